@@ -1,0 +1,55 @@
+// AbstractMetricsBackend: what every engine backend (threadpool, TaskVine, Dask) provides.
+//
+// A backend samples its engine while a run goes on (tracking) and, where the engine can, gives
+// fine metrics (activity accounting) for named time windows (spans). Backends produce raw
+// records only; //aggregation turns them into metrics with the same formulas for every backend.
+//
+// Thread-safety: a backend is driven from one controlling thread. Implementations may sample on
+// threads of their own.
+#ifndef ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
+#define ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// Identifies a span opened with CreateSpan. Opaque to callers.
+using SpanId = std::string;
+
+class AbstractMetricsBackend {
+ public:
+  virtual ~AbstractMetricsBackend() = default;
+
+  // A short name ("threadpool", "dask", "taskvine") recorded in the measurement.
+  virtual absl::string_view name() const = 0;
+
+  // Starts sampling every `interval` (> 0). FailedPrecondition if already tracking,
+  // InvalidArgument for a non-positive interval.
+  virtual absl::Status StartTracking(absl::Duration interval) = 0;
+
+  // Stops sampling and returns everything sampled since StartTracking. FailedPrecondition if
+  // not tracking.
+  virtual absl::StatusOr<v1::TrackingData> StopTracking() = 0;
+
+  // Opens a span (a named time window) and returns its id.
+  virtual absl::StatusOr<SpanId> CreateSpan(absl::string_view name) = 0;
+
+  // Closes a span opened by CreateSpan. NotFound for an unknown id.
+  virtual absl::Status EndSpan(const SpanId& id) = 0;
+
+  // The span with the fine metrics gathered inside it. Unimplemented when
+  // SupportsFineMetrics() is false; NotFound for an unknown id.
+  virtual absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) = 0;
+
+  virtual bool SupportsFineMetrics() const = 0;
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_

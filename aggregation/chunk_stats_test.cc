@@ -1,0 +1,193 @@
+#include "aggregation/chunk_stats.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+v1::ChunkRecord Chunk(double duration, int64_t events, const std::string& dataset = "ds") {
+  v1::ChunkRecord chunk;
+  chunk.set_dataset(dataset);
+  chunk.set_duration_seconds(duration);
+  chunk.set_events(events);
+  chunk.set_status(v1::CHUNK_STATUS_OK);
+  return chunk;
+}
+
+v1::ChunkRecord WithMemory(v1::ChunkRecord chunk, int64_t before, int64_t after) {
+  chunk.set_memory_before_bytes(before);
+  chunk.set_memory_after_bytes(after);
+  return chunk;
+}
+
+v1::ChunkRecord Failed(v1::ChunkRecord chunk) {
+  chunk.set_status(v1::CHUNK_STATUS_FAILED);
+  chunk.set_error_text("boom");
+  return chunk;
+}
+
+TEST(ChunkMetricsTest, NoRecordsGivesNothing) {
+  EXPECT_FALSE(ComputeChunkMetrics({}).has_value());
+}
+
+TEST(ChunkMetricsTest, DurationStatisticsOfOneToFour) {
+  // Reference §4: durations [1,2,3,4] -> mean 2.5, sample std 1.29099.
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({Chunk(1, 10), Chunk(2, 20), Chunk(3, 30), Chunk(4, 40)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->num_chunks(), 4);
+  EXPECT_EQ(m->num_successful_chunks(), 4);
+  EXPECT_EQ(m->num_failed_chunks(), 0);
+  EXPECT_EQ(m->duration_seconds().count(), 4);
+  EXPECT_DOUBLE_EQ(m->duration_seconds().mean(), 2.5);
+  EXPECT_DOUBLE_EQ(m->duration_seconds().min(), 1);
+  EXPECT_DOUBLE_EQ(m->duration_seconds().max(), 4);
+  EXPECT_NEAR(m->duration_seconds().std(), 1.29099, 1e-5);
+  EXPECT_EQ(m->total_events_from_chunks(), 100);
+  EXPECT_DOUBLE_EQ(m->events().mean(), 25);
+  EXPECT_DOUBLE_EQ(m->events().min(), 10);
+  EXPECT_DOUBLE_EQ(m->events().max(), 40);
+}
+
+TEST(ChunkMetricsTest, SingleChunkHasZeroStd) {
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(1.5, 7)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->duration_seconds().std(), 0);
+  EXPECT_DOUBLE_EQ(m->duration_seconds().mean(), 1.5);
+}
+
+TEST(ChunkMetricsTest, MemoryDeltaIsAfterMinusBefore) {
+  // Reference §4: deltas 10, 20, 30 MiB -> mean 20, std 10 (stored in bytes).
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({WithMemory(Chunk(1, 1), 100 * kMiB, 110 * kMiB),
+                           WithMemory(Chunk(1, 1), 100 * kMiB, 120 * kMiB),
+                           WithMemory(Chunk(1, 1), 200 * kMiB, 230 * kMiB)});
+  ASSERT_TRUE(m.has_value());
+  ASSERT_TRUE(m->has_memory_delta_bytes());
+  EXPECT_EQ(m->memory_delta_bytes().count(), 3);
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().mean(), 20.0 * kMiB);
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().min(), 10.0 * kMiB);
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().max(), 30.0 * kMiB);
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().std(), 10.0 * kMiB);
+}
+
+TEST(ChunkMetricsTest, NegativeMemoryDeltaIsKept) {
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({WithMemory(Chunk(1, 1), 300 * kMiB, 250 * kMiB)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().mean(), -50.0 * kMiB);
+}
+
+TEST(ChunkMetricsTest, ChunksWithoutMemoryReadingsAreLeftOutOfMemoryStats) {
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({WithMemory(Chunk(1, 1), 100, 150), Chunk(2, 1)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->memory_delta_bytes().count(), 1);
+  EXPECT_DOUBLE_EQ(m->memory_delta_bytes().mean(), 50);
+  EXPECT_EQ(m->duration_seconds().count(), 2);
+}
+
+TEST(ChunkMetricsTest, NoMemoryReadingsLeaveMemoryStatsUnset) {
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(1, 1), Chunk(2, 1)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_FALSE(m->has_memory_delta_bytes());
+}
+
+TEST(ChunkMetricsTest, FailedChunksAreCountedButLeftOutOfStatistics) {
+  // Reference §4: durations [1.0, error, 2.0] -> mean 1.5 and 300 events (100 + 200 on the
+  // successful chunks; the failed chunk's 1000 are left out).
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({Chunk(1.0, 100), Failed(Chunk(99.0, 1000)), Chunk(2.0, 200)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->num_chunks(), 3);
+  EXPECT_EQ(m->num_successful_chunks(), 2);
+  EXPECT_EQ(m->num_failed_chunks(), 1);
+  EXPECT_DOUBLE_EQ(m->duration_seconds().mean(), 1.5);
+  EXPECT_EQ(m->total_events_from_chunks(), 300);
+  ASSERT_EQ(m->per_dataset_size(), 1);
+  EXPECT_EQ(m->per_dataset(0).num_chunks(), 2);
+}
+
+TEST(ChunkMetricsTest, AllFailedGivesCountsOnly) {
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({Failed(Chunk(1, 1)), Failed(Chunk(2, 2))});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->num_chunks(), 2);
+  EXPECT_EQ(m->num_successful_chunks(), 0);
+  EXPECT_EQ(m->num_failed_chunks(), 2);
+  EXPECT_FALSE(m->has_duration_seconds());
+  EXPECT_FALSE(m->has_events());
+  EXPECT_FALSE(m->has_memory_delta_bytes());
+  EXPECT_EQ(m->total_events_from_chunks(), 0);
+  EXPECT_EQ(m->per_dataset_size(), 0);
+}
+
+TEST(ChunkMetricsTest, PerDatasetBreakdown) {
+  // Reference §4: dataset A {1 s, 3 s; 100, 300 events} -> 2 chunks, mean 2 s, 400 events,
+  // 200 per chunk.
+  const std::optional<v1::ChunkMetrics> m =
+      ComputeChunkMetrics({Chunk(1, 100, "A"), Chunk(5, 0, "B"), Chunk(3, 300, "A")});
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->per_dataset_size(), 2);
+  const v1::DatasetChunkMetrics& a = m->per_dataset(0);
+  EXPECT_EQ(a.dataset(), "A");
+  EXPECT_EQ(a.num_chunks(), 2);
+  EXPECT_DOUBLE_EQ(a.total_duration_seconds(), 4);
+  EXPECT_DOUBLE_EQ(a.mean_duration_seconds(), 2);
+  EXPECT_EQ(a.total_events(), 400);
+  ASSERT_TRUE(a.has_mean_events_per_chunk());
+  EXPECT_DOUBLE_EQ(a.mean_events_per_chunk(), 200);
+  // B has no events: mean_events_per_chunk stays unset, as in the original.
+  const v1::DatasetChunkMetrics& b = m->per_dataset(1);
+  EXPECT_EQ(b.dataset(), "B");
+  EXPECT_EQ(b.num_chunks(), 1);
+  EXPECT_EQ(b.total_events(), 0);
+  EXPECT_FALSE(b.has_mean_events_per_chunk());
+}
+
+TEST(ChunkMetricsTest, ChunksWithoutDatasetGoToUnknown) {
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(1, 10, "")});
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->per_dataset_size(), 1);
+  EXPECT_EQ(m->per_dataset(0).dataset(), "unknown");
+}
+
+TEST(ChunkMetricsTest, ZeroDurationIsValid) {
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(0, 10)});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->duration_seconds().mean(), 0);
+  EXPECT_DOUBLE_EQ(m->per_dataset(0).mean_duration_seconds(), 0);
+}
+
+TEST(ChunkMetricsTest, RecordOrderDoesNotMatter) {
+  std::vector<v1::ChunkRecord> chunks = {
+      WithMemory(Chunk(0.1, 5, "Z"), 10, 30), Chunk(0.2, 7, "A"),
+      WithMemory(Chunk(0.3, 11, "Z"), 50, 20), Failed(Chunk(4, 1, "Q")),
+      Chunk(1e16, 13, "A"),  Chunk(0.7, 17, "M")};
+  const std::optional<v1::ChunkMetrics> expected = ComputeChunkMetrics(chunks);
+  ASSERT_TRUE(expected.has_value());
+  std::sort(chunks.begin(), chunks.end(), [](const v1::ChunkRecord& a, const v1::ChunkRecord& b) {
+    return a.duration_seconds() > b.duration_seconds();
+  });
+  do {
+    const std::optional<v1::ChunkMetrics> actual = ComputeChunkMetrics(chunks);
+    ASSERT_TRUE(actual.has_value());
+    EXPECT_EQ(actual->SerializeAsString(), expected->SerializeAsString());
+  } while (std::next_permutation(chunks.begin(), chunks.end(),
+                                 [](const v1::ChunkRecord& a, const v1::ChunkRecord& b) {
+                                   return a.duration_seconds() > b.duration_seconds();
+                                 }));
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

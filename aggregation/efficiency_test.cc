@@ -1,0 +1,73 @@
+#include "aggregation/efficiency.h"
+
+#include <optional>
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+v1::WorkflowMetrics Workflow(double elapsed, double cpu, int64_t events = 0) {
+  v1::WorkflowMetrics workflow;
+  workflow.set_elapsed_time_seconds(elapsed);
+  workflow.set_total_cpu_time_seconds(cpu);
+  workflow.set_total_events(events);
+  return workflow;
+}
+
+// Reference §4 efficiency table, one test per row.
+TEST(EfficiencyMetricsTest, HalfEfficient) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(100, 400), 8.0);
+  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.5);
+}
+
+TEST(EfficiencyMetricsTest, SpeedupFour) {
+  EXPECT_DOUBLE_EQ(ComputeEfficiencyMetrics(Workflow(50, 200), 16.0).speedup_factor(), 4.0);
+}
+
+TEST(EfficiencyMetricsTest, CoreRate) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(100, 400, 1'000'000), 8.0);
+  EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 1.25);
+}
+
+TEST(EfficiencyMetricsTest, RealisticHighEfficiency) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(60, 450, 5'000'000), 8.0);
+  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.9375);
+  EXPECT_DOUBLE_EQ(m.speedup_factor(), 7.5);
+  EXPECT_NEAR(m.event_rate_core_khz(), 10.4167, 1e-4);
+}
+
+TEST(EfficiencyMetricsTest, RealisticLowEfficiency) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(100, 150), 16.0);
+  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.09375);
+  EXPECT_DOUBLE_EQ(m.speedup_factor(), 1.5);
+}
+
+TEST(EfficiencyMetricsTest, NoCoresLeavesCoreMetricsUnsetButKeepsSpeedup) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(100, 400, 10), std::nullopt);
+  EXPECT_FALSE(m.has_core_efficiency_fraction());
+  EXPECT_FALSE(m.has_event_rate_core_khz());
+  EXPECT_DOUBLE_EQ(m.speedup_factor(), 4.0);
+}
+
+TEST(EfficiencyMetricsTest, ZeroElapsedGivesZeros) {
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(0, 123, 10), 8.0);
+  ASSERT_TRUE(m.has_core_efficiency_fraction());
+  ASSERT_TRUE(m.has_event_rate_core_khz());
+  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0);
+  EXPECT_DOUBLE_EQ(m.speedup_factor(), 0);
+  EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 0);
+}
+
+TEST(EfficiencyMetricsTest, CoreAggregatorFixture) {
+  // Reference §4: 50 s CPU, 5e5 events, E 25 s, 8 cores -> 0.25, 2.0, 2.5 kHz.
+  const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(25, 50, 500'000), 8.0);
+  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.25);
+  EXPECT_DOUBLE_EQ(m.speedup_factor(), 2.0);
+  EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 2.5);
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

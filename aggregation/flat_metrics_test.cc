@@ -1,0 +1,188 @@
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aggregation/aggregate.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr int64_t kMiB = 1024 * 1024;
+
+std::vector<std::string> Keys(const std::vector<FlatMetric>& flat) {
+  std::vector<std::string> keys;
+  for (const FlatMetric& metric : flat) keys.push_back(metric.key);
+  return keys;
+}
+
+const FlatMetric& Find(const std::vector<FlatMetric>& flat, const std::string& key) {
+  for (const FlatMetric& metric : flat) {
+    if (metric.key == key) return metric;
+  }
+  ADD_FAILURE() << "missing key " << key;
+  static const FlatMetric kMissing;
+  return kMissing;
+}
+
+AggregationInput ReportOnly() {
+  AggregationInput input;
+  input.report.set_events(1'000'000);
+  input.report.set_compressed_bytes_read(10'000'000'000);
+  input.report.set_process_time_seconds(100);
+  input.report.set_chunks(50);
+  input.elapsed_seconds = 50;
+  return input;
+}
+
+TEST(FlatMetricsTest, ReportOnlyHasWorkflowAndEfficiencyKeysInTheOriginalOrder) {
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(ReportOnly());
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
+  EXPECT_EQ(Keys(flat), (std::vector<std::string>{
+                            "data_rate_gbps", "total_events", "event_rate_elapsed_khz",
+                            "event_rate_cpu_total_khz", "elapsed_time_seconds", "total_cpu_time",
+                            "num_chunks", "avg_cpu_time_per_chunk", "total_bytes_read",
+                            "core_efficiency", "speedup_factor", "event_rate_core_khz"}));
+  EXPECT_EQ(Find(flat, "data_rate_gbps").value, 1.6);
+  EXPECT_EQ(Find(flat, "data_rate_gbps").unit, "Gbps");
+  EXPECT_EQ(Find(flat, "total_events").value, 1e6);
+  EXPECT_EQ(Find(flat, "event_rate_elapsed_khz").value, 20.0);
+  EXPECT_EQ(Find(flat, "event_rate_elapsed_khz").unit, "kHz");
+  EXPECT_EQ(Find(flat, "elapsed_time_seconds").value, 50.0);
+  EXPECT_EQ(Find(flat, "elapsed_time_seconds").unit, "s");
+  EXPECT_EQ(Find(flat, "total_cpu_time").value, 100.0);
+  EXPECT_EQ(Find(flat, "num_chunks").value, 50.0);
+  EXPECT_EQ(Find(flat, "avg_cpu_time_per_chunk").value, 2.0);
+  EXPECT_EQ(Find(flat, "total_bytes_read").value, 1e10);
+  EXPECT_EQ(Find(flat, "total_bytes_read").unit, "bytes");
+  // None without worker tracking, as the original.
+  EXPECT_EQ(Find(flat, "core_efficiency").value, std::nullopt);
+  EXPECT_EQ(Find(flat, "event_rate_core_khz").value, std::nullopt);
+  EXPECT_EQ(Find(flat, "speedup_factor").value, 2.0);
+}
+
+TEST(FlatMetricsTest, WorkerKeysWithTracking) {
+  AggregationInput input = ReportOnly();
+  v1::TrackingData& tracking = input.tracking.emplace();
+  tracking.add_worker_count_time_unix_ns(0);
+  tracking.add_worker_count(3);
+  v1::WorkerSeries* worker = tracking.add_workers();
+  worker->add_time_unix_ns(0);
+  worker->add_memory_bytes(2e9);
+  worker->add_cores(8);
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
+  const std::vector<std::string> keys = Keys(flat);
+  const std::vector<std::string> expected_middle = {
+      "avg_workers",       "peak_workers",       "total_cores",
+      "cores_per_worker",  "peak_memory_bytes",  "avg_memory_per_worker_bytes",
+      "core_efficiency"};
+  ASSERT_EQ(keys.size(), 18u);
+  EXPECT_EQ(std::vector<std::string>(keys.begin() + 9, keys.begin() + 16), expected_middle);
+  EXPECT_EQ(Find(flat, "avg_workers").value, 3.0);
+  EXPECT_EQ(Find(flat, "total_cores").value, 8.0);
+  EXPECT_EQ(Find(flat, "total_cores").unit, "cores");
+  EXPECT_EQ(Find(flat, "peak_memory_bytes").value, 2e9);
+  EXPECT_EQ(Find(flat, "core_efficiency").value, 100.0 / (8 * 50));
+  EXPECT_EQ(Find(flat, "core_efficiency").unit, "fraction");
+  EXPECT_EQ(Find(flat, "event_rate_core_khz").value, 1e6 / (50 * 8) / 1000);
+}
+
+TEST(FlatMetricsTest, TrackingWithoutCoresGivesNoneForCores) {
+  AggregationInput input = ReportOnly();
+  input.tracking.emplace();
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
+  EXPECT_EQ(Find(flat, "total_cores").value, std::nullopt);
+  EXPECT_EQ(Find(flat, "cores_per_worker").value, std::nullopt);
+  EXPECT_EQ(Find(flat, "avg_workers").value, 0.0);
+}
+
+TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
+  AggregationInput input = ReportOnly();
+  const int64_t deltas_mib[] = {10, 20, 30};
+  for (int i = 0; i < 3; ++i) {
+    v1::ChunkRecord& chunk = input.chunks.emplace_back();
+    chunk.set_dataset(i == 2 ? "WJets" : "TTbar");
+    chunk.set_duration_seconds(i + 1);
+    chunk.set_events(100 * (i + 1));
+    chunk.set_memory_before_bytes(500 * kMiB);
+    chunk.set_memory_after_bytes((500 + deltas_mib[i]) * kMiB);
+  }
+  v1::ChunkRecord& failed = input.chunks.emplace_back();
+  failed.set_status(v1::CHUNK_STATUS_FAILED);
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
+  const std::vector<std::string> keys = Keys(flat);
+  const std::vector<std::string> expected_tail = {
+      "num_successful_chunks",
+      "num_failed_chunks",
+      "chunk_duration_mean",
+      "chunk_duration_min",
+      "chunk_duration_max",
+      "chunk_duration_std",
+      "chunk_mem_delta_mean_mb",
+      "chunk_mem_delta_min_mb",
+      "chunk_mem_delta_max_mb",
+      "chunk_mem_delta_std_mb",
+      "total_events_from_chunks",
+      "chunk_events_mean",
+      "chunk_events_min",
+      "chunk_events_max",
+      "per_dataset.TTbar.num_chunks",
+      "per_dataset.TTbar.total_duration",
+      "per_dataset.TTbar.total_events",
+      "per_dataset.TTbar.mean_duration",
+      "per_dataset.TTbar.mean_events_per_chunk",
+      "per_dataset.WJets.num_chunks",
+      "per_dataset.WJets.total_duration",
+      "per_dataset.WJets.total_events",
+      "per_dataset.WJets.mean_duration",
+      "per_dataset.WJets.mean_events_per_chunk"};
+  ASSERT_EQ(keys.size(), 12 + expected_tail.size());
+  EXPECT_EQ(std::vector<std::string>(keys.begin() + 12, keys.end()), expected_tail);
+  EXPECT_EQ(Find(flat, "num_chunks").value, 4.0);  // the records' count, in the report's slot
+  EXPECT_EQ(Find(flat, "num_failed_chunks").value, 1.0);
+  EXPECT_EQ(Find(flat, "chunk_duration_mean").value, 2.0);
+  EXPECT_EQ(Find(flat, "chunk_duration_std").value, 1.0);
+  EXPECT_EQ(Find(flat, "chunk_mem_delta_mean_mb").value, 20.0);
+  EXPECT_EQ(Find(flat, "chunk_mem_delta_mean_mb").unit, "MiB");
+  EXPECT_EQ(Find(flat, "chunk_mem_delta_std_mb").value, 10.0);
+  EXPECT_EQ(Find(flat, "chunk_mem_delta_min_mb").value, 10.0);
+  EXPECT_EQ(Find(flat, "total_events_from_chunks").value, 600.0);
+  EXPECT_EQ(Find(flat, "chunk_events_max").value, 300.0);
+  EXPECT_EQ(Find(flat, "per_dataset.TTbar.mean_events_per_chunk").value, 150.0);
+  EXPECT_EQ(Find(flat, "per_dataset.WJets.total_duration").value, 3.0);
+}
+
+TEST(FlatMetricsTest, AllFailedChunksGiveCountsOnly) {
+  AggregationInput input = ReportOnly();
+  input.chunks.emplace_back().set_status(v1::CHUNK_STATUS_FAILED);
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<std::string> keys = Keys(ToFlatMetrics(*m));
+  ASSERT_EQ(keys.size(), 14u);
+  EXPECT_EQ(keys[12], "num_successful_chunks");
+  EXPECT_EQ(keys[13], "num_failed_chunks");
+}
+
+TEST(FlatMetricsTest, EveryFixedKeyIsACanonicalName) {
+  AggregationInput input = ReportOnly();
+  input.tracking.emplace();
+  v1::ChunkRecord& chunk = input.chunks.emplace_back();
+  chunk.set_memory_after_bytes(1);
+  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  for (const FlatMetric& metric : ToFlatMetrics(*m)) {
+    if (metric.key.rfind("per_dataset.", 0) == 0) continue;
+    EXPECT_EQ(CanonicalKeyName(metric.key), metric.key);
+  }
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,166 @@
+#include "aggregation/worker_metrics.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kStart = 1'765'000'000 * kSecond;
+
+void AddCounts(v1::TrackingData& tracking, const std::vector<std::pair<double, int>>& samples) {
+  for (const auto& [seconds, count] : samples) {
+    tracking.add_worker_count_time_unix_ns(kStart + static_cast<int64_t>(seconds * kSecond));
+    tracking.add_worker_count(count);
+  }
+}
+
+// A worker series; `cores` and `memory` may be empty (not measured) or as long as `seconds`.
+v1::WorkerSeries& AddWorker(v1::TrackingData& tracking, const std::string& name,
+                            const std::vector<double>& seconds, const std::vector<double>& memory,
+                            const std::vector<double>& cores) {
+  v1::WorkerSeries& worker = *tracking.add_workers();
+  worker.set_worker(name);
+  for (double s : seconds) worker.add_time_unix_ns(kStart + static_cast<int64_t>(s * kSecond));
+  for (double m : memory) worker.add_memory_bytes(m);
+  for (double c : cores) worker.add_cores(c);
+  return worker;
+}
+
+TEST(WorkerMetricsTest, TwoWorkersFourCoresEach) {
+  // Reference §4 (test_dask): constant 2 workers x 4 cores.
+  v1::TrackingData tracking;
+  AddCounts(tracking, {{0, 2}, {1, 2}, {2, 2}});
+  AddWorker(tracking, "w1", {0, 1, 2}, {1e9, 2e9, 1.5e9}, {4, 4, 4});
+  AddWorker(tracking, "w2", {0, 1, 2}, {1.2e9, 1.2e9, 1.2e9}, {4, 4, 4});
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_DOUBLE_EQ(m.avg_workers(), 2.0);
+  EXPECT_EQ(m.peak_workers(), 2);
+  ASSERT_TRUE(m.has_total_cores());
+  EXPECT_DOUBLE_EQ(m.total_cores(), 8.0);
+  EXPECT_DOUBLE_EQ(m.cores_per_worker(), 4.0);
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes(), 2e9);
+  // w1: (1.5e9*1 + 1.75e9*1)/2 = 1.625e9; w2: 1.2e9; mean 1.4125e9.
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_bytes(), 1.4125e9);
+}
+
+TEST(WorkerMetricsTest, AverageMemoryFixtureOfTheOriginal) {
+  // Reference §4: worker1 averages 1.5e9, worker2 1.2e9 -> 1.35e9.
+  v1::TrackingData tracking;
+  AddWorker(tracking, "worker1", {0, 1, 2}, {1e9, 1.5e9, 2e9}, {});
+  AddWorker(tracking, "worker2", {0, 1, 2}, {1.2e9, 1.2e9, 1.2e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).avg_memory_per_worker_bytes(), 1.35e9);
+}
+
+TEST(WorkerMetricsTest, MemoryGoldenCases) {
+  v1::TrackingData constant;
+  AddWorker(constant, "a", {0, 1}, {1e9, 1e9}, {});
+  AddWorker(constant, "b", {0, 1}, {2e9, 2e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(constant).avg_memory_per_worker_bytes(), 1.5e9);
+
+  v1::TrackingData ramp;
+  AddWorker(ramp, "a", {0, 1}, {1e9, 2e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(ramp).avg_memory_per_worker_bytes(), 1.5e9);
+
+  v1::TrackingData singles;
+  AddWorker(singles, "a", {0}, {1e9}, {});
+  AddWorker(singles, "b", {5}, {2e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(singles).avg_memory_per_worker_bytes(), 1.5e9);
+
+  // Hand-derived: w1 (0:1e9, 1:2e9, 3:2e9) -> (1.5e9 + 4e9)/3 = 1.8333e9; w2 4e9; mean 2.91667e9.
+  v1::TrackingData uneven;
+  AddWorker(uneven, "w1", {0, 1, 3}, {1e9, 2e9, 2e9}, {});
+  AddWorker(uneven, "w2", {0}, {4e9}, {});
+  EXPECT_NEAR(ComputeWorkerMetrics(uneven).avg_memory_per_worker_bytes(), 2.91667e9, 1e4);
+}
+
+TEST(WorkerMetricsTest, PeakMemoryIsTheLargestSingleSample) {
+  v1::TrackingData tracking;
+  AddWorker(tracking, "a", {0, 1}, {1e9, 2e9}, {});
+  AddWorker(tracking, "b", {0, 1}, {0.8e9, 3.5e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).peak_memory_bytes(), 3.5e9);
+}
+
+TEST(WorkerMetricsTest, MemorySamplesSharingOneTimestampAverageToTheirMean) {
+  // The original divides by zero here; we take the mean of the samples.
+  v1::TrackingData tracking;
+  AddWorker(tracking, "a", {3, 3}, {1e9, 3e9}, {});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).avg_memory_per_worker_bytes(), 2e9);
+}
+
+TEST(WorkerMetricsTest, HeterogeneousCoresUseEachWorkersLastSample) {
+  v1::TrackingData tracking;
+  AddWorker(tracking, "a", {0, 1}, {}, {2, 4});
+  AddWorker(tracking, "b", {0, 1}, {}, {8, 8});
+  AddWorker(tracking, "c", {0}, {}, {2});
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_DOUBLE_EQ(m.total_cores(), 14.0);
+  EXPECT_DOUBLE_EQ(m.cores_per_worker(), 14.0 / 3);
+}
+
+TEST(WorkerMetricsTest, LastCoresSampleIsTheLatestInTimeNotInStorageOrder) {
+  v1::TrackingData tracking;
+  AddWorker(tracking, "a", {2, 0, 1}, {}, {16, 1, 2});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).total_cores(), 16.0);
+}
+
+TEST(WorkerMetricsTest, MissingCoresLeaveTotalAndPerWorkerUnset) {
+  v1::TrackingData tracking;
+  AddCounts(tracking, {{0, 1}});
+  AddWorker(tracking, "a", {0, 1}, {1e9, 1e9}, {});
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_FALSE(m.has_total_cores());
+  EXPECT_FALSE(m.has_cores_per_worker());
+}
+
+TEST(WorkerMetricsTest, CoresSummingToZeroLeaveTotalUnset) {
+  v1::TrackingData tracking;
+  AddWorker(tracking, "a", {0}, {}, {0});
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_FALSE(m.has_total_cores());
+  EXPECT_FALSE(m.has_cores_per_worker());
+}
+
+TEST(WorkerMetricsTest, EmptyTrackingGivesZeros) {
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(v1::TrackingData());
+  EXPECT_DOUBLE_EQ(m.avg_workers(), 0.0);
+  EXPECT_EQ(m.peak_workers(), 0);
+  EXPECT_FALSE(m.has_total_cores());
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes(), 0.0);
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_bytes(), 0.0);
+}
+
+TEST(WorkerMetricsTest, WorkerCountTrapezoidWithUnsortedSamples) {
+  v1::TrackingData tracking;
+  AddCounts(tracking, {{3, 4}, {0, 2}, {4, 0}, {1, 4}});
+  const v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_DOUBLE_EQ(m.avg_workers(), 3.25);
+  EXPECT_EQ(m.peak_workers(), 4);
+}
+
+TEST(WorkerMetricsTest, WorkerOrderDoesNotMatter) {
+  // Values chosen so that summing them in another order changes the last bit.
+  v1::TrackingData forward;
+  AddWorker(forward, "a", {0, 1}, {0.1, 0.7}, {0.3, 0.3});
+  AddWorker(forward, "b", {0, 2}, {0.2, 1e17}, {0.1, 1e17});
+  AddWorker(forward, "c", {0}, {0.3}, {0.2});
+  v1::TrackingData backward;
+  for (int i = forward.workers_size() - 1; i >= 0; --i) {
+    *backward.add_workers() = forward.workers(i);
+  }
+  const v1::WorkerMetrics a = ComputeWorkerMetrics(forward);
+  const v1::WorkerMetrics b = ComputeWorkerMetrics(backward);
+  EXPECT_EQ(a.total_cores(), b.total_cores());
+  EXPECT_EQ(a.avg_memory_per_worker_bytes(), b.avg_memory_per_worker_bytes());
+  EXPECT_EQ(a.peak_memory_bytes(), b.peak_memory_bytes());
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

@@ -1,0 +1,25 @@
+// Workflow metrics: totals and rates from the executor's report (internal to //aggregation).
+#ifndef ROASTCOFFEA_AGGREGATION_WORKFLOW_H_
+#define ROASTCOFFEA_AGGREGATION_WORKFLOW_H_
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+// The original's aggregate_workflow_metrics (reference §2.1), E = elapsed_seconds:
+//   totals: from report.datasets summed when there are any, else from the report itself
+//           (events; compressed bytes, absent -> 0; process time, absent -> E);
+//   data_rate_gbps = bytes*8/1e9/E, data_rate_mbytes_per_second = bytes/1e6/E,
+//   event_rate_elapsed_khz = events/E/1000 (all 0 when E <= 0);
+//   event_rate_cpu_total_khz = events/cpu/1000 (0 when cpu <= 0);
+//   avg_cpu_time_per_chunk_seconds = cpu/report.chunks (0 when chunks <= 0);
+//   compression_factor = uncompressed/compressed, set only when both are > 0.
+// `elapsed_seconds` must already be validated (finite, >= 0). Cost: O(datasets).
+v1::WorkflowMetrics ComputeWorkflowMetrics(const v1::WorkflowReport& report,
+                                           double elapsed_seconds);
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_WORKFLOW_H_

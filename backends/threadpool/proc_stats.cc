@@ -1,0 +1,212 @@
+#include "backends/threadpool/proc_stats.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace roastcoffea {
+namespace threadpool_internal {
+namespace {
+
+absl::StatusOr<int64_t> ParseInt(absl::string_view what, absl::string_view value) {
+  int64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad integer for ", what, ": \"", value, "\""));
+  }
+  return parsed;
+}
+
+}  // namespace
+
+absl::StatusOr<TaskIoCounters> ParseTaskIo(absl::string_view text) {
+  TaskIoCounters counters;
+  struct Field {
+    absl::string_view key;
+    int64_t* value;
+    bool seen;
+  };
+  Field fields[] = {{"rchar", &counters.rchar, false},
+                    {"wchar", &counters.wchar, false},
+                    {"read_bytes", &counters.read_bytes, false},
+                    {"write_bytes", &counters.write_bytes, false}};
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(line, absl::MaxSplits(':', 1));
+    absl::string_view key = absl::StripAsciiWhitespace(kv.first);
+    for (Field& field : fields) {
+      if (key != field.key) continue;
+      absl::StatusOr<int64_t> value = ParseInt(key, absl::StripAsciiWhitespace(kv.second));
+      if (!value.ok()) return value.status();
+      *field.value = *value;
+      field.seen = true;
+    }
+  }
+  for (const Field& field : fields) {
+    if (!field.seen) {
+      return absl::InvalidArgumentError(absl::StrCat("io text has no \"", field.key, "\" line"));
+    }
+  }
+  return counters;
+}
+
+absl::StatusOr<double> ParseTaskStatCpuSeconds(absl::string_view text, int64_t ticks_per_second) {
+  if (ticks_per_second <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ticks_per_second must be > 0, got ", ticks_per_second));
+  }
+  size_t close = text.rfind(')');
+  if (close == absl::string_view::npos) {
+    return absl::InvalidArgumentError("stat text has no ')' after the command name");
+  }
+  // After ')' come fields 3 (state), 4, ... ; utime and stime are fields 14 and 15.
+  std::vector<absl::string_view> rest =
+      absl::StrSplit(text.substr(close + 1), ' ', absl::SkipWhitespace());
+  constexpr size_t kUtime = 14 - 3;
+  constexpr size_t kStime = 15 - 3;
+  if (rest.size() <= kStime) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stat text has ", rest.size() + 2, " fields, need at least 15"));
+  }
+  absl::StatusOr<int64_t> utime = ParseInt("utime", rest[kUtime]);
+  if (!utime.ok()) return utime.status();
+  absl::StatusOr<int64_t> stime = ParseInt("stime", rest[kStime]);
+  if (!stime.ok()) return stime.status();
+  return static_cast<double>(*utime + *stime) / static_cast<double>(ticks_per_second);
+}
+
+absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t page_size_bytes) {
+  if (page_size_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("page_size_bytes must be > 0, got ", page_size_bytes));
+  }
+  std::vector<absl::string_view> fields = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  if (fields.size() < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("statm text \"", text, "\" has fewer than 2 fields"));
+  }
+  absl::StatusOr<int64_t> pages = ParseInt("resident pages", absl::StripAsciiWhitespace(fields[1]));
+  if (!pages.ok()) return pages.status();
+  return *pages * page_size_bytes;
+}
+
+absl::StatusOr<std::optional<int64_t>> ParseCgroupMemoryLimit(absl::string_view text) {
+  absl::string_view value = absl::StripAsciiWhitespace(text);
+  if (value == "max") return std::optional<int64_t>();
+  // v1 "unlimited" is close to INT64_MAX; larger texts overflow and mean unlimited too.
+  uint64_t parsed = 0;
+  if (!absl::SimpleAtoi(value, &parsed)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad memory limit \"", value, "\""));
+  }
+  if (parsed > static_cast<uint64_t>(INT64_MAX)) return std::optional<int64_t>();
+  return std::optional<int64_t>(static_cast<int64_t>(parsed));
+}
+
+absl::StatusOr<std::string> ParseCgroupPath(absl::string_view text, absl::string_view controller) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    std::vector<absl::string_view> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (parts.size() != 3) continue;
+    if (controller.empty()) {
+      if (parts[0] == "0" && parts[1].empty()) return std::string(parts[2]);
+      continue;
+    }
+    for (absl::string_view name : absl::StrSplit(parts[1], ',')) {
+      if (name == controller) return std::string(parts[2]);
+    }
+  }
+  return absl::NotFoundError(
+      controller.empty() ? std::string("no cgroup v2 line (\"0::<path>\")")
+                         : absl::StrCat("no cgroup line for controller \"", controller, "\""));
+}
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    const int error = errno;
+    std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(error));
+    if (error == ENOENT) return absl::NotFoundError(message);
+    if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
+    return absl::UnavailableError(message);
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return absl::UnavailableError(absl::StrCat("cannot read ", path));
+  return content.str();
+}
+
+absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid) {
+  const std::string path = absl::StrCat("/proc/self/task/", tid, "/io");
+  absl::StatusOr<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<TaskIoCounters> counters = ParseTaskIo(*text);
+  if (!counters.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", counters.status().message()));
+  }
+  return counters;
+}
+
+absl::StatusOr<double> ReadTaskCpuSeconds(int64_t tid) {
+  const std::string path = absl::StrCat("/proc/self/task/", tid, "/stat");
+  absl::StatusOr<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<double> seconds = ParseTaskStatCpuSeconds(*text, sysconf(_SC_CLK_TCK));
+  if (!seconds.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", seconds.status().message()));
+  }
+  return seconds;
+}
+
+absl::StatusOr<int64_t> ReadResidentBytes() {
+  absl::StatusOr<std::string> text = ReadSmallFile("/proc/self/statm");
+  if (!text.ok()) return text.status();
+  return ParseStatmResidentBytes(*text, sysconf(_SC_PAGESIZE));
+}
+
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 1;
+  return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
+}
+
+int64_t MemoryLimitBytes() {
+  const int64_t physical = PhysicalMemoryBytes();
+  absl::StatusOr<std::string> cgroups = ReadSmallFile("/proc/self/cgroup");
+  std::vector<std::string> candidates;
+  // cgroup v2 first: the process's own cgroup, then the root (a container's namespace root).
+  if (cgroups.ok()) {
+    absl::StatusOr<std::string> v2 = ParseCgroupPath(*cgroups, "");
+    if (v2.ok() && *v2 != "/")
+      candidates.push_back(absl::StrCat("/sys/fs/cgroup", *v2, "/memory.max"));
+  }
+  candidates.push_back("/sys/fs/cgroup/memory.max");
+  if (cgroups.ok()) {
+    absl::StatusOr<std::string> v1 = ParseCgroupPath(*cgroups, "memory");
+    if (v1.ok() && *v1 != "/") {
+      candidates.push_back(absl::StrCat("/sys/fs/cgroup/memory", *v1, "/memory.limit_in_bytes"));
+    }
+  }
+  candidates.push_back("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  for (const std::string& path : candidates) {
+    absl::StatusOr<std::string> text = ReadSmallFile(path);
+    if (!text.ok()) continue;
+    absl::StatusOr<std::optional<int64_t>> limit = ParseCgroupMemoryLimit(*text);
+    if (!limit.ok()) continue;
+    // The first readable file decides; "max" or a huge value means the machine's memory.
+    if (!limit->has_value() || **limit <= 0) return physical;
+    return std::min(**limit, physical);
+  }
+  return physical;
+}
+
+}  // namespace threadpool_internal
+}  // namespace roastcoffea

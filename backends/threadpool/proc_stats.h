@@ -1,0 +1,72 @@
+// Internal to //backends/threadpool: reads the Linux /proc and cgroup files the threadpool
+// backend samples. Parsers take the file text so they can be tested on sample text; readers
+// return a non-OK status (never crash) when a file is missing, unreadable or malformed.
+//
+// Thread-safety: every function is thread-safe (no shared state).
+// Cost: one small file read per call (a few microseconds).
+#ifndef ROASTCOFFEA_BACKENDS_THREADPOOL_PROC_STATS_H_
+#define ROASTCOFFEA_BACKENDS_THREADPOOL_PROC_STATS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace roastcoffea {
+namespace threadpool_internal {
+
+// The byte counters of /proc/<pid>/task/<tid>/io.
+struct TaskIoCounters {
+  int64_t rchar = 0;        // bytes passed to read()-like syscalls (incl. page cache hits)
+  int64_t wchar = 0;        // bytes passed to write()-like syscalls
+  int64_t read_bytes = 0;   // bytes fetched from the storage layer
+  int64_t write_bytes = 0;  // bytes sent to the storage layer
+};
+
+// Parses the text of a /proc/.../io file. InvalidArgument naming the missing key or bad value.
+absl::StatusOr<TaskIoCounters> ParseTaskIo(absl::string_view text);
+
+// Parses a /proc/.../stat line and returns utime + stime in seconds. The command name (field 2)
+// may contain spaces and parentheses, so fields are counted after the last ')'.
+absl::StatusOr<double> ParseTaskStatCpuSeconds(absl::string_view text, int64_t ticks_per_second);
+
+// Parses /proc/self/statm and returns the resident set size in bytes.
+absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t page_size_bytes);
+
+// Parses a cgroup memory limit file (v2 memory.max or v1 memory.limit_in_bytes). Returns
+// std::nullopt for "max" (no limit).
+absl::StatusOr<std::optional<int64_t>> ParseCgroupMemoryLimit(absl::string_view text);
+
+// Finds in /proc/self/cgroup text the cgroup path of the v2 hierarchy ("0::<path>") when
+// `controller` is empty, else of the v1 hierarchy listing `controller` ("4:memory:<path>").
+// NotFound when there is no such line.
+absl::StatusOr<std::string> ParseCgroupPath(absl::string_view text, absl::string_view controller);
+
+// The whole content of `path`. NotFound / PermissionDenied / Unavailable naming the path.
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
+
+// /proc/self/task/<tid>/io of a thread of this process.
+absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid);
+
+// utime + stime of a thread of this process from /proc/self/task/<tid>/stat (clock-tick
+// resolution, usually 10 ms).
+absl::StatusOr<double> ReadTaskCpuSeconds(int64_t tid);
+
+// Resident set size of this process from /proc/self/statm.
+absl::StatusOr<int64_t> ReadResidentBytes();
+
+// Physical memory of the machine (sysconf); at least 1.
+int64_t PhysicalMemoryBytes();
+
+// The memory this process may use: the cgroup v2 memory.max, else the cgroup v1
+// memory.limit_in_bytes (of the process's own cgroup, then of the hierarchy root), capped at
+// the physical memory; physical memory when there is no limit ("max" or a huge value).
+int64_t MemoryLimitBytes();
+
+}  // namespace threadpool_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_THREADPOOL_PROC_STATS_H_

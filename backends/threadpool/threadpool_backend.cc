@@ -1,0 +1,263 @@
+#include "backends/threadpool/threadpool_backend.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "backends/threadpool/proc_stats.h"
+
+namespace roastcoffea {
+namespace {
+
+std::string HostName() {
+  char buffer[HOST_NAME_MAX + 1] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0 || buffer[0] == '\0') return "localhost";
+  return buffer;
+}
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// CPU seconds of a worker: the executor's thread clock, else /proc (tick resolution), else 0.
+double CpuSecondsOf(const WorkerThreadSnapshot& worker) {
+  if (worker.cpu_seconds >= 0) return worker.cpu_seconds;
+  absl::StatusOr<double> from_proc = threadpool_internal::ReadTaskCpuSeconds(worker.tid);
+  return from_proc.ok() ? *from_proc : 0.0;
+}
+
+void AddMetric(v1::Span& span, const std::string& context, const std::string& task_prefix,
+               const char* activity, const char* unit, double value, const std::string& worker) {
+  v1::FineMetric* metric = span.add_metrics();
+  metric->set_context(context);
+  metric->set_task_prefix(task_prefix);
+  metric->set_activity(activity);
+  metric->set_unit(unit);
+  metric->set_value(value);
+  metric->set_worker(worker);
+}
+
+}  // namespace
+
+ThreadPoolMetricsBackend::ThreadPoolMetricsBackend(const ThreadPoolExecutor* executor,
+                                                   ThreadPoolBackendOptions options)
+    : executor_(executor),
+      options_(std::move(options)),
+      host_(HostName()),
+      worker_prefix_(absl::StrCat(host_, ":", getpid(), "/thread-")) {}
+
+ThreadPoolMetricsBackend::~ThreadPoolMetricsBackend() {
+  if (sampler_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(sampler_mutex_);
+      stop_sampler_ = true;
+    }
+    sampler_wake_.notify_all();
+    sampler_.join();
+  }
+}
+
+std::string ThreadPoolMetricsBackend::WorkerName(int index) const {
+  return absl::StrCat(worker_prefix_, index);
+}
+
+absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
+  if (interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tracking interval must be > 0, got ", absl::FormatDuration(interval)));
+  }
+  if (interval == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError("tracking interval must be finite, got inf");
+  }
+  if (executor_ == nullptr) {
+    return absl::FailedPreconditionError("ThreadPoolMetricsBackend has no executor (null)");
+  }
+  if (tracking_on_) {
+    return absl::FailedPreconditionError("tracking already started; call StopTracking first");
+  }
+  tracking_.Clear();
+  tracking_.set_backend(std::string(name()));
+  tracking_.set_interval_seconds(absl::ToDoubleSeconds(interval));
+  series_by_tid_.clear();
+  last_cpu_.clear();
+  // Limits rarely change during a run: read once.
+  memory_limit_bytes_ = threadpool_internal::MemoryLimitBytes();
+  Sample();
+  {
+    std::lock_guard<std::mutex> lock(sampler_mutex_);
+    stop_sampler_ = false;
+  }
+  sampler_ = std::thread(&ThreadPoolMetricsBackend::SamplerLoop, this, interval);
+  tracking_on_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::TrackingData> ThreadPoolMetricsBackend::StopTracking() {
+  if (!tracking_on_) {
+    return absl::FailedPreconditionError("tracking not started; call StartTracking first");
+  }
+  {
+    std::lock_guard<std::mutex> lock(sampler_mutex_);
+    stop_sampler_ = true;
+  }
+  sampler_wake_.notify_all();
+  sampler_.join();
+  tracking_on_ = false;
+  Sample();
+  v1::TrackingData result = std::move(tracking_);
+  tracking_.Clear();
+  return result;
+}
+
+void ThreadPoolMetricsBackend::SamplerLoop(absl::Duration interval) {
+  const auto period = absl::ToChronoNanoseconds(interval);
+  auto next = std::chrono::steady_clock::now() + period;
+  std::unique_lock<std::mutex> lock(sampler_mutex_);
+  while (true) {
+    if (sampler_wake_.wait_until(lock, next, [&] { return stop_sampler_; })) return;
+    lock.unlock();
+    Sample();
+    lock.lock();
+    // Fixed rate; after a stall, resume from now rather than sampling in a burst.
+    next = std::max(next + period, std::chrono::steady_clock::now());
+  }
+}
+
+void ThreadPoolMetricsBackend::Sample() {
+  const ExecutorSnapshot snapshot = executor_->Snapshot();
+  const int64_t now_unix_ns = absl::ToUnixNanos(absl::Now());
+  const int64_t now_steady_ns = SteadyNowNs();
+  absl::StatusOr<int64_t> rss = threadpool_internal::ReadResidentBytes();
+
+  tracking_.add_worker_count_time_unix_ns(now_unix_ns);
+  tracking_.add_worker_count(snapshot.worker_threads);
+  tracking_.add_queued_chunks(snapshot.queued);
+
+  for (const WorkerThreadSnapshot& worker : snapshot.workers) {
+    auto [it, inserted] = series_by_tid_.emplace(worker.tid, tracking_.workers_size());
+    if (inserted) {
+      v1::WorkerSeries* series = tracking_.add_workers();
+      series->set_worker(WorkerName(worker.index));
+      series->set_host(host_);
+    }
+    v1::WorkerSeries& series = *tracking_.mutable_workers(it->second);
+
+    const double cpu_seconds = CpuSecondsOf(worker);
+    double cpu_percent = 0;  // no previous reading: like psutil's first cpu_percent()
+    auto previous = last_cpu_.find(worker.tid);
+    if (previous != last_cpu_.end()) {
+      const double wall_seconds =
+          static_cast<double>(now_steady_ns - previous->second.steady_ns) * 1e-9;
+      if (wall_seconds > 0) {
+        cpu_percent =
+            std::max(0.0, 100.0 * (cpu_seconds - previous->second.cpu_seconds) / wall_seconds);
+      }
+    }
+    last_cpu_[worker.tid] = CpuReading{cpu_seconds, now_steady_ns};
+
+    const double executing = worker.executing ? 1 : 0;
+    series.add_time_unix_ns(now_unix_ns);
+    series.add_cores(1);
+    series.add_cpu_percent(cpu_percent);
+    series.add_memory_bytes(rss.ok() ? static_cast<double>(*rss) : 0.0);
+    series.add_memory_limit_bytes(static_cast<double>(memory_limit_bytes_));
+    series.add_executing_tasks(executing);
+    series.add_active_tasks(executing);
+  }
+}
+
+std::map<int, ThreadPoolMetricsBackend::ThreadCounters>
+ThreadPoolMetricsBackend::ReadThreadCounters() const {
+  std::map<int, ThreadCounters> counters;
+  for (const WorkerThreadSnapshot& worker : executor_->Snapshot().workers) {
+    ThreadCounters& thread = counters[worker.index];
+    thread.tid = worker.tid;
+    thread.cpu_seconds = CpuSecondsOf(worker);
+    thread.busy_seconds = worker.busy_seconds;
+    absl::StatusOr<threadpool_internal::TaskIoCounters> io =
+        threadpool_internal::ReadTaskIo(worker.tid);
+    if (io.ok()) {
+      thread.has_io = true;
+      thread.rchar = io->rchar;
+      thread.wchar = io->wchar;
+      thread.read_bytes = io->read_bytes;
+      thread.write_bytes = io->write_bytes;
+    }
+  }
+  return counters;
+}
+
+absl::StatusOr<SpanId> ThreadPoolMetricsBackend::CreateSpan(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
+  if (executor_ == nullptr) {
+    return absl::FailedPreconditionError("ThreadPoolMetricsBackend has no executor (null)");
+  }
+  SpanId id = absl::StrCat("threadpool-span-", next_span_++);
+  SpanState& span = spans_[id];
+  span.name = std::string(name);
+  span.start_unix_ns = absl::ToUnixNanos(absl::Now());
+  span.start = ReadThreadCounters();
+  return id;
+}
+
+absl::Status ThreadPoolMetricsBackend::EndSpan(const SpanId& id) {
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id \"", id, "\""));
+  SpanState& span = it->second;
+  if (span.ended) {
+    return absl::FailedPreconditionError(absl::StrCat("span \"", id, "\" already ended"));
+  }
+  span.end = ReadThreadCounters();
+  span.end_unix_ns = absl::ToUnixNanos(absl::Now());
+  span.ended = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Span> ThreadPoolMetricsBackend::GetSpanMetrics(const SpanId& id) {
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id \"", id, "\""));
+  const SpanState& state = it->second;
+  if (!state.ended) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("span \"", id, "\" has not ended; call EndSpan first"));
+  }
+  v1::Span span;
+  span.set_name(state.name);
+  span.set_id(id);
+  span.set_start_unix_ns(state.start_unix_ns);
+  span.set_end_unix_ns(state.end_unix_ns);
+  const std::string context = "execute";
+  for (const auto& [index, end] : state.end) {
+    auto start_it = state.start.find(index);
+    if (start_it == state.start.end() || start_it->second.tid != end.tid) continue;
+    const ThreadCounters& start = start_it->second;
+    const std::string worker = WorkerName(index);
+    const double cpu = std::max(0.0, end.cpu_seconds - start.cpu_seconds);
+    const double busy = std::max(0.0, end.busy_seconds - start.busy_seconds);
+    AddMetric(span, context, options_.task_prefix, "thread-cpu", "seconds", cpu, worker);
+    AddMetric(span, context, options_.task_prefix, "thread-noncpu", "seconds",
+              std::max(0.0, busy - cpu), worker);
+    if (start.has_io && end.has_io) {
+      auto delta = [](int64_t a, int64_t b) {
+        return static_cast<double>(std::max<int64_t>(0, b - a));
+      };
+      AddMetric(span, context, options_.task_prefix, "read", "bytes", delta(start.rchar, end.rchar),
+                worker);
+      AddMetric(span, context, options_.task_prefix, "write", "bytes",
+                delta(start.wchar, end.wchar), worker);
+      AddMetric(span, context, options_.task_prefix, "disk-read", "bytes",
+                delta(start.read_bytes, end.read_bytes), worker);
+      AddMetric(span, context, options_.task_prefix, "disk-write", "bytes",
+                delta(start.write_bytes, end.write_bytes), worker);
+    }
+  }
+  return span;
+}
+
+}  // namespace roastcoffea

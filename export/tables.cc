@@ -1,0 +1,329 @@
+#include "export/tables.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "export/display_width.h"
+
+namespace roastcoffea {
+namespace {
+
+using export_internal::DisplayWidth;
+using export_internal::ReplaceControlCharacters;
+
+constexpr absl::string_view kNoWorkerTracking = "N/A (no worker tracking)";
+
+struct Row {
+  std::string metric;
+  std::string value;
+};
+
+struct Table {
+  std::string title;
+  std::vector<Row> rows;
+};
+
+// The characters a table is drawn with.
+struct BoxStyle {
+  // Top border: left corner, horizontal, middle junction, right corner. Same for the rule under
+  // the header and the bottom border.
+  absl::string_view top[4];
+  absl::string_view header_rule[4];
+  absl::string_view bottom[4];
+  absl::string_view header_vertical;
+  absl::string_view row_vertical;
+  absl::string_view bullet;
+};
+
+// Rich's default box (HEAVY_HEAD), so the tables look like the original's.
+constexpr BoxStyle kUnicodeBox = {
+    {"\u250F", "\u2501", "\u2533", "\u2513"},
+    {"\u2521", "\u2501", "\u2547", "\u2529"},
+    {"\u2514", "\u2500", "\u2534", "\u2518"},
+    "\u2503",
+    "\u2502",
+    "\u2022",
+};
+
+constexpr BoxStyle kAsciiBox = {
+    {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, "|", "|", "-",
+};
+
+std::string Repeat(absl::string_view text, size_t count) {
+  std::string result;
+  result.reserve(text.size() * count);
+  for (size_t i = 0; i < count; ++i) result.append(text.data(), text.size());
+  return result;
+}
+
+std::string PadRight(absl::string_view text, size_t width) {
+  const size_t text_width = DisplayWidth(text);
+  return absl::StrCat(text, std::string(text_width < width ? width - text_width : 0, ' '));
+}
+
+std::string Rule(const absl::string_view (&parts)[4], size_t metric_width, size_t value_width) {
+  // Each cell has one space of padding on either side.
+  return absl::StrCat(parts[0], Repeat(parts[1], metric_width + 2), parts[2],
+                      Repeat(parts[1], value_width + 2), parts[3], "\n");
+}
+
+std::string RenderTable(const Table& table, const BoxStyle& box) {
+  const Row header = {"Metric", "Value"};
+  size_t metric_width = DisplayWidth(header.metric);
+  size_t value_width = DisplayWidth(header.value);
+  for (const Row& row : table.rows) {
+    metric_width = std::max(metric_width, DisplayWidth(row.metric));
+    value_width = std::max(value_width, DisplayWidth(row.value));
+  }
+  const auto render_row = [&](const Row& row, absl::string_view vertical) {
+    return absl::StrCat(vertical, " ", PadRight(row.metric, metric_width), " ", vertical, " ",
+                        PadRight(row.value, value_width), " ", vertical, "\n");
+  };
+
+  // The title is centred over the table, as rich does it.
+  const size_t table_width = metric_width + value_width + 7;
+  const size_t title_width = DisplayWidth(table.title);
+  std::string out = absl::StrCat(
+      std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '),
+      table.title, "\n");
+  absl::StrAppend(&out, Rule(box.top, metric_width, value_width));
+  absl::StrAppend(&out, render_row(header, box.header_vertical));
+  absl::StrAppend(&out, Rule(box.header_rule, metric_width, value_width));
+  for (const Row& row : table.rows) absl::StrAppend(&out, render_row(row, box.row_vertical));
+  absl::StrAppend(&out, Rule(box.bottom, metric_width, value_width));
+  return out;
+}
+
+// Python's "{:,}".
+std::string WithThousandsSeparators(int64_t value) {
+  // Through uint64_t so that the most negative value does not overflow.
+  uint64_t magnitude =
+      value < 0 ? ~static_cast<uint64_t>(value) + 1 : static_cast<uint64_t>(value);
+  std::string digits = absl::StrCat(magnitude);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return value < 0 ? absl::StrCat("-", out) : out;
+}
+
+// Python's "{:.1%}".
+std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", fraction * 100.0); }
+
+std::string Bullet(const BoxStyle& box, absl::string_view label) {
+  return absl::StrCat("  ", box.bullet, " ", label);
+}
+
+Table ThroughputTable(const v1::WorkflowMetrics& workflow) {
+  Table table{"Throughput Metrics", {}};
+  // Older producers may not fill the MB/s field; it is the same rate in other units.
+  const double mbytes_per_second = workflow.data_rate_mbytes_per_second() != 0.0
+                                       ? workflow.data_rate_mbytes_per_second()
+                                       : workflow.data_rate_gbps() * 1000.0 / 8.0;
+  table.rows.push_back({"Data Rate", absl::StrFormat("%.2f Gbps (%.1f MB/s)",
+                                                     workflow.data_rate_gbps(), mbytes_per_second)});
+  if (workflow.total_bytes_read() != 0) {
+    table.rows.push_back(
+        {"Total Bytes Read (Coffea)", FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
+  }
+  if (workflow.total_uncompressed_bytes_read() != 0) {
+    table.rows.push_back({"Total Bytes Read (uncompressed)",
+                          FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
+  }
+  if (workflow.has_compression_factor()) {
+    table.rows.push_back(
+        {"Compression Factor", absl::StrFormat("%.2fx", workflow.compression_factor())});
+  }
+  return table;
+}
+
+Table EventTable(const v1::AggregatedMetrics& metrics) {
+  const v1::WorkflowMetrics& workflow = metrics.workflow();
+  Table table{"Event Processing Metrics", {}};
+  table.rows.push_back({"Total Events", WithThousandsSeparators(workflow.total_events())});
+  table.rows.push_back({"Event Rate (Elapsed Time)",
+                        absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())});
+  table.rows.push_back(
+      {"Event Rate (Total CPU)", absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
+  table.rows.push_back({"Event Rate (Core-Averaged)",
+                        metrics.efficiency().has_event_rate_core_khz()
+                            ? absl::StrFormat("%.1f kHz/core",
+                                              metrics.efficiency().event_rate_core_khz())
+                            : std::string(kNoWorkerTracking)});
+  return table;
+}
+
+Table ResourceTable(const v1::AggregatedMetrics& metrics) {
+  Table table{"Resource Utilization", {}};
+  const bool tracked = metrics.has_workers();
+  const v1::WorkerMetrics& workers = metrics.workers();
+  const auto tracked_value = [&](bool known, const std::string& value) {
+    return tracked && known ? value : std::string(kNoWorkerTracking);
+  };
+  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
+  const double speedup = metrics.efficiency().speedup_factor();
+
+  table.rows.push_back({"Workers (Time-Averaged)",
+                        tracked_value(true, absl::StrFormat("%.1f", workers.avg_workers()))});
+  table.rows.push_back({"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
+  table.rows.push_back(
+      {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
+                                         absl::StrFormat("%.1f", workers.cores_per_worker()))});
+  table.rows.push_back(
+      {"Total Cores", tracked_value(workers.has_total_cores(),
+                                    absl::StrFormat("%.0f", workers.total_cores()))});
+  table.rows.push_back(
+      {"Parallel Efficiency",
+       tracked_value(cores_known, cores_known ? Percent(speedup / workers.total_cores()) : "")});
+  table.rows.push_back({"Speedup Factor", absl::StrFormat("%.1fx", speedup)});
+  table.rows.push_back({"Peak Memory (per worker)",
+                        tracked_value(true, FormatBytes(workers.peak_memory_bytes()))});
+  table.rows.push_back({"Avg Memory (per worker)",
+                        tracked_value(true, FormatBytes(workers.avg_memory_per_worker_bytes()))});
+  return table;
+}
+
+// The chunk count the original shows: the chunk records' count overrides the report's.
+int64_t NumChunks(const v1::AggregatedMetrics& metrics) {
+  return metrics.has_chunks() ? metrics.chunks().num_chunks() : metrics.workflow().num_chunks();
+}
+
+Table TimingTable(const v1::AggregatedMetrics& metrics) {
+  const v1::WorkflowMetrics& workflow = metrics.workflow();
+  Table table{"Timing Breakdown", {}};
+  table.rows.push_back({"Elapsed Time", FormatDuration(workflow.elapsed_time_seconds())});
+  table.rows.push_back({"Total CPU Time", FormatDuration(workflow.total_cpu_time_seconds())});
+  if (NumChunks(metrics) > 0) {
+    table.rows.push_back({"Number of Chunks", WithThousandsSeparators(NumChunks(metrics))});
+    table.rows.push_back(
+        {"Avg CPU Time/Chunk", FormatDuration(workflow.avg_cpu_time_per_chunk_seconds())});
+  }
+  return table;
+}
+
+Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
+  Table table{"Chunk Metrics", {}};
+  table.rows.push_back({"Total Chunks", absl::StrCat(NumChunks(metrics))});
+  if (!metrics.has_chunks()) return table;  // Only the report's count is known.
+  const v1::ChunkMetrics& chunks = metrics.chunks();
+
+  if (chunks.num_failed_chunks() > 0) {
+    table.rows.push_back({Bullet(box, "Successful"), absl::StrCat(chunks.num_successful_chunks())});
+    table.rows.push_back({Bullet(box, "Failed"), absl::StrCat(chunks.num_failed_chunks())});
+  }
+  const v1::DistributionStats& duration = chunks.duration_seconds();
+  if (duration.count() > 0) {
+    table.rows.push_back({"Mean Chunk Time", FormatDuration(duration.mean())});
+    table.rows.push_back({Bullet(box, "Min"), FormatDuration(duration.min())});
+    table.rows.push_back({Bullet(box, "Max"), FormatDuration(duration.max())});
+    if (duration.std() > 0.0) {
+      table.rows.push_back({Bullet(box, "Std Dev"), FormatDuration(duration.std())});
+    }
+  }
+  const v1::DistributionStats& memory = chunks.memory_delta_bytes();
+  if (memory.count() > 0) {
+    table.rows.push_back({"Mean Memory Delta", FormatBytes(memory.mean())});
+    table.rows.push_back({Bullet(box, "Min"), FormatBytes(memory.min())});
+    table.rows.push_back({Bullet(box, "Max"), FormatBytes(memory.max())});
+  }
+  const v1::DistributionStats& events = chunks.events();
+  if (events.count() > 0) {
+    table.rows.push_back({"Mean Events/Chunk", absl::StrFormat("%.0f", events.mean())});
+    table.rows.push_back({Bullet(box, "Min"), absl::StrFormat("%.0f", events.min())});
+    table.rows.push_back({Bullet(box, "Max"), absl::StrFormat("%.0f", events.max())});
+  }
+  if (chunks.per_dataset_size() > 1) {
+    table.rows.push_back({"", ""});
+    table.rows.push_back({"Per-Dataset Breakdown", ""});
+    for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
+      const std::string name = dataset.dataset().empty() ? std::string("unknown")
+                                                         : ReplaceControlCharacters(dataset.dataset());
+      table.rows.push_back(
+          {absl::StrCat("  ", name), absl::StrCat(dataset.num_chunks(), " chunks, ",
+                                                  FormatDuration(dataset.mean_duration_seconds()),
+                                                  " avg")});
+    }
+  }
+  return table;
+}
+
+std::string RunHeader(const v1::Measurement& measurement) {
+  const v1::MeasurementMetadata& metadata = measurement.metadata();
+  std::string out;
+  const auto line = [&](absl::string_view label, absl::string_view value) {
+    if (!value.empty()) absl::StrAppend(&out, label, ": ", ReplaceControlCharacters(value), "\n");
+  };
+  line("Measurement", metadata.name());
+  line("Backend", metadata.backend());
+  line("Host", metadata.host());
+  if (metadata.has_start_time()) {
+    const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds()) +
+                             absl::Nanoseconds(metadata.start_time().nanos());
+    line("Started", absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", start, absl::UTCTimeZone()),
+                                 " UTC"));
+  }
+  const double elapsed = metadata.elapsed_seconds() > 0.0
+                             ? metadata.elapsed_seconds()
+                             : measurement.metrics().workflow().elapsed_time_seconds();
+  line("Elapsed", FormatDuration(elapsed));
+  return out;
+}
+
+}  // namespace
+
+bool UseUnicodeTables() {
+  return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
+}
+
+std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
+  const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
+  const v1::AggregatedMetrics& metrics = measurement.metrics();
+  std::vector<Table> tables = {ThroughputTable(metrics.workflow()), EventTable(metrics),
+                               ResourceTable(metrics), TimingTable(metrics)};
+  if (NumChunks(metrics) > 0) tables.push_back(ChunkTable(metrics, box));
+
+  std::string out = RunHeader(measurement);
+  for (const Table& table : tables) absl::StrAppend(&out, "\n", RenderTable(table, box));
+  return out;
+}
+
+std::string FormatDuration(double seconds) {
+  if (!std::isfinite(seconds)) return "N/A";
+  if (seconds < 60.0) return absl::StrFormat("%.1fs", seconds);
+  // Whole units by truncation, as the original's int() does; computed in floating point so
+  // that huge values cannot overflow an integer.
+  const double whole_seconds = std::floor(seconds);
+  if (seconds < 3600.0) {
+    return absl::StrFormat("%.0fm %.0fs", std::floor(whole_seconds / 60.0),
+                           std::fmod(whole_seconds, 60.0));
+  }
+  return absl::StrFormat("%.0fh %.0fm %.0fs", std::floor(whole_seconds / 3600.0),
+                         std::floor(std::fmod(whole_seconds, 3600.0) / 60.0),
+                         std::fmod(whole_seconds, 60.0));
+}
+
+std::string FormatBytes(double bytes) {
+  if (!std::isfinite(bytes)) return "N/A";
+  static constexpr absl::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  constexpr size_t kLastUnit = sizeof(kUnits) / sizeof(kUnits[0]) - 1;
+  size_t unit = 0;
+  // 1023.995 would print as "1024.00": move to the next unit instead.
+  while (unit < kLastUnit && std::fabs(bytes) >= 1023.995) {
+    bytes /= 1024.0;
+    ++unit;
+  }
+  return absl::StrFormat("%.2f %s", bytes, kUnits[unit]);
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,416 @@
+#include "export/tables.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "export/display_width.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+using export_internal::DisplayWidth;
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct ParsedTable {
+  std::string title;
+  std::vector<std::string> lines;  // The box lines, title excluded.
+  Rows rows;                       // Body rows as (metric, value), header excluded.
+};
+
+std::string Trim(absl::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return std::string(text);
+}
+
+// Splits FormatSummaryTables output into its tables. `row_vertical` is the character that
+// separates body cells; every other line of a table starts with one of `box_starts`.
+std::vector<ParsedTable> ParseTables(const std::string& text, absl::string_view row_vertical,
+                                     const std::vector<std::string>& box_starts) {
+  std::vector<ParsedTable> tables;
+  const std::vector<std::string> blocks = absl::StrSplit(text, "\n\n");
+  // The first block is the run header.
+  for (size_t b = 1; b < blocks.size(); ++b) {
+    std::vector<std::string> lines = absl::StrSplit(blocks[b], '\n', absl::SkipEmpty());
+    if (lines.empty()) continue;
+    ParsedTable table;
+    table.title = Trim(lines[0]);
+    bool seen_header = false;
+    for (size_t i = 1; i < lines.size(); ++i) {
+      bool is_box_line = false;
+      for (const std::string& start : box_starts) {
+        is_box_line = is_box_line || absl::StartsWith(lines[i], start);
+      }
+      EXPECT_TRUE(is_box_line) << "not a table line: '" << lines[i] << "'";
+      table.lines.push_back(lines[i]);
+      if (absl::StartsWith(lines[i], row_vertical)) {
+        std::vector<std::string> cells = absl::StrSplit(lines[i], row_vertical);
+        EXPECT_EQ(cells.size(), 4u) << lines[i];
+        // In ASCII mode the header row uses the same vertical as the body: skip it.
+        const bool is_header = cells.size() == 4 && table.rows.empty() && !seen_header &&
+                               Trim(cells[1]) == "Metric";
+        seen_header = seen_header || is_header;
+        if (cells.size() == 4 && !is_header) {
+          table.rows.emplace_back(Trim(cells[1]), Trim(cells[2]));
+        }
+      }
+    }
+    tables.push_back(std::move(table));
+  }
+  return tables;
+}
+
+// The example run of the reference (§3): 4 workers x 1 thread, 1,233,000 events, 12 chunks,
+// 13.7 s elapsed, 17.5 s CPU; plus a failed chunk and two datasets.
+v1::Measurement FullMeasurement() {
+  v1::Measurement measurement;
+  v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
+  metadata.set_schema_version(1);
+  metadata.set_name("notebook-run");
+  metadata.set_backend("dask");
+  metadata.set_host("node01");
+  metadata.mutable_start_time()->set_seconds(1795335303);  // 2026-11-22 08:15:03 UTC
+  metadata.set_elapsed_seconds(13.7);
+
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  v1::WorkflowMetrics& workflow = *metrics.mutable_workflow();
+  workflow.set_elapsed_time_seconds(13.7);
+  workflow.set_total_events(1233000);
+  workflow.set_total_cpu_time_seconds(17.5);
+  workflow.set_total_bytes_read(static_cast<int64_t>(43.94 * kMiB));
+  workflow.set_num_chunks(12);
+  workflow.set_data_rate_gbps(0.0269);
+  workflow.set_data_rate_mbytes_per_second(3.363);
+  workflow.set_event_rate_elapsed_khz(90.1);
+  workflow.set_event_rate_cpu_total_khz(70.4);
+  workflow.set_avg_cpu_time_per_chunk_seconds(17.5 / 12);
+
+  v1::WorkerMetrics& workers = *metrics.mutable_workers();
+  workers.set_avg_workers(4.0);
+  workers.set_peak_workers(4);
+  workers.set_total_cores(4.0);
+  workers.set_cores_per_worker(1.0);
+  workers.set_peak_memory_bytes(376.53 * kMiB);
+  workers.set_avg_memory_per_worker_bytes(259.01 * kMiB);
+
+  v1::EfficiencyMetrics& efficiency = *metrics.mutable_efficiency();
+  efficiency.set_core_efficiency_fraction(17.5 / (4 * 13.7));
+  efficiency.set_speedup_factor(17.5 / 13.7);
+  efficiency.set_event_rate_core_khz(22.5362);
+
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  chunks.set_num_chunks(13);
+  chunks.set_num_successful_chunks(12);
+  chunks.set_num_failed_chunks(1);
+  v1::DistributionStats& duration = *chunks.mutable_duration_seconds();
+  duration.set_count(12);
+  duration.set_mean(1.5);
+  duration.set_min(1.0);
+  duration.set_max(75.0);
+  duration.set_std(0.4);
+  v1::DistributionStats& memory = *chunks.mutable_memory_delta_bytes();
+  memory.set_count(12);
+  memory.set_mean(18.2 * kMiB);
+  memory.set_min(-46.5 * kMiB);
+  memory.set_max(44.8 * kMiB);
+  v1::DistributionStats& events = *chunks.mutable_events();
+  events.set_count(12);
+  events.set_mean(102750);
+  events.set_min(100000);
+  events.set_max(110000);
+  chunks.set_total_events_from_chunks(1233000);
+  v1::DatasetChunkMetrics& ttbar = *chunks.add_per_dataset();
+  ttbar.set_dataset("ttbar");
+  ttbar.set_num_chunks(8);
+  ttbar.set_mean_duration_seconds(1.6);
+  v1::DatasetChunkMetrics& wide = *chunks.add_per_dataset();
+  wide.set_dataset("\xE6\x95\xB0\xE6\x8D\xAE");  // "数据": two columns per character
+  wide.set_num_chunks(5);
+  wide.set_mean_duration_seconds(1.3);
+  return measurement;
+}
+
+// A run without worker tracking and without chunk records.
+v1::Measurement UntrackedMeasurement() {
+  v1::Measurement measurement;
+  measurement.mutable_metadata()->set_name("local");
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  v1::WorkflowMetrics& workflow = *metrics.mutable_workflow();
+  workflow.set_elapsed_time_seconds(125.0);
+  workflow.set_total_events(5000);
+  workflow.set_total_cpu_time_seconds(250.0);
+  workflow.set_event_rate_elapsed_khz(0.04);
+  workflow.set_event_rate_cpu_total_khz(0.02);
+  metrics.mutable_efficiency()->set_speedup_factor(2.0);
+  return measurement;
+}
+
+const std::vector<std::string> kUnicodeBoxStarts = {"\u250F", "\u2503", "\u2521", "\u2502",
+                                                    "\u2514"};
+const std::vector<std::string> kAsciiBoxStarts = {"+", "|"};
+
+std::vector<std::string> Titles(const std::vector<ParsedTable>& tables) {
+  std::vector<std::string> titles;
+  for (const ParsedTable& table : tables) titles.push_back(table.title);
+  return titles;
+}
+
+TEST(FormatSummaryTablesTest, FullMeasurementHasEveryTableInOrder) {
+  const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
+  const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
+  EXPECT_EQ(Titles(tables),
+            (std::vector<std::string>{"Throughput Metrics", "Event Processing Metrics",
+                                      "Resource Utilization", "Timing Breakdown",
+                                      "Chunk Metrics"}))
+      << text;
+}
+
+TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
+  const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
+  const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
+  ASSERT_EQ(tables.size(), 5u) << text;
+  EXPECT_EQ(tables[0].rows, (Rows{{"Data Rate", "0.03 Gbps (3.4 MB/s)"},
+                                  {"Total Bytes Read (Coffea)", "43.94 MiB"}}));
+  EXPECT_EQ(tables[1].rows, (Rows{{"Total Events", "1,233,000"},
+                                  {"Event Rate (Elapsed Time)", "90.1 kHz"},
+                                  {"Event Rate (Total CPU)", "70.4 kHz"},
+                                  {"Event Rate (Core-Averaged)", "22.5 kHz/core"}}));
+  // Speedup 17.5 / 13.7 = 1.277; parallel efficiency 1.277 / 4 cores = 31.9%.
+  EXPECT_EQ(tables[2].rows, (Rows{{"Workers (Time-Averaged)", "4.0"},
+                                  {"Peak Workers", "4"},
+                                  {"Cores per Worker", "1.0"},
+                                  {"Total Cores", "4"},
+                                  {"Parallel Efficiency", "31.9%"},
+                                  {"Speedup Factor", "1.3x"},
+                                  {"Peak Memory (per worker)", "376.53 MiB"},
+                                  {"Avg Memory (per worker)", "259.01 MiB"}}));
+  // The chunk records' count (13) overrides the report's (12).
+  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "13.7s"},
+                                  {"Total CPU Time", "17.5s"},
+                                  {"Number of Chunks", "13"},
+                                  {"Avg CPU Time/Chunk", "1.5s"}}));
+  EXPECT_EQ(tables[4].rows, (Rows{{"Total Chunks", "13"},
+                                  {"\u2022 Successful", "12"},
+                                  {"\u2022 Failed", "1"},
+                                  {"Mean Chunk Time", "1.5s"},
+                                  {"\u2022 Min", "1.0s"},
+                                  {"\u2022 Max", "1m 15s"},
+                                  {"\u2022 Std Dev", "0.4s"},
+                                  {"Mean Memory Delta", "18.20 MiB"},
+                                  {"\u2022 Min", "-46.50 MiB"},
+                                  {"\u2022 Max", "44.80 MiB"},
+                                  {"Mean Events/Chunk", "102750"},
+                                  {"\u2022 Min", "100000"},
+                                  {"\u2022 Max", "110000"},
+                                  {"", ""},
+                                  {"Per-Dataset Breakdown", ""},
+                                  {"ttbar", "8 chunks, 1.6s avg"},
+                                  {"\xE6\x95\xB0\xE6\x8D\xAE", "5 chunks, 1.3s avg"}}));
+  // The original's misleading percentage of the speedup is gone.
+  EXPECT_FALSE(absl::StrContains(text, "Efficiency Ratio"));
+  EXPECT_FALSE(absl::StrContains(text, "Core Efficiency"));
+}
+
+TEST(FormatSummaryTablesTest, RunHeaderNamesTheRun) {
+  const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
+  EXPECT_TRUE(absl::StartsWith(text,
+                               "Measurement: notebook-run\n"
+                               "Backend: dask\n"
+                               "Host: node01\n"
+                               "Started: 2026-11-22 08:15:03 UTC\n"
+                               "Elapsed: 13.7s\n\n"))
+      << text;
+}
+
+void ExpectAligned(const std::vector<ParsedTable>& tables) {
+  for (const ParsedTable& table : tables) {
+    ASSERT_FALSE(table.lines.empty()) << table.title;
+    const size_t width = DisplayWidth(table.lines[0]);
+    for (const std::string& line : table.lines) {
+      EXPECT_EQ(DisplayWidth(line), width) << table.title << ": '" << line << "'";
+    }
+  }
+}
+
+TEST(FormatSummaryTablesTest, UnicodeTablesAreAligned) {
+  const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{true});
+  const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
+  ASSERT_EQ(tables.size(), 5u);
+  ExpectAligned(tables);
+  EXPECT_TRUE(absl::StrContains(text, "\u250F\u2501\u2501"));  // heavy header box
+}
+
+TEST(FormatSummaryTablesTest, AsciiTablesUseNoBoxCharactersAndAreAligned) {
+  const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{false});
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 5u) << text;
+  ExpectAligned(tables);
+  EXPECT_EQ(tables[4].rows[1], (std::pair<std::string, std::string>{"- Successful", "12"}));
+  EXPECT_EQ(tables[0].lines[0].substr(0, 3), "+--");
+  // The wide dataset name takes 4 columns but 6 bytes: padding by bytes would misalign it.
+  const std::string& wide_row = tables[4].lines[tables[4].lines.size() - 2];
+  ASSERT_TRUE(absl::StrContains(wide_row, "\xE6\x95\xB0\xE6\x8D\xAE")) << wide_row;
+  EXPECT_EQ(wide_row.size(), tables[4].lines[0].size() + 2);
+  // Only the dataset name is non-ASCII.
+  std::string without_dataset = text;
+  without_dataset.erase(without_dataset.find("\xE6\x95\xB0\xE6\x8D\xAE"), 6);
+  for (char c : without_dataset) {
+    EXPECT_LT(static_cast<unsigned char>(c), 0x80) << text;
+  }
+}
+
+TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
+  const std::string text = FormatSummaryTables(UntrackedMeasurement(), TableOptions{false});
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 4u) << text;  // No chunks: no Chunk Metrics table.
+  ExpectAligned(tables);
+  const std::string na = "N/A (no worker tracking)";
+  EXPECT_EQ(tables[0].rows, (Rows{{"Data Rate", "0.00 Gbps (0.0 MB/s)"}}));
+  EXPECT_EQ(tables[1].rows.back(),
+            (std::pair<std::string, std::string>{"Event Rate (Core-Averaged)", na}));
+  EXPECT_EQ(tables[2].rows, (Rows{{"Workers (Time-Averaged)", na},
+                                  {"Peak Workers", na},
+                                  {"Cores per Worker", na},
+                                  {"Total Cores", na},
+                                  {"Parallel Efficiency", na},
+                                  {"Speedup Factor", "2.0x"},
+                                  {"Peak Memory (per worker)", na},
+                                  {"Avg Memory (per worker)", na}}));
+  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "2m 5s"}, {"Total CPU Time", "4m 10s"}}));
+  EXPECT_TRUE(absl::StartsWith(text, "Measurement: local\nElapsed: 2m 5s\n\n")) << text;
+}
+
+TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metrics()->mutable_workers()->clear_total_cores();
+  measurement.mutable_metrics()->mutable_workers()->clear_cores_per_worker();
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 5u);
+  EXPECT_EQ(tables[2].rows[0].second, "4.0");
+  EXPECT_EQ(tables[2].rows[2].second, "N/A (no worker tracking)");
+  EXPECT_EQ(tables[2].rows[3].second, "N/A (no worker tracking)");
+  EXPECT_EQ(tables[2].rows[4].second, "N/A (no worker tracking)");
+}
+
+TEST(FormatSummaryTablesTest, ReportChunkCountAloneGivesTotalChunksOnly) {
+  v1::Measurement measurement = UntrackedMeasurement();
+  measurement.mutable_metrics()->mutable_workflow()->set_num_chunks(5);
+  measurement.mutable_metrics()->mutable_workflow()->set_avg_cpu_time_per_chunk_seconds(50.0);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 5u);
+  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "2m 5s"},
+                                  {"Total CPU Time", "4m 10s"},
+                                  {"Number of Chunks", "5"},
+                                  {"Avg CPU Time/Chunk", "50.0s"}}));
+  EXPECT_EQ(tables[4].title, "Chunk Metrics");
+  EXPECT_EQ(tables[4].rows, (Rows{{"Total Chunks", "5"}}));
+}
+
+TEST(FormatSummaryTablesTest, OptionalThroughputRowsAppearWhenKnown) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::WorkflowMetrics& workflow = *measurement.mutable_metrics()->mutable_workflow();
+  workflow.set_total_uncompressed_bytes_read(static_cast<int64_t>(5 * 1024 * kMiB));
+  workflow.set_compression_factor(3.456);
+  workflow.set_data_rate_mbytes_per_second(0.0);  // An older producer: derived from Gbps.
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_FALSE(tables.empty());
+  EXPECT_EQ(tables[0].rows, (Rows{{"Data Rate", "0.03 Gbps (3.4 MB/s)"},
+                                  {"Total Bytes Read (Coffea)", "43.94 MiB"},
+                                  {"Total Bytes Read (uncompressed)", "5.00 GiB"},
+                                  {"Compression Factor", "3.46x"}}));
+}
+
+TEST(FormatSummaryTablesTest, ControlCharactersInNamesCannotBreakRows) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metadata()->set_name("evil\nname\x1B[2J");
+  measurement.mutable_metrics()->mutable_chunks()->mutable_per_dataset(0)->set_dataset("a\nb");
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  EXPECT_TRUE(absl::StartsWith(text, "Measurement: evil?name?[2J\n")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "\x1B"));
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 5u);
+  ExpectAligned(tables);
+  EXPECT_EQ(tables[4].rows[15].first, "a?b");
+}
+
+TEST(FormatSummaryTablesTest, EmptyMeasurementStillFormats) {
+  const std::string text = FormatSummaryTables(v1::Measurement(), TableOptions{});
+  EXPECT_TRUE(absl::StartsWith(text, "Elapsed: 0.0s\n")) << text;
+  EXPECT_EQ(ParseTables(text, "\u2502", kUnicodeBoxStarts).size(), 4u);
+}
+
+TEST(UseUnicodeTablesTest, FalseWhenNoColorIsSetOrStdoutIsNotATerminal) {
+  ASSERT_EQ(setenv("NO_COLOR", "1", 1), 0);
+  EXPECT_FALSE(UseUnicodeTables());
+  ASSERT_EQ(unsetenv("NO_COLOR"), 0);
+  if (isatty(STDOUT_FILENO) != 1) {
+    EXPECT_FALSE(UseUnicodeTables());  // Bazel captures test output in a file.
+  } else {
+    EXPECT_TRUE(UseUnicodeTables());
+  }
+}
+
+TEST(FormatDurationTest, OriginalFormatTimeExamples) {
+  EXPECT_EQ(FormatDuration(0.0), "0.0s");
+  EXPECT_EQ(FormatDuration(12.34), "12.3s");
+  EXPECT_EQ(FormatDuration(59.96), "60.0s");  // Rounds, as the original does.
+  EXPECT_EQ(FormatDuration(-5.0), "-5.0s");
+  EXPECT_EQ(FormatDuration(60.0), "1m 0s");
+  EXPECT_EQ(FormatDuration(61.9), "1m 1s");  // Truncates.
+  EXPECT_EQ(FormatDuration(3599.9), "59m 59s");
+  EXPECT_EQ(FormatDuration(3600.0), "1h 0m 0s");
+  EXPECT_EQ(FormatDuration(3723.0), "1h 2m 3s");
+  EXPECT_EQ(FormatDuration(90061.5), "25h 1m 1s");
+}
+
+TEST(FormatDurationTest, NonFiniteAndHugeValuesDoNotCrash) {
+  EXPECT_EQ(FormatDuration(std::nan("")), "N/A");
+  EXPECT_EQ(FormatDuration(std::numeric_limits<double>::infinity()), "N/A");
+  EXPECT_EQ(FormatDuration(-std::numeric_limits<double>::infinity()), "N/A");
+  const std::string huge = FormatDuration(1e300);
+  EXPECT_TRUE(absl::EndsWith(huge, "s")) << huge;
+  EXPECT_TRUE(absl::StrContains(huge, "h ")) << huge;
+}
+
+TEST(FormatBytesTest, BinaryUnitsLabelledAsSuch) {
+  EXPECT_EQ(FormatBytes(0), "0.00 B");
+  EXPECT_EQ(FormatBytes(1023), "1023.00 B");
+  EXPECT_EQ(FormatBytes(1024), "1.00 KiB");
+  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(FormatBytes(5e9), "4.66 GiB");
+  EXPECT_EQ(FormatBytes(3.0 * 1024 * kMiB * 1024), "3.00 TiB");
+  EXPECT_EQ(FormatBytes(2.5 * 1024 * 1024 * kMiB * 1024), "2.50 PiB");
+  EXPECT_EQ(FormatBytes(4096.0 * 1024 * 1024 * kMiB * 1024), "4096.00 PiB");  // No larger unit.
+}
+
+TEST(FormatBytesTest, NeverPrints1024OfAUnit) {
+  EXPECT_EQ(FormatBytes(1023.999), "1.00 KiB");
+  EXPECT_EQ(FormatBytes(1023.99), "1023.99 B");
+}
+
+TEST(FormatBytesTest, NegativeAndNonFiniteValues) {
+  EXPECT_EQ(FormatBytes(-1.5 * kMiB), "-1.50 MiB");
+  EXPECT_EQ(FormatBytes(-100), "-100.00 B");
+  EXPECT_EQ(FormatBytes(std::nan("")), "N/A");
+  EXPECT_EQ(FormatBytes(std::numeric_limits<double>::infinity()), "N/A");
+}
+
+}  // namespace
+}  // namespace roastcoffea

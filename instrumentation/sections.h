@@ -1,0 +1,109 @@
+// Section scopes and byte accounting inside a tracked chunk: the C++ counterpart of the
+// original tool's track_time / track_memory / track_bytes context managers.
+//
+// A chunk is tracked by TrackChunk (instrumentation/chunk_tracking.h), which makes it this
+// thread's "current chunk" while the processor runs. The scopes below attach what they measure
+// to the current chunk of the thread they run on, so no context has to be passed down:
+//
+//   roastcoffea::ScopedTimer timer("jet_selection");   // or ROASTCOFFEA_TIMED_SECTION("...")
+//
+// Semantics (fixing the original's "last value wins" and shared processor state):
+//   * Outside a tracked chunk a scope does nothing: one thread_local load, no clock read.
+//   * Scopes nest; each measures its own extent (an outer timer includes its inner ones).
+//   * A name entered several times in one chunk sums its values and counts the entries.
+//   * State is thread_local: threads tracking chunks at the same time never see each other's
+//     sections. A scope must end on the thread that started it (RAII on the stack does that).
+//   * `name` is stored as a pointer and must outlive the chunk: pass a string literal. Null is
+//     recorded as "(unnamed)".
+//   * A chunk holds 64 distinct section keys; further keys are summed into a section named
+//     "(overflow)" of the same kind instead of being dropped.
+//   * A scope still open when its chunk ends (only possible if it is kept off the stack) is
+//     counted in an "(unclosed)" section of that chunk and records nothing when it ends.
+//
+// Cost inside a chunk, per scope: ScopedTimer two steady_clock reads plus two thread-CPU-clock
+// system calls; ScopedMemory two reads of /proc/self/statm (a few microseconds each);
+// ScopedBytes two thread_local loads. No locks, no heap allocation. Meant for blocks of work,
+// not for per-event code.
+#ifndef ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_
+#define ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_
+
+#include <cstdint>
+
+namespace roastcoffea {
+
+namespace instrumentation_internal {
+struct ChunkState;
+struct SectionSlot;
+}  // namespace instrumentation_internal
+
+// Called by I/O code on the thread that reads, for every read: adds to this thread's counters.
+// `compressed_bytes` are the bytes requested from storage, `uncompressed_bytes` the bytes after
+// decompression (0 when unknown). Negative values are ignored. The chunk record gets the
+// counters' growth while its chunk ran; ScopedBytes gets the growth of the compressed counter.
+// Lock-free and allocation-free (thread_local counters); safe to call outside any chunk.
+void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes);
+
+// Wall time (steady clock) and thread CPU time of a block, recorded as a KIND_TIME section.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(const char* name);
+  ~ScopedTimer();
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  instrumentation_internal::ChunkState* chunk_ = nullptr;  // null outside a chunk
+  uint64_t chunk_serial_ = 0;
+  instrumentation_internal::SectionSlot* slot_ = nullptr;  // reserved in the chunk at entry
+  int64_t start_wall_ns_ = 0;
+  int64_t start_cpu_ns_ = 0;
+};
+
+// Change of process resident memory (RSS) over a block, in bytes, recorded as a KIND_MEMORY
+// section. RSS is process-wide: other threads' allocations during the block are included.
+// Both readings also feed the chunk's memory_peak_bytes.
+class ScopedMemory {
+ public:
+  explicit ScopedMemory(const char* name);
+  ~ScopedMemory();
+  ScopedMemory(const ScopedMemory&) = delete;
+  ScopedMemory& operator=(const ScopedMemory&) = delete;
+
+ private:
+  instrumentation_internal::ChunkState* chunk_ = nullptr;
+  uint64_t chunk_serial_ = 0;
+  instrumentation_internal::SectionSlot* slot_ = nullptr;  // reserved in the chunk at entry
+  int64_t start_rss_bytes_ = 0;
+};
+
+// Compressed bytes passed to RecordBytesRead on this thread during a block, recorded as a
+// KIND_BYTES section.
+class ScopedBytes {
+ public:
+  explicit ScopedBytes(const char* name);
+  ~ScopedBytes();
+  ScopedBytes(const ScopedBytes&) = delete;
+  ScopedBytes& operator=(const ScopedBytes&) = delete;
+
+ private:
+  instrumentation_internal::ChunkState* chunk_ = nullptr;
+  uint64_t chunk_serial_ = 0;
+  instrumentation_internal::SectionSlot* slot_ = nullptr;  // reserved in the chunk at entry
+  int64_t start_bytes_ = 0;
+};
+
+}  // namespace roastcoffea
+
+#define ROASTCOFFEA_INTERNAL_CONCAT_IMPL(a, b) a##b
+#define ROASTCOFFEA_INTERNAL_CONCAT(a, b) ROASTCOFFEA_INTERNAL_CONCAT_IMPL(a, b)
+
+// Scope the rest of the enclosing block as a section: ROASTCOFFEA_TIMED_SECTION("fill_histos");
+#define ROASTCOFFEA_TIMED_SECTION(name) \
+  ::roastcoffea::ScopedTimer ROASTCOFFEA_INTERNAL_CONCAT(roastcoffea_timed_section_, __LINE__)(name)
+#define ROASTCOFFEA_MEMORY_SECTION(name)                                               \
+  ::roastcoffea::ScopedMemory ROASTCOFFEA_INTERNAL_CONCAT(roastcoffea_memory_section_, \
+                                                          __LINE__)(name)
+#define ROASTCOFFEA_BYTES_SECTION(name) \
+  ::roastcoffea::ScopedBytes ROASTCOFFEA_INTERNAL_CONCAT(roastcoffea_bytes_section_, __LINE__)(name)
+
+#endif  // ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_

@@ -8,14 +8,17 @@ switching to source archives later only touches WORKSPACE.
 """
 
 def _pkg_config_libs(rctx, modules):
+    # Tokens that start with "-" are linker flags for libraries Debian ships without a .pc file.
+    literal = [m for m in modules if m.startswith("-")]
+    modules = [m for m in modules if not m.startswith("-")]
     if not modules:
-        return []
+        return literal
     result = rctx.execute(["pkg-config", "--libs"] + modules)
     if result.return_code != 0:
         fail("pkg-config --libs %s failed (is the -dev package installed? run ./bazelw): %s" %
              (" ".join(modules), result.stderr))
     flags = result.stdout.strip().split(" ")
-    return [f for f in flags if f]
+    return literal + [f for f in flags if f]
 
 def _render_library(name, linkopts, deps = [], defines = []):
     return """cc_library(
@@ -122,7 +125,8 @@ def roastcoffea_system_dependencies():
         name = "com_google_benchmark",
         targets = {
             ":benchmark": "benchmark",
-            ":benchmark_main": "benchmark",
+            # Debian has libbenchmark_main.a but no benchmark_main.pc.
+            ":benchmark_main": "-lbenchmark_main benchmark",
         },
         required_headers = ["/usr/include/benchmark/benchmark.h"],
     )

@@ -60,8 +60,8 @@ struct DatasetSpec {
 std::vector<DatasetSpec> DefaultDatasets();
 
 struct SampleDatasetSpec {
-  int64_t events_per_file = 100000;
-  int files_per_dataset = 3;
+  int64_t events_per_file = 200000;
+  int files_per_dataset = 4;
   std::vector<DatasetSpec> datasets = DefaultDatasets();
   uint64_t seed = 20240611;
   // Entries per compressed basket in each file.

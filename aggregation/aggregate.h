@@ -1,21 +1,42 @@
 // Aggregation: turns what one run recorded (workflow report, elapsed time, worker tracking,
-// chunk records) into v1::AggregatedMetrics, with the same formulas whatever the backend.
+// chunk records, span fine metrics) into v1::AggregatedMetrics, with the same formulas whatever
+// the backend.
 //
-// The formulas are those of the original Python roastcoffea 0.1.2 (reference §2.1-§2.5), in the
-// same units. Each formula lives in exactly one file of this package:
+// The original Python roastcoffea 0.1.2's keys (reference §2.1-§2.7) are reproduced under their
+// own fields with the original formulas; where the reference documents an error (§6), the
+// original's value is kept and the right number gets its own new field. Each formula lives in
+// exactly one file of this package:
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
 //   worker_metrics.cc         workers, cores, memory from tracking   (AggregatedMetrics.workers)
+//   series_integral.cc        clipped trapezoid integrals over the aggregation window
 //   efficiency.cc             core efficiency, speedup, core rate    (AggregatedMetrics.efficiency)
-//   chunk_stats.cc            chunk counts, per-dataset breakdown    (AggregatedMetrics.chunks)
-//   distribution_stats.cc     mean/min/max/sample std
-//   time_weighted_average.cc  trapezoid time average of a sample series
-//   input_validation.cc       the InvalidArgument checks listed at Aggregate
+//   chunk_stats.cc            the one pass over chunk records: counts, distributions with
+//                             percentiles, per-dataset breakdown, failures, retries
+//   chunk_info.cc             the original's chunk_info timeline
+//   chunk_validation.cc       the InvalidArgument checks of one chunk record
+//   section_stats.cc          per-section summaries and statistics   (ChunkMetrics.sections...)
+//   fine_metrics.cc           span fine metrics, activity accounting (AggregatedMetrics.fine)
+//   branch_coverage.cc        per-file branch and byte coverage      (AggregatedMetrics.branches)
+//   distribution_stats.cc     mean/min/max/sample std/percentiles
+//   time_weighted_average.cc  the original's trapezoid over a series' own sample window
+//   input_validation.cc       the InvalidArgument checks of the rest of the input
+//   job_queue.h               jobs shared with the helper thread on big inputs
 //   flat_metrics.cc           the original's flat key names and units
+//   key_names.cc              the original's key-name drift
+// partial_aggregate.h is the mergeable (distributed, streaming) subset of the chunk metrics.
 //
-// Thread-safety: every function here is pure; call it from any thread.
+// Clocks: every instant is UTC nanoseconds since the Unix epoch; durations (elapsed_seconds,
+// chunk durations) come from a monotonic clock. Aggregation never mixes the two: the window
+// instants only bound the tracking integrals; rates divide by elapsed_seconds.
+//
+// Thread-safety: every function here is pure; call it from any thread (the inputs must not be
+// modified during the call). Aggregate may use one helper thread internally (see
+// AggregationOptions::parallel_min_records); it only reads the input.
 #ifndef ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 #define ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,32 +47,69 @@
 
 namespace roastcoffea {
 
-// Everything Aggregate reads. Plain data; fill in what the run produced.
-struct AggregationInput {
-  // What the executor says it processed. If `report.datasets` is non-empty, the totals are
-  // summed over the datasets and the report's own totals are ignored (as the original does
-  // with its custom metrics).
-  v1::WorkflowReport report;
-  // Monotonic wall time of the whole run, in seconds. Must be finite and >= 0; 0 gives rates 0.
-  double elapsed_seconds = 0;
-  // Worker tracking; nullopt = no worker tracking (then `workers` and the core-based
-  // efficiency metrics are unset).
-  std::optional<v1::TrackingData> tracking;
-  // One record per processed chunk (per attempt), in any order. Empty: `chunks` is unset.
-  std::vector<v1::ChunkRecord> chunks;
-  // Fine metrics. Not used yet (fine metrics come later): accepted and ignored.
-  std::vector<v1::Span> spans;
+struct AggregationOptions {
+  // Which fine-metric task prefixes are the processor's (the rest is overhead). Each entry is an
+  // exact name or a glob pattern ('*' any run of characters, '?' one character), e.g.
+  // {"MyProcessor", "process-*"}. Empty: every prefix counts as the processor's, as the
+  // original does without a processor name.
+  std::vector<std::string> processor_task_patterns;
+  // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
+  bool include_chunk_info = true;
+  // With at least this many chunk records, chunk_info is built on a second thread (started
+  // and joined inside Aggregate) while the statistics are computed. SIZE_MAX: never.
+  size_t parallel_min_records = 100'000;
 };
 
+// Everything Aggregate reads. It holds pointers to the caller's data and copies nothing: the
+// pointed-to data must outlive the Aggregate call. A null pointer means "not recorded".
+struct AggregationInput {
+  // What the executor says it processed (null: an empty report). If `report->datasets` is
+  // non-empty, the totals are summed over the datasets and the report's own totals are ignored
+  // (as the original does with its custom metrics).
+  const v1::WorkflowReport* report = nullptr;
+  // Monotonic wall time of the whole run, in seconds. Must be finite and >= 0; 0 gives rates 0.
+  double elapsed_seconds = 0;
+  // The run's wall-clock window (UTC ns). Both 0: unknown, then the tracking samples' own span
+  // is used. Otherwise both must be set and end >= start. Tracking integrals (core-seconds,
+  // worker averages "over_window") are taken over this window: samples outside it are cut off,
+  // segments crossing its edges are interpolated linearly.
+  int64_t window_start_unix_ns = 0;
+  int64_t window_end_unix_ns = 0;
+  // Worker tracking; null = no worker tracking (then `workers` and the core-based efficiency
+  // metrics are unset).
+  const v1::TrackingData* tracking = nullptr;
+  // One record per processed chunk (per attempt), in any order. Null or empty: `chunks` and
+  // `branches` are unset.
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
+  // Span fine metrics. Null, or no metric in any span: `fine` is unset.
+  const google::protobuf::RepeatedPtrField<v1::Span>* spans = nullptr;
+  AggregationOptions options;
+};
+
+// An input viewing `measurement` (which must outlive it): its report, tracking (if present),
+// chunks and spans; elapsed_seconds from metadata.elapsed_seconds; the window from
+// metadata.start_time/end_time when both are set.
+AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurement,
+                                                 const AggregationOptions& options = {});
+
 // Computes every aggregated metric. The result does not depend on the order of chunk records,
-// of workers, or of samples inside a series (series are sorted by time).
+// of workers, of spans or of samples inside a series (series are sorted by time; sums are
+// compensated so that only the last bit could ever depend on the order).
 //
 // Returns InvalidArgument, naming the offending input, for: a NaN, infinite or negative
-// elapsed_seconds; tracking.worker_count and tracking.worker_count_time_unix_ns of different
-// lengths; a worker series with a non-empty column whose length differs from its
-// time_unix_ns; a chunk record whose duration_seconds is NaN, infinite or negative.
+// elapsed_seconds; a window with only one end set or end before start; worker_count and its
+// time column of different lengths; a worker series column that is neither empty nor as long as
+// its time_unix_ns; a NaN, infinite or negative cores or memory_bytes sample; a chunk record
+// whose duration_seconds is NaN, infinite or negative, whose end_unix_ns is before its
+// start_unix_ns, whose events are negative, or with a section whose kind is unknown or whose
+// duration is NaN, infinite or negative; a fine metric whose value is NaN or infinite.
+// Documented treatments (not errors): samples of one worker series sharing a timestamp are
+// averaged into one sample for the window integrals (the original's keys keep its own
+// treatment); fine metrics with a unit other than "seconds"/"bytes"/"count" are kept in the
+// activity accounting under their unit and enter no original key that filters on the unit.
 //
-// Cost: O(n log n) in the number of samples and chunk records.
+// Cost: O(n) in chunk records, sections and samples (percentiles by selection, not sorting),
+// plus O(s log s) for s samples only when a series is not in time order.
 absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input);
 
 // One entry of the original tool's flat metrics dict.
@@ -63,11 +121,17 @@ struct FlatMetric {
 
 // The original tool's flat view of `metrics`: every key it would emit for the metrics present,
 // under its original name and unit, in the original's order (workflow, workers, efficiency,
-// chunks). Keys of absent sections are left out (no tracking: no worker keys; no chunk
-// records: no chunk keys), as in the original. Chunk memory deltas are given in MiB
-// ("chunk_mem_delta_mean_mb", ...), like the original's "MB". Per-dataset chunk values are
-// flattened as "per_dataset.<dataset>.<field>", datasets sorted by name. Our additions that the
-// original does not store (MB/s, uncompressed bytes, compression factor) are not included.
+// fine metrics, chunks, branch coverage). Keys of absent sections are left out (no tracking: no
+// worker keys; no spans: no fine keys; no chunk records: no chunk or branch keys), as in the
+// original. Chunk memory deltas are given in MiB ("chunk_mem_delta_mean_mb", ...), like the
+// original's "MB". Nested values are flattened with dots, sorted by name:
+//   "per_dataset.<dataset>.<field>", "sections.<name>.<field>",
+//   "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt> for retries].<t_start|t_end|bytes_read>",
+//   "file_read_metrics.<file>.<field>", "file_metadata.<file>.<field>",
+//   "compression_ratios.<i>", "bytes_read_percent_per_file.<i>".
+// The passthrough keys (tracking_data, raw_chunk_metrics, raw_section_metrics,
+// raw_span_metrics) are not duplicated: they are Measurement.tracking, .chunks (sections
+// inside) and .spans. Our additions that the original does not have are not included.
 // Cost: O(number of keys).
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics);
 

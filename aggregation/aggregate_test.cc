@@ -1,4 +1,5 @@
 #include "aggregation/aggregate.h"
+#include "aggregation/test_run.h"
 
 #include <cmath>
 #include <cstdint>
@@ -13,6 +14,9 @@
 namespace roastcoffea {
 namespace {
 
+using ::roastcoffea::testing_internal::AggregateRun;
+using ::roastcoffea::testing_internal::TestRun;
+
 using ::testing::HasSubstr;
 
 constexpr int64_t kSecond = 1'000'000'000;
@@ -20,8 +24,8 @@ constexpr int64_t kStart = 1'765'000'000 * kSecond;
 
 // Reference §4 core-aggregator fixture: 5e9 B, 5e5 events, 50 s CPU, 25 chunks, E 25 s, two
 // workers with 4 cores each sampled over 10 s.
-AggregationInput CoreFixture() {
-  AggregationInput input;
+TestRun CoreFixture() {
+  TestRun input;
   input.report.set_events(500'000);
   input.report.set_compressed_bytes_read(5'000'000'000);
   input.report.set_process_time_seconds(50);
@@ -62,7 +66,7 @@ v1::ChunkRecord Chunk(const std::string& uuid, double duration, int64_t events) 
 }
 
 TEST(AggregateTest, CoreAggregatorFixture) {
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(CoreFixture());
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(CoreFixture());
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_DOUBLE_EQ(m->workflow().data_rate_gbps(), 1.6);
   EXPECT_DOUBLE_EQ(m->workflow().event_rate_elapsed_khz(), 20);
@@ -81,9 +85,9 @@ TEST(AggregateTest, CoreAggregatorFixture) {
 }
 
 TEST(AggregateTest, WithoutTrackingWorkersAndCoreMetricsAreUnset) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.tracking.reset();
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_FALSE(m->has_workers());
   EXPECT_FALSE(m->efficiency().has_core_efficiency_fraction());
@@ -92,9 +96,9 @@ TEST(AggregateTest, WithoutTrackingWorkersAndCoreMetricsAreUnset) {
 }
 
 TEST(AggregateTest, TrackingWithoutCoresLeavesCoreMetricsUnset) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   for (v1::WorkerSeries& worker : *input.tracking->mutable_workers()) worker.clear_cores();
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_TRUE(m->has_workers());
   EXPECT_FALSE(m->workers().has_total_cores());
@@ -103,9 +107,9 @@ TEST(AggregateTest, TrackingWithoutCoresLeavesCoreMetricsUnset) {
 }
 
 TEST(AggregateTest, ZeroElapsedGivesZeroRates) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.elapsed_seconds = 0;
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_DOUBLE_EQ(m->workflow().data_rate_gbps(), 0);
   EXPECT_DOUBLE_EQ(m->workflow().event_rate_elapsed_khz(), 0);
@@ -115,9 +119,9 @@ TEST(AggregateTest, ZeroElapsedGivesZeroRates) {
 }
 
 TEST(AggregateTest, ChunkRecordsAddChunkMetricsAndKeepTheReportCount) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.chunks = {Chunk("a", 1, 100), Chunk("b", 3, 300)};
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_TRUE(m->has_chunks());
   EXPECT_EQ(m->chunks().num_chunks(), 2);
@@ -127,27 +131,34 @@ TEST(AggregateTest, ChunkRecordsAddChunkMetricsAndKeepTheReportCount) {
   EXPECT_DOUBLE_EQ(m->chunks().duration_seconds().mean(), 2.0);
 }
 
-TEST(AggregateTest, SpansAreAcceptedAndIgnored) {
-  AggregationInput input = CoreFixture();
-  const absl::StatusOr<v1::AggregatedMetrics> without = Aggregate(input);
+TEST(AggregateTest, SpansAddFineMetricsAndChangeNothingElse) {
+  TestRun input = CoreFixture();
+  const absl::StatusOr<v1::AggregatedMetrics> without = AggregateRun(input);
   v1::Span& span = input.spans.emplace_back();
   span.set_name("coffea-processing");
   v1::FineMetric* metric = span.add_metrics();
+  metric->set_context("execute");
+  metric->set_task_prefix("MyProcessor");
   metric->set_activity("thread-cpu");
+  metric->set_unit("seconds");
   metric->set_value(100);
-  const absl::StatusOr<v1::AggregatedMetrics> with = Aggregate(input);
+  absl::StatusOr<v1::AggregatedMetrics> with = AggregateRun(input);
   ASSERT_TRUE(without.ok() && with.ok());
+  EXPECT_FALSE(without->has_fine());
+  ASSERT_TRUE(with->has_fine());
+  EXPECT_DOUBLE_EQ(with->fine().processor_cpu_time_seconds(), 100);
+  with->clear_fine();
   EXPECT_EQ(with->SerializeAsString(), without->SerializeAsString());
 }
 
 TEST(AggregateTest, OrderOfSamplesWorkersAndChunksDoesNotMatter) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.chunks = {Chunk("a", 0.1, 1), Chunk("b", 0.2, 2), Chunk("c", 0.3, 3)};
   input.tracking->set_worker_count(1, 3);  // counts 2, 3, 2
-  const absl::StatusOr<v1::AggregatedMetrics> expected = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> expected = AggregateRun(input);
   ASSERT_TRUE(expected.ok()) << expected.status();
 
-  AggregationInput shuffled = input;
+  TestRun shuffled = input;
   std::swap(shuffled.chunks[0], shuffled.chunks[2]);
   v1::TrackingData& tracking = *shuffled.tracking;
   tracking.mutable_worker_count_time_unix_ns()->SwapElements(0, 2);
@@ -158,22 +169,22 @@ TEST(AggregateTest, OrderOfSamplesWorkersAndChunksDoesNotMatter) {
     worker.mutable_memory_bytes()->SwapElements(0, 2);
     worker.mutable_cores()->SwapElements(0, 2);
   }
-  const absl::StatusOr<v1::AggregatedMetrics> actual = Aggregate(shuffled);
+  const absl::StatusOr<v1::AggregatedMetrics> actual = AggregateRun(shuffled);
   ASSERT_TRUE(actual.ok()) << actual.status();
   EXPECT_EQ(actual->SerializeAsString(), expected->SerializeAsString());
   EXPECT_DOUBLE_EQ(actual->workers().avg_workers(), 2.5);
 }
 
 // Bad input: InvalidArgument naming the input, never a crash.
-void ExpectInvalid(const AggregationInput& input, const std::string& names) {
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+void ExpectInvalid(const TestRun& input, const std::string& names) {
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(m.status().message()), HasSubstr(names));
 }
 
 TEST(AggregateTest, RejectsNonFiniteOrNegativeElapsed) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.elapsed_seconds = std::nan("");
   ExpectInvalid(input, "elapsed_seconds is nan");
   input.elapsed_seconds = std::numeric_limits<double>::infinity();
@@ -183,14 +194,14 @@ TEST(AggregateTest, RejectsNonFiniteOrNegativeElapsed) {
 }
 
 TEST(AggregateTest, RejectsWorkerCountWithoutMatchingTimes) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.tracking->add_worker_count(7);
   ExpectInvalid(input, "tracking.worker_count has 4 samples but "
                        "tracking.worker_count_time_unix_ns has 3");
 }
 
 TEST(AggregateTest, RejectsWorkerColumnOfWrongLength) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.tracking->mutable_workers(1)->add_memory_bytes(1);
   ExpectInvalid(input, "tracking.workers[1] (worker \"host:2\"): column memory_bytes has 4 "
                        "samples but time_unix_ns has 3");
@@ -205,16 +216,16 @@ TEST(AggregateTest, RejectsWorkerColumnOfWrongLength) {
 }
 
 TEST(AggregateTest, AcceptsEmptyWorkerColumns) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.tracking->mutable_workers(0)->clear_memory_bytes();
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   // Only host:2 measured memory.
   EXPECT_DOUBLE_EQ(m->workers().avg_memory_per_worker_bytes(), 1e9);
 }
 
 TEST(AggregateTest, RejectsNanOrNegativeChunkDuration) {
-  AggregationInput input = CoreFixture();
+  TestRun input = CoreFixture();
   input.chunks = {Chunk("good", 1, 1), Chunk("bad-uuid", std::nan(""), 1)};
   ExpectInvalid(input, "chunks[1] (uuid \"bad-uuid\", file \"data.root\"");
   ExpectInvalid(input, "duration_seconds is nan");

@@ -191,3 +191,32 @@ TEST(ChunkMetricsTest, RecordOrderDoesNotMatter) {
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+TEST(ChunkMetricsTest, SectionsOfSuccessfulChunksAndFailuresWithErrorText) {
+  v1::ChunkRecord ok = Chunk(2, 10);
+  v1::SectionRecord* jets = ok.add_sections();
+  jets->set_name("jets");
+  jets->set_kind(v1::SectionRecord::KIND_TIME);
+  jets->set_entries(1);
+  jets->set_duration_seconds(0.5);
+  v1::ChunkRecord failed = Failed(ok);  // its section is not counted
+  failed.set_uuid("bad");
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({ok, failed});
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->sections_size(), 1);
+  EXPECT_EQ(m->sections(0).count(), 1);
+  ASSERT_EQ(m->section_stats_size(), 1);
+  EXPECT_DOUBLE_EQ(m->section_stats(0).share_of_chunk_time_fraction(), 0.25);
+  ASSERT_EQ(m->failed_chunks_size(), 1);
+  EXPECT_EQ(m->failed_chunks(0).uuid(), "bad");
+  EXPECT_EQ(m->failed_chunks(0).error_text(), "boom");
+  EXPECT_DOUBLE_EQ(m->duration_seconds().percentiles().p50(), 2);
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

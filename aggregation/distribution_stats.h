@@ -1,18 +1,50 @@
-// Mean, min, max and sample standard deviation of a set of values (internal to //aggregation).
+// Mean, min, max, sample standard deviation and exact percentiles of a set of values
+// (internal to //aggregation).
 #ifndef ROASTCOFFEA_AGGREGATION_DISTRIBUTION_STATS_H_
 #define ROASTCOFFEA_AGGREGATION_DISTRIBUTION_STATS_H_
 
 #include <vector>
 
+#include "absl/types/span.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
 
+// Sum with Neumaier compensation in long double: the order of `values` can change at most the
+// last bit (in practice none). Cost: O(n).
+double CompensatedSum(absl::Span<const double> values);
+
+// Running form of CompensatedSum, for sums that are never stored as a column.
+class CompensatedAccumulator {
+ public:
+  void Add(double value) { AddExtended(value); }
+  void Merge(const CompensatedAccumulator& other) {
+    AddExtended(other.sum_);
+    compensation_ += other.compensation_;
+  }
+  double Sum() const { return static_cast<double>(sum_ + compensation_); }
+
+ private:
+  void AddExtended(long double x) {
+    const long double t = sum_ + x;
+    compensation_ += (sum_ >= 0 ? sum_ : -sum_) >= (x >= 0 ? x : -x) ? (sum_ - t) + x
+                                                                      : (x - t) + sum_;
+    sum_ = t;
+  }
+  long double sum_ = 0;
+  long double compensation_ = 0;
+};
+
 // count, mean, min, max and the sample standard deviation (n-1 in the denominator; 0 for a
-// single value), as the original's chunk statistics. Values are sorted first so the result does
-// not depend on their order, even in the last bit. Empty input gives an all-zero message.
-// Cost: O(n log n).
+// single value), as the original's chunk statistics; with `with_percentiles`, also p50, p90,
+// p95, p99 (numpy "linear", see stats/percentile.h). `values` must be finite; it is reordered
+// (selection, not sorting), so pass a scratch buffer. Empty input gives an all-zero message
+// (no percentiles). Cost: O(n).
+v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
+                                                      bool with_percentiles);
+
+// The original's statistics without percentiles, on a copy. Cost: O(n).
 v1::DistributionStats ComputeDistributionStats(std::vector<double> values);
 
 }  // namespace aggregation_internal

@@ -1,5 +1,7 @@
 #include "aggregation/distribution_stats.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -43,6 +45,31 @@ TEST(DistributionStatsTest, OrderDoesNotChangeAnyBit) {
   const v1::DistributionStats b = ComputeDistributionStats({-1e16, 0.3, 1e16, 0.1, 0.2});
   EXPECT_EQ(a.mean(), b.mean());
   EXPECT_EQ(a.std(), b.std());
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+TEST(DistributionStatsTest, PercentilesMatchNumpyHandValues) {
+  // numpy.percentile([1..10], [50, 90, 95, 99]) = [5.5, 9.1, 9.55, 9.91].
+  std::vector<double> values = {7, 3, 10, 1, 5, 9, 2, 8, 4, 6};
+  const v1::DistributionStats stats = ComputeDistributionStatsInPlace(absl::MakeSpan(values), true);
+  ASSERT_TRUE(stats.has_percentiles());
+  EXPECT_DOUBLE_EQ(stats.percentiles().p50(), 5.5);
+  EXPECT_DOUBLE_EQ(stats.percentiles().p90(), 9.1);
+  EXPECT_DOUBLE_EQ(stats.percentiles().p95(), 9.55);
+  EXPECT_DOUBLE_EQ(stats.percentiles().p99(), 9.91);
+  EXPECT_DOUBLE_EQ(stats.mean(), 5.5);
+}
+
+TEST(DistributionStatsTest, CompensatedSumIsOrderIndependent) {
+  EXPECT_EQ(CompensatedSum({1e16, 0.1, -1e16, 0.2}), CompensatedSum({0.2, 0.1, 1e16, -1e16}));
+  EXPECT_DOUBLE_EQ(CompensatedSum({1e16, 0.5, -1e16}), 0.5);
 }
 
 }  // namespace

@@ -18,6 +18,15 @@ namespace aggregation_internal {
 v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workflow,
                                                std::optional<double> total_cores);
 
+// The fixes (reference §6.9, §6.10), added to `efficiency` when `workers` has core_seconds:
+//   core_efficiency_over_core_seconds_fraction = cpu / core_seconds,
+//   event_rate_core_seconds_khz = events / core_seconds / 1000 (both 0 when core_seconds is 0);
+//   parallel_efficiency_fraction = speedup_factor / avg_cores_over_window (when that is > 0).
+// Cost: O(1).
+void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
+                              const v1::WorkerMetrics& workers,
+                              v1::EfficiencyMetrics* efficiency);
+
 }  // namespace aggregation_internal
 }  // namespace roastcoffea
 

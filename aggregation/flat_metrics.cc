@@ -1,4 +1,4 @@
-// ToFlatMetrics: the original tool's flat key names, units and order (reference §2.1-§2.5).
+// ToFlatMetrics: the original tool's flat key names, units and order (reference §2.1-§2.6).
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +74,27 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
            Optional(efficiency.has_event_rate_core_khz(), efficiency.event_rate_core_khz()),
            "kHz/core");
 
+  if (metrics.has_fine()) {
+    const v1::FineMetricsSummary& fine = metrics.fine();
+    flat.Add("processor_cpu_time_seconds", fine.processor_cpu_time_seconds(), "s");
+    flat.Add("processor_io_wait_time_seconds", fine.processor_io_wait_time_seconds(), "s");
+    flat.Add("processor_cpu_percent", fine.processor_cpu_percent(), "%");
+    flat.Add("processor_io_wait_percent", fine.processor_io_wait_percent(), "%");
+    flat.Add("overhead_cpu_time_seconds", fine.overhead_cpu_time_seconds(), "s");
+    flat.Add("overhead_io_wait_time_seconds", fine.overhead_io_wait_time_seconds(), "s");
+    flat.Add("total_bytes_memory_read", fine.total_bytes_memory_read(), "bytes");
+    flat.Add("disk_read_bytes", fine.disk_read_bytes(), "bytes");
+    flat.Add("disk_write_bytes", fine.disk_write_bytes(), "bytes");
+    flat.Add("decompression_time_seconds", fine.decompression_time_seconds(), "s");
+    flat.Add("compression_time_seconds", fine.compression_time_seconds(), "s");
+    flat.Add("total_compression_overhead_seconds", fine.total_compression_overhead_seconds(),
+             "s");
+    flat.Add("deserialization_time_seconds", fine.deserialization_time_seconds(), "s");
+    flat.Add("serialization_time_seconds", fine.serialization_time_seconds(), "s");
+    flat.Add("total_serialization_overhead_seconds",
+             fine.total_serialization_overhead_seconds(), "s");
+  }
+
   if (metrics.has_chunks()) {
     const v1::ChunkMetrics& chunks = metrics.chunks();
     flat.Add("num_successful_chunks", static_cast<double>(chunks.num_successful_chunks()),
@@ -105,6 +126,62 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
                  "events");
       }
     }
+    for (const v1::SectionSummary& section : chunks.sections()) {
+      const std::string prefix = absl::StrCat("sections.", section.name(), ".");
+      flat.Add(absl::StrCat(prefix, "count"), static_cast<double>(section.count()), "entries");
+      flat.Add(absl::StrCat(prefix, "total_duration"), section.total_duration_seconds(), "s");
+      flat.Add(absl::StrCat(prefix, "mean_duration"), section.mean_duration_seconds(), "s");
+      if (section.has_mean_memory_delta_bytes()) {
+        flat.Add(absl::StrCat(prefix, "mean_mem_delta_mb"),
+                 section.mean_memory_delta_bytes() / kBytesPerMiB, "MiB");
+        flat.Add(absl::StrCat(prefix, "max_mem_delta_mb"),
+                 section.max_memory_delta_bytes() / kBytesPerMiB, "MiB");
+        flat.Add(absl::StrCat(prefix, "min_mem_delta_mb"),
+                 section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
+      }
+    }
+    for (const v1::ChunkInfo& info : chunks.chunk_info()) {
+      // The original's epoch seconds; retries get their own key instead of overwriting.
+      const std::string prefix =
+          absl::StrCat("chunk_info.", info.file(), ":", info.entry_start(), ":", info.entry_stop(),
+                       info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
+      flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
+               "s");
+      flat.Add(absl::StrCat(prefix, "t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
+      flat.Add(absl::StrCat(prefix, "bytes_read"), static_cast<double>(info.bytes_read()),
+               "bytes");
+    }
+  }
+
+  if (metrics.has_branches()) {
+    const v1::BranchCoverage& branches = metrics.branches();
+    for (const v1::FileReadMetrics& file : branches.files()) {
+      const std::string meta = absl::StrCat("file_metadata.", file.file(), ".");
+      flat.Add(absl::StrCat(meta, "compression_ratio"), file.compression_ratio(), "ratio");
+      flat.Add(absl::StrCat(meta, "total_branches"), static_cast<double>(file.total_branches()),
+               "branches");
+      flat.Add(absl::StrCat(meta, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),
+               "bytes");
+      const std::string read = absl::StrCat("file_read_metrics.", file.file(), ".");
+      flat.Add(absl::StrCat(read, "total_branches"), static_cast<double>(file.total_branches()),
+               "branches");
+      flat.Add(absl::StrCat(read, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),
+               "bytes");
+      flat.Add(absl::StrCat(read, "branches_read_percent"), file.branches_read_percent(), "%");
+      flat.Add(absl::StrCat(read, "bytes_read"), static_cast<double>(file.bytes_read()), "bytes");
+      flat.Add(absl::StrCat(read, "bytes_read_percent"), file.bytes_read_percent(), "%");
+    }
+    for (int i = 0; i < branches.compression_ratios_size(); ++i) {
+      flat.Add(absl::StrCat("compression_ratios.", i), branches.compression_ratios(i), "ratio");
+    }
+    flat.Add("avg_branches_read_percent", branches.avg_branches_read_percent(), "%");
+    flat.Add("avg_bytes_read_percent", branches.avg_bytes_read_percent(), "%");
+    for (int i = 0; i < branches.bytes_read_percent_per_file_size(); ++i) {
+      flat.Add(absl::StrCat("bytes_read_percent_per_file.", i),
+               branches.bytes_read_percent_per_file(i), "%");
+    }
+    flat.Add("total_branches_read", static_cast<double>(branches.total_branches_read()),
+             "branches");
   }
   return flat.Release();
 }

@@ -1,13 +1,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aggregation/aggregate.h"
+#include "aggregation/test_run.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
 namespace {
+
+using ::roastcoffea::testing_internal::AggregateRun;
+using ::roastcoffea::testing_internal::TestRun;
 
 constexpr int64_t kMiB = 1024 * 1024;
 
@@ -26,8 +31,8 @@ const FlatMetric& Find(const std::vector<FlatMetric>& flat, const std::string& k
   return kMissing;
 }
 
-AggregationInput ReportOnly() {
-  AggregationInput input;
+TestRun ReportOnly() {
+  TestRun input;
   input.report.set_events(1'000'000);
   input.report.set_compressed_bytes_read(10'000'000'000);
   input.report.set_process_time_seconds(100);
@@ -37,7 +42,7 @@ AggregationInput ReportOnly() {
 }
 
 TEST(FlatMetricsTest, ReportOnlyHasWorkflowAndEfficiencyKeysInTheOriginalOrder) {
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(ReportOnly());
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(ReportOnly());
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   EXPECT_EQ(Keys(flat), (std::vector<std::string>{
@@ -64,7 +69,7 @@ TEST(FlatMetricsTest, ReportOnlyHasWorkflowAndEfficiencyKeysInTheOriginalOrder) 
 }
 
 TEST(FlatMetricsTest, WorkerKeysWithTracking) {
-  AggregationInput input = ReportOnly();
+  TestRun input = ReportOnly();
   v1::TrackingData& tracking = input.tracking.emplace();
   tracking.add_worker_count_time_unix_ns(0);
   tracking.add_worker_count(3);
@@ -72,7 +77,7 @@ TEST(FlatMetricsTest, WorkerKeysWithTracking) {
   worker->add_time_unix_ns(0);
   worker->add_memory_bytes(2e9);
   worker->add_cores(8);
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   const std::vector<std::string> keys = Keys(flat);
@@ -92,9 +97,9 @@ TEST(FlatMetricsTest, WorkerKeysWithTracking) {
 }
 
 TEST(FlatMetricsTest, TrackingWithoutCoresGivesNoneForCores) {
-  AggregationInput input = ReportOnly();
+  TestRun input = ReportOnly();
   input.tracking.emplace();
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   EXPECT_EQ(Find(flat, "total_cores").value, std::nullopt);
@@ -103,7 +108,7 @@ TEST(FlatMetricsTest, TrackingWithoutCoresGivesNoneForCores) {
 }
 
 TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
-  AggregationInput input = ReportOnly();
+  TestRun input = ReportOnly();
   const int64_t deltas_mib[] = {10, 20, 30};
   for (int i = 0; i < 3; ++i) {
     v1::ChunkRecord& chunk = input.chunks.emplace_back();
@@ -115,7 +120,7 @@ TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
   }
   v1::ChunkRecord& failed = input.chunks.emplace_back();
   failed.set_status(v1::CHUNK_STATUS_FAILED);
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   const std::vector<std::string> keys = Keys(flat);
@@ -143,7 +148,11 @@ TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
       "per_dataset.WJets.total_duration",
       "per_dataset.WJets.total_events",
       "per_dataset.WJets.mean_duration",
-      "per_dataset.WJets.mean_events_per_chunk"};
+      "per_dataset.WJets.mean_events_per_chunk",
+      // Branch coverage: present whenever chunk records exist, as the original.
+      "avg_branches_read_percent",
+      "avg_bytes_read_percent",
+      "total_branches_read"};
   ASSERT_EQ(keys.size(), 12 + expected_tail.size());
   EXPECT_EQ(std::vector<std::string>(keys.begin() + 12, keys.end()), expected_tail);
   EXPECT_EQ(Find(flat, "num_chunks").value, 4.0);  // the records' count, in the report's slot
@@ -161,27 +170,78 @@ TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
 }
 
 TEST(FlatMetricsTest, AllFailedChunksGiveCountsOnly) {
-  AggregationInput input = ReportOnly();
+  TestRun input = ReportOnly();
   input.chunks.emplace_back().set_status(v1::CHUNK_STATUS_FAILED);
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<std::string> keys = Keys(ToFlatMetrics(*m));
-  ASSERT_EQ(keys.size(), 14u);
+  ASSERT_EQ(keys.size(), 17u);
   EXPECT_EQ(keys[12], "num_successful_chunks");
   EXPECT_EQ(keys[13], "num_failed_chunks");
+  EXPECT_EQ(keys[14], "avg_branches_read_percent");
 }
 
 TEST(FlatMetricsTest, EveryFixedKeyIsACanonicalName) {
-  AggregationInput input = ReportOnly();
+  TestRun input = ReportOnly();
   input.tracking.emplace();
   v1::ChunkRecord& chunk = input.chunks.emplace_back();
   chunk.set_memory_after_bytes(1);
-  const absl::StatusOr<v1::AggregatedMetrics> m = Aggregate(input);
+  v1::FineMetric* fine = input.spans.emplace_back().add_metrics();
+  fine->set_activity("thread-cpu");
+  fine->set_value(1);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
   ASSERT_TRUE(m.ok()) << m.status();
   for (const FlatMetric& metric : ToFlatMetrics(*m)) {
-    if (metric.key.rfind("per_dataset.", 0) == 0) continue;
+    if (metric.key.find('.') != std::string::npos) continue;  // nested dict entries
     EXPECT_EQ(CanonicalKeyName(metric.key), metric.key);
   }
+}
+
+TEST(FlatMetricsTest, FineSectionAndBranchKeysUnderTheOriginalNames) {
+  TestRun input = ReportOnly();
+  v1::Span& span = input.spans.emplace_back();
+  for (auto [activity, value] : std::vector<std::pair<std::string, double>>{
+           {"thread-cpu", 100}, {"thread-noncpu", 50}, {"compress", 1}, {"decompress", 5}}) {
+    v1::FineMetric* metric = span.add_metrics();
+    metric->set_task_prefix("MyProcessor");
+    metric->set_activity(activity);
+    metric->set_unit("seconds");
+    metric->set_value(value);
+  }
+  v1::ChunkRecord& chunk = input.chunks.emplace_back();
+  chunk.set_file("a.root");
+  chunk.set_entry_start(0);
+  chunk.set_entry_stop(10);
+  chunk.set_start_unix_ns(1'000'000'000);
+  chunk.set_end_unix_ns(3'000'000'000);
+  chunk.set_compressed_bytes_read(4096);
+  chunk.set_duration_seconds(2);
+  chunk.add_accessed_branches("Jet_pt");
+  chunk.mutable_file_metadata()->set_total_branches(100);
+  chunk.mutable_file_metadata()->set_compression_ratio(0.25);
+  v1::SectionRecord* section = chunk.add_sections();
+  section->set_name("load");
+  section->set_kind(v1::SectionRecord::KIND_MEMORY);
+  section->set_entries(1);
+  section->set_memory_delta_bytes(100 * kMiB);
+  section->set_duration_seconds(0.5);
+  const absl::StatusOr<v1::AggregatedMetrics> m = AggregateRun(input);
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
+  EXPECT_NEAR(*Find(flat, "processor_cpu_percent").value, 66.67, 0.01);
+  EXPECT_EQ(Find(flat, "processor_cpu_percent").unit, "%");
+  EXPECT_EQ(Find(flat, "total_compression_overhead_seconds").value, 6.0);
+  EXPECT_EQ(Find(flat, "sections.load.count").value, 1.0);
+  EXPECT_EQ(Find(flat, "sections.load.mean_duration").value, 0.5);
+  EXPECT_EQ(Find(flat, "sections.load.mean_mem_delta_mb").value, 100.0);
+  EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.t_start").value, 1.0);
+  EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.t_end").value, 3.0);
+  EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.bytes_read").value, 4096.0);
+  EXPECT_EQ(Find(flat, "file_read_metrics.a.root.branches_read_percent").value, 1.0);
+  EXPECT_EQ(Find(flat, "file_metadata.a.root.compression_ratio").value, 0.25);
+  EXPECT_EQ(Find(flat, "compression_ratios.0").value, 0.25);
+  EXPECT_EQ(Find(flat, "total_branches_read").value, 1.0);
+  EXPECT_EQ(Find(flat, "avg_branches_read_percent").value, 1.0);
 }
 
 }  // namespace

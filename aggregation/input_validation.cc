@@ -1,6 +1,7 @@
 #include "aggregation/input_validation.h"
 
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -38,6 +39,19 @@ absl::Status ValidateWorkerSeries(const v1::WorkerSeries& series, int index) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateFiniteColumn(const google::protobuf::RepeatedField<double>& column,
+                                  const v1::WorkerSeries& series, int index, const char* name) {
+  for (int i = 0; i < column.size(); ++i) {
+    if (!std::isfinite(column[i]) || column[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("tracking.workers[", index, "] (worker \"",
+                                                     series.worker(), "\"): ", name, "[", i,
+                                                     "] is ", column[i],
+                                                     "; expected a finite value >= 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateAggregationInput(const AggregationInput& input) {
@@ -45,7 +59,19 @@ absl::Status ValidateAggregationInput(const AggregationInput& input) {
     return absl::InvalidArgumentError(absl::StrCat(
         "elapsed_seconds is ", input.elapsed_seconds, "; expected a finite value >= 0"));
   }
-  if (input.tracking.has_value()) {
+  const bool has_start = input.window_start_unix_ns != 0;
+  const bool has_end = input.window_end_unix_ns != 0;
+  if (has_start != has_end) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window_start_unix_ns is ", input.window_start_unix_ns, " and window_end_unix_ns is ",
+        input.window_end_unix_ns, "; set both or neither"));
+  }
+  if (input.window_end_unix_ns < input.window_start_unix_ns) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "window_end_unix_ns ", input.window_end_unix_ns, " is before window_start_unix_ns ",
+        input.window_start_unix_ns));
+  }
+  if (input.tracking != nullptr) {
     const v1::TrackingData& tracking = *input.tracking;
     if (tracking.worker_count_size() != tracking.worker_count_time_unix_ns_size()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -54,18 +80,28 @@ absl::Status ValidateAggregationInput(const AggregationInput& input) {
           tracking.worker_count_time_unix_ns_size()));
     }
     for (int i = 0; i < tracking.workers_size(); ++i) {
-      absl::Status status = ValidateWorkerSeries(tracking.workers(i), i);
+      const v1::WorkerSeries& series = tracking.workers(i);
+      absl::Status status = ValidateWorkerSeries(series, i);
+      if (status.ok()) status = ValidateFiniteColumn(series.cores(), series, i, "cores");
+      if (status.ok()) {
+        status = ValidateFiniteColumn(series.memory_bytes(), series, i, "memory_bytes");
+      }
       if (!status.ok()) return status;
     }
   }
-  for (size_t i = 0; i < input.chunks.size(); ++i) {
-    const v1::ChunkRecord& chunk = input.chunks[i];
-    const double duration = chunk.duration_seconds();
-    if (!std::isfinite(duration) || duration < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "chunks[", i, "] (uuid \"", chunk.uuid(), "\", file \"", chunk.file(), "\", entries ",
-          chunk.entry_start(), "-", chunk.entry_stop(), "): duration_seconds is ", duration,
-          "; expected a finite value >= 0"));
+  // Chunk records are validated by AggregateChunkRecords, in its single pass over them.
+  if (input.spans != nullptr) {
+    for (int s = 0; s < input.spans->size(); ++s) {
+      const v1::Span& span = (*input.spans)[s];
+      for (int m = 0; m < span.metrics_size(); ++m) {
+        const v1::FineMetric& metric = span.metrics(m);
+        if (!std::isfinite(metric.value())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "spans[", s, "] (\"", span.name(), "\").metrics[", m, "] (", metric.task_prefix(),
+              ", ", metric.activity(), ", ", metric.unit(), "): value is ", metric.value(),
+              "; expected finite"));
+        }
+      }
     }
   }
   return absl::OkStatus();

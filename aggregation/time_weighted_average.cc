@@ -21,10 +21,14 @@ double TimeWeightedAverage(std::vector<TimedSample> samples) {
   if (samples.empty()) return 0.0;
   if (samples.size() == 1) return samples.front().value;
   // Sorting by value too makes samples that share a timestamp order-independent.
-  std::sort(samples.begin(), samples.end(), [](const TimedSample& a, const TimedSample& b) {
+  const auto by_time_then_value = [](const TimedSample& a, const TimedSample& b) {
     if (a.time_unix_ns != b.time_unix_ns) return a.time_unix_ns < b.time_unix_ns;
     return a.value < b.value;
-  });
+  };
+  // Series usually arrive in time order: check (O(n)) before sorting (O(n log n)).
+  if (!std::is_sorted(samples.begin(), samples.end(), by_time_then_value)) {
+    std::sort(samples.begin(), samples.end(), by_time_then_value);
+  }
   const double window = SecondsBetween(samples.front().time_unix_ns, samples.back().time_unix_ns);
   if (window <= 0) {
     // Documented error of the original (reference §2.2, §6.15): a zero-length window divides by

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aggregation/distribution_stats.h"
 #include "aggregation/time_weighted_average.h"
 
 namespace roastcoffea {
@@ -77,6 +78,77 @@ v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking) {
                                             static_cast<double>(memory_averages.size()));
   }
   return metrics;
+}
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
+    const v1::TrackingData& tracking, const TimeWindow& window, v1::WorkerMetrics* metrics) {
+  const double window_seconds = window.Seconds();
+  metrics->set_window_seconds(window_seconds);
+
+  const std::vector<double> counts(tracking.worker_count().begin(),
+                                   tracking.worker_count().end());
+  const SortedSeries count_series(tracking.worker_count_time_unix_ns(), counts);
+  metrics->set_avg_workers_over_window(
+      window_seconds > 0 ? IntegrateHoldingEnds(count_series, window) / window_seconds
+                         : metrics->avg_workers());
+
+  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
+  std::vector<double> core_integrals, core_covered, memory_integrals, memory_covered;
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    if (worker.cores_size() > 0) {
+      const WindowIntegral cores =
+          IntegrateInsideSamples(SortedSeries(worker.time_unix_ns(), worker.cores()), window);
+      core_integrals.push_back(cores.integral);
+      core_covered.push_back(cores.covered_seconds);
+      core_seconds_by_worker[worker.worker()] += cores.integral;
+    }
+    if (worker.memory_bytes_size() > 0) {
+      const WindowIntegral memory = IntegrateInsideSamples(
+          SortedSeries(worker.time_unix_ns(), worker.memory_bytes()), window);
+      memory_integrals.push_back(memory.integral);
+      memory_covered.push_back(memory.covered_seconds);
+    }
+  }
+  if (!core_integrals.empty()) {
+    const double core_seconds = CompensatedSum(core_integrals);
+    const double covered = CompensatedSum(core_covered);
+    metrics->set_core_seconds(core_seconds);
+    if (window_seconds > 0) metrics->set_avg_cores_over_window(core_seconds / window_seconds);
+    if (covered > 0) metrics->set_cores_per_worker_time_weighted(core_seconds / covered);
+  }
+  if (!memory_integrals.empty()) {
+    const double memory_seconds = CompensatedSum(memory_integrals);
+    const double covered = CompensatedSum(memory_covered);
+    if (covered > 0) {
+      metrics->set_avg_memory_per_worker_time_weighted_bytes(memory_seconds / covered);
+    }
+    if (window_seconds > 0) metrics->set_avg_cluster_memory_bytes(memory_seconds / window_seconds);
+  }
+  return core_seconds_by_worker;
+}
+
+TimeWindow SampleWindow(const v1::TrackingData& tracking) {
+  bool any = false;
+  TimeWindow window;
+  auto see = [&](int64_t t) {
+    if (!any) {
+      window = {t, t};
+      any = true;
+    }
+    window.start_unix_ns = std::min(window.start_unix_ns, t);
+    window.end_unix_ns = std::max(window.end_unix_ns, t);
+  };
+  for (int64_t t : tracking.worker_count_time_unix_ns()) see(t);
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    for (int64_t t : worker.time_unix_ns()) see(t);
+  }
+  return window;
 }
 
 }  // namespace aggregation_internal

@@ -10,6 +10,7 @@
 #define ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -48,6 +49,15 @@ class AbstractMetricsBackend {
   virtual absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) = 0;
 
   virtual bool SupportsFineMetrics() const = 0;
+
+  // Chunk records the backend derived itself (e.g. TaskVine tasks of the processing category),
+  // available after StopTracking. Most backends have none: chunk records come from
+  // //instrumentation.
+  virtual std::vector<v1::ChunkRecord> TakeChunkRecords() { return {}; }
+
+  // Things the user should know about the data (cross-checks that disagree, skipped input,
+  // reconnections), available after StopTracking. Each is one human-readable sentence.
+  virtual std::vector<std::string> Warnings() const { return {}; }
 };
 
 }  // namespace roastcoffea

@@ -1,0 +1,85 @@
+#include "aggregation/branch_coverage.h"
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+bool Earlier(const v1::ChunkRecord& a, const v1::ChunkRecord& b) {
+  return std::make_tuple(a.start_unix_ns(), a.entry_start(), a.attempt(), a.uuid()) <
+         std::make_tuple(b.start_unix_ns(), b.entry_start(), b.attempt(), b.uuid());
+}
+
+}  // namespace
+
+std::optional<v1::BranchCoverage> ComputeBranchCoverage(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  BranchCoverageAccumulator accumulator;
+  for (const v1::ChunkRecord& chunk : chunks) accumulator.Add(chunk);
+  return accumulator.Finish();
+}
+
+void BranchCoverageAccumulator::Add(const v1::ChunkRecord& chunk) {
+  any_record_ = true;
+  if (!chunk.has_file_metadata() && chunk.accessed_branches().empty()) return;
+  all_branches_.insert(chunk.accessed_branches().begin(), chunk.accessed_branches().end());
+  File& file = files_[chunk.file()];
+  file.branches.insert(chunk.accessed_branches().begin(), chunk.accessed_branches().end());
+  if (chunk.has_file_metadata() && (file.first == nullptr || Earlier(chunk, *file.first))) {
+    file.first = &chunk;
+  }
+}
+
+std::optional<v1::BranchCoverage> BranchCoverageAccumulator::Finish() const {
+  if (!any_record_) return std::nullopt;
+  const auto& files = files_;
+  v1::BranchCoverage coverage;
+  coverage.set_total_branches_read(static_cast<int64_t>(all_branches_.size()));
+  double branches_percent_sum = 0;
+  double bytes_percent_sum = 0;
+  for (const auto& [name, file] : files) {
+    if (file.first == nullptr) continue;
+    const v1::ChunkRecord& record = *file.first;
+    const v1::FileMetadata& metadata = record.file_metadata();
+    const double total_branches = static_cast<double>(metadata.total_branches());
+    const double tree_bytes = static_cast<double>(metadata.total_tree_bytes());
+    double branches_percent = record.branches_read_percent();
+    if (branches_percent == 0 && total_branches > 0) {
+      branches_percent = 100.0 * record.accessed_branches_size() / total_branches;
+    }
+    double bytes_percent = record.bytes_read_percent();
+    if (bytes_percent == 0 && tree_bytes > 0) {
+      bytes_percent = 100.0 * static_cast<double>(record.accessed_bytes()) / tree_bytes;
+    }
+    v1::FileReadMetrics* out = coverage.add_files();
+    out->set_file(name);
+    out->set_total_branches(metadata.total_branches());
+    out->set_total_tree_bytes(metadata.total_tree_bytes());
+    out->set_branches_read_percent(branches_percent);
+    out->set_bytes_read(record.accessed_bytes());
+    out->set_bytes_read_percent(bytes_percent);
+    out->set_compression_ratio(metadata.compression_ratio());
+    out->set_branches_read_union_percent(
+        total_branches > 0 ? 100.0 * static_cast<double>(file.branches.size()) / total_branches
+                           : 0.0);
+    if (metadata.compression_ratio() > 0) {
+      coverage.add_compression_ratios(metadata.compression_ratio());
+    }
+    if (bytes_percent > 0) coverage.add_bytes_read_percent_per_file(bytes_percent);
+    branches_percent_sum += branches_percent;
+    bytes_percent_sum += bytes_percent;
+  }
+  if (coverage.files_size() > 0) {
+    coverage.set_avg_branches_read_percent(branches_percent_sum / coverage.files_size());
+    coverage.set_avg_bytes_read_percent(bytes_percent_sum / coverage.files_size());
+  }
+  return coverage;
+}
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

@@ -1,0 +1,52 @@
+// Branch coverage / data access from chunk records (internal to //aggregation).
+#ifndef ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_
+#define ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_set.h"
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+// The original's aggregate_branch_coverage (reference §2.6). nullopt for no records.
+//   files (file_metadata + file_read_metrics, sorted by file): for each file with a record
+//     carrying file_metadata, the metadata and the percentages of the file's "first" record.
+//     The original takes the first in list order; here "first" is the earliest start_unix_ns
+//     (then entry_start, attempt, uuid), so the result does not depend on the record order.
+//     A record whose branches_read_percent / bytes_read_percent are 0 gets them computed as
+//     100 * accessed branches / total_branches and 100 * accessed_bytes / total_tree_bytes.
+//     branches_read_union_percent (fix, §6.12): distinct branches of all the file's records;
+//   compression_ratios / bytes_read_percent_per_file: the files' values > 0 (as the original,
+//     whose average keeps the zeros);
+//   avg_branches_read_percent / avg_bytes_read_percent: unweighted mean over files, 0 without;
+//   total_branches_read: size of the union of accessed_branches over all records.
+// Cost: O(records + branches).
+std::optional<v1::BranchCoverage> ComputeBranchCoverage(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
+
+// The same, one record at a time (for the single pass over the records). The records must
+// outlive Finish. Cost: O(branches) per record.
+class BranchCoverageAccumulator {
+ public:
+  void Add(const v1::ChunkRecord& chunk);
+  std::optional<v1::BranchCoverage> Finish() const;
+
+ private:
+  struct File {
+    const v1::ChunkRecord* first = nullptr;  // earliest record with file_metadata
+    absl::flat_hash_set<std::string> branches;
+  };
+  bool any_record_ = false;
+  absl::flat_hash_set<std::string> all_branches_;
+  std::map<std::string, File> files_;  // sorted by file
+};
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_

@@ -1,0 +1,22 @@
+// The original's chunk_info (reference §2.5) from chunk records (internal to //aggregation).
+#ifndef ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
+#define ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+// One ChunkInfo per record with a file and end_unix_ns != 0 (the original skips records
+// without file or times), failed ones included, sorted by (start_unix_ns, end_unix_ns,
+// entry_start, entry_stop, attempt, file): a timeline. Retries keep their own entry (the
+// original keyed by (file, entry_start, entry_stop) and kept the last). Appends to `out`.
+// Only reads `chunks`: may run on another thread while others read them too.
+// Cost: O(n) for records in time order, O(n log n) otherwise.
+void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_

@@ -1,0 +1,109 @@
+#include "aggregation/series_integral.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <numeric>
+
+#include "Eigen/Core"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+// Value of the linear interpolation at `t`, for t between times[k-1] and times[k].
+double Interpolate(absl::Span<const int64_t> times, absl::Span<const double> values, size_t k,
+                   int64_t t) {
+  const double span = SecondsBetween(times[k - 1], times[k]);
+  const double fraction = SecondsBetween(times[k - 1], t) / span;
+  return values[k - 1] + fraction * (values[k] - values[k - 1]);
+}
+
+// Trapezoid sum over the samples [first, last] (inclusive), vectorised with Eigen.
+double InteriorTrapezoid(absl::Span<const int64_t> times, absl::Span<const double> values,
+                         size_t first, size_t last) {
+  if (last <= first) return 0;
+  const Eigen::Index m = static_cast<Eigen::Index>(last - first + 1);
+  Eigen::Map<const Eigen::Array<int64_t, Eigen::Dynamic, 1>> t(times.data() + first, m);
+  Eigen::Map<const Eigen::ArrayXd> v(values.data() + first, m);
+  const Eigen::ArrayXd dt = (t.tail(m - 1) - t.head(m - 1)).cast<double>() * 1e-9;
+  return 0.5 * ((v.head(m - 1) + v.tail(m - 1)) * dt).sum();
+}
+
+}  // namespace
+
+double SecondsBetween(int64_t from, int64_t to) {
+  // long double holds every int64 exactly, so the difference cannot overflow or round early.
+  return static_cast<double>((static_cast<long double>(to) - static_cast<long double>(from)) *
+                             1e-9L);
+}
+
+double TimeWindow::Seconds() const { return SecondsBetween(start_unix_ns, end_unix_ns); }
+
+SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values)
+    : times_(times), values_(values) {
+  bool strictly_increasing = true;
+  for (size_t i = 1; i < times.size() && strictly_increasing; ++i) {
+    strictly_increasing = times[i - 1] < times[i];
+  }
+  if (strictly_increasing) return;
+  std::vector<size_t> order(times.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return times[a] != times[b] ? times[a] < times[b] : values[a] < values[b];
+  });
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    double sum = 0;
+    while (j < order.size() && times[order[j]] == times[order[i]]) sum += values[order[j++]];
+    owned_times_.push_back(times[order[i]]);
+    owned_values_.push_back(sum / static_cast<double>(j - i));
+    i = j;
+  }
+  times_ = owned_times_;
+  values_ = owned_values_;
+}
+
+WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWindow& window) {
+  const absl::Span<const int64_t> t = series.times();
+  const absl::Span<const double> v = series.values();
+  WindowIntegral result;
+  if (t.size() < 2) return result;
+  const int64_t a = std::max(t.front(), window.start_unix_ns);
+  const int64_t b = std::min(t.back(), window.end_unix_ns);
+  if (a >= b) return result;
+  result.covered_seconds = SecondsBetween(a, b);
+  // i: first sample >= a; j: last sample <= b.
+  const size_t i = static_cast<size_t>(std::lower_bound(t.begin(), t.end(), a) - t.begin());
+  const size_t j = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), b) - t.begin()) - 1;
+  if (i > j) {
+    // a and b fall inside one segment (i - 1, i).
+    result.integral =
+        (Interpolate(t, v, i, a) + Interpolate(t, v, i, b)) / 2 * result.covered_seconds;
+    return result;
+  }
+  double integral = InteriorTrapezoid(t, v, i, j);
+  if (a < t[i]) integral += (Interpolate(t, v, i, a) + v[i]) / 2 * SecondsBetween(a, t[i]);
+  if (t[j] < b) integral += (v[j] + Interpolate(t, v, j + 1, b)) / 2 * SecondsBetween(t[j], b);
+  result.integral = integral;
+  return result;
+}
+
+double IntegrateHoldingEnds(const SortedSeries& series, const TimeWindow& window) {
+  const absl::Span<const int64_t> t = series.times();
+  const absl::Span<const double> v = series.values();
+  if (t.empty()) return 0;
+  double integral = IntegrateInsideSamples(series, window).integral;
+  if (window.start_unix_ns < t.front()) {
+    const int64_t until = std::min(t.front(), window.end_unix_ns);
+    integral += v.front() * SecondsBetween(window.start_unix_ns, until);
+  }
+  if (t.back() < window.end_unix_ns) {
+    // With one sample, t.front() == t.back(): the two holds cover the window exactly once.
+    const int64_t from = std::max(t.back(), window.start_unix_ns);
+    integral += v.back() * SecondsBetween(from, window.end_unix_ns);
+  }
+  return integral;
+}
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

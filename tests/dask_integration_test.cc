@@ -1,0 +1,295 @@
+// End-to-end: the Dask backend against a real dask-scheduler and real dask-workers (Debian's
+// python3-distributed), started on 127.0.0.1 with free ports and killed (process groups) at the
+// end of each test, also on failure.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "backends/dask/comm.h"
+#include "backends/dask/dask_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+std::string TmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A child process in its own process group; killed (the whole group) on destruction.
+class Process {
+ public:
+  // posix_spawn, not fork: the test process has threads (the backend's poller).
+  Process(const std::vector<std::string>& argv, const std::string& log) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    std::vector<std::string> env = {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin",
+                                    "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s"};
+    std::vector<char*> envp, args;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+  ~Process() { Kill(); }
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(-pid_, SIGKILL);
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  // Waits for a normal exit; returns the exit status (or -1).
+  int Wait() {
+    int status = 0;
+    if (pid_ <= 0 || waitpid(pid_, &status, 0) != pid_) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+class DaskCluster {
+ public:
+  DaskCluster() : port_(FreePort()) { StartScheduler(); }
+  void StartScheduler() {
+    scheduler_ = std::make_unique<Process>(
+        std::vector<std::string>{"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port",
+                                 std::to_string(port_), "--no-dashboard", "--no-show"},
+        TmpDir() + "/scheduler-" + std::to_string(++scheduler_starts_) + ".log");
+  }
+  void AddWorker(const std::string& name, int nthreads, const std::string& memory_limit) {
+    workers_[name] = std::make_unique<Process>(
+        std::vector<std::string>{"/usr/bin/dask-worker", address(), "--host", "127.0.0.1",
+                                 "--nthreads", std::to_string(nthreads), "--memory-limit",
+                                 memory_limit, "--no-dashboard", "--no-nanny", "--name", name,
+                                 "--local-directory", TmpDir() + "/" + name},
+        TmpDir() + "/worker-" + name + ".log");
+  }
+  void KillWorker(const std::string& name) { workers_.at(name)->Kill(); }
+  void KillScheduler() { scheduler_->Kill(); }
+  std::string address() const { return "tcp://127.0.0.1:" + std::to_string(port_); }
+
+  // Number of workers the scheduler reports, or -1 when it is not reachable.
+  int WorkerCount() const {
+    dask::CommOptions options;
+    options.connect_timeout = absl::Seconds(1);
+    options.read_timeout = absl::Seconds(5);
+    auto comm = dask::DaskComm::Connect({"127.0.0.1", static_cast<uint16_t>(port_)}, options);
+    if (!comm.ok()) return -1;
+    absl::StatusOr<dask::Value> identity = (*comm)->Call("identity");
+    (*comm)->Close();
+    if (!identity.ok() || identity->Find("workers") == nullptr) return -1;
+    return static_cast<int>(identity->Find("workers")->size());
+  }
+  // Waits (at most 30 s) until the scheduler answers.
+  bool WaitForScheduler() const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (WorkerCount() >= 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+  // Waits (at most 40 s) until the scheduler reports `n` workers.
+  bool WaitForWorkers(int n) const {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (WorkerCount() == n) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+
+ private:
+  int port_;
+  int scheduler_starts_ = 0;
+  std::unique_ptr<Process> scheduler_;
+  std::map<std::string, std::unique_ptr<Process>> workers_;
+};
+
+std::unique_ptr<DaskMetricsBackend> BackendFor(const DaskCluster& cluster) {
+  DaskBackendOptions options;
+  options.scheduler_address = cluster.address();
+  options.reconnect_initial_backoff = absl::Milliseconds(100);
+  options.reconnect_max_backoff = absl::Milliseconds(500);
+  return *DaskMetricsBackend::Create(options);
+}
+
+std::string WorkloadScript() {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") +
+         "/tests/testdata/dask_workload.py";
+}
+
+TEST(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) {
+  DaskCluster cluster;
+  cluster.AddWorker("w-two", 2, "1GB");
+  cluster.AddWorker("w-one", 1, "500MB");
+  ASSERT_TRUE(cluster.WaitForWorkers(2));
+
+  auto backend = BackendFor(cluster);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
+  EXPECT_THAT(backend->scheduler_version(), HasSubstr("2022.12"));
+  const SpanId span = *backend->CreateSpan("workload");
+  const std::string stream_file = TmpDir() + "/python_task_stream.tsv";
+  Process client({"/usr/bin/python3", WorkloadScript(), cluster.address(), stream_file},
+                 TmpDir() + "/client.log");
+  ASSERT_EQ(client.Wait(), 0) << "see client.log";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a few heartbeats and polls
+  ASSERT_TRUE(backend->EndSpan(span).ok());
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+
+  // Counts, cores and memory limits are what the cluster was started with.
+  ASSERT_EQ(data->workers_size(), 2);
+  std::map<double, double> limit_by_cores;
+  for (const v1::WorkerSeries& w : data->workers()) {
+    ASSERT_GE(w.time_unix_ns_size(), 2) << w.worker();
+    EXPECT_EQ(w.host(), "127.0.0.1");
+    limit_by_cores[w.cores(0)] = w.memory_limit_bytes(0);
+    EXPECT_GT(w.memory_bytes(0), 10e6);  // a Python process
+    EXPECT_EQ(w.occupancy_seconds_size(), w.time_unix_ns_size());
+    EXPECT_EQ(w.spilled_bytes_size(), w.time_unix_ns_size());
+    EXPECT_EQ(w.network_read_bytes_per_second_size(), w.time_unix_ns_size());
+    for (int i = 1; i < w.last_seen_unix_seconds_size(); ++i) {
+      EXPECT_GT(w.last_seen_unix_seconds(i), w.last_seen_unix_seconds(i - 1));  // no stale repeats
+    }
+  }
+  EXPECT_EQ(limit_by_cores, (std::map<double, double>{{1, 500e6}, {2, 1e9}}));
+  for (int count : data->worker_count()) EXPECT_EQ(count, 2);
+  EXPECT_EQ(data->gaps_size(), 0);
+
+  // The task stream agrees with the Python client's own get_task_stream.
+  std::map<std::string, double> python_compute;  // key -> compute seconds
+  std::ifstream in(stream_file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = absl::StrSplit(line, '\t');
+    ASSERT_EQ(f.size(), 5u) << line;
+    double start, stop;
+    ASSERT_TRUE(absl::SimpleAtod(f[3], &start) && absl::SimpleAtod(f[4], &stop));
+    if (f[2] == "compute") python_compute[f[0]] += stop - start;
+  }
+  ASSERT_EQ(python_compute.size(), 25u);  // 24 inc + 1 sum
+  std::map<std::string, double> ours;
+  std::map<std::string, int> prefixes;
+  for (const dask::TaskRecord& r : backend->task_records()) {
+    ++prefixes[r.prefix];
+    for (const dask::StartStop& ss : r.startstops) {
+      if (ss.action == "compute") ours[r.key] += ss.stop_unix_seconds - ss.start_unix_seconds;
+    }
+  }
+  EXPECT_EQ(prefixes["inc"], 24);
+  EXPECT_EQ(prefixes["sum"], 1);
+  for (const auto& [key, seconds] : python_compute) {
+    ASSERT_EQ(ours.count(key), 1u) << key;
+    EXPECT_NEAR(ours[key], seconds, 1e-6) << key;
+  }
+  // The span sums compute time per prefix: about 24 × 20 ms of sleeping tasks.
+  absl::StatusOr<v1::Span> metrics = backend->GetSpanMetrics(span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  double inc_compute = 0, inc_tasks = 0;
+  for (const v1::FineMetric& m : metrics->metrics()) {
+    if (m.task_prefix() == "inc" && m.activity() == "compute") inc_compute += m.value();
+    if (m.task_prefix() == "inc" && m.activity() == "tasks") inc_tasks += m.value();
+  }
+  EXPECT_EQ(inc_tasks, 24);
+  EXPECT_GT(inc_compute, 24 * 0.02);
+  EXPECT_LT(inc_compute, 24 * 0.5);
+}
+
+TEST(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
+  DaskCluster cluster;
+  cluster.AddWorker("stays", 1, "1GB");
+  cluster.AddWorker("dies", 1, "1GB");
+  ASSERT_TRUE(cluster.WaitForWorkers(2));
+  auto backend = BackendFor(cluster);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  cluster.KillWorker("dies");
+  ASSERT_TRUE(cluster.WaitForWorkers(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->worker_count(0), 2);
+  EXPECT_EQ(data->worker_count(data->worker_count_size() - 1), 1);
+  EXPECT_EQ(data->workers_size(), 2);
+  bool departure = false;
+  for (const std::string& w : backend->Warnings()) departure |= w.find("left mid-run") != std::string::npos;
+  EXPECT_TRUE(departure);
+  EXPECT_EQ(data->gaps_size(), 0);
+}
+
+TEST(DaskIntegrationTest, AKilledSchedulerIsAGapAndARestartIsPickedUp) {
+  DaskCluster cluster;
+  cluster.AddWorker("w", 1, "1GB");
+  ASSERT_TRUE(cluster.WaitForWorkers(1));
+  auto backend = BackendFor(cluster);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  cluster.KillScheduler();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  cluster.StartScheduler();  // same port; the worker may or may not come back in time
+  ASSERT_TRUE(cluster.WaitForScheduler());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->gaps_size(), 1);
+  EXPECT_GT(data->gaps(0).end_unix_ns() - data->gaps(0).start_unix_ns(), 500000000);
+  ASSERT_FALSE(backend->Warnings().empty());
+  bool reconnected = false;
+  for (const std::string& w : backend->Warnings()) reconnected |= w.find("reconnected") != std::string::npos;
+  EXPECT_TRUE(reconnected);
+  // Samples from before the loss are kept; the new scheduler was polled too.
+  ASSERT_GE(data->workers_size(), 1);
+  EXPECT_GE(data->workers(0).time_unix_ns_size(), 1);
+  EXPECT_GT(data->worker_count_time_unix_ns(data->worker_count_size() - 1),
+            data->gaps(0).end_unix_ns());
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,190 @@
+#include "tools/external_run.h"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A backend that reports two workers with 4 threads each, sampled at start and stop, and
+// optionally a gap, a warning and chunk records of its own.
+class FakeBackend : public AbstractMetricsBackend {
+ public:
+  absl::string_view name() const override { return "fake"; }
+  absl::Status StartTracking(absl::Duration interval) override {
+    if (interval <= absl::ZeroDuration()) return absl::InvalidArgumentError("interval");
+    started_ = absl::Now();
+    ++starts;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (absl::Time t : {started_, absl::Now()}) {
+      data.add_worker_count_time_unix_ns(absl::ToUnixNanos(t));
+      data.add_worker_count(2);
+    }
+    for (const char* name : {"tcp://127.0.0.1:1", "tcp://127.0.0.1:2"}) {
+      v1::WorkerSeries* worker = data.add_workers();
+      worker->set_worker(name);
+      for (int64_t t : data.worker_count_time_unix_ns()) {
+        worker->add_time_unix_ns(t);
+        worker->add_cores(4);
+        worker->add_memory_bytes(1e9);
+      }
+    }
+    if (with_gap) {
+      v1::TrackingGap* gap = data.add_gaps();
+      gap->set_reason("scheduler unreachable");
+    }
+    ++stops;
+    return data;
+  }
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view span) override {
+    return std::string(span);
+  }
+  absl::Status EndSpan(const SpanId&) override { return absl::OkStatus(); }
+  absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override {
+    v1::Span span;
+    span.set_name(id);
+    v1::FineMetric* metric = span.add_metrics();
+    metric->set_context("execute");
+    metric->set_task_prefix("MyProcessor");
+    metric->set_activity("thread-cpu");
+    metric->set_unit("seconds");
+    metric->set_value(3);
+    return span;
+  }
+  bool SupportsFineMetrics() const override { return true; }
+  std::vector<v1::ChunkRecord> TakeChunkRecords() override { return own_chunks; }
+  std::vector<std::string> Warnings() const override { return warnings; }
+
+  int starts = 0;
+  int stops = 0;
+  bool with_gap = false;
+  std::vector<v1::ChunkRecord> own_chunks;
+  std::vector<std::string> warnings;
+
+ private:
+  absl::Time started_;
+};
+
+ExternalRunOptions Command(const std::string& script) {
+  ExternalRunOptions options;
+  options.command = {"/bin/sh", "-c", script};
+  options.interval = absl::Milliseconds(50);
+  options.processor_patterns = {"MyProcessor"};
+  return options;
+}
+
+TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {
+  FakeBackend backend;
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
+      backend, Command(R"(
+        echo '{"bytesread": 4000000, "entries": 20000, "processtime": 6.0, "chunks": 2}' \
+          > "$ROASTCOFFEA_REPORT"
+        echo '[{"num_events": 12000, "duration": 3.5, "dataset": "A"},
+               {"num_events": 8000, "duration": 2.5, "dataset": "B"}]' \
+          > "$ROASTCOFFEA_CHUNK_RECORDS"
+        exit 3)"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->command_exit_code, 3);
+  EXPECT_FALSE(result->partial);
+  EXPECT_FALSE(result->interrupted);
+  EXPECT_TRUE(result->warnings.empty());
+  EXPECT_EQ(backend.starts, 1);
+  EXPECT_EQ(backend.stops, 1);
+  const v1::Measurement& m = result->measurement;
+  EXPECT_EQ(m.metadata().backend(), "fake");
+  EXPECT_EQ(m.report().events(), 20000);
+  EXPECT_EQ(m.metrics().workflow().total_events(), 20000);
+  EXPECT_EQ(m.metrics().workflow().total_bytes_read(), 4000000);
+  ASSERT_EQ(m.chunks_size(), 2);
+  EXPECT_EQ(m.metrics().chunks().num_chunks(), 2);
+  ASSERT_TRUE(m.has_tracking());
+  EXPECT_EQ(m.metrics().workers().peak_workers(), 2);
+  ASSERT_EQ(m.spans_size(), 1);
+  EXPECT_EQ(m.spans(0).name(), "coffea-processing");
+}
+
+TEST(RunExternalMeasurementTest, WithoutAReportTheChunkRecordsAreTheReport) {
+  FakeBackend backend;
+  v1::ChunkRecord own;
+  own.set_events(500);
+  own.set_duration_seconds(1.0);
+  own.set_status(v1::CHUNK_STATUS_OK);
+  backend.own_chunks = {own};
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, Command("true"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->measurement.report().events(), 500);
+  EXPECT_EQ(result->measurement.chunks_size(), 1);
+}
+
+TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
+  FakeBackend backend;
+  backend.warnings = {"the two logs disagree"};
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
+      backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->warnings.size(), 2u);
+  EXPECT_EQ(result->warnings[0], "the two logs disagree");
+  EXPECT_THAT(result->warnings[1], HasSubstr("report ignored"));
+  EXPECT_THAT(result->warnings[1], HasSubstr("report.json"));
+  EXPECT_EQ(result->measurement.metrics().workflow().total_events(), 0);
+}
+
+TEST(RunExternalMeasurementTest, GapsMakeThePartialFlag) {
+  FakeBackend backend;
+  backend.with_gap = true;
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, Command("true"));
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->partial);
+}
+
+TEST(RunExternalMeasurementTest, UnknownCommandIsNotFoundAndTrackingStops) {
+  FakeBackend backend;
+  ExternalRunOptions options;
+  options.command = {"/no/such/analysis.py"};
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("/no/such/analysis.py"));
+  EXPECT_EQ(backend.stops, 1);
+}
+
+TEST(RunExternalMeasurementTest, DurationWithoutCommand) {
+  FakeBackend backend;
+  ExternalRunOptions options;
+  options.duration = absl::Milliseconds(300);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GE(seconds, 0.3);
+  EXPECT_GE(result->measurement.metadata().elapsed_seconds(), 0.3);
+  EXPECT_FALSE(result->interrupted);
+}
+
+TEST(RunExternalMeasurementTest, SigtermEndsTheRunButKeepsTheMeasurement) {
+  FakeBackend backend;
+  // The command asks collect to stop (as `kill` from another shell would), then waits to be
+  // told to stop in turn.
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
+      backend, Command("kill -TERM $PPID; sleep 30"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->command_exit_code, 128 + 15) << "the command got the SIGTERM too";
+  EXPECT_EQ(backend.stops, 1);
+  EXPECT_LT(result->measurement.metadata().elapsed_seconds(), 20);
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,80 @@
+#include "tools/measurement_builder.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "aggregation/aggregate.h"
+
+namespace roastcoffea {
+namespace {
+
+double ProcessCpuSeconds() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
+  const int64_t nanos = absl::ToUnixNanos(time);
+  timestamp->set_seconds(nanos / 1000000000);
+  timestamp->set_nanos(static_cast<int32_t>(nanos % 1000000000));
+}
+
+}  // namespace
+
+RunStopwatch::RunStopwatch()
+    : start_(absl::Now()),
+      steady_start_(std::chrono::steady_clock::now()),
+      cpu_start_(ProcessCpuSeconds()) {}
+
+RunWindow RunStopwatch::Stop() const {
+  RunWindow window;
+  window.process_cpu_seconds = ProcessCpuSeconds() - cpu_start_;
+  window.elapsed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
+  window.start = start_;
+  window.end = absl::Now();
+  return window;
+}
+
+std::string HostName() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
+  return buffer;
+}
+
+absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
+  v1::Measurement measurement;
+  v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
+  metadata.set_schema_version(1);
+  SetTimestamp(run.window.start, metadata.mutable_start_time());
+  SetTimestamp(run.window.end, metadata.mutable_end_time());
+  metadata.set_elapsed_seconds(run.window.elapsed_seconds);
+  metadata.set_process_cpu_seconds(run.window.process_cpu_seconds);
+  metadata.set_host(HostName());
+  metadata.set_backend(run.backend);
+
+  *measurement.mutable_report() = std::move(run.report);
+  if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);
+  for (v1::ChunkRecord& chunk : run.chunks) *measurement.add_chunks() = std::move(chunk);
+  for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
+
+  AggregationInput input;
+  input.report = &measurement.report();
+  input.elapsed_seconds = run.window.elapsed_seconds;
+  input.window_start_unix_ns = absl::ToUnixNanos(run.window.start);
+  input.window_end_unix_ns = absl::ToUnixNanos(run.window.end);
+  input.tracking = measurement.has_tracking() ? &measurement.tracking() : nullptr;
+  input.chunks = &measurement.chunks();
+  input.spans = &measurement.spans();
+  input.options.processor_task_patterns = std::move(run.processor_patterns);
+  absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
+  if (!metrics.ok()) return metrics.status();
+  *measurement.mutable_metrics() = *std::move(metrics);
+  return measurement;
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,40 @@
+#include "tools/workflow_report.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace roastcoffea {
+
+v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks) {
+  v1::WorkflowReport report;
+  int64_t compressed = 0;
+  int64_t uncompressed = 0;
+  double process_time = 0;
+  absl::flat_hash_map<std::string, int> dataset_index;
+  for (const v1::ChunkRecord& chunk : chunks) {
+    auto [it, inserted] = dataset_index.try_emplace(chunk.dataset(), report.datasets_size());
+    if (inserted) report.add_datasets()->set_dataset(chunk.dataset());
+    v1::DatasetCounters& counters = *report.mutable_datasets(it->second);
+    const bool ok = chunk.status() != v1::CHUNK_STATUS_FAILED;
+    const int64_t events = ok ? chunk.events() : 0;
+    counters.set_events(counters.events() + events);
+    counters.set_compressed_bytes_read(counters.compressed_bytes_read() +
+                                       chunk.compressed_bytes_read());
+    counters.set_uncompressed_bytes_read(counters.uncompressed_bytes_read() +
+                                         chunk.uncompressed_bytes_read());
+    counters.set_process_time_seconds(counters.process_time_seconds() + chunk.duration_seconds());
+    counters.set_chunks(counters.chunks() + 1);
+    report.set_events(report.events() + events);
+    compressed += chunk.compressed_bytes_read();
+    uncompressed += chunk.uncompressed_bytes_read();
+    process_time += chunk.duration_seconds();
+  }
+  report.set_compressed_bytes_read(compressed);
+  report.set_uncompressed_bytes_read(uncompressed);
+  report.set_process_time_seconds(process_time);
+  report.set_chunks(static_cast<int64_t>(chunks.size()));
+  return report;
+}
+
+}  // namespace roastcoffea

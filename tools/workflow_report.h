@@ -1,0 +1,19 @@
+// The workflow report of an in-process run, built from its chunk records: what Coffea's Runner
+// reports for a Dask run (events, bytes read, process time, chunks), with per-dataset counters.
+#ifndef ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_
+#define ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_
+
+#include <vector>
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// Events count successful chunks only (a failed chunk produced no output); bytes read and
+// process time count every attempt, since that I/O and time were really spent; chunks counts
+// every record. Datasets appear in order of first appearance.
+v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_

@@ -1,0 +1,54 @@
+#include "tools/workflow_report.h"
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+v1::ChunkRecord Chunk(const char* dataset, int64_t events, int64_t bytes, double seconds,
+                      bool failed = false) {
+  v1::ChunkRecord chunk;
+  chunk.set_dataset(dataset);
+  chunk.set_events(events);
+  chunk.set_compressed_bytes_read(bytes);
+  chunk.set_uncompressed_bytes_read(3 * bytes);
+  chunk.set_duration_seconds(seconds);
+  chunk.set_status(failed ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+  return chunk;
+}
+
+TEST(BuildWorkflowReportTest, SumsChunksPerDatasetInOrderOfAppearance) {
+  const v1::WorkflowReport report = BuildWorkflowReport(
+      {Chunk("qcd", 100, 1000, 0.5), Chunk("signal", 10, 200, 0.25), Chunk("qcd", 50, 500, 1.0)});
+  EXPECT_EQ(report.events(), 160);
+  EXPECT_EQ(report.compressed_bytes_read(), 1700);
+  EXPECT_EQ(report.uncompressed_bytes_read(), 5100);
+  EXPECT_DOUBLE_EQ(report.process_time_seconds(), 1.75);
+  EXPECT_EQ(report.chunks(), 3);
+  ASSERT_EQ(report.datasets_size(), 2);
+  EXPECT_EQ(report.datasets(0).dataset(), "qcd");
+  EXPECT_EQ(report.datasets(0).events(), 150);
+  EXPECT_EQ(report.datasets(0).chunks(), 2);
+  EXPECT_EQ(report.datasets(1).dataset(), "signal");
+  EXPECT_EQ(report.datasets(1).compressed_bytes_read(), 200);
+}
+
+TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {
+  const v1::WorkflowReport report =
+      BuildWorkflowReport({Chunk("qcd", 100, 1000, 0.5), Chunk("qcd", 100, 400, 0.1, true)});
+  EXPECT_EQ(report.events(), 100);
+  EXPECT_EQ(report.compressed_bytes_read(), 1400);
+  EXPECT_DOUBLE_EQ(report.process_time_seconds(), 0.6);
+  EXPECT_EQ(report.chunks(), 2);
+}
+
+TEST(BuildWorkflowReportTest, NoChunksGivesAnEmptyButPresentReport) {
+  const v1::WorkflowReport report = BuildWorkflowReport({});
+  EXPECT_EQ(report.events(), 0);
+  EXPECT_TRUE(report.has_compressed_bytes_read());
+  EXPECT_EQ(report.compressed_bytes_read(), 0);
+  EXPECT_EQ(report.chunks(), 0);
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,10 +1,14 @@
 #include "instrumentation/chunk_tracking.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "instrumentation/allocation_hooks.h"
 #include "instrumentation/chunk_context.h"
 #include "instrumentation/process_stats.h"
 
@@ -13,6 +17,19 @@ namespace instrumentation_internal {
 namespace {
 
 constexpr const char* kUnclosedSectionName = "(unclosed)";
+constexpr uint32_t kMaxSlicesPerChunk = 1u << 20;
+
+std::atomic<bool> instrumentation_enabled{true};
+
+// The timeline buffer of the outermost chunk on this thread, reused from chunk to chunk so
+// that only a thread's first chunk (or a larger cap) allocates.
+thread_local std::vector<SliceEvent> thread_slice_buffer;
+
+// Converts tick deltas of one chunk to nanoseconds.
+struct TickScale {
+  double ns_per_tick = 0;
+  int64_t Ns(uint64_t ticks) const { return static_cast<int64_t>(ticks * ns_per_tick + 0.5); }
+};
 
 v1::SectionRecord::Kind ToProtoKind(SectionKind kind) {
   switch (kind) {
@@ -28,7 +45,7 @@ v1::SectionRecord::Kind ToProtoKind(SectionKind kind) {
 
 // Appends `slot` to the record, summing it into an earlier section with the same name and kind
 // (equal literals may sit at different addresses, e.g. in different translation units).
-void AddSection(const SectionSlot& slot, v1::ChunkRecord& record) {
+void AddSection(const SectionSlot& slot, const TickScale& scale, v1::ChunkRecord& record) {
   const v1::SectionRecord::Kind kind = ToProtoKind(slot.kind);
   v1::SectionRecord* section = nullptr;
   for (v1::SectionRecord& existing : *record.mutable_sections()) {
@@ -45,11 +62,15 @@ void AddSection(const SectionSlot& slot, v1::ChunkRecord& record) {
   section->set_entries(section->entries() + slot.entries);
   switch (slot.kind) {
     case SectionKind::kTime:
-      section->set_duration_seconds(section->duration_seconds() + slot.wall_ns * 1e-9);
+      section->set_duration_seconds(section->duration_seconds() + scale.Ns(slot.ticks) * 1e-9);
       section->set_cpu_seconds(section->cpu_seconds() + slot.cpu_ns * 1e-9);
       break;
     case SectionKind::kMemory:
       section->set_memory_delta_bytes(section->memory_delta_bytes() + slot.memory_delta_bytes);
+      if (g_allocation_hooks.load(std::memory_order_acquire) != nullptr) {
+        section->set_allocated_bytes(section->allocated_bytes() + slot.allocated_bytes);
+        section->set_peak_live_bytes(section->peak_live_bytes() + slot.peak_live_bytes);
+      }
       break;
     case SectionKind::kBytes:
       section->set_bytes_read(section->bytes_read() + slot.bytes_read);
@@ -57,13 +78,13 @@ void AddSection(const SectionSlot& slot, v1::ChunkRecord& record) {
   }
 }
 
-void AddSections(const ChunkState& state, v1::ChunkRecord& record) {
+void AddSections(const ChunkState& state, const TickScale& scale, v1::ChunkRecord& record) {
   for (int i = 0; i < state.used_slots; ++i) {
     // A slot whose only scope never closed has no entries; it shows up as "(unclosed)".
-    if (state.slots[i].entries > 0) AddSection(state.slots[i], record);
+    if (state.slots[i].entries > 0) AddSection(state.slots[i], scale, record);
   }
   for (const SectionSlot& overflow : state.overflow) {
-    if (overflow.entries > 0) AddSection(overflow, record);
+    if (overflow.entries > 0) AddSection(overflow, scale, record);
   }
   if (state.open_scopes > 0) {
     v1::SectionRecord* unclosed = record.add_sections();
@@ -73,11 +94,26 @@ void AddSections(const ChunkState& state, v1::ChunkRecord& record) {
   }
 }
 
-}  // namespace
+void AddSlices(const ChunkState& state, uint64_t chunk_start_ticks, const TickScale& scale,
+               v1::ChunkRecord& record) {
+  record.mutable_slices()->Reserve(static_cast<int>(state.slice_count));
+  for (uint32_t i = 0; i < state.slice_count; ++i) {
+    const SliceEvent& event = state.slices[i];
+    const uint64_t index = event.packed & 0xff;
+    const SectionSlot& slot = index < kMaxSectionsPerChunk
+                                  ? state.slots[index]
+                                  : state.overflow[index - kMaxSectionsPerChunk];
+    v1::SectionSlice* slice = record.add_slices();
+    slice->set_name(slot.name);
+    slice->set_start_offset_ns(scale.Ns(event.start_ticks - chunk_start_ticks));
+    slice->set_duration_ns(scale.Ns(event.packed >> 24));
+    slice->set_depth(static_cast<uint32_t>((event.packed >> 8) & 0xffff));
+  }
+  record.set_dropped_slices(state.dropped_slices);
+}
 
-v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
-                                 void (*invoke)(void*), void* callable) {
-  v1::ChunkRecord record;
+void CopyMetadata(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
+                  v1::ChunkRecord& record) {
   record.set_dataset(metadata.dataset);
   record.set_file(metadata.file);
   record.set_uuid(metadata.uuid);
@@ -87,39 +123,100 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   record.set_worker(options.worker.empty() ? DefaultWorkerName() : options.worker);
   record.set_thread_index(ThreadIndex());
   record.set_attempt(0);
+}
 
-  ChunkState state{};
-  const int64_t rss_before = ResidentMemoryBytesOrZero();
+// Runs the processor and fills status and error text; returns the exception to rethrow
+// under FailurePolicy::kStop, else null.
+std::exception_ptr InvokeCapturingFailure(void (*invoke)(void*), void* callable,
+                                          const ChunkTrackingOptions& options,
+                                          v1::ChunkRecord& record) {
+  const bool stop = options.failure_policy == FailurePolicy::kStop;
+  try {
+    invoke(callable);
+    record.set_status(v1::CHUNK_STATUS_OK);
+  } catch (const std::exception& e) {
+    record.set_status(v1::CHUNK_STATUS_FAILED);
+    record.set_error_text(e.what());
+    if (stop) return std::current_exception();
+  } catch (...) {
+    record.set_status(v1::CHUNK_STATUS_FAILED);
+    record.set_error_text("unknown exception");
+    if (stop) return std::current_exception();
+  }
+  return nullptr;
+}
+
+// The chunk while instrumentation is disabled: no current chunk, no measurement.
+v1::ChunkRecord RunUnmeasured(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
+                              void (*invoke)(void*), void* callable, bool* recorded) {
+  v1::ChunkRecord record;
+  const std::exception_ptr failure = InvokeCapturingFailure(invoke, callable, options, record);
+  *recorded = record.status() != v1::CHUNK_STATUS_OK;
+  if (*recorded) CopyMetadata(metadata, options, record);
+  if (failure) throw ChunkFailedError(std::move(record), failure);
+  return record;
+}
+
+}  // namespace
+
+v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
+                                 void (*invoke)(void*), void* callable, bool* recorded) {
+  if (!instrumentation_enabled.load(std::memory_order_relaxed)) {
+    return RunUnmeasured(metadata, options, invoke, callable, recorded);
+  }
+  *recorded = true;
+  v1::ChunkRecord record;
+  CopyMetadata(metadata, options, record);
+
+  ChunkState state;
+  state.read_resident_memory = options.read_resident_memory;
+  // Timeline buffer: the thread's reusable one for an outermost chunk, a private one for a
+  // chunk nested in another (the outer chunk is still writing into the thread's buffer).
+  const uint32_t slice_capacity = std::min(options.max_slices_per_chunk, kMaxSlicesPerChunk);
+  std::vector<SliceEvent> nested_buffer;
+  std::vector<SliceEvent>& buffer =
+      CurrentChunk() == nullptr ? thread_slice_buffer : nested_buffer;
+  if (buffer.size() < slice_capacity) buffer.resize(slice_capacity);
+  state.slices = buffer.data();
+  state.slice_capacity = slice_capacity;
+
+  const int64_t rss_before = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
   state.peak_rss_bytes = rss_before;
   const ThreadByteCounters bytes_before = ThreadBytesRead();
   // Cheapest readings last before the call and first after it, so they bracket fn tightly.
   record.set_start_unix_ns(UnixTimeNs());
-  const int64_t cpu_before = ThreadCpuTimeNs();
+  const AllocationMark allocation_mark = BeginAllocationMark();
+  const int64_t cpu_before = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
   const int64_t steady_before = SteadyTimeNs();
+  const uint64_t ticks_before = Ticks();
 
   std::exception_ptr failure;
   {
     CurrentChunkGuard current(&state);
-    try {
-      invoke(callable);
-      record.set_status(v1::CHUNK_STATUS_OK);
-    } catch (const std::exception& e) {
-      record.set_status(v1::CHUNK_STATUS_FAILED);
-      record.set_error_text(e.what());
-      if (options.rethrow_failures) failure = std::current_exception();
-    } catch (...) {
-      record.set_status(v1::CHUNK_STATUS_FAILED);
-      record.set_error_text("unknown exception");
-      if (options.rethrow_failures) failure = std::current_exception();
-    }
+    failure = InvokeCapturingFailure(invoke, callable, options, record);
   }
 
+  const uint64_t ticks_after = Ticks();
   const int64_t steady_after = SteadyTimeNs();
-  const int64_t cpu_after = ThreadCpuTimeNs();
+  const int64_t cpu_after = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
+  if (allocation_mark.active) {
+    int64_t allocated_bytes = 0;
+    int64_t peak_live_bytes = 0;
+    EndAllocationMark(allocation_mark, &allocated_bytes, &peak_live_bytes);
+    record.set_allocated_bytes(allocated_bytes);
+    record.set_peak_live_bytes(peak_live_bytes);
+  }
   record.set_end_unix_ns(UnixTimeNs());
   const ThreadByteCounters bytes_after = ThreadBytesRead();
-  const int64_t rss_after = ResidentMemoryBytesOrZero();
+  const int64_t rss_after = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
 
+  // The chunk's own steady-clock / tick ratio converts its sections' ticks: no global
+  // calibration, and a section can never come out longer than its chunk.
+  TickScale scale;
+  if (ticks_after > ticks_before && steady_after > steady_before) {
+    scale.ns_per_tick = static_cast<double>(steady_after - steady_before) /
+                        static_cast<double>(ticks_after - ticks_before);
+  }
   record.set_duration_seconds((steady_after - steady_before) * 1e-9);
   record.set_cpu_seconds((cpu_after - cpu_before) * 1e-9);
   record.set_memory_before_bytes(rss_before);
@@ -127,11 +224,28 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   record.set_memory_peak_bytes(std::max(state.peak_rss_bytes, rss_after));
   record.set_compressed_bytes_read(bytes_after.compressed - bytes_before.compressed);
   record.set_uncompressed_bytes_read(bytes_after.uncompressed - bytes_before.uncompressed);
-  AddSections(state, record);
+  AddSections(state, scale, record);
+  AddSlices(state, ticks_before, scale, record);
 
-  if (failure) std::rethrow_exception(failure);
+  if (failure) throw ChunkFailedError(std::move(record), failure);
   return record;
 }
 
 }  // namespace instrumentation_internal
+
+ChunkFailedError::ChunkFailedError(v1::ChunkRecord record, std::exception_ptr cause)
+    : std::runtime_error(absl::StrCat("chunk ", record.uuid(), " (", record.file(), " entries [",
+                                      record.entry_start(), ", ", record.entry_stop(),
+                                      ")) failed: ", record.error_text())),
+      record_(std::move(record)),
+      cause_(std::move(cause)) {}
+
+void SetInstrumentationEnabled(bool enabled) {
+  instrumentation_internal::instrumentation_enabled.store(enabled, std::memory_order_relaxed);
+}
+
+bool InstrumentationEnabled() {
+  return instrumentation_internal::instrumentation_enabled.load(std::memory_order_relaxed);
+}
+
 }  // namespace roastcoffea

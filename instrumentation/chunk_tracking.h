@@ -10,6 +10,12 @@
 //   roastcoffea::TrackedOutput<Histos> total;
 //   for (const auto& chunk : chunks) total += tracked(chunk);  // outputs added, records appended
 //
+// or, to keep the output type untouched, send the records to a collector:
+//
+//   roastcoffea::ChunkRecordCollector records;
+//   auto tracked = roastcoffea::TrackChunksInto(MyProcessor{}, &records);  // Histos(metadata)
+//   ...; std::vector<roastcoffea::v1::ChunkRecord> all = records.Take();
+//
 // Unlike the original: state lives with the calling thread, not on the processor, so several
 // threads may track chunks at once (also with one shared processor, if it is itself
 // thread-safe); every chunk yields a record, including failed ones (status FAILED, error_text);
@@ -26,6 +32,10 @@
 #include <utility>
 #include <vector>
 
+#include <exception>
+#include <stdexcept>
+
+#include "instrumentation/chunk_record_collector.h"
 #include "instrumentation/sections.h"
 #include "schema/measurement.pb.h"
 
@@ -41,18 +51,59 @@ struct ChunkMetadata {
   int64_t events = 0;
 };
 
+// What happens after a chunk's processor throws (its FAILED record is kept either way).
+enum class FailurePolicy {
+  // The failed chunk yields its record (and a default-constructed output); the run goes on.
+  kContinue,
+  // The record is produced, then ChunkFailedError (carrying it) is thrown to stop the run.
+  kStop,
+};
+
 struct ChunkTrackingOptions {
   // Recorded in ChunkRecord.worker; empty -> "<hostname>:<pid>".
   std::string worker;
-  // false: a throwing processor gives a FAILED record and the run goes on.
-  // true: the exception propagates out of TrackChunk after the measurement.
-  bool rethrow_failures = false;
+  FailurePolicy failure_policy = FailurePolicy::kContinue;
+  // Timeline slices kept per chunk (ChunkRecord.slices), one per ScopedTimer entry; later
+  // entries are only counted (ChunkRecord.dropped_slices). 0 keeps none. Bounds memory: the
+  // thread's buffer holds this many 16-byte events. Values above 1 << 20 are clamped.
+  uint32_t max_slices_per_chunk = 256;
+  // false: no /proc/self/statm readings (the bulk of the per-chunk cost): memory_before/
+  // after/peak_bytes stay 0 ("unknown") and ScopedMemory records no RSS delta. Pair with
+  // //instrumentation:allocation_counting for exact per-thread memory at a lower cost.
+  bool read_resident_memory = true;
+  // false: no thread-CPU-clock readings (two system calls per chunk); cpu_seconds stays 0.
+  bool measure_cpu_time = true;
 };
+
+// Thrown by the tracking wrappers under FailurePolicy::kStop when a chunk's processor throws.
+// Carries the chunk's FAILED record and the original exception.
+class ChunkFailedError : public std::runtime_error {
+ public:
+  ChunkFailedError(v1::ChunkRecord record, std::exception_ptr cause);
+  const v1::ChunkRecord& record() const { return record_; }
+  // The exception the processor threw, for std::rethrow_exception.
+  std::exception_ptr cause() const { return cause_; }
+
+ private:
+  v1::ChunkRecord record_;
+  std::exception_ptr cause_;
+};
+
+// Turns measuring on or off for the whole process, at run time (default: on). While off,
+// TrackChunk runs the processor with no current chunk, so section scopes cost one
+// thread_local load; successful chunks are not recorded at all (TrackChunks and
+// TrackChunksInto produce no record), failed chunks still give a FAILED record with metadata
+// and error text but no measurements, so failures are never silent. Takes effect for chunks
+// that start afterwards. Thread-safe (one relaxed atomic).
+void SetInstrumentationEnabled(bool enabled);
+bool InstrumentationEnabled();
 
 namespace instrumentation_internal {
 // The non-template body of TrackChunk (chunk_tracking.cc): calls invoke(callable) once.
+// *recorded is false when instrumentation is disabled and the chunk succeeded. Under
+// FailurePolicy::kStop a failure throws ChunkFailedError instead of returning.
 v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
-                                 void (*invoke)(void*), void* callable);
+                                 void (*invoke)(void*), void* callable, bool* recorded);
 }  // namespace instrumentation_internal
 
 // Runs fn() once, as the processing of one chunk, on the calling thread and returns its record:
@@ -61,29 +112,35 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 //   * cpu_seconds: CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) during fn;
 //   * memory_before/after_bytes: process RSS (/proc/self/statm) before and after;
 //     memory_peak_bytes: the largest of those and of every ScopedMemory reading in the chunk
-//     (0 means unknown);
+//     (0 means unknown); with //instrumentation:allocation_counting linked, also the exact
+//     allocated_bytes and peak_live_bytes of this thread during fn;
 //   * compressed/uncompressed_bytes_read: RecordBytesRead calls on this thread during fn;
 //   * sections: what the scopes of sections.h recorded during fn, summed by name and kind, in
 //     order of first entry;
+//   * slices / dropped_slices: ScopedTimer entries as timeline slices (see the options);
 //   * worker (options.worker or "<hostname>:<pid>"), thread_index (small, stable per thread);
 //   * status CHUNK_STATUS_OK, or CHUNK_STATUS_FAILED with error_text = e.what() of the
 //     std::exception fn threw ("unknown exception" for anything else); the exception is
-//     swallowed unless options.rethrow_failures, in which case it propagates unchanged after
-//     the measurement (and the record is not returned).
+//     swallowed under FailurePolicy::kContinue; under kStop, ChunkFailedError (with the record
+//     and the original exception) is thrown after the measurement.
+// While instrumentation is disabled the record has the metadata and status only.
 // While fn runs, the chunk is this thread's current chunk for the scopes. Chunks may nest (a
 // TrackChunk inside fn): the inner chunk gets its own sections; the outer one's times and bytes
 // include the inner chunk. fn's return value, if any, is discarded.
 //
 // Thread-safety: any number of threads may call TrackChunk concurrently.
-// Cost: a few system calls and /proc reads per chunk (microseconds), one record.
+// Cost: two /proc/self/statm reads (a few microseconds; see read_resident_memory), two
+// thread-CPU-clock calls and building the record (about 1 microsecond); see
+// bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
 template <typename Fn>
 v1::ChunkRecord TrackChunk(const ChunkMetadata& metadata, Fn&& fn,
                            const ChunkTrackingOptions& options = {}) {
   static_assert(std::is_invocable_v<Fn&>, "TrackChunk needs a callable taking no arguments");
   using Callable = std::remove_reference_t<Fn>;
+  bool recorded = false;
   return instrumentation_internal::TrackChunkErased(
       metadata, options, [](void* callable) { std::invoke(*static_cast<Callable*>(callable)); },
-      const_cast<void*>(static_cast<const volatile void*>(std::addressof(fn))));
+      const_cast<void*>(static_cast<const volatile void*>(std::addressof(fn))), &recorded);
 }
 
 // The list-accumulator idea of the original: an output that carries its chunk records, so that
@@ -147,9 +204,12 @@ class ChunkTrackingProcessor {
     static_assert(std::is_default_constructible_v<Output>,
                   "a failed chunk yields a default-constructed Output");
     TrackedOutput<Output> result;
-    v1::ChunkRecord record = TrackChunk(
-        metadata, [&] { result.output = std::invoke(processor, metadata); }, options);
-    result.chunk_records.push_back(std::move(record));
+    bool recorded = false;
+    auto run = [&] { result.output = std::invoke(processor, metadata); };
+    v1::ChunkRecord record = TrackChunkErased(
+        metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); },
+        &run, &recorded);
+    if (recorded) result.chunk_records.push_back(std::move(record));
     return result;
   }
 
@@ -157,19 +217,80 @@ class ChunkTrackingProcessor {
   ChunkTrackingOptions options_;
 };
 
+// What TrackChunksInto returns: calls the processor inside TrackChunk, records to a collector.
+template <typename Processor>
+class ChunkCollectingProcessor {
+ public:
+  ChunkCollectingProcessor(Processor processor, ChunkRecordCollector* collector,
+                           ChunkTrackingOptions options)
+      : processor_(std::move(processor)), collector_(collector), options_(std::move(options)) {}
+
+  template <typename P = Processor,
+            typename = std::enable_if_t<std::is_invocable_v<const P&, const ChunkMetadata&>>>
+  auto operator()(const ChunkMetadata& metadata) const {
+    return Run(processor_, metadata, *collector_, options_);
+  }
+
+  template <typename P = Processor,
+            typename = std::enable_if_t<!std::is_invocable_v<const P&, const ChunkMetadata&>>>
+  auto operator()(const ChunkMetadata& metadata) {
+    return Run(processor_, metadata, *collector_, options_);
+  }
+
+ private:
+  template <typename P>
+  static auto Run(P& processor, const ChunkMetadata& metadata, ChunkRecordCollector& collector,
+                  const ChunkTrackingOptions& options) {
+    using Output = std::decay_t<std::invoke_result_t<P&, const ChunkMetadata&>>;
+    static_assert(std::is_default_constructible_v<Output>,
+                  "a failed chunk yields a default-constructed Output");
+    Output output{};
+    bool recorded = false;
+    auto run = [&] { output = std::invoke(processor, metadata); };
+    try {
+      v1::ChunkRecord record = TrackChunkErased(
+          metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); },
+          &run, &recorded);
+      if (recorded) collector.Add(std::move(record));
+    } catch (const ChunkFailedError& failure) {
+      collector.Add(failure.record());  // kStop: keep the record, then stop the run
+      throw;
+    }
+    return output;
+  }
+
+  Processor processor_;
+  ChunkRecordCollector* collector_;
+  ChunkTrackingOptions options_;
+};
+
 }  // namespace instrumentation_internal
 
 // Wraps a processor `Output processor(const ChunkMetadata&)` (any callable) into a callable
 // `TrackedOutput<Output>(const ChunkMetadata&)` that runs it inside TrackChunk with `options`.
-// A failed chunk gives a default-constructed Output plus its FAILED record (or, with
-// options.rethrow_failures, the exception). The wrapper is const-callable when the processor
-// is, and thread-safe when the processor is.
+// A failed chunk gives a default-constructed Output plus its FAILED record (or, under
+// FailurePolicy::kStop, ChunkFailedError carrying the record). The wrapper is const-callable
+// when the processor is, and thread-safe when the processor is.
 template <typename Processor>
 auto TrackChunks(Processor processor, ChunkTrackingOptions options = {}) {
   static_assert(std::is_invocable_v<Processor&, const ChunkMetadata&>,
                 "TrackChunks needs a processor callable as processor(const ChunkMetadata&)");
   return instrumentation_internal::ChunkTrackingProcessor<Processor>(std::move(processor),
                                                                      std::move(options));
+}
+
+// Wraps a processor `Output processor(const ChunkMetadata&)` into a callable with the same
+// signature whose chunk records go to `collector` (which must outlive the wrapper) instead of
+// into the output. A failed chunk adds its FAILED record and returns a default-constructed
+// Output, or under FailurePolicy::kStop adds it and throws ChunkFailedError. Thread-safe when
+// the processor is: records from all threads end up in the collector.
+template <typename Processor>
+auto TrackChunksInto(Processor processor, ChunkRecordCollector* collector,
+                     ChunkTrackingOptions options = {}) {
+  static_assert(std::is_invocable_v<Processor&, const ChunkMetadata&>,
+                "TrackChunksInto needs a processor callable as processor(const ChunkMetadata&)");
+  return instrumentation_internal::ChunkCollectingProcessor<Processor>(
+      std::move(processor), collector, std::move(options));
 }
 
 }  // namespace roastcoffea

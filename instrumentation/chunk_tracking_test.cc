@@ -19,6 +19,7 @@ namespace roastcoffea {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 ChunkMetadata TtbarChunk() {
@@ -84,6 +85,19 @@ TEST(TrackChunkTest, CpuTimeGrowsWithABusyLoop) {
   EXPECT_GE(busy.duration_seconds(), busy.cpu_seconds() * 0.99);
 }
 
+TEST(TrackChunkTest, CpuTimeAndMemoryReadingsCanBeSkipped) {
+  ChunkTrackingOptions options;
+  options.measure_cpu_time = false;
+  options.read_resident_memory = false;
+  v1::ChunkRecord record = TrackChunk(
+      TtbarChunk(), [] { BusyCpu(10'000'000); }, options);
+  EXPECT_EQ(record.cpu_seconds(), 0.0);
+  EXPECT_EQ(record.memory_before_bytes(), 0);
+  EXPECT_EQ(record.memory_peak_bytes(), 0);
+  EXPECT_GT(record.duration_seconds(), 0.0);
+  EXPECT_EQ(record.status(), v1::CHUNK_STATUS_OK);
+}
+
 TEST(TrackChunkTest, RecordsMemoryReadings) {
   v1::ChunkRecord record = TrackChunk(TtbarChunk(), [] {});
   EXPECT_GT(record.memory_before_bytes(), 0);
@@ -143,19 +157,31 @@ TEST(TrackChunkTest, NonStandardExceptionIsUnknown) {
   EXPECT_EQ(failed.error_text(), "unknown exception");
 }
 
-TEST(TrackChunkTest, RethrowsTheSameExceptionWhenConfigured) {
+TEST(TrackChunkTest, StopPolicyThrowsChunkFailedErrorCarryingTheRecordAndTheCause) {
   ChunkTrackingOptions options;
-  options.rethrow_failures = true;
+  options.failure_policy = FailurePolicy::kStop;
   try {
     TrackChunk(
         TtbarChunk(), [] { throw std::out_of_range("entry 2000 beyond 1500"); }, options);
-    FAIL() << "expected the exception to propagate";
-  } catch (const std::out_of_range& e) {
-    EXPECT_STREQ(e.what(), "entry 2000 beyond 1500");
+    FAIL() << "expected ChunkFailedError";
+  } catch (const ChunkFailedError& e) {
+    EXPECT_EQ(e.record().status(), v1::CHUNK_STATUS_FAILED);
+    EXPECT_EQ(e.record().error_text(), "entry 2000 beyond 1500");
+    EXPECT_EQ(e.record().file(), "root://eos/ttbar_1.root");
+    EXPECT_EQ(e.record().entry_start(), 1000);
+    EXPECT_GT(e.record().end_unix_ns(), 0);
+    EXPECT_THAT(e.what(), HasSubstr("entry 2000 beyond 1500"));
+    EXPECT_THAT(e.what(), HasSubstr("root://eos/ttbar_1.root"));
+    EXPECT_THROW(std::rethrow_exception(e.cause()), std::out_of_range);
   }
-  EXPECT_THROW(TrackChunk(
-                   TtbarChunk(), [] { throw 3; }, options),
-               int);
+  try {
+    TrackChunk(
+        TtbarChunk(), [] { throw 3; }, options);
+    FAIL() << "expected ChunkFailedError";
+  } catch (const ChunkFailedError& e) {
+    EXPECT_EQ(e.record().error_text(), "unknown exception");
+    EXPECT_THROW(std::rethrow_exception(e.cause()), int);
+  }
   // Not inside a chunk any more.
   v1::ChunkRecord next = TrackChunk(
       TtbarChunk(), [] {}, options);
@@ -276,11 +302,11 @@ TEST(TrackChunksTest, PassesOptionsAndSupportsStatefulProcessors) {
   EXPECT_EQ(second.output, 2);
   EXPECT_EQ(second.chunk_records[0].worker(), "worker-3");
 
-  ChunkTrackingOptions rethrow;
-  rethrow.rethrow_failures = true;
+  ChunkTrackingOptions stop;
+  stop.failure_policy = FailurePolicy::kStop;
   auto throwing =
-      TrackChunks([](const ChunkMetadata&) -> int { throw std::logic_error("no"); }, rethrow);
-  EXPECT_THROW(throwing(TtbarChunk()), std::logic_error);
+      TrackChunks([](const ChunkMetadata&) -> int { throw std::logic_error("no"); }, stop);
+  EXPECT_THROW(throwing(TtbarChunk()), ChunkFailedError);
 }
 
 }  // namespace

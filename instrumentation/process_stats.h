@@ -21,7 +21,7 @@ absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view statm_contents
                                                 int64_t page_size_bytes);
 
 // The calling process's resident set size in bytes, read from /proc/self/statm.
-// Cost: open + read + close of a procfs file (a few microseconds).
+// Cost: one pread of a procfs file kept open (a few microseconds; re-opened after a fork).
 absl::StatusOr<int64_t> ReadResidentMemoryBytes();
 
 // Same, but 0 when the reading fails (the schema's "unknown").

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "instrumentation/allocation_hooks.h"
 #include "instrumentation/chunk_context.h"
 #include "instrumentation/process_stats.h"
 
@@ -25,7 +26,7 @@ ChunkState* OpenScope(uint64_t& serial) {
 }
 
 // The chunk a scope opened in, if it is still live; then the scope counts as closed.
-ChunkState* CloseScope(const ChunkState* chunk, uint64_t serial) {
+ChunkState* CloseScope(ChunkState* chunk, uint64_t serial) {
   ChunkState* live = instrumentation_internal::FindLiveChunk(chunk, serial);
   if (live != nullptr) --live->open_scopes;
   return live;
@@ -35,39 +36,76 @@ const char* NameOrUnnamed(const char* name) { return name != nullptr ? name : kU
 
 }  // namespace
 
-ScopedTimer::ScopedTimer(const char* name) {
-  chunk_ = OpenScope(chunk_serial_);
-  if (chunk_ == nullptr) return;
-  slot_ = &instrumentation_internal::SlotFor(*chunk_, NameOrUnnamed(name), SectionKind::kTime);
-  start_wall_ns_ = instrumentation_internal::SteadyTimeNs();
-  start_cpu_ns_ = instrumentation_internal::ThreadCpuTimeNs();
+void ScopedTimer::Enter(const char* name, CpuTime cpu_time) {
+  ChunkState* chunk = instrumentation_internal::CurrentChunk();
+  chunk_ = chunk;
+  chunk_serial_ = chunk->serial;
+  depth_ = chunk->open_scopes++;
+  slot_ = &instrumentation_internal::SlotFor(*chunk, NameOrUnnamed(name), SectionKind::kTime);
+  // Integer arithmetic: the overflow slots follow `slots` in ChunkState (a static_assert there).
+  slot_index_ = static_cast<uint32_t>(
+      (reinterpret_cast<uintptr_t>(slot_) - reinterpret_cast<uintptr_t>(chunk->slots)) /
+      sizeof(SectionSlot));
+  if (cpu_time == CpuTime::kMeasured) start_cpu_ns_ = instrumentation_internal::ThreadCpuTimeNs();
+  start_ticks_ = instrumentation_internal::Ticks();  // last: brackets the block tightly
 }
 
-ScopedTimer::~ScopedTimer() {
-  if (chunk_ == nullptr) return;
-  const int64_t end_cpu_ns = instrumentation_internal::ThreadCpuTimeNs();
-  const int64_t end_wall_ns = instrumentation_internal::SteadyTimeNs();
+void ScopedTimer::Exit() {
+  const uint64_t end_ticks = instrumentation_internal::Ticks();
   ChunkState* chunk = CloseScope(chunk_, chunk_serial_);
   if (chunk == nullptr) return;
   SectionSlot& slot = *slot_;  // valid: its chunk is live
   ++slot.entries;
-  slot.wall_ns += end_wall_ns - start_wall_ns_;
-  slot.cpu_ns += end_cpu_ns - start_cpu_ns_;
+  slot.ticks += end_ticks - start_ticks_;
+  if (start_cpu_ns_ >= 0) {
+    slot.cpu_ns += instrumentation_internal::ThreadCpuTimeNs() - start_cpu_ns_;
+  }
+  if (chunk->slice_count < chunk->slice_capacity) {
+    uint64_t duration = end_ticks - start_ticks_;
+    if (duration > instrumentation_internal::kMaxSliceDurationTicks) {
+      duration = instrumentation_internal::kMaxSliceDurationTicks;
+    }
+    const uint64_t index = slot_index_;
+    const uint64_t depth = depth_ < 0xffff ? depth_ : 0xffff;
+    chunk->slices[chunk->slice_count++] =
+        instrumentation_internal::SliceEvent{start_ticks_, duration << 24 | depth << 8 | index};
+  } else {
+    ++chunk->dropped_slices;
+  }
 }
 
 ScopedMemory::ScopedMemory(const char* name) {
   chunk_ = OpenScope(chunk_serial_);
   if (chunk_ == nullptr) return;
   slot_ = &instrumentation_internal::SlotFor(*chunk_, NameOrUnnamed(name), SectionKind::kMemory);
-  start_rss_bytes_ = instrumentation_internal::ResidentMemoryBytesOrZero();
+  if (chunk_->read_resident_memory) {
+    start_rss_bytes_ = instrumentation_internal::ResidentMemoryBytesOrZero();
+  }
   chunk_->peak_rss_bytes = std::max(chunk_->peak_rss_bytes, start_rss_bytes_);
+  const instrumentation_internal::AllocationMark mark =
+      instrumentation_internal::BeginAllocationMark();
+  counting_allocations_ = mark.active;
+  start_allocated_bytes_ = mark.allocated_bytes;
+  start_live_bytes_ = mark.live_bytes;
+  outer_peak_live_bytes_ = mark.outer_peak_live_bytes;
 }
 
 ScopedMemory::~ScopedMemory() {
   if (chunk_ == nullptr) return;
-  const int64_t end_rss_bytes = instrumentation_internal::ResidentMemoryBytesOrZero();
+  int64_t allocated_bytes = 0;
+  int64_t peak_live_bytes = 0;
+  if (counting_allocations_) {
+    instrumentation_internal::AllocationMark mark;
+    mark.active = true;
+    mark.allocated_bytes = start_allocated_bytes_;
+    mark.live_bytes = start_live_bytes_;
+    mark.outer_peak_live_bytes = outer_peak_live_bytes_;
+    instrumentation_internal::EndAllocationMark(mark, &allocated_bytes, &peak_live_bytes);
+  }
   ChunkState* chunk = CloseScope(chunk_, chunk_serial_);
   if (chunk == nullptr) return;
+  const int64_t end_rss_bytes =
+      chunk->read_resident_memory ? instrumentation_internal::ResidentMemoryBytesOrZero() : 0;
   chunk->peak_rss_bytes = std::max(chunk->peak_rss_bytes, end_rss_bytes);
   SectionSlot& slot = *slot_;  // valid: its chunk is live
   ++slot.entries;
@@ -75,6 +113,8 @@ ScopedMemory::~ScopedMemory() {
   if (start_rss_bytes_ > 0 && end_rss_bytes > 0) {
     slot.memory_delta_bytes += end_rss_bytes - start_rss_bytes_;
   }
+  slot.allocated_bytes += allocated_bytes;
+  slot.peak_live_bytes += peak_live_bytes;
 }
 
 ScopedBytes::ScopedBytes(const char* name) {

@@ -20,10 +20,17 @@
 //   * A scope still open when its chunk ends (only possible if it is kept off the stack) is
 //     counted in an "(unclosed)" section of that chunk and records nothing when it ends.
 //
-// Cost inside a chunk, per scope: ScopedTimer two steady_clock reads plus two thread-CPU-clock
-// system calls; ScopedMemory two reads of /proc/self/statm (a few microseconds each);
-// ScopedBytes two thread_local loads. No locks, no heap allocation. Meant for blocks of work,
-// not for per-event code.
+// Cost inside a chunk, per scope (enter + exit; bench/instrumentation_benchmark.cc):
+//   * ScopedTimer: two TSC reads, a slot update and a thread-local append of one timeline
+//     slice (bounded per chunk, overflow counted in ChunkRecord.dropped_slices): ~10-20 ns.
+//     With CpuTime::kMeasured add two thread-CPU-clock system calls (~2 x 170 ns).
+//   * ScopedMemory: two reads of /proc/self/statm (a few microseconds each; none when the
+//     chunk's ChunkTrackingOptions::read_resident_memory is false), plus two counter reads
+//     when //instrumentation:allocation_counting is linked. Meant for blocks of work.
+//   * ScopedBytes: two thread_local loads.
+//   * Outside a chunk, or while instrumentation is disabled (SetInstrumentationEnabled in
+//     chunk_tracking.h): one thread_local load and a branch, about 1 ns.
+// No locks, atomics or heap allocation on any scope path.
 #ifndef ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_
 #define ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_
 
@@ -34,6 +41,9 @@ namespace roastcoffea {
 namespace instrumentation_internal {
 struct ChunkState;
 struct SectionSlot;
+// The innermost chunk tracked on this thread (null outside chunks and while disabled). Read
+// inline by the scopes so that a scope outside a chunk costs one TLS load and no call.
+inline thread_local ChunkState* tls_current_chunk = nullptr;
 }  // namespace instrumentation_internal
 
 // Called by I/O code on the thread that reads, for every read: adds to this thread's counters.
@@ -43,25 +53,42 @@ struct SectionSlot;
 // Lock-free and allocation-free (thread_local counters); safe to call outside any chunk.
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes);
 
-// Wall time (steady clock) and thread CPU time of a block, recorded as a KIND_TIME section.
+// Whether a ScopedTimer also measures the thread's CPU time (two system calls per scope).
+enum class CpuTime { kNotMeasured, kMeasured };
+
+// Wall time of a block (TSC, converted with the chunk's steady clock), recorded as a KIND_TIME
+// section (duration_seconds) and as one timeline slice of the chunk. With CpuTime::kMeasured
+// also the CPU time of the calling thread (SectionRecord.cpu_seconds sums only such entries).
 class ScopedTimer {
  public:
-  explicit ScopedTimer(const char* name);
-  ~ScopedTimer();
+  explicit ScopedTimer(const char* name, CpuTime cpu_time = CpuTime::kNotMeasured) {
+    if (instrumentation_internal::tls_current_chunk != nullptr) Enter(name, cpu_time);
+  }
+  ~ScopedTimer() {
+    if (chunk_ != nullptr) Exit();
+  }
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
 
  private:
+  void Enter(const char* name, CpuTime cpu_time);
+  void Exit();
+
   instrumentation_internal::ChunkState* chunk_ = nullptr;  // null outside a chunk
   uint64_t chunk_serial_ = 0;
   instrumentation_internal::SectionSlot* slot_ = nullptr;  // reserved in the chunk at entry
-  int64_t start_wall_ns_ = 0;
-  int64_t start_cpu_ns_ = 0;
+  uint64_t start_ticks_ = 0;
+  int64_t start_cpu_ns_ = -1;  // -1: CPU time not measured
+  uint32_t depth_ = 0;
+  uint32_t slot_index_ = 0;
 };
 
 // Change of process resident memory (RSS) over a block, in bytes, recorded as a KIND_MEMORY
 // section. RSS is process-wide: other threads' allocations during the block are included.
-// Both readings also feed the chunk's memory_peak_bytes.
+// Both readings also feed the chunk's memory_peak_bytes. When the program links
+// //instrumentation:allocation_counting, the section also gets the exact bytes allocated on
+// this thread during the block and the peak of its live bytes (allocated_bytes,
+// peak_live_bytes).
 class ScopedMemory {
  public:
   explicit ScopedMemory(const char* name);
@@ -74,6 +101,11 @@ class ScopedMemory {
   uint64_t chunk_serial_ = 0;
   instrumentation_internal::SectionSlot* slot_ = nullptr;  // reserved in the chunk at entry
   int64_t start_rss_bytes_ = 0;
+  // Allocation counters at entry (see allocation_counting.h); unused when not linked.
+  bool counting_allocations_ = false;
+  int64_t start_allocated_bytes_ = 0;
+  int64_t start_live_bytes_ = 0;
+  int64_t outer_peak_live_bytes_ = 0;
 };
 
 // Compressed bytes passed to RecordBytesRead on this thread during a block, recorded as a

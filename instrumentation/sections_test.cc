@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,22 @@ TEST(SectionsTest, ScopesOutsideAChunkRecordNothing) {
   EXPECT_EQ(record.uncompressed_bytes_read(), 0);
 }
 
-TEST(SectionsTest, TimerRecordsWallAndCpuTime) {
+TEST(SectionsTest, TimerMeasuresWallTimeOnlyByDefault) {
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
     ScopedTimer timer("busy");
+    BusyCpu(20'000'000);
+  });
+  const v1::SectionRecord* busy = FindSection(record, "busy", v1::SectionRecord::KIND_TIME);
+  ASSERT_NE(busy, nullptr);
+  EXPECT_EQ(busy->entries(), 1u);
+  EXPECT_EQ(busy->cpu_seconds(), 0.0);
+  EXPECT_GE(busy->duration_seconds(), 0.02);
+  EXPECT_LE(busy->duration_seconds(), record.duration_seconds());
+}
+
+TEST(SectionsTest, TimerRecordsWallAndCpuTimeWhenAsked) {
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
+    ScopedTimer timer("busy", CpuTime::kMeasured);
     BusyCpu(20'000'000);
   });
   const v1::SectionRecord* busy = FindSection(record, "busy", v1::SectionRecord::KIND_TIME);
@@ -70,10 +84,10 @@ TEST(SectionsTest, TimerRecordsWallAndCpuTime) {
 
 TEST(SectionsTest, NestedSectionsAreMeasuredSeparatelyAndOuterIncludesInner) {
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
-    ScopedTimer outer("outer");
+    ScopedTimer outer("outer", CpuTime::kMeasured);
     BusyCpu(5'000'000);
     {
-      ScopedTimer inner("inner");
+      ScopedTimer inner("inner", CpuTime::kMeasured);
       BusyCpu(10'000'000);
     }
   });
@@ -90,7 +104,7 @@ TEST(SectionsTest, NestedSectionsAreMeasuredSeparatelyAndOuterIncludesInner) {
 TEST(SectionsTest, RepeatedNameSumsAndCountsEntries) {
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
     for (int i = 0; i < 3; ++i) {
-      ScopedTimer timer("loop_body");
+      ScopedTimer timer("loop_body", CpuTime::kMeasured);
       BusyCpu(2'000'000);
       ScopedBytes bytes("loop_read");
       RecordBytesRead(10, 30);
@@ -242,6 +256,20 @@ TEST(SectionsTest, KeysBeyondCapacityAreSummedIntoOverflowNotDropped) {
   EXPECT_EQ(record.compressed_bytes_read(), kNames);
 }
 
+TEST(SectionsTest, TimerSlicesOfOverflowKeysAreNamedOverflow) {
+  constexpr int kNames = 66;
+  static char names[kNames][24];
+  for (int i = 0; i < kNames; ++i) std::snprintf(names[i], sizeof(names[i]), "timer_%02d", i);
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
+    for (int i = 0; i < kNames; ++i) ScopedTimer timer(names[i]);
+  });
+  ASSERT_EQ(record.slices_size(), kNames);
+  EXPECT_EQ(record.slices(0).name(), "timer_00");
+  EXPECT_EQ(record.slices(63).name(), "timer_63");
+  EXPECT_EQ(record.slices(64).name(), "(overflow)");
+  EXPECT_EQ(record.slices(65).name(), "(overflow)");
+}
+
 TEST(SectionsTest, ScopeOutlivingItsChunkIsReportedAsUnclosedAndLaterIgnored) {
   std::unique_ptr<ScopedTimer> leaked;
   v1::ChunkRecord record =
@@ -270,6 +298,120 @@ TEST(SectionsTest, NestedChunkKeepsItsOwnSections) {
   EXPECT_EQ(inner_record.compressed_bytes_read(), 5);
   EXPECT_THAT(SectionNames(outer_record), ElementsAre("outer_section", "after_inner"));
   EXPECT_EQ(outer_record.compressed_bytes_read(), 16);
+}
+
+TEST(SectionsTest, TimersBecomeTimelineSlicesInsideTheirChunk) {
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
+    ScopedTimer outer("outer");
+    BusyCpu(1'000'000);
+    {
+      ScopedTimer inner("inner");
+      BusyCpu(1'000'000);
+    }
+    ScopedBytes bytes("bytes_only");  // not a time scope: no slice, but it counts for depth
+    ScopedTimer last("last");
+  });
+  ASSERT_EQ(record.slices_size(), 3);  // in order of exit
+  const v1::SectionSlice& inner = record.slices(0);
+  const v1::SectionSlice& last = record.slices(1);
+  const v1::SectionSlice& outer = record.slices(2);
+  EXPECT_EQ(inner.name(), "inner");
+  EXPECT_EQ(inner.depth(), 1u);
+  EXPECT_EQ(last.name(), "last");
+  EXPECT_EQ(last.depth(), 2u);
+  EXPECT_EQ(outer.name(), "outer");
+  EXPECT_EQ(outer.depth(), 0u);
+  const int64_t chunk_ns = record.end_unix_ns() - record.start_unix_ns();
+  EXPECT_GE(outer.start_offset_ns(), 0);
+  EXPECT_LE(inner.start_offset_ns(), chunk_ns);
+  EXPECT_LE(outer.start_offset_ns(), inner.start_offset_ns());
+  EXPECT_LE(inner.start_offset_ns() + inner.duration_ns(),
+            outer.start_offset_ns() + outer.duration_ns());
+  EXPECT_LE(outer.duration_ns(), chunk_ns + 1000);
+  EXPECT_GT(inner.duration_ns(), 0);
+  EXPECT_EQ(record.dropped_slices(), 0);
+  // The slices and the summed section agree.
+  const v1::SectionRecord* inner_section =
+      FindSection(record, "inner", v1::SectionRecord::KIND_TIME);
+  ASSERT_NE(inner_section, nullptr);
+  EXPECT_NEAR(inner_section->duration_seconds(), inner.duration_ns() * 1e-9, 1e-8);
+}
+
+TEST(SectionsTest, SlicesBeyondTheCapAreCountedNotKeptAndSumsStayExact) {
+  ChunkTrackingOptions options;
+  options.max_slices_per_chunk = 10;
+  v1::ChunkRecord record = TrackChunk(
+      ChunkMetadata{},
+      [] {
+        for (int i = 0; i < 1000; ++i) ScopedTimer timer("tight_loop");
+      },
+      options);
+  EXPECT_EQ(record.slices_size(), 10);
+  EXPECT_EQ(record.dropped_slices(), 990);
+  const v1::SectionRecord* loop = FindSection(record, "tight_loop", v1::SectionRecord::KIND_TIME);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->entries(), 1000u);
+
+  options.max_slices_per_chunk = 0;
+  record = TrackChunk(
+      ChunkMetadata{}, [] { ScopedTimer timer("x"); }, options);
+  EXPECT_EQ(record.slices_size(), 0);
+  EXPECT_EQ(record.dropped_slices(), 1);
+}
+
+TEST(SectionsTest, ExceptionThroughNestedScopesLeavesCorrectSections) {
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
+    ScopedTimer outer("outer");
+    ScopedBytes bytes("read");
+    RecordBytesRead(42, 0);
+    ScopedTimer inner("inner");
+    throw std::runtime_error("corrupt basket");
+  });
+  EXPECT_EQ(record.status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ(record.error_text(), "corrupt basket");
+  ASSERT_NE(FindSection(record, "outer", v1::SectionRecord::KIND_TIME), nullptr);
+  ASSERT_NE(FindSection(record, "inner", v1::SectionRecord::KIND_TIME), nullptr);
+  const v1::SectionRecord* read = FindSection(record, "read", v1::SectionRecord::KIND_BYTES);
+  ASSERT_NE(read, nullptr);
+  EXPECT_EQ(read->bytes_read(), 42);
+  EXPECT_EQ(record.slices_size(), 2);
+  for (const v1::SectionRecord& section : record.sections()) {
+    EXPECT_NE(section.name(), "(unclosed)");
+  }
+}
+
+TEST(SectionsTest, DisabledInstrumentationRecordsNothing) {
+  SetInstrumentationEnabled(false);
+  EXPECT_FALSE(InstrumentationEnabled());
+  int calls = 0;
+  auto tracked = TrackChunks([&](const ChunkMetadata&) {
+    ScopedTimer timer("t");
+    ScopedBytes bytes("b");
+    RecordBytesRead(10, 20);
+    return ++calls;
+  });
+  TrackedOutput<int> output = tracked(ChunkMetadata{"ds", "f", "u", 0, 10, 10});
+  EXPECT_EQ(output.output, 1);
+  EXPECT_TRUE(output.chunk_records.empty());
+  ChunkRecordCollector collector;
+  auto into = TrackChunksInto([](const ChunkMetadata&) { return 1; }, &collector);
+  EXPECT_EQ(into(ChunkMetadata{}), 1);
+  EXPECT_EQ(collector.size(), 0u);
+  // A failure is still recorded, without measurements, so it is never silent.
+  auto failing = TrackChunks([](const ChunkMetadata&) -> int { throw std::runtime_error("x"); });
+  TrackedOutput<int> failed = failing(ChunkMetadata{"ds", "f", "u", 5, 10, 5});
+  ASSERT_EQ(failed.chunk_records.size(), 1u);
+  EXPECT_EQ(failed.chunk_records[0].status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ(failed.chunk_records[0].error_text(), "x");
+  EXPECT_EQ(failed.chunk_records[0].entry_start(), 5);
+  EXPECT_EQ(failed.chunk_records[0].duration_seconds(), 0.0);
+  EXPECT_TRUE(failed.chunk_records[0].sections().empty());
+
+  SetInstrumentationEnabled(true);
+  TrackedOutput<int> measured = tracked(ChunkMetadata{});
+  ASSERT_EQ(measured.chunk_records.size(), 1u);
+  EXPECT_EQ(measured.chunk_records[0].sections_size(), 2);
+  EXPECT_EQ(measured.chunk_records[0].compressed_bytes_read(), 10);
 }
 
 }  // namespace

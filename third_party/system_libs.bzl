@@ -150,10 +150,14 @@ def roastcoffea_system_dependencies():
     native.new_local_repository(
         name = "eigen",
         path = "/usr/include/eigen3",
-        build_file = "@//third_party/eigen:eigen.BUILD",
+        # Label(): resolved in this file's repository, so a workspace that loads this file as
+        # @roastcoffea//third_party:system_libs.bzl gets these files too.
+        build_file = str(Label("//third_party/eigen:eigen.BUILD")),
     )
     native.new_local_repository(
         name = "com_google_protobuf",
         path = "/usr",
-        build_file = "@//third_party/protobuf:protobuf.BUILD",
+        # Label(): resolved in this file's repository, so a workspace that loads this file as
+        # @roastcoffea//third_party:system_libs.bzl gets these files too.
+        build_file = str(Label("//third_party/protobuf:protobuf.BUILD")),
     )

@@ -1,0 +1,220 @@
+// Aggregation at scale (issue #3): 1,000,000 chunk records with 5 sections each, plus 1,000
+// workers x 3,600 samples of every tracking series, must aggregate in under 1 s on a 2-core
+// machine and with a peak memory below twice the input's.
+//
+//   bazel run -c opt //bench:aggregation_benchmark
+//
+// Counters: input_bytes (protobuf SpaceUsedLong of the measurement), peak_rss_bytes (VmHWM of
+// the process during Aggregate, input included), peak_rss_over_input (< 2 is the goal) and
+// extra_rss_over_input (what Aggregate itself added at its peak, relative to the input).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "aggregation/aggregate.h"
+#include "benchmark/benchmark.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr int kChunks = 1'000'000;
+constexpr int kSectionsPerChunk = 5;
+constexpr int kWorkers = 1'000;
+constexpr int kSamples = 3'600;
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kStart = 1'765'000'000 * kSecond;
+
+v1::Measurement* MakeMeasurement() {
+  auto* m = new v1::Measurement();
+  std::mt19937_64 rng(1);
+  std::lognormal_distribution<double> duration(0.0, 0.7);
+  std::uniform_int_distribution<int64_t> memory(-50'000'000, 200'000'000);
+  const char* datasets[] = {"TTbar", "WJets", "DYJets", "SingleMuon"};
+  const char* names[] = {"jets", "muons", "electrons", "load_columns", "read_branches"};
+  const v1::SectionRecord::Kind kinds[] = {
+      v1::SectionRecord::KIND_TIME, v1::SectionRecord::KIND_TIME, v1::SectionRecord::KIND_TIME,
+      v1::SectionRecord::KIND_MEMORY, v1::SectionRecord::KIND_BYTES};
+
+  m->mutable_metadata()->set_elapsed_seconds(3600);
+  m->mutable_metadata()->mutable_start_time()->set_seconds(kStart / kSecond);
+  m->mutable_metadata()->mutable_end_time()->set_seconds(kStart / kSecond + 3600);
+  v1::WorkflowReport* report = m->mutable_report();
+  report->set_events(int64_t{kChunks} * 100'000);
+  report->set_compressed_bytes_read(int64_t{kChunks} * 50'000'000);
+  report->set_process_time_seconds(kChunks * 1.2);
+  report->set_chunks(kChunks);
+
+  m->mutable_chunks()->Reserve(kChunks);
+  for (int i = 0; i < kChunks; ++i) {
+    v1::ChunkRecord* c = m->add_chunks();
+    const int file = i / 10;
+    c->set_dataset(datasets[file % 4]);
+    c->set_file(absl::StrCat("root://eospublic.cern.ch//eos/opendata/cms/file_", file, ".root"));
+    c->set_uuid(absl::StrCat("0f6c1a2e-5b7d-4c1e-9a3b-", 100000000000 + file));
+    c->set_entry_start(int64_t{i % 10} * 100'000);
+    c->set_entry_stop(int64_t{i % 10 + 1} * 100'000);
+    c->set_events(100'000);
+    const double d = duration(rng);
+    c->set_start_unix_ns(kStart + int64_t{i} * 3'600'000);
+    c->set_end_unix_ns(c->start_unix_ns() + static_cast<int64_t>(d * 1e9));
+    c->set_duration_seconds(d);
+    c->set_cpu_seconds(d * 0.9);
+    c->set_memory_before_bytes(2'000'000'000);
+    c->set_memory_after_bytes(2'000'000'000 + memory(rng));
+    c->set_compressed_bytes_read(50'000'000);
+    c->set_worker(absl::StrCat("tcp://10.0.", i % kWorkers / 256, ".", i % 256, ":40000"));
+    c->set_status(i % 1000 == 999 ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+    if (c->status() == v1::CHUNK_STATUS_FAILED) c->set_error_text("OSError: XRootD timeout");
+    for (int s = 0; s < kSectionsPerChunk; ++s) {
+      v1::SectionRecord* section = c->add_sections();
+      section->set_name(names[s]);
+      section->set_kind(kinds[s]);
+      section->set_entries(1 + s % 2);
+      section->set_duration_seconds(d * 0.1 * (s + 1));
+      section->set_cpu_seconds(d * 0.08 * (s + 1));
+      section->set_memory_delta_bytes(memory(rng));
+      section->set_bytes_read(10'000'000);
+    }
+  }
+
+  v1::TrackingData* tracking = m->mutable_tracking();
+  tracking->set_backend("dask");
+  tracking->set_interval_seconds(1);
+  for (int t = 0; t < kSamples; ++t) {
+    tracking->add_worker_count_time_unix_ns(kStart + t * kSecond);
+    tracking->add_worker_count(kWorkers);
+    tracking->add_queued_chunks(100);
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    v1::WorkerSeries* series = tracking->add_workers();
+    series->set_worker(absl::StrCat("tcp://10.0.", w / 256, ".", w % 256, ":40000"));
+    series->set_host(absl::StrCat("node", w));
+    for (int t = 0; t < kSamples; ++t) {
+      const double x = static_cast<double>((t * 7919 + w) % 1000);
+      series->add_time_unix_ns(kStart + t * kSecond + w * 1000);
+      series->add_memory_bytes(2e9 + 1e6 * x);
+      series->add_memory_limit_bytes(8e9);
+      series->add_cores(4);
+      series->add_active_tasks(x / 100);
+      series->add_executing_tasks(x / 250);
+      series->add_managed_bytes(1e6 * x);
+      series->add_occupancy_seconds(x / 10);
+      series->add_cpu_percent(x / 3);
+      series->add_last_seen_unix_seconds(static_cast<double>(kStart / kSecond + t));
+      series->add_spilled_bytes(0);
+      series->add_network_read_bytes_per_second(1e5 * x);
+      series->add_network_write_bytes_per_second(1e4 * x);
+      series->add_disk_read_bytes_per_second(1e3 * x);
+      series->add_disk_write_bytes_per_second(1e3 * x);
+    }
+  }
+  return m;
+}
+
+v1::Measurement& MutableInput() {
+  static v1::Measurement* const measurement = MakeMeasurement();
+  return *measurement;
+}
+
+const v1::Measurement& Input() { return MutableInput(); }
+
+// The same records shuffled in place (records finish out of order in a parallel run); in place
+// so that the process never holds two inputs and the RSS counters stay comparable.
+const v1::Measurement& ShuffledInput() {
+  static const bool shuffled = [] {
+    v1::Measurement& m = MutableInput();
+    std::mt19937_64 rng(2);
+    for (int i = m.chunks_size() - 1; i > 0; --i) {
+      m.mutable_chunks()->SwapElements(i, static_cast<int>(rng() % static_cast<uint64_t>(i + 1)));
+    }
+    return true;
+  }();
+  (void)shuffled;
+  return MutableInput();
+}
+
+int64_t ReadStatusBytes(const char* field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(std::string(field).size())) * 1024;
+  }
+  return 0;
+}
+
+// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS.
+void ResetPeakRss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+}
+
+enum class Parts { kAll, kChunksOnly, kTrackingOnly };
+
+void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
+                  bool include_chunk_info, Parts parts = Parts::kAll) {
+  AggregationOptions options;
+  options.include_chunk_info = include_chunk_info;
+  AggregationInput input = AggregationInputFromMeasurement(measurement, options);
+  if (parts == Parts::kChunksOnly) input.tracking = nullptr;
+  if (parts == Parts::kTrackingOnly) input.chunks = nullptr;
+  const double input_bytes = static_cast<double>(measurement.SpaceUsedLong());
+  int64_t peak = 0;
+  int64_t extra = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    ResetPeakRss();
+    const int64_t before = ReadStatusBytes("VmRSS:");
+    state.ResumeTiming();
+    absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
+    benchmark::DoNotOptimize(metrics);
+    state.PauseTiming();
+    if (!metrics.ok()) state.SkipWithError(std::string(metrics.status().message()).c_str());
+    peak = std::max(peak, ReadStatusBytes("VmHWM:"));
+    extra = std::max(extra, ReadStatusBytes("VmHWM:") - before);
+    metrics = v1::AggregatedMetrics();  // free the result outside the timing
+    state.ResumeTiming();
+  }
+  state.counters["records"] = kChunks;
+  state.counters["sections"] = double{kChunks} * kSectionsPerChunk;
+  state.counters["samples"] = double{kWorkers} * kSamples;
+  state.counters["input_bytes"] = input_bytes;
+  state.counters["peak_rss_bytes"] = static_cast<double>(peak);
+  state.counters["peak_rss_over_input"] = static_cast<double>(peak) / input_bytes;
+  state.counters["extra_rss_over_input"] = static_cast<double>(extra) / input_bytes;
+}
+
+void BM_AggregateMillionChunks(benchmark::State& state) {
+  RunAggregate(state, Input(), /*include_chunk_info=*/true);
+}
+BENCHMARK(BM_AggregateMillionChunks)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(5);
+
+// The two halves of the work, for the record.
+void BM_TrackingOnly(benchmark::State& state) {
+  RunAggregate(state, Input(), true, Parts::kTrackingOnly);
+}
+BENCHMARK(BM_TrackingOnly)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+
+void BM_ChunksOnly(benchmark::State& state) {
+  RunAggregate(state, Input(), true, Parts::kChunksOnly);
+}
+BENCHMARK(BM_ChunksOnly)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+
+void BM_AggregateMillionChunksShuffled(benchmark::State& state) {
+  RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/true);
+}
+BENCHMARK(BM_AggregateMillionChunksShuffled)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+
+void BM_AggregateMillionChunksShuffledNoChunkInfo(benchmark::State& state) {
+  RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/false);
+}
+BENCHMARK(BM_AggregateMillionChunksShuffledNoChunkInfo)
+    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()
+    ->Iterations(3);
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,137 @@
+#include "instrumentation/chrome_trace.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::google::protobuf::Struct;
+using ::google::protobuf::Value;
+using ::testing::HasSubstr;
+
+v1::ChunkRecord Chunk(const std::string& worker, int64_t thread, int64_t start_ns,
+                      int64_t end_ns) {
+  v1::ChunkRecord chunk;
+  chunk.set_dataset("ttbar");
+  chunk.set_file("root://eos/f.root");
+  chunk.set_uuid("u-" + std::to_string(start_ns));
+  chunk.set_entry_start(0);
+  chunk.set_entry_stop(1000);
+  chunk.set_events(1000);
+  chunk.set_worker(worker);
+  chunk.set_thread_index(thread);
+  chunk.set_start_unix_ns(start_ns);
+  chunk.set_end_unix_ns(end_ns);
+  chunk.set_status(v1::CHUNK_STATUS_OK);
+  return chunk;
+}
+
+Struct Parse(const std::string& json) {
+  Struct parsed;
+  const auto status = google::protobuf::util::JsonStringToMessage(json, &parsed);
+  EXPECT_TRUE(status.ok()) << status.ToString() << "\n" << json;
+  return parsed;
+}
+
+// The "X" (complete) events of a parsed trace.
+std::vector<const Struct*> Slices(const Struct& trace) {
+  std::vector<const Struct*> slices;
+  for (const Value& event : trace.fields().at("traceEvents").list_value().values()) {
+    if (event.struct_value().fields().at("ph").string_value() == "X") {
+      slices.push_back(&event.struct_value());
+    }
+  }
+  return slices;
+}
+
+double Number(const Struct& event, const std::string& key) {
+  return event.fields().at(key).number_value();
+}
+std::string Text(const Struct& event, const std::string& key) {
+  return event.fields().at(key).string_value();
+}
+
+TEST(ChromeTraceTest, ChunksAndSectionsBecomeNestedSlicesOnTheirThreads) {
+  std::vector<v1::ChunkRecord> chunks;
+  chunks.push_back(Chunk("host:1", 0, 1'000'000'000, 1'000'050'000));
+  v1::SectionSlice* inner = chunks[0].add_slices();  // exit order: inner first
+  inner->set_name("select_jets");
+  inner->set_start_offset_ns(20'000);
+  inner->set_duration_ns(5'000);
+  inner->set_depth(1);
+  v1::SectionSlice* outer = chunks[0].add_slices();
+  outer->set_name("process");
+  outer->set_start_offset_ns(10'000);
+  outer->set_duration_ns(30'000);
+  chunks.push_back(Chunk("host:1", 1, 1'000'010'000, 1'000'020'000));
+  chunks.push_back(Chunk("host:2", 0, 1'000'005'000, 1'000'007'000));
+  chunks[2].set_status(v1::CHUNK_STATUS_FAILED);
+  chunks[2].set_error_text("bad \"basket\"\nat 17\\x");
+  chunks[2].set_dropped_slices(4);
+
+  const Struct trace = Parse(ChromeTraceJson(chunks));
+  const std::vector<const Struct*> slices = Slices(trace);
+  ASSERT_EQ(slices.size(), 5u);
+  // First chunk: at the origin, 50 us, on pid 1 / tid 1, then its sections outer first.
+  EXPECT_EQ(Text(*slices[0], "name"), "ttbar");
+  EXPECT_EQ(Text(*slices[0], "cat"), "chunk");
+  EXPECT_DOUBLE_EQ(Number(*slices[0], "ts"), 0.0);
+  EXPECT_DOUBLE_EQ(Number(*slices[0], "dur"), 50.0);
+  EXPECT_DOUBLE_EQ(Number(*slices[0], "pid"), 1);
+  EXPECT_DOUBLE_EQ(Number(*slices[0], "tid"), 1);
+  const Struct& args = slices[0]->fields().at("args").struct_value();
+  EXPECT_EQ(Text(args, "file"), "root://eos/f.root");
+  EXPECT_DOUBLE_EQ(Number(args, "entry_stop"), 1000);
+  EXPECT_EQ(Text(args, "status"), "CHUNK_STATUS_OK");
+  EXPECT_EQ(Text(*slices[1], "name"), "process");
+  EXPECT_DOUBLE_EQ(Number(*slices[1], "ts"), 10.0);
+  EXPECT_DOUBLE_EQ(Number(*slices[1], "dur"), 30.0);
+  EXPECT_EQ(Text(*slices[2], "name"), "select_jets");
+  EXPECT_DOUBLE_EQ(Number(*slices[2], "ts"), 20.0);
+  EXPECT_DOUBLE_EQ(Number(*slices[2], "tid"), 1);
+  // Second thread of the same worker, and a second worker as a second process.
+  EXPECT_DOUBLE_EQ(Number(*slices[3], "pid"), 1);
+  EXPECT_DOUBLE_EQ(Number(*slices[3], "tid"), 2);
+  EXPECT_DOUBLE_EQ(Number(*slices[4], "pid"), 2);
+  const Struct& failed = slices[4]->fields().at("args").struct_value();
+  EXPECT_EQ(Text(failed, "error_text"), "bad \"basket\"\nat 17\\x");
+  EXPECT_DOUBLE_EQ(Number(failed, "dropped_slices"), 4);
+
+  // Process and thread names for the UI.
+  int names = 0;
+  for (const Value& event : trace.fields().at("traceEvents").list_value().values()) {
+    if (event.struct_value().fields().at("ph").string_value() == "M") ++names;
+  }
+  EXPECT_EQ(names, 2 + 3);  // two workers, three (worker, thread) tracks
+}
+
+TEST(ChromeTraceTest, NoChunksIsAnEmptyValidTrace) {
+  const Struct trace = Parse(ChromeTraceJson(std::vector<v1::ChunkRecord>{}));
+  EXPECT_EQ(trace.fields().at("traceEvents").list_value().values_size(), 0);
+}
+
+TEST(ChromeTraceTest, WritesTheFileAndNamesAPathItCannotWrite) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  *chunks.Add() = Chunk("w", 0, 5, 10);
+  const std::string path = std::string(getenv("TEST_TMPDIR")) + "/trace.json";
+  ASSERT_TRUE(WriteChromeTrace(chunks, path).ok());
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  EXPECT_EQ(contents.str(), ChromeTraceJson(chunks));
+
+  const absl::Status status = WriteChromeTrace(chunks, "/nonexistent-dir/trace.json");
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr("/nonexistent-dir/trace.json"));
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,487 @@
+#include "backends/dask/dask_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace roastcoffea {
+namespace {
+
+int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
+
+std::string FormatUnixNs(int64_t ns) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(ns), absl::UTCTimeZone());
+}
+
+// Transport failures mean the scheduler is gone (or the stream is unusable): reconnect. A reply
+// of an unexpected shape on a healthy connection is not a loss (it is warned about instead).
+bool IsConnectionLoss(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
+}
+
+// The `dump_state` exclude list that leaves only per-worker scheduler state (spec §4.6).
+dask::Value DumpStateWorkersArgs() {
+  dask::Value exclude = dask::Value::Array();
+  for (const char* name : {"tasks", "transition_log", "task_groups", "clients", "events",
+                           "extensions", "has_what", "needs_what", "actors", "versions",
+                           "long_running", "scheduler", "memory", "processing", "executing",
+                           "bandwidth", "metrics", "extra", "task_prefix_count"}) {
+    exclude.Append(dask::Value::Str(name));
+  }
+  dask::Value args = dask::Value::Map();
+  args.Insert(dask::Value::Str("exclude"), std::move(exclude));
+  return args;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> DaskMetricsBackend::Create(
+    DaskBackendOptions options) {
+  absl::StatusOr<dask::SchedulerAddress> address =
+      dask::ParseSchedulerAddress(options.scheduler_address);
+  if (!address.ok()) return address.status();
+  return std::unique_ptr<DaskMetricsBackend>(
+      new DaskMetricsBackend(std::move(options), *std::move(address)));
+}
+
+DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options,
+                                       dask::SchedulerAddress address)
+    : options_(std::move(options)),
+      address_(std::move(address)),
+      cursor_(options_.task_stream_overlap_seconds),
+      backoff_(options_.reconnect_initial_backoff) {}
+
+DaskMetricsBackend::~DaskMetricsBackend() {
+  if (poller_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(poller_mutex_);
+      stop_poller_ = true;
+    }
+    poller_wake_.notify_all();
+    poller_.join();
+  }
+  if (comm_ != nullptr) comm_->Close();
+}
+
+void DaskMetricsBackend::AddWarning(std::string sentence) {
+  // A problem that repeats at every poll is said once.
+  if (std::find(warnings_.begin(), warnings_.end(), sentence) != warnings_.end()) return;
+  warnings_.push_back(std::move(sentence));
+}
+
+std::vector<std::string> DaskMetricsBackend::Warnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return warnings_;
+}
+
+std::string DaskMetricsBackend::scheduler_version() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return version_text_;
+}
+
+std::vector<dask::TaskRecord> DaskMetricsBackend::task_records() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return records_;
+}
+
+absl::Status DaskMetricsBackend::ConnectAndPrepare() {
+  absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
+      dask::DaskComm::Connect(address_, options_.comm);
+  if (!comm.ok()) return comm.status();
+  absl::StatusOr<dask::DaskVersion> version = (*comm)->ProbeVersion();
+  if (!version.ok()) return version.status();
+  version_ = *version;
+  use_start_index_ = version->AtLeast(2026, 6, 0);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    version_text_ = version->text;
+  }
+  if (options_.read_task_stream && task_stream_enabled_) {
+    if (use_start_index_) {
+      // The index of the next record: read from there on (also installs the plugin).
+      absl::StatusOr<dask::Value> index = (*comm)->Call("get_task_stream_index");
+      if (!index.ok()) return index.status();
+      cursor_.Accept({}, index->AsInt64().value_or(0));
+    } else {
+      // Installs the TaskStreamPlugin if nobody did (the reply is then []).
+      dask::Value args = dask::Value::Map();
+      args.Insert(dask::Value::Str("count"), dask::Value::Int(0));
+      absl::StatusOr<dask::Value> installed = (*comm)->Call("get_task_stream", args);
+      if (!installed.ok()) return installed.status();
+    }
+  }
+  comm_ = *std::move(comm);
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
+  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tracking interval must be > 0 and finite, got ", absl::FormatDuration(interval)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (tracking_) return absl::FailedPreconditionError("DaskMetricsBackend is already tracking");
+  }
+  if (comm_ == nullptr) {
+    absl::Status s = ConnectAndPrepare();
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("cannot start tracking the Dask scheduler at ",
+                                                 options_.scheduler_address, ": ", s.message()));
+    }
+  }
+  cursor_.StartAt(absl::ToUnixMicros(absl::Now()) / 1e6);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    tracking_ = true;
+    interval_seconds_ = absl::ToDoubleSeconds(interval);
+  }
+  Poll();
+  {
+    std::lock_guard<std::mutex> lock(poller_mutex_);
+    stop_poller_ = false;
+  }
+  poller_ = std::thread([this, interval] { PollerLoop(interval); });
+  return absl::OkStatus();
+}
+
+void DaskMetricsBackend::PollerLoop(absl::Duration interval) {
+  const auto period = std::chrono::nanoseconds(absl::ToInt64Nanoseconds(interval));
+  auto next = std::chrono::steady_clock::now() + period;
+  std::unique_lock<std::mutex> lock(poller_mutex_);
+  while (!poller_wake_.wait_until(lock, next, [this] { return stop_poller_; })) {
+    lock.unlock();
+    Poll();
+    lock.lock();
+    next += period;
+    const auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now + period;  // a slow poll skips ticks instead of bursting
+  }
+}
+
+void DaskMetricsBackend::EnterGap(const absl::Status& cause) {
+  if (comm_ != nullptr) comm_.reset();  // no clean close: the stream is unusable
+  if (in_gap_) return;
+  in_gap_ = true;
+  gap_start_unix_ns_ = last_good_poll_unix_ns_ != 0 ? last_good_poll_unix_ns_ : NowUnixNs();
+  gap_reason_ = std::string(cause.message());
+  // A peer that breaks again right after each reconnection (a flapping or hostile scheduler)
+  // keeps its growing backoff instead of being retried at full speed.
+  backoff_ = absl::Now() - last_reconnect_ < absl::Seconds(10)
+                 ? std::min(backoff_ * 2, options_.reconnect_max_backoff)
+                 : options_.reconnect_initial_backoff;
+  next_reconnect_ = absl::Now() + backoff_;
+}
+
+void DaskMetricsBackend::Poll() {
+  if (comm_ == nullptr) {
+    if (absl::Now() < next_reconnect_) return;
+    absl::Status s = ConnectAndPrepare();
+    if (!s.ok()) {
+      if (!in_gap_) {
+        EnterGap(s);
+      } else {
+        backoff_ = std::min(backoff_ * 2, options_.reconnect_max_backoff);
+        next_reconnect_ = absl::Now() + backoff_;
+      }
+      return;
+    }
+    if (in_gap_) {
+      ++reconnects_;
+      last_reconnect_ = absl::Now();
+      cursor_.ResetForNewScheduler();
+      present_workers_.clear();  // a restarted scheduler may have a new worker set
+      const int64_t end = NowUnixNs();
+      std::lock_guard<std::mutex> lock(mutex_);
+      v1::TrackingGap gap;
+      gap.set_start_unix_ns(gap_start_unix_ns_);
+      gap.set_end_unix_ns(end);
+      gap.set_reason(absl::StrCat("scheduler ", options_.scheduler_address,
+                                  " unreachable: ", gap_reason_));
+      gaps_.push_back(gap);
+      AddWarning(absl::StrFormat(
+          "Lost the Dask scheduler %s from %s to %s (%.1f s: %s); reconnected, data in that "
+          "window is missing.",
+          options_.scheduler_address, FormatUnixNs(gap_start_unix_ns_), FormatUnixNs(end),
+          (end - gap_start_unix_ns_) / 1e9, gap_reason_));
+      in_gap_ = false;
+    }
+  }
+  absl::Status s = PollConnected();
+  if (!s.ok()) {
+    if (IsConnectionLoss(s) || comm_ == nullptr || comm_->broken()) {
+      EnterGap(s);
+    } else {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("A poll of the Dask scheduler failed: ", s.message()));
+    }
+  }
+}
+
+absl::Status DaskMetricsBackend::PollConnected() {
+  absl::StatusOr<dask::Value> reply = comm_->Call("identity");
+  if (!reply.ok()) return reply.status();
+  const int64_t now = NowUnixNs();
+  absl::StatusOr<dask::SchedulerSnapshot> snapshot = dask::ParseIdentity(*reply);
+  if (!snapshot.ok()) return snapshot.status();
+
+  std::map<std::string, double> processing;
+  if (absl::StatusOr<dask::Value> p = comm_->Call("processing"); p.ok() && p->is_map()) {
+    for (size_t i = 0; i < p->size(); ++i) {
+      if (p->key(i).is_str()) processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
+    }
+  } else if (!p.ok() && comm_->broken()) {
+    return p.status();
+  }
+
+  std::map<std::string, double> occupancy;
+  if (options_.read_occupancy && occupancy_enabled_) {
+    absl::StatusOr<dask::Value> state = comm_->Call("dump_state", DumpStateWorkersArgs());
+    if (!state.ok()) {
+      if (comm_->broken()) return state.status();
+      occupancy_enabled_ = false;
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("Worker occupancy is not measured: dump_state failed (",
+                              state.status().message(), ")."));
+    } else if (const dask::Value* ws = state->Find("workers"); ws != nullptr && ws->is_map()) {
+      for (size_t i = 0; i < ws->size(); ++i) {
+        const dask::Value* occ = ws->value(i).Find("occupancy");
+        if (ws->key(i).is_str() && occ != nullptr && occ->AsDouble().has_value()) {
+          occupancy[ws->key(i).text()] = *occ->AsDouble();
+        }
+      }
+    }
+  }
+
+  std::vector<dask::TaskRecord> fresh;
+  if (options_.read_task_stream && task_stream_enabled_) {
+    absl::StatusOr<dask::Value> stream =
+        comm_->Call("get_task_stream", cursor_.NextRequestArguments(use_start_index_));
+    if (!stream.ok()) {
+      if (comm_->broken()) return stream.status();
+      task_stream_enabled_ = false;
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The task stream is not read: get_task_stream failed (",
+                              stream.status().message(), ")."));
+    } else {
+      absl::StatusOr<std::vector<dask::TaskRecord>> records = dask::ParseTaskStream(*stream);
+      if (!records.ok()) {
+        task_stream_enabled_ = false;
+        std::lock_guard<std::mutex> lock(mutex_);
+        AddWarning(absl::StrCat("The task stream is not read: ", records.status().message()));
+        records = std::vector<dask::TaskRecord>();
+      }
+      std::optional<int64_t> index_after;
+      if (use_start_index_) index_after = cursor_.next_index() + static_cast<int64_t>(records->size());
+      fresh = cursor_.Accept(*std::move(records), index_after);
+    }
+  }
+
+  std::set<std::string> now_present;
+  std::lock_guard<std::mutex> lock(mutex_);
+  count_times_.push_back(now);
+  counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
+  for (dask::WorkerSnapshot& w : snapshot->workers) {
+    now_present.insert(w.address);
+    auto [it, inserted] = workers_.try_emplace(w.address);
+    WorkerTrack& track = it->second;
+    if (inserted) {
+      worker_order_.push_back(w.address);
+      track.host = w.host;
+      if (!first_identity_) {
+        AddWarning(absl::StrCat("Dask worker ", w.address, " joined mid-run at ",
+                                FormatUnixNs(now), "."));
+      }
+    } else if (!present_workers_.empty() && present_workers_.count(w.address) == 0 &&
+               !first_identity_) {
+      AddWarning(absl::StrCat("Dask worker ", w.address, " came back at ", FormatUnixNs(now),
+                              "."));
+    }
+    if (w.last_seen_unix_seconds == track.last_seen) continue;  // stale heartbeat
+    track.last_seen = w.last_seen_unix_seconds;
+    const int64_t heartbeat_ns = static_cast<int64_t>(std::llround(w.last_seen_unix_seconds * 1e9));
+    for (dask::DigestEntry& d : w.digests) {
+      digests_.push_back(DigestEvent{heartbeat_ns, w.address, std::move(d)});
+    }
+    w.digests.clear();
+    Sample sample;
+    sample.time_unix_ns = now;
+    auto p = processing.find(w.address);
+    sample.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
+    if (auto o = occupancy.find(w.address); o != occupancy.end()) {
+      sample.occupancy_seconds = o->second;
+    }
+    sample.snapshot = std::move(w);
+    track.samples.push_back(std::move(sample));
+  }
+  for (const std::string& gone : present_workers_) {
+    if (now_present.count(gone) == 0) {
+      AddWarning(absl::StrCat("Dask worker ", gone, " left mid-run (gone from the scheduler at ",
+                              FormatUnixNs(now), ")."));
+    }
+  }
+  present_workers_ = std::move(now_present);
+  first_identity_ = false;
+  for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
+  last_good_poll_unix_ns_ = now;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!tracking_) return absl::FailedPreconditionError("DaskMetricsBackend is not tracking");
+  }
+  {
+    std::lock_guard<std::mutex> lock(poller_mutex_);
+    stop_poller_ = true;
+  }
+  poller_wake_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
+  Poll();
+  if (comm_ != nullptr) {
+    comm_->Close();
+    comm_.reset();
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  tracking_ = false;
+  if (in_gap_) {
+    const int64_t end = NowUnixNs();
+    v1::TrackingGap gap;
+    gap.set_start_unix_ns(gap_start_unix_ns_);
+    gap.set_end_unix_ns(end);
+    gap.set_reason(absl::StrCat("scheduler ", options_.scheduler_address,
+                                " unreachable: ", gap_reason_));
+    gaps_.push_back(gap);
+    AddWarning(absl::StrFormat(
+        "Lost the Dask scheduler %s at %s and could not reconnect before the end (%s); the "
+        "measurement is partial.",
+        options_.scheduler_address, FormatUnixNs(gap_start_unix_ns_), gap_reason_));
+    in_gap_ = false;
+  }
+
+  v1::TrackingData data;
+  data.set_backend("dask");
+  data.set_interval_seconds(interval_seconds_);
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    data.add_worker_count_time_unix_ns(count_times_[i]);
+    data.add_worker_count(counts_[i]);
+  }
+  for (const std::string& address : worker_order_) {
+    const WorkerTrack& track = workers_.at(address);
+    v1::WorkerSeries* series = data.add_workers();
+    series->set_worker(address);
+    series->set_host(track.host);
+    bool has_spilled = true, has_net = true, has_disk = true, has_occupancy = true;
+    for (const Sample& s : track.samples) {
+      has_spilled = has_spilled && s.snapshot.spilled_bytes.has_value();
+      has_net = has_net && s.snapshot.network_read_bytes_per_second.has_value() &&
+                s.snapshot.network_write_bytes_per_second.has_value();
+      has_disk = has_disk && s.snapshot.disk_read_bytes_per_second.has_value() &&
+                 s.snapshot.disk_write_bytes_per_second.has_value();
+      has_occupancy = has_occupancy && s.occupancy_seconds.has_value();
+    }
+    for (const Sample& s : track.samples) {
+      const dask::WorkerSnapshot& w = s.snapshot;
+      series->add_time_unix_ns(s.time_unix_ns);
+      series->add_memory_bytes(w.memory_bytes);
+      series->add_memory_limit_bytes(w.memory_limit_bytes);
+      series->add_cores(w.nthreads);
+      series->add_active_tasks(s.active_tasks);
+      series->add_executing_tasks(w.executing_tasks);
+      series->add_managed_bytes(w.managed_bytes);
+      if (has_occupancy) series->add_occupancy_seconds(*s.occupancy_seconds);
+      series->add_cpu_percent(w.cpu_percent);
+      series->add_last_seen_unix_seconds(w.last_seen_unix_seconds);
+      if (has_spilled) series->add_spilled_bytes(*w.spilled_bytes);
+      if (has_net) {
+        series->add_network_read_bytes_per_second(*w.network_read_bytes_per_second);
+        series->add_network_write_bytes_per_second(*w.network_write_bytes_per_second);
+      }
+      if (has_disk) {
+        series->add_disk_read_bytes_per_second(*w.disk_read_bytes_per_second);
+        series->add_disk_write_bytes_per_second(*w.disk_write_bytes_per_second);
+      }
+    }
+  }
+  for (const v1::TrackingGap& gap : gaps_) *data.add_gaps() = gap;
+  return data;
+}
+
+absl::StatusOr<SpanId> DaskMetricsBackend::CreateSpan(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
+  std::lock_guard<std::mutex> lock(mutex_);
+  SpanId id = absl::StrCat("dask-span-", next_span_++);
+  SpanState& span = spans_[id];
+  span.name = std::string(name);
+  span.start_unix_ns = NowUnixNs();
+  return id;
+}
+
+absl::Status DaskMetricsBackend::EndSpan(const SpanId& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
+  if (it->second.ended) {
+    return absl::FailedPreconditionError(absl::StrCat("span '", id, "' already ended"));
+  }
+  it->second.end_unix_ns = NowUnixNs();
+  it->second.ended = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
+  const SpanState& state = it->second;
+  if (!state.ended) {
+    return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
+  }
+  const double t0 = state.start_unix_ns / 1e9, t1 = state.end_unix_ns / 1e9;
+  // (context, prefix, activity, unit, worker) -> value; std::map keeps the output sorted.
+  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, double>
+      totals;
+  for (const dask::TaskRecord& r : records_) {
+    for (const dask::StartStop& ss : r.startstops) {
+      const double overlap =
+          std::min(ss.stop_unix_seconds, t1) - std::max(ss.start_unix_seconds, t0);
+      if (overlap > 0) {
+        totals[{"task-stream", r.prefix, ss.action, "seconds", r.worker}] += overlap;
+      }
+    }
+    if (r.last_stop_unix_seconds >= t0 && r.last_stop_unix_seconds <= t1) {
+      const bool erred = r.status == "error";
+      totals[{"task-stream", r.prefix, erred ? "erred-tasks" : "tasks", "count", r.worker}] += 1;
+      if (!erred) totals[{"task-stream", r.prefix, "output", "bytes", r.worker}] += r.nbytes;
+    }
+  }
+  for (const DigestEvent& d : digests_) {
+    if (d.time_unix_ns < state.start_unix_ns || d.time_unix_ns > state.end_unix_ns) continue;
+    totals[{d.entry.context, d.entry.task_prefix, d.entry.activity, d.entry.unit, d.worker}] +=
+        d.entry.value;
+  }
+  v1::Span span;
+  span.set_name(state.name);
+  span.set_id(id);
+  span.set_start_unix_ns(state.start_unix_ns);
+  span.set_end_unix_ns(state.end_unix_ns);
+  for (const auto& [key, value] : totals) {
+    v1::FineMetric* m = span.add_metrics();
+    m->set_context(std::get<0>(key));
+    m->set_task_prefix(std::get<1>(key));
+    m->set_activity(std::get<2>(key));
+    m->set_unit(std::get<3>(key));
+    m->set_worker(std::get<4>(key));
+    m->set_value(value);
+  }
+  return span;
+}
+
+}  // namespace roastcoffea

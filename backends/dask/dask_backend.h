@@ -1,0 +1,174 @@
+// DaskMetricsBackend: tracks a running Dask cluster through its scheduler, read-only, in C++.
+//
+// Tracking: a poller thread calls, every interval, `identity` (per-worker memory, memory limit,
+// threads, CPU, managed/spilled bytes, network and disk rates, last_seen, task counts),
+// `processing` (active tasks per worker, the scheduler's view) and `dump_state` restricted to
+// workers (occupancy; turned off with a warning if the scheduler refuses it). A worker's sample
+// is appended only when its `last_seen` changed, so a stale heartbeat is never counted twice.
+// The worker count is sampled at every poll. Workers that join or leave mid-run get series
+// that start or end there, and a sentence in Warnings().
+//
+// Fine metrics: StartTracking installs the scheduler's task stream; each poll reads the new
+// records incrementally (never capped; see task_stream.h). A span [CreateSpan, EndSpan] gets,
+// per worker and task prefix (Dask's key_split), the seconds of every startstop action
+// (context "task-stream": compute, transfer, disk-read, disk-write, deserialize, ...) clipped
+// to the window, plus counts of finished and erred tasks and their output bytes; on
+// distributed ≥ 2023.4 the per-heartbeat `digests_total_since_heartbeat` (context "execute",
+// activities thread-cpu, thread-noncpu, ...) are accumulated too.
+//
+// Faults: when the scheduler cannot be reached the backend keeps what it has, records a
+// v1::TrackingGap, retries with exponential backoff, and says so in Warnings(); a restarted
+// scheduler is picked up (its task stream is re-installed).
+//
+// Thread-safety: drive from one thread (AbstractMetricsBackend). Cost per poll: three small
+// RPCs (identity reply ≈ 0.8 KiB per worker) plus the new task-stream records.
+#ifndef ROASTCOFFEA_BACKENDS_DASK_DASK_BACKEND_H_
+#define ROASTCOFFEA_BACKENDS_DASK_DASK_BACKEND_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "backends/dask/comm.h"
+#include "backends/dask/identity.h"
+#include "backends/dask/task_stream.h"
+#include "backends/metrics_backend.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+struct DaskBackendOptions {
+  // tcp://HOST:PORT of the scheduler.
+  std::string scheduler_address = "tcp://127.0.0.1:8786";
+  dask::CommOptions comm;
+  // Reconnection after a scheduler loss: first wait, doubled per failure up to the maximum.
+  absl::Duration reconnect_initial_backoff = absl::Milliseconds(200);
+  absl::Duration reconnect_max_backoff = absl::Seconds(5);
+  // Read the task stream (fine metrics).
+  bool read_task_stream = true;
+  // Read per-worker occupancy through dump_state (a debugging op; costlier on huge clusters).
+  bool read_occupancy = true;
+  // Task-stream records finishing up to this long before the newest one seen are re-requested
+  // and deduplicated (servers older than 2026.6 have no start_index).
+  double task_stream_overlap_seconds = 10;
+};
+
+class DaskMetricsBackend : public AbstractMetricsBackend {
+ public:
+  // InvalidArgument naming the address when it is not tcp://HOST:PORT. Does not connect.
+  static absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> Create(DaskBackendOptions options);
+  ~DaskMetricsBackend() override;
+  DaskMetricsBackend(const DaskMetricsBackend&) = delete;
+  DaskMetricsBackend& operator=(const DaskMetricsBackend&) = delete;
+
+  absl::string_view name() const override { return "dask"; }
+
+  // Connects (Unavailable naming the address when the scheduler is not reachable), probes the
+  // version, installs the task stream, takes a first sample and starts the poller.
+  // InvalidArgument for a non-positive or infinite interval, FailedPrecondition if tracking.
+  absl::Status StartTracking(absl::Duration interval) override;
+  // Stops the poller, takes a last sample, closes the connection cleanly. Open gaps end now.
+  absl::StatusOr<v1::TrackingData> StopTracking() override;
+
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
+  absl::Status EndSpan(const SpanId& id) override;
+  // NotFound for an unknown id, FailedPrecondition before EndSpan.
+  absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
+  bool SupportsFineMetrics() const override { return true; }
+
+  std::vector<std::string> Warnings() const override;
+
+  // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.
+  std::string scheduler_version() const;
+  // Task-stream records read so far (all of them after StopTracking).
+  std::vector<dask::TaskRecord> task_records() const;
+
+ private:
+  struct Sample {
+    int64_t time_unix_ns = 0;
+    dask::WorkerSnapshot snapshot;  // digests cleared (kept in digests_)
+    double active_tasks = 0;
+    std::optional<double> occupancy_seconds;
+  };
+  struct WorkerTrack {
+    std::string host;
+    std::vector<Sample> samples;
+    double last_seen = -1;
+  };
+  struct DigestEvent {
+    int64_t time_unix_ns = 0;
+    std::string worker;
+    dask::DigestEntry entry;
+  };
+  struct SpanState {
+    std::string name;
+    int64_t start_unix_ns = 0;
+    int64_t end_unix_ns = 0;
+    bool ended = false;
+  };
+
+  explicit DaskMetricsBackend(DaskBackendOptions options, dask::SchedulerAddress address);
+  // One poll; called by the poller thread, or by the controlling thread when none runs.
+  void Poll();
+  absl::Status PollConnected();
+  absl::Status ConnectAndPrepare();
+  void EnterGap(const absl::Status& cause);
+  void AddWarning(std::string sentence);  // requires mutex_
+  void PollerLoop(absl::Duration interval);
+
+  const DaskBackendOptions options_;
+  const dask::SchedulerAddress address_;
+
+  // Owned by the poller while it runs, by the controlling thread otherwise.
+  std::unique_ptr<dask::DaskComm> comm_;
+  std::optional<dask::DaskVersion> version_;
+  dask::TaskStreamCursor cursor_;
+  bool use_start_index_ = false;
+  bool occupancy_enabled_ = true;
+  bool task_stream_enabled_ = true;
+  absl::Duration backoff_;
+  absl::Time next_reconnect_ = absl::InfinitePast();
+  bool in_gap_ = false;
+  int64_t gap_start_unix_ns_ = 0;
+  std::string gap_reason_;
+  int64_t last_good_poll_unix_ns_ = 0;
+  int reconnects_ = 0;
+  absl::Time last_reconnect_ = absl::InfinitePast();
+  std::set<std::string> present_workers_;
+  bool first_identity_ = true;
+
+  mutable std::mutex mutex_;  // guards everything below
+  bool tracking_ = false;
+  double interval_seconds_ = 0;
+  std::string version_text_;
+  std::vector<int64_t> count_times_;
+  std::vector<int32_t> counts_;
+  std::map<std::string, WorkerTrack> workers_;
+  std::vector<std::string> worker_order_;
+  std::vector<dask::TaskRecord> records_;
+  std::vector<DigestEvent> digests_;
+  std::vector<v1::TrackingGap> gaps_;
+  std::vector<std::string> warnings_;
+  int64_t next_span_ = 0;
+  std::map<SpanId, SpanState> spans_;
+
+  std::thread poller_;
+  std::mutex poller_mutex_;
+  std::condition_variable poller_wake_;
+  bool stop_poller_ = false;  // guarded by poller_mutex_
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_DASK_DASK_BACKEND_H_

@@ -1,0 +1,351 @@
+#include "backends/dask/dask_backend.h"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "absl/time/clock.h"
+#include "backends/dask/fake_scheduler.h"
+#include "backends/dask/fixtures.h"
+#include "backends/dask/wire.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using dask::Value;
+using dask::testing::FakeScheduler;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+double NowSeconds() { return absl::ToUnixMicros(absl::Now()) / 1e6; }
+
+// A scripted cluster: what the fake scheduler answers.
+struct Cluster {
+  struct Worker {
+    std::string address;
+    int nthreads;
+    int64_t memory_limit;
+    double last_seen;
+  };
+  std::mutex mutex;
+  std::vector<Worker> workers;
+  std::vector<Value> task_records;
+  int stream_calls = 0;
+  double digest_thread_cpu = 0;  // > 0: send ≥ 2023.4-style per-heartbeat digests
+  std::string identity_override;  // non-empty: raw bytes sent as the identity reply
+
+  std::optional<std::string> Reply(const Value& request) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const std::string op = request.Find("op")->text();
+    if (op == "versions") {
+      Value packages = Value::Map();
+      packages.Insert(Value::Str("distributed"), Value::Str("2022.12.1+ds.1"));
+      Value reply = Value::Map();
+      reply.Insert(Value::Str("packages"), packages);
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "identity" && !identity_override.empty()) return identity_override;
+    if (op == "identity") {
+      Value ws = Value::Map();
+      for (const Worker& w : workers) {
+        Value metrics = Value::Map();
+        metrics.Insert(Value::Str("memory"), Value::Int(1000 + w.nthreads));
+        metrics.Insert(Value::Str("cpu"), Value::Float(50));
+        if (digest_thread_cpu > 0) {
+          Value digests = Value::Map();
+          digests.Insert(Value::Array({Value::Str("execute"), Value::Str("inc"),
+                                       Value::Str("thread-cpu"), Value::Str("seconds")}),
+                         Value::Float(digest_thread_cpu));
+          metrics.Insert(Value::Str("digests_total_since_heartbeat"), digests);
+        }
+        Value info = Value::Map();
+        info.Insert(Value::Str("host"), Value::Str("127.0.0.1"));
+        info.Insert(Value::Str("nthreads"), Value::Int(w.nthreads));
+        info.Insert(Value::Str("memory_limit"), Value::Int(w.memory_limit));
+        info.Insert(Value::Str("last_seen"), Value::Float(w.last_seen));
+        info.Insert(Value::Str("metrics"), metrics);
+        ws.Insert(Value::Str(w.address), info);
+      }
+      Value reply = Value::Map();
+      reply.Insert(Value::Str("workers"), ws);
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "processing") {
+      Value reply = Value::Map();
+      for (const Worker& w : workers) {
+        reply.Insert(Value::Str(w.address), Value::Array({Value::Str("slow-1")}));
+      }
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "dump_state") {
+      Value ws = Value::Map();
+      for (const Worker& w : workers) {
+        Value info = Value::Map();
+        info.Insert(Value::Str("occupancy"), Value::Float(0.5));
+        ws.Insert(Value::Str(w.address), info);
+      }
+      Value reply = Value::Map();
+      reply.Insert(Value::Str("workers"), ws);
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "get_task_stream") {
+      ++stream_calls;
+      // Like the real plugin: the whole buffer from `start` on (here: everything).
+      return dask::EncodeMessage(Value::Array(task_records));
+    }
+    return dask::EncodeMessage(Value::Nil());
+  }
+
+  void Heartbeat() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (Worker& w : workers) w.last_seen += 0.5;
+  }
+  void AddTask(const std::string& key, const std::string& worker, double start, double stop) {
+    Value ss = Value::Map();
+    ss.Insert(Value::Str("action"), Value::Str("compute"));
+    ss.Insert(Value::Str("start"), Value::Float(start));
+    ss.Insert(Value::Str("stop"), Value::Float(stop));
+    Value r = Value::Map();
+    r.Insert(Value::Str("key"), Value::Str(key));
+    r.Insert(Value::Str("worker"), Value::Str(worker));
+    r.Insert(Value::Str("status"), Value::Str("OK"));
+    r.Insert(Value::Str("nbytes"), Value::Int(28));
+    r.Insert(Value::Str("startstops"), Value::Array({ss}));
+    std::lock_guard<std::mutex> lock(mutex);
+    task_records.push_back(r);
+  }
+};
+
+DaskBackendOptions OptionsFor(const FakeScheduler& scheduler) {
+  DaskBackendOptions options;
+  options.scheduler_address = scheduler.address();
+  options.comm.connect_timeout = absl::Seconds(1);
+  options.comm.read_timeout = absl::Seconds(1);
+  options.reconnect_initial_backoff = absl::Milliseconds(20);
+  options.reconnect_max_backoff = absl::Milliseconds(100);
+  return options;
+}
+
+// Waits (bounded) until `done` holds; the tests never assert on durations.
+template <typename F>
+void WaitFor(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+TEST(DaskBackendTest, RejectsBadAddressesIntervalsAndOrder) {
+  DaskBackendOptions tls;
+  tls.scheduler_address = "tls://x:1";
+  EXPECT_THAT(DaskMetricsBackend::Create(tls).status().message(), HasSubstr("tls://x:1"));
+  Cluster cluster;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  EXPECT_TRUE(absl::IsInvalidArgument(backend->StartTracking(absl::ZeroDuration())));
+  EXPECT_TRUE(absl::IsFailedPrecondition(backend->StopTracking().status()));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(20)).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(backend->StartTracking(absl::Milliseconds(20))));
+  EXPECT_TRUE(backend->StopTracking().ok());
+  EXPECT_TRUE(absl::IsNotFound(backend->EndSpan("nope")));
+  EXPECT_TRUE(absl::IsNotFound(backend->GetSpanMetrics("nope").status()));
+}
+
+TEST(DaskBackendTest, UnreachableSchedulerIsAClearError) {
+  int port;
+  {
+    FakeScheduler gone([](const Value&) { return std::nullopt; });
+    port = gone.port();
+  }
+  DaskBackendOptions options;
+  options.scheduler_address = "tcp://127.0.0.1:" + std::to_string(port);
+  auto backend = *DaskMetricsBackend::Create(options);
+  absl::Status s = backend->StartTracking(absl::Milliseconds(20));
+  EXPECT_TRUE(absl::IsUnavailable(s));
+  EXPECT_THAT(s.message(), HasSubstr(options.scheduler_address));
+}
+
+TEST(DaskBackendTest, SamplesOnlyNewHeartbeatsAndTracksDepartures) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 100.0},
+                     {"tcp://127.0.0.1:1002", 1, 2000000000, 100.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 40; });  // many polls, no new heartbeat
+  cluster.Heartbeat();
+  WaitFor([&] { return scheduler.ops().size() > 80; });
+  {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    cluster.workers.pop_back();  // worker 1002 leaves
+  }
+  WaitFor([&] { return scheduler.ops().size() > 120; });
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->backend(), "dask");
+  ASSERT_EQ(data->workers_size(), 2);
+  const v1::WorkerSeries& stays = data->workers(0);
+  EXPECT_EQ(stays.worker(), "tcp://127.0.0.1:1001");
+  // Exactly two distinct heartbeats were seen, however many polls ran.
+  ASSERT_EQ(stays.time_unix_ns_size(), 2);
+  EXPECT_EQ(stays.cores(0), 2);
+  EXPECT_EQ(stays.memory_limit_bytes(0), 4e9);
+  EXPECT_EQ(stays.memory_bytes(0), 1002);
+  EXPECT_EQ(stays.active_tasks(0), 1);
+  EXPECT_EQ(stays.occupancy_seconds(1), 0.5);
+  EXPECT_EQ(stays.last_seen_unix_seconds(1), 100.5);
+  EXPECT_EQ(stays.cpu_percent_size(), 2);
+  EXPECT_EQ(stays.spilled_bytes_size(), 0);  // not reported by this cluster: left empty
+  EXPECT_EQ(data->workers(1).cores(0), 1);
+  EXPECT_GT(data->worker_count_size(), 10);
+  EXPECT_EQ(data->worker_count(0), 2);
+  EXPECT_EQ(data->worker_count(data->worker_count_size() - 1), 1);
+  EXPECT_EQ(data->gaps_size(), 0);
+  const std::vector<std::string> warnings = backend->Warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("tcp://127.0.0.1:1002 left mid-run"));
+  EXPECT_TRUE(scheduler.WaitForOp("close"));
+}
+
+TEST(DaskBackendTest, TaskStreamBecomesSpanMetricsWithoutDuplicates) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  // An old record (before tracking) must not count.
+  cluster.AddTask("old-1", "tcp://127.0.0.1:1001", NowSeconds() - 100, NowSeconds() - 99);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  const SpanId span = *backend->CreateSpan("analysis");
+  const double t = NowSeconds();
+  cluster.AddTask("inc-1869629367546c5239c715fa05ca55a6", "tcp://127.0.0.1:1001", t, t + 0.001);
+  cluster.AddTask("('mul-1178bae06e2ba99e512008f106de13b8', 0, 0)", "tcp://127.0.0.1:1001",
+                  t, t + 0.002);
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 10;  // the same records come back on every poll
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(backend->EndSpan(span).ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(backend->EndSpan(span)));
+  ASSERT_TRUE(backend->StopTracking().ok());
+  const std::vector<dask::TaskRecord> records = backend->task_records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].prefix, "mul");
+  absl::StatusOr<v1::Span> metrics = backend->GetSpanMetrics(span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->name(), "analysis");
+  double inc_compute = 0, mul_tasks = 0;
+  for (const v1::FineMetric& m : metrics->metrics()) {
+    EXPECT_EQ(m.worker(), "tcp://127.0.0.1:1001");
+    if (m.task_prefix() == "inc" && m.activity() == "compute") inc_compute = m.value();
+    if (m.task_prefix() == "mul" && m.activity() == "tasks") mul_tasks = m.value();
+  }
+  EXPECT_NEAR(inc_compute, 0.001, 1e-6);
+  EXPECT_EQ(mul_tasks, 1);
+}
+
+TEST(DaskBackendTest, AccumulatesPerHeartbeatDigestsOncePerHeartbeat) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds() - 100}};  // before the span
+  cluster.digest_thread_cpu = 0.25;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  const SpanId span = *backend->CreateSpan("digests");
+  for (int heartbeat = 0; heartbeat < 2; ++heartbeat) {
+    {
+      std::lock_guard<std::mutex> lock(cluster.mutex);
+      cluster.workers[0].last_seen = NowSeconds();
+    }
+    const size_t polls = scheduler.ops().size();
+    WaitFor([&] { return scheduler.ops().size() > polls + 20; });  // polled many times
+  }
+  ASSERT_TRUE(backend->EndSpan(span).ok());
+  ASSERT_TRUE(backend->StopTracking().ok());
+  double thread_cpu = 0;
+  const absl::StatusOr<v1::Span> metrics = backend->GetSpanMetrics(span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  for (const v1::FineMetric& m : metrics->metrics()) {
+    if (m.context() == "execute" && m.task_prefix() == "inc" && m.activity() == "thread-cpu") {
+      thread_cpu += m.value();
+    }
+  }
+  EXPECT_DOUBLE_EQ(thread_cpu, 0.5);  // two heartbeats in the span, however many polls
+}
+
+TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  auto set_identity = [&](std::string bytes) {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    cluster.identity_override = std::move(bytes);
+  };
+  auto wait_polls = [&](size_t n) {
+    const size_t polls = scheduler.ops().size();
+    WaitFor([&] { return scheduler.ops().size() > polls + n; });
+  };
+  // A well-formed message of the wrong shape: a warning, the connection stays.
+  set_identity(dask::EncodeMessage(Value::Str("not an identity")));
+  wait_polls(10);
+  // An absurd frame length: the stream is unusable, so it is a gap and a reconnection.
+  set_identity(std::string("\x18\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\x7f", 24));
+  wait_polls(10);
+  set_identity("");
+  wait_polls(10);
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_GE(data->gaps_size(), 1);
+  const std::vector<std::string> warnings = backend->Warnings();
+  EXPECT_THAT(warnings, Contains(HasSubstr("identity reply is not a map")));
+  EXPECT_THAT(warnings, Contains(HasSubstr("exceed the cap")));
+  EXPECT_THAT(warnings, Contains(HasSubstr("reconnected")));
+}
+
+TEST(DaskBackendTest, SchedulerLossIsAGapThenReconnects) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  auto scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
+  const int port = scheduler->port();
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler->ops().size() > 10; });
+  scheduler.reset();  // the scheduler dies
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  cluster.Heartbeat();
+  scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); },
+                                              port);  // and comes back on the same port
+  WaitFor([&] { return scheduler->ops().size() > 10; });
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->gaps_size(), 1);
+  EXPECT_GT(data->gaps(0).end_unix_ns(), data->gaps(0).start_unix_ns());
+  EXPECT_THAT(data->gaps(0).reason(), HasSubstr("unreachable"));
+  EXPECT_EQ(data->workers(0).time_unix_ns_size(), 2);  // kept from before, plus after
+  ASSERT_FALSE(backend->Warnings().empty());
+  EXPECT_THAT(backend->Warnings()[0], HasSubstr("reconnected"));
+}
+
+TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  auto scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler->ops().size() > 5; });
+  scheduler.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->gaps_size(), 1);
+  EXPECT_EQ(data->workers(0).time_unix_ns_size(), 1);
+  EXPECT_THAT(backend->Warnings().back(), HasSubstr("partial"));
+}
+
+}  // namespace
+}  // namespace roastcoffea

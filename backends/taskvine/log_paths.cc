@@ -1,0 +1,101 @@
+#include "backends/taskvine/log_paths.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "backends/taskvine/perf_log.h"
+
+namespace roastcoffea {
+namespace taskvine {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool IsFile(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+// True when the file starts with a performance-log header.
+bool LooksLikePerformanceLog(const std::string& path) {
+  FILE* file = fopen(path.c_str(), "rb");
+  if (file == nullptr) return false;
+  char buffer[256] = {};
+  const size_t n = fread(buffer, 1, sizeof(buffer) - 1, file);
+  fclose(file);
+  absl::string_view head(buffer, n);
+  head = head.substr(0, head.find('\n'));
+  return PerfHeader::IsHeader(head);
+}
+
+bool NameSaysPerformance(absl::string_view path) {
+  const absl::string_view name = path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
+  return absl::StrContains(name, "perf") || absl::StrContains(name, "stats");
+}
+
+LogPaths FromLogsDirectory(const std::string& dir) {
+  LogPaths paths;
+  paths.transactions = dir + "/transactions";
+  if (IsFile(dir + "/performance")) paths.performance = dir + "/performance";
+  return paths;
+}
+
+}  // namespace
+
+absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
+  spec = absl::StripAsciiWhitespace(spec);
+  if (spec.empty()) return absl::InvalidArgumentError("--taskvine_logs is empty: give a run directory or the logs");
+  if (absl::StrContains(spec, ',')) {
+    std::vector<std::string> files = absl::StrSplit(spec, ',', absl::SkipWhitespace());
+    if (files.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat("--taskvine_logs=", spec, ": give exactly two files"));
+    }
+    for (const std::string& f : files) {
+      if (!IsFile(f)) return absl::NotFoundError(absl::StrCat("log file ", f, " does not exist"));
+    }
+    const bool first_perf = LooksLikePerformanceLog(files[0]) ||
+                            (!LooksLikePerformanceLog(files[1]) && NameSaysPerformance(files[0]));
+    const bool second_perf = LooksLikePerformanceLog(files[1]) ||
+                             (!LooksLikePerformanceLog(files[0]) && NameSaysPerformance(files[1]));
+    if (first_perf == second_perf) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--taskvine_logs=", spec, ": cannot tell which file is the performance log (it starts with '# timestamp')"));
+    }
+    return first_perf ? LogPaths{files[1], files[0]} : LogPaths{files[0], files[1]};
+  }
+  std::string path(spec);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (IsDirectory(path)) {
+    for (const std::string& candidate :
+         {path, path + "/vine-logs", path + "/most-recent/vine-logs"}) {
+      if (IsFile(candidate + "/transactions")) return FromLogsDirectory(candidate);
+    }
+    return absl::NotFoundError(absl::StrCat(
+        "no transactions log in ", path, " (looked for transactions, vine-logs/transactions and "
+        "most-recent/vine-logs/transactions)"));
+  }
+  if (!IsFile(path)) return absl::NotFoundError(absl::StrCat("--taskvine_logs: ", path, " does not exist"));
+  if (LooksLikePerformanceLog(path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is a performance log; give the transactions log (or both, separated by a comma)"));
+  }
+  LogPaths paths;
+  paths.transactions = path;
+  const size_t slash = path.rfind('/');
+  const std::string sibling = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "performance";
+  if (sibling != path && IsFile(sibling)) paths.performance = sibling;
+  return paths;
+}
+
+}  // namespace taskvine
+}  // namespace roastcoffea

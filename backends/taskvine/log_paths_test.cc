@@ -1,0 +1,89 @@
+#include "backends/taskvine/log_paths.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace taskvine {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Root() {
+  const char* dir = getenv("TEST_TMPDIR");
+  return std::string(dir != nullptr ? dir : "/tmp") + "/paths";
+}
+
+void Touch(const std::string& path, const char* text) {
+  FILE* f = fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text, f);
+  fclose(f);
+}
+
+class LogPathsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = Root();
+    mkdir(root_.c_str(), 0755);
+    mkdir((root_ + "/vine-run-info").c_str(), 0755);
+    mkdir((root_ + "/vine-run-info/2026-11-13T120000").c_str(), 0755);
+    logs_ = root_ + "/vine-run-info/2026-11-13T120000/vine-logs";
+    mkdir(logs_.c_str(), 0755);
+    Touch(logs_ + "/transactions", "# time manager_pid MANAGER\n");
+    Touch(logs_ + "/performance", "# timestamp workers_connected\n");
+    unlink((root_ + "/vine-run-info/most-recent").c_str());
+    ASSERT_EQ(symlink((root_ + "/vine-run-info/2026-11-13T120000").c_str(),
+                      (root_ + "/vine-run-info/most-recent").c_str()),
+              0);
+    mkdir((root_ + "/wq").c_str(), 0755);
+    Touch(root_ + "/wq/my.txn.log", "1 2 MANAGER START\n");
+    Touch(root_ + "/wq/my.stats.log", "# timestamp workers_connected\n");
+  }
+  std::string root_, logs_;
+};
+
+TEST_F(LogPathsTest, EveryWayToNameATaskVineRun) {
+  for (const std::string& spec :
+       {root_ + "/vine-run-info/most-recent", root_ + "/vine-run-info/most-recent/", root_ + "/vine-run-info",
+        root_ + "/vine-run-info/2026-11-13T120000", logs_, logs_ + "/transactions",
+        logs_ + "/performance," + logs_ + "/transactions"}) {
+    absl::StatusOr<LogPaths> paths = ResolveLogPaths(spec);
+    ASSERT_TRUE(paths.ok()) << spec << ": " << paths.status();
+    EXPECT_THAT(paths->transactions, HasSubstr("vine-logs/transactions")) << spec;
+    EXPECT_THAT(paths->performance, HasSubstr("vine-logs/performance")) << spec;
+  }
+}
+
+TEST_F(LogPathsTest, WorkQueueFilesAreRecognisedByContent) {
+  absl::StatusOr<LogPaths> paths = ResolveLogPaths(root_ + "/wq/my.stats.log," + root_ + "/wq/my.txn.log");
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  EXPECT_EQ(paths->transactions, root_ + "/wq/my.txn.log");
+  EXPECT_EQ(paths->performance, root_ + "/wq/my.stats.log");
+  paths = ResolveLogPaths(root_ + "/wq/my.txn.log");
+  ASSERT_TRUE(paths.ok());
+  EXPECT_EQ(paths->performance, "");
+}
+
+TEST_F(LogPathsTest, Errors) {
+  EXPECT_EQ(ResolveLogPaths("").status().code(), absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<LogPaths> missing = ResolveLogPaths(root_ + "/nope");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nope"));
+  EXPECT_EQ(ResolveLogPaths(root_ + "/wq").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(ResolveLogPaths(logs_ + "/performance").status().message()),
+              HasSubstr("is a performance log"));
+  EXPECT_EQ(ResolveLogPaths(logs_ + "/transactions," + root_ + "/wq/my.txn.log").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ResolveLogPaths("a,b,c").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace taskvine
+}  // namespace roastcoffea

@@ -1,0 +1,825 @@
+#include "backends/taskvine/run_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace roastcoffea {
+namespace taskvine {
+namespace {
+
+constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
+
+double Seconds(int64_t us) { return static_cast<double>(us) * 1e-6; }
+
+// Accumulates one attempt into totals.
+void AddAttempt(const Attempt& a, int64_t run_end_us, AttemptTotals* t) {
+  ++t->attempts;
+  if (!a.dispatched()) return;
+  t->queue_wait_seconds += Seconds(a.running_us - a.ready_us);
+  t->commit_seconds += a.commit_seconds;
+  t->input_bytes += a.input_bytes;
+  const int64_t end_us = a.end_us > 0 ? a.end_us : run_end_us;
+  t->allocated_core_seconds += a.cores * Seconds(end_us - a.running_us);
+  switch (a.end) {
+    case AttemptEnd::kLost:
+      ++t->lost;
+      t->lost_seconds += Seconds(a.end_us - a.running_us);
+      break;
+    case AttemptEnd::kRetriedOnWorker:
+      ++t->retried_on_worker;
+      break;
+    case AttemptEnd::kRetrieved: {
+      ++t->retrieved;
+      bool fallback = false;
+      t->execute_seconds += a.ExecutionSeconds(&fallback);
+      if (fallback) ++t->exec_fallbacks;
+      if (a.worker_start_s > 0 && a.commit_end_s > 0) {
+        t->worker_wait_seconds += std::max(0.0, a.worker_start_s - a.commit_end_s);
+      }
+      if (a.retrieved_us > 0 && a.end_us > 0) t->retrieval_seconds += Seconds(a.retrieved_us - a.end_us);
+      t->output_seconds += a.output_seconds;
+      t->output_bytes += a.output_bytes;
+      if (a.monitored) {
+        t->monitored = true;
+        t->cpu_seconds += a.cpu_seconds;
+        t->peak_memory_mb = std::max(t->peak_memory_mb, static_cast<double>(a.peak_memory_mb));
+      }
+      break;
+    }
+    case AttemptEnd::kOpen:
+      break;
+  }
+}
+
+bool Disagree(double a, double b, double relative, double absolute) {
+  return std::fabs(a - b) > std::max(absolute, relative * std::max(std::fabs(a), std::fabs(b)));
+}
+
+}  // namespace
+
+double Attempt::ExecutionSeconds(bool* fallback) const {
+  // Worker times are epoch seconds: anything outside (0, year 2096) is not a time (0 = unset).
+  if (worker_start_s > 0 && worker_end_s >= worker_start_s && worker_end_s < 4e9) {
+    if (fallback != nullptr) *fallback = false;
+    return worker_end_s - worker_start_s;
+  }
+  if (fallback != nullptr) *fallback = true;
+  return end_us > running_us && running_us > 0 ? Seconds(end_us - running_us) : 0.0;
+}
+
+void RunModel::Malformed(absl::string_view file, int64_t line_number, absl::string_view reason) {
+  ++malformed_count_;
+  if (malformed_.size() < kMaxMalformedKept) {
+    malformed_.push_back(MalformedLine{std::string(file), line_number, std::string(reason)});
+  }
+}
+
+void RunModel::ConsumeTransactionLine(absl::string_view line, int64_t line_number) {
+  TxnRecord record;
+  absl::Status status = ParseTransactionLine(line, &record);
+  if (!status.ok()) {
+    Malformed("transactions", line_number, status.message());
+    return;
+  }
+  if (record.kind == TxnKind::kBlankOrComment) return;
+  ++records_;
+  Apply(record);
+}
+
+void RunModel::ConsumePerformanceLine(absl::string_view line, int64_t line_number) {
+  absl::string_view trimmed = line;
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.remove_suffix(1);
+  if (trimmed.empty()) return;
+  if (PerfHeader::IsHeader(trimmed)) {
+    absl::StatusOr<PerfHeader> header = PerfHeader::Parse(trimmed);
+    if (!header.ok()) {
+      Malformed("performance", line_number, header.status().message());
+      return;
+    }
+    if (perf_header_valid_ && !perf_.empty()) {
+      notes_.push_back(absl::StrCat("the performance log holds several manager runs (new header at line ",
+                                    line_number, "); only the last one is used"));
+      perf_.clear();
+    }
+    perf_header_ = *std::move(header);
+    perf_header_valid_ = true;
+    return;
+  }
+  if (trimmed.front() == '#') return;
+  if (!perf_header_valid_) {
+    Malformed("performance", line_number, "data row before the '# timestamp ...' header");
+    return;
+  }
+  PerfSample sample;
+  absl::Status status = perf_header_.ParseRow(trimmed, &sample);
+  if (!status.ok()) {
+    Malformed("performance", line_number, status.message());
+    return;
+  }
+  perf_.push_back(sample);
+}
+
+void RunModel::ConsumePartialLastLine(absl::string_view file, absl::string_view line,
+                                      int64_t line_number) {
+  if (line.empty()) return;
+  if (file == "performance") {
+    PerfSample sample;
+    if (perf_header_valid_ && perf_header_.ParseRow(line, &sample).ok()) {
+      perf_.push_back(sample);
+      return;
+    }
+  } else {
+    TxnRecord record;
+    if (ParseTransactionLine(line, &record).ok()) {
+      if (record.kind != TxnKind::kBlankOrComment) {
+        ++records_;
+        Apply(record);
+      }
+      return;
+    }
+  }
+  ++partial_last_lines_;
+  notes_.push_back(absl::StrCat("the ", file, " log ends with a partial line (line ", line_number,
+                                ", ", line.size(), " bytes without a newline): ignored"));
+}
+
+int RunModel::WorkerIndex(absl::string_view name) const {
+  if (last_worker_ >= 0) {
+    const Worker& last = workers_[last_worker_];
+    if (last.id == name || last.address == name) return last_worker_;
+  }
+  auto it = worker_by_id_.find(name);
+  if (it != worker_by_id_.end()) return last_worker_ = it->second;
+  auto by_address = worker_by_address_.find(name);
+  return by_address == worker_by_address_.end() ? -1 : last_worker_ = by_address->second;
+}
+
+int RunModel::CategoryIndex(absl::string_view name) {
+  if (last_category_ >= 0 && categories_[last_category_] == name) return last_category_;
+  auto it = category_by_name_.find(name);
+  if (it != category_by_name_.end()) return last_category_ = it->second;
+  const int index = static_cast<int>(categories_.size());
+  categories_.emplace_back(name);
+  category_by_name_.emplace(std::string(name), index);
+  return last_category_ = index;
+}
+
+void RunModel::Reset() {
+  RunModel fresh;
+  fresh.malformed_count_ = malformed_count_;
+  fresh.malformed_ = std::move(malformed_);
+  fresh.notes_ = std::move(notes_);
+  fresh.manager_runs_ = manager_runs_;
+  fresh.records_ = records_;
+  fresh.perf_header_valid_ = perf_header_valid_;
+  fresh.perf_header_ = std::move(perf_header_);
+  fresh.perf_ = std::move(perf_);
+  *this = std::move(fresh);
+}
+
+absl::string_view RunModel::Intern(absl::string_view word) {
+  for (const std::unique_ptr<std::string>& known : *interned_) {
+    if (*known == word) return *known;
+  }
+  interned_->push_back(std::make_unique<std::string>(word));
+  return *interned_->back();
+}
+
+void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {
+  // Busy = at least one attempt executing (RUNNING .. WAITING_RETRIEVAL or loss), §8.
+  const int was_executing = w.executing;
+  w.executing = std::max(0, w.executing + executing_delta);
+  w.active = std::max(0, w.active + active_delta);
+  if (was_executing == 0 && w.executing > 0) w.busy_since_us = t_us;
+  if (was_executing > 0 && w.executing == 0) w.busy_us += t_us - w.busy_since_us;
+  if (!w.series_us.empty() && w.series_us.back() == t_us) {  // same instant: keep the last state
+    w.series_executing.back() = w.executing;
+    w.series_active.back() = w.active;
+    return;
+  }
+  w.series_us.push_back(t_us);
+  w.series_executing.push_back(w.executing);
+  w.series_active.push_back(w.active);
+}
+
+void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
+  auto it = std::find(w.on_worker.begin(), w.on_worker.end(), task_id);
+  if (it != w.on_worker.end()) {
+    *it = w.on_worker.back();
+    w.on_worker.pop_back();
+  }
+}
+
+void RunModel::RecordWorkerCount(int64_t t_us, int new_count) {
+  count_us_.push_back(t_us);
+  count_.push_back(connected_);
+  queued_.push_back(ready_);
+  connected_ = new_count;
+  peak_connected_ = std::max(peak_connected_, connected_);
+  count_us_.push_back(t_us);
+  count_.push_back(connected_);
+  queued_.push_back(ready_);
+}
+
+int64_t RunModel::EndUs() const { return ended_ ? end_us_ : last_us_; }
+
+void RunModel::Apply(const TxnRecord& r) {
+  if (first_us_ == 0) first_us_ = r.time_us;
+  last_us_ = std::max(last_us_, r.time_us);
+  switch (r.kind) {
+    case TxnKind::kBlankOrComment:
+    case TxnKind::kApplication:
+    case TxnKind::kTaskOtherState:
+      return;
+    case TxnKind::kManagerStart:
+      if (manager_runs_ > 0 && (!workers_.empty() || !tasks_.empty())) {
+        notes_.push_back(absl::StrCat("the transactions log holds several manager runs (manager pid ",
+                                      manager_pid_, " then ", r.manager_pid,
+                                      "); only the last one is measured"));
+        Reset();
+        first_us_ = r.time_us;
+        last_us_ = r.time_us;
+      }
+      ++manager_runs_;
+      manager_pid_ = r.manager_pid;
+      start_us_ = r.time_us;
+      return;
+    case TxnKind::kManagerEnd:
+      ended_ = true;
+      end_us_ = r.time_us;
+      return;
+    case TxnKind::kWorkerConnection: {
+      const int index = static_cast<int>(workers_.size());
+      last_worker_ = -1;  // a reconnecting id now means the new worker
+      workers_.emplace_back();
+      Worker& w = workers_.back();
+      w.id = std::string(r.worker);
+      w.address = std::string(r.address);
+      w.connect_us = r.time_us;
+      w.series_us.push_back(r.time_us);
+      w.series_executing.push_back(0);
+      w.series_active.push_back(0);
+      worker_by_id_[w.id] = index;
+      worker_by_address_[w.address] = index;
+      RecordWorkerCount(r.time_us, connected_ + 1);
+      return;
+    }
+    case TxnKind::kWorkerDisconnection: {
+      if (r.worker == "(null)") {
+        ++null_disconnections_;
+        return;
+      }
+      const int index = WorkerIndex(r.worker);
+      if (index < 0) {
+        ++unknown_worker_records_;
+        return;
+      }
+      Worker& w = workers_[index];
+      if (w.disconnect_us != 0) return;
+      // Attempts still on the worker are lost with it.
+      for (int64_t task_id : w.on_worker) {
+        Task* task = tasks_.find(task_id);
+        if (task == nullptr || task->attempts.empty()) continue;
+        Attempt& a = task->attempts.back();
+        if (a.worker != index || a.end != AttemptEnd::kOpen) continue;
+        if (a.end_us == 0) a.end_us = r.time_us;
+        a.end = AttemptEnd::kLost;
+      }
+      w.on_worker.clear();
+      WorkerStep(w, r.time_us, -w.executing, -w.active);
+      w.disconnect_us = r.time_us;
+      w.reason = std::string(r.word);
+      RecordWorkerCount(r.time_us, connected_ - 1);
+      return;
+    }
+    case TxnKind::kWorkerResources: {
+      const int index = WorkerIndex(r.worker);
+      if (index < 0) {
+        ++unknown_worker_records_;
+        return;
+      }
+      Worker& w = workers_[index];
+      if (w.has_resources) return;
+      double cores = 0, memory = 0, disk = 0;
+      absl::Status status = ForEachJsonNumber(r.json, [&](absl::string_view key, double value) {
+        if (key == "cores") cores = value;
+        if (key == "memory") memory = value;
+        if (key == "disk") disk = value;
+      });
+      if (!status.ok()) return;
+      w.has_resources = true;
+      w.cores = cores;
+      w.memory_mb = memory;
+      w.disk_mb = disk;
+      return;
+    }
+    case TxnKind::kWorkerTransfer: {
+      int index = -1;
+      if (!r.worker.empty()) {
+        index = WorkerIndex(r.worker);
+      } else {
+        // Work Queue: attributed to the worker of the task's current attempt.
+        work_queue_format_ = true;
+        const Task* task = tasks_.find(r.task_id);
+        if (task != nullptr && !task->attempts.empty()) index = task->attempts.back().worker;
+      }
+      const bool input = r.word == "INPUT";
+      (input ? bytes_in_ : bytes_out_) += r.bytes;
+      ++(input ? transfers_in_ : transfers_out_);
+      if (index >= 0) {
+        Worker& w = workers_[index];
+        (input ? w.bytes_in : w.bytes_out) += r.bytes;
+        ++(input ? w.transfers_in : w.transfers_out);
+      }
+      return;
+    }
+    case TxnKind::kWorkerCacheUpdate: {
+      ++cache_updates_;
+      cache_update_bytes_ += r.bytes;
+      const int index = WorkerIndex(r.worker);
+      if (index >= 0) ++workers_[index].cache_updates;
+      return;
+    }
+    case TxnKind::kCategory:
+      CategoryIndex(r.category);
+      return;
+    case TxnKind::kTaskReady: {
+      if (libraries_.contains(r.task_id)) return;
+      if (r.attempt == 0) work_queue_format_ = true;
+      auto inserted = tasks_.try_emplace(r.task_id);
+      Task& task = *inserted.first;
+      if (inserted.second) {
+        task.id = r.task_id;
+        task.category = CategoryIndex(r.category);
+      }
+      if (!task.attempts.empty()) {
+        Attempt& last = task.attempts.back();
+        if (!last.dispatched()) {  // READY twice without a dispatch: keep one attempt
+          last.ready_us = r.time_us;
+          return;
+        }
+        if (last.end == AttemptEnd::kOpen && last.worker >= 0) {
+          Worker& w = workers_[last.worker];
+          if (last.end_us > 0) {
+            last.end = AttemptEnd::kRetriedOnWorker;  // exhausted or forsaken on the worker
+            WorkerStep(w, r.time_us, 0, -1);
+          } else {
+            last.end_us = r.time_us;  // re-queued without a WAITING_RETRIEVAL: lost
+            last.end = AttemptEnd::kLost;
+            WorkerStep(w, r.time_us, -1, -1);
+          }
+          RemoveFromWorker(w, r.task_id);
+        }
+      }
+      Attempt attempt;
+      attempt.number = r.attempt > 0 ? r.attempt : static_cast<int>(task.attempts.size()) + 1;
+      attempt.ready_us = r.time_us;
+      task.attempts.push_back(std::move(attempt));
+      ++ready_;
+      return;
+    }
+    case TxnKind::kTaskRunning: {
+      const int index = WorkerIndex(r.worker);
+      if (index < 0) ++unknown_worker_records_;
+      double cores = 0, memory = 0, disk = 0, commit_start = 0, commit_end = 0, input_s = 0, input_mb = 0;
+      if (!r.json.empty()) {
+        bool numbers_ok = true;
+        absl::Status status = ForEachJsonEntry(r.json, [&](absl::string_view key, absl::string_view text) {
+          double* target = nullptr;
+          if (key == "cores") target = &cores;
+          else if (key == "memory") target = &memory;
+          else if (key == "disk") target = &disk;
+          else if (key == "time_commit_start") target = &commit_start;
+          else if (key == "time_commit_end") target = &commit_end;
+          else if (key == "time_input_mgr") target = &input_s;
+          else if (key == "size_input_mgr") target = &input_mb;
+          if (target != nullptr) numbers_ok = ParseJsonNumber(text, target) && numbers_ok;
+        });
+        if (!numbers_ok) status = absl::InvalidArgumentError("bad number");
+        if (!status.ok()) cores = memory = disk = commit_start = commit_end = input_s = input_mb = 0;
+      }
+      Task* found = tasks_.find(r.task_id);
+      if (found == nullptr) {
+        // No READY: a library instance (serverless), not a task of the application.
+        *libraries_.try_emplace(r.task_id).first = index;
+        if (index >= 0) workers_[index].library_cores = cores;
+        return;
+      }
+      Task& task = *found;
+      if (task.attempts.empty() || task.attempts.back().dispatched()) return;
+      Attempt& a = task.attempts.back();
+      a.running_us = r.time_us;
+      a.worker = index;
+      a.cores = static_cast<float>(cores);
+      a.memory_mb = static_cast<float>(memory);
+      a.disk_mb = static_cast<float>(disk);
+      a.commit_seconds = static_cast<float>(input_s > 0 ? input_s : std::max(0.0, commit_end - commit_start));
+      a.input_bytes = input_mb * kBytesPerMebibyte;
+      a.commit_end_s = commit_end;
+      ready_ = std::max(0, ready_ - 1);
+      if (index >= 0) {
+        Worker& w = workers_[index];
+        w.on_worker.push_back(r.task_id);
+        WorkerStep(w, r.time_us, +1, +1);
+      }
+      return;
+    }
+    case TxnKind::kTaskWaitingRetrieval: {
+      if (libraries_.contains(r.task_id)) {
+        ++library_waiting_retrievals_;  // counted by the manager's tasks_done
+        return;
+      }
+      Task* task = tasks_.find(r.task_id);
+      if (task == nullptr || task->attempts.empty()) return;
+      Attempt& a = task->attempts.back();
+      if (!a.dispatched() || a.end_us != 0 || a.end != AttemptEnd::kOpen) return;
+      a.end_us = r.time_us;
+      if (a.worker >= 0) WorkerStep(workers_[a.worker], r.time_us, -1, 0);
+      return;
+    }
+    case TxnKind::kTaskRetrieved:
+    case TxnKind::kTaskDone: {
+      if (const int* library = libraries_.find(r.task_id)) {
+        if (*library >= 0) {
+          Worker& w = workers_[*library];
+          if (w.library_end_us == 0) w.library_end_us = r.time_us;
+        }
+        return;
+      }
+      Task* found = tasks_.find(r.task_id);
+      if (found == nullptr) return;
+      Task& task = *found;
+      if (r.kind == TxnKind::kTaskDone) {
+        task.done = true;
+        task.done_us = r.time_us;
+        task.result = Intern(r.word);
+        task.exit_code = r.exit_code;
+      }
+      if (task.attempts.empty()) return;
+      Attempt& a = task.attempts.back();
+      if (!a.dispatched() || a.end != AttemptEnd::kOpen) return;
+      // DONE without RETRIEVED (7.5 / Work Queue variants) closes the attempt too.
+      a.retrieved_us = r.time_us;
+      a.result = Intern(r.word);
+      a.exit_code = r.exit_code;
+      if (!r.json2.empty()) {
+        double wq_input_mb = 0, wq_input_s = 0;
+        double worker_start = 0, worker_end = 0, output_s = 0, output_mb = 0, cpu = -1, memory = 0;
+        (void)ForEachJsonEntry(r.json2, [&](absl::string_view key, absl::string_view text) {
+          // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
+          double* target = nullptr;
+          if (key == "time_worker_start") target = &worker_start;
+          else if (key == "time_worker_end") target = &worker_end;
+          else if (key == "time_output_mgr" || key == "wq_output_time") target = &output_s;
+          else if (key == "size_output_mgr" || key == "wq_output_size") target = &output_mb;
+          else if (key == "wq_input_time") target = &wq_input_s;
+          else if (key == "wq_input_size") target = &wq_input_mb;
+          else if (key == "cpu_time") target = &cpu;
+          else if (key == "memory") target = &memory;
+          if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
+        });
+        a.worker_start_s = worker_start;
+        a.worker_end_s = worker_end;
+        a.output_seconds = static_cast<float>(output_s);
+        a.output_bytes = output_mb * kBytesPerMebibyte;
+        if (cpu >= 0) {  // measured by the resource monitor
+          a.monitored = true;
+          a.cpu_seconds = static_cast<float>(cpu);
+          a.peak_memory_mb = static_cast<float>(memory);
+        }
+        if (a.commit_seconds == 0) a.commit_seconds = static_cast<float>(wq_input_s);
+        if (a.input_bytes == 0) a.input_bytes = wq_input_mb * kBytesPerMebibyte;
+      }
+      Worker* w = a.worker >= 0 ? &workers_[a.worker] : nullptr;
+      if (a.end_us == 0) {
+        a.end_us = r.time_us;
+        if (w != nullptr) WorkerStep(*w, r.time_us, -1, 0);
+      }
+      a.end = AttemptEnd::kRetrieved;
+      if (w != nullptr) {
+        WorkerStep(*w, r.time_us, 0, -1);
+        RemoveFromWorker(*w, r.task_id);
+      }
+      return;
+    }
+    case TxnKind::kLibrary: {
+      const int index = WorkerIndex(r.worker);
+      if (r.word == "SENT" || r.word == "WAITING") {
+        if (!libraries_.contains(r.task_id)) {
+          // 7.5-era logs show a library as an ordinary task first: take it out of the tasks.
+          Task* task = tasks_.find(r.task_id);
+          if (task != nullptr) {
+            for (Attempt& a : task->attempts) {
+              if (a.dispatched() && a.end == AttemptEnd::kOpen && a.worker >= 0) {
+                Worker& w = workers_[a.worker];
+                WorkerStep(w, r.time_us, a.end_us == 0 ? -1 : 0, -1);
+                RemoveFromWorker(w, r.task_id);
+              } else if (!a.dispatched()) {
+                ready_ = std::max(0, ready_ - 1);
+              }
+            }
+            tasks_.erase(r.task_id);
+          }
+          *libraries_.try_emplace(r.task_id).first = index;
+        }
+        if (r.word == "SENT" && index >= 0 && workers_[index].library_sent_us == 0) {
+          workers_[index].library_sent_us = r.time_us;
+        }
+      } else if (r.word == "STARTED" && index >= 0) {
+        workers_[index].library_started_us = r.time_us;
+      }
+      return;
+    }
+  }
+}
+
+RunFigures RunModel::Figures() const {
+  RunFigures f;
+  f.start_us = start_us_ > 0 ? start_us_ : first_us_;
+  f.end_us = EndUs();
+  f.ended = ended_;
+  f.workers_joined = static_cast<int>(workers_.size());
+  f.peak_workers = peak_connected_;
+  for (const Worker& w : workers_) {
+    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : f.end_us;
+    const double lifetime = Seconds(until - w.connect_us);
+    f.worker_seconds += lifetime;
+    f.core_seconds_available += w.cores * lifetime;
+    if (w.library_started_us > 0) {
+      const int64_t library_end = w.library_end_us > 0 ? w.library_end_us : until;
+      f.function_slot_seconds += w.library_cores * Seconds(library_end - w.library_started_us);
+    }
+  }
+  const double run_seconds = Seconds(f.end_us - f.start_us);
+  f.mean_workers = run_seconds > 0 ? f.worker_seconds / run_seconds : 0;
+  f.libraries = static_cast<int>(libraries_.size());
+  for (const auto& [id, task] : tasks_) {
+    ++f.tasks;
+    if (task.done) ++f.tasks_done;
+    if (task.Failed()) ++f.tasks_failed;
+    for (const Attempt& a : task.attempts) {
+      if (!a.dispatched()) continue;
+      ++f.attempts;
+      const int64_t end_us = a.end_us > 0 ? a.end_us : f.end_us;
+      f.allocated_core_seconds += a.cores * Seconds(end_us - a.running_us);
+      if (a.end == AttemptEnd::kLost) f.lost_seconds += Seconds(a.end_us - a.running_us);
+      if (a.end == AttemptEnd::kRetrieved) {
+        const double exec = a.ExecutionSeconds();
+        f.execute_seconds += exec;
+        f.weighted_execute_seconds += exec * (a.cores > 0 ? a.cores : 1.0);
+      }
+    }
+  }
+  f.core_efficiency_fraction =
+      f.core_seconds_available > 0 ? f.weighted_execute_seconds / f.core_seconds_available : 0;
+  f.transfers_in = transfers_in_;
+  f.transfers_out = transfers_out_;
+  f.cache_updates = cache_updates_;
+  f.bytes_in = bytes_in_;
+  f.bytes_out = bytes_out_;
+  f.cache_update_bytes = cache_update_bytes_;
+  return f;
+}
+
+std::vector<WorkerFigures> RunModel::PerWorker() const {
+  const int64_t end = EndUs();
+  std::vector<WorkerFigures> out(workers_.size());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const Worker& w = workers_[i];
+    WorkerFigures& f = out[i];
+    f.worker = w.id;
+    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : end;
+    f.lifetime_seconds = Seconds(until - w.connect_us);
+    f.busy_seconds = Seconds(w.busy_us + (w.executing > 0 ? until - w.busy_since_us : 0));
+    f.core_seconds_available = w.cores * f.lifetime_seconds;
+  }
+  for (const auto& [id, task] : tasks_) {
+    for (const Attempt& a : task.attempts) {
+      if (a.worker >= 0) AddAttempt(a, end, &out[a.worker].totals);
+    }
+  }
+  for (WorkerFigures& f : out) {
+    f.utilisation_fraction =
+        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
+    f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
+  }
+  return out;
+}
+
+std::map<std::string, AttemptTotals> RunModel::PerCategory() const {
+  std::map<std::string, AttemptTotals> out;
+  const int64_t end = EndUs();
+  for (const auto& [id, task] : tasks_) {
+    AttemptTotals& totals = out[categories_[task.category]];
+    for (const Attempt& a : task.attempts) AddAttempt(a, end, &totals);
+  }
+  return out;
+}
+
+AttemptTotals RunModel::TotalsInWindow(int64_t from_us, int64_t to_us, absl::string_view category,
+                                       int worker) const {
+  AttemptTotals totals;
+  const int64_t end = EndUs();
+  for (const auto& [id, task] : tasks_) {
+    if (!category.empty() && categories_[task.category] != category) continue;
+    for (const Attempt& a : task.attempts) {
+      if (!a.dispatched()) continue;
+      if (worker >= 0 && a.worker != worker) continue;
+      const int64_t at = a.end_us > 0 ? a.end_us : a.running_us;
+      if (at < from_us || at > to_us) continue;
+      AddAttempt(a, end, &totals);
+    }
+  }
+  return totals;
+}
+
+v1::TrackingData RunModel::Tracking() const {
+  v1::TrackingData tracking;
+  tracking.set_backend("taskvine");
+  const int64_t start = start_us_ > 0 ? start_us_ : first_us_;
+  const int64_t end = EndUs();
+  if (start == 0) return tracking;
+  auto add_count = [&](int64_t us, int count, int queued) {
+    tracking.add_worker_count_time_unix_ns(us * 1000);
+    tracking.add_worker_count(count);
+    tracking.add_queued_chunks(queued);
+  };
+  add_count(start, count_.empty() ? connected_ : count_.front(), queued_.empty() ? ready_ : queued_.front());
+  for (size_t i = 0; i < count_us_.size(); ++i) add_count(count_us_[i], count_[i], queued_[i]);
+  add_count(std::max(end, start), connected_, ready_);
+  for (const Worker& w : workers_) {
+    v1::WorkerSeries* series = tracking.add_workers();
+    series->set_worker(w.id);
+    series->set_host(w.address.substr(0, w.address.rfind(':')));
+    auto add_point = [&](int64_t us, int executing, int active) {
+      series->add_time_unix_ns(us * 1000);
+      series->add_cores(w.cores);
+      series->add_memory_limit_bytes(w.memory_mb * kBytesPerMebibyte);
+      series->add_disk_limit_bytes(w.disk_mb * kBytesPerMebibyte);
+      series->add_executing_tasks(executing);
+      series->add_active_tasks(active);
+    };
+    for (size_t i = 0; i < w.series_us.size(); ++i) {
+      // A step: the previous state up to this instant, then the new one.
+      if (i > 0) add_point(w.series_us[i], w.series_executing[i - 1], w.series_active[i - 1]);
+      add_point(w.series_us[i], w.series_executing[i], w.series_active[i]);
+    }
+    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
+    add_point(until, w.executing, w.active);
+  }
+  if (!perf_.empty()) {
+    v1::ManagerSeries* manager = tracking.mutable_manager();
+    for (const PerfSample& s : perf_) {
+      auto value = [](double v) { return std::isnan(v) ? 0.0 : v; };
+      manager->add_time_unix_ns(s.time_us * 1000);
+      manager->add_workers_connected(value(s.workers_connected));
+      manager->add_tasks_waiting(value(s.tasks_waiting));
+      manager->add_tasks_running(value(s.tasks_running));
+      manager->add_tasks_with_results(value(s.tasks_with_results));
+      manager->add_bytes_sent(value(s.bytes_sent));
+      manager->add_bytes_received(value(s.bytes_received));
+    }
+  }
+  return tracking;
+}
+
+std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) const {
+  std::vector<const Task*> chosen;
+  for (const auto& [id, task] : tasks_) {
+    if (task.done && categories_[task.category] == category) chosen.push_back(&task);
+  }
+  std::sort(chosen.begin(), chosen.end(), [](const Task* a, const Task* b) { return a->id < b->id; });
+  std::vector<v1::ChunkRecord> records;
+  records.reserve(chosen.size());
+  for (const Task* task : chosen) {
+    // The attempt that decided the outcome: the last dispatched one.
+    const Attempt* final_attempt = nullptr;
+    int lost = 0;
+    for (const Attempt& a : task->attempts) {
+      if (a.dispatched()) final_attempt = &a;
+      if (a.end == AttemptEnd::kLost) ++lost;
+    }
+    v1::ChunkRecord record;
+    record.set_uuid(absl::StrCat("taskvine-task-", task->id));
+    record.set_attempt(task->attempts.empty() ? 0 : static_cast<uint32_t>(task->attempts.size() - 1));
+    if (final_attempt != nullptr) {
+      if (final_attempt->worker >= 0) record.set_worker(workers_[final_attempt->worker].id);
+      bool fallback = false;
+      const double exec = final_attempt->ExecutionSeconds(&fallback);
+      int64_t start_ns, end_ns;
+      if (!fallback) {
+        start_ns = static_cast<int64_t>(std::llround(final_attempt->worker_start_s * 1e6)) * 1000;
+        end_ns = static_cast<int64_t>(std::llround(final_attempt->worker_end_s * 1e6)) * 1000;
+      } else {
+        start_ns = final_attempt->running_us * 1000;
+        end_ns = (final_attempt->end_us > 0 ? final_attempt->end_us : final_attempt->running_us) * 1000;
+      }
+      record.set_start_unix_ns(start_ns);
+      record.set_end_unix_ns(end_ns);
+      record.set_duration_seconds(exec);
+      if (final_attempt->monitored) {
+        record.set_cpu_seconds(final_attempt->cpu_seconds);
+        record.set_memory_peak_bytes(static_cast<int64_t>(final_attempt->peak_memory_mb * kBytesPerMebibyte));
+      }
+    }
+    const bool failed = task->Failed();
+    record.set_status(failed ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+    std::string error;
+    if (failed) {
+      error = absl::StrCat("TaskVine task ", task->id, " ended with result ", task->result,
+                           ", exit code ", task->exit_code);
+    }
+    if (lost > 0) {
+      absl::StrAppend(&error, error.empty() ? "" : "; ", lost, " earlier attempt",
+                      lost > 1 ? "s" : "", " lost with a disconnected worker");
+    }
+    record.set_error_text(error);
+    records.push_back(std::move(record));
+  }
+  return records;
+}
+
+std::vector<std::string> RunModel::Warnings() const {
+  std::vector<std::string> warnings;
+  if (malformed_count_ > 0) {
+    std::string text = absl::StrCat(malformed_count_, " malformed log line", malformed_count_ > 1 ? "s" : "",
+                                    " skipped:");
+    for (size_t i = 0; i < malformed_.size() && i < 5; ++i) {
+      absl::StrAppend(&text, i ? ";" : "", " ", malformed_[i].file, " line ", malformed_[i].line_number, ": ",
+                      malformed_[i].reason);
+    }
+    if (malformed_count_ > 5) absl::StrAppend(&text, "; ...");
+    warnings.push_back(std::move(text));
+  }
+  for (const std::string& note : notes_) warnings.push_back(note);
+  if (unknown_worker_records_ > 0) {
+    warnings.push_back(absl::StrCat(unknown_worker_records_,
+                                    " records name a worker that never connected in this log (ignored)"));
+  }
+  if (start_us_ == 0 && records_ > 0) {
+    warnings.push_back("the transactions log has no MANAGER START record; the run starts at its first record");
+  }
+  if (!ended_ && records_ > 0) {
+    warnings.push_back("the transactions log has no MANAGER END record (run still going, or the manager "
+                       "crashed); the run ends at its last record");
+  }
+  const RunFigures figures = Figures();
+  int64_t fallbacks = 0, retrieved = 0, exhausted = 0, dispatched = 0;
+  double exec_with_exhausted = figures.execute_seconds;
+  for (const auto& [id, task] : tasks_) {
+    for (const Attempt& a : task.attempts) {
+      if (a.dispatched()) ++dispatched;
+      if (a.end == AttemptEnd::kRetrieved) {
+        ++retrieved;
+        bool fallback = false;
+        a.ExecutionSeconds(&fallback);
+        if (fallback) ++fallbacks;
+      }
+      if (a.end == AttemptEnd::kRetriedOnWorker) {
+        ++exhausted;
+        exec_with_exhausted += a.ExecutionSeconds();
+      }
+    }
+  }
+  if (fallbacks > 0) {
+    warnings.push_back(absl::StrCat(fallbacks, " retrieved attempts have no worker start/end times; their "
+                                    "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
+  }
+  if (perf_.empty()) return warnings;
+  // Cross-checks of the two logs (taskvine-logs.md §8), against the last performance row.
+  const PerfSample& last = perf_.back();
+  auto check = [&](double perf_value, double txn_value, const char* what, const char* perf_column,
+                   double relative, double absolute) {
+    if (std::isnan(perf_value)) return;
+    if (Disagree(perf_value, txn_value, relative, absolute)) {
+      warnings.push_back(absl::StrFormat(
+          "cross-check: %s from the transactions log is %.17g but the performance log's %s is %.17g", what,
+          txn_value, perf_column, perf_value));
+    }
+  };
+  const double wq_tolerance = work_queue_format_ ? 1e-3 : 0;  // WQ logs sizes as rounded MB
+  // Versions without TRANSFER records (Work Queue 2021) or without worker times cannot be compared.
+  if (transfers_in_ + transfers_out_ > 0) {
+    check(last.bytes_sent, bytes_in_, "the sum of TRANSFER INPUT bytes", "bytes_sent", wq_tolerance, 0.5);
+    check(last.bytes_received, bytes_out_, "the sum of TRANSFER OUTPUT bytes", "bytes_received", wq_tolerance, 0.5);
+  }
+  if (fallbacks == 0) {
+    check(last.time_execute_us * 1e-6, exec_with_exhausted, "the summed execution time (s)",
+          "time_execute (s)", 1e-3, 1e-3);
+  }
+  check(last.workers_joined, static_cast<double>(workers_.size()), "the number of identified worker connections",
+        "workers_joined", 0, 0.5);
+  check(last.tasks_dispatched, static_cast<double>(dispatched + static_cast<int64_t>(libraries_.size())),
+        "the number of dispatched attempts (library instances included)", "tasks_dispatched", 0, 0.5);
+  check(last.tasks_done, static_cast<double>(retrieved + exhausted + library_waiting_retrievals_),
+        "the number of retrieved attempts (library instances that reported back included)",
+        "tasks_done", 0, 0.5);
+  return warnings;
+}
+
+}  // namespace taskvine
+}  // namespace roastcoffea

@@ -1,0 +1,249 @@
+// RunModel: the state of one TaskVine / Work Queue manager run, rebuilt record by record from
+// its transactions log (and performance log), and the figures derived from it
+// (taskvine-logs.md §8): worker intervals and resources, task attempts with their queue wait,
+// commit, wait at the worker, execution, retrieval and outcome, transfers, library instances,
+// per-worker busy time and utilisation, time lost to disconnections, and the cross-checks
+// between the two logs.
+//
+// Feed lines in file order with ConsumeTransactionLine / ConsumePerformanceLine (any
+// interleaving of the two files); query at any time (a live run is measured up to its last
+// record). Malformed lines are counted, kept with their line numbers (the first
+// kMaxMalformedKept) and never stop the parse.
+//
+// Memory: per worker, per task (attempts) and per performance row; nothing per transfer or per
+// other record. Thread-safety: not thread-safe; one owner (the backend locks around it).
+#ifndef ROASTCOFFEA_BACKENDS_TASKVINE_RUN_MODEL_H_
+#define ROASTCOFFEA_BACKENDS_TASKVINE_RUN_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/string_view.h"
+#include "backends/taskvine/perf_log.h"
+#include "backends/taskvine/task_table.h"
+#include "backends/taskvine/txn_record.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace taskvine {
+
+struct MalformedLine {
+  std::string file;  // "transactions" or "performance"
+  int64_t line_number = 0;
+  std::string reason;
+};
+
+enum class AttemptEnd {
+  kOpen,             // still on the worker when the log ends
+  kRetrieved,        // RETRIEVED (outputs fetched / reaped)
+  kLost,             // the worker disconnected while the attempt was on it
+  kRetriedOnWorker,  // WAITING_RETRIEVAL then READY again (resource exhaustion, forsaken)
+};
+
+struct Attempt {
+  int32_t number = 1;           // 1 for the first dispatch
+  int32_t worker = -1;          // index into workers(); -1 before RUNNING
+  int64_t ready_us = 0;
+  int64_t running_us = 0;       // 0 until dispatched
+  int64_t end_us = 0;           // WAITING_RETRIEVAL, or the worker's DISCONNECTION when lost
+  int64_t retrieved_us = 0;
+  AttemptEnd end = AttemptEnd::kOpen;
+  bool monitored = false;       // measured resources present (cpu_time)
+  int32_t exit_code = 0;
+  absl::string_view result;     // RETRIEVED result ("" before); interned, lives with the model
+  float cores = 0, memory_mb = 0, disk_mb = 0;  // allocation (RUNNING)
+  float commit_seconds = 0;     // time_input_mgr (or wq_input_time)
+  float output_seconds = 0;     // time_output_mgr
+  float cpu_seconds = 0;
+  float peak_memory_mb = 0;
+  double input_bytes = 0;       // size_input_mgr (or wq_input_size)
+  double output_bytes = 0;      // size_output_mgr
+  double commit_end_s = 0;      // epoch seconds
+  double worker_start_s = 0, worker_end_s = 0;  // epoch seconds, worker clock; 0 = unknown
+
+  bool dispatched() const { return running_us > 0; }
+  // time_worker_end - time_worker_start when known, else end - RUNNING (flagged by *fallback).
+  double ExecutionSeconds(bool* fallback = nullptr) const;
+};
+
+struct Task {
+  int64_t id = 0;
+  int32_t category = -1;  // index into categories()
+  bool done = false;
+  int32_t exit_code = 0;
+  int64_t done_us = 0;
+  absl::string_view result;  // DONE result; interned
+  absl::InlinedVector<Attempt, 1> attempts;  // most tasks run once: no allocation
+  bool Failed() const { return done && (result != "SUCCESS" || exit_code != 0); }
+};
+
+struct Worker {
+  std::string id;       // worker-<hex>; for Work Queue the id of its CONNECTION record
+  std::string address;  // host:port
+  int64_t connect_us = 0;
+  int64_t disconnect_us = 0;  // 0 while connected
+  std::string reason;
+  bool has_resources = false;
+  double cores = 0, memory_mb = 0, disk_mb = 0;  // first RESOURCES record
+  // Busy accounting: attempts currently on the worker (RUNNING..WAITING_RETRIEVAL).
+  int executing = 0;    // RUNNING, not yet WAITING_RETRIEVAL
+  int active = 0;       // executing + waiting retrieval
+  int64_t busy_since_us = 0;
+  int64_t busy_us = 0;  // union of [RUNNING, WAITING_RETRIEVAL or loss], closed intervals only
+  std::vector<int64_t> on_worker;  // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
+  double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
+  int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
+  // Executing/active attempts after each change (Tracking() turns them into step pairs).
+  std::vector<int64_t> series_us;
+  std::vector<int32_t> series_executing, series_active;
+  // Library instance on this worker (serverless): cores and SENT, STARTED, end (its RETRIEVED
+  // or DONE; the worker's disconnection when neither was logged).
+  double library_cores = 0;
+  int64_t library_sent_us = 0, library_started_us = 0, library_end_us = 0;
+};
+
+// Sums over a set of attempts (one category, one worker, or a time window).
+struct AttemptTotals {
+  int64_t attempts = 0, retrieved = 0, lost = 0, retried_on_worker = 0, exec_fallbacks = 0;
+  double queue_wait_seconds = 0;   // RUNNING - READY
+  double commit_seconds = 0;       // time_input_mgr
+  double worker_wait_seconds = 0;  // time_worker_start - time_commit_end
+  double execute_seconds = 0;      // time_worker_end - time_worker_start (retrieved attempts)
+  double retrieval_seconds = 0;    // RETRIEVED - WAITING_RETRIEVAL
+  double output_seconds = 0;       // time_output_mgr
+  double input_bytes = 0, output_bytes = 0;
+  double allocated_core_seconds = 0;  // cores x (end - RUNNING), all dispatched attempts
+  double lost_seconds = 0;            // (DISCONNECTION - RUNNING) of lost attempts
+  bool monitored = false;
+  double cpu_seconds = 0;
+  double peak_memory_mb = 0;
+};
+
+struct WorkerFigures {
+  std::string worker;
+  double lifetime_seconds = 0;
+  double busy_seconds = 0;
+  double core_seconds_available = 0;  // cores x lifetime
+  double utilisation_fraction = 0;    // allocated core-seconds / available core-seconds
+  double busy_fraction = 0;           // busy / lifetime
+  AttemptTotals totals;
+};
+
+struct RunFigures {
+  int64_t start_us = 0, end_us = 0;  // START (or first record) .. END (or last record)
+  bool ended = false;                // MANAGER END seen
+  int workers_joined = 0, peak_workers = 0;
+  double worker_seconds = 0, mean_workers = 0, core_seconds_available = 0;
+  int tasks = 0, attempts = 0, libraries = 0;
+  int tasks_done = 0, tasks_failed = 0;
+  double execute_seconds = 0;          // all retrieved attempts
+  double weighted_execute_seconds = 0; // x cores (1 for 0-core function calls)
+  double core_efficiency_fraction = 0; // weighted execution / available core-seconds
+  double allocated_core_seconds = 0;
+  double lost_seconds = 0;
+  double function_slot_seconds = 0;    // library cores x (STARTED .. end)
+  int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
+  double bytes_in = 0, bytes_out = 0, cache_update_bytes = 0;
+};
+
+class RunModel {
+ public:
+  static constexpr int kMaxMalformedKept = 100;
+
+  RunModel() = default;
+
+  void ConsumeTransactionLine(absl::string_view line, int64_t line_number);
+  void ConsumePerformanceLine(absl::string_view line, int64_t line_number);
+  // A log's last line that had no newline when the run was stopped: parsed if it is whole,
+  // otherwise reported as a partial last line (not as malformed).
+  void ConsumePartialLastLine(absl::string_view file, absl::string_view line, int64_t line_number);
+
+  // Derived views (valid at any time; a live run is measured up to its last record).
+  RunFigures Figures() const;
+  std::vector<WorkerFigures> PerWorker() const;
+  // Category name -> totals of its attempts (library instances excluded).
+  std::map<std::string, AttemptTotals> PerCategory() const;
+  // Totals of attempts whose end (or RUNNING, for open ones) lies in [from_us, to_us].
+  AttemptTotals TotalsInWindow(int64_t from_us, int64_t to_us, absl::string_view category,
+                               int worker) const;
+
+  // Tracking data in the common schema (worker count, worker series, manager series).
+  v1::TrackingData Tracking() const;
+  // One record per task of `category` that reached DONE (see taskvine_backend.h).
+  std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
+  // Cross-checks of §8 that disagree, malformed lines, other things worth knowing.
+  std::vector<std::string> Warnings() const;
+
+  const std::vector<Worker>& workers() const { return workers_; }
+  const std::vector<std::string>& categories() const { return categories_; }
+  const TaskTable<Task>& tasks() const { return tasks_; }
+  const std::vector<PerfSample>& performance() const { return perf_; }
+  bool has_performance_header() const { return perf_header_valid_; }
+  int64_t malformed_count() const { return malformed_count_; }
+  const std::vector<MalformedLine>& malformed() const { return malformed_; }
+  int64_t transaction_records() const { return records_; }
+  int64_t null_disconnections() const { return null_disconnections_; }
+  int64_t library_count() const { return static_cast<int64_t>(libraries_.size()); }
+  int64_t partial_last_lines() const { return partial_last_lines_; }
+  int manager_runs() const { return manager_runs_; }
+  bool work_queue_format() const { return work_queue_format_; }
+
+ private:
+  void Apply(const TxnRecord& r);
+  void Malformed(absl::string_view file, int64_t line_number, absl::string_view reason);
+  int WorkerIndex(absl::string_view name) const;  // by id, then by address; -1 if unknown
+  int CategoryIndex(absl::string_view name);
+  absl::string_view Intern(absl::string_view word);  // result names: a handful per run
+  void Reset();
+  void WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta);
+  void RemoveFromWorker(Worker& w, int64_t task_id);
+  void RecordWorkerCount(int64_t t_us, int new_count);
+  int64_t EndUs() const;
+
+  std::vector<Worker> workers_;
+  absl::flat_hash_map<std::string, int> worker_by_id_;
+  absl::flat_hash_map<std::string, int> worker_by_address_;
+  mutable int last_worker_ = -1;  // consecutive records often name the same worker
+  std::vector<std::string> categories_;
+  absl::flat_hash_map<std::string, int> category_by_name_;
+  int last_category_ = -1;  // consecutive records usually name the same category
+  TaskTable<Task> tasks_;
+  // Library instances: task id -> worker index (RUNNING without READY, or LIBRARY SENT).
+  TaskTable<int> libraries_;
+
+  int64_t start_us_ = 0, end_us_ = 0, last_us_ = 0, first_us_ = 0;
+  bool ended_ = false;
+  int manager_runs_ = 0;
+  int64_t manager_pid_ = 0;
+  bool work_queue_format_ = false;
+  int connected_ = 0, peak_connected_ = 0;
+  int ready_ = 0;  // tasks in READY (not libraries)
+  std::vector<int64_t> count_us_;
+  std::vector<int32_t> count_, queued_;
+
+  double bytes_in_ = 0, bytes_out_ = 0, cache_update_bytes_ = 0;
+  int64_t transfers_in_ = 0, transfers_out_ = 0, cache_updates_ = 0;
+  int64_t null_disconnections_ = 0, unknown_worker_records_ = 0, records_ = 0;
+  int64_t library_waiting_retrievals_ = 0;  // library instances that reached WAITING_RETRIEVAL
+
+  bool perf_header_valid_ = false;
+  PerfHeader perf_header_;
+  std::vector<PerfSample> perf_;
+
+  int64_t malformed_count_ = 0, partial_last_lines_ = 0;
+  std::vector<MalformedLine> malformed_;
+  std::vector<std::string> notes_;  // one-off remarks (several manager runs, ...)
+  // Interned result words; shared so that copies of the model keep valid string_views.
+  std::shared_ptr<std::vector<std::unique_ptr<std::string>>> interned_ =
+      std::make_shared<std::vector<std::unique_ptr<std::string>>>();
+};
+
+}  // namespace taskvine
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_TASKVINE_RUN_MODEL_H_

@@ -1,0 +1,262 @@
+#include "backends/taskvine/taskvine_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace roastcoffea {
+namespace {
+
+void Add(v1::Span& span, const std::string& context, const std::string& prefix, const char* activity,
+         const char* unit, double value, const std::string& worker = "") {
+  v1::FineMetric* metric = span.add_metrics();
+  metric->set_context(context);
+  metric->set_task_prefix(prefix);
+  metric->set_activity(activity);
+  metric->set_unit(unit);
+  metric->set_value(value);
+  metric->set_worker(worker);
+}
+
+constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
+
+}  // namespace
+
+TaskVineMetricsBackend::TaskVineMetricsBackend(TaskVineBackendOptions options)
+    : options_(std::move(options)) {}
+
+TaskVineMetricsBackend::~TaskVineMetricsBackend() {
+  if (follower_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    follower_.join();
+  }
+}
+
+absl::Status TaskVineMetricsBackend::PollLogs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!have_paths_) {
+    absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options_.logs);
+    if (!paths.ok()) return paths.status();
+    paths_ = *std::move(paths);
+    have_paths_ = true;
+    txn_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.transactions);
+  }
+  if (perf_tailer_ == nullptr) {
+    if (paths_.performance.empty()) {
+      // A followed TaskVine run creates its performance log next to the transactions log.
+      absl::StatusOr<taskvine::LogPaths> again = taskvine::ResolveLogPaths(options_.logs);
+      if (again.ok() && !again->performance.empty() && again->transactions == paths_.transactions) {
+        paths_.performance = again->performance;
+      }
+    }
+    if (!paths_.performance.empty()) {
+      perf_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.performance);
+    }
+  }
+  absl::StatusOr<int64_t> read = txn_tailer_->Poll(
+      [this](absl::string_view line, int64_t number) { model_.ConsumeTransactionLine(line, number); });
+  if (!read.ok()) return read.status();
+  if (perf_tailer_ != nullptr) {
+    absl::StatusOr<int64_t> perf_read = perf_tailer_->Poll(
+        [this](absl::string_view line, int64_t number) { model_.ConsumePerformanceLine(line, number); });
+    if (!perf_read.ok() && perf_read.status().code() != absl::StatusCode::kNotFound) return perf_read.status();
+  }
+  return absl::OkStatus();
+}
+
+void TaskVineMetricsBackend::FollowLoop(absl::Duration interval) {
+  const auto period = std::chrono::microseconds(absl::ToInt64Microseconds(interval));
+  std::string last_error;
+  while (true) {
+    absl::Status status = PollLogs();
+    if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
+      const std::string text(status.message());
+      if (text != last_error) {
+        std::lock_guard<std::mutex> lock(mu_);
+        poll_errors_.push_back(text);
+      }
+      last_error = text;
+    }
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    if (stop_cv_.wait_for(lock, period, [this] { return stop_; })) return;
+  }
+}
+
+absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
+  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("tracking interval must be positive and finite, got ",
+                                                   absl::FormatDuration(interval)));
+  }
+  if (tracking_) return absl::FailedPreconditionError("TaskVine backend is already tracking");
+  if (!options_.follow) {
+    if (absl::Status status = PollLogs(); !status.ok()) return status;
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_ = false;
+    }
+    // Poll at most every 0.5 s so a live view stays fresh even with a long interval.
+    follower_ = std::thread(&TaskVineMetricsBackend::FollowLoop, this, std::min(interval, absl::Milliseconds(500)));
+  }
+  tracking_ = true;
+  interval_seconds_ = absl::ToDoubleSeconds(interval);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
+  if (!tracking_) return absl::FailedPreconditionError("TaskVine backend is not tracking");
+  tracking_ = false;
+  if (follower_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    follower_.join();
+  }
+  absl::Status status = PollLogs();
+  if (!status.ok()) {
+    if (status.code() == absl::StatusCode::kNotFound && options_.follow) {
+      return absl::NotFoundError(absl::StrCat("the TaskVine logs never appeared: ", status.message()));
+    }
+    return status;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_) {
+    finished_ = true;
+    model_.ConsumePartialLastLine("transactions", txn_tailer_->pending_line(), txn_tailer_->pending_line_number());
+    if (perf_tailer_ != nullptr) {
+      model_.ConsumePartialLastLine("performance", perf_tailer_->pending_line(),
+                                    perf_tailer_->pending_line_number());
+    }
+  }
+  v1::TrackingData tracking = model_.Tracking();
+  tracking.set_interval_seconds(interval_seconds_);
+  return tracking;
+}
+
+absl::StatusOr<SpanId> TaskVineMetricsBackend::CreateSpan(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
+  SpanId id = absl::StrCat("taskvine-span-", next_span_++);
+  SpanState state;
+  state.name = std::string(name);
+  state.start = absl::Now();
+  spans_.emplace(id, std::move(state));
+  return id;
+}
+
+absl::Status TaskVineMetricsBackend::EndSpan(const SpanId& id) {
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("no span with id '", id, "'"));
+  if (it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' already ended"));
+  it->second.end = absl::Now();
+  it->second.ended = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id) {
+  auto it = spans_.find(id);
+  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("no span with id '", id, "'"));
+  if (!it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
+  std::lock_guard<std::mutex> lock(mu_);
+  const taskvine::RunFigures run = model_.Figures();
+  int64_t from_us = run.start_us, to_us = run.end_us;
+  if (options_.follow) {
+    from_us = absl::ToUnixMicros(it->second.start);
+    to_us = absl::ToUnixMicros(it->second.end);
+  }
+  v1::Span span;
+  span.set_name(it->second.name);
+  span.set_id(id);
+  span.set_start_unix_ns(from_us * 1000);
+  span.set_end_unix_ns(to_us * 1000);
+  for (const std::string& category : model_.categories()) {
+    const taskvine::AttemptTotals t = model_.TotalsInWindow(from_us, to_us, category, -1);
+    if (t.attempts == 0) continue;
+    const std::string context = "taskvine";
+    Add(span, context, category, "queue-wait", "seconds", t.queue_wait_seconds);
+    Add(span, context, category, "commit", "seconds", t.commit_seconds);
+    Add(span, context, category, "worker-wait", "seconds", t.worker_wait_seconds);
+    Add(span, context, category, "execute", "seconds", t.execute_seconds);
+    Add(span, context, category, "retrieve", "seconds", t.retrieval_seconds);
+    Add(span, context, category, "output-transfer", "seconds", t.output_seconds);
+    Add(span, context, category, "bytes-in", "bytes", t.input_bytes);
+    Add(span, context, category, "bytes-out", "bytes", t.output_bytes);
+    Add(span, context, category, "attempts", "count", static_cast<double>(t.attempts));
+    Add(span, context, category, "lost-attempts", "count", static_cast<double>(t.lost));
+    if (t.execute_seconds > 0) {
+      Add(span, context, category, "transfer-to-execute", "fraction",
+          (t.commit_seconds + t.output_seconds) / t.execute_seconds);
+    }
+    if (t.monitored) {
+      Add(span, context, category, "cpu-time", "seconds", t.cpu_seconds);
+      Add(span, context, category, "peak-memory", "bytes", t.peak_memory_mb * kBytesPerMebibyte);
+    }
+  }
+  for (const taskvine::WorkerFigures& w : model_.PerWorker()) {
+    const std::string context = "taskvine-worker";
+    Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
+    Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
+    Add(span, context, "", "busy-fraction", "fraction", w.busy_fraction, w.worker);
+    Add(span, context, "", "utilisation", "fraction", w.utilisation_fraction, w.worker);
+    Add(span, context, "", "core-seconds-available", "core-seconds", w.core_seconds_available, w.worker);
+    Add(span, context, "", "allocated-core-seconds", "core-seconds", w.totals.allocated_core_seconds, w.worker);
+    Add(span, context, "", "task-seconds", "core-seconds", w.totals.execute_seconds, w.worker);
+    Add(span, context, "", "lost-task-seconds", "core-seconds", w.totals.lost_seconds, w.worker);
+  }
+  for (const taskvine::Worker& w : model_.workers()) {
+    Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
+    Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
+  }
+  Add(span, "taskvine-run", "", "core-efficiency", "fraction", run.core_efficiency_fraction);
+  Add(span, "taskvine-run", "", "lost-task-seconds", "core-seconds", run.lost_seconds);
+  Add(span, "taskvine-run", "", "function-slot-seconds", "core-seconds", run.function_slot_seconds);
+  Add(span, "taskvine-run", "", "mean-workers", "count", run.mean_workers);
+  Add(span, "taskvine-run", "", "peak-workers", "count", run.peak_workers);
+  return span;
+}
+
+std::vector<v1::ChunkRecord> TaskVineMetricsBackend::TakeChunkRecords() {
+  if (chunks_taken_) return {};
+  chunks_taken_ = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_.ChunkRecords(options_.chunk_category);
+}
+
+std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> warnings = model_.Warnings();
+  for (const std::string& error : poll_errors_) warnings.push_back(absl::StrCat("reading the logs: ", error));
+  int unfinished = 0, in_category = 0;
+  for (const auto& [id, task] : model_.tasks()) {
+    if (model_.categories()[task.category] != options_.chunk_category) continue;
+    ++in_category;
+    if (!task.done) ++unfinished;
+  }
+  if (unfinished > 0) {
+    warnings.push_back(absl::StrCat(unfinished, " task", unfinished > 1 ? "s" : "", " of category '",
+                                    options_.chunk_category,
+                                    "' had not finished when the logs ended (no chunk record for them)"));
+  }
+  if (in_category == 0 && !model_.tasks().empty()) {
+    std::string names;
+    for (const std::string& c : model_.categories()) absl::StrAppend(&names, names.empty() ? "" : ", ", c);
+    warnings.push_back(absl::StrCat("no task of category '", options_.chunk_category,
+                                    "' (so no chunk records); categories in the log: ", names,
+                                    " (choose one with --taskvine_category)"));
+  }
+  return warnings;
+}
+
+taskvine::RunModel TaskVineMetricsBackend::ModelSnapshot() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_;
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,139 @@
+// TaskVineMetricsBackend: metrics of a TaskVine or Work Queue run from its manager's logs
+// (transactions + performance; format study: /work/shared/docs/taskvine-logs.md).
+//
+//  * Logs of a finished run (follow = false): StartTracking reads both logs completely (NotFound
+//    when the transactions log is missing); StopTracking reads anything appended since.
+//  * A run still going (follow = true): StartTracking starts a thread that reads what was
+//    appended every interval (waiting for the logs to appear; a partial last line is kept until
+//    its newline arrives) until StopTracking, which reads once more and joins the thread.
+//
+// Tracking data (the common schema): worker count over time (a pair of points at each
+// CONNECTION/DISCONNECTION, so averages are exact step integrals) with queued_chunks = tasks in
+// the manager's ready queue; one WorkerSeries per worker (cores, memory_limit_bytes,
+// disk_limit_bytes from its first RESOURCES, executing_tasks = attempts RUNNING..WAITING_RETRIEVAL,
+// active_tasks = also waiting for retrieval); `manager` = the performance log's queue lengths and
+// cumulative bytes sent/received.
+//
+// Spans: a span of a followed run is the wall-clock window CreateSpan..EndSpan; a span over the
+// logs of a finished run covers the whole run. Its fine metrics (attempts ending in the window):
+//  * context "taskvine", task_prefix = category: "queue-wait", "commit", "worker-wait",
+//    "execute", "retrieve", "output-transfer" (unit "seconds"; execute = time_worker_end -
+//    time_worker_start), "bytes-in", "bytes-out" ("bytes"), "attempts", "lost-attempts"
+//    ("count"), "transfer-to-execute" ((commit + output-transfer) / execute, "fraction"), and with
+//    monitoring "cpu-time" ("seconds") and "peak-memory" ("bytes", the maximum).
+//  * context "taskvine-worker", worker = id, over the whole run so far: "busy", "lifetime"
+//    ("wall-seconds"; busy = union of its attempts' RUNNING..WAITING_RETRIEVAL), "busy-fraction",
+//    "utilisation" (allocated core-seconds / cores x lifetime, "fraction"),
+//    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
+//    (time of attempts lost when the worker disconnected) ("core-seconds"), "bytes-in",
+//    "bytes-out" ("bytes").
+//  * context "taskvine-run": "core-efficiency" (sum of cores x execution / sum of cores x worker
+//    lifetime; 0-core function calls weigh 1), "lost-task-seconds", "function-slot-seconds",
+//    "mean-workers", "peak-workers".
+//
+// Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
+// "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and
+// duration from its last attempt's worker times, worker id, cpu/peak memory when monitored,
+// FAILED when DONE's result is not SUCCESS or its exit code is not 0 (error text says which and
+// how many attempts were lost). Retries by the application (new task ids) are separate records.
+//
+// Warnings: malformed lines with their numbers, partial last lines, several manager runs in one
+// file, missing MANAGER END, chunk tasks unfinished at the end, and the cross-checks between the
+// two logs (taskvine-logs.md §8) that disagree.
+//
+// Thread-safety: drive from one thread (AbstractMetricsBackend); the follow thread and the
+// controlling thread share the model under a mutex. Cost: ~ the parse throughput of
+// //backends/taskvine:parse_benchmark; memory per worker and per task, not per log line.
+#ifndef ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
+#define ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "backends/metrics_backend.h"
+#include "backends/taskvine/line_tailer.h"
+#include "backends/taskvine/log_paths.h"
+#include "backends/taskvine/run_model.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+struct TaskVineBackendOptions {
+  // What --taskvine_logs names (see backends/taskvine/log_paths.h).
+  std::string logs;
+  // Tail the logs while the run goes on (until StopTracking).
+  bool follow = false;
+  // Tasks of this category are chunks.
+  std::string chunk_category = "processing";
+};
+
+class TaskVineMetricsBackend : public AbstractMetricsBackend {
+ public:
+  explicit TaskVineMetricsBackend(TaskVineBackendOptions options);
+  ~TaskVineMetricsBackend() override;
+  TaskVineMetricsBackend(const TaskVineMetricsBackend&) = delete;
+  TaskVineMetricsBackend& operator=(const TaskVineMetricsBackend&) = delete;
+
+  absl::string_view name() const override { return "taskvine"; }
+
+  // InvalidArgument for a non-positive interval, FailedPrecondition when tracking; without
+  // follow, the errors of reading the logs (NotFound, ...).
+  absl::Status StartTracking(absl::Duration interval) override;
+  absl::StatusOr<v1::TrackingData> StopTracking() override;
+
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
+  absl::Status EndSpan(const SpanId& id) override;
+  absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
+  bool SupportsFineMetrics() const override { return true; }
+
+  std::vector<v1::ChunkRecord> TakeChunkRecords() override;
+  std::vector<std::string> Warnings() const override;
+
+  // The run as read so far (for tools and tests). Call while not tracking, or accept a copy
+  // taken under the lock.
+  taskvine::RunModel ModelSnapshot() const;
+
+ private:
+  struct SpanState {
+    std::string name;
+    absl::Time start, end;
+    bool ended = false;
+  };
+  // Reads what was appended to both logs into model_. Called with mu_ NOT held.
+  absl::Status PollLogs();
+  void FollowLoop(absl::Duration interval);
+
+  const TaskVineBackendOptions options_;
+  bool tracking_ = false;
+  double interval_seconds_ = 0;
+
+  mutable std::mutex mu_;  // guards model_, paths_, tailers_, poll_errors_
+  taskvine::RunModel model_;
+  bool have_paths_ = false;
+  taskvine::LogPaths paths_;
+  std::unique_ptr<taskvine::LineTailer> txn_tailer_, perf_tailer_;
+  std::vector<std::string> poll_errors_;
+  bool finished_ = false;  // StopTracking ran: partial last lines consumed
+
+  std::thread follower_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;  // guarded by stop_mu_
+
+  int next_span_ = 0;
+  std::map<SpanId, SpanState> spans_;
+  bool chunks_taken_ = false;
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_

@@ -1,0 +1,244 @@
+#include "backends/taskvine/taskvine_backend.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "backends/taskvine/test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const char kData[] = "backends/taskvine/testdata/";
+
+std::string TempDir(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  mkdir(path.c_str(), 0755);
+  return path;
+}
+
+std::string Read(const std::string& path) {
+  std::string contents;
+  EXPECT_TRUE(taskvine::ReadWholeFile(path, &contents).ok()) << path;
+  return contents;
+}
+
+void Write(const std::string& path, const std::string& text, const char* mode = "wb") {
+  FILE* f = fopen(path.c_str(), mode);
+  ASSERT_NE(f, nullptr) << path;
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+}
+
+// A TaskVine run directory: <dir>/vine-logs/{transactions,performance}.
+std::string MakeRunDir(const std::string& name, const std::string& fixture) {
+  const std::string run = TempDir(name);
+  const std::string logs = run + "/vine-logs";
+  mkdir(logs.c_str(), 0755);
+  Write(logs + "/transactions", Read(std::string(kData) + fixture + "-transactions.txt"));
+  Write(logs + "/performance", Read(std::string(kData) + fixture + "-performance.txt"));
+  return run;
+}
+
+double Metric(const v1::Span& span, const std::string& context, const std::string& prefix,
+              const std::string& activity, const std::string& worker = "") {
+  for (const v1::FineMetric& m : span.metrics()) {
+    if (m.context() == context && m.task_prefix() == prefix && m.activity() == activity && m.worker() == worker) {
+      return m.value();
+    }
+  }
+  ADD_FAILURE() << "no metric " << context << "/" << prefix << "/" << activity << "/" << worker;
+  return -1;
+}
+
+TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
+  TaskVineBackendOptions options;
+  options.logs = MakeRunDir("finished", "synthetic-1");
+  TaskVineMetricsBackend backend(options);
+  EXPECT_EQ(backend.name(), "taskvine");
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  absl::StatusOr<SpanId> span_id = backend.CreateSpan("run");
+  ASSERT_TRUE(span_id.ok());
+  ASSERT_TRUE(backend.EndSpan(*span_id).ok());
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  EXPECT_EQ(tracking->backend(), "taskvine");
+  EXPECT_EQ(tracking->interval_seconds(), 1);
+  EXPECT_EQ(tracking->workers_size(), 3);
+  EXPECT_EQ(tracking->manager().time_unix_ns_size(), 30);
+  int peak = 0;
+  for (int count : tracking->worker_count()) peak = std::max(peak, count);
+  EXPECT_EQ(peak, 2);
+
+  const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
+  EXPECT_EQ(chunks.size(), 15u);
+  EXPECT_THAT(backend.TakeChunkRecords(), IsEmpty());  // taken once
+  EXPECT_THAT(backend.Warnings(), IsEmpty());
+
+  absl::StatusOr<v1::Span> span = backend.GetSpanMetrics(*span_id);
+  ASSERT_TRUE(span.ok()) << span.status();
+  // A span over finished logs covers the whole run.
+  EXPECT_EQ(span->start_unix_ns(), 1763035200000000LL * 1000);
+  EXPECT_NEAR(Metric(*span, "taskvine-run", "", "core-efficiency"), 0.4618, 5e-5);
+  EXPECT_NEAR(Metric(*span, "taskvine-run", "", "lost-task-seconds"), 34.057060, 1e-5);
+  EXPECT_NEAR(Metric(*span, "taskvine", "processing", "execute"), 176.908 + 4.755, 1e-5);
+  EXPECT_EQ(Metric(*span, "taskvine", "processing", "attempts"), 19);
+  EXPECT_EQ(Metric(*span, "taskvine", "processing", "lost-attempts"), 4);
+  const std::string w1 = "worker-7c2e9f04b1a35d68e0f4c9b27a1d3e55";
+  EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "busy", w1), 50.238732, 1e-5);
+  EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "utilisation", w1), 0.6862, 5e-5);
+  EXPECT_GT(Metric(*span, "taskvine", "processing", "transfer-to-execute"), 0);
+}
+
+TEST(TaskVineBackend, ChunkCategoryIsAnOption) {
+  TaskVineBackendOptions options;
+  options.logs = MakeRunDir("category", "synthetic-2");
+  options.chunk_category = "<function_process_chunk_at_0x7f3a2c1e5d30>";
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  ASSERT_TRUE(backend.StopTracking().ok());
+  EXPECT_EQ(backend.TakeChunkRecords().size(), 17u);
+
+  options.chunk_category = "processing";  // not in a DaskVine log
+  TaskVineMetricsBackend wrong(options);
+  ASSERT_TRUE(wrong.StartTracking(absl::Seconds(1)).ok());
+  ASSERT_TRUE(wrong.StopTracking().ok());
+  EXPECT_THAT(wrong.TakeChunkRecords(), IsEmpty());
+  ASSERT_EQ(wrong.Warnings().size(), 1u);
+  EXPECT_THAT(wrong.Warnings()[0], HasSubstr("<function_process_chunk_at_0x7f3a2c1e5d30>"));
+}
+
+TEST(TaskVineBackend, Errors) {
+  TaskVineBackendOptions options;
+  options.logs = TempDir("empty-dir");
+  TaskVineMetricsBackend backend(options);
+  EXPECT_EQ(backend.StartTracking(absl::ZeroDuration()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend.StopTracking().status().code(), absl::StatusCode::kFailedPrecondition);
+  const absl::Status missing = backend.StartTracking(absl::Seconds(1));
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.message()), HasSubstr("empty-dir"));
+  EXPECT_EQ(backend.CreateSpan("").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend.EndSpan("nope").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(backend.GetSpanMetrics("nope").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<SpanId> id = backend.CreateSpan("s");
+  ASSERT_TRUE(id.ok());
+  EXPECT_EQ(backend.GetSpanMetrics(*id).status().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(backend.EndSpan(*id).ok());
+  EXPECT_EQ(backend.EndSpan(*id).code(), absl::StatusCode::kFailedPrecondition);
+
+  options.logs = MakeRunDir("twice", "synthetic-1");
+  TaskVineMetricsBackend twice(options);
+  ASSERT_TRUE(twice.StartTracking(absl::Seconds(1)).ok());
+  EXPECT_EQ(twice.StartTracking(absl::Seconds(1)).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(twice.StopTracking().ok());
+}
+
+TEST(TaskVineBackend, FollowedLogsThatNeverAppear) {
+  TaskVineBackendOptions options;
+  options.logs = TempDir("never") + "/vine-logs";
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(5)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(backend.StopTracking().status().code(), absl::StatusCode::kNotFound);
+}
+
+// Writes the synthetic-1 logs in pieces (lines split across writes) while the backend follows
+// them; the result must equal the parse of the whole files.
+TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
+  const std::string run = TempDir("live");
+  const std::string logs = run + "/vine-logs";
+  mkdir(logs.c_str(), 0755);
+  const std::string txn = Read(std::string(kData) + "synthetic-1-transactions.txt");
+  const std::string perf = Read(std::string(kData) + "synthetic-1-performance.txt");
+
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(2)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the logs do not exist yet
+
+  // Pieces of 997 bytes: almost every piece ends inside a line.
+  Write(logs + "/performance", perf.substr(0, perf.size() / 2));
+  size_t split_lines = 0;
+  for (size_t offset = 0; offset < txn.size(); offset += 997) {
+    const std::string piece = txn.substr(offset, 997);
+    if (piece.back() != '\n') ++split_lines;
+    Write(logs + "/transactions", piece, "ab");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (offset == 997 * 10) {
+      // Mid-run: the model already holds the first records, and only whole lines.
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      const taskvine::RunModel partial = backend.ModelSnapshot();
+      EXPECT_GT(partial.transaction_records(), 0);
+      EXPECT_EQ(partial.malformed_count(), 0);
+    }
+  }
+  EXPECT_GT(split_lines, 30u);
+  Write(logs + "/performance", perf.substr(perf.size() / 2), "ab");
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+
+  taskvine::RunModel whole;
+  ASSERT_TRUE(taskvine::FeedFile(std::string(kData) + "synthetic-1-transactions.txt", false, &whole).ok());
+  ASSERT_TRUE(taskvine::FeedFile(std::string(kData) + "synthetic-1-performance.txt", true, &whole).ok());
+  const taskvine::RunModel followed = backend.ModelSnapshot();
+  EXPECT_EQ(followed.malformed_count(), 0);
+  EXPECT_EQ(followed.transaction_records(), whole.transaction_records());
+  EXPECT_EQ(followed.performance().size(), whole.performance().size());
+  EXPECT_EQ(followed.Figures().execute_seconds, whole.Figures().execute_seconds);
+  EXPECT_EQ(followed.Figures().bytes_in, whole.Figures().bytes_in);
+  v1::TrackingData expected = whole.Tracking();
+  expected.set_interval_seconds(0.002);
+  EXPECT_EQ(tracking->SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(backend.TakeChunkRecords().size(), 15u);
+  EXPECT_THAT(backend.Warnings(), IsEmpty());
+}
+
+TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
+  const std::string run = TempDir("half");
+  const std::string logs = run + "/vine-logs";
+  mkdir(logs.c_str(), 0755);
+  Write(logs + "/transactions",
+        "1000000 7 MANAGER 7 START 0\n"
+        "1500000 7 TASK 1 READY processing FIRST_RESOURCES 1 {}\n"
+        "2000000 7 WORKER worker-a CONNECTION 127.0.0.1:9000\n"
+        "2000001 7 WORKER worker-a RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n"
+        "2500000 7 TASK 1 RUNNING worker-a  FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n"
+        "3000000 7 TASK 1 WAITING_RETR");
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(2)).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  const taskvine::RunModel model = backend.ModelSnapshot();
+  EXPECT_EQ(model.malformed_count(), 0);
+  EXPECT_EQ(model.partial_last_lines(), 1);
+  // The task is still executing at the end of the observed run (2.5 s .. last record at 2.5 s).
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).executing_tasks(tracking->workers(0).executing_tasks_size() - 1), 1);
+  const std::vector<std::string> warnings = backend.Warnings();
+  EXPECT_THAT(warnings, testing::Contains(HasSubstr("partial line (line 6")));
+  EXPECT_THAT(warnings, testing::Contains(HasSubstr("no MANAGER END")));
+  EXPECT_THAT(warnings, testing::Contains(HasSubstr("1 task of category 'processing' had not finished")));
+  EXPECT_THAT(backend.TakeChunkRecords(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,126 @@
+// Line parser of the TaskVine / Work Queue transactions log (one record per line).
+//
+// ParseTransactionLine turns one line (without its newline) into a TxnRecord whose string_views
+// point into the line. It accepts every variant described in /work/shared/docs/taskvine-logs.md
+// §2 and §7: TaskVine 7.5.0 to master (READY or WAITING, attempt number present or not, TRANSFER
+// sizes in bytes/µs or, in 7.5.0, MB/s), Work Queue (worker address in WORKER and TASK records,
+// top-level TRANSFER records, MANAGER START without pid), double and trailing spaces.
+//
+// Thread-safety: pure functions. Cost: one pass over the line, no allocation on success.
+#ifndef ROASTCOFFEA_BACKENDS_TASKVINE_TXN_RECORD_H_
+#define ROASTCOFFEA_BACKENDS_TASKVINE_TXN_RECORD_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace roastcoffea {
+namespace taskvine {
+
+enum class TxnKind {
+  kBlankOrComment,       // "# ..." header lines and empty lines
+  kManagerStart,
+  kManagerEnd,
+  kWorkerConnection,     // worker, address
+  kWorkerDisconnection,  // worker (may be "(null)"), address (WQ only), word = reason
+  kWorkerResources,      // worker, json
+  kWorkerTransfer,       // worker or (WQ) task_id, word = INPUT|OUTPUT, file, bytes, wall_seconds
+  kWorkerCacheUpdate,    // worker, file, bytes, wall_seconds, start_us
+  kCategory,             // category, word = MAX|MIN|FIRST
+  kTaskReady,            // task_id, category, max_resources, attempt (0 = not logged), json
+  kTaskRunning,          // task_id, worker (TaskVine id or WQ address), max_resources, json
+  kTaskWaitingRetrieval, // task_id, worker
+  kTaskRetrieved,        // task_id, word = result, exit_code, json (limits), json2 (measured)
+  kTaskDone,             // task_id, word = result, exit_code (WQ / 7.5.0 also json, json2)
+  kTaskOtherState,       // task_id, word = state (CANCELED, INITIAL, ...): informational
+  kLibrary,              // task_id = library task id, word = SENT|STARTED|FAILURE|WAITING, worker
+  kApplication,          // free text in `file`
+};
+
+// Latest time a record may carry (year 2096): keeps every time representable in nanoseconds.
+inline constexpr int64_t kMaxTimeUs = int64_t{4000000000} * 1000000;
+
+struct TxnRecord {
+  TxnKind kind = TxnKind::kBlankOrComment;
+  int64_t time_us = 0;
+  int64_t manager_pid = 0;
+  int64_t task_id = 0;
+  int attempt = 0;          // READY's attempt number; 0 when the version does not log it
+  int exit_code = 0;
+  bool max_resources = false;
+  double bytes = 0;         // TRANSFER / CACHE_UPDATE size, converted to bytes
+  double wall_seconds = 0;  // TRANSFER / CACHE_UPDATE duration
+  int64_t start_us = 0;     // TRANSFER / CACHE_UPDATE start (0 when not logged)
+  absl::string_view worker;    // worker id, or the worker address in Work Queue TASK records
+  absl::string_view address;   // host:port of CONNECTION/DISCONNECTION records
+  absl::string_view category;
+  absl::string_view word;      // reason / result / direction / library state / category kind
+  absl::string_view file;      // file name; APPLICATION text
+  absl::string_view json;      // first JSON object ("" when absent)
+  absl::string_view json2;     // second JSON object of RETRIEVED (and WQ DONE)
+};
+
+// Parses one line (trailing '\r' and spaces allowed). InvalidArgument naming the problem for
+// a line that is not a record of a known shape.
+absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record);
+
+// Iterates the compact resource JSON of TaskVine ({"key":[number,"unit"],...}), calling
+// `visit(key, value)` for each pair. InvalidArgument when `json` is not of that shape.
+template <typename Visitor>
+absl::Status ForEachJsonNumber(absl::string_view json, Visitor&& visit);
+
+// Like ForEachJsonNumber, but hands over the number's text unparsed: `visit(key, text)`; parse
+// the few values you need with ParseJsonNumber (most of a RETRIEVED payload is not needed).
+template <typename Visitor>
+absl::Status ForEachJsonEntry(absl::string_view json, Visitor&& visit);
+
+// Parses a number of the resource JSON: finite, |x| <= 1e30. False otherwise.
+bool ParseJsonNumber(absl::string_view text, double* value);
+
+namespace internal {
+// Parses one `"key":[number,"unit"]` entry starting at json[*pos]; advances *pos past it.
+absl::Status ParseJsonEntry(absl::string_view json, size_t* pos, absl::string_view* key,
+                            absl::string_view* number);
+}  // namespace internal
+
+template <typename Visitor>
+absl::Status ForEachJsonNumber(absl::string_view json, Visitor&& visit) {
+  absl::Status bad_number;
+  absl::Status status = ForEachJsonEntry(json, [&](absl::string_view key, absl::string_view text) {
+    double value = 0;
+    if (!ParseJsonNumber(text, &value)) {
+      if (bad_number.ok()) bad_number = absl::InvalidArgumentError("value in resource JSON is not a finite number (|x| <= 1e30)");
+      return;
+    }
+    visit(key, value);
+  });
+  return status.ok() ? bad_number : status;
+}
+
+template <typename Visitor>
+absl::Status ForEachJsonEntry(absl::string_view json, Visitor&& visit) {
+  if (json.size() < 2 || json.front() != '{' || json.back() != '}') {
+    return absl::InvalidArgumentError("resource JSON must be an object {...}");
+  }
+  size_t pos = 1;
+  if (json.size() == 2) return absl::OkStatus();
+  while (true) {
+    absl::string_view key, number;
+    absl::Status status = internal::ParseJsonEntry(json, &pos, &key, &number);
+    if (!status.ok()) return status;
+    visit(key, number);
+    if (pos >= json.size()) return absl::InvalidArgumentError("unterminated resource JSON");
+    if (json[pos] == '}') {
+      if (pos + 1 != json.size()) return absl::InvalidArgumentError("text after resource JSON");
+      return absl::OkStatus();
+    }
+    if (json[pos] != ',') return absl::InvalidArgumentError("expected ',' in resource JSON");
+    ++pos;
+  }
+}
+
+}  // namespace taskvine
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_BACKENDS_TASKVINE_TXN_RECORD_H_

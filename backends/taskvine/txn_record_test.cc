@@ -1,0 +1,185 @@
+#include "backends/taskvine/txn_record.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace taskvine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TxnRecord Parse(absl::string_view line) {
+  TxnRecord r;
+  absl::Status status = ParseTransactionLine(line, &r);
+  EXPECT_TRUE(status.ok()) << line << ": " << status;
+  return r;
+}
+
+std::string Error(absl::string_view line) {
+  TxnRecord r;
+  absl::Status status = ParseTransactionLine(line, &r);
+  EXPECT_FALSE(status.ok()) << line;
+  return std::string(status.message());
+}
+
+TEST(TxnRecord, CommentsAndBlankLines) {
+  EXPECT_EQ(Parse("# time manager_pid MANAGER manager_pid START|END time_from_origin").kind,
+            TxnKind::kBlankOrComment);
+  EXPECT_EQ(Parse("").kind, TxnKind::kBlankOrComment);
+  EXPECT_EQ(Parse("   \r").kind, TxnKind::kBlankOrComment);
+}
+
+TEST(TxnRecord, ManagerStartAndEndInEveryVersion) {
+  TxnRecord r = Parse("1763035200000000 48213 MANAGER 48213 START 0");
+  EXPECT_EQ(r.kind, TxnKind::kManagerStart);
+  EXPECT_EQ(r.time_us, 1763035200000000);
+  EXPECT_EQ(r.manager_pid, 48213);
+  EXPECT_EQ(Parse("1763035260980194 48213 MANAGER 48213 END 60983299").kind, TxnKind::kManagerEnd);
+  EXPECT_EQ(Parse("1676577218559820 372101 MANAGER START").kind, TxnKind::kManagerStart);  // WQ
+  EXPECT_EQ(Parse("1676578628417310 372101 MANAGER END").kind, TxnKind::kManagerEnd);
+  EXPECT_EQ(Parse("1676577218559820 372101 MANAGER 372101 START").kind, TxnKind::kManagerStart);  // 7.5.0
+  EXPECT_THAT(Error("1 2 MANAGER 2 PAUSE"), HasSubstr("neither START nor END"));
+}
+
+TEST(TxnRecord, TaskVineWorkerRecords) {
+  TxnRecord r = Parse("1763035204012388 48213 WORKER worker-7c2e CONNECTION 10.32.85.17:40112");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerConnection);
+  EXPECT_EQ(r.worker, "worker-7c2e");
+  EXPECT_EQ(r.address, "10.32.85.17:40112");
+  r = Parse("1742250392256169 318561 WORKER (null) DISCONNECTION FAILURE");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerDisconnection);
+  EXPECT_EQ(r.worker, "(null)");
+  EXPECT_EQ(r.word, "FAILURE");
+  r = Parse("1 2 WORKER w RESOURCES {\"memory\":[8192,\"MB\"],\"disk\":[20000,\"MB\"],\"cores\":[4,\"cores\"]}");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerResources);
+  EXPECT_EQ(r.json.front(), '{');
+  r = Parse("1763035205733290 48213 WORKER w TRANSFER INPUT file-meta-1 212860928 1720441 1763035204012836");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerTransfer);
+  EXPECT_EQ(r.word, "INPUT");
+  EXPECT_EQ(r.file, "file-meta-1");
+  EXPECT_EQ(r.bytes, 212860928);
+  EXPECT_DOUBLE_EQ(r.wall_seconds, 1.720441);
+  EXPECT_EQ(r.start_us, 1763035204012836);
+  r = Parse("1 2 WORKER w CACHE_UPDATE temp-rnd-x 3584 2426125 1763035211944535");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerCacheUpdate);
+  EXPECT_EQ(r.bytes, 3584);
+  // 7.5.0: size in MB and wall time in seconds, no start.
+  r = Parse("1 2 WORKER w TRANSFER OUTPUT outfile 1.5 0.25");
+  EXPECT_EQ(r.bytes, 1.5 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(r.wall_seconds, 0.25);
+  EXPECT_EQ(r.start_us, 0);
+  EXPECT_THAT(Error("1 2 WORKER w TRANSFER SIDEWAYS f 1 2 3"), HasSubstr("INPUT/OUTPUT"));
+  EXPECT_THAT(Error("1 2 WORKER w TRANSFER INPUT f 1 2 3 4"), HasSubstr("expected 2 or 3"));
+  EXPECT_THAT(Error("1 2 WORKER w TRANSFER INPUT f x 2 3"), HasSubstr("not a number"));
+  EXPECT_THAT(Error("1 2 WORKER w JUMPS"), HasSubstr("unknown WORKER record"));
+  EXPECT_THAT(Error("1 2 WORKER w RESOURCES nope"), HasSubstr("JSON"));
+}
+
+TEST(TxnRecord, WorkQueueRecords) {
+  TxnRecord r = Parse("1676577506 372101 WORKER worker-e22c 10.32.78.147:37038  CONNECTION");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerConnection);
+  EXPECT_EQ(r.worker, "worker-e22c");
+  EXPECT_EQ(r.address, "10.32.78.147:37038");
+  r = Parse("1676578628412336 372101 WORKER worker-e22c 10.32.78.147:37038  DISCONNECTION EXPLICIT");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerDisconnection);
+  EXPECT_EQ(r.word, "EXPLICIT");
+  r = Parse("1676577219016047 372101 TASK 1 WAITING evaluate_mpnn FIRST_RESOURCES {}");
+  EXPECT_EQ(r.kind, TxnKind::kTaskReady);
+  EXPECT_EQ(r.attempt, 0);
+  EXPECT_EQ(r.category, "evaluate_mpnn");
+  EXPECT_EQ(r.json, "{}");
+  r = Parse("1676577519850797 372101 TRANSFER INPUT 100 1 0.007362 0.002679 exec_parsl_function.py");
+  EXPECT_EQ(r.kind, TxnKind::kWorkerTransfer);
+  EXPECT_EQ(r.task_id, 100);
+  EXPECT_TRUE(r.worker.empty());
+  EXPECT_DOUBLE_EQ(r.bytes, 0.007362 * 1024 * 1024);
+  EXPECT_EQ(r.file, "exec_parsl_function.py");
+  r = Parse("1676577651012629 372101 TASK 14 DONE SUCCESS  0  {} {\"wq_output_time\":[0.028553,\"s\"]}");
+  EXPECT_EQ(r.kind, TxnKind::kTaskDone);
+  EXPECT_EQ(r.json2, "{\"wq_output_time\":[0.028553,\"s\"]}");
+  EXPECT_THAT(Error("1 2 TRANSFER INPUT 100 1 0.1 0.2"), HasSubstr("9 fields"));
+}
+
+TEST(TxnRecord, TaskLifeCycleWithDoubleAndTrailingSpaces) {
+  TxnRecord r = Parse("1 2 TASK 1 READY preprocessing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}");
+  EXPECT_EQ(r.kind, TxnKind::kTaskReady);
+  EXPECT_EQ(r.task_id, 1);
+  EXPECT_EQ(r.attempt, 1);
+  EXPECT_FALSE(r.max_resources);
+  r = Parse("1 2 TASK 7 READY processing MAX_RESOURCES 2 {}");
+  EXPECT_TRUE(r.max_resources);
+  EXPECT_EQ(r.attempt, 2);
+  r = Parse("1 2 TASK 3 READY my category with spaces FIRST_RESOURCES 1 {}");
+  EXPECT_EQ(r.category, "my category with spaces");
+  r = Parse("1 2 TASK 1 RUNNING worker-7c  FIRST_RESOURCES {\"cores\":[1,\"cores\"]}");
+  EXPECT_EQ(r.kind, TxnKind::kTaskRunning);
+  EXPECT_EQ(r.worker, "worker-7c");
+  r = Parse("1 2 TASK 1 WAITING_RETRIEVAL worker-7c ");
+  EXPECT_EQ(r.kind, TxnKind::kTaskWaitingRetrieval);
+  EXPECT_EQ(r.worker, "worker-7c");
+  r = Parse("1 2 TASK 1 RETRIEVED SUCCESS  0  {} {\"time_worker_start\":[1763035211.944535,\"s\"]}");
+  EXPECT_EQ(r.kind, TxnKind::kTaskRetrieved);
+  EXPECT_EQ(r.word, "SUCCESS");
+  EXPECT_EQ(r.json, "{}");
+  r = Parse("1 2 TASK 5 DONE SUCCESS  1 \r");
+  EXPECT_EQ(r.kind, TxnKind::kTaskDone);
+  EXPECT_EQ(r.exit_code, 1);
+  r = Parse("1 2 TASK 18 RETRIEVED UNKNOWN  -1  {} {}");
+  EXPECT_EQ(r.exit_code, -1);
+  EXPECT_EQ(Parse("1 2 TASK 4 CANCELED").kind, TxnKind::kTaskOtherState);
+  EXPECT_THAT(Error("1 2 TASK 1 READY c 1 {}"), HasSubstr("FIRST_RESOURCES"));
+  EXPECT_THAT(Error("1 2 TASK 1 READY c FIRST_RESOURCES x {}"), HasSubstr("attempt"));
+  EXPECT_THAT(Error("1 2 TASK 1 DONE SUCCESS zero"), HasSubstr("exit code"));
+  EXPECT_THAT(Error("1 2 TASK 1 RUNN"), HasSubstr("unknown TASK state"));
+  EXPECT_THAT(Error("1 2 TASK one DONE SUCCESS 0"), HasSubstr("TASK id"));
+  EXPECT_THAT(Error("1 2 TASK 1 RETRIEVED SUCCESS 0 {} {} extra"), HasSubstr("after its JSON"));
+}
+
+TEST(TxnRecord, LibraryCategoryApplicationAndBadLines) {
+  TxnRecord r = Parse("1742250364602214 318561 LIBRARY 1501 SENT worker-21fe");
+  EXPECT_EQ(r.kind, TxnKind::kLibrary);
+  EXPECT_EQ(r.task_id, 1501);
+  EXPECT_EQ(r.word, "SENT");
+  EXPECT_EQ(r.worker, "worker-21fe");
+  r = Parse("1 2 CATEGORY processing FIRST FIXED {}");
+  EXPECT_EQ(r.kind, TxnKind::kCategory);
+  EXPECT_EQ(r.category, "processing");
+  r = Parse("1 2 APPLICATION chunk 5 of dataset A started");
+  EXPECT_EQ(r.kind, TxnKind::kApplication);
+  EXPECT_EQ(r.file, "chunk 5 of dataset A started");
+  EXPECT_THAT(Error("garbage"), HasSubstr("fewer than 3"));
+  EXPECT_THAT(Error("12x 2 TASK 1 DONE SUCCESS 0"), HasSubstr("time"));
+  EXPECT_THAT(Error("-5 2 TASK 1 DONE SUCCESS 0"), HasSubstr("time"));
+  EXPECT_THAT(Error("1 pid TASK 1 DONE SUCCESS 0"), HasSubstr("pid"));
+  EXPECT_THAT(Error("1 2 ROBOT 1"), HasSubstr("unknown subject"));
+  EXPECT_THAT(Error("99999999999999999999 2 TASK 1 DONE SUCCESS 0"), HasSubstr("time"));
+  EXPECT_THAT(Error("1 2 TASK 1 READY c FIRST_RESOURCES 1 {} a b c d e f g h i j"), HasSubstr("too many"));
+}
+
+TEST(TxnRecord, ResourceJson) {
+  std::vector<std::pair<std::string, double>> seen;
+  auto collect = [&](absl::string_view key, double value) { seen.emplace_back(std::string(key), value); };
+  ASSERT_TRUE(ForEachJsonNumber("{}", collect).ok());
+  EXPECT_TRUE(seen.empty());
+  ASSERT_TRUE(ForEachJsonNumber("{\"memory\":[2048,\"MB\"],\"size_output_mgr\":[4.482269287109375e-05,\"MB\"]}",
+                                collect)
+                  .ok());
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].first, "memory");
+  EXPECT_EQ(seen[0].second, 2048);
+  EXPECT_DOUBLE_EQ(seen[1].second, 4.482269287109375e-05);
+  for (absl::string_view bad : {"", "{", "[]", "{\"a\"}", "{\"a\":[1]}", "{\"a\":[x,\"s\"]}",
+                                "{\"a\":[1,\"s\"]", "{\"a\":[1,\"s\"];\"b\":[2,\"s\"]}", "{\"a\":[1,\"s]}",
+                                "{a:[1,\"s\"]}"}) {
+    EXPECT_FALSE(ForEachJsonNumber(bad, collect).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace taskvine
+}  // namespace roastcoffea

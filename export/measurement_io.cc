@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "export/legacy_measurement.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace roastcoffea {
@@ -278,6 +279,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   if (!S_ISDIR(info.st_mode)) {
     return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory"));
   }
+
+  // The original Python tool's directories (metrics.json + start_end_time.txt, no FORMAT).
+  if (IsLegacyMeasurementDirectory(path)) return LoadLegacyMeasurement(path);
 
   const std::string format_path = JoinPath(path, kFormatFile);
   absl::StatusOr<std::string> format = ReadFile(format_path);

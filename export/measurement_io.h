@@ -45,6 +45,8 @@ absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
 
 // Loads a directory written by SaveMeasurement: from measurement.pb, or from measurement.json
 // when the .pb file is missing. Unknown fields (from a newer v1 writer) are accepted.
+// A directory of the original Python tool (metrics.json and start_end_time.txt, no FORMAT) is
+// read with LoadLegacyMeasurement (export/legacy_measurement.h; naive times in local time).
 // Errors, each naming the path:
 //   NotFound            the directory, its FORMAT file, or both measurement files are missing.
 //   DataLoss            FORMAT or a measurement file is corrupt, or the message's

@@ -125,7 +125,8 @@ std::string Bullet(const BoxStyle& box, absl::string_view label) {
   return absl::StrCat("  ", box.bullet, " ", label);
 }
 
-Table ThroughputTable(const v1::WorkflowMetrics& workflow) {
+Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
+  const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Throughput Metrics", {}};
   // Older producers may not fill the MB/s field; it is the same rate in other units.
   const double mbytes_per_second = workflow.data_rate_mbytes_per_second() != 0.0
@@ -144,6 +145,10 @@ Table ThroughputTable(const v1::WorkflowMetrics& workflow) {
   if (workflow.has_compression_factor()) {
     table.rows.push_back(
         {"Compression Factor", absl::StrFormat("%.2fx", workflow.compression_factor())});
+  }
+  if (metrics.has_fine() && metrics.fine().total_bytes_memory_read() > 0.0) {
+    table.rows.push_back(
+        {"Memory Read (Dask Spans)", FormatBytes(metrics.fine().total_bytes_memory_read())});
   }
   return table;
 }
@@ -187,11 +192,54 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
       {"Parallel Efficiency",
        tracked_value(cores_known, cores_known ? Percent(speedup / workers.total_cores()) : "")});
   table.rows.push_back({"Speedup Factor", absl::StrFormat("%.1fx", speedup)});
+  // The fixes over core-seconds (workers that join or leave do not inflate the capacity), next
+  // to the original's numbers; shown only when the aggregation computed them.
+  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
+  if (tracked && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    table.rows.push_back({"Core Efficiency (over core-seconds)",
+                          Percent(efficiency.core_efficiency_over_core_seconds_fraction())});
+  }
+  if (tracked && efficiency.has_parallel_efficiency_fraction()) {
+    table.rows.push_back({"Parallel Efficiency (over core-seconds)",
+                          Percent(efficiency.parallel_efficiency_fraction())});
+  }
+  if (tracked && workers.has_core_seconds()) {
+    table.rows.push_back({"Core-Seconds Available", FormatDuration(workers.core_seconds())});
+  }
   table.rows.push_back({"Peak Memory (per worker)",
                         tracked_value(true, FormatBytes(workers.peak_memory_bytes()))});
   table.rows.push_back({"Avg Memory (per worker)",
                         tracked_value(true, FormatBytes(workers.avg_memory_per_worker_bytes()))});
   return table;
+}
+
+// "12.3 µs": per-event times are far below FormatDuration's 0.1 s resolution.
+std::string FormatMicroseconds(double seconds) {
+  if (!std::isfinite(seconds)) return "N/A";
+  return absl::StrFormat("%.1f \u00B5s", seconds * 1e6);
+}
+
+// The original's "Section Timing" block: the top kTopSections sections by total duration.
+constexpr int kTopSections = 5;
+
+void AppendSectionTiming(const v1::ChunkMetrics& chunks, Table* table) {
+  if (chunks.sections_size() == 0) return;
+  std::vector<const v1::SectionSummary*> sections;
+  for (const v1::SectionSummary& section : chunks.sections()) sections.push_back(&section);
+  std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
+    return a->total_duration_seconds() > b->total_duration_seconds();
+  });
+  if (sections.size() > kTopSections) sections.resize(kTopSections);
+  table->rows.push_back({"", ""});
+  table->rows.push_back({"Section Timing", ""});
+  for (const v1::SectionSummary* section : sections) {
+    std::string value = absl::StrCat(FormatDuration(section->total_duration_seconds()), " (",
+                                     section->count(), "x)");
+    if (section->type() == "memory" && section->has_mean_memory_delta_bytes()) {
+      absl::StrAppend(&value, ", ", FormatBytes(section->mean_memory_delta_bytes()), " avg");
+    }
+    table->rows.push_back({absl::StrCat("  ", ReplaceControlCharacters(section->name())), value});
+  }
 }
 
 // The chunk count the original shows: the chunk records' count overrides the report's.
@@ -230,6 +278,23 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     if (duration.std() > 0.0) {
       table.rows.push_back({Bullet(box, "Std Dev"), FormatDuration(duration.std())});
     }
+    if (duration.has_percentiles()) {
+      const v1::Percentiles& p = duration.percentiles();
+      table.rows.push_back({Bullet(box, "p50 / p90 / p95 / p99"),
+                            absl::StrCat(FormatDuration(p.p50()), " / ", FormatDuration(p.p90()),
+                                         " / ", FormatDuration(p.p95()), " / ",
+                                         FormatDuration(p.p99()))});
+    }
+  }
+  const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
+  if (per_event.count() > 0) {
+    table.rows.push_back({"Mean Time/Event", FormatMicroseconds(per_event.mean())});
+    if (per_event.has_percentiles()) {
+      table.rows.push_back(
+          {Bullet(box, "p50 / p99"), absl::StrCat(FormatMicroseconds(per_event.percentiles().p50()),
+                                                  " / ",
+                                                  FormatMicroseconds(per_event.percentiles().p99()))});
+    }
   }
   const v1::DistributionStats& memory = chunks.memory_delta_bytes();
   if (memory.count() > 0) {
@@ -249,11 +314,127 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
       const std::string name = dataset.dataset().empty() ? std::string("unknown")
                                                          : ReplaceControlCharacters(dataset.dataset());
-      table.rows.push_back(
-          {absl::StrCat("  ", name), absl::StrCat(dataset.num_chunks(), " chunks, ",
-                                                  FormatDuration(dataset.mean_duration_seconds()),
-                                                  " avg")});
+      std::string value = absl::StrCat(dataset.num_chunks(), " chunks, ",
+                                       FormatDuration(dataset.mean_duration_seconds()), " avg");
+      const v1::DistributionStats& durations = dataset.duration_distribution_seconds();
+      if (durations.count() > 0 && durations.has_percentiles()) {
+        absl::StrAppend(&value, ", p50 ", FormatDuration(durations.percentiles().p50()), ", p95 ",
+                        FormatDuration(durations.percentiles().p95()));
+      }
+      table.rows.push_back({absl::StrCat("  ", name), value});
     }
+  }
+  AppendSectionTiming(chunks, &table);
+  return table;
+}
+
+// "Fine Metrics (from Dask Spans)": the original's rows, in its order and with its conditions.
+Table FineTable(const v1::FineMetricsSummary& fine, const BoxStyle& box) {
+  Table table{"Fine Metrics (from Dask Spans)", {}};
+  table.rows.push_back({"Processor CPU Time", FormatDuration(fine.processor_cpu_time_seconds())});
+  table.rows.push_back(
+      {"Processor I/O & Waiting Time", FormatDuration(fine.processor_io_wait_time_seconds())});
+  table.rows.push_back({"  CPU %", absl::StrFormat("%.1f%%", fine.processor_cpu_percent())});
+  table.rows.push_back(
+      {"  I/O & Wait %", absl::StrFormat("%.1f%%", fine.processor_io_wait_percent())});
+  if (fine.overhead_cpu_time_seconds() > 0.0) {
+    table.rows.push_back(
+        {"Dask Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
+  }
+  if (fine.overhead_io_wait_time_seconds() > 0.0) {
+    table.rows.push_back({"Dask Overhead I/O & Waiting Time",
+                          FormatDuration(fine.overhead_io_wait_time_seconds())});
+  }
+  if (fine.disk_read_bytes() > 0.0) {
+    table.rows.push_back({"Disk Read", FormatBytes(fine.disk_read_bytes())});
+  }
+  if (fine.disk_write_bytes() > 0.0) {
+    table.rows.push_back({"Disk Write", FormatBytes(fine.disk_write_bytes())});
+  }
+  if (fine.total_compression_overhead_seconds() > 0.0) {
+    table.rows.push_back(
+        {"Compression Overhead", FormatDuration(fine.total_compression_overhead_seconds())});
+    if (fine.compression_time_seconds() > 0.0) {
+      table.rows.push_back(
+          {Bullet(box, "Compress"), FormatDuration(fine.compression_time_seconds())});
+    }
+    if (fine.decompression_time_seconds() > 0.0) {
+      table.rows.push_back(
+          {Bullet(box, "Decompress"), FormatDuration(fine.decompression_time_seconds())});
+    }
+  }
+  if (fine.total_serialization_overhead_seconds() > 0.0) {
+    table.rows.push_back({"Serialization Overhead",
+                          FormatDuration(fine.total_serialization_overhead_seconds())});
+    if (fine.serialization_time_seconds() > 0.0) {
+      table.rows.push_back(
+          {Bullet(box, "Serialize"), FormatDuration(fine.serialization_time_seconds())});
+    }
+    if (fine.deserialization_time_seconds() > 0.0) {
+      table.rows.push_back(
+          {Bullet(box, "Deserialize"), FormatDuration(fine.deserialization_time_seconds())});
+    }
+  }
+  return table;
+}
+
+// A SectionStats value in its kind's unit.
+std::string SectionValue(v1::SectionRecord::Kind kind, double value) {
+  switch (kind) {
+    case v1::SectionRecord::KIND_MEMORY:
+    case v1::SectionRecord::KIND_BYTES:
+      return FormatBytes(value);
+    default:
+      return FormatDuration(value);
+  }
+}
+
+// New: per-section statistics across chunks, the top `top_n` by total time (then by total).
+Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n) {
+  std::vector<const v1::SectionStats*> sections;
+  for (const v1::SectionStats& section : chunks.section_stats()) sections.push_back(&section);
+  std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
+    return a->total_duration_seconds() > b->total_duration_seconds();
+  });
+  const size_t shown = std::min(sections.size(), static_cast<size_t>(std::max(top_n, 0)));
+  Table table{absl::StrCat("Section Statistics (top ", shown, " of ", sections.size(), ")"), {}};
+  for (size_t i = 0; i < shown; ++i) {
+    const v1::SectionStats& section = *sections[i];
+    const v1::DistributionStats& values = section.values();
+    std::string value = absl::StrCat("total ", SectionValue(section.kind(), section.total()));
+    if (section.kind() == v1::SectionRecord::KIND_TIME) {
+      absl::StrAppend(&value, " (", Percent(section.share_of_chunk_time_fraction()),
+                      " of chunk time)");
+    }
+    absl::StrAppend(&value, ", mean ", SectionValue(section.kind(), values.mean()));
+    if (values.has_percentiles()) {
+      absl::StrAppend(&value, ", p50 ", SectionValue(section.kind(), values.percentiles().p50()),
+                      ", p95 ", SectionValue(section.kind(), values.percentiles().p95()));
+    }
+    absl::StrAppend(&value, ", ", values.count(), " chunks");
+    table.rows.push_back({ReplaceControlCharacters(section.name()), value});
+  }
+  return table;
+}
+
+// New: the failed chunks with their error text (first line, shortened), at most `limit`.
+Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
+  Table table{"Failed Chunks", {}};
+  constexpr size_t kMaxErrorColumns = 100;
+  int shown = 0;
+  for (const v1::FailedChunk& failed : chunks.failed_chunks()) {
+    if (shown++ >= limit) break;
+    std::string where = absl::StrCat(failed.file().empty() ? "?" : failed.file(), " [",
+                                     failed.entry_start(), ", ", failed.entry_stop(), ")");
+    if (failed.attempt() > 0) absl::StrAppend(&where, " attempt ", failed.attempt());
+    std::string error = failed.error_text().substr(0, failed.error_text().find('\n'));
+    if (error.size() > kMaxErrorColumns) error = absl::StrCat(error.substr(0, kMaxErrorColumns), "...");
+    if (error.empty()) error = "(no error text)";
+    table.rows.push_back({ReplaceControlCharacters(where), ReplaceControlCharacters(error)});
+  }
+  if (chunks.failed_chunks_size() > limit) {
+    table.rows.push_back(
+        {absl::StrCat("... and ", chunks.failed_chunks_size() - limit, " more"), ""});
   }
   return table;
 }
@@ -286,15 +467,44 @@ bool UseUnicodeTables() {
   return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
 }
 
-std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
+namespace {
+
+std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOptions& options) {
   const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
   const v1::AggregatedMetrics& metrics = measurement.metrics();
-  std::vector<Table> tables = {ThroughputTable(metrics.workflow()), EventTable(metrics),
+  std::vector<Table> tables = {ThroughputTable(metrics), EventTable(metrics),
                                ResourceTable(metrics), TimingTable(metrics)};
+  if (metrics.has_fine()) tables.push_back(FineTable(metrics.fine(), box));
   if (NumChunks(metrics) > 0) tables.push_back(ChunkTable(metrics, box));
+  if (metrics.has_chunks() && metrics.chunks().section_stats_size() > 0 &&
+      options.top_sections > 0) {
+    tables.push_back(SectionStatsTable(metrics.chunks(), options.top_sections));
+  }
+  if (metrics.has_chunks() && metrics.chunks().failed_chunks_size() > 0) {
+    tables.push_back(FailedChunksTable(metrics.chunks(), options.max_failed_chunks));
+  }
+  return tables;
+}
 
+}  // namespace
+
+std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
+                                             const TableOptions& options) {
+  std::vector<SummaryTable> out;
+  for (Table& table : AllTables(measurement, options)) {
+    SummaryTable summary{std::move(table.title), {}};
+    for (Row& row : table.rows) summary.rows.emplace_back(std::move(row.metric), std::move(row.value));
+    out.push_back(std::move(summary));
+  }
+  return out;
+}
+
+std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
+  const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
   std::string out = RunHeader(measurement);
-  for (const Table& table : tables) absl::StrAppend(&out, "\n", RenderTable(table, box));
+  for (const Table& table : AllTables(measurement, options)) {
+    absl::StrAppend(&out, "\n", RenderTable(table, box));
+  }
   return out;
 }
 

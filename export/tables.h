@@ -7,6 +7,8 @@
 #define ROASTCOFFEA_EXPORT_TABLES_H_
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "schema/measurement.pb.h"
 
@@ -16,6 +18,11 @@ struct TableOptions {
   // Draw boxes with Unicode box-drawing characters and bullets with "•"; false draws them with
   // plain ASCII ("+", "-", "|"). Text taken from the measurement (dataset names) is shown as is.
   bool unicode = true;
+  // Rows of the "Section Statistics" table (the sections with the largest total time); 0 hides
+  // the table.
+  int top_sections = 10;
+  // Rows of the "Failed Chunks" table; the rest is summarised in one "... and N more" row.
+  int max_failed_chunks = 10;
 };
 
 // True when stdout is a terminal and the NO_COLOR environment variable is unset: the
@@ -25,7 +32,11 @@ bool UseUnicodeTables();
 // The run summary: a short header (name, backend, host, UTC start, elapsed) followed by every
 // table of the original tool that has data, in its order and with its titles:
 //   Throughput Metrics, Event Processing Metrics, Resource Utilization, Timing Breakdown,
-//   Chunk Metrics (only when there are chunks).
+//   Fine Metrics (from Dask Spans) (only with span fine metrics), Chunk Metrics (only when
+//   there are chunks; with the original's "Section Timing" top 5),
+// followed by our additions, each only when it has data: Section Statistics (top
+// `options.top_sections` sections by total time, with p50/p95 and share of chunk time) and
+// Failed Chunks (file, entry range, first line of the error text).
 // Each table has two aligned columns, "Metric" and "Value"; every line of a table has the same
 // display width. Differences from the original, on purpose:
 //   * byte amounts use binary units labelled as such (KiB, MiB, ...), rates stay decimal (Gbps,
@@ -34,9 +45,20 @@ bool UseUnicodeTables();
 //     "Speedup Factor" is shown once, and "Parallel Efficiency" = speedup / total cores replaces
 //     "Core Efficiency" (the same number);
 //   * a value that is unknown without worker tracking shows "N/A (no worker tracking)";
-//   * rows for uncompressed bytes and the compression factor are added when they are known.
+//   * rows for uncompressed bytes and the compression factor are added when they are known;
+//   * chunk duration percentiles (p50/p90/p95/p99), time per event, per-dataset p50/p95, and
+//     the core efficiency and parallel efficiency over core-seconds are shown when known.
 // Only `measurement.metadata()` and `measurement.metrics()` are read. The text ends in '\n'.
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options);
+
+// The same tables as data, for other renderers (the HTML report): title and (metric, value)
+// rows, exactly as FormatSummaryTables shows them (bullets in `options`' style).
+struct SummaryTable {
+  std::string title;
+  std::vector<std::pair<std::string, std::string>> rows;
+};
+std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
+                                             const TableOptions& options);
 
 // The original's _format_time: below 60 s "12.3s" (one decimal); below an hour "1m 1s" and
 // otherwise "1h 2m 3s", truncating to whole units. Negative values below 60 s keep their sign

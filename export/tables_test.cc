@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -354,6 +355,158 @@ TEST(FormatSummaryTablesTest, EmptyMeasurementStillFormats) {
   const std::string text = FormatSummaryTables(v1::Measurement(), TableOptions{});
   EXPECT_TRUE(absl::StartsWith(text, "Elapsed: 0.0s\n")) << text;
   EXPECT_EQ(ParseTables(text, "\u2502", kUnicodeBoxStarts).size(), 4u);
+}
+
+// The fine metrics of the notebook run (reference §3) plus the overheads.
+void AddFineMetrics(v1::Measurement* measurement) {
+  v1::FineMetricsSummary& fine = *measurement->mutable_metrics()->mutable_fine();
+  fine.set_processor_cpu_time_seconds(9.7);
+  fine.set_processor_io_wait_time_seconds(22.7);
+  fine.set_processor_cpu_percent(29.9);
+  fine.set_processor_io_wait_percent(70.1);
+  fine.set_overhead_cpu_time_seconds(0.4);
+  fine.set_overhead_io_wait_time_seconds(1.6);
+  fine.set_total_bytes_memory_read(304.99 * 1024);
+  fine.set_disk_write_bytes(2 * kMiB);
+  fine.set_decompression_time_seconds(0.25);
+  fine.set_total_compression_overhead_seconds(0.25);
+  fine.set_serialization_time_seconds(0.5);
+  fine.set_deserialization_time_seconds(0.25);
+  fine.set_total_serialization_overhead_seconds(0.75);
+}
+
+TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
+  v1::Measurement measurement = FullMeasurement();
+  AddFineMetrics(&measurement);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 6u);
+  EXPECT_EQ(tables[0].rows.back(), (std::pair<std::string, std::string>{
+                                       "Memory Read (Dask Spans)", "304.99 KiB"}));
+  EXPECT_EQ(tables[4].title, "Fine Metrics (from Dask Spans)");
+  EXPECT_EQ(tables[4].rows, (Rows{{"Processor CPU Time", "9.7s"},
+                                  {"Processor I/O & Waiting Time", "22.7s"},
+                                  {"CPU %", "29.9%"},
+                                  {"I/O & Wait %", "70.1%"},
+                                  {"Dask Overhead CPU Time", "0.4s"},
+                                  {"Dask Overhead I/O & Waiting Time", "1.6s"},
+                                  {"Disk Write", "2.00 MiB"},
+                                  {"Compression Overhead", "0.2s"},
+                                  {"- Decompress", "0.2s"},
+                                  {"Serialization Overhead", "0.8s"},
+                                  {"- Serialize", "0.5s"},
+                                  {"- Deserialize", "0.2s"}}));
+  EXPECT_EQ(tables[5].title, "Chunk Metrics");
+  ExpectAligned(tables);
+}
+
+TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_efficiency()->set_core_efficiency_over_core_seconds_fraction(0.3456);
+  metrics.mutable_efficiency()->set_parallel_efficiency_fraction(0.3194);
+  metrics.mutable_workers()->set_core_seconds(54.8);
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  v1::Percentiles& p = *chunks.mutable_duration_seconds()->mutable_percentiles();
+  p.set_p50(1.4);
+  p.set_p90(2.0);
+  p.set_p95(2.2);
+  p.set_p99(70.0);
+  v1::DistributionStats& per_event = *chunks.mutable_time_per_event_seconds();
+  per_event.set_count(12);
+  per_event.set_mean(14.6e-6);
+  per_event.mutable_percentiles()->set_p50(14.0e-6);
+  per_event.mutable_percentiles()->set_p99(20.5e-6);
+  v1::DistributionStats& ttbar = *chunks.mutable_per_dataset(0)->mutable_duration_distribution_seconds();
+  ttbar.set_count(8);
+  ttbar.mutable_percentiles()->set_p50(1.5);
+  ttbar.mutable_percentiles()->set_p95(2.1);
+  // Six sections: the original shows the top five by total time.
+  for (int i = 0; i < 6; ++i) {
+    v1::SectionSummary& section = *chunks.add_sections();
+    section.set_name(absl::StrCat("section", i));
+    section.set_type(i == 5 ? "memory" : "time");
+    section.set_count(12);
+    section.set_total_duration_seconds(1.0 + i);
+    if (i == 5) section.set_mean_memory_delta_bytes(2 * kMiB);
+  }
+  for (int i = 0; i < 3; ++i) {
+    v1::SectionStats& stats = *chunks.add_section_stats();
+    stats.set_name(absl::StrCat("stat", i));
+    stats.set_kind(v1::SectionRecord::KIND_TIME);
+    stats.set_total(2.0 * (i + 1));
+    stats.set_total_duration_seconds(2.0 * (i + 1));
+    stats.set_share_of_chunk_time_fraction(0.1 * (i + 1));
+    stats.mutable_values()->set_count(12);
+    stats.mutable_values()->set_mean(0.5);
+    stats.mutable_values()->mutable_percentiles()->set_p50(0.4);
+    stats.mutable_values()->mutable_percentiles()->set_p95(0.9);
+  }
+  TableOptions options;
+  options.unicode = false;
+  options.top_sections = 2;
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, options), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 6u);
+  ExpectAligned(tables);
+  const Rows& resources = tables[2].rows;
+  ASSERT_EQ(resources.size(), 11u);
+  EXPECT_EQ(resources[6], (std::pair<std::string, std::string>{
+                              "Core Efficiency (over core-seconds)", "34.6%"}));
+  EXPECT_EQ(resources[7], (std::pair<std::string, std::string>{
+                              "Parallel Efficiency (over core-seconds)", "31.9%"}));
+  EXPECT_EQ(resources[8], (std::pair<std::string, std::string>{"Core-Seconds Available", "54.8s"}));
+
+  const Rows& chunk_rows = tables[4].rows;
+  const auto find = [&](const std::string& metric, size_t from = 0) -> std::string {
+    for (size_t i = from; i < chunk_rows.size(); ++i) {
+      if (chunk_rows[i].first == metric) return chunk_rows[i].second;
+    }
+    return "<missing>";
+  };
+  EXPECT_EQ(find("- p50 / p90 / p95 / p99"), "1.4s / 2.0s / 2.2s / 1m 10s");
+  EXPECT_EQ(find("Mean Time/Event"), "14.6 \u00B5s");
+  EXPECT_EQ(find("- p50 / p99"), "14.0 \u00B5s / 20.5 \u00B5s");
+  EXPECT_EQ(find("ttbar"), "8 chunks, 1.6s avg, p50 1.5s, p95 2.1s");
+  // Section Timing: top five by total duration, memory sections with their mean delta.
+  size_t timing = 0;
+  while (timing < chunk_rows.size() && chunk_rows[timing].first != "Section Timing") ++timing;
+  ASSERT_LT(timing + 5, chunk_rows.size() + 1);
+  EXPECT_EQ(chunk_rows.size(), timing + 6);
+  EXPECT_EQ(chunk_rows[timing + 1],
+            (std::pair<std::string, std::string>{"section5", "6.0s (12x), 2.00 MiB avg"}));
+  EXPECT_EQ(chunk_rows[timing + 5], (std::pair<std::string, std::string>{"section1", "2.0s (12x)"}));
+
+  EXPECT_EQ(tables[5].title, "Section Statistics (top 2 of 3)");
+  EXPECT_EQ(tables[5].rows,
+            (Rows{{"stat2", "total 6.0s (30.0% of chunk time), mean 0.5s, p50 0.4s, p95 0.9s, 12 chunks"},
+                  {"stat1", "total 4.0s (20.0% of chunk time), mean 0.5s, p50 0.4s, p95 0.9s, 12 chunks"}}));
+}
+
+TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
+  for (int i = 0; i < 3; ++i) {
+    v1::FailedChunk& failed = *chunks.add_failed_chunks();
+    failed.set_file(i == 0 ? "data\x1B[2J.root" : "data.root");
+    failed.set_entry_start(1000 * i);
+    failed.set_entry_stop(1000 * (i + 1));
+    failed.set_attempt(i == 2 ? 1 : 0);
+    failed.set_error_text(i == 0 ? "ValueError: bad\ttab\nTraceback line two" : std::string(150, 'x'));
+  }
+  TableOptions options;
+  options.unicode = false;
+  options.max_failed_chunks = 2;
+  const std::string text = FormatSummaryTables(measurement, options);
+  EXPECT_FALSE(absl::StrContains(text, "\x1B"));
+  EXPECT_FALSE(absl::StrContains(text, "Traceback"));
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 6u);
+  ExpectAligned(tables);
+  EXPECT_EQ(tables[5].title, "Failed Chunks");
+  EXPECT_EQ(tables[5].rows, (Rows{{"data?[2J.root [0, 1000)", "ValueError: bad?tab"},
+                                  {"data.root [1000, 2000)", std::string(100, 'x') + "..."},
+                                  {"... and 1 more", ""}}));
 }
 
 TEST(UseUnicodeTablesTest, FalseWhenNoColorIsSetOrStdoutIsNotATerminal) {

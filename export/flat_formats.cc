@@ -1,0 +1,196 @@
+#include "export/flat_formats.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+
+namespace roastcoffea {
+namespace {
+
+std::optional<double> Optional(bool has, double value) {
+  return has ? std::optional<double>(value) : std::nullopt;
+}
+
+absl::string_view KindName(v1::SectionRecord::Kind kind) {
+  switch (kind) {
+    case v1::SectionRecord::KIND_MEMORY:
+      return "memory";
+    case v1::SectionRecord::KIND_BYTES:
+      return "bytes";
+    default:
+      return "time";
+  }
+}
+
+// 15 significant digits: exact for every integer count below 10^15, and round-trips what
+// people read. Absent and non-finite values give nullopt.
+std::optional<std::string> NumberText(const std::optional<double>& value) {
+  if (!value.has_value() || !std::isfinite(*value)) return std::nullopt;
+  return absl::StrFormat("%.15g", *value);
+}
+
+std::string CsvField(absl::string_view text) {
+  if (text.find_first_of(",\"\n\r") == absl::string_view::npos) return std::string(text);
+  return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+}
+
+std::string MarkdownCell(absl::string_view text) {
+  return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"|", "\\|"}, {"\n", " "}, {"\r", " "}});
+}
+
+}  // namespace
+
+absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "csv") return FlatFormat::kCsv;
+  if (lower == "json") return FlatFormat::kJson;
+  if (lower == "markdown" || lower == "md") return FlatFormat::kMarkdown;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format must be table, csv, json or markdown, got '", name, "'"));
+}
+
+std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metrics) {
+  std::vector<FlatMetric> out;
+  const auto add = [&](std::string key, std::optional<double> value, std::string unit) {
+    out.push_back({std::move(key), value, std::move(unit)});
+  };
+  const v1::WorkflowMetrics& workflow = metrics.workflow();
+  if (workflow.total_uncompressed_bytes_read() != 0) {
+    add("total_uncompressed_bytes_read",
+        static_cast<double>(workflow.total_uncompressed_bytes_read()), "bytes");
+  }
+  if (workflow.has_compression_factor()) {
+    add("compression_factor", workflow.compression_factor(), "x");
+  }
+  if (metrics.has_workers()) {
+    const v1::WorkerMetrics& workers = metrics.workers();
+    add("window_seconds", workers.window_seconds(), "s");
+    add("avg_workers_over_window", workers.avg_workers_over_window(), "workers");
+    add("core_seconds", Optional(workers.has_core_seconds(), workers.core_seconds()), "core*s");
+    add("avg_cores_over_window",
+        Optional(workers.has_avg_cores_over_window(), workers.avg_cores_over_window()), "cores");
+  }
+  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
+  if (efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    add("core_efficiency_over_core_seconds",
+        efficiency.core_efficiency_over_core_seconds_fraction(), "fraction");
+  }
+  if (efficiency.has_parallel_efficiency_fraction()) {
+    add("parallel_efficiency", efficiency.parallel_efficiency_fraction(), "fraction");
+  }
+  if (efficiency.has_event_rate_core_seconds_khz()) {
+    add("event_rate_core_seconds_khz", efficiency.event_rate_core_seconds_khz(), "kHz");
+  }
+  if (!metrics.has_chunks()) return out;
+  const v1::ChunkMetrics& chunks = metrics.chunks();
+  add("num_retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
+  if (chunks.duration_seconds().has_percentiles()) {
+    const v1::Percentiles& p = chunks.duration_seconds().percentiles();
+    add("chunk_duration_p50", p.p50(), "s");
+    add("chunk_duration_p90", p.p90(), "s");
+    add("chunk_duration_p95", p.p95(), "s");
+    add("chunk_duration_p99", p.p99(), "s");
+  }
+  if (chunks.time_per_event_seconds().count() > 0) {
+    const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
+    add("time_per_event_mean", per_event.mean(), "s");
+    if (per_event.has_percentiles()) {
+      add("time_per_event_p50", per_event.percentiles().p50(), "s");
+      add("time_per_event_p99", per_event.percentiles().p99(), "s");
+    }
+  }
+  for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
+    const v1::DistributionStats& durations = dataset.duration_distribution_seconds();
+    if (!durations.has_percentiles()) continue;
+    const std::string prefix = absl::StrCat("per_dataset.", dataset.dataset(), ".");
+    add(absl::StrCat(prefix, "duration_p50"), durations.percentiles().p50(), "s");
+    add(absl::StrCat(prefix, "duration_p95"), durations.percentiles().p95(), "s");
+  }
+  for (const v1::SectionStats& section : chunks.section_stats()) {
+    const absl::string_view kind = KindName(section.kind());
+    const std::string unit = kind == "time" ? "s" : "bytes";
+    const std::string prefix = absl::StrCat("section_stats.", section.name(), ".", kind, ".");
+    add(absl::StrCat(prefix, "total"), section.total(), unit);
+    add(absl::StrCat(prefix, "mean"), section.values().mean(), unit);
+    if (section.values().has_percentiles()) {
+      add(absl::StrCat(prefix, "p50"), section.values().percentiles().p50(), unit);
+      add(absl::StrCat(prefix, "p95"), section.values().percentiles().p95(), unit);
+    }
+    if (kind == "time") {
+      add(absl::StrCat(prefix, "share_of_chunk_time"), section.share_of_chunk_time_fraction(),
+          "fraction");
+    }
+  }
+  return out;
+}
+
+std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics) {
+  std::vector<FlatMetric> all = ToFlatMetrics(metrics);
+  for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) all.push_back(std::move(metric));
+  return all;
+}
+
+std::string JsonQuote(absl::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
+  const std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
+  std::string out;
+  switch (format) {
+    case FlatFormat::kCsv:
+      out = "key,value,unit\n";
+      for (const FlatMetric& metric : metrics) {
+        absl::StrAppend(&out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""),
+                        ",", CsvField(metric.unit), "\n");
+      }
+      break;
+    case FlatFormat::kJson: {
+      absl::StrAppend(&out, "{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
+                      ",\n  \"metrics\": [");
+      bool first = true;
+      for (const FlatMetric& metric : metrics) {
+        absl::StrAppend(&out, first ? "\n" : ",\n", "    {\"key\": ", JsonQuote(metric.key),
+                        ", \"value\": ", NumberText(metric.value).value_or("null"),
+                        ", \"unit\": ", JsonQuote(metric.unit), "}");
+        first = false;
+      }
+      absl::StrAppend(&out, first ? "]\n}\n" : "\n  ]\n}\n");
+      break;
+    }
+    case FlatFormat::kMarkdown:
+      out = "| Metric | Value | Unit |\n| --- | ---: | --- |\n";
+      for (const FlatMetric& metric : metrics) {
+        absl::StrAppend(&out, "| ", MarkdownCell(metric.key), " | ",
+                        NumberText(metric.value).value_or("N/A"), " | ",
+                        MarkdownCell(metric.unit), " |\n");
+      }
+      break;
+  }
+  return out;
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,54 @@
+// The flat metrics of a measurement for scripts: CSV, JSON or Markdown (`collect show
+// --format=csv|json|markdown`).
+//
+// The keys are the original tool's (aggregation's ToFlatMetrics, same names, units and order)
+// followed by our additions (AdditionalFlatMetrics). Values are printed with 15 significant
+// digits; an absent value (the original's None, or a NaN) is empty in CSV, null in JSON and
+// "N/A" in Markdown.
+//
+// Thread-safety: pure functions. Cost: linear in the number of keys.
+#ifndef ROASTCOFFEA_EXPORT_FLAT_FORMATS_H_
+#define ROASTCOFFEA_EXPORT_FLAT_FORMATS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/aggregate.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+enum class FlatFormat { kCsv, kJson, kMarkdown };
+
+// "csv", "json" or "markdown" (also "md"). InvalidArgument naming the value otherwise.
+absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name);
+
+// Our metrics that the original does not have, flattened the same way:
+//   chunk_duration_p50/p90/p95/p99, time_per_event_mean/p50/p99 (s), num_retried_chunks,
+//   window_seconds, avg_workers_over_window, core_seconds, avg_cores_over_window,
+//   core_efficiency_over_core_seconds, parallel_efficiency, event_rate_core_seconds_khz,
+//   total_uncompressed_bytes_read, compression_factor,
+//   per_dataset.<dataset>.duration_p50/p95 (s),
+//   section_stats.<name>.<time|memory|bytes>.total/mean/p50/p95 (s or bytes),
+//   section_stats.<name>.time.share_of_chunk_time (fraction).
+// Only keys whose source field is present are emitted.
+std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metrics);
+
+// ToFlatMetrics(metrics) followed by AdditionalFlatMetrics(metrics).
+std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
+
+// The flat metrics of `measurement.metrics()` in `format`:
+//   CSV       "key,value,unit" header, one row per key (RFC 4180 quoting), "\r\n"-free.
+//   JSON      {"measurement": name, "metrics": [{"key", "value", "unit"}, ...]}, in order.
+//   Markdown  a "| Metric | Value | Unit |" table ('|' and newlines in keys escaped).
+// The text ends in '\n'.
+std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format);
+
+// `text` as a JSON string literal, quotes included (control characters as \u00XX).
+std::string JsonQuote(absl::string_view text);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_EXPORT_FLAT_FORMATS_H_

@@ -1,0 +1,131 @@
+#include "export/flat_formats.h"
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+v1::Measurement Sample() {
+  v1::Measurement measurement;
+  measurement.mutable_metadata()->set_name("run \"1\"\n");
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_workflow()->set_elapsed_time_seconds(13.7);
+  metrics.mutable_workflow()->set_total_events(1233000);
+  metrics.mutable_workers()->set_avg_workers(4.0);  // total_cores unset: the original's None
+  metrics.mutable_efficiency()->set_parallel_efficiency_fraction(0.25);
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  chunks.set_num_chunks(2);
+  chunks.mutable_duration_seconds()->set_count(2);
+  v1::Percentiles& p = *chunks.mutable_duration_seconds()->mutable_percentiles();
+  p.set_p50(1.5);
+  p.set_p90(1.9);
+  p.set_p95(1.95);
+  p.set_p99(1.99);
+  v1::DatasetChunkMetrics& dataset = *chunks.add_per_dataset();
+  dataset.set_dataset("a,b|c");
+  dataset.set_num_chunks(2);
+  v1::SectionStats& section = *chunks.add_section_stats();
+  section.set_name("jets");
+  section.set_kind(v1::SectionRecord::KIND_TIME);
+  section.set_total(3.0);
+  section.set_share_of_chunk_time_fraction(0.5);
+  return measurement;
+}
+
+TEST(ParseFlatFormatTest, KnownAndUnknownNames) {
+  EXPECT_EQ(*ParseFlatFormat("csv"), FlatFormat::kCsv);
+  EXPECT_EQ(*ParseFlatFormat("JSON"), FlatFormat::kJson);
+  EXPECT_EQ(*ParseFlatFormat("md"), FlatFormat::kMarkdown);
+  EXPECT_EQ(*ParseFlatFormat("markdown"), FlatFormat::kMarkdown);
+  const auto bad = ParseFlatFormat("xml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "'xml'"));
+}
+
+TEST(AllFlatMetricsTest, OriginalKeysThenAdditions) {
+  const std::vector<FlatMetric> all = AllFlatMetrics(Sample().metrics());
+  const std::vector<FlatMetric> original = ToFlatMetrics(Sample().metrics());
+  ASSERT_GT(all.size(), original.size());
+  for (size_t i = 0; i < original.size(); ++i) EXPECT_EQ(all[i].key, original[i].key);
+  std::vector<std::string> added;
+  for (size_t i = original.size(); i < all.size(); ++i) added.push_back(all[i].key);
+  EXPECT_EQ(added, (std::vector<std::string>{
+                       "window_seconds", "avg_workers_over_window", "core_seconds",
+                       "avg_cores_over_window", "parallel_efficiency", "num_retried_chunks",
+                       "chunk_duration_p50", "chunk_duration_p90", "chunk_duration_p95",
+                       "chunk_duration_p99", "section_stats.jets.time.total",
+                       "section_stats.jets.time.mean", "section_stats.jets.time.share_of_chunk_time"}));
+}
+
+TEST(FormatFlatMetricsTest, CsvHasHeaderQuotingAndEmptyNone) {
+  const std::string csv = FormatFlatMetrics(Sample(), FlatFormat::kCsv);
+  const std::vector<std::string> lines = absl::StrSplit(csv, '\n');
+  ASSERT_GT(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "key,value,unit");
+  EXPECT_TRUE(absl::StrContains(csv, "\ntotal_events,1233000,events\n")) << csv;
+  EXPECT_TRUE(absl::StrContains(csv, "\nelapsed_time_seconds,13.7,s\n")) << csv;
+  EXPECT_TRUE(absl::StrContains(csv, "\ntotal_cores,,cores\n")) << csv;
+  EXPECT_TRUE(absl::StrContains(csv, "\nchunk_duration_p95,1.95,s\n")) << csv;
+  EXPECT_TRUE(absl::StrContains(csv, "\n\"per_dataset.a,b|c.num_chunks\",2,chunks\n")) << csv;
+  EXPECT_EQ(csv.back(), '\n');
+  for (const std::string& line : lines) {
+    if (line.empty() || absl::StrContains(line, "\"")) continue;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 2) << line;
+  }
+}
+
+TEST(FormatFlatMetricsTest, JsonParsesAndKeepsOrderUnitsAndNull) {
+  const std::string json = FormatFlatMetrics(Sample(), FlatFormat::kJson);
+  google::protobuf::Value value;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
+  const auto& fields = value.struct_value().fields();
+  EXPECT_EQ(fields.at("measurement").string_value(), "run \"1\"\n");
+  const auto& list = fields.at("metrics").list_value();
+  const std::vector<FlatMetric> all = AllFlatMetrics(Sample().metrics());
+  ASSERT_EQ(static_cast<size_t>(list.values_size()), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto& entry = list.values(static_cast<int>(i)).struct_value().fields();
+    EXPECT_EQ(entry.at("key").string_value(), all[i].key);
+    EXPECT_EQ(entry.at("unit").string_value(), all[i].unit);
+    if (all[i].value.has_value()) {
+      EXPECT_DOUBLE_EQ(entry.at("value").number_value(), *all[i].value) << all[i].key;
+    } else {
+      EXPECT_TRUE(entry.at("value").has_null_value()) << all[i].key;
+    }
+  }
+  // An empty measurement is still valid JSON.
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  FormatFlatMetrics(v1::Measurement(), FlatFormat::kJson), &value)
+                  .ok());
+}
+
+TEST(FormatFlatMetricsTest, MarkdownTableEscapesPipes) {
+  const std::string md = FormatFlatMetrics(Sample(), FlatFormat::kMarkdown);
+  EXPECT_TRUE(absl::StartsWith(md, "| Metric | Value | Unit |\n| --- | ---: | --- |\n")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| total_cores | N/A | cores |")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| per_dataset.a,b\\|c.num_chunks | 2 | chunks |")) << md;
+  for (absl::string_view line : absl::StrSplit(md, '\n', absl::SkipEmpty())) {
+    // Four unescaped pipes per line.
+    int pipes = 0;
+    for (size_t i = 0; i < line.size(); ++i) {
+      if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++pipes;
+    }
+    EXPECT_EQ(pipes, 4) << line;
+  }
+}
+
+TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControls) {
+  EXPECT_EQ(JsonQuote("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+}
+
+}  // namespace
+}  // namespace roastcoffea

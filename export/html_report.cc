@@ -1,0 +1,136 @@
+#include "export/html_report.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "export/svg_plot.h"
+#include "export/tables.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr char kStyle[] = R"css(
+body { font-family: sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 1em 0; }
+caption { font-weight: bold; text-align: left; padding: 0.3em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.7em; text-align: left; vertical-align: top; }
+th { background: #eef4f8; }
+td.value { font-family: monospace; }
+figure.plot { margin: 1.5em 0; } figure.plot svg { max-width: 100%; height: auto; }
+figcaption { font-size: 0.9em; color: #555; }
+.tables { display: flex; flex-wrap: wrap; gap: 0 2em; }
+)css";
+
+std::string Utc(const google::protobuf::Timestamp& time) {
+  return absl::StrCat(
+      absl::FormatTime("%Y-%m-%d %H:%M:%S",
+                       absl::FromUnixSeconds(time.seconds()) + absl::Nanoseconds(time.nanos()),
+                       absl::UTCTimeZone()),
+      " UTC");
+}
+
+}  // namespace
+
+std::string HtmlEscape(absl::string_view text) { return XmlEscape(text); }
+
+std::string RenderHtmlReport(const v1::Measurement& measurement,
+                             const HtmlReportOptions& options) {
+  const v1::MeasurementMetadata& metadata = measurement.metadata();
+  const std::string name = metadata.name().empty() ? "measurement" : metadata.name();
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+      "style-src 'unsafe-inline'\">\n<title>roastcoffea report: ",
+      HtmlEscape(name), "</title>\n<style>", kStyle, "</style>\n</head>\n<body>\n<h1>",
+      "roastcoffea report: ", HtmlEscape(name), "</h1>\n");
+
+  // Metadata.
+  std::vector<std::pair<std::string, std::string>> rows;
+  const auto row = [&](const std::string& key, const std::string& value) {
+    if (!value.empty()) rows.emplace_back(key, value);
+  };
+  row("Measurement", name);
+  row("Backend", metadata.backend());
+  row("Host", metadata.host());
+  if (metadata.has_start_time()) row("Started", Utc(metadata.start_time()));
+  if (metadata.has_end_time()) row("Ended", Utc(metadata.end_time()));
+  row("Elapsed", FormatDuration(metadata.elapsed_seconds() > 0
+                                    ? metadata.elapsed_seconds()
+                                    : measurement.metrics().workflow().elapsed_time_seconds()));
+  row("Tool version", metadata.tool_version());
+  row("Command line", absl::StrJoin(metadata.command_line(), " "));
+  // Sorted, so the page does not depend on the map's order.
+  const std::map<std::string, std::string> configuration(metadata.configuration().begin(),
+                                                         metadata.configuration().end());
+  for (const auto& [key, value] : configuration) row(absl::StrCat("config: ", key), value);
+  out += "<h2>Run</h2>\n<table class=\"metadata\">\n";
+  for (const auto& [key, value] : rows) {
+    absl::StrAppend(&out, "<tr><th>", HtmlEscape(key), "</th><td>", HtmlEscape(value),
+                    "</td></tr>\n");
+  }
+  out += "</table>\n";
+
+  // Tables.
+  TableOptions table_options;
+  table_options.unicode = true;
+  out += "<h2>Summary</h2>\n<div class=\"tables\">\n";
+  for (const SummaryTable& table : BuildSummaryTables(measurement, table_options)) {
+    absl::StrAppend(&out, "<table class=\"summary\">\n<caption>", HtmlEscape(table.title),
+                    "</caption>\n<tr><th>Metric</th><th>Value</th></tr>\n");
+    for (const auto& [metric, value] : table.rows) {
+      absl::StrAppend(&out, "<tr><td>", HtmlEscape(metric), "</td><td class=\"value\">",
+                      HtmlEscape(value), "</td></tr>\n");
+    }
+    out += "</table>\n";
+  }
+  out += "</div>\n";
+
+  // Plots.
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement, options.plots);
+  out += "<h2>Plots</h2>\n";
+  if (plots.empty()) out += "<p>No plot has data in this measurement.</p>\n";
+  for (const ReportPlot& plot : plots) {
+    absl::StrAppend(&out, "<figure class=\"plot\" id=\"plot-", HtmlEscape(plot.id), "\">\n",
+                    plot.svg, "<figcaption>", HtmlEscape(plot.title), "</figcaption>\n</figure>\n");
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+absl::Status WriteHtmlReport(const v1::Measurement& measurement, const std::string& path,
+                             const HtmlReportOptions& options) {
+  const std::string html = RenderHtmlReport(measurement, options);
+  const std::string temporary = absl::StrCat(path, ".tmp-", getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write the report '", temporary, "': ", std::strerror(errno)));
+    }
+    out << html;
+    out.flush();
+    if (!out) {
+      std::remove(temporary.c_str());
+      return absl::InternalError(absl::StrCat("cannot write the report '", temporary, "'"));
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    return absl::InternalError(
+        absl::StrCat("cannot move the report into '", path, "': ", std::strerror(error)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,56 @@
+// Cost of the HTML report (tables + 22 SVG plots) and of reading the original's metrics.json.
+//   bazel run -c opt //export:report_benchmark
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "benchmark/benchmark.h"
+#include "export/html_report.h"
+#include "export/legacy_measurement.h"
+#include "export/test_measurement.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+// Workers: 3 ... 500 (21 samples each, 30 chunk records).
+void BM_RenderHtmlReport(benchmark::State& state) {
+  const v1::Measurement measurement =
+      testing_export::RichMeasurement(static_cast<int>(state.range(0)));
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string html = RenderHtmlReport(measurement);
+    bytes = html.size();
+    benchmark::DoNotOptimize(html.data());
+  }
+  state.counters["html_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_RenderHtmlReport)->Arg(3)->Arg(50)->Arg(500)->Unit(benchmark::kMillisecond);
+
+// metrics.json with `state.range(0)` chunk records and chunk_info entries.
+void BM_ParseLegacyMeasurement(benchmark::State& state) {
+  std::string records;
+  std::string info;
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    absl::StrAppend(&records, i ? "," : "", "{\"t_start\": 1767268800.25, \"t_end\": 1767268801.25, ",
+                    "\"duration\": 1.0, \"num_events\": 1000, \"file\": \"f", i,
+                    ".root\", \"entry_start\": 0, \"entry_stop\": 1000, \"timing\": {\"a\": 0.5}}");
+    absl::StrAppend(&info, i ? "," : "", "\"('f", i, ".root', 0, 1000)\": [1767268800.25, 1767268801.25, 1000]");
+  }
+  LegacyMeasurementFiles files;
+  files.metrics_json = absl::StrCat("{\"total_events\": 1000, \"raw_chunk_metrics\": [", records,
+                                    "], \"chunk_info\": {", info, "}}");
+  files.start_end_time = "1.0,2.0\n";
+  LegacyLoadOptions options;
+  options.naive_time_zone = absl::UTCTimeZone();
+  for (auto _ : state) {
+    auto measurement = ParseLegacyMeasurement(files, "bench", options);
+    if (!measurement.ok()) state.SkipWithError("parse failed");
+    benchmark::DoNotOptimize(measurement);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(files.metrics_json.size()));
+}
+BENCHMARK(BM_ParseLegacyMeasurement)->Arg(100)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace roastcoffea

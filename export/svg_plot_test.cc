@@ -1,0 +1,205 @@
+#include "export/svg_plot.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+int Count(const std::string& text, const std::string& needle) {
+  int count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// Well-formedness that matters here: one root, balanced groups, no raw markup from data.
+void ExpectWellFormed(const std::string& svg) {
+  EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"")) << svg;
+  EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
+  EXPECT_EQ(Count(svg, "<svg"), 1);
+  EXPECT_EQ(Count(svg, "<g"), Count(svg, "</g>"));
+  EXPECT_EQ(Count(svg, "<text"), Count(svg, "</text>"));
+  EXPECT_FALSE(absl::StrContains(svg, "nan")) << svg;
+  EXPECT_FALSE(absl::StrContains(svg, "inf\"")) << svg;
+}
+
+TEST(NiceTicksTest, OneTwoFiveSteps) {
+  EXPECT_EQ(NiceTicks(0, 100), (std::vector<double>{0, 20, 40, 60, 80, 100}));
+  const std::vector<double> fifths = NiceTicks(0, 1, 5);
+  ASSERT_EQ(fifths.size(), 6u);
+  for (size_t i = 0; i < fifths.size(); ++i) EXPECT_NEAR(fifths[i], 0.2 * i, 1e-12);
+  EXPECT_EQ(NiceTicks(3, 3), (std::vector<double>{3}));
+  EXPECT_TRUE(NiceTicks(0, std::nan("")).empty());
+  const std::vector<double> ticks = NiceTicks(-7, 13, 4);
+  ASSERT_FALSE(ticks.empty());
+  EXPECT_GE(ticks.front(), -7);
+  EXPECT_LE(ticks.back(), 13);
+  EXPECT_EQ(ticks[1] - ticks[0], 5);
+}
+
+TEST(TimeTicksTest, ClockFriendlySteps) {
+  const double start = 1795335303;  // 08:15:03
+  const std::vector<double> ticks = TimeTicks(start, start + 120);
+  ASSERT_FALSE(ticks.empty());
+  EXPECT_EQ(ticks[1] - ticks[0], 30);
+  EXPECT_EQ(std::fmod(ticks[0], 30), 0);
+  EXPECT_EQ(TimeTicks(start, start + 7200)[1] - TimeTicks(start, start + 7200)[0], 1800);
+}
+
+TEST(RenderLineChartTest, SubSecondRunsGetFractionalClockLabels) {
+  LineChart chart;
+  chart.time_axis = true;
+  const double start = 1795335303;
+  chart.series.push_back({"w", {start, start + 0.5}, {1, 2}});
+  const std::string svg = RenderLineChart(chart);
+  EXPECT_TRUE(absl::StrContains(svg, ">08:15:03.1</text>")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, ">08:15:03.5</text>")) << svg;
+}
+
+TEST(TickLabelTest, IntegersAndFractions) {
+  EXPECT_EQ(TickLabel(20), "20");
+  EXPECT_EQ(TickLabel(0.25), "0.25");
+  EXPECT_EQ(TickLabel(2.5e9), "2.5e+09");
+}
+
+TEST(XmlEscapeTest, MarkupAndControls) {
+  EXPECT_EQ(XmlEscape("<a href=\"x\">&'</a>\x01"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+}
+
+TEST(FitLineTest, ExactLineAndDegenerateInput) {
+  const std::optional<LinearFit> fit = FitLine({1, 2, 3}, {3, 5, 7});
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_DOUBLE_EQ(fit->slope, 2);
+  EXPECT_DOUBLE_EQ(fit->intercept, 1);
+  EXPECT_FALSE(FitLine({1, 1}, {2, 3}).has_value());
+  EXPECT_FALSE(FitLine({1}, {2}).has_value());
+}
+
+TEST(RenderLineChartTest, TimeAxisTicksLabelsAndLegend) {
+  LineChart chart;
+  chart.frame.title = "Memory <Utilization>";
+  chart.frame.x_label = "Time (UTC)";
+  chart.frame.y_label = "Memory Utilization (%)";
+  chart.frame.y_min = 0;
+  chart.frame.y_max = 100;
+  chart.time_axis = true;
+  const double start = 1795335303;
+  LineSeries series{"worker <1> & co", {start, start + 60, start + 120}, {10, 50, 150}};
+  series.markers = true;
+  series.band_low = {5, 40, 60};
+  series.band_high = {20, 70, 90};
+  chart.series.push_back(series);
+  const std::string svg = RenderLineChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_TRUE(absl::StrContains(svg, "Memory &lt;Utilization&gt;"));
+  EXPECT_TRUE(absl::StrContains(svg, "worker &lt;1&gt; &amp; co"));
+  EXPECT_FALSE(absl::StrContains(svg, "<1>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">08:15:30</text>")) << svg;  // a 30 s tick, UTC
+  EXPECT_TRUE(absl::StrContains(svg, ">08:17:00</text>")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "rotate(-45"));
+  EXPECT_TRUE(absl::StrContains(svg, "class=\"x-label\""));
+  EXPECT_TRUE(absl::StrContains(svg, ">Memory Utilization (%)</text>"));
+  EXPECT_EQ(Count(svg, "class=\"y-tick\""), 6);  // 0, 20, ..., 100
+  EXPECT_TRUE(absl::StrContains(svg, ">100</text>"));
+  EXPECT_EQ(Count(svg, "class=\"marker\""), 3);
+  EXPECT_EQ(Count(svg, "class=\"band\""), 1);
+  EXPECT_TRUE(absl::StrContains(svg, ">Min-Max Range</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, "class=\"legend\""));
+}
+
+TEST(RenderLineChartTest, FiveHundredWorkersKeepTheChartReadable) {
+  LineChart chart;
+  chart.frame.title = "CPU";
+  chart.frame.series_noun = "workers";
+  chart.time_axis = true;
+  for (int w = 0; w < 500; ++w) {
+    chart.series.push_back({absl::StrCat("w", w), {0, 1, 2}, {1.0 * w, 2.0, 3.0}});
+  }
+  const std::string svg = RenderLineChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_FALSE(absl::StrContains(svg, "class=\"legend\""));
+  EXPECT_TRUE(absl::StrContains(svg, ">Showing 500 workers</text>"));
+  EXPECT_EQ(Count(svg, "class=\"line\""), 500);
+  EXPECT_TRUE(absl::StrContains(svg, "stroke-opacity=\"0.5\""));
+}
+
+TEST(RenderLineChartTest, NoDataSaysSo) {
+  LineChart chart;
+  chart.frame.title = "Empty";
+  const std::string svg = RenderLineChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_TRUE(absl::StrContains(svg, ">No data</text>"));
+}
+
+TEST(RenderBarChartTest, GroupedAndStackedBars) {
+  BarChart chart;
+  chart.frame.title = "CPU vs I/O";
+  chart.frame.y_label = "Time (seconds)";
+  chart.categories = {"Proc<A>", "lambda"};
+  chart.groups = {{"CPU Time", {3, 1}}, {"I/O Time", {1, 0.5}}};
+  std::string svg = RenderBarChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"bar\""), 4);
+  EXPECT_TRUE(absl::StrContains(svg, ">Proc&lt;A&gt;</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">CPU Time</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">Time (seconds)</text>"));
+  chart.stacked = true;
+  chart.value_labels = true;
+  svg = RenderBarChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"value-label\""), 4);
+  // Stacked: the axis reaches the tallest stack (4).
+  EXPECT_TRUE(absl::StrContains(svg, ">4</text>")) << svg;
+}
+
+TEST(RenderHistogramTest, BinsMeanAndMedian) {
+  HistogramChart chart;
+  chart.frame.title = "Runtime";
+  chart.values = {1, 2, 2, 3, 10};
+  chart.bins = 9;
+  chart.value_unit = "s";
+  const std::string svg = RenderHistogram(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"bar\""), 9);
+  EXPECT_TRUE(absl::StrContains(svg, ">Mean: 3.60s</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">Median: 2.00s</text>"));
+  EXPECT_EQ(Count(svg, "class=\"stat-line\""), 2);
+}
+
+TEST(RenderScatterTest, TrendLineLabel) {
+  ScatterChart chart;
+  chart.frame.title = "Runtime vs events";
+  chart.x = {1000, 2000, 3000};
+  chart.y = {1.0, 2.0, 3.0};
+  const std::string svg = RenderScatter(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"point\""), 3);
+  EXPECT_TRUE(absl::StrContains(svg, "class=\"fit-line\""));
+  EXPECT_TRUE(absl::StrContains(svg, ">Trend: 1.00e-03*x + 0.00</text>")) << svg;
+}
+
+TEST(RenderGanttTest, LanesBarsFailuresAndTooltips) {
+  GanttChart chart;
+  chart.frame.title = "Chunks";
+  chart.rows = {"w<1> #0", "w2 #1"};
+  const double start = 1795335303;
+  chart.bars = {{0, start, start + 2, false, "ds <a> [0, 10)"},
+                {1, start + 1, start + 3, true, "failed & gone"}};
+  const std::string svg = RenderGantt(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"bar\""), 1);
+  EXPECT_EQ(Count(svg, "class=\"bar failed\""), 1);
+  EXPECT_TRUE(absl::StrContains(svg, ">w&lt;1&gt; #0</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, "<title>ds &lt;a&gt; [0, 10)</title>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">08:15:04.0</text>")) << svg;  // 0.5 s ticks
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -12,7 +12,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -152,6 +154,23 @@ class DaskCluster {
   std::map<std::string, std::unique_ptr<Process>> workers_;
 };
 
+// On failure, shows what the scheduler, workers and client said (their logs are in TEST_TMPDIR).
+class DaskIntegrationTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (!HasFailure()) return;
+    for (const char* pattern : {"scheduler-1.log", "scheduler-2.log", "worker-w-two.log",
+                                "worker-w-one.log", "worker-stays.log", "worker-dies.log",
+                                "worker-w.log", "client.log"}) {
+      std::ifstream in(TmpDir() + "/" + pattern);
+      if (!in) continue;
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (text.size() > 4000) text = "..." + text.substr(text.size() - 4000);
+      std::fprintf(stderr, "----- %s -----\n%s\n", pattern, text.c_str());
+    }
+  }
+};
+
 std::unique_ptr<DaskMetricsBackend> BackendFor(const DaskCluster& cluster) {
   DaskBackendOptions options;
   options.scheduler_address = cluster.address();
@@ -165,7 +184,7 @@ std::string WorkloadScript() {
          "/tests/testdata/dask_workload.py";
 }
 
-TEST(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) {
+TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) {
   DaskCluster cluster;
   cluster.AddWorker("w-two", 2, "1GB");
   cluster.AddWorker("w-one", 1, "500MB");
@@ -242,7 +261,7 @@ TEST(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) {
   EXPECT_LT(inc_compute, 24 * 0.5);
 }
 
-TEST(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
+TEST_F(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
   DaskCluster cluster;
   cluster.AddWorker("stays", 1, "1GB");
   cluster.AddWorker("dies", 1, "1GB");
@@ -264,7 +283,7 @@ TEST(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
   EXPECT_EQ(data->gaps_size(), 0);
 }
 
-TEST(DaskIntegrationTest, AKilledSchedulerIsAGapAndARestartIsPickedUp) {
+TEST_F(DaskIntegrationTest, AKilledSchedulerIsAGapAndARestartIsPickedUp) {
   DaskCluster cluster;
   cluster.AddWorker("w", 1, "1GB");
   ASSERT_TRUE(cluster.WaitForWorkers(1));

@@ -3,11 +3,15 @@
 //
 //   collect [flags]            run the built-in sample analysis (threadpool backend)
 //   collect show DIR           print the tables of a saved measurement
+//   collect compare A B ...    compare saved measurements
+//   collect report DIR         write the HTML report of a saved measurement
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,8 +24,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "export/compare.h"
+#include "export/flat_formats.h"
+#include "export/html_report.h"
 #include "export/measurement_io.h"
 #include "export/tables.h"
+#include "tools/backend_factory.h"
+#include "tools/external_run.h"
 #include "tools/paths.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
@@ -58,9 +67,24 @@ ABSL_FLAG(std::string, cache_dir, "",
           "$ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else "
           "~/.cache/roastcoffea).");
 ABSL_FLAG(uint64_t, seed, roastcoffea::sample_analysis::SampleDatasetSpec{}.seed, "Sample dataset: random seed of the event generator.");
+ABSL_FLAG(std::string, backend, "threadpool",
+          "What runs the analysis: threadpool (the built-in sample analysis, in this process), "
+          "dask (a Dask cluster: see --scheduler) or taskvine (a TaskVine or Work Queue manager's "
+          "logs: see --taskvine_logs).");
+ABSL_FLAG(double, duration, 0,
+          "dask and taskvine without a command: seconds to track (0: until Ctrl-C).");
 ABSL_FLAG(std::string, tables, "auto",
           "Table style: auto (Unicode boxes on a terminal unless NO_COLOR is set, else ASCII), "
           "unicode or ascii.");
+ABSL_FLAG(std::string, format, "table",
+          "show: table (the summary tables), or the flat metrics as csv, json or markdown.");
+ABSL_FLAG(double, regression_threshold, 5.0,
+          "compare: a change worse than this many percent of the baseline is a regression.");
+ABSL_FLAG(bool, html, false,
+          "After a run: also write the HTML report (tables and plots) next to the measurement, "
+          "as <measurement directory>.html.");
+ABSL_FLAG(std::string, html_output, "",
+          "report: the HTML file to write (default: <DIR>.html next to the measurement).");
 
 namespace roastcoffea {
 namespace {
@@ -74,7 +98,20 @@ Usage:
                            dataset of compressed columnar files) on a thread pool, with every
                            chunk tracked and the worker threads sampled. Prints the tables and
                            saves the measurement under --output_dir.
-  collect show DIR         Print the tables of a measurement saved earlier.
+  collect --backend=dask --scheduler=tcp://HOST:PORT [flags] [-- COMMAND ...]
+  collect --backend=taskvine --taskvine_logs=DIR [--follow] [flags] [-- COMMAND ...]
+                           Measure an analysis on a Dask cluster or TaskVine/Work Queue: track
+                           the engine while COMMAND runs (or --duration seconds, or until
+                           Ctrl-C), read the Coffea report and chunk records COMMAND may write
+                           to $ROASTCOFFEA_REPORT and $ROASTCOFFEA_CHUNK_RECORDS, print, save.
+                           Exit 3: partial measurement; 4: COMMAND failed.
+  collect show DIR         Print the tables of a measurement saved earlier (ours, or the
+                           original Python tool's roastcoffea_measurement_v1 directory);
+                           --format=csv|json|markdown prints the flat metrics instead.
+  collect compare A B ...  Key metrics of saved runs side by side, changes against A in
+                           percent, regressions marked; Amdahl's law fit from 3+ core counts.
+  collect report DIR       Write one self-contained HTML file (metadata, tables, SVG plots) for
+                           a saved measurement, to --html_output (default: DIR.html).
 
 Under Bazel:  ./bazelw run //tools:collect -- [mode] [flags]
 )";
@@ -109,10 +146,53 @@ int Show(const std::vector<std::string>& arguments) {
   absl::StatusOr<v1::Measurement> measurement =
       LoadMeasurement(ResolveUserPath(arguments.front()));
   if (!measurement.ok()) return Fail(measurement.status());
+  if (const std::string format = absl::GetFlag(FLAGS_format); format != "table") {
+    absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);
+    if (!flat.ok()) return Fail(flat.status());
+    std::cout << FormatFlatMetrics(*measurement, *flat);
+    return 0;
+  }
   std::cout << FormatSummaryTables(*measurement, *tables);
   if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cout); !trace.ok()) {
     return Fail(trace);
   }
+  return 0;
+}
+
+int Report(const std::vector<std::string>& arguments) {
+  if (arguments.size() != 1) {
+    return Fail(absl::InvalidArgumentError("usage: collect report DIR (one measurement directory)"));
+  }
+  std::string directory = ResolveUserPath(arguments.front());
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  if (!measurement.ok()) return Fail(measurement.status());
+  const std::string requested = absl::GetFlag(FLAGS_html_output);
+  const std::string output = requested.empty() ? directory + ".html" : ResolveUserPath(requested);
+  if (absl::Status written = WriteHtmlReport(*measurement, output); !written.ok()) {
+    return Fail(written);
+  }
+  std::cout << "HTML report written to " << output << "\n";
+  return 0;
+}
+
+int Compare(const std::vector<std::string>& arguments) {
+  if (arguments.size() < 2) {
+    return Fail(absl::InvalidArgumentError(
+        "usage: collect compare A B [C ...] (two or more measurement directories)"));
+  }
+  absl::StatusOr<TableOptions> tables = TableStyle();
+  if (!tables.ok()) return Fail(tables.status());
+  std::vector<v1::Measurement> runs;
+  for (const std::string& directory : arguments) {
+    absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
+    if (!run.ok()) return Fail(run.status());
+    runs.push_back(*std::move(run));
+  }
+  ComparisonOptions options;
+  options.unicode = tables->unicode;
+  options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
+  std::cout << FormatComparison(arguments, runs, options);
   return 0;
 }
 
@@ -148,27 +228,122 @@ absl::Status ValidateRunFlags() {
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
 }
 
-int Run(int argc, char** argv) {
-  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
-  absl::StatusOr<TableOptions> tables = TableStyle();
-  if (!tables.ok()) return Fail(tables.status());
-  const std::string output_dir = ResolveUserPath(absl::GetFlag(FLAGS_output_dir));
-  // Fail now, not after the run, if the results could not be saved.
-  if (absl::Status status = EnsureWritableDirectory(output_dir); !status.ok()) {
-    return Fail(absl::Status(status.code(),
-                             absl::StrCat("--output_dir: ", status.message())));
-  }
+// Where a run's measurement goes; checked before the run so that it fails early.
+struct OutputPlan {
+  std::string directory;
+  std::string requested_name;
+  TableOptions tables;
+};
 
-  const std::string requested_name = absl::GetFlag(FLAGS_name);
-  if (!requested_name.empty()) {
-    const std::string target = absl::StrCat(output_dir, "/", requested_name);
+absl::StatusOr<OutputPlan> PlanOutput() {
+  OutputPlan plan;
+  absl::StatusOr<TableOptions> tables = TableStyle();
+  if (!tables.ok()) return tables.status();
+  plan.tables = *tables;
+  plan.directory = ResolveUserPath(absl::GetFlag(FLAGS_output_dir));
+  if (absl::Status status = EnsureWritableDirectory(plan.directory); !status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("--output_dir: ", status.message()));
+  }
+  plan.requested_name = absl::GetFlag(FLAGS_name);
+  if (!plan.requested_name.empty()) {
+    const std::string target = absl::StrCat(plan.directory, "/", plan.requested_name);
     struct stat info;
     if (stat(target.c_str(), &info) == 0) {
-      return Fail(absl::AlreadyExistsError(absl::StrCat(
+      return absl::AlreadyExistsError(absl::StrCat(
           "measurement directory '", target,
-          "' already exists and is never overwritten; choose another --name")));
+          "' already exists and is never overwritten; choose another --name"));
     }
   }
+  return plan;
+}
+
+// Names the measurement, records how it was made, prints the tables (and `extra_output`),
+// saves it. Returns the directory written.
+absl::StatusOr<std::string> Finish(const OutputPlan& plan, int argc, char** argv,
+                                   v1::Measurement& measurement,
+                                   const std::string& extra_output) {
+  v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
+  const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds());
+  const std::string name =
+      plan.requested_name.empty() ? MeasurementDirectoryName(start) : plan.requested_name;
+  metadata.set_name(name);
+  metadata.set_tool_version(kToolVersion);
+  for (int i = 0; i < argc; ++i) metadata.add_command_line(argv[i]);
+  metadata.mutable_configuration()->insert(
+      {"interval_seconds", absl::StrCat(absl::GetFlag(FLAGS_interval))});
+
+  std::cout << FormatSummaryTables(measurement, plan.tables);
+  if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
+  absl::StatusOr<std::string> saved = SaveMeasurement(measurement, plan.directory, name);
+  if (!saved.ok()) return saved.status();
+  std::cout << "\nMeasurement saved to " << *saved << "\n"
+            << "Show it again with: ./bazelw run //tools:collect -- show " << *saved << "\n";
+  if (absl::Status trace = WriteTraceIfRequested(measurement, std::cout); !trace.ok()) {
+    return trace;
+  }
+  if (absl::GetFlag(FLAGS_html)) {
+    const std::string report = *saved + ".html";
+    if (absl::Status written = WriteHtmlReport(measurement, report); !written.ok()) {
+      return written;
+    }
+    std::cout << "HTML report written to " << report << "\n";
+  }
+  return saved;
+}
+
+// A run on a cluster: the backend tracks while `command` runs (or for --duration, or until
+// Ctrl-C). Exit status: 0; 3 when the measurement is partial (the backend lost sight of the
+// engine for a while); 4 when the command failed; the measurement is saved in every case.
+int RunExternal(int argc, char** argv, const std::vector<std::string>& command) {
+  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
+  const double duration = absl::GetFlag(FLAGS_duration);
+  if (!(duration >= 0)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
+  }
+  absl::StatusOr<OutputPlan> plan = PlanOutput();
+  if (!plan.ok()) return Fail(plan.status());
+  absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> backend =
+      MakeExternalBackend(absl::GetFlag(FLAGS_backend));
+  if (!backend.ok()) return Fail(backend.status());
+
+  ExternalRunOptions options;
+  options.command = command;
+  options.duration = absl::Seconds(duration);
+  options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  std::cerr << "collect: tracking with the " << (*backend)->name() << " backend "
+            << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")
+                                                : std::string("until Ctrl-C"))
+                                : absl::StrCat("while '", absl::StrJoin(command, " "),
+                                               "' runs"))
+            << "\n";
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(**backend, options);
+  if (!result.ok()) return Fail(result.status());
+  for (const std::string& warning : result->warnings) {
+    std::cerr << "collect: warning: " << warning << "\n";
+  }
+  auto& configuration = *result->measurement.mutable_metadata()->mutable_configuration();
+  configuration["backend"] = std::string((*backend)->name());
+  if (!command.empty()) configuration["command"] = absl::StrJoin(command, " ");
+  absl::StatusOr<std::string> saved = Finish(*plan, argc, argv, result->measurement, "");
+  if (!saved.ok()) return Fail(saved.status());
+  if (result->partial) {
+    std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
+                 "for a while (see tracking gaps)\n";
+    return 3;
+  }
+  if (result->command_exit_code != 0) {
+    std::cerr << "collect: the command exited with status " << result->command_exit_code
+              << "\n";
+    return 4;
+  }
+  return 0;
+}
+
+int Run(int argc, char** argv) {
+  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
+  absl::StatusOr<OutputPlan> plan = PlanOutput();
+  if (!plan.ok()) return Fail(plan.status());
 
   SampleRunOptions options;
   options.dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
@@ -187,33 +362,18 @@ int Run(int argc, char** argv) {
   if (!result.ok()) return Fail(result.status());
 
   v1::Measurement& measurement = result->measurement;
-  v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
-  const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds());
-  const std::string name =
-      requested_name.empty() ? MeasurementDirectoryName(start) : requested_name;
-  metadata.set_name(name);
-  metadata.set_tool_version(kToolVersion);
-  for (int i = 0; i < argc; ++i) metadata.add_command_line(argv[i]);
-  auto& configuration = *metadata.mutable_configuration();
+  auto& configuration = *measurement.mutable_metadata()->mutable_configuration();
   configuration["analysis"] = "sample dijet";
   configuration["threads"] = absl::StrCat(options.threads);
   configuration["chunk_size"] = absl::StrCat(options.chunk_size);
-  configuration["interval_seconds"] = absl::StrCat(absl::GetFlag(FLAGS_interval));
   configuration["events_per_file"] = absl::StrCat(options.dataset.events_per_file);
   configuration["files_per_dataset"] = absl::StrCat(options.dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options.dataset.seed);
   configuration["dataset_directory"] = result->dataset_directory;
-
-  std::cout << FormatSummaryTables(measurement, *tables);
-  std::cout << "\n" << sample_analysis::SummarizeDijetOutput(result->output) << "\n";
-
-  absl::StatusOr<std::string> saved = SaveMeasurement(measurement, output_dir, name);
+  absl::StatusOr<std::string> saved =
+      Finish(*plan, argc, argv, measurement,
+             sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
-  std::cout << "\nMeasurement saved to " << *saved << "\n"
-            << "Show it again with: ./bazelw run //tools:collect -- show " << *saved << "\n";
-  if (absl::Status trace = WriteTraceIfRequested(measurement, std::cout); !trace.ok()) {
-    return Fail(trace);
-  }
 
   const int64_t failed = measurement.metrics().has_chunks()
                              ? measurement.metrics().chunks().num_failed_chunks()
@@ -237,11 +397,27 @@ int Run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(roastcoffea::kUsage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  // Everything after the first "--" is the command to measure, not ours to parse.
+  int ours = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      ours = i;
+      break;
+    }
+  }
+  const std::vector<std::string> command(argv + std::min(ours + 1, argc), argv + argc);
+  std::vector<char*> positional = absl::ParseCommandLine(ours, argv);
   std::vector<std::string> arguments(positional.begin() + 1, positional.end());
+  const bool external = absl::GetFlag(FLAGS_backend) != "threadpool";
   if (arguments.empty() || arguments.front() == "run") {
     if (arguments.size() > 1) {
       std::cerr << "collect: unexpected arguments after 'run'\n";
+      return 2;
+    }
+    if (external) return roastcoffea::RunExternal(argc, argv, command);
+    if (!command.empty()) {
+      std::cerr << "collect: a command to measure needs --backend=dask or --backend=taskvine; "
+                   "the threadpool backend runs the built-in sample analysis\n";
       return 2;
     }
     return roastcoffea::Run(argc, argv);
@@ -249,7 +425,13 @@ int main(int argc, char** argv) {
   if (arguments.front() == "show") {
     return roastcoffea::Show({arguments.begin() + 1, arguments.end()});
   }
+  if (arguments.front() == "compare") {
+    return roastcoffea::Compare({arguments.begin() + 1, arguments.end()});
+  }
+  if (arguments.front() == "report") {
+    return roastcoffea::Report({arguments.begin() + 1, arguments.end()});
+  }
   std::cerr << "collect: unknown mode '" << arguments.front()
-            << "' (modes: run, show DIR; see --help)\n";
+            << "' (modes: run, show DIR, compare A B ..., report DIR; see --help)\n";
   return 2;
 }

@@ -1,0 +1,137 @@
+// End to end: `collect show --format=...` and `collect compare` of the real binary on saved
+// measurements (ours, written with SaveMeasurement, and one in the original Python tool's
+// roastcoffea_measurement_v1 layout).
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "export/measurement_io.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Outcome RunCollect(const std::vector<std::string>& arguments) {
+  const std::string binary =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/roastcoffea/tools/collect");
+  const std::string out = TempDir() + "/collect.out";
+  const std::string err = TempDir() + "/collect.err";
+  std::string command = "'" + binary + "'";
+  for (const std::string& argument : arguments) command += " '" + argument + "'";
+  command += " >'" + out + "' 2>'" + err + "' </dev/null";
+  const int status = std::system(command.c_str());
+  Outcome outcome;
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  outcome.out = ReadFile(out);
+  outcome.err = ReadFile(err);
+  return outcome;
+}
+
+// A saved run of `threads` threads, 120 s of single-core work with 20% serial.
+std::string SaveRun(const std::string& name, double threads) {
+  v1::Measurement run;
+  run.mutable_metadata()->set_name(name);
+  (*run.mutable_metadata()->mutable_configuration())["threads"] = absl::StrCat(threads);
+  const double elapsed = 120.0 * (0.2 + 0.8 / threads);
+  v1::AggregatedMetrics& m = *run.mutable_metrics();
+  m.mutable_workflow()->set_elapsed_time_seconds(elapsed);
+  m.mutable_workflow()->set_total_events(600000);
+  m.mutable_workflow()->set_event_rate_elapsed_khz(600.0 / elapsed);
+  m.mutable_efficiency()->set_speedup_factor(120.0 / elapsed);
+  const std::string parent = TempDir() + "/runs";
+  absl::StatusOr<std::string> saved = SaveMeasurement(run, parent, name);
+  EXPECT_TRUE(saved.ok()) << saved.status();
+  return parent + "/" + name;
+}
+
+std::string WriteLegacyRun() {
+  const std::string dir = TempDir() + "/2026-01-01_12-00-00";
+  mkdir(dir.c_str(), 0755);
+  std::ofstream(dir + "/metrics.json")
+      << "{\n  \"total_events\": 600000,\n  \"elapsed_time_seconds\": 120.0,\n"
+         "  \"event_rate_elapsed_khz\": 5.0,\n  \"wall_time\": 120.0,\n"
+         "  \"speedup_factor\": 1.0,\n  \"chunk_duration_std\": NaN,\n"
+         "  \"raw_span_metrics\": {\"('execute', 'P', 'thread-cpu', 'seconds')\": 1.5,\n"
+         "    \"('execute', 'P', 'thread-noncpu', 'seconds')\": 0.5},\n"
+         "  \"processor_cpu_time_seconds\": 1.5,\n  \"processor_io_wait_time_seconds\": 0.5\n}";
+  std::ofstream(dir + "/start_end_time.txt") << "100.25,220.25\n";
+  std::ofstream(dir + "/metadata.json")
+      << "{\n  \"timestamp\": \"2026-01-01T12:02:00\",\n  \"elapsed_time_seconds\": 120.0,\n"
+         "  \"format\": \"roastcoffea_measurement_v1\"\n}";
+  return dir;
+}
+
+TEST(CollectShowFormatTest, FlatFormatsForScripts) {
+  const std::string dir = SaveRun("formats", 2);
+  Outcome csv = RunCollect({"show", dir, "--format=csv"});
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_TRUE(absl::StartsWith(csv.out, "key,value,unit\n")) << csv.out;
+  EXPECT_TRUE(absl::StrContains(csv.out, "\ntotal_events,600000,events\n")) << csv.out;
+  Outcome json = RunCollect({"show", dir, "--format=json"});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(absl::StrContains(json.out, "\"measurement\": \"formats\"")) << json.out;
+  Outcome markdown = RunCollect({"show", dir, "--format=markdown"});
+  EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
+  EXPECT_TRUE(absl::StrContains(markdown.out, "| total_events | 600000 | events |"));
+  Outcome bad = RunCollect({"show", dir, "--format=xml"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(bad.err, "--format")) << bad.err;
+}
+
+TEST(CollectShowFormatTest, ShowsTheOriginalToolsDirectory) {
+  const std::string dir = WriteLegacyRun();
+  Outcome show = RunCollect({"show", dir, "--tables=ascii"});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_TRUE(absl::StrContains(show.out, "Measurement: 2026-01-01_12-00-00")) << show.out;
+  EXPECT_TRUE(absl::StrContains(show.out, "| Total Events ")) << show.out;
+  EXPECT_TRUE(absl::StrContains(show.out, "600,000")) << show.out;
+  EXPECT_TRUE(absl::StrContains(show.out, "Fine Metrics (from Dask Spans)")) << show.out;
+}
+
+TEST(CollectCompareTest, SideBySideRegressionsAndAmdahl) {
+  const std::vector<std::string> dirs = {SaveRun("t1", 1), SaveRun("t2", 2), SaveRun("t4", 4),
+                                         WriteLegacyRun()};
+  Outcome compare = RunCollect({"compare", dirs[0], dirs[1], dirs[2], "--tables=ascii"});
+  EXPECT_EQ(compare.exit_code, 0) << compare.err;
+  EXPECT_TRUE(absl::StrContains(compare.out, "Elapsed Time")) << compare.out;
+  EXPECT_TRUE(absl::StrContains(compare.out, "(-40.0%)")) << compare.out;  // 120 s -> 72 s
+  EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%)")) << compare.out;
+  EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x"))
+      << compare.out;
+  // The legacy run compares too; it is slower than the 2-thread baseline: a regression.
+  Outcome mixed = RunCollect({"compare", dirs[1], dirs[3], "--tables=ascii"});
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_TRUE(absl::StrContains(mixed.out, "(+66.7%) !")) << mixed.out;
+  Outcome alone = RunCollect({"compare", dirs[0]});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(alone.err, "two or more")) << alone.err;
+  Outcome missing = RunCollect({"compare", dirs[0], TempDir() + "/nope"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(missing.err, "nope")) << missing.err;
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,76 @@
+#include "tools/dask_collect.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/dask/dask_backend.h"
+
+ABSL_FLAG(std::string, scheduler, "",
+          "--backend=dask: address of the Dask scheduler, tcp://HOST:PORT.");
+ABSL_FLAG(double, dask_connect_timeout, 5,
+          "--backend=dask: seconds to connect to the scheduler and complete the handshake (> 0).");
+ABSL_FLAG(double, dask_read_timeout, 10,
+          "--backend=dask: seconds any read or write to the scheduler may take (> 0).");
+ABSL_FLAG(int, dask_max_message_mib, 256,
+          "--backend=dask: largest message accepted from the scheduler, in MiB (1..65536).");
+ABSL_FLAG(bool, dask_task_stream, true,
+          "--backend=dask: read the task stream (fine metrics per task prefix and worker).");
+ABSL_FLAG(bool, dask_occupancy, true,
+          "--backend=dask: read per-worker occupancy through the scheduler's dump_state.");
+ABSL_FLAG(double, dask_reconnect_max_backoff, 5,
+          "--backend=dask: longest wait in seconds between reconnection attempts (> 0).");
+
+namespace roastcoffea {
+namespace {
+
+bool PositiveFinite(double seconds) { return std::isfinite(seconds) && seconds > 0; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags() {
+  std::vector<std::string> problems;
+  DaskBackendOptions options;
+  options.scheduler_address = absl::GetFlag(FLAGS_scheduler);
+  if (options.scheduler_address.empty()) {
+    problems.push_back("--scheduler is required with --backend=dask (e.g. tcp://127.0.0.1:8786)");
+  }
+  const double connect = absl::GetFlag(FLAGS_dask_connect_timeout);
+  const double read = absl::GetFlag(FLAGS_dask_read_timeout);
+  const double backoff = absl::GetFlag(FLAGS_dask_reconnect_max_backoff);
+  const int max_mib = absl::GetFlag(FLAGS_dask_max_message_mib);
+  if (!PositiveFinite(connect)) {
+    problems.push_back(absl::StrCat("--dask_connect_timeout must be > 0 seconds, got ", connect));
+  }
+  if (!PositiveFinite(read)) {
+    problems.push_back(absl::StrCat("--dask_read_timeout must be > 0 seconds, got ", read));
+  }
+  if (!PositiveFinite(backoff)) {
+    problems.push_back(
+        absl::StrCat("--dask_reconnect_max_backoff must be > 0 seconds, got ", backoff));
+  }
+  if (max_mib < 1 || max_mib > 65536) {
+    problems.push_back(absl::StrCat("--dask_max_message_mib must be in 1..65536, got ", max_mib));
+  }
+  if (problems.empty()) {
+    options.comm.connect_timeout = absl::Seconds(connect);
+    options.comm.read_timeout = absl::Seconds(read);
+    options.comm.frame_limits.max_message_bytes = static_cast<size_t>(max_mib) << 20;
+    options.reconnect_max_backoff = absl::Seconds(backoff);
+    options.reconnect_initial_backoff =
+        std::min(options.reconnect_initial_backoff, options.reconnect_max_backoff);
+    options.read_task_stream = absl::GetFlag(FLAGS_dask_task_stream);
+    options.read_occupancy = absl::GetFlag(FLAGS_dask_occupancy);
+    absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> backend =
+        DaskMetricsBackend::Create(std::move(options));
+    if (backend.ok()) return std::unique_ptr<AbstractMetricsBackend>(*std::move(backend));
+    problems.push_back(absl::StrCat("--scheduler: ", backend.status().message()));
+  }
+  return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+}
+
+}  // namespace roastcoffea

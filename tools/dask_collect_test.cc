@@ -1,0 +1,43 @@
+#include "tools/dask_collect.h"
+
+#include "absl/flags/declare.h"
+#include "absl/flags/flag.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+ABSL_DECLARE_FLAG(std::string, scheduler);
+ABSL_DECLARE_FLAG(double, dask_read_timeout);
+ABSL_DECLARE_FLAG(int, dask_max_message_mib);
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+TEST(DaskCollectTest, BuildsTheBackendFromValidFlags) {
+  absl::SetFlag(&FLAGS_scheduler, "tcp://127.0.0.1:8786");
+  absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> backend = MakeDaskBackendFromFlags();
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  EXPECT_EQ((*backend)->name(), "dask");
+  EXPECT_TRUE((*backend)->SupportsFineMetrics());
+}
+
+TEST(DaskCollectTest, EveryBadFlagIsNamed) {
+  absl::SetFlag(&FLAGS_scheduler, "");
+  absl::SetFlag(&FLAGS_dask_read_timeout, -1);
+  absl::SetFlag(&FLAGS_dask_max_message_mib, 0);
+  absl::Status s = MakeDaskBackendFromFlags().status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("--scheduler is required"),
+                                 HasSubstr("--dask_read_timeout"),
+                                 HasSubstr("--dask_max_message_mib")));
+  absl::SetFlag(&FLAGS_dask_read_timeout, 10);
+  absl::SetFlag(&FLAGS_dask_max_message_mib, 256);
+  absl::SetFlag(&FLAGS_scheduler, "ws://127.0.0.1:8786");
+  EXPECT_THAT(MakeDaskBackendFromFlags().status().message(),
+              AllOf(HasSubstr("--scheduler"), HasSubstr("only tcp://")));
+}
+
+}  // namespace
+}  // namespace roastcoffea

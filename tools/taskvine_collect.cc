@@ -1,0 +1,46 @@
+#include "tools/taskvine_collect.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/taskvine/log_paths.h"
+#include "backends/taskvine/taskvine_backend.h"
+
+ABSL_FLAG(std::string, taskvine_logs, "",
+          "--backend=taskvine: the manager's logs: a run directory (vine-run-info/<time> or "
+          "vine-run-info/most-recent), vine-run-info, a vine-logs directory, a transactions log, or "
+          "TRANSACTIONS,PERFORMANCE. Work Queue logs are recognised automatically.");
+ABSL_FLAG(bool, follow, false,
+          "--backend=taskvine: follow the logs while the run goes on (until the command after -- "
+          "exits); without it the logs are those of a finished run.");
+ABSL_FLAG(std::string, taskvine_category, "processing",
+          "--backend=taskvine: the task category whose tasks are chunks (coffea: processing; "
+          "DaskVine: the category of the chunk function).");
+
+namespace roastcoffea {
+
+absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromFlags() {
+  std::vector<std::string> problems;
+  TaskVineBackendOptions options;
+  options.logs = absl::GetFlag(FLAGS_taskvine_logs);
+  options.follow = absl::GetFlag(FLAGS_follow);
+  options.chunk_category = absl::GetFlag(FLAGS_taskvine_category);
+  if (options.logs.empty()) {
+    problems.push_back("--taskvine_logs is required with --backend=taskvine (e.g. vine-run-info/most-recent)");
+  } else if (!options.follow) {
+    absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options.logs);
+    if (!paths.ok()) {
+      problems.push_back(absl::StrCat("--taskvine_logs: ", paths.status().message(),
+                                      " (use --follow for a run that has not started yet)"));
+    }
+  }
+  if (options.chunk_category.empty()) problems.push_back("--taskvine_category must not be empty");
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
+  return std::unique_ptr<AbstractMetricsBackend>(new TaskVineMetricsBackend(std::move(options)));
+}
+
+}  // namespace roastcoffea

@@ -21,6 +21,8 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 
 constexpr double kMiB = 1024.0 * 1024.0;
+// Year 2255: far beyond any real record, well inside int64 nanoseconds (about 9.2e9 s).
+constexpr double kMaxEpochSeconds = 9e9;
 
 absl::StatusOr<Value> ParseJson(absl::string_view json, absl::string_view source) {
   Value value;
@@ -129,9 +131,23 @@ absl::StatusOr<v1::ChunkRecord> ParseOneRecord(const Value& value, absl::string_
     return absl::OkStatus();
   };
   // Whole and fractional seconds apart: s * 1e9 in one double loses the last digits at epoch scale.
+  // Callers keep |s| within kMaxEpochSeconds, so the product cannot overflow.
   const auto seconds_to_ns = [](double s) {
     const double whole = std::floor(s);
     return static_cast<int64_t>(whole) * 1000000000 + std::llround((s - whole) * 1e9);
+  };
+  // An epoch time: a finite number of seconds that nanoseconds since 1970 in int64 can hold.
+  auto epoch_seconds = [&](const char* key, auto setter) -> absl::Status {
+    const Value* field = Find(record, key);
+    if (field == nullptr) return absl::OkStatus();
+    absl::StatusOr<double> parsed = Number(*field, absl::StrCat(where, ": '", key, "'"));
+    if (!parsed.ok()) return parsed.status();
+    if (std::abs(*parsed) > kMaxEpochSeconds) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": '", key, "' = ", *parsed, " is not a time in seconds since 1970"));
+    }
+    setter(seconds_to_ns(*parsed));
+    return absl::OkStatus();
   };
   for (absl::Status status : {
            text("dataset", [&](const std::string& v) { chunk.set_dataset(v); }),
@@ -140,8 +156,8 @@ absl::StatusOr<v1::ChunkRecord> ParseOneRecord(const Value& value, absl::string_
            number("entry_start", [&](double v) { chunk.set_entry_start(std::llround(v)); }),
            number("entry_stop", [&](double v) { chunk.set_entry_stop(std::llround(v)); }),
            number("num_events", [&](double v) { chunk.set_events(std::llround(v)); }),
-           number("t_start", [&](double v) { chunk.set_start_unix_ns(seconds_to_ns(v)); }),
-           number("t_end", [&](double v) { chunk.set_end_unix_ns(seconds_to_ns(v)); }),
+           epoch_seconds("t_start", [&](int64_t ns) { chunk.set_start_unix_ns(ns); }),
+           epoch_seconds("t_end", [&](int64_t ns) { chunk.set_end_unix_ns(ns); }),
            number("duration", [&](double v) { chunk.set_duration_seconds(v); }),
            number("mem_before_mb",
                   [&](double v) { chunk.set_memory_before_bytes(std::llround(v * kMiB)); }),

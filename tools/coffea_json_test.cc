@@ -112,6 +112,12 @@ TEST(ParseChunkRecordsTest, BadRecordsNameTheSourceIndexAndKey) {
   EXPECT_THAT(std::string(records.status().message()), HasSubstr("timing['x']"));
   records = ParseChunkRecords(R"([3])", "records.json");
   ASSERT_FALSE(records.ok());
+  // Found by the legacy-measurement fuzzer: a time whose nanoseconds overflow int64.
+  records = ParseChunkRecords(R"([{"t_start": 1e300}])", "records.json");
+  ASSERT_FALSE(records.ok());
+  EXPECT_THAT(std::string(records.status().message()), HasSubstr("'t_start'"));
+  records = ParseChunkRecords(R"([{"t_end": -9.3e9}])", "records.json");
+  ASSERT_FALSE(records.ok());
 }
 
 TEST(ReadFilesTest, MissingFileIsNotFound) {

@@ -9,6 +9,7 @@
 #ifndef ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,18 @@ class AbstractMetricsBackend {
   // Things the user should know about the data (cross-checks that disagree, skipped input,
   // reconnections), available after StopTracking. Each is one human-readable sentence.
   virtual std::vector<std::string> Warnings() const { return {}; }
+
+  // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs
+  // without --follow): there is nothing to wait for, and the run's window is its own.
+  virtual bool ReadsFinishedRun() const { return false; }
+
+  // For a finished run, its start and end (UTC) as the engine recorded them; available after
+  // StopTracking. nullopt for a live run, which the caller's own clocks frame.
+  struct RecordedWindow {
+    absl::Time start;
+    absl::Time end;
+  };
+  virtual std::optional<RecordedWindow> RecordedRunWindow() const { return std::nullopt; }
 };
 
 }  // namespace roastcoffea

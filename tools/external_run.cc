@@ -175,7 +175,10 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     }
   }
   WaitOutcome waited;
-  if (spawn_status.ok()) waited = Wait(child, options.duration, signals);
+  // A backend that reads a finished run has nothing to wait for, unless there is a command.
+  if (spawn_status.ok() && (child.has_value() || !backend.ReadsFinishedRun())) {
+    waited = Wait(child, options.duration, signals);
+  }
 
   RawRun run;
   run.window = stopwatch.Stop();
@@ -198,6 +201,14 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   result.partial = tracking->gaps_size() > 0;
   for (std::string& warning : backend.Warnings()) result.warnings.push_back(std::move(warning));
 
+  // A finished run is framed by its own record, not by the time it took us to read it.
+  if (const std::optional<AbstractMetricsBackend::RecordedWindow> recorded =
+          backend.RecordedRunWindow();
+      recorded.has_value()) {
+    run.window.start = recorded->start;
+    run.window.end = recorded->end;
+    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
+  }
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
   run.chunks = backend.TakeChunkRecords();

@@ -159,6 +159,27 @@ TEST(RunExternalMeasurementTest, UnknownCommandIsNotFoundAndTrackingStops) {
   EXPECT_EQ(backend.stops, 1);
 }
 
+// Reads a run that ended long ago: nothing to wait for, and its own window frames it.
+class FinishedRunBackend : public FakeBackend {
+ public:
+  bool ReadsFinishedRun() const override { return true; }
+  std::optional<RecordedWindow> RecordedRunWindow() const override {
+    return RecordedWindow{absl::FromUnixSeconds(1700000000), absl::FromUnixSeconds(1700000090)};
+  }
+};
+
+TEST(RunExternalMeasurementTest, AFinishedRunIsNotWaitedForAndKeepsItsOwnWindow) {
+  FinishedRunBackend backend;
+  ExternalRunOptions options;  // no command, no duration: a live backend would wait for Ctrl-C
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const v1::MeasurementMetadata& metadata = result->measurement.metadata();
+  EXPECT_EQ(metadata.start_time().seconds(), 1700000000);
+  EXPECT_EQ(metadata.end_time().seconds(), 1700000090);
+  EXPECT_DOUBLE_EQ(metadata.elapsed_seconds(), 90);
+  EXPECT_FALSE(result->interrupted);
+}
+
 TEST(RunExternalMeasurementTest, DurationWithoutCommand) {
   FakeBackend backend;
   ExternalRunOptions options;

@@ -254,6 +254,16 @@ std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
   return warnings;
 }
 
+std::optional<AbstractMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()
+    const {
+  if (options_.follow) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  const taskvine::RunFigures figures = model_.Figures();
+  if (figures.end_us <= figures.start_us) return std::nullopt;
+  return RecordedWindow{absl::FromUnixMicros(figures.start_us),
+                        absl::FromUnixMicros(figures.end_us)};
+}
+
 taskvine::RunModel TaskVineMetricsBackend::ModelSnapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   return model_;

@@ -97,6 +97,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   std::vector<v1::ChunkRecord> TakeChunkRecords() override;
   std::vector<std::string> Warnings() const override;
+  // Without follow the logs are those of a finished run, framed by their own START and END.
+  bool ReadsFinishedRun() const override { return !options_.follow; }
+  std::optional<RecordedWindow> RecordedRunWindow() const override;
 
   // The run as read so far (for tools and tests). Call while not tracking, or accept a copy
   // taken under the lock.

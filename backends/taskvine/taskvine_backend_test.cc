@@ -63,6 +63,10 @@ double Metric(const v1::Span& span, const std::string& context, const std::strin
   return -1;
 }
 
+// MANAGER START and END of testdata/synthetic-1-transactions.txt.
+constexpr int64_t kSyntheticOneStartUs = 1763035200000000;
+constexpr int64_t kSyntheticOneEndUs = 1763035260980194;
+
 TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   TaskVineBackendOptions options;
   options.logs = MakeRunDir("finished", "synthetic-1");
@@ -81,6 +85,13 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   int peak = 0;
   for (int count : tracking->worker_count()) peak = std::max(peak, count);
   EXPECT_EQ(peak, 2);
+
+  // A finished run: nothing to wait for, framed by its own MANAGER START .. END.
+  EXPECT_TRUE(backend.ReadsFinishedRun());
+  const std::optional<AbstractMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  ASSERT_TRUE(window.has_value());
+  EXPECT_EQ(absl::ToUnixMicros(window->start), kSyntheticOneStartUs);
+  EXPECT_EQ(absl::ToUnixMicros(window->end), kSyntheticOneEndUs);
 
   const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
   EXPECT_EQ(chunks.size(), 15u);
@@ -168,6 +179,7 @@ TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
   options.logs = run;
   options.follow = true;
   TaskVineMetricsBackend backend(options);
+  EXPECT_FALSE(backend.ReadsFinishedRun()) << "a followed run is live: collect frames it";
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(2)).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the logs do not exist yet
 

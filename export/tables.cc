@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -206,10 +207,20 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   if (tracked && workers.has_core_seconds()) {
     table.rows.push_back({"Core-Seconds Available", FormatDuration(workers.core_seconds())});
   }
-  table.rows.push_back({"Peak Memory (per worker)",
-                        tracked_value(true, FormatBytes(workers.peak_memory_bytes()))});
+  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
+  // (TaskVine logs give limits only), which must not read as a measured zero.
+  const bool memory_measured =
+      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
+  const std::string not_measured = "N/A (not measured by this backend)";
+  table.rows.push_back(
+      {"Peak Memory (per worker)",
+       tracked ? (memory_measured ? FormatBytes(workers.peak_memory_bytes()) : not_measured)
+               : tracked_value(false, "")});
   table.rows.push_back({"Avg Memory (per worker)",
-                        tracked_value(true, FormatBytes(workers.avg_memory_per_worker_bytes()))});
+                        tracked ? (memory_measured
+                                       ? FormatBytes(workers.avg_memory_per_worker_bytes())
+                                       : not_measured)
+                                : tracked_value(false, "")});
   return table;
 }
 
@@ -329,6 +340,36 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
 }
 
 // "Fine Metrics (from Dask Spans)": the original's rows, in its order and with its conditions.
+// Engines that do not split thread time into CPU and the rest (Dask's task stream before
+// spans, TaskVine) report other activities: their largest time totals, per task prefix.
+Table ActivityTable(const v1::FineMetricsSummary& fine) {
+  Table table{"Fine Metrics (activities)", {}};
+  std::vector<const v1::ActivityTotal*> totals;
+  for (const v1::ActivityTotal& total : fine.by_task_prefix()) {
+    if (total.unit() == "seconds" && total.value() > 0.0) totals.push_back(&total);
+  }
+  std::sort(totals.begin(), totals.end(), [](const auto* a, const auto* b) {
+    return a->value() != b->value() ? a->value() > b->value()
+                                    : std::tie(a->task_prefix(), a->activity()) <
+                                          std::tie(b->task_prefix(), b->activity());
+  });
+  constexpr size_t kShown = 10;
+  for (size_t i = 0; i < totals.size() && i < kShown; ++i) {
+    table.rows.push_back({absl::StrCat(totals[i]->task_prefix(), ": ", totals[i]->activity()),
+                          FormatDuration(totals[i]->value())});
+  }
+  if (totals.size() > kShown) {
+    table.rows.push_back({absl::StrCat("(", totals.size() - kShown, " more)"), ""});
+  }
+  return table;
+}
+
+bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
+  return fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds() +
+             fine.overhead_cpu_time_seconds() + fine.overhead_io_wait_time_seconds() >
+         0.0;
+}
+
 Table FineTable(const v1::FineMetricsSummary& fine, const BoxStyle& box) {
   Table table{"Fine Metrics (from Dask Spans)", {}};
   table.rows.push_back({"Processor CPU Time", FormatDuration(fine.processor_cpu_time_seconds())});
@@ -474,7 +515,13 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   std::vector<Table> tables = {ThroughputTable(metrics), EventTable(metrics),
                                ResourceTable(metrics), TimingTable(metrics)};
-  if (metrics.has_fine()) tables.push_back(FineTable(metrics.fine(), box));
+  if (metrics.has_fine()) {
+    if (HasThreadTimeSplit(metrics.fine())) {
+      tables.push_back(FineTable(metrics.fine(), box));
+    } else if (Table activities = ActivityTable(metrics.fine()); !activities.rows.empty()) {
+      tables.push_back(std::move(activities));
+    }
+  }
   if (NumChunks(metrics) > 0) tables.push_back(ChunkTable(metrics, box));
   if (metrics.has_chunks() && metrics.chunks().section_stats_size() > 0 &&
       options.top_sections > 0) {

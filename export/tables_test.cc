@@ -375,6 +375,52 @@ void AddFineMetrics(v1::Measurement* measurement) {
   fine.set_total_serialization_overhead_seconds(0.75);
 }
 
+TEST(FormatSummaryTablesTest, MemoryNotMeasuredIsNotShownAsZero) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metrics()->mutable_workers()->set_peak_memory_bytes(0);
+  measurement.mutable_metrics()->mutable_workers()->set_avg_memory_per_worker_bytes(0);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::string na = "N/A (not measured by this backend)";
+  bool seen = false;
+  for (const ParsedTable& table : tables) {
+    for (const auto& [metric, value] : table.rows) {
+      if (metric == "Peak Memory (per worker)" || metric == "Avg Memory (per worker)") {
+        EXPECT_EQ(value, na) << metric;
+        seen = true;
+      }
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST(FormatSummaryTablesTest, FineMetricsWithoutACpuSplitShowTheirActivities) {
+  // A Dask 2022.12 task stream or TaskVine: wall-time activities, no thread-cpu/noncpu.
+  v1::Measurement measurement = FullMeasurement();
+  v1::FineMetricsSummary& fine = *measurement.mutable_metrics()->mutable_fine();
+  for (const auto& [activity, seconds] :
+       std::vector<std::pair<std::string, double>>{{"compute", 12.5}, {"transfer", 0.75}}) {
+    v1::ActivityTotal* total = fine.add_by_task_prefix();
+    total->set_context("execute");
+    total->set_task_prefix("process");
+    total->set_activity(activity);
+    total->set_unit("seconds");
+    total->set_value(seconds);
+  }
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  EXPECT_EQ(text.find("Fine Metrics (from Dask Spans)"), std::string::npos)
+      << "no processor CPU time of 0.0s when the engine never split it";
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  bool found = false;
+  for (const ParsedTable& table : tables) {
+    if (table.title != "Fine Metrics (activities)") continue;
+    found = true;
+    EXPECT_EQ(table.rows, (Rows{{"process: compute", "12.5s"}, {"process: transfer", "0.8s"}}));
+  }
+  EXPECT_TRUE(found);
+  ExpectAligned(tables);
+}
+
 TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
   v1::Measurement measurement = FullMeasurement();
   AddFineMetrics(&measurement);

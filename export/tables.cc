@@ -557,6 +557,11 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
 
 std::string FormatDuration(double seconds) {
   if (!std::isfinite(seconds)) return "N/A";
+  // Below 0.1 s the original's "%.1fs" prints 0.0s for every chunk of a fast analysis: there,
+  // milli- and microseconds say what the time was. Zero stays the original's "0.0s".
+  const double magnitude = std::fabs(seconds);
+  if (magnitude > 0.0 && magnitude < 1e-3) return absl::StrFormat("%.1fµs", seconds * 1e6);
+  if (magnitude > 0.0 && magnitude < 0.1) return absl::StrFormat("%.1fms", seconds * 1e3);
   if (seconds < 60.0) return absl::StrFormat("%.1fs", seconds);
   // Whole units by truncation, as the original's int() does; computed in floating point so
   // that huge values cannot overflow an integer.

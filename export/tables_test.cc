@@ -568,6 +568,12 @@ TEST(UseUnicodeTablesTest, FalseWhenNoColorIsSetOrStdoutIsNotATerminal) {
 
 TEST(FormatDurationTest, OriginalFormatTimeExamples) {
   EXPECT_EQ(FormatDuration(0.0), "0.0s");
+  // Below 0.1 s the original's format would print 0.0s: milli- and microseconds instead.
+  EXPECT_EQ(FormatDuration(0.0152), "15.2ms");
+  EXPECT_EQ(FormatDuration(0.09994), "99.9ms");
+  EXPECT_EQ(FormatDuration(0.1), "0.1s");
+  EXPECT_EQ(FormatDuration(0.00085), "850.0µs");
+  EXPECT_EQ(FormatDuration(-0.02), "-20.0ms");
   EXPECT_EQ(FormatDuration(12.34), "12.3s");
   EXPECT_EQ(FormatDuration(59.96), "60.0s");  // Rounds, as the original does.
   EXPECT_EQ(FormatDuration(-5.0), "-5.0s");

@@ -105,6 +105,9 @@ TEST_F(CollectEndToEndTest, RunSucceedsPrintsTablesAndSaysWhereItSaved) {
   EXPECT_THAT(run_->out, HasSubstr("Resource Utilization"));
   EXPECT_THAT(run_->out, HasSubstr("Chunk Metrics"));
   EXPECT_THAT(run_->out, HasSubstr("Measurement saved to " + output_ + "/first"));
+  // The live progress line is for terminals only: a redirected run shows none of it.
+  EXPECT_EQ(run_->err.find('\r'), std::string::npos);
+  EXPECT_EQ(run_->out.find('\r'), std::string::npos);
 }
 
 TEST_F(CollectEndToEndTest, MeasurementAgreesWithTheGeneratedDatasetAndTheProcess) {

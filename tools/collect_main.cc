@@ -357,7 +357,8 @@ int Run(int argc, char** argv) {
   options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
 
   std::cerr << "collect: sample dataset in " << options.cache_dir
-            << " (generated on first use), " << options.threads << " threads\n";
+            << " (generated on first use), " << options.threads
+            << (options.threads == 1 ? " thread\n" : " threads\n");
   absl::StatusOr<SampleRunResult> result = RunSampleAnalysis(options);
   if (!result.ok()) return Fail(result.status());
 

@@ -1,6 +1,7 @@
 #include "tools/sample_run.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "instrumentation/chunk_tracking.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/measurement_builder.h"
+#include "tools/progress_line.h"
 #include "tools/workflow_report.h"
 
 namespace roastcoffea {
@@ -63,6 +65,8 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
       tracking_options);
   const std::vector<sample_analysis::WorkItem>& items = *chunks;
 
+  std::optional<ProgressLine> progress;
+  progress.emplace(static_cast<int64_t>(items.size()));
   const RunStopwatch stopwatch;
   if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
   absl::StatusOr<SpanId> span = backend.CreateSpan("coffea-processing");
@@ -79,8 +83,11 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
             metadata.entry_stop = item.entry_stop;
             metadata.events = item.entry_stop - item.entry_start;
             metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
-            return tracked(metadata);
+            TrackedOutput<sample_analysis::DijetOutput> chunk = tracked(metadata);
+            progress->ChunkDone(metadata.events);
+            return chunk;
           });
+  progress.reset();  // the final line, before anything else is printed
 
   RawRun run;
   run.window = stopwatch.Stop();

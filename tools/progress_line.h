@@ -1,0 +1,56 @@
+// A live one-line progress display for long runs: chunks done/total, events/s, elapsed, ETA.
+// It rewrites one terminal line a few times per second and is silent when its stream is not a
+// terminal, so logs and pipes see nothing of it.
+#ifndef ROASTCOFFEA_TOOLS_PROGRESS_LINE_H_
+#define ROASTCOFFEA_TOOLS_PROGRESS_LINE_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace roastcoffea {
+
+// "chunks 12/96 (12%) | 1.23 M events/s | elapsed 3.4s | ETA 24.6s". The ETA assumes the
+// remaining chunks go at the rate so far; "ETA --" until the first chunk is done.
+std::string FormatProgress(int64_t chunks_done, int64_t chunks_total, int64_t events_done,
+                           double elapsed_seconds);
+
+class ProgressLine {
+ public:
+  // Draws on `stream` only if it is a terminal. Starts its refresh thread at once.
+  ProgressLine(int64_t chunks_total, FILE* stream = stderr);
+  // Clears the line and joins the thread.
+  ~ProgressLine();
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  // Thread-safe and lock-free: called by workers as each chunk ends.
+  void ChunkDone(int64_t events) {
+    chunks_done_.fetch_add(1, std::memory_order_relaxed);
+    events_done_.fetch_add(events, std::memory_order_relaxed);
+  }
+  bool enabled() const { return enabled_; }
+
+ private:
+  void Draw(bool final_line);
+
+  const int64_t chunks_total_;
+  FILE* const stream_;
+  const bool enabled_;
+  const std::chrono::steady_clock::time_point start_;
+  std::atomic<int64_t> chunks_done_{0};
+  std::atomic<int64_t> events_done_{0};
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_TOOLS_PROGRESS_LINE_H_

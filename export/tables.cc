@@ -234,9 +234,13 @@ std::string FormatMicroseconds(double seconds) {
 constexpr int kTopSections = 5;
 
 void AppendSectionTiming(const v1::ChunkMetrics& chunks, Table* table) {
-  if (chunks.sections_size() == 0) return;
   std::vector<const v1::SectionSummary*> sections;
-  for (const v1::SectionSummary& section : chunks.sections()) sections.push_back(&section);
+  // Bytes sections have no duration: their totals are in "Section Statistics", and here they
+  // would read as 0.0s next to the timer of the same name.
+  for (const v1::SectionSummary& section : chunks.sections()) {
+    if (section.type() != "bytes") sections.push_back(&section);
+  }
+  if (sections.empty()) return;
   std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
     return a->total_duration_seconds() > b->total_duration_seconds();
   });

@@ -476,6 +476,12 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
     section.set_total_duration_seconds(1.0 + i);
     if (i == 5) section.set_mean_memory_delta_bytes(2 * kMiB);
   }
+  // A bytes section has no duration and never appears under Section Timing.
+  v1::SectionSummary& bytes_section = *chunks.add_sections();
+  bytes_section.set_name("read_columns");
+  bytes_section.set_type("bytes");
+  bytes_section.set_count(12);
+  bytes_section.set_total_duration_seconds(99.0);
   for (int i = 0; i < 3; ++i) {
     v1::SectionStats& stats = *chunks.add_section_stats();
     stats.set_name(absl::StrCat("stat", i));
@@ -522,6 +528,7 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
   EXPECT_EQ(chunk_rows[timing + 1],
             (std::pair<std::string, std::string>{"section5", "6.0s (12x), 2.00 MiB avg"}));
   EXPECT_EQ(chunk_rows[timing + 5], (std::pair<std::string, std::string>{"section1", "2.0s (12x)"}));
+  EXPECT_EQ(find("read_columns"), "<missing>");
 
   EXPECT_EQ(tables[5].title, "Section Statistics (top 2 of 3)");
   EXPECT_EQ(tables[5].rows,

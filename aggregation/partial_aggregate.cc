@@ -4,22 +4,9 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "aggregation/section_stats.h"
 
 namespace roastcoffea {
-namespace {
-
-double SectionValue(const v1::SectionRecord& record) {
-  switch (record.kind()) {
-    case v1::SectionRecord::KIND_MEMORY:
-      return static_cast<double>(record.memory_delta_bytes());
-    case v1::SectionRecord::KIND_BYTES:
-      return static_cast<double>(record.bytes_read());
-    default:
-      return record.duration_seconds();
-  }
-}
-
-}  // namespace
 
 void ChunkPartialAggregate::Distribution::Merge(const Distribution& other) {
   // Same default accuracy on both sides: cannot fail.
@@ -81,7 +68,7 @@ absl::Status ChunkPartialAggregate::Add(const v1::ChunkRecord& record) {
     Section& section =
         sections_[{record_section.name(), static_cast<int>(record_section.kind())}];
     section.entries += std::max<int64_t>(1, record_section.entries());
-    section.values.Add(SectionValue(record_section));
+    section.values.Add(aggregation_internal::SectionValue(record_section));
     section.duration_seconds.Add(record_section.duration_seconds());
     section.cpu_seconds.Add(record_section.cpu_seconds());
   }

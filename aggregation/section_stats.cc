@@ -22,7 +22,9 @@ const char* TypeName(v1::SectionRecord::Kind kind) {
   }
 }
 
-double ValueOf(const v1::SectionRecord& record) {
+}  // namespace
+
+double SectionValue(const v1::SectionRecord& record) {
   switch (record.kind()) {
     case v1::SectionRecord::KIND_MEMORY:
       return static_cast<double>(record.memory_delta_bytes());
@@ -32,8 +34,6 @@ double ValueOf(const v1::SectionRecord& record) {
       return record.duration_seconds();
   }
 }
-
-}  // namespace
 
 int SectionAccumulator::Intern(const v1::SectionRecord& record, size_t position) {
   // The guess is only a guess: the previous chunk may have had fewer sections, or none yet.
@@ -65,7 +65,7 @@ void SectionAccumulator::AddChunk(
     previous_ids_[static_cast<size_t>(i)] = id;
     Section& section = sections_[static_cast<size_t>(id)];
     section.entries += std::max<int64_t>(1, record.entries());
-    section.values.push_back(ValueOf(record));
+    section.values.push_back(SectionValue(record));
     section.duration_seconds.Add(record.duration_seconds());
     section.cpu_seconds.Add(record.cpu_seconds());
     if (record.kind() == v1::SectionRecord::KIND_MEMORY) {

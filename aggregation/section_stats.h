@@ -31,6 +31,10 @@ namespace aggregation_internal {
 //     DistributionStats with percentiles; total duration and CPU seconds; share of chunk time =
 //     total duration / `total_chunk_seconds` (0 when that is 0).
 // Durations must already be validated. Cost: O(1) per section record, O(n) at Finish.
+// A section record's value in its kind's unit: seconds (TIME, UNSPECIFIED), bytes of memory
+// delta (MEMORY) or bytes read (BYTES). The one definition of "a section's value".
+double SectionValue(const v1::SectionRecord& record);
+
 class SectionAccumulator {
  public:
   // `expected_chunks`: capacity reserved per section for its per-chunk values.

@@ -1,7 +1,6 @@
 // End to end: runs the real `collect` binary on a small sample dataset and checks the saved
 // measurement against what was generated and what the process really did.
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +8,6 @@
 #include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,6 +17,7 @@
 #include "export/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
 #include "tools/sample_analysis/columnar_file.h"
 #include "tools/sample_analysis/dijet_processor.h"
@@ -35,37 +34,8 @@ constexpr int kFilesPerDataset = 2;
 constexpr int kDatasets = 3;  // the sample dataset's two backgrounds and one signal
 constexpr int64_t kChunkSize = 6000;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = CollectOutcome;
 
-std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-// Runs collect with the given arguments; stdout and stderr are kept apart.
-Outcome RunCollect(const std::vector<std::string>& arguments) {
-  const std::string binary =
-      absl::StrCat(std::getenv("TEST_SRCDIR"), "/roastcoffea/tools/collect");
-  const std::string out = TempDir() + "/collect.out";
-  const std::string err = TempDir() + "/collect.err";
-  std::string command = "'" + binary + "'";
-  for (const std::string& argument : arguments) command += " '" + argument + "'";
-  command += " >'" + out + "' 2>'" + err + "' </dev/null";
-  const int status = std::system(command.c_str());
-  Outcome outcome;
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  outcome.out = ReadFile(out);
-  outcome.err = ReadFile(err);
-  return outcome;
-}
 
 std::vector<std::string> SmallRun(const std::string& cache, const std::string& output,
                                   const std::string& name) {

@@ -2,11 +2,9 @@
 // measurements (ours, written with SaveMeasurement, and one in the original Python tool's
 // roastcoffea_measurement_v1 layout).
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -14,41 +12,14 @@
 #include "absl/strings/str_cat.h"
 #include "export/measurement_io.h"
 #include "gtest/gtest.h"
+#include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = CollectOutcome;
 
-std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-Outcome RunCollect(const std::vector<std::string>& arguments) {
-  const std::string binary =
-      absl::StrCat(std::getenv("TEST_SRCDIR"), "/roastcoffea/tools/collect");
-  const std::string out = TempDir() + "/collect.out";
-  const std::string err = TempDir() + "/collect.err";
-  std::string command = "'" + binary + "'";
-  for (const std::string& argument : arguments) command += " '" + argument + "'";
-  command += " >'" + out + "' 2>'" + err + "' </dev/null";
-  const int status = std::system(command.c_str());
-  Outcome outcome;
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  outcome.out = ReadFile(out);
-  outcome.err = ReadFile(err);
-  return outcome;
-}
 
 // A saved run of `threads` threads, 120 s of single-core work with 20% serial.
 std::string SaveRun(const std::string& name, double threads) {

@@ -27,6 +27,7 @@
 #include "backends/dask/dask_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/child_process.h"
 
 namespace roastcoffea {
 namespace {
@@ -34,83 +35,30 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-std::string TmpDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
+std::string TmpDir() { return TestTmpDir(); }
+
+// What every Dask process of these tests gets, and nothing else from the test's environment.
+std::vector<std::string> DaskEnvironment() {
+  return {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin",
+          "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s"};
 }
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A child process in its own process group; killed (the whole group) on destruction.
-class Process {
- public:
-  // posix_spawn, not fork: the test process has threads (the backend's poller).
-  Process(const std::vector<std::string>& argv, const std::string& log) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<std::string> env = {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin",
-                                    "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s"};
-    std::vector<char*> envp, args;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  ~Process() { Kill(); }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGKILL);
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  // Waits for a normal exit; returns the exit status (or -1).
-  int Wait() {
-    int status = 0;
-    if (pid_ <= 0 || waitpid(pid_, &status, 0) != pid_) return -1;
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 class DaskCluster {
  public:
-  DaskCluster() : port_(FreePort()) { StartScheduler(); }
+  DaskCluster() : port_(FreeLoopbackPort()) { StartScheduler(); }
   void StartScheduler() {
-    scheduler_ = std::make_unique<Process>(
+    scheduler_ = std::make_unique<ChildProcess>(
         std::vector<std::string>{"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port",
                                  std::to_string(port_), "--no-dashboard", "--no-show"},
-        TmpDir() + "/scheduler-" + std::to_string(++scheduler_starts_) + ".log");
+        DaskEnvironment(), TmpDir() + "/scheduler-" + std::to_string(++scheduler_starts_) + ".log");
   }
   void AddWorker(const std::string& name, int nthreads, const std::string& memory_limit) {
-    workers_[name] = std::make_unique<Process>(
+    workers_[name] = std::make_unique<ChildProcess>(
         std::vector<std::string>{"/usr/bin/dask-worker", address(), "--host", "127.0.0.1",
                                  "--nthreads", std::to_string(nthreads), "--memory-limit",
                                  memory_limit, "--no-dashboard", "--no-nanny", "--name", name,
                                  "--local-directory", TmpDir() + "/" + name},
-        TmpDir() + "/worker-" + name + ".log");
+        DaskEnvironment(), TmpDir() + "/worker-" + name + ".log");
   }
   void KillWorker(const std::string& name) { workers_.at(name)->Kill(); }
   void KillScheduler() { scheduler_->Kill(); }
@@ -150,8 +98,8 @@ class DaskCluster {
  private:
   int port_;
   int scheduler_starts_ = 0;
-  std::unique_ptr<Process> scheduler_;
-  std::map<std::string, std::unique_ptr<Process>> workers_;
+  std::unique_ptr<ChildProcess> scheduler_;
+  std::map<std::string, std::unique_ptr<ChildProcess>> workers_;
 };
 
 // On failure, shows what the scheduler, workers and client said (their logs are in TEST_TMPDIR).
@@ -195,8 +143,8 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   EXPECT_THAT(backend->scheduler_version(), HasSubstr("2022.12"));
   const SpanId span = *backend->CreateSpan("workload");
   const std::string stream_file = TmpDir() + "/python_task_stream.tsv";
-  Process client({"/usr/bin/python3", WorkloadScript(), cluster.address(), stream_file},
-                 TmpDir() + "/client.log");
+  ChildProcess client({"/usr/bin/python3", WorkloadScript(), cluster.address(), stream_file},
+                      DaskEnvironment(), TmpDir() + "/client.log");
   ASSERT_EQ(client.Wait(), 0) << "see client.log";
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a few heartbeats and polls
   ASSERT_TRUE(backend->EndSpan(span).ok());

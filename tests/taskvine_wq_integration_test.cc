@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,82 +24,23 @@
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/child_process.h"
 
 namespace roastcoffea {
 namespace {
 
 using ::testing::HasSubstr;
 
-std::string TmpDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
+std::string TmpDir() { return TestTmpDir(); }
+
+// The manager script (tests/testdata/wq_manager.py) writing its logs into `out_dir`.
+std::unique_ptr<ChildProcess> StartManager(const std::string& out_dir, int port) {
+  return std::make_unique<ChildProcess>(
+      std::vector<std::string>{"/usr/bin/python3", "tests/testdata/wq_manager.py", out_dir,
+                               std::to_string(port)},
+      std::vector<std::string>{"HOME=" + TmpDir(), "PATH=/usr/bin:/bin", "TMPDIR=" + TmpDir()},
+      out_dir + "/manager.out");
 }
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// The manager script in its own process group; the whole group is killed on destruction.
-class ManagerProcess {
- public:
-  ManagerProcess(const std::string& out_dir, int port) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string log = out_dir + "/manager.out";
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<std::string> argv = {"/usr/bin/python3", "tests/testdata/wq_manager.py", out_dir,
-                                     std::to_string(port)};
-    std::vector<std::string> env = {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin", "TMPDIR=" + TmpDir()};
-    std::vector<char*> args, envp;
-    for (std::string& a : argv) args.push_back(a.data());
-    args.push_back(nullptr);
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    if (posix_spawn(&pid_, args[0], &actions, &attr, args.data(), envp.data()) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-  }
-  ~ManagerProcess() { Kill(); }
-  bool started() const { return pid_ > 0; }
-  // Exit status, or -1 when it did not exit within `timeout` (then it is killed).
-  int Wait(absl::Duration timeout) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (pid_ > 0 && absl::Now() < deadline) {
-      int status = 0;
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        kill(-pid_, SIGKILL);  // anything left in its process group
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    Kill();
-    return -1;
-  }
-  void Kill() {
-    if (pid_ <= 0) return;
-    kill(-pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   if (access("/usr/bin/work_queue_worker", X_OK) != 0) {
@@ -114,9 +56,9 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   absl::StatusOr<SpanId> span = backend.CreateSpan("run");
   ASSERT_TRUE(span.ok());
 
-  ManagerProcess manager(out, FreePort());
-  ASSERT_TRUE(manager.started());
-  const int exit_code = manager.Wait(absl::Seconds(50));
+  const std::unique_ptr<ChildProcess> manager = StartManager(out, FreeLoopbackPort());
+  ASSERT_TRUE(manager->started());
+  const int exit_code = manager->Wait(absl::Seconds(50));
   ASSERT_TRUE(backend.EndSpan(*span).ok());
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   ASSERT_EQ(exit_code, 0) << "see " << out << "/manager.out";

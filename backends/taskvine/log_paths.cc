@@ -54,11 +54,11 @@ LogPaths FromLogsDirectory(const std::string& dir) {
 
 absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
   spec = absl::StripAsciiWhitespace(spec);
-  if (spec.empty()) return absl::InvalidArgumentError("--taskvine_logs is empty: give a run directory or the logs");
+  if (spec.empty()) return absl::InvalidArgumentError("no logs given: a run directory, a vine-logs directory or the logs");
   if (absl::StrContains(spec, ',')) {
     std::vector<std::string> files = absl::StrSplit(spec, ',', absl::SkipWhitespace());
     if (files.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat("--taskvine_logs=", spec, ": give exactly two files"));
+      return absl::InvalidArgumentError(absl::StrCat(spec, ": give exactly two files, TRANSACTIONS,PERFORMANCE"));
     }
     for (const std::string& f : files) {
       if (!IsFile(f)) return absl::NotFoundError(absl::StrCat("log file ", f, " does not exist"));
@@ -69,7 +69,7 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
                              (!LooksLikePerformanceLog(files[0]) && NameSaysPerformance(files[1]));
     if (first_perf == second_perf) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "--taskvine_logs=", spec, ": cannot tell which file is the performance log (it starts with '# timestamp')"));
+          spec, ": cannot tell which file is the performance log (it starts with '# timestamp')"));
     }
     return first_perf ? LogPaths{files[1], files[0]} : LogPaths{files[0], files[1]};
   }
@@ -84,7 +84,7 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
         "no transactions log in ", path, " (looked for transactions, vine-logs/transactions and "
         "most-recent/vine-logs/transactions)"));
   }
-  if (!IsFile(path)) return absl::NotFoundError(absl::StrCat("--taskvine_logs: ", path, " does not exist"));
+  if (!IsFile(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
   if (LooksLikePerformanceLog(path)) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is a performance log; give the transactions log (or both, separated by a comma)"));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "backends/threadpool/test_gate.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -191,32 +192,6 @@ TEST(ThreadPoolExecutorTest, MapFromInsideAWorkItemIsRefused) {
   });
   ASSERT_TRUE(outer.ok()) << outer.status();
 }
-
-// Blocks work items until released, so a test can look at the pool mid-run.
-class Gate {
- public:
-  void Arrive() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++arrived_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return open_; });
-  }
-  void WaitForArrivals(int n) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return arrived_ >= n; });
-  }
-  void Open() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int arrived_ = 0;
-  bool open_ = false;
-};
 
 TEST(ThreadPoolExecutorTest, SnapshotDuringARunShowsExecutingAndQueuedItems) {
   std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(2);

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "backends/threadpool/executor.h"
 #include "gmock/gmock.h"
+#include "backends/threadpool/test_gate.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
@@ -49,32 +50,6 @@ double SpinCpu(double seconds) {
   }
   return now - start;
 }
-
-// Blocks work items until released, so a test can sample the pool mid-run.
-class Gate {
- public:
-  void Arrive() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    ++arrived_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return open_; });
-  }
-  void WaitForArrivals(int n) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return arrived_ >= n; });
-  }
-  void Open() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int arrived_ = 0;
-  bool open_ = false;
-};
 
 std::string ExpectedWorkerPrefix() {
   char host[256] = {};

@@ -56,6 +56,11 @@ class AbstractMetricsBackend {
   // //instrumentation.
   virtual std::vector<v1::ChunkRecord> TakeChunkRecords() { return {}; }
 
+  // Statistical profiles the backend took over the tracked window (per worker, and per task
+  // prefix or section where asked), available after StopTracking. Empty when the backend cannot
+  // profile or profiling was off.
+  virtual std::vector<v1::Profile> TakeProfiles() { return {}; }
+
   // Things the user should know about the data (cross-checks that disagree, skipped input,
   // reconnections), available after StopTracking. Each is one human-readable sentence.
   virtual std::vector<std::string> Warnings() const { return {}; }

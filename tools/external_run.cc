@@ -212,6 +212,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
   run.chunks = backend.TakeChunkRecords();
+  run.profiles = backend.TakeProfiles();
   absl::StatusOr<std::vector<v1::ChunkRecord>> records = ReadChunkRecords(records_path);
   if (records.ok()) {
     for (v1::ChunkRecord& record : *records) run.chunks.push_back(std::move(record));

@@ -61,6 +61,7 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);
   for (v1::ChunkRecord& chunk : run.chunks) *measurement.add_chunks() = std::move(chunk);
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
+  for (v1::Profile& profile : run.profiles) *measurement.add_profiles() = std::move(profile);
 
   AggregationInput input;
   input.report = &measurement.report();

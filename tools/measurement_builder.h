@@ -42,6 +42,7 @@ struct RawRun {
   std::optional<v1::TrackingData> tracking;
   std::vector<v1::ChunkRecord> chunks;
   std::vector<v1::Span> spans;
+  std::vector<v1::Profile> profiles;
   // Fine-metric task prefixes (or glob patterns) that are the processor's; the rest is overhead.
   std::vector<std::string> processor_patterns;
 };

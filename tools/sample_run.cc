@@ -105,6 +105,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
   run.tracking = *std::move(tracking);
   run.chunks = std::move(output->chunk_records);
   run.spans.push_back(*std::move(span_metrics));
+  run.profiles = backend.TakeProfiles();
   run.processor_patterns = {kProcessorName};
   result.output = std::move(output->output);
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));

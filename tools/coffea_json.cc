@@ -149,10 +149,25 @@ absl::StatusOr<v1::ChunkRecord> ParseOneRecord(const Value& value, absl::string_
     setter(seconds_to_ns(*parsed));
     return absl::OkStatus();
   };
+  // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
+  auto task_id = [&]() -> absl::Status {
+    const Value* field = Find(record, "task_id");
+    if (field == nullptr) return absl::OkStatus();
+    if (field->kind_case() == Value::kStringValue) {
+      chunk.set_task_id(field->string_value());
+      return absl::OkStatus();
+    }
+    absl::StatusOr<int64_t> id =
+        Integer(*field, absl::StrCat(where, ": 'task_id' (an integer or a string)"));
+    if (!id.ok()) return id.status();
+    chunk.set_task_id(absl::StrCat(*id));
+    return absl::OkStatus();
+  };
   for (absl::Status status : {
            text("dataset", [&](const std::string& v) { chunk.set_dataset(v); }),
            text("file", [&](const std::string& v) { chunk.set_file(v); }),
            text("uuid", [&](const std::string& v) { chunk.set_uuid(v); }),
+           task_id(),
            number("entry_start", [&](double v) { chunk.set_entry_start(std::llround(v)); }),
            number("entry_stop", [&](double v) { chunk.set_entry_stop(std::llround(v)); }),
            number("num_events", [&](double v) { chunk.set_events(std::llround(v)); }),

@@ -91,6 +91,19 @@ TEST(ParseChunkRecordsTest, AcceptsTheProcessorOutputObject) {
   EXPECT_EQ((*records)[0].events(), 3);
 }
 
+TEST(ParseChunkRecordsTest, TaskIdIsAnIntegerOrAString) {
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = ParseChunkRecords(
+      R"([{"task_id": 42}, {"task_id": "process-chunk-8f2a"}, {"num_events": 1}])", "r");
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].task_id(), "42");
+  EXPECT_EQ((*records)[1].task_id(), "process-chunk-8f2a");
+  EXPECT_EQ((*records)[2].task_id(), "");
+  records = ParseChunkRecords(R"([{"task_id": [1]}])", "r.json");
+  ASSERT_FALSE(records.ok());
+  EXPECT_THAT(std::string(records.status().message()), HasSubstr("r.json: record 0: 'task_id'"));
+}
+
 TEST(ParseChunkRecordsTest, DurationFromStartAndEndWhenAbsent) {
   absl::StatusOr<std::vector<v1::ChunkRecord>> records =
       ParseChunkRecords(R"([{"t_start": 10.0, "t_end": 12.5}])", "r");

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "backends/chunk_join.h"
 #include "tools/coffea_json.h"
 #include "tools/measurement_builder.h"
 #include "tools/workflow_report.h"
@@ -211,14 +212,16 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   }
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
-  run.chunks = backend.TakeChunkRecords();
   run.profiles = backend.TakeProfiles();
   absl::StatusOr<std::vector<v1::ChunkRecord>> records = ReadChunkRecords(records_path);
-  if (records.ok()) {
-    for (v1::ChunkRecord& record : *records) run.chunks.push_back(std::move(record));
-  } else if (!absl::IsNotFound(records.status())) {
+  if (!records.ok() && !absl::IsNotFound(records.status())) {
     result.warnings.push_back(absl::StrCat("chunk records ignored: ", records.status().message()));
   }
+  ChunkJoinResult joined =
+      JoinChunkRecords(backend.TakeChunkRecords(),
+                       records.ok() ? *std::move(records) : std::vector<v1::ChunkRecord>{});
+  run.chunks = std::move(joined.records);
+  for (std::string& warning : joined.warnings) result.warnings.push_back(std::move(warning));
   absl::StatusOr<v1::WorkflowReport> report = ReadCoffeaReport(report_path);
   if (report.ok()) {
     run.report = *std::move(report);

@@ -127,6 +127,41 @@ TEST(RunExternalMeasurementTest, WithoutAReportTheChunkRecordsAreTheReport) {
   EXPECT_EQ(result->measurement.chunks_size(), 1);
 }
 
+TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) {
+  // The engine saw tasks 3 (failed) and 9 (its application retry, new id) and 4; the analysis
+  // wrote a record per task with the chunk it processed.
+  FakeBackend backend;
+  for (const char* id : {"3", "4", "9"}) {
+    v1::ChunkRecord task;
+    task.set_task_id(id);
+    task.set_worker("worker-1");
+    task.set_status(std::string(id) == "3" ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+    if (std::string(id) == "3") task.set_error_text("exit code 1");
+    backend.own_chunks.push_back(task);
+  }
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
+      backend, Command(R"(
+        echo '[{"task_id": 3, "file": "f.root", "entry_start": 0, "entry_stop": 10,
+                "num_events": 10, "t_start": 100, "t_end": 101, "error": "ValueError"},
+               {"task_id": 4, "file": "f.root", "entry_start": 10, "entry_stop": 20,
+                "num_events": 10, "t_start": 100, "t_end": 102},
+               {"task_id": 9, "file": "f.root", "entry_start": 0, "entry_stop": 10,
+                "num_events": 10, "t_start": 103, "t_end": 104}]' \
+          > "$ROASTCOFFEA_CHUNK_RECORDS")"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->warnings.empty());
+  const v1::Measurement& m = result->measurement;
+  ASSERT_EQ(m.chunks_size(), 2);  // one record per chunk
+  EXPECT_EQ(m.chunks(0).task_id(), "9");
+  ASSERT_EQ(m.chunks(0).retried_task_ids_size(), 1);
+  EXPECT_EQ(m.chunks(0).retried_task_ids(0), "3");
+  EXPECT_EQ(m.chunks(0).attempt(), 1u);
+  EXPECT_EQ(m.chunks(0).worker(), "worker-1");
+  EXPECT_EQ(m.chunks(1).task_id(), "4");
+  EXPECT_EQ(m.metrics().chunks().num_failed_chunks(), 0);
+  EXPECT_EQ(m.report().events(), 20);
+}
+
 TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   FakeBackend backend;
   backend.warnings = {"the two logs disagree"};

@@ -705,6 +705,7 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     }
     v1::ChunkRecord record;
     record.set_uuid(absl::StrCat("taskvine-task-", task->id));
+    record.set_task_id(absl::StrCat(task->id));
     record.set_attempt(task->attempts.empty() ? 0 : static_cast<uint32_t>(task->attempts.size() - 1));
     if (final_attempt != nullptr) {
       if (final_attempt->worker >= 0) record.set_worker(workers_[final_attempt->worker].id);

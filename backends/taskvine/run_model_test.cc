@@ -237,6 +237,7 @@ TEST(RunModelSynthetic1, ProcessingChunks) {
     if (c.status() == v1::CHUNK_STATUS_FAILED) {
       ++failed;
       EXPECT_EQ(c.uuid(), "taskvine-task-5");
+      EXPECT_EQ(c.task_id(), "5");
       EXPECT_THAT(c.error_text(), HasSubstr("exit code 1"));
     }
     if (c.attempt() > 0) {
@@ -258,6 +259,7 @@ TEST(RunModelSynthetic1, ProcessingChunks) {
   // Task 9's successful attempt ran on W1 from time_worker_start to time_worker_end.
   const v1::ChunkRecord& nine = chunks[6];
   EXPECT_EQ(nine.uuid(), "taskvine-task-9");
+  EXPECT_EQ(nine.task_id(), "9");
   EXPECT_EQ(nine.worker(), "worker-7c2e9f04b1a35d68e0f4c9b27a1d3e55");
   EXPECT_NEAR((nine.end_unix_ns() - nine.start_unix_ns()) * 1e-9, 14.526, 1e-6);
 }

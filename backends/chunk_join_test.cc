@@ -1,0 +1,134 @@
+#include "backends/chunk_join.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+v1::ChunkRecord EngineTask(const std::string& id, uint32_t attempt, bool failed = false) {
+  v1::ChunkRecord r;
+  r.set_uuid("taskvine-task-" + id);
+  r.set_task_id(id);
+  r.set_attempt(attempt);
+  r.set_worker("worker-" + id);
+  r.set_start_unix_ns(1000);
+  r.set_end_unix_ns(3000);
+  r.set_duration_seconds(2e-6);
+  r.set_cpu_seconds(1.5);
+  r.set_memory_peak_bytes(4096);
+  r.set_status(failed ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+  if (failed) r.set_error_text("TaskVine task " + id + " ended with result SUCCESS, exit code 1");
+  return r;
+}
+
+v1::ChunkRecord Instrumented(const std::string& task_id, int64_t start_ns, int64_t entry_start = 0,
+                             bool failed = false) {
+  v1::ChunkRecord r;
+  r.set_dataset("ttbar");
+  r.set_file("root://a/f.root");
+  r.set_entry_start(entry_start);
+  r.set_entry_stop(entry_start + 100);
+  r.set_events(100);
+  r.set_task_id(task_id);
+  r.set_start_unix_ns(start_ns);
+  r.set_end_unix_ns(start_ns + 500);
+  r.set_duration_seconds(5e-7);
+  r.set_cpu_seconds(0.4);
+  r.set_status(failed ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+  if (failed) r.set_error_text("ValueError: bad jet");
+  return r;
+}
+
+TEST(ChunkJoinTest, InstrumentedRecordTakesTheEnginesAttemptsWorkerAndFailure) {
+  ChunkJoinResult joined = JoinChunkRecords({EngineTask("7", 2, /*failed=*/true)},
+                                            {Instrumented("7", 10'000)});
+  ASSERT_EQ(joined.records.size(), 1u);
+  const v1::ChunkRecord& r = joined.records[0];
+  EXPECT_EQ(r.dataset(), "ttbar");  // the chunk's identity stays the instrumentation's
+  EXPECT_EQ(r.events(), 100);
+  EXPECT_EQ(r.attempt(), 2u);  // manager retries
+  EXPECT_EQ(r.worker(), "worker-7");
+  EXPECT_EQ(r.start_unix_ns(), 10'000);  // its own, finer, times are kept
+  EXPECT_DOUBLE_EQ(r.cpu_seconds(), 0.4);
+  EXPECT_EQ(r.memory_peak_bytes(), 4096);  // the instrumentation had none
+  EXPECT_EQ(r.status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_THAT(r.error_text(), HasSubstr("exit code 1"));
+  EXPECT_THAT(joined.warnings, IsEmpty());
+}
+
+TEST(ChunkJoinTest, BothFailuresAreKept) {
+  ChunkJoinResult joined = JoinChunkRecords({EngineTask("7", 0, /*failed=*/true)},
+                                            {Instrumented("7", 10'000, 0, /*failed=*/true)});
+  ASSERT_EQ(joined.records.size(), 1u);
+  EXPECT_EQ(joined.records[0].error_text(),
+            "ValueError: bad jet; TaskVine task 7 ended with result SUCCESS, exit code 1");
+}
+
+TEST(ChunkJoinTest, ApplicationRetriesUnderNewTaskIdsBecomeOneRecord) {
+  // Chunk [0, 100) failed as task 3 (after one manager retry), then the application resubmitted
+  // it as task 9, which succeeded at the first attempt. Chunk [100, 200) ran once as task 4.
+  ChunkJoinResult joined = JoinChunkRecords(
+      {EngineTask("3", 1, /*failed=*/true), EngineTask("4", 0), EngineTask("9", 0)},
+      {Instrumented("3", 10'000, 0, /*failed=*/true), Instrumented("4", 11'000, 100),
+       Instrumented("9", 20'000, 0)});
+  ASSERT_EQ(joined.records.size(), 2u);
+  const v1::ChunkRecord& retried = joined.records[0];
+  EXPECT_EQ(retried.task_id(), "9");
+  EXPECT_THAT(retried.retried_task_ids(), ElementsAre("3"));
+  EXPECT_EQ(retried.attempt(), 2u);  // 2 attempts of task 3 + 1 of task 9, counted from 0
+  EXPECT_EQ(retried.status(), v1::CHUNK_STATUS_OK);
+  EXPECT_EQ(retried.start_unix_ns(), 20'000);
+  EXPECT_EQ(joined.records[1].task_id(), "4");
+  EXPECT_EQ(joined.records[1].attempt(), 0u);
+  EXPECT_THAT(joined.warnings, IsEmpty());
+}
+
+TEST(ChunkJoinTest, AChunkThatFailsEveryRetryKeepsEveryError) {
+  ChunkJoinResult joined = JoinChunkRecords(
+      {}, {Instrumented("b", 2'000, 0, true), Instrumented("a", 1'000, 0, true),
+           Instrumented("c", 3'000, 0, true)});
+  ASSERT_EQ(joined.records.size(), 1u);
+  const v1::ChunkRecord& r = joined.records[0];
+  EXPECT_EQ(r.task_id(), "c");
+  EXPECT_THAT(r.retried_task_ids(), ElementsAre("a", "b"));  // oldest first
+  EXPECT_EQ(r.attempt(), 2u);
+  EXPECT_EQ(r.status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ(r.error_text(),
+            "ValueError: bad jet (earlier: task a: ValueError: bad jet; task b: ValueError: bad jet)");
+}
+
+TEST(ChunkJoinTest, RecordsWithoutTaskIdsAreNeverFolded) {
+  // The same chunk processed twice without task ids: two records, as the original keeps them.
+  ChunkJoinResult joined =
+      JoinChunkRecords({EngineTask("1", 0)}, {Instrumented("", 1'000), Instrumented("", 2'000)});
+  ASSERT_EQ(joined.records.size(), 3u);
+  EXPECT_EQ(joined.records[2].task_id(), "1");  // the engine's record, unmatched, kept
+  EXPECT_THAT(joined.warnings, IsEmpty());      // nothing was joined: no claim of a mismatch
+}
+
+TEST(ChunkJoinTest, MismatchesAreReported) {
+  ChunkJoinResult joined = JoinChunkRecords(
+      {EngineTask("1", 0), EngineTask("2", 0)}, {Instrumented("1", 1'000), Instrumented("77", 2'000, 100)});
+  ASSERT_EQ(joined.records.size(), 3u);
+  ASSERT_EQ(joined.warnings.size(), 2u);
+  EXPECT_THAT(joined.warnings[0], HasSubstr("first: task 77"));
+  EXPECT_THAT(joined.warnings[1], HasSubstr("1 engine task of the chunk category have no chunk record"));
+}
+
+TEST(ChunkJoinTest, EngineRecordsAloneAreUnchanged) {
+  ChunkJoinResult joined = JoinChunkRecords({EngineTask("1", 3), EngineTask("2", 0)}, {});
+  ASSERT_EQ(joined.records.size(), 2u);
+  EXPECT_EQ(joined.records[0].attempt(), 3u);
+  EXPECT_THAT(joined.warnings, IsEmpty());
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -610,6 +610,48 @@ std::vector<WorkerFigures> RunModel::PerWorker() const {
   return out;
 }
 
+std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us) const {
+  const int64_t end = EndUs();
+  const auto overlap_us = [&](int64_t a, int64_t b) {
+    return std::max<int64_t>(0, std::min(b, to_us) - std::max(a, from_us));
+  };
+  std::vector<WorkerFigures> out(workers_.size());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const Worker& w = workers_[i];
+    WorkerFigures& f = out[i];
+    f.worker = w.id;
+    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : end;
+    f.lifetime_seconds = Seconds(overlap_us(w.connect_us, until));
+    // Busy: the steps of the executing series with something executing, clipped.
+    int64_t busy_us = 0;
+    for (size_t k = 0; k < w.series_us.size(); ++k) {
+      if (w.series_executing[k] <= 0) continue;
+      const int64_t step_end = k + 1 < w.series_us.size() ? w.series_us[k + 1] : until;
+      busy_us += overlap_us(w.series_us[k], step_end);
+    }
+    f.busy_seconds = Seconds(busy_us);
+    f.core_seconds_available = w.cores * f.lifetime_seconds;
+  }
+  std::vector<double> allocated(workers_.size(), 0.0);
+  for (const auto& [id, task] : tasks_) {
+    for (const Attempt& a : task.attempts) {
+      if (a.worker < 0 || !a.dispatched()) continue;
+      const int64_t attempt_end = a.end_us > 0 ? a.end_us : end;
+      allocated[a.worker] += a.cores * Seconds(overlap_us(a.running_us, attempt_end));
+      // Attempts that end in the window, as TotalsInWindow counts them.
+      const int64_t at = a.end_us > 0 ? a.end_us : a.running_us;
+      if (at >= from_us && at <= to_us) AddAttempt(a, end, &out[a.worker].totals);
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) out[i].totals.allocated_core_seconds = allocated[i];
+  for (WorkerFigures& f : out) {
+    f.utilisation_fraction =
+        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
+    f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
+  }
+  return out;
+}
+
 std::map<std::string, AttemptTotals> RunModel::PerCategory() const {
   std::map<std::string, AttemptTotals> out;
   const int64_t end = EndUs();

@@ -166,6 +166,11 @@ class RunModel {
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;
   std::vector<WorkerFigures> PerWorker() const;
+  // The same figures for the window [from_us, to_us] (a span of a live run): lifetime, busy
+  // time and available core-seconds clipped to the window; totals of the worker's attempts that
+  // end in it (as TotalsInWindow), except allocated core-seconds, which are each dispatched
+  // attempt's cores x its overlap with the window, so that utilisation stays within [0, 1].
+  std::vector<WorkerFigures> PerWorkerInWindow(int64_t from_us, int64_t to_us) const;
   // Category name -> totals of its attempts (library instances excluded).
   std::map<std::string, AttemptTotals> PerCategory() const;
   // Totals of attempts whose end (or RUNNING, for open ones) lies in [from_us, to_us].

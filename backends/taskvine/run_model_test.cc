@@ -185,6 +185,46 @@ TEST(RunModelSynthetic1, WorkersAndRun) {
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(times[i], expected_times[i], kUs) << i;
 }
 
+TEST(RunModelSynthetic1, PerWorkerFiguresOfAWindow) {
+  const RunModel model = Load("synthetic-1");
+  const RunFigures f = model.Figures();
+  const std::vector<WorkerFigures> whole = model.PerWorker();
+  // The run's own window gives the whole-run figures.
+  const std::vector<WorkerFigures> same = model.PerWorkerInWindow(f.start_us, f.end_us);
+  // Two halves add up to the whole for every additive figure.
+  const int64_t mid = f.start_us + 27'000'000;
+  const std::vector<WorkerFigures> first = model.PerWorkerInWindow(f.start_us, mid);
+  const std::vector<WorkerFigures> second = model.PerWorkerInWindow(mid, f.end_us);
+  ASSERT_EQ(same.size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    SCOPED_TRACE(whole[i].worker);
+    EXPECT_EQ(same[i].worker, whole[i].worker);
+    EXPECT_NEAR(same[i].lifetime_seconds, whole[i].lifetime_seconds, kUs);
+    EXPECT_NEAR(same[i].busy_seconds, whole[i].busy_seconds, kUs);
+    EXPECT_NEAR(same[i].totals.allocated_core_seconds, whole[i].totals.allocated_core_seconds, 4 * kUs);
+    EXPECT_NEAR(same[i].utilisation_fraction, whole[i].utilisation_fraction, 1e-9);
+    EXPECT_EQ(same[i].totals.attempts, whole[i].totals.attempts);
+    EXPECT_NEAR(same[i].totals.execute_seconds, whole[i].totals.execute_seconds, kUs);
+    EXPECT_NEAR(first[i].lifetime_seconds + second[i].lifetime_seconds, whole[i].lifetime_seconds, kUs);
+    EXPECT_NEAR(first[i].busy_seconds + second[i].busy_seconds, whole[i].busy_seconds, kUs);
+    EXPECT_NEAR(first[i].totals.allocated_core_seconds + second[i].totals.allocated_core_seconds,
+                whole[i].totals.allocated_core_seconds, 4 * kUs);
+    for (const WorkerFigures* half : {&first[i], &second[i]}) {
+      EXPECT_LE(half->utilisation_fraction, 1.0 + 1e-9);
+      EXPECT_LE(half->busy_fraction, 1.0 + 1e-9);
+    }
+  }
+  // Worker 1 (d41f...) left at 24.7 s: it has no time in the second half.
+  EXPECT_EQ(second[1].lifetime_seconds, 0);
+  EXPECT_EQ(second[1].busy_seconds, 0);
+  EXPECT_EQ(second[1].utilisation_fraction, 0);
+  // A window before the run has nothing.
+  for (const WorkerFigures& w : model.PerWorkerInWindow(f.start_us - 10'000'000, f.start_us - 1)) {
+    EXPECT_EQ(w.lifetime_seconds, 0);
+    EXPECT_EQ(w.totals.attempts, 0);
+  }
+}
+
 TEST(RunModelSynthetic1, EveryAttempt) {
   const RunModel model = Load("synthetic-1");
   std::vector<std::string> ids;

@@ -199,7 +199,8 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
       Add(span, context, category, "peak-memory", "bytes", t.peak_memory_mb * kBytesPerMebibyte);
     }
   }
-  for (const taskvine::WorkerFigures& w : model_.PerWorker()) {
+  for (const taskvine::WorkerFigures& w :
+       options_.follow ? model_.PerWorkerInWindow(from_us, to_us) : model_.PerWorker()) {
     const std::string context = "taskvine-worker";
     Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);

@@ -21,12 +21,14 @@
 //    time_worker_start), "bytes-in", "bytes-out" ("bytes"), "attempts", "lost-attempts"
 //    ("count"), "transfer-to-execute" ((commit + output-transfer) / execute, "fraction"), and with
 //    monitoring "cpu-time" ("seconds") and "peak-memory" ("bytes", the maximum).
-//  * context "taskvine-worker", worker = id, over the whole run so far: "busy", "lifetime"
+//  * context "taskvine-worker", worker = id, within the span (RunModel::PerWorkerInWindow:
+//    lifetime, busy time and allocated core-seconds clipped to it): "busy", "lifetime"
 //    ("wall-seconds"; busy = union of its attempts' RUNNING..WAITING_RETRIEVAL), "busy-fraction",
 //    "utilisation" (allocated core-seconds / cores x lifetime, "fraction"),
 //    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
-//    (time of attempts lost when the worker disconnected) ("core-seconds"), "bytes-in",
-//    "bytes-out" ("bytes").
+//    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
+//    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
+//    worker, not per window).
 //  * context "taskvine-run": "core-efficiency" (sum of cores x execution / sum of cores x worker
 //    lifetime; 0-core function calls weigh 1), "lost-task-seconds", "function-slot-seconds",
 //    "mean-workers", "peak-workers".

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 
@@ -126,8 +127,15 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
                  "events");
       }
     }
+    // A name used with two kinds (a timer and a memory scope of the same name) would give the
+    // same keys twice: those names get their kind in the key, "sections.<name> (<type>).".
+    absl::flat_hash_map<std::string, int> kinds_per_name;
+    for (const v1::SectionSummary& section : chunks.sections()) ++kinds_per_name[section.name()];
     for (const v1::SectionSummary& section : chunks.sections()) {
-      const std::string prefix = absl::StrCat("sections.", section.name(), ".");
+      const std::string prefix =
+          kinds_per_name[section.name()] > 1
+              ? absl::StrCat("sections.", section.name(), " (", section.type(), ").")
+              : absl::StrCat("sections.", section.name(), ".");
       flat.Add(absl::StrCat(prefix, "count"), static_cast<double>(section.count()), "entries");
       flat.Add(absl::StrCat(prefix, "total_duration"), section.total_duration_seconds(), "s");
       flat.Add(absl::StrCat(prefix, "mean_duration"), section.mean_duration_seconds(), "s");

@@ -1,5 +1,6 @@
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -234,6 +235,22 @@ TEST(FlatMetricsTest, FineSectionAndBranchKeysUnderTheOriginalNames) {
   EXPECT_EQ(Find(flat, "sections.load.count").value, 1.0);
   EXPECT_EQ(Find(flat, "sections.load.mean_duration").value, 0.5);
   EXPECT_EQ(Find(flat, "sections.load.mean_mem_delta_mb").value, 100.0);
+  // The same name as a timer too: each kind keeps its own keys.
+  v1::SectionRecord* timer = input.chunks.back().add_sections();
+  timer->set_name("load");
+  timer->set_kind(v1::SectionRecord::KIND_TIME);
+  timer->set_entries(2);
+  timer->set_duration_seconds(0.25);
+  const absl::StatusOr<v1::AggregatedMetrics> both = AggregateRun(input);
+  ASSERT_TRUE(both.ok()) << both.status();
+  const std::vector<FlatMetric> both_flat = ToFlatMetrics(*both);
+  EXPECT_EQ(Find(both_flat, "sections.load (memory).mean_mem_delta_mb").value, 100.0);
+  EXPECT_EQ(Find(both_flat, "sections.load (time).count").value, 2.0);
+  EXPECT_EQ(Find(both_flat, "sections.load (time).total_duration").value, 0.25);
+  std::set<std::string> keys;
+  for (const FlatMetric& metric : both_flat) {
+    EXPECT_TRUE(keys.insert(metric.key).second) << "duplicate key " << metric.key;
+  }
   EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.t_start").value, 1.0);
   EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.t_end").value, 3.0);
   EXPECT_EQ(Find(flat, "chunk_info.a.root:0:10.bytes_read").value, 4096.0);

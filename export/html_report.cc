@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "export/flame_graph.h"
+#include "export/profile_tables.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 
@@ -27,6 +29,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.7em; text-align: left; vertic
 th { background: #eef4f8; }
 td.value { font-family: monospace; }
 figure.plot { margin: 1.5em 0; } figure.plot svg { max-width: 100%; height: auto; }
+figure.flame-graph { margin: 1.5em 0; } figure.flame-graph svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 2em; }
 )css";
@@ -37,6 +40,61 @@ std::string Utc(const google::protobuf::Timestamp& time) {
                        absl::FromUnixSeconds(time.seconds()) + absl::Nanoseconds(time.nanos()),
                        absl::UTCTimeZone()),
       " UTC");
+}
+
+// "Profile": the flame graph merged over every worker (hover titles only: the page's CSP
+// forbids scripts) and its top exclusive stacks.
+void AppendProfileSection(const v1::Measurement& measurement, std::string* out) {
+  if (measurement.profiles_size() == 0) return;
+  *out += "<h2>Profile</h2>\n";
+  absl::StatusOr<v1::Profile> merged = MergedProfile(measurement);
+  if (!merged.ok()) {
+    absl::StrAppend(out, "<p class=\"profile-error\">The profiles cannot be shown: ",
+                    XmlEscape(merged.status().message()), "</p>\n");
+    return;
+  }
+  const size_t merged_count = ProfilesToMerge(measurement).size();
+  FlameGraphOptions graph_options;
+  graph_options.title = "Flame graph";
+  graph_options.subtitle = absl::StrCat("all workers (", merged_count,
+                                        merged_count == 1 ? " profile)" : " profiles merged)");
+  graph_options.search_script = false;
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(*merged, graph_options);
+  ProfileTableOptions table_options;
+  table_options.table.unicode = true;
+  // A page wraps long cells; elide only what would be unreadable anyway.
+  table_options.max_frame_width = 80;
+  table_options.max_stack_width = 160;
+  absl::StatusOr<TextTable> table =
+      TopStacksTable(*merged, "Top Stacks (all workers)", table_options);
+  if (!graph.ok() || !table.ok()) {
+    absl::StrAppend(out, "<p class=\"profile-error\">The profiles cannot be shown: ",
+                    XmlEscape((graph.ok() ? table.status() : graph.status()).message()),
+                    "</p>\n");
+    return;
+  }
+  absl::StrAppend(out, "<p class=\"profile-header\">", HtmlEscape(ProfileHeader(*merged)),
+                  merged_count > 1 ? absl::StrCat(" (merged over ", merged_count, " profiles)")
+                                   : std::string(),
+                  "</p>\n<figure class=\"flame-graph\" id=\"flame-graph\">\n", graph->svg,
+                  "<figcaption>Flame graph: width is the share of samples; hover a frame for its "
+                  "samples and seconds.</figcaption>\n</figure>\n");
+  absl::StrAppend(out, "<table class=\"profile-stacks\">\n<caption>", HtmlEscape(table->title),
+                  "</caption>\n<tr>");
+  for (const std::string& column : table->header) {
+    absl::StrAppend(out, "<th>", HtmlEscape(column), "</th>");
+  }
+  *out += "</tr>\n";
+  for (const std::vector<std::string>& row : table->rows) {
+    *out += "<tr>";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool number = c < table->right_aligned.size() && table->right_aligned[c];
+      absl::StrAppend(out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(row[c]),
+                      "</td>");
+    }
+    *out += "</tr>\n";
+  }
+  *out += "</table>\n";
 }
 
 }  // namespace
@@ -103,6 +161,7 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
     absl::StrAppend(&out, "<figure class=\"plot\" id=\"plot-", HtmlEscape(plot.id), "\">\n",
                     plot.svg, "<figcaption>", HtmlEscape(plot.title), "</figcaption>\n</figure>\n");
   }
+  AppendProfileSection(measurement, &out);
   out += "</body>\n</html>\n";
   return out;
 }

@@ -24,6 +24,9 @@ struct HtmlReportOptions {
 // The page. Its <title> is "roastcoffea report: <name>"; each summary table is a
 // <table class="summary"> with a <caption> of the table's title; each plot is a
 // <figure class="plot" id="plot-<id>"> holding its <svg> and a <figcaption> of its title.
+// When the measurement has profiles, a last "Profile" section holds the flame graph merged over
+// every worker (<figure class="flame-graph">, hover titles, no script) and its top exclusive
+// stacks (<table class="profile-stacks">).
 std::string RenderHtmlReport(const v1::Measurement& measurement,
                              const HtmlReportOptions& options = {});
 

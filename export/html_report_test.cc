@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "export/report_plots.h"
@@ -58,6 +59,59 @@ TEST(RenderHtmlReportTest, EmptyMeasurementStillRenders) {
   EXPECT_TRUE(absl::StrContains(html, "<title>roastcoffea report: measurement</title>"));
   EXPECT_TRUE(absl::StrContains(html, "<caption>Throughput Metrics</caption>"));
   EXPECT_TRUE(absl::EndsWith(html, "</html>\n"));
+}
+
+// A profile with one frame per node: node i+1 has parent parents[i] and function names[i].
+v1::Profile ProfileOf(const std::string& worker, const std::vector<int>& parents,
+                      const std::vector<std::string>& names, const std::vector<int64_t>& counts) {
+  v1::Profile profile;
+  profile.set_source("dask");
+  profile.set_worker(worker);
+  profile.set_sampling_interval_seconds(0.01);
+  profile.add_nodes()->set_parent(-1);
+  profile.mutable_nodes(0)->set_frame(-1);
+  for (size_t i = 0; i < parents.size(); ++i) {
+    profile.add_frames()->set_function(names[i]);
+    v1::ProfileNode* node = profile.add_nodes();
+    node->set_parent(parents[i]);
+    node->set_frame(static_cast<int>(i));
+    node->set_count(counts[i]);
+  }
+  return profile;
+}
+
+TEST(RenderHtmlReportTest, ProfileSectionWithFlameGraphAndTopStacks) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  const int plots = static_cast<int>(BuildReportPlots(measurement).size());
+  EXPECT_FALSE(absl::StrContains(RenderHtmlReport(measurement), "<h2>Profile</h2>"));
+  *measurement.add_profiles() =
+      ProfileOf(testing_export::kHostileWorker, {0, 1, 1}, {"main", "std::vector<int>::at", "b"},
+                {10, 6, 3});
+  *measurement.add_profiles() = ProfileOf("w2", {0, 1}, {"main", "b"}, {10, 10});
+  const std::string html = RenderHtmlReport(measurement);
+  EXPECT_EQ(Count(html, "<h2>Profile</h2>"), 1);
+  EXPECT_EQ(Count(html, "<figure class=\"flame-graph\""), 1);
+  EXPECT_EQ(Count(html, "<svg"), plots + 1);
+  // Merged over both workers: 20 samples; hover titles, no script (the CSP forbids it).
+  EXPECT_TRUE(absl::StrContains(html, "<title>all \u2014 20 samples (100.00 %, 0.200 s)</title>"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(html, "<title>std::vector&lt;int&gt;::at \u2014 6 samples"));
+  EXPECT_FALSE(absl::StrContains(html, "<script"));
+  EXPECT_TRUE(absl::StrContains(html, "(merged over 2 profiles)"));
+  EXPECT_TRUE(absl::StrContains(html, "<caption>Top Stacks (all workers)</caption>"));
+  EXPECT_TRUE(absl::StrContains(
+      html, "<tr><td class=\"value\">1</td><td class=\"value\">13</td><td "
+            "class=\"value\">0.130</td><td class=\"value\">65.0%</td><td>b</td><td>main;b</td>"
+            "</tr>"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(html, "<td>std::vector&lt;int&gt;::at</td>"));
+  EXPECT_FALSE(absl::StrContains(html, "<b>worker</b>"));
+
+  // Profiles that cannot be merged: the section says why instead.
+  measurement.mutable_profiles(1)->set_sampling_interval_seconds(0.5);
+  const std::string broken = RenderHtmlReport(measurement);
+  EXPECT_TRUE(absl::StrContains(broken, "<p class=\"profile-error\">The profiles cannot be shown"));
+  EXPECT_TRUE(absl::EndsWith(broken, "</html>\n"));
 }
 
 TEST(WriteHtmlReportTest, WritesAtomicallyAndNamesBadPaths) {

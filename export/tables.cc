@@ -72,37 +72,66 @@ std::string PadRight(absl::string_view text, size_t width) {
   return absl::StrCat(text, std::string(text_width < width ? width - text_width : 0, ' '));
 }
 
-std::string Rule(const absl::string_view (&parts)[4], size_t metric_width, size_t value_width) {
-  // Each cell has one space of padding on either side.
-  return absl::StrCat(parts[0], Repeat(parts[1], metric_width + 2), parts[2],
-                      Repeat(parts[1], value_width + 2), parts[3], "\n");
+std::string PadLeft(absl::string_view text, size_t width) {
+  const size_t text_width = DisplayWidth(text);
+  return absl::StrCat(std::string(text_width < width ? width - text_width : 0, ' '), text);
 }
 
-std::string RenderTable(const Table& table, const BoxStyle& box) {
-  const Row header = {"Metric", "Value"};
-  size_t metric_width = DisplayWidth(header.metric);
-  size_t value_width = DisplayWidth(header.value);
-  for (const Row& row : table.rows) {
-    metric_width = std::max(metric_width, DisplayWidth(row.metric));
-    value_width = std::max(value_width, DisplayWidth(row.value));
+std::string Rule(const absl::string_view (&parts)[4], const std::vector<size_t>& widths) {
+  // Each cell has one space of padding on either side.
+  std::string out(parts[0]);
+  for (size_t c = 0; c < widths.size(); ++c) {
+    if (c > 0) absl::StrAppend(&out, parts[2]);
+    absl::StrAppend(&out, Repeat(parts[1], widths[c] + 2));
   }
-  const auto render_row = [&](const Row& row, absl::string_view vertical) {
-    return absl::StrCat(vertical, " ", PadRight(row.metric, metric_width), " ", vertical, " ",
-                        PadRight(row.value, value_width), " ", vertical, "\n");
+  absl::StrAppend(&out, parts[3], "\n");
+  return out;
+}
+
+std::string RenderColumns(const TextTable& table, const BoxStyle& box) {
+  const size_t columns = table.header.size();
+  std::vector<size_t> widths(columns, 0);
+  for (size_t c = 0; c < columns; ++c) widths[c] = DisplayWidth(table.header[c]);
+  for (const std::vector<std::string>& row : table.rows) {
+    for (size_t c = 0; c < columns && c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+    }
+  }
+  const auto render_row = [&](const std::vector<std::string>& row, absl::string_view vertical,
+                              bool header) {
+    std::string line(vertical);
+    for (size_t c = 0; c < columns; ++c) {
+      const absl::string_view cell = c < row.size() ? absl::string_view(row[c]) : "";
+      const bool right = !header && c < table.right_aligned.size() && table.right_aligned[c];
+      absl::StrAppend(&line, " ", right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]),
+                      " ", vertical);
+    }
+    absl::StrAppend(&line, "\n");
+    return line;
   };
 
   // The title is centred over the table, as rich does it.
-  const size_t table_width = metric_width + value_width + 7;
+  size_t table_width = 1;
+  for (size_t width : widths) table_width += width + 3;
   const size_t title_width = DisplayWidth(table.title);
   std::string out = absl::StrCat(
       std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '),
       table.title, "\n");
-  absl::StrAppend(&out, Rule(box.top, metric_width, value_width));
-  absl::StrAppend(&out, render_row(header, box.header_vertical));
-  absl::StrAppend(&out, Rule(box.header_rule, metric_width, value_width));
-  for (const Row& row : table.rows) absl::StrAppend(&out, render_row(row, box.row_vertical));
-  absl::StrAppend(&out, Rule(box.bottom, metric_width, value_width));
+  absl::StrAppend(&out, Rule(box.top, widths));
+  absl::StrAppend(&out, render_row(table.header, box.header_vertical, true));
+  absl::StrAppend(&out, Rule(box.header_rule, widths));
+  for (const std::vector<std::string>& row : table.rows) {
+    absl::StrAppend(&out, render_row(row, box.row_vertical, false));
+  }
+  absl::StrAppend(&out, Rule(box.bottom, widths));
   return out;
+}
+
+std::string RenderTable(const Table& table, const BoxStyle& box) {
+  TextTable columns{table.title, {"Metric", "Value"}, {}, {}};
+  columns.rows.reserve(table.rows.size());
+  for (const Row& row : table.rows) columns.rows.push_back({row.metric, row.value});
+  return RenderColumns(columns, box);
 }
 
 // Python's "{:,}".
@@ -557,6 +586,10 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
     absl::StrAppend(&out, "\n", RenderTable(table, box));
   }
   return out;
+}
+
+std::string FormatTextTable(const TextTable& table, const TableOptions& options) {
+  return RenderColumns(table, options.unicode ? kUnicodeBox : kAsciiBox);
 }
 
 std::string FormatDuration(double seconds) {

@@ -60,6 +60,18 @@ struct SummaryTable {
 std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
                                              const TableOptions& options);
 
+// A table with any number of columns, drawn exactly like the summary tables (title centred
+// above, heavy header box in Unicode, "+-|" in ASCII). Cells are shown as given (callers
+// replace control characters); `right_aligned[c]` right-aligns column c (numbers), missing
+// entries mean left. Rows shorter than the header are padded with empty cells. Ends in '\n'.
+struct TextTable {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right_aligned;
+};
+std::string FormatTextTable(const TextTable& table, const TableOptions& options);
+
 // The original's _format_time: below 60 s "12.3s" (one decimal); below an hour "1m 1s" and
 // otherwise "1h 2m 3s", truncating to whole units. Negative values below 60 s keep their sign
 // ("-5.0s"); NaN and infinities give "N/A".

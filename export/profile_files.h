@@ -1,0 +1,54 @@
+// The files `collect profile DIR` writes for a measurement's statistical profiles:
+//   profile.folded            folded stacks merged over every worker (flamegraph.pl, speedscope)
+//   flamegraph.svg            the flame graph of the same (export/flame_graph.h)
+//   profile.<stem>.folded     one per profile, <stem> from its worker (and task prefix or
+//   flamegraph.<stem>.svg     section), made safe as a file name and unique
+// Each file is written atomically (a temporary file in the same directory, then rename) and
+// replaces an earlier one of the same name.
+//
+// Thread-safety: no shared state; concurrent writes into one directory race on the renames
+// only (last one wins). Cost: that of FoldedStacks and RenderFlameGraph per profile.
+#ifndef ROASTCOFFEA_EXPORT_PROFILE_FILES_H_
+#define ROASTCOFFEA_EXPORT_PROFILE_FILES_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "export/flame_graph.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// `text` as a file-name part: characters other than ASCII letters, digits, '.', '_' and '-'
+// become '-', runs of '-' collapse, leading/trailing '-' and '.' go, at most 64 characters;
+// "" stays "".  "tcp://10.0.0.5:4123" -> "tcp-10.0.0.5-4123".
+std::string SanitizeFileNamePart(absl::string_view text);
+
+// One stem per profile of `measurement`, in order: the sanitised worker (else worker name,
+// else "all-workers"), then ".<task prefix or section>" when restricted; a stem already taken
+// gets "-2", "-3", ...
+std::vector<std::string> ProfileFileStems(const v1::Measurement& measurement);
+
+struct ProfileFilesOptions {
+  FlameGraphOptions flame_graph = {};  // title and subtitle are set per file
+};
+
+struct WrittenProfileFiles {
+  std::vector<std::string> paths;  // the merged files first, then per profile
+  // Why the merged files were not written (the profiles cannot be merged, e.g. their sampling
+  // intervals differ); "" when they were.
+  std::string merge_problem;
+};
+
+// Writes the files above into `directory` (which must exist). FailedPrecondition when the
+// measurement has no profiles; errors of the profile library name the profile; I/O errors name
+// the path and the OS error.
+absl::StatusOr<WrittenProfileFiles> WriteProfileFiles(const v1::Measurement& measurement,
+                                                      const std::string& directory,
+                                                      const ProfileFilesOptions& options = {});
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_EXPORT_PROFILE_FILES_H_

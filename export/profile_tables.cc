@@ -1,0 +1,221 @@
+#include "export/profile_tables.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "aggregation/profile.h"
+#include "export/display_width.h"
+
+namespace roastcoffea {
+namespace {
+
+using export_internal::DisplayWidth;
+using export_internal::ReplaceControlCharacters;
+
+absl::string_view Ellipsis(bool unicode) { return unicode ? "\u2026" : "..."; }
+
+// `text` cut at its end to at most `max_width` columns, ending in the ellipsis when cut.
+std::string ElideEnd(absl::string_view text, size_t max_width, bool unicode) {
+  if (DisplayWidth(text) <= max_width) return std::string(text);
+  const absl::string_view ellipsis = Ellipsis(unicode);
+  const size_t ellipsis_width = DisplayWidth(ellipsis);
+  if (max_width < ellipsis_width) return "";
+  size_t width = 0;
+  size_t end = 0;
+  while (end < text.size()) {
+    size_t next = end + 1;
+    while (next < text.size() && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+    const size_t w = DisplayWidth(text.substr(end, next - end));
+    if (width + w + ellipsis_width > max_width) break;
+    width += w;
+    end = next;
+  }
+  return absl::StrCat(text.substr(0, end), ellipsis);
+}
+
+// Python's "{:,}".
+std::string Thousands(int64_t value) {
+  // Through uint64_t so that the most negative value does not overflow.
+  const uint64_t magnitude =
+      value < 0 ? ~static_cast<uint64_t>(value) + 1 : static_cast<uint64_t>(value);
+  const std::string digits = absl::StrCat(magnitude);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return value < 0 ? absl::StrCat("-", out) : out;
+}
+
+std::string Interval(double seconds) {
+  if (seconds <= 0) return "unknown";
+  if (seconds < 1) return absl::StrFormat("%.4g ms", seconds * 1e3);
+  return absl::StrFormat("%.4g s", seconds);
+}
+
+std::string Clean(absl::string_view text) { return ReplaceControlCharacters(text); }
+
+// Bytes in binary units, like the summary tables (FormatBytes without trailing zeros noise).
+std::string Memory(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
+
+}  // namespace
+
+std::string ElideStack(const std::vector<std::string>& frames, size_t max_width, bool unicode) {
+  const std::string full = absl::StrJoin(frames, ";");
+  if (DisplayWidth(full) <= max_width || frames.empty()) return ElideEnd(full, max_width, unicode);
+  const std::string gap = absl::StrCat(";", Ellipsis(unicode), ";");
+  // Root, gap, and as many innermost frames as fit.
+  std::string tail;
+  size_t kept = 0;
+  for (size_t i = frames.size(); i-- > 1;) {
+    const std::string candidate = kept == 0 ? frames[i] : absl::StrCat(frames[i], ";", tail);
+    if (DisplayWidth(frames[0]) + DisplayWidth(gap) + DisplayWidth(candidate) > max_width) break;
+    tail = candidate;
+    ++kept;
+  }
+  if (kept > 0) return absl::StrCat(frames[0], gap, tail);
+  const std::string lead = absl::StrCat(Ellipsis(unicode), ";");
+  const size_t lead_width = DisplayWidth(lead);
+  if (max_width <= lead_width) return ElideEnd(frames.back(), max_width, unicode);
+  return absl::StrCat(lead, ElideEnd(frames.back(), max_width - lead_width, unicode));
+}
+
+std::vector<const v1::Profile*> ProfilesToMerge(const v1::Measurement& measurement) {
+  std::vector<const v1::Profile*> whole;
+  std::vector<const v1::Profile*> all;
+  for (const v1::Profile& profile : measurement.profiles()) {
+    all.push_back(&profile);
+    if (profile.task_prefix().empty() && profile.section().empty()) whole.push_back(&profile);
+  }
+  return whole.empty() ? all : whole;
+}
+
+absl::StatusOr<v1::Profile> MergedProfile(const v1::Measurement& measurement) {
+  const std::vector<const v1::Profile*> chosen = ProfilesToMerge(measurement);
+  if (chosen.empty()) {
+    return absl::FailedPreconditionError("the measurement has no profiles");
+  }
+  std::vector<v1::Profile> copies;
+  copies.reserve(chosen.size());
+  for (const v1::Profile* profile : chosen) copies.push_back(*profile);
+  return MergeProfiles(absl::MakeConstSpan(copies));
+}
+
+std::string ProfileHeader(const v1::Profile& profile) {
+  std::string out;
+  if (profile.worker().empty()) {
+    out = "All workers";
+  } else {
+    out = absl::StrCat("Worker ", Clean(profile.worker()));
+  }
+  if (!profile.worker_name().empty() && profile.worker_name() != profile.worker()) {
+    absl::StrAppend(&out, " (name ", Clean(profile.worker_name()), ")");
+  }
+  if (!profile.host().empty()) absl::StrAppend(&out, " on ", Clean(profile.host()));
+  std::vector<std::string> details;
+  if (!profile.source().empty()) details.push_back(absl::StrCat("source ", Clean(profile.source())));
+  if (profile.threads() > 0) {
+    details.push_back(absl::StrCat(profile.threads(), profile.threads() == 1 ? " thread" : " threads"));
+  }
+  if (profile.memory_limit_bytes() > 0) {
+    details.push_back(absl::StrCat("memory limit ", Memory(profile.memory_limit_bytes())));
+  }
+  if (!profile.task_prefix().empty()) {
+    details.push_back(absl::StrCat("task prefix ", Clean(profile.task_prefix())));
+  }
+  if (!profile.section().empty()) {
+    details.push_back(absl::StrCat("section ", Clean(profile.section())));
+  }
+  details.push_back(
+      absl::StrCat("sampling interval ", Interval(profile.sampling_interval_seconds())));
+  absl::StatusOr<ProfileAnalysis> analysis = AnalyzeProfile(profile, [] {
+    ProfileAnalysisOptions options;
+    options.top_stacks = 0;
+    return options;
+  }());
+  if (analysis.ok()) {
+    details.push_back(absl::StrFormat("%s samples = %.3f s", Thousands(analysis->total_samples),
+                                      analysis->total_seconds));
+  }
+  if (profile.lost_samples() > 0) {
+    details.push_back(absl::StrCat(Thousands(profile.lost_samples()), " lost"));
+  }
+  if (profile.samples_outside_chunks() > 0) {
+    details.push_back(
+        absl::StrCat(Thousands(profile.samples_outside_chunks()), " outside chunks"));
+  }
+  absl::StrAppend(&out, ": ", absl::StrJoin(details, "; "));
+  return out;
+}
+
+absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::string& title,
+                                         const ProfileTableOptions& options) {
+  ProfileAnalysisOptions analysis_options;
+  analysis_options.top_stacks = options.top > 0 ? options.top : 0;
+  absl::StatusOr<ProfileAnalysis> analysis = AnalyzeProfile(profile, analysis_options);
+  if (!analysis.ok()) {
+    return absl::Status(analysis.status().code(),
+                        absl::StrCat(title, ": ", analysis.status().message()));
+  }
+  TextTable table;
+  table.title = title;
+  table.header = {"Rank", "Samples", "Seconds", "Percent", "Innermost Frame", "Stack"};
+  table.right_aligned = {true, true, true, true, false, false};
+  const bool unicode = options.table.unicode;
+  const size_t frame_width = static_cast<size_t>(options.max_frame_width > 1 ? options.max_frame_width : 1);
+  const size_t stack_width = static_cast<size_t>(options.max_stack_width > 1 ? options.max_stack_width : 1);
+  int rank = 0;
+  for (const RankedStack& stack : analysis->top_stacks) {
+    std::vector<std::string> frames;
+    frames.reserve(stack.frames.size());
+    for (const std::string& frame : stack.frames) frames.push_back(Clean(frame));
+    table.rows.push_back({
+        absl::StrCat(++rank),
+        Thousands(stack.samples),
+        absl::StrFormat("%.3f", stack.seconds),
+        absl::StrFormat("%.1f%%", stack.percent),
+        frames.empty() ? std::string() : ElideEnd(frames.back(), frame_width, unicode),
+        ElideStack(frames, stack_width, unicode),
+    });
+  }
+  return table;
+}
+
+absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
+                                                const ProfileTableOptions& options) {
+  std::string out;
+  for (int i = 0; i < measurement.profiles_size(); ++i) {
+    const v1::Profile& profile = measurement.profiles(i);
+    std::string title = "Top Stacks";
+    if (!profile.worker().empty()) absl::StrAppend(&title, ": ", Clean(profile.worker()));
+    if (!profile.task_prefix().empty()) absl::StrAppend(&title, " [", Clean(profile.task_prefix()), "]");
+    if (!profile.section().empty()) absl::StrAppend(&title, " [", Clean(profile.section()), "]");
+    absl::StatusOr<TextTable> table = TopStacksTable(profile, title, options);
+    if (!table.ok()) return table.status();
+    absl::StrAppend(&out, i == 0 ? "" : "\n", ProfileHeader(profile), "\n\n",
+                    FormatTextTable(*table, options.table));
+  }
+  const std::vector<const v1::Profile*> chosen = ProfilesToMerge(measurement);
+  if (chosen.size() > 1) {
+    absl::StatusOr<v1::Profile> merged = MergedProfile(measurement);
+    if (!merged.ok()) {
+      // The per-worker tables above still stand.
+      absl::StrAppend(&out, "\nNo table merged over workers: ", merged.status().message(), "\n");
+      return out;
+    }
+    absl::StatusOr<TextTable> table =
+        TopStacksTable(*merged, "Top Stacks (all workers)", options);
+    if (!table.ok()) return table.status();
+    absl::StrAppend(&out, "\n", ProfileHeader(*merged), " (merged over ", chosen.size(),
+                    " profiles)\n\n", FormatTextTable(*table, options.table));
+  }
+  return out;
+}
+
+}  // namespace roastcoffea

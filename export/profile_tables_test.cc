@@ -1,0 +1,192 @@
+#include "export/profile_tables.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "export/display_width.h"
+#include "export/tables.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+using export_internal::DisplayWidth;
+
+struct NodeSpec {
+  int parent;
+  std::string function;
+  int64_t count;
+};
+
+v1::Profile Tree(const std::string& worker, const std::vector<NodeSpec>& nodes,
+                 double interval = 0.01) {
+  v1::Profile profile;
+  profile.set_source("dask");
+  profile.set_worker(worker);
+  profile.set_sampling_interval_seconds(interval);
+  v1::ProfileNode* root = profile.add_nodes();
+  root->set_parent(-1);
+  root->set_frame(-1);
+  for (const NodeSpec& spec : nodes) {
+    v1::ProfileFrame* frame = profile.add_frames();
+    frame->set_function(spec.function);
+    v1::ProfileNode* node = profile.add_nodes();
+    node->set_parent(spec.parent);
+    node->set_frame(profile.frames_size() - 1);
+    node->set_count(spec.count);
+  }
+  return profile;
+}
+
+// main(10) -> a(6) -> c(2); main -> b(3). Exclusive: a 4, b 3, c 2, main 1.
+v1::Profile KnownTree(const std::string& worker) {
+  return Tree(worker, {{0, "main", 10}, {1, "a", 6}, {1, "b", 3}, {2, "c", 2}});
+}
+
+TEST(FormatTextTableTest, ColumnsAlignedInBothStyles) {
+  TextTable table{"T", {"Rank", "Name"}, {{"1", "x"}, {"10", "\u00e9t\u00e9"}}, {true, false}};
+  TableOptions options;
+  for (bool unicode : {true, false}) {
+    options.unicode = unicode;
+    const std::string text = FormatTextTable(table, options);
+    std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+    ASSERT_EQ(lines.size(), 7u) << text;  // title, top, header, rule, 2 rows, bottom
+    for (size_t i = 2; i < lines.size(); ++i) {
+      EXPECT_EQ(DisplayWidth(lines[i]), DisplayWidth(lines[1])) << text;
+    }
+    EXPECT_TRUE(absl::StrContains(text, unicode ? "\u2503 Rank \u2503" : "| Rank |")) << text;
+    EXPECT_TRUE(absl::StrContains(text, unicode ? "\u2502    1 \u2502 x   " : "|    1 | x   "))
+        << text;
+  }
+}
+
+TEST(ElideStackTest, KeepsRootAndInnermostFrames) {
+  const std::vector<std::string> frames = {"root", "aaaa", "bbbb", "cccc", "inner"};
+  EXPECT_EQ(ElideStack(frames, 100, true), "root;aaaa;bbbb;cccc;inner");
+  EXPECT_EQ(ElideStack(frames, 20, true), "root;\u2026;cccc;inner");
+  EXPECT_EQ(ElideStack(frames, 20, false), "root;...;cccc;inner");
+  EXPECT_LE(DisplayWidth(ElideStack(frames, 20, false)), 20u);
+  // Not even root and innermost fit: the innermost frame, cut at its end.
+  const std::vector<std::string> long_frames = {"root", std::string(50, 'x')};
+  const std::string elided = ElideStack(long_frames, 12, true);
+  EXPECT_EQ(elided, "\u2026;xxxxxxxxx\u2026");
+  EXPECT_EQ(DisplayWidth(elided), 12u);
+  EXPECT_EQ(ElideStack({}, 10, true), "");
+}
+
+TEST(TopStacksTableTest, RankedExclusiveStacks) {
+  absl::StatusOr<TextTable> table = TopStacksTable(KnownTree("w1"), "Top Stacks: w1");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->title, "Top Stacks: w1");
+  ASSERT_EQ(table->header, (std::vector<std::string>{"Rank", "Samples", "Seconds", "Percent",
+                                                     "Innermost Frame", "Stack"}));
+  ASSERT_EQ(table->rows.size(), 4u);
+  EXPECT_EQ(table->rows[0], (std::vector<std::string>{"1", "4", "0.040", "40.0%", "a", "main;a"}));
+  EXPECT_EQ(table->rows[1], (std::vector<std::string>{"2", "3", "0.030", "30.0%", "b", "main;b"}));
+  EXPECT_EQ(table->rows[2],
+            (std::vector<std::string>{"3", "2", "0.020", "20.0%", "c", "main;a;c"}));
+  EXPECT_EQ(table->rows[3], (std::vector<std::string>{"4", "1", "0.010", "10.0%", "main", "main"}));
+  ProfileTableOptions options;
+  options.top = 2;
+  table = TopStacksTable(KnownTree("w1"), "t", options);
+  ASSERT_TRUE(table.ok());
+  EXPECT_EQ(table->rows.size(), 2u);
+}
+
+TEST(TopStacksTableTest, LongFramesElidedAndControlCharactersReplaced) {
+  const std::string name = "std::vector<std::pair<int, double>>::emplace_back\x1b[31m" +
+                           std::string(100, 'z');
+  ProfileTableOptions options;
+  options.max_frame_width = 30;
+  options.max_stack_width = 40;
+  options.table.unicode = false;
+  absl::StatusOr<TextTable> table =
+      TopStacksTable(Tree("w", {{0, "main", 5}, {1, name, 5}}), "t", options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->rows.size(), 1u);
+  const std::vector<std::string>& row = table->rows[0];
+  EXPECT_EQ(DisplayWidth(row[4]), 30u);
+  EXPECT_TRUE(absl::EndsWith(row[4], "...")) << row[4];
+  EXPECT_TRUE(absl::StartsWith(row[4], "std::vector<std::pair<int")) << row[4];
+  EXPECT_LE(DisplayWidth(row[5]), 40u);
+  for (const std::string& cell : row) EXPECT_FALSE(absl::StrContains(cell, "\x1b")) << cell;
+}
+
+TEST(TopStacksTableTest, InconsistentProfileNamesTheTable) {
+  const absl::StatusOr<TextTable> table =
+      TopStacksTable(Tree("w", {{0, "main", 1}, {1, "a", 5}}), "Top Stacks: w");
+  ASSERT_FALSE(table.ok());
+  EXPECT_TRUE(absl::StrContains(table.status().message(), "Top Stacks: w"));
+}
+
+TEST(ProfileHeaderTest, DescribesTheWorker) {
+  v1::Profile profile = KnownTree("tcp://10.0.0.5:4123");
+  profile.set_worker_name("w-1");
+  profile.set_host("node\n7");
+  profile.set_threads(4);
+  profile.set_memory_limit_bytes(2LL << 30);
+  profile.set_task_prefix("process");
+  profile.set_lost_samples(3);
+  EXPECT_EQ(ProfileHeader(profile),
+            "Worker tcp://10.0.0.5:4123 (name w-1) on node?7: source dask; 4 threads; memory "
+            "limit 2.00 GiB; task prefix process; sampling interval 10 ms; 10 samples = 0.100 s; "
+            "3 lost");
+  v1::Profile merged = KnownTree("");
+  merged.set_sampling_interval_seconds(2);
+  merged.set_source("");
+  EXPECT_EQ(ProfileHeader(merged), "All workers: sampling interval 2 s; 10 samples = 20.000 s");
+}
+
+TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
+  v1::Measurement measurement;
+  *measurement.add_profiles() = KnownTree("w1");
+  *measurement.add_profiles() = Tree("w2", {{0, "main", 10}, {1, "b", 10}});
+  // Restricted to a task prefix: shown, but not merged (w1's whole profile covers it).
+  v1::Profile prefix = KnownTree("w1");
+  prefix.set_task_prefix("process");
+  *measurement.add_profiles() = prefix;
+  EXPECT_EQ(ProfilesToMerge(measurement).size(), 2u);
+
+  ProfileTableOptions options;
+  options.table.unicode = false;
+  absl::StatusOr<std::string> text = FormatProfileTables(measurement, options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StrContains(*text, "Worker w1: source dask;")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1\n")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w2\n")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1 [process]")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks (all workers)")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "(merged over 2 profiles)")) << *text;
+  // Merged: main;b has 3 + 10 = 13 of 20 samples.
+  EXPECT_TRUE(absl::StrContains(*text, "|    1 |      13 |   0.130 |   65.0% | b               | main;b   |"))
+      << *text;
+  EXPECT_FALSE(absl::StrContains(*text, "\u2502"));
+
+  absl::StatusOr<v1::Profile> merged = MergedProfile(measurement);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_TRUE(merged->worker().empty());
+
+  // Sampling intervals that disagree cannot be merged: the error says so.
+  measurement.mutable_profiles(1)->set_sampling_interval_seconds(0.02);
+  text = FormatProfileTables(measurement, options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w2\n")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "\nNo table merged over workers: ")) << *text;
+  EXPECT_FALSE(absl::StrContains(*text, "Top Stacks (all workers)")) << *text;
+  // Every profile restricted: all of them are merged.
+  v1::Measurement restricted;
+  *restricted.add_profiles() = prefix;
+  EXPECT_EQ(ProfilesToMerge(restricted).size(), 1u);
+  EXPECT_EQ(ProfilesToMerge(v1::Measurement()).size(), 0u);
+  EXPECT_FALSE(MergedProfile(v1::Measurement()).ok());
+  text = FormatProfileTables(v1::Measurement(), options);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "");
+}
+
+}  // namespace
+}  // namespace roastcoffea

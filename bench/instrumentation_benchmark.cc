@@ -4,14 +4,18 @@
 // the chunk wrapper around an empty processor <= 1 us plus the memory read (BM_StatmRead);
 // disabled <= 2 ns per scope; throughput that scales with threads up to the core count.
 #include <fcntl.h>
+#include <linux/perf_event.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 
 #include "benchmark/benchmark.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
+#include "instrumentation/thread_cpu_clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -19,6 +23,9 @@
 
 namespace roastcoffea {
 namespace {
+
+using instrumentation_internal::CallingThreadCpuClockSource;
+using instrumentation_internal::ThreadCpuClockSourceName;
 
 constexpr int kScopesPerChunk = 4096;
 
@@ -71,15 +78,17 @@ void BM_ScopedTimerWithSlices(benchmark::State& state) {
   const int scopes = static_cast<int>(state.range(1));
   for (auto _ : state) {
     state.PauseTiming();
-    v1::ChunkRecord record = TrackChunk(
-        ChunkMetadata{},
-        [&] {
-          state.ResumeTiming();
-          for (int i = 0; i < scopes; ++i) ScopedTimer timer("kept");
-          state.PauseTiming();
-        },
-        options);
-    benchmark::DoNotOptimize(record);
+    {
+      v1::ChunkRecord record = TrackChunk(
+          ChunkMetadata{},
+          [&] {
+            state.ResumeTiming();
+            for (int i = 0; i < scopes; ++i) ScopedTimer timer("kept");
+            state.PauseTiming();
+          },
+          options);
+      benchmark::DoNotOptimize(record);
+    }  // destroyed while paused: freeing its slice messages is not the scopes' cost
     state.ResumeTiming();
   }
   state.counters["s_per_scope"] = benchmark::Counter(
@@ -117,8 +126,52 @@ void BM_ScopedTimerWithCpuTime(benchmark::State& state) {
       ScopedTimer timer("cpu", CpuTime::kMeasured);
     }
   });
+  state.SetLabel(ThreadCpuClockSourceName(CallingThreadCpuClockSource()));
 }
 BENCHMARK(BM_ScopedTimerWithCpuTime);
+
+// One reading of the thread CPU clock the wrapper and CpuTime::kMeasured use (label: its
+// source on this machine), and the system call it replaces where perf allows.
+void BM_ThreadCpuClockRead(benchmark::State& state) {
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(instrumentation_internal::ThreadCpuClockNs());
+  }
+  state.SetLabel(ThreadCpuClockSourceName(CallingThreadCpuClockSource()));
+}
+BENCHMARK(BM_ThreadCpuClockRead);
+
+void BM_ClockGettimeThreadCpu(benchmark::State& state) {
+  timespec ts;
+  for (auto _ : state) {
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    benchmark::DoNotOptimize(ts);
+  }
+}
+BENCHMARK(BM_ClockGettimeThreadCpu);
+
+#if defined(__x86_64__)
+uint64_t ReadTsc() { return __rdtsc(); }
+
+// The perf source's reading (seqlock, rdtsc, conversion) on a page laid out as the kernel
+// writes it with cap_user_time = 1: its cost where the kernel publishes the TSC conversion,
+// measurable on machines (such as KVM guests on kvm-clock) where it does not.
+void BM_PerfTaskClockReadSyntheticPage(benchmark::State& state) {
+  perf_event_mmap_page page;
+  std::memset(&page, 0, sizeof(page));
+  page.cap_user_time = 1;
+  page.time_shift = 31;
+  page.time_mult = 827'000'000;  // about 2.6 GHz
+  page.time_offset = uint64_t{0} - 1'000'000;
+  int64_t ns = 0;
+  for (auto _ : state) {
+    const volatile perf_event_mmap_page& volatile_page = page;
+    benchmark::DoNotOptimize(
+        instrumentation_internal::ReadPerfTaskClockNs(volatile_page, &ReadTsc, &ns));
+    benchmark::DoNotOptimize(ns);
+  }
+}
+BENCHMARK(BM_PerfTaskClockReadSyntheticPage);
+#endif
 
 void BM_ScopedTimerDisabled(benchmark::State& state) {
   SetInstrumentationEnabled(false);
@@ -161,8 +214,8 @@ void BM_StatmRead(benchmark::State& state) {
 BENCHMARK(BM_StatmRead);
 
 // The whole chunk wrapper around an empty processor, with its record. Args: with the two
-// /proc/self/statm readings (1, the default) or not; with the two thread-CPU-clock system
-// calls (1, the default) or not.
+// /proc/self/statm readings (1, the default) or not; with the two thread-CPU-clock readings
+// (1, the default; label: the clock's source) or not.
 void BM_TrackChunksEmptyProcessor(benchmark::State& state) {
   ChunkTrackingOptions options;
   options.worker = "bench";  // the default asks for the host name per chunk
@@ -175,6 +228,9 @@ void BM_TrackChunksEmptyProcessor(benchmark::State& state) {
     benchmark::DoNotOptimize(output);
   }
   state.SetItemsProcessed(state.iterations());
+  if (options.measure_cpu_time) {
+    state.SetLabel(ThreadCpuClockSourceName(CallingThreadCpuClockSource()));
+  }
 }
 BENCHMARK(BM_TrackChunksEmptyProcessor)->Args({1, 1})->Args({0, 1})->Args({0, 0});
 BENCHMARK(BM_TrackChunksEmptyProcessor)->Args({0, 1})->Threads(2)->UseRealTime();

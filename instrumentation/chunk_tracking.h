@@ -71,7 +71,8 @@ struct ChunkTrackingOptions {
   // after/peak_bytes stay 0 ("unknown") and ScopedMemory records no RSS delta. Pair with
   // //instrumentation:allocation_counting for exact per-thread memory at a lower cost.
   bool read_resident_memory = true;
-  // false: no thread-CPU-clock readings (two system calls per chunk); cpu_seconds stays 0.
+  // false: no thread-CPU-clock readings (two per chunk: system calls unless the perf clock is
+  // usable, see README "Thread CPU clock"); cpu_seconds stays 0.
   bool measure_cpu_time = true;
 };
 
@@ -130,7 +131,8 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 //
 // Thread-safety: any number of threads may call TrackChunk concurrently.
 // Cost: two /proc/self/statm reads (a few microseconds; see read_resident_memory), two
-// thread-CPU-clock calls and building the record (about 1 microsecond); see
+// thread-CPU-clock readings (a system call each, or ~10 ns where the perf clock is usable; see
+// measure_cpu_time) and building the record (about 0.4 microseconds); see
 // bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
 template <typename Fn>
 v1::ChunkRecord TrackChunk(const ChunkMetadata& metadata, Fn&& fn,

@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "instrumentation/thread_cpu_clock.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {
@@ -103,11 +104,7 @@ int64_t ResidentMemoryBytesOrZero() {
   return bytes.ok() ? *bytes : 0;
 }
 
-int64_t ThreadCpuTimeNs() {
-  timespec ts;
-  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+int64_t ThreadCpuTimeNs() { return ThreadCpuClockNs(); }
 
 int64_t SteadyTimeNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -27,8 +27,9 @@ absl::StatusOr<int64_t> ReadResidentMemoryBytes();
 // Same, but 0 when the reading fails (the schema's "unknown").
 int64_t ResidentMemoryBytesOrZero();
 
-// CPU time consumed so far by the calling thread, in nanoseconds
-// (clock_gettime(CLOCK_THREAD_CPUTIME_ID); one system call). 0 if the clock is unavailable.
+// CPU time consumed so far by the calling thread, in nanoseconds (thread_cpu_clock.h: a perf
+// task clock read without a system call where the kernel allows it, else one clock_gettime
+// system call). 0 if no clock is available.
 int64_t ThreadCpuTimeNs();
 
 // Monotonic time in nanoseconds (steady_clock), for durations.

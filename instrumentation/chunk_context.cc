@@ -52,6 +52,8 @@ int64_t ThreadIndex() {
   return thread_index;
 }
 
+int64_t ThreadIndexIfAssigned() { return thread_index; }
+
 }  // namespace instrumentation_internal
 
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes) {

@@ -58,6 +58,9 @@ struct ChunkState {
   // Scopes opened in this chunk and not yet closed; nonzero at the end means misuse (a scope
   // kept alive past its chunk), reported as an "(unclosed)" section. Also the slice depth.
   uint32_t open_scopes = 0;
+  // Name of the innermost open ScopedTimer (null when none), for the sampling profiler's
+  // signal handler: one store on scope entry, one restore on exit.
+  const char* time_section = nullptr;
   int used_slots = 0;
   int last_slot = 0;  // lookup cache: a loop usually re-enters the section it just left
   // Timeline buffer (owned by TrackChunk): `slice_capacity` events, `slice_count` used.
@@ -136,6 +139,9 @@ inline ThreadByteCounters ThreadBytesRead() { return tls_thread_bytes; }
 // A small number that identifies the calling thread for the life of the process: 0 for the
 // first thread that asks, then 1, 2, ...
 int64_t ThreadIndex();
+// The calling thread's index if ThreadIndex() already gave it one, else -1. Never assigns:
+// async-signal-safe (one thread_local load).
+int64_t ThreadIndexIfAssigned();
 
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea

@@ -36,6 +36,17 @@ const char* NameOrUnnamed(const char* name) { return name != nullptr ? name : kU
 
 }  // namespace
 
+ThreadSampleContext CurrentSampleContext() {
+  ThreadSampleContext context;
+  const ChunkState* chunk = instrumentation_internal::CurrentChunk();
+  if (chunk != nullptr) {
+    context.in_chunk = true;
+    context.time_section = chunk->time_section;
+  }
+  context.thread_index = instrumentation_internal::ThreadIndexIfAssigned();
+  return context;
+}
+
 void ScopedTimer::Enter(const char* name, CpuTime cpu_time) {
   ChunkState* chunk = instrumentation_internal::CurrentChunk();
   chunk_ = chunk;
@@ -46,6 +57,8 @@ void ScopedTimer::Enter(const char* name, CpuTime cpu_time) {
   slot_index_ = static_cast<uint32_t>(
       (reinterpret_cast<uintptr_t>(slot_) - reinterpret_cast<uintptr_t>(chunk->slots)) /
       sizeof(SectionSlot));
+  outer_time_section_ = chunk->time_section;
+  chunk->time_section = slot_->name;
   if (cpu_time == CpuTime::kMeasured) start_cpu_ns_ = instrumentation_internal::ThreadCpuTimeNs();
   start_ticks_ = instrumentation_internal::Ticks();  // last: brackets the block tightly
 }
@@ -54,6 +67,7 @@ void ScopedTimer::Exit() {
   const uint64_t end_ticks = instrumentation_internal::Ticks();
   ChunkState* chunk = CloseScope(chunk_, chunk_serial_);
   if (chunk == nullptr) return;
+  chunk->time_section = outer_time_section_;
   SectionSlot& slot = *slot_;  // valid: its chunk is live
   ++slot.entries;
   slot.ticks += end_ticks - start_ticks_;

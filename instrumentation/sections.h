@@ -53,6 +53,18 @@ inline thread_local ChunkState* tls_current_chunk = nullptr;
 // Lock-free and allocation-free (thread_local counters); safe to call outside any chunk.
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes);
 
+// What a sampling profiler records about the thread it interrupted. Read from a signal handler
+// on that thread: CurrentSampleContext() is async-signal-safe (thread_local loads only; no
+// allocation, locks or lazy initialisation).
+struct ThreadSampleContext {
+  // Name of the innermost ScopedTimer open in the thread's current chunk; null when none.
+  const char* time_section = nullptr;
+  bool in_chunk = false;  // a chunk is being tracked on this thread
+  // The thread's ChunkRecord.thread_index; -1 until its first chunk record got one.
+  int64_t thread_index = -1;
+};
+ThreadSampleContext CurrentSampleContext();
+
 // Whether a ScopedTimer also measures the thread's CPU time (two system calls per scope).
 enum class CpuTime { kNotMeasured, kMeasured };
 
@@ -81,6 +93,7 @@ class ScopedTimer {
   int64_t start_cpu_ns_ = -1;  // -1: CPU time not measured
   uint32_t depth_ = 0;
   uint32_t slot_index_ = 0;
+  const char* outer_time_section_ = nullptr;  // restored as the chunk's time_section on exit
 };
 
 // Change of process resident memory (RSS) over a block, in bytes, recorded as a KIND_MEMORY

@@ -414,5 +414,35 @@ TEST(SectionsTest, DisabledInstrumentationRecordsNothing) {
   EXPECT_EQ(measured.chunk_records[0].compressed_bytes_read(), 10);
 }
 
+TEST(SectionsTest, SampleContextNamesTheInnermostOpenTimerOfTheCurrentChunk) {
+  const ThreadSampleContext outside = CurrentSampleContext();
+  EXPECT_FALSE(outside.in_chunk);
+  EXPECT_EQ(outside.time_section, nullptr);
+  std::vector<std::string> seen;
+  auto section_now = [&seen] {
+    const char* name = CurrentSampleContext().time_section;
+    seen.push_back(name != nullptr ? name : "<none>");
+  };
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [&] {
+    EXPECT_TRUE(CurrentSampleContext().in_chunk);
+    section_now();
+    {
+      ScopedTimer outer("outer");
+      section_now();
+      {
+        ScopedMemory memory("memory_is_not_a_time_section");
+        ScopedTimer inner("inner");
+        section_now();
+      }
+      section_now();
+    }
+    section_now();
+  });
+  EXPECT_THAT(seen, ElementsAre("<none>", "outer", "inner", "outer", "<none>"));
+  // The thread index the record got is what the context reports from then on.
+  EXPECT_EQ(CurrentSampleContext().thread_index, record.thread_index());
+  EXPECT_EQ(CurrentSampleContext().time_section, nullptr);
+}
+
 }  // namespace
 }  // namespace roastcoffea

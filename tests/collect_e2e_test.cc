@@ -211,6 +211,48 @@ TEST_F(CollectEndToEndTest, AnExistingMeasurementIsNeverOverwritten) {
   EXPECT_EQ(ReadFile(output_ + "/first/measurement.pb"), before);
 }
 
+TEST_F(CollectEndToEndTest, ProfileFlagSavesThreadpoolProfilesPerWorkerAndSection) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sampling profiler refuses to run under ThreadSanitizer";
+#endif
+  std::vector<std::string> flags = SmallRun(cache_, output_, "profiled");
+  flags.push_back("--profile");
+  flags.push_back("--profile_hz=1000");
+  const Outcome run = RunCollect(flags);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(output_ + "/profiled");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->metadata().configuration().at("profile_hz"), "1000");
+  int workers = 0;
+  int64_t chunk_samples = 0;
+  std::set<std::string> sections;
+  for (const v1::Profile& profile : loaded->profiles()) {
+    EXPECT_EQ(profile.source(), "threadpool");
+    EXPECT_DOUBLE_EQ(profile.sampling_interval_seconds(), 0.001);
+    ASSERT_GE(profile.nodes_size(), 1);
+    if (profile.section().empty()) {
+      ++workers;
+      EXPECT_THAT(profile.worker(), HasSubstr("/thread-"));
+      for (const v1::ProfileChunkSamples& chunk : profile.chunk_samples()) {
+        chunk_samples += chunk.samples();
+      }
+    } else {
+      sections.insert(profile.section());
+    }
+  }
+  EXPECT_EQ(workers, kThreads);
+  EXPECT_GT(chunk_samples, 0);
+  // The dijet processor's timed sections, e.g. its jet selection.
+  EXPECT_EQ(sections.count("select_jets"), 1u);
+}
+
+TEST(CollectBadInputTest, ProfileRateOutOfRangeIsRejectedByName) {
+  const Outcome outcome =
+      RunCollect({"--profile", "--profile_hz=0", "--output_dir=" + TempDir() + "/bad"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--profile_hz must be in [1, 1000], got 0"));
+}
+
 TEST(CollectBadInputTest, ZeroThreadsIsRejectedByName) {
   const Outcome outcome = RunCollect({"--threads=0", "--output_dir=" + TempDir() + "/bad"});
   EXPECT_EQ(outcome.exit_code, 2);

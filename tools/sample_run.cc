@@ -49,6 +49,8 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
   if (!executor.ok()) return executor.status();
   ThreadPoolBackendOptions backend_options;
   backend_options.task_prefix = kProcessorName;
+  backend_options.profile = options.profile;
+  backend_options.profile_hz = options.profile_hz;
   ThreadPoolMetricsBackend backend(executor->get(), backend_options);
 
   ChunkTrackingOptions tracking_options;
@@ -105,7 +107,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
   run.tracking = *std::move(tracking);
   run.chunks = std::move(output->chunk_records);
   run.spans.push_back(*std::move(span_metrics));
-  run.profiles = backend.TakeProfiles();
+  run.profiles = backend.TakeProfilesAttributedTo(run.chunks);
   run.processor_patterns = {kProcessorName};
   result.output = std::move(output->output);
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));

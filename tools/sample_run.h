@@ -25,6 +25,10 @@ struct SampleRunOptions {
   int threads = 1;
   // Worker-tracking sampling interval (> 0).
   absl::Duration interval = absl::Milliseconds(250);
+  // Statistical CPU profile of the worker threads (measurement.profiles), at profile_hz
+  // samples per second of each thread's CPU time (1..1000).
+  bool profile = false;
+  int profile_hz = 100;
 };
 
 struct SampleRunResult {

@@ -81,6 +81,24 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
   if (tracking_on_) {
     return absl::FailedPreconditionError("tracking already started; call StopTracking first");
   }
+  if (options_.profile) {
+    if (options_.profile_hz < 1 || options_.profile_hz > SamplingProfiler::kMaxHz) {
+      return absl::InvalidArgumentError(absl::StrCat("profile_hz must be in [1, ",
+                                                     SamplingProfiler::kMaxHz, "], got ",
+                                                     options_.profile_hz));
+    }
+    std::vector<ProfiledThread> threads;
+    for (const WorkerThreadSnapshot& worker : executor_->Snapshot().workers) {
+      threads.push_back(ProfiledThread{worker.tid, WorkerName(worker.index)});
+    }
+    SamplingProfilerOptions profiler_options;
+    profiler_options.hz = options_.profile_hz;
+    profiler_.reset();
+    absl::StatusOr<std::unique_ptr<SamplingProfiler>> profiler =
+        SamplingProfiler::Start(std::move(threads), profiler_options);
+    if (!profiler.ok()) return profiler.status();
+    profiler_ = *std::move(profiler);
+  }
   tracking_.Clear();
   tracking_.set_backend(std::string(name()));
   tracking_.set_interval_seconds(absl::ToDoubleSeconds(interval));
@@ -108,11 +126,25 @@ absl::StatusOr<v1::TrackingData> ThreadPoolMetricsBackend::StopTracking() {
   }
   sampler_wake_.notify_all();
   sampler_.join();
+  if (profiler_ != nullptr) profiler_->Stop();
   tracking_on_ = false;
   Sample();
   v1::TrackingData result = std::move(tracking_);
   tracking_.Clear();
   return result;
+}
+
+std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles() {
+  return TakeProfilesAttributedTo({});
+}
+
+std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfilesAttributedTo(
+    absl::Span<const v1::ChunkRecord> chunks) {
+  if (profiler_ == nullptr || profiler_->running()) return {};
+  absl::StatusOr<std::vector<v1::Profile>> profiles = profiler_->BuildProfiles(chunks, host_);
+  profiler_.reset();
+  if (!profiles.ok()) return {};
+  return *std::move(profiles);
 }
 
 void ThreadPoolMetricsBackend::SamplerLoop(absl::Duration interval) {

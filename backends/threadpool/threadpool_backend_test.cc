@@ -18,6 +18,8 @@
 #include "gmock/gmock.h"
 #include "backends/threadpool/test_gate.h"
 #include "gtest/gtest.h"
+#include "instrumentation/chunk_tracking.h"
+#include "instrumentation/sections.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -191,6 +193,69 @@ TEST(ThreadPoolMetricsBackendTest, TrackingABusyRun) {
   // cpu_percent integrated over time gives back the CPU the work items burnt.
   EXPECT_GT(integrated_cpu_seconds, 0.8 * *cpu);
   EXPECT_LT(integrated_cpu_seconds, 1.25 * *cpu + 0.02);
+  // Profiling is off by default.
+  EXPECT_TRUE(backend.TakeProfiles().empty());
+}
+
+TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
+  if (absl::Status supported = SamplingProfiler::Supported(); !supported.ok()) {
+    GTEST_SKIP() << supported;
+  }
+  constexpr int kThreads = 2;
+  std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(kThreads);
+  ASSERT_NE(executor, nullptr);
+  ThreadPoolBackendOptions options;
+  options.profile = true;
+  options.profile_hz = 200;
+  ThreadPoolMetricsBackend backend(executor.get(), options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(50)).ok());
+  const auto tracked = TrackChunks([](const ChunkMetadata&) {
+    ScopedTimer timer("spin");
+    return SpinCpu(0.1);
+  });
+  absl::StatusOr<TrackedOutput<double>> output =
+      executor->Map<TrackedOutput<double>>(6, [&](size_t i) {
+        return tracked(ChunkMetadata{"ds", "f", "", static_cast<int64_t>(i) * 10,
+                                     static_cast<int64_t>(i) * 10 + 10, 10});
+      });
+  ASSERT_TRUE(output.ok()) << output.status();
+  EXPECT_TRUE(backend.TakeProfiles().empty());  // still tracking: nothing yet
+  ASSERT_TRUE(backend.StopTracking().ok());
+  std::vector<v1::Profile> profiles = backend.TakeProfilesAttributedTo(output->chunk_records);
+  ASSERT_EQ(profiles.size(), kThreads + 1u);  // the workers, then section "spin"
+  const std::string prefix = ExpectedWorkerPrefix();
+  int64_t chunk_samples = 0;
+  int64_t samples = 0;
+  for (int w = 0; w < kThreads; ++w) {
+    const v1::Profile& profile = profiles[static_cast<size_t>(w)];
+    EXPECT_EQ(profile.worker(), prefix + std::to_string(w));
+    EXPECT_EQ(profile.source(), "threadpool");
+    EXPECT_DOUBLE_EQ(profile.sampling_interval_seconds(), 0.005);
+    samples += profile.nodes(0).count();
+    for (const v1::ProfileChunkSamples& chunk : profile.chunk_samples()) {
+      EXPECT_EQ(chunk.dataset(), "ds");
+      chunk_samples += chunk.samples();
+    }
+  }
+  // 0.6 CPU-seconds of chunks at 200 Hz: about 120 samples, nearly all inside chunks.
+  EXPECT_GT(samples, 80);
+  EXPECT_LT(samples, 160);
+  EXPECT_GT(chunk_samples, samples * 9 / 10);
+  EXPECT_EQ(profiles[kThreads].section(), "spin");
+  EXPECT_GT(profiles[kThreads].nodes(0).count(), samples * 9 / 10);
+  EXPECT_TRUE(backend.TakeProfiles().empty());  // taken
+}
+
+TEST(ThreadPoolMetricsBackendTest, RejectsABadProfileRate) {
+  std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(1);
+  ASSERT_NE(executor, nullptr);
+  ThreadPoolBackendOptions options;
+  options.profile = true;
+  options.profile_hz = 0;
+  ThreadPoolMetricsBackend backend(executor.get(), options);
+  const absl::Status status = backend.StartTracking(absl::Milliseconds(50));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("profile_hz"));
 }
 
 TEST(ThreadPoolMetricsBackendTest, FirstSampleSeesExecutingAndQueuedItems) {

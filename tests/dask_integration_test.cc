@@ -16,6 +16,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,6 +128,11 @@ std::unique_ptr<DaskMetricsBackend> BackendFor(const DaskCluster& cluster) {
   return *DaskMetricsBackend::Create(options);
 }
 
+std::string BurnWorkloadScript() {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") +
+         "/tests/testdata/dask_burn_workload.py";
+}
+
 std::string WorkloadScript() {
   return std::string(std::getenv("TEST_SRCDIR")) + "/" + std::getenv("TEST_WORKSPACE") +
          "/tests/testdata/dask_workload.py";
@@ -207,6 +213,72 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   EXPECT_EQ(inc_tasks, 24);
   EXPECT_GT(inc_compute, 24 * 0.02);
   EXPECT_LT(inc_compute, 24 * 0.5);
+}
+
+// The workers' statistical profiles of a run name the hot Python function on every worker.
+TEST_F(DaskIntegrationTest, ProfilesNameTheHotFunctionOnEveryWorker) {
+  DaskCluster cluster;
+  cluster.AddWorker("w-two", 2, "1GB");
+  cluster.AddWorker("w-one", 1, "500MB");
+  ASSERT_TRUE(cluster.WaitForWorkers(2));
+  DaskBackendOptions options;
+  options.scheduler_address = cluster.address();
+  options.profile_task_prefixes = {"burn_cpu_hot_loop", "no_such_prefix"};
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
+  ChildProcess client({"/usr/bin/python3", BurnWorkloadScript(), cluster.address(), "1.5"},
+                      DaskEnvironment(), TmpDir() + "/client.log");
+  ASSERT_EQ(client.Wait(), 0) << "see client.log";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->workers_size(), 2);
+  std::map<std::string, int> cores;  // address -> threads, from the tracking data
+  for (const v1::WorkerSeries& w : data->workers()) cores[w.worker()] = w.cores(0);
+
+  const std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  for (const std::string& w : backend->Warnings()) ADD_FAILURE() << "warning: " << w;
+  ASSERT_EQ(profiles.size(), 6u);  // 2 workers x (all tasks, burn_cpu_hot_loop, no_such_prefix)
+  std::map<std::string, std::set<std::string>> prefixes_by_worker;
+  for (const v1::Profile& p : profiles) {
+    SCOPED_TRACE(p.worker() + " prefix '" + p.task_prefix() + "'");
+    ASSERT_EQ(cores.count(p.worker()), 1u);  // the real worker addresses
+    prefixes_by_worker[p.worker()].insert(p.task_prefix());
+    EXPECT_EQ(p.threads(), cores[p.worker()]);
+    EXPECT_EQ(p.worker_name(), p.threads() == 2 ? "w-two" : "w-one");
+    EXPECT_EQ(p.host(), "127.0.0.1");
+    EXPECT_EQ(p.memory_limit_bytes(), p.threads() == 2 ? 1000000000 : 500000000);
+    EXPECT_EQ(p.source(), "dask");
+    EXPECT_EQ(p.sampling_interval_seconds(), 0.01);
+    EXPECT_LT(p.start_unix_ns(), p.end_unix_ns());
+    ASSERT_GE(p.nodes_size(), 1);
+    const int64_t root = p.nodes(0).count();
+    if (p.task_prefix() == "no_such_prefix") {
+      EXPECT_EQ(root, 0);
+      continue;
+    }
+    // About 1.5 s per thread at 10 ms: well over 50 samples per worker.
+    EXPECT_GT(root, 50);
+    int64_t hot = -1, under_root = 0;
+    for (int i = 1; i < p.nodes_size(); ++i) {
+      const v1::ProfileNode& n = p.nodes(i);
+      ASSERT_LT(n.parent(), i);
+      if (n.parent() == 0) under_root += n.count();
+      if (n.parent() == 0 && p.frames(n.frame()).function() == "burn_cpu_hot_loop") {
+        hot = n.count();
+        EXPECT_THAT(p.frames(n.frame()).file(), HasSubstr("dask_burn_workload.py"));
+      }
+    }
+    ASSERT_GT(hot, 0) << "burn_cpu_hot_loop is not a child of the root";
+    // Dask never counts the innermost frame: the samples in the loop itself are the root's
+    // exclusive ones. With them the hot function holds nearly every sample.
+    EXPECT_GT(root - under_root + hot, root * 8 / 10);
+  }
+  EXPECT_EQ(prefixes_by_worker.size(), 2u);
+  for (const auto& [worker, prefixes] : prefixes_by_worker) {
+    EXPECT_EQ(prefixes, (std::set<std::string>{"", "burn_cpu_hot_loop", "no_such_prefix"}))
+        << worker;
+  }
 }
 
 TEST_F(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {

@@ -22,6 +22,15 @@ ABSL_FLAG(bool, dask_task_stream, true,
           "--backend=dask: read the task stream (fine metrics per task prefix and worker).");
 ABSL_FLAG(bool, dask_occupancy, true,
           "--backend=dask: read per-worker occupancy through the scheduler's dump_state.");
+ABSL_FLAG(bool, dask_profiles, true,
+          "--backend=dask: at the end, read each worker's statistical profile of the run "
+          "(--nodask_profiles: do not).");
+ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {},
+          "--backend=dask: task prefixes (comma-separated, e.g. process,load) that get a "
+          "per-worker profile of their own, besides the profile of all tasks.");
+ABSL_FLAG(double, dask_profile_interval, 0.01,
+          "--backend=dask: the workers' distributed.worker.profile.interval in seconds (> 0); "
+          "no read-only request reports it.");
 ABSL_FLAG(double, dask_reconnect_max_backoff, 5,
           "--backend=dask: longest wait in seconds between reconnection attempts (> 0).");
 
@@ -53,6 +62,19 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
     problems.push_back(
         absl::StrCat("--dask_reconnect_max_backoff must be > 0 seconds, got ", backoff));
   }
+  const std::vector<std::string> prefixes = absl::GetFlag(FLAGS_dask_profile_prefixes);
+  for (const std::string& prefix : prefixes) {
+    if (prefix.empty()) {
+      problems.push_back(absl::StrCat("--dask_profile_prefixes has an empty prefix: '",
+                                      absl::StrJoin(prefixes, ","), "'"));
+      break;
+    }
+  }
+  const double profile_interval = absl::GetFlag(FLAGS_dask_profile_interval);
+  if (!PositiveFinite(profile_interval)) {
+    problems.push_back(
+        absl::StrCat("--dask_profile_interval must be > 0 seconds, got ", profile_interval));
+  }
   if (max_mib < 1 || max_mib > 65536) {
     problems.push_back(absl::StrCat("--dask_max_message_mib must be in 1..65536, got ", max_mib));
   }
@@ -65,6 +87,9 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
         std::min(options.reconnect_initial_backoff, options.reconnect_max_backoff);
     options.read_task_stream = absl::GetFlag(FLAGS_dask_task_stream);
     options.read_occupancy = absl::GetFlag(FLAGS_dask_occupancy);
+    options.read_profiles = absl::GetFlag(FLAGS_dask_profiles);
+    options.profile_task_prefixes = prefixes;
+    options.profile_interval_seconds = profile_interval;
     absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> backend =
         DaskMetricsBackend::Create(std::move(options));
     if (backend.ok()) return std::unique_ptr<AbstractMetricsBackend>(*std::move(backend));

@@ -1,5 +1,8 @@
 #include "tools/dask_collect.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "gmock/gmock.h"
@@ -8,6 +11,8 @@
 ABSL_DECLARE_FLAG(std::string, scheduler);
 ABSL_DECLARE_FLAG(double, dask_read_timeout);
 ABSL_DECLARE_FLAG(int, dask_max_message_mib);
+ABSL_DECLARE_FLAG(std::vector<std::string>, dask_profile_prefixes);
+ABSL_DECLARE_FLAG(double, dask_profile_interval);
 
 namespace roastcoffea {
 namespace {
@@ -37,6 +42,20 @@ TEST(DaskCollectTest, EveryBadFlagIsNamed) {
   absl::SetFlag(&FLAGS_scheduler, "ws://127.0.0.1:8786");
   EXPECT_THAT(MakeDaskBackendFromFlags().status().message(),
               AllOf(HasSubstr("--scheduler"), HasSubstr("only tcp://")));
+}
+
+TEST(DaskCollectTest, ProfileFlagsAreChecked) {
+  absl::SetFlag(&FLAGS_scheduler, "tcp://127.0.0.1:8786");
+  absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{"process", "load"});
+  EXPECT_TRUE(MakeDaskBackendFromFlags().ok());
+  absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{"process", ""});
+  absl::SetFlag(&FLAGS_dask_profile_interval, 0);
+  absl::Status s = MakeDaskBackendFromFlags().status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("--dask_profile_prefixes has an empty prefix"),
+                                 HasSubstr("--dask_profile_interval must be > 0")));
+  absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{});
+  absl::SetFlag(&FLAGS_dask_profile_interval, 0.01);
 }
 
 }  // namespace

@@ -26,6 +26,8 @@ constexpr absl::string_view kAllowedOps[] = {
     "ncores",           "ncores_running", "processing",      "get_task_prefix_states",
     "dump_state",       "who_has",        "has_what",        "nbytes",
     "get_task_status",  "events",         "echo",            "close",
+    // Merges the workers' statistical profiles; reads only (each worker's get_profile).
+    "profile",
 };
 
 int PollTimeoutMs(absl::Time deadline) {

@@ -81,6 +81,10 @@ class DaskComm {
   // Clean close: {"op": "close", "reply": false}, then the socket is closed. Idempotent.
   void Close();
 
+  // Limits for decoding the following replies (profile trees nest deeper than other replies).
+  void set_msgpack_limits(const MsgpackLimits& limits) { options_.msgpack_limits = limits; }
+  const MsgpackLimits& msgpack_limits() const { return options_.msgpack_limits; }
+
   bool broken() const { return fd_ < 0; }
   // The scheduler's handshake map.
   const Value& server_handshake() const { return server_handshake_; }

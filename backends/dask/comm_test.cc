@@ -70,7 +70,8 @@ TEST(OpPolicyTest, DeniesEveryOpThatChangesTheCluster) {
     EXPECT_TRUE(IsDeniedOp(op)) << op;
     EXPECT_FALSE(IsAllowedOp(op)) << op;
   }
-  for (const char* op : {"identity", "versions", "get_task_stream", "processing", "dump_state"}) {
+  for (const char* op :
+       {"identity", "versions", "get_task_stream", "processing", "dump_state", "profile"}) {
     EXPECT_TRUE(IsAllowedOp(op)) << op;
   }
   EXPECT_FALSE(IsAllowedOp("no_such_op"));

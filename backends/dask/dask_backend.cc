@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace roastcoffea {
 namespace {
@@ -134,9 +135,11 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
                                                  options_.scheduler_address, ": ", s.message()));
     }
   }
-  cursor_.StartAt(absl::ToUnixMicros(absl::Now()) / 1e6);
+  tracking_start_unix_ns_ = NowUnixNs();
+  cursor_.StartAt(tracking_start_unix_ns_ / 1e9);
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    profiles_.clear();
     tracking_ = true;
     interval_seconds_ = absl::ToDoubleSeconds(interval);
   }
@@ -336,6 +339,7 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!tracking_) return absl::FailedPreconditionError("DaskMetricsBackend is not tracking");
   }
+  const int64_t stop_unix_ns = NowUnixNs();  // the tracked window ends here
   {
     std::lock_guard<std::mutex> lock(poller_mutex_);
     stop_poller_ = true;
@@ -344,6 +348,15 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   if (poller_.joinable()) poller_.join();
   next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
   Poll();
+  if (options_.read_profiles) {
+    if (comm_ != nullptr && !comm_->broken()) {
+      FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
+    } else {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning("The workers' profiles were not read: the Dask scheduler was unreachable at "
+                 "the end of the run.");
+    }
+  }
   if (comm_ != nullptr) {
     comm_->Close();
     comm_.reset();
@@ -412,6 +425,122 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   }
   for (const v1::TrackingGap& gap : gaps_) *data.add_gaps() = gap;
   return data;
+}
+
+absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProfileSet(
+    const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
+    int64_t stop_ns) {
+  auto call = [&](const std::vector<std::string>& asked)
+      -> absl::StatusOr<std::vector<dask::WorkerProfileTree>> {
+    dask::Value list = dask::Value::Array();
+    for (const std::string& w : asked) list.Append(dask::Value::Str(w));
+    dask::Value args = dask::Value::Map();
+    args.Insert(dask::Value::Str("workers"), std::move(list));
+    args.Insert(dask::Value::Str("merge_workers"), dask::Value::Bool(false));
+    args.Insert(dask::Value::Str("start"), dask::Value::Float(start_ns / 1e9));
+    args.Insert(dask::Value::Str("stop"), dask::Value::Float(stop_ns / 1e9));
+    if (!prefix.empty()) args.Insert(dask::Value::Str("key"), dask::Value::Str(prefix));
+    absl::StatusOr<dask::Value> reply = comm_->Call("profile", args);
+    if (!reply.ok()) return reply.status();
+    return dask::ConvertPerWorkerProfiles(*reply, options_.profile_conversion);
+  };
+  std::map<std::string, v1::Profile> out;
+  absl::StatusOr<std::vector<dask::WorkerProfileTree>> all = call(workers);
+  if (!all.ok()) return all.status();
+  if (all->size() == workers.size()) {
+    for (dask::WorkerProfileTree& t : *all) out[t.worker] = std::move(t.profile);
+    return out;
+  }
+  // Fewer trees than workers: the scheduler drops the workers that failed to answer and then
+  // zips the remaining trees with the first addresses (get_profile, distributed 2022.12), so
+  // the keys cannot be trusted. Each worker alone is unambiguous: {address: tree} or {}.
+  std::vector<std::string> missing;
+  for (const std::string& w : workers) {
+    absl::StatusOr<std::vector<dask::WorkerProfileTree>> one = call({w});
+    if (!one.ok()) {
+      if (comm_->broken()) return one.status();
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The profile of Dask worker ", w, " was not read: ",
+                              one.status().message()));
+      continue;
+    }
+    if (one->size() == 1 && (*one)[0].worker == w) {
+      out[w] = std::move((*one)[0].profile);
+    } else {
+      missing.push_back(w);
+    }
+  }
+  if (!missing.empty()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrCat("No profile", prefix.empty() ? "" : " of task prefix '" + prefix + "'",
+                            " from Dask worker(s) ", absl::StrJoin(missing, ", "),
+                            " (it failed to answer the scheduler or left)."));
+  }
+  return out;
+}
+
+void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
+  std::vector<std::string> asked;  // workers present at the last poll, in first-seen order
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& w : worker_order_) {
+      if (present_workers_.count(w) > 0) asked.push_back(w);
+    }
+  }
+  if (asked.empty()) return;
+  dask::MsgpackLimits limits = comm_->msgpack_limits();
+  limits.max_depth = std::max(limits.max_depth, options_.profile_max_msgpack_depth);
+  comm_->set_msgpack_limits(limits);
+
+  std::vector<std::string> prefixes = {""};
+  prefixes.insert(prefixes.end(), options_.profile_task_prefixes.begin(),
+                  options_.profile_task_prefixes.end());
+  std::vector<v1::Profile> fetched;
+  for (const std::string& prefix : prefixes) {
+    absl::StatusOr<std::map<std::string, v1::Profile>> set =
+        FetchProfileSet(asked, prefix, start_ns, stop_ns);
+    if (!set.ok()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The workers' profiles",
+                              prefix.empty() ? "" : " of task prefix '" + prefix + "'",
+                              " were not read: ", set.status().message()));
+      if (comm_->broken()) break;
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& w : asked) {
+      auto it = set->find(w);
+      if (it == set->end()) continue;
+      v1::Profile& p = it->second;
+      p.set_worker(w);
+      p.set_task_prefix(prefix);
+      p.set_sampling_interval_seconds(options_.profile_interval_seconds);
+      p.set_start_unix_ns(start_ns);
+      p.set_end_unix_ns(stop_ns);
+      // What the last identity said about the worker.
+      auto track = workers_.find(w);
+      if (track != workers_.end()) {
+        p.set_host(track->second.host);
+        if (!track->second.samples.empty()) {
+          const dask::WorkerSnapshot& s = track->second.samples.back().snapshot;
+          p.set_worker_name(s.name);
+          if (!s.host.empty()) p.set_host(s.host);
+          p.set_threads(static_cast<int32_t>(std::lround(s.nthreads)));
+          p.set_memory_limit_bytes(std::llround(s.memory_limit_bytes));
+        }
+      }
+      fetched.push_back(std::move(p));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiles_ = std::move(fetched);
+}
+
+std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<v1::Profile> out;
+  out.swap(profiles_);
+  return out;
 }
 
 absl::StatusOr<SpanId> DaskMetricsBackend::CreateSpan(absl::string_view name) {

@@ -16,6 +16,14 @@
 // distributed ≥ 2023.4 the per-heartbeat `digests_total_since_heartbeat` (context "execute",
 // activities thread-cpu, thread-noncpu, ...) are accumulated too.
 //
+// Profiles: at StopTracking (before closing) the backend asks the scheduler's `profile` op for
+// each worker's statistical profile over the tracked window (`merge_workers: false`, `start`
+// and `stop` in epoch seconds), and once more per task prefix of profile_task_prefixes (`key`).
+// Workers keep one tree per profile cycle (1 s) for the last hour only, so the window is
+// rounded out to whole cycles and a run longer than an hour gets its last hour. The sampling
+// interval (distributed.worker.profile.interval) is not reported by any read-only op: it is
+// the option profile_interval_seconds (Dask's default, 10 ms). A failed fetch is a warning.
+//
 // Faults: when the scheduler cannot be reached the backend keeps what it has, records a
 // v1::TrackingGap, retries with exponential backoff, and says so in Warnings(); a restarted
 // scheduler is picked up (its task stream is re-installed).
@@ -42,6 +50,7 @@
 #include "absl/time/time.h"
 #include "backends/dask/comm.h"
 #include "backends/dask/identity.h"
+#include "backends/dask/profile.h"
 #include "backends/dask/task_stream.h"
 #include "backends/metrics_backend.h"
 #include "schema/measurement.pb.h"
@@ -62,6 +71,18 @@ struct DaskBackendOptions {
   // Task-stream records finishing up to this long before the newest one seen are re-requested
   // and deduplicated (servers older than 2026.6 have no start_index).
   double task_stream_overlap_seconds = 10;
+  // Read per-worker statistical profiles over the tracked window at StopTracking.
+  bool read_profiles = true;
+  // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with
+  // only that prefix's samples.
+  std::vector<std::string> profile_task_prefixes;
+  // The workers' distributed.worker.profile.interval: the time one sample stands for.
+  double profile_interval_seconds = 0.01;
+  dask::ProfileConversionOptions profile_conversion;
+  // Nesting accepted in profile replies (two levels per frame; other replies keep
+  // comm.msgpack_limits). Python's msgpack nests at most 511 containers, so a worker cannot
+  // send a stack deeper than about 250 frames anyway (its reply fails and is left out).
+  int profile_max_msgpack_depth = 1024;
 };
 
 class DaskMetricsBackend : public AbstractMetricsBackend {
@@ -86,6 +107,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // NotFound for an unknown id, FailedPrecondition before EndSpan.
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
   bool SupportsFineMetrics() const override { return true; }
+
+  // Per-worker profiles (all tasks first, then one set per profile_task_prefixes entry),
+  // workers in the order they were first seen. Available after StopTracking.
+  std::vector<v1::Profile> TakeProfiles() override;
 
   std::vector<std::string> Warnings() const override;
 
@@ -126,6 +151,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   void EnterGap(const absl::Status& cause);
   void AddWarning(std::string sentence);  // requires mutex_
   void PollerLoop(absl::Duration interval);
+  // Profiles of `workers` over [start_ns, stop_ns], restricted to `prefix` unless empty, by
+  // worker address. Needs a live comm_.
+  absl::StatusOr<std::map<std::string, v1::Profile>> FetchProfileSet(
+      const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
+      int64_t stop_ns);
+  void FetchProfiles(int64_t start_ns, int64_t stop_ns);
 
   const DaskBackendOptions options_;
   const dask::SchedulerAddress address_;
@@ -147,6 +178,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Time last_reconnect_ = absl::InfinitePast();
   std::set<std::string> present_workers_;
   bool first_identity_ = true;
+  int64_t tracking_start_unix_ns_ = 0;
 
   mutable std::mutex mutex_;  // guards everything below
   bool tracking_ = false;
@@ -162,6 +194,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::vector<std::string> warnings_;
   int64_t next_span_ = 0;
   std::map<SpanId, SpanState> spans_;
+  std::vector<v1::Profile> profiles_;
 
   std::thread poller_;
   std::mutex poller_mutex_;

@@ -36,6 +36,52 @@ struct Cluster {
   int stream_calls = 0;
   double digest_thread_cpu = 0;  // > 0: send ≥ 2023.4-style per-heartbeat digests
   std::string identity_override;  // non-empty: raw bytes sent as the identity reply
+  std::vector<Value> profile_requests;
+  bool profile_error = false;    // answer `profile` with an error reply
+  std::string profile_failing;   // this worker fails to answer `profile`
+  int profile_chain = 0;          // > 0: trees are a chain of this many frames
+
+  // A chain of `frames` frames under a root: 2 msgpack levels per frame.
+  static Value ProfileChain(int frames) {
+    Value node = Value::Map();
+    for (int d = frames; d >= 0; --d) {
+      const std::string id = d == 0 ? "root" : "f" + std::to_string(d) + ";deep.py;1";
+      Value description = Value::Map();
+      description.Insert(Value::Str("name"), Value::Str(id.substr(0, id.find(';'))));
+      Value children = Value::Map();
+      if (d < frames) children.Insert(Value::Str(node.Find("identifier")->text()), node);
+      Value parent = Value::Map();
+      parent.Insert(Value::Str("count"), Value::Int(d < frames ? 1 : 0));
+      parent.Insert(Value::Str("identifier"), Value::Str(id));
+      parent.Insert(Value::Str("description"), std::move(description));
+      parent.Insert(Value::Str("children"), std::move(children));
+      node = std::move(parent);
+    }
+    return node;
+  }
+
+  // A worker's tree: root count 100 + nthreads, one frame named after the key (or "compute").
+  static Value ProfileTree(const Worker& w, const std::string& key) {
+    const std::string name = key.empty() ? "compute" : key;
+    Value description = Value::Map();
+    description.Insert(Value::Str("filename"), Value::Str("job.py"));
+    description.Insert(Value::Str("name"), Value::Str(name));
+    description.Insert(Value::Str("line_number"), Value::Int(4));
+    description.Insert(Value::Str("line"), Value::Str("return work()\n"));
+    Value child = Value::Map();
+    child.Insert(Value::Str("count"), Value::Int(5));
+    child.Insert(Value::Str("identifier"), Value::Str(name + ";job.py;3"));
+    child.Insert(Value::Str("description"), description);
+    child.Insert(Value::Str("children"), Value::Map());
+    Value children = Value::Map();
+    children.Insert(Value::Str(name + ";job.py;3"), child);
+    Value root = Value::Map();
+    root.Insert(Value::Str("count"), Value::Int(100 + w.nthreads));
+    root.Insert(Value::Str("identifier"), Value::Str("root"));
+    root.Insert(Value::Str("description"), Value::Str("root"));
+    root.Insert(Value::Str("children"), children);
+    return root;
+  }
 
   std::optional<std::string> Reply(const Value& request) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -63,6 +109,7 @@ struct Cluster {
         }
         Value info = Value::Map();
         info.Insert(Value::Str("host"), Value::Str("127.0.0.1"));
+        info.Insert(Value::Str("name"), Value::Str("w-" + w.address.substr(w.address.size() - 4)));
         info.Insert(Value::Str("nthreads"), Value::Int(w.nthreads));
         info.Insert(Value::Str("memory_limit"), Value::Int(w.memory_limit));
         info.Insert(Value::Str("last_seen"), Value::Float(w.last_seen));
@@ -89,6 +136,32 @@ struct Cluster {
       }
       Value reply = Value::Map();
       reply.Insert(Value::Str("workers"), ws);
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "profile") {
+      profile_requests.push_back(request);
+      if (profile_error) {
+        Value reply = Value::Map();
+        reply.Insert(Value::Str("status"), Value::Str("error"));
+        reply.Insert(Value::Str("exception_text"), Value::Str("OSError('profile boom')"));
+        return dask::EncodeMessage(reply);
+      }
+      const Value* key = request.Find("key");
+      std::vector<std::string> asked;
+      std::vector<Value> trees;
+      for (const Worker& w : workers) {
+        bool wanted = false;
+        for (const Value& a : request.Find("workers")->items()) wanted |= a.text() == w.address;
+        if (!wanted) continue;
+        asked.push_back(w.address);
+        if (w.address == profile_failing) continue;
+        trees.push_back(profile_chain > 0 ? ProfileChain(profile_chain)
+                                          : ProfileTree(w, key != nullptr ? key->text() : ""));
+      }
+      // Like get_profile in distributed 2022.12: failed workers are dropped from the results,
+      // which are then zipped with the addresses.
+      Value reply = Value::Map();
+      for (size_t i = 0; i < trees.size(); ++i) reply.Insert(Value::Str(asked[i]), trees[i]);
       return dask::EncodeMessage(reply);
     }
     if (op == "get_task_stream") {
@@ -258,7 +331,9 @@ TEST(DaskBackendTest, AccumulatesPerHeartbeatDigestsOncePerHeartbeat) {
   for (int heartbeat = 0; heartbeat < 2; ++heartbeat) {
     {
       std::lock_guard<std::mutex> lock(cluster.mutex);
-      cluster.workers[0].last_seen = NowSeconds();
+      // NowSeconds() is truncated to microseconds: without the margin the first heartbeat can
+      // land just before the span's start.
+      cluster.workers[0].last_seen = NowSeconds() + 0.001;
     }
     const size_t polls = scheduler.ops().size();
     WaitFor([&] { return scheduler.ops().size() > polls + 20; });  // polled many times
@@ -345,6 +420,124 @@ TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
   ASSERT_EQ(data->gaps_size(), 1);
   EXPECT_EQ(data->workers(0).time_unix_ns_size(), 1);
   EXPECT_THAT(backend->Warnings().back(), HasSubstr("partial"));
+}
+
+TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0},
+                     {"tcp://127.0.0.1:1002", 1, 2000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.profile_task_prefixes = {"inc"};
+  options.profile_interval_seconds = 0.02;
+  auto backend = *DaskMetricsBackend::Create(options);
+  const double before = NowSeconds();
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 10; });
+  EXPECT_TRUE(backend->TakeProfiles().empty());  // fetched at the end only
+  ASSERT_TRUE(backend->StopTracking().ok());
+  const double after = NowSeconds();
+  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  ASSERT_EQ(profiles.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    const v1::Profile& p = profiles[i];
+    EXPECT_EQ(p.worker(), i % 2 == 0 ? "tcp://127.0.0.1:1001" : "tcp://127.0.0.1:1002");
+    EXPECT_EQ(p.worker_name(), i % 2 == 0 ? "w-1001" : "w-1002");
+    EXPECT_EQ(p.host(), "127.0.0.1");
+    EXPECT_EQ(p.threads(), i % 2 == 0 ? 2 : 1);
+    EXPECT_EQ(p.memory_limit_bytes(), i % 2 == 0 ? 4000000000 : 2000000000);
+    EXPECT_EQ(p.task_prefix(), i < 2 ? "" : "inc");
+    EXPECT_EQ(p.source(), "dask");
+    EXPECT_EQ(p.sampling_interval_seconds(), 0.02);
+    EXPECT_GE(p.start_unix_ns() / 1e9, before - 1e-3);
+    EXPECT_LE(p.end_unix_ns() / 1e9, after + 1e-3);
+    EXPECT_LT(p.start_unix_ns(), p.end_unix_ns());
+    ASSERT_EQ(p.nodes_size(), 2);
+    EXPECT_EQ(p.nodes(0).count(), i % 2 == 0 ? 102 : 101);  // each worker's own tree
+    EXPECT_EQ(p.frames(0).function(), i < 2 ? "compute" : "inc");
+    EXPECT_EQ(p.frames(0).line(), "return work()");
+  }
+  EXPECT_TRUE(backend->Warnings().empty()) << backend->Warnings()[0];
+  EXPECT_TRUE(backend->TakeProfiles().empty());  // handed over once
+  // The requests: per worker (merge_workers false), the tracked window in epoch seconds.
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  ASSERT_EQ(cluster.profile_requests.size(), 2u);
+  const Value& all = cluster.profile_requests[0];
+  EXPECT_EQ(all.Find("merge_workers")->type(), Value::Type::kBool);
+  EXPECT_FALSE(all.Find("merge_workers")->bool_value());
+  EXPECT_EQ(all.Find("key"), nullptr);
+  ASSERT_EQ(all.Find("workers")->size(), 2u);
+  EXPECT_DOUBLE_EQ(*all.Find("start")->AsDouble(), profiles[0].start_unix_ns() / 1e9);
+  EXPECT_DOUBLE_EQ(*all.Find("stop")->AsDouble(), profiles[0].end_unix_ns() / 1e9);
+  EXPECT_EQ(cluster.profile_requests[1].Find("key")->text(), "inc");
+  EXPECT_TRUE(scheduler.WaitForOp("close"));
+}
+
+TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0},
+                     {"tcp://127.0.0.1:1002", 1, 2000000000, 1.0}};
+  cluster.profile_failing = "tcp://127.0.0.1:1001";  // its slot gets 1002's tree
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  ASSERT_EQ(profiles.size(), 1u);
+  EXPECT_EQ(profiles[0].worker(), "tcp://127.0.0.1:1002");
+  EXPECT_EQ(profiles[0].nodes(0).count(), 101);  // its own tree, not mislabelled
+  EXPECT_THAT(backend->Warnings(),
+              Contains(HasSubstr("No profile from Dask worker(s) tcp://127.0.0.1:1001")));
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  EXPECT_EQ(cluster.profile_requests.size(), 3u);  // all, then each worker alone
+}
+
+TEST(DaskBackendTest, AFailedProfileFetchIsAWarningAndTheRestIsKept) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  cluster.profile_error = true;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->workers_size(), 1);
+  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profiles were not read")));
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profile boom")));
+  EXPECT_TRUE(scheduler.WaitForOp("close"));  // the connection stayed usable
+}
+
+TEST(DaskBackendTest, ReadsProfileTreesNestedDeeperThanOtherReplies) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  cluster.profile_chain = 200;  // about 400 msgpack levels; the usual cap is 64
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  ASSERT_EQ(profiles.size(), 1u) << (backend->Warnings().empty() ? "" : backend->Warnings()[0]);
+  EXPECT_EQ(profiles[0].nodes_size(), 201);
+  EXPECT_EQ(profiles[0].frames(199).function(), "f200");
+}
+
+TEST(DaskBackendTest, ProfilesCanBeTurnedOff) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.read_profiles = false;
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_TRUE(scheduler.WaitForOp("close"));
+  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_THAT(scheduler.ops(), ::testing::Not(Contains("profile")));
 }
 
 }  // namespace

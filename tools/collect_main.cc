@@ -5,6 +5,7 @@
 //   collect show DIR           print the tables of a saved measurement
 //   collect compare A B ...    compare saved measurements
 //   collect report DIR         write the HTML report of a saved measurement
+//   collect profile DIR        top stacks, folded stacks and flame graphs of its profiles
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@
 #include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "export/measurement_io.h"
+#include "export/profile_files.h"
+#include "export/profile_tables.h"
 #include "export/tables.h"
 #include "tools/backend_factory.h"
 #include "tools/external_run.h"
@@ -56,6 +59,13 @@ ABSL_FLAG(int, files_per_dataset,
           "dijet-resonance signal).");
 ABSL_FLAG(int64_t, chunk_size, 25000, "Events per chunk (chunks are entry ranges of one file).");
 ABSL_FLAG(double, interval, 0.25, "Seconds between two samples of the workers (> 0).");
+ABSL_FLAG(bool, profile, false,
+          "threadpool: also take a statistical CPU profile of the worker threads (call trees "
+          "per worker and per timed section, samples per chunk; under 1 % overhead at 100 Hz). "
+          "Read it with `collect profile DIR`.");
+ABSL_FLAG(int, profile_hz, 100,
+          "threadpool with --profile: samples per second of each worker thread's CPU time, "
+          "1..1000.");
 ABSL_FLAG(std::string, output_dir, "measurements",
           "Directory that receives the measurement, as <output_dir>/<name>/. Relative paths are "
           "relative to the directory you ran from.");
@@ -85,6 +95,10 @@ ABSL_FLAG(bool, html, false,
           "as <measurement directory>.html.");
 ABSL_FLAG(std::string, html_output, "",
           "report: the HTML file to write (default: <DIR>.html next to the measurement).");
+ABSL_FLAG(int, top, 20, "profile: rows (heaviest exclusive stacks) per table, at least 1.");
+ABSL_FLAG(std::string, output, "",
+          "profile: directory for the folded stacks and flame graphs (default: the measurement "
+          "directory DIR).");
 
 namespace roastcoffea {
 namespace {
@@ -112,6 +126,11 @@ Usage:
                            percent, regressions marked; Amdahl's law fit from 3+ core counts.
   collect report DIR       Write one self-contained HTML file (metadata, tables, SVG plots) for
                            a saved measurement, to --html_output (default: DIR.html).
+  collect profile DIR [--top=N] [--output=DIR2]
+                           The statistical profiles of a saved measurement: per worker and
+                           merged, the N heaviest exclusive stacks; writes profile.folded and
+                           flamegraph.svg (merged) and profile.<worker>.folded and
+                           flamegraph.<worker>.svg into DIR (or DIR2).
 
 Under Bazel:  ./bazelw run //tools:collect -- [mode] [flags]
 )";
@@ -176,6 +195,49 @@ int Report(const std::vector<std::string>& arguments) {
   return 0;
 }
 
+int Profile(const std::vector<std::string>& arguments) {
+  if (arguments.size() != 1) {
+    return Fail(
+        absl::InvalidArgumentError("usage: collect profile DIR (one measurement directory)"));
+  }
+  absl::StatusOr<TableOptions> tables = TableStyle();
+  if (!tables.ok()) return Fail(tables.status());
+  if (absl::GetFlag(FLAGS_top) < 1) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--top must be at least 1, got ", absl::GetFlag(FLAGS_top))));
+  }
+  std::string directory = ResolveUserPath(arguments.front());
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  if (!measurement.ok()) return Fail(measurement.status());
+  if (measurement->profiles_size() == 0) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat(
+        "no profiles in ", directory,
+        ": run with --profile (threadpool) or --backend=dask")));
+  }
+  ProfileTableOptions options;
+  options.table = *tables;
+  options.top = absl::GetFlag(FLAGS_top);
+  absl::StatusOr<std::string> text = FormatProfileTables(*measurement, options);
+  if (!text.ok()) return Fail(text.status());
+  std::cout << *text;
+  const std::string requested = absl::GetFlag(FLAGS_output);
+  const std::string output = requested.empty() ? directory : ResolveUserPath(requested);
+  if (absl::Status status = EnsureWritableDirectory(output); !status.ok()) {
+    return Fail(absl::Status(status.code(), absl::StrCat("--output: ", status.message())));
+  }
+  absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(*measurement, output);
+  if (!written.ok()) return Fail(written.status());
+  std::cout << "\nFolded stacks (flamegraph.pl, speedscope) and flame graphs written to "
+            << output << ":\n";
+  for (const std::string& path : written->paths) std::cout << "  " << path << "\n";
+  if (!written->merge_problem.empty()) {
+    std::cerr << "collect: warning: no merged profile.folded and flamegraph.svg: "
+              << written->merge_problem << "\n";
+  }
+  return 0;
+}
+
 int Compare(const std::vector<std::string>& arguments) {
   if (arguments.size() < 2) {
     return Fail(absl::InvalidArgumentError(
@@ -207,6 +269,10 @@ absl::Status ValidateRunFlags() {
   if (!(interval > 0) || interval > 3600) {
     problems.push_back(
         absl::StrCat("--interval must be a number of seconds in (0, 3600], got ", interval));
+  }
+  if (absl::GetFlag(FLAGS_profile_hz) < 1 || absl::GetFlag(FLAGS_profile_hz) > 1000) {
+    problems.push_back(absl::StrCat("--profile_hz must be in [1, 1000], got ",
+                                    absl::GetFlag(FLAGS_profile_hz)));
   }
   if (absl::GetFlag(FLAGS_chunk_size) < 1) {
     problems.push_back(absl::StrCat("--chunk_size must be at least 1, got ",
@@ -355,6 +421,8 @@ int Run(int argc, char** argv) {
   options.chunk_size = absl::GetFlag(FLAGS_chunk_size);
   options.threads = absl::GetFlag(FLAGS_threads);
   options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  options.profile = absl::GetFlag(FLAGS_profile);
+  options.profile_hz = absl::GetFlag(FLAGS_profile_hz);
 
   std::cerr << "collect: sample dataset in " << options.cache_dir
             << " (generated on first use), " << options.threads
@@ -370,6 +438,7 @@ int Run(int argc, char** argv) {
   configuration["events_per_file"] = absl::StrCat(options.dataset.events_per_file);
   configuration["files_per_dataset"] = absl::StrCat(options.dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options.dataset.seed);
+  if (options.profile) configuration["profile_hz"] = absl::StrCat(options.profile_hz);
   configuration["dataset_directory"] = result->dataset_directory;
   absl::StatusOr<std::string> saved =
       Finish(*plan, argc, argv, measurement,
@@ -432,7 +501,10 @@ int main(int argc, char** argv) {
   if (arguments.front() == "report") {
     return roastcoffea::Report({arguments.begin() + 1, arguments.end()});
   }
+  if (arguments.front() == "profile") {
+    return roastcoffea::Profile({arguments.begin() + 1, arguments.end()});
+  }
   std::cerr << "collect: unknown mode '" << arguments.front()
-            << "' (modes: run, show DIR, compare A B ..., report DIR; see --help)\n";
+            << "' (modes: run, show DIR, compare A B ..., report DIR, profile DIR; see --help)\n";
   return 2;
 }

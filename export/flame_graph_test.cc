@@ -10,39 +10,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "export/test_profile.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace {
 
-struct NodeSpec {
-  int parent;
-  std::string function;
-  int64_t count;
-};
+using NodeSpec = testing_export::ProfileNodeSpec;
 
-// A profile whose node i+1 is nodes[i] (node 0 is the root, count `root_count`); one frame per
-// node.
 v1::Profile Tree(const std::vector<NodeSpec>& nodes, int64_t root_count = 0,
                  double interval = 0.01) {
-  v1::Profile profile;
-  profile.set_source("threadpool");
-  profile.set_worker("w1");
-  profile.set_sampling_interval_seconds(interval);
-  v1::ProfileNode* root = profile.add_nodes();
-  root->set_parent(-1);
-  root->set_frame(-1);
-  root->set_count(root_count);
-  for (const NodeSpec& spec : nodes) {
-    v1::ProfileFrame* frame = profile.add_frames();
-    frame->set_function(spec.function);
-    v1::ProfileNode* node = profile.add_nodes();
-    node->set_parent(spec.parent);
-    node->set_frame(profile.frames_size() - 1);
-    node->set_count(spec.count);
-  }
-  return profile;
+  return testing_export::ProfileTree(nodes, "threadpool", "w1", root_count, interval);
 }
 
 // main(10) -> a(6) -> c(2); main -> b(3). Exclusive: main 1, a 4, b 3, c 2.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "export/display_width.h"
 #include "export/tables.h"
+#include "export/test_profile.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
@@ -16,30 +17,11 @@ namespace {
 
 using export_internal::DisplayWidth;
 
-struct NodeSpec {
-  int parent;
-  std::string function;
-  int64_t count;
-};
+using NodeSpec = testing_export::ProfileNodeSpec;
 
 v1::Profile Tree(const std::string& worker, const std::vector<NodeSpec>& nodes,
                  double interval = 0.01) {
-  v1::Profile profile;
-  profile.set_source("dask");
-  profile.set_worker(worker);
-  profile.set_sampling_interval_seconds(interval);
-  v1::ProfileNode* root = profile.add_nodes();
-  root->set_parent(-1);
-  root->set_frame(-1);
-  for (const NodeSpec& spec : nodes) {
-    v1::ProfileFrame* frame = profile.add_frames();
-    frame->set_function(spec.function);
-    v1::ProfileNode* node = profile.add_nodes();
-    node->set_parent(spec.parent);
-    node->set_frame(profile.frames_size() - 1);
-    node->set_count(spec.count);
-  }
-  return profile;
+  return testing_export::ProfileTree(nodes, "dask", worker, /*root_count=*/0, interval);
 }
 
 // main(10) -> a(6) -> c(2); main -> b(3). Exclusive: a 4, b 3, c 2, main 1.

@@ -1,17 +1,12 @@
 #include "export/html_report.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "export/atomic_file.h"
 #include "export/flame_graph.h"
 #include "export/profile_tables.h"
 #include "export/svg_plot.h"
@@ -169,25 +164,8 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
 absl::Status WriteHtmlReport(const v1::Measurement& measurement, const std::string& path,
                              const HtmlReportOptions& options) {
   const std::string html = RenderHtmlReport(measurement, options);
-  const std::string temporary = absl::StrCat(path, ".tmp-", getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write the report '", temporary, "': ", std::strerror(errno)));
-    }
-    out << html;
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return absl::InternalError(absl::StrCat("cannot write the report '", temporary, "'"));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot move the report into '", path, "': ", std::strerror(error)));
+  if (absl::Status written = export_internal::WriteFileAtomically(path, html); !written.ok()) {
+    return absl::Status(written.code(), absl::StrCat("the report: ", written.message()));
   }
   return absl::OkStatus();
 }

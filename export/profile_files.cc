@@ -1,11 +1,5 @@
 #include "export/profile_files.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,36 +8,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "aggregation/profile.h"
+#include "export/atomic_file.h"
 #include "export/profile_tables.h"
 
 namespace roastcoffea {
 namespace {
 
 constexpr size_t kMaxStemPart = 64;
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string temporary = absl::StrCat(path, ".tmp-", getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write '", temporary, "': ", std::strerror(errno)));
-    }
-    out << contents;
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return absl::InternalError(absl::StrCat("cannot write '", temporary, "'"));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot move '", temporary, "' to '", path, "': ", std::strerror(error)));
-  }
-  return absl::OkStatus();
-}
 
 // What a profile is called in titles and errors.
 std::string Describe(const v1::Profile& profile) {
@@ -68,10 +39,10 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
     return absl::Status(graph.status().code(),
                         absl::StrCat(subtitle, ": ", graph.status().message()));
   }
-  if (absl::Status status = WriteFileAtomically(folded_path, *folded); !status.ok()) {
+  if (absl::Status status = export_internal::WriteFileAtomically(folded_path, *folded); !status.ok()) {
     return status;
   }
-  return WriteFileAtomically(svg_path, graph->svg);
+  return export_internal::WriteFileAtomically(svg_path, graph->svg);
 }
 
 }  // namespace

@@ -585,6 +585,17 @@ RunFigures RunModel::Figures() const {
   return f;
 }
 
+namespace {
+// Utilisation and busy fraction of each worker from its (whole-run or windowed) figures.
+void SetFractions(std::vector<WorkerFigures>& figures) {
+  for (WorkerFigures& f : figures) {
+    f.utilisation_fraction =
+        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
+    f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
+  }
+}
+}  // namespace
+
 std::vector<WorkerFigures> RunModel::PerWorker() const {
   const int64_t end = EndUs();
   std::vector<WorkerFigures> out(workers_.size());
@@ -602,11 +613,7 @@ std::vector<WorkerFigures> RunModel::PerWorker() const {
       if (a.worker >= 0) AddAttempt(a, end, &out[a.worker].totals);
     }
   }
-  for (WorkerFigures& f : out) {
-    f.utilisation_fraction =
-        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
-    f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
-  }
+  SetFractions(out);
   return out;
 }
 
@@ -644,11 +651,7 @@ std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t 
     }
   }
   for (size_t i = 0; i < out.size(); ++i) out[i].totals.allocated_core_seconds = allocated[i];
-  for (WorkerFigures& f : out) {
-    f.utilisation_fraction =
-        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
-    f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
-  }
+  SetFractions(out);
   return out;
 }
 

@@ -17,6 +17,7 @@
 #include "export/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instrumentation/perfetto_trace.pb.h"
 #include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
 #include "tools/sample_analysis/columnar_file.h"
@@ -202,6 +203,49 @@ TEST_F(CollectEndToEndTest, ShowPrintsTheSavedTables) {
   EXPECT_THAT(show.out, HasSubstr("Chunk Metrics"));
 }
 
+TEST_F(CollectEndToEndTest, ShowWritesThePerfettoTraceOfTheRun) {
+  ASSERT_EQ(run_->exit_code, 0) << run_->err;
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(output_ + "/first");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string path = TempDir() + "/first.pftrace";
+  const Outcome show =
+      RunCollect({"show", output_ + "/first", "--tables=ascii", "--trace=" + path});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("Timeline written to " + path));
+
+  perfetto::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadFile(path)));
+  std::set<std::tuple<std::string, int64_t>> threads;
+  std::multiset<uint64_t> chunk_starts;
+  size_t slices = 0;
+  for (const v1::ChunkRecord& chunk : loaded->chunks()) {
+    threads.emplace(chunk.worker(), chunk.thread_index());
+    chunk_starts.insert(static_cast<uint64_t>(chunk.start_unix_ns()));
+    slices += 1 + chunk.slices_size();
+  }
+  std::set<uint64_t> chunk_category;
+  size_t thread_tracks = 0, begins = 0, ends = 0;
+  std::multiset<uint64_t> begin_times;
+  for (const perfetto::TracePacket& packet : trace.packet()) {
+    for (const perfetto::EventCategory& category : packet.interned_data().event_categories()) {
+      if (category.name() == "chunk") chunk_category.insert(category.iid());
+    }
+    if (packet.track_descriptor().has_thread()) ++thread_tracks;
+    const perfetto::TrackEvent& event = packet.track_event();
+    if (event.type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN) {
+      ++begins;
+      if (event.category_iids_size() == 1 && chunk_category.count(event.category_iids(0))) {
+        begin_times.insert(packet.timestamp());
+      }
+    }
+    if (event.type() == perfetto::TrackEvent::TYPE_SLICE_END) ++ends;
+  }
+  EXPECT_EQ(thread_tracks, threads.size());
+  EXPECT_EQ(begins, slices);
+  EXPECT_EQ(ends, slices);
+  EXPECT_EQ(begin_times, chunk_starts);
+}
+
 TEST_F(CollectEndToEndTest, AnExistingMeasurementIsNeverOverwritten) {
   ASSERT_EQ(run_->exit_code, 0) << run_->err;
   const std::string before = ReadFile(output_ + "/first/measurement.pb");
@@ -251,6 +295,14 @@ TEST(CollectBadInputTest, ProfileRateOutOfRangeIsRejectedByName) {
       RunCollect({"--profile", "--profile_hz=0", "--output_dir=" + TempDir() + "/bad"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_THAT(outcome.err, HasSubstr("--profile_hz must be in [1, 1000], got 0"));
+}
+
+TEST(CollectBadInputTest, UnknownTraceExtensionIsRejectedBeforeTheRun) {
+  const Outcome outcome = RunCollect(
+      {"--trace=" + TempDir() + "/run.trace", "--output_dir=" + TempDir() + "/bad-trace"});
+  EXPECT_EQ(outcome.exit_code, 2);
+  EXPECT_THAT(outcome.err, HasSubstr("--trace must name a file ending in .json"));
+  EXPECT_FALSE(std::filesystem::exists(TempDir() + "/bad-trace"));
 }
 
 TEST(CollectBadInputTest, ZeroThreadsIsRejectedByName) {

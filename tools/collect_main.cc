@@ -160,6 +160,7 @@ int Show(const std::vector<std::string>& arguments) {
   if (arguments.size() != 1) {
     return Fail(absl::InvalidArgumentError("usage: collect show DIR (one measurement directory)"));
   }
+  if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) return Fail(trace);
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   absl::StatusOr<v1::Measurement> measurement =
@@ -289,6 +290,9 @@ absl::Status ValidateRunFlags() {
   const std::string name = absl::GetFlag(FLAGS_name);
   if (name.find('/') != std::string::npos || name == "." || name == "..") {
     problems.push_back(absl::StrCat("--name must be a plain directory name, got '", name, "'"));
+  }
+  if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) {
+    problems.push_back(std::string(trace.message()));
   }
   if (problems.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));

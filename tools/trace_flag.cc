@@ -3,23 +3,51 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "instrumentation/chrome_trace.h"
+#include "instrumentation/perfetto_trace.h"
 #include "tools/paths.h"
 
 ABSL_FLAG(std::string, trace, "",
-          "Also write the run's timeline to this file as Chrome trace-event JSON (open it in "
-          "ui.perfetto.dev): each chunk and each timed section as a slice on its worker thread. "
-          "Relative paths are relative to the directory you ran from. Works with `show DIR` too.");
+          "Also write the run's timeline to this file for ui.perfetto.dev: each chunk and each "
+          "timed section as a slice on its worker thread. The extension picks the format: "
+          ".json for Chrome trace-event JSON (built in memory, for small runs), .pftrace, "
+          ".perfetto-trace or .pb for Perfetto's protobuf trace format (streamed, compact, for "
+          "large runs). Relative paths are relative to the directory you ran from. Works with "
+          "`show DIR` too.");
 
 namespace roastcoffea {
+
+absl::StatusOr<TraceFormat> TraceFormatForPath(const std::string& path) {
+  const std::string name = absl::AsciiStrToLower(path.substr(path.find_last_of('/') + 1));
+  if (absl::EndsWith(name, ".json")) return TraceFormat::kChromeJson;
+  for (const char* extension : {".pftrace", ".perfetto-trace", ".pb"}) {
+    if (absl::EndsWith(name, extension)) return TraceFormat::kPerfettoProto;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--trace must name a file ending in .json (Chrome trace JSON) or .pftrace, "
+                   ".perfetto-trace or .pb (Perfetto protobuf), got '",
+                   path, "'"));
+}
+
+absl::Status ValidateTraceFlag() {
+  const std::string flag = absl::GetFlag(FLAGS_trace);
+  if (flag.empty()) return absl::OkStatus();
+  return TraceFormatForPath(flag).status();
+}
 
 absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out) {
   const std::string flag = absl::GetFlag(FLAGS_trace);
   if (flag.empty()) return absl::OkStatus();
+  absl::StatusOr<TraceFormat> format = TraceFormatForPath(flag);
+  if (!format.ok()) return format.status();
   const std::string path = ResolveUserPath(flag);
-  if (absl::Status status = WriteChromeTrace(measurement.chunks(), path); !status.ok()) {
-    return status;
-  }
+  const absl::Status status = *format == TraceFormat::kPerfettoProto
+                                  ? WritePerfettoTrace(measurement.chunks(), path)
+                                  : WriteChromeTrace(measurement.chunks(), path);
+  if (!status.ok()) return status;
   out << "Timeline written to " << path << " (open it in ui.perfetto.dev)\n";
   return absl::OkStatus();
 }

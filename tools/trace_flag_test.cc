@@ -6,8 +6,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "instrumentation/chrome_trace.h"
+#include "instrumentation/perfetto_trace.pb.h"
 
 namespace roastcoffea {
 namespace {
@@ -47,6 +49,67 @@ TEST(TraceFlagTest, UnwritablePathIsAnErrorNamingIt) {
   EXPECT_FALSE(status.ok());
   EXPECT_NE(std::string(status.message()).find("/nonexistent-dir/run.trace.json"),
             std::string::npos);
+}
+
+TEST(TraceFlagTest, TheExtensionPicksTheFormat) {
+  for (const char* path : {"run.json", "dir.pftrace/RUN.JSON", "/tmp/a.trace.json"}) {
+    EXPECT_EQ(*TraceFormatForPath(path), TraceFormat::kChromeJson) << path;
+  }
+  for (const char* path : {"run.pftrace", "run.perfetto-trace", "out/run.pb", "RUN.PFTRACE"}) {
+    EXPECT_EQ(*TraceFormatForPath(path), TraceFormat::kPerfettoProto) << path;
+  }
+}
+
+TEST(TraceFlagTest, AnyOtherExtensionIsRejectedNamingTheFlagAndTheAcceptedOnes) {
+  for (const char* path : {"run.trace", "run", "run.json/", "trace.json.gz", "dir.json/run"}) {
+    const absl::StatusOr<TraceFormat> format = TraceFormatForPath(path);
+    ASSERT_FALSE(format.ok()) << path;
+    EXPECT_EQ(format.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string message(format.status().message());
+    EXPECT_NE(message.find("--trace"), std::string::npos) << message;
+    EXPECT_NE(message.find(".pftrace"), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string("'") + path + "'"), std::string::npos) << message;
+  }
+}
+
+TEST(TraceFlagTest, ValidateAcceptsEmptyAndKnownExtensionsOnly) {
+  absl::SetFlag(&FLAGS_trace, "");
+  EXPECT_TRUE(ValidateTraceFlag().ok());
+  absl::SetFlag(&FLAGS_trace, "run.pftrace");
+  EXPECT_TRUE(ValidateTraceFlag().ok());
+  absl::SetFlag(&FLAGS_trace, "run.txt");
+  EXPECT_EQ(ValidateTraceFlag().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TraceFlagTest, WritesAPerfettoTraceForPftrace) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/run.pftrace";
+  absl::SetFlag(&FLAGS_trace, path);
+  std::ostringstream out;
+  ASSERT_TRUE(WriteTraceIfRequested(OneChunk(), out).ok());
+  EXPECT_NE(out.str().find(path), std::string::npos);
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  perfetto::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(contents.str()));
+  int begins = 0;
+  for (const perfetto::TracePacket& packet : trace.packet()) {
+    if (packet.track_event().type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN) {
+      ++begins;
+      EXPECT_EQ(packet.timestamp(), 1000u);
+    }
+  }
+  EXPECT_EQ(begins, 1);
+}
+
+TEST(TraceFlagTest, AnUnknownExtensionWritesNothing) {
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/run.trace";
+  absl::SetFlag(&FLAGS_trace, path);
+  std::ostringstream out;
+  const absl::Status status = WriteTraceIfRequested(OneChunk(), out);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(out.str(), "");
+  EXPECT_FALSE(std::ifstream(path).good());
 }
 
 }  // namespace

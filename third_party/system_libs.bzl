@@ -82,6 +82,7 @@ ABSL_TARGETS = {
     "absl/flags:flag": "absl_flags",
     "absl/flags:parse": "absl_flags_parse",
     "absl/flags:usage": "absl_flags_usage",
+    "absl/flags:config": "absl_flags_config",
     "absl/functional:any_invocable": "absl_any_invocable",
     "absl/functional:bind_front": "absl_bind_front",
     "absl/functional:function_ref": "absl_function_ref",

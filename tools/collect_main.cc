@@ -20,6 +20,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -471,6 +473,13 @@ int Run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(roastcoffea::kUsage);
+  // --help lists every flag of the tool (they are defined beside the code they configure:
+  // tools/dask_collect.cc, tools/trace_flag.cc, ...), not only this file's.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "tools/");
+  };
+  absl::SetFlagsUsageConfig(usage);
   // Everything after the first "--" is the command to measure, not ours to parse.
   int ours = argc;
   for (int i = 1; i < argc; ++i) {

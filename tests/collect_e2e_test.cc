@@ -290,6 +290,16 @@ TEST_F(CollectEndToEndTest, ProfileFlagSavesThreadpoolProfilesPerWorkerAndSectio
   EXPECT_EQ(sections.count("select_jets"), 1u);
 }
 
+TEST(CollectHelpTest, HelpListsEveryFlagOfTheTool) {
+  // Flags are defined beside what they configure (backends, trace writer), not all in main.
+  const Outcome help = RunCollect({"--help"});
+  const std::string text = help.out + help.err;
+  for (const char* flag : {"--threads", "--profile_hz", "--top", "--scheduler",
+                           "--dask_profile_prefixes", "--taskvine_logs", "--follow", "--trace"}) {
+    EXPECT_THAT(text, HasSubstr(std::string(flag) + " (")) << flag;
+  }
+}
+
 TEST(CollectBadInputTest, ProfileRateOutOfRangeIsRejectedByName) {
   const Outcome outcome =
       RunCollect({"--profile", "--profile_hz=0", "--output_dir=" + TempDir() + "/bad"});

@@ -447,7 +447,10 @@ class FrameTable {
     if (inserted) {
       v1::ProfileFrame& frame = frames_.emplace_back();
       frame.set_function(std::move(function));
-      frame.set_file(std::move(object));
+      // The object's file name only: labels stay readable ("?? (libzstd.so.1)", "f (collect)")
+      // and a run's profiles compare across machines and Bazel output paths.
+      const size_t slash = object.rfind('/');
+      frame.set_file(slash == std::string::npos ? std::move(object) : object.substr(slash + 1));
     }
     return it->second;
   }

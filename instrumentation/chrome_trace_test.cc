@@ -9,6 +9,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "instrumentation/trace_test_chunks.h"
 
 namespace roastcoffea {
 namespace {
@@ -17,22 +18,7 @@ using ::google::protobuf::Struct;
 using ::google::protobuf::Value;
 using ::testing::HasSubstr;
 
-v1::ChunkRecord Chunk(const std::string& worker, int64_t thread, int64_t start_ns,
-                      int64_t end_ns) {
-  v1::ChunkRecord chunk;
-  chunk.set_dataset("ttbar");
-  chunk.set_file("root://eos/f.root");
-  chunk.set_uuid("u-" + std::to_string(start_ns));
-  chunk.set_entry_start(0);
-  chunk.set_entry_stop(1000);
-  chunk.set_events(1000);
-  chunk.set_worker(worker);
-  chunk.set_thread_index(thread);
-  chunk.set_start_unix_ns(start_ns);
-  chunk.set_end_unix_ns(end_ns);
-  chunk.set_status(v1::CHUNK_STATUS_OK);
-  return chunk;
-}
+constexpr auto Chunk = testing_instrumentation::TraceChunk;
 
 Struct Parse(const std::string& json) {
   Struct parsed;

@@ -27,7 +27,8 @@ ABSL_FLAG(bool, dask_profiles, true,
           "(--nodask_profiles: do not).");
 ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {},
           "--backend=dask: task prefixes (comma-separated, e.g. process,load) that get a "
-          "per-worker profile of their own, besides the profile of all tasks.");
+          "per-worker profile of their own, besides the profile of all tasks; * stands for "
+          "every prefix the task stream saw during the run (the 32 with the most tasks).");
 ABSL_FLAG(double, dask_profile_interval, 0.01,
           "--backend=dask: the workers' distributed.worker.profile.interval in seconds (> 0); "
           "no read-only request reports it.");

@@ -1,6 +1,7 @@
 #include "backends/dask/dask_backend.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <tuple>
 #include <utility>
@@ -479,6 +480,35 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
   return out;
 }
 
+std::vector<std::string> DaskMetricsBackend::PrefixesSeen(int64_t start_ns, int64_t stop_ns) {
+  std::map<std::string, int64_t> tasks_per_prefix;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const dask::TaskRecord& r : records_) {
+      for (const dask::StartStop& ss : r.startstops) {
+        if (ss.stop_unix_seconds * 1e9 >= static_cast<double>(start_ns) &&
+            ss.start_unix_seconds * 1e9 <= static_cast<double>(stop_ns)) {
+          ++tasks_per_prefix[r.prefix];
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> ranked;
+  for (auto& [prefix, tasks] : tasks_per_prefix) ranked.emplace_back(-tasks, prefix);
+  std::sort(ranked.begin(), ranked.end());  // most tasks first, then by name
+  const size_t keep =
+      std::min(ranked.size(), static_cast<size_t>(std::max(0, options_.max_auto_profile_prefixes)));
+  if (keep < ranked.size()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrCat("Per-prefix profiles were read for the ", keep,
+                            " task prefixes with the most tasks of the ", ranked.size(), " seen."));
+  }
+  std::vector<std::string> prefixes;
+  for (size_t i = 0; i < keep; ++i) prefixes.push_back(std::move(ranked[i].second));
+  return prefixes;
+}
+
 void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   std::vector<std::string> asked;  // workers present at the last poll, in first-seen order
   {
@@ -493,8 +523,19 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   comm_->set_msgpack_limits(limits);
 
   std::vector<std::string> prefixes = {""};
-  prefixes.insert(prefixes.end(), options_.profile_task_prefixes.begin(),
-                  options_.profile_task_prefixes.end());
+  for (const std::string& prefix : options_.profile_task_prefixes) {
+    if (prefix != "*") {
+      if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) {
+        prefixes.push_back(prefix);
+      }
+      continue;
+    }
+    for (std::string& seen : PrefixesSeen(start_ns, stop_ns)) {
+      if (std::find(prefixes.begin(), prefixes.end(), seen) == prefixes.end()) {
+        prefixes.push_back(std::move(seen));
+      }
+    }
+  }
   std::vector<v1::Profile> fetched;
   for (const std::string& prefix : prefixes) {
     absl::StatusOr<std::map<std::string, v1::Profile>> set =

@@ -74,8 +74,12 @@ struct DaskBackendOptions {
   // Read per-worker statistical profiles over the tracked window at StopTracking.
   bool read_profiles = true;
   // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with
-  // only that prefix's samples.
+  // only that prefix's samples. "*" stands for every prefix the task stream saw in the tracked
+  // window (the most frequent max_auto_profile_prefixes of them): a prefix's tree usually has
+  // one task function at its root, so its innermost-frame counts are restored exactly (see
+  // dask/profile.h), which the all-tasks tree cannot do at the root when several ran.
   std::vector<std::string> profile_task_prefixes;
+  int max_auto_profile_prefixes = 32;
   // The workers' distributed.worker.profile.interval: the time one sample stands for.
   double profile_interval_seconds = 0.01;
   dask::ProfileConversionOptions profile_conversion;
@@ -157,6 +161,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
       const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
       int64_t stop_ns);
   void FetchProfiles(int64_t start_ns, int64_t stop_ns);
+  // Task prefixes of task-stream records with a start/stop in the window, most tasks first.
+  std::vector<std::string> PrefixesSeen(int64_t start_ns, int64_t stop_ns);
 
   const DaskBackendOptions options_;
   const dask::SchedulerAddress address_;

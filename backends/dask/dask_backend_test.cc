@@ -473,6 +473,49 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
   EXPECT_TRUE(scheduler.WaitForOp("close"));
 }
 
+TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0},
+                     {"tcp://127.0.0.1:1002", 1, 2000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.profile_task_prefixes = {"mul", "*"};
+  options.max_auto_profile_prefixes = 2;
+  auto backend = *DaskMetricsBackend::Create(options);
+  cluster.AddTask("old-1", "tcp://127.0.0.1:1001", NowSeconds() - 100, NowSeconds() - 99);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  const double t = NowSeconds();
+  // inc: 3 tasks, load: 2, mul: 1; "old" ran before the window.
+  for (int i = 0; i < 3; ++i) {
+    cluster.AddTask(absl::StrCat("inc-", i), "tcp://127.0.0.1:1001", t, t + 0.001);
+  }
+  cluster.AddTask("load-1", "tcp://127.0.0.1:1002", t, t + 0.001);
+  cluster.AddTask("load-2", "tcp://127.0.0.1:1002", t, t + 0.001);
+  cluster.AddTask("mul-1", "tcp://127.0.0.1:1002", t, t + 0.001);
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 5;
+  });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  // All tasks, then "mul" (named), then the two prefixes with the most tasks: inc, load.
+  std::vector<std::string> asked;
+  {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    for (const Value& request : cluster.profile_requests) {
+      const Value* key = request.Find("key");
+      asked.push_back(key == nullptr ? "" : key->text());
+    }
+  }
+  EXPECT_THAT(asked, ::testing::ElementsAre("", "mul", "inc", "load"));
+  ASSERT_EQ(profiles.size(), 8u);
+  EXPECT_EQ(profiles[4].task_prefix(), "inc");
+  EXPECT_EQ(profiles[6].task_prefix(), "load");
+  // The cap of 2 automatic prefixes left one of the 3 seen (mul, named anyway) out: said once.
+  EXPECT_THAT(backend->Warnings(),
+              Contains(HasSubstr("the 2 task prefixes with the most tasks of the 3 seen")));
+}
+
 TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {
   Cluster cluster;
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -190,12 +191,10 @@ absl::string_view RunModel::Intern(absl::string_view word) {
 }
 
 void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {
-  // Busy = at least one attempt executing (RUNNING .. WAITING_RETRIEVAL or loss), §8.
-  const int was_executing = w.executing;
+  // Busy = at least one attempt executing (RUNNING .. WAITING_RETRIEVAL or loss), §8: the
+  // steps of the series below with executing > 0 (PerWorkerInWindow sums them).
   w.executing = std::max(0, w.executing + executing_delta);
   w.active = std::max(0, w.active + active_delta);
-  if (was_executing == 0 && w.executing > 0) w.busy_since_us = t_us;
-  if (was_executing > 0 && w.executing == 0) w.busy_us += t_us - w.busy_since_us;
   if (!w.series_us.empty() && w.series_us.back() == t_us) {  // same instant: keep the last state
     w.series_executing.back() = w.executing;
     w.series_active.back() = w.active;
@@ -597,24 +596,7 @@ void SetFractions(std::vector<WorkerFigures>& figures) {
 }  // namespace
 
 std::vector<WorkerFigures> RunModel::PerWorker() const {
-  const int64_t end = EndUs();
-  std::vector<WorkerFigures> out(workers_.size());
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    const Worker& w = workers_[i];
-    WorkerFigures& f = out[i];
-    f.worker = w.id;
-    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : end;
-    f.lifetime_seconds = Seconds(until - w.connect_us);
-    f.busy_seconds = Seconds(w.busy_us + (w.executing > 0 ? until - w.busy_since_us : 0));
-    f.core_seconds_available = w.cores * f.lifetime_seconds;
-  }
-  for (const auto& [id, task] : tasks_) {
-    for (const Attempt& a : task.attempts) {
-      if (a.worker >= 0) AddAttempt(a, end, &out[a.worker].totals);
-    }
-  }
-  SetFractions(out);
-  return out;
+  return PerWorkerInWindow(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 }
 
 std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us) const {

@@ -93,8 +93,6 @@ struct Worker {
   // Busy accounting: attempts currently on the worker (RUNNING..WAITING_RETRIEVAL).
   int executing = 0;    // RUNNING, not yet WAITING_RETRIEVAL
   int active = 0;       // executing + waiting retrieval
-  int64_t busy_since_us = 0;
-  int64_t busy_us = 0;  // union of [RUNNING, WAITING_RETRIEVAL or loss], closed intervals only
   std::vector<int64_t> on_worker;  // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
   double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
@@ -165,7 +163,7 @@ class RunModel {
 
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;
-  std::vector<WorkerFigures> PerWorker() const;
+  std::vector<WorkerFigures> PerWorker() const;  // PerWorkerInWindow over all time
   // The same figures for the window [from_us, to_us] (a span of a live run): lifetime, busy
   // time and available core-seconds clipped to the window; totals of the worker's attempts that
   // end in it (as TotalsInWindow), except allocated core-seconds, which are each dispatched

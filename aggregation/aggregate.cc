@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "aggregation/branch_coverage.h"
 #include "aggregation/chunk_stats.h"
+#include "aggregation/cpu_metrics.h"
 #include "aggregation/efficiency.h"
 #include "aggregation/fine_metrics.h"
 #include "aggregation/input_validation.h"
@@ -22,16 +23,28 @@ int64_t UnixNanos(const google::protobuf::Timestamp& t) {
 
 }  // namespace
 
+bool IsEmptyReport(const v1::WorkflowReport& report) {
+  return report.events() == 0 && report.chunks() == 0 && report.datasets_size() == 0 &&
+         !report.has_compressed_bytes_read() && !report.has_uncompressed_bytes_read() &&
+         !report.has_process_time_seconds() && report.columns_size() == 0;
+}
+
 AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurement,
                                                  const AggregationOptions& options) {
   AggregationInput input;
-  input.report = &measurement.report();
+  if (measurement.has_report() && !IsEmptyReport(measurement.report())) {
+    input.report = &measurement.report();
+  }
   input.elapsed_seconds = measurement.metadata().elapsed_seconds();
   if (measurement.metadata().has_start_time() && measurement.metadata().has_end_time()) {
     input.window_start_unix_ns = UnixNanos(measurement.metadata().start_time());
     input.window_end_unix_ns = UnixNanos(measurement.metadata().end_time());
   }
   if (measurement.has_tracking()) input.tracking = &measurement.tracking();
+  if (measurement.metadata().has_host_facts() &&
+      measurement.metadata().host_facts().usable_cpus() > 0) {
+    input.usable_cpus = measurement.metadata().host_facts().usable_cpus();
+  }
   input.chunks = &measurement.chunks();
   input.spans = &measurement.spans();
   input.options = options;
@@ -43,9 +56,8 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   if (!valid.ok()) return valid;
 
   v1::AggregatedMetrics metrics;
-  const v1::WorkflowReport empty_report;
-  *metrics.mutable_workflow() = aggregation_internal::ComputeWorkflowMetrics(
-      input.report != nullptr ? *input.report : empty_report, input.elapsed_seconds);
+  *metrics.mutable_workflow() =
+      aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
 
   std::optional<double> total_cores;
   absl::flat_hash_map<std::string, double> core_seconds_by_worker;
@@ -85,6 +97,16 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
     if (chunks->has_value()) *metrics.mutable_chunks() = std::move(**chunks);
     if (auto coverage = branches.Finish()) *metrics.mutable_branches() = *std::move(coverage);
   }
+
+  aggregation_internal::CpuInputs cpu;
+  cpu.elapsed_seconds = input.elapsed_seconds;
+  cpu.workflow = &metrics.workflow();
+  cpu.workers = metrics.has_workers() ? &metrics.workers() : nullptr;
+  cpu.fine = metrics.has_fine() ? &metrics.fine() : nullptr;
+  cpu.chunks = input.chunks;
+  cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
+  cpu.usable_cpus = input.usable_cpus;
+  *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
   return metrics;
 }
 

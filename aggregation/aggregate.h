@@ -9,7 +9,10 @@
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
 //   worker_metrics.cc         workers, cores, memory from tracking   (AggregatedMetrics.workers)
 //   series_integral.cc        clipped trapezoid integrals over the aggregation window
-//   efficiency.cc             core efficiency, speedup, core rate    (AggregatedMetrics.efficiency)
+//   efficiency.cc             the original's core efficiency, speedup, core rate
+//                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU)
+//   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
+//                             split                                  (AggregatedMetrics.cpu)
 //   chunk_stats.cc            the one pass over chunk records: counts, distributions with
 //                             percentiles, per-dataset breakdown, failures, retries
 //   chunk_info.cc             the original's chunk_info timeline
@@ -63,7 +66,8 @@ struct AggregationOptions {
 // Everything Aggregate reads. It holds pointers to the caller's data and copies nothing: the
 // pointed-to data must outlive the Aggregate call. A null pointer means "not recorded".
 struct AggregationInput {
-  // What the executor says it processed (null: an empty report). If `report->datasets` is
+  // What the executor says it processed (null: nothing reported, so events, bytes and rates
+  // are unknown and left absent). If `report->datasets` is
   // non-empty, the totals are summed over the datasets and the report's own totals are ignored
   // (as the original does with its custom metrics).
   const v1::WorkflowReport* report = nullptr;
@@ -83,12 +87,20 @@ struct AggregationInput {
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
   // Span fine metrics. Null, or no metric in any span: `fine` is unset.
   const google::protobuf::RepeatedPtrField<v1::Span>* spans = nullptr;
+  // CPUs the collecting process may use (HostFacts.usable_cpus), when known: caps the capacity
+  // of in-process workers (tracking->workers_share_process) in the CPU efficiency.
+  std::optional<double> usable_cpus;
   AggregationOptions options;
 };
 
-// An input viewing `measurement` (which must outlive it): its report, tracking (if present),
-// chunks and spans; elapsed_seconds from metadata.elapsed_seconds; the window from
-// metadata.start_time/end_time when both are set.
+// True when `report` says nothing (no events, chunks, datasets, bytes, process time or columns):
+// an executor that reported nothing, whose figures are unknown rather than 0.
+bool IsEmptyReport(const v1::WorkflowReport& report);
+
+// An input viewing `measurement` (which must outlive it): its report (unless IsEmptyReport),
+// tracking (if present), chunks and spans; elapsed_seconds from metadata.elapsed_seconds; the
+// window from metadata.start_time/end_time when both are set; usable_cpus from
+// metadata.host_facts.
 AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurement,
                                                  const AggregationOptions& options = {});
 

@@ -147,8 +147,15 @@ TEST(AggregateTest, SpansAddFineMetricsAndChangeNothingElse) {
   EXPECT_FALSE(without->has_fine());
   ASSERT_TRUE(with->has_fine());
   EXPECT_DOUBLE_EQ(with->fine().processor_cpu_time_seconds(), 100);
+  // The thread-cpu activity is the measured CPU of the workers (cpu_metrics.h).
+  EXPECT_DOUBLE_EQ(with->cpu().cpu_seconds(), 100);
+  EXPECT_FALSE(without->cpu().has_cpu_seconds() &&
+               without->cpu().cpu_seconds() == with->cpu().cpu_seconds());
   with->clear_fine();
-  EXPECT_EQ(with->SerializeAsString(), without->SerializeAsString());
+  with->clear_cpu();
+  v1::AggregatedMetrics without_cpu = *without;
+  without_cpu.clear_cpu();
+  EXPECT_EQ(with->SerializeAsString(), without_cpu.SerializeAsString());
 }
 
 TEST(AggregateTest, OrderOfSamplesWorkersAndChunksDoesNotMatter) {

@@ -12,6 +12,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "aggregation/chunk_info.h"
 #include "aggregation/chunk_validation.h"
@@ -29,6 +30,36 @@ constexpr char kUnknownDataset[] = "unknown";
 bool MeasuredMemory(const v1::ChunkRecord& chunk) {
   // The schema stores 0 for unknown memory; a running process never has 0 resident bytes.
   return chunk.memory_before_bytes() != 0 || chunk.memory_after_bytes() != 0;
+}
+
+// The process a record ran in: the worker name without the threadpool's "/thread-<k>" suffix
+// (a Dask worker address or a TaskVine worker is one process already).
+absl::string_view ProcessOf(const v1::ChunkRecord& chunk) {
+  absl::string_view worker = chunk.worker();
+  const size_t thread = worker.rfind("/thread-");
+  return thread == absl::string_view::npos ? worker : worker.substr(0, thread);
+}
+
+// True when two of `chunks` ran at the same time in one process: their resident-memory deltas
+// then include each other's allocations. Cost: O(n log n).
+bool ChunksOverlapInAProcess(std::vector<const v1::ChunkRecord*> chunks) {
+  std::sort(chunks.begin(), chunks.end(), [](const auto* a, const auto* b) {
+    const absl::string_view pa = ProcessOf(*a), pb = ProcessOf(*b);
+    return pa != pb ? pa < pb : a->start_unix_ns() < b->start_unix_ns();
+  });
+  absl::string_view process;
+  int64_t latest_end = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const v1::ChunkRecord& chunk = *chunks[i];
+    if (i == 0 || ProcessOf(chunk) != process) {
+      process = ProcessOf(chunk);
+      latest_end = chunk.end_unix_ns();
+      continue;
+    }
+    if (chunk.start_unix_ns() < latest_end) return true;
+    latest_end = std::max(latest_end, chunk.end_unix_ns());
+  }
+  return false;
 }
 
 // One quantity of the successful records, with the dataset of each value.
@@ -126,7 +157,8 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   if (chunks.empty()) return std::optional<v1::ChunkMetrics>();
   const size_t n = static_cast<size_t>(chunks.size());
 
-  Column durations, memory_deltas, time_per_event;
+  Column durations, memory_deltas, time_per_event, peak_live;
+  std::vector<const v1::ChunkRecord*> memory_records;
   durations.values.reserve(n);
   durations.datasets.reserve(n);
   std::vector<double> events;  // same datasets as `durations`
@@ -187,7 +219,11 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     if (chunk.events() > 0) {
       time_per_event.Add(chunk.duration_seconds() / static_cast<double>(chunk.events()), dataset);
     }
+    if (chunk.has_peak_live_bytes()) {
+      peak_live.Add(static_cast<double>(chunk.peak_live_bytes()), dataset);
+    }
     if (MeasuredMemory(chunk)) {
+      memory_records.push_back(&chunk);
       // In double: an int64 difference of arbitrary inputs could overflow.
       memory_deltas.Add(static_cast<double>(chunk.memory_after_bytes()) -
                             static_cast<double>(chunk.memory_before_bytes()),
@@ -216,7 +252,8 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   }
   const size_t num_datasets = datasets.names().size();
   const double total_chunk_seconds = CompensatedSum(durations.values);
-  ColumnDistributions duration_stats, events_stats, time_per_event_stats, memory_stats;
+  ColumnDistributions duration_stats, events_stats, time_per_event_stats, memory_stats,
+      peak_live_stats;
   std::vector<std::function<void()>> work;
   if (!durations.values.empty()) {
     duration_stats.AddJobs(durations.values, durations.datasets, num_datasets, &work);
@@ -224,6 +261,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     time_per_event_stats.AddJobs(time_per_event.values, time_per_event.datasets, num_datasets,
                                  &work);
     memory_stats.AddJobs(memory_deltas.values, memory_deltas.datasets, num_datasets, &work);
+    peak_live_stats.AddJobs(peak_live.values, peak_live.datasets, num_datasets, &work);
     sections.AddJobs(&work);
   }
   jobs.Publish(std::move(work));
@@ -238,7 +276,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   if (durations.values.empty()) return std::optional<v1::ChunkMetrics>(std::move(metrics));
 
   for (ColumnDistributions* column :
-       {&duration_stats, &events_stats, &time_per_event_stats, &memory_stats}) {
+       {&duration_stats, &events_stats, &time_per_event_stats, &memory_stats, &peak_live_stats}) {
     column->Finish();
   }
   *metrics.mutable_duration_seconds() = duration_stats.overall;
@@ -248,7 +286,11 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   }
   if (!memory_deltas.values.empty()) {
     *metrics.mutable_memory_delta_bytes() = memory_stats.overall;
+    metrics.set_memory_delta_source(ChunksOverlapInAProcess(std::move(memory_records))
+                                        ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS
+                                        : v1::MEMORY_SOURCE_PROCESS_RSS);
   }
+  if (!peak_live.values.empty()) *metrics.mutable_peak_live_bytes() = peak_live_stats.overall;
   // The original's event statistics have no std; ours keep it (it is our addition).
   metrics.set_total_events_from_chunks(total_events);
 

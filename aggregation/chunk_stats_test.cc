@@ -65,6 +65,43 @@ TEST(ChunkMetricsTest, SingleChunkHasZeroStd) {
   EXPECT_DOUBLE_EQ(m->duration_seconds().mean(), 1.5);
 }
 
+v1::ChunkRecord RanOn(v1::ChunkRecord chunk, const std::string& worker, int64_t start,
+                      int64_t end) {
+  chunk.set_worker(worker);
+  chunk.set_start_unix_ns(start);
+  chunk.set_end_unix_ns(end);
+  return chunk;
+}
+
+TEST(ChunkMetricsTest, MemorySourceSaysWhenChunksSharedAProcess) {
+  // One chunk at a time per process: the delta is the chunk's own.
+  const std::optional<v1::ChunkMetrics> serial = ComputeChunkMetrics(
+      {RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
+       RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:1/thread-1", 100, 200),
+       RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:2/thread-0", 50, 150)});
+  ASSERT_TRUE(serial.has_value());
+  EXPECT_EQ(serial->memory_delta_source(), v1::MEMORY_SOURCE_PROCESS_RSS);
+  // Two threads of one process at once: other threads' allocations are in each delta.
+  const std::optional<v1::ChunkMetrics> shared = ComputeChunkMetrics(
+      {RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
+       RanOn(WithMemory(Chunk(1, 1), 20, 5), "h:1/thread-1", 50, 150)});
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(shared->memory_delta_source(), v1::MEMORY_SOURCE_SHARED_PROCESS_RSS);
+}
+
+TEST(ChunkMetricsTest, PeakLiveBytesFromAllocationCounting) {
+  v1::ChunkRecord a = Chunk(1, 1), b = Chunk(1, 1), c = Chunk(1, 1);
+  a.set_peak_live_bytes(100);
+  b.set_peak_live_bytes(300);
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({a, b, c});
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->peak_live_bytes().count(), 2);
+  EXPECT_DOUBLE_EQ(m->peak_live_bytes().mean(), 200);
+  EXPECT_DOUBLE_EQ(m->peak_live_bytes().max(), 300);
+  EXPECT_FALSE(m->has_memory_delta_bytes());
+  EXPECT_EQ(m->memory_delta_source(), v1::MEMORY_SOURCE_UNSPECIFIED);
+}
+
 TEST(ChunkMetricsTest, MemoryDeltaIsAfterMinusBefore) {
   // Reference §4: deltas 10, 20, 30 MiB -> mean 20, std 10 (stored in bytes).
   const std::optional<v1::ChunkMetrics> m =

@@ -44,15 +44,27 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   // Chunk records override the report's chunk count, in the same slot (a dict update).
   const int64_t num_chunks =
       metrics.has_chunks() ? metrics.chunks().num_chunks() : workflow.num_chunks();
-  flat.Add("data_rate_gbps", workflow.data_rate_gbps(), "Gbps");
-  flat.Add("total_events", static_cast<double>(workflow.total_events()), "events");
-  flat.Add("event_rate_elapsed_khz", workflow.event_rate_elapsed_khz(), "kHz");
-  flat.Add("event_rate_cpu_total_khz", workflow.event_rate_cpu_total_khz(), "kHz");
+  // Unknown values (no report, bytes not counted) are nullopt: None in the original's terms,
+  // empty or null in the flat formats, never 0.
+  flat.Add("data_rate_gbps", Optional(workflow.has_data_rate_gbps(), workflow.data_rate_gbps()),
+           "Gbps");
+  flat.Add("total_events",
+           Optional(workflow.has_total_events(), static_cast<double>(workflow.total_events())),
+           "events");
+  flat.Add("event_rate_elapsed_khz",
+           Optional(workflow.has_event_rate_elapsed_khz(), workflow.event_rate_elapsed_khz()),
+           "kHz");
+  flat.Add("event_rate_cpu_total_khz",
+           Optional(workflow.has_event_rate_cpu_total_khz(), workflow.event_rate_cpu_total_khz()),
+           "kHz");
   flat.Add("elapsed_time_seconds", workflow.elapsed_time_seconds(), "s");
   flat.Add("total_cpu_time", workflow.total_cpu_time_seconds(), "s");
   flat.Add("num_chunks", static_cast<double>(num_chunks), "chunks");
   flat.Add("avg_cpu_time_per_chunk", workflow.avg_cpu_time_per_chunk_seconds(), "s");
-  flat.Add("total_bytes_read", static_cast<double>(workflow.total_bytes_read()), "bytes");
+  flat.Add("total_bytes_read",
+           Optional(workflow.has_total_bytes_read(),
+                    static_cast<double>(workflow.total_bytes_read())),
+           "bytes");
 
   if (metrics.has_workers()) {
     const v1::WorkerMetrics& workers = metrics.workers();

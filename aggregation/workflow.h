@@ -7,16 +7,19 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// The original's aggregate_workflow_metrics (reference §2.1), E = elapsed_seconds:
+// The original's aggregate_workflow_metrics (reference §2.1), E = elapsed_seconds, with unknown
+// values left absent instead of 0 (a null `report` means the executor reported nothing):
 //   totals: from report.datasets summed when there are any, else from the report itself
-//           (events; compressed bytes, absent -> 0; process time, absent -> E);
-//   data_rate_gbps = bytes*8/1e9/E, data_rate_mbytes_per_second = bytes/1e6/E,
-//   event_rate_elapsed_khz = events/E/1000 (all 0 when E <= 0);
-//   event_rate_cpu_total_khz = events/cpu/1000 (0 when cpu <= 0);
-//   avg_cpu_time_per_chunk_seconds = cpu/report.chunks (0 when chunks <= 0);
+//           (events; compressed and uncompressed bytes when the report has them; process time);
+//   total_cpu_time_seconds = process time, else E (the original's stand-in; always set, for the
+//           flat output only); summed_chunk_wall_seconds = process time when reported;
+//   data_rate_gbps = bytes*8/1e9/E, data_rate_mbytes_per_second = bytes/1e6/E (bytes known,
+//           E > 0); event_rate_elapsed_khz = events/E/1000 (events known, E > 0);
+//   event_rate_cpu_total_khz = events/total_cpu_time/1000 (events known, that time > 0);
+//   avg_cpu_time_per_chunk_seconds = total_cpu_time/report.chunks (0 when chunks <= 0);
 //   compression_factor = uncompressed/compressed, set only when both are > 0.
 // `elapsed_seconds` must already be validated (finite, >= 0). Cost: O(datasets).
-v1::WorkflowMetrics ComputeWorkflowMetrics(const v1::WorkflowReport& report,
+v1::WorkflowMetrics ComputeWorkflowMetrics(const v1::WorkflowReport* report,
                                            double elapsed_seconds);
 
 }  // namespace aggregation_internal

@@ -16,8 +16,12 @@ v1::WorkflowReport GoldenReport() {
   return report;
 }
 
+v1::WorkflowMetrics Compute(const v1::WorkflowReport& report, double elapsed_seconds) {
+  return ComputeWorkflowMetrics(&report, elapsed_seconds);
+}
+
 TEST(WorkflowMetricsTest, GoldenReport) {
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(GoldenReport(), 50);
+  const v1::WorkflowMetrics m = Compute(GoldenReport(), 50);
   EXPECT_DOUBLE_EQ(m.elapsed_time_seconds(), 50);
   EXPECT_EQ(m.total_events(), 1'000'000);
   EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 100);
@@ -28,8 +32,23 @@ TEST(WorkflowMetricsTest, GoldenReport) {
   EXPECT_DOUBLE_EQ(m.event_rate_elapsed_khz(), 20.0);
   EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 10.0);
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 2.0);
-  EXPECT_EQ(m.total_uncompressed_bytes_read(), 0);
+  EXPECT_DOUBLE_EQ(m.summed_chunk_wall_seconds(), 100);
+  EXPECT_FALSE(m.has_total_uncompressed_bytes_read());
   EXPECT_FALSE(m.has_compression_factor());
+}
+
+TEST(WorkflowMetricsTest, NoReportLeavesEverythingReportedUnknown) {
+  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(nullptr, 50);
+  EXPECT_DOUBLE_EQ(m.elapsed_time_seconds(), 50);
+  EXPECT_FALSE(m.has_total_events());
+  EXPECT_FALSE(m.has_total_bytes_read());
+  EXPECT_FALSE(m.has_data_rate_gbps());
+  EXPECT_FALSE(m.has_data_rate_mbytes_per_second());
+  EXPECT_FALSE(m.has_event_rate_elapsed_khz());
+  EXPECT_FALSE(m.has_event_rate_cpu_total_khz());
+  EXPECT_FALSE(m.has_summed_chunk_wall_seconds());
+  // The original's stand-in, kept for its flat key only.
+  EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 50);
 }
 
 TEST(WorkflowMetricsTest, CoreAggregatorFixtureRates) {
@@ -39,34 +58,34 @@ TEST(WorkflowMetricsTest, CoreAggregatorFixtureRates) {
   report.set_compressed_bytes_read(5'000'000'000);
   report.set_process_time_seconds(50);
   report.set_chunks(25);
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 25);
+  const v1::WorkflowMetrics m = Compute(report, 25);
   EXPECT_DOUBLE_EQ(m.data_rate_gbps(), 1.6);
   EXPECT_DOUBLE_EQ(m.event_rate_elapsed_khz(), 20);
   EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 10);
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 2);
 }
 
-TEST(WorkflowMetricsTest, ZeroElapsedGivesZeroRates) {
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(GoldenReport(), 0);
-  EXPECT_DOUBLE_EQ(m.data_rate_gbps(), 0);
-  EXPECT_DOUBLE_EQ(m.data_rate_mbytes_per_second(), 0);
-  EXPECT_DOUBLE_EQ(m.event_rate_elapsed_khz(), 0);
+TEST(WorkflowMetricsTest, ZeroElapsedLeavesElapsedRatesUnknown) {
+  const v1::WorkflowMetrics m = Compute(GoldenReport(), 0);
+  EXPECT_FALSE(m.has_data_rate_gbps());
+  EXPECT_FALSE(m.has_data_rate_mbytes_per_second());
+  EXPECT_FALSE(m.has_event_rate_elapsed_khz());
   // The CPU rate only needs CPU time.
   EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 10);
 }
 
-TEST(WorkflowMetricsTest, ZeroCpuTimeGivesZeroCpuRate) {
+TEST(WorkflowMetricsTest, ZeroProcessTimeLeavesItsRateUnknown) {
   v1::WorkflowReport report = GoldenReport();
   report.set_process_time_seconds(0);
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 50);
-  EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 0);
+  const v1::WorkflowMetrics m = Compute(report, 50);
+  EXPECT_FALSE(m.has_event_rate_cpu_total_khz());
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 0);
 }
 
 TEST(WorkflowMetricsTest, NoChunksGivesZeroAverageCpuTimePerChunk) {
   v1::WorkflowReport report = GoldenReport();
   report.clear_chunks();
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 50);
+  const v1::WorkflowMetrics m = Compute(report, 50);
   EXPECT_EQ(m.num_chunks(), 0);
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 0);
 }
@@ -74,19 +93,20 @@ TEST(WorkflowMetricsTest, NoChunksGivesZeroAverageCpuTimePerChunk) {
 TEST(WorkflowMetricsTest, MissingProcessTimeFallsBackToElapsed) {
   v1::WorkflowReport report = GoldenReport();
   report.clear_process_time_seconds();
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 40);
+  const v1::WorkflowMetrics m = Compute(report, 40);
   EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 40);
+  EXPECT_FALSE(m.has_summed_chunk_wall_seconds());
   EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 25);  // 1e6 / 40 / 1000
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 0.8);
 }
 
 TEST(WorkflowMetricsTest, MissingBytesKeepsEventsAndProcessTime) {
-  // Deviation from the original (which zeroes every total here): only the bytes are 0.
+  // Deviation from the original (which zeroes every total here): only the bytes are unknown.
   v1::WorkflowReport report = GoldenReport();
   report.clear_compressed_bytes_read();
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 50);
-  EXPECT_EQ(m.total_bytes_read(), 0);
-  EXPECT_DOUBLE_EQ(m.data_rate_gbps(), 0);
+  const v1::WorkflowMetrics m = Compute(report, 50);
+  EXPECT_FALSE(m.has_total_bytes_read());
+  EXPECT_FALSE(m.has_data_rate_gbps());
   EXPECT_EQ(m.total_events(), 1'000'000);
   EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 100);
   EXPECT_DOUBLE_EQ(m.event_rate_elapsed_khz(), 20);
@@ -111,7 +131,7 @@ TEST(WorkflowMetricsTest, DatasetsReplaceTheReportTotals) {
   wjets->set_process_time_seconds(40);
   wjets->set_compressed_bytes_read(4'000'000'000);
   wjets->set_uncompressed_bytes_read(10'000'000'000);
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 50);
+  const v1::WorkflowMetrics m = Compute(report, 50);
   EXPECT_EQ(m.total_events(), 1'000'000);
   EXPECT_EQ(m.total_bytes_read(), 10'000'000'000);
   EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 100);
@@ -125,7 +145,7 @@ TEST(WorkflowMetricsTest, DatasetsReplaceTheReportTotals) {
 TEST(WorkflowMetricsTest, DatasetsWithoutProcessTimeDoNotFallBackToElapsed) {
   v1::WorkflowReport report;
   report.add_datasets()->set_events(75);
-  const v1::WorkflowMetrics m = ComputeWorkflowMetrics(report, 50);
+  const v1::WorkflowMetrics m = Compute(report, 50);
   EXPECT_EQ(m.total_events(), 75);
   EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 0);
 }
@@ -133,15 +153,15 @@ TEST(WorkflowMetricsTest, DatasetsWithoutProcessTimeDoNotFallBackToElapsed) {
 TEST(WorkflowMetricsTest, CompressionFactorNeedsBothByteCounts) {
   v1::WorkflowReport report = GoldenReport();
   report.set_uncompressed_bytes_read(30'000'000'000);
-  const v1::WorkflowMetrics both = ComputeWorkflowMetrics(report, 50);
+  const v1::WorkflowMetrics both = Compute(report, 50);
   EXPECT_EQ(both.total_uncompressed_bytes_read(), 30'000'000'000);
   ASSERT_TRUE(both.has_compression_factor());
   EXPECT_DOUBLE_EQ(both.compression_factor(), 3.0);
 
   report.set_compressed_bytes_read(0);
-  EXPECT_FALSE(ComputeWorkflowMetrics(report, 50).has_compression_factor());
+  EXPECT_FALSE(Compute(report, 50).has_compression_factor());
   report.clear_compressed_bytes_read();
-  EXPECT_FALSE(ComputeWorkflowMetrics(report, 50).has_compression_factor());
+  EXPECT_FALSE(Compute(report, 50).has_compression_factor());
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
     out.push_back({std::move(key), value, std::move(unit)});
   };
   const v1::WorkflowMetrics& workflow = metrics.workflow();
-  if (workflow.total_uncompressed_bytes_read() != 0) {
+  if (workflow.has_total_uncompressed_bytes_read()) {
     add("total_uncompressed_bytes_read",
         static_cast<double>(workflow.total_uncompressed_bytes_read()), "bytes");
   }
@@ -91,6 +91,10 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   if (!metrics.has_chunks()) return out;
   const v1::ChunkMetrics& chunks = metrics.chunks();
   add("num_retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
+  if (chunks.peak_live_bytes().count() > 0) {
+    add("chunk_peak_live_bytes_mean", chunks.peak_live_bytes().mean(), "bytes");
+    add("chunk_peak_live_bytes_max", chunks.peak_live_bytes().max(), "bytes");
+  }
   if (chunks.duration_seconds().has_percentiles()) {
     const v1::Percentiles& p = chunks.duration_seconds().percentiles();
     add("chunk_duration_p50", p.p50(), "s");
@@ -131,8 +135,34 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   return out;
 }
 
+std::vector<FlatMetric> HeadlineFlatMetrics(const v1::AggregatedMetrics& metrics) {
+  std::vector<FlatMetric> out;
+  const auto add = [&](std::string key, bool known, double value, std::string unit) {
+    out.push_back({std::move(key), Optional(known, value), std::move(unit)});
+  };
+  const v1::CpuMetrics& cpu = metrics.cpu();
+  add("cpu_efficiency", cpu.has_cpu_efficiency_fraction(), cpu.cpu_efficiency_fraction(),
+      "fraction");
+  add("cpu_seconds", cpu.has_cpu_seconds(), cpu.cpu_seconds(), "s");
+  add("core_seconds_available", cpu.has_core_seconds_available(), cpu.core_seconds_available(),
+      "core*s");
+  add("usable_cores", cpu.has_usable_cores(), cpu.usable_cores(), "cores");
+  add("event_rate_per_cpu_second_khz", cpu.has_event_rate_per_cpu_second_khz(),
+      cpu.event_rate_per_cpu_second_khz(), "kHz");
+  add("chunk_wall_seconds", cpu.has_chunk_wall_seconds(), cpu.chunk_wall_seconds(), "s");
+  add("chunk_cpu_seconds", cpu.has_chunk_cpu_seconds(), cpu.chunk_cpu_seconds(), "s");
+  add("chunk_run_queue_wait_seconds", cpu.has_chunk_run_queue_wait_seconds(),
+      cpu.chunk_run_queue_wait_seconds(), "s");
+  add("chunk_blocked_seconds", cpu.has_chunk_blocked_seconds(), cpu.chunk_blocked_seconds(),
+      "s");
+  add("summed_chunk_wall_seconds", metrics.workflow().has_summed_chunk_wall_seconds(),
+      metrics.workflow().summed_chunk_wall_seconds(), "s");
+  return out;
+}
+
 std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics) {
-  std::vector<FlatMetric> all = ToFlatMetrics(metrics);
+  std::vector<FlatMetric> all = HeadlineFlatMetrics(metrics);
+  for (FlatMetric& metric : ToFlatMetrics(metrics)) all.push_back(std::move(metric));
   for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) all.push_back(std::move(metric));
   return all;
 }
@@ -170,6 +200,13 @@ std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat for
       break;
     case FlatFormat::kJson: {
       absl::StrAppend(&out, "{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
+                      ",\n  \"warnings\": [");
+      for (int i = 0; i < measurement.warnings_size(); ++i) {
+        const v1::Warning& warning = measurement.warnings(i);
+        absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"code\": ", JsonQuote(warning.code()),
+                        ", \"message\": ", JsonQuote(warning.message()), "}");
+      }
+      absl::StrAppend(&out, measurement.warnings_size() == 0 ? "]" : "\n  ]",
                       ",\n  \"metrics\": [");
       bool first = true;
       for (const FlatMetric& metric : metrics) {
@@ -185,7 +222,7 @@ std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat for
       out = "| Metric | Value | Unit |\n| --- | ---: | --- |\n";
       for (const FlatMetric& metric : metrics) {
         absl::StrAppend(&out, "| ", MarkdownCell(metric.key), " | ",
-                        NumberText(metric.value).value_or("N/A"), " | ",
+                        NumberText(metric.value).value_or(""), " | ",
                         MarkdownCell(metric.unit), " |\n");
       }
       break;

@@ -1,10 +1,11 @@
 // The flat metrics of a measurement for scripts: CSV, JSON or Markdown (`collect show
 // --format=csv|json|markdown`).
 //
-// The keys are the original tool's (aggregation's ToFlatMetrics, same names, units and order)
-// followed by our additions (AdditionalFlatMetrics). Values are printed with 15 significant
-// digits; an absent value (the original's None, or a NaN) is empty in CSV, null in JSON and
-// "N/A" in Markdown.
+// The keys are, in order: the headline CPU figures (HeadlineFlatMetrics), the original tool's
+// (aggregation's ToFlatMetrics, same names, units and order; total_cpu_time there is the
+// original's summed chunk WALL time, not CPU), then our additions (AdditionalFlatMetrics).
+// Values are printed with 15 significant digits; an unknown value (the original's None, a
+// figure nothing measured, or a NaN) is empty in CSV and Markdown and null in JSON: never 0.
 //
 // Thread-safety: pure functions. Cost: linear in the number of keys.
 #ifndef ROASTCOFFEA_EXPORT_FLAT_FORMATS_H_
@@ -29,19 +30,27 @@ absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name);
 //   chunk_duration_p50/p90/p95/p99, time_per_event_mean/p50/p99 (s), num_retried_chunks,
 //   window_seconds, avg_workers_over_window, core_seconds, avg_cores_over_window,
 //   core_efficiency_over_core_seconds, parallel_efficiency, event_rate_core_seconds_khz,
-//   total_uncompressed_bytes_read, compression_factor,
+//   total_uncompressed_bytes_read, compression_factor, chunk_peak_live_bytes_mean/max,
 //   per_dataset.<dataset>.duration_p50/p95 (s),
 //   section_stats.<name>.<time|memory|bytes>.total/mean/p50/p95 (s or bytes),
 //   section_stats.<name>.time.share_of_chunk_time (fraction).
 // Only keys whose source field is present are emitted.
 std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metrics);
 
-// ToFlatMetrics(metrics) followed by AdditionalFlatMetrics(metrics).
+// The figures every output shows first (AggregatedMetrics.cpu, aggregation/cpu_metrics.h), each
+// key always present, its value unknown where not measured: cpu_efficiency (fraction),
+// cpu_seconds, core_seconds_available, usable_cores, event_rate_per_cpu_second_khz,
+// chunk_wall_seconds, chunk_cpu_seconds, chunk_run_queue_wait_seconds, chunk_blocked_seconds,
+// summed_chunk_wall_seconds (Coffea's processtime as reported).
+std::vector<FlatMetric> HeadlineFlatMetrics(const v1::AggregatedMetrics& metrics);
+
+// HeadlineFlatMetrics, ToFlatMetrics, then AdditionalFlatMetrics.
 std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
 
 // The flat metrics of `measurement.metrics()` in `format`:
 //   CSV       "key,value,unit" header, one row per key (RFC 4180 quoting), "\r\n"-free.
-//   JSON      {"measurement": name, "metrics": [{"key", "value", "unit"}, ...]}, in order.
+//   JSON      {"measurement": name, "warnings": [{"code", "message"}, ...],
+//              "metrics": [{"key", "value", "unit"}, ...]}, in order.
 //   Markdown  a "| Metric | Value | Unit |" table ('|' and newlines in keys escaped).
 // The text ends in '\n'.
 std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format);

@@ -51,13 +51,21 @@ TEST(ParseFlatFormatTest, KnownAndUnknownNames) {
   EXPECT_TRUE(absl::StrContains(bad.status().message(), "'xml'"));
 }
 
-TEST(AllFlatMetricsTest, OriginalKeysThenAdditions) {
+TEST(AllFlatMetricsTest, HeadlineThenOriginalKeysThenAdditions) {
   const std::vector<FlatMetric> all = AllFlatMetrics(Sample().metrics());
+  const std::vector<FlatMetric> headline = HeadlineFlatMetrics(Sample().metrics());
   const std::vector<FlatMetric> original = ToFlatMetrics(Sample().metrics());
-  ASSERT_GT(all.size(), original.size());
-  for (size_t i = 0; i < original.size(); ++i) EXPECT_EQ(all[i].key, original[i].key);
+  ASSERT_GT(all.size(), headline.size() + original.size());
+  ASSERT_FALSE(headline.empty());
+  EXPECT_EQ(all[0].key, "cpu_efficiency");
+  for (size_t i = 0; i < headline.size(); ++i) EXPECT_EQ(all[i].key, headline[i].key);
+  for (size_t i = 0; i < original.size(); ++i) {
+    EXPECT_EQ(all[headline.size() + i].key, original[i].key);
+  }
   std::vector<std::string> added;
-  for (size_t i = original.size(); i < all.size(); ++i) added.push_back(all[i].key);
+  for (size_t i = headline.size() + original.size(); i < all.size(); ++i) {
+    added.push_back(all[i].key);
+  }
   EXPECT_EQ(added, (std::vector<std::string>{
                        "window_seconds", "avg_workers_over_window", "core_seconds",
                        "avg_cores_over_window", "parallel_efficiency", "num_retried_chunks",
@@ -111,7 +119,7 @@ TEST(FormatFlatMetricsTest, JsonParsesAndKeepsOrderUnitsAndNull) {
 TEST(FormatFlatMetricsTest, MarkdownTableEscapesPipes) {
   const std::string md = FormatFlatMetrics(Sample(), FlatFormat::kMarkdown);
   EXPECT_TRUE(absl::StartsWith(md, "| Metric | Value | Unit |\n| --- | ---: | --- |\n")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "| total_cores | N/A | cores |")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| total_cores |  | cores |")) << md;
   EXPECT_TRUE(absl::StrContains(md, "| per_dataset.a,b\\|c.num_chunks | 2 | chunks |")) << md;
   for (absl::string_view line : absl::StrSplit(md, '\n', absl::SkipEmpty())) {
     // Four unescaped pipes per line.

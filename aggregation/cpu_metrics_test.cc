@@ -1,0 +1,136 @@
+#include "aggregation/cpu_metrics.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+v1::FineMetricsSummary Fine(const std::string& activity, double seconds) {
+  v1::FineMetricsSummary fine;
+  v1::ActivityTotal* total = fine.add_by_task_prefix();
+  total->set_context("execute");
+  total->set_task_prefix("processor");
+  total->set_activity(activity);
+  total->set_unit("seconds");
+  total->set_value(seconds);
+  return fine;
+}
+
+v1::WorkerMetrics Threads(double threads, double core_seconds) {
+  v1::WorkerMetrics workers;
+  workers.set_total_cores(threads);
+  workers.set_core_seconds(core_seconds);
+  return workers;
+}
+
+TEST(CpuMetricsTest, OversubscribedThreadPoolIsCappedAtUsableCpus) {
+  // 4 threads on 2 usable CPUs for 10 s, 19 CPU-seconds used: 95 % of 2 cores, not of 4.
+  const v1::FineMetricsSummary fine = Fine("thread-cpu", 19);
+  const v1::WorkerMetrics workers = Threads(4, 40);
+  CpuInputs in;
+  in.elapsed_seconds = 10;
+  in.fine = &fine;
+  in.workers = &workers;
+  in.in_process_workers = true;
+  in.usable_cpus = 2;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.cpu_seconds(), 19);
+  EXPECT_DOUBLE_EQ(cpu.core_seconds_available(), 20);
+  EXPECT_DOUBLE_EQ(cpu.usable_cores(), 2);
+  EXPECT_DOUBLE_EQ(cpu.cpu_efficiency_fraction(), 0.95);
+  EXPECT_NE(cpu.capacity_source().find("2 usable CPUs"), std::string::npos);
+}
+
+TEST(CpuMetricsTest, FewerThreadsThanCpus) {
+  const v1::FineMetricsSummary fine = Fine("thread-cpu", 5);
+  const v1::WorkerMetrics workers = Threads(1, 10);
+  CpuInputs in;
+  in.elapsed_seconds = 10;
+  in.fine = &fine;
+  in.workers = &workers;
+  in.in_process_workers = true;
+  in.usable_cpus = 8;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.core_seconds_available(), 10);
+  EXPECT_DOUBLE_EQ(cpu.cpu_efficiency_fraction(), 0.5);
+}
+
+TEST(CpuMetricsTest, EnginesUseTheirCoreSeconds) {
+  const v1::FineMetricsSummary fine = Fine("cpu-time", 30);
+  const v1::WorkerMetrics workers = Threads(6, 60);
+  v1::WorkflowMetrics workflow;
+  workflow.set_total_events(3'000'000);
+  CpuInputs in;
+  in.elapsed_seconds = 10;
+  in.fine = &fine;
+  in.workers = &workers;
+  in.workflow = &workflow;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.cpu_seconds(), 30);
+  EXPECT_EQ(cpu.cpu_source(), "resource monitor's cpu_time of the tasks");
+  EXPECT_DOUBLE_EQ(cpu.core_seconds_available(), 60);
+  EXPECT_DOUBLE_EQ(cpu.cpu_efficiency_fraction(), 0.5);
+  EXPECT_DOUBLE_EQ(cpu.event_rate_per_cpu_second_khz(), 100);
+}
+
+TEST(CpuMetricsTest, NothingMeasuredIsUnknownWithAReason) {
+  const v1::FineMetricsSummary fine = Fine("thread-noncpu", 30);
+  const v1::WorkerMetrics workers = Threads(6, 60);
+  CpuInputs in;
+  in.elapsed_seconds = 10;
+  in.fine = &fine;
+  in.workers = &workers;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_FALSE(cpu.has_cpu_seconds());
+  EXPECT_FALSE(cpu.has_cpu_efficiency_fraction());
+  EXPECT_FALSE(cpu.has_event_rate_per_cpu_second_khz());
+  EXPECT_TRUE(cpu.has_core_seconds_available());
+  EXPECT_FALSE(cpu.unknown_reason().empty());
+}
+
+TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  v1::ChunkRecord* a = chunks.Add();
+  a->set_duration_seconds(1.0);
+  a->set_cpu_seconds(0.5);
+  a->set_run_queue_wait_seconds(0.3);
+  v1::ChunkRecord* b = chunks.Add();
+  b->set_duration_seconds(2.0);
+  b->set_cpu_seconds(1.0);
+  b->set_run_queue_wait_seconds(1.5);  // clock skew: blocked clamps at 0
+  v1::ChunkRecord* c = chunks.Add();  // no run-queue reading
+  c->set_duration_seconds(1.0);
+  c->set_cpu_seconds(0.25);
+  CpuInputs in;
+  in.elapsed_seconds = 2;
+  in.chunks = &chunks;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 4.0);
+  EXPECT_DOUBLE_EQ(cpu.chunk_cpu_seconds(), 1.75);
+  EXPECT_DOUBLE_EQ(cpu.chunk_run_queue_wait_seconds(), 1.8);
+  EXPECT_DOUBLE_EQ(cpu.chunk_blocked_seconds(), 0.2);
+  // No fine metrics: the chunks' CPU stands in, and says so.
+  EXPECT_DOUBLE_EQ(cpu.cpu_seconds(), 1.75);
+  EXPECT_NE(cpu.cpu_source().find("chunk records"), std::string::npos);
+  EXPECT_FALSE(cpu.has_core_seconds_available());
+}
+
+TEST(CpuMetricsTest, ChunksWithoutCpuOrWaitLeaveThoseUnknown) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  chunks.Add()->set_duration_seconds(1.0);
+  CpuInputs in;
+  in.chunks = &chunks;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 1.0);
+  EXPECT_FALSE(cpu.has_chunk_cpu_seconds());
+  EXPECT_FALSE(cpu.has_chunk_run_queue_wait_seconds());
+  EXPECT_FALSE(cpu.has_chunk_blocked_seconds());
+  EXPECT_FALSE(cpu.has_cpu_seconds());
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

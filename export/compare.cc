@@ -33,50 +33,93 @@ struct MetricSpec {
 const std::vector<MetricSpec>& Specs() {
   using M = v1::AggregatedMetrics;
   static const auto* const specs = new std::vector<MetricSpec>{
+      // Measured CPU first (aggregation/cpu_metrics.h); unknown is N/A, never 0.
+      {"CPU Efficiency", "%", Better::kHigher,
+       [](const M& m) {
+         return If(m.cpu().has_cpu_efficiency_fraction(),
+                   100.0 * m.cpu().cpu_efficiency_fraction());
+       }},
+      {"CPU Time (measured)", "s", Better::kNeither,
+       [](const M& m) { return If(m.cpu().has_cpu_seconds(), m.cpu().cpu_seconds()); }},
+      {"Usable Cores (average)", "cores", Better::kNeither,
+       [](const M& m) { return If(m.cpu().has_usable_cores(), m.cpu().usable_cores()); }},
       {"Elapsed Time", "s", Better::kLower,
        [](const M& m) { return If(true, m.workflow().elapsed_time_seconds()); }},
       {"Total Events", "events", Better::kNeither,
-       [](const M& m) { return If(true, static_cast<double>(m.workflow().total_events())); }},
-      {"Data Rate", "Gbps", Better::kHigher,
-       [](const M& m) { return If(true, m.workflow().data_rate_gbps()); }},
-      {"Event Rate (Elapsed Time)", "kHz", Better::kHigher,
-       [](const M& m) { return If(true, m.workflow().event_rate_elapsed_khz()); }},
-      {"Event Rate (Total CPU)", "kHz", Better::kHigher,
-       [](const M& m) { return If(true, m.workflow().event_rate_cpu_total_khz()); }},
-      {"Event Rate (Core-Averaged)", "kHz/core", Better::kHigher,
        [](const M& m) {
-         return If(m.efficiency().has_event_rate_core_khz(), m.efficiency().event_rate_core_khz());
+         return If(m.workflow().has_total_events(),
+                   static_cast<double>(m.workflow().total_events()));
        }},
-      {"Total CPU Time", "s", Better::kLower,
-       [](const M& m) { return If(true, m.workflow().total_cpu_time_seconds()); }},
+      {"Data Rate", "Gbps", Better::kHigher,
+       [](const M& m) {
+         return If(m.workflow().has_data_rate_gbps(), m.workflow().data_rate_gbps());
+       }},
+      {"Event Rate (Elapsed Time)", "kHz", Better::kHigher,
+       [](const M& m) {
+         return If(m.workflow().has_event_rate_elapsed_khz(),
+                   m.workflow().event_rate_elapsed_khz());
+       }},
+      {"Event Rate (per CPU-second)", "kHz", Better::kHigher,
+       [](const M& m) {
+         return If(m.cpu().has_event_rate_per_cpu_second_khz(),
+                   m.cpu().event_rate_per_cpu_second_khz());
+       }},
+      {"Event Rate (per summed chunk wall time)", "kHz", Better::kHigher,
+       [](const M& m) {
+         return If(m.workflow().has_summed_chunk_wall_seconds() &&
+                       m.workflow().has_event_rate_cpu_total_khz(),
+                   m.workflow().event_rate_cpu_total_khz());
+       }},
+      {"Event Rate (per tracked core)", "kHz/core", Better::kHigher,
+       [](const M& m) {
+         return If(m.workflow().has_total_events() && m.efficiency().has_event_rate_core_khz(),
+                   m.efficiency().event_rate_core_khz());
+       }},
+      {"Summed Chunk Wall Time (reported)", "s", Better::kNeither,
+       [](const M& m) {
+         return If(m.workflow().has_summed_chunk_wall_seconds(),
+                   m.workflow().summed_chunk_wall_seconds());
+       }},
       {"Total Cores", "cores", Better::kNeither,
        [](const M& m) {
          return If(m.has_workers() && m.workers().has_total_cores(), m.workers().total_cores());
        }},
-      {"Speedup Factor", "x", Better::kHigher,
-       [](const M& m) { return If(true, m.efficiency().speedup_factor()); }},
-      {"Core Efficiency", "%", Better::kHigher,
+      // The original's speedup and core efficiency: how busy the workers were, not CPU.
+      {"Busy-Worker Concurrency", "x", Better::kNeither,
        [](const M& m) {
-         return If(m.efficiency().has_core_efficiency_fraction(),
+         return If(m.workflow().has_summed_chunk_wall_seconds(), m.efficiency().speedup_factor());
+       }},
+      {"Worker Occupancy (concurrency / total cores)", "%", Better::kNeither,
+       [](const M& m) {
+         return If(m.workflow().has_summed_chunk_wall_seconds() &&
+                       m.efficiency().has_core_efficiency_fraction(),
                    100.0 * m.efficiency().core_efficiency_fraction());
        }},
-      {"Core Efficiency (over core-seconds)", "%", Better::kHigher,
+      {"Worker Occupancy (over core-seconds)", "%", Better::kNeither,
        [](const M& m) {
-         return If(m.efficiency().has_core_efficiency_over_core_seconds_fraction(),
+         return If(m.workflow().has_summed_chunk_wall_seconds() &&
+                       m.efficiency().has_core_efficiency_over_core_seconds_fraction(),
                    100.0 * m.efficiency().core_efficiency_over_core_seconds_fraction());
        }},
-      {"Parallel Efficiency", "%", Better::kHigher,
+      {"Chunk Time Waiting for a CPU", "%", Better::kLower,
        [](const M& m) {
-         return If(m.efficiency().has_parallel_efficiency_fraction(),
-                   100.0 * m.efficiency().parallel_efficiency_fraction());
+         return If(m.cpu().has_chunk_run_queue_wait_seconds() && m.cpu().chunk_wall_seconds() > 0,
+                   100.0 * m.cpu().chunk_run_queue_wait_seconds() / m.cpu().chunk_wall_seconds());
        }},
-      {"Peak Memory (per worker)", "MiB", Better::kLower,
+      {"Chunk Time Blocked (I/O, locks)", "%", Better::kLower,
        [](const M& m) {
-         return If(m.has_workers(), m.workers().peak_memory_bytes() / (1024.0 * 1024.0));
+         return If(m.cpu().has_chunk_blocked_seconds() && m.cpu().chunk_wall_seconds() > 0,
+                   100.0 * m.cpu().chunk_blocked_seconds() / m.cpu().chunk_wall_seconds());
        }},
-      {"Avg Memory (per worker)", "MiB", Better::kLower,
+      {"Peak Memory", "MiB", Better::kLower,
        [](const M& m) {
-         return If(m.has_workers(), m.workers().avg_memory_per_worker_bytes() / (1024.0 * 1024.0));
+         return If(m.has_workers() && m.workers().peak_memory_bytes() > 0,
+                   m.workers().peak_memory_bytes() / (1024.0 * 1024.0));
+       }},
+      {"Avg Memory (per worker or process)", "MiB", Better::kLower,
+       [](const M& m) {
+         return If(m.has_workers() && m.workers().avg_memory_per_worker_bytes() > 0,
+                   m.workers().avg_memory_per_worker_bytes() / (1024.0 * 1024.0));
        }},
       {"Chunks", "chunks", Better::kNeither,
        [](const M& m) { return If(m.has_chunks(), static_cast<double>(m.chunks().num_chunks())); }},
@@ -277,6 +320,16 @@ std::string FormatComparison(const std::vector<std::string>& labels,
   absl::StrAppend(&out, "\n", worse, " = worse than the baseline by more than ",
                   Number(options.regression_threshold_percent), "% (", regressions,
                   regressions == 1 ? " regression" : " regressions", ")\n");
+  // What each run's own warnings say (an unoptimised build, an oversubscribed or loaded host):
+  // a difference may be that, not the code.
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::string label =
+        ReplaceControlCharacters(r < labels.size() ? labels[r] : absl::StrCat("run ", r));
+    for (const v1::Warning& warning : runs[r].warnings()) {
+      absl::StrAppend(&out, "WARNING (", label, "): ",
+                      ReplaceControlCharacters(warning.message()), "\n");
+    }
+  }
   absl::StatusOr<AmdahlFit> fit = FitAmdahl(runs);
   if (fit.ok()) {
     absl::StrAppend(&out,

@@ -56,6 +56,37 @@ TEST(CompareMetricsTest, OnlyMetricsKnownSomewhere) {
   EXPECT_EQ(metrics[0].better, Better::kLower);
 }
 
+TEST(CompareMetricsTest, CpuEfficiencyFirstAndUnknownIsNotZero) {
+  v1::Measurement a = MakeRun(2);
+  a.mutable_metrics()->mutable_cpu()->set_cpu_efficiency_fraction(0.5);
+  a.mutable_metrics()->mutable_cpu()->set_cpu_seconds(50);
+  v1::Measurement b = MakeRun(2);
+  b.mutable_metrics()->mutable_workflow()->clear_total_events();  // no report in B
+  const std::vector<ComparedMetric> metrics = CompareMetrics({a, b});
+  ASSERT_FALSE(metrics.empty());
+  EXPECT_EQ(metrics[0].label, "CPU Efficiency");
+  EXPECT_DOUBLE_EQ(*metrics[0].values[0], 50.0);
+  EXPECT_FALSE(metrics[0].values[1].has_value());
+  for (const ComparedMetric& metric : metrics) {
+    if (metric.label != "Total Events") continue;
+    EXPECT_DOUBLE_EQ(*metric.values[0], 1000000);
+    EXPECT_FALSE(metric.values[1].has_value());
+  }
+}
+
+TEST(FormatComparisonTest, EachRunsWarningsAreShown) {
+  v1::Measurement a = MakeRun(1);
+  v1::Measurement b = MakeRun(2);
+  v1::Warning* warning = b.add_warnings();
+  warning->set_code("unoptimized_build");
+  warning->set_message("the measured code was built without optimisation");
+  const std::string text = FormatComparison({"A", "B"}, {a, b}, ComparisonOptions{});
+  EXPECT_TRUE(absl::StrContains(
+      text, "WARNING (B): the measured code was built without optimisation\n"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "WARNING (A)")) << text;
+}
+
 TEST(FitAmdahlTest, RecoversTheSerialFraction) {
   const absl::StatusOr<AmdahlFit> fit = FitAmdahl({MakeRun(1), MakeRun(2), MakeRun(4), MakeRun(8)});
   ASSERT_TRUE(fit.ok()) << fit.status();

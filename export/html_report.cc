@@ -27,6 +27,8 @@ figure.plot { margin: 1.5em 0; } figure.plot svg { max-width: 100%; height: auto
 figure.flame-graph { margin: 1.5em 0; } figure.flame-graph svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 2em; }
+.warnings { border: 2px solid #c60; background: #fff4e5; padding: 0 1em; margin: 1em 0; }
+.warnings h2 { margin-top: 0.5em; border: none; color: #a40; }
 )css";
 
 std::string Utc(const google::protobuf::Timestamp& time) {
@@ -107,6 +109,15 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
       HtmlEscape(name), "</title>\n<style>", kStyle, "</style>\n</head>\n<body>\n<h1>",
       "roastcoffea report: ", HtmlEscape(name), "</h1>\n");
 
+  // Warnings first: they change how every number below reads.
+  if (measurement.warnings_size() > 0) {
+    out += "<div class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
+    for (const v1::Warning& warning : measurement.warnings()) {
+      absl::StrAppend(&out, "<li>", HtmlEscape(warning.message()), "</li>\n");
+    }
+    out += "</ul>\n</div>\n";
+  }
+
   // Metadata.
   std::vector<std::pair<std::string, std::string>> rows;
   const auto row = [&](const std::string& key, const std::string& value) {
@@ -120,6 +131,12 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
   row("Elapsed", FormatDuration(metadata.elapsed_seconds() > 0
                                     ? metadata.elapsed_seconds()
                                     : measurement.metrics().workflow().elapsed_time_seconds()));
+  if (metadata.has_host_facts()) row("Machine", DescribeHost(metadata.host_facts()));
+  if (metadata.has_host_facts() && !metadata.host_facts().kernel().empty()) {
+    row("Kernel", metadata.host_facts().kernel());
+  }
+  if (metadata.has_analysis_build()) row("Measured code", DescribeBuild(metadata.analysis_build()));
+  if (metadata.has_tool_build()) row("collect build", DescribeBuild(metadata.tool_build()));
   row("Tool version", metadata.tool_version());
   row("Command line", absl::StrJoin(metadata.command_line(), " "));
   // Sorted, so the page does not depend on the map's order.

@@ -23,6 +23,22 @@ int Count(const std::string& text, const std::string& needle) {
   return count;
 }
 
+TEST(RenderHtmlReportTest, WarningsHostAndBuildComeFirst) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  measurement.add_warnings()->set_message("4 worker threads on <2> usable CPUs");
+  measurement.mutable_metadata()->mutable_host_facts()->set_online_cpus(2);
+  v1::BuildInfo& build = *measurement.mutable_metadata()->mutable_analysis_build();
+  build.set_build_mode("fastbuild");
+  build.set_optimized(false);
+  const std::string html = RenderHtmlReport(measurement);
+  const size_t warnings = html.find("<h2>Warnings</h2>");
+  ASSERT_NE(warnings, std::string::npos);
+  EXPECT_LT(warnings, html.find("<h2>Run</h2>"));
+  EXPECT_TRUE(absl::StrContains(html, "<li>4 worker threads on &lt;2&gt; usable CPUs</li>"));
+  EXPECT_TRUE(absl::StrContains(html, "<th>Machine</th><td>2 online CPUs"));
+  EXPECT_TRUE(absl::StrContains(html, "<th>Measured code</th><td>fastbuild (NOT optimised)"));
+}
+
 TEST(RenderHtmlReportTest, TitleTablesAndEveryPlot) {
   const v1::Measurement measurement = testing_export::RichMeasurement();
   const std::string html = RenderHtmlReport(measurement);
@@ -31,10 +47,11 @@ TEST(RenderHtmlReportTest, TitleTablesAndEveryPlot) {
       html, "<title>roastcoffea report: &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; "
             "&quot;run&quot;</title>"))
       << html.substr(0, 600);
-  for (const char* title : {"Throughput Metrics", "Event Processing Metrics",
+  for (const char* title : {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics",
                             "Resource Utilization", "Timing Breakdown",
-                            "Fine Metrics (from Dask Spans)", "Chunk Metrics", "Failed Chunks"}) {
-    EXPECT_TRUE(absl::StrContains(html, std::string("<caption>") + title + "</caption>")) << title;
+                            "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
+                            "Failed Chunks"}) {
+    EXPECT_TRUE(absl::StrContains(html, "<caption>" + HtmlEscape(title) + "</caption>")) << title;
   }
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
   EXPECT_EQ(Count(html, "<figure class=\"plot\""), static_cast<int>(plots.size()));

@@ -155,20 +155,27 @@ std::string Bullet(const BoxStyle& box, absl::string_view label) {
   return absl::StrCat("  ", box.bullet, " ", label);
 }
 
+constexpr absl::string_view kNotReported = "N/A (not reported)";
+
 Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Throughput Metrics", {}};
-  // Older producers may not fill the MB/s field; it is the same rate in other units.
-  const double mbytes_per_second = workflow.data_rate_mbytes_per_second() != 0.0
-                                       ? workflow.data_rate_mbytes_per_second()
-                                       : workflow.data_rate_gbps() * 1000.0 / 8.0;
-  table.rows.push_back({"Data Rate", absl::StrFormat("%.2f Gbps (%.1f MB/s)",
-                                                     workflow.data_rate_gbps(), mbytes_per_second)});
-  if (workflow.total_bytes_read() != 0) {
-    table.rows.push_back(
-        {"Total Bytes Read (Coffea)", FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
+  if (workflow.has_data_rate_gbps()) {
+    // Older producers may not fill the MB/s field; it is the same rate in other units.
+    const double mbytes_per_second = workflow.has_data_rate_mbytes_per_second()
+                                         ? workflow.data_rate_mbytes_per_second()
+                                         : workflow.data_rate_gbps() * 1000.0 / 8.0;
+    table.rows.push_back({"Data Rate", absl::StrFormat("%.2f Gbps (%.1f MB/s)",
+                                                       workflow.data_rate_gbps(),
+                                                       mbytes_per_second)});
+  } else {
+    table.rows.push_back({"Data Rate", "N/A (bytes read not reported)"});
   }
-  if (workflow.total_uncompressed_bytes_read() != 0) {
+  if (workflow.has_total_bytes_read()) {
+    table.rows.push_back({"Total Bytes Read (reported)",
+                          FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
+  }
+  if (workflow.has_total_uncompressed_bytes_read()) {
     table.rows.push_back({"Total Bytes Read (uncompressed)",
                           FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
   }
@@ -178,7 +185,7 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   }
   if (metrics.has_fine() && metrics.fine().total_bytes_memory_read() > 0.0) {
     table.rows.push_back(
-        {"Memory Read (Dask Spans)", FormatBytes(metrics.fine().total_bytes_memory_read())});
+        {"Memory Read (fine metrics)", FormatBytes(metrics.fine().total_bytes_memory_read())});
   }
   return table;
 }
@@ -186,16 +193,88 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
 Table EventTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Event Processing Metrics", {}};
-  table.rows.push_back({"Total Events", WithThousandsSeparators(workflow.total_events())});
+  table.rows.push_back({"Total Events", workflow.has_total_events()
+                                            ? WithThousandsSeparators(workflow.total_events())
+                                            : std::string(kNotReported)});
   table.rows.push_back({"Event Rate (Elapsed Time)",
-                        absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())});
-  table.rows.push_back(
-      {"Event Rate (Total CPU)", absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
-  table.rows.push_back({"Event Rate (Core-Averaged)",
-                        metrics.efficiency().has_event_rate_core_khz()
+                        workflow.has_event_rate_elapsed_khz()
+                            ? absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())
+                            : std::string(kNotReported)});
+  if (metrics.cpu().has_event_rate_per_cpu_second_khz()) {
+    table.rows.push_back({"Event Rate (per CPU-second)",
+                          absl::StrFormat("%.1f kHz",
+                                          metrics.cpu().event_rate_per_cpu_second_khz())});
+  }
+  // The original's "Event Rate (Total CPU)": per second of summed chunk wall time.
+  if (workflow.has_summed_chunk_wall_seconds() && workflow.has_event_rate_cpu_total_khz()) {
+    table.rows.push_back({"Event Rate (per summed chunk wall time)",
+                          absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
+  }
+  table.rows.push_back({"Event Rate (per tracked core)",
+                        !metrics.efficiency().has_event_rate_core_khz()
+                            ? std::string(kNoWorkerTracking)
+                        : workflow.has_total_events()
                             ? absl::StrFormat("%.1f kHz/core",
                                               metrics.efficiency().event_rate_core_khz())
-                            : std::string(kNoWorkerTracking)});
+                            : std::string(kNotReported)});
+  return table;
+}
+
+// The first table: measured CPU against the cores the workers had (aggregation/cpu_metrics.h).
+Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
+  const v1::CpuMetrics& cpu = metrics.cpu();
+  Table table{"CPU Efficiency", {}};
+  if (cpu.has_cpu_efficiency_fraction()) {
+    table.rows.push_back({"CPU Efficiency", Percent(cpu.cpu_efficiency_fraction())});
+  } else {
+    table.rows.push_back(
+        {"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
+                                                 : "N/A (CPU not measured)"});
+  }
+  table.rows.push_back({Bullet(box, "CPU Time (measured)"),
+                        cpu.has_cpu_seconds() ? FormatDuration(cpu.cpu_seconds())
+                                              : std::string("N/A")});
+  if (cpu.has_cpu_seconds() && !cpu.cpu_source().empty()) {
+    table.rows.push_back({Bullet(box, "  from"), ReplaceControlCharacters(cpu.cpu_source())});
+  }
+  if (!cpu.has_cpu_seconds() && !cpu.unknown_reason().empty()) {
+    table.rows.push_back({Bullet(box, "  why"), ReplaceControlCharacters(cpu.unknown_reason())});
+  }
+  if (cpu.has_core_seconds_available()) {
+    table.rows.push_back({Bullet(box, "Core-Seconds Available"),
+                          absl::StrFormat("%.1f core-s", cpu.core_seconds_available())});
+    if (!cpu.capacity_source().empty()) {
+      table.rows.push_back(
+          {Bullet(box, "  from"), ReplaceControlCharacters(cpu.capacity_source())});
+    }
+  }
+  if (cpu.has_usable_cores()) {
+    table.rows.push_back({Bullet(box, "Usable Cores (average)"),
+                          absl::StrFormat("%.2f", cpu.usable_cores())});
+  }
+  if (cpu.has_chunk_wall_seconds() && cpu.chunk_wall_seconds() > 0 &&
+      cpu.has_chunk_cpu_seconds()) {
+    const double wall = cpu.chunk_wall_seconds();
+    table.rows.push_back({"Chunk Time Split", absl::StrCat(FormatDuration(wall), " of chunks")});
+    table.rows.push_back({Bullet(box, "On CPU"),
+                          absl::StrCat(FormatDuration(cpu.chunk_cpu_seconds()), " (",
+                                       Percent(cpu.chunk_cpu_seconds() / wall), ")")});
+    if (cpu.has_chunk_run_queue_wait_seconds()) {
+      table.rows.push_back(
+          {Bullet(box, "Waiting for a CPU"),
+           absl::StrCat(FormatDuration(cpu.chunk_run_queue_wait_seconds()), " (",
+                        Percent(cpu.chunk_run_queue_wait_seconds() / wall), ")")});
+      table.rows.push_back(
+          {Bullet(box, "Blocked (I/O, locks, sleep)"),
+           absl::StrCat(FormatDuration(cpu.chunk_blocked_seconds()), " (",
+                        Percent(cpu.chunk_blocked_seconds() / wall), ")")});
+    } else {
+      const double off_cpu = std::max(0.0, wall - cpu.chunk_cpu_seconds());
+      table.rows.push_back(
+          {Bullet(box, "Off CPU (waiting or blocked)"),
+           absl::StrCat(FormatDuration(off_cpu), " (", Percent(off_cpu / wall), ")")});
+    }
+  }
   return table;
 }
 
@@ -207,10 +286,11 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
     return tracked && known ? value : std::string(kNoWorkerTracking);
   };
   const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
-  const double speedup = metrics.efficiency().speedup_factor();
+  const double concurrency = metrics.efficiency().speedup_factor();
+  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
 
   table.rows.push_back({"Workers (Time-Averaged)",
-                        tracked_value(true, absl::StrFormat("%.1f", workers.avg_workers()))});
+                        tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
   table.rows.push_back({"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
   table.rows.push_back(
       {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
@@ -218,34 +298,42 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   table.rows.push_back(
       {"Total Cores", tracked_value(workers.has_total_cores(),
                                     absl::StrFormat("%.0f", workers.total_cores()))});
+  // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
+  // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
+  table.rows.push_back({"Busy-Worker Concurrency (summed chunk wall / elapsed)",
+                        wall_reported ? absl::StrFormat("%.2f", concurrency)
+                                      : std::string(kNotReported)});
   table.rows.push_back(
-      {"Parallel Efficiency",
-       tracked_value(cores_known, cores_known ? Percent(speedup / workers.total_cores()) : "")});
-  table.rows.push_back({"Speedup Factor", absl::StrFormat("%.1fx", speedup)});
-  // The fixes over core-seconds (workers that join or leave do not inflate the capacity), next
-  // to the original's numbers; shown only when the aggregation computed them.
+      {"Worker Occupancy (concurrency / total cores)",
+       !wall_reported ? std::string(kNotReported)
+                      : tracked_value(cores_known,
+                                      cores_known ? Percent(concurrency / workers.total_cores())
+                                                  : "")});
   const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  if (tracked && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    table.rows.push_back({"Core Efficiency (over core-seconds)",
+  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    table.rows.push_back({"Worker Occupancy (over core-seconds)",
                           Percent(efficiency.core_efficiency_over_core_seconds_fraction())});
   }
-  if (tracked && efficiency.has_parallel_efficiency_fraction()) {
-    table.rows.push_back({"Parallel Efficiency (over core-seconds)",
-                          Percent(efficiency.parallel_efficiency_fraction())});
-  }
   if (tracked && workers.has_core_seconds()) {
-    table.rows.push_back({"Core-Seconds Available", FormatDuration(workers.core_seconds())});
+    table.rows.push_back({"Tracked Core-Seconds",
+                          absl::StrFormat("%.1f core-s", workers.core_seconds())});
   }
   // No worker has ever used 0 bytes: zero means the backend does not measure memory use
   // (TaskVine logs give limits only), which must not read as a measured zero.
   const bool memory_measured =
       workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
   const std::string not_measured = "N/A (not measured by this backend)";
+  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
+  const std::string scope =
+      workers.memory_is_process_wide()
+          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
+                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
+          : std::string("(per worker)");
   table.rows.push_back(
-      {"Peak Memory (per worker)",
+      {absl::StrCat("Peak Memory ", scope),
        tracked ? (memory_measured ? FormatBytes(workers.peak_memory_bytes()) : not_measured)
                : tracked_value(false, "")});
-  table.rows.push_back({"Avg Memory (per worker)",
+  table.rows.push_back({absl::StrCat("Avg Memory ", scope),
                         tracked ? (memory_measured
                                        ? FormatBytes(workers.avg_memory_per_worker_bytes())
                                        : not_measured)
@@ -295,11 +383,13 @@ Table TimingTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Timing Breakdown", {}};
   table.rows.push_back({"Elapsed Time", FormatDuration(workflow.elapsed_time_seconds())});
-  table.rows.push_back({"Total CPU Time", FormatDuration(workflow.total_cpu_time_seconds())});
+  // Coffea's processtime: wall time summed over chunks. Never shown under a CPU label.
+  table.rows.push_back({"Summed Chunk Wall Time (reported)",
+                        workflow.has_summed_chunk_wall_seconds()
+                            ? FormatDuration(workflow.summed_chunk_wall_seconds())
+                            : std::string(kNotReported)});
   if (NumChunks(metrics) > 0) {
     table.rows.push_back({"Number of Chunks", WithThousandsSeparators(NumChunks(metrics))});
-    table.rows.push_back(
-        {"Avg CPU Time/Chunk", FormatDuration(workflow.avg_cpu_time_per_chunk_seconds())});
   }
   return table;
 }
@@ -340,9 +430,22 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
                                                   FormatMicroseconds(per_event.percentiles().p99()))});
     }
   }
+  const v1::DistributionStats& peak_live = chunks.peak_live_bytes();
+  if (peak_live.count() > 0) {
+    // Exact and per chunk: the chunk's own thread's heap (allocation counting).
+    table.rows.push_back({"Mean Chunk Heap Peak (own thread)", FormatBytes(peak_live.mean())});
+    table.rows.push_back({Bullet(box, "Max"), FormatBytes(peak_live.max())});
+  }
   const v1::DistributionStats& memory = chunks.memory_delta_bytes();
   if (memory.count() > 0) {
-    table.rows.push_back({"Mean Memory Delta", FormatBytes(memory.mean())});
+    if (chunks.memory_delta_source() == v1::MEMORY_SOURCE_SHARED_PROCESS_RSS) {
+      // Other threads' allocations and frees are in it: say so rather than attribute it.
+      table.rows.push_back({"Mean Process RSS Delta per Chunk",
+                            absl::StrCat(FormatBytes(memory.mean()),
+                                         " (shared process: not attributable to chunks)")});
+    } else {
+      table.rows.push_back({"Mean Memory Delta (process RSS)", FormatBytes(memory.mean())});
+    }
     table.rows.push_back({Bullet(box, "Min"), FormatBytes(memory.min())});
     table.rows.push_back({Bullet(box, "Max"), FormatBytes(memory.max())});
   }
@@ -403,8 +506,17 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
          0.0;
 }
 
-Table FineTable(const v1::FineMetricsSummary& fine, const BoxStyle& box) {
-  Table table{"Fine Metrics (from Dask Spans)", {}};
+// Where the thread-time split comes from, for the fine-metrics table's title.
+std::string FineTitle(absl::string_view backend) {
+  if (backend == "threadpool") return "Thread Time Split (worker threads' CPU clocks)";
+  if (backend == "dask") return "Fine Metrics (Dask spans)";
+  if (backend.empty()) return "Fine Metrics";
+  return absl::StrCat("Fine Metrics (", backend, ")");
+}
+
+Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
+                const BoxStyle& box) {
+  Table table{FineTitle(backend), {}};
   table.rows.push_back({"Processor CPU Time", FormatDuration(fine.processor_cpu_time_seconds())});
   table.rows.push_back(
       {"Processor I/O & Waiting Time", FormatDuration(fine.processor_io_wait_time_seconds())});
@@ -412,11 +524,10 @@ Table FineTable(const v1::FineMetricsSummary& fine, const BoxStyle& box) {
   table.rows.push_back(
       {"  I/O & Wait %", absl::StrFormat("%.1f%%", fine.processor_io_wait_percent())});
   if (fine.overhead_cpu_time_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Dask Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
+    table.rows.push_back({"Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
   }
   if (fine.overhead_io_wait_time_seconds() > 0.0) {
-    table.rows.push_back({"Dask Overhead I/O & Waiting Time",
+    table.rows.push_back({"Overhead I/O & Waiting Time",
                           FormatDuration(fine.overhead_io_wait_time_seconds())});
   }
   if (fine.disk_read_bytes() > 0.0) {
@@ -532,10 +643,48 @@ std::string RunHeader(const v1::Measurement& measurement) {
                              ? metadata.elapsed_seconds()
                              : measurement.metrics().workflow().elapsed_time_seconds();
   line("Elapsed", FormatDuration(elapsed));
+  if (metadata.has_host_facts()) line("Machine", DescribeHost(metadata.host_facts()));
+  if (metadata.has_analysis_build()) {
+    line("Measured code", DescribeBuild(metadata.analysis_build()));
+  } else if (metadata.has_tool_build()) {
+    line("collect build", DescribeBuild(metadata.tool_build()));
+  }
+  for (const v1::Warning& warning : measurement.warnings()) {
+    line("WARNING", warning.message());
+  }
   return out;
 }
 
 }  // namespace
+
+std::string DescribeHost(const v1::HostFacts& host) {
+  std::string out = absl::StrFormat("%d online CPUs", host.online_cpus());
+  if (host.usable_cpus() > 0 && host.usable_cpus() != host.online_cpus()) {
+    absl::StrAppendFormat(&out, " (%g usable)", host.usable_cpus());
+  }
+  if (!host.cpu_model().empty()) absl::StrAppend(&out, ", ", host.cpu_model());
+  if (host.has_load_average_1m_start() || host.has_load_average_1m_end()) {
+    absl::StrAppend(&out, ", load ",
+                    host.has_load_average_1m_start()
+                        ? absl::StrFormat("%.2f", host.load_average_1m_start())
+                        : std::string("?"),
+                    " -> ",
+                    host.has_load_average_1m_end()
+                        ? absl::StrFormat("%.2f", host.load_average_1m_end())
+                        : std::string("?"));
+  }
+  if (host.has_steal_fraction()) {
+    absl::StrAppend(&out, ", steal ", Percent(host.steal_fraction()));
+  }
+  return out;
+}
+
+std::string DescribeBuild(const v1::BuildInfo& build) {
+  std::string out = build.build_mode().empty() ? std::string("unknown mode") : build.build_mode();
+  if (!build.compiler().empty()) absl::StrAppend(&out, ", ", build.compiler());
+  if (!build.optimized()) absl::StrAppend(&out, " (NOT optimised)");
+  return out;
+}
 
 bool UseUnicodeTables() {
   return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
@@ -546,11 +695,11 @@ namespace {
 std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOptions& options) {
   const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
   const v1::AggregatedMetrics& metrics = measurement.metrics();
-  std::vector<Table> tables = {ThroughputTable(metrics), EventTable(metrics),
-                               ResourceTable(metrics), TimingTable(metrics)};
+  std::vector<Table> tables = {CpuTable(metrics, box), ThroughputTable(metrics),
+                               EventTable(metrics), ResourceTable(metrics), TimingTable(metrics)};
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {
-      tables.push_back(FineTable(metrics.fine(), box));
+      tables.push_back(FineTable(metrics.fine(), measurement.metadata().backend(), box));
     } else if (Table activities = ActivityTable(metrics.fine()); !activities.rows.empty()) {
       tables.push_back(std::move(activities));
     }

@@ -25,6 +25,12 @@ struct TableOptions {
   int max_failed_chunks = 10;
 };
 
+// One line describing the machine ("2 online CPUs (1 usable), <model>, load 0.52 -> 1.90, steal
+// 0.0%") and a build ("opt, gcc 12.2.0"; "fastbuild, gcc 12.2.0 (NOT optimised)"), as the
+// table header, the HTML report and compare show them.
+std::string DescribeHost(const v1::HostFacts& host);
+std::string DescribeBuild(const v1::BuildInfo& build);
+
 // True when stdout is a terminal and the NO_COLOR environment variable is unset: the
 // conditions under which Unicode boxes are used by the command-line tools.
 bool UseUnicodeTables();

@@ -63,15 +63,11 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
   for (v1::Profile& profile : run.profiles) *measurement.add_profiles() = std::move(profile);
 
-  AggregationInput input;
-  input.report = &measurement.report();
-  input.elapsed_seconds = run.window.elapsed_seconds;
-  input.window_start_unix_ns = absl::ToUnixNanos(run.window.start);
-  input.window_end_unix_ns = absl::ToUnixNanos(run.window.end);
-  input.tracking = measurement.has_tracking() ? &measurement.tracking() : nullptr;
-  input.chunks = &measurement.chunks();
-  input.spans = &measurement.spans();
-  input.options.processor_task_patterns = std::move(run.processor_patterns);
+  // One way from a measurement to its aggregation input, as `show` re-aggregates it: an empty
+  // report is "nothing reported" (unknown, not 0), host facts cap in-process capacity.
+  AggregationOptions options;
+  options.processor_task_patterns = std::move(run.processor_patterns);
+  const AggregationInput input = AggregationInputFromMeasurement(measurement, options);
   absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
   if (!metrics.ok()) return metrics.status();
   *measurement.mutable_metrics() = *std::move(metrics);

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "aggregation/aggregate.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
@@ -129,6 +131,43 @@ TEST(FormatFlatMetricsTest, MarkdownTableEscapesPipes) {
     }
     EXPECT_EQ(pipes, 4) << line;
   }
+}
+
+// A run whose executor reported nothing and whose backend measured no CPU: aggregated for
+// real, so the test covers the whole path from "no report" to every flat format.
+v1::Measurement NothingReported() {
+  v1::Measurement measurement;
+  measurement.mutable_metadata()->set_name("no-report");
+  measurement.mutable_metadata()->set_elapsed_seconds(10);
+  v1::Warning* warning = measurement.add_warnings();
+  warning->set_code("cpu_not_measured");
+  warning->set_message("no CPU \"measurement\"");
+  absl::StatusOr<v1::AggregatedMetrics> metrics =
+      Aggregate(AggregationInputFromMeasurement(measurement));
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  if (metrics.ok()) *measurement.mutable_metrics() = *metrics;
+  return measurement;
+}
+
+TEST(FormatFlatMetricsTest, UnknownIsEmptyOrNullNeverZero) {
+  const v1::Measurement measurement = NothingReported();
+  const std::string csv = FormatFlatMetrics(measurement, FlatFormat::kCsv);
+  for (const char* key : {"total_events", "data_rate_gbps", "event_rate_elapsed_khz",
+                          "total_bytes_read", "cpu_efficiency", "cpu_seconds"}) {
+    EXPECT_TRUE(absl::StrContains(csv, absl::StrCat("\n", key, ",,"))) << key << "\n" << csv;
+  }
+  const std::string md = FormatFlatMetrics(measurement, FlatFormat::kMarkdown);
+  EXPECT_TRUE(absl::StrContains(md, "| total_events |  | events |")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| data_rate_gbps |  | Gbps |")) << md;
+  const std::string json = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  EXPECT_TRUE(absl::StrContains(json, "{\"key\": \"total_events\", \"value\": null")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "{\"key\": \"cpu_efficiency\", \"value\": null")) << json;
+  google::protobuf::Value value;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
+  const auto& warnings = value.struct_value().fields().at("warnings").list_value();
+  ASSERT_EQ(warnings.values_size(), 1);
+  EXPECT_EQ(warnings.values(0).struct_value().fields().at("message").string_value(),
+            "no CPU \"measurement\"");
 }
 
 TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControls) {

@@ -235,17 +235,17 @@ Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
                         cpu.has_cpu_seconds() ? FormatDuration(cpu.cpu_seconds())
                                               : std::string("N/A")});
   if (cpu.has_cpu_seconds() && !cpu.cpu_source().empty()) {
-    table.rows.push_back({Bullet(box, "  from"), ReplaceControlCharacters(cpu.cpu_source())});
+    table.rows.push_back({"    measured by", ReplaceControlCharacters(cpu.cpu_source())});
   }
   if (!cpu.has_cpu_seconds() && !cpu.unknown_reason().empty()) {
-    table.rows.push_back({Bullet(box, "  why"), ReplaceControlCharacters(cpu.unknown_reason())});
+    table.rows.push_back({"    why", ReplaceControlCharacters(cpu.unknown_reason())});
   }
   if (cpu.has_core_seconds_available()) {
     table.rows.push_back({Bullet(box, "Core-Seconds Available"),
                           absl::StrFormat("%.1f core-s", cpu.core_seconds_available())});
     if (!cpu.capacity_source().empty()) {
       table.rows.push_back(
-          {Bullet(box, "  from"), ReplaceControlCharacters(cpu.capacity_source())});
+          {"    computed as", ReplaceControlCharacters(cpu.capacity_source())});
     }
   }
   if (cpu.has_usable_cores()) {

@@ -224,6 +224,11 @@ Table EventTable(const v1::AggregatedMetrics& metrics) {
 Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   const v1::CpuMetrics& cpu = metrics.cpu();
   Table table{"CPU Efficiency", {}};
+  if (!metrics.has_cpu()) {
+    // Written by a build before measured CPU was aggregated: say so rather than "not measured".
+    table.rows.push_back({"CPU Efficiency", "N/A (not in measurements of this tool version)"});
+    return table;
+  }
   if (cpu.has_cpu_efficiency_fraction()) {
     table.rows.push_back({"CPU Efficiency", Percent(cpu.cpu_efficiency_fraction())});
   } else {

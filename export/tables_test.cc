@@ -201,9 +201,9 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
   EXPECT_EQ(tables[0].rows,
             (Rows{{"CPU Efficiency", "20.0%"},
                   {"\u2022 CPU Time (measured)", "11.0s"},
-                  {"\u2022   from", "engine's thread-cpu accounting (fine metrics)"},
+                  {"measured by", "engine's thread-cpu accounting (fine metrics)"},
                   {"\u2022 Core-Seconds Available", "54.8 core-s"},
-                  {"\u2022   from", "workers' cores integrated over the run"},
+                  {"computed as", "workers' cores integrated over the run"},
                   {"\u2022 Usable Cores (average)", "4.00"}}));
   tables.erase(tables.begin());
   EXPECT_EQ(tables[0].rows, (Rows{{"Data Rate", "0.03 Gbps (3.4 MB/s)"},
@@ -308,7 +308,7 @@ TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
   const std::string na = "N/A (no worker tracking)";
   EXPECT_EQ(tables[0].rows, (Rows{{"CPU Efficiency", "N/A (CPU not measured)"},
                                   {"- CPU Time (measured)", "N/A"},
-                                  {"-   why", "no CPU measurement"}}));
+                                  {"why", "no CPU measurement"}}));
   EXPECT_EQ(tables[1].rows, (Rows{{"Data Rate", "N/A (bytes read not reported)"}}));
   EXPECT_EQ(tables[2].rows.back(),
             (std::pair<std::string, std::string>{"Event Rate (per tracked core)", na}));

@@ -74,8 +74,8 @@ struct ChunkTrackingOptions {
   // false: no thread-CPU-clock readings (two per chunk: system calls unless the perf clock is
   // usable, see README "Thread CPU clock"); cpu_seconds stays 0.
   bool measure_cpu_time = true;
-  // false: no /proc/thread-self/schedstat readings (two preads per chunk, about 1 us each
-  // in a VM; see BM_ThreadSchedstatRead); run_queue_wait_seconds stays absent.
+  // false: no /proc/thread-self/schedstat readings (two preads per chunk, about 0.8 us each
+  // in a KVM guest; see BM_ThreadSchedstatRead); run_queue_wait_seconds stays absent.
   bool measure_run_queue_wait = true;
 };
 
@@ -138,7 +138,7 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 // Thread-safety: any number of threads may call TrackChunk concurrently.
 // Cost: two /proc/self/statm reads (a few microseconds; see read_resident_memory), two
 // thread-CPU-clock readings (a system call each, or ~10 ns where the perf clock is usable; see
-// measure_cpu_time), two schedstat preads (about 1 microsecond each; see
+// measure_cpu_time), two schedstat preads (about 0.8 microseconds each; see
 // measure_run_queue_wait) and building the record (about 0.4 microseconds); see
 // bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
 template <typename Fn>

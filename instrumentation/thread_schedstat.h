@@ -23,7 +23,7 @@ namespace roastcoffea {
 namespace instrumentation_internal {
 
 struct ThreadSchedstat {
-  bool available = false;  // false: the other fields are meaningless (not 0 = "none")
+  bool available = false;       // false: the other fields are meaningless (not 0 = "none")
   int64_t exec_runtime_ns = 0;  // sum_exec_runtime: time on a CPU
   int64_t run_delay_ns = 0;     // time runnable, waiting on a run queue
   int64_t timeslices = 0;       // times the thread got a CPU

@@ -96,8 +96,7 @@ absl::StatusOr<TaskSchedstat> ParseTaskSchedstat(absl::string_view text) {
   for (int i = 0; i < 3; ++i) {
     absl::string_view field = absl::StripAsciiWhitespace(fields[i]);
     // SimpleAtoi accepts a sign; the kernel prints unsigned numbers.
-    if (field.empty() || field[0] < '0' || field[0] > '9' ||
-        !absl::SimpleAtoi(field, values[i])) {
+    if (field.empty() || field[0] < '0' || field[0] > '9' || !absl::SimpleAtoi(field, values[i])) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad ", names[i], " in schedstat text \"", text, "\""));
     }

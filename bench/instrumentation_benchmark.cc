@@ -16,6 +16,7 @@
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
 #include "instrumentation/thread_cpu_clock.h"
+#include "instrumentation/thread_schedstat.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -213,14 +214,26 @@ void BM_StatmRead(benchmark::State& state) {
 }
 BENCHMARK(BM_StatmRead);
 
+// One reading of the calling thread's /proc/thread-self/schedstat as the chunk wrapper makes
+// it (run-queue delay; the descriptor stays open): a pread and a parse.
+void BM_ThreadSchedstatRead(benchmark::State& state) {
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(instrumentation_internal::ReadThreadSchedstat());
+  }
+  if (!instrumentation_internal::ReadThreadSchedstat().available) state.SetLabel("unavailable");
+}
+BENCHMARK(BM_ThreadSchedstatRead);
+
 // The whole chunk wrapper around an empty processor, with its record. Args: with the two
 // /proc/self/statm readings (1, the default) or not; with the two thread-CPU-clock readings
-// (1, the default; label: the clock's source) or not.
+// (1, the default; label: the clock's source) or not; with the two schedstat readings for the
+// run-queue wait (1, the default) or not.
 void BM_TrackChunksEmptyProcessor(benchmark::State& state) {
   ChunkTrackingOptions options;
   options.worker = "bench";  // the default asks for the host name per chunk
   options.read_resident_memory = state.range(0) != 0;
   options.measure_cpu_time = state.range(1) != 0;
+  options.measure_run_queue_wait = state.range(2) != 0;
   const auto tracked = TrackChunks([](const ChunkMetadata&) { return 0; }, options);
   const ChunkMetadata metadata{"dataset", "root://eos/file.root", "uuid", 0, 100000, 100000};
   for (auto _ : state) {
@@ -232,8 +245,18 @@ void BM_TrackChunksEmptyProcessor(benchmark::State& state) {
     state.SetLabel(ThreadCpuClockSourceName(CallingThreadCpuClockSource()));
   }
 }
-BENCHMARK(BM_TrackChunksEmptyProcessor)->Args({1, 1})->Args({0, 1})->Args({0, 0});
-BENCHMARK(BM_TrackChunksEmptyProcessor)->Args({0, 1})->Threads(2)->UseRealTime();
+BENCHMARK(BM_TrackChunksEmptyProcessor)
+    ->ArgNames({"statm", "cpu", "runq"})
+    ->Args({1, 1, 1})
+    ->Args({1, 1, 0})
+    ->Args({0, 1, 1})
+    ->Args({0, 1, 0})
+    ->Args({0, 0, 0});
+BENCHMARK(BM_TrackChunksEmptyProcessor)
+    ->ArgNames({"statm", "cpu", "runq"})
+    ->Args({0, 1, 1})
+    ->Threads(2)
+    ->UseRealTime();
 
 // One /proc/self/statm reading the way the wrapper makes it (the descriptor stays open).
 void BM_StatmPread(benchmark::State& state) {

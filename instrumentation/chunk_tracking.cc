@@ -11,6 +11,7 @@
 #include "instrumentation/allocation_hooks.h"
 #include "instrumentation/chunk_context.h"
 #include "instrumentation/process_stats.h"
+#include "instrumentation/thread_schedstat.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {
@@ -186,6 +187,8 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   // Cheapest readings last before the call and first after it, so they bracket fn tightly.
   record.set_start_unix_ns(UnixTimeNs());
   const AllocationMark allocation_mark = BeginAllocationMark();
+  const ThreadSchedstat sched_before =
+      options.measure_run_queue_wait ? ReadThreadSchedstat() : ThreadSchedstat{};
   const int64_t cpu_before = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
   const int64_t steady_before = SteadyTimeNs();
   const uint64_t ticks_before = Ticks();
@@ -199,6 +202,8 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   const uint64_t ticks_after = Ticks();
   const int64_t steady_after = SteadyTimeNs();
   const int64_t cpu_after = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
+  const ThreadSchedstat sched_after =
+      sched_before.available ? ReadThreadSchedstat() : ThreadSchedstat{};
   if (allocation_mark.active) {
     int64_t allocated_bytes = 0;
     int64_t peak_live_bytes = 0;
@@ -219,6 +224,11 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   }
   record.set_duration_seconds((steady_after - steady_before) * 1e-9);
   record.set_cpu_seconds((cpu_after - cpu_before) * 1e-9);
+  // Left absent, not 0, when either reading is unavailable (0 would claim "never waited").
+  if (sched_after.available && sched_after.run_delay_ns >= sched_before.run_delay_ns) {
+    record.set_run_queue_wait_seconds((sched_after.run_delay_ns - sched_before.run_delay_ns) *
+                                      1e-9);
+  }
   record.set_memory_before_bytes(rss_before);
   record.set_memory_after_bytes(rss_after);
   record.set_memory_peak_bytes(std::max(state.peak_rss_bytes, rss_after));

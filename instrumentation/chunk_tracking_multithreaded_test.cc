@@ -1,5 +1,8 @@
 // Several threads tracking chunks at the same time: each keeps its own current chunk, sections
 // and byte counters (the original kept them on the shared processor and raced).
+#include <sched.h>
+#include <time.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -8,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
+#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -103,6 +107,81 @@ TEST(ChunkTrackingMultithreadedTest, SharedWrappedProcessorOnManyThreads) {
   for (const v1::ChunkRecord& record : total.chunk_records) {
     ASSERT_EQ(record.sections_size(), 1);
     EXPECT_EQ(record.sections(0).entries(), 1u);
+  }
+}
+
+int64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Pins the calling thread, and so the threads it starts afterwards, to one CPU of its current
+// mask; restores the mask when destroyed.
+class PinnedToOneCpu {
+ public:
+  PinnedToOneCpu() {
+    if (sched_getaffinity(0, sizeof(original_), &original_) != 0) return;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (!CPU_ISSET(cpu, &original_)) continue;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      pinned_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+      return;
+    }
+  }
+  ~PinnedToOneCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof(original_), &original_);
+  }
+  bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t original_;
+  bool pinned_ = false;
+};
+
+TEST(ChunkTrackingMultithreadedTest, OversubscribedChunksWaitForTheCpu) {
+  if (!instrumentation_internal::ReadThreadSchedstat().available) {
+    GTEST_SKIP() << "no /proc/thread-self/schedstat here";
+  }
+  constexpr int kBusyThreads = 3;
+  constexpr int64_t kBusyNs = 200'000'000;
+  std::vector<v1::ChunkRecord> records(kBusyThreads);
+  {
+    PinnedToOneCpu pin;
+    if (!pin.pinned()) GTEST_SKIP() << "sched_setaffinity is not allowed here";
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kBusyThreads; ++t) {
+      threads.emplace_back([t, &records, &ready] {
+        ready.fetch_add(1);
+        while (ready.load() < kBusyThreads) std::this_thread::yield();
+        records[t] = TrackChunk(ChunkMetadata{}, [] {
+          const int64_t start = ThreadCpuNs();
+          while (ThreadCpuNs() - start < kBusyNs) {
+          }
+        });
+      });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  for (int t = 0; t < kBusyThreads; ++t) {
+    SCOPED_TRACE("thread " + std::to_string(t));
+    const v1::ChunkRecord& record = records[t];
+    ASSERT_TRUE(record.has_run_queue_wait_seconds());
+    const double duration = record.duration_seconds();
+    const double cpu = record.cpu_seconds();
+    const double wait = record.run_queue_wait_seconds();
+    EXPECT_GE(cpu, kBusyNs * 1e-9);
+    // Three threads share one CPU: each waits for about two thirds of its chunk (more if other
+    // jobs share that CPU too). The last one to finish runs alone for a while.
+    EXPECT_GT(wait, 0.3 * duration) << "cpu " << cpu << " duration " << duration;
+    // Nothing blocks: CPU and waiting make up the chunk. Steal time (a VM's host running
+    // something else) counts as neither, hence the generous bound.
+    const double blocked = duration - cpu - wait;
+    EXPECT_GT(blocked, -0.02 * duration - 0.005) << "cpu " << cpu << " wait " << wait;
+    EXPECT_LT(blocked, 0.25 * duration) << "cpu " << cpu << " wait " << wait;
   }
 }
 

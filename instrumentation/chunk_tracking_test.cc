@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/sections.h"
+#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -96,6 +97,45 @@ TEST(TrackChunkTest, CpuTimeAndMemoryReadingsCanBeSkipped) {
   EXPECT_EQ(record.memory_peak_bytes(), 0);
   EXPECT_GT(record.duration_seconds(), 0.0);
   EXPECT_EQ(record.status(), v1::CHUNK_STATUS_OK);
+}
+
+// Whether the kernel gives this thread its run-queue delay (else the field must stay absent).
+bool RunQueueWaitMeasurable() { return instrumentation_internal::ReadThreadSchedstat().available; }
+
+TEST(TrackChunkTest, ASleepingChunkIsBlockedNotWaitingForACpu) {
+  v1::ChunkRecord record =
+      TrackChunk(TtbarChunk(), [] { std::this_thread::sleep_for(std::chrono::milliseconds(100)); });
+  if (!RunQueueWaitMeasurable()) {
+    EXPECT_FALSE(record.has_run_queue_wait_seconds());
+    GTEST_SKIP() << "no /proc/thread-self/schedstat here";
+  }
+  ASSERT_TRUE(record.has_run_queue_wait_seconds());
+  // Waking up may wait for a CPU on a loaded machine; not for the 100 ms asleep.
+  EXPECT_GE(record.run_queue_wait_seconds(), 0.0);
+  EXPECT_LT(record.run_queue_wait_seconds(), 0.05);
+  const double blocked =
+      record.duration_seconds() - record.cpu_seconds() - record.run_queue_wait_seconds();
+  EXPECT_GE(blocked, 0.095);
+  EXPECT_LE(blocked, record.duration_seconds());
+}
+
+TEST(TrackChunkTest, ABusyChunkAloneIsMostlyCpu) {
+  v1::ChunkRecord record = TrackChunk(TtbarChunk(), [] { BusyCpu(50'000'000); });
+  if (!RunQueueWaitMeasurable()) GTEST_SKIP() << "no /proc/thread-self/schedstat here";
+  ASSERT_TRUE(record.has_run_queue_wait_seconds());
+  EXPECT_GE(record.run_queue_wait_seconds(), 0.0);
+  // Other jobs on the machine may take the CPU for a while: then that is the waiting time.
+  EXPECT_NEAR(record.cpu_seconds() + record.run_queue_wait_seconds(), record.duration_seconds(),
+              0.25 * record.duration_seconds());
+}
+
+TEST(TrackChunkTest, RunQueueWaitCanBeSkippedAndIsAbsentThen) {
+  ChunkTrackingOptions options;
+  options.measure_run_queue_wait = false;
+  v1::ChunkRecord record = TrackChunk(
+      TtbarChunk(), [] { BusyCpu(1'000'000); }, options);
+  EXPECT_FALSE(record.has_run_queue_wait_seconds());
+  EXPECT_GT(record.cpu_seconds(), 0.0);
 }
 
 TEST(TrackChunkTest, RecordsMemoryReadings) {

@@ -84,6 +84,30 @@ absl::StatusOr<double> ParseTaskStatCpuSeconds(absl::string_view text, int64_t t
   return static_cast<double>(*utime + *stime) / static_cast<double>(ticks_per_second);
 }
 
+absl::StatusOr<TaskSchedstat> ParseTaskSchedstat(absl::string_view text) {
+  std::vector<absl::string_view> fields = absl::StrSplit(text, ' ', absl::SkipWhitespace());
+  if (fields.size() != 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("schedstat text \"", text, "\" does not have 3 fields"));
+  }
+  TaskSchedstat stats;
+  int64_t* values[] = {&stats.exec_runtime_ns, &stats.run_delay_ns, &stats.timeslices};
+  const char* names[] = {"sum_exec_runtime", "run_delay", "timeslices"};
+  for (int i = 0; i < 3; ++i) {
+    absl::string_view field = absl::StripAsciiWhitespace(fields[i]);
+    // SimpleAtoi accepts a sign; the kernel prints unsigned numbers.
+    if (field.empty() || field[0] < '0' || field[0] > '9' || !absl::SimpleAtoi(field, values[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad ", names[i], " in schedstat text \"", text, "\""));
+    }
+  }
+  if (stats.exec_runtime_ns == 0 && stats.run_delay_ns == 0 && stats.timeslices == 0) {
+    return absl::UnavailableError(
+        "schedstat is \"0 0 0\": the kernel keeps no scheduler statistics");
+  }
+  return stats;
+}
+
 absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t page_size_bytes) {
   if (page_size_bytes <= 0) {
     return absl::InvalidArgumentError(
@@ -154,7 +178,21 @@ absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid) {
   return counters;
 }
 
+absl::StatusOr<TaskSchedstat> ReadTaskSchedstat(int64_t tid) {
+  const std::string path = absl::StrCat("/proc/self/task/", tid, "/schedstat");
+  absl::StatusOr<std::string> text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<TaskSchedstat> stats = ParseTaskSchedstat(*text);
+  if (!stats.ok()) {
+    return absl::Status(stats.status().code(), absl::StrCat(path, ": ", stats.status().message()));
+  }
+  return stats;
+}
+
 absl::StatusOr<double> ReadTaskCpuSeconds(int64_t tid) {
+  // Nanoseconds where the kernel keeps schedstat; stat counts whole clock ticks.
+  absl::StatusOr<TaskSchedstat> sched = ReadTaskSchedstat(tid);
+  if (sched.ok()) return static_cast<double>(sched->exec_runtime_ns) * 1e-9;
   const std::string path = absl::StrCat("/proc/self/task/", tid, "/stat");
   absl::StatusOr<std::string> text = ReadSmallFile(path);
   if (!text.ok()) return text.status();

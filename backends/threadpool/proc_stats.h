@@ -33,6 +33,18 @@ absl::StatusOr<TaskIoCounters> ParseTaskIo(absl::string_view text);
 // may contain spaces and parentheses, so fields are counted after the last ')'.
 absl::StatusOr<double> ParseTaskStatCpuSeconds(absl::string_view text, int64_t ticks_per_second);
 
+// The fields of /proc/<pid>/task/<tid>/schedstat ("<ns on CPU> <ns runnable, waiting> <slices>").
+struct TaskSchedstat {
+  int64_t exec_runtime_ns = 0;  // sum_exec_runtime; lags up to a tick for a running thread
+  int64_t run_delay_ns = 0;     // time runnable, waiting on a run queue
+  int64_t timeslices = 0;
+};
+
+// Parses the text of a schedstat file. InvalidArgument, quoting the text, when it is not three
+// non-negative integers that fit in int64_t; Unavailable for "0 0 0" (the kernel keeps no
+// scheduler statistics).
+absl::StatusOr<TaskSchedstat> ParseTaskSchedstat(absl::string_view text);
+
 // Parses /proc/self/statm and returns the resident set size in bytes.
 absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t page_size_bytes);
 
@@ -51,8 +63,12 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
 // /proc/self/task/<tid>/io of a thread of this process.
 absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid);
 
-// utime + stime of a thread of this process from /proc/self/task/<tid>/stat (clock-tick
-// resolution, usually 10 ms).
+// /proc/self/task/<tid>/schedstat of a thread of this process.
+absl::StatusOr<TaskSchedstat> ReadTaskSchedstat(int64_t tid);
+
+// CPU time of a thread of this process: sum_exec_runtime of /proc/self/task/<tid>/schedstat
+// (nanoseconds), else utime + stime of /proc/self/task/<tid>/stat (clock-tick resolution,
+// usually 10 ms) when the kernel has no schedstat.
 absl::StatusOr<double> ReadTaskCpuSeconds(int64_t tid);
 
 // Resident set size of this process from /proc/self/statm.

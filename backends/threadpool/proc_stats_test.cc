@@ -1,6 +1,7 @@
 #include "backends/threadpool/proc_stats.h"
 
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gmock/gmock.h"
@@ -69,6 +70,39 @@ TEST(ParseTaskStatCpuSecondsTest, BadInputIsAnError) {
       ParseTaskStatCpuSeconds("1 (x) S 1 1 1 0 -1 0 0 0 0 0 abc 5 0 0", 100);
   ASSERT_FALSE(bad_utime.ok());
   EXPECT_THAT(bad_utime.status().message(), HasSubstr("utime"));
+}
+
+TEST(ParseTaskSchedstatTest, ReadsTheThreeFields) {
+  absl::StatusOr<TaskSchedstat> stats = ParseTaskSchedstat("1234567890 2047 17\n");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->exec_runtime_ns, 1234567890);
+  EXPECT_EQ(stats->run_delay_ns, 2047);
+  EXPECT_EQ(stats->timeslices, 17);
+}
+
+TEST(ParseTaskSchedstatTest, HugeValuesUpToInt64Max) {
+  absl::StatusOr<TaskSchedstat> stats =
+      ParseTaskSchedstat("9223372036854775807 9223372036854775807 1\n");
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->exec_runtime_ns, INT64_MAX);
+  absl::StatusOr<TaskSchedstat> too_large = ParseTaskSchedstat("18446744073709551615 0 1\n");
+  ASSERT_FALSE(too_large.ok());
+  EXPECT_THAT(too_large.status().message(), HasSubstr("sum_exec_runtime"));
+}
+
+TEST(ParseTaskSchedstatTest, TruncatedOrGarbageTextIsAnError) {
+  for (const char* text : {"", "\n", "1234", "1234 56", "1234 56 7 8\n", "abc def ghi\n",
+                           "-1 2 3\n", "1 +2 3\n", "1 2 3x\n"}) {
+    absl::StatusOr<TaskSchedstat> stats = ParseTaskSchedstat(text);
+    ASSERT_FALSE(stats.ok()) << "\"" << text << "\"";
+    EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+  EXPECT_THAT(ParseTaskSchedstat("1 x 3\n").status().message(), HasSubstr("run_delay"));
+}
+
+TEST(ParseTaskSchedstatTest, AllZeroMeansTheKernelKeepsNoStatistics) {
+  EXPECT_EQ(ParseTaskSchedstat("0 0 0\n").status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(ParseTaskSchedstat("0 0 1\n").ok());  // a new thread before its first update
 }
 
 TEST(ParseStatmResidentBytesTest, MultipliesResidentPagesByPageSize) {
@@ -148,7 +182,31 @@ TEST(LiveReadersTest, ReadThisProcess) {
 
 TEST(LiveReadersTest, UnknownThreadIsAnErrorNotACrash) {
   EXPECT_FALSE(ReadTaskIo(-1).ok());
+  EXPECT_FALSE(ReadTaskSchedstat(-1).ok());
   EXPECT_FALSE(ReadTaskCpuSeconds(-1).ok());
+}
+
+double ThreadCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+TEST(LiveReadersTest, TaskCpuSecondsAreExactWhereTheKernelHasSchedstat) {
+  const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  if (!ReadTaskSchedstat(tid).ok()) GTEST_SKIP() << "no schedstat: stat's clock ticks are used";
+  // 25 ms is not a whole number of 10 ms ticks: stat would be off by up to 10 ms. Reading the
+  // thread clock brings sum_exec_runtime up to date, so schedstat agrees with it to within
+  // the cost of the reading.
+  const double start = ThreadCpuSeconds();
+  while (ThreadCpuSeconds() - start < 0.025) {
+  }
+  const double before = ThreadCpuSeconds();
+  absl::StatusOr<double> cpu = ReadTaskCpuSeconds(tid);
+  const double after = ThreadCpuSeconds();
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_GE(*cpu, before - 1e-6);
+  EXPECT_LE(*cpu, after + 1e-6);
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ int64_t SteadyNowNs() {
       .count();
 }
 
-// CPU seconds of a worker: the executor's thread clock, else /proc (tick resolution), else 0.
+// CPU seconds of a worker: the executor's thread clock, else /proc (schedstat nanoseconds, else
+// stat clock ticks), else 0.
 double CpuSecondsOf(const WorkerThreadSnapshot& worker) {
   if (worker.cpu_seconds >= 0) return worker.cpu_seconds;
   absl::StatusOr<double> from_proc = threadpool_internal::ReadTaskCpuSeconds(worker.tid);

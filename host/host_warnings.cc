@@ -1,6 +1,7 @@
 #include "host/host_warnings.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,8 +51,9 @@ std::vector<v1::Warning> HostWarnings(const v1::HostFacts& facts,
       overloads.push_back(absl::StrFormat("%.2f at the start", facts.load_average_1m_start()));
     }
     if (facts.has_load_average_1m_end() && facts.load_average_1m_end() - own > online) {
-      overloads.push_back(absl::StrCat(absl::StrFormat("%.2f at the end", facts.load_average_1m_end()),
-                                       own > 0 ? absl::StrCat(" (", own, " of them our worker threads)") : ""));
+      std::string end = absl::StrFormat("%.2f at the end", facts.load_average_1m_end());
+      if (own > 0) absl::StrAppend(&end, " (", own, " of them our worker threads)");
+      overloads.push_back(std::move(end));
     }
     if (!overloads.empty()) {
       warnings.push_back(MakeWarning(

@@ -36,6 +36,7 @@
 #include "export/tables.h"
 #include "tools/backend_factory.h"
 #include "tools/external_run.h"
+#include "tools/measurement_builder.h"
 #include "tools/paths.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
@@ -346,6 +347,10 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, int argc, char** argv
 
   std::cout << FormatSummaryTables(measurement, plan.tables);
   if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
+  std::cout.flush();  // the warnings follow the tables on a terminal
+  for (const v1::Warning& warning : measurement.warnings()) {
+    std::cerr << "collect: warning: " << warning.message() << "\n";
+  }
   absl::StatusOr<std::string> saved = SaveMeasurement(measurement, plan.directory, name);
   if (!saved.ok()) return saved.status();
   std::cout << "\nMeasurement saved to " << *saved << "\n"
@@ -478,6 +483,13 @@ int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::StrContains(file, "tools/");
+  };
+  // --version: "roastcoffea collect 0.1.0 (opt, gcc 12.2.0)", so that a report of a slow run
+  // shows whether the tool was optimised.
+  usage.version_string = [] {
+    const roastcoffea::v1::BuildInfo build = roastcoffea::ToolBuildInfo();
+    return absl::StrCat("roastcoffea collect ", roastcoffea::kToolVersion, " (",
+                        build.build_mode(), ", ", build.compiler(), ")\n");
   };
   absl::SetFlagsUsageConfig(usage);
   // Everything after the first "--" is the command to measure, not ours to parse.

@@ -233,6 +233,10 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
   }
   run.processor_patterns = options.processor_patterns;
+  // The host facts (the stopwatch's) describe this client machine. The analysis ran elsewhere:
+  // no in-process worker threads to oversubscribe it, and its build is unknown.
+  run.in_process_worker_threads.reset();
+  run.analysis_build.reset();
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);

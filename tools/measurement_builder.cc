@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "aggregation/aggregate.h"
+#include "host/build_info.h"
+#include "host/host_warnings.h"
 
 namespace roastcoffea {
 namespace {
@@ -28,7 +30,8 @@ void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
 RunStopwatch::RunStopwatch()
     : start_(absl::Now()),
       steady_start_(std::chrono::steady_clock::now()),
-      cpu_start_(ProcessCpuSeconds()) {}
+      cpu_start_(ProcessCpuSeconds()),
+      host_start_(host::TakeHostSnapshot()) {}
 
 RunWindow RunStopwatch::Stop() const {
   RunWindow window;
@@ -37,6 +40,8 @@ RunWindow RunStopwatch::Stop() const {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
   window.start = start_;
   window.end = absl::Now();
+  window.host_facts =
+      host::HostFactsOverRun(host_start_, host::TakeHostSnapshot(), window.elapsed_seconds);
   return window;
 }
 
@@ -45,6 +50,9 @@ std::string HostName() {
   if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
   return buffer;
 }
+
+// This file is compiled into collect with Bazel's -c mode (tools/BUILD).
+v1::BuildInfo ToolBuildInfo() { return ROASTCOFFEA_BUILD_INFO(); }
 
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   v1::Measurement measurement;
@@ -56,6 +64,15 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   metadata.set_process_cpu_seconds(run.window.process_cpu_seconds);
   metadata.set_host(HostName());
   metadata.set_backend(run.backend);
+  if (run.window.host_facts.has_value()) *metadata.mutable_host_facts() = *run.window.host_facts;
+  *metadata.mutable_tool_build() = ToolBuildInfo();
+  if (run.analysis_build.has_value()) *metadata.mutable_analysis_build() = *run.analysis_build;
+  host::HostWarningOptions warning_options;
+  warning_options.in_process_worker_threads = run.in_process_worker_threads;
+  warning_options.measured_build = run.analysis_build;
+  for (v1::Warning& warning : host::HostWarnings(metadata.host_facts(), warning_options)) {
+    *measurement.add_warnings() = std::move(warning);
+  }
 
   *measurement.mutable_report() = std::move(run.report);
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);

@@ -1,6 +1,6 @@
 // Turning one run's raw records into a measurement, the same way for every backend: the clocks
-// of the run (UTC instants, monotonic elapsed time, process CPU time), the metadata, and the
-// aggregated metrics.
+// of the run (UTC instants, monotonic elapsed time, process CPU time), the host it ran on, the
+// builds, the metadata, the warnings, and the aggregated metrics.
 #ifndef ROASTCOFFEA_TOOLS_MEASUREMENT_BUILDER_H_
 #define ROASTCOFFEA_TOOLS_MEASUREMENT_BUILDER_H_
 
@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "host/host_facts.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -21,9 +22,11 @@ struct RunWindow {
   absl::Time end;    // UTC
   double elapsed_seconds = 0;      // monotonic
   double process_cpu_seconds = 0;  // getrusage(RUSAGE_SELF), user + system
+  // This machine over the run (snapshots at construction and at Stop()).
+  std::optional<v1::HostFacts> host_facts;
 };
 
-// Started at construction; Stop() reads every clock again.
+// Started at construction; Stop() reads every clock, and the host, again.
 class RunStopwatch {
  public:
   RunStopwatch();
@@ -33,6 +36,7 @@ class RunStopwatch {
   absl::Time start_;
   std::chrono::steady_clock::time_point steady_start_;
   double cpu_start_;
+  host::HostSnapshot host_start_;
 };
 
 struct RawRun {
@@ -45,12 +49,20 @@ struct RawRun {
   std::vector<v1::Profile> profiles;
   // Fine-metric task prefixes (or glob patterns) that are the processor's; the rest is overhead.
   std::vector<std::string> processor_patterns;
+  // Threads of this process that ran the analysis (threadpool); absent when it ran elsewhere.
+  std::optional<int> in_process_worker_threads;
+  // How the measured code was built, when known (the built-in sample analysis: ToolBuildInfo()).
+  std::optional<v1::BuildInfo> analysis_build;
 };
 
-// Metadata (schema version, UTC start/end, elapsed, process CPU, host, backend), the raw
-// records, and the aggregated metrics. The caller adds name, tool version, command line and
-// configuration. Errors are aggregation's (bad input, named).
+// Metadata (schema version, UTC start/end, elapsed, process CPU, host, backend, host facts,
+// tool and analysis builds), the host warnings (//host:host_warnings), the raw records, and the
+// aggregated metrics. The caller adds name, tool version, command line and configuration.
+// Errors are aggregation's (bad input, named).
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run);
+
+// How collect itself was built (Bazel's -c mode, compiler, optimisation, assertions).
+v1::BuildInfo ToolBuildInfo();
 
 std::string HostName();
 

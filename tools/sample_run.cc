@@ -109,6 +109,9 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
   run.spans.push_back(*std::move(span_metrics));
   run.profiles = backend.TakeProfilesAttributedTo(run.chunks);
   run.processor_patterns = {kProcessorName};
+  run.in_process_worker_threads = options.threads;
+  // The sample analysis is compiled into collect: its build is collect's.
+  run.analysis_build = ToolBuildInfo();
   result.output = std::move(output->output);
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();

@@ -3,20 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "host/linux_files.h"
 
 namespace roastcoffea {
 namespace threadpool_internal {
 namespace {
+
+using host::ReadSmallFile;
 
 absl::StatusOr<int64_t> ParseInt(absl::string_view what, absl::string_view value) {
   int64_t parsed = 0;
@@ -123,50 +122,6 @@ absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t 
   return *pages * page_size_bytes;
 }
 
-absl::StatusOr<std::optional<int64_t>> ParseCgroupMemoryLimit(absl::string_view text) {
-  absl::string_view value = absl::StripAsciiWhitespace(text);
-  if (value == "max") return std::optional<int64_t>();
-  // v1 "unlimited" is close to INT64_MAX; larger texts overflow and mean unlimited too.
-  uint64_t parsed = 0;
-  if (!absl::SimpleAtoi(value, &parsed)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad memory limit \"", value, "\""));
-  }
-  if (parsed > static_cast<uint64_t>(INT64_MAX)) return std::optional<int64_t>();
-  return std::optional<int64_t>(static_cast<int64_t>(parsed));
-}
-
-absl::StatusOr<std::string> ParseCgroupPath(absl::string_view text, absl::string_view controller) {
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
-    std::vector<absl::string_view> parts = absl::StrSplit(line, absl::MaxSplits(':', 2));
-    if (parts.size() != 3) continue;
-    if (controller.empty()) {
-      if (parts[0] == "0" && parts[1].empty()) return std::string(parts[2]);
-      continue;
-    }
-    for (absl::string_view name : absl::StrSplit(parts[1], ',')) {
-      if (name == controller) return std::string(parts[2]);
-    }
-  }
-  return absl::NotFoundError(
-      controller.empty() ? std::string("no cgroup v2 line (\"0::<path>\")")
-                         : absl::StrCat("no cgroup line for controller \"", controller, "\""));
-}
-
-absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    const int error = errno;
-    std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(error));
-    if (error == ENOENT) return absl::NotFoundError(message);
-    if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
-    return absl::UnavailableError(message);
-  }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  return content.str();
-}
-
 absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid) {
   const std::string path = absl::StrCat("/proc/self/task/", tid, "/io");
   absl::StatusOr<std::string> text = ReadSmallFile(path);
@@ -209,41 +164,9 @@ absl::StatusOr<int64_t> ReadResidentBytes() {
   return ParseStatmResidentBytes(*text, sysconf(_SC_PAGESIZE));
 }
 
-int64_t PhysicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return 1;
-  return static_cast<int64_t>(pages) * static_cast<int64_t>(page_size);
-}
-
 int64_t MemoryLimitBytes() {
-  const int64_t physical = PhysicalMemoryBytes();
-  absl::StatusOr<std::string> cgroups = ReadSmallFile("/proc/self/cgroup");
-  std::vector<std::string> candidates;
-  // cgroup v2 first: the process's own cgroup, then the root (a container's namespace root).
-  if (cgroups.ok()) {
-    absl::StatusOr<std::string> v2 = ParseCgroupPath(*cgroups, "");
-    if (v2.ok() && *v2 != "/")
-      candidates.push_back(absl::StrCat("/sys/fs/cgroup", *v2, "/memory.max"));
-  }
-  candidates.push_back("/sys/fs/cgroup/memory.max");
-  if (cgroups.ok()) {
-    absl::StatusOr<std::string> v1 = ParseCgroupPath(*cgroups, "memory");
-    if (v1.ok() && *v1 != "/") {
-      candidates.push_back(absl::StrCat("/sys/fs/cgroup/memory", *v1, "/memory.limit_in_bytes"));
-    }
-  }
-  candidates.push_back("/sys/fs/cgroup/memory/memory.limit_in_bytes");
-  for (const std::string& path : candidates) {
-    absl::StatusOr<std::string> text = ReadSmallFile(path);
-    if (!text.ok()) continue;
-    absl::StatusOr<std::optional<int64_t>> limit = ParseCgroupMemoryLimit(*text);
-    if (!limit.ok()) continue;
-    // The first readable file decides; "max" or a huge value means the machine's memory.
-    if (!limit->has_value() || **limit <= 0) return physical;
-    return std::min(**limit, physical);
-  }
-  return physical;
+  const int64_t physical = host::PhysicalMemoryBytes();
+  return std::min(host::CgroupMemoryLimitBytes().value_or(physical), physical);
 }
 
 }  // namespace threadpool_internal

@@ -8,7 +8,6 @@
 #define ROASTCOFFEA_BACKENDS_THREADPOOL_PROC_STATS_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -48,17 +47,7 @@ absl::StatusOr<TaskSchedstat> ParseTaskSchedstat(absl::string_view text);
 // Parses /proc/self/statm and returns the resident set size in bytes.
 absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view text, int64_t page_size_bytes);
 
-// Parses a cgroup memory limit file (v2 memory.max or v1 memory.limit_in_bytes). Returns
-// std::nullopt for "max" (no limit).
-absl::StatusOr<std::optional<int64_t>> ParseCgroupMemoryLimit(absl::string_view text);
-
-// Finds in /proc/self/cgroup text the cgroup path of the v2 hierarchy ("0::<path>") when
-// `controller` is empty, else of the v1 hierarchy listing `controller` ("4:memory:<path>").
-// NotFound when there is no such line.
-absl::StatusOr<std::string> ParseCgroupPath(absl::string_view text, absl::string_view controller);
-
-// The whole content of `path`. NotFound / PermissionDenied / Unavailable naming the path.
-absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
+// Reading files and the cgroup limits are //host:linux_files' (host::ReadSmallFile, ...).
 
 // /proc/self/task/<tid>/io of a thread of this process.
 absl::StatusOr<TaskIoCounters> ReadTaskIo(int64_t tid);
@@ -74,12 +63,8 @@ absl::StatusOr<double> ReadTaskCpuSeconds(int64_t tid);
 // Resident set size of this process from /proc/self/statm.
 absl::StatusOr<int64_t> ReadResidentBytes();
 
-// Physical memory of the machine (sysconf); at least 1.
-int64_t PhysicalMemoryBytes();
-
-// The memory this process may use: the cgroup v2 memory.max, else the cgroup v1
-// memory.limit_in_bytes (of the process's own cgroup, then of the hierarchy root), capped at
-// the physical memory; physical memory when there is no limit ("max" or a huge value).
+// The memory this process may use: its cgroup memory limit (host::CgroupMemoryLimitBytes),
+// capped at the physical memory; physical memory when there is no limit.
 int64_t MemoryLimitBytes();
 
 }  // namespace threadpool_internal

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/linux_files.h"
 
 namespace roastcoffea {
 namespace threadpool_internal {
@@ -117,50 +118,6 @@ TEST(ParseStatmResidentBytesTest, BadInputIsAnError) {
   EXPECT_FALSE(ParseStatmResidentBytes("10000 2500", 0).ok());
 }
 
-TEST(ParseCgroupMemoryLimitTest, NumbersMaxAndHugeValues) {
-  absl::StatusOr<std::optional<int64_t>> limit = ParseCgroupMemoryLimit("2147483648\n");
-  ASSERT_TRUE(limit.ok());
-  EXPECT_EQ(*limit, std::optional<int64_t>(2147483648));
-  limit = ParseCgroupMemoryLimit("max\n");
-  ASSERT_TRUE(limit.ok());
-  EXPECT_FALSE(limit->has_value());
-  // cgroup v1's "unlimited" is a page-aligned INT64_MAX: a number, capped later.
-  limit = ParseCgroupMemoryLimit("9223372036854771712\n");
-  ASSERT_TRUE(limit.ok());
-  EXPECT_EQ(*limit, std::optional<int64_t>(9223372036854771712));
-  limit = ParseCgroupMemoryLimit("18446744073709551615");
-  ASSERT_TRUE(limit.ok());
-  EXPECT_FALSE(limit->has_value());
-  limit = ParseCgroupMemoryLimit("lots");
-  ASSERT_FALSE(limit.ok());
-  EXPECT_THAT(limit.status().message(), HasSubstr("lots"));
-}
-
-TEST(ParseCgroupPathTest, FindsV2AndV1Lines) {
-  constexpr char kCgroups[] =
-      "9:name=systemd:/\n"
-      "4:cpu,memory:/process_api/abc\n"
-      "0::/user.slice/session-1.scope\n";
-  absl::StatusOr<std::string> v2 = ParseCgroupPath(kCgroups, "");
-  ASSERT_TRUE(v2.ok()) << v2.status();
-  EXPECT_EQ(*v2, "/user.slice/session-1.scope");
-  absl::StatusOr<std::string> v1 = ParseCgroupPath(kCgroups, "memory");
-  ASSERT_TRUE(v1.ok()) << v1.status();
-  EXPECT_EQ(*v1, "/process_api/abc");
-  absl::StatusOr<std::string> missing = ParseCgroupPath(kCgroups, "hugetlb");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(missing.status().message(), HasSubstr("hugetlb"));
-  EXPECT_FALSE(ParseCgroupPath("4:memory:/x\n", "").ok());
-}
-
-TEST(ReadSmallFileTest, MissingFileIsNotFoundNamingThePath) {
-  absl::StatusOr<std::string> text = ReadSmallFile("/nonexistent/roastcoffea/file");
-  ASSERT_FALSE(text.ok());
-  EXPECT_EQ(text.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(text.status().message(), HasSubstr("/nonexistent/roastcoffea/file"));
-}
-
 TEST(LiveReadersTest, ReadThisProcess) {
   absl::StatusOr<int64_t> rss = ReadResidentBytes();
   ASSERT_TRUE(rss.ok()) << rss.status();
@@ -175,9 +132,8 @@ TEST(LiveReadersTest, ReadThisProcess) {
   ASSERT_TRUE(io.ok()) << io.status();
   EXPECT_GE(io->rchar, 0);
 
-  EXPECT_GT(PhysicalMemoryBytes(), 0);
   EXPECT_GT(MemoryLimitBytes(), 0);
-  EXPECT_LE(MemoryLimitBytes(), PhysicalMemoryBytes());
+  EXPECT_LE(MemoryLimitBytes(), host::PhysicalMemoryBytes());
 }
 
 TEST(LiveReadersTest, UnknownThreadIsAnErrorNotACrash) {

@@ -250,6 +250,12 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
                                        ? FormatBytes(workers.avg_memory_per_worker_bytes())
                                        : not_measured)
                                 : tracked_value(false, "")});
+  // The threadpool's workers are threads of one process: its memory, counted once.
+  if (tracked && memory_measured && workers.memory_is_process_wide()) {
+    table.rows.push_back({"Memory Scope", absl::StrCat("one process, shared by ",
+                                                       workers.threads_sharing_memory(),
+                                                       " worker threads")});
+  }
   return table;
 }
 

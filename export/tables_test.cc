@@ -375,6 +375,24 @@ void AddFineMetrics(v1::Measurement* measurement) {
   fine.set_total_serialization_overhead_seconds(0.75);
 }
 
+TEST(FormatSummaryTablesTest, ProcessWideMemorySaysSo) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metrics()->mutable_workers()->set_memory_is_process_wide(true);
+  measurement.mutable_metrics()->mutable_workers()->set_threads_sharing_memory(4);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  bool seen = false;
+  for (const ParsedTable& table : tables) {
+    for (const auto& [metric, value] : table.rows) {
+      if (metric == "Memory Scope") {
+        EXPECT_EQ(value, "one process, shared by 4 worker threads");
+        seen = true;
+      }
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(FormatSummaryTablesTest, MemoryNotMeasuredIsNotShownAsZero) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_peak_memory_bytes(0);

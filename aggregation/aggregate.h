@@ -8,7 +8,8 @@
 // exactly one file of this package:
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
 //   worker_metrics.cc         workers, cores, memory from tracking   (AggregatedMetrics.workers)
-//   series_integral.cc        clipped trapezoid integrals over the aggregation window
+//   series_integral.cc        integrals of tracking series over a window, by series kind:
+//                             trapezoid (SAMPLED) or held values (STEP), clipped to the window
 //   efficiency.cc             the original's core efficiency, speedup, core rate
 //                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU)
 //   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
@@ -21,7 +22,8 @@
 //   fine_metrics.cc           span fine metrics, activity accounting (AggregatedMetrics.fine)
 //   branch_coverage.cc        per-file branch and byte coverage      (AggregatedMetrics.branches)
 //   distribution_stats.cc     mean/min/max/sample std/percentiles
-//   time_weighted_average.cc  the original's trapezoid over a series' own sample window
+//   time_weighted_average.cc  the original's time average over a series' own sample window
+//                             (integrated by series_integral.cc)
 //   input_validation.cc       the InvalidArgument checks of the rest of the input
 //   job_queue.h               jobs shared with the helper thread on big inputs
 //   flat_metrics.cc           the original's flat key names and units
@@ -76,7 +78,7 @@ struct AggregationInput {
   // The run's wall-clock window (UTC ns). Both 0: unknown, then the tracking samples' own span
   // is used. Otherwise both must be set and end >= start. Tracking integrals (core-seconds,
   // worker averages "over_window") are taken over this window: samples outside it are cut off,
-  // segments crossing its edges are interpolated linearly.
+  // segments crossing its edges are cut there (interpolated for SAMPLED series, held for STEP).
   int64_t window_start_unix_ns = 0;
   int64_t window_end_unix_ns = 0;
   // Worker tracking; null = no worker tracking (then `workers` and the core-based efficiency

@@ -25,8 +25,25 @@ double InteriorTrapezoid(absl::Span<const int64_t> times, absl::Span<const doubl
   const Eigen::Index m = static_cast<Eigen::Index>(last - first + 1);
   Eigen::Map<const Eigen::Array<int64_t, Eigen::Dynamic, 1>> t(times.data() + first, m);
   Eigen::Map<const Eigen::ArrayXd> v(values.data() + first, m);
-  const Eigen::ArrayXd dt = (t.tail(m - 1) - t.head(m - 1)).cast<double>() * 1e-9;
+  // Unsigned differences of sorted instants are exact and cannot overflow.
+  const Eigen::ArrayXd dt =
+      (t.tail(m - 1).cast<uint64_t>() - t.head(m - 1).cast<uint64_t>()).cast<double>() * 1e-9;
   return 0.5 * ((v.head(m - 1) + v.tail(m - 1)) * dt).sum();
+}
+
+// STEP: each value holds from its instant to the next sample's, over [a, b] (a < b, both
+// within [first sample, last sample]). Among samples at one instant the last stored holds.
+double StepIntegral(absl::Span<const int64_t> t, absl::Span<const double> v, int64_t a,
+                    int64_t b) {
+  // k: the last sample at or before a, the one that holds at a.
+  size_t n = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), a) - t.begin());
+  int64_t from = a;
+  double integral = 0;
+  for (; n < t.size() && t[n] < b; ++n) {
+    integral += v[n - 1] * SecondsBetween(from, t[n]);
+    from = t[n];
+  }
+  return integral + v[n - 1] * SecondsBetween(from, b);
 }
 
 }  // namespace
@@ -39,24 +56,34 @@ double SecondsBetween(int64_t from, int64_t to) {
 
 double TimeWindow::Seconds() const { return SecondsBetween(start_unix_ns, end_unix_ns); }
 
-SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values)
-    : times_(times), values_(values) {
-  bool strictly_increasing = true;
-  for (size_t i = 1; i < times.size() && strictly_increasing; ++i) {
-    strictly_increasing = times[i - 1] < times[i];
+SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
+                           v1::SeriesKind kind)
+    : times_(times), values_(values), step_(kind == v1::SERIES_KIND_STEP) {
+  // STEP keeps samples sharing an instant (successive changes); SAMPLED merges them.
+  bool in_order = true;
+  for (size_t i = 1; i < times.size() && in_order; ++i) {
+    in_order = step_ ? times[i - 1] <= times[i] : times[i - 1] < times[i];
   }
-  if (strictly_increasing) return;
+  if (in_order) return;
+  // By time only, stably: the stored order within an instant is the order of the changes.
   std::vector<size_t> order(times.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return times[a] != times[b] ? times[a] < times[b] : values[a] < values[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return times[a] < times[b]; });
   for (size_t i = 0; i < order.size();) {
     size_t j = i;
     double sum = 0;
-    while (j < order.size() && times[order[j]] == times[order[i]]) sum += values[order[j++]];
-    owned_times_.push_back(times[order[i]]);
-    owned_values_.push_back(sum / static_cast<double>(j - i));
+    while (j < order.size() && times[order[j]] == times[order[i]]) {
+      if (step_) {
+        owned_times_.push_back(times[order[j]]);
+        owned_values_.push_back(values[order[j]]);
+      }
+      sum += values[order[j++]];
+    }
+    if (!step_) {
+      owned_times_.push_back(times[order[i]]);
+      owned_values_.push_back(sum / static_cast<double>(j - i));
+    }
     i = j;
   }
   times_ = owned_times_;
@@ -72,6 +99,10 @@ WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWind
   const int64_t b = std::min(t.back(), window.end_unix_ns);
   if (a >= b) return result;
   result.covered_seconds = SecondsBetween(a, b);
+  if (series.step()) {
+    result.integral = StepIntegral(t, v, a, b);
+    return result;
+  }
   // i: first sample >= a; j: last sample <= b.
   const size_t i = static_cast<size_t>(std::lower_bound(t.begin(), t.end(), a) - t.begin());
   const size_t j = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), b) - t.begin()) - 1;

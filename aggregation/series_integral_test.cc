@@ -72,6 +72,86 @@ TEST(SeriesIntegralTest, UnsortedAndDuplicateTimestampsAreSortedAndAveraged) {
   EXPECT_DOUBLE_EQ(IntegrateInsideSamples(SortedSeries(t2, v2), Window(0, 2)).integral, 4.0);
 }
 
+// A step series with two changes at each of 0 s and 2 s, in stored order: 0 then 3 at 0 s,
+// 3 then 1 at 2 s, ending at 4 s: 3 holds over [0, 2), 1 over [2, 4).
+const std::vector<double> kStepSeconds = {0, 0, 2, 2, 4};
+const std::vector<double> kStepValues = {0, 3, 3, 1, 1};
+
+TEST(SeriesIntegralTest, StepHoldsTheLastChangeAtEachInstantInStoredOrder) {
+  const std::vector<int64_t> t = Times(kStepSeconds);
+  const SortedSeries s(t, kStepValues, v1::SERIES_KIND_STEP);
+  EXPECT_EQ(s.times().data(), t.data());  // in order: viewed, not copied
+  ASSERT_EQ(s.times().size(), 5u);        // nothing merged
+  const WindowIntegral w = IntegrateInsideSamples(s, Window(-10, 10));
+  EXPECT_DOUBLE_EQ(w.integral, 3 * 2 + 1 * 2);
+  EXPECT_DOUBLE_EQ(w.covered_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(s.LastValue(), 1.0);
+  // The same points read as SAMPLED: (0+3)/2 = 1.5 at 0 s, 2 at 2 s, 1 at 4 s, trapezoids.
+  const SortedSeries sampled(t, kStepValues, v1::SERIES_KIND_SAMPLED);
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(sampled, Window(-10, 10)).integral,
+                   (1.5 + 2) / 2 * 2 + (2 + 1) / 2.0 * 2);
+}
+
+TEST(SeriesIntegralTest, UnspecifiedKindReadsAsSampled) {
+  const std::vector<int64_t> t = Times(kStepSeconds);
+  EXPECT_DOUBLE_EQ(
+      IntegrateInsideSamples(SortedSeries(t, kStepValues, v1::SERIES_KIND_UNSPECIFIED),
+                             Window(-10, 10)).integral,
+      IntegrateInsideSamples(SortedSeries(t, kStepValues), Window(-10, 10)).integral);
+}
+
+TEST(SeriesIntegralTest, UnsortedStepIsSortedByTimeOnlyKeepingStoredOrderWithinAnInstant) {
+  // kStepSeconds/kStepValues shuffled across instants, each instant's changes still in order.
+  const std::vector<int64_t> t = Times({2, 0, 4, 2, 0});
+  const std::vector<double> v = {3, 0, 1, 1, 3};
+  const SortedSeries s(t, v, v1::SERIES_KIND_STEP);
+  ASSERT_EQ(s.values().size(), 5u);
+  EXPECT_EQ(std::vector<double>(s.values().begin(), s.values().end()), kStepValues);
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, Window(-10, 10)).integral, 8.0);
+}
+
+TEST(SeriesIntegralTest, StepClippedToTheWindow) {
+  const std::vector<int64_t> t = Times(kStepSeconds);
+  const SortedSeries s(t, kStepValues, v1::SERIES_KIND_STEP);
+  // [1, 3]: 3 x 1 s + 1 x 1 s.
+  WindowIntegral w = IntegrateInsideSamples(s, Window(1, 3));
+  EXPECT_DOUBLE_EQ(w.integral, 4.0);
+  EXPECT_DOUBLE_EQ(w.covered_seconds, 2.0);
+  // Starting exactly at a change: the last value of that instant holds.
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, Window(2, 2.5)).integral, 0.5);
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, Window(-1, 1)).integral, 3.0);
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, Window(-1, 1)).covered_seconds, 1.0);
+  // Holding the ends: before the first sample its first value (0, the state before the first
+  // change) for 2 s, after the last its last value (1) for 2 s.
+  EXPECT_DOUBLE_EQ(IntegrateHoldingEnds(s, Window(-2, 6)), 0 * 2 + 8 + 1 * 2);
+  EXPECT_DOUBLE_EQ(IntegrateHoldingEnds(s, Window(5, 7)), 2.0);
+}
+
+TEST(SeriesIntegralTest, StepSingleInstant) {
+  const std::vector<int64_t> one_t = Times({1});
+  const std::vector<double> one_v = {5};
+  const SortedSeries one(one_t, one_v, v1::SERIES_KIND_STEP);
+  EXPECT_EQ(IntegrateInsideSamples(one, Window(0, 2)).covered_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(IntegrateHoldingEnds(one, Window(0, 2)), 10.0);
+  // Two changes at one instant: the first value before it, the last after it.
+  const std::vector<int64_t> t = Times({1, 1});
+  const std::vector<double> v = {2, 5};
+  const SortedSeries pair(t, v, v1::SERIES_KIND_STEP);
+  EXPECT_EQ(IntegrateInsideSamples(pair, Window(0, 2)).integral, 0.0);
+  EXPECT_DOUBLE_EQ(IntegrateHoldingEnds(pair, Window(0, 2)), 2 * 1 + 5 * 1);
+}
+
+TEST(SeriesIntegralTest, StepLastSampleEndsTheCoverageWhateverItsValue) {
+  // A worker of 4 cores, its disconnection at 10 s recorded as 0 cores: 40 core-seconds over
+  // its 10 s (a trapezoid would say 20).
+  const std::vector<int64_t> t = Times({0, 10});
+  const std::vector<double> v = {4, 0};
+  const WindowIntegral w =
+      IntegrateInsideSamples(SortedSeries(t, v, v1::SERIES_KIND_STEP), Window(-5, 20));
+  EXPECT_DOUBLE_EQ(w.integral, 40.0);
+  EXPECT_DOUBLE_EQ(w.covered_seconds, 10.0);
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

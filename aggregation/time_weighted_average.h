@@ -1,25 +1,22 @@
-// Trapezoid time average of a sampled series (internal to //aggregation).
+// The original's time average of a series over its own sample window (internal to
+// //aggregation).
 #ifndef ROASTCOFFEA_AGGREGATION_TIME_WEIGHTED_AVERAGE_H_
 #define ROASTCOFFEA_AGGREGATION_TIME_WEIGHTED_AVERAGE_H_
 
-#include <cstdint>
-#include <vector>
+#include "aggregation/series_integral.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
 
-struct TimedSample {
-  int64_t time_unix_ns = 0;
-  double value = 0;
-};
-
-// Time-weighted average of `samples` over their own window (first to last sample):
-//   sum_i (v_i + v_{i+1}) / 2 * (t_{i+1} - t_i) / (t_last - t_first)
-// after sorting by (time, value), so the input order does not matter.
-// Edge cases: no samples -> 0.0; one sample -> its value; several samples that all share one
-// timestamp (zero-length window) -> the mean of those samples.
-// Cost: O(n log n).
-double TimeWeightedAverage(std::vector<TimedSample> samples);
+// Time-weighted average of `series` over its own window (first to last sample): its integral
+// by kind (IntegrateInsideSamples: trapezoid for SAMPLED, held values for STEP) divided by
+// t_last - t_first. For SAMPLED series this is the original's
+//   sum_i (v_i + v_{i+1}) / 2 * (t_{i+1} - t_i) / (t_last - t_first).
+// Edge cases: no samples -> 0.0; one sample -> its value; samples all at one instant
+// (zero-length window, where the original divides by zero) -> the value held there
+// (SortedSeries::LastValue: SAMPLED the mean of those samples, STEP the last stored).
+// Cost: O(n), plus the sort SortedSeries may have done.
+double TimeWeightedAverage(const SortedSeries& series);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

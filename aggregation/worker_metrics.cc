@@ -19,17 +19,31 @@ double SortedSum(std::vector<double> values) {
   return sum;
 }
 
-// The value of the latest sample; among samples at the latest instant, the largest (any fixed
-// choice would do; this one is order-independent).
-double LastByTime(const google::protobuf::RepeatedField<int64_t>& times,
-                  const google::protobuf::RepeatedField<double>& values) {
-  int latest = 0;
-  for (int i = 1; i < values.size(); ++i) {
-    if (times[i] > times[latest] || (times[i] == times[latest] && values[i] > values[latest])) {
-      latest = i;
-    }
+std::vector<double> Doubles(const google::protobuf::RepeatedField<int32_t>& values) {
+  return std::vector<double>(values.begin(), values.end());
+}
+
+// The resident memory of the one process whose threads the worker series are
+// (TrackingData.workers_share_process): every series' memory samples as one series. Threads
+// sampled at one instant repeat the same reading, which the merge (SAMPLED: mean of the samples
+// sharing an instant) counts once. STEP only when every series is.
+struct ProcessMemory {
+  std::vector<int64_t> times;
+  std::vector<double> values;
+  v1::SeriesKind kind = v1::SERIES_KIND_STEP;
+};
+
+ProcessMemory MergedProcessMemory(const v1::TrackingData& tracking) {
+  ProcessMemory memory;
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    if (worker.memory_bytes_size() == 0) continue;
+    if (worker.kind() != v1::SERIES_KIND_STEP) memory.kind = v1::SERIES_KIND_SAMPLED;
+    memory.times.insert(memory.times.end(), worker.time_unix_ns().begin(),
+                        worker.time_unix_ns().end());
+    memory.values.insert(memory.values.end(), worker.memory_bytes().begin(),
+                         worker.memory_bytes().end());
   }
-  return values[latest];
+  return memory;
 }
 
 }  // namespace
@@ -37,32 +51,36 @@ double LastByTime(const google::protobuf::RepeatedField<int64_t>& times,
 v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking) {
   v1::WorkerMetrics metrics;
 
-  std::vector<TimedSample> counts;
-  counts.reserve(tracking.worker_count_size());
+  const std::vector<double> counts = Doubles(tracking.worker_count());
+  metrics.set_avg_workers(TimeWeightedAverage(
+      SortedSeries(tracking.worker_count_time_unix_ns(), counts, tracking.worker_count_kind())));
   int32_t peak_workers = 0;
-  for (int i = 0; i < tracking.worker_count_size(); ++i) {
-    counts.push_back({tracking.worker_count_time_unix_ns(i),
-                      static_cast<double>(tracking.worker_count(i))});
-    peak_workers = std::max(peak_workers, tracking.worker_count(i));
-  }
-  metrics.set_avg_workers(TimeWeightedAverage(std::move(counts)));
+  for (int32_t count : tracking.worker_count()) peak_workers = std::max(peak_workers, count);
   metrics.set_peak_workers(peak_workers);
 
   std::vector<double> last_cores;
   std::vector<double> memory_averages;
-  double peak_memory = 0;
+  double peak_memory = 0;  // every sample counts, even one held for no time
   for (const v1::WorkerSeries& worker : tracking.workers()) {
     if (worker.cores_size() > 0) {
-      last_cores.push_back(LastByTime(worker.time_unix_ns(), worker.cores()));
+      last_cores.push_back(
+          SortedSeries(worker.time_unix_ns(), worker.cores(), worker.kind()).LastValue());
     }
     if (worker.memory_bytes_size() > 0) {
-      std::vector<TimedSample> memory;
-      memory.reserve(worker.memory_bytes_size());
-      for (int i = 0; i < worker.memory_bytes_size(); ++i) {
-        memory.push_back({worker.time_unix_ns(i), worker.memory_bytes(i)});
-        peak_memory = std::max(peak_memory, worker.memory_bytes(i));
+      for (double bytes : worker.memory_bytes()) peak_memory = std::max(peak_memory, bytes);
+      if (!tracking.workers_share_process()) {
+        memory_averages.push_back(TimeWeightedAverage(
+            SortedSeries(worker.time_unix_ns(), worker.memory_bytes(), worker.kind())));
       }
-      memory_averages.push_back(TimeWeightedAverage(std::move(memory)));
+    }
+  }
+  if (tracking.workers_share_process()) {
+    metrics.set_memory_is_process_wide(true);
+    metrics.set_threads_sharing_memory(tracking.workers_size());
+    const ProcessMemory memory = MergedProcessMemory(tracking);
+    if (!memory.times.empty()) {
+      memory_averages.push_back(
+          TimeWeightedAverage(SortedSeries(memory.times, memory.values, memory.kind)));
     }
   }
 
@@ -91,9 +109,9 @@ absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
   const double window_seconds = window.Seconds();
   metrics->set_window_seconds(window_seconds);
 
-  const std::vector<double> counts(tracking.worker_count().begin(),
-                                   tracking.worker_count().end());
-  const SortedSeries count_series(tracking.worker_count_time_unix_ns(), counts);
+  const std::vector<double> counts = Doubles(tracking.worker_count());
+  const SortedSeries count_series(tracking.worker_count_time_unix_ns(), counts,
+                                  tracking.worker_count_kind());
   metrics->set_avg_workers_over_window(
       window_seconds > 0 ? IntegrateHoldingEnds(count_series, window) / window_seconds
                          : metrics->avg_workers());
@@ -102,15 +120,25 @@ absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
   std::vector<double> core_integrals, core_covered, memory_integrals, memory_covered;
   for (const v1::WorkerSeries& worker : tracking.workers()) {
     if (worker.cores_size() > 0) {
-      const WindowIntegral cores =
-          IntegrateInsideSamples(SortedSeries(worker.time_unix_ns(), worker.cores()), window);
+      const WindowIntegral cores = IntegrateInsideSamples(
+          SortedSeries(worker.time_unix_ns(), worker.cores(), worker.kind()), window);
       core_integrals.push_back(cores.integral);
       core_covered.push_back(cores.covered_seconds);
       core_seconds_by_worker[worker.worker()] += cores.integral;
     }
-    if (worker.memory_bytes_size() > 0) {
+    if (worker.memory_bytes_size() > 0 && !tracking.workers_share_process()) {
       const WindowIntegral memory = IntegrateInsideSamples(
-          SortedSeries(worker.time_unix_ns(), worker.memory_bytes()), window);
+          SortedSeries(worker.time_unix_ns(), worker.memory_bytes(), worker.kind()), window);
+      memory_integrals.push_back(memory.integral);
+      memory_covered.push_back(memory.covered_seconds);
+    }
+  }
+  if (tracking.workers_share_process()) {
+    // One process: its memory counts once, over the time it was sampled.
+    const ProcessMemory process = MergedProcessMemory(tracking);
+    if (!process.times.empty()) {
+      const WindowIntegral memory = IntegrateInsideSamples(
+          SortedSeries(process.times, process.values, process.kind), window);
       memory_integrals.push_back(memory.integral);
       memory_covered.push_back(memory.covered_seconds);
     }

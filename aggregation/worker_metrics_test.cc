@@ -161,6 +161,104 @@ TEST(WorkerMetricsTest, WorkerOrderDoesNotMatter) {
   EXPECT_EQ(a.peak_memory_bytes(), b.peak_memory_bytes());
 }
 
+TimeWindow Window(double from_s, double to_s) {
+  return {kStart + static_cast<int64_t>(from_s * kSecond),
+          kStart + static_cast<int64_t>(to_s * kSecond)};
+}
+
+// TaskVine's shape: a worker joins at 0 s (0 -> 1), another at 1 s (1 -> 2) and leaves at 3 s
+// (2 -> 1), the run ends at 4 s; at 1 s the count also flickers to 3 and back in one instant.
+v1::TrackingData StepRun() {
+  v1::TrackingData tracking;
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  AddCounts(tracking, {{0, 0}, {0, 1}, {1, 1}, {1, 3}, {1, 2}, {3, 2}, {3, 1}, {4, 1}});
+  // Per worker: 2 then 4 cores; the leaving one's last sample is its disconnection (0 cores).
+  AddWorker(tracking, "w1", {0, 4}, {}, {2, 2}).set_kind(v1::SERIES_KIND_STEP);
+  AddWorker(tracking, "w2", {1, 3, 3}, {}, {4, 4, 0}).set_kind(v1::SERIES_KIND_STEP);
+  return tracking;
+}
+
+TEST(WorkerMetricsTest, StepWorkerCountHoldsEachValueUntilTheNextChange) {
+  const v1::TrackingData tracking = StepRun();
+  v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  // 1 x 1 s + 2 x 2 s + 1 x 1 s = 6 worker-seconds over 4 s.
+  EXPECT_DOUBLE_EQ(m.avg_workers(), 1.5);
+  // The 3 held for no time still is the peak.
+  EXPECT_EQ(m.peak_workers(), 3);
+  // w2 holds 0 cores at its last instant (its last stored sample): only w1's 2 count.
+  EXPECT_DOUBLE_EQ(m.total_cores(), 2.0);
+  AddWindowedWorkerMetrics(tracking, Window(0, 4), &m);
+  EXPECT_DOUBLE_EQ(m.avg_workers_over_window(), 1.5);
+  // w1: 2 x 4 s; w2: 4 x 2 s (its 0 at disconnection holds for no time).
+  EXPECT_DOUBLE_EQ(m.core_seconds(), 8.0 + 8.0);
+  EXPECT_DOUBLE_EQ(m.cores_per_worker_time_weighted(), 16.0 / 6.0);
+  // A wider window holds the count's first (0) and last (1) values outside the samples.
+  AddWindowedWorkerMetrics(tracking, Window(-1, 6), &m);
+  EXPECT_DOUBLE_EQ(m.avg_workers_over_window(), (0 + 6 + 2) / 7.0);
+  EXPECT_DOUBLE_EQ(m.core_seconds(), 16.0);
+  // A window cut inside a step.
+  AddWindowedWorkerMetrics(tracking, Window(0.5, 2), &m);
+  EXPECT_DOUBLE_EQ(m.avg_workers_over_window(), (0.5 * 1 + 1 * 2) / 1.5);
+  EXPECT_DOUBLE_EQ(m.core_seconds(), 2 * 1.5 + 4 * 1);
+}
+
+TEST(WorkerMetricsTest, StepSeriesStoredOutOfOrderKeepTheirOrderWithinAnInstant) {
+  v1::TrackingData tracking;
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  // StepRun's count, instants shuffled, changes within each instant in order.
+  AddCounts(tracking, {{3, 2}, {0, 0}, {1, 1}, {3, 1}, {1, 3}, {4, 1}, {0, 1}, {1, 2}});
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).avg_workers(), 1.5);
+}
+
+TEST(WorkerMetricsTest, UnspecifiedKindIsSampled) {
+  v1::TrackingData tracking = StepRun();
+  tracking.clear_worker_count_kind();
+  // Trapezoid over the pairs averaged at each instant: 0.5, 2, 1.5, 1 at 0, 1, 3, 4 s.
+  EXPECT_DOUBLE_EQ(ComputeWorkerMetrics(tracking).avg_workers(),
+                   ((0.5 + 2) / 2 + (2 + 1.5) / 2 * 2 + (1.5 + 1) / 2) / 4);
+}
+
+// The threadpool's shape: two threads of one process, each series repeating the process's
+// resident memory at the same instants.
+TEST(WorkerMetricsTest, ProcessWideMemoryIsCountedOnce) {
+  v1::TrackingData tracking;
+  tracking.set_workers_share_process(true);
+  AddCounts(tracking, {{0, 2}, {2, 2}});
+  AddWorker(tracking, "t0", {0, 1, 2}, {1e9, 3e9, 2e9}, {1, 1, 1});
+  AddWorker(tracking, "t1", {0, 1, 2}, {1e9, 3e9, 2e9}, {1, 1, 1});
+  v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  EXPECT_TRUE(m.memory_is_process_wide());
+  EXPECT_EQ(m.threads_sharing_memory(), 2);
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes(), 3e9);
+  // (1+3)/2 + (3+2)/2 = 4.5 GB-s over 2 s.
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_bytes(), 2.25e9);
+  AddWindowedWorkerMetrics(tracking, Window(0, 2), &m);
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_time_weighted_bytes(), 2.25e9);
+  EXPECT_DOUBLE_EQ(m.avg_cluster_memory_bytes(), 2.25e9);  // not 2 x 2.25e9
+  EXPECT_DOUBLE_EQ(m.core_seconds(), 4.0);                  // cores are per thread
+  // Separate processes (the flag unset) sum: the cluster holds both.
+  tracking.set_workers_share_process(false);
+  v1::WorkerMetrics separate = ComputeWorkerMetrics(tracking);
+  EXPECT_FALSE(separate.memory_is_process_wide());
+  EXPECT_EQ(separate.threads_sharing_memory(), 0);
+  AddWindowedWorkerMetrics(tracking, Window(0, 2), &separate);
+  EXPECT_DOUBLE_EQ(separate.avg_cluster_memory_bytes(), 4.5e9);
+}
+
+TEST(WorkerMetricsTest, ProcessWideMemorySampledAtDifferentInstantsPerThread) {
+  v1::TrackingData tracking;
+  tracking.set_workers_share_process(true);
+  AddWorker(tracking, "t0", {0, 2}, {1e9, 1e9}, {});
+  AddWorker(tracking, "t1", {1, 3}, {3e9, 3e9}, {});
+  v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);
+  // One series 1, 3, 1, 3 GB at 0..3 s: 2 GB on average over 3 s.
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_bytes(), 2e9);
+  EXPECT_DOUBLE_EQ(m.peak_memory_bytes(), 3e9);
+  AddWindowedWorkerMetrics(tracking, Window(0, 4), &m);
+  EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_time_weighted_bytes(), 2e9);
+  EXPECT_DOUBLE_EQ(m.avg_cluster_memory_bytes(), 6e9 / 4);  // sampled over 3 s of 4
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -29,7 +29,21 @@ ChartFrame Frame(std::string title, std::string x_label, std::string y_label,
 
 using Column = google::protobuf::RepeatedField<double>;
 
-// One line per worker of `column` (or of a value derived from the sample index).
+bool IsStep(v1::SeriesKind kind) { return kind == v1::SERIES_KIND_STEP; }
+
+// Sample indices of a worker series in time order; samples sharing an instant keep their
+// stored order (for a STEP series, the order of its changes).
+std::vector<int> TimeOrder(const v1::WorkerSeries& worker) {
+  std::vector<int> order(worker.time_unix_ns_size());
+  for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return worker.time_unix_ns(a) < worker.time_unix_ns(b);
+  });
+  return order;
+}
+
+// One line per worker of `column` (or of a value derived from the sample index), drawn as its
+// kind says (STEP: steps; SAMPLED: lines).
 template <typename Value>
 LineChart PerWorker(const v1::TrackingData& tracking, ChartFrame frame, Value value,
                     bool (*has)(const v1::WorkerSeries&)) {
@@ -38,7 +52,8 @@ LineChart PerWorker(const v1::TrackingData& tracking, ChartFrame frame, Value va
     if (!has(worker)) continue;
     LineSeries series;
     series.name = worker.worker();
-    for (int i = 0; i < worker.time_unix_ns_size(); ++i) {
+    series.step = IsStep(worker.kind());
+    for (int i : TimeOrder(worker)) {
       series.x.push_back(Seconds(worker.time_unix_ns(i)));
       series.y.push_back(value(worker, i));
     }
@@ -47,23 +62,53 @@ LineChart PerWorker(const v1::TrackingData& tracking, ChartFrame frame, Value va
   return chart;
 }
 
-// Mean and min-max across workers at every distinct timestamp (only workers sampled exactly
-// then count), as the original's mean timelines.
+// Every distinct instant of the workers with `has`, and the finite values of the workers there:
+// a SAMPLED worker counts only at its own samples (as the original's mean timelines); a STEP
+// worker counts at every instant from its first to its last sample with the value it holds
+// there (its last change at or before it). *all_step: every such worker is STEP.
+template <typename Value>
+std::map<int64_t, std::vector<double>> ValuesByInstant(const v1::TrackingData& tracking,
+                                                       Value value,
+                                                       bool (*has)(const v1::WorkerSeries&),
+                                                       bool* all_step) {
+  std::map<int64_t, std::vector<double>> at;
+  *all_step = true;
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    if (!has(worker)) continue;
+    for (int64_t t : worker.time_unix_ns()) at[t];
+  }
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    if (!has(worker)) continue;
+    if (!IsStep(worker.kind())) {
+      *all_step = false;
+      for (int i = 0; i < worker.time_unix_ns_size(); ++i) {
+        const double v = value(worker, i);
+        if (std::isfinite(v)) at[worker.time_unix_ns(i)].push_back(v);
+      }
+      continue;
+    }
+    const std::vector<int> order = TimeOrder(worker);
+    size_t k = 0;  // order[k - 1]: the last sample at or before the instant
+    for (auto it = at.find(worker.time_unix_ns(order.front()));
+         it != at.end() && it->first <= worker.time_unix_ns(order.back()); ++it) {
+      while (k < order.size() && worker.time_unix_ns(order[k]) <= it->first) ++k;
+      const double v = value(worker, order[k - 1]);
+      if (std::isfinite(v)) it->second.push_back(v);
+    }
+  }
+  return at;
+}
+
+// Mean and min-max across workers at every distinct timestamp (ValuesByInstant), as the
+// original's mean timelines.
 template <typename Value>
 LineChart MeanBand(const v1::TrackingData& tracking, ChartFrame frame, Value value,
                    bool (*has)(const v1::WorkerSeries&)) {
-  std::map<int64_t, std::vector<double>> at;
-  for (const v1::WorkerSeries& worker : tracking.workers()) {
-    if (!has(worker)) continue;
-    for (int i = 0; i < worker.time_unix_ns_size(); ++i) {
-      const double v = value(worker, i);
-      if (std::isfinite(v)) at[worker.time_unix_ns(i)].push_back(v);
-    }
-  }
   LineSeries series;
   series.name = "Mean";
   series.band_name = "Min-Max Range";
-  for (const auto& [time, values] : at) {
+  for (const auto& [time, values] : ValuesByInstant(tracking, value, has, &series.step)) {
+    if (values.empty()) continue;
     double sum = 0;
     for (double v : values) sum += v;
     series.x.push_back(Seconds(time));
@@ -153,8 +198,11 @@ std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
       for (int i = 0; i < tracking.worker_count_size(); ++i) {
         samples.emplace_back(tracking.worker_count_time_unix_ns(i), tracking.worker_count(i));
       }
-      std::sort(samples.begin(), samples.end());
+      // By time only, stably: STEP samples at one instant are changes in their stored order.
+      std::stable_sort(samples.begin(), samples.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
       LineSeries series{"Workers", {}, {}, true};
+      series.step = IsStep(tracking.worker_count_kind());
       for (const auto& [time, count] : samples) {
         series.x.push_back(Seconds(time));
         series.y.push_back(count);
@@ -195,23 +243,22 @@ std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                         Frame("Worker Activity Over Time", kTime, "Number of Active Tasks", options),
                         [](const v1::WorkerSeries& w, int i) { return w.active_tasks(i); },
                         HasActive));
-    std::map<int64_t, double> total_active;
-    for (const v1::WorkerSeries& worker : tracking.workers()) {
-      if (!HasActive(worker)) continue;
-      for (int i = 0; i < worker.time_unix_ns_size(); ++i) {
-        total_active[worker.time_unix_ns(i)] += worker.active_tasks(i);
-      }
+    // The sum over workers at every instant (STEP workers: of the values they hold).
+    bool active_steps = false;
+    const auto active = [](const v1::WorkerSeries& w, int i) { return w.active_tasks(i); };
+    LineSeries total{"Total Active Tasks"};
+    total.fill = true;
+    for (const auto& [time, values] : ValuesByInstant(tracking, active, HasActive, &active_steps)) {
+      double sum = 0;
+      for (double v : values) sum += v;
+      total.x.push_back(Seconds(time));
+      total.y.push_back(sum);
     }
-    if (!total_active.empty()) {
-      LineSeries series{"Total Active Tasks"};
-      series.fill = true;
-      for (const auto& [time, total] : total_active) {
-        series.x.push_back(Seconds(time));
-        series.y.push_back(total);
-      }
+    total.step = active_steps;
+    if (!total.x.empty()) {
       AddIfData(&plots, "total-active-tasks", "Total Active Tasks Over Time",
                 LineChart{Frame("Total Active Tasks Over Time", kTime, "Total Active Tasks", options),
-                          true, {std::move(series)}});
+                          true, {std::move(total)}});
     }
   }
 

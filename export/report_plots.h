@@ -47,7 +47,11 @@ struct ReportPlotOptions {
 //   efficiency-summary: Efficiency Metrics Summary
 //   resource-summary: Resource Utilization Summary             (with worker tracking)
 //   chunk-gantt: Chunks per Worker Thread                      (chunk records with times)
-// Time axes are UTC clock times.
+// Time axes are UTC clock times. Tracking series are drawn by their kind (TrackingData
+// worker_count_kind, WorkerSeries.kind): STEP series as steps (each value held until the next
+// change; changes at one instant in stored order), SAMPLED as lines. The mean/min-max and total
+// charts take a STEP worker's held value at every instant of its life, a SAMPLED worker's
+// samples where it has them.
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options = {});
 

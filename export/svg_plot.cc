@@ -174,6 +174,21 @@ std::string Polyline(const Area& area, const std::vector<double>& x, const std::
   return points;
 }
 
+// The corners of a step function through (x, y): before each point, the previous y held up to
+// its x. Points sharing an x stay in their order.
+void StepCorners(const std::vector<double>& x, const std::vector<double>& y,
+                 std::vector<double>* sx, std::vector<double>* sy) {
+  const size_t n = std::min(x.size(), y.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0 && x[i] != x[i - 1]) {
+      sx->push_back(x[i]);
+      sy->push_back(y[i - 1]);
+    }
+    sx->push_back(x[i]);
+    sy->push_back(y[i]);
+  }
+}
+
 }  // namespace
 
 std::string XmlEscape(absl::string_view text) {
@@ -298,15 +313,28 @@ std::string RenderLineChart(const LineChart& chart) {
     const char* color = Color(i);
     if (!series.band_low.empty() && series.band_low.size() == series.x.size() &&
         series.band_high.size() == series.x.size()) {
-      std::string polygon = Polyline(area, series.x, series.band_high);
-      std::vector<double> rx(series.x.rbegin(), series.x.rend());
-      std::vector<double> rlow(series.band_low.rbegin(), series.band_low.rend());
+      std::vector<double> band_x = series.x, high = series.band_high, low = series.band_low;
+      if (series.step) {
+        band_x.clear();
+        high.clear();
+        std::vector<double> ignored;
+        StepCorners(series.x, series.band_high, &band_x, &high);
+        low.clear();
+        StepCorners(series.x, series.band_low, &ignored, &low);
+      }
+      std::string polygon = Polyline(area, band_x, high);
+      std::vector<double> rx(band_x.rbegin(), band_x.rend());
+      std::vector<double> rlow(low.rbegin(), low.rend());
       absl::StrAppend(&polygon, " ", Polyline(area, rx, rlow));
       absl::StrAppend(&out, "<polygon class=\"band\" points=\"", polygon, "\" fill=\"", color,
                       "\" fill-opacity=\"0.25\" stroke=\"none\"/>\n");
       entries.push_back({series.band_name.empty() ? "Min-Max Range" : series.band_name, color});
     }
-    const std::string line = Polyline(area, series.x, series.y);
+    std::vector<double> step_x, step_y;
+    if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
+    const std::vector<double>& line_x = series.step ? step_x : series.x;
+    const std::vector<double>& line_y = series.step ? step_y : series.y;
+    const std::string line = Polyline(area, line_x, line_y);
     if (series.fill && !series.x.empty()) {
       absl::StrAppend(&out, "<polygon class=\"area\" points=\"", Num(area.X(series.x.front())),
                       ",", Num(area.Y(y_low)), " ", line, " ", Num(area.X(series.x.back())), ",",

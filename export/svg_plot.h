@@ -41,6 +41,10 @@ struct LineSeries {
   std::vector<double> y = {};
   bool markers = false;
   bool fill = false;  // fill the area under the line
+  // A step function (SERIES_KIND_STEP): each y holds from its x to the next point's x, drawn
+  // horizontal then vertical. Points sharing an x are successive changes, in order. false: a
+  // line through the points (SERIES_KIND_SAMPLED).
+  bool step = false;
   // A min-max band drawn under the line (same length as x when set).
   std::vector<double> band_low = {};
   std::vector<double> band_high = {};

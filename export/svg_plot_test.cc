@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -80,6 +82,51 @@ TEST(FitLineTest, ExactLineAndDegenerateInput) {
   EXPECT_DOUBLE_EQ(fit->intercept, 1);
   EXPECT_FALSE(FitLine({1, 1}, {2, 3}).has_value());
   EXPECT_FALSE(FitLine({1}, {2}).has_value());
+}
+
+// The vertices of the first series line of `svg`.
+std::vector<std::pair<double, double>> LinePoints(const std::string& svg) {
+  std::vector<std::pair<double, double>> points;
+  const size_t line = svg.find("class=\"line\"");
+  if (line == std::string::npos) return points;
+  const size_t begin = svg.find("points=\"", line) + 8;
+  const std::string list = svg.substr(begin, svg.find('"', begin) - begin);
+  for (absl::string_view pair : absl::StrSplit(list, ' ')) {
+    const std::vector<std::string> xy = absl::StrSplit(pair, ',');
+    points.emplace_back(std::stod(xy[0]), std::stod(xy[1]));
+  }
+  return points;
+}
+
+bool EverySegmentIsHorizontalOrVertical(const std::vector<std::pair<double, double>>& points) {
+  for (size_t i = 1; i < points.size(); ++i) {
+    if (points[i].first != points[i - 1].first && points[i].second != points[i - 1].second) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(RenderLineChartTest, StepSeriesAreDrawnHorizontalThenVertical) {
+  // 1 until 10, then 3 for no time and 2 (two changes at 10), 2 until 20.
+  LineChart chart;
+  LineSeries series{"count", {0, 10, 10, 20}, {1, 1, 3, 2}};
+  series.step = true;
+  chart.series.push_back(series);
+  std::string svg = RenderLineChart(chart);
+  ExpectWellFormed(svg);
+  std::vector<std::pair<double, double>> points = LinePoints(svg);
+  // (0,1) (10,1) (10,1) (10,3) (20,3) (20,2): the 3 holds until the next instant.
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_TRUE(EverySegmentIsHorizontalOrVertical(points));
+  EXPECT_EQ(points[3].second, points[4].second);  // horizontal at 3, then down to 2 at 20
+  EXPECT_EQ(points[4].first, points[5].first);
+  // The same points as samples: a line through them, the last segment a ramp.
+  chart.series[0].step = false;
+  svg = RenderLineChart(chart);
+  points = LinePoints(svg);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_FALSE(EverySegmentIsHorizontalOrVertical(points));
 }
 
 TEST(RenderLineChartTest, TimeAxisTicksLabelsAndLegend) {

@@ -409,6 +409,25 @@ void AddFineMetrics(v1::Measurement* measurement) {
   fine.set_total_serialization_overhead_seconds(0.75);
 }
 
+TEST(FormatSummaryTablesTest, ProcessWideMemorySaysSo) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metrics()->mutable_workers()->set_memory_is_process_wide(true);
+  measurement.mutable_metrics()->mutable_workers()->set_threads_sharing_memory(4);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  bool seen = false;
+  for (const ParsedTable& table : tables) {
+    for (const auto& [metric, value] : table.rows) {
+      if (metric == "Peak Memory (process RSS, shared by 4 threads)") {
+        EXPECT_EQ(value, "376.53 MiB");
+        seen = true;
+      }
+      EXPECT_NE(metric, "Peak Memory (per worker)");
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(FormatSummaryTablesTest, MemoryNotMeasuredIsNotShownAsZero) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_peak_memory_bytes(0);

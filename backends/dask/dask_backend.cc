@@ -383,6 +383,8 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   v1::TrackingData data;
   data.set_backend("dask");
   data.set_interval_seconds(interval_seconds_);
+  // Polled from the scheduler: samples of the cluster's state.
+  data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
   for (size_t i = 0; i < counts_.size(); ++i) {
     data.add_worker_count_time_unix_ns(count_times_[i]);
     data.add_worker_count(counts_[i]);
@@ -392,6 +394,7 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     v1::WorkerSeries* series = data.add_workers();
     series->set_worker(address);
     series->set_host(track.host);
+    series->set_kind(v1::SERIES_KIND_SAMPLED);
     bool has_spilled = true, has_net = true, has_disk = true, has_occupancy = true;
     for (const Sample& s : track.samples) {
       has_spilled = has_spilled && s.snapshot.spilled_bytes.has_value();

@@ -259,6 +259,8 @@ TEST(DaskBackendTest, SamplesOnlyNewHeartbeatsAndTracksDepartures) {
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->backend(), "dask");
+  EXPECT_EQ(data->worker_count_kind(), v1::SERIES_KIND_SAMPLED);  // polled, not change points
+  EXPECT_FALSE(data->workers_share_process());
   ASSERT_EQ(data->workers_size(), 2);
   const v1::WorkerSeries& stays = data->workers(0);
   EXPECT_EQ(stays.worker(), "tcp://127.0.0.1:1001");

@@ -224,6 +224,18 @@ void RunModel::RecordWorkerCount(int64_t t_us, int new_count) {
   queued_.push_back(ready_);
 }
 
+void RunModel::SetReady(int64_t t_us, int new_ready) {
+  if (new_ready == ready_) return;
+  if (!count_us_.empty() && count_us_.back() == t_us) {
+    queued_.back() = new_ready;  // the "after" entry of this instant: keep the last state
+  } else {
+    count_us_.insert(count_us_.end(), {t_us, t_us});
+    count_.insert(count_.end(), {connected_, connected_});
+    queued_.insert(queued_.end(), {ready_, new_ready});
+  }
+  ready_ = new_ready;
+}
+
 int64_t RunModel::EndUs() const { return ended_ ? end_us_ : last_us_; }
 
 void RunModel::Apply(const TxnRecord& r) {
@@ -378,7 +390,7 @@ void RunModel::Apply(const TxnRecord& r) {
       attempt.number = r.attempt > 0 ? r.attempt : static_cast<int>(task.attempts.size()) + 1;
       attempt.ready_us = r.time_us;
       task.attempts.push_back(std::move(attempt));
-      ++ready_;
+      SetReady(r.time_us, ready_ + 1);
       return;
     }
     case TxnKind::kTaskRunning: {
@@ -419,7 +431,7 @@ void RunModel::Apply(const TxnRecord& r) {
       a.commit_seconds = static_cast<float>(input_s > 0 ? input_s : std::max(0.0, commit_end - commit_start));
       a.input_bytes = input_mb * kBytesPerMebibyte;
       a.commit_end_s = commit_end;
-      ready_ = std::max(0, ready_ - 1);
+      SetReady(r.time_us, std::max(0, ready_ - 1));
       if (index >= 0) {
         Worker& w = workers_[index];
         w.on_worker.push_back(r.task_id);
@@ -518,7 +530,7 @@ void RunModel::Apply(const TxnRecord& r) {
                 WorkerStep(w, r.time_us, a.end_us == 0 ? -1 : 0, -1);
                 RemoveFromWorker(w, r.task_id);
               } else if (!a.dispatched()) {
-                ready_ = std::max(0, ready_ - 1);
+                SetReady(r.time_us, std::max(0, ready_ - 1));
               }
             }
             tasks_.erase(r.task_id);
@@ -675,13 +687,21 @@ v1::TrackingData RunModel::Tracking() const {
     tracking.add_worker_count(count);
     tracking.add_queued_chunks(queued);
   };
-  add_count(start, count_.empty() ? connected_ : count_.front(), queued_.empty() ? ready_ : queued_.front());
+  // Log records are exact change points: every series here is a step function, with the
+  // state before and after each change stored at its instant, in that order.
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  // The state at START, unless a change came before it (it would then hold after them).
+  if (count_us_.empty() || count_us_.front() >= start) {
+    add_count(start, count_.empty() ? connected_ : count_.front(),
+              queued_.empty() ? ready_ : queued_.front());
+  }
   for (size_t i = 0; i < count_us_.size(); ++i) add_count(count_us_[i], count_[i], queued_[i]);
   add_count(std::max(end, start), connected_, ready_);
   for (const Worker& w : workers_) {
     v1::WorkerSeries* series = tracking.add_workers();
     series->set_worker(w.id);
     series->set_host(w.address.substr(0, w.address.rfind(':')));
+    series->set_kind(v1::SERIES_KIND_STEP);
     auto add_point = [&](int64_t us, int executing, int active) {
       series->add_time_unix_ns(us * 1000);
       series->add_cores(w.cores);
@@ -700,6 +720,8 @@ v1::TrackingData RunModel::Tracking() const {
   }
   if (!perf_.empty()) {
     v1::ManagerSeries* manager = tracking.mutable_manager();
+    // Rows written every few seconds: samples of the manager's state, not its changes.
+    manager->set_kind(v1::SERIES_KIND_SAMPLED);
     for (const PerfSample& s : perf_) {
       auto value = [](double v) { return std::isnan(v) ? 0.0 : v; };
       manager->add_time_unix_ns(s.time_us * 1000);

@@ -175,7 +175,11 @@ class RunModel {
   AttemptTotals TotalsInWindow(int64_t from_us, int64_t to_us, absl::string_view category,
                                int worker) const;
 
-  // Tracking data in the common schema (worker count, worker series, manager series).
+  // Tracking data in the common schema. The worker count (with queued_chunks) and the worker
+  // series are SERIES_KIND_STEP: at every change the state before and the state after are
+  // stored at its instant, in that order; the count starts at START (or the first record) and
+  // ends at EndUs, a worker series runs from CONNECTION to DISCONNECTION (or EndUs). The
+  // manager series (performance log rows) is SERIES_KIND_SAMPLED.
   v1::TrackingData Tracking() const;
   // One record per task of `category` that reached DONE (see taskvine_backend.h).
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
@@ -206,6 +210,8 @@ class RunModel {
   void WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta);
   void RemoveFromWorker(Worker& w, int64_t task_id);
   void RecordWorkerCount(int64_t t_us, int new_count);
+  // Tasks in READY changed: a step of queued_chunks (worker count unchanged) at t_us.
+  void SetReady(int64_t t_us, int new_ready);
   int64_t EndUs() const;
 
   std::vector<Worker> workers_;
@@ -226,6 +232,7 @@ class RunModel {
   bool work_queue_format_ = false;
   int connected_ = 0, peak_connected_ = 0;
   int ready_ = 0;  // tasks in READY (not libraries)
+  // Steps of (worker count, READY tasks): before and after each change, at its instant.
   std::vector<int64_t> count_us_;
   std::vector<int32_t> count_, queued_;
 

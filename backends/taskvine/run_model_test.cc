@@ -185,6 +185,35 @@ TEST(RunModelSynthetic1, WorkersAndRun) {
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(times[i], expected_times[i], kUs) << i;
 }
 
+// Step series: at every change the state before, then the state after, at its instant; so
+// between two instants nothing changes (the first sample of an instant repeats the state that
+// held up to it).
+template <typename Column>
+void ExpectBeforeAfterPairs(const google::protobuf::RepeatedField<int64_t>& times,
+                            const Column& values) {
+  for (int i = 0; i + 1 < times.size(); ++i) {
+    ASSERT_LE(times[i], times[i + 1]) << i;
+    if (times[i] < times[i + 1]) {
+      EXPECT_EQ(values[i], values[i + 1]) << i;
+    }
+  }
+}
+
+TEST(RunModelSynthetic1, TrackingSeriesAreStepsWithBeforeAndAfterAtEachChange) {
+  const RunModel model = Load("synthetic-1");
+  const v1::TrackingData tracking = model.Tracking();
+  EXPECT_EQ(tracking.worker_count_kind(), v1::SERIES_KIND_STEP);
+  ExpectBeforeAfterPairs(tracking.worker_count_time_unix_ns(), tracking.worker_count());
+  ExpectBeforeAfterPairs(tracking.worker_count_time_unix_ns(), tracking.queued_chunks());
+  for (const v1::WorkerSeries& s : tracking.workers()) {
+    SCOPED_TRACE(s.worker());
+    EXPECT_EQ(s.kind(), v1::SERIES_KIND_STEP);
+    ExpectBeforeAfterPairs(s.time_unix_ns(), s.executing_tasks());
+    ExpectBeforeAfterPairs(s.time_unix_ns(), s.active_tasks());
+  }
+  EXPECT_EQ(tracking.manager().kind(), v1::SERIES_KIND_SAMPLED);
+}
+
 TEST(RunModelSynthetic1, PerWorkerFiguresOfAWindow) {
   const RunModel model = Load("synthetic-1");
   const RunFigures f = model.Figures();

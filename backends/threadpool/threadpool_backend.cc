@@ -103,6 +103,9 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
   tracking_.Clear();
   tracking_.set_backend(std::string(name()));
   tracking_.set_interval_seconds(absl::ToDoubleSeconds(interval));
+  tracking_.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+  // Every worker series is a thread of this process; memory_bytes is the process's RSS.
+  tracking_.set_workers_share_process(true);
   series_by_tid_.clear();
   last_cpu_.clear();
   // Limits rarely change during a run: read once.
@@ -178,6 +181,7 @@ void ThreadPoolMetricsBackend::Sample() {
       v1::WorkerSeries* series = tracking_.add_workers();
       series->set_worker(WorkerName(worker.index));
       series->set_host(host_);
+      series->set_kind(v1::SERIES_KIND_SAMPLED);
     }
     v1::WorkerSeries& series = *tracking_.mutable_workers(it->second);
 

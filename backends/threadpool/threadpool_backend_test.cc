@@ -116,6 +116,10 @@ TEST(ThreadPoolMetricsBackendTest, TrackingErrors) {
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(second->worker_count_size(), 2);
   EXPECT_EQ(second->workers(0).time_unix_ns_size(), 2);
+  // Samples of threads of this one process: memory_bytes is the process's, counted once.
+  EXPECT_TRUE(second->workers_share_process());
+  EXPECT_EQ(second->worker_count_kind(), v1::SERIES_KIND_SAMPLED);
+  EXPECT_EQ(second->workers(0).kind(), v1::SERIES_KIND_SAMPLED);
 }
 
 TEST(ThreadPoolMetricsBackendTest, NullExecutorIsAnErrorNotACrash) {

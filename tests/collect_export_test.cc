@@ -79,7 +79,8 @@ TEST(CollectShowFormatTest, ShowsTheOriginalToolsDirectory) {
   EXPECT_TRUE(absl::StrContains(show.out, "Measurement: 2026-01-01_12-00-00")) << show.out;
   EXPECT_TRUE(absl::StrContains(show.out, "| Total Events ")) << show.out;
   EXPECT_TRUE(absl::StrContains(show.out, "600,000")) << show.out;
-  EXPECT_TRUE(absl::StrContains(show.out, "Fine Metrics (from Dask Spans)")) << show.out;
+  EXPECT_TRUE(absl::StrContains(show.out, "Fine Metrics\n")) << show.out;
+  EXPECT_TRUE(absl::StrContains(show.out, "| Processor CPU Time ")) << show.out;
 }
 
 TEST(CollectCompareTest, SideBySideRegressionsAndAmdahl) {

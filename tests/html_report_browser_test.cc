@@ -133,9 +133,10 @@ TEST(HtmlReportBrowserTest, ChromiumRendersTitleTablesAndEveryPlot) {
   EXPECT_FALSE(absl::StrContains(dom, "<script"));
   EXPECT_FALSE(absl::StrContains(dom, "<b>worker"));
   // Every table.
-  for (const char* title : {"Throughput Metrics", "Event Processing Metrics",
+  for (const char* title : {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics",
                             "Resource Utilization", "Timing Breakdown",
-                            "Fine Metrics (from Dask Spans)", "Chunk Metrics", "Failed Chunks"}) {
+                            "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
+                            "Failed Chunks"}) {
     EXPECT_TRUE(absl::StrContains(dom, absl::StrCat("<caption>", title, "</caption>"))) << title;
   }
   EXPECT_TRUE(absl::StrContains(dom, "<td>Total Events</td>"));

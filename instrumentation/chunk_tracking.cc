@@ -184,13 +184,18 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   const int64_t rss_before = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
   state.peak_rss_bytes = rss_before;
   const ThreadByteCounters bytes_before = ThreadBytesRead();
-  // Cheapest readings last before the call and first after it, so they bracket fn tightly.
+  // The readings nest: wall clock outside, then run-queue delay, then thread CPU, then the
+  // tick pair that brackets fn tightly. So CPU and run-queue wait are measured inside the wall
+  // interval, and cpu + wait <= duration holds even when the thread is preempted right after
+  // a reading (a system call's return is a preemption point). The duration includes the
+  // readings themselves (about 2 us); the tick scale uses its own tight steady-clock pair.
   record.set_start_unix_ns(UnixTimeNs());
+  const int64_t steady_before = SteadyTimeNs();
   const AllocationMark allocation_mark = BeginAllocationMark();
   const ThreadSchedstat sched_before =
       options.measure_run_queue_wait ? ReadThreadSchedstat() : ThreadSchedstat{};
   const int64_t cpu_before = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
-  const int64_t steady_before = SteadyTimeNs();
+  const int64_t scale_steady_before = SteadyTimeNs();
   const uint64_t ticks_before = Ticks();
 
   std::exception_ptr failure;
@@ -200,10 +205,11 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   }
 
   const uint64_t ticks_after = Ticks();
-  const int64_t steady_after = SteadyTimeNs();
+  const int64_t scale_steady_after = SteadyTimeNs();
   const int64_t cpu_after = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
   const ThreadSchedstat sched_after =
       sched_before.available ? ReadThreadSchedstat() : ThreadSchedstat{};
+  const int64_t steady_after = SteadyTimeNs();
   if (allocation_mark.active) {
     int64_t allocated_bytes = 0;
     int64_t peak_live_bytes = 0;
@@ -218,8 +224,8 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   // The chunk's own steady-clock / tick ratio converts its sections' ticks: no global
   // calibration, and a section can never come out longer than its chunk.
   TickScale scale;
-  if (ticks_after > ticks_before && steady_after > steady_before) {
-    scale.ns_per_tick = static_cast<double>(steady_after - steady_before) /
+  if (ticks_after > ticks_before && scale_steady_after > scale_steady_before) {
+    scale.ns_per_tick = static_cast<double>(scale_steady_after - scale_steady_before) /
                         static_cast<double>(ticks_after - ticks_before);
   }
   record.set_duration_seconds((steady_after - steady_before) * 1e-9);

@@ -94,6 +94,16 @@ TEST_F(OversubscribedRunTest, ChunksWaitedForTheCpuNotForIo) {
       << cpu.ShortDebugString();
   EXPECT_GT(cpu.chunk_run_queue_wait_seconds(), cpu.chunk_blocked_seconds())
       << cpu.ShortDebugString();
+  // The parts are measured inside each chunk's wall interval: they cannot add up to more.
+  EXPECT_LE(cpu.chunk_cpu_seconds() + cpu.chunk_run_queue_wait_seconds(),
+            cpu.chunk_wall_seconds() * 1.01)
+      << cpu.ShortDebugString();
+  for (const v1::ChunkRecord& chunk : measurement_->chunks()) {
+    ASSERT_TRUE(chunk.has_run_queue_wait_seconds());
+    EXPECT_LE(chunk.cpu_seconds() + chunk.run_queue_wait_seconds(),
+              chunk.duration_seconds() * 1.02 + 1e-4)
+        << chunk.ShortDebugString().substr(0, 300);
+  }
 }
 
 TEST_F(OversubscribedRunTest, WarnsInTheMeasurementAndTheOutput) {

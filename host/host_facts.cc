@@ -69,6 +69,21 @@ HostSnapshot TakeHostSnapshot(const HostSnapshotOptions& options) {
   return snapshot;
 }
 
+std::optional<double> UsableCpus(const HostSnapshot& snapshot) {
+  // The CPUs this process can run on at once: its affinity mask, capped by its cgroup quota.
+  std::optional<double> usable;
+  if (snapshot.affinity_cpus.has_value()) {
+    usable = *snapshot.affinity_cpus;
+  } else if (snapshot.online_cpus.has_value()) {
+    usable = *snapshot.online_cpus;
+  }
+  if (snapshot.cgroup_cpu_quota_cores.has_value()) {
+    usable = std::min(usable.value_or(*snapshot.cgroup_cpu_quota_cores),
+                      *snapshot.cgroup_cpu_quota_cores);
+  }
+  return usable;
+}
+
 v1::HostFacts HostFactsOverRun(const HostSnapshot& start, const HostSnapshot& end,
                                double elapsed_seconds) {
   v1::HostFacts facts;
@@ -78,17 +93,7 @@ v1::HostFacts HostFactsOverRun(const HostSnapshot& start, const HostSnapshot& en
   if (start.cgroup_cpu_quota_cores.has_value()) {
     facts.set_cgroup_cpu_quota_cores(*start.cgroup_cpu_quota_cores);
   }
-  // The CPUs this process can run on at once: its affinity mask, capped by its cgroup quota.
-  std::optional<double> usable;
-  if (start.affinity_cpus.has_value()) {
-    usable = *start.affinity_cpus;
-  } else if (start.online_cpus.has_value()) {
-    usable = *start.online_cpus;
-  }
-  if (start.cgroup_cpu_quota_cores.has_value()) {
-    usable = std::min(usable.value_or(*start.cgroup_cpu_quota_cores),
-                      *start.cgroup_cpu_quota_cores);
-  }
+  const std::optional<double> usable = UsableCpus(start);
   if (usable.has_value()) facts.set_usable_cpus(*usable);
   if (start.memory_total_bytes.has_value()) facts.set_memory_total_bytes(*start.memory_total_bytes);
   if (start.cgroup_memory_limit_bytes.has_value()) {

@@ -42,6 +42,10 @@ struct HostSnapshot {
 
 HostSnapshot TakeHostSnapshot(const HostSnapshotOptions& options = {});
 
+// min(affinity CPUs (else online CPUs), cgroup CPU quota): the CPUs this process can keep busy
+// at once. nullopt when none of them could be read.
+std::optional<double> UsableCpus(const HostSnapshot& snapshot);
+
 // The facts of a run that took `elapsed_seconds` between the two snapshots. Static facts come
 // from `start`; the load average from both; steal time is end - start (absent when either is
 // unknown or the counter went backwards), as a fraction of online CPUs x elapsed.

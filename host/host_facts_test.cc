@@ -110,6 +110,13 @@ TEST(HostFactsOverRunTest, UsableCpusAreAffinityCappedByQuota) {
   EXPECT_DOUBLE_EQ(HostFactsOverRun(snapshot, snapshot, 1).usable_cpus(), 8);
 }
 
+TEST(UsableCpusTest, UnknownWhenNothingWasRead) {
+  HostSnapshot snapshot;
+  EXPECT_FALSE(UsableCpus(snapshot).has_value());
+  snapshot.cgroup_cpu_quota_cores = 0.5;
+  EXPECT_DOUBLE_EQ(*UsableCpus(snapshot), 0.5);
+}
+
 TEST(HostFactsOverRunTest, StealCounterGoingBackwardsOrNoTimeIsNotAFraction) {
   HostSnapshot start;
   start.online_cpus = 2;

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -34,6 +36,7 @@
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
+#include "host/host_facts.h"
 #include "tools/backend_factory.h"
 #include "tools/external_run.h"
 #include "tools/measurement_builder.h"
@@ -44,15 +47,22 @@
 
 namespace {
 
-int AllCores() {
+// The CPUs this process may keep busy (affinity mask, cgroup quota), rounded down: more
+// threads than that only wait for a CPU. Online CPUs when neither can be read.
+int UsableCores() {
+  if (std::optional<double> usable = roastcoffea::host::UsableCpus(
+          roastcoffea::host::TakeHostSnapshot())) {
+    return std::max(1, static_cast<int>(std::floor(*usable)));
+  }
   const unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : static_cast<int>(cores);
 }
 
 }  // namespace
 
-ABSL_FLAG(int, threads, AllCores(),
-          "Worker threads that process chunks (default: all cores of this machine).");
+ABSL_FLAG(int, threads, UsableCores(),
+          "Worker threads that process chunks (default: the CPUs this process may use: its "
+          "affinity mask and cgroup CPU quota).");
 ABSL_FLAG(int64_t, events_per_file,
           roastcoffea::sample_analysis::SampleDatasetSpec{}.events_per_file,
           "Sample dataset: events in each generated file.");

@@ -126,6 +126,21 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
 // plus O(s log s) for s samples only when a series is not in time order.
 absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input);
 
+// Takes out of `measurement` what Aggregate would refuse, so that one bad value from a peer the
+// tool does not control (an engine's sample, a chunk record the user's command wrote) costs that
+// value, never the run. Returns one warning per kind of problem, naming the first few values
+// and where they came from:
+//   a non-finite or negative elapsed time -> 0 (unknown);
+//   a tracking column whose length is not its time column's -> dropped (unknown);
+//   worker_count and its time column of different lengths -> cut to the shorter;
+//   a tracking sample with a non-finite or negative value, cores above 10^6 per worker or bytes
+//     above 2^60 -> that sample (its time and every column) removed from its worker's series;
+//   a chunk record Aggregate would refuse (see Aggregate) -> moved to rejected_chunks, as is;
+//   a fine metric with a non-finite value -> removed.
+// After it, Aggregate(AggregationInputFromMeasurement(*measurement)) does not fail on these.
+// Cost: O(size of the measurement).
+std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement);
+
 // One entry of the original tool's flat metrics dict.
 struct FlatMetric {
   std::string key;               // the original's key name, e.g. "elapsed_time_seconds"

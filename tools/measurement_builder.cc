@@ -80,6 +80,10 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
   for (v1::Profile& profile : run.profiles) *measurement.add_profiles() = std::move(profile);
 
+  // A bad value from the engine or the user's command costs that value, not the run.
+  for (v1::Warning& warning : RepairForAggregation(&measurement)) {
+    *measurement.add_warnings() = std::move(warning);
+  }
   // One way from a measurement to its aggregation input, as `show` re-aggregates it: an empty
   // report is "nothing reported" (unknown, not 0), host facts cap in-process capacity.
   AggregationOptions options;

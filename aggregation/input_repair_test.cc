@@ -1,0 +1,108 @@
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "aggregation/aggregate.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+v1::Measurement WithOneBadValueEach() {
+  v1::Measurement m;
+  m.mutable_metadata()->set_elapsed_seconds(10);
+  v1::TrackingData& tracking = *m.mutable_tracking();
+  v1::WorkerSeries& worker = *tracking.add_workers();
+  worker.set_worker("tcp://127.0.0.1:1");
+  for (int i = 0; i < 4; ++i) {
+    worker.add_time_unix_ns(i * 1'000'000'000LL);
+    worker.add_cores(2);
+    // A hostile scheduler's -1 in the second poll.
+    worker.add_memory_bytes(i == 1 ? -1.0 : 1e9);
+  }
+  worker.add_cpu_percent(50);  // one sample for four times: a column of the wrong length
+  tracking.add_worker_count(1);
+  tracking.add_worker_count(1);
+  tracking.add_worker_count_time_unix_ns(0);  // two counts, one time
+
+  v1::ChunkRecord& good = *m.add_chunks();
+  good.set_duration_seconds(1);
+  good.set_events(100);
+  v1::ChunkRecord& backwards = *m.add_chunks();
+  backwards.set_file("f.root");
+  backwards.set_duration_seconds(-1);  // the user's command wrote end before start
+  v1::ChunkRecord& huge = *m.add_chunks();
+  huge.set_duration_seconds(1);
+  huge.set_events(std::numeric_limits<int64_t>::min());  // llround(1e308)
+
+  v1::Span& span = *m.add_spans();
+  span.set_name("s");
+  v1::FineMetric& nan = *span.add_metrics();
+  nan.set_activity("thread-cpu");
+  nan.set_unit("seconds");
+  nan.set_value(std::nan(""));
+  v1::FineMetric& fine = *span.add_metrics();
+  fine.set_activity("thread-cpu");
+  fine.set_unit("seconds");
+  fine.set_value(3);
+  return m;
+}
+
+TEST(RepairForAggregationTest, BadValuesCostThemselvesNotTheRun) {
+  v1::Measurement m = WithOneBadValueEach();
+  ASSERT_FALSE(Aggregate(AggregationInputFromMeasurement(m)).ok());
+
+  const std::vector<v1::Warning> warnings = RepairForAggregation(&m);
+  const absl::StatusOr<v1::AggregatedMetrics> metrics =
+      Aggregate(AggregationInputFromMeasurement(m));
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+
+  // The bad sample is gone with its time; the others stay.
+  const v1::WorkerSeries& worker = m.tracking().workers(0);
+  EXPECT_EQ(worker.time_unix_ns_size(), 3);
+  EXPECT_EQ(worker.memory_bytes_size(), 3);
+  EXPECT_EQ(worker.cores_size(), 3);
+  EXPECT_EQ(worker.cpu_percent_size(), 0);
+  EXPECT_EQ(m.tracking().worker_count_size(), 1);
+  // The two bad records are kept as received, out of the figures.
+  EXPECT_EQ(m.chunks_size(), 1);
+  EXPECT_EQ(m.rejected_chunks_size(), 2);
+  EXPECT_EQ(metrics->chunks().num_chunks(), 1);
+  EXPECT_EQ(m.spans(0).metrics_size(), 1);
+  EXPECT_DOUBLE_EQ(metrics->cpu().cpu_seconds(), 3);
+
+  std::string all;
+  for (const v1::Warning& warning : warnings) all += warning.code() + ": " + warning.message() + "\n";
+  EXPECT_TRUE(absl::StrContains(all, "memory_bytes[1] = -1")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "tcp://127.0.0.1:1")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "cpu_percent has 1 samples for 4 times")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "invalid_chunk_record: 2 chunk records")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "duration_seconds is -1")) << all;
+  EXPECT_TRUE(absl::StrContains(all, "thread-cpu = nan")) << all;
+}
+
+TEST(RepairForAggregationTest, AValidMeasurementIsUntouched) {
+  v1::Measurement m = WithOneBadValueEach();
+  ASSERT_FALSE(RepairForAggregation(&m).empty());
+  const std::string repaired = m.SerializeAsString();
+  EXPECT_TRUE(RepairForAggregation(&m).empty());
+  EXPECT_EQ(m.SerializeAsString(), repaired);
+}
+
+TEST(RepairForAggregationTest, ImplausibleCoresAndManyProblemsAreCounted) {
+  v1::Measurement m;
+  v1::WorkerSeries& worker = *m.mutable_tracking()->add_workers();
+  for (int i = 0; i < 20; ++i) {
+    worker.add_time_unix_ns(i);
+    worker.add_cores(1e300);
+  }
+  const std::vector<v1::Warning> warnings = RepairForAggregation(&m);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(warnings[0].message(), "20 tracking samples")) << warnings[0].message();
+  EXPECT_TRUE(absl::StrContains(warnings[0].message(), "and 15 more")) << warnings[0].message();
+  EXPECT_EQ(m.tracking().workers(0).time_unix_ns_size(), 0);
+}
+
+}  // namespace
+}  // namespace roastcoffea

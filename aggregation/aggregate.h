@@ -141,6 +141,12 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input);
 // Cost: O(size of the measurement).
 std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement);
 
+// True when the engine split thread time into CPU and the rest (fine metrics with a
+// "thread-cpu" or "thread-noncpu" activity; for a summary without by_task_prefix, such as the
+// original tool's metrics.json, when its split figures are not all 0): only then are the
+// processor/overhead CPU and I/O-and-wait figures of FineMetricsSummary measured.
+bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine);
+
 // One entry of the original tool's flat metrics dict.
 struct FlatMetric {
   std::string key;               // the original's key name, e.g. "elapsed_time_seconds"

@@ -27,12 +27,15 @@ std::optional<double> ActivitySeconds(const v1::FineMetricsSummary& fine,
 void AddChunkSplit(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
                    v1::CpuMetrics* cpu) {
   if (chunks.empty()) return;
-  std::vector<double> wall, thread_cpu, wait, blocked;
+  // The split is over the records that measured CPU: a record without (a task the resource
+  // monitor did not follow, killed before it reported) would count all its wall time as off-CPU.
   bool any_cpu = false;
+  for (const v1::ChunkRecord& chunk : chunks) any_cpu = any_cpu || chunk.cpu_seconds() > 0;
+  std::vector<double> wall, thread_cpu, wait, blocked;
   for (const v1::ChunkRecord& chunk : chunks) {
+    if (any_cpu && !(chunk.cpu_seconds() > 0)) continue;
     wall.push_back(chunk.duration_seconds());
     thread_cpu.push_back(chunk.cpu_seconds());
-    any_cpu = any_cpu || chunk.cpu_seconds() > 0;
     if (chunk.has_run_queue_wait_seconds()) {
       wait.push_back(chunk.run_queue_wait_seconds());
       blocked.push_back(std::max(
@@ -41,7 +44,8 @@ void AddChunkSplit(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& ch
   }
   cpu->set_chunk_wall_seconds(CompensatedSum(wall));
   if (any_cpu) cpu->set_chunk_cpu_seconds(CompensatedSum(thread_cpu));
-  if (!wait.empty()) {
+  // Waiting and blocked only when every record of the split measured its run-queue delay.
+  if (!wait.empty() && wait.size() == wall.size()) {
     cpu->set_chunk_run_queue_wait_seconds(CompensatedSum(wait));
     cpu->set_chunk_blocked_seconds(CompensatedSum(blocked));
   }

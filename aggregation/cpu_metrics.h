@@ -38,9 +38,10 @@ struct CpuInputs {
 //   cpu_efficiency_fraction = cpu_seconds / core_seconds_available (both known, capacity > 0);
 //   usable_cores = core_seconds_available / elapsed (elapsed > 0);
 //   event_rate_per_cpu_second_khz = events / cpu_seconds / 1000 (events known, cpu > 0);
-//   chunk split over every chunk record: chunk_wall_seconds = sum of durations; chunk_cpu_seconds
-//     = sum of cpu_seconds (when any > 0); over the records with run_queue_wait_seconds: that
-//     sum, and chunk_blocked_seconds = sum of max(0, duration - cpu - run-queue wait).
+//   chunk split, over the records that measured CPU (cpu_seconds > 0; every record when none
+//     did): chunk_wall_seconds = sum of their durations, chunk_cpu_seconds = sum of their
+//     cpu_seconds (when any > 0); when every one of them has run_queue_wait_seconds: that sum,
+//     and chunk_blocked_seconds = sum of max(0, duration - cpu - run-queue wait).
 // Unknown values stay absent; unknown_reason says why cpu_seconds is. Cost: O(chunks + fine).
 v1::CpuMetrics ComputeCpuMetrics(const CpuInputs& inputs);
 

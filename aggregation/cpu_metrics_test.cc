@@ -101,21 +101,29 @@ TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
   b->set_duration_seconds(2.0);
   b->set_cpu_seconds(1.0);
   b->set_run_queue_wait_seconds(1.5);  // clock skew: blocked clamps at 0
-  v1::ChunkRecord* c = chunks.Add();  // no run-queue reading
-  c->set_duration_seconds(1.0);
-  c->set_cpu_seconds(0.25);
+  v1::ChunkRecord* killed = chunks.Add();  // no CPU reading (killed): out of the split
+  killed->set_duration_seconds(5.0);
   CpuInputs in;
   in.elapsed_seconds = 2;
   in.chunks = &chunks;
-  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
-  EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 4.0);
-  EXPECT_DOUBLE_EQ(cpu.chunk_cpu_seconds(), 1.75);
+  v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 3.0);
+  EXPECT_DOUBLE_EQ(cpu.chunk_cpu_seconds(), 1.5);
   EXPECT_DOUBLE_EQ(cpu.chunk_run_queue_wait_seconds(), 1.8);
   EXPECT_DOUBLE_EQ(cpu.chunk_blocked_seconds(), 0.2);
   // No fine metrics: the chunks' CPU stands in, and says so.
-  EXPECT_DOUBLE_EQ(cpu.cpu_seconds(), 1.75);
+  EXPECT_DOUBLE_EQ(cpu.cpu_seconds(), 1.5);
   EXPECT_NE(cpu.cpu_source().find("chunk records"), std::string::npos);
   EXPECT_FALSE(cpu.has_core_seconds_available());
+
+  // A record of the split without a run-queue reading: waiting and blocked are unknown.
+  v1::ChunkRecord* c = chunks.Add();
+  c->set_duration_seconds(1.0);
+  c->set_cpu_seconds(0.25);
+  cpu = ComputeCpuMetrics(in);
+  EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 4.0);
+  EXPECT_FALSE(cpu.has_chunk_run_queue_wait_seconds());
+  EXPECT_FALSE(cpu.has_chunk_blocked_seconds());
 }
 
 TEST(CpuMetricsTest, ChunksWithoutCpuOrWaitLeaveThoseUnknown) {

@@ -9,13 +9,16 @@ v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workfl
   const double cpu = workflow.total_cpu_time_seconds();
   const double events = static_cast<double>(workflow.total_events());
 
+  // Unknown inputs leave the figure unset (None), never 0: no summed chunk wall time, no
+  // speedup or core efficiency; no events, no event rate; no elapsed time or cores, neither.
   v1::EfficiencyMetrics efficiency;
-  efficiency.set_speedup_factor(elapsed > 0 ? cpu / elapsed : 0.0);
-  // Without core counts (no tracking, or no worker reported cores) these stay unset, as None.
-  if (total_cores.has_value()) {
-    const bool usable = elapsed > 0 && *total_cores > 0;
-    efficiency.set_core_efficiency_fraction(usable ? cpu / (*total_cores * elapsed) : 0.0);
-    efficiency.set_event_rate_core_khz(usable ? events / (elapsed * *total_cores) / 1000 : 0.0);
+  const bool has_cpu = workflow.has_total_cpu_time_seconds();
+  if (has_cpu && elapsed > 0) efficiency.set_speedup_factor(cpu / elapsed);
+  if (total_cores.has_value() && elapsed > 0 && *total_cores > 0) {
+    if (has_cpu) efficiency.set_core_efficiency_fraction(cpu / (*total_cores * elapsed));
+    if (workflow.has_total_events()) {
+      efficiency.set_event_rate_core_khz(events / (elapsed * *total_cores) / 1000);
+    }
   }
   return efficiency;
 }
@@ -23,15 +26,18 @@ v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workfl
 void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
                               const v1::WorkerMetrics& workers,
                               v1::EfficiencyMetrics* efficiency) {
-  if (!workers.has_core_seconds()) return;
+  if (!workers.has_core_seconds() || !(workers.core_seconds() > 0)) return;
   const double core_seconds = workers.core_seconds();
-  const double cpu = workflow.total_cpu_time_seconds();
-  const double events = static_cast<double>(workflow.total_events());
-  efficiency->set_core_efficiency_over_core_seconds_fraction(
-      core_seconds > 0 ? cpu / core_seconds : 0.0);
-  efficiency->set_event_rate_core_seconds_khz(core_seconds > 0 ? events / core_seconds / 1000
-                                                               : 0.0);
-  if (workers.has_avg_cores_over_window() && workers.avg_cores_over_window() > 0) {
+  if (workflow.has_total_cpu_time_seconds()) {
+    efficiency->set_core_efficiency_over_core_seconds_fraction(
+        workflow.total_cpu_time_seconds() / core_seconds);
+  }
+  if (workflow.has_total_events()) {
+    efficiency->set_event_rate_core_seconds_khz(
+        static_cast<double>(workflow.total_events()) / core_seconds / 1000);
+  }
+  if (efficiency->has_speedup_factor() && workers.has_avg_cores_over_window() &&
+      workers.avg_cores_over_window() > 0) {
     efficiency->set_parallel_efficiency_fraction(efficiency->speedup_factor() /
                                                  workers.avg_cores_over_window());
   }

@@ -11,17 +11,19 @@ namespace aggregation_internal {
 
 // The original's calculate_efficiency_metrics (reference §2.3), E = elapsed, cpu = total CPU
 // time, both from `workflow`:
-//   speedup_factor = cpu/E (0 when E <= 0; always set);
-//   core_efficiency_fraction = cpu/(total_cores*E), event_rate_core_khz =
-//   events/(E*total_cores)/1000: unset when total_cores is nullopt, else 0 when E <= 0.
+//   speedup_factor = cpu/E (cpu known, E > 0);
+//   core_efficiency_fraction = cpu/(total_cores*E) (cpu known), event_rate_core_khz =
+//   events/(E*total_cores)/1000 (events known): both need total_cores > 0 and E > 0.
+// Unknown inputs leave a figure unset, never 0 (the original gives 0 or uses E for cpu).
 // Cost: O(1).
 v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workflow,
                                                std::optional<double> total_cores);
 
 // The fixes (reference §6.9, §6.10), added to `efficiency` when `workers` has core_seconds:
-//   core_efficiency_over_core_seconds_fraction = cpu / core_seconds,
-//   event_rate_core_seconds_khz = events / core_seconds / 1000 (both 0 when core_seconds is 0);
-//   parallel_efficiency_fraction = speedup_factor / avg_cores_over_window (when that is > 0).
+//   core_efficiency_over_core_seconds_fraction = cpu / core_seconds (cpu known),
+//   event_rate_core_seconds_khz = events / core_seconds / 1000 (events known), both only when
+//   core_seconds > 0; parallel_efficiency_fraction = speedup_factor / avg_cores_over_window
+//   (speedup known, that average > 0).
 // Cost: O(1).
 void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
                               const v1::WorkerMetrics& workers,

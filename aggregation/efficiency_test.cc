@@ -51,13 +51,23 @@ TEST(EfficiencyMetricsTest, NoCoresLeavesCoreMetricsUnsetButKeepsSpeedup) {
   EXPECT_DOUBLE_EQ(m.speedup_factor(), 4.0);
 }
 
-TEST(EfficiencyMetricsTest, ZeroElapsedGivesZeros) {
+TEST(EfficiencyMetricsTest, ZeroElapsedLeavesThemUnknown) {
   const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(0, 123, 10), 8.0);
-  ASSERT_TRUE(m.has_core_efficiency_fraction());
-  ASSERT_TRUE(m.has_event_rate_core_khz());
-  EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0);
-  EXPECT_DOUBLE_EQ(m.speedup_factor(), 0);
-  EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 0);
+  EXPECT_FALSE(m.has_core_efficiency_fraction());
+  EXPECT_FALSE(m.has_speedup_factor());
+  EXPECT_FALSE(m.has_event_rate_core_khz());
+}
+
+TEST(EfficiencyMetricsTest, NoSummedChunkTimeOrEventsLeavesThoseUnknown) {
+  v1::WorkflowMetrics workflow = Workflow(25, 50, 500'000);
+  workflow.clear_total_cpu_time_seconds();
+  v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(workflow, 8.0);
+  EXPECT_FALSE(m.has_speedup_factor());
+  EXPECT_FALSE(m.has_core_efficiency_fraction());
+  EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 2.5);
+  workflow.clear_total_events();
+  m = ComputeEfficiencyMetrics(workflow, 8.0);
+  EXPECT_FALSE(m.has_event_rate_core_khz());
 }
 
 TEST(EfficiencyMetricsTest, CoreAggregatorFixture) {

@@ -38,6 +38,19 @@ std::optional<double> Optional(bool has, double value) {
 
 }  // namespace
 
+bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
+  if (fine.by_task_prefix().empty()) {
+    // A summary without its accounting (the original tool's metrics.json): its own values say.
+    return fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds() +
+               fine.overhead_cpu_time_seconds() + fine.overhead_io_wait_time_seconds() >
+           0.0;
+  }
+  for (const v1::ActivityTotal& total : fine.by_task_prefix()) {
+    if (total.activity() == "thread-cpu" || total.activity() == "thread-noncpu") return true;
+  }
+  return false;
+}
+
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   FlatMetricsBuilder flat;
   const v1::WorkflowMetrics& workflow = metrics.workflow();
@@ -58,9 +71,14 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
            Optional(workflow.has_event_rate_cpu_total_khz(), workflow.event_rate_cpu_total_khz()),
            "kHz");
   flat.Add("elapsed_time_seconds", workflow.elapsed_time_seconds(), "s");
-  flat.Add("total_cpu_time", workflow.total_cpu_time_seconds(), "s");
+  flat.Add("total_cpu_time",
+           Optional(workflow.has_total_cpu_time_seconds(), workflow.total_cpu_time_seconds()),
+           "s");
   flat.Add("num_chunks", static_cast<double>(num_chunks), "chunks");
-  flat.Add("avg_cpu_time_per_chunk", workflow.avg_cpu_time_per_chunk_seconds(), "s");
+  flat.Add("avg_cpu_time_per_chunk",
+           Optional(workflow.has_avg_cpu_time_per_chunk_seconds(),
+                    workflow.avg_cpu_time_per_chunk_seconds()),
+           "s");
   flat.Add("total_bytes_read",
            Optional(workflow.has_total_bytes_read(),
                     static_cast<double>(workflow.total_bytes_read())),
@@ -82,19 +100,25 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
            Optional(efficiency.has_core_efficiency_fraction(),
                     efficiency.core_efficiency_fraction()),
            "fraction");
-  flat.Add("speedup_factor", efficiency.speedup_factor(), "x");
+  flat.Add("speedup_factor", Optional(efficiency.has_speedup_factor(), efficiency.speedup_factor()),
+           "x");
   flat.Add("event_rate_core_khz",
            Optional(efficiency.has_event_rate_core_khz(), efficiency.event_rate_core_khz()),
            "kHz/core");
 
   if (metrics.has_fine()) {
     const v1::FineMetricsSummary& fine = metrics.fine();
-    flat.Add("processor_cpu_time_seconds", fine.processor_cpu_time_seconds(), "s");
-    flat.Add("processor_io_wait_time_seconds", fine.processor_io_wait_time_seconds(), "s");
-    flat.Add("processor_cpu_percent", fine.processor_cpu_percent(), "%");
-    flat.Add("processor_io_wait_percent", fine.processor_io_wait_percent(), "%");
-    flat.Add("overhead_cpu_time_seconds", fine.overhead_cpu_time_seconds(), "s");
-    flat.Add("overhead_io_wait_time_seconds", fine.overhead_io_wait_time_seconds(), "s");
+    // The CPU / I/O-and-wait split exists only where the engine splits thread time
+    // (thread-cpu, thread-noncpu); elsewhere (TaskVine, Dask before 2023) it is unknown, not 0.
+    const bool split = HasThreadTimeSplit(fine);
+    flat.Add("processor_cpu_time_seconds", Optional(split, fine.processor_cpu_time_seconds()), "s");
+    flat.Add("processor_io_wait_time_seconds",
+             Optional(split, fine.processor_io_wait_time_seconds()), "s");
+    flat.Add("processor_cpu_percent", Optional(split, fine.processor_cpu_percent()), "%");
+    flat.Add("processor_io_wait_percent", Optional(split, fine.processor_io_wait_percent()), "%");
+    flat.Add("overhead_cpu_time_seconds", Optional(split, fine.overhead_cpu_time_seconds()), "s");
+    flat.Add("overhead_io_wait_time_seconds",
+             Optional(split, fine.overhead_io_wait_time_seconds()), "s");
     flat.Add("total_bytes_memory_read", fine.total_bytes_memory_read(), "bytes");
     flat.Add("disk_read_bytes", fine.disk_read_bytes(), "bytes");
     flat.Add("disk_write_bytes", fine.disk_write_bytes(), "bytes");

@@ -47,8 +47,8 @@ TEST(WorkflowMetricsTest, NoReportLeavesEverythingReportedUnknown) {
   EXPECT_FALSE(m.has_event_rate_elapsed_khz());
   EXPECT_FALSE(m.has_event_rate_cpu_total_khz());
   EXPECT_FALSE(m.has_summed_chunk_wall_seconds());
-  // The original's stand-in, kept for its flat key only.
-  EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 50);
+  // The original's stand-in (the elapsed time) is not used: it is not CPU and not reported.
+  EXPECT_FALSE(m.has_total_cpu_time_seconds());
 }
 
 TEST(WorkflowMetricsTest, CoreAggregatorFixtureRates) {
@@ -90,14 +90,16 @@ TEST(WorkflowMetricsTest, NoChunksGivesZeroAverageCpuTimePerChunk) {
   EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 0);
 }
 
-TEST(WorkflowMetricsTest, MissingProcessTimeFallsBackToElapsed) {
+TEST(WorkflowMetricsTest, MissingProcessTimeIsUnknownNotElapsed) {
+  // Deviation from the original, which takes the elapsed time as total_cpu_time here.
   v1::WorkflowReport report = GoldenReport();
   report.clear_process_time_seconds();
   const v1::WorkflowMetrics m = Compute(report, 40);
-  EXPECT_DOUBLE_EQ(m.total_cpu_time_seconds(), 40);
+  EXPECT_FALSE(m.has_total_cpu_time_seconds());
   EXPECT_FALSE(m.has_summed_chunk_wall_seconds());
-  EXPECT_DOUBLE_EQ(m.event_rate_cpu_total_khz(), 25);  // 1e6 / 40 / 1000
-  EXPECT_DOUBLE_EQ(m.avg_cpu_time_per_chunk_seconds(), 0.8);
+  EXPECT_FALSE(m.has_event_rate_cpu_total_khz());
+  EXPECT_FALSE(m.has_avg_cpu_time_per_chunk_seconds());
+  EXPECT_EQ(m.total_events(), 1'000'000);
 }
 
 TEST(WorkflowMetricsTest, MissingBytesKeepsEventsAndProcessTime) {

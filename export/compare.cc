@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "aggregation/aggregate.h"
 #include "export/display_width.h"
 
 namespace roastcoffea {
@@ -148,9 +149,15 @@ const std::vector<MetricSpec>& Specs() {
                    m.chunks().duration_seconds().percentiles().p99());
        }},
       {"Processor CPU Time", "s", Better::kNeither,
-       [](const M& m) { return If(m.has_fine(), m.fine().processor_cpu_time_seconds()); }},
+       [](const M& m) {
+         return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
+                   m.fine().processor_cpu_time_seconds());
+       }},
       {"Processor I/O & Waiting Time", "s", Better::kLower,
-       [](const M& m) { return If(m.has_fine(), m.fine().processor_io_wait_time_seconds()); }},
+       [](const M& m) {
+         return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
+                   m.fine().processor_io_wait_time_seconds());
+       }},
   };
   return *specs;
 }

@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "aggregation/aggregate.h"
 #include "export/display_width.h"
 
 namespace roastcoffea {
@@ -505,11 +506,6 @@ Table ActivityTable(const v1::FineMetricsSummary& fine) {
   return table;
 }
 
-bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
-  return fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds() +
-             fine.overhead_cpu_time_seconds() + fine.overhead_io_wait_time_seconds() >
-         0.0;
-}
 
 // Where the thread-time split comes from, for the fine-metrics table's title.
 std::string FineTitle(absl::string_view backend) {

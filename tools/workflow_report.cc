@@ -30,10 +30,19 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
     uncompressed += chunk.uncompressed_bytes_read();
     process_time += chunk.duration_seconds();
   }
-  report.set_compressed_bytes_read(compressed);
-  report.set_uncompressed_bytes_read(uncompressed);
   report.set_process_time_seconds(process_time);
   report.set_chunks(static_cast<int64_t>(chunks.size()));
+  // Records that count no events or bytes (TaskVine tasks, records the command wrote without
+  // them) say nothing about them: unknown, not 0. Per-dataset counters cannot say "unknown",
+  // so they are kept only when the events are known.
+  bool any_events = false;
+  for (const v1::ChunkRecord& chunk : chunks) any_events = any_events || chunk.events() > 0;
+  if (!any_events) {
+    report.clear_events();
+    report.clear_datasets();
+  }
+  if (compressed > 0) report.set_compressed_bytes_read(compressed);
+  if (uncompressed > 0) report.set_uncompressed_bytes_read(uncompressed);
   return report;
 }
 

@@ -9,7 +9,8 @@
 
 namespace roastcoffea {
 
-// Events count successful chunks only (a failed chunk produced no output); bytes read and
+// Events and bytes are left unknown (absent) when no record counts them. Events count
+// successful chunks only (a failed chunk produced no output); bytes read and
 // process time count every attempt, since that I/O and time were really spent; chunks counts
 // every record. Datasets appear in order of first appearance.
 v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks);

@@ -42,12 +42,22 @@ TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {
   EXPECT_EQ(report.chunks(), 2);
 }
 
-TEST(BuildWorkflowReportTest, NoChunksGivesAnEmptyButPresentReport) {
+TEST(BuildWorkflowReportTest, NoChunksReportsNothingKnown) {
   const v1::WorkflowReport report = BuildWorkflowReport({});
-  EXPECT_EQ(report.events(), 0);
-  EXPECT_TRUE(report.has_compressed_bytes_read());
-  EXPECT_EQ(report.compressed_bytes_read(), 0);
+  EXPECT_FALSE(report.has_events());
+  EXPECT_FALSE(report.has_compressed_bytes_read());
   EXPECT_EQ(report.chunks(), 0);
+}
+
+TEST(BuildWorkflowReportTest, RecordsWithoutEventsOrBytesLeaveThemUnknown) {
+  // TaskVine tasks: durations, no events, no bytes. Unknown, never "0 events, 0 Gbps".
+  const v1::WorkflowReport report =
+      BuildWorkflowReport({Chunk("a", 0, 0, 1.5), Chunk("b", 0, 0, 2.5)});
+  EXPECT_FALSE(report.has_events());
+  EXPECT_FALSE(report.has_compressed_bytes_read());
+  EXPECT_EQ(report.datasets_size(), 0);
+  EXPECT_DOUBLE_EQ(report.process_time_seconds(), 4.0);
+  EXPECT_EQ(report.chunks(), 2);
 }
 
 }  // namespace

@@ -6,8 +6,7 @@
 // with expected.json beside the logs, computed independently of this code by
 // analyze_expected.py (window START..END; worker intervals CONNECTION..DISCONNECTION; attempts =
 // RUNNING records; execution = time_worker_end - time_worker_start of RETRIEVED; see its
-// docstring). taskvine_real_runs_expected.inc holds those figures, generated from expected.json:
-//   python3 - <<< 'see git log of tools/taskvine_real_runs_expected.inc'
+// docstring). taskvine_real_runs_expected.inc holds those figures, copied verbatim from expected.json.
 // runB-hung differs where the reference counts a silently dead worker until the end (see there).
 #include <algorithm>
 #include <cmath>

@@ -65,6 +65,18 @@ class AbstractMetricsBackend {
   // reconnections), available after StopTracking. Each is one human-readable sentence.
   virtual std::vector<std::string> Warnings() const { return {}; }
 
+  // The same warnings, each with a stable code, for Measurement.warnings (e.g.
+  // "taskvine_impossible_value"). By default those of Warnings() under "<name>_warning".
+  virtual std::vector<v1::Warning> CodedWarnings() const {
+    std::vector<v1::Warning> coded;
+    for (std::string& message : Warnings()) {
+      v1::Warning& warning = coded.emplace_back();
+      warning.set_code(std::string(name()) + "_warning");
+      warning.set_message(std::move(message));
+    }
+    return coded;
+  }
+
   // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs
   // without --follow): there is nothing to wait for, and the run's window is its own.
   virtual bool ReadsFinishedRun() const { return false; }

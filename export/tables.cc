@@ -304,6 +304,12 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   table.rows.push_back(
       {"Total Cores", tracked_value(workers.has_total_cores(),
                                     absl::StrFormat("%.0f", workers.total_cores()))});
+  // Under churn the workers ever seen overstate capacity: the time-weighted cores are what the
+  // core-seconds figures divide by.
+  if (tracked && workers.has_avg_cores_over_window()) {
+    table.rows.push_back({"Cores (Time-Averaged)",
+                          absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+  }
   // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
   // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
   table.rows.push_back({"Busy-Worker Concurrency (summed chunk wall / elapsed)",

@@ -398,17 +398,21 @@ int RunExternal(int argc, char** argv, const std::vector<std::string>& command) 
   options.command = command;
   options.duration = absl::Seconds(duration);
   options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
-  std::cerr << "collect: tracking with the " << (*backend)->name() << " backend "
-            << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")
-                                                : std::string("until Ctrl-C"))
-                                : absl::StrCat("while '", absl::StrJoin(command, " "),
-                                               "' runs"))
-            << "\n";
+  if ((*backend)->ReadsFinishedRun() && command.empty()) {
+    // Nothing to wait for: the logs of a finished run are read and measured at once.
+    std::cerr << "collect: reading the finished run's record with the " << (*backend)->name()
+              << " backend\n";
+  } else {
+    std::cerr << "collect: tracking with the " << (*backend)->name() << " backend "
+              << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")
+                                                  : std::string("until Ctrl-C"))
+                                  : absl::StrCat("while '", absl::StrJoin(command, " "),
+                                                 "' runs"))
+              << "\n";
+  }
   absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(**backend, options);
   if (!result.ok()) return Fail(result.status());
-  for (const std::string& warning : result->warnings) {
-    std::cerr << "collect: warning: " << warning << "\n";
-  }
+  // result->warnings are in the measurement too: Finish prints them with the others.
   auto& configuration = *result->measurement.mutable_metadata()->mutable_configuration();
   configuration["backend"] = std::string((*backend)->name());
   if (!command.empty()) configuration["command"] = absl::StrJoin(command, " ");

@@ -200,7 +200,10 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   result.command_exit_code = waited.exit_code;
   result.interrupted = waited.interrupted;
   result.partial = tracking->gaps_size() > 0;
-  for (std::string& warning : backend.Warnings()) result.warnings.push_back(std::move(warning));
+  // The backend's warnings keep their codes in the measurement; ours are "external_run".
+  const std::vector<v1::Warning> coded = backend.CodedWarnings();
+  const size_t first_coded = result.warnings.size();
+  for (const v1::Warning& warning : coded) result.warnings.push_back(warning.message());
 
   // A finished run is framed by its own record, not by the time it took us to read it.
   if (const std::optional<AbstractMetricsBackend::RecordedWindow> recorded =
@@ -240,6 +243,15 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
+  for (size_t i = 0; i < result.warnings.size(); ++i) {
+    v1::Warning* warning = result.measurement.add_warnings();
+    if (i >= first_coded && i - first_coded < coded.size()) {
+      *warning = coded[i - first_coded];
+    } else {
+      warning->set_code("external_run");
+      warning->set_message(result.warnings[i]);
+    }
+  }
   return result;
 }
 

@@ -37,7 +37,8 @@ struct ExternalRunResult {
   bool partial = false;
   // Stopped by Ctrl-C or SIGTERM (the command, if any, got the signal too).
   bool interrupted = false;
-  // The backend's warnings, and ours (unreadable report, ...).
+  // The backend's warnings, and ours (unreadable report, ...). measurement.warnings holds them
+  // too (after the host warnings), the backend's with their codes, ours as "external_run".
   std::vector<std::string> warnings;
 };
 

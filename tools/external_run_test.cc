@@ -175,6 +175,28 @@ TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   EXPECT_EQ(result->measurement.metrics().workflow().total_events(), 0);
 }
 
+// Every warning reaches the saved measurement: the backend's under its code (by default
+// "<backend>_warning"), ours under "external_run".
+TEST(RunExternalMeasurementTest, WarningsAreInTheMeasurementWithCodes) {
+  FakeBackend backend;
+  backend.warnings = {"the two logs disagree"};
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
+      backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
+  ASSERT_TRUE(result.ok()) << result.status();
+  std::vector<std::pair<std::string, std::string>> coded;
+  for (const v1::Warning& w : result->measurement.warnings()) {
+    // Host warnings (this machine's load, the build) come first and are not ours to check.
+    if (w.code() == "external_run" || w.code() == absl::StrCat(backend.name(), "_warning")) {
+      coded.emplace_back(w.code(), w.message());
+    }
+  }
+  ASSERT_EQ(coded.size(), 2u);
+  EXPECT_EQ(coded[0].first, absl::StrCat(backend.name(), "_warning"));
+  EXPECT_EQ(coded[0].second, "the two logs disagree");
+  EXPECT_EQ(coded[1].first, "external_run");
+  EXPECT_THAT(coded[1].second, HasSubstr("report ignored"));
+}
+
 TEST(RunExternalMeasurementTest, GapsMakeThePartialFlag) {
   FakeBackend backend;
   backend.with_gap = true;

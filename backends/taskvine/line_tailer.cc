@@ -33,9 +33,42 @@ absl::StatusOr<int64_t> LineTailer::Poll(
   }
   struct stat info;
   if (fstat(fd_, &info) == 0 && info.st_size < offset_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("log ", path_, " shrank from ", offset_, " to ", info.st_size, " bytes (truncated?)"));
+    Restart(absl::StrCat("truncated from ", offset_, " to ", info.st_size, " bytes"));
+    if (lseek(fd_, 0, SEEK_SET) != 0) {
+      return absl::UnavailableError(absl::StrCat("cannot rewind log ", path_, ": ", strerror(errno)));
+    }
   }
+  absl::StatusOr<int64_t> total = ReadToEnd(on_line);
+  if (!total.ok()) return total;
+  // Rotated: the path now names another file. The old one is read to its end (above), then the
+  // new one from its start.
+  struct stat now;
+  if (fstat(fd_, &info) == 0 && stat(path_.c_str(), &now) == 0 &&
+      (now.st_ino != info.st_ino || now.st_dev != info.st_dev)) {
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      close(fd_);
+      fd_ = fd;
+      Restart(absl::StrCat("replaced (rotated) after ", offset_, " bytes"));
+      absl::StatusOr<int64_t> more = ReadToEnd(on_line);
+      if (!more.ok()) return more;
+      *total += *more;
+    }
+  }
+  return total;
+}
+
+void LineTailer::Restart(std::string reason) {
+  ++restarts_;
+  restart_reason_ = std::move(reason);
+  offset_ = 0;
+  line_number_ = 0;
+  carry_.clear();
+  carry_overlong_ = false;
+}
+
+absl::StatusOr<int64_t> LineTailer::ReadToEnd(
+    absl::FunctionRef<void(absl::string_view, int64_t)> on_line) {
   int64_t total = 0;
   while (true) {
     const ssize_t n = read(fd_, block_.data(), block_.size());

@@ -31,7 +31,9 @@ class LineTailer {
 
   // Reads everything appended since the last call and calls on_line(line, line_number) for each
   // complete line (without its '\n'; line numbers start at 1). Returns the bytes read.
-  // NotFound while the file does not exist; FailedPrecondition when it shrank (truncated).
+  // NotFound while the file does not exist. A file that shrank (truncated) is read again from
+  // its start; one replaced by another (rotated: a new inode at the path) is read to its end,
+  // then the new file from its start. Each such restart is counted (restarts(), restart_reason()).
   absl::StatusOr<int64_t> Poll(absl::FunctionRef<void(absl::string_view, int64_t)> on_line);
 
   // The incomplete last line read so far ("" when the file ends with a newline), and its number.
@@ -40,6 +42,9 @@ class LineTailer {
   // Number of lines cut at kMaxLineBytes.
   int64_t overlong_lines() const { return overlong_lines_; }
   int64_t bytes_read() const { return offset_; }
+  int64_t restarts() const { return restarts_; }
+  // Why the last restart happened: "truncated from N to M bytes", "replaced (rotated) after N bytes".
+  const std::string& restart_reason() const { return restart_reason_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -48,6 +53,11 @@ class LineTailer {
   int64_t offset_ = 0;
   int64_t line_number_ = 0;
   int64_t overlong_lines_ = 0;
+  int64_t restarts_ = 0;
+  std::string restart_reason_;
+  // Reads from fd_ until its end; the bytes read.
+  absl::StatusOr<int64_t> ReadToEnd(absl::FunctionRef<void(absl::string_view, int64_t)> on_line);
+  void Restart(std::string reason);
   bool carry_overlong_ = false;
   std::string carry_;
   std::vector<char> block_;

@@ -62,16 +62,48 @@ TEST(LineTailer, LinesSplitAcrossWritesAndBlocks) {
   EXPECT_EQ(tailer.bytes_read(), 9 + 4 + 201 + 1 + 4);
 }
 
-TEST(LineTailer, TruncatedFileIsReported) {
+// Truncated (copytruncate rotation, or a new run writing from scratch): the new content is
+// read from its start, not from the old offset.
+TEST(LineTailer, TruncatedFileIsReadAgainFromItsStart) {
   const std::string path = TempPath("tailer_truncated");
   unlink(path.c_str());
   Append(path, "one\ntwo\n");
   LineTailer tailer(path);
-  auto ignore = [](absl::string_view, int64_t) {};
-  ASSERT_TRUE(tailer.Poll(ignore).ok());
+  Lines lines;
+  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
   FILE* f = fopen(path.c_str(), "wb");
   fclose(f);
-  EXPECT_EQ(tailer.Poll(ignore).status().code(), absl::StatusCode::kFailedPrecondition);
+  Append(path, "new\n");
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_EQ(lines, (Lines{{1, "one"}, {2, "two"}, {1, "new"}}));
+  EXPECT_EQ(tailer.restarts(), 1);
+  EXPECT_EQ(tailer.restart_reason(), "truncated from 8 to 4 bytes");
+  Append(path, "more\n");
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_EQ(lines.back(), (std::pair<int64_t, std::string>{2, "more"}));
+  EXPECT_EQ(tailer.restarts(), 1);
+}
+
+// Rotated (renamed away, a new file created at the path): the old file is read to its end,
+// then the new one from its start.
+TEST(LineTailer, RotatedFileIsFinishedThenTheNewOneRead) {
+  const std::string path = TempPath("tailer_rotated");
+  const std::string old_path = path + ".1";
+  unlink(path.c_str());
+  unlink(old_path.c_str());
+  Append(path, "a\n");
+  LineTailer tailer(path);
+  Lines lines;
+  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  Append(path, "b\n");  // written before the rotation, not read yet
+  ASSERT_EQ(rename(path.c_str(), old_path.c_str()), 0);
+  Append(path, "c\n");
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_EQ(lines, (Lines{{1, "a"}, {2, "b"}, {1, "c"}}));
+  EXPECT_EQ(tailer.restarts(), 1);
+  EXPECT_EQ(tailer.restart_reason(), "replaced (rotated) after 4 bytes");
 }
 
 TEST(LineTailer, OverlongLinesAreCut) {

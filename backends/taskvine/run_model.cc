@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace roastcoffea {
 namespace taskvine {
@@ -72,6 +73,24 @@ double Attempt::ExecutionSeconds(bool* fallback) const {
   return end_us > running_us && running_us > 0 ? Seconds(end_us - running_us) : 0.0;
 }
 
+void RunModel::Reject(absl::string_view field, std::string what) {
+  ++rejected_count_;
+  if (rejected_.size() < kMaxMalformedKept) {
+    rejected_.push_back(RejectedValue{line_, std::string(field), std::move(what)});
+  }
+}
+
+void RunModel::Evidence(int worker, int64_t t_us) {
+  if (worker < 0) return;
+  Worker& w = workers_[worker];
+  w.last_evidence_us = std::max(w.last_evidence_us, t_us);
+}
+
+double RunModel::RunSoFarSeconds(int64_t t_us) const {
+  const int64_t start = start_us_ > 0 ? start_us_ : first_us_;
+  return Seconds(std::max(t_us, last_us_) - start) + 1.0;
+}
+
 void RunModel::Malformed(absl::string_view file, int64_t line_number, absl::string_view reason) {
   ++malformed_count_;
   if (malformed_.size() < kMaxMalformedKept) {
@@ -88,6 +107,7 @@ void RunModel::ConsumeTransactionLine(absl::string_view line, int64_t line_numbe
   }
   if (record.kind == TxnKind::kBlankOrComment) return;
   ++records_;
+  line_ = line_number;
   Apply(record);
 }
 
@@ -138,6 +158,7 @@ void RunModel::ConsumePartialLastLine(absl::string_view file, absl::string_view 
     if (ParseTransactionLine(line, &record).ok()) {
       if (record.kind != TxnKind::kBlankOrComment) {
         ++records_;
+        line_ = line_number;
         Apply(record);
       }
       return;
@@ -179,6 +200,10 @@ void RunModel::Reset() {
   fresh.perf_header_valid_ = perf_header_valid_;
   fresh.perf_header_ = std::move(perf_header_);
   fresh.perf_ = std::move(perf_);
+  fresh.rejected_count_ = rejected_count_;
+  fresh.rejected_ = std::move(rejected_);
+  fresh.backwards_count_ = backwards_count_;
+  fresh.backwards_ = std::move(backwards_);
   *this = std::move(fresh);
 }
 
@@ -236,10 +261,19 @@ void RunModel::SetReady(int64_t t_us, int new_ready) {
   ready_ = new_ready;
 }
 
-int64_t RunModel::EndUs() const { return ended_ ? end_us_ : last_us_; }
+// An END earlier than records before it cannot end the run: the last record does.
+int64_t RunModel::EndUs() const { return ended_ ? std::max(end_us_, last_us_) : last_us_; }
 
 void RunModel::Apply(const TxnRecord& r) {
   if (first_us_ == 0) first_us_ = r.time_us;
+  if (r.time_us < last_us_) {
+    // The manager writes records in time order: a step back is a clock change or a bad line.
+    ++backwards_count_;
+    if (backwards_.size() < 5) {
+      backwards_.push_back(absl::StrFormat("transactions line %d goes back %.6f s", line_,
+                                           Seconds(last_us_ - r.time_us)));
+    }
+  }
   last_us_ = std::max(last_us_, r.time_us);
   switch (r.kind) {
     case TxnKind::kBlankOrComment:
@@ -262,6 +296,7 @@ void RunModel::Apply(const TxnRecord& r) {
     case TxnKind::kManagerEnd:
       ended_ = true;
       end_us_ = r.time_us;
+      end_line_ = line_;
       return;
     case TxnKind::kWorkerConnection: {
       const int index = static_cast<int>(workers_.size());
@@ -271,6 +306,7 @@ void RunModel::Apply(const TxnRecord& r) {
       w.id = std::string(r.worker);
       w.address = std::string(r.address);
       w.connect_us = r.time_us;
+      w.last_evidence_us = r.time_us;
       w.series_us.push_back(r.time_us);
       w.series_executing.push_back(0);
       w.series_active.push_back(0);
@@ -313,6 +349,7 @@ void RunModel::Apply(const TxnRecord& r) {
         ++unknown_worker_records_;
         return;
       }
+      Evidence(index, r.time_us);
       Worker& w = workers_[index];
       if (w.has_resources) return;
       double cores = 0, memory = 0, disk = 0;
@@ -342,6 +379,7 @@ void RunModel::Apply(const TxnRecord& r) {
       (input ? bytes_in_ : bytes_out_) += r.bytes;
       ++(input ? transfers_in_ : transfers_out_);
       if (index >= 0) {
+        Evidence(index, r.time_us);
         Worker& w = workers_[index];
         (input ? w.bytes_in : w.bytes_out) += r.bytes;
         ++(input ? w.transfers_in : w.transfers_out);
@@ -352,7 +390,10 @@ void RunModel::Apply(const TxnRecord& r) {
       ++cache_updates_;
       cache_update_bytes_ += r.bytes;
       const int index = WorkerIndex(r.worker);
-      if (index >= 0) ++workers_[index].cache_updates;
+      if (index >= 0) {
+        ++workers_[index].cache_updates;
+        Evidence(index, r.time_us);
+      }
       return;
     }
     case TxnKind::kCategory:
@@ -413,6 +454,19 @@ void RunModel::Apply(const TxnRecord& r) {
         if (!numbers_ok) status = absl::InvalidArgumentError("bad number");
         if (!status.ok()) cores = memory = disk = commit_start = commit_end = input_s = input_mb = 0;
       }
+      Evidence(index, r.time_us);
+      const double run_so_far = RunSoFarSeconds(r.time_us);
+      if (input_s < 0 || input_s > run_so_far) {
+        Reject("time_input_mgr", absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
+                                                  r.task_id, input_s, run_so_far));
+        input_s = 0;
+      }
+      if (commit_end > 0 && commit_start > 0 && (commit_end < commit_start || commit_end - commit_start > run_so_far)) {
+        Reject("time_commit_end - time_commit_start",
+               absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)", r.task_id,
+                               commit_end - commit_start, run_so_far));
+        commit_start = commit_end = 0;
+      }
       Task* found = tasks_.find(r.task_id);
       if (found == nullptr) {
         // No READY: a library instance (serverless), not a task of the application.
@@ -448,7 +502,9 @@ void RunModel::Apply(const TxnRecord& r) {
       if (task == nullptr || task->attempts.empty()) return;
       Attempt& a = task->attempts.back();
       if (!a.dispatched() || a.end_us != 0 || a.end != AttemptEnd::kOpen) return;
+      Evidence(a.worker, r.time_us);
       a.end_us = r.time_us;
+      a.finished_on_worker = true;
       if (a.worker >= 0) WorkerStep(workers_[a.worker], r.time_us, -1, 0);
       return;
     }
@@ -493,6 +549,42 @@ void RunModel::Apply(const TxnRecord& r) {
           else if (key == "memory") target = &memory;
           if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
         });
+        // Durations longer than the run so far and worker times outside it are impossible
+        // (seen: time_output_mgr = 1.8e13 s, an unsigned underflow, after a non-zero exit).
+        const double run_so_far = RunSoFarSeconds(r.time_us);
+        const double run_start_s = Seconds(start_us_ > 0 ? start_us_ : first_us_);
+        const double record_s = Seconds(r.time_us);
+        const auto impossible_duration = [&](const char* field, double* value) {
+          if (*value >= 0 && *value <= run_so_far) return;
+          Reject(field, absl::StrFormat("task %d %s %s: %.17g s, outside [0, %.3f] s (the run so far)", r.task_id,
+                                        r.kind == TxnKind::kTaskDone ? "DONE" : "RETRIEVED", r.word, *value,
+                                        run_so_far));
+          *value = 0;
+        };
+        impossible_duration("time_output_mgr", &output_s);
+        impossible_duration("wq_input_time", &wq_input_s);
+        // Worker clocks may be off by a little, not by minutes.
+        constexpr double kClockSkewSeconds = 300;
+        if (worker_start != 0 || worker_end != 0) {
+          const bool inside = worker_start > run_start_s - kClockSkewSeconds &&
+                              worker_end >= worker_start && worker_end < record_s + kClockSkewSeconds;
+          if (!inside) {
+            Reject("time_worker_start..time_worker_end",
+                   absl::StrFormat("task %d RETRIEVED: %.6f .. %.6f, not within the run (%.6f .. %.6f, +- %.0f s); "
+                                   "execution taken from the log's RUNNING .. WAITING_RETRIEVAL",
+                                   r.task_id, worker_start, worker_end, run_start_s, record_s, kClockSkewSeconds));
+            worker_start = worker_end = 0;
+          }
+        }
+        if (cpu > 0) {
+          const double cores_bound = std::max({1.0, static_cast<double>(a.cores),
+                                               a.worker >= 0 ? workers_[a.worker].cores : 0.0});
+          if (cpu > cores_bound * run_so_far) {
+            Reject("cpu_time", absl::StrFormat("task %d RETRIEVED: %.17g s, more than %.0f cores x %.3f s (the run so far)",
+                                               r.task_id, cpu, cores_bound, run_so_far));
+            cpu = -1;  // not measured
+          }
+        }
         a.worker_start_s = worker_start;
         a.worker_end_s = worker_end;
         a.output_seconds = static_cast<float>(output_s);
@@ -505,6 +597,7 @@ void RunModel::Apply(const TxnRecord& r) {
         if (a.commit_seconds == 0) a.commit_seconds = static_cast<float>(wq_input_s);
         if (a.input_bytes == 0) a.input_bytes = wq_input_mb * kBytesPerMebibyte;
       }
+      Evidence(a.worker, r.time_us);
       Worker* w = a.worker >= 0 ? &workers_[a.worker] : nullptr;
       if (a.end_us == 0) {
         a.end_us = r.time_us;
@@ -519,6 +612,7 @@ void RunModel::Apply(const TxnRecord& r) {
     }
     case TxnKind::kLibrary: {
       const int index = WorkerIndex(r.worker);
+      Evidence(index, r.time_us);
       if (r.word == "SENT" || r.word == "WAITING") {
         if (!libraries_.contains(r.task_id)) {
           // 7.5-era logs show a library as an ordinary task first: take it out of the tasks.
@@ -548,6 +642,53 @@ void RunModel::Apply(const TxnRecord& r) {
   }
 }
 
+void RunModel::MarkLogComplete() {
+  if (log_complete_) return;
+  log_complete_ = true;
+  const int64_t end = EndUs();
+  double longest_execution = 0;
+  for (const auto& [id, task] : tasks_) {
+    for (const Attempt& a : task.attempts) {
+      if (a.end == AttemptEnd::kRetrieved) longest_execution = std::max(longest_execution, a.ExecutionSeconds());
+    }
+  }
+  const double busy_limit = std::max(kSilentBusyMinSeconds, kSilentBusyExecutionFactor * longest_execution);
+  for (size_t index = 0; index < workers_.size(); ++index) {
+    Worker& w = workers_[index];
+    if (w.disconnect_us != 0) continue;
+    // Its own step changes are evidence too (a re-queue of its attempt is a manager record).
+    const int64_t last = std::max(w.last_evidence_us, w.series_us.empty() ? 0 : w.series_us.back());
+    const double silence = Seconds(end - last);
+    if (silence <= kSilentIdleSeconds && !(w.executing > 0 && silence > busy_limit)) continue;
+    // Attempts still on it end with it: lost, as with a logged disconnection.
+    for (int64_t task_id : w.on_worker) {
+      Task* task = tasks_.find(task_id);
+      if (task == nullptr || task->attempts.empty()) continue;
+      Attempt& a = task->attempts.back();
+      if (a.worker != static_cast<int>(index) || a.end != AttemptEnd::kOpen) continue;
+      if (a.end_us == 0) a.end_us = last;
+      a.end = AttemptEnd::kLost;
+    }
+    w.on_worker.clear();
+    WorkerStep(w, last, -w.executing, -w.active);
+    w.disconnect_us = last;
+    w.silent_death = true;
+    w.reason = "SILENT";
+    // One fewer connected worker from `last` on: insert the step and lower what follows.
+    size_t at = 0;
+    while (at < count_us_.size() && count_us_[at] <= last) ++at;
+    const int before = at > 0 ? count_[at - 1] : connected_;
+    const int queued = at > 0 ? queued_[at - 1] : ready_;
+    for (size_t k = at; k < count_.size(); ++k) count_[k] = std::max(0, count_[k] - 1);
+    count_us_.insert(count_us_.begin() + at, {last, last});
+    count_.insert(count_.begin() + at, {before, std::max(0, before - 1)});
+    queued_.insert(queued_.begin() + at, {queued, queued});
+    connected_ = std::max(0, connected_ - 1);
+  }
+  peak_connected_ = 0;
+  for (int c : count_) peak_connected_ = std::max(peak_connected_, c);
+}
+
 RunFigures RunModel::Figures() const {
   RunFigures f;
   f.start_us = start_us_ > 0 ? start_us_ : first_us_;
@@ -557,7 +698,7 @@ RunFigures RunModel::Figures() const {
   f.peak_workers = peak_connected_;
   for (const Worker& w : workers_) {
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : f.end_us;
-    const double lifetime = Seconds(until - w.connect_us);
+    const double lifetime = Seconds(std::max<int64_t>(0, until - w.connect_us));
     f.worker_seconds += lifetime;
     f.core_seconds_available += w.cores * lifetime;
     if (w.library_started_us > 0) {
@@ -794,7 +935,53 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
 }
 
 std::vector<std::string> RunModel::Warnings() const {
+  std::vector<std::string> out;
+  for (CodedNote& note : CodedWarnings()) out.push_back(std::move(note.message));
+  return out;
+}
+
+std::vector<CodedNote> RunModel::CodedWarnings() const {
+  std::vector<CodedNote> coded;
+  // Collects the plain sentences below under one code at a time.
   std::vector<std::string> warnings;
+  const auto flush = [&](const char* code) {
+    for (std::string& w : warnings) coded.push_back(CodedNote{code, std::move(w)});
+    warnings.clear();
+  };
+  if (rejected_count_ > 0) {
+    std::string text = absl::StrCat(rejected_count_, " impossible value", rejected_count_ > 1 ? "s" : "",
+                                    " rejected (kept out of every figure):");
+    for (size_t i = 0; i < rejected_.size() && i < 5; ++i) {
+      absl::StrAppend(&text, i ? ";" : "", " transactions line ", rejected_[i].line_number, " field ",
+                      rejected_[i].field, ": ", rejected_[i].what);
+    }
+    if (rejected_count_ > 5) absl::StrAppend(&text, "; ...");
+    coded.push_back(CodedNote{"taskvine_impossible_value", std::move(text)});
+  }
+  if (ended_ && end_us_ < last_us_) {
+    coded.push_back(CodedNote{
+        "taskvine_early_end",
+        absl::StrFormat("transactions line %d field MANAGER END time: %d is %.6f s before the latest record; "
+                        "impossible, so the run ends at its latest record",
+                        end_line_, end_us_, Seconds(last_us_ - end_us_))});
+  }
+  if (backwards_count_ > 0) {
+    coded.push_back(CodedNote{
+        "taskvine_time_backwards",
+        absl::StrCat(backwards_count_, " record", backwards_count_ > 1 ? "s" : "",
+                     " earlier than a record before them (times should never go back): ",
+                     absl::StrJoin(backwards_, "; "), backwards_count_ > 5 ? "; ..." : "")});
+  }
+  for (const Worker& w : workers_) {
+    if (!w.silent_death) continue;
+    coded.push_back(CodedNote{
+        "taskvine_worker_silent_death",
+        absl::StrFormat("worker %s (%s) has no DISCONNECTION record and nothing from it for the last "
+                        "%.1f s of the run: it died silently; its lifetime, busy time and open attempts "
+                        "(lost) end at its last record, %.3f s after START",
+                        w.id, w.address, Seconds(EndUs() - w.disconnect_us),
+                        Seconds(w.disconnect_us - (start_us_ > 0 ? start_us_ : first_us_)))});
+  }
   if (malformed_count_ > 0) {
     std::string text = absl::StrCat(malformed_count_, " malformed log line", malformed_count_ > 1 ? "s" : "",
                                     " skipped:");
@@ -805,6 +992,7 @@ std::vector<std::string> RunModel::Warnings() const {
     if (malformed_count_ > 5) absl::StrAppend(&text, "; ...");
     warnings.push_back(std::move(text));
   }
+  flush("taskvine_malformed_line");
   for (const std::string& note : notes_) warnings.push_back(note);
   if (unknown_worker_records_ > 0) {
     warnings.push_back(absl::StrCat(unknown_worker_records_,
@@ -813,10 +1001,12 @@ std::vector<std::string> RunModel::Warnings() const {
   if (start_us_ == 0 && records_ > 0) {
     warnings.push_back("the transactions log has no MANAGER START record; the run starts at its first record");
   }
+  flush("taskvine_log");
   if (!ended_ && records_ > 0) {
     warnings.push_back("the transactions log has no MANAGER END record (run still going, or the manager "
                        "crashed); the run ends at its last record");
   }
+  flush("taskvine_no_end");
   const RunFigures figures = Figures();
   int64_t fallbacks = 0, retrieved = 0, exhausted = 0, dispatched = 0;
   double exec_with_exhausted = figures.execute_seconds;
@@ -833,13 +1023,16 @@ std::vector<std::string> RunModel::Warnings() const {
         ++exhausted;
         exec_with_exhausted += a.ExecutionSeconds();
       }
+      // Finished, then lost with its worker before retrieval: time_execute counts it.
+      if (a.end == AttemptEnd::kLost && a.finished_on_worker) exec_with_exhausted += a.ExecutionSeconds();
     }
   }
   if (fallbacks > 0) {
     warnings.push_back(absl::StrCat(fallbacks, " retrieved attempts have no worker start/end times; their "
                                     "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
   }
-  if (perf_.empty()) return warnings;
+  flush("taskvine_log");
+  if (perf_.empty()) return coded;
   // Cross-checks of the two logs (taskvine-logs.md §8), against the last performance row.
   const PerfSample& last = perf_.back();
   auto check = [&](double perf_value, double txn_value, const char* what, const char* perf_column,
@@ -868,7 +1061,8 @@ std::vector<std::string> RunModel::Warnings() const {
   check(last.tasks_done, static_cast<double>(retrieved + exhausted + library_waiting_retrievals_),
         "the number of retrieved attempts (library instances that reported back included)",
         "tasks_done", 0, 0.5);
-  return warnings;
+  flush("taskvine_cross_check");
+  return coded;
 }
 
 }  // namespace taskvine

@@ -38,6 +38,20 @@ struct MalformedLine {
   std::string reason;
 };
 
+// A value the run's own window rules out (a duration longer than the run so far, a worker time
+// outside it, an END before earlier records): kept out of every figure.
+struct RejectedValue {
+  int64_t line_number = 0;  // transactions log
+  std::string field;        // "time_output_mgr", "MANAGER END time", ...
+  std::string what;         // the value and why it is impossible
+};
+
+// A stable code and a sentence (v1::Warning without the proto, for the backend to convert).
+struct CodedNote {
+  std::string code;
+  std::string message;
+};
+
 enum class AttemptEnd {
   kOpen,             // still on the worker when the log ends
   kRetrieved,        // RETRIEVED (outputs fetched / reaped)
@@ -54,6 +68,7 @@ struct Attempt {
   int64_t retrieved_us = 0;
   AttemptEnd end = AttemptEnd::kOpen;
   bool monitored = false;       // measured resources present (cpu_time)
+  bool finished_on_worker = false;  // reached WAITING_RETRIEVAL (then maybe lost with its worker)
   int32_t exit_code = 0;
   absl::string_view result;     // RETRIEVED result ("" before); interned, lives with the model
   float cores = 0, memory_mb = 0, disk_mb = 0;  // allocation (RUNNING)
@@ -103,6 +118,10 @@ struct Worker {
   // or DONE; the worker's disconnection when neither was logged).
   double library_cores = 0;
   int64_t library_sent_us = 0, library_started_us = 0, library_end_us = 0;
+  // Latest record that shows the worker alive (its own records, its attempts' records).
+  int64_t last_evidence_us = 0;
+  // No DISCONNECTION was logged: its lifetime was ended at last_evidence_us (MarkLogComplete).
+  bool silent_death = false;
 };
 
 // Sums over a set of attempts (one category, one worker, or a time window).
@@ -161,6 +180,17 @@ class RunModel {
   // otherwise reported as a partial last line (not as malformed).
   void ConsumePartialLastLine(absl::string_view file, absl::string_view line, int64_t line_number);
 
+  // The logs have been read to their end (a finished run, or the final read of a followed one).
+  // A worker still connected without a DISCONNECTION record whose last evidence is long before
+  // the end (kSilentIdleSeconds, or kSilentBusy* while attempts were executing on it) died
+  // silently (its process killed, its children holding the socket): its lifetime, busy time and
+  // open attempts end at its last evidence, and the worker count drops there. Idempotent.
+  void MarkLogComplete();
+  // Seen in real runs: idle TaskVine workers send a RESOURCES update about every 120 s.
+  static constexpr double kSilentIdleSeconds = 300;
+  static constexpr double kSilentBusyMinSeconds = 60;
+  static constexpr double kSilentBusyExecutionFactor = 10;  // x the longest retrieved execution
+
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;
   std::vector<WorkerFigures> PerWorker() const;  // PerWorkerInWindow over all time
@@ -185,6 +215,13 @@ class RunModel {
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
   // Cross-checks of §8 that disagree, malformed lines, other things worth knowing.
   std::vector<std::string> Warnings() const;
+  // The same, each with a stable code: "taskvine_impossible_value", "taskvine_time_backwards",
+  // "taskvine_early_end", "taskvine_worker_silent_death", "taskvine_cross_check",
+  // "taskvine_malformed_line", "taskvine_no_end", "taskvine_log" (other remarks).
+  std::vector<CodedNote> CodedWarnings() const;
+  const std::vector<RejectedValue>& rejected() const { return rejected_; }
+  int64_t rejected_count() const { return rejected_count_; }
+  int64_t backwards_count() const { return backwards_count_; }
 
   const std::vector<Worker>& workers() const { return workers_; }
   const std::vector<std::string>& categories() const { return categories_; }
@@ -198,10 +235,16 @@ class RunModel {
   int64_t library_count() const { return static_cast<int64_t>(libraries_.size()); }
   int64_t partial_last_lines() const { return partial_last_lines_; }
   int manager_runs() const { return manager_runs_; }
+  bool ended() const { return ended_; }  // MANAGER END read
   bool work_queue_format() const { return work_queue_format_; }
 
  private:
   void Apply(const TxnRecord& r);
+  void Reject(absl::string_view field, std::string what);
+  void Evidence(int worker, int64_t t_us);
+  // Seconds from START (or the first record) to t_us, plus a second of clock slack: no
+  // duration logged at t_us can be longer.
+  double RunSoFarSeconds(int64_t t_us) const;
   void Malformed(absl::string_view file, int64_t line_number, absl::string_view reason);
   int WorkerIndex(absl::string_view name) const;  // by id, then by address; -1 if unknown
   int CategoryIndex(absl::string_view name);
@@ -244,6 +287,13 @@ class RunModel {
   bool perf_header_valid_ = false;
   PerfHeader perf_header_;
   std::vector<PerfSample> perf_;
+
+  int64_t line_ = 0;  // transactions line being applied
+  int64_t rejected_count_ = 0, backwards_count_ = 0;
+  std::vector<RejectedValue> rejected_;    // the first kMaxMalformedKept
+  std::vector<std::string> backwards_;     // the first few, as sentences
+  int64_t end_line_ = 0;                   // line of MANAGER END
+  bool log_complete_ = false;
 
   int64_t malformed_count_ = 0, partial_last_lines_ = 0;
   std::vector<MalformedLine> malformed_;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 
 namespace roastcoffea {
 namespace {
@@ -38,10 +41,39 @@ TaskVineMetricsBackend::~TaskVineMetricsBackend() {
   }
 }
 
+absl::StatusOr<taskvine::LogPaths> TaskVineMetricsBackend::FindLogs() const {
+  if (run_info_root_.empty()) return taskvine::ResolveLogPaths(options_.logs);
+  // The run the command starts: a run directory that did not exist when tracking began. Prefer
+  // the one most-recent points to; else the newest (their names are timestamps).
+  std::vector<std::string> fresh;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(run_info_root_, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "most-recent" || !entry.is_directory(error)) continue;
+    if (std::find(old_runs_.begin(), old_runs_.end(), name) != old_runs_.end()) continue;
+    if (!std::filesystem::exists(entry.path() / "vine-logs" / "transactions", error)) continue;
+    fresh.push_back(name);
+  }
+  if (fresh.empty()) {
+    return absl::NotFoundError(absl::StrCat("no run in ", run_info_root_, " newer than the tracking (",
+                                            old_runs_.size(), " earlier run", old_runs_.size() == 1 ? "" : "s",
+                                            " ignored)"));
+  }
+  std::sort(fresh.begin(), fresh.end());
+  std::string chosen = fresh.back();
+  const std::filesystem::path recent =
+      std::filesystem::canonical(std::filesystem::path(run_info_root_) / "most-recent", error);
+  if (!error && std::find(fresh.begin(), fresh.end(), recent.filename().string()) != fresh.end()) {
+    chosen = recent.filename().string();
+  }
+  return taskvine::ResolveLogPaths(absl::StrCat(run_info_root_, "/", chosen));
+}
+
 absl::Status TaskVineMetricsBackend::PollLogs() {
   std::lock_guard<std::mutex> lock(mu_);
+  last_poll_bytes_ = 0;
   if (!have_paths_) {
-    absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options_.logs);
+    absl::StatusOr<taskvine::LogPaths> paths = FindLogs();
     if (!paths.ok()) return paths.status();
     paths_ = *std::move(paths);
     have_paths_ = true;
@@ -50,7 +82,7 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   if (perf_tailer_ == nullptr) {
     if (paths_.performance.empty()) {
       // A followed TaskVine run creates its performance log next to the transactions log.
-      absl::StatusOr<taskvine::LogPaths> again = taskvine::ResolveLogPaths(options_.logs);
+      absl::StatusOr<taskvine::LogPaths> again = taskvine::ResolveLogPaths(paths_.transactions);
       if (again.ok() && !again->performance.empty() && again->transactions == paths_.transactions) {
         paths_.performance = again->performance;
       }
@@ -62,12 +94,77 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   absl::StatusOr<int64_t> read = txn_tailer_->Poll(
       [this](absl::string_view line, int64_t number) { model_.ConsumeTransactionLine(line, number); });
   if (!read.ok()) return read.status();
+  last_poll_bytes_ += *read;
+  if (*read > 0 && !found_) {
+    found_ = true;
+    ended_when_found_ = model_.ended();
+  }
+  const auto note_restart = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
+    if (tailer.restarts() == *seen) return;
+    *seen = tailer.restarts();
+    notes_.push_back(taskvine::CodedNote{
+        "taskvine_log_restarted",
+        absl::StrCat("the log ", tailer.path(), " was ", tailer.restart_reason(),
+                     " while it was followed; what it holds now was read from its start")});
+  };
+  note_restart(*txn_tailer_, &txn_restarts_seen_);
   if (perf_tailer_ != nullptr) {
     absl::StatusOr<int64_t> perf_read = perf_tailer_->Poll(
         [this](absl::string_view line, int64_t number) { model_.ConsumePerformanceLine(line, number); });
     if (!perf_read.ok() && perf_read.status().code() != absl::StatusCode::kNotFound) return perf_read.status();
+    if (perf_read.ok()) last_poll_bytes_ += *perf_read;
+    note_restart(*perf_tailer_, &perf_restarts_seen_);
   }
   return absl::OkStatus();
+}
+
+void TaskVineMetricsBackend::FinishReadingLocked() {
+  if (finished_ || txn_tailer_ == nullptr) return;
+  finished_ = true;
+  model_.ConsumePartialLastLine("transactions", txn_tailer_->pending_line(), txn_tailer_->pending_line_number());
+  if (perf_tailer_ != nullptr) {
+    model_.ConsumePartialLastLine("performance", perf_tailer_->pending_line(), perf_tailer_->pending_line_number());
+  }
+  model_.MarkLogComplete();
+}
+
+void TaskVineMetricsBackend::ReadToEnd() {
+  if (options_.follow) {
+    // The manager may still be writing its last records when the command returns.
+    const absl::Time deadline = absl::Now() + kDrainMaxTime;
+    absl::Time last_growth = absl::Now();
+    while (true) {
+      const absl::Status status = PollLogs();
+      bool ended = false, grew = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ended = model_.ended();
+        grew = last_poll_bytes_ > 0;
+      }
+      const absl::Time now = absl::Now();
+      if (grew) last_growth = now;
+      if (!status.ok() || ended || now - last_growth >= kDrainQuietTime || now >= deadline) break;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  } else {
+    (void)PollLogs();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  FinishReadingLocked();
+}
+
+absl::Status TaskVineMetricsBackend::CheckFollowedRunIsNew() const {
+  if (!options_.follow) return absl::OkStatus();
+  const taskvine::RunFigures run = model_.Figures();
+  // Whole (MANAGER END) at its first read and older than the tracking: not the command's run.
+  // (A log replayed into place has old times, but is not whole when first read.)
+  if (!ended_when_found_ || absl::FromUnixMicros(run.end_us) >= tracking_started_) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "--follow: ", paths_.transactions, " holds a run that had already ended (MANAGER END at ",
+      absl::FormatTime(absl::FromUnixMicros(run.end_us)), ", ",
+      absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ - absl::FromUnixMicros(run.end_us))),
+      " s before tracking began), not the command's run; name vine-run-info (or most-recent) to wait for the "
+      "next run, or measure that finished run without --follow"));
 }
 
 void TaskVineMetricsBackend::FollowLoop(absl::Duration interval) {
@@ -96,7 +193,26 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
   if (tracking_) return absl::FailedPreconditionError("TaskVine backend is already tracking");
   if (!options_.follow) {
     if (absl::Status status = PollLogs(); !status.ok()) return status;
+    std::lock_guard<std::mutex> lock(mu_);
+    FinishReadingLocked();  // a finished run: nothing more will come
   } else {
+    tracking_started_ = absl::Now();
+    // vine-run-info or vine-run-info/most-recent: follow the run created from now on, never
+    // one that was already there.
+    std::string spec(absl::StripAsciiWhitespace(options_.logs));
+    while (spec.size() > 1 && spec.back() == '/') spec.pop_back();
+    const std::filesystem::path path(spec);
+    std::error_code error;
+    if (path.filename() == "most-recent") {
+      run_info_root_ = path.parent_path().empty() ? "." : path.parent_path().string();
+    } else if (path.filename() == "vine-run-info" || std::filesystem::exists(path / "most-recent", error)) {
+      run_info_root_ = spec;
+    }
+    if (!run_info_root_.empty()) {
+      for (const auto& entry : std::filesystem::directory_iterator(run_info_root_, error)) {
+        old_runs_.push_back(entry.path().filename().string());
+      }
+    }
     {
       std::lock_guard<std::mutex> lock(stop_mu_);
       stop_ = false;
@@ -128,14 +244,8 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
     return status;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (!finished_) {
-    finished_ = true;
-    model_.ConsumePartialLastLine("transactions", txn_tailer_->pending_line(), txn_tailer_->pending_line_number());
-    if (perf_tailer_ != nullptr) {
-      model_.ConsumePartialLastLine("performance", perf_tailer_->pending_line(),
-                                    perf_tailer_->pending_line_number());
-    }
-  }
+  FinishReadingLocked();
+  if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
   v1::TrackingData tracking = model_.Tracking();
   tracking.set_interval_seconds(interval_seconds_);
   return tracking;
@@ -157,6 +267,16 @@ absl::Status TaskVineMetricsBackend::EndSpan(const SpanId& id) {
   if (it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' already ended"));
   it->second.end = absl::Now();
   it->second.ended = true;
+  // Figures come from the whole record: read it to its end before any is computed.
+  if (tracking_) ReadToEnd();
+  if (options_.follow) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A record written just before the command returned may carry a later time than our clock.
+    if (finished_ && model_.Figures().end_us > absl::ToUnixMicros(it->second.end) &&
+        absl::FromUnixMicros(model_.Figures().start_us) >= it->second.start) {
+      it->second.end = absl::FromUnixMicros(model_.Figures().end_us);
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -165,6 +285,7 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("no span with id '", id, "'"));
   if (!it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
   std::lock_guard<std::mutex> lock(mu_);
+  if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
   const taskvine::RunFigures run = model_.Figures();
   int64_t from_us = run.start_us, to_us = run.end_us;
   if (options_.follow) {
@@ -231,9 +352,23 @@ std::vector<v1::ChunkRecord> TaskVineMetricsBackend::TakeChunkRecords() {
 }
 
 std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
+  std::vector<std::string> out;
+  for (v1::Warning& warning : CodedWarnings()) out.push_back(std::move(*warning.mutable_message()));
+  return out;
+}
+
+std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::vector<std::string> warnings = model_.Warnings();
-  for (const std::string& error : poll_errors_) warnings.push_back(absl::StrCat("reading the logs: ", error));
+  std::vector<v1::Warning> coded;
+  const auto add = [&](const std::string& code, std::string message) {
+    v1::Warning& warning = coded.emplace_back();
+    warning.set_code(code);
+    warning.set_message(std::move(message));
+  };
+  for (taskvine::CodedNote& note : model_.CodedWarnings()) add(note.code, std::move(note.message));
+  for (const taskvine::CodedNote& note : notes_) add(note.code, note.message);
+  for (const std::string& error : poll_errors_) add("taskvine_log_read", absl::StrCat("reading the logs: ", error));
+  std::vector<std::string> warnings;
   int unfinished = 0, in_category = 0;
   for (const auto& [id, task] : model_.tasks()) {
     if (model_.categories()[task.category] != options_.chunk_category) continue;
@@ -244,6 +379,8 @@ std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
     warnings.push_back(absl::StrCat(unfinished, " task", unfinished > 1 ? "s" : "", " of category '",
                                     options_.chunk_category,
                                     "' had not finished when the logs ended (no chunk record for them)"));
+    add("taskvine_unfinished_chunks", std::move(warnings.back()));
+    warnings.pop_back();
   }
   if (in_category == 0 && !model_.tasks().empty()) {
     std::string names;
@@ -251,8 +388,10 @@ std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
     warnings.push_back(absl::StrCat("no task of category '", options_.chunk_category,
                                     "' (so no chunk records); categories in the log: ", names,
                                     " (choose one with --taskvine_category)"));
+    add("taskvine_no_chunk_category", std::move(warnings.back()));
+    warnings.pop_back();
   }
-  return warnings;
+  return coded;
 }
 
 std::optional<AbstractMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()

@@ -39,8 +39,18 @@
 // FAILED when DONE's result is not SUCCESS or its exit code is not 0 (error text says which and
 // how many attempts were lost). Retries by the application (new task ids) are separate records.
 //
-// Warnings: malformed lines with their numbers, partial last lines, several manager runs in one
-// file, missing MANAGER END, chunk tasks unfinished at the end, and the cross-checks between the
+// Following (follow = true) a run directory spec that names vine-run-info or
+// vine-run-info/most-recent follows the run that starts after tracking began: run directories
+// that existed then (and where most-recent pointed) are ignored until a new one appears. Logs
+// of a run that ended before tracking began are never measured as live: StopTracking fails
+// (FailedPrecondition) naming them. EndSpan reads the logs to their end (MANAGER END, or
+// kDrainQuietTime without growth, at most kDrainMaxTime) before any span figure is computed.
+// A log truncated or rotated under us is read again from its start, with a warning.
+//
+// Warnings (CodedWarnings gives each a stable code): impossible values rejected (line and field),
+// times going backwards, an early MANAGER END, workers that died silently, malformed lines with
+// their numbers, partial last lines, several manager runs in one file, missing MANAGER END, chunk
+// tasks unfinished at the end, logs restarted under --follow, and the cross-checks between the
 // two logs (taskvine-logs.md §8) that disagree.
 //
 // Thread-safety: drive from one thread (AbstractMetricsBackend); the follow thread and the
@@ -99,6 +109,12 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   std::vector<v1::ChunkRecord> TakeChunkRecords() override;
   std::vector<std::string> Warnings() const override;
+  std::vector<v1::Warning> CodedWarnings() const override;
+
+  // The end-of-run read: stop when MANAGER END is read, or the logs have not grown for
+  // kDrainQuietTime, and after kDrainMaxTime in any case.
+  static constexpr absl::Duration kDrainQuietTime = absl::Seconds(1);
+  static constexpr absl::Duration kDrainMaxTime = absl::Seconds(10);
   // Without follow the logs are those of a finished run, framed by their own START and END.
   bool ReadsFinishedRun() const override { return !options_.follow; }
   std::optional<RecordedWindow> RecordedRunWindow() const override;
@@ -115,6 +131,15 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   };
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
+  // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run
+  // newer than tracking) do not exist.
+  absl::StatusOr<taskvine::LogPaths> FindLogs() const;
+  // Reads the logs to their end (following: see kDrainQuietTime), then FinishReadingLocked.
+  void ReadToEnd();
+  // Partial last lines consumed, the model told the logs are complete. Once; mu_ held.
+  void FinishReadingLocked();
+  // FailedPrecondition when a followed run ended before tracking began.
+  absl::Status CheckFollowedRunIsNew() const;
   void FollowLoop(absl::Duration interval);
 
   const TaskVineBackendOptions options_;
@@ -127,7 +152,17 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::LogPaths paths_;
   std::unique_ptr<taskvine::LineTailer> txn_tailer_, perf_tailer_;
   std::vector<std::string> poll_errors_;
-  bool finished_ = false;  // StopTracking ran: partial last lines consumed
+  std::vector<taskvine::CodedNote> notes_;  // logs restarted, ...
+  int64_t txn_restarts_seen_ = 0, perf_restarts_seen_ = 0;
+  int64_t last_poll_bytes_ = 0;
+  bool finished_ = false;  // the logs were read to their end: partial last lines consumed
+  // Following: when tracking began; with a vine-run-info spec, that directory and the run
+  // directories it held then (not to be followed).
+  absl::Time tracking_started_ = absl::InfinitePast();
+  std::string run_info_root_;
+  bool found_ = false;             // the transactions log has been read from
+  bool ended_when_found_ = false;  // ... and held MANAGER END at that first read
+  std::vector<std::string> old_runs_;
 
   std::thread follower_;
   std::mutex stop_mu_;

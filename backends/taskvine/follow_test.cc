@@ -1,0 +1,207 @@
+// --follow: the backend follows the run the command starts, never an earlier finished one; it
+// reads the logs to their end before any figure; a truncated or rotated log is read again.
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "backends/taskvine/taskvine_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Property;
+
+std::string TempDir(const std::string& name) {
+  const char* dir = getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/" + name;
+  mkdir(path.c_str(), 0755);
+  return path;
+}
+
+void Write(const std::string& path, const std::string& text, const char* mode = "wb") {
+  FILE* f = fopen(path.c_str(), mode);
+  ASSERT_NE(f, nullptr) << path;
+  fwrite(text.data(), 1, text.size(), f);
+  fclose(f);
+}
+
+// A whole run of one worker (`worker`, 2 cores) and one task of 3 s, starting at `start_us`.
+std::string RunLog(int64_t start_us, const std::string& worker, bool with_end = true) {
+  const auto at = [&](double s) { return absl::StrCat(start_us + static_cast<int64_t>(s * 1e6)); };
+  std::string log = absl::StrCat(
+      at(0), " 7 MANAGER 7 START 0\n",
+      at(0.1), " 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n",
+      at(0.2), " 7 WORKER ", worker, " CONNECTION 127.0.0.1:9000\n",
+      at(0.2), " 7 WORKER ", worker,
+      " RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n",
+      at(0.3), " 7 TASK 1 RUNNING ", worker, " FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n",
+      at(3.4), " 7 TASK 1 WAITING_RETRIEVAL ", worker, "\n");
+  const double t0 = start_us * 1e-6;
+  absl::StrAppend(&log, at(3.5), " 7 TASK 1 RETRIEVED SUCCESS 0 {} {\"time_worker_start\":[",
+                  absl::StrFormat("%.6f", t0 + 0.31), ",\"s\"],\"time_worker_end\":[",
+                  absl::StrFormat("%.6f", t0 + 3.42), ",\"s\"]}\n", at(3.5), " 7 TASK 1 DONE SUCCESS 0\n",
+                  at(4.0), " 7 WORKER ", worker, " DISCONNECTION EXPLICIT\n");
+  if (with_end) absl::StrAppend(&log, at(4.1), " 7 MANAGER 7 END 0\n");
+  return log;
+}
+
+std::string MakeRun(const std::string& run_info, const std::string& name, const std::string& log) {
+  const std::string run = run_info + "/" + name;
+  mkdir(run.c_str(), 0755);
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  Write(run + "/vine-logs/transactions", log);
+  return run;
+}
+
+void PointMostRecent(const std::string& run_info, const std::string& name) {
+  const std::string link = run_info + "/most-recent";
+  unlink(link.c_str());
+  ASSERT_EQ(symlink(name.c_str(), link.c_str()), 0);
+}
+
+double Metric(const v1::Span& span, const std::string& activity, const std::string& worker = "") {
+  for (const v1::FineMetric& m : span.metrics()) {
+    if (m.activity() == activity && m.worker() == worker) return m.value();
+  }
+  ADD_FAILURE() << "no metric " << activity << " " << worker;
+  return -1;
+}
+
+const int64_t kOneHourAgoUs = absl::ToUnixMicros(absl::Now() - absl::Hours(1));
+
+// The README's own usage: --taskvine_logs=vine-run-info/most-recent (or vine-run-info) in a
+// directory that holds an earlier, finished run. The command's run is a new directory, and
+// most-recent is re-pointed to it.
+void FollowsTheNewRun(const std::string& spec_suffix) {
+  const std::string run_info = TempDir(absl::StrCat("vine-run-info", spec_suffix.empty() ? "" : "-mr"));
+  MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old"));
+  PointMostRecent(run_info, "2026-01-01T000000");
+
+  TaskVineBackendOptions options;
+  options.logs = run_info + spec_suffix;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  ASSERT_TRUE(span.ok());
+  absl::SleepFor(absl::Milliseconds(100));  // the old run is there all along: never followed
+  const int64_t now_us = absl::ToUnixMicros(absl::Now());
+  MakeRun(run_info, "2026-01-01T010000", RunLog(now_us, "worker-new"));
+  PointMostRecent(run_info, "2026-01-01T010000");
+  ASSERT_TRUE(backend.EndSpan(*span).ok());
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).worker(), "worker-new");
+  EXPECT_EQ(backend.ModelSnapshot().Figures().start_us, now_us);
+  EXPECT_NEAR(Metric(*metrics, "execute"), 3.11, 1e-6);
+}
+
+TEST(TaskVineFollow, MostRecentFollowsTheRunStartedAfterTracking) { FollowsTheNewRun("/most-recent"); }
+TEST(TaskVineFollow, RunInfoFollowsTheRunStartedAfterTracking) { FollowsTheNewRun(""); }
+
+// A finished run named directly is never measured as live.
+TEST(TaskVineFollow, FinishedRunIsAnError) {
+  const std::string run = MakeRun(TempDir("finished-info"), "run", RunLog(kOneHourAgoUs, "worker-old"));
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::SleepFor(absl::Milliseconds(60));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_EQ(tracking.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(tracking.status().message(), HasSubstr("had already ended"));
+}
+
+// The command returns; the manager's last records (the task's retrieval, the disconnection,
+// END) land after the follower's last poll. EndSpan reads them before any figure.
+TEST(TaskVineFollow, ReadsToTheEndBeforeComputing) {
+  const std::string run = TempDir("drain");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(10)).ok());  // polls every 0.5 s
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  ASSERT_TRUE(span.ok());
+  const int64_t now_us = absl::ToUnixMicros(absl::Now());
+  const std::string log = RunLog(now_us, "worker-a");
+  const size_t cut = log.find(" 7 TASK 1 WAITING_RETRIEVAL");
+  Write(run + "/vine-logs/transactions", log.substr(0, log.rfind('\n', cut) + 1));
+  absl::SleepFor(absl::Milliseconds(700));  // the follower has read the first part
+  std::thread manager([&] {
+    absl::SleepFor(absl::Milliseconds(200));  // still writing after the command returned
+    Write(run + "/vine-logs/transactions", log.substr(log.rfind('\n', cut) + 1), "ab");
+  });
+  ASSERT_TRUE(backend.EndSpan(*span).ok());
+  manager.join();
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_NEAR(Metric(*metrics, "execute"), 3.11, 1e-6);
+  EXPECT_NEAR(Metric(*metrics, "lifetime", "worker-a"), 3.8, 1e-6);
+  ASSERT_TRUE(backend.StopTracking().ok());
+}
+
+// The transactions log is truncated (and a new run written) while it is followed: read again
+// from its start, with a warning.
+TEST(TaskVineFollow, TruncatedLogIsReadAgainWithAWarning) {
+  const std::string run = TempDir("truncated");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  const int64_t now_us = absl::ToUnixMicros(absl::Now());
+  Write(run + "/vine-logs/transactions", RunLog(now_us, "worker-first-with-a-long-name", false));
+  absl::SleepFor(absl::Milliseconds(150));
+  Write(run + "/vine-logs/transactions", RunLog(now_us + 10, "worker-b"));  // "wb": truncates
+  absl::SleepFor(absl::Milliseconds(150));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).worker(), "worker-b");
+  EXPECT_THAT(backend.CodedWarnings(), Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+}
+
+// Rotated: renamed away and a new file created; the rest of the old file, then the new one.
+TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
+  const std::string run = TempDir("rotated");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  TaskVineMetricsBackend backend({run, true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a");
+  const size_t half = log.find(" 7 TASK 1 RUNNING");
+  const size_t split = log.rfind('\n', half) + 1;
+  Write(txn, log.substr(0, split));
+  absl::SleepFor(absl::Milliseconds(150));
+  ASSERT_EQ(rename(txn.c_str(), (txn + ".1").c_str()), 0);
+  Write(txn, log.substr(split));
+  absl::SleepFor(absl::Milliseconds(150));
+  ASSERT_TRUE(backend.StopTracking().ok());
+  const taskvine::RunFigures f = backend.ModelSnapshot().Figures();
+  EXPECT_TRUE(f.ended);
+  EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
+  EXPECT_THAT(backend.CodedWarnings(), Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -64,6 +64,9 @@ class AbstractMetricsBackend {
   // Things the user should know about the data (cross-checks that disagree, skipped input,
   // reconnections), available after StopTracking. Each is one human-readable sentence.
   virtual std::vector<std::string> Warnings() const { return {}; }
+  // The subset of those that qualify the measurement's numbers, with a stable code, for
+  // Measurement.warnings (e.g. "dask_fine_metrics_lost"); available after StopTracking.
+  virtual std::vector<v1::Warning> MeasurementWarnings() const { return {}; }
 
   // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs
   // without --follow): there is nothing to wait for, and the run's window is its own.

@@ -93,7 +93,7 @@ absl::StatusOr<CumulativeExecuting> ParseCumulativeExecuting(const Value& reply)
       }
     }
   }
-  if (out.empty()) {
+  if (out.empty() && workers->size() > 0) {
     return absl::NotFoundError(
         "get_cluster_state reply has no worker with task_cumulative_elapsed (distributed < "
         "2023.2.1)");

@@ -29,9 +29,9 @@ using CumulativeExecuting = std::map<std::string, std::map<std::string, double>>
 // is excluded (the workers' `data` alone can list every key they hold).
 Value ClusterStateRequestArgs();
 
-// Workers without `task_cumulative_elapsed` (distributed < 2023.2.1) are left out; a reply in
-// which no worker has it is NotFound ("this server has no cumulative source"). InvalidArgument
-// naming the field for a reply that is not a map with a `workers` map.
+// Workers without `task_cumulative_elapsed` (distributed < 2023.2.1) are left out; a reply
+// whose workers all lack it is NotFound (no cumulative source; no workers is an empty map).
+// InvalidArgument naming the field for a reply that is not a map with a `workers` map.
 absl::StatusOr<CumulativeExecuting> ParseCumulativeExecuting(const Value& reply);
 
 // "['busy', 'executing']" / "('sum-part', 'memory')" -> {prefix, state}; nullopt otherwise.

@@ -54,7 +54,7 @@ DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options,
                                        dask::SchedulerAddress address)
     : options_(std::move(options)),
       address_(std::move(address)),
-      cursor_(options_.task_stream_overlap_seconds),
+      cursor_(options_.task_stream_max_count),
       backoff_(options_.reconnect_initial_backoff) {}
 
 DaskMetricsBackend::~DaskMetricsBackend() {
@@ -99,20 +99,30 @@ absl::Status DaskMetricsBackend::ConnectAndPrepare() {
   absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
       dask::DaskComm::Connect(address_, options_.comm);
   if (!comm.ok()) return comm.status();
+  // The version is for people: features are probed (metadata can be missing or lie, e.g. a
+  // source tree on PYTHONPATH reports nil or another installation's version).
   absl::StatusOr<dask::DaskVersion> version = (*comm)->ProbeVersion();
-  if (!version.ok()) return version.status();
-  version_ = *version;
-  use_start_index_ = version->AtLeast(2026, 6, 0);
-  {
+  if (version.ok()) {
+    version_ = *version;
     std::lock_guard<std::mutex> lock(mutex_);
     version_text_ = version->text;
+  } else if ((*comm)->broken()) {
+    return version.status();
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    version_text_ = "unknown";
+    AddWarning(absl::StrCat("The Dask scheduler's distributed version is unknown (",
+                            version.status().message(),
+                            "); its features are probed instead."));
   }
   if (options_.read_task_stream && task_stream_enabled_) {
+    // ≥ 2026.6.0 answers an int (the index of the next record, and installs the plugin); older
+    // servers do not know the op (nil).
+    absl::StatusOr<dask::Value> index = (*comm)->Call("get_task_stream_index");
+    if (!index.ok() && (*comm)->broken()) return index.status();
+    use_start_index_ = index.ok() && index->AsInt64().has_value();
     if (use_start_index_) {
-      // The index of the next record: read from there on (also installs the plugin).
-      absl::StatusOr<dask::Value> index = (*comm)->Call("get_task_stream_index");
-      if (!index.ok()) return index.status();
-      cursor_.Accept({}, index->AsInt64().value_or(0));
+      cursor_.Accept({}, *index->AsInt64());
     } else {
       // Installs the TaskStreamPlugin if nobody did (the reply is then []).
       dask::Value args = dask::Value::Map();
@@ -360,7 +370,9 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
 
   std::vector<dask::TaskRecord> fresh;
-  if (options_.read_task_stream && task_stream_enabled_) {
+  // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
+  for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 10;
+       ++attempt) {
     absl::StatusOr<dask::Value> stream =
         comm_->Call("get_task_stream", cursor_.NextRequestArguments(use_start_index_));
     if (!stream.ok()) {
@@ -369,18 +381,28 @@ absl::Status DaskMetricsBackend::PollConnected() {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The task stream is not read: get_task_stream failed (",
                               stream.status().message(), ")."));
-    } else {
-      absl::StatusOr<std::vector<dask::TaskRecord>> records = dask::ParseTaskStream(*stream);
-      if (!records.ok()) {
-        task_stream_enabled_ = false;
-        std::lock_guard<std::mutex> lock(mutex_);
-        AddWarning(absl::StrCat("The task stream is not read: ", records.status().message()));
-        records = std::vector<dask::TaskRecord>();
-      }
-      std::optional<int64_t> index_after;
-      if (use_start_index_) index_after = cursor_.next_index() + static_cast<int64_t>(records->size());
-      fresh = cursor_.Accept(*std::move(records), index_after);
+      break;
     }
+    absl::StatusOr<std::vector<dask::TaskRecord>> records = dask::ParseTaskStream(*stream);
+    if (!records.ok()) {
+      task_stream_enabled_ = false;
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The task stream is not read: ", records.status().message()));
+      break;
+    }
+    std::optional<int64_t> index_after;
+    if (use_start_index_) {
+      index_after = cursor_.next_index() + static_cast<int64_t>(records->size());
+    }
+    fresh = cursor_.Accept(*std::move(records), index_after);
+    if (!cursor_.needs_retry()) break;
+  }
+  if (cursor_.overran()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrFormat(
+        "The scheduler's task stream turned over its %d-record buffer between two polls: some "
+        "task records (and their task-stream fine metrics) are missing.",
+        options_.task_stream_max_count));
   }
 
   std::set<std::string> now_present;

@@ -44,6 +44,9 @@ struct Cluster {
   // get_cluster_state: each worker's cumulative executing seconds of prefix "inc" (grows by
   // digest_thread_cpu per heartbeat); off: the op is unknown (nil), as on a server without it.
   bool has_cluster_state = false;
+  std::string versions_override;       // non-empty: raw bytes of the versions reply
+  std::optional<int64_t> stream_index;  // set: answers get_task_stream_index (≥ 2026.6)
+  std::vector<Value> stream_requests;
   std::map<std::string, double> cumulative;
 
   // A chain of `frames` frames under a root: 2 msgpack levels per frame.
@@ -91,6 +94,10 @@ struct Cluster {
   std::optional<std::string> Reply(const Value& request) {
     std::lock_guard<std::mutex> lock(mutex);
     const std::string op = request.Find("op")->text();
+    if (op == "versions" && !versions_override.empty()) return versions_override;
+    if (op == "get_task_stream_index" && stream_index.has_value()) {
+      return dask::EncodeMessage(Value::Int(*stream_index));
+    }
     if (op == "versions") {
       Value packages = Value::Map();
       packages.Insert(Value::Str("distributed"), Value::Str("2022.12.1+ds.1"));
@@ -185,6 +192,7 @@ struct Cluster {
     }
     if (op == "get_task_stream") {
       ++stream_calls;
+      stream_requests.push_back(request);
       // Like the real plugin: the whole buffer from `start` on (here: everything).
       return dask::EncodeMessage(Value::Array(task_records));
     }
@@ -467,6 +475,54 @@ TEST(DaskBackendTest, TheFinalReadWaitsForAHeartbeatAfterTheEndBounded) {
   EXPECT_THAT(backend->Warnings(),
               Contains(HasSubstr("No heartbeat after the end of span 'run' from Dask worker(s) "
                                  "tcp://127.0.0.1:1001")));
+}
+
+// Source installs report no version (distributed: nil); features are probed instead.
+TEST(DaskBackendTest, AMissingVersionIsAWarningAndFeaturesAreProbed) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  Value packages = Value::Map();
+  packages.Insert(Value::Str("distributed"), Value::Nil());
+  Value reply = Value::Map();
+  reply.Insert(Value::Str("packages"), packages);
+  cluster.versions_override = dask::EncodeMessage(reply);
+  cluster.stream_index = 7;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 3;
+  });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_EQ(backend->scheduler_version(), "unknown");
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("distributed version is unknown")));
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  ASSERT_FALSE(cluster.stream_requests.empty());
+  const Value* start_index = cluster.stream_requests[0].Find("start_index");
+  ASSERT_NE(start_index, nullptr);
+  EXPECT_EQ(*start_index->AsInt64(), 7);
+}
+
+// A 2026 version string on a server without get_task_stream_index reads the tail (`count`).
+TEST(DaskBackendTest, AVersionStringDoesNotPickTheTaskStreamPath) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  cluster.versions_override = dask::testing::FixtureBytes("modern/head/versions.reply");
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  cluster.AddTask("inc-1", "tcp://127.0.0.1:1001", NowSeconds(), NowSeconds() + 0.001);
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 5;
+  });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_THAT(backend->scheduler_version(), HasSubstr("2026.7.1"));
+  EXPECT_EQ(backend->task_records().size(), 1u);
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  for (const Value& r : cluster.stream_requests) EXPECT_EQ(r.Find("start_index"), nullptr);
+  EXPECT_NE(cluster.stream_requests.back().Find("count"), nullptr);
 }
 
 TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {

@@ -70,47 +70,60 @@ Value TaskStreamCursor::NextRequestArguments(bool use_start_index) const {
   Value args = Value::Map();
   if (use_start_index) {
     args.Insert(Value::Str("start_index"), Value::Int(next_index_));
-  } else if (any_) {
-    args.Insert(Value::Str("start"), Value::Float(max_stop_ - overlap_seconds_));
+  } else if (anchor_.has_value()) {
+    args.Insert(Value::Str("count"), Value::Int(count_));
   }
   return args;
 }
 
+TaskStreamCursor::Anchor TaskStreamCursor::AnchorOf(const TaskRecord& r) {
+  const double first_start = r.startstops.empty() ? 0 : r.startstops.front().start_unix_seconds;
+  return {r.key, r.worker, first_start, r.last_stop_unix_seconds};
+}
+
 std::vector<TaskRecord> TaskStreamCursor::Accept(std::vector<TaskRecord> batch,
                                                  std::optional<int64_t> index_after) {
-  std::vector<TaskRecord> fresh;
+  needs_retry_ = false;
+  size_t first_new = 0;
   if (index_after.has_value()) {
-    // start_index mode: the server already skipped what we saw.
-    next_index_ = *index_after;
-    fresh = std::move(batch);
-  } else {
-    for (TaskRecord& record : batch) {
-      auto id = std::make_tuple(record.last_stop_unix_seconds, record.key, record.worker);
-      if (any_ && record.last_stop_unix_seconds < max_stop_ - overlap_seconds_) continue;
-      if (!seen_.insert(std::move(id)).second) continue;
-      fresh.push_back(std::move(record));
+    next_index_ = *index_after;  // the server already skipped what we saw
+  } else if (anchor_.has_value()) {
+    // The newest record we have, searched from the end (usually near the front of the tail).
+    size_t at = batch.size();
+    for (size_t i = batch.size(); i-- > 0;) {
+      if (AnchorOf(batch[i]) == *anchor_) {
+        at = i;
+        break;
+      }
     }
+    const int64_t asked = count_;
+    if (at < batch.size()) {
+      first_new = at + 1;
+      // Next time: as many as arrived now, plus an eighth and two for the unevenness.
+      const int64_t arrived = static_cast<int64_t>(batch.size() - first_new);
+      count_ = std::clamp<int64_t>(arrived + arrived / 8 + 2, 4, max_count_);
+    } else if (static_cast<int64_t>(batch.size()) >= asked && asked < max_count_) {
+      count_ = std::min(max_count_, asked * 4);  // more arrived than asked for: ask again
+      needs_retry_ = true;
+      return {};
+    } else if (static_cast<int64_t>(batch.size()) >= asked) {
+      overran_ = true;  // the buffer turned over between two polls: some records are gone
+    }
+    // else: fewer records than asked and no anchor: a new (restarted) stream, all of it is new.
   }
-  for (const TaskRecord& record : fresh) {
-    max_stop_ = any_ ? std::max(max_stop_, record.last_stop_unix_seconds)
-                     : record.last_stop_unix_seconds;
-    any_ = true;
+  std::vector<TaskRecord> fresh;
+  fresh.reserve(batch.size() - first_new);
+  for (size_t i = first_new; i < batch.size(); ++i) {
+    if (!index_after.has_value()) anchor_ = AnchorOf(batch[i]);
+    if (batch[i].last_stop_unix_seconds < start_unix_seconds_) continue;
+    fresh.push_back(std::move(batch[i]));
   }
-  // Forget identities older than twice the overlap: they can no longer be returned.
-  const double horizon = max_stop_ - 2 * overlap_seconds_;
-  while (!seen_.empty() && std::get<0>(*seen_.begin()) < horizon) seen_.erase(seen_.begin());
   return fresh;
 }
 
-void TaskStreamCursor::StartAt(double unix_seconds) {
-  any_ = true;
-  max_stop_ = unix_seconds + overlap_seconds_;
-}
-
 void TaskStreamCursor::ResetForNewScheduler() {
-  // Keep max_stop_ and seen_: a restarted scheduler's records are all newer, and keeping the
-  // identities costs nothing. Only the index restarts.
   next_index_ = 0;
+  anchor_.reset();  // the new stream does not hold it; its whole buffer is new
 }
 
 }  // namespace roastcoffea::dask

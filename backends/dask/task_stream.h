@@ -1,19 +1,21 @@
 // The scheduler's task stream (`get_task_stream`, dask-protocol.md §4.2): parsing records and
 // reading the stream incrementally without losing or double-counting records.
 //
-// TaskStreamCursor tracks what was already seen. On servers with `start_index` (≥ 2026.6.0)
-// the next request asks for records from the global index on; on older ones it asks for
-// records whose last stop is ≥ (latest stop seen − overlap) and drops duplicates by
-// (key, worker, last stop). No `count` is sent, so nothing is capped; only the scheduler's own
-// ring buffer (100000 records by default) limits how far a slow poller can fall behind, and
-// the cursor notices when records were dropped (index jumped) in index mode.
-// Thread-safety: not thread-safe. Cost: O(records) per batch; memory O(records in the overlap).
+// TaskStreamCursor reads each record once. On servers with `start_index` (≥ 2026.6.0) the
+// next request asks for records from the global index on. Older servers only have `start`
+// (a bisection on stop times, which are not sorted in the buffer: it can skip records) and
+// `count` (the last `count` records, in append order): the cursor asks for the tail, a little
+// longer than the last poll's new records, and keeps what follows the newest record it already
+// has (its anchor: key, worker, first start and last stop). When the anchor is not in a full
+// reply, more records arrived than asked for: it asks again for four times as many (up to the
+// scheduler's buffer), so nothing is skipped and nothing is counted twice.
+// Thread-safety: not thread-safe. Cost: O(records returned) per batch; O(1) memory.
 #ifndef ROASTCOFFEA_BACKENDS_DASK_TASK_STREAM_H_
 #define ROASTCOFFEA_BACKENDS_DASK_TASK_STREAM_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -47,33 +49,45 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply);
 
 class TaskStreamCursor {
  public:
-  explicit TaskStreamCursor(double overlap_seconds = 10.0) : overlap_seconds_(overlap_seconds) {}
+  // max_count: the scheduler's buffer (distributed.scheduler.dashboard.tasks.task-stream-length).
+  explicit TaskStreamCursor(int64_t max_count = 100000)
+      : max_count_(max_count), count_(std::min<int64_t>(16, max_count)) {}
 
-  // Extra arguments for the next get_task_stream request: {"start": t} or {"start_index": i}
-  // (empty before the first batch: the whole buffer).
+  // Extra arguments for the next get_task_stream request: {"start_index": i}, {"count": c}, or
+  // none before the first batch (the whole buffer).
   Value NextRequestArguments(bool use_start_index) const;
 
   // Keeps the records of `batch` not seen before, in order, and advances the cursor.
-  // `index_after` is the server's index after the batch (start_index mode), if known.
+  // `index_after` is the server's index after the batch (start_index mode), if known. In tail
+  // mode, when the batch cannot be joined to what was read, nothing is kept and needs_retry()
+  // is true: ask again at once (NextRequestArguments asks for more).
   std::vector<TaskRecord> Accept(std::vector<TaskRecord> batch,
                                  std::optional<int64_t> index_after = std::nullopt);
+  bool needs_retry() const { return needs_retry_; }
+  // Tail mode could not join a reply even with the whole buffer: records were dropped.
+  bool overran() const { return overran_; }
 
   // Ignore records that finished before `unix_seconds` (the run's start): the stream may hold
   // records of earlier work when another client installed it first.
-  void StartAt(double unix_seconds);
+  void StartAt(double unix_seconds) { start_unix_seconds_ = unix_seconds; }
 
   // After a scheduler restart the new scheduler's stream starts empty.
   void ResetForNewScheduler();
 
   int64_t next_index() const { return next_index_; }
-  size_t seen_in_overlap() const { return seen_.size(); }
+  int64_t next_count() const { return count_; }
 
  private:
-  double overlap_seconds_;
-  double max_stop_ = 0;
-  bool any_ = false;
+  using Anchor = std::tuple<std::string, std::string, double, double>;
+  static Anchor AnchorOf(const TaskRecord& r);
+
+  int64_t max_count_;
+  double start_unix_seconds_ = 0;
   int64_t next_index_ = 0;
-  std::set<std::tuple<double, std::string, std::string>> seen_;  // (last stop, key, worker)
+  std::optional<Anchor> anchor_;  // the newest record read (tail mode)
+  int64_t count_;
+  bool needs_retry_ = false;
+  bool overran_ = false;
 };
 
 }  // namespace roastcoffea::dask

@@ -56,21 +56,72 @@ TEST(TaskStreamTest, FirstCallIsEmpty) {
   EXPECT_TRUE(ParseTaskStream(Fixture("get_task_stream_reply_first_call"))->empty());
 }
 
-TEST(TaskStreamTest, CursorNeverDuplicatesOverlappingBatches) {
+std::vector<TaskRecord> Slice(const std::vector<TaskRecord>& all, size_t from, size_t to) {
+  return std::vector<TaskRecord>(all.begin() + from, all.begin() + to);
+}
+
+TEST(TaskStreamTest, TheTailIsReadOncePerRecord) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
-  TaskStreamCursor cursor(/*overlap_seconds=*/1e9);  // everything overlaps
-  std::vector<TaskRecord> first(all.begin(), all.begin() + 20);
-  EXPECT_EQ(cursor.Accept(first).size(), 20u);
-  const Value args = cursor.NextRequestArguments(false);
-  ASSERT_NE(args.Find("start"), nullptr);
-  // The scheduler returns overlapping records again, plus the new ones.
-  EXPECT_EQ(cursor.Accept(all).size(), all.size() - 20);
-  EXPECT_TRUE(cursor.Accept(all).empty());
+  ASSERT_GE(all.size(), 39u);
+  TaskStreamCursor cursor;
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("count") == nullptr);  // whole buffer
+  EXPECT_EQ(cursor.Accept(Slice(all, 0, 20)).size(), 20u);
+  const int64_t count = *cursor.NextRequestArguments(false).Find("count")->AsInt64();
+  EXPECT_EQ(count, 16);
+  // The last `count` records: 5 already read, 11 new.
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 15, 31));
+  ASSERT_EQ(fresh.size(), 11u);
+  EXPECT_EQ(fresh[0].key, all[20].key);
+  EXPECT_FALSE(cursor.needs_retry());
+  EXPECT_EQ(cursor.next_count(), 11 + 1 + 2);  // what arrived, plus an eighth and two
+  // Nothing new: only the anchor comes back.
+  EXPECT_TRUE(cursor.Accept(Slice(all, 17, 31)).empty());
+  EXPECT_EQ(cursor.next_count(), 4);
+}
+
+TEST(TaskStreamTest, AFullTailWithoutTheAnchorIsAskedAgainBigger) {
+  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
+  TaskStreamCursor cursor;
+  cursor.Accept(Slice(all, 0, 20));
+  cursor.Accept(Slice(all, 19, 20));  // count 4 from now on
+  ASSERT_EQ(cursor.next_count(), 4);
+  // 15 records arrived: the 4 newest do not reach back to record 19.
+  EXPECT_TRUE(cursor.Accept(Slice(all, 31, 35)).empty());
+  EXPECT_TRUE(cursor.needs_retry());
+  EXPECT_EQ(cursor.next_count(), 16);
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 19, 35));
+  EXPECT_FALSE(cursor.needs_retry());
+  ASSERT_EQ(fresh.size(), 15u);
+  EXPECT_EQ(fresh.front().key, all[20].key);
+  EXPECT_EQ(fresh.back().key, all[34].key);
+  EXPECT_FALSE(cursor.overran());
+}
+
+TEST(TaskStreamTest, ABufferThatTurnedOverIsTakenWholeAndSaidSo) {
+  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
+  TaskStreamCursor cursor(/*max_count=*/8);
+  cursor.Accept(Slice(all, 0, 4));
+  EXPECT_EQ(cursor.next_count(), 8);  // never more than the buffer
+  EXPECT_EQ(cursor.Accept(Slice(all, 3, 5)).size(), 1u);
+  EXPECT_EQ(cursor.Accept(Slice(all, 10, 14)).size(), 0u);  // 4 of 4 asked: retry with 8
+  EXPECT_TRUE(cursor.needs_retry());
+  EXPECT_EQ(cursor.Accept(Slice(all, 6, 14)).size(), 8u);  // 8 = the whole buffer
+  EXPECT_TRUE(cursor.overran());
+}
+
+TEST(TaskStreamTest, ANewStreamIsReadWhole) {
+  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
+  TaskStreamCursor cursor;
+  cursor.Accept(Slice(all, 0, 20));
+  // Fewer records than asked for and no anchor: a restarted scheduler's stream.
+  EXPECT_EQ(cursor.Accept(Slice(all, 30, 33)).size(), 3u);
+  cursor.ResetForNewScheduler();
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("count") == nullptr);
 }
 
 TEST(TaskStreamTest, StartAtDropsEarlierRecordsAndIndexModeAdvances) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
-  TaskStreamCursor cursor(10);
+  TaskStreamCursor cursor;
   cursor.StartAt(all.back().last_stop_unix_seconds + 1);
   EXPECT_TRUE(cursor.Accept(all).empty());
   TaskStreamCursor indexed;

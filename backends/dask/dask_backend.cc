@@ -54,7 +54,6 @@ DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options,
                                        dask::SchedulerAddress address)
     : options_(std::move(options)),
       address_(std::move(address)),
-      cursor_(options_.task_stream_max_count),
       backoff_(options_.reconnect_initial_backoff) {}
 
 DaskMetricsBackend::~DaskMetricsBackend() {
@@ -371,7 +370,7 @@ absl::Status DaskMetricsBackend::PollConnected() {
 
   std::vector<dask::TaskRecord> fresh;
   // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
-  for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 10;
+  for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 16;
        ++attempt) {
     absl::StatusOr<dask::Value> stream =
         comm_->Call("get_task_stream", cursor_.NextRequestArguments(use_start_index_));
@@ -399,10 +398,9 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
   if (cursor_.overran()) {
     std::lock_guard<std::mutex> lock(mutex_);
-    AddWarning(absl::StrFormat(
-        "The scheduler's task stream turned over its %d-record buffer between two polls: some "
-        "task records (and their task-stream fine metrics) are missing.",
-        options_.task_stream_max_count));
+    AddWarning(
+        "The scheduler's task stream turned over its buffer between two polls: some task "
+        "records (and their task-stream fine metrics) are missing.");
   }
 
   std::set<std::string> now_present;

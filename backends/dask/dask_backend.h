@@ -78,9 +78,6 @@ struct DaskBackendOptions {
   bool read_task_stream = true;
   // Read per-worker occupancy through dump_state (a debugging op; costlier on huge clusters).
   bool read_occupancy = true;
-  // The scheduler's task-stream buffer (distributed.scheduler.dashboard.tasks.task-stream-
-  // length): servers older than 2026.6 are read by the tail (`count`), at most this much.
-  int64_t task_stream_max_count = 100000;
   // Read per-worker statistical profiles over the tracked window at StopTracking.
   bool read_profiles = true;
   // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with

@@ -504,7 +504,7 @@ TEST(DaskBackendTest, AMissingVersionIsAWarningAndFeaturesAreProbed) {
   EXPECT_EQ(*start_index->AsInt64(), 7);
 }
 
-// A 2026 version string on a server without get_task_stream_index reads the tail (`count`).
+// A 2026 version string on a server without get_task_stream_index reads on by `start`.
 TEST(DaskBackendTest, AVersionStringDoesNotPickTheTaskStreamPath) {
   Cluster cluster;
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
@@ -522,7 +522,7 @@ TEST(DaskBackendTest, AVersionStringDoesNotPickTheTaskStreamPath) {
   EXPECT_EQ(backend->task_records().size(), 1u);
   std::lock_guard<std::mutex> lock(cluster.mutex);
   for (const Value& r : cluster.stream_requests) EXPECT_EQ(r.Find("start_index"), nullptr);
-  EXPECT_NE(cluster.stream_requests.back().Find("count"), nullptr);
+  EXPECT_NE(cluster.stream_requests.back().Find("start"), nullptr);
 }
 
 TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {

@@ -1,6 +1,8 @@
 #include "backends/dask/task_stream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -70,8 +72,9 @@ Value TaskStreamCursor::NextRequestArguments(bool use_start_index) const {
   Value args = Value::Map();
   if (use_start_index) {
     args.Insert(Value::Str("start_index"), Value::Int(next_index_));
-  } else if (anchor_.has_value()) {
-    args.Insert(Value::Str("count"), Value::Int(count_));
+  } else if (anchor_.has_value() && std::isfinite(back_off_seconds_)) {
+    args.Insert(Value::Str("start"), Value::Float(std::min(std::get<3>(*anchor_), recent_min_stop_) -
+                                                  back_off_seconds_));
   }
   return args;
 }
@@ -88,28 +91,36 @@ std::vector<TaskRecord> TaskStreamCursor::Accept(std::vector<TaskRecord> batch,
   if (index_after.has_value()) {
     next_index_ = *index_after;  // the server already skipped what we saw
   } else if (anchor_.has_value()) {
-    // The newest record we have, searched from the end (usually near the front of the tail).
     size_t at = batch.size();
-    for (size_t i = batch.size(); i-- > 0;) {
+    for (size_t i = 0; i < batch.size(); ++i) {  // usually the first record
       if (AnchorOf(batch[i]) == *anchor_) {
         at = i;
         break;
       }
     }
-    const int64_t asked = count_;
     if (at < batch.size()) {
       first_new = at + 1;
-      // Next time: as many as arrived now, plus an eighth and two for the unevenness.
-      const int64_t arrived = static_cast<int64_t>(batch.size() - first_new);
-      count_ = std::clamp<int64_t>(arrived + arrived / 8 + 2, 4, max_count_);
-    } else if (static_cast<int64_t>(batch.size()) >= asked && asked < max_count_) {
-      count_ = std::min(max_count_, asked * 4);  // more arrived than asked for: ask again
+      back_off_seconds_ = 0;
+    } else if (std::isfinite(back_off_seconds_)) {
+      // The bisection landed after the anchor: reach further back, then take the whole buffer.
+      // Workers' stop times are out of order by milliseconds: start close, widen fast.
+      back_off_seconds_ = back_off_seconds_ == 0          ? 0.05
+                          : back_off_seconds_ < 1000 ? back_off_seconds_ * 4
+                                                     : std::numeric_limits<double>::infinity();
       needs_retry_ = true;
       return {};
-    } else if (static_cast<int64_t>(batch.size()) >= asked) {
-      overran_ = true;  // the buffer turned over between two polls: some records are gone
+    } else {
+      // Not even in the whole buffer: evicted (or a new stream), so all of it is newer.
+      overran_ = overran_ || !batch.empty();
+      back_off_seconds_ = 0;
     }
-    // else: fewer records than asked and no anchor: a new (restarted) stream, all of it is new.
+  }
+  if (!index_after.has_value() && batch.size() > first_new) {
+    constexpr size_t kRecent = 4;
+    recent_min_stop_ = batch.back().last_stop_unix_seconds;
+    for (size_t i = batch.size() - std::min(kRecent, batch.size()); i < batch.size(); ++i) {
+      recent_min_stop_ = std::min(recent_min_stop_, batch[i].last_stop_unix_seconds);
+    }
   }
   std::vector<TaskRecord> fresh;
   fresh.reserve(batch.size() - first_new);
@@ -124,6 +135,7 @@ std::vector<TaskRecord> TaskStreamCursor::Accept(std::vector<TaskRecord> batch,
 void TaskStreamCursor::ResetForNewScheduler() {
   next_index_ = 0;
   anchor_.reset();  // the new stream does not hold it; its whole buffer is new
+  back_off_seconds_ = 0;
 }
 
 }  // namespace roastcoffea::dask

@@ -2,18 +2,19 @@
 // reading the stream incrementally without losing or double-counting records.
 //
 // TaskStreamCursor reads each record once. On servers with `start_index` (≥ 2026.6.0) the
-// next request asks for records from the global index on. Older servers only have `start`
-// (a bisection on stop times, which are not sorted in the buffer: it can skip records) and
-// `count` (the last `count` records, in append order): the cursor asks for the tail, a little
-// longer than the last poll's new records, and keeps what follows the newest record it already
-// has (its anchor: key, worker, first start and last stop). When the anchor is not in a full
-// reply, more records arrived than asked for: it asks again for four times as many (up to the
-// scheduler's buffer), so nothing is skipped and nothing is counted twice.
+// next request asks for records from the global index on. Older servers only have `start`,
+// which returns the buffer from a bisection on the records' stop times to its end. The buffer
+// is in append order, so the cursor asks from the newest record it has (its anchor: key,
+// worker, first start, last stop; the request starts at the earliest stop of the last
+// few records read) and keeps what follows the anchor in the reply: one record
+// is received twice per poll, none is skipped. Stop times are not quite sorted (workers finish
+// out of order), so when the bisection lands after the anchor the cursor asks again from
+// 0.05 s, 0.2 s, ... earlier, and finally for the whole buffer; an anchor not even there has been
+// evicted, so every record in the buffer is newer.
 // Thread-safety: not thread-safe. Cost: O(records returned) per batch; O(1) memory.
 #ifndef ROASTCOFFEA_BACKENDS_DASK_TASK_STREAM_H_
 #define ROASTCOFFEA_BACKENDS_DASK_TASK_STREAM_H_
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,22 +50,20 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply);
 
 class TaskStreamCursor {
  public:
-  // max_count: the scheduler's buffer (distributed.scheduler.dashboard.tasks.task-stream-length).
-  explicit TaskStreamCursor(int64_t max_count = 100000)
-      : max_count_(max_count), count_(std::min<int64_t>(16, max_count)) {}
+  TaskStreamCursor() = default;
 
-  // Extra arguments for the next get_task_stream request: {"start_index": i}, {"count": c}, or
-  // none before the first batch (the whole buffer).
+  // Extra arguments for the next get_task_stream request: {"start_index": i}, {"start": t}, or
+  // none (the whole buffer: the first batch, or the last resort of a join).
   Value NextRequestArguments(bool use_start_index) const;
 
   // Keeps the records of `batch` not seen before, in order, and advances the cursor.
-  // `index_after` is the server's index after the batch (start_index mode), if known. In tail
-  // mode, when the batch cannot be joined to what was read, nothing is kept and needs_retry()
-  // is true: ask again at once (NextRequestArguments asks for more).
+  // `index_after` is the server's index after the batch (start_index mode), if known. Without
+  // it, when the batch does not hold the anchor, nothing is kept and needs_retry() is true: ask
+  // again at once (NextRequestArguments reaches further back).
   std::vector<TaskRecord> Accept(std::vector<TaskRecord> batch,
                                  std::optional<int64_t> index_after = std::nullopt);
   bool needs_retry() const { return needs_retry_; }
-  // Tail mode could not join a reply even with the whole buffer: records were dropped.
+  // The anchor had left the scheduler's buffer: records between two polls may be missing.
   bool overran() const { return overran_; }
 
   // Ignore records that finished before `unix_seconds` (the run's start): the stream may hold
@@ -75,17 +74,19 @@ class TaskStreamCursor {
   void ResetForNewScheduler();
 
   int64_t next_index() const { return next_index_; }
-  int64_t next_count() const { return count_; }
 
  private:
   using Anchor = std::tuple<std::string, std::string, double, double>;
   static Anchor AnchorOf(const TaskRecord& r);
 
-  int64_t max_count_;
   double start_unix_seconds_ = 0;
   int64_t next_index_ = 0;
-  std::optional<Anchor> anchor_;  // the newest record read (tail mode)
-  int64_t count_;
+  std::optional<Anchor> anchor_;  // the newest record read (start mode)
+  // The earliest stop among the last few records read: asking from there, the bisection
+  // rarely lands after the anchor although stop times are not sorted.
+  double recent_min_stop_ = 0;
+  // How far before the anchor's stop the next request starts; infinite: the whole buffer.
+  double back_off_seconds_ = 0;
   bool needs_retry_ = false;
   bool overran_ = false;
 };

@@ -1,5 +1,7 @@
 #include "backends/dask/task_stream.h"
 
+#include <algorithm>
+
 #include <map>
 
 #include "backends/dask/fixtures.h"
@@ -60,63 +62,56 @@ std::vector<TaskRecord> Slice(const std::vector<TaskRecord>& all, size_t from, s
   return std::vector<TaskRecord>(all.begin() + from, all.begin() + to);
 }
 
-TEST(TaskStreamTest, TheTailIsReadOncePerRecord) {
+TEST(TaskStreamTest, ReadsOnFromTheAnchorOncePerRecord) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
   ASSERT_GE(all.size(), 39u);
   TaskStreamCursor cursor;
-  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("count") == nullptr);  // whole buffer
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);  // whole buffer
   EXPECT_EQ(cursor.Accept(Slice(all, 0, 20)).size(), 20u);
-  const int64_t count = *cursor.NextRequestArguments(false).Find("count")->AsInt64();
-  EXPECT_EQ(count, 16);
-  // The last `count` records: 5 already read, 11 new.
-  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 15, 31));
+  const Value args = cursor.NextRequestArguments(false);
+  ASSERT_NE(args.Find("start"), nullptr);
+  // No time overlap: from the earliest stop of the last four records read.
+  double earliest = all[19].last_stop_unix_seconds;
+  for (int i = 16; i < 20; ++i) earliest = std::min(earliest, all[i].last_stop_unix_seconds);
+  EXPECT_EQ(*args.Find("start")->AsDouble(), earliest);
+  // The bisection may land a little before the anchor: those records are old.
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 17, 31));
   ASSERT_EQ(fresh.size(), 11u);
   EXPECT_EQ(fresh[0].key, all[20].key);
   EXPECT_FALSE(cursor.needs_retry());
-  EXPECT_EQ(cursor.next_count(), 11 + 1 + 2);  // what arrived, plus an eighth and two
-  // Nothing new: only the anchor comes back.
-  EXPECT_TRUE(cursor.Accept(Slice(all, 17, 31)).empty());
-  EXPECT_EQ(cursor.next_count(), 4);
+  EXPECT_TRUE(cursor.Accept(Slice(all, 30, 31)).empty());  // nothing new: the anchor alone
 }
 
-TEST(TaskStreamTest, AFullTailWithoutTheAnchorIsAskedAgainBigger) {
+TEST(TaskStreamTest, ABisectionPastTheAnchorIsAskedAgainFurtherBack) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
   TaskStreamCursor cursor;
   cursor.Accept(Slice(all, 0, 20));
-  cursor.Accept(Slice(all, 19, 20));  // count 4 from now on
-  ASSERT_EQ(cursor.next_count(), 4);
-  // 15 records arrived: the 4 newest do not reach back to record 19.
-  EXPECT_TRUE(cursor.Accept(Slice(all, 31, 35)).empty());
+  // Out-of-order stop times: the reply starts after record 19.
+  EXPECT_TRUE(cursor.Accept(Slice(all, 25, 35)).empty());
   EXPECT_TRUE(cursor.needs_retry());
-  EXPECT_EQ(cursor.next_count(), 16);
-  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 19, 35));
+  EXPECT_LE(*cursor.NextRequestArguments(false).Find("start")->AsDouble(),
+            all[19].last_stop_unix_seconds - 0.05);
+  for (int i = 0; i < 9; ++i) cursor.Accept(Slice(all, 25, 35));  // 0.2 s, ..., 3277 s back
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);  // whole buffer
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 10, 35));
   EXPECT_FALSE(cursor.needs_retry());
   ASSERT_EQ(fresh.size(), 15u);
   EXPECT_EQ(fresh.front().key, all[20].key);
-  EXPECT_EQ(fresh.back().key, all[34].key);
   EXPECT_FALSE(cursor.overran());
+  EXPECT_LE(*cursor.NextRequestArguments(false).Find("start")->AsDouble(),
+            all[34].last_stop_unix_seconds);
 }
 
-TEST(TaskStreamTest, ABufferThatTurnedOverIsTakenWholeAndSaidSo) {
-  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
-  TaskStreamCursor cursor(/*max_count=*/8);
-  cursor.Accept(Slice(all, 0, 4));
-  EXPECT_EQ(cursor.next_count(), 8);  // never more than the buffer
-  EXPECT_EQ(cursor.Accept(Slice(all, 3, 5)).size(), 1u);
-  EXPECT_EQ(cursor.Accept(Slice(all, 10, 14)).size(), 0u);  // 4 of 4 asked: retry with 8
-  EXPECT_TRUE(cursor.needs_retry());
-  EXPECT_EQ(cursor.Accept(Slice(all, 6, 14)).size(), 8u);  // 8 = the whole buffer
-  EXPECT_TRUE(cursor.overran());
-}
-
-TEST(TaskStreamTest, ANewStreamIsReadWhole) {
+TEST(TaskStreamTest, AnEvictedAnchorMeansTheWholeBufferIsNewAndSaidSo) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
   TaskStreamCursor cursor;
-  cursor.Accept(Slice(all, 0, 20));
-  // Fewer records than asked for and no anchor: a restarted scheduler's stream.
-  EXPECT_EQ(cursor.Accept(Slice(all, 30, 33)).size(), 3u);
+  cursor.Accept(Slice(all, 0, 4));
+  for (int i = 0; i < 10; ++i) cursor.Accept(Slice(all, 10, 14));
+  ASSERT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);
+  EXPECT_EQ(cursor.Accept(Slice(all, 10, 14)).size(), 4u);
+  EXPECT_TRUE(cursor.overran());
   cursor.ResetForNewScheduler();
-  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("count") == nullptr);
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);
 }
 
 TEST(TaskStreamTest, StartAtDropsEarlierRecordsAndIndexModeAdvances) {

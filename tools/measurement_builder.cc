@@ -73,6 +73,7 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   for (v1::Warning& warning : host::HostWarnings(metadata.host_facts(), warning_options)) {
     *measurement.add_warnings() = std::move(warning);
   }
+  for (v1::Warning& warning : run.warnings) *measurement.add_warnings() = std::move(warning);
 
   *measurement.mutable_report() = std::move(run.report);
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);

@@ -47,6 +47,8 @@ struct RawRun {
   std::vector<v1::ChunkRecord> chunks;
   std::vector<v1::Span> spans;
   std::vector<v1::Profile> profiles;
+  // The backend's warnings that qualify the numbers (AbstractMetricsBackend::MeasurementWarnings).
+  std::vector<v1::Warning> warnings;
   // Fine-metric task prefixes (or glob patterns) that are the processor's; the rest is overhead.
   std::vector<std::string> processor_patterns;
   // Threads of this process that ran the analysis (threadpool); absent when it ran elsewhere.

@@ -28,6 +28,8 @@ constexpr absl::string_view kAllowedOps[] = {
     "get_task_status",  "events",         "echo",            "close",
     // Merges the workers' statistical profiles; reads only (each worker's get_profile).
     "profile",
+    // Each worker's dump_state and versions (a fan-out: called at a span's start and end only).
+    "get_cluster_state",
 };
 
 int PollTimeoutMs(absl::Time deadline) {
@@ -120,6 +122,12 @@ bool IsDeniedOp(absl::string_view op) {
       "scatter",        "feed",           "benchmark_hardware", "dump_cluster_state_to_url",
       "log_event",      "connection_stream", "subscribe_worker_status", "gather",
       "stimulus",       "close_worker",   "remove_worker", "add_worker",
+      // Closes a scheduler that has an idle timeout and is idle, and resets its idle clock.
+      "check_idle",
+      // Read-only, but unpickles the bytes of its `key` argument.
+      "workers_to_close",
+      // Send arbitrary messages to workers or change state (distributed 2024-2026 handlers).
+      "heartbeat_worker", "start_task_metadata", "stop_task_metadata",
   };
   for (absl::string_view d : kDenied) {
     if (op == d) return true;

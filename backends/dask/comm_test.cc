@@ -66,12 +66,14 @@ TEST(OpPolicyTest, DeniesEveryOpThatChangesTheCluster) {
   for (const char* op : {"terminate", "retire_workers", "restart", "run_function", "rebalance",
                          "register_scheduler_plugin", "unregister_worker_plugin", "set_metadata",
                          "scatter", "cancel", "broadcast", "proxy", "memory_sampler_start",
-                         "subscribe_worker_status", "feed"}) {
+                         "subscribe_worker_status", "feed", "check_idle",
+                         "workers_to_close", "heartbeat_worker", "start_task_metadata"}) {
     EXPECT_TRUE(IsDeniedOp(op)) << op;
     EXPECT_FALSE(IsAllowedOp(op)) << op;
   }
   for (const char* op :
-       {"identity", "versions", "get_task_stream", "processing", "dump_state", "profile"}) {
+       {"identity", "versions", "get_task_stream", "processing", "dump_state", "profile",
+        "get_cluster_state"}) {
     EXPECT_TRUE(IsAllowedOp(op)) << op;
   }
   EXPECT_FALSE(IsAllowedOp("no_such_op"));

@@ -54,19 +54,18 @@ DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options,
                                        dask::SchedulerAddress address)
     : options_(std::move(options)),
       address_(std::move(address)),
-      cursor_(options_.task_stream_overlap_seconds),
       backoff_(options_.reconnect_initial_backoff) {}
 
 DaskMetricsBackend::~DaskMetricsBackend() {
-  if (poller_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(poller_mutex_);
-      stop_poller_ = true;
-    }
-    poller_wake_.notify_all();
-    poller_.join();
+  {
+    std::lock_guard<std::mutex> lock(poller_mutex_);
+    stop_poller_ = true;
   }
+  poller_wake_.notify_all();
+  if (poller_.joinable()) poller_.join();
+  if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
   if (comm_ != nullptr) comm_->Close();
+  if (hb_comm_ != nullptr) hb_comm_->Close();
 }
 
 void DaskMetricsBackend::AddWarning(std::string sentence) {
@@ -78,6 +77,11 @@ void DaskMetricsBackend::AddWarning(std::string sentence) {
 std::vector<std::string> DaskMetricsBackend::Warnings() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return warnings_;
+}
+
+std::vector<v1::Warning> DaskMetricsBackend::MeasurementWarnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return measurement_warnings_;
 }
 
 std::string DaskMetricsBackend::scheduler_version() const {
@@ -94,20 +98,30 @@ absl::Status DaskMetricsBackend::ConnectAndPrepare() {
   absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
       dask::DaskComm::Connect(address_, options_.comm);
   if (!comm.ok()) return comm.status();
+  // The version is for people: features are probed (metadata can be missing or lie, e.g. a
+  // source tree on PYTHONPATH reports nil or another installation's version).
   absl::StatusOr<dask::DaskVersion> version = (*comm)->ProbeVersion();
-  if (!version.ok()) return version.status();
-  version_ = *version;
-  use_start_index_ = version->AtLeast(2026, 6, 0);
-  {
+  if (version.ok()) {
+    version_ = *version;
     std::lock_guard<std::mutex> lock(mutex_);
     version_text_ = version->text;
+  } else if ((*comm)->broken()) {
+    return version.status();
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    version_text_ = "unknown";
+    AddWarning(absl::StrCat("The Dask scheduler's distributed version is unknown (",
+                            version.status().message(),
+                            "); its features are probed instead."));
   }
   if (options_.read_task_stream && task_stream_enabled_) {
+    // ≥ 2026.6.0 answers an int (the index of the next record, and installs the plugin); older
+    // servers do not know the op (nil).
+    absl::StatusOr<dask::Value> index = (*comm)->Call("get_task_stream_index");
+    if (!index.ok() && (*comm)->broken()) return index.status();
+    use_start_index_ = index.ok() && index->AsInt64().has_value();
     if (use_start_index_) {
-      // The index of the next record: read from there on (also installs the plugin).
-      absl::StatusOr<dask::Value> index = (*comm)->Call("get_task_stream_index");
-      if (!index.ok()) return index.status();
-      cursor_.Accept({}, index->AsInt64().value_or(0));
+      cursor_.Accept({}, *index->AsInt64());
     } else {
       // Installs the TaskStreamPlugin if nobody did (the reply is then []).
       dask::Value args = dask::Value::Map();
@@ -150,7 +164,99 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
     stop_poller_ = false;
   }
   poller_ = std::thread([this, interval] { PollerLoop(interval); });
+  if (options_.watch_heartbeats) heartbeat_poller_ = std::thread([this] { HeartbeatLoop(); });
   return absl::OkStatus();
+}
+
+double DaskMetricsBackend::HeartbeatPeriodNow() const {
+  return dask::HeartbeatPeriodSeconds(counts_.empty() ? 1 : counts_.back());
+}
+
+std::map<std::string, double> DaskMetricsBackend::IngestHeartbeats(
+    std::vector<dask::WorkerSnapshot>& workers, int64_t observed_unix_ns) {
+  std::map<std::string, double> last_seen;
+  const double period = dask::HeartbeatPeriodSeconds(static_cast<int>(workers.size()));
+  for (dask::WorkerSnapshot& w : workers) {
+    last_seen[w.address] = w.last_seen_unix_seconds;
+    digests_seen_ = digests_seen_ || w.has_digests;
+    auto [it, first] = digest_last_seen_.try_emplace(w.address, w.last_seen_unix_seconds);
+    // Both pollers read identity: only a later heartbeat is new (each is taken once).
+    if (!first && w.last_seen_unix_seconds <= it->second) continue;
+    HeartbeatEvent e;
+    e.observed_unix_ns = observed_unix_ns;
+    e.last_seen = w.last_seen_unix_seconds;
+    e.worker = w.address;
+    e.missed_before = first ? 0 : dask::MissedHeartbeats(w.last_seen_unix_seconds - it->second,
+                                                          period);
+    it->second = w.last_seen_unix_seconds;
+    e.digests = std::move(w.digests);
+    w.digests.clear();
+    heartbeats_.push_back(std::move(e));
+  }
+  return last_seen;
+}
+
+absl::StatusOr<dask::SchedulerSnapshot> DaskMetricsBackend::HeartbeatIdentity() {
+  if (hb_comm_ == nullptr || hb_comm_->broken()) {
+    hb_comm_.reset();
+    if (absl::Now() < hb_next_connect_) {
+      return absl::UnavailableError("heartbeat connection: waiting to reconnect");
+    }
+    absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
+        dask::DaskComm::Connect(address_, options_.comm);
+    if (!comm.ok()) {
+      hb_next_connect_ = absl::Now() + options_.reconnect_max_backoff;
+      return comm.status();
+    }
+    hb_comm_ = *std::move(comm);
+  }
+  absl::StatusOr<dask::Value> reply = hb_comm_->Call("identity");
+  if (!reply.ok()) return reply.status();
+  return dask::ParseIdentity(*reply);
+}
+
+absl::StatusOr<dask::CumulativeExecuting> DaskMetricsBackend::ReadCumulative() {
+  std::lock_guard<std::mutex> lock(hb_mutex_);
+  if (hb_comm_ == nullptr || hb_comm_->broken()) {
+    hb_comm_.reset();
+    absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
+        dask::DaskComm::Connect(address_, options_.comm);
+    if (!comm.ok()) return comm.status();
+    hb_comm_ = *std::move(comm);
+  }
+  absl::StatusOr<dask::Value> reply =
+      hb_comm_->Call("get_cluster_state", dask::ClusterStateRequestArgs());
+  if (!reply.ok()) return reply.status();
+  return dask::ParseCumulativeExecuting(*reply);
+}
+
+void DaskMetricsBackend::HeartbeatLoop() {
+  for (;;) {
+    double period;
+    bool watch;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      period = HeartbeatPeriodNow();
+      watch = digests_seen_;  // before 2023.4 there is nothing a heartbeat could lose
+    }
+    // A third of the period: a late poll still sees every heartbeat.
+    const auto wait = std::chrono::microseconds(
+        std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
+    {
+      std::unique_lock<std::mutex> lock(poller_mutex_);
+      if (poller_wake_.wait_for(lock, wait, [this] { return stop_poller_; })) return;
+    }
+    if (!watch) continue;
+    const int64_t asked = NowUnixNs();
+    absl::StatusOr<dask::SchedulerSnapshot> snapshot;
+    {
+      std::lock_guard<std::mutex> lock(hb_mutex_);
+      snapshot = HeartbeatIdentity();
+    }
+    if (!snapshot.ok()) continue;  // the main poller reports losses and bad replies
+    std::lock_guard<std::mutex> lock(mutex_);
+    IngestHeartbeats(snapshot->workers, asked);
+  }
 }
 
 void DaskMetricsBackend::PollerLoop(absl::Duration interval) {
@@ -227,6 +333,7 @@ void DaskMetricsBackend::Poll() {
 }
 
 absl::Status DaskMetricsBackend::PollConnected() {
+  const int64_t asked = NowUnixNs();
   absl::StatusOr<dask::Value> reply = comm_->Call("identity");
   if (!reply.ok()) return reply.status();
   const int64_t now = NowUnixNs();
@@ -262,7 +369,9 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
 
   std::vector<dask::TaskRecord> fresh;
-  if (options_.read_task_stream && task_stream_enabled_) {
+  // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
+  for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 16;
+       ++attempt) {
     absl::StatusOr<dask::Value> stream =
         comm_->Call("get_task_stream", cursor_.NextRequestArguments(use_start_index_));
     if (!stream.ok()) {
@@ -271,22 +380,32 @@ absl::Status DaskMetricsBackend::PollConnected() {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The task stream is not read: get_task_stream failed (",
                               stream.status().message(), ")."));
-    } else {
-      absl::StatusOr<std::vector<dask::TaskRecord>> records = dask::ParseTaskStream(*stream);
-      if (!records.ok()) {
-        task_stream_enabled_ = false;
-        std::lock_guard<std::mutex> lock(mutex_);
-        AddWarning(absl::StrCat("The task stream is not read: ", records.status().message()));
-        records = std::vector<dask::TaskRecord>();
-      }
-      std::optional<int64_t> index_after;
-      if (use_start_index_) index_after = cursor_.next_index() + static_cast<int64_t>(records->size());
-      fresh = cursor_.Accept(*std::move(records), index_after);
+      break;
     }
+    absl::StatusOr<std::vector<dask::TaskRecord>> records = dask::ParseTaskStream(*stream);
+    if (!records.ok()) {
+      task_stream_enabled_ = false;
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The task stream is not read: ", records.status().message()));
+      break;
+    }
+    std::optional<int64_t> index_after;
+    if (use_start_index_) {
+      index_after = cursor_.next_index() + static_cast<int64_t>(records->size());
+    }
+    fresh = cursor_.Accept(*std::move(records), index_after);
+    if (!cursor_.needs_retry()) break;
+  }
+  if (cursor_.overran()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(
+        "The scheduler's task stream turned over its buffer between two polls: some task "
+        "records (and their task-stream fine metrics) are missing.");
   }
 
   std::set<std::string> now_present;
   std::lock_guard<std::mutex> lock(mutex_);
+  IngestHeartbeats(snapshot->workers, asked);
   count_times_.push_back(now);
   counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
   for (dask::WorkerSnapshot& w : snapshot->workers) {
@@ -307,11 +426,6 @@ absl::Status DaskMetricsBackend::PollConnected() {
     }
     if (w.last_seen_unix_seconds == track.last_seen) continue;  // stale heartbeat
     track.last_seen = w.last_seen_unix_seconds;
-    const int64_t heartbeat_ns = static_cast<int64_t>(std::llround(w.last_seen_unix_seconds * 1e9));
-    for (dask::DigestEntry& d : w.digests) {
-      digests_.push_back(DigestEvent{heartbeat_ns, w.address, std::move(d)});
-    }
-    w.digests.clear();
     Sample sample;
     sample.time_unix_ns = now;
     auto p = processing.find(w.address);
@@ -347,8 +461,22 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   }
   poller_wake_.notify_all();
   if (poller_.joinable()) poller_.join();
+  if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
   next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
   Poll();
+  std::vector<SpanId> to_finalize;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [id, span] : spans_) {
+      if (span.ended && !span.finalized) to_finalize.push_back(id);
+    }
+  }
+  for (const SpanId& id : to_finalize) FinalizeSpan(id);
+  {
+    std::lock_guard<std::mutex> lock(hb_mutex_);
+    if (hb_comm_ != nullptr) hb_comm_->Close();
+    hb_comm_.reset();
+  }
   if (options_.read_profiles) {
     if (comm_ != nullptr && !comm_->broken()) {
       FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
@@ -589,11 +717,27 @@ std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles() {
 
 absl::StatusOr<SpanId> DaskMetricsBackend::CreateSpan(absl::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
-  std::lock_guard<std::mutex> lock(mutex_);
-  SpanId id = absl::StrCat("dask-span-", next_span_++);
-  SpanState& span = spans_[id];
-  span.name = std::string(name);
-  span.start_unix_ns = NowUnixNs();
+  SpanId id;
+  bool tracking;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    id = absl::StrCat("dask-span-", next_span_++);
+    SpanState& span = spans_[id];
+    span.name = std::string(name);
+    span.start_unix_ns = NowUnixNs();
+    tracking = tracking_;
+  }
+  if (tracking && options_.recover_lost_digests) {
+    // The lossless baseline of the span's execute seconds (see FinalizeSpan).
+    absl::StatusOr<dask::CumulativeExecuting> cumulative = ReadCumulative();
+    std::lock_guard<std::mutex> lock(mutex_);
+    SpanState& span = spans_[id];
+    if (cumulative.ok()) {
+      span.start_cumulative = *std::move(cumulative);
+    } else {
+      span.start_cumulative_error = std::string(cumulative.status().message());
+    }
+  }
   return id;
 }
 
@@ -609,14 +753,171 @@ absl::Status DaskMetricsBackend::EndSpan(const SpanId& id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
-  const SpanState& state = it->second;
-  if (!state.ended) {
-    return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
+bool DaskMetricsBackend::InSpan(const SpanState& span, const HeartbeatEvent& e) const {
+  if (e.observed_unix_ns <= span.start_unix_ns) return false;
+  // A heartbeat carries what ran since the previous one: the span's last is the first one a
+  // worker sent after the span's end.
+  auto closing = span.closing_last_seen.find(e.worker);
+  if (closing != span.closing_last_seen.end()) return e.last_seen <= closing->second;
+  return e.observed_unix_ns <= span.end_unix_ns;
+}
+
+void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
+  int64_t end_ns;
+  double period;
+  bool watch;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    SpanState& span = spans_.at(id);
+    if (span.finalized) return;
+    end_ns = span.end_unix_ns;
+    period = HeartbeatPeriodNow();
+    watch = digests_seen_;
+    if (!watch) span.finalized = true;  // nothing a heartbeat could carry (< 2023.4)
   }
+  if (!watch) return;
+
+  // 1. One more heartbeat of every worker, sent after the end: the first one newer than what a
+  // poll that started after the end saw (clock-free: no comparison with the scheduler's clock).
+  const absl::Duration timeout = options_.final_heartbeat_timeout > absl::ZeroDuration()
+                                     ? options_.final_heartbeat_timeout
+                                     : std::max(absl::Seconds(2), absl::Seconds(3 * period));
+  const absl::Time deadline = absl::Now() + timeout;
+  std::optional<std::map<std::string, double>> baseline;
+  std::map<std::string, double> closing;
+  std::vector<std::string> waiting;
+  for (;;) {
+    const int64_t asked = NowUnixNs();
+    absl::StatusOr<dask::SchedulerSnapshot> snapshot;
+    {
+      std::lock_guard<std::mutex> lock(hb_mutex_);
+      hb_next_connect_ = absl::InfinitePast();
+      snapshot = HeartbeatIdentity();
+    }
+    if (snapshot.ok()) {
+      std::map<std::string, double> seen;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        seen = IngestHeartbeats(snapshot->workers, asked);
+      }
+      if (!baseline.has_value()) {
+        if (asked >= end_ns) baseline = seen;
+      } else {
+        waiting.clear();
+        for (const auto& [worker, before] : *baseline) {
+          auto now = seen.find(worker);
+          if (now == seen.end() || closing.count(worker) > 0) continue;  // left, or done
+          if (now->second > before) {
+            closing[worker] = now->second;
+          } else {
+            waiting.push_back(worker);
+          }
+        }
+        if (waiting.empty()) break;
+      }
+    }
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(std::clamp(period * 100, 10.0, 50.0)));
+  }
+
+  // 2. The lossless totals, and what the digests missed.
+  std::optional<dask::CumulativeExecuting> start_cumulative;
+  std::string cumulative_error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    SpanState& span = spans_.at(id);
+    span.closing_last_seen = closing;
+    start_cumulative = span.start_cumulative;
+    cumulative_error = span.start_cumulative_error;
+  }
+  std::optional<dask::CumulativeExecuting> end_cumulative;
+  if (options_.recover_lost_digests && start_cumulative.has_value()) {
+    absl::StatusOr<dask::CumulativeExecuting> c = ReadCumulative();
+    if (c.ok()) {
+      end_cumulative = *std::move(c);
+    } else {
+      cumulative_error = std::string(c.status().message());
+    }
+  } else if (!options_.recover_lost_digests) {
+    cumulative_error = "recovery turned off";
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  SpanState& span = spans_.at(id);
+  span.finalized = true;
+  if (!waiting.empty() || !baseline.has_value()) {
+    AddWarning(absl::StrFormat(
+        "No heartbeat after the end of span '%s' from Dask worker(s) %s within %s: what they "
+        "ran just before the end is missing from the fine metrics unless restored below.",
+        span.name, baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
+        absl::FormatDuration(timeout)));
+  }
+  int seen_heartbeats = 0, missed = 0;
+  dask::DigestTotals seen;
+  for (const HeartbeatEvent& e : heartbeats_) {
+    if (!InSpan(span, e)) continue;
+    ++seen_heartbeats;
+    missed += e.missed_before;
+    for (const dask::DigestEntry& d : e.digests) {
+      seen[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
+    }
+  }
+  if (end_cumulative.has_value()) {
+    dask::Recovery r = dask::RecoverLostDigests(seen, *start_cumulative, *end_cumulative);
+    span.recovered = r.added;
+    if (r.recovered_seconds > 0) {
+      std::vector<std::string> by_prefix;
+      for (const auto& [prefix, seconds] : r.recovered_by_prefix) {
+        by_prefix.push_back(absl::StrFormat("%s %.3f s", prefix, seconds));
+      }
+      std::string message = absl::StrFormat(
+          "Dask fine metrics of span '%s': %d worker heartbeat(s) were missed (%d seen); "
+          "%.3f s of the %.3f s of task execution (%.1f %%) were restored from the workers' "
+          "cumulative totals (get_cluster_state): %s. Their split over activities (thread-cpu, "
+          "...) is estimated from the heartbeats seen%s; other contexts (get-data, gather-dep) "
+          "of the missed heartbeats stay missing.",
+          span.name, missed, seen_heartbeats, r.recovered_seconds, r.cumulative_seconds,
+          r.cumulative_seconds > 0 ? 100 * r.recovered_seconds / r.cumulative_seconds : 0,
+          absl::StrJoin(by_prefix, ", "),
+          r.unattributed_seconds > 0
+              ? absl::StrFormat(" (%.3f s with no split seen: activity 'unattributed')",
+                                r.unattributed_seconds)
+              : "");
+      AddWarning(message);
+      v1::Warning w;
+      w.set_code("dask_fine_metrics_recovered");
+      w.set_message(message);
+      measurement_warnings_.push_back(std::move(w));
+    }
+  } else if (missed > 0) {
+    std::string message = absl::StrFormat(
+        "Dask fine metrics of span '%s' undercount: %d of %d worker heartbeats were missed "
+        "(about %.1f %% of the digests lost) and could not be restored (%s).",
+        span.name, missed, missed + seen_heartbeats,
+        100.0 * missed / (missed + seen_heartbeats),
+        cumulative_error.empty() ? "no cumulative totals" : cumulative_error);
+    AddWarning(message);
+    v1::Warning w;
+    w.set_code("dask_fine_metrics_lost");
+    w.set_message(message);
+    measurement_warnings_.push_back(std::move(w));
+  }
+}
+
+absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
+  bool finalize = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = spans_.find(id);
+    if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
+    if (!it->second.ended) {
+      return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
+    }
+    finalize = tracking_ && !it->second.finalized;
+  }
+  if (finalize) FinalizeSpan(id);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const SpanState& state = spans_.at(id);
   const double t0 = state.start_unix_ns / 1e9, t1 = state.end_unix_ns / 1e9;
   // (context, prefix, activity, unit, worker) -> value; std::map keeps the output sorted.
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, double>
@@ -635,11 +936,13 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
       if (!erred) totals[{"task-stream", r.prefix, "output", "bytes", r.worker}] += r.nbytes;
     }
   }
-  for (const DigestEvent& d : digests_) {
-    if (d.time_unix_ns < state.start_unix_ns || d.time_unix_ns > state.end_unix_ns) continue;
-    totals[{d.entry.context, d.entry.task_prefix, d.entry.activity, d.entry.unit, d.worker}] +=
-        d.entry.value;
+  for (const HeartbeatEvent& e : heartbeats_) {
+    if (!InSpan(state, e)) continue;
+    for (const dask::DigestEntry& d : e.digests) {
+      totals[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
+    }
   }
+  for (const auto& [key, value] : state.recovered) totals[key] += value;
   v1::Span span;
   span.set_name(state.name);
   span.set_id(id);

@@ -16,6 +16,14 @@
 // distributed ≥ 2023.4 the per-heartbeat `digests_total_since_heartbeat` (context "execute",
 // activities thread-cpu, thread-noncpu, ...) are accumulated too.
 //
+// Heartbeats (digest_recovery.h): those digests hold only what happened since the worker's
+// previous heartbeat, so a second thread on its own connection polls `identity` at a third of
+// the heartbeat period (no task-stream or profile reply can delay it) and counts the heartbeats
+// it still skipped. A span reads `get_cluster_state`'s cumulative executing seconds at its
+// start and end; at its end it first waits (bounded) for one more heartbeat of every worker.
+// What the cumulative totals exceed the seen digests by is added back (the activity split is
+// estimated) and said in a warning; without a cumulative source the skipped heartbeats are.
+//
 // Profiles: at StopTracking (before closing) the backend asks the scheduler's `profile` op for
 // each worker's statistical profile over the tracked window (`merge_workers: false`, `start`
 // and `stop` in epoch seconds), and once more per task prefix of profile_task_prefixes (`key`).
@@ -48,7 +56,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/dask/cluster_state.h"
 #include "backends/dask/comm.h"
+#include "backends/dask/digest_recovery.h"
 #include "backends/dask/identity.h"
 #include "backends/dask/profile.h"
 #include "backends/dask/task_stream.h"
@@ -68,9 +78,6 @@ struct DaskBackendOptions {
   bool read_task_stream = true;
   // Read per-worker occupancy through dump_state (a debugging op; costlier on huge clusters).
   bool read_occupancy = true;
-  // Task-stream records finishing up to this long before the newest one seen are re-requested
-  // and deduplicated (servers older than 2026.6 have no start_index).
-  double task_stream_overlap_seconds = 10;
   // Read per-worker statistical profiles over the tracked window at StopTracking.
   bool read_profiles = true;
   // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with
@@ -83,6 +90,14 @@ struct DaskBackendOptions {
   // The workers' distributed.worker.profile.interval: the time one sample stands for.
   double profile_interval_seconds = 0.01;
   dask::ProfileConversionOptions profile_conversion;
+  // Poll identity on a second connection, faster than the workers' heartbeats, so that no
+  // heartbeat's digests are missed (distributed ≥ 2023.4 only).
+  bool watch_heartbeats = true;
+  // Restore the execute seconds of missed heartbeats from get_cluster_state (≥ 2023.2.1).
+  bool recover_lost_digests = true;
+  // Longest wait at a span's end for one more heartbeat of every worker; 0: three heartbeat
+  // periods, at least 2 s.
+  absl::Duration final_heartbeat_timeout = absl::ZeroDuration();
   // Nesting accepted in profile replies (two levels per frame; other replies keep
   // comm.msgpack_limits). Python's msgpack nests at most 511 containers, so a worker cannot
   // send a stack deeper than about 250 frames anyway (its reply fails and is left out).
@@ -117,6 +132,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::vector<v1::Profile> TakeProfiles() override;
 
   std::vector<std::string> Warnings() const override;
+  std::vector<v1::Warning> MeasurementWarnings() const override;
 
   // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.
   std::string scheduler_version() const;
@@ -133,18 +149,28 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   struct WorkerTrack {
     std::string host;
     std::vector<Sample> samples;
-    double last_seen = -1;
+    double last_seen = -1;  // of the last sample
   };
-  struct DigestEvent {
-    int64_t time_unix_ns = 0;
+  // One heartbeat's digests, as first observed (by either poller).
+  struct HeartbeatEvent {
+    int64_t observed_unix_ns = 0;  // start of the poll that saw it (this host's clock)
+    double last_seen = 0;          // the scheduler's clock
     std::string worker;
-    dask::DigestEntry entry;
+    int missed_before = 0;         // heartbeats skipped since the previous one seen
+    std::vector<dask::DigestEntry> digests;
   };
   struct SpanState {
     std::string name;
     int64_t start_unix_ns = 0;
     int64_t end_unix_ns = 0;
     bool ended = false;
+    bool finalized = false;
+    std::optional<dask::CumulativeExecuting> start_cumulative;
+    std::string start_cumulative_error;
+    // Per worker, the last_seen of the first heartbeat sent after the end: digests up to it
+    // are the span's.
+    std::map<std::string, double> closing_last_seen;
+    dask::DigestTotals recovered;
   };
 
   explicit DaskMetricsBackend(DaskBackendOptions options, dask::SchedulerAddress address);
@@ -155,6 +181,20 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   void EnterGap(const absl::Status& cause);
   void AddWarning(std::string sentence);  // requires mutex_
   void PollerLoop(absl::Duration interval);
+  // Takes the digests of every worker's new heartbeat from an identity reply; returns the
+  // workers' last_seen. Requires mutex_.
+  std::map<std::string, double> IngestHeartbeats(std::vector<dask::WorkerSnapshot>& workers,
+                                                 int64_t observed_unix_ns);
+  // identity on the heartbeat connection (connecting when needed); requires hb_mutex_.
+  absl::StatusOr<dask::SchedulerSnapshot> HeartbeatIdentity();
+  // get_cluster_state's cumulative executing seconds on the heartbeat connection.
+  absl::StatusOr<dask::CumulativeExecuting> ReadCumulative();
+  void HeartbeatLoop();
+  // Waits for one more heartbeat of every worker after the span's end, reads the cumulative
+  // totals and recovers what missed heartbeats lost. Not under mutex_.
+  void FinalizeSpan(const SpanId& id);
+  bool InSpan(const SpanState& span, const HeartbeatEvent& e) const;
+  double HeartbeatPeriodNow() const;  // requires mutex_
   // Profiles of `workers` over [start_ns, stop_ns], restricted to `prefix` unless empty, by
   // worker address. Needs a live comm_.
   absl::StatusOr<std::map<std::string, v1::Profile>> FetchProfileSet(
@@ -195,7 +235,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::map<std::string, WorkerTrack> workers_;
   std::vector<std::string> worker_order_;
   std::vector<dask::TaskRecord> records_;
-  std::vector<DigestEvent> digests_;
+  std::vector<HeartbeatEvent> heartbeats_;
+  std::map<std::string, double> digest_last_seen_;  // per worker, the last heartbeat taken
+  std::vector<v1::Warning> measurement_warnings_;
+  bool digests_seen_ = false;  // some worker reports digests_total_since_heartbeat
   std::vector<v1::TrackingGap> gaps_;
   std::vector<std::string> warnings_;
   int64_t next_span_ = 0;
@@ -206,6 +249,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::mutex poller_mutex_;
   std::condition_variable poller_wake_;
   bool stop_poller_ = false;  // guarded by poller_mutex_
+
+  // The heartbeat watcher: its own connection, also used for get_cluster_state.
+  std::mutex hb_mutex_;  // guards hb_comm_ and hb_next_connect_
+  std::unique_ptr<dask::DaskComm> hb_comm_;
+  absl::Time hb_next_connect_ = absl::InfinitePast();
+  std::thread heartbeat_poller_;
 };
 
 }  // namespace roastcoffea

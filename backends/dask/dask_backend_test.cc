@@ -1,6 +1,7 @@
 #include "backends/dask/dask_backend.h"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -40,6 +41,13 @@ struct Cluster {
   bool profile_error = false;    // answer `profile` with an error reply
   std::string profile_failing;   // this worker fails to answer `profile`
   int profile_chain = 0;          // > 0: trees are a chain of this many frames
+  // get_cluster_state: each worker's cumulative executing seconds of prefix "inc" (grows by
+  // digest_thread_cpu per heartbeat); off: the op is unknown (nil), as on a server without it.
+  bool has_cluster_state = false;
+  std::string versions_override;       // non-empty: raw bytes of the versions reply
+  std::optional<int64_t> stream_index;  // set: answers get_task_stream_index (≥ 2026.6)
+  std::vector<Value> stream_requests;
+  std::map<std::string, double> cumulative;
 
   // A chain of `frames` frames under a root: 2 msgpack levels per frame.
   static Value ProfileChain(int frames) {
@@ -86,6 +94,10 @@ struct Cluster {
   std::optional<std::string> Reply(const Value& request) {
     std::lock_guard<std::mutex> lock(mutex);
     const std::string op = request.Find("op")->text();
+    if (op == "versions" && !versions_override.empty()) return versions_override;
+    if (op == "get_task_stream_index" && stream_index.has_value()) {
+      return dask::EncodeMessage(Value::Int(*stream_index));
+    }
     if (op == "versions") {
       Value packages = Value::Map();
       packages.Insert(Value::Str("distributed"), Value::Str("2022.12.1+ds.1"));
@@ -164,17 +176,36 @@ struct Cluster {
       for (size_t i = 0; i < trees.size(); ++i) reply.Insert(Value::Str(asked[i]), trees[i]);
       return dask::EncodeMessage(reply);
     }
+    if (op == "get_cluster_state" && has_cluster_state) {
+      Value ws = Value::Map();
+      for (const Worker& w : workers) {
+        Value elapsed = Value::Map();
+        elapsed.Insert(Value::Str("['inc', 'executing']"), Value::Float(cumulative[w.address]));
+        elapsed.Insert(Value::Str("['inc', 'memory']"), Value::Float(99));
+        Value info = Value::Map();
+        info.Insert(Value::Str("task_cumulative_elapsed"), elapsed);
+        ws.Insert(Value::Str(w.address), info);
+      }
+      Value reply = Value::Map();
+      reply.Insert(Value::Str("workers"), ws);
+      return dask::EncodeMessage(reply);
+    }
     if (op == "get_task_stream") {
       ++stream_calls;
+      stream_requests.push_back(request);
       // Like the real plugin: the whole buffer from `start` on (here: everything).
       return dask::EncodeMessage(Value::Array(task_records));
     }
     return dask::EncodeMessage(Value::Nil());
   }
 
-  void Heartbeat() {
+  // `n` heartbeats at once: a poller sees only the last one's digests.
+  void Heartbeat(int n = 1) {
     std::lock_guard<std::mutex> lock(mutex);
-    for (Worker& w : workers) w.last_seen += 0.5;
+    for (Worker& w : workers) {
+      w.last_seen += 0.5 * n;
+      cumulative[w.address] += digest_thread_cpu * n;
+    }
   }
   void AddTask(const std::string& key, const std::string& worker, double start, double stop) {
     Value ss = Value::Map();
@@ -327,7 +358,9 @@ TEST(DaskBackendTest, AccumulatesPerHeartbeatDigestsOncePerHeartbeat) {
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds() - 100}};  // before the span
   cluster.digest_thread_cpu = 0.25;
   FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
-  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.final_heartbeat_timeout = absl::Milliseconds(100);
+  auto backend = *DaskMetricsBackend::Create(options);
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   const SpanId span = *backend->CreateSpan("digests");
   for (int heartbeat = 0; heartbeat < 2; ++heartbeat) {
@@ -351,6 +384,145 @@ TEST(DaskBackendTest, AccumulatesPerHeartbeatDigestsOncePerHeartbeat) {
     }
   }
   EXPECT_DOUBLE_EQ(thread_cpu, 0.5);  // two heartbeats in the span, however many polls
+}
+
+double InThreadCpu(const v1::Span& span) {
+  double seconds = 0;
+  for (const v1::FineMetric& m : span.metrics()) {
+    if (m.context() == "execute" && m.task_prefix() == "inc" && m.activity() == "thread-cpu") {
+      seconds += m.value();
+    }
+  }
+  return seconds;
+}
+
+// Runs a span over: one heartbeat, four at once (three missed), one more; the span ends and
+// one heartbeat comes after the end (the one the final read waits for).
+absl::StatusOr<v1::Span> SpanWithMissedHeartbeats(Cluster& cluster, FakeScheduler& scheduler,
+                                                  DaskMetricsBackend& backend) {
+  if (!backend.StartTracking(absl::Milliseconds(10)).ok()) return absl::InternalError("start");
+  const SpanId span = *backend.CreateSpan("run");
+  for (int n : {1, 4, 1}) {
+    cluster.Heartbeat(n);
+    const size_t polls = scheduler.ops().size();
+    WaitFor([&] { return scheduler.ops().size() > polls + 10; });
+  }
+  if (!backend.EndSpan(span).ok()) return absl::InternalError("end");
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    cluster.Heartbeat();
+  });
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(span);
+  late.join();
+  return metrics;
+}
+
+TEST(DaskBackendTest, RestoresTheDigestsOfMissedHeartbeatsFromCumulativeTotals) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds()}};
+  cluster.digest_thread_cpu = 0.25;
+  cluster.has_cluster_state = true;
+  cluster.cumulative["tcp://127.0.0.1:1001"] = 10;  // ran before the span
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  absl::StatusOr<v1::Span> metrics = SpanWithMissedHeartbeats(cluster, scheduler, *backend);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  ASSERT_TRUE(backend->StopTracking().ok());
+  // 7 heartbeats of 0.25 s each: 4 seen (the closing one included), 3 restored.
+  EXPECT_NEAR(InThreadCpu(*metrics), 1.75, 1e-9);
+  const std::vector<v1::Warning> warnings = backend->MeasurementWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].code(), "dask_fine_metrics_recovered");
+  EXPECT_THAT(warnings[0].message(), HasSubstr("3 worker heartbeat(s) were missed"));
+  EXPECT_THAT(warnings[0].message(), HasSubstr("0.750 s of the 1.750 s"));
+  EXPECT_THAT(backend->Warnings(), Contains(warnings[0].message()));
+}
+
+TEST(DaskBackendTest, WithoutCumulativeTotalsTheLossIsQuantified) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds()}};
+  cluster.digest_thread_cpu = 0.25;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  absl::StatusOr<v1::Span> metrics = SpanWithMissedHeartbeats(cluster, scheduler, *backend);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_NEAR(InThreadCpu(*metrics), 1.0, 1e-9);
+  const std::vector<v1::Warning> warnings = backend->MeasurementWarnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].code(), "dask_fine_metrics_lost");
+  EXPECT_THAT(warnings[0].message(), HasSubstr("3 of 7 worker heartbeats were missed"));
+}
+
+TEST(DaskBackendTest, TheFinalReadWaitsForAHeartbeatAfterTheEndBounded) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds()}};
+  cluster.digest_thread_cpu = 0.25;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.final_heartbeat_timeout = absl::Milliseconds(200);
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  const SpanId span = *backend->CreateSpan("run");
+  cluster.Heartbeat();
+  const size_t polls = scheduler.ops().size();
+  WaitFor([&] { return scheduler.ops().size() > polls + 10; });
+  ASSERT_TRUE(backend->EndSpan(span).ok());
+  ASSERT_TRUE(backend->StopTracking().ok());  // the workers never beat again
+  absl::StatusOr<v1::Span> metrics = backend->GetSpanMetrics(span);
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_NEAR(InThreadCpu(*metrics), 0.25, 1e-9);
+  EXPECT_THAT(backend->Warnings(),
+              Contains(HasSubstr("No heartbeat after the end of span 'run' from Dask worker(s) "
+                                 "tcp://127.0.0.1:1001")));
+}
+
+// Source installs report no version (distributed: nil); features are probed instead.
+TEST(DaskBackendTest, AMissingVersionIsAWarningAndFeaturesAreProbed) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  Value packages = Value::Map();
+  packages.Insert(Value::Str("distributed"), Value::Nil());
+  Value reply = Value::Map();
+  reply.Insert(Value::Str("packages"), packages);
+  cluster.versions_override = dask::EncodeMessage(reply);
+  cluster.stream_index = 7;
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 3;
+  });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_EQ(backend->scheduler_version(), "unknown");
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("distributed version is unknown")));
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  ASSERT_FALSE(cluster.stream_requests.empty());
+  const Value* start_index = cluster.stream_requests[0].Find("start_index");
+  ASSERT_NE(start_index, nullptr);
+  EXPECT_EQ(*start_index->AsInt64(), 7);
+}
+
+// A 2026 version string on a server without get_task_stream_index reads on by `start`.
+TEST(DaskBackendTest, AVersionStringDoesNotPickTheTaskStreamPath) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  cluster.versions_override = dask::testing::FixtureBytes("modern/head/versions.reply");
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  cluster.AddTask("inc-1", "tcp://127.0.0.1:1001", NowSeconds(), NowSeconds() + 0.001);
+  WaitFor([&] {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    return cluster.stream_calls > 5;
+  });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_THAT(backend->scheduler_version(), HasSubstr("2026.7.1"));
+  EXPECT_EQ(backend->task_records().size(), 1u);
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  for (const Value& r : cluster.stream_requests) EXPECT_EQ(r.Find("start_index"), nullptr);
+  EXPECT_NE(cluster.stream_requests.back().Find("start"), nullptr);
 }
 
 TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {

@@ -113,6 +113,7 @@ absl::StatusOr<SchedulerSnapshot> ParseIdentity(const Value& reply) {
       }
       if (const Value* digests = metrics->Find("digests_total_since_heartbeat");
           digests != nullptr) {
+        w.has_digests = true;
         ParseDigests(*digests, w.digests);
       }
     }

@@ -48,6 +48,8 @@ struct WorkerSnapshot {
   std::optional<double> disk_read_bytes_per_second;
   std::optional<double> disk_write_bytes_per_second;
   std::vector<DigestEntry> digests;
+  // The reply carries digests_total_since_heartbeat (distributed ≥ 2023.4), even if empty.
+  bool has_digests = false;
 };
 
 struct SchedulerSnapshot {

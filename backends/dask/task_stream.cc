@@ -1,6 +1,8 @@
 #include "backends/dask/task_stream.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -70,47 +72,70 @@ Value TaskStreamCursor::NextRequestArguments(bool use_start_index) const {
   Value args = Value::Map();
   if (use_start_index) {
     args.Insert(Value::Str("start_index"), Value::Int(next_index_));
-  } else if (any_) {
-    args.Insert(Value::Str("start"), Value::Float(max_stop_ - overlap_seconds_));
+  } else if (anchor_.has_value() && std::isfinite(back_off_seconds_)) {
+    args.Insert(Value::Str("start"), Value::Float(std::min(std::get<3>(*anchor_), recent_min_stop_) -
+                                                  back_off_seconds_));
   }
   return args;
 }
 
+TaskStreamCursor::Anchor TaskStreamCursor::AnchorOf(const TaskRecord& r) {
+  const double first_start = r.startstops.empty() ? 0 : r.startstops.front().start_unix_seconds;
+  return {r.key, r.worker, first_start, r.last_stop_unix_seconds};
+}
+
 std::vector<TaskRecord> TaskStreamCursor::Accept(std::vector<TaskRecord> batch,
                                                  std::optional<int64_t> index_after) {
-  std::vector<TaskRecord> fresh;
+  needs_retry_ = false;
+  size_t first_new = 0;
   if (index_after.has_value()) {
-    // start_index mode: the server already skipped what we saw.
-    next_index_ = *index_after;
-    fresh = std::move(batch);
-  } else {
-    for (TaskRecord& record : batch) {
-      auto id = std::make_tuple(record.last_stop_unix_seconds, record.key, record.worker);
-      if (any_ && record.last_stop_unix_seconds < max_stop_ - overlap_seconds_) continue;
-      if (!seen_.insert(std::move(id)).second) continue;
-      fresh.push_back(std::move(record));
+    next_index_ = *index_after;  // the server already skipped what we saw
+  } else if (anchor_.has_value()) {
+    size_t at = batch.size();
+    for (size_t i = 0; i < batch.size(); ++i) {  // usually the first record
+      if (AnchorOf(batch[i]) == *anchor_) {
+        at = i;
+        break;
+      }
+    }
+    if (at < batch.size()) {
+      first_new = at + 1;
+      back_off_seconds_ = 0;
+    } else if (std::isfinite(back_off_seconds_)) {
+      // The bisection landed after the anchor: reach further back, then take the whole buffer.
+      // Workers' stop times are out of order by milliseconds: start close, widen fast.
+      back_off_seconds_ = back_off_seconds_ == 0          ? 0.05
+                          : back_off_seconds_ < 1000 ? back_off_seconds_ * 4
+                                                     : std::numeric_limits<double>::infinity();
+      needs_retry_ = true;
+      return {};
+    } else {
+      // Not even in the whole buffer: evicted (or a new stream), so all of it is newer.
+      overran_ = overran_ || !batch.empty();
+      back_off_seconds_ = 0;
     }
   }
-  for (const TaskRecord& record : fresh) {
-    max_stop_ = any_ ? std::max(max_stop_, record.last_stop_unix_seconds)
-                     : record.last_stop_unix_seconds;
-    any_ = true;
+  if (!index_after.has_value() && batch.size() > first_new) {
+    constexpr size_t kRecent = 4;
+    recent_min_stop_ = batch.back().last_stop_unix_seconds;
+    for (size_t i = batch.size() - std::min(kRecent, batch.size()); i < batch.size(); ++i) {
+      recent_min_stop_ = std::min(recent_min_stop_, batch[i].last_stop_unix_seconds);
+    }
   }
-  // Forget identities older than twice the overlap: they can no longer be returned.
-  const double horizon = max_stop_ - 2 * overlap_seconds_;
-  while (!seen_.empty() && std::get<0>(*seen_.begin()) < horizon) seen_.erase(seen_.begin());
+  std::vector<TaskRecord> fresh;
+  fresh.reserve(batch.size() - first_new);
+  for (size_t i = first_new; i < batch.size(); ++i) {
+    if (!index_after.has_value()) anchor_ = AnchorOf(batch[i]);
+    if (batch[i].last_stop_unix_seconds < start_unix_seconds_) continue;
+    fresh.push_back(std::move(batch[i]));
+  }
   return fresh;
 }
 
-void TaskStreamCursor::StartAt(double unix_seconds) {
-  any_ = true;
-  max_stop_ = unix_seconds + overlap_seconds_;
-}
-
 void TaskStreamCursor::ResetForNewScheduler() {
-  // Keep max_stop_ and seen_: a restarted scheduler's records are all newer, and keeping the
-  // identities costs nothing. Only the index restarts.
   next_index_ = 0;
+  anchor_.reset();  // the new stream does not hold it; its whole buffer is new
+  back_off_seconds_ = 0;
 }
 
 }  // namespace roastcoffea::dask

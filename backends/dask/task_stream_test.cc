@@ -1,5 +1,7 @@
 #include "backends/dask/task_stream.h"
 
+#include <algorithm>
+
 #include <map>
 
 #include "backends/dask/fixtures.h"
@@ -56,21 +58,65 @@ TEST(TaskStreamTest, FirstCallIsEmpty) {
   EXPECT_TRUE(ParseTaskStream(Fixture("get_task_stream_reply_first_call"))->empty());
 }
 
-TEST(TaskStreamTest, CursorNeverDuplicatesOverlappingBatches) {
+std::vector<TaskRecord> Slice(const std::vector<TaskRecord>& all, size_t from, size_t to) {
+  return std::vector<TaskRecord>(all.begin() + from, all.begin() + to);
+}
+
+TEST(TaskStreamTest, ReadsOnFromTheAnchorOncePerRecord) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
-  TaskStreamCursor cursor(/*overlap_seconds=*/1e9);  // everything overlaps
-  std::vector<TaskRecord> first(all.begin(), all.begin() + 20);
-  EXPECT_EQ(cursor.Accept(first).size(), 20u);
+  ASSERT_GE(all.size(), 39u);
+  TaskStreamCursor cursor;
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);  // whole buffer
+  EXPECT_EQ(cursor.Accept(Slice(all, 0, 20)).size(), 20u);
   const Value args = cursor.NextRequestArguments(false);
   ASSERT_NE(args.Find("start"), nullptr);
-  // The scheduler returns overlapping records again, plus the new ones.
-  EXPECT_EQ(cursor.Accept(all).size(), all.size() - 20);
-  EXPECT_TRUE(cursor.Accept(all).empty());
+  // No time overlap: from the earliest stop of the last four records read.
+  double earliest = all[19].last_stop_unix_seconds;
+  for (int i = 16; i < 20; ++i) earliest = std::min(earliest, all[i].last_stop_unix_seconds);
+  EXPECT_EQ(*args.Find("start")->AsDouble(), earliest);
+  // The bisection may land a little before the anchor: those records are old.
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 17, 31));
+  ASSERT_EQ(fresh.size(), 11u);
+  EXPECT_EQ(fresh[0].key, all[20].key);
+  EXPECT_FALSE(cursor.needs_retry());
+  EXPECT_TRUE(cursor.Accept(Slice(all, 30, 31)).empty());  // nothing new: the anchor alone
+}
+
+TEST(TaskStreamTest, ABisectionPastTheAnchorIsAskedAgainFurtherBack) {
+  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
+  TaskStreamCursor cursor;
+  cursor.Accept(Slice(all, 0, 20));
+  // Out-of-order stop times: the reply starts after record 19.
+  EXPECT_TRUE(cursor.Accept(Slice(all, 25, 35)).empty());
+  EXPECT_TRUE(cursor.needs_retry());
+  EXPECT_LE(*cursor.NextRequestArguments(false).Find("start")->AsDouble(),
+            all[19].last_stop_unix_seconds - 0.05);
+  for (int i = 0; i < 9; ++i) cursor.Accept(Slice(all, 25, 35));  // 0.2 s, ..., 3277 s back
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);  // whole buffer
+  std::vector<TaskRecord> fresh = cursor.Accept(Slice(all, 10, 35));
+  EXPECT_FALSE(cursor.needs_retry());
+  ASSERT_EQ(fresh.size(), 15u);
+  EXPECT_EQ(fresh.front().key, all[20].key);
+  EXPECT_FALSE(cursor.overran());
+  EXPECT_LE(*cursor.NextRequestArguments(false).Find("start")->AsDouble(),
+            all[34].last_stop_unix_seconds);
+}
+
+TEST(TaskStreamTest, AnEvictedAnchorMeansTheWholeBufferIsNewAndSaidSo) {
+  std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
+  TaskStreamCursor cursor;
+  cursor.Accept(Slice(all, 0, 4));
+  for (int i = 0; i < 10; ++i) cursor.Accept(Slice(all, 10, 14));
+  ASSERT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);
+  EXPECT_EQ(cursor.Accept(Slice(all, 10, 14)).size(), 4u);
+  EXPECT_TRUE(cursor.overran());
+  cursor.ResetForNewScheduler();
+  EXPECT_TRUE(cursor.NextRequestArguments(false).Find("start") == nullptr);
 }
 
 TEST(TaskStreamTest, StartAtDropsEarlierRecordsAndIndexModeAdvances) {
   std::vector<TaskRecord> all = *ParseTaskStream(Fixture("get_task_stream_reply"));
-  TaskStreamCursor cursor(10);
+  TaskStreamCursor cursor;
   cursor.StartAt(all.back().last_stop_unix_seconds + 1);
   EXPECT_TRUE(cursor.Accept(all).empty());
   TaskStreamCursor indexed;

@@ -64,12 +64,10 @@ class AbstractMetricsBackend {
   // Things the user should know about the data (cross-checks that disagree, skipped input,
   // reconnections), available after StopTracking. Each is one human-readable sentence.
   virtual std::vector<std::string> Warnings() const { return {}; }
-  // The subset of those that qualify the measurement's numbers, with a stable code, for
-  // Measurement.warnings (e.g. "dask_fine_metrics_lost"); available after StopTracking.
-  virtual std::vector<v1::Warning> MeasurementWarnings() const { return {}; }
 
   // The same warnings, each with a stable code, for Measurement.warnings (e.g.
-  // "taskvine_impossible_value"). By default those of Warnings() under "<name>_warning".
+  // "taskvine_impossible_value", "dask_fine_metrics_lost"). By default those of Warnings()
+  // under "<name>_warning".
   virtual std::vector<v1::Warning> CodedWarnings() const {
     std::vector<v1::Warning> coded;
     for (std::string& message : Warnings()) {

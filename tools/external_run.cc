@@ -216,7 +216,6 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
   run.profiles = backend.TakeProfiles();
-  run.warnings = backend.MeasurementWarnings();
   absl::StatusOr<std::vector<v1::ChunkRecord>> records = ReadChunkRecords(records_path);
   if (!records.ok() && !absl::IsNotFound(records.status())) {
     result.warnings.push_back(absl::StrCat("chunk records ignored: ", records.status().message()));

@@ -79,9 +79,20 @@ std::vector<std::string> DaskMetricsBackend::Warnings() const {
   return warnings_;
 }
 
-std::vector<v1::Warning> DaskMetricsBackend::MeasurementWarnings() const {
+std::vector<v1::Warning> DaskMetricsBackend::CodedWarnings() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return measurement_warnings_;
+  // Every warning once: those that qualify the numbers with their own code, the rest as
+  // "dask_warning".
+  std::vector<v1::Warning> coded;
+  for (const std::string& sentence : warnings_) {
+    v1::Warning& warning = coded.emplace_back();
+    warning.set_code("dask_warning");
+    warning.set_message(sentence);
+    for (const v1::Warning& specific : measurement_warnings_) {
+      if (specific.message() == sentence) warning.set_code(specific.code());
+    }
+  }
+  return coded;
 }
 
 std::string DaskMetricsBackend::scheduler_version() const {

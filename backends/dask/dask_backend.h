@@ -132,7 +132,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::vector<v1::Profile> TakeProfiles() override;
 
   std::vector<std::string> Warnings() const override;
-  std::vector<v1::Warning> MeasurementWarnings() const override;
+  std::vector<v1::Warning> CodedWarnings() const override;
 
   // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.
   std::string scheduler_version() const;

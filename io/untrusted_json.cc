@@ -116,6 +116,10 @@ std::string ReplaceNonFiniteTokens(absl::string_view json, std::vector<NonFinite
     }
     if (c == ':') key = last_string;
     bool replaced = false;
+    if (c != '-' && c != 'I' && c != 'N') {
+      out.push_back(c);
+      continue;
+    }
     for (absl::string_view token : {"-Infinity", "Infinity", "NaN"}) {
       if (json.substr(i, token.size()) == token) {
         out += "null";

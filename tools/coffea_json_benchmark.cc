@@ -45,7 +45,7 @@ void BM_ReadChunkRecords(benchmark::State& state) {
   for (auto _ : state) {
     auto read = ReadChunkRecords(path);
     if (!read.ok()) state.SkipWithError(std::string(read.status().message()).c_str());
-    records = read.ok() ? read->size() : 0;
+    records = read.ok() ? read->records.size() : 0;
     benchmark::DoNotOptimize(records);
   }
   state.counters["records"] = static_cast<double>(records);

@@ -249,6 +249,18 @@ int Profile(const std::vector<std::string>& arguments) {
     std::cerr << "collect: warning: no merged profile.folded and flamegraph.svg: "
               << written->merge_problem << "\n";
   }
+  if (written->stacks_left_out > 0) {
+    std::cerr << "collect: warning: " << written->stacks_left_out << " stacks ("
+              << written->samples_left_out
+              << " samples) left out of the .folded files: they would exceed "
+              << (ProfileFilesOptions().max_folded_bytes >> 20)
+              << " MiB in all (each line repeats its whole stack)\n";
+  }
+  if (written->profiles_left_out > 0) {
+    std::cerr << "collect: warning: files for " << written->profiles_left_out
+              << " more profiles not written (at most " << ProfileFilesOptions().max_profiles
+              << "; the merged files include them)\n";
+  }
   return 0;
 }
 

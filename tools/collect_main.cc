@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -499,6 +501,13 @@ int Run(int argc, char** argv) {
 }  // namespace roastcoffea
 
 int main(int argc, char** argv) {
+  // protobuf logs "[libprotobuf ERROR ...]" lines for corrupt input before collect's own error,
+  // which names the file and says what is wrong: keep only what aborts.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* filename,
+                                     int line, const std::string& message) {
+    if (level < google::protobuf::LOGLEVEL_FATAL) return;
+    std::cerr << "[libprotobuf FATAL " << filename << ":" << line << "] " << message << "\n";
+  });
   absl::SetProgramUsageMessage(roastcoffea::kUsage);
   // --help lists every flag of the tool (they are defined beside the code they configure:
   // tools/dask_collect.cc, tools/trace_flag.cc, ...), not only this file's.

@@ -142,9 +142,12 @@ absl::StatusOr<google::protobuf::Value> ParseUntrustedJson(
   const auto status = google::protobuf::util::JsonStringToMessage(
       google::protobuf::StringPiece(text.data(), text.size()), &value);
   if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": not valid JSON: ",
-        EchoedText(absl::string_view(status.message().data(), status.message().size()))));
+    // protobuf's message is a reason, then the input around the error: the reason only, so a
+    // warning never quotes a file the user may not even be allowed to read (a symlink).
+    absl::string_view reason(status.message().data(), status.message().size());
+    reason = reason.substr(0, reason.find('\n'));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": not valid JSON: ", EchoedText(reason)));
   }
   return value;
 }

@@ -54,7 +54,8 @@ struct NonFiniteToken {
 std::string ReplaceNonFiniteTokens(absl::string_view json, std::vector<NonFiniteToken>* found);
 
 // CheckJsonDepth, ReplaceNonFiniteTokens, then protobuf's parser into a Value.
-// InvalidArgument "<source>: not valid JSON: <reason>" (the reason cut to kMaxEchoedBytes).
+// InvalidArgument "<source>: not valid JSON: <reason>": protobuf's reason without the input
+// it quotes, cut to kMaxEchoedBytes.
 absl::StatusOr<google::protobuf::Value> ParseUntrustedJson(
     absl::string_view json, absl::string_view source,
     std::vector<NonFiniteToken>* non_finite = nullptr);

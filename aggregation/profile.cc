@@ -20,7 +20,6 @@ using profile_internal::LabelPaths;
 
 // Path ids are shifted left by one in LabelPaths' ordering, so keep node counts well inside int.
 constexpr int64_t kMaxRepresentableNodes = std::numeric_limits<int32_t>::max() / 2;
-constexpr size_t kMaxCountDigits = 19;  // of a non-negative int64
 
 // What validation learns on the way and analysis reuses.
 struct TreeShape {
@@ -267,28 +266,54 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
   return analysis;
 }
 
-absl::StatusOr<std::string> FoldedStacks(const v1::Profile& profile,
-                                         const ProfileAnalysisOptions& options) {
+absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile,
+                                                      int64_t max_bytes,
+                                                      const ProfileAnalysisOptions& options) {
   absl::StatusOr<TreeShape> shape = CheckTree(profile, options);
   if (!shape.ok()) return shape.status();
-  std::string out;
+  BoundedFoldedText out;
   if (profile.nodes_size() == 0) return out;
+  const size_t budget =
+      static_cast<size_t>(std::max<int64_t>(0, std::min(max_bytes, options.max_folded_bytes)));
   const PathSums sums = SumByPath(profile, *shape);
   const int paths = sums.paths.size();
   std::vector<bool> wanted(paths, false);
-  // The output can be large (every line repeats its stack): size it once.
+  // Every line's length is known before it is built: lines that do not fit are never built,
+  // and the text is sized once.
   const std::vector<size_t> length = FoldedLengths(sums.paths);
+  std::vector<size_t> line_bytes(paths, 0);
   size_t size = 0;
   for (int p = 1; p < paths; ++p) {
-    wanted[p] = sums.exclusive[p] > 0;
-    if (wanted[p]) size += length[p] + 2 + kMaxCountDigits;
+    if (sums.exclusive[p] <= 0) continue;
+    line_bytes[p] = length[p] + 2 + absl::StrCat(sums.exclusive[p]).size();
+    size += line_bytes[p];
   }
-  out.reserve(size);
+  out.text.reserve(std::min(size, budget));
+  for (int p = 1; p < paths; ++p) wanted[p] = sums.exclusive[p] > 0;
+  // The prefix is only extended down the tree: a chain's is built once, not once per line.
   sums.paths.ForEachInFoldedOrder(
       wanted, /*with_prefix=*/true, [&](int path, const std::string& prefix) {
-        absl::StrAppend(&out, prefix, sums.paths.label(path), " ", sums.exclusive[path], "\n");
+        if (out.text.size() + line_bytes[path] > budget) {
+          ++out.stacks_left_out;
+          out.samples_left_out += sums.exclusive[path];
+          return;
+        }
+        absl::StrAppend(&out.text, prefix, sums.paths.label(path), " ", sums.exclusive[path], "\n");
       });
   return out;
+}
+
+absl::StatusOr<std::string> FoldedStacks(const v1::Profile& profile,
+                                         const ProfileAnalysisOptions& options) {
+  absl::StatusOr<BoundedFoldedText> folded =
+      BoundedFoldedStacks(profile, options.max_folded_bytes, options);
+  if (!folded.ok()) return folded.status();
+  if (folded->stacks_left_out > 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "folded stacks over the limit of ", options.max_folded_bytes, " bytes: ",
+        folded->stacks_left_out, " stacks would not fit (a tree too deep to fold)"));
+  }
+  return std::move(folded->text);
 }
 
 absl::StatusOr<v1::Profile> ParseFoldedStacks(absl::string_view folded,

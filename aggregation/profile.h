@@ -29,6 +29,10 @@ struct ProfileAnalysisOptions {
   // Trees deeper than this are refused (InvalidArgument), as are more nodes than max_nodes.
   int max_depth = 100000;
   int64_t max_nodes = 50'000'000;
+  // Folded text is quadratic in depth (every line repeats its stack): a 40,000-deep chain of
+  // one-letter frames is 1.6 GB. FoldedStacks refuses more than this; BoundedFoldedStacks
+  // leaves out the lines that do not fit.
+  int64_t max_folded_bytes = int64_t{256} << 20;
 };
 
 // One node of the analysed tree; same index as in v1::Profile::nodes.
@@ -84,8 +88,22 @@ std::string FrameLabel(const v1::ProfileFrame& frame);
 
 // Folded stacks, one line per distinct stack with a non-zero exclusive count:
 // "outer;middle;inner 42\n", sorted by stack. What flamegraph.pl and speedscope read.
+// ResourceExhausted when the text would exceed options.max_folded_bytes.
 absl::StatusOr<std::string> FoldedStacks(const v1::Profile& profile,
                                          const ProfileAnalysisOptions& options = {});
+
+struct BoundedFoldedText {
+  std::string text;
+  int64_t stacks_left_out = 0;   // lines that did not fit
+  int64_t samples_left_out = 0;  // their samples
+};
+
+// FoldedStacks within `max_bytes` (at most options.max_folded_bytes): in order, a line that
+// does not fit in what is left is left out and counted; shorter later lines still go in.
+// Cost: linear in the tree plus the text written.
+absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile,
+                                                      int64_t max_bytes,
+                                                      const ProfileAnalysisOptions& options = {});
 
 // The inverse: a tree whose frames carry the labels as `function`. FoldedStacks of the result
 // equals the input (sorted, merged). InvalidArgument names the line of a malformed input.

@@ -217,6 +217,52 @@ TEST(ProfileTest, MillionDeepChainWhenAllowed) {
   EXPECT_EQ(a->top_stacks[0].frames.size(), 1'000'000u);
 }
 
+// A chain with one sample at every level: line k is k frames, so the text is quadratic.
+v1::Profile SampledChain(int depth, const std::string& label) {
+  v1::Profile p;
+  p.add_frames()->set_function(label);
+  for (int i = 0; i <= depth; ++i) {
+    v1::ProfileNode* node = p.add_nodes();
+    node->set_parent(i - 1);
+    node->set_frame(i == 0 ? -1 : 0);
+    node->set_count(depth - i + 1);
+  }
+  return p;
+}
+
+TEST(ProfileTest, FoldedStacksWithinABudget) {
+  // "f 1\n" (4 bytes), "f;f 1\n" (6), "f;f;f 1\n" (8), ...
+  const v1::Profile p = SampledChain(5, "f");
+  absl::StatusOr<BoundedFoldedText> folded = BoundedFoldedStacks(p, 10);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  EXPECT_EQ(folded->text, "f 1\nf;f 1\n");
+  EXPECT_EQ(folded->stacks_left_out, 3);
+  EXPECT_EQ(folded->samples_left_out, 3);
+  EXPECT_EQ(BoundedFoldedStacks(p, 1000)->text, *FoldedStacks(p));
+  EXPECT_EQ(BoundedFoldedStacks(p, 1000)->stacks_left_out, 0);
+  ProfileAnalysisOptions options;
+  options.max_folded_bytes = 10;
+  const absl::Status refused = FoldedStacks(p, options).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(), HasSubstr("3 stacks would not fit"));
+}
+
+// Reliability study D6: a 30,000-deep chain of 1000-byte labels (288 KB saved) made
+// `collect profile` reserve ~450 GB and abort; 40,000 one-letter frames wrote 1.6 GB per file.
+TEST(ProfileTest, HostileDeepChainsStayWithinTheBudget) {
+  for (const auto& [depth, label] : {std::make_pair(30000, std::string(1000, 'x')),
+                                     std::make_pair(40000, std::string("f"))}) {
+    absl::StatusOr<BoundedFoldedText> folded =
+        BoundedFoldedStacks(SampledChain(depth, label), int64_t{4} << 20);
+    ASSERT_TRUE(folded.ok()) << folded.status();
+    EXPECT_LE(folded->text.size(), size_t{4} << 20);
+    EXPECT_GT(folded->stacks_left_out, 0);
+    EXPECT_EQ(folded->stacks_left_out + static_cast<int64_t>(std::count(
+                                            folded->text.begin(), folded->text.end(), '\n')),
+              depth);
+  }
+}
+
 // Frames 0 "a", 1 "b", 2 "a", 3 "b" (duplicate labels under different indices):
 //   n0 root 10 -> n1 a 10 -> {n2 b 8 -> n3 a 6 -> n4 b 4,  n5 b 2}
 // excl: n1 10-(8+2) = 0, n2 8-6 = 2, n3 6-4 = 2, n4 4, n5 2.

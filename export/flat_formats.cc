@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "export/display_width.h"
 
 namespace roastcoffea {
 namespace {
@@ -36,13 +37,18 @@ std::optional<std::string> NumberText(const std::optional<double>& value) {
   return absl::StrFormat("%.15g", *value);
 }
 
-std::string CsvField(absl::string_view text) {
-  if (text.find_first_of(",\"\n\r") == absl::string_view::npos) return std::string(text);
+// Both formats usually go to a terminal: control characters (ESC, BEL, CR, ...) from a dataset
+// name or a host must not act on it, so they become '?' as in the tables.
+std::string CsvField(absl::string_view raw) {
+  const std::string text = export_internal::ReplaceControlCharacters(raw);
+  if (text.find_first_of(",\"") == std::string::npos) return text;
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-std::string MarkdownCell(absl::string_view text) {
-  return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"|", "\\|"}, {"\n", " "}, {"\r", " "}});
+std::string MarkdownCell(absl::string_view raw) {
+  const std::string text =
+      export_internal::ReplaceControlCharacters(absl::StrReplaceAll(raw, {{"\n", " "}, {"\r", " "}}));
+  return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"|", "\\|"}});
 }
 
 }  // namespace

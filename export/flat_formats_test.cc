@@ -170,6 +170,21 @@ TEST(FormatFlatMetricsTest, UnknownIsEmptyOrNullNeverZero) {
             "no CPU \"measurement\"");
 }
 
+// Reliability study D18: a dataset name must not set the terminal title or clear the screen.
+TEST(FormatFlatMetricsTest, CsvAndMarkdownCarryNoControlCharacters) {
+  v1::Measurement measurement = Sample();
+  measurement.mutable_metrics()->mutable_chunks()->mutable_per_dataset(0)->set_dataset(
+      "evil\x1b]0;title\x07\x1b[2J\rname\x7f");
+  for (FlatFormat format : {FlatFormat::kCsv, FlatFormat::kMarkdown}) {
+    const std::string out = FormatFlatMetrics(measurement, format);
+    for (char c : out) {
+      EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f))
+          << static_cast<int>(c) << " in\n" << out;
+    }
+    EXPECT_TRUE(absl::StrContains(out, "evil?]0;title??[2J")) << out;
+  }
+}
+
 TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControls) {
   EXPECT_EQ(JsonQuote("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\u0001\"");
 }

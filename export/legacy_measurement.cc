@@ -5,12 +5,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <utility>
 
@@ -22,6 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "aggregation/aggregate.h"
+#include "io/bounded_read.h"
+#include "io/untrusted_json.h"
 #include "tools/coffea_json.h"
 
 namespace roastcoffea {
@@ -32,51 +30,10 @@ using google::protobuf::Value;
 
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
-// The original writes NaN and Infinity as bare tokens (json.dump's default); standard JSON has
-// no such tokens, so outside strings they become null (an absent value).
-std::string ReplaceNonFiniteTokens(absl::string_view json) {
-  std::string out;
-  out.reserve(json.size());
-  bool in_string = false;
-  for (size_t i = 0; i < json.size(); ++i) {
-    const char c = json[i];
-    if (in_string) {
-      out.push_back(c);
-      if (c == '\\' && i + 1 < json.size()) {
-        out.push_back(json[++i]);
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-      out.push_back(c);
-      continue;
-    }
-    bool replaced = false;
-    for (absl::string_view token : {"-Infinity", "Infinity", "NaN"}) {
-      if (json.substr(i, token.size()) == token) {
-        out += "null";
-        i += token.size() - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out.push_back(c);
-  }
-  return out;
-}
-
+// The original writes NaN and Infinity as bare tokens (json.dump's default): they become null
+// (an absent value). Deep nesting is refused before protobuf parses it (io/untrusted_json.h).
 absl::StatusOr<Value> ParseJsonFile(absl::string_view text, absl::string_view what) {
-  Value value;
-  const auto status =
-      google::protobuf::util::JsonStringToMessage(ReplaceNonFiniteTokens(text), &value);
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, ": not valid JSON: ", std::string(status.message())));
-  }
-  return value;
+  return ParseUntrustedJson(text, what);
 }
 
 const Value* Find(const Struct& object, absl::string_view key) {
@@ -431,14 +388,17 @@ absl::Status ReadSpans(const Struct& metrics, v1::Measurement* measurement) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno;
-    if (error == ENOENT) return absl::NotFoundError(absl::StrCat(path, ": no such file"));
-    return absl::PermissionDeniedError(absl::StrCat(path, ": ", std::strerror(error)));
-  }
-  return std::string(std::istreambuf_iterator<char>(in), {});
+// Size limits of the original's files: metrics.json holds per-chunk records and samples
+// (tens of MB for large runs); the others are a few lines.
+constexpr int64_t kMaxMetricsJsonBytes = int64_t{256} << 20;
+constexpr int64_t kMaxSmallFileBytes = int64_t{16} << 20;
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path, int64_t max_bytes,
+                                          absl::string_view what) {
+  BoundedReadOptions options;
+  options.max_bytes = max_bytes;
+  options.what = what;
+  return ReadBoundedFile(path, options);
 }
 
 bool Exists(const std::string& path) {
@@ -633,10 +593,16 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
     }
     std::string json;
     (void)google::protobuf::util::MessageToJsonString(*raw_chunks, &json);
-    absl::StatusOr<std::vector<v1::ChunkRecord>> records =
+    absl::StatusOr<ChunkRecordsRead> records =
         ParseChunkRecords(json, absl::StrCat(metrics_source, ": raw_chunk_metrics"));
     if (!records.ok()) return records.status();
-    for (v1::ChunkRecord& record : *records) *measurement.add_chunks() = std::move(record);
+    for (v1::ChunkRecord& record : records->records) *measurement.add_chunks() = std::move(record);
+    // A bad value loses that value, not the directory.
+    for (std::string& text : records->warnings) {
+      v1::Warning* warning = measurement.add_warnings();
+      warning->set_code("input_value_left_out");
+      warning->set_message(std::move(text));
+    }
   }
   if (absl::Status status = ReadSpans(metrics_json, &measurement); !status.ok()) {
     return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
@@ -663,15 +629,18 @@ absl::StatusOr<v1::Measurement> LoadLegacyMeasurement(absl::string_view director
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   if (!Exists(dir)) return absl::NotFoundError(absl::StrCat(dir, ": no such directory"));
   LegacyMeasurementFiles files;
-  absl::StatusOr<std::string> metrics = ReadWholeFile(dir + "/metrics.json");
+  absl::StatusOr<std::string> metrics =
+      ReadWholeFile(dir + "/metrics.json", kMaxMetricsJsonBytes, "a legacy metrics.json");
   if (!metrics.ok()) return metrics.status();
   files.metrics_json = *std::move(metrics);
-  absl::StatusOr<std::string> times = ReadWholeFile(dir + "/start_end_time.txt");
+  absl::StatusOr<std::string> times =
+      ReadWholeFile(dir + "/start_end_time.txt", kMaxSmallFileBytes, "a legacy start_end_time.txt");
   if (!times.ok()) return times.status();
   files.start_end_time = *std::move(times);
   for (auto [name, slot] : {std::make_pair("/metadata.json", &files.metadata_json),
                             std::make_pair("/config.json", &files.config_json)}) {
-    absl::StatusOr<std::string> text = ReadWholeFile(dir + name);
+    absl::StatusOr<std::string> text =
+        ReadWholeFile(dir + name, kMaxSmallFileBytes, absl::StrCat("a legacy ", name + 1));
     if (text.ok()) {
       *slot = *std::move(text);
     } else if (!absl::IsNotFound(text.status())) {

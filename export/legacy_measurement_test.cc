@@ -303,6 +303,57 @@ TEST_F(LegacyMeasurementTest, BadInputsAreErrorsNamingTheFile) {
   EXPECT_TRUE(absl::StrContains(loaded.status().message(), "start_end_time.txt"));
 }
 
+// Reliability study D3, D4: a metrics.json that is a directory crashed collect (uncaught
+// std::__ios_failure); /dev/zero grew memory without end; a FIFO blocked forever.
+TEST_F(LegacyMeasurementTest, FilesThatAreNotRegularAreErrorsNamingThem) {
+  const std::string dir = WriteLegacyDirectory("notfiles", "{}");
+  const std::string metrics = dir + "/metrics.json";
+  ASSERT_EQ(unlink(metrics.c_str()), 0);
+  ASSERT_EQ(mkdir(metrics.c_str(), 0755), 0);
+  absl::StatusOr<v1::Measurement> loaded = LoadLegacyMeasurement(dir, Utc());
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(loaded.status().message(),
+                                "metrics.json' is a directory, not a regular file"))
+      << loaded.status();
+  ASSERT_EQ(rmdir(metrics.c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", metrics.c_str()), 0);
+  loaded = LoadLegacyMeasurement(dir, Utc());
+  EXPECT_TRUE(absl::StrContains(loaded.status().message(), "is a character device"))
+      << loaded.status();
+  ASSERT_EQ(unlink(metrics.c_str()), 0);
+  Write(metrics, "{}");
+  const std::string times = dir + "/start_end_time.txt";
+  ASSERT_EQ(unlink(times.c_str()), 0);
+  ASSERT_EQ(mkfifo(times.c_str(), 0600), 0);
+  loaded = LoadLegacyMeasurement(dir, Utc());
+  EXPECT_TRUE(absl::StrContains(loaded.status().message(), "start_end_time.txt' is a FIFO"))
+      << loaded.status();
+}
+
+// Reliability study D7: 200 KB of nested arrays kept protobuf busy for over 600 s.
+TEST_F(LegacyMeasurementTest, DeepNestingIsRefusedQuickly) {
+  const std::string dir = WriteLegacyDirectory(
+      "deep", "{\"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const absl::StatusOr<v1::Measurement> loaded = LoadLegacyMeasurement(dir, Utc());
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(loaded.status().message(), "metrics.json: nested too deep"))
+      << loaded.status();
+}
+
+// One bad chunk value loses that value, with a warning, not the directory.
+TEST_F(LegacyMeasurementTest, BadChunkValuesAreWarnings) {
+  const std::string dir = WriteLegacyDirectory(
+      "badvalue", R"({"raw_chunk_metrics": [{"num_events": 5, "duration": "slow"}]})");
+  const absl::StatusOr<v1::Measurement> loaded = LoadLegacyMeasurement(dir, Utc());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->chunks_size(), 1);
+  EXPECT_EQ(loaded->chunks(0).events(), 5);
+  ASSERT_EQ(loaded->warnings_size(), 1);
+  EXPECT_EQ(loaded->warnings(0).code(), "input_value_left_out");
+  EXPECT_TRUE(absl::StrContains(loaded->warnings(0).message(), "record 0: 'duration'"))
+      << loaded->warnings(0).message();
+}
+
 TEST(ParsePythonTupleReprTest, StringsNumbersAndNone) {
   absl::StatusOr<std::vector<std::string>> parsed =
       ParsePythonTupleRepr("('execute', \"it's\", 'a\\'b', 12, -1.5, None)");

@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "export/legacy_measurement.h"
+#include "io/bounded_read.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace roastcoffea {
@@ -157,22 +158,19 @@ absl::Status ValidateName(absl::string_view name) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return OsError(errno, "read", path);
-  auto close_fd = absl::MakeCleanup([fd] { close(fd); });
-  std::string contents;
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t count = read(fd, buffer, sizeof(buffer));
-    if (count < 0) {
-      if (errno == EINTR) continue;
-      return OsError(errno, "read", path);
-    }
-    if (count == 0) break;
-    contents.append(buffer, static_cast<size_t>(count));
-  }
-  return contents;
+// Size limits of a measurement directory's files. FORMAT is one short line. protobuf parses no
+// message over 2 GiB, so a larger measurement.pb could never load; the JSON form of such a
+// message is a few times larger.
+constexpr int64_t kMaxFormatFileBytes = 64;
+constexpr int64_t kMaxBinaryFileBytes = (int64_t{2} << 30) - 1;
+constexpr int64_t kMaxJsonFileBytes = int64_t{4} << 30;
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
+                                     absl::string_view what) {
+  BoundedReadOptions options;
+  options.max_bytes = max_bytes;
+  options.what = what;
+  return ReadBoundedFile(path, options);
 }
 
 // Parses FORMAT ("roastcoffea-measurement <version>\n") and returns the version.
@@ -284,7 +282,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   if (IsLegacyMeasurementDirectory(path)) return LoadLegacyMeasurement(path);
 
   const std::string format_path = JoinPath(path, kFormatFile);
-  absl::StatusOr<std::string> format = ReadFile(format_path);
+  absl::StatusOr<std::string> format = ReadFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
   if (!format.ok()) {
     if (absl::IsNotFound(format.status())) {
       return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory: '",
@@ -302,7 +300,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
 
   v1::Measurement measurement;
   const std::string binary_path = JoinPath(path, kBinaryFile);
-  absl::StatusOr<std::string> binary = ReadFile(binary_path);
+  absl::StatusOr<std::string> binary = ReadFile(binary_path, kMaxBinaryFileBytes, "measurement.pb");
   std::string source_path = binary_path;
   if (binary.ok()) {
     if (!measurement.ParseFromString(*binary)) {
@@ -311,7 +309,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     }
   } else if (absl::IsNotFound(binary.status())) {
     const std::string json_path = JoinPath(path, kJsonFile);
-    absl::StatusOr<std::string> json = ReadFile(json_path);
+    absl::StatusOr<std::string> json = ReadFile(json_path, kMaxJsonFileBytes, "measurement.json");
     if (!json.ok()) {
       if (absl::IsNotFound(json.status())) {
         return absl::NotFoundError(absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ",

@@ -1,6 +1,12 @@
 // bazel run -c opt //export:profile_benchmark
 // Flame graph and top-stacks table of large call trees: cost and SVG size stay bounded.
+// `collect profile` on the reliability study's hostile measurements (D6, D11): a 40,000-deep
+// chain and 16,000 profiles of one worker.
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -8,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "export/flame_graph.h"
+#include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "schema/measurement.pb.h"
 
@@ -68,6 +75,65 @@ void BM_TopStacksTable(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_TopStacksTable)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
+
+// One chain of `depth` frames labelled `label`, one sample at every level: every folded line
+// repeats the stack above it (d^2/2 labels in all).
+v1::Measurement DeepChain(int depth, const std::string& label) {
+  v1::Measurement measurement;
+  v1::Profile& profile = *measurement.add_profiles();
+  profile.set_worker("tcp://10.0.0.5:4123");
+  profile.set_sampling_interval_seconds(0.01);
+  profile.add_frames()->set_function(label);
+  for (int i = 0; i <= depth; ++i) {
+    v1::ProfileNode* node = profile.add_nodes();
+    node->set_parent(i - 1);
+    node->set_frame(i == 0 ? -1 : 0);
+    node->set_count(depth - i + 1);
+  }
+  return measurement;
+}
+
+double PeakRssMiB() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+void BM_WriteProfileFilesDeepChain(benchmark::State& state) {
+  const v1::Measurement measurement = DeepChain(static_cast<int>(state.range(0)), "f");
+  const std::string directory =
+      absl::StrCat(std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
+                   "/profile_benchmark_chain");
+  mkdir(directory.c_str(), 0700);
+  int64_t bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, directory);
+    if (!written.ok()) state.SkipWithError(std::string(written.status().message()).c_str());
+    bytes = 0;
+    for (const std::string& path : written->paths) {
+      struct stat info;
+      if (stat(path.c_str(), &info) == 0) bytes += info.st_size;
+      std::remove(path.c_str());
+    }
+  }
+  state.counters["bytes_written"] = static_cast<double>(bytes);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+BENCHMARK(BM_WriteProfileFilesDeepChain)->Arg(40000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+void BM_ProfileFileStems(benchmark::State& state) {
+  v1::Measurement measurement;
+  for (int i = 0; i < state.range(0); ++i) {
+    v1::Profile* profile = measurement.add_profiles();
+    profile->set_worker("tcp://10.0.0.5:4123");
+  }
+  for (auto _ : state) {
+    const std::vector<std::string> stems = ProfileFileStems(measurement);
+    benchmark::DoNotOptimize(stems.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_ProfileFileStems)->Arg(1000)->Arg(16000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace roastcoffea

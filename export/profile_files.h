@@ -28,11 +28,16 @@ std::string SanitizeFileNamePart(absl::string_view text);
 
 // One stem per profile of `measurement`, in order: the sanitised worker (else worker name,
 // else "all-workers"), then ".<task prefix or section>" when restricted; a stem already taken
-// gets "-2", "-3", ...
+// gets "-2", "-3", ... Linear: each base stem remembers its next suffix.
 std::vector<std::string> ProfileFileStems(const v1::Measurement& measurement);
 
 struct ProfileFilesOptions {
   FlameGraphOptions flame_graph = {};  // title and subtitle are set per file
+  // Folded text over all files together: stacks that do not fit are left out (counted in
+  // WrittenProfileFiles). Folded text is quadratic in stack depth.
+  int64_t max_folded_bytes = int64_t{256} << 20;
+  // Per-profile files are written for the first this many profiles (2 files each).
+  int max_profiles = 1000;
 };
 
 struct WrittenProfileFiles {
@@ -40,6 +45,10 @@ struct WrittenProfileFiles {
   // Why the merged files were not written (the profiles cannot be merged, e.g. their sampling
   // intervals differ); "" when they were.
   std::string merge_problem;
+  // What the limits of ProfileFilesOptions left out.
+  int64_t stacks_left_out = 0;
+  int64_t samples_left_out = 0;
+  int profiles_left_out = 0;
 };
 
 // Writes the files above into `directory` (which must exist). FailedPrecondition when the

@@ -125,5 +125,42 @@ TEST(WriteProfileFilesTest, UnmergeableProfilesStillWrittenPerWorker) {
   EXPECT_TRUE(absl::StrContains(Read(dir + "/flamegraph.c.svg"), "No samples"));
 }
 
+// Reliability study D11: 16,000 profiles of one worker took 39 s (a suffix search per profile).
+TEST(ProfileFileStemsTest, ManyProfilesOfOneWorkerAreLinear) {
+  v1::Measurement measurement;
+  for (int i = 0; i < 20000; ++i) measurement.add_profiles()->set_worker("w");
+  // Names that look like suffixes of another base are skipped, never reused.
+  measurement.mutable_profiles(1)->set_worker("w-3");
+  const std::vector<std::string> stems = ProfileFileStems(measurement);
+  ASSERT_EQ(stems.size(), 20000u);
+  EXPECT_EQ(stems[0], "w");
+  EXPECT_EQ(stems[1], "w-3");
+  EXPECT_EQ(stems[2], "w-2");
+  EXPECT_EQ(stems[3], "w-4");
+  EXPECT_EQ(stems.back(), "w-20000");
+}
+
+// Reliability study D6 and D11: the limits bound what `collect profile` writes.
+TEST(WriteProfileFilesTest, LimitsLeaveOutStacksAndProfilesAndSayHowMany) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/limits";
+  mkdir(dir.c_str(), 0755);
+  v1::Measurement measurement;
+  for (int i = 0; i < 5; ++i) {
+    *measurement.add_profiles() = Folded("w", "main 1\nmain;a 1\nmain;a;b 1\n");
+  }
+  ProfileFilesOptions options;
+  options.max_profiles = 2;
+  options.max_folded_bytes = 40;  // the merged file (34 bytes) and one short line more
+  absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, dir, options);
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(written->paths.size(), 6u);  // merged + 2 profiles, 2 files each
+  EXPECT_EQ(written->profiles_left_out, 3);
+  EXPECT_EQ(Read(dir + "/profile.folded"), "main 5\nmain;a 5\nmain;a;b 5\n");
+  EXPECT_EQ(Read(dir + "/profile.w.folded"), "main 1\n");
+  EXPECT_EQ(Read(dir + "/profile.w-2.folded"), "");
+  EXPECT_EQ(written->stacks_left_out, 5);
+  EXPECT_EQ(written->samples_left_out, 5);
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -2,10 +2,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -13,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "io/bounded_read.h"
 
 namespace roastcoffea {
 namespace host {
@@ -41,18 +38,15 @@ std::vector<std::string> CgroupDirectories(const LinuxFileRoots& roots,
 }  // namespace
 
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    const int error = errno;
-    std::string message = absl::StrCat("cannot open ", path, ": ", std::strerror(error));
-    if (error == ENOENT) return absl::NotFoundError(message);
-    if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
-    return absl::UnavailableError(message);
+  BoundedReadOptions options;
+  options.max_bytes = kMaxSmallFileBytes;
+  options.what = "a /proc or cgroup file";
+  options.size_from_stat = false;  // /proc files say 0 bytes
+  absl::StatusOr<std::string> text = ReadBoundedFile(path, options);
+  if (text.ok() || absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status())) {
+    return text;
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("cannot read ", path));
-  return content.str();
+  return absl::UnavailableError(text.status().message());
 }
 
 absl::StatusOr<std::string> ParseCgroupPath(absl::string_view text, absl::string_view controller) {

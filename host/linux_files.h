@@ -24,7 +24,11 @@ struct LinuxFileRoots {
   std::string cgroup = "/sys/fs/cgroup";
 };
 
-// The whole content of `path`. NotFound / PermissionDenied / Unavailable naming the path.
+// /proc/cpuinfo of a 512-CPU machine is about 1 MiB; the other files are a few lines.
+inline constexpr int64_t kMaxSmallFileBytes = int64_t{4} << 20;
+
+// The whole content of `path` (a regular file, at most kMaxSmallFileBytes; io/bounded_read.h).
+// NotFound / PermissionDenied / Unavailable naming the path.
 absl::StatusOr<std::string> ReadSmallFile(const std::string& path);
 
 // Finds in /proc/self/cgroup text the cgroup path of the v2 hierarchy ("0::<path>") when

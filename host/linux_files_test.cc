@@ -130,6 +130,16 @@ TEST(ReadSmallFileTest, MissingFileIsNotFoundNamingThePath) {
   EXPECT_THAT(text.status().message(), HasSubstr("/nonexistent/roastcoffea/file"));
 }
 
+// /proc files say they are empty: the read itself is what is capped. A device is refused.
+TEST(ReadSmallFileTest, ReadsProcAndRefusesDevices) {
+  absl::StatusOr<std::string> text = ReadSmallFile("/proc/self/status");
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_THAT(*text, HasSubstr("Pid:"));
+  text = ReadSmallFile("/dev/zero");
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(text.status().message(), HasSubstr("'/dev/zero' is a character device"));
+}
+
 // A fake /proc and /sys/fs/cgroup under the test's temporary directory.
 class FakeTreeTest : public ::testing::Test {
  protected:

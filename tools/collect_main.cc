@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -248,6 +250,18 @@ int Profile(const std::vector<std::string>& arguments) {
   if (!written->merge_problem.empty()) {
     std::cerr << "collect: warning: no merged profile.folded and flamegraph.svg: "
               << written->merge_problem << "\n";
+  }
+  if (written->stacks_left_out > 0) {
+    std::cerr << "collect: warning: " << written->stacks_left_out << " stacks ("
+              << written->samples_left_out
+              << " samples) left out of the .folded files: they would exceed "
+              << (ProfileFilesOptions().max_folded_bytes >> 20)
+              << " MiB in all (each line repeats its whole stack)\n";
+  }
+  if (written->profiles_left_out > 0) {
+    std::cerr << "collect: warning: files for " << written->profiles_left_out
+              << " more profiles not written (at most " << ProfileFilesOptions().max_profiles
+              << "; the merged files include them)\n";
   }
   return 0;
 }
@@ -491,6 +505,13 @@ int Run(int argc, char** argv) {
 }  // namespace roastcoffea
 
 int main(int argc, char** argv) {
+  // protobuf logs "[libprotobuf ERROR ...]" lines for corrupt input before collect's own error,
+  // which names the file and says what is wrong: keep only what aborts.
+  google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* filename,
+                                     int line, const std::string& message) {
+    if (level < google::protobuf::LOGLEVEL_FATAL) return;
+    std::cerr << "[libprotobuf FATAL " << filename << ":" << line << "] " << message << "\n";
+  });
   absl::SetProgramUsageMessage(roastcoffea::kUsage);
   // --help lists every flag of the tool (they are defined beside the code they configure:
   // tools/dask_collect.cc, tools/trace_flag.cc, ...), not only this file's.

@@ -216,18 +216,21 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
   run.profiles = backend.TakeProfiles();
-  absl::StatusOr<std::vector<v1::ChunkRecord>> records = ReadChunkRecords(records_path);
-  if (!records.ok() && !absl::IsNotFound(records.status())) {
+  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path);
+  if (records.ok()) {
+    for (std::string& warning : records->warnings) result.warnings.push_back(std::move(warning));
+  } else if (!absl::IsNotFound(records.status())) {
     result.warnings.push_back(absl::StrCat("chunk records ignored: ", records.status().message()));
   }
   ChunkJoinResult joined =
       JoinChunkRecords(backend.TakeChunkRecords(),
-                       records.ok() ? *std::move(records) : std::vector<v1::ChunkRecord>{});
+                       records.ok() ? std::move(records->records) : std::vector<v1::ChunkRecord>{});
   run.chunks = std::move(joined.records);
   for (std::string& warning : joined.warnings) result.warnings.push_back(std::move(warning));
-  absl::StatusOr<v1::WorkflowReport> report = ReadCoffeaReport(report_path);
+  absl::StatusOr<CoffeaReportRead> report = ReadCoffeaReport(report_path);
   if (report.ok()) {
-    run.report = *std::move(report);
+    run.report = std::move(report->report);
+    for (std::string& warning : report->warnings) result.warnings.push_back(std::move(warning));
   } else {
     if (!absl::IsNotFound(report.status())) {
       result.warnings.push_back(absl::StrCat("report ignored: ", report.status().message()));

@@ -393,7 +393,9 @@ Reader::~Reader() {
 }
 
 absl::StatusOr<std::unique_ptr<Reader>> Reader::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO must not block the open; the S_ISREG check below then refuses it
+  // (reads of a regular file ignore the flag).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     const std::string message = absl::StrCat("opening columnar file ", path, ": ", ErrnoText(err));

@@ -1,5 +1,6 @@
 #include "tools/sample_analysis/columnar_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -344,6 +345,17 @@ TEST(ColumnarFileTest, MissingFileIsNotFound) {
   absl::StatusOr<std::unique_ptr<Reader>> reader = Reader::Open(path);
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(reader.status().message(), HasSubstr(path));
+}
+
+// Reliability study D4: a FIFO blocked in open(); a device would be read without end.
+TEST(ColumnarFileTest, FifoAndDeviceAreRefusedWithoutBlocking) {
+  const std::string fifo = TestPath("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero")}) {
+    absl::StatusOr<std::unique_ptr<Reader>> reader = Reader::Open(path);
+    EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument) << path;
+    EXPECT_THAT(reader.status().message(), HasSubstr("is not a regular file"));
+  }
 }
 
 TEST(ColumnarFileTest, TruncatedFilesAreDataLoss) {

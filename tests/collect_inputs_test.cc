@@ -1,0 +1,72 @@
+// End to end: `collect` on inputs that are not what they claim (reliability study D3, D4, D19):
+// an error naming the file and a normal exit, never an abort, a hang or protobuf's own log.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "export/measurement_io.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+#include "tests/collect_runner.h"
+
+namespace roastcoffea {
+namespace {
+
+std::string SaveRun(const std::string& name) {
+  v1::Measurement run;
+  run.mutable_metadata()->set_name(name);
+  const absl::StatusOr<std::string> saved = SaveMeasurement(run, TempDir() + "/runs", name);
+  EXPECT_TRUE(saved.ok()) << saved.status();
+  return saved.ok() ? *saved : "";
+}
+
+// The original's layout with metrics.json a directory: collect aborted in std::__ios_failure.
+TEST(CollectInputsTest, LegacyMetricsThatIsADirectory) {
+  const std::string dir = TempDir() + "/legacy";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((dir + "/metrics.json").c_str(), 0755), 0);
+  std::ofstream(dir + "/start_end_time.txt") << "1.0,2.0\n";
+  const CollectOutcome show = RunCollect({"show", dir});
+  EXPECT_NE(show.exit_code, 0);
+  EXPECT_LT(show.exit_code, 128) << show.err;
+  EXPECT_TRUE(absl::StrContains(show.err, "metrics.json' is a directory, not a regular file"))
+      << show.err;
+}
+
+// FORMAT a FIFO blocked collect forever; /dev/zero grew it to an abort.
+TEST(CollectInputsTest, FormatThatIsAFifoOrDevZero) {
+  const std::string fifo_run = SaveRun("fifo");
+  ASSERT_EQ(unlink((fifo_run + "/FORMAT").c_str()), 0);
+  ASSERT_EQ(mkfifo((fifo_run + "/FORMAT").c_str(), 0600), 0);
+  CollectOutcome show = RunCollect({"show", fifo_run});
+  EXPECT_NE(show.exit_code, 0);
+  EXPECT_LT(show.exit_code, 128) << show.err;
+  EXPECT_TRUE(absl::StrContains(show.err, "FORMAT' is a FIFO, not a regular file")) << show.err;
+
+  const std::string zero_run = SaveRun("zero");
+  ASSERT_EQ(unlink((zero_run + "/measurement.pb").c_str()), 0);
+  ASSERT_EQ(symlink("/dev/zero", (zero_run + "/measurement.pb").c_str()), 0);
+  show = RunCollect({"show", zero_run});
+  EXPECT_NE(show.exit_code, 0);
+  EXPECT_LT(show.exit_code, 128) << show.err;
+  EXPECT_TRUE(absl::StrContains(show.err, "measurement.pb' is a character device")) << show.err;
+}
+
+// A corrupt measurement.pb: collect's error only, no "[libprotobuf ERROR ...]" lines before it.
+TEST(CollectInputsTest, CorruptMeasurementHasNoProtobufLogLines) {
+  const std::string run = SaveRun("corrupt");
+  // A string field (metadata.name, field 1 of field 1... ) holding bytes that are not UTF-8.
+  std::ofstream(run + "/measurement.pb", std::ios::trunc | std::ios::binary)
+      << std::string("\x0a\x04\x12\x02\xff\xfe", 6);
+  const CollectOutcome show = RunCollect({"show", run});
+  EXPECT_NE(show.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(show.err, "measurement.pb")) << show.err;
+  EXPECT_FALSE(absl::StrContains(show.err, "[libprotobuf")) << show.err;
+}
+
+}  // namespace
+}  // namespace roastcoffea

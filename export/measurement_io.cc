@@ -7,8 +7,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <dirent.h>
 #include <unistd.h>
 
+#include <ctime>
+#include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +27,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "export/legacy_measurement.h"
+#include "export/utf8_repair.h"
 #include "io/bounded_read.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -84,8 +91,55 @@ absl::Status MakeDirectories(const std::string& path) {
   return absl::OkStatus();
 }
 
+// A file written in pieces through a buffer, then synced: the JSON copy of a large measurement
+// is produced record by record instead of as one string.
+class DurableFileWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<DurableFileWriter>> Create(const std::string& path) {
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+    if (fd < 0) return OsError(errno, "create file", path);
+    return std::unique_ptr<DurableFileWriter>(new DurableFileWriter(fd, path));
+  }
+  ~DurableFileWriter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  absl::Status Append(absl::string_view text) {
+    buffer_.append(text.data(), text.size());
+    return buffer_.size() >= kFlushBytes ? Flush() : absl::OkStatus();
+  }
+  absl::Status Finish() {
+    if (absl::Status flushed = Flush(); !flushed.ok()) return flushed;
+    if (fsync(fd_) != 0) return OsError(errno, "sync", path_);
+    const int fd = fd_;
+    fd_ = -1;
+    // close can report a deferred write error (e.g. on network filesystems).
+    if (close(fd) != 0) return OsError(errno, "close", path_);
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  DurableFileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  absl::Status Flush() {
+    absl::string_view pending = buffer_;
+    while (!pending.empty()) {
+      const ssize_t written = write(fd_, pending.data(), pending.size());
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        return OsError(errno, "write", path_);
+      }
+      pending.remove_prefix(static_cast<size_t>(written));
+    }
+    buffer_.clear();
+    return absl::OkStatus();
+  }
+  int fd_;
+  const std::string path_;
+  std::string buffer_;
+};
+
 absl::Status WriteFileDurably(const std::string& path, absl::string_view contents) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd < 0) return OsError(errno, "create file", path);
   auto close_fd = absl::MakeCleanup([fd] { close(fd); });
   while (!contents.empty()) {
@@ -187,52 +241,110 @@ absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::
   return version;
 }
 
-}  // namespace
-
-absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
-                                            absl::string_view parent_dir,
-                                            absl::string_view name) {
-  absl::Status valid_name = ValidateName(name);
-  if (!valid_name.ok()) return valid_name;
-
-  // Fill in the schema version without copying the message when it is already there.
-  const v1::Measurement* to_save = &measurement;
-  v1::Measurement stamped;
-  const uint32_t version = measurement.metadata().schema_version();
-  if (version == 0) {
-    stamped = measurement;
-    stamped.mutable_metadata()->set_schema_version(kSchemaVersion);
-    to_save = &stamped;
-  } else if (version != kSchemaVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot save measurement '", name, "': metadata.schema_version is ", version,
-                     ", this build writes version ", kSchemaVersion));
+// The process's umask without changing it (/proc/self/status "Umask:", Linux >= 4.7); 022
+// when it cannot be read.
+mode_t ProcessUmask() {
+  BoundedReadOptions options;
+  options.max_bytes = 1 << 16;
+  options.what = "process status";
+  absl::StatusOr<std::string> status = ReadBoundedFile("/proc/self/status", options);
+  if (status.ok()) {
+    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
+      if (!absl::ConsumePrefix(&line, "Umask:")) continue;
+      line = absl::StripAsciiWhitespace(line);
+      unsigned value = 0;
+      if (!line.empty() && sscanf(std::string(line).c_str(), "%o", &value) == 1) {
+        return static_cast<mode_t>(value & 0777);
+      }
+    }
   }
+  return 022;
+}
 
-  std::string binary;
-  if (!to_save->SerializeToString(&binary)) {
-    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name,
-                                            "' (larger than 2 GiB?)"));
-  }
-  std::string json;
-  google::protobuf::util::JsonPrintOptions json_options;
-  json_options.add_whitespace = true;
-  json_options.preserve_proto_field_names = true;
-  json_options.always_print_primitive_fields = true;
-  const auto json_status = google::protobuf::util::MessageToJsonString(*to_save, &json, json_options);
-  if (!json_status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot convert measurement '", name, "' to JSON: ",
-                                            json_status.ToString()));
-  }
+// Partial directories older than this are leftovers of a killed save, never a save in progress
+// (a save takes seconds), and are removed by the next save into the same parent.
+constexpr int64_t kStalePartialSeconds = 3600;
 
-  const std::string parent = parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
-  absl::Status made = MakeDirectories(parent);
-  if (!made.ok()) return made;
+void SweepStalePartialDirectories(const std::string& parent) {
+  DIR* directory = opendir(parent.c_str());
+  if (directory == nullptr) return;
+  const time_t now = time(nullptr);
+  while (const dirent* entry = readdir(directory)) {
+    const absl::string_view name = entry->d_name;
+    if (!absl::StartsWith(name, ".") || !absl::StrContains(name, kPartialMarker)) continue;
+    const std::string path = JoinPath(parent, name);
+    struct stat info;
+    if (lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) continue;
+    if (info.st_uid != geteuid() || now - info.st_mtime < kStalePartialSeconds) continue;
+    RemovePartialDirectory(path);  // only our three files, then rmdir: nothing else is touched
+  }
+  closedir(directory);
+}
+
+// measurement.json written field by field and record by record, so that a run of a million
+// chunks is never held as one JSON tree (the whole-message converter needs several KB per
+// record). The result is the message's protobuf JSON with the schema's field names.
+absl::Status WriteMeasurementJson(const v1::Measurement& measurement, DurableFileWriter& out) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  const google::protobuf::Descriptor* descriptor = measurement.GetDescriptor();
+  const google::protobuf::Reflection* reflection = measurement.GetReflection();
+  std::string piece;
+  const auto message_json = [&](const google::protobuf::Message& message) -> absl::Status {
+    piece.clear();
+    const auto status = google::protobuf::util::MessageToJsonString(message, &piece, options);
+    if (!status.ok()) {
+      return absl::InternalError(absl::StrCat("cannot convert to JSON: ", status.ToString()));
+    }
+    while (!piece.empty() && piece.back() == '\n') piece.pop_back();
+    return out.Append(piece);
+  };
+  if (absl::Status s = out.Append("{"); !s.ok()) return s;
+  bool first = true;
+  for (int f = 0; f < descriptor->field_count(); ++f) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
+    // Every field of Measurement is a message, singular or repeated.
+    if (!field->is_repeated() && !reflection->HasField(measurement, field)) continue;
+    if (absl::Status s = out.Append(absl::StrCat(first ? "\n" : ",\n", "\"", field->name(), "\": "));
+        !s.ok()) {
+      return s;
+    }
+    first = false;
+    if (!field->is_repeated()) {
+      if (absl::Status s = message_json(reflection->GetMessage(measurement, field)); !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    const int size = reflection->FieldSize(measurement, field);
+    if (absl::Status s = out.Append("["); !s.ok()) return s;
+    for (int i = 0; i < size; ++i) {
+      if (absl::Status s = out.Append(i == 0 ? "\n" : ",\n"); !s.ok()) return s;
+      if (absl::Status s = message_json(reflection->GetRepeatedMessage(measurement, field, i));
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = out.Append(size == 0 ? "]" : "\n]"); !s.ok()) return s;
+  }
+  return out.Append("\n}\n");
+}
+
+// Writes <parent>/<name> (parent exists) from a message ready to save.
+absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::string& parent,
+                                     absl::string_view name) {
   const std::string final_path = JoinPath(parent, name);
   struct stat info;
   if (lstat(final_path.c_str(), &info) == 0) {
     return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
                                                  "' already exists; it is never overwritten"));
+  }
+  std::string binary;
+  if (!to_save.SerializeToString(&binary)) {
+    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name,
+                                            "' (larger than 2 GiB?)"));
   }
 
   std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
@@ -240,13 +352,26 @@ absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
     return OsError(errno, "create directory", partial);
   }
   auto remove_partial = absl::MakeCleanup([&partial] { RemovePartialDirectory(partial); });
+  // mkdtemp makes it 0700; a measurement on a shared facility is read by others as the umask
+  // allows, like any file the user creates.
+  if (chmod(partial.c_str(), 0777 & ~ProcessUmask()) != 0) {
+    return OsError(errno, "set the permissions of", partial);
+  }
   const std::string format_line = absl::StrCat(kFormatMagic, " ", kSchemaVersion, "\n");
   for (const auto& [file, contents] :
        {std::pair<absl::string_view, absl::string_view>{kFormatFile, format_line},
-        {kBinaryFile, binary},
-        {kJsonFile, json}}) {
+        {kBinaryFile, binary}}) {
     absl::Status written = WriteFileDurably(JoinPath(partial, file), contents);
     if (!written.ok()) return written;
+  }
+  binary.clear();
+  binary.shrink_to_fit();
+  {
+    const std::string json_path = JoinPath(partial, kJsonFile);
+    absl::StatusOr<std::unique_ptr<DurableFileWriter>> json = DurableFileWriter::Create(json_path);
+    if (!json.ok()) return json.status();
+    if (absl::Status s = WriteMeasurementJson(to_save, **json); !s.ok()) return s;
+    if (absl::Status s = (*json)->Finish(); !s.ok()) return s;
   }
   absl::Status synced = SyncDirectory(partial);
   if (!synced.ok()) return synced;
@@ -257,6 +382,72 @@ absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
   synced = SyncDirectory(parent);
   if (!synced.ok()) return synced;
   return final_path;
+}
+
+absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::string_view parent_dir,
+                                 absl::string_view name, bool unique_name) {
+  absl::Status valid_name = ValidateName(name);
+  if (!valid_name.ok()) return valid_name;
+  const uint32_t version = measurement.metadata().schema_version();
+  if (version != 0 && version != kSchemaVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot save measurement '", name, "': metadata.schema_version is ", version,
+                     ", this build writes version ", kSchemaVersion));
+  }
+  const std::string parent = parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
+  absl::Status made = MakeDirectories(parent);
+  if (!made.ok()) return made;
+  SweepStalePartialDirectories(parent);
+
+  // Copied only when something must change: the schema version, text that is not UTF-8
+  // (which libprotobuf would write but never read back), or the name.
+  const bool utf8 = export_internal::AllStringsValidUtf8(measurement);
+  std::optional<v1::Measurement> copy;
+  const auto editable = [&]() -> v1::Measurement& {
+    if (!copy.has_value()) copy = measurement;
+    return *copy;
+  };
+  if (version == 0) editable().mutable_metadata()->set_schema_version(kSchemaVersion);
+  if (!utf8) {
+    std::string first_path;
+    const int repaired = export_internal::RepairStringsUtf8(&editable(), &first_path);
+    v1::Warning& warning = *editable().add_warnings();
+    warning.set_code("invalid_utf8");
+    warning.set_message(absl::StrCat(
+        repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
+        "); each such byte was saved as U+FFFD"));
+  }
+  // Two runs started in the same second get the same default name: the later one takes the
+  // next free "-2", "-3", ... rather than losing its measurement.
+  constexpr int kMaxSuffix = 1000;
+  for (int suffix = 1; suffix <= (unique_name ? kMaxSuffix : 1); ++suffix) {
+    const std::string attempt = suffix == 1 ? std::string(name) : absl::StrCat(name, "-", suffix);
+    const v1::Measurement* to_save = copy.has_value() ? &*copy : &measurement;
+    v1::Measurement renamed;
+    if (suffix > 1 && measurement.metadata().name() == name) {
+      renamed = *to_save;
+      renamed.mutable_metadata()->set_name(attempt);
+      to_save = &renamed;
+    }
+    absl::StatusOr<std::string> saved = SaveInto(*to_save, parent, attempt);
+    if (!absl::IsAlreadyExists(saved.status()) || !unique_name) return saved;
+  }
+  return absl::AlreadyExistsError(absl::StrCat("measurement directories '", JoinPath(parent, name),
+                                               "' to '-", kMaxSuffix, "' all exist"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
+                                            absl::string_view parent_dir,
+                                            absl::string_view name) {
+  return Save(measurement, parent_dir, name, /*unique_name=*/false);
+}
+
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name) {
+  return Save(measurement, parent_dir, name, /*unique_name=*/true);
 }
 
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
@@ -300,30 +491,42 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
 
   v1::Measurement measurement;
   const std::string binary_path = JoinPath(path, kBinaryFile);
-  absl::StatusOr<std::string> binary = ReadFile(binary_path, kMaxBinaryFileBytes, "measurement.pb");
-  std::string source_path = binary_path;
-  if (binary.ok()) {
-    if (!measurement.ParseFromString(*binary)) {
-      return absl::DataLossError(absl::StrCat("'", binary_path,
-                                              "' is corrupt: not a valid roastcoffea.v1.Measurement"));
-    }
-  } else if (absl::IsNotFound(binary.status())) {
-    const std::string json_path = JoinPath(path, kJsonFile);
-    absl::StatusOr<std::string> json = ReadFile(json_path, kMaxJsonFileBytes, "measurement.json");
-    if (!json.ok()) {
-      if (absl::IsNotFound(json.status())) {
-        return absl::NotFoundError(absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ",
-                                                kJsonFile));
-      }
-      return json.status();
-    }
+  const std::string json_path = JoinPath(path, kJsonFile);
+  const auto load_json = [&]() -> absl::Status {
+    absl::StatusOr<std::string> json = ReadFile(json_path, kMaxJsonFileBytes, "measurement JSON");
+    if (!json.ok()) return json.status();
     google::protobuf::util::JsonParseOptions json_options;
     json_options.ignore_unknown_fields = true;  // Written by a newer v1.
     const auto parsed = google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
     if (!parsed.ok()) {
-      return absl::DataLossError(
-          absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
+      return absl::DataLossError(absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
     }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<std::string> binary = ReadFile(binary_path, kMaxBinaryFileBytes, "measurement");
+  std::string source_path = binary_path;
+  if (binary.ok()) {
+    if (!measurement.ParseFromString(*binary)) {
+      // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
+      measurement.Clear();
+      if (!load_json().ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '",
+            json_path, "' cannot stand in for it"));
+      }
+      source_path = json_path;
+      v1::Warning& warning = *measurement.add_warnings();
+      warning.set_code("measurement_pb_corrupt");
+      warning.set_message(absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path,
+                                       "' instead"));
+    }
+  } else if (absl::IsNotFound(binary.status())) {
+    absl::Status loaded = load_json();
+    if (absl::IsNotFound(loaded)) {
+      return absl::NotFoundError(absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ",
+                                              kJsonFile));
+    }
+    if (!loaded.ok()) return loaded;
     source_path = json_path;
   } else {
     return binary.status();

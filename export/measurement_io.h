@@ -32,7 +32,12 @@ inline constexpr uint32_t kSchemaVersion = 1;
 
 // Writes <parent_dir>/<name>/ as described above and returns its path. Creates parent_dir (and
 // its parents) if missing. A measurement whose metadata.schema_version is 0 is saved with
-// kSchemaVersion filled in.
+// kSchemaVersion filled in. Text fields that are not UTF-8 (a Latin-1 path, a byte from an
+// engine's log) are saved with each bad byte as U+FFFD and a warning "invalid_utf8" in the
+// saved copy: libprotobuf would write them but never read them back. The directory gets the
+// permissions the umask allows (as any file the user creates), its files 0666 & ~umask.
+// Partial directories of saves killed more than an hour ago in parent_dir are removed.
+// measurement.json is written record by record (memory does not grow with a JSON tree).
 // Errors, each naming the path (and the OS error text when the OS refused):
 //   InvalidArgument  `name` is empty, ".", "..", starts with '.', or contains '/' or NUL;
 //                    metadata.schema_version is neither 0 nor kSchemaVersion.
@@ -43,8 +48,16 @@ absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             absl::string_view parent_dir,
                                             absl::string_view name);
 
+// SaveMeasurement, but when <parent_dir>/<name> exists the next free <name>-2, <name>-3, ... (up
+// to -1000) is used, and metadata.name follows it when it was `name`: for default names (the
+// start time to the second), so that two runs started in the same second both keep their
+// measurement.
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name);
+
 // Loads a directory written by SaveMeasurement: from measurement.pb, or from measurement.json
-// when the .pb file is missing. Unknown fields (from a newer v1 writer) are accepted.
+// when the .pb file is missing, or corrupt (then with a warning "measurement_pb_corrupt"). Unknown fields (from a newer v1 writer) are accepted.
 // A directory of the original Python tool (metrics.json and start_end_time.txt, no FORMAT) is
 // read with LoadLegacyMeasurement (export/legacy_measurement.h; naive times in local time).
 // Errors, each naming the path:

@@ -1,6 +1,7 @@
 #include "export/measurement_io.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -320,6 +321,78 @@ TEST(SaveMeasurementTest, ConcurrentSavesOfOneNameHaveOneWinner) {
   EXPECT_TRUE(LoadMeasurement(parent + "/run").ok());
 }
 
+TEST(SaveMeasurementTest, TextThatIsNotUtf8IsRepairedAndTheSaveReadsBack) {
+  // A Latin-1 --cache_dir, a 0xFF in --name or a worker id: libprotobuf writes them but never
+  // parses them back, so they are repaired and said.
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metadata()->set_name("bad\xffname");
+  measurement.mutable_metadata()->add_command_line("--cache_dir=/tmp/cache\xe9");
+  measurement.mutable_chunks(0)->set_worker("worker\xfe");
+  const std::string parent = TestDirectory();
+  absl::StatusOr<std::string> saved = SaveMeasurement(measurement, parent, "latin1");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->metadata().name(), "bad\xEF\xBF\xBDname");
+  EXPECT_EQ(loaded->chunks(0).worker(), "worker\xEF\xBF\xBD");
+  ASSERT_GT(loaded->warnings_size(), 0);
+  const v1::Warning& warning = loaded->warnings(loaded->warnings_size() - 1);
+  EXPECT_EQ(warning.code(), "invalid_utf8");
+  EXPECT_TRUE(absl::StrContains(warning.message(), "3 text field(s)")) << warning.message();
+  EXPECT_TRUE(absl::StrContains(warning.message(), "metadata.name")) << warning.message();
+  // The JSON copy reads back to the same message.
+  v1::Measurement from_json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
+                  ReadWholeFile(*saved + "/measurement.json"), &from_json)
+                  .ok());
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(from_json, *loaded));
+}
+
+TEST(SaveMeasurementTest, RunsStartedInTheSameSecondBothKeepTheirMeasurement) {
+  const std::string parent = TestDirectory();
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metadata()->set_name("2026-11-24T15-00-00Z");
+  absl::StatusOr<std::string> first =
+      SaveMeasurementUnderFreeName(measurement, parent, "2026-11-24T15-00-00Z");
+  absl::StatusOr<std::string> second =
+      SaveMeasurementUnderFreeName(measurement, parent, "2026-11-24T15-00-00Z");
+  ASSERT_TRUE(first.ok() && second.ok()) << first.status() << second.status();
+  EXPECT_EQ(*first, parent + "/2026-11-24T15-00-00Z");
+  EXPECT_EQ(*second, parent + "/2026-11-24T15-00-00Z-2");
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*second);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->metadata().name(), "2026-11-24T15-00-00Z-2");
+  // A name the user chose is never changed.
+  EXPECT_EQ(SaveMeasurement(measurement, parent, "2026-11-24T15-00-00Z").status().code(),
+            absl::StatusCode::kAlreadyExists);
+}
+
+TEST(SaveMeasurementTest, PermissionsFollowTheUmaskAndStalePartialsAreSwept) {
+  const std::string parent = TestDirectory();
+  const mode_t previous = umask(027);
+  absl::StatusOr<std::string> saved = SaveMeasurement(FullMeasurement(), parent, "shared");
+  umask(previous);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  struct stat info;
+  ASSERT_EQ(stat(saved->c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0750u);  // not mkdtemp's 0700
+  ASSERT_EQ(stat((*saved + "/measurement.pb").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
+
+  // A save killed long ago left a partial directory: the next save removes it; a recent one
+  // (a save in progress) stays.
+  const std::string old_partial = parent + "/.old.roastcoffea-partial-abcdef";
+  const std::string new_partial = parent + "/.new.roastcoffea-partial-abcdef";
+  ASSERT_EQ(mkdir(old_partial.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir(new_partial.c_str(), 0700), 0);
+  WriteWholeFile(old_partial + "/measurement.pb", "x");
+  struct timespec times[2] = {{time(nullptr) - 7200, 0}, {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, old_partial.c_str(), times, 0), 0);
+  ASSERT_TRUE(SaveMeasurement(FullMeasurement(), parent, "next").ok());
+  EXPECT_NE(stat(old_partial.c_str(), &info), 0);
+  EXPECT_EQ(stat(new_partial.c_str(), &info), 0);
+}
+
 TEST(LoadMeasurementTest, FallsBackToJsonWhenTheBinaryIsMissing) {
   const std::string directory = SaveFull(TestDirectory());
   ASSERT_EQ(unlink((directory + "/measurement.pb").c_str()), 0);
@@ -353,10 +426,23 @@ TEST(LoadMeasurementTest, NoMeasurementFileIsNotFound) {
   EXPECT_TRUE(absl::StrContains(loaded.status().message(), directory)) << loaded.status();
 }
 
+TEST(LoadMeasurementTest, CorruptBinaryFallsBackToTheJsonCopy) {
+  const std::string directory = SaveFull(TestDirectory());
+  const std::string binary = directory + "/measurement.pb";
+  WriteWholeFile(binary, "\xff\xff\xff\xff not a protobuf");
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(directory);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->chunks_size(), FullMeasurement().chunks_size());
+  ASSERT_GT(loaded->warnings_size(), 0);
+  EXPECT_EQ(loaded->warnings(loaded->warnings_size() - 1).code(), "measurement_pb_corrupt");
+}
+
 TEST(LoadMeasurementTest, CorruptBinaryIsDataLoss) {
   const std::string parent = TestDirectory();
   const std::string directory = SaveFull(parent);
   const std::string binary = directory + "/measurement.pb";
+  // Without a JSON copy to fall back on.
+  ASSERT_EQ(unlink((directory + "/measurement.json").c_str()), 0);
   WriteWholeFile(binary, "\xff\xff\xff\xff not a protobuf");
   absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(directory);
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);

@@ -375,7 +375,12 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, int argc, char** argv
   for (const v1::Warning& warning : measurement.warnings()) {
     std::cerr << "collect: warning: " << warning.message() << "\n";
   }
-  absl::StatusOr<std::string> saved = SaveMeasurement(measurement, plan.directory, name);
+  // A default name (the start time to the second) moves to "-2", "-3", ... when another run
+  // started in the same second; a name the user chose is never changed.
+  absl::StatusOr<std::string> saved =
+      plan.requested_name.empty()
+          ? SaveMeasurementUnderFreeName(measurement, plan.directory, name)
+          : SaveMeasurement(measurement, plan.directory, name);
   if (!saved.ok()) return saved.status();
   std::cout << "\nMeasurement saved to " << *saved << "\n"
             << "Show it again with: ./bazelw run //tools:collect -- show " << *saved << "\n";

@@ -1,39 +1,34 @@
 #include "export/atomic_file.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
+#include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "io/atomic_write.h"
 
 namespace roastcoffea {
 namespace export_internal {
+namespace {
+
+// True when `path` names one of the files of a measurement directory (one with a FORMAT file).
+bool IsMeasurementFile(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  const absl::string_view base =
+      slash == std::string::npos ? absl::string_view(path) : absl::string_view(path).substr(slash + 1);
+  if (base != "FORMAT" && base != "measurement.pb" && base != "measurement.json") return false;
+  const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  struct stat info;
+  return stat(absl::StrCat(directory, "/FORMAT").c_str(), &info) == 0;
+}
+
+}  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string temporary = absl::StrCat(path, ".tmp-", getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot write '", temporary, "': ", std::strerror(errno)));
-    }
-    out << contents;
-    out.flush();
-    if (!out) {
-      std::remove(temporary.c_str());
-      return absl::InternalError(absl::StrCat("cannot write '", temporary, "'"));
-    }
+  if (IsMeasurementFile(path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to write '", path, "': it is a file of a saved measurement, never overwritten"));
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    return absl::InternalError(
-        absl::StrCat("cannot move '", temporary, "' to '", path, "': ", std::strerror(error)));
-  }
-  return absl::OkStatus();
+  return roastcoffea::WriteFileAtomically(path, contents);
 }
 
 }  // namespace export_internal

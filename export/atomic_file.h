@@ -1,5 +1,5 @@
-// Writing one file so that readers see the old contents or the new, never a part: the
-// contents go to a sibling temporary file, which is then renamed over `path`.
+// Writing an output file of a saved measurement's renderers (HTML report, folded stacks, flame
+// graphs): atomically and safely (io/atomic_write.h), and never over the measurement itself.
 #ifndef ROASTCOFFEA_EXPORT_ATOMIC_FILE_H_
 #define ROASTCOFFEA_EXPORT_ATOMIC_FILE_H_
 
@@ -10,8 +10,9 @@
 namespace roastcoffea {
 namespace export_internal {
 
-// PermissionDenied when the temporary file cannot be created, Internal when writing or the
-// rename fails (the temporary file is removed); messages name the file.
+// InvalidArgument when `path` is FORMAT, measurement.pb or measurement.json of a measurement
+// directory (`report --html_output=M/measurement.pb` would destroy the measurement it reports);
+// otherwise io's WriteFileAtomically (errors name `path` and the OS's reason).
 absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace export_internal

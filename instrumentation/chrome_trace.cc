@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "io/atomic_write.h"
 #include "absl/strings/str_format.h"
 
 namespace roastcoffea {
@@ -125,16 +126,9 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks) {
   return out;
 }
 
+// Whole or not at all: a full disk leaves no truncated trace (io/atomic_write.h).
 absl::Status WriteFile(const std::string& json, const std::string& path) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open trace file '", path, "' for writing: ", std::strerror(errno)));
-  }
-  file << json;
-  file.close();
-  if (!file) return absl::DataLossError(absl::StrCat("cannot write trace file '", path, "'"));
-  return absl::OkStatus();
+  return WriteFileAtomically(path, json);
 }
 
 }  // namespace

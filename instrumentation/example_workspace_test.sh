@@ -26,7 +26,7 @@ work="${TEST_TMPDIR}/src"
 mkdir -p "${work}"
 # What the example's build reads: roastcoffea's WORKSPACE-level files, the packages under
 # @roastcoffea//instrumentation's dependency closure, and the example itself.
-for item in WORKSPACE BUILD .bazelignore third_party schema instrumentation examples; do
+for item in WORKSPACE BUILD .bazelignore third_party schema io instrumentation examples; do
   cp -RL "${source_root}/${item}" "${work}/"
 done
 

@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "io/atomic_write.h"
 #include "instrumentation/perfetto_trace.pb.h"
 
 namespace roastcoffea {
@@ -42,7 +43,9 @@ class Interner {
 // Appends TracePackets to a file as Trace.packet records (tag 0x0A, varint length, bytes).
 class PacketStream {
  public:
-  explicit PacketStream(std::ofstream& file) : file_(file) { buffer_.reserve(kFlushBytes + 4096); }
+  explicit PacketStream(AtomicFileWriter& file) : file_(file) {
+    buffer_.reserve(kFlushBytes + 4096);
+  }
 
   void Write(const pf::TracePacket& packet) {
     const size_t size = packet.ByteSizeLong();
@@ -61,13 +64,16 @@ class PacketStream {
   }
 
   void Flush() {
-    file_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    if (status_.ok()) status_ = file_.Append(buffer_);
     buffer_.clear();
   }
+  // The first write error (a full disk): the trace is then never committed.
+  const absl::Status& status() const { return status_; }
 
  private:
-  std::ofstream& file_;
+  AtomicFileWriter& file_;
   std::string buffer_;
+  absl::Status status_;
 };
 
 // Turns chunks into packets: descriptors for new workers and threads, then each chunk's
@@ -237,30 +243,14 @@ class TraceBuilder {
 };
 
 absl::Status Write(const std::vector<const v1::ChunkRecord*>& chunks, const std::string& path) {
-  const std::string temporary = absl::StrCat(path, ".tmp-", getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot open trace file '", path, "' for writing: ", std::strerror(errno)));
-    }
-    PacketStream stream(file);
-    TraceBuilder builder(stream);
-    for (const v1::ChunkRecord* chunk : chunks) builder.AddChunk(*chunk);
-    stream.Flush();
-    file.close();
-    if (!file) {
-      std::remove(temporary.c_str());
-      return absl::DataLossError(absl::StrCat("cannot write trace file '", path, "'"));
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    return absl::UnavailableError(
-        absl::StrCat("cannot move the trace into '", path, "': ", std::strerror(error)));
-  }
-  return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> file = AtomicFileWriter::Create(path);
+  if (!file.ok()) return file.status();
+  PacketStream stream(**file);
+  TraceBuilder builder(stream);
+  for (const v1::ChunkRecord* chunk : chunks) builder.AddChunk(*chunk);
+  stream.Flush();
+  if (!stream.status().ok()) return stream.status();
+  return (*file)->Commit();
 }
 
 }  // namespace

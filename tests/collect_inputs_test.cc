@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <cstdio>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -62,10 +63,23 @@ TEST(CollectInputsTest, CorruptMeasurementHasNoProtobufLogLines) {
   // A string field (metadata.name, field 1 of field 1... ) holding bytes that are not UTF-8.
   std::ofstream(run + "/measurement.pb", std::ios::trunc | std::ios::binary)
       << std::string("\x0a\x04\x12\x02\xff\xfe", 6);
+  // Without the JSON copy, which would otherwise stand in for the corrupt .pb.
+  std::remove((run + "/measurement.json").c_str());
   const CollectOutcome show = RunCollect({"show", run});
   EXPECT_NE(show.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(show.err, "measurement.pb")) << show.err;
   EXPECT_FALSE(absl::StrContains(show.err, "[libprotobuf")) << show.err;
+}
+
+// report --html_output pointing into the measurement must not destroy it.
+TEST(CollectInputsTest, ReportNeverOverwritesTheMeasurementItself) {
+  const std::string run = SaveRun("overwrite");
+  const CollectOutcome report =
+      RunCollect({"report", run, "--html_output=" + run + "/measurement.pb"});
+  EXPECT_NE(report.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(report.err, "never overwritten")) << report.err;
+  const CollectOutcome show = RunCollect({"show", run});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+#include "io/atomic_write.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr size_t kFlushBytes = 1 << 20;
+
+std::string Reason(int error) {
+  char buffer[256];
+  return strerror_r(error, buffer, sizeof(buffer));
+}
+
+mode_t CurrentUmask() {
+  // umask() can only be read by setting it; the window is a few instructions long.
+  const mode_t mask = umask(022);
+  umask(mask);
+  return mask;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
+    const std::string& path) {
+  std::string temporary = absl::StrCat(path, ".tmp-XXXXXX");
+  // mkostemp: O_CREAT | O_EXCL under a random name, so no existing file or link is opened.
+  const int fd = mkostemp(&temporary[0], O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    return absl::Status(absl::ErrnoToStatusCode(error),
+                        absl::StrCat("cannot write '", path, "': ", Reason(error)));
+  }
+  // mkostemp makes it 0600; the result should read like any file the user creates.
+  fchmod(fd, 0666 & ~CurrentUmask());
+  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(fd, path, std::move(temporary)));
+}
+
+AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string temporary)
+    : fd_(fd), path_(std::move(path)), temporary_(std::move(temporary)) {}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) {
+    close(fd_);
+    unlink(temporary_.c_str());
+  }
+}
+
+absl::Status AtomicFileWriter::Flush() {
+  const char* data = buffer_.data();
+  size_t left = buffer_.size();
+  while (left > 0) {
+    const ssize_t written = write(fd_, data, left);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      const int error = errno;
+      return absl::Status(absl::ErrnoToStatusCode(error),
+                          absl::StrCat("cannot write '", path_, "': ", Reason(error)));
+    }
+    data += written;
+    left -= static_cast<size_t>(written);
+  }
+  buffer_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFileWriter::Append(absl::string_view data) {
+  if (!error_.ok()) return error_;
+  buffer_.append(data.data(), data.size());
+  if (buffer_.size() >= kFlushBytes) error_ = Flush();
+  return error_;
+}
+
+absl::Status AtomicFileWriter::Commit() {
+  if (error_.ok()) error_ = Flush();
+  if (error_.ok() && fsync(fd_) != 0) {
+    const int error = errno;
+    error_ = absl::Status(absl::ErrnoToStatusCode(error),
+                          absl::StrCat("cannot write '", path_, "': ", Reason(error)));
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  if (close(fd) != 0 && error_.ok()) {
+    const int error = errno;
+    error_ = absl::Status(absl::ErrnoToStatusCode(error),
+                          absl::StrCat("cannot write '", path_, "': ", Reason(error)));
+  }
+  if (error_.ok() && rename(temporary_.c_str(), path_.c_str()) != 0) {
+    const int error = errno;
+    error_ = absl::Status(absl::ErrnoToStatusCode(error),
+                          absl::StrCat("cannot write '", path_, "': ", Reason(error)));
+  }
+  if (!error_.ok()) unlink(temporary_.c_str());
+  return error_;
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer = AtomicFileWriter::Create(path);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status appended = (*writer)->Append(contents); !appended.ok()) return appended;
+  return (*writer)->Commit();
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,51 @@
+// Output files written whole or not at all: a temporary sibling created exclusively, then
+// renamed over the target. A reader never sees half a file, a full disk leaves the old file (or
+// none) rather than a truncated one, and the temporary is a new file created with O_EXCL under
+// an unpredictable name, so a symbolic link planted by another user who can write the
+// directory is never followed (the rename replaces a link at the target itself, never what it
+// points to). Files get 0666 & ~umask, like any file the user creates.
+//
+// Thread-safety: no shared state. Cost: one write of the contents, one rename.
+#ifndef ROASTCOFFEA_IO_ATOMIC_WRITE_H_
+#define ROASTCOFFEA_IO_ATOMIC_WRITE_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace roastcoffea {
+
+// A file written in pieces and committed at the end. Destroying it without Commit removes the
+// temporary and leaves the target as it was.
+class AtomicFileWriter {
+ public:
+  // Creates "<path>.tmp-XXXXXX" next to `path`. Errors name `path` and the OS's reason.
+  static absl::StatusOr<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  // Buffered; an error (disk full, ...) is reported here or by Commit.
+  absl::Status Append(absl::string_view data);
+  // Flushes, closes and renames over the target. After an error nothing is left behind.
+  absl::Status Commit();
+
+ private:
+  AtomicFileWriter(int fd, std::string path, std::string temporary);
+  absl::Status Flush();
+  int fd_;
+  const std::string path_;
+  const std::string temporary_;
+  std::string buffer_;
+  absl::Status error_;
+};
+
+// The whole of `contents` into `path`, atomically (above).
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_IO_ATOMIC_WRITE_H_

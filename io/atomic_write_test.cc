@@ -1,0 +1,96 @@
+#include "io/atomic_write.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+std::string TempDirectory() {
+  std::string path = absl::StrCat(getenv("TEST_TMPDIR"), "/atomicXXXXXX");
+  EXPECT_NE(mkdtemp(&path[0]), nullptr);
+  return path;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Entries(const std::string& directory) {
+  int n = 0;
+  DIR* dir = opendir(directory.c_str());
+  while (const dirent* entry = readdir(dir)) {
+    if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") ++n;
+  }
+  closedir(dir);
+  return n;
+}
+
+TEST(AtomicWriteTest, WritesReplacesAndLeavesNoTemporary) {
+  const std::string dir = TempDirectory();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/out.html", "first").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/out.html", "second").ok());
+  EXPECT_EQ(Read(dir + "/out.html"), "second");
+  EXPECT_EQ(Entries(dir), 1);
+}
+
+TEST(AtomicWriteTest, APlantedLinkIsReplacedNeverFollowed) {
+  const std::string dir = TempDirectory();
+  const std::string victim = dir + "/victim";
+  { std::ofstream(victim) << "precious"; }
+  // The attack of the reliability study: links at the predictable temporary names and at the
+  // target itself.
+  ASSERT_EQ(symlink(victim.c_str(), (dir + "/r.html").c_str()), 0);
+  ASSERT_EQ(symlink(victim.c_str(), absl::StrCat(dir, "/r.html.tmp-", getpid()).c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/r.html", "<!DOCTYPE html>").ok());
+  EXPECT_EQ(Read(victim), "precious");
+  EXPECT_EQ(Read(dir + "/r.html"), "<!DOCTYPE html>");
+  struct stat info;
+  ASSERT_EQ(lstat((dir + "/r.html").c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+}
+
+TEST(AtomicWriteTest, PermissionsFollowTheUmask) {
+  const std::string dir = TempDirectory();
+  const mode_t previous = umask(027);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/f", "x").ok());
+  umask(previous);
+  struct stat info;
+  ASSERT_EQ(stat((dir + "/f").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0640u);
+}
+
+TEST(AtomicWriteTest, UncommittedWriterLeavesTheTargetAsItWas) {
+  const std::string dir = TempDirectory();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/t.json", "old").ok());
+  {
+    auto writer = AtomicFileWriter::Create(dir + "/t.json");
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append("half of a new").ok());
+  }
+  EXPECT_EQ(Read(dir + "/t.json"), "old");
+  EXPECT_EQ(Entries(dir), 1);
+}
+
+TEST(AtomicWriteTest, ErrorsNameTheTargetAndTheReason) {
+  const absl::Status status = WriteFileAtomically("/nonexistent-dir/x.html", "x");
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "'/nonexistent-dir/x.html'")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "No such file")) << status;
+}
+
+}  // namespace
+}  // namespace roastcoffea

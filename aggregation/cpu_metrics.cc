@@ -74,8 +74,7 @@ v1::CpuMetrics ComputeCpuMetrics(const CpuInputs& inputs) {
   }
   if (!cpu.has_cpu_seconds()) {
     cpu.set_unknown_reason(
-        "no CPU measurement: the backend reported no thread CPU, no monitored cpu_time, and no "
-        "chunk record measured CPU");
+        "no thread CPU, monitored cpu_time or chunk CPU was reported");
   }
 
   const double elapsed = inputs.elapsed_seconds;

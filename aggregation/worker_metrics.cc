@@ -1,6 +1,7 @@
 #include "aggregation/worker_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -104,8 +105,40 @@ v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking) {
 namespace roastcoffea {
 namespace aggregation_internal {
 
+// IntegrateInsideSamples, plus, for a SAMPLED series, its first (last) value held back to the
+// window's start (on to its end) when that sample lies within `edge_ns` of the edge: a poller
+// sees a worker that was there all along only at its first poll, up to one interval after the
+// run began, and last at its final poll. Without this, core-seconds miss up to an interval at
+// each end and disagree with the worker count (whose ends are held). A STEP series has exact
+// change points and is never extended.
+WindowIntegral IntegrateWorkerSeries(const SortedSeries& series, const TimeWindow& window,
+                                     int64_t edge_ns) {
+  WindowIntegral result = IntegrateInsideSamples(series, window);
+  if (series.empty() || edge_ns <= 0 || series.step()) return result;
+  const int64_t first = series.times().front();
+  const int64_t last = series.times().back();
+  if (first > window.start_unix_ns && first <= window.end_unix_ns &&
+      first - window.start_unix_ns <= edge_ns) {
+    const double seconds = SecondsBetween(window.start_unix_ns, first);
+    result.integral += series.values().front() * seconds;
+    result.covered_seconds += seconds;
+  }
+  if (last < window.end_unix_ns && last >= window.start_unix_ns &&
+      window.end_unix_ns - last <= edge_ns) {
+    const double seconds = SecondsBetween(last, window.end_unix_ns);
+    result.integral += series.LastValue() * seconds;
+    result.covered_seconds += seconds;
+  }
+  return result;
+}
+
 absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
     const v1::TrackingData& tracking, const TimeWindow& window, v1::WorkerMetrics* metrics) {
+  // One and a half polling intervals: a poll that came a little late still counts as the edge.
+  const int64_t edge_ns =
+      tracking.interval_seconds() > 0 && std::isfinite(tracking.interval_seconds())
+          ? static_cast<int64_t>(tracking.interval_seconds() * 1.5e9)
+          : 0;
   const double window_seconds = window.Seconds();
   metrics->set_window_seconds(window_seconds);
 
@@ -120,15 +153,16 @@ absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
   std::vector<double> core_integrals, core_covered, memory_integrals, memory_covered;
   for (const v1::WorkerSeries& worker : tracking.workers()) {
     if (worker.cores_size() > 0) {
-      const WindowIntegral cores = IntegrateInsideSamples(
-          SortedSeries(worker.time_unix_ns(), worker.cores(), worker.kind()), window);
+      const WindowIntegral cores = IntegrateWorkerSeries(
+          SortedSeries(worker.time_unix_ns(), worker.cores(), worker.kind()), window, edge_ns);
       core_integrals.push_back(cores.integral);
       core_covered.push_back(cores.covered_seconds);
       core_seconds_by_worker[worker.worker()] += cores.integral;
     }
     if (worker.memory_bytes_size() > 0 && !tracking.workers_share_process()) {
-      const WindowIntegral memory = IntegrateInsideSamples(
-          SortedSeries(worker.time_unix_ns(), worker.memory_bytes(), worker.kind()), window);
+      const WindowIntegral memory = IntegrateWorkerSeries(
+          SortedSeries(worker.time_unix_ns(), worker.memory_bytes(), worker.kind()), window,
+          edge_ns);
       memory_integrals.push_back(memory.integral);
       memory_covered.push_back(memory.covered_seconds);
     }
@@ -137,8 +171,8 @@ absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
     // One process: its memory counts once, over the time it was sampled.
     const ProcessMemory process = MergedProcessMemory(tracking);
     if (!process.times.empty()) {
-      const WindowIntegral memory = IntegrateInsideSamples(
-          SortedSeries(process.times, process.values, process.kind), window);
+      const WindowIntegral memory = IntegrateWorkerSeries(
+          SortedSeries(process.times, process.values, process.kind), window, edge_ns);
       memory_integrals.push_back(memory.integral);
       memory_covered.push_back(memory.covered_seconds);
     }

@@ -44,7 +44,10 @@ v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking);
 // samples (IntegrateHoldingEnds), / window_seconds (the original's avg_workers when the window
 // has zero length); per worker series, cores and memory_bytes are integrated over the window only
 // between the series' first and last sample (IntegrateInsideSamples; a STEP series' last sample,
-// e.g. its disconnection, ends its coverage):
+// e.g. its disconnection, ends its coverage), except that a SAMPLED series whose first (last)
+// sample lies within 1.5 x tracking.interval_seconds of the window's start (end) holds that
+// value to the edge (a poller sees a worker that was there from the start only at its first
+// poll):
 //   core_seconds = sum of the cores integrals (set when any series has cores),
 //   avg_cores_over_window = core_seconds / window_seconds (window > 0),
 //   cores_per_worker_time_weighted = core_seconds / sum of the covered seconds of the series

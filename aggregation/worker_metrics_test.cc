@@ -178,6 +178,24 @@ v1::TrackingData StepRun() {
   return tracking;
 }
 
+TEST(WorkerMetricsTest, SampledWorkersSeenAtTheFirstAndLastPollCoverTheEdges) {
+  // Polled every second; the run is [0, 10] s. A worker there all along is first seen at the
+  // first poll (0.8 s) and last at the final one (9.5 s): it had its 2 cores for all 10 s. One
+  // that joined at 5 s is not stretched back to the start.
+  v1::TrackingData tracking;
+  tracking.set_interval_seconds(1.0);
+  AddWorker(tracking, "all-along", {0.8, 5, 9.5}, {}, {2, 2, 2});
+  AddWorker(tracking, "joined", {5, 9.5}, {}, {1, 1});
+  v1::WorkerMetrics metrics = ComputeWorkerMetrics(tracking);
+  AddWindowedWorkerMetrics(tracking, Window(0, 10), &metrics);
+  EXPECT_NEAR(metrics.core_seconds(), 2 * 10.0 + 1 * 5.0, 1e-9);
+  // Without a polling interval nothing is extended.
+  tracking.set_interval_seconds(0);
+  metrics = ComputeWorkerMetrics(tracking);
+  AddWindowedWorkerMetrics(tracking, Window(0, 10), &metrics);
+  EXPECT_NEAR(metrics.core_seconds(), 2 * 8.7 + 1 * 4.5, 1e-9);
+}
+
 TEST(WorkerMetricsTest, StepWorkerCountHoldsEachValueUntilTheNextChange) {
   const v1::TrackingData tracking = StepRun();
   v1::WorkerMetrics m = ComputeWorkerMetrics(tracking);

@@ -212,12 +212,11 @@ Table EventTable(const v1::AggregatedMetrics& metrics) {
                           absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
   }
   table.rows.push_back({"Event Rate (per tracked core)",
-                        !metrics.efficiency().has_event_rate_core_khz()
-                            ? std::string(kNoWorkerTracking)
-                        : workflow.has_total_events()
+                        !workflow.has_total_events() ? std::string(kNotReported)
+                        : metrics.efficiency().has_event_rate_core_khz()
                             ? absl::StrFormat("%.1f kHz/core",
                                               metrics.efficiency().event_rate_core_khz())
-                            : std::string(kNotReported)});
+                            : std::string(kNoWorkerTracking)});
   return table;
 }
 

@@ -213,6 +213,9 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     run.window.end = recorded->end;
     run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
   }
+  // A run that ended before we read it happened on other machines at another time: this
+  // machine's load and steal now say nothing about it, and must not warn as if they did.
+  if (backend.ReadsFinishedRun() && !child.has_value()) run.window.host_facts.reset();
   run.backend = std::string(backend.name());
   run.tracking = *std::move(tracking);
   run.profiles = backend.TakeProfiles();

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -103,9 +105,34 @@ void LocalWorkers::Kill(int index) {
   kill(-pids_[index], SIGKILL);
 }
 
+bool LocalWorkers::RunsATask(int index) const {
+  if (index < 0 || index >= size() || pids_[index] <= 0) return false;
+  const std::string parent = absl::StrCat(" ", pids_[index], " ");
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name[0] < '0' || name[0] > '9') continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after the last ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 3 >= line.size()) continue;
+    if (line.compare(close + 3, parent.size(), parent) == 0) return true;
+  }
+  return false;
+}
+
+void LocalWorkers::Pause(int index) {
+  if (index < 0 || index >= size() || pids_[index] <= 0) return;
+  kill(-pids_[index], SIGSTOP);
+}
+
 void LocalWorkers::Stop() {
   for (pid_t pid : pids_) {
-    if (pid > 0) kill(-pid, SIGTERM);
+    if (pid <= 0) continue;
+    kill(-pid, SIGTERM);
+    kill(-pid, SIGCONT);  // a paused worker acts on SIGTERM only once continued
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (pid_t& pid : pids_) {

@@ -45,7 +45,12 @@ class LocalWorkers {
   int size() const { return static_cast<int>(pids_.size()); }
   // SIGKILL to worker `index` (a fault, as a machine that dies): its tasks are lost.
   void Kill(int index);
-  // SIGTERM to every worker still running, up to 2 s to exit, then SIGKILL; reaps all. Idempotent.
+  // Whether worker `index` has a child process (the shell of a task it runs).
+  bool RunsATask(int index) const;
+  // SIGSTOP to worker `index` (a machine that hangs): its tasks never come back.
+  void Pause(int index);
+  // SIGTERM (and SIGCONT) to every worker still running, up to 2 s to exit, then SIGKILL;
+  // reaps all. Idempotent.
   void Stop();
 
  private:

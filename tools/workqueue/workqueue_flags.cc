@@ -13,7 +13,9 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "host/host_facts.h"
 
 namespace {
@@ -54,9 +56,9 @@ ABSL_FLAG(std::string, wq_work_dir, "",
 ABSL_FLAG(std::string, wq_chunk_task, "",
           "--backend=workqueue: the chunk task program to ship to the workers (default: "
           "//tools/workqueue:chunk_task built with collect).");
-ABSL_FLAG(int, wq_testing_kill_worker_after, -1,
-          "--backend=workqueue, for tests: SIGKILL local worker 0 once this many tasks came "
-          "back, while every worker runs a task (-1: never).");
+ABSL_FLAG(std::string, wq_testing_fault, "",
+          "--backend=workqueue, for tests: kill:K (SIGKILL) or stop:K (SIGSTOP) local worker 0 "
+          "once K tasks came back, while it runs a task.");
 
 namespace roastcoffea {
 namespace workqueue {
@@ -135,7 +137,18 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
             : absl::StrCat("--wq_chunk_task: ", options.chunk_task_binary,
                            " is not an executable file"));
   }
-  options.kill_worker_after_tasks = absl::GetFlag(FLAGS_wq_testing_kill_worker_after);
+  if (const std::string fault = absl::GetFlag(FLAGS_wq_testing_fault); !fault.empty()) {
+    const std::vector<std::string> parts = absl::StrSplit(fault, absl::MaxSplits(':', 1));
+    using Kind = WorkQueueRunOptions::Fault::Kind;
+    options.fault.kind = parts[0] == "kill" ? Kind::kKillWorker
+                         : parts[0] == "stop" ? Kind::kStopWorker
+                                              : Kind::kNone;
+    if (options.fault.kind == Kind::kNone || parts.size() != 2 ||
+        !absl::SimpleAtoi(parts[1], &options.fault.after_tasks) || options.fault.after_tasks < 0) {
+      problems.push_back(
+          absl::StrCat("--wq_testing_fault must be kill:K or stop:K (K >= 0), got '", fault, "'"));
+    }
+  }
   if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
   options.connect_timeout = absl::Seconds(connect);
   options.stall_timeout = absl::Seconds(stall);

@@ -260,20 +260,24 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   bool killed = false;
   int64_t returned = 0;
   while (!pending.empty()) {
-    const bool armed = workers != nullptr && !killed && options.kill_worker_after_tasks >= 0 &&
-                       returned >= options.kill_worker_after_tasks;
-    // Armed, poll without blocking, so the kill can land while every worker is busy.
-    Task task(work_queue_wait(queue.get(), armed ? 0 : 1));
+    const bool armed = workers != nullptr && !killed &&
+                       options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
+                       returned >= options.fault.after_tasks;
+    Task task(work_queue_wait(queue.get(), 1));
     work_queue_stats stats;
     work_queue_get_stats(queue.get(), &stats);
     any_worker = any_worker || stats.workers_connected > 0;
     result.peak_workers = std::max(result.peak_workers, stats.workers_connected);
     const auto now = std::chrono::steady_clock::now();
-    if (armed && stats.workers_connected >= 1 && stats.tasks_running >= stats.workers_connected) {
-      workers->Kill(0);
+    // Worker 0 runs a task when it has a child process (the task's shell): then the fault
+    // certainly hits a task in flight.
+    if (armed && workers->RunsATask(0)) {
+      if (options.fault.kind == WorkQueueRunOptions::Fault::Kind::kKillWorker) {
+        workers->Kill(0);
+      } else {
+        workers->Pause(0);
+      }
       killed = true;
-    } else if (armed && task == nullptr) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     if (task == nullptr) {
       if (!any_worker && now - start > absl::ToChronoSeconds(options.connect_timeout)) {

@@ -65,9 +65,15 @@ struct WorkQueueRunOptions {
   // Told the manager's port once it listens, before any worker is started; e.g. to print the
   // work_queue_worker command for --workers=0.
   std::function<void(int port)> on_listening;
-  // Fault injection for tests: once this many tasks came back, SIGKILL local worker 0 at a
-  // moment when every connected worker runs a task. Negative: never.
-  int kill_worker_after_tasks = -1;
+  // Fault injection for tests: once `after_tasks` tasks came back, at a moment when local
+  // worker 0 runs a task, it is killed (SIGKILL: its task is lost and runs
+  // again elsewhere) or stopped (SIGSTOP: its task never comes back).
+  struct Fault {
+    enum class Kind { kNone, kKillWorker, kStopWorker };
+    Kind kind = Kind::kNone;
+    int after_tasks = 0;
+  };
+  Fault fault;
 };
 
 struct WorkQueueRunResult {

@@ -201,6 +201,26 @@ TEST_F(WorkQueueEndToEndTest, CompareReadsTheTwoEngines) {
   EXPECT_THAT(compared.out, testing::ContainsRegex("Chunks +\\| chunks +\\| +24 \\| +24 \\(\\+0.0%\\)"));
 }
 
+TEST_F(WorkQueueEndToEndTest, SeveralChunksPerTaskGiveTheSamePhysicsAndARecordEach) {
+  const CollectOutcome run = RunCollect(
+      SmallRun(cache_, "grouped", WorkQueue({"--workers=2", "--chunks_per_task=5"})));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  ExpectSamePhysics(Physics("grouped").output, Reference(cache_));
+  absl::StatusOr<v1::Measurement> m = LoadMeasurement(Measurement("grouped"));
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->chunks_size(), kChunks);
+  std::set<std::string> tasks;
+  for (const v1::ChunkRecord& chunk : m->chunks()) {
+    EXPECT_EQ(chunk.status(), v1::CHUNK_STATUS_OK) << chunk.error_text();
+    EXPECT_THAT(chunk.worker(), HasSubstr("worker-"));
+    tasks.insert(chunk.task_id());
+  }
+  EXPECT_EQ(tasks.size(), 5u) << "24 chunks in tasks of 5";
+  for (const v1::Warning& warning : m->warnings()) {
+    EXPECT_NE(warning.code(), "workqueue_chunk_join") << warning.message();
+  }
+}
+
 TEST_F(WorkQueueEndToEndTest, AKilledWorkersTasksRunAgainAndEveryChunkKeepsOneRecord) {
   const CollectOutcome run = RunCollect(
       SmallRun(cache_, "killed", WorkQueue({"--workers=2", "--wq_testing_fault=kill:3"})));

@@ -500,8 +500,8 @@ int RunWorkQueue(int argc, char** argv) {
   absl::StatusOr<workqueue::WorkQueueRunResult> result =
       workqueue::RunWorkQueueSampleAnalysis(*options);
   if (!result.ok()) {
-    // The local workers' logs explain a run that never started.
-    remove.keep = absl::IsDeadlineExceeded(result.status());
+    // The local workers' logs explain why they never connected (the error names the directory).
+    remove.keep = absl::IsDeadlineExceeded(result.status()) && options->local_workers > 0;
     return Fail(result.status());
   }
   v1::Measurement& measurement = result->measurement;

@@ -86,6 +86,9 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
     if (!id.empty()) engine_by_task.emplace(id, i);
   }
   std::vector<bool> engine_used(engine_records.size(), false);
+  // A task may process several chunks (one record each); a chunk named twice under one task
+  // is the suspicious case.
+  absl::flat_hash_map<std::string, std::vector<ChunkIdentity>> chunks_of_task;
   int64_t unknown_tasks = 0, reused_tasks = 0;
   std::string first_unknown;
   for (v1::ChunkRecord& record : instrumented_records) {
@@ -95,7 +98,14 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
       if (unknown_tasks++ == 0) first_unknown = record.task_id();
       continue;
     }
-    if (engine_used[it->second]) ++reused_tasks;
+    std::vector<ChunkIdentity>& seen = chunks_of_task[record.task_id()];
+    const ChunkIdentity identity(record.dataset(), record.file(), record.entry_start(),
+                                 record.entry_stop());
+    if (engine_used[it->second] &&
+        (!HasIdentity(record) || std::find(seen.begin(), seen.end(), identity) != seen.end())) {
+      ++reused_tasks;
+    }
+    seen.push_back(identity);
     engine_used[it->second] = true;
     TakeFromEngine(engine_records[it->second], record);
   }

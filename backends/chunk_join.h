@@ -20,7 +20,8 @@ namespace roastcoffea {
 struct ChunkJoinResult {
   std::vector<v1::ChunkRecord> records;
   // One sentence each: instrumented records naming a task the engine does not know, engine
-  // tasks with no instrumented record while others have one, task ids used twice.
+  // tasks with no instrumented record while others have one, a task id used twice for one
+  // chunk (a task that processed several chunks gives one record per chunk: no warning).
   std::vector<std::string> warnings;
 };
 

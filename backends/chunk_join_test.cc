@@ -130,5 +130,22 @@ TEST(ChunkJoinTest, EngineRecordsAloneAreUnchanged) {
   EXPECT_THAT(joined.warnings, IsEmpty());
 }
 
+// A task that processed several chunks (Work Queue --chunks_per_task): one record per chunk,
+// each with the task's attempts and worker; only the same chunk twice is suspicious.
+TEST(ChunkJoinTest, ATaskOfSeveralChunksGivesEachItsRecord) {
+  ChunkJoinResult joined = JoinChunkRecords(
+      {EngineTask("5", 1)}, {Instrumented("5", 1'000, 0), Instrumented("5", 2'000, 100)});
+  ASSERT_EQ(joined.records.size(), 2u);
+  EXPECT_THAT(joined.warnings, IsEmpty());
+  for (const v1::ChunkRecord& r : joined.records) {
+    EXPECT_EQ(r.attempt(), 1u);
+    EXPECT_EQ(r.worker(), "worker-5");
+  }
+  joined = JoinChunkRecords({EngineTask("5", 0)},
+                            {Instrumented("5", 1'000, 0), Instrumented("5", 2'000, 0)});
+  ASSERT_EQ(joined.warnings.size(), 1u);
+  EXPECT_THAT(joined.warnings[0], HasSubstr("share a task id"));
+}
+
 }  // namespace
 }  // namespace roastcoffea

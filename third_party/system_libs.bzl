@@ -148,6 +148,16 @@ def roastcoffea_system_dependencies():
         targets = {":zlib": "zlib"},
         required_headers = ["/usr/include/zlib.h"],
     )
+    system_library_repository(
+        name = "work_queue",
+        # Debian ships Work Queue's C API as static archives only, without a .pc file. nm shows
+        # what they need besides each other: zlib (compress) and libm (ceil, log2, pow, ...);
+        # Debian builds cctools 9.9 without OpenSSL, so no -lssl/-lcrypto. Order matters for
+        # static archives: work_queue uses dttools, dttools uses zlib.
+        # Headers: <cctools/work_queue.h>, which has no extern "C" (wrap it).
+        targets = {":work_queue": "-l:libwork_queue.a -l:libdttools.a -lm zlib"},
+        required_headers = ["/usr/include/cctools/work_queue.h", "/usr/lib/libwork_queue.a"],
+    )
     native.new_local_repository(
         name = "eigen",
         path = "/usr/include/eigen3",

@@ -12,7 +12,7 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeExternalBackend(
   if (name == "dask") return MakeDaskBackendFromFlags();
   if (name == "taskvine") return MakeTaskVineBackendFromFlags();
   return absl::InvalidArgumentError(
-      absl::StrCat("--backend must be threadpool, dask or taskvine, got '", name, "'"));
+      absl::StrCat("--backend must be threadpool, workqueue, dask or taskvine, got '", name, "'"));
 }
 
 }  // namespace roastcoffea

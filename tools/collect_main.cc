@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <algorithm>
 #include <iostream>
@@ -46,6 +47,8 @@
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
 #include "tools/trace_flag.h"
+#include "tools/workqueue/workqueue_flags.h"
+#include "tools/workqueue/workqueue_run.h"
 
 namespace {
 
@@ -94,8 +97,9 @@ ABSL_FLAG(std::string, cache_dir, "",
 ABSL_FLAG(uint64_t, seed, roastcoffea::sample_analysis::SampleDatasetSpec{}.seed, "Sample dataset: random seed of the event generator.");
 ABSL_FLAG(std::string, backend, "threadpool",
           "What runs the analysis: threadpool (the built-in sample analysis, in this process), "
-          "dask (a Dask cluster: see --scheduler) or taskvine (a TaskVine or Work Queue manager's "
-          "logs: see --taskvine_logs).");
+          "dask (a Dask cluster: see --scheduler), taskvine (a TaskVine or Work Queue manager's "
+          "logs: see --taskvine_logs) or workqueue (the built-in sample analysis as Work Queue "
+          "tasks: see --workers).");
 ABSL_FLAG(double, duration, 0,
           "dask and taskvine without a command: seconds to track (0: until Ctrl-C).");
 ABSL_FLAG(std::string, tables, "auto",
@@ -127,6 +131,12 @@ Usage:
                            dataset of compressed columnar files) on a thread pool, with every
                            chunk tracked and the worker threads sampled. Prints the tables and
                            saves the measurement under --output_dir.
+  collect --backend=workqueue [--workers=N] [flags]
+                           The same analysis as Work Queue tasks (one per chunk, or per
+                           --chunks_per_task chunks) on N local work_queue_worker processes
+                           (default: the CPUs), or with --workers=0 on workers you start
+                           (collect prints the command). Measured from the manager's logs,
+                           chunk records joined to their tasks.
   collect --backend=dask --scheduler=tcp://HOST:PORT [flags] [-- COMMAND ...]
   collect --backend=taskvine --taskvine_logs=DIR [--follow] [flags] [-- COMMAND ...]
                            Measure an analysis on a Dask cluster or TaskVine/Work Queue: track
@@ -450,6 +460,100 @@ int RunExternal(int argc, char** argv, const std::vector<std::string>& command) 
   return 0;
 }
 
+// The sample analysis as Work Queue tasks. Exit status as Run's; 3 when chunks never came back
+// (the measurement is saved without them).
+int RunWorkQueue(int argc, char** argv) {
+  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
+  bool temporary = false;
+  absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::WorkQueueOptionsFromFlags(
+      [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
+  if (!options.ok()) return Fail(options.status());
+  struct RemoveTemporary {
+    std::string path;
+    bool keep = false;
+    ~RemoveTemporary() {
+      std::error_code ignored;
+      if (!path.empty() && !keep) std::filesystem::remove_all(path, ignored);
+    }
+  } remove{temporary ? options->work_directory : ""};
+  absl::StatusOr<OutputPlan> plan = PlanOutput();
+  if (!plan.ok()) return Fail(plan.status());
+  options->dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
+  options->dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
+  options->dataset.seed = absl::GetFlag(FLAGS_seed);
+  const std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  options->cache_dir = cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
+                                         : ResolveUserPath(cache_dir);
+  options->chunk_size = absl::GetFlag(FLAGS_chunk_size);
+  options->interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  const int local = options->local_workers;
+  const std::string password = options->password_file;
+  options->on_listening = [local, password](int port) {
+    if (local > 0) {
+      std::cerr << "collect: Work Queue manager on port " << port << ", " << local
+                << " local worker" << (local == 1 ? "" : "s") << " ("
+                << workqueue::WorkerCommand("127.0.0.1", port, password) << " --cores=1)\n";
+    } else {
+      std::cerr << "collect: Work Queue manager on port " << port
+                << ", waiting for workers; start them with:\n  "
+                << workqueue::WorkerCommand(HostName(), port, password) << "\n";
+    }
+  };
+  std::cerr << "collect: sample dataset in " << options->cache_dir
+            << " (generated on first use), Work Queue tasks of " << options->chunks_per_task
+            << (options->chunks_per_task == 1 ? " chunk\n" : " chunks\n");
+  absl::StatusOr<workqueue::WorkQueueRunResult> result =
+      workqueue::RunWorkQueueSampleAnalysis(*options);
+  if (!result.ok()) {
+    // The local workers' logs explain why they never connected (the error names the directory).
+    remove.keep = absl::IsDeadlineExceeded(result.status()) && options->local_workers > 0;
+    return Fail(result.status());
+  }
+  v1::Measurement& measurement = result->measurement;
+  auto& configuration = *measurement.mutable_metadata()->mutable_configuration();
+  configuration["analysis"] = "sample dijet";
+  configuration["backend"] = "workqueue";
+  configuration["workers"] = absl::StrCat(options->local_workers);
+  configuration["peak_workers"] = absl::StrCat(result->peak_workers);
+  configuration["chunks_per_task"] = absl::StrCat(options->chunks_per_task);
+  configuration["tasks"] = absl::StrCat(result->tasks);
+  configuration["chunk_size"] = absl::StrCat(options->chunk_size);
+  configuration["events_per_file"] = absl::StrCat(options->dataset.events_per_file);
+  configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
+  configuration["seed"] = absl::StrCat(options->dataset.seed);
+  configuration["dataset_directory"] = result->dataset_directory;
+  absl::StatusOr<std::string> saved =
+      Finish(*plan, argc, argv, measurement, sample_analysis::SummarizeDijetOutput(result->output));
+  if (!saved.ok()) return Fail(saved.status());
+  if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
+    std::cerr << "collect: warning: " << kept.message() << "\n";
+  } else {
+    std::cout << "Work Queue logs (" << result->tasks << " tasks, " << result->lost_attempts
+              << " lost attempts, peak " << result->peak_workers << " workers) kept in "
+              << *saved << "/workqueue\n";
+  }
+  if (result->chunks_given_up > 0) {
+    std::cerr << "collect: " << result->chunks_given_up
+              << " chunks never came back (see --wq_stall_timeout); the measurement is "
+                 "partial\n";
+    return 3;
+  }
+  int64_t failed = 0;
+  const v1::ChunkRecord* first = nullptr;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
+    if (failed++ == 0) first = &chunk;
+  }
+  if (first != nullptr) {
+    std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
+              << " chunks failed; first failure: " << first->file() << " entries ["
+              << first->entry_start() << ", " << first->entry_stop()
+              << "): " << first->error_text() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   absl::StatusOr<OutputPlan> plan = PlanOutput();
@@ -543,13 +647,20 @@ int main(int argc, char** argv) {
   const std::vector<std::string> command(argv + std::min(ours + 1, argc), argv + argc);
   std::vector<char*> positional = absl::ParseCommandLine(ours, argv);
   std::vector<std::string> arguments(positional.begin() + 1, positional.end());
-  const bool external = absl::GetFlag(FLAGS_backend) != "threadpool";
+  const bool workqueue = absl::GetFlag(FLAGS_backend) == "workqueue";
+  const bool external = absl::GetFlag(FLAGS_backend) != "threadpool" && !workqueue;
   if (arguments.empty() || arguments.front() == "run") {
     if (arguments.size() > 1) {
       std::cerr << "collect: unexpected arguments after 'run'\n";
       return 2;
     }
     if (external) return roastcoffea::RunExternal(argc, argv, command);
+    if (workqueue && !command.empty()) {
+      std::cerr << "collect: --backend=workqueue runs the built-in sample analysis; a command "
+                   "to measure needs --backend=dask or --backend=taskvine\n";
+      return 2;
+    }
+    if (workqueue) return roastcoffea::RunWorkQueue(argc, argv);
     if (!command.empty()) {
       std::cerr << "collect: a command to measure needs --backend=dask or --backend=taskvine; "
                    "the threadpool backend runs the built-in sample analysis\n";

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -15,6 +16,21 @@ absl::StatusOr<Histogram> Histogram::Create(int bins, double low, double high) {
                                                    bins, " bins over [", low, ", ", high, ")"));
   }
   return Histogram(bins, low, high);
+}
+
+absl::StatusOr<Histogram> Histogram::FromCounts(double low, double high,
+                                               std::vector<int64_t> counts, int64_t underflow,
+                                               int64_t overflow) {
+  if (counts.empty() && underflow == 0 && overflow == 0) return Histogram();
+  absl::StatusOr<Histogram> histogram = Create(static_cast<int>(counts.size()), low, high);
+  if (!histogram.ok()) return histogram.status();
+  bool negative = underflow < 0 || overflow < 0;
+  for (int64_t count : counts) negative = negative || count < 0;
+  if (negative) return absl::InvalidArgumentError("histogram counts must not be negative");
+  histogram->counts_ = std::move(counts);
+  histogram->underflow_ = underflow;
+  histogram->overflow_ = overflow;
+  return histogram;
 }
 
 void Histogram::Fill(double x) {

@@ -20,6 +20,11 @@ class Histogram {
   // `bins` equal bins over [low, high). InvalidArgument unless bins > 0 and low < high (finite).
   static absl::StatusOr<Histogram> Create(int bins, double low, double high);
 
+  // A histogram with these counts (e.g. one sent between processes). InvalidArgument as Create,
+  // or for a negative count. An empty `counts` gives the empty histogram.
+  static absl::StatusOr<Histogram> FromCounts(double low, double high, std::vector<int64_t> counts,
+                                              int64_t underflow, int64_t overflow);
+
   // Adds one count: to its bin, to underflow (x < low) or to overflow (x >= high or NaN).
   void Fill(double x);
 

@@ -65,6 +65,21 @@ TEST(HistogramTest, RefusesToMergeDifferentBinnings) {
   EXPECT_THAT(a.counts(), ElementsAre(0, 0, 0));
 }
 
+TEST(HistogramTest, FromCountsRebuildsAFilledHistogram) {
+  absl::StatusOr<Histogram> filled = Histogram::Create(4, 0, 4);
+  ASSERT_TRUE(filled.ok());
+  for (double x : {-1.0, 0.5, 2.5, 2.7, 9.0}) filled->Fill(x);
+  absl::StatusOr<Histogram> copy = Histogram::FromCounts(
+      filled->low(), filled->high(), filled->counts(), filled->underflow(), filled->overflow());
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(*copy, *filled);
+  absl::StatusOr<Histogram> empty = Histogram::FromCounts(0, 0, {}, 0, 0);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty_binning());
+  EXPECT_FALSE(Histogram::FromCounts(0, 1, {1, -1}, 0, 0).ok());
+  EXPECT_FALSE(Histogram::FromCounts(1, 0, {1}, 0, 0).ok());
+}
+
 }  // namespace
 }  // namespace sample_analysis
 }  // namespace roastcoffea

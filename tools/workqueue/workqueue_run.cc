@@ -1,0 +1,401 @@
+#include "tools/workqueue/workqueue_run.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "backends/chunk_join.h"
+#include "backends/taskvine/taskvine_backend.h"
+#include "tools/measurement_builder.h"
+#include "tools/sample_analysis/chunking.h"
+#include "tools/workflow_report.h"
+#include "tools/workqueue/chunk_task.h"
+#include "tools/workqueue/local_workers.h"
+#include "tools/workqueue/task_command.h"
+#include "tools/workqueue/task_output.h"
+#include "tools/workqueue/work_queue_api.h"
+
+namespace roastcoffea {
+namespace workqueue {
+namespace {
+
+struct QueueDeleter {
+  void operator()(struct work_queue* q) const { work_queue_delete(q); }
+};
+using Queue = std::unique_ptr<struct work_queue, QueueDeleter>;
+
+struct TaskDeleter {
+  void operator()(struct work_queue_task* t) const { work_queue_task_delete(t); }
+};
+using Task = std::unique_ptr<struct work_queue_task, TaskDeleter>;
+
+// Why work_queue_create failed: Work Queue only returns NULL. A port someone listens on is the
+// usual cause; say so.
+absl::Status ListenError(int port) {
+  if (port > 0) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    const bool in_use =
+        fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 &&
+        errno == EADDRINUSE;
+    if (fd >= 0) close(fd);
+    if (in_use) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--wq_port: port ", port,
+          " is in use (another manager?); choose another port, or --wq_port=0 for a free one"));
+    }
+  }
+  return absl::UnavailableError(absl::StrCat("the Work Queue manager cannot listen on port ", port,
+                                             ": ", std::strerror(errno)));
+}
+
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The last `limit` bytes of a task's output, on one line.
+std::string OutputTail(const char* output, size_t limit = 300) {
+  if (output == nullptr) return "";
+  std::string text = output;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  if (text.size() > limit) text = "..." + text.substr(text.size() - limit);
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+v1::ChunkRecord FailedRecord(const TaskChunk& chunk, const std::string& task_id,
+                             const std::string& error) {
+  const ChunkMetadata metadata = ChunkTaskMetadata(chunk);
+  v1::ChunkRecord record;
+  record.set_dataset(metadata.dataset);
+  record.set_file(metadata.file);
+  record.set_uuid(metadata.uuid);
+  record.set_entry_start(metadata.entry_start);
+  record.set_entry_stop(metadata.entry_stop);
+  record.set_events(metadata.events);
+  record.set_status(v1::CHUNK_STATUS_FAILED);
+  record.set_error_text(error);
+  record.set_task_id(task_id);
+  return record;
+}
+
+struct PendingTask {
+  size_t group = 0;
+  std::string output_path;
+};
+
+}  // namespace
+
+absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& directory) {
+  const std::string target = directory + "/workqueue";
+  if (mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat("cannot create ", target, ": ", std::strerror(errno)));
+  }
+  for (const auto& [from, name] : {std::pair<std::string, const char*>{result.transactions_log,
+                                                                        kTransactionsLog},
+                                   {result.performance_log, kPerformanceLog}}) {
+    std::error_code error;
+    std::filesystem::copy_file(from, target + "/" + name,
+                               std::filesystem::copy_options::overwrite_existing, error);
+    if (error) {
+      return absl::InternalError(
+          absl::StrCat("cannot copy ", from, " to ", target, ": ", error.message()));
+    }
+  }
+  ChunkTaskOutput physics;
+  physics.output = result.output;
+  return WriteTaskOutputFile(physics, target + "/dijet_output.pb");
+}
+
+std::string WorkerCommand(const std::string& host, int port, const std::string& password_file) {
+  return absl::StrCat("work_queue_worker",
+                      password_file.empty() ? "" : absl::StrCat(" --password ", password_file),
+                      " ", host, " ", port);
+}
+
+absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {
+  std::vector<std::string> problems;
+  if (options.chunks_per_task < 1) {
+    problems.push_back(
+        absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
+  }
+  if (options.local_workers < 0) {
+    problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
+  }
+  if (options.port < 0 || options.port > 65535) {
+    problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
+  }
+  if (options.connect_timeout <= absl::ZeroDuration() ||
+      options.stall_timeout <= absl::ZeroDuration() || options.interval <= absl::ZeroDuration()) {
+    problems.push_back("timeouts and the interval must be positive");
+  }
+  if (options.work_directory.empty()) problems.push_back("no work directory");
+  if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
+    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file,
+                                    ": ", std::strerror(errno)));
+  }
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the chunk task program ", options.chunk_task_binary,
+                     " is missing (build //tools/workqueue:chunk_task, or pass --wq_chunk_task)"));
+  }
+
+  WorkQueueRunResult result;
+  absl::StatusOr<sample_analysis::SampleDataset> dataset =
+      sample_analysis::EnsureSampleDataset(options.dataset, options.cache_dir);
+  if (!dataset.ok()) return dataset.status();
+  result.dataset_directory = dataset->directory;
+  absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
+      sample_analysis::MakeChunks(*dataset, options.chunk_size);
+  if (!items.ok()) return items.status();
+
+  // Consecutive chunks share a task: they are mostly of one file, which the task opens once.
+  std::vector<std::vector<TaskChunk>> groups;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if (i % options.chunks_per_task == 0) groups.emplace_back();
+    const sample_analysis::WorkItem& item = (*items)[i];
+    groups.back().push_back(
+        TaskChunk{item.dataset, Basename(item.file), item.file, item.entry_start, item.entry_stop});
+  }
+  result.tasks = static_cast<int64_t>(groups.size());
+
+  const std::string outputs = options.work_directory + "/outputs";
+  for (const std::string& directory : {options.work_directory, outputs}) {
+    if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", directory, ": ", std::strerror(errno)));
+    }
+  }
+  result.transactions_log = options.work_directory + "/" + kTransactionsLog;
+  result.performance_log = options.work_directory + "/" + kPerformanceLog;
+  unlink(result.transactions_log.c_str());
+  unlink(result.performance_log.c_str());
+
+  const RunStopwatch stopwatch;
+  // -1: Work Queue's "first free port" (0 would mean $WORK_QUEUE_PORT first).
+  Queue queue(work_queue_create(options.port == 0 ? -1 : options.port));
+  if (queue == nullptr) return ListenError(options.port);
+  result.port = work_queue_port(queue.get());
+  if (!work_queue_specify_transactions_log(queue.get(), result.transactions_log.c_str()) ||
+      !work_queue_specify_log(queue.get(), result.performance_log.c_str())) {
+    return absl::InternalError(absl::StrCat("cannot write the manager's logs in ",
+                                            options.work_directory, ": ", std::strerror(errno)));
+  }
+  if (!options.password_file.empty() &&
+      !work_queue_specify_password_file(queue.get(), options.password_file.c_str())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--wq_password_file: cannot read ", options.password_file));
+  }
+  if (options.on_listening) options.on_listening(result.port);
+
+  std::unique_ptr<LocalWorkers> workers;
+  if (options.local_workers > 0) {
+    LocalWorkersOptions worker_options;
+    worker_options.count = options.local_workers;
+    worker_options.manager_port = result.port;
+    worker_options.password_file = options.password_file;
+    worker_options.directory = options.work_directory;
+    worker_options.binary = options.worker_binary;
+    worker_options.idle_timeout_seconds = static_cast<int>(
+        std::max<int64_t>(30, absl::ToInt64Seconds(options.stall_timeout + options.connect_timeout)));
+    absl::StatusOr<std::unique_ptr<LocalWorkers>> started = LocalWorkers::Start(worker_options);
+    if (!started.ok()) return started.status();
+    workers = *std::move(started);
+  }
+
+  std::map<int, PendingTask> pending;  // by Work Queue task id
+  for (size_t g = 0; g < groups.size(); ++g) {
+    ChunkTaskArguments arguments;
+    arguments.output = kChunkTaskOutput;
+    arguments.chunks = groups[g];
+    // 2>&1: the task's output (Work Queue keeps stdout) then carries chunk_task's errors.
+    Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
+    work_queue_task_specify_file(task.get(), options.chunk_task_binary.c_str(), kChunkTaskProgram,
+                                 WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+    std::set<std::string> files;
+    for (const TaskChunk& chunk : groups[g]) {
+      if (files.insert(chunk.file).second) {
+        work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
+                                     WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+      }
+    }
+    PendingTask entry{g, absl::StrCat(outputs, "/task-", g, ".pb")};
+    unlink(entry.output_path.c_str());
+    work_queue_task_specify_file(task.get(), entry.output_path.c_str(), kChunkTaskOutput,
+                                 WORK_QUEUE_OUTPUT, WORK_QUEUE_NOCACHE);
+    work_queue_task_specify_category(task.get(), kChunkCategory);
+    work_queue_task_specify_cores(task.get(), 1);
+    work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", g).c_str());
+    const int id = work_queue_submit(queue.get(), task.release());  // the queue owns it now
+    pending.emplace(id, std::move(entry));
+  }
+
+  sample_analysis::DijetOutput merged;
+  std::vector<v1::ChunkRecord> instrumented;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_progress = start;
+  bool any_worker = false;
+  bool killed = false;
+  int64_t returned = 0;
+  while (!pending.empty()) {
+    const bool armed = workers != nullptr && !killed &&
+                       options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
+                       returned >= options.fault.after_tasks;
+    Task task(work_queue_wait(queue.get(), 1));
+    work_queue_stats stats;
+    work_queue_get_stats(queue.get(), &stats);
+    any_worker = any_worker || stats.workers_connected > 0;
+    result.peak_workers = std::max(result.peak_workers, stats.workers_connected);
+    const auto now = std::chrono::steady_clock::now();
+    // Worker 0 runs a task when it has a child process (the task's shell): then the fault
+    // certainly hits a task in flight.
+    if (armed && workers->RunsATask(0)) {
+      if (options.fault.kind == WorkQueueRunOptions::Fault::Kind::kKillWorker) {
+        workers->Kill(0);
+      } else {
+        workers->Pause(0);
+      }
+      killed = true;
+    }
+    if (task == nullptr) {
+      if (!any_worker && now - start > absl::ToChronoSeconds(options.connect_timeout)) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "no Work Queue worker connected to port ", result.port, " within ",
+            absl::FormatDuration(options.connect_timeout),
+            "; start one with: ", WorkerCommand(HostName(), result.port, options.password_file),
+            (options.local_workers > 0
+                 ? absl::StrCat(" (the ", options.local_workers,
+                                " local workers did not connect: see their logs in ",
+                                options.work_directory, ")")
+                 : "")));
+      }
+      if (any_worker && now - last_progress > absl::ToChronoSeconds(options.stall_timeout)) break;
+      continue;
+    }
+    last_progress = now;
+    ++returned;
+    auto it = pending.find(task->taskid);
+    if (it == pending.end()) continue;  // not ours (cannot happen: we submit all)
+    const std::vector<TaskChunk>& chunks = groups[it->second.group];
+    const std::string task_id = absl::StrCat(task->taskid);
+    std::optional<std::string> task_error;
+    if (task->result != WORK_QUEUE_RESULT_SUCCESS || task->return_status != 0) {
+      task_error = absl::StrCat("Work Queue task ", task_id, " failed: ",
+                                work_queue_result_str(task->result), ", exit code ",
+                                task->return_status);
+      const std::string tail = OutputTail(task->output);
+      if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
+    }
+    if (!task_error.has_value()) {
+      absl::StatusOr<ChunkTaskOutput> output = ReadTaskOutputFile(it->second.output_path);
+      if (output.ok() && output->chunk_records.size() == chunks.size()) {
+        merged += output->output;
+        for (v1::ChunkRecord& record : output->chunk_records) {
+          record.set_task_id(task_id);
+          // The engine names the worker (its id in the logs, the same in tracking).
+          record.clear_worker();
+          instrumented.push_back(std::move(record));
+        }
+      } else {
+        task_error = output.ok() ? absl::StrCat("task ", task_id, " returned ",
+                                                output->chunk_records.size(),
+                                                " chunk records for ", chunks.size(), " chunks")
+                                 : std::string(output.status().message());
+      }
+    }
+    if (task_error.has_value()) {
+      for (const TaskChunk& chunk : chunks) {
+        instrumented.push_back(FailedRecord(chunk, task_id, *task_error));
+      }
+    }
+    unlink(it->second.output_path.c_str());
+    pending.erase(it);
+  }
+  // Stalled: the chunks still out are reported, not waited for.
+  for (const auto& [id, entry] : pending) {
+    Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
+    for (const TaskChunk& chunk : groups[entry.group]) {
+      instrumented.push_back(FailedRecord(
+          chunk, absl::StrCat(id),
+          absl::StrCat("Work Queue task ", id, " never came back: no task returned for ",
+                       absl::FormatDuration(options.stall_timeout), "; given up")));
+      ++result.chunks_given_up;
+    }
+  }
+  pending.clear();
+  work_queue_shut_down_workers(queue.get(), 0);
+  queue.reset();  // writes MANAGER END and closes the logs
+  if (workers != nullptr) workers->Stop();
+
+  RawRun run;
+  run.window = stopwatch.Stop();
+  TaskVineBackendOptions backend_options;
+  backend_options.logs = result.transactions_log + "," + result.performance_log;
+  backend_options.chunk_category = kChunkCategory;
+  TaskVineMetricsBackend backend(backend_options);
+  if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
+  absl::StatusOr<SpanId> span = backend.CreateSpan("coffea-processing");
+  if (!span.ok()) return span.status();
+  if (absl::Status status = backend.EndSpan(*span); !status.ok()) return status;
+  absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  if (!span_metrics.ok()) return span_metrics.status();
+  if (!tracking.ok()) return tracking.status();
+  ChunkJoinResult joined = JoinChunkRecords(backend.TakeChunkRecords(), std::move(instrumented));
+  for (const v1::ChunkRecord& record : joined.records) {
+    result.lost_attempts += record.attempt();
+  }
+
+  run.backend = "workqueue";
+  run.tracking = *std::move(tracking);
+  run.chunks = std::move(joined.records);
+  run.report = BuildWorkflowReport(run.chunks);
+  run.spans.push_back(*std::move(span_metrics));
+  run.warnings = backend.CodedWarnings();
+  for (std::string& warning : joined.warnings) {
+    v1::Warning& coded = run.warnings.emplace_back();
+    coded.set_code("workqueue_chunk_join");
+    coded.set_message(std::move(warning));
+  }
+  if (result.chunks_given_up > 0) {
+    v1::Warning& coded = run.warnings.emplace_back();
+    coded.set_code("workqueue_chunks_given_up");
+    coded.set_message(absl::StrCat(result.chunks_given_up,
+                                   " chunks never came back (no task returned for ",
+                                   absl::FormatDuration(options.stall_timeout),
+                                   "): recorded as failed; the physics result lacks them"));
+  }
+  // The tasks ran in other processes (maybe other machines), built with this build.
+  run.in_process_worker_threads.reset();
+  run.analysis_build = ToolBuildInfo();
+  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  if (!measurement.ok()) return measurement.status();
+  result.measurement = *std::move(measurement);
+  result.output = std::move(merged);
+  return result;
+}
+
+}  // namespace workqueue
+}  // namespace roastcoffea

@@ -379,6 +379,11 @@ absl::Status DaskMetricsBackend::PollConnected() {
     }
   }
 
+  if (options_.read_spans && spans_enabled_) {
+    absl::Status s = ReadWorkloadSpans();
+    if (!s.ok()) return s;
+  }
+
   std::vector<dask::TaskRecord> fresh;
   // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
   for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 16;
@@ -457,6 +462,52 @@ absl::Status DaskMetricsBackend::PollConnected() {
   first_identity_ = false;
   for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
   last_good_poll_unix_ns_ = now;
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::ReadWorkloadSpans() {
+  auto turn_off = [&](absl::string_view why) {
+    spans_enabled_ = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrCat("The workload's Dask spans are not read: ", why, "."));
+  };
+  absl::StatusOr<dask::Value> reply = comm_->Call("dump_state", dask::TaskGroupsRequestArgs());
+  if (!reply.ok()) {
+    if (comm_->broken()) return reply.status();
+    turn_off(absl::StrCat("dump_state failed (", reply.status().message(), ")"));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<dask::TaskGroupSpan>> groups = dask::ParseTaskGroups(*reply);
+  if (!groups.ok()) {
+    turn_off(groups.status().message());
+    return absl::OkStatus();
+  }
+  // Task groups without span ids: distributed < 2023.6, which has no spans.
+  if (!groups->empty() && groups->front().span_id.empty()) {
+    spans_enabled_ = false;
+    return absl::OkStatus();
+  }
+  std::vector<std::string> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fresh = workload_spans_.AddGroups(*groups);
+  }
+  if (fresh.empty()) return absl::OkStatus();
+  // A new span: its name and parents, while its tasks are alive.
+  absl::StatusOr<dask::Value> tasks =
+      comm_->Call("dump_state", dask::TaskAnnotationsRequestArgs());
+  if (!tasks.ok()) {
+    if (comm_->broken()) return tasks.status();
+    turn_off(absl::StrCat("dump_state failed (", tasks.status().message(), ")"));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::map<std::string, dask::SpanPath>> paths = dask::ParseTaskSpanPaths(*tasks);
+  if (!paths.ok()) {
+    turn_off(paths.status().message());
+    return absl::OkStatus();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  workload_spans_.AddPaths(*paths);
   return absl::OkStatus();
 }
 
@@ -967,6 +1018,26 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
     m->set_unit(std::get<3>(key));
     m->set_worker(std::get<4>(key));
     m->set_value(value);
+  }
+  span.set_kind(v1::SPAN_KIND_COLLECT_WINDOW);
+  std::map<std::string, std::vector<std::string>> shared;  // ambiguous prefix -> span names
+  for (v1::Span& workload : workload_spans_.Attribute(span)) {
+    for (const std::string& prefix : workload.ambiguous_task_prefixes()) {
+      shared[prefix].push_back(workload.name_path_size() > 0
+                                   ? absl::StrJoin(workload.name_path(), "/")
+                                   : workload.name());
+    }
+    *span.add_workload_spans() = std::move(workload);
+  }
+  if (!shared.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [prefix, names] : shared) {
+      parts.push_back(absl::StrCat(prefix, " (", absl::StrJoin(names, ", "), ")"));
+    }
+    AddWarning(absl::StrCat(
+        "Task prefixes that ran in several Dask spans cannot be split between them without "
+        "pickle: each of those spans shows the prefix's totals (marked ambiguous): ",
+        absl::StrJoin(parts, "; "), "."));
   }
   return span;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/dask/profile_merge.h"
 
 namespace roastcoffea {
 namespace {
@@ -636,7 +637,10 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
     if (!prefix.empty()) args.Insert(dask::Value::Str("key"), dask::Value::Str(prefix));
     absl::StatusOr<dask::Value> reply = comm_->Call("profile", args);
     if (!reply.ok()) return reply.status();
-    return dask::ConvertPerWorkerProfiles(*reply, options_.profile_conversion);
+    // Dask's counts as sent: restored in FetchProfiles, where the per-prefix trees are known.
+    dask::ProfileConversionOptions raw = options_.profile_conversion;
+    raw.restore_innermost_counts = false;
+    return dask::ConvertPerWorkerProfiles(*reply, raw);
   };
   std::map<std::string, v1::Profile> out;
   absl::StatusOr<std::vector<dask::WorkerProfileTree>> all = call(workers);
@@ -674,28 +678,33 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
 }
 
 std::vector<std::string> DaskMetricsBackend::PrefixesSeen(int64_t start_ns, int64_t stop_ns) {
-  std::map<std::string, int64_t> tasks_per_prefix;
+  // The prefixes that matter for a profile: those whose tasks computed longest in the window.
+  std::map<std::string, double> compute_seconds;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    const double t0 = start_ns / 1e9, t1 = stop_ns / 1e9;
     for (const dask::TaskRecord& r : records_) {
       for (const dask::StartStop& ss : r.startstops) {
-        if (ss.stop_unix_seconds * 1e9 >= static_cast<double>(start_ns) &&
-            ss.start_unix_seconds * 1e9 <= static_cast<double>(stop_ns)) {
-          ++tasks_per_prefix[r.prefix];
-          break;
+        const double overlap =
+            std::min(ss.stop_unix_seconds, t1) - std::max(ss.start_unix_seconds, t0);
+        if (overlap >= 0) {
+          // Every prefix seen counts, even with no compute time (then ranked last).
+          double& seconds = compute_seconds[r.prefix];
+          if (ss.action == "compute") seconds += overlap;
         }
       }
     }
   }
-  std::vector<std::pair<int64_t, std::string>> ranked;
-  for (auto& [prefix, tasks] : tasks_per_prefix) ranked.emplace_back(-tasks, prefix);
-  std::sort(ranked.begin(), ranked.end());  // most tasks first, then by name
+  std::vector<std::pair<double, std::string>> ranked;
+  for (auto& [prefix, seconds] : compute_seconds) ranked.emplace_back(-seconds, prefix);
+  std::sort(ranked.begin(), ranked.end());  // longest first, then by name
   const size_t keep =
       std::min(ranked.size(), static_cast<size_t>(std::max(0, options_.max_auto_profile_prefixes)));
   if (keep < ranked.size()) {
     std::lock_guard<std::mutex> lock(mutex_);
     AddWarning(absl::StrCat("Per-prefix profiles were read for the ", keep,
-                            " task prefixes with the most tasks of the ", ranked.size(), " seen."));
+                            " task prefixes with the most compute time of the ", ranked.size(),
+                            " seen."));
   }
   std::vector<std::string> prefixes;
   for (size_t i = 0; i < keep; ++i) prefixes.push_back(std::move(ranked[i].second));
@@ -729,7 +738,7 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       }
     }
   }
-  std::vector<v1::Profile> fetched;
+  std::vector<std::pair<std::string, std::map<std::string, v1::Profile>>> sets;
   for (const std::string& prefix : prefixes) {
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
         FetchProfileSet(asked, prefix, start_ns, stop_ns);
@@ -741,10 +750,39 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       if (comm_->broken()) break;
       continue;
     }
+    sets.emplace_back(prefix, *std::move(set));
+  }
+  const dask::ProfileConversionOptions& conversion = options_.profile_conversion;
+  // The all-tasks tree (prefix "") is rebuilt from the per-prefix ones read with it: restored
+  // per prefix instead of under Dask's one frame that runs every task (dask/profile_merge.h).
+  if (!sets.empty() && sets.front().first.empty() && sets.size() > 1 &&
+      options_.rebuild_whole_worker_profiles) {
+    for (auto& [worker, all] : sets.front().second) {
+      std::vector<const v1::Profile*> parts;
+      for (size_t k = 1; k < sets.size(); ++k) {
+        auto it = sets[k].second.find(worker);
+        if (it != sets[k].second.end()) parts.push_back(&it->second);
+      }
+      if (parts.size() + 1 < sets.size()) continue;  // a prefix's tree is missing: keep Dask's
+      v1::Profile rebuilt = dask::WholeWorkerFromPrefixes(
+          all, parts, conversion.restore_innermost_counts, conversion.estimate_innermost_counts);
+      rebuilt.set_source(all.source());
+      all = std::move(rebuilt);
+    }
+  }
+  for (auto& [prefix, set] : sets) {
+    for (auto& [worker, tree] : set) {
+      if (conversion.restore_innermost_counts && !tree.rebuilt_from_task_prefixes()) {
+        dask::RestoreInnermostCounts(tree, conversion.estimate_innermost_counts);
+      }
+    }
+  }
+  std::vector<v1::Profile> fetched;
+  for (auto& [prefix, set] : sets) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const std::string& w : asked) {
-      auto it = set->find(w);
-      if (it == set->end()) continue;
+      auto it = set.find(w);
+      if (it == set.end()) continue;
       v1::Profile& p = it->second;
       p.set_worker(w);
       p.set_task_prefix(prefix);

@@ -92,12 +92,16 @@ struct DaskBackendOptions {
   // Read per-worker statistical profiles over the tracked window at StopTracking.
   bool read_profiles = true;
   // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with
-  // only that prefix's samples. "*" stands for every prefix the task stream saw in the tracked
-  // window (the most frequent max_auto_profile_prefixes of them): a prefix's tree usually has
-  // one task function at its root, so its innermost-frame counts are restored exactly (see
-  // dask/profile.h), which the all-tasks tree cannot do at the root when several ran.
-  std::vector<std::string> profile_task_prefixes;
-  int max_auto_profile_prefixes = 32;
+  // only that prefix's samples. "*" (the default) stands for the prefixes the task stream saw in
+  // the tracked window, the max_auto_profile_prefixes with the most compute time: a prefix's
+  // tree usually has one task function at its root, so its innermost-frame counts are restored
+  // exactly (see dask/profile.h), which the all-tasks tree cannot do under the one Dask frame
+  // that runs every task. Empty: the all-tasks profile only.
+  std::vector<std::string> profile_task_prefixes = {"*"};
+  int max_auto_profile_prefixes = 16;
+  // Rebuild each worker's all-tasks profile from its per-prefix profiles (dask/profile_merge.h)
+  // when any were read.
+  bool rebuild_whole_worker_profiles = true;
   // The workers' distributed.worker.profile.interval: the time one sample stands for.
   double profile_interval_seconds = 0.01;
   dask::ProfileConversionOptions profile_conversion;

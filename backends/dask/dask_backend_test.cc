@@ -694,6 +694,7 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
   FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
   DaskBackendOptions options = OptionsFor(scheduler);
   options.profile_task_prefixes = {"inc"};
+  options.rebuild_whole_worker_profiles = false;  // the fake's trees are not Dask's sums
   options.profile_interval_seconds = 0.02;
   auto backend = *DaskMetricsBackend::Create(options);
   const double before = NowSeconds();
@@ -763,7 +764,7 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
   });
   ASSERT_TRUE(backend->StopTracking().ok());
   std::vector<v1::Profile> profiles = backend->TakeProfiles();
-  // All tasks, then "mul" (named), then the two prefixes with the most tasks: inc, load.
+  // All tasks, then "mul" (named), then the two prefixes that computed longest: inc, load.
   std::vector<std::string> asked;
   {
     std::lock_guard<std::mutex> lock(cluster.mutex);
@@ -778,7 +779,10 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
   EXPECT_EQ(profiles[6].task_prefix(), "load");
   // The cap of 2 automatic prefixes left one of the 3 seen (mul, named anyway) out: said once.
   EXPECT_THAT(backend->Warnings(),
-              Contains(HasSubstr("the 2 task prefixes with the most tasks of the 3 seen")));
+              Contains(HasSubstr("the 2 task prefixes with the most compute time of the 3 seen")));
+  // Each worker's all-tasks profile rebuilt from its per-prefix ones.
+  EXPECT_TRUE(profiles[0].rebuilt_from_task_prefixes());
+  EXPECT_FALSE(profiles[2].rebuilt_from_task_prefixes());
 }
 
 TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {

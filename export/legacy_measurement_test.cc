@@ -238,7 +238,7 @@ TEST_F(LegacyMeasurementTest, LoadMeasurementAndTablesAcceptTheOriginalsFormat) 
   TableOptions options;
   options.unicode = false;
   const std::string tables = FormatSummaryTables(*loaded, options);
-  EXPECT_TRUE(absl::StrContains(tables, "Fine Metrics (Dask spans)")) << tables;
+  EXPECT_TRUE(absl::StrContains(tables, "Fine Metrics (Dask: collect window)")) << tables;
   EXPECT_TRUE(absl::StrContains(tables, "| Total Events ")) << tables;
   EXPECT_TRUE(absl::StrContains(tables, "1,233,000")) << tables;
   EXPECT_TRUE(absl::StrContains(tables, "Memory Read (fine metrics)")) << tables;

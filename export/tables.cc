@@ -515,7 +515,8 @@ Table ActivityTable(const v1::FineMetricsSummary& fine) {
 // Where the thread-time split comes from, for the fine-metrics table's title.
 std::string FineTitle(absl::string_view backend) {
   if (backend == "threadpool") return "Thread Time Split (worker threads' CPU clocks)";
-  if (backend == "dask") return "Fine Metrics (Dask spans)";
+  // The collect window's span; the workload's own spans are a breakdown of it.
+  if (backend == "dask") return "Fine Metrics (Dask: collect window)";
   if (backend.empty()) return "Fine Metrics";
   return absl::StrCat("Fine Metrics (", backend, ")");
 }

@@ -461,7 +461,7 @@ TEST(FormatSummaryTablesTest, FineMetricsWithoutACpuSplitShowTheirActivities) {
     total->set_value(seconds);
   }
   const std::string text = FormatSummaryTables(measurement, TableOptions{false});
-  EXPECT_EQ(text.find("Fine Metrics (Dask spans)"), std::string::npos)
+  EXPECT_EQ(text.find("Fine Metrics (Dask: collect window)"), std::string::npos)
       << "no processor CPU time of 0.0s when the engine never split it";
   const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
   bool found = false;
@@ -482,7 +482,7 @@ TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
   ASSERT_EQ(tables.size(), 7u);
   EXPECT_EQ(tables[1].rows.back(), (std::pair<std::string, std::string>{
                                        "Memory Read (fine metrics)", "304.99 KiB"}));
-  EXPECT_EQ(tables[5].title, "Fine Metrics (Dask spans)");
+  EXPECT_EQ(tables[5].title, "Fine Metrics (Dask: collect window)");
   EXPECT_EQ(tables[5].rows, (Rows{{"Processor CPU Time", "9.7s"},
                                   {"Processor I/O & Waiting Time", "22.7s"},
                                   {"CPU %", "29.9%"},

@@ -25,10 +25,11 @@ ABSL_FLAG(bool, dask_occupancy, true,
 ABSL_FLAG(bool, dask_profiles, true,
           "--backend=dask: at the end, read each worker's statistical profile of the run "
           "(--nodask_profiles: do not).");
-ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {},
+ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {"*"},
           "--backend=dask: task prefixes (comma-separated, e.g. process,load) that get a "
-          "per-worker profile of their own, besides the profile of all tasks; * stands for "
-          "every prefix the task stream saw during the run (the 32 with the most tasks).");
+          "per-worker profile of their own, from which each worker's profile of all tasks is "
+          "rebuilt; * (the default) stands for the prefixes the task stream saw during the run "
+          "(the 16 with the most compute time); empty (--dask_profile_prefixes=): none.");
 ABSL_FLAG(double, dask_profile_interval, 0.01,
           "--backend=dask: the workers' distributed.worker.profile.interval in seconds (> 0); "
           "no read-only request reports it.");

@@ -9,7 +9,7 @@
 //   --dask_occupancy=true           read per-worker occupancy through dump_state
 //   --dask_reconnect_max_backoff=5  seconds, upper bound of the reconnection backoff
 //   --dask_profiles=true            read each worker's statistical profile at the end
-//   --dask_profile_prefixes=a,b     task prefixes that get per-worker profiles of their own
+//   --dask_profile_prefixes=*       task prefixes that get per-worker profiles of their own
 //   --dask_profile_interval=0.01    the workers' profile sampling interval in seconds
 // Thread-safety: call from the main thread after absl::ParseCommandLine.
 #ifndef ROASTCOFFEA_TOOLS_DASK_COLLECT_H_

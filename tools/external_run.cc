@@ -153,7 +153,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
   std::optional<SpanId> span;
   if (backend.SupportsFineMetrics()) {
-    absl::StatusOr<SpanId> created = backend.CreateSpan("coffea-processing");
+    absl::StatusOr<SpanId> created = backend.CreateSpan("collect window");
     if (created.ok()) {
       span = *created;
     } else {

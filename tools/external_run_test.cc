@@ -111,7 +111,7 @@ TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {
   ASSERT_TRUE(m.has_tracking());
   EXPECT_EQ(m.metrics().workers().peak_workers(), 2);
   ASSERT_EQ(m.spans_size(), 1);
-  EXPECT_EQ(m.spans(0).name(), "coffea-processing");
+  EXPECT_EQ(m.spans(0).name(), "collect window");
 }
 
 TEST(RunExternalMeasurementTest, WithoutAReportTheChunkRecordsAreTheReport) {

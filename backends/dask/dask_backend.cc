@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/dask/profile_merge.h"
 
 namespace roastcoffea {
 namespace {
@@ -379,6 +380,11 @@ absl::Status DaskMetricsBackend::PollConnected() {
     }
   }
 
+  if (options_.read_spans && spans_enabled_) {
+    absl::Status s = ReadWorkloadSpans();
+    if (!s.ok()) return s;
+  }
+
   std::vector<dask::TaskRecord> fresh;
   // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
   for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 16;
@@ -457,6 +463,52 @@ absl::Status DaskMetricsBackend::PollConnected() {
   first_identity_ = false;
   for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
   last_good_poll_unix_ns_ = now;
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::ReadWorkloadSpans() {
+  auto turn_off = [&](absl::string_view why) {
+    spans_enabled_ = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrCat("The workload's Dask spans are not read: ", why, "."));
+  };
+  absl::StatusOr<dask::Value> reply = comm_->Call("dump_state", dask::TaskGroupsRequestArgs());
+  if (!reply.ok()) {
+    if (comm_->broken()) return reply.status();
+    turn_off(absl::StrCat("dump_state failed (", reply.status().message(), ")"));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<dask::TaskGroupSpan>> groups = dask::ParseTaskGroups(*reply);
+  if (!groups.ok()) {
+    turn_off(groups.status().message());
+    return absl::OkStatus();
+  }
+  // Task groups without span ids: distributed < 2023.6, which has no spans.
+  if (!groups->empty() && groups->front().span_id.empty()) {
+    spans_enabled_ = false;
+    return absl::OkStatus();
+  }
+  std::vector<std::string> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    fresh = workload_spans_.AddGroups(*groups);
+  }
+  if (fresh.empty()) return absl::OkStatus();
+  // A new span: its name and parents, while its tasks are alive.
+  absl::StatusOr<dask::Value> tasks =
+      comm_->Call("dump_state", dask::TaskAnnotationsRequestArgs());
+  if (!tasks.ok()) {
+    if (comm_->broken()) return tasks.status();
+    turn_off(absl::StrCat("dump_state failed (", tasks.status().message(), ")"));
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::map<std::string, dask::SpanPath>> paths = dask::ParseTaskSpanPaths(*tasks);
+  if (!paths.ok()) {
+    turn_off(paths.status().message());
+    return absl::OkStatus();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  workload_spans_.AddPaths(*paths);
   return absl::OkStatus();
 }
 
@@ -585,7 +637,10 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
     if (!prefix.empty()) args.Insert(dask::Value::Str("key"), dask::Value::Str(prefix));
     absl::StatusOr<dask::Value> reply = comm_->Call("profile", args);
     if (!reply.ok()) return reply.status();
-    return dask::ConvertPerWorkerProfiles(*reply, options_.profile_conversion);
+    // Dask's counts as sent: restored in FetchProfiles, where the per-prefix trees are known.
+    dask::ProfileConversionOptions raw = options_.profile_conversion;
+    raw.restore_innermost_counts = false;
+    return dask::ConvertPerWorkerProfiles(*reply, raw);
   };
   std::map<std::string, v1::Profile> out;
   absl::StatusOr<std::vector<dask::WorkerProfileTree>> all = call(workers);
@@ -623,28 +678,33 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
 }
 
 std::vector<std::string> DaskMetricsBackend::PrefixesSeen(int64_t start_ns, int64_t stop_ns) {
-  std::map<std::string, int64_t> tasks_per_prefix;
+  // The prefixes that matter for a profile: those whose tasks computed longest in the window.
+  std::map<std::string, double> compute_seconds;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    const double t0 = start_ns / 1e9, t1 = stop_ns / 1e9;
     for (const dask::TaskRecord& r : records_) {
       for (const dask::StartStop& ss : r.startstops) {
-        if (ss.stop_unix_seconds * 1e9 >= static_cast<double>(start_ns) &&
-            ss.start_unix_seconds * 1e9 <= static_cast<double>(stop_ns)) {
-          ++tasks_per_prefix[r.prefix];
-          break;
+        const double overlap =
+            std::min(ss.stop_unix_seconds, t1) - std::max(ss.start_unix_seconds, t0);
+        if (overlap >= 0) {
+          // Every prefix seen counts, even with no compute time (then ranked last).
+          double& seconds = compute_seconds[r.prefix];
+          if (ss.action == "compute") seconds += overlap;
         }
       }
     }
   }
-  std::vector<std::pair<int64_t, std::string>> ranked;
-  for (auto& [prefix, tasks] : tasks_per_prefix) ranked.emplace_back(-tasks, prefix);
-  std::sort(ranked.begin(), ranked.end());  // most tasks first, then by name
+  std::vector<std::pair<double, std::string>> ranked;
+  for (auto& [prefix, seconds] : compute_seconds) ranked.emplace_back(-seconds, prefix);
+  std::sort(ranked.begin(), ranked.end());  // longest first, then by name
   const size_t keep =
       std::min(ranked.size(), static_cast<size_t>(std::max(0, options_.max_auto_profile_prefixes)));
   if (keep < ranked.size()) {
     std::lock_guard<std::mutex> lock(mutex_);
     AddWarning(absl::StrCat("Per-prefix profiles were read for the ", keep,
-                            " task prefixes with the most tasks of the ", ranked.size(), " seen."));
+                            " task prefixes with the most compute time of the ", ranked.size(),
+                            " seen."));
   }
   std::vector<std::string> prefixes;
   for (size_t i = 0; i < keep; ++i) prefixes.push_back(std::move(ranked[i].second));
@@ -678,7 +738,7 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       }
     }
   }
-  std::vector<v1::Profile> fetched;
+  std::vector<std::pair<std::string, std::map<std::string, v1::Profile>>> sets;
   for (const std::string& prefix : prefixes) {
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
         FetchProfileSet(asked, prefix, start_ns, stop_ns);
@@ -690,10 +750,39 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       if (comm_->broken()) break;
       continue;
     }
+    sets.emplace_back(prefix, *std::move(set));
+  }
+  const dask::ProfileConversionOptions& conversion = options_.profile_conversion;
+  // The all-tasks tree (prefix "") is rebuilt from the per-prefix ones read with it: restored
+  // per prefix instead of under Dask's one frame that runs every task (dask/profile_merge.h).
+  if (!sets.empty() && sets.front().first.empty() && sets.size() > 1 &&
+      options_.rebuild_whole_worker_profiles) {
+    for (auto& [worker, all] : sets.front().second) {
+      std::vector<const v1::Profile*> parts;
+      for (size_t k = 1; k < sets.size(); ++k) {
+        auto it = sets[k].second.find(worker);
+        if (it != sets[k].second.end()) parts.push_back(&it->second);
+      }
+      if (parts.size() + 1 < sets.size()) continue;  // a prefix's tree is missing: keep Dask's
+      v1::Profile rebuilt = dask::WholeWorkerFromPrefixes(
+          all, parts, conversion.restore_innermost_counts, conversion.estimate_innermost_counts);
+      rebuilt.set_source(all.source());
+      all = std::move(rebuilt);
+    }
+  }
+  for (auto& [prefix, set] : sets) {
+    for (auto& [worker, tree] : set) {
+      if (conversion.restore_innermost_counts && !tree.rebuilt_from_task_prefixes()) {
+        dask::RestoreInnermostCounts(tree, conversion.estimate_innermost_counts);
+      }
+    }
+  }
+  std::vector<v1::Profile> fetched;
+  for (auto& [prefix, set] : sets) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const std::string& w : asked) {
-      auto it = set->find(w);
-      if (it == set->end()) continue;
+      auto it = set.find(w);
+      if (it == set.end()) continue;
       v1::Profile& p = it->second;
       p.set_worker(w);
       p.set_task_prefix(prefix);
@@ -967,6 +1056,26 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
     m->set_unit(std::get<3>(key));
     m->set_worker(std::get<4>(key));
     m->set_value(value);
+  }
+  span.set_kind(v1::SPAN_KIND_COLLECT_WINDOW);
+  std::map<std::string, std::vector<std::string>> shared;  // ambiguous prefix -> span names
+  for (v1::Span& workload : workload_spans_.Attribute(span)) {
+    for (const std::string& prefix : workload.ambiguous_task_prefixes()) {
+      shared[prefix].push_back(workload.name_path_size() > 0
+                                   ? absl::StrJoin(workload.name_path(), "/")
+                                   : workload.name());
+    }
+    *span.add_workload_spans() = std::move(workload);
+  }
+  if (!shared.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [prefix, names] : shared) {
+      parts.push_back(absl::StrCat(prefix, " (", absl::StrJoin(names, ", "), ")"));
+    }
+    AddWarning(absl::StrCat(
+        "Task prefixes that ran in several Dask spans cannot be split between them without "
+        "pickle: each of those spans shows the prefix's totals (marked ambiguous): ",
+        absl::StrJoin(parts, "; "), "."));
   }
   return span;
 }

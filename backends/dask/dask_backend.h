@@ -16,6 +16,12 @@
 // distributed ≥ 2023.4 the per-heartbeat `digests_total_since_heartbeat` (context "execute",
 // activities thread-cpu, thread-noncpu, ...) are accumulated too.
 //
+// Workload spans (spans.h): each poll also reads the task groups' span ids, and the names of
+// new spans from the live tasks' annotations. GetSpanMetrics returns the window's span (kind
+// SPAN_KIND_COLLECT_WINDOW) with the workload's spans that ran in it nested in
+// Span.workload_spans, each with the window's metrics of its task prefixes (prefixes that ran
+// in several spans are marked ambiguous, and said once in a warning).
+//
 // Heartbeats (digest_recovery.h): those digests hold only what happened since the worker's
 // previous heartbeat, so a second thread on its own connection polls `identity` at a third of
 // the heartbeat period (no task-stream or profile reply can delay it) and counts the heartbeats
@@ -61,6 +67,7 @@
 #include "backends/dask/digest_recovery.h"
 #include "backends/dask/identity.h"
 #include "backends/dask/profile.h"
+#include "backends/dask/spans.h"
 #include "backends/dask/task_stream.h"
 #include "backends/metrics_backend.h"
 #include "schema/measurement.pb.h"
@@ -78,15 +85,23 @@ struct DaskBackendOptions {
   bool read_task_stream = true;
   // Read per-worker occupancy through dump_state (a debugging op; costlier on huge clusters).
   bool read_occupancy = true;
+  // Read the workload's own spans (distributed ≥ 2023.6; see dask/spans.h): every poll asks
+  // dump_state for the task groups (about 300 B each), and once per new span for the live
+  // tasks' annotations (about 250 B per task).
+  bool read_spans = true;
   // Read per-worker statistical profiles over the tracked window at StopTracking.
   bool read_profiles = true;
   // For each task prefix (Dask's key_split, e.g. "process"), one more per-worker profile with
-  // only that prefix's samples. "*" stands for every prefix the task stream saw in the tracked
-  // window (the most frequent max_auto_profile_prefixes of them): a prefix's tree usually has
-  // one task function at its root, so its innermost-frame counts are restored exactly (see
-  // dask/profile.h), which the all-tasks tree cannot do at the root when several ran.
-  std::vector<std::string> profile_task_prefixes;
-  int max_auto_profile_prefixes = 32;
+  // only that prefix's samples. "*" (the default) stands for the prefixes the task stream saw in
+  // the tracked window, the max_auto_profile_prefixes with the most compute time: a prefix's
+  // tree usually has one task function at its root, so its innermost-frame counts are restored
+  // exactly (see dask/profile.h), which the all-tasks tree cannot do under the one Dask frame
+  // that runs every task. Empty: the all-tasks profile only.
+  std::vector<std::string> profile_task_prefixes = {"*"};
+  int max_auto_profile_prefixes = 16;
+  // Rebuild each worker's all-tasks profile from its per-prefix profiles (dask/profile_merge.h)
+  // when any were read.
+  bool rebuild_whole_worker_profiles = true;
   // The workers' distributed.worker.profile.interval: the time one sample stands for.
   double profile_interval_seconds = 0.01;
   dask::ProfileConversionOptions profile_conversion;
@@ -201,6 +216,9 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
       const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
       int64_t stop_ns);
   void FetchProfiles(int64_t start_ns, int64_t stop_ns);
+  // Task groups' span ids, and new spans' names (dask/spans.h). Returns only a lost connection;
+  // a refused or odd reply turns span reading off with a warning.
+  absl::Status ReadWorkloadSpans();
   // Task prefixes of task-stream records with a start/stop in the window, most tasks first.
   std::vector<std::string> PrefixesSeen(int64_t start_ns, int64_t stop_ns);
 
@@ -214,6 +232,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   bool use_start_index_ = false;
   bool occupancy_enabled_ = true;
   bool task_stream_enabled_ = true;
+  bool spans_enabled_ = true;
   absl::Duration backoff_;
   absl::Time next_reconnect_ = absl::InfinitePast();
   bool in_gap_ = false;
@@ -243,6 +262,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::vector<std::string> warnings_;
   int64_t next_span_ = 0;
   std::map<SpanId, SpanState> spans_;
+  dask::SpanCatalog workload_spans_;
   std::vector<v1::Profile> profiles_;
 
   std::thread poller_;

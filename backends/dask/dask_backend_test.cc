@@ -1,5 +1,6 @@
 #include "backends/dask/dask_backend.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -19,6 +21,7 @@ namespace {
 
 using dask::Value;
 using dask::testing::FakeScheduler;
+using dask::testing::FixtureBytes;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
@@ -49,6 +52,20 @@ struct Cluster {
   std::optional<int64_t> stream_index;  // set: answers get_task_stream_index (≥ 2026.6)
   std::vector<Value> stream_requests;
   std::map<std::string, double> cumulative;
+  std::vector<std::string> digest_prefixes = {"inc"};  // prefixes of the execute digests
+  // Raw bytes of the dump_state replies with the task groups / the tasks' annotations; empty:
+  // none of either (as on a cluster with no tasks).
+  std::string task_groups_reply;
+  std::string tasks_reply;
+
+  static bool Excludes(const Value& request, const std::string& field) {
+    const Value* exclude = request.Find("exclude");
+    if (exclude == nullptr) return false;
+    for (const Value& v : exclude->items()) {
+      if (v.text() == field) return true;
+    }
+    return false;
+  }
 
   // A chain of `frames` frames under a root: 2 msgpack levels per frame.
   static Value ProfileChain(int frames) {
@@ -115,9 +132,11 @@ struct Cluster {
         metrics.Insert(Value::Str("cpu"), Value::Float(50));
         if (digest_thread_cpu > 0) {
           Value digests = Value::Map();
-          digests.Insert(Value::Array({Value::Str("execute"), Value::Str("inc"),
-                                       Value::Str("thread-cpu"), Value::Str("seconds")}),
-                         Value::Float(digest_thread_cpu));
+          for (const std::string& prefix : digest_prefixes) {
+            digests.Insert(Value::Array({Value::Str("execute"), Value::Str(prefix),
+                                         Value::Str("thread-cpu"), Value::Str("seconds")}),
+                           Value::Float(digest_thread_cpu));
+          }
           metrics.Insert(Value::Str("digests_total_since_heartbeat"), digests);
         }
         Value info = Value::Map();
@@ -138,6 +157,15 @@ struct Cluster {
       for (const Worker& w : workers) {
         reply.Insert(Value::Str(w.address), Value::Array({Value::Str("slow-1")}));
       }
+      return dask::EncodeMessage(reply);
+    }
+    if (op == "dump_state" && Excludes(request, "workers")) {
+      // The task groups (tasks excluded) or the tasks' annotations: recorded replies.
+      const bool groups = Excludes(request, "tasks");
+      const std::string& recorded = groups ? task_groups_reply : tasks_reply;
+      if (!recorded.empty()) return recorded;
+      Value reply = Value::Map();
+      reply.Insert(Value::Str(groups ? "task_groups" : "tasks"), Value::Map());
       return dask::EncodeMessage(reply);
     }
     if (op == "dump_state") {
@@ -396,6 +424,59 @@ TEST(DaskBackendTest, AccumulatesPerHeartbeatDigestsOncePerHeartbeat) {
   EXPECT_DOUBLE_EQ(thread_cpu, 0.5);  // two heartbeats in the span, however many polls
 }
 
+// The workload's spans read from the replies recorded on every version (holder.py: `hold` in
+// span held/inner, `nap` in span long), nested in the collect window's span.
+TEST(DaskBackendTest, ReadsTheWorkloadsSpansOnEveryVersion) {
+  for (const char* version : {"debian-2022.12.1", "2024.12.1", "2025.9.3", "head"}) {
+    SCOPED_TRACE(version);
+    Cluster cluster;
+    cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds() - 100}};
+    cluster.digest_thread_cpu = 0.25;
+    cluster.digest_prefixes = {"hold", "nap", "other"};
+    const std::string dir = std::string("modern/") + version;
+    cluster.task_groups_reply = FixtureBytes(dir + "/dump_state_task_groups.reply");
+    cluster.tasks_reply = FixtureBytes(dir + "/dump_state_tasks_min.reply");
+    FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+    DaskBackendOptions options = OptionsFor(scheduler);
+    options.final_heartbeat_timeout = absl::Milliseconds(100);
+    options.read_profiles = false;
+    auto backend = *DaskMetricsBackend::Create(options);
+    ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+    const SpanId span = *backend->CreateSpan("collect window");
+    {
+      std::lock_guard<std::mutex> lock(cluster.mutex);
+      cluster.workers[0].last_seen = NowSeconds() + 0.001;
+    }
+    const size_t polls = scheduler.ops().size();
+    WaitFor([&] { return scheduler.ops().size() > polls + 20; });
+    ASSERT_TRUE(backend->EndSpan(span).ok());
+    absl::StatusOr<v1::Span> window = backend->GetSpanMetrics(span);
+    ASSERT_TRUE(window.ok()) << window.status();
+    ASSERT_TRUE(backend->StopTracking().ok());
+    EXPECT_EQ(window->kind(), v1::SPAN_KIND_COLLECT_WINDOW);
+    EXPECT_EQ(window->name(), "collect window");
+    std::vector<std::string> names;
+    for (const v1::Span& w : window->workload_spans()) {
+      names.push_back(absl::StrJoin(w.name_path(), "/"));
+      EXPECT_EQ(w.kind(), v1::SPAN_KIND_WORKLOAD);
+      ASSERT_EQ(w.metrics_size(), 1);
+      EXPECT_DOUBLE_EQ(w.metrics(0).value(), 0.25);
+      EXPECT_EQ(w.metrics(0).task_prefix(), w.name() == "long" ? "nap" : "hold");
+    }
+    const std::vector<std::string> ops = scheduler.ops();
+    const int dump_states = static_cast<int>(std::count(ops.begin(), ops.end(), "dump_state"));
+    if (std::string(version) == "debian-2022.12.1") {
+      EXPECT_TRUE(names.empty());  // no spans before 2023.6
+    } else {
+      EXPECT_THAT(names, ::testing::ElementsAre("held", "held/inner", "long"));
+      EXPECT_GT(dump_states, 20);  // occupancy and groups at every poll
+    }
+    for (const std::string& warning : backend->Warnings()) {
+      EXPECT_THAT(warning, ::testing::Not(HasSubstr("spans")));
+    }
+  }
+}
+
 double InThreadCpu(const v1::Span& span) {
   double seconds = 0;
   for (const v1::FineMetric& m : span.metrics()) {
@@ -613,6 +694,7 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
   FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
   DaskBackendOptions options = OptionsFor(scheduler);
   options.profile_task_prefixes = {"inc"};
+  options.rebuild_whole_worker_profiles = false;  // the fake's trees are not Dask's sums
   options.profile_interval_seconds = 0.02;
   auto backend = *DaskMetricsBackend::Create(options);
   const double before = NowSeconds();
@@ -682,7 +764,7 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
   });
   ASSERT_TRUE(backend->StopTracking().ok());
   std::vector<v1::Profile> profiles = backend->TakeProfiles();
-  // All tasks, then "mul" (named), then the two prefixes with the most tasks: inc, load.
+  // All tasks, then "mul" (named), then the two prefixes that computed longest: inc, load.
   std::vector<std::string> asked;
   {
     std::lock_guard<std::mutex> lock(cluster.mutex);
@@ -697,7 +779,10 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
   EXPECT_EQ(profiles[6].task_prefix(), "load");
   // The cap of 2 automatic prefixes left one of the 3 seen (mul, named anyway) out: said once.
   EXPECT_THAT(backend->Warnings(),
-              Contains(HasSubstr("the 2 task prefixes with the most tasks of the 3 seen")));
+              Contains(HasSubstr("the 2 task prefixes with the most compute time of the 3 seen")));
+  // Each worker's all-tasks profile rebuilt from its per-prefix ones.
+  EXPECT_TRUE(profiles[0].rebuilt_from_task_prefixes());
+  EXPECT_FALSE(profiles[2].rebuilt_from_task_prefixes());
 }
 
 TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {

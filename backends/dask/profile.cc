@@ -178,30 +178,6 @@ absl::Status ConvertInto(const Value& tree, const ProfileConversionOptions& opti
   return absl::OkStatus();
 }
 
-// See profile.h: a node with a single child hands its remainder (the samples in which the child
-// was the innermost frame) to that child. Computed from the counts as sent, in one pass over the
-// flat tree (parents before children).
-void RestoreInnermostCounts(v1::Profile& profile) {
-  const int n = profile.nodes_size();
-  std::vector<int64_t> children_sum(n, 0);
-  std::vector<int32_t> children(n, 0);
-  for (int i = 1; i < n; ++i) {
-    const int parent = profile.nodes(i).parent();
-    children_sum[parent] += profile.nodes(i).count();
-    ++children[parent];
-  }
-  std::vector<int64_t> handed_down(n, 0);
-  for (int i = 0; i < n; ++i) {
-    if (children[i] == 1) {
-      handed_down[i] = std::max<int64_t>(0, profile.nodes(i).count() - children_sum[i]);
-    }
-  }
-  for (int i = 1; i < n; ++i) {
-    v1::ProfileNode& node = *profile.mutable_nodes(i);
-    node.set_count(node.count() + handed_down[node.parent()]);
-  }
-}
-
 int64_t NodeBudget(const ProfileConversionOptions& options) {
   // Node and frame indices are int32 in the schema.
   return std::clamp<int64_t>(options.max_nodes, 0, std::numeric_limits<int32_t>::max());
@@ -209,13 +185,57 @@ int64_t NodeBudget(const ProfileConversionOptions& options) {
 
 }  // namespace
 
+// See profile.h: a node with a single child hands its remainder (the samples in which the child
+// was the innermost frame) to that child; with estimate, a node whose callees include exactly
+// one that never called anything hands it the remainder too. Computed from the counts as sent,
+// in one pass over the flat tree (parents before children).
+int64_t RestoreInnermostCounts(v1::Profile& profile, bool estimate) {
+  const int n = profile.nodes_size();
+  std::vector<int64_t> children_sum(n, 0);
+  std::vector<int32_t> children(n, 0), never_called(n, 0), last_never_called(n, -1);
+  for (int i = 1; i < n; ++i) ++children[profile.nodes(i).parent()];
+  for (int i = 1; i < n; ++i) {
+    const int parent = profile.nodes(i).parent();
+    children_sum[parent] += profile.nodes(i).count();
+    if (profile.nodes(i).count() == 0 && children[i] == 0) {
+      ++never_called[parent];
+      last_never_called[parent] = i;
+    }
+  }
+  std::vector<int64_t> handed_down(n, 0);
+  std::vector<int32_t> estimated_to(n, -1);
+  int64_t estimated = 0;
+  for (int i = 0; i < n; ++i) {
+    const int64_t remainder = std::max<int64_t>(0, profile.nodes(i).count() - children_sum[i]);
+    if (children[i] == 1) {
+      handed_down[i] = remainder;
+    } else if (estimate && children[i] > 1 && never_called[i] == 1) {
+      estimated_to[i] = last_never_called[i];
+      estimated += remainder;
+    }
+  }
+  for (int i = 1; i < n; ++i) {
+    v1::ProfileNode& node = *profile.mutable_nodes(i);
+    const int parent = node.parent();
+    int64_t add = handed_down[parent];
+    if (estimated_to[parent] == i) {
+      add += std::max<int64_t>(0, profile.nodes(parent).count() - children_sum[parent]);
+    }
+    node.set_count(node.count() + add);
+  }
+  profile.set_estimated_innermost_samples(profile.estimated_innermost_samples() + estimated);
+  return estimated;
+}
+
 absl::StatusOr<v1::Profile> ConvertProfileTree(const Value& tree,
                                                const ProfileConversionOptions& options) {
   int64_t budget = NodeBudget(options);
   v1::Profile profile;
   absl::Status s = ConvertInto(tree, options, budget, profile);
   if (!s.ok()) return s;
-  if (options.restore_innermost_counts) RestoreInnermostCounts(profile);
+  if (options.restore_innermost_counts) {
+    RestoreInnermostCounts(profile, options.estimate_innermost_counts);
+  }
   return profile;
 }
 
@@ -239,7 +259,9 @@ absl::StatusOr<std::vector<WorkerProfileTree>> ConvertPerWorkerProfiles(
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("worker ", entry.worker, ": ", s.message()));
     }
-    if (options.restore_innermost_counts) RestoreInnermostCounts(entry.profile);
+    if (options.restore_innermost_counts) {
+      RestoreInnermostCounts(entry.profile, options.estimate_innermost_counts);
+    }
     out.push_back(std::move(entry));
   }
   return out;

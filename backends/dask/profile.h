@@ -17,7 +17,8 @@
 // in which its callees were innermost, so when it has ONE callee the remainder is that callee's
 // and is added to it (and to nothing else: the callee's own remainder is its callees'). When it
 // has several, which of them ran innermost is not recorded; the remainder stays on the caller,
-// whose exclusive time then reads "in some function this line calls". The root's count is the
+// whose exclusive time then reads "in some function this line calls" (unless
+// estimate_innermost_counts applies, below). The root's count is the
 // number of samples; an idle window gives a root of count 0 with no children.
 //
 // Frames are deduplicated by identifier (the first node's description wins: Dask records the
@@ -47,6 +48,14 @@ struct ProfileConversionOptions {
   // Give leaf functions back the samples Dask does not count on them (see above). False keeps
   // Dask's counts exactly as sent.
   bool restore_innermost_counts = true;
+  // Where a caller has several callees and exactly ONE of them never called anything (count 0,
+  // no children: seen only as the innermost frame), give that one the caller's remainder too.
+  // An estimate: the other callees, seen calling, may also have been innermost now and then
+  // (their own bytecode between calls), which then goes to the leaf. On modern Dask this is
+  // what moves a task's samples from dask/_task_spec.py:__call__ (whose callees are the task
+  // function and Dask's _execute_subgraph) to the task function. Counted in
+  // v1::Profile.estimated_innermost_samples.
+  bool estimate_innermost_counts = true;
 };
 
 // One tree. Fills source ("dask"), frames and nodes (node 0 the root, parents before
@@ -58,6 +67,10 @@ struct ProfileConversionOptions {
 // with a str `name`, description fields of the wrong type, or the limits exceeded.
 absl::StatusOr<v1::Profile> ConvertProfileTree(const Value& tree,
                                                const ProfileConversionOptions& options = {});
+
+// What restore_innermost_counts (and estimate_innermost_counts) do, on a converted tree with
+// Dask's counts. Returns the samples estimated (also added to estimated_innermost_samples).
+int64_t RestoreInnermostCounts(v1::Profile& profile, bool estimate = true);
 
 struct WorkerProfileTree {
   std::string worker;  // the reply's key: the worker's address

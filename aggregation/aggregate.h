@@ -170,6 +170,9 @@ struct FlatMetric {
 //   "per_dataset.<dataset>.<field>", "sections.<name>.<field>",
 //   "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt> for retries].<t_start|t_end|bytes_read>",
 //   "file_read_metrics.<file>.<field>", "file_metadata.<file>.<field>",
+// where <file> is the file's base name, with as many parent directories as it takes to tell it
+// from the run's other files ("f.root", "mc/f.root"): never an absolute path (unless the files
+// differ only there).
 //   "compression_ratios.<i>", "bytes_read_percent_per_file.<i>".
 // The passthrough keys (tracking_data, raw_chunk_metrics, raw_section_metrics,
 // raw_span_metrics) are not duplicated: they are Measurement.tracking, .chunks (sections

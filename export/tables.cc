@@ -850,6 +850,8 @@ std::string FormatFindings(const v1::Measurement& measurement, const TableOption
   return out;
 }
 
+std::string FormatRunHeader(const v1::Measurement& measurement) { return RunHeader(measurement); }
+
 std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
                                              const TableOptions& options) {
   std::vector<SummaryTable> out;

@@ -79,6 +79,9 @@ std::string FormatTextTable(const TextTable& table, const TableOptions& options)
 // Only `measurement.metadata()`, `.warnings()` and `.metrics()` are read. Ends in '\n'.
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options);
 
+// The run header alone, one "Label: value" line each (control characters replaced).
+std::string FormatRunHeader(const v1::Measurement& measurement);
+
 // The same tables as data, for other renderers (the HTML report, Markdown): exactly as
 // FormatSummaryTables shows them, before any fitting to a width. (Metric, Value) tables have
 // the header {"Metric", "Value"}.

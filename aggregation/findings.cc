@@ -90,6 +90,19 @@ bool Before(const v1::ChunkRecord& a, const v1::ChunkRecord& c) {
                                c.worker(), c.end_unix_ns(), c.duration_seconds(), c.uuid());
 }
 
+// At most about `max_bytes` of `text`: its head and tail around " ... " (an error's cause is
+// often at its end), cut on UTF-8 character boundaries.
+std::string ElideMiddle(const std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  const auto boundary = [&](size_t i) {
+    while (i > 0 && i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+    return i;
+  };
+  const size_t head = boundary(max_bytes / 2);
+  const size_t tail = boundary(text.size() - max_bytes / 2);
+  return absl::StrCat(text.substr(0, head), " ... ", text.substr(tail));
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0.0;
   const size_t mid = values.size() / 2;
@@ -151,15 +164,15 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
   const bool oversubscribed =
       threads.has_value() && in.usable_cpus.has_value() && *threads > *in.usable_cpus + 1e-9;
   const std::string threads_text =
-      oversubscribed ? absl::StrFormat("%g worker threads on %g usable CPUs", *threads,
-                                       *in.usable_cpus)
+      oversubscribed ? absl::StrFormat("%g worker threads on %g usable CPU%s", *threads,
+                                       *in.usable_cpus, *in.usable_cpus == 1 ? "" : "s")
                      : "";
   std::string suggestion;
   if (oversubscribed) {
     suggestion = absl::StrFormat(
-        "Use at most %g worker threads (--threads=%g, the default): threads beyond the CPUs "
-        "only wait.",
-        *in.usable_cpus, *in.usable_cpus);
+        "Use at most %g worker thread%s (--threads=%g, the default): threads beyond the "
+        "CPUs only wait.",
+        *in.usable_cpus, *in.usable_cpus == 1 ? "" : "s", *in.usable_cpus);
   } else if (FindWarning(in, "host_overloaded") != nullptr) {
     suggestion = "Other processes competed for the CPUs: measure on an idle or dedicated machine.";
   } else {
@@ -175,8 +188,12 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
         "Run-queue delay ", Seconds(cpu.chunk_run_queue_wait_seconds()), " of ",
         Seconds(cpu.chunk_wall_seconds()), " chunk wall time");
     if (oversubscribed) absl::StrAppend(&evidence, "; ", threads_text);
-    if (const v1::Warning* load = FindWarning(in, "host_overloaded")) {
-      absl::StrAppend(&evidence, "; ", load->message());
+    if (FindWarning(in, "host_overloaded") != nullptr && in.host_facts != nullptr &&
+        in.host_facts->has_load_average_1m_start() && in.host_facts->has_load_average_1m_end()) {
+      absl::StrAppend(&evidence, absl::StrFormat("; load average %.2f -> %.2f on %d online CPUs",
+                                                 in.host_facts->load_average_1m_start(),
+                                                 in.host_facts->load_average_1m_end(),
+                                                 in.host_facts->online_cpus()));
     }
     absl::StrAppend(&evidence, ".");
     v1::Finding& f = b.Add(share >= kStarvationCriticalShare ? v1::Finding::SEVERITY_CRITICAL
@@ -525,8 +542,7 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     std::sort(files.begin(), files.end());
     const size_t distinct_files = files.size();
     if (files.size() > static_cast<size_t>(kNamedItems)) files.resize(kNamedItems);
-    constexpr size_t kMaxError = 120;
-    if (error.size() > kMaxError) error = absl::StrCat(error.substr(0, kMaxError), "...");
+    error = ElideMiddle(error, 120);
     std::string evidence = absl::StrCat(
         "Failed in ", Count(static_cast<int64_t>(distinct_files), "file", "files"), ": ",
         absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");

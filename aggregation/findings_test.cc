@@ -129,7 +129,7 @@ TEST(FindingsTest, CpuStarvationFromRunQueueDelay) {
   const v1::Finding& f = Only(metrics, "cpu_starvation");
   EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_CRITICAL);
   EXPECT_THAT(f.title(), HasSubstr("40%"));
-  EXPECT_THAT(f.evidence(), HasSubstr("3 worker threads on 1 usable CPUs"));
+  EXPECT_THAT(f.evidence(), HasSubstr("3 worker threads on 1 usable CPU."));
   EXPECT_THAT(f.suggestion(), HasSubstr("--threads=1"));
   EXPECT_EQ(f.numbers(0).key(), "run_queue_wait_fraction");
   EXPECT_NEAR(f.numbers(0).value(), 0.40, 1e-9);
@@ -299,6 +299,11 @@ TEST(FindingsTest, FailedAndRetriedChunks) {
   EXPECT_THAT(failed.title(), HasSubstr("1 of 40 chunks failed"));
   EXPECT_THAT(failed.evidence(),
               HasSubstr("file0_3.root; first error: CRC mismatch in column Jet_eta basket 7."));
+  // A long error keeps its start and its end, where the cause usually is.
+  m.mutable_chunks(3)->set_error_text(std::string(200, 'x') + " CRC mismatch");
+  const std::string evidence = Only(Aggregated(m), "failed_chunks").evidence();
+  EXPECT_THAT(evidence, HasSubstr("xxx ... xxx"));
+  EXPECT_THAT(evidence, HasSubstr("xxx CRC mismatch."));
 }
 
 TEST(FindingsTest, TrackingGapsAndLostEngineData) {

@@ -657,7 +657,13 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
     if (shown++ >= limit) break;
     std::string error = failed.error_text().substr(0, failed.error_text().find('\n'));
     if (error.empty()) error = "(no error text)";
-    table.cells.push_back({ReplaceControlCharacters(failed.file().empty() ? "?" : failed.file()),
+    // The base name: the path is in the measurement, and the error needs the room.
+    const absl::string_view file = failed.file();
+    const size_t slash = file.find_last_of('/');
+    table.cells.push_back({ReplaceControlCharacters(file.empty() ? "?"
+                                                    : slash == absl::string_view::npos
+                                                        ? file
+                                                        : file.substr(slash + 1)),
                            absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
                            absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
   }
@@ -668,7 +674,23 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
   return table;
 }
 
-std::string RunHeader(const v1::Measurement& measurement) {
+// `text` broken at spaces into lines of at most `width` columns (a longer word stays whole).
+std::vector<std::string> Wrap(absl::string_view text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The header; WARNING lines wrapped to `max_width` columns (0: not wrapped).
+std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
   const v1::MeasurementMetadata& metadata = measurement.metadata();
   std::string out;
   const auto line = [&](absl::string_view label, absl::string_view value) {
@@ -694,7 +716,16 @@ std::string RunHeader(const v1::Measurement& measurement) {
     line("collect build", DescribeBuild(metadata.tool_build()));
   }
   for (const v1::Warning& warning : measurement.warnings()) {
-    line("WARNING", warning.message());
+    // Wrapped under its label, so a long warning does not run past the width.
+    const std::string label = "WARNING: ";
+    const size_t width = max_width > label.size() + 20 ? max_width - label.size() : 0;
+    bool first = true;
+    for (const std::string& text :
+         width > 0 ? Wrap(ReplaceControlCharacters(warning.message()), width)
+                   : std::vector<std::string>{ReplaceControlCharacters(warning.message())}) {
+      absl::StrAppend(&out, first ? label : std::string(label.size(), ' '), text, "\n");
+      first = false;
+    }
   }
   return out;
 }
@@ -775,21 +806,6 @@ size_t MaxWidth(const TableOptions& options) {
   return static_cast<size_t>(options.width > 0 ? options.width : TerminalWidth());
 }
 
-// `text` broken at spaces into lines of at most `width` columns (a longer word stays whole).
-std::vector<std::string> Wrap(absl::string_view text, size_t width) {
-  std::vector<std::string> lines;
-  std::string line;
-  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
-    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) {
-      lines.push_back(std::move(line));
-      line.clear();
-    }
-    absl::StrAppend(&line, line.empty() ? "" : " ", word);
-  }
-  if (!line.empty()) lines.push_back(std::move(line));
-  return lines;
-}
-
 }  // namespace
 
 int TerminalWidth() {
@@ -850,7 +866,9 @@ std::string FormatFindings(const v1::Measurement& measurement, const TableOption
   return out;
 }
 
-std::string FormatRunHeader(const v1::Measurement& measurement) { return RunHeader(measurement); }
+std::string FormatRunHeader(const v1::Measurement& measurement) {
+  return RunHeader(measurement, 0);
+}
 
 std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
                                              const TableOptions& options) {
@@ -861,7 +879,8 @@ std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
 
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
   const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
-  std::string out = absl::StrCat(RunHeader(measurement), "\n", FormatFindings(measurement, options));
+  std::string out = absl::StrCat(RunHeader(measurement, MaxWidth(options)), "\n",
+                                 FormatFindings(measurement, options));
   for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }

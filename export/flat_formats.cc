@@ -291,7 +291,10 @@ std::string Markdown(const v1::Measurement& measurement) {
   if (metrics.findings_size() == 0) {
     TableOptions options;
     options.width = -1;
-    absl::StrAppend(&out, MarkdownCell(FormatFindings(measurement, options)), "\n");
+    // One line: the block's continuation indent means nothing in Markdown.
+    std::string text = FormatFindings(measurement, options);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    absl::StrAppend(&out, MarkdownCell(absl::StrReplaceAll(text, {{"\n          ", " "}})), "\n");
   }
   for (const v1::Finding& f : metrics.findings()) {
     absl::StrAppend(&out, "- **", SeverityLabel(f.severity()), "** ", MarkdownCell(f.title()),

@@ -841,8 +841,8 @@ std::string FormatFindings(const v1::Measurement& measurement, const TableOption
     return "Findings: not evaluated (measurement written before findings existed)\n";
   }
   if (metrics.findings_size() == 0) {
-    return "Findings: none (no rule found CPU starvation, I/O waits, stragglers, imbalance, "
-           "overhead, tiny chunks, failures, lost data, memory pressure or a debug build)\n";
+    return "Findings: none (no rule fired: CPU starvation, I/O, stragglers, idle tail, imbalance,\n"
+           "          engine overhead, tiny chunks, failures, lost data, memory, debug build)\n";
   }
   // "  CRITICAL  title", then evidence and "Try: ..." under the title, wrapped to the width.
   constexpr size_t kIndent = 12;

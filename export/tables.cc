@@ -838,7 +838,8 @@ absl::string_view SeverityLabel(v1::Finding::Severity severity) {
 std::string FormatFindings(const v1::Measurement& measurement, const TableOptions& options) {
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   if (!metrics.findings_evaluated()) {
-    return "Findings: not evaluated (measurement written before findings existed)\n";
+    return "Findings: not evaluated (written by the original tool or a collect without "
+           "findings)\n";
   }
   if (metrics.findings_size() == 0) {
     return "Findings: none (no rule fired: CPU starvation, I/O, stragglers, idle tail, imbalance,\n"

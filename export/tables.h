@@ -49,7 +49,8 @@ absl::string_view SeverityLabel(v1::Finding::Severity severity);
 // The findings block (AggregatedMetrics.findings, computed by //aggregation findings.h), most
 // severe first: per finding its severity and title, then the evidence and "Try: <suggestion>"
 // indented under it, wrapped to the width. "Findings: none (...)" when no rule fired, and
-// "Findings: not evaluated (...)" for measurements written before findings existed.
+// "Findings: not evaluated (...)" for measurements written before findings existed (and the
+// original tool's directories).
 std::string FormatFindings(const v1::Measurement& measurement, const TableOptions& options);
 
 // A table with any number of columns, drawn like the summary tables (title centred above, heavy

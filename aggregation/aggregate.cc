@@ -9,6 +9,7 @@
 #include "aggregation/cpu_metrics.h"
 #include "aggregation/efficiency.h"
 #include "aggregation/fine_metrics.h"
+#include "aggregation/findings.h"
 #include "aggregation/input_validation.h"
 #include "aggregation/series_integral.h"
 #include "aggregation/worker_metrics.h"
@@ -45,6 +46,13 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
       measurement.metadata().host_facts().usable_cpus() > 0) {
     input.usable_cpus = measurement.metadata().host_facts().usable_cpus();
   }
+  if (measurement.metadata().has_host_facts()) {
+    input.host_facts = &measurement.metadata().host_facts();
+  }
+  if (measurement.metadata().has_analysis_build()) {
+    input.analysis_build = &measurement.metadata().analysis_build();
+  }
+  input.warnings = &measurement.warnings();
   input.chunks = &measurement.chunks();
   input.spans = &measurement.spans();
   input.options = options;
@@ -107,6 +115,20 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
+
+  aggregation_internal::FindingsInputs findings;
+  findings.metrics = &metrics;
+  findings.chunks = input.chunks;
+  findings.tracking = input.tracking;
+  findings.warnings = input.warnings;
+  findings.analysis_build = input.analysis_build;
+  findings.host_facts = input.host_facts;
+  findings.elapsed_seconds = input.elapsed_seconds;
+  findings.usable_cpus = input.usable_cpus;
+  for (v1::Finding& finding : aggregation_internal::ComputeFindings(findings)) {
+    *metrics.add_findings() = std::move(finding);
+  }
+  metrics.set_findings_evaluated(true);
   return metrics;
 }
 

@@ -14,6 +14,8 @@
 //                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU)
 //   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
 //                             split                                  (AggregatedMetrics.cpu)
+//   findings.cc               what limited the run: one rule per finding code, thresholds as
+//                             named constants                        (AggregatedMetrics.findings)
 //   chunk_stats.cc            the one pass over chunk records: counts, distributions with
 //                             percentiles, per-dataset breakdown, failures, retries
 //   chunk_info.cc             the original's chunk_info timeline
@@ -92,6 +94,11 @@ struct AggregationInput {
   // CPUs the collecting process may use (HostFacts.usable_cpus), when known: caps the capacity
   // of in-process workers (tracking->workers_share_process) in the CPU efficiency.
   std::optional<double> usable_cpus;
+  // Read only by the findings (findings.h); null where absent: the run's warnings (lost or
+  // recovered engine data, host load), how the measured code was built, the host's facts.
+  const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
+  const v1::BuildInfo* analysis_build = nullptr;
+  const v1::HostFacts* host_facts = nullptr;
   AggregationOptions options;
 };
 
@@ -101,8 +108,8 @@ bool IsEmptyReport(const v1::WorkflowReport& report);
 
 // An input viewing `measurement` (which must outlive it): its report (unless IsEmptyReport),
 // tracking (if present), chunks and spans; elapsed_seconds from metadata.elapsed_seconds; the
-// window from metadata.start_time/end_time when both are set; usable_cpus from
-// metadata.host_facts.
+// window from metadata.start_time/end_time when both are set; usable_cpus and host_facts from
+// metadata.host_facts; analysis_build from metadata; the warnings present so far.
 AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurement,
                                                  const AggregationOptions& options = {});
 
@@ -163,6 +170,9 @@ struct FlatMetric {
 //   "per_dataset.<dataset>.<field>", "sections.<name>.<field>",
 //   "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt> for retries].<t_start|t_end|bytes_read>",
 //   "file_read_metrics.<file>.<field>", "file_metadata.<file>.<field>",
+// where <file> is the file's base name, with as many parent directories as it takes to tell it
+// from the run's other files ("f.root", "mc/f.root"): never an absolute path (unless the files
+// differ only there).
 //   "compression_ratios.<i>", "bytes_read_percent_per_file.<i>".
 // The passthrough keys (tracking_data, raw_chunk_metrics, raw_section_metrics,
 // raw_span_metrics) are not duplicated: they are Measurement.tracking, .chunks (sections

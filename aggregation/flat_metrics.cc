@@ -1,10 +1,12 @@
 // ToFlatMetrics: the original tool's flat key names, units and order (reference §2.1-§2.6).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "aggregation/aggregate.h"
 
 namespace roastcoffea {
@@ -36,6 +38,52 @@ std::optional<double> Optional(bool has, double value) {
   return has ? std::optional<double>(value) : std::nullopt;
 }
 
+// The last `components` path components of `file` ("f.root", "x/f.root"), or all of it.
+std::string PathTail(absl::string_view file, int components) {
+  size_t cut = file.size();
+  for (int i = 0; i < components; ++i) {
+    if (cut == 0) return std::string(file);
+    const size_t slash = file.rfind('/', cut - 1);
+    if (slash == absl::string_view::npos) return std::string(file);
+    cut = slash;
+  }
+  return std::string(file.substr(cut + 1));
+}
+
+// Per-file keys name a file by its base name, with as many parent directories as it takes to
+// tell it from the other files of the run: keys stay short and do not depend on where the run's
+// input was mounted, yet never merge two files.
+absl::flat_hash_map<std::string, std::string> ShortFileNames(const v1::AggregatedMetrics& m) {
+  std::vector<std::string> files;
+  if (m.has_chunks()) {
+    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) files.push_back(info.file());
+  }
+  if (m.has_branches()) {
+    for (const v1::FileReadMetrics& file : m.branches().files()) files.push_back(file.file());
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  absl::flat_hash_map<std::string, std::string> names;
+  std::vector<const std::string*> pending;
+  for (const std::string& file : files) pending.push_back(&file);
+  for (int components = 1; !pending.empty(); ++components) {
+    absl::flat_hash_map<std::string, int> uses;
+    for (const std::string* file : pending) ++uses[PathTail(*file, components)];
+    std::vector<const std::string*> still;
+    for (const std::string* file : pending) {
+      std::string tail = PathTail(*file, components);
+      // A tail that is the whole path is unique among distinct paths.
+      if (uses[tail] == 1 || tail == *file) {
+        names[*file] = std::move(tail);
+      } else {
+        still.push_back(file);
+      }
+    }
+    pending.swap(still);
+  }
+  return names;
+}
+
 }  // namespace
 
 bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
@@ -53,6 +101,7 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
 
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   FlatMetricsBuilder flat;
+  absl::flat_hash_map<std::string, std::string> file_names = ShortFileNames(metrics);
   const v1::WorkflowMetrics& workflow = metrics.workflow();
   // Chunk records override the report's chunk count, in the same slot (a dict update).
   const int64_t num_chunks =
@@ -187,7 +236,7 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
     for (const v1::ChunkInfo& info : chunks.chunk_info()) {
       // The original's epoch seconds; retries get their own key instead of overwriting.
       const std::string prefix =
-          absl::StrCat("chunk_info.", info.file(), ":", info.entry_start(), ":", info.entry_stop(),
+          absl::StrCat("chunk_info.", file_names[info.file()], ":", info.entry_start(), ":", info.entry_stop(),
                        info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
       flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
                "s");
@@ -200,13 +249,13 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   if (metrics.has_branches()) {
     const v1::BranchCoverage& branches = metrics.branches();
     for (const v1::FileReadMetrics& file : branches.files()) {
-      const std::string meta = absl::StrCat("file_metadata.", file.file(), ".");
+      const std::string meta = absl::StrCat("file_metadata.", file_names[file.file()], ".");
       flat.Add(absl::StrCat(meta, "compression_ratio"), file.compression_ratio(), "ratio");
       flat.Add(absl::StrCat(meta, "total_branches"), static_cast<double>(file.total_branches()),
                "branches");
       flat.Add(absl::StrCat(meta, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),
                "bytes");
-      const std::string read = absl::StrCat("file_read_metrics.", file.file(), ".");
+      const std::string read = absl::StrCat("file_read_metrics.", file_names[file.file()], ".");
       flat.Add(absl::StrCat(read, "total_branches"), static_cast<double>(file.total_branches()),
                "branches");
       flat.Add(absl::StrCat(read, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),

@@ -261,5 +261,28 @@ TEST(FlatMetricsTest, FineSectionAndBranchKeysUnderTheOriginalNames) {
   EXPECT_EQ(Find(flat, "avg_branches_read_percent").value, 1.0);
 }
 
+TEST(ToFlatMetricsTest, PerFileKeysUseTheShortestUniqueTailOfThePath) {
+  v1::AggregatedMetrics metrics;
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  for (const char* file : {"/eos/cms/mc/a/f.root", "/eos/cms/mc/b/f.root", "/data/g.root"}) {
+    v1::ChunkInfo& info = *chunks.add_chunk_info();
+    info.set_file(file);
+    info.set_entry_stop(10);
+  }
+  v1::FileReadMetrics& read = *metrics.mutable_branches()->add_files();
+  read.set_file("/data/g.root");
+  std::vector<std::string> keys;
+  for (const FlatMetric& flat : ToFlatMetrics(metrics)) {
+    if (flat.key.find(".t_start") != std::string::npos ||
+        flat.key.find("compression_ratio") != std::string::npos) {
+      keys.push_back(flat.key);
+    }
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"chunk_info.a/f.root:0:10.t_start",
+                                            "chunk_info.b/f.root:0:10.t_start",
+                                            "chunk_info.g.root:0:10.t_start",
+                                            "file_metadata.g.root.compression_ratio"}));
+}
+
 }  // namespace
 }  // namespace roastcoffea

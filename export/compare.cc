@@ -11,8 +11,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
+#include "export/tables.h"
 
 namespace roastcoffea {
 namespace {
@@ -90,24 +93,22 @@ const std::vector<MetricSpec>& Specs() {
        [](const M& m) {
          return If(m.workflow().has_summed_chunk_wall_seconds(), m.efficiency().speedup_factor());
        }},
-      {"Worker Occupancy (concurrency / total cores)", "%", Better::kNeither,
+      // One occupancy, as the tables show it: over core-seconds when known, else / total cores.
+      {"Worker Occupancy (busy-worker concurrency / cores)", "%", Better::kNeither,
        [](const M& m) {
-         return If(m.workflow().has_summed_chunk_wall_seconds() &&
-                       m.efficiency().has_core_efficiency_fraction(),
+         if (!m.workflow().has_summed_chunk_wall_seconds()) return std::optional<double>();
+         if (m.efficiency().has_core_efficiency_over_core_seconds_fraction()) {
+           return If(true, 100.0 * m.efficiency().core_efficiency_over_core_seconds_fraction());
+         }
+         return If(m.efficiency().has_core_efficiency_fraction(),
                    100.0 * m.efficiency().core_efficiency_fraction());
        }},
-      {"Worker Occupancy (over core-seconds)", "%", Better::kNeither,
-       [](const M& m) {
-         return If(m.workflow().has_summed_chunk_wall_seconds() &&
-                       m.efficiency().has_core_efficiency_over_core_seconds_fraction(),
-                   100.0 * m.efficiency().core_efficiency_over_core_seconds_fraction());
-       }},
-      {"Chunk Time Waiting for a CPU", "%", Better::kLower,
+      {"Chunk Time Waiting for a CPU (run queue)", "%", Better::kLower,
        [](const M& m) {
          return If(m.cpu().has_chunk_run_queue_wait_seconds() && m.cpu().chunk_wall_seconds() > 0,
                    100.0 * m.cpu().chunk_run_queue_wait_seconds() / m.cpu().chunk_wall_seconds());
        }},
-      {"Chunk Time Blocked (I/O, locks)", "%", Better::kLower,
+      {"Chunk Time Blocked (I/O, locks, sleep)", "%", Better::kLower,
        [](const M& m) {
          return If(m.cpu().has_chunk_blocked_seconds() && m.cpu().chunk_wall_seconds() > 0,
                    100.0 * m.cpu().chunk_blocked_seconds() / m.cpu().chunk_wall_seconds());
@@ -122,7 +123,7 @@ const std::vector<MetricSpec>& Specs() {
          return If(m.has_workers() && m.workers().avg_memory_per_worker_bytes() > 0,
                    m.workers().avg_memory_per_worker_bytes() / (1024.0 * 1024.0));
        }},
-      {"Chunks", "chunks", Better::kNeither,
+      {"Total Chunks", "chunks", Better::kNeither,
        [](const M& m) { return If(m.has_chunks(), static_cast<double>(m.chunks().num_chunks())); }},
       {"Failed Chunks", "chunks", Better::kLower,
        [](const M& m) {
@@ -336,6 +337,20 @@ std::string FormatComparison(const std::vector<std::string>& labels,
       absl::StrAppend(&out, "WARNING (", label, "): ",
                       ReplaceControlCharacters(warning.message()), "\n");
     }
+  }
+  // What limited each run (the saved findings), by code: a difference may be one of these.
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const v1::AggregatedMetrics& m = runs[r].metrics();
+    if (!m.findings_evaluated()) continue;
+    std::vector<std::string> codes;
+    for (const v1::Finding& finding : m.findings()) {
+      codes.push_back(absl::StrCat(finding.code(), " (",
+                                   absl::AsciiStrToLower(SeverityLabel(finding.severity())), ")"));
+    }
+    absl::StrAppend(&out, "Findings (",
+                    ReplaceControlCharacters(r < labels.size() ? labels[r] : absl::StrCat("run ", r)),
+                    "): ", codes.empty() ? "none" : ReplaceControlCharacters(absl::StrJoin(codes, ", ")),
+                    "\n");
   }
   absl::StatusOr<AmdahlFit> fit = FitAmdahl(runs);
   if (fit.ok()) {

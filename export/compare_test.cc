@@ -87,6 +87,19 @@ TEST(FormatComparisonTest, EachRunsWarningsAreShown) {
   EXPECT_FALSE(absl::StrContains(text, "WARNING (A)")) << text;
 }
 
+TEST(FormatComparisonTest, EachRunsFindingsAreNamed) {
+  v1::Measurement a = MakeRun(2);
+  v1::Measurement b = MakeRun(4);
+  a.mutable_metrics()->set_findings_evaluated(true);
+  b.mutable_metrics()->set_findings_evaluated(true);
+  v1::Finding& finding = *b.mutable_metrics()->add_findings();
+  finding.set_code("cpu_starvation");
+  finding.set_severity(v1::Finding::SEVERITY_CRITICAL);
+  const std::string text = FormatComparison({"A", "B"}, {a, b}, ComparisonOptions{});
+  EXPECT_TRUE(absl::StrContains(text, "Findings (A): none\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Findings (B): cpu_starvation (critical)\n")) << text;
+}
+
 TEST(FitAmdahlTest, RecoversTheSerialFraction) {
   const absl::StatusOr<AmdahlFit> fit = FitAmdahl({MakeRun(1), MakeRun(2), MakeRun(4), MakeRun(8)});
   ASSERT_TRUE(fit.ok()) << fit.status();

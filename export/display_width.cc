@@ -1,6 +1,10 @@
 #include "export/display_width.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace roastcoffea {
 namespace export_internal {
@@ -98,6 +102,38 @@ std::string ReplaceControlCharacters(absl::string_view text) {
     if (byte < 0x20 || byte == 0x7F) c = '?';
   }
   return result;
+}
+
+std::string ElideMiddle(absl::string_view utf8, size_t max_width, absl::string_view ellipsis) {
+  if (DisplayWidth(utf8) <= max_width) return std::string(utf8);
+  const size_t ellipsis_width = DisplayWidth(ellipsis);
+  if (max_width <= ellipsis_width) return std::string(ellipsis.substr(0, max_width));
+  // Whole characters (an invalid byte is one character of width 1).
+  std::vector<absl::string_view> characters;
+  for (size_t i = 0; i < utf8.size();) {
+    uint32_t code_point;
+    const size_t length = std::max<size_t>(1, DecodeUtf8(utf8.substr(i), &code_point));
+    characters.push_back(utf8.substr(i, length));
+    i += length;
+  }
+  // The head gets the odd column: "long_na…_name".
+  const size_t budget = max_width - ellipsis_width;
+  const size_t head_budget = budget - budget / 2;
+  std::string head, tail;
+  size_t head_width = 0, tail_width = 0, front = 0, back = characters.size();
+  while (front < back && head_width + DisplayWidth(characters[front]) <= head_budget) {
+    head_width += DisplayWidth(characters[front]);
+    absl::StrAppend(&head, characters[front++]);
+  }
+  std::vector<absl::string_view> tail_characters;
+  while (back > front && head_width + tail_width + DisplayWidth(characters[back - 1]) <= budget) {
+    tail_width += DisplayWidth(characters[back - 1]);
+    tail_characters.push_back(characters[--back]);
+  }
+  for (auto it = tail_characters.rbegin(); it != tail_characters.rend(); ++it) {
+    absl::StrAppend(&tail, *it);
+  }
+  return absl::StrCat(head, ellipsis, tail);
 }
 
 }  // namespace export_internal

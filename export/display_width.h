@@ -22,6 +22,11 @@ size_t DisplayWidth(absl::string_view utf8);
 // so that a dataset name cannot break a table row or inject terminal escape sequences.
 std::string ReplaceControlCharacters(absl::string_view text);
 
+// `utf8` if it fits in `max_width` columns, else its head and tail around `ellipsis` ("…" or
+// "..."), whole characters only, in at most `max_width` columns: long names keep their start and
+// their end ("/data/store/…/file3.root"), where they usually differ.
+std::string ElideMiddle(absl::string_view utf8, size_t max_width, absl::string_view ellipsis);
+
 }  // namespace export_internal
 }  // namespace roastcoffea
 

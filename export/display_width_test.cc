@@ -44,3 +44,19 @@ TEST(ReplaceControlCharactersTest, ReplacesOnlyControlCharacters) {
 }  // namespace
 }  // namespace export_internal
 }  // namespace roastcoffea
+
+namespace roastcoffea {
+namespace export_internal {
+namespace {
+
+TEST(ElideMiddleTest, KeepsHeadAndTail) {
+  EXPECT_EQ(ElideMiddle("short", 10, "..."), "short");
+  EXPECT_EQ(ElideMiddle("/data/store/mc/file3.root", 15, "..."), "/data/...3.root");
+  EXPECT_EQ(ElideMiddle("/data/store/mc/file3.root", 15, "\u2026"), "/data/s\u2026e3.root");
+  EXPECT_EQ(DisplayWidth(ElideMiddle("\u6F22\u5B57\u6F22\u5B57\u6F22\u5B57", 7, "\u2026")), 7u);
+  EXPECT_EQ(ElideMiddle("abcdef", 2, "..."), "..");
+}
+
+}  // namespace
+}  // namespace export_internal
+}  // namespace roastcoffea

@@ -10,7 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_split.h"
 #include "export/display_width.h"
+#include "export/tables.h"
 
 namespace roastcoffea {
 namespace {
@@ -193,47 +196,151 @@ std::string JsonQuote(absl::string_view text) {
   return out;
 }
 
-std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
-  const std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
-  std::string out;
-  switch (format) {
-    case FlatFormat::kCsv:
-      out = "key,value,unit\n";
-      for (const FlatMetric& metric : metrics) {
-        absl::StrAppend(&out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""),
-                        ",", CsvField(metric.unit), "\n");
-      }
-      break;
-    case FlatFormat::kJson: {
-      absl::StrAppend(&out, "{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
-                      ",\n  \"warnings\": [");
-      for (int i = 0; i < measurement.warnings_size(); ++i) {
-        const v1::Warning& warning = measurement.warnings(i);
-        absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"code\": ", JsonQuote(warning.code()),
-                        ", \"message\": ", JsonQuote(warning.message()), "}");
-      }
-      absl::StrAppend(&out, measurement.warnings_size() == 0 ? "]" : "\n  ]",
-                      ",\n  \"metrics\": [");
-      bool first = true;
-      for (const FlatMetric& metric : metrics) {
-        absl::StrAppend(&out, first ? "\n" : ",\n", "    {\"key\": ", JsonQuote(metric.key),
-                        ", \"value\": ", NumberText(metric.value).value_or("null"),
-                        ", \"unit\": ", JsonQuote(metric.unit), "}");
-        first = false;
-      }
-      absl::StrAppend(&out, first ? "]\n}\n" : "\n  ]\n}\n");
-      break;
+namespace {
+
+std::string SeverityName(v1::Finding::Severity severity) {
+  return absl::AsciiStrToLower(SeverityLabel(severity));
+}
+
+std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
+  std::string out = "key,value,unit\n";
+  // Findings first, as everywhere: the severity, then the numbers that support it.
+  for (const v1::Finding& finding : measurement.metrics().findings()) {
+    const std::string key = absl::StrCat("finding.", finding.code());
+    absl::StrAppend(&out, CsvField(key), ",", SeverityName(finding.severity()), ",severity\n");
+    for (const v1::FindingNumber& number : finding.numbers()) {
+      absl::StrAppend(&out, CsvField(absl::StrCat(key, ".", number.key())), ",",
+                      NumberText(number.value()).value_or(""), ",", CsvField(number.unit()),
+                      "\n");
     }
-    case FlatFormat::kMarkdown:
-      out = "| Metric | Value | Unit |\n| --- | ---: | --- |\n";
-      for (const FlatMetric& metric : metrics) {
-        absl::StrAppend(&out, "| ", MarkdownCell(metric.key), " | ",
-                        NumberText(metric.value).value_or(""), " | ",
-                        MarkdownCell(metric.unit), " |\n");
-      }
-      break;
+  }
+  for (const FlatMetric& metric : metrics) {
+    absl::StrAppend(&out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""), ",",
+                    CsvField(metric.unit), "\n");
   }
   return out;
+}
+
+std::string JsonNumber(const std::optional<double>& value) {
+  return NumberText(value).value_or("null");
+}
+
+std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
+  const v1::AggregatedMetrics& aggregated = measurement.metrics();
+  std::string out = absl::StrCat("{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
+                                 ",\n  \"findings_evaluated\": ",
+                                 aggregated.findings_evaluated() ? "true" : "false",
+                                 ",\n  \"findings\": [");
+  for (int i = 0; i < aggregated.findings_size(); ++i) {
+    const v1::Finding& f = aggregated.findings(i);
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"severity\": ",
+                    JsonQuote(SeverityName(f.severity())), ", \"code\": ", JsonQuote(f.code()),
+                    ", \"title\": ", JsonQuote(f.title()), ",\n     \"evidence\": ",
+                    JsonQuote(f.evidence()), ",\n     \"suggestion\": ", JsonQuote(f.suggestion()),
+                    ",\n     \"numbers\": {");
+    for (int n = 0; n < f.numbers_size(); ++n) {
+      absl::StrAppend(&out, n == 0 ? "" : ", ", JsonQuote(f.numbers(n).key()),
+                      ": {\"value\": ", JsonNumber(f.numbers(n).value()), ", \"unit\": ",
+                      JsonQuote(f.numbers(n).unit()), "}");
+    }
+    out += "}}";
+  }
+  absl::StrAppend(&out, aggregated.findings_size() == 0 ? "]" : "\n  ]", ",\n  \"warnings\": [");
+  for (int i = 0; i < measurement.warnings_size(); ++i) {
+    const v1::Warning& warning = measurement.warnings(i);
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"code\": ", JsonQuote(warning.code()),
+                    ", \"message\": ", JsonQuote(warning.message()), "}");
+  }
+  absl::StrAppend(&out, measurement.warnings_size() == 0 ? "]" : "\n  ]", ",\n  \"metrics\": {");
+  // Keyed, so that `jq .metrics.data_rate_gbps.value` works; a key seen twice (two datasets
+  // whose names flatten alike) gets "#2", "#3", ... rather than overwriting the first.
+  absl::flat_hash_map<std::string, int> seen;
+  std::vector<std::string> order;
+  for (const FlatMetric& metric : metrics) {
+    const int uses = ++seen[metric.key];
+    std::string key = uses == 1 ? metric.key : absl::StrCat(metric.key, "#", uses);
+    absl::StrAppend(&out, order.empty() ? "\n" : ",\n", "    ", JsonQuote(key), ": {\"value\": ",
+                    JsonNumber(metric.value), ", \"unit\": ", JsonQuote(metric.unit), "}");
+    order.push_back(std::move(key));
+  }
+  absl::StrAppend(&out, order.empty() ? "}" : "\n  }", ",\n  \"order\": [");
+  for (size_t i = 0; i < order.size(); ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(order[i]));
+  }
+  out += "]\n}\n";
+  return out;
+}
+
+// The human outputs for a pull-request comment: the header, the findings and every summary
+// table, as GitHub-flavoured Markdown tables (numbers right-aligned).
+std::string Markdown(const v1::Measurement& measurement) {
+  std::string out = absl::StrCat(
+      "### roastcoffea: ",
+      MarkdownCell(measurement.metadata().name().empty() ? "measurement"
+                                                         : measurement.metadata().name()),
+      "\n\n");
+  for (absl::string_view line : absl::StrSplit(FormatRunHeader(measurement), '\n',
+                                               absl::SkipEmpty())) {
+    const size_t colon = line.find(": ");
+    if (colon == absl::string_view::npos) continue;
+    absl::StrAppend(&out, "- **", MarkdownCell(line.substr(0, colon)), "**: ",
+                    MarkdownCell(line.substr(colon + 2)), "\n");
+  }
+  const v1::AggregatedMetrics& metrics = measurement.metrics();
+  out += "\n#### Findings\n\n";
+  if (metrics.findings_size() == 0) {
+    TableOptions options;
+    options.width = -1;
+    // One line: the block's continuation indent means nothing in Markdown.
+    std::string text = FormatFindings(measurement, options);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    absl::StrAppend(&out, MarkdownCell(absl::StrReplaceAll(text, {{"\n          ", " "}})), "\n");
+  }
+  for (const v1::Finding& f : metrics.findings()) {
+    absl::StrAppend(&out, "- **", SeverityLabel(f.severity()), "** ", MarkdownCell(f.title()),
+                    "<br>", MarkdownCell(f.evidence()), "<br>*Try:* ",
+                    MarkdownCell(f.suggestion()), "\n");
+  }
+  TableOptions options;
+  options.unicode = true;
+  for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
+    absl::StrAppend(&out, "\n#### ", MarkdownCell(table.title), "\n\n|");
+    const bool key_value = table.header.size() == 2 && table.header[0] == "Metric";
+    for (const std::string& column : table.header) absl::StrAppend(&out, " ", column, " |");
+    out += "\n|";
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      const bool right =
+          key_value ? c == 1 : c < table.right_aligned.size() && table.right_aligned[c];
+      out += right ? " ---: |" : " --- |";
+    }
+    out += "\n";
+    for (const std::vector<std::string>& row : table.rows) {
+      out += "|";
+      for (size_t c = 0; c < table.header.size(); ++c) {
+        // Leading spaces would be lost: indented rows keep their bullet only.
+        absl::string_view cell = c < row.size() ? absl::string_view(row[c]) : "";
+        while (!cell.empty() && cell.front() == ' ') cell.remove_prefix(1);
+        absl::StrAppend(&out, " ", MarkdownCell(cell), " |");
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
+  const std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
+  switch (format) {
+    case FlatFormat::kCsv:
+      return Csv(measurement, metrics);
+    case FlatFormat::kJson:
+      return Json(measurement, metrics);
+    case FlatFormat::kMarkdown:
+      return Markdown(measurement);
+  }
+  return "";
 }
 
 }  // namespace roastcoffea

@@ -47,11 +47,20 @@ std::vector<FlatMetric> HeadlineFlatMetrics(const v1::AggregatedMetrics& metrics
 // HeadlineFlatMetrics, ToFlatMetrics, then AdditionalFlatMetrics.
 std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
 
-// The flat metrics of `measurement.metrics()` in `format`:
-//   CSV       "key,value,unit" header, one row per key (RFC 4180 quoting), "\r\n"-free.
-//   JSON      {"measurement": name, "warnings": [{"code", "message"}, ...],
-//              "metrics": [{"key", "value", "unit"}, ...]}, in order.
-//   Markdown  a "| Metric | Value | Unit |" table ('|' and newlines in keys escaped).
+// `measurement` for scripts (CSV, JSON) or for a pull-request comment (Markdown):
+//   CSV       "key,value,unit" header; first per finding "finding.<code>,<severity>,severity" and
+//             "finding.<code>.<number key>,<value>,<unit>", then one row per flat metric (RFC
+//             4180 quoting), "\r\n"-free.
+//   JSON      {"measurement": name, "findings_evaluated": bool,
+//              "findings": [{"severity", "code", "title", "evidence", "suggestion",
+//                            "numbers": {key: {"value", "unit"}}}, ...],
+//              "warnings": [{"code", "message"}, ...],
+//              "metrics": {key: {"value", "unit"}, ...}, "order": [key, ...]}: keyed
+//             (`jq .metrics.data_rate_gbps.value`), the flat order kept in "order"; a key that
+//             repeats gets "#2", "#3", ...
+//   Markdown  the human outputs: the run header as a list, the findings, then every summary
+//             table of FormatSummaryTables as a Markdown table ('|' and newlines escaped,
+//             numbers right-aligned).
 // The text ends in '\n'.
 std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format);
 

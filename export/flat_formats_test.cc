@@ -93,18 +93,20 @@ TEST(FormatFlatMetricsTest, CsvHasHeaderQuotingAndEmptyNone) {
   }
 }
 
-TEST(FormatFlatMetricsTest, JsonParsesAndKeepsOrderUnitsAndNull) {
+TEST(FormatFlatMetricsTest, JsonIsKeyedAndKeepsOrderUnitsAndNull) {
   const std::string json = FormatFlatMetrics(Sample(), FlatFormat::kJson);
   google::protobuf::Value value;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
   const auto& fields = value.struct_value().fields();
   EXPECT_EQ(fields.at("measurement").string_value(), "run \"1\"\n");
-  const auto& list = fields.at("metrics").list_value();
+  const auto& metrics = fields.at("metrics").struct_value().fields();
+  const auto& order = fields.at("order").list_value();
   const std::vector<FlatMetric> all = AllFlatMetrics(Sample().metrics());
-  ASSERT_EQ(static_cast<size_t>(list.values_size()), all.size());
+  ASSERT_EQ(static_cast<size_t>(order.values_size()), all.size());
+  ASSERT_EQ(metrics.size(), all.size());
   for (size_t i = 0; i < all.size(); ++i) {
-    const auto& entry = list.values(static_cast<int>(i)).struct_value().fields();
-    EXPECT_EQ(entry.at("key").string_value(), all[i].key);
+    EXPECT_EQ(order.values(static_cast<int>(i)).string_value(), all[i].key);
+    const auto& entry = metrics.at(all[i].key).struct_value().fields();
     EXPECT_EQ(entry.at("unit").string_value(), all[i].unit);
     if (all[i].value.has_value()) {
       EXPECT_DOUBLE_EQ(entry.at("value").number_value(), *all[i].value) << all[i].key;
@@ -112,24 +114,82 @@ TEST(FormatFlatMetricsTest, JsonParsesAndKeepsOrderUnitsAndNull) {
       EXPECT_TRUE(entry.at("value").has_null_value()) << all[i].key;
     }
   }
+  // .metrics.total_events.value
+  EXPECT_EQ(metrics.at("total_events").struct_value().fields().at("value").number_value(),
+            1233000);
   // An empty measurement is still valid JSON.
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
                   FormatFlatMetrics(v1::Measurement(), FlatFormat::kJson), &value)
                   .ok());
 }
 
-TEST(FormatFlatMetricsTest, MarkdownTableEscapesPipes) {
+v1::Measurement WithFinding() {
+  v1::Measurement measurement = Sample();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.set_findings_evaluated(true);
+  v1::Finding& finding = *metrics.add_findings();
+  finding.set_severity(v1::Finding::SEVERITY_WARNING);
+  finding.set_code("io_bound");
+  finding.set_title("I/O-bound: chunks were blocked 49% of their time");
+  finding.set_evidence("Blocked 4.90 s of 10.0 s | chunk wall time.");
+  finding.set_suggestion("Read fewer bytes.");
+  v1::FindingNumber& number = *finding.add_numbers();
+  number.set_key("blocked_fraction");
+  number.set_value(0.49);
+  number.set_unit("fraction");
+  return measurement;
+}
+
+TEST(FormatFlatMetricsTest, FindingsComeFirstInEveryFormat) {
+  const v1::Measurement measurement = WithFinding();
+  const std::string csv = FormatFlatMetrics(measurement, FlatFormat::kCsv);
+  EXPECT_TRUE(absl::StartsWith(csv,
+                               "key,value,unit\n"
+                               "finding.io_bound,warning,severity\n"
+                               "finding.io_bound.blocked_fraction,0.49,fraction\n"
+                               "cpu_efficiency,"))
+      << csv;
+  google::protobuf::Value value;
+  const std::string json = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
+  const auto& fields = value.struct_value().fields();
+  EXPECT_TRUE(fields.at("findings_evaluated").bool_value());
+  const auto& finding = fields.at("findings").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(finding.at("severity").string_value(), "warning");
+  EXPECT_EQ(finding.at("code").string_value(), "io_bound");
+  EXPECT_EQ(finding.at("suggestion").string_value(), "Read fewer bytes.");
+  EXPECT_DOUBLE_EQ(finding.at("numbers")
+                       .struct_value()
+                       .fields()
+                       .at("blocked_fraction")
+                       .struct_value()
+                       .fields()
+                       .at("value")
+                       .number_value(),
+                   0.49);
+  const std::string md = FormatFlatMetrics(measurement, FlatFormat::kMarkdown);
+  EXPECT_TRUE(absl::StrContains(
+      md,
+      "#### Findings\n\n- **WARNING** I/O-bound: chunks were blocked 49% of their time<br>"
+      "Blocked 4.90 s of 10.0 s \\| chunk wall time.<br>*Try:* Read fewer bytes.\n"))
+      << md;
+  EXPECT_LT(md.find("#### Findings"), md.find("#### CPU Efficiency")) << md;
+}
+
+TEST(FormatFlatMetricsTest, MarkdownRendersTheHumanTables) {
   const std::string md = FormatFlatMetrics(Sample(), FlatFormat::kMarkdown);
-  EXPECT_TRUE(absl::StartsWith(md, "| Metric | Value | Unit |\n| --- | ---: | --- |\n")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "| total_cores |  | cores |")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "| per_dataset.a,b\\|c.num_chunks | 2 | chunks |")) << md;
+  EXPECT_TRUE(absl::StartsWith(md, "### roastcoffea: run \"1\" \n\n- **Measurement**: ")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "\n#### Event Processing Metrics\n\n| Metric | Value |\n"
+                                    "| --- | ---: |\n| Total Events | 1,233,000 |\n"))
+      << md;
+  // Real columns, numbers right-aligned; the dataset's '|' escaped.
+  EXPECT_TRUE(absl::StrContains(md, "| Section | Kind | Chunks | Total | Share | Mean | p50 | p95 |\n"
+                                    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"))
+      << md;
+  EXPECT_FALSE(absl::StrContains(md, "cpu_efficiency")) << "raw keys are for csv/json";
   for (absl::string_view line : absl::StrSplit(md, '\n', absl::SkipEmpty())) {
-    // Four unescaped pipes per line.
-    int pipes = 0;
-    for (size_t i = 0; i < line.size(); ++i) {
-      if (line[i] == '|' && (i == 0 || line[i - 1] != '\\')) ++pipes;
-    }
-    EXPECT_EQ(pipes, 4) << line;
+    if (!absl::StartsWith(line, "|")) continue;
+    EXPECT_TRUE(absl::EndsWith(line, "|")) << line;
   }
 }
 
@@ -157,11 +217,11 @@ TEST(FormatFlatMetricsTest, UnknownIsEmptyOrNullNeverZero) {
     EXPECT_TRUE(absl::StrContains(csv, absl::StrCat("\n", key, ",,"))) << key << "\n" << csv;
   }
   const std::string md = FormatFlatMetrics(measurement, FlatFormat::kMarkdown);
-  EXPECT_TRUE(absl::StrContains(md, "| total_events |  | events |")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "| data_rate_gbps |  | Gbps |")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| Total Events | N/A (not reported) |")) << md;
+  EXPECT_TRUE(absl::StrContains(md, "| Data Rate | N/A (bytes read not reported) |")) << md;
   const std::string json = FormatFlatMetrics(measurement, FlatFormat::kJson);
-  EXPECT_TRUE(absl::StrContains(json, "{\"key\": \"total_events\", \"value\": null")) << json;
-  EXPECT_TRUE(absl::StrContains(json, "{\"key\": \"cpu_efficiency\", \"value\": null")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"total_events\": {\"value\": null")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"cpu_efficiency\": {\"value\": null")) << json;
   google::protobuf::Value value;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
   const auto& warnings = value.struct_value().fields().at("warnings").list_value();
@@ -175,6 +235,8 @@ TEST(FormatFlatMetricsTest, CsvAndMarkdownCarryNoControlCharacters) {
   v1::Measurement measurement = Sample();
   measurement.mutable_metrics()->mutable_chunks()->mutable_per_dataset(0)->set_dataset(
       "evil\x1b]0;title\x07\x1b[2J\rname\x7f");
+  // Markdown shows the human tables (one dataset: no per-dataset row), and the run's name.
+  measurement.mutable_metadata()->set_name("evil\x1b]0;title\x07\x1b[2J\rname\x7f");
   for (FlatFormat format : {FlatFormat::kCsv, FlatFormat::kMarkdown}) {
     const std::string out = FormatFlatMetrics(measurement, format);
     for (char c : out) {

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
@@ -27,6 +28,14 @@ figure.plot { margin: 1.5em 0; } figure.plot svg { max-width: 100%; height: auto
 figure.flame-graph { margin: 1.5em 0; } figure.flame-graph svg { max-width: 100%; height: auto; }
 figcaption { font-size: 0.9em; color: #555; }
 .tables { display: flex; flex-wrap: wrap; gap: 0 2em; }
+.finding { border-left: 6px solid #888; padding: 0.2em 0.8em; margin: 0.6em 0; background: #f6f6f6; }
+.finding p { margin: 0.25em 0; }
+.finding.critical { border-color: #b00; background: #fdecec; }
+.finding.warning { border-color: #c60; background: #fff4e5; }
+.finding.info { border-color: #36c; background: #eef3fb; }
+.finding-title { font-weight: bold; }
+.severity { font-size: 0.8em; letter-spacing: 0.05em; margin-right: 0.4em; }
+.try { font-style: italic; }
 .warnings { border: 2px solid #c60; background: #fff4e5; padding: 0 1em; margin: 1em 0; }
 .warnings h2 { margin-top: 0.5em; border: none; color: #a40; }
 )css";
@@ -94,6 +103,23 @@ void AppendProfileSection(const v1::Measurement& measurement, std::string* out) 
   *out += "</table>\n";
 }
 
+void AppendFindings(const v1::Measurement& measurement, std::string* out) {
+  const v1::AggregatedMetrics& metrics = measurement.metrics();
+  *out += "<section class=\"findings\" id=\"findings\">\n<h2>Findings</h2>\n";
+  if (!metrics.findings_evaluated() || metrics.findings_size() == 0) {
+    absl::StrAppend(out, "<p>", HtmlEscape(FormatFindings(measurement, TableOptions{})), "</p>\n");
+  }
+  for (const v1::Finding& finding : metrics.findings()) {
+    const std::string severity = absl::AsciiStrToLower(SeverityLabel(finding.severity()));
+    absl::StrAppend(out, "<div class=\"finding ", severity, "\">\n<p class=\"finding-title\">",
+                    "<span class=\"severity\">", SeverityLabel(finding.severity()), "</span> ",
+                    HtmlEscape(finding.title()), "</p>\n<p>", HtmlEscape(finding.evidence()),
+                    "</p>\n<p class=\"try\">Try: ", HtmlEscape(finding.suggestion()),
+                    "</p>\n</div>\n");
+  }
+  *out += "</section>\n";
+}
+
 }  // namespace
 
 std::string HtmlEscape(absl::string_view text) { return XmlEscape(text); }
@@ -109,7 +135,10 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
       HtmlEscape(name), "</title>\n<style>", kStyle, "</style>\n</head>\n<body>\n<h1>",
       "roastcoffea report: ", HtmlEscape(name), "</h1>\n");
 
-  // Warnings first: they change how every number below reads.
+  // Findings first: what limited the run, then the warnings that change how numbers read.
+  AppendFindings(measurement, &out);
+
+  // Warnings: they change how every number below reads.
   if (measurement.warnings_size() > 0) {
     out += "<div class=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
     for (const v1::Warning& warning : measurement.warnings()) {
@@ -156,10 +185,21 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
   out += "<h2>Summary</h2>\n<div class=\"tables\">\n";
   for (const SummaryTable& table : BuildSummaryTables(measurement, table_options)) {
     absl::StrAppend(&out, "<table class=\"summary\">\n<caption>", HtmlEscape(table.title),
-                    "</caption>\n<tr><th>Metric</th><th>Value</th></tr>\n");
-    for (const auto& [metric, value] : table.rows) {
-      absl::StrAppend(&out, "<tr><td>", HtmlEscape(metric), "</td><td class=\"value\">",
-                      HtmlEscape(value), "</td></tr>\n");
+                    "</caption>\n<tr>");
+    for (const std::string& column : table.header) {
+      absl::StrAppend(&out, "<th>", HtmlEscape(column), "</th>");
+    }
+    out += "</tr>\n";
+    const bool key_value = table.header.size() == 2 && table.header[0] == "Metric";
+    for (const std::vector<std::string>& cells : table.rows) {
+      out += "<tr>";
+      for (size_t c = 0; c < cells.size(); ++c) {
+        const bool number = key_value ? c == 1
+                                      : c < table.right_aligned.size() && table.right_aligned[c];
+        absl::StrAppend(&out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(cells[c]),
+                        "</td>");
+      }
+      out += "</tr>\n";
     }
     out += "</table>\n";
   }

@@ -1,5 +1,6 @@
 #include "export/tables.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +11,10 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
@@ -21,6 +24,7 @@ namespace roastcoffea {
 namespace {
 
 using export_internal::DisplayWidth;
+using export_internal::ElideMiddle;
 using export_internal::ReplaceControlCharacters;
 
 constexpr absl::string_view kNoWorkerTracking = "N/A (no worker tracking)";
@@ -30,9 +34,13 @@ struct Row {
   std::string value;
 };
 
+// A (Metric, Value) table in `rows`, or, with a header, a table of real columns in `cells`.
 struct Table {
   std::string title;
   std::vector<Row> rows;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> cells;
+  std::vector<bool> right_aligned;
 };
 
 // The characters a table is drawn with.
@@ -45,6 +53,7 @@ struct BoxStyle {
   absl::string_view header_vertical;
   absl::string_view row_vertical;
   absl::string_view bullet;
+  absl::string_view ellipsis;  // marks the middle of an elided cell
 };
 
 // Rich's default box (HEAVY_HEAD), so the tables look like the original's.
@@ -55,10 +64,11 @@ constexpr BoxStyle kUnicodeBox = {
     "\u2503",
     "\u2502",
     "\u2022",
+    "\u2026",
 };
 
 constexpr BoxStyle kAsciiBox = {
-    {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, "|", "|", "-",
+    {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, "|", "|", "-", "...",
 };
 
 std::string Repeat(absl::string_view text, size_t count) {
@@ -89,7 +99,42 @@ std::string Rule(const absl::string_view (&parts)[4], const std::vector<size_t>&
   return out;
 }
 
-std::string RenderColumns(const TextTable& table, const BoxStyle& box) {
+// Narrowest a column is made to fit the width; below it a cell says nothing.
+constexpr size_t kMinColumnWidth = 8;
+
+// Shrinks `widths` until the table fits `max_width` columns (0: no limit): the widest text
+// column first, never a right-aligned (number) column unless nothing else can give way.
+void FitWidths(const TextTable& table, size_t max_width, std::vector<size_t>* widths) {
+  if (max_width == 0) return;
+  const auto total = [&] {
+    size_t width = 1;
+    for (size_t w : *widths) width += w + 3;
+    return width;
+  };
+  for (bool numbers_too : {false, true}) {
+    while (total() > max_width) {
+      size_t widest = widths->size(), second = 0;
+      for (size_t c = 0; c < widths->size(); ++c) {
+        const bool number = c < table.right_aligned.size() && table.right_aligned[c];
+        if ((number && !numbers_too) || (*widths)[c] <= kMinColumnWidth) continue;
+        if (widest == widths->size() || (*widths)[c] > (*widths)[widest]) {
+          if (widest != widths->size()) second = std::max(second, (*widths)[widest]);
+          widest = c;
+        } else {
+          second = std::max(second, (*widths)[c]);
+        }
+      }
+      if (widest == widths->size()) break;
+      const size_t excess = total() - max_width;
+      size_t target = (*widths)[widest] > excess ? (*widths)[widest] - excess : 0;
+      target = std::max({target, second, kMinColumnWidth});
+      if (target >= (*widths)[widest]) target = (*widths)[widest] - 1;
+      (*widths)[widest] = target;
+    }
+  }
+}
+
+std::string RenderColumns(const TextTable& table, const BoxStyle& box, size_t max_width) {
   const size_t columns = table.header.size();
   std::vector<size_t> widths(columns, 0);
   for (size_t c = 0; c < columns; ++c) widths[c] = DisplayWidth(table.header[c]);
@@ -98,11 +143,13 @@ std::string RenderColumns(const TextTable& table, const BoxStyle& box) {
       widths[c] = std::max(widths[c], DisplayWidth(row[c]));
     }
   }
+  FitWidths(table, max_width, &widths);
   const auto render_row = [&](const std::vector<std::string>& row, absl::string_view vertical,
                               bool header) {
     std::string line(vertical);
     for (size_t c = 0; c < columns; ++c) {
-      const absl::string_view cell = c < row.size() ? absl::string_view(row[c]) : "";
+      const std::string cell =
+          ElideMiddle(c < row.size() ? absl::string_view(row[c]) : "", widths[c], box.ellipsis);
       const bool right = !header && c < table.right_aligned.size() && table.right_aligned[c];
       absl::StrAppend(&line, " ", right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]),
                       " ", vertical);
@@ -114,10 +161,12 @@ std::string RenderColumns(const TextTable& table, const BoxStyle& box) {
   // The title is centred over the table, as rich does it.
   size_t table_width = 1;
   for (size_t width : widths) table_width += width + 3;
-  const size_t title_width = DisplayWidth(table.title);
+  const std::string title =
+      max_width > 0 ? ElideMiddle(table.title, max_width, box.ellipsis) : table.title;
+  const size_t title_width = DisplayWidth(title);
   std::string out = absl::StrCat(
       std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '),
-      table.title, "\n");
+      title, "\n");
   absl::StrAppend(&out, Rule(box.top, widths));
   absl::StrAppend(&out, render_row(table.header, box.header_vertical, true));
   absl::StrAppend(&out, Rule(box.header_rule, widths));
@@ -128,11 +177,15 @@ std::string RenderColumns(const TextTable& table, const BoxStyle& box) {
   return out;
 }
 
-std::string RenderTable(const Table& table, const BoxStyle& box) {
-  TextTable columns{table.title, {"Metric", "Value"}, {}, {}};
+TextTable ToTextTable(Table table) {
+  if (!table.header.empty()) {
+    return TextTable{std::move(table.title), std::move(table.header), std::move(table.cells),
+                     std::move(table.right_aligned)};
+  }
+  TextTable columns{std::move(table.title), {"Metric", "Value"}, {}, {}};
   columns.rows.reserve(table.rows.size());
-  for (const Row& row : table.rows) columns.rows.push_back({row.metric, row.value});
-  return RenderColumns(columns, box);
+  for (Row& row : table.rows) columns.rows.push_back({std::move(row.metric), std::move(row.value)});
+  return columns;
 }
 
 // Python's "{:,}".
@@ -160,7 +213,7 @@ constexpr absl::string_view kNotReported = "N/A (not reported)";
 
 Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
-  Table table{"Throughput Metrics", {}};
+  Table table{"Throughput Metrics", {}, {}, {}, {}};
   if (workflow.has_data_rate_gbps()) {
     // Older producers may not fill the MB/s field; it is the same rate in other units.
     const double mbytes_per_second = workflow.has_data_rate_mbytes_per_second()
@@ -193,7 +246,7 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
 
 Table EventTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
-  Table table{"Event Processing Metrics", {}};
+  Table table{"Event Processing Metrics", {}, {}, {}, {}};
   table.rows.push_back({"Total Events", workflow.has_total_events()
                                             ? WithThousandsSeparators(workflow.total_events())
                                             : std::string(kNotReported)});
@@ -223,7 +276,7 @@ Table EventTable(const v1::AggregatedMetrics& metrics) {
 // The first table: measured CPU against the cores the workers had (aggregation/cpu_metrics.h).
 Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   const v1::CpuMetrics& cpu = metrics.cpu();
-  Table table{"CPU Efficiency", {}};
+  Table table{"CPU Efficiency", {}, {}, {}, {}};
   if (!metrics.has_cpu()) {
     // Written by a build before measured CPU was aggregated: say so rather than "not measured".
     table.rows.push_back({"CPU Efficiency", "N/A (not in measurements of this tool version)"});
@@ -257,34 +310,36 @@ Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     table.rows.push_back({Bullet(box, "Usable Cores (average)"),
                           absl::StrFormat("%.2f", cpu.usable_cores())});
   }
-  if (cpu.has_chunk_wall_seconds() && cpu.chunk_wall_seconds() > 0 &&
-      cpu.has_chunk_cpu_seconds()) {
-    const double wall = cpu.chunk_wall_seconds();
-    table.rows.push_back({"Chunk Time Split", absl::StrCat(FormatDuration(wall), " of chunks")});
-    table.rows.push_back({Bullet(box, "On CPU"),
-                          absl::StrCat(FormatDuration(cpu.chunk_cpu_seconds()), " (",
-                                       Percent(cpu.chunk_cpu_seconds() / wall), ")")});
-    if (cpu.has_chunk_run_queue_wait_seconds()) {
-      table.rows.push_back(
-          {Bullet(box, "Waiting for a CPU"),
-           absl::StrCat(FormatDuration(cpu.chunk_run_queue_wait_seconds()), " (",
-                        Percent(cpu.chunk_run_queue_wait_seconds() / wall), ")")});
-      table.rows.push_back(
-          {Bullet(box, "Blocked (I/O, locks, sleep)"),
-           absl::StrCat(FormatDuration(cpu.chunk_blocked_seconds()), " (",
-                        Percent(cpu.chunk_blocked_seconds() / wall), ")")});
-    } else {
-      const double off_cpu = std::max(0.0, wall - cpu.chunk_cpu_seconds());
-      table.rows.push_back(
-          {Bullet(box, "Off CPU (waiting or blocked)"),
-           absl::StrCat(FormatDuration(off_cpu), " (", Percent(off_cpu / wall), ")")});
-    }
+  return table;
+}
+
+// Where the chunks' wall time went (aggregation/cpu_metrics.h), as columns: time and share.
+Table ChunkTimeSplitTable(const v1::CpuMetrics& cpu) {
+  Table table;
+  if (!cpu.has_chunk_wall_seconds() || cpu.chunk_wall_seconds() <= 0 ||
+      !cpu.has_chunk_cpu_seconds()) {
+    return table;
   }
+  const double wall = cpu.chunk_wall_seconds();
+  table.title = "Chunk Time Split";
+  table.header = {"Chunk wall time", "Time", "Share"};
+  table.right_aligned = {false, true, true};
+  const auto add = [&](absl::string_view label, double seconds) {
+    table.cells.push_back({std::string(label), FormatDuration(seconds), Percent(seconds / wall)});
+  };
+  add("On CPU", cpu.chunk_cpu_seconds());
+  if (cpu.has_chunk_run_queue_wait_seconds()) {
+    add("Waiting for a CPU (run queue)", cpu.chunk_run_queue_wait_seconds());
+    add("Blocked (I/O, locks, sleep)", cpu.chunk_blocked_seconds());
+  } else {
+    add("Off CPU (waiting or blocked)", std::max(0.0, wall - cpu.chunk_cpu_seconds()));
+  }
+  add("Total", wall);
   return table;
 }
 
 Table ResourceTable(const v1::AggregatedMetrics& metrics) {
-  Table table{"Resource Utilization", {}};
+  Table table{"Resource Utilization", {}, {}, {}, {}};
   const bool tracked = metrics.has_workers();
   const v1::WorkerMetrics& workers = metrics.workers();
   const auto tracked_value = [&](bool known, const std::string& value) {
@@ -314,17 +369,18 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   table.rows.push_back({"Busy-Worker Concurrency (summed chunk wall / elapsed)",
                         wall_reported ? absl::StrFormat("%.2f", concurrency)
                                       : std::string(kNotReported)});
-  table.rows.push_back(
-      {"Worker Occupancy (concurrency / total cores)",
-       !wall_reported ? std::string(kNotReported)
-                      : tracked_value(cores_known,
-                                      cores_known ? Percent(concurrency / workers.total_cores())
-                                                  : "")});
+  // One occupancy: over the tracked core-seconds when known (right under churn), else the
+  // original's concurrency / total cores (the same number for a fixed set of workers).
   const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
+  std::string occupancy =
+      !wall_reported ? std::string(kNotReported)
+                     : tracked_value(cores_known, cores_known
+                                                      ? Percent(concurrency / workers.total_cores())
+                                                      : "");
   if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    table.rows.push_back({"Worker Occupancy (over core-seconds)",
-                          Percent(efficiency.core_efficiency_over_core_seconds_fraction())});
+    occupancy = Percent(efficiency.core_efficiency_over_core_seconds_fraction());
   }
+  table.rows.push_back({"Worker Occupancy (busy-worker concurrency / cores)", occupancy});
   if (tracked && workers.has_core_seconds()) {
     table.rows.push_back({"Tracked Core-Seconds",
                           absl::StrFormat("%.1f core-s", workers.core_seconds())});
@@ -352,39 +408,6 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   return table;
 }
 
-// "12.3 µs": per-event times are far below FormatDuration's 0.1 s resolution.
-std::string FormatMicroseconds(double seconds) {
-  if (!std::isfinite(seconds)) return "N/A";
-  return absl::StrFormat("%.1f \u00B5s", seconds * 1e6);
-}
-
-// The original's "Section Timing" block: the top kTopSections sections by total duration.
-constexpr int kTopSections = 5;
-
-void AppendSectionTiming(const v1::ChunkMetrics& chunks, Table* table) {
-  std::vector<const v1::SectionSummary*> sections;
-  // Bytes sections have no duration: their totals are in "Section Statistics", and here they
-  // would read as 0.0s next to the timer of the same name.
-  for (const v1::SectionSummary& section : chunks.sections()) {
-    if (section.type() != "bytes") sections.push_back(&section);
-  }
-  if (sections.empty()) return;
-  std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
-    return a->total_duration_seconds() > b->total_duration_seconds();
-  });
-  if (sections.size() > kTopSections) sections.resize(kTopSections);
-  table->rows.push_back({"", ""});
-  table->rows.push_back({"Section Timing", ""});
-  for (const v1::SectionSummary* section : sections) {
-    std::string value = absl::StrCat(FormatDuration(section->total_duration_seconds()), " (",
-                                     section->count(), "x)");
-    if (section->type() == "memory" && section->has_mean_memory_delta_bytes()) {
-      absl::StrAppend(&value, ", ", FormatBytes(section->mean_memory_delta_bytes()), " avg");
-    }
-    table->rows.push_back({absl::StrCat("  ", ReplaceControlCharacters(section->name())), value});
-  }
-}
-
 // The chunk count the original shows: the chunk records' count overrides the report's.
 int64_t NumChunks(const v1::AggregatedMetrics& metrics) {
   return metrics.has_chunks() ? metrics.chunks().num_chunks() : metrics.workflow().num_chunks();
@@ -392,21 +415,18 @@ int64_t NumChunks(const v1::AggregatedMetrics& metrics) {
 
 Table TimingTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
-  Table table{"Timing Breakdown", {}};
+  Table table{"Timing Breakdown", {}, {}, {}, {}};
   table.rows.push_back({"Elapsed Time", FormatDuration(workflow.elapsed_time_seconds())});
   // Coffea's processtime: wall time summed over chunks. Never shown under a CPU label.
   table.rows.push_back({"Summed Chunk Wall Time (reported)",
                         workflow.has_summed_chunk_wall_seconds()
                             ? FormatDuration(workflow.summed_chunk_wall_seconds())
                             : std::string(kNotReported)});
-  if (NumChunks(metrics) > 0) {
-    table.rows.push_back({"Number of Chunks", WithThousandsSeparators(NumChunks(metrics))});
-  }
   return table;
 }
 
 Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
-  Table table{"Chunk Metrics", {}};
+  Table table{"Chunk Metrics", {}, {}, {}, {}};
   table.rows.push_back({"Total Chunks", absl::StrCat(NumChunks(metrics))});
   if (!metrics.has_chunks()) return table;  // Only the report's count is known.
   const v1::ChunkMetrics& chunks = metrics.chunks();
@@ -415,30 +435,15 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     table.rows.push_back({Bullet(box, "Successful"), absl::StrCat(chunks.num_successful_chunks())});
     table.rows.push_back({Bullet(box, "Failed"), absl::StrCat(chunks.num_failed_chunks())});
   }
-  const v1::DistributionStats& duration = chunks.duration_seconds();
-  if (duration.count() > 0) {
-    table.rows.push_back({"Mean Chunk Time", FormatDuration(duration.mean())});
-    table.rows.push_back({Bullet(box, "Min"), FormatDuration(duration.min())});
-    table.rows.push_back({Bullet(box, "Max"), FormatDuration(duration.max())});
-    if (duration.std() > 0.0) {
-      table.rows.push_back({Bullet(box, "Std Dev"), FormatDuration(duration.std())});
-    }
-    if (duration.has_percentiles()) {
-      const v1::Percentiles& p = duration.percentiles();
-      table.rows.push_back({Bullet(box, "p50 / p90 / p95 / p99"),
-                            absl::StrCat(FormatDuration(p.p50()), " / ", FormatDuration(p.p90()),
-                                         " / ", FormatDuration(p.p95()), " / ",
-                                         FormatDuration(p.p99()))});
-    }
+  if (chunks.num_retried_chunks() > 0) {
+    table.rows.push_back({Bullet(box, "Retries"), absl::StrCat(chunks.num_retried_chunks())});
   }
   const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
   if (per_event.count() > 0) {
-    table.rows.push_back({"Mean Time/Event", FormatMicroseconds(per_event.mean())});
+    table.rows.push_back({"Time per Event (mean)", FormatDuration(per_event.mean())});
     if (per_event.has_percentiles()) {
-      table.rows.push_back(
-          {Bullet(box, "p50 / p99"), absl::StrCat(FormatMicroseconds(per_event.percentiles().p50()),
-                                                  " / ",
-                                                  FormatMicroseconds(per_event.percentiles().p99()))});
+      table.rows.push_back({Bullet(box, "p50"), FormatDuration(per_event.percentiles().p50())});
+      table.rows.push_back({Bullet(box, "p99"), FormatDuration(per_event.percentiles().p99())});
     }
   }
   const v1::DistributionStats& peak_live = chunks.peak_live_bytes();
@@ -466,23 +471,41 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     table.rows.push_back({Bullet(box, "Min"), absl::StrFormat("%.0f", events.min())});
     table.rows.push_back({Bullet(box, "Max"), absl::StrFormat("%.0f", events.max())});
   }
+  return table;
+}
+
+// Chunk durations as columns: all successful chunks, then each dataset when there are several.
+Table ChunkDurationsTable(const v1::ChunkMetrics& chunks) {
+  Table table;
+  table.title = "Chunk Durations";
+  table.header = {"Chunks of", "Count", "Mean", "Min", "p50", "p90", "p95", "p99", "Max"};
+  table.right_aligned = {false, true, true, true, true, true, true, true, true};
+  const auto add = [&](std::string name, const v1::DistributionStats& d) {
+    if (d.count() == 0) return;
+    const bool p = d.has_percentiles();
+    const auto pct = [&](double value) { return p ? FormatDuration(value) : std::string("N/A"); };
+    table.cells.push_back({std::move(name), WithThousandsSeparators(d.count()),
+                           FormatDuration(d.mean()), FormatDuration(d.min()),
+                           pct(d.percentiles().p50()), pct(d.percentiles().p90()),
+                           pct(d.percentiles().p95()), pct(d.percentiles().p99()),
+                           FormatDuration(d.max())});
+  };
+  add("all datasets", chunks.duration_seconds());
   if (chunks.per_dataset_size() > 1) {
-    table.rows.push_back({"", ""});
-    table.rows.push_back({"Per-Dataset Breakdown", ""});
     for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
-      const std::string name = dataset.dataset().empty() ? std::string("unknown")
-                                                         : ReplaceControlCharacters(dataset.dataset());
-      std::string value = absl::StrCat(dataset.num_chunks(), " chunks, ",
-                                       FormatDuration(dataset.mean_duration_seconds()), " avg");
-      const v1::DistributionStats& durations = dataset.duration_distribution_seconds();
-      if (durations.count() > 0 && durations.has_percentiles()) {
-        absl::StrAppend(&value, ", p50 ", FormatDuration(durations.percentiles().p50()), ", p95 ",
-                        FormatDuration(durations.percentiles().p95()));
+      std::string name = dataset.dataset().empty() ? std::string("unknown")
+                                                   : ReplaceControlCharacters(dataset.dataset());
+      if (dataset.duration_distribution_seconds().count() > 0) {
+        add(std::move(name), dataset.duration_distribution_seconds());
+      } else if (dataset.num_chunks() > 0) {
+        // Written before per-dataset distributions: the original's count and mean only.
+        table.cells.push_back({std::move(name), WithThousandsSeparators(dataset.num_chunks()),
+                               FormatDuration(dataset.mean_duration_seconds()), "N/A", "N/A",
+                               "N/A", "N/A", "N/A", "N/A"});
       }
-      table.rows.push_back({absl::StrCat("  ", name), value});
     }
   }
-  AppendSectionTiming(chunks, &table);
+  if (table.cells.empty()) table.title.clear();
   return table;
 }
 
@@ -490,7 +513,7 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
 // Engines that do not split thread time into CPU and the rest (Dask's task stream before
 // spans, TaskVine) report other activities: their largest time totals, per task prefix.
 Table ActivityTable(const v1::FineMetricsSummary& fine) {
-  Table table{"Fine Metrics (activities)", {}};
+  Table table{"Fine Metrics (activities)", {}, {}, {}, {}};
   std::vector<const v1::ActivityTotal*> totals;
   for (const v1::ActivityTotal& total : fine.by_task_prefix()) {
     if (total.unit() == "seconds" && total.value() > 0.0) totals.push_back(&total);
@@ -523,7 +546,7 @@ std::string FineTitle(absl::string_view backend) {
 
 Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
                 const BoxStyle& box) {
-  Table table{FineTitle(backend), {}};
+  Table table{FineTitle(backend), {}, {}, {}, {}};
   table.rows.push_back({"Processor CPU Time", FormatDuration(fine.processor_cpu_time_seconds())});
   table.rows.push_back(
       {"Processor I/O & Waiting Time", FormatDuration(fine.processor_io_wait_time_seconds())});
@@ -581,7 +604,19 @@ std::string SectionValue(v1::SectionRecord::Kind kind, double value) {
   }
 }
 
-// New: per-section statistics across chunks, the top `top_n` by total time (then by total).
+absl::string_view KindLabel(v1::SectionRecord::Kind kind) {
+  switch (kind) {
+    case v1::SectionRecord::KIND_MEMORY:
+      return "memory";
+    case v1::SectionRecord::KIND_BYTES:
+      return "bytes";
+    default:
+      return "time";
+  }
+}
+
+// New: per-section statistics across chunks as columns, the top `top_n` by total time (then in
+// name order); a section's bytes or memory rows carry their kind, never the time row's label.
 Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n) {
   std::vector<const v1::SectionStats*> sections;
   for (const v1::SectionStats& section : chunks.section_stats()) sections.push_back(&section);
@@ -589,49 +624,73 @@ Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n) {
     return a->total_duration_seconds() > b->total_duration_seconds();
   });
   const size_t shown = std::min(sections.size(), static_cast<size_t>(std::max(top_n, 0)));
-  Table table{absl::StrCat("Section Statistics (top ", shown, " of ", sections.size(), ")"), {}};
+  Table table;
+  table.title = shown == sections.size()
+                    ? std::string("Sections")
+                    : absl::StrCat("Sections (top ", shown, " of ", sections.size(), " by time)");
+  table.header = {"Section", "Kind", "Chunks", "Total", "Share", "Mean", "p50", "p95"};
+  table.right_aligned = {false, false, true, true, true, true, true, true};
   for (size_t i = 0; i < shown; ++i) {
     const v1::SectionStats& section = *sections[i];
     const v1::DistributionStats& values = section.values();
-    std::string value = absl::StrCat("total ", SectionValue(section.kind(), section.total()));
-    if (section.kind() == v1::SectionRecord::KIND_TIME) {
-      absl::StrAppend(&value, " (", Percent(section.share_of_chunk_time_fraction()),
-                      " of chunk time)");
-    }
-    absl::StrAppend(&value, ", mean ", SectionValue(section.kind(), values.mean()));
-    if (values.has_percentiles()) {
-      absl::StrAppend(&value, ", p50 ", SectionValue(section.kind(), values.percentiles().p50()),
-                      ", p95 ", SectionValue(section.kind(), values.percentiles().p95()));
-    }
-    absl::StrAppend(&value, ", ", values.count(), " chunks");
-    table.rows.push_back({ReplaceControlCharacters(section.name()), value});
+    const auto value = [&](double v) { return SectionValue(section.kind(), v); };
+    const bool time = section.kind() == v1::SectionRecord::KIND_TIME;
+    table.cells.push_back(
+        {ReplaceControlCharacters(section.name()), std::string(KindLabel(section.kind())),
+         WithThousandsSeparators(values.count()), value(section.total()),
+         time ? Percent(section.share_of_chunk_time_fraction()) : std::string(""),
+         value(values.mean()),
+         values.has_percentiles() ? value(values.percentiles().p50()) : std::string("N/A"),
+         values.has_percentiles() ? value(values.percentiles().p95()) : std::string("N/A")});
   }
   return table;
 }
 
-// New: the failed chunks with their error text (first line, shortened), at most `limit`.
+// New: the failed chunks with their error text (first line), at most `limit`.
 Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
-  Table table{"Failed Chunks", {}};
-  constexpr size_t kMaxErrorColumns = 100;
+  Table table;
+  table.title = "Failed Chunks";
+  table.header = {"File", "Entries", "Attempt", "Error"};
+  table.right_aligned = {false, true, true, false};
   int shown = 0;
   for (const v1::FailedChunk& failed : chunks.failed_chunks()) {
     if (shown++ >= limit) break;
-    std::string where = absl::StrCat(failed.file().empty() ? "?" : failed.file(), " [",
-                                     failed.entry_start(), ", ", failed.entry_stop(), ")");
-    if (failed.attempt() > 0) absl::StrAppend(&where, " attempt ", failed.attempt());
     std::string error = failed.error_text().substr(0, failed.error_text().find('\n'));
-    if (error.size() > kMaxErrorColumns) error = absl::StrCat(error.substr(0, kMaxErrorColumns), "...");
     if (error.empty()) error = "(no error text)";
-    table.rows.push_back({ReplaceControlCharacters(where), ReplaceControlCharacters(error)});
+    // The base name: the path is in the measurement, and the error needs the room.
+    const absl::string_view file = failed.file();
+    const size_t slash = file.find_last_of('/');
+    table.cells.push_back({ReplaceControlCharacters(file.empty() ? "?"
+                                                    : slash == absl::string_view::npos
+                                                        ? file
+                                                        : file.substr(slash + 1)),
+                           absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
+                           absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
   }
   if (chunks.failed_chunks_size() > limit) {
-    table.rows.push_back(
-        {absl::StrCat("... and ", chunks.failed_chunks_size() - limit, " more"), ""});
+    table.cells.push_back(
+        {absl::StrCat("... and ", chunks.failed_chunks_size() - limit, " more"), "", "", ""});
   }
   return table;
 }
 
-std::string RunHeader(const v1::Measurement& measurement) {
+// `text` broken at spaces into lines of at most `width` columns (a longer word stays whole).
+std::vector<std::string> Wrap(absl::string_view text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) {
+      lines.push_back(std::move(line));
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
+}
+
+// The header; WARNING lines wrapped to `max_width` columns (0: not wrapped).
+std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
   const v1::MeasurementMetadata& metadata = measurement.metadata();
   std::string out;
   const auto line = [&](absl::string_view label, absl::string_view value) {
@@ -657,7 +716,16 @@ std::string RunHeader(const v1::Measurement& measurement) {
     line("collect build", DescribeBuild(metadata.tool_build()));
   }
   for (const v1::Warning& warning : measurement.warnings()) {
-    line("WARNING", warning.message());
+    // Wrapped under its label, so a long warning does not run past the width.
+    const std::string label = "WARNING: ";
+    const size_t width = max_width > label.size() + 20 ? max_width - label.size() : 0;
+    bool first = true;
+    for (const std::string& text :
+         width > 0 ? Wrap(ReplaceControlCharacters(warning.message()), width)
+                   : std::vector<std::string>{ReplaceControlCharacters(warning.message())}) {
+      absl::StrAppend(&out, first ? label : std::string(label.size(), ' '), text, "\n");
+      first = false;
+    }
   }
   return out;
 }
@@ -702,8 +770,14 @@ namespace {
 std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOptions& options) {
   const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
   const v1::AggregatedMetrics& metrics = measurement.metrics();
-  std::vector<Table> tables = {CpuTable(metrics, box), ThroughputTable(metrics),
-                               EventTable(metrics), ResourceTable(metrics), TimingTable(metrics)};
+  std::vector<Table> tables = {CpuTable(metrics, box)};
+  if (Table split = ChunkTimeSplitTable(metrics.cpu()); !split.title.empty()) {
+    tables.push_back(std::move(split));
+  }
+  tables.push_back(ThroughputTable(metrics));
+  tables.push_back(EventTable(metrics));
+  tables.push_back(ResourceTable(metrics));
+  tables.push_back(TimingTable(metrics));
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {
       tables.push_back(FineTable(metrics.fine(), measurement.metadata().backend(), box));
@@ -712,6 +786,11 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
     }
   }
   if (NumChunks(metrics) > 0) tables.push_back(ChunkTable(metrics, box));
+  if (metrics.has_chunks()) {
+    if (Table durations = ChunkDurationsTable(metrics.chunks()); !durations.title.empty()) {
+      tables.push_back(std::move(durations));
+    }
+  }
   if (metrics.has_chunks() && metrics.chunks().section_stats_size() > 0 &&
       options.top_sections > 0) {
     tables.push_back(SectionStatsTable(metrics.chunks(), options.top_sections));
@@ -722,40 +801,113 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   return tables;
 }
 
+size_t MaxWidth(const TableOptions& options) {
+  if (options.width < 0) return 0;
+  return static_cast<size_t>(options.width > 0 ? options.width : TerminalWidth());
+}
+
 }  // namespace
+
+int TerminalWidth() {
+  constexpr int kDefaultWidth = 100;
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    int value = 0;
+    if (absl::SimpleAtoi(columns, &value) && value >= 40) return value;
+  }
+  struct winsize size;
+  if (isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 &&
+      size.ws_col >= 40) {
+    return size.ws_col;
+  }
+  return kDefaultWidth;
+}
+
+absl::string_view SeverityLabel(v1::Finding::Severity severity) {
+  switch (severity) {
+    case v1::Finding::SEVERITY_CRITICAL:
+      return "CRITICAL";
+    case v1::Finding::SEVERITY_WARNING:
+      return "WARNING";
+    case v1::Finding::SEVERITY_INFO:
+      return "INFO";
+    default:
+      return "NOTE";
+  }
+}
+
+std::string FormatFindings(const v1::Measurement& measurement, const TableOptions& options) {
+  const v1::AggregatedMetrics& metrics = measurement.metrics();
+  if (!metrics.findings_evaluated()) {
+    return "Findings: not evaluated (written by the original tool or a collect without "
+           "findings)\n";
+  }
+  if (metrics.findings_size() == 0) {
+    return "Findings: none (no rule fired: CPU starvation, I/O, stragglers, idle tail, imbalance,\n"
+           "          engine overhead, tiny chunks, failures, lost data, memory, debug build)\n";
+  }
+  // "  CRITICAL  title", then evidence and "Try: ..." under the title, wrapped to the width.
+  constexpr size_t kIndent = 12;
+  const size_t max_width = MaxWidth(options);
+  const size_t text_width = max_width > kIndent + 20 ? max_width - kIndent : 60;
+  std::string out = absl::StrCat("Findings (", metrics.findings_size(), ")\n");
+  for (const v1::Finding& finding : metrics.findings()) {
+    const std::string label = absl::StrCat("  ", SeverityLabel(finding.severity()));
+    const auto block = [&](absl::string_view text, bool first) {
+      bool first_line = first;
+      for (const std::string& line : Wrap(ReplaceControlCharacters(text), text_width)) {
+        absl::StrAppend(&out, first_line ? PadRight(label, kIndent) : std::string(kIndent, ' '),
+                        line, "\n");
+        first_line = false;
+      }
+    };
+    block(finding.title(), true);
+    if (!finding.evidence().empty()) block(finding.evidence(), false);
+    if (!finding.suggestion().empty()) block(absl::StrCat("Try: ", finding.suggestion()), false);
+  }
+  return out;
+}
+
+std::string FormatRunHeader(const v1::Measurement& measurement) {
+  return RunHeader(measurement, 0);
+}
 
 std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
                                              const TableOptions& options) {
   std::vector<SummaryTable> out;
-  for (Table& table : AllTables(measurement, options)) {
-    SummaryTable summary{std::move(table.title), {}};
-    for (Row& row : table.rows) summary.rows.emplace_back(std::move(row.metric), std::move(row.value));
-    out.push_back(std::move(summary));
-  }
+  for (Table& table : AllTables(measurement, options)) out.push_back(ToTextTable(std::move(table)));
   return out;
 }
 
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
   const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
-  std::string out = RunHeader(measurement);
-  for (const Table& table : AllTables(measurement, options)) {
-    absl::StrAppend(&out, "\n", RenderTable(table, box));
+  std::string out = absl::StrCat(RunHeader(measurement, MaxWidth(options)), "\n",
+                                 FormatFindings(measurement, options));
+  for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
+    absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   return out;
 }
 
 std::string FormatTextTable(const TextTable& table, const TableOptions& options) {
-  return RenderColumns(table, options.unicode ? kUnicodeBox : kAsciiBox);
+  return RenderColumns(table, options.unicode ? kUnicodeBox : kAsciiBox, MaxWidth(options));
 }
 
 std::string FormatDuration(double seconds) {
   if (!std::isfinite(seconds)) return "N/A";
-  // Below 0.1 s the original's "%.1fs" prints 0.0s for every chunk of a fast analysis: there,
-  // milli- and microseconds say what the time was. Zero stays the original's "0.0s".
+  if (seconds == 0.0) return "0 s";
+  // Three significant digits below a minute, in the unit that keeps the number in [1, 1000):
+  // "142 ms", "1.23 s", "12.3 s" (one decimal of seconds was a 33 % error at 149 ms).
   const double magnitude = std::fabs(seconds);
-  if (magnitude > 0.0 && magnitude < 1e-3) return absl::StrFormat("%.1fµs", seconds * 1e6);
-  if (magnitude > 0.0 && magnitude < 0.1) return absl::StrFormat("%.1fms", seconds * 1e3);
-  if (seconds < 60.0) return absl::StrFormat("%.1fs", seconds);
+  const auto three_digits = [](double value, absl::string_view unit) {
+    const double m = std::fabs(value);
+    const char* format = m >= 99.95 ? "%.0f %s" : m >= 9.995 ? "%.1f %s" : "%.2f %s";
+    return absl::StrFormat(format, value, unit);
+  };
+  // Rounding to three digits may carry into the next unit (999.96 µs is "1.00 ms").
+  if (magnitude < 0.9995e-6) return three_digits(seconds * 1e9, "ns");
+  if (magnitude < 0.9995e-3) return three_digits(seconds * 1e6, "\u00B5s");
+  if (magnitude < 0.9995) return three_digits(seconds * 1e3, "ms");
+  if (seconds < 60.0) return three_digits(seconds, "s");
   // Whole units by truncation, as the original's int() does; computed in floating point so
   // that huge values cannot overflow an integer.
   const double whole_seconds = std::floor(seconds);

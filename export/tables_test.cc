@@ -28,8 +28,9 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 struct ParsedTable {
   std::string title;
-  std::vector<std::string> lines;  // The box lines, title excluded.
-  Rows rows;                       // Body rows as (metric, value), header excluded.
+  std::vector<std::string> lines;               // The box lines, title excluded.
+  Rows rows;                                    // Body rows of two columns as (metric, value).
+  std::vector<std::vector<std::string>> cells;  // Every body row, header excluded.
 };
 
 std::string Trim(absl::string_view text) {
@@ -39,18 +40,20 @@ std::string Trim(absl::string_view text) {
 }
 
 // Splits FormatSummaryTables output into its tables. `row_vertical` is the character that
-// separates body cells; every other line of a table starts with one of `box_starts`.
+// separates body cells; every other line of a table starts with one of `box_starts`. The run
+// header and the findings block are skipped.
 std::vector<ParsedTable> ParseTables(const std::string& text, absl::string_view row_vertical,
                                      const std::vector<std::string>& box_starts) {
   std::vector<ParsedTable> tables;
   const std::vector<std::string> blocks = absl::StrSplit(text, "\n\n");
-  // The first block is the run header.
   for (size_t b = 1; b < blocks.size(); ++b) {
+    if (absl::StartsWith(blocks[b], "Findings")) continue;
     std::vector<std::string> lines = absl::StrSplit(blocks[b], '\n', absl::SkipEmpty());
     if (lines.empty()) continue;
     ParsedTable table;
     table.title = Trim(lines[0]);
-    bool seen_header = false;
+    // In ASCII the header row uses the body's vertical: the first such row is the header.
+    bool seen_header = row_vertical != "|";
     for (size_t i = 1; i < lines.size(); ++i) {
       bool is_box_line = false;
       for (const std::string& start : box_starts) {
@@ -58,17 +61,16 @@ std::vector<ParsedTable> ParseTables(const std::string& text, absl::string_view 
       }
       EXPECT_TRUE(is_box_line) << "not a table line: '" << lines[i] << "'";
       table.lines.push_back(lines[i]);
-      if (absl::StartsWith(lines[i], row_vertical)) {
-        std::vector<std::string> cells = absl::StrSplit(lines[i], row_vertical);
-        EXPECT_EQ(cells.size(), 4u) << lines[i];
-        // In ASCII mode the header row uses the same vertical as the body: skip it.
-        const bool is_header = cells.size() == 4 && table.rows.empty() && !seen_header &&
-                               Trim(cells[1]) == "Metric";
-        seen_header = seen_header || is_header;
-        if (cells.size() == 4 && !is_header) {
-          table.rows.emplace_back(Trim(cells[1]), Trim(cells[2]));
-        }
+      if (!absl::StartsWith(lines[i], row_vertical)) continue;
+      if (!seen_header) {
+        seen_header = true;
+        continue;
       }
+      std::vector<std::string> cells = absl::StrSplit(lines[i], row_vertical);
+      std::vector<std::string> trimmed;
+      for (size_t c = 1; c + 1 < cells.size(); ++c) trimmed.push_back(Trim(cells[c]));
+      if (trimmed.size() == 2) table.rows.emplace_back(trimmed[0], trimmed[1]);
+      table.cells.push_back(std::move(trimmed));
     }
     tables.push_back(std::move(table));
   }
@@ -190,17 +192,17 @@ TEST(FormatSummaryTablesTest, FullMeasurementHasEveryTableInOrder) {
             (std::vector<std::string>{"CPU Efficiency", "Throughput Metrics",
                                       "Event Processing Metrics",
                                       "Resource Utilization", "Timing Breakdown",
-                                      "Chunk Metrics"}))
+                                      "Chunk Metrics", "Chunk Durations"}))
       << text;
 }
 
 TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
   const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
   std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
-  ASSERT_EQ(tables.size(), 6u) << text;
+  ASSERT_EQ(tables.size(), 7u) << text;
   EXPECT_EQ(tables[0].rows,
             (Rows{{"CPU Efficiency", "20.0%"},
-                  {"\u2022 CPU Time (measured)", "11.0s"},
+                  {"\u2022 CPU Time (measured)", "11.0 s"},
                   {"measured by", "engine's thread-cpu accounting (fine metrics)"},
                   {"\u2022 Core-Seconds Available", "54.8 core-s"},
                   {"computed as", "workers' cores integrated over the run"},
@@ -219,30 +221,28 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Cores per Worker", "1.0"},
                                   {"Total Cores", "4"},
                                   {"Busy-Worker Concurrency (summed chunk wall / elapsed)", "1.28"},
-                                  {"Worker Occupancy (concurrency / total cores)", "31.9%"},
+                                  {"Worker Occupancy (busy-worker concurrency / cores)", "31.9%"},
                                   {"Peak Memory (per worker)", "376.53 MiB"},
                                   {"Avg Memory (per worker)", "259.01 MiB"}}));
-  // The chunk records' count (13) overrides the report's (12).
-  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "13.7s"},
-                                  {"Summed Chunk Wall Time (reported)", "17.5s"},
-                                  {"Number of Chunks", "13"}}));
+  // One chunk count, in Chunk Metrics: the chunk records' (13) overrides the report's (12).
+  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "13.7 s"},
+                                  {"Summed Chunk Wall Time (reported)", "17.5 s"}}));
   EXPECT_EQ(tables[4].rows, (Rows{{"Total Chunks", "13"},
                                   {"\u2022 Successful", "12"},
                                   {"\u2022 Failed", "1"},
-                                  {"Mean Chunk Time", "1.5s"},
-                                  {"\u2022 Min", "1.0s"},
-                                  {"\u2022 Max", "1m 15s"},
-                                  {"\u2022 Std Dev", "0.4s"},
                                   {"Mean Memory Delta (process RSS)", "18.20 MiB"},
                                   {"\u2022 Min", "-46.50 MiB"},
                                   {"\u2022 Max", "44.80 MiB"},
                                   {"Mean Events/Chunk", "102750"},
                                   {"\u2022 Min", "100000"},
-                                  {"\u2022 Max", "110000"},
-                                  {"", ""},
-                                  {"Per-Dataset Breakdown", ""},
-                                  {"ttbar", "8 chunks, 1.6s avg"},
-                                  {"\xE6\x95\xB0\xE6\x8D\xAE", "5 chunks, 1.3s avg"}}));
+                                  {"\u2022 Max", "110000"}}));
+  // Durations as columns; datasets written without distributions keep count and mean.
+  EXPECT_EQ(tables[5].cells,
+            (std::vector<std::vector<std::string>>{
+                {"all datasets", "12", "1.50 s", "1.00 s", "N/A", "N/A", "N/A", "N/A", "1m 15s"},
+                {"ttbar", "8", "1.60 s", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"},
+                {"\xE6\x95\xB0\xE6\x8D\xAE", "5", "1.30 s", "N/A", "N/A", "N/A", "N/A", "N/A",
+                 "N/A"}}));
   // The original's misleading percentage of the speedup is gone, and nothing but measured CPU
   // is called CPU or efficiency.
   EXPECT_FALSE(absl::StrContains(text, "Efficiency Ratio"));
@@ -259,7 +259,8 @@ TEST(FormatSummaryTablesTest, RunHeaderNamesTheRun) {
                                "Backend: dask\n"
                                "Host: node01\n"
                                "Started: 2026-11-22 08:15:03 UTC\n"
-                               "Elapsed: 13.7s\n\n"))
+                               "Elapsed: 13.7 s\n\n"
+                               "Findings: not evaluated"))
       << text;
 }
 
@@ -276,7 +277,7 @@ void ExpectAligned(const std::vector<ParsedTable>& tables) {
 TEST(FormatSummaryTablesTest, UnicodeTablesAreAligned) {
   const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{true});
   const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
-  ASSERT_EQ(tables.size(), 6u);
+  ASSERT_EQ(tables.size(), 7u);
   ExpectAligned(tables);
   EXPECT_TRUE(absl::StrContains(text, "\u250F\u2501\u2501"));  // heavy header box
 }
@@ -284,14 +285,14 @@ TEST(FormatSummaryTablesTest, UnicodeTablesAreAligned) {
 TEST(FormatSummaryTablesTest, AsciiTablesUseNoBoxCharactersAndAreAligned) {
   const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{false});
   const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 6u) << text;
+  ASSERT_EQ(tables.size(), 7u) << text;
   ExpectAligned(tables);
   EXPECT_EQ(tables[5].rows[1], (std::pair<std::string, std::string>{"- Successful", "12"}));
   EXPECT_EQ(tables[0].lines[0].substr(0, 3), "+--");
   // The wide dataset name takes 4 columns but 6 bytes: padding by bytes would misalign it.
-  const std::string& wide_row = tables[5].lines[tables[5].lines.size() - 2];
+  const std::string& wide_row = tables[6].lines[tables[6].lines.size() - 2];
   ASSERT_TRUE(absl::StrContains(wide_row, "\xE6\x95\xB0\xE6\x8D\xAE")) << wide_row;
-  EXPECT_EQ(wide_row.size(), tables[5].lines[0].size() + 2);
+  EXPECT_EQ(wide_row.size(), tables[6].lines[0].size() + 2);
   // Only the dataset name is non-ASCII.
   std::string without_dataset = text;
   without_dataset.erase(without_dataset.find("\xE6\x95\xB0\xE6\x8D\xAE"), 6);
@@ -317,7 +318,7 @@ TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
                                   {"Cores per Worker", na},
                                   {"Total Cores", na},
                                   {"Busy-Worker Concurrency (summed chunk wall / elapsed)", "2.00"},
-                                  {"Worker Occupancy (concurrency / total cores)", na},
+                                  {"Worker Occupancy (busy-worker concurrency / cores)", na},
                                   {"Peak Memory (per worker)", na},
                                   {"Avg Memory (per worker)", na}}));
   EXPECT_EQ(tables[4].rows, (Rows{{"Elapsed Time", "2m 5s"},
@@ -331,7 +332,7 @@ TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
   measurement.mutable_metrics()->mutable_workers()->clear_cores_per_worker();
   const std::vector<ParsedTable> tables = ParseTables(
       FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 6u);
+  ASSERT_EQ(tables.size(), 7u);
   EXPECT_EQ(tables[3].rows[0].second, "4.00");
   EXPECT_EQ(tables[3].rows[2].second, "N/A (no worker tracking)");
   EXPECT_EQ(tables[3].rows[3].second, "N/A (no worker tracking)");
@@ -346,8 +347,7 @@ TEST(FormatSummaryTablesTest, ReportChunkCountAloneGivesTotalChunksOnly) {
       FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 6u);
   EXPECT_EQ(tables[4].rows, (Rows{{"Elapsed Time", "2m 5s"},
-                                  {"Summed Chunk Wall Time (reported)", "4m 10s"},
-                                  {"Number of Chunks", "5"}}));
+                                  {"Summed Chunk Wall Time (reported)", "4m 10s"}}));
   EXPECT_EQ(tables[5].title, "Chunk Metrics");
   EXPECT_EQ(tables[5].rows, (Rows{{"Total Chunks", "5"}}));
 }
@@ -375,14 +375,14 @@ TEST(FormatSummaryTablesTest, ControlCharactersInNamesCannotBreakRows) {
   EXPECT_TRUE(absl::StartsWith(text, "Measurement: evil?name?[2J\n")) << text;
   EXPECT_FALSE(absl::StrContains(text, "\x1B"));
   const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 6u);
+  ASSERT_EQ(tables.size(), 7u);
   ExpectAligned(tables);
-  EXPECT_EQ(tables[5].rows[15].first, "a?b");
+  EXPECT_EQ(tables[6].cells[1][0], "a?b");
 }
 
 TEST(FormatSummaryTablesTest, EmptyMeasurementStillFormats) {
   const std::string text = FormatSummaryTables(v1::Measurement(), TableOptions{});
-  EXPECT_TRUE(absl::StartsWith(text, "Elapsed: 0.0s\n")) << text;
+  EXPECT_TRUE(absl::StartsWith(text, "Elapsed: 0 s\n")) << text;
   const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
   EXPECT_EQ(tables.size(), 5u);
   // Nothing reported: unknown, never 0.
@@ -468,7 +468,8 @@ TEST(FormatSummaryTablesTest, FineMetricsWithoutACpuSplitShowTheirActivities) {
   for (const ParsedTable& table : tables) {
     if (table.title != "Fine Metrics (activities)") continue;
     found = true;
-    EXPECT_EQ(table.rows, (Rows{{"process: compute", "12.5s"}, {"process: transfer", "0.8s"}}));
+    EXPECT_EQ(table.rows,
+              (Rows{{"process: compute", "12.5 s"}, {"process: transfer", "750 ms"}}));
   }
   EXPECT_TRUE(found);
   ExpectAligned(tables);
@@ -479,22 +480,22 @@ TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
   AddFineMetrics(&measurement);
   const std::vector<ParsedTable> tables = ParseTables(
       FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 7u);
+  ASSERT_EQ(tables.size(), 8u);
   EXPECT_EQ(tables[1].rows.back(), (std::pair<std::string, std::string>{
                                        "Memory Read (fine metrics)", "304.99 KiB"}));
   EXPECT_EQ(tables[5].title, "Fine Metrics (Dask: collect window)");
-  EXPECT_EQ(tables[5].rows, (Rows{{"Processor CPU Time", "9.7s"},
-                                  {"Processor I/O & Waiting Time", "22.7s"},
+  EXPECT_EQ(tables[5].rows, (Rows{{"Processor CPU Time", "9.70 s"},
+                                  {"Processor I/O & Waiting Time", "22.7 s"},
                                   {"CPU %", "29.9%"},
                                   {"I/O & Wait %", "70.1%"},
-                                  {"Overhead CPU Time", "0.4s"},
-                                  {"Overhead I/O & Waiting Time", "1.6s"},
+                                  {"Overhead CPU Time", "400 ms"},
+                                  {"Overhead I/O & Waiting Time", "1.60 s"},
                                   {"Disk Write", "2.00 MiB"},
-                                  {"Compression Overhead", "0.2s"},
-                                  {"- Decompress", "0.2s"},
-                                  {"Serialization Overhead", "0.8s"},
-                                  {"- Serialize", "0.5s"},
-                                  {"- Deserialize", "0.2s"}}));
+                                  {"Compression Overhead", "250 ms"},
+                                  {"- Decompress", "250 ms"},
+                                  {"Serialization Overhead", "750 ms"},
+                                  {"- Serialize", "500 ms"},
+                                  {"- Deserialize", "250 ms"}}));
   EXPECT_EQ(tables[6].title, "Chunk Metrics");
   ExpectAligned(tables);
 }
@@ -556,45 +557,59 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
     stats.mutable_values()->mutable_percentiles()->set_p50(0.4);
     stats.mutable_values()->mutable_percentiles()->set_p95(0.9);
   }
+  v1::SectionStats& bytes_stats = *chunks.add_section_stats();
+  bytes_stats.set_name("stat2");
+  bytes_stats.set_kind(v1::SectionRecord::KIND_BYTES);
+  bytes_stats.set_total(64 * kMiB);
+  bytes_stats.mutable_values()->set_count(12);
+  bytes_stats.mutable_values()->set_mean(64 * kMiB / 12);
   TableOptions options;
   options.unicode = false;
-  options.top_sections = 2;
-  const std::vector<ParsedTable> tables =
-      ParseTables(FormatSummaryTables(measurement, options), "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 7u);
+  options.top_sections = 3;
+  const std::string text = FormatSummaryTables(measurement, options);
+  const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 8u) << text;
   ExpectAligned(tables);
+  // One occupancy row: over core-seconds when known.
   const Rows& resources = tables[3].rows;
-  ASSERT_EQ(resources.size(), 10u);
-  EXPECT_EQ(resources[6], (std::pair<std::string, std::string>{
-                              "Worker Occupancy (over core-seconds)", "34.6%"}));
-  EXPECT_EQ(resources[7],
+  ASSERT_EQ(resources.size(), 9u);
+  EXPECT_EQ(resources[5], (std::pair<std::string, std::string>{
+                              "Worker Occupancy (busy-worker concurrency / cores)", "34.6%"}));
+  EXPECT_EQ(resources[6],
             (std::pair<std::string, std::string>{"Tracked Core-Seconds", "54.8 core-s"}));
 
   const Rows& chunk_rows = tables[5].rows;
-  const auto find = [&](const std::string& metric, size_t from = 0) -> std::string {
-    for (size_t i = from; i < chunk_rows.size(); ++i) {
-      if (chunk_rows[i].first == metric) return chunk_rows[i].second;
+  const auto find = [&](const std::string& metric) -> std::string {
+    for (const auto& row : chunk_rows) {
+      if (row.first == metric) return row.second;
     }
     return "<missing>";
   };
-  EXPECT_EQ(find("- p50 / p90 / p95 / p99"), "1.4s / 2.0s / 2.2s / 1m 10s");
-  EXPECT_EQ(find("Mean Time/Event"), "14.6 \u00B5s");
-  EXPECT_EQ(find("- p50 / p99"), "14.0 \u00B5s / 20.5 \u00B5s");
-  EXPECT_EQ(find("ttbar"), "8 chunks, 1.6s avg, p50 1.5s, p95 2.1s");
-  // Section Timing: top five by total duration, memory sections with their mean delta.
-  size_t timing = 0;
-  while (timing < chunk_rows.size() && chunk_rows[timing].first != "Section Timing") ++timing;
-  ASSERT_LT(timing + 5, chunk_rows.size() + 1);
-  EXPECT_EQ(chunk_rows.size(), timing + 6);
-  EXPECT_EQ(chunk_rows[timing + 1],
-            (std::pair<std::string, std::string>{"section5", "6.0s (12x), 2.00 MiB avg"}));
-  EXPECT_EQ(chunk_rows[timing + 5], (std::pair<std::string, std::string>{"section1", "2.0s (12x)"}));
+  EXPECT_EQ(find("Time per Event (mean)"), "14.6 \u00B5s");
+  EXPECT_EQ(find("- p50"), "14.0 \u00B5s");
+  EXPECT_EQ(find("- p99"), "20.5 \u00B5s");
+  // Sections are listed once, in the Sections table, never inside Chunk Metrics.
+  EXPECT_EQ(find("Section Timing"), "<missing>");
   EXPECT_EQ(find("read_columns"), "<missing>");
-
-  EXPECT_EQ(tables[6].title, "Section Statistics (top 2 of 3)");
-  EXPECT_EQ(tables[6].rows,
-            (Rows{{"stat2", "total 6.0s (30.0% of chunk time), mean 0.5s, p50 0.4s, p95 0.9s, 12 chunks"},
-                  {"stat1", "total 4.0s (20.0% of chunk time), mean 0.5s, p50 0.4s, p95 0.9s, 12 chunks"}}));
+  EXPECT_EQ(tables[6].title, "Chunk Durations");
+  EXPECT_EQ(tables[6].cells[0], (std::vector<std::string>{"all datasets", "12", "1.50 s", "1.00 s",
+                                                          "1.40 s", "2.00 s", "2.20 s", "1m 10s",
+                                                          "1m 15s"}));
+  EXPECT_EQ(tables[6].cells[1][0], "ttbar");
+  EXPECT_EQ(tables[6].cells[1][4], "1.50 s");
+  // Real columns; the bytes row of a section says bytes, not the time row's label.
+  EXPECT_EQ(tables[7].title, "Sections (top 3 of 4 by time)");
+  EXPECT_EQ(tables[7].cells,
+            (std::vector<std::vector<std::string>>{
+                {"stat2", "time", "12", "6.00 s", "30.0%", "500 ms", "400 ms", "900 ms"},
+                {"stat1", "time", "12", "4.00 s", "20.0%", "500 ms", "400 ms", "900 ms"},
+                {"stat0", "time", "12", "2.00 s", "10.0%", "500 ms", "400 ms", "900 ms"}}));
+  options.top_sections = 10;
+  const std::vector<ParsedTable> all =
+      ParseTables(FormatSummaryTables(measurement, options), "|", kAsciiBoxStarts);
+  EXPECT_EQ(all[7].title, "Sections");
+  EXPECT_EQ(all[7].cells.back(), (std::vector<std::string>{"stat2", "bytes", "12", "64.00 MiB", "",
+                                                           "5.33 MiB", "N/A", "N/A"}));
 }
 
 TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
@@ -615,12 +630,17 @@ TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
   EXPECT_FALSE(absl::StrContains(text, "\x1B"));
   EXPECT_FALSE(absl::StrContains(text, "Traceback"));
   const std::vector<ParsedTable> tables = ParseTables(text, "|", kAsciiBoxStarts);
-  ASSERT_EQ(tables.size(), 7u);
+  ASSERT_EQ(tables.size(), 8u);
   ExpectAligned(tables);
-  EXPECT_EQ(tables[6].title, "Failed Chunks");
-  EXPECT_EQ(tables[6].rows, (Rows{{"data?[2J.root [0, 1000)", "ValueError: bad?tab"},
-                                  {"data.root [1000, 2000)", std::string(100, 'x') + "..."},
-                                  {"... and 1 more", ""}}));
+  EXPECT_EQ(tables[7].title, "Failed Chunks");
+  // Columns; the long error is elided in its middle to fit 100 columns.
+  ASSERT_EQ(tables[7].cells.size(), 3u);
+  EXPECT_EQ(tables[7].cells[0],
+            (std::vector<std::string>{"data?[2J.root", "[0, 1000)", "0", "ValueError: bad?tab"}));
+  EXPECT_EQ(tables[7].cells[1][0], "data.root");
+  EXPECT_TRUE(absl::StrContains(tables[7].cells[1][3], "xxx...xxx")) << tables[7].cells[1][3];
+  EXPECT_EQ(tables[7].cells[2][0], "... and 1 more");
+  for (const std::string& line : tables[7].lines) EXPECT_LE(DisplayWidth(line), 100u) << line;
 }
 
 TEST(FormatSummaryTablesTest, CpuSplitProcessMemoryHostBuildAndWarnings) {
@@ -666,9 +686,17 @@ TEST(FormatSummaryTablesTest, CpuSplitProcessMemoryHostBuildAndWarnings) {
     }
     return "<missing>";
   };
-  EXPECT_EQ(value("- On CPU"), "4.0s (40.0%)");
-  EXPECT_EQ(value("- Waiting for a CPU"), "5.0s (50.0%)");
-  EXPECT_EQ(value("- Blocked (I/O, locks, sleep)"), "1.0s (10.0%)");
+  bool split = false;
+  for (const ParsedTable& table : tables) {
+    if (table.title != "Chunk Time Split") continue;
+    split = true;
+    EXPECT_EQ(table.cells, (std::vector<std::vector<std::string>>{
+                               {"On CPU", "4.00 s", "40.0%"},
+                               {"Waiting for a CPU (run queue)", "5.00 s", "50.0%"},
+                               {"Blocked (I/O, locks, sleep)", "1.00 s", "10.0%"},
+                               {"Total", "10.0 s", "100.0%"}}));
+  }
+  EXPECT_TRUE(split) << text;
   EXPECT_EQ(value("Peak Memory (process RSS, shared by 4 threads)"), "376.53 MiB");
   EXPECT_EQ(value("Mean Process RSS Delta per Chunk"),
             "18.20 MiB (shared process: not attributable to chunks)");
@@ -685,19 +713,76 @@ TEST(UseUnicodeTablesTest, FalseWhenNoColorIsSetOrStdoutIsNotATerminal) {
   }
 }
 
-TEST(FormatDurationTest, OriginalFormatTimeExamples) {
-  EXPECT_EQ(FormatDuration(0.0), "0.0s");
-  // Below 0.1 s the original's format would print 0.0s: milli- and microseconds instead.
-  EXPECT_EQ(FormatDuration(0.0152), "15.2ms");
-  EXPECT_EQ(FormatDuration(0.09994), "99.9ms");
-  EXPECT_EQ(FormatDuration(0.1), "0.1s");
-  EXPECT_EQ(FormatDuration(0.00085), "850.0µs");
-  EXPECT_EQ(FormatDuration(-0.02), "-20.0ms");
-  EXPECT_EQ(FormatDuration(12.34), "12.3s");
-  EXPECT_EQ(FormatDuration(59.96), "60.0s");  // Rounds, as the original does.
-  EXPECT_EQ(FormatDuration(-5.0), "-5.0s");
+TEST(FormatSummaryTablesTest, FindingsOpenTheOutputWrappedToTheWidth) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.set_findings_evaluated(true);
+  v1::Finding& finding = *metrics.add_findings();
+  finding.set_severity(v1::Finding::SEVERITY_CRITICAL);
+  finding.set_code("cpu_starvation");
+  finding.set_title("CPU starvation: chunks waited for a CPU 38% of their time");
+  finding.set_evidence(std::string(30, 'a') + " " + std::string(30, 'b') + " " +
+                       std::string(30, 'c'));
+  finding.set_suggestion("Use at most 1 worker threads.");
+  TableOptions options;
+  options.unicode = false;
+  options.width = 80;
+  const std::string text = FormatSummaryTables(measurement, options);
+  EXPECT_TRUE(absl::StrContains(
+      text,
+      "Elapsed: 13.7 s\n\nFindings (1)\n"
+      "  CRITICAL  CPU starvation: chunks waited for a CPU 38% of their time\n"
+      "            " + std::string(30, 'a') + " " + std::string(30, 'b') + "\n"
+      "            " + std::string(30, 'c') + "\n"
+      "            Try: Use at most 1 worker threads.\n\n"))
+      << text;
+  metrics.clear_findings();
+  EXPECT_TRUE(absl::StrContains(FormatSummaryTables(measurement, options), "\nFindings: none ("));
+}
+
+TEST(FormatSummaryTablesTest, TablesFitTheWidthByElidingTheMiddleOfLongNames) {
+  v1::Measurement measurement = FullMeasurement();
+  const std::string long_name = "/eos/cms/store/mc/RunIISummer20UL18NanoAODv9/" +
+                                std::string(40, 'x') + "/dataset_end";
+  measurement.mutable_metrics()->mutable_chunks()->mutable_per_dataset(0)->set_dataset(long_name);
+  for (const bool unicode : {false, true}) {
+    TableOptions options;
+    options.unicode = unicode;
+    options.width = 100;
+    const std::string text = FormatSummaryTables(measurement, options);
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      EXPECT_LE(DisplayWidth(line), 100u) << line;
+    }
+    EXPECT_TRUE(absl::StrContains(text, "/eos/cms/")) << text;
+    EXPECT_TRUE(absl::StrContains(text, "/dataset_end")) << text;
+    EXPECT_TRUE(absl::StrContains(text, unicode ? "\u2026" : "...")) << text;
+  }
+  TableOptions unlimited;
+  unlimited.width = -1;
+  EXPECT_TRUE(absl::StrContains(FormatSummaryTables(measurement, unlimited), long_name));
+}
+
+TEST(FormatDurationTest, ThreeSignificantDigitsBelowAMinute) {
+  EXPECT_EQ(FormatDuration(0.0), "0 s");
+  EXPECT_EQ(FormatDuration(0.1416), "142 ms");  // UX study P7: was "0.1s"
+  EXPECT_EQ(FormatDuration(0.1484), "148 ms");
+  EXPECT_EQ(FormatDuration(0.1576), "158 ms");
+  EXPECT_EQ(FormatDuration(0.0152), "15.2 ms");
+  EXPECT_EQ(FormatDuration(0.00123), "1.23 ms");
+  EXPECT_EQ(FormatDuration(0.09994), "99.9 ms");
+  EXPECT_EQ(FormatDuration(0.99996), "1.00 s");  // rounding carries into the next unit
+  EXPECT_EQ(FormatDuration(0.00085), "850 \u00B5s");
+  EXPECT_EQ(FormatDuration(4.2e-7), "420 ns");
+  EXPECT_EQ(FormatDuration(-0.02), "-20.0 ms");
+  EXPECT_EQ(FormatDuration(1.234), "1.23 s");
+  EXPECT_EQ(FormatDuration(12.34), "12.3 s");
+  EXPECT_EQ(FormatDuration(59.96), "60.0 s");
+  EXPECT_EQ(FormatDuration(-5.0), "-5.00 s");
+}
+
+TEST(FormatDurationTest, WholeSecondsFromAMinute) {
   EXPECT_EQ(FormatDuration(60.0), "1m 0s");
-  EXPECT_EQ(FormatDuration(61.9), "1m 1s");  // Truncates.
+  EXPECT_EQ(FormatDuration(61.9), "1m 1s");  // Truncates, as the original does.
   EXPECT_EQ(FormatDuration(3599.9), "59m 59s");
   EXPECT_EQ(FormatDuration(3600.0), "1h 0m 0s");
   EXPECT_EQ(FormatDuration(3723.0), "1h 2m 3s");

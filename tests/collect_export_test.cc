@@ -64,9 +64,13 @@ TEST(CollectShowFormatTest, FlatFormatsForScripts) {
   Outcome json = RunCollect({"show", dir, "--format=json"});
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(absl::StrContains(json.out, "\"measurement\": \"formats\"")) << json.out;
+  // Keyed: jq .metrics.total_events.value
+  EXPECT_TRUE(absl::StrContains(json.out, "\"total_events\": {\"value\": 600000, \"unit\": \"events\"}"))
+      << json.out;
   Outcome markdown = RunCollect({"show", dir, "--format=markdown"});
   EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
-  EXPECT_TRUE(absl::StrContains(markdown.out, "| total_events | 600000 | events |"));
+  // The human tables, for a pull-request comment.
+  EXPECT_TRUE(absl::StrContains(markdown.out, "| Total Events | 600,000 |")) << markdown.out;
   Outcome bad = RunCollect({"show", dir, "--format=xml"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(bad.err, "--format")) << bad.err;

@@ -15,17 +15,17 @@ namespace {
 
 TEST(FormatProgressTest, ShowsChunksRateElapsedAndEta) {
   EXPECT_EQ(FormatProgress(12, 96, 3'000'000, 2.0),
-            "chunks 12/96 (12%) | 1.50 M events/s | elapsed 2.0s | ETA 14.0s");
+            "chunks 12/96 (12%) | 1.50 M events/s | elapsed 2.00 s | ETA 14.0 s");
   EXPECT_EQ(FormatProgress(96, 96, 4'000, 2.0),
-            "chunks 96/96 (100%) | 2.0 k events/s | elapsed 2.0s | ETA 0.0s");
+            "chunks 96/96 (100%) | 2.0 k events/s | elapsed 2.00 s | ETA 0 s");
   EXPECT_EQ(FormatProgress(1, 10, 500, 1.0),
-            "chunks 1/10 (10%) | 500 events/s | elapsed 1.0s | ETA 9.0s");
+            "chunks 1/10 (10%) | 500 events/s | elapsed 1.00 s | ETA 9.00 s");
 }
 
 TEST(FormatProgressTest, NoEtaBeforeTheFirstChunkAndNoDivisionByZero) {
   EXPECT_EQ(FormatProgress(0, 96, 0, 0.0),
-            "chunks 0/96 (0%) | 0 events/s | elapsed 0.0s | ETA --");
-  EXPECT_EQ(FormatProgress(0, 0, 0, 1.0), "chunks 0/0 (0%) | 0 events/s | elapsed 1.0s | ETA --");
+            "chunks 0/96 (0%) | 0 events/s | elapsed 0 s | ETA --");
+  EXPECT_EQ(FormatProgress(0, 0, 0, 1.0), "chunks 0/0 (0%) | 0 events/s | elapsed 1.00 s | ETA --");
 }
 
 TEST(ProgressLineTest, SilentWhenTheStreamIsNotATerminal) {

@@ -1,0 +1,93 @@
+// Findings: what limited a run, computed from its measured data (internal to //aggregation; the
+// one place where each rule and its threshold live). Aggregate stores the result in
+// AggregatedMetrics.findings; every output renders that saved list first.
+//
+// Rules (code: fires when ...), in the order they are evaluated. Thresholds are the named
+// constants below; the README's "Findings" section lists the same numbers.
+//   cpu_starvation   chunk threads waited for a CPU (run-queue delay) >= kStarvationShare of
+//                    chunk wall time (critical from kStarvationCriticalShare); or, without a
+//                    run-queue measurement, in-process worker threads > usable CPUs.
+//   io_bound         chunks were blocked (I/O, locks, sleep: wall - CPU - run-queue wait)
+//                    >= kBlockedShare of chunk wall time.
+//   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
+//                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
+//                    above it: names the slowest chunks' files, datasets and workers.
+//   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
+//                    chunk end of the run) >= kIdleTailShare of the slots' time over the run.
+//   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
+//                    the mean over slots.
+//   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
+//                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
+//                    output-transfer >= kOverheadShare of execute, or queue-wait >=
+//                    kQueueWaitShare of execute.
+//   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
+//                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
+//                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
+//   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
+//                    (warning).
+//   data_lost        tracking gaps, or warnings that say engine data were lost, recovered or
+//                    kept out (codes dask_fine_metrics_*, taskvine_*, invalid_*, workers_lost).
+//   memory_pressure  a worker's memory reached kMemoryLimitShare of its limit (the cgroup limit
+//                    for in-process workers), or any bytes were spilled to disk.
+//   debug_build      the measured code was compiled without optimisation (critical).
+// A rule whose inputs were not measured does not fire: an unknown is never a finding.
+//
+// Thread-safety: pure. Cost: O(chunks log chunks + tracking samples + warnings).
+#ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_
+#define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
+
+#include <optional>
+#include <vector>
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+// Run-queue delay share of chunk wall time: above 10 % the CPUs, not the analysis, set the pace.
+inline constexpr double kStarvationShare = 0.10;
+inline constexpr double kStarvationCriticalShare = 0.30;
+// Blocked share of chunk wall time: above 30 % the chunks wait on I/O (or locks) for a third.
+inline constexpr double kBlockedShare = 0.30;
+// Distribution rules need this many successful chunks to say anything about a tail.
+inline constexpr int kMinChunksForDistribution = 10;
+// Slowest chunk against the median.
+inline constexpr double kStragglerRatio = 3.0;
+inline constexpr double kStragglerMinExcessSeconds = 0.05;
+// Worker slots idle at the end of the run, as a share of their time over the run.
+inline constexpr double kIdleTailShare = 0.10;
+// Busiest worker slot's chunk time against the mean over slots.
+inline constexpr double kImbalanceRatio = 1.25;
+// Engine overhead against the processor's (Dask) or execute (TaskVine) time.
+inline constexpr double kOverheadShare = 0.20;
+inline constexpr double kQueueWaitShare = 0.50;
+// Per-chunk overhead: the median idle gap between a slot's consecutive chunks against the median
+// chunk; on engines, Dask's guidance that a task should take at least 100 ms.
+inline constexpr double kGapShare = 0.10;
+inline constexpr double kEngineMinChunkSeconds = 0.100;
+// Memory against a worker's limit.
+inline constexpr double kMemoryLimitShare = 0.80;
+// Only slowest chunks, workers and files this many are named.
+inline constexpr int kNamedItems = 3;
+
+struct FindingsInputs {
+  // The metrics Aggregate computed (cpu, chunks, fine, workers); required.
+  const v1::AggregatedMetrics* metrics = nullptr;
+  // Null where absent.
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
+  const v1::TrackingData* tracking = nullptr;
+  const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
+  const v1::BuildInfo* analysis_build = nullptr;
+  const v1::HostFacts* host_facts = nullptr;
+  double elapsed_seconds = 0;
+  // CPUs this process may use (HostFacts.usable_cpus), when known.
+  std::optional<double> usable_cpus;
+};
+
+// Every rule above that fires, most severe first (rule order within a severity).
+std::vector<v1::Finding> ComputeFindings(const FindingsInputs& inputs);
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_FINDINGS_H_

@@ -1,0 +1,368 @@
+// Each finding rule on a measurement made to trigger it, and on one that must not.
+#include "aggregation/findings.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "aggregation/aggregate.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr int64_t kStart = 1795335303LL * 1000000000LL;
+constexpr int64_t kMiB = 1 << 20;
+
+// A run shaped by the callbacks: `slots` worker threads of one process, each running
+// `chunks_per_slot(slot)` chunks back to back (`gap` apart) from `slot_start(slot)` seconds,
+// chunk k lasting `duration(slot, k)` seconds, 95 % on CPU and 1 % waiting for a CPU.
+struct RunShape {
+  int slots = 2;
+  std::function<int(int)> chunks_per_slot = [](int) { return 20; };
+  std::function<double(int)> slot_start = [](int) { return 0.0; };
+  std::function<double(int, int)> duration = [](int slot, int k) {
+    return 0.2 * (1.0 + 0.02 * ((7 * k + slot) % 5));
+  };
+  double gap = 50e-6;
+  double cpu_share = 0.95;
+  double run_queue_share = 0.01;
+  bool in_process = true;
+  double usable_cpus = 2;
+};
+
+v1::Measurement MakeRun(const RunShape& shape) {
+  v1::Measurement m;
+  v1::MeasurementMetadata& metadata = *m.mutable_metadata();
+  metadata.set_backend(shape.in_process ? "threadpool" : "dask");
+  metadata.mutable_host_facts()->set_online_cpus(2);
+  metadata.mutable_host_facts()->set_usable_cpus(shape.usable_cpus);
+  metadata.mutable_analysis_build()->set_build_mode("opt");
+  metadata.mutable_analysis_build()->set_optimized(true);
+  int64_t end = kStart;
+  int64_t events = 0;
+  for (int slot = 0; slot < shape.slots; ++slot) {
+    double t = shape.slot_start(slot);
+    for (int k = 0; k < shape.chunks_per_slot(slot); ++k) {
+      const double d = shape.duration(slot, k);
+      v1::ChunkRecord& chunk = *m.add_chunks();
+      chunk.set_dataset(slot % 2 == 0 ? "qcd" : "zprime");
+      chunk.set_file(absl::StrCat("/data/store/very/long/path/file", slot, "_", k, ".root"));
+      chunk.set_entry_start(0);
+      chunk.set_entry_stop(25000);
+      chunk.set_events(25000);
+      chunk.set_start_unix_ns(kStart + static_cast<int64_t>(t * 1e9));
+      chunk.set_end_unix_ns(kStart + static_cast<int64_t>((t + d) * 1e9));
+      chunk.set_duration_seconds(d);
+      chunk.set_cpu_seconds(shape.cpu_share * d);
+      chunk.set_run_queue_wait_seconds(shape.run_queue_share * d);
+      chunk.set_worker(shape.in_process ? absl::StrCat("vm:1/thread-", slot)
+                                        : absl::StrCat("tcp://10.0.0.", slot, ":4000"));
+      chunk.set_thread_index(shape.in_process ? slot : 0);
+      chunk.set_status(v1::CHUNK_STATUS_OK);
+      events += 25000;
+      end = std::max(end, chunk.end_unix_ns());
+      t += d + shape.gap;
+    }
+  }
+  metadata.set_elapsed_seconds(1e-9 * static_cast<double>(end - kStart) + 0.01);
+  metadata.mutable_start_time()->set_seconds(kStart / 1000000000);
+  metadata.mutable_end_time()->set_seconds(end / 1000000000 + 1);
+  m.mutable_report()->set_events(events);
+  v1::TrackingData& tracking = *m.mutable_tracking();
+  tracking.set_workers_share_process(shape.in_process);
+  for (int slot = 0; slot < shape.slots; ++slot) {
+    v1::WorkerSeries& series = *tracking.add_workers();
+    series.set_worker(shape.in_process ? absl::StrCat("vm:1/thread-", slot)
+                                       : absl::StrCat("tcp://10.0.0.", slot, ":4000"));
+    for (int64_t at : {kStart, end}) {
+      series.add_time_unix_ns(at);
+      series.add_cores(1);
+      series.add_memory_bytes(100.0 * kMiB);
+    }
+  }
+  return m;
+}
+
+v1::AggregatedMetrics Aggregated(const v1::Measurement& m, AggregationOptions options = {}) {
+  absl::StatusOr<v1::AggregatedMetrics> metrics =
+      Aggregate(AggregationInputFromMeasurement(m, options));
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  return metrics.ok() ? *metrics : v1::AggregatedMetrics();
+}
+
+std::vector<std::string> Codes(const v1::Measurement& m, AggregationOptions options = {}) {
+  std::vector<std::string> codes;
+  const v1::AggregatedMetrics metrics = Aggregated(m, options);
+  for (const v1::Finding& f : metrics.findings()) codes.push_back(f.code());
+  return codes;
+}
+
+const v1::Finding& Only(const v1::AggregatedMetrics& metrics, const std::string& code) {
+  for (const v1::Finding& f : metrics.findings()) {
+    if (f.code() == code) return f;
+  }
+  ADD_FAILURE() << "no finding " << code;
+  return v1::Finding::default_instance();
+}
+
+TEST(FindingsTest, HealthyRunHasNone) {
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun({}));
+  EXPECT_TRUE(metrics.findings_evaluated());
+  EXPECT_THAT(metrics.findings(), IsEmpty());
+}
+
+TEST(FindingsTest, CpuStarvationFromRunQueueDelay) {
+  RunShape shape;
+  shape.cpu_share = 0.55;
+  shape.run_queue_share = 0.40;
+  shape.slots = 3;
+  shape.usable_cpus = 1;
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  const v1::Finding& f = Only(metrics, "cpu_starvation");
+  EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_CRITICAL);
+  EXPECT_THAT(f.title(), HasSubstr("40%"));
+  EXPECT_THAT(f.evidence(), HasSubstr("3 worker threads on 1 usable CPU."));
+  EXPECT_THAT(f.suggestion(), HasSubstr("--threads=1"));
+  EXPECT_EQ(f.numbers(0).key(), "run_queue_wait_fraction");
+  EXPECT_NEAR(f.numbers(0).value(), 0.40, 1e-9);
+}
+
+TEST(FindingsTest, CpuStarvationBelowThresholdIsNotAFinding) {
+  RunShape shape;
+  shape.run_queue_share = 0.09;
+  shape.cpu_share = 0.9;
+  EXPECT_THAT(Codes(MakeRun(shape)), Not(::testing::Contains("cpu_starvation")));
+}
+
+TEST(FindingsTest, OversubscribedWithoutRunQueueMeasurement) {
+  RunShape shape;
+  shape.usable_cpus = 1;
+  v1::Measurement m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.clear_run_queue_wait_seconds();
+  EXPECT_THAT(Codes(m), ElementsAre("cpu_starvation"));
+  shape.usable_cpus = 2;
+  m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.clear_run_queue_wait_seconds();
+  EXPECT_THAT(Codes(m), IsEmpty());
+}
+
+TEST(FindingsTest, IoBound) {
+  RunShape shape;
+  shape.cpu_share = 0.5;
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  ASSERT_EQ(metrics.findings_size(), 1);
+  EXPECT_EQ(metrics.findings(0).code(), "io_bound");
+  EXPECT_THAT(metrics.findings(0).title(), HasSubstr("blocked 49%"));
+  shape.cpu_share = 0.75;  // blocked 24 %
+  EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
+}
+
+TEST(FindingsTest, StragglersNameTheSlowestChunk) {
+  RunShape shape;
+  shape.duration = [](int slot, int k) { return slot == 0 && k == 0 ? 1.0 : 0.2; };
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  EXPECT_THAT(Codes(MakeRun(shape)), ElementsAre("stragglers"));
+  const v1::Finding& f = Only(metrics, "stragglers");
+  EXPECT_THAT(f.title(), HasSubstr("5.0x the median"));
+  // Base names, never the absolute path.
+  EXPECT_THAT(f.evidence(), HasSubstr("file0_0.root [0, 25000) (qcd, on vm:1/thread-0) 1.00 s"));
+  EXPECT_THAT(f.evidence(), Not(HasSubstr("/data/store")));
+
+  shape.duration = [](int slot, int k) { return slot == 0 && k == 0 ? 0.5 : 0.2; };
+  EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
+}
+
+TEST(FindingsTest, IdleTailWhenSlotsRunOutOfWorkEarly) {
+  // Four slots with equal work joining 0.5 s apart: the first ones idle at the end.
+  RunShape shape;
+  shape.slots = 4;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.slot_start = [](int slot) { return 0.5 * slot; };
+  shape.usable_cpus = 4;
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  EXPECT_THAT(Codes(MakeRun(shape)), ElementsAre("idle_tail"));
+  EXPECT_THAT(Only(metrics, "idle_tail").title(), HasSubstr("3 of 4 worker slots"));
+
+  shape.slot_start = [](int slot) { return 0.02 * slot; };
+  EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
+}
+
+TEST(FindingsTest, LoadImbalance) {
+  // Both slots span the run, but one of them is idle between chunks half of the time.
+  RunShape shape;
+  shape.chunks_per_slot = [](int slot) { return slot == 0 ? 20 : 10; };
+  shape.duration = [](int slot, int) { return slot == 0 ? 0.2 : 0.2; };
+  v1::Measurement m = MakeRun(shape);
+  int64_t shift = 0;
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (chunk.worker() != "vm:1/thread-1") continue;
+    chunk.set_start_unix_ns(chunk.start_unix_ns() + shift);
+    chunk.set_end_unix_ns(chunk.end_unix_ns() + shift);
+    shift += 200'000'000;
+  }
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Codes(m), ElementsAre("load_imbalance"));
+  EXPECT_THAT(Only(metrics, "load_imbalance").evidence(),
+              HasSubstr("busiest vm:1/thread-0 4.00 s, least busy vm:1/thread-1 2.00 s"));
+}
+
+TEST(FindingsTest, DaskEngineOverhead) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement m = MakeRun(shape);
+  v1::Span& span = *m.add_spans();
+  const auto add = [&](const char* prefix, const char* activity, double value) {
+    v1::FineMetric& metric = *span.add_metrics();
+    metric.set_context("execute");
+    metric.set_task_prefix(prefix);
+    metric.set_activity(activity);
+    metric.set_unit("seconds");
+    metric.set_value(value);
+  };
+  add("process", "thread-cpu", 10.0);
+  add("process", "thread-noncpu", 0.5);
+  add("getitem", "thread-cpu", 3.0);
+  add("getitem", "thread-noncpu", 1.0);
+  AggregationOptions options;
+  options.processor_task_patterns = {"process"};
+  EXPECT_THAT(Codes(m, options), ElementsAre("engine_overhead"));
+  span.mutable_metrics(2)->set_value(0.5);
+  span.mutable_metrics(3)->set_value(0.1);
+  EXPECT_THAT(Codes(m, options), IsEmpty());
+}
+
+TEST(FindingsTest, TaskVineTransfersAndQueueWait) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement m = MakeRun(shape);
+  v1::Span& span = *m.add_spans();
+  const auto add = [&](const char* activity, double value) {
+    v1::FineMetric& metric = *span.add_metrics();
+    metric.set_context("taskvine");
+    metric.set_task_prefix("processing");
+    metric.set_activity(activity);
+    metric.set_unit("seconds");
+    metric.set_value(value);
+  };
+  add("execute", 100.0);
+  add("commit", 10.0);
+  add("retrieve", 12.0);
+  add("queue-wait", 5.0);
+  v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Only(metrics, "engine_overhead").title(), HasSubstr("transfers took 22%"));
+  span.mutable_metrics(1)->set_value(1.0);
+  span.mutable_metrics(2)->set_value(1.0);
+  EXPECT_THAT(Codes(m), IsEmpty());
+  span.mutable_metrics(3)->set_value(80.0);
+  metrics = Aggregated(m);
+  EXPECT_THAT(Only(metrics, "engine_overhead").title(), HasSubstr("Queue wait"));
+}
+
+TEST(FindingsTest, TinyChunksFromMeasuredGaps) {
+  RunShape shape;
+  shape.duration = [](int, int) { return 0.002; };
+  shape.gap = 0.001;
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  ASSERT_THAT(Codes(MakeRun(shape)), ElementsAre("tiny_chunks"));
+  const v1::Finding& f = Only(metrics, "tiny_chunks");
+  EXPECT_THAT(f.evidence(), HasSubstr("median gap between a worker's chunks 1.00 ms (50%"));
+  // A gap of 1 ms is 2 % of a 50 ms chunk: 25000 events x 25.
+  EXPECT_THAT(f.suggestion(), HasSubstr("about 630000 events per chunk would take 50.0 ms"));
+}
+
+TEST(FindingsTest, TinyChunksOnAnEngine) {
+  RunShape shape;
+  shape.in_process = false;
+  shape.duration = [](int, int) { return 0.02; };
+  EXPECT_THAT(Codes(MakeRun(shape)), ElementsAre("tiny_chunks"));
+  shape.in_process = true;  // 20 ms with a 50 µs gap is fine in a thread pool
+  EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
+}
+
+TEST(FindingsTest, FailedAndRetriedChunks) {
+  v1::Measurement m = MakeRun({});
+  m.mutable_chunks(3)->set_status(v1::CHUNK_STATUS_FAILED);
+  m.mutable_chunks(3)->set_error_text("CRC mismatch in column Jet_eta basket 7\nmore");
+  m.mutable_chunks(5)->set_attempt(1);
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Codes(m), ElementsAre("failed_chunks", "retried_chunks"));
+  const v1::Finding& failed = Only(metrics, "failed_chunks");
+  EXPECT_EQ(failed.severity(), v1::Finding::SEVERITY_CRITICAL);
+  EXPECT_THAT(failed.title(), HasSubstr("1 of 40 chunks failed"));
+  EXPECT_THAT(failed.evidence(),
+              HasSubstr("file0_3.root; first error: CRC mismatch in column Jet_eta basket 7."));
+  // A long error keeps its start and its end, where the cause usually is.
+  m.mutable_chunks(3)->set_error_text(std::string(200, 'x') + " CRC mismatch");
+  const std::string evidence = Only(Aggregated(m), "failed_chunks").evidence();
+  EXPECT_THAT(evidence, HasSubstr("xxx ... xxx"));
+  EXPECT_THAT(evidence, HasSubstr("xxx CRC mismatch."));
+}
+
+TEST(FindingsTest, TrackingGapsAndLostEngineData) {
+  v1::Measurement m = MakeRun({});
+  v1::TrackingGap& gap = *m.mutable_tracking()->add_gaps();
+  gap.set_start_unix_ns(kStart);
+  gap.set_end_unix_ns(kStart + 500'000'000);
+  gap.set_reason("scheduler unreachable");
+  v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Only(metrics, "data_lost").evidence(),
+              HasSubstr("1 tracking gap (500 ms, 12% of the run): scheduler unreachable"));
+
+  m = MakeRun({});
+  v1::Warning& recovered = *m.add_warnings();
+  recovered.set_code("dask_fine_metrics_recovered");
+  recovered.set_message("fine metrics of 3 tasks re-read");
+  metrics = Aggregated(m);
+  EXPECT_EQ(Only(metrics, "data_lost").severity(), v1::Finding::SEVERITY_INFO);
+
+  m = MakeRun({});
+  v1::Warning& load = *m.add_warnings();
+  load.set_code("host_overloaded");
+  load.set_message("load 4 on 2 CPUs");
+  EXPECT_THAT(Codes(m), IsEmpty());
+}
+
+TEST(FindingsTest, MemoryNearTheLimitOrSpilling) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement m = MakeRun(shape);
+  for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
+    for (int i = 0; i < series.time_unix_ns_size(); ++i) series.add_memory_limit_bytes(110.0 * kMiB);
+  }
+  v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Only(metrics, "memory_pressure").title(), HasSubstr("91% of its memory limit"));
+  for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
+    for (double& limit : *series.mutable_memory_limit_bytes()) limit = 1024.0 * kMiB;
+  }
+  EXPECT_THAT(Codes(m), IsEmpty());
+  for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
+    for (int i = 0; i < series.time_unix_ns_size(); ++i) series.add_spilled_bytes(i * 64.0 * kMiB);
+  }
+  metrics = Aggregated(m);
+  EXPECT_THAT(Only(metrics, "memory_pressure").title(), HasSubstr("spilled 64.0 MiB"));
+
+  // In-process workers: the process against its cgroup limit.
+  v1::Measurement local = MakeRun({});
+  local.mutable_metadata()->mutable_host_facts()->set_cgroup_memory_limit_bytes(105 * kMiB);
+  EXPECT_THAT(Codes(local), ElementsAre("memory_pressure"));
+}
+
+TEST(FindingsTest, DebugBuildComesFirst) {
+  RunShape shape;
+  shape.cpu_share = 0.5;
+  v1::Measurement m = MakeRun(shape);
+  m.mutable_metadata()->mutable_analysis_build()->set_optimized(false);
+  m.mutable_metadata()->mutable_analysis_build()->set_build_mode("fastbuild");
+  EXPECT_THAT(Codes(m), ElementsAre("debug_build", "io_bound"));
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,176 @@
+// SIGINT in the middle of a real collect run, in each mode: the exit status (130), the saved
+// measurement, its interrupted flag and its chunks.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "export/measurement_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+#include "tests/child_process.h"
+#include "tests/collect_runner.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Collect() {
+  return std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/tools/collect";
+}
+
+std::vector<std::string> Environment() {
+  return {absl::StrCat("TEST_TMPDIR=", TempDir()), "PATH=/usr/bin:/bin",
+          absl::StrCat("HOME=", TempDir())};
+}
+
+bool WaitForFile(const std::string& path, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (access(path.c_str(), F_OK) == 0) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+// Waits until `log` holds `text`.
+bool WaitForLog(const std::string& log, const std::string& text, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    if (ReadFile(log).find(text) != std::string::npos) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
+// The sample analysis on one thread, chunks small enough that the run takes many seconds; the
+// dataset generated beforehand so that the signal lands in the run, not in the generation.
+TEST(CollectInterruptTest, ThreadPoolRunStopsHandingOutWorkAndSavesWhatWasDone) {
+  const std::string cache = TempDir() + "/cache";
+  const std::string output = TempDir() + "/threadpool";
+  const std::vector<std::string> dataset = {"--events_per_file=20000", "--files_per_dataset=1",
+                                            "--cache_dir=" + cache, "--threads=1",
+                                            "--interval=0.05", "--output_dir=" + output};
+  std::vector<std::string> generate = dataset;
+  generate.push_back("--name=generate");
+  ASSERT_EQ(RunCollect(generate).exit_code, 0);
+
+  std::vector<std::string> argv = {Collect(), "--chunk_size=5", "--name=interrupted"};
+  argv.insert(argv.end(), dataset.begin(), dataset.end());
+  const std::string log = TempDir() + "/threadpool.log";
+  ChildProcess collect(argv, Environment(), log);
+  ASSERT_TRUE(collect.started());
+  ASSERT_TRUE(WaitForLog(log, "sample dataset in", absl::Seconds(30)));
+  absl::SleepFor(absl::Seconds(1.5));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  const int exit_code = collect.Wait(absl::Seconds(30));
+  EXPECT_EQ(exit_code, 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(10)) << "honoured within the grace period";
+  EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while running)"));
+  EXPECT_THAT(ReadFile(log), HasSubstr("Measurement saved to " + output + "/interrupted"));
+
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  // 3 datasets x 1 file x 20000 events in chunks of 5: 12000 chunks, far from all done.
+  EXPECT_GT(saved->chunks_size(), 0);
+  EXPECT_LT(saved->chunks_size(), 12000);
+  EXPECT_EQ(saved->metrics().chunks().num_chunks(), saved->chunks_size());
+  EXPECT_TRUE(saved->has_tracking());
+  bool not_started = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    not_started |= warning.code() == "interrupted" &&
+                   warning.message().find("chunks not started") != std::string::npos;
+  }
+  EXPECT_TRUE(not_started);
+
+  const CollectOutcome show = RunCollect({"show", output + "/interrupted", "--tables=ascii"});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+}
+
+// A TaskVine run followed while its command runs: the signal (sent with kill) reaches the
+// command, whose chunk records, written before it, are in the measurement.
+TEST(CollectInterruptTest, ClusterRunForwardsTheSignalToTheCommand) {
+  const std::string logs = TempDir() + "/vine";
+  ASSERT_EQ(system(absl::StrCat("mkdir -p ", logs).c_str()), 0);
+  // A run still going: the manager has started but not ended.
+  const std::string source =
+      std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/backends/taskvine/testdata/";
+  ASSERT_EQ(system(absl::StrCat("grep -v 'MANAGER [0-9]* END' ", source,
+                                "synthetic-1-transactions.txt > ", logs, "/transactions")
+                       .c_str()),
+            0);
+  ASSERT_EQ(system(absl::StrCat("cp ", source, "synthetic-1-performance.txt ", logs,
+                                "/performance")
+                       .c_str()),
+            0);
+  const std::string marker = TempDir() + "/command-started";
+  const std::string output = TempDir() + "/cluster";
+  const std::string log = TempDir() + "/cluster.log";
+  ChildProcess collect(
+      {Collect(), "--backend=taskvine", "--follow",
+       absl::StrCat("--taskvine_logs=", logs, "/transactions,", logs, "/performance"),
+       "--interval=0.1", "--output_dir=" + output, "--name=interrupted", "--", "/bin/sh", "-c",
+       absl::StrCat(R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10,
+                              "num_events": 10, "t_start": 100, "t_end": 101},
+                             {"file": "a.root", "entry_start": 10, "entry_stop": 20,
+                              "num_events": 10, "t_start": 101, "t_end": 102}]' \
+                      > "$ROASTCOFFEA_CHUNK_RECORDS"; touch )",
+                    marker, "; exec sleep 60")},
+      Environment(), log);
+  ASSERT_TRUE(collect.started());
+  ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  const int exit_code = collect.Wait(absl::Seconds(30));
+  EXPECT_EQ(exit_code, 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(10));
+
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  int ours = 0;
+  for (const v1::ChunkRecord& chunk : saved->chunks()) ours += chunk.file() == "a.root";
+  EXPECT_EQ(ours, 2) << "the command's chunk records";
+}
+
+// Tracking until Ctrl-C: the signal is the planned end, not an interruption.
+TEST(CollectInterruptTest, UntilCtrlCTheSignalIsThePlannedEnd) {
+  const std::string source =
+      std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/backends/taskvine/testdata/";
+  const std::string logs = TempDir() + "/vine-until";
+  ASSERT_EQ(system(absl::StrCat("mkdir -p ", logs, " && grep -v 'MANAGER [0-9]* END' ", source,
+                                "synthetic-1-transactions.txt > ", logs, "/transactions && cp ",
+                                source, "synthetic-1-performance.txt ", logs, "/performance")
+                       .c_str()),
+            0);
+  const std::string output = TempDir() + "/until";
+  const std::string log = TempDir() + "/until.log";
+  ChildProcess collect(
+      {Collect(), "--backend=taskvine", "--follow",
+       absl::StrCat("--taskvine_logs=", logs, "/transactions,", logs, "/performance"),
+       "--interval=0.1", "--output_dir=" + output, "--name=until"},
+      Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "until Ctrl-C", absl::Seconds(30)));
+  absl::SleepFor(absl::Seconds(1));
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(30)), 0) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/until");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_FALSE(saved->metadata().interrupted());
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -58,6 +58,7 @@ class MeasurementSession::Impl {
     kRunning,
     kStopping,
     kAssembling,  // the backend's part is done: our own bounded work from here on
+    kFinished,    // Finish returned: the caller prints and saves
     kSaving,
     kSaved,
     kSavingWhatIsThere,
@@ -102,6 +103,7 @@ const char* MeasurementSession::Impl::PhaseName(State state) {
       return "stopping tracking";
     case State::kAssembling:
       return "assembling the measurement";
+    case State::kFinished:
     case State::kSaving:
     case State::kSavingWhatIsThere:
       return "saving";
@@ -163,8 +165,15 @@ void MeasurementSession::Impl::CompleteMetadata(v1::Measurement* measurement,
   for (const auto& [key, value] : options_.metadata.configuration()) {
     (*metadata.mutable_configuration())[key] = value;
   }
+  bool planned_end = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A run that ends on a signal ends as planned only if the signal came while it ran.
+    planned_end = options_.signal_is_the_end && state_ != State::kSavingWhatIsThere &&
+                  interrupted_in_.value_or(state_) == State::kRunning;
+  }
   if (const std::string interruption = this->interruption();
-      !interruption.empty() && !options_.signal_is_the_end) {
+      !interruption.empty() && !planned_end) {
     metadata.set_interrupted(true);
     metadata.set_interruption(interruption);
   }
@@ -239,6 +248,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();
   CompleteMetadata(&*measurement, stopwatch_->start());
+  SetState(State::kFinished);
   return measurement;
 }
 
@@ -262,10 +272,14 @@ void MeasurementSession::Impl::SaveWhatIsThere() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The run's own save is close: aggregation and writing files are bounded.
-    if (state_ == State::kAssembling || state_ == State::kSaving || state_ == State::kSaved) {
+    if (state_ == State::kAssembling || state_ == State::kFinished || state_ == State::kSaving ||
+        state_ == State::kSaved) {
       return;
     }
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
+    // The planned end of a run that ends on a signal: its end phase is the usual one (a second
+    // signal still exits at once).
+    if (options_.signal_is_the_end && *interrupted_in_ == State::kRunning) return;
     state_ = State::kSavingWhatIsThere;
     run.chunks = chunks_;
   }

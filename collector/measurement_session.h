@@ -70,8 +70,10 @@ struct SessionOptions {
   bool handle_signals = true;
   absl::Duration grace_period = absl::Seconds(2);
   absl::Duration finish_timeout = absl::Seconds(3);
-  // The run has no end of its own but a signal (tracking "until Ctrl-C"): the first signal ends
-  // it as planned, and the measurement is not marked interrupted.
+  // The run has no end of its own but a signal (tracking "until Ctrl-C"): a first signal while
+  // it runs ends it as planned: the measurement is not marked interrupted, and the session does
+  // not save by itself however long the end takes (a second signal still exits at once). A
+  // signal while starting is an interruption as usual.
   bool signal_is_the_end = false;
   // Prefix of the messages an interruption prints.
   std::string program_name = "roastcoffea";

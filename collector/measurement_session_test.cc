@@ -228,5 +228,55 @@ TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
   EXPECT_FALSE(saved->has_tracking());
 }
 
+// The engine does not answer StartTracking (a connect or handshake that hangs): the signal is
+// still honoured, and what there is (the clocks, the host) saved.
+TEST(MeasurementSessionDeathTest, ASignalWhileStartingTrackingIsHonoured) {
+  class HangingStart : public FakeBackend {
+   public:
+    absl::Status StartTracking(absl::Duration) override {
+      while (true) absl::SleepFor(absl::Milliseconds(10));
+    }
+  };
+  const std::string output_dir = Options("").output_dir;
+  EXPECT_EXIT(
+      {
+        std::thread signaller([] {
+          absl::SleepFor(absl::Milliseconds(200));
+          kill(getpid(), SIGTERM);
+        });
+        signaller.detach();
+        HangingStart backend;
+        (void)MeasurementSession::Start(backend, Options("hung-start"));  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "saved to .*hung-start");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung-start");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGTERM while starting tracking");
+  EXPECT_EQ(saved->chunks_size(), 0);
+  EXPECT_TRUE(saved->metadata().has_host_facts());
+}
+
+// A signal after Finish (while saving) lets the save complete; the measurement is whole.
+TEST(MeasurementSessionTest, ASignalDuringTheSaveLetsItFinish) {
+  FakeBackend backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("signal-at-save"));
+  ASSERT_TRUE(session.ok());
+  (*session)->RecordChunk(Chunk(0));
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok());
+  kill(getpid(), SIGINT);
+  EXPECT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+  // Past the point where a run that had not finished would be saved by the session.
+  absl::SleepFor(absl::Seconds(1));
+  absl::StatusOr<std::string> saved = (*session)->Save(*measurement);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE((*session)->interrupted());
+  EXPECT_EQ((*session)->interruption(), "SIGINT while saving");
+  EXPECT_EQ(LoadMeasurement(*saved)->chunks_size(), 1);
+}
+
 }  // namespace
 }  // namespace roastcoffea

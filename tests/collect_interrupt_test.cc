@@ -1,6 +1,9 @@
 // SIGINT in the middle of a real collect run, in each mode: the exit status (130), the saved
 // measurement, its interrupted flag and its chunks.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -49,6 +52,33 @@ bool WaitForLog(const std::string& log, const std::string& text, absl::Duration 
     absl::SleepFor(absl::Milliseconds(20));
   }
   return false;
+}
+
+// True once something accepts TCP connections on 127.0.0.1:port.
+bool WaitForPort(int port, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (absl::Now() < deadline) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool connected =
+        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    close(fd);
+    if (connected) return true;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  return false;
+}
+
+std::string ChunkRecordsCommand(const std::string& marker) {
+  return absl::StrCat(R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10,
+                                 "num_events": 10, "t_start": 100, "t_end": 101},
+                                {"file": "a.root", "entry_start": 10, "entry_stop": 20,
+                                 "num_events": 10, "t_start": 101, "t_end": 102}]' \
+                         > "$ROASTCOFFEA_CHUNK_RECORDS"; touch )",
+                      marker, "; exec sleep 60");
 }
 
 // The sample analysis on one thread, chunks small enough that the run takes many seconds; the
@@ -121,12 +151,7 @@ TEST(CollectInterruptTest, ClusterRunForwardsTheSignalToTheCommand) {
       {Collect(), "--backend=taskvine", "--follow",
        absl::StrCat("--taskvine_logs=", logs, "/transactions,", logs, "/performance"),
        "--interval=0.1", "--output_dir=" + output, "--name=interrupted", "--", "/bin/sh", "-c",
-       absl::StrCat(R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10,
-                              "num_events": 10, "t_start": 100, "t_end": 101},
-                             {"file": "a.root", "entry_start": 10, "entry_stop": 20,
-                              "num_events": 10, "t_start": 101, "t_end": 102}]' \
-                      > "$ROASTCOFFEA_CHUNK_RECORDS"; touch )",
-                    marker, "; exec sleep 60")},
+       ChunkRecordsCommand(marker)},
       Environment(), log);
   ASSERT_TRUE(collect.started());
   ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
@@ -170,6 +195,69 @@ TEST(CollectInterruptTest, UntilCtrlCTheSignalIsThePlannedEnd) {
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/until");
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_FALSE(saved->metadata().interrupted());
+}
+
+// A real dask-scheduler (python3-distributed), tracked while the command runs.
+TEST(CollectInterruptTest, DaskRunForwardsTheSignalToTheCommand) {
+  const int port = FreeLoopbackPort();
+  ChildProcess scheduler({"/usr/bin/dask-scheduler", "--host", "127.0.0.1", "--port",
+                          std::to_string(port), "--no-dashboard", "--no-show"},
+                         Environment(), TempDir() + "/scheduler.log");
+  ASSERT_TRUE(WaitForPort(port, absl::Seconds(60))) << ReadFile(TempDir() + "/scheduler.log");
+  const std::string marker = TempDir() + "/dask-command-started";
+  const std::string output = TempDir() + "/dask";
+  const std::string log = TempDir() + "/dask.log";
+  ChildProcess collect({Collect(), "--backend=dask",
+                        absl::StrCat("--scheduler=tcp://127.0.0.1:", port), "--nodask_profiles",
+                        "--interval=0.1", "--output_dir=" + output, "--name=interrupted", "--",
+                        "/bin/sh", "-c", ChunkRecordsCommand(marker)},
+                       Environment(), log);
+  ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(30)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(10));
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_EQ(saved->chunks_size(), 2);
+  EXPECT_TRUE(saved->has_tracking());
+}
+
+// A "scheduler" that accepts the connection and never answers the handshake (reliability study
+// D5): the signal is honoured all the same, and the run saved without tracking data.
+TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t length = sizeof(address);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const int port = ntohs(address.sin_port);
+
+  const std::string output = TempDir() + "/handshake";
+  const std::string log = TempDir() + "/handshake.log";
+  ChildProcess collect({Collect(), "--backend=dask",
+                        absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
+                        "--dask_connect_timeout=120", "--dask_read_timeout=120",
+                        "--output_dir=" + output, "--name=hung", "--grace_period=0.5"},
+                       Environment(), log);
+  absl::SleepFor(absl::Seconds(1.5));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(10));
+  close(listener);
+  EXPECT_THAT(ReadFile(log), HasSubstr("saved to " + output + "/hung"));
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/hung");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while starting tracking");
+  EXPECT_FALSE(saved->has_tracking());
 }
 
 }  // namespace

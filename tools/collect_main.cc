@@ -355,6 +355,13 @@ SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv)
   return options;
 }
 
+// Exit 130: the run was cut short, or a signal came while it was being saved. Not when the
+// signal was how the run was meant to end (tracking until Ctrl-C).
+bool Interrupted(const MeasurementSession& session, const v1::Measurement& measurement) {
+  return measurement.metadata().interrupted() ||
+         (session.interrupted() && !session.options().signal_is_the_end);
+}
+
 // Prints the tables (and `extra_output`) and the warnings, saves the measurement through its
 // session, writes the trace and the HTML report if asked. Returns the directory written.
 absl::StatusOr<std::string> Finish(const OutputPlan& plan, MeasurementSession& session,
@@ -374,6 +381,9 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, MeasurementSession& s
   if (measurement.metadata().interrupted()) {
     std::cerr << "collect: interrupted (" << measurement.metadata().interruption()
               << "): the measurement holds what was done until then: " << *saved << "\n";
+  } else if (Interrupted(session, measurement)) {
+    std::cerr << "collect: interrupted (" << session.interruption()
+              << ") after the run: the measurement is complete: " << *saved << "\n";
   }
   if (absl::Status trace = WriteTraceIfRequested(measurement, std::cout); !trace.ok()) {
     return trace;
@@ -418,7 +428,7 @@ int RunExternal(const OutputPlan& plan, SessionOptions session_options,
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());
-  if (result->interrupted) return kInterruptedExitCode;
+  if (Interrupted(*result->session, result->measurement)) return kInterruptedExitCode;
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
                  "for a while (see tracking gaps)\n";
@@ -470,7 +480,7 @@ int RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBac
   int exit_code = 0;
   if (!saved.ok()) {
     exit_code = Fail(saved.status());
-  } else if (measurement.metadata().interrupted() || result->session->interrupted()) {
+  } else if (Interrupted(*result->session, measurement)) {
     exit_code = kInterruptedExitCode;
   } else if (const int64_t failed = measurement.metrics().has_chunks()
                                         ? measurement.metrics().chunks().num_failed_chunks()

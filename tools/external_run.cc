@@ -86,7 +86,11 @@ WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration,
     } else if (absl::Now() >= deadline || session.interrupted()) {
       return outcome;
     }
-    session.WaitForInterruption(std::min(deadline, absl::Now() + absl::Milliseconds(50)));
+    if (session.interrupted()) {
+      absl::SleepFor(absl::Milliseconds(20));  // the command's grace period: poll, don't spin
+    } else {
+      session.WaitForInterruption(std::min(deadline, absl::Now() + absl::Milliseconds(50)));
+    }
   }
 }
 

@@ -126,6 +126,40 @@ TEST(CollectInterruptTest, ThreadPoolRunStopsHandingOutWorkAndSavesWhatWasDone) 
 
   const CollectOutcome show = RunCollect({"show", output + "/interrupted", "--tables=ascii"});
   EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("Interrupted (SIGINT while running)"));
+}
+
+// A chunk that outlives the grace period (0 s here) is left behind: the run is saved without it
+// and collect exits at once, not when the chunk ends.
+TEST(CollectInterruptTest, ThreadPoolChunkOutlivingTheGracePeriodIsLeftOut) {
+  const std::string cache = TempDir() + "/cache-big";
+  const std::string output = TempDir() + "/threadpool-big";
+  const std::vector<std::string> dataset = {"--events_per_file=300000", "--files_per_dataset=1",
+                                            "--chunk_size=300000", "--cache_dir=" + cache,
+                                            "--threads=1", "--output_dir=" + output};
+  std::vector<std::string> generate = dataset;
+  generate.push_back("--name=generate");
+  const CollectOutcome generated = RunCollect(generate);
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+
+  std::vector<std::string> argv = {Collect(), "--name=interrupted", "--grace_period=0"};
+  argv.insert(argv.end(), dataset.begin(), dataset.end());
+  const std::string log = TempDir() + "/threadpool-big.log";
+  ChildProcess collect(argv, Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "sample dataset in", absl::Seconds(30)));
+  absl::SleepFor(absl::Milliseconds(300));
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(30)), 130) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_LT(saved->chunks_size(), 3);
+  bool left_out = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    left_out |= warning.message().find("still running after the grace period") !=
+                std::string::npos;
+  }
+  EXPECT_TRUE(left_out) << ReadFile(log);
 }
 
 // A TaskVine run followed while its command runs: the signal (sent with kill) reaches the

@@ -9,15 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <google/protobuf/stubs/logging.h>
@@ -176,6 +173,10 @@ int Show(const std::vector<std::string>& arguments) {
     return 0;
   }
   std::cout << FormatSummaryTables(*measurement, *tables);
+  if (measurement->metadata().interrupted()) {
+    std::cout << "\nInterrupted (" << measurement->metadata().interruption()
+              << "): the measurement holds what was done until then.\n";
+  }
   if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cout); !trace.ok()) {
     return Fail(trace);
   }

@@ -104,7 +104,8 @@ class MeasurementSession {
 
   // Lock-free: a first SIGINT/SIGTERM arrived; stop handing out work.
   bool interrupted() const;
-  // Until the first signal or `deadline`; true when interrupted.
+  // Until the first signal or `deadline`; true when interrupted. Without handle_signals it
+  // sleeps until `deadline`: give a finite one.
   bool WaitForInterruption(absl::Time deadline);
   // Running work should have ended by then: the first signal + grace_period (InfiniteFuture
   // before any signal).

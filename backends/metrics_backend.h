@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -60,6 +61,13 @@ class AbstractMetricsBackend {
   // prefix or section where asked), available after StopTracking. Empty when the backend cannot
   // profile or profiling was off.
   virtual std::vector<v1::Profile> TakeProfiles() { return {}; }
+
+  // The same, with samples attributed to the chunks that were running where the backend can
+  // tell (threadpool: per chunk and per section). By default TakeProfiles().
+  virtual std::vector<v1::Profile> TakeProfilesAttributedTo(
+      absl::Span<const v1::ChunkRecord> /*chunks*/) {
+    return TakeProfiles();
+  }
 
   // Things the user should know about the data (cross-checks that disagree, skipped input,
   // reconnections), available after StopTracking. Each is one human-readable sentence.

@@ -1,19 +1,29 @@
-// A toy chunked analysis instrumented with @roastcoffea//instrumentation: two worker threads
-// process 12 chunks of synthetic jets; one chunk's input is "corrupt" and fails. Prints one
-// line per chunk record and a summary, checks the records, and writes a timeline.
+// A toy chunked analysis instrumented with @roastcoffea//instrumentation and measured with
+// @roastcoffea//collector: two worker threads process 12 chunks of synthetic jets; one chunk's
+// input is "corrupt" and fails. Prints one line per chunk record and a summary, checks the
+// records, writes a timeline, and saves a measurement of its own run that `collect show`,
+// `report` and `compare` read.
 //
-//   bazel run //:jet_analysis -- /tmp/jets_trace.json     (open it in ui.perfetto.dev)
+//   bazel run //:jet_analysis -- /tmp/jets_trace.json /tmp/measurements
+//     (open the trace in ui.perfetto.dev; `collect show /tmp/measurements/jet_analysis-...`)
 //
-// Exit status 0 when every record is as expected.
+// Exit status 0 when every record is as expected; 130 when interrupted (Ctrl-C: the chunks
+// done so far are saved).
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <map>
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "backends/threadpool/executor.h"
+#include "backends/threadpool/threadpool_backend.h"
+#include "collector/measurement_session.h"
 #include "instrumentation/chrome_trace.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
@@ -52,6 +62,11 @@ Histogram ProcessChunk(const ChunkMetadata& chunk) {
   return histogram;
 }
 
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "jet_analysis: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -62,18 +77,51 @@ int main(int argc, char** argv) {
                                    20000});
   }
 
-  // Records travel with the output (the original's list accumulator)...
+  // The engine: a thread pool, sampled by roastcoffea's threadpool backend while the session runs.
+  auto executor = roastcoffea::ThreadPoolExecutor::Create(roastcoffea::ThreadPoolOptions{2});
+  if (!executor.ok()) return Fail(executor.status());
+  roastcoffea::ThreadPoolBackendOptions backend_options;
+  backend_options.task_prefix = "JetAnalysis";  // the processor's fine metrics
+  roastcoffea::ThreadPoolMetricsBackend backend(executor->get(), backend_options);
+
+  // One measurement session from start to saved directory: clocks, tracking, chunk records,
+  // aggregation; SIGINT/SIGTERM save what was done.
+  roastcoffea::SessionOptions options;
+  options.interval = absl::Milliseconds(20);
+  options.processor_patterns = {"JetAnalysis"};
+  options.in_process_worker_threads = (*executor)->threads();
+  options.analysis_build = roastcoffea::ToolBuildInfo();  // built with roastcoffea, same -c mode
+  options.metadata.set_name(
+      absl::StrCat("jet_analysis-", absl::FormatTime("%Y%m%dT%H%M%E3SZ", absl::Now(),
+                                                     absl::UTCTimeZone())));
+  options.metadata.set_tool_version("jet_analysis 1.0");
+  for (int i = 0; i < argc; ++i) options.metadata.add_command_line(argv[i]);
+  (*options.metadata.mutable_configuration())["analysis"] = "toy jets";
+  options.output_dir = argc > 2 ? argv[2] : "measurements";
+  options.program_name = "jet_analysis";
+  auto session = roastcoffea::MeasurementSession::Start(backend, options);
+  if (!session.ok()) return Fail(session.status());
+
+  // Records travel with the output (the original's list accumulator), and each goes to the
+  // session as its chunk ends...
   const auto tracked = roastcoffea::TrackChunks(ProcessChunk);
-  std::vector<roastcoffea::TrackedOutput<Histogram>> per_thread(2);
-  std::vector<std::thread> workers;
-  for (int t = 0; t < 2; ++t) {
-    workers.emplace_back([&, t] {
-      for (size_t i = t; i < chunks.size(); i += 2) per_thread[t] += tracked(chunks[i]);
-    });
-  }
-  for (std::thread& worker : workers) worker.join();
-  roastcoffea::TrackedOutput<Histogram> total;
-  for (auto& partial : per_thread) total += std::move(partial);
+  auto mapped = (*executor)->Map<roastcoffea::TrackedOutput<Histogram>>(
+      chunks.size(), [&](size_t i) {
+        if ((*session)->interrupted()) return roastcoffea::TrackedOutput<Histogram>{};
+        roastcoffea::TrackedOutput<Histogram> chunk = tracked(chunks[i]);
+        for (const roastcoffea::v1::ChunkRecord& record : chunk.chunk_records) {
+          (*session)->RecordChunk(record);
+        }
+        return chunk;
+      });
+  if (!mapped.ok()) return Fail(mapped.status());
+  roastcoffea::TrackedOutput<Histogram> total = *std::move(mapped);
+  auto measurement = (*session)->Finish(roastcoffea::RunOutputs{});
+  if (!measurement.ok()) return Fail(measurement.status());
+  auto saved = (*session)->Save(*measurement);
+  if (!saved.ok()) return Fail(saved.status());
+  std::printf("measurement saved to %s\n", saved->c_str());
+  if (measurement->metadata().interrupted()) return roastcoffea::kInterruptedExitCode;
 
   // ...or go to a collector, leaving the output type alone.
   roastcoffea::ChunkRecordCollector collector;
@@ -102,16 +150,15 @@ int main(int argc, char** argv) {
   }
   for (const auto& [bin, count] : total.output.bins) jets += count;
   ok = ok && total.chunk_records.size() == chunks.size() && failed == 1 &&
-       collector.size() == 1 && !again.bins.empty() && jets > 0;
+       collector.size() == 1 && !again.bins.empty() && jets > 0 &&
+       measurement->chunks_size() == static_cast<int>(chunks.size()) &&
+       measurement->metrics().chunks().num_failed_chunks() == 1 && measurement->has_tracking();
   std::printf("chunks %zu, failed %d, jets above 30 GeV %ld, collector records %zu\n",
               total.chunk_records.size(), failed, jets, collector.size());
 
   if (argc > 1) {
     const absl::Status written = roastcoffea::WriteChromeTrace(total.chunk_records, argv[1]);
-    if (!written.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(written.message()).c_str());
-      return 1;
-    }
+    if (!written.ok()) return Fail(written);
     std::printf("timeline written to %s\n", argv[1]);
   }
   std::printf(ok ? "example: OK\n" : "example: UNEXPECTED RECORDS\n");

@@ -29,6 +29,8 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   bool started() const { return pid_ > 0; }
+  // The child's pid (and process group id); -1 once it was reaped or when it did not start.
+  pid_t pid() const { return pid_; }
   // Waits for the child to exit; its exit status, or -1 (killed by a signal, not started).
   int Wait();
   // The same, but kills the group and returns -1 if it has not exited within `timeout`.

@@ -1,16 +1,37 @@
 #include "tools/backend_factory.h"
 
+#include <utility>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tools/dask_collect.h"
 #include "tools/taskvine_collect.h"
+#include "tools/threadpool_collect.h"
 
 namespace roastcoffea {
+namespace {
 
-absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeExternalBackend(
-    absl::string_view name) {
-  if (name == "dask") return MakeDaskBackendFromFlags();
-  if (name == "taskvine") return MakeTaskVineBackendFromFlags();
+absl::StatusOr<CollectBackend> Tracking(
+    absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> backend) {
+  if (!backend.ok()) return backend.status();
+  CollectBackend made;
+  made.metrics = *std::move(backend);
+  return made;
+}
+
+}  // namespace
+
+absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name) {
+  if (name == "threadpool") {
+    absl::StatusOr<ThreadPoolEngine> engine = MakeThreadPoolEngineFromFlags();
+    if (!engine.ok()) return engine.status();
+    CollectBackend made;
+    made.executor = std::move(engine->executor);
+    made.metrics = std::move(engine->backend);
+    return made;
+  }
+  if (name == "dask") return Tracking(MakeDaskBackendFromFlags());
+  if (name == "taskvine") return Tracking(MakeTaskVineBackendFromFlags());
   return absl::InvalidArgumentError(
       absl::StrCat("--backend must be threadpool, workqueue, dask or taskvine, got '", name, "'"));
 }

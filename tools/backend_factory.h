@@ -7,13 +7,21 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "backends/metrics_backend.h"
+#include "backends/threadpool/executor.h"
 
 namespace roastcoffea {
 
-// "dask" or "taskvine", configured from their own flags (--scheduler, --taskvine_logs, ...).
-// InvalidArgument naming --backend for any other name; the backend's own errors otherwise.
-absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeExternalBackend(
-    absl::string_view name);
+struct CollectBackend {
+  // threadpool: the pool that runs the built-in sample analysis (`metrics` samples it).
+  // Null for the backends that track an engine elsewhere.
+  std::shared_ptr<ThreadPoolExecutor> executor;
+  std::unique_ptr<AbstractMetricsBackend> metrics;
+};
+
+// "threadpool", "dask" or "taskvine", configured from their own flags (--threads,
+// --scheduler, --taskvine_logs, ...). InvalidArgument naming --backend for any other name; the
+// backend's own errors otherwise.
+absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name);
 
 }  // namespace roastcoffea
 

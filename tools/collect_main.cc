@@ -9,15 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <filesystem>
-#include <optional>
 #include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <google/protobuf/stubs/logging.h>
@@ -39,35 +38,18 @@
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
-#include "host/host_facts.h"
+#include "collector/assemble_measurement.h"
+#include "collector/measurement_session.h"
 #include "tools/backend_factory.h"
 #include "tools/external_run.h"
-#include "tools/measurement_builder.h"
 #include "tools/paths.h"
+#include "tools/workqueue/workqueue_run.h"
+#include "tools/workqueue/workqueue_flags.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
+#include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
-#include "tools/workqueue/workqueue_flags.h"
-#include "tools/workqueue/workqueue_run.h"
 
-namespace {
-
-// The CPUs this process may keep busy (affinity mask, cgroup quota), rounded down: more
-// threads than that only wait for a CPU. Online CPUs when neither can be read.
-int UsableCores() {
-  if (std::optional<double> usable = roastcoffea::host::UsableCpus(
-          roastcoffea::host::TakeHostSnapshot())) {
-    return std::max(1, static_cast<int>(std::floor(*usable)));
-  }
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
-}
-
-}  // namespace
-
-ABSL_FLAG(int, threads, UsableCores(),
-          "Worker threads that process chunks (default: the CPUs this process may use: its "
-          "affinity mask and cgroup CPU quota).");
 ABSL_FLAG(int64_t, events_per_file,
           roastcoffea::sample_analysis::SampleDatasetSpec{}.events_per_file,
           "Sample dataset: events in each generated file.");
@@ -77,13 +59,6 @@ ABSL_FLAG(int, files_per_dataset,
           "dijet-resonance signal).");
 ABSL_FLAG(int64_t, chunk_size, 25000, "Events per chunk (chunks are entry ranges of one file).");
 ABSL_FLAG(double, interval, 0.25, "Seconds between two samples of the workers (> 0).");
-ABSL_FLAG(bool, profile, false,
-          "threadpool: also take a statistical CPU profile of the worker threads (call trees "
-          "per worker and per timed section, samples per chunk; under 1 % overhead at 100 Hz). "
-          "Read it with `collect profile DIR`.");
-ABSL_FLAG(int, profile_hz, 100,
-          "threadpool with --profile: samples per second of each worker thread's CPU time, "
-          "1..1000.");
 ABSL_FLAG(std::string, output_dir, "measurements",
           "Directory that receives the measurement, as <output_dir>/<name>/. Relative paths are "
           "relative to the directory you ran from.");
@@ -100,6 +75,10 @@ ABSL_FLAG(std::string, backend, "threadpool",
           "dask (a Dask cluster: see --scheduler), taskvine (a TaskVine or Work Queue manager's "
           "logs: see --taskvine_logs) or workqueue (the built-in sample analysis as Work Queue "
           "tasks: see --workers).");
+ABSL_FLAG(double, grace_period, 2,
+          "After the first SIGINT or SIGTERM: seconds that running chunks (threadpool) or the "
+          "command (dask, taskvine) get to end before the measurement of what was done is saved "
+          "(exit 130). A second signal exits at once.");
 ABSL_FLAG(double, duration, 0,
           "dask and taskvine without a command: seconds to track (0: until Ctrl-C).");
 ABSL_FLAG(std::string, tables, "auto",
@@ -131,12 +110,6 @@ Usage:
                            dataset of compressed columnar files) on a thread pool, with every
                            chunk tracked and the worker threads sampled. Prints the tables and
                            saves the measurement under --output_dir.
-  collect --backend=workqueue [--workers=N] [flags]
-                           The same analysis as Work Queue tasks (one per chunk, or per
-                           --chunks_per_task chunks) on N local work_queue_worker processes
-                           (default: the CPUs), or with --workers=0 on workers you start
-                           (collect prints the command). Measured from the manager's logs,
-                           chunk records joined to their tasks.
   collect --backend=dask --scheduler=tcp://HOST:PORT [flags] [-- COMMAND ...]
   collect --backend=taskvine --taskvine_logs=DIR [--follow] [flags] [-- COMMAND ...]
                            Measure an analysis on a Dask cluster or TaskVine/Work Queue: track
@@ -156,6 +129,14 @@ Usage:
                            merged, the N heaviest exclusive stacks; writes profile.folded and
                            flamegraph.svg (merged) and profile.<worker>.folded and
                            flamegraph.<worker>.svg into DIR (or DIR2).
+
+Ctrl-C (SIGINT) or SIGTERM during a run: no new chunk starts (threadpool), or the signal is
+passed on to COMMAND; running chunks or COMMAND get --grace_period seconds to end; then the
+measurement of what was done is saved, marked interrupted, and collect exits 130. A second
+signal exits at once (130) without saving.
+
+Exit status: 0 done; 1 cannot run or save, or a chunk failed; 2 bad flags or arguments;
+3 partial measurement; 4 COMMAND failed; 130 interrupted (measurement saved).
 
 Under Bazel:  ./bazelw run //tools:collect -- [mode] [flags]
 )";
@@ -198,6 +179,10 @@ int Show(const std::vector<std::string>& arguments) {
     return 0;
   }
   std::cout << FormatSummaryTables(*measurement, *tables);
+  if (measurement->metadata().interrupted()) {
+    std::cout << "\nInterrupted (" << measurement->metadata().interruption()
+              << "): the measurement holds what was done until then.\n";
+  }
   if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cout); !trace.ok()) {
     return Fail(trace);
   }
@@ -298,19 +283,16 @@ int Compare(const std::vector<std::string>& arguments) {
 
 // Every flag problem at once, each naming its flag, before anything runs.
 absl::Status ValidateRunFlags() {
-  std::vector<std::string> problems;
-  if (absl::GetFlag(FLAGS_threads) < 1) {
-    problems.push_back(absl::StrCat("--threads must be at least 1, got ",
-                                    absl::GetFlag(FLAGS_threads)));
-  }
+  std::vector<std::string> problems = ThreadPoolFlagProblems();
   const double interval = absl::GetFlag(FLAGS_interval);
   if (!(interval > 0) || interval > 3600) {
     problems.push_back(
         absl::StrCat("--interval must be a number of seconds in (0, 3600], got ", interval));
   }
-  if (absl::GetFlag(FLAGS_profile_hz) < 1 || absl::GetFlag(FLAGS_profile_hz) > 1000) {
-    problems.push_back(absl::StrCat("--profile_hz must be in [1, 1000], got ",
-                                    absl::GetFlag(FLAGS_profile_hz)));
+  const double grace = absl::GetFlag(FLAGS_grace_period);
+  if (!(grace >= 0) || grace > 3600) {
+    problems.push_back(
+        absl::StrCat("--grace_period must be a number of seconds in [0, 3600], got ", grace));
   }
   if (absl::GetFlag(FLAGS_chunk_size) < 1) {
     problems.push_back(absl::StrCat("--chunk_size must be at least 1, got ",
@@ -364,36 +346,53 @@ absl::StatusOr<OutputPlan> PlanOutput() {
   return plan;
 }
 
-// Names the measurement, records how it was made, prints the tables (and `extra_output`),
-// saves it. Returns the directory written.
-absl::StatusOr<std::string> Finish(const OutputPlan& plan, int argc, char** argv,
-                                   v1::Measurement& measurement,
-                                   const std::string& extra_output) {
-  v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
-  const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds());
-  const std::string name =
-      plan.requested_name.empty() ? MeasurementDirectoryName(start) : plan.requested_name;
-  metadata.set_name(name);
-  metadata.set_tool_version(kToolVersion);
-  for (int i = 0; i < argc; ++i) metadata.add_command_line(argv[i]);
-  metadata.mutable_configuration()->insert(
-      {"interval_seconds", absl::StrCat(absl::GetFlag(FLAGS_interval))});
+// How the measurement is made and where it goes: everything a save needs, even one the
+// session makes by itself after an interruption.
+SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv) {
+  SessionOptions options;
+  options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  options.output_dir = plan.directory;
+  options.metadata.set_name(plan.requested_name);  // empty: the session's UTC start time
+  options.metadata.set_tool_version(kToolVersion);
+  for (int i = 0; i < argc; ++i) options.metadata.add_command_line(argv[i]);
+  (*options.metadata.mutable_configuration())["interval_seconds"] =
+      absl::StrCat(absl::GetFlag(FLAGS_interval));
+  options.grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
+  options.program_name = "collect";
+  return options;
+}
 
+// Exit 130: the run was cut short, or a signal came while it was being saved. Not when the
+// signal was how the run was meant to end (tracking until Ctrl-C).
+bool Interrupted(const MeasurementSession& session, const v1::Measurement& measurement) {
+  return measurement.metadata().interrupted() ||
+         (session.interrupted() && !session.options().signal_is_the_end);
+}
+
+// Prints the tables (and `extra_output`) and the warnings, saves the measurement through its
+// session, writes the trace and the HTML report if asked. Returns the directory written.
+absl::StatusOr<std::string> FinishSaving(
+    const OutputPlan& plan, const v1::Measurement& measurement, const std::string& extra_output,
+    const std::function<absl::StatusOr<std::string>(const v1::Measurement&)>& save,
+    const MeasurementSession* session) {
   std::cout << FormatSummaryTables(measurement, plan.tables);
   if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
   std::cout.flush();  // the warnings follow the tables on a terminal
   for (const v1::Warning& warning : measurement.warnings()) {
     std::cerr << "collect: warning: " << warning.message() << "\n";
   }
-  // A default name (the start time to the second) moves to "-2", "-3", ... when another run
-  // started in the same second; a name the user chose is never changed.
-  absl::StatusOr<std::string> saved =
-      plan.requested_name.empty()
-          ? SaveMeasurementUnderFreeName(measurement, plan.directory, name)
-          : SaveMeasurement(measurement, plan.directory, name);
+  absl::StatusOr<std::string> saved = save(measurement);
   if (!saved.ok()) return saved.status();
   std::cout << "\nMeasurement saved to " << *saved << "\n"
             << "Show it again with: ./bazelw run //tools:collect -- show " << *saved << "\n";
+  std::cout.flush();
+  if (measurement.metadata().interrupted()) {
+    std::cerr << "collect: interrupted (" << measurement.metadata().interruption()
+              << "): the measurement holds what was done until then: " << *saved << "\n";
+  } else if (session != nullptr && Interrupted(*session, measurement)) {
+    std::cerr << "collect: interrupted (" << session->interruption()
+              << ") after the run: the measurement is complete: " << *saved << "\n";
+  }
   if (absl::Status trace = WriteTraceIfRequested(measurement, std::cout); !trace.ok()) {
     return trace;
   }
@@ -407,46 +406,45 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, int argc, char** argv
   return saved;
 }
 
+absl::StatusOr<std::string> Finish(const OutputPlan& plan, MeasurementSession& session,
+                                   const v1::Measurement& measurement,
+                                   const std::string& extra_output) {
+  return FinishSaving(
+      plan, measurement, extra_output,
+      [&session](const v1::Measurement& m) { return session.Save(m); }, &session);
+}
+
 // A run on a cluster: the backend tracks while `command` runs (or for --duration, or until
 // Ctrl-C). Exit status: 0; 3 when the measurement is partial (the backend lost sight of the
-// engine for a while); 4 when the command failed; the measurement is saved in every case.
-int RunExternal(int argc, char** argv, const std::vector<std::string>& command) {
-  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
+// engine for a while); 4 when the command failed; 130 when interrupted; the measurement is saved
+// in every case.
+int RunExternal(const OutputPlan& plan, SessionOptions session_options,
+                AbstractMetricsBackend& backend, const std::vector<std::string>& command) {
   const double duration = absl::GetFlag(FLAGS_duration);
-  if (!(duration >= 0)) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
-  }
-  absl::StatusOr<OutputPlan> plan = PlanOutput();
-  if (!plan.ok()) return Fail(plan.status());
-  absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> backend =
-      MakeExternalBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) return Fail(backend.status());
-
   ExternalRunOptions options;
   options.command = command;
   options.duration = absl::Seconds(duration);
-  options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
-  if ((*backend)->ReadsFinishedRun() && command.empty()) {
+  auto& configuration = *session_options.metadata.mutable_configuration();
+  configuration["backend"] = std::string(backend.name());
+  if (!command.empty()) configuration["command"] = absl::StrJoin(command, " ");
+  options.session = std::move(session_options);
+  if (backend.ReadsFinishedRun() && command.empty()) {
     // Nothing to wait for: the logs of a finished run are read and measured at once.
-    std::cerr << "collect: reading the finished run's record with the " << (*backend)->name()
+    std::cerr << "collect: reading the finished run's record with the " << backend.name()
               << " backend\n";
   } else {
-    std::cerr << "collect: tracking with the " << (*backend)->name() << " backend "
+    std::cerr << "collect: tracking with the " << backend.name() << " backend "
               << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")
                                                   : std::string("until Ctrl-C"))
                                   : absl::StrCat("while '", absl::StrJoin(command, " "),
                                                  "' runs"))
               << "\n";
   }
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(**backend, options);
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, std::move(options));
   if (!result.ok()) return Fail(result.status());
-  // result->warnings are in the measurement too: Finish prints them with the others.
-  auto& configuration = *result->measurement.mutable_metadata()->mutable_configuration();
-  configuration["backend"] = std::string((*backend)->name());
-  if (!command.empty()) configuration["command"] = absl::StrJoin(command, " ");
-  absl::StatusOr<std::string> saved = Finish(*plan, argc, argv, result->measurement, "");
+  absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());
+  if (Interrupted(*result->session, result->measurement)) return kInterruptedExitCode;
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
                  "for a while (see tracking gaps)\n";
@@ -522,8 +520,26 @@ int RunWorkQueue(int argc, char** argv) {
   configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options->dataset.seed);
   configuration["dataset_directory"] = result->dataset_directory;
-  absl::StatusOr<std::string> saved =
-      Finish(*plan, argc, argv, measurement, sample_analysis::SummarizeDijetOutput(result->output));
+  // The measurement is assembled by the run (the manager's logs are read after it ended), so it
+  // is saved here rather than through a session.
+  measurement.mutable_metadata()->set_tool_version(kToolVersion);
+  for (int i = 0; i < argc; ++i) measurement.mutable_metadata()->add_command_line(argv[i]);
+  (*measurement.mutable_metadata()->mutable_configuration())["interval_seconds"] =
+      absl::StrCat(absl::GetFlag(FLAGS_interval));
+  if (!plan->requested_name.empty()) measurement.mutable_metadata()->set_name(plan->requested_name);
+  if (measurement.metadata().name().empty()) {
+    measurement.mutable_metadata()->set_name(MeasurementDirectoryName(
+        absl::FromUnixSeconds(measurement.metadata().start_time().seconds())));
+  }
+  const std::string directory = plan->directory;
+  const bool chosen = !plan->requested_name.empty();
+  absl::StatusOr<std::string> saved = FinishSaving(
+      *plan, measurement, sample_analysis::SummarizeDijetOutput(result->output),
+      [&](const v1::Measurement& m) {
+        return chosen ? SaveMeasurement(m, directory, m.metadata().name())
+                      : SaveMeasurementUnderFreeName(m, directory, m.metadata().name());
+      },
+      nullptr);
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
     std::cerr << "collect: warning: " << kept.message() << "\n";
@@ -554,11 +570,9 @@ int RunWorkQueue(int argc, char** argv) {
   return 0;
 }
 
-int Run(int argc, char** argv) {
-  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
-  absl::StatusOr<OutputPlan> plan = PlanOutput();
-  if (!plan.ok()) return Fail(plan.status());
-
+// The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
+// when interrupted.
+int RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBackend& backend) {
   SampleRunOptions options;
   options.dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
   options.dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
@@ -567,36 +581,39 @@ int Run(int argc, char** argv) {
   options.cache_dir = cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
                                         : ResolveUserPath(cache_dir);
   options.chunk_size = absl::GetFlag(FLAGS_chunk_size);
-  options.threads = absl::GetFlag(FLAGS_threads);
-  options.interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
-  options.profile = absl::GetFlag(FLAGS_profile);
-  options.profile_hz = absl::GetFlag(FLAGS_profile_hz);
-
-  std::cerr << "collect: sample dataset in " << options.cache_dir
-            << " (generated on first use), " << options.threads
-            << (options.threads == 1 ? " thread\n" : " threads\n");
-  absl::StatusOr<SampleRunResult> result = RunSampleAnalysis(options);
-  if (!result.ok()) return Fail(result.status());
-
-  v1::Measurement& measurement = result->measurement;
-  auto& configuration = *measurement.mutable_metadata()->mutable_configuration();
+  const int threads = backend.executor->threads();
+  auto& configuration = *session_options.metadata.mutable_configuration();
   configuration["analysis"] = "sample dijet";
-  configuration["threads"] = absl::StrCat(options.threads);
+  configuration["threads"] = absl::StrCat(threads);
   configuration["chunk_size"] = absl::StrCat(options.chunk_size);
   configuration["events_per_file"] = absl::StrCat(options.dataset.events_per_file);
   configuration["files_per_dataset"] = absl::StrCat(options.dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options.dataset.seed);
-  if (options.profile) configuration["profile_hz"] = absl::StrCat(options.profile_hz);
-  configuration["dataset_directory"] = result->dataset_directory;
-  absl::StatusOr<std::string> saved =
-      Finish(*plan, argc, argv, measurement,
-             sample_analysis::SummarizeDijetOutput(result->output));
-  if (!saved.ok()) return Fail(saved.status());
+  if (absl::GetFlag(FLAGS_profile)) {
+    configuration["profile_hz"] = absl::StrCat(absl::GetFlag(FLAGS_profile_hz));
+  }
+  options.session = std::move(session_options);
 
-  const int64_t failed = measurement.metrics().has_chunks()
-                             ? measurement.metrics().chunks().num_failed_chunks()
-                             : 0;
-  if (failed > 0) {
+  std::cerr << "collect: sample dataset in " << options.cache_dir
+            << " (generated on first use), " << threads
+            << (threads == 1 ? " thread\n" : " threads\n");
+  absl::StatusOr<SampleRunResult> result =
+      RunSampleAnalysis(*backend.metrics, backend.executor, std::move(options));
+  if (!result.ok()) return Fail(result.status());
+
+  const v1::Measurement& measurement = result->measurement;
+  absl::StatusOr<std::string> saved =
+      Finish(plan, *result->session, measurement,
+             sample_analysis::SummarizeDijetOutput(result->output));
+  int exit_code = 0;
+  if (!saved.ok()) {
+    exit_code = Fail(saved.status());
+  } else if (Interrupted(*result->session, measurement)) {
+    exit_code = kInterruptedExitCode;
+  } else if (const int64_t failed = measurement.metrics().has_chunks()
+                                        ? measurement.metrics().chunks().num_failed_chunks()
+                                        : 0;
+             failed > 0) {
     for (const v1::ChunkRecord& chunk : measurement.chunks()) {
       if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
       std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
@@ -605,9 +622,33 @@ int Run(int argc, char** argv) {
                 << "): " << chunk.error_text() << "\n";
       break;
     }
-    return 1;
+    exit_code = 1;
   }
-  return 0;
+  if (result->chunk_left_running) {
+    // A worker thread is still inside a chunk that outlived the grace period: leave without
+    // unwinding (destructors would join it or pull its state away).
+    std::cout.flush();
+    std::cerr.flush();
+    std::_Exit(exit_code);
+  }
+  return exit_code;
+}
+
+// `collect [run]` in every backend: flags, output directory, backend, then the mode's run.
+int RunMode(int argc, char** argv, const std::vector<std::string>& command) {
+  if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
+  const double duration = absl::GetFlag(FLAGS_duration);
+  if (!(duration >= 0)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
+  }
+  absl::StatusOr<OutputPlan> plan = PlanOutput();
+  if (!plan.ok()) return Fail(plan.status());
+  absl::StatusOr<CollectBackend> backend = MakeBackend(absl::GetFlag(FLAGS_backend));
+  if (!backend.ok()) return Fail(backend.status());
+  SessionOptions session = MakeSessionOptions(*plan, argc, argv);
+  if (backend->executor != nullptr) return RunSample(*plan, std::move(session), *backend);
+  return RunExternal(*plan, std::move(session), *backend->metrics, command);
 }
 
 }  // namespace
@@ -647,26 +688,25 @@ int main(int argc, char** argv) {
   const std::vector<std::string> command(argv + std::min(ours + 1, argc), argv + argc);
   std::vector<char*> positional = absl::ParseCommandLine(ours, argv);
   std::vector<std::string> arguments(positional.begin() + 1, positional.end());
+  const bool threadpool = absl::GetFlag(FLAGS_backend) == "threadpool";
   const bool workqueue = absl::GetFlag(FLAGS_backend) == "workqueue";
-  const bool external = absl::GetFlag(FLAGS_backend) != "threadpool" && !workqueue;
   if (arguments.empty() || arguments.front() == "run") {
     if (arguments.size() > 1) {
       std::cerr << "collect: unexpected arguments after 'run'\n";
       return 2;
     }
-    if (external) return roastcoffea::RunExternal(argc, argv, command);
+    if (threadpool && !command.empty()) {
+      std::cerr << "collect: a command to measure needs --backend=dask or --backend=taskvine; "
+                   "the threadpool backend runs the built-in sample analysis\n";
+      return 2;
+    }
     if (workqueue && !command.empty()) {
       std::cerr << "collect: --backend=workqueue runs the built-in sample analysis; a command "
                    "to measure needs --backend=dask or --backend=taskvine\n";
       return 2;
     }
     if (workqueue) return roastcoffea::RunWorkQueue(argc, argv);
-    if (!command.empty()) {
-      std::cerr << "collect: a command to measure needs --backend=dask or --backend=taskvine; "
-                   "the threadpool backend runs the built-in sample analysis\n";
-      return 2;
-    }
-    return roastcoffea::Run(argc, argv);
+    return roastcoffea::RunMode(argc, argv, command);
   }
   if (arguments.front() == "show") {
     return roastcoffea::Show({arguments.begin() + 1, arguments.end()});

@@ -1,15 +1,17 @@
-// Measuring an analysis that runs elsewhere (a Dask or TaskVine cluster): start a backend's
-// tracking, run the user's command (or wait for a duration, or until Ctrl-C), stop, read what the
-// command left behind (a Coffea report and chunk records, as JSON), aggregate.
+// Measuring an analysis that runs elsewhere (a Dask or TaskVine cluster), around one measurement
+// session: start it, run the user's command (or wait for a duration, or until Ctrl-C), read what
+// the command left behind (a Coffea report and chunk records, as JSON), finish the session.
 #ifndef ROASTCOFFEA_TOOLS_EXTERNAL_RUN_H_
 #define ROASTCOFFEA_TOOLS_EXTERNAL_RUN_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "backends/metrics_backend.h"
+#include "collector/measurement_session.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -24,29 +26,31 @@ struct ExternalRunOptions {
   std::vector<std::string> command;
   // Without a command: track this long. Zero: until Ctrl-C (SIGINT) or SIGTERM.
   absl::Duration duration = absl::ZeroDuration();
-  absl::Duration interval = absl::Seconds(1);
-  // Fine-metric task prefixes (or glob patterns) that are the processor's.
-  std::vector<std::string> processor_patterns;
+  // The session's (interval, processor patterns, metadata, output directory, grace period).
+  SessionOptions session;
 };
 
 struct ExternalRunResult {
+  // Finished: Save the measurement with it.
+  std::unique_ptr<MeasurementSession> session;
   v1::Measurement measurement;
   // The command's exit status (128 + signal when it was killed); 0 without a command.
   int command_exit_code = 0;
   // The backend lost sight of the engine for a while (TrackingData.gaps is not empty).
   bool partial = false;
-  // Stopped by Ctrl-C or SIGTERM (the command, if any, got the signal too).
+  // Stopped early by SIGINT or SIGTERM (measurement.metadata().interrupted()); never when the
+  // signal was the planned end (no command and no duration: tracking until Ctrl-C).
   bool interrupted = false;
-  // The backend's warnings, and ours (unreadable report, ...). measurement.warnings holds them
-  // too (after the host warnings), the backend's with their codes, ours as "external_run".
-  std::vector<std::string> warnings;
 };
 
-// Runs the whole measurement. SIGINT and SIGTERM are held while it runs, so that Ctrl-C ends the
-// run (and reaches the command) but still leaves a complete measurement. Errors: the backend's
-// (named), a command that cannot be started (NotFound naming it).
+// Runs the whole measurement. The first SIGINT or SIGTERM ends the wait: a signal sent with
+// kill() is passed on to the command (Ctrl-C reached it already), which gets the session's grace
+// period to exit before it is killed; the measurement is then finished with what there is.
+// Warnings about what the command left (unreadable report, ...) are in measurement.warnings
+// under "external_run". Errors: the backend's (named), a command that cannot be started
+// (NotFound naming it).
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,
-                                                         const ExternalRunOptions& options);
+                                                         ExternalRunOptions options);
 
 }  // namespace roastcoffea
 

@@ -76,11 +76,23 @@ class FakeBackend : public AbstractMetricsBackend {
   absl::Time started_;
 };
 
+// The messages of the warnings the run added (the backend's and ours), in order: not the
+// host's (this machine's load, the build), which come first.
+std::vector<std::string> RunWarnings(const v1::Measurement& m) {
+  std::vector<std::string> messages;
+  for (const v1::Warning& w : m.warnings()) {
+    if (w.code() == "external_run" || w.code() == "fake_warning" || w.code() == "collector") {
+      messages.push_back(w.message());
+    }
+  }
+  return messages;
+}
+
 ExternalRunOptions Command(const std::string& script) {
   ExternalRunOptions options;
   options.command = {"/bin/sh", "-c", script};
-  options.interval = absl::Milliseconds(50);
-  options.processor_patterns = {"MyProcessor"};
+  options.session.interval = absl::Milliseconds(50);
+  options.session.processor_patterns = {"MyProcessor"};
   return options;
 }
 
@@ -98,7 +110,7 @@ TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {
   EXPECT_EQ(result->command_exit_code, 3);
   EXPECT_FALSE(result->partial);
   EXPECT_FALSE(result->interrupted);
-  EXPECT_TRUE(result->warnings.empty());
+  EXPECT_THAT(RunWarnings(result->measurement), ::testing::IsEmpty());
   EXPECT_EQ(backend.starts, 1);
   EXPECT_EQ(backend.stops, 1);
   const v1::Measurement& m = result->measurement;
@@ -149,7 +161,7 @@ TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) 
                 "num_events": 10, "t_start": 103, "t_end": 104}]' \
           > "$ROASTCOFFEA_CHUNK_RECORDS")"));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_TRUE(result->warnings.empty());
+  EXPECT_THAT(RunWarnings(result->measurement), ::testing::IsEmpty());
   const v1::Measurement& m = result->measurement;
   ASSERT_EQ(m.chunks_size(), 2);  // one record per chunk
   EXPECT_EQ(m.chunks(0).task_id(), "9");
@@ -168,10 +180,11 @@ TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
       backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
   ASSERT_TRUE(result.ok()) << result.status();
-  ASSERT_EQ(result->warnings.size(), 2u);
-  EXPECT_EQ(result->warnings[0], "the two logs disagree");
-  EXPECT_THAT(result->warnings[1], HasSubstr("report ignored"));
-  EXPECT_THAT(result->warnings[1], HasSubstr("report.json"));
+  const std::vector<std::string> warnings = RunWarnings(result->measurement);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings[0], "the two logs disagree");
+  EXPECT_THAT(warnings[1], HasSubstr("report ignored"));
+  EXPECT_THAT(warnings[1], HasSubstr("report.json"));
   EXPECT_EQ(result->measurement.metrics().workflow().total_events(), 0);
 }
 
@@ -259,9 +272,25 @@ TEST(RunExternalMeasurementTest, SigtermEndsTheRunButKeepsTheMeasurement) {
       backend, Command("kill -TERM $PPID; sleep 30"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->interrupted);
+  EXPECT_TRUE(result->measurement.metadata().interrupted());
+  EXPECT_EQ(result->measurement.metadata().interruption(), "SIGTERM while running");
   EXPECT_EQ(result->command_exit_code, 128 + 15) << "the command got the SIGTERM too";
   EXPECT_EQ(backend.stops, 1);
   EXPECT_LT(result->measurement.metadata().elapsed_seconds(), 20);
+}
+
+// A command that ignores the signal has the grace period, then it is killed.
+TEST(RunExternalMeasurementTest, ACommandThatIgnoresTheSignalIsKilledAfterTheGracePeriod) {
+  FakeBackend backend;
+  ExternalRunOptions options = Command("trap '' TERM; kill -TERM $PPID; exec sleep 30");
+  options.session.grace_period = absl::Milliseconds(300);
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->command_exit_code, 128 + 9);
+  EXPECT_THAT(RunWarnings(result->measurement),
+              ::testing::Contains(HasSubstr("was killed (SIGKILL)")));
+  EXPECT_LT(result->measurement.metadata().elapsed_seconds(), 10);
 }
 
 }  // namespace

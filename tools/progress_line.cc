@@ -47,8 +47,11 @@ ProgressLine::ProgressLine(int64_t chunks_total, FILE* stream)
   });
 }
 
-ProgressLine::~ProgressLine() {
-  if (!enabled_) return;
+ProgressLine::~ProgressLine() { Finish(); }
+
+void ProgressLine::Finish() {
+  if (!enabled_ || finished_) return;
+  finished_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;

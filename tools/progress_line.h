@@ -24,7 +24,7 @@ class ProgressLine {
  public:
   // Draws on `stream` only if it is a terminal. Starts its refresh thread at once.
   ProgressLine(int64_t chunks_total, FILE* stream = stderr);
-  // Clears the line and joins the thread.
+  // Finish().
   ~ProgressLine();
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
@@ -35,6 +35,9 @@ class ProgressLine {
     events_done_.fetch_add(events, std::memory_order_relaxed);
   }
   bool enabled() const { return enabled_; }
+  // Draws the final line, ending it with a newline, and stops redrawing; ChunkDone stays safe.
+  // Idempotent; call from one thread.
+  void Finish();
 
  private:
   void Draw(bool final_line);
@@ -48,6 +51,7 @@ class ProgressLine {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
+  bool finished_ = false;
   std::thread thread_;
 };
 

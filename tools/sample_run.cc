@@ -1,38 +1,44 @@
 #include "tools/sample_run.h"
 
-#include <memory>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "backends/threadpool/executor.h"
-#include "backends/threadpool/threadpool_backend.h"
+#include "absl/time/clock.h"
 #include "instrumentation/chunk_tracking.h"
-#include "tools/sample_analysis/chunking.h"
-#include "tools/measurement_builder.h"
 #include "tools/progress_line.h"
-#include "tools/workflow_report.h"
+#include "tools/sample_analysis/chunking.h"
+#include "tools/threadpool_collect.h"
 
 namespace roastcoffea {
 namespace {
 
-// The task prefix under which the processor's fine metrics are recorded, as Dask would name
-// the processing tasks after the processor class.
-constexpr char kProcessorName[] = "DijetProcessor";
+// What the thread running Map shares with the caller. Held by both: after an interruption the
+// caller may stop waiting for a chunk that outlives the grace period and go on to save.
+struct PoolRun {
+  std::shared_ptr<ThreadPoolExecutor> executor;
+  std::vector<sample_analysis::WorkItem> items;
+  std::optional<ProgressLine> progress;
+  std::atomic<int64_t> not_started{0};
+
+  std::mutex mu;
+  std::condition_variable done_changed;
+  bool done = false;
+  absl::StatusOr<sample_analysis::DijetOutput> output;
+};
 
 }  // namespace
 
-absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& options) {
-  if (options.threads < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("threads must be at least 1, got ", options.threads));
-  }
-  if (options.interval <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval must be positive, got ", absl::FormatDuration(options.interval)));
-  }
+absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backend,
+                                                  std::shared_ptr<ThreadPoolExecutor> executor,
+                                                  SampleRunOptions options) {
+  if (executor == nullptr) return absl::InvalidArgumentError("no thread pool to run on");
   SampleRunResult result;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
       sample_analysis::EnsureSampleDataset(options.dataset, options.cache_dir);
@@ -44,78 +50,102 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& option
       sample_analysis::MakeChunks(*dataset, options.chunk_size);
   if (!chunks.ok()) return chunks.status();
 
-  absl::StatusOr<std::unique_ptr<ThreadPoolExecutor>> executor =
-      ThreadPoolExecutor::Create(ThreadPoolOptions{options.threads});
-  if (!executor.ok()) return executor.status();
-  ThreadPoolBackendOptions backend_options;
-  backend_options.task_prefix = kProcessorName;
-  backend_options.profile = options.profile;
-  backend_options.profile_hz = options.profile_hz;
-  ThreadPoolMetricsBackend backend(executor->get(), backend_options);
+  auto run = std::make_shared<PoolRun>();
+  run->executor = executor;
+  run->items = *std::move(chunks);
 
-  ChunkTrackingOptions tracking_options;
-  tracking_options.failure_policy = FailurePolicy::kContinue;
-  const auto tracked = TrackChunks(
-      [](const ChunkMetadata& metadata) {
-        // One processor per thread: it keeps its open files between chunks.
-        // operator() throws on a missing or corrupt file: TrackChunks turns that into a
-        // FAILED chunk record with the error text.
-        thread_local sample_analysis::DijetProcessor processor;
-        return processor(sample_analysis::WorkItem{metadata.dataset, metadata.file,
-                                                   metadata.entry_start, metadata.entry_stop});
-      },
-      tracking_options);
-  const std::vector<sample_analysis::WorkItem>& items = *chunks;
-
-  std::optional<ProgressLine> progress;
-  progress.emplace(static_cast<int64_t>(items.size()));
-  const RunStopwatch stopwatch;
-  if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
-  absl::StatusOr<SpanId> span = backend.CreateSpan("coffea-processing");
-  if (!span.ok()) return span.status();
-
-  absl::StatusOr<TrackedOutput<sample_analysis::DijetOutput>> output =
-      (*executor)->Map<TrackedOutput<sample_analysis::DijetOutput>>(
-          items.size(), [&](size_t i) {
-            const sample_analysis::WorkItem& item = items[i];
-            ChunkMetadata metadata;
-            metadata.dataset = item.dataset;
-            metadata.file = item.file;
-            metadata.entry_start = item.entry_start;
-            metadata.entry_stop = item.entry_stop;
-            metadata.events = item.entry_stop - item.entry_start;
-            metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
-            TrackedOutput<sample_analysis::DijetOutput> chunk = tracked(metadata);
-            progress->ChunkDone(metadata.events);
-            return chunk;
-          });
-  progress.reset();  // the final line, before anything else is printed
-
-  RawRun run;
-  run.window = stopwatch.Stop();
-  // Close the span and stop tracking even when the run failed, so no thread is left behind.
-  const absl::Status end_span = backend.EndSpan(*span);
-  absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);
-  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
-  if (!output.ok()) return output.status();
-  if (!end_span.ok()) return end_span;
-  if (!span_metrics.ok()) return span_metrics.status();
-  if (!tracking.ok()) return tracking.status();
-
-  run.backend = std::string(backend.name());
-  run.report = BuildWorkflowReport(output->chunk_records);
-  run.tracking = *std::move(tracking);
-  run.chunks = std::move(output->chunk_records);
-  run.spans.push_back(*std::move(span_metrics));
-  run.profiles = backend.TakeProfilesAttributedTo(run.chunks);
-  run.processor_patterns = {kProcessorName};
-  run.in_process_worker_threads = options.threads;
+  SessionOptions& session_options = options.session;
+  session_options.processor_patterns = {kSampleProcessorName};
+  session_options.in_process_worker_threads = executor->threads();
   // The sample analysis is compiled into collect: its build is collect's.
-  run.analysis_build = ToolBuildInfo();
-  result.output = std::move(output->output);
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  session_options.analysis_build = ToolBuildInfo();
+  (*session_options.metadata.mutable_configuration())["dataset_directory"] = dataset->directory;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      MeasurementSession::Start(backend, std::move(session_options));
+  if (!started.ok()) return started.status();
+  MeasurementSession* session = started->get();
+  result.session = *std::move(started);
+
+  run->progress.emplace(static_cast<int64_t>(run->items.size()));
+  std::thread driver([run, session] {
+    ChunkTrackingOptions tracking_options;
+    tracking_options.failure_policy = FailurePolicy::kContinue;
+    const auto tracked = TrackChunks(
+        [](const ChunkMetadata& metadata) {
+          // One processor per thread: it keeps its open files between chunks.
+          // operator() throws on a missing or corrupt file: TrackChunks turns that into a
+          // FAILED chunk record with the error text.
+          thread_local sample_analysis::DijetProcessor processor;
+          return processor(sample_analysis::WorkItem{metadata.dataset, metadata.file,
+                                                     metadata.entry_start, metadata.entry_stop});
+        },
+        tracking_options);
+    absl::StatusOr<sample_analysis::DijetOutput> output =
+        run->executor->Map<sample_analysis::DijetOutput>(run->items.size(), [&](size_t i) {
+          // Interrupted: hand out no more work (the rest of the queue drains at once).
+          if (session->interrupted()) {
+            run->not_started.fetch_add(1);
+            return sample_analysis::DijetOutput{};
+          }
+          const sample_analysis::WorkItem& item = run->items[i];
+          ChunkMetadata metadata;
+          metadata.dataset = item.dataset;
+          metadata.file = item.file;
+          metadata.entry_start = item.entry_start;
+          metadata.entry_stop = item.entry_stop;
+          metadata.events = item.entry_stop - item.entry_start;
+          metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
+          TrackedOutput<sample_analysis::DijetOutput> chunk = tracked(metadata);
+          for (v1::ChunkRecord& record : chunk.chunk_records) {
+            session->RecordChunk(std::move(record));
+          }
+          run->progress->ChunkDone(metadata.events);
+          return std::move(chunk.output);
+        });
+    std::lock_guard<std::mutex> lock(run->mu);
+    run->output = std::move(output);
+    run->done = true;
+    run->done_changed.notify_all();
+  });
+
+  bool finished = false;
+  while (!finished) {
+    std::unique_lock<std::mutex> lock(run->mu);
+    run->done_changed.wait_for(lock, std::chrono::milliseconds(100));
+    finished = run->done;
+    // A chunk that outlives the grace period is left to run: the process exits without it.
+    if (!finished && absl::Now() >= session->work_deadline()) break;
+  }
+  // The final line (and its newline), before anything else is printed.
+  run->progress->Finish();
+  if (finished) {
+    driver.join();
+  } else {
+    driver.detach();
+    result.chunk_left_running = true;
+  }
+
+  RunOutputs outputs;
+  absl::StatusOr<sample_analysis::DijetOutput> output = sample_analysis::DijetOutput{};
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    if (finished) output = std::move(run->output);
+  }
+  if (!output.ok()) return output.status();
+  result.chunks_not_started = run->not_started.load();
+  if (session->interrupted()) {
+    v1::Warning& warning = outputs.warnings.emplace_back();
+    warning.set_code("interrupted");
+    warning.set_message(absl::StrCat(
+        "interrupted (", session->interruption(), "): ", result.chunks_not_started, " of ",
+        run->items.size(), " chunks not started",
+        result.chunk_left_running ? "; a chunk still running after the grace period is missing"
+                                  : ""));
+  }
+  absl::StatusOr<v1::Measurement> measurement = session->Finish(std::move(outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
+  result.output = *std::move(output);
   return result;
 }
 

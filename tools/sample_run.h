@@ -1,14 +1,17 @@
-// The built-in sample analysis run end to end on the threadpool backend: ensure the sample
-// dataset, chunk it, run the dijet processor over the chunks on N threads with every chunk
-// tracked, sample the workers while it runs, and assemble the measurement.
+// The built-in sample analysis on the thread pool, around one measurement session: ensure the
+// sample dataset, chunk it, start the session, run the dijet processor over the chunks with
+// every chunk tracked, finish the session.
 #ifndef ROASTCOFFEA_TOOLS_SAMPLE_RUN_H_
 #define ROASTCOFFEA_TOOLS_SAMPLE_RUN_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
+#include "backends/metrics_backend.h"
+#include "backends/threadpool/executor.h"
+#include "collector/measurement_session.h"
 #include "schema/measurement.pb.h"
 #include "tools/sample_analysis/dijet_processor.h"
 #include "tools/sample_analysis/sample_dataset.h"
@@ -21,29 +24,30 @@ struct SampleRunOptions {
   std::string cache_dir;
   // Entries per chunk.
   int64_t chunk_size = 25000;
-  // Worker threads (>= 1).
-  int threads = 1;
-  // Worker-tracking sampling interval (> 0).
-  absl::Duration interval = absl::Milliseconds(250);
-  // Statistical CPU profile of the worker threads (measurement.profiles), at profile_hz
-  // samples per second of each thread's CPU time (1..1000).
-  bool profile = false;
-  int profile_hz = 100;
+  // The session's; the run adds its processor, threads, build and dataset directory.
+  SessionOptions session;
 };
 
 struct SampleRunResult {
-  // Report, tracking data, chunk records, spans and aggregated metrics; metadata has the clock
-  // fields (start, end, elapsed, process CPU), host, backend and schema version filled in.
+  // Finished: Save the measurement with it (it also decides what an interruption saves).
+  std::unique_ptr<MeasurementSession> session;
   v1::Measurement measurement;
-  // The physics result.
+  // The physics result of the chunks that ran.
   sample_analysis::DijetOutput output;
   std::string dataset_directory;
   bool dataset_generated = false;
+  // Interrupted: chunks never started, and whether one was still running when the grace period
+  // ended (its thread is left behind: the process should exit without unwinding).
+  int64_t chunks_not_started = 0;
+  bool chunk_left_running = false;
 };
 
-// Errors name the offending option or file. Failed chunks do not make the run fail: they are
-// kept as FAILED chunk records (see measurement.metrics().chunks().num_failed_chunks()).
-absl::StatusOr<SampleRunResult> RunSampleAnalysis(const SampleRunOptions& options);
+// Runs the sample analysis on `executor`, which `backend` samples. Errors name the offending
+// option or file. Failed chunks do not make the run fail: they are kept as FAILED chunk records.
+// On SIGINT/SIGTERM no chunk starts any more; those running get the session's grace period.
+absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backend,
+                                                  std::shared_ptr<ThreadPoolExecutor> executor,
+                                                  SampleRunOptions options);
 
 }  // namespace roastcoffea
 

@@ -90,7 +90,7 @@ Collected Collect(const std::string& run) {
   options.logs = absl::StrCat(dir, "transactions,", dir, "performance");
   TaskVineMetricsBackend backend(options);
   ExternalRunOptions run_options;
-  run_options.interval = absl::Seconds(1);
+  run_options.session.interval = absl::Seconds(1);
   absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, run_options);
   EXPECT_TRUE(result.ok()) << result.status();
   Collected out;

@@ -94,7 +94,8 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // nothing new.
   std::vector<v1::Profile> TakeProfiles() override;
   // The same, with samples attributed to these chunk records (by thread_index and time).
-  std::vector<v1::Profile> TakeProfilesAttributedTo(absl::Span<const v1::ChunkRecord> chunks);
+  std::vector<v1::Profile> TakeProfilesAttributedTo(
+      absl::Span<const v1::ChunkRecord> chunks) override;
 
  private:
   // Counters of one worker thread at one instant.

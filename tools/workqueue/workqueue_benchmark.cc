@@ -21,6 +21,9 @@
 #include "instrumentation/chunk_tracking.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/sample_analysis/dijet_processor.h"
+#include "backends/threadpool/executor.h"
+#include "backends/threadpool/threadpool_backend.h"
+#include "backends/threadpool/threadpool_backend.h"
 #include "tools/sample_run.h"
 #include "tools/workqueue/chunk_task.h"
 #include "tools/workqueue/local_workers.h"
@@ -175,13 +178,23 @@ BENCHMARK(BM_ThroughputWorkQueue)
     ->Iterations(2);
 
 void BM_ThroughputThreadPool(benchmark::State& state) {
-  SampleRunOptions options;
-  options.dataset = Spec();
-  options.cache_dir = CacheDir();
-  options.threads = static_cast<int>(state.range(0));
   int64_t events = 0;
   for (auto _ : state) {
-    absl::StatusOr<SampleRunResult> result = RunSampleAnalysis(options);
+    SampleRunOptions options;
+    options.dataset = Spec();
+    options.cache_dir = CacheDir();
+    options.session.handle_signals = false;
+    options.session.output_dir = "";
+    absl::StatusOr<std::unique_ptr<ThreadPoolExecutor>> created =
+        ThreadPoolExecutor::Create(ThreadPoolOptions{static_cast<int>(state.range(0))});
+    if (!created.ok()) {
+      state.SkipWithError(std::string(created.status().message()).c_str());
+      return;
+    }
+    std::shared_ptr<ThreadPoolExecutor> executor = *std::move(created);
+    ThreadPoolMetricsBackend backend(executor.get());
+    absl::StatusOr<SampleRunResult> result =
+        RunSampleAnalysis(backend, executor, std::move(options));
     if (!result.ok()) {
       state.SkipWithError(std::string(result.status().message()).c_str());
       return;

@@ -1,23 +1,15 @@
-#include "tools/measurement_builder.h"
+#include "collector/assemble_measurement.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <utility>
 
 #include "aggregation/aggregate.h"
-#include "host/build_info.h"
+#include "collector/tool_build.h"
 #include "host/host_warnings.h"
 
 namespace roastcoffea {
 namespace {
-
-double ProcessCpuSeconds() {
-  struct rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
   const int64_t nanos = absl::ToUnixNanos(time);
@@ -27,32 +19,12 @@ void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
 
 }  // namespace
 
-RunStopwatch::RunStopwatch()
-    : start_(absl::Now()),
-      steady_start_(std::chrono::steady_clock::now()),
-      cpu_start_(ProcessCpuSeconds()),
-      host_start_(host::TakeHostSnapshot()) {}
-
-RunWindow RunStopwatch::Stop() const {
-  RunWindow window;
-  window.process_cpu_seconds = ProcessCpuSeconds() - cpu_start_;
-  window.elapsed_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
-  window.start = start_;
-  window.end = absl::Now();
-  window.host_facts =
-      host::HostFactsOverRun(host_start_, host::TakeHostSnapshot(), window.elapsed_seconds);
-  return window;
-}
-
 std::string HostName() {
   char buffer[256] = {};
   if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
   return buffer;
 }
 
-// This file is compiled into collect with Bazel's -c mode (tools/BUILD).
-v1::BuildInfo ToolBuildInfo() { return ROASTCOFFEA_BUILD_INFO(); }
 
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   v1::Measurement measurement;

@@ -1,4 +1,4 @@
-#include "tools/workflow_report.h"
+#include "collector/workflow_report.h"
 
 #include <string>
 

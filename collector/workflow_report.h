@@ -1,7 +1,7 @@
 // The workflow report of an in-process run, built from its chunk records: what Coffea's Runner
 // reports for a Dask run (events, bytes read, process time, chunks), with per-dataset counters.
-#ifndef ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_
-#define ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_
+#ifndef ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_
+#define ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_
 
 #include <vector>
 
@@ -17,4 +17,4 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_WORKFLOW_REPORT_H_
+#endif  // ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_

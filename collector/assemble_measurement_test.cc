@@ -1,4 +1,5 @@
-#include "tools/measurement_builder.h"
+#include "collector/assemble_measurement.h"
+#include "collector/tool_build.h"
 
 #include <utility>
 

@@ -1,43 +1,18 @@
 // Turning one run's raw records into a measurement, the same way for every backend: the clocks
-// of the run (UTC instants, monotonic elapsed time, process CPU time), the host it ran on, the
-// builds, the metadata, the warnings, and the aggregated metrics.
-#ifndef ROASTCOFFEA_TOOLS_MEASUREMENT_BUILDER_H_
-#define ROASTCOFFEA_TOOLS_MEASUREMENT_BUILDER_H_
+// of the run, the host it ran on, the builds, the metadata, the warnings, and the aggregated
+// metrics. Internal to //collector: MeasurementSession is the way in.
+#ifndef ROASTCOFFEA_COLLECTOR_ASSEMBLE_MEASUREMENT_H_
+#define ROASTCOFFEA_COLLECTOR_ASSEMBLE_MEASUREMENT_H_
 
-#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
-#include "host/host_facts.h"
+#include "collector/run_stopwatch.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
-
-// The run's window on every clock we report.
-struct RunWindow {
-  absl::Time start;  // UTC
-  absl::Time end;    // UTC
-  double elapsed_seconds = 0;      // monotonic
-  double process_cpu_seconds = 0;  // getrusage(RUSAGE_SELF), user + system
-  // This machine over the run (snapshots at construction and at Stop()).
-  std::optional<v1::HostFacts> host_facts;
-};
-
-// Started at construction; Stop() reads every clock, and the host, again.
-class RunStopwatch {
- public:
-  RunStopwatch();
-  RunWindow Stop() const;
-
- private:
-  absl::Time start_;
-  std::chrono::steady_clock::time_point steady_start_;
-  double cpu_start_;
-  host::HostSnapshot host_start_;
-};
 
 struct RawRun {
   RunWindow window;
@@ -53,7 +28,7 @@ struct RawRun {
   std::vector<std::string> processor_patterns;
   // Threads of this process that ran the analysis (threadpool); absent when it ran elsewhere.
   std::optional<int> in_process_worker_threads;
-  // How the measured code was built, when known (the built-in sample analysis: ToolBuildInfo()).
+  // How the measured code was built, when known (the built-in sample analysis: collect's).
   std::optional<v1::BuildInfo> analysis_build;
 };
 
@@ -63,11 +38,8 @@ struct RawRun {
 // Errors are aggregation's (bad input, named).
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run);
 
-// How collect itself was built (Bazel's -c mode, compiler, optimisation, assertions).
-v1::BuildInfo ToolBuildInfo();
-
 std::string HostName();
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_MEASUREMENT_BUILDER_H_
+#endif  // ROASTCOFFEA_COLLECTOR_ASSEMBLE_MEASUREMENT_H_

@@ -1,0 +1,387 @@
+#include "collector/measurement_session.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "backends/chunk_join.h"
+#include "collector/assemble_measurement.h"
+#include "collector/interruption.h"
+#include "collector/run_stopwatch.h"
+#include "collector/workflow_report.h"
+#include "export/measurement_io.h"
+
+namespace roastcoffea {
+namespace {
+
+// The whole run's span: what the tool watched, not one of the workload's own spans.
+constexpr char kSpanName[] = "collect window";
+
+v1::Warning Warning(const std::string& code, std::string message) {
+  v1::Warning warning;
+  warning.set_code(code);
+  warning.set_message(std::move(message));
+  return warning;
+}
+
+}  // namespace
+
+class MeasurementSession::Impl {
+ public:
+  Impl(AbstractMetricsBackend& backend, SessionOptions options)
+      : backend_(backend), options_(std::move(options)) {}
+  // The interruption's thread uses the fields below: it goes first.
+  ~Impl() { interruption_.reset(); }
+
+  absl::Status Start();
+  absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
+  absl::StatusOr<std::string> Save(const v1::Measurement& measurement);
+  // A default name (the start time to the second) moves to "-2", "-3", ... when another run
+  // started in the same second; a name the user chose is never changed.
+  absl::StatusOr<std::string> SaveUnderItsName(const v1::Measurement& measurement) {
+    return options_.metadata.name().empty()
+               ? SaveMeasurementUnderFreeName(measurement, options_.output_dir,
+                                              measurement.metadata().name())
+               : SaveMeasurement(measurement, options_.output_dir, measurement.metadata().name());
+  }
+  std::string interruption() const;
+  void RecordChunk(v1::ChunkRecord record) {
+    std::lock_guard<std::mutex> lock(mu_);
+    chunks_.push_back(std::move(record));
+  }
+
+  AbstractMetricsBackend& backend_;
+  const SessionOptions options_;
+  std::unique_ptr<Interruption> interruption_;
+
+ private:
+  // Where the run is, for the interruption's description and the last-resort save.
+  enum class State {
+    kStarting,
+    kRunning,
+    kStopping,
+    kAssembling,  // the backend's part is done: our own bounded work from here on
+    kFinished,    // Finish returned: the caller prints and saves
+    kSaving,
+    kSaved,
+    kSavingWhatIsThere,
+  };
+
+  // The last-resort save is under way and ends the process: nothing else may start.
+  [[noreturn]] static void WaitForTheLastResort() {
+    while (true) pause();
+  }
+  void NoteSignal() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!interrupted_in_.has_value()) interrupted_in_ = state_;
+  }
+  void SetState(State state) {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = state;
+  }
+  static const char* PhaseName(State state);
+  // The name, tool version, command line, configuration; the interruption.
+  void CompleteMetadata(v1::Measurement* measurement, absl::Time start) const;
+  // Runs on the interruption's thread when the run has not started saving in time.
+  void SaveWhatIsThere();
+
+  std::optional<RunStopwatch> stopwatch_;
+  std::optional<SpanId> span_;
+  std::vector<v1::Warning> warnings_;  // the session's own (a span it could not open)
+
+  mutable std::mutex mu_;  // guards the fields below
+  State state_ = State::kStarting;
+  // The phase when the first signal arrived (kept here: State moves on).
+  std::optional<State> interrupted_in_;
+  std::vector<v1::ChunkRecord> chunks_;
+};
+
+const char* MeasurementSession::Impl::PhaseName(State state) {
+  switch (state) {
+    case State::kStarting:
+      return "starting tracking";
+    case State::kRunning:
+      return "running";
+    case State::kStopping:
+      return "stopping tracking";
+    case State::kAssembling:
+      return "assembling the measurement";
+    case State::kFinished:
+    case State::kSaving:
+    case State::kSavingWhatIsThere:
+      return "saving";
+    case State::kSaved:
+      return "after saving";
+  }
+  return "running";
+}
+
+absl::Status MeasurementSession::Impl::Start() {
+  if (options_.interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "interval must be positive, got ", absl::FormatDuration(options_.interval)));
+  }
+  if (options_.handle_signals) {
+    // Before the backend starts any thread, and before a connect that may hang.
+    InterruptionOptions interruption;
+    interruption.program = options_.program_name;
+    interruption.exit_code = kInterruptedExitCode;
+    interruption.deadline_delay = options_.grace_period + options_.finish_timeout;
+    interruption.on_signal = [this] { NoteSignal(); };
+    interruption.on_deadline = [this] { SaveWhatIsThere(); };
+    absl::StatusOr<std::unique_ptr<Interruption>> installed =
+        Interruption::Install(std::move(interruption));
+    if (!installed.ok()) return installed.status();
+    interruption_ = *std::move(installed);
+  }
+  stopwatch_.emplace();
+  if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
+    return status;
+  }
+  if (backend_.SupportsFineMetrics()) {
+    absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
+    if (span.ok()) {
+      span_ = *span;
+    } else {
+      warnings_.push_back(
+          Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
+    }
+  }
+  SetState(State::kRunning);
+  return absl::OkStatus();
+}
+
+std::string MeasurementSession::Impl::interruption() const {
+  if (!Interruption::triggered()) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  return absl::StrCat(SignalName(Interruption::signal_number()), " while ",
+                      PhaseName(interrupted_in_.value_or(state_)));
+}
+
+void MeasurementSession::Impl::CompleteMetadata(v1::Measurement* measurement,
+                                                absl::Time start) const {
+  v1::MeasurementMetadata& metadata = *measurement->mutable_metadata();
+  metadata.set_name(options_.metadata.name().empty() ? MeasurementDirectoryName(start)
+                                                     : options_.metadata.name());
+  metadata.set_tool_version(options_.metadata.tool_version());
+  *metadata.mutable_command_line() = options_.metadata.command_line();
+  for (const auto& [key, value] : options_.metadata.configuration()) {
+    (*metadata.mutable_configuration())[key] = value;
+  }
+  bool planned_end = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A run that ends on a signal ends as planned only if the signal came while it ran.
+    planned_end = options_.signal_is_the_end && state_ != State::kSavingWhatIsThere &&
+                  interrupted_in_.value_or(state_) == State::kRunning;
+  }
+  if (const std::string interruption = this->interruption();
+      !interruption.empty() && !planned_end) {
+    metadata.set_interrupted(true);
+    metadata.set_interruption(interruption);
+  }
+}
+
+absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outputs) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (state_ == State::kSavingWhatIsThere) {
+      lock.unlock();
+      WaitForTheLastResort();
+    }
+    if (state_ != State::kRunning) {
+      return absl::FailedPreconditionError("Finish may be called once, after Start");
+    }
+    if (Interruption::triggered() && !interrupted_in_.has_value()) interrupted_in_ = state_;
+    state_ = State::kStopping;
+  }
+  RawRun run;
+  run.window = stopwatch_->Stop();
+  std::vector<v1::Warning> warnings = warnings_;
+  if (span_.has_value()) {
+    const absl::Status ended = backend_.EndSpan(*span_);
+    absl::StatusOr<v1::Span> metrics =
+        ended.ok() ? backend_.GetSpanMetrics(*span_) : absl::StatusOr<v1::Span>(ended);
+    if (metrics.ok()) {
+      run.spans.push_back(*std::move(metrics));
+    } else {
+      warnings.push_back(
+          Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
+    }
+  }
+  absl::StatusOr<v1::TrackingData> tracking = backend_.StopTracking();
+  if (!tracking.ok()) return tracking.status();
+  for (v1::Warning& warning : backend_.CodedWarnings()) warnings.push_back(std::move(warning));
+  for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
+
+  // A finished run is framed by its own record, not by the time it took us to read it.
+  if (const std::optional<AbstractMetricsBackend::RecordedWindow> recorded =
+          backend_.RecordedRunWindow();
+      recorded.has_value()) {
+    run.window.start = recorded->start;
+    run.window.end = recorded->end;
+    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
+    // A run that ended before we read it happened on other machines at another time: this
+    // machine's load and steal now say nothing about it, and must not warn as if they did.
+    if (backend_.ReadsFinishedRun()) run.window.host_facts.reset();
+  }
+  std::vector<v1::ChunkRecord> instrumented;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    instrumented = std::move(chunks_);
+    chunks_.clear();
+  }
+  for (v1::ChunkRecord& chunk : outputs.chunks) instrumented.push_back(std::move(chunk));
+  ChunkJoinResult joined = JoinChunkRecords(backend_.TakeChunkRecords(), std::move(instrumented));
+  run.chunks = std::move(joined.records);
+  for (std::string& warning : joined.warnings) {
+    warnings.push_back(Warning("collector", std::move(warning)));
+  }
+  if (outputs.report.has_value()) {
+    run.report = *std::move(outputs.report);
+  } else if (!run.chunks.empty()) {
+    // Without a report, the chunk records are the best account of what was processed.
+    run.report = BuildWorkflowReport(run.chunks);
+  }
+  run.profiles = backend_.TakeProfilesAttributedTo(run.chunks);
+  SetState(State::kAssembling);
+  run.backend = std::string(backend_.name());
+  run.tracking = *std::move(tracking);
+  run.warnings = std::move(warnings);
+  run.processor_patterns = options_.processor_patterns;
+  run.in_process_worker_threads = options_.in_process_worker_threads;
+  run.analysis_build = options_.analysis_build;
+  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  if (!measurement.ok()) return measurement.status();
+  CompleteMetadata(&*measurement, stopwatch_->start());
+  SetState(State::kFinished);
+  return measurement;
+}
+
+absl::StatusOr<std::string> MeasurementSession::Impl::Save(const v1::Measurement& measurement) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (state_ == State::kSavingWhatIsThere) {
+      lock.unlock();
+      WaitForTheLastResort();
+    }
+    state_ = State::kSaving;
+  }
+  absl::StatusOr<std::string> saved = SaveUnderItsName(measurement);
+  SetState(State::kSaved);
+  return saved;
+}
+
+void MeasurementSession::Impl::SaveWhatIsThere() {
+  RawRun run;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // The run's own save is close: aggregation and writing files are bounded.
+    if (state_ == State::kAssembling || state_ == State::kFinished || state_ == State::kSaving ||
+        state_ == State::kSaved) {
+      return;
+    }
+    if (!interrupted_in_.has_value()) interrupted_in_ = state_;
+    // The planned end of a run that ends on a signal: its end phase is the usual one (a second
+    // signal still exits at once).
+    if (options_.signal_is_the_end && *interrupted_in_ == State::kRunning) return;
+    state_ = State::kSavingWhatIsThere;
+    run.chunks = chunks_;
+  }
+  const std::string why = interruption();
+  run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch().Stop();
+  run.backend = std::string(backend_.name());
+  if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
+  run.warnings = warnings_;
+  run.warnings.push_back(Warning(
+      "interrupted",
+      absl::StrCat("interrupted (", why, ") and the run did not stop within ",
+                   absl::FormatDuration(options_.grace_period + options_.finish_timeout),
+                   ": saved without the backend's tracking data, spans and profiles")));
+  run.processor_patterns = options_.processor_patterns;
+  run.in_process_worker_threads = options_.in_process_worker_threads;
+  run.analysis_build = options_.analysis_build;
+  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  std::fflush(stdout);
+  if (!measurement.ok()) {
+    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n",
+                 options_.program_name.c_str(), why.c_str(),
+                 std::string(measurement.status().message()).c_str());
+    _exit(1);
+  }
+  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : absl::Now());
+  absl::StatusOr<std::string> saved =
+      SaveUnderItsName(*measurement);
+  if (!saved.ok()) {
+    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n",
+                 options_.program_name.c_str(), why.c_str(),
+                 std::string(saved.status().message()).c_str());
+    _exit(1);
+  }
+  std::fprintf(stderr,
+               "\n%s: interrupted (%s); the run did not stop in time: what was done (%d chunks) "
+               "saved to %s\n",
+               options_.program_name.c_str(), why.c_str(), measurement->chunks_size(),
+               saved->c_str());
+  std::fflush(stderr);
+  _exit(kInterruptedExitCode);
+}
+
+absl::StatusOr<std::unique_ptr<MeasurementSession>> MeasurementSession::Start(
+    AbstractMetricsBackend& backend, SessionOptions options) {
+  auto impl = std::make_unique<Impl>(backend, std::move(options));
+  if (absl::Status status = impl->Start(); !status.ok()) return status;
+  return std::unique_ptr<MeasurementSession>(new MeasurementSession(std::move(impl)));
+}
+
+MeasurementSession::MeasurementSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+MeasurementSession::~MeasurementSession() = default;
+
+const SessionOptions& MeasurementSession::options() const { return impl_->options_; }
+
+bool MeasurementSession::interrupted() const {
+  return impl_->interruption_ != nullptr && Interruption::triggered();
+}
+
+bool MeasurementSession::WaitForInterruption(absl::Time deadline) {
+  if (impl_->interruption_ == nullptr) {
+    absl::SleepFor(deadline - absl::Now());
+    return false;
+  }
+  return impl_->interruption_->WaitUntil(deadline);
+}
+
+absl::Time MeasurementSession::work_deadline() const {
+  if (!interrupted()) return absl::InfiniteFuture();
+  const absl::Time at = impl_->interruption_->triggered_at();
+  // Between the handler and the watcher noticing it: count from now.
+  return (at == absl::InfiniteFuture() ? absl::Now() : at) + impl_->options_.grace_period;
+}
+
+std::string MeasurementSession::interruption() const {
+  return impl_->interruption_ == nullptr ? "" : impl_->interruption();
+}
+
+void MeasurementSession::ForwardSignalsTo(pid_t pid) {
+  if (impl_->interruption_ != nullptr) Interruption::ForwardTo(pid);
+}
+
+void MeasurementSession::RecordChunk(v1::ChunkRecord record) {
+  impl_->RecordChunk(std::move(record));
+}
+
+absl::StatusOr<v1::Measurement> MeasurementSession::Finish(RunOutputs outputs) {
+  return impl_->Finish(std::move(outputs));
+}
+
+absl::StatusOr<std::string> MeasurementSession::Save(const v1::Measurement& measurement) {
+  return impl_->Save(measurement);
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,141 @@
+// MeasurementSession: one measurement from start to saved directory, the same way for every
+// backend and every caller (collect's runs, or your own C++ analysis).
+//
+//   SessionOptions options;
+//   options.metadata.set_name("my-run");                // default: the UTC start time
+//   options.output_dir = "measurements";
+//   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+//       MeasurementSession::Start(backend, options);
+//   ... run the work; session->RecordChunk(record) as each chunk ends, and stop handing out
+//   ... work once session->interrupted() ...
+//   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+//   absl::StatusOr<std::string> directory = (*session)->Save(*measurement);  // collect show DIR
+//
+// The session owns the clocks (UTC, monotonic, process CPU, host facts), the backend's tracking
+// and its "coffea-processing" span, the stop, profiles and warnings, the join of the engine's
+// chunk records with the instrumentation's, the report built from chunk records when the run
+// has none, the host metadata and the aggregation.
+//
+// Interruption (when options.handle_signals): from Start until the session is destroyed, the
+// first SIGINT or SIGTERM makes interrupted() true, wakes WaitForInterruption, and is passed on
+// to the process given to ForwardSignalsTo (if it was sent with kill(); Ctrl-C reaches the
+// process group already). The run then has options.grace_period to let running work end
+// (work_deadline()), and options.finish_timeout more to Finish and Save a measurement with
+// metadata.interrupted set. If by then the backend has not given up its records (a hung
+// connect, stop or profile fetch) or the run has not called Finish, the session saves what it
+// has (clocks, recorded chunks, host facts; no tracking data) itself, prints where, and exits
+// the process with kInterruptedExitCode. A second signal exits at once with that code.
+//
+// Thread-safety: Start, Finish and Save from one controlling thread; interrupted(),
+// RecordChunk and WaitForInterruption from any thread.
+#ifndef ROASTCOFFEA_COLLECTOR_MEASUREMENT_SESSION_H_
+#define ROASTCOFFEA_COLLECTOR_MEASUREMENT_SESSION_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "backends/metrics_backend.h"
+#include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// The exit status of an interrupted run (128 + SIGINT, as shells report Ctrl-C), whichever of
+// SIGINT or SIGTERM interrupted it.
+inline constexpr int kInterruptedExitCode = 130;
+
+struct SessionOptions {
+  // Seconds between two samples of the engine (> 0).
+  absl::Duration interval = absl::Seconds(1);
+  // Fine-metric task prefixes (or glob patterns) that are the processor's; the rest is overhead.
+  std::vector<std::string> processor_patterns;
+  // Threads of this process that run the analysis; unset when it runs elsewhere.
+  std::optional<int> in_process_worker_threads;
+  // How the measured code was built, when known (ToolBuildInfo() for code built with it).
+  std::optional<v1::BuildInfo> analysis_build;
+  // Copied into the measurement: name (default: the UTC start time, as a directory name),
+  // tool_version, command_line, configuration. The clocks, host and backend are the session's.
+  v1::MeasurementMetadata metadata;
+  // Save writes <output_dir>/<metadata.name>/.
+  std::string output_dir = "measurements";
+
+  // SIGINT/SIGTERM as described above. Off: the signals keep their usual effect.
+  bool handle_signals = true;
+  absl::Duration grace_period = absl::Seconds(2);
+  absl::Duration finish_timeout = absl::Seconds(3);
+  // The run has no end of its own but a signal (tracking "until Ctrl-C"): a first signal while
+  // it runs ends it as planned: the measurement is not marked interrupted, and the session does
+  // not save by itself however long the end takes (a second signal still exits at once). A
+  // signal while starting is an interruption as usual.
+  bool signal_is_the_end = false;
+  // Prefix of the messages an interruption prints.
+  std::string program_name = "roastcoffea";
+};
+
+// What the run produced besides the chunks given to RecordChunk.
+struct RunOutputs {
+  // Chunk records the run wrote elsewhere (e.g. a cluster command's file); joined with the
+  // backend's own by task id.
+  std::vector<v1::ChunkRecord> chunks;
+  // The engine's report (Coffea's). Without one, the chunk records are the report.
+  std::optional<v1::WorkflowReport> report;
+  // What the run found worth saying (unreadable files, chunks not started), each with a code.
+  std::vector<v1::Warning> warnings;
+};
+
+class MeasurementSession {
+ public:
+  // Starts the clocks and the backend's tracking, and opens the span where the backend has fine
+  // metrics (a span that cannot be opened is a warning). Errors: InvalidArgument for a
+  // non-positive interval; the backend's; FailedPrecondition when another session handles
+  // signals in this process.
+  static absl::StatusOr<std::unique_ptr<MeasurementSession>> Start(
+      AbstractMetricsBackend& backend, SessionOptions options);
+  ~MeasurementSession();
+  MeasurementSession(const MeasurementSession&) = delete;
+  MeasurementSession& operator=(const MeasurementSession&) = delete;
+
+  // Lock-free: a first SIGINT/SIGTERM arrived; stop handing out work.
+  bool interrupted() const;
+  // Until the first signal or `deadline`; true when interrupted. Without handle_signals it
+  // sleeps until `deadline`: give a finite one.
+  bool WaitForInterruption(absl::Time deadline);
+  // Running work should have ended by then: the first signal + grace_period (InfiniteFuture
+  // before any signal).
+  absl::Time work_deadline() const;
+  // "SIGINT while running" (the signal and the session's phase then); "" when not interrupted.
+  std::string interruption() const;
+  // The command the run started, to which signals sent with kill() are passed on; 0: none.
+  void ForwardSignalsTo(pid_t pid);
+
+  // Thread-safe: one chunk ended. Kept for Finish (and for a save after an interruption).
+  void RecordChunk(v1::ChunkRecord record);
+
+  // Closes the span (a failure is a warning), stops tracking, and assembles the measurement of
+  // everything the backend and the run produced, aggregated. Errors: the backend's StopTracking,
+  // aggregation's (bad input, named); Finish may be called once.
+  absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
+
+  // Writes the measurement to <output_dir>/<metadata.name>/ and returns its path (as
+  // //export:measurement_io's SaveMeasurement: atomic, never overwrites).
+  absl::StatusOr<std::string> Save(const v1::Measurement& measurement);
+
+  const SessionOptions& options() const;
+
+ private:
+  class Impl;
+  explicit MeasurementSession(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_COLLECTOR_MEASUREMENT_SESSION_H_

@@ -1,0 +1,282 @@
+#include "collector/measurement_session.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "export/measurement_io.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Two workers sampled at start and stop; a span with one fine metric; optionally a StopTracking
+// that never returns (an engine that does not answer).
+class FakeBackend : public AbstractMetricsBackend {
+ public:
+  absl::string_view name() const override { return "fake"; }
+  absl::Status StartTracking(absl::Duration) override {
+    started_ = absl::Now();
+    return absl::OkStatus();
+  }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    while (hang_on_stop) absl::SleepFor(absl::Milliseconds(10));
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (absl::Time t : {started_, absl::Now()}) {
+      data.add_worker_count_time_unix_ns(absl::ToUnixNanos(t));
+      data.add_worker_count(2);
+    }
+    return data;
+  }
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view span) override {
+    if (fail_span) return absl::UnavailableError("no fine metrics today");
+    return std::string(span);
+  }
+  absl::Status EndSpan(const SpanId&) override { return absl::OkStatus(); }
+  absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override {
+    v1::Span span;
+    span.set_name(id);
+    return span;
+  }
+  bool SupportsFineMetrics() const override { return true; }
+  std::vector<std::string> Warnings() const override { return {"the logs disagree"}; }
+
+  bool fail_span = false;
+  std::atomic<bool> hang_on_stop{false};
+
+ private:
+  absl::Time started_;
+};
+
+v1::ChunkRecord Chunk(int64_t start) {
+  v1::ChunkRecord chunk;
+  chunk.set_dataset("qcd");
+  chunk.set_file("jets.root");
+  chunk.set_entry_start(start);
+  chunk.set_entry_stop(start + 100);
+  chunk.set_events(100);
+  chunk.set_duration_seconds(0.5);
+  chunk.set_start_unix_ns((1700000000 + start) * 1000000000);
+  chunk.set_end_unix_ns((1700000000 + start) * 1000000000 + 500000000);
+  chunk.set_status(v1::CHUNK_STATUS_OK);
+  return chunk;
+}
+
+SessionOptions Options(const std::string& name) {
+  SessionOptions options;
+  options.interval = absl::Milliseconds(50);
+  options.metadata.set_name(name);
+  options.metadata.set_tool_version("test");
+  (*options.metadata.mutable_configuration())["analysis"] = "session test";
+  options.output_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/measurements");
+  options.grace_period = absl::Milliseconds(200);
+  options.finish_timeout = absl::Milliseconds(300);
+  return options;
+}
+
+TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {
+  FakeBackend backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("whole-run"));
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_FALSE((*session)->interrupted());
+  EXPECT_EQ((*session)->work_deadline(), absl::InfiniteFuture());
+  (*session)->RecordChunk(Chunk(0));
+  (*session)->RecordChunk(Chunk(100));
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  const v1::MeasurementMetadata& metadata = measurement->metadata();
+  EXPECT_EQ(metadata.name(), "whole-run");
+  EXPECT_EQ(metadata.backend(), "fake");
+  EXPECT_EQ(metadata.tool_version(), "test");
+  EXPECT_EQ(metadata.configuration().at("analysis"), "session test");
+  EXPECT_FALSE(metadata.interrupted());
+  EXPECT_TRUE(metadata.has_host_facts());
+  EXPECT_EQ(measurement->chunks_size(), 2);
+  EXPECT_EQ(measurement->report().events(), 200) << "built from the chunk records";
+  EXPECT_EQ(measurement->metrics().chunks().num_chunks(), 2);
+  ASSERT_EQ(measurement->spans_size(), 1);
+  EXPECT_EQ(measurement->spans(0).name(), "coffea-processing");
+  bool backend_warning = false;
+  for (const v1::Warning& w : measurement->warnings()) {
+    backend_warning |= w.code() == "fake_warning" && w.message() == "the logs disagree";
+  }
+  EXPECT_TRUE(backend_warning);
+
+  absl::StatusOr<std::string> saved = (*session)->Save(*measurement);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_THAT(*saved, HasSubstr("whole-run"));
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->chunks_size(), 2);
+  EXPECT_FALSE((*session)->Finish(RunOutputs{}).ok()) << "Finish is called once";
+}
+
+TEST(MeasurementSessionTest, TheRunsReportAndChunksWinAndASpanErrorIsAWarning) {
+  FakeBackend backend;
+  backend.fail_span = true;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("outputs"));
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunOutputs outputs;
+  outputs.chunks = {Chunk(0)};
+  outputs.report.emplace().set_events(12345);
+  outputs.warnings.emplace_back().set_code("mine");
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(std::move(outputs));
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  EXPECT_EQ(measurement->report().events(), 12345);
+  EXPECT_EQ(measurement->chunks_size(), 1);
+  EXPECT_EQ(measurement->spans_size(), 0);
+  std::vector<std::string> codes;
+  for (const v1::Warning& w : measurement->warnings()) codes.push_back(w.code());
+  EXPECT_THAT(codes, ::testing::IsSupersetOf({"collector", "fake_warning", "mine"}));
+}
+
+TEST(MeasurementSessionTest, OneSessionHandlesSignalsAtATime) {
+  FakeBackend first_backend;
+  FakeBackend second_backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> first =
+      MeasurementSession::Start(first_backend, Options("first"));
+  ASSERT_TRUE(first.ok());
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> second =
+      MeasurementSession::Start(second_backend, Options("second"));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  SessionOptions quiet = Options("quiet");
+  quiet.handle_signals = false;
+  EXPECT_TRUE(MeasurementSession::Start(second_backend, quiet).ok());
+}
+
+TEST(MeasurementSessionTest, AFirstSignalMarksTheMeasurementInterrupted) {
+  FakeBackend backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("interrupted"));
+  ASSERT_TRUE(session.ok());
+  (*session)->RecordChunk(Chunk(0));
+  const absl::Time before = absl::Now();
+  kill(getpid(), SIGTERM);
+  EXPECT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+  EXPECT_LT(absl::Now() - before, absl::Seconds(2));
+  EXPECT_TRUE((*session)->interrupted());
+  EXPECT_LE((*session)->work_deadline(), absl::Now() + absl::Milliseconds(200));
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  EXPECT_TRUE(measurement->metadata().interrupted());
+  EXPECT_EQ(measurement->metadata().interruption(), "SIGTERM while running");
+  EXPECT_EQ(measurement->chunks_size(), 1);
+  EXPECT_TRUE((*session)->Save(*measurement).ok());
+}
+
+TEST(MeasurementSessionTest, SignalsHaveTheirUsualEffectAfterTheSession) {
+  FakeBackend backend;
+  {
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, Options("over"));
+    ASSERT_TRUE(session.ok());
+  }
+  EXPECT_EXIT(raise(SIGTERM), ::testing::KilledBySignal(SIGTERM), "");
+}
+
+using MeasurementSessionDeathTest = ::testing::Test;
+
+TEST(MeasurementSessionDeathTest, ASecondSignalExitsAtOnce) {
+  EXPECT_EXIT(
+      {
+        FakeBackend backend;
+        auto session = MeasurementSession::Start(backend, Options("twice"));
+        if (!session.ok()) std::exit(99);
+        kill(getpid(), SIGINT);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        kill(getpid(), SIGINT);
+        absl::SleepFor(absl::Seconds(5));
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "second signal: exiting at once");
+}
+
+// The engine does not answer StopTracking: the session saves what it has, by itself.
+TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
+  const std::string output_dir = Options("").output_dir;
+  EXPECT_EXIT(
+      {
+        FakeBackend backend;
+        backend.hang_on_stop = true;
+        auto session = MeasurementSession::Start(backend, Options("hung"));
+        if (!session.ok()) std::exit(99);
+        (*session)->RecordChunk(Chunk(0));
+        (*session)->RecordChunk(Chunk(100));
+        kill(getpid(), SIGINT);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        (void)(*session)->Finish(RunOutputs{});  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "saved to .*hung");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_EQ(saved->chunks_size(), 2);
+  EXPECT_FALSE(saved->has_tracking());
+}
+
+// The engine does not answer StartTracking (a connect or handshake that hangs): the signal is
+// still honoured, and what there is (the clocks, the host) saved.
+TEST(MeasurementSessionDeathTest, ASignalWhileStartingTrackingIsHonoured) {
+  class HangingStart : public FakeBackend {
+   public:
+    absl::Status StartTracking(absl::Duration) override {
+      while (true) absl::SleepFor(absl::Milliseconds(10));
+    }
+  };
+  const std::string output_dir = Options("").output_dir;
+  EXPECT_EXIT(
+      {
+        std::thread signaller([] {
+          absl::SleepFor(absl::Milliseconds(200));
+          kill(getpid(), SIGTERM);
+        });
+        signaller.detach();
+        HangingStart backend;
+        (void)MeasurementSession::Start(backend, Options("hung-start"));  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "saved to .*hung-start");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung-start");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGTERM while starting tracking");
+  EXPECT_EQ(saved->chunks_size(), 0);
+  EXPECT_TRUE(saved->metadata().has_host_facts());
+}
+
+// A signal after Finish (while saving) lets the save complete; the measurement is whole.
+TEST(MeasurementSessionTest, ASignalDuringTheSaveLetsItFinish) {
+  FakeBackend backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("signal-at-save"));
+  ASSERT_TRUE(session.ok());
+  (*session)->RecordChunk(Chunk(0));
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok());
+  kill(getpid(), SIGINT);
+  EXPECT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+  // Past the point where a run that had not finished would be saved by the session.
+  absl::SleepFor(absl::Seconds(1));
+  absl::StatusOr<std::string> saved = (*session)->Save(*measurement);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE((*session)->interrupted());
+  EXPECT_EQ((*session)->interruption(), "SIGINT while saving");
+  EXPECT_EQ(LoadMeasurement(*saved)->chunks_size(), 1);
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,37 @@
+#include "collector/run_stopwatch.h"
+
+#include <sys/resource.h>
+
+#include "absl/time/clock.h"
+
+namespace roastcoffea {
+namespace {
+
+double ProcessCpuSeconds() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+RunStopwatch::RunStopwatch()
+    : start_(absl::Now()),
+      steady_start_(std::chrono::steady_clock::now()),
+      cpu_start_(ProcessCpuSeconds()),
+      host_start_(host::TakeHostSnapshot()) {}
+
+RunWindow RunStopwatch::Stop() const {
+  RunWindow window;
+  window.process_cpu_seconds = ProcessCpuSeconds() - cpu_start_;
+  window.elapsed_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
+  window.start = start_;
+  window.end = absl::Now();
+  window.host_facts =
+      host::HostFactsOverRun(host_start_, host::TakeHostSnapshot(), window.elapsed_seconds);
+  return window;
+}
+
+}  // namespace roastcoffea

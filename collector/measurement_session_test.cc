@@ -106,7 +106,7 @@ TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {
   EXPECT_EQ(measurement->report().events(), 200) << "built from the chunk records";
   EXPECT_EQ(measurement->metrics().chunks().num_chunks(), 2);
   ASSERT_EQ(measurement->spans_size(), 1);
-  EXPECT_EQ(measurement->spans(0).name(), "coffea-processing");
+  EXPECT_EQ(measurement->spans(0).name(), "collect window");
   bool backend_warning = false;
   for (const v1::Warning& w : measurement->warnings()) {
     backend_warning |= w.code() == "fake_warning" && w.message() == "the logs disagree";

@@ -358,7 +358,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   backend_options.chunk_category = kChunkCategory;
   TaskVineMetricsBackend backend(backend_options);
   if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
-  absl::StatusOr<SpanId> span = backend.CreateSpan("coffea-processing");
+  absl::StatusOr<SpanId> span = backend.CreateSpan("collect window");
   if (!span.ok()) return span.status();
   if (absl::Status status = backend.EndSpan(*span); !status.ok()) return status;
   absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);

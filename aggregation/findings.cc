@@ -32,8 +32,10 @@ std::string Pct(double fraction) {
 
 std::string ThreeDigits(double value, absl::string_view unit) {
   const double magnitude = std::fabs(value);
-  const char* format = magnitude >= 99.95 ? "%.0f %s" : magnitude >= 9.995 ? "%.1f %s" : "%.2f %s";
-  return absl::StrFormat(format, value, unit);
+  // One constant format per branch: absl::StrFormat checks its format at compile time.
+  if (magnitude >= 99.95) return absl::StrFormat("%.0f %s", value, unit);
+  if (magnitude >= 9.995) return absl::StrFormat("%.1f %s", value, unit);
+  return absl::StrFormat("%.2f %s", value, unit);
 }
 
 std::string Seconds(double seconds) {

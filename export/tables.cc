@@ -900,8 +900,10 @@ std::string FormatDuration(double seconds) {
   const double magnitude = std::fabs(seconds);
   const auto three_digits = [](double value, absl::string_view unit) {
     const double m = std::fabs(value);
-    const char* format = m >= 99.95 ? "%.0f %s" : m >= 9.995 ? "%.1f %s" : "%.2f %s";
-    return absl::StrFormat(format, value, unit);
+    // One constant format per branch: absl::StrFormat checks its format at compile time.
+    if (m >= 99.95) return absl::StrFormat("%.0f %s", value, unit);
+    if (m >= 9.995) return absl::StrFormat("%.1f %s", value, unit);
+    return absl::StrFormat("%.2f %s", value, unit);
   };
   // Rounding to three digits may carry into the next unit (999.96 µs is "1.00 ms").
   if (magnitude < 0.9995e-6) return three_digits(seconds * 1e9, "ns");

@@ -62,7 +62,8 @@ class Warnings {
 };
 
 const Value* Find(const Struct& object, const char* key) {
-  const auto it = object.fields().find(key);
+  // A std::string key: protobuf's Map would take a `const char*` as a pointer to hash.
+  const auto it = object.fields().find(std::string(key));
   if (it == object.fields().end() || it->second.has_null_value()) return nullptr;
   return &it->second;
 }

@@ -283,6 +283,10 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     }
     if (task == nullptr) {
       if (!any_worker && now - start > absl::ToChronoSeconds(options.connect_timeout)) {
+        // The queue owns the submitted tasks and does not free them when it is deleted.
+        for (const auto& [id, unused] : pending) {
+          Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
+        }
         return absl::DeadlineExceededError(absl::StrCat(
             "no Work Queue worker connected to port ", result.port, " within ",
             absl::FormatDuration(options.connect_timeout),

@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "export/legacy_measurement.h"
 #include "export/utf8_repair.h"
+#include "io/atomic_write.h"
 #include "io/bounded_read.h"
 #include "google/protobuf/util/json_util.h"
 
@@ -139,22 +140,10 @@ class DurableFileWriter {
 };
 
 absl::Status WriteFileDurably(const std::string& path, absl::string_view contents) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-  if (fd < 0) return OsError(errno, "create file", path);
-  auto close_fd = absl::MakeCleanup([fd] { close(fd); });
-  while (!contents.empty()) {
-    const ssize_t written = write(fd, contents.data(), contents.size());
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return OsError(errno, "write", path);
-    }
-    contents.remove_prefix(static_cast<size_t>(written));
-  }
-  if (fsync(fd) != 0) return OsError(errno, "sync", path);
-  std::move(close_fd).Cancel();
-  // close can report a deferred write error (e.g. on network filesystems).
-  if (close(fd) != 0) return OsError(errno, "close", path);
-  return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<DurableFileWriter>> writer = DurableFileWriter::Create(path);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status appended = (*writer)->Append(contents); !appended.ok()) return appended;
+  return (*writer)->Finish();
 }
 
 // Makes the entries of `directory` (its files' names) durable.
@@ -239,26 +228,6 @@ absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::
                                             absl::CHexEscape(contents.substr(0, 80)), "\""));
   }
   return version;
-}
-
-// The process's umask without changing it (/proc/self/status "Umask:", Linux >= 4.7); 022
-// when it cannot be read.
-mode_t ProcessUmask() {
-  BoundedReadOptions options;
-  options.max_bytes = 1 << 16;
-  options.what = "process status";
-  absl::StatusOr<std::string> status = ReadBoundedFile("/proc/self/status", options);
-  if (status.ok()) {
-    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
-      if (!absl::ConsumePrefix(&line, "Umask:")) continue;
-      line = absl::StripAsciiWhitespace(line);
-      unsigned value = 0;
-      if (!line.empty() && sscanf(std::string(line).c_str(), "%o", &value) == 1) {
-        return static_cast<mode_t>(value & 0777);
-      }
-    }
-  }
-  return 022;
 }
 
 // Partial directories older than this are leftovers of a killed save, never a save in progress
@@ -354,7 +323,7 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   auto remove_partial = absl::MakeCleanup([&partial] { RemovePartialDirectory(partial); });
   // mkdtemp makes it 0700; a measurement on a shared facility is read by others as the umask
   // allows, like any file the user creates.
-  if (chmod(partial.c_str(), 0777 & ~ProcessUmask()) != 0) {
+  if (chmod(partial.c_str(), 0777 & ~io_internal::ProcessUmask()) != 0) {
     return OsError(errno, "set the permissions of", partial);
   }
   const std::string format_line = absl::StrCat(kFormatMagic, " ", kSchemaVersion, "\n");

@@ -10,7 +10,11 @@
 
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "io/bounded_read.h"
 
 namespace roastcoffea {
 namespace {
@@ -22,14 +26,31 @@ std::string Reason(int error) {
   return strerror_r(error, buffer, sizeof(buffer));
 }
 
-mode_t CurrentUmask() {
-  // umask() can only be read by setting it; the window is a few instructions long.
-  const mode_t mask = umask(022);
-  umask(mask);
-  return mask;
-}
 
 }  // namespace
+
+namespace io_internal {
+
+mode_t ProcessUmask() {
+  // /proc/self/status "Umask:" (Linux >= 4.7) reads it without changing it, so no other thread
+  // ever sees a temporary mask; 022 when it cannot be read.
+  BoundedReadOptions options;
+  options.max_bytes = 1 << 16;
+  options.what = "process status";
+  absl::StatusOr<std::string> status = ReadBoundedFile("/proc/self/status", options);
+  if (status.ok()) {
+    for (absl::string_view line : absl::StrSplit(*status, '\n')) {
+      if (!absl::ConsumePrefix(&line, "Umask:")) continue;
+      unsigned value = 0;
+      if (sscanf(std::string(absl::StripAsciiWhitespace(line)).c_str(), "%o", &value) == 1) {
+        return static_cast<mode_t>(value & 0777);
+      }
+    }
+  }
+  return 022;
+}
+
+}  // namespace io_internal
 
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     const std::string& path) {
@@ -42,7 +63,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
                         absl::StrCat("cannot write '", path, "': ", Reason(error)));
   }
   // mkostemp makes it 0600; the result should read like any file the user creates.
-  fchmod(fd, 0666 & ~CurrentUmask());
+  fchmod(fd, 0666 & ~io_internal::ProcessUmask());
   return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(fd, path, std::move(temporary)));
 }
 

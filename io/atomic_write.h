@@ -9,6 +9,8 @@
 #ifndef ROASTCOFFEA_IO_ATOMIC_WRITE_H_
 #define ROASTCOFFEA_IO_ATOMIC_WRITE_H_
 
+#include <sys/types.h>
+
 #include <memory>
 #include <string>
 
@@ -42,6 +44,11 @@ class AtomicFileWriter {
   std::string buffer_;
   absl::Status error_;
 };
+
+namespace io_internal {
+// The process's umask (what files the user creates get), read without changing it.
+mode_t ProcessUmask();
+}  // namespace io_internal
 
 // The whole of `contents` into `path`, atomically (above).
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents);

@@ -30,7 +30,6 @@
 //   job_queue.h               jobs shared with the helper thread on big inputs
 //   flat_metrics.cc           the original's flat key names and units
 //   key_names.cc              the original's key-name drift
-// partial_aggregate.h is the mergeable (distributed, streaming) subset of the chunk metrics.
 //
 // Clocks: every instant is UTC nanoseconds since the Unix epoch; durations (elapsed_seconds,
 // chunk durations) come from a monotonic clock. Aggregation never mixes the two: the window

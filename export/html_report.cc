@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "export/atomic_file.h"
+#include "store/atomic_file.h"
 #include "export/flame_graph.h"
 #include "export/profile_tables.h"
 #include "export/svg_plot.h"
@@ -221,7 +221,7 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
 absl::Status WriteHtmlReport(const v1::Measurement& measurement, const std::string& path,
                              const HtmlReportOptions& options) {
   const std::string html = RenderHtmlReport(measurement, options);
-  if (absl::Status written = export_internal::WriteFileAtomically(path, html); !written.ok()) {
+  if (absl::Status written = WriteOutputFileAtomically(path, html); !written.ok()) {
     return absl::Status(written.code(), absl::StrCat("the report: ", written.message()));
   }
   return absl::OkStatus();

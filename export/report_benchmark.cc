@@ -6,7 +6,7 @@
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "export/html_report.h"
-#include "export/legacy_measurement.h"
+#include "ingest/legacy_measurement.h"
 #include "export/test_measurement.h"
 #include "schema/measurement.pb.h"
 

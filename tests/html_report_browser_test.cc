@@ -18,7 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 #include "export/report_plots.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"

@@ -34,7 +34,8 @@
 #include "export/compare.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
-#include "export/measurement_io.h"
+#include "ingest/any_measurement.h"
+#include "store/measurement_io.h"
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
@@ -170,7 +171,7 @@ int Show(const std::vector<std::string>& arguments) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   absl::StatusOr<v1::Measurement> measurement =
-      LoadMeasurement(ResolveUserPath(arguments.front()));
+      LoadAnyMeasurement(ResolveUserPath(arguments.front()));
   if (!measurement.ok()) return Fail(measurement.status());
   if (const std::string format = absl::GetFlag(FLAGS_format); format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);
@@ -195,7 +196,7 @@ int Report(const std::vector<std::string>& arguments) {
   }
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   const std::string requested = absl::GetFlag(FLAGS_html_output);
   const std::string output = requested.empty() ? directory + ".html" : ResolveUserPath(requested);
@@ -219,7 +220,7 @@ int Profile(const std::vector<std::string>& arguments) {
   }
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   if (measurement->profiles_size() == 0) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
@@ -270,7 +271,7 @@ int Compare(const std::vector<std::string>& arguments) {
   if (!tables.ok()) return Fail(tables.status());
   std::vector<v1::Measurement> runs;
   for (const std::string& directory : arguments) {
-    absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
+    absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
     if (!run.ok()) return Fail(run.status());
     runs.push_back(*std::move(run));
   }

@@ -1,7 +1,7 @@
 // Reading what a Python analysis leaves for collect: Coffea's workflow report and the original
 // roastcoffea's chunk records, both as JSON files.
-#ifndef ROASTCOFFEA_TOOLS_COFFEA_JSON_H_
-#define ROASTCOFFEA_TOOLS_COFFEA_JSON_H_
+#ifndef ROASTCOFFEA_INGEST_COFFEA_JSON_H_
+#define ROASTCOFFEA_INGEST_COFFEA_JSON_H_
 
 #include <cstdint>
 #include <string>
@@ -60,4 +60,4 @@ absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path);
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_COFFEA_JSON_H_
+#endif  // ROASTCOFFEA_INGEST_COFFEA_JSON_H_

@@ -1,4 +1,4 @@
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +30,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
-#include "export/legacy_measurement.h"
-#include "export/utf8_repair.h"
+#include "store/utf8_repair.h"
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
 #include "google/protobuf/util/json_util.h"
@@ -370,7 +369,7 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
 
   // Copied only when something must change: the schema version, text that is not UTF-8
   // (which libprotobuf would write but never read back), or the name.
-  const bool utf8 = export_internal::AllStringsValidUtf8(measurement);
+  const bool utf8 = store_internal::AllStringsValidUtf8(measurement);
   std::optional<v1::Measurement> copy;
   const auto editable = [&]() -> v1::Measurement& {
     if (!copy.has_value()) copy = measurement;
@@ -379,7 +378,7 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
   if (version == 0) editable().mutable_metadata()->set_schema_version(kSchemaVersion);
   if (!utf8) {
     std::string first_path;
-    const int repaired = export_internal::RepairStringsUtf8(&editable(), &first_path);
+    const int repaired = store_internal::RepairStringsUtf8(&editable(), &first_path);
     v1::Warning& warning = *editable().add_warnings();
     warning.set_code("invalid_utf8");
     warning.set_message(absl::StrCat(
@@ -437,9 +436,6 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   if (!S_ISDIR(info.st_mode)) {
     return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory"));
   }
-
-  // The original Python tool's directories (metrics.json + start_end_time.txt, no FORMAT).
-  if (IsLegacyMeasurementDirectory(path)) return LoadLegacyMeasurement(path);
 
   const std::string format_path = JoinPath(path, kFormatFile);
   absl::StatusOr<std::string> format = ReadFile(format_path, kMaxFormatFileBytes, "a FORMAT file");

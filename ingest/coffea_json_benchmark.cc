@@ -1,6 +1,6 @@
 // Reading $ROASTCOFFEA_CHUNK_RECORDS: time and peak memory for many records (reliability
 // study D10). Peak RSS is process-wide and only grows: run one size per process, e.g.
-//   ./bazelw run -c opt //tools:coffea_json_benchmark -- --benchmark_filter=/100000
+//   ./bazelw run -c opt //ingest:coffea_json_benchmark -- --benchmark_filter=/100000
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 namespace roastcoffea {
 namespace {

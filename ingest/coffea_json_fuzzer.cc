@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "io/untrusted_json.h"
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "export/legacy_measurement.h"
+#include "ingest/legacy_measurement.h"
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
@@ -20,7 +20,7 @@
 #include "aggregation/aggregate.h"
 #include "io/bounded_read.h"
 #include "io/untrusted_json.h"
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 namespace roastcoffea {
 namespace {

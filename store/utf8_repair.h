@@ -3,8 +3,8 @@
 // proto3 `string` fields must hold UTF-8. libprotobuf serialises invalid bytes anyway (with a log
 // line) but then refuses to parse the result, so one Latin-1 byte in a command-line argument,
 // a path or a worker name from an engine's log would make a saved measurement unreadable.
-#ifndef ROASTCOFFEA_EXPORT_UTF8_REPAIR_H_
-#define ROASTCOFFEA_EXPORT_UTF8_REPAIR_H_
+#ifndef ROASTCOFFEA_STORE_UTF8_REPAIR_H_
+#define ROASTCOFFEA_STORE_UTF8_REPAIR_H_
 
 #include <string>
 
@@ -12,7 +12,7 @@
 #include "google/protobuf/message.h"
 
 namespace roastcoffea {
-namespace export_internal {
+namespace store_internal {
 
 // True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points above
 // U+10FFFF). Cost: O(size).
@@ -30,7 +30,7 @@ bool AllStringsValidUtf8(const google::protobuf::Message& message);
 // "metadata.name" or "chunks[3].worker".
 int RepairStringsUtf8(google::protobuf::Message* message, std::string* first_path);
 
-}  // namespace export_internal
+}  // namespace store_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_EXPORT_UTF8_REPAIR_H_
+#endif  // ROASTCOFFEA_STORE_UTF8_REPAIR_H_

@@ -1,4 +1,4 @@
-#include "export/atomic_file.h"
+#include "store/atomic_file.h"
 
 #include <sys/stat.h>
 
@@ -7,7 +7,6 @@
 #include "io/atomic_write.h"
 
 namespace roastcoffea {
-namespace export_internal {
 namespace {
 
 // True when `path` names one of the files of a measurement directory (one with a FORMAT file).
@@ -23,13 +22,12 @@ bool IsMeasurementFile(const std::string& path) {
 
 }  // namespace
 
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+absl::Status WriteOutputFileAtomically(const std::string& path, const std::string& contents) {
   if (IsMeasurementFile(path)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "refusing to write '", path, "': it is a file of a saved measurement, never overwritten"));
   }
-  return roastcoffea::WriteFileAtomically(path, contents);
+  return WriteFileAtomically(path, contents);
 }
 
-}  // namespace export_internal
 }  // namespace roastcoffea

@@ -1,4 +1,4 @@
-#include "export/utf8_repair.h"
+#include "store/utf8_repair.h"
 
 #include <cstdint>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
-namespace export_internal {
+namespace store_internal {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -176,5 +176,5 @@ int RepairStringsUtf8(google::protobuf::Message* message, std::string* first_pat
   return walker.repaired;
 }
 
-}  // namespace export_internal
+}  // namespace store_internal
 }  // namespace roastcoffea

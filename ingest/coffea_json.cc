@@ -1,4 +1,4 @@
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>

@@ -1,4 +1,4 @@
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 
 #include <dirent.h>
 #include <fcntl.h>

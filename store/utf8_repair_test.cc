@@ -1,10 +1,10 @@
-#include "export/utf8_repair.h"
+#include "store/utf8_repair.h"
 
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
-namespace export_internal {
+namespace store_internal {
 namespace {
 
 TEST(IsValidUtf8Test, AcceptsUtf8AndRefusesTheRest) {
@@ -47,5 +47,5 @@ TEST(RepairStringsUtf8Test, EveryStringFieldAtAnyDepthIncludingMaps) {
 }
 
 }  // namespace
-}  // namespace export_internal
+}  // namespace store_internal
 }  // namespace roastcoffea

@@ -17,15 +17,15 @@
 //   * tracking_data: worker_counts and all ten per-worker series, worker_cpu included, into
 //     TrackingData (one WorkerSeries per worker; a series sampled at other instants than the
 //     worker's memory series is held at its last value);
-//   * raw_chunk_metrics into chunk records (the original's record format, tools/coffea_json);
+//   * raw_chunk_metrics into chunk records (the original's record format, ingest/coffea_json);
 //   * raw_span_metrics (tuple-repr keys) into one Span named "legacy" with its fine metrics.
 // Naive timestamps are interpreted in `LegacyLoadOptions::naive_time_zone`. NaN and Infinity
 // tokens are read as absent values.
 //
 // Thread-safety: pure functions (LoadLegacyMeasurement reads files). Cost: linear in the size
 // of metrics.json.
-#ifndef ROASTCOFFEA_EXPORT_LEGACY_MEASUREMENT_H_
-#define ROASTCOFFEA_EXPORT_LEGACY_MEASUREMENT_H_
+#ifndef ROASTCOFFEA_INGEST_LEGACY_MEASUREMENT_H_
+#define ROASTCOFFEA_INGEST_LEGACY_MEASUREMENT_H_
 
 #include <optional>
 #include <string>
@@ -77,4 +77,4 @@ absl::StatusOr<std::vector<std::string>> ParsePythonTupleRepr(absl::string_view 
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_EXPORT_LEGACY_MEASUREMENT_H_
+#endif  // ROASTCOFFEA_INGEST_LEGACY_MEASUREMENT_H_

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "export/legacy_measurement.h"
+#include "ingest/legacy_measurement.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

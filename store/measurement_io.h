@@ -13,8 +13,8 @@
 // Thread-safety: the functions share no state; concurrent saves of the same name are safe (one
 // wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON, plus
 // four fsyncs per save; a load reads and parses one file.
-#ifndef ROASTCOFFEA_EXPORT_MEASUREMENT_IO_H_
-#define ROASTCOFFEA_EXPORT_MEASUREMENT_IO_H_
+#ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
+#define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 
 #include <cstdint>
 #include <string>
@@ -58,8 +58,8 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 
 // Loads a directory written by SaveMeasurement: from measurement.pb, or from measurement.json
 // when the .pb file is missing, or corrupt (then with a warning "measurement_pb_corrupt"). Unknown fields (from a newer v1 writer) are accepted.
-// A directory of the original Python tool (metrics.json and start_end_time.txt, no FORMAT) is
-// read with LoadLegacyMeasurement (export/legacy_measurement.h; naive times in local time).
+// Only directories of ours: one of the original Python tool (metrics.json and
+// start_end_time.txt, no FORMAT) is NotFound here; ingest/any_measurement.h reads both kinds.
 // Errors, each naming the path:
 //   NotFound            the directory, its FORMAT file, or both measurement files are missing.
 //   DataLoss            FORMAT or a measurement file is corrupt, or the message's
@@ -76,4 +76,4 @@ std::string MeasurementDirectoryName(absl::Time start);
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_EXPORT_MEASUREMENT_IO_H_
+#endif  // ROASTCOFFEA_STORE_MEASUREMENT_IO_H_

@@ -371,19 +371,13 @@ absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
 }
 
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path) {
-  BoundedReadOptions options;
-  options.max_bytes = kMaxCoffeaJsonBytes;
-  options.what = "a Coffea report";
-  absl::StatusOr<std::string> json = ReadBoundedFile(path, options);
+  absl::StatusOr<std::string> json = ReadBoundedFile(path, kMaxCoffeaJsonBytes, "a Coffea report");
   if (!json.ok()) return json.status();
   return ParseCoffeaReport(*json, path);
 }
 
 absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path) {
-  BoundedReadOptions options;
-  options.max_bytes = kMaxCoffeaJsonBytes;
-  options.what = "chunk records";
-  absl::StatusOr<std::string> json = ReadBoundedFile(path, options);
+  absl::StatusOr<std::string> json = ReadBoundedFile(path, kMaxCoffeaJsonBytes, "chunk records");
   if (!json.ok()) return json.status();
   return ParseChunkRecords(*json, path);
 }

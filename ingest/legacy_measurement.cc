@@ -393,14 +393,6 @@ absl::Status ReadSpans(const Struct& metrics, v1::Measurement* measurement) {
 constexpr int64_t kMaxMetricsJsonBytes = int64_t{256} << 20;
 constexpr int64_t kMaxSmallFileBytes = int64_t{16} << 20;
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path, int64_t max_bytes,
-                                          absl::string_view what) {
-  BoundedReadOptions options;
-  options.max_bytes = max_bytes;
-  options.what = what;
-  return ReadBoundedFile(path, options);
-}
-
 bool Exists(const std::string& path) {
   struct stat info;
   return stat(path.c_str(), &info) == 0;
@@ -630,17 +622,18 @@ absl::StatusOr<v1::Measurement> LoadLegacyMeasurement(absl::string_view director
   if (!Exists(dir)) return absl::NotFoundError(absl::StrCat(dir, ": no such directory"));
   LegacyMeasurementFiles files;
   absl::StatusOr<std::string> metrics =
-      ReadWholeFile(dir + "/metrics.json", kMaxMetricsJsonBytes, "a legacy metrics.json");
+      ReadBoundedFile(dir + "/metrics.json", kMaxMetricsJsonBytes, "a legacy metrics.json");
   if (!metrics.ok()) return metrics.status();
   files.metrics_json = *std::move(metrics);
   absl::StatusOr<std::string> times =
-      ReadWholeFile(dir + "/start_end_time.txt", kMaxSmallFileBytes, "a legacy start_end_time.txt");
+      ReadBoundedFile(dir + "/start_end_time.txt", kMaxSmallFileBytes,
+                      "a legacy start_end_time.txt");
   if (!times.ok()) return times.status();
   files.start_end_time = *std::move(times);
   for (auto [name, slot] : {std::make_pair("/metadata.json", &files.metadata_json),
                             std::make_pair("/config.json", &files.config_json)}) {
     absl::StatusOr<std::string> text =
-        ReadWholeFile(dir + name, kMaxSmallFileBytes, absl::StrCat("a legacy ", name + 1));
+        ReadBoundedFile(dir + name, kMaxSmallFileBytes, absl::StrCat("a legacy ", name + 1));
     if (text.ok()) {
       *slot = *std::move(text);
     } else if (!absl::IsNotFound(text.status())) {

@@ -91,60 +91,6 @@ absl::Status MakeDirectories(const std::string& path) {
   return absl::OkStatus();
 }
 
-// A file written in pieces through a buffer, then synced: the JSON copy of a large measurement
-// is produced record by record instead of as one string.
-class DurableFileWriter {
- public:
-  static absl::StatusOr<std::unique_ptr<DurableFileWriter>> Create(const std::string& path) {
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
-    if (fd < 0) return OsError(errno, "create file", path);
-    return std::unique_ptr<DurableFileWriter>(new DurableFileWriter(fd, path));
-  }
-  ~DurableFileWriter() {
-    if (fd_ >= 0) close(fd_);
-  }
-  absl::Status Append(absl::string_view text) {
-    buffer_.append(text.data(), text.size());
-    return buffer_.size() >= kFlushBytes ? Flush() : absl::OkStatus();
-  }
-  absl::Status Finish() {
-    if (absl::Status flushed = Flush(); !flushed.ok()) return flushed;
-    if (fsync(fd_) != 0) return OsError(errno, "sync", path_);
-    const int fd = fd_;
-    fd_ = -1;
-    // close can report a deferred write error (e.g. on network filesystems).
-    if (close(fd) != 0) return OsError(errno, "close", path_);
-    return absl::OkStatus();
-  }
-
- private:
-  static constexpr size_t kFlushBytes = 1 << 20;
-  DurableFileWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  absl::Status Flush() {
-    absl::string_view pending = buffer_;
-    while (!pending.empty()) {
-      const ssize_t written = write(fd_, pending.data(), pending.size());
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        return OsError(errno, "write", path_);
-      }
-      pending.remove_prefix(static_cast<size_t>(written));
-    }
-    buffer_.clear();
-    return absl::OkStatus();
-  }
-  int fd_;
-  const std::string path_;
-  std::string buffer_;
-};
-
-absl::Status WriteFileDurably(const std::string& path, absl::string_view contents) {
-  absl::StatusOr<std::unique_ptr<DurableFileWriter>> writer = DurableFileWriter::Create(path);
-  if (!writer.ok()) return writer.status();
-  if (absl::Status appended = (*writer)->Append(contents); !appended.ok()) return appended;
-  return (*writer)->Finish();
-}
-
 // Makes the entries of `directory` (its files' names) durable.
 absl::Status SyncDirectory(const std::string& directory) {
   const int fd = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -207,14 +153,6 @@ constexpr int64_t kMaxFormatFileBytes = 64;
 constexpr int64_t kMaxBinaryFileBytes = (int64_t{2} << 30) - 1;
 constexpr int64_t kMaxJsonFileBytes = int64_t{4} << 30;
 
-absl::StatusOr<std::string> ReadFile(const std::string& path, int64_t max_bytes,
-                                     absl::string_view what) {
-  BoundedReadOptions options;
-  options.max_bytes = max_bytes;
-  options.what = what;
-  return ReadBoundedFile(path, options);
-}
-
 // Parses FORMAT ("roastcoffea-measurement <version>\n") and returns the version.
 absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::string& path) {
   absl::string_view line = contents;
@@ -252,7 +190,7 @@ void SweepStalePartialDirectories(const std::string& parent) {
 // measurement.json written field by field and record by record, so that a run of a million
 // chunks is never held as one JSON tree (the whole-message converter needs several KB per
 // record). The result is the message's protobuf JSON with the schema's field names.
-absl::Status WriteMeasurementJson(const v1::Measurement& measurement, DurableFileWriter& out) {
+absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFileWriter& out) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
@@ -329,17 +267,17 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   for (const auto& [file, contents] :
        {std::pair<absl::string_view, absl::string_view>{kFormatFile, format_line},
         {kBinaryFile, binary}}) {
-    absl::Status written = WriteFileDurably(JoinPath(partial, file), contents);
+    absl::Status written = WriteFileAtomically(JoinPath(partial, file), contents);
     if (!written.ok()) return written;
   }
   binary.clear();
   binary.shrink_to_fit();
   {
     const std::string json_path = JoinPath(partial, kJsonFile);
-    absl::StatusOr<std::unique_ptr<DurableFileWriter>> json = DurableFileWriter::Create(json_path);
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json = AtomicFileWriter::Create(json_path);
     if (!json.ok()) return json.status();
     if (absl::Status s = WriteMeasurementJson(to_save, **json); !s.ok()) return s;
-    if (absl::Status s = (*json)->Finish(); !s.ok()) return s;
+    if (absl::Status s = (*json)->Commit(); !s.ok()) return s;
   }
   absl::Status synced = SyncDirectory(partial);
   if (!synced.ok()) return synced;
@@ -438,7 +376,8 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   }
 
   const std::string format_path = JoinPath(path, kFormatFile);
-  absl::StatusOr<std::string> format = ReadFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
+  absl::StatusOr<std::string> format =
+      ReadBoundedFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
   if (!format.ok()) {
     if (absl::IsNotFound(format.status())) {
       return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory: '",
@@ -458,7 +397,8 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   const std::string binary_path = JoinPath(path, kBinaryFile);
   const std::string json_path = JoinPath(path, kJsonFile);
   const auto load_json = [&]() -> absl::Status {
-    absl::StatusOr<std::string> json = ReadFile(json_path, kMaxJsonFileBytes, "measurement JSON");
+    absl::StatusOr<std::string> json =
+        ReadBoundedFile(json_path, kMaxJsonFileBytes, "measurement JSON");
     if (!json.ok()) return json.status();
     google::protobuf::util::JsonParseOptions json_options;
     json_options.ignore_unknown_fields = true;  // Written by a newer v1.
@@ -468,7 +408,8 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     }
     return absl::OkStatus();
   };
-  absl::StatusOr<std::string> binary = ReadFile(binary_path, kMaxBinaryFileBytes, "measurement");
+  absl::StatusOr<std::string> binary =
+      ReadBoundedFile(binary_path, kMaxBinaryFileBytes, "measurement");
   std::string source_path = binary_path;
   if (binary.ok()) {
     if (!measurement.ParseFromString(*binary)) {

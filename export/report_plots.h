@@ -1,5 +1,6 @@
-// The plots of a measurement, as SVG (export/svg_plot.h): the original tool's plots (reference
-// §1.9) that have data, plus a per-worker Gantt chart of chunks. Used by the HTML report.
+// The plots of a measurement, as SVG (export/svg_plot.h): the original tool's plots
+// (docs/reference.md §1.9) that have data, plus a per-worker Gantt chart of chunks. Used by the
+// HTML report.
 //
 // Thread-safety: pure function. Cost: linear in samples and chunk records (the throughput
 // timeline is 100 samples x chunks).

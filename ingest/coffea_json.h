@@ -41,8 +41,8 @@ struct ChunkRecordsRead {
 absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
                                                    absl::string_view source);
 
-// Parses chunk records in the original's format (reference §1.3): a JSON list of objects, or an
-// output object holding that list under "__roastcoffea_metrics__". Keys: t_start/t_end (epoch
+// Parses chunk records in the original's format (docs/reference.md §1.3): a JSON list of objects,
+// or an output object holding that list under "__roastcoffea_metrics__". Keys: t_start/t_end (epoch
 // seconds), duration (s), mem_before_mb/mem_after_mb (MiB), bytes_read, num_events, dataset,
 // file, uuid, entry_start, entry_stop, accessed_branches, accessed_bytes,
 // accessed_uncompressed_bytes, branches_read_percent, bytes_read_percent, timing/memory/bytes

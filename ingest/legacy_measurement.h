@@ -1,5 +1,6 @@
 // Reading the original Python roastcoffea's measurement directories ("roastcoffea_measurement_v1",
-// reference §1.7) into a v1::Measurement, so `collect show` and `collect compare` work on them.
+// docs/reference.md §1.7) into a v1::Measurement, so `collect show` and `collect compare` work on
+// them.
 //
 // Layout of such a directory:
 //   metrics.json        the flat metrics dict (json.dump after the original's encoding: tuple

@@ -32,10 +32,26 @@ TEST(CollectInputsTest, LegacyMetricsThatIsADirectory) {
   ASSERT_EQ(mkdir((dir + "/metrics.json").c_str(), 0755), 0);
   std::ofstream(dir + "/start_end_time.txt") << "1.0,2.0\n";
   const CollectOutcome show = RunCollect({"show", dir});
-  EXPECT_NE(show.exit_code, 0);
-  EXPECT_LT(show.exit_code, 128) << show.err;
+  // Bad input data, not bad flags: 1 (tools/exit_code.h).
+  EXPECT_EQ(show.exit_code, 1) << show.err;
   EXPECT_TRUE(absl::StrContains(show.err, "metrics.json' is a directory, not a regular file"))
       << show.err;
+}
+
+// A legacy metrics.json that is not JSON: the data parser's InvalidArgument exits 1, not 2
+// ("bad flags"), and the error names the file.
+TEST(CollectInputsTest, CorruptLegacyMetricsExitsOneNamingTheFile) {
+  const std::string dir = TempDir() + "/legacy-corrupt";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/metrics.json") << "{\"total_events\": 600000, \"elapsed_time";
+  std::ofstream(dir + "/start_end_time.txt") << "1.0,2.0\n";
+  for (const char* mode : {"show", "report", "profile"}) {
+    const CollectOutcome outcome = RunCollect({mode, dir});
+    EXPECT_EQ(outcome.exit_code, 1) << mode << ": " << outcome.err;
+    EXPECT_TRUE(absl::StrContains(outcome.err, "metrics.json")) << mode << ": " << outcome.err;
+  }
+  const CollectOutcome compare = RunCollect({"compare", dir, dir});
+  EXPECT_EQ(compare.exit_code, 1) << compare.err;
 }
 
 // FORMAT a FIFO blocked collect forever; /dev/zero grew it to an abort.
@@ -66,7 +82,7 @@ TEST(CollectInputsTest, CorruptMeasurementHasNoProtobufLogLines) {
   // Without the JSON copy, which would otherwise stand in for the corrupt .pb.
   std::remove((run + "/measurement.json").c_str());
   const CollectOutcome show = RunCollect({"show", run});
-  EXPECT_NE(show.exit_code, 0);
+  EXPECT_EQ(show.exit_code, 1) << show.err;
   EXPECT_TRUE(absl::StrContains(show.err, "measurement.pb")) << show.err;
   EXPECT_FALSE(absl::StrContains(show.err, "[libprotobuf")) << show.err;
 }

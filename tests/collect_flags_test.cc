@@ -2,6 +2,7 @@
 // another mode or backend, a bad value or a wrong number of arguments exits 2 (and nothing
 // runs); --help is generated per mode from the command table; the exit codes are the ones
 // tools/exit_code.h and README.md document.
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -120,6 +121,32 @@ TEST(CollectFlagsTest, ModeHelpListsOnlyThatModesFlags) {
     EXPECT_THAT(help.out, HasSubstr(line));
   }
   EXPECT_THAT(help.out, HasSubstr("collect report [flags] DIR"));
+}
+
+// "Show it again with: ..." names the binary as run and quotes the directory, so that the line
+// runs as printed, even with a quote, a space and a $ in the measurement's name.
+TEST(CollectFollowUpTest, PrintedCommandRunsAsPasted) {
+  const std::string name = "it's a $HOME run";
+  const CollectOutcome run = RunCollect(
+      {"--threads=1", "--events_per_file=2000", "--files_per_dataset=1", "--chunk_size=1000",
+       "--interval=0.05", "--cache_dir=" + TempDir() + "/cache",
+       "--output_dir=" + TempDir() + "/follow up", "--name=" + name, "--tables=ascii"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string prefix = "Show it again with: ";
+  const size_t start = run.out.find(prefix);
+  ASSERT_NE(start, std::string::npos) << run.out;
+  const size_t end = run.out.find('\n', start);
+  const std::string command = run.out.substr(start + prefix.size(), end - start - prefix.size());
+  EXPECT_THAT(command, HasSubstr("/tools/collect show '"));
+  EXPECT_THAT(command, HasSubstr("/follow up/it'\\''s a $HOME run'"));
+  FILE* shell = popen((command + " --tables=ascii 2>&1").c_str(), "r");
+  ASSERT_NE(shell, nullptr);
+  std::string shown;
+  char buffer[4096];
+  size_t read;
+  while ((read = fread(buffer, 1, sizeof(buffer), shell)) > 0) shown.append(buffer, read);
+  EXPECT_EQ(pclose(shell), 0) << command << "\n" << shown;
+  EXPECT_THAT(shown, HasSubstr("Measurement: it's a $HOME run")) << shown;
 }
 
 TEST(CollectFlagsTest, VersionStillWorks) {

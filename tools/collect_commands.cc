@@ -17,13 +17,14 @@ namespace roastcoffea {
 namespace {
 
 // absl's own flags: collect answers --help itself and leaves the others to absl.
+// --helpfull too: the table's help lists every flag of every mode, and absl's exits 1.
 bool IsHelpFlag(absl::string_view name) {
-  return name == "help" || name == "h" || name == "helpshort";
+  return name == "help" || name == "h" || name == "helpshort" || name == "helpfull";
 }
 
 bool IsAbslSpecialFlag(absl::string_view name) {
   static const std::set<std::string>* const kSpecial = new std::set<std::string>{
-      "helpfull", "helppackage", "helpon",    "helpmatch",  "version",
+      "helppackage", "helpon",    "helpmatch",  "version",
       "only_check_args", "flagfile", "fromenv", "tryfromenv", "undefok"};
   return kSpecial->count(std::string(name)) > 0;
 }
@@ -95,12 +96,22 @@ std::string Wrap(absl::string_view text, size_t indent) {
   return out;
 }
 
-std::string FlagHelp(absl::string_view name) {
+// "  --scheduler (string, default "", needs --backend=dask)" and its help, wrapped.
+std::string FlagHelp(absl::string_view name, const std::vector<FlagCondition>& conditions) {
   const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
   if (flag == nullptr) return absl::StrCat("  --", name, "\n");
   const std::string value = flag->DefaultValue();
+  std::string needs;
+  for (const FlagCondition& condition : conditions) {
+    if (condition.flag != name) continue;
+    std::vector<std::string> wanted;
+    for (const std::string& v : condition.values) {
+      wanted.push_back(absl::StrCat("--", condition.on_flag, "=", v));
+    }
+    absl::StrAppend(&needs, ", needs ", absl::StrJoin(wanted, " or "));
+  }
   return absl::StrCat("  --", name, " (", TypeName(*flag), ", default ",
-                      value.empty() ? "\"\"" : value, ")\n", Wrap(flag->Help(), 6));
+                      value.empty() ? "\"\"" : value, needs, ")\n", Wrap(flag->Help(), 6));
 }
 
 std::string Synopsis(absl::string_view program, const Command& command) {
@@ -128,7 +139,9 @@ std::string ClosestName(absl::string_view word, const std::vector<std::string>& 
   for (const std::string& candidate : candidates) {
     size_t distance = EditDistance(word, candidate);
     // "--dask_conn" for --dask_connect_timeout: a prefix is as good as one typo.
-    if (word.size() >= 4 && absl::StartsWith(candidate, word)) distance = std::min<size_t>(1, distance);
+    if (word.size() >= 4 && absl::StartsWith(candidate, word)) {
+      distance = std::min<size_t>(1, distance);
+    }
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;
@@ -282,7 +295,9 @@ std::string CommandHelp(absl::string_view program, const Command& command) {
   if (!command.help.empty()) absl::StrAppend(&text, "\n", command.help);
   if (!command.flags.empty()) {
     absl::StrAppend(&text, "\nFlags of '", command.name, "':\n");
-    for (const std::string& flag : command.flags) absl::StrAppend(&text, FlagHelp(flag));
+    for (const std::string& flag : command.flags) {
+      absl::StrAppend(&text, FlagHelp(flag, command.conditions));
+    }
   }
   return text;
 }
@@ -291,7 +306,9 @@ std::string ToolHelp(absl::string_view program, const std::vector<Command>& comm
                      absl::string_view intro, absl::string_view outro) {
   std::string text = absl::StrCat(intro, "\nModes (`", program, " MODE --help` for one):\n");
   std::vector<std::string> all;
+  std::vector<FlagCondition> conditions;
   for (const Command& command : commands) {
+    conditions.insert(conditions.end(), command.conditions.begin(), command.conditions.end());
     absl::StrAppend(&text, "  ", Synopsis(program, command), "\n", Wrap(command.summary, 6));
     if (!command.flags.empty()) {
       absl::StrAppend(&text, Wrap(absl::StrCat("flags: ", DashedList(command.flags)), 6));
@@ -301,7 +318,7 @@ std::string ToolHelp(absl::string_view program, const std::vector<Command>& comm
     }
   }
   absl::StrAppend(&text, "\nFlags:\n");
-  for (const std::string& flag : all) absl::StrAppend(&text, FlagHelp(flag));
+  for (const std::string& flag : all) absl::StrAppend(&text, FlagHelp(flag, conditions));
   absl::StrAppend(&text, "\n", outro);
   return text;
 }

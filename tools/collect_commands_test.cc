@@ -103,7 +103,11 @@ TEST(ScanCommandLineTest, HelpAndAbslsOwnFlagsAreNotRejected) {
   EXPECT_TRUE(line->absl_special);
   line = Scan({"--helpfull"});
   ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_TRUE(line->help);
+  line = Scan({"--flagfile", "collect.flags", "show", "DIR"});
+  ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_TRUE(line->absl_special);
+  EXPECT_THAT(line->positional, ElementsAre("show", "DIR"));
 }
 
 TEST(CheckInvocationTest, FlagOfAnotherModeIsNamed) {
@@ -159,7 +163,9 @@ TEST(HelpTest, ModeHelpListsOnlyItsFlags) {
   EXPECT_THAT(help, HasSubstr("--format (string, default table)\n      Output format."));
   EXPECT_THAT(help, Not(HasSubstr("--threads")));
   const std::string all = ToolHelp("collect", table, "intro\n", "outro\n");
-  EXPECT_THAT(all, HasSubstr("--threads (int, default 2)"));
+  EXPECT_THAT(all, HasSubstr("--threads (int, default 2, needs --backend=threadpool)"));
+  EXPECT_THAT(CommandHelp("collect", *FindCommand(table, "run")),
+              HasSubstr("--scheduler (string, default \"\", needs --backend=dask)\n"));
   EXPECT_THAT(all, HasSubstr("collect run [flags] [-- COMMAND ...]"));
   EXPECT_THAT(all, HasSubstr("collect compare [flags] A B [C ...]"));
 }

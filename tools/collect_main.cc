@@ -1,5 +1,7 @@
 // collect: run an analysis with performance metrics collected, print the tables, save the
-// measurement; or show a saved one.
+// measurement; or show a saved one. The modes are a command table (Commands() below,
+// tools/collect_commands.h): each declares its arguments and the flags it reads; the exit status
+// is tools/exit_code.h.
 //
 //   collect [flags]            run the built-in sample analysis (threadpool backend)
 //   collect show DIR           print the tables of a saved measurement
@@ -109,7 +111,8 @@ constexpr char kToolVersion[] = "0.1.0";
 constexpr char kIntro[] = R"(collect measures the performance of a chunked analysis.
 )";
 
-constexpr char kOutro[] = R"(Ctrl-C (SIGINT) or SIGTERM during a run: no new chunk starts (threadpool), or the signal is
+constexpr char kOutro[] =
+    R"(Ctrl-C (SIGINT) or SIGTERM during a run: no new chunk starts (threadpool), or the signal is
 passed on to COMMAND; running chunks or COMMAND get --grace_period seconds to end; then the
 measurement of what was done is saved, marked interrupted, and collect exits 130. A second
 signal exits at once (130) without saving.
@@ -555,7 +558,8 @@ ExitCode RunWorkQueue(int argc, char** argv) {
 
 // The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
 // when interrupted.
-ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBackend& backend) {
+ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
+                   CollectBackend& backend) {
   SampleRunOptions options;
   options.dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
   options.dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);

@@ -48,18 +48,37 @@ int64_t TimelineOriginUnixNs(const v1::Measurement& measurement) {
 
 StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
                               int bins) {
-  StepTimeline out;
-  bins = std::max(bins, 1);
-  double low = std::numeric_limits<double>::infinity();
-  double high = -std::numeric_limits<double>::infinity();
+  struct Read {
+    double start, end, bytes;
+  };
+  std::vector<Read> reads;
   bool any_bytes = false;
   for (const v1::ChunkRecord& chunk : measurement.chunks()) {
     if (!HasTimes(chunk)) continue;
-    low = std::min(low, SecondsSince(origin_unix_ns, chunk.start_unix_ns()));
-    high = std::max(high, SecondsSince(origin_unix_ns, chunk.end_unix_ns()));
+    reads.push_back({SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
+                     SecondsSince(origin_unix_ns, chunk.end_unix_ns()),
+                     static_cast<double>(chunk.compressed_bytes_read())});
     any_bytes = any_bytes || chunk.compressed_bytes_read() > 0;
   }
+  // Measurements of the original tool have only its per-chunk summary.
+  if (reads.empty() && measurement.metrics().has_chunks()) {
+    for (const v1::ChunkInfo& info : measurement.metrics().chunks().chunk_info()) {
+      if (info.start_unix_ns() == 0 || info.end_unix_ns() < info.start_unix_ns()) continue;
+      reads.push_back({SecondsSince(origin_unix_ns, info.start_unix_ns()),
+                       SecondsSince(origin_unix_ns, info.end_unix_ns()),
+                       static_cast<double>(info.bytes_read())});
+      any_bytes = any_bytes || info.bytes_read() > 0;
+    }
+  }
+  StepTimeline out;
   if (!any_bytes) return out;
+  bins = std::max(bins, 1);
+  double low = std::numeric_limits<double>::infinity();
+  double high = -std::numeric_limits<double>::infinity();
+  for (const Read& read : reads) {
+    low = std::min(low, read.start);
+    high = std::max(high, read.end);
+  }
   if (!(high > low)) high = low + 1e-3;
   const double width = (high - low) / bins;
   std::vector<double> bytes(static_cast<size_t>(bins), 0.0);
@@ -68,20 +87,17 @@ StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin
   const auto bin_of = [&](double t) {
     return std::clamp(static_cast<int>((t - low) / width), 0, bins - 1);
   };
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (!HasTimes(chunk) || chunk.compressed_bytes_read() <= 0) continue;
-    const double start = SecondsSince(origin_unix_ns, chunk.start_unix_ns());
-    const double end = SecondsSince(origin_unix_ns, chunk.end_unix_ns());
-    const double total = static_cast<double>(chunk.compressed_bytes_read());
-    const int first = bin_of(start);
-    const int last = bin_of(end);
-    if (first == last || !(end > start)) {
-      bytes[static_cast<size_t>(first)] += total;
+  for (const Read& read : reads) {
+    if (read.bytes <= 0) continue;
+    const int first = bin_of(read.start);
+    const int last = bin_of(read.end);
+    if (first == last || !(read.end > read.start)) {
+      bytes[static_cast<size_t>(first)] += read.bytes;
       continue;
     }
-    const double rate = total / (end - start);
-    bytes[static_cast<size_t>(first)] += rate * (low + (first + 1) * width - start);
-    bytes[static_cast<size_t>(last)] += rate * (end - (low + last * width));
+    const double rate = read.bytes / (read.end - read.start);
+    bytes[static_cast<size_t>(first)] += rate * (low + (first + 1) * width - read.start);
+    bytes[static_cast<size_t>(last)] += rate * (read.end - (low + last * width));
     full[static_cast<size_t>(first) + 1] += rate * width;
     full[static_cast<size_t>(last)] -= rate * width;
   }

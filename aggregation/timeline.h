@@ -31,7 +31,8 @@ struct StepTimeline {
 
 // Bytes read by chunks per second, in `bins` equal bins over the chunks' span. Each successful
 // or failed chunk with times spreads its compressed_bytes_read evenly over its duration (a
-// zero-length chunk puts them in its bin). Empty when no chunk has times and bytes read.
+// zero-length chunk puts them in its bin). Without chunk records with times, the aggregated
+// chunk_info (the original tool's) is read instead. Empty when nothing has times and bytes read.
 // The result has bins + 1 points: the last closes the series at the end of the span.
 StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
                               int bins = 200);

@@ -41,6 +41,7 @@ struct LineSeries {
   std::vector<double> y = {};
   bool markers = false;
   bool fill = false;  // fill the area under the line
+  bool dashed = false;  // e.g. a limit drawn as a reference line
   // A step function (SERIES_KIND_STEP): each y holds from its x to the next point's x, drawn
   // horizontal then vertical. Points sharing an x are successive changes, in order. false: a
   // line through the points (SERIES_KIND_SAMPLED).
@@ -89,18 +90,34 @@ struct ScatterChart {
   bool fit_line = true;
 };
 
+// A timed part of a bar (a section inside a chunk), drawn in the lower part of the bar.
+struct GanttSlice {
+  double start = 0;
+  double end = 0;
+  size_t color = 0;  // index into GanttChart.slice_legend
+};
+
 struct GanttBar {
   size_t row = 0;
-  double start = 0;  // unix seconds
+  double start = 0;  // unix seconds (clock_time) or seconds since start
   double end = 0;
   bool failed = false;
   std::string tooltip = {};  // shown by the browser on hover (<title>)
+  size_t color = 0;  // index into GanttChart.legend (e.g. the dataset)
+  double opacity = 1.0;  // e.g. the busy fraction of an aggregated time bin
+  std::vector<GanttSlice> slices = {};
 };
 
 struct GanttChart {
   ChartFrame frame = {};
   std::vector<std::string> rows = {};  // one per lane (worker / thread)
   std::vector<GanttBar> bars = {};
+  // x in unix seconds with HH:MM:SS ticks; false: plain numbers (e.g. seconds since start).
+  bool clock_time = true;
+  // Names of the bar colours (one legend entry each, up to max_legend_entries) and of the slice
+  // colours; empty: no legend.
+  std::vector<std::string> legend = {};
+  std::vector<std::string> slice_legend = {};
 };
 
 std::string RenderLineChart(const LineChart& chart);

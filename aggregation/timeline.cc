@@ -133,6 +133,38 @@ StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t o
   return out;
 }
 
+StepTimeline BinnedMean(const StepTimeline& series, int bins) {
+  const size_t n = std::min(series.time_seconds.size(), series.value.size());
+  if (n < 2) return series;
+  bins = std::max(bins, 1);
+  const double low = series.time_seconds.front();
+  const double high = series.time_seconds[n - 1];
+  if (!(high > low)) return series;
+  const double width = (high - low) / bins;
+  std::vector<double> integral(static_cast<size_t>(bins), 0.0);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    // value[i] holds over [time[i], time[i + 1]); spread it over the bins it covers.
+    double from = series.time_seconds[i];
+    const double to = series.time_seconds[i + 1];
+    while (to > from) {
+      const int b = std::clamp(static_cast<int>((from - low) / width), 0, bins - 1);
+      const double bin_end = b == bins - 1 ? high : low + (b + 1) * width;
+      const double until = std::min(to, std::max(bin_end, from));
+      if (!(until > from)) break;
+      integral[static_cast<size_t>(b)] += series.value[i] * (until - from);
+      from = until;
+    }
+  }
+  StepTimeline out;
+  for (int b = 0; b < bins; ++b) {
+    out.time_seconds.push_back(low + b * width);
+    out.value.push_back(integral[static_cast<size_t>(b)] / width);
+  }
+  out.time_seconds.push_back(high);
+  out.value.push_back(out.value.back());
+  return out;
+}
+
 ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns) {
   ChunkLanes out;
   std::map<std::pair<std::string, int64_t>, std::vector<LaneChunk>> by_lane;

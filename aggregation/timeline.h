@@ -41,6 +41,11 @@ StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin
 // instant as a start is applied first). Empty without chunk times.
 StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns);
 
+// The time-weighted mean of a step timeline in `bins` equal bins over its span (bins + 1
+// points, the last closing the series), so that thousands of changes read as a level.
+// A timeline with fewer than two points is returned as it is.
+StepTimeline BinnedMean(const StepTimeline& series, int bins);
+
 // One chunk as drawn in a lane.
 struct LaneChunk {
   size_t record = 0;  // index into measurement.chunks()

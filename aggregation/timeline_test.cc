@@ -68,6 +68,16 @@ TEST(TimelineTest, RunningChunksStepsAtStartsAndEnds) {
   EXPECT_THAT(running.value, ElementsAre(1, 2, 2, 0));
 }
 
+TEST(TimelineTest, BinnedMeanIsTimeWeighted) {
+  StepTimeline running;
+  running.time_seconds = {0, 0.5, 1, 2};
+  running.value = {2, 0, 1, 0};
+  const StepTimeline mean = BinnedMean(running, 2);
+  EXPECT_THAT(mean.time_seconds, ElementsAre(0, 1, 2));
+  EXPECT_THAT(mean.value, ElementsAre(DoubleNear(1, 1e-12), DoubleNear(1, 1e-12), 1));
+  EXPECT_EQ(BinnedMean(StepTimeline(), 3).value.size(), 0u);
+}
+
 TEST(TimelineTest, LanesCountBusyAndIdleTimeAndBinByDataset) {
   v1::Measurement m;
   AddChunk(&m, "w", 0, "a", 0, 1, 0);

@@ -25,7 +25,42 @@ struct Context {
   const v1::Measurement& measurement;
   const ReportPlotOptions& options;
   int64_t origin_unix_ns;
+  // One time range for every time axis, so that the plots of the grid line up.
+  double time_low = 0;
+  double time_high = 0;
 };
+
+// From the origin (or the earliest instant, when earlier) to the last instant the
+// measurement knows: its elapsed time, a chunk's end or a tracking sample.
+void SetTimeRange(Context* context) {
+  const v1::Measurement& m = context->measurement;
+  const int64_t origin = context->origin_unix_ns;
+  double low = 0;
+  double high = m.metadata().elapsed_seconds();
+  const auto add = [&](int64_t t) {
+    const double s = SecondsSince(origin, t);
+    low = std::min(low, s);
+    high = std::max(high, s);
+  };
+  for (const v1::ChunkRecord& chunk : m.chunks()) {
+    if (chunk.start_unix_ns() == 0) continue;
+    add(chunk.start_unix_ns());
+    add(chunk.end_unix_ns());
+  }
+  for (int64_t t : m.tracking().worker_count_time_unix_ns()) add(t);
+  for (const v1::WorkerSeries& worker : m.tracking().workers()) {
+    for (int64_t t : worker.time_unix_ns()) add(t);
+  }
+  if (m.metrics().has_chunks()) {
+    for (const v1::ChunkInfo& info : m.metrics().chunks().chunk_info()) {
+      if (info.start_unix_ns() == 0) continue;
+      add(info.start_unix_ns());
+      add(info.end_unix_ns());
+    }
+  }
+  context->time_low = low;
+  context->time_high = high;
+}
 
 // Fills plot->svg or plot->note; leaves both empty when the plot does not apply.
 using Builder = void (*)(const Context&, ReportPlot*);
@@ -41,6 +76,10 @@ ChartFrame Frame(const ReportPlot& plot, std::string x_label, std::string y_labe
   frame.height = 360;
   frame.max_legend_entries = context.options.max_legend_entries;
   frame.series_noun = "workers";
+  if (frame.x_label == kTime && context.time_high > context.time_low) {
+    frame.x_min = context.time_low;
+    frame.x_max = context.time_high;
+  }
   return frame;
 }
 
@@ -134,9 +173,10 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
   return out;
 }
 
-// Mean and min-max across the series at every instant any of them has: a STEP series counts
-// with the value it holds from its first to its last point, a SAMPLED one at its own points.
-LineSeries MeanBand(const std::vector<LineSeries>& series) {
+// Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
+// series counts with the value it holds from its first to its last point, a SAMPLED one at its
+// own points.
+LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
   std::map<double, std::vector<double>> at;
   bool all_step = true;
   for (const LineSeries& s : series) {
@@ -158,15 +198,17 @@ LineSeries MeanBand(const std::vector<LineSeries>& series) {
     }
   }
   LineSeries out;
-  out.name = "Mean";
+  out.name = sum ? "Sum over workers" : "Mean";
   out.band_name = "Min-Max Range";
   out.step = all_step;
+  out.fill = sum;
   for (const auto& [x, values] : at) {
     if (values.empty()) continue;
-    double sum = 0;
-    for (double v : values) sum += v;
+    double total = 0;
+    for (double v : values) total += v;
     out.x.push_back(x);
-    out.y.push_back(sum / static_cast<double>(values.size()));
+    out.y.push_back(sum ? total : total / static_cast<double>(values.size()));
+    if (sum) continue;
     out.band_low.push_back(*std::min_element(values.begin(), values.end()));
     out.band_high.push_back(*std::max_element(values.begin(), values.end()));
   }
@@ -185,10 +227,12 @@ bool Constant(const std::vector<LineSeries>& series, double* value) {
   return !first;
 }
 
-// Per-worker lines up to the legend's size, the mean and min-max band above it; constant
-// data becomes `constant_note` with the value.
+// Per-worker lines up to the legend's size; above it the mean and min-max band, or the sum
+// over workers for counts (`sum_when_crowded`: 183 workers running 0 or 1 task read best as
+// the number of tasks running). Constant data becomes a sentence.
 void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
-                 const std::string& y_label, const std::string& what, const std::string& unit) {
+                 const std::string& y_label, const std::string& what, const std::string& unit,
+                 bool sum_when_crowded = false) {
   std::vector<LineSeries> series = PerWorker(context, value, has);
   if (series.empty()) return;
   double constant = 0;
@@ -199,8 +243,10 @@ void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
   }
   LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};
   if (series.size() > context.options.max_legend_entries) {
-    chart.series.push_back(MeanBand(series));
-    plot->note = absl::StrCat("Mean and range across ", series.size(), " workers.");
+    chart.series.push_back(MeanBand(series, sum_when_crowded));
+    plot->note = sum_when_crowded
+                     ? absl::StrCat("The sum over ", series.size(), " workers.")
+                     : absl::StrCat("Mean and range across ", series.size(), " workers.");
   } else {
     chart.series = std::move(series);
   }
@@ -292,7 +338,7 @@ void OccupancyPlot(const Context& context, ReportPlot* plot) {
 }
 void ExecutingPlot(const Context& context, ReportPlot* plot) {
   WorkerChart(context, plot, Executing, HasExecuting, "Number of Executing Tasks",
-              "Executing tasks", "");
+              "Executing tasks", "", /*sum_when_crowded=*/true);
 }
 void ActivePlot(const Context& context, ReportPlot* plot) {
   bool any = false;
@@ -309,7 +355,8 @@ void ActivePlot(const Context& context, ReportPlot* plot) {
     plot->note = "No task waited on a worker: active tasks equal executing tasks at every sample.";
     return;
   }
-  WorkerChart(context, plot, Active, HasActive, "Number of Active Tasks", "Active tasks", "");
+  WorkerChart(context, plot, Active, HasActive, "Number of Active Tasks", "Active tasks", "",
+              /*sum_when_crowded=*/true);
 }
 
 void ChunkGantt(const Context& context, ReportPlot* plot) {
@@ -676,7 +723,8 @@ constexpr PlotSpec kPlots[] = {
 
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options) {
-  const Context context{measurement, options, TimelineOriginUnixNs(measurement)};
+  Context context{measurement, options, TimelineOriginUnixNs(measurement)};
+  SetTimeRange(&context);
   std::vector<ReportPlot> plots;
   for (const PlotSpec& spec : kPlots) {
     ReportPlot plot{spec.id, spec.title, spec.group, {}, {}};

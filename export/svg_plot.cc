@@ -51,6 +51,16 @@ struct Range {
   bool Empty() const { return low > high; }
 };
 
+// The x range: fixed ends win (a reversed pair is ignored).
+void FixX(const ChartFrame& frame, Range* xs) {
+  const double low = frame.x_min.value_or(xs->low);
+  const double high = frame.x_max.value_or(xs->high);
+  if (high > low) {
+    xs->low = low;
+    xs->high = high;
+  }
+}
+
 // The y range: fixed ends win; otherwise the data, from 0 when all values are >= 0, and a
 // little head room so that the highest point is not on the frame.
 void ResolveY(const ChartFrame& frame, Range data, double* low, double* high) {
@@ -309,6 +319,7 @@ std::string RenderLineChart(const LineChart& chart) {
     points += series.x.size();
   }
   if (points == 0 || xs.Empty()) return NoData(chart.frame);
+  FixX(chart.frame, &xs);
   double y_low;
   double y_high;
   ResolveY(chart.frame, ys, &y_low, &y_high);
@@ -564,6 +575,7 @@ std::string RenderGantt(const GanttChart& chart) {
     xs.Add(bar.end);
   }
   if (xs.Empty() || chart.rows.empty()) return NoData(chart.frame);
+  FixX(chart.frame, &xs);
   ChartFrame frame = chart.frame;
   // Every lane at least 4 px high, at most 36.
   const double lane = std::clamp(260.0 / static_cast<double>(chart.rows.size()), 4.0, 36.0);

@@ -30,6 +30,10 @@ struct ChartFrame {
   // values are >= 0.
   std::optional<double> y_min = {};
   std::optional<double> y_max = {};
+  // Fixed x range (line and Gantt charts), e.g. one time range for every plot of a run;
+  // unset: from the data.
+  std::optional<double> x_min = {};
+  std::optional<double> x_max = {};
   size_t max_legend_entries = 10;
   // What the series are, for "Showing N <series_noun>" when the legend is left out.
   std::string series_noun = "series";

@@ -192,22 +192,31 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
   }
   const double span = out.last_end_seconds - out.first_start_seconds;
   for (auto& [key, chunks] : by_lane) {
-    Lane lane;
-    lane.worker = key.first;
-    lane.thread_index = key.second;
     std::stable_sort(chunks.begin(), chunks.end(), [](const LaneChunk& a, const LaneChunk& b) {
       return a.start_seconds < b.start_seconds;
     });
-    // The union of the intervals: overlapping records (a retry on the same thread) count once.
-    double covered_until = -std::numeric_limits<double>::infinity();
+    // Chunks that overlap go to further slots: the first slot whose last chunk has ended.
+    std::vector<Lane> slots;
+    std::vector<double> slot_end;
     for (const LaneChunk& chunk : chunks) {
-      const double from = std::max(chunk.start_seconds, covered_until);
-      if (chunk.end_seconds > from) lane.busy_seconds += chunk.end_seconds - from;
-      covered_until = std::max(covered_until, chunk.end_seconds);
+      size_t slot = 0;
+      while (slot < slots.size() && slot_end[slot] > chunk.start_seconds) ++slot;
+      if (slot == slots.size()) {
+        Lane lane;
+        lane.worker = key.first;
+        lane.thread_index = key.second;
+        lane.slot = static_cast<int>(slot);
+        slots.push_back(std::move(lane));
+        slot_end.push_back(chunk.end_seconds);
+      }
+      slot_end[slot] = std::max(slot_end[slot], chunk.end_seconds);
+      slots[slot].busy_seconds += chunk.end_seconds - chunk.start_seconds;
+      slots[slot].chunks.push_back(chunk);
     }
-    lane.idle_seconds = std::max(0.0, span - lane.busy_seconds);
-    lane.chunks = std::move(chunks);
-    out.lanes.push_back(std::move(lane));
+    for (Lane& lane : slots) {
+      lane.idle_seconds = std::max(0.0, span - lane.busy_seconds);
+      out.lanes.push_back(std::move(lane));
+    }
   }
   return out;
 }

@@ -53,18 +53,22 @@ struct LaneChunk {
   double end_seconds = 0;
 };
 
-// The chunks of one worker thread, in start order.
+// The chunks of one worker thread, in start order, none overlapping another.
 struct Lane {
   std::string worker;
   int64_t thread_index = 0;
+  // 0, or the lane's place among the lanes of one (worker, thread_index) whose chunks overlap
+  // in time (engine tasks on a multi-core worker all report thread 0).
+  int slot = 0;
   std::vector<LaneChunk> chunks;
   double busy_seconds = 0;  // union of its chunks' intervals
   // From the first chunk start of any lane to the last end of any lane, minus busy_seconds.
   double idle_seconds = 0;
 };
 
-// The lanes of a Gantt chart of chunks: one per (worker, thread_index) in name order; chunks
-// without a start time are left out. `datasets` lists the chunks' datasets in first-seen order
+// The lanes of a Gantt chart of chunks: one per (worker, thread_index) in name order, split
+// into as many slots as its chunks overlap (each chunk in the first slot free at its start);
+// chunks without a start time are left out. `datasets` lists the chunks' datasets in first-seen order
 // (dataset_index below indexes it).
 struct ChunkLanes {
   std::vector<Lane> lanes;

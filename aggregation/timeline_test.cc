@@ -91,11 +91,26 @@ TEST(TimelineTest, LanesCountBusyAndIdleTimeAndBinByDataset) {
   EXPECT_DOUBLE_EQ(lanes.lanes[0].busy_seconds, 2);
   EXPECT_DOUBLE_EQ(lanes.lanes[0].idle_seconds, 2);
   EXPECT_DOUBLE_EQ(lanes.lanes[1].idle_seconds, 0);
+  EXPECT_EQ(lanes.lanes[1].slot, 0);
   const std::vector<LaneBins> bins = BinChunkLanes(lanes, 4);
   ASSERT_EQ(bins.size(), 2u);
   EXPECT_THAT(bins[0].busy_fraction, ElementsAre(1, 0, 0, 1));
   EXPECT_THAT(bins[0].dominant_dataset, ElementsAre(0, SIZE_MAX, SIZE_MAX, 1));
   EXPECT_THAT(bins[1].dominant_dataset, ElementsAre(1, 1, 1, 1));
+}
+
+TEST(TimelineTest, OverlappingChunksOfOneThreadGetSlots) {
+  v1::Measurement m;
+  AddChunk(&m, "vine", 0, "a", 0, 2, 0);
+  AddChunk(&m, "vine", 0, "a", 1, 3, 0);    // overlaps the first: slot 1
+  AddChunk(&m, "vine", 0, "a", 2.5, 4, 0);  // the first slot is free again
+  const ChunkLanes lanes = BuildChunkLanes(m, kT0);
+  ASSERT_EQ(lanes.lanes.size(), 2u);
+  EXPECT_EQ(lanes.lanes[0].slot, 0);
+  EXPECT_EQ(lanes.lanes[0].chunks.size(), 2u);
+  EXPECT_DOUBLE_EQ(lanes.lanes[0].busy_seconds, 3.5);
+  EXPECT_EQ(lanes.lanes[1].slot, 1);
+  EXPECT_DOUBLE_EQ(lanes.lanes[1].idle_seconds, 2);
 }
 
 }  // namespace

@@ -362,7 +362,8 @@ void ActivePlot(const Context& context, ReportPlot* plot) {
 void ChunkGantt(const Context& context, ReportPlot* plot) {
   const ChunkLanes lanes = BuildChunkLanes(context.measurement, context.origin_unix_ns);
   if (lanes.chunk_count == 0) return;
-  GanttChart chart{Frame(*plot, kTime, "Worker / thread", context), {}, {}};
+  // Lanes name themselves: no y label to collide with them.
+  GanttChart chart{Frame(*plot, kTime, "", context), {}, {}};
   chart.frame.series_noun = "worker threads";
   // The page's full width; as tall as its lanes need.
   chart.frame.width = 1200;
@@ -374,8 +375,11 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
   }
   std::vector<double> idle;
   for (const Lane& lane : lanes.lanes) {
-    chart.rows.push_back(absl::StrCat(lane.worker.empty() ? "worker" : lane.worker, " #",
-                                      lane.thread_index));
+    // The end of a long worker name tells workers apart better than its start.
+    std::string worker = lane.worker.empty() ? "worker" : lane.worker;
+    if (worker.size() > 16) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 15));
+    chart.rows.push_back(absl::StrCat(worker, " #", lane.thread_index,
+                                      lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
     const double span = lane.busy_seconds + lane.idle_seconds;
     idle.push_back(span > 0 ? 100 * lane.idle_seconds / span : 0);
   }

@@ -365,8 +365,9 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
   // Lanes name themselves: no y label to collide with them.
   GanttChart chart{Frame(*plot, kTime, "", context), {}, {}};
   chart.frame.series_noun = "worker threads";
-  // The page's full width; as tall as its lanes need.
-  chart.frame.width = 1200;
+  // Across the page (scaled to 1200 px at most, to ~750 px on a narrow window, where text must
+  // stay readable); as tall as its lanes need.
+  chart.frame.width = 900;
   chart.frame.height = 0;
   chart.clock_time = false;
   chart.legend = lanes.datasets;

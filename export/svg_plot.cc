@@ -28,6 +28,16 @@ const char* SliceColor(size_t i) {
 
 std::string Num(double value) { return absl::StrFormat("%.2f", value); }
 
+// A bar's value: one decimal, or whole numbers with thousands separators from 1000 up.
+std::string ValueLabel(double value) {
+  if (!(std::fabs(value) >= 1000) || std::fabs(value) >= 1e15) {
+    return absl::StrFormat("%.1f", value);
+  }
+  std::string digits = absl::StrFormat("%.0f", std::fabs(value));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return value < 0 ? "-" + digits : digits;
+}
+
 // The plot area inside the frame, and the mapping of data to pixels.
 struct Area {
   double left, top, width, height;
@@ -440,7 +450,7 @@ std::string RenderBarChart(const BarChart& chart) {
       if (chart.value_labels) {
         absl::StrAppend(&out, "<text class=\"value-label\" x=\"", Num(x + bar_width / 2),
                         "\" y=\"", Num(top - 4), "\" text-anchor=\"middle\">",
-                        XmlEscape(absl::StrFormat("%.1f", v)), "</text>\n");
+                        XmlEscape(ValueLabel(v)), "</text>\n");
       }
       stack += v;
     }

@@ -276,6 +276,16 @@ TEST(RenderGanttTest, DatasetColoursSlicesLegendAndSecondsAxis) {
   EXPECT_EQ(Count(svg, "class=\"lane\""), 1);
 }
 
+TEST(RenderBarChartTest, LargeValueLabelsHaveThousandsSeparators) {
+  BarChart chart;
+  chart.categories = {"a", "b"};
+  chart.groups = {{"MiB", {91625.4, 12.25}}};
+  chart.value_labels = true;
+  const std::string svg = RenderBarChart(chart);
+  EXPECT_TRUE(absl::StrContains(svg, ">91,625</text>")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, ">12.2</text>")) << svg;
+}
+
 TEST(RenderLineChartTest, FixedXRangeAndDashedLimitAndBandLegend) {
   LineChart chart;
   chart.frame.x_min = 0;

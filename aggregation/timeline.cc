@@ -178,7 +178,8 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
     const auto [it, added] = dataset_ids.emplace(chunk.dataset(), out.datasets.size());
     if (added) out.datasets.push_back(chunk.dataset());
     out.dataset_index[static_cast<size_t>(i)] = it->second;
-    LaneChunk lane_chunk{static_cast<size_t>(i), SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
+    LaneChunk lane_chunk{static_cast<size_t>(i),
+                         SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
                          SecondsSince(origin_unix_ns, chunk.end_unix_ns())};
     out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
     out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);

@@ -68,8 +68,8 @@ struct Lane {
 
 // The lanes of a Gantt chart of chunks: one per (worker, thread_index) in name order, split
 // into as many slots as its chunks overlap (each chunk in the first slot free at its start);
-// chunks without a start time are left out. `datasets` lists the chunks' datasets in first-seen order
-// (dataset_index below indexes it).
+// chunks without a start time are left out. `datasets` lists the chunks' datasets in
+// first-seen order (dataset_index below indexes it).
 struct ChunkLanes {
   std::vector<Lane> lanes;
   std::vector<std::string> datasets;

@@ -107,7 +107,8 @@ void AppendProfileSection(const v1::Measurement& measurement, std::string* out) 
                   "</p>\n<figure class=\"flame-graph\" id=\"flame-graph\">\n", graph->svg,
                   "<figcaption>Flame graph: width is the share of samples; hover a frame for its "
                   "samples and seconds.</figcaption>\n</figure>\n");
-  absl::StrAppend(out, "<div class=\"table-wrap\"><table class=\"profile-stacks\">\n<caption>", HtmlEscape(table->title),
+  absl::StrAppend(out, "<div class=\"table-wrap\"><table class=\"profile-stacks\">\n<caption>",
+                  HtmlEscape(table->title),
                   "</caption>\n<tr>");
   for (const std::string& column : table->header) {
     absl::StrAppend(out, "<th>", HtmlEscape(column), "</th>");

@@ -237,8 +237,9 @@ void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
   if (series.empty()) return;
   double constant = 0;
   if (Constant(series, &constant)) {
-    plot->note = absl::StrCat(what, ": ", Number(constant), unit, " for every worker at every "
-                              "sample (", series.size(), series.size() == 1 ? " series)." : " series).");
+    plot->note = absl::StrCat(what, ": ", Number(constant), unit,
+                              " for every worker at every sample (", series.size(),
+                              series.size() == 1 ? " series)." : " series).");
     return;
   }
   LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "aggregation/timeline.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
@@ -538,6 +539,26 @@ void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
                               "(see Chunk Runtime Distribution).");
     return;
   }
+  // A few distinct sizes (the last chunk of each file is shorter) make vertical stripes and a
+  // meaningless trend: the median runtime of each size says it better.
+  std::map<double, std::vector<double>> by_events;
+  for (size_t i = 0; i < events.size(); ++i) by_events[events[i]].push_back(durations[i]);
+  if (by_events.size() <= 4) {
+    std::vector<std::string> parts;
+    for (auto& [count, runtimes] : by_events) {
+      std::sort(runtimes.begin(), runtimes.end());
+      const size_t n = runtimes.size();
+      const double median =
+          n % 2 == 1 ? runtimes[n / 2] : (runtimes[n / 2 - 1] + runtimes[n / 2]) / 2;
+      parts.push_back(absl::StrCat(Thousands(static_cast<int64_t>(runtimes.size())),
+                                   runtimes.size() == 1 ? " chunk of " : " chunks of ",
+                                   Number(count), " events: median ",
+                                   FormatDuration(median)));
+    }
+    plot->note = absl::StrCat("Only ", by_events.size(), " chunk sizes: ",
+                              absl::StrJoin(parts, "; "), ".");
+    return;
+  }
   ScatterChart chart{Frame(*plot, "Events per Chunk", "Runtime (seconds)", context), {}, {}};
   const size_t step = (events.size() + kMaxScatterPoints - 1) / kMaxScatterPoints;
   for (size_t i = 0; i < events.size(); i += step) {
@@ -545,9 +566,8 @@ void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
     chart.y.push_back(durations[i]);
   }
   if (step > 1) {
-    plot->note = absl::StrCat("Every ", step, "th of ", Thousands(static_cast<int64_t>(
-                                                           events.size())),
-                              " chunks drawn.");
+    plot->note = absl::StrCat("One chunk in ", step, " drawn (of ",
+                              Thousands(static_cast<int64_t>(events.size())), ").");
   }
   plot->svg = RenderScatter(chart);
 }

@@ -165,6 +165,15 @@ TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASent
     chunk.set_events(25000);
     chunk.set_duration_seconds(0.5 + i);
   }
+  v1::Measurement two_sizes = measurement;
+  two_sizes.mutable_chunks(2)->set_events(1200);  // a file's last chunk
+  const std::vector<ReportPlot> two_size_plots = BuildReportPlots(two_sizes);
+  const ReportPlot* sizes = Find(two_size_plots, "runtime-vs-events");
+  ASSERT_NE(sizes, nullptr);
+  EXPECT_TRUE(sizes->svg.empty());
+  EXPECT_EQ(sizes->note,
+            "Only 2 chunk sizes: 1 chunk of 1,200 events: median 2.50 s; 2 chunks of 25,000 "
+            "events: median 1.00 s.");
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
   const ReportPlot* memory = Find(plots, "memory");
   ASSERT_NE(memory, nullptr);
@@ -223,7 +232,7 @@ TEST(BuildReportPlotsTest, ManyChunksStayBounded) {
   EXPECT_TRUE(absl::StrContains(gantt->note, "20,000 chunks, drawn in")) << gantt->note;
   const ReportPlot* scatter = Find(plots, "runtime-vs-events");
   ASSERT_NE(scatter, nullptr);
-  EXPECT_TRUE(absl::StrContains(scatter->note, "Every 5th of 20,000 chunks drawn"))
+  EXPECT_TRUE(absl::StrContains(scatter->note, "One chunk in 5 drawn (of 20,000)."))
       << scatter->note;
 }
 

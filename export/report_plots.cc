@@ -461,7 +461,7 @@ void RunningChunks(const Context& context, ReportPlot* plot) {
   if (running.value.empty()) return;
   // Thousands of starts and ends read as a barcode: a time-weighted mean per bin instead.
   const int bins = std::clamp(context.measurement.chunks_size() / 4, 10, 200);
-  if (running.value.size() > static_cast<size_t>(2 * bins)) {
+  if (running.value.size() > 400) {
     running = BinnedMean(running, bins);
     plot->note = absl::StrCat("Time-weighted mean in ", bins, " time bins.");
   }
@@ -606,7 +606,7 @@ void BranchesPerChunk(const Context& context, ReportPlot* plot) {
   }
   if (!any) return;
   Histogram(context, plot, std::move(branches), "Branches Accessed", "Number of Chunks",
-            "Branches accessed per chunk", "", 20, 0);
+            "Branches accessed per chunk", "", 20, 1);
 }
 
 void BytesAccessedPerChunk(const Context& context, ReportPlot* plot) {

@@ -571,9 +571,12 @@ std::string RenderScatter(const ScatterChart& chart) {
                     Num(area.X(xs.high)), "\" y2=\"",
                     Num(area.Y(clamp_y(fit->slope * xs.high + fit->intercept))),
                     "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n");
-    absl::StrAppend(&out, Legend(area, {{absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope,
-                                                         fit->intercept),
-                                         "#d62728", true}}));
+    // "- 0.50" rather than "+ -0.50".
+    const std::string trend =
+        fit->intercept < 0
+            ? absl::StrFormat("Trend: %.2e*x - %.2f", fit->slope, -fit->intercept)
+            : absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope, fit->intercept);
+    absl::StrAppend(&out, Legend(area, {{trend, "#d62728", true}}));
   }
   return out + "</svg>\n";
 }

@@ -90,7 +90,8 @@ struct ScatterChart {
   std::vector<double> x = {};
   std::vector<double> y = {};
   // With more than one distinct x: a least-squares line, labelled
-  // "Trend: <slope>*x + <intercept>" (slope %.2e, intercept %.2f).
+  // "Trend: <slope>*x + <intercept>" (slope %.2e, intercept %.2f; "- <|intercept|>" when
+  // negative).
   bool fit_line = true;
 };
 

@@ -232,6 +232,13 @@ TEST(RenderScatterTest, TrendLineLabel) {
   EXPECT_TRUE(absl::StrContains(svg, ">Trend: 1.00e-03*x + 0.00</text>")) << svg;
 }
 
+TEST(RenderScatterTest, NegativeInterceptReadsAsASubtraction) {
+  ScatterChart chart;
+  chart.x = {1000, 2000};
+  chart.y = {0.5, 1.5};
+  EXPECT_TRUE(absl::StrContains(RenderScatter(chart), ">Trend: 1.00e-03*x - 0.50</text>"));
+}
+
 TEST(RenderGanttTest, LanesBarsFailuresAndTooltips) {
   GanttChart chart;
   chart.frame.title = "Chunks";

@@ -182,6 +182,20 @@ TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASent
   EXPECT_TRUE(absl::StrContains(memory->note, "Memory limit 23.28 GiB per worker"))
       << memory->note;
   EXPECT_FALSE(absl::StrContains(memory->svg, "Limit"));
+  // A limit on the plot's scale is drawn, dashed, with its value.
+  v1::Measurement limited = measurement;
+  for (v1::WorkerSeries& worker : *limited.mutable_tracking()->mutable_workers()) {
+    for (int i = 0; i < worker.memory_limit_bytes_size(); ++i) {
+      worker.set_memory_limit_bytes(i, 32 * 1048576.0);
+    }
+  }
+  const std::vector<ReportPlot> limited_plots = BuildReportPlots(limited);
+  const ReportPlot* limited_memory = Find(limited_plots, "memory");
+  ASSERT_NE(limited_memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(limited_memory->svg, "data-series=\"Limit 32.00 MiB\""))
+      << limited_memory->svg;
+  EXPECT_TRUE(absl::StrContains(limited_memory->svg, "stroke-dasharray=\"6 4\""));
+  EXPECT_TRUE(limited_memory->note.empty()) << limited_memory->note;
   const ReportPlot* cpu = Find(plots, "cpu");
   ASSERT_NE(cpu, nullptr);
   EXPECT_TRUE(cpu->svg.empty());

@@ -232,9 +232,9 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Mean Memory Delta (process RSS)", "18.20 MiB"},
                                   {"\u2022 Min", "-46.50 MiB"},
                                   {"\u2022 Max", "44.80 MiB"},
-                                  {"Mean Events/Chunk", "102750"},
-                                  {"\u2022 Min", "100000"},
-                                  {"\u2022 Max", "110000"}}));
+                                  {"Mean Events/Chunk", "102,750"},
+                                  {"\u2022 Min", "100,000"},
+                                  {"\u2022 Max", "110,000"}}));
   // Durations as columns; datasets written without distributions keep count and mean.
   EXPECT_EQ(tables[5].cells,
             (std::vector<std::vector<std::string>>{

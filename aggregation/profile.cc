@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "aggregation/profile_frames.h"
 #include "aggregation/profile_paths.h"
 
 namespace roastcoffea {
@@ -115,6 +116,7 @@ struct PathSums {
   LabelPaths paths;
   std::vector<int> node_path;
   std::vector<int64_t> exclusive;  // per path
+  std::vector<std::string> short_label;  // per label id: ShortFrameLabel of its first frame
 };
 
 PathSums SumByPath(const v1::Profile& profile, const TreeShape& shape) {
@@ -123,6 +125,9 @@ PathSums SumByPath(const v1::Profile& profile, const TreeShape& shape) {
   std::vector<int> frame_label(profile.frames_size());
   for (int f = 0; f < profile.frames_size(); ++f) {
     frame_label[f] = sums.paths.InternLabel(FrameLabel(profile.frames(f)));
+    if (frame_label[f] == static_cast<int>(sums.short_label.size())) {
+      sums.short_label.push_back(ShortFrameLabel(profile.frames(f)));
+    }
   }
   std::vector<int> parent(n, -1), label(n, -1);
   for (int i = 1; i < n; ++i) {
@@ -258,6 +263,10 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
     RankedStack stack;
     stack.frames = sums.paths.Frames(path);
     stack.folded = Joined(stack.frames);
+    for (int p = path; p != 0; p = sums.paths.parent(p)) {
+      stack.short_frames.push_back(sums.short_label[sums.paths.label_id(p)]);
+    }
+    std::reverse(stack.short_frames.begin(), stack.short_frames.end());
     stack.samples = sums.exclusive[path];
     stack.seconds = static_cast<double>(stack.samples) * interval;
     stack.percent = Percent(stack.samples, shape->total);

@@ -100,6 +100,8 @@ std::string ShortFunctionName(absl::string_view function) {
     }
     if (depth == 0) out.push_back(c);
   }
+  // Unbalanced brackets: not a name these rules understand.
+  if (depth != 0) return std::string(function);
   StripTrailingQualifiers(out);
   // The return type ("unsigned long ns::f", "long& std::vector::emplace_back") is what stands
   // before the last space outside an operator's name.
@@ -281,6 +283,10 @@ absl::StatusOr<std::vector<FunctionCost>> TopFunctions(const v1::Profile& profil
     cost.self_percent = all == 0 ? 0 : 100.0 * static_cast<double>(cost.self_samples) / all;
     cost.total_percent = all == 0 ? 0 : 100.0 * static_cast<double>(cost.total_samples) / all;
   }
+  // Frames no node uses (e.g. removed by CollapseWrapperFrames) are no functions of the profile.
+  functions.erase(std::remove_if(functions.begin(), functions.end(),
+                                 [](const FunctionCost& cost) { return cost.total_samples == 0; }),
+                  functions.end());
   const auto heavier = [](const FunctionCost& a, const FunctionCost& b) {
     if (a.self_samples != b.self_samples) return a.self_samples > b.self_samples;
     if (a.total_samples != b.total_samples) return a.total_samples > b.total_samples;

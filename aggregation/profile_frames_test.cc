@@ -45,6 +45,7 @@ TEST(ShortFunctionNameTest, LeavesPlainNamesAlone) {
   EXPECT_EQ(ShortFunctionName("libzstd.so.1+0x1a2b0"), "libzstd.so.1+0x1a2b0");
   EXPECT_EQ(ShortFunctionName(""), "");
   EXPECT_EQ(ShortFunctionName("()"), "()");  // nothing left: unchanged
+  EXPECT_EQ(ShortFunctionName("f<int(long)"), "f<int(long)");  // unbalanced: unchanged
 }
 
 // Frames as Dask sends them (backends/dask/testdata/profile_*_reply.bin, captured by

@@ -33,7 +33,11 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
                       const std::string& svg_path, const std::string& subtitle,
                       const ProfileFilesOptions& options, int64_t* folded_budget,
                       WrittenProfileFiles* written) {
-  absl::StatusOr<BoundedFoldedText> folded = BoundedFoldedStacks(profile, *folded_budget);
+  // The folded text keeps the full names; it is collapsed like the graph so both agree.
+  absl::StatusOr<v1::Profile> shown = ProfileForDisplay(profile, options.show_wrapper_frames);
+  absl::StatusOr<BoundedFoldedText> folded =
+      shown.ok() ? BoundedFoldedStacks(*shown, *folded_budget)
+                 : absl::StatusOr<BoundedFoldedText>(shown.status());
   if (!folded.ok()) {
     return absl::Status(folded.status().code(),
                         absl::StrCat(subtitle, ": ", folded.status().message()));
@@ -43,7 +47,9 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
   written->samples_left_out += folded->samples_left_out;
   FlameGraphOptions graph_options = options.flame_graph;
   graph_options.subtitle = subtitle;
-  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(profile, graph_options);
+  // Already collapsed (or kept on purpose).
+  graph_options.show_wrapper_frames = true;
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(*shown, graph_options);
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat(subtitle, ": ", graph.status().message()));

@@ -38,6 +38,10 @@ struct ProfileFilesOptions {
   int64_t max_folded_bytes = int64_t{256} << 20;
   // Per-profile files are written for the first this many profiles (2 files each).
   int max_profiles = 1000;
+  // Keep the thread start-up, thread-pool and chunk-tracking frames in the folded stacks and
+  // graphs; by default stacks start at the chunk's processor (profile_tables.h
+  // ProfileForDisplay). The folded files always carry the full function names.
+  bool show_wrapper_frames = false;
 };
 
 struct WrittenProfileFiles {

@@ -87,6 +87,25 @@ TEST(WriteProfileFilesTest, MergedAndPerWorkerFiles) {
   EXPECT_NE(stat((dir + "/profile.folded.tmp-" + std::to_string(getpid())).c_str(), &info), 0);
 }
 
+TEST(WriteProfileFilesTest, FoldedStacksStartAtTheProcessorWithFullNames) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/collapsed";
+  mkdir(dir.c_str(), 0755);
+  v1::Measurement measurement;
+  *measurement.add_profiles() =
+      Folded("w", "start_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
+                  "ns::Process<int>(long) 3\nstart_thread 1\n");
+  ASSERT_TRUE(WriteProfileFiles(measurement, dir).ok());
+  EXPECT_EQ(Read(dir + "/profile.w.folded"),
+            "(executor and wrappers) 1\nns::Process<int>(long) 3\n");
+  EXPECT_TRUE(absl::StrContains(Read(dir + "/flamegraph.w.svg"), ">ns::Process</text>"));
+  ProfileFilesOptions options;
+  options.show_wrapper_frames = true;
+  ASSERT_TRUE(WriteProfileFiles(measurement, dir, options).ok());
+  EXPECT_EQ(Read(dir + "/profile.w.folded"),
+            "start_thread 1\nstart_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
+            "ns::Process<int>(long) 3\n");
+}
+
 TEST(WriteProfileFilesTest, ErrorsNameTheProblem) {
   absl::StatusOr<WrittenProfileFiles> none =
       WriteProfileFiles(v1::Measurement(), std::getenv("TEST_TMPDIR"));

@@ -124,7 +124,15 @@ std::string ShortFrameLabel(const v1::ProfileFrame& frame) {
   if (IsInterpretedFrame(frame)) return FrameLabel(frame);
   v1::ProfileFrame shortened = frame;
   shortened.set_function(ShortFunctionName(frame.function()));
+  // "libzstd.so.1+0x1a2b0" already names its object.
+  if (IsUnnamedLibraryFunction(frame)) shortened.clear_file();
   return FrameLabel(shortened);
+}
+
+bool IsUnnamedLibraryFunction(const v1::ProfileFrame& frame) {
+  return !frame.file().empty() && frame.function().size() > frame.file().size() + 3 &&
+         absl::StartsWith(frame.function(), frame.file()) &&
+         absl::string_view(frame.function()).substr(frame.file().size(), 3) == "+0x";
 }
 
 bool IsChunkWrapperFrame(const v1::ProfileFrame& frame) {
@@ -143,7 +151,7 @@ bool IsPlumbingFrame(const v1::ProfileFrame& frame) {
   if (IsInterpretedFrame(frame)) return false;
   const std::string name = ShortFunctionName(frame.function());
   const absl::string_view file = frame.file();
-  if (name == "??" || name.empty()) {
+  if (name == "??" || name.empty() || IsUnnamedLibraryFunction(frame)) {
     return absl::StartsWith(file, "libc.so") || absl::StartsWith(file, "libstdc++.so") ||
            absl::StartsWith(file, "libpthread.so");
   }

@@ -45,7 +45,12 @@ std::string ShortFunctionName(absl::string_view function);
 // a .py file): its name is already short and must not be rewritten.
 bool IsInterpretedFrame(const v1::ProfileFrame& frame);
 
-// FrameLabel (aggregation/profile.h) with ShortFunctionName for compiled frames.
+// Whether `frame` is a function of a stripped library named by the threadpool symbolizer as
+// "<file>+0x<start>" (function starting with its file's name and "+0x").
+bool IsUnnamedLibraryFunction(const v1::ProfileFrame& frame);
+
+// FrameLabel (aggregation/profile.h) with ShortFunctionName for compiled frames; a stripped
+// library's "libzstd.so.1+0x1a2b0" without the repeated " (libzstd.so.1)".
 std::string ShortFrameLabel(const v1::ProfileFrame& frame);
 
 // The frames below a chunk's processor: chunk tracking's wrappers
@@ -54,7 +59,7 @@ std::string ShortFrameLabel(const v1::ProfileFrame& frame);
 bool IsChunkWrapperFrame(const v1::ProfileFrame& frame);
 
 // Frames of thread start-up and the thread pool that sit below any chunk: the thread entry in
-// libc/libstdc++ (`clone`, `start_thread`, a stripped `??` of libc.so or libstdc++.so),
+// libc/libstdc++ (`clone`, `start_thread`, an unnamed function of libc.so or libstdc++.so),
 // `std::thread` / `std::function` / `std::__invoke` machinery, roastcoffea::ThreadPoolExecutor
 // and the sample run's driver lambdas (roastcoffea::RunSampleAnalysis).
 bool IsPlumbingFrame(const v1::ProfileFrame& frame);

@@ -78,6 +78,21 @@ TEST(ShortFrameLabelTest, CompiledFramesKeepTheirObject) {
   EXPECT_EQ(FrameLabel(frame), "void ns::Fill<double>(double) (collect)");
 }
 
+TEST(ShortFrameLabelTest, StrippedLibraryFunctionsNameTheirObjectOnce) {
+  v1::ProfileFrame frame;
+  frame.set_function("libzstd.so.1+0x1a2b0");
+  frame.set_file("libzstd.so.1");
+  EXPECT_TRUE(IsUnnamedLibraryFunction(frame));
+  EXPECT_EQ(ShortFrameLabel(frame), "libzstd.so.1+0x1a2b0");
+  EXPECT_EQ(FrameLabel(frame), "libzstd.so.1+0x1a2b0 (libzstd.so.1)");
+  EXPECT_FALSE(IsPlumbingFrame(frame));
+  frame.set_function("libc.so.6+0x8a0c0");
+  frame.set_file("libc.so.6");
+  EXPECT_TRUE(IsPlumbingFrame(frame));  // a thread entry when it leads the stack
+  frame.set_function("libc.so.6_helper");
+  EXPECT_FALSE(IsUnnamedLibraryFunction(frame));
+}
+
 TEST(SectionFrameNameTest, RoundTrips) {
   EXPECT_EQ(SectionFrameName("dijet_mass"), "[section: dijet_mass]");
   EXPECT_TRUE(IsSectionFrameName(SectionFrameName("x")));

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -307,6 +308,29 @@ TEST(SamplingProfilerTest, AttributesSamplesToSectionsAndChunks) {
                               group.cpu_ns(k) - chunk_cpu_ns[static_cast<size_t>(k)], 100);
     EXPECT_EQ(chunk.samples() + profile.samples_outside_chunks(), profile.nodes(0).count());
     EXPECT_TRUE(AnyFrameContains(profile, "BurnColdLoopForProfilerTest"));
+    // The section is a pseudo-frame right above chunk tracking's wrappers, holding the
+    // section's samples.
+    int64_t in_section = 0;
+    for (int i = 1; i < profile.nodes_size(); ++i) {
+      const v1::ProfileNode& node = profile.nodes(i);
+      if (profile.frames(node.frame()).function() != "[section: hot_section]") continue;
+      in_section += node.count();
+      const v1::ProfileNode& parent = profile.nodes(node.parent());
+      ASSERT_GE(parent.frame(), 0);
+      EXPECT_TRUE(IsChunkWrapperFrame(profile.frames(parent.frame())))
+          << profile.frames(parent.frame()).function();
+    }
+    ExpectSamplesMatchCpuTime(in_section, hot_cpu_ns[static_cast<size_t>(k)], 100);
+    // Collapsed for display, the section starts the stacks of its samples.
+    absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(profile);
+    ASSERT_TRUE(collapsed.ok()) << collapsed.status();
+    bool section_at_root = false;
+    for (int i = 1; i < collapsed->nodes_size(); ++i) {
+      const v1::ProfileNode& node = collapsed->nodes(i);
+      section_at_root |= node.parent() == 0 &&
+                         collapsed->frames(node.frame()).function() == "[section: hot_section]";
+    }
+    EXPECT_TRUE(section_at_root);
   }
 
   const v1::Profile& section = (*profiles)[2];

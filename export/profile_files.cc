@@ -1,6 +1,12 @@
 #include "export/profile_files.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "aggregation/profile.h"
 #include "export/atomic_file.h"
 #include "export/profile_tables.h"
@@ -108,6 +115,55 @@ std::vector<std::string> ProfileFileStems(const v1::Measurement& measurement) {
     stems.push_back(std::move(unique));
   }
   return stems;
+}
+
+std::vector<std::string> DefaultProfileOutputDirectories(const std::string& measurement_directory,
+                                                         const std::string& working_directory,
+                                                         const std::string& temporary_directory) {
+  std::string directory = measurement_directory;
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  const size_t slash = directory.rfind('/');
+  std::string name = slash == std::string::npos ? directory : directory.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") name = "measurement";
+  std::vector<std::string> candidates = {absl::StrCat(directory, "/profile")};
+  for (const std::string* base : {&working_directory, &temporary_directory}) {
+    if (base->empty()) continue;
+    const std::string candidate =
+        absl::StrCat(*base, base->back() == '/' ? "" : "/", name, "-profile");
+    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end()) {
+      candidates.push_back(candidate);
+    }
+  }
+  return candidates;
+}
+
+absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string>& candidates,
+                                                   std::vector<std::string>* problems) {
+  std::vector<std::string> reasons;
+  for (const std::string& candidate : candidates) {
+    if (mkdir(candidate.c_str(), 0777) != 0 && errno != EEXIST) {
+      reasons.push_back(absl::StrCat("'", candidate, "': ", strerror(errno)));
+      continue;
+    }
+    struct stat info;
+    if (stat(candidate.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      reasons.push_back(absl::StrCat("'", candidate, "': not a directory"));
+      continue;
+    }
+    const std::string probe = absl::StrCat(candidate, "/.roastcoffea-write-test-", getpid());
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      reasons.push_back(absl::StrCat("'", candidate, "': ", strerror(errno)));
+      continue;
+    }
+    close(fd);
+    unlink(probe.c_str());
+    if (problems != nullptr) *problems = std::move(reasons);
+    return candidate;
+  }
+  if (problems != nullptr) *problems = reasons;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "no writable directory for the profile files: ", absl::StrJoin(reasons, "; ")));
 }
 
 absl::StatusOr<WrittenProfileFiles> WriteProfileFiles(const v1::Measurement& measurement,

@@ -55,6 +55,21 @@ struct WrittenProfileFiles {
   int profiles_left_out = 0;
 };
 
+// Where `collect profile DIR` writes by default, in order of preference: "DIR/profile" (next to
+// the measurement, not among its own files), then "<working_directory>/<name of DIR>-profile",
+// then "<temporary_directory>/<name of DIR>-profile" (a shared measurement is often not
+// writable). Empty working or temporary directories are left out.
+std::vector<std::string> DefaultProfileOutputDirectories(const std::string& measurement_directory,
+                                                         const std::string& working_directory,
+                                                         const std::string& temporary_directory);
+
+// The first of `candidates` that exists or can be created (its parent must exist) and in
+// which a file can be created (tested by creating one: permission bits say nothing for root).
+// `problems` gets one line per candidate passed over ("'DIR/profile': Permission denied").
+// FailedPrecondition listing every problem when none is writable.
+absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string>& candidates,
+                                                   std::vector<std::string>* problems);
+
 // Writes the files above into `directory` (which must exist). FailedPrecondition when the
 // measurement has no profiles; errors of the profile library name the profile; I/O errors name
 // the path and the OS error.

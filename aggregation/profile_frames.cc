@@ -122,11 +122,23 @@ bool IsInterpretedFrame(const v1::ProfileFrame& frame) {
 
 std::string ShortFrameLabel(const v1::ProfileFrame& frame) {
   if (IsInterpretedFrame(frame)) return FrameLabel(frame);
-  v1::ProfileFrame shortened = frame;
-  shortened.set_function(ShortFunctionName(frame.function()));
-  // "libzstd.so.1+0x1a2b0" already names its object.
-  if (IsUnnamedLibraryFunction(frame)) shortened.clear_file();
-  return FrameLabel(shortened);
+  // As FrameLabel, without copying the frame; "libzstd.so.1+0x1a2b0" already names its object.
+  std::string label = ShortFunctionName(frame.function());
+  if (label.empty()) label = "?";
+  if (!frame.file().empty() && !IsUnnamedLibraryFunction(frame)) {
+    absl::StrAppend(&label, " (", frame.file(), ")");
+  }
+  for (char& c : label) {
+    if (c == ';' || c == '\n' || c == '\r') c = ' ';
+  }
+  return label;
+}
+
+bool HasWrapperFrames(const v1::Profile& profile) {
+  for (const v1::ProfileFrame& frame : profile.frames()) {
+    if (IsChunkWrapperFrame(frame) || IsPlumbingFrame(frame)) return true;
+  }
+  return false;
 }
 
 bool IsUnnamedLibraryFunction(const v1::ProfileFrame& frame) {

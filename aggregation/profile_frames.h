@@ -64,6 +64,10 @@ bool IsChunkWrapperFrame(const v1::ProfileFrame& frame);
 // and the sample run's driver lambdas (roastcoffea::RunSampleAnalysis).
 bool IsPlumbingFrame(const v1::ProfileFrame& frame);
 
+// Whether any frame of `profile` is a chunk wrapper or plumbing: without one,
+// CollapseWrapperFrames would change nothing (callers skip the copy).
+bool HasWrapperFrames(const v1::Profile& profile);
+
 // `profile` with each stack starting at its chunk's processor: on every path from the root,
 // the leading frames that are plumbing or lie at or above a chunk wrapper (of the same
 // leading run) are removed, and the paths that then coincide are merged. Samples that ended

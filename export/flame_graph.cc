@@ -162,12 +162,16 @@ std::string FlameColor(const std::string& label) {
 
 absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
                                             const FlameGraphOptions& options) {
-  absl::StatusOr<v1::Profile> shown =
-      options.show_wrapper_frames ? absl::StatusOr<v1::Profile>(profile)
-                                  : CollapseWrapperFrames(profile);
-  if (!shown.ok()) return shown.status();
+  // Collapsed only when there is something to collapse (no copy otherwise).
+  const v1::Profile* source = &profile;
+  absl::StatusOr<v1::Profile> collapsed;
+  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
+    collapsed = CollapseWrapperFrames(profile);
+    if (!collapsed.ok()) return collapsed.status();
+    source = &*collapsed;
+  }
   // Merged with itself: nodes with the same path of labels become one.
-  absl::StatusOr<v1::Profile> merged = MergeProfiles(absl::MakeConstSpan(&*shown, 1));
+  absl::StatusOr<v1::Profile> merged = MergeProfiles(absl::MakeConstSpan(source, 1));
   if (!merged.ok()) return merged.status();
   ProfileAnalysisOptions analysis_options;
   analysis_options.top_stacks = 0;

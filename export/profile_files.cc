@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "export/atomic_file.h"
 #include "export/profile_tables.h"
 
@@ -41,10 +42,17 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
                       const ProfileFilesOptions& options, int64_t* folded_budget,
                       WrittenProfileFiles* written) {
   // The folded text keeps the full names; it is collapsed like the graph so both agree.
-  absl::StatusOr<v1::Profile> shown = ProfileForDisplay(profile, options.show_wrapper_frames);
-  absl::StatusOr<BoundedFoldedText> folded =
-      shown.ok() ? BoundedFoldedStacks(*shown, *folded_budget)
-                 : absl::StatusOr<BoundedFoldedText>(shown.status());
+  const v1::Profile* shown = &profile;
+  absl::StatusOr<v1::Profile> collapsed;
+  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
+    collapsed = CollapseWrapperFrames(profile);
+    if (!collapsed.ok()) {
+      return absl::Status(collapsed.status().code(),
+                          absl::StrCat(subtitle, ": ", collapsed.status().message()));
+    }
+    shown = &*collapsed;
+  }
+  absl::StatusOr<BoundedFoldedText> folded = BoundedFoldedStacks(*shown, *folded_budget);
   if (!folded.ok()) {
     return absl::Status(folded.status().code(),
                         absl::StrCat(subtitle, ": ", folded.status().message()));

@@ -65,6 +65,15 @@ std::string Clean(absl::string_view text) { return ReplaceControlCharacters(text
 // Bytes in binary units, like the summary tables (FormatBytes without trailing zeros noise).
 std::string Memory(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
 
+// The profile as displayed: `profile` itself, or its collapsed copy kept in `storage`.
+absl::StatusOr<const v1::Profile*> Displayed(const v1::Profile& profile, bool show_wrapper_frames,
+                                             absl::StatusOr<v1::Profile>& storage) {
+  if (show_wrapper_frames || !HasWrapperFrames(profile)) return &profile;
+  storage = CollapseWrapperFrames(profile);
+  if (!storage.ok()) return storage.status();
+  return &*storage;
+}
+
 }  // namespace
 
 std::string ElideStack(const std::vector<std::string>& frames, size_t max_width, bool unicode) {
@@ -165,7 +174,7 @@ std::string ProfileHeader(const v1::Profile& profile) {
 
 absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile,
                                               bool show_wrapper_frames) {
-  if (show_wrapper_frames) {
+  if (show_wrapper_frames || !HasWrapperFrames(profile)) {
     if (absl::Status valid = ValidateProfile(profile); !valid.ok()) return valid;
     return profile;
   }
@@ -174,9 +183,11 @@ absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile,
 
 absl::StatusOr<TextTable> TopFunctionsTable(const v1::Profile& profile, const std::string& title,
                                             const ProfileTableOptions& options) {
-  absl::StatusOr<v1::Profile> shown = ProfileForDisplay(profile, options.show_wrapper_frames);
+  absl::StatusOr<v1::Profile> storage;
+  absl::StatusOr<const v1::Profile*> shown =
+      Displayed(profile, options.show_wrapper_frames, storage);
   absl::StatusOr<std::vector<FunctionCost>> functions =
-      shown.ok() ? TopFunctions(*shown, options.top > 0 ? options.top : 0)
+      shown.ok() ? TopFunctions(**shown, options.top > 0 ? options.top : 0)
                  : absl::StatusOr<std::vector<FunctionCost>>(shown.status());
   if (!functions.ok()) {
     return absl::Status(functions.status().code(),
@@ -206,9 +217,11 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
                                          const ProfileTableOptions& options) {
   ProfileAnalysisOptions analysis_options;
   analysis_options.top_stacks = options.top > 0 ? options.top : 0;
-  absl::StatusOr<v1::Profile> shown = ProfileForDisplay(profile, options.show_wrapper_frames);
+  absl::StatusOr<v1::Profile> storage;
+  absl::StatusOr<const v1::Profile*> shown =
+      Displayed(profile, options.show_wrapper_frames, storage);
   absl::StatusOr<ProfileAnalysis> analysis =
-      shown.ok() ? AnalyzeProfile(*shown, analysis_options)
+      shown.ok() ? AnalyzeProfile(**shown, analysis_options)
                  : absl::StatusOr<ProfileAnalysis>(shown.status());
   if (!analysis.ok()) {
     return absl::Status(analysis.status().code(),

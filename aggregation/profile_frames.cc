@@ -45,6 +45,18 @@ void StripTrailingQualifiers(std::string& name) {
 
 }  // namespace
 
+// A cheap test without shortening the name: false only for frames that can be neither a chunk
+// wrapper nor plumbing (what every such frame's name contains).
+bool MaybeWrapperOrPlumbing(const v1::ProfileFrame& frame) {
+  const absl::string_view function = frame.function();
+  if (function.empty() || IsUnnamedLibraryFunction(frame)) return true;
+  for (absl::string_view needle : {"roastcoffea::", "std::", "clone", "start_thread",
+                                   "execute_native_thread_routine", "??"}) {
+    if (absl::StrContains(function, needle)) return true;
+  }
+  return false;
+}
+
 std::string SectionFrameName(absl::string_view section) {
   return absl::StrCat(kSectionPrefix, section, "]");
 }
@@ -136,7 +148,9 @@ std::string ShortFrameLabel(const v1::ProfileFrame& frame) {
 
 bool HasWrapperFrames(const v1::Profile& profile) {
   for (const v1::ProfileFrame& frame : profile.frames()) {
-    if (IsChunkWrapperFrame(frame) || IsPlumbingFrame(frame)) return true;
+    if (MaybeWrapperOrPlumbing(frame) && (IsChunkWrapperFrame(frame) || IsPlumbingFrame(frame))) {
+      return true;
+    }
   }
   return false;
 }
@@ -183,6 +197,7 @@ absl::StatusOr<v1::Profile> CollapseWrapperFrames(const v1::Profile& profile) {
   if (n == 0) return out;
   std::vector<bool> wrapper(profile.frames_size()), plumbing(profile.frames_size());
   for (int f = 0; f < profile.frames_size(); ++f) {
+    if (!MaybeWrapperOrPlumbing(profile.frames(f))) continue;
     wrapper[f] = IsChunkWrapperFrame(profile.frames(f));
     plumbing[f] = wrapper[f] || IsPlumbingFrame(profile.frames(f));
   }

@@ -64,6 +64,10 @@ bool IsChunkWrapperFrame(const v1::ProfileFrame& frame);
 // and the sample run's driver lambdas (roastcoffea::RunSampleAnalysis).
 bool IsPlumbingFrame(const v1::ProfileFrame& frame);
 
+// false only for frames that can be neither a chunk wrapper nor plumbing; a quick test that
+// does not shorten the name.
+bool MaybeWrapperOrPlumbing(const v1::ProfileFrame& frame);
+
 // Whether any frame of `profile` is a chunk wrapper or plumbing: without one,
 // CollapseWrapperFrames would change nothing (callers skip the copy).
 bool HasWrapperFrames(const v1::Profile& profile);

@@ -183,6 +183,23 @@ TEST(CollapseWrapperFramesTest, RootsStacksAtTheProcessor) {
   EXPECT_EQ(analysis->total_samples, 12);
 }
 
+TEST(MaybeWrapperOrPlumbingTest, NeverMissesAWrapperOrPlumbingFrame) {
+  const v1::Profile profile = ThreadpoolLikeProfile();
+  int flagged = 0;
+  for (const v1::ProfileFrame& frame : profile.frames()) {
+    if (IsChunkWrapperFrame(frame) || IsPlumbingFrame(frame)) {
+      ++flagged;
+      EXPECT_TRUE(MaybeWrapperOrPlumbing(frame)) << frame.function();
+    }
+  }
+  EXPECT_EQ(flagged, 7);
+  v1::ProfileFrame user;
+  user.set_function("double ns::Dijet<4>(ns::Jets const&)");
+  EXPECT_FALSE(MaybeWrapperOrPlumbing(user));
+  EXPECT_TRUE(HasWrapperFrames(profile));
+  EXPECT_FALSE(HasWrapperFrames(Build({{0, "ns::f()", "a.out", 1}}, 1)));
+}
+
 TEST(CollapseWrapperFramesTest, LeavesPythonStacksAlone) {
   v1::Profile dask = Build({{0, "run", "threading.py", 5}, {1, "<lambda>", "analysis.py", 5}}, 5);
   dask.mutable_frames(0)->set_line_number(10);

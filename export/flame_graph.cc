@@ -220,16 +220,19 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
                                                                 : &frame_labels[root_label + 1];
   }
   const auto labels = [&](size_t i) -> const std::string& { return *label_of[i]; };
-  // Boxes show the short name, hover titles (and the search) the full one.
-  std::vector<std::string> short_labels;
-  short_labels.reserve(frame_labels.size());
-  for (const v1::ProfileFrame& frame : merged->frames()) {
-    short_labels.push_back(ShortFrameLabel(frame));
-  }
-  short_labels.push_back("all");
-  short_labels.push_back("?");
+  // Boxes show the short name, hover titles (and the search) the full one. Made only for the
+  // frames drawn.
+  std::vector<std::string> short_labels(frame_labels.size());
+  std::vector<char> short_made(frame_labels.size(), 0);
   const auto short_label = [&](size_t i) -> const std::string& {
-    return short_labels[static_cast<size_t>(label_of[i] - frame_labels.data())];
+    const size_t index = static_cast<size_t>(label_of[i] - frame_labels.data());
+    if (!short_made[index]) {
+      short_made[index] = 1;
+      short_labels[index] = index < static_cast<size_t>(merged->frames_size())
+                                ? ShortFrameLabel(merged->frames(static_cast<int>(index)))
+                                : frame_labels[index];
+    }
+    return short_labels[index];
   };
 
   // Children of each node (CSR), ordered by label like flamegraph.pl.

@@ -93,7 +93,8 @@ ABSL_FLAG(bool, html, false,
           "as <measurement directory>.html.");
 ABSL_FLAG(std::string, html_output, "",
           "report: the HTML file to write (default: <DIR>.html next to the measurement).");
-ABSL_FLAG(int, top, 20, "profile: rows (heaviest exclusive stacks) per table, at least 1.");
+ABSL_FLAG(int, top, 20,
+          "profile: rows (heaviest functions, heaviest exclusive stacks) per table, at least 1.");
 ABSL_FLAG(std::string, output, "",
           "profile: directory for the folded stacks and flame graphs (default: DIR/profile, or "
           "./<name>-profile, or $TMPDIR/<name>-profile when DIR is not writable).");

@@ -1,6 +1,8 @@
 #include "instrumentation/chrome_trace.h"
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <utility>
 #include <sstream>
@@ -179,6 +181,17 @@ TEST(ChromeTraceTest, MeasurementAddsCountersRunMetadataAndChunkValues) {
   }
   EXPECT_EQ(thread_names,
             (std::vector<std::string>{"run", "host:1/thread-0", "host:1/thread-1"}));
+}
+
+TEST(ChromeTraceTest, HostileRunTimesFallBackToTheChunks) {
+  v1::Measurement measurement = testing_instrumentation::TraceMeasurement();
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(std::numeric_limits<int64_t>::max());
+  const Struct trace = Parse(ChromeTraceJson(measurement));
+  const std::vector<const Struct*> slices = Slices(trace);
+  ASSERT_FALSE(slices.empty());
+  // The run slice spans the chunks and series instead: 1 s to 2 s.
+  EXPECT_EQ(Text(*slices[0], "name"), "run r1");
+  EXPECT_EQ(Number(*slices[0], "dur"), 1e6);
 }
 
 }  // namespace

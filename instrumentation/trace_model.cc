@@ -27,7 +27,14 @@ bool FillPoints(const google::protobuf::RepeatedField<int64_t>& times,
   return !track.values.empty();
 }
 
+// Nanoseconds since the epoch; -1 (unknown) outside what int64 nanoseconds hold, so that a
+// hostile saved time cannot overflow.
 int64_t Nanos(const google::protobuf::Timestamp& time) {
+  constexpr int64_t kMaxSeconds = std::numeric_limits<int64_t>::max() / 1000000000 - 1;
+  if (time.seconds() < 0 || time.seconds() > kMaxSeconds || time.nanos() < 0 ||
+      time.nanos() >= 1000000000) {
+    return -1;
+  }
   return time.seconds() * 1000000000 + time.nanos();
 }
 
@@ -98,10 +105,10 @@ std::vector<std::pair<std::string, std::string>> RunArguments(const v1::Measurem
 
 std::pair<int64_t, int64_t> RunWindow(const v1::Measurement& measurement) {
   const v1::MeasurementMetadata& metadata = measurement.metadata();
-  if (metadata.has_start_time() && metadata.has_end_time() &&
-      Nanos(metadata.end_time()) >= Nanos(metadata.start_time()) &&
-      Nanos(metadata.start_time()) > 0) {
-    return {Nanos(metadata.start_time()), Nanos(metadata.end_time())};
+  if (metadata.has_start_time() && metadata.has_end_time()) {
+    const int64_t start = Nanos(metadata.start_time());
+    const int64_t end = Nanos(metadata.end_time());
+    if (start > 0 && end >= start) return {start, end};
   }
   int64_t start = std::numeric_limits<int64_t>::max();
   int64_t end = std::numeric_limits<int64_t>::min();

@@ -185,7 +185,8 @@ bool IsPlumbingFrame(const v1::ProfileFrame& frame) {
                                   "start_thread", "execute_native_thread_routine"}) {
     if (name == entry) return true;
   }
-  return absl::StartsWith(name, "std::") || absl::StartsWith(name, "roastcoffea::ThreadPoolExecutor") ||
+  return absl::StartsWith(name, "std::") ||
+         absl::StartsWith(name, "roastcoffea::ThreadPoolExecutor") ||
          absl::StartsWith(name, "roastcoffea::RunSampleAnalysis");
 }
 

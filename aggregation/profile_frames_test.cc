@@ -206,7 +206,8 @@ TEST(CollapseWrapperFramesTest, LeavesPythonStacksAlone) {
   dask.mutable_frames(1)->set_line_number(3);
   absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(dask);
   ASSERT_TRUE(collapsed.ok());
-  EXPECT_THAT(FoldedLines(*collapsed), ElementsAre("run (threading.py:10);<lambda> (analysis.py:3) 5"));
+  EXPECT_THAT(FoldedLines(*collapsed),
+              ElementsAre("run (threading.py:10);<lambda> (analysis.py:3) 5"));
 }
 
 TEST(CollapseWrapperFramesTest, RefusesAnInconsistentProfile) {

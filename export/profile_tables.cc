@@ -258,7 +258,9 @@ absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measureme
     const v1::Profile& profile = measurement.profiles(i);
     std::string scope;
     if (!profile.worker().empty()) absl::StrAppend(&scope, ": ", Clean(profile.worker()));
-    if (!profile.task_prefix().empty()) absl::StrAppend(&scope, " [", Clean(profile.task_prefix()), "]");
+    if (!profile.task_prefix().empty()) {
+      absl::StrAppend(&scope, " [", Clean(profile.task_prefix()), "]");
+    }
     if (!profile.section().empty()) absl::StrAppend(&scope, " [", Clean(profile.section()), "]");
     absl::StatusOr<TextTable> functions =
         TopFunctionsTable(profile, absl::StrCat("Top Functions", scope), options);

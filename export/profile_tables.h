@@ -64,10 +64,10 @@ std::string ProfileHeader(const v1::Profile& profile);
 absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::string& title,
                                          const ProfileTableOptions& options = {});
 
-// Every profile of the measurement (header line, top functions and top stacks), then, with more than one profile
-// to merge, the merged one ("all workers"), or a line saying why they cannot be merged (e.g.
-// sampling intervals differ). "" when the measurement has no profiles. Ends in '\n'. Errors
-// (an inconsistent profile) name the profile's table.
+// Every profile of the measurement (header line, top functions and top stacks), then, with
+// more than one profile to merge, the merged one ("all workers"), or a line saying why they
+// cannot be merged (e.g. sampling intervals differ). "" when the measurement has no
+// profiles. Ends in '\n'. Errors (an inconsistent profile) name the profile's table.
 absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
                                                 const ProfileTableOptions& options = {});
 

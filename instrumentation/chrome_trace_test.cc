@@ -185,7 +185,8 @@ TEST(ChromeTraceTest, MeasurementAddsCountersRunMetadataAndChunkValues) {
 
 TEST(ChromeTraceTest, HostileRunTimesFallBackToTheChunks) {
   v1::Measurement measurement = testing_instrumentation::TraceMeasurement();
-  measurement.mutable_metadata()->mutable_start_time()->set_seconds(std::numeric_limits<int64_t>::max());
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(
+      std::numeric_limits<int64_t>::max());
   const Struct trace = Parse(ChromeTraceJson(measurement));
   const std::vector<const Struct*> slices = Slices(trace);
   ASSERT_FALSE(slices.empty());

@@ -104,7 +104,9 @@ class TraceBuilder {
     if (!chunk.error_text().empty()) AddString(begin, "error_text", chunk.error_text());
     if (chunk.dropped_slices() > 0) AddInt(begin, "dropped_slices", chunk.dropped_slices());
     const trace_internal::ChunkValues values = trace_internal::MeasuredValues(chunk);
-    for (const auto& [name, value] : values.doubles) Annotation(begin, name).set_double_value(value);
+    for (const auto& [name, value] : values.doubles) {
+      Annotation(begin, name).set_double_value(value);
+    }
     for (const auto& [name, value] : values.ints) AddInt(begin, name, value);
     stream_.Write(packet_);
 
@@ -317,7 +319,8 @@ absl::Status Write(const std::vector<const v1::ChunkRecord*>& chunks,
   if (measurement != nullptr) builder.AddRun(*measurement);
   for (const v1::ChunkRecord* chunk : chunks) builder.AddChunk(*chunk);
   if (measurement != nullptr) {
-    for (const trace_internal::CounterTrack& counter : trace_internal::CounterTracks(*measurement)) {
+    for (const trace_internal::CounterTrack& counter :
+         trace_internal::CounterTracks(*measurement)) {
       builder.AddCounterTrack(counter);
     }
   }

@@ -6,8 +6,9 @@
 // dropped slices, CPU seconds, run-queue wait, bytes read, RSS and allocations when measured)
 // and every ScopedTimer entry kept in ChunkRecord.slices is a slice nested inside it. From a
 // whole measurement also: counter tracks (per-thread CPU %, process RSS, queued chunks) under
-// their process, and a "run" process whose one slice spans the run with its metadata. Timestamps are absolute UTC nanoseconds on
-// Perfetto's default trace clock; the UI shows them relative to the trace start.
+// their process, and a "run" process whose one slice spans the run with its metadata.
+// Timestamps are absolute UTC nanoseconds on Perfetto's default trace clock; the UI shows
+// them relative to the trace start.
 //
 // Each process and thread gets an id from one counter in order of first appearance (worker 1
 // is pid 1, its first thread tid 2, ...): ids never collide, so trace_processor cannot mistake

@@ -146,8 +146,12 @@ ChunkValues MeasuredValues(const v1::ChunkRecord& chunk) {
   if (chunk.memory_peak_bytes() > 0) {
     values.ints.emplace_back("memory_peak_bytes", chunk.memory_peak_bytes());
   }
-  if (chunk.has_allocated_bytes()) values.ints.emplace_back("allocated_bytes", chunk.allocated_bytes());
-  if (chunk.has_peak_live_bytes()) values.ints.emplace_back("peak_live_bytes", chunk.peak_live_bytes());
+  if (chunk.has_allocated_bytes()) {
+    values.ints.emplace_back("allocated_bytes", chunk.allocated_bytes());
+  }
+  if (chunk.has_peak_live_bytes()) {
+    values.ints.emplace_back("peak_live_bytes", chunk.peak_live_bytes());
+  }
   return values;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "aggregation/profile_frames.h"
 #include "aggregation/profile_paths.h"
 
 namespace roastcoffea {
@@ -115,6 +116,7 @@ struct PathSums {
   LabelPaths paths;
   std::vector<int> node_path;
   std::vector<int64_t> exclusive;  // per path
+  std::vector<int> label_frame;  // per label id: the first frame with that label
 };
 
 PathSums SumByPath(const v1::Profile& profile, const TreeShape& shape) {
@@ -123,6 +125,9 @@ PathSums SumByPath(const v1::Profile& profile, const TreeShape& shape) {
   std::vector<int> frame_label(profile.frames_size());
   for (int f = 0; f < profile.frames_size(); ++f) {
     frame_label[f] = sums.paths.InternLabel(FrameLabel(profile.frames(f)));
+    if (frame_label[f] == static_cast<int>(sums.label_frame.size())) {
+      sums.label_frame.push_back(f);
+    }
   }
   std::vector<int> parent(n, -1), label(n, -1);
   for (int i = 1; i < n; ++i) {
@@ -254,10 +259,21 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
   const PathSums sums = SumByPath(profile, *shape);
   const std::vector<int> top = TopPaths(sums, static_cast<size_t>(options.top_stacks));
   analysis.top_stacks.reserve(top.size());
+  // Short labels only for the frames of the stacks shown.
+  absl::flat_hash_map<int, std::string> short_labels;
+  const auto short_label = [&](int label_id) -> const std::string& {
+    auto [it, inserted] = short_labels.try_emplace(label_id);
+    if (inserted) it->second = ShortFrameLabel(profile.frames(sums.label_frame[label_id]));
+    return it->second;
+  };
   for (const int path : top) {
     RankedStack stack;
     stack.frames = sums.paths.Frames(path);
     stack.folded = Joined(stack.frames);
+    for (int p = path; p != 0; p = sums.paths.parent(p)) {
+      stack.short_frames.push_back(short_label(sums.paths.label_id(p)));
+    }
+    std::reverse(stack.short_frames.begin(), stack.short_frames.end());
     stack.samples = sums.exclusive[path];
     stack.seconds = static_cast<double>(stack.samples) * interval;
     stack.percent = Percent(stack.samples, shape->total);

@@ -55,6 +55,9 @@ struct ProfileNodeStats {
 struct RankedStack {
   std::string folded;               // "outer;middle;inner"
   std::vector<std::string> frames;  // the same labels, root first
+  // The same frames with short C++ names (aggregation/profile_frames.h ShortFrameLabel), for
+  // display; `frames` keeps the full ones.
+  std::vector<std::string> short_frames;
   int64_t samples = 0;
   double seconds = 0;
   double percent = 0;  // of the total samples

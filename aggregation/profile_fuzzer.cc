@@ -7,6 +7,7 @@
 #include <string>
 
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "google/protobuf/stubs/logging.h"
 #include "schema/measurement.pb.h"
 
@@ -45,6 +46,20 @@ void Analyze(const roastcoffea::v1::Profile& profile) {
   merged = MergeProfiles({profile, profile}, options);
   if (merged.ok())
     Check(AnalyzeProfile(*merged, options)->total_samples == 2 * analysis->total_samples);
+  // Collapsing the plumbing moves samples, never loses them; top functions stay in bounds.
+  absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(profile);
+  if (collapsed.ok()) {
+    absl::StatusOr<ProfileAnalysis> after = AnalyzeProfile(*collapsed, options);
+    Check(after.ok() && after->total_samples == analysis->total_samples);
+  }
+  absl::StatusOr<std::vector<FunctionCost>> functions = TopFunctions(profile, 5);
+  if (functions.ok()) {
+    for (const FunctionCost& function : *functions) {
+      Check(function.self_samples <= function.total_samples &&
+            function.total_samples <= analysis->total_samples);
+    }
+  }
+  for (const v1::ProfileFrame& frame : profile.frames()) (void)ShortFrameLabel(frame);
 }
 
 }  // namespace

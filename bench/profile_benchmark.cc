@@ -1,6 +1,7 @@
 // Profile analysis at scale (issue #8): a 1,000,000-node call tree, the size of a long Dask
 // run's merged profile, through AnalyzeProfile, FoldedStacks, ParseFoldedStacks and
-// MergeProfiles.
+// MergeProfiles; as a threadpool profile (C++ names) through CollapseWrapperFrames and
+// TopFunctions.
 //
 //   bazel run -c opt //bench:profile_benchmark
 //
@@ -15,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
 
@@ -75,6 +77,50 @@ const v1::Profile& Tree() {
   }();
   return *tree;
 }
+
+// The same tree as a threadpool profile: C++ names with template arguments and parameters
+// (object "collect", no lines), its two hottest functions the executor and chunk tracking.
+const v1::Profile& CompiledTree() {
+  static const v1::Profile* tree = [] {
+    auto* p = new v1::Profile(Tree());
+    p->set_source("threadpool");
+    for (int f = 0; f < p->frames_size(); ++f) {
+      v1::ProfileFrame* frame = p->mutable_frames(f);
+      frame->set_function(absl::StrCat("double ns", f % 97, "::Kernel<std::vector<double>, ", f,
+                                       ">::Run(ns::Item const&, long) const"));
+      frame->set_file("collect");
+      frame->set_line_number(0);
+    }
+    p->mutable_frames(0)->set_function("roastcoffea::ThreadPoolExecutor::WorkerLoop(int)");
+    p->mutable_frames(1)->set_function(
+        "roastcoffea::instrumentation_internal::TrackChunkErased(int)");
+    return p;
+  }();
+  return *tree;
+}
+
+// `collect profile`'s extra passes: the plumbing collapsed, then the top-functions view.
+void BM_CollapseWrapperFrames(benchmark::State& state) {
+  const v1::Profile& tree = CompiledTree();
+  for (auto _ : state) {
+    absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(tree);
+    if (!collapsed.ok()) state.SkipWithError(std::string(collapsed.status().message()).c_str());
+    benchmark::DoNotOptimize(collapsed);
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+BENCHMARK(BM_CollapseWrapperFrames)->Unit(benchmark::kMillisecond);
+
+void BM_TopFunctions(benchmark::State& state) {
+  const v1::Profile& tree = CompiledTree();
+  for (auto _ : state) {
+    absl::StatusOr<std::vector<FunctionCost>> top = TopFunctions(tree, 20);
+    if (!top.ok()) state.SkipWithError(std::string(top.status().message()).c_str());
+    benchmark::DoNotOptimize(top);
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+BENCHMARK(BM_TopFunctions)->Unit(benchmark::kMillisecond);
 
 void BM_AnalyzeProfile(benchmark::State& state) {
   const v1::Profile& tree = Tree();

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "export/svg_plot.h"
 
 namespace roastcoffea {
@@ -161,8 +162,16 @@ std::string FlameColor(const std::string& label) {
 
 absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
                                             const FlameGraphOptions& options) {
+  // Collapsed only when there is something to collapse (no copy otherwise).
+  const v1::Profile* source = &profile;
+  absl::StatusOr<v1::Profile> collapsed;
+  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
+    collapsed = CollapseWrapperFrames(profile);
+    if (!collapsed.ok()) return collapsed.status();
+    source = &*collapsed;
+  }
   // Merged with itself: nodes with the same path of labels become one.
-  absl::StatusOr<v1::Profile> merged = MergeProfiles(absl::MakeConstSpan(&profile, 1));
+  absl::StatusOr<v1::Profile> merged = MergeProfiles(absl::MakeConstSpan(source, 1));
   if (!merged.ok()) return merged.status();
   ProfileAnalysisOptions analysis_options;
   analysis_options.top_stacks = 0;
@@ -211,6 +220,20 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
                                                                 : &frame_labels[root_label + 1];
   }
   const auto labels = [&](size_t i) -> const std::string& { return *label_of[i]; };
+  // Boxes show the short name, hover titles (and the search) the full one. Made only for the
+  // frames drawn.
+  std::vector<std::string> short_labels(frame_labels.size());
+  std::vector<char> short_made(frame_labels.size(), 0);
+  const auto short_label = [&](size_t i) -> const std::string& {
+    const size_t index = static_cast<size_t>(label_of[i] - frame_labels.data());
+    if (!short_made[index]) {
+      short_made[index] = 1;
+      short_labels[index] = index < static_cast<size_t>(merged->frames_size())
+                                ? ShortFrameLabel(merged->frames(static_cast<int>(index)))
+                                : frame_labels[index];
+    }
+    return short_labels[index];
+  };
 
   // Children of each node (CSR), ordered by label like flamegraph.pl.
   std::vector<size_t> first_child(n + 1, 0);
@@ -315,9 +338,9 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
     absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(labels(i), node)),
                     "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
                     "\" height=\"", options.frame_height - 1, "\" fill=\"",
-                    FlameColor(labels(i)), "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
-                    Num(y + options.frame_height - 4.5), "\">",
-                    XmlEscape(Elide(labels(i), fit)), "</text></g>\n");
+                    FlameColor(short_label(i)), "\" rx=\"2\"/><text x=\"", Num(x + 3),
+                    "\" y=\"", Num(y + options.frame_height - 4.5), "\">",
+                    XmlEscape(Elide(short_label(i), fit)), "</text></g>\n");
   }
   out += "</g>\n";
   absl::StrAppend(&out, "<text class=\"details\" x=\"", Num(kMargin), "\" y=\"",

@@ -6,9 +6,10 @@
 // label and start at their parent's left edge. Identical frames are merged by their path of
 // labels (aggregation/profile.h MergeProfiles), so "a;b" seen on several branches of the
 // engine's tree is one box. Every drawn frame is a <g class="frame"> holding a <title>
-// ("label — N samples (P %, S s)", what a browser shows on hover), a <rect> and a <text>
-// with the label elided ("..") to the frame's width. Colours are warm, chosen from a hash of the
-// label (FNV-1a), so the same function has the same colour in every graph and every run.
+// ("full label — N samples (P %, S s)", what a browser shows on hover), a <rect> and a <text>
+// with the short label (no template arguments or parameters; aggregation/profile_frames.h)
+// elided ("..") to the frame's width. Colours are warm, chosen from a hash of the short label
+// (FNV-1a), so the same function has the same colour in every graph and every run.
 //
 // Size is bounded: frames narrower than `min_frame_width_px`, deeper than `max_depth`, or
 // beyond the `max_frames` widest are not drawn; the graph says how many were hidden. With
@@ -42,6 +43,10 @@ struct FlameGraphOptions {
   // Levels above this depth (the root is depth 0) are not drawn.
   int max_depth = 1000;
   bool search_script = true;
+  // Keep the thread start-up, thread-pool and chunk-tracking frames below the chunk's
+  // processor; by default they are collapsed (aggregation/profile_frames.h
+  // CollapseWrapperFrames), so the graph starts at the processor.
+  bool show_wrapper_frames = false;
 };
 
 struct FlameGraph {

@@ -274,6 +274,32 @@ TEST(FlameGraphTest, SearchScriptOptional) {
   EXPECT_EQ(Count(graph->svg, "<title>"), 6);  // the image and its 5 frames: hover still works
 }
 
+TEST(FlameGraphTest, BoxesShowShortNamesTitlesFullOnes) {
+  const std::string full = "double ns::Dijet<4>(ns::Jets const&)";
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(Tree({{0, full, 5}}));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_NE(graph->svg.find(">ns::Dijet</text>"), std::string::npos) << graph->svg;
+  EXPECT_NE(graph->svg.find("<title>double ns::Dijet&lt;4&gt;(ns::Jets const&amp;) \u2014 5"),
+            std::string::npos)
+      << graph->svg;
+}
+
+TEST(FlameGraphTest, WrapperFramesCollapsedUnlessAsked) {
+  const v1::Profile profile = Tree({{0, "start_thread", 5},
+                                    {1, "roastcoffea::ThreadPoolExecutor::WorkerLoop(int)", 5},
+                                    {2, "ns::Process()", 5}});
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(profile);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_EQ(graph->svg.find("WorkerLoop"), std::string::npos);
+  EXPECT_EQ(graph->drawn_frames, 2);  // all, ns::Process
+  FlameGraphOptions options;
+  options.show_wrapper_frames = true;
+  graph = RenderFlameGraph(profile, options);
+  ASSERT_TRUE(graph.ok());
+  EXPECT_NE(graph->svg.find("WorkerLoop"), std::string::npos);
+  EXPECT_EQ(graph->drawn_frames, 4);
+}
+
 TEST(FlameGraphTest, InconsistentProfileIsAnError) {
   v1::Profile bad = Tree({{0, "main", 3}, {1, "a", 5}});  // child above its parent
   EXPECT_FALSE(RenderFlameGraph(bad).ok());

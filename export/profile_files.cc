@@ -1,6 +1,12 @@
 #include "export/profile_files.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,7 +17,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "store/atomic_file.h"
 #include "export/profile_tables.h"
 
@@ -33,7 +41,18 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
                       const std::string& svg_path, const std::string& subtitle,
                       const ProfileFilesOptions& options, int64_t* folded_budget,
                       WrittenProfileFiles* written) {
-  absl::StatusOr<BoundedFoldedText> folded = BoundedFoldedStacks(profile, *folded_budget);
+  // The folded text keeps the full names; it is collapsed like the graph so both agree.
+  const v1::Profile* shown = &profile;
+  absl::StatusOr<v1::Profile> collapsed;
+  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
+    collapsed = CollapseWrapperFrames(profile);
+    if (!collapsed.ok()) {
+      return absl::Status(collapsed.status().code(),
+                          absl::StrCat(subtitle, ": ", collapsed.status().message()));
+    }
+    shown = &*collapsed;
+  }
+  absl::StatusOr<BoundedFoldedText> folded = BoundedFoldedStacks(*shown, *folded_budget);
   if (!folded.ok()) {
     return absl::Status(folded.status().code(),
                         absl::StrCat(subtitle, ": ", folded.status().message()));
@@ -43,7 +62,9 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
   written->samples_left_out += folded->samples_left_out;
   FlameGraphOptions graph_options = options.flame_graph;
   graph_options.subtitle = subtitle;
-  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(profile, graph_options);
+  // Already collapsed (or kept on purpose).
+  graph_options.show_wrapper_frames = true;
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(*shown, graph_options);
   if (!graph.ok()) {
     return absl::Status(graph.status().code(),
                         absl::StrCat(subtitle, ": ", graph.status().message()));
@@ -102,6 +123,55 @@ std::vector<std::string> ProfileFileStems(const v1::Measurement& measurement) {
     stems.push_back(std::move(unique));
   }
   return stems;
+}
+
+std::vector<std::string> DefaultProfileOutputDirectories(const std::string& measurement_directory,
+                                                         const std::string& working_directory,
+                                                         const std::string& temporary_directory) {
+  std::string directory = measurement_directory;
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  const size_t slash = directory.rfind('/');
+  std::string name = slash == std::string::npos ? directory : directory.substr(slash + 1);
+  if (name.empty() || name == "." || name == "..") name = "measurement";
+  std::vector<std::string> candidates = {absl::StrCat(directory, "/profile")};
+  for (const std::string* base : {&working_directory, &temporary_directory}) {
+    if (base->empty()) continue;
+    const std::string candidate =
+        absl::StrCat(*base, base->back() == '/' ? "" : "/", name, "-profile");
+    if (std::find(candidates.begin(), candidates.end(), candidate) == candidates.end()) {
+      candidates.push_back(candidate);
+    }
+  }
+  return candidates;
+}
+
+absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string>& candidates,
+                                                   std::vector<std::string>* problems) {
+  std::vector<std::string> reasons;
+  for (const std::string& candidate : candidates) {
+    if (mkdir(candidate.c_str(), 0777) != 0 && errno != EEXIST) {
+      reasons.push_back(absl::StrCat("'", candidate, "': ", strerror(errno)));
+      continue;
+    }
+    struct stat info;
+    if (stat(candidate.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      reasons.push_back(absl::StrCat("'", candidate, "': not a directory"));
+      continue;
+    }
+    const std::string probe = absl::StrCat(candidate, "/.roastcoffea-write-test-", getpid());
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      reasons.push_back(absl::StrCat("'", candidate, "': ", strerror(errno)));
+      continue;
+    }
+    close(fd);
+    unlink(probe.c_str());
+    if (problems != nullptr) *problems = std::move(reasons);
+    return candidate;
+  }
+  if (problems != nullptr) *problems = reasons;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "no writable directory for the profile files: ", absl::StrJoin(reasons, "; ")));
 }
 
 absl::StatusOr<WrittenProfileFiles> WriteProfileFiles(const v1::Measurement& measurement,

@@ -38,6 +38,10 @@ struct ProfileFilesOptions {
   int64_t max_folded_bytes = int64_t{256} << 20;
   // Per-profile files are written for the first this many profiles (2 files each).
   int max_profiles = 1000;
+  // Keep the thread start-up, thread-pool and chunk-tracking frames in the folded stacks and
+  // graphs; by default stacks start at the chunk's processor (profile_tables.h
+  // ProfileForDisplay). The folded files always carry the full function names.
+  bool show_wrapper_frames = false;
 };
 
 struct WrittenProfileFiles {
@@ -50,6 +54,21 @@ struct WrittenProfileFiles {
   int64_t samples_left_out = 0;
   int profiles_left_out = 0;
 };
+
+// Where `collect profile DIR` writes by default, in order of preference: "DIR/profile" (next to
+// the measurement, not among its own files), then "<working_directory>/<name of DIR>-profile",
+// then "<temporary_directory>/<name of DIR>-profile" (a shared measurement is often not
+// writable). Empty working or temporary directories are left out.
+std::vector<std::string> DefaultProfileOutputDirectories(const std::string& measurement_directory,
+                                                         const std::string& working_directory,
+                                                         const std::string& temporary_directory);
+
+// The first of `candidates` that exists or can be created (its parent must exist) and in
+// which a file can be created (tested by creating one: permission bits say nothing for root).
+// `problems` gets one line per candidate passed over ("'DIR/profile': Permission denied").
+// FailedPrecondition listing every problem when none is writable.
+absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string>& candidates,
+                                                   std::vector<std::string>* problems);
 
 // Writes the files above into `directory` (which must exist). FailedPrecondition when the
 // measurement has no profiles; errors of the profile library name the profile; I/O errors name

@@ -87,6 +87,60 @@ TEST(WriteProfileFilesTest, MergedAndPerWorkerFiles) {
   EXPECT_NE(stat((dir + "/profile.folded.tmp-" + std::to_string(getpid())).c_str(), &info), 0);
 }
 
+TEST(WriteProfileFilesTest, FoldedStacksStartAtTheProcessorWithFullNames) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/collapsed";
+  mkdir(dir.c_str(), 0755);
+  v1::Measurement measurement;
+  *measurement.add_profiles() =
+      Folded("w", "start_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
+                  "ns::Process<int>(long) 3\nstart_thread 1\n");
+  ASSERT_TRUE(WriteProfileFiles(measurement, dir).ok());
+  EXPECT_EQ(Read(dir + "/profile.w.folded"),
+            "(executor and wrappers) 1\nns::Process<int>(long) 3\n");
+  EXPECT_TRUE(absl::StrContains(Read(dir + "/flamegraph.w.svg"), ">ns::Process</text>"));
+  ProfileFilesOptions options;
+  options.show_wrapper_frames = true;
+  ASSERT_TRUE(WriteProfileFiles(measurement, dir, options).ok());
+  EXPECT_EQ(Read(dir + "/profile.w.folded"),
+            "start_thread 1\nstart_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
+            "ns::Process<int>(long) 3\n");
+}
+
+TEST(ProfileOutputTest, NextToTheMeasurementThenWorkingThenTemporaryDirectory) {
+  EXPECT_EQ(DefaultProfileOutputDirectories("/shared/m/run1/", "/home/me", "/tmp"),
+            (std::vector<std::string>{"/shared/m/run1/profile", "/home/me/run1-profile",
+                                      "/tmp/run1-profile"}));
+  EXPECT_EQ(DefaultProfileOutputDirectories("/shared/m/run1", "", "/tmp/"),
+            (std::vector<std::string>{"/shared/m/run1/profile", "/tmp/run1-profile"}));
+}
+
+TEST(ProfileOutputTest, FallsBackWhenTheMeasurementIsNotWritable) {
+  const std::string base = std::string(std::getenv("TEST_TMPDIR")) + "/fallback";
+  mkdir(base.c_str(), 0755);
+  // A measurement "directory" under which nothing can be created (its parent is a file).
+  const std::string blocker = base + "/not-a-directory";
+  { std::ofstream(blocker) << "x"; }
+  std::vector<std::string> problems;
+  absl::StatusOr<std::string> chosen =
+      FirstWritableDirectory({blocker + "/profile", base + "/run-profile"}, &problems);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  EXPECT_EQ(*chosen, base + "/run-profile");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(problems[0], blocker + "/profile")) << problems[0];
+  EXPECT_TRUE(absl::StrContains(problems[0], "Not a directory")) << problems[0];
+  // Nothing writable: an error naming every candidate.
+  chosen = FirstWritableDirectory({blocker + "/a", blocker + "/b"}, &problems);
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_TRUE(absl::StrContains(chosen.status().message(), blocker + "/b"));
+  EXPECT_EQ(problems.size(), 2u);
+  // No probe file left behind.
+  struct stat info;
+  EXPECT_NE(stat((base + "/run-profile/.roastcoffea-write-test-" + std::to_string(getpid()))
+                     .c_str(),
+                 &info),
+            0);
+}
+
 TEST(WriteProfileFilesTest, ErrorsNameTheProblem) {
   absl::StatusOr<WrittenProfileFiles> none =
       WriteProfileFiles(v1::Measurement(), std::getenv("TEST_TMPDIR"));

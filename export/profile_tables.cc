@@ -10,6 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "export/display_width.h"
 
 namespace roastcoffea {
@@ -63,6 +64,15 @@ std::string Clean(absl::string_view text) { return ReplaceControlCharacters(text
 
 // Bytes in binary units, like the summary tables (FormatBytes without trailing zeros noise).
 std::string Memory(int64_t bytes) { return FormatBytes(static_cast<double>(bytes)); }
+
+// The profile as displayed: `profile` itself, or its collapsed copy kept in `storage`.
+absl::StatusOr<const v1::Profile*> Displayed(const v1::Profile& profile, bool show_wrapper_frames,
+                                             absl::StatusOr<v1::Profile>& storage) {
+  if (show_wrapper_frames || !HasWrapperFrames(profile)) return &profile;
+  storage = CollapseWrapperFrames(profile);
+  if (!storage.ok()) return storage.status();
+  return &*storage;
+}
 
 }  // namespace
 
@@ -143,6 +153,14 @@ std::string ProfileHeader(const v1::Profile& profile) {
     details.push_back(absl::StrFormat("%s samples = %.3f s", Thousands(analysis->total_samples),
                                       analysis->total_seconds));
   }
+  const int64_t truncated = TruncatedStackSamples(profile);
+  if (truncated > 0 && analysis.ok()) {
+    details.push_back(absl::StrFormat(
+        "%s truncated %s (%.1f %%)", Thousands(truncated), truncated == 1 ? "stack" : "stacks",
+        analysis->total_samples > 0
+            ? 100.0 * static_cast<double>(truncated) / static_cast<double>(analysis->total_samples)
+            : 0.0));
+  }
   if (profile.lost_samples() > 0) {
     details.push_back(absl::StrCat(Thousands(profile.lost_samples()), " lost"));
   }
@@ -154,11 +172,57 @@ std::string ProfileHeader(const v1::Profile& profile) {
   return out;
 }
 
+absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile,
+                                              bool show_wrapper_frames) {
+  if (show_wrapper_frames || !HasWrapperFrames(profile)) {
+    if (absl::Status valid = ValidateProfile(profile); !valid.ok()) return valid;
+    return profile;
+  }
+  return CollapseWrapperFrames(profile);
+}
+
+absl::StatusOr<TextTable> TopFunctionsTable(const v1::Profile& profile, const std::string& title,
+                                            const ProfileTableOptions& options) {
+  absl::StatusOr<v1::Profile> storage;
+  absl::StatusOr<const v1::Profile*> shown =
+      Displayed(profile, options.show_wrapper_frames, storage);
+  absl::StatusOr<std::vector<FunctionCost>> functions =
+      shown.ok() ? TopFunctions(**shown, options.top > 0 ? options.top : 0)
+                 : absl::StatusOr<std::vector<FunctionCost>>(shown.status());
+  if (!functions.ok()) {
+    return absl::Status(functions.status().code(),
+                        absl::StrCat(title, ": ", functions.status().message()));
+  }
+  TextTable table;
+  table.title = title;
+  table.header = {"Rank", "Self s", "Self %", "Total s", "Total %", "Function"};
+  table.right_aligned = {true, true, true, true, true, false};
+  const size_t width =
+      static_cast<size_t>(options.max_function_width > 1 ? options.max_function_width : 1);
+  int rank = 0;
+  for (const FunctionCost& function : *functions) {
+    table.rows.push_back({
+        absl::StrCat(++rank),
+        absl::StrFormat("%.3f", function.self_seconds),
+        absl::StrFormat("%.1f%%", function.self_percent),
+        absl::StrFormat("%.3f", function.total_seconds),
+        absl::StrFormat("%.1f%%", function.total_percent),
+        ElideEnd(Clean(function.label), width, options.table.unicode),
+    });
+  }
+  return table;
+}
+
 absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::string& title,
                                          const ProfileTableOptions& options) {
   ProfileAnalysisOptions analysis_options;
   analysis_options.top_stacks = options.top > 0 ? options.top : 0;
-  absl::StatusOr<ProfileAnalysis> analysis = AnalyzeProfile(profile, analysis_options);
+  absl::StatusOr<v1::Profile> storage;
+  absl::StatusOr<const v1::Profile*> shown =
+      Displayed(profile, options.show_wrapper_frames, storage);
+  absl::StatusOr<ProfileAnalysis> analysis =
+      shown.ok() ? AnalyzeProfile(**shown, analysis_options)
+                 : absl::StatusOr<ProfileAnalysis>(shown.status());
   if (!analysis.ok()) {
     return absl::Status(analysis.status().code(),
                         absl::StrCat(title, ": ", analysis.status().message()));
@@ -173,8 +237,8 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
   int rank = 0;
   for (const RankedStack& stack : analysis->top_stacks) {
     std::vector<std::string> frames;
-    frames.reserve(stack.frames.size());
-    for (const std::string& frame : stack.frames) frames.push_back(Clean(frame));
+    frames.reserve(stack.short_frames.size());
+    for (const std::string& frame : stack.short_frames) frames.push_back(Clean(frame));
     table.rows.push_back({
         absl::StrCat(++rank),
         Thousands(stack.samples),
@@ -192,13 +256,20 @@ absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measureme
   std::string out;
   for (int i = 0; i < measurement.profiles_size(); ++i) {
     const v1::Profile& profile = measurement.profiles(i);
-    std::string title = "Top Stacks";
-    if (!profile.worker().empty()) absl::StrAppend(&title, ": ", Clean(profile.worker()));
-    if (!profile.task_prefix().empty()) absl::StrAppend(&title, " [", Clean(profile.task_prefix()), "]");
-    if (!profile.section().empty()) absl::StrAppend(&title, " [", Clean(profile.section()), "]");
-    absl::StatusOr<TextTable> table = TopStacksTable(profile, title, options);
+    std::string scope;
+    if (!profile.worker().empty()) absl::StrAppend(&scope, ": ", Clean(profile.worker()));
+    if (!profile.task_prefix().empty()) {
+      absl::StrAppend(&scope, " [", Clean(profile.task_prefix()), "]");
+    }
+    if (!profile.section().empty()) absl::StrAppend(&scope, " [", Clean(profile.section()), "]");
+    absl::StatusOr<TextTable> functions =
+        TopFunctionsTable(profile, absl::StrCat("Top Functions", scope), options);
+    if (!functions.ok()) return functions.status();
+    absl::StatusOr<TextTable> table =
+        TopStacksTable(profile, absl::StrCat("Top Stacks", scope), options);
     if (!table.ok()) return table.status();
     absl::StrAppend(&out, i == 0 ? "" : "\n", ProfileHeader(profile), "\n\n",
+                    FormatTextTable(*functions, options.table), "\n",
                     FormatTextTable(*table, options.table));
   }
   const std::vector<const v1::Profile*> chosen = ProfilesToMerge(measurement);
@@ -209,11 +280,15 @@ absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measureme
       absl::StrAppend(&out, "\nNo table merged over workers: ", merged.status().message(), "\n");
       return out;
     }
+    absl::StatusOr<TextTable> functions =
+        TopFunctionsTable(*merged, "Top Functions (all workers)", options);
+    if (!functions.ok()) return functions.status();
     absl::StatusOr<TextTable> table =
         TopStacksTable(*merged, "Top Stacks (all workers)", options);
     if (!table.ok()) return table.status();
     absl::StrAppend(&out, "\n", ProfileHeader(*merged), " (merged over ", chosen.size(),
-                    " profiles)\n\n", FormatTextTable(*table, options.table));
+                    " profiles)\n\n", FormatTextTable(*functions, options.table), "\n",
+                    FormatTextTable(*table, options.table));
   }
   return out;
 }

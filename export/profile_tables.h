@@ -25,7 +25,23 @@ struct ProfileTableOptions {
   // middle of the stack (its root and innermost frames are kept) or at the end of a frame.
   int max_frame_width = 32;
   int max_stack_width = 60;
+  // Display columns of the "Function" cell of the top-functions table.
+  int max_function_width = 56;
+  // Keep the thread start-up, thread-pool and chunk-tracking frames below the chunk's
+  // processor (aggregation/profile_frames.h CollapseWrapperFrames removes them by default).
+  bool show_wrapper_frames = false;
 };
+
+// `profile` as the tables and flame graphs show it: CollapseWrapperFrames unless
+// `show_wrapper_frames`. Errors of the profile library.
+absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile,
+                                              bool show_wrapper_frames);
+
+// The top-functions table of `profile` (aggregation/profile_frames.h TopFunctions, after
+// ProfileForDisplay): Rank, Self s, Self %, Total s, Total %, Function (short name; the
+// full names are in the folded files). Errors name the title.
+absl::StatusOr<TextTable> TopFunctionsTable(const v1::Profile& profile, const std::string& title,
+                                            const ProfileTableOptions& options = {});
 
 // The profiles merged into "all workers": those not restricted to a task prefix or section
 // (they cover everything their worker did); when every profile is restricted, all of them.
@@ -35,21 +51,23 @@ std::vector<const v1::Profile*> ProfilesToMerge(const v1::Measurement& measureme
 // the library's InvalidArgument (e.g. sampling intervals disagree) otherwise.
 absl::StatusOr<v1::Profile> MergedProfile(const v1::Measurement& measurement);
 
-// One line describing `profile`, e.g. "Worker tcp://10.0.0.5:4123 (name w-1) on node-7: 4
+// One line describing `profile` (truncated stacks, when the profile marks them, are counted:
+// "12 truncated stacks (3.1 %)"), e.g. "Worker tcp://10.0.0.5:4123 (name w-1) on node-7: 4
 // threads, memory limit 2.00 GiB; task prefix process; sampling interval 10 ms; 1,234 samples
 // = 12.340 s". Text from the measurement has control characters replaced. No newline.
 std::string ProfileHeader(const v1::Profile& profile);
 
 // The top-stacks table of `profile` under `title`, as data (the HTML report renders it too).
-// Columns: Rank, Samples, Seconds, Percent, Innermost Frame, Stack (root first, ';'-separated).
+// Columns: Rank, Samples, Seconds, Percent, Innermost Frame, Stack (root first, ';'-separated,
+// short names, after ProfileForDisplay).
 // Errors from AnalyzeProfile (an inconsistent profile), naming the title.
 absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::string& title,
                                          const ProfileTableOptions& options = {});
 
-// Every profile of the measurement (header line and table), then, with more than one profile
-// to merge, the merged one ("all workers"), or a line saying why they cannot be merged (e.g.
-// sampling intervals differ). "" when the measurement has no profiles. Ends in '\n'. Errors
-// (an inconsistent profile) name the profile's table.
+// Every profile of the measurement (header line, top functions and top stacks), then, with
+// more than one profile to merge, the merged one ("all workers"), or a line saying why they
+// cannot be merged (e.g. sampling intervals differ). "" when the measurement has no
+// profiles. Ends in '\n'. Errors (an inconsistent profile) name the profile's table.
 absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
                                                 const ProfileTableOptions& options = {});
 

@@ -93,6 +93,7 @@ TEST(TopStacksTableTest, LongFramesElidedAndControlCharactersReplaced) {
   const std::vector<std::string>& row = table->rows[0];
   EXPECT_EQ(DisplayWidth(row[4]), 30u);
   EXPECT_TRUE(absl::EndsWith(row[4], "...")) << row[4];
+  // Unbalanced brackets ("\x1b[31m"): the name is shown as it is, elided.
   EXPECT_TRUE(absl::StartsWith(row[4], "std::vector<std::pair<int")) << row[4];
   EXPECT_LE(DisplayWidth(row[5]), 40u);
   for (const std::string& cell : row) EXPECT_FALSE(absl::StrContains(cell, "\x1b")) << cell;
@@ -123,6 +124,63 @@ TEST(ProfileHeaderTest, DescribesTheWorker) {
   EXPECT_EQ(ProfileHeader(merged), "All workers: sampling interval 2 s; 10 samples = 20.000 s");
 }
 
+// A threadpool-like stack: thread entry, executor, chunk tracking, then the processor.
+v1::Profile ThreadpoolTree() {
+  v1::Profile profile = testing_export::ProfileTree(
+      {
+          {0, "start_thread", 10},
+          {1, "roastcoffea::ThreadPoolExecutor::WorkerLoop(int)", 10},
+          {2, "roastcoffea::instrumentation_internal::TrackChunkErased(int)", 10},
+          {3, "ns::Processor<double>::Process(ns::Item const&) const", 10},
+          {4, "double ns::Dijet<4>(ns::Jets const&)", 6},
+          {0, "(truncated stack)", 2},
+          {6, "memcpy", 2},
+      },
+      "threadpool", "vm:1/thread-0");
+  return profile;
+}
+
+TEST(TopFunctionsTableTest, SelfAndTotalWithShortNames) {
+  ProfileTableOptions options;
+  absl::StatusOr<TextTable> table = TopFunctionsTable(ThreadpoolTree(), "f", options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->header, (std::vector<std::string>{"Rank", "Self s", "Self %", "Total s",
+                                                     "Total %", "Function"}));
+  ASSERT_GE(table->rows.size(), 3u);
+  EXPECT_EQ(table->rows[0],
+            (std::vector<std::string>{"1", "0.060", "50.0%", "0.060", "50.0%", "ns::Dijet"}));
+  EXPECT_EQ(table->rows[1], (std::vector<std::string>{"2", "0.040", "33.3%", "0.100", "83.3%",
+                                                      "ns::Processor::Process"}));
+  // The executor frames are collapsed away by default...
+  for (const auto& row : table->rows) {
+    EXPECT_FALSE(absl::StrContains(row[5], "WorkerLoop")) << row[5];
+  }
+  // ...and shown on request.
+  options.show_wrapper_frames = true;
+  table = TopFunctionsTable(ThreadpoolTree(), "f", options);
+  ASSERT_TRUE(table.ok());
+  bool executor = false;
+  for (const auto& row : table->rows) {
+    executor |= row[5] == "roastcoffea::ThreadPoolExecutor::WorkerLoop";
+  }
+  EXPECT_TRUE(executor);
+}
+
+TEST(TopStacksTableTest, StacksStartAtTheProcessor) {
+  absl::StatusOr<TextTable> table = TopStacksTable(ThreadpoolTree(), "t");
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->rows.size(), 3u);
+  EXPECT_EQ(table->rows[0][5], "ns::Processor::Process;ns::Dijet");
+  EXPECT_EQ(table->rows[1][5], "ns::Processor::Process");
+  EXPECT_EQ(table->rows[2][5], "(truncated stack);memcpy");
+}
+
+TEST(ProfileHeaderTest, CountsTruncatedStacks) {
+  EXPECT_TRUE(absl::StrContains(ProfileHeader(ThreadpoolTree()),
+                                "12 samples = 0.120 s; 2 truncated stacks (16.7 %)"))
+      << ProfileHeader(ThreadpoolTree());
+}
+
 TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   v1::Measurement measurement;
   *measurement.add_profiles() = KnownTree("w1");
@@ -141,6 +199,8 @@ TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1\n")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w2\n")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1 [process]")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Functions: w1\n")) << *text;
+  EXPECT_TRUE(absl::StrContains(*text, "Top Functions (all workers)")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks (all workers)")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "(merged over 2 profiles)")) << *text;
   // Merged: main;b has 3 + 10 = 13 of 20 samples.

@@ -1,6 +1,7 @@
 #include "instrumentation/chrome_trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "aggregation/worker_names.h"
+#include "instrumentation/trace_model.h"
 #include "io/atomic_write.h"
 #include "io/json_escape.h"
 #include "absl/strings/str_format.h"
@@ -29,34 +32,109 @@ void AppendEventHead(const std::string& name, const char* category, int pid, int
                   ",\"ts\":", Micros(ts_ns), ",\"dur\":", Micros(std::max<int64_t>(dur_ns, 0)));
 }
 
-std::string Build(const std::vector<const v1::ChunkRecord*>& chunks) {
+void AppendDouble(double value, std::string& out) {
+  // JSON has no NaN or infinity.
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  absl::StrAppendFormat(&out, "%.9g", value);
+}
+
+// `measurement` (may be null) adds the run slice, counter tracks and metadata.
+std::string Build(const std::vector<const v1::ChunkRecord*>& chunks,
+                  const v1::Measurement* measurement) {
+  std::vector<trace_internal::CounterTrack> counters;
+  std::pair<int64_t, int64_t> run_window = {0, 0};
+  if (measurement != nullptr) {
+    counters = trace_internal::CounterTracks(*measurement);
+    run_window = trace_internal::RunWindow(*measurement);
+  }
   int64_t origin_ns = std::numeric_limits<int64_t>::max();
   for (const v1::ChunkRecord* chunk : chunks) origin_ns = std::min(origin_ns, chunk->start_unix_ns());
+  for (const trace_internal::CounterTrack& track : counters) {
+    for (int64_t time : track.times_unix_ns) origin_ns = std::min(origin_ns, time);
+  }
+  if (run_window.second > 0) origin_ns = std::min(origin_ns, run_window.first);
   std::map<std::string, int> pids;  // worker -> pid, numbered in order of first appearance
   std::map<std::pair<int, int64_t>, bool> named_threads;
 
-  std::string out = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[";
+  std::string out = "{\"displayTimeUnit\":\"ns\",";
+  if (measurement != nullptr) {
+    // The run's metadata, where trace viewers keep it.
+    out += "\"otherData\":{";
+    bool first_entry = true;
+    for (const auto& [name, value] : trace_internal::RunArguments(*measurement)) {
+      if (!first_entry) out += ",";
+      first_entry = false;
+      AppendJsonString(name, &out);
+      out += ":";
+      AppendJsonString(value, &out);
+    }
+    out += "},";
+  }
+  out += "\"traceEvents\":[";
   bool first = true;
   auto begin_event = [&] {
     if (!first) out += ",\n";
     first = false;
   };
-  for (const v1::ChunkRecord* chunk : chunks) {
-    auto [it, inserted] = pids.emplace(chunk->worker(), static_cast<int>(pids.size()) + 1);
-    const int pid = it->second;
-    const int64_t tid = chunk->thread_index() + 1;
+  auto pid_of = [&](const std::string& process) {
+    auto [it, inserted] = pids.emplace(process, static_cast<int>(pids.size()) + 1);
     if (inserted) {
       begin_event();
-      absl::StrAppend(&out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
+      absl::StrAppend(&out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", it->second,
                       ",\"tid\":0,\"args\":{\"name\":");
-      AppendJsonString(chunk->worker().empty() ? "worker" : chunk->worker(), &out);
+      AppendJsonString(process.empty() ? "worker" : process, &out);
       out += "}}";
     }
+    return it->second;
+  };
+  if (measurement != nullptr && run_window.second > 0) {
+    const int pid = pid_of(trace_internal::kRunProcess);
+    begin_event();
+    absl::StrAppend(&out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid,
+                    ",\"tid\":1,\"args\":{\"name\":\"run\"}}");
+    begin_event();
+    const std::string& name = measurement->metadata().name();
+    AppendEventHead(name.empty() ? "run" : absl::StrCat("run ", name), "run", pid, 1,
+                    run_window.first - origin_ns, run_window.second - run_window.first, out);
+    out += ",\"args\":{";
+    bool first_argument = true;
+    for (const auto& [key, value] : trace_internal::RunArguments(*measurement)) {
+      if (!first_argument) out += ",";
+      first_argument = false;
+      AppendJsonString(key, &out);
+      out += ":";
+      AppendJsonString(value, &out);
+    }
+    out += "}}";
+  }
+  // Counter tracks: a viewer names each "<name> <unit>" after the argument's key.
+  for (const trace_internal::CounterTrack& track : counters) {
+    const int pid = pid_of(track.process);
+    for (size_t i = 0; i < track.values.size(); ++i) {
+      begin_event();
+      out += "{\"ph\":\"C\",\"name\":";
+      AppendJsonString(track.name, &out);
+      absl::StrAppend(&out, ",\"pid\":", pid, ",\"ts\":",
+                      Micros(track.times_unix_ns[i] - origin_ns), ",\"args\":{");
+      AppendJsonString(track.unit, &out);
+      out += ":";
+      AppendDouble(track.values[i], out);
+      out += "}}";
+    }
+  }
+  for (const v1::ChunkRecord* chunk : chunks) {
+    const int pid = pid_of(chunk->worker());
+    const int64_t tid = chunk->thread_index() + 1;
     if (named_threads.emplace(std::make_pair(pid, tid), true).second) {
       begin_event();
       absl::StrAppend(&out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid,
-                      ",\"tid\":", tid, ",\"args\":{\"name\":\"thread ", chunk->thread_index(),
-                      "\"}}");
+                      ",\"tid\":", tid, ",\"args\":{\"name\":");
+      // The name the tables and the Gantt chart use (aggregation/worker_names.h).
+      AppendJsonString(WorkerThreadName(chunk->worker(), chunk->thread_index()), &out);
+      out += "}}";
     }
     const int64_t start_ns = chunk->start_unix_ns() - origin_ns;
     begin_event();
@@ -76,6 +154,12 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks) {
     if (chunk->dropped_slices() > 0) {
       absl::StrAppend(&out, ",\"dropped_slices\":", chunk->dropped_slices());
     }
+    const trace_internal::ChunkValues values = trace_internal::MeasuredValues(*chunk);
+    for (const auto& [name, value] : values.doubles) {
+      absl::StrAppend(&out, ",\"", name, "\":");
+      AppendDouble(value, out);
+    }
+    for (const auto& [name, value] : values.ints) absl::StrAppend(&out, ",\"", name, "\":", value);
     out += "}}";
 
     // Enclosing slices first: by start, then longest first.
@@ -110,11 +194,22 @@ std::string ChromeTraceJson(const std::vector<v1::ChunkRecord>& chunks) {
   std::vector<const v1::ChunkRecord*> pointers;
   pointers.reserve(chunks.size());
   for (const v1::ChunkRecord& chunk : chunks) pointers.push_back(&chunk);
-  return Build(pointers);
+  return Build(pointers, nullptr);
 }
 
 std::string ChromeTraceJson(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
-  return Build(std::vector<const v1::ChunkRecord*>(chunks.pointer_begin(), chunks.pointer_end()));
+  return Build(std::vector<const v1::ChunkRecord*>(chunks.pointer_begin(), chunks.pointer_end()),
+               nullptr);
+}
+
+std::string ChromeTraceJson(const v1::Measurement& measurement) {
+  return Build(std::vector<const v1::ChunkRecord*>(measurement.chunks().pointer_begin(),
+                                                   measurement.chunks().pointer_end()),
+               &measurement);
+}
+
+absl::Status WriteChromeTrace(const v1::Measurement& measurement, const std::string& path) {
+  return WriteFile(ChromeTraceJson(measurement), path);
 }
 
 absl::Status WriteChromeTrace(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,

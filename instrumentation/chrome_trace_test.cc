@@ -1,6 +1,10 @@
 #include "instrumentation/chrome_trace.h"
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
+#include <map>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -117,6 +121,78 @@ TEST(ChromeTraceTest, WritesTheFileAndNamesAPathItCannotWrite) {
   const absl::Status status = WriteChromeTrace(chunks, "/nonexistent-dir/trace.json");
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()), HasSubstr("/nonexistent-dir/trace.json"));
+}
+
+// Counter ("C") events of a parsed trace, by name: (ts, value of `unit`) pairs.
+std::map<std::string, std::vector<std::pair<double, double>>> Counters(const Struct& trace) {
+  std::map<std::string, std::vector<std::pair<double, double>>> counters;
+  for (const Value& event : trace.fields().at("traceEvents").list_value().values()) {
+    const Struct& fields = event.struct_value();
+    if (fields.fields().at("ph").string_value() != "C") continue;
+    const Struct& args = fields.fields().at("args").struct_value();
+    EXPECT_EQ(args.fields().size(), 1u);
+    for (const auto& [unit, value] : args.fields()) {
+      counters[Text(fields, "name") + " " + unit].emplace_back(Number(fields, "ts"),
+                                                              value.number_value());
+    }
+  }
+  return counters;
+}
+
+TEST(ChromeTraceTest, MeasurementAddsCountersRunMetadataAndChunkValues) {
+  const Struct trace = Parse(ChromeTraceJson(testing_instrumentation::TraceMeasurement()));
+  // Counters beside the slices; the origin is the earliest event (the run start, 1 s).
+  const auto counters = Counters(trace);
+  ASSERT_EQ(counters.size(), 4u);
+  EXPECT_EQ(counters.at("host:1/thread-0 CPU %"),
+            (std::vector<std::pair<double, double>>{{0, 50}, {1e6, 100}}));
+  EXPECT_EQ(counters.at("host:1/thread-1 CPU %"),
+            (std::vector<std::pair<double, double>>{{0, 25}, {1e6, 75}}));
+  EXPECT_EQ(counters.at("RSS bytes"),  // once for the process its threads share
+            (std::vector<std::pair<double, double>>{{0, 1000}, {1e6, 2000}}));
+  EXPECT_EQ(counters.at("queued chunks"),
+            (std::vector<std::pair<double, double>>{{0, 3}, {1e6, 1}}));
+  // Run metadata: in otherData, and as the arguments of a run slice over the run.
+  const Struct& other = trace.fields().at("otherData").struct_value();
+  EXPECT_EQ(Text(other, "name"), "r1");
+  EXPECT_EQ(Text(other, "command_line"), "collect --threads=2");
+  EXPECT_EQ(Text(other, "config.threads"), "2");
+  const std::vector<const Struct*> slices = Slices(trace);
+  ASSERT_EQ(slices.size(), 3u);  // the run, two chunks
+  EXPECT_EQ(Text(*slices[0], "name"), "run r1");
+  EXPECT_EQ(Number(*slices[0], "dur"), 2e6);
+  EXPECT_EQ(Text(slices[0]->fields().at("args").struct_value(), "backend"), "threadpool");
+  // Chunk values; memory not measured (0) is left out.
+  const Struct& first = slices[1]->fields().at("args").struct_value();
+  EXPECT_EQ(Number(first, "cpu_seconds"), 0.25);
+  EXPECT_EQ(Number(first, "run_queue_wait_seconds"), 0.125);
+  EXPECT_EQ(Number(first, "memory_peak_bytes"), 2000);
+  EXPECT_EQ(Number(first, "compressed_bytes_read"), 4096);
+  const Struct& second = slices[2]->fields().at("args").struct_value();
+  EXPECT_EQ(second.fields().count("memory_peak_bytes"), 0u);
+  EXPECT_EQ(second.fields().count("run_queue_wait_seconds"), 0u);
+  // Threads are named as the tables name them.
+  std::vector<std::string> thread_names;
+  for (const Value& event : trace.fields().at("traceEvents").list_value().values()) {
+    const Struct& fields = event.struct_value();
+    if (Text(fields, "ph") == "M" && Text(fields, "name") == "thread_name") {
+      thread_names.push_back(Text(fields.fields().at("args").struct_value(), "name"));
+    }
+  }
+  EXPECT_EQ(thread_names,
+            (std::vector<std::string>{"run", "host:1/thread-0", "host:1/thread-1"}));
+}
+
+TEST(ChromeTraceTest, HostileRunTimesFallBackToTheChunks) {
+  v1::Measurement measurement = testing_instrumentation::TraceMeasurement();
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(
+      std::numeric_limits<int64_t>::max());
+  const Struct trace = Parse(ChromeTraceJson(measurement));
+  const std::vector<const Struct*> slices = Slices(trace);
+  ASSERT_FALSE(slices.empty());
+  // The run slice spans the chunks and series instead: 1 s to 2 s.
+  EXPECT_EQ(Text(*slices[0], "name"), "run r1");
+  EXPECT_EQ(Number(*slices[0], "dur"), 1e6);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "aggregation/worker_names.h"
+#include "instrumentation/trace_model.h"
 #include "io/atomic_write.h"
 #include "instrumentation/perfetto_trace.pb.h"
 
@@ -101,6 +103,11 @@ class TraceBuilder {
     AddString(begin, "status", v1::ChunkStatus_Name(chunk.status()));
     if (!chunk.error_text().empty()) AddString(begin, "error_text", chunk.error_text());
     if (chunk.dropped_slices() > 0) AddInt(begin, "dropped_slices", chunk.dropped_slices());
+    const trace_internal::ChunkValues values = trace_internal::MeasuredValues(chunk);
+    for (const auto& [name, value] : values.doubles) {
+      Annotation(begin, name).set_double_value(value);
+    }
+    for (const auto& [name, value] : values.ints) AddInt(begin, name, value);
     stream_.Write(packet_);
 
     // Enclosing slices first: by start, then longest first (as in chrome_trace.cc).
@@ -141,16 +148,7 @@ class TraceBuilder {
 
   // The thread track of the chunk's (worker, thread), described on first use.
   uint64_t ThreadTrack(const v1::ChunkRecord& chunk) {
-    auto [process, new_process] = processes_.try_emplace(chunk.worker());
-    if (new_process) {
-      process->second.pid = ++last_id_;
-      StartPacket();
-      pf::TrackDescriptor& track = *packet_.mutable_track_descriptor();
-      track.set_uuid(process->second.pid);
-      track.mutable_process()->set_pid(process->second.pid);
-      track.mutable_process()->set_process_name(chunk.worker().empty() ? "worker" : chunk.worker());
-      stream_.Write(packet_);
-    }
+    const auto process = ProcessOf(chunk.worker());
     auto [thread, new_thread] = process->second.tids.try_emplace(chunk.thread_index());
     if (new_thread) {
       thread->second = ++last_id_;
@@ -161,12 +159,81 @@ class TraceBuilder {
       pf::ThreadDescriptor& descriptor = *track.mutable_thread();
       descriptor.set_pid(process->second.pid);
       descriptor.set_tid(thread->second);
-      descriptor.set_thread_name(absl::StrCat("thread ", chunk.thread_index()));
+      // The name the tables and the Gantt chart use (aggregation/worker_names.h).
+      descriptor.set_thread_name(WorkerThreadName(chunk.worker(), chunk.thread_index()));
       stream_.Write(packet_);
     }
     return thread->second;
   }
 
+  // The process track of `name`, described on first use.
+  std::map<std::string, Process>::iterator ProcessOf(const std::string& name) {
+    auto [process, new_process] = processes_.try_emplace(name);
+    if (new_process) {
+      process->second.pid = ++last_id_;
+      StartPacket();
+      pf::TrackDescriptor& track = *packet_.mutable_track_descriptor();
+      track.set_uuid(process->second.pid);
+      track.mutable_process()->set_pid(process->second.pid);
+      track.mutable_process()->set_process_name(name.empty() ? "worker" : name);
+      stream_.Write(packet_);
+    }
+    return process;
+  }
+
+ public:
+  // One counter track beside the process's threads, and its values.
+  void AddCounterTrack(const trace_internal::CounterTrack& counter) {
+    const auto process = ProcessOf(counter.process);
+    const uint64_t uuid = static_cast<uint64_t>(++last_id_);
+    StartPacket();
+    pf::TrackDescriptor& track = *packet_.mutable_track_descriptor();
+    track.set_uuid(uuid);
+    track.set_parent_uuid(process->second.pid);
+    track.set_name(absl::StrCat(counter.name, " ", counter.unit));
+    track.mutable_counter()->set_unit_name(counter.unit);
+    stream_.Write(packet_);
+    for (size_t i = 0; i < counter.values.size(); ++i) {
+      StartEventPacket(std::max<int64_t>(counter.times_unix_ns[i], 0));
+      pf::TrackEvent& event = *packet_.mutable_track_event();
+      event.set_type(pf::TrackEvent::TYPE_COUNTER);
+      event.set_track_uuid(uuid);
+      event.set_double_counter_value(counter.values[i]);
+      stream_.Write(packet_);
+    }
+  }
+
+  // The run: a slice over its window on the "run" process, its metadata as arguments.
+  void AddRun(const v1::Measurement& measurement) {
+    const std::pair<int64_t, int64_t> window = trace_internal::RunWindow(measurement);
+    if (window.second <= 0) return;
+    const auto process = ProcessOf(trace_internal::kRunProcess);
+    const uint64_t uuid = static_cast<uint64_t>(++last_id_);
+    StartPacket();
+    pf::TrackDescriptor& track = *packet_.mutable_track_descriptor();
+    track.set_uuid(uuid);
+    track.set_parent_uuid(process->second.pid);
+    pf::ThreadDescriptor& thread = *track.mutable_thread();
+    thread.set_pid(process->second.pid);
+    thread.set_tid(static_cast<int32_t>(uuid));
+    thread.set_thread_name("run");
+    stream_.Write(packet_);
+    StartEventPacket(std::max<int64_t>(window.first, 0));
+    pf::TrackEvent& begin = *packet_.mutable_track_event();
+    begin.set_type(pf::TrackEvent::TYPE_SLICE_BEGIN);
+    begin.set_track_uuid(uuid);
+    begin.add_category_iids(Category("run"));
+    const std::string& name = measurement.metadata().name();
+    begin.set_name_iid(EventName(name.empty() ? "run" : absl::StrCat("run ", name)));
+    for (const auto& [key, value] : trace_internal::RunArguments(measurement)) {
+      AddString(begin, key, value);
+    }
+    stream_.Write(packet_);
+    open_ends_.assign(1, std::max(window.second, window.first));
+    EndSlice(uuid);
+  }
+
+ private:
   // packet_ cleared and on our sequence; the very first packet clears the incremental state.
   void StartPacket() {
     packet_.Clear();
@@ -242,12 +309,21 @@ class TraceBuilder {
   std::vector<int64_t> open_ends_;
 };
 
-absl::Status Write(const std::vector<const v1::ChunkRecord*>& chunks, const std::string& path) {
+// `measurement` (may be null) adds the run slice and the counter tracks.
+absl::Status Write(const std::vector<const v1::ChunkRecord*>& chunks,
+                   const v1::Measurement* measurement, const std::string& path) {
   absl::StatusOr<std::unique_ptr<AtomicFileWriter>> file = AtomicFileWriter::Create(path);
   if (!file.ok()) return file.status();
   PacketStream stream(**file);
   TraceBuilder builder(stream);
+  if (measurement != nullptr) builder.AddRun(*measurement);
   for (const v1::ChunkRecord* chunk : chunks) builder.AddChunk(*chunk);
+  if (measurement != nullptr) {
+    for (const trace_internal::CounterTrack& counter :
+         trace_internal::CounterTracks(*measurement)) {
+      builder.AddCounterTrack(counter);
+    }
+  }
   stream.Flush();
   if (!stream.status().ok()) return stream.status();
   return (*file)->Commit();
@@ -258,7 +334,13 @@ absl::Status Write(const std::vector<const v1::ChunkRecord*>& chunks, const std:
 absl::Status WritePerfettoTrace(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
                                 const std::string& path) {
   return Write(std::vector<const v1::ChunkRecord*>(chunks.pointer_begin(), chunks.pointer_end()),
-               path);
+               nullptr, path);
+}
+
+absl::Status WritePerfettoTrace(const v1::Measurement& measurement, const std::string& path) {
+  return Write(std::vector<const v1::ChunkRecord*>(measurement.chunks().pointer_begin(),
+                                                   measurement.chunks().pointer_end()),
+               &measurement, path);
 }
 
 absl::Status WritePerfettoTrace(const std::vector<v1::ChunkRecord>& chunks,
@@ -266,7 +348,7 @@ absl::Status WritePerfettoTrace(const std::vector<v1::ChunkRecord>& chunks,
   std::vector<const v1::ChunkRecord*> pointers;
   pointers.reserve(chunks.size());
   for (const v1::ChunkRecord& chunk : chunks) pointers.push_back(&chunk);
-  return Write(pointers, path);
+  return Write(pointers, nullptr, path);
 }
 
 }  // namespace roastcoffea

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -147,15 +148,15 @@ TEST(PerfettoTraceTest, ChunksAndSectionsBecomeNestedSlicesOnTheirThreads) {
   EXPECT_EQ(host1_thread0.parent_uuid(), 1u);
   EXPECT_EQ(host1_thread0.thread().pid(), 1);
   EXPECT_EQ(host1_thread0.thread().tid(), 2);
-  EXPECT_EQ(host1_thread0.thread().thread_name(), "thread 0");
+  EXPECT_EQ(host1_thread0.thread().thread_name(), "host:1/thread-0");
   const pf::TrackDescriptor& host1_thread1 = decoded.tracks.at(3);
   EXPECT_EQ(host1_thread1.thread().pid(), 1);
   EXPECT_EQ(host1_thread1.thread().tid(), 3);
-  EXPECT_EQ(host1_thread1.thread().thread_name(), "thread 1");
+  EXPECT_EQ(host1_thread1.thread().thread_name(), "host:1/thread-1");
   EXPECT_EQ(decoded.tracks.at(4).process().process_name(), "host:2");
   EXPECT_EQ(decoded.tracks.at(5).thread().pid(), 4);
   EXPECT_EQ(decoded.tracks.at(5).thread().tid(), 5);
-  EXPECT_EQ(decoded.tracks.at(5).thread().thread_name(), "thread 0");
+  EXPECT_EQ(decoded.tracks.at(5).thread().thread_name(), "host:2/thread-0");
 
   ASSERT_EQ(decoded.slices.size(), 5u);
   // First chunk on host:1 thread 0, its sections nested inside, outer first.
@@ -286,6 +287,100 @@ TEST(PerfettoTraceTest, AnUnwritablePathIsAnErrorNamingIt) {
                                                  "/nonexistent-dir/trace.pftrace");
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(std::string(status.message()), HasSubstr("'/nonexistent-dir/trace.pftrace'"));
+}
+
+TEST(PerfettoTraceTest, MeasurementAddsCountersRunMetadataAndChunkValues) {
+  const std::string path = TempPath("measurement.pftrace");
+  ASSERT_TRUE(WritePerfettoTrace(testing_instrumentation::TraceMeasurement(), path).ok());
+  pf::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadAll(path)));
+  std::map<uint64_t, pf::TrackDescriptor> tracks;
+  std::map<uint64_t, std::string> names, annotation_names;
+  std::map<std::string, std::vector<std::pair<uint64_t, double>>> counters;  // by track name
+  std::map<std::string, std::map<std::string, pf::DebugAnnotation>> begins;  // by event name
+  for (const pf::TracePacket& packet : trace.packet()) {
+    for (const pf::EventName& entry : packet.interned_data().event_names()) {
+      names[entry.iid()] = entry.name();
+    }
+    for (const pf::DebugAnnotationName& entry : packet.interned_data().debug_annotation_names()) {
+      annotation_names[entry.iid()] = entry.name();
+    }
+    if (packet.has_track_descriptor()) {
+      tracks[packet.track_descriptor().uuid()] = packet.track_descriptor();
+    }
+    if (!packet.has_track_event()) continue;
+    const pf::TrackEvent& event = packet.track_event();
+    ASSERT_EQ(tracks.count(event.track_uuid()), 1u) << "track described before use";
+    if (event.type() == pf::TrackEvent::TYPE_COUNTER) {
+      const pf::TrackDescriptor& track = tracks.at(event.track_uuid());
+      EXPECT_TRUE(track.has_counter());
+      counters[track.name()].emplace_back(packet.timestamp(), event.double_counter_value());
+    } else if (event.type() == pf::TrackEvent::TYPE_SLICE_BEGIN) {
+      auto& annotations = begins[names.at(event.name_iid())];
+      annotations.clear();  // the last slice of that name
+      for (const pf::DebugAnnotation& annotation : event.debug_annotations()) {
+        annotations[annotation_names.at(annotation.name_iid())] = annotation;
+      }
+    }
+  }
+  ASSERT_EQ(counters.size(), 4u);
+  using Points = std::vector<std::pair<uint64_t, double>>;
+  EXPECT_EQ(counters.at("host:1/thread-0 CPU %"),
+            (Points{{1'000'000'000, 50}, {2'000'000'000, 100}}));
+  EXPECT_EQ(counters.at("host:1/thread-1 CPU %"),
+            (Points{{1'000'000'000, 25}, {2'000'000'000, 75}}));
+  EXPECT_EQ(counters.at("RSS bytes"), (Points{{1'000'000'000, 1000}, {2'000'000'000, 2000}}));
+  EXPECT_EQ(counters.at("queued chunks"), (Points{{1'000'000'000, 3}, {2'000'000'000, 1}}));
+  // Counter tracks sit under their process: RSS under "host:1", queued chunks under "run".
+  std::map<std::string, std::string> parent_process;
+  for (const auto& [uuid, track] : tracks) {
+    if (!track.has_counter()) continue;
+    parent_process[track.name()] = tracks.at(track.parent_uuid()).process().process_name();
+  }
+  EXPECT_EQ(parent_process.at("RSS bytes"), "host:1");
+  EXPECT_EQ(parent_process.at("queued chunks"), "run");
+  // The run slice carries the metadata; chunks their measured values.
+  ASSERT_EQ(begins.count("run r1"), 1u);
+  EXPECT_EQ(begins.at("run r1").at("command_line").string_value(), "collect --threads=2");
+  EXPECT_EQ(begins.at("run r1").at("config.threads").string_value(), "2");
+  ASSERT_EQ(begins.count("ttbar"), 1u);  // both chunks: the last one's annotations
+  const auto& chunk = begins.at("ttbar");
+  EXPECT_EQ(chunk.count("memory_peak_bytes"), 0u);  // the second chunk measured no memory
+  EXPECT_EQ(chunk.at("cpu_seconds").double_value(), 0.0);
+  // Thread tracks are named as the tables name them.
+  std::vector<std::string> thread_names;
+  for (const auto& [uuid, track] : tracks) {
+    if (track.has_thread()) thread_names.push_back(track.thread().thread_name());
+  }
+  EXPECT_THAT(thread_names,
+              ::testing::UnorderedElementsAre("run", "host:1/thread-0", "host:1/thread-1"));
+}
+
+TEST(PerfettoTraceTest, FirstChunkCarriesItsMeasuredValues) {
+  v1::Measurement measurement = testing_instrumentation::TraceMeasurement();
+  measurement.mutable_chunks()->DeleteSubrange(1, 1);
+  const std::string path = TempPath("one.pftrace");
+  ASSERT_TRUE(WritePerfettoTrace(measurement, path).ok());
+  pf::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(ReadAll(path)));
+  const Decoded decoded = Decode([&] {
+    pf::Trace slices_only;  // Decode reads slices; counters are checked above
+    for (const pf::TracePacket& packet : trace.packet()) {
+      if (packet.has_track_event() && packet.track_event().type() == pf::TrackEvent::TYPE_COUNTER) {
+        continue;
+      }
+      *slices_only.add_packet() = packet;
+    }
+    return slices_only;
+  }());
+  const Slice* chunk = nullptr;
+  for (const Slice& slice : decoded.slices) {
+    if (slice.name == "ttbar") chunk = &slice;
+  }
+  ASSERT_NE(chunk, nullptr);
+  EXPECT_EQ(chunk->ints.at("memory_peak_bytes"), 2000);
+  EXPECT_EQ(chunk->ints.at("uncompressed_bytes_read"), 8192);
+  EXPECT_EQ(chunk->ints.at("memory_before_bytes"), 1000);
 }
 
 }  // namespace

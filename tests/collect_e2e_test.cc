@@ -224,13 +224,21 @@ TEST_F(CollectEndToEndTest, ShowWritesThePerfettoTraceOfTheRun) {
     slices += 1 + chunk.slices_size();
   }
   std::set<uint64_t> chunk_category;
-  size_t thread_tracks = 0, begins = 0, ends = 0;
+  size_t thread_tracks = 0, begins = 0, ends = 0, counter_events = 0;
   std::multiset<uint64_t> begin_times;
+  std::set<std::string> thread_names, counter_tracks;
   for (const perfetto::TracePacket& packet : trace.packet()) {
     for (const perfetto::EventCategory& category : packet.interned_data().event_categories()) {
       if (category.name() == "chunk") chunk_category.insert(category.iid());
     }
-    if (packet.track_descriptor().has_thread()) ++thread_tracks;
+    if (packet.track_descriptor().has_thread()) {
+      ++thread_tracks;
+      thread_names.insert(packet.track_descriptor().thread().thread_name());
+    }
+    if (packet.track_descriptor().has_counter()) {
+      counter_tracks.insert(packet.track_descriptor().name());
+    }
+    if (packet.track_event().type() == perfetto::TrackEvent::TYPE_COUNTER) ++counter_events;
     const perfetto::TrackEvent& event = packet.track_event();
     if (event.type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN) {
       ++begins;
@@ -240,10 +248,21 @@ TEST_F(CollectEndToEndTest, ShowWritesThePerfettoTraceOfTheRun) {
     }
     if (event.type() == perfetto::TrackEvent::TYPE_SLICE_END) ++ends;
   }
-  EXPECT_EQ(thread_tracks, threads.size());
-  EXPECT_EQ(begins, slices);
-  EXPECT_EQ(ends, slices);
+  // The worker threads, named as the tables name them, and the run's own track; the run
+  // slice besides the chunks' and sections'.
+  EXPECT_EQ(thread_tracks, threads.size() + 1);
+  EXPECT_EQ(thread_names.count("run"), 1u);
+  for (const auto& [worker, thread_index] : threads) {
+    EXPECT_EQ(thread_names.count(absl::StrCat(worker, "/thread-", thread_index)), 1u) << worker;
+  }
+  EXPECT_EQ(begins, slices + 1);
+  EXPECT_EQ(ends, slices + 1);
   EXPECT_EQ(begin_times, chunk_starts);
+  // Counter tracks beside the slices: each thread's CPU, the process's RSS, queued chunks.
+  EXPECT_EQ(counter_tracks.count("RSS bytes"), 1u);
+  EXPECT_EQ(counter_tracks.count("queued chunks"), 1u);
+  EXPECT_GE(counter_tracks.size(), 3u);
+  EXPECT_GT(counter_events, 0u);
 }
 
 TEST_F(CollectEndToEndTest, AnExistingMeasurementIsNeverOverwritten) {

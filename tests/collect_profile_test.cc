@@ -2,6 +2,7 @@
 // profiles (two Dask-like workers), and on one without profiles.
 #include <sys/stat.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -91,19 +92,22 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
       "profile.tcp-127.0.0.1-40002.folded",
       "flamegraph.tcp-127.0.0.1-40002.svg",
   };
+  // By default in DIR/profile, next to the measurement's own files.
+  const std::string exports = dir + "/profile";
   for (const std::string& file : files) {
-    EXPECT_TRUE(Exists(dir + "/" + file)) << file;
-    EXPECT_TRUE(absl::StrContains(out, "  " + dir + "/" + file + "\n")) << file << "\n" << out;
+    EXPECT_TRUE(Exists(exports + "/" + file)) << file;
+    EXPECT_TRUE(absl::StrContains(out, "  " + exports + "/" + file + "\n")) << file << "\n" << out;
   }
-  EXPECT_EQ(ReadFile(dir + "/profile.tcp-127.0.0.1-40002.folded"),
+  EXPECT_TRUE(absl::StrContains(out, "Top Functions: tcp://127.0.0.1:40001")) << out;
+  EXPECT_EQ(ReadFile(exports + "/profile.tcp-127.0.0.1-40002.folded"),
             "process (analysis.py:10);read (analysis.py:20) 10\n");
-  const std::string merged = ReadFile(dir + "/profile.folded");
+  const std::string merged = ReadFile(exports + "/profile.folded");
   EXPECT_TRUE(absl::StrContains(merged, "process (analysis.py:10);read (analysis.py:20) 14\n"))
       << merged;
   EXPECT_TRUE(absl::StrContains(
       merged, "process (analysis.py:10);read (analysis.py:20);decompress (analysis.py:30) 2\n"))
       << merged;
-  const std::string svg = ReadFile(dir + "/flamegraph.svg");
+  const std::string svg = ReadFile(exports + "/flamegraph.svg");
   EXPECT_TRUE(absl::StartsWith(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"")) << svg;
   EXPECT_TRUE(absl::StrContains(svg, "<title>all \u2014 20 samples (100.00 %, 0.200 s)</title>"));
   EXPECT_TRUE(absl::StrContains(svg, "fill&lt;&amp;&gt; (analysis.py:40)")) << svg;
@@ -117,6 +121,17 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
   EXPECT_TRUE(Exists(elsewhere + "/flamegraph.svg"));
   EXPECT_TRUE(absl::StrContains(top1.out, "written to " + elsewhere)) << top1.out;
   EXPECT_FALSE(absl::StrContains(top1.out, "|    2 |")) << top1.out;
+
+  // DIR/profile cannot be created (here a file stands in its way, as a read-only shared
+  // measurement would refuse it): the files go to a writable place, and collect says so.
+  const std::string blocked = SaveWithProfiles("blocked", true);
+  { std::ofstream(blocked + "/profile") << "not a directory"; }
+  const CollectOutcome fallback = RunCollect({"profile", blocked, "--tables=ascii"});
+  ASSERT_EQ(fallback.exit_code, 0) << fallback.err;
+  EXPECT_TRUE(absl::StrContains(fallback.err, "cannot write the profile files to '" + blocked +
+                                                  "/profile'"))
+      << fallback.err;
+  EXPECT_TRUE(absl::StrContains(fallback.out, "blocked-profile:\n")) << fallback.out;
 }
 
 TEST(CollectProfileTest, ErrorsAreClear) {
@@ -127,7 +142,7 @@ TEST(CollectProfileTest, ErrorsAreClear) {
                                               ": run with --profile (threadpool) or "
                                               "--backend=dask"))
       << none.err;
-  EXPECT_FALSE(Exists(dir + "/profile.folded"));
+  EXPECT_FALSE(Exists(dir + "/profile/profile.folded"));
 
   const CollectOutcome missing = RunCollect({"profile", TempDir() + "/nope"});
   EXPECT_EQ(missing.exit_code, 1);

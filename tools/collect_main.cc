@@ -99,10 +99,14 @@ ABSL_FLAG(bool, html, false,
           "as <measurement directory>.html.");
 ABSL_FLAG(std::string, html_output, "",
           "report: the HTML file to write (default: <DIR>.html next to the measurement).");
-ABSL_FLAG(int, top, 20, "profile: rows (heaviest exclusive stacks) per table, at least 1.");
+ABSL_FLAG(int, top, 20,
+          "profile: rows (heaviest functions, heaviest exclusive stacks) per table, at least 1.");
 ABSL_FLAG(std::string, output, "",
-          "profile: directory for the folded stacks and flame graphs (default: the measurement "
-          "directory DIR).");
+          "profile: directory for the folded stacks and flame graphs (default: DIR/profile, or "
+          "./<name>-profile, or $TMPDIR/<name>-profile when DIR is not writable).");
+ABSL_FLAG(bool, wrapper_frames, false,
+          "profile: keep the thread start-up, thread-pool and chunk-tracking frames below the "
+          "chunk's processor in tables, folded stacks and flame graphs (default: collapsed).");
 
 namespace roastcoffea {
 namespace {
@@ -210,15 +214,35 @@ ExitCode Profile(const Invocation& invocation) {
   ProfileTableOptions options;
   options.table = *tables;
   options.top = absl::GetFlag(FLAGS_top);
+  options.show_wrapper_frames = absl::GetFlag(FLAGS_wrapper_frames);
   absl::StatusOr<std::string> text = FormatProfileTables(*measurement, options);
   if (!text.ok()) return Fail(text.status());
   std::cout << *text;
   const std::string requested = absl::GetFlag(FLAGS_output);
-  const std::string output = requested.empty() ? directory : ResolveUserPath(requested);
-  if (absl::Status status = EnsureWritableDirectory(output); !status.ok()) {
-    return Fail(absl::Status(status.code(), absl::StrCat("--output: ", status.message())));
+  std::string output;
+  if (!requested.empty()) {
+    output = ResolveUserPath(requested);
+    if (absl::Status status = EnsureWritableDirectory(output); !status.ok()) {
+      return Fail(absl::Status(status.code(), absl::StrCat("--output: ", status.message())));
+    }
+  } else {
+    // A shared measurement is often read-only: fall back to a writable place and say so.
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::vector<std::string> problems;
+    absl::StatusOr<std::string> chosen = FirstWritableDirectory(
+        DefaultProfileOutputDirectories(directory, ResolveUserPath("."),
+                                        tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp"),
+        &problems);
+    if (!chosen.ok()) return Fail(chosen.status());
+    for (const std::string& problem : problems) {
+      std::cerr << "collect: note: cannot write the profile files to " << problem << "\n";
+    }
+    output = *chosen;
   }
-  absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(*measurement, output);
+  ProfileFilesOptions file_options;
+  file_options.show_wrapper_frames = options.show_wrapper_frames;
+  absl::StatusOr<WrittenProfileFiles> written =
+      WriteProfileFiles(*measurement, output, file_options);
   if (!written.ok()) return Fail(written.status());
   std::cout << "\nFolded stacks (flamegraph.pl, speedscope) and flame graphs written to "
             << output << ":\n";
@@ -365,7 +389,17 @@ absl::StatusOr<std::string> FinishSaving(
             << "Show it again with: "
             << FollowUpCommand(Launch(), {"show", DisplayPath(Launch(), *saved)}) << "\n";
   if (measurement.profiles_size() > 0) {
-    std::cout << "Its profiles (top stacks, flame graphs): "
+    int64_t samples = 0;
+    for (const v1::Profile& profile : measurement.profiles()) {
+      if (!profile.section().empty() || !profile.task_prefix().empty()) continue;
+      // A root count of 0 means "not given": the total is then its children's sum.
+      int64_t total = profile.nodes_size() > 0 ? profile.nodes(0).count() : 0;
+      for (int i = 1; total == 0 && i < profile.nodes_size(); ++i) {
+        if (profile.nodes(i).parent() == 0) total += profile.nodes(i).count();
+      }
+      samples += total;
+    }
+    std::cout << "Profile: " << samples << " samples; hot functions and flame graphs with: "
               << FollowUpCommand(Launch(), {"profile", DisplayPath(Launch(), *saved)}) << "\n";
   }
   std::cout.flush();
@@ -767,11 +801,12 @@ std::vector<Command> Commands() {
   profile.arguments_synopsis = "DIR";
   profile.summary =
       "The statistical profiles of a saved measurement: per worker and merged, the --top "
-      "heaviest exclusive stacks; writes profile.folded and flamegraph.svg (merged) and "
-      "profile.<worker>.folded and flamegraph.<worker>.svg into DIR (or --output).";
+      "heaviest functions (self, total) and exclusive stacks; writes profile.folded and "
+      "flamegraph.svg (merged) and profile.<worker>.folded and flamegraph.<worker>.svg into "
+      "DIR/profile (./<name>-profile when DIR is not writable, or --output).";
   profile.min_arguments = profile.max_arguments = 1;
   profile.arguments_problem = "one measurement directory";
-  profile.flags = {"tables", "top", "output"};
+  profile.flags = {"tables", "top", "output", "wrapper_frames"};
   profile.run = Profile;
   commands.push_back(std::move(profile));
   return commands;

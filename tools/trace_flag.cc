@@ -11,8 +11,10 @@
 #include "tools/paths.h"
 
 ABSL_FLAG(std::string, trace, "",
-          "Also write the run's timeline to this file for ui.perfetto.dev: each chunk and each "
-          "timed section as a slice on its worker thread. The extension picks the format: "
+          "Also write the run's timeline to this file for ui.perfetto.dev: each chunk (with its "
+          "CPU time, bytes read and memory) and each timed section as a slice on its worker "
+          "thread, counter tracks of per-thread CPU, process RSS and queued chunks, and the "
+          "run's metadata. The extension picks the format: "
           ".json for Chrome trace-event JSON (built in memory, for small runs), .pftrace, "
           ".perfetto-trace or .pb for Perfetto's protobuf trace format (streamed, compact, for "
           "large runs). Relative paths are relative to the directory you ran from. Works with "
@@ -45,8 +47,8 @@ absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostr
   if (!format.ok()) return format.status();
   const std::string path = ResolveUserPath(flag);
   const absl::Status status = *format == TraceFormat::kPerfettoProto
-                                  ? WritePerfettoTrace(measurement.chunks(), path)
-                                  : WriteChromeTrace(measurement.chunks(), path);
+                                  ? WritePerfettoTrace(measurement, path)
+                                  : WriteChromeTrace(measurement, path);
   if (!status.ok()) return status;
   out << "Timeline written to " << path << " (open it in ui.perfetto.dev)\n";
   return absl::OkStatus();

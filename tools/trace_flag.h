@@ -1,5 +1,7 @@
 // collect's --trace=FILE: write the run's timeline (every chunk and its timed sections as
-// slices on their worker threads) for ui.perfetto.dev, in the format the file's extension
+// slices on their worker threads, named as in the tables; counter tracks of per-thread CPU,
+// process RSS and queued chunks; the run's metadata) for ui.perfetto.dev, in the format the
+// file's extension
 // names: `.json` Chrome trace-event JSON (built in memory, for small runs), `.pftrace`,
 // `.perfetto-trace` or `.pb` Perfetto's protobuf trace format (streamed, for large runs).
 // Works for `collect` (the run just measured) and `collect show DIR` (a saved measurement).
@@ -28,7 +30,7 @@ absl::StatusOr<TraceFormat> TraceFormatForPath(const std::string& path);
 // before a run rather than after it.
 absl::Status ValidateTraceFlag();
 
-// With --trace empty: does nothing. Else writes the trace of measurement.chunks() to the
+// With --trace empty: does nothing. Else writes the trace of `measurement` to the
 // flag's path (relative to the directory the user ran from) and says where on `out`.
 // Errors name the path.
 absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out);

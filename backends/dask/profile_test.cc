@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "backends/dask/fixtures.h"
 #include "backends/dask/msgpack_codec.h"
 #include "backends/dask/wire.h"
@@ -51,6 +52,24 @@ void ExpectWellFormed(const v1::Profile& p) {
     EXPECT_GE(p.nodes(i).frame(), 0);
     EXPECT_LT(p.nodes(i).frame(), p.frames_size());
   }
+}
+
+// The display rules for compiled code (aggregation/profile_frames.h) leave Python frames
+// readable: names, files and lines untouched, nothing collapsed.
+TEST(DaskProfileTest, DisplayKeepsPythonFramesAsTheyAre) {
+  absl::StatusOr<v1::Profile> p = ConvertProfileTree(Fixture("profile_merged_reply"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  for (const v1::ProfileFrame& frame : p->frames()) {
+    EXPECT_EQ(ShortFrameLabel(frame), FrameLabel(frame));
+    EXPECT_FALSE(IsPlumbingFrame(frame)) << frame.function();
+  }
+  EXPECT_FALSE(HasWrapperFrames(*p));
+  absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(*p);
+  ASSERT_TRUE(collapsed.ok());
+  EXPECT_EQ(*FoldedStacks(*collapsed), *FoldedStacks(*p));
+  absl::StatusOr<std::vector<FunctionCost>> top = TopFunctions(*p, 1);
+  ASSERT_TRUE(top.ok() && top->size() == 1u);
+  EXPECT_THAT((*top)[0].label, HasSubstr("capture_profile.py:"));
 }
 
 TEST(DaskProfileTest, ConvertsTheCapturedMergedTree) {

@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "aggregation/profile_frames.h"
 #include "backends/threadpool/symbolizer.h"
 #include "instrumentation/sections.h"
 
@@ -45,7 +46,6 @@ static_assert((1 << kSlotBits) == SamplingProfiler::kMaxThreads, "one slot per t
 // Frames above the interrupted one (the handler's and the signal trampoline) searched for the
 // interrupted program counter.
 constexpr int kHandlerFrames = 16;
-constexpr char kTruncatedFrame[] = "(truncated stack)";
 
 constexpr uint8_t kTruncated = 1;  // RawSample::flags
 
@@ -572,7 +572,15 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
   }
   threadpool_internal::Symbolizer symbolizer;
   FrameTable frames;
-  const int truncated_frame = frames.Intern(kTruncatedFrame, "");
+  const int truncated_frame = frames.Intern(kTruncatedStackFrame, "");
+  // Per shared frame: 1 when it is a chunk-tracking wrapper, 0 when not, -1 not yet known.
+  std::vector<int8_t> chunk_wrapper;
+  auto is_chunk_wrapper = [&](int frame) {
+    if (static_cast<size_t>(frame) >= chunk_wrapper.size()) chunk_wrapper.resize(frame + 1, -1);
+    if (chunk_wrapper[frame] < 0) chunk_wrapper[frame] = IsChunkWrapperFrame(frames.frame(frame));
+    return chunk_wrapper[frame] == 1;
+  };
+  absl::flat_hash_map<const char*, int> section_frames;  // by the section's name pointer
   // By lookup address: the pc for the interrupted frame, return address - 1 for the others.
   absl::flat_hash_map<uintptr_t, int> frame_of_address;
   auto frame_at = [&](uintptr_t lookup) {
@@ -603,22 +611,57 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
     for (int64_t i = 0; i < buffer.sample_count && thread_index < 0; ++i) {
       thread_index = buffer.samples[i].thread_index;
     }
+    // The thread's entry: the outermost frame most complete unwinds end in (clone or
+    // start_thread). An unwind that stopped elsewhere (code without unwind tables) lost its
+    // outer frames: it is marked truncated like one cut at the depth limit.
+    absl::flat_hash_map<uintptr_t, int64_t> outermost_count;
+    for (int64_t i = 0; i < buffer.sample_count; ++i) {
+      const RawSample& sample = buffer.samples[i];
+      if ((sample.flags & kTruncated) != 0 || sample.frame_count == 0) continue;
+      const uintptr_t outermost = buffer.frames[sample.first_frame + sample.frame_count - 1];
+      outermost_count[outermost] += sample.weight;
+    }
+    uintptr_t entry = 0;
+    int64_t entry_count = 0;
+    for (const auto& [address, count] : outermost_count) {
+      if (count > entry_count || (count == entry_count && address < entry)) {
+        entry = address;
+        entry_count = count;
+      }
+    }
     ProfileBuilder thread_profile(&frames);
     for (int64_t i = 0; i < buffer.sample_count; ++i) {
       const RawSample& sample = buffer.samples[i];
       stack.clear();
-      if ((sample.flags & kTruncated) != 0) stack.push_back(truncated_frame);
+      const bool truncated =
+          (sample.flags & kTruncated) != 0 ||
+          (entry_count > 0 && sample.frame_count > 0 &&
+           buffer.frames[sample.first_frame + sample.frame_count - 1] != entry);
+      if (truncated) stack.push_back(truncated_frame);
       for (int f = sample.frame_count - 1; f >= 0; --f) {
         const uintptr_t address = buffer.frames[sample.first_frame + f];
         stack.push_back(frame_at(f == 0 ? address : address - 1));
       }
       const int chunk = thread_index >= 0 ? chunk_index.Find(thread_index, sample.time_unix_ns)
                                           : -1;
-      thread_profile.Add(stack, sample.weight, chunk);
       if (sample.section != nullptr) {
         sections.try_emplace(sample.section, &frames)
             .first->second.Add(stack, sample.weight, chunk);
+        // In the thread's own profile the section is a pseudo-frame just above chunk
+        // tracking's wrappers, where the chunk's processor starts (at the root of a truncated
+        // stack that lost them).
+        size_t at = truncated ? 1 : 0;
+        for (size_t k = stack.size(); k-- > 0;) {
+          if (is_chunk_wrapper(stack[k])) {
+            at = k + 1;
+            break;
+          }
+        }
+        auto [it, inserted] = section_frames.try_emplace(sample.section, 0);
+        if (inserted) it->second = frames.Intern(SectionFrameName(sample.section), "");
+        stack.insert(stack.begin() + static_cast<std::ptrdiff_t>(at), it->second);
       }
+      thread_profile.Add(stack, sample.weight, chunk);
     }
     v1::Profile profile = std::move(thread_profile).Finish(chunks);
     fill(profile);

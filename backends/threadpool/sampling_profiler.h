@@ -67,7 +67,7 @@ struct SamplingProfilerOptions {
   // Samples per second of each thread's CPU time, in [1, SamplingProfiler::kMaxHz].
   int hz = 100;
   // Frames kept per sample, in [1, SamplingProfiler::kMaxStackDepth]. Deeper stacks keep their
-  // innermost frames below a "(truncated stack)" frame.
+  // innermost frames below a "(truncated stack)" frame (kTruncatedStackFrame).
   int max_stack_depth = 128;
   // Per-thread buffer sizes: samples (65536: 11 CPU-minutes at 100 Hz) and return addresses
   // over all of them. Samples beyond either are counted in Profile.lost_samples.
@@ -124,7 +124,13 @@ class SamplingProfiler {
   // end of the profiling window. Samples are attributed to the chunk record of the same
   // thread_index whose [start_unix_ns, end_unix_ns] contains them (the innermost, for nested
   // chunks): chunk_samples in record order, the rest in samples_outside_chunks.
-  // Symbolises every distinct address once (dladdr + ELF symbol tables, demangled).
+  // Symbolises every distinct address once (dladdr + ELF symbol tables, demangled; a
+  // stripped library's functions as "libzstd.so.1+0x1a2b0"). In a thread's own profile a
+  // sample taken in a timed section has the pseudo-frame "[section: NAME]" inserted just
+  // above chunk tracking's wrappers (aggregation/profile_frames.h), and a stack whose unwind
+  // is incomplete (cut at max_stack_depth, or ending elsewhere than the outermost frame most
+  // of the thread's stacks end in, e.g. in code without unwind tables) starts with
+  // kTruncatedStackFrame.
   absl::StatusOr<std::vector<v1::Profile>> BuildProfiles(absl::Span<const v1::ChunkRecord> chunks,
                                                          const std::string& host) const;
 

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -307,6 +308,29 @@ TEST(SamplingProfilerTest, AttributesSamplesToSectionsAndChunks) {
                               group.cpu_ns(k) - chunk_cpu_ns[static_cast<size_t>(k)], 100);
     EXPECT_EQ(chunk.samples() + profile.samples_outside_chunks(), profile.nodes(0).count());
     EXPECT_TRUE(AnyFrameContains(profile, "BurnColdLoopForProfilerTest"));
+    // The section is a pseudo-frame right above chunk tracking's wrappers, holding the
+    // section's samples.
+    int64_t in_section = 0;
+    for (int i = 1; i < profile.nodes_size(); ++i) {
+      const v1::ProfileNode& node = profile.nodes(i);
+      if (profile.frames(node.frame()).function() != "[section: hot_section]") continue;
+      in_section += node.count();
+      const v1::ProfileNode& parent = profile.nodes(node.parent());
+      ASSERT_GE(parent.frame(), 0);
+      EXPECT_TRUE(IsChunkWrapperFrame(profile.frames(parent.frame())))
+          << profile.frames(parent.frame()).function();
+    }
+    ExpectSamplesMatchCpuTime(in_section, hot_cpu_ns[static_cast<size_t>(k)], 100);
+    // Collapsed for display, the section starts the stacks of its samples.
+    absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(profile);
+    ASSERT_TRUE(collapsed.ok()) << collapsed.status();
+    bool section_at_root = false;
+    for (int i = 1; i < collapsed->nodes_size(); ++i) {
+      const v1::ProfileNode& node = collapsed->nodes(i);
+      section_at_root |= node.parent() == 0 &&
+                         collapsed->frames(node.frame()).function() == "[section: hot_section]";
+    }
+    EXPECT_TRUE(section_at_root);
   }
 
   const v1::Profile& section = (*profiles)[2];
@@ -393,6 +417,58 @@ TEST(SamplingProfilerTest, StoppingWhileTheThreadsStillRunIsSafe) {
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   EXPECT_EQ((*profiles)[0].nodes(0).count() + (*profiles)[1].nodes(0).count(), samples);
 }
+
+#if defined(__x86_64__)
+// Calls fn(arg) from a frame whose unwind information says "no caller" (as for a thread's
+// entry): stacks sampled below it end there, short of the thread's real entry.
+extern "C" uint64_t NoUnwindTrampolineForProfilerTest(uint64_t (*fn)(int64_t), int64_t arg);
+asm(R"(
+  .text
+  .globl NoUnwindTrampolineForProfilerTest
+  .type NoUnwindTrampolineForProfilerTest, @function
+NoUnwindTrampolineForProfilerTest:
+  .cfi_startproc
+  .cfi_undefined rip
+  pushq %rbp
+  movq %rdi, %rax
+  movq %rsi, %rdi
+  callq *%rax
+  popq %rbp
+  ret
+  .cfi_endproc
+  .size NoUnwindTrampolineForProfilerTest, .-NoUnwindTrampolineForProfilerTest
+)");
+
+TEST(SamplingProfilerTest, MarksStacksThatEndShortOfTheThreadEntryAsTruncated) {
+  SKIP_UNLESS_SUPPORTED();
+  int64_t cold_cpu_ns = 0;
+  ThreadGroup group(1, [&](int) {
+    BurnHotLoopForProfilerTest(300 * kMs);
+    const int64_t before = ThreadCpuNs();
+    NoUnwindTrampolineForProfilerTest(&BurnColdLoopForProfilerTest, 100 * kMs);
+    cold_cpu_ns = ThreadCpuNs() - before;
+  });
+  absl::StatusOr<std::unique_ptr<SamplingProfiler>> profiler =
+      SamplingProfiler::Start(group.threads());
+  ASSERT_TRUE(profiler.ok()) << profiler.status();
+  group.Go();
+  group.Join();
+  (*profiler)->Stop();
+  absl::StatusOr<std::vector<v1::Profile>> profiles = (*profiler)->BuildProfiles({}, "h");
+  ASSERT_TRUE(profiles.ok()) << profiles.status();
+  const v1::Profile& profile = (*profiles)[0];
+  ExpectSamplesMatchCpuTime(TruncatedStackSamples(profile), cold_cpu_ns, 100);
+  // Under the marker: the stacks that ended in the trampoline; the hot loop's are complete.
+  for (int i = 1; i < profile.nodes_size(); ++i) {
+    const v1::ProfileNode& node = profile.nodes(i);
+    if (node.parent() != 0) continue;
+    const std::string& function = profile.frames(node.frame()).function();
+    if (function == kTruncatedStackFrame) continue;
+    EXPECT_EQ(function.find("NoUnwindTrampoline"), std::string::npos);
+  }
+  EXPECT_TRUE(AnyFrameContains(profile, "NoUnwindTrampolineForProfilerTest"));
+}
+#endif  // defined(__x86_64__)
 
 TEST(SamplingProfilerTest, KeepsTheInnermostFramesOfDeepStacks) {
   SKIP_UNLESS_SUPPORTED();

@@ -155,6 +155,54 @@ absl::StatusOr<std::vector<ElfFunctionSymbol>> ReadElfFunctionSymbols(const std:
   return functions;
 }
 
+absl::StatusOr<std::vector<uint64_t>> ReadEhFrameFunctionStarts(const std::string& path) {
+  absl::StatusOr<MappedFile> file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  Elf64_Ehdr header;
+  if (file->size() < sizeof(header)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not an ELF file (too short)"));
+  }
+  std::memcpy(&header, file->data(), sizeof(header));
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+      header.e_ident[EI_CLASS] != ELFCLASS64) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a 64-bit ELF file"));
+  }
+  if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+      !file->Contains(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr))) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": malformed program headers"));
+  }
+  std::vector<uint64_t> starts;
+  for (uint16_t i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    std::memcpy(&segment, file->data() + header.e_phoff + i * sizeof(Elf64_Phdr),
+                sizeof(segment));
+    if (segment.p_type != PT_GNU_EH_FRAME) continue;
+    // version, eh_frame_ptr encoding, fde_count encoding, table encoding.
+    constexpr uint8_t kUdata4 = 0x03, kSdata4 = 0x0b, kPcrel = 0x10, kDatarel = 0x30;
+    if (segment.p_filesz < 12 || !file->Contains(segment.p_offset, segment.p_filesz, 1)) break;
+    const unsigned char* hdr =
+        reinterpret_cast<const unsigned char*>(file->data() + segment.p_offset);
+    const uint8_t pointer_encoding = hdr[1];
+    if (hdr[0] != 1 || (pointer_encoding & 0x0f) != kSdata4 ||
+        ((pointer_encoding & 0x70) != kPcrel && (pointer_encoding & 0x70) != 0) ||
+        hdr[2] != kUdata4 || hdr[3] != (kDatarel | kSdata4)) {
+      break;  // an encoding compilers do not emit for this table
+    }
+    uint32_t count = 0;
+    std::memcpy(&count, hdr + 8, sizeof(count));
+    if (count > (segment.p_filesz - 12) / 8) break;
+    starts.reserve(count);
+    for (uint32_t k = 0; k < count; ++k) {
+      int32_t initial = 0;
+      std::memcpy(&initial, hdr + 12 + 8 * static_cast<size_t>(k), sizeof(initial));
+      starts.push_back(segment.p_vaddr + static_cast<uint64_t>(static_cast<int64_t>(initial)));
+    }
+    break;
+  }
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
 std::string Demangle(const std::string& name) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
@@ -174,6 +222,8 @@ const Symbolizer::ObjectSymbols& Symbolizer::SymbolsOf(const std::string& key,
   // Unreadable objects (the vDSO has no file) fall back to dladdr's exported names.
   absl::StatusOr<std::vector<ElfFunctionSymbol>> functions = ReadElfFunctionSymbols(file_path);
   if (functions.ok()) symbols.functions = *std::move(functions);
+  absl::StatusOr<std::vector<uint64_t>> starts = ReadEhFrameFunctionStarts(file_path);
+  if (starts.ok()) symbols.unwind_starts = *std::move(starts);
   return symbols;
 }
 
@@ -217,9 +267,20 @@ SymbolizedFrame Symbolizer::Symbolize(uintptr_t pc) {
   }
   if (info.dli_sname != nullptr && info.dli_sname[0] != '\0') {
     frame.function = Demangle(info.dli_sname);
+    return frame;
+  }
+  // A function the object does not name (stripped library): named by its object and start,
+  // one frame per function; without unwind tables one frame per object, so that its
+  // addresses do not split the tree.
+  const std::vector<uint64_t>& starts = symbols.unwind_starts;
+  auto next = std::upper_bound(starts.begin(), starts.end(), relative);
+  if (next != starts.begin()) {
+    const size_t slash = symbols.display_path.rfind('/');
+    const std::string object = slash == std::string::npos
+                                   ? symbols.display_path
+                                   : symbols.display_path.substr(slash + 1);
+    frame.function = absl::StrFormat("%s+0x%x", object, *(next - 1));
   } else {
-    // A function the object does not name (stripped library): one frame per object, so that
-    // its addresses do not split the tree.
     frame.function = "??";
   }
   return frame;

@@ -38,12 +38,22 @@ struct ElfFunctionSymbol {
 // naming the path when it is not a well-formed 64-bit ELF file of this machine's byte order.
 absl::StatusOr<std::vector<ElfFunctionSymbol>> ReadElfFunctionSymbols(const std::string& path);
 
+// The start addresses (relative to the load bias, as in the file) of every function that has
+// unwind information in the ELF file at `path`, sorted: the initial locations of the binary
+// search table of its .eh_frame_hdr (PT_GNU_EH_FRAME), which GCC and Clang emit for every
+// function, stripped or not. Empty when the file has no such table or one in an encoding other
+// than the usual (DW_EH_PE_datarel | sdata4 entries, udata4 count). Errors as
+// ReadElfFunctionSymbols.
+absl::StatusOr<std::vector<uint64_t>> ReadEhFrameFunctionStarts(const std::string& path);
+
 // abi::__cxa_demangle of `name`, or `name` itself when it is not a mangled C++ name.
 std::string Demangle(const std::string& name);
 
 struct SymbolizedFrame {
-  // Demangled; "??" when the object has no symbol for the address (stripped), "0x<hex>"
-  // when the address is in no loaded object.
+  // Demangled; for a function the object has no symbol for (a stripped library),
+  // "<object file name>+0x<start>" with the function's start from the unwind tables
+  // (ReadEhFrameFunctionStarts: the address objdump and addr2line use), or "??" when even
+  // that is unknown; "0x<hex>" when the address is in no loaded object.
   std::string function;
   std::string object;    // path of the executable or shared library; "" when unknown
 };
@@ -58,6 +68,7 @@ class Symbolizer {
   struct ObjectSymbols {
     std::string display_path;
     std::vector<ElfFunctionSymbol> functions;  // sorted; empty when unreadable
+    std::vector<uint64_t> unwind_starts;       // sorted; empty when unreadable
   };
   const ObjectSymbols& SymbolsOf(const std::string& key, const std::string& file_path,
                                  const std::string& display_path);

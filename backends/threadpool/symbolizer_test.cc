@@ -1,8 +1,11 @@
 #include "backends/threadpool/symbolizer.h"
 
+#include <dlfcn.h>
 #include <gnu/libc-version.h>
+#include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -40,6 +43,63 @@ TEST(SymbolizerTest, ReadsStaticFunctionsFromTheExecutablesSymbolTable) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST(SymbolizerTest, UnwindTablesListEveryFunctionStart) {
+  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols =
+      ReadElfFunctionSymbols("/proc/self/exe");
+  absl::StatusOr<std::vector<uint64_t>> starts = ReadEhFrameFunctionStarts("/proc/self/exe");
+  ASSERT_TRUE(symbols.ok());
+  ASSERT_TRUE(starts.ok()) << starts.status();
+  ASSERT_FALSE(starts->empty());
+  EXPECT_TRUE(std::is_sorted(starts->begin(), starts->end()));
+  for (const ElfFunctionSymbol& symbol : *symbols) {
+    if (Demangle(symbol.name).find("StaticFunctionForSymbolizerTest") == std::string::npos) {
+      continue;
+    }
+    EXPECT_TRUE(std::binary_search(starts->begin(), starts->end(), symbol.address));
+  }
+  EXPECT_FALSE(ReadEhFrameFunctionStarts("/nonexistent/lib.so").ok());
+}
+
+// A function of a library that its symbol tables do not name: libc's internal functions
+// (Debian ships libc.so.6 with .dynsym only) are named by library and start.
+TEST(SymbolizerTest, UnnamedLibraryFunctionsGetLibraryAndOffset) {
+  Dl_info info;
+  link_map* map = nullptr;
+  ASSERT_NE(dladdr1(reinterpret_cast<void*>(&getpid), &info, reinterpret_cast<void**>(&map),
+                    RTLD_DL_LINKMAP),
+            0);
+  ASSERT_NE(map, nullptr);
+  const std::string libc = map->l_name;
+  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols = ReadElfFunctionSymbols(libc);
+  absl::StatusOr<std::vector<uint64_t>> starts = ReadEhFrameFunctionStarts(libc);
+  ASSERT_TRUE(symbols.ok() && starts.ok());
+  // A function start no symbol covers.
+  uint64_t unnamed = 0;
+  for (uint64_t start : *starts) {
+    bool covered = false;
+    for (const ElfFunctionSymbol& symbol : *symbols) {
+      if (start >= symbol.address &&
+          (start < symbol.address + symbol.size || (symbol.size == 0 && start == symbol.address))) {
+        covered = true;
+        break;
+      }
+    }
+    if (!covered) {
+      unnamed = start;
+      break;
+    }
+  }
+  // Debian 12's libc.so.6 (the platform of this project) is stripped of .symtab.
+  ASSERT_NE(unnamed, 0u) << libc << " names every function";
+  Symbolizer symbolizer;
+  const SymbolizedFrame frame = symbolizer.Symbolize(map->l_addr + unnamed + 1);
+  const std::string file = libc.substr(libc.rfind('/') + 1);
+  char expected[256];
+  std::snprintf(expected, sizeof(expected), "%s+0x%llx", file.c_str(),
+                static_cast<unsigned long long>(unnamed));
+  EXPECT_EQ(frame.function, expected);
 }
 
 TEST(SymbolizerTest, SymbolizesAStaticFunctionDemangledWithItsObject) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -31,12 +32,22 @@ v1::Warning Warning(const std::string& code, std::string message) {
 
 }  // namespace
 
+namespace {
+// When blocking work should give up (unix ns; never: INT64_MAX). Set on the first signal.
+std::atomic<int64_t> g_give_up_at_ns{std::numeric_limits<int64_t>::max()};
+}  // namespace
+
+bool SessionShouldGiveUp() { return absl::GetCurrentTimeNanos() >= g_give_up_at_ns.load(); }
+
 class MeasurementSession::Impl {
  public:
   Impl(AbstractMetricsBackend& backend, SessionOptions options)
       : backend_(backend), options_(std::move(options)) {}
   // The interruption's thread uses the fields below: it goes first.
-  ~Impl() { interruption_.reset(); }
+  ~Impl() {
+    interruption_.reset();
+    g_give_up_at_ns.store(std::numeric_limits<int64_t>::max());
+  }
 
   absl::Status Start();
   absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
@@ -79,6 +90,12 @@ class MeasurementSession::Impl {
   void NoteSignal() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
+    // While running, the work has its grace period; otherwise nothing is worth waiting for.
+    // The planned end of a run that ends on a signal waits as usual (a second signal exits).
+    if (state_ == State::kRunning && options_.signal_is_the_end) return;
+    const absl::Duration wait =
+        state_ == State::kRunning ? options_.grace_period : absl::ZeroDuration();
+    g_give_up_at_ns.store(absl::ToUnixNanos(absl::Now() + wait));
   }
   void SetState(State state) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -300,9 +300,9 @@ absl::Status DaskComm::WriteAll(absl::string_view bytes, absl::Time deadline) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Value> DaskComm::ReadMessage(absl::Time deadline) {
+absl::StatusOr<Value> DaskComm::ReadMessage(absl::Time deadline, absl::Duration budget) {
   if (fd_ < 0) return absl::UnavailableError("connection is closed");
-  SocketReader reader(fd_, deadline, options_.read_timeout, options_.give_up);
+  SocketReader reader(fd_, deadline, budget, options_.give_up);
   absl::StatusOr<Frames> frames = ReadFrames(reader, options_.frame_limits);
   if (!frames.ok()) {
     Shutdown();  // the stream position is lost: the connection cannot be reused
@@ -314,7 +314,7 @@ absl::StatusOr<Value> DaskComm::ReadMessage(absl::Time deadline) {
 }
 
 absl::Status DaskComm::Handshake(absl::Time deadline) {
-  absl::StatusOr<Value> server = ReadMessage(deadline);
+  absl::StatusOr<Value> server = ReadMessage(deadline, options_.connect_timeout);
   if (!server.ok()) return server.status();
   if (!server->is_map() || server->Find("compression") == nullptr ||
       server->Find("pickle-protocol") == nullptr) {
@@ -357,10 +357,12 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args,
   }
   request.Insert(Value::Str("reply"), Value::Bool(true));
   // One deadline for the request and the whole reply.
-  deadline = std::min(deadline, absl::Now() + options_.read_timeout);
+  const absl::Time start = absl::Now();
+  deadline = std::min(deadline, start + options_.read_timeout);
   absl::Status s = WriteAll(EncodeMessage(request), deadline);
   if (!s.ok()) return s;
-  absl::StatusOr<Value> reply = ReadMessage(deadline);
+  absl::StatusOr<Value> reply =
+      ReadMessage(deadline, absl::Trunc(deadline - start, absl::Milliseconds(1)));
   if (!reply.ok()) {
     return absl::Status(reply.status().code(), absl::StrCat("reply to op '", op, "': ",
                                                             reply.status().message()));

@@ -102,7 +102,8 @@ class DaskComm {
   DaskComm(int fd, CommOptions options) : fd_(fd), options_(std::move(options)) {}
   absl::Status Handshake(absl::Time deadline);
   absl::Status WriteAll(absl::string_view bytes, absl::Time deadline);
-  absl::StatusOr<Value> ReadMessage(absl::Time deadline);
+  // `budget`: how long the message was given, for the error.
+  absl::StatusOr<Value> ReadMessage(absl::Time deadline, absl::Duration budget);
   void Shutdown();
 
   int fd_;

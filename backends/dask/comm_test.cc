@@ -173,7 +173,8 @@ TEST(DaskCommTest, ADribblingHandshakeIsBoundedByTheConnectTimeout) {
   options.connect_timeout = absl::Seconds(1);
   options.read_timeout = absl::Seconds(1);
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::unique_ptr<DaskComm>> comm = DaskComm::Connect(Loopback(slow.port()), options);
+  absl::StatusOr<std::unique_ptr<DaskComm>> comm =
+      DaskComm::Connect(Loopback(slow.port()), options);
   EXPECT_TRUE(absl::IsDeadlineExceeded(comm.status())) << comm.status();
   EXPECT_THAT(comm.status().message(), HasSubstr("not complete within 1s"));
   // The captured handshake has over 60 bytes: dribbled whole it would take over 6 s.

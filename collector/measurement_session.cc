@@ -104,8 +104,10 @@ class MeasurementSession::Impl {
   static const char* PhaseName(State state);
   // The name, tool version, command line, configuration; the interruption.
   void CompleteMetadata(v1::Measurement* measurement, absl::Time start) const;
-  // Runs on the interruption's thread when the run has not started saving in time.
-  void SaveWhatIsThere();
+  // Runs on the interruption's thread when the run has not started saving in time, or when
+  // tracking did not start after a signal (`why_no_tracking` says why then). Returns only when
+  // the run is saving by itself (or another last-resort save is under way).
+  void SaveWhatIsThere(const std::string& why_no_tracking = "");
 
   std::optional<RunStopwatch> stopwatch_;
   std::optional<SpanId> span_;
@@ -158,6 +160,11 @@ absl::Status MeasurementSession::Impl::Start() {
   }
   stopwatch_.emplace();
   if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
+    // Gave up on a signal (e.g. a connect abandoned): the run is interrupted, not failed.
+    if (interruption_ != nullptr && Interruption::triggered()) {
+      SaveWhatIsThere(absl::StrCat("tracking did not start (", status.message(), ")"));
+      WaitForTheLastResort();
+    }
     return status;
   }
   if (backend_.SupportsFineMetrics()) {
@@ -294,13 +301,13 @@ absl::StatusOr<std::string> MeasurementSession::Impl::Save(const v1::Measurement
   return saved;
 }
 
-void MeasurementSession::Impl::SaveWhatIsThere() {
+void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_tracking) {
   RawRun run;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The run's own save is close: aggregation and writing files are bounded.
     if (state_ == State::kAssembling || state_ == State::kFinished || state_ == State::kSaving ||
-        state_ == State::kSaved) {
+        state_ == State::kSaved || state_ == State::kSavingWhatIsThere) {
       return;
     }
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
@@ -315,11 +322,15 @@ void MeasurementSession::Impl::SaveWhatIsThere() {
   run.backend = std::string(backend_.name());
   if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
   run.warnings = warnings_;
+  const std::string what_happened =
+      why_no_tracking.empty()
+          ? absl::StrCat("the run did not stop within ",
+                         absl::FormatDuration(options_.grace_period + options_.finish_timeout))
+          : why_no_tracking;
   run.warnings.push_back(Warning(
-      "interrupted",
-      absl::StrCat("interrupted (", why, ") and the run did not stop within ",
-                   absl::FormatDuration(options_.grace_period + options_.finish_timeout),
-                   ": saved without the backend's tracking data, spans and profiles")));
+      "interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
+                                  ": saved without the backend's tracking data, spans and "
+                                  "profiles")));
   run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
@@ -341,9 +352,10 @@ void MeasurementSession::Impl::SaveWhatIsThere() {
     _exit(1);
   }
   std::fprintf(stderr,
-               "\n%s: interrupted (%s); the run did not stop in time: what was done (%d chunks) "
-               "saved to %s\n",
-               options_.program_name.c_str(), why.c_str(), measurement->chunks_size(),
+               "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
+               options_.program_name.c_str(), why.c_str(),
+               why_no_tracking.empty() ? "the run did not stop in time" : why_no_tracking.c_str(),
+               measurement->chunks_size(),
                saved->c_str());
   std::fflush(stderr);
   _exit(kInterruptedExitCode);

@@ -6,14 +6,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "backends/dask/fake_scheduler.h"
+#include "backends/dask/fixtures.h"
 #include "export/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -278,13 +282,14 @@ TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
   ChildProcess collect({Collect(), "--backend=dask",
                         absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
                         "--dask_connect_timeout=120", "--dask_read_timeout=120",
-                        "--output_dir=" + output, "--name=hung", "--grace_period=0.5"},
+                        "--output_dir=" + output, "--name=hung"},
                        Environment(), log);
   absl::SleepFor(absl::Seconds(1.5));
   const absl::Time sent = absl::Now();
   ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
   EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
-  EXPECT_LT(absl::Now() - sent, absl::Seconds(10));
+  // Nothing runs yet: no grace period (2 s) is waited for, the connect is given up at once.
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2)) << ReadFile(log);
   close(listener);
   EXPECT_THAT(ReadFile(log), HasSubstr("saved to " + output + "/hung"));
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/hung");
@@ -292,6 +297,109 @@ TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
   EXPECT_TRUE(saved->metadata().interrupted());
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while starting tracking");
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// A fake scheduler answering with captured replies; `dribbled` ops one byte at a time.
+std::optional<std::string> CapturedReply(const dask::Value& request) {
+  const std::string op = request.Find("op")->text();
+  for (const char* known : {"identity", "processing", "get_task_stream"}) {
+    if (op == known) return dask::testing::FixtureBytes(std::string(known) + "_reply");
+  }
+  if (op == "dump_state") return dask::testing::FixtureBytes("dump_state_workers_reply");
+  if (op == "profile") return dask::testing::FixtureBytes("profile_per_worker_reply");
+  return dask::testing::FixtureBytes("unknown_op_reply");
+}
+
+// Mid-run, every reply of the scheduler slows to a byte per 200 ms (a slowloris, reliability
+// study D5) with a 120-s read timeout: the signal is honoured after the grace period all the
+// same, and the run saved with the command's chunks.
+TEST(CollectInterruptTest, ASignalWhileTheSchedulerDribblesIsHonoured) {
+  dask::testing::FakeScheduler scheduler(CapturedReply);
+  const std::string marker = TempDir() + "/dribble-started";
+  const std::string output = TempDir() + "/dribble";
+  const std::string log = TempDir() + "/dribble.log";
+  ChildProcess collect({Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
+                        "--dask_read_timeout=120", "--interval=0.1", "--grace_period=0.5",
+                        "--output_dir=" + output, "--name=dribbled", "--", "/bin/sh", "-c",
+                        ChunkRecordsCommand(marker)},
+                       Environment(), log);
+  ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
+  ASSERT_TRUE(scheduler.WaitForOp("identity"));
+  scheduler.Dribble(std::chrono::milliseconds(200),
+                    {"identity", "processing", "get_task_stream", "dump_state", "versions",
+                     "get_task_stream_index", "get_cluster_state", "profile"});
+  absl::SleepFor(absl::Seconds(1));  // a reply is being dribbled now
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(3)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/dribbled");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_EQ(saved->chunks_size(), 2);
+}
+
+// The run has ended and collect fetches the workers' profiles from a scheduler that dribbles
+// them (with a 600-s profile timeout): a signal then ends the fetch at once, and the run is
+// saved with what it measured.
+TEST(CollectInterruptTest, ASignalDuringASlowProfileFetchIsHonoured) {
+  dask::testing::FakeScheduler scheduler(CapturedReply);
+  scheduler.Dribble(std::chrono::milliseconds(200), {"profile"});
+  const std::string output = TempDir() + "/slow-profiles";
+  const std::string log = TempDir() + "/slow-profiles.log";
+  ChildProcess collect(
+      {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
+       "--dask_read_timeout=600", "--dask_profile_timeout=600", "--interval=0.1",
+       "--output_dir=" + output, "--name=profiles", "--", "/bin/sh", "-c",
+       R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10, "num_events": 10,
+                  "t_start": 100, "t_end": 101}]' > "$ROASTCOFFEA_CHUNK_RECORDS"; sleep 1)"},
+      Environment(), log);
+  ASSERT_TRUE(scheduler.WaitForOp("profile")) << ReadFile(log);
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/profiles");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while stopping tracking");
+  EXPECT_EQ(saved->chunks_size(), 1);
+  EXPECT_TRUE(saved->has_tracking());
+  bool gave_up = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    gave_up |= warning.message().find("gave up waiting for the scheduler") != std::string::npos;
+  }
+  EXPECT_TRUE(gave_up) << ReadFile(log);
+}
+
+// The command makes $ROASTCOFFEA_CHUNK_RECORDS a FIFO with no writer (reliability study D4):
+// collect does not wait for one; the FIFO is a warning and the run is saved.
+TEST(CollectInterruptTest, AFifoAsChunkRecordsDoesNotBlock) {
+  const std::string source =
+      std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/backends/taskvine/testdata/";
+  const std::string output = TempDir() + "/fifo";
+  const std::string log = TempDir() + "/fifo.log";
+  ChildProcess collect(
+      {Collect(), "--backend=taskvine",
+       absl::StrCat("--taskvine_logs=", source, "synthetic-1-transactions.txt,", source,
+                    "synthetic-1-performance.txt"),
+       "--output_dir=" + output, "--name=fifo", "--", "/bin/sh", "-c",
+       "rm -f \"$ROASTCOFFEA_CHUNK_RECORDS\" && mkfifo \"$ROASTCOFFEA_CHUNK_RECORDS\""},
+      Environment(), log);
+  ASSERT_TRUE(collect.started());
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 0) << ReadFile(log);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/fifo");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  bool named = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    named |= warning.message().find("chunk records ignored") != std::string::npos &&
+             warning.message().find("FIFO") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << ReadFile(log);
 }
 
 }  // namespace

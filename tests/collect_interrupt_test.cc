@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@ namespace roastcoffea {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Collect() {
   return std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/tools/collect";
@@ -131,6 +133,49 @@ TEST(CollectInterruptTest, ThreadPoolRunStopsHandingOutWorkAndSavesWhatWasDone) 
   const CollectOutcome show = RunCollect({"show", output + "/interrupted", "--tables=ascii"});
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("Interrupted (SIGINT while running)"));
+}
+
+// A signal while the sample dataset is generated (first use): nothing was measured, so collect
+// exits 130 at the next file with a message saying so, and leaves nothing in the cache.
+TEST(CollectInterruptTest, ASignalWhileTheDatasetIsGeneratedLeavesNoHalfWrittenCache) {
+  const std::string cache = TempDir() + "/cache-generating";
+  const std::string output = TempDir() + "/generating";
+  const std::string log = TempDir() + "/generating.log";
+  ChildProcess collect({Collect(), "--events_per_file=100000", "--files_per_dataset=20",
+                        "--cache_dir=" + cache, "--output_dir=" + output, "--name=never"},
+                       Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "generating: 6/60 files", absl::Seconds(60))) << ReadFile(log);
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(3)) << "one file of 100000 events at most";
+  EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while generating the sample "
+                                       "dataset): nothing was measured, so nothing is saved"));
+  std::error_code error;
+  EXPECT_TRUE(std::filesystem::is_empty(cache, error)) << "no half-written dataset";
+  EXPECT_FALSE(std::filesystem::exists(output + "/never"));
+}
+
+// First use says the dataset is generated, with its size; the next run says it is reused.
+TEST(CollectInterruptTest, TheDatasetIsGeneratedOnceAndThenReused) {
+  const std::string cache = TempDir() + "/cache-first-use";
+  const std::vector<std::string> flags = {"--events_per_file=2000", "--files_per_dataset=1",
+                                          "--cache_dir=" + cache,
+                                          "--output_dir=" + TempDir() + "/first-use"};
+  std::vector<std::string> first = flags;
+  first.push_back("--name=first");
+  const CollectOutcome generated = RunCollect(first);
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  EXPECT_THAT(generated.err, HasSubstr("generating the sample dataset (first use: 3 datasets x "
+                                       "1 files x 2000 events) in " + cache + "/"));
+  EXPECT_THAT(generated.err, HasSubstr("generating: 3/3 files, 6.0 k of 6.0 k events"));
+  EXPECT_THAT(generated.err, HasSubstr("sample dataset generated in " + cache + "/"));
+  std::vector<std::string> second = flags;
+  second.push_back("--name=second");
+  const CollectOutcome reused = RunCollect(second);
+  ASSERT_EQ(reused.exit_code, 0) << reused.err;
+  EXPECT_THAT(reused.err, HasSubstr("reusing the sample dataset in " + cache + "/"));
+  EXPECT_THAT(reused.err, Not(HasSubstr("generating")));
 }
 
 // A chunk that outlives the grace period (0 s here) is left behind: the run is saved without it

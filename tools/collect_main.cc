@@ -159,6 +159,8 @@ absl::StatusOr<TableOptions> TableStyle() {
 
 int Fail(const absl::Status& status) {
   std::cerr << "collect: " << status.message() << "\n";
+  // Cancelled: a signal stopped the run before anything was measured.
+  if (absl::IsCancelled(status)) return kInterruptedExitCode;
   return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 

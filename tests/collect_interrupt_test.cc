@@ -178,6 +178,46 @@ TEST(CollectInterruptTest, TheDatasetIsGeneratedOnceAndThenReused) {
   EXPECT_THAT(reused.err, Not(HasSubstr("generating")));
 }
 
+// collect --backend=workqueue assembles its own measurement: Ctrl-C there saves what the tasks
+// that came back did, marked interrupted, and exits 130.
+TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
+  const std::string cache = TempDir() + "/cache-wq";
+  const std::string output = TempDir() + "/wq";
+  const std::vector<std::string> dataset = {"--events_per_file=20000", "--files_per_dataset=2",
+                                            "--cache_dir=" + cache, "--output_dir=" + output};
+  std::vector<std::string> generate = dataset;
+  generate.push_back("--name=generate");
+  ASSERT_EQ(RunCollect(generate).exit_code, 0);
+
+  // 120 chunks, one Work Queue task each, on one worker: many seconds.
+  std::vector<std::string> argv = {Collect(), "--backend=workqueue", "--workers=1",
+                                    "--wq_connect_timeout=30", "--chunk_size=1000",
+                                    "--grace_period=0.5", "--name=interrupted"};
+  argv.insert(argv.end(), dataset.begin(), dataset.end());
+  const std::string log = TempDir() + "/wq.log";
+  ChildProcess collect(argv, Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "Work Queue manager on port", absl::Seconds(30))) << ReadFile(log);
+  absl::SleepFor(absl::Seconds(4));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(6)) << ReadFile(log);
+  EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while running)"));
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_GT(saved->chunks_size(), 0) << ReadFile(log);
+  EXPECT_LT(saved->chunks_size(), 120);
+  bool not_done = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    not_done |= warning.code() == "interrupted" &&
+                warning.message().find(absl::StrCat(120 - saved->chunks_size(),
+                                                    " chunks not done")) != std::string::npos;
+  }
+  EXPECT_TRUE(not_done) << ReadFile(log);
+}
+
 // A chunk that outlives the grace period (0 s here) is left behind: the run is saved without it
 // and collect exits at once, not when the chunk ends.
 TEST(CollectInterruptTest, ThreadPoolChunkOutlivingTheGracePeriodIsLeftOut) {

@@ -486,6 +486,7 @@ int RunWorkQueue(int argc, char** argv) {
                                          : ResolveUserPath(cache_dir);
   options->chunk_size = absl::GetFlag(FLAGS_chunk_size);
   options->interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  options->grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
   const int local = options->local_workers;
   const std::string password = options->password_file;
   options->on_listening = [local, password](int port) {
@@ -550,6 +551,7 @@ int RunWorkQueue(int argc, char** argv) {
               << " lost attempts, peak " << result->peak_workers << " workers) kept in "
               << *saved << "/workqueue\n";
   }
+  if (result->interrupted()) return kInterruptedExitCode;
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "

@@ -756,7 +756,8 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
     if (absl::Now() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The workers' profiles of ", prefixes.size() - k, " of ",
-                              prefixes.size(), " profile sets (all tasks, then one per task prefix) were not "
+                              prefixes.size(),
+                              " profile sets (all tasks, then one per task prefix) were not "
                               "read: the profile fetch ran out of its ",
                               absl::FormatDuration(options_.profile_fetch_timeout), "."));
       break;

@@ -19,7 +19,7 @@
 #include "absl/time/time.h"
 #include "backends/dask/fake_scheduler.h"
 #include "backends/dask/fixtures.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"

@@ -1,6 +1,6 @@
 // The process's SIGINT/SIGTERM policy while a measurement session runs: the first signal asks
 // the run to stop (and reaches a command it forwards to); a second one exits at once. Internal
-// to //collector: MeasurementSession owns one.
+// to //collector (MeasurementSession owns one) and to collect's dataset preparation.
 #ifndef ROASTCOFFEA_COLLECTOR_INTERRUPTION_H_
 #define ROASTCOFFEA_COLLECTOR_INTERRUPTION_H_
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -31,12 +32,22 @@ v1::Warning Warning(const std::string& code, std::string message) {
 
 }  // namespace
 
+namespace {
+// When blocking work should give up (unix ns; never: INT64_MAX). Set on the first signal.
+std::atomic<int64_t> g_give_up_at_ns{std::numeric_limits<int64_t>::max()};
+}  // namespace
+
+bool SessionShouldGiveUp() { return absl::GetCurrentTimeNanos() >= g_give_up_at_ns.load(); }
+
 class MeasurementSession::Impl {
  public:
   Impl(AbstractMetricsBackend& backend, SessionOptions options)
       : backend_(backend), options_(std::move(options)) {}
   // The interruption's thread uses the fields below: it goes first.
-  ~Impl() { interruption_.reset(); }
+  ~Impl() {
+    interruption_.reset();
+    g_give_up_at_ns.store(std::numeric_limits<int64_t>::max());
+  }
 
   absl::Status Start();
   absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
@@ -79,6 +90,12 @@ class MeasurementSession::Impl {
   void NoteSignal() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
+    // While running, the work has its grace period; otherwise nothing is worth waiting for.
+    // The planned end of a run that ends on a signal waits as usual (a second signal exits).
+    if (state_ == State::kRunning && options_.signal_is_the_end) return;
+    const absl::Duration wait =
+        state_ == State::kRunning ? options_.grace_period : absl::ZeroDuration();
+    g_give_up_at_ns.store(absl::ToUnixNanos(absl::Now() + wait));
   }
   void SetState(State state) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -87,8 +104,10 @@ class MeasurementSession::Impl {
   static const char* PhaseName(State state);
   // The name, tool version, command line, configuration; the interruption.
   void CompleteMetadata(v1::Measurement* measurement, absl::Time start) const;
-  // Runs on the interruption's thread when the run has not started saving in time.
-  void SaveWhatIsThere();
+  // Runs on the interruption's thread when the run has not started saving in time, or when
+  // tracking did not start after a signal (`why_no_tracking` says why then). Returns only when
+  // the run is saving by itself (or another last-resort save is under way).
+  void SaveWhatIsThere(const std::string& why_no_tracking = "");
 
   std::optional<RunStopwatch> stopwatch_;
   std::optional<SpanId> span_;
@@ -141,6 +160,11 @@ absl::Status MeasurementSession::Impl::Start() {
   }
   stopwatch_.emplace();
   if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
+    // Gave up on a signal (e.g. a connect abandoned): the run is interrupted, not failed.
+    if (interruption_ != nullptr && Interruption::triggered()) {
+      SaveWhatIsThere(absl::StrCat("tracking did not start (", status.message(), ")"));
+      WaitForTheLastResort();
+    }
     return status;
   }
   if (backend_.SupportsFineMetrics()) {
@@ -277,13 +301,13 @@ absl::StatusOr<std::string> MeasurementSession::Impl::Save(const v1::Measurement
   return saved;
 }
 
-void MeasurementSession::Impl::SaveWhatIsThere() {
+void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_tracking) {
   RawRun run;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The run's own save is close: aggregation and writing files are bounded.
     if (state_ == State::kAssembling || state_ == State::kFinished || state_ == State::kSaving ||
-        state_ == State::kSaved) {
+        state_ == State::kSaved || state_ == State::kSavingWhatIsThere) {
       return;
     }
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
@@ -298,11 +322,15 @@ void MeasurementSession::Impl::SaveWhatIsThere() {
   run.backend = std::string(backend_.name());
   if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
   run.warnings = warnings_;
+  const std::string what_happened =
+      why_no_tracking.empty()
+          ? absl::StrCat("the run did not stop within ",
+                         absl::FormatDuration(options_.grace_period + options_.finish_timeout))
+          : why_no_tracking;
   run.warnings.push_back(Warning(
-      "interrupted",
-      absl::StrCat("interrupted (", why, ") and the run did not stop within ",
-                   absl::FormatDuration(options_.grace_period + options_.finish_timeout),
-                   ": saved without the backend's tracking data, spans and profiles")));
+      "interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
+                                  ": saved without the backend's tracking data, spans and "
+                                  "profiles")));
   run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
@@ -324,9 +352,10 @@ void MeasurementSession::Impl::SaveWhatIsThere() {
     _exit(1);
   }
   std::fprintf(stderr,
-               "\n%s: interrupted (%s); the run did not stop in time: what was done (%d chunks) "
-               "saved to %s\n",
-               options_.program_name.c_str(), why.c_str(), measurement->chunks_size(),
+               "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
+               options_.program_name.c_str(), why.c_str(),
+               why_no_tracking.empty() ? "the run did not stop in time" : why_no_tracking.c_str(),
+               measurement->chunks_size(),
                saved->c_str());
   std::fflush(stderr);
   _exit(kInterruptedExitCode);

@@ -136,6 +136,13 @@ class MeasurementSession {
   std::unique_ptr<Impl> impl_;
 };
 
+// Lock-free, from any thread: whether blocking work of the run (a connect, a slow reply, an
+// end-of-run fetch) should give up now because a signal interrupted the session: once the
+// grace period is over for a signal while running, at once for a signal while starting or
+// stopping. False without a session, and for the planned end of a run that ends on a signal.
+// Pass it to code that waits on others (e.g. dask::CommOptions::give_up).
+bool SessionShouldGiveUp();
+
 }  // namespace roastcoffea
 
 #endif  // ROASTCOFFEA_COLLECTOR_MEASUREMENT_SESSION_H_

@@ -176,6 +176,43 @@ TEST(MeasurementSessionTest, AFirstSignalMarksTheMeasurementInterrupted) {
   EXPECT_TRUE((*session)->Save(*measurement).ok());
 }
 
+TEST(MeasurementSessionTest, BlockingWorkGivesUpWhenTheGracePeriodIsOver) {
+  EXPECT_FALSE(SessionShouldGiveUp());
+  FakeBackend backend;
+  {
+    SessionOptions options = Options("give-up");
+    options.grace_period = absl::Seconds(1);
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, options);
+    ASSERT_TRUE(session.ok());
+    EXPECT_FALSE(SessionShouldGiveUp());
+    kill(getpid(), SIGINT);
+    ASSERT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+    absl::SleepFor(absl::Milliseconds(200));  // the watcher has noted the signal
+    EXPECT_FALSE(SessionShouldGiveUp()) << "running work has its grace period";
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!SessionShouldGiveUp() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+    EXPECT_TRUE(SessionShouldGiveUp());
+    EXPECT_GE(absl::Now(), (*session)->work_deadline() - absl::Milliseconds(150));
+    ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
+  }
+  EXPECT_FALSE(SessionShouldGiveUp()) << "no session, nothing to give up";
+}
+
+TEST(MeasurementSessionTest, ThePlannedEndOnASignalDoesNotGiveUp) {
+  FakeBackend backend;
+  SessionOptions options = Options("planned-end");
+  options.signal_is_the_end = true;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok());
+  kill(getpid(), SIGINT);
+  ASSERT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+  absl::SleepFor(absl::Milliseconds(500));  // past the grace period
+  EXPECT_FALSE(SessionShouldGiveUp());
+  ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
+}
+
 TEST(MeasurementSessionTest, SignalsHaveTheirUsualEffectAfterTheSession) {
   FakeBackend backend;
   {

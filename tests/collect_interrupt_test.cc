@@ -6,14 +6,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "backends/dask/fake_scheduler.h"
+#include "backends/dask/fixtures.h"
 #include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -25,6 +30,7 @@ namespace roastcoffea {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Collect() {
   return std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/tools/collect";
@@ -127,6 +133,89 @@ TEST(CollectInterruptTest, ThreadPoolRunStopsHandingOutWorkAndSavesWhatWasDone) 
   const CollectOutcome show = RunCollect({"show", output + "/interrupted", "--tables=ascii"});
   EXPECT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("Interrupted (SIGINT while running)"));
+}
+
+// A signal while the sample dataset is generated (first use): nothing was measured, so collect
+// exits 130 at the next file with a message saying so, and leaves nothing in the cache.
+TEST(CollectInterruptTest, ASignalWhileTheDatasetIsGeneratedLeavesNoHalfWrittenCache) {
+  const std::string cache = TempDir() + "/cache-generating";
+  const std::string output = TempDir() + "/generating";
+  const std::string log = TempDir() + "/generating.log";
+  ChildProcess collect({Collect(), "--events_per_file=100000", "--files_per_dataset=20",
+                        "--cache_dir=" + cache, "--output_dir=" + output, "--name=never"},
+                       Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "generating: 6/60 files", absl::Seconds(60))) << ReadFile(log);
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(3)) << "one file of 100000 events at most";
+  EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while generating the sample "
+                                       "dataset): nothing was measured, so nothing is saved"));
+  std::error_code error;
+  EXPECT_TRUE(std::filesystem::is_empty(cache, error)) << "no half-written dataset";
+  EXPECT_FALSE(std::filesystem::exists(output + "/never"));
+}
+
+// First use says the dataset is generated, with its size; the next run says it is reused.
+TEST(CollectInterruptTest, TheDatasetIsGeneratedOnceAndThenReused) {
+  const std::string cache = TempDir() + "/cache-first-use";
+  const std::vector<std::string> flags = {"--events_per_file=2000", "--files_per_dataset=1",
+                                          "--cache_dir=" + cache,
+                                          "--output_dir=" + TempDir() + "/first-use"};
+  std::vector<std::string> first = flags;
+  first.push_back("--name=first");
+  const CollectOutcome generated = RunCollect(first);
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  EXPECT_THAT(generated.err, HasSubstr("generating the sample dataset (first use: 3 datasets x "
+                                       "1 files x 2000 events) in " + cache + "/"));
+  EXPECT_THAT(generated.err, HasSubstr("generating: 3/3 files, 6.0 k of 6.0 k events"));
+  EXPECT_THAT(generated.err, HasSubstr("sample dataset generated in " + cache + "/"));
+  std::vector<std::string> second = flags;
+  second.push_back("--name=second");
+  const CollectOutcome reused = RunCollect(second);
+  ASSERT_EQ(reused.exit_code, 0) << reused.err;
+  EXPECT_THAT(reused.err, HasSubstr("reusing the sample dataset in " + cache + "/"));
+  EXPECT_THAT(reused.err, Not(HasSubstr("generating")));
+}
+
+// collect --backend=workqueue assembles its own measurement: Ctrl-C there saves what the tasks
+// that came back did, marked interrupted, and exits 130.
+TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
+  const std::string cache = TempDir() + "/cache-wq";
+  const std::string output = TempDir() + "/wq";
+  const std::vector<std::string> dataset = {"--events_per_file=20000", "--files_per_dataset=2",
+                                            "--cache_dir=" + cache, "--output_dir=" + output};
+  std::vector<std::string> generate = dataset;
+  generate.push_back("--name=generate");
+  ASSERT_EQ(RunCollect(generate).exit_code, 0);
+
+  // 120 chunks, one Work Queue task each, on one worker: many seconds.
+  std::vector<std::string> argv = {Collect(), "--backend=workqueue", "--workers=1",
+                                    "--wq_connect_timeout=30", "--chunk_size=1000",
+                                    "--grace_period=0.5", "--name=interrupted"};
+  argv.insert(argv.end(), dataset.begin(), dataset.end());
+  const std::string log = TempDir() + "/wq.log";
+  ChildProcess collect(argv, Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "Work Queue manager on port", absl::Seconds(30))) << ReadFile(log);
+  absl::SleepFor(absl::Seconds(4));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(6)) << ReadFile(log);
+  EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while running)"));
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_GT(saved->chunks_size(), 0) << ReadFile(log);
+  EXPECT_LT(saved->chunks_size(), 120);
+  bool not_done = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    not_done |= warning.code() == "interrupted" &&
+                warning.message().find(absl::StrCat(120 - saved->chunks_size(),
+                                                    " chunks not done")) != std::string::npos;
+  }
+  EXPECT_TRUE(not_done) << ReadFile(log);
 }
 
 // A chunk that outlives the grace period (0 s here) is left behind: the run is saved without it
@@ -278,13 +367,14 @@ TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
   ChildProcess collect({Collect(), "--backend=dask",
                         absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
                         "--dask_connect_timeout=120", "--dask_read_timeout=120",
-                        "--output_dir=" + output, "--name=hung", "--grace_period=0.5"},
+                        "--output_dir=" + output, "--name=hung"},
                        Environment(), log);
   absl::SleepFor(absl::Seconds(1.5));
   const absl::Time sent = absl::Now();
   ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
   EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
-  EXPECT_LT(absl::Now() - sent, absl::Seconds(10));
+  // Nothing runs yet: no grace period (2 s) is waited for, the connect is given up at once.
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2)) << ReadFile(log);
   close(listener);
   EXPECT_THAT(ReadFile(log), HasSubstr("saved to " + output + "/hung"));
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/hung");
@@ -292,6 +382,109 @@ TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
   EXPECT_TRUE(saved->metadata().interrupted());
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while starting tracking");
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// A fake scheduler answering with captured replies; `dribbled` ops one byte at a time.
+std::optional<std::string> CapturedReply(const dask::Value& request) {
+  const std::string op = request.Find("op")->text();
+  for (const char* known : {"identity", "processing", "get_task_stream"}) {
+    if (op == known) return dask::testing::FixtureBytes(std::string(known) + "_reply");
+  }
+  if (op == "dump_state") return dask::testing::FixtureBytes("dump_state_workers_reply");
+  if (op == "profile") return dask::testing::FixtureBytes("profile_per_worker_reply");
+  return dask::testing::FixtureBytes("unknown_op_reply");
+}
+
+// Mid-run, every reply of the scheduler slows to a byte per 200 ms (a slowloris, reliability
+// study D5) with a 120-s read timeout: the signal is honoured after the grace period all the
+// same, and the run saved with the command's chunks.
+TEST(CollectInterruptTest, ASignalWhileTheSchedulerDribblesIsHonoured) {
+  dask::testing::FakeScheduler scheduler(CapturedReply);
+  const std::string marker = TempDir() + "/dribble-started";
+  const std::string output = TempDir() + "/dribble";
+  const std::string log = TempDir() + "/dribble.log";
+  ChildProcess collect({Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
+                        "--dask_read_timeout=120", "--interval=0.1", "--grace_period=0.5",
+                        "--output_dir=" + output, "--name=dribbled", "--", "/bin/sh", "-c",
+                        ChunkRecordsCommand(marker)},
+                       Environment(), log);
+  ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
+  ASSERT_TRUE(scheduler.WaitForOp("identity"));
+  scheduler.Dribble(std::chrono::milliseconds(200),
+                    {"identity", "processing", "get_task_stream", "dump_state", "versions",
+                     "get_task_stream_index", "get_cluster_state", "profile"});
+  absl::SleepFor(absl::Seconds(1));  // a reply is being dribbled now
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(3)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/dribbled");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
+  EXPECT_EQ(saved->chunks_size(), 2);
+}
+
+// The run has ended and collect fetches the workers' profiles from a scheduler that dribbles
+// them (with a 600-s profile timeout): a signal then ends the fetch at once, and the run is
+// saved with what it measured.
+TEST(CollectInterruptTest, ASignalDuringASlowProfileFetchIsHonoured) {
+  dask::testing::FakeScheduler scheduler(CapturedReply);
+  scheduler.Dribble(std::chrono::milliseconds(200), {"profile"});
+  const std::string output = TempDir() + "/slow-profiles";
+  const std::string log = TempDir() + "/slow-profiles.log";
+  ChildProcess collect(
+      {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
+       "--dask_read_timeout=600", "--dask_profile_timeout=600", "--interval=0.1",
+       "--output_dir=" + output, "--name=profiles", "--", "/bin/sh", "-c",
+       R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10, "num_events": 10,
+                  "t_start": 100, "t_end": 101}]' > "$ROASTCOFFEA_CHUNK_RECORDS"; sleep 1)"},
+      Environment(), log);
+  ASSERT_TRUE(scheduler.WaitForOp("profile")) << ReadFile(log);
+  absl::SleepFor(absl::Milliseconds(500));
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/profiles");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->metadata().interruption(), "SIGINT while stopping tracking");
+  EXPECT_EQ(saved->chunks_size(), 1);
+  EXPECT_TRUE(saved->has_tracking());
+  bool gave_up = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    gave_up |= warning.message().find("gave up waiting for the scheduler") != std::string::npos;
+  }
+  EXPECT_TRUE(gave_up) << ReadFile(log);
+}
+
+// The command makes $ROASTCOFFEA_CHUNK_RECORDS a FIFO with no writer (reliability study D4):
+// collect does not wait for one; the FIFO is a warning and the run is saved.
+TEST(CollectInterruptTest, AFifoAsChunkRecordsDoesNotBlock) {
+  const std::string source =
+      std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/backends/taskvine/testdata/";
+  const std::string output = TempDir() + "/fifo";
+  const std::string log = TempDir() + "/fifo.log";
+  ChildProcess collect(
+      {Collect(), "--backend=taskvine",
+       absl::StrCat("--taskvine_logs=", source, "synthetic-1-transactions.txt,", source,
+                    "synthetic-1-performance.txt"),
+       "--output_dir=" + output, "--name=fifo", "--", "/bin/sh", "-c",
+       "rm -f \"$ROASTCOFFEA_CHUNK_RECORDS\" && mkfifo \"$ROASTCOFFEA_CHUNK_RECORDS\""},
+      Environment(), log);
+  ASSERT_TRUE(collect.started());
+  const absl::Time start = absl::Now();
+  EXPECT_EQ(collect.Wait(absl::Seconds(60)), 0) << ReadFile(log);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10)) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/fifo");
+  ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
+  bool named = false;
+  for (const v1::Warning& warning : saved->warnings()) {
+    named |= warning.message().find("chunk records ignored") != std::string::npos &&
+             warning.message().find("FIFO") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << ReadFile(log);
 }
 
 }  // namespace

@@ -144,6 +144,8 @@ absl::StatusOr<TableOptions> TableStyle() {
 // Usage errors (tools/exit_code.h) exit 2; every other error, bad input data included, 1.
 ExitCode Fail(const absl::Status& status) {
   std::cerr << "collect: " << status.message() << "\n";
+  // Cancelled: a signal stopped the run before anything was measured (nothing to save).
+  if (absl::IsCancelled(status)) return ExitCode::kInterrupted;
   return ExitCodeFor(status);
 }
 
@@ -505,6 +507,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
                                          : ResolveUserPath(cache_dir);
   options->chunk_size = absl::GetFlag(FLAGS_chunk_size);
   options->interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
+  options->grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
   const int local = options->local_workers;
   const std::string password = options->password_file;
   options->on_listening = [local, password](int port) {
@@ -569,6 +572,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
               << " lost attempts, peak " << result->peak_workers << " workers) kept in "
               << *saved << "/workqueue\n";
   }
+  if (result->interrupted()) return ExitCode::kInterrupted;
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "
@@ -699,7 +703,7 @@ std::vector<FlagCondition> RunFlagConditions() {
   add({"duration"}, {"dask", "taskvine"});
   add({"scheduler", "dask_connect_timeout", "dask_read_timeout", "dask_max_message_mib",
        "dask_task_stream", "dask_occupancy", "dask_profiles", "dask_profile_prefixes",
-       "dask_profile_interval", "dask_reconnect_max_backoff"},
+       "dask_profile_interval", "dask_profile_timeout", "dask_reconnect_max_backoff"},
       {"dask"});
   add({"taskvine_logs", "follow", "taskvine_category"}, {"taskvine"});
   add({"workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
@@ -746,8 +750,8 @@ std::vector<Command> Commands() {
                // dask and taskvine
                "duration", "scheduler", "dask_connect_timeout", "dask_read_timeout",
                "dask_max_message_mib", "dask_task_stream", "dask_occupancy", "dask_profiles",
-               "dask_profile_prefixes", "dask_profile_interval", "dask_reconnect_max_backoff",
-               "taskvine_logs", "follow", "taskvine_category",
+               "dask_profile_prefixes", "dask_profile_interval", "dask_profile_timeout",
+               "dask_reconnect_max_backoff", "taskvine_logs", "follow", "taskvine_category",
                // workqueue
                "workers", "chunks_per_task", "wq_port", "wq_password_file",
                "wq_connect_timeout", "wq_stall_timeout", "wq_work_dir", "wq_chunk_task",

@@ -9,13 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/dask/dask_backend.h"
+#include "collector/measurement_session.h"
 
 ABSL_FLAG(std::string, scheduler, "",
           "--backend=dask: address of the Dask scheduler, tcp://HOST:PORT.");
 ABSL_FLAG(double, dask_connect_timeout, 5,
-          "--backend=dask: seconds to connect to the scheduler and complete the handshake (> 0).");
+          "--backend=dask: seconds to connect to the scheduler and complete the handshake, in all "
+          "(> 0).");
 ABSL_FLAG(double, dask_read_timeout, 10,
-          "--backend=dask: seconds any read or write to the scheduler may take (> 0).");
+          "--backend=dask: seconds one request and its whole reply may take (> 0).");
 ABSL_FLAG(int, dask_max_message_mib, 256,
           "--backend=dask: largest message accepted from the scheduler, in MiB (1..65536).");
 ABSL_FLAG(bool, dask_task_stream, true,
@@ -30,6 +32,9 @@ ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {"*"},
           "per-worker profile of their own, from which each worker's profile of all tasks is "
           "rebuilt; * (the default) stands for the prefixes the task stream saw during the run "
           "(the 16 with the most compute time); empty (--dask_profile_prefixes=): none.");
+ABSL_FLAG(double, dask_profile_timeout, 30,
+          "--backend=dask: seconds the end-of-run profile fetch may take in all (every call, "
+          "every worker; > 0); what is not read by then is left out with a warning.");
 ABSL_FLAG(double, dask_profile_interval, 0.01,
           "--backend=dask: the workers' distributed.worker.profile.interval in seconds (> 0); "
           "no read-only request reports it.");
@@ -72,6 +77,11 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
       break;
     }
   }
+  const double profile_timeout = absl::GetFlag(FLAGS_dask_profile_timeout);
+  if (!PositiveFinite(profile_timeout)) {
+    problems.push_back(
+        absl::StrCat("--dask_profile_timeout must be > 0 seconds, got ", profile_timeout));
+  }
   const double profile_interval = absl::GetFlag(FLAGS_dask_profile_interval);
   if (!PositiveFinite(profile_interval)) {
     problems.push_back(
@@ -83,6 +93,9 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
   if (problems.empty()) {
     options.comm.connect_timeout = absl::Seconds(connect);
     options.comm.read_timeout = absl::Seconds(read);
+    // An interrupted run stops waiting for the scheduler (a connect, a reply, the profiles).
+    options.comm.give_up = SessionShouldGiveUp;
+    options.profile_fetch_timeout = absl::Seconds(profile_timeout);
     options.comm.frame_limits.max_message_bytes = static_cast<size_t>(max_mib) << 20;
     options.reconnect_max_backoff = absl::Seconds(backoff);
     options.reconnect_initial_backoff =

@@ -13,6 +13,7 @@ ABSL_DECLARE_FLAG(double, dask_read_timeout);
 ABSL_DECLARE_FLAG(int, dask_max_message_mib);
 ABSL_DECLARE_FLAG(std::vector<std::string>, dask_profile_prefixes);
 ABSL_DECLARE_FLAG(double, dask_profile_interval);
+ABSL_DECLARE_FLAG(double, dask_profile_timeout);
 
 namespace roastcoffea {
 namespace {
@@ -50,10 +51,13 @@ TEST(DaskCollectTest, ProfileFlagsAreChecked) {
   EXPECT_TRUE(MakeDaskBackendFromFlags().ok());
   absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{"process", ""});
   absl::SetFlag(&FLAGS_dask_profile_interval, 0);
+  absl::SetFlag(&FLAGS_dask_profile_timeout, -1);
   absl::Status s = MakeDaskBackendFromFlags().status();
   EXPECT_TRUE(absl::IsInvalidArgument(s));
   EXPECT_THAT(s.message(), AllOf(HasSubstr("--dask_profile_prefixes has an empty prefix"),
-                                 HasSubstr("--dask_profile_interval must be > 0")));
+                                 HasSubstr("--dask_profile_interval must be > 0"),
+                                 HasSubstr("--dask_profile_timeout must be > 0 seconds, got -1")));
+  absl::SetFlag(&FLAGS_dask_profile_timeout, 30);
   absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{});
   absl::SetFlag(&FLAGS_dask_profile_interval, 0.01);
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "instrumentation/chunk_tracking.h"
+#include "tools/dataset_setup.h"
 #include "tools/progress_line.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/threadpool_collect.h"
@@ -40,8 +41,11 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
                                                   SampleRunOptions options) {
   if (executor == nullptr) return absl::InvalidArgumentError("no thread pool to run on");
   SampleRunResult result;
+  DatasetSetupOptions setup;
+  setup.program = options.session.program_name;
+  setup.handle_signals = options.session.handle_signals;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
-      sample_analysis::EnsureSampleDataset(options.dataset, options.cache_dir);
+      PrepareSampleDataset(options.dataset, options.cache_dir, setup);
   if (!dataset.ok()) return dataset.status();
   result.dataset_directory = dataset->directory;
   result.dataset_generated = dataset->generated;

@@ -45,6 +45,7 @@ struct SampleRunResult {
 // Runs the sample analysis on `executor`, which `backend` samples. Errors name the offending
 // option or file. Failed chunks do not make the run fail: they are kept as FAILED chunk records.
 // On SIGINT/SIGTERM no chunk starts any more; those running get the session's grace period.
+// A signal while the sample dataset is generated: Cancelled (nothing measured, nothing kept).
 absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backend,
                                                   std::shared_ptr<ThreadPoolExecutor> executor,
                                                   SampleRunOptions options);

@@ -32,31 +32,54 @@ constexpr absl::string_view kAllowedOps[] = {
     "get_cluster_state",
 };
 
-int PollTimeoutMs(absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-}
-
 std::string ErrnoText(int error) { return std::strerror(error); }
 
-// Reads from a socket with a deadline per ReadExact call.
+// How often a wait asks give_up.
+constexpr absl::Duration kGiveUpCheck = absl::Milliseconds(100);
+
+enum class Waited { kReady, kTimedOut, kGaveUp, kFailed };
+
+// Waits for `events` on fd until `deadline`, in slices that ask give_up in between.
+Waited WaitFor(int fd, short events, absl::Time deadline,
+               const std::function<bool()>& give_up) {
+  while (true) {
+    if (give_up && give_up()) return Waited::kGaveUp;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return Waited::kTimedOut;
+    const absl::Duration slice = give_up ? std::min(left, kGiveUpCheck) : left;
+    pollfd p{fd, events, 0};
+    const int ready = poll(
+        &p, 1,
+        static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(slice) + 1, 1 << 30)));
+    if (ready > 0) return Waited::kReady;
+    if (ready < 0 && errno != EINTR) return Waited::kFailed;
+  }
+}
+
+absl::Status GaveUp() {
+  return absl::CancelledError("gave up waiting for the scheduler (the run is being stopped)");
+}
+
+// Reads from a socket; every ReadExact of one message shares the message's deadline.
 class SocketReader : public ByteReader {
  public:
-  SocketReader(int fd, absl::Duration timeout) : fd_(fd), timeout_(timeout) {}
+  SocketReader(int fd, absl::Time deadline, absl::Duration timeout,
+               const std::function<bool()>& give_up)
+      : fd_(fd), deadline_(deadline), timeout_(timeout), give_up_(give_up) {}
   absl::Status ReadExact(char* dst, size_t n) override {
-    const absl::Time deadline = absl::Now() + timeout_;
     size_t done = 0;
     while (done < n) {
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = poll(&p, 1, PollTimeoutMs(deadline));
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        return absl::UnavailableError(absl::StrCat("poll failed: ", ErrnoText(errno)));
-      }
-      if (ready == 0) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "no data from the scheduler within ", absl::FormatDuration(timeout_)));
+      switch (WaitFor(fd_, POLLIN, deadline_, give_up_)) {
+        case Waited::kReady:
+          break;
+        case Waited::kTimedOut:
+          return absl::DeadlineExceededError(absl::StrCat(
+              "the scheduler's message was not complete within ", absl::FormatDuration(timeout_),
+              " (", read_, " bytes of it read)"));
+        case Waited::kGaveUp:
+          return GaveUp();
+        case Waited::kFailed:
+          return absl::UnavailableError(absl::StrCat("poll failed: ", ErrnoText(errno)));
       }
       const ssize_t got = recv(fd_, dst + done, n - done, 0);
       if (got == 0) {
@@ -68,13 +91,17 @@ class SocketReader : public ByteReader {
         return absl::UnavailableError(absl::StrCat("recv failed: ", ErrnoText(errno)));
       }
       done += static_cast<size_t>(got);
+      read_ += static_cast<size_t>(got);
     }
     return absl::OkStatus();
   }
 
  private:
   int fd_;
-  absl::Duration timeout_;
+  absl::Time deadline_;
+  absl::Duration timeout_;  // for the message only
+  const std::function<bool()>& give_up_;
+  size_t read_ = 0;
 };
 
 }  // namespace
@@ -173,6 +200,8 @@ absl::StatusOr<DaskVersion> ParseDaskVersion(absl::string_view text) {
 
 absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddress& address,
                                                             const CommOptions& options) {
+  // One deadline for the connect and the handshake (--dask_connect_timeout).
+  const absl::Time deadline = absl::Now() + options.connect_timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -196,16 +225,19 @@ absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddre
       close(s);
       continue;
     }
-    pollfd p{s, POLLOUT, 0};
-    const absl::Time deadline = absl::Now() + options.connect_timeout;
-    int ready;
-    do {
-      ready = poll(&p, 1, PollTimeoutMs(deadline));
-    } while (ready < 0 && errno == EINTR);
+    const Waited waited = WaitFor(s, POLLOUT, deadline, options.give_up);
     int error = 0;
     socklen_t len = sizeof(error);
-    if (ready <= 0) {
-      last_error = absl::StrCat("timed out after ", absl::FormatDuration(options.connect_timeout));
+    if (waited == Waited::kGaveUp) {
+      close(s);
+      freeaddrinfo(results);
+      return GaveUp();
+    }
+    if (waited != Waited::kReady) {
+      last_error = waited == Waited::kTimedOut
+                       ? absl::StrCat("timed out after ",
+                                      absl::FormatDuration(options.connect_timeout))
+                       : ErrnoText(errno);
       close(s);
       continue;
     }
@@ -225,7 +257,7 @@ absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddre
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   std::unique_ptr<DaskComm> comm(new DaskComm(fd, options));
-  absl::Status s = comm->Handshake();
+  absl::Status s = comm->Handshake(deadline);
   if (!s.ok()) {
     return absl::Status(s.code(), absl::StrCat("handshake with tcp://", address.host, ":",
                                                address.port, " failed: ", s.message()));
@@ -242,16 +274,18 @@ void DaskComm::Shutdown() {
   }
 }
 
-absl::Status DaskComm::WriteAll(absl::string_view bytes) {
+absl::Status DaskComm::WriteAll(absl::string_view bytes, absl::Time deadline) {
   if (fd_ < 0) return absl::UnavailableError("connection is closed");
-  const absl::Time deadline = absl::Now() + options_.read_timeout;
   size_t done = 0;
   while (done < bytes.size()) {
-    pollfd p{fd_, POLLOUT, 0};
-    const int ready = poll(&p, 1, PollTimeoutMs(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
+    const Waited waited = WaitFor(fd_, POLLOUT, deadline, options_.give_up);
+    if (waited != Waited::kReady) {
+      const std::string error = ErrnoText(errno);
       Shutdown();
+      if (waited == Waited::kGaveUp) return GaveUp();
+      if (waited == Waited::kFailed) {
+        return absl::UnavailableError(absl::StrCat("poll failed: ", error));
+      }
       return absl::DeadlineExceededError("timed out writing to the scheduler");
     }
     const ssize_t sent = send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
@@ -266,9 +300,9 @@ absl::Status DaskComm::WriteAll(absl::string_view bytes) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<Value> DaskComm::ReadMessage() {
+absl::StatusOr<Value> DaskComm::ReadMessage(absl::Time deadline, absl::Duration budget) {
   if (fd_ < 0) return absl::UnavailableError("connection is closed");
-  SocketReader reader(fd_, options_.read_timeout);
+  SocketReader reader(fd_, deadline, budget, options_.give_up);
   absl::StatusOr<Frames> frames = ReadFrames(reader, options_.frame_limits);
   if (!frames.ok()) {
     Shutdown();  // the stream position is lost: the connection cannot be reused
@@ -279,8 +313,8 @@ absl::StatusOr<Value> DaskComm::ReadMessage() {
   return value;
 }
 
-absl::Status DaskComm::Handshake() {
-  absl::StatusOr<Value> server = ReadMessage();
+absl::Status DaskComm::Handshake(absl::Time deadline) {
+  absl::StatusOr<Value> server = ReadMessage(deadline, options_.connect_timeout);
   if (!server.ok()) return server.status();
   if (!server->is_map() || server->Find("compression") == nullptr ||
       server->Find("pickle-protocol") == nullptr) {
@@ -297,10 +331,11 @@ absl::Status DaskComm::Handshake() {
                   ? *python
                   : Value::Array({Value::Int(3), Value::Int(11), Value::Int(2)}));
   mine.Insert(Value::Str("pickle-protocol"), Value::Int(5));
-  return WriteAll(EncodeMessage(mine));
+  return WriteAll(EncodeMessage(mine), deadline);
 }
 
-absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args) {
+absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args,
+                                     absl::Time deadline) {
   if (!IsAllowedOp(op)) {
     return absl::PermissionDeniedError(absl::StrCat(
         "op '", op, "' is not on the read-only allow-list of this monitoring client"));
@@ -321,9 +356,13 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args) {
     request.Insert(key, args.value(i));
   }
   request.Insert(Value::Str("reply"), Value::Bool(true));
-  absl::Status s = WriteAll(EncodeMessage(request));
+  // One deadline for the request and the whole reply.
+  const absl::Time start = absl::Now();
+  deadline = std::min(deadline, start + options_.read_timeout);
+  absl::Status s = WriteAll(EncodeMessage(request), deadline);
   if (!s.ok()) return s;
-  absl::StatusOr<Value> reply = ReadMessage();
+  absl::StatusOr<Value> reply =
+      ReadMessage(deadline, absl::Trunc(deadline - start, absl::Milliseconds(1)));
   if (!reply.ok()) {
     return absl::Status(reply.status().code(), absl::StrCat("reply to op '", op, "': ",
                                                             reply.status().message()));
@@ -366,7 +405,7 @@ void DaskComm::Close() {
   Value request = Value::Map();
   request.Insert(Value::Str("op"), Value::Str("close"));
   request.Insert(Value::Str("reply"), Value::Bool(false));
-  (void)WriteAll(EncodeMessage(request));
+  (void)WriteAll(EncodeMessage(request), absl::Now() + options_.read_timeout);
   Shutdown();
 }
 

@@ -1,10 +1,12 @@
 // DaskComm: one read-only client connection to a Dask scheduler (docs/dask-protocol.md §2, §3).
 //
-// Connect() opens TCP to `tcp://HOST:PORT` (connect timeout), reads the scheduler's handshake
+// Connect() opens TCP to `tcp://HOST:PORT`, reads the scheduler's handshake
 // (which it sends first), checks it has `compression` and `pickle-protocol`, and answers
 // `{"compression": nil, "python": <the server's>, "pickle-protocol": 5}` so that no frame is
-// ever compressed. Call() sends `{"op": op, ...args, "reply": true}` and reads one reply, every
-// read bounded by the read timeout and every message by the size cap. A reply that is a map
+// ever compressed, all of it within the connect timeout. Call() sends `{"op": op, ...args,
+// "reply": true}` and reads one reply, the request and the whole reply (frame count, lengths
+// and payload) within the read timeout, and every message within the size cap: a peer that
+// dribbles bytes cannot hold a call longer than that. A reply that is a map
 // with `status` "uncaught-error"/"error" and `exception_text` becomes an error Status carrying
 // that text. Close() sends `{"op": "close", "reply": false}` and closes the socket.
 //
@@ -17,6 +19,7 @@
 #define ROASTCOFFEA_BACKENDS_DASK_COMM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,9 +34,13 @@
 namespace roastcoffea::dask {
 
 struct CommOptions {
+  // Bounds the TCP connect and the handshake together.
   absl::Duration connect_timeout = absl::Seconds(5);
-  // Bounds every read (handshake and replies) and every write.
+  // Bounds each call: the request and the whole reply message.
   absl::Duration read_timeout = absl::Seconds(10);
+  // Asked at least every 100 ms while waiting for the scheduler: true ends the wait at once
+  // with Cancelled (and closes the connection). E.g. an interrupted run that must stop.
+  std::function<bool()> give_up;
   FrameLimits frame_limits;
   MsgpackLimits msgpack_limits;
 };
@@ -73,8 +80,10 @@ class DaskComm {
   // PermissionDenied for a denied or unknown op or a reserved argument key; Unavailable when the
   // connection broke; DeadlineExceeded on timeout; Internal carrying `exception_text` (and the
   // first line of the traceback) for an error reply. After a transport error the connection is
-  // unusable (broken() is true).
-  absl::StatusOr<Value> Call(absl::string_view op, const Value& args = Value::Nil());
+  // unusable (broken() is true). Cancelled when give_up said so. `deadline` shortens the read
+  // timeout (a phase's deadline across several calls).
+  absl::StatusOr<Value> Call(absl::string_view op, const Value& args = Value::Nil(),
+                             absl::Time deadline = absl::InfiniteFuture());
 
   // distributed's version from the `versions` op (packages.distributed).
   absl::StatusOr<DaskVersion> ProbeVersion();
@@ -92,9 +101,10 @@ class DaskComm {
 
  private:
   DaskComm(int fd, CommOptions options) : fd_(fd), options_(std::move(options)) {}
-  absl::Status Handshake();
-  absl::Status WriteAll(absl::string_view bytes);
-  absl::StatusOr<Value> ReadMessage();
+  absl::Status Handshake(absl::Time deadline);
+  absl::Status WriteAll(absl::string_view bytes, absl::Time deadline);
+  // `budget`: how long the message was given, for the error.
+  absl::StatusOr<Value> ReadMessage(absl::Time deadline, absl::Duration budget);
   void Shutdown();
 
   int fd_;

@@ -1,6 +1,9 @@
 #include "backends/dask/comm.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "backends/dask/fake_scheduler.h"
 #include "backends/dask/fixtures.h"
@@ -159,6 +162,85 @@ TEST(DaskCommTest, HostilePeersGiveClearErrors) {
     EXPECT_TRUE(comm->broken());
     EXPECT_TRUE(absl::IsUnavailable(comm->Call("identity").status()));
   }
+}
+
+// A slowloris peer (reliability study D5): every byte arrives well within the read timeout, but
+// the connect + handshake and each call are bounded as wholes.
+TEST(DaskCommTest, ADribblingHandshakeIsBoundedByTheConnectTimeout) {
+  FakeScheduler slow(CapturedReplies);
+  slow.Dribble(std::chrono::milliseconds(100), {"handshake"});
+  CommOptions options;
+  options.connect_timeout = absl::Seconds(1);
+  options.read_timeout = absl::Seconds(1);
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<DaskComm>> comm =
+      DaskComm::Connect(Loopback(slow.port()), options);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(comm.status())) << comm.status();
+  EXPECT_THAT(comm.status().message(), HasSubstr("not complete within 1s"));
+  // The captured handshake has over 60 bytes: dribbled whole it would take over 6 s.
+  EXPECT_GT(FixtureBytes("handshake_1_server_to_client").size(), 60u);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(DaskCommTest, ADribblingReplyIsBoundedByTheReadTimeout) {
+  FakeScheduler slow(CapturedReplies);
+  auto comm = *DaskComm::Connect(Loopback(slow.port()), FastOptions());
+  slow.Dribble(std::chrono::milliseconds(50), {"identity"});
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Value> reply = comm->Call("identity");
+  EXPECT_TRUE(absl::IsDeadlineExceeded(reply.status())) << reply.status();
+  EXPECT_THAT(reply.status().message(), HasSubstr("reply to op 'identity'"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_TRUE(comm->broken());
+}
+
+TEST(DaskCommTest, ACallDeadlineShortensTheReadTimeout) {
+  FakeScheduler slow(CapturedReplies);
+  CommOptions options = FastOptions();
+  options.read_timeout = absl::Seconds(60);
+  auto comm = *DaskComm::Connect(Loopback(slow.port()), options);
+  slow.Dribble(std::chrono::milliseconds(50), {"identity"});
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Value> reply =
+      comm->Call("identity", Value::Nil(), absl::Now() + absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(reply.status())) << reply.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST(DaskCommTest, GiveUpEndsEveryWaitSoon) {
+  std::atomic<bool> stop{false};
+  CommOptions options;
+  options.connect_timeout = absl::Seconds(60);
+  options.read_timeout = absl::Seconds(60);
+  options.give_up = [&stop] { return stop.load(); };
+  std::thread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  // A handshake that never comes.
+  FakeScheduler silent([](const Value&) { return std::nullopt; }, 0, std::string());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<DaskComm>> comm =
+      DaskComm::Connect(Loopback(silent.port()), options);
+  stopper.join();
+  EXPECT_TRUE(absl::IsCancelled(comm.status())) << comm.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+
+  // A reply that never ends.
+  stop = false;
+  FakeScheduler slow(CapturedReplies);
+  auto connected = *DaskComm::Connect(Loopback(slow.port()), options);
+  slow.Dribble(std::chrono::milliseconds(50), {"identity"});
+  std::thread again([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop = true;
+  });
+  const absl::Time called = absl::Now();
+  absl::StatusOr<Value> reply = connected->Call("identity");
+  again.join();
+  EXPECT_TRUE(absl::IsCancelled(reply.status())) << reply.status();
+  EXPECT_LT(absl::Now() - called, absl::Seconds(5));
+  EXPECT_TRUE(connected->broken());
 }
 
 TEST(DaskCommTest, ConnectToAClosedPortIsUnavailable) {

@@ -625,7 +625,7 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
 
 absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProfileSet(
     const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
-    int64_t stop_ns) {
+    int64_t stop_ns, absl::Time deadline) {
   auto call = [&](const std::vector<std::string>& asked)
       -> absl::StatusOr<std::vector<dask::WorkerProfileTree>> {
     dask::Value list = dask::Value::Array();
@@ -636,7 +636,7 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
     args.Insert(dask::Value::Str("start"), dask::Value::Float(start_ns / 1e9));
     args.Insert(dask::Value::Str("stop"), dask::Value::Float(stop_ns / 1e9));
     if (!prefix.empty()) args.Insert(dask::Value::Str("key"), dask::Value::Str(prefix));
-    absl::StatusOr<dask::Value> reply = comm_->Call("profile", args);
+    absl::StatusOr<dask::Value> reply = comm_->Call("profile", args, deadline);
     if (!reply.ok()) return reply.status();
     // Dask's counts as sent: restored in FetchProfiles, where the per-prefix trees are known.
     dask::ProfileConversionOptions raw = options_.profile_conversion;
@@ -654,7 +654,17 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
   // zips the remaining trees with the first addresses (get_profile, distributed 2022.12), so
   // the keys cannot be trusted. Each worker alone is unambiguous: {address: tree} or {}.
   std::vector<std::string> missing;
-  for (const std::string& w : workers) {
+  for (size_t i = 0; i < workers.size(); ++i) {
+    const std::string& w = workers[i];
+    if (absl::Now() >= deadline) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The profiles",
+                              prefix.empty() ? "" : " of task prefix '" + prefix + "'",
+                              " of ", workers.size() - i, " of ", workers.size(),
+                              " Dask workers were not read: the profile fetch ran out of its ",
+                              absl::FormatDuration(options_.profile_fetch_timeout), "."));
+      break;
+    }
     absl::StatusOr<std::vector<dask::WorkerProfileTree>> one = call({w});
     if (!one.ok()) {
       if (comm_->broken()) return one.status();
@@ -739,15 +749,32 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       }
     }
   }
+  // One bounded phase: every call below ends by this deadline (or when the run gives up).
+  const absl::Time deadline = absl::Now() + options_.profile_fetch_timeout;
   std::vector<std::pair<std::string, std::map<std::string, v1::Profile>>> sets;
-  for (const std::string& prefix : prefixes) {
+  for (size_t k = 0; k < prefixes.size(); ++k) {
+    const std::string& prefix = prefixes[k];
+    if (absl::Now() >= deadline) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      AddWarning(absl::StrCat("The workers' profiles of ", prefixes.size() - k, " of ",
+                              prefixes.size(),
+                              " profile sets (all tasks, then one per task prefix) were not "
+                              "read: the profile fetch ran out of its ",
+                              absl::FormatDuration(options_.profile_fetch_timeout), "."));
+      break;
+    }
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
-        FetchProfileSet(asked, prefix, start_ns, stop_ns);
+        FetchProfileSet(asked, prefix, start_ns, stop_ns, deadline);
     if (!set.ok()) {
       std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning(absl::StrCat("The workers' profiles",
-                              prefix.empty() ? "" : " of task prefix '" + prefix + "'",
-                              " were not read: ", set.status().message()));
+      const bool ran_out = absl::IsDeadlineExceeded(set.status()) && absl::Now() >= deadline;
+      AddWarning(absl::StrCat(
+          "The workers' profiles", prefix.empty() ? "" : " of task prefix '" + prefix + "'",
+          " were not read: ",
+          ran_out ? absl::StrCat("the profile fetch ran out of its ",
+                                 absl::FormatDuration(options_.profile_fetch_timeout), " (",
+                                 set.status().message(), ")")
+                  : std::string(set.status().message())));
       if (comm_->broken()) break;
       continue;
     }

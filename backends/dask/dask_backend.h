@@ -117,6 +117,9 @@ struct DaskBackendOptions {
   // comm.msgpack_limits). Python's msgpack nests at most 511 containers, so a worker cannot
   // send a stack deeper than about 250 frames anyway (its reply fails and is left out).
   int profile_max_msgpack_depth = 1024;
+  // The whole end-of-run profile fetch (every prefix, and one call per worker when the
+  // scheduler's one call was ambiguous) ends by then; what is left is a warning.
+  absl::Duration profile_fetch_timeout = absl::Seconds(30);
 };
 
 class DaskMetricsBackend : public AbstractMetricsBackend {
@@ -211,10 +214,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   bool InSpan(const SpanState& span, const HeartbeatEvent& e) const;
   double HeartbeatPeriodNow() const;  // requires mutex_
   // Profiles of `workers` over [start_ns, stop_ns], restricted to `prefix` unless empty, by
-  // worker address. Needs a live comm_.
+  // worker address, every call ending by `deadline`. Needs a live comm_.
   absl::StatusOr<std::map<std::string, v1::Profile>> FetchProfileSet(
       const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
-      int64_t stop_ns);
+      int64_t stop_ns, absl::Time deadline);
   void FetchProfiles(int64_t start_ns, int64_t stop_ns);
   // Task groups' span ids, and new spans' names (dask/spans.h). Returns only a lost connection;
   // a refused or odd reply turns span reading off with a warning.

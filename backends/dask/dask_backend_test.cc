@@ -1,6 +1,7 @@
 #include "backends/dask/dask_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
@@ -803,6 +805,60 @@ TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {
               Contains(HasSubstr("No profile from Dask worker(s) tcp://127.0.0.1:1001")));
   std::lock_guard<std::mutex> lock(cluster.mutex);
   EXPECT_EQ(cluster.profile_requests.size(), 3u);  // all, then each worker alone
+}
+
+// 40 workers, one of which fails, so one call per worker, each answered slowly: the fetch as a
+// whole stops at profile_fetch_timeout (reliability study D5: 200 sequential calls).
+TEST(DaskBackendTest, TheProfileFetchIsOneBoundedPhase) {
+  Cluster cluster;
+  for (int i = 0; i < 40; ++i) {
+    cluster.workers.push_back({absl::StrCat("tcp://127.0.0.1:", 2000 + i), 1, 1000000000, 1.0});
+  }
+  cluster.profile_failing = "tcp://127.0.0.1:2000";
+  FakeScheduler scheduler([&](const Value& r) {
+    if (r.Find("op")->text() == "profile") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return cluster.Reply(r);
+  });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.profile_task_prefixes = {};
+  options.profile_fetch_timeout = absl::Milliseconds(800);
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("the profile fetch ran out of its 800ms")));
+  std::lock_guard<std::mutex> lock(cluster.mutex);
+  EXPECT_GT(cluster.profile_requests.size(), 1u);
+  EXPECT_LT(cluster.profile_requests.size(), 20u) << "1 + 40 calls of 100 ms: far beyond 800 ms";
+}
+
+// A profile reply dribbled byte by byte: give_up (an interrupted run) ends the fetch.
+TEST(DaskBackendTest, TheProfileFetchGivesUpWhenTheRunDoes) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  std::atomic<bool> give_up{false};
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.comm.read_timeout = absl::Seconds(60);
+  options.profile_fetch_timeout = absl::Seconds(60);
+  options.comm.give_up = [&give_up] { return give_up.load(); };
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  scheduler.Dribble(std::chrono::milliseconds(50), {"profile"});
+  std::thread signal([&] {
+    ASSERT_TRUE(scheduler.WaitForOp("profile"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    give_up = true;
+  });
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  signal.join();
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(data->workers_size(), 1);
+  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("gave up waiting for the scheduler")));
 }
 
 TEST(DaskBackendTest, AFailedProfileFetchIsAWarningAndTheRestIsKept) {

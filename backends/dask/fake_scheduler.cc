@@ -99,6 +99,32 @@ bool FakeScheduler::WaitForOp(const std::string& op) const {
   return false;
 }
 
+void FakeScheduler::Dribble(std::chrono::milliseconds gap, std::vector<std::string> ops) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  dribble_gap_ = gap;
+  dribble_ops_ = std::move(ops);
+}
+
+bool FakeScheduler::Send(int fd, const std::string& op, const std::string& bytes) {
+  std::chrono::milliseconds gap{0};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& slow : dribble_ops_) {
+      if (slow == op) gap = dribble_gap_;
+    }
+  }
+  if (gap.count() == 0) return WriteAll(fd, bytes);
+  for (char byte : bytes) {
+    if (stopping_ || send(fd, &byte, 1, MSG_NOSIGNAL) != 1) return false;
+    // In slices, so that Stop() is not held up.
+    for (auto slept = std::chrono::milliseconds(0); slept < gap && !stopping_;
+         slept += std::chrono::milliseconds(10)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  return true;
+}
+
 void FakeScheduler::AcceptLoop() {
   while (!stopping_) {
     pollfd p{listen_fd_, POLLIN, 0};
@@ -113,7 +139,7 @@ void FakeScheduler::AcceptLoop() {
 
 void FakeScheduler::Serve(int fd) {
   FdReader reader(fd, stopping_);
-  if (WriteAll(fd, greeting_) && ReadFrames(reader).ok()) {
+  if (Send(fd, "handshake", greeting_) && ReadFrames(reader).ok()) {
     while (!stopping_) {
       absl::StatusOr<Frames> frames = ReadFrames(reader);
       if (!frames.ok()) break;
@@ -130,7 +156,7 @@ void FakeScheduler::Serve(int fd) {
         continue;
       }
       std::optional<std::string> answer = responder_(*request);
-      if (!answer.has_value() || !WriteAll(fd, *answer)) break;
+      if (!answer.has_value() || !Send(fd, op != nullptr ? op->text() : "?", *answer)) break;
     }
   }
   shutdown(fd, SHUT_RDWR);

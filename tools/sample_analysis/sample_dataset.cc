@@ -205,6 +205,18 @@ SampleDataset Describe(const SampleDatasetSpec& spec, const std::string& directo
 }
 
 // Quick validation of an existing copy: every file opens with the right entries and columns.
+int64_t FilesBytes(const SampleDataset& dataset) {
+  int64_t bytes = 0;
+  for (const DatasetFiles& files : dataset.datasets) {
+    for (const SampleFile& file : files.files) {
+      std::error_code error;
+      const uintmax_t size = fs::file_size(file.path, error);
+      if (!error) bytes += static_cast<int64_t>(size);
+    }
+  }
+  return bytes;
+}
+
 absl::Status CheckExisting(const SampleDataset& dataset) {
   for (const DatasetFiles& files : dataset.datasets) {
     for (const SampleFile& file : files.files) {
@@ -394,6 +406,12 @@ absl::Status WriteEventsFile(const GeneratedEvents& events, const std::string& p
 
 absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
                                                   absl::string_view cache_dir) {
+  return EnsureSampleDataset(spec, cache_dir, EnsureOptions());
+}
+
+absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
+                                                  absl::string_view cache_dir,
+                                                  const EnsureOptions& options) {
   if (absl::Status s = ValidateSpec(spec); !s.ok()) return s;
   if (cache_dir.empty()) return absl::InvalidArgumentError("sample dataset: empty cache directory");
   const std::string root(cache_dir);
@@ -405,10 +423,14 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
     // The set is renamed into place only when complete, so a damaged copy means the files were
     // changed or the storage failed afterwards: say so rather than silently hide it.
     const absl::Status existing = CheckExisting(dataset);
-    if (existing.ok()) return dataset;
+    if (existing.ok()) {
+      dataset.bytes = FilesBytes(dataset);
+      return dataset;
+    }
     return absl::DataLossError(absl::StrCat("sample dataset in ", final_dir,
-                                            " is damaged: ", existing.message(), "; delete ",
-                                            final_dir, " to regenerate it"));
+                                            " is damaged: ", existing.message(),
+                                            "; to regenerate it, delete it (rm -r ", final_dir,
+                                            ") and run again"));
   }
 
   fs::create_directories(root, error);
@@ -421,27 +443,47 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
   if (error) {
     return absl::InternalError(absl::StrCat("creating ", tmp_dir, ": ", error.message()));
   }
+  GenerationProgress progress;
+  progress.files_total = static_cast<int>(spec.datasets.size()) * spec.files_per_dataset;
+  progress.events_total = int64_t{progress.files_total} * spec.events_per_file;
+  if (options.on_progress) options.on_progress(progress);
   for (const DatasetSpec& d : spec.datasets) {
     for (int i = 0; i < spec.files_per_dataset; ++i) {
+      if (options.cancelled && options.cancelled()) {
+        RemoveQuietly(tmp_dir);
+        return absl::CancelledError(absl::StrCat(
+            "generation of the sample dataset in ", final_dir, " stopped after ",
+            progress.files_done, " of ", progress.files_total, " files; nothing was kept"));
+      }
       const GeneratedEvents events =
           GenerateEvents(d, FileSeed(spec, d, i), int64_t{i} * spec.events_per_file,
                          spec.events_per_file);
-      if (absl::Status s = WriteEventsFile(events, FilePath(tmp_dir, d, i), spec.basket_entries);
-          !s.ok()) {
+      const std::string path = FilePath(tmp_dir, d, i);
+      if (absl::Status s = WriteEventsFile(events, path, spec.basket_entries); !s.ok()) {
         RemoveQuietly(tmp_dir);
         return s;
       }
+      ++progress.files_done;
+      progress.events_done += spec.events_per_file;
+      std::error_code size_error;
+      const uintmax_t size = fs::file_size(path, size_error);
+      if (!size_error) progress.bytes_written += static_cast<int64_t>(size);
+      if (options.on_progress) options.on_progress(progress);
     }
   }
   if (::rename(tmp_dir.c_str(), final_dir.c_str()) != 0) {
     const int err = errno;
     RemoveQuietly(tmp_dir);
     // Another process may have completed the same set first: use it if it is valid.
-    if (CheckExisting(dataset).ok()) return dataset;
+    if (CheckExisting(dataset).ok()) {
+      dataset.bytes = FilesBytes(dataset);
+      return dataset;
+    }
     return absl::InternalError(absl::StrCat("renaming ", tmp_dir, " to ", final_dir, ": ",
                                             std::strerror(err)));
   }
   dataset.generated = true;
+  dataset.bytes = progress.bytes_written;
   return dataset;
 }
 

@@ -16,6 +16,7 @@
 #define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -91,6 +92,8 @@ struct SampleDataset {
   std::vector<DatasetFiles> datasets;
   // True when this call generated the files, false when it reused a cache.
   bool generated = false;
+  // The files' size on disk in all.
+  int64_t bytes = 0;
 
   int64_t total_entries() const;
 };
@@ -105,6 +108,27 @@ struct SampleDataset {
 // events on one core; reuse is a few preads per file.
 absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
                                                   absl::string_view cache_dir);
+
+struct GenerationProgress {
+  int files_done = 0;
+  int files_total = 0;
+  int64_t events_done = 0;
+  int64_t events_total = 0;
+  int64_t bytes_written = 0;
+};
+
+struct EnsureOptions {
+  // Asked before each file is generated: true abandons the generation (the temporary
+  // directory is removed; nothing is left in the cache) with Cancelled.
+  std::function<bool()> cancelled;
+  // Called before the first file and after each one, when the files are generated.
+  std::function<void(const GenerationProgress&)> on_progress;
+};
+
+// As above, reporting progress and stopping when asked.
+absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
+                                                  absl::string_view cache_dir,
+                                                  const EnsureOptions& options);
 
 // $ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else $HOME/.cache/roastcoffea (unset
 // or empty variables are skipped), else /tmp/roastcoffea-cache.

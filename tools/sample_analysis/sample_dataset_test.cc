@@ -207,6 +207,55 @@ TEST(SampleDatasetTest, ValidateSpecNamesTheBadField) {
   EXPECT_FALSE(fs::exists(TempDir() + "/invalid"));
 }
 
+TEST(SampleDatasetTest, GenerationReportsProgressAndSize) {
+  const SampleDatasetSpec spec = SmallSpec();
+  std::vector<GenerationProgress> seen;
+  EnsureOptions options;
+  options.on_progress = [&](const GenerationProgress& p) { seen.push_back(p); };
+  absl::StatusOr<SampleDataset> dataset =
+      EnsureSampleDataset(spec, TempDir() + "/progress", options);
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  EXPECT_TRUE(dataset->generated);
+  ASSERT_EQ(seen.size(), 5u);  // before the first file, then after each of the 4
+  EXPECT_EQ(seen.front().files_done, 0);
+  EXPECT_EQ(seen.back().files_done, 4);
+  EXPECT_EQ(seen.back().files_total, 4);
+  EXPECT_EQ(seen.back().events_done, 6000);
+  EXPECT_EQ(seen.back().events_total, 6000);
+  int64_t on_disk = 0;
+  for (const DatasetFiles& files : dataset->datasets) {
+    for (const SampleFile& file : files.files) on_disk += fs::file_size(file.path);
+  }
+  EXPECT_EQ(seen.back().bytes_written, on_disk);
+  EXPECT_EQ(dataset->bytes, on_disk);
+  // Reused: the same size, no progress.
+  seen.clear();
+  absl::StatusOr<SampleDataset> again =
+      EnsureSampleDataset(spec, TempDir() + "/progress", options);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->generated);
+  EXPECT_EQ(again->bytes, on_disk);
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST(SampleDatasetTest, CancelledGenerationLeavesNothingInTheCache) {
+  const SampleDatasetSpec spec = SmallSpec();
+  const std::string cache = TempDir() + "/cancelled";
+  int files = 0;
+  EnsureOptions options;
+  options.on_progress = [&](const GenerationProgress& p) { files = p.files_done; };
+  options.cancelled = [&] { return files >= 2; };
+  absl::StatusOr<SampleDataset> dataset = EnsureSampleDataset(spec, cache, options);
+  EXPECT_TRUE(absl::IsCancelled(dataset.status())) << dataset.status();
+  EXPECT_THAT(std::string(dataset.status().message()),
+              HasSubstr("stopped after 2 of 4 files; nothing was kept"));
+  EXPECT_TRUE(fs::is_empty(cache)) << "no half-written set, no temporary directory";
+  // The next run generates it whole.
+  absl::StatusOr<SampleDataset> whole = EnsureSampleDataset(spec, cache);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_TRUE(whole->generated);
+}
+
 TEST(SampleDatasetTest, SpecHashFollowsTheSpec) {
   const SampleDatasetSpec spec = SmallSpec();
   EXPECT_EQ(SpecHash(spec), SpecHash(SmallSpec()));
@@ -299,7 +348,7 @@ TEST(SampleDatasetTest, DamagedCacheIsAClearErrorAndRegeneratesOnceDeleted) {
   EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(damaged.status().message()), ::testing::HasSubstr(victim));
   EXPECT_THAT(std::string(damaged.status().message()),
-              ::testing::HasSubstr("delete " + first->directory));
+              ::testing::HasSubstr("delete it (rm -r " + first->directory + ") and run again"));
 
   fs::remove(first->datasets[0].files[1].path);
   absl::StatusOr<SampleDataset> missing = EnsureSampleDataset(spec, cache);

@@ -26,6 +26,7 @@
 #include "collector/assemble_measurement.h"
 #include "collector/run_stopwatch.h"
 #include "collector/tool_build.h"
+#include "tools/dataset_setup.h"
 #include "tools/sample_analysis/chunking.h"
 #include "collector/workflow_report.h"
 #include "tools/workqueue/chunk_task.h"
@@ -165,9 +166,30 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   }
 
   WorkQueueRunResult result;
+  DatasetSetupOptions setup;
+  setup.program = options.program_name;
+  setup.handle_signals = options.handle_signals;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
-      sample_analysis::EnsureSampleDataset(options.dataset, options.cache_dir);
+      PrepareSampleDataset(options.dataset, options.cache_dir, setup);
   if (!dataset.ok()) return dataset.status();
+  if (options.handle_signals) {
+    // From here on a signal stops the run and what was done is measured (see the header).
+    InterruptionOptions policy;
+    policy.program = options.program_name;
+    absl::StatusOr<std::unique_ptr<Interruption>> installed =
+        Interruption::Install(std::move(policy));
+    if (!installed.ok()) return installed.status();
+    result.interruption = *std::move(installed);
+  }
+  // Where the run was when the first signal was noticed; empty: no signal yet.
+  std::string interrupted_while;
+  absl::Time interrupted_at = absl::InfiniteFuture();
+  auto notice_signal = [&](const char* phase) {
+    if (result.interrupted() && interrupted_while.empty()) {
+      interrupted_while = phase;
+      interrupted_at = absl::Now();
+    }
+  };
   result.dataset_directory = dataset->directory;
   absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
       sample_analysis::MakeChunks(*dataset, options.chunk_size);
@@ -261,7 +283,11 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   bool any_worker = false;
   bool killed = false;
   int64_t returned = 0;
+  notice_signal("starting the run");
   while (!pending.empty()) {
+    notice_signal("running");
+    // Interrupted: the tasks that come back within the grace period are kept.
+    if (absl::Now() >= interrupted_at + options.grace_period) break;
     const bool armed = workers != nullptr && !killed &&
                        options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
                        returned >= options.fault.after_tasks;
@@ -282,6 +308,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
       killed = true;
     }
     if (task == nullptr) {
+      if (!interrupted_while.empty()) continue;
       if (!any_worker && now - start > absl::ToChronoSeconds(options.connect_timeout)) {
         // The queue owns the submitted tasks and does not free them when it is deleted.
         for (const auto& [id, unused] : pending) {
@@ -339,6 +366,14 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     unlink(it->second.output_path.c_str());
     pending.erase(it);
   }
+  if (!interrupted_while.empty()) {
+    // Interrupted: the chunks still out are not done; no record stands for them.
+    for (const auto& [id, entry] : pending) {
+      Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
+      result.chunks_not_done += static_cast<int64_t>(groups[entry.group].size());
+    }
+    pending.clear();
+  }
   // Stalled: the chunks still out are reported, not waited for.
   for (const auto& [id, entry] : pending) {
     Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
@@ -393,12 +428,26 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
                                    absl::FormatDuration(options.stall_timeout),
                                    "): recorded as failed; the physics result lacks them"));
   }
+  if (!interrupted_while.empty()) {
+    v1::Warning& coded = run.warnings.emplace_back();
+    coded.set_code("interrupted");
+    coded.set_message(absl::StrCat(
+        "interrupted (", SignalName(Interruption::signal_number()), " while ", interrupted_while,
+        "): ", result.chunks_not_done, " chunks not done (chunks not started or still running "
+        "after the grace period of ", absl::FormatDuration(options.grace_period),
+        "; their tasks were cancelled); the physics result lacks them"));
+  }
   // The tasks ran in other processes (maybe other machines), built with this build.
   run.in_process_worker_threads.reset();
   run.analysis_build = ToolBuildInfo();
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
+  if (!interrupted_while.empty()) {
+    result.measurement.mutable_metadata()->set_interrupted(true);
+    result.measurement.mutable_metadata()->set_interruption(absl::StrCat(
+        SignalName(Interruption::signal_number()), " while ", interrupted_while));
+  }
   result.output = std::move(merged);
   return result;
 }

@@ -13,16 +13,24 @@
 // records with Work Queue's result and the task's output; when no task comes back for
 // `stall_timeout`, the chunks still out are given up (FAILED, "never came back") and the
 // measurement is still assembled.
+//
+// Interruption (handle_signals): the first SIGINT/SIGTERM stops the run handing out work: the
+// tasks that come back within grace_period are kept, the others are cancelled (their chunks are
+// counted in a warning, as "not done"), and the measurement of what was done is assembled from
+// the manager's logs as usual, marked interrupted. A second signal exits at once. The handlers
+// stay until the result is destroyed, so that the caller's save is not cut short either.
 #ifndef ROASTCOFFEA_TOOLS_WORKQUEUE_WORKQUEUE_RUN_H_
 #define ROASTCOFFEA_TOOLS_WORKQUEUE_WORKQUEUE_RUN_H_
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "collector/interruption.h"
 #include "schema/measurement.pb.h"
 #include "tools/sample_analysis/dijet_processor.h"
 #include "tools/sample_analysis/sample_dataset.h"
@@ -74,6 +82,11 @@ struct WorkQueueRunOptions {
     int after_tasks = 0;
   };
   Fault fault;
+  // SIGINT/SIGTERM as described above (off: their usual effect).
+  bool handle_signals = true;
+  absl::Duration grace_period = absl::Seconds(2);
+  // Prefix of the messages.
+  std::string program_name = "collect";
 };
 
 struct WorkQueueRunResult {
@@ -91,11 +104,18 @@ struct WorkQueueRunResult {
   // <work_directory>/transactions.log and performance.log.
   std::string transactions_log;
   std::string performance_log;
+  // Interrupted: chunks not done (their tasks cancelled). measurement.metadata() says so too.
+  int64_t chunks_not_done = 0;
+  // SIGINT/SIGTERM handled until the result is destroyed (null without handle_signals).
+  std::unique_ptr<Interruption> interruption;
+  // A signal came (during the run, or since: during the caller's save).
+  bool interrupted() const { return interruption != nullptr && Interruption::triggered(); }
 };
 
 // Errors: InvalidArgument naming the option; FailedPrecondition when the port is in use (named)
 // or the chunk task program is missing; DeadlineExceeded when no worker connected within
-// connect_timeout (saying how to start one); the dataset's and the backend's errors.
+// connect_timeout (saying how to start one); Cancelled when a signal came while the sample
+// dataset was generated (nothing measured); the dataset's and the backend's errors.
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options);
 
 // Copies the manager's two logs into <directory>/workqueue/ (transactions.log,

@@ -52,8 +52,8 @@ absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
     if (!(point.cores > 0) || !std::isfinite(point.cores) || !(point.seconds_per_event > 0) ||
         !std::isfinite(point.seconds_per_event)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "Amdahl fit: run ", point.label, " has no positive cores (", point.cores,
-          ") or time per event (", point.seconds_per_event, " s)"));
+          "no Amdahl fit: run ", point.label, " has no positive cores (", point.cores,
+          ") or time per event (", point.seconds_per_event, " s; the events must be known)"));
     }
     if (point.workload != points.front().workload) {
       return absl::FailedPreconditionError(absl::StrCat(

@@ -32,6 +32,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "export/compare.h"
+#include "export/compare_html.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "export/measurement_io.h"
@@ -85,14 +86,18 @@ ABSL_FLAG(std::string, tables, "auto",
           "Table style: auto (Unicode boxes on a terminal unless NO_COLOR is set, else ASCII), "
           "unicode or ascii.");
 ABSL_FLAG(std::string, format, "table",
-          "show: table (the summary tables), or the flat metrics as csv, json or markdown.");
+          "show: table (the summary tables), or the flat metrics as csv, json or markdown; "
+          "compare: table, csv, json or markdown.");
 ABSL_FLAG(double, regression_threshold, 5.0,
           "compare: a change worse than this many percent of the baseline is a regression.");
+ABSL_FLAG(bool, fail_on_regression, false,
+          "compare: exit 5 when a regression is found (for CI).");
 ABSL_FLAG(bool, html, false,
           "After a run: also write the HTML report (tables and plots) next to the measurement, "
           "as <measurement directory>.html.");
 ABSL_FLAG(std::string, html_output, "",
-          "report: the HTML file to write (default: <DIR>.html next to the measurement).");
+          "report: the HTML file to write (default: <DIR>.html next to the measurement); "
+          "compare: also write the comparison and scaling plot as HTML to this file.");
 ABSL_FLAG(int, top, 20, "profile: rows (heaviest exclusive stacks) per table, at least 1.");
 ABSL_FLAG(std::string, output, "",
           "profile: directory for the folded stacks and flame graphs (default: the measurement "
@@ -122,6 +127,8 @@ Usage:
                            --format=csv|json|markdown prints the flat metrics instead.
   collect compare A B ...  Key metrics of saved runs side by side, changes against A in
                            percent, regressions marked; Amdahl's law fit from 3+ core counts.
+                           --format=csv|json|markdown, --html_output=FILE (table and scaling
+                           plot), --fail_on_regression (exit 5 when a regression is found).
   collect report DIR       Write one self-contained HTML file (metadata, tables, SVG plots) for
                            a saved measurement, to --html_output (default: DIR.html).
   collect profile DIR [--top=N] [--output=DIR2]
@@ -136,7 +143,8 @@ measurement of what was done is saved, marked interrupted, and collect exits 130
 signal exits at once (130) without saving.
 
 Exit status: 0 done; 1 cannot run or save, or a chunk failed; 2 bad flags or arguments;
-3 partial measurement; 4 COMMAND failed; 130 interrupted (measurement saved).
+3 partial measurement; 4 COMMAND failed; 5 compare --fail_on_regression found a regression;
+130 interrupted (measurement saved).
 
 Under Bazel:  ./bazelw run //tools:collect -- [mode] [flags]
 )";
@@ -277,8 +285,19 @@ int Compare(const std::vector<std::string>& arguments) {
   ComparisonOptions options;
   options.unicode = tables->unicode;
   options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
-  std::cout << FormatComparison(arguments, runs, options);
-  return 0;
+  options.fail_on_regression = absl::GetFlag(FLAGS_fail_on_regression);
+  absl::StatusOr<ComparisonFormat> format = ParseComparisonFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) return Fail(format.status());
+  options.format = *format;
+  absl::StatusOr<ComparisonResult> result = CompareRuns(arguments, runs, options);
+  if (!result.ok()) return Fail(result.status());
+  std::cout << result->text;
+  if (const std::string html = absl::GetFlag(FLAGS_html_output); !html.empty()) {
+    const absl::Status written = WriteComparisonHtml(ResolveUserPath(html), *result);
+    if (!written.ok()) return Fail(written);
+    std::cerr << "collect: wrote " << html << "\n";
+  }
+  return result->failed() ? kRegressionExitCode : 0;
 }
 
 // Every flag problem at once, each naming its flag, before anything runs.

@@ -448,8 +448,8 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
       absl::StrAppend(&out, "  differs: ", fact->key, ": ", absl::StrJoin(values, ", "), "\n");
     }
   }
-  absl::StrAppend(&out, "Configurations compared (repeats of one workload, backend and core "
-                        "count are averaged: mean ", plus_minus, " sample standard deviation):\n");
+  absl::StrAppend(&out, "Configurations (runs of one workload, backend and core count are "
+                        "repeats: mean ", plus_minus, " sample std dev):\n");
   for (size_t g = 0; g < result.groups.size(); ++g) {
     const RunGroup& group = result.groups[g];
     absl::StrAppend(&out, "  ", g == 0 ? "baseline" : absl::StrCat(g + 1).c_str(), ": ",

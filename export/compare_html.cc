@@ -83,7 +83,9 @@ std::string ComparisonHtml(const ComparisonResult& result) {
       "<style>",
       kStyle, "</style></head><body>\n<h1>Comparison of ", result.labels.size(), " runs</h1>\n");
   absl::StrAppend(&out, "<h2>Configuration</h2>\n<table><tr><th></th>");
-  for (const std::string& label : result.labels) absl::StrAppend(&out, "<th>", Escape(label), "</th>");
+  for (const std::string& label : result.labels) {
+    absl::StrAppend(&out, "<th>", Escape(label), "</th>");
+  }
   absl::StrAppend(&out, "</tr>\n");
   for (const ConfigurationFact& fact : result.configuration) {
     absl::StrAppend(&out, "<tr", fact.differs ? " class=\"differs\"" : "", "><th>",

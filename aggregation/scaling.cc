@@ -43,6 +43,22 @@ bool BeyondNoise(const ReplicateSummary& a, const ReplicateSummary& b) {
   return !noise.has_value() || std::fabs(b.mean - a.mean) > *noise;
 }
 
+std::optional<Ratio> Speedup(const ReplicateSummary& baseline, const ReplicateSummary& compared) {
+  if (baseline.n == 0 || compared.n == 0 || !(baseline.mean > 0) || !(compared.mean > 0)) {
+    return std::nullopt;
+  }
+  Ratio ratio;
+  ratio.value = baseline.mean / compared.mean;
+  const std::optional<double> sa = baseline.stddev.has_value() ? baseline.stddev : compared.stddev;
+  const std::optional<double> sb = compared.stddev.has_value() ? compared.stddev : baseline.stddev;
+  if (sa.has_value() && sb.has_value()) {
+    const double ra = *sa / baseline.mean;
+    const double rb = *sb / compared.mean;
+    ratio.standard_error = ratio.value * std::sqrt(ra * ra / baseline.n + rb * rb / compared.n);
+  }
+  return ratio;
+}
+
 double AmdahlSpeedup(double serial_fraction, double cores) {
   return 1.0 / (serial_fraction + (1.0 - serial_fraction) / cores);
 }

@@ -40,6 +40,19 @@ std::optional<double> DifferenceNoise(const ReplicateSummary& a, const Replicate
 // the caller's threshold can decide).
 bool BeyondNoise(const ReplicateSummary& a, const ReplicateSummary& b);
 
+// A ratio of two means with its standard error.
+struct Ratio {
+  double value = 0;
+  std::optional<double> standard_error;  // unknown when neither side was repeated
+};
+
+// Speedup of `compared` over `baseline` (times): baseline.mean / compared.mean, with its
+// standard error by first-order propagation of the standard errors of the two means
+// (relative: sqrt(s_a^2 / (n_a mean_a^2) + s_b^2 / (n_b mean_b^2))); a side with a single run
+// borrows the other side's standard deviation, as DifferenceNoise does. nullopt when a side
+// is empty or a mean is not positive.
+std::optional<Ratio> Speedup(const ReplicateSummary& baseline, const ReplicateSummary& compared);
+
 // One run of a scaling study.
 struct ScalingPoint {
   std::string label;              // names the run in messages

@@ -48,6 +48,17 @@ TEST(NoiseTest, SingleRunBorrowsTheOtherSidesSpreadAndUnknownWithoutAny) {
   EXPECT_TRUE(BeyondNoise(single, b));  // unknown noise: the threshold alone decides
 }
 
+TEST(SpeedupTest, RatioOfMeansWithPropagatedError) {
+  // 10 +- 1 s (n=4) -> 5 +- 0.5 s (n=4): 2.0, relative error sqrt(0.01/4 + 0.01/4) = 0.0707107,
+  // so 2.0 +- 0.1414214 (python3: 2 * math.sqrt(0.01 / 4 + 0.01 / 4) = 0.1414213562373095).
+  const std::optional<Ratio> speedup = Speedup({4, 10.0, 1.0}, {4, 5.0, 0.5});
+  ASSERT_TRUE(speedup.has_value());
+  EXPECT_DOUBLE_EQ(speedup->value, 2.0);
+  EXPECT_NEAR(*speedup->standard_error, 0.1414213562373095, 1e-12);
+  EXPECT_FALSE(Speedup({1, 10.0, std::nullopt}, {1, 5.0, std::nullopt})->standard_error);
+  EXPECT_FALSE(Speedup({0, 0.0, std::nullopt}, {1, 5.0, std::nullopt}).has_value());
+}
+
 std::vector<ScalingPoint> Points() {
   return {{"r1", 1, 10.0e-6, "w"}, {"r2", 2, 6.2e-6, "w"}, {"r4a", 4, 3.9e-6, "w"},
           {"r4b", 4, 4.1e-6, "w"}, {"r8", 8, 3.1e-6, "w"}};

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
 #include "export/flat_formats.h"
@@ -379,18 +380,67 @@ std::string NoiseRule(const ComparisonOptions& options) {
                       "decides)");
 }
 
+// Per core count (oversubscribed runs apart), the speedup of the mean time per event against
+// the smallest core count that is not oversubscribed; empty unless every point has one
+// workload and there are two core counts.
+std::vector<MeasuredSpeedup> MeasuredSpeedups(const std::vector<ScalingPoint>& points,
+                                              double* reference_cores) {
+  std::map<std::pair<bool, double>, std::vector<double>> times;  // (oversubscribed, cores)
+  for (const ScalingPoint& point : points) {
+    if (point.workload != points.front().workload || !(point.seconds_per_event > 0)) return {};
+    times[{point.oversubscribed, point.cores}].push_back(point.seconds_per_event);
+  }
+  const auto reference = times.lower_bound({false, 0.0});
+  if (reference == times.end() || reference->first.first || times.size() < 2) return {};
+  *reference_cores = reference->first.second;
+  const ReplicateSummary base = SummarizeReplicates(reference->second);
+  std::vector<MeasuredSpeedup> speedups;
+  for (const auto& [key, values] : times) {
+    const std::optional<Ratio> speedup = Speedup(base, SummarizeReplicates(values));
+    if (speedup.has_value()) speedups.push_back({key.second, key.first, *speedup});
+  }
+  std::stable_sort(speedups.begin(), speedups.end(),
+                   [](const MeasuredSpeedup& a, const MeasuredSpeedup& b) {
+                     return a.cores < b.cores;
+                   });
+  return speedups;
+}
+
+std::string SpeedupSentence(const ComparisonResult& result) {
+  if (result.speedups.size() < 2) return "";
+  std::vector<std::string> parts;
+  for (const MeasuredSpeedup& s : result.speedups) {
+    if (s.cores == result.speedup_reference_cores && !s.oversubscribed) continue;
+    parts.push_back(absl::StrCat(
+        Number(s.cores), s.cores == 1 ? " core" : " cores",
+        s.oversubscribed ? " (oversubscribed)" : "", " ", absl::StrFormat("%.2f", s.speedup.value),
+        s.speedup.standard_error.has_value()
+            ? absl::StrFormat(" \u00B1 %.2f", *s.speedup.standard_error)
+            : std::string(),
+        "x"));
+  }
+  return absl::StrCat("Measured speedup against ", Number(result.speedup_reference_cores),
+                      result.speedup_reference_cores == 1 ? " core" : " cores",
+                      " (time per event, mean \u00B1 standard error): ",
+                      absl::StrJoin(parts, "; "), "\n");
+}
+
 std::string FitSentenceOf(const ComparisonResult& result) {
+  const std::string speedups = SpeedupSentence(result);
   if (!result.fit.has_value()) {
-    return result.no_fit_reason.empty() ? "" : absl::StrCat(result.no_fit_reason, "\n");
+    return absl::StrCat(speedups, result.no_fit_reason.empty()
+                                      ? ""
+                                      : absl::StrCat(result.no_fit_reason, "\n"));
   }
   const AmdahlFit& fit = *result.fit;
-  std::string out = absl::StrFormat(
+  std::string out = speedups;
+  absl::StrAppend(&out, absl::StrFormat(
       "Amdahl's law fit of the time per event vs cores (%d runs on %d core counts): serial "
       "fraction %.3f (%.1f%%), R\u00B2 %.4f, 1-core time per event %s us, predicted speedup at "
       "%s cores: %.2fx\n",
       fit.points_used, fit.core_counts, fit.serial_fraction, 100.0 * fit.serial_fraction,
       fit.r_squared, Number(1e6 * fit.single_core_seconds_per_event), Number(2 * fit.max_cores),
-      fit.predicted_speedup_at_double);
+      fit.predicted_speedup_at_double));
   if (!fit.excluded.empty()) {
     absl::StrAppend(&out, "  left out as oversubscribed (more threads than usable CPUs): ",
                     absl::StrJoin(fit.excluded, ", "), "\n");
@@ -410,6 +460,28 @@ std::string FitSentenceOf(const ComparisonResult& result) {
   return out;
 }
 
+// `items` joined by spaces in lines of at most about 100 columns, the first starting with
+// `first`, the others with `indent`; an item is never split.
+std::string Wrap(const std::string& first, const std::string& indent,
+                 const std::vector<std::string>& items) {
+  std::string out;
+  std::string line = first;
+  bool empty_line = true;
+  for (const std::string& item : items) {
+    if (!empty_line && DisplayWidth(line) + 1 + DisplayWidth(item) > 100) {
+      absl::StrAppend(&out, line, "\n");
+      line = indent;
+      empty_line = true;
+    }
+    absl::StrAppend(&line, empty_line && line.empty() ? "" : " ", item);
+    empty_line = false;
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
+}
+
+std::vector<std::string> Words(const std::string& text) { return absl::StrSplit(text, ' '); }
+
 std::string FormatTable(const ComparisonResult& result, const ComparisonOptions& options) {
   Markers markers;
   markers.regression = options.unicode ? "\u25BC" : "!";
@@ -424,18 +496,10 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
       same.push_back(absl::StrCat(fact.key, " ", fact.values.front()));
     }
   }
-  // Wrapped at about 100 columns, one fact never split.
-  std::string line = "  same in every run:";
-  if (same.empty()) line += " nothing";
-  for (size_t i = 0; i < same.size(); ++i) {
-    const std::string item = absl::StrCat(" ", same[i], i + 1 < same.size() ? ";" : "");
-    if (DisplayWidth(line) + DisplayWidth(item) > 100 && line.size() > 4) {
-      absl::StrAppend(&out, line, "\n");
-      line = "   ";
-    }
-    line += item;
-  }
-  absl::StrAppend(&out, line, "\n");
+  // One fact is never split across lines.
+  if (same.empty()) same.push_back("nothing");
+  for (size_t i = 0; i + 1 < same.size(); ++i) same[i] += ";";
+  absl::StrAppend(&out, Wrap("  same in every run:", "   ", same));
   if (differ.empty()) {
     absl::StrAppend(&out, "  differs: nothing\n");
   } else {
@@ -491,15 +555,16 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     absl::StrAppend(&out, line, "\n");
     if (i == 0) absl::StrAppend(&out, rule, "\n");
   }
-  absl::StrAppend(&out, "\n", markers.regression, " = regression: ", NoiseRule(options), " (",
-                  result.regressions, result.regressions == 1 ? " regression" : " regressions",
-                  ")\n");
+  absl::StrAppend(&out, "\n",
+                  Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions,
+                                    "):"),
+                       "   ", Words(NoiseRule(options))));
   absl::StrAppend(&out, markers.noise, " = worse than ",
                   Number(options.regression_threshold_percent), "% but within the noise (",
                   CountStatus(result, ChangeStatus::kWithinNoise), ")\n");
-  absl::StrAppend(&out, markers.expected,
-                  " = worse, as expected with more cores (not a regression) (",
-                  CountStatus(result, ChangeStatus::kExpectedWithMoreCores), ")\n");
+  absl::StrAppend(&out, markers.expected, " = worse, as expected with more cores: not a "
+                  "regression (", CountStatus(result, ChangeStatus::kExpectedWithMoreCores),
+                  ")\n");
   return out;
 }
 
@@ -589,6 +654,18 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
   } else {
     absl::StrAppend(&out, "  \"amdahl_fit\": null,\n");
   }
+  std::vector<std::string> speedups;
+  for (const MeasuredSpeedup& s : result.speedups) {
+    speedups.push_back(absl::StrCat(
+        "{\"cores\": ", Exact(s.cores), ", \"oversubscribed\": ",
+        s.oversubscribed ? "true" : "false", ", \"speedup\": ", Exact(s.speedup.value),
+        ", \"standard_error\": ", JsonNumber(s.speedup.standard_error), "}"));
+  }
+  absl::StrAppend(&out, "  \"speedup_reference_cores\": ",
+                  JsonNumber(result.speedups.empty()
+                                 ? std::nullopt
+                                 : std::optional<double>(result.speedup_reference_cores)),
+                  ",\n  \"measured_speedups\": [", absl::StrJoin(speedups, ", "), "],\n");
   absl::StrAppend(&out, "  \"no_fit_reason\": ", JsonQuote(result.no_fit_reason), "\n}\n");
   return out;
 }
@@ -812,6 +889,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                      RunWorkload(runs[r]), RunOversubscribed(runs[r])});
   }
   if (core_counts.size() >= 2) {
+    result.speedups = MeasuredSpeedups(result.scaling_points, &result.speedup_reference_cores);
     absl::StatusOr<AmdahlFit> fit = FitAmdahl(result.scaling_points);
     if (fit.ok()) {
       result.fit = *std::move(fit);

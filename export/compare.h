@@ -127,6 +127,13 @@ struct ConfigurationFact {
   bool differs = false;
 };
 
+// The measured speedup of one core count against the smallest (time per event).
+struct MeasuredSpeedup {
+  double cores = 0;
+  bool oversubscribed = false;
+  Ratio speedup;
+};
+
 struct ComparisonResult {
   std::vector<std::string> labels;                 // one per run
   std::vector<ConfigurationFact> configuration;    // same-in-every-run facts, then the rest
@@ -137,6 +144,10 @@ struct ComparisonResult {
   std::vector<ScalingPoint> scaling_points;
   std::optional<AmdahlFit> fit;
   std::string no_fit_reason;
+  // With one workload on two or more core counts: the speedup per core count against the
+  // smallest core count that is not oversubscribed (speedup_reference_cores).
+  std::vector<MeasuredSpeedup> speedups;
+  double speedup_reference_cores = 0;
   bool fail_on_regression = false;                 // from the options
   std::string regression_rule;                     // the rule above, with the threshold
   std::string text;                                // in the requested format, ends in '\n'

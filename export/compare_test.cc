@@ -255,6 +255,16 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
       << result.text;
   EXPECT_TRUE(absl::StrContains(result.text, "  8 cores: measured speedup 3.24x, fitted"))
       << result.text;
+  // Against the measured 1-core time: 10 / 6.2 = 1.61, 10 / 4.0 = 2.50, 10 / 3.1 = 3.23,
+  // 10 / 9 = 1.11; at 4 cores (s = 0.1414e-6, n = 2; 1 core borrows it) the standard error
+  // 2.5 sqrt((0.1414 / 10)^2 / 1 + (0.1414 / 4)^2 / 2) = 0.0718.
+  EXPECT_TRUE(absl::StrContains(
+      result.text, "Measured speedup against 1 core (time per event, mean \u00B1 standard "
+                   "error): 2 cores 1.61x; 4 cores 2.50 \u00B1 0.07x; 8 cores 3.23x; 16 cores "
+                   "(oversubscribed) 1.11x\n"))
+      << result.text;
+  ASSERT_EQ(result.speedups.size(), 5u);
+  EXPECT_NEAR(*result.speedups[2].speedup.standard_error, 0.0718, 1e-4);
 }
 
 TEST(RunOversubscribedTest, WarningOrMoreThreadsThanUsableCpus) {

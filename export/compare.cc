@@ -287,15 +287,24 @@ std::vector<ConfigurationFact> ConfigurationFacts(const std::vector<v1::Measurem
 }
 
 std::vector<RunGroup> GroupRuns(const std::vector<std::string>& labels,
-                                const std::vector<v1::Measurement>& runs) {
+                                const std::vector<v1::Measurement>& runs,
+                                const std::vector<int>& configuration_of_run) {
   std::vector<RunGroup> groups;
   std::map<std::string, size_t> index;
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::optional<double> cores = RunCores(runs[r]);
-    const std::string backend = runs[r].metadata().backend();
+    const v1::MeasurementMetadata& metadata = runs[r].metadata();
+    const std::string backend = metadata.backend();
     const std::string workload = RunWorkload(runs[r]);
-    const std::string key = absl::StrCat(workload, "\n", backend, "\n",
-                                         cores.has_value() ? Exact(*cores) : "unknown");
+    // Runs of different builds or hosts are never repeats of each other.
+    const std::string key =
+        configuration_of_run.empty()
+            ? absl::StrCat(workload, "\n", backend, "\n",
+                           cores.has_value() ? Exact(*cores) : "unknown", "\n",
+                           metadata.tool_version(), "\n", BuildText(metadata.tool_build()), "\n",
+                           BuildText(metadata.analysis_build()), "\n", metadata.host(), "\n",
+                           metadata.host_facts().cpu_model())
+            : absl::StrCat(configuration_of_run[r]);
     auto [it, inserted] = index.emplace(key, groups.size());
     if (inserted) groups.push_back(RunGroup{{}, "", cores, backend, workload});
     groups[it->second].runs.push_back(r);
@@ -380,6 +389,28 @@ std::string NoiseRule(const ComparisonOptions& options) {
                       "decides)");
 }
 
+// `items` joined by spaces in lines of at most about 100 columns, the first starting with
+// `first`, the others with `indent`; an item is never split.
+std::string Wrap(const std::string& first, const std::string& indent,
+                 const std::vector<std::string>& items) {
+  std::string out;
+  std::string line = first;
+  bool empty_line = true;
+  for (const std::string& item : items) {
+    if (!empty_line && DisplayWidth(line) + 1 + DisplayWidth(item) > 100) {
+      absl::StrAppend(&out, line, "\n");
+      line = indent;
+      empty_line = true;
+    }
+    absl::StrAppend(&line, empty_line && line.empty() ? "" : " ", item);
+    empty_line = false;
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
+}
+
+std::vector<std::string> Words(const std::string& text) { return absl::StrSplit(text, ' '); }
+
 // Per core count (oversubscribed runs apart), the speedup of the mean time per event against
 // the smallest core count that is not oversubscribed; empty unless every point has one
 // workload and there are two core counts.
@@ -406,7 +437,8 @@ std::vector<MeasuredSpeedup> MeasuredSpeedups(const std::vector<ScalingPoint>& p
   return speedups;
 }
 
-std::string SpeedupSentence(const ComparisonResult& result) {
+std::string SpeedupSentence(const ComparisonResult& result, bool unicode) {
+  const std::string plus_minus = unicode ? "\u00B1" : "+-";
   if (result.speedups.size() < 2) return "";
   std::vector<std::string> parts;
   for (const MeasuredSpeedup& s : result.speedups) {
@@ -415,30 +447,32 @@ std::string SpeedupSentence(const ComparisonResult& result) {
         Number(s.cores), s.cores == 1 ? " core" : " cores",
         s.oversubscribed ? " (oversubscribed)" : "", " ", absl::StrFormat("%.2f", s.speedup.value),
         s.speedup.standard_error.has_value()
-            ? absl::StrFormat(" \u00B1 %.2f", *s.speedup.standard_error)
+            ? absl::StrFormat(" %s %.2f", plus_minus, *s.speedup.standard_error)
             : std::string(),
         "x"));
   }
-  return absl::StrCat("Measured speedup against ", Number(result.speedup_reference_cores),
-                      result.speedup_reference_cores == 1 ? " core" : " cores",
-                      " (time per event, mean \u00B1 standard error): ",
-                      absl::StrJoin(parts, "; "), "\n");
+  for (size_t i = 0; i + 1 < parts.size(); ++i) parts[i] += ";";
+  return Wrap(absl::StrCat("Measured speedup against ", Number(result.speedup_reference_cores),
+                           result.speedup_reference_cores == 1 ? " core" : " cores",
+                           " (time per event, mean ", plus_minus, " standard error):"),
+              "   ", parts);
 }
 
-std::string FitSentenceOf(const ComparisonResult& result) {
-  const std::string speedups = SpeedupSentence(result);
+std::string FitSentenceOf(const ComparisonResult& result, bool unicode = true) {
+  const std::string speedups = SpeedupSentence(result, unicode);
   if (!result.fit.has_value()) {
     return absl::StrCat(speedups, result.no_fit_reason.empty()
                                       ? ""
-                                      : absl::StrCat(result.no_fit_reason, "\n"));
+                                      : Wrap("", "   ", Words(result.no_fit_reason)));
   }
   const AmdahlFit& fit = *result.fit;
   std::string out = speedups;
   absl::StrAppend(&out, absl::StrFormat(
-      "Amdahl's law fit of the time per event vs cores (%d runs on %d core counts): serial "
-      "fraction %.3f (%.1f%%), R\u00B2 %.4f, 1-core time per event %s us, predicted speedup at "
-      "%s cores: %.2fx\n",
+      "Amdahl's law fit of the time per event vs cores (%d runs on %d core counts):\n"
+      "  serial fraction %.3f (%.1f%%), %s %.4f, 1-core time per event %s us\n"
+      "  predicted speedup at %s cores: %.2fx\n",
       fit.points_used, fit.core_counts, fit.serial_fraction, 100.0 * fit.serial_fraction,
+      unicode ? "R\u00B2" : "R^2",
       fit.r_squared, Number(1e6 * fit.single_core_seconds_per_event), Number(2 * fit.max_cores),
       fit.predicted_speedup_at_double));
   if (!fit.excluded.empty()) {
@@ -459,28 +493,6 @@ std::string FitSentenceOf(const ComparisonResult& result) {
   }
   return out;
 }
-
-// `items` joined by spaces in lines of at most about 100 columns, the first starting with
-// `first`, the others with `indent`; an item is never split.
-std::string Wrap(const std::string& first, const std::string& indent,
-                 const std::vector<std::string>& items) {
-  std::string out;
-  std::string line = first;
-  bool empty_line = true;
-  for (const std::string& item : items) {
-    if (!empty_line && DisplayWidth(line) + 1 + DisplayWidth(item) > 100) {
-      absl::StrAppend(&out, line, "\n");
-      line = indent;
-      empty_line = true;
-    }
-    absl::StrAppend(&line, empty_line && line.empty() ? "" : " ", item);
-    empty_line = false;
-  }
-  absl::StrAppend(&out, line, "\n");
-  return out;
-}
-
-std::vector<std::string> Words(const std::string& text) { return absl::StrSplit(text, ' '); }
 
 std::string FormatTable(const ComparisonResult& result, const ComparisonOptions& options) {
   Markers markers;
@@ -519,6 +531,13 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     absl::StrAppend(&out, "  ", g == 0 ? "baseline" : absl::StrCat(g + 1).c_str(), ": ",
                     group.name, " - ", GroupCores(group),
                     group.backend.empty() ? "" : absl::StrCat(", ", group.backend), "\n");
+  }
+  if (result.groups.size() == 1) {
+    absl::StrAppend(&out, Wrap("  note:", "   ",
+                               Words("every run has the same configuration: they are shown as "
+                                     "repeats and nothing is compared. To compare versions of "
+                                     "the code, give each version's runs as one comma-separated "
+                                     "argument: collect compare A1,A2 B1,B2")));
   }
   absl::StrAppend(&out, "\n");
 
@@ -850,7 +869,19 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   result.fail_on_regression = options.fail_on_regression;
   result.regression_rule = NoiseRule(options);
   result.configuration = ConfigurationFacts(runs);
-  result.groups = GroupRuns(labels, runs);
+  if (!options.configuration_of_run.empty() &&
+      options.configuration_of_run.size() != runs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compare: ", options.configuration_of_run.size(), " configurations for ", runs.size(),
+        " runs"));
+  }
+  result.groups = GroupRuns(labels, runs, options.configuration_of_run);
+  if (result.groups.size() == 1 && options.fail_on_regression) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compare --fail_on_regression: all ", runs.size(),
+        " runs have the same configuration, so nothing is compared; give each version's runs "
+        "as one comma-separated argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
+  }
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
     MetricComparison compared{metric.label, metric.unit, metric.better,
                               metric.expected_with_more_cores, {}};
@@ -901,7 +932,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   switch (options.format) {
     case ComparisonFormat::kTable:
       result.text = absl::StrCat(FormatTable(result, options), RunNotes(labels, runs),
-                                 FitSentenceOf(result));
+                                 FitSentenceOf(result, options.unicode));
       break;
     case ComparisonFormat::kCsv:
       result.text = FormatCsv(result);

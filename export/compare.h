@@ -83,6 +83,11 @@ struct ComparisonOptions {
   bool fail_on_regression = false;
   // Unicode box lines and "▼" markers; false: ASCII only (table format).
   bool unicode = true;
+  // Which configuration each run belongs to, one entry per run (runs with the same number are
+  // repeats; numbered in any order): for runs whose metadata cannot tell them apart, e.g. two
+  // versions of the code. Empty: automatic, runs with the same workload, backend, cores, builds,
+  // tool version and host are repeats.
+  std::vector<int> configuration_of_run;
 };
 
 // One configuration: runs that repeat one workload with one backend on one core count.
@@ -158,7 +163,9 @@ struct ComparisonResult {
 };
 
 // Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there
-// are fewer than two runs or the label count differs.
+// are fewer than two runs, the label or configuration_of_run count differs, or
+// fail_on_regression is asked for while every run falls into one configuration (nothing would
+// be compared, so a CI gate could never fail; the message says how to group the runs).
 absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
                                              const std::vector<v1::Measurement>& runs,
                                              const ComparisonOptions& options);

@@ -175,6 +175,42 @@ TEST(CompareRunsTest, OnlyChangesBeyondTheNoiseAreRegressions) {
   EXPECT_TRUE(Compare({"a1", "a2", "b1", "b2"}, runs, fail).failed());
 }
 
+TEST(CompareRunsTest, ExplicitConfigurationsForRunsMetadataCannotTellApart) {
+  // Two versions of the code, measured twice each, identical metadata.
+  const std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 10.2),
+                                             MakeRun(2, 12.0), MakeRun(2, 12.1)};
+  const ComparisonResult automatic = Compare({"a1", "a2", "b1", "b2"}, runs);
+  EXPECT_EQ(automatic.groups.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(automatic.text, "every run has the same configuration"))
+      << automatic.text;
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  const absl::StatusOr<ComparisonResult> refused = CompareRuns({"a1", "a2", "b1", "b2"}, runs, gate);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "BASE1,BASE2 NEW1,NEW2"))
+      << refused.status();
+  gate.configuration_of_run = {0, 0, 1, 1};
+  const ComparisonResult grouped = Compare({"a1", "a2", "b1", "b2"}, runs, gate);
+  ASSERT_EQ(grouped.groups.size(), 2u);
+  EXPECT_EQ(grouped.groups[1].name, "b1, b2 (n=2)");
+  // 10.1 +- 0.1414 -> 12.05 +- 0.0707: +19.3%, noise 2 sqrt(0.02/2 + 0.005/2) = 0.2236.
+  EXPECT_EQ(Metric(grouped, "Elapsed Time").groups[1].status, ChangeStatus::kRegression);
+  EXPECT_TRUE(grouped.failed());
+  gate.configuration_of_run = {0, 1};
+  EXPECT_FALSE(CompareRuns({"a1", "a2", "b1", "b2"}, runs, gate).ok());
+}
+
+TEST(CompareRunsTest, DifferentBuildsAreNeverRepeats) {
+  v1::Measurement debug = MakeRun(2, 20.0);
+  debug.mutable_metadata()->mutable_tool_build()->set_build_mode("fastbuild");
+  v1::Measurement opt = MakeRun(2, 10.0);
+  opt.mutable_metadata()->mutable_tool_build()->set_build_mode("opt");
+  const ComparisonResult result = Compare({"debug", "opt"}, {debug, opt});
+  EXPECT_EQ(result.groups.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(result.text, "differs: tool build: debug=fastbuild, opt=opt"))
+      << result.text;
+}
+
 TEST(CompareRunsTest, SingleRunsFallBackToTheThreshold) {
   v1::Measurement slower = MakeRun(2, 15.0);
   (*slower.mutable_metadata()->mutable_configuration())["code"] = "new";
@@ -212,7 +248,7 @@ TEST(CompareRunsTest, AmdahlFitRefusedWithTwoCoreCounts) {
   EXPECT_FALSE(result.fit.has_value());
   EXPECT_TRUE(absl::StrContains(result.text,
                                 "no Amdahl fit: it needs runs on at least 3 distinct core "
-                                "counts (two points always fit), have 2 (1, 2)\n"))
+                                "counts (two points always fit), have 2 (1,\n    2)\n"))
       << result.text;
   // One core count: no scaling study, no sentence.
   EXPECT_FALSE(absl::StrContains(Compare({"a", "b"}, {MakeRun(2), MakeRun(2)}).text, "Amdahl"));
@@ -246,9 +282,9 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
   EXPECT_EQ(result.fit->excluded, std::vector<std::string>{"r16"});
   EXPECT_TRUE(absl::StrContains(
       result.text,
-      "Amdahl's law fit of the time per event vs cores (5 runs on 4 core counts): serial "
-      "fraction 0.206 (20.6%), R\u00B2 0.9983, 1-core time per event 10.04 us, predicted "
-      "speedup at 16 cores: 3.91x\n"))
+      "Amdahl's law fit of the time per event vs cores (5 runs on 4 core counts):\n"
+      "  serial fraction 0.206 (20.6%), R\u00B2 0.9983, 1-core time per event 10.04 us\n"
+      "  predicted speedup at 16 cores: 3.91x\n"))
       << result.text;
   EXPECT_TRUE(absl::StrContains(result.text, "left out as oversubscribed (more threads than "
                                              "usable CPUs): r16\n"))
@@ -260,8 +296,8 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
   // 2.5 sqrt((0.1414 / 10)^2 / 1 + (0.1414 / 4)^2 / 2) = 0.0718.
   EXPECT_TRUE(absl::StrContains(
       result.text, "Measured speedup against 1 core (time per event, mean \u00B1 standard "
-                   "error): 2 cores 1.61x; 4 cores 2.50 \u00B1 0.07x; 8 cores 3.23x; 16 cores "
-                   "(oversubscribed) 1.11x\n"))
+                   "error): 2 cores 1.61x;\n    4 cores 2.50 \u00B1 0.07x; 8 cores 3.23x; "
+                   "16 cores (oversubscribed) 1.11x\n"))
       << result.text;
   ASSERT_EQ(result.speedups.size(), 5u);
   EXPECT_NEAR(*result.speedups[2].speedup.standard_error, 0.0718, 1e-4);

@@ -47,9 +47,19 @@ TEST(CollectCompareCiTest, FailOnRegressionExitsFive) {
   EXPECT_TRUE(absl::StrContains(gate.out, "(+19.3%) !")) << gate.out;
   // Without the flag the same comparison exits 0.
   EXPECT_EQ(RunCollect({"compare", a1, a2, b1, b2}).exit_code, 0);
-  // Repeats of one configuration only: nothing to regress, exit 0 even when gating.
-  CollectOutcome repeats = RunCollect({"compare", a1, a2, "--fail_on_regression"});
-  EXPECT_EQ(repeats.exit_code, 0) << repeats.err;
+  // Metadata that cannot tell two code versions apart: each version's runs as one argument.
+  const std::string c1 = SaveRun("ci_c1", 2, 10.0);
+  const std::string c2 = SaveRun("ci_c2", 2, 10.2);
+  const std::string d1 = SaveRun("ci_d1", 2, 12.0);
+  const std::string d2 = SaveRun("ci_d2", 2, 12.1);
+  CollectOutcome grouped = RunCollect(
+      {"compare", c1 + "," + c2, d1 + "," + d2, "--tables=ascii", "--fail_on_regression"});
+  EXPECT_EQ(grouped.exit_code, 5) << grouped.err << grouped.out;
+  EXPECT_TRUE(absl::StrContains(grouped.out, "(+19.3%) !")) << grouped.out;
+  // Without the commas they are all repeats: a gate that could never fail is refused (exit 2).
+  CollectOutcome repeats = RunCollect({"compare", c1, c2, d1, d2, "--fail_on_regression"});
+  EXPECT_EQ(repeats.exit_code, 2) << repeats.err;
+  EXPECT_TRUE(absl::StrContains(repeats.err, "comma-separated")) << repeats.err;
   // Within the noise: baseline 10, 12 s; new 12.5, 13 s (+13.6%, noise 2.3 s): not a regression.
   const std::string n1 = SaveRun("noise_a1", 2, 10.0);
   const std::string n2 = SaveRun("noise_a2", 2, 12.0);
@@ -91,7 +101,7 @@ TEST(CollectCompareCiTest, ScalingStudyWithHtmlPlot) {
   CollectOutcome compare =
       RunCollect({"compare", dirs[0], dirs[1], dirs[2], "--html_output=" + html});
   EXPECT_EQ(compare.exit_code, 0) << compare.err;
-  EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%), R\u00B2 1.0000"))
+  EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%), R^2 1.0000"))
       << compare.out;
   EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x"))
       << compare.out;

@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "export/compare.h"
 #include "export/compare_html.h"
@@ -127,6 +128,7 @@ Usage:
                            --format=csv|json|markdown prints the flat metrics instead.
   collect compare A B ...  Key metrics of saved runs side by side, changes against A in
                            percent, regressions marked; Amdahl's law fit from 3+ core counts.
+                           A1,A2 (one argument): repeats of one configuration.
                            --format=csv|json|markdown, --html_output=FILE (table and scaling
                            plot), --fail_on_regression (exit 5 when a regression is found).
   collect report DIR       Write one self-contained HTML file (metadata, tables, SVG plots) for
@@ -277,19 +279,32 @@ int Compare(const std::vector<std::string>& arguments) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   std::vector<v1::Measurement> runs;
-  for (const std::string& directory : arguments) {
-    absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
-    if (!run.ok()) return Fail(run.status());
-    runs.push_back(*std::move(run));
-  }
+  std::vector<std::string> labels;
   ComparisonOptions options;
+  // "A1,A2": repeats of one configuration, given explicitly (unless the name is a directory).
+  const bool explicit_groups = std::any_of(arguments.begin(), arguments.end(), [](auto& a) {
+    return absl::StrContains(a, ',') && !std::filesystem::exists(ResolveUserPath(a));
+  });
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    std::vector<std::string> directories = {arguments[i]};
+    if (explicit_groups && !std::filesystem::exists(ResolveUserPath(arguments[i]))) {
+      directories = absl::StrSplit(arguments[i], ',', absl::SkipEmpty());
+    }
+    for (const std::string& directory : directories) {
+      absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
+      if (!run.ok()) return Fail(run.status());
+      runs.push_back(*std::move(run));
+      labels.push_back(directory);
+      if (explicit_groups) options.configuration_of_run.push_back(static_cast<int>(i));
+    }
+  }
   options.unicode = tables->unicode;
   options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
   options.fail_on_regression = absl::GetFlag(FLAGS_fail_on_regression);
   absl::StatusOr<ComparisonFormat> format = ParseComparisonFormat(absl::GetFlag(FLAGS_format));
   if (!format.ok()) return Fail(format.status());
   options.format = *format;
-  absl::StatusOr<ComparisonResult> result = CompareRuns(arguments, runs, options);
+  absl::StatusOr<ComparisonResult> result = CompareRuns(labels, runs, options);
   if (!result.ok()) return Fail(result.status());
   std::cout << result->text;
   if (const std::string html = absl::GetFlag(FLAGS_html_output); !html.empty()) {

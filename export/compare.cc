@@ -486,8 +486,9 @@ std::string FitSentenceOf(const ComparisonResult& result, bool unicode = true) {
   }
   for (const auto& [cores, times] : by_cores) {
     const ReplicateSummary summary = SummarizeReplicates(times);
-    absl::StrAppend(&out, absl::StrFormat("  %s cores: measured speedup %.2fx, fitted %.2fx\n",
-                                          Number(cores),
+    absl::StrAppend(&out, absl::StrFormat("  %s %s: speedup against the fitted 1-core time: "
+                                          "measured %.2fx, Amdahl %.2fx\n",
+                                          Number(cores), cores == 1 ? "core" : "cores",
                                           fit.single_core_seconds_per_event / summary.mean,
                                           AmdahlSpeedup(fit.serial_fraction, cores)));
   }

@@ -17,7 +17,7 @@ constexpr char kStyle[] =
     "body{font-family:sans-serif;margin:2em;color:#222}"
     "table{border-collapse:collapse;margin:1em 0}"
     "th,td{border:1px solid #ccc;padding:0.25em 0.6em}"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "td.regression{background:#fdd}td.within_noise{background:#ffd}"
     "td.expected_with_more_cores{background:#eef}"
     "tr.differs th{color:#a00}";
@@ -46,24 +46,24 @@ std::string ScalingPlotSvg(const ComparisonResult& result) {
   chart.frame.title = absl::StrFormat("Scaling: Amdahl fit, serial fraction %.3f, R\u00B2 %.4f",
                                       fit.serial_fraction, fit.r_squared);
   chart.frame.x_label = "Cores";
-  chart.frame.y_label = "Speedup (fitted 1-core time per event / time per event)";
+  chart.frame.y_label = "Speedup vs fitted 1-core time";
   chart.frame.y_min = 0;
   double x_max = 2 * fit.max_cores;
-  LineSeries measured{"Measured (mean per core count)"};
+  LineSeries measured{"Measured"};
   measured.markers = true;
   for (const auto& [cores, time] : MeanTimes(result, false)) {
     measured.x.push_back(cores);
     measured.y.push_back(fit.single_core_seconds_per_event / time);
   }
-  LineSeries oversubscribed{"Oversubscribed (not fitted)"};
+  LineSeries oversubscribed{"Oversubscribed"};
   oversubscribed.markers = true;
   for (const auto& [cores, time] : MeanTimes(result, true)) {
     oversubscribed.x.push_back(cores);
     oversubscribed.y.push_back(fit.single_core_seconds_per_event / time);
     x_max = std::max(x_max, cores);
   }
-  LineSeries curve{absl::StrFormat("Amdahl fit (s = %.3f)", fit.serial_fraction)};
-  LineSeries ideal{"Ideal (linear)"};
+  LineSeries curve{absl::StrFormat("Amdahl s=%.3f", fit.serial_fraction)};
+  LineSeries ideal{"Ideal"};
   constexpr int kSteps = 64;
   for (int i = 0; i <= kSteps; ++i) {
     const double cores = 1.0 + (x_max - 1.0) * i / kSteps;

@@ -20,9 +20,9 @@ std::string ComparisonHtml(const ComparisonResult& result);
 // Writes ComparisonHtml atomically to `path`; the error names the path.
 absl::Status WriteComparisonHtml(const std::string& path, const ComparisonResult& result);
 
-// The scaling plot as SVG: measured speedup (fitted 1-core time per event / mean time per event
-// at each core count), the Amdahl curve and ideal scaling; oversubscribed runs as their own
-// series. "" without a fit.
+// The scaling plot as SVG: "Measured" speedup (fitted 1-core time per event / mean time per
+// event at each core count), the "Amdahl" curve and "Ideal" linear scaling; oversubscribed runs
+// as their own series, not fitted. "" without a fit.
 std::string ScalingPlotSvg(const ComparisonResult& result);
 
 }  // namespace roastcoffea

@@ -289,7 +289,7 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
   EXPECT_TRUE(absl::StrContains(result.text, "left out as oversubscribed (more threads than "
                                              "usable CPUs): r16\n"))
       << result.text;
-  EXPECT_TRUE(absl::StrContains(result.text, "  8 cores: measured speedup 3.24x, fitted"))
+  EXPECT_TRUE(absl::StrContains(result.text, "  8 cores: speedup against the fitted 1-core time: measured 3.24x, Amdahl"))
       << result.text;
   // Against the measured 1-core time: 10 / 6.2 = 1.61, 10 / 4.0 = 2.50, 10 / 3.1 = 3.23,
   // 10 / 9 = 1.11; at 4 cores (s = 0.1414e-6, n = 2; 1 core borrows it) the standard error

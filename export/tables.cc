@@ -349,20 +349,41 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   const double concurrency = metrics.efficiency().speedup_factor();
   const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
 
-  table.rows.push_back({"Workers (Time-Averaged)",
-                        tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
-  table.rows.push_back({"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
-  table.rows.push_back(
-      {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
-                                         absl::StrFormat("%.1f", workers.cores_per_worker()))});
-  table.rows.push_back(
-      {"Total Cores", tracked_value(workers.has_total_cores(),
-                                    absl::StrFormat("%.0f", workers.total_cores()))});
-  // Under churn the workers ever seen overstate capacity: the time-weighted cores are what the
-  // core-seconds figures divide by.
-  if (tracked && workers.has_avg_cores_over_window()) {
-    table.rows.push_back({"Cores (Time-Averaged)",
-                          absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+  // A fixed set of workers (a thread pool, a static cluster) has one worker count and one core
+  // count: one row each instead of an average, a peak and a product that all repeat it.
+  const bool constant_workers =
+      tracked && workers.peak_workers() > 0 &&
+      std::abs(workers.avg_workers() - workers.peak_workers()) <= 0.005 * workers.peak_workers();
+  if (constant_workers) {
+    table.rows.push_back({"Workers", absl::StrCat(workers.peak_workers(), " (constant)")});
+  } else {
+    table.rows.push_back({"Workers (Time-Averaged)",
+                          tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
+    table.rows.push_back(
+        {"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
+  }
+  const bool constant_cores =
+      constant_workers && cores_known && workers.has_cores_per_worker() &&
+      (!workers.has_avg_cores_over_window() ||
+       std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
+           0.005 * workers.total_cores());
+  if (constant_cores) {
+    table.rows.push_back(
+        {"Total Cores", absl::StrFormat("%.0f (%.1f per worker)", workers.total_cores(),
+                                        workers.cores_per_worker())});
+  } else {
+    table.rows.push_back(
+        {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
+                                           absl::StrFormat("%.1f", workers.cores_per_worker()))});
+    table.rows.push_back(
+        {"Total Cores", tracked_value(workers.has_total_cores(),
+                                      absl::StrFormat("%.0f", workers.total_cores()))});
+    // Under churn the workers ever seen overstate capacity: the time-weighted cores are what
+    // the core-seconds figures divide by.
+    if (tracked && workers.has_avg_cores_over_window()) {
+      table.rows.push_back({"Cores (Time-Averaged)",
+                            absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+    }
   }
   // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
   // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.

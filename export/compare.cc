@@ -427,6 +427,10 @@ std::vector<MeasuredSpeedup> MeasuredSpeedups(const std::vector<ScalingPoint>& p
   const ReplicateSummary base = SummarizeReplicates(reference->second);
   std::vector<MeasuredSpeedup> speedups;
   for (const auto& [key, values] : times) {
+    if (key == reference->first) {  // 1 by definition, not a measurement
+      speedups.push_back({key.second, false, Ratio{1.0, std::nullopt}});
+      continue;
+    }
     const std::optional<Ratio> speedup = Speedup(base, SummarizeReplicates(values));
     if (speedup.has_value()) speedups.push_back({key.second, key.first, *speedup});
   }

@@ -300,6 +300,8 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
                    "16 cores (oversubscribed) 1.11x\n"))
       << result.text;
   ASSERT_EQ(result.speedups.size(), 5u);
+  EXPECT_EQ(result.speedups[0].speedup.value, 1.0);  // the reference itself
+  EXPECT_FALSE(result.speedups[0].speedup.standard_error.has_value());
   EXPECT_NEAR(*result.speedups[2].speedup.standard_error, 0.0718, 1e-4);
 }
 

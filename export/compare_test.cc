@@ -185,7 +185,8 @@ TEST(CompareRunsTest, ExplicitConfigurationsForRunsMetadataCannotTellApart) {
       << automatic.text;
   ComparisonOptions gate;
   gate.fail_on_regression = true;
-  const absl::StatusOr<ComparisonResult> refused = CompareRuns({"a1", "a2", "b1", "b2"}, runs, gate);
+  const absl::StatusOr<ComparisonResult> refused =
+      CompareRuns({"a1", "a2", "b1", "b2"}, runs, gate);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "BASE1,BASE2 NEW1,NEW2"))
       << refused.status();
@@ -289,7 +290,8 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
   EXPECT_TRUE(absl::StrContains(result.text, "left out as oversubscribed (more threads than "
                                              "usable CPUs): r16\n"))
       << result.text;
-  EXPECT_TRUE(absl::StrContains(result.text, "  8 cores: speedup against the fitted 1-core time: measured 3.24x, Amdahl"))
+  EXPECT_TRUE(absl::StrContains(
+      result.text, "  8 cores: speedup against the fitted 1-core time: measured 3.24x, Amdahl"))
       << result.text;
   // Against the measured 1-core time: 10 / 6.2 = 1.61, 10 / 4.0 = 2.50, 10 / 3.1 = 3.23,
   // 10 / 9 = 1.11; at 4 cores (s = 0.1414e-6, n = 2; 1 core borrows it) the standard error

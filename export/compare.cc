@@ -31,14 +31,14 @@ std::optional<double> If(bool known, double value) {
   return known ? std::optional<double>(value) : std::nullopt;
 }
 
-constexpr bool kFallsWithCores = true;
-constexpr bool kSteady = false;
+// How a metric moves when the same workload runs on more cores, nothing being wrong.
+enum CoreTrend { kSteady, kFallsWithCores, kGainsWithCores };
 
 struct MetricSpec {
   const char* label;
   const char* unit;
   Better better;
-  bool expected_with_more_cores;
+  CoreTrend trend;
   std::optional<double> (*get)(const v1::AggregatedMetrics&);
 };
 
@@ -55,18 +55,18 @@ const std::vector<MetricSpec>& Specs() {
        [](const M& m) { return If(m.cpu().has_cpu_seconds(), m.cpu().cpu_seconds()); }},
       {"Usable Cores (average)", "cores", Better::kNeither, kSteady,
        [](const M& m) { return If(m.cpu().has_usable_cores(), m.cpu().usable_cores()); }},
-      {"Elapsed Time", "s", Better::kLower, kSteady,
+      {"Elapsed Time", "s", Better::kLower, kGainsWithCores,
        [](const M& m) { return If(true, m.workflow().elapsed_time_seconds()); }},
       {"Total Events", "events", Better::kNeither, kSteady,
        [](const M& m) {
          return If(m.workflow().has_total_events(),
                    static_cast<double>(m.workflow().total_events()));
        }},
-      {"Data Rate", "Gbps", Better::kHigher, kSteady,
+      {"Data Rate", "Gbps", Better::kHigher, kGainsWithCores,
        [](const M& m) {
          return If(m.workflow().has_data_rate_gbps(), m.workflow().data_rate_gbps());
        }},
-      {"Event Rate (Elapsed Time)", "kHz", Better::kHigher, kSteady,
+      {"Event Rate (Elapsed Time)", "kHz", Better::kHigher, kGainsWithCores,
        [](const M& m) {
          return If(m.workflow().has_event_rate_elapsed_khz(),
                    m.workflow().event_rate_elapsed_khz());
@@ -324,9 +324,13 @@ ChangeStatus Classify(const ComparedMetric& metric, const RunGroup& baseline_gro
                       double threshold_percent) {
   if (value.n == 0 || baseline.n == 0 || !change.has_value()) return ChangeStatus::kUnknown;
   if (!IsRegression(metric.better, *change, threshold_percent)) return ChangeStatus::kOk;
-  if (metric.expected_with_more_cores && baseline_group.cores.has_value() &&
-      group.cores.has_value() && *group.cores > *baseline_group.cores) {
-    return ChangeStatus::kExpectedWithMoreCores;
+  if (baseline_group.cores.has_value() && group.cores.has_value()) {
+    if (metric.expected_with_more_cores && *group.cores > *baseline_group.cores) {
+      return ChangeStatus::kExpectedWithMoreCores;
+    }
+    if (metric.expected_with_fewer_cores && *group.cores < *baseline_group.cores) {
+      return ChangeStatus::kExpectedWithFewerCores;
+    }
   }
   if (!BeyondNoise(baseline, value)) return ChangeStatus::kWithinNoise;
   return ChangeStatus::kRegression;
@@ -345,6 +349,7 @@ std::string Marker(ChangeStatus status, const Markers& markers) {
     case ChangeStatus::kWithinNoise:
       return markers.noise;
     case ChangeStatus::kExpectedWithMoreCores:
+    case ChangeStatus::kExpectedWithFewerCores:
       return markers.expected;
     default:
       return "";
@@ -586,8 +591,10 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
   absl::StrAppend(&out, markers.noise, " = worse than ",
                   Number(options.regression_threshold_percent), "% but within the noise (",
                   CountStatus(result, ChangeStatus::kWithinNoise), ")\n");
-  absl::StrAppend(&out, markers.expected, " = worse, as expected with more cores: not a "
-                  "regression (", CountStatus(result, ChangeStatus::kExpectedWithMoreCores),
+  absl::StrAppend(&out, markers.expected, " = worse, as expected with more (or fewer) cores: not a "
+                  "regression (",
+                  CountStatus(result, ChangeStatus::kExpectedWithMoreCores) +
+                      CountStatus(result, ChangeStatus::kExpectedWithFewerCores),
                   ")\n");
   return out;
 }
@@ -662,6 +669,7 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
                   : metric.better == Better::kLower ? "lower"
                                                     : "neither"),
         ", \"expected_with_more_cores\": ", metric.expected_with_more_cores ? "true" : "false",
+        ", \"expected_with_fewer_cores\": ", metric.expected_with_fewer_cores ? "true" : "false",
         ",\n     \"configurations\": [", absl::StrJoin(values, ", "), "]}"));
   }
   absl::StrAppend(&out, "  \"metrics\": [\n", absl::StrJoin(metrics, ",\n"), "\n  ],\n");
@@ -731,7 +739,7 @@ std::string FormatMarkdown(const ComparisonResult& result, const ComparisonOptio
   absl::StrAppend(&out, "\n\u25BC regression: ", NoiseRule(options), " (", result.regressions,
                   result.regressions == 1 ? " regression" : " regressions", "). ~ worse than ",
                   Number(options.regression_threshold_percent),
-                  "% but within the noise. * worse, as expected with more cores.\n");
+                  "% but within the noise. * worse, as expected with more (or fewer) cores.\n");
   const std::string fit = FitSentenceOf(result);
   if (!fit.empty()) absl::StrAppend(&out, "\n", fit);
   return out;
@@ -767,7 +775,8 @@ std::string RunNotes(const std::vector<std::string>& labels,
 std::vector<ComparedMetric> CompareMetrics(const std::vector<v1::Measurement>& runs) {
   std::vector<ComparedMetric> out;
   for (const MetricSpec& spec : Specs()) {
-    ComparedMetric metric{spec.label, spec.unit, spec.better, spec.expected_with_more_cores, {}};
+    ComparedMetric metric{spec.label, spec.unit, spec.better,
+                          spec.trend == kFallsWithCores, spec.trend == kGainsWithCores, {}};
     bool any = false;
     for (const v1::Measurement& run : runs) {
       metric.values.push_back(spec.get(run.metrics()));
@@ -851,6 +860,8 @@ absl::string_view ChangeStatusName(ChangeStatus status) {
       return "within_noise";
     case ChangeStatus::kExpectedWithMoreCores:
       return "expected_with_more_cores";
+    case ChangeStatus::kExpectedWithFewerCores:
+      return "expected_with_fewer_cores";
     case ChangeStatus::kRegression:
       return "regression";
     default:
@@ -889,7 +900,8 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   }
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
     MetricComparison compared{metric.label, metric.unit, metric.better,
-                              metric.expected_with_more_cores, {}};
+                              metric.expected_with_more_cores,
+                              metric.expected_with_fewer_cores, {}};
     for (const RunGroup& group : result.groups) {
       std::vector<double> values;
       for (size_t r : group.runs) {

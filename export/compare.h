@@ -7,9 +7,11 @@
 // A change counts as a regression only when (1) it is worse than the threshold in the metric's
 // bad direction, (2) it is beyond the noise: |difference of means| > 2 combined standard errors
 // (aggregation/scaling.h DifferenceNoise; unknown noise when neither side was repeated, then the
-// threshold alone decides), and (3) it is not expected from more cores: metrics that fall when
+// threshold alone decides), and (3) it is not expected from the core count: metrics that fall when
 // cores are added (CPU Efficiency, per-core and per-CPU-second rates, memory, chunk durations,
-// ...) are marked "expected" instead when the compared configuration has more cores.
+// ...) are marked "expected" instead when the compared configuration has more cores, and
+// metrics that fall with fewer cores (Elapsed Time, Event Rate (Elapsed Time), Data Rate) when
+// it has fewer.
 // With runs of one workload on at least three distinct core counts, Amdahl's law is fitted to
 // the time per event (aggregation/scaling.h FitAmdahl), oversubscribed runs left out.
 //
@@ -39,6 +41,9 @@ struct ComparedMetric {
   // Gets worse (in its bad direction) when the same workload runs on more cores, without any
   // regression of the code: e.g. CPU Efficiency, Event Rate (per tracked core), Peak Memory.
   bool expected_with_more_cores = false;
+  // Gets worse when the same workload runs on fewer cores: Elapsed Time, Event Rate (Elapsed
+  // Time), Data Rate (a scaling study with the largest core count as the baseline).
+  bool expected_with_fewer_cores = false;
   std::vector<std::optional<double>> values;  // one per run; nullopt where unknown
 };
 
@@ -105,10 +110,12 @@ enum class ChangeStatus {
   kOk,                     // better, or not worse than the threshold
   kWithinNoise,            // worse than the threshold but not beyond the noise
   kExpectedWithMoreCores,  // worse, as expected from more cores
+  kExpectedWithFewerCores,  // worse, as expected from fewer cores
   kRegression,
 };
 
-// "baseline", "unknown", "ok", "within_noise", "expected_with_more_cores", "regression".
+// "baseline", "unknown", "ok", "within_noise", "expected_with_more_cores",
+// "expected_with_fewer_cores", "regression".
 absl::string_view ChangeStatusName(ChangeStatus status);
 
 struct GroupValue {
@@ -122,6 +129,7 @@ struct MetricComparison {
   std::string unit;
   Better better = Better::kNeither;
   bool expected_with_more_cores = false;
+  bool expected_with_fewer_cores = false;
   std::vector<GroupValue> groups;  // one per RunGroup
 };
 

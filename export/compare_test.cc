@@ -235,6 +235,13 @@ TEST(CompareRunsTest, MetricsExpectedToFallWithMoreCoresAreNotRegressions) {
   EXPECT_EQ(Metric(result, "Peak Memory").groups[1].status, ChangeStatus::kExpectedWithMoreCores);
   EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status, ChangeStatus::kOk);
   EXPECT_EQ(result.regressions, 0);
+  // A study with the largest core count as the baseline: slower on fewer cores, as expected.
+  result = Compare({"two", "one"}, {two, one});
+  EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status,
+            ChangeStatus::kExpectedWithFewerCores);
+  EXPECT_EQ(Metric(result, "Event Rate (Elapsed Time)").groups[1].status,
+            ChangeStatus::kExpectedWithFewerCores);
+  EXPECT_EQ(result.regressions, 0);
   // The same drop on the same cores is a regression.
   v1::Measurement same = MakeRun(1);
   same.mutable_metrics()->mutable_cpu()->set_cpu_efficiency_fraction(0.5);
@@ -342,7 +349,8 @@ TEST(CompareRunsTest, JsonAndMarkdown) {
                                       "[\"\", \"new\"]}"))
       << json;
   EXPECT_TRUE(absl::StrContains(json, "{\"metric\": \"Elapsed Time\", \"unit\": \"s\", "
-                                      "\"better\": \"lower\", \"expected_with_more_cores\": false"))
+                                      "\"better\": \"lower\", \"expected_with_more_cores\": false, "
+                                      "\"expected_with_fewer_cores\": true"))
       << json;
   EXPECT_TRUE(absl::StrContains(json, "{\"n\": 1, \"mean\": 15, \"stddev\": null, "
                                       "\"change_percent\": 50, \"status\": \"regression\"}"))

@@ -224,6 +224,9 @@ std::string BuildText(const v1::BuildInfo& build) {
   return text;
 }
 
+// A std::string key for protobuf Map lookups (a const char* would be hashed as a pointer).
+const std::string& kBackendKey = *new std::string("backend");
+
 // Every fact of one run that the configuration block shows, in display order.
 std::vector<std::pair<std::string, std::string>> RunFacts(const v1::Measurement& run) {
   const v1::MeasurementMetadata& metadata = run.metadata();
@@ -240,8 +243,8 @@ std::vector<std::pair<std::string, std::string>> RunFacts(const v1::Measurement&
                                         ? Number(host.usable_cpus())
                                         : "");
   facts.emplace_back("backend", metadata.backend().empty()
-                                    ? (metadata.configuration().count("backend") > 0
-                                           ? metadata.configuration().at("backend")
+                                    ? (metadata.configuration().count(kBackendKey) > 0
+                                           ? metadata.configuration().at(kBackendKey)
                                            : "")
                                     : metadata.backend());
   // Sorted: protobuf maps have no order.
@@ -813,7 +816,8 @@ std::optional<double> RunCores(const v1::Measurement& run) {
     return metrics.workers().total_cores();
   }
   const auto& configuration = run.metadata().configuration();
-  if (auto it = configuration.find("threads"); it != configuration.end()) {
+  // std::string keys: protobuf's Map would hash a const char* as a pointer.
+  if (auto it = configuration.find(std::string("threads")); it != configuration.end()) {
     double threads = 0;
     if (absl::SimpleAtod(it->second, &threads) && threads > 0) return threads;
   }

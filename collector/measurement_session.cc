@@ -14,7 +14,7 @@
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
 #include "collector/workflow_report.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {

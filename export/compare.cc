@@ -18,7 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
-#include "export/flat_formats.h"
+#include "io/json_escape.h"
 #include "export/tables.h"
 
 namespace roastcoffea {

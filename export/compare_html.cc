@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "export/atomic_file.h"
+#include "store/atomic_file.h"
 #include "export/svg_plot.h"
 
 namespace roastcoffea {
@@ -126,7 +126,7 @@ std::string ComparisonHtml(const ComparisonResult& result) {
 }
 
 absl::Status WriteComparisonHtml(const std::string& path, const ComparisonResult& result) {
-  return export_internal::WriteFileAtomically(path, ComparisonHtml(result));
+  return WriteOutputFileAtomically(path, ComparisonHtml(result));
 }
 
 }  // namespace roastcoffea

@@ -448,16 +448,16 @@ Table TimingTable(const v1::AggregatedMetrics& metrics) {
 
 Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Chunk Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Chunks", absl::StrCat(NumChunks(metrics))});
+  table.rows.push_back({"Total Chunks", WithThousandsSeparators(NumChunks(metrics))});
   if (!metrics.has_chunks()) return table;  // Only the report's count is known.
   const v1::ChunkMetrics& chunks = metrics.chunks();
 
   if (chunks.num_failed_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Successful"), absl::StrCat(chunks.num_successful_chunks())});
-    table.rows.push_back({Bullet(box, "Failed"), absl::StrCat(chunks.num_failed_chunks())});
+    table.rows.push_back({Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
+    table.rows.push_back({Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
   }
   if (chunks.num_retried_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Retries"), absl::StrCat(chunks.num_retried_chunks())});
+    table.rows.push_back({Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
   }
   const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
   if (per_event.count() > 0) {
@@ -488,9 +488,12 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   }
   const v1::DistributionStats& events = chunks.events();
   if (events.count() > 0) {
-    table.rows.push_back({"Mean Events/Chunk", absl::StrFormat("%.0f", events.mean())});
-    table.rows.push_back({Bullet(box, "Min"), absl::StrFormat("%.0f", events.min())});
-    table.rows.push_back({Bullet(box, "Max"), absl::StrFormat("%.0f", events.max())});
+    const auto count = [](double value) {
+      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
+    };
+    table.rows.push_back({"Mean Events/Chunk", count(events.mean())});
+    table.rows.push_back({Bullet(box, "Min"), count(events.min())});
+    table.rows.push_back({Bullet(box, "Max"), count(events.max())});
   }
   return table;
 }

@@ -77,7 +77,7 @@ std::vector<ParsedTable> ParseTables(const std::string& text, absl::string_view 
   return tables;
 }
 
-// The example run of the reference (§3): 4 workers x 1 thread, 1,233,000 events, 12 chunks,
+// The example run of docs/reference.md §3: 4 workers x 1 thread, 1,233,000 events, 12 chunks,
 // 13.7 s elapsed, 17.5 s CPU; plus a failed chunk and two datasets.
 v1::Measurement FullMeasurement() {
   v1::Measurement measurement;
@@ -232,9 +232,9 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Mean Memory Delta (process RSS)", "18.20 MiB"},
                                   {"\u2022 Min", "-46.50 MiB"},
                                   {"\u2022 Max", "44.80 MiB"},
-                                  {"Mean Events/Chunk", "102750"},
-                                  {"\u2022 Min", "100000"},
-                                  {"\u2022 Max", "110000"}}));
+                                  {"Mean Events/Chunk", "102,750"},
+                                  {"\u2022 Min", "100,000"},
+                                  {"\u2022 Max", "110,000"}}));
   // Durations as columns; datasets written without distributions keep count and mean.
   EXPECT_EQ(tables[5].cells,
             (std::vector<std::vector<std::string>>{
@@ -406,7 +406,7 @@ TEST(FormatSummaryTablesTest, EmptyMeasurementStillFormats) {
   EXPECT_FALSE(absl::StrContains(text, "0.00 Gbps")) << text;
 }
 
-// The fine metrics of the notebook run (reference §3) plus the overheads.
+// The fine metrics of the notebook run (docs/reference.md §3) plus the overheads.
 void AddFineMetrics(v1::Measurement* measurement) {
   v1::FineMetricsSummary& fine = *measurement->mutable_metrics()->mutable_fine();
   fine.set_processor_cpu_time_seconds(9.7);

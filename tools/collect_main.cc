@@ -38,7 +38,8 @@
 #include "export/compare_html.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
-#include "export/measurement_io.h"
+#include "ingest/any_measurement.h"
+#include "store/measurement_io.h"
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
@@ -161,7 +162,7 @@ ExitCode Show(const Invocation& invocation) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   absl::StatusOr<v1::Measurement> measurement =
-      LoadMeasurement(ResolveUserPath(arguments.front()));
+      LoadAnyMeasurement(ResolveUserPath(arguments.front()));
   if (!measurement.ok()) return Fail(measurement.status());
   if (const std::string format = absl::GetFlag(FLAGS_format); format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);
@@ -184,7 +185,7 @@ ExitCode Report(const Invocation& invocation) {
   const std::vector<std::string>& arguments = invocation.arguments;
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   const std::string requested = absl::GetFlag(FLAGS_html_output);
   const std::string output = requested.empty() ? directory + ".html" : ResolveUserPath(requested);
@@ -205,7 +206,7 @@ ExitCode Profile(const Invocation& invocation) {
   }
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   if (measurement->profiles_size() == 0) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
@@ -264,7 +265,7 @@ ExitCode Compare(const Invocation& invocation) {
       directories = absl::StrSplit(arguments[i], ',', absl::SkipEmpty());
     }
     for (const std::string& directory : directories) {
-      absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
+      absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
       if (!run.ok()) return Fail(run.status());
       runs.push_back(*std::move(run));
       labels.push_back(directory);

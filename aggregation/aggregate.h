@@ -30,6 +30,8 @@
 //   job_queue.h               jobs shared with the helper thread on big inputs
 //   flat_metrics.cc           the original's flat key names and units
 //   key_names.cc              the original's key-name drift
+//   scaling.cc                across runs (collect compare): replicate mean and spread, the
+//                             noise rule, Amdahl's law fit of time per event vs cores
 //
 // Clocks: every instant is UTC nanoseconds since the Unix epoch; durations (elapsed_seconds,
 // chunk durations) come from a monotonic clock. Aggregation never mixes the two: the window

@@ -1,17 +1,32 @@
-// Comparing runs: `collect compare A B [C ...]` prints key metrics side by side, each run's
-// change in percent against the first (the baseline), and marks regressions; with three or
-// more runs on different core counts it also fits Amdahl's law.
+// Comparing runs: `collect compare A B [C ...]` for scaling studies and CI.
 //
-// Thread-safety: pure functions. Cost: O(runs x metrics); the fit solves one 2-column least
-// squares problem (Eigen).
+// Runs with the same workload (every configuration entry that is not a resource, plus the
+// events processed), backend and cores are repeats of one configuration: each metric is shown
+// as their mean ± sample standard deviation (n runs). The first run's configuration is the
+// baseline; every other configuration gets its change in percent of the baseline's mean.
+// A change counts as a regression only when (1) it is worse than the threshold in the metric's
+// bad direction, (2) it is beyond the noise: |difference of means| > 2 combined standard errors
+// (aggregation/scaling.h DifferenceNoise; unknown noise when neither side was repeated, then the
+// threshold alone decides), and (3) it is not expected from the core count: metrics that fall when
+// cores are added (CPU Efficiency, per-core and per-CPU-second rates, memory, chunk durations,
+// ...) are marked "expected" instead when the compared configuration has more cores, and
+// metrics that fall with fewer cores (Elapsed Time, Event Rate (Elapsed Time), Data Rate) when
+// it has fewer.
+// With runs of one workload on at least three distinct core counts, Amdahl's law is fitted to
+// the time per event (aggregation/scaling.h FitAmdahl), oversubscribed runs left out.
+//
+// Thread-safety: pure functions. Cost: O(runs x metrics).
 #ifndef ROASTCOFFEA_EXPORT_COMPARE_H_
 #define ROASTCOFFEA_EXPORT_COMPARE_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/scaling.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -20,20 +35,20 @@ namespace roastcoffea {
 enum class Better { kHigher, kLower, kNeither };
 
 struct ComparedMetric {
-  std::string label;  // "Event Rate (Elapsed Time)"
+  std::string label;  // "Event Rate (Elapsed Time)", as in the terminal tables
   std::string unit;   // "kHz", "s", "bytes", "%", ...
   Better better = Better::kNeither;
+  // Gets worse (in its bad direction) when the same workload runs on more cores, without any
+  // regression of the code: e.g. CPU Efficiency, Event Rate (per tracked core), Peak Memory.
+  bool expected_with_more_cores = false;
+  // Gets worse when the same workload runs on fewer cores: Elapsed Time, Event Rate (Elapsed
+  // Time), Data Rate (a scaling study with the largest core count as the baseline).
+  bool expected_with_fewer_cores = false;
   std::vector<std::optional<double>> values;  // one per run; nullopt where unknown
 };
 
-struct ComparisonOptions {
-  // A change worse than this (in percent of the baseline) is a regression.
-  double regression_threshold_percent = 5.0;
-  // Unicode box lines and "▲"/"▼" markers; false: ASCII only.
-  bool unicode = true;
-};
-
-// The compared metrics, in display order, for `runs` (at least one).
+// The compared metrics, in display order, for `runs` (at least one); only metrics known in at
+// least one run.
 std::vector<ComparedMetric> CompareMetrics(const std::vector<v1::Measurement>& runs);
 
 // Change of `value` against `baseline` in percent; nullopt when either is unknown or the
@@ -43,27 +58,135 @@ std::optional<double> PercentChange(std::optional<double> baseline, std::optiona
 // True when `change_percent` is worse than the threshold in the metric's bad direction.
 bool IsRegression(Better better, double change_percent, double threshold_percent);
 
-// Amdahl's law T(n) = T1 (s + (1 - s) / n) fitted by least squares to (cores, elapsed) of the
-// runs: T(n) = a + b / n, serial fraction s = a / (a + b).
-struct AmdahlFit {
-  double serial_fraction = 0;
-  double single_core_seconds = 0;  // a + b
-  double max_cores = 0;            // the largest core count among the runs
-  double predicted_speedup_at_double = 0;  // T1 / T(2 * max_cores)
-};
-
 // The cores of a run: WorkerMetrics.total_cores when tracked, else the "threads" entry of its
 // configuration; nullopt when neither is known.
 std::optional<double> RunCores(const v1::Measurement& run);
 
-// FailedPrecondition (saying what is missing) unless at least three runs have known cores and
-// a positive elapsed time, with at least two different core counts; the fraction is clamped to
-// [0, 1].
-absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<v1::Measurement>& runs);
+// True when the run had more worker threads than usable CPUs: its warning "oversubscribed", or
+// RunCores above HostFacts.usable_cpus.
+bool RunOversubscribed(const v1::Measurement& run);
 
-// The comparison table (Metric, Unit, then one column per run: the value, and for the other
-// runs its change against the first), the legend, and the Amdahl fit or why there is none.
-// `labels` name the runs (one per run). Text ends in '\n'.
+// What the run measured, as "key=value, ..." in key order: the configuration entries that are
+// not resources (threads, workers, backend, sampling interval, ...), and the events processed
+// ("events=N", or "events=unknown").
+std::string RunWorkload(const v1::Measurement& run);
+
+enum class ComparisonFormat { kTable, kCsv, kJson, kMarkdown };
+
+// "table", "csv", "json" or "markdown" (also "md"); InvalidArgument naming the value otherwise.
+absl::StatusOr<ComparisonFormat> ParseComparisonFormat(absl::string_view name);
+
+// The exit status of `collect compare --fail_on_regression` when a regression was found.
+inline constexpr int kRegressionExitCode = 5;
+
+struct ComparisonOptions {
+  ComparisonFormat format = ComparisonFormat::kTable;
+  // A change worse than this (in percent of the baseline's mean) may be a regression.
+  double regression_threshold_percent = 5.0;
+  // The caller should fail (kRegressionExitCode) when a regression is found: see
+  // ComparisonResult::failed.
+  bool fail_on_regression = false;
+  // Unicode box lines and "▼" markers; false: ASCII only (table format).
+  bool unicode = true;
+  // Which configuration each run belongs to, one entry per run (runs with the same number are
+  // repeats; numbered in any order): for runs whose metadata cannot tell them apart, e.g. two
+  // versions of the code. Empty: automatic, runs with the same workload, backend, cores, builds,
+  // tool version and host are repeats.
+  std::vector<int> configuration_of_run;
+};
+
+// One configuration: runs that repeat one workload with one backend on one core count.
+struct RunGroup {
+  std::vector<size_t> runs;          // indices into the compared runs, in argument order
+  std::string name;                  // "A" or "A, B (n=2)": the run labels
+  std::optional<double> cores;
+  std::string backend;
+  std::string workload;              // RunWorkload
+};
+
+enum class ChangeStatus {
+  kBaseline,               // the first configuration
+  kUnknown,                // no value, or no change (baseline unknown or 0)
+  kOk,                     // better, or not worse than the threshold
+  kWithinNoise,            // worse than the threshold but not beyond the noise
+  kExpectedWithMoreCores,  // worse, as expected from more cores
+  kExpectedWithFewerCores,  // worse, as expected from fewer cores
+  kRegression,
+};
+
+// "baseline", "unknown", "ok", "within_noise", "expected_with_more_cores",
+// "expected_with_fewer_cores", "regression".
+absl::string_view ChangeStatusName(ChangeStatus status);
+
+struct GroupValue {
+  ReplicateSummary summary;                 // over the group's runs where the value is known
+  std::optional<double> change_percent;     // of the mean against the baseline's mean
+  ChangeStatus status = ChangeStatus::kUnknown;
+};
+
+struct MetricComparison {
+  std::string label;
+  std::string unit;
+  Better better = Better::kNeither;
+  bool expected_with_more_cores = false;
+  bool expected_with_fewer_cores = false;
+  std::vector<GroupValue> groups;  // one per RunGroup
+};
+
+// One configuration fact of every run ("threads", "host", "tool version", ...).
+struct ConfigurationFact {
+  std::string key;
+  std::vector<std::string> values;  // one per run; "" where unknown
+  bool differs = false;
+};
+
+// The measured speedup of one core count against the smallest (time per event).
+struct MeasuredSpeedup {
+  double cores = 0;
+  bool oversubscribed = false;
+  Ratio speedup;
+};
+
+struct ComparisonResult {
+  std::vector<std::string> labels;                 // one per run
+  std::vector<ConfigurationFact> configuration;    // same-in-every-run facts, then the rest
+  std::vector<RunGroup> groups;                    // groups[0] is the baseline
+  std::vector<MetricComparison> metrics;
+  int regressions = 0;                             // cells with ChangeStatus::kRegression
+  // The Amdahl fit, or why there is none (empty when all runs have one core count: no study).
+  std::vector<ScalingPoint> scaling_points;
+  std::optional<AmdahlFit> fit;
+  std::string no_fit_reason;
+  // With one workload on two or more core counts: the speedup per core count against the
+  // smallest core count that is not oversubscribed (speedup_reference_cores).
+  std::vector<MeasuredSpeedup> speedups;
+  double speedup_reference_cores = 0;
+  bool fail_on_regression = false;                 // from the options
+  std::string regression_rule;                     // the rule above, with the threshold
+  std::string text;                                // in the requested format, ends in '\n'
+
+  bool regression_found() const { return regressions > 0; }
+  // True when the caller should exit with kRegressionExitCode.
+  bool failed() const { return fail_on_regression && regression_found(); }
+};
+
+// Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there
+// are fewer than two runs, the label or configuration_of_run count differs, or
+// fail_on_regression is asked for while every run falls into one configuration (nothing would
+// be compared, so a CI gate could never fail; the message says how to group the runs).
+absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
+                                             const std::vector<v1::Measurement>& runs,
+                                             const ComparisonOptions& options);
+
+// One cell as the table shows it: "2.41 ± 0.05 (+3.0%) ▼" (mean, spread when repeated, change
+// against the baseline, "▼" regression, "~" within the noise, "*" expected with more cores).
+std::string ComparisonCell(const GroupValue& value);
+
+// The fit's sentence with the measured and fitted speedup per core count, or why there is no
+// fit ("" when the runs are not a scaling study). Ends in '\n' unless empty.
+std::string AmdahlFitText(const ComparisonResult& result);
+
+// CompareRuns' text; an error's message (ending in '\n') when the runs cannot be compared.
 std::string FormatComparison(const std::vector<std::string>& labels,
                              const std::vector<v1::Measurement>& runs,
                              const ComparisonOptions& options);

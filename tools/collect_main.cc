@@ -32,8 +32,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "export/compare.h"
+#include "export/compare_html.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "ingest/any_measurement.h"
@@ -91,14 +93,18 @@ ABSL_FLAG(std::string, tables, "auto",
           "Table style: auto (Unicode boxes on a terminal unless NO_COLOR is set, else ASCII), "
           "unicode or ascii.");
 ABSL_FLAG(std::string, format, "table",
-          "show: table (the summary tables), or the flat metrics as csv, json or markdown.");
+          "show: table (the summary tables), or the flat metrics as csv, json or markdown; "
+          "compare: table, csv, json or markdown.");
 ABSL_FLAG(double, regression_threshold, 5.0,
           "compare: a change worse than this many percent of the baseline is a regression.");
+ABSL_FLAG(bool, fail_on_regression, false,
+          "compare: exit 5 when a regression is found (for CI).");
 ABSL_FLAG(bool, html, false,
           "After a run: also write the HTML report (tables and plots) next to the measurement, "
           "as <measurement directory>.html.");
 ABSL_FLAG(std::string, html_output, "",
-          "report: the HTML file to write (default: <DIR>.html next to the measurement).");
+          "report: the HTML file to write (default: <DIR>.html next to the measurement); "
+          "compare: also write the comparison and its scaling plot as HTML to this file.");
 ABSL_FLAG(int, top, 20,
           "profile: rows (heaviest functions, heaviest exclusive stacks) per table, at least 1.");
 ABSL_FLAG(std::string, output, "",
@@ -273,16 +279,41 @@ ExitCode Compare(const Invocation& invocation) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   std::vector<v1::Measurement> runs;
-  for (const std::string& directory : arguments) {
-    absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
-    if (!run.ok()) return Fail(run.status());
-    runs.push_back(*std::move(run));
-  }
+  std::vector<std::string> labels;
   ComparisonOptions options;
+  // "A1,A2": repeats of one configuration, given explicitly (unless the name is a directory).
+  const bool explicit_groups = std::any_of(arguments.begin(), arguments.end(), [](auto& a) {
+    return absl::StrContains(a, ',') && !std::filesystem::exists(ResolveUserPath(a));
+  });
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    std::vector<std::string> directories = {arguments[i]};
+    if (explicit_groups && !std::filesystem::exists(ResolveUserPath(arguments[i]))) {
+      directories = absl::StrSplit(arguments[i], ',', absl::SkipEmpty());
+    }
+    for (const std::string& directory : directories) {
+      absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
+      if (!run.ok()) return Fail(run.status());
+      runs.push_back(*std::move(run));
+      labels.push_back(directory);
+      if (explicit_groups) options.configuration_of_run.push_back(static_cast<int>(i));
+    }
+  }
   options.unicode = tables->unicode;
   options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
-  std::cout << FormatComparison(arguments, runs, options);
-  return ExitCode::kOk;
+  options.fail_on_regression = absl::GetFlag(FLAGS_fail_on_regression);
+  absl::StatusOr<ComparisonFormat> format = ParseComparisonFormat(absl::GetFlag(FLAGS_format));
+  if (!format.ok()) return Fail(AsUsageError(format.status()));
+  options.format = *format;
+  // CompareRuns' errors are about the arguments (nothing to compare).
+  absl::StatusOr<ComparisonResult> result = CompareRuns(labels, runs, options);
+  if (!result.ok()) return Fail(AsUsageError(result.status()));
+  std::cout << result->text;
+  if (const std::string html = absl::GetFlag(FLAGS_html_output); !html.empty()) {
+    const absl::Status written = WriteComparisonHtml(ResolveUserPath(html), *result);
+    if (!written.ok()) return Fail(written);
+    std::cerr << "collect: wrote " << html << "\n";
+  }
+  return result->failed() ? ExitCode::kRegression : ExitCode::kOk;
 }
 
 // Every flag problem at once, each naming its flag, before anything runs.
@@ -781,10 +812,15 @@ std::vector<Command> Commands() {
   compare.summary =
       "Key metrics of saved runs side by side, changes against A in percent, regressions "
       "marked; Amdahl's law fit from 3+ core counts.";
+  compare.help =
+      "A1,A2 (one argument): repeats of one configuration (e.g. one version of the code).\n"
+      "--format=csv|json|markdown for scripts, --html_output=FILE also writes the table and\n"
+      "the scaling plot, --fail_on_regression exits 5 when a regression is found.\n";
   compare.min_arguments = 2;
   compare.max_arguments = Command::kUnlimited;
   compare.arguments_problem = "two or more measurement directories";
-  compare.flags = {"tables", "regression_threshold"};
+  compare.flags = {"tables", "regression_threshold", "format", "fail_on_regression",
+                   "html_output"};
   compare.run = Compare;
   commands.push_back(std::move(compare));
 

@@ -1,0 +1,64 @@
+#include "export/compare_html.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+v1::Measurement MakeRun(double cores, double elapsed) {
+  v1::Measurement run;
+  (*run.mutable_metadata()->mutable_configuration())["threads"] = absl::StrCat(cores);
+  run.mutable_metrics()->mutable_workflow()->set_elapsed_time_seconds(elapsed);
+  run.mutable_metrics()->mutable_workflow()->set_total_events(1000);
+  return run;
+}
+
+TEST(ComparisonHtmlTest, TableAndScalingPlot) {
+  absl::StatusOr<ComparisonResult> result = CompareRuns(
+      {"one", "two", "<four>"}, {MakeRun(1, 10), MakeRun(2, 5.5), MakeRun(4, 3.25)}, {});
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_TRUE(result->fit.has_value());
+  const std::string html = ComparisonHtml(*result);
+  EXPECT_TRUE(absl::StartsWith(html, "<!DOCTYPE html>"));
+  EXPECT_TRUE(absl::StrContains(html, "<th>threads (differs)</th>")) << html;
+  EXPECT_TRUE(absl::StrContains(html, "<th>&lt;four&gt;</th>")) << html;
+  EXPECT_FALSE(absl::StrContains(html, "<four>"));
+  EXPECT_TRUE(absl::StrContains(html, "<td>Elapsed Time</td>")) << html;
+  EXPECT_TRUE(absl::StrContains(html, "Amdahl")) << html;
+  EXPECT_TRUE(absl::StrContains(html, "<svg")) << html;
+  // Exact Amdahl data (s = 0.1: 10 s, 5.5 s, 3.25 s): measured speedup at 4 cores 10 / 3.25.
+  const std::string svg = ScalingPlotSvg(*result);
+  EXPECT_TRUE(absl::StrContains(svg, "Measured")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "Amdahl s=0.100")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "Ideal")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "R\u00B2 1.0000")) << svg;
+  EXPECT_TRUE(absl::EndsWith(html, "</body></html>\n"));
+}
+
+TEST(ComparisonHtmlTest, NoFitSaysWhyAndDrawsNoPlot) {
+  absl::StatusOr<ComparisonResult> result =
+      CompareRuns({"one", "two"}, {MakeRun(1, 10), MakeRun(2, 5.5)}, {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ScalingPlotSvg(*result), "");
+  const std::string html = ComparisonHtml(*result);
+  EXPECT_TRUE(absl::StrContains(html, "no Amdahl fit: it needs runs on at least 3")) << html;
+  EXPECT_FALSE(absl::StrContains(html, "<svg")) << html;
+}
+
+TEST(WriteComparisonHtmlTest, ErrorNamesThePath) {
+  absl::StatusOr<ComparisonResult> result =
+      CompareRuns({"one", "two"}, {MakeRun(1, 10), MakeRun(2, 5.5)}, {});
+  ASSERT_TRUE(result.ok());
+  const absl::Status status = WriteComparisonHtml("/nonexistent-dir/x/c.html", *result);
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "/nonexistent-dir/x/c.html")) << status;
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -16,8 +16,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "instrumentation/chrome_trace.h"
-#include "instrumentation/perfetto_trace.h"
+#include "trace/chrome_trace.h"
+#include "trace/perfetto_trace.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

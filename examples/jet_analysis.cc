@@ -24,7 +24,7 @@
 #include "backends/threadpool/executor.h"
 #include "backends/threadpool/threadpool_backend.h"
 #include "collector/measurement_session.h"
-#include "instrumentation/chrome_trace.h"
+#include "trace/chrome_trace.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "aggregation/timeline.h"
+#include "aggregation/worker_names.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 
@@ -379,9 +380,10 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
   std::vector<double> idle;
   for (const Lane& lane : lanes.lanes) {
     // The end of a long worker name tells workers apart better than its start.
-    std::string worker = lane.worker.empty() ? "worker" : lane.worker;
-    if (worker.size() > 16) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 15));
-    chart.rows.push_back(absl::StrCat(worker, " #", lane.thread_index,
+    // Named as in the tables and traces ("host:pid/thread-k").
+    std::string worker = WorkerThreadName(lane.worker, lane.thread_index);
+    if (worker.size() > 24) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 23));
+    chart.rows.push_back(absl::StrCat(worker,
                                       lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
     const double span = lane.busy_seconds + lane.idle_seconds;
     idle.push_back(span > 0 ? 100 * lane.idle_seconds / span : 0);

@@ -17,7 +17,7 @@
 #include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "instrumentation/perfetto_trace.pb.h"
+#include "trace/perfetto_trace.pb.h"
 #include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
 #include "tools/sample_analysis/columnar_file.h"

@@ -23,7 +23,7 @@ LAYERS=(
   "instrumentation"
   "aggregation"
   "backends"
-  "store"
+  "store trace"
   "ingest"
   "collector"
   "export"

@@ -6,8 +6,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "instrumentation/chrome_trace.h"
-#include "instrumentation/perfetto_trace.h"
+#include "trace/chrome_trace.h"
+#include "trace/perfetto_trace.h"
 #include "tools/paths.h"
 
 ABSL_FLAG(std::string, trace, "",

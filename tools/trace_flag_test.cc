@@ -8,8 +8,8 @@
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "instrumentation/chrome_trace.h"
-#include "instrumentation/perfetto_trace.pb.h"
+#include "trace/chrome_trace.h"
+#include "trace/perfetto_trace.pb.h"
 
 namespace roastcoffea {
 namespace {

@@ -1,4 +1,4 @@
-#include "instrumentation/chrome_trace.h"
+#include "trace/chrome_trace.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/worker_names.h"
-#include "instrumentation/trace_model.h"
+#include "trace/trace_model.h"
 #include "io/atomic_write.h"
 #include "io/json_escape.h"
 #include "absl/strings/str_format.h"

@@ -1,6 +1,6 @@
 // Test helper for the timeline writers (Chrome JSON, Perfetto): chunk records with slices.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_TRACE_TEST_CHUNKS_H_
-#define ROASTCOFFEA_INSTRUMENTATION_TRACE_TEST_CHUNKS_H_
+#ifndef ROASTCOFFEA_TRACE_TRACE_TEST_CHUNKS_H_
+#define ROASTCOFFEA_TRACE_TRACE_TEST_CHUNKS_H_
 
 #include <cstdint>
 #include <string>
@@ -81,4 +81,4 @@ inline v1::Measurement TraceMeasurement() {
 }  // namespace testing_instrumentation
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_TRACE_TEST_CHUNKS_H_
+#endif  // ROASTCOFFEA_TRACE_TRACE_TEST_CHUNKS_H_

@@ -1,10 +1,10 @@
-// Internal to //instrumentation: what both trace writers (chrome_trace.h, perfetto_trace.h)
+// Internal to //trace: what both trace writers (chrome_trace.h, perfetto_trace.h)
 // show besides the chunk and section slices: counter tracks from the measurement's tracking
 // series, the run's metadata, a chunk's measured values, and the thread names.
 //
 // Thread-safety: pure functions. Cost: linear in the series and chunks.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_TRACE_MODEL_H_
-#define ROASTCOFFEA_INSTRUMENTATION_TRACE_MODEL_H_
+#ifndef ROASTCOFFEA_TRACE_TRACE_MODEL_H_
+#define ROASTCOFFEA_TRACE_TRACE_MODEL_H_
 
 #include <cstdint>
 #include <string>
@@ -56,4 +56,4 @@ ChunkValues MeasuredValues(const v1::ChunkRecord& chunk);
 }  // namespace trace_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_TRACE_MODEL_H_
+#endif  // ROASTCOFFEA_TRACE_TRACE_MODEL_H_

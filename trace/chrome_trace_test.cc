@@ -1,4 +1,4 @@
-#include "instrumentation/chrome_trace.h"
+#include "trace/chrome_trace.h"
 
 #include <cstdint>
 #include <fstream>
@@ -13,7 +13,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "instrumentation/trace_test_chunks.h"
+#include "trace/trace_test_chunks.h"
 
 namespace roastcoffea {
 namespace {

@@ -1,4 +1,4 @@
-#include "instrumentation/perfetto_trace.h"
+#include "trace/perfetto_trace.h"
 
 #include <unistd.h>
 
@@ -16,9 +16,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "aggregation/worker_names.h"
-#include "instrumentation/trace_model.h"
+#include "trace/trace_model.h"
 #include "io/atomic_write.h"
-#include "instrumentation/perfetto_trace.pb.h"
+#include "trace/perfetto_trace.pb.h"
 
 namespace roastcoffea {
 namespace {

@@ -1,4 +1,4 @@
-// Timeline export in Perfetto's native protobuf trace format (instrumentation/perfetto_trace.proto,
+// Timeline export in Perfetto's native protobuf trace format (trace/perfetto_trace.proto,
 // Perfetto's own field numbers), for runs too large for Chrome JSON. The model is that of
 // chrome_trace.h: each worker is a process track and each of its threads a thread track named
 // as the tables name it ("host:pid/thread-k"); every chunk is a slice on the thread that ran it
@@ -22,8 +22,8 @@
 // file through a 1 MiB buffer, so memory does not grow with the number of slices (only with
 // the number of distinct names and threads). About 54 bytes and 0.5 us per slice, half of
 // Chrome JSON's (bench/trace_benchmark.cc).
-#ifndef ROASTCOFFEA_INSTRUMENTATION_PERFETTO_TRACE_H_
-#define ROASTCOFFEA_INSTRUMENTATION_PERFETTO_TRACE_H_
+#ifndef ROASTCOFFEA_TRACE_PERFETTO_TRACE_H_
+#define ROASTCOFFEA_TRACE_PERFETTO_TRACE_H_
 
 #include <string>
 #include <vector>
@@ -45,4 +45,4 @@ absl::Status WritePerfettoTrace(const std::vector<v1::ChunkRecord>& chunks,
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_PERFETTO_TRACE_H_
+#endif  // ROASTCOFFEA_TRACE_PERFETTO_TRACE_H_

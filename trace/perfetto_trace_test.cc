@@ -1,4 +1,4 @@
-#include "instrumentation/perfetto_trace.h"
+#include "trace/perfetto_trace.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,8 +12,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "instrumentation/trace_test_chunks.h"
-#include "instrumentation/perfetto_trace.pb.h"
+#include "trace/trace_test_chunks.h"
+#include "trace/perfetto_trace.pb.h"
 
 namespace roastcoffea {
 namespace {

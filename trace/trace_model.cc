@@ -1,4 +1,4 @@
-#include "instrumentation/trace_model.h"
+#include "trace/trace_model.h"
 
 #include <algorithm>
 #include <cmath>

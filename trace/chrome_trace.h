@@ -11,8 +11,8 @@
 //
 // Thread-safety: pure functions. Cost: linear in chunks + slices; the JSON is built in memory
 // (about 150 bytes per slice), so it suits runs up to some million slices.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_CHROME_TRACE_H_
-#define ROASTCOFFEA_INSTRUMENTATION_CHROME_TRACE_H_
+#ifndef ROASTCOFFEA_TRACE_CHROME_TRACE_H_
+#define ROASTCOFFEA_TRACE_CHROME_TRACE_H_
 
 #include <string>
 #include <vector>
@@ -37,4 +37,4 @@ absl::Status WriteChromeTrace(const std::vector<v1::ChunkRecord>& chunks, const 
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_CHROME_TRACE_H_
+#endif  // ROASTCOFFEA_TRACE_CHROME_TRACE_H_

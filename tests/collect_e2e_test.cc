@@ -305,8 +305,14 @@ TEST_F(CollectEndToEndTest, ProfileFlagSavesThreadpoolProfilesPerWorkerAndSectio
   }
   EXPECT_EQ(workers, kThreads);
   EXPECT_GT(chunk_samples, 0);
-  // The dijet processor's timed sections, e.g. its jet selection.
-  EXPECT_EQ(sections.count("select_jets"), 1u);
+  // The dijet processor's timed sections get profiles of their own. Short sections may get no
+  // sample in a small run on a loaded machine, but read_columns (about 70 % of chunk time)
+  // always does, and no profile names anything but one of the processor's sections.
+  EXPECT_EQ(sections.count("read_columns"), 1u);
+  for (const std::string& section : sections) {
+    EXPECT_THAT(section, testing::AnyOf("read_columns", "select_jets", "dijet_mass",
+                                        "fill_histogram"));
+  }
 }
 
 TEST(CollectHelpTest, HelpListsEveryFlagOfTheTool) {

@@ -552,9 +552,9 @@ ExitCode RunWorkQueue(int argc, char** argv) {
                 << workqueue::WorkerCommand(HostName(), port, password) << "\n";
     }
   };
-  std::cerr << "collect: sample dataset in " << options->cache_dir
-            << " (generated on first use), Work Queue tasks of " << options->chunks_per_task
-            << (options->chunks_per_task == 1 ? " chunk\n" : " chunks\n");
+  std::cerr << "collect: the sample analysis as Work Queue tasks of " << options->chunks_per_task
+            << (options->chunks_per_task == 1 ? " chunk" : " chunks")
+            << "; datasets are kept under " << options->cache_dir << "\n";
   absl::StatusOr<workqueue::WorkQueueRunResult> result =
       workqueue::RunWorkQueueSampleAnalysis(*options);
   if (!result.ok()) {
@@ -651,9 +651,9 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   }
   options.session = std::move(session_options);
 
-  std::cerr << "collect: sample dataset in " << options.cache_dir
-            << " (generated on first use), " << threads
-            << (threads == 1 ? " thread\n" : " threads\n");
+  std::cerr << "collect: the sample analysis on " << threads
+            << (threads == 1 ? " thread" : " threads") << "; datasets are kept under "
+            << options.cache_dir << "\n";
   absl::StatusOr<SampleRunResult> result =
       RunSampleAnalysis(*backend.metrics, backend.executor, std::move(options));
   if (!result.ok()) return Fail(result.status());

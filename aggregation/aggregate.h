@@ -7,6 +7,8 @@
 // original's value is kept and the right number gets its own new field. Each formula lives in
 // exactly one file of this package:
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
+//   report_from_chunks.cc     the workflow report of a run without one, from its chunk records:
+//                             which records count events, bytes and process time
 //   worker_metrics.cc         workers, cores, memory from tracking   (AggregatedMetrics.workers)
 //   series_integral.cc        integrals of tracking series over a window, by series kind:
 //                             trapezoid (SAMPLED) or held values (STEP), clipped to the window

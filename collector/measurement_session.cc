@@ -9,11 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "aggregation/report_from_chunks.h"
 #include "backends/chunk_join.h"
 #include "collector/assemble_measurement.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
-#include "collector/workflow_report.h"
 #include "export/measurement_io.h"
 
 namespace roastcoffea {

@@ -46,11 +46,10 @@ class AbstractMetricsBackend {
   // Closes a span opened by CreateSpan. NotFound for an unknown id.
   virtual absl::Status EndSpan(const SpanId& id) = 0;
 
-  // The span with the fine metrics gathered inside it. Unimplemented when
-  // SupportsFineMetrics() is false; NotFound for an unknown id.
+  // The span with the fine metrics gathered inside it. NotFound for an unknown id,
+  // FailedPrecondition before EndSpan. (Every backend gathers fine metrics; the span errors
+  // share one wording, backends/internal/span_registry.h.)
   virtual absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) = 0;
-
-  virtual bool SupportsFineMetrics() const = 0;
 
   // Chunk records the backend derived itself (e.g. TaskVine tasks of the processing category),
   // available after StopTracking. Most backends have none: chunk records come from
@@ -58,15 +57,12 @@ class AbstractMetricsBackend {
   virtual std::vector<v1::ChunkRecord> TakeChunkRecords() { return {}; }
 
   // Statistical profiles the backend took over the tracked window (per worker, and per task
-  // prefix or section where asked), available after StopTracking. Empty when the backend cannot
-  // profile or profiling was off.
-  virtual std::vector<v1::Profile> TakeProfiles() { return {}; }
-
-  // The same, with samples attributed to the chunks that were running where the backend can
-  // tell (threadpool: per chunk and per section). By default TakeProfiles().
-  virtual std::vector<v1::Profile> TakeProfilesAttributedTo(
-      absl::Span<const v1::ChunkRecord> /*chunks*/) {
-    return TakeProfiles();
+  // prefix or section where asked), available after StopTracking; a second call returns
+  // nothing new. Samples are attributed to `chunks` (the run's chunk records, may be empty)
+  // where the backend can tell which chunk was running (threadpool: per chunk and per section).
+  // Empty when the backend cannot profile or profiling was off.
+  virtual std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> /*chunks*/) {
+    return {};
   }
 
   // Things the user should know about the data (cross-checks that disagree, skipped input,

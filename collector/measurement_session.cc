@@ -143,14 +143,12 @@ absl::Status MeasurementSession::Impl::Start() {
   if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
     return status;
   }
-  if (backend_.SupportsFineMetrics()) {
-    absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
-    if (span.ok()) {
-      span_ = *span;
-    } else {
-      warnings_.push_back(
-          Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
-    }
+  absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
+  if (span.ok()) {
+    span_ = *span;
+  } else {
+    warnings_.push_back(
+        Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
   }
   SetState(State::kRunning);
   return absl::OkStatus();
@@ -248,7 +246,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
     // Without a report, the chunk records are the best account of what was processed.
     run.report = BuildWorkflowReport(run.chunks);
   }
-  run.profiles = backend_.TakeProfilesAttributedTo(run.chunks);
+  run.profiles = backend_.TakeProfiles(run.chunks);
   SetState(State::kAssembling);
   run.backend = std::string(backend_.name());
   run.tracking = *std::move(tracking);

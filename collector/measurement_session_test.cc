@@ -48,7 +48,6 @@ class FakeBackend : public AbstractMetricsBackend {
     span.set_name(id);
     return span;
   }
-  bool SupportsFineMetrics() const override { return true; }
   std::vector<std::string> Warnings() const override { return {"the logs disagree"}; }
 
   bool fail_span = false;

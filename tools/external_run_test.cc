@@ -62,7 +62,6 @@ class FakeBackend : public AbstractMetricsBackend {
     metric->set_value(3);
     return span;
   }
-  bool SupportsFineMetrics() const override { return true; }
   std::vector<v1::ChunkRecord> TakeChunkRecords() override { return own_chunks; }
   std::vector<std::string> Warnings() const override { return warnings; }
 

@@ -808,7 +808,8 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   profiles_ = std::move(fetched);
 }
 
-std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles() {
+std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles(
+    absl::Span<const v1::ChunkRecord> /*chunks*/) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<v1::Profile> out;
   out.swap(profiles_);

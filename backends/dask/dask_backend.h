@@ -140,11 +140,11 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Status EndSpan(const SpanId& id) override;
   // NotFound for an unknown id, FailedPrecondition before EndSpan.
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
-  bool SupportsFineMetrics() const override { return true; }
 
   // Per-worker profiles (all tasks first, then one set per profile_task_prefixes entry),
-  // workers in the order they were first seen. Available after StopTracking.
-  std::vector<v1::Profile> TakeProfiles() override;
+  // workers in the order they were first seen. Available after StopTracking. Dask's profiles
+  // cannot tell chunks apart: `chunks` is not used.
+  std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
   std::vector<std::string> Warnings() const override;
   std::vector<v1::Warning> CodedWarnings() const override;

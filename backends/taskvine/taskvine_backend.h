@@ -105,7 +105,6 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
   absl::Status EndSpan(const SpanId& id) override;
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
-  bool SupportsFineMetrics() const override { return true; }
 
   std::vector<v1::ChunkRecord> TakeChunkRecords() override;
   std::vector<std::string> Warnings() const override;

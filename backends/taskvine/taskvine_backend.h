@@ -59,18 +59,17 @@
 #ifndef ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
 
-#include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/internal/periodic_thread.h"
+#include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
 #include "backends/taskvine/line_tailer.h"
 #include "backends/taskvine/log_paths.h"
@@ -123,11 +122,6 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::RunModel ModelSnapshot() const;
 
  private:
-  struct SpanState {
-    std::string name;
-    absl::Time start, end;
-    bool ended = false;
-  };
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
   // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run
@@ -139,7 +133,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   void FinishReadingLocked();
   // FailedPrecondition when a followed run ended before tracking began.
   absl::Status CheckFollowedRunIsNew() const;
-  void FollowLoop(absl::Duration interval);
+  // One tick of the follow thread: reads what was appended, keeping new read errors.
+  void FollowTick();
 
   const TaskVineBackendOptions options_;
   bool tracking_ = false;
@@ -163,13 +158,10 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   bool ended_when_found_ = false;  // ... and held MANAGER END at that first read
   std::vector<std::string> old_runs_;
 
-  std::thread follower_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;  // guarded by stop_mu_
+  backends_internal::PeriodicThread follower_;
+  std::string last_follow_error_;  // the follow thread's only
 
-  int next_span_ = 0;
-  std::map<SpanId, SpanState> spans_;
+  backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
 };
 

@@ -13,7 +13,9 @@
 //   series_integral.cc        integrals of tracking series over a window, by series kind:
 //                             trapezoid (SAMPLED) or held values (STEP), clipped to the window
 //   efficiency.cc             the original's core efficiency, speedup, core rate
-//                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU)
+//                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU);
+//                             TaskVine's task-execution core efficiency (execution
+//                             core-seconds of its span / the workers' core-seconds)
 //   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
 //                             split                                  (AggregatedMetrics.cpu)
 //   findings.cc               what limited the run: one rule per finding code, thresholds as

@@ -306,11 +306,10 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
   }
-  Add(span, "taskvine-run", "", "core-efficiency", "fraction", run.core_efficiency_fraction);
+  // Raw sums only: the run's efficiency, mean and peak workers are //aggregation's.
+  Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds", run.weighted_execute_seconds);
   Add(span, "taskvine-run", "", "lost-task-seconds", "core-seconds", run.lost_seconds);
   Add(span, "taskvine-run", "", "function-slot-seconds", "core-seconds", run.function_slot_seconds);
-  Add(span, "taskvine-run", "", "mean-workers", "count", run.mean_workers);
-  Add(span, "taskvine-run", "", "peak-workers", "count", run.peak_workers);
   return span;
 }
 

@@ -29,9 +29,11 @@
 //    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
 //    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
 //    worker, not per window).
-//  * context "taskvine-run": "core-efficiency" (sum of cores x execution / sum of cores x worker
-//    lifetime; 0-core function calls weigh 1), "lost-task-seconds", "function-slot-seconds",
-//    "mean-workers", "peak-workers".
+//  * context "taskvine-run", over the whole run ("core-seconds"): "execute-core-seconds" (sum of
+//    cores x execution of the retrieved attempts; 0-core function calls weigh 1),
+//    "lost-task-seconds", "function-slot-seconds". Raw sums only: mean and peak workers come
+//    from the tracking series, and the execution core efficiency from these sums, in
+//    //aggregation (aggregate.h).
 //
 // Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
 // "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and

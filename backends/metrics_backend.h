@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -66,20 +67,18 @@ class AbstractMetricsBackend {
   }
 
   // Things the user should know about the data (cross-checks that disagree, skipped input,
-  // reconnections), available after StopTracking. Each is one human-readable sentence.
-  virtual std::vector<std::string> Warnings() const { return {}; }
+  // reconnections), available after StopTracking: each one human-readable sentence under a
+  // stable code for Measurement.warnings ("taskvine_impossible_value", "dask_fine_metrics_lost",
+  // "<name>_warning" when no specific code applies).
+  virtual std::vector<v1::Warning> CodedWarnings() const { return {}; }
 
-  // The same warnings, each with a stable code, for Measurement.warnings (e.g.
-  // "taskvine_impossible_value", "dask_fine_metrics_lost"). By default those of Warnings()
-  // under "<name>_warning".
-  virtual std::vector<v1::Warning> CodedWarnings() const {
-    std::vector<v1::Warning> coded;
-    for (std::string& message : Warnings()) {
-      v1::Warning& warning = coded.emplace_back();
-      warning.set_code(std::string(name()) + "_warning");
-      warning.set_message(std::move(message));
+  // The sentences of CodedWarnings(), in order.
+  std::vector<std::string> Warnings() const {
+    std::vector<std::string> sentences;
+    for (v1::Warning& warning : CodedWarnings()) {
+      sentences.push_back(std::move(*warning.mutable_message()));
     }
-    return coded;
+    return sentences;
   }
 
   // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs

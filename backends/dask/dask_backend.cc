@@ -75,11 +75,6 @@ void DaskMetricsBackend::AddWarning(std::string sentence) {
   warnings_.push_back(std::move(sentence));
 }
 
-std::vector<std::string> DaskMetricsBackend::Warnings() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return warnings_;
-}
-
 std::vector<v1::Warning> DaskMetricsBackend::CodedWarnings() const {
   std::lock_guard<std::mutex> lock(mutex_);
   // Every warning once: those that qualify the numbers with their own code, the rest as

@@ -148,7 +148,6 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // cannot tell chunks apart: `chunks` is not used.
   std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
-  std::vector<std::string> Warnings() const override;
   std::vector<v1::Warning> CodedWarnings() const override;
 
   // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.

@@ -320,12 +320,6 @@ std::vector<v1::ChunkRecord> TaskVineMetricsBackend::TakeChunkRecords() {
   return model_.ChunkRecords(options_.chunk_category);
 }
 
-std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
-  std::vector<std::string> out;
-  for (v1::Warning& warning : CodedWarnings()) out.push_back(std::move(*warning.mutable_message()));
-  return out;
-}
-
 std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<v1::Warning> coded;

@@ -108,7 +108,6 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
 
   std::vector<v1::ChunkRecord> TakeChunkRecords() override;
-  std::vector<std::string> Warnings() const override;
   std::vector<v1::Warning> CodedWarnings() const override;
 
   // The end-of-run read: stop when MANAGER END is read, or the logs have not grown for

@@ -142,9 +142,9 @@ absl::Status DaskMetricsBackend::ConnectAndPrepare() {
 }
 
 absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tracking interval must be > 0 and finite, got ", absl::FormatDuration(interval)));
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -10,6 +10,14 @@
 namespace roastcoffea {
 namespace backends_internal {
 
+absl::Status CheckPeriod(absl::Duration period, absl::string_view what) {
+  if (period > absl::ZeroDuration() && period != absl::InfiniteDuration()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, " must be positive and finite, got ", absl::FormatDuration(period)));
+}
+
 absl::Time NextTickAfter(absl::Time due, absl::Duration period, absl::Time now) {
   const absl::Time next = due + period;
   if (next > now) return next;
@@ -22,10 +30,7 @@ absl::Time NextTickAfter(absl::Time due, absl::Duration period, absl::Time now) 
 PeriodicThread::~PeriodicThread() { Stop(); }
 
 absl::Status PeriodicThread::Start(PeriodicThreadOptions options, std::function<void()> tick) {
-  if (options.period <= absl::ZeroDuration() || options.period == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("period must be positive and finite, got ",
-                                                   absl::FormatDuration(options.period)));
-  }
+  if (absl::Status valid = CheckPeriod(options.period, "period"); !valid.ok()) return valid;
   if (running()) return absl::FailedPreconditionError("the periodic thread is already running");
   {
     std::lock_guard<std::mutex> lock(mu_);

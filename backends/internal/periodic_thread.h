@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace roastcoffea {
@@ -25,6 +26,11 @@ struct PeriodicThreadOptions {
   // Run one tick as soon as the thread starts (at start + 0), not only after one period.
   bool tick_at_start = false;
 };
+
+// OkStatus when `period` is positive and finite, else InvalidArgument naming it as `what`
+// ("tracking interval"): the check of PeriodicThread::Start and of every backend's
+// StartTracking.
+absl::Status CheckPeriod(absl::Duration period, absl::string_view what);
 
 // When the tick after one due at `due` runs, the tick having finished at `now`: the first of
 // due + k x period (k >= 1) that is later than `now`, or due + period when that is. `period` > 0.

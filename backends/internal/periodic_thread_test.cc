@@ -102,6 +102,15 @@ TEST(PeriodicThreadTest, StopWaitsForARunningTick) {
   EXPECT_TRUE(finished.load());
 }
 
+TEST(CheckPeriodTest, NamesWhatIsWrong) {
+  EXPECT_TRUE(CheckPeriod(absl::Milliseconds(1), "tracking interval").ok());
+  const absl::Status zero = CheckPeriod(absl::ZeroDuration(), "tracking interval");
+  EXPECT_EQ(zero.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(zero.message(), "tracking interval must be positive and finite, got 0");
+  EXPECT_EQ(CheckPeriod(absl::InfiniteDuration(), "tracking interval").message(),
+            "tracking interval must be positive and finite, got inf");
+}
+
 TEST(PeriodicThreadTest, RejectsBadPeriodsAndADoubleStart) {
   PeriodicThread thread;
   EXPECT_EQ(thread.Start({absl::ZeroDuration(), false}, [] {}).code(),

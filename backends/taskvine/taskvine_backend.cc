@@ -170,9 +170,9 @@ void TaskVineMetricsBackend::FollowTick() {
 }
 
 absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("tracking interval must be positive and finite, got ",
-                                                   absl::FormatDuration(interval)));
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   if (tracking_) return absl::FailedPreconditionError("TaskVine backend is already tracking");
   if (!options_.follow) {

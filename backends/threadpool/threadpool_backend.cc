@@ -60,12 +60,9 @@ std::string ThreadPoolMetricsBackend::WorkerName(int index) const {
 }
 
 absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tracking interval must be > 0, got ", absl::FormatDuration(interval)));
-  }
-  if (interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError("tracking interval must be finite, got inf");
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   if (executor_ == nullptr) {
     return absl::FailedPreconditionError("ThreadPoolMetricsBackend has no executor (null)");

@@ -924,7 +924,8 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
     AddWarning(absl::StrFormat(
         "No heartbeat after the end of span '%s' from Dask worker(s) %s within %s: what they "
         "ran just before the end is missing from the fine metrics unless restored below.",
-        window->name, baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
+        window->name,
+        baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
         absl::FormatDuration(timeout)));
   }
   int seen_heartbeats = 0, missed = 0;

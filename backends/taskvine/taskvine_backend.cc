@@ -307,7 +307,8 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
   }
   // Raw sums only: the run's efficiency, mean and peak workers are //aggregation's.
-  Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds", run.weighted_execute_seconds);
+  Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds",
+      run.weighted_execute_seconds);
   Add(span, "taskvine-run", "", "lost-task-seconds", "core-seconds", run.lost_seconds);
   Add(span, "taskvine-run", "", "function-slot-seconds", "core-seconds", run.function_slot_seconds);
   return span;

@@ -2,10 +2,10 @@
 // chunk records, span fine metrics) into v1::AggregatedMetrics, with the same formulas whatever
 // the backend.
 //
-// The original Python roastcoffea 0.1.2's keys (reference §2.1-§2.7) are reproduced under their
-// own fields with the original formulas; where the reference documents an error (§6), the
-// original's value is kept and the right number gets its own new field. Each formula lives in
-// exactly one file of this package:
+// The original Python roastcoffea 0.1.2's keys (docs/reference.md §2.1-§2.7) are reproduced
+// under their own fields with the original formulas; where docs/reference.md documents an
+// error (§6), the original's value is kept and the right number gets its own new field. Each
+// formula lives in exactly one file of this package:
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
 //   report_from_chunks.cc     the workflow report of a run without one, from its chunk records:
 //                             which records count events, bytes and process time
@@ -34,7 +34,6 @@
 //   job_queue.h               jobs shared with the helper thread on big inputs
 //   flat_metrics.cc           the original's flat key names and units
 //   key_names.cc              the original's key-name drift
-// partial_aggregate.h is the mergeable (distributed, streaming) subset of the chunk metrics.
 //
 // Clocks: every instant is UTC nanoseconds since the Unix epoch; durations (elapsed_seconds,
 // chunk durations) come from a monotonic clock. Aggregation never mixes the two: the window
@@ -184,8 +183,8 @@ struct FlatMetric {
 // Cost: O(number of keys).
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics);
 
-// Maps an old key name from the original's key-name drift (reference §2.9) to the current name:
-// "wall_time" -> "elapsed_time_seconds", "overall_rate_gbps" -> "data_rate_gbps",
+// Maps an old key name from the original's key-name drift (docs/reference.md §2.9) to the current
+// name: "wall_time" -> "elapsed_time_seconds", "overall_rate_gbps" -> "data_rate_gbps",
 // "event_rate_wall_khz" -> "event_rate_elapsed_khz", "processor_noncpu_*" ->
 // "processor_io_wait_*", "*_percentage" -> "*_percent", ... A current name maps to itself.
 // Returns nullopt for unknown keys and for keys that were removed without a successor

@@ -22,7 +22,7 @@ using ::testing::HasSubstr;
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kStart = 1'765'000'000 * kSecond;
 
-// Reference §4 core-aggregator fixture: 5e9 B, 5e5 events, 50 s CPU, 25 chunks, E 25 s, two
+// docs/reference.md §4 core-aggregator fixture: 5e9 B, 5e5 events, 50 s CPU, 25 chunks, E 25 s, two
 // workers with 4 cores each sampled over 10 s.
 TestRun CoreFixture() {
   TestRun input;

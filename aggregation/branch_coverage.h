@@ -13,14 +13,15 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// The original's aggregate_branch_coverage (reference §2.6). nullopt for no records.
+// The original's aggregate_branch_coverage (docs/reference.md §2.6). nullopt for no records.
 //   files (file_metadata + file_read_metrics, sorted by file): for each file with a record
 //     carrying file_metadata, the metadata and the percentages of the file's "first" record.
 //     The original takes the first in list order; here "first" is the earliest start_unix_ns
 //     (then entry_start, attempt, uuid), so the result does not depend on the record order.
 //     A record whose branches_read_percent / bytes_read_percent are 0 gets them computed as
 //     100 * accessed branches / total_branches and 100 * accessed_bytes / total_tree_bytes.
-//     branches_read_union_percent (fix, §6.12): distinct branches of all the file's records;
+//     branches_read_union_percent (fix, docs/reference.md §6.12): distinct branches of all the
+//     file's records;
 //   compression_ratios / bytes_read_percent_per_file: the files' values > 0 (as the original,
 //     whose average keeps the zeros);
 //   avg_branches_read_percent / avg_bytes_read_percent: unweighted mean over files, 0 without;

@@ -32,7 +32,7 @@ std::optional<v1::BranchCoverage> Compute(const std::vector<v1::ChunkRecord>& re
 TEST(BranchCoverageTest, NoRecordsGiveNothing) { EXPECT_FALSE(Compute({}).has_value()); }
 
 TEST(BranchCoverageTest, GoldenPercentagesOfOneFile) {
-  // Reference §4: 100 branches, 10000 B tree, 2 accessed, 1500 B -> 2.0 % / 15.0 %.
+  // docs/reference.md §4: 100 branches, 10000 B tree, 2 accessed, 1500 B -> 2.0 % / 15.0 %.
   const auto c = Compute({Record("a.root", 1, {"Jet_pt", "Jet_eta"}, 1500)});
   ASSERT_TRUE(c.has_value());
   ASSERT_EQ(c->files_size(), 1);
@@ -50,7 +50,7 @@ TEST(BranchCoverageTest, AverageOverFilesAndUnionOverChunks) {
   v1::ChunkRecord b = Record("b.root", 2, {"x", "y"}, 0);
   b.set_branches_read_percent(60);
   const auto c = Compute({a, b});
-  EXPECT_DOUBLE_EQ(c->avg_branches_read_percent(), 50.0);  // reference §4
+  EXPECT_DOUBLE_EQ(c->avg_branches_read_percent(), 50.0);  // docs/reference.md §4
   EXPECT_EQ(c->total_branches_read(), 2);                  // union {x, y}
   EXPECT_EQ(c->bytes_read_percent_per_file_size(), 0);     // zeros left out, as the original
   EXPECT_DOUBLE_EQ(c->avg_bytes_read_percent(), 0.0);

@@ -1,4 +1,5 @@
-// The original's chunk_info (reference §2.5) from chunk records (internal to //aggregation).
+// The original's chunk_info (docs/reference.md §2.5) from chunk records (internal to
+// //aggregation).
 #ifndef ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
 #define ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
 

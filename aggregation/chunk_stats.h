@@ -13,7 +13,7 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// The original's aggregate_chunk_metrics and build_chunk_info (reference §2.5), plus our
+// The original's aggregate_chunk_metrics and build_chunk_info (docs/reference.md §2.5), plus our
 // additions, in one pass over the records. nullopt for no records. Otherwise:
 //   num_chunks = all records (retries included: attempt > 0 is its own record, counted again
 //   in num_retried_chunks); num_failed_chunks = records with status FAILED (the original's

@@ -40,7 +40,7 @@ TEST(ChunkMetricsTest, NoRecordsGivesNothing) {
 }
 
 TEST(ChunkMetricsTest, DurationStatisticsOfOneToFour) {
-  // Reference §4: durations [1,2,3,4] -> mean 2.5, sample std 1.29099.
+  // docs/reference.md §4: durations [1,2,3,4] -> mean 2.5, sample std 1.29099.
   const std::optional<v1::ChunkMetrics> m =
       ComputeChunkMetrics({Chunk(1, 10), Chunk(2, 20), Chunk(3, 30), Chunk(4, 40)});
   ASSERT_TRUE(m.has_value());
@@ -103,7 +103,7 @@ TEST(ChunkMetricsTest, PeakLiveBytesFromAllocationCounting) {
 }
 
 TEST(ChunkMetricsTest, MemoryDeltaIsAfterMinusBefore) {
-  // Reference §4: deltas 10, 20, 30 MiB -> mean 20, std 10 (stored in bytes).
+  // docs/reference.md §4: deltas 10, 20, 30 MiB -> mean 20, std 10 (stored in bytes).
   const std::optional<v1::ChunkMetrics> m =
       ComputeChunkMetrics({WithMemory(Chunk(1, 1), 100 * kMiB, 110 * kMiB),
                            WithMemory(Chunk(1, 1), 100 * kMiB, 120 * kMiB),
@@ -140,7 +140,7 @@ TEST(ChunkMetricsTest, NoMemoryReadingsLeaveMemoryStatsUnset) {
 }
 
 TEST(ChunkMetricsTest, FailedChunksAreCountedButLeftOutOfStatistics) {
-  // Reference §4: durations [1.0, error, 2.0] -> mean 1.5 and 300 events (100 + 200 on the
+  // docs/reference.md §4: durations [1.0, error, 2.0] -> mean 1.5 and 300 events (100 + 200 on the
   // successful chunks; the failed chunk's 1000 are left out).
   const std::optional<v1::ChunkMetrics> m =
       ComputeChunkMetrics({Chunk(1.0, 100), Failed(Chunk(99.0, 1000)), Chunk(2.0, 200)});
@@ -169,7 +169,7 @@ TEST(ChunkMetricsTest, AllFailedGivesCountsOnly) {
 }
 
 TEST(ChunkMetricsTest, PerDatasetBreakdown) {
-  // Reference §4: dataset A {1 s, 3 s; 100, 300 events} -> 2 chunks, mean 2 s, 400 events,
+  // docs/reference.md §4: dataset A {1 s, 3 s; 100, 300 events} -> 2 chunks, mean 2 s, 400 events,
   // 200 per chunk.
   const std::optional<v1::ChunkMetrics> m =
       ComputeChunkMetrics({Chunk(1, 100, "A"), Chunk(5, 0, "B"), Chunk(3, 300, "A")});

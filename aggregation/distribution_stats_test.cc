@@ -9,7 +9,7 @@ namespace aggregation_internal {
 namespace {
 
 TEST(DistributionStatsTest, SampleStdOfOneToFour) {
-  // Reference §4: durations [1,2,3,4] -> mean 2.5, sample std sqrt(5/3) = 1.29099.
+  // docs/reference.md §4: durations [1,2,3,4] -> mean 2.5, sample std sqrt(5/3) = 1.29099.
   const v1::DistributionStats stats = ComputeDistributionStats({3, 1, 4, 2});
   EXPECT_EQ(stats.count(), 4);
   EXPECT_DOUBLE_EQ(stats.mean(), 2.5);

@@ -9,8 +9,8 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// The original's calculate_efficiency_metrics (reference §2.3), E = elapsed, cpu = total CPU
-// time, both from `workflow`:
+// The original's calculate_efficiency_metrics (docs/reference.md §2.3), E = elapsed, cpu = total
+// CPU time, both from `workflow`:
 //   speedup_factor = cpu/E (cpu known, E > 0);
 //   core_efficiency_fraction = cpu/(total_cores*E) (cpu known), event_rate_core_khz =
 //   events/(E*total_cores)/1000 (events known): both need total_cores > 0 and E > 0.
@@ -19,7 +19,7 @@ namespace aggregation_internal {
 v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workflow,
                                                std::optional<double> total_cores);
 
-// The fixes (reference §6.9, §6.10), added to `efficiency` when `workers` has core_seconds:
+// The fixes (docs/reference.md §6.9, §6.10), added to `efficiency` when `workers` has core_seconds:
 //   core_efficiency_over_core_seconds_fraction = cpu / core_seconds (cpu known),
 //   event_rate_core_seconds_khz = events / core_seconds / 1000 (events known), both only when
 //   core_seconds > 0; parallel_efficiency_fraction = speedup_factor / avg_cores_over_window

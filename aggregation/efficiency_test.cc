@@ -16,7 +16,7 @@ v1::WorkflowMetrics Workflow(double elapsed, double cpu, int64_t events = 0) {
   return workflow;
 }
 
-// Reference §4 efficiency table, one test per row.
+// docs/reference.md §4 efficiency table, one test per row.
 TEST(EfficiencyMetricsTest, HalfEfficient) {
   const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(100, 400), 8.0);
   EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.5);
@@ -71,7 +71,7 @@ TEST(EfficiencyMetricsTest, NoSummedChunkTimeOrEventsLeavesThoseUnknown) {
 }
 
 TEST(EfficiencyMetricsTest, CoreAggregatorFixture) {
-  // Reference §4: 50 s CPU, 5e5 events, E 25 s, 8 cores -> 0.25, 2.0, 2.5 kHz.
+  // docs/reference.md §4: 50 s CPU, 5e5 events, E 25 s, 8 cores -> 0.25, 2.0, 2.5 kHz.
   const v1::EfficiencyMetrics m = ComputeEfficiencyMetrics(Workflow(25, 50, 500'000), 8.0);
   EXPECT_DOUBLE_EQ(m.core_efficiency_fraction(), 0.25);
   EXPECT_DOUBLE_EQ(m.speedup_factor(), 2.0);

@@ -17,8 +17,8 @@ namespace aggregation_internal {
 // '?' exactly one). Cost: O(|prefix| * |pattern|) worst case.
 bool MatchesTaskPattern(absl::string_view task_prefix, absl::string_view pattern);
 
-// The original's parse_fine_metrics (reference §2.4) plus the full accounting. nullopt when no
-// span carries a metric. Metrics with an empty `worker` are cluster totals; metrics with a
+// The original's parse_fine_metrics (docs/reference.md §2.4) plus the full accounting. nullopt when
+// no span carries a metric. Metrics with an empty `worker` are cluster totals; metrics with a
 // worker are that worker's. The original's keys and by_task_prefix use the cluster totals, or,
 // when there are none, the per-worker metrics summed. Spans are summed (they should not nest).
 //   processor vs overhead: a prefix is the processor's when it matches any of

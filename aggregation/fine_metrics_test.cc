@@ -75,7 +75,8 @@ TEST(FineMetricsTest, ZeroTimeGivesZeroPercent) {
 }
 
 TEST(FineMetricsTest, ProcessorVersusOverheadByPatterns) {
-  // Reference §4: MyProcessor 100/20 with lambda 5/2 -> processor 100 and 20, overhead 5 and 2.
+  // docs/reference.md §4: MyProcessor 100/20 with lambda 5/2 -> processor 100 and 20, overhead 5
+  // and 2.
   Spans spans;
   spans.Add("MyProcessor", "thread-cpu", 100)
       .Add("MyProcessor", "thread-noncpu", 20)

@@ -1,4 +1,4 @@
-// Each fix of reference §6 next to the original's number, plus the additions (percentiles,
+// Each fix of docs/reference.md §6 next to the original's number, plus the additions (percentiles,
 // failures, retries) and the bad-input treatment, through the public Aggregate.
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,4 @@
-// ToFlatMetrics: the original tool's flat key names, units and order (reference §2.1-§2.6).
+// ToFlatMetrics: the original tool's flat key names, units and order (docs/reference.md §2.1-§2.6).
 #include <algorithm>
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
-// CanonicalKeyName: the original's key-name drift (reference §2.9), old name -> current name.
+// CanonicalKeyName: the original's key-name drift (docs/reference.md §2.9), old name -> current
+// name.
 #include <optional>
 #include <string>
 
@@ -12,7 +13,7 @@
 namespace roastcoffea {
 namespace {
 
-// Scalar keys the original emits at HEAD (§2.1-§2.6).
+// Scalar keys the original emits at HEAD (docs/reference.md §2.1-§2.6).
 const absl::flat_hash_set<std::string>& CurrentKeys() {
   static const auto* const keys = new absl::flat_hash_set<std::string>{
       // Workflow.

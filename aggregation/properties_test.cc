@@ -1,5 +1,5 @@
-// Properties: the result does not depend on the order of records or samples; aggregating two
-// halves with ChunkPartialAggregate and merging equals aggregating the whole.
+// Properties: the result does not depend on the order of records or samples, nor on whether
+// the helper thread runs.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "aggregation/aggregate.h"
-#include "aggregation/partial_aggregate.h"
 #include "aggregation/test_run.h"
 #include "gtest/gtest.h"
 
@@ -151,77 +150,6 @@ TEST(PropertiesTest, HelperThreadGivesTheSameResult) {
   run.chunks[250].set_duration_seconds(-1);
   const auto invalid = AggregateRun(run);
   EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInvalidArgument);
-}
-
-TEST(PropertiesTest, MergingHalvesEqualsTheWhole) {
-  const std::vector<v1::ChunkRecord> records = RandomRecords(3000, /*dyadic=*/true, 5);
-  ChunkPartialAggregate whole, first, second;
-  for (size_t i = 0; i < records.size(); ++i) {
-    ASSERT_TRUE(whole.Add(records[i]).ok());
-    ASSERT_TRUE((i % 3 == 0 ? first : second).Add(records[i]).ok());
-  }
-  ChunkPartialAggregate merged = second;
-  merged.Merge(first);
-  EXPECT_EQ(merged.ToChunkMetrics().SerializeAsString(), whole.ToChunkMetrics().SerializeAsString());
-  ChunkPartialAggregate merged_other_way = first;
-  merged_other_way.Merge(second);
-  EXPECT_EQ(merged_other_way.ToChunkMetrics().SerializeAsString(),
-            whole.ToChunkMetrics().SerializeAsString());
-}
-
-TEST(PropertiesTest, MergeableMetricsAgreeWithAggregate) {
-  TestRun run;
-  run.chunks = RandomRecords(3000, /*dyadic=*/true, 9);
-  const auto exact = AggregateRun(run);
-  ASSERT_TRUE(exact.ok()) << exact.status();
-  ChunkPartialAggregate partial;
-  for (const v1::ChunkRecord& r : run.chunks) ASSERT_TRUE(partial.Add(r).ok());
-  const v1::ChunkMetrics merged = partial.ToChunkMetrics();
-  const v1::ChunkMetrics& c = exact->chunks();
-  EXPECT_EQ(merged.num_chunks(), c.num_chunks());
-  EXPECT_EQ(merged.num_failed_chunks(), c.num_failed_chunks());
-  EXPECT_EQ(merged.num_successful_chunks(), c.num_successful_chunks());
-  EXPECT_EQ(merged.num_retried_chunks(), c.num_retried_chunks());
-  EXPECT_EQ(merged.total_events_from_chunks(), c.total_events_from_chunks());
-  EXPECT_EQ(merged.duration_seconds().count(), c.duration_seconds().count());
-  EXPECT_EQ(merged.duration_seconds().mean(), c.duration_seconds().mean());
-  EXPECT_EQ(merged.duration_seconds().min(), c.duration_seconds().min());
-  EXPECT_EQ(merged.duration_seconds().max(), c.duration_seconds().max());
-  EXPECT_EQ(merged.memory_delta_bytes().max(), c.memory_delta_bytes().max());
-  // Histogram percentiles are within 1 % of the exact lower-rank ones; the exact (linear)
-  // percentile lies between two neighbouring ranks, so compare with a small slack.
-  EXPECT_NEAR(merged.duration_seconds().percentiles().p50(), c.duration_seconds().percentiles().p50(),
-              0.011 * c.duration_seconds().percentiles().p50() + 1.0 / 64);
-  ASSERT_EQ(merged.per_dataset_size(), c.per_dataset_size());
-  for (int d = 0; d < c.per_dataset_size(); ++d) {
-    EXPECT_EQ(merged.per_dataset(d).dataset(), c.per_dataset(d).dataset());
-    EXPECT_EQ(merged.per_dataset(d).num_chunks(), c.per_dataset(d).num_chunks());
-    EXPECT_EQ(merged.per_dataset(d).total_duration_seconds(),
-              c.per_dataset(d).total_duration_seconds());
-    EXPECT_EQ(merged.per_dataset(d).total_events(), c.per_dataset(d).total_events());
-  }
-  ASSERT_EQ(merged.section_stats_size(), c.section_stats_size());
-  for (int s = 0; s < c.section_stats_size(); ++s) {
-    EXPECT_EQ(merged.section_stats(s).name(), c.section_stats(s).name());
-    EXPECT_EQ(merged.section_stats(s).entries(), c.section_stats(s).entries());
-    EXPECT_EQ(merged.section_stats(s).total(), c.section_stats(s).total());
-    EXPECT_EQ(merged.section_stats(s).total_duration_seconds(),
-              c.section_stats(s).total_duration_seconds());
-    EXPECT_EQ(merged.section_stats(s).values().max(), c.section_stats(s).values().max());
-    EXPECT_EQ(merged.section_stats(s).share_of_chunk_time_fraction(),
-              c.section_stats(s).share_of_chunk_time_fraction());
-  }
-}
-
-TEST(PropertiesTest, PartialAggregateRejectsBadRecordsUnchanged) {
-  ChunkPartialAggregate partial;
-  v1::ChunkRecord bad;
-  bad.set_uuid("x");
-  bad.set_duration_seconds(std::nan(""));
-  const absl::Status status = partial.Add(bad);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("uuid \"x\""), absl::string_view::npos);
-  EXPECT_EQ(partial.num_chunks(), 0);
 }
 
 }  // namespace

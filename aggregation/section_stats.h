@@ -22,7 +22,7 @@ namespace aggregation_internal {
 // summed in one SectionRecord (entries > 1; entries 0 counts as 1).
 //
 // Finish writes, sorted by (name, kind):
-//   sections (the original's, reference §2.5): type "time"/"memory"/"bytes" ("section" for
+//   sections (the original's, docs/reference.md §2.5): type "time"/"memory"/"bytes" ("section" for
 //     KIND_UNSPECIFIED), count = sum of entries, total_duration_seconds, mean_duration_seconds =
 //     total / count; for memory sections mean_memory_delta_bytes = sum / count and min/max over
 //     the records;

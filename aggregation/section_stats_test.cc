@@ -35,7 +35,7 @@ void AddChunk(SectionAccumulator& acc, std::initializer_list<v1::SectionRecord> 
 }
 
 TEST(SectionStatsTest, RepeatedSectionsAcrossChunks) {
-  // Reference §4: repeated sections 0.3/0.5/0.4 -> count 3, total 1.2, mean 0.4.
+  // docs/reference.md §4: repeated sections 0.3/0.5/0.4 -> count 3, total 1.2, mean 0.4.
   SectionAccumulator acc;
   AddChunk(acc, {Timer("jets", 0.3)});
   AddChunk(acc, {Timer("jets", 0.5)});
@@ -73,7 +73,7 @@ TEST(SectionStatsTest, SectionRepeatedWithinOneChunkArrivesSummed) {
 }
 
 TEST(SectionStatsTest, MemorySectionsGolden) {
-  // Reference §4: memory sections 100/200 MB with durations 0.3/0.4 -> mean 150, min 100,
+  // docs/reference.md §4: memory sections 100/200 MB with durations 0.3/0.4 -> mean 150, min 100,
   // max 200, mean duration 0.35.
   SectionAccumulator acc;
   AddChunk(acc, {Memory("load", 100 * kMiB, 0.3)});

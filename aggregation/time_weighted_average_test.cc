@@ -24,7 +24,7 @@ double Average(const std::vector<std::pair<int64_t, double>>& samples,
   return TimeWeightedAverage(SortedSeries(times, values, kind));
 }
 
-// Reference §4 trapezoid golden cases.
+// docs/reference.md §4 trapezoid golden cases.
 TEST(TimeWeightedAverageTest, RisingThenFlatCountsAverageToThreeAndAHalf) {
   // (2+4)/2*1 + (4+4)/2*1 = 7 over 2 s.
   EXPECT_DOUBLE_EQ(Average({{0, 2}, {kSecond, 4}, {2 * kSecond, 4}}), 3.5);

@@ -15,7 +15,7 @@ namespace aggregation_internal {
 // SortedSeries): SAMPLED interpolates linearly between samples, STEP holds each value until the
 // next sample, several STEP samples at one instant being successive changes in stored order.
 //
-// The original's parse_tracking_data (reference §2.2):
+// The original's parse_tracking_data (docs/reference.md §2.2):
 //   avg_workers: time average of worker_count over its own sample window (TimeWeightedAverage:
 //                the original's trapezoid for SAMPLED, exact for STEP; no samples -> 0, one
 //                instant -> the value held there);
@@ -38,14 +38,14 @@ namespace aggregation_internal {
 // Cost: O(n) in the number of samples for time-ordered series, O(n log n) otherwise.
 v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking);
 
-// The fixes (reference §6.5, §6.9) over `window`, added to `metrics` (which must already hold
-// the original's keys), each series integrated by its kind (series_integral.h): window_seconds;
-// avg_workers_over_window = integral of worker_count with its first/last value held outside the
-// samples (IntegrateHoldingEnds), / window_seconds (the original's avg_workers when the window
-// has zero length); per worker series, cores and memory_bytes are integrated over the window only
-// between the series' first and last sample (IntegrateInsideSamples; a STEP series' last sample,
-// e.g. its disconnection, ends its coverage), except that a SAMPLED series whose first (last)
-// sample lies within 1.5 x tracking.interval_seconds of the window's start (end) holds that
+// The fixes (docs/reference.md §6.5, §6.9) over `window`, added to `metrics` (which must already
+// hold the original's keys), each series integrated by its kind (series_integral.h):
+// window_seconds; avg_workers_over_window = integral of worker_count with its first/last value held
+// outside the samples (IntegrateHoldingEnds), / window_seconds (the original's avg_workers when the
+// window has zero length); per worker series, cores and memory_bytes are integrated over the window
+// only between the series' first and last sample (IntegrateInsideSamples; a STEP series' last
+// sample, e.g. its disconnection, ends its coverage), except that a SAMPLED series whose first
+// (last) sample lies within 1.5 x tracking.interval_seconds of the window's start (end) holds that
 // value to the edge (a poller sees a worker that was there from the start only at its first
 // poll):
 //   core_seconds = sum of the cores integrals (set when any series has cores),

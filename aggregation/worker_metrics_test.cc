@@ -34,7 +34,7 @@ v1::WorkerSeries& AddWorker(v1::TrackingData& tracking, const std::string& name,
 }
 
 TEST(WorkerMetricsTest, TwoWorkersFourCoresEach) {
-  // Reference §4 (test_dask): constant 2 workers x 4 cores.
+  // docs/reference.md §4 (test_dask): constant 2 workers x 4 cores.
   v1::TrackingData tracking;
   AddCounts(tracking, {{0, 2}, {1, 2}, {2, 2}});
   AddWorker(tracking, "w1", {0, 1, 2}, {1e9, 2e9, 1.5e9}, {4, 4, 4});
@@ -51,7 +51,7 @@ TEST(WorkerMetricsTest, TwoWorkersFourCoresEach) {
 }
 
 TEST(WorkerMetricsTest, AverageMemoryFixtureOfTheOriginal) {
-  // Reference §4: worker1 averages 1.5e9, worker2 1.2e9 -> 1.35e9.
+  // docs/reference.md §4: worker1 averages 1.5e9, worker2 1.2e9 -> 1.35e9.
   v1::TrackingData tracking;
   AddWorker(tracking, "worker1", {0, 1, 2}, {1e9, 1.5e9, 2e9}, {});
   AddWorker(tracking, "worker2", {0, 1, 2}, {1.2e9, 1.2e9, 1.2e9}, {});

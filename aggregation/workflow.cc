@@ -34,8 +34,8 @@ ReportTotals TotalsFromDatasets(const v1::WorkflowReport& report) {
 }
 
 ReportTotals TotalsFromReport(const v1::WorkflowReport& report) {
-  // Documented error of the original (reference §2.1, §6.8): without "bytesread" it drops the
-  // whole report, so events and process time become 0 too. Here only the bytes are unknown.
+  // Documented error of the original (docs/reference.md §2.1, §6.8): without "bytesread" it drops
+  // the whole report, so events and process time become 0 too. Here only the bytes are unknown.
   ReportTotals totals;
   if (report.has_events()) totals.events = report.events();
   if (report.has_compressed_bytes_read()) totals.compressed_bytes = report.compressed_bytes_read();

@@ -7,8 +7,8 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// The original's aggregate_workflow_metrics (reference §2.1), E = elapsed_seconds, with unknown
-// values left absent instead of 0 (a null `report` means the executor reported nothing):
+// The original's aggregate_workflow_metrics (docs/reference.md §2.1), E = elapsed_seconds, with
+// unknown values left absent instead of 0 (a null `report` means the executor reported nothing):
 //   totals: from report.datasets summed when there are any, else from the report itself
 //           (events; compressed and uncompressed bytes when the report has them; process time);
 //   total_cpu_time_seconds = summed_chunk_wall_seconds = process time, when reported (the

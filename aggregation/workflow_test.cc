@@ -7,7 +7,7 @@ namespace aggregation_internal {
 namespace {
 
 v1::WorkflowReport GoldenReport() {
-  // Reference §4: {bytesread 1e10, entries 1e6, processtime 100, chunks 50}, t 0 -> 50.
+  // docs/reference.md §4: {bytesread 1e10, entries 1e6, processtime 100, chunks 50}, t 0 -> 50.
   v1::WorkflowReport report;
   report.set_events(1'000'000);
   report.set_compressed_bytes_read(10'000'000'000);
@@ -52,7 +52,7 @@ TEST(WorkflowMetricsTest, NoReportLeavesEverythingReportedUnknown) {
 }
 
 TEST(WorkflowMetricsTest, CoreAggregatorFixtureRates) {
-  // Reference §4 core fixture: 5e9 B, 5e5 events, 50 s CPU, 25 chunks, E 25 s.
+  // docs/reference.md §4 core fixture: 5e9 B, 5e5 events, 50 s CPU, 25 chunks, E 25 s.
   v1::WorkflowReport report;
   report.set_events(500'000);
   report.set_compressed_bytes_read(5'000'000'000);
@@ -115,7 +115,8 @@ TEST(WorkflowMetricsTest, MissingBytesKeepsEventsAndProcessTime) {
 }
 
 TEST(WorkflowMetricsTest, DatasetsReplaceTheReportTotals) {
-  // Reference §4: TTbar (5e5 entries, 60 s, 6e9 B) + WJets (5e5, 40 s, 4e9) -> 1e6 events, 1e10 B.
+  // docs/reference.md §4: TTbar (5e5 entries, 60 s, 6e9 B) + WJets (5e5, 40 s, 4e9) -> 1e6 events,
+  // 1e10 B.
   v1::WorkflowReport report;
   report.set_events(1);  // ignored, as the original ignores the report with custom metrics
   report.set_compressed_bytes_read(2);

@@ -6,6 +6,7 @@
 
 #include "aggregation/aggregate.h"
 #include "collector/tool_build.h"
+#include "host/host_name.h"
 #include "host/host_warnings.h"
 
 namespace roastcoffea {
@@ -18,12 +19,6 @@ void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
 }
 
 }  // namespace
-
-std::string HostName() {
-  char buffer[256] = {};
-  if (gethostname(buffer, sizeof(buffer) - 1) != 0) return "unknown";
-  return buffer;
-}
 
 
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {

@@ -10,6 +10,8 @@
 
 #include "absl/status/statusor.h"
 #include "collector/run_stopwatch.h"
+// HostName() for this package's callers (the measurement's host; Work Queue worker commands).
+#include "host/host_name.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -37,8 +39,6 @@ struct RawRun {
 // aggregated metrics. The caller adds name, tool version, command line and configuration.
 // Errors are aggregation's (bad input, named).
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run);
-
-std::string HostName();
 
 }  // namespace roastcoffea
 

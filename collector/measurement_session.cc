@@ -14,7 +14,7 @@
 #include "collector/assemble_measurement.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {

@@ -124,7 +124,7 @@ class MeasurementSession {
   absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
 
   // Writes the measurement to <output_dir>/<metadata.name>/ and returns its path (as
-  // //export:measurement_io's SaveMeasurement: atomic, never overwrites).
+  // //store:measurement_io's SaveMeasurement: atomic, never overwrites).
   absl::StatusOr<std::string> Save(const v1::Measurement& measurement);
 
   const SessionOptions& options() const;

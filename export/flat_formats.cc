@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "export/display_width.h"
 #include "export/tables.h"
+#include "io/json_escape.h"
 
 namespace roastcoffea {
 namespace {
@@ -178,26 +179,6 @@ std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics) {
   for (FlatMetric& metric : ToFlatMetrics(metrics)) all.push_back(std::move(metric));
   for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) all.push_back(std::move(metric));
   return all;
-}
-
-std::string JsonQuote(absl::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
 }
 
 namespace {

@@ -64,9 +64,6 @@ std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
 // The text ends in '\n'.
 std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format);
 
-// `text` as a JSON string literal, quotes included (control characters as \u00XX).
-std::string JsonQuote(absl::string_view text);
-
 }  // namespace roastcoffea
 
 #endif  // ROASTCOFFEA_EXPORT_FLAT_FORMATS_H_

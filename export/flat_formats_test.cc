@@ -249,9 +249,5 @@ TEST(FormatFlatMetricsTest, CsvAndMarkdownCarryNoControlCharacters) {
   }
 }
 
-TEST(JsonQuoteTest, EscapesQuotesBackslashesAndControls) {
-  EXPECT_EQ(JsonQuote("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\u0001\"");
-}
-
 }  // namespace
 }  // namespace roastcoffea

@@ -1,8 +1,9 @@
-// One self-contained HTML file for a measurement: its metadata, the summary tables
-// (export/tables.h) and every plot that has data (export/report_plots.h) as inline SVG. No
-// script, no external resource (a Content-Security-Policy forbids any), so it opens offline in
-// any browser. Every string from the measurement (names, datasets, workers, configuration,
-// error text) is HTML-escaped.
+// One self-contained HTML file for a measurement: a headline (key figures and the findings), a
+// contents list, the summary tables (export/tables.h), the plots (export/report_plots.h) as
+// inline SVG in a grid by group, the profile and the run's metadata. No script, no external
+// resource (a Content-Security-Policy forbids any), so it opens offline in any browser; the
+// layout fits windows from 800 px wide up without horizontal scrolling. Every string from the
+// measurement (names, datasets, workers, configuration, error text) is HTML-escaped.
 //
 // Thread-safety: pure except WriteHtmlReport (writes one file). Cost: that of the plots.
 #ifndef ROASTCOFFEA_EXPORT_HTML_REPORT_H_
@@ -21,9 +22,13 @@ struct HtmlReportOptions {
   ReportPlotOptions plots;
 };
 
-// The page. Its <title> is "roastcoffea report: <name>"; each summary table is a
-// <table class="summary"> with a <caption> of the table's title; each plot is a
-// <figure class="plot" id="plot-<id>"> holding its <svg> and a <figcaption> of its title.
+// The page. Its <title> is "roastcoffea report: <name>"; <section id="headline"> holds up to
+// six key figures (<div class="kpi">, labelled as the summary tables' rows) and the findings
+// (severity, evidence, what to try); each summary table is a <table class="summary"> with a
+// <caption> of the table's title; each plot group is an <h2 id="plots-<n>"> then a
+// <div class="plot-grid"> of <figure class="plot" id="plot-<id>"> holding its <svg> and, when
+// the plot leaves something out, a <figcaption> saying what; a plot replaced by a sentence is
+// an <li id="plot-<id>"> in the <ul class="plot-notes"> after its group.
 // When the measurement has profiles, a last "Profile" section holds the flame graph merged over
 // every worker (<figure class="flame-graph">, hover titles, no script) and its top exclusive
 // stacks (<table class="profile-stacks">).

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "export/report_plots.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
@@ -33,7 +35,10 @@ TEST(RenderHtmlReportTest, WarningsHostAndBuildComeFirst) {
   const std::string html = RenderHtmlReport(measurement);
   const size_t warnings = html.find("<h2>Warnings</h2>");
   ASSERT_NE(warnings, std::string::npos);
-  EXPECT_LT(warnings, html.find("<h2>Run</h2>"));
+  EXPECT_LT(html.find("<section id=\"headline\">"), warnings);
+  EXPECT_LT(warnings, html.find("<h2 id=\"summary\">"));
+  EXPECT_LT(warnings, html.find("<h2 id=\"run\">Run details</h2>"));
+  EXPECT_TRUE(absl::StrContains(html, "<li><a href=\"#warnings\">Warnings</a></li>"));
   EXPECT_TRUE(absl::StrContains(html, "<li>4 worker threads on &lt;2&gt; usable CPUs</li>"));
   EXPECT_TRUE(absl::StrContains(html, "<th>Machine</th><td>2 online CPUs"));
   EXPECT_TRUE(absl::StrContains(html, "<th>Measured code</th><td>fastbuild (NOT optimised)"));
@@ -54,21 +59,76 @@ TEST(RenderHtmlReportTest, TitleTablesAndEveryPlot) {
     EXPECT_TRUE(absl::StrContains(html, "<caption>" + HtmlEscape(title) + "</caption>")) << title;
   }
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
-  EXPECT_EQ(Count(html, "<figure class=\"plot\""), static_cast<int>(plots.size()));
+  int drawn = 0;
   for (const ReportPlot& plot : plots) {
-    EXPECT_TRUE(absl::StrContains(html, "id=\"plot-" + plot.id + "\"")) << plot.id;
+    EXPECT_EQ(Count(html, "id=\"plot-" + plot.id + "\""), 1) << plot.id;
+    if (!plot.svg.empty()) ++drawn;
   }
-  EXPECT_EQ(Count(html, "<svg"), static_cast<int>(plots.size()));
+  EXPECT_GT(drawn, 10);
+  EXPECT_EQ(Count(html, "<figure class=\"plot"), drawn);
+  EXPECT_EQ(Count(html, "<svg"), drawn);
   // No markup from the data, no script, no external resource.
   EXPECT_FALSE(absl::StrContains(html, "<script"));
   EXPECT_FALSE(absl::StrContains(html, "<b>"));
   EXPECT_FALSE(absl::StrContains(html, "</td><script>"));
-  EXPECT_FALSE(absl::StrContains(html, "http://") &&
-               !absl::StrContains(html, "xmlns=\"http://www.w3.org/2000/svg\""));
+  // The SVG namespace is a name, not a resource: every other URL would be one.
+  const std::string without_namespace =
+      absl::StrReplaceAll(html, {{"xmlns=\"http://www.w3.org/2000/svg\"", ""}});
+  EXPECT_LT(without_namespace.size(), html.size());
+  EXPECT_FALSE(absl::StrContains(without_namespace, "http://"));
+  EXPECT_FALSE(absl::StrContains(without_namespace, "https://"));
+  EXPECT_FALSE(absl::StrContains(without_namespace, "//www."));
   EXPECT_FALSE(absl::StrContains(html, "src="));
+  EXPECT_FALSE(absl::StrContains(html, "url("));
+  EXPECT_FALSE(absl::StrContains(html, "@import"));
   EXPECT_TRUE(absl::StrContains(html, "Content-Security-Policy"));
   EXPECT_TRUE(absl::StrContains(html, "ValueError: &lt;bad&gt; &amp; worse"));
   EXPECT_TRUE(absl::StrContains(html, "ttbar&lt;&amp;&gt;&quot;&#39;"));
+}
+
+TEST(RenderHtmlReportTest, HeadlineContentsAndPlotGroups) {
+  const v1::Measurement measurement = testing_export::RichMeasurement();
+  const std::string html = RenderHtmlReport(measurement);
+  // Key figures with the terminal tables' labels, before the findings and the tables.
+  const size_t figures = html.find("<div class=\"kpis\">");
+  ASSERT_NE(figures, std::string::npos);
+  EXPECT_LT(figures, html.find("id=\"findings\""));
+  EXPECT_LT(html.find("id=\"findings\""), html.find("<h2 id=\"summary\">"));
+  const int cards = Count(html, "<div class=\"kpi\">");
+  EXPECT_GE(cards, 4);
+  EXPECT_LE(cards, 6);
+  EXPECT_TRUE(absl::StrContains(html, "<div class=\"kpi-label\">Total Events</div>"));
+  EXPECT_TRUE(absl::StrContains(html, "<div class=\"kpi-label\">Elapsed Time</div>"));
+  // Contents: a link to every section that exists.
+  for (const char* anchor : {"#headline", "#summary", "#plots-0", "#plots-1", "#run"}) {
+    EXPECT_TRUE(absl::StrContains(html, absl::StrCat("<a href=\"", anchor, "\">"))) << anchor;
+    EXPECT_TRUE(absl::StrContains(html, absl::StrCat("id=\"", std::string(anchor + 1), "\"")))
+        << anchor;
+  }
+  EXPECT_TRUE(absl::StrContains(html, "<h2 id=\"plots-0\">Workers over time</h2>"));
+  EXPECT_TRUE(absl::StrContains(html, "<div class=\"plot-grid\">"));
+  EXPECT_TRUE(absl::StrContains(html, "<figure class=\"plot wide\" id=\"plot-chunk-gantt\">"));
+  // A figure's caption says what the plot leaves out, never its title again.
+  for (const ReportPlot& plot : BuildReportPlots(measurement)) {
+    EXPECT_FALSE(absl::StrContains(html, absl::StrCat("<figcaption>", HtmlEscape(plot.title),
+                                                      "</figcaption>")))
+        << plot.id;
+  }
+}
+
+TEST(RenderHtmlReportTest, ConstantPlotsBecomeOneSentence) {
+  v1::Measurement measurement;
+  for (int i = 0; i < 3; ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_events(25000);
+    chunk.set_duration_seconds(1.0 + i);
+  }
+  const std::string html = RenderHtmlReport(measurement);
+  EXPECT_TRUE(absl::StrContains(
+      html, "<li id=\"plot-runtime-vs-events\"><strong>Chunk Runtime vs Number of Events:"
+            "</strong> Every chunk has 25,000 events"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(html, "id=\"plot-runtime-distribution\""));
 }
 
 TEST(RenderHtmlReportTest, EmptyMeasurementStillRenders) {
@@ -99,14 +159,15 @@ v1::Profile ProfileOf(const std::string& worker, const std::vector<int>& parents
 
 TEST(RenderHtmlReportTest, ProfileSectionWithFlameGraphAndTopStacks) {
   v1::Measurement measurement = testing_export::RichMeasurement();
-  const int plots = static_cast<int>(BuildReportPlots(measurement).size());
-  EXPECT_FALSE(absl::StrContains(RenderHtmlReport(measurement), "<h2>Profile</h2>"));
+  int plots = 0;
+  for (const ReportPlot& plot : BuildReportPlots(measurement)) plots += plot.svg.empty() ? 0 : 1;
+  EXPECT_FALSE(absl::StrContains(RenderHtmlReport(measurement), ">Profile</h2>"));
   *measurement.add_profiles() =
       ProfileOf(testing_export::kHostileWorker, {0, 1, 1}, {"main", "std::vector<int>::at", "b"},
                 {10, 6, 3});
   *measurement.add_profiles() = ProfileOf("w2", {0, 1}, {"main", "b"}, {10, 10});
   const std::string html = RenderHtmlReport(measurement);
-  EXPECT_EQ(Count(html, "<h2>Profile</h2>"), 1);
+  EXPECT_EQ(Count(html, "<h2 id=\"profile\">Profile</h2>"), 1);
   EXPECT_EQ(Count(html, "<figure class=\"flame-graph\""), 1);
   EXPECT_EQ(Count(html, "<svg"), plots + 1);
   // Merged over both workers: 20 samples; hover titles, no script (the CSP forbids it).

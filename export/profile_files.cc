@@ -12,7 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "aggregation/profile.h"
-#include "export/atomic_file.h"
+#include "store/atomic_file.h"
 #include "export/profile_tables.h"
 
 namespace roastcoffea {
@@ -48,11 +48,11 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
     return absl::Status(graph.status().code(),
                         absl::StrCat(subtitle, ": ", graph.status().message()));
   }
-  if (absl::Status status = export_internal::WriteFileAtomically(folded_path, folded->text);
+  if (absl::Status status = WriteOutputFileAtomically(folded_path, folded->text);
       !status.ok()) {
     return status;
   }
-  return export_internal::WriteFileAtomically(svg_path, graph->svg);
+  return WriteOutputFileAtomically(svg_path, graph->svg);
 }
 
 }  // namespace

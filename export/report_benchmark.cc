@@ -1,4 +1,4 @@
-// Cost of the HTML report (tables + 22 SVG plots) and of reading the original's metrics.json.
+// Cost of the HTML report (tables + SVG plots) and of reading the original's metrics.json.
 //   bazel run -c opt //export:report_benchmark
 #include <string>
 
@@ -6,7 +6,7 @@
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "export/html_report.h"
-#include "export/legacy_measurement.h"
+#include "ingest/legacy_measurement.h"
 #include "export/test_measurement.h"
 #include "schema/measurement.pb.h"
 
@@ -26,6 +26,41 @@ void BM_RenderHtmlReport(benchmark::State& state) {
   state.counters["html_bytes"] = static_cast<double>(bytes);
 }
 BENCHMARK(BM_RenderHtmlReport)->Arg(3)->Arg(50)->Arg(500)->Unit(benchmark::kMillisecond);
+
+// Chunks: 1,000 ... 100,000 chunk records over 8 worker threads and 3 datasets, each with a
+// section slice (the Gantt chart draws time bins above report_plots.h's kMaxGanttChunks).
+void BM_RenderHtmlReportManyChunks(benchmark::State& state) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  measurement.clear_chunks();
+  constexpr int64_t kStart = 1767268800LL * 1000000000LL;
+  for (int64_t i = 0; i < state.range(0); ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_worker("node1:4242");
+    chunk.set_thread_index(i % 8);
+    chunk.set_dataset(i % 3 == 0 ? "ttbar" : i % 3 == 1 ? "wjets" : "data");
+    chunk.set_events(1000 + i % 17);
+    const int64_t start = kStart + (i / 8) * 11'000'000LL;
+    chunk.set_start_unix_ns(start);
+    chunk.set_end_unix_ns(start + 10'000'000LL);
+    chunk.set_duration_seconds(0.010 + (i % 5) * 1e-4);
+    chunk.set_compressed_bytes_read(400000);
+    v1::SectionSlice& slice = *chunk.add_slices();
+    slice.set_name("select");
+    slice.set_duration_ns(4'000'000);
+  }
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string html = RenderHtmlReport(measurement);
+    bytes = html.size();
+    benchmark::DoNotOptimize(html.data());
+  }
+  state.counters["html_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_RenderHtmlReportManyChunks)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
 
 // metrics.json with `state.range(0)` chunk records and chunk_info entries.
 void BM_ParseLegacyMeasurement(benchmark::State& state) {

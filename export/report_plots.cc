@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -9,121 +10,118 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "aggregation/timeline.h"
 #include "export/svg_plot.h"
+#include "export/tables.h"
 
 namespace roastcoffea {
 namespace {
 
-double Seconds(int64_t unix_ns) { return static_cast<double>(unix_ns) * 1e-9; }
+constexpr char kTime[] = "Time since start (s)";
+constexpr double kMiB = 1024.0 * 1024.0;
 
-ChartFrame Frame(std::string title, std::string x_label, std::string y_label,
-                 const ReportPlotOptions& options) {
+struct Context {
+  const v1::Measurement& measurement;
+  const ReportPlotOptions& options;
+  int64_t origin_unix_ns;
+  // One time range for every time axis, so that the plots of the grid line up.
+  double time_low = 0;
+  double time_high = 0;
+};
+
+// From the origin (or the earliest instant, when earlier) to the last instant the
+// measurement knows: its elapsed time, a chunk's end or a tracking sample.
+void SetTimeRange(Context* context) {
+  const v1::Measurement& m = context->measurement;
+  const int64_t origin = context->origin_unix_ns;
+  double low = 0;
+  double high = m.metadata().elapsed_seconds();
+  const auto add = [&](int64_t t) {
+    const double s = SecondsSince(origin, t);
+    low = std::min(low, s);
+    high = std::max(high, s);
+  };
+  for (const v1::ChunkRecord& chunk : m.chunks()) {
+    if (chunk.start_unix_ns() == 0) continue;
+    add(chunk.start_unix_ns());
+    add(chunk.end_unix_ns());
+  }
+  for (int64_t t : m.tracking().worker_count_time_unix_ns()) add(t);
+  for (const v1::WorkerSeries& worker : m.tracking().workers()) {
+    for (int64_t t : worker.time_unix_ns()) add(t);
+  }
+  if (m.metrics().has_chunks()) {
+    for (const v1::ChunkInfo& info : m.metrics().chunks().chunk_info()) {
+      if (info.start_unix_ns() == 0) continue;
+      add(info.start_unix_ns());
+      add(info.end_unix_ns());
+    }
+  }
+  context->time_low = low;
+  context->time_high = high;
+}
+
+// Fills plot->svg or plot->note; leaves both empty when the plot does not apply.
+using Builder = void (*)(const Context&, ReportPlot*);
+
+ChartFrame Frame(const ReportPlot& plot, std::string x_label, std::string y_label,
+                 const Context& context) {
   ChartFrame frame;
-  frame.title = std::move(title);
+  frame.title = plot.title;
   frame.x_label = std::move(x_label);
   frame.y_label = std::move(y_label);
-  frame.max_legend_entries = options.max_legend_entries;
+  // Two plots side by side on a wide page; scaled down (viewBox) on a narrow one.
+  frame.width = 680;
+  frame.height = 360;
+  frame.max_legend_entries = context.options.max_legend_entries;
   frame.series_noun = "workers";
+  if (frame.x_label == kTime && context.time_high > context.time_low) {
+    frame.x_min = context.time_low;
+    frame.x_max = context.time_high;
+  }
   return frame;
 }
 
-using Column = google::protobuf::RepeatedField<double>;
+std::string Thousands(int64_t value) {
+  std::string digits = absl::StrCat(value < 0 ? -value : value);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return value < 0 ? "-" + digits : digits;
+}
+
+std::string Number(double value) {
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    return Thousands(static_cast<int64_t>(value));
+  }
+  return absl::StrFormat("%.3g", value);
+}
 
 bool IsStep(v1::SeriesKind kind) { return kind == v1::SERIES_KIND_STEP; }
+
+bool AllEqual(const std::vector<double>& values) {
+  for (double v : values) {
+    if (v != values.front()) return false;
+  }
+  return true;
+}
 
 // Sample indices of a worker series in time order; samples sharing an instant keep their
 // stored order (for a STEP series, the order of its changes).
 std::vector<int> TimeOrder(const v1::WorkerSeries& worker) {
-  std::vector<int> order(worker.time_unix_ns_size());
-  for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[i] = i;
+  std::vector<int> order(static_cast<size_t>(worker.time_unix_ns_size()));
+  for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[static_cast<size_t>(i)] = i;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return worker.time_unix_ns(a) < worker.time_unix_ns(b);
   });
   return order;
 }
 
-// One line per worker of `column` (or of a value derived from the sample index), drawn as its
-// kind says (STEP: steps; SAMPLED: lines).
-template <typename Value>
-LineChart PerWorker(const v1::TrackingData& tracking, ChartFrame frame, Value value,
-                    bool (*has)(const v1::WorkerSeries&)) {
-  LineChart chart{std::move(frame), true, {}};
-  for (const v1::WorkerSeries& worker : tracking.workers()) {
-    if (!has(worker)) continue;
-    LineSeries series;
-    series.name = worker.worker();
-    series.step = IsStep(worker.kind());
-    for (int i : TimeOrder(worker)) {
-      series.x.push_back(Seconds(worker.time_unix_ns(i)));
-      series.y.push_back(value(worker, i));
-    }
-    chart.series.push_back(std::move(series));
-  }
-  return chart;
-}
+using Value = double (*)(const v1::WorkerSeries&, int);
+using Has = bool (*)(const v1::WorkerSeries&);
 
-// Every distinct instant of the workers with `has`, and the finite values of the workers there:
-// a SAMPLED worker counts only at its own samples (as the original's mean timelines); a STEP
-// worker counts at every instant from its first to its last sample with the value it holds
-// there (its last change at or before it). *all_step: every such worker is STEP.
-template <typename Value>
-std::map<int64_t, std::vector<double>> ValuesByInstant(const v1::TrackingData& tracking,
-                                                       Value value,
-                                                       bool (*has)(const v1::WorkerSeries&),
-                                                       bool* all_step) {
-  std::map<int64_t, std::vector<double>> at;
-  *all_step = true;
-  for (const v1::WorkerSeries& worker : tracking.workers()) {
-    if (!has(worker)) continue;
-    for (int64_t t : worker.time_unix_ns()) at[t];
-  }
-  for (const v1::WorkerSeries& worker : tracking.workers()) {
-    if (!has(worker)) continue;
-    if (!IsStep(worker.kind())) {
-      *all_step = false;
-      for (int i = 0; i < worker.time_unix_ns_size(); ++i) {
-        const double v = value(worker, i);
-        if (std::isfinite(v)) at[worker.time_unix_ns(i)].push_back(v);
-      }
-      continue;
-    }
-    const std::vector<int> order = TimeOrder(worker);
-    size_t k = 0;  // order[k - 1]: the last sample at or before the instant
-    for (auto it = at.find(worker.time_unix_ns(order.front()));
-         it != at.end() && it->first <= worker.time_unix_ns(order.back()); ++it) {
-      while (k < order.size() && worker.time_unix_ns(order[k]) <= it->first) ++k;
-      const double v = value(worker, order[k - 1]);
-      if (std::isfinite(v)) it->second.push_back(v);
-    }
-  }
-  return at;
-}
-
-// Mean and min-max across workers at every distinct timestamp (ValuesByInstant), as the
-// original's mean timelines.
-template <typename Value>
-LineChart MeanBand(const v1::TrackingData& tracking, ChartFrame frame, Value value,
-                   bool (*has)(const v1::WorkerSeries&)) {
-  LineSeries series;
-  series.name = "Mean";
-  series.band_name = "Min-Max Range";
-  for (const auto& [time, values] : ValuesByInstant(tracking, value, has, &series.step)) {
-    if (values.empty()) continue;
-    double sum = 0;
-    for (double v : values) sum += v;
-    series.x.push_back(Seconds(time));
-    series.y.push_back(sum / static_cast<double>(values.size()));
-    series.band_low.push_back(*std::min_element(values.begin(), values.end()));
-    series.band_high.push_back(*std::max_element(values.begin(), values.end()));
-  }
-  LineChart chart{std::move(frame), true, {}};
-  if (!series.x.empty()) chart.series.push_back(std::move(series));
-  return chart;
-}
-
-bool HasMemoryAndLimit(const v1::WorkerSeries& w) {
-  return w.memory_bytes_size() == w.time_unix_ns_size() &&
-         w.memory_limit_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+bool HasMemory(const v1::WorkerSeries& w) {
+  return w.memory_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
 }
 bool HasCpu(const v1::WorkerSeries& w) {
   return w.cpu_percent_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
@@ -137,36 +135,511 @@ bool HasExecuting(const v1::WorkerSeries& w) {
 bool HasActive(const v1::WorkerSeries& w) {
   return w.active_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
 }
+double MemoryMiB(const v1::WorkerSeries& w, int i) { return w.memory_bytes(i) / kMiB; }
+double Cpu(const v1::WorkerSeries& w, int i) { return w.cpu_percent(i); }
+double Occupancy(const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); }
+double Executing(const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); }
+double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
 
-double MemoryPercent(const v1::WorkerSeries& w, int i) {
-  return w.memory_limit_bytes(i) > 0 ? 100.0 * w.memory_bytes(i) / w.memory_limit_bytes(i)
-                                     : std::nan("");
-}
-
-void AddIfData(std::vector<ReportPlot>* plots, std::string id, const std::string& title,
-               const LineChart& chart) {
-  if (chart.series.empty()) return;
-  plots->push_back({std::move(id), title, RenderLineChart(chart)});
-}
-
-struct ChunkTimes {
-  double start, end, bytes;
-};
-
-std::vector<ChunkTimes> ChunkTimeline(const v1::Measurement& measurement) {
-  std::vector<ChunkTimes> out;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.start_unix_ns() == 0 || chunk.end_unix_ns() < chunk.start_unix_ns()) continue;
-    out.push_back({Seconds(chunk.start_unix_ns()), Seconds(chunk.end_unix_ns()),
-                   static_cast<double>(chunk.compressed_bytes_read())});
+// One series per worker with `has`, drawn as its kind says. Workers whose series are identical
+// (threads of one process report the process's numbers) are merged into one, named for all.
+std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) {
+  std::vector<LineSeries> out;
+  std::vector<int> merged;  // per series: workers merged into it
+  for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
+    if (!has(worker)) continue;
+    LineSeries series;
+    series.name = worker.worker();
+    series.step = IsStep(worker.kind());
+    for (int i : TimeOrder(worker)) {
+      series.x.push_back(SecondsSince(context.origin_unix_ns, worker.time_unix_ns(i)));
+      series.y.push_back(value(worker, i));
+    }
+    bool same = false;
+    for (size_t s = 0; s < out.size() && !same; ++s) {
+      if (out[s].x == series.x && out[s].y == series.y && out[s].step == series.step) {
+        ++merged[s];
+        same = true;
+      }
+    }
+    if (same) continue;
+    out.push_back(std::move(series));
+    merged.push_back(1);
   }
-  if (out.empty() && measurement.metrics().has_chunks()) {
-    for (const v1::ChunkInfo& info : measurement.metrics().chunks().chunk_info()) {
-      out.push_back({Seconds(info.start_unix_ns()), Seconds(info.end_unix_ns()),
-                     static_cast<double>(info.bytes_read())});
+  for (size_t s = 0; s < out.size(); ++s) {
+    if (merged[s] > 1) {
+      out[s].name = absl::StrCat(merged[s], " workers, same series");
     }
   }
   return out;
+}
+
+// Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
+// series counts with the value it holds from its first to its last point, a SAMPLED one at its
+// own points.
+LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
+  std::map<double, std::vector<double>> at;
+  bool all_step = true;
+  for (const LineSeries& s : series) {
+    for (double x : s.x) at[x];
+  }
+  for (const LineSeries& s : series) {
+    if (s.x.empty()) continue;
+    if (!s.step) {
+      all_step = false;
+      for (size_t i = 0; i < s.x.size(); ++i) {
+        if (std::isfinite(s.y[i])) at[s.x[i]].push_back(s.y[i]);
+      }
+      continue;
+    }
+    size_t k = 0;
+    for (auto it = at.find(s.x.front()); it != at.end() && it->first <= s.x.back(); ++it) {
+      while (k < s.x.size() && s.x[k] <= it->first) ++k;
+      if (std::isfinite(s.y[k - 1])) it->second.push_back(s.y[k - 1]);
+    }
+  }
+  LineSeries out;
+  out.name = sum ? "Sum over workers" : "Mean";
+  out.band_name = "Min-Max Range";
+  out.step = all_step;
+  out.fill = sum;
+  for (const auto& [x, values] : at) {
+    if (values.empty()) continue;
+    double total = 0;
+    for (double v : values) total += v;
+    out.x.push_back(x);
+    out.y.push_back(sum ? total : total / static_cast<double>(values.size()));
+    if (sum) continue;
+    out.band_low.push_back(*std::min_element(values.begin(), values.end()));
+    out.band_high.push_back(*std::max_element(values.begin(), values.end()));
+  }
+  return out;
+}
+
+bool Constant(const std::vector<LineSeries>& series, double* value) {
+  bool first = true;
+  for (const LineSeries& s : series) {
+    for (double y : s.y) {
+      if (first) *value = y;
+      if (y != *value) return false;
+      first = false;
+    }
+  }
+  return !first;
+}
+
+// Per-worker lines up to the legend's size; above it the mean and min-max band, or the sum
+// over workers for counts (`sum_when_crowded`: 183 workers running 0 or 1 task read best as
+// the number of tasks running). Constant data becomes a sentence.
+void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
+                 const std::string& y_label, const std::string& what, const std::string& unit,
+                 bool sum_when_crowded = false) {
+  std::vector<LineSeries> series = PerWorker(context, value, has);
+  if (series.empty()) return;
+  double constant = 0;
+  if (Constant(series, &constant)) {
+    plot->note = absl::StrCat(what, ": ", Number(constant), unit,
+                              " for every worker at every sample (", series.size(),
+                              series.size() == 1 ? " series)." : " series).");
+    return;
+  }
+  LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};
+  if (series.size() > context.options.max_legend_entries) {
+    chart.series.push_back(MeanBand(series, sum_when_crowded));
+    plot->note = sum_when_crowded
+                     ? absl::StrCat("The sum over ", series.size(), " workers.")
+                     : absl::StrCat("Mean and range across ", series.size(), " workers.");
+  } else {
+    chart.series = std::move(series);
+  }
+  plot->svg = RenderLineChart(chart);
+}
+
+void WorkerCount(const Context& context, ReportPlot* plot) {
+  const v1::TrackingData& tracking = context.measurement.tracking();
+  if (tracking.worker_count_size() == 0 ||
+      tracking.worker_count_size() != tracking.worker_count_time_unix_ns_size()) {
+    return;
+  }
+  std::vector<std::pair<int64_t, int32_t>> samples;
+  for (int i = 0; i < tracking.worker_count_size(); ++i) {
+    samples.emplace_back(tracking.worker_count_time_unix_ns(i), tracking.worker_count(i));
+  }
+  // By time only, stably: STEP samples at one instant are changes in their stored order.
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  LineSeries series{"Workers"};
+  series.step = IsStep(tracking.worker_count_kind());
+  for (const auto& [time, count] : samples) {
+    series.x.push_back(SecondsSince(context.origin_unix_ns, time));
+    series.y.push_back(count);
+  }
+  if (AllEqual(series.y)) {
+    plot->note = absl::StrCat(Number(series.y.front()), " workers throughout the run.");
+    return;
+  }
+  plot->svg = RenderLineChart(
+      LineChart{Frame(*plot, kTime, "Number of Workers", context), false, {std::move(series)}});
+}
+
+void Memory(const Context& context, ReportPlot* plot) {
+  std::vector<LineSeries> series = PerWorker(context, MemoryMiB, HasMemory);
+  if (series.empty()) return;
+  double peak = 0;
+  double x_low = series.front().x.front();
+  double x_high = x_low;
+  for (const LineSeries& s : series) {
+    for (double y : s.y) peak = std::max(peak, y);
+    x_low = std::min(x_low, s.x.front());
+    x_high = std::max(x_high, s.x.back());
+  }
+  // The limits the workers report (their last, > 0), drawn when they are on the plot's scale.
+  std::set<double> limits;
+  for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
+    if (worker.memory_limit_bytes_size() > 0 && worker.memory_limit_bytes(
+            worker.memory_limit_bytes_size() - 1) > 0) {
+      limits.insert(worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) / kMiB);
+    }
+  }
+  LineChart chart{Frame(*plot, kTime, "Resident Memory (MiB)", context), false, {}};
+  if (series.size() > context.options.max_legend_entries) {
+    chart.series.push_back(MeanBand(series));
+    plot->note = absl::StrCat("Mean and range across ", series.size(), " workers.");
+  } else {
+    chart.series = std::move(series);
+  }
+  if (!limits.empty()) {
+    const double limit = *limits.rbegin();
+    if (limit <= 4 * peak && limits.size() <= 3) {
+      for (double l : limits) {
+        LineSeries line;
+        line.name = absl::StrCat("Limit ", FormatBytes(l * kMiB));
+        line.dashed = true;
+        line.x = {x_low, x_high};
+        line.y = {l, l};
+        chart.series.push_back(std::move(line));
+      }
+    } else {
+      absl::StrAppend(&plot->note, plot->note.empty() ? "" : " ", "Memory limit ",
+                      FormatBytes(limit * kMiB),
+                      limits.size() > 1 ? " (the largest of the workers')" : " per worker",
+                      absl::StrFormat(", %.0fx the peak of ", limit / std::max(peak, 1e-9)),
+                      FormatBytes(peak * kMiB), ": not drawn, it would flatten the curves.");
+    }
+  }
+  plot->svg = RenderLineChart(chart);
+}
+
+void CpuPlot(const Context& context, ReportPlot* plot) {
+  WorkerChart(context, plot, Cpu, HasCpu, "CPU Utilization (% of one core)", "CPU utilization",
+              " %");
+}
+void OccupancyPlot(const Context& context, ReportPlot* plot) {
+  WorkerChart(context, plot, Occupancy, HasOccupancy, "Occupancy (seconds of queued work)",
+              "Occupancy", " s");
+}
+void ExecutingPlot(const Context& context, ReportPlot* plot) {
+  WorkerChart(context, plot, Executing, HasExecuting, "Number of Executing Tasks",
+              "Executing tasks", "", /*sum_when_crowded=*/true);
+}
+void ActivePlot(const Context& context, ReportPlot* plot) {
+  bool any = false;
+  bool same = true;
+  for (const v1::WorkerSeries& w : context.measurement.tracking().workers()) {
+    if (!HasActive(w)) continue;
+    any = true;
+    for (int i = 0; i < w.active_tasks_size() && same; ++i) {
+      same = HasExecuting(w) && w.active_tasks(i) == w.executing_tasks(i);
+    }
+  }
+  if (!any) return;
+  if (same) {
+    plot->note = "No task waited on a worker: active tasks equal executing tasks at every sample.";
+    return;
+  }
+  WorkerChart(context, plot, Active, HasActive, "Number of Active Tasks", "Active tasks", "",
+              /*sum_when_crowded=*/true);
+}
+
+void ChunkGantt(const Context& context, ReportPlot* plot) {
+  const ChunkLanes lanes = BuildChunkLanes(context.measurement, context.origin_unix_ns);
+  if (lanes.chunk_count == 0) return;
+  // Lanes name themselves: no y label to collide with them.
+  GanttChart chart{Frame(*plot, kTime, "", context), {}, {}};
+  chart.frame.series_noun = "worker threads";
+  // Across the page (scaled to 1200 px at most, to ~750 px on a narrow window, where text must
+  // stay readable); as tall as its lanes need.
+  chart.frame.width = 900;
+  chart.frame.height = 0;
+  chart.clock_time = false;
+  chart.legend = lanes.datasets;
+  for (std::string& name : chart.legend) {
+    if (name.empty()) name = "(no dataset)";
+  }
+  std::vector<double> idle;
+  for (const Lane& lane : lanes.lanes) {
+    // The end of a long worker name tells workers apart better than its start.
+    std::string worker = lane.worker.empty() ? "worker" : lane.worker;
+    if (worker.size() > 16) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 15));
+    chart.rows.push_back(absl::StrCat(worker, " #", lane.thread_index,
+                                      lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
+    const double span = lane.busy_seconds + lane.idle_seconds;
+    idle.push_back(span > 0 ? 100 * lane.idle_seconds / span : 0);
+  }
+  if (lanes.chunk_count <= kMaxGanttChunks) {
+    std::map<std::string, size_t> sections;
+    for (size_t r = 0; r < lanes.lanes.size(); ++r) {
+      for (const LaneChunk& lane_chunk : lanes.lanes[r].chunks) {
+        const v1::ChunkRecord& chunk = context.measurement.chunks(
+            static_cast<int>(lane_chunk.record));
+        GanttBar bar;
+        bar.row = r;
+        bar.start = lane_chunk.start_seconds;
+        bar.end = lane_chunk.end_seconds;
+        bar.color = lanes.dataset_index[lane_chunk.record];
+        bar.failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
+        bar.tooltip = absl::StrCat(chunk.dataset(), " ", chunk.file(), " [", chunk.entry_start(),
+                                   ", ", chunk.entry_stop(), "): ", FormatDuration(
+                                       chunk.duration_seconds()),
+                                   bar.failed ? absl::StrCat(" FAILED: ", chunk.error_text()) : "");
+        for (const v1::SectionSlice& slice : chunk.slices()) {
+          if (slice.depth() != 0) continue;
+          const auto [it, added] = sections.emplace(slice.name(), chart.slice_legend.size());
+          if (added) chart.slice_legend.push_back(absl::StrCat("section ", slice.name()));
+          const double from = bar.start + static_cast<double>(slice.start_offset_ns()) * 1e-9;
+          bar.slices.push_back(
+              {from, from + static_cast<double>(slice.duration_ns()) * 1e-9, it->second});
+        }
+        chart.bars.push_back(std::move(bar));
+      }
+    }
+  } else {
+    // Too many chunks to draw one by one: time bins, runs of equal bins merged.
+    const int bins = static_cast<int>(std::clamp<size_t>(30000 / lanes.lanes.size(), 40, 300));
+    const std::vector<LaneBins> binned = BinChunkLanes(lanes, bins);
+    const double width = (lanes.last_end_seconds - lanes.first_start_seconds) / bins;
+    for (size_t r = 0; r < binned.size(); ++r) {
+      for (int b = 0; b < bins;) {
+        const size_t dataset = binned[r].dominant_dataset[static_cast<size_t>(b)];
+        const double level = std::round(binned[r].busy_fraction[static_cast<size_t>(b)] * 10) / 10;
+        int e = b + 1;
+        while (e < bins && binned[r].dominant_dataset[static_cast<size_t>(e)] == dataset &&
+               std::round(binned[r].busy_fraction[static_cast<size_t>(e)] * 10) / 10 == level) {
+          ++e;
+        }
+        if (dataset != SIZE_MAX && level > 0) {
+          GanttBar bar;
+          bar.row = r;
+          bar.start = lanes.first_start_seconds + b * width;
+          bar.end = lanes.first_start_seconds + e * width;
+          bar.color = dataset;
+          bar.opacity = level;
+          chart.bars.push_back(std::move(bar));
+        }
+        b = e;
+      }
+    }
+    plot->note = absl::StrCat(Thousands(static_cast<int64_t>(lanes.chunk_count)),
+                              " chunks, drawn in ", bins, " time bins per worker thread: opacity "
+                              "is the share of the bin spent in chunks, colour the dataset that "
+                              "ran most.");
+  }
+  std::vector<double> sorted = idle;
+  std::sort(sorted.begin(), sorted.end());
+  absl::StrAppend(&plot->note, plot->note.empty() ? "" : " ",
+                  absl::StrFormat("Idle between chunks, per worker thread: %.0f %% (min), "
+                                  "%.0f %% (median), %.0f %% (max) of the %s from the first "
+                                  "chunk start to the last end.",
+                                  sorted.front(), sorted[sorted.size() / 2], sorted.back(),
+                                  FormatDuration(lanes.last_end_seconds -
+                                                 lanes.first_start_seconds)));
+  plot->svg = RenderGantt(chart);
+}
+
+void RunningChunks(const Context& context, ReportPlot* plot) {
+  StepTimeline running = RunningChunksTimeline(context.measurement, context.origin_unix_ns);
+  if (running.value.empty()) return;
+  // Thousands of starts and ends read as a barcode: a time-weighted mean per bin instead.
+  const int bins = std::clamp(context.measurement.chunks_size() / 4, 10, 200);
+  if (running.value.size() > 400) {
+    running = BinnedMean(running, bins);
+    plot->note = absl::StrCat("Time-weighted mean in ", bins, " time bins.");
+  }
+  LineSeries series{"Chunks running"};
+  series.step = true;
+  series.fill = true;
+  series.x = running.time_seconds;
+  series.y = running.value;
+  plot->svg = RenderLineChart(
+      LineChart{Frame(*plot, kTime, "Chunks Running", context), false, {std::move(series)}});
+}
+
+void Throughput(const Context& context, ReportPlot* plot) {
+  const int bins = std::clamp(context.measurement.chunks_size() / 4, 10, 200);
+  const StepTimeline rate = ReadRateTimeline(context.measurement, context.origin_unix_ns, bins);
+  if (rate.value.empty()) return;
+  LineSeries series{"Data Rate"};
+  series.step = true;
+  series.fill = true;
+  series.x = rate.time_seconds;
+  for (double bytes_per_second : rate.value) series.y.push_back(bytes_per_second / 1e6);
+  plot->svg = RenderLineChart(LineChart{
+      Frame(*plot, kTime, "Data Rate (MB/s, compressed bytes read)", context), false,
+      {std::move(series)}});
+  plot->note = absl::StrCat("Bytes read by the chunks (their records), each spread evenly over "
+                            "its run time, in ", bins, " time bins.");
+}
+
+std::vector<const v1::ChunkRecord*> Succeeded(const v1::Measurement& measurement) {
+  std::vector<const v1::ChunkRecord*> out;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (chunk.status() != v1::CHUNK_STATUS_FAILED) out.push_back(&chunk);
+  }
+  return out;
+}
+
+// A histogram, or a sentence when every value is the same.
+void Histogram(const Context& context, ReportPlot* plot, std::vector<double> values,
+               const std::string& x_label, const std::string& y_label, const std::string& what,
+               const std::string& unit, int bins, int decimals) {
+  if (values.empty()) return;
+  if (AllEqual(values)) {
+    plot->note = absl::StrCat(what, ": ", absl::StrFormat("%.*f", decimals, values.front()), unit,
+                              " for all ", Thousands(static_cast<int64_t>(values.size())), ".");
+    return;
+  }
+  HistogramChart chart{Frame(*plot, x_label, y_label, context), std::move(values)};
+  chart.bins = bins;
+  chart.value_decimals = decimals;
+  chart.value_unit = unit;
+  plot->svg = RenderHistogram(chart);
+}
+
+void RuntimeDistribution(const Context& context, ReportPlot* plot) {
+  std::vector<double> durations;
+  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
+    durations.push_back(chunk->duration_seconds());
+  }
+  Histogram(context, plot, std::move(durations), "Runtime (seconds)", "Number of Chunks",
+            "Chunk runtime", " s", 30, 3);
+}
+
+void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
+  std::vector<double> events;
+  std::vector<double> durations;
+  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
+    if (chunk->events() <= 0) continue;
+    events.push_back(static_cast<double>(chunk->events()));
+    durations.push_back(chunk->duration_seconds());
+  }
+  if (events.empty()) return;
+  if (AllEqual(events)) {
+    plot->note = absl::StrCat("Every chunk has ", Number(events.front()),
+                              " events: runtime against events has no spread to show "
+                              "(see Chunk Runtime Distribution).");
+    return;
+  }
+  // A few distinct sizes (the last chunk of each file is shorter) make vertical stripes and a
+  // meaningless trend: the median runtime of each size says it better.
+  std::map<double, std::vector<double>> by_events;
+  for (size_t i = 0; i < events.size(); ++i) by_events[events[i]].push_back(durations[i]);
+  if (by_events.size() <= 4) {
+    std::vector<std::string> parts;
+    for (auto& [count, runtimes] : by_events) {
+      std::sort(runtimes.begin(), runtimes.end());
+      const size_t n = runtimes.size();
+      const double median =
+          n % 2 == 1 ? runtimes[n / 2] : (runtimes[n / 2 - 1] + runtimes[n / 2]) / 2;
+      parts.push_back(absl::StrCat(Thousands(static_cast<int64_t>(runtimes.size())),
+                                   runtimes.size() == 1 ? " chunk of " : " chunks of ",
+                                   Number(count), " events: median ",
+                                   FormatDuration(median)));
+    }
+    plot->note = absl::StrCat("Only ", by_events.size(), " chunk sizes: ",
+                              absl::StrJoin(parts, "; "), ".");
+    return;
+  }
+  ScatterChart chart{Frame(*plot, "Events per Chunk", "Runtime (seconds)", context), {}, {}};
+  const size_t step = (events.size() + kMaxScatterPoints - 1) / kMaxScatterPoints;
+  for (size_t i = 0; i < events.size(); i += step) {
+    chart.x.push_back(events[i]);
+    chart.y.push_back(durations[i]);
+  }
+  if (step > 1) {
+    plot->note = absl::StrCat("One chunk in ", step, " drawn (of ",
+                              Thousands(static_cast<int64_t>(events.size())), ").");
+  }
+  plot->svg = RenderScatter(chart);
+}
+
+void BytesPerDataset(const Context& context, ReportPlot* plot) {
+  std::map<std::string, std::pair<double, double>> by_dataset;
+  bool any = false;
+  bool any_uncompressed = false;
+  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
+    auto& [compressed, uncompressed] = by_dataset[chunk->dataset()];
+    compressed += static_cast<double>(chunk->compressed_bytes_read()) / kMiB;
+    uncompressed += static_cast<double>(chunk->uncompressed_bytes_read()) / kMiB;
+    any = any || chunk->compressed_bytes_read() > 0;
+    any_uncompressed = any_uncompressed || chunk->uncompressed_bytes_read() > 0;
+  }
+  if (!any) return;
+  BarChart chart{Frame(*plot, "Dataset", "Bytes Read (MiB)", context), {}, {}};
+  chart.value_labels = true;
+  chart.groups.push_back({"Compressed (on disk)", {}});
+  if (any_uncompressed) chart.groups.push_back({"Uncompressed", {}});
+  for (const auto& [dataset, bytes] : by_dataset) {
+    chart.categories.push_back(dataset.empty() ? "(no dataset)" : dataset);
+    chart.groups[0].values.push_back(bytes.first);
+    if (any_uncompressed) chart.groups[1].values.push_back(bytes.second);
+  }
+  plot->svg = RenderBarChart(chart);
+  plot->note = "From the chunk records of successful chunks.";
+}
+
+void BranchesPerChunk(const Context& context, ReportPlot* plot) {
+  std::vector<double> branches;
+  bool any = false;
+  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
+    branches.push_back(chunk->accessed_branches_size());
+    any = any || chunk->accessed_branches_size() > 0;
+  }
+  if (!any) return;
+  Histogram(context, plot, std::move(branches), "Branches Accessed", "Number of Chunks",
+            "Branches accessed per chunk", "", 20, 1);
+}
+
+void BytesAccessedPerChunk(const Context& context, ReportPlot* plot) {
+  std::vector<double> accessed;
+  bool any = false;
+  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
+    accessed.push_back(static_cast<double>(chunk->accessed_bytes()) / kMiB);
+    any = any || chunk->accessed_bytes() > 0;
+  }
+  if (!any) return;
+  Histogram(context, plot, std::move(accessed), "Bytes Accessed (MiB, compressed)",
+            "Number of Chunks", "Bytes accessed per chunk", " MiB", 30, 2);
+}
+
+void CompressionRatio(const Context& context, ReportPlot* plot) {
+  const v1::AggregatedMetrics& metrics = context.measurement.metrics();
+  if (!metrics.has_branches() || metrics.branches().compression_ratios_size() == 0) return;
+  Histogram(context, plot,
+            {metrics.branches().compression_ratios().begin(),
+             metrics.branches().compression_ratios().end()},
+            "Compression Ratio (compressed/uncompressed)", "Number of Files",
+            "Compression ratio", "", 20, 3);
+}
+
+void BytesReadPercent(const Context& context, ReportPlot* plot) {
+  const v1::AggregatedMetrics& metrics = context.measurement.metrics();
+  if (!metrics.has_branches() || metrics.branches().bytes_read_percent_per_file_size() == 0) {
+    return;
+  }
+  Histogram(context, plot,
+            {metrics.branches().bytes_read_percent_per_file().begin(),
+             metrics.branches().bytes_read_percent_per_file().end()},
+            "Bytes Read (% of the file)", "Number of Files", "Bytes read", " %", 20, 1);
 }
 
 // Per task prefix, the "execute" totals of `activity` in `unit`.
@@ -182,305 +655,107 @@ std::map<std::string, double> PerTask(const v1::FineMetricsSummary& fine,
   return out;
 }
 
+void TaskCpuIo(const Context& context, ReportPlot* plot) {
+  if (!context.measurement.metrics().has_fine()) return;
+  const v1::FineMetricsSummary& fine = context.measurement.metrics().fine();
+  const std::map<std::string, double> cpu = PerTask(fine, "thread-cpu", "seconds");
+  const std::map<std::string, double> io = PerTask(fine, "thread-noncpu", "seconds");
+  std::set<std::string> prefixes;
+  for (const auto& [prefix, value] : cpu) {
+    if (value > 0) prefixes.insert(prefix);
+  }
+  for (const auto& [prefix, value] : io) {
+    if (value > 0) prefixes.insert(prefix);
+  }
+  prefixes.erase("N/A");
+  if (prefixes.empty()) return;
+  BarChart chart{Frame(*plot, "Task", "Time (seconds)", context), {}, {}};
+  chart.stacked = true;
+  BarGroup cpu_group{"CPU Time", {}};
+  BarGroup io_group{"I/O Time", {}};
+  for (const std::string& prefix : prefixes) {
+    chart.categories.push_back(prefix);
+    cpu_group.values.push_back(cpu.count(prefix) ? cpu.at(prefix) : 0);
+    io_group.values.push_back(io.count(prefix) ? io.at(prefix) : 0);
+  }
+  chart.groups = {cpu_group, io_group};
+  plot->svg = RenderBarChart(chart);
+}
+
+void TaskOverhead(const Context& context, ReportPlot* plot) {
+  if (!context.measurement.metrics().has_fine()) return;
+  const v1::FineMetricsSummary& fine = context.measurement.metrics().fine();
+  std::map<std::string, std::pair<double, double>> overhead;
+  for (const char* activity : {"compress", "decompress"}) {
+    for (const auto& [prefix, value] : PerTask(fine, activity, "seconds")) {
+      overhead[prefix].first += value;
+    }
+  }
+  for (const char* activity : {"serialize", "deserialize"}) {
+    for (const auto& [prefix, value] : PerTask(fine, activity, "seconds")) {
+      overhead[prefix].second += value;
+    }
+  }
+  BarChart chart{Frame(*plot, "Task", "Time (seconds)", context),
+                 {},
+                 {{"Compression", {}}, {"Serialization", {}}}};
+  for (const auto& [prefix, values] : overhead) {
+    if (values.first <= 0 && values.second <= 0) continue;
+    chart.categories.push_back(prefix);
+    chart.groups[0].values.push_back(values.first);
+    chart.groups[1].values.push_back(values.second);
+  }
+  if (chart.categories.empty()) return;
+  plot->svg = RenderBarChart(chart);
+}
+
+struct PlotSpec {
+  const char* id;
+  const char* title;
+  const char* group;
+  Builder build;
+};
+
+constexpr char kWorkers[] = "Workers over time";
+constexpr char kChunkTimes[] = "Chunks over time";
+constexpr char kChunks[] = "Chunks";
+constexpr char kFiles[] = "Files";
+constexpr char kFine[] = "Fine metrics";
+
+constexpr PlotSpec kPlots[] = {
+    {"worker-count", "Worker Count Over Time", kWorkers, WorkerCount},
+    {"memory", "Memory Over Time", kWorkers, Memory},
+    {"cpu", "CPU Utilization Over Time", kWorkers, CpuPlot},
+    {"occupancy", "Worker Occupancy Over Time", kWorkers, OccupancyPlot},
+    {"executing-tasks", "Executing Tasks Per Worker Over Time", kWorkers, ExecutingPlot},
+    {"active-tasks", "Active Tasks (Executing + Queued) Per Worker Over Time", kWorkers,
+     ActivePlot},
+    {"chunk-gantt", "Chunks per Worker Thread", kChunkTimes, ChunkGantt},
+    {"running-chunks", "Chunks Running Over Time", kChunkTimes, RunningChunks},
+    {"throughput", "Data Throughput Over Time", kChunkTimes, Throughput},
+    {"runtime-distribution", "Chunk Runtime Distribution", kChunks, RuntimeDistribution},
+    {"runtime-vs-events", "Chunk Runtime vs Number of Events", kChunks, RuntimeVsEvents},
+    {"bytes-per-dataset", "Bytes Read per Dataset", kChunks, BytesPerDataset},
+    {"branches-per-chunk", "Branches Accessed Per Chunk", kChunks, BranchesPerChunk},
+    {"bytes-accessed-per-chunk", "Bytes Accessed Per Chunk", kChunks, BytesAccessedPerChunk},
+    {"compression-ratio", "Compression Ratio Distribution Across Files", kFiles,
+     CompressionRatio},
+    {"bytes-read-percent", "Bytes Read Percentage Distribution", kFiles, BytesReadPercent},
+    {"task-cpu-io", "CPU vs I/O Time per Task", kFine, TaskCpuIo},
+    {"task-overhead", "Compression & Serialization Overhead per Task", kFine, TaskOverhead},
+};
+
 }  // namespace
 
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options) {
+  Context context{measurement, options, TimelineOriginUnixNs(measurement)};
+  SetTimeRange(&context);
   std::vector<ReportPlot> plots;
-  const v1::AggregatedMetrics& metrics = measurement.metrics();
-  const char* kTime = "Time (UTC)";
-
-  if (measurement.has_tracking()) {
-    const v1::TrackingData& tracking = measurement.tracking();
-    if (tracking.worker_count_size() > 0 &&
-        tracking.worker_count_size() == tracking.worker_count_time_unix_ns_size()) {
-      std::vector<std::pair<int64_t, int32_t>> samples;
-      for (int i = 0; i < tracking.worker_count_size(); ++i) {
-        samples.emplace_back(tracking.worker_count_time_unix_ns(i), tracking.worker_count(i));
-      }
-      // By time only, stably: STEP samples at one instant are changes in their stored order.
-      std::stable_sort(samples.begin(), samples.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      LineSeries series{"Workers", {}, {}, true};
-      series.step = IsStep(tracking.worker_count_kind());
-      for (const auto& [time, count] : samples) {
-        series.x.push_back(Seconds(time));
-        series.y.push_back(count);
-      }
-      LineChart chart{Frame("Worker Count Over Time", kTime, "Number of Workers", options), true,
-                      {std::move(series)}};
-      AddIfData(&plots, "worker-count", chart.frame.title, chart);
-    }
-    ChartFrame percent = Frame("Memory Utilization Over Time", kTime, "Memory Utilization (%)", options);
-    percent.y_min = 0;
-    percent.y_max = 100;
-    AddIfData(&plots, "memory-utilization", percent.title,
-              MeanBand(tracking, percent, MemoryPercent, HasMemoryAndLimit));
-    percent.title = "Memory Utilization Per Worker Over Time";
-    AddIfData(&plots, "memory-per-worker", percent.title,
-              PerWorker(tracking, percent, MemoryPercent, HasMemoryAndLimit));
-    // CPU percent can exceed 100 for multi-threaded workers: clipped, as the original does.
-    const auto cpu = [](const v1::WorkerSeries& w, int i) { return std::min(w.cpu_percent(i), 100.0); };
-    percent.title = "CPU Utilization Over Time";
-    percent.y_label = "CPU Utilization (%)";
-    AddIfData(&plots, "cpu-utilization", percent.title, MeanBand(tracking, percent, cpu, HasCpu));
-    percent.title = "CPU Utilization Per Worker Over Time";
-    AddIfData(&plots, "cpu-per-worker", percent.title, PerWorker(tracking, percent, cpu, HasCpu));
-    AddIfData(&plots, "occupancy", "Worker Occupancy Over Time",
-              PerWorker(tracking,
-                        Frame("Worker Occupancy Over Time", kTime,
-                              "Occupancy (seconds of queued work)", options),
-                        [](const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); },
-                        HasOccupancy));
-    AddIfData(&plots, "executing-tasks", "Executing Tasks Per Worker Over Time",
-              PerWorker(tracking,
-                        Frame("Executing Tasks Per Worker Over Time", kTime,
-                              "Number of Executing Tasks", options),
-                        [](const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); },
-                        HasExecuting));
-    AddIfData(&plots, "active-tasks", "Worker Activity Over Time",
-              PerWorker(tracking,
-                        Frame("Worker Activity Over Time", kTime, "Number of Active Tasks", options),
-                        [](const v1::WorkerSeries& w, int i) { return w.active_tasks(i); },
-                        HasActive));
-    // The sum over workers at every instant (STEP workers: of the values they hold).
-    bool active_steps = false;
-    const auto active = [](const v1::WorkerSeries& w, int i) { return w.active_tasks(i); };
-    LineSeries total{"Total Active Tasks"};
-    total.fill = true;
-    for (const auto& [time, values] : ValuesByInstant(tracking, active, HasActive, &active_steps)) {
-      double sum = 0;
-      for (double v : values) sum += v;
-      total.x.push_back(Seconds(time));
-      total.y.push_back(sum);
-    }
-    total.step = active_steps;
-    if (!total.x.empty()) {
-      AddIfData(&plots, "total-active-tasks", "Total Active Tasks Over Time",
-                LineChart{Frame("Total Active Tasks Over Time", kTime, "Total Active Tasks", options),
-                          true, {std::move(total)}});
-    }
-  }
-
-  // Throughput: 100 samples; each chunk reads uniformly over its duration.
-  const std::vector<ChunkTimes> timeline = ChunkTimeline(measurement);
-  if (!timeline.empty()) {
-    double first = timeline.front().start;
-    double last = timeline.front().end;
-    for (const ChunkTimes& chunk : timeline) {
-      first = std::min(first, chunk.start);
-      last = std::max(last, chunk.end);
-    }
-    LineSeries series{"Data Rate"};
-    series.fill = true;
-    constexpr int kSamples = 100;
-    for (int s = 0; s < kSamples; ++s) {
-      const double t = first + (last - first) * s / (kSamples - 1);
-      double gbps = 0;
-      for (const ChunkTimes& chunk : timeline) {
-        if (chunk.end > chunk.start && chunk.start <= t && t <= chunk.end) {
-          gbps += chunk.bytes * 8 / 1e9 / (chunk.end - chunk.start);
-        }
-      }
-      series.x.push_back(t);
-      series.y.push_back(gbps);
-    }
-    AddIfData(&plots, "throughput", "Data Throughput Over Time",
-              LineChart{Frame("Data Throughput Over Time", kTime, "Data Rate (Gbps, decimal)", options),
-                        true, {std::move(series)}});
-  }
-
-  std::vector<double> durations;
-  std::vector<double> events;
-  std::vector<double> event_durations;
-  std::vector<double> branches;
-  std::vector<double> accessed;
-  std::vector<double> accessed_uncompressed;
-  bool any_branches = false;
-  bool any_accessed = false;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.status() == v1::CHUNK_STATUS_FAILED) continue;
-    durations.push_back(chunk.duration_seconds());
-    if (chunk.events() > 0) {
-      events.push_back(static_cast<double>(chunk.events()));
-      event_durations.push_back(chunk.duration_seconds());
-    }
-    branches.push_back(chunk.accessed_branches_size());
-    any_branches = any_branches || chunk.accessed_branches_size() > 0;
-    accessed.push_back(static_cast<double>(chunk.accessed_bytes()) / 1e6);
-    accessed_uncompressed.push_back(static_cast<double>(chunk.accessed_uncompressed_bytes()) / 1e6);
-    any_accessed = any_accessed || chunk.accessed_bytes() > 0;
-  }
-  if (!durations.empty()) {
-    HistogramChart chart{Frame("Chunk Runtime Distribution", "Runtime (seconds)",
-                               "Number of Chunks", options),
-                         durations};
-    chart.value_unit = "s";
-    plots.push_back({"runtime-distribution", chart.frame.title, RenderHistogram(chart)});
-  }
-  if (!events.empty()) {
-    ScatterChart chart{Frame("Chunk Runtime vs Number of Events", "Events per Chunk",
-                             "Runtime (seconds)", options),
-                       events, event_durations};
-    plots.push_back({"runtime-vs-events", chart.frame.title, RenderScatter(chart)});
-  }
-  if (metrics.has_branches() && metrics.branches().compression_ratios_size() > 0) {
-    HistogramChart chart{Frame("Compression Ratio Distribution Across Files",
-                               "Compression Ratio (compressed/uncompressed)", "Number of Files",
-                               options),
-                         {metrics.branches().compression_ratios().begin(),
-                          metrics.branches().compression_ratios().end()}};
-    chart.bins = 20;
-    chart.value_decimals = 3;
-    plots.push_back({"compression-ratio", chart.frame.title, RenderHistogram(chart)});
-  }
-  if (metrics.has_branches() && metrics.branches().bytes_read_percent_per_file_size() > 0) {
-    HistogramChart chart{Frame("Bytes Read Percentage Distribution", "Bytes Read (%)",
-                               "Number of Files", options),
-                         {metrics.branches().bytes_read_percent_per_file().begin(),
-                          metrics.branches().bytes_read_percent_per_file().end()}};
-    chart.bins = 20;
-    chart.value_decimals = 1;
-    chart.value_unit = "%";
-    plots.push_back({"bytes-read-percent", chart.frame.title, RenderHistogram(chart)});
-  }
-  std::vector<std::string> chunk_names;
-  for (size_t i = 0; i < branches.size(); ++i) chunk_names.push_back(absl::StrCat(i));
-  if (any_branches) {
-    BarChart chart{Frame("Branches Accessed Per Chunk", "Chunk Index", "Branches Accessed", options),
-                   chunk_names, {{"Branches", branches}}};
-    plots.push_back({"branches-per-chunk", chart.frame.title, RenderBarChart(chart)});
-  }
-  if (any_accessed) {
-    BarChart chart{Frame("Bytes Accessed Per Chunk (Compressed vs Uncompressed)", "Chunk Index",
-                         "Bytes (MB, decimal)", options),
-                   chunk_names,
-                   {{"Compressed (on-disk)", accessed},
-                    {"Uncompressed (in-memory)", accessed_uncompressed}}};
-    plots.push_back({"bytes-per-chunk", chart.frame.title, RenderBarChart(chart)});
-  }
-
-  if (metrics.has_fine()) {
-    const v1::FineMetricsSummary& fine = metrics.fine();
-    const std::map<std::string, double> cpu = PerTask(fine, "thread-cpu", "seconds");
-    const std::map<std::string, double> io = PerTask(fine, "thread-noncpu", "seconds");
-    std::set<std::string> prefixes;
-    for (const auto& [prefix, value] : cpu) {
-      if (value > 0) prefixes.insert(prefix);
-    }
-    for (const auto& [prefix, value] : io) {
-      if (value > 0) prefixes.insert(prefix);
-    }
-    prefixes.erase("N/A");
-    if (!prefixes.empty()) {
-      BarChart chart{Frame("CPU vs I/O Time per Task", "Task", "Time (seconds)", options), {}, {}};
-      BarGroup cpu_group{"CPU Time", {}};
-      BarGroup io_group{"I/O Time", {}};
-      for (const std::string& prefix : prefixes) {
-        chart.categories.push_back(prefix);
-        cpu_group.values.push_back(cpu.count(prefix) ? cpu.at(prefix) : 0);
-        io_group.values.push_back(io.count(prefix) ? io.at(prefix) : 0);
-      }
-      chart.groups = {cpu_group, io_group};
-      plots.push_back({"task-cpu-io", chart.frame.title, RenderBarChart(chart)});
-    }
-    const std::map<std::string, double> disk = PerTask(fine, "disk-read", "bytes");
-    BarChart bytes_chart{Frame("Bytes Read per Task", "Task", "Bytes Read (GB, decimal)", options),
-                         {}, {{"Disk Read", {}}}};
-    for (const auto& [prefix, value] : disk) {
-      if (value <= 0) continue;
-      bytes_chart.categories.push_back(prefix);
-      bytes_chart.groups[0].values.push_back(value / 1e9);
-    }
-    if (!bytes_chart.categories.empty()) {
-      plots.push_back({"task-bytes-read", bytes_chart.frame.title, RenderBarChart(bytes_chart)});
-    }
-    std::map<std::string, std::pair<double, double>> overhead;
-    for (const char* activity : {"compress", "decompress"}) {
-      for (const auto& [prefix, value] : PerTask(fine, activity, "seconds")) {
-        overhead[prefix].first += value;
-      }
-    }
-    for (const char* activity : {"serialize", "deserialize"}) {
-      for (const auto& [prefix, value] : PerTask(fine, activity, "seconds")) {
-        overhead[prefix].second += value;
-      }
-    }
-    BarChart overhead_chart{Frame("Compression & Serialization Overhead per Task", "Task",
-                                  "Time (seconds)", options),
-                            {}, {{"Compression", {}}, {"Serialization", {}}}};
-    for (const auto& [prefix, values] : overhead) {
-      if (values.first <= 0 && values.second <= 0) continue;
-      overhead_chart.categories.push_back(prefix);
-      overhead_chart.groups[0].values.push_back(values.first);
-      overhead_chart.groups[1].values.push_back(values.second);
-    }
-    if (!overhead_chart.categories.empty()) {
-      plots.push_back({"task-overhead", overhead_chart.frame.title, RenderBarChart(overhead_chart)});
-    }
-  }
-
-  // Summaries. The original put a percentage and a factor on one axis; here each bar is
-  // labelled with its value and unit in the category name.
-  {
-    BarChart chart{Frame("Efficiency Metrics Summary", "", "Value", options), {}, {{"Value", {}}}};
-    chart.value_labels = true;
-    const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-    if (efficiency.has_core_efficiency_fraction()) {
-      chart.categories.push_back("Core Efficiency (%)");
-      chart.groups[0].values.push_back(100 * efficiency.core_efficiency_fraction());
-    }
-    if (efficiency.has_parallel_efficiency_fraction()) {
-      chart.categories.push_back("Parallel Efficiency (%)");
-      chart.groups[0].values.push_back(100 * efficiency.parallel_efficiency_fraction());
-    }
-    chart.categories.push_back("Speedup Factor (x)");
-    chart.groups[0].values.push_back(efficiency.speedup_factor());
-    plots.push_back({"efficiency-summary", chart.frame.title, RenderBarChart(chart)});
-  }
-  if (metrics.has_workers()) {
-    const v1::WorkerMetrics& workers = metrics.workers();
-    BarChart chart{Frame("Resource Utilization Summary", "", "Value", options), {}, {{"Value", {}}}};
-    chart.value_labels = true;
-    chart.categories.push_back("Avg Workers");
-    chart.groups[0].values.push_back(workers.avg_workers());
-    if (workers.has_total_cores()) {
-      chart.categories.push_back("Total Cores");
-      chart.groups[0].values.push_back(workers.total_cores());
-    }
-    if (workers.peak_memory_bytes() > 0) {
-      chart.categories.push_back("Peak Memory (GB)");
-      chart.groups[0].values.push_back(workers.peak_memory_bytes() / 1e9);
-    }
-    plots.push_back({"resource-summary", chart.frame.title, RenderBarChart(chart)});
-  }
-
-  // Gantt: one lane per (worker, thread).
-  std::map<std::pair<std::string, int64_t>, size_t> lanes;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.start_unix_ns() == 0) continue;
-    lanes.emplace(std::make_pair(chunk.worker(), chunk.thread_index()), 0);
-  }
-  if (!lanes.empty()) {
-    GanttChart chart{Frame("Chunks per Worker Thread", kTime, "Worker / thread", options), {}, {}};
-    chart.frame.series_noun = "worker threads";
-    for (auto& [key, index] : lanes) {
-      index = chart.rows.size();
-      chart.rows.push_back(absl::StrCat(key.first.empty() ? "worker" : key.first, " #", key.second));
-    }
-    for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-      if (chunk.start_unix_ns() == 0) continue;
-      GanttBar bar;
-      bar.row = lanes.at({chunk.worker(), chunk.thread_index()});
-      bar.start = Seconds(chunk.start_unix_ns());
-      bar.end = Seconds(chunk.end_unix_ns());
-      bar.failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
-      bar.tooltip = absl::StrCat(chunk.dataset(), " ", chunk.file(), " [", chunk.entry_start(), ", ",
-                                 chunk.entry_stop(), ") ", chunk.duration_seconds(), " s",
-                                 bar.failed ? absl::StrCat(" FAILED: ", chunk.error_text()) : "");
-      chart.bars.push_back(std::move(bar));
-    }
-    plots.push_back({"chunk-gantt", chart.frame.title, RenderGantt(chart)});
+  for (const PlotSpec& spec : kPlots) {
+    ReportPlot plot{spec.id, spec.title, spec.group, {}, {}};
+    spec.build(context, &plot);
+    if (!plot.svg.empty() || !plot.note.empty()) plots.push_back(std::move(plot));
   }
   return plots;
 }

@@ -1,11 +1,14 @@
-// The plots of a measurement, as SVG (export/svg_plot.h): the original tool's plots (reference
-// §1.9) that have data, plus a per-worker Gantt chart of chunks. Used by the HTML report.
+// The plots of a measurement, as SVG (export/svg_plot.h), for the HTML report. Renderers only:
+// derived series (read rate, running chunks, Gantt lanes) come from aggregation/timeline.h.
+// Time axes are seconds since the run's start (TimelineOriginUnixNs). A plot whose data is
+// constant or would repeat another plot is replaced by one sentence (ReportPlot.note).
 //
-// Thread-safety: pure function. Cost: linear in samples and chunk records (the throughput
-// timeline is 100 samples x chunks).
+// Thread-safety: pure function. Cost: O(samples + chunk records x log); the output is bounded
+// (at most kMaxScatterPoints points and, above kMaxGanttChunks chunks, time bins per lane).
 #ifndef ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 #define ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -16,42 +19,51 @@ namespace roastcoffea {
 struct ReportPlot {
   std::string id;     // stable, e.g. "worker-count"; unique within a report
   std::string title;  // the chart's title, e.g. "Worker Count Over Time"
-  std::string svg;    // a complete <svg> element
+  std::string group;  // the report's section, e.g. "Workers over time"
+  // A complete <svg> element; empty when `note` replaces the plot.
+  std::string svg;
+  // One sentence: why there is no plot (constant data), or what the plot leaves out.
+  std::string note;
 };
 
 struct ReportPlotOptions {
-  // Per-worker charts draw a legend up to this many workers, then say "Showing N workers".
+  // Per-worker charts draw a legend up to this many workers, then say "Showing N workers"
+  // (and the memory and CPU charts show the mean and min-max across workers instead).
   size_t max_legend_entries = 10;
 };
 
-// Every plot that has data, in this order (id: title):
-//   worker-count: Worker Count Over Time                       (tracking worker_count)
-//   memory-utilization: Memory Utilization Over Time           (mean, min-max band; needs limits)
-//   memory-per-worker: Memory Utilization Per Worker Over Time
-//   cpu-utilization: CPU Utilization Over Time                 (mean, min-max band)
-//   cpu-per-worker: CPU Utilization Per Worker Over Time
-//   occupancy: Worker Occupancy Over Time
-//   executing-tasks: Executing Tasks Per Worker Over Time
-//   active-tasks: Worker Activity Over Time
-//   total-active-tasks: Total Active Tasks Over Time
-//   throughput: Data Throughput Over Time                      (chunk records or chunk_info)
-//   runtime-distribution: Chunk Runtime Distribution
-//   runtime-vs-events: Chunk Runtime vs Number of Events
-//   compression-ratio: Compression Ratio Distribution Across Files
-//   bytes-read-percent: Bytes Read Percentage Distribution
-//   branches-per-chunk: Branches Accessed Per Chunk
-//   bytes-per-chunk: Bytes Accessed Per Chunk (Compressed vs Uncompressed)
-//   task-cpu-io: CPU vs I/O Time per Task                      (fine metrics, context "execute")
-//   task-bytes-read: Bytes Read per Task
-//   task-overhead: Compression & Serialization Overhead per Task
-//   efficiency-summary: Efficiency Metrics Summary
-//   resource-summary: Resource Utilization Summary             (with worker tracking)
-//   chunk-gantt: Chunks per Worker Thread                      (chunk records with times)
-// Time axes are UTC clock times. Tracking series are drawn by their kind (TrackingData
-// worker_count_kind, WorkerSeries.kind): STEP series as steps (each value held until the next
-// change; changes at one instant in stored order), SAMPLED as lines. The mean/min-max and total
-// charts take a STEP worker's held value at every instant of its life, a SAMPLED worker's
-// samples where it has them.
+// Scatter plots draw at most this many points (every k-th chunk above it, said in the note).
+inline constexpr size_t kMaxScatterPoints = 4000;
+// The Gantt chart draws each chunk up to this many; above, each lane is drawn in time bins
+// (busy fraction as opacity, the dominant dataset as colour).
+inline constexpr size_t kMaxGanttChunks = 3000;
+
+// The plots that apply to the measurement, in this order (id: title):
+//   Workers over time
+//     worker-count: Worker Count Over Time                   (tracking worker_count)
+//     memory: Memory Over Time                               (MiB per worker, limit dashed)
+//     cpu: CPU Utilization Over Time
+//     occupancy: Worker Occupancy Over Time
+//     executing-tasks: Executing Tasks Per Worker Over Time
+//     active-tasks: Active Tasks (Executing + Queued) Per Worker Over Time
+//   Chunks over time
+//     chunk-gantt: Chunks per Worker Thread                  (coloured by dataset, sections)
+//     running-chunks: Chunks Running Over Time
+//     throughput: Data Throughput Over Time                  (bytes read by chunks, MiB/s)
+//   Chunks
+//     runtime-distribution: Chunk Runtime Distribution
+//     runtime-vs-events: Chunk Runtime vs Number of Events
+//     bytes-per-dataset: Bytes Read per Dataset
+//     branches-per-chunk: Branches Accessed Per Chunk
+//     bytes-accessed-per-chunk: Bytes Accessed Per Chunk
+//   Files
+//     compression-ratio: Compression Ratio Distribution Across Files
+//     bytes-read-percent: Bytes Read Percentage Distribution
+//   Fine metrics
+//     task-cpu-io: CPU vs I/O Time per Task                  (fine metrics, context "execute")
+//     task-overhead: Compression & Serialization Overhead per Task
+// Tracking series are drawn by their kind (STEP: steps; SAMPLED: lines). Workers with identical
+// memory or CPU series (threads of one process) are drawn once, named for all of them.
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options = {});
 

@@ -21,31 +21,51 @@ std::vector<std::string> Ids(const std::vector<ReportPlot>& plots) {
   return ids;
 }
 
+const ReportPlot* Find(const std::vector<ReportPlot>& plots, const std::string& id) {
+  for (const ReportPlot& plot : plots) {
+    if (plot.id == id) return &plot;
+  }
+  return nullptr;
+}
+
 TEST(BuildReportPlotsTest, EveryPlotWithDataInOrder) {
   const std::vector<ReportPlot> plots = BuildReportPlots(testing_export::RichMeasurement());
   EXPECT_EQ(Ids(plots),
             (std::vector<std::string>{
-                "worker-count", "memory-utilization", "memory-per-worker", "cpu-utilization",
-                "cpu-per-worker", "occupancy", "executing-tasks", "active-tasks",
-                "total-active-tasks", "throughput", "runtime-distribution", "runtime-vs-events",
-                "compression-ratio", "bytes-read-percent", "branches-per-chunk",
-                "bytes-per-chunk", "task-cpu-io", "task-bytes-read", "task-overhead",
-                "efficiency-summary", "resource-summary", "chunk-gantt"}));
+                "worker-count", "memory", "cpu", "occupancy", "executing-tasks", "active-tasks",
+                "chunk-gantt", "running-chunks", "throughput", "runtime-distribution",
+                "runtime-vs-events", "bytes-per-dataset", "branches-per-chunk",
+                "bytes-accessed-per-chunk", "compression-ratio", "bytes-read-percent",
+                "task-cpu-io", "task-overhead"}));
   for (const ReportPlot& plot : plots) {
+    EXPECT_FALSE(plot.group.empty()) << plot.id;
+    EXPECT_TRUE(!plot.svg.empty() || !plot.note.empty()) << plot.id;
+    if (plot.svg.empty()) continue;
     EXPECT_TRUE(absl::StartsWith(plot.svg, "<svg")) << plot.id;
     EXPECT_TRUE(absl::StrContains(plot.svg, "class=\"chart-title\"")) << plot.id;
     EXPECT_FALSE(absl::StrContains(plot.svg, ">No data<")) << plot.id;
+    // Time axes count seconds since the start, never clock times.
+    EXPECT_FALSE(absl::StrContains(plot.svg, "Time (UTC)")) << plot.id;
     // Hostile names are escaped wherever they appear.
     EXPECT_FALSE(absl::StrContains(plot.svg, "<b>")) << plot.id;
     EXPECT_FALSE(absl::StrContains(plot.svg, "<&>")) << plot.id;
     EXPECT_FALSE(absl::StrContains(plot.svg, "Dijet<Processor>")) << plot.id;
   }
   EXPECT_EQ(plots[0].title, "Worker Count Over Time");
-  EXPECT_TRUE(absl::StrContains(plots[2].svg, "&lt;b&gt;worker&lt;/b&gt;&amp;1"));
-  EXPECT_TRUE(absl::StrContains(plots[16].svg, "Dijet&lt;Processor&gt;"));
-  // The failed chunk is red in the Gantt chart.
-  EXPECT_TRUE(absl::StrContains(plots.back().svg, "class=\"bar failed\""));
-  EXPECT_TRUE(absl::StrContains(plots.back().svg, "ValueError: &lt;bad&gt; &amp; worse"));
+  EXPECT_TRUE(absl::StrContains(Find(plots, "memory")->svg, "&lt;b&gt;worker&lt;/b&gt;&amp;1"));
+  EXPECT_TRUE(absl::StrContains(Find(plots, "memory")->svg, "Resident Memory (MiB)"));
+  EXPECT_TRUE(absl::StrContains(Find(plots, "task-cpu-io")->svg, "Dijet&lt;Processor&gt;"));
+  const ReportPlot& gantt = *Find(plots, "chunk-gantt");
+  EXPECT_EQ(gantt.group, "Chunks over time");
+  // The failed chunk is red in the Gantt chart; the datasets are its legend.
+  EXPECT_TRUE(absl::StrContains(gantt.svg, "class=\"bar failed\""));
+  EXPECT_TRUE(absl::StrContains(gantt.svg, "ValueError: &lt;bad&gt; &amp; worse"));
+  EXPECT_TRUE(absl::StrContains(gantt.svg, "ttbar&lt;&amp;&gt;&quot;&#39;"));
+  EXPECT_TRUE(absl::StrContains(gantt.note, "Idle between chunks"));
+  // No chart mixes units on one "Value" axis.
+  for (const ReportPlot& plot : plots) {
+    EXPECT_FALSE(absl::StrContains(plot.svg, ">Value<")) << plot.id;
+  }
 }
 
 // The vertices of the first series line of `svg`, in pixels.
@@ -71,12 +91,6 @@ bool EverySegmentIsHorizontalOrVertical(const std::vector<std::pair<double, doub
   return !points.empty();
 }
 
-const ReportPlot* Find(const std::vector<ReportPlot>& plots, const std::string& id) {
-  for (const ReportPlot& plot : plots) {
-    if (plot.id == id) return &plot;
-  }
-  return nullptr;
-}
 
 // TaskVine's shape: STEP series with the state before and after each change at its instant.
 TEST(BuildReportPlotsTest, StepSeriesAreDrawnAsSteps) {
@@ -104,37 +118,96 @@ TEST(BuildReportPlotsTest, StepSeriesAreDrawnAsSteps) {
   };
   add_worker("w1", {0, 1, 1, 3}, {0, 0, 2, 2});
   add_worker("w2", {1, 2, 2}, {1, 1, 0});  // leaves at 2 s
+  tracking.mutable_workers(1)->set_active_tasks(1, 3);  // two tasks queued on w2
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
-  for (const char* id : {"worker-count", "executing-tasks", "active-tasks", "total-active-tasks"}) {
+  for (const char* id : {"worker-count", "executing-tasks", "active-tasks"}) {
     const ReportPlot* plot = Find(plots, id);
     ASSERT_NE(plot, nullptr) << id;
     EXPECT_TRUE(EverySegmentIsHorizontalOrVertical(LinePoints(plot->svg))) << id;
   }
-  // Total: each worker's held value at every instant: 0, 2+1, 2+0, 2 at 0..3 s; as steps
-  // (0,0) (1,0) (1,3) (2,3) (2,2) (3,2) (3,2).
-  const std::vector<std::pair<double, double>> total =
-      LinePoints(Find(plots, "total-active-tasks")->svg);
-  ASSERT_EQ(total.size(), 7u);
-  EXPECT_LT(total[2].second, total[4].second);  // 3 is above 2 (SVG y grows downwards)
-  EXPECT_EQ(total[4].second, total[6].second);  // w1's 2 held to the end
+  // w1: 0 up to 1 s, then 2 (the change at 1 s drawn vertically) held to 3 s.
+  const std::vector<std::pair<double, double>> w1 =
+      LinePoints(Find(plots, "executing-tasks")->svg);
+  ASSERT_EQ(w1.size(), 6u);  // (0,0) (1,0) (1,0) (1,2) (3,2) (3,2)
+  EXPECT_EQ(w1[2].first, w1[3].first);
+  EXPECT_LT(w1[3].second, w1[2].second);  // 2 is above 0 (SVG y grows downwards)
   // The worker count: 1 up to 1 s, 2 up to 2 s, 1 to 3 s, with the 0 before the first change.
   EXPECT_EQ(LinePoints(Find(plots, "worker-count")->svg).size(), 10u);
 }
 
-TEST(BuildReportPlotsTest, LegendsGiveWayToACountWithManyWorkers) {
+TEST(BuildReportPlotsTest, ManyWorkersGiveTheMeanAndRange) {
   ReportPlotOptions options;
   options.max_legend_entries = 5;
   const std::vector<ReportPlot> plots =
       BuildReportPlots(testing_export::RichMeasurement(/*workers=*/12), options);
-  ASSERT_GT(plots.size(), 4u);
-  EXPECT_EQ(plots[2].id, "memory-per-worker");
-  EXPECT_TRUE(absl::StrContains(plots[2].svg, "Showing 12 workers"));
-  EXPECT_FALSE(absl::StrContains(plots[2].svg, "class=\"legend\""));
+  const ReportPlot* memory = Find(plots, "memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(memory->svg, "Min-Max Range"));
+  EXPECT_TRUE(absl::StrContains(memory->note, "Mean and range across 12 workers"));
 }
 
-TEST(BuildReportPlotsTest, EmptyMeasurementGivesOnlyTheEfficiencySummary) {
-  EXPECT_EQ(Ids(BuildReportPlots(v1::Measurement())),
-            (std::vector<std::string>{"efficiency-summary"}));
+TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASentence) {
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  v1::Measurement measurement;
+  v1::TrackingData& tracking = *measurement.mutable_tracking();
+  for (const char* name : {"host:1/thread-0", "host:1/thread-1"}) {
+    v1::WorkerSeries& w = *tracking.add_workers();
+    w.set_worker(name);
+    for (int i = 0; i < 4; ++i) {
+      w.add_time_unix_ns(kT0 + i * 1'000'000'000LL);
+      w.add_memory_bytes((20 + i) * 1048576.0);      // the process's RSS, twice
+      w.add_memory_limit_bytes(25e9);                // the host's RAM: far off the scale
+      w.add_cpu_percent(50);                         // constant
+    }
+  }
+  for (int i = 0; i < 3; ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_events(25000);
+    chunk.set_duration_seconds(0.5 + i);
+  }
+  v1::Measurement two_sizes = measurement;
+  two_sizes.mutable_chunks(2)->set_events(1200);  // a file's last chunk
+  const std::vector<ReportPlot> two_size_plots = BuildReportPlots(two_sizes);
+  const ReportPlot* sizes = Find(two_size_plots, "runtime-vs-events");
+  ASSERT_NE(sizes, nullptr);
+  EXPECT_TRUE(sizes->svg.empty());
+  EXPECT_EQ(sizes->note,
+            "Only 2 chunk sizes: 1 chunk of 1,200 events: median 2.50 s; 2 chunks of 25,000 "
+            "events: median 1.00 s.");
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* memory = Find(plots, "memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(memory->svg, "2 workers, same series"));
+  EXPECT_EQ(LinePoints(memory->svg).size(), 4u);
+  EXPECT_TRUE(absl::StrContains(memory->note, "Memory limit 23.28 GiB per worker"))
+      << memory->note;
+  EXPECT_FALSE(absl::StrContains(memory->svg, "Limit"));
+  // A limit on the plot's scale is drawn, dashed, with its value.
+  v1::Measurement limited = measurement;
+  for (v1::WorkerSeries& worker : *limited.mutable_tracking()->mutable_workers()) {
+    for (int i = 0; i < worker.memory_limit_bytes_size(); ++i) {
+      worker.set_memory_limit_bytes(i, 32 * 1048576.0);
+    }
+  }
+  const std::vector<ReportPlot> limited_plots = BuildReportPlots(limited);
+  const ReportPlot* limited_memory = Find(limited_plots, "memory");
+  ASSERT_NE(limited_memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(limited_memory->svg, "data-series=\"Limit 32.00 MiB\""))
+      << limited_memory->svg;
+  EXPECT_TRUE(absl::StrContains(limited_memory->svg, "stroke-dasharray=\"6 4\""));
+  EXPECT_TRUE(limited_memory->note.empty()) << limited_memory->note;
+  const ReportPlot* cpu = Find(plots, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_TRUE(cpu->svg.empty());
+  EXPECT_EQ(cpu->note, "CPU utilization: 50 % for every worker at every sample (1 series).");
+  const ReportPlot* events = Find(plots, "runtime-vs-events");
+  ASSERT_NE(events, nullptr);
+  EXPECT_TRUE(events->svg.empty());
+  EXPECT_TRUE(absl::StrContains(events->note, "Every chunk has 25,000 events")) << events->note;
+}
+
+TEST(BuildReportPlotsTest, EmptyMeasurementHasNoPlot) {
+  EXPECT_TRUE(BuildReportPlots(v1::Measurement()).empty());
 }
 
 TEST(BuildReportPlotsTest, ChunkInfoAloneGivesTheThroughput) {
@@ -142,11 +215,39 @@ TEST(BuildReportPlotsTest, ChunkInfoAloneGivesTheThroughput) {
   v1::ChunkInfo& info = *measurement.mutable_metrics()->mutable_chunks()->add_chunk_info();
   info.set_start_unix_ns(1795335303LL * 1000000000LL);
   info.set_end_unix_ns(1795335305LL * 1000000000LL);
-  info.set_bytes_read(250000000);  // 1 Gbps over 2 s
+  info.set_bytes_read(250000000);  // 125 MB/s over 2 s
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
   ASSERT_FALSE(plots.empty());
   EXPECT_EQ(plots[0].id, "throughput");
-  EXPECT_TRUE(absl::StrContains(plots[0].svg, "Data Rate (Gbps, decimal)"));
+  EXPECT_TRUE(absl::StrContains(plots[0].svg, "Data Rate (MB/s, compressed bytes read)"));
+  EXPECT_TRUE(absl::StrContains(plots[0].note, "in 10 time bins")) << plots[0].note;
+}
+
+TEST(BuildReportPlotsTest, ManyChunksStayBounded) {
+  v1::Measurement measurement;
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  for (int i = 0; i < 20000; ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_worker("w");
+    chunk.set_thread_index(i % 4);
+    chunk.set_dataset(i % 2 ? "a" : "b");
+    chunk.set_start_unix_ns(kT0 + (i / 4) * 10'000'000LL);
+    chunk.set_end_unix_ns(kT0 + (i / 4) * 10'000'000LL + 9'000'000LL);
+    chunk.set_duration_seconds(0.009 + 1e-6 * (i % 7));
+    chunk.set_events(1000 + i % 13);
+    chunk.set_compressed_bytes_read(1'000'000);
+  }
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  size_t bytes = 0;
+  for (const ReportPlot& plot : plots) bytes += plot.svg.size();
+  EXPECT_LT(bytes, 1'500'000u);
+  const ReportPlot* gantt = Find(plots, "chunk-gantt");
+  ASSERT_NE(gantt, nullptr);
+  EXPECT_TRUE(absl::StrContains(gantt->note, "20,000 chunks, drawn in")) << gantt->note;
+  const ReportPlot* scatter = Find(plots, "runtime-vs-events");
+  ASSERT_NE(scatter, nullptr);
+  EXPECT_TRUE(absl::StrContains(scatter->note, "One chunk in 5 drawn (of 20,000)."))
+      << scatter->note;
 }
 
 }  // namespace

@@ -19,7 +19,24 @@ constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", 
 
 const char* Color(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(kPalette[0]))]; }
 
+// Darker colours for sections inside Gantt bars, apart from the bars' own.
+constexpr const char* kSlicePalette[] = {"#1b5e20", "#4a148c", "#bf360c", "#01579b",
+                                         "#827717", "#880e4f", "#3e2723", "#263238"};
+const char* SliceColor(size_t i) {
+  return kSlicePalette[i % (sizeof(kSlicePalette) / sizeof(kSlicePalette[0]))];
+}
+
 std::string Num(double value) { return absl::StrFormat("%.2f", value); }
+
+// A bar's value: one decimal, or whole numbers with thousands separators from 1000 up.
+std::string ValueLabel(double value) {
+  if (!(std::fabs(value) >= 1000) || std::fabs(value) >= 1e15) {
+    return absl::StrFormat("%.1f", value);
+  }
+  std::string digits = absl::StrFormat("%.0f", std::fabs(value));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return value < 0 ? "-" + digits : digits;
+}
 
 // The plot area inside the frame, and the mapping of data to pixels.
 struct Area {
@@ -43,6 +60,16 @@ struct Range {
   }
   bool Empty() const { return low > high; }
 };
+
+// The x range: fixed ends win (a reversed pair is ignored).
+void FixX(const ChartFrame& frame, Range* xs) {
+  const double low = frame.x_min.value_or(xs->low);
+  const double high = frame.x_max.value_or(xs->high);
+  if (high > low) {
+    xs->low = low;
+    xs->high = high;
+  }
+}
 
 // The y range: fixed ends win; otherwise the data, from 0 when all values are >= 0, and a
 // little head room so that the highest point is not on the frame.
@@ -136,6 +163,7 @@ struct LegendEntry {
   std::string name;
   std::string color;
   bool dashed = false;
+  bool band = false;  // a translucent area (a min-max band), not a line
 };
 
 std::string Legend(const Area& area, const std::vector<LegendEntry>& entries) {
@@ -143,10 +171,16 @@ std::string Legend(const Area& area, const std::vector<LegendEntry>& entries) {
   const double x = area.left + area.width + 12;
   for (size_t i = 0; i < entries.size(); ++i) {
     const double y = area.top + 8 + 16.0 * static_cast<double>(i);
-    absl::StrAppend(&out, "<line x1=\"", Num(x), "\" y1=\"", Num(y), "\" x2=\"", Num(x + 18),
-                    "\" y2=\"", Num(y), "\" stroke=\"", entries[i].color,
-                    "\" stroke-width=\"3\"", entries[i].dashed ? " stroke-dasharray=\"4 3\"" : "",
-                    "/>\n<text class=\"legend-entry\" x=\"", Num(x + 24), "\" y=\"", Num(y + 3),
+    if (entries[i].band) {
+      absl::StrAppend(&out, "<rect x=\"", Num(x), "\" y=\"", Num(y - 5), "\" width=\"18\" ",
+                      "height=\"10\" fill=\"", entries[i].color, "\" fill-opacity=\"0.25\"/>\n");
+    } else {
+      absl::StrAppend(&out, "<line x1=\"", Num(x), "\" y1=\"", Num(y), "\" x2=\"", Num(x + 18),
+                      "\" y2=\"", Num(y), "\" stroke=\"", entries[i].color,
+                      "\" stroke-width=\"3\"",
+                      entries[i].dashed ? " stroke-dasharray=\"4 3\"" : "", "/>\n");
+    }
+    absl::StrAppend(&out, "<text class=\"legend-entry\" x=\"", Num(x + 24), "\" y=\"", Num(y + 3),
                     "\">", XmlEscape(entries[i].name.substr(0, 24)), "</text>\n");
   }
   out += "</g>\n";
@@ -295,6 +329,7 @@ std::string RenderLineChart(const LineChart& chart) {
     points += series.x.size();
   }
   if (points == 0 || xs.Empty()) return NoData(chart.frame);
+  FixX(chart.frame, &xs);
   double y_low;
   double y_high;
   ResolveY(chart.frame, ys, &y_low, &y_high);
@@ -328,7 +363,8 @@ std::string RenderLineChart(const LineChart& chart) {
       absl::StrAppend(&polygon, " ", Polyline(area, rx, rlow));
       absl::StrAppend(&out, "<polygon class=\"band\" points=\"", polygon, "\" fill=\"", color,
                       "\" fill-opacity=\"0.25\" stroke=\"none\"/>\n");
-      entries.push_back({series.band_name.empty() ? "Min-Max Range" : series.band_name, color});
+      entries.push_back({series.band_name.empty() ? "Min-Max Range" : series.band_name, color,
+                         false, true});
     }
     std::vector<double> step_x, step_y;
     if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
@@ -344,7 +380,8 @@ std::string RenderLineChart(const LineChart& chart) {
     absl::StrAppend(&out, "<polyline class=\"line\" data-series=\"", XmlEscape(series.name),
                     "\" points=\"", line, "\" fill=\"none\" stroke=\"", color,
                     "\" stroke-width=\"", crowded ? "0.8" : "1.8", "\"",
-                    crowded ? " stroke-opacity=\"0.5\"" : "", "/>\n");
+                    crowded ? " stroke-opacity=\"0.5\"" : "",
+                    series.dashed ? " stroke-dasharray=\"6 4\"" : "", "/>\n");
     if (series.markers && !crowded) {
       for (size_t p = 0; p < series.x.size() && p < series.y.size(); ++p) {
         if (!std::isfinite(series.y[p])) continue;
@@ -353,7 +390,7 @@ std::string RenderLineChart(const LineChart& chart) {
                         "\"/>\n");
       }
     }
-    entries.push_back({series.name, color});
+    entries.push_back({series.name, color, series.dashed});
   }
   out += "</g>\n";
   if (legend) {
@@ -413,7 +450,7 @@ std::string RenderBarChart(const BarChart& chart) {
       if (chart.value_labels) {
         absl::StrAppend(&out, "<text class=\"value-label\" x=\"", Num(x + bar_width / 2),
                         "\" y=\"", Num(top - 4), "\" text-anchor=\"middle\">",
-                        XmlEscape(absl::StrFormat("%.1f", v)), "</text>\n");
+                        XmlEscape(ValueLabel(v)), "</text>\n");
       }
       stack += v;
     }
@@ -534,9 +571,12 @@ std::string RenderScatter(const ScatterChart& chart) {
                     Num(area.X(xs.high)), "\" y2=\"",
                     Num(area.Y(clamp_y(fit->slope * xs.high + fit->intercept))),
                     "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n");
-    absl::StrAppend(&out, Legend(area, {{absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope,
-                                                         fit->intercept),
-                                         "#d62728", true}}));
+    // "- 0.50" rather than "+ -0.50".
+    const std::string trend =
+        fit->intercept < 0
+            ? absl::StrFormat("Trend: %.2e*x - %.2f", fit->slope, -fit->intercept)
+            : absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope, fit->intercept);
+    absl::StrAppend(&out, Legend(area, {{trend, "#d62728", true}}));
   }
   return out + "</svg>\n";
 }
@@ -548,19 +588,41 @@ std::string RenderGantt(const GanttChart& chart) {
     xs.Add(bar.end);
   }
   if (xs.Empty() || chart.rows.empty()) return NoData(chart.frame);
+  FixX(chart.frame, &xs);
   ChartFrame frame = chart.frame;
-  // Every lane at least 4 px high, at most 24.
-  const double lane = std::clamp(260.0 / static_cast<double>(chart.rows.size()), 4.0, 24.0);
+  // Every lane at least 4 px high, at most 36.
+  const double lane = std::clamp(260.0 / static_cast<double>(chart.rows.size()), 4.0, 36.0);
   frame.height = std::max(frame.height, static_cast<int>(lane * chart.rows.size()) + 115);
-  const Area area = Area{150, 40, frame.width - 150.0 - 20.0, frame.height - 40.0 - 75.0,
+  std::vector<LegendEntry> entries;
+  for (size_t i = 0; i < chart.legend.size(); ++i) entries.push_back({chart.legend[i], Color(i)});
+  for (size_t i = 0; i < chart.slice_legend.size(); ++i) {
+    entries.push_back({chart.slice_legend[i], SliceColor(i)});
+  }
+  const size_t shown = std::min(entries.size(), frame.max_legend_entries);
+  if (shown < entries.size()) {
+    const size_t more = entries.size() - shown + 1;
+    entries.resize(shown - (shown > 0 ? 1 : 0));
+    entries.push_back({absl::StrCat("+", more, " more"), "#ffffff"});
+  }
+  const double right = entries.empty() ? 20.0 : 170.0;
+  const double left = 150.0;
+  const Area area = Area{left, 40, frame.width - left - right, frame.height - 40.0 - 75.0,
                          xs.low, xs.high, 0, static_cast<double>(chart.rows.size())};
   std::string out = Open(frame);
-  absl::StrAppend(&out, Axes(frame, area, TimeTicks(xs.low, xs.high), true, {}));
+  absl::StrAppend(&out, Axes(frame, area,
+                             chart.clock_time ? TimeTicks(xs.low, xs.high)
+                                              : NiceTicks(xs.low, xs.high),
+                             chart.clock_time, {}));
   const double lane_height = area.height / static_cast<double>(chart.rows.size());
   const bool label_rows = lane_height >= 9;
   out += "<g class=\"lanes\" font-size=\"9\">\n";
   for (size_t r = 0; r < chart.rows.size(); ++r) {
-    if (!label_rows) break;
+    // A light lane background, so that idle gaps between bars show as gaps.
+    absl::StrAppend(&out, "<rect class=\"lane\" x=\"", Num(area.left), "\" y=\"",
+                    Num(area.top + lane_height * static_cast<double>(r) + 1), "\" width=\"",
+                    Num(area.width), "\" height=\"", Num(std::max(1.0, lane_height - 2)),
+                    "\" fill=\"#f3f3f3\"/>\n");
+    if (!label_rows) continue;
     absl::StrAppend(&out, "<text class=\"lane-label\" x=\"", Num(area.left - 6), "\" y=\"",
                     Num(area.top + lane_height * (static_cast<double>(r) + 0.5) + 3),
                     "\" text-anchor=\"end\">", XmlEscape(chart.rows[r].substr(0, 26)), "</text>\n");
@@ -569,18 +631,35 @@ std::string RenderGantt(const GanttChart& chart) {
     absl::StrAppend(&out, TooManySeriesNote(area, chart.rows.size(), frame.series_noun));
   }
   out += "</g>\n<g class=\"bars\">\n";
+  const double bar_height = std::max(1.0, lane_height - 2);
   for (const GanttBar& bar : chart.bars) {
     if (bar.row >= chart.rows.size()) continue;
     const double x0 = area.X(bar.start);
     const double x1 = area.X(std::max(bar.end, bar.start));
+    const double y = area.top + lane_height * static_cast<double>(bar.row) + 1;
+    const std::string opacity =
+        bar.opacity < 1.0 ? absl::StrFormat(" fill-opacity=\"%.2f\"", std::max(0.0, bar.opacity))
+                          : std::string();
     absl::StrAppend(&out, "<rect class=\"", bar.failed ? "bar failed" : "bar", "\" x=\"", Num(x0),
-                    "\" y=\"", Num(area.top + lane_height * static_cast<double>(bar.row) + 1),
-                    "\" width=\"", Num(std::max(0.5, x1 - x0)), "\" height=\"",
-                    Num(std::max(1.0, lane_height - 2)), "\" fill=\"",
-                    bar.failed ? "#d62728" : Color(0), "\" stroke=\"white\" stroke-width=\"0.3\">",
-                    "<title>", XmlEscape(bar.tooltip), "</title></rect>\n");
+                    "\" y=\"", Num(y), "\" width=\"", Num(std::max(0.5, x1 - x0)), "\" height=\"",
+                    Num(bar_height), "\" fill=\"", bar.failed ? "#d62728" : Color(bar.color), "\"",
+                    opacity, ">");
+    if (!bar.tooltip.empty()) absl::StrAppend(&out, "<title>", XmlEscape(bar.tooltip), "</title>");
+    out += "</rect>\n";
+    // Sections in the lower 40 % of the bar; slices under half a pixel are left out.
+    for (const GanttSlice& slice : bar.slices) {
+      const double s0 = area.X(std::max(slice.start, bar.start));
+      const double s1 = area.X(std::min(slice.end, std::max(bar.end, bar.start)));
+      if (s1 - s0 < 0.5) continue;
+      absl::StrAppend(&out, "<rect class=\"slice\" x=\"", Num(s0), "\" y=\"",
+                      Num(y + bar_height * 0.6), "\" width=\"", Num(s1 - s0), "\" height=\"",
+                      Num(bar_height * 0.4), "\" fill=\"", SliceColor(slice.color), "\"/>\n");
+    }
   }
   out += "</g>\n";
+  if (!entries.empty()) {
+    absl::StrAppend(&out, Legend(area, entries));
+  }
   return out + "</svg>\n";
 }
 

@@ -30,6 +30,10 @@ struct ChartFrame {
   // values are >= 0.
   std::optional<double> y_min = {};
   std::optional<double> y_max = {};
+  // Fixed x range (line and Gantt charts), e.g. one time range for every plot of a run;
+  // unset: from the data.
+  std::optional<double> x_min = {};
+  std::optional<double> x_max = {};
   size_t max_legend_entries = 10;
   // What the series are, for "Showing N <series_noun>" when the legend is left out.
   std::string series_noun = "series";
@@ -41,6 +45,7 @@ struct LineSeries {
   std::vector<double> y = {};
   bool markers = false;
   bool fill = false;  // fill the area under the line
+  bool dashed = false;  // e.g. a limit drawn as a reference line
   // A step function (SERIES_KIND_STEP): each y holds from its x to the next point's x, drawn
   // horizontal then vertical. Points sharing an x are successive changes, in order. false: a
   // line through the points (SERIES_KIND_SAMPLED).
@@ -85,22 +90,39 @@ struct ScatterChart {
   std::vector<double> x = {};
   std::vector<double> y = {};
   // With more than one distinct x: a least-squares line, labelled
-  // "Trend: <slope>*x + <intercept>" (slope %.2e, intercept %.2f).
+  // "Trend: <slope>*x + <intercept>" (slope %.2e, intercept %.2f; "- <|intercept|>" when
+  // negative).
   bool fit_line = true;
+};
+
+// A timed part of a bar (a section inside a chunk), drawn in the lower part of the bar.
+struct GanttSlice {
+  double start = 0;
+  double end = 0;
+  size_t color = 0;  // index into GanttChart.slice_legend
 };
 
 struct GanttBar {
   size_t row = 0;
-  double start = 0;  // unix seconds
+  double start = 0;  // unix seconds (clock_time) or seconds since start
   double end = 0;
   bool failed = false;
   std::string tooltip = {};  // shown by the browser on hover (<title>)
+  size_t color = 0;  // index into GanttChart.legend (e.g. the dataset)
+  double opacity = 1.0;  // e.g. the busy fraction of an aggregated time bin
+  std::vector<GanttSlice> slices = {};
 };
 
 struct GanttChart {
   ChartFrame frame = {};
   std::vector<std::string> rows = {};  // one per lane (worker / thread)
   std::vector<GanttBar> bars = {};
+  // x in unix seconds with HH:MM:SS ticks; false: plain numbers (e.g. seconds since start).
+  bool clock_time = true;
+  // Names of the bar colours (one legend entry each, up to max_legend_entries) and of the slice
+  // colours; empty: no legend.
+  std::vector<std::string> legend = {};
+  std::vector<std::string> slice_legend = {};
 };
 
 std::string RenderLineChart(const LineChart& chart);

@@ -232,6 +232,13 @@ TEST(RenderScatterTest, TrendLineLabel) {
   EXPECT_TRUE(absl::StrContains(svg, ">Trend: 1.00e-03*x + 0.00</text>")) << svg;
 }
 
+TEST(RenderScatterTest, NegativeInterceptReadsAsASubtraction) {
+  ScatterChart chart;
+  chart.x = {1000, 2000};
+  chart.y = {0.5, 1.5};
+  EXPECT_TRUE(absl::StrContains(RenderScatter(chart), ">Trend: 1.00e-03*x - 0.50</text>"));
+}
+
 TEST(RenderGanttTest, LanesBarsFailuresAndTooltips) {
   GanttChart chart;
   chart.frame.title = "Chunks";
@@ -246,6 +253,64 @@ TEST(RenderGanttTest, LanesBarsFailuresAndTooltips) {
   EXPECT_TRUE(absl::StrContains(svg, ">w&lt;1&gt; #0</text>"));
   EXPECT_TRUE(absl::StrContains(svg, "<title>ds &lt;a&gt; [0, 10)</title>"));
   EXPECT_TRUE(absl::StrContains(svg, ">08:15:04.0</text>")) << svg;  // 0.5 s ticks
+}
+
+TEST(RenderGanttTest, DatasetColoursSlicesLegendAndSecondsAxis) {
+  GanttChart chart;
+  chart.frame.title = "Chunks";
+  chart.clock_time = false;
+  chart.rows = {"w #0"};
+  chart.legend = {"ttbar", "wjets"};
+  chart.slice_legend = {"section select"};
+  GanttBar first{0, 0.0, 2.0, false, "a"};
+  first.slices = {{0.5, 1.5, 0}};
+  GanttBar second{0, 3.0, 4.0, false, ""};
+  second.color = 1;
+  second.opacity = 0.4;
+  chart.bars = {first, second};
+  chart.frame.x_min = 0;
+  chart.frame.x_max = 10;
+  const std::string svg = RenderGantt(chart);
+  ExpectWellFormed(svg);
+  EXPECT_EQ(Count(svg, "class=\"slice\""), 1);
+  EXPECT_TRUE(absl::StrContains(svg, "fill=\"#1f77b4\">"));  // ttbar: the first colour
+  EXPECT_TRUE(absl::StrContains(svg, "fill=\"#ff7f0e\" fill-opacity=\"0.40\">"));
+  EXPECT_TRUE(absl::StrContains(svg, ">ttbar</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">section select</text>"));
+  // Seconds, up to the fixed end of the axis.
+  EXPECT_TRUE(absl::StrContains(svg, ">10</text>")) << svg;
+  EXPECT_FALSE(absl::StrContains(svg, ":00"));
+  EXPECT_EQ(Count(svg, "class=\"lane\""), 1);
+}
+
+TEST(RenderBarChartTest, LargeValueLabelsHaveThousandsSeparators) {
+  BarChart chart;
+  chart.categories = {"a", "b"};
+  chart.groups = {{"MiB", {91625.4, 12.25}}};
+  chart.value_labels = true;
+  const std::string svg = RenderBarChart(chart);
+  EXPECT_TRUE(absl::StrContains(svg, ">91,625</text>")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, ">12.2</text>")) << svg;
+}
+
+TEST(RenderLineChartTest, FixedXRangeAndDashedLimitAndBandLegend) {
+  LineChart chart;
+  chart.frame.x_min = 0;
+  chart.frame.x_max = 100;
+  LineSeries mean{"Mean", {10, 20}, {1, 2}};
+  mean.band_low = {0.5, 1};
+  mean.band_high = {2, 3};
+  LineSeries limit{"Limit", {0, 100}, {4, 4}};
+  limit.dashed = true;
+  chart.series = {mean, limit};
+  const std::string svg = RenderLineChart(chart);
+  ExpectWellFormed(svg);
+  EXPECT_TRUE(absl::StrContains(svg, ">100</text>")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "data-series=\"Limit\""));
+  EXPECT_EQ(Count(svg, "stroke-dasharray=\"6 4\""), 1);
+  EXPECT_EQ(Count(svg, "stroke-dasharray=\"4 3\""), 1);  // its legend entry
+  // The band's legend entry is an area, not a second line of the mean's colour.
+  EXPECT_TRUE(absl::StrContains(svg, "height=\"10\" fill=\"#1f77b4\" fill-opacity=\"0.25\""));
 }
 
 }  // namespace

@@ -349,20 +349,41 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   const double concurrency = metrics.efficiency().speedup_factor();
   const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
 
-  table.rows.push_back({"Workers (Time-Averaged)",
-                        tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
-  table.rows.push_back({"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
-  table.rows.push_back(
-      {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
-                                         absl::StrFormat("%.1f", workers.cores_per_worker()))});
-  table.rows.push_back(
-      {"Total Cores", tracked_value(workers.has_total_cores(),
-                                    absl::StrFormat("%.0f", workers.total_cores()))});
-  // Under churn the workers ever seen overstate capacity: the time-weighted cores are what the
-  // core-seconds figures divide by.
-  if (tracked && workers.has_avg_cores_over_window()) {
-    table.rows.push_back({"Cores (Time-Averaged)",
-                          absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+  // A fixed set of workers (a thread pool, a static cluster) has one worker count and one core
+  // count: one row each instead of an average, a peak and a product that all repeat it.
+  const bool constant_workers =
+      tracked && workers.peak_workers() > 0 &&
+      std::abs(workers.avg_workers() - workers.peak_workers()) <= 0.005 * workers.peak_workers();
+  if (constant_workers) {
+    table.rows.push_back({"Workers", absl::StrCat(workers.peak_workers(), " (constant)")});
+  } else {
+    table.rows.push_back({"Workers (Time-Averaged)",
+                          tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
+    table.rows.push_back(
+        {"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
+  }
+  const bool constant_cores =
+      constant_workers && cores_known && workers.has_cores_per_worker() &&
+      (!workers.has_avg_cores_over_window() ||
+       std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
+           0.005 * workers.total_cores());
+  if (constant_cores) {
+    table.rows.push_back(
+        {"Total Cores", absl::StrFormat("%.0f (%.1f per worker)", workers.total_cores(),
+                                        workers.cores_per_worker())});
+  } else {
+    table.rows.push_back(
+        {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
+                                           absl::StrFormat("%.1f", workers.cores_per_worker()))});
+    table.rows.push_back(
+        {"Total Cores", tracked_value(workers.has_total_cores(),
+                                      absl::StrFormat("%.0f", workers.total_cores()))});
+    // Under churn the workers ever seen overstate capacity: the time-weighted cores are what
+    // the core-seconds figures divide by.
+    if (tracked && workers.has_avg_cores_over_window()) {
+      table.rows.push_back({"Cores (Time-Averaged)",
+                            absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+    }
   }
   // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
   // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
@@ -427,16 +448,16 @@ Table TimingTable(const v1::AggregatedMetrics& metrics) {
 
 Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Chunk Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Chunks", absl::StrCat(NumChunks(metrics))});
+  table.rows.push_back({"Total Chunks", WithThousandsSeparators(NumChunks(metrics))});
   if (!metrics.has_chunks()) return table;  // Only the report's count is known.
   const v1::ChunkMetrics& chunks = metrics.chunks();
 
   if (chunks.num_failed_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Successful"), absl::StrCat(chunks.num_successful_chunks())});
-    table.rows.push_back({Bullet(box, "Failed"), absl::StrCat(chunks.num_failed_chunks())});
+    table.rows.push_back({Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
+    table.rows.push_back({Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
   }
   if (chunks.num_retried_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Retries"), absl::StrCat(chunks.num_retried_chunks())});
+    table.rows.push_back({Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
   }
   const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
   if (per_event.count() > 0) {
@@ -467,9 +488,12 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   }
   const v1::DistributionStats& events = chunks.events();
   if (events.count() > 0) {
-    table.rows.push_back({"Mean Events/Chunk", absl::StrFormat("%.0f", events.mean())});
-    table.rows.push_back({Bullet(box, "Min"), absl::StrFormat("%.0f", events.min())});
-    table.rows.push_back({Bullet(box, "Max"), absl::StrFormat("%.0f", events.max())});
+    const auto count = [](double value) {
+      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
+    };
+    table.rows.push_back({"Mean Events/Chunk", count(events.mean())});
+    table.rows.push_back({Bullet(box, "Min"), count(events.min())});
+    table.rows.push_back({Bullet(box, "Max"), count(events.max())});
   }
   return table;
 }

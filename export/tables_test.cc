@@ -77,7 +77,7 @@ std::vector<ParsedTable> ParseTables(const std::string& text, absl::string_view 
   return tables;
 }
 
-// The example run of the reference (§3): 4 workers x 1 thread, 1,233,000 events, 12 chunks,
+// The example run of docs/reference.md §3: 4 workers x 1 thread, 1,233,000 events, 12 chunks,
 // 13.7 s elapsed, 17.5 s CPU; plus a failed chunk and two datasets.
 v1::Measurement FullMeasurement() {
   v1::Measurement measurement;
@@ -216,10 +216,9 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Event Rate (per summed chunk wall time)", "70.4 kHz"},
                                   {"Event Rate (per tracked core)", "22.5 kHz/core"}}));
   // Concurrency 17.5 / 13.7 = 1.277; occupancy 1.277 / 4 cores = 31.9%.
-  EXPECT_EQ(tables[2].rows, (Rows{{"Workers (Time-Averaged)", "4.00"},
-                                  {"Peak Workers", "4"},
-                                  {"Cores per Worker", "1.0"},
-                                  {"Total Cores", "4"},
+  // A constant worker and core count: one row each.
+  EXPECT_EQ(tables[2].rows, (Rows{{"Workers", "4 (constant)"},
+                                  {"Total Cores", "4 (1.0 per worker)"},
                                   {"Busy-Worker Concurrency (summed chunk wall / elapsed)", "1.28"},
                                   {"Worker Occupancy (busy-worker concurrency / cores)", "31.9%"},
                                   {"Peak Memory (per worker)", "376.53 MiB"},
@@ -233,9 +232,9 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Mean Memory Delta (process RSS)", "18.20 MiB"},
                                   {"\u2022 Min", "-46.50 MiB"},
                                   {"\u2022 Max", "44.80 MiB"},
-                                  {"Mean Events/Chunk", "102750"},
-                                  {"\u2022 Min", "100000"},
-                                  {"\u2022 Max", "110000"}}));
+                                  {"Mean Events/Chunk", "102,750"},
+                                  {"\u2022 Min", "100,000"},
+                                  {"\u2022 Max", "110,000"}}));
   // Durations as columns; datasets written without distributions keep count and mean.
   EXPECT_EQ(tables[5].cells,
             (std::vector<std::vector<std::string>>{
@@ -333,10 +332,26 @@ TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
   const std::vector<ParsedTable> tables = ParseTables(
       FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 7u);
-  EXPECT_EQ(tables[3].rows[0].second, "4.00");
+  EXPECT_EQ(tables[3].rows[0], (std::pair<std::string, std::string>{"Workers", "4 (constant)"}));
+  EXPECT_EQ(tables[3].rows[1].first, "Cores per Worker");
+  EXPECT_EQ(tables[3].rows[1].second, "N/A (no worker tracking)");
+  EXPECT_EQ(tables[3].rows[2].first, "Total Cores");
   EXPECT_EQ(tables[3].rows[2].second, "N/A (no worker tracking)");
-  EXPECT_EQ(tables[3].rows[3].second, "N/A (no worker tracking)");
-  EXPECT_EQ(tables[3].rows[5].second, "N/A (no worker tracking)");
+  EXPECT_EQ(tables[3].rows[4].first, "Worker Occupancy (busy-worker concurrency / cores)");
+  EXPECT_EQ(tables[3].rows[4].second, "N/A (no worker tracking)");
+}
+
+TEST(FormatSummaryTablesTest, ChangingWorkerCountKeepsAverageAndPeak) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metrics()->mutable_workers()->set_avg_workers(2.5);
+  const std::vector<ParsedTable> tables = ParseTables(
+      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 7u);
+  EXPECT_EQ(tables[3].rows[0],
+            (std::pair<std::string, std::string>{"Workers (Time-Averaged)", "2.50"}));
+  EXPECT_EQ(tables[3].rows[1], (std::pair<std::string, std::string>{"Peak Workers", "4"}));
+  EXPECT_EQ(tables[3].rows[2], (std::pair<std::string, std::string>{"Cores per Worker", "1.0"}));
+  EXPECT_EQ(tables[3].rows[3], (std::pair<std::string, std::string>{"Total Cores", "4"}));
 }
 
 TEST(FormatSummaryTablesTest, ReportChunkCountAloneGivesTotalChunksOnly) {
@@ -391,7 +406,7 @@ TEST(FormatSummaryTablesTest, EmptyMeasurementStillFormats) {
   EXPECT_FALSE(absl::StrContains(text, "0.00 Gbps")) << text;
 }
 
-// The fine metrics of the notebook run (reference §3) plus the overheads.
+// The fine metrics of the notebook run (docs/reference.md §3) plus the overheads.
 void AddFineMetrics(v1::Measurement* measurement) {
   v1::FineMetricsSummary& fine = *measurement->mutable_metrics()->mutable_fine();
   fine.set_processor_cpu_time_seconds(9.7);
@@ -572,10 +587,10 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
   ExpectAligned(tables);
   // One occupancy row: over core-seconds when known.
   const Rows& resources = tables[3].rows;
-  ASSERT_EQ(resources.size(), 9u);
-  EXPECT_EQ(resources[5], (std::pair<std::string, std::string>{
+  ASSERT_EQ(resources.size(), 7u);
+  EXPECT_EQ(resources[3], (std::pair<std::string, std::string>{
                               "Worker Occupancy (busy-worker concurrency / cores)", "34.6%"}));
-  EXPECT_EQ(resources[6],
+  EXPECT_EQ(resources[4],
             (std::pair<std::string, std::string>{"Tracked Core-Seconds", "54.8 core-s"}));
 
   const Rows& chunk_rows = tables[5].rows;

@@ -12,38 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "io/atomic_write.h"
+#include "io/json_escape.h"
 #include "absl/strings/str_format.h"
 
 namespace roastcoffea {
 namespace {
-
-// A JSON string literal for `text`: quotes, backslashes and control characters escaped.
-void AppendJsonString(const std::string& text, std::string& out) {
-  out.push_back('"');
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppendFormat(&out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 // Microseconds with nanosecond precision, as the format's "ts" and "dur" expect.
 std::string Micros(int64_t ns) { return absl::StrFormat("%.3f", static_cast<double>(ns) / 1e3); }
@@ -51,7 +24,7 @@ std::string Micros(int64_t ns) { return absl::StrFormat("%.3f", static_cast<doub
 void AppendEventHead(const std::string& name, const char* category, int pid, int64_t tid,
                      int64_t ts_ns, int64_t dur_ns, std::string& out) {
   out += "{\"ph\":\"X\",\"name\":";
-  AppendJsonString(name, out);
+  AppendJsonString(name, &out);
   absl::StrAppend(&out, ",\"cat\":\"", category, "\",\"pid\":", pid, ",\"tid\":", tid,
                   ",\"ts\":", Micros(ts_ns), ",\"dur\":", Micros(std::max<int64_t>(dur_ns, 0)));
 }
@@ -76,7 +49,7 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks) {
       begin_event();
       absl::StrAppend(&out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":", pid,
                       ",\"tid\":0,\"args\":{\"name\":");
-      AppendJsonString(chunk->worker().empty() ? "worker" : chunk->worker(), out);
+      AppendJsonString(chunk->worker().empty() ? "worker" : chunk->worker(), &out);
       out += "}}";
     }
     if (named_threads.emplace(std::make_pair(pid, tid), true).second) {
@@ -90,15 +63,15 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks) {
     AppendEventHead(chunk->dataset().empty() ? "chunk" : chunk->dataset(), "chunk", pid, tid,
                     start_ns, chunk->end_unix_ns() - chunk->start_unix_ns(), out);
     out += ",\"args\":{\"uuid\":";
-    AppendJsonString(chunk->uuid(), out);
+    AppendJsonString(chunk->uuid(), &out);
     out += ",\"file\":";
-    AppendJsonString(chunk->file(), out);
+    AppendJsonString(chunk->file(), &out);
     absl::StrAppend(&out, ",\"entry_start\":", chunk->entry_start(),
                     ",\"entry_stop\":", chunk->entry_stop(), ",\"events\":", chunk->events(),
                     ",\"status\":\"", v1::ChunkStatus_Name(chunk->status()), "\"");
     if (!chunk->error_text().empty()) {
       out += ",\"error_text\":";
-      AppendJsonString(chunk->error_text(), out);
+      AppendJsonString(chunk->error_text(), &out);
     }
     if (chunk->dropped_slices() > 0) {
       absl::StrAppend(&out, ",\"dropped_slices\":", chunk->dropped_slices());

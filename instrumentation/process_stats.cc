@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "host/host_name.h"
 #include "instrumentation/thread_cpu_clock.h"
 
 namespace roastcoffea {
@@ -120,11 +121,7 @@ int64_t UnixTimeNs() {
 }
 
 std::string DefaultWorkerName() {
-  char host[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') {
-    std::strcpy(host, "unknown-host");
-  }
-  return absl::StrCat(host, ":", static_cast<int64_t>(::getpid()));
+  return absl::StrCat(HostName(), ":", static_cast<int64_t>(::getpid()));
 }
 
 }  // namespace instrumentation_internal

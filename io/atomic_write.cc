@@ -53,7 +53,7 @@ mode_t ProcessUmask() {
 }  // namespace io_internal
 
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
-    const std::string& path) {
+    const std::string& path, const AtomicWriteOptions& options) {
   std::string temporary = absl::StrCat(path, ".tmp-XXXXXX");
   // mkostemp: O_CREAT | O_EXCL under a random name, so no existing file or link is opened.
   const int fd = mkostemp(&temporary[0], O_CLOEXEC);
@@ -64,11 +64,12 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
   }
   // mkostemp makes it 0600; the result should read like any file the user creates.
   fchmod(fd, 0666 & ~io_internal::ProcessUmask());
-  return std::unique_ptr<AtomicFileWriter>(new AtomicFileWriter(fd, path, std::move(temporary)));
+  return std::unique_ptr<AtomicFileWriter>(
+      new AtomicFileWriter(fd, path, std::move(temporary), options.sync));
 }
 
-AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string temporary)
-    : fd_(fd), path_(std::move(path)), temporary_(std::move(temporary)) {}
+AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync)
+    : fd_(fd), path_(std::move(path)), temporary_(std::move(temporary)), sync_(sync) {}
 
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) {
@@ -104,7 +105,7 @@ absl::Status AtomicFileWriter::Append(absl::string_view data) {
 
 absl::Status AtomicFileWriter::Commit() {
   if (error_.ok()) error_ = Flush();
-  if (error_.ok() && fsync(fd_) != 0) {
+  if (error_.ok() && sync_ && fsync(fd_) != 0) {
     const int error = errno;
     error_ = absl::Status(absl::ErrnoToStatusCode(error),
                           absl::StrCat("cannot write '", path_, "': ", Reason(error)));

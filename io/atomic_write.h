@@ -20,12 +20,20 @@
 
 namespace roastcoffea {
 
+struct AtomicWriteOptions {
+  // fsync before the rename, so the new contents survive a crash of the machine. Off for
+  // caches that are regenerated when damaged: the rename alone still keeps readers from ever
+  // seeing half a file.
+  bool sync = true;
+};
+
 // A file written in pieces and committed at the end. Destroying it without Commit removes the
 // temporary and leaves the target as it was.
 class AtomicFileWriter {
  public:
   // Creates "<path>.tmp-XXXXXX" next to `path`. Errors name `path` and the OS's reason.
-  static absl::StatusOr<std::unique_ptr<AtomicFileWriter>> Create(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<AtomicFileWriter>> Create(
+      const std::string& path, const AtomicWriteOptions& options = {});
   ~AtomicFileWriter();
   AtomicFileWriter(const AtomicFileWriter&) = delete;
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
@@ -36,11 +44,12 @@ class AtomicFileWriter {
   absl::Status Commit();
 
  private:
-  AtomicFileWriter(int fd, std::string path, std::string temporary);
+  AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync);
   absl::Status Flush();
   int fd_;
   const std::string path_;
   const std::string temporary_;
+  const bool sync_;
   std::string buffer_;
   absl::Status error_;
 };

@@ -92,5 +92,20 @@ TEST(AtomicWriteTest, ErrorsNameTheTargetAndTheReason) {
   EXPECT_TRUE(absl::StrContains(status.message(), "No such file")) << status;
 }
 
+TEST(AtomicWriteTest, UnsyncedWriterStillReplacesWholeAtCommit) {
+  const std::string dir = TempDirectory();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/cache", "old").ok());
+  AtomicWriteOptions options;
+  options.sync = false;
+  auto writer = AtomicFileWriter::Create(dir + "/cache", options);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Append("new ").ok());
+  ASSERT_TRUE((*writer)->Append("contents").ok());
+  EXPECT_EQ(Read(dir + "/cache"), "old");
+  ASSERT_TRUE((*writer)->Commit().ok());
+  EXPECT_EQ(Read(dir + "/cache"), "new contents");
+  EXPECT_EQ(Entries(dir), 1);
+}
+
 }  // namespace
 }  // namespace roastcoffea

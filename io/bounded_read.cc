@@ -99,4 +99,12 @@ absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
   return contents;
 }
 
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, int64_t max_bytes,
+                                            absl::string_view what) {
+  BoundedReadOptions options;
+  options.max_bytes = max_bytes;
+  options.what = what;
+  return ReadBoundedFile(path, options);
+}
+
 }  // namespace roastcoffea

@@ -35,6 +35,10 @@ struct BoundedReadOptions {
 absl::StatusOr<std::string> ReadBoundedFile(const std::string& path,
                                             const BoundedReadOptions& options);
 
+// The same for a regular file of at most `max_bytes`, named `what` in the size error.
+absl::StatusOr<std::string> ReadBoundedFile(const std::string& path, int64_t max_bytes,
+                                            absl::string_view what);
+
 // "64 B", "256 MiB", "1.5 GiB": a byte count in binary units, for limits in messages.
 std::string ByteCountText(int64_t bytes);
 

@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"

@@ -1,15 +1,19 @@
 // End to end: `collect` on inputs that are not what they claim (reliability study D3, D4, D19):
 // an error naming the file and a normal exit, never an abort, a hang or protobuf's own log.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "export/measurement_io.h"
+#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 #include "tests/collect_runner.h"
@@ -32,10 +36,26 @@ TEST(CollectInputsTest, LegacyMetricsThatIsADirectory) {
   ASSERT_EQ(mkdir((dir + "/metrics.json").c_str(), 0755), 0);
   std::ofstream(dir + "/start_end_time.txt") << "1.0,2.0\n";
   const CollectOutcome show = RunCollect({"show", dir});
-  EXPECT_NE(show.exit_code, 0);
-  EXPECT_LT(show.exit_code, 128) << show.err;
+  // Bad input data, not bad flags: 1 (tools/exit_code.h).
+  EXPECT_EQ(show.exit_code, 1) << show.err;
   EXPECT_TRUE(absl::StrContains(show.err, "metrics.json' is a directory, not a regular file"))
       << show.err;
+}
+
+// A legacy metrics.json that is not JSON: the data parser's InvalidArgument exits 1, not 2
+// ("bad flags"), and the error names the file.
+TEST(CollectInputsTest, CorruptLegacyMetricsExitsOneNamingTheFile) {
+  const std::string dir = TempDir() + "/legacy-corrupt";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  std::ofstream(dir + "/metrics.json") << "{\"total_events\": 600000, \"elapsed_time";
+  std::ofstream(dir + "/start_end_time.txt") << "1.0,2.0\n";
+  for (const char* mode : {"show", "report", "profile"}) {
+    const CollectOutcome outcome = RunCollect({mode, dir});
+    EXPECT_EQ(outcome.exit_code, 1) << mode << ": " << outcome.err;
+    EXPECT_TRUE(absl::StrContains(outcome.err, "metrics.json")) << mode << ": " << outcome.err;
+  }
+  const CollectOutcome compare = RunCollect({"compare", dir, dir});
+  EXPECT_EQ(compare.exit_code, 1) << compare.err;
 }
 
 // FORMAT a FIFO blocked collect forever; /dev/zero grew it to an abort.
@@ -66,9 +86,42 @@ TEST(CollectInputsTest, CorruptMeasurementHasNoProtobufLogLines) {
   // Without the JSON copy, which would otherwise stand in for the corrupt .pb.
   std::remove((run + "/measurement.json").c_str());
   const CollectOutcome show = RunCollect({"show", run});
-  EXPECT_NE(show.exit_code, 0);
+  EXPECT_EQ(show.exit_code, 1) << show.err;
   EXPECT_TRUE(absl::StrContains(show.err, "measurement.pb")) << show.err;
   EXPECT_FALSE(absl::StrContains(show.err, "[libprotobuf")) << show.err;
+}
+
+// A "scheduler" on 127.0.0.1 that answers the handshake with garbage: the Dask protocol
+// parser's InvalidArgument is bad data from a peer, exit 1 naming it, not 2 ("bad flags").
+TEST(CollectInputsTest, GarbageFromTheSchedulerExitsOneNamingIt) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string scheduler = absl::StrCat("tcp://127.0.0.1:", ntohs(address.sin_port));
+  std::thread peer([listener] {
+    const int connection = accept(listener, nullptr, nullptr);
+    if (connection < 0) return;
+    const std::string garbage(512, '\xff');
+    (void)!write(connection, garbage.data(), garbage.size());
+    char sink[4096];
+    while (read(connection, sink, sizeof(sink)) > 0) {
+    }
+    close(connection);
+  });
+  const CollectOutcome run = RunCollect(
+      {"--backend=dask", "--scheduler=" + scheduler, "--dask_connect_timeout=10",
+       "--dask_read_timeout=10", "--duration=1", "--output_dir=" + TempDir() + "/garbage"});
+  shutdown(listener, SHUT_RDWR);
+  close(listener);
+  peer.join();
+  EXPECT_EQ(run.exit_code, 1) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err, scheduler)) << run.err;
 }
 
 // report --html_output pointing into the measurement must not destroy it.

@@ -132,13 +132,6 @@ def roastcoffea_system_dependencies():
         required_headers = ["/usr/include/benchmark/benchmark.h"],
     )
     system_library_repository(
-        name = "msgpack",
-        targets = {":msgpack": ""},
-        required_headers = ["/usr/include/msgpack.hpp"],
-        # msgpack-cxx 4 uses Boost unless told not to; we need none of its Boost adaptors.
-        defines = ["MSGPACK_NO_BOOST"],
-    )
-    system_library_repository(
         name = "zstd",
         targets = {":zstd": "libzstd"},
         required_headers = ["/usr/include/zstd.h"],

@@ -1,5 +1,7 @@
 // collect: run an analysis with performance metrics collected, print the tables, save the
-// measurement; or show a saved one.
+// measurement; or show a saved one. The modes are a command table (Commands() below,
+// tools/collect_commands.h): each declares its arguments and the flags it reads; the exit status
+// is tools/exit_code.h.
 //
 //   collect [flags]            run the built-in sample analysis (threadpool backend)
 //   collect show DIR           print the tables of a saved measurement
@@ -34,14 +36,18 @@
 #include "export/compare.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
-#include "export/measurement_io.h"
+#include "ingest/any_measurement.h"
+#include "store/measurement_io.h"
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
 #include "collector/assemble_measurement.h"
 #include "collector/measurement_session.h"
 #include "tools/backend_factory.h"
+#include "tools/collect_commands.h"
+#include "tools/exit_code.h"
 #include "tools/external_run.h"
+#include "tools/follow_up_command.h"
 #include "tools/paths.h"
 #include "tools/workqueue/workqueue_run.h"
 #include "tools/workqueue/workqueue_flags.h"
@@ -103,40 +109,14 @@ namespace {
 
 constexpr char kToolVersion[] = "0.1.0";
 
-constexpr char kUsage[] = R"(measures the performance of a chunked analysis.
+constexpr char kIntro[] = R"(collect measures the performance of a chunked analysis.
+)";
 
-Usage:
-  collect [flags]          Run the built-in sample analysis (a dijet analysis over a generated
-                           dataset of compressed columnar files) on a thread pool, with every
-                           chunk tracked and the worker threads sampled. Prints the tables and
-                           saves the measurement under --output_dir.
-  collect --backend=dask --scheduler=tcp://HOST:PORT [flags] [-- COMMAND ...]
-  collect --backend=taskvine --taskvine_logs=DIR [--follow] [flags] [-- COMMAND ...]
-                           Measure an analysis on a Dask cluster or TaskVine/Work Queue: track
-                           the engine while COMMAND runs (or --duration seconds, or until
-                           Ctrl-C), read the Coffea report and chunk records COMMAND may write
-                           to $ROASTCOFFEA_REPORT and $ROASTCOFFEA_CHUNK_RECORDS, print, save.
-                           Exit 3: partial measurement; 4: COMMAND failed.
-  collect show DIR         Print the tables of a measurement saved earlier (ours, or the
-                           original Python tool's roastcoffea_measurement_v1 directory);
-                           --format=csv|json|markdown prints the flat metrics instead.
-  collect compare A B ...  Key metrics of saved runs side by side, changes against A in
-                           percent, regressions marked; Amdahl's law fit from 3+ core counts.
-  collect report DIR       Write one self-contained HTML file (metadata, tables, SVG plots) for
-                           a saved measurement, to --html_output (default: DIR.html).
-  collect profile DIR [--top=N] [--output=DIR2]
-                           The statistical profiles of a saved measurement: per worker and
-                           merged, the N heaviest exclusive stacks; writes profile.folded and
-                           flamegraph.svg (merged) and profile.<worker>.folded and
-                           flamegraph.<worker>.svg into DIR (or DIR2).
-
-Ctrl-C (SIGINT) or SIGTERM during a run: no new chunk starts (threadpool), or the signal is
+constexpr char kOutro[] =
+    R"(Ctrl-C (SIGINT) or SIGTERM during a run: no new chunk starts (threadpool), or the signal is
 passed on to COMMAND; running chunks or COMMAND get --grace_period seconds to end; then the
 measurement of what was done is saved, marked interrupted, and collect exits 130. A second
 signal exits at once (130) without saving.
-
-Exit status: 0 done; 1 cannot run or save, or a chunk failed; 2 bad flags or arguments;
-3 partial measurement; 4 COMMAND failed; 130 interrupted (measurement saved).
 
 Under Bazel:  ./bazelw run //tools:collect -- [mode] [flags]
 )";
@@ -151,32 +131,38 @@ absl::StatusOr<TableOptions> TableStyle() {
   } else if (style == "ascii") {
     options.unicode = false;
   } else {
-    return absl::InvalidArgumentError(
+    return UsageError(
         absl::StrCat("--tables must be auto, unicode or ascii, got '", style, "'"));
   }
   return options;
 }
 
-int Fail(const absl::Status& status) {
+// Usage errors (tools/exit_code.h) exit 2; every other error, bad input data included, 1.
+ExitCode Fail(const absl::Status& status) {
   std::cerr << "collect: " << status.message() << "\n";
-  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  return ExitCodeFor(status);
 }
 
-int Show(const std::vector<std::string>& arguments) {
-  if (arguments.size() != 1) {
-    return Fail(absl::InvalidArgumentError("usage: collect show DIR (one measurement directory)"));
-  }
-  if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) return Fail(trace);
+// How the user ran collect, for the commands it prints (set once in main).
+const LaunchContext& Launch() {
+  static const LaunchContext* const context = new LaunchContext();
+  return *context;
+}
+LaunchContext& MutableLaunch() { return const_cast<LaunchContext&>(Launch()); }
+
+ExitCode Show(const Invocation& invocation) {
+  const std::vector<std::string>& arguments = invocation.arguments;
+  if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) return Fail(AsUsageError(trace));
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   absl::StatusOr<v1::Measurement> measurement =
-      LoadMeasurement(ResolveUserPath(arguments.front()));
+      LoadAnyMeasurement(ResolveUserPath(arguments.front()));
   if (!measurement.ok()) return Fail(measurement.status());
   if (const std::string format = absl::GetFlag(FLAGS_format); format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);
-    if (!flat.ok()) return Fail(flat.status());
+    if (!flat.ok()) return Fail(AsUsageError(flat.status()));
     std::cout << FormatFlatMetrics(*measurement, *flat);
-    return 0;
+    return ExitCode::kOk;
   }
   std::cout << FormatSummaryTables(*measurement, *tables);
   if (measurement->metadata().interrupted()) {
@@ -186,16 +172,14 @@ int Show(const std::vector<std::string>& arguments) {
   if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cout); !trace.ok()) {
     return Fail(trace);
   }
-  return 0;
+  return ExitCode::kOk;
 }
 
-int Report(const std::vector<std::string>& arguments) {
-  if (arguments.size() != 1) {
-    return Fail(absl::InvalidArgumentError("usage: collect report DIR (one measurement directory)"));
-  }
+ExitCode Report(const Invocation& invocation) {
+  const std::vector<std::string>& arguments = invocation.arguments;
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   const std::string requested = absl::GetFlag(FLAGS_html_output);
   const std::string output = requested.empty() ? directory + ".html" : ResolveUserPath(requested);
@@ -203,23 +187,20 @@ int Report(const std::vector<std::string>& arguments) {
     return Fail(written);
   }
   std::cout << "HTML report written to " << output << "\n";
-  return 0;
+  return ExitCode::kOk;
 }
 
-int Profile(const std::vector<std::string>& arguments) {
-  if (arguments.size() != 1) {
-    return Fail(
-        absl::InvalidArgumentError("usage: collect profile DIR (one measurement directory)"));
-  }
+ExitCode Profile(const Invocation& invocation) {
+  const std::vector<std::string>& arguments = invocation.arguments;
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   if (absl::GetFlag(FLAGS_top) < 1) {
-    return Fail(absl::InvalidArgumentError(
+    return Fail(UsageError(
         absl::StrCat("--top must be at least 1, got ", absl::GetFlag(FLAGS_top))));
   }
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   if (measurement->profiles_size() == 0) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
@@ -258,19 +239,16 @@ int Profile(const std::vector<std::string>& arguments) {
               << " more profiles not written (at most " << ProfileFilesOptions().max_profiles
               << "; the merged files include them)\n";
   }
-  return 0;
+  return ExitCode::kOk;
 }
 
-int Compare(const std::vector<std::string>& arguments) {
-  if (arguments.size() < 2) {
-    return Fail(absl::InvalidArgumentError(
-        "usage: collect compare A B [C ...] (two or more measurement directories)"));
-  }
+ExitCode Compare(const Invocation& invocation) {
+  const std::vector<std::string>& arguments = invocation.arguments;
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   std::vector<v1::Measurement> runs;
   for (const std::string& directory : arguments) {
-    absl::StatusOr<v1::Measurement> run = LoadMeasurement(ResolveUserPath(directory));
+    absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
     if (!run.ok()) return Fail(run.status());
     runs.push_back(*std::move(run));
   }
@@ -278,7 +256,7 @@ int Compare(const std::vector<std::string>& arguments) {
   options.unicode = tables->unicode;
   options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
   std::cout << FormatComparison(arguments, runs, options);
-  return 0;
+  return ExitCode::kOk;
 }
 
 // Every flag problem at once, each naming its flag, before anything runs.
@@ -314,7 +292,7 @@ absl::Status ValidateRunFlags() {
     problems.push_back(std::string(trace.message()));
   }
   if (problems.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  return UsageError(absl::StrJoin(problems, "; "));
 }
 
 // Where a run's measurement goes; checked before the run so that it fails early.
@@ -384,7 +362,12 @@ absl::StatusOr<std::string> FinishSaving(
   absl::StatusOr<std::string> saved = save(measurement);
   if (!saved.ok()) return saved.status();
   std::cout << "\nMeasurement saved to " << *saved << "\n"
-            << "Show it again with: ./bazelw run //tools:collect -- show " << *saved << "\n";
+            << "Show it again with: "
+            << FollowUpCommand(Launch(), {"show", DisplayPath(Launch(), *saved)}) << "\n";
+  if (measurement.profiles_size() > 0) {
+    std::cout << "Its profiles (top stacks, flame graphs): "
+              << FollowUpCommand(Launch(), {"profile", DisplayPath(Launch(), *saved)}) << "\n";
+  }
   std::cout.flush();
   if (measurement.metadata().interrupted()) {
     std::cerr << "collect: interrupted (" << measurement.metadata().interruption()
@@ -418,7 +401,7 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, MeasurementSession& s
 // Ctrl-C). Exit status: 0; 3 when the measurement is partial (the backend lost sight of the
 // engine for a while); 4 when the command failed; 130 when interrupted; the measurement is saved
 // in every case.
-int RunExternal(const OutputPlan& plan, SessionOptions session_options,
+ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
                 AbstractMetricsBackend& backend, const std::vector<std::string>& command) {
   const double duration = absl::GetFlag(FLAGS_duration);
   ExternalRunOptions options;
@@ -444,28 +427,32 @@ int RunExternal(const OutputPlan& plan, SessionOptions session_options,
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());
-  if (Interrupted(*result->session, result->measurement)) return kInterruptedExitCode;
+  if (Interrupted(*result->session, result->measurement)) return ExitCode::kInterrupted;
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
                  "for a while (see tracking gaps)\n";
-    return 3;
+    return ExitCode::kPartial;
   }
   if (result->command_exit_code != 0) {
     std::cerr << "collect: the command exited with status " << result->command_exit_code
               << "\n";
-    return 4;
+    return ExitCode::kCommandFailed;
   }
-  return 0;
+  return ExitCode::kOk;
 }
 
 // The sample analysis as Work Queue tasks. Exit status as Run's; 3 when chunks never came back
 // (the measurement is saved without them).
-int RunWorkQueue(int argc, char** argv) {
+ExitCode RunWorkQueue(int argc, char** argv) {
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   bool temporary = false;
   absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::WorkQueueOptionsFromFlags(
       [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
-  if (!options.ok()) return Fail(options.status());
+  if (!options.ok()) {
+    // InvalidArgument: the flags' values (see workqueue_flags.h); anything else: the system.
+    return Fail(absl::IsInvalidArgument(options.status()) ? AsUsageError(options.status())
+                                                           : options.status());
+  }
   struct RemoveTemporary {
     std::string path;
     bool keep = false;
@@ -552,7 +539,7 @@ int RunWorkQueue(int argc, char** argv) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "
                  "partial\n";
-    return 3;
+    return ExitCode::kPartial;
   }
   int64_t failed = 0;
   const v1::ChunkRecord* first = nullptr;
@@ -565,14 +552,15 @@ int RunWorkQueue(int argc, char** argv) {
               << " chunks failed; first failure: " << first->file() << " entries ["
               << first->entry_start() << ", " << first->entry_stop()
               << "): " << first->error_text() << "\n";
-    return 1;
+    return ExitCode::kFailure;
   }
-  return 0;
+  return ExitCode::kOk;
 }
 
 // The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
 // when interrupted.
-int RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBackend& backend) {
+ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
+                   CollectBackend& backend) {
   SampleRunOptions options;
   options.dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
   options.dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
@@ -605,11 +593,11 @@ int RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBac
   absl::StatusOr<std::string> saved =
       Finish(plan, *result->session, measurement,
              sample_analysis::SummarizeDijetOutput(result->output));
-  int exit_code = 0;
+  ExitCode exit_code = ExitCode::kOk;
   if (!saved.ok()) {
     exit_code = Fail(saved.status());
   } else if (Interrupted(*result->session, measurement)) {
-    exit_code = kInterruptedExitCode;
+    exit_code = ExitCode::kInterrupted;
   } else if (const int64_t failed = measurement.metrics().has_chunks()
                                         ? measurement.metrics().chunks().num_failed_chunks()
                                         : 0;
@@ -622,33 +610,240 @@ int RunSample(const OutputPlan& plan, SessionOptions session_options, CollectBac
                 << "): " << chunk.error_text() << "\n";
       break;
     }
-    exit_code = 1;
+    exit_code = ExitCode::kFailure;
   }
   if (result->chunk_left_running) {
     // A worker thread is still inside a chunk that outlived the grace period: leave without
     // unwinding (destructors would join it or pull its state away).
     std::cout.flush();
     std::cerr.flush();
-    std::_Exit(exit_code);
+    std::_Exit(ToInt(exit_code));
   }
   return exit_code;
 }
 
 // `collect [run]` in every backend: flags, output directory, backend, then the mode's run.
-int RunMode(int argc, char** argv, const std::vector<std::string>& command) {
+ExitCode Run(const Invocation& invocation) {
+  const std::string backend_name = absl::GetFlag(FLAGS_backend);
+  if (!invocation.command.empty() &&
+      (backend_name == "threadpool" || backend_name == "workqueue")) {
+    return Fail(UsageError(absl::StrCat(
+        "--backend=", backend_name, " runs the built-in sample analysis; a command to measure "
+        "needs --backend=dask or --backend=taskvine")));
+  }
+  if (backend_name == "workqueue") return RunWorkQueue(invocation.argc, invocation.argv);
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   const double duration = absl::GetFlag(FLAGS_duration);
   if (!(duration >= 0)) {
-    return Fail(absl::InvalidArgumentError(
+    return Fail(UsageError(
         absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
   }
   absl::StatusOr<OutputPlan> plan = PlanOutput();
   if (!plan.ok()) return Fail(plan.status());
-  absl::StatusOr<CollectBackend> backend = MakeBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) return Fail(backend.status());
-  SessionOptions session = MakeSessionOptions(*plan, argc, argv);
+  absl::StatusOr<CollectBackend> backend = MakeBackend(backend_name);
+  if (!backend.ok()) {
+    // InvalidArgument: the backend's flags (see backend_factory.h); anything else: the system.
+    return Fail(absl::IsInvalidArgument(backend.status()) ? AsUsageError(backend.status())
+                                                          : backend.status());
+  }
+  SessionOptions session = MakeSessionOptions(*plan, invocation.argc, invocation.argv);
   if (backend->executor != nullptr) return RunSample(*plan, std::move(session), *backend);
-  return RunExternal(*plan, std::move(session), *backend->metrics, command);
+  return RunExternal(*plan, std::move(session), *backend->metrics, invocation.command);
+}
+
+// Flags of `run` that only some backends read (the others are read by every backend).
+std::vector<FlagCondition> RunFlagConditions() {
+  const std::vector<std::string> sample = {"threadpool", "workqueue"};
+  std::vector<FlagCondition> conditions;
+  auto add = [&conditions](std::vector<std::string> flags, std::vector<std::string> backends) {
+    for (std::string& flag : flags) {
+      conditions.push_back(FlagCondition{std::move(flag), "backend", backends});
+    }
+  };
+  add({"threads", "profile", "profile_hz"}, {"threadpool"});
+  add({"events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed"}, sample);
+  add({"duration"}, {"dask", "taskvine"});
+  add({"scheduler", "dask_connect_timeout", "dask_read_timeout", "dask_max_message_mib",
+       "dask_task_stream", "dask_occupancy", "dask_profiles", "dask_profile_prefixes",
+       "dask_profile_interval", "dask_reconnect_max_backoff"},
+      {"dask"});
+  add({"taskvine_logs", "follow", "taskvine_category"}, {"taskvine"});
+  add({"workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
+       "wq_stall_timeout", "wq_work_dir", "wq_chunk_task", "wq_testing_fault"},
+      {"workqueue"});
+  return conditions;
+}
+
+// collect's modes. A new mode, or a new flag of a mode, is one entry (or one name) here; the
+// README's Modes and Flags sections list the same.
+std::vector<Command> Commands() {
+  std::vector<Command> commands;
+
+  Command run;
+  run.name = "run";
+  run.arguments_synopsis = "";
+  run.summary =
+      "The default mode. Run the built-in sample analysis on a thread pool (or as Work Queue "
+      "tasks), or measure an analysis on a Dask cluster or TaskVine/Work Queue while COMMAND "
+      "runs; print the tables and save the measurement under --output_dir.";
+  run.help =
+      "collect [run] [flags]\n"
+      "    Run the built-in sample analysis (a dijet analysis over a generated dataset of\n"
+      "    compressed columnar files) on a thread pool, with every chunk tracked and the worker\n"
+      "    threads sampled. Prints the tables and saves the measurement under --output_dir.\n"
+      "collect --backend=workqueue [--workers=N] [flags]\n"
+      "    The same analysis as Work Queue tasks on local (or remote) workers.\n"
+      "collect --backend=dask --scheduler=tcp://HOST:PORT [flags] [-- COMMAND ...]\n"
+      "collect --backend=taskvine --taskvine_logs=DIR [--follow] [flags] [-- COMMAND ...]\n"
+      "    Measure an analysis on a Dask cluster or TaskVine/Work Queue: track the engine while\n"
+      "    COMMAND runs (or --duration seconds, or until Ctrl-C), read the Coffea report and\n"
+      "    chunk records COMMAND may write to $ROASTCOFFEA_REPORT and\n"
+      "    $ROASTCOFFEA_CHUNK_RECORDS, print, save. Exit 3: partial measurement; 4: COMMAND\n"
+      "    failed.\n"
+      "Backend flags (--threads, --scheduler, --taskvine_logs, --workers, ...) need their\n"
+      "--backend.\n";
+  run.max_arguments = 0;
+  run.arguments_problem = "no arguments; a command to measure goes after --";
+  run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "tables", "html",
+               "trace",
+               // threadpool and workqueue: the sample analysis
+               "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed",
+               "threads", "profile", "profile_hz",
+               // dask and taskvine
+               "duration", "scheduler", "dask_connect_timeout", "dask_read_timeout",
+               "dask_max_message_mib", "dask_task_stream", "dask_occupancy", "dask_profiles",
+               "dask_profile_prefixes", "dask_profile_interval", "dask_reconnect_max_backoff",
+               "taskvine_logs", "follow", "taskvine_category",
+               // workqueue
+               "workers", "chunks_per_task", "wq_port", "wq_password_file",
+               "wq_connect_timeout", "wq_stall_timeout", "wq_work_dir", "wq_chunk_task",
+               "wq_testing_fault"};
+  run.conditions = RunFlagConditions();
+  run.accepts_command = true;
+  run.run = Run;
+  commands.push_back(std::move(run));
+
+  Command show;
+  show.name = "show";
+  show.arguments_synopsis = "DIR";
+  show.summary =
+      "Print the tables of a measurement saved earlier (ours, or the original Python tool's "
+      "roastcoffea_measurement_v1 directory); --format=csv|json|markdown prints the flat "
+      "metrics instead.";
+  show.help = "--trace=FILE also writes the measurement's timeline.\n";
+  show.min_arguments = show.max_arguments = 1;
+  show.arguments_problem = "one measurement directory";
+  show.flags = {"tables", "format", "trace"};
+  show.run = Show;
+  commands.push_back(std::move(show));
+
+  Command compare;
+  compare.name = "compare";
+  compare.arguments_synopsis = "A B [C ...]";
+  compare.summary =
+      "Key metrics of saved runs side by side, changes against A in percent, regressions "
+      "marked; Amdahl's law fit from 3+ core counts.";
+  compare.min_arguments = 2;
+  compare.max_arguments = Command::kUnlimited;
+  compare.arguments_problem = "two or more measurement directories";
+  compare.flags = {"tables", "regression_threshold"};
+  compare.run = Compare;
+  commands.push_back(std::move(compare));
+
+  Command report;
+  report.name = "report";
+  report.arguments_synopsis = "DIR";
+  report.summary =
+      "Write one self-contained HTML file (metadata, tables, SVG plots) for a saved "
+      "measurement, to --html_output (default: DIR.html).";
+  report.min_arguments = report.max_arguments = 1;
+  report.arguments_problem = "one measurement directory";
+  report.flags = {"html_output"};
+  report.run = Report;
+  commands.push_back(std::move(report));
+
+  Command profile;
+  profile.name = "profile";
+  profile.arguments_synopsis = "DIR";
+  profile.summary =
+      "The statistical profiles of a saved measurement: per worker and merged, the --top "
+      "heaviest exclusive stacks; writes profile.folded and flamegraph.svg (merged) and "
+      "profile.<worker>.folded and flamegraph.<worker>.svg into DIR (or --output).";
+  profile.min_arguments = profile.max_arguments = 1;
+  profile.arguments_problem = "one measurement directory";
+  profile.flags = {"tables", "top", "output"};
+  profile.run = Profile;
+  commands.push_back(std::move(profile));
+  return commands;
+}
+
+std::string VersionString() {
+  const v1::BuildInfo build = ToolBuildInfo();
+  return absl::StrCat("roastcoffea collect ", kToolVersion, " (", build.build_mode(), ", ",
+                      build.compiler(), ")\n");
+}
+
+int Main(int argc, char** argv) {
+  MutableLaunch() = CurrentLaunchContext(argv[0]);
+  const std::vector<Command> commands = Commands();
+  const std::string program = "collect";
+  const std::string outro = absl::StrCat(ExitCodeTable(), "\n", kOutro);
+  absl::SetProgramUsageMessage(absl::StrCat(kIntro, "\n", outro));
+  // --helpfull lists every flag of the tool (they are defined beside the code they configure:
+  // tools/dask_collect.cc, tools/trace_flag.cc, ...), not only this file's.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "tools/");
+  };
+  // --version: "roastcoffea collect 0.1.0 (opt, gcc 12.2.0)", so that a report of a slow run
+  // shows whether the tool was optimised.
+  usage.version_string = VersionString;
+  absl::SetFlagsUsageConfig(usage);
+
+  // Checked here, before absl parses (which exits 1 on a bad flag): usage errors exit 2.
+  absl::StatusOr<ScannedCommandLine> line = ScanCommandLine(argc, argv);
+  if (!line.ok()) return ToInt(Fail(line.status()));
+  // `collect help [MODE]` is `collect [MODE] --help`.
+  std::vector<std::string> positional = line->positional;
+  if (!positional.empty() && positional.front() == "help") {
+    line->help = true;
+    positional.erase(positional.begin());
+  }
+  const std::string mode = positional.empty() ? "run" : positional.front();
+  const Command* command = FindCommand(commands, mode);
+  if (line->help) {
+    if (positional.empty()) {
+      std::cout << ToolHelp(program, commands, kIntro, outro);
+      return ToInt(ExitCode::kOk);
+    }
+    if (command == nullptr) return ToInt(Fail(UnknownCommandError(commands, mode)));
+    std::cout << CommandHelp(program, *command) << "\n" << ExitCodeTable();
+    return ToInt(ExitCode::kOk);
+  }
+  if (command == nullptr) return ToInt(Fail(UnknownCommandError(commands, mode)));
+  if (!line->absl_special) {
+    if (absl::Status status = CheckInvocation(*command, *line); !status.ok()) {
+      return ToInt(Fail(status));
+    }
+  }
+  // Everything after the first "--" is the command to measure, not ours to parse.
+  int ours = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      ours = i;
+      break;
+    }
+  }
+  std::vector<char*> parsed = absl::ParseCommandLine(ours, argv);
+  Invocation invocation;
+  invocation.arguments.assign(parsed.begin() + 1, parsed.end());
+  if (!invocation.arguments.empty() && invocation.arguments.front() == command->name) {
+    invocation.arguments.erase(invocation.arguments.begin());
+  }
+  invocation.command = line->command;
+  invocation.argc = argc;
+  invocation.argv = argv;
+  return ToInt(command->run(invocation));
 }
 
 }  // namespace
@@ -662,65 +857,5 @@ int main(int argc, char** argv) {
     if (level < google::protobuf::LOGLEVEL_FATAL) return;
     std::cerr << "[libprotobuf FATAL " << filename << ":" << line << "] " << message << "\n";
   });
-  absl::SetProgramUsageMessage(roastcoffea::kUsage);
-  // --help lists every flag of the tool (they are defined beside the code they configure:
-  // tools/dask_collect.cc, tools/trace_flag.cc, ...), not only this file's.
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "tools/");
-  };
-  // --version: "roastcoffea collect 0.1.0 (opt, gcc 12.2.0)", so that a report of a slow run
-  // shows whether the tool was optimised.
-  usage.version_string = [] {
-    const roastcoffea::v1::BuildInfo build = roastcoffea::ToolBuildInfo();
-    return absl::StrCat("roastcoffea collect ", roastcoffea::kToolVersion, " (",
-                        build.build_mode(), ", ", build.compiler(), ")\n");
-  };
-  absl::SetFlagsUsageConfig(usage);
-  // Everything after the first "--" is the command to measure, not ours to parse.
-  int ours = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--") {
-      ours = i;
-      break;
-    }
-  }
-  const std::vector<std::string> command(argv + std::min(ours + 1, argc), argv + argc);
-  std::vector<char*> positional = absl::ParseCommandLine(ours, argv);
-  std::vector<std::string> arguments(positional.begin() + 1, positional.end());
-  const bool threadpool = absl::GetFlag(FLAGS_backend) == "threadpool";
-  const bool workqueue = absl::GetFlag(FLAGS_backend) == "workqueue";
-  if (arguments.empty() || arguments.front() == "run") {
-    if (arguments.size() > 1) {
-      std::cerr << "collect: unexpected arguments after 'run'\n";
-      return 2;
-    }
-    if (threadpool && !command.empty()) {
-      std::cerr << "collect: a command to measure needs --backend=dask or --backend=taskvine; "
-                   "the threadpool backend runs the built-in sample analysis\n";
-      return 2;
-    }
-    if (workqueue && !command.empty()) {
-      std::cerr << "collect: --backend=workqueue runs the built-in sample analysis; a command "
-                   "to measure needs --backend=dask or --backend=taskvine\n";
-      return 2;
-    }
-    if (workqueue) return roastcoffea::RunWorkQueue(argc, argv);
-    return roastcoffea::RunMode(argc, argv, command);
-  }
-  if (arguments.front() == "show") {
-    return roastcoffea::Show({arguments.begin() + 1, arguments.end()});
-  }
-  if (arguments.front() == "compare") {
-    return roastcoffea::Compare({arguments.begin() + 1, arguments.end()});
-  }
-  if (arguments.front() == "report") {
-    return roastcoffea::Report({arguments.begin() + 1, arguments.end()});
-  }
-  if (arguments.front() == "profile") {
-    return roastcoffea::Profile({arguments.begin() + 1, arguments.end()});
-  }
-  std::cerr << "collect: unknown mode '" << arguments.front()
-            << "' (modes: run, show DIR, compare A B ..., report DIR, profile DIR; see --help)\n";
-  return 2;
+  return roastcoffea::Main(argc, argv);
 }

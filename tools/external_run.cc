@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "tools/coffea_json.h"
+#include "ingest/coffea_json.h"
 
 extern char** environ;
 

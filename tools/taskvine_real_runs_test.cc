@@ -1,5 +1,5 @@
-// Three real TaskVine runs (backends/taskvine/testdata/real/<run>/, copies of
-// /work/shared/fixtures/taskvine-real) measured end to end as
+// Three real TaskVine runs (backends/taskvine/testdata/real/<run>/, real managers' logs)
+// measured end to end as
 //   collect --backend=taskvine --taskvine_logs=TRANSACTIONS,PERFORMANCE
 // does: the backend reads the finished logs, RunExternalMeasurement frames the run by its own
 // record and aggregates. Every figure of expected-<run>.md that the backend computes is compared

@@ -1,5 +1,5 @@
 // The workers' lossless per-prefix execution totals from the scheduler's `get_cluster_state`
-// (modern-dask-study.md §6, §7.3).
+// (docs/modern-dask-study.md §6, §7.3).
 //
 // Each worker's `task_cumulative_elapsed` (distributed ≥ 2023.2.1) maps (prefix, state) to the
 // seconds its tasks spent in that state since the worker started; it only grows. The

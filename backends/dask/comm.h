@@ -1,4 +1,4 @@
-// DaskComm: one read-only client connection to a Dask scheduler (dask-protocol.md §2, §3).
+// DaskComm: one read-only client connection to a Dask scheduler (docs/dask-protocol.md §2, §3).
 //
 // Connect() opens TCP to `tcp://HOST:PORT` (connect timeout), reads the scheduler's handshake
 // (which it sends first), checks it has `compression` and `pickle-protocol`, and answers
@@ -47,7 +47,8 @@ struct SchedulerAddress {
 // input for other schemes (tls://, ws://, ...), a missing or out-of-range port.
 absl::StatusOr<SchedulerAddress> ParseSchedulerAddress(absl::string_view address);
 
-// True for ops that change the cluster or turn the connection into a stream (§3.5).
+// True for ops that change the cluster or turn the connection into a stream
+// (docs/dask-protocol.md §3.5).
 bool IsDeniedOp(absl::string_view op);
 // True for the read-only ops this client may send.
 bool IsAllowedOp(absl::string_view op);

@@ -26,7 +26,8 @@ bool IsConnectionLoss(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s);
 }
 
-// The `dump_state` exclude list that leaves only per-worker scheduler state (spec §4.6).
+// The `dump_state` exclude list that leaves only per-worker scheduler state
+// (docs/dask-protocol.md §4.6).
 dask::Value DumpStateWorkersArgs() {
   dask::Value exclude = dask::Value::Array();
   for (const char* name : {"tasks", "transition_log", "task_groups", "clients", "events",

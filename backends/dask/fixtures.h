@@ -1,5 +1,5 @@
-// Test helper: the captured Dask messages in backends/dask/testdata/ (copied from the shared
-// fixtures; see /work/shared/fixtures/dask/README.md for what each one is).
+// Test helper: the captured Dask messages in backends/dask/testdata/ (real captures from Debian's
+// python3-distributed; the message layouts are described in docs/dask-protocol.md).
 #ifndef ROASTCOFFEA_BACKENDS_DASK_FIXTURES_H_
 #define ROASTCOFFEA_BACKENDS_DASK_FIXTURES_H_
 

@@ -1,4 +1,5 @@
-// Parsing of the scheduler's `identity` reply (dask-protocol.md §4.1) into per-worker snapshots.
+// Parsing of the scheduler's `identity` reply (docs/dask-protocol.md §4.1) into per-worker
+// snapshots.
 //
 // Reads the fields of every version from 2022.10 to today: task counts from
 // `metrics.task_counts` (missing states are 0) or the older top-level `executing`; spilled

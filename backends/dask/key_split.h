@@ -1,4 +1,4 @@
-// key_split: Dask's task prefix of a task key (dask.utils.key_split; dask-protocol.md §5.2).
+// key_split: Dask's task prefix of a task key (dask.utils.key_split; docs/dask-protocol.md §5.2).
 //
 // Keys arrive as str (≤ 2023.8: tuples stringified as Python's str(tuple)), or natively as
 // int, float or arrays (tuples) in ≥ 2023.9. The result is exactly Dask's, quirks included:

@@ -5,7 +5,7 @@
 namespace roastcoffea::dask {
 namespace {
 
-// Every example of dask-protocol.md §5.2 (verified against Python 2022.12).
+// Every example of docs/dask-protocol.md §5.2 (verified against Python 2022.12).
 TEST(KeySplitTest, MatchesDaskOnTheSpecExamples) {
   EXPECT_EQ(KeySplit("x"), "x");
   EXPECT_EQ(KeySplit("x-1"), "x");

@@ -1,4 +1,4 @@
-// msgpack codec for the Dask wire protocol (dask-protocol.md §1.3).
+// msgpack codec for the Dask wire protocol (docs/dask-protocol.md §1.3).
 //
 // Our own small codec rather than msgpack-cxx: it decodes straight into Value with absl::Status
 // errors that name the byte offset, never throws, and bounds work by construction: nesting

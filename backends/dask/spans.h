@@ -2,7 +2,7 @@
 // without pickle, and the split of a window's fine metrics over them.
 //
 // No read-only op returns spans or their metrics (dask/spans.py registers no handler), so they
-// are rebuilt from `dump_state` (docs: modern-dask-study.md §7):
+// are rebuilt from `dump_state` (docs/modern-dask-study.md §7):
 //   * task_groups[*]: the group's prefix (the repr "<busy: memory: 3>") and `span_id`, the
 //     innermost span its tasks were submitted in. Groups vanish once their tasks are forgotten,
 //     so the catalog keeps every group seen during the run.

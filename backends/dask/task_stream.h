@@ -1,4 +1,4 @@
-// The scheduler's task stream (`get_task_stream`, dask-protocol.md §4.2): parsing records and
+// The scheduler's task stream (`get_task_stream`, docs/dask-protocol.md §4.2): parsing records and
 // reading the stream incrementally without losing or double-counting records.
 //
 // TaskStreamCursor reads each record once. On servers with `start_index` (≥ 2026.6.0) the

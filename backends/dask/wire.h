@@ -1,4 +1,4 @@
-// Dask message framing and frame-0 decoding (dask-protocol.md §1.1, §1.2).
+// Dask message framing and frame-0 decoding (docs/dask-protocol.md §1.1, §1.2).
 //
 // On the wire a message is: u64le L, u64le n, n × u64le frame lengths, then the frames.
 // ReadFrames is the "universal reader" that is correct for 2022.12 and for 2023.11+ peers: it

@@ -1,6 +1,6 @@
 // Parser of the TaskVine / Work Queue performance log: a "# timestamp col col ..." header line,
 // then one row of numbers per sample. Columns are mapped by the header (their set and order
-// changed five times between 7.5 and 7.17, see taskvine-logs.md §3.4), never by position.
+// changed five times between 7.5 and 7.17, see docs/taskvine-logs.md §3.4), never by position.
 //
 // Thread-safety: a PerfHeader is immutable after Parse; ParseRow is const. Cost: one pass over
 // the row, no allocation.

@@ -1,6 +1,6 @@
-// The real public logs (testdata/*.gz, unmodified copies of /work/shared/taskvine-public-logs,
-// see PROVENANCE there). Expected counts come from an independent count of the same files
-// (grep/awk/python over the raw lines, done once by hand), not from the code under test.
+// The real public logs (testdata/*.gz, unmodified logs published by the TaskVine authors;
+// docs/taskvine-logs.md lists them). Expected counts come from an independent count of the same
+// files (grep/awk/python over the raw lines, done once by hand), not from the code under test.
 #include <string>
 
 #include "backends/taskvine/run_model.h"

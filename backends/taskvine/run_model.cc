@@ -216,8 +216,9 @@ absl::string_view RunModel::Intern(absl::string_view word) {
 }
 
 void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {
-  // Busy = at least one attempt executing (RUNNING .. WAITING_RETRIEVAL or loss), §8: the
-  // steps of the series below with executing > 0 (PerWorkerInWindow sums them).
+  // Busy = at least one attempt executing (RUNNING .. WAITING_RETRIEVAL or loss),
+  // docs/taskvine-logs.md §8: the steps of the series below with executing > 0
+  // (PerWorkerInWindow sums them).
   w.executing = std::max(0, w.executing + executing_delta);
   w.active = std::max(0, w.active + active_delta);
   if (!w.series_us.empty() && w.series_us.back() == t_us) {  // same instant: keep the last state
@@ -1025,7 +1026,7 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
   }
   flush("taskvine_log");
   if (perf_.empty()) return coded;
-  // Cross-checks of the two logs (taskvine-logs.md §8), against the last performance row.
+  // Cross-checks of the two logs (docs/taskvine-logs.md §8), against the last performance row.
   const PerfSample& last = perf_.back();
   auto check = [&](double perf_value, double txn_value, const char* what, const char* perf_column,
                    double relative, double absolute) {

@@ -1,6 +1,6 @@
 // RunModel: the state of one TaskVine / Work Queue manager run, rebuilt record by record from
 // its transactions log (and performance log), and the figures derived from it
-// (taskvine-logs.md §8): worker intervals and resources, task attempts with their queue wait,
+// (docs/taskvine-logs.md §8): worker intervals and resources, task attempts with their queue wait,
 // commit, wait at the worker, execution, retrieval and outcome, transfers, library instances,
 // per-worker busy time and utilisation, time lost to disconnections, and the cross-checks
 // between the two logs.
@@ -214,7 +214,8 @@ class RunModel {
   v1::TrackingData Tracking() const;
   // One record per task of `category` that reached DONE (see taskvine_backend.h).
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
-  // Cross-checks of §8 that disagree, malformed lines, other things worth knowing.
+  // Cross-checks of docs/taskvine-logs.md §8 that disagree, malformed lines, other things worth
+  // knowing.
   std::vector<std::string> Warnings() const;
   // The same, each with a stable code: "taskvine_impossible_value", "taskvine_time_backwards",
   // "taskvine_early_end", "taskvine_worker_silent_death", "taskvine_cross_check",

@@ -1,5 +1,5 @@
-// RunModel on the synthetic fixtures: every figure of testdata/expected-{1,2}.md (copied from
-// /work/shared/fixtures/taskvine/), to the stated precision (6 decimals, 4 for fractions).
+// RunModel on the synthetic fixtures: every figure of testdata/expected-{1,2}.md (hand-computed),
+// to the stated precision (6 decimals, 4 for fractions).
 #include "backends/taskvine/run_model.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // TaskVineMetricsBackend: metrics of a TaskVine or Work Queue run from its manager's logs
-// (transactions + performance; format study: /work/shared/docs/taskvine-logs.md).
+// (transactions + performance; format study: docs/taskvine-logs.md).
 //
 //  * Logs of a finished run (follow = false): StartTracking reads both logs completely (NotFound
 //    when the transactions log is missing); StopTracking reads anything appended since.
@@ -53,7 +53,7 @@
 // times going backwards, an early MANAGER END, workers that died silently, malformed lines with
 // their numbers, partial last lines, several manager runs in one file, missing MANAGER END, chunk
 // tasks unfinished at the end, logs restarted under --follow, and the cross-checks between the
-// two logs (taskvine-logs.md §8) that disagree.
+// two logs (docs/taskvine-logs.md §8) that disagree.
 //
 // Thread-safety: drive from one thread (AbstractMetricsBackend); the follow thread and the
 // controlling thread share the model under a mutex. Cost: ~ the parse throughput of

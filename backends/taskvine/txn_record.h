@@ -1,7 +1,7 @@
 // Line parser of the TaskVine / Work Queue transactions log (one record per line).
 //
 // ParseTransactionLine turns one line (without its newline) into a TxnRecord whose string_views
-// point into the line. It accepts every variant described in /work/shared/docs/taskvine-logs.md
+// point into the line. It accepts every variant described in docs/taskvine-logs.md
 // §2 and §7: TaskVine 7.5.0 to master (READY or WAITING, attempt number present or not, TRANSFER
 // sizes in bytes/µs or, in 7.5.0, MB/s), Work Queue (worker address in WORKER and TASK records,
 // top-level TRANSFER records, MANAGER START without pid), double and trailing spaces.

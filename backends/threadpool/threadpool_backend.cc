@@ -9,15 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/threadpool/proc_stats.h"
+#include "host/host_name.h"
 
 namespace roastcoffea {
 namespace {
-
-std::string HostName() {
-  char buffer[HOST_NAME_MAX + 1] = {};
-  if (gethostname(buffer, sizeof(buffer) - 1) != 0 || buffer[0] == '\0') return "localhost";
-  return buffer;
-}
 
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

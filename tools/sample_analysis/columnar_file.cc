@@ -10,9 +10,11 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "io/atomic_write.h"
 
 // Column values are stored in host byte order; the format is defined as little-endian.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "columnar files assume little-endian");
@@ -106,30 +108,18 @@ bool GetBlob(Cursor* c, BlobLocation* b) {
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
-// Writes all of data to fd, appending; tracks the file position.
+// Appends to the file being written (io/atomic_write.h); tracks the file position.
 class FileSink {
  public:
-  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  explicit FileSink(AtomicFileWriter& file) : file_(file) {}
   absl::Status Append(const void* data, size_t size) {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, size);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return absl::InternalError(
-            absl::StrCat("writing columnar file ", path_, ": ", ErrnoText(errno)));
-      }
-      p += n;
-      size -= static_cast<size_t>(n);
-      position_ += static_cast<uint64_t>(n);
-    }
-    return absl::OkStatus();
+    position_ += size;
+    return file_.Append(absl::string_view(static_cast<const char*>(data), size));
   }
   uint64_t position() const { return position_; }
 
  private:
-  int fd_;
-  const std::string& path_;
+  AtomicFileWriter& file_;
   uint64_t position_ = 0;
 };
 
@@ -286,21 +276,14 @@ absl::Status Writer::Write(const std::string& path) const {
     return absl::InvalidArgumentError(
         absl::StrCat("writing columnar file ", path, ": negative entry count ", entries_));
   }
-  std::string tmp_path = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp_path.data());
-  if (fd < 0) {
-    return absl::InternalError(
-        absl::StrCat("creating temporary file for ", path, ": ", ErrnoText(errno)));
-  }
-  bool keep = false;
-  auto cleanup = [&]() {
-    ::close(fd);
-    if (!keep) ::unlink(tmp_path.c_str());
-  };
-
-  absl::Status status = [&]() -> absl::Status {
-    ::fchmod(fd, 0644);
-    FileSink sink(fd, path);
+  // Written whole or not at all: a temporary sibling renamed into place by Commit. Not synced:
+  // a cache file, regenerated when damaged.
+  AtomicWriteOptions no_sync;
+  no_sync.sync = false;
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> file = AtomicFileWriter::Create(path, no_sync);
+  if (!file.ok()) return file.status();
+  {
+    FileSink sink(**file);
     std::string header(kMagic, sizeof(kMagic));
     PutLE<uint32_t>(&header, kColumnarFormatVersion);
     if (absl::Status s = sink.Append(header.data(), header.size()); !s.ok()) return s;
@@ -361,15 +344,8 @@ absl::Status Writer::Write(const std::string& path) const {
     trailer.append(kMagic, sizeof(kMagic));
     if (absl::Status s = sink.Append(footer.data(), footer.size()); !s.ok()) return s;
     if (absl::Status s = sink.Append(trailer.data(), trailer.size()); !s.ok()) return s;
-    if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
-      return absl::InternalError(
-          absl::StrCat("renaming ", tmp_path, " to ", path, ": ", ErrnoText(errno)));
-    }
-    keep = true;
-    return absl::OkStatus();
-  }();
-  cleanup();
-  return status;
+  }
+  return (*file)->Commit();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,270 @@
+#include "aggregation/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace roastcoffea {
+namespace {
+
+bool HasTimes(const v1::ChunkRecord& chunk) {
+  return chunk.start_unix_ns() != 0 && chunk.end_unix_ns() >= chunk.start_unix_ns();
+}
+
+int64_t TimestampNs(const google::protobuf::Timestamp& time) {
+  return time.seconds() * 1000000000 + time.nanos();
+}
+
+}  // namespace
+
+double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns) {
+  // Split so that two epoch-scale instants keep their nanoseconds in a double.
+  const int64_t whole = unix_ns / 1000000000 - origin_unix_ns / 1000000000;
+  const int64_t nanos = unix_ns % 1000000000 - origin_unix_ns % 1000000000;
+  return static_cast<double>(whole) + static_cast<double>(nanos) * 1e-9;
+}
+
+int64_t TimelineOriginUnixNs(const v1::Measurement& measurement) {
+  if (measurement.metadata().has_start_time()) {
+    const int64_t start = TimestampNs(measurement.metadata().start_time());
+    if (start > 0) return start;
+  }
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (HasTimes(chunk)) origin = std::min(origin, chunk.start_unix_ns());
+  }
+  const v1::TrackingData& tracking = measurement.tracking();
+  for (int64_t t : tracking.worker_count_time_unix_ns()) origin = std::min(origin, t);
+  for (const v1::WorkerSeries& worker : tracking.workers()) {
+    for (int64_t t : worker.time_unix_ns()) origin = std::min(origin, t);
+  }
+  return origin == std::numeric_limits<int64_t>::max() ? 0 : origin;
+}
+
+StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
+                              int bins) {
+  struct Read {
+    double start, end, bytes;
+  };
+  std::vector<Read> reads;
+  bool any_bytes = false;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (!HasTimes(chunk)) continue;
+    reads.push_back({SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
+                     SecondsSince(origin_unix_ns, chunk.end_unix_ns()),
+                     static_cast<double>(chunk.compressed_bytes_read())});
+    any_bytes = any_bytes || chunk.compressed_bytes_read() > 0;
+  }
+  // Measurements of the original tool have only its per-chunk summary.
+  if (reads.empty() && measurement.metrics().has_chunks()) {
+    for (const v1::ChunkInfo& info : measurement.metrics().chunks().chunk_info()) {
+      if (info.start_unix_ns() == 0 || info.end_unix_ns() < info.start_unix_ns()) continue;
+      reads.push_back({SecondsSince(origin_unix_ns, info.start_unix_ns()),
+                       SecondsSince(origin_unix_ns, info.end_unix_ns()),
+                       static_cast<double>(info.bytes_read())});
+      any_bytes = any_bytes || info.bytes_read() > 0;
+    }
+  }
+  StepTimeline out;
+  if (!any_bytes) return out;
+  bins = std::max(bins, 1);
+  double low = std::numeric_limits<double>::infinity();
+  double high = -std::numeric_limits<double>::infinity();
+  for (const Read& read : reads) {
+    low = std::min(low, read.start);
+    high = std::max(high, read.end);
+  }
+  if (!(high > low)) high = low + 1e-3;
+  const double width = (high - low) / bins;
+  std::vector<double> bytes(static_cast<size_t>(bins), 0.0);
+  // Full bins inside a chunk: a difference array, so a long chunk costs O(1).
+  std::vector<double> full(static_cast<size_t>(bins) + 1, 0.0);
+  const auto bin_of = [&](double t) {
+    return std::clamp(static_cast<int>((t - low) / width), 0, bins - 1);
+  };
+  for (const Read& read : reads) {
+    if (read.bytes <= 0) continue;
+    const int first = bin_of(read.start);
+    const int last = bin_of(read.end);
+    if (first == last || !(read.end > read.start)) {
+      bytes[static_cast<size_t>(first)] += read.bytes;
+      continue;
+    }
+    const double rate = read.bytes / (read.end - read.start);
+    bytes[static_cast<size_t>(first)] += rate * (low + (first + 1) * width - read.start);
+    bytes[static_cast<size_t>(last)] += rate * (read.end - (low + last * width));
+    full[static_cast<size_t>(first) + 1] += rate * width;
+    full[static_cast<size_t>(last)] -= rate * width;
+  }
+  double running = 0;
+  for (int b = 0; b < bins; ++b) {
+    running += full[static_cast<size_t>(b)];
+    out.time_seconds.push_back(low + b * width);
+    out.value.push_back((bytes[static_cast<size_t>(b)] + running) / width);
+  }
+  out.time_seconds.push_back(high);
+  out.value.push_back(out.value.back());
+  return out;
+}
+
+StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns) {
+  // (instant, +1 start / -1 end); ends sort before starts at one instant.
+  std::vector<std::pair<int64_t, int>> changes;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (!HasTimes(chunk)) continue;
+    changes.emplace_back(chunk.start_unix_ns(), +1);
+    changes.emplace_back(chunk.end_unix_ns(), -1);
+  }
+  StepTimeline out;
+  if (changes.empty()) return out;
+  std::sort(changes.begin(), changes.end());
+  int running = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const int64_t instant = changes[i].first;
+    for (; i < changes.size() && changes[i].first == instant; ++i) running += changes[i].second;
+    out.time_seconds.push_back(SecondsSince(origin_unix_ns, instant));
+    out.value.push_back(running);
+  }
+  return out;
+}
+
+StepTimeline BinnedMean(const StepTimeline& series, int bins) {
+  const size_t n = std::min(series.time_seconds.size(), series.value.size());
+  if (n < 2) return series;
+  bins = std::max(bins, 1);
+  const double low = series.time_seconds.front();
+  const double high = series.time_seconds[n - 1];
+  if (!(high > low)) return series;
+  const double width = (high - low) / bins;
+  std::vector<double> integral(static_cast<size_t>(bins), 0.0);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    // value[i] holds over [time[i], time[i + 1]); spread it over the bins it covers.
+    double from = series.time_seconds[i];
+    const double to = series.time_seconds[i + 1];
+    while (to > from) {
+      const int b = std::clamp(static_cast<int>((from - low) / width), 0, bins - 1);
+      const double bin_end = b == bins - 1 ? high : low + (b + 1) * width;
+      const double until = std::min(to, std::max(bin_end, from));
+      if (!(until > from)) break;
+      integral[static_cast<size_t>(b)] += series.value[i] * (until - from);
+      from = until;
+    }
+  }
+  StepTimeline out;
+  for (int b = 0; b < bins; ++b) {
+    out.time_seconds.push_back(low + b * width);
+    out.value.push_back(integral[static_cast<size_t>(b)] / width);
+  }
+  out.time_seconds.push_back(high);
+  out.value.push_back(out.value.back());
+  return out;
+}
+
+ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns) {
+  ChunkLanes out;
+  std::map<std::pair<std::string, int64_t>, std::vector<LaneChunk>> by_lane;
+  std::map<std::string, size_t> dataset_ids;
+  out.dataset_index.assign(static_cast<size_t>(measurement.chunks_size()), 0);
+  out.first_start_seconds = std::numeric_limits<double>::infinity();
+  out.last_end_seconds = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < measurement.chunks_size(); ++i) {
+    const v1::ChunkRecord& chunk = measurement.chunks(i);
+    if (!HasTimes(chunk)) continue;
+    const auto [it, added] = dataset_ids.emplace(chunk.dataset(), out.datasets.size());
+    if (added) out.datasets.push_back(chunk.dataset());
+    out.dataset_index[static_cast<size_t>(i)] = it->second;
+    LaneChunk lane_chunk{static_cast<size_t>(i),
+                         SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
+                         SecondsSince(origin_unix_ns, chunk.end_unix_ns())};
+    out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
+    out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);
+    by_lane[{chunk.worker(), chunk.thread_index()}].push_back(lane_chunk);
+    ++out.chunk_count;
+  }
+  if (out.chunk_count == 0) {
+    out.first_start_seconds = 0;
+    out.last_end_seconds = 0;
+    return out;
+  }
+  const double span = out.last_end_seconds - out.first_start_seconds;
+  for (auto& [key, chunks] : by_lane) {
+    std::stable_sort(chunks.begin(), chunks.end(), [](const LaneChunk& a, const LaneChunk& b) {
+      return a.start_seconds < b.start_seconds;
+    });
+    // Chunks that overlap go to further slots: the first slot whose last chunk has ended.
+    std::vector<Lane> slots;
+    std::vector<double> slot_end;
+    for (const LaneChunk& chunk : chunks) {
+      size_t slot = 0;
+      while (slot < slots.size() && slot_end[slot] > chunk.start_seconds) ++slot;
+      if (slot == slots.size()) {
+        Lane lane;
+        lane.worker = key.first;
+        lane.thread_index = key.second;
+        lane.slot = static_cast<int>(slot);
+        slots.push_back(std::move(lane));
+        slot_end.push_back(chunk.end_seconds);
+      }
+      slot_end[slot] = std::max(slot_end[slot], chunk.end_seconds);
+      slots[slot].busy_seconds += chunk.end_seconds - chunk.start_seconds;
+      slots[slot].chunks.push_back(chunk);
+    }
+    for (Lane& lane : slots) {
+      lane.idle_seconds = std::max(0.0, span - lane.busy_seconds);
+      out.lanes.push_back(std::move(lane));
+    }
+  }
+  return out;
+}
+
+std::vector<LaneBins> BinChunkLanes(const ChunkLanes& lanes, int bins) {
+  bins = std::max(bins, 1);
+  std::vector<LaneBins> out;
+  const double low = lanes.first_start_seconds;
+  double high = lanes.last_end_seconds;
+  if (!(high > low)) high = low + 1e-3;
+  const double width = (high - low) / bins;
+  const size_t datasets = std::max<size_t>(lanes.datasets.size(), 1);
+  for (const Lane& lane : lanes.lanes) {
+    // Seconds covered per (bin, dataset); a chunk touches the bins it overlaps (at most all of
+    // them for one chunk, so a lane costs O(chunks + bins x overlap)).
+    std::vector<double> covered(static_cast<size_t>(bins) * datasets, 0.0);
+    for (const LaneChunk& chunk : lane.chunks) {
+      const size_t dataset = lanes.dataset_index[chunk.record];
+      const int first = std::clamp(static_cast<int>((chunk.start_seconds - low) / width), 0,
+                                   bins - 1);
+      const int last = std::clamp(static_cast<int>((chunk.end_seconds - low) / width), 0,
+                                  bins - 1);
+      for (int b = first; b <= last; ++b) {
+        const double from = std::max(chunk.start_seconds, low + b * width);
+        const double to = std::min(chunk.end_seconds, low + (b + 1) * width);
+        if (to > from) covered[static_cast<size_t>(b) * datasets + dataset] += to - from;
+      }
+    }
+    LaneBins lane_bins;
+    for (int b = 0; b < bins; ++b) {
+      double sum = 0;
+      double best = 0;
+      size_t dominant = SIZE_MAX;
+      for (size_t d = 0; d < datasets; ++d) {
+        const double seconds = covered[static_cast<size_t>(b) * datasets + d];
+        sum += seconds;
+        if (seconds > best) {
+          best = seconds;
+          dominant = d;
+        }
+      }
+      lane_bins.busy_fraction.push_back(std::min(1.0, sum / width));
+      lane_bins.dominant_dataset.push_back(dominant);
+    }
+    out.push_back(std::move(lane_bins));
+  }
+  return out;
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,93 @@
+// Derived time series of a measurement for its plots (export/report_plots.h renders them): the
+// run's time origin, the rate of bytes read by chunks, the number of chunks running, and the
+// per-lane (worker thread) activity of the chunk Gantt chart, aggregated into time bins when
+// there are too many chunks to draw one by one. Times are seconds since the origin.
+//
+// Thread-safety: pure functions. Cost: O(chunks log chunks + bins) each.
+#ifndef ROASTCOFFEA_AGGREGATION_TIMELINE_H_
+#define ROASTCOFFEA_AGGREGATION_TIMELINE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// The instant "time since start" counts from: the metadata's start time when set, else the
+// earliest chunk start or tracking sample; 0 when the measurement has no time at all.
+int64_t TimelineOriginUnixNs(const v1::Measurement& measurement);
+
+// Seconds from `origin_unix_ns` to `unix_ns`.
+double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns);
+
+// A step function: value[i] holds from time[i] to time[i + 1]; the last value ends the series
+// (a closing point repeats the value before it).
+struct StepTimeline {
+  std::vector<double> time_seconds;
+  std::vector<double> value;
+};
+
+// Bytes read by chunks per second, in `bins` equal bins over the chunks' span. Each successful
+// or failed chunk with times spreads its compressed_bytes_read evenly over its duration (a
+// zero-length chunk puts them in its bin). Without chunk records with times, the aggregated
+// chunk_info (the original tool's) is read instead. Empty when nothing has times and bytes read.
+// The result has bins + 1 points: the last closes the series at the end of the span.
+StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
+                              int bins = 200);
+
+// Chunks running at every instant (a change at every chunk start and end; an end at the same
+// instant as a start is applied first). Empty without chunk times.
+StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns);
+
+// The time-weighted mean of a step timeline in `bins` equal bins over its span (bins + 1
+// points, the last closing the series), so that thousands of changes read as a level.
+// A timeline with fewer than two points is returned as it is.
+StepTimeline BinnedMean(const StepTimeline& series, int bins);
+
+// One chunk as drawn in a lane.
+struct LaneChunk {
+  size_t record = 0;  // index into measurement.chunks()
+  double start_seconds = 0;
+  double end_seconds = 0;
+};
+
+// The chunks of one worker thread, in start order, none overlapping another.
+struct Lane {
+  std::string worker;
+  int64_t thread_index = 0;
+  // 0, or the lane's place among the lanes of one (worker, thread_index) whose chunks overlap
+  // in time (engine tasks on a multi-core worker all report thread 0).
+  int slot = 0;
+  std::vector<LaneChunk> chunks;
+  double busy_seconds = 0;  // union of its chunks' intervals
+  // From the first chunk start of any lane to the last end of any lane, minus busy_seconds.
+  double idle_seconds = 0;
+};
+
+// The lanes of a Gantt chart of chunks: one per (worker, thread_index) in name order, split
+// into as many slots as its chunks overlap (each chunk in the first slot free at its start);
+// chunks without a start time are left out. `datasets` lists the chunks' datasets in
+// first-seen order (dataset_index below indexes it).
+struct ChunkLanes {
+  std::vector<Lane> lanes;
+  std::vector<std::string> datasets;
+  std::vector<size_t> dataset_index;  // per chunk record; only meaningful for chunks in lanes
+  double first_start_seconds = 0;
+  double last_end_seconds = 0;
+  size_t chunk_count = 0;  // chunks in lanes
+};
+ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns);
+
+// A lane summarised in `bins` equal time bins over [first_start, last_end]: the fraction of each
+// bin its chunks covered, and the dataset that covered most of it (SIZE_MAX when none).
+struct LaneBins {
+  std::vector<double> busy_fraction;
+  std::vector<size_t> dominant_dataset;
+};
+std::vector<LaneBins> BinChunkLanes(const ChunkLanes& lanes, int bins);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_TIMELINE_H_

@@ -1,0 +1,24 @@
+// Loading a measurement directory of either kind: ours (store/measurement_io.h) or the original
+// Python tool's (ingest/legacy_measurement.h). This lives in ingest, above store, so that the
+// core save/load library depends on neither the foreign format nor //aggregation
+// (docs/ARCHITECTURE.md, "Package map").
+//
+// Thread-safety: no shared state. Cost: a few stat calls, then the chosen loader's.
+#ifndef ROASTCOFFEA_INGEST_ANY_MEASUREMENT_H_
+#define ROASTCOFFEA_INGEST_ANY_MEASUREMENT_H_
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "ingest/legacy_measurement.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// LoadLegacyMeasurement when `directory` is one of the original's (IsLegacyMeasurementDirectory:
+// metrics.json and start_end_time.txt, no FORMAT), otherwise LoadMeasurement with its errors.
+absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view directory,
+                                                   const LegacyLoadOptions& legacy_options = {});
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_INGEST_ANY_MEASUREMENT_H_

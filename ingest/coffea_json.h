@@ -1,0 +1,63 @@
+// Reading what a Python analysis leaves for collect: Coffea's workflow report and the original
+// roastcoffea's chunk records, both as JSON files.
+#ifndef ROASTCOFFEA_INGEST_COFFEA_JSON_H_
+#define ROASTCOFFEA_INGEST_COFFEA_JSON_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// Limits on what a command leaves for collect (README: "limits and what collect does with bad
+// data"). Either file larger than kMaxCoffeaJsonBytes is refused whole; records after the
+// first kMaxChunkRecords are dropped with a warning; a file gives at most kMaxWarningsPerFile
+// warnings, then one that counts the rest.
+inline constexpr int64_t kMaxCoffeaJsonBytes = int64_t{1} << 30;
+inline constexpr int kMaxChunkRecords = 1'000'000;
+inline constexpr int kMaxWarningsPerFile = 20;
+
+// What could be used from one file, and one warning (naming the source, the record and the
+// key) per value or record that could not: a wrong type, NaN or Infinity (Python's json.dump
+// writes them), a time outside int64 nanoseconds. Such a value is left out, never the file.
+struct CoffeaReportRead {
+  v1::WorkflowReport report;
+  std::vector<std::string> warnings;
+};
+struct ChunkRecordsRead {
+  std::vector<v1::ChunkRecord> records;
+  std::vector<std::string> warnings;
+};
+
+// Parses the JSON of a Coffea report (`runner(..., savemetrics=True)`): an object with
+// `bytesread`, `entries`, `processtime`, `chunks` and `columns`, all optional. A key that is
+// absent (or a bad value, see above) stays absent in the report, so aggregation applies the
+// original's fall-backs. `source` names the input in messages. InvalidArgument when the text
+// is not JSON, nests too deep (io/untrusted_json.h) or is not an object.
+absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
+                                                   absl::string_view source);
+
+// Parses chunk records in the original's format (docs/reference.md §1.3): a JSON list of objects,
+// or an output object holding that list under "__roastcoffea_metrics__". Keys: t_start/t_end (epoch
+// seconds), duration (s), mem_before_mb/mem_after_mb (MiB), bytes_read, num_events, dataset,
+// file, uuid, entry_start, entry_stop, accessed_branches, accessed_bytes,
+// accessed_uncompressed_bytes, branches_read_percent, bytes_read_percent, timing/memory/bytes
+// section dicts, file_metadata, error. Unknown keys are ignored; a record with an `error` key is
+// FAILED with that text. Records are parsed one at a time (memory: the records, not a tree of
+// the whole file). A record that is not a valid JSON object is skipped with a warning.
+// InvalidArgument when the file is not a list (or such an object) or nests too deep.
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
+                                                   absl::string_view source);
+
+// Reads `path` (io/bounded_read.h, at most kMaxCoffeaJsonBytes) and parses it with the functions
+// above. NotFound when the file does not exist; other read errors name the path and reason.
+absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path);
+absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_INGEST_COFFEA_JSON_H_

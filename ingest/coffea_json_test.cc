@@ -1,0 +1,282 @@
+#include "ingest/coffea_json.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// The values of a parse; the warnings go to `warnings`, or must be none.
+absl::StatusOr<v1::WorkflowReport> Report(absl::string_view json, absl::string_view source,
+                                          std::vector<std::string>* warnings = nullptr) {
+  absl::StatusOr<CoffeaReportRead> read = ParseCoffeaReport(json, source);
+  if (!read.ok()) return read.status();
+  if (warnings != nullptr) {
+    *warnings = read->warnings;
+  } else {
+    EXPECT_THAT(read->warnings, ElementsAre()) << json;
+  }
+  return read->report;
+}
+
+absl::StatusOr<std::vector<v1::ChunkRecord>> Records(
+    absl::string_view json, absl::string_view source,
+    std::vector<std::string>* warnings = nullptr) {
+  absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, source);
+  if (!read.ok()) return read.status();
+  if (warnings != nullptr) {
+    *warnings = read->warnings;
+  } else {
+    EXPECT_THAT(read->warnings, ElementsAre()) << json;
+  }
+  return read->records;
+}
+
+TEST(ParseCoffeaReportTest, ReadsEveryField) {
+  absl::StatusOr<v1::WorkflowReport> report = Report(
+      R"({"bytesread": 10000000000, "columns": ["Jet_pt", "nJet"], "entries": 1000000,
+          "processtime": 100.5, "chunks": 50})",
+      "report.json");
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->compressed_bytes_read(), 10000000000);
+  EXPECT_EQ(report->events(), 1000000);
+  EXPECT_DOUBLE_EQ(report->process_time_seconds(), 100.5);
+  EXPECT_EQ(report->chunks(), 50);
+  ASSERT_EQ(report->columns_size(), 2);
+  EXPECT_EQ(report->columns(1), "nJet");
+}
+
+TEST(ParseCoffeaReportTest, AbsentKeysStayAbsent) {
+  absl::StatusOr<v1::WorkflowReport> report = Report(R"({"entries": 5})", "r");
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->events(), 5);
+  EXPECT_FALSE(report->has_compressed_bytes_read());
+  EXPECT_FALSE(report->has_process_time_seconds());
+}
+
+TEST(ParseCoffeaReportTest, BadInputNamesTheSourceAndKey) {
+  absl::StatusOr<v1::WorkflowReport> report = Report("{nope", "out/report.json");
+  ASSERT_FALSE(report.ok());
+  EXPECT_THAT(std::string(report.status().message()), HasSubstr("out/report.json"));
+  report = Report("[1, 2]", "r.json");
+  ASSERT_FALSE(report.ok());
+  EXPECT_THAT(std::string(report.status().message()), HasSubstr("JSON object"));
+}
+
+// A bad value loses that value with a warning, not the report (reliability study D16).
+TEST(ParseCoffeaReportTest, BadValuesAreLeftOutWithAWarning) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<v1::WorkflowReport> report =
+      Report(R"({"entries": "many", "bytesread": 12, "columns": ["a", 3]})", "r.json", &warnings);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->events(), 0);
+  EXPECT_EQ(report->compressed_bytes_read(), 12);
+  EXPECT_THAT(report->columns(), ElementsAre("a"));
+  EXPECT_THAT(warnings, ElementsAre("r.json: 'entries' must be a finite number; the value is left out",
+                                    "r.json: a column must be a string; the value is left out"));
+  // Python's json.dump(report, f) with a NaN.
+  report = Report(R"({"bytesread": 12345, "entries": 1000, "processtime": NaN, "chunks": 1})",
+                  "r.json", &warnings);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->has_process_time_seconds());
+  EXPECT_EQ(report->events(), 1000);
+  EXPECT_THAT(warnings, ElementsAre("r.json: 'processtime' is NaN; the value is left out"));
+}
+
+TEST(ParseChunkRecordsTest, ReadsTheOriginalFormat) {
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"t_start": 1700000000.25, "t_end": 1700000001.75, "duration": 1.5,
+           "mem_before_mb": 100.0, "mem_after_mb": 110.5, "mem_delta_mb": 10.5,
+           "bytes_read": 2500, "num_events": 1000, "dataset": "TTbar", "file": "a.root",
+           "uuid": "u-1", "entry_start": 0, "entry_stop": 1000,
+           "accessed_branches": ["Jet_pt", "Muon_pt"], "accessed_bytes": 1500,
+           "timing": {"jets": 0.5}, "memory": {"jets": 2.0}, "bytes": {"jets": 1000},
+           "file_metadata": {"filename": "a.root", "compression_ratio": 0.4,
+                             "total_branches": 100, "total_tree_bytes": 10000}},
+          {"duration": 2.0, "num_events": 10, "dataset": "TTbar", "error": "boom"}])",
+      "records.json");
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  const v1::ChunkRecord& first = (*records)[0];
+  EXPECT_EQ(first.start_unix_ns(), 1700000000250000000);
+  EXPECT_EQ(first.end_unix_ns(), 1700000001750000000);
+  EXPECT_DOUBLE_EQ(first.duration_seconds(), 1.5);
+  EXPECT_EQ(first.memory_before_bytes(), 100 * 1024 * 1024);
+  EXPECT_EQ(first.memory_after_bytes(), static_cast<int64_t>(110.5 * 1024 * 1024));
+  EXPECT_EQ(first.compressed_bytes_read(), 2500);
+  EXPECT_EQ(first.events(), 1000);
+  EXPECT_EQ(first.dataset(), "TTbar");
+  EXPECT_EQ(first.entry_stop(), 1000);
+  EXPECT_EQ(first.status(), v1::CHUNK_STATUS_OK);
+  ASSERT_EQ(first.accessed_branches_size(), 2);
+  EXPECT_EQ(first.file_metadata().total_branches(), 100);
+  EXPECT_DOUBLE_EQ(first.file_metadata().compression_ratio(), 0.4);
+  ASSERT_EQ(first.sections_size(), 3);
+  EXPECT_EQ(first.sections(0).kind(), v1::SectionRecord::KIND_TIME);
+  EXPECT_DOUBLE_EQ(first.sections(0).duration_seconds(), 0.5);
+  EXPECT_EQ(first.sections(1).memory_delta_bytes(), 2 * 1024 * 1024);
+  EXPECT_EQ(first.sections(2).bytes_read(), 1000);
+  EXPECT_EQ((*records)[1].status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ((*records)[1].error_text(), "boom");
+}
+
+TEST(ParseChunkRecordsTest, AcceptsTheProcessorOutputObject) {
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"({"histogram": [1, 2], "__roastcoffea_metrics__": [{"num_events": 3}]})", "out.json");
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].events(), 3);
+}
+
+TEST(ParseChunkRecordsTest, TaskIdIsAnIntegerOrAString) {
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"task_id": 42}, {"task_id": "process-chunk-8f2a"}, {"num_events": 1}])", "r");
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].task_id(), "42");
+  EXPECT_EQ((*records)[1].task_id(), "process-chunk-8f2a");
+  EXPECT_EQ((*records)[2].task_id(), "");
+  std::vector<std::string> warnings;
+  records = Records(R"([{"task_id": [1]}])", "r.json", &warnings);
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ((*records)[0].task_id(), "");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("r.json: record 0: 'task_id'"));
+}
+
+TEST(ParseChunkRecordsTest, DurationFromStartAndEndWhenAbsent) {
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records =
+      Records(R"([{"t_start": 10.0, "t_end": 12.5}])", "r");
+  ASSERT_TRUE(records.ok());
+  EXPECT_DOUBLE_EQ((*records)[0].duration_seconds(), 2.5);
+}
+
+// A bad value or record loses that value or record with a warning naming the source, the
+// record and the key; only a file that is not a list of records is refused whole.
+TEST(ParseChunkRecordsTest, BadValuesAndRecordsAreLeftOutWithAWarning) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"num_events": 1}, {"duration": "slow", "num_events": 2}, 3, {"timing": {"x": "fast"}},
+          {"t_start": 1e300, "num_events": 5}, {"t_end": -9.3e9}, {"a": tru}])",
+      "records.json", &warnings);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 5u);
+  EXPECT_EQ((*records)[1].events(), 2);
+  EXPECT_EQ((*records)[1].duration_seconds(), 0);
+  EXPECT_EQ((*records)[2].sections_size(), 0);
+  EXPECT_EQ((*records)[3].events(), 5);
+  EXPECT_EQ((*records)[3].start_unix_ns(), 0);
+  ASSERT_EQ(warnings.size(), 6u);
+  EXPECT_EQ(warnings[0], "records.json: record 1: 'duration' must be a finite number; the value is left out");
+  EXPECT_EQ(warnings[1], "records.json: record 2 is not an object; the record is left out");
+  EXPECT_EQ(warnings[2], "records.json: record 3: timing['x'] must be a finite number; the value is left out");
+  // Found by the legacy-measurement fuzzer: a time whose nanoseconds overflow int64.
+  EXPECT_THAT(warnings[3], HasSubstr("records.json: record 4: 't_start' = 1e+300 is not a time"));
+  EXPECT_THAT(warnings[4], HasSubstr("records.json: record 5: 't_end'"));
+  EXPECT_THAT(warnings[5], HasSubstr("records.json: record 6: not valid JSON"));
+  EXPECT_THAT(warnings[5], HasSubstr("the record is left out"));
+  for (const char* not_a_list : {R"({"a": 1})", R"({"__roastcoffea_metrics__": 5})", "7", ""}) {
+    records = Records(not_a_list, "records.json");
+    ASSERT_FALSE(records.ok()) << not_a_list;
+    EXPECT_THAT(std::string(records.status().message()), HasSubstr("records.json: chunk records are a JSON list"));
+  }
+  records = Records(R"([{"a": 1}] x)", "records.json");
+  EXPECT_THAT(std::string(records.status().message()), HasSubstr("unexpected text after the array"));
+}
+
+// Reliability study D16: the original's records through Python's json.dump.
+TEST(ParseChunkRecordsTest, NanAndInfinityLoseOneValueEach) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"t_start": 1742250330.0, "duration": Infinity, "mem_before_mb": NaN, "num_events": 1000,
+           "timing": {"jets": -Infinity, "muons": 0.5}}])",
+      "records.json", &warnings);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  EXPECT_EQ((*records)[0].events(), 1000);
+  EXPECT_EQ((*records)[0].memory_before_bytes(), 0);
+  ASSERT_EQ((*records)[0].sections_size(), 1);
+  EXPECT_EQ((*records)[0].sections(0).name(), "muons");
+  EXPECT_THAT(warnings,
+              ElementsAre("records.json: record 0: 'duration' is Infinity; the value is left out",
+                          "records.json: record 0: 'mem_before_mb' is NaN; the value is left out",
+                          "records.json: record 0: 'jets' is -Infinity; the value is left out"));
+}
+
+// Reliability study D7: 20,000-deep lists took 7.8 s; D19: the message says "too deep".
+TEST(ParseChunkRecordsTest, DeepNestingIsRefusedQuickly) {
+  for (const std::string& deep :
+       {std::string(20000, '[') + std::string(20000, ']'),
+        "[" + std::string(200, '[') + std::string(200, ']') + "]"}) {
+    absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(deep, "records.json");
+    ASSERT_FALSE(records.ok());
+    EXPECT_THAT(std::string(records.status().message()), HasSubstr("records.json: nested too deep"));
+  }
+  absl::StatusOr<v1::WorkflowReport> report =
+      Report("{\"columns\":" + std::string(20000, '[') + std::string(20000, ']') + "}", "r.json");
+  EXPECT_THAT(std::string(report.status().message()), HasSubstr("r.json: nested too deep"));
+}
+
+TEST(ParseChunkRecordsTest, WarningsAreCappedPerFile) {
+  std::string json = "[";
+  for (int i = 0; i < 50; ++i) absl::StrAppend(&json, i > 0 ? "," : "", R"({"duration": "x"})");
+  json += "]";
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(json, "r.json", &warnings);
+  ASSERT_TRUE(records.ok());
+  EXPECT_EQ(records->size(), 50u);
+  ASSERT_EQ(warnings.size(), static_cast<size_t>(kMaxWarningsPerFile) + 1);
+  EXPECT_EQ(warnings.back(), "r.json: 30 more problems like these");
+}
+
+std::string TempPath(const std::string& name) {
+  return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
+}
+
+TEST(ReadFilesTest, MissingFileIsNotFound) {
+  const std::string path = TempPath("absent.json");
+  EXPECT_EQ(ReadCoffeaReport(path).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadChunkRecords(path).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ReadFilesTest, ReadsFromDisk) {
+  const std::string path = TempPath("report.json");
+  std::ofstream(path) << R"({"entries": 7, "bytesread": 9})";
+  absl::StatusOr<CoffeaReportRead> read = ReadCoffeaReport(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->report.events(), 7);
+}
+
+// Reliability study D3 and D4: the command made them a directory, /dev/zero or a FIFO. An error
+// naming the file (collect warns and goes on), never a crash, a hang or unbounded memory.
+TEST(ReadFilesTest, DirectoriesDevicesAndFifosAreRefused) {
+  const std::string dir = TempPath("dir.json");
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const std::string fifo = TempPath("fifo.json");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string zero = TempPath("zero.json");
+  ASSERT_EQ(symlink("/dev/zero", zero.c_str()), 0);
+  for (const std::string& path : {dir, fifo, zero}) {
+    const absl::Status report = ReadCoffeaReport(path).status();
+    const absl::Status records = ReadChunkRecords(path).status();
+    EXPECT_EQ(report.code(), absl::StatusCode::kFailedPrecondition) << report;
+    EXPECT_THAT(std::string(report.message()), HasSubstr(path));
+    EXPECT_THAT(std::string(records.message()), HasSubstr("not a regular file"));
+  }
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -1,0 +1,455 @@
+#include "store/measurement_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "store/utf8_repair.h"
+#include "io/atomic_write.h"
+#include "io/bounded_read.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr absl::string_view kFormatFile = "FORMAT";
+constexpr absl::string_view kBinaryFile = "measurement.pb";
+constexpr absl::string_view kJsonFile = "measurement.json";
+constexpr absl::string_view kFormatMagic = "roastcoffea-measurement";
+// Part of the name of every temporary directory a save writes into, and never of a finished one.
+constexpr absl::string_view kPartialMarker = ".roastcoffea-partial-";
+
+std::string ErrorText(int error_number) {
+  char buffer[256];
+  // The GNU strerror_r returns the message, not necessarily in `buffer`.
+  return strerror_r(error_number, buffer, sizeof(buffer));
+}
+
+absl::Status OsError(int error_number, absl::string_view action, absl::string_view path) {
+  return absl::Status(absl::ErrnoToStatusCode(error_number),
+                      absl::StrCat("cannot ", action, " '", path, "': ", ErrorText(error_number)));
+}
+
+std::string JoinPath(absl::string_view directory, absl::string_view name) {
+  if (directory.empty()) return std::string(name);
+  if (directory.back() == '/') return absl::StrCat(directory, name);
+  return absl::StrCat(directory, "/", name);
+}
+
+std::string StripTrailingSlashes(absl::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return std::string(path);
+}
+
+// mkdir -p.
+absl::Status MakeDirectories(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0) {
+    if (S_ISDIR(info.st_mode)) return absl::OkStatus();
+    return OsError(ENOTDIR, "create directory", path);
+  }
+  if (errno != ENOENT) return OsError(errno, "access", path);
+  const size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    absl::Status parent = MakeDirectories(StripTrailingSlashes(path.substr(0, slash)));
+    if (!parent.ok()) return parent;
+  }
+  if (mkdir(path.c_str(), 0777) != 0) {
+    const int error = errno;
+    // Someone else may have created it meanwhile.
+    if (error == EEXIST && stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+      return absl::OkStatus();
+    }
+    return OsError(error, "create directory", path);
+  }
+  return absl::OkStatus();
+}
+
+// Makes the entries of `directory` (its files' names) durable.
+absl::Status SyncDirectory(const std::string& directory) {
+  const int fd = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return OsError(errno, "open directory", directory);
+  const int result = fsync(fd);
+  const int error = errno;
+  close(fd);
+  if (result != 0) return OsError(error, "sync directory", directory);
+  return absl::OkStatus();
+}
+
+// Best effort: removes a partial directory written by SaveMeasurement.
+void RemovePartialDirectory(const std::string& directory) {
+  for (absl::string_view file : {kFormatFile, kBinaryFile, kJsonFile}) {
+    unlink(JoinPath(directory, file).c_str());
+  }
+  rmdir(directory.c_str());
+}
+
+// Renames `from` to `to` unless `to` exists, atomically where the filesystem allows.
+absl::Status RenameNoReplace(const std::string& from, const std::string& to) {
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
+    return absl::OkStatus();
+  }
+  int error = errno;
+  if (error == EINVAL || error == ENOSYS) {
+    // The filesystem cannot refuse to replace: check first (racy, but rename(2) would only
+    // replace an empty directory, never a measurement).
+    struct stat info;
+    if (lstat(to.c_str(), &info) == 0) {
+      error = EEXIST;
+    } else if (rename(from.c_str(), to.c_str()) == 0) {
+      return absl::OkStatus();
+    } else {
+      error = errno;
+    }
+  }
+  if (error == EEXIST || error == ENOTEMPTY) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("measurement directory '", to, "' already exists; it is never overwritten"));
+  }
+  return OsError(error, absl::StrCat("rename '", from, "' to"), to);
+}
+
+absl::Status ValidateName(absl::string_view name) {
+  if (name.empty() || name == "." || name == ".." || absl::StartsWith(name, ".") ||
+      absl::StrContains(name, '/') || absl::StrContains(name, '\0') ||
+      absl::StrContains(name, kPartialMarker)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid measurement name '", absl::CHexEscape(name),
+                     "': it must be non-empty, not start with '.', and contain no '/' or NUL"));
+  }
+  return absl::OkStatus();
+}
+
+// Size limits of a measurement directory's files. FORMAT is one short line. protobuf parses no
+// message over 2 GiB, so a larger measurement.pb could never load; the JSON form of such a
+// message is a few times larger.
+constexpr int64_t kMaxFormatFileBytes = 64;
+constexpr int64_t kMaxBinaryFileBytes = (int64_t{2} << 30) - 1;
+constexpr int64_t kMaxJsonFileBytes = int64_t{4} << 30;
+
+// Parses FORMAT ("roastcoffea-measurement <version>\n") and returns the version.
+absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::string& path) {
+  absl::string_view line = contents;
+  absl::ConsumeSuffix(&line, "\n");
+  const std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
+  uint32_t version = 0;
+  if (words.size() != 2 || words[0] != kFormatMagic || !absl::SimpleAtoi(words[1], &version)) {
+    return absl::DataLossError(absl::StrCat("'", path, "' is corrupt: expected one line \"",
+                                            kFormatMagic, " <version>\", got \"",
+                                            absl::CHexEscape(contents.substr(0, 80)), "\""));
+  }
+  return version;
+}
+
+// Partial directories older than this are leftovers of a killed save, never a save in progress
+// (a save takes seconds), and are removed by the next save into the same parent.
+constexpr int64_t kStalePartialSeconds = 3600;
+
+void SweepStalePartialDirectories(const std::string& parent) {
+  DIR* directory = opendir(parent.c_str());
+  if (directory == nullptr) return;
+  const time_t now = time(nullptr);
+  while (const dirent* entry = readdir(directory)) {
+    const absl::string_view name = entry->d_name;
+    if (!absl::StartsWith(name, ".") || !absl::StrContains(name, kPartialMarker)) continue;
+    const std::string path = JoinPath(parent, name);
+    struct stat info;
+    if (lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) continue;
+    if (info.st_uid != geteuid() || now - info.st_mtime < kStalePartialSeconds) continue;
+    RemovePartialDirectory(path);  // only our three files, then rmdir: nothing else is touched
+  }
+  closedir(directory);
+}
+
+// measurement.json written field by field and record by record, so that a run of a million
+// chunks is never held as one JSON tree (the whole-message converter needs several KB per
+// record). The result is the message's protobuf JSON with the schema's field names.
+absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFileWriter& out) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  const google::protobuf::Descriptor* descriptor = measurement.GetDescriptor();
+  const google::protobuf::Reflection* reflection = measurement.GetReflection();
+  std::string piece;
+  const auto message_json = [&](const google::protobuf::Message& message) -> absl::Status {
+    piece.clear();
+    const auto status = google::protobuf::util::MessageToJsonString(message, &piece, options);
+    if (!status.ok()) {
+      return absl::InternalError(absl::StrCat("cannot convert to JSON: ", status.ToString()));
+    }
+    while (!piece.empty() && piece.back() == '\n') piece.pop_back();
+    return out.Append(piece);
+  };
+  if (absl::Status s = out.Append("{"); !s.ok()) return s;
+  bool first = true;
+  for (int f = 0; f < descriptor->field_count(); ++f) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(f);
+    // Every field of Measurement is a message, singular or repeated.
+    if (!field->is_repeated() && !reflection->HasField(measurement, field)) continue;
+    if (absl::Status s = out.Append(absl::StrCat(first ? "\n" : ",\n", "\"", field->name(), "\": "));
+        !s.ok()) {
+      return s;
+    }
+    first = false;
+    if (!field->is_repeated()) {
+      if (absl::Status s = message_json(reflection->GetMessage(measurement, field)); !s.ok()) {
+        return s;
+      }
+      continue;
+    }
+    const int size = reflection->FieldSize(measurement, field);
+    if (absl::Status s = out.Append("["); !s.ok()) return s;
+    for (int i = 0; i < size; ++i) {
+      if (absl::Status s = out.Append(i == 0 ? "\n" : ",\n"); !s.ok()) return s;
+      if (absl::Status s = message_json(reflection->GetRepeatedMessage(measurement, field, i));
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = out.Append(size == 0 ? "]" : "\n]"); !s.ok()) return s;
+  }
+  return out.Append("\n}\n");
+}
+
+// Writes <parent>/<name> (parent exists) from a message ready to save.
+absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::string& parent,
+                                     absl::string_view name) {
+  const std::string final_path = JoinPath(parent, name);
+  struct stat info;
+  if (lstat(final_path.c_str(), &info) == 0) {
+    return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
+                                                 "' already exists; it is never overwritten"));
+  }
+  std::string binary;
+  if (!to_save.SerializeToString(&binary)) {
+    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name,
+                                            "' (larger than 2 GiB?)"));
+  }
+
+  std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
+  if (mkdtemp(&partial[0]) == nullptr) {
+    return OsError(errno, "create directory", partial);
+  }
+  auto remove_partial = absl::MakeCleanup([&partial] { RemovePartialDirectory(partial); });
+  // mkdtemp makes it 0700; a measurement on a shared facility is read by others as the umask
+  // allows, like any file the user creates.
+  if (chmod(partial.c_str(), 0777 & ~io_internal::ProcessUmask()) != 0) {
+    return OsError(errno, "set the permissions of", partial);
+  }
+  const std::string format_line = absl::StrCat(kFormatMagic, " ", kSchemaVersion, "\n");
+  for (const auto& [file, contents] :
+       {std::pair<absl::string_view, absl::string_view>{kFormatFile, format_line},
+        {kBinaryFile, binary}}) {
+    absl::Status written = WriteFileAtomically(JoinPath(partial, file), contents);
+    if (!written.ok()) return written;
+  }
+  binary.clear();
+  binary.shrink_to_fit();
+  {
+    const std::string json_path = JoinPath(partial, kJsonFile);
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json = AtomicFileWriter::Create(json_path);
+    if (!json.ok()) return json.status();
+    if (absl::Status s = WriteMeasurementJson(to_save, **json); !s.ok()) return s;
+    if (absl::Status s = (*json)->Commit(); !s.ok()) return s;
+  }
+  absl::Status synced = SyncDirectory(partial);
+  if (!synced.ok()) return synced;
+  absl::Status renamed = RenameNoReplace(partial, final_path);
+  if (!renamed.ok()) return renamed;
+  std::move(remove_partial).Cancel();
+  // Make the rename itself durable.
+  synced = SyncDirectory(parent);
+  if (!synced.ok()) return synced;
+  return final_path;
+}
+
+absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::string_view parent_dir,
+                                 absl::string_view name, bool unique_name) {
+  absl::Status valid_name = ValidateName(name);
+  if (!valid_name.ok()) return valid_name;
+  const uint32_t version = measurement.metadata().schema_version();
+  if (version != 0 && version != kSchemaVersion) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot save measurement '", name, "': metadata.schema_version is ", version,
+                     ", this build writes version ", kSchemaVersion));
+  }
+  const std::string parent = parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
+  absl::Status made = MakeDirectories(parent);
+  if (!made.ok()) return made;
+  SweepStalePartialDirectories(parent);
+
+  // Copied only when something must change: the schema version, text that is not UTF-8
+  // (which libprotobuf would write but never read back), or the name.
+  const bool utf8 = store_internal::AllStringsValidUtf8(measurement);
+  std::optional<v1::Measurement> copy;
+  const auto editable = [&]() -> v1::Measurement& {
+    if (!copy.has_value()) copy = measurement;
+    return *copy;
+  };
+  if (version == 0) editable().mutable_metadata()->set_schema_version(kSchemaVersion);
+  if (!utf8) {
+    std::string first_path;
+    const int repaired = store_internal::RepairStringsUtf8(&editable(), &first_path);
+    v1::Warning& warning = *editable().add_warnings();
+    warning.set_code("invalid_utf8");
+    warning.set_message(absl::StrCat(
+        repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
+        "); each such byte was saved as U+FFFD"));
+  }
+  // Two runs started in the same second get the same default name: the later one takes the
+  // next free "-2", "-3", ... rather than losing its measurement.
+  constexpr int kMaxSuffix = 1000;
+  for (int suffix = 1; suffix <= (unique_name ? kMaxSuffix : 1); ++suffix) {
+    const std::string attempt = suffix == 1 ? std::string(name) : absl::StrCat(name, "-", suffix);
+    const v1::Measurement* to_save = copy.has_value() ? &*copy : &measurement;
+    v1::Measurement renamed;
+    if (suffix > 1 && measurement.metadata().name() == name) {
+      renamed = *to_save;
+      renamed.mutable_metadata()->set_name(attempt);
+      to_save = &renamed;
+    }
+    absl::StatusOr<std::string> saved = SaveInto(*to_save, parent, attempt);
+    if (!absl::IsAlreadyExists(saved.status()) || !unique_name) return saved;
+  }
+  return absl::AlreadyExistsError(absl::StrCat("measurement directories '", JoinPath(parent, name),
+                                               "' to '-", kMaxSuffix, "' all exist"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
+                                            absl::string_view parent_dir,
+                                            absl::string_view name) {
+  return Save(measurement, parent_dir, name, /*unique_name=*/false);
+}
+
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name) {
+  return Save(measurement, parent_dir, name, /*unique_name=*/true);
+}
+
+absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
+  const std::string path = StripTrailingSlashes(directory);
+  const absl::string_view base_name = absl::string_view(path).substr(path.find_last_of('/') + 1);
+  if (absl::StrContains(base_name, kPartialMarker)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' is an unfinished save (a temporary directory), not a measurement"));
+  }
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) {
+      return absl::NotFoundError(
+          absl::StrCat("measurement directory '", path, "' does not exist"));
+    }
+    return OsError(errno, "access", path);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory"));
+  }
+
+  const std::string format_path = JoinPath(path, kFormatFile);
+  absl::StatusOr<std::string> format =
+      ReadBoundedFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
+  if (!format.ok()) {
+    if (absl::IsNotFound(format.status())) {
+      return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory: '",
+                                              format_path, "' is missing"));
+    }
+    return format.status();
+  }
+  absl::StatusOr<uint32_t> version = ParseFormatFile(*format, format_path);
+  if (!version.ok()) return version.status();
+  if (*version != kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", path, "' has schema version ", *version, "; this build reads version ",
+                     kSchemaVersion));
+  }
+
+  v1::Measurement measurement;
+  const std::string binary_path = JoinPath(path, kBinaryFile);
+  const std::string json_path = JoinPath(path, kJsonFile);
+  const auto load_json = [&]() -> absl::Status {
+    absl::StatusOr<std::string> json =
+        ReadBoundedFile(json_path, kMaxJsonFileBytes, "measurement JSON");
+    if (!json.ok()) return json.status();
+    google::protobuf::util::JsonParseOptions json_options;
+    json_options.ignore_unknown_fields = true;  // Written by a newer v1.
+    const auto parsed = google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
+    if (!parsed.ok()) {
+      return absl::DataLossError(absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
+    }
+    return absl::OkStatus();
+  };
+  absl::StatusOr<std::string> binary =
+      ReadBoundedFile(binary_path, kMaxBinaryFileBytes, "measurement");
+  std::string source_path = binary_path;
+  if (binary.ok()) {
+    if (!measurement.ParseFromString(*binary)) {
+      // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
+      measurement.Clear();
+      if (!load_json().ok()) {
+        return absl::DataLossError(absl::StrCat(
+            "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '",
+            json_path, "' cannot stand in for it"));
+      }
+      source_path = json_path;
+      v1::Warning& warning = *measurement.add_warnings();
+      warning.set_code("measurement_pb_corrupt");
+      warning.set_message(absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path,
+                                       "' instead"));
+    }
+  } else if (absl::IsNotFound(binary.status())) {
+    absl::Status loaded = load_json();
+    if (absl::IsNotFound(loaded)) {
+      return absl::NotFoundError(absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ",
+                                              kJsonFile));
+    }
+    if (!loaded.ok()) return loaded;
+    source_path = json_path;
+  } else {
+    return binary.status();
+  }
+
+  if (measurement.metadata().schema_version() != *version) {
+    return absl::DataLossError(absl::StrCat(
+        "'", source_path, "' is corrupt or foreign: its metadata.schema_version is ",
+        measurement.metadata().schema_version(), " but '", format_path, "' says ", *version));
+  }
+  return measurement;
+}
+
+std::string MeasurementDirectoryName(absl::Time start) {
+  if (start == absl::InfinitePast()) return "infinite-past";
+  if (start == absl::InfiniteFuture()) return "infinite-future";
+  return absl::FormatTime("%Y-%m-%dT%H-%M-%SZ", start, absl::UTCTimeZone());
+}
+
+}  // namespace roastcoffea

@@ -1,0 +1,79 @@
+// Saving and loading a measurement directory.
+//
+// Layout of <parent_dir>/<name>/:
+//   FORMAT            one line: "roastcoffea-measurement 1\n" (the schema version)
+//   measurement.pb    the v1::Measurement, protobuf binary (the authoritative copy)
+//   measurement.json  the same message as protobuf JSON, pretty-printed, with the field names
+//                     of schema/measurement.proto (for people and for tools without protobuf)
+//
+// A save is atomic: the files are written into a hidden sibling directory whose name contains
+// ".roastcoffea-partial-", fsync'd, and then renamed into place. A crash leaves at most such a
+// partial directory, which LoadMeasurement refuses; it never leaves <name> half-written.
+//
+// Thread-safety: the functions share no state; concurrent saves of the same name are safe (one
+// wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON, plus
+// four fsyncs per save; a load reads and parses one file.
+#ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
+#define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// The schema version written to FORMAT and to metadata.schema_version.
+inline constexpr uint32_t kSchemaVersion = 1;
+
+// Writes <parent_dir>/<name>/ as described above and returns its path. Creates parent_dir (and
+// its parents) if missing. A measurement whose metadata.schema_version is 0 is saved with
+// kSchemaVersion filled in. Text fields that are not UTF-8 (a Latin-1 path, a byte from an
+// engine's log) are saved with each bad byte as U+FFFD and a warning "invalid_utf8" in the
+// saved copy: libprotobuf would write them but never read them back. The directory gets the
+// permissions the umask allows (as any file the user creates), its files 0666 & ~umask.
+// Partial directories of saves killed more than an hour ago in parent_dir are removed.
+// measurement.json is written record by record (memory does not grow with a JSON tree).
+// Errors, each naming the path (and the OS error text when the OS refused):
+//   InvalidArgument  `name` is empty, ".", "..", starts with '.', or contains '/' or NUL;
+//                    metadata.schema_version is neither 0 nor kSchemaVersion.
+//   AlreadyExists    <parent_dir>/<name> exists (it is never overwritten).
+//   Internal / the OS error's code   a directory or file could not be created, written or
+//                    synced (e.g. parent_dir lies under a regular file, or the disk is full).
+absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
+                                            absl::string_view parent_dir,
+                                            absl::string_view name);
+
+// SaveMeasurement, but when <parent_dir>/<name> exists the next free <name>-2, <name>-3, ... (up
+// to -1000) is used, and metadata.name follows it when it was `name`: for default names (the
+// start time to the second), so that two runs started in the same second both keep their
+// measurement.
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name);
+
+// Loads a directory written by SaveMeasurement: from measurement.pb, or from measurement.json
+// when the .pb file is missing, or corrupt (then with a warning "measurement_pb_corrupt"). Unknown fields (from a newer v1 writer) are accepted.
+// Only directories of ours: one of the original Python tool (metrics.json and
+// start_end_time.txt, no FORMAT) is NotFound here; ingest/any_measurement.h reads both kinds.
+// Errors, each naming the path:
+//   NotFound            the directory, its FORMAT file, or both measurement files are missing.
+//   DataLoss            FORMAT or a measurement file is corrupt, or the message's
+//                       metadata.schema_version disagrees with FORMAT.
+//   FailedPrecondition  FORMAT names a schema version other than kSchemaVersion, or the
+//                       directory is an unfinished save (a ".roastcoffea-partial-" directory).
+//   other               the OS refused to read (e.g. PermissionDenied).
+absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory);
+
+// A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
+// resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).
+// The infinite past and future give "infinite-past" and "infinite-future".
+std::string MeasurementDirectoryName(absl::Time start);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_STORE_MEASUREMENT_IO_H_

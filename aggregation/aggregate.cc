@@ -86,6 +86,10 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   if (metrics.has_workers()) {
     aggregation_internal::AddCoreSecondsEfficiency(metrics.workflow(), metrics.workers(),
                                                    metrics.mutable_efficiency());
+    if (input.spans != nullptr) {
+      aggregation_internal::AddTaskExecutionEfficiency(*input.spans, metrics.workers(),
+                                                       metrics.mutable_efficiency());
+    }
   }
 
   if (input.spans != nullptr) {

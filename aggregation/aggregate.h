@@ -7,11 +7,15 @@
 // error (§6), the original's value is kept and the right number gets its own new field. Each
 // formula lives in exactly one file of this package:
 //   workflow.cc               totals, data and event rates           (AggregatedMetrics.workflow)
+//   report_from_chunks.cc     the workflow report of a run without one, from its chunk records:
+//                             which records count events, bytes and process time
 //   worker_metrics.cc         workers, cores, memory from tracking   (AggregatedMetrics.workers)
 //   series_integral.cc        integrals of tracking series over a window, by series kind:
 //                             trapezoid (SAMPLED) or held values (STEP), clipped to the window
 //   efficiency.cc             the original's core efficiency, speedup, core rate
-//                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU)
+//                             (AggregatedMetrics.efficiency: busy-worker occupancy, not CPU);
+//                             TaskVine's task-execution core efficiency (execution
+//                             core-seconds of its span / the workers' core-seconds)
 //   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
 //                             split                                  (AggregatedMetrics.cpu)
 //   findings.cc               what limited the run: one rule per finding code, thresholds as

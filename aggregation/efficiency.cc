@@ -1,5 +1,7 @@
 #include "aggregation/efficiency.h"
 
+#include <algorithm>
+
 namespace roastcoffea {
 namespace aggregation_internal {
 
@@ -41,6 +43,25 @@ void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
     efficiency->set_parallel_efficiency_fraction(efficiency->speedup_factor() /
                                                  workers.avg_cores_over_window());
   }
+}
+
+void AddTaskExecutionEfficiency(const google::protobuf::RepeatedPtrField<v1::Span>& spans,
+                                const v1::WorkerMetrics& workers,
+                                v1::EfficiencyMetrics* efficiency) {
+  if (!workers.has_core_seconds() || !(workers.core_seconds() > 0)) return;
+  std::optional<double> execute_core_seconds;
+  for (const v1::Span& span : spans) {
+    for (const v1::FineMetric& metric : span.metrics()) {
+      if (metric.context() != "taskvine-run" || metric.activity() != "execute-core-seconds" ||
+          metric.unit() != "core-seconds" || !metric.worker().empty()) {
+        continue;
+      }
+      execute_core_seconds = std::max(execute_core_seconds.value_or(0.0), metric.value());
+    }
+  }
+  if (!execute_core_seconds.has_value()) return;
+  efficiency->set_task_execution_core_efficiency_fraction(*execute_core_seconds /
+                                                          workers.core_seconds());
 }
 
 }  // namespace aggregation_internal

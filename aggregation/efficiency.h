@@ -29,6 +29,16 @@ void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
                               const v1::WorkerMetrics& workers,
                               v1::EfficiencyMetrics* efficiency);
 
+// Engines that log their tasks' execution (TaskVine, Work Queue), added to `efficiency` when
+// `workers` has core_seconds > 0 and a span carries the "taskvine-run" "execute-core-seconds"
+// fine metric (cores x execution of the retrieved attempts over the whole run, so the same in
+// every span: the largest is taken):
+//   task_execution_core_efficiency_fraction = execute-core-seconds / core_seconds.
+// Cost: O(m) for m span metrics.
+void AddTaskExecutionEfficiency(const google::protobuf::RepeatedPtrField<v1::Span>& spans,
+                                const v1::WorkerMetrics& workers,
+                                v1::EfficiencyMetrics* efficiency);
+
 }  // namespace aggregation_internal
 }  // namespace roastcoffea
 

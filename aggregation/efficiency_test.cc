@@ -78,6 +78,62 @@ TEST(EfficiencyMetricsTest, CoreAggregatorFixture) {
   EXPECT_DOUBLE_EQ(m.event_rate_core_khz(), 2.5);
 }
 
+v1::FineMetric* AddMetric(v1::Span& span, const char* context, const char* activity,
+                          const char* unit, double value) {
+  v1::FineMetric* metric = span.add_metrics();
+  metric->set_context(context);
+  metric->set_activity(activity);
+  metric->set_unit(unit);
+  metric->set_value(value);
+  return metric;
+}
+
+v1::WorkerMetrics CoreSeconds(double core_seconds) {
+  v1::WorkerMetrics workers;
+  workers.set_core_seconds(core_seconds);
+  return workers;
+}
+
+TEST(TaskExecutionEfficiencyTest, ExecutionCoreSecondsOverTheWorkersCoreSeconds) {
+  google::protobuf::RepeatedPtrField<v1::Span> spans;
+  v1::Span& span = *spans.Add();
+  AddMetric(span, "taskvine-run", "execute-core-seconds", "core-seconds", 120);
+  AddMetric(span, "taskvine-run", "lost-task-seconds", "core-seconds", 999);
+  AddMetric(span, "taskvine", "execute", "seconds", 999);
+  v1::EfficiencyMetrics efficiency;
+  AddTaskExecutionEfficiency(spans, CoreSeconds(480), &efficiency);
+  EXPECT_DOUBLE_EQ(efficiency.task_execution_core_efficiency_fraction(), 0.25);
+  // The other figures are not this function's.
+  EXPECT_FALSE(efficiency.has_core_efficiency_fraction());
+}
+
+TEST(TaskExecutionEfficiencyTest, AWholeRunFigureInSeveralSpansIsCountedOnce) {
+  google::protobuf::RepeatedPtrField<v1::Span> spans;
+  AddMetric(*spans.Add(), "taskvine-run", "execute-core-seconds", "core-seconds", 100);
+  AddMetric(*spans.Add(), "taskvine-run", "execute-core-seconds", "core-seconds", 100);
+  v1::EfficiencyMetrics efficiency;
+  AddTaskExecutionEfficiency(spans, CoreSeconds(400), &efficiency);
+  EXPECT_DOUBLE_EQ(efficiency.task_execution_core_efficiency_fraction(), 0.25);
+}
+
+TEST(TaskExecutionEfficiencyTest, UnknownWithoutTheSumOrTheCoreSeconds) {
+  google::protobuf::RepeatedPtrField<v1::Span> spans;
+  v1::EfficiencyMetrics efficiency;
+  AddTaskExecutionEfficiency(spans, CoreSeconds(400), &efficiency);  // no TaskVine span
+  EXPECT_FALSE(efficiency.has_task_execution_core_efficiency_fraction());
+
+  v1::Span& span = *spans.Add();
+  AddMetric(span, "taskvine-run", "execute-core-seconds", "core-seconds", 100);
+  AddTaskExecutionEfficiency(spans, v1::WorkerMetrics(), &efficiency);  // no tracking
+  EXPECT_FALSE(efficiency.has_task_execution_core_efficiency_fraction());
+  AddTaskExecutionEfficiency(spans, CoreSeconds(0), &efficiency);  // no capacity
+  EXPECT_FALSE(efficiency.has_task_execution_core_efficiency_fraction());
+  // A per-worker metric of that name is not the run's sum.
+  span.mutable_metrics(0)->set_worker("worker-1");
+  AddTaskExecutionEfficiency(spans, CoreSeconds(400), &efficiency);
+  EXPECT_FALSE(efficiency.has_task_execution_core_efficiency_fraction());
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

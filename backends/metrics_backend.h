@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,11 +47,10 @@ class AbstractMetricsBackend {
   // Closes a span opened by CreateSpan. NotFound for an unknown id.
   virtual absl::Status EndSpan(const SpanId& id) = 0;
 
-  // The span with the fine metrics gathered inside it. Unimplemented when
-  // SupportsFineMetrics() is false; NotFound for an unknown id.
+  // The span with the fine metrics gathered inside it. NotFound for an unknown id,
+  // FailedPrecondition before EndSpan. (Every backend gathers fine metrics; the span errors
+  // share one wording, backends/internal/span_registry.h.)
   virtual absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) = 0;
-
-  virtual bool SupportsFineMetrics() const = 0;
 
   // Chunk records the backend derived itself (e.g. TaskVine tasks of the processing category),
   // available after StopTracking. Most backends have none: chunk records come from
@@ -58,32 +58,27 @@ class AbstractMetricsBackend {
   virtual std::vector<v1::ChunkRecord> TakeChunkRecords() { return {}; }
 
   // Statistical profiles the backend took over the tracked window (per worker, and per task
-  // prefix or section where asked), available after StopTracking. Empty when the backend cannot
-  // profile or profiling was off.
-  virtual std::vector<v1::Profile> TakeProfiles() { return {}; }
-
-  // The same, with samples attributed to the chunks that were running where the backend can
-  // tell (threadpool: per chunk and per section). By default TakeProfiles().
-  virtual std::vector<v1::Profile> TakeProfilesAttributedTo(
-      absl::Span<const v1::ChunkRecord> /*chunks*/) {
-    return TakeProfiles();
+  // prefix or section where asked), available after StopTracking; a second call returns
+  // nothing new. Samples are attributed to `chunks` (the run's chunk records, may be empty)
+  // where the backend can tell which chunk was running (threadpool: per chunk and per section).
+  // Empty when the backend cannot profile or profiling was off.
+  virtual std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> /*chunks*/) {
+    return {};
   }
 
   // Things the user should know about the data (cross-checks that disagree, skipped input,
-  // reconnections), available after StopTracking. Each is one human-readable sentence.
-  virtual std::vector<std::string> Warnings() const { return {}; }
+  // reconnections), available after StopTracking: each one human-readable sentence under a
+  // stable code for Measurement.warnings ("taskvine_impossible_value", "dask_fine_metrics_lost",
+  // "<name>_warning" when no specific code applies).
+  virtual std::vector<v1::Warning> CodedWarnings() const { return {}; }
 
-  // The same warnings, each with a stable code, for Measurement.warnings (e.g.
-  // "taskvine_impossible_value", "dask_fine_metrics_lost"). By default those of Warnings()
-  // under "<name>_warning".
-  virtual std::vector<v1::Warning> CodedWarnings() const {
-    std::vector<v1::Warning> coded;
-    for (std::string& message : Warnings()) {
-      v1::Warning& warning = coded.emplace_back();
-      warning.set_code(std::string(name()) + "_warning");
-      warning.set_message(std::move(message));
+  // The sentences of CodedWarnings(), in order.
+  std::vector<std::string> Warnings() const {
+    std::vector<std::string> sentences;
+    for (v1::Warning& warning : CodedWarnings()) {
+      sentences.push_back(std::move(*warning.mutable_message()));
     }
-    return coded;
+    return sentences;
   }
 
   // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs

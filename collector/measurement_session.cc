@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "aggregation/report_from_chunks.h"
 #include "backends/chunk_join.h"
 #include "collector/assemble_measurement.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
-#include "collector/workflow_report.h"
 #include "store/measurement_io.h"
 
 namespace roastcoffea {
@@ -167,14 +167,12 @@ absl::Status MeasurementSession::Impl::Start() {
     }
     return status;
   }
-  if (backend_.SupportsFineMetrics()) {
-    absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
-    if (span.ok()) {
-      span_ = *span;
-    } else {
-      warnings_.push_back(
-          Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
-    }
+  absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
+  if (span.ok()) {
+    span_ = *span;
+  } else {
+    warnings_.push_back(
+        Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
   }
   SetState(State::kRunning);
   return absl::OkStatus();
@@ -272,7 +270,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
     // Without a report, the chunk records are the best account of what was processed.
     run.report = BuildWorkflowReport(run.chunks);
   }
-  run.profiles = backend_.TakeProfilesAttributedTo(run.chunks);
+  run.profiles = backend_.TakeProfiles(run.chunks);
   SetState(State::kAssembling);
   run.backend = std::string(backend_.name());
   run.tracking = *std::move(tracking);

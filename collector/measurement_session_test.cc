@@ -48,8 +48,12 @@ class FakeBackend : public AbstractMetricsBackend {
     span.set_name(id);
     return span;
   }
-  bool SupportsFineMetrics() const override { return true; }
-  std::vector<std::string> Warnings() const override { return {"the logs disagree"}; }
+  std::vector<v1::Warning> CodedWarnings() const override {
+    v1::Warning warning;
+    warning.set_code("fake_warning");
+    warning.set_message("the logs disagree");
+    return {warning};
+  }
 
   bool fail_span = false;
   std::atomic<bool> hang_on_stop{false};

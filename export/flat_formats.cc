@@ -95,6 +95,10 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   if (efficiency.has_parallel_efficiency_fraction()) {
     add("parallel_efficiency", efficiency.parallel_efficiency_fraction(), "fraction");
   }
+  if (efficiency.has_task_execution_core_efficiency_fraction()) {
+    add("task_execution_core_efficiency", efficiency.task_execution_core_efficiency_fraction(),
+        "fraction");
+  }
   if (efficiency.has_event_rate_core_seconds_khz()) {
     add("event_rate_core_seconds_khz", efficiency.event_rate_core_seconds_khz(), "kHz");
   }

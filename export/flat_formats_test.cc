@@ -24,6 +24,7 @@ v1::Measurement Sample() {
   metrics.mutable_workflow()->set_total_events(1233000);
   metrics.mutable_workers()->set_avg_workers(4.0);  // total_cores unset: the original's None
   metrics.mutable_efficiency()->set_parallel_efficiency_fraction(0.25);
+  metrics.mutable_efficiency()->set_task_execution_core_efficiency_fraction(0.46);
   v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
   chunks.set_num_chunks(2);
   chunks.mutable_duration_seconds()->set_count(2);
@@ -70,7 +71,8 @@ TEST(AllFlatMetricsTest, HeadlineThenOriginalKeysThenAdditions) {
   }
   EXPECT_EQ(added, (std::vector<std::string>{
                        "window_seconds", "avg_workers_over_window", "core_seconds",
-                       "avg_cores_over_window", "parallel_efficiency", "num_retried_chunks",
+                       "avg_cores_over_window", "parallel_efficiency",
+                       "task_execution_core_efficiency", "num_retried_chunks",
                        "chunk_duration_p50", "chunk_duration_p90", "chunk_duration_p95",
                        "chunk_duration_p99", "section_stats.jets.time.total",
                        "section_stats.jets.time.mean", "section_stats.jets.time.share_of_chunk_time"}));

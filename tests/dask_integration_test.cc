@@ -236,7 +236,7 @@ TEST_F(DaskIntegrationTest, ProfilesNameTheHotFunctionOnEveryWorker) {
   std::map<std::string, int> cores;  // address -> threads, from the tracking data
   for (const v1::WorkerSeries& w : data->workers()) cores[w.worker()] = w.cores(0);
 
-  const std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  const std::vector<v1::Profile> profiles = backend->TakeProfiles({});
   for (const std::string& w : backend->Warnings()) ADD_FAILURE() << "warning: " << w;
   ASSERT_EQ(profiles.size(), 6u);  // 2 workers x (all tasks, burn_cpu_hot_loop, no_such_prefix)
   std::map<std::string, std::set<std::string>> prefixes_by_worker;

@@ -26,7 +26,6 @@ TEST(DaskCollectTest, BuildsTheBackendFromValidFlags) {
   absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> backend = MakeDaskBackendFromFlags();
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->name(), "dask");
-  EXPECT_TRUE((*backend)->SupportsFineMetrics());
 }
 
 TEST(DaskCollectTest, EveryBadFlagIsNamed) {

@@ -62,9 +62,15 @@ class FakeBackend : public AbstractMetricsBackend {
     metric->set_value(3);
     return span;
   }
-  bool SupportsFineMetrics() const override { return true; }
   std::vector<v1::ChunkRecord> TakeChunkRecords() override { return own_chunks; }
-  std::vector<std::string> Warnings() const override { return warnings; }
+  std::vector<v1::Warning> CodedWarnings() const override {
+    std::vector<v1::Warning> coded;
+    for (const std::string& message : warnings) {
+      coded.emplace_back().set_message(message);
+      coded.back().set_code("fake_warning");
+    }
+    return coded;
+  }
 
   int starts = 0;
   int stops = 0;
@@ -188,8 +194,8 @@ TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   EXPECT_EQ(result->measurement.metrics().workflow().total_events(), 0);
 }
 
-// Every warning reaches the saved measurement: the backend's under its code (by default
-// "<backend>_warning"), ours under "external_run".
+// Every warning reaches the saved measurement: the backend's under its own code, ours under
+// "external_run".
 TEST(RunExternalMeasurementTest, WarningsAreInTheMeasurementWithCodes) {
   FakeBackend backend;
   backend.warnings = {"the two logs disagree"};

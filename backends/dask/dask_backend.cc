@@ -64,7 +64,7 @@ DaskMetricsBackend::~DaskMetricsBackend() {
     stop_poller_ = true;
   }
   poller_wake_.notify_all();
-  if (poller_.joinable()) poller_.join();
+  poller_.Stop();
   if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
   if (comm_ != nullptr) comm_->Close();
   if (hb_comm_ != nullptr) hb_comm_->Close();
@@ -74,11 +74,6 @@ void DaskMetricsBackend::AddWarning(std::string sentence) {
   // A problem that repeats at every poll is said once.
   if (std::find(warnings_.begin(), warnings_.end(), sentence) != warnings_.end()) return;
   warnings_.push_back(std::move(sentence));
-}
-
-std::vector<std::string> DaskMetricsBackend::Warnings() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return warnings_;
 }
 
 std::vector<v1::Warning> DaskMetricsBackend::CodedWarnings() const {
@@ -148,9 +143,9 @@ absl::Status DaskMetricsBackend::ConnectAndPrepare() {
 }
 
 absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tracking interval must be > 0 and finite, got ", absl::FormatDuration(interval)));
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -176,7 +171,8 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
     std::lock_guard<std::mutex> lock(poller_mutex_);
     stop_poller_ = false;
   }
-  poller_ = std::thread([this, interval] { PollerLoop(interval); });
+  // The interval was checked above: the poller starts.
+  (void)poller_.Start({interval, false}, [this] { Poll(); });
   if (options_.watch_heartbeats) heartbeat_poller_ = std::thread([this] { HeartbeatLoop(); });
   return absl::OkStatus();
 }
@@ -269,20 +265,6 @@ void DaskMetricsBackend::HeartbeatLoop() {
     if (!snapshot.ok()) continue;  // the main poller reports losses and bad replies
     std::lock_guard<std::mutex> lock(mutex_);
     IngestHeartbeats(snapshot->workers, asked);
-  }
-}
-
-void DaskMetricsBackend::PollerLoop(absl::Duration interval) {
-  const auto period = std::chrono::nanoseconds(absl::ToInt64Nanoseconds(interval));
-  auto next = std::chrono::steady_clock::now() + period;
-  std::unique_lock<std::mutex> lock(poller_mutex_);
-  while (!poller_wake_.wait_until(lock, next, [this] { return stop_poller_; })) {
-    lock.unlock();
-    Poll();
-    lock.lock();
-    next += period;
-    const auto now = std::chrono::steady_clock::now();
-    if (next < now) next = now + period;  // a slow poll skips ticks instead of bursting
   }
 }
 
@@ -524,15 +506,15 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     stop_poller_ = true;
   }
   poller_wake_.notify_all();
-  if (poller_.joinable()) poller_.join();
+  poller_.Stop();
   if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
   next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
   Poll();
   std::vector<SpanId> to_finalize;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, span] : spans_) {
-      if (span.ended && !span.finalized) to_finalize.push_back(id);
+    for (const backends_internal::SpanWindow& window : spans_.All()) {
+      if (window.ended && !span_state_[window.id].finalized) to_finalize.push_back(window.id);
     }
   }
   for (const SpanId& id : to_finalize) FinalizeSpan(id);
@@ -836,7 +818,8 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   profiles_ = std::move(fetched);
 }
 
-std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles() {
+std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles(
+    absl::Span<const v1::ChunkRecord> /*chunks*/) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<v1::Profile> out;
   out.swap(profiles_);
@@ -844,22 +827,20 @@ std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles() {
 }
 
 absl::StatusOr<SpanId> DaskMetricsBackend::CreateSpan(absl::string_view name) {
-  if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
-  SpanId id;
+  absl::StatusOr<backends_internal::SpanWindow> opened = spans_.Open(name, absl::Now());
+  if (!opened.ok()) return opened.status();
+  const SpanId id = opened->id;
   bool tracking;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    id = absl::StrCat("dask-span-", next_span_++);
-    SpanState& span = spans_[id];
-    span.name = std::string(name);
-    span.start_unix_ns = NowUnixNs();
+    span_state_[id];
     tracking = tracking_;
   }
   if (tracking && options_.recover_lost_digests) {
     // The lossless baseline of the span's execute seconds (see FinalizeSpan).
     absl::StatusOr<dask::CumulativeExecuting> cumulative = ReadCumulative();
     std::lock_guard<std::mutex> lock(mutex_);
-    SpanState& span = spans_[id];
+    SpanState& span = span_state_[id];
     if (cumulative.ok()) {
       span.start_cumulative = *std::move(cumulative);
     } else {
@@ -870,35 +851,29 @@ absl::StatusOr<SpanId> DaskMetricsBackend::CreateSpan(absl::string_view name) {
 }
 
 absl::Status DaskMetricsBackend::EndSpan(const SpanId& id) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
-  if (it->second.ended) {
-    return absl::FailedPreconditionError(absl::StrCat("span '", id, "' already ended"));
-  }
-  it->second.end_unix_ns = NowUnixNs();
-  it->second.ended = true;
-  return absl::OkStatus();
+  return spans_.Close(id, absl::Now()).status();
 }
 
-bool DaskMetricsBackend::InSpan(const SpanState& span, const HeartbeatEvent& e) const {
-  if (e.observed_unix_ns <= span.start_unix_ns) return false;
+bool DaskMetricsBackend::InSpan(const backends_internal::SpanWindow& window,
+                                const SpanState& span, const HeartbeatEvent& e) const {
+  if (e.observed_unix_ns <= absl::ToUnixNanos(window.start)) return false;
   // A heartbeat carries what ran since the previous one: the span's last is the first one a
   // worker sent after the span's end.
   auto closing = span.closing_last_seen.find(e.worker);
   if (closing != span.closing_last_seen.end()) return e.last_seen <= closing->second;
-  return e.observed_unix_ns <= span.end_unix_ns;
+  return e.observed_unix_ns <= absl::ToUnixNanos(window.end);
 }
 
 void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
-  int64_t end_ns;
+  absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
+  if (!window.ok()) return;
+  const int64_t end_ns = absl::ToUnixNanos(window->end);
   double period;
   bool watch;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    SpanState& span = spans_.at(id);
+    SpanState& span = span_state_.at(id);
     if (span.finalized) return;
-    end_ns = span.end_unix_ns;
     period = HeartbeatPeriodNow();
     watch = digests_seen_;
     if (!watch) span.finalized = true;  // nothing a heartbeat could carry (< 2023.4)
@@ -953,7 +928,7 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
   std::string cumulative_error;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    SpanState& span = spans_.at(id);
+    SpanState& span = span_state_.at(id);
     span.closing_last_seen = closing;
     start_cumulative = span.start_cumulative;
     cumulative_error = span.start_cumulative_error;
@@ -971,19 +946,20 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
   }
 
   std::lock_guard<std::mutex> lock(mutex_);
-  SpanState& span = spans_.at(id);
+  SpanState& span = span_state_.at(id);
   span.finalized = true;
   if (!waiting.empty() || !baseline.has_value()) {
     AddWarning(absl::StrFormat(
         "No heartbeat after the end of span '%s' from Dask worker(s) %s within %s: what they "
         "ran just before the end is missing from the fine metrics unless restored below.",
-        span.name, baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
+        window->name,
+        baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
         absl::FormatDuration(timeout)));
   }
   int seen_heartbeats = 0, missed = 0;
   dask::DigestTotals seen;
   for (const HeartbeatEvent& e : heartbeats_) {
-    if (!InSpan(span, e)) continue;
+    if (!InSpan(*window, span, e)) continue;
     ++seen_heartbeats;
     missed += e.missed_before;
     for (const dask::DigestEntry& d : e.digests) {
@@ -1004,7 +980,7 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
           "cumulative totals (get_cluster_state): %s. Their split over activities (thread-cpu, "
           "...) is estimated from the heartbeats seen%s; other contexts (get-data, gather-dep) "
           "of the missed heartbeats stay missing.",
-          span.name, missed, seen_heartbeats, r.recovered_seconds, r.cumulative_seconds,
+          window->name, missed, seen_heartbeats, r.recovered_seconds, r.cumulative_seconds,
           r.cumulative_seconds > 0 ? 100 * r.recovered_seconds / r.cumulative_seconds : 0,
           absl::StrJoin(by_prefix, ", "),
           r.unattributed_seconds > 0
@@ -1021,7 +997,7 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
     std::string message = absl::StrFormat(
         "Dask fine metrics of span '%s' undercount: %d of %d worker heartbeats were missed "
         "(about %.1f %% of the digests lost) and could not be restored (%s).",
-        span.name, missed, missed + seen_heartbeats,
+        window->name, missed, missed + seen_heartbeats,
         100.0 * missed / (missed + seen_heartbeats),
         cumulative_error.empty() ? "no cumulative totals" : cumulative_error);
     AddWarning(message);
@@ -1033,20 +1009,19 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
 }
 
 absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
+  absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
+  if (!window.ok()) return window.status();
   bool finalize = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = spans_.find(id);
-    if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id '", id, "'"));
-    if (!it->second.ended) {
-      return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
-    }
-    finalize = tracking_ && !it->second.finalized;
+    finalize = tracking_ && !span_state_.at(id).finalized;
   }
   if (finalize) FinalizeSpan(id);
   std::lock_guard<std::mutex> lock(mutex_);
-  const SpanState& state = spans_.at(id);
-  const double t0 = state.start_unix_ns / 1e9, t1 = state.end_unix_ns / 1e9;
+  const SpanState& state = span_state_.at(id);
+  const int64_t start_ns = absl::ToUnixNanos(window->start);
+  const int64_t end_ns = absl::ToUnixNanos(window->end);
+  const double t0 = start_ns / 1e9, t1 = end_ns / 1e9;
   // (context, prefix, activity, unit, worker) -> value; std::map keeps the output sorted.
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, double>
       totals;
@@ -1065,17 +1040,17 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
     }
   }
   for (const HeartbeatEvent& e : heartbeats_) {
-    if (!InSpan(state, e)) continue;
+    if (!InSpan(*window, state, e)) continue;
     for (const dask::DigestEntry& d : e.digests) {
       totals[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
     }
   }
   for (const auto& [key, value] : state.recovered) totals[key] += value;
   v1::Span span;
-  span.set_name(state.name);
+  span.set_name(window->name);
   span.set_id(id);
-  span.set_start_unix_ns(state.start_unix_ns);
-  span.set_end_unix_ns(state.end_unix_ns);
+  span.set_start_unix_ns(start_ns);
+  span.set_end_unix_ns(end_ns);
   for (const auto& [key, value] : totals) {
     v1::FineMetric* m = span.add_metrics();
     m->set_context(std::get<0>(key));

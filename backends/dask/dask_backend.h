@@ -69,6 +69,8 @@
 #include "backends/dask/profile.h"
 #include "backends/dask/spans.h"
 #include "backends/dask/task_stream.h"
+#include "backends/internal/periodic_thread.h"
+#include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
 #include "schema/measurement.pb.h"
 
@@ -143,13 +145,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Status EndSpan(const SpanId& id) override;
   // NotFound for an unknown id, FailedPrecondition before EndSpan.
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
-  bool SupportsFineMetrics() const override { return true; }
 
   // Per-worker profiles (all tasks first, then one set per profile_task_prefixes entry),
-  // workers in the order they were first seen. Available after StopTracking.
-  std::vector<v1::Profile> TakeProfiles() override;
+  // workers in the order they were first seen. Available after StopTracking. Dask's profiles
+  // cannot tell chunks apart: `chunks` is not used.
+  std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
-  std::vector<std::string> Warnings() const override;
   std::vector<v1::Warning> CodedWarnings() const override;
 
   // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.
@@ -177,11 +178,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
     int missed_before = 0;         // heartbeats skipped since the previous one seen
     std::vector<dask::DigestEntry> digests;
   };
+  // What a span gathered, beside its window in spans_.
   struct SpanState {
-    std::string name;
-    int64_t start_unix_ns = 0;
-    int64_t end_unix_ns = 0;
-    bool ended = false;
     bool finalized = false;
     std::optional<dask::CumulativeExecuting> start_cumulative;
     std::string start_cumulative_error;
@@ -198,7 +196,6 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Status ConnectAndPrepare();
   void EnterGap(const absl::Status& cause);
   void AddWarning(std::string sentence);  // requires mutex_
-  void PollerLoop(absl::Duration interval);
   // Takes the digests of every worker's new heartbeat from an identity reply; returns the
   // workers' last_seen. Requires mutex_.
   std::map<std::string, double> IngestHeartbeats(std::vector<dask::WorkerSnapshot>& workers,
@@ -211,7 +208,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // Waits for one more heartbeat of every worker after the span's end, reads the cumulative
   // totals and recovers what missed heartbeats lost. Not under mutex_.
   void FinalizeSpan(const SpanId& id);
-  bool InSpan(const SpanState& span, const HeartbeatEvent& e) const;
+  bool InSpan(const backends_internal::SpanWindow& window, const SpanState& span,
+              const HeartbeatEvent& e) const;
   double HeartbeatPeriodNow() const;  // requires mutex_
   // Profiles of `workers` over [start_ns, stop_ns], restricted to `prefix` unless empty, by
   // worker address, every call ending by `deadline`. Needs a live comm_.
@@ -263,12 +261,14 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   bool digests_seen_ = false;  // some worker reports digests_total_since_heartbeat
   std::vector<v1::TrackingGap> gaps_;
   std::vector<std::string> warnings_;
-  int64_t next_span_ = 0;
-  std::map<SpanId, SpanState> spans_;
+  std::map<SpanId, SpanState> span_state_;
   dask::SpanCatalog workload_spans_;
   std::vector<v1::Profile> profiles_;
 
-  std::thread poller_;
+  backends_internal::SpanRegistry spans_{"dask"};  // its own lock
+  backends_internal::PeriodicThread poller_;
+
+  // Stops the heartbeat watcher, whose period follows the workers' heartbeat interval.
   std::mutex poller_mutex_;
   std::condition_variable poller_wake_;
   bool stop_poller_ = false;  // guarded by poller_mutex_

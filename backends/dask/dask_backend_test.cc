@@ -702,10 +702,10 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
   const double before = NowSeconds();
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   WaitFor([&] { return scheduler.ops().size() > 10; });
-  EXPECT_TRUE(backend->TakeProfiles().empty());  // fetched at the end only
+  EXPECT_TRUE(backend->TakeProfiles({}).empty());  // fetched at the end only
   ASSERT_TRUE(backend->StopTracking().ok());
   const double after = NowSeconds();
-  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  std::vector<v1::Profile> profiles = backend->TakeProfiles({});
   ASSERT_EQ(profiles.size(), 4u);
   for (int i = 0; i < 4; ++i) {
     const v1::Profile& p = profiles[i];
@@ -726,7 +726,7 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
     EXPECT_EQ(p.frames(0).line(), "return work()");
   }
   EXPECT_TRUE(backend->Warnings().empty()) << backend->Warnings()[0];
-  EXPECT_TRUE(backend->TakeProfiles().empty());  // handed over once
+  EXPECT_TRUE(backend->TakeProfiles({}).empty());  // handed over once
   // The requests: per worker (merge_workers false), the tracked window in epoch seconds.
   std::lock_guard<std::mutex> lock(cluster.mutex);
   ASSERT_EQ(cluster.profile_requests.size(), 2u);
@@ -765,7 +765,7 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
     return cluster.stream_calls > 5;
   });
   ASSERT_TRUE(backend->StopTracking().ok());
-  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  std::vector<v1::Profile> profiles = backend->TakeProfiles({});
   // All tasks, then "mul" (named), then the two prefixes that computed longest: inc, load.
   std::vector<std::string> asked;
   {
@@ -797,7 +797,7 @@ TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
-  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  std::vector<v1::Profile> profiles = backend->TakeProfiles({});
   ASSERT_EQ(profiles.size(), 1u);
   EXPECT_EQ(profiles[0].worker(), "tcp://127.0.0.1:1002");
   EXPECT_EQ(profiles[0].nodes(0).count(), 101);  // its own tree, not mislabelled
@@ -872,7 +872,7 @@ TEST(DaskBackendTest, AFailedProfileFetchIsAWarningAndTheRestIsKept) {
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->workers_size(), 1);
-  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_TRUE(backend->TakeProfiles({}).empty());
   EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profiles were not read")));
   EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profile boom")));
   EXPECT_TRUE(scheduler.WaitForOp("close"));  // the connection stayed usable
@@ -887,7 +887,7 @@ TEST(DaskBackendTest, ReadsProfileTreesNestedDeeperThanOtherReplies) {
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
-  std::vector<v1::Profile> profiles = backend->TakeProfiles();
+  std::vector<v1::Profile> profiles = backend->TakeProfiles({});
   ASSERT_EQ(profiles.size(), 1u) << (backend->Warnings().empty() ? "" : backend->Warnings()[0]);
   EXPECT_EQ(profiles[0].nodes_size(), 201);
   EXPECT_EQ(profiles[0].frames(199).function(), "f200");
@@ -904,7 +904,7 @@ TEST(DaskBackendTest, ProfilesCanBeTurnedOff) {
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
   EXPECT_TRUE(scheduler.WaitForOp("close"));
-  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_TRUE(backend->TakeProfiles({}).empty());
   EXPECT_THAT(scheduler.ops(), ::testing::Not(Contains("profile")));
 }
 

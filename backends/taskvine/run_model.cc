@@ -244,7 +244,6 @@ void RunModel::RecordWorkerCount(int64_t t_us, int new_count) {
   count_.push_back(connected_);
   queued_.push_back(ready_);
   connected_ = new_count;
-  peak_connected_ = std::max(peak_connected_, connected_);
   count_us_.push_back(t_us);
   count_.push_back(connected_);
   queued_.push_back(ready_);
@@ -686,8 +685,6 @@ void RunModel::MarkLogComplete() {
     queued_.insert(queued_.begin() + at, {queued, queued});
     connected_ = std::max(0, connected_ - 1);
   }
-  peak_connected_ = 0;
-  for (int c : count_) peak_connected_ = std::max(peak_connected_, c);
 }
 
 RunFigures RunModel::Figures() const {
@@ -696,7 +693,6 @@ RunFigures RunModel::Figures() const {
   f.end_us = EndUs();
   f.ended = ended_;
   f.workers_joined = static_cast<int>(workers_.size());
-  f.peak_workers = peak_connected_;
   for (const Worker& w : workers_) {
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : f.end_us;
     const double lifetime = Seconds(std::max<int64_t>(0, until - w.connect_us));
@@ -707,8 +703,6 @@ RunFigures RunModel::Figures() const {
       f.function_slot_seconds += w.library_cores * Seconds(library_end - w.library_started_us);
     }
   }
-  const double run_seconds = Seconds(f.end_us - f.start_us);
-  f.mean_workers = run_seconds > 0 ? f.worker_seconds / run_seconds : 0;
   f.libraries = static_cast<int>(libraries_.size());
   for (const auto& [id, task] : tasks_) {
     ++f.tasks;
@@ -727,8 +721,6 @@ RunFigures RunModel::Figures() const {
       }
     }
   }
-  f.core_efficiency_fraction =
-      f.core_seconds_available > 0 ? f.weighted_execute_seconds / f.core_seconds_available : 0;
   f.transfers_in = transfers_in_;
   f.transfers_out = transfers_out_;
   f.cache_updates = cache_updates_;

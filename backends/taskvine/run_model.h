@@ -154,13 +154,14 @@ struct WorkerFigures {
 struct RunFigures {
   int64_t start_us = 0, end_us = 0;  // START (or first record) .. END (or last record)
   bool ended = false;                // MANAGER END seen
-  int workers_joined = 0, peak_workers = 0;
-  double worker_seconds = 0, mean_workers = 0, core_seconds_available = 0;
+  // Sums of the records only: the run's figures (mean and peak workers, efficiencies) are
+  // //aggregation's, from the tracking series and the span's raw sums.
+  int workers_joined = 0;
+  double worker_seconds = 0, core_seconds_available = 0;
   int tasks = 0, attempts = 0, libraries = 0;
   int tasks_done = 0, tasks_failed = 0;
   double execute_seconds = 0;          // all retrieved attempts
   double weighted_execute_seconds = 0; // x cores (1 for 0-core function calls)
-  double core_efficiency_fraction = 0; // weighted execution / available core-seconds
   double allocated_core_seconds = 0;
   double lost_seconds = 0;
   double function_slot_seconds = 0;    // library cores x (STARTED .. end)
@@ -274,7 +275,7 @@ class RunModel {
   int manager_runs_ = 0;
   int64_t manager_pid_ = 0;
   bool work_queue_format_ = false;
-  int connected_ = 0, peak_connected_ = 0;
+  int connected_ = 0;
   int ready_ = 0;  // tasks in READY (not libraries)
   // Steps of (worker count, READY tasks): before and after each change, at its instant.
   std::vector<int64_t> count_us_;

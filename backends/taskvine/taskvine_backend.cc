@@ -1,7 +1,6 @@
 #include "backends/taskvine/taskvine_backend.h"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 #include <utility>
 
@@ -30,16 +29,7 @@ constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
 TaskVineMetricsBackend::TaskVineMetricsBackend(TaskVineBackendOptions options)
     : options_(std::move(options)) {}
 
-TaskVineMetricsBackend::~TaskVineMetricsBackend() {
-  if (follower_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(stop_mu_);
-      stop_ = true;
-    }
-    stop_cv_.notify_all();
-    follower_.join();
-  }
-}
+TaskVineMetricsBackend::~TaskVineMetricsBackend() { follower_.Stop(); }
 
 absl::StatusOr<taskvine::LogPaths> TaskVineMetricsBackend::FindLogs() const {
   if (run_info_root_.empty()) return taskvine::ResolveLogPaths(options_.logs);
@@ -167,28 +157,22 @@ absl::Status TaskVineMetricsBackend::CheckFollowedRunIsNew() const {
       "next run, or measure that finished run without --follow"));
 }
 
-void TaskVineMetricsBackend::FollowLoop(absl::Duration interval) {
-  const auto period = std::chrono::microseconds(absl::ToInt64Microseconds(interval));
-  std::string last_error;
-  while (true) {
-    absl::Status status = PollLogs();
-    if (!status.ok() && status.code() != absl::StatusCode::kNotFound) {
-      const std::string text(status.message());
-      if (text != last_error) {
-        std::lock_guard<std::mutex> lock(mu_);
-        poll_errors_.push_back(text);
-      }
-      last_error = text;
-    }
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    if (stop_cv_.wait_for(lock, period, [this] { return stop_; })) return;
+void TaskVineMetricsBackend::FollowTick() {
+  absl::Status status = PollLogs();
+  // NotFound: the logs have not appeared yet.
+  if (status.ok() || status.code() == absl::StatusCode::kNotFound) return;
+  const std::string text(status.message());
+  if (text != last_follow_error_) {
+    std::lock_guard<std::mutex> lock(mu_);
+    poll_errors_.push_back(text);
   }
+  last_follow_error_ = text;
 }
 
 absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration() || interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("tracking interval must be positive and finite, got ",
-                                                   absl::FormatDuration(interval)));
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   if (tracking_) return absl::FailedPreconditionError("TaskVine backend is already tracking");
   if (!options_.follow) {
@@ -213,12 +197,12 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
         old_runs_.push_back(entry.path().filename().string());
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(stop_mu_);
-      stop_ = false;
-    }
     // Poll at most every 0.5 s so a live view stays fresh even with a long interval.
-    follower_ = std::thread(&TaskVineMetricsBackend::FollowLoop, this, std::min(interval, absl::Milliseconds(500)));
+    last_follow_error_.clear();
+    absl::Status started =
+        follower_.Start({std::min(interval, absl::Milliseconds(500)), /*tick_at_start=*/true},
+                        [this] { FollowTick(); });
+    if (!started.ok()) return started;
   }
   tracking_ = true;
   interval_seconds_ = absl::ToDoubleSeconds(interval);
@@ -228,14 +212,7 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
 absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   if (!tracking_) return absl::FailedPreconditionError("TaskVine backend is not tracking");
   tracking_ = false;
-  if (follower_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(stop_mu_);
-      stop_ = true;
-    }
-    stop_cv_.notify_all();
-    follower_.join();
-  }
+  follower_.Stop();
   absl::Status status = PollLogs();
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kNotFound && options_.follow) {
@@ -252,48 +229,41 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
 }
 
 absl::StatusOr<SpanId> TaskVineMetricsBackend::CreateSpan(absl::string_view name) {
-  if (name.empty()) return absl::InvalidArgumentError("span name must not be empty");
-  SpanId id = absl::StrCat("taskvine-span-", next_span_++);
-  SpanState state;
-  state.name = std::string(name);
-  state.start = absl::Now();
-  spans_.emplace(id, std::move(state));
-  return id;
+  absl::StatusOr<backends_internal::SpanWindow> span = spans_.Open(name, absl::Now());
+  if (!span.ok()) return span.status();
+  return span->id;
 }
 
 absl::Status TaskVineMetricsBackend::EndSpan(const SpanId& id) {
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("no span with id '", id, "'"));
-  if (it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' already ended"));
-  it->second.end = absl::Now();
-  it->second.ended = true;
+  absl::StatusOr<backends_internal::SpanWindow> span = spans_.Close(id, absl::Now());
+  if (!span.ok()) return span.status();
   // Figures come from the whole record: read it to its end before any is computed.
   if (tracking_) ReadToEnd();
   if (options_.follow) {
     std::lock_guard<std::mutex> lock(mu_);
     // A record written just before the command returned may carry a later time than our clock.
-    if (finished_ && model_.Figures().end_us > absl::ToUnixMicros(it->second.end) &&
-        absl::FromUnixMicros(model_.Figures().start_us) >= it->second.start) {
-      it->second.end = absl::FromUnixMicros(model_.Figures().end_us);
+    const taskvine::RunFigures run = model_.Figures();
+    if (finished_ && run.end_us > absl::ToUnixMicros(span->end) &&
+        absl::FromUnixMicros(run.start_us) >= span->start) {
+      return spans_.SetEnd(id, absl::FromUnixMicros(run.end_us));
     }
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id) {
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("no span with id '", id, "'"));
-  if (!it->second.ended) return absl::FailedPreconditionError(absl::StrCat("span '", id, "' has not ended"));
+  absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
+  if (!window.ok()) return window.status();
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
   const taskvine::RunFigures run = model_.Figures();
   int64_t from_us = run.start_us, to_us = run.end_us;
   if (options_.follow) {
-    from_us = absl::ToUnixMicros(it->second.start);
-    to_us = absl::ToUnixMicros(it->second.end);
+    from_us = absl::ToUnixMicros(window->start);
+    to_us = absl::ToUnixMicros(window->end);
   }
   v1::Span span;
-  span.set_name(it->second.name);
+  span.set_name(window->name);
   span.set_id(id);
   span.set_start_unix_ns(from_us * 1000);
   span.set_end_unix_ns(to_us * 1000);
@@ -336,11 +306,11 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
   }
-  Add(span, "taskvine-run", "", "core-efficiency", "fraction", run.core_efficiency_fraction);
+  // Raw sums only: the run's efficiency, mean and peak workers are //aggregation's.
+  Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds",
+      run.weighted_execute_seconds);
   Add(span, "taskvine-run", "", "lost-task-seconds", "core-seconds", run.lost_seconds);
   Add(span, "taskvine-run", "", "function-slot-seconds", "core-seconds", run.function_slot_seconds);
-  Add(span, "taskvine-run", "", "mean-workers", "count", run.mean_workers);
-  Add(span, "taskvine-run", "", "peak-workers", "count", run.peak_workers);
   return span;
 }
 
@@ -349,12 +319,6 @@ std::vector<v1::ChunkRecord> TaskVineMetricsBackend::TakeChunkRecords() {
   chunks_taken_ = true;
   std::lock_guard<std::mutex> lock(mu_);
   return model_.ChunkRecords(options_.chunk_category);
-}
-
-std::vector<std::string> TaskVineMetricsBackend::Warnings() const {
-  std::vector<std::string> out;
-  for (v1::Warning& warning : CodedWarnings()) out.push_back(std::move(*warning.mutable_message()));
-  return out;
 }
 
 std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {

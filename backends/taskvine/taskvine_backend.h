@@ -29,9 +29,11 @@
 //    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
 //    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
 //    worker, not per window).
-//  * context "taskvine-run": "core-efficiency" (sum of cores x execution / sum of cores x worker
-//    lifetime; 0-core function calls weigh 1), "lost-task-seconds", "function-slot-seconds",
-//    "mean-workers", "peak-workers".
+//  * context "taskvine-run", over the whole run ("core-seconds"): "execute-core-seconds" (sum of
+//    cores x execution of the retrieved attempts; 0-core function calls weigh 1),
+//    "lost-task-seconds", "function-slot-seconds". Raw sums only: mean and peak workers come
+//    from the tracking series, and the execution core efficiency from these sums, in
+//    //aggregation (aggregate.h).
 //
 // Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
 // "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and
@@ -59,18 +61,17 @@
 #ifndef ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_TASKVINE_TASKVINE_BACKEND_H_
 
-#include <condition_variable>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/internal/periodic_thread.h"
+#include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
 #include "backends/taskvine/line_tailer.h"
 #include "backends/taskvine/log_paths.h"
@@ -105,10 +106,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
   absl::Status EndSpan(const SpanId& id) override;
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
-  bool SupportsFineMetrics() const override { return true; }
 
   std::vector<v1::ChunkRecord> TakeChunkRecords() override;
-  std::vector<std::string> Warnings() const override;
   std::vector<v1::Warning> CodedWarnings() const override;
 
   // The end-of-run read: stop when MANAGER END is read, or the logs have not grown for
@@ -124,11 +123,6 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::RunModel ModelSnapshot() const;
 
  private:
-  struct SpanState {
-    std::string name;
-    absl::Time start, end;
-    bool ended = false;
-  };
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
   // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run
@@ -140,7 +134,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   void FinishReadingLocked();
   // FailedPrecondition when a followed run ended before tracking began.
   absl::Status CheckFollowedRunIsNew() const;
-  void FollowLoop(absl::Duration interval);
+  // One tick of the follow thread: reads what was appended, keeping new read errors.
+  void FollowTick();
 
   const TaskVineBackendOptions options_;
   bool tracking_ = false;
@@ -164,13 +159,10 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   bool ended_when_found_ = false;  // ... and held MANAGER END at that first read
   std::vector<std::string> old_runs_;
 
-  std::thread follower_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;  // guarded by stop_mu_
+  backends_internal::PeriodicThread follower_;
+  std::string last_follow_error_;  // the follow thread's only
 
-  int next_span_ = 0;
-  std::map<SpanId, SpanState> spans_;
+  backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
 };
 

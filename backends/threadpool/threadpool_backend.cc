@@ -48,28 +48,16 @@ ThreadPoolMetricsBackend::ThreadPoolMetricsBackend(const ThreadPoolExecutor* exe
       host_(HostName()),
       worker_prefix_(absl::StrCat(host_, ":", getpid(), "/thread-")) {}
 
-ThreadPoolMetricsBackend::~ThreadPoolMetricsBackend() {
-  if (sampler_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(sampler_mutex_);
-      stop_sampler_ = true;
-    }
-    sampler_wake_.notify_all();
-    sampler_.join();
-  }
-}
+ThreadPoolMetricsBackend::~ThreadPoolMetricsBackend() { sampler_.Stop(); }
 
 std::string ThreadPoolMetricsBackend::WorkerName(int index) const {
   return absl::StrCat(worker_prefix_, index);
 }
 
 absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
-  if (interval <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tracking interval must be > 0, got ", absl::FormatDuration(interval)));
-  }
-  if (interval == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError("tracking interval must be finite, got inf");
+  if (absl::Status valid = backends_internal::CheckPeriod(interval, "tracking interval");
+      !valid.ok()) {
+    return valid;
   }
   if (executor_ == nullptr) {
     return absl::FailedPreconditionError("ThreadPoolMetricsBackend has no executor (null)");
@@ -106,11 +94,11 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
   // Limits rarely change during a run: read once.
   memory_limit_bytes_ = threadpool_internal::MemoryLimitBytes();
   Sample();
-  {
-    std::lock_guard<std::mutex> lock(sampler_mutex_);
-    stop_sampler_ = false;
+  absl::Status started = sampler_.Start({interval, false}, [this] { Sample(); });
+  if (!started.ok()) {
+    profiler_.reset();
+    return started;
   }
-  sampler_ = std::thread(&ThreadPoolMetricsBackend::SamplerLoop, this, interval);
   tracking_on_ = true;
   return absl::OkStatus();
 }
@@ -119,12 +107,7 @@ absl::StatusOr<v1::TrackingData> ThreadPoolMetricsBackend::StopTracking() {
   if (!tracking_on_) {
     return absl::FailedPreconditionError("tracking not started; call StartTracking first");
   }
-  {
-    std::lock_guard<std::mutex> lock(sampler_mutex_);
-    stop_sampler_ = true;
-  }
-  sampler_wake_.notify_all();
-  sampler_.join();
+  sampler_.Stop();
   if (profiler_ != nullptr) profiler_->Stop();
   tracking_on_ = false;
   Sample();
@@ -133,31 +116,13 @@ absl::StatusOr<v1::TrackingData> ThreadPoolMetricsBackend::StopTracking() {
   return result;
 }
 
-std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles() {
-  return TakeProfilesAttributedTo({});
-}
-
-std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfilesAttributedTo(
+std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles(
     absl::Span<const v1::ChunkRecord> chunks) {
   if (profiler_ == nullptr || profiler_->running()) return {};
   absl::StatusOr<std::vector<v1::Profile>> profiles = profiler_->BuildProfiles(chunks, host_);
   profiler_.reset();
   if (!profiles.ok()) return {};
   return *std::move(profiles);
-}
-
-void ThreadPoolMetricsBackend::SamplerLoop(absl::Duration interval) {
-  const auto period = absl::ToChronoNanoseconds(interval);
-  auto next = std::chrono::steady_clock::now() + period;
-  std::unique_lock<std::mutex> lock(sampler_mutex_);
-  while (true) {
-    if (sampler_wake_.wait_until(lock, next, [&] { return stop_sampler_; })) return;
-    lock.unlock();
-    Sample();
-    lock.lock();
-    // Fixed rate; after a stall, resume from now rather than sampling in a burst.
-    next = std::max(next + period, std::chrono::steady_clock::now());
-  }
 }
 
 void ThreadPoolMetricsBackend::Sample() {
@@ -230,40 +195,32 @@ absl::StatusOr<SpanId> ThreadPoolMetricsBackend::CreateSpan(absl::string_view na
   if (executor_ == nullptr) {
     return absl::FailedPreconditionError("ThreadPoolMetricsBackend has no executor (null)");
   }
-  SpanId id = absl::StrCat("threadpool-span-", next_span_++);
-  SpanState& span = spans_[id];
-  span.name = std::string(name);
-  span.start_unix_ns = absl::ToUnixNanos(absl::Now());
-  span.start = ReadThreadCounters();
-  return id;
+  const absl::Time start_time = absl::Now();
+  std::map<int, ThreadCounters> start = ReadThreadCounters();
+  absl::StatusOr<backends_internal::SpanWindow> span = spans_.Open(name, start_time);
+  if (!span.ok()) return span.status();
+  span_counters_[span->id].start = std::move(start);
+  return span->id;
 }
 
 absl::Status ThreadPoolMetricsBackend::EndSpan(const SpanId& id) {
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id \"", id, "\""));
-  SpanState& span = it->second;
-  if (span.ended) {
-    return absl::FailedPreconditionError(absl::StrCat("span \"", id, "\" already ended"));
-  }
-  span.end = ReadThreadCounters();
-  span.end_unix_ns = absl::ToUnixNanos(absl::Now());
-  span.ended = true;
+  if (absl::Status known = spans_.Find(id).status(); !known.ok()) return known;
+  std::map<int, ThreadCounters> end = ReadThreadCounters();
+  absl::StatusOr<backends_internal::SpanWindow> span = spans_.Close(id, absl::Now());
+  if (!span.ok()) return span.status();
+  span_counters_[id].end = std::move(end);
   return absl::OkStatus();
 }
 
 absl::StatusOr<v1::Span> ThreadPoolMetricsBackend::GetSpanMetrics(const SpanId& id) {
-  auto it = spans_.find(id);
-  if (it == spans_.end()) return absl::NotFoundError(absl::StrCat("unknown span id \"", id, "\""));
-  const SpanState& state = it->second;
-  if (!state.ended) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("span \"", id, "\" has not ended; call EndSpan first"));
-  }
+  absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
+  if (!window.ok()) return window.status();
+  const SpanCounters& state = span_counters_.at(id);
   v1::Span span;
-  span.set_name(state.name);
+  span.set_name(window->name);
   span.set_id(id);
-  span.set_start_unix_ns(state.start_unix_ns);
-  span.set_end_unix_ns(state.end_unix_ns);
+  span.set_start_unix_ns(absl::ToUnixNanos(window->start));
+  span.set_end_unix_ns(absl::ToUnixNanos(window->end));
   const std::string context = "execute";
   for (const auto& [index, end] : state.end) {
     auto start_it = state.start.find(index);

@@ -12,22 +12,19 @@
 //    inside work items minus CPU time, >= 0) and "read"/"write"/"disk-read"/"disk-write"
 //    (bytes, from /proc/self/task/<tid>/io; left out when that file is unreadable).
 //  * Profiles (options.profile, off by default): a SamplingProfiler of the worker threads runs
-//    from StartTracking to StopTracking; TakeProfiles / TakeProfilesAttributedTo return one
-//    profile per worker thread and one per ScopedTimer section (sampling_profiler.h).
+//    from StartTracking to StopTracking; TakeProfiles returns one profile per worker thread and
+//    one per ScopedTimer section (sampling_profiler.h).
 //
 // Thread-safety: drive a backend from one thread (see AbstractMetricsBackend). The executor must
 // outlive the backend. Sampling reads a few /proc files per worker per interval.
 #ifndef ROASTCOFFEA_BACKENDS_THREADPOOL_THREADPOOL_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_THREADPOOL_THREADPOOL_BACKEND_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -35,6 +32,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "backends/internal/periodic_thread.h"
+#include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
 #include "backends/threadpool/sampling_profiler.h"
@@ -87,15 +86,10 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // NotFound for an unknown id, FailedPrecondition before EndSpan.
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
 
-  bool SupportsFineMetrics() const override { return true; }
-
-  // After StopTracking, with options.profile: the profiles (see the file comment), every sample
-  // counted in samples_outside_chunks. Empty when profiling was off; a second call returns
-  // nothing new.
-  std::vector<v1::Profile> TakeProfiles() override;
-  // The same, with samples attributed to these chunk records (by thread_index and time).
-  std::vector<v1::Profile> TakeProfilesAttributedTo(
-      absl::Span<const v1::ChunkRecord> chunks) override;
+  // After StopTracking, with options.profile: the profiles (see the file comment), samples
+  // attributed to these chunk records by thread_index and time (the rest counted in
+  // samples_outside_chunks). Empty when profiling was off; a second call returns nothing new.
+  std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
  private:
   // Counters of one worker thread at one instant.
@@ -106,11 +100,8 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
     bool has_io = false;
     int64_t rchar = 0, wchar = 0, read_bytes = 0, write_bytes = 0;
   };
-  struct SpanState {
-    std::string name;
-    int64_t start_unix_ns = 0;
-    int64_t end_unix_ns = 0;
-    bool ended = false;
+  // What a span measured, beside its window in spans_.
+  struct SpanCounters {
     std::map<int, ThreadCounters> start;  // by worker index
     std::map<int, ThreadCounters> end;
   };
@@ -125,7 +116,6 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // Appends one sample to tracking_. Called by the sampler thread, or by the controlling thread
   // while no sampler runs.
   void Sample();
-  void SamplerLoop(absl::Duration interval);
 
   const ThreadPoolExecutor* const executor_;
   const ThreadPoolBackendOptions options_;
@@ -139,16 +129,13 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   int64_t memory_limit_bytes_ = 0;
   std::map<int64_t, int> series_by_tid_;    // tid -> index into tracking_.workers
   std::map<int64_t, CpuReading> last_cpu_;  // tid -> previous reading
-  std::thread sampler_;
-  std::mutex sampler_mutex_;
-  std::condition_variable sampler_wake_;
-  bool stop_sampler_ = false;  // guarded by sampler_mutex_
+  backends_internal::PeriodicThread sampler_;
 
   // Runs while tracking when options_.profile; kept after StopTracking until TakeProfiles.
   std::unique_ptr<SamplingProfiler> profiler_;
 
-  int64_t next_span_ = 0;
-  std::map<SpanId, SpanState> spans_;
+  backends_internal::SpanRegistry spans_{"threadpool"};
+  std::map<SpanId, SpanCounters> span_counters_;
 };
 
 }  // namespace roastcoffea

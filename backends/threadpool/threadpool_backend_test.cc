@@ -83,7 +83,6 @@ TEST(ThreadPoolMetricsBackendTest, NameAndCapabilities) {
   ASSERT_NE(executor, nullptr);
   ThreadPoolMetricsBackend backend(executor.get());
   EXPECT_EQ(backend.name(), "threadpool");
-  EXPECT_TRUE(backend.SupportsFineMetrics());
 }
 
 TEST(ThreadPoolMetricsBackendTest, TrackingErrors) {
@@ -198,7 +197,7 @@ TEST(ThreadPoolMetricsBackendTest, TrackingABusyRun) {
   EXPECT_GT(integrated_cpu_seconds, 0.8 * *cpu);
   EXPECT_LT(integrated_cpu_seconds, 1.25 * *cpu + 0.02);
   // Profiling is off by default.
-  EXPECT_TRUE(backend.TakeProfiles().empty());
+  EXPECT_TRUE(backend.TakeProfiles({}).empty());
 }
 
 TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
@@ -223,9 +222,9 @@ TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
                                      static_cast<int64_t>(i) * 10 + 10, 10});
       });
   ASSERT_TRUE(output.ok()) << output.status();
-  EXPECT_TRUE(backend.TakeProfiles().empty());  // still tracking: nothing yet
+  EXPECT_TRUE(backend.TakeProfiles({}).empty());  // still tracking: nothing yet
   ASSERT_TRUE(backend.StopTracking().ok());
-  std::vector<v1::Profile> profiles = backend.TakeProfilesAttributedTo(output->chunk_records);
+  std::vector<v1::Profile> profiles = backend.TakeProfiles(output->chunk_records);
   ASSERT_EQ(profiles.size(), kThreads + 1u);  // the workers, then section "spin"
   const std::string prefix = ExpectedWorkerPrefix();
   int64_t chunk_samples = 0;
@@ -247,7 +246,7 @@ TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
   EXPECT_GT(chunk_samples, samples * 9 / 10);
   EXPECT_EQ(profiles[kThreads].section(), "spin");
   EXPECT_GT(profiles[kThreads].nodes(0).count(), samples * 9 / 10);
-  EXPECT_TRUE(backend.TakeProfiles().empty());  // taken
+  EXPECT_TRUE(backend.TakeProfiles({}).empty());  // taken
 }
 
 TEST(ThreadPoolMetricsBackendTest, RejectsABadProfileRate) {

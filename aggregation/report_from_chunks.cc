@@ -1,4 +1,4 @@
-#include "collector/workflow_report.h"
+#include "aggregation/report_from_chunks.h"
 
 #include <string>
 

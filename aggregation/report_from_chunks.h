@@ -1,7 +1,8 @@
-// The workflow report of an in-process run, built from its chunk records: what Coffea's Runner
-// reports for a Dask run (events, bytes read, process time, chunks), with per-dataset counters.
-#ifndef ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_
-#define ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_
+// The workflow report of a run that has none (in-process, TaskVine), built from its chunk
+// records: what Coffea's Runner reports for a Dask run (events, bytes read, process time,
+// chunks), with per-dataset counters.
+#ifndef ROASTCOFFEA_AGGREGATION_REPORT_FROM_CHUNKS_H_
+#define ROASTCOFFEA_AGGREGATION_REPORT_FROM_CHUNKS_H_
 
 #include <vector>
 
@@ -17,4 +18,4 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_COLLECTOR_WORKFLOW_REPORT_H_
+#endif  // ROASTCOFFEA_AGGREGATION_REPORT_FROM_CHUNKS_H_

@@ -857,7 +857,7 @@ TEST(DaskBackendTest, TheProfileFetchGivesUpWhenTheRunDoes) {
   signal.join();
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->workers_size(), 1);
-  EXPECT_TRUE(backend->TakeProfiles().empty());
+  EXPECT_TRUE(backend->TakeProfiles({}).empty());
   EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("gave up waiting for the scheduler")));
 }
 

@@ -8,8 +8,8 @@
 #include "aggregation/chunk_stats.h"
 #include "aggregation/cpu_metrics.h"
 #include "aggregation/efficiency.h"
-#include "aggregation/fine_metrics.h"
 #include "aggregation/findings.h"
+#include "aggregation/fine_metrics.h"
 #include "aggregation/input_validation.h"
 #include "aggregation/series_integral.h"
 #include "aggregation/worker_metrics.h"
@@ -75,9 +75,9 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
     if (workers->has_total_cores()) total_cores = workers->total_cores();
     const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
     const aggregation_internal::TimeWindow window =
-        has_window ? aggregation_internal::TimeWindow{input.window_start_unix_ns,
-                                                      input.window_end_unix_ns}
-                   : aggregation_internal::SampleWindow(*input.tracking);
+        has_window
+            ? aggregation_internal::TimeWindow{input.window_start_unix_ns, input.window_end_unix_ns}
+            : aggregation_internal::SampleWindow(*input.tracking);
     core_seconds_by_worker =
         aggregation_internal::AddWindowedWorkerMetrics(*input.tracking, window, workers);
   }
@@ -102,9 +102,8 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   if (input.chunks != nullptr) {
     aggregation_internal::BranchCoverageAccumulator branches;
     absl::StatusOr<std::optional<v1::ChunkMetrics>> chunks =
-        aggregation_internal::AggregateChunkRecords(
-            *input.chunks, input.options.include_chunk_info,
-            input.options.parallel_min_records, &branches);
+        aggregation_internal::AggregateChunkRecords(*input.chunks, input.options.include_chunk_info,
+                                                    input.options.parallel_min_records, &branches);
     if (!chunks.ok()) return chunks.status();
     if (chunks->has_value()) *metrics.mutable_chunks() = std::move(**chunks);
     if (auto coverage = branches.Finish()) *metrics.mutable_branches() = *std::move(coverage);

@@ -161,9 +161,9 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine);
 
 // One entry of the original tool's flat metrics dict.
 struct FlatMetric {
-  std::string key;               // the original's key name, e.g. "elapsed_time_seconds"
-  std::optional<double> value;   // nullopt where the original gives None
-  std::string unit;              // "s", "bytes", "Gbps", "kHz", "MiB", ...
+  std::string key;              // the original's key name, e.g. "elapsed_time_seconds"
+  std::optional<double> value;  // nullopt where the original gives None
+  std::string unit;             // "s", "bytes", "Gbps", "kHz", "MiB", ...
 };
 
 // The original tool's flat view of `metrics`: every key it would emit for the metrics present,
@@ -173,8 +173,9 @@ struct FlatMetric {
 // original. Chunk memory deltas are given in MiB ("chunk_mem_delta_mean_mb", ...), like the
 // original's "MB". Nested values are flattened with dots, sorted by name:
 //   "per_dataset.<dataset>.<field>", "sections.<name>.<field>",
-//   "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt> for retries].<t_start|t_end|bytes_read>",
-//   "file_read_metrics.<file>.<field>", "file_metadata.<file>.<field>",
+//   "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt> for
+//   retries].<t_start|t_end|bytes_read>", "file_read_metrics.<file>.<field>",
+//   "file_metadata.<file>.<field>",
 // where <file> is the file's base name, with as many parent directories as it takes to tell it
 // from the run's other files ("f.root", "mc/f.root"): never an absolute path (unless the files
 // differ only there).

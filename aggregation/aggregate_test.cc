@@ -1,5 +1,4 @@
 #include "aggregation/aggregate.h"
-#include "aggregation/test_run.h"
 
 #include <cmath>
 #include <cstdint>
@@ -8,6 +7,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "aggregation/test_run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -203,15 +203,17 @@ TEST(AggregateTest, RejectsNonFiniteOrNegativeElapsed) {
 TEST(AggregateTest, RejectsWorkerCountWithoutMatchingTimes) {
   TestRun input = CoreFixture();
   input.tracking->add_worker_count(7);
-  ExpectInvalid(input, "tracking.worker_count has 4 samples but "
-                       "tracking.worker_count_time_unix_ns has 3");
+  ExpectInvalid(input,
+                "tracking.worker_count has 4 samples but "
+                "tracking.worker_count_time_unix_ns has 3");
 }
 
 TEST(AggregateTest, RejectsWorkerColumnOfWrongLength) {
   TestRun input = CoreFixture();
   input.tracking->mutable_workers(1)->add_memory_bytes(1);
-  ExpectInvalid(input, "tracking.workers[1] (worker \"host:2\"): column memory_bytes has 4 "
-                       "samples but time_unix_ns has 3");
+  ExpectInvalid(input,
+                "tracking.workers[1] (worker \"host:2\"): column memory_bytes has 4 "
+                "samples but time_unix_ns has 3");
 
   input = CoreFixture();
   input.tracking->mutable_workers(0)->mutable_cores()->RemoveLast();

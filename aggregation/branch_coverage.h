@@ -7,7 +7,6 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
-
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

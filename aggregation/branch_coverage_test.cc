@@ -9,8 +9,8 @@ namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-v1::ChunkRecord Record(const std::string& file, int64_t start_ns,
-                       std::vector<std::string> branches, int64_t accessed_bytes) {
+v1::ChunkRecord Record(const std::string& file, int64_t start_ns, std::vector<std::string> branches,
+                       int64_t accessed_bytes) {
   v1::ChunkRecord r;
   r.set_file(file);
   r.set_start_unix_ns(start_ns);
@@ -59,7 +59,8 @@ TEST(BranchCoverageTest, AverageOverFilesAndUnionOverChunks) {
 TEST(BranchCoverageTest, FirstRecordByTimeWinsAndUnionPercentIsTheFix) {
   // The later record (listed first) read more branches; the original's "first in list" is
   // replaced by "earliest", and the union over the file's records is reported besides.
-  const auto c = Compute({Record("a.root", 20, {"x", "y", "z"}, 0), Record("a.root", 10, {"x"}, 0)});
+  const auto c =
+      Compute({Record("a.root", 20, {"x", "y", "z"}, 0), Record("a.root", 10, {"x"}, 0)});
   ASSERT_EQ(c->files_size(), 1);
   EXPECT_DOUBLE_EQ(c->files(0).branches_read_percent(), 1.0);
   EXPECT_DOUBLE_EQ(c->files(0).branches_read_union_percent(), 3.0);

@@ -1,9 +1,9 @@
 #include "aggregation/chunk_stats.h"
 
 #include <algorithm>
-#include <functional>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -137,8 +137,9 @@ struct ColumnDistributions {
 
 auto FailureKey(const v1::ChunkRecord* c) {
   return std::tuple<const std::string&, const std::string&, int64_t, int64_t, uint32_t,
-                    const std::string&, const std::string&>(c->dataset(), c->file(), c->entry_start(), c->entry_stop(), c->attempt(),
-                  c->uuid(), c->error_text());
+                    const std::string&, const std::string&>(
+      c->dataset(), c->file(), c->entry_start(), c->entry_stop(), c->attempt(), c->uuid(),
+      c->error_text());
 }
 
 template <typename Key>
@@ -297,9 +298,8 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   // Datasets sorted by name.
   std::vector<uint32_t> order(num_datasets);
   for (uint32_t d = 0; d < num_datasets; ++d) order[d] = d;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return datasets.names()[a] < datasets.names()[b];
-  });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return datasets.names()[a] < datasets.names()[b]; });
   for (uint32_t d : order) {
     const int64_t count = duration_stats.by_dataset[d].count();
     const double num_chunks = static_cast<double>(count);

@@ -35,9 +35,7 @@ v1::ChunkRecord Failed(v1::ChunkRecord chunk) {
   return chunk;
 }
 
-TEST(ChunkMetricsTest, NoRecordsGivesNothing) {
-  EXPECT_FALSE(ComputeChunkMetrics({}).has_value());
-}
+TEST(ChunkMetricsTest, NoRecordsGivesNothing) { EXPECT_FALSE(ComputeChunkMetrics({}).has_value()); }
 
 TEST(ChunkMetricsTest, DurationStatisticsOfOneToFour) {
   // docs/reference.md §4: durations [1,2,3,4] -> mean 2.5, sample std 1.29099.
@@ -75,16 +73,16 @@ v1::ChunkRecord RanOn(v1::ChunkRecord chunk, const std::string& worker, int64_t 
 
 TEST(ChunkMetricsTest, MemorySourceSaysWhenChunksSharedAProcess) {
   // One chunk at a time per process: the delta is the chunk's own.
-  const std::optional<v1::ChunkMetrics> serial = ComputeChunkMetrics(
-      {RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
-       RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:1/thread-1", 100, 200),
-       RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:2/thread-0", 50, 150)});
+  const std::optional<v1::ChunkMetrics> serial =
+      ComputeChunkMetrics({RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
+                           RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:1/thread-1", 100, 200),
+                           RanOn(WithMemory(Chunk(1, 1), 20, 30), "h:2/thread-0", 50, 150)});
   ASSERT_TRUE(serial.has_value());
   EXPECT_EQ(serial->memory_delta_source(), v1::MEMORY_SOURCE_PROCESS_RSS);
   // Two threads of one process at once: other threads' allocations are in each delta.
-  const std::optional<v1::ChunkMetrics> shared = ComputeChunkMetrics(
-      {RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
-       RanOn(WithMemory(Chunk(1, 1), 20, 5), "h:1/thread-1", 50, 150)});
+  const std::optional<v1::ChunkMetrics> shared =
+      ComputeChunkMetrics({RanOn(WithMemory(Chunk(1, 1), 10, 20), "h:1/thread-0", 0, 100),
+                           RanOn(WithMemory(Chunk(1, 1), 20, 5), "h:1/thread-1", 50, 150)});
   ASSERT_TRUE(shared.has_value());
   EXPECT_EQ(shared->memory_delta_source(), v1::MEMORY_SOURCE_SHARED_PROCESS_RSS);
 }
@@ -206,10 +204,12 @@ TEST(ChunkMetricsTest, ZeroDurationIsValid) {
 }
 
 TEST(ChunkMetricsTest, RecordOrderDoesNotMatter) {
-  std::vector<v1::ChunkRecord> chunks = {
-      WithMemory(Chunk(0.1, 5, "Z"), 10, 30), Chunk(0.2, 7, "A"),
-      WithMemory(Chunk(0.3, 11, "Z"), 50, 20), Failed(Chunk(4, 1, "Q")),
-      Chunk(1e16, 13, "A"),  Chunk(0.7, 17, "M")};
+  std::vector<v1::ChunkRecord> chunks = {WithMemory(Chunk(0.1, 5, "Z"), 10, 30),
+                                         Chunk(0.2, 7, "A"),
+                                         WithMemory(Chunk(0.3, 11, "Z"), 50, 20),
+                                         Failed(Chunk(4, 1, "Q")),
+                                         Chunk(1e16, 13, "A"),
+                                         Chunk(0.7, 17, "M")};
   const std::optional<v1::ChunkMetrics> expected = ComputeChunkMetrics(chunks);
   ASSERT_TRUE(expected.has_value());
   std::sort(chunks.begin(), chunks.end(), [](const v1::ChunkRecord& a, const v1::ChunkRecord& b) {

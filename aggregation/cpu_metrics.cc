@@ -73,19 +73,18 @@ v1::CpuMetrics ComputeCpuMetrics(const CpuInputs& inputs) {
     cpu.set_cpu_source("chunk records' thread CPU (inside the processor only)");
   }
   if (!cpu.has_cpu_seconds()) {
-    cpu.set_unknown_reason(
-        "no thread CPU, monitored cpu_time or chunk CPU was reported");
+    cpu.set_unknown_reason("no thread CPU, monitored cpu_time or chunk CPU was reported");
   }
 
   const double elapsed = inputs.elapsed_seconds;
-  if (inputs.in_process_workers && inputs.workers != nullptr &&
-      inputs.workers->has_total_cores() && inputs.workers->total_cores() > 0) {
+  if (inputs.in_process_workers && inputs.workers != nullptr && inputs.workers->has_total_cores() &&
+      inputs.workers->total_cores() > 0) {
     const double threads = inputs.workers->total_cores();
     if (inputs.usable_cpus.has_value() && *inputs.usable_cpus > 0) {
       const double cores = std::min(threads, *inputs.usable_cpus);
       cpu.set_core_seconds_available(elapsed * cores);
-      cpu.set_capacity_source(absl::StrFormat(
-          "elapsed x min(%g worker threads, %g usable CPUs)", threads, *inputs.usable_cpus));
+      cpu.set_capacity_source(absl::StrFormat("elapsed x min(%g worker threads, %g usable CPUs)",
+                                              threads, *inputs.usable_cpus));
     } else {
       cpu.set_core_seconds_available(elapsed * threads);
       cpu.set_capacity_source(
@@ -104,8 +103,8 @@ v1::CpuMetrics ComputeCpuMetrics(const CpuInputs& inputs) {
   }
   if (cpu.has_cpu_seconds() && cpu.cpu_seconds() > 0 && inputs.workflow != nullptr &&
       inputs.workflow->has_total_events()) {
-    cpu.set_event_rate_per_cpu_second_khz(
-        static_cast<double>(inputs.workflow->total_events()) / cpu.cpu_seconds() / 1000);
+    cpu.set_event_rate_per_cpu_second_khz(static_cast<double>(inputs.workflow->total_events()) /
+                                          cpu.cpu_seconds() / 1000);
   }
   return cpu;
 }

@@ -100,7 +100,7 @@ TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
   v1::ChunkRecord* b = chunks.Add();
   b->set_duration_seconds(2.0);
   b->set_cpu_seconds(1.0);
-  b->set_run_queue_wait_seconds(1.5);  // clock skew: blocked clamps at 0
+  b->set_run_queue_wait_seconds(1.5);      // clock skew: blocked clamps at 0
   v1::ChunkRecord* killed = chunks.Add();  // no CPU reading (killed): out of the split
   killed->set_duration_seconds(5.0);
   CpuInputs in;

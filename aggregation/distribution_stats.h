@@ -28,8 +28,8 @@ class CompensatedAccumulator {
  private:
   void AddExtended(long double x) {
     const long double t = sum_ + x;
-    compensation_ += (sum_ >= 0 ? sum_ : -sum_) >= (x >= 0 ? x : -x) ? (sum_ - t) + x
-                                                                      : (x - t) + sum_;
+    compensation_ +=
+        (sum_ >= 0 ? sum_ : -sum_) >= (x >= 0 ? x : -x) ? (sum_ - t) + x : (x - t) + sum_;
     sum_ = t;
   }
   long double sum_ = 0;

@@ -25,18 +25,17 @@ v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workfl
   return efficiency;
 }
 
-void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
-                              const v1::WorkerMetrics& workers,
+void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow, const v1::WorkerMetrics& workers,
                               v1::EfficiencyMetrics* efficiency) {
   if (!workers.has_core_seconds() || !(workers.core_seconds() > 0)) return;
   const double core_seconds = workers.core_seconds();
   if (workflow.has_total_cpu_time_seconds()) {
-    efficiency->set_core_efficiency_over_core_seconds_fraction(
-        workflow.total_cpu_time_seconds() / core_seconds);
+    efficiency->set_core_efficiency_over_core_seconds_fraction(workflow.total_cpu_time_seconds() /
+                                                               core_seconds);
   }
   if (workflow.has_total_events()) {
-    efficiency->set_event_rate_core_seconds_khz(
-        static_cast<double>(workflow.total_events()) / core_seconds / 1000);
+    efficiency->set_event_rate_core_seconds_khz(static_cast<double>(workflow.total_events()) /
+                                                core_seconds / 1000);
   }
   if (efficiency->has_speedup_factor() && workers.has_avg_cores_over_window() &&
       workers.avg_cores_over_window() > 0) {

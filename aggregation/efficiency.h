@@ -25,8 +25,7 @@ v1::EfficiencyMetrics ComputeEfficiencyMetrics(const v1::WorkflowMetrics& workfl
 //   core_seconds > 0; parallel_efficiency_fraction = speedup_factor / avg_cores_over_window
 //   (speedup known, that average > 0).
 // Cost: O(1).
-void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow,
-                              const v1::WorkerMetrics& workers,
+void AddCoreSecondsEfficiency(const v1::WorkflowMetrics& workflow, const v1::WorkerMetrics& workers,
                               v1::EfficiencyMetrics* efficiency);
 
 // Engines that log their tasks' execution (TaskVine, Work Queue), added to `efficiency` when

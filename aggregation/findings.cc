@@ -186,9 +186,9 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
   if (cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0) {
     const double share = cpu.chunk_run_queue_wait_seconds() / cpu.chunk_wall_seconds();
     if (share < kStarvationShare) return;
-    std::string evidence = absl::StrCat(
-        "Run-queue delay ", Seconds(cpu.chunk_run_queue_wait_seconds()), " of ",
-        Seconds(cpu.chunk_wall_seconds()), " chunk wall time");
+    std::string evidence =
+        absl::StrCat("Run-queue delay ", Seconds(cpu.chunk_run_queue_wait_seconds()), " of ",
+                     Seconds(cpu.chunk_wall_seconds()), " chunk wall time");
     if (oversubscribed) absl::StrAppend(&evidence, "; ", threads_text);
     if (FindWarning(in, "host_overloaded") != nullptr && in.host_facts != nullptr &&
         in.host_facts->has_load_average_1m_start() && in.host_facts->has_load_average_1m_end()) {
@@ -198,12 +198,12 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
                                                  in.host_facts->online_cpus()));
     }
     absl::StrAppend(&evidence, ".");
-    v1::Finding& f = b.Add(share >= kStarvationCriticalShare ? v1::Finding::SEVERITY_CRITICAL
-                                                             : v1::Finding::SEVERITY_WARNING,
-                           "cpu_starvation",
-                           absl::StrCat("CPU starvation: chunks waited for a CPU ", Pct(share),
-                                        " of their time"),
-                           std::move(evidence), std::move(suggestion));
+    v1::Finding& f = b.Add(
+        share >= kStarvationCriticalShare ? v1::Finding::SEVERITY_CRITICAL
+                                          : v1::Finding::SEVERITY_WARNING,
+        "cpu_starvation",
+        absl::StrCat("CPU starvation: chunks waited for a CPU ", Pct(share), " of their time"),
+        std::move(evidence), std::move(suggestion));
     Number(f, "run_queue_wait_fraction", share, "fraction");
     Number(f, "run_queue_wait_seconds", cpu.chunk_run_queue_wait_seconds(), "s");
     Number(f, "chunk_wall_seconds", cpu.chunk_wall_seconds(), "s");
@@ -229,8 +229,8 @@ std::string LargestSection(const v1::AggregatedMetrics& m) {
   const v1::SectionStats* best = nullptr;
   for (const v1::SectionStats& section : m.chunks().section_stats()) {
     if (section.kind() != v1::SectionRecord::KIND_TIME) continue;
-    if (best == nullptr || section.share_of_chunk_time_fraction() >
-                               best->share_of_chunk_time_fraction()) {
+    if (best == nullptr ||
+        section.share_of_chunk_time_fraction() > best->share_of_chunk_time_fraction()) {
       best = &section;
     }
   }
@@ -245,14 +245,15 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   if (!cpu.has_chunk_cpu_seconds() || wall <= 0.0) return;
   const bool split = cpu.has_chunk_blocked_seconds();
   // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
-  const double off = split ? cpu.chunk_blocked_seconds()
-                           : std::max(0.0, wall - cpu.chunk_cpu_seconds());
+  const double off =
+      split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
   const double share = off / wall;
   if (share < kBlockedShare) return;
   std::string evidence =
       absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
                    " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
-  if (!split) absl::StrAppend(&evidence, " (run-queue delay not measured: part may be waiting for a CPU)");
+  if (!split)
+    absl::StrAppend(&evidence, " (run-queue delay not measured: part may be waiting for a CPU)");
   if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
     absl::StrAppend(&evidence, "; largest section ", section);
   }
@@ -292,7 +293,8 @@ ChunkView ViewChunks(const FindingsInputs& in) {
 void Stragglers(const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
   std::vector<double> durations;
-  for (const v1::ChunkRecord* chunk : view.successful) durations.push_back(chunk->duration_seconds());
+  for (const v1::ChunkRecord* chunk : view.successful)
+    durations.push_back(chunk->duration_seconds());
   const double median = Median(durations);
   std::vector<const v1::ChunkRecord*> slowest = view.successful;
   std::sort(slowest.begin(), slowest.end(), [](const auto* a, const auto* c) {
@@ -310,16 +312,16 @@ void Stragglers(const ChunkView& view, Builder& b) {
   std::vector<std::string> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
-    named.push_back(absl::StrCat(DescribeChunk(*slowest[i]), " ",
-                                 Seconds(slowest[i]->duration_seconds())));
+    named.push_back(
+        absl::StrCat(DescribeChunk(*slowest[i]), " ", Seconds(slowest[i]->duration_seconds())));
   }
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "stragglers",
       absl::StrFormat("Stragglers: the slowest chunk took %.1fx the median (%s vs %s)",
                       max / median, Seconds(max), Seconds(median)),
-      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", durations.size(), " took >= ",
-                   absl::StrFormat("%g", kStragglerRatio), "x the median. Slowest: ",
-                   absl::StrJoin(named, "; "), "."),
+      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", durations.size(),
+                   " took >= ", absl::StrFormat("%g", kStragglerRatio),
+                   "x the median. Slowest: ", absl::StrJoin(named, "; "), "."),
       "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
       "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
       "end.");
@@ -374,11 +376,10 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
     v1::Finding& f = b.Add(
         v1::Finding::SEVERITY_WARNING, "idle_tail",
         absl::StrCat("Idle tail: ", idle_slots, " of ", slot_count,
-                     " worker slots sat idle at the end, ", Pct(idle_share),
-                     " of the worker time"),
-        absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle),
-                     " of the ", Seconds(span), " run for the last chunk, ",
-                     DescribeChunk(*last), " ", Seconds(last->duration_seconds()), "."),
+                     " worker slots sat idle at the end, ", Pct(idle_share), " of the worker time"),
+        absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
+                     Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
+                     Seconds(last->duration_seconds()), "."),
         "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
         "longest files first.");
     Number(f, "idle_at_end_fraction", idle_share, "fraction");
@@ -410,18 +411,19 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
   if (!m.has_fine()) return;
   const v1::FineMetricsSummary& fine = m.fine();
   // Dask (and any engine in its model): time of non-processor task prefixes.
-  const double processor = fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds();
+  const double processor =
+      fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds();
   const double overhead = fine.overhead_cpu_time_seconds() + fine.overhead_io_wait_time_seconds();
   if (processor > 0.0 && overhead >= kOverheadShare * processor) {
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_WARNING, "engine_overhead",
-        absl::StrCat("Engine overhead: other tasks took ", Pct(overhead / processor),
-                     " of the processor's time"),
-        absl::StrCat("Overhead tasks ", Seconds(overhead), " (CPU ",
-                     Seconds(fine.overhead_cpu_time_seconds()), ") against the processor's ",
-                     Seconds(processor), "."),
-        "Fewer, larger tasks (a larger chunk size), and avoid moving data between tasks "
-        "(persist or fuse the graph).");
+    v1::Finding& f =
+        b.Add(v1::Finding::SEVERITY_WARNING, "engine_overhead",
+              absl::StrCat("Engine overhead: other tasks took ", Pct(overhead / processor),
+                           " of the processor's time"),
+              absl::StrCat("Overhead tasks ", Seconds(overhead), " (CPU ",
+                           Seconds(fine.overhead_cpu_time_seconds()), ") against the processor's ",
+                           Seconds(processor), "."),
+              "Fewer, larger tasks (a larger chunk size), and avoid moving data between tasks "
+              "(persist or fuse the graph).");
     Number(f, "overhead_over_processor", overhead / processor, "ratio");
     Number(f, "overhead_seconds", overhead, "s");
     Number(f, "processor_seconds", processor, "s");
@@ -444,14 +446,14 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
   const bool transfer_bound = transfers >= kOverheadShare * execute;
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "engine_overhead",
-      transfer_bound
-          ? absl::StrCat("Engine overhead: dispatch and transfers took ", Pct(transfers / execute),
-                         " of execute time")
-          : absl::StrCat("Queue wait: tasks waited for a worker ", Pct(queue / execute),
-                         " of execute time"),
-      absl::StrCat("Execute ", Seconds(execute), "; commit, worker-wait, retrieve and output "
-                   "transfer ", Seconds(transfers), "; waiting in the manager's queue ",
-                   Seconds(queue), "."),
+      transfer_bound ? absl::StrCat("Engine overhead: dispatch and transfers took ",
+                                    Pct(transfers / execute), " of execute time")
+                     : absl::StrCat("Queue wait: tasks waited for a worker ", Pct(queue / execute),
+                                    " of execute time"),
+      absl::StrCat("Execute ", Seconds(execute),
+                   "; commit, worker-wait, retrieve and output "
+                   "transfer ",
+                   Seconds(transfers), "; waiting in the manager's queue ", Seconds(queue), "."),
       transfer_bound
           ? "Send less per task (shared inputs cached on workers, smaller outputs) and make "
             "tasks longer (a larger chunk size)."
@@ -498,8 +500,8 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     absl::StrAppend(&evidence, absl::StrFormat(" (%.0f events)", Median(events)));
   }
   if (measured_gaps) {
-    absl::StrAppend(&evidence, "; median gap between a worker's chunks ", Seconds(median_gap),
-                    " (", Pct(median_gap / median), " of a chunk)");
+    absl::StrAppend(&evidence, "; median gap between a worker's chunks ", Seconds(median_gap), " (",
+                    Pct(median_gap / median), " of a chunk)");
   }
   if (engine_rule) {
     absl::StrAppend(&evidence, "; an engine task should take at least ",
@@ -513,15 +515,15 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   if (!events.empty() && target > median) {
     const double size = Median(events) * target / median;
     const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
-    absl::StrAppend(&suggestion, absl::StrFormat(": about %.0f events per chunk would take %s",
-                                                 std::ceil(size / rounded) * rounded,
-                                                 Seconds(target)));
+    absl::StrAppend(&suggestion,
+                    absl::StrFormat(": about %.0f events per chunk would take %s",
+                                    std::ceil(size / rounded) * rounded, Seconds(target)));
   }
   absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
-  v1::Finding& f = b.Add(v1::Finding::SEVERITY_WARNING, "tiny_chunks",
-                         absl::StrCat("Tiny chunks: per-chunk overhead matters at ",
-                                      Seconds(median), " per chunk"),
-                         std::move(evidence), std::move(suggestion));
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "tiny_chunks",
+      absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),
+      std::move(evidence), std::move(suggestion));
   Number(f, "median_chunk_seconds", median, "s");
   if (measured_gaps) Number(f, "median_gap_seconds", median_gap, "s");
   if (!events.empty()) Number(f, "median_chunk_events", Median(events), "events");
@@ -550,13 +552,13 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
         absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");
     if (!error.empty()) absl::StrAppend(&evidence, "; first error: ", error);
     absl::StrAppend(&evidence, ".");
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_CRITICAL, "failed_chunks",
-        absl::StrCat(chunks.num_failed_chunks(), " of ", chunks.num_chunks(),
-                     " chunks failed: their events are missing from the result"),
-        std::move(evidence),
-        "Fix the cause (the Failed Chunks table lists each with its error) and rerun; every "
-        "figure counts the successful chunks only.");
+    v1::Finding& f =
+        b.Add(v1::Finding::SEVERITY_CRITICAL, "failed_chunks",
+              absl::StrCat(chunks.num_failed_chunks(), " of ", chunks.num_chunks(),
+                           " chunks failed: their events are missing from the result"),
+              std::move(evidence),
+              "Fix the cause (the Failed Chunks table lists each with its error) and rerun; every "
+              "figure counts the successful chunks only.");
     Number(f, "failed_chunks", static_cast<double>(chunks.num_failed_chunks()), "chunks");
     Number(f, "chunks", static_cast<double>(chunks.num_chunks()), "chunks");
   }
@@ -588,8 +590,8 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   std::string first_reason;
   if (in.tracking != nullptr) {
     for (const v1::TrackingGap& gap : in.tracking->gaps()) {
-      gap_seconds += 1e-9 * static_cast<double>(std::max<int64_t>(0, gap.end_unix_ns() -
-                                                                        gap.start_unix_ns()));
+      gap_seconds +=
+          1e-9 * static_cast<double>(std::max<int64_t>(0, gap.end_unix_ns() - gap.start_unix_ns()));
       if (first_reason.empty()) first_reason = gap.reason();
       ++gaps;
     }
@@ -610,9 +612,10 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   if (gaps == 0 && codes.empty()) return;
   std::vector<std::string> parts;
   if (gaps > 0) {
-    std::string part = absl::StrCat(Count(gaps, "tracking gap", "tracking gaps"), " (",
-                                     Seconds(gap_seconds));
-    if (in.elapsed_seconds > 0.0) absl::StrAppend(&part, ", ", Pct(gap_seconds / in.elapsed_seconds), " of the run");
+    std::string part =
+        absl::StrCat(Count(gaps, "tracking gap", "tracking gaps"), " (", Seconds(gap_seconds));
+    if (in.elapsed_seconds > 0.0)
+      absl::StrAppend(&part, ", ", Pct(gap_seconds / in.elapsed_seconds), " of the run");
     absl::StrAppend(&part, ")");
     if (!first_reason.empty()) absl::StrAppend(&part, ": ", first_reason);
     parts.push_back(std::move(part));
@@ -718,10 +721,9 @@ std::vector<v1::Finding> ComputeFindings(const FindingsInputs& in) {
   DataLost(in, b);
   MemoryPressure(in, b);
   DebugBuild(in, b);
-  std::stable_sort(findings.begin(), findings.end(),
-                   [](const v1::Finding& a, const v1::Finding& c) {
-                     return a.severity() > c.severity();
-                   });
+  std::stable_sort(
+      findings.begin(), findings.end(),
+      [](const v1::Finding& a, const v1::Finding& c) { return a.severity() > c.severity(); });
   return findings;
 }
 

@@ -335,7 +335,8 @@ TEST(FindingsTest, MemoryNearTheLimitOrSpilling) {
   shape.in_process = false;
   v1::Measurement m = MakeRun(shape);
   for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
-    for (int i = 0; i < series.time_unix_ns_size(); ++i) series.add_memory_limit_bytes(110.0 * kMiB);
+    for (int i = 0; i < series.time_unix_ns_size(); ++i)
+      series.add_memory_limit_bytes(110.0 * kMiB);
   }
   v1::AggregatedMetrics metrics = Aggregated(m);
   EXPECT_THAT(Only(metrics, "memory_pressure").title(), HasSubstr("91% of its memory limit"));

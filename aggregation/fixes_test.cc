@@ -85,7 +85,7 @@ TEST(FixesTest, WorkerAveragesOverTheRunWindowNotTheSampleWindow) {
   run.window_end_unix_ns = kT0 + 40 * kS;  // tracking stopped at 20 s, the run went on
   auto m = AggregateRun(run);
   ASSERT_TRUE(m.ok()) << m.status();
-  EXPECT_DOUBLE_EQ(m->workers().avg_workers(), 3.0);  // the original: (20 + 40) / 20
+  EXPECT_DOUBLE_EQ(m->workers().avg_workers(), 3.0);              // the original: (20 + 40) / 20
   EXPECT_DOUBLE_EQ(m->workers().avg_workers_over_window(), 3.5);  // (20 + 40 + 4 x 20) / 40
   EXPECT_DOUBLE_EQ(m->workers().window_seconds(), 40);
   // Samples after the window are cut off, the crossing segment interpolated.
@@ -111,8 +111,7 @@ TEST(FixesTest, TimeWeightedCoresPerWorker) {
   EXPECT_DOUBLE_EQ(m->workers().cores_per_worker_time_weighted(), (240.0 + 20) / 40);
   // Memory: the original's unweighted mean over workers vs memory-seconds / worker-seconds.
   EXPECT_DOUBLE_EQ(m->workers().avg_memory_per_worker_bytes(), 2e9);
-  EXPECT_DOUBLE_EQ(m->workers().avg_memory_per_worker_time_weighted_bytes(),
-                   (30e9 + 30e9) / 40);
+  EXPECT_DOUBLE_EQ(m->workers().avg_memory_per_worker_time_weighted_bytes(), (30e9 + 30e9) / 40);
   EXPECT_DOUBLE_EQ(m->workers().avg_cluster_memory_bytes(), 60e9 / 30);
 }
 
@@ -284,9 +283,11 @@ TEST(FixesTest, WorkerActivitiesMatchTrackedWallTimeTimesThreads) {
   AddWorker(tracking, "tcp://w1", {0, 5, 10}, 2);
   run.tracking = tracking;
   v1::Span& span = run.spans.emplace_back();
-  for (auto [activity, seconds] : std::vector<std::pair<std::string, double>>{
-           {"thread-cpu", 12}, {"thread-noncpu", 3}, {"executor", 1}, {"other", 0.5},
-           {"idle", 3.5}}) {
+  for (auto [activity, seconds] : std::vector<std::pair<std::string, double>>{{"thread-cpu", 12},
+                                                                              {"thread-noncpu", 3},
+                                                                              {"executor", 1},
+                                                                              {"other", 0.5},
+                                                                              {"idle", 3.5}}) {
     v1::FineMetric* m = span.add_metrics();
     m->set_context("execute");
     m->set_task_prefix(activity == "idle" ? "N/A" : "MyProcessor");
@@ -339,8 +340,9 @@ TEST(FixesTest, NonFiniteFineMetricIsRejected) {
   m->set_activity("thread-cpu");
   m->set_unit("seconds");
   m->set_value(std::nan(""));
-  ExpectInvalid(run, "spans[0] (\"coffea-processing\").metrics[0] (p, thread-cpu, seconds): "
-                     "value is nan");
+  ExpectInvalid(run,
+                "spans[0] (\"coffea-processing\").metrics[0] (p, thread-cpu, seconds): "
+                "value is nan");
 }
 
 }  // namespace

@@ -121,17 +121,16 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
            "kHz");
   flat.Add("elapsed_time_seconds", workflow.elapsed_time_seconds(), "s");
   flat.Add("total_cpu_time",
-           Optional(workflow.has_total_cpu_time_seconds(), workflow.total_cpu_time_seconds()),
-           "s");
+           Optional(workflow.has_total_cpu_time_seconds(), workflow.total_cpu_time_seconds()), "s");
   flat.Add("num_chunks", static_cast<double>(num_chunks), "chunks");
   flat.Add("avg_cpu_time_per_chunk",
            Optional(workflow.has_avg_cpu_time_per_chunk_seconds(),
                     workflow.avg_cpu_time_per_chunk_seconds()),
            "s");
-  flat.Add("total_bytes_read",
-           Optional(workflow.has_total_bytes_read(),
-                    static_cast<double>(workflow.total_bytes_read())),
-           "bytes");
+  flat.Add(
+      "total_bytes_read",
+      Optional(workflow.has_total_bytes_read(), static_cast<double>(workflow.total_bytes_read())),
+      "bytes");
 
   if (metrics.has_workers()) {
     const v1::WorkerMetrics& workers = metrics.workers();
@@ -145,10 +144,10 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   }
 
   const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  flat.Add("core_efficiency",
-           Optional(efficiency.has_core_efficiency_fraction(),
-                    efficiency.core_efficiency_fraction()),
-           "fraction");
+  flat.Add(
+      "core_efficiency",
+      Optional(efficiency.has_core_efficiency_fraction(), efficiency.core_efficiency_fraction()),
+      "fraction");
   flat.Add("speedup_factor", Optional(efficiency.has_speedup_factor(), efficiency.speedup_factor()),
            "x");
   flat.Add("event_rate_core_khz",
@@ -166,19 +165,18 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
     flat.Add("processor_cpu_percent", Optional(split, fine.processor_cpu_percent()), "%");
     flat.Add("processor_io_wait_percent", Optional(split, fine.processor_io_wait_percent()), "%");
     flat.Add("overhead_cpu_time_seconds", Optional(split, fine.overhead_cpu_time_seconds()), "s");
-    flat.Add("overhead_io_wait_time_seconds",
-             Optional(split, fine.overhead_io_wait_time_seconds()), "s");
+    flat.Add("overhead_io_wait_time_seconds", Optional(split, fine.overhead_io_wait_time_seconds()),
+             "s");
     flat.Add("total_bytes_memory_read", fine.total_bytes_memory_read(), "bytes");
     flat.Add("disk_read_bytes", fine.disk_read_bytes(), "bytes");
     flat.Add("disk_write_bytes", fine.disk_write_bytes(), "bytes");
     flat.Add("decompression_time_seconds", fine.decompression_time_seconds(), "s");
     flat.Add("compression_time_seconds", fine.compression_time_seconds(), "s");
-    flat.Add("total_compression_overhead_seconds", fine.total_compression_overhead_seconds(),
-             "s");
+    flat.Add("total_compression_overhead_seconds", fine.total_compression_overhead_seconds(), "s");
     flat.Add("deserialization_time_seconds", fine.deserialization_time_seconds(), "s");
     flat.Add("serialization_time_seconds", fine.serialization_time_seconds(), "s");
-    flat.Add("total_serialization_overhead_seconds",
-             fine.total_serialization_overhead_seconds(), "s");
+    flat.Add("total_serialization_overhead_seconds", fine.total_serialization_overhead_seconds(),
+             "s");
   }
 
   if (metrics.has_chunks()) {
@@ -235,14 +233,13 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
     }
     for (const v1::ChunkInfo& info : chunks.chunk_info()) {
       // The original's epoch seconds; retries get their own key instead of overwriting.
-      const std::string prefix =
-          absl::StrCat("chunk_info.", file_names[info.file()], ":", info.entry_start(), ":", info.entry_stop(),
-                       info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
+      const std::string prefix = absl::StrCat(
+          "chunk_info.", file_names[info.file()], ":", info.entry_start(), ":", info.entry_stop(),
+          info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
       flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
                "s");
       flat.Add(absl::StrCat(prefix, "t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
-      flat.Add(absl::StrCat(prefix, "bytes_read"), static_cast<double>(info.bytes_read()),
-               "bytes");
+      flat.Add(absl::StrCat(prefix, "bytes_read"), static_cast<double>(info.bytes_read()), "bytes");
     }
   }
 

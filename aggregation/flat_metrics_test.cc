@@ -83,8 +83,8 @@ TEST(FlatMetricsTest, WorkerKeysWithTracking) {
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   const std::vector<std::string> keys = Keys(flat);
   const std::vector<std::string> expected_middle = {
-      "avg_workers",       "peak_workers",       "total_cores",
-      "cores_per_worker",  "peak_memory_bytes",  "avg_memory_per_worker_bytes",
+      "avg_workers",      "peak_workers",      "total_cores",
+      "cores_per_worker", "peak_memory_bytes", "avg_memory_per_worker_bytes",
       "core_efficiency"};
   ASSERT_EQ(keys.size(), 18u);
   EXPECT_EQ(std::vector<std::string>(keys.begin() + 9, keys.begin() + 16), expected_middle);
@@ -126,34 +126,17 @@ TEST(FlatMetricsTest, ChunkKeysInMiBAndNumChunksOverridden) {
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   const std::vector<std::string> keys = Keys(flat);
   const std::vector<std::string> expected_tail = {
-      "num_successful_chunks",
-      "num_failed_chunks",
-      "chunk_duration_mean",
-      "chunk_duration_min",
-      "chunk_duration_max",
-      "chunk_duration_std",
-      "chunk_mem_delta_mean_mb",
-      "chunk_mem_delta_min_mb",
-      "chunk_mem_delta_max_mb",
-      "chunk_mem_delta_std_mb",
-      "total_events_from_chunks",
-      "chunk_events_mean",
-      "chunk_events_min",
-      "chunk_events_max",
-      "per_dataset.TTbar.num_chunks",
-      "per_dataset.TTbar.total_duration",
-      "per_dataset.TTbar.total_events",
-      "per_dataset.TTbar.mean_duration",
-      "per_dataset.TTbar.mean_events_per_chunk",
-      "per_dataset.WJets.num_chunks",
-      "per_dataset.WJets.total_duration",
-      "per_dataset.WJets.total_events",
-      "per_dataset.WJets.mean_duration",
-      "per_dataset.WJets.mean_events_per_chunk",
+      "num_successful_chunks", "num_failed_chunks", "chunk_duration_mean", "chunk_duration_min",
+      "chunk_duration_max", "chunk_duration_std", "chunk_mem_delta_mean_mb",
+      "chunk_mem_delta_min_mb", "chunk_mem_delta_max_mb", "chunk_mem_delta_std_mb",
+      "total_events_from_chunks", "chunk_events_mean", "chunk_events_min", "chunk_events_max",
+      "per_dataset.TTbar.num_chunks", "per_dataset.TTbar.total_duration",
+      "per_dataset.TTbar.total_events", "per_dataset.TTbar.mean_duration",
+      "per_dataset.TTbar.mean_events_per_chunk", "per_dataset.WJets.num_chunks",
+      "per_dataset.WJets.total_duration", "per_dataset.WJets.total_events",
+      "per_dataset.WJets.mean_duration", "per_dataset.WJets.mean_events_per_chunk",
       // Branch coverage: present whenever chunk records exist, as the original.
-      "avg_branches_read_percent",
-      "avg_bytes_read_percent",
-      "total_branches_read"};
+      "avg_branches_read_percent", "avg_bytes_read_percent", "total_branches_read"};
   ASSERT_EQ(keys.size(), 12 + expected_tail.size());
   EXPECT_EQ(std::vector<std::string>(keys.begin() + 12, keys.end()), expected_tail);
   EXPECT_EQ(Find(flat, "num_chunks").value, 4.0);  // the records' count, in the report's slot
@@ -278,10 +261,9 @@ TEST(ToFlatMetricsTest, PerFileKeysUseTheShortestUniqueTailOfThePath) {
       keys.push_back(flat.key);
     }
   }
-  EXPECT_EQ(keys, (std::vector<std::string>{"chunk_info.a/f.root:0:10.t_start",
-                                            "chunk_info.b/f.root:0:10.t_start",
-                                            "chunk_info.g.root:0:10.t_start",
-                                            "file_metadata.g.root.compression_ratio"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "chunk_info.a/f.root:0:10.t_start", "chunk_info.b/f.root:0:10.t_start",
+                      "chunk_info.g.root:0:10.t_start", "file_metadata.g.root.compression_ratio"}));
 }
 
 }  // namespace

@@ -35,14 +35,17 @@ class Problems {
     if (count == 0) return;
     std::string message = absl::StrCat(count, " ", what, " kept out of the figures: ");
     for (size_t i = 0; i < named.size(); ++i) absl::StrAppend(&message, i ? "; " : "", named[i]);
-    if (count > kNamedProblems) absl::StrAppend(&message, "; and ", count - kNamedProblems, " more");
+    if (count > kNamedProblems)
+      absl::StrAppend(&message, "; and ", count - kNamedProblems, " more");
     v1::Warning& warning = warnings->emplace_back();
     warning.set_code(code);
     warning.set_message(std::move(message));
   }
 };
 
-bool Plausible(double value, double max) { return std::isfinite(value) && value >= 0 && value <= max; }
+bool Plausible(double value, double max) {
+  return std::isfinite(value) && value >= 0 && value <= max;
+}
 
 // Keeps the samples of `column` at the indices where keep[i].
 void Compact(google::protobuf::RepeatedField<double>* column, const std::vector<bool>& keep) {
@@ -56,25 +59,42 @@ void Compact(google::protobuf::RepeatedField<double>* column, const std::vector<
 
 void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Problems* columns) {
   const int n = series.time_unix_ns_size();
-  google::protobuf::RepeatedField<double>* all[] = {
-      series.mutable_memory_bytes(), series.mutable_memory_limit_bytes(), series.mutable_cores(),
-      series.mutable_active_tasks(), series.mutable_executing_tasks(),
-      series.mutable_managed_bytes(), series.mutable_occupancy_seconds(),
-      series.mutable_cpu_percent(), series.mutable_last_seen_unix_seconds(),
-      series.mutable_spilled_bytes(), series.mutable_network_read_bytes_per_second(),
-      series.mutable_network_write_bytes_per_second(), series.mutable_disk_read_bytes_per_second(),
-      series.mutable_disk_write_bytes_per_second(), series.mutable_disk_limit_bytes()};
-  const char* names[] = {"memory_bytes", "memory_limit_bytes", "cores", "active_tasks",
-                         "executing_tasks", "managed_bytes", "occupancy_seconds", "cpu_percent",
-                         "last_seen_unix_seconds", "spilled_bytes",
-                         "network_read_bytes_per_second", "network_write_bytes_per_second",
-                         "disk_read_bytes_per_second", "disk_write_bytes_per_second",
+  google::protobuf::RepeatedField<double>* all[] = {series.mutable_memory_bytes(),
+                                                    series.mutable_memory_limit_bytes(),
+                                                    series.mutable_cores(),
+                                                    series.mutable_active_tasks(),
+                                                    series.mutable_executing_tasks(),
+                                                    series.mutable_managed_bytes(),
+                                                    series.mutable_occupancy_seconds(),
+                                                    series.mutable_cpu_percent(),
+                                                    series.mutable_last_seen_unix_seconds(),
+                                                    series.mutable_spilled_bytes(),
+                                                    series.mutable_network_read_bytes_per_second(),
+                                                    series.mutable_network_write_bytes_per_second(),
+                                                    series.mutable_disk_read_bytes_per_second(),
+                                                    series.mutable_disk_write_bytes_per_second(),
+                                                    series.mutable_disk_limit_bytes()};
+  const char* names[] = {"memory_bytes",
+                         "memory_limit_bytes",
+                         "cores",
+                         "active_tasks",
+                         "executing_tasks",
+                         "managed_bytes",
+                         "occupancy_seconds",
+                         "cpu_percent",
+                         "last_seen_unix_seconds",
+                         "spilled_bytes",
+                         "network_read_bytes_per_second",
+                         "network_write_bytes_per_second",
+                         "disk_read_bytes_per_second",
+                         "disk_write_bytes_per_second",
                          "disk_limit_bytes"};
-  const std::string where = absl::StrCat("tracking.workers[", index, "] (\"", series.worker(), "\")");
+  const std::string where =
+      absl::StrCat("tracking.workers[", index, "] (\"", series.worker(), "\")");
   for (size_t c = 0; c < std::size(all); ++c) {
     if (!all[c]->empty() && all[c]->size() != n) {
-      columns->Add(absl::StrCat(where, ".", names[c], " has ", all[c]->size(), " samples for ",
-                                n, " times (column dropped)"));
+      columns->Add(absl::StrCat(where, ".", names[c], " has ", all[c]->size(), " samples for ", n,
+                                " times (column dropped)"));
       all[c]->Clear();
     }
   }
@@ -120,7 +140,8 @@ std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
   if (measurement->has_tracking()) {
     v1::TrackingData& tracking = *measurement->mutable_tracking();
     if (tracking.worker_count_size() != tracking.worker_count_time_unix_ns_size()) {
-      const int n = std::min(tracking.worker_count_size(), tracking.worker_count_time_unix_ns_size());
+      const int n =
+          std::min(tracking.worker_count_size(), tracking.worker_count_time_unix_ns_size());
       columns.Add(absl::StrCat("tracking.worker_count has ", tracking.worker_count_size(),
                                " samples for ", tracking.worker_count_time_unix_ns_size(),
                                " times (cut to ", n, ")"));

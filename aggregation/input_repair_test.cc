@@ -73,7 +73,8 @@ TEST(RepairForAggregationTest, BadValuesCostThemselvesNotTheRun) {
   EXPECT_DOUBLE_EQ(metrics->cpu().cpu_seconds(), 3);
 
   std::string all;
-  for (const v1::Warning& warning : warnings) all += warning.code() + ": " + warning.message() + "\n";
+  for (const v1::Warning& warning : warnings)
+    all += warning.code() + ": " + warning.message() + "\n";
   EXPECT_TRUE(absl::StrContains(all, "memory_bytes[1] = -1")) << all;
   EXPECT_TRUE(absl::StrContains(all, "tcp://127.0.0.1:1")) << all;
   EXPECT_TRUE(absl::StrContains(all, "cpu_percent has 1 samples for 4 times")) << all;
@@ -99,7 +100,8 @@ TEST(RepairForAggregationTest, ImplausibleCoresAndManyProblemsAreCounted) {
   }
   const std::vector<v1::Warning> warnings = RepairForAggregation(&m);
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_TRUE(absl::StrContains(warnings[0].message(), "20 tracking samples")) << warnings[0].message();
+  EXPECT_TRUE(absl::StrContains(warnings[0].message(), "20 tracking samples"))
+      << warnings[0].message();
   EXPECT_TRUE(absl::StrContains(warnings[0].message(), "and 15 more")) << warnings[0].message();
   EXPECT_EQ(m.tracking().workers(0).time_unix_ns_size(), 0);
 }

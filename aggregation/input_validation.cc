@@ -31,9 +31,9 @@ absl::Status ValidateWorkerSeries(const v1::WorkerSeries& series, int index) {
   for (const auto& [name, size] : columns) {
     // An empty column means "not measured"; any other length must match the time column.
     if (size != 0 && size != num_times) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tracking.workers[", index, "] (worker \"", series.worker(), "\"): column ", name,
-          " has ", size, " samples but time_unix_ns has ", num_times));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tracking.workers[", index, "] (worker \"", series.worker(), "\"): column ",
+                       name, " has ", size, " samples but time_unix_ns has ", num_times));
     }
   }
   return absl::OkStatus();
@@ -43,10 +43,9 @@ absl::Status ValidateFiniteColumn(const google::protobuf::RepeatedField<double>&
                                   const v1::WorkerSeries& series, int index, const char* name) {
   for (int i = 0; i < column.size(); ++i) {
     if (!std::isfinite(column[i]) || column[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("tracking.workers[", index, "] (worker \"",
-                                                     series.worker(), "\"): ", name, "[", i,
-                                                     "] is ", column[i],
-                                                     "; expected a finite value >= 0"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tracking.workers[", index, "] (worker \"", series.worker(), "\"): ", name,
+                       "[", i, "] is ", column[i], "; expected a finite value >= 0"));
     }
   }
   return absl::OkStatus();
@@ -56,8 +55,8 @@ absl::Status ValidateFiniteColumn(const google::protobuf::RepeatedField<double>&
 
 absl::Status ValidateAggregationInput(const AggregationInput& input) {
   if (!std::isfinite(input.elapsed_seconds) || input.elapsed_seconds < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "elapsed_seconds is ", input.elapsed_seconds, "; expected a finite value >= 0"));
+    return absl::InvalidArgumentError(absl::StrCat("elapsed_seconds is ", input.elapsed_seconds,
+                                                   "; expected a finite value >= 0"));
   }
   const bool has_start = input.window_start_unix_ns != 0;
   const bool has_end = input.window_end_unix_ns != 0;
@@ -67,17 +66,17 @@ absl::Status ValidateAggregationInput(const AggregationInput& input) {
         input.window_end_unix_ns, "; set both or neither"));
   }
   if (input.window_end_unix_ns < input.window_start_unix_ns) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "window_end_unix_ns ", input.window_end_unix_ns, " is before window_start_unix_ns ",
-        input.window_start_unix_ns));
+    return absl::InvalidArgumentError(absl::StrCat("window_end_unix_ns ", input.window_end_unix_ns,
+                                                   " is before window_start_unix_ns ",
+                                                   input.window_start_unix_ns));
   }
   if (input.tracking != nullptr) {
     const v1::TrackingData& tracking = *input.tracking;
     if (tracking.worker_count_size() != tracking.worker_count_time_unix_ns_size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tracking.worker_count has ", tracking.worker_count_size(),
-          " samples but tracking.worker_count_time_unix_ns has ",
-          tracking.worker_count_time_unix_ns_size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tracking.worker_count has ", tracking.worker_count_size(),
+                       " samples but tracking.worker_count_time_unix_ns has ",
+                       tracking.worker_count_time_unix_ns_size()));
     }
     for (int i = 0; i < tracking.workers_size(); ++i) {
       const v1::WorkerSeries& series = tracking.workers(i);
@@ -96,10 +95,10 @@ absl::Status ValidateAggregationInput(const AggregationInput& input) {
       for (int m = 0; m < span.metrics_size(); ++m) {
         const v1::FineMetric& metric = span.metrics(m);
         if (!std::isfinite(metric.value())) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "spans[", s, "] (\"", span.name(), "\").metrics[", m, "] (", metric.task_prefix(),
-              ", ", metric.activity(), ", ", metric.unit(), "): value is ", metric.value(),
-              "; expected finite"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("spans[", s, "] (\"", span.name(), "\").metrics[", m, "] (",
+                           metric.task_prefix(), ", ", metric.activity(), ", ", metric.unit(),
+                           "): value is ", metric.value(), "; expected finite"));
         }
       }
     }

@@ -11,8 +11,8 @@ namespace aggregation_internal {
 // OK, or InvalidArgument naming the first offending input: elapsed_seconds NaN, infinite or
 // negative; a window with one end set or end before start; worker_count and
 // worker_count_time_unix_ns of different lengths; a worker series column that is neither empty
-// nor as long as its time_unix_ns; a NaN, infinite or negative cores or memory_bytes sample; a non-finite fine
-// metric. Chunk records are checked by ValidateChunkRecord during the chunk pass.
+// nor as long as its time_unix_ns; a NaN, infinite or negative cores or memory_bytes sample; a
+// non-finite fine metric. Chunk records are checked by ValidateChunkRecord during the chunk pass.
 // Cost: O(samples + fine metrics).
 absl::Status ValidateAggregationInput(const AggregationInput& input);
 

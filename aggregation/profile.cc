@@ -116,7 +116,7 @@ struct PathSums {
   LabelPaths paths;
   std::vector<int> node_path;
   std::vector<int64_t> exclusive;  // per path
-  std::vector<int> label_frame;  // per label id: the first frame with that label
+  std::vector<int> label_frame;    // per label id: the first frame with that label
 };
 
 PathSums SumByPath(const v1::Profile& profile, const TreeShape& shape) {
@@ -282,8 +282,7 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
   return analysis;
 }
 
-absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile,
-                                                      int64_t max_bytes,
+absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile, int64_t max_bytes,
                                                       const ProfileAnalysisOptions& options) {
   absl::StatusOr<TreeShape> shape = CheckTree(profile, options);
   if (!shape.ok()) return shape.status();
@@ -326,8 +325,8 @@ absl::StatusOr<std::string> FoldedStacks(const v1::Profile& profile,
   if (!folded.ok()) return folded.status();
   if (folded->stacks_left_out > 0) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "folded stacks over the limit of ", options.max_folded_bytes, " bytes: ",
-        folded->stacks_left_out, " stacks would not fit (a tree too deep to fold)"));
+        "folded stacks over the limit of ", options.max_folded_bytes,
+        " bytes: ", folded->stacks_left_out, " stacks would not fit (a tree too deep to fold)"));
   }
   return std::move(folded->text);
 }

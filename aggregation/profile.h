@@ -104,8 +104,7 @@ struct BoundedFoldedText {
 // FoldedStacks within `max_bytes` (at most options.max_folded_bytes): in order, a line that
 // does not fit in what is left is left out and counted; shorter later lines still go in.
 // Cost: linear in the tree plus the text written.
-absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile,
-                                                      int64_t max_bytes,
+absl::StatusOr<BoundedFoldedText> BoundedFoldedStacks(const v1::Profile& profile, int64_t max_bytes,
                                                       const ProfileAnalysisOptions& options = {});
 
 // The inverse: a tree whose frames carry the labels as `function`. FoldedStacks of the result

@@ -50,8 +50,8 @@ void StripTrailingQualifiers(std::string& name) {
 bool MaybeWrapperOrPlumbing(const v1::ProfileFrame& frame) {
   const absl::string_view function = frame.function();
   if (function.empty() || IsUnnamedLibraryFunction(frame)) return true;
-  for (absl::string_view needle : {"roastcoffea::", "std::", "clone", "start_thread",
-                                   "execute_native_thread_routine", "??"}) {
+  for (absl::string_view needle :
+       {"roastcoffea::", "std::", "clone", "start_thread", "execute_native_thread_routine", "??"}) {
     if (absl::StrContains(function, needle)) return true;
   }
   return false;
@@ -240,8 +240,8 @@ absl::StatusOr<v1::Profile> CollapseWrapperFrames(const v1::Profile& profile) {
       continue;
     }
     const int out_parent = mapped[parent];
-    auto [it, inserted] = children.try_emplace(std::make_pair(out_parent, node.frame()),
-                                               out.nodes_size());
+    auto [it, inserted] =
+        children.try_emplace(std::make_pair(out_parent, node.frame()), out.nodes_size());
     if (inserted) {
       v1::ProfileNode* added = out.add_nodes();
       added->set_parent(out_parent);

@@ -81,8 +81,8 @@ absl::StatusOr<v1::Profile> CollapseWrapperFrames(const v1::Profile& profile);
 
 // One function of the top-functions view (pprof's `top`, perf report's children view).
 struct FunctionCost {
-  std::string label;  // ShortFrameLabel: instantiations and overloads of a function are one
-  std::string full_label;  // FrameLabel of the first frame seen with that short label
+  std::string label;          // ShortFrameLabel: instantiations and overloads of a function are one
+  std::string full_label;     // FrameLabel of the first frame seen with that short label
   int64_t self_samples = 0;   // samples taken in the function itself
   int64_t total_samples = 0;  // samples with the function anywhere on the stack (once each)
   double self_seconds = 0;

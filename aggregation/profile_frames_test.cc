@@ -13,8 +13,7 @@ namespace {
 using ::testing::ElementsAre;
 
 TEST(ShortFunctionNameTest, DropsTemplateArgumentsParametersAndReturnType) {
-  EXPECT_EQ(ShortFunctionName("double ns::A<int, std::vector<long> >::f(long) const"),
-            "ns::A::f");
+  EXPECT_EQ(ShortFunctionName("double ns::A<int, std::vector<long> >::f(long) const"), "ns::A::f");
   EXPECT_EQ(ShortFunctionName("unsigned long roastcoffea::sample_analysis::(anonymous "
                               "namespace)::CountJets(roastcoffea::sample_analysis::Event const&)"),
             "roastcoffea::sample_analysis::(anon)::CountJets");
@@ -44,7 +43,7 @@ TEST(ShortFunctionNameTest, LeavesPlainNamesAlone) {
   EXPECT_EQ(ShortFunctionName("??"), "??");
   EXPECT_EQ(ShortFunctionName("libzstd.so.1+0x1a2b0"), "libzstd.so.1+0x1a2b0");
   EXPECT_EQ(ShortFunctionName(""), "");
-  EXPECT_EQ(ShortFunctionName("()"), "()");  // nothing left: unchanged
+  EXPECT_EQ(ShortFunctionName("()"), "()");                    // nothing left: unchanged
   EXPECT_EQ(ShortFunctionName("f<int(long)"), "f<int(long)");  // unbalanced: unchanged
 }
 
@@ -146,23 +145,25 @@ std::vector<std::string> FoldedLines(const v1::Profile& profile) {
 v1::Profile ThreadpoolLikeProfile() {
   return Build(
       {
-          {0, "??", "libc.so.6", 10},                                          // 1 clone
-          {1, "??", "libc.so.6", 10},                                          // 2 start_thread
-          {2, "??", "libstdc++.so.6", 10},                                     // 3
+          {0, "??", "libc.so.6", 10},                                              // 1 clone
+          {1, "??", "libc.so.6", 10},                                              // 2 start_thread
+          {2, "??", "libstdc++.so.6", 10},                                         // 3
           {3, "roastcoffea::ThreadPoolExecutor::WorkerLoop(int)", "collect", 10},  // 4
-          {4, "roastcoffea::RunSampleAnalysis(int)::{lambda(unsigned long)#2}::operator()"
-              "(unsigned long) const",
-           "collect", 9},  // 5
+          {4,
+           "roastcoffea::RunSampleAnalysis(int)::{lambda(unsigned long)#2}::operator()"
+           "(unsigned long) const",
+           "collect", 9},                                                                     // 5
           {5, "roastcoffea::instrumentation_internal::TrackChunkErased(int)", "collect", 9},  // 6
-          {6, "roastcoffea::instrumentation_internal::ChunkTrackingProcessor<X>::Run<Y>(Z)::"
-              "{lambda(void*)#2}::_FUN(void*)",
-           "collect", 7},                                                           // 7
-          {7, "ns::Processor::Process(ns::Item const&) const", "collect", 7},       // 8
-          {8, "__sinh_finite", "libm.so.6", 4},                                     // 9
+          {6,
+           "roastcoffea::instrumentation_internal::ChunkTrackingProcessor<X>::Run<Y>(Z)::"
+           "{lambda(void*)#2}::_FUN(void*)",
+           "collect", 7},                                                      // 7
+          {7, "ns::Processor::Process(ns::Item const&) const", "collect", 7},  // 8
+          {8, "__sinh_finite", "libm.so.6", 4},                                // 9
           {6, "roastcoffea::instrumentation_internal::ReadResidentMemoryBytes()", "collect",
-           1},                                                                      // 10
-          {0, "(truncated stack)", "", 2},                                          // 11
-          {11, "??", "libzstd.so.1", 2},                                            // 12
+           1},                              // 10
+          {0, "(truncated stack)", "", 2},  // 11
+          {11, "??", "libzstd.so.1", 2},    // 12
       },
       12);
 }
@@ -171,8 +172,7 @@ TEST(CollapseWrapperFramesTest, RootsStacksAtTheProcessor) {
   absl::StatusOr<v1::Profile> collapsed = CollapseWrapperFrames(ThreadpoolLikeProfile());
   ASSERT_TRUE(collapsed.ok()) << collapsed.status();
   EXPECT_THAT(FoldedLines(*collapsed),
-              ElementsAre("(executor and wrappers) 2",
-                          "(truncated stack);?? (libzstd.so.1) 2",
+              ElementsAre("(executor and wrappers) 2", "(truncated stack);?? (libzstd.so.1) 2",
                           "ns::Processor::Process(ns::Item const&) const (collect) 3",
                           "ns::Processor::Process(ns::Item const&) const (collect);"
                           "__sinh_finite (libm.so.6) 4",
@@ -224,10 +224,10 @@ TEST(TopFunctionsTest, SelfAndCumulativeGroupedByShortName) {
   // f -> g -> f (recursion) and two instantiations of h.
   v1::Profile profile = Build(
       {
-          {0, "f(int)", "a.out", 10},           // 1
-          {1, "g()", "a.out", 6},               // 2
-          {2, "f(int)", "a.out", 4},            // 3
-          {1, "void h<int>(int)", "a.out", 2},  // 4
+          {0, "f(int)", "a.out", 10},             // 1
+          {1, "g()", "a.out", 6},                 // 2
+          {2, "f(int)", "a.out", 4},              // 3
+          {1, "void h<int>(int)", "a.out", 2},    // 4
           {0, "void h<long>(long)", "a.out", 3},  // 5
       },
       13);
@@ -235,7 +235,7 @@ TEST(TopFunctionsTest, SelfAndCumulativeGroupedByShortName) {
   ASSERT_TRUE(top.ok()) << top.status();
   ASSERT_EQ(top->size(), 3u);
   EXPECT_EQ((*top)[0].label, "f (a.out)");
-  EXPECT_EQ((*top)[0].self_samples, 6);  // 2 in the outer f, 4 in the inner one
+  EXPECT_EQ((*top)[0].self_samples, 6);    // 2 in the outer f, 4 in the inner one
   EXPECT_EQ((*top)[0].total_samples, 10);  // recursion counted once
   EXPECT_EQ((*top)[0].full_label, "f(int) (a.out)");
   EXPECT_NEAR((*top)[0].total_percent, 100.0 * 10 / 13, 1e-9);

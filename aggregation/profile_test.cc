@@ -250,15 +250,15 @@ TEST(ProfileTest, FoldedStacksWithinABudget) {
 // Reliability study D6: a 30,000-deep chain of 1000-byte labels (288 KB saved) made
 // `collect profile` reserve ~450 GB and abort; 40,000 one-letter frames wrote 1.6 GB per file.
 TEST(ProfileTest, HostileDeepChainsStayWithinTheBudget) {
-  for (const auto& [depth, label] : {std::make_pair(30000, std::string(1000, 'x')),
-                                     std::make_pair(40000, std::string("f"))}) {
+  for (const auto& [depth, label] :
+       {std::make_pair(30000, std::string(1000, 'x')), std::make_pair(40000, std::string("f"))}) {
     absl::StatusOr<BoundedFoldedText> folded =
         BoundedFoldedStacks(SampledChain(depth, label), int64_t{4} << 20);
     ASSERT_TRUE(folded.ok()) << folded.status();
     EXPECT_LE(folded->text.size(), size_t{4} << 20);
     EXPECT_GT(folded->stacks_left_out, 0);
-    EXPECT_EQ(folded->stacks_left_out + static_cast<int64_t>(std::count(
-                                            folded->text.begin(), folded->text.end(), '\n')),
+    EXPECT_EQ(folded->stacks_left_out +
+                  static_cast<int64_t>(std::count(folded->text.begin(), folded->text.end(), '\n')),
               depth);
   }
 }

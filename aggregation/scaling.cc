@@ -92,14 +92,13 @@ absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
   if (counts.size() < kAmdahlMinCoreCounts) {
     std::vector<std::string> listed;
     for (double cores : counts) listed.push_back(absl::StrCat(cores));
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no Amdahl fit: it needs runs on at least ", kAmdahlMinCoreCounts,
-        " distinct core counts (two points always fit), have ", counts.size(),
-        counts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(listed, ", "), ")"),
-        fit.excluded.empty()
-            ? ""
-            : absl::StrCat(" after leaving out the oversubscribed ",
-                           absl::StrJoin(fit.excluded, ", "))));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no Amdahl fit: it needs runs on at least ", kAmdahlMinCoreCounts,
+                     " distinct core counts (two points always fit), have ", counts.size(),
+                     counts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(listed, ", "), ")"),
+                     fit.excluded.empty() ? ""
+                                          : absl::StrCat(" after leaving out the oversubscribed ",
+                                                         absl::StrJoin(fit.excluded, ", "))));
   }
   // Least squares of y = a + b x with x = 1 / cores, y = seconds per event.
   const double count = static_cast<double>(used.size());

@@ -55,11 +55,11 @@ std::optional<Ratio> Speedup(const ReplicateSummary& baseline, const ReplicateSu
 
 // One run of a scaling study.
 struct ScalingPoint {
-  std::string label;              // names the run in messages
-  double cores = 0;               // cores the run used (threads, workers' cores)
-  double seconds_per_event = 0;   // elapsed time / events: normalised per event
-  std::string workload;           // runs of one study must have the same workload
-  bool oversubscribed = false;    // more threads than usable CPUs: left out of the fit
+  std::string label;             // names the run in messages
+  double cores = 0;              // cores the run used (threads, workers' cores)
+  double seconds_per_event = 0;  // elapsed time / events: normalised per event
+  std::string workload;          // runs of one study must have the same workload
+  bool oversubscribed = false;   // more threads than usable CPUs: left out of the fit
 };
 
 // Amdahl's law t(n) = t1 (s + (1 - s) / n), fitted by least squares to the time per event:
@@ -72,10 +72,10 @@ struct AmdahlFit {
   // event, of the model as reported; 1 when every point has the same time and the model hits it.
   double r_squared = 0;
   size_t points_used = 0;
-  size_t core_counts = 0;                    // distinct core counts among the points used
-  double max_cores = 0;                      // the largest core count used
-  double predicted_speedup_at_double = 0;    // AmdahlSpeedup(s, 2 x max_cores)
-  std::vector<std::string> excluded;         // labels of the oversubscribed points left out
+  size_t core_counts = 0;                  // distinct core counts among the points used
+  double max_cores = 0;                    // the largest core count used
+  double predicted_speedup_at_double = 0;  // AmdahlSpeedup(s, 2 x max_cores)
+  std::vector<std::string> excluded;       // labels of the oversubscribed points left out
 };
 
 // Speedup 1 / (s + (1 - s) / n) at `cores` = n.

@@ -34,7 +34,7 @@ TEST(NoiseTest, TwoCombinedStandardErrors) {
   EXPECT_NEAR(*DifferenceNoise(a, b), 2.0 * std::sqrt(1.25), 1e-12);
   EXPECT_FALSE(BeyondNoise(a, b));  // |11 - 10| = 1 < 2.236
   const ReplicateSummary c{4, 13.0, 2.0};
-  EXPECT_TRUE(BeyondNoise(a, c));   // 3 > 2.236
+  EXPECT_TRUE(BeyondNoise(a, c));  // 3 > 2.236
 }
 
 TEST(NoiseTest, SingleRunBorrowsTheOtherSidesSpreadAndUnknownWithoutAny) {
@@ -60,8 +60,11 @@ TEST(SpeedupTest, RatioOfMeansWithPropagatedError) {
 }
 
 std::vector<ScalingPoint> Points() {
-  return {{"r1", 1, 10.0e-6, "w"}, {"r2", 2, 6.2e-6, "w"}, {"r4a", 4, 3.9e-6, "w"},
-          {"r4b", 4, 4.1e-6, "w"}, {"r8", 8, 3.1e-6, "w"}};
+  return {{"r1", 1, 10.0e-6, "w"},
+          {"r2", 2, 6.2e-6, "w"},
+          {"r4a", 4, 3.9e-6, "w"},
+          {"r4b", 4, 4.1e-6, "w"},
+          {"r8", 8, 3.1e-6, "w"}};
 }
 
 TEST(FitAmdahlTest, AgreesWithAnIndependentComputation) {
@@ -117,8 +120,8 @@ TEST(FitAmdahlTest, LeavesOutOversubscribedPointsAndSaysSo) {
   EXPECT_NEAR(fit->serial_fraction, 0.20643431635388723, 1e-12);  // as without r16
   EXPECT_EQ(fit->excluded, std::vector<std::string>{"r16"});
   // Without it only 2 core counts would remain: refused, naming the left-out run.
-  const absl::StatusOr<AmdahlFit> refused = FitAmdahl(
-      {{"a", 1, 2e-6, "w"}, {"b", 2, 1.2e-6, "w"}, {"c", 4, 3e-6, "w", true}});
+  const absl::StatusOr<AmdahlFit> refused =
+      FitAmdahl({{"a", 1, 2e-6, "w"}, {"b", 2, 1.2e-6, "w"}, {"c", 4, 3e-6, "w", true}});
   EXPECT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "oversubscribed c"))
       << refused.status();

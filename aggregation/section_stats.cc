@@ -42,9 +42,9 @@ int SectionAccumulator::Intern(const v1::SectionRecord& record, size_t position)
     const Section& guess = sections_[static_cast<size_t>(previous_ids_[position])];
     if (guess.kind == record.kind() && guess.name == record.name()) return previous_ids_[position];
   }
-  auto [it, inserted] = index_.try_emplace(
-      std::make_pair(record.name(), static_cast<int>(record.kind())),
-      static_cast<int>(sections_.size()));
+  auto [it, inserted] =
+      index_.try_emplace(std::make_pair(record.name(), static_cast<int>(record.kind())),
+                         static_cast<int>(sections_.size()));
   if (inserted) {
     Section& section = sections_.emplace_back();
     section.name = record.name();
@@ -72,8 +72,10 @@ void SectionAccumulator::AddChunk(
       const double delta = static_cast<double>(record.memory_delta_bytes());
       const bool first = section.values.size() == 1;
       section.memory_delta_bytes.Add(delta);
-      section.min_memory_delta_bytes = first ? delta : std::min(section.min_memory_delta_bytes, delta);
-      section.max_memory_delta_bytes = first ? delta : std::max(section.max_memory_delta_bytes, delta);
+      section.min_memory_delta_bytes =
+          first ? delta : std::min(section.min_memory_delta_bytes, delta);
+      section.max_memory_delta_bytes =
+          first ? delta : std::max(section.max_memory_delta_bytes, delta);
     }
   }
 }
@@ -81,8 +83,8 @@ void SectionAccumulator::AddChunk(
 void SectionAccumulator::AddJobs(std::vector<std::function<void()>>* jobs) {
   for (Section& section : sections_) {
     jobs->push_back([&section] {
-      section.distribution =
-          ComputeDistributionStatsInPlace(absl::MakeSpan(section.values), /*with_percentiles=*/true);
+      section.distribution = ComputeDistributionStatsInPlace(absl::MakeSpan(section.values),
+                                                             /*with_percentiles=*/true);
     });
   }
 }

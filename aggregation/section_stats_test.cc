@@ -68,7 +68,7 @@ TEST(SectionStatsTest, SectionRepeatedWithinOneChunkArrivesSummed) {
   EXPECT_DOUBLE_EQ(m.sections(0).total_duration_seconds(), 1.2);
   EXPECT_DOUBLE_EQ(m.sections(0).mean_duration_seconds(), 0.4);
   EXPECT_EQ(m.section_stats(0).entries(), 3);
-  EXPECT_EQ(m.section_stats(0).values().count(), 1);  // one chunk
+  EXPECT_EQ(m.section_stats(0).values().count(), 1);                  // one chunk
   EXPECT_EQ(m.section_stats(0).share_of_chunk_time_fraction(), 0.0);  // no chunk time
 }
 

@@ -33,8 +33,7 @@ double InteriorTrapezoid(absl::Span<const int64_t> times, absl::Span<const doubl
 
 // STEP: each value holds from its instant to the next sample's, over [a, b] (a < b, both
 // within [first sample, last sample]). Among samples at one instant the last stored holds.
-double StepIntegral(absl::Span<const int64_t> t, absl::Span<const double> v, int64_t a,
-                    int64_t b) {
+double StepIntegral(absl::Span<const int64_t> t, absl::Span<const double> v, int64_t a, int64_t b) {
   // k: the last sample at or before a, the one that holds at a.
   size_t n = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), a) - t.begin());
   int64_t from = a;

@@ -94,10 +94,10 @@ TEST(SeriesIntegralTest, StepHoldsTheLastChangeAtEachInstantInStoredOrder) {
 
 TEST(SeriesIntegralTest, UnspecifiedKindReadsAsSampled) {
   const std::vector<int64_t> t = Times(kStepSeconds);
-  EXPECT_DOUBLE_EQ(
-      IntegrateInsideSamples(SortedSeries(t, kStepValues, v1::SERIES_KIND_UNSPECIFIED),
-                             Window(-10, 10)).integral,
-      IntegrateInsideSamples(SortedSeries(t, kStepValues), Window(-10, 10)).integral);
+  EXPECT_DOUBLE_EQ(IntegrateInsideSamples(SortedSeries(t, kStepValues, v1::SERIES_KIND_UNSPECIFIED),
+                                          Window(-10, 10))
+                       .integral,
+                   IntegrateInsideSamples(SortedSeries(t, kStepValues), Window(-10, 10)).integral);
 }
 
 TEST(SeriesIntegralTest, UnsortedStepIsSortedByTimeOnlyKeepingStoredOrderWithinAnInstant) {

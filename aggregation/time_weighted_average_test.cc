@@ -86,8 +86,8 @@ TEST(TimeWeightedAverageTest, SampledTiesInsideTheWindowAreAveragedWhateverTheOr
 // logs give it: before and after samples at each change.
 TEST(TimeWeightedAverageTest, StepHoldsEachValueUntilTheNextChange) {
   const std::vector<std::pair<int64_t, double>> count = {
-      {0, 0}, {0, 1}, {kSecond, 1}, {kSecond, 2}, {3 * kSecond, 2}, {3 * kSecond, 1},
-      {4 * kSecond, 1}};
+      {0, 0},           {0, 1},           {kSecond, 1},    {kSecond, 2},
+      {3 * kSecond, 2}, {3 * kSecond, 1}, {4 * kSecond, 1}};
   // 1 x 1 s + 2 x 2 s + 1 x 1 s = 6 worker-seconds over 4 s.
   EXPECT_DOUBLE_EQ(Average(count, v1::SERIES_KIND_STEP), 1.5);
   // Read as SAMPLED, the pairs are averaged (0.5, 1.5, 1.5 at 0, 1, 3 s; 1 at 4 s):

@@ -236,10 +236,9 @@ std::vector<LaneBins> BinChunkLanes(const ChunkLanes& lanes, int bins) {
     std::vector<double> covered(static_cast<size_t>(bins) * datasets, 0.0);
     for (const LaneChunk& chunk : lane.chunks) {
       const size_t dataset = lanes.dataset_index[chunk.record];
-      const int first = std::clamp(static_cast<int>((chunk.start_seconds - low) / width), 0,
-                                   bins - 1);
-      const int last = std::clamp(static_cast<int>((chunk.end_seconds - low) / width), 0,
-                                  bins - 1);
+      const int first =
+          std::clamp(static_cast<int>((chunk.start_seconds - low) / width), 0, bins - 1);
+      const int last = std::clamp(static_cast<int>((chunk.end_seconds - low) / width), 0, bins - 1);
       for (int b = first; b <= last; ++b) {
         const double from = std::max(chunk.start_seconds, low + b * width);
         const double to = std::min(chunk.end_seconds, low + (b + 1) * width);

@@ -17,8 +17,7 @@ constexpr int64_t kT0 = 1767268800LL * 1000000000;  // 2026-01-01 12:00:00 UTC
 constexpr int64_t kSecond = 1000000000;
 
 v1::ChunkRecord* AddChunk(v1::Measurement* m, const std::string& worker, int thread,
-                          const std::string& dataset, double start_s, double end_s,
-                          int64_t bytes) {
+                          const std::string& dataset, double start_s, double end_s, int64_t bytes) {
   v1::ChunkRecord* chunk = m->add_chunks();
   chunk->set_worker(worker);
   chunk->set_thread_index(thread);

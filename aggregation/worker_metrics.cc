@@ -132,8 +132,9 @@ WindowIntegral IntegrateWorkerSeries(const SortedSeries& series, const TimeWindo
   return result;
 }
 
-absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
-    const v1::TrackingData& tracking, const TimeWindow& window, v1::WorkerMetrics* metrics) {
+absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(const v1::TrackingData& tracking,
+                                                                  const TimeWindow& window,
+                                                                  v1::WorkerMetrics* metrics) {
   // One and a half polling intervals: a poll that came a little late still counts as the edge.
   const int64_t edge_ns =
       tracking.interval_seconds() > 0 && std::isfinite(tracking.interval_seconds())

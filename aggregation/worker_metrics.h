@@ -59,8 +59,9 @@ v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking);
 // threads.
 // Divisions by zero leave the field unset. Returns each worker's core-seconds by name.
 // Samples must already be validated (finite). Cost: O(samples) for time-ordered series.
-absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(
-    const v1::TrackingData& tracking, const TimeWindow& window, v1::WorkerMetrics* metrics);
+absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(const v1::TrackingData& tracking,
+                                                                  const TimeWindow& window,
+                                                                  v1::WorkerMetrics* metrics);
 
 // The span of every timestamp in `tracking` (worker count and worker series): the window used
 // when the run's own is unknown. {0, 0} without samples. Cost: O(samples).

@@ -253,7 +253,7 @@ TEST(WorkerMetricsTest, ProcessWideMemoryIsCountedOnce) {
   AddWindowedWorkerMetrics(tracking, Window(0, 2), &m);
   EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_time_weighted_bytes(), 2.25e9);
   EXPECT_DOUBLE_EQ(m.avg_cluster_memory_bytes(), 2.25e9);  // not 2 x 2.25e9
-  EXPECT_DOUBLE_EQ(m.core_seconds(), 4.0);                  // cores are per thread
+  EXPECT_DOUBLE_EQ(m.core_seconds(), 4.0);                 // cores are per thread
   // Separate processes (the flag unset) sum: the cluster holds both.
   tracking.set_workers_share_process(false);
   v1::WorkerMetrics separate = ComputeWorkerMetrics(tracking);

@@ -42,7 +42,8 @@ ReportTotals TotalsFromReport(const v1::WorkflowReport& report) {
   if (report.has_uncompressed_bytes_read()) {
     totals.uncompressed_bytes = report.uncompressed_bytes_read();
   }
-  if (report.has_process_time_seconds()) totals.process_time_seconds = report.process_time_seconds();
+  if (report.has_process_time_seconds())
+    totals.process_time_seconds = report.process_time_seconds();
   return totals;
 }
 

@@ -113,13 +113,14 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
   for (bool used : engine_used) joined += used ? 1 : 0;
   const int64_t unmatched = static_cast<int64_t>(engine_records.size()) - joined;
   if (unknown_tasks > 0) {
-    result.warnings.push_back(absl::StrCat(
-        unknown_tasks, " chunk record", unknown_tasks > 1 ? "s name" : " names",
-        " a task the engine's records do not have (first: task ", first_unknown,
-        "); kept without the engine's view"));
+    result.warnings.push_back(absl::StrCat(unknown_tasks, " chunk record",
+                                           unknown_tasks > 1 ? "s name" : " names",
+                                           " a task the engine's records do not have (first: task ",
+                                           first_unknown, "); kept without the engine's view"));
   }
   if (reused_tasks > 0) {
-    result.warnings.push_back(absl::StrCat(reused_tasks, " chunk record", reused_tasks > 1 ? "s" : "",
+    result.warnings.push_back(absl::StrCat(reused_tasks, " chunk record",
+                                           reused_tasks > 1 ? "s" : "",
                                            " share a task id with another record"));
   }
   if (joined > 0 && unmatched > 0) {

@@ -48,8 +48,8 @@ v1::ChunkRecord Instrumented(const std::string& task_id, int64_t start_ns, int64
 }
 
 TEST(ChunkJoinTest, InstrumentedRecordTakesTheEnginesAttemptsWorkerAndFailure) {
-  ChunkJoinResult joined = JoinChunkRecords({EngineTask("7", 2, /*failed=*/true)},
-                                            {Instrumented("7", 10'000)});
+  ChunkJoinResult joined =
+      JoinChunkRecords({EngineTask("7", 2, /*failed=*/true)}, {Instrumented("7", 10'000)});
   ASSERT_EQ(joined.records.size(), 1u);
   const v1::ChunkRecord& r = joined.records[0];
   EXPECT_EQ(r.dataset(), "ttbar");  // the chunk's identity stays the instrumentation's
@@ -92,17 +92,18 @@ TEST(ChunkJoinTest, ApplicationRetriesUnderNewTaskIdsBecomeOneRecord) {
 }
 
 TEST(ChunkJoinTest, AChunkThatFailsEveryRetryKeepsEveryError) {
-  ChunkJoinResult joined = JoinChunkRecords(
-      {}, {Instrumented("b", 2'000, 0, true), Instrumented("a", 1'000, 0, true),
-           Instrumented("c", 3'000, 0, true)});
+  ChunkJoinResult joined =
+      JoinChunkRecords({}, {Instrumented("b", 2'000, 0, true), Instrumented("a", 1'000, 0, true),
+                            Instrumented("c", 3'000, 0, true)});
   ASSERT_EQ(joined.records.size(), 1u);
   const v1::ChunkRecord& r = joined.records[0];
   EXPECT_EQ(r.task_id(), "c");
   EXPECT_THAT(r.retried_task_ids(), ElementsAre("a", "b"));  // oldest first
   EXPECT_EQ(r.attempt(), 2u);
   EXPECT_EQ(r.status(), v1::CHUNK_STATUS_FAILED);
-  EXPECT_EQ(r.error_text(),
-            "ValueError: bad jet (earlier: task a: ValueError: bad jet; task b: ValueError: bad jet)");
+  EXPECT_EQ(
+      r.error_text(),
+      "ValueError: bad jet (earlier: task a: ValueError: bad jet; task b: ValueError: bad jet)");
 }
 
 TEST(ChunkJoinTest, RecordsWithoutTaskIdsAreNeverFolded) {
@@ -115,12 +116,14 @@ TEST(ChunkJoinTest, RecordsWithoutTaskIdsAreNeverFolded) {
 }
 
 TEST(ChunkJoinTest, MismatchesAreReported) {
-  ChunkJoinResult joined = JoinChunkRecords(
-      {EngineTask("1", 0), EngineTask("2", 0)}, {Instrumented("1", 1'000), Instrumented("77", 2'000, 100)});
+  ChunkJoinResult joined =
+      JoinChunkRecords({EngineTask("1", 0), EngineTask("2", 0)},
+                       {Instrumented("1", 1'000), Instrumented("77", 2'000, 100)});
   ASSERT_EQ(joined.records.size(), 3u);
   ASSERT_EQ(joined.warnings.size(), 2u);
   EXPECT_THAT(joined.warnings[0], HasSubstr("first: task 77"));
-  EXPECT_THAT(joined.warnings[1], HasSubstr("1 engine task of the chunk category have no chunk record"));
+  EXPECT_THAT(joined.warnings[1],
+              HasSubstr("1 engine task of the chunk category have no chunk record"));
 }
 
 TEST(ChunkJoinTest, EngineRecordsAloneAreUnchanged) {

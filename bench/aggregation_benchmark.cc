@@ -191,29 +191,47 @@ void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
 void BM_AggregateMillionChunks(benchmark::State& state) {
   RunAggregate(state, Input(), /*include_chunk_info=*/true);
 }
-BENCHMARK(BM_AggregateMillionChunks)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(5);
+BENCHMARK(BM_AggregateMillionChunks)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(5);
 
 // The two halves of the work, for the record.
 void BM_TrackingOnly(benchmark::State& state) {
   RunAggregate(state, Input(), true, Parts::kTrackingOnly);
 }
-BENCHMARK(BM_TrackingOnly)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+BENCHMARK(BM_TrackingOnly)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
 
 void BM_ChunksOnly(benchmark::State& state) {
   RunAggregate(state, Input(), true, Parts::kChunksOnly);
 }
-BENCHMARK(BM_ChunksOnly)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+BENCHMARK(BM_ChunksOnly)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
 
 void BM_AggregateMillionChunksShuffled(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/true);
 }
-BENCHMARK(BM_AggregateMillionChunksShuffled)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()->Iterations(3);
+BENCHMARK(BM_AggregateMillionChunksShuffled)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
 
 void BM_AggregateMillionChunksShuffledNoChunkInfo(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/false);
 }
 BENCHMARK(BM_AggregateMillionChunksShuffledNoChunkInfo)
-    ->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime()->UseRealTime()
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
     ->Iterations(3);
 
 }  // namespace

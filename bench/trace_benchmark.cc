@@ -16,9 +16,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "schema/measurement.pb.h"
 #include "trace/chrome_trace.h"
 #include "trace/perfetto_trace.h"
-#include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace {

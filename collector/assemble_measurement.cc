@@ -20,7 +20,6 @@ void SetTimestamp(absl::Time time, google::protobuf::Timestamp* timestamp) {
 
 }  // namespace
 
-
 absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
   v1::Measurement measurement;
   v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();

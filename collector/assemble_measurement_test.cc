@@ -1,8 +1,8 @@
 #include "collector/assemble_measurement.h"
-#include "collector/tool_build.h"
 
 #include <utility>
 
+#include "collector/tool_build.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -56,8 +56,7 @@ TEST(AssembleMeasurementTest, InProcessThreadsAndAnalysisBuildFeedTheWarnings) {
   ASSERT_TRUE(measurement.ok()) << measurement.status();
   EXPECT_EQ(measurement->metadata().analysis_build().build_mode(), "fastbuild");
   EXPECT_THAT(measurement->warnings(), Contains(Property(&v1::Warning::code, "oversubscribed")));
-  EXPECT_THAT(measurement->warnings(),
-              Contains(Property(&v1::Warning::code, "unoptimized_build")));
+  EXPECT_THAT(measurement->warnings(), Contains(Property(&v1::Warning::code, "unoptimized_build")));
 }
 
 }  // namespace

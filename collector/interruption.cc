@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -38,8 +38,7 @@ struct sigaction g_previous_term;
 void Handle(int signal_number, siginfo_t* info, void*) {
   const int saved_errno = errno;
   // Ctrl-C from the terminal reached the command already (same process group).
-  const bool from_kill =
-      info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+  const bool from_kill = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
   const bool first = g_count.load() == 0;
   if (first) {
     g_signal.store(signal_number);
@@ -72,8 +71,7 @@ std::string SignalName(int signal_number) {
   return absl::StrCat("signal ", signal_number);
 }
 
-absl::StatusOr<std::unique_ptr<Interruption>> Interruption::Install(
-    InterruptionOptions options) {
+absl::StatusOr<std::unique_ptr<Interruption>> Interruption::Install(InterruptionOptions options) {
   bool expected = false;
   if (!g_installed.compare_exchange_strong(expected, true)) {
     return absl::FailedPreconditionError(
@@ -89,9 +87,9 @@ absl::StatusOr<std::unique_ptr<Interruption>> Interruption::Install(
   g_first_from_kill.store(false);
   g_first_forwarded.store(false);
   g_exit_code = options.exit_code;
-  const std::string message = absl::StrCat(
-      "\n", options.program, ": second signal: exiting at once (exit ", options.exit_code,
-      "), without saving\n");
+  const std::string message =
+      absl::StrCat("\n", options.program, ": second signal: exiting at once (exit ",
+                   options.exit_code, "), without saving\n");
   g_second_length = std::min(message.size(), sizeof(g_second_message));
   std::memcpy(g_second_message, message.data(), g_second_length);
 
@@ -149,8 +147,8 @@ bool Interruption::WaitUntil(absl::Time deadline) {
     const absl::Time now = absl::Now();
     if (now >= deadline) break;
     // Bounded slices: absl::Time and the condition variable's clock need not agree.
-    changed_.wait_for(lock, std::chrono::milliseconds(
-                                std::min<int64_t>(100, absl::ToInt64Milliseconds(deadline - now) + 1)));
+    changed_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(
+                                100, absl::ToInt64Milliseconds(deadline - now) + 1)));
   }
   return triggered_at_ != absl::InfiniteFuture();
 }

@@ -142,8 +142,8 @@ const char* MeasurementSession::Impl::PhaseName(State state) {
 
 absl::Status MeasurementSession::Impl::Start() {
   if (options_.interval <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "interval must be positive, got ", absl::FormatDuration(options_.interval)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("interval must be positive, got ", absl::FormatDuration(options_.interval)));
   }
   if (options_.handle_signals) {
     // Before the backend starts any thread, and before a connect that may hang.
@@ -325,36 +325,31 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
           ? absl::StrCat("the run did not stop within ",
                          absl::FormatDuration(options_.grace_period + options_.finish_timeout))
           : why_no_tracking;
-  run.warnings.push_back(Warning(
-      "interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
-                                  ": saved without the backend's tracking data, spans and "
-                                  "profiles")));
+  run.warnings.push_back(
+      Warning("interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
+                                          ": saved without the backend's tracking data, spans and "
+                                          "profiles")));
   run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   std::fflush(stdout);
   if (!measurement.ok()) {
-    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n",
-                 options_.program_name.c_str(), why.c_str(),
-                 std::string(measurement.status().message()).c_str());
+    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
+                 why.c_str(), std::string(measurement.status().message()).c_str());
     _exit(1);
   }
   CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : absl::Now());
-  absl::StatusOr<std::string> saved =
-      SaveUnderItsName(*measurement);
+  absl::StatusOr<std::string> saved = SaveUnderItsName(*measurement);
   if (!saved.ok()) {
-    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n",
-                 options_.program_name.c_str(), why.c_str(),
-                 std::string(saved.status().message()).c_str());
+    std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
+                 why.c_str(), std::string(saved.status().message()).c_str());
     _exit(1);
   }
-  std::fprintf(stderr,
-               "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
+  std::fprintf(stderr, "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
                options_.program_name.c_str(), why.c_str(),
                why_no_tracking.empty() ? "the run did not stop in time" : why_no_tracking.c_str(),
-               measurement->chunks_size(),
-               saved->c_str());
+               measurement->chunks_size(), saved->c_str());
   std::fflush(stderr);
   _exit(kInterruptedExitCode);
 }

@@ -96,8 +96,8 @@ class MeasurementSession {
   // metrics (a span that cannot be opened is a warning). Errors: InvalidArgument for a
   // non-positive interval; the backend's; FailedPrecondition when another session handles
   // signals in this process.
-  static absl::StatusOr<std::unique_ptr<MeasurementSession>> Start(
-      AbstractMetricsBackend& backend, SessionOptions options);
+  static absl::StatusOr<std::unique_ptr<MeasurementSession>> Start(AbstractMetricsBackend& backend,
+                                                                   SessionOptions options);
   ~MeasurementSession();
   MeasurementSession(const MeasurementSession&) = delete;
   MeasurementSession& operator=(const MeasurementSession&) = delete;

@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {

@@ -14,8 +14,8 @@ namespace roastcoffea {
 
 // The run's window on every clock we report.
 struct RunWindow {
-  absl::Time start;  // UTC
-  absl::Time end;    // UTC
+  absl::Time start;                // UTC
+  absl::Time end;                  // UTC
   double elapsed_seconds = 0;      // monotonic
   double process_cpu_seconds = 0;  // getrusage(RUSAGE_SELF), user + system
   // This machine over the run (snapshots at construction and at Stop()).

@@ -11,8 +11,8 @@
 // done so far are saved).
 #include <cmath>
 #include <cstdio>
-#include <memory>
 #include <map>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -24,9 +24,9 @@
 #include "backends/threadpool/executor.h"
 #include "backends/threadpool/threadpool_backend.h"
 #include "collector/measurement_session.h"
-#include "trace/chrome_trace.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
+#include "trace/chrome_trace.h"
 
 namespace {
 
@@ -91,9 +91,8 @@ int main(int argc, char** argv) {
   options.processor_patterns = {"JetAnalysis"};
   options.in_process_worker_threads = (*executor)->threads();
   options.analysis_build = roastcoffea::ToolBuildInfo();  // built with roastcoffea, same -c mode
-  options.metadata.set_name(
-      absl::StrCat("jet_analysis-", absl::FormatTime("%Y%m%dT%H%M%E3SZ", absl::Now(),
-                                                     absl::UTCTimeZone())));
+  options.metadata.set_name(absl::StrCat(
+      "jet_analysis-", absl::FormatTime("%Y%m%dT%H%M%E3SZ", absl::Now(), absl::UTCTimeZone())));
   options.metadata.set_tool_version("jet_analysis 1.0");
   for (int i = 0; i < argc; ++i) options.metadata.add_command_line(argv[i]);
   (*options.metadata.mutable_configuration())["analysis"] = "toy jets";
@@ -105,8 +104,8 @@ int main(int argc, char** argv) {
   // Records travel with the output (the original's list accumulator), and each goes to the
   // session as its chunk ends...
   const auto tracked = roastcoffea::TrackChunks(ProcessChunk);
-  auto mapped = (*executor)->Map<roastcoffea::TrackedOutput<Histogram>>(
-      chunks.size(), [&](size_t i) {
+  auto mapped =
+      (*executor)->Map<roastcoffea::TrackedOutput<Histogram>>(chunks.size(), [&](size_t i) {
         if ((*session)->interrupted()) return roastcoffea::TrackedOutput<Histogram>{};
         roastcoffea::TrackedOutput<Histogram> chunk = tracked(chunks[i]);
         for (const roastcoffea::v1::ChunkRecord& record : chunk.chunk_records) {
@@ -134,23 +133,22 @@ int main(int argc, char** argv) {
   for (const roastcoffea::v1::ChunkRecord& record : total.chunk_records) {
     const bool is_failed = record.status() == roastcoffea::v1::CHUNK_STATUS_FAILED;
     failed += is_failed;
-    std::printf("%-9s %-13s [%6lld, %6lld) thread %lld  %7.3f ms  allocated %8lld B  peak %8lld B"
-                "  read %7lld B  sections %d  %s\n",
-                record.uuid().c_str(), record.file().c_str(),
-                static_cast<long long>(record.entry_start()),
-                static_cast<long long>(record.entry_stop()),
-                static_cast<long long>(record.thread_index()), record.duration_seconds() * 1e3,
-                static_cast<long long>(record.allocated_bytes()),
-                static_cast<long long>(record.peak_live_bytes()),
-                static_cast<long long>(record.compressed_bytes_read()), record.sections_size(),
-                is_failed ? record.error_text().c_str() : "OK");
+    std::printf(
+        "%-9s %-13s [%6lld, %6lld) thread %lld  %7.3f ms  allocated %8lld B  peak %8lld B"
+        "  read %7lld B  sections %d  %s\n",
+        record.uuid().c_str(), record.file().c_str(), static_cast<long long>(record.entry_start()),
+        static_cast<long long>(record.entry_stop()), static_cast<long long>(record.thread_index()),
+        record.duration_seconds() * 1e3, static_cast<long long>(record.allocated_bytes()),
+        static_cast<long long>(record.peak_live_bytes()),
+        static_cast<long long>(record.compressed_bytes_read()), record.sections_size(),
+        is_failed ? record.error_text().c_str() : "OK");
     ok = ok && record.has_allocated_bytes() &&
          (is_failed || (record.allocated_bytes() >= record.events() * 4 * 8 &&
                         record.slices_size() == 2 && record.compressed_bytes_read() > 0));
   }
   for (const auto& [bin, count] : total.output.bins) jets += count;
-  ok = ok && total.chunk_records.size() == chunks.size() && failed == 1 &&
-       collector.size() == 1 && !again.bins.empty() && jets > 0 &&
+  ok = ok && total.chunk_records.size() == chunks.size() && failed == 1 && collector.size() == 1 &&
+       !again.bins.empty() && jets > 0 &&
        measurement->chunks_size() == static_cast<int>(chunks.size()) &&
        measurement->metrics().chunks().num_failed_chunks() == 1 && measurement->has_tracking();
   std::printf("chunks %zu, failed %d, jets above 30 GeV %ld, collector records %zu\n",

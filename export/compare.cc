@@ -18,8 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
-#include "io/json_escape.h"
 #include "export/tables.h"
+#include "io/json_escape.h"
 
 namespace roastcoffea {
 namespace {
@@ -206,9 +206,9 @@ std::string PadLeft(const std::string& text, size_t width) {
 // Configuration entries that say which resources ran the workload, not what it was.
 bool IsResourceKey(const std::string& key) {
   static const auto* const keys = new std::set<std::string>{
-      "threads",     "workers",         "peak_workers",    "tasks",
-      "backend",     "interval_seconds", "profile_hz",     "dataset_directory",
-      "scheduler",   "taskvine_logs",   "wq_port"};
+      "threads",   "workers",          "peak_workers", "tasks",
+      "backend",   "interval_seconds", "profile_hz",   "dataset_directory",
+      "scheduler", "taskvine_logs",    "wq_port"};
   return keys->count(key) > 0;
 }
 
@@ -388,8 +388,7 @@ int CountStatus(const ComparisonResult& result, ChangeStatus status) {
 }
 
 std::string NoiseRule(const ComparisonOptions& options) {
-  return absl::StrCat("worse than ",
-                      Number(options.regression_threshold_percent),
+  return absl::StrCat("worse than ", Number(options.regression_threshold_percent),
                       "% of the baseline and beyond the noise (|difference of means| > ",
                       Number(kNoiseStandardErrors),
                       " combined standard errors; a configuration measured once borrows the "
@@ -442,10 +441,9 @@ std::vector<MeasuredSpeedup> MeasuredSpeedups(const std::vector<ScalingPoint>& p
     const std::optional<Ratio> speedup = Speedup(base, SummarizeReplicates(values));
     if (speedup.has_value()) speedups.push_back({key.second, key.first, *speedup});
   }
-  std::stable_sort(speedups.begin(), speedups.end(),
-                   [](const MeasuredSpeedup& a, const MeasuredSpeedup& b) {
-                     return a.cores < b.cores;
-                   });
+  std::stable_sort(
+      speedups.begin(), speedups.end(),
+      [](const MeasuredSpeedup& a, const MeasuredSpeedup& b) { return a.cores < b.cores; });
   return speedups;
 }
 
@@ -473,20 +471,20 @@ std::string SpeedupSentence(const ComparisonResult& result, bool unicode) {
 std::string FitSentenceOf(const ComparisonResult& result, bool unicode = true) {
   const std::string speedups = SpeedupSentence(result, unicode);
   if (!result.fit.has_value()) {
-    return absl::StrCat(speedups, result.no_fit_reason.empty()
-                                      ? ""
-                                      : Wrap("", "   ", Words(result.no_fit_reason)));
+    return absl::StrCat(
+        speedups, result.no_fit_reason.empty() ? "" : Wrap("", "   ", Words(result.no_fit_reason)));
   }
   const AmdahlFit& fit = *result.fit;
   std::string out = speedups;
-  absl::StrAppend(&out, absl::StrFormat(
-      "Amdahl's law fit of the time per event vs cores (%d runs on %d core counts):\n"
-      "  serial fraction %.3f (%.1f%%), %s %.4f, 1-core time per event %s us\n"
-      "  predicted speedup at %s cores: %.2fx\n",
-      fit.points_used, fit.core_counts, fit.serial_fraction, 100.0 * fit.serial_fraction,
-      unicode ? "R\u00B2" : "R^2",
-      fit.r_squared, Number(1e6 * fit.single_core_seconds_per_event), Number(2 * fit.max_cores),
-      fit.predicted_speedup_at_double));
+  absl::StrAppend(
+      &out, absl::StrFormat(
+                "Amdahl's law fit of the time per event vs cores (%d runs on %d core counts):\n"
+                "  serial fraction %.3f (%.1f%%), %s %.4f, 1-core time per event %s us\n"
+                "  predicted speedup at %s cores: %.2fx\n",
+                fit.points_used, fit.core_counts, fit.serial_fraction, 100.0 * fit.serial_fraction,
+                unicode ? "R\u00B2" : "R^2", fit.r_squared,
+                Number(1e6 * fit.single_core_seconds_per_event), Number(2 * fit.max_cores),
+                fit.predicted_speedup_at_double));
   if (!fit.excluded.empty()) {
     absl::StrAppend(&out, "  left out as oversubscribed (more threads than usable CPUs): ",
                     absl::StrJoin(fit.excluded, ", "), "\n");
@@ -537,12 +535,14 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
       absl::StrAppend(&out, "  differs: ", fact->key, ": ", absl::StrJoin(values, ", "), "\n");
     }
   }
-  absl::StrAppend(&out, "Configurations (runs of one workload, backend and core count are "
-                        "repeats: mean ", plus_minus, " sample std dev):\n");
+  absl::StrAppend(&out,
+                  "Configurations (runs of one workload, backend and core count are "
+                  "repeats: mean ",
+                  plus_minus, " sample std dev):\n");
   for (size_t g = 0; g < result.groups.size(); ++g) {
     const RunGroup& group = result.groups[g];
-    absl::StrAppend(&out, "  ", g == 0 ? "baseline" : absl::StrCat(g + 1).c_str(), ": ",
-                    group.name, " - ", GroupCores(group),
+    absl::StrAppend(&out, "  ", g == 0 ? "baseline" : absl::StrCat(g + 1).c_str(), ": ", group.name,
+                    " - ", GroupCores(group),
                     group.backend.empty() ? "" : absl::StrCat(", ", group.backend), "\n");
   }
   if (result.groups.size() == 1) {
@@ -579,22 +579,23 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     std::string line;
     for (size_t c = 0; c < rows[i].size(); ++c) {
       // Numbers right-aligned, names left-aligned.
-      const std::string cell = c < 2 || i == 0 ? PadRight(rows[i][c], widths[c])
-                                               : PadLeft(rows[i][c], widths[c]);
+      const std::string cell =
+          c < 2 || i == 0 ? PadRight(rows[i][c], widths[c]) : PadLeft(rows[i][c], widths[c]);
       absl::StrAppend(&line, c == 0 ? "" : absl::StrCat(vertical, " "), cell, " ");
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     absl::StrAppend(&out, line, "\n");
     if (i == 0) absl::StrAppend(&out, rule, "\n");
   }
-  absl::StrAppend(&out, "\n",
-                  Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions,
-                                    "):"),
-                       "   ", Words(NoiseRule(options))));
+  absl::StrAppend(
+      &out, "\n",
+      Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions, "):"), "   ",
+           Words(NoiseRule(options))));
   absl::StrAppend(&out, markers.noise, " = worse than ",
                   Number(options.regression_threshold_percent), "% but within the noise (",
                   CountStatus(result, ChangeStatus::kWithinNoise), ")\n");
-  absl::StrAppend(&out, markers.expected, " = worse, as expected with more (or fewer) cores: not a "
+  absl::StrAppend(&out, markers.expected,
+                  " = worse, as expected with more (or fewer) cores: not a "
                   "regression (",
                   CountStatus(result, ChangeStatus::kExpectedWithMoreCores) +
                       CountStatus(result, ChangeStatus::kExpectedWithFewerCores),
@@ -603,20 +604,19 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
 }
 
 std::string FormatCsv(const ComparisonResult& result) {
-  std::string out =
-      "metric,unit,configuration,runs,n,mean,stddev,change_percent,status\n";
+  std::string out = "metric,unit,configuration,runs,n,mean,stddev,change_percent,status\n";
   for (const MetricComparison& metric : result.metrics) {
     for (size_t g = 0; g < result.groups.size(); ++g) {
       const GroupValue& value = metric.groups[g];
       std::vector<std::string> runs;
       for (size_t r : result.groups[g].runs) runs.push_back(result.labels[r]);
-      absl::StrAppend(
-          &out, CsvField(metric.label), ",", CsvField(metric.unit), ",", g == 0 ? "baseline" : "",
-          g == 0 ? "" : absl::StrCat(g + 1), ",", CsvField(absl::StrJoin(runs, ";")), ",",
-          value.summary.n, ",", value.summary.n > 0 ? Exact(value.summary.mean) : "", ",",
-          value.summary.stddev.has_value() ? Exact(*value.summary.stddev) : "", ",",
-          value.change_percent.has_value() && g > 0 ? Exact(*value.change_percent) : "", ",",
-          ChangeStatusName(value.status), "\n");
+      absl::StrAppend(&out, CsvField(metric.label), ",", CsvField(metric.unit), ",",
+                      g == 0 ? "baseline" : "", g == 0 ? "" : absl::StrCat(g + 1), ",",
+                      CsvField(absl::StrJoin(runs, ";")), ",", value.summary.n, ",",
+                      value.summary.n > 0 ? Exact(value.summary.mean) : "", ",",
+                      value.summary.stddev.has_value() ? Exact(*value.summary.stddev) : "", ",",
+                      value.change_percent.has_value() && g > 0 ? Exact(*value.change_percent) : "",
+                      ",", ChangeStatusName(value.status), "\n");
     }
   }
   return out;
@@ -636,8 +636,8 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
   absl::StrAppend(&out, "  \"noise_standard_errors\": ", Exact(kNoiseStandardErrors), ",\n");
   std::vector<std::string> facts;
   for (const ConfigurationFact& fact : result.configuration) {
-    facts.push_back(absl::StrCat("    {\"key\": ", JsonQuote(fact.key), ", \"differs\": ",
-                                 fact.differs ? "true" : "false",
+    facts.push_back(absl::StrCat("    {\"key\": ", JsonQuote(fact.key),
+                                 ", \"differs\": ", fact.differs ? "true" : "false",
                                  ", \"values\": ", JsonStrings(fact.values), "}"));
   }
   absl::StrAppend(&out, "  \"configuration\": [\n", absl::StrJoin(facts, ",\n"), "\n  ],\n");
@@ -645,10 +645,10 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
   for (const RunGroup& group : result.groups) {
     std::vector<std::string> runs;
     for (size_t r : group.runs) runs.push_back(result.labels[r]);
-    groups.push_back(absl::StrCat("    {\"runs\": ", JsonStrings(runs), ", \"cores\": ",
-                                  JsonNumber(group.cores), ", \"backend\": ",
-                                  JsonQuote(group.backend), ", \"workload\": ",
-                                  JsonQuote(group.workload), "}"));
+    groups.push_back(absl::StrCat("    {\"runs\": ", JsonStrings(runs),
+                                  ", \"cores\": ", JsonNumber(group.cores),
+                                  ", \"backend\": ", JsonQuote(group.backend),
+                                  ", \"workload\": ", JsonQuote(group.workload), "}"));
   }
   absl::StrAppend(&out, "  \"configurations\": [\n", absl::StrJoin(groups, ",\n"), "\n  ],\n");
   std::vector<std::string> metrics;
@@ -659,10 +659,8 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
           "{\"n\": ", value.summary.n, ", \"mean\": ",
           JsonNumber(value.summary.n > 0 ? std::optional<double>(value.summary.mean)
                                          : std::nullopt),
-          ", \"stddev\": ", JsonNumber(value.summary.stddev),
-          ", \"change_percent\": ",
-          JsonNumber(value.status == ChangeStatus::kBaseline ? std::nullopt
-                                                             : value.change_percent),
+          ", \"stddev\": ", JsonNumber(value.summary.stddev), ", \"change_percent\": ",
+          JsonNumber(value.status == ChangeStatus::kBaseline ? std::nullopt : value.change_percent),
           ", \"status\": ", JsonQuote(ChangeStatusName(value.status)), "}"));
     }
     metrics.push_back(absl::StrCat(
@@ -681,9 +679,10 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
     const AmdahlFit& fit = *result.fit;
     absl::StrAppend(
         &out, "  \"amdahl_fit\": {\"serial_fraction\": ", Exact(fit.serial_fraction),
-        ", \"r_squared\": ", Exact(fit.r_squared), ", \"single_core_seconds_per_event\": ",
-        Exact(fit.single_core_seconds_per_event), ", \"points_used\": ", fit.points_used,
-        ", \"core_counts\": ", fit.core_counts, ", \"max_cores\": ", Exact(fit.max_cores),
+        ", \"r_squared\": ", Exact(fit.r_squared),
+        ", \"single_core_seconds_per_event\": ", Exact(fit.single_core_seconds_per_event),
+        ", \"points_used\": ", fit.points_used, ", \"core_counts\": ", fit.core_counts,
+        ", \"max_cores\": ", Exact(fit.max_cores),
         ", \"predicted_speedup_at_double\": ", Exact(fit.predicted_speedup_at_double),
         ", \"excluded_oversubscribed\": ", JsonStrings(fit.excluded), "},\n");
   } else {
@@ -691,16 +690,17 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
   }
   std::vector<std::string> speedups;
   for (const MeasuredSpeedup& s : result.speedups) {
-    speedups.push_back(absl::StrCat(
-        "{\"cores\": ", Exact(s.cores), ", \"oversubscribed\": ",
-        s.oversubscribed ? "true" : "false", ", \"speedup\": ", Exact(s.speedup.value),
-        ", \"standard_error\": ", JsonNumber(s.speedup.standard_error), "}"));
+    speedups.push_back(absl::StrCat("{\"cores\": ", Exact(s.cores),
+                                    ", \"oversubscribed\": ", s.oversubscribed ? "true" : "false",
+                                    ", \"speedup\": ", Exact(s.speedup.value),
+                                    ", \"standard_error\": ", JsonNumber(s.speedup.standard_error),
+                                    "}"));
   }
-  absl::StrAppend(&out, "  \"speedup_reference_cores\": ",
-                  JsonNumber(result.speedups.empty()
-                                 ? std::nullopt
-                                 : std::optional<double>(result.speedup_reference_cores)),
-                  ",\n  \"measured_speedups\": [", absl::StrJoin(speedups, ", "), "],\n");
+  absl::StrAppend(
+      &out, "  \"speedup_reference_cores\": ",
+      JsonNumber(result.speedups.empty() ? std::nullopt
+                                         : std::optional<double>(result.speedup_reference_cores)),
+      ",\n  \"measured_speedups\": [", absl::StrJoin(speedups, ", "), "],\n");
   absl::StrAppend(&out, "  \"no_fit_reason\": ", JsonQuote(result.no_fit_reason), "\n}\n");
   return out;
 }
@@ -711,11 +711,11 @@ std::string FormatMarkdown(const ComparisonResult& result, const ComparisonOptio
     if (fact.differs) {
       std::vector<std::string> values;
       for (size_t r = 0; r < fact.values.size(); ++r) {
-        values.push_back(absl::StrCat(result.labels[r], "=",
-                                      fact.values[r].empty() ? "N/A" : fact.values[r]));
+        values.push_back(
+            absl::StrCat(result.labels[r], "=", fact.values[r].empty() ? "N/A" : fact.values[r]));
       }
-      absl::StrAppend(&out, "- **", MarkdownCell(fact.key), "** (differs): ",
-                      MarkdownCell(absl::StrJoin(values, ", ")), "\n");
+      absl::StrAppend(&out, "- **", MarkdownCell(fact.key),
+                      "** (differs): ", MarkdownCell(absl::StrJoin(values, ", ")), "\n");
     } else {
       absl::StrAppend(&out, "- ", MarkdownCell(fact.key), ": ", MarkdownCell(fact.values.front()),
                       "\n");
@@ -732,8 +732,7 @@ std::string FormatMarkdown(const ComparisonResult& result, const ComparisonOptio
   Markers markers;
   markers.regression = "\u25BC";
   for (const MetricComparison& metric : result.metrics) {
-    absl::StrAppend(&out, "| ", MarkdownCell(metric.label), " | ", MarkdownCell(metric.unit),
-                    " |");
+    absl::StrAppend(&out, "| ", MarkdownCell(metric.label), " | ", MarkdownCell(metric.unit), " |");
     for (const GroupValue& value : metric.groups) {
       absl::StrAppend(&out, " ", MarkdownCell(Cell(value, markers, "\u00B1")), " |");
     }
@@ -754,8 +753,8 @@ std::string RunNotes(const std::vector<std::string>& labels,
   std::string out;
   for (size_t r = 0; r < runs.size(); ++r) {
     for (const v1::Warning& warning : runs[r].warnings()) {
-      absl::StrAppend(&out, "WARNING (", ReplaceControlCharacters(labels[r]), "): ",
-                      ReplaceControlCharacters(warning.message()), "\n");
+      absl::StrAppend(&out, "WARNING (", ReplaceControlCharacters(labels[r]),
+                      "): ", ReplaceControlCharacters(warning.message()), "\n");
     }
   }
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -766,9 +765,9 @@ std::string RunNotes(const std::vector<std::string>& labels,
       codes.push_back(absl::StrCat(finding.code(), " (",
                                    absl::AsciiStrToLower(SeverityLabel(finding.severity())), ")"));
     }
-    absl::StrAppend(&out, "Findings (", ReplaceControlCharacters(labels[r]), "): ",
-                    codes.empty() ? "none" : ReplaceControlCharacters(absl::StrJoin(codes, ", ")),
-                    "\n");
+    absl::StrAppend(
+        &out, "Findings (", ReplaceControlCharacters(labels[r]),
+        "): ", codes.empty() ? "none" : ReplaceControlCharacters(absl::StrJoin(codes, ", ")), "\n");
   }
   return out;
 }
@@ -778,8 +777,12 @@ std::string RunNotes(const std::vector<std::string>& labels,
 std::vector<ComparedMetric> CompareMetrics(const std::vector<v1::Measurement>& runs) {
   std::vector<ComparedMetric> out;
   for (const MetricSpec& spec : Specs()) {
-    ComparedMetric metric{spec.label, spec.unit, spec.better,
-                          spec.trend == kFallsWithCores, spec.trend == kGainsWithCores, {}};
+    ComparedMetric metric{spec.label,
+                          spec.unit,
+                          spec.better,
+                          spec.trend == kFallsWithCores,
+                          spec.trend == kGainsWithCores,
+                          {}};
     bool any = false;
     for (const v1::Measurement& run : runs) {
       metric.values.push_back(spec.get(run.metrics()));
@@ -850,8 +853,8 @@ absl::StatusOr<ComparisonFormat> ParseComparisonFormat(absl::string_view name) {
   if (name == "csv") return ComparisonFormat::kCsv;
   if (name == "json") return ComparisonFormat::kJson;
   if (name == "markdown" || name == "md") return ComparisonFormat::kMarkdown;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--format must be table, csv, json or markdown for compare, got '", name, "'"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format must be table, csv, json or markdown for compare, got '", name, "'"));
 }
 
 absl::string_view ChangeStatusName(ChangeStatus status) {
@@ -881,19 +884,17 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
         absl::StrCat("compare needs at least two runs, got ", runs.size()));
   }
   if (labels.size() != runs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("compare: ", labels.size(), " labels for ",
-                                                   runs.size(), " runs"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("compare: ", labels.size(), " labels for ", runs.size(), " runs"));
   }
   ComparisonResult result;
   result.labels = labels;
   result.fail_on_regression = options.fail_on_regression;
   result.regression_rule = NoiseRule(options);
   result.configuration = ConfigurationFacts(runs);
-  if (!options.configuration_of_run.empty() &&
-      options.configuration_of_run.size() != runs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compare: ", options.configuration_of_run.size(), " configurations for ", runs.size(),
-        " runs"));
+  if (!options.configuration_of_run.empty() && options.configuration_of_run.size() != runs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("compare: ", options.configuration_of_run.size(),
+                                                   " configurations for ", runs.size(), " runs"));
   }
   result.groups = GroupRuns(labels, runs, options.configuration_of_run);
   if (result.groups.size() == 1 && options.fail_on_regression) {
@@ -903,16 +904,19 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
         "as one comma-separated argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
   }
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
-    MetricComparison compared{metric.label, metric.unit, metric.better,
+    MetricComparison compared{metric.label,
+                              metric.unit,
+                              metric.better,
                               metric.expected_with_more_cores,
-                              metric.expected_with_fewer_cores, {}};
+                              metric.expected_with_fewer_cores,
+                              {}};
     for (const RunGroup& group : result.groups) {
       std::vector<double> values;
       for (size_t r : group.runs) {
         if (metric.values[r].has_value()) values.push_back(*metric.values[r]);
       }
-      compared.groups.push_back(GroupValue{SummarizeReplicates(values), std::nullopt,
-                                           ChangeStatus::kBaseline});
+      compared.groups.push_back(
+          GroupValue{SummarizeReplicates(values), std::nullopt, ChangeStatus::kBaseline});
     }
     const ReplicateSummary& baseline = compared.groups.front().summary;
     for (size_t g = 1; g < compared.groups.size(); ++g) {
@@ -920,9 +924,9 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
       if (baseline.n > 0 && value.summary.n > 0) {
         value.change_percent = PercentChange(baseline.mean, value.summary.mean);
       }
-      value.status = Classify(metric, result.groups.front(), result.groups[g], baseline,
-                              value.summary, value.change_percent,
-                              options.regression_threshold_percent);
+      value.status =
+          Classify(metric, result.groups.front(), result.groups[g], baseline, value.summary,
+                   value.change_percent, options.regression_threshold_percent);
       if (value.status == ChangeStatus::kRegression) ++result.regressions;
     }
     result.metrics.push_back(std::move(compared));

@@ -97,19 +97,19 @@ struct ComparisonOptions {
 
 // One configuration: runs that repeat one workload with one backend on one core count.
 struct RunGroup {
-  std::vector<size_t> runs;          // indices into the compared runs, in argument order
-  std::string name;                  // "A" or "A, B (n=2)": the run labels
+  std::vector<size_t> runs;  // indices into the compared runs, in argument order
+  std::string name;          // "A" or "A, B (n=2)": the run labels
   std::optional<double> cores;
   std::string backend;
-  std::string workload;              // RunWorkload
+  std::string workload;  // RunWorkload
 };
 
 enum class ChangeStatus {
-  kBaseline,               // the first configuration
-  kUnknown,                // no value, or no change (baseline unknown or 0)
-  kOk,                     // better, or not worse than the threshold
-  kWithinNoise,            // worse than the threshold but not beyond the noise
-  kExpectedWithMoreCores,  // worse, as expected from more cores
+  kBaseline,                // the first configuration
+  kUnknown,                 // no value, or no change (baseline unknown or 0)
+  kOk,                      // better, or not worse than the threshold
+  kWithinNoise,             // worse than the threshold but not beyond the noise
+  kExpectedWithMoreCores,   // worse, as expected from more cores
   kExpectedWithFewerCores,  // worse, as expected from fewer cores
   kRegression,
 };
@@ -119,8 +119,8 @@ enum class ChangeStatus {
 absl::string_view ChangeStatusName(ChangeStatus status);
 
 struct GroupValue {
-  ReplicateSummary summary;                 // over the group's runs where the value is known
-  std::optional<double> change_percent;     // of the mean against the baseline's mean
+  ReplicateSummary summary;              // over the group's runs where the value is known
+  std::optional<double> change_percent;  // of the mean against the baseline's mean
   ChangeStatus status = ChangeStatus::kUnknown;
 };
 
@@ -148,11 +148,11 @@ struct MeasuredSpeedup {
 };
 
 struct ComparisonResult {
-  std::vector<std::string> labels;                 // one per run
-  std::vector<ConfigurationFact> configuration;    // same-in-every-run facts, then the rest
-  std::vector<RunGroup> groups;                    // groups[0] is the baseline
+  std::vector<std::string> labels;               // one per run
+  std::vector<ConfigurationFact> configuration;  // same-in-every-run facts, then the rest
+  std::vector<RunGroup> groups;                  // groups[0] is the baseline
   std::vector<MetricComparison> metrics;
-  int regressions = 0;                             // cells with ChangeStatus::kRegression
+  int regressions = 0;  // cells with ChangeStatus::kRegression
   // The Amdahl fit, or why there is none (empty when all runs have one core count: no study).
   std::vector<ScalingPoint> scaling_points;
   std::optional<AmdahlFit> fit;
@@ -161,9 +161,9 @@ struct ComparisonResult {
   // smallest core count that is not oversubscribed (speedup_reference_cores).
   std::vector<MeasuredSpeedup> speedups;
   double speedup_reference_cores = 0;
-  bool fail_on_regression = false;                 // from the options
-  std::string regression_rule;                     // the rule above, with the threshold
-  std::string text;                                // in the requested format, ends in '\n'
+  bool fail_on_regression = false;  // from the options
+  std::string regression_rule;      // the rule above, with the threshold
+  std::string text;                 // in the requested format, ends in '\n'
 
   bool regression_found() const { return regressions > 0; }
   // True when the caller should exit with kRegressionExitCode.

@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "store/atomic_file.h"
 #include "export/svg_plot.h"
+#include "store/atomic_file.h"
 
 namespace roastcoffea {
 namespace {
@@ -96,7 +96,8 @@ std::string ComparisonHtml(const ComparisonResult& result) {
     absl::StrAppend(&out, "</tr>\n");
   }
   absl::StrAppend(&out, "</table>\n<h2>Comparison against the baseline (",
-                  Escape(result.groups.front().name), ")</h2>\n<table><tr><th>Metric</th>"
+                  Escape(result.groups.front().name),
+                  ")</h2>\n<table><tr><th>Metric</th>"
                   "<th>Unit</th>");
   for (const RunGroup& group : result.groups) {
     absl::StrAppend(&out, "<th>", Escape(group.name), "</th>");
@@ -112,8 +113,7 @@ std::string ComparisonHtml(const ComparisonResult& result) {
     absl::StrAppend(&out, "</tr>\n");
   }
   absl::StrAppend(&out, "</table>\n<p>\u25BC ", Escape(result.regression_rule), ": ",
-                  result.regressions,
-                  result.regressions == 1 ? " regression" : " regressions",
+                  result.regressions, result.regressions == 1 ? " regression" : " regressions",
                   ". ~ worse than the threshold but within the noise. * worse, as expected "
                   "with more cores (not a regression).</p>\n");
   const std::string fit = AmdahlFitText(result);

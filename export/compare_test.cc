@@ -43,8 +43,7 @@ const MetricComparison& Metric(const ComparisonResult& result, const std::string
 }
 
 ComparisonResult Compare(const std::vector<std::string>& labels,
-                         const std::vector<v1::Measurement>& runs,
-                         ComparisonOptions options = {}) {
+                         const std::vector<v1::Measurement>& runs, ComparisonOptions options = {}) {
   absl::StatusOr<ComparisonResult> result = CompareRuns(labels, runs, options);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? *std::move(result) : ComparisonResult();
@@ -109,8 +108,9 @@ TEST(CompareRunsTest, ConfigurationBlockSaysWhatDiffers) {
   const std::vector<std::string> lines = absl::StrSplit(result.text, '\n');
   ASSERT_GT(lines.size(), 4u);
   EXPECT_EQ(lines[0], "Configuration");
-  EXPECT_TRUE(absl::StartsWith(lines[1], "  same in every run: backend threadpool; analysis "
-                                         "sample dijet; chunk_size 25000;"))
+  EXPECT_TRUE(absl::StartsWith(lines[1],
+                               "  same in every run: backend threadpool; analysis "
+                               "sample dijet; chunk_size 25000;"))
       << result.text;
   EXPECT_TRUE(absl::StartsWith(lines[2], "    Total Events 1000000; oversubscribed no"))
       << result.text;  // wrapped before 100 columns
@@ -126,8 +126,8 @@ TEST(CompareRunsTest, ConfigurationBlockSaysWhatDiffers) {
 
 TEST(CompareRunsTest, RepeatsOfOneConfigurationGiveMeanAndSpread) {
   // Elapsed 10, 12 s: python3 statistics.mean = 11, statistics.stdev = 1.4142135623730951.
-  const ComparisonResult result = Compare(
-      {"a1", "a2", "b"}, {MakeRun(2, 10.0), MakeRun(2, 12.0), MakeRun(4, 8.0)});
+  const ComparisonResult result =
+      Compare({"a1", "a2", "b"}, {MakeRun(2, 10.0), MakeRun(2, 12.0), MakeRun(4, 8.0)});
   ASSERT_EQ(result.groups.size(), 2u);
   EXPECT_EQ(result.groups[0].name, "a1, a2 (n=2)");
   EXPECT_EQ(result.groups[0].runs, (std::vector<size_t>{0, 1}));
@@ -146,10 +146,10 @@ TEST(CompareRunsTest, RepeatsOfOneConfigurationGiveMeanAndSpread) {
 TEST(CompareRunsTest, OnlyChangesBeyondTheNoiseAreRegressions) {
   // Baseline 10, 12 s (mean 11, s 1.414); B 12, 13 s (mean 12.5, s 0.7071, +13.6%):
   // noise = 2 sqrt(2/2 + 0.5/2) = 2.236 > 1.5, so within the noise.
-  const ComparisonResult noisy = Compare(
-      {"a1", "a2", "b1", "b2"},
-      {MakeRun(2, 10.0), MakeRun(2, 12.0), MakeRun(2, 12.0), MakeRun(2, 13.0)},
-      ComparisonOptions{});
+  const ComparisonResult noisy =
+      Compare({"a1", "a2", "b1", "b2"},
+              {MakeRun(2, 10.0), MakeRun(2, 12.0), MakeRun(2, 12.0), MakeRun(2, 13.0)},
+              ComparisonOptions{});
   EXPECT_EQ(noisy.groups.size(), 1u);  // same configuration: all four are repeats
   // The same data with B on a build that differs in the workload key: two configurations.
   std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 12.0), MakeRun(2, 12.0),
@@ -177,8 +177,8 @@ TEST(CompareRunsTest, OnlyChangesBeyondTheNoiseAreRegressions) {
 
 TEST(CompareRunsTest, ExplicitConfigurationsForRunsMetadataCannotTellApart) {
   // Two versions of the code, measured twice each, identical metadata.
-  const std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 10.2),
-                                             MakeRun(2, 12.0), MakeRun(2, 12.1)};
+  const std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 10.2), MakeRun(2, 12.0),
+                                             MakeRun(2, 12.1)};
   const ComparisonResult automatic = Compare({"a1", "a2", "b1", "b2"}, runs);
   EXPECT_EQ(automatic.groups.size(), 1u);
   EXPECT_TRUE(absl::StrContains(automatic.text, "every run has the same configuration"))
@@ -237,8 +237,7 @@ TEST(CompareRunsTest, MetricsExpectedToFallWithMoreCoresAreNotRegressions) {
   EXPECT_EQ(result.regressions, 0);
   // A study with the largest core count as the baseline: slower on fewer cores, as expected.
   result = Compare({"two", "one"}, {two, one});
-  EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status,
-            ChangeStatus::kExpectedWithFewerCores);
+  EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status, ChangeStatus::kExpectedWithFewerCores);
   EXPECT_EQ(Metric(result, "Event Rate (Elapsed Time)").groups[1].status,
             ChangeStatus::kExpectedWithFewerCores);
   EXPECT_EQ(result.regressions, 0);
@@ -251,8 +250,7 @@ TEST(CompareRunsTest, MetricsExpectedToFallWithMoreCoresAreNotRegressions) {
 }
 
 TEST(CompareRunsTest, AmdahlFitRefusedWithTwoCoreCounts) {
-  const ComparisonResult result =
-      Compare({"a", "b", "c"}, {MakeRun(1), MakeRun(2), MakeRun(2)});
+  const ComparisonResult result = Compare({"a", "b", "c"}, {MakeRun(1), MakeRun(2), MakeRun(2)});
   EXPECT_FALSE(result.fit.has_value());
   EXPECT_TRUE(absl::StrContains(result.text,
                                 "no Amdahl fit: it needs runs on at least 3 distinct core "
@@ -294,8 +292,9 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
       "  serial fraction 0.206 (20.6%), R\u00B2 0.9983, 1-core time per event 10.04 us\n"
       "  predicted speedup at 16 cores: 3.91x\n"))
       << result.text;
-  EXPECT_TRUE(absl::StrContains(result.text, "left out as oversubscribed (more threads than "
-                                             "usable CPUs): r16\n"))
+  EXPECT_TRUE(absl::StrContains(result.text,
+                                "left out as oversubscribed (more threads than "
+                                "usable CPUs): r16\n"))
       << result.text;
   EXPECT_TRUE(absl::StrContains(
       result.text, "  8 cores: speedup against the fitted 1-core time: measured 3.24x, Amdahl"))
@@ -303,10 +302,11 @@ TEST(CompareRunsTest, AmdahlFitFromThreeCoreCountsMatchesAnIndependentComputatio
   // Against the measured 1-core time: 10 / 6.2 = 1.61, 10 / 4.0 = 2.50, 10 / 3.1 = 3.23,
   // 10 / 9 = 1.11; at 4 cores (s = 0.1414e-6, n = 2; 1 core borrows it) the standard error
   // 2.5 sqrt((0.1414 / 10)^2 / 1 + (0.1414 / 4)^2 / 2) = 0.0718.
-  EXPECT_TRUE(absl::StrContains(
-      result.text, "Measured speedup against 1 core (time per event, mean \u00B1 standard "
-                   "error): 2 cores 1.61x;\n    4 cores 2.50 \u00B1 0.07x; 8 cores 3.23x; "
-                   "16 cores (oversubscribed) 1.11x\n"))
+  EXPECT_TRUE(
+      absl::StrContains(result.text,
+                        "Measured speedup against 1 core (time per event, mean \u00B1 standard "
+                        "error): 2 cores 1.61x;\n    4 cores 2.50 \u00B1 0.07x; 8 cores 3.23x; "
+                        "16 cores (oversubscribed) 1.11x\n"))
       << result.text;
   ASSERT_EQ(result.speedups.size(), 5u);
   EXPECT_EQ(result.speedups[0].speedup.value, 1.0);  // the reference itself
@@ -345,15 +345,18 @@ TEST(CompareRunsTest, JsonAndMarkdown) {
   options.format = ComparisonFormat::kJson;
   const std::string json = Compare({"a", "b"}, {MakeRun(2, 10.0), slower}, options).text;
   EXPECT_TRUE(absl::StrContains(json, "\"runs\": [\"a\", \"b\"],")) << json;
-  EXPECT_TRUE(absl::StrContains(json, "{\"key\": \"code\", \"differs\": true, \"values\": "
-                                      "[\"\", \"new\"]}"))
+  EXPECT_TRUE(absl::StrContains(json,
+                                "{\"key\": \"code\", \"differs\": true, \"values\": "
+                                "[\"\", \"new\"]}"))
       << json;
-  EXPECT_TRUE(absl::StrContains(json, "{\"metric\": \"Elapsed Time\", \"unit\": \"s\", "
-                                      "\"better\": \"lower\", \"expected_with_more_cores\": false, "
-                                      "\"expected_with_fewer_cores\": true"))
+  EXPECT_TRUE(absl::StrContains(json,
+                                "{\"metric\": \"Elapsed Time\", \"unit\": \"s\", "
+                                "\"better\": \"lower\", \"expected_with_more_cores\": false, "
+                                "\"expected_with_fewer_cores\": true"))
       << json;
-  EXPECT_TRUE(absl::StrContains(json, "{\"n\": 1, \"mean\": 15, \"stddev\": null, "
-                                      "\"change_percent\": 50, \"status\": \"regression\"}"))
+  EXPECT_TRUE(absl::StrContains(json,
+                                "{\"n\": 1, \"mean\": 15, \"stddev\": null, "
+                                "\"change_percent\": 50, \"status\": \"regression\"}"))
       << json;
   EXPECT_TRUE(absl::StrContains(json, "\"regressions\": 2,")) << json;
   EXPECT_TRUE(absl::StrContains(json, "\"amdahl_fit\": null,")) << json;
@@ -380,8 +383,8 @@ TEST(CompareRunsTest, EachRunsWarningsAndFindingsAreShown) {
   finding.set_code("cpu_starvation");
   finding.set_severity(v1::Finding::SEVERITY_CRITICAL);
   const std::string text = Compare({"A", "B"}, {a, b}).text;
-  EXPECT_TRUE(absl::StrContains(
-      text, "WARNING (B): the measured code was built without optimisation\n"))
+  EXPECT_TRUE(
+      absl::StrContains(text, "WARNING (B): the measured code was built without optimisation\n"))
       << text;
   EXPECT_FALSE(absl::StrContains(text, "WARNING (A)")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Findings (A): none\n")) << text;
@@ -411,8 +414,7 @@ TEST(CompareRunsTest, TableColumnsLineUpAndControlCharactersAreReplaced) {
 TEST(FormatComparisonTest, IsCompareRunsTextOrTheReason) {
   EXPECT_EQ(FormatComparison({"a", "b"}, {MakeRun(1), MakeRun(2)}, {}),
             Compare({"a", "b"}, {MakeRun(1), MakeRun(2)}).text);
-  EXPECT_EQ(FormatComparison({"a"}, {MakeRun(1)}, {}),
-            "compare needs at least two runs, got 1\n");
+  EXPECT_EQ(FormatComparison({"a"}, {MakeRun(1)}, {}), "compare needs at least two runs, got 1\n");
 }
 
 }  // namespace

@@ -12,9 +12,9 @@ TEST(DisplayWidthTest, AsciiCountsOneColumnPerByte) {
 }
 
 TEST(DisplayWidthTest, MultiByteCharactersCountOneColumn) {
-  EXPECT_EQ(DisplayWidth("\xE2\x94\x82"), 1u);           // U+2502 box drawing
-  EXPECT_EQ(DisplayWidth("  \xE2\x80\xA2 Min"), 7u);     // bullet
-  EXPECT_EQ(DisplayWidth("\xC3\xA9t\xC3\xA9"), 3u);      // "été"
+  EXPECT_EQ(DisplayWidth("\xE2\x94\x82"), 1u);        // U+2502 box drawing
+  EXPECT_EQ(DisplayWidth("  \xE2\x80\xA2 Min"), 7u);  // bullet
+  EXPECT_EQ(DisplayWidth("\xC3\xA9t\xC3\xA9"), 3u);   // "été"
   EXPECT_EQ(DisplayWidth("\xE2\x94\x8F\xE2\x94\x81"), 2u);
 }
 
@@ -25,15 +25,19 @@ TEST(DisplayWidthTest, WideCharactersCountTwoColumns) {
 
 TEST(DisplayWidthTest, CombiningMarksCountZero) {
   EXPECT_EQ(DisplayWidth("e\xCC\x81"), 1u);  // e + U+0301 combining acute
-  EXPECT_EQ(DisplayWidth("a\xE2\x80\x8B" "b"), 2u);  // zero-width space
+  EXPECT_EQ(DisplayWidth("a\xE2\x80\x8B"
+                         "b"),
+            2u);  // zero-width space
 }
 
 TEST(DisplayWidthTest, InvalidBytesCountOneEach) {
   EXPECT_EQ(DisplayWidth("\xFF\xFE"), 2u);
-  EXPECT_EQ(DisplayWidth("\xE2\x94"), 2u);          // truncated 3-byte sequence
-  EXPECT_EQ(DisplayWidth("\xC0\xAF"), 2u);          // overlong encoding of '/'
-  EXPECT_EQ(DisplayWidth("\xED\xA0\x80"), 3u);      // UTF-16 surrogate
-  EXPECT_EQ(DisplayWidth("a\x80" "b"), 3u);         // stray continuation byte
+  EXPECT_EQ(DisplayWidth("\xE2\x94"), 2u);      // truncated 3-byte sequence
+  EXPECT_EQ(DisplayWidth("\xC0\xAF"), 2u);      // overlong encoding of '/'
+  EXPECT_EQ(DisplayWidth("\xED\xA0\x80"), 3u);  // UTF-16 surrogate
+  EXPECT_EQ(DisplayWidth("a\x80"
+                         "b"),
+            3u);  // stray continuation byte
 }
 
 TEST(ReplaceControlCharactersTest, ReplacesOnlyControlCharacters) {

@@ -184,8 +184,8 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
   const bool subtitle = !options.subtitle.empty();
   const double top = subtitle ? 62 : 46;  // title, subtitle, summary line
   const auto summary_line = [&](double y, const std::string& text) {
-    return absl::StrCat("<text class=\"summary\" x=\"", Num(kMargin), "\" y=\"", Num(y),
-                        "\">", XmlEscape(text), "</text>\n");
+    return absl::StrCat("<text class=\"summary\" x=\"", Num(kMargin), "\" y=\"", Num(y), "\">",
+                        XmlEscape(text), "</text>\n");
   };
   const auto subtitle_line = [&]() -> std::string {
     if (!subtitle) return "";
@@ -197,8 +197,8 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
   if (graph.total_samples <= 0 || analysis->nodes.empty()) {
     const double height = top + 40;
     graph.svg = absl::StrCat(
-        Open(options, height, 0, plot_width), subtitle_line(),
-        "<text class=\"no-samples\" x=\"", options.width / 2, "\" y=\"", Num(top + 16),
+        Open(options, height, 0, plot_width), subtitle_line(), "<text class=\"no-samples\" x=\"",
+        options.width / 2, "\" y=\"", Num(top + 16),
         "\" text-anchor=\"middle\" font-size=\"13\">No samples in this profile</text>\n</svg>\n");
     return graph;
   }
@@ -215,7 +215,7 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
   std::vector<const std::string*> label_of(n);
   for (size_t i = 0; i < n; ++i) {
     const int frame = nodes[i].frame;
-    label_of[i] = i == 0 ? &frame_labels[root_label]
+    label_of[i] = i == 0                                        ? &frame_labels[root_label]
                   : frame >= 0 && frame < merged->frames_size() ? &frame_labels[frame]
                                                                 : &frame_labels[root_label + 1];
   }
@@ -311,9 +311,9 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
   const double height = bottom_line + 10;
   std::string out = Open(options, height, graph.total_samples, plot_width);
   absl::StrAppend(&out, subtitle_line());
-  std::string summary = absl::StrFormat(
-      "%s, %.3f s at %.4g s per sample; %d frames drawn", Samples(graph.total_samples),
-      analysis->total_seconds, analysis->seconds_per_sample, graph.drawn_frames);
+  std::string summary = absl::StrFormat("%s, %.3f s at %.4g s per sample; %d frames drawn",
+                                        Samples(graph.total_samples), analysis->total_seconds,
+                                        analysis->seconds_per_sample, graph.drawn_frames);
   if (graph.hidden_frames > 0) {
     absl::StrAppend(&summary, absl::StrFormat(", %d hidden (narrower than %.2g px, deeper than "
                                               "%d levels, or beyond the %d widest)",
@@ -338,13 +338,13 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
     absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(labels(i), node)),
                     "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
                     "\" height=\"", options.frame_height - 1, "\" fill=\"",
-                    FlameColor(short_label(i)), "\" rx=\"2\"/><text x=\"", Num(x + 3),
-                    "\" y=\"", Num(y + options.frame_height - 4.5), "\">",
+                    FlameColor(short_label(i)), "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
+                    Num(y + options.frame_height - 4.5), "\">",
                     XmlEscape(Elide(short_label(i), fit)), "</text></g>\n");
   }
   out += "</g>\n";
-  absl::StrAppend(&out, "<text class=\"details\" x=\"", Num(kMargin), "\" y=\"",
-                  Num(bottom_line), "\"> </text>\n");
+  absl::StrAppend(&out, "<text class=\"details\" x=\"", Num(kMargin), "\" y=\"", Num(bottom_line),
+                  "\"> </text>\n");
   absl::StrAppend(&out, "<text class=\"matched\" x=\"", Num(options.width - kMargin), "\" y=\"",
                   Num(bottom_line), "\" text-anchor=\"end\"> </text>\n");
   if (options.search_script) out += kSearchScript;

@@ -34,8 +34,8 @@ struct FlameGraphOptions {
   std::string title = "Flame graph";
   // A second line under the title (e.g. the worker); "" for none.
   std::string subtitle = {};
-  int width = 1200;         // pixels, the whole image
-  int frame_height = 16;    // pixels per stack level
+  int width = 1200;       // pixels, the whole image
+  int frame_height = 16;  // pixels per stack level
   // Frames narrower than this are not drawn (nor their callees, which are narrower still).
   double min_frame_width_px = 0.1;
   // At most this many frames are drawn (the widest; a frame's callers always are).
@@ -52,7 +52,7 @@ struct FlameGraphOptions {
 struct FlameGraph {
   std::string svg;
   int64_t total_samples = 0;
-  int64_t drawn_frames = 0;   // including the root
+  int64_t drawn_frames = 0;  // including the root
   // Frames with samples that were not drawn (too narrow, too deep, or over max_frames).
   int64_t hidden_frames = 0;
 };

@@ -25,9 +25,7 @@ v1::Profile Tree(const std::vector<NodeSpec>& nodes, int64_t root_count = 0,
 }
 
 // main(10) -> a(6) -> c(2); main -> b(3). Exclusive: main 1, a 4, b 3, c 2.
-v1::Profile KnownTree() {
-  return Tree({{0, "main", 10}, {1, "a", 6}, {1, "b", 3}, {2, "c", 2}});
-}
+v1::Profile KnownTree() { return Tree({{0, "main", 10}, {1, "a", 6}, {1, "b", 3}, {2, "c", 2}}); }
 
 int Count(const std::string& text, const std::string& needle) {
   int count = 0;
@@ -149,8 +147,7 @@ TEST(FlameGraphTest, TitlesAndTextAreEscaped) {
 TEST(FlameGraphTest, LabelsElidedToTheFrameWidth) {
   const std::string long_name(300, 'x');
   // The long frame gets a tenth of the width: 118 px, about 16 characters.
-  absl::StatusOr<FlameGraph> graph =
-      RenderFlameGraph(Tree({{0, "main", 10}, {1, long_name, 1}}));
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(Tree({{0, "main", 10}, {1, long_name, 1}}));
   ASSERT_TRUE(graph.ok());
   const std::map<std::string, DrawnFrame> frames = Frames(graph->svg);
   const DrawnFrame& frame = frames.at(long_name);

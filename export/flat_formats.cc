@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_split.h"
 #include "export/display_width.h"
 #include "export/tables.h"
@@ -50,8 +50,8 @@ std::string CsvField(absl::string_view raw) {
 }
 
 std::string MarkdownCell(absl::string_view raw) {
-  const std::string text =
-      export_internal::ReplaceControlCharacters(absl::StrReplaceAll(raw, {{"\n", " "}, {"\r", " "}}));
+  const std::string text = export_internal::ReplaceControlCharacters(
+      absl::StrReplaceAll(raw, {{"\n", " "}, {"\r", " "}}));
   return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"|", "\\|"}});
 }
 
@@ -167,8 +167,7 @@ std::vector<FlatMetric> HeadlineFlatMetrics(const v1::AggregatedMetrics& metrics
   add("chunk_cpu_seconds", cpu.has_chunk_cpu_seconds(), cpu.chunk_cpu_seconds(), "s");
   add("chunk_run_queue_wait_seconds", cpu.has_chunk_run_queue_wait_seconds(),
       cpu.chunk_run_queue_wait_seconds(), "s");
-  add("chunk_blocked_seconds", cpu.has_chunk_blocked_seconds(), cpu.chunk_blocked_seconds(),
-      "s");
+  add("chunk_blocked_seconds", cpu.has_chunk_blocked_seconds(), cpu.chunk_blocked_seconds(), "s");
   add("summed_chunk_wall_seconds", metrics.workflow().has_summed_chunk_wall_seconds(),
       metrics.workflow().summed_chunk_wall_seconds(), "s");
   return out;
@@ -195,8 +194,7 @@ std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric
     absl::StrAppend(&out, CsvField(key), ",", SeverityName(finding.severity()), ",severity\n");
     for (const v1::FindingNumber& number : finding.numbers()) {
       absl::StrAppend(&out, CsvField(absl::StrCat(key, ".", number.key())), ",",
-                      NumberText(number.value()).value_or(""), ",", CsvField(number.unit()),
-                      "\n");
+                      NumberText(number.value()).value_or(""), ",", CsvField(number.unit()), "\n");
     }
   }
   for (const FlatMetric& metric : metrics) {
@@ -212,21 +210,21 @@ std::string JsonNumber(const std::optional<double>& value) {
 
 std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
   const v1::AggregatedMetrics& aggregated = measurement.metrics();
-  std::string out = absl::StrCat("{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
-                                 ",\n  \"findings_evaluated\": ",
-                                 aggregated.findings_evaluated() ? "true" : "false",
-                                 ",\n  \"findings\": [");
+  std::string out = absl::StrCat(
+      "{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
+      ",\n  \"findings_evaluated\": ", aggregated.findings_evaluated() ? "true" : "false",
+      ",\n  \"findings\": [");
   for (int i = 0; i < aggregated.findings_size(); ++i) {
     const v1::Finding& f = aggregated.findings(i);
-    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"severity\": ",
-                    JsonQuote(SeverityName(f.severity())), ", \"code\": ", JsonQuote(f.code()),
-                    ", \"title\": ", JsonQuote(f.title()), ",\n     \"evidence\": ",
-                    JsonQuote(f.evidence()), ",\n     \"suggestion\": ", JsonQuote(f.suggestion()),
-                    ",\n     \"numbers\": {");
+    absl::StrAppend(
+        &out, i == 0 ? "\n" : ",\n", "    {\"severity\": ", JsonQuote(SeverityName(f.severity())),
+        ", \"code\": ", JsonQuote(f.code()), ", \"title\": ", JsonQuote(f.title()),
+        ",\n     \"evidence\": ", JsonQuote(f.evidence()),
+        ",\n     \"suggestion\": ", JsonQuote(f.suggestion()), ",\n     \"numbers\": {");
     for (int n = 0; n < f.numbers_size(); ++n) {
       absl::StrAppend(&out, n == 0 ? "" : ", ", JsonQuote(f.numbers(n).key()),
-                      ": {\"value\": ", JsonNumber(f.numbers(n).value()), ", \"unit\": ",
-                      JsonQuote(f.numbers(n).unit()), "}");
+                      ": {\"value\": ", JsonNumber(f.numbers(n).value()),
+                      ", \"unit\": ", JsonQuote(f.numbers(n).unit()), "}");
     }
     out += "}}";
   }
@@ -244,8 +242,9 @@ std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetri
   for (const FlatMetric& metric : metrics) {
     const int uses = ++seen[metric.key];
     std::string key = uses == 1 ? metric.key : absl::StrCat(metric.key, "#", uses);
-    absl::StrAppend(&out, order.empty() ? "\n" : ",\n", "    ", JsonQuote(key), ": {\"value\": ",
-                    JsonNumber(metric.value), ", \"unit\": ", JsonQuote(metric.unit), "}");
+    absl::StrAppend(&out, order.empty() ? "\n" : ",\n", "    ", JsonQuote(key),
+                    ": {\"value\": ", JsonNumber(metric.value),
+                    ", \"unit\": ", JsonQuote(metric.unit), "}");
     order.push_back(std::move(key));
   }
   absl::StrAppend(&out, order.empty() ? "}" : "\n  }", ",\n  \"order\": [");
@@ -264,12 +263,12 @@ std::string Markdown(const v1::Measurement& measurement) {
       MarkdownCell(measurement.metadata().name().empty() ? "measurement"
                                                          : measurement.metadata().name()),
       "\n\n");
-  for (absl::string_view line : absl::StrSplit(FormatRunHeader(measurement), '\n',
-                                               absl::SkipEmpty())) {
+  for (absl::string_view line :
+       absl::StrSplit(FormatRunHeader(measurement), '\n', absl::SkipEmpty())) {
     const size_t colon = line.find(": ");
     if (colon == absl::string_view::npos) continue;
-    absl::StrAppend(&out, "- **", MarkdownCell(line.substr(0, colon)), "**: ",
-                    MarkdownCell(line.substr(colon + 2)), "\n");
+    absl::StrAppend(&out, "- **", MarkdownCell(line.substr(0, colon)),
+                    "**: ", MarkdownCell(line.substr(colon + 2)), "\n");
   }
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   out += "\n#### Findings\n\n";
@@ -283,8 +282,8 @@ std::string Markdown(const v1::Measurement& measurement) {
   }
   for (const v1::Finding& f : metrics.findings()) {
     absl::StrAppend(&out, "- **", SeverityLabel(f.severity()), "** ", MarkdownCell(f.title()),
-                    "<br>", MarkdownCell(f.evidence()), "<br>*Try:* ",
-                    MarkdownCell(f.suggestion()), "\n");
+                    "<br>", MarkdownCell(f.evidence()), "<br>*Try:* ", MarkdownCell(f.suggestion()),
+                    "\n");
   }
   TableOptions options;
   options.unicode = true;

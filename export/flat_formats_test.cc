@@ -8,8 +8,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "aggregation/aggregate.h"
 #include "absl/strings/str_split.h"
+#include "aggregation/aggregate.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
@@ -69,13 +69,13 @@ TEST(AllFlatMetricsTest, HeadlineThenOriginalKeysThenAdditions) {
   for (size_t i = headline.size() + original.size(); i < all.size(); ++i) {
     added.push_back(all[i].key);
   }
-  EXPECT_EQ(added, (std::vector<std::string>{
-                       "window_seconds", "avg_workers_over_window", "core_seconds",
-                       "avg_cores_over_window", "parallel_efficiency",
-                       "task_execution_core_efficiency", "num_retried_chunks",
-                       "chunk_duration_p50", "chunk_duration_p90", "chunk_duration_p95",
-                       "chunk_duration_p99", "section_stats.jets.time.total",
-                       "section_stats.jets.time.mean", "section_stats.jets.time.share_of_chunk_time"}));
+  EXPECT_EQ(added,
+            (std::vector<std::string>{
+                "window_seconds", "avg_workers_over_window", "core_seconds",
+                "avg_cores_over_window", "parallel_efficiency", "task_execution_core_efficiency",
+                "num_retried_chunks", "chunk_duration_p50", "chunk_duration_p90",
+                "chunk_duration_p95", "chunk_duration_p99", "section_stats.jets.time.total",
+                "section_stats.jets.time.mean", "section_stats.jets.time.share_of_chunk_time"}));
 }
 
 TEST(FormatFlatMetricsTest, CsvHasHeaderQuotingAndEmptyNone) {
@@ -117,8 +117,7 @@ TEST(FormatFlatMetricsTest, JsonIsKeyedAndKeepsOrderUnitsAndNull) {
     }
   }
   // .metrics.total_events.value
-  EXPECT_EQ(metrics.at("total_events").struct_value().fields().at("value").number_value(),
-            1233000);
+  EXPECT_EQ(metrics.at("total_events").struct_value().fields().at("value").number_value(), 1233000);
   // An empty measurement is still valid JSON.
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(
                   FormatFlatMetrics(v1::Measurement(), FlatFormat::kJson), &value)
@@ -181,12 +180,14 @@ TEST(FormatFlatMetricsTest, FindingsComeFirstInEveryFormat) {
 TEST(FormatFlatMetricsTest, MarkdownRendersTheHumanTables) {
   const std::string md = FormatFlatMetrics(Sample(), FlatFormat::kMarkdown);
   EXPECT_TRUE(absl::StartsWith(md, "### roastcoffea: run \"1\" \n\n- **Measurement**: ")) << md;
-  EXPECT_TRUE(absl::StrContains(md, "\n#### Event Processing Metrics\n\n| Metric | Value |\n"
-                                    "| --- | ---: |\n| Total Events | 1,233,000 |\n"))
+  EXPECT_TRUE(absl::StrContains(md,
+                                "\n#### Event Processing Metrics\n\n| Metric | Value |\n"
+                                "| --- | ---: |\n| Total Events | 1,233,000 |\n"))
       << md;
   // Real columns, numbers right-aligned; the dataset's '|' escaped.
-  EXPECT_TRUE(absl::StrContains(md, "| Section | Kind | Chunks | Total | Share | Mean | p50 | p95 |\n"
-                                    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"))
+  EXPECT_TRUE(absl::StrContains(md,
+                                "| Section | Kind | Chunks | Total | Share | Mean | p50 | p95 |\n"
+                                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"))
       << md;
   EXPECT_FALSE(absl::StrContains(md, "cpu_efficiency")) << "raw keys are for csv/json";
   for (absl::string_view line : absl::StrSplit(md, '\n', absl::SkipEmpty())) {
@@ -243,7 +244,8 @@ TEST(FormatFlatMetricsTest, CsvAndMarkdownCarryNoControlCharacters) {
     const std::string out = FormatFlatMetrics(measurement, format);
     for (char c : out) {
       EXPECT_TRUE(c == '\n' || (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f))
-          << static_cast<int>(c) << " in\n" << out;
+          << static_cast<int>(c) << " in\n"
+          << out;
     }
     EXPECT_TRUE(absl::StrContains(out, "evil?]0;title??[2J")) << out;
   }

@@ -9,11 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "store/atomic_file.h"
 #include "export/flame_graph.h"
 #include "export/profile_tables.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
+#include "store/atomic_file.h"
 
 namespace roastcoffea {
 namespace {
@@ -97,19 +97,17 @@ void AppendProfileSection(const v1::Measurement& measurement, std::string* out) 
       TopStacksTable(*merged, "Top Stacks (all workers)", table_options);
   if (!graph.ok() || !table.ok()) {
     absl::StrAppend(out, "<p class=\"profile-error\">The profiles cannot be shown: ",
-                    XmlEscape((graph.ok() ? table.status() : graph.status()).message()),
-                    "</p>\n");
+                    XmlEscape((graph.ok() ? table.status() : graph.status()).message()), "</p>\n");
     return;
   }
-  absl::StrAppend(out, "<p class=\"profile-header\">", HtmlEscape(ProfileHeader(*merged)),
-                  merged_count > 1 ? absl::StrCat(" (merged over ", merged_count, " profiles)")
-                                   : std::string(),
-                  "</p>\n<figure class=\"flame-graph\" id=\"flame-graph\">\n", graph->svg,
-                  "<figcaption>Flame graph: width is the share of samples; hover a frame for its "
-                  "samples and seconds.</figcaption>\n</figure>\n");
+  absl::StrAppend(
+      out, "<p class=\"profile-header\">", HtmlEscape(ProfileHeader(*merged)),
+      merged_count > 1 ? absl::StrCat(" (merged over ", merged_count, " profiles)") : std::string(),
+      "</p>\n<figure class=\"flame-graph\" id=\"flame-graph\">\n", graph->svg,
+      "<figcaption>Flame graph: width is the share of samples; hover a frame for its "
+      "samples and seconds.</figcaption>\n</figure>\n");
   absl::StrAppend(out, "<div class=\"table-wrap\"><table class=\"profile-stacks\">\n<caption>",
-                  HtmlEscape(table->title),
-                  "</caption>\n<tr>");
+                  HtmlEscape(table->title), "</caption>\n<tr>");
   for (const std::string& column : table->header) {
     absl::StrAppend(out, "<th>", HtmlEscape(column), "</th>");
   }
@@ -118,8 +116,7 @@ void AppendProfileSection(const v1::Measurement& measurement, std::string* out) 
     *out += "<tr>";
     for (size_t c = 0; c < row.size(); ++c) {
       const bool number = c < table->right_aligned.size() && table->right_aligned[c];
-      absl::StrAppend(out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(row[c]),
-                      "</td>");
+      absl::StrAppend(out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(row[c]), "</td>");
     }
     *out += "</tr>\n";
   }
@@ -156,8 +153,7 @@ void AppendSummaryTable(const SummaryTable& table, std::string* out) {
     for (size_t c = 0; c < cells.size(); ++c) {
       const bool number =
           key_value ? c == 1 : c < table.right_aligned.size() && table.right_aligned[c];
-      absl::StrAppend(out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(cells[c]),
-                      "</td>");
+      absl::StrAppend(out, number ? "<td class=\"value\">" : "<td>", HtmlEscape(cells[c]), "</td>");
     }
     *out += "</tr>\n";
   }
@@ -167,9 +163,8 @@ void AppendSummaryTable(const SummaryTable& table, std::string* out) {
 // Up to six headline numbers, each the value of a summary-table row (same label, same
 // formatting as the terminal); a figure the measurement does not know is left out.
 void AppendKeyFigures(const std::vector<SummaryTable>& tables, std::string* out) {
-  constexpr const char* kLabels[] = {"Elapsed Time",   "Total Events",
-                                     "Event Rate (Elapsed Time)", "CPU Efficiency",
-                                     "Data Rate",      "Total Chunks"};
+  constexpr const char* kLabels[] = {"Elapsed Time",   "Total Events", "Event Rate (Elapsed Time)",
+                                     "CPU Efficiency", "Data Rate",    "Total Chunks"};
   std::string cards;
   for (const char* label : kLabels) {
     for (const SummaryTable& table : tables) {
@@ -228,8 +223,7 @@ void AppendRunDetails(const v1::Measurement& measurement, const std::string& nam
 
 std::string HtmlEscape(absl::string_view text) { return XmlEscape(text); }
 
-std::string RenderHtmlReport(const v1::Measurement& measurement,
-                             const HtmlReportOptions& options) {
+std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlReportOptions& options) {
   const v1::MeasurementMetadata& metadata = measurement.metadata();
   const std::string name = metadata.name().empty() ? "measurement" : metadata.name();
   TableOptions table_options;
@@ -257,8 +251,9 @@ std::string RenderHtmlReport(const v1::Measurement& measurement,
   absl::StrAppend(&out, "<p class=\"subtitle\">", absl::StrJoin(subtitle, " \u00b7 "), "</p>\n");
 
   // Contents: every section of the page, plot groups included.
-  out += "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong>\n<ul>\n"
-         "<li><a href=\"#headline\">Key figures and findings</a></li>\n";
+  out +=
+      "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong>\n<ul>\n"
+      "<li><a href=\"#headline\">Key figures and findings</a></li>\n";
   if (measurement.warnings_size() > 0) out += "<li><a href=\"#warnings\">Warnings</a></li>\n";
   out += "<li><a href=\"#summary\">Summary tables</a></li>\n";
   for (size_t g = 0; g < groups.size(); ++g) {

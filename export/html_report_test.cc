@@ -49,13 +49,14 @@ TEST(RenderHtmlReportTest, TitleTablesAndEveryPlot) {
   const std::string html = RenderHtmlReport(measurement);
   EXPECT_TRUE(absl::StartsWith(html, "<!DOCTYPE html>"));
   EXPECT_TRUE(absl::StrContains(
-      html, "<title>roastcoffea report: &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; "
-            "&quot;run&quot;</title>"))
+      html,
+      "<title>roastcoffea report: &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; "
+      "&quot;run&quot;</title>"))
       << html.substr(0, 600);
-  for (const char* title : {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics",
-                            "Resource Utilization", "Timing Breakdown",
-                            "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
-                            "Failed Chunks"}) {
+  for (const char* title :
+       {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics", "Resource Utilization",
+        "Timing Breakdown", "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
+        "Failed Chunks"}) {
     EXPECT_TRUE(absl::StrContains(html, "<caption>" + HtmlEscape(title) + "</caption>")) << title;
   }
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
@@ -110,8 +111,8 @@ TEST(RenderHtmlReportTest, HeadlineContentsAndPlotGroups) {
   EXPECT_TRUE(absl::StrContains(html, "<figure class=\"plot wide\" id=\"plot-chunk-gantt\">"));
   // A figure's caption says what the plot leaves out, never its title again.
   for (const ReportPlot& plot : BuildReportPlots(measurement)) {
-    EXPECT_FALSE(absl::StrContains(html, absl::StrCat("<figcaption>", HtmlEscape(plot.title),
-                                                      "</figcaption>")))
+    EXPECT_FALSE(absl::StrContains(
+        html, absl::StrCat("<figcaption>", HtmlEscape(plot.title), "</figcaption>")))
         << plot.id;
   }
 }
@@ -125,8 +126,9 @@ TEST(RenderHtmlReportTest, ConstantPlotsBecomeOneSentence) {
   }
   const std::string html = RenderHtmlReport(measurement);
   EXPECT_TRUE(absl::StrContains(
-      html, "<li id=\"plot-runtime-vs-events\"><strong>Chunk Runtime vs Number of Events:"
-            "</strong> Every chunk has 25,000 events"))
+      html,
+      "<li id=\"plot-runtime-vs-events\"><strong>Chunk Runtime vs Number of Events:"
+      "</strong> Every chunk has 25,000 events"))
       << html;
   EXPECT_TRUE(absl::StrContains(html, "id=\"plot-runtime-distribution\""));
 }
@@ -162,9 +164,8 @@ TEST(RenderHtmlReportTest, ProfileSectionWithFlameGraphAndTopStacks) {
   int plots = 0;
   for (const ReportPlot& plot : BuildReportPlots(measurement)) plots += plot.svg.empty() ? 0 : 1;
   EXPECT_FALSE(absl::StrContains(RenderHtmlReport(measurement), ">Profile</h2>"));
-  *measurement.add_profiles() =
-      ProfileOf(testing_export::kHostileWorker, {0, 1, 1}, {"main", "std::vector<int>::at", "b"},
-                {10, 6, 3});
+  *measurement.add_profiles() = ProfileOf(testing_export::kHostileWorker, {0, 1, 1},
+                                          {"main", "std::vector<int>::at", "b"}, {10, 6, 3});
   *measurement.add_profiles() = ProfileOf("w2", {0, 1}, {"main", "b"}, {10, 10});
   const std::string html = RenderHtmlReport(measurement);
   EXPECT_EQ(Count(html, "<h2 id=\"profile\">Profile</h2>"), 1);
@@ -178,9 +179,10 @@ TEST(RenderHtmlReportTest, ProfileSectionWithFlameGraphAndTopStacks) {
   EXPECT_TRUE(absl::StrContains(html, "(merged over 2 profiles)"));
   EXPECT_TRUE(absl::StrContains(html, "<caption>Top Stacks (all workers)</caption>"));
   EXPECT_TRUE(absl::StrContains(
-      html, "<tr><td class=\"value\">1</td><td class=\"value\">13</td><td "
-            "class=\"value\">0.130</td><td class=\"value\">65.0%</td><td>b</td><td>main;b</td>"
-            "</tr>"))
+      html,
+      "<tr><td class=\"value\">1</td><td class=\"value\">13</td><td "
+      "class=\"value\">0.130</td><td class=\"value\">65.0%</td><td>b</td><td>main;b</td>"
+      "</tr>"))
       << html;
   // Top stacks show short names (aggregation/profile_frames.h); the hover title the full one.
   EXPECT_TRUE(absl::StrContains(html, "<td>std::vector::at</td>"));

@@ -63,7 +63,11 @@ void BM_RenderFlameGraph(benchmark::State& state) {
   state.counters["drawn_frames"] = static_cast<double>(drawn);
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_RenderFlameGraph)->Arg(10000)->Arg(100000)->Arg(1000000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RenderFlameGraph)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_TopStacksTable(benchmark::State& state) {
   const v1::Profile profile = RandomProfile(static_cast<int>(state.range(0)));

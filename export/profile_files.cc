@@ -13,15 +13,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "aggregation/profile.h"
 #include "aggregation/profile_frames.h"
-#include "store/atomic_file.h"
 #include "export/profile_tables.h"
+#include "store/atomic_file.h"
 
 namespace roastcoffea {
 namespace {
@@ -30,8 +29,10 @@ constexpr size_t kMaxStemPart = 64;
 
 // What a profile is called in titles and errors.
 std::string Describe(const v1::Profile& profile) {
-  std::string out = profile.worker().empty() ? "all workers" : absl::StrCat("worker ", profile.worker());
-  if (!profile.task_prefix().empty()) absl::StrAppend(&out, ", task prefix ", profile.task_prefix());
+  std::string out =
+      profile.worker().empty() ? "all workers" : absl::StrCat("worker ", profile.worker());
+  if (!profile.task_prefix().empty())
+    absl::StrAppend(&out, ", task prefix ", profile.task_prefix());
   if (!profile.section().empty()) absl::StrAppend(&out, ", section ", profile.section());
   return out;
 }
@@ -69,8 +70,7 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
     return absl::Status(graph.status().code(),
                         absl::StrCat(subtitle, ": ", graph.status().message()));
   }
-  if (absl::Status status = WriteOutputFileAtomically(folded_path, folded->text);
-      !status.ok()) {
+  if (absl::Status status = WriteOutputFileAtomically(folded_path, folded->text); !status.ok()) {
     return status;
   }
   return WriteOutputFileAtomically(svg_path, graph->svg);
@@ -81,8 +81,8 @@ absl::Status WriteOne(const v1::Profile& profile, const std::string& folded_path
 std::string SanitizeFileNamePart(absl::string_view text) {
   std::string out;
   for (char c : text) {
-    const bool keep = absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' ||
-                      c == '_' || c == '-';
+    const bool keep =
+        absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
     const char next = keep ? c : '-';
     if (next == '-' && !out.empty() && out.back() == '-') continue;
     out.push_back(next);
@@ -109,8 +109,8 @@ std::vector<std::string> ProfileFileStems(const v1::Measurement& measurement) {
       if (!stem.empty()) break;
     }
     if (stem.empty()) stem = "all-workers";
-    const std::string scope =
-        SanitizeFileNamePart(!profile.task_prefix().empty() ? profile.task_prefix() : profile.section());
+    const std::string scope = SanitizeFileNamePart(
+        !profile.task_prefix().empty() ? profile.task_prefix() : profile.section());
     if (!scope.empty()) absl::StrAppend(&stem, ".", scope);
     std::string unique = stem;
     if (taken.contains(unique)) {
@@ -170,8 +170,8 @@ absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string
     return candidate;
   }
   if (problems != nullptr) *problems = reasons;
-  return absl::FailedPreconditionError(absl::StrCat(
-      "no writable directory for the profile files: ", absl::StrJoin(reasons, "; ")));
+  return absl::FailedPreconditionError(
+      absl::StrCat("no writable directory for the profile files: ", absl::StrJoin(reasons, "; ")));
 }
 
 absl::StatusOr<WrittenProfileFiles> WriteProfileFiles(const v1::Measurement& measurement,
@@ -205,9 +205,9 @@ absl::StatusOr<WrittenProfileFiles> WriteProfileFiles(const v1::Measurement& mea
   for (int i = 0; i < per_profile; ++i) {
     const std::string folded = absl::StrCat(base, "profile.", stems[i], ".folded");
     const std::string svg = absl::StrCat(base, "flamegraph.", stems[i], ".svg");
-    if (absl::Status status = WriteOne(measurement.profiles(i), folded, svg,
-                                       Describe(measurement.profiles(i)), options,
-                                       &folded_budget, &written);
+    if (absl::Status status =
+            WriteOne(measurement.profiles(i), folded, svg, Describe(measurement.profiles(i)),
+                     options, &folded_budget, &written);
         !status.ok()) {
       return status;
     }

@@ -69,9 +69,9 @@ TEST(WriteProfileFilesTest, MergedAndPerWorkerFiles) {
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(written->merge_problem, "");
   EXPECT_EQ(written->paths, (std::vector<std::string>{
-                          dir + "/profile.folded", dir + "/flamegraph.svg",
-                          dir + "/profile.tcp-h-1.folded", dir + "/flamegraph.tcp-h-1.svg",
-                          dir + "/profile.tcp-h-2.folded", dir + "/flamegraph.tcp-h-2.svg"}));
+                                dir + "/profile.folded", dir + "/flamegraph.svg",
+                                dir + "/profile.tcp-h-1.folded", dir + "/flamegraph.tcp-h-1.svg",
+                                dir + "/profile.tcp-h-2.folded", dir + "/flamegraph.tcp-h-2.svg"}));
   EXPECT_EQ(Read(dir + "/profile.folded"), "main <x&y> 1\nmain;a 4\nmain;b 3\n")
       << Read(dir + "/profile.folded");
   EXPECT_EQ(Read(dir + "/profile.tcp-h-1.folded"), "main;a 4\nmain;b 1\n");
@@ -92,8 +92,9 @@ TEST(WriteProfileFilesTest, FoldedStacksStartAtTheProcessorWithFullNames) {
   mkdir(dir.c_str(), 0755);
   v1::Measurement measurement;
   *measurement.add_profiles() =
-      Folded("w", "start_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
-                  "ns::Process<int>(long) 3\nstart_thread 1\n");
+      Folded("w",
+             "start_thread;roastcoffea::ThreadPoolExecutor::WorkerLoop(int);"
+             "ns::Process<int>(long) 3\nstart_thread 1\n");
   ASSERT_TRUE(WriteProfileFiles(measurement, dir).ok());
   EXPECT_EQ(Read(dir + "/profile.w.folded"),
             "(executor and wrappers) 1\nns::Process<int>(long) 3\n");
@@ -135,10 +136,10 @@ TEST(ProfileOutputTest, FallsBackWhenTheMeasurementIsNotWritable) {
   EXPECT_EQ(problems.size(), 2u);
   // No probe file left behind.
   struct stat info;
-  EXPECT_NE(stat((base + "/run-profile/.roastcoffea-write-test-" + std::to_string(getpid()))
-                     .c_str(),
-                 &info),
-            0);
+  EXPECT_NE(
+      stat((base + "/run-profile/.roastcoffea-write-test-" + std::to_string(getpid())).c_str(),
+           &info),
+      0);
 }
 
 TEST(WriteProfileFilesTest, ErrorsNameTheProblem) {

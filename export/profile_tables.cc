@@ -129,9 +129,11 @@ std::string ProfileHeader(const v1::Profile& profile) {
   }
   if (!profile.host().empty()) absl::StrAppend(&out, " on ", Clean(profile.host()));
   std::vector<std::string> details;
-  if (!profile.source().empty()) details.push_back(absl::StrCat("source ", Clean(profile.source())));
+  if (!profile.source().empty())
+    details.push_back(absl::StrCat("source ", Clean(profile.source())));
   if (profile.threads() > 0) {
-    details.push_back(absl::StrCat(profile.threads(), profile.threads() == 1 ? " thread" : " threads"));
+    details.push_back(
+        absl::StrCat(profile.threads(), profile.threads() == 1 ? " thread" : " threads"));
   }
   if (profile.memory_limit_bytes() > 0) {
     details.push_back(absl::StrCat("memory limit ", Memory(profile.memory_limit_bytes())));
@@ -165,8 +167,7 @@ std::string ProfileHeader(const v1::Profile& profile) {
     details.push_back(absl::StrCat(Thousands(profile.lost_samples()), " lost"));
   }
   if (profile.samples_outside_chunks() > 0) {
-    details.push_back(
-        absl::StrCat(Thousands(profile.samples_outside_chunks()), " outside chunks"));
+    details.push_back(absl::StrCat(Thousands(profile.samples_outside_chunks()), " outside chunks"));
   }
   absl::StrAppend(&out, ": ", absl::StrJoin(details, "; "));
   return out;
@@ -220,9 +221,9 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
   absl::StatusOr<v1::Profile> storage;
   absl::StatusOr<const v1::Profile*> shown =
       Displayed(profile, options.show_wrapper_frames, storage);
-  absl::StatusOr<ProfileAnalysis> analysis =
-      shown.ok() ? AnalyzeProfile(**shown, analysis_options)
-                 : absl::StatusOr<ProfileAnalysis>(shown.status());
+  absl::StatusOr<ProfileAnalysis> analysis = shown.ok()
+                                                 ? AnalyzeProfile(**shown, analysis_options)
+                                                 : absl::StatusOr<ProfileAnalysis>(shown.status());
   if (!analysis.ok()) {
     return absl::Status(analysis.status().code(),
                         absl::StrCat(title, ": ", analysis.status().message()));
@@ -232,8 +233,10 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
   table.header = {"Rank", "Samples", "Seconds", "Percent", "Innermost Frame", "Stack"};
   table.right_aligned = {true, true, true, true, false, false};
   const bool unicode = options.table.unicode;
-  const size_t frame_width = static_cast<size_t>(options.max_frame_width > 1 ? options.max_frame_width : 1);
-  const size_t stack_width = static_cast<size_t>(options.max_stack_width > 1 ? options.max_stack_width : 1);
+  const size_t frame_width =
+      static_cast<size_t>(options.max_frame_width > 1 ? options.max_frame_width : 1);
+  const size_t stack_width =
+      static_cast<size_t>(options.max_stack_width > 1 ? options.max_stack_width : 1);
   int rank = 0;
   for (const RankedStack& stack : analysis->top_stacks) {
     std::vector<std::string> frames;
@@ -283,8 +286,7 @@ absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measureme
     absl::StatusOr<TextTable> functions =
         TopFunctionsTable(*merged, "Top Functions (all workers)", options);
     if (!functions.ok()) return functions.status();
-    absl::StatusOr<TextTable> table =
-        TopStacksTable(*merged, "Top Stacks (all workers)", options);
+    absl::StatusOr<TextTable> table = TopStacksTable(*merged, "Top Stacks (all workers)", options);
     if (!table.ok()) return table.status();
     absl::StrAppend(&out, "\n", ProfileHeader(*merged), " (merged over ", chosen.size(),
                     " profiles)\n\n", FormatTextTable(*functions, options.table), "\n",

@@ -34,8 +34,7 @@ struct ProfileTableOptions {
 
 // `profile` as the tables and flame graphs show it: CollapseWrapperFrames unless
 // `show_wrapper_frames`. Errors of the profile library.
-absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile,
-                                              bool show_wrapper_frames);
+absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile, bool show_wrapper_frames);
 
 // The top-functions table of `profile` (aggregation/profile_frames.h TopFunctions, after
 // ProfileForDisplay): Rank, Self s, Self %, Total s, Total %, Function (short name; the

@@ -80,8 +80,8 @@ TEST(TopStacksTableTest, RankedExclusiveStacks) {
 }
 
 TEST(TopStacksTableTest, LongFramesElidedAndControlCharactersReplaced) {
-  const std::string name = "std::vector<std::pair<int, double>>::emplace_back\x1b[31m" +
-                           std::string(100, 'z');
+  const std::string name =
+      "std::vector<std::pair<int, double>>::emplace_back\x1b[31m" + std::string(100, 'z');
   ProfileTableOptions options;
   options.max_frame_width = 30;
   options.max_stack_width = 40;
@@ -204,7 +204,8 @@ TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks (all workers)")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "(merged over 2 profiles)")) << *text;
   // Merged: main;b has 3 + 10 = 13 of 20 samples.
-  EXPECT_TRUE(absl::StrContains(*text, "|    1 |      13 |   0.130 |   65.0% | b               | main;b   |"))
+  EXPECT_TRUE(absl::StrContains(
+      *text, "|    1 |      13 |   0.130 |   65.0% | b               | main;b   |"))
       << *text;
   EXPECT_FALSE(absl::StrContains(*text, "\u2502"));
 

@@ -6,8 +6,8 @@
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "export/html_report.h"
-#include "ingest/legacy_measurement.h"
 #include "export/test_measurement.h"
+#include "ingest/legacy_measurement.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -67,10 +67,12 @@ void BM_ParseLegacyMeasurement(benchmark::State& state) {
   std::string records;
   std::string info;
   for (int64_t i = 0; i < state.range(0); ++i) {
-    absl::StrAppend(&records, i ? "," : "", "{\"t_start\": 1767268800.25, \"t_end\": 1767268801.25, ",
+    absl::StrAppend(&records, i ? "," : "",
+                    "{\"t_start\": 1767268800.25, \"t_end\": 1767268801.25, ",
                     "\"duration\": 1.0, \"num_events\": 1000, \"file\": \"f", i,
                     ".root\", \"entry_start\": 0, \"entry_stop\": 1000, \"timing\": {\"a\": 0.5}}");
-    absl::StrAppend(&info, i ? "," : "", "\"('f", i, ".root', 0, 1000)\": [1767268800.25, 1767268801.25, 1000]");
+    absl::StrAppend(&info, i ? "," : "", "\"('f", i,
+                    ".root', 0, 1000)\": [1767268800.25, 1767268801.25, 1000]");
   }
   LegacyMeasurementFiles files;
   files.metrics_json = absl::StrCat("{\"total_events\": 1000, \"raw_chunk_metrics\": [", records,

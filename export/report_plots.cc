@@ -112,9 +112,8 @@ bool AllEqual(const std::vector<double>& values) {
 std::vector<int> TimeOrder(const v1::WorkerSeries& worker) {
   std::vector<int> order(static_cast<size_t>(worker.time_unix_ns_size()));
   for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[static_cast<size_t>(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return worker.time_unix_ns(a) < worker.time_unix_ns(b);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return worker.time_unix_ns(a) < worker.time_unix_ns(b); });
   return order;
 }
 
@@ -239,9 +238,9 @@ void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
   if (series.empty()) return;
   double constant = 0;
   if (Constant(series, &constant)) {
-    plot->note = absl::StrCat(what, ": ", Number(constant), unit,
-                              " for every worker at every sample (", series.size(),
-                              series.size() == 1 ? " series)." : " series).");
+    plot->note =
+        absl::StrCat(what, ": ", Number(constant), unit, " for every worker at every sample (",
+                     series.size(), series.size() == 1 ? " series)." : " series).");
     return;
   }
   LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};
@@ -297,8 +296,8 @@ void Memory(const Context& context, ReportPlot* plot) {
   // The limits the workers report (their last, > 0), drawn when they are on the plot's scale.
   std::set<double> limits;
   for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
-    if (worker.memory_limit_bytes_size() > 0 && worker.memory_limit_bytes(
-            worker.memory_limit_bytes_size() - 1) > 0) {
+    if (worker.memory_limit_bytes_size() > 0 &&
+        worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) > 0) {
       limits.insert(worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) / kMiB);
     }
   }
@@ -383,8 +382,8 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
     // Named as in the tables and traces ("host:pid/thread-k").
     std::string worker = WorkerThreadName(lane.worker, lane.thread_index);
     if (worker.size() > 24) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 23));
-    chart.rows.push_back(absl::StrCat(worker,
-                                      lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
+    chart.rows.push_back(
+        absl::StrCat(worker, lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
     const double span = lane.busy_seconds + lane.idle_seconds;
     idle.push_back(span > 0 ? 100 * lane.idle_seconds / span : 0);
   }
@@ -392,18 +391,18 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
     std::map<std::string, size_t> sections;
     for (size_t r = 0; r < lanes.lanes.size(); ++r) {
       for (const LaneChunk& lane_chunk : lanes.lanes[r].chunks) {
-        const v1::ChunkRecord& chunk = context.measurement.chunks(
-            static_cast<int>(lane_chunk.record));
+        const v1::ChunkRecord& chunk =
+            context.measurement.chunks(static_cast<int>(lane_chunk.record));
         GanttBar bar;
         bar.row = r;
         bar.start = lane_chunk.start_seconds;
         bar.end = lane_chunk.end_seconds;
         bar.color = lanes.dataset_index[lane_chunk.record];
         bar.failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
-        bar.tooltip = absl::StrCat(chunk.dataset(), " ", chunk.file(), " [", chunk.entry_start(),
-                                   ", ", chunk.entry_stop(), "): ", FormatDuration(
-                                       chunk.duration_seconds()),
-                                   bar.failed ? absl::StrCat(" FAILED: ", chunk.error_text()) : "");
+        bar.tooltip =
+            absl::StrCat(chunk.dataset(), " ", chunk.file(), " [", chunk.entry_start(), ", ",
+                         chunk.entry_stop(), "): ", FormatDuration(chunk.duration_seconds()),
+                         bar.failed ? absl::StrCat(" FAILED: ", chunk.error_text()) : "");
         for (const v1::SectionSlice& slice : chunk.slices()) {
           if (slice.depth() != 0) continue;
           const auto [it, added] = sections.emplace(slice.name(), chart.slice_legend.size());
@@ -441,20 +440,21 @@ void ChunkGantt(const Context& context, ReportPlot* plot) {
         b = e;
       }
     }
-    plot->note = absl::StrCat(Thousands(static_cast<int64_t>(lanes.chunk_count)),
-                              " chunks, drawn in ", bins, " time bins per worker thread: opacity "
-                              "is the share of the bin spent in chunks, colour the dataset that "
-                              "ran most.");
+    plot->note =
+        absl::StrCat(Thousands(static_cast<int64_t>(lanes.chunk_count)), " chunks, drawn in ", bins,
+                     " time bins per worker thread: opacity "
+                     "is the share of the bin spent in chunks, colour the dataset that "
+                     "ran most.");
   }
   std::vector<double> sorted = idle;
   std::sort(sorted.begin(), sorted.end());
-  absl::StrAppend(&plot->note, plot->note.empty() ? "" : " ",
-                  absl::StrFormat("Idle between chunks, per worker thread: %.0f %% (min), "
-                                  "%.0f %% (median), %.0f %% (max) of the %s from the first "
-                                  "chunk start to the last end.",
-                                  sorted.front(), sorted[sorted.size() / 2], sorted.back(),
-                                  FormatDuration(lanes.last_end_seconds -
-                                                 lanes.first_start_seconds)));
+  absl::StrAppend(
+      &plot->note, plot->note.empty() ? "" : " ",
+      absl::StrFormat("Idle between chunks, per worker thread: %.0f %% (min), "
+                      "%.0f %% (median), %.0f %% (max) of the %s from the first "
+                      "chunk start to the last end.",
+                      sorted.front(), sorted[sorted.size() / 2], sorted.back(),
+                      FormatDuration(lanes.last_end_seconds - lanes.first_start_seconds)));
   plot->svg = RenderGantt(chart);
 }
 
@@ -485,11 +485,14 @@ void Throughput(const Context& context, ReportPlot* plot) {
   series.fill = true;
   series.x = rate.time_seconds;
   for (double bytes_per_second : rate.value) series.y.push_back(bytes_per_second / 1e6);
-  plot->svg = RenderLineChart(LineChart{
-      Frame(*plot, kTime, "Data Rate (MB/s, compressed bytes read)", context), false,
-      {std::move(series)}});
-  plot->note = absl::StrCat("Bytes read by the chunks (their records), each spread evenly over "
-                            "its run time, in ", bins, " time bins.");
+  plot->svg = RenderLineChart(
+      LineChart{Frame(*plot, kTime, "Data Rate (MB/s, compressed bytes read)", context),
+                false,
+                {std::move(series)}});
+  plot->note = absl::StrCat(
+      "Bytes read by the chunks (their records), each spread evenly over "
+      "its run time, in ",
+      bins, " time bins.");
 }
 
 std::vector<const v1::ChunkRecord*> Succeeded(const v1::Measurement& measurement) {
@@ -554,11 +557,10 @@ void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
           n % 2 == 1 ? runtimes[n / 2] : (runtimes[n / 2 - 1] + runtimes[n / 2]) / 2;
       parts.push_back(absl::StrCat(Thousands(static_cast<int64_t>(runtimes.size())),
                                    runtimes.size() == 1 ? " chunk of " : " chunks of ",
-                                   Number(count), " events: median ",
-                                   FormatDuration(median)));
+                                   Number(count), " events: median ", FormatDuration(median)));
     }
-    plot->note = absl::StrCat("Only ", by_events.size(), " chunk sizes: ",
-                              absl::StrJoin(parts, "; "), ".");
+    plot->note =
+        absl::StrCat("Only ", by_events.size(), " chunk sizes: ", absl::StrJoin(parts, "; "), ".");
     return;
   }
   ScatterChart chart{Frame(*plot, "Events per Chunk", "Runtime (seconds)", context), {}, {}};
@@ -629,8 +631,8 @@ void CompressionRatio(const Context& context, ReportPlot* plot) {
   Histogram(context, plot,
             {metrics.branches().compression_ratios().begin(),
              metrics.branches().compression_ratios().end()},
-            "Compression Ratio (compressed/uncompressed)", "Number of Files",
-            "Compression ratio", "", 20, 3);
+            "Compression Ratio (compressed/uncompressed)", "Number of Files", "Compression ratio",
+            "", 20, 3);
 }
 
 void BytesReadPercent(const Context& context, ReportPlot* plot) {
@@ -740,8 +742,7 @@ constexpr PlotSpec kPlots[] = {
     {"bytes-per-dataset", "Bytes Read per Dataset", kChunks, BytesPerDataset},
     {"branches-per-chunk", "Branches Accessed Per Chunk", kChunks, BranchesPerChunk},
     {"bytes-accessed-per-chunk", "Bytes Accessed Per Chunk", kChunks, BytesAccessedPerChunk},
-    {"compression-ratio", "Compression Ratio Distribution Across Files", kFiles,
-     CompressionRatio},
+    {"compression-ratio", "Compression Ratio Distribution Across Files", kFiles, CompressionRatio},
     {"bytes-read-percent", "Bytes Read Percentage Distribution", kFiles, BytesReadPercent},
     {"task-cpu-io", "CPU vs I/O Time per Task", kFine, TaskCpuIo},
     {"task-overhead", "Compression & Serialization Overhead per Task", kFine, TaskOverhead},

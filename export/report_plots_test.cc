@@ -1,7 +1,7 @@
 #include "export/report_plots.h"
 
-#include <set>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,13 +30,12 @@ const ReportPlot* Find(const std::vector<ReportPlot>& plots, const std::string& 
 
 TEST(BuildReportPlotsTest, EveryPlotWithDataInOrder) {
   const std::vector<ReportPlot> plots = BuildReportPlots(testing_export::RichMeasurement());
-  EXPECT_EQ(Ids(plots),
-            (std::vector<std::string>{
-                "worker-count", "memory", "cpu", "occupancy", "executing-tasks", "active-tasks",
-                "chunk-gantt", "running-chunks", "throughput", "runtime-distribution",
-                "runtime-vs-events", "bytes-per-dataset", "branches-per-chunk",
-                "bytes-accessed-per-chunk", "compression-ratio", "bytes-read-percent",
-                "task-cpu-io", "task-overhead"}));
+  EXPECT_EQ(Ids(plots), (std::vector<std::string>{
+                            "worker-count", "memory", "cpu", "occupancy", "executing-tasks",
+                            "active-tasks", "chunk-gantt", "running-chunks", "throughput",
+                            "runtime-distribution", "runtime-vs-events", "bytes-per-dataset",
+                            "branches-per-chunk", "bytes-accessed-per-chunk", "compression-ratio",
+                            "bytes-read-percent", "task-cpu-io", "task-overhead"}));
   for (const ReportPlot& plot : plots) {
     EXPECT_FALSE(plot.group.empty()) << plot.id;
     EXPECT_TRUE(!plot.svg.empty() || !plot.note.empty()) << plot.id;
@@ -91,7 +90,6 @@ bool EverySegmentIsHorizontalOrVertical(const std::vector<std::pair<double, doub
   return !points.empty();
 }
 
-
 // TaskVine's shape: STEP series with the state before and after each change at its instant.
 TEST(BuildReportPlotsTest, StepSeriesAreDrawnAsSteps) {
   constexpr int64_t kT0 = 1'765'000'000'000'000'000;
@@ -117,7 +115,7 @@ TEST(BuildReportPlotsTest, StepSeriesAreDrawnAsSteps) {
     }
   };
   add_worker("w1", {0, 1, 1, 3}, {0, 0, 2, 2});
-  add_worker("w2", {1, 2, 2}, {1, 1, 0});  // leaves at 2 s
+  add_worker("w2", {1, 2, 2}, {1, 1, 0});               // leaves at 2 s
   tracking.mutable_workers(1)->set_active_tasks(1, 3);  // two tasks queued on w2
   const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
   for (const char* id : {"worker-count", "executing-tasks", "active-tasks"}) {
@@ -126,8 +124,7 @@ TEST(BuildReportPlotsTest, StepSeriesAreDrawnAsSteps) {
     EXPECT_TRUE(EverySegmentIsHorizontalOrVertical(LinePoints(plot->svg))) << id;
   }
   // w1: 0 up to 1 s, then 2 (the change at 1 s drawn vertically) held to 3 s.
-  const std::vector<std::pair<double, double>> w1 =
-      LinePoints(Find(plots, "executing-tasks")->svg);
+  const std::vector<std::pair<double, double>> w1 = LinePoints(Find(plots, "executing-tasks")->svg);
   ASSERT_EQ(w1.size(), 6u);  // (0,0) (1,0) (1,0) (1,2) (3,2) (3,2)
   EXPECT_EQ(w1[2].first, w1[3].first);
   EXPECT_LT(w1[3].second, w1[2].second);  // 2 is above 0 (SVG y grows downwards)
@@ -155,9 +152,9 @@ TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASent
     w.set_worker(name);
     for (int i = 0; i < 4; ++i) {
       w.add_time_unix_ns(kT0 + i * 1'000'000'000LL);
-      w.add_memory_bytes((20 + i) * 1048576.0);      // the process's RSS, twice
-      w.add_memory_limit_bytes(25e9);                // the host's RAM: far off the scale
-      w.add_cpu_percent(50);                         // constant
+      w.add_memory_bytes((20 + i) * 1048576.0);  // the process's RSS, twice
+      w.add_memory_limit_bytes(25e9);            // the host's RAM: far off the scale
+      w.add_cpu_percent(50);                     // constant
     }
   }
   for (int i = 0; i < 3; ++i) {
@@ -179,8 +176,7 @@ TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASent
   ASSERT_NE(memory, nullptr);
   EXPECT_TRUE(absl::StrContains(memory->svg, "2 workers, same series"));
   EXPECT_EQ(LinePoints(memory->svg).size(), 4u);
-  EXPECT_TRUE(absl::StrContains(memory->note, "Memory limit 23.28 GiB per worker"))
-      << memory->note;
+  EXPECT_TRUE(absl::StrContains(memory->note, "Memory limit 23.28 GiB per worker")) << memory->note;
   EXPECT_FALSE(absl::StrContains(memory->svg, "Limit"));
   // A limit on the plot's scale is drawn, dashed, with its value.
   v1::Measurement limited = measurement;

@@ -87,15 +87,15 @@ std::string Open(const ChartFrame& frame) {
       "<title>%s</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
       "<text class=\"chart-title\" x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" "
       "font-weight=\"bold\">%s</text>\n",
-      frame.width, frame.height, frame.width, frame.height, XmlEscape(frame.title),
-      frame.width / 2, XmlEscape(frame.title));
+      frame.width, frame.height, frame.width, frame.height, XmlEscape(frame.title), frame.width / 2,
+      XmlEscape(frame.title));
 }
 
 Area MakeArea(const ChartFrame& frame, bool legend, double x_low, double x_high, double y_low,
               double y_high) {
   const double right = legend ? 170 : 20;
-  return Area{70, 40, frame.width - 70 - right, frame.height - 40.0 - 75.0,
-              x_low, x_high, y_low, y_high};
+  return Area{70,    40,    frame.width - 70 - right, frame.height - 40.0 - 75.0, x_low, x_high,
+              y_low, y_high};
 }
 
 // Grid, ticks, tick labels and axis labels. `x_labels` replaces numeric x ticks (bar charts).
@@ -106,12 +106,12 @@ std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<do
   const double right = area.left + area.width;
   absl::StrAppend(&out, "<line class=\"x-axis\" x1=\"", Num(area.left), "\" y1=\"", Num(bottom),
                   "\" x2=\"", Num(right), "\" y2=\"", Num(bottom), "\"/>\n");
-  absl::StrAppend(&out, "<line class=\"y-axis\" x1=\"", Num(area.left), "\" y1=\"",
-                  Num(area.top), "\" x2=\"", Num(area.left), "\" y2=\"", Num(bottom), "\"/>\n");
+  absl::StrAppend(&out, "<line class=\"y-axis\" x1=\"", Num(area.left), "\" y1=\"", Num(area.top),
+                  "\" x2=\"", Num(area.left), "\" y2=\"", Num(bottom), "\"/>\n");
   out += "</g>\n<g class=\"ticks\" font-size=\"10\">\n";
   // Sub-second tick steps (short runs) need fractional seconds to tell the ticks apart.
   const double step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 1.0;
-  const char* time_format = step >= 0.999 ? "%H:%M:%S"
+  const char* time_format = step >= 0.999    ? "%H:%M:%S"
                             : step >= 0.0999 ? "%H:%M:%E1S"
                                              : "%H:%M:%E3S";
   for (double tick : x_ticks) {
@@ -119,8 +119,7 @@ std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<do
     // Rounded to the millisecond: at epoch scale a double is off by ~0.1 us, and formatting
     // truncates.
     const std::string label =
-        time_axis ? absl::FormatTime(time_format,
-                                     absl::FromUnixMillis(std::llround(tick * 1e3)),
+        time_axis ? absl::FormatTime(time_format, absl::FromUnixMillis(std::llround(tick * 1e3)),
                                      absl::UTCTimeZone())
                   : TickLabel(tick);
     absl::StrAppend(&out, "<line class=\"x-tick\" x1=\"", Num(x), "\" y1=\"", Num(bottom),
@@ -146,13 +145,12 @@ std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<do
                     "\" x2=\"", Num(right), "\" y2=\"", Num(y),
                     "\" stroke=\"#000\" stroke-opacity=\"0.1\"/>\n");
     absl::StrAppend(&out, "<text class=\"y-tick-label\" x=\"", Num(area.left - 8), "\" y=\"",
-                    Num(y + 3), "\" text-anchor=\"end\">", XmlEscape(TickLabel(tick)),
-                    "</text>\n");
+                    Num(y + 3), "\" text-anchor=\"end\">", XmlEscape(TickLabel(tick)), "</text>\n");
   }
   out += "</g>\n";
-  absl::StrAppend(&out, "<text class=\"x-label\" x=\"", Num(area.left + area.width / 2),
-                  "\" y=\"", frame.height - 8, "\" text-anchor=\"middle\">",
-                  XmlEscape(frame.x_label), "</text>\n");
+  absl::StrAppend(&out, "<text class=\"x-label\" x=\"", Num(area.left + area.width / 2), "\" y=\"",
+                  frame.height - 8, "\" text-anchor=\"middle\">", XmlEscape(frame.x_label),
+                  "</text>\n");
   absl::StrAppend(&out, "<text class=\"y-label\" x=\"16\" y=\"", Num(area.top + area.height / 2),
                   "\" text-anchor=\"middle\" transform=\"rotate(-90 16 ",
                   Num(area.top + area.height / 2), ")\">", XmlEscape(frame.y_label), "</text>\n");
@@ -176,8 +174,7 @@ std::string Legend(const Area& area, const std::vector<LegendEntry>& entries) {
                       "height=\"10\" fill=\"", entries[i].color, "\" fill-opacity=\"0.25\"/>\n");
     } else {
       absl::StrAppend(&out, "<line x1=\"", Num(x), "\" y1=\"", Num(y), "\" x2=\"", Num(x + 18),
-                      "\" y2=\"", Num(y), "\" stroke=\"", entries[i].color,
-                      "\" stroke-width=\"3\"",
+                      "\" y2=\"", Num(y), "\" stroke=\"", entries[i].color, "\" stroke-width=\"3\"",
                       entries[i].dashed ? " stroke-dasharray=\"4 3\"" : "", "/>\n");
     }
     absl::StrAppend(&out, "<text class=\"legend-entry\" x=\"", Num(x + 24), "\" y=\"", Num(y + 3),
@@ -189,8 +186,8 @@ std::string Legend(const Area& area, const std::vector<LegendEntry>& entries) {
 
 std::string TooManySeriesNote(const Area& area, size_t count, const std::string& noun) {
   return absl::StrCat("<text class=\"series-note\" x=\"", Num(area.left + 8), "\" y=\"",
-                      Num(area.top + 14), "\">", XmlEscape(absl::StrCat("Showing ", count, " ", noun)),
-                      "</text>\n");
+                      Num(area.top + 14), "\">",
+                      XmlEscape(absl::StrCat("Showing ", count, " ", noun)), "</text>\n");
 }
 
 std::string NoData(const ChartFrame& frame) {
@@ -230,11 +227,21 @@ std::string XmlEscape(absl::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       default:
         // XML 1.0 forbids most control characters even as references.
         if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') break;
@@ -268,9 +275,8 @@ std::vector<double> NiceTicks(double low, double high, int target) {
 std::vector<double> TimeTicks(double low, double high, int target) {
   if (!std::isfinite(low) || !std::isfinite(high) || high < low) return {};
   if (high == low) return {low};
-  static constexpr double kSteps[] = {1,    2,    5,    10,    15,    30,    60,    120,
-                                      300,  600,  900,  1800,  3600,  7200,  10800, 21600,
-                                      43200, 86400};
+  static constexpr double kSteps[] = {1,   2,   5,    10,   15,   30,    60,    120,   300,
+                                      600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400};
   const double raw = (high - low) / std::max(target, 1);
   double step = kSteps[sizeof(kSteps) / sizeof(kSteps[0]) - 1];
   for (double candidate : kSteps) {
@@ -336,9 +342,10 @@ std::string RenderLineChart(const LineChart& chart) {
   const bool legend = chart.series.size() <= chart.frame.max_legend_entries;
   const Area area = MakeArea(chart.frame, legend, xs.low, xs.high, y_low, y_high);
   std::string out = Open(chart.frame);
-  absl::StrAppend(&out, Axes(chart.frame, area,
-                             chart.time_axis ? TimeTicks(xs.low, xs.high) : NiceTicks(xs.low, xs.high),
-                             chart.time_axis, NiceTicks(y_low, y_high)));
+  absl::StrAppend(&out,
+                  Axes(chart.frame, area,
+                       chart.time_axis ? TimeTicks(xs.low, xs.high) : NiceTicks(xs.low, xs.high),
+                       chart.time_axis, NiceTicks(y_low, y_high)));
   std::vector<LegendEntry> entries;
   // Many series: thin, translucent lines so that the shape of the crowd shows.
   const bool crowded = !legend;
@@ -363,8 +370,8 @@ std::string RenderLineChart(const LineChart& chart) {
       absl::StrAppend(&polygon, " ", Polyline(area, rx, rlow));
       absl::StrAppend(&out, "<polygon class=\"band\" points=\"", polygon, "\" fill=\"", color,
                       "\" fill-opacity=\"0.25\" stroke=\"none\"/>\n");
-      entries.push_back({series.band_name.empty() ? "Min-Max Range" : series.band_name, color,
-                         false, true});
+      entries.push_back(
+          {series.band_name.empty() ? "Min-Max Range" : series.band_name, color, false, true});
     }
     std::vector<double> step_x, step_y;
     if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
@@ -372,15 +379,14 @@ std::string RenderLineChart(const LineChart& chart) {
     const std::vector<double>& line_y = series.step ? step_y : series.y;
     const std::string line = Polyline(area, line_x, line_y);
     if (series.fill && !series.x.empty()) {
-      absl::StrAppend(&out, "<polygon class=\"area\" points=\"", Num(area.X(series.x.front())),
-                      ",", Num(area.Y(y_low)), " ", line, " ", Num(area.X(series.x.back())), ",",
+      absl::StrAppend(&out, "<polygon class=\"area\" points=\"", Num(area.X(series.x.front())), ",",
+                      Num(area.Y(y_low)), " ", line, " ", Num(area.X(series.x.back())), ",",
                       Num(area.Y(y_low)), "\" fill=\"", color,
                       "\" fill-opacity=\"0.3\" stroke=\"none\"/>\n");
     }
     absl::StrAppend(&out, "<polyline class=\"line\" data-series=\"", XmlEscape(series.name),
-                    "\" points=\"", line, "\" fill=\"none\" stroke=\"", color,
-                    "\" stroke-width=\"", crowded ? "0.8" : "1.8", "\"",
-                    crowded ? " stroke-opacity=\"0.5\"" : "",
+                    "\" points=\"", line, "\" fill=\"none\" stroke=\"", color, "\" stroke-width=\"",
+                    crowded ? "0.8" : "1.8", "\"", crowded ? " stroke-opacity=\"0.5\"" : "",
                     series.dashed ? " stroke-dasharray=\"6 4\"" : "", "/>\n");
     if (series.markers && !crowded) {
       for (size_t p = 0; p < series.x.size() && p < series.y.size(); ++p) {
@@ -421,8 +427,10 @@ std::string RenderBarChart(const BarChart& chart) {
   double y_low;
   double y_high;
   ResolveY(chart.frame, ys, &y_low, &y_high);
-  const bool legend = chart.groups.size() > 1 && chart.groups.size() <= chart.frame.max_legend_entries;
-  const Area area = MakeArea(chart.frame, legend, 0, static_cast<double>(categories), y_low, y_high);
+  const bool legend =
+      chart.groups.size() > 1 && chart.groups.size() <= chart.frame.max_legend_entries;
+  const Area area =
+      MakeArea(chart.frame, legend, 0, static_cast<double>(categories), y_low, y_high);
   std::string out = Open(chart.frame);
   // Category labels instead of numeric x ticks.
   absl::StrAppend(&out, Axes(chart.frame, area, {}, false, NiceTicks(y_low, y_high)));
@@ -441,16 +449,16 @@ std::string RenderBarChart(const BarChart& chart) {
                        (chart.stacked ? 0 : bar_width * static_cast<double>(g));
       const double top = area.Y(std::min(base + v, y_high));
       const double height = std::max(0.0, area.Y(base) - top);
-      absl::StrAppend(&out, "<rect class=\"bar\" x=\"", Num(x), "\" y=\"", Num(top),
-                      "\" width=\"", Num(bar_width), "\" height=\"", Num(height), "\" fill=\"",
-                      Color(g), "\"><title>",
+      absl::StrAppend(&out, "<rect class=\"bar\" x=\"", Num(x), "\" y=\"", Num(top), "\" width=\"",
+                      Num(bar_width), "\" height=\"", Num(height), "\" fill=\"", Color(g),
+                      "\"><title>",
                       XmlEscape(absl::StrCat(chart.categories[c], " ", chart.groups[g].name, ": ",
                                              TickLabel(v))),
                       "</title></rect>\n");
       if (chart.value_labels) {
-        absl::StrAppend(&out, "<text class=\"value-label\" x=\"", Num(x + bar_width / 2),
-                        "\" y=\"", Num(top - 4), "\" text-anchor=\"middle\">",
-                        XmlEscape(ValueLabel(v)), "</text>\n");
+        absl::StrAppend(&out, "<text class=\"value-label\" x=\"", Num(x + bar_width / 2), "\" y=\"",
+                        Num(top - 4), "\" text-anchor=\"middle\">", XmlEscape(ValueLabel(v)),
+                        "</text>\n");
       }
       stack += v;
     }
@@ -501,7 +509,8 @@ std::string RenderHistogram(const HistogramChart& chart) {
   const bool legend = chart.mean_line || chart.median_line;
   const Area area = MakeArea(chart.frame, legend, low, high, y_low, y_high);
   std::string out = Open(chart.frame);
-  absl::StrAppend(&out, Axes(chart.frame, area, NiceTicks(low, high), false, NiceTicks(y_low, y_high)));
+  absl::StrAppend(&out,
+                  Axes(chart.frame, area, NiceTicks(low, high), false, NiceTicks(y_low, y_high)));
   out += "<g class=\"bars\">\n";
   const double bin_width = (high - low) / bins;
   for (int b = 0; b < bins; ++b) {
@@ -555,7 +564,8 @@ std::string RenderScatter(const ScatterChart& chart) {
       chart.fit_line ? FitLine(chart.x, chart.y) : std::optional<LinearFit>();
   const Area area = MakeArea(chart.frame, fit.has_value(), xs.low, xs.high, y_low, y_high);
   std::string out = Open(chart.frame);
-  absl::StrAppend(&out, Axes(chart.frame, area, NiceTicks(xs.low, xs.high), false, NiceTicks(y_low, y_high)));
+  absl::StrAppend(
+      &out, Axes(chart.frame, area, NiceTicks(xs.low, xs.high), false, NiceTicks(y_low, y_high)));
   out += "<g class=\"points\">\n";
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(chart.x[i]) || !std::isfinite(chart.y[i])) continue;
@@ -573,9 +583,8 @@ std::string RenderScatter(const ScatterChart& chart) {
                     "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n");
     // "- 0.50" rather than "+ -0.50".
     const std::string trend =
-        fit->intercept < 0
-            ? absl::StrFormat("Trend: %.2e*x - %.2f", fit->slope, -fit->intercept)
-            : absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope, fit->intercept);
+        fit->intercept < 0 ? absl::StrFormat("Trend: %.2e*x - %.2f", fit->slope, -fit->intercept)
+                           : absl::StrFormat("Trend: %.2e*x + %.2f", fit->slope, fit->intercept);
     absl::StrAppend(&out, Legend(area, {{trend, "#d62728", true}}));
   }
   return out + "</svg>\n";
@@ -606,13 +615,19 @@ std::string RenderGantt(const GanttChart& chart) {
   }
   const double right = entries.empty() ? 20.0 : 170.0;
   const double left = 150.0;
-  const Area area = Area{left, 40, frame.width - left - right, frame.height - 40.0 - 75.0,
-                         xs.low, xs.high, 0, static_cast<double>(chart.rows.size())};
+  const Area area = Area{left,
+                         40,
+                         frame.width - left - right,
+                         frame.height - 40.0 - 75.0,
+                         xs.low,
+                         xs.high,
+                         0,
+                         static_cast<double>(chart.rows.size())};
   std::string out = Open(frame);
-  absl::StrAppend(&out, Axes(frame, area,
-                             chart.clock_time ? TimeTicks(xs.low, xs.high)
-                                              : NiceTicks(xs.low, xs.high),
-                             chart.clock_time, {}));
+  absl::StrAppend(
+      &out,
+      Axes(frame, area, chart.clock_time ? TimeTicks(xs.low, xs.high) : NiceTicks(xs.low, xs.high),
+           chart.clock_time, {}));
   const double lane_height = area.height / static_cast<double>(chart.rows.size());
   const bool label_rows = lane_height >= 9;
   out += "<g class=\"lanes\" font-size=\"9\">\n";

@@ -44,7 +44,7 @@ struct LineSeries {
   std::vector<double> x = {};  // unix seconds on time axes
   std::vector<double> y = {};
   bool markers = false;
-  bool fill = false;  // fill the area under the line
+  bool fill = false;    // fill the area under the line
   bool dashed = false;  // e.g. a limit drawn as a reference line
   // A step function (SERIES_KIND_STEP): each y holds from its x to the next point's x, drawn
   // horizontal then vertical. Points sharing an x are successive changes, in order. false: a
@@ -79,10 +79,10 @@ struct HistogramChart {
   ChartFrame frame = {};
   std::vector<double> values = {};
   int bins = 30;
-  bool mean_line = true;    // dashed, labelled "Mean: <value>"
-  bool median_line = true;  // dashed, labelled "Median: <value>"
-  int value_decimals = 2;             // of the mean/median labels
-  std::string value_unit = {};             // appended to the labels, e.g. "s", "%"
+  bool mean_line = true;        // dashed, labelled "Mean: <value>"
+  bool median_line = true;      // dashed, labelled "Median: <value>"
+  int value_decimals = 2;       // of the mean/median labels
+  std::string value_unit = {};  // appended to the labels, e.g. "s", "%"
 };
 
 struct ScatterChart {
@@ -108,8 +108,8 @@ struct GanttBar {
   double end = 0;
   bool failed = false;
   std::string tooltip = {};  // shown by the browser on hover (<title>)
-  size_t color = 0;  // index into GanttChart.legend (e.g. the dataset)
-  double opacity = 1.0;  // e.g. the busy fraction of an aggregated time bin
+  size_t color = 0;          // index into GanttChart.legend (e.g. the dataset)
+  double opacity = 1.0;      // e.g. the busy fraction of an aggregated time bin
   std::vector<GanttSlice> slices = {};
 };
 

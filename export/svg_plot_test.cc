@@ -72,7 +72,8 @@ TEST(TickLabelTest, IntegersAndFractions) {
 }
 
 TEST(XmlEscapeTest, MarkupAndControls) {
-  EXPECT_EQ(XmlEscape("<a href=\"x\">&'</a>\x01"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(XmlEscape("<a href=\"x\">&'</a>\x01"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;");
 }
 
 TEST(FitLineTest, ExactLineAndDegenerateInput) {

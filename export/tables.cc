@@ -151,8 +151,8 @@ std::string RenderColumns(const TextTable& table, const BoxStyle& box, size_t ma
       const std::string cell =
           ElideMiddle(c < row.size() ? absl::string_view(row[c]) : "", widths[c], box.ellipsis);
       const bool right = !header && c < table.right_aligned.size() && table.right_aligned[c];
-      absl::StrAppend(&line, " ", right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]),
-                      " ", vertical);
+      absl::StrAppend(&line, " ", right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]), " ",
+                      vertical);
     }
     absl::StrAppend(&line, "\n");
     return line;
@@ -165,8 +165,8 @@ std::string RenderColumns(const TextTable& table, const BoxStyle& box, size_t ma
       max_width > 0 ? ElideMiddle(table.title, max_width, box.ellipsis) : table.title;
   const size_t title_width = DisplayWidth(title);
   std::string out = absl::StrCat(
-      std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '),
-      title, "\n");
+      std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '), title,
+      "\n");
   absl::StrAppend(&out, Rule(box.top, widths));
   absl::StrAppend(&out, render_row(table.header, box.header_vertical, true));
   absl::StrAppend(&out, Rule(box.header_rule, widths));
@@ -191,8 +191,7 @@ TextTable ToTextTable(Table table) {
 // Python's "{:,}".
 std::string WithThousandsSeparators(int64_t value) {
   // Through uint64_t so that the most negative value does not overflow.
-  uint64_t magnitude =
-      value < 0 ? ~static_cast<uint64_t>(value) + 1 : static_cast<uint64_t>(value);
+  uint64_t magnitude = value < 0 ? ~static_cast<uint64_t>(value) + 1 : static_cast<uint64_t>(value);
   std::string digits = absl::StrCat(magnitude);
   std::string out;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -219,9 +218,9 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
     const double mbytes_per_second = workflow.has_data_rate_mbytes_per_second()
                                          ? workflow.data_rate_mbytes_per_second()
                                          : workflow.data_rate_gbps() * 1000.0 / 8.0;
-    table.rows.push_back({"Data Rate", absl::StrFormat("%.2f Gbps (%.1f MB/s)",
-                                                       workflow.data_rate_gbps(),
-                                                       mbytes_per_second)});
+    table.rows.push_back(
+        {"Data Rate",
+         absl::StrFormat("%.2f Gbps (%.1f MB/s)", workflow.data_rate_gbps(), mbytes_per_second)});
   } else {
     table.rows.push_back({"Data Rate", "N/A (bytes read not reported)"});
   }
@@ -230,8 +229,9 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
                           FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
   }
   if (workflow.has_total_uncompressed_bytes_read()) {
-    table.rows.push_back({"Total Bytes Read (uncompressed)",
-                          FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
+    table.rows.push_back(
+        {"Total Bytes Read (uncompressed)",
+         FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
   }
   if (workflow.has_compression_factor()) {
     table.rows.push_back(
@@ -255,21 +255,21 @@ Table EventTable(const v1::AggregatedMetrics& metrics) {
                             ? absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())
                             : std::string(kNotReported)});
   if (metrics.cpu().has_event_rate_per_cpu_second_khz()) {
-    table.rows.push_back({"Event Rate (per CPU-second)",
-                          absl::StrFormat("%.1f kHz",
-                                          metrics.cpu().event_rate_per_cpu_second_khz())});
+    table.rows.push_back(
+        {"Event Rate (per CPU-second)",
+         absl::StrFormat("%.1f kHz", metrics.cpu().event_rate_per_cpu_second_khz())});
   }
   // The original's "Event Rate (Total CPU)": per second of summed chunk wall time.
   if (workflow.has_summed_chunk_wall_seconds() && workflow.has_event_rate_cpu_total_khz()) {
     table.rows.push_back({"Event Rate (per summed chunk wall time)",
                           absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
   }
-  table.rows.push_back({"Event Rate (per tracked core)",
-                        !workflow.has_total_events() ? std::string(kNotReported)
-                        : metrics.efficiency().has_event_rate_core_khz()
-                            ? absl::StrFormat("%.1f kHz/core",
-                                              metrics.efficiency().event_rate_core_khz())
-                            : std::string(kNoWorkerTracking)});
+  table.rows.push_back(
+      {"Event Rate (per tracked core)",
+       !workflow.has_total_events() ? std::string(kNotReported)
+       : metrics.efficiency().has_event_rate_core_khz()
+           ? absl::StrFormat("%.1f kHz/core", metrics.efficiency().event_rate_core_khz())
+           : std::string(kNoWorkerTracking)});
   return table;
 }
 
@@ -285,13 +285,12 @@ Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   if (cpu.has_cpu_efficiency_fraction()) {
     table.rows.push_back({"CPU Efficiency", Percent(cpu.cpu_efficiency_fraction())});
   } else {
-    table.rows.push_back(
-        {"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
-                                                 : "N/A (CPU not measured)"});
+    table.rows.push_back({"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
+                                                                  : "N/A (CPU not measured)"});
   }
-  table.rows.push_back({Bullet(box, "CPU Time (measured)"),
-                        cpu.has_cpu_seconds() ? FormatDuration(cpu.cpu_seconds())
-                                              : std::string("N/A")});
+  table.rows.push_back({Bullet(box, "CPU Time (measured)"), cpu.has_cpu_seconds()
+                                                                ? FormatDuration(cpu.cpu_seconds())
+                                                                : std::string("N/A")});
   if (cpu.has_cpu_seconds() && !cpu.cpu_source().empty()) {
     table.rows.push_back({"    measured by", ReplaceControlCharacters(cpu.cpu_source())});
   }
@@ -302,13 +301,12 @@ Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     table.rows.push_back({Bullet(box, "Core-Seconds Available"),
                           absl::StrFormat("%.1f core-s", cpu.core_seconds_available())});
     if (!cpu.capacity_source().empty()) {
-      table.rows.push_back(
-          {"    computed as", ReplaceControlCharacters(cpu.capacity_source())});
+      table.rows.push_back({"    computed as", ReplaceControlCharacters(cpu.capacity_source())});
     }
   }
   if (cpu.has_usable_cores()) {
-    table.rows.push_back({Bullet(box, "Usable Cores (average)"),
-                          absl::StrFormat("%.2f", cpu.usable_cores())});
+    table.rows.push_back(
+        {Bullet(box, "Usable Cores (average)"), absl::StrFormat("%.2f", cpu.usable_cores())});
   }
   return table;
 }
@@ -362,11 +360,10 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
     table.rows.push_back(
         {"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
   }
-  const bool constant_cores =
-      constant_workers && cores_known && workers.has_cores_per_worker() &&
-      (!workers.has_avg_cores_over_window() ||
-       std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
-           0.005 * workers.total_cores());
+  const bool constant_cores = constant_workers && cores_known && workers.has_cores_per_worker() &&
+                              (!workers.has_avg_cores_over_window() ||
+                               std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
+                                   0.005 * workers.total_cores());
   if (constant_cores) {
     table.rows.push_back(
         {"Total Cores", absl::StrFormat("%.0f (%.1f per worker)", workers.total_cores(),
@@ -376,35 +373,35 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
         {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
                                            absl::StrFormat("%.1f", workers.cores_per_worker()))});
     table.rows.push_back(
-        {"Total Cores", tracked_value(workers.has_total_cores(),
-                                      absl::StrFormat("%.0f", workers.total_cores()))});
+        {"Total Cores",
+         tracked_value(workers.has_total_cores(), absl::StrFormat("%.0f", workers.total_cores()))});
     // Under churn the workers ever seen overstate capacity: the time-weighted cores are what
     // the core-seconds figures divide by.
     if (tracked && workers.has_avg_cores_over_window()) {
-      table.rows.push_back({"Cores (Time-Averaged)",
-                            absl::StrFormat("%.2f", workers.avg_cores_over_window())});
+      table.rows.push_back(
+          {"Cores (Time-Averaged)", absl::StrFormat("%.2f", workers.avg_cores_over_window())});
     }
   }
   // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
   // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
-  table.rows.push_back({"Busy-Worker Concurrency (summed chunk wall / elapsed)",
-                        wall_reported ? absl::StrFormat("%.2f", concurrency)
-                                      : std::string(kNotReported)});
+  table.rows.push_back(
+      {"Busy-Worker Concurrency (summed chunk wall / elapsed)",
+       wall_reported ? absl::StrFormat("%.2f", concurrency) : std::string(kNotReported)});
   // One occupancy: over the tracked core-seconds when known (right under churn), else the
   // original's concurrency / total cores (the same number for a fixed set of workers).
   const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
   std::string occupancy =
-      !wall_reported ? std::string(kNotReported)
-                     : tracked_value(cores_known, cores_known
-                                                      ? Percent(concurrency / workers.total_cores())
-                                                      : "");
+      !wall_reported
+          ? std::string(kNotReported)
+          : tracked_value(cores_known,
+                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
   if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
     occupancy = Percent(efficiency.core_efficiency_over_core_seconds_fraction());
   }
   table.rows.push_back({"Worker Occupancy (busy-worker concurrency / cores)", occupancy});
   if (tracked && workers.has_core_seconds()) {
-    table.rows.push_back({"Tracked Core-Seconds",
-                          absl::StrFormat("%.1f core-s", workers.core_seconds())});
+    table.rows.push_back(
+        {"Tracked Core-Seconds", absl::StrFormat("%.1f core-s", workers.core_seconds())});
   }
   // No worker has ever used 0 bytes: zero means the backend does not measure memory use
   // (TaskVine logs give limits only), which must not read as a measured zero.
@@ -421,11 +418,11 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
       {absl::StrCat("Peak Memory ", scope),
        tracked ? (memory_measured ? FormatBytes(workers.peak_memory_bytes()) : not_measured)
                : tracked_value(false, "")});
-  table.rows.push_back({absl::StrCat("Avg Memory ", scope),
-                        tracked ? (memory_measured
-                                       ? FormatBytes(workers.avg_memory_per_worker_bytes())
-                                       : not_measured)
-                                : tracked_value(false, "")});
+  table.rows.push_back(
+      {absl::StrCat("Avg Memory ", scope),
+       tracked
+           ? (memory_measured ? FormatBytes(workers.avg_memory_per_worker_bytes()) : not_measured)
+           : tracked_value(false, "")});
   return table;
 }
 
@@ -453,11 +450,14 @@ Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   const v1::ChunkMetrics& chunks = metrics.chunks();
 
   if (chunks.num_failed_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
-    table.rows.push_back({Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
+    table.rows.push_back(
+        {Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
+    table.rows.push_back(
+        {Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
   }
   if (chunks.num_retried_chunks() > 0) {
-    table.rows.push_back({Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
+    table.rows.push_back(
+        {Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
   }
   const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
   if (per_event.count() > 0) {
@@ -508,11 +508,10 @@ Table ChunkDurationsTable(const v1::ChunkMetrics& chunks) {
     if (d.count() == 0) return;
     const bool p = d.has_percentiles();
     const auto pct = [&](double value) { return p ? FormatDuration(value) : std::string("N/A"); };
-    table.cells.push_back({std::move(name), WithThousandsSeparators(d.count()),
-                           FormatDuration(d.mean()), FormatDuration(d.min()),
-                           pct(d.percentiles().p50()), pct(d.percentiles().p90()),
-                           pct(d.percentiles().p95()), pct(d.percentiles().p99()),
-                           FormatDuration(d.max())});
+    table.cells.push_back(
+        {std::move(name), WithThousandsSeparators(d.count()), FormatDuration(d.mean()),
+         FormatDuration(d.min()), pct(d.percentiles().p50()), pct(d.percentiles().p90()),
+         pct(d.percentiles().p95()), pct(d.percentiles().p99()), FormatDuration(d.max())});
   };
   add("all datasets", chunks.duration_seconds());
   if (chunks.per_dataset_size() > 1) {
@@ -524,8 +523,8 @@ Table ChunkDurationsTable(const v1::ChunkMetrics& chunks) {
       } else if (dataset.num_chunks() > 0) {
         // Written before per-dataset distributions: the original's count and mean only.
         table.cells.push_back({std::move(name), WithThousandsSeparators(dataset.num_chunks()),
-                               FormatDuration(dataset.mean_duration_seconds()), "N/A", "N/A",
-                               "N/A", "N/A", "N/A", "N/A"});
+                               FormatDuration(dataset.mean_duration_seconds()), "N/A", "N/A", "N/A",
+                               "N/A", "N/A", "N/A"});
       }
     }
   }
@@ -558,7 +557,6 @@ Table ActivityTable(const v1::FineMetricsSummary& fine) {
   return table;
 }
 
-
 // Where the thread-time split comes from, for the fine-metrics table's title.
 std::string FineTitle(absl::string_view backend) {
   if (backend == "threadpool") return "Thread Time Split (worker threads' CPU clocks)";
@@ -581,8 +579,8 @@ Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
     table.rows.push_back({"Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
   }
   if (fine.overhead_io_wait_time_seconds() > 0.0) {
-    table.rows.push_back({"Overhead I/O & Waiting Time",
-                          FormatDuration(fine.overhead_io_wait_time_seconds())});
+    table.rows.push_back(
+        {"Overhead I/O & Waiting Time", FormatDuration(fine.overhead_io_wait_time_seconds())});
   }
   if (fine.disk_read_bytes() > 0.0) {
     table.rows.push_back({"Disk Read", FormatBytes(fine.disk_read_bytes())});
@@ -603,8 +601,8 @@ Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
     }
   }
   if (fine.total_serialization_overhead_seconds() > 0.0) {
-    table.rows.push_back({"Serialization Overhead",
-                          FormatDuration(fine.total_serialization_overhead_seconds())});
+    table.rows.push_back(
+        {"Serialization Overhead", FormatDuration(fine.total_serialization_overhead_seconds())});
     if (fine.serialization_time_seconds() > 0.0) {
       table.rows.push_back(
           {Bullet(box, "Serialize"), FormatDuration(fine.serialization_time_seconds())});
@@ -684,12 +682,12 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
     // The base name: the path is in the measurement, and the error needs the room.
     const absl::string_view file = failed.file();
     const size_t slash = file.find_last_of('/');
-    table.cells.push_back({ReplaceControlCharacters(file.empty() ? "?"
-                                                    : slash == absl::string_view::npos
-                                                        ? file
-                                                        : file.substr(slash + 1)),
-                           absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
-                           absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
+    table.cells.push_back(
+        {ReplaceControlCharacters(file.empty()                       ? "?"
+                                  : slash == absl::string_view::npos ? file
+                                                                     : file.substr(slash + 1)),
+         absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
+         absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
   }
   if (chunks.failed_chunks_size() > limit) {
     table.cells.push_back(
@@ -726,8 +724,8 @@ std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
   if (metadata.has_start_time()) {
     const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds()) +
                              absl::Nanoseconds(metadata.start_time().nanos());
-    line("Started", absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", start, absl::UTCTimeZone()),
-                                 " UTC"));
+    line("Started",
+         absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", start, absl::UTCTimeZone()), " UTC"));
   }
   const double elapsed = metadata.elapsed_seconds() > 0.0
                              ? metadata.elapsed_seconds()
@@ -763,14 +761,13 @@ std::string DescribeHost(const v1::HostFacts& host) {
   }
   if (!host.cpu_model().empty()) absl::StrAppend(&out, ", ", host.cpu_model());
   if (host.has_load_average_1m_start() || host.has_load_average_1m_end()) {
-    absl::StrAppend(&out, ", load ",
-                    host.has_load_average_1m_start()
-                        ? absl::StrFormat("%.2f", host.load_average_1m_start())
-                        : std::string("?"),
-                    " -> ",
-                    host.has_load_average_1m_end()
-                        ? absl::StrFormat("%.2f", host.load_average_1m_end())
-                        : std::string("?"));
+    absl::StrAppend(
+        &out, ", load ",
+        host.has_load_average_1m_start() ? absl::StrFormat("%.2f", host.load_average_1m_start())
+                                         : std::string("?"),
+        " -> ",
+        host.has_load_average_1m_end() ? absl::StrFormat("%.2f", host.load_average_1m_end())
+                                       : std::string("?"));
   }
   if (host.has_steal_fraction()) {
     absl::StrAppend(&out, ", steal ", Percent(host.steal_fraction()));
@@ -785,9 +782,7 @@ std::string DescribeBuild(const v1::BuildInfo& build) {
   return out;
 }
 
-bool UseUnicodeTables() {
-  return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr;
-}
+bool UseUnicodeTables() { return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr; }
 
 namespace {
 

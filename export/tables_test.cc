@@ -190,9 +190,8 @@ TEST(FormatSummaryTablesTest, FullMeasurementHasEveryTableInOrder) {
   const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
   EXPECT_EQ(Titles(tables),
             (std::vector<std::string>{"CPU Efficiency", "Throughput Metrics",
-                                      "Event Processing Metrics",
-                                      "Resource Utilization", "Timing Breakdown",
-                                      "Chunk Metrics", "Chunk Durations"}))
+                                      "Event Processing Metrics", "Resource Utilization",
+                                      "Timing Breakdown", "Chunk Metrics", "Chunk Durations"}))
       << text;
 }
 
@@ -200,13 +199,12 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
   const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
   std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
   ASSERT_EQ(tables.size(), 7u) << text;
-  EXPECT_EQ(tables[0].rows,
-            (Rows{{"CPU Efficiency", "20.0%"},
-                  {"\u2022 CPU Time (measured)", "11.0 s"},
-                  {"measured by", "engine's thread-cpu accounting (fine metrics)"},
-                  {"\u2022 Core-Seconds Available", "54.8 core-s"},
-                  {"computed as", "workers' cores integrated over the run"},
-                  {"\u2022 Usable Cores (average)", "4.00"}}));
+  EXPECT_EQ(tables[0].rows, (Rows{{"CPU Efficiency", "20.0%"},
+                                  {"\u2022 CPU Time (measured)", "11.0 s"},
+                                  {"measured by", "engine's thread-cpu accounting (fine metrics)"},
+                                  {"\u2022 Core-Seconds Available", "54.8 core-s"},
+                                  {"computed as", "workers' cores integrated over the run"},
+                                  {"\u2022 Usable Cores (average)", "4.00"}}));
   tables.erase(tables.begin());
   EXPECT_EQ(tables[0].rows, (Rows{{"Data Rate", "0.03 Gbps (3.4 MB/s)"},
                                   {"Total Bytes Read (reported)", "43.94 MiB"}}));
@@ -224,8 +222,8 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"Peak Memory (per worker)", "376.53 MiB"},
                                   {"Avg Memory (per worker)", "259.01 MiB"}}));
   // One chunk count, in Chunk Metrics: the chunk records' (13) overrides the report's (12).
-  EXPECT_EQ(tables[3].rows, (Rows{{"Elapsed Time", "13.7 s"},
-                                  {"Summed Chunk Wall Time (reported)", "17.5 s"}}));
+  EXPECT_EQ(tables[3].rows,
+            (Rows{{"Elapsed Time", "13.7 s"}, {"Summed Chunk Wall Time (reported)", "17.5 s"}}));
   EXPECT_EQ(tables[4].rows, (Rows{{"Total Chunks", "13"},
                                   {"\u2022 Successful", "12"},
                                   {"\u2022 Failed", "1"},
@@ -236,12 +234,12 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
                                   {"\u2022 Min", "100,000"},
                                   {"\u2022 Max", "110,000"}}));
   // Durations as columns; datasets written without distributions keep count and mean.
-  EXPECT_EQ(tables[5].cells,
-            (std::vector<std::vector<std::string>>{
-                {"all datasets", "12", "1.50 s", "1.00 s", "N/A", "N/A", "N/A", "N/A", "1m 15s"},
-                {"ttbar", "8", "1.60 s", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"},
-                {"\xE6\x95\xB0\xE6\x8D\xAE", "5", "1.30 s", "N/A", "N/A", "N/A", "N/A", "N/A",
-                 "N/A"}}));
+  EXPECT_EQ(
+      tables[5].cells,
+      (std::vector<std::vector<std::string>>{
+          {"all datasets", "12", "1.50 s", "1.00 s", "N/A", "N/A", "N/A", "N/A", "1m 15s"},
+          {"ttbar", "8", "1.60 s", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"},
+          {"\xE6\x95\xB0\xE6\x8D\xAE", "5", "1.30 s", "N/A", "N/A", "N/A", "N/A", "N/A", "N/A"}}));
   // The original's misleading percentage of the speedup is gone, and nothing but measured CPU
   // is called CPU or efficiency.
   EXPECT_FALSE(absl::StrContains(text, "Efficiency Ratio"));
@@ -320,8 +318,8 @@ TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
                                   {"Worker Occupancy (busy-worker concurrency / cores)", na},
                                   {"Peak Memory (per worker)", na},
                                   {"Avg Memory (per worker)", na}}));
-  EXPECT_EQ(tables[4].rows, (Rows{{"Elapsed Time", "2m 5s"},
-                                  {"Summed Chunk Wall Time (reported)", "4m 10s"}}));
+  EXPECT_EQ(tables[4].rows,
+            (Rows{{"Elapsed Time", "2m 5s"}, {"Summed Chunk Wall Time (reported)", "4m 10s"}}));
   EXPECT_TRUE(absl::StartsWith(text, "Measurement: local\nElapsed: 2m 5s\n\n")) << text;
 }
 
@@ -329,8 +327,8 @@ TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->clear_total_cores();
   measurement.mutable_metrics()->mutable_workers()->clear_cores_per_worker();
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 7u);
   EXPECT_EQ(tables[3].rows[0], (std::pair<std::string, std::string>{"Workers", "4 (constant)"}));
   EXPECT_EQ(tables[3].rows[1].first, "Cores per Worker");
@@ -344,8 +342,8 @@ TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
 TEST(FormatSummaryTablesTest, ChangingWorkerCountKeepsAverageAndPeak) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_avg_workers(2.5);
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 7u);
   EXPECT_EQ(tables[3].rows[0],
             (std::pair<std::string, std::string>{"Workers (Time-Averaged)", "2.50"}));
@@ -358,11 +356,11 @@ TEST(FormatSummaryTablesTest, ReportChunkCountAloneGivesTotalChunksOnly) {
   v1::Measurement measurement = UntrackedMeasurement();
   measurement.mutable_metrics()->mutable_workflow()->set_num_chunks(5);
   measurement.mutable_metrics()->mutable_workflow()->set_avg_cpu_time_per_chunk_seconds(50.0);
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 6u);
-  EXPECT_EQ(tables[4].rows, (Rows{{"Elapsed Time", "2m 5s"},
-                                  {"Summed Chunk Wall Time (reported)", "4m 10s"}}));
+  EXPECT_EQ(tables[4].rows,
+            (Rows{{"Elapsed Time", "2m 5s"}, {"Summed Chunk Wall Time (reported)", "4m 10s"}}));
   EXPECT_EQ(tables[5].title, "Chunk Metrics");
   EXPECT_EQ(tables[5].rows, (Rows{{"Total Chunks", "5"}}));
 }
@@ -373,8 +371,8 @@ TEST(FormatSummaryTablesTest, OptionalThroughputRowsAppearWhenKnown) {
   workflow.set_total_uncompressed_bytes_read(static_cast<int64_t>(5 * 1024 * kMiB));
   workflow.set_compression_factor(3.456);
   workflow.clear_data_rate_mbytes_per_second();  // An older producer: derived from Gbps.
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_GT(tables.size(), 1u);
   EXPECT_EQ(tables[1].rows, (Rows{{"Data Rate", "0.03 Gbps (3.4 MB/s)"},
                                   {"Total Bytes Read (reported)", "43.94 MiB"},
@@ -428,8 +426,8 @@ TEST(FormatSummaryTablesTest, ProcessWideMemorySaysSo) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_memory_is_process_wide(true);
   measurement.mutable_metrics()->mutable_workers()->set_threads_sharing_memory(4);
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   bool seen = false;
   for (const ParsedTable& table : tables) {
     for (const auto& [metric, value] : table.rows) {
@@ -447,8 +445,8 @@ TEST(FormatSummaryTablesTest, MemoryNotMeasuredIsNotShownAsZero) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_peak_memory_bytes(0);
   measurement.mutable_metrics()->mutable_workers()->set_avg_memory_per_worker_bytes(0);
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   const std::string na = "N/A (not measured by this backend)";
   bool seen = false;
   for (const ParsedTable& table : tables) {
@@ -483,8 +481,7 @@ TEST(FormatSummaryTablesTest, FineMetricsWithoutACpuSplitShowTheirActivities) {
   for (const ParsedTable& table : tables) {
     if (table.title != "Fine Metrics (activities)") continue;
     found = true;
-    EXPECT_EQ(table.rows,
-              (Rows{{"process: compute", "12.5 s"}, {"process: transfer", "750 ms"}}));
+    EXPECT_EQ(table.rows, (Rows{{"process: compute", "12.5 s"}, {"process: transfer", "750 ms"}}));
   }
   EXPECT_TRUE(found);
   ExpectAligned(tables);
@@ -493,11 +490,11 @@ TEST(FormatSummaryTablesTest, FineMetricsWithoutACpuSplitShowTheirActivities) {
 TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
   v1::Measurement measurement = FullMeasurement();
   AddFineMetrics(&measurement);
-  const std::vector<ParsedTable> tables = ParseTables(
-      FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 8u);
-  EXPECT_EQ(tables[1].rows.back(), (std::pair<std::string, std::string>{
-                                       "Memory Read (fine metrics)", "304.99 KiB"}));
+  EXPECT_EQ(tables[1].rows.back(),
+            (std::pair<std::string, std::string>{"Memory Read (fine metrics)", "304.99 KiB"}));
   EXPECT_EQ(tables[5].title, "Fine Metrics (Dask: collect window)");
   EXPECT_EQ(tables[5].rows, (Rows{{"Processor CPU Time", "9.70 s"},
                                   {"Processor I/O & Waiting Time", "22.7 s"},
@@ -541,7 +538,8 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
   per_event.set_mean(14.6e-6);
   per_event.mutable_percentiles()->set_p50(14.0e-6);
   per_event.mutable_percentiles()->set_p99(20.5e-6);
-  v1::DistributionStats& ttbar = *chunks.mutable_per_dataset(0)->mutable_duration_distribution_seconds();
+  v1::DistributionStats& ttbar =
+      *chunks.mutable_per_dataset(0)->mutable_duration_distribution_seconds();
   ttbar.set_count(8);
   ttbar.mutable_percentiles()->set_p50(1.5);
   ttbar.mutable_percentiles()->set_p95(2.1);
@@ -607,9 +605,9 @@ TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {
   EXPECT_EQ(find("Section Timing"), "<missing>");
   EXPECT_EQ(find("read_columns"), "<missing>");
   EXPECT_EQ(tables[6].title, "Chunk Durations");
-  EXPECT_EQ(tables[6].cells[0], (std::vector<std::string>{"all datasets", "12", "1.50 s", "1.00 s",
-                                                          "1.40 s", "2.00 s", "2.20 s", "1m 10s",
-                                                          "1m 15s"}));
+  EXPECT_EQ(tables[6].cells[0],
+            (std::vector<std::string>{"all datasets", "12", "1.50 s", "1.00 s", "1.40 s", "2.00 s",
+                                      "2.20 s", "1m 10s", "1m 15s"}));
   EXPECT_EQ(tables[6].cells[1][0], "ttbar");
   EXPECT_EQ(tables[6].cells[1][4], "1.50 s");
   // Real columns; the bytes row of a section says bytes, not the time row's label.
@@ -636,7 +634,8 @@ TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
     failed.set_entry_start(1000 * i);
     failed.set_entry_stop(1000 * (i + 1));
     failed.set_attempt(i == 2 ? 1 : 0);
-    failed.set_error_text(i == 0 ? "ValueError: bad\ttab\nTraceback line two" : std::string(150, 'x'));
+    failed.set_error_text(i == 0 ? "ValueError: bad\ttab\nTraceback line two"
+                                 : std::string(150, 'x'));
   }
   TableOptions options;
   options.unicode = false;
@@ -685,8 +684,8 @@ TEST(FormatSummaryTablesTest, CpuSplitProcessMemoryHostBuildAndWarnings) {
   measurement.mutable_metrics()->mutable_chunks()->set_memory_delta_source(
       v1::MEMORY_SOURCE_SHARED_PROCESS_RSS);
   const std::string text = FormatSummaryTables(measurement, TableOptions{false});
-  EXPECT_TRUE(absl::StrContains(
-      text, "Machine: 2 online CPUs (1 usable), Test CPU, load 0.50 -> 3.25\n"))
+  EXPECT_TRUE(
+      absl::StrContains(text, "Machine: 2 online CPUs (1 usable), Test CPU, load 0.50 -> 3.25\n"))
       << text;
   EXPECT_TRUE(absl::StrContains(text, "Measured code: fastbuild, gcc 12.2.0 (NOT optimised)\n"))
       << text;
@@ -743,13 +742,17 @@ TEST(FormatSummaryTablesTest, FindingsOpenTheOutputWrappedToTheWidth) {
   options.unicode = false;
   options.width = 80;
   const std::string text = FormatSummaryTables(measurement, options);
-  EXPECT_TRUE(absl::StrContains(
-      text,
-      "Elapsed: 13.7 s\n\nFindings (1)\n"
-      "  CRITICAL  CPU starvation: chunks waited for a CPU 38% of their time\n"
-      "            " + std::string(30, 'a') + " " + std::string(30, 'b') + "\n"
-      "            " + std::string(30, 'c') + "\n"
-      "            Try: Use at most 1 worker threads.\n\n"))
+  EXPECT_TRUE(
+      absl::StrContains(text,
+                        "Elapsed: 13.7 s\n\nFindings (1)\n"
+                        "  CRITICAL  CPU starvation: chunks waited for a CPU 38% of their time\n"
+                        "            " +
+                            std::string(30, 'a') + " " + std::string(30, 'b') +
+                            "\n"
+                            "            " +
+                            std::string(30, 'c') +
+                            "\n"
+                            "            Try: Use at most 1 worker threads.\n\n"))
       << text;
   metrics.clear_findings();
   EXPECT_TRUE(absl::StrContains(FormatSummaryTables(measurement, options), "\nFindings: none ("));
@@ -757,8 +760,8 @@ TEST(FormatSummaryTablesTest, FindingsOpenTheOutputWrappedToTheWidth) {
 
 TEST(FormatSummaryTablesTest, TablesFitTheWidthByElidingTheMiddleOfLongNames) {
   v1::Measurement measurement = FullMeasurement();
-  const std::string long_name = "/eos/cms/store/mc/RunIISummer20UL18NanoAODv9/" +
-                                std::string(40, 'x') + "/dataset_end";
+  const std::string long_name =
+      "/eos/cms/store/mc/RunIISummer20UL18NanoAODv9/" + std::string(40, 'x') + "/dataset_end";
   measurement.mutable_metrics()->mutable_chunks()->mutable_per_dataset(0)->set_dataset(long_name);
   for (const bool unicode : {false, true}) {
     TableOptions options;

@@ -38,7 +38,8 @@ v1::Measurement RichMeasurement(int workers) {
   }
   for (int w = 0; w < workers; ++w) {
     v1::WorkerSeries& series = *tracking.add_workers();
-    series.set_worker(w == 0 ? std::string(kHostileWorker) : absl::StrCat("tcp://10.0.0.", w, ":4000"));
+    series.set_worker(w == 0 ? std::string(kHostileWorker)
+                             : absl::StrCat("tcp://10.0.0.", w, ":4000"));
     for (int s = 0; s <= 20; ++s) {
       series.add_time_unix_ns(kStart + s * kSecond);
       series.add_memory_bytes((200 + 10 * s + w) * 1048576.0);

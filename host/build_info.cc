@@ -5,8 +5,8 @@
 namespace roastcoffea {
 namespace host {
 
-v1::BuildInfo MakeBuildInfo(const char* compiler, int major, int minor, int patch,
-                            bool optimized, bool assertions, const char* compilation_mode) {
+v1::BuildInfo MakeBuildInfo(const char* compiler, int major, int minor, int patch, bool optimized,
+                            bool assertions, const char* compilation_mode) {
   v1::BuildInfo info;
   info.set_compiler(major < 0 ? std::string(compiler)
                               : absl::StrCat(compiler, " ", major, ".", minor, ".", patch));

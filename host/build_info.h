@@ -20,17 +20,17 @@ namespace roastcoffea {
 namespace host {
 
 // What ROASTCOFFEA_BUILD_INFO() expands to; `compilation_mode` "" when unknown.
-v1::BuildInfo MakeBuildInfo(const char* compiler, int major, int minor, int patch,
-                            bool optimized, bool assertions, const char* compilation_mode);
+v1::BuildInfo MakeBuildInfo(const char* compiler, int major, int minor, int patch, bool optimized,
+                            bool assertions, const char* compilation_mode);
 
 }  // namespace host
 }  // namespace roastcoffea
 
-#define ROASTCOFFEA_BUILD_INFO()                                                              \
-  ::roastcoffea::host::MakeBuildInfo(                                                         \
-      ROASTCOFFEA_BUILD_INFO_COMPILER_, ROASTCOFFEA_BUILD_INFO_MAJOR_,                        \
-      ROASTCOFFEA_BUILD_INFO_MINOR_, ROASTCOFFEA_BUILD_INFO_PATCH_,                           \
-      ROASTCOFFEA_BUILD_INFO_OPTIMIZED_, ROASTCOFFEA_BUILD_INFO_ASSERTIONS_,                  \
+#define ROASTCOFFEA_BUILD_INFO()                                             \
+  ::roastcoffea::host::MakeBuildInfo(                                        \
+      ROASTCOFFEA_BUILD_INFO_COMPILER_, ROASTCOFFEA_BUILD_INFO_MAJOR_,       \
+      ROASTCOFFEA_BUILD_INFO_MINOR_, ROASTCOFFEA_BUILD_INFO_PATCH_,          \
+      ROASTCOFFEA_BUILD_INFO_OPTIMIZED_, ROASTCOFFEA_BUILD_INFO_ASSERTIONS_, \
       ROASTCOFFEA_BUILD_INFO_MODE_)
 
 // Implementation details below: evaluated where this header is included.

@@ -28,16 +28,16 @@ struct HostSnapshotOptions {
 
 // The host as seen at one instant.
 struct HostSnapshot {
-  std::optional<int> online_cpus;              // sysconf(_SC_NPROCESSORS_ONLN)
-  std::optional<int> affinity_cpus;            // sched_getaffinity
+  std::optional<int> online_cpus;                // sysconf(_SC_NPROCESSORS_ONLN)
+  std::optional<int> affinity_cpus;              // sched_getaffinity
   std::optional<double> cgroup_cpu_quota_cores;  // absent: no quota, or unreadable
   std::optional<int64_t> memory_total_bytes;
   std::optional<int64_t> cgroup_memory_limit_bytes;  // absent: no limit, or unreadable
   std::optional<double> load_average_1m;
-  std::optional<int64_t> steal_ticks;          // /proc/stat, summed over CPUs
-  int64_t ticks_per_second = 100;              // USER_HZ, the unit of steal_ticks
-  std::string cpu_model;                       // "" when unknown
-  std::string kernel;                          // uname -sr; "" when unknown
+  std::optional<int64_t> steal_ticks;  // /proc/stat, summed over CPUs
+  int64_t ticks_per_second = 100;      // USER_HZ, the unit of steal_ticks
+  std::string cpu_model;               // "" when unknown
+  std::string kernel;                  // uname -sr; "" when unknown
 };
 
 HostSnapshot TakeHostSnapshot(const HostSnapshotOptions& options = {});

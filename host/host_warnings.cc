@@ -76,8 +76,7 @@ std::vector<v1::Warning> HostWarnings(const v1::HostFacts& facts,
     warnings.push_back(MakeWarning(
         "unoptimized_build",
         absl::StrCat("the measured code was built without optimisation (",
-                     options.measured_build->build_mode(), ", ",
-                     options.measured_build->compiler(),
+                     options.measured_build->build_mode(), ", ", options.measured_build->compiler(),
                      "): timings are not representative; build with -c opt")));
   }
   return warnings;

@@ -24,9 +24,9 @@ std::vector<std::string> CgroupDirectories(const LinuxFileRoots& roots,
                                            absl::string_view controller,
                                            const std::vector<std::string>& mounts) {
   std::vector<std::string> directories;
-  absl::StatusOr<std::string> path =
-      self_cgroup.ok() ? ParseCgroupPath(*self_cgroup, controller)
-                       : absl::StatusOr<std::string>(self_cgroup.status());
+  absl::StatusOr<std::string> path = self_cgroup.ok()
+                                         ? ParseCgroupPath(*self_cgroup, controller)
+                                         : absl::StatusOr<std::string>(self_cgroup.status());
   for (const std::string& mount : mounts) {
     const std::string base = mount.empty() ? roots.cgroup : absl::StrCat(roots.cgroup, "/", mount);
     if (path.ok() && *path != "/") directories.push_back(absl::StrCat(base, *path));
@@ -82,9 +82,8 @@ absl::StatusOr<std::optional<double>> ParseCgroupV2CpuMax(absl::string_view text
   std::vector<absl::string_view> fields =
       absl::StrSplit(absl::StripAsciiWhitespace(text), ' ', absl::SkipWhitespace());
   if (fields.size() != 2) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad cpu.max \"", absl::StripAsciiWhitespace(text),
-                     "\": want \"<quota> <period>\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad cpu.max \"", absl::StripAsciiWhitespace(text), "\": want \"<quota> <period>\""));
   }
   int64_t period = 0;
   if (!absl::SimpleAtoi(fields[1], &period) || period <= 0) {
@@ -103,15 +102,13 @@ absl::StatusOr<std::optional<double>> ParseCgroupV1CpuQuota(absl::string_view qu
   int64_t quota = 0;
   absl::string_view quota_value = absl::StripAsciiWhitespace(quota_text);
   if (!absl::SimpleAtoi(quota_value, &quota) || quota == 0 || quota < -1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad cpu.cfs_quota_us \"", quota_value, "\""));
+    return absl::InvalidArgumentError(absl::StrCat("bad cpu.cfs_quota_us \"", quota_value, "\""));
   }
   if (quota == -1) return std::optional<double>();
   int64_t period = 0;
   absl::string_view period_value = absl::StripAsciiWhitespace(period_text);
   if (!absl::SimpleAtoi(period_value, &period) || period <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad cpu.cfs_period_us \"", period_value, "\""));
+    return absl::InvalidArgumentError(absl::StrCat("bad cpu.cfs_period_us \"", period_value, "\""));
   }
   return std::optional<double>(static_cast<double>(quota) / static_cast<double>(period));
 }

@@ -64,8 +64,8 @@ TEST(ParseCgroupV2CpuMaxTest, QuotaOverPeriodAndMax) {
 }
 
 TEST(ParseCgroupV2CpuMaxTest, MalformedIsAnErrorNamingTheText) {
-  for (const char* text : {"", "max", "50000", "lots 100000", "50000 0", "-5 100000",
-                           "50000 100000 7"}) {
+  for (const char* text :
+       {"", "max", "50000", "lots 100000", "50000 0", "-5 100000", "50000 100000 7"}) {
     absl::StatusOr<std::optional<double>> cores = ParseCgroupV2CpuMax(text);
     EXPECT_FALSE(cores.ok()) << "'" << text << "'";
   }

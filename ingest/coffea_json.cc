@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -46,8 +46,7 @@ class Warnings {
   }
   void NonFinite(absl::string_view where, const std::vector<NonFiniteToken>& tokens) {
     for (const NonFiniteToken& token : tokens) {
-      Add(absl::StrCat(where, ": '", token.key, "' is ", token.token,
-                       "; the value is left out"));
+      Add(absl::StrCat(where, ": '", token.key, "' is ", token.token, "; the value is left out"));
     }
   }
   void Finish(absl::string_view source) {
@@ -209,8 +208,8 @@ std::optional<v1::ChunkRecord> ParseOneRecord(const Value& value, absl::string_v
   }
   if (const Value* branches = Find(record, "accessed_branches"); branches != nullptr) {
     if (branches->kind_case() != Value::kListValue) {
-      warnings->LeftOut(absl::InvalidArgumentError(
-          absl::StrCat(where, ": 'accessed_branches' must be a list")));
+      warnings->LeftOut(
+          absl::InvalidArgumentError(absl::StrCat(where, ": 'accessed_branches' must be a list")));
     } else {
       for (const Value& branch : branches->list_value().values()) {
         absl::StatusOr<std::string> name = String(branch, absl::StrCat(where, ": a branch name"));
@@ -283,7 +282,8 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
   }
   if (const Value* v = Find(report, "columns")) {
     if (v->kind_case() != Value::kListValue) {
-      warnings.LeftOut(absl::InvalidArgumentError(absl::StrCat(source, ": 'columns' must be a list")));
+      warnings.LeftOut(
+          absl::InvalidArgumentError(absl::StrCat(source, ": 'columns' must be a list")));
     } else {
       for (const Value& column : v->list_value().values()) {
         absl::StatusOr<std::string> name = String(column, absl::StrCat(source, ": a column"));
@@ -313,8 +313,9 @@ absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
     const size_t first = list.find_first_not_of(" \t\r\n");
     if (first == absl::string_view::npos || list[first] != '[') {
       return absl::InvalidArgumentError(
-          absl::StrCat(source, ": chunk records are a JSON list (or an object with "
-                               "\"__roastcoffea_metrics__\")"));
+          absl::StrCat(source,
+                       ": chunk records are a JSON list (or an object with "
+                       "\"__roastcoffea_metrics__\")"));
     }
     return elements.status();
   }

@@ -16,9 +16,9 @@ namespace {
 
 // What the original tool writes per chunk (the shape of the study's many_records input).
 std::string WriteRecords(int count) {
-  const std::string path = absl::StrCat(
-      std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
-      "/coffea_json_benchmark_", count, ".json");
+  const std::string path =
+      absl::StrCat(std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
+                   "/coffea_json_benchmark_", count, ".json");
   std::ofstream out(path, std::ios::binary);
   out << '[';
   for (int i = 0; i < count; ++i) {
@@ -53,7 +53,11 @@ void BM_ReadChunkRecords(benchmark::State& state) {
   state.counters["rss_growth_MiB"] = PeakRssMiB() - before;
   std::remove(path.c_str());
 }
-BENCHMARK(BM_ReadChunkRecords)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_ReadChunkRecords)
+    ->Arg(1000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace roastcoffea

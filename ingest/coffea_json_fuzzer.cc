@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "io/untrusted_json.h"
 #include "ingest/coffea_json.h"
+#include "io/untrusted_json.h"
 
 namespace {
 
@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   const auto report = roastcoffea::ParseCoffeaReport(text, "report.json");
   const auto records = roastcoffea::ParseChunkRecords(text, "records.json");
-  for (const auto* warnings : {report.ok() ? &report->warnings : nullptr,
-                               records.ok() ? &records->warnings : nullptr}) {
+  for (const auto* warnings :
+       {report.ok() ? &report->warnings : nullptr, records.ok() ? &records->warnings : nullptr}) {
     if (warnings == nullptr) continue;
     Check(warnings->size() <= static_cast<size_t>(roastcoffea::kMaxWarningsPerFile) + 2);
     // Echoed input is capped: a warning is the source, a key and a short reason.

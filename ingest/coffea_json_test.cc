@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,9 +31,9 @@ absl::StatusOr<v1::WorkflowReport> Report(absl::string_view json, absl::string_v
   return read->report;
 }
 
-absl::StatusOr<std::vector<v1::ChunkRecord>> Records(
-    absl::string_view json, absl::string_view source,
-    std::vector<std::string>* warnings = nullptr) {
+absl::StatusOr<std::vector<v1::ChunkRecord>> Records(absl::string_view json,
+                                                     absl::string_view source,
+                                                     std::vector<std::string>* warnings = nullptr) {
   absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, source);
   if (!read.ok()) return read.status();
   if (warnings != nullptr) {
@@ -85,8 +84,9 @@ TEST(ParseCoffeaReportTest, BadValuesAreLeftOutWithAWarning) {
   EXPECT_EQ(report->events(), 0);
   EXPECT_EQ(report->compressed_bytes_read(), 12);
   EXPECT_THAT(report->columns(), ElementsAre("a"));
-  EXPECT_THAT(warnings, ElementsAre("r.json: 'entries' must be a finite number; the value is left out",
-                                    "r.json: a column must be a string; the value is left out"));
+  EXPECT_THAT(warnings,
+              ElementsAre("r.json: 'entries' must be a finite number; the value is left out",
+                          "r.json: a column must be a string; the value is left out"));
   // Python's json.dump(report, f) with a NaN.
   report = Report(R"({"bytesread": 12345, "entries": 1000, "processtime": NaN, "chunks": 1})",
                   "r.json", &warnings);
@@ -142,8 +142,8 @@ TEST(ParseChunkRecordsTest, AcceptsTheProcessorOutputObject) {
 }
 
 TEST(ParseChunkRecordsTest, TaskIdIsAnIntegerOrAString) {
-  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
-      R"([{"task_id": 42}, {"task_id": "process-chunk-8f2a"}, {"num_events": 1}])", "r");
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records =
+      Records(R"([{"task_id": 42}, {"task_id": "process-chunk-8f2a"}, {"num_events": 1}])", "r");
   ASSERT_TRUE(records.ok()) << records.status();
   ASSERT_EQ(records->size(), 3u);
   EXPECT_EQ((*records)[0].task_id(), "42");
@@ -180,9 +180,11 @@ TEST(ParseChunkRecordsTest, BadValuesAndRecordsAreLeftOutWithAWarning) {
   EXPECT_EQ((*records)[3].events(), 5);
   EXPECT_EQ((*records)[3].start_unix_ns(), 0);
   ASSERT_EQ(warnings.size(), 6u);
-  EXPECT_EQ(warnings[0], "records.json: record 1: 'duration' must be a finite number; the value is left out");
+  EXPECT_EQ(warnings[0],
+            "records.json: record 1: 'duration' must be a finite number; the value is left out");
   EXPECT_EQ(warnings[1], "records.json: record 2 is not an object; the record is left out");
-  EXPECT_EQ(warnings[2], "records.json: record 3: timing['x'] must be a finite number; the value is left out");
+  EXPECT_EQ(warnings[2],
+            "records.json: record 3: timing['x'] must be a finite number; the value is left out");
   // Found by the legacy-measurement fuzzer: a time whose nanoseconds overflow int64.
   EXPECT_THAT(warnings[3], HasSubstr("records.json: record 4: 't_start' = 1e+300 is not a time"));
   EXPECT_THAT(warnings[4], HasSubstr("records.json: record 5: 't_end'"));
@@ -191,10 +193,12 @@ TEST(ParseChunkRecordsTest, BadValuesAndRecordsAreLeftOutWithAWarning) {
   for (const char* not_a_list : {R"({"a": 1})", R"({"__roastcoffea_metrics__": 5})", "7", ""}) {
     records = Records(not_a_list, "records.json");
     ASSERT_FALSE(records.ok()) << not_a_list;
-    EXPECT_THAT(std::string(records.status().message()), HasSubstr("records.json: chunk records are a JSON list"));
+    EXPECT_THAT(std::string(records.status().message()),
+                HasSubstr("records.json: chunk records are a JSON list"));
   }
   records = Records(R"([{"a": 1}] x)", "records.json");
-  EXPECT_THAT(std::string(records.status().message()), HasSubstr("unexpected text after the array"));
+  EXPECT_THAT(std::string(records.status().message()),
+              HasSubstr("unexpected text after the array"));
 }
 
 // Reliability study D16: the original's records through Python's json.dump.
@@ -218,12 +222,12 @@ TEST(ParseChunkRecordsTest, NanAndInfinityLoseOneValueEach) {
 
 // Reliability study D7: 20,000-deep lists took 7.8 s; D19: the message says "too deep".
 TEST(ParseChunkRecordsTest, DeepNestingIsRefusedQuickly) {
-  for (const std::string& deep :
-       {std::string(20000, '[') + std::string(20000, ']'),
-        "[" + std::string(200, '[') + std::string(200, ']') + "]"}) {
+  for (const std::string& deep : {std::string(20000, '[') + std::string(20000, ']'),
+                                  "[" + std::string(200, '[') + std::string(200, ']') + "]"}) {
     absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(deep, "records.json");
     ASSERT_FALSE(records.ok());
-    EXPECT_THAT(std::string(records.status().message()), HasSubstr("records.json: nested too deep"));
+    EXPECT_THAT(std::string(records.status().message()),
+                HasSubstr("records.json: nested too deep"));
   }
   absl::StatusOr<v1::WorkflowReport> report =
       Report("{\"columns\":" + std::string(20000, '[') + std::string(20000, ']') + "}", "r.json");

@@ -18,9 +18,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "aggregation/aggregate.h"
+#include "ingest/coffea_json.h"
 #include "io/bounded_read.h"
 #include "io/untrusted_json.h"
-#include "ingest/coffea_json.h"
 
 namespace roastcoffea {
 namespace {
@@ -89,56 +89,108 @@ using Setter = std::function<void(double, v1::AggregatedMetrics*)>;
 const absl::flat_hash_map<std::string, Setter>& FlatKeySetters() {
   using M = v1::AggregatedMetrics;
   static const auto* const setters = new absl::flat_hash_map<std::string, Setter>{
-      {"elapsed_time_seconds", [](double v, M* m) { m->mutable_workflow()->set_elapsed_time_seconds(v); }},
-      {"total_events", [](double v, M* m) { m->mutable_workflow()->set_total_events(std::llround(v)); }},
-      {"total_cpu_time", [](double v, M* m) { m->mutable_workflow()->set_total_cpu_time_seconds(v); }},
-      {"total_bytes_read", [](double v, M* m) { m->mutable_workflow()->set_total_bytes_read(std::llround(v)); }},
-      {"num_chunks", [](double v, M* m) { m->mutable_workflow()->set_num_chunks(std::llround(v)); }},
+      {"elapsed_time_seconds",
+       [](double v, M* m) { m->mutable_workflow()->set_elapsed_time_seconds(v); }},
+      {"total_events",
+       [](double v, M* m) { m->mutable_workflow()->set_total_events(std::llround(v)); }},
+      {"total_cpu_time",
+       [](double v, M* m) { m->mutable_workflow()->set_total_cpu_time_seconds(v); }},
+      {"total_bytes_read",
+       [](double v, M* m) { m->mutable_workflow()->set_total_bytes_read(std::llround(v)); }},
+      {"num_chunks",
+       [](double v, M* m) { m->mutable_workflow()->set_num_chunks(std::llround(v)); }},
       {"data_rate_gbps", [](double v, M* m) { m->mutable_workflow()->set_data_rate_gbps(v); }},
-      {"event_rate_elapsed_khz", [](double v, M* m) { m->mutable_workflow()->set_event_rate_elapsed_khz(v); }},
-      {"event_rate_cpu_total_khz", [](double v, M* m) { m->mutable_workflow()->set_event_rate_cpu_total_khz(v); }},
-      {"avg_cpu_time_per_chunk", [](double v, M* m) { m->mutable_workflow()->set_avg_cpu_time_per_chunk_seconds(v); }},
+      {"event_rate_elapsed_khz",
+       [](double v, M* m) { m->mutable_workflow()->set_event_rate_elapsed_khz(v); }},
+      {"event_rate_cpu_total_khz",
+       [](double v, M* m) { m->mutable_workflow()->set_event_rate_cpu_total_khz(v); }},
+      {"avg_cpu_time_per_chunk",
+       [](double v, M* m) { m->mutable_workflow()->set_avg_cpu_time_per_chunk_seconds(v); }},
       {"avg_workers", [](double v, M* m) { m->mutable_workers()->set_avg_workers(v); }},
-      {"peak_workers", [](double v, M* m) { m->mutable_workers()->set_peak_workers(static_cast<int32_t>(std::lround(v))); }},
+      {"peak_workers",
+       [](double v, M* m) {
+         m->mutable_workers()->set_peak_workers(static_cast<int32_t>(std::lround(v)));
+       }},
       {"total_cores", [](double v, M* m) { m->mutable_workers()->set_total_cores(v); }},
       {"cores_per_worker", [](double v, M* m) { m->mutable_workers()->set_cores_per_worker(v); }},
       {"peak_memory_bytes", [](double v, M* m) { m->mutable_workers()->set_peak_memory_bytes(v); }},
-      {"avg_memory_per_worker_bytes", [](double v, M* m) { m->mutable_workers()->set_avg_memory_per_worker_bytes(v); }},
-      {"core_efficiency", [](double v, M* m) { m->mutable_efficiency()->set_core_efficiency_fraction(v); }},
+      {"avg_memory_per_worker_bytes",
+       [](double v, M* m) { m->mutable_workers()->set_avg_memory_per_worker_bytes(v); }},
+      {"core_efficiency",
+       [](double v, M* m) { m->mutable_efficiency()->set_core_efficiency_fraction(v); }},
       {"speedup_factor", [](double v, M* m) { m->mutable_efficiency()->set_speedup_factor(v); }},
-      {"event_rate_core_khz", [](double v, M* m) { m->mutable_efficiency()->set_event_rate_core_khz(v); }},
-      {"processor_cpu_time_seconds", [](double v, M* m) { m->mutable_fine()->set_processor_cpu_time_seconds(v); }},
-      {"processor_io_wait_time_seconds", [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_time_seconds(v); }},
-      {"processor_cpu_percent", [](double v, M* m) { m->mutable_fine()->set_processor_cpu_percent(v); }},
-      {"processor_io_wait_percent", [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_percent(v); }},
-      {"overhead_cpu_time_seconds", [](double v, M* m) { m->mutable_fine()->set_overhead_cpu_time_seconds(v); }},
-      {"overhead_io_wait_time_seconds", [](double v, M* m) { m->mutable_fine()->set_overhead_io_wait_time_seconds(v); }},
-      {"total_bytes_memory_read", [](double v, M* m) { m->mutable_fine()->set_total_bytes_memory_read(v); }},
+      {"event_rate_core_khz",
+       [](double v, M* m) { m->mutable_efficiency()->set_event_rate_core_khz(v); }},
+      {"processor_cpu_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_processor_cpu_time_seconds(v); }},
+      {"processor_io_wait_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_time_seconds(v); }},
+      {"processor_cpu_percent",
+       [](double v, M* m) { m->mutable_fine()->set_processor_cpu_percent(v); }},
+      {"processor_io_wait_percent",
+       [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_percent(v); }},
+      {"overhead_cpu_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_overhead_cpu_time_seconds(v); }},
+      {"overhead_io_wait_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_overhead_io_wait_time_seconds(v); }},
+      {"total_bytes_memory_read",
+       [](double v, M* m) { m->mutable_fine()->set_total_bytes_memory_read(v); }},
       {"disk_read_bytes", [](double v, M* m) { m->mutable_fine()->set_disk_read_bytes(v); }},
       {"disk_write_bytes", [](double v, M* m) { m->mutable_fine()->set_disk_write_bytes(v); }},
-      {"decompression_time_seconds", [](double v, M* m) { m->mutable_fine()->set_decompression_time_seconds(v); }},
-      {"compression_time_seconds", [](double v, M* m) { m->mutable_fine()->set_compression_time_seconds(v); }},
-      {"total_compression_overhead_seconds", [](double v, M* m) { m->mutable_fine()->set_total_compression_overhead_seconds(v); }},
-      {"deserialization_time_seconds", [](double v, M* m) { m->mutable_fine()->set_deserialization_time_seconds(v); }},
-      {"serialization_time_seconds", [](double v, M* m) { m->mutable_fine()->set_serialization_time_seconds(v); }},
-      {"total_serialization_overhead_seconds", [](double v, M* m) { m->mutable_fine()->set_total_serialization_overhead_seconds(v); }},
-      {"num_successful_chunks", [](double v, M* m) { m->mutable_chunks()->set_num_successful_chunks(std::llround(v)); }},
-      {"num_failed_chunks", [](double v, M* m) { m->mutable_chunks()->set_num_failed_chunks(std::llround(v)); }},
-      {"chunk_duration_mean", [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_mean(v); }},
-      {"chunk_duration_min", [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_min(v); }},
-      {"chunk_duration_max", [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_max(v); }},
-      {"chunk_duration_std", [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_std(v); }},
-      {"chunk_mem_delta_mean_mb", [](double v, M* m) { m->mutable_chunks()->mutable_memory_delta_bytes()->set_mean(v * kBytesPerMiB); }},
-      {"chunk_mem_delta_min_mb", [](double v, M* m) { m->mutable_chunks()->mutable_memory_delta_bytes()->set_min(v * kBytesPerMiB); }},
-      {"chunk_mem_delta_max_mb", [](double v, M* m) { m->mutable_chunks()->mutable_memory_delta_bytes()->set_max(v * kBytesPerMiB); }},
-      {"chunk_mem_delta_std_mb", [](double v, M* m) { m->mutable_chunks()->mutable_memory_delta_bytes()->set_std(v * kBytesPerMiB); }},
-      {"total_events_from_chunks", [](double v, M* m) { m->mutable_chunks()->set_total_events_from_chunks(std::llround(v)); }},
-      {"chunk_events_mean", [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_mean(v); }},
-      {"chunk_events_min", [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_min(v); }},
-      {"chunk_events_max", [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_max(v); }},
-      {"avg_branches_read_percent", [](double v, M* m) { m->mutable_branches()->set_avg_branches_read_percent(v); }},
-      {"avg_bytes_read_percent", [](double v, M* m) { m->mutable_branches()->set_avg_bytes_read_percent(v); }},
-      {"total_branches_read", [](double v, M* m) { m->mutable_branches()->set_total_branches_read(std::llround(v)); }},
+      {"decompression_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_decompression_time_seconds(v); }},
+      {"compression_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_compression_time_seconds(v); }},
+      {"total_compression_overhead_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_total_compression_overhead_seconds(v); }},
+      {"deserialization_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_deserialization_time_seconds(v); }},
+      {"serialization_time_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_serialization_time_seconds(v); }},
+      {"total_serialization_overhead_seconds",
+       [](double v, M* m) { m->mutable_fine()->set_total_serialization_overhead_seconds(v); }},
+      {"num_successful_chunks",
+       [](double v, M* m) { m->mutable_chunks()->set_num_successful_chunks(std::llround(v)); }},
+      {"num_failed_chunks",
+       [](double v, M* m) { m->mutable_chunks()->set_num_failed_chunks(std::llround(v)); }},
+      {"chunk_duration_mean",
+       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_mean(v); }},
+      {"chunk_duration_min",
+       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_min(v); }},
+      {"chunk_duration_max",
+       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_max(v); }},
+      {"chunk_duration_std",
+       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_std(v); }},
+      {"chunk_mem_delta_mean_mb",
+       [](double v, M* m) {
+         m->mutable_chunks()->mutable_memory_delta_bytes()->set_mean(v * kBytesPerMiB);
+       }},
+      {"chunk_mem_delta_min_mb",
+       [](double v, M* m) {
+         m->mutable_chunks()->mutable_memory_delta_bytes()->set_min(v * kBytesPerMiB);
+       }},
+      {"chunk_mem_delta_max_mb",
+       [](double v, M* m) {
+         m->mutable_chunks()->mutable_memory_delta_bytes()->set_max(v * kBytesPerMiB);
+       }},
+      {"chunk_mem_delta_std_mb",
+       [](double v, M* m) {
+         m->mutable_chunks()->mutable_memory_delta_bytes()->set_std(v * kBytesPerMiB);
+       }},
+      {"total_events_from_chunks",
+       [](double v, M* m) { m->mutable_chunks()->set_total_events_from_chunks(std::llround(v)); }},
+      {"chunk_events_mean",
+       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_mean(v); }},
+      {"chunk_events_min",
+       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_min(v); }},
+      {"chunk_events_max",
+       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_max(v); }},
+      {"avg_branches_read_percent",
+       [](double v, M* m) { m->mutable_branches()->set_avg_branches_read_percent(v); }},
+      {"avg_bytes_read_percent",
+       [](double v, M* m) { m->mutable_branches()->set_avg_bytes_read_percent(v); }},
+      {"total_branches_read",
+       [](double v, M* m) { m->mutable_branches()->set_total_branches_read(std::llround(v)); }},
   };
   return *setters;
 }
@@ -194,7 +246,7 @@ void ReadSections(const Struct& metrics, v1::ChunkMetrics* chunks) {
     section->set_name(name);
     const Value* type = Find(*fields, "type");
     section->set_type(type != nullptr && type->has_string_value() ? type->string_value()
-                                                                   : "section");
+                                                                  : "section");
     section->set_count(std::llround(NumberOf(Find(*fields, "count")).value_or(0)));
     section->set_total_duration_seconds(NumberOf(Find(*fields, "total_duration")).value_or(0));
     section->set_mean_duration_seconds(NumberOf(Find(*fields, "mean_duration")).value_or(0));
@@ -219,19 +271,20 @@ absl::Status ReadChunkInfo(const Struct& metrics, v1::ChunkMetrics* chunks) {
     int64_t stop = 0;
     if (!tuple.ok() || tuple->size() != 3 || !absl::SimpleAtoi((*tuple)[1], &start) ||
         !absl::SimpleAtoi((*tuple)[2], &stop)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metrics.json: chunk_info key '", key, "' is not a (file, entry_start, entry_stop) tuple"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("metrics.json: chunk_info key '", key,
+                       "' is not a (file, entry_start, entry_stop) tuple"));
     }
     if (!value.has_list_value() || value.list_value().values_size() != 3) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metrics.json: chunk_info['", key, "'] is not a [t_start, t_end, bytes] list"));
+      return absl::InvalidArgumentError(absl::StrCat("metrics.json: chunk_info['", key,
+                                                     "'] is not a [t_start, t_end, bytes] list"));
     }
     const auto& values = value.list_value().values();
     const double t_start = NumberOf(&values[0]).value_or(0);
     const double t_end = NumberOf(&values[1]).value_or(0);
     if (!PlausibleEpochSeconds(t_start) || !PlausibleEpochSeconds(t_end)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "metrics.json: chunk_info['", key, "'] has times that are not epoch seconds"));
+      return absl::InvalidArgumentError(absl::StrCat("metrics.json: chunk_info['", key,
+                                                     "'] has times that are not epoch seconds"));
     }
     v1::ChunkInfo* entry = chunks->add_chunk_info();
     entry->set_file((*tuple)[0]);
@@ -373,8 +426,8 @@ absl::Status ReadSpans(const Struct& metrics, v1::Measurement* measurement) {
   for (const auto& [key, value] : sorted) {
     absl::StatusOr<std::vector<std::string>> tuple = ParsePythonTupleRepr(key);
     if (!tuple.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("metrics.json: raw_span_metrics key '", key, "': ", tuple.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("metrics.json: raw_span_metrics key '", key,
+                                                     "': ", tuple.status().message()));
     }
     const std::optional<double> number = NumberOf(value);
     if (tuple->size() < 3 || !number.has_value() || !std::isfinite(*number)) continue;
@@ -426,10 +479,17 @@ absl::StatusOr<std::vector<std::string>> ParsePythonTupleRepr(absl::string_view 
         if (c == '\\' && i < text.size()) {
           const char escaped = text[i++];
           switch (escaped) {
-            case 'n': element.push_back('\n'); break;
-            case 't': element.push_back('\t'); break;
-            case 'r': element.push_back('\r'); break;
-            default: element.push_back(escaped);
+            case 'n':
+              element.push_back('\n');
+              break;
+            case 't':
+              element.push_back('\t');
+              break;
+            case 'r':
+              element.push_back('\r');
+              break;
+            default:
+              element.push_back(escaped);
           }
           continue;
         }
@@ -488,23 +548,27 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   metadata.set_elapsed_seconds(t1 - t0);
 
   if (files.metadata_json.has_value()) {
-    absl::StatusOr<Value> parsed = ParseJsonFile(*files.metadata_json, absl::StrCat(source, "/metadata.json"));
+    absl::StatusOr<Value> parsed =
+        ParseJsonFile(*files.metadata_json, absl::StrCat(source, "/metadata.json"));
     if (!parsed.ok()) return parsed.status();
     if (parsed->has_struct_value()) {
       const Struct& fields = parsed->struct_value();
       if (const Value* format = Find(fields, "format");
-          format != nullptr && format->has_string_value() && format->string_value() != kLegacyFormatName) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            source, "/metadata.json: unknown format '", format->string_value(), "'"));
+          format != nullptr && format->has_string_value() &&
+          format->string_value() != kLegacyFormatName) {
+        return absl::FailedPreconditionError(
+            absl::StrCat(source, "/metadata.json: unknown format '", format->string_value(), "'"));
       }
-      if (const Value* timestamp = Find(fields, "timestamp"); timestamp && timestamp->has_string_value()) {
+      if (const Value* timestamp = Find(fields, "timestamp");
+          timestamp && timestamp->has_string_value()) {
         // Naive local time of the save, not the run's start: kept as text.
         (*metadata.mutable_configuration())["legacy_saved_at_local"] = timestamp->string_value();
       }
     }
   }
   if (files.config_json.has_value()) {
-    absl::StatusOr<Value> parsed = ParseJsonFile(*files.config_json, absl::StrCat(source, "/config.json"));
+    absl::StatusOr<Value> parsed =
+        ParseJsonFile(*files.config_json, absl::StrCat(source, "/config.json"));
     if (!parsed.ok()) return parsed.status();
     if (parsed->has_struct_value()) {
       for (const auto& [key, value] : parsed->struct_value().fields()) {
@@ -528,9 +592,9 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   const Struct& metrics_json = parsed->struct_value();
   v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
   if (absl::Status status = ReadFlatKeys(metrics_json, &metrics); !status.ok()) return status;
-  const bool has_chunk_keys = metrics.has_chunks() || Find(metrics_json, "per_dataset") != nullptr ||
-                              Find(metrics_json, "chunk_info") != nullptr ||
-                              Find(metrics_json, "sections") != nullptr;
+  const bool has_chunk_keys =
+      metrics.has_chunks() || Find(metrics_json, "per_dataset") != nullptr ||
+      Find(metrics_json, "chunk_info") != nullptr || Find(metrics_json, "sections") != nullptr;
   if (has_chunk_keys) {
     v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
     chunks.set_num_chunks(metrics.workflow().num_chunks());
@@ -548,7 +612,8 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
       return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
     }
   }
-  if (Find(metrics_json, "compression_ratios") || Find(metrics_json, "bytes_read_percent_per_file")) {
+  if (Find(metrics_json, "compression_ratios") ||
+      Find(metrics_json, "bytes_read_percent_per_file")) {
     ReadNumberList(metrics_json, "compression_ratios",
                    metrics.mutable_branches()->mutable_compression_ratios());
     ReadNumberList(metrics_json, "bytes_read_percent_per_file",
@@ -564,8 +629,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
 
   if (const Value* tracking = Find(metrics_json, "tracking_data");
       tracking != nullptr && tracking->has_struct_value()) {
-    absl::StatusOr<v1::TrackingData> data = ReadTracking(tracking->struct_value(), options.naive_time_zone);
-    if (!data.ok()) return absl::Status(data.status().code(), absl::StrCat(source, "/", data.status().message()));
+    absl::StatusOr<v1::TrackingData> data =
+        ReadTracking(tracking->struct_value(), options.naive_time_zone);
+    if (!data.ok())
+      return absl::Status(data.status().code(), absl::StrCat(source, "/", data.status().message()));
     *measurement.mutable_tracking() = *std::move(data);
     metadata.set_backend("dask");
   }
@@ -578,8 +645,8 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
       for (const char* key : {"t_start", "t_end"}) {
         const std::optional<double> time = NumberOf(Find(record.struct_value(), key));
         if (time.has_value() && !PlausibleEpochSeconds(*time)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              metrics_source, ": raw_chunk_metrics[", i, "]: '", key, "' is not epoch seconds"));
+          return absl::InvalidArgumentError(absl::StrCat(metrics_source, ": raw_chunk_metrics[", i,
+                                                         "]: '", key, "' is not epoch seconds"));
         }
       }
     }
@@ -625,9 +692,8 @@ absl::StatusOr<v1::Measurement> LoadLegacyMeasurement(absl::string_view director
       ReadBoundedFile(dir + "/metrics.json", kMaxMetricsJsonBytes, "a legacy metrics.json");
   if (!metrics.ok()) return metrics.status();
   files.metrics_json = *std::move(metrics);
-  absl::StatusOr<std::string> times =
-      ReadBoundedFile(dir + "/start_end_time.txt", kMaxSmallFileBytes,
-                      "a legacy start_end_time.txt");
+  absl::StatusOr<std::string> times = ReadBoundedFile(
+      dir + "/start_end_time.txt", kMaxSmallFileBytes, "a legacy start_end_time.txt");
   if (!times.ok()) return times.status();
   files.start_end_time = *std::move(times);
   for (auto [name, slot] : {std::make_pair("/metadata.json", &files.metadata_json),
@@ -643,7 +709,8 @@ absl::StatusOr<v1::Measurement> LoadLegacyMeasurement(absl::string_view director
   absl::StatusOr<v1::Measurement> measurement = ParseLegacyMeasurement(files, dir, options);
   if (!measurement.ok()) return measurement.status();
   const size_t slash = dir.rfind('/');
-  measurement->mutable_metadata()->set_name(slash == std::string::npos ? dir : dir.substr(slash + 1));
+  measurement->mutable_metadata()->set_name(slash == std::string::npos ? dir
+                                                                       : dir.substr(slash + 1));
   return measurement;
 }
 

@@ -12,10 +12,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "ingest/any_measurement.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
+#include "ingest/any_measurement.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {
@@ -248,8 +248,9 @@ TEST_F(LegacyMeasurementTest, LoadAnyMeasurementAcceptsTheOriginalsFormat) {
 
 TEST_F(LegacyMeasurementTest, MinimalReportOnlyDirectory) {
   const std::string dir = WriteLegacyDirectory(
-      "minimal", "{\"wall_time\": 10.0, \"total_events\": 100, \"overall_rate_gbps\": 1.5, "
-                 "\"overall_rate_mbps\": 187.5, \"tracking_data\": null}");
+      "minimal",
+      "{\"wall_time\": 10.0, \"total_events\": 100, \"overall_rate_gbps\": 1.5, "
+      "\"overall_rate_mbps\": 187.5, \"tracking_data\": null}");
   absl::StatusOr<v1::Measurement> loaded = LoadLegacyMeasurement(dir, Utc());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_DOUBLE_EQ(loaded->metrics().workflow().elapsed_time_seconds(), 10.0);

@@ -134,8 +134,7 @@ void* operator new[](std::size_t size, std::align_val_t alignment) {
 void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   return roastcoffea::TryAllocate(size, static_cast<std::size_t>(alignment));
 }
-void* operator new[](std::size_t size, std::align_val_t alignment,
-                     const std::nothrow_t&) noexcept {
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   return roastcoffea::TryAllocate(size, static_cast<std::size_t>(alignment));
 }
 void operator delete(void* p) noexcept { roastcoffea::Release(p); }
@@ -147,9 +146,7 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { roastcoffea::R
 void operator delete(void* p, std::align_val_t) noexcept { roastcoffea::Release(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { roastcoffea::Release(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { roastcoffea::Release(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
-  roastcoffea::Release(p);
-}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { roastcoffea::Release(p); }
 void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
   roastcoffea::Release(p);
 }

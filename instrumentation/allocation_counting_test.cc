@@ -86,10 +86,10 @@ TEST(AllocationCountingTest, MemorySectionsNestRepeatAndFeedTheChunk) {
   ASSERT_NE(inner, nullptr);
   ASSERT_NE(outer, nullptr);
   EXPECT_EQ(inner->entries(), 2u);
-  EXPECT_EQ(inner->allocated_bytes(), 1400);   // summed over the two entries
-  EXPECT_EQ(inner->peak_live_bytes(), 1400);   // 700 above entry level, twice
+  EXPECT_EQ(inner->allocated_bytes(), 1400);  // summed over the two entries
+  EXPECT_EQ(inner->peak_live_bytes(), 1400);  // 700 above entry level, twice
   EXPECT_EQ(outer->allocated_bytes(), 1700);
-  EXPECT_EQ(outer->peak_live_bytes(), 1000);   // 300 kept + 700 temporary
+  EXPECT_EQ(outer->peak_live_bytes(), 1000);  // 300 kept + 700 temporary
   EXPECT_EQ(record.allocated_bytes(), 1700);
   EXPECT_EQ(record.peak_live_bytes(), 1000);
 }

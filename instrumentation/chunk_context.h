@@ -27,8 +27,8 @@ struct SectionSlot {
   const char* name;
   SectionKind kind;
   uint32_t entries;
-  uint64_t ticks;    // kTime: summed Ticks() deltas, converted to ns when the chunk ends
-  int64_t cpu_ns;    // kTime with CPU time requested
+  uint64_t ticks;  // kTime: summed Ticks() deltas, converted to ns when the chunk ends
+  int64_t cpu_ns;  // kTime with CPU time requested
   int64_t memory_delta_bytes;
   int64_t bytes_read;
   int64_t allocated_bytes;  // kMemory, with allocation counting linked

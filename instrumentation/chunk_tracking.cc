@@ -175,8 +175,7 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   // chunk nested in another (the outer chunk is still writing into the thread's buffer).
   const uint32_t slice_capacity = std::min(options.max_slices_per_chunk, kMaxSlicesPerChunk);
   std::vector<SliceEvent> nested_buffer;
-  std::vector<SliceEvent>& buffer =
-      CurrentChunk() == nullptr ? thread_slice_buffer : nested_buffer;
+  std::vector<SliceEvent>& buffer = CurrentChunk() == nullptr ? thread_slice_buffer : nested_buffer;
   if (buffer.size() < slice_capacity) buffer.resize(slice_capacity);
   state.slices = buffer.data();
   state.slice_capacity = slice_capacity;

@@ -24,16 +24,15 @@
 #define ROASTCOFFEA_INSTRUMENTATION_CHUNK_TRACKING_H_
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
-
-#include <exception>
-#include <stdexcept>
 
 #include "instrumentation/chunk_record_collector.h"
 #include "instrumentation/sections.h"
@@ -216,8 +215,8 @@ class ChunkTrackingProcessor {
     bool recorded = false;
     auto run = [&] { result.output = std::invoke(processor, metadata); };
     v1::ChunkRecord record = TrackChunkErased(
-        metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); },
-        &run, &recorded);
+        metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); }, &run,
+        &recorded);
     if (recorded) result.chunk_records.push_back(std::move(record));
     return result;
   }

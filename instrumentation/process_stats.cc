@@ -1,8 +1,8 @@
 #include "instrumentation/process_stats.h"
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <limits.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -10,8 +10,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -96,8 +96,7 @@ absl::StatusOr<int64_t> ReadResidentMemoryBytes() {
         absl::StrCat("cannot read /proc/self/statm: ", std::strerror(errno)));
   }
   static const int64_t page_size = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
-  return ParseStatmResidentBytes(absl::string_view(buffer, static_cast<size_t>(length)),
-                                 page_size);
+  return ParseStatmResidentBytes(absl::string_view(buffer, static_cast<size_t>(length)), page_size);
 }
 
 int64_t ResidentMemoryBytesOrZero() {

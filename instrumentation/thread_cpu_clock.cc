@@ -158,9 +158,9 @@ void TryOpenPerfEvent(ThreadClock& clock) {
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2; kernel time is still counted
   attr.exclude_hv = 1;
-  const int fd = static_cast<int>(
-      ::syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */,
-                -1 /* no group */, PERF_FLAG_FD_CLOEXEC));
+  const int fd =
+      static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0 /* this thread */, -1 /* any CPU */,
+                                 -1 /* no group */, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) return;
   const size_t page_size = static_cast<size_t>(::getpagesize());
   void* mapping = ::mmap(nullptr, page_size, PROT_READ, MAP_SHARED, fd, 0);

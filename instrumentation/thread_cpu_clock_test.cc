@@ -195,9 +195,8 @@ TEST(ThreadCpuClockTest, SourceNamesAreStable) {
 // below have nothing to check).
 bool PerfEventsOpen() {
   bool open = false;
-  std::thread probe([&] {
-    open = CallingThreadCpuClockSource() == ThreadCpuClockSource::kPerfUserPage;
-  });
+  std::thread probe(
+      [&] { open = CallingThreadCpuClockSource() == ThreadCpuClockSource::kPerfUserPage; });
   probe.join();
   return open;
 }
@@ -243,9 +242,8 @@ TEST(ThreadCpuClockLifecycleTest, AForkedChildOpensItsOwnEventAndClosesInherited
       // The parent's page is not mapped here: reading it would crash. The inherited
       // descriptor is closed and a fresh event opened for the child.
       const int64_t reading = ThreadCpuClockNs();
-      const bool own_event =
-          CallingThreadCpuClockSource() == ThreadCpuClockSource::kPerfUserPage &&
-          ThreadCpuClockOpenPerfEvents() == 1;
+      const bool own_event = CallingThreadCpuClockSource() == ThreadCpuClockSource::kPerfUserPage &&
+                             ThreadCpuClockOpenPerfEvents() == 1;
       const bool same_descriptors = CountOpenDescriptors() == descriptors_with_event;
       _exit(reading >= 0 && own_event && same_descriptors ? 0 : 1);
     }

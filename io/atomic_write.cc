@@ -26,7 +26,6 @@ std::string Reason(int error) {
   return strerror_r(error, buffer, sizeof(buffer));
 }
 
-
 }  // namespace
 
 namespace io_internal {

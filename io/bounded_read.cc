@@ -16,7 +16,8 @@ namespace roastcoffea {
 namespace {
 
 absl::Status OsError(int error, absl::string_view doing, const std::string& path) {
-  const std::string message = absl::StrCat("cannot ", doing, " '", path, "': ", std::strerror(error));
+  const std::string message =
+      absl::StrCat("cannot ", doing, " '", path, "': ", std::strerror(error));
   switch (error) {
     case ENOENT:
     case ENOTDIR:
@@ -41,8 +42,8 @@ absl::string_view KindOf(mode_t mode) {
 absl::Status TooLarge(const std::string& path, absl::string_view size,
                       const BoundedReadOptions& options) {
   return absl::ResourceExhaustedError(absl::StrCat("'", path, "' is ", size, ", over the ",
-                                                   ByteCountText(options.max_bytes),
-                                                   " limit for ", options.what));
+                                                   ByteCountText(options.max_bytes), " limit for ",
+                                                   options.what));
 }
 
 }  // namespace

@@ -53,8 +53,7 @@ TEST(ReadBoundedFileTest, MissingIsNotFoundNamingThePath) {
 
 TEST(ReadBoundedFileTest, OverTheLimitNamesSizeLimitAndKind) {
   const std::string path = Write("big", std::string(2048, 'x'));
-  const absl::StatusOr<std::string> read =
-      ReadBoundedFile(path, Limit(1024, "a FORMAT file"));
+  const absl::StatusOr<std::string> read = ReadBoundedFile(path, Limit(1024, "a FORMAT file"));
   EXPECT_EQ(read.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(read.status().message(),
               HasSubstr("big' is 2 KiB, over the 1 KiB limit for a FORMAT file"));
@@ -64,7 +63,8 @@ TEST(ReadBoundedFileTest, OverTheLimitNamesSizeLimitAndKind) {
 TEST(ReadBoundedFileTest, DevicesAreRefusedAndEndlessReadsCapped) {
   const absl::StatusOr<std::string> zero = ReadBoundedFile("/dev/zero", Limit(1 << 20));
   EXPECT_EQ(zero.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(zero.status().message(), HasSubstr("'/dev/zero' is a character device, not a regular file"));
+  EXPECT_THAT(zero.status().message(),
+              HasSubstr("'/dev/zero' is a character device, not a regular file"));
   const std::string path = Write("grown", std::string(100, 'x'));
   const absl::StatusOr<std::string> capped =
       ReadBoundedFile(path, Limit(10, "a /proc file", /*size_from_stat=*/false));
@@ -90,8 +90,7 @@ TEST(ReadBoundedFileTest, UnreadableIsPermissionDenied) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads everything";
   const std::string path = Write("secret", "x");
   ASSERT_EQ(chmod(path.c_str(), 0), 0);
-  EXPECT_EQ(ReadBoundedFile(path, Limit(10)).status().code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ReadBoundedFile(path, Limit(10)).status().code(), absl::StatusCode::kPermissionDenied);
 }
 
 TEST(ByteCountTextTest, BinaryUnits) {

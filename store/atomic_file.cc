@@ -12,8 +12,9 @@ namespace {
 // True when `path` names one of the files of a measurement directory (one with a FORMAT file).
 bool IsMeasurementFile(const std::string& path) {
   const size_t slash = path.find_last_of('/');
-  const absl::string_view base =
-      slash == std::string::npos ? absl::string_view(path) : absl::string_view(path).substr(slash + 1);
+  const absl::string_view base = slash == std::string::npos
+                                     ? absl::string_view(path)
+                                     : absl::string_view(path).substr(slash + 1);
   if (base != "FORMAT" && base != "measurement.pb" && base != "measurement.json") return false;
   const std::string directory = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   struct stat info;

@@ -1,5 +1,6 @@
 #include "store/measurement_io.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -7,11 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <dirent.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,19 +21,19 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
-#include "store/utf8_repair.h"
+#include "google/protobuf/util/json_util.h"
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
-#include "google/protobuf/util/json_util.h"
+#include "store/utf8_repair.h"
 
 namespace roastcoffea {
 namespace {
@@ -213,7 +213,8 @@ absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFile
     const google::protobuf::FieldDescriptor* field = descriptor->field(f);
     // Every field of Measurement is a message, singular or repeated.
     if (!field->is_repeated() && !reflection->HasField(measurement, field)) continue;
-    if (absl::Status s = out.Append(absl::StrCat(first ? "\n" : ",\n", "\"", field->name(), "\": "));
+    if (absl::Status s =
+            out.Append(absl::StrCat(first ? "\n" : ",\n", "\"", field->name(), "\": "));
         !s.ok()) {
       return s;
     }
@@ -249,8 +250,8 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   }
   std::string binary;
   if (!to_save.SerializeToString(&binary)) {
-    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name,
-                                            "' (larger than 2 GiB?)"));
+    return absl::InternalError(
+        absl::StrCat("cannot serialize measurement '", name, "' (larger than 2 GiB?)"));
   }
 
   std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
@@ -296,11 +297,12 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
   if (!valid_name.ok()) return valid_name;
   const uint32_t version = measurement.metadata().schema_version();
   if (version != 0 && version != kSchemaVersion) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot save measurement '", name, "': metadata.schema_version is ", version,
-                     ", this build writes version ", kSchemaVersion));
+    return absl::InvalidArgumentError(absl::StrCat("cannot save measurement '", name,
+                                                   "': metadata.schema_version is ", version,
+                                                   ", this build writes version ", kSchemaVersion));
   }
-  const std::string parent = parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
+  const std::string parent =
+      parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
   absl::Status made = MakeDirectories(parent);
   if (!made.ok()) return made;
   SweepStalePartialDirectories(parent);
@@ -319,9 +321,9 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
     const int repaired = store_internal::RepairStringsUtf8(&editable(), &first_path);
     v1::Warning& warning = *editable().add_warnings();
     warning.set_code("invalid_utf8");
-    warning.set_message(absl::StrCat(
-        repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
-        "); each such byte was saved as U+FFFD"));
+    warning.set_message(
+        absl::StrCat(repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
+                     "); each such byte was saved as U+FFFD"));
   }
   // Two runs started in the same second get the same default name: the later one takes the
   // next free "-2", "-3", ... rather than losing its measurement.
@@ -345,8 +347,7 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
 }  // namespace
 
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
-                                            absl::string_view parent_dir,
-                                            absl::string_view name) {
+                                            absl::string_view parent_dir, absl::string_view name) {
   return Save(measurement, parent_dir, name, /*unique_name=*/false);
 }
 
@@ -360,14 +361,13 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   const std::string path = StripTrailingSlashes(directory);
   const absl::string_view base_name = absl::string_view(path).substr(path.find_last_of('/') + 1);
   if (absl::StrContains(base_name, kPartialMarker)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", path, "' is an unfinished save (a temporary directory), not a measurement"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' is an unfinished save (a temporary directory), not a measurement"));
   }
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
     if (errno == ENOENT) {
-      return absl::NotFoundError(
-          absl::StrCat("measurement directory '", path, "' does not exist"));
+      return absl::NotFoundError(absl::StrCat("measurement directory '", path, "' does not exist"));
     }
     return OsError(errno, "access", path);
   }
@@ -388,9 +388,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   absl::StatusOr<uint32_t> version = ParseFormatFile(*format, format_path);
   if (!version.ok()) return version.status();
   if (*version != kSchemaVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", path, "' has schema version ", *version, "; this build reads version ",
-                     kSchemaVersion));
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' has schema version ", *version,
+                                                      "; this build reads version ",
+                                                      kSchemaVersion));
   }
 
   v1::Measurement measurement;
@@ -402,7 +402,8 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     if (!json.ok()) return json.status();
     google::protobuf::util::JsonParseOptions json_options;
     json_options.ignore_unknown_fields = true;  // Written by a newer v1.
-    const auto parsed = google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
+    const auto parsed =
+        google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
     if (!parsed.ok()) {
       return absl::DataLossError(absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
     }
@@ -423,14 +424,14 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
       source_path = json_path;
       v1::Warning& warning = *measurement.add_warnings();
       warning.set_code("measurement_pb_corrupt");
-      warning.set_message(absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path,
-                                       "' instead"));
+      warning.set_message(
+          absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path, "' instead"));
     }
   } else if (absl::IsNotFound(binary.status())) {
     absl::Status loaded = load_json();
     if (absl::IsNotFound(loaded)) {
-      return absl::NotFoundError(absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ",
-                                              kJsonFile));
+      return absl::NotFoundError(
+          absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ", kJsonFile));
     }
     if (!loaded.ok()) return loaded;
     source_path = json_path;

@@ -45,8 +45,7 @@ inline constexpr uint32_t kSchemaVersion = 1;
 //   Internal / the OS error's code   a directory or file could not be created, written or
 //                    synced (e.g. parent_dir lies under a regular file, or the disk is full).
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
-                                            absl::string_view parent_dir,
-                                            absl::string_view name);
+                                            absl::string_view parent_dir, absl::string_view name);
 
 // SaveMeasurement, but when <parent_dir>/<name> exists the next free <name>-2, <name>-3, ... (up
 // to -1000) is used, and metadata.name follows it when it was `name`: for default names (the
@@ -57,10 +56,10 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
                                                          absl::string_view name);
 
 // Loads a directory written by SaveMeasurement: from measurement.pb, or from measurement.json
-// when the .pb file is missing, or corrupt (then with a warning "measurement_pb_corrupt"). Unknown fields (from a newer v1 writer) are accepted.
-// Only directories of ours: one of the original Python tool (metrics.json and
-// start_end_time.txt, no FORMAT) is NotFound here; ingest/any_measurement.h reads both kinds.
-// Errors, each naming the path:
+// when the .pb file is missing, or corrupt (then with a warning "measurement_pb_corrupt"). Unknown
+// fields (from a newer v1 writer) are accepted. Only directories of ours: one of the original
+// Python tool (metrics.json and start_end_time.txt, no FORMAT) is NotFound here;
+// ingest/any_measurement.h reads both kinds. Errors, each naming the path:
 //   NotFound            the directory, its FORMAT file, or both measurement files are missing.
 //   DataLoss            FORMAT or a measurement file is corrupt, or the message's
 //                       metadata.schema_version disagrees with FORMAT.

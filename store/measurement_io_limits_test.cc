@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {

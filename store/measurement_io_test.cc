@@ -239,8 +239,7 @@ TEST(SaveMeasurementTest, RefusesAForeignSchemaVersion) {
   const std::string parent = TestDirectory();
   absl::StatusOr<std::string> saved = SaveMeasurement(measurement, parent, "run");
   EXPECT_EQ(saved.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(saved.status().message(), "schema_version is 7"))
-      << saved.status();
+  EXPECT_TRUE(absl::StrContains(saved.status().message(), "schema_version is 7")) << saved.status();
   EXPECT_TRUE(ListDirectory(parent).empty());
 }
 
@@ -486,7 +485,8 @@ TEST(LoadMeasurementTest, CorruptFormatFileIsDataLoss) {
   const std::string directory = SaveFull(TestDirectory());
   for (const std::string& format :
        {std::string(""), std::string("roastcoffea-measurement\n"), std::string("hello 1\n"),
-        std::string("roastcoffea-measurement one\n"), std::string("roastcoffea-measurement -1\n")}) {
+        std::string("roastcoffea-measurement one\n"),
+        std::string("roastcoffea-measurement -1\n")}) {
     WriteWholeFile(directory + "/FORMAT", format);
     absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(directory);
     EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss) << format;
@@ -504,8 +504,7 @@ TEST(LoadMeasurementTest, LeftoverTemporaryDirectoryNeverLoads) {
   absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(leftover);
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(loaded.status().message(), leftover)) << loaded.status();
-  EXPECT_EQ(LoadMeasurement(leftover + "/").status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(LoadMeasurement(leftover + "/").status().code(), absl::StatusCode::kFailedPrecondition);
   // Nor does it block saving the same name again.
   absl::StatusOr<std::string> saved = SaveMeasurement(FullMeasurement(), parent, "run");
   ASSERT_TRUE(saved.ok()) << saved.status();

@@ -56,7 +56,8 @@ struct Walker {
     std::vector<const FieldDescriptor*> fields;
     reflection->ListFields(*message, &fields);
     for (const FieldDescriptor* field : fields) {
-      const std::string name = path.empty() ? field->name() : absl::StrCat(path, ".", field->name());
+      const std::string name =
+          path.empty() ? field->name() : absl::StrCat(path, ".", field->name());
       // Map fields are never walked through reflection: its repeated view of a map is synced
       // lazily, a hidden write that crashed under ThreadSanitizer. The schema's one map is
       // handled with its typed accessors below.
@@ -108,8 +109,9 @@ struct Walker {
 
   // MeasurementMetadata.configuration, by its typed map API.
   bool WalkConfiguration(MessageRef message, const std::string& path) {
-    auto* metadata = dynamic_cast<std::conditional_t<kMutable, v1::MeasurementMetadata*,
-                                                     const v1::MeasurementMetadata*>>(message);
+    auto* metadata = dynamic_cast<
+        std::conditional_t<kMutable, v1::MeasurementMetadata*, const v1::MeasurementMetadata*>>(
+        message);
     if (metadata == nullptr) return true;
     bool valid = true;
     for (const auto& [key, value] : metadata->configuration()) {
@@ -122,8 +124,8 @@ struct Walker {
       google::protobuf::Map<std::string, std::string> repaired;
       for (const auto& [key, value] : metadata->configuration()) {
         if (!IsValidUtf8(key) || !IsValidUtf8(value)) {
-          Note(absl::StrCat(path.empty() ? "" : path + ".", "configuration[", RepairUtf8(key),
-                            "]"));
+          Note(
+              absl::StrCat(path.empty() ? "" : path + ".", "configuration[", RepairUtf8(key), "]"));
         }
         repaired[RepairUtf8(key)] = RepairUtf8(value);
       }

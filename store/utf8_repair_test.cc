@@ -12,11 +12,11 @@ TEST(IsValidUtf8Test, AcceptsUtf8AndRefusesTheRest) {
   EXPECT_TRUE(IsValidUtf8("plain ascii"));
   EXPECT_TRUE(IsValidUtf8("\xE6\x95\xB0\xE6\x8D\xAE \xF0\x9F\x98\x80 \xC3\xA9"));
   EXPECT_FALSE(IsValidUtf8("bad\xFFname"));
-  EXPECT_FALSE(IsValidUtf8("/tmp/cache\xE9"));        // Latin-1 e-acute
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));              // overlong '/'
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));          // a UTF-16 surrogate
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));      // above U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xE6\x95"));              // truncated
+  EXPECT_FALSE(IsValidUtf8("/tmp/cache\xE9"));    // Latin-1 e-acute
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // a UTF-16 surrogate
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xE6\x95"));          // truncated
 }
 
 TEST(RepairUtf8Test, EachBadByteBecomesAReplacementCharacter) {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -103,16 +103,14 @@ TEST(CollectCompareCiTest, ScalingStudyWithHtmlPlot) {
   EXPECT_EQ(compare.exit_code, 0) << compare.err;
   EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%), R^2 1.0000"))
       << compare.out;
-  EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x"))
-      << compare.out;
+  EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x")) << compare.out;
   const std::string page = ReadFile(html);
   EXPECT_TRUE(absl::StartsWith(page, "<!DOCTYPE html>")) << page.substr(0, 200);
   EXPECT_TRUE(absl::StrContains(page, "<svg")) << page.size();
   EXPECT_TRUE(absl::StrContains(page, "Amdahl s=0.200")) << page.size();
   // Two core counts: the fit is refused with a sentence.
   CollectOutcome two = RunCollect({"compare", dirs[0], dirs[1]});
-  EXPECT_TRUE(absl::StrContains(two.out, "no Amdahl fit: it needs runs on at least 3"))
-      << two.out;
+  EXPECT_TRUE(absl::StrContains(two.out, "no Amdahl fit: it needs runs on at least 3")) << two.out;
 }
 
 }  // namespace

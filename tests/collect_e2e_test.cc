@@ -14,14 +14,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "trace/perfetto_trace.pb.h"
-#include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
+#include "tests/collect_runner.h"
 #include "tools/sample_analysis/columnar_file.h"
 #include "tools/sample_analysis/dijet_processor.h"
+#include "trace/perfetto_trace.pb.h"
 
 namespace roastcoffea {
 namespace {
@@ -36,7 +36,6 @@ constexpr int kDatasets = 3;  // the sample dataset's two backgrounds and one si
 constexpr int64_t kChunkSize = 6000;
 
 using Outcome = CollectOutcome;
-
 
 std::vector<std::string> SmallRun(const std::string& cache, const std::string& output,
                                   const std::string& name) {
@@ -184,8 +183,8 @@ TEST_F(CollectEndToEndTest, MeasurementAgreesWithTheGeneratedDatasetAndTheProces
   const double process_cpu = m.metadata().process_cpu_seconds();
   EXPECT_GT(chunk_cpu, 0);
   EXPECT_LE(chunk_cpu, process_cpu * 1.01 + 0.01);
-  EXPECT_GE(chunk_cpu, 0.2 * process_cpu) << "chunks " << chunk_cpu << " s, process "
-                                          << process_cpu << " s";
+  EXPECT_GE(chunk_cpu, 0.2 * process_cpu)
+      << "chunks " << chunk_cpu << " s, process " << process_cpu << " s";
 
   // Metadata.
   EXPECT_EQ(m.metadata().schema_version(), 1u);
@@ -310,8 +309,8 @@ TEST_F(CollectEndToEndTest, ProfileFlagSavesThreadpoolProfilesPerWorkerAndSectio
   // always does, and no profile names anything but one of the processor's sections.
   EXPECT_EQ(sections.count("read_columns"), 1u);
   for (const std::string& section : sections) {
-    EXPECT_THAT(section, testing::AnyOf("read_columns", "select_jets", "dijet_mass",
-                                        "fill_histogram"));
+    EXPECT_THAT(section,
+                testing::AnyOf("read_columns", "select_jets", "dijet_mass", "fill_histogram"));
   }
 }
 

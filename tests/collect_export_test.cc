@@ -10,16 +10,15 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
-#include "tests/collect_runner.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
+#include "tests/collect_runner.h"
 
 namespace roastcoffea {
 namespace {
 
 using Outcome = CollectOutcome;
-
 
 // A saved run of `threads` threads, 120 s of single-core work with 20% serial.
 std::string SaveRun(const std::string& name, double threads) {
@@ -65,7 +64,8 @@ TEST(CollectShowFormatTest, FlatFormatsForScripts) {
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(absl::StrContains(json.out, "\"measurement\": \"formats\"")) << json.out;
   // Keyed: jq .metrics.total_events.value
-  EXPECT_TRUE(absl::StrContains(json.out, "\"total_events\": {\"value\": 600000, \"unit\": \"events\"}"))
+  EXPECT_TRUE(
+      absl::StrContains(json.out, "\"total_events\": {\"value\": 600000, \"unit\": \"events\"}"))
       << json.out;
   Outcome markdown = RunCollect({"show", dir, "--format=markdown"});
   EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
@@ -95,8 +95,7 @@ TEST(CollectCompareTest, SideBySideRegressionsAndAmdahl) {
   EXPECT_TRUE(absl::StrContains(compare.out, "Elapsed Time")) << compare.out;
   EXPECT_TRUE(absl::StrContains(compare.out, "(-40.0%)")) << compare.out;  // 120 s -> 72 s
   EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%)")) << compare.out;
-  EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x"))
-      << compare.out;
+  EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x")) << compare.out;
   // The legacy run compares too; it is slower than the 2-thread baseline: a regression.
   Outcome mixed = RunCollect({"compare", dirs[1], dirs[3], "--tables=ascii"});
   EXPECT_EQ(mixed.exit_code, 0) << mixed.err;

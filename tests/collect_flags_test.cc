@@ -7,10 +7,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -127,10 +127,10 @@ TEST(CollectFlagsTest, ModeHelpListsOnlyThatModesFlags) {
 // runs as printed, even with a quote, a space and a $ in the measurement's name.
 TEST(CollectFollowUpTest, PrintedCommandRunsAsPasted) {
   const std::string name = "it's a $HOME run";
-  const CollectOutcome run = RunCollect(
-      {"--threads=1", "--events_per_file=2000", "--files_per_dataset=1", "--chunk_size=1000",
-       "--interval=0.05", "--cache_dir=" + TempDir() + "/cache",
-       "--output_dir=" + TempDir() + "/follow up", "--name=" + name, "--tables=ascii"});
+  const CollectOutcome run =
+      RunCollect({"--threads=1", "--events_per_file=2000", "--files_per_dataset=1",
+                  "--chunk_size=1000", "--interval=0.05", "--cache_dir=" + TempDir() + "/cache",
+                  "--output_dir=" + TempDir() + "/follow up", "--name=" + name, "--tables=ascii"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const std::string prefix = "Show it again with: ";
   const size_t start = run.out.find(prefix);

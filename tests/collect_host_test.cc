@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -57,10 +57,9 @@ TEST(CollectVersionTest, NamesTheVersionBuildModeAndCompiler) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
   // e.g. "roastcoffea collect 0.1.0 (opt, gcc 12.2.0)"
   // gmock's POSIX matcher rather than <regex>, which GCC 12 warns about at -O1 (ASan build).
-  EXPECT_THAT(outcome.out,
-              ::testing::MatchesRegex("roastcoffea collect [0-9]+\\.[0-9]+\\.[0-9]+ "
-                                      "\\((opt|fastbuild|dbg), (gcc|clang) "
-                                      "[0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+  EXPECT_THAT(outcome.out, ::testing::MatchesRegex("roastcoffea collect [0-9]+\\.[0-9]+\\.[0-9]+ "
+                                                   "\\((opt|fastbuild|dbg), (gcc|clang) "
+                                                   "[0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
 }
 
 TEST(CollectHostTest, MeasurementHasHostFactsBuildsAndOversubscribedWarning) {

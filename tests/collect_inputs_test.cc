@@ -6,16 +6,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -114,9 +114,9 @@ TEST(CollectInputsTest, GarbageFromTheSchedulerExitsOneNamingIt) {
     }
     close(connection);
   });
-  const CollectOutcome run = RunCollect(
-      {"--backend=dask", "--scheduler=" + scheduler, "--dask_connect_timeout=10",
-       "--dask_read_timeout=10", "--duration=1", "--output_dir=" + TempDir() + "/garbage"});
+  const CollectOutcome run = RunCollect({"--backend=dask", "--scheduler=" + scheduler,
+                                         "--dask_connect_timeout=10", "--dask_read_timeout=10",
+                                         "--duration=1", "--output_dir=" + TempDir() + "/garbage"});
   shutdown(listener, SHUT_RDWR);
   close(listener);
   peer.join();

@@ -19,10 +19,10 @@
 #include "absl/time/time.h"
 #include "backends/dask/fake_scheduler.h"
 #include "backends/dask/fixtures.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/child_process.h"
 #include "tests/collect_runner.h"
 
@@ -69,8 +69,7 @@ bool WaitForPort(int port, absl::Duration timeout) {
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool connected =
-        connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
     close(fd);
     if (connected) return true;
     absl::SleepFor(absl::Milliseconds(100));
@@ -93,8 +92,8 @@ TEST(CollectInterruptTest, ThreadPoolRunStopsHandingOutWorkAndSavesWhatWasDone) 
   const std::string cache = TempDir() + "/cache";
   const std::string output = TempDir() + "/threadpool";
   const std::vector<std::string> dataset = {"--events_per_file=20000", "--files_per_dataset=1",
-                                            "--cache_dir=" + cache, "--threads=1",
-                                            "--interval=0.05", "--output_dir=" + output};
+                                            "--cache_dir=" + cache,    "--threads=1",
+                                            "--interval=0.05",         "--output_dir=" + output};
   std::vector<std::string> generate = dataset;
   generate.push_back("--name=generate");
   ASSERT_EQ(RunCollect(generate).exit_code, 0);
@@ -167,7 +166,8 @@ TEST(CollectInterruptTest, TheDatasetIsGeneratedOnceAndThenReused) {
   const CollectOutcome generated = RunCollect(first);
   ASSERT_EQ(generated.exit_code, 0) << generated.err;
   EXPECT_THAT(generated.err, HasSubstr("generating the sample dataset (first use: 3 datasets x "
-                                       "1 files x 2000 events) in " + cache + "/"));
+                                       "1 files x 2000 events) in " +
+                                       cache + "/"));
   EXPECT_THAT(generated.err, HasSubstr("generating: 3/3 files, 6.0 k of 6.0 k events"));
   EXPECT_THAT(generated.err, HasSubstr("sample dataset generated in " + cache + "/"));
   std::vector<std::string> second = flags;
@@ -192,9 +192,9 @@ TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
   // 600 chunks, one Work Queue task each, on one worker: about 10 s on an idle machine (a
   // task costs ~17 ms), so the signal 4 s in always finds the run going.
   constexpr int kChunks = 600;
-  std::vector<std::string> argv = {Collect(), "--backend=workqueue", "--workers=1",
-                                    "--wq_connect_timeout=30", "--chunk_size=200",
-                                    "--grace_period=0.5", "--name=interrupted"};
+  std::vector<std::string> argv = {
+      Collect(),          "--backend=workqueue", "--workers=1",       "--wq_connect_timeout=30",
+      "--chunk_size=200", "--grace_period=0.5",  "--name=interrupted"};
   argv.insert(argv.end(), dataset.begin(), dataset.end());
   const std::string log = TempDir() + "/wq.log";
   ChildProcess collect(argv, Environment(), log);
@@ -225,9 +225,9 @@ TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
 TEST(CollectInterruptTest, ThreadPoolChunkOutlivingTheGracePeriodIsLeftOut) {
   const std::string cache = TempDir() + "/cache-big";
   const std::string output = TempDir() + "/threadpool-big";
-  const std::vector<std::string> dataset = {"--events_per_file=300000", "--files_per_dataset=1",
-                                            "--chunk_size=300000", "--cache_dir=" + cache,
-                                            "--threads=1", "--output_dir=" + output};
+  const std::vector<std::string> dataset = {
+      "--events_per_file=300000", "--files_per_dataset=1", "--chunk_size=300000",
+      "--cache_dir=" + cache,     "--threads=1",           "--output_dir=" + output};
   std::vector<std::string> generate = dataset;
   generate.push_back("--name=generate");
   const CollectOutcome generated = RunCollect(generate);
@@ -247,8 +247,7 @@ TEST(CollectInterruptTest, ThreadPoolChunkOutlivingTheGracePeriodIsLeftOut) {
   EXPECT_LT(saved->chunks_size(), 3);
   bool left_out = false;
   for (const v1::Warning& warning : saved->warnings()) {
-    left_out |= warning.message().find("still running after the grace period") !=
-                std::string::npos;
+    left_out |= warning.message().find("still running after the grace period") != std::string::npos;
   }
   EXPECT_TRUE(left_out) << ReadFile(log);
 }
@@ -265,8 +264,7 @@ TEST(CollectInterruptTest, ClusterRunForwardsTheSignalToTheCommand) {
                                 "synthetic-1-transactions.txt > ", logs, "/transactions")
                        .c_str()),
             0);
-  ASSERT_EQ(system(absl::StrCat("cp ", source, "synthetic-1-performance.txt ", logs,
-                                "/performance")
+  ASSERT_EQ(system(absl::StrCat("cp ", source, "synthetic-1-performance.txt ", logs, "/performance")
                        .c_str()),
             0);
   const std::string marker = TempDir() + "/command-started";
@@ -332,11 +330,11 @@ TEST(CollectInterruptTest, DaskRunForwardsTheSignalToTheCommand) {
   const std::string marker = TempDir() + "/dask-command-started";
   const std::string output = TempDir() + "/dask";
   const std::string log = TempDir() + "/dask.log";
-  ChildProcess collect({Collect(), "--backend=dask",
-                        absl::StrCat("--scheduler=tcp://127.0.0.1:", port), "--nodask_profiles",
-                        "--interval=0.1", "--output_dir=" + output, "--name=interrupted", "--",
-                        "/bin/sh", "-c", ChunkRecordsCommand(marker)},
-                       Environment(), log);
+  ChildProcess collect(
+      {Collect(), "--backend=dask", absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
+       "--nodask_profiles", "--interval=0.1", "--output_dir=" + output, "--name=interrupted", "--",
+       "/bin/sh", "-c", ChunkRecordsCommand(marker)},
+      Environment(), log);
   ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
   absl::SleepFor(absl::Milliseconds(500));
   const absl::Time sent = absl::Now();
@@ -366,11 +364,11 @@ TEST(CollectInterruptTest, ASignalDuringAHangingHandshakeIsHonoured) {
 
   const std::string output = TempDir() + "/handshake";
   const std::string log = TempDir() + "/handshake.log";
-  ChildProcess collect({Collect(), "--backend=dask",
-                        absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
-                        "--dask_connect_timeout=120", "--dask_read_timeout=120",
-                        "--output_dir=" + output, "--name=hung"},
-                       Environment(), log);
+  ChildProcess collect(
+      {Collect(), "--backend=dask", absl::StrCat("--scheduler=tcp://127.0.0.1:", port),
+       "--dask_connect_timeout=120", "--dask_read_timeout=120", "--output_dir=" + output,
+       "--name=hung"},
+      Environment(), log);
   absl::SleepFor(absl::Seconds(1.5));
   const absl::Time sent = absl::Now();
   ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
@@ -405,11 +403,11 @@ TEST(CollectInterruptTest, ASignalWhileTheSchedulerDribblesIsHonoured) {
   const std::string marker = TempDir() + "/dribble-started";
   const std::string output = TempDir() + "/dribble";
   const std::string log = TempDir() + "/dribble.log";
-  ChildProcess collect({Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
-                        "--dask_read_timeout=120", "--interval=0.1", "--grace_period=0.5",
-                        "--output_dir=" + output, "--name=dribbled", "--", "/bin/sh", "-c",
-                        ChunkRecordsCommand(marker)},
-                       Environment(), log);
+  ChildProcess collect(
+      {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(), "--dask_read_timeout=120",
+       "--interval=0.1", "--grace_period=0.5", "--output_dir=" + output, "--name=dribbled", "--",
+       "/bin/sh", "-c", ChunkRecordsCommand(marker)},
+      Environment(), log);
   ASSERT_TRUE(WaitForFile(marker, absl::Seconds(30))) << ReadFile(log);
   ASSERT_TRUE(scheduler.WaitForOp("identity"));
   scheduler.Dribble(std::chrono::milliseconds(200),
@@ -436,9 +434,9 @@ TEST(CollectInterruptTest, ASignalDuringASlowProfileFetchIsHonoured) {
   const std::string output = TempDir() + "/slow-profiles";
   const std::string log = TempDir() + "/slow-profiles.log";
   ChildProcess collect(
-      {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(),
-       "--dask_read_timeout=600", "--dask_profile_timeout=600", "--interval=0.1",
-       "--output_dir=" + output, "--name=profiles", "--", "/bin/sh", "-c",
+      {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(), "--dask_read_timeout=600",
+       "--dask_profile_timeout=600", "--interval=0.1", "--output_dir=" + output, "--name=profiles",
+       "--", "/bin/sh", "-c",
        R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10, "num_events": 10,
                   "t_start": 100, "t_end": 101}]' > "$ROASTCOFFEA_CHUNK_RECORDS"; sleep 1)"},
       Environment(), log);

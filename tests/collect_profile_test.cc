@@ -8,9 +8,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -51,8 +51,7 @@ std::string SaveWithProfiles(const std::string& name, bool profiles) {
     *run.add_profiles() = ProfileOf("tcp://127.0.0.1:40001", {0, 1, 2, 1},
                                     {"process", "read", "decompress", "fill<&>"}, {10, 6, 2, 3});
     // w2: process(10) -> read(10).
-    *run.add_profiles() =
-        ProfileOf("tcp://127.0.0.1:40002", {0, 1}, {"process", "read"}, {10, 10});
+    *run.add_profiles() = ProfileOf("tcp://127.0.0.1:40002", {0, 1}, {"process", "read"}, {10, 10});
   }
   const std::string parent = TempDir() + "/profile-runs";
   absl::StatusOr<std::string> saved = SaveMeasurement(run, parent, name);
@@ -71,8 +70,9 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
   ASSERT_EQ(outcome.exit_code, 0) << outcome.err << outcome.out;
   const std::string& out = outcome.out;
   EXPECT_TRUE(absl::StrContains(
-      out, "Worker tcp://127.0.0.1:40001 (name name-1) on 127.0.0.1: source dask; 2 threads; "
-           "memory limit 4.00 GiB; sampling interval 10 ms; 10 samples = 0.100 s"))
+      out,
+      "Worker tcp://127.0.0.1:40001 (name name-1) on 127.0.0.1: source dask; 2 threads; "
+      "memory limit 4.00 GiB; sampling interval 10 ms; 10 samples = 0.100 s"))
       << out;
   EXPECT_TRUE(absl::StrContains(out, "Top Stacks: tcp://127.0.0.1:40001")) << out;
   EXPECT_TRUE(absl::StrContains(out, "Top Stacks: tcp://127.0.0.1:40002")) << out;
@@ -80,7 +80,8 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
   EXPECT_TRUE(absl::StrContains(out, "| Rank | Samples | Seconds | Percent | Innermost Frame"))
       << out;
   // Merged: process;read ends 4 + 10 = 14 of 20 samples.
-  EXPECT_TRUE(absl::StrContains(out, "|    1 |      14 |   0.140 |   70.0% | read (analysis.py:20)"))
+  EXPECT_TRUE(
+      absl::StrContains(out, "|    1 |      14 |   0.140 |   70.0% | read (analysis.py:20)"))
       << out;
   EXPECT_FALSE(absl::StrContains(out, "\u2502"));  // ASCII as asked
 
@@ -128,8 +129,8 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
   { std::ofstream(blocked + "/profile") << "not a directory"; }
   const CollectOutcome fallback = RunCollect({"profile", blocked, "--tables=ascii"});
   ASSERT_EQ(fallback.exit_code, 0) << fallback.err;
-  EXPECT_TRUE(absl::StrContains(fallback.err, "cannot write the profile files to '" + blocked +
-                                                  "/profile'"))
+  EXPECT_TRUE(absl::StrContains(fallback.err,
+                                "cannot write the profile files to '" + blocked + "/profile'"))
       << fallback.err;
   EXPECT_TRUE(absl::StrContains(fallback.out, "blocked-profile:\n")) << fallback.out;
 }

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -39,10 +39,9 @@ class OversubscribedRunTest : public ::testing::Test {
     ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
     const std::string output = TempDir() + "/measurements";
     outcome_ = new CollectOutcome(RunCollect(
-        {absl::StrCat("--threads=", kThreads), "--events_per_file=40000",
-         "--files_per_dataset=2", "--chunk_size=10000", "--interval=0.05",
-         "--cache_dir=" + TempDir() + "/cache", "--output_dir=" + output, "--name=oversubscribed",
-         "--tables=ascii"}));
+        {absl::StrCat("--threads=", kThreads), "--events_per_file=40000", "--files_per_dataset=2",
+         "--chunk_size=10000", "--interval=0.05", "--cache_dir=" + TempDir() + "/cache",
+         "--output_dir=" + output, "--name=oversubscribed", "--tables=ascii"}));
     ASSERT_EQ(sched_setaffinity(0, sizeof(original), &original), 0);
     absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(output + "/oversubscribed");
     if (loaded.ok()) measurement_ = new v1::Measurement(*std::move(loaded));

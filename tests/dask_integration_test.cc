@@ -2,8 +2,8 @@
 // python3-distributed), started on 127.0.0.1 with free ports and killed (process groups) at the
 // end of each test, also on failure.
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -40,8 +40,7 @@ std::string TmpDir() { return TestTmpDir(); }
 
 // What every Dask process of these tests gets, and nothing else from the test's environment.
 std::vector<std::string> DaskEnvironment() {
-  return {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin",
-          "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s"};
+  return {"HOME=" + TmpDir(), "PATH=/usr/bin:/bin", "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT=5s"};
 }
 
 class DaskCluster {
@@ -108,9 +107,9 @@ class DaskIntegrationTest : public ::testing::Test {
  protected:
   void TearDown() override {
     if (!HasFailure()) return;
-    for (const char* pattern : {"scheduler-1.log", "scheduler-2.log", "worker-w-two.log",
-                                "worker-w-one.log", "worker-stays.log", "worker-dies.log",
-                                "worker-w.log", "client.log"}) {
+    for (const char* pattern :
+         {"scheduler-1.log", "scheduler-2.log", "worker-w-two.log", "worker-w-one.log",
+          "worker-stays.log", "worker-dies.log", "worker-w.log", "client.log"}) {
       std::ifstream in(TmpDir() + "/" + pattern);
       if (!in) continue;
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -298,7 +297,8 @@ TEST_F(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
   EXPECT_EQ(data->worker_count(data->worker_count_size() - 1), 1);
   EXPECT_EQ(data->workers_size(), 2);
   bool departure = false;
-  for (const std::string& w : backend->Warnings()) departure |= w.find("left mid-run") != std::string::npos;
+  for (const std::string& w : backend->Warnings())
+    departure |= w.find("left mid-run") != std::string::npos;
   EXPECT_TRUE(departure);
   EXPECT_EQ(data->gaps_size(), 0);
 }
@@ -321,7 +321,8 @@ TEST_F(DaskIntegrationTest, AKilledSchedulerIsAGapAndARestartIsPickedUp) {
   EXPECT_GT(data->gaps(0).end_unix_ns() - data->gaps(0).start_unix_ns(), 500000000);
   ASSERT_FALSE(backend->Warnings().empty());
   bool reconnected = false;
-  for (const std::string& w : backend->Warnings()) reconnected |= w.find("reconnected") != std::string::npos;
+  for (const std::string& w : backend->Warnings())
+    reconnected |= w.find("reconnected") != std::string::npos;
   EXPECT_TRUE(reconnected);
   // Samples from before the loss are kept; the new scheduler was polled too.
   ASSERT_GE(data->workers_size(), 1);

@@ -22,11 +22,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "export/html_report.h"
-#include "store/measurement_io.h"
 #include "export/report_plots.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {
@@ -98,10 +98,20 @@ Outcome RunInProcessGroup(const std::vector<std::string>& argv, std::chrono::sec
 }
 
 std::vector<std::string> ChromiumArgs(const std::string& profile) {
-  return {kChromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-          "--no-first-run", "--disable-dev-shm-usage", "--hide-scrollbars",
-          "--enable-logging=stderr", "--v=0", "--user-data-dir=" + profile};
+  return {kChromium,
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+          "--no-first-run",
+          "--disable-dev-shm-usage",
+          "--hide-scrollbars",
+          "--enable-logging=stderr",
+          "--v=0",
+          "--user-data-dir=" + profile};
 }
 
 // The layout of `html` at `width` px: a copy of the page with a script (the report's CSP
@@ -168,8 +178,8 @@ Layout MeasureLayout(const std::string& html, int width, const std::string& name
 void ExpectNothingOverflows(const std::string& html, const std::string& name) {
   for (int width : {1400, 800}) {
     const Layout layout = MeasureLayout(html, width, name);
-    ASSERT_GT(layout.scroll_width, 0) << name << " at " << width << " px: "
-                                      << layout.chromium_err.substr(0, 2000);
+    ASSERT_GT(layout.scroll_width, 0)
+        << name << " at " << width << " px: " << layout.chromium_err.substr(0, 2000);
     EXPECT_EQ(layout.window_width, width) << name;
     EXPECT_LE(layout.scroll_width, layout.window_width)
         << name << " at " << width << " px: " << layout.overflowing;
@@ -230,10 +240,10 @@ TEST(HtmlReportBrowserTest, ChromiumRendersTitleTablesAndEveryPlot) {
       SaveMeasurement(measurement, TempDir() + "/runs", "rich");
   ASSERT_TRUE(saved.ok()) << saved.status();
   const std::string report = TempDir() + "/rich report.html";
-  const Outcome collect = RunInProcessGroup(
-      {absl::StrCat(std::getenv("TEST_SRCDIR"), "/roastcoffea/tools/collect"), "report", *saved,
-       "--html_output=" + report},
-      std::chrono::seconds(30));
+  const Outcome collect =
+      RunInProcessGroup({absl::StrCat(std::getenv("TEST_SRCDIR"), "/roastcoffea/tools/collect"),
+                         "report", *saved, "--html_output=" + report},
+                        std::chrono::seconds(30));
   ASSERT_EQ(collect.exit_code, 0) << collect.err;
   EXPECT_TRUE(absl::StrContains(collect.out, "HTML report written to " + report)) << collect.out;
 
@@ -254,15 +264,17 @@ TEST(HtmlReportBrowserTest, ChromiumRendersTitleTablesAndEveryPlot) {
   EXPECT_FALSE(absl::StrContains(chromium.err, "ERR_FILE_NOT_FOUND")) << chromium.err;
 
   // The title, escaped (the name is "<script>alert('x')</script> & \"run\"").
-  EXPECT_TRUE(absl::StrContains(dom, "<title>roastcoffea report: &lt;script&gt;alert('x')&lt;/script&gt; &amp; \"run\"</title>"))
+  EXPECT_TRUE(absl::StrContains(
+      dom,
+      "<title>roastcoffea report: &lt;script&gt;alert('x')&lt;/script&gt; &amp; \"run\"</title>"))
       << dom.substr(0, 1500);
   EXPECT_FALSE(absl::StrContains(dom, "<script"));
   EXPECT_FALSE(absl::StrContains(dom, "<b>worker"));
   // Every table.
-  for (const char* title : {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics",
-                            "Resource Utilization", "Timing Breakdown",
-                            "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
-                            "Failed Chunks"}) {
+  for (const char* title :
+       {"CPU Efficiency", "Throughput Metrics", "Event Processing Metrics", "Resource Utilization",
+        "Timing Breakdown", "Thread Time Split (worker threads' CPU clocks)", "Chunk Metrics",
+        "Failed Chunks"}) {
     EXPECT_TRUE(absl::StrContains(dom, absl::StrCat("<caption>", title, "</caption>"))) << title;
   }
   EXPECT_TRUE(absl::StrContains(dom, "<td>Total Events</td>"));

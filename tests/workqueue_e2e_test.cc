@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "store/measurement_io.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 #include "tests/child_process.h"
 #include "tests/collect_runner.h"
 #include "tools/sample_analysis/chunking.h"
@@ -57,8 +57,8 @@ std::vector<std::string> SmallRun(const std::string& cache, const std::string& n
 }
 
 std::vector<std::string> WorkQueue(std::vector<std::string> extra) {
-  extra.insert(extra.begin(), {"--backend=workqueue", "--wq_connect_timeout=20",
-                               "--wq_stall_timeout=20"});
+  extra.insert(extra.begin(),
+               {"--backend=workqueue", "--wq_connect_timeout=20", "--wq_stall_timeout=20"});
   return extra;
 }
 
@@ -197,13 +197,15 @@ TEST_F(WorkQueueEndToEndTest, CompareReadsTheTwoEngines) {
       RunCollect({"compare", Measurement("threadpool"), Measurement("wq"), "--tables=ascii"});
   ASSERT_EQ(compared.exit_code, 0) << compared.err;
   // Same work: the events and chunks do not change; the engine's overhead shows in the times.
-  EXPECT_THAT(compared.out, testing::ContainsRegex("Total Events +\\| events +\\| +120000 \\| +120000 \\(\\+0.0%\\)"));
-  EXPECT_THAT(compared.out, testing::ContainsRegex("Chunks +\\| chunks +\\| +24 \\| +24 \\(\\+0.0%\\)"));
+  EXPECT_THAT(compared.out, testing::ContainsRegex(
+                                "Total Events +\\| events +\\| +120000 \\| +120000 \\(\\+0.0%\\)"));
+  EXPECT_THAT(compared.out,
+              testing::ContainsRegex("Chunks +\\| chunks +\\| +24 \\| +24 \\(\\+0.0%\\)"));
 }
 
 TEST_F(WorkQueueEndToEndTest, SeveralChunksPerTaskGiveTheSamePhysicsAndARecordEach) {
-  const CollectOutcome run = RunCollect(
-      SmallRun(cache_, "grouped", WorkQueue({"--workers=2", "--chunks_per_task=5"})));
+  const CollectOutcome run =
+      RunCollect(SmallRun(cache_, "grouped", WorkQueue({"--workers=2", "--chunks_per_task=5"})));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   ExpectSamePhysics(Physics("grouped").output, Reference(cache_));
   absl::StatusOr<v1::Measurement> m = LoadMeasurement(Measurement("grouped"));
@@ -298,9 +300,9 @@ TEST(WorkQueueFaultsTest, AFailingProcessorGivesAFailedRecordWithItsError) {
 
 TEST(WorkQueueFaultsTest, NoWorkersIsABoundedWaitWithTheCommandToStartOne) {
   const auto start = std::chrono::steady_clock::now();
-  const CollectOutcome run = RunCollect(
-      SmallRun(TempDir() + "/cache", "noworkers",
-               {"--backend=workqueue", "--workers=0", "--wq_connect_timeout=2"}));
+  const CollectOutcome run =
+      RunCollect(SmallRun(TempDir() + "/cache", "noworkers",
+                          {"--backend=workqueue", "--workers=0", "--wq_connect_timeout=2"}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_THAT(run.err, HasSubstr("waiting for workers; start them with:\n  work_queue_worker "));
@@ -318,9 +320,9 @@ TEST(WorkQueueFaultsTest, APortInUseIsNamed) {
   address.sin_port = htons(static_cast<uint16_t>(port));
   ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(listen(fd, 1), 0);
-  const CollectOutcome run = RunCollect(SmallRun(
-      TempDir() + "/cache", "busyport",
-      {"--backend=workqueue", "--workers=1", absl::StrCat("--wq_port=", port)}));
+  const CollectOutcome run = RunCollect(
+      SmallRun(TempDir() + "/cache", "busyport",
+               {"--backend=workqueue", "--workers=1", absl::StrCat("--wq_port=", port)}));
   close(fd);
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_THAT(run.err, HasSubstr(absl::StrCat("port ", port, " is in use")));

@@ -24,8 +24,8 @@ bool IsHelpFlag(absl::string_view name) {
 
 bool IsAbslSpecialFlag(absl::string_view name) {
   static const std::set<std::string>* const kSpecial = new std::set<std::string>{
-      "helppackage", "helpon",    "helpmatch",  "version",
-      "only_check_args", "flagfile", "fromenv", "tryfromenv", "undefok"};
+      "helppackage", "helpon",  "helpmatch",  "version", "only_check_args",
+      "flagfile",    "fromenv", "tryfromenv", "undefok"};
   return kSpecial->count(std::string(name)) > 0;
 }
 
@@ -52,10 +52,8 @@ size_t EditDistance(absl::string_view a, absl::string_view b) {
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
       const size_t above = row[j];
-      const size_t substitute = diagonal + (absl::ascii_tolower(a[i - 1]) ==
-                                                    absl::ascii_tolower(b[j - 1])
-                                                ? 0
-                                                : 1);
+      const size_t substitute =
+          diagonal + (absl::ascii_tolower(a[i - 1]) == absl::ascii_tolower(b[j - 1]) ? 0 : 1);
       row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
       diagonal = above;
     }
@@ -115,10 +113,8 @@ std::string FlagHelp(absl::string_view name, const std::vector<FlagCondition>& c
 }
 
 std::string Synopsis(absl::string_view program, const Command& command) {
-  return absl::StrCat(program, " ", command.name,
-                      command.flags.empty() ? "" : " [flags]",
-                      command.arguments_synopsis.empty() ? "" : " ",
-                      command.arguments_synopsis,
+  return absl::StrCat(program, " ", command.name, command.flags.empty() ? "" : " [flags]",
+                      command.arguments_synopsis.empty() ? "" : " ", command.arguments_synopsis,
                       command.accepts_command ? " [-- COMMAND ...]" : "");
 }
 
@@ -191,9 +187,9 @@ absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv) {
     }
     if (flag == nullptr || flag->IsRetired()) {
       const std::string closest = ClosestName(name, AllFlagNames());
-      return UsageError(absl::StrCat("unknown flag --", name,
-                                     closest.empty() ? "" : absl::StrCat(" (did you mean --",
-                                                                         closest, "?)")));
+      return UsageError(
+          absl::StrCat("unknown flag --", name,
+                       closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)")));
     }
     if (flag->IsOfType<bool>()) {
       if (negated) {
@@ -232,10 +228,10 @@ absl::Status UnknownCommandError(const std::vector<Command>& commands, absl::str
   std::vector<std::string> names;
   for (const Command& command : commands) names.push_back(command.name);
   const std::string closest = ClosestName(name, names);
-  return UsageError(absl::StrCat("unknown mode '", name, "'",
-                                 closest.empty() ? "" : absl::StrCat(" (did you mean '", closest,
-                                                                     "'?)"),
-                                 "; modes: ", absl::StrJoin(names, ", "), "; see --help"));
+  return UsageError(
+      absl::StrCat("unknown mode '", name, "'",
+                   closest.empty() ? "" : absl::StrCat(" (did you mean '", closest, "'?)"),
+                   "; modes: ", absl::StrJoin(names, ", "), "; see --help"));
 }
 
 absl::Status CheckInvocation(const Command& command, const ScannedCommandLine& line) {
@@ -270,20 +266,18 @@ absl::Status CheckInvocation(const Command& command, const ScannedCommandLine& l
   if (count < command.min_arguments ||
       (command.max_arguments != Command::kUnlimited && count > command.max_arguments)) {
     problems.push_back(absl::StrCat(
-        "usage: collect ", command.name,
-        command.arguments_synopsis.empty() ? "" : " ", command.arguments_synopsis, " (",
+        "usage: collect ", command.name, command.arguments_synopsis.empty() ? "" : " ",
+        command.arguments_synopsis, " (",
         command.arguments_problem.empty() ? "no arguments" : command.arguments_problem,
         count > command.max_arguments && command.max_arguments != Command::kUnlimited
             ? absl::StrCat("; unexpected: ",
-                           absl::StrJoin(line.positional.end() -
-                                             (count - command.max_arguments),
+                           absl::StrJoin(line.positional.end() - (count - command.max_arguments),
                                          line.positional.end(), " "))
             : "",
         ")"));
   }
   if (line.has_command_separator && !command.accepts_command) {
-    problems.push_back(
-        absl::StrCat("'", command.name, "' takes no command after --"));
+    problems.push_back(absl::StrCat("'", command.name, "' takes no command after --"));
   }
   if (problems.empty()) return absl::OkStatus();
   return UsageError(absl::StrJoin(problems, "\ncollect: "));

@@ -36,21 +36,21 @@ struct Invocation {
 // A flag that only applies to some values of another flag (e.g. --scheduler to
 // --backend=dask).
 struct FlagCondition {
-  std::string flag;           // "scheduler"
-  std::string on_flag;        // "backend"
+  std::string flag;                 // "scheduler"
+  std::string on_flag;              // "backend"
   std::vector<std::string> values;  // {"dask"}
 };
 
 struct Command {
   static constexpr int kUnlimited = -1;
 
-  std::string name;                 // "show"
-  std::string arguments_synopsis;   // "DIR"
-  std::string summary;              // a paragraph, wrapped when printed
-  std::string help;                 // more, as formatted, for `collect MODE --help` only
+  std::string name;                // "show"
+  std::string arguments_synopsis;  // "DIR"
+  std::string summary;             // a paragraph, wrapped when printed
+  std::string help;                // more, as formatted, for `collect MODE --help` only
   int min_arguments = 0;
-  int max_arguments = 0;            // or kUnlimited
-  std::string arguments_problem;    // "one measurement directory": says what is expected
+  int max_arguments = 0;          // or kUnlimited
+  std::string arguments_problem;  // "one measurement directory": says what is expected
   // The names (without dashes) of the absl flags this mode reads.
   std::vector<std::string> flags;
   std::vector<FlagCondition> conditions;

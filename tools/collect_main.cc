@@ -8,55 +8,54 @@
 //   collect compare A B ...    compare saved measurements
 //   collect report DIR         write the HTML report of a saved measurement
 //   collect profile DIR        top stacks, folded stacks and flame graphs of its profiles
+#include <google/protobuf/stubs/logging.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
-#include <algorithm>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <google/protobuf/stubs/logging.h>
-
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "collector/assemble_measurement.h"
+#include "collector/measurement_session.h"
 #include "export/compare.h"
 #include "export/compare_html.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
-#include "ingest/any_measurement.h"
-#include "store/measurement_io.h"
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
 #include "export/tables.h"
-#include "collector/assemble_measurement.h"
-#include "collector/measurement_session.h"
+#include "ingest/any_measurement.h"
+#include "store/measurement_io.h"
 #include "tools/backend_factory.h"
 #include "tools/collect_commands.h"
 #include "tools/exit_code.h"
 #include "tools/external_run.h"
 #include "tools/follow_up_command.h"
 #include "tools/paths.h"
-#include "tools/workqueue/workqueue_run.h"
-#include "tools/workqueue/workqueue_flags.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
 #include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
+#include "tools/workqueue/workqueue_flags.h"
+#include "tools/workqueue/workqueue_run.h"
 
 ABSL_FLAG(int64_t, events_per_file,
           roastcoffea::sample_analysis::SampleDatasetSpec{}.events_per_file,
@@ -77,7 +76,8 @@ ABSL_FLAG(std::string, cache_dir, "",
           "Where the generated sample dataset is kept between runs (default: "
           "$ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else "
           "~/.cache/roastcoffea).");
-ABSL_FLAG(uint64_t, seed, roastcoffea::sample_analysis::SampleDatasetSpec{}.seed, "Sample dataset: random seed of the event generator.");
+ABSL_FLAG(uint64_t, seed, roastcoffea::sample_analysis::SampleDatasetSpec{}.seed,
+          "Sample dataset: random seed of the event generator.");
 ABSL_FLAG(std::string, backend, "threadpool",
           "What runs the analysis: threadpool (the built-in sample analysis, in this process), "
           "dask (a Dask cluster: see --scheduler), taskvine (a TaskVine or Work Queue manager's "
@@ -97,8 +97,7 @@ ABSL_FLAG(std::string, format, "table",
           "compare: table, csv, json or markdown.");
 ABSL_FLAG(double, regression_threshold, 5.0,
           "compare: a change worse than this many percent of the baseline is a regression.");
-ABSL_FLAG(bool, fail_on_regression, false,
-          "compare: exit 5 when a regression is found (for CI).");
+ABSL_FLAG(bool, fail_on_regression, false, "compare: exit 5 when a regression is found (for CI).");
 ABSL_FLAG(bool, html, false,
           "After a run: also write the HTML report (tables and plots) next to the measurement, "
           "as <measurement directory>.html.");
@@ -141,8 +140,7 @@ absl::StatusOr<TableOptions> TableStyle() {
   } else if (style == "ascii") {
     options.unicode = false;
   } else {
-    return UsageError(
-        absl::StrCat("--tables must be auto, unicode or ascii, got '", style, "'"));
+    return UsageError(absl::StrCat("--tables must be auto, unicode or ascii, got '", style, "'"));
   }
   return options;
 }
@@ -207,8 +205,8 @@ ExitCode Profile(const Invocation& invocation) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   if (absl::GetFlag(FLAGS_top) < 1) {
-    return Fail(UsageError(
-        absl::StrCat("--top must be at least 1, got ", absl::GetFlag(FLAGS_top))));
+    return Fail(
+        UsageError(absl::StrCat("--top must be at least 1, got ", absl::GetFlag(FLAGS_top))));
   }
   std::string directory = ResolveUserPath(arguments.front());
   while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
@@ -216,8 +214,7 @@ ExitCode Profile(const Invocation& invocation) {
   if (!measurement.ok()) return Fail(measurement.status());
   if (measurement->profiles_size() == 0) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
-        "no profiles in ", directory,
-        ": run with --profile (threadpool) or --backend=dask")));
+        "no profiles in ", directory, ": run with --profile (threadpool) or --backend=dask")));
   }
   ProfileTableOptions options;
   options.table = *tables;
@@ -252,8 +249,8 @@ ExitCode Profile(const Invocation& invocation) {
   absl::StatusOr<WrittenProfileFiles> written =
       WriteProfileFiles(*measurement, output, file_options);
   if (!written.ok()) return Fail(written.status());
-  std::cout << "\nFolded stacks (flamegraph.pl, speedscope) and flame graphs written to "
-            << output << ":\n";
+  std::cout << "\nFolded stacks (flamegraph.pl, speedscope) and flame graphs written to " << output
+            << ":\n";
   for (const std::string& path : written->paths) std::cout << "  " << path << "\n";
   if (!written->merge_problem.empty()) {
     std::cerr << "collect: warning: no merged profile.folded and flamegraph.svg: "
@@ -330,8 +327,8 @@ absl::Status ValidateRunFlags() {
         absl::StrCat("--grace_period must be a number of seconds in [0, 3600], got ", grace));
   }
   if (absl::GetFlag(FLAGS_chunk_size) < 1) {
-    problems.push_back(absl::StrCat("--chunk_size must be at least 1, got ",
-                                    absl::GetFlag(FLAGS_chunk_size)));
+    problems.push_back(
+        absl::StrCat("--chunk_size must be at least 1, got ", absl::GetFlag(FLAGS_chunk_size)));
   }
   if (absl::GetFlag(FLAGS_events_per_file) < 1) {
     problems.push_back(absl::StrCat("--events_per_file must be at least 1, got ",
@@ -373,9 +370,9 @@ absl::StatusOr<OutputPlan> PlanOutput() {
     const std::string target = absl::StrCat(plan.directory, "/", plan.requested_name);
     struct stat info;
     if (stat(target.c_str(), &info) == 0) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "measurement directory '", target,
-          "' already exists and is never overwritten; choose another --name"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("measurement directory '", target,
+                       "' already exists and is never overwritten; choose another --name"));
     }
   }
   return plan;
@@ -469,7 +466,7 @@ absl::StatusOr<std::string> Finish(const OutputPlan& plan, MeasurementSession& s
 // engine for a while); 4 when the command failed; 130 when interrupted; the measurement is saved
 // in every case.
 ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
-                AbstractMetricsBackend& backend, const std::vector<std::string>& command) {
+                     AbstractMetricsBackend& backend, const std::vector<std::string>& command) {
   const double duration = absl::GetFlag(FLAGS_duration);
   ExternalRunOptions options;
   options.command = command;
@@ -486,8 +483,7 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
     std::cerr << "collect: tracking with the " << backend.name() << " backend "
               << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")
                                                   : std::string("until Ctrl-C"))
-                                  : absl::StrCat("while '", absl::StrJoin(command, " "),
-                                                 "' runs"))
+                                  : absl::StrCat("while '", absl::StrJoin(command, " "), "' runs"))
               << "\n";
   }
   absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, std::move(options));
@@ -501,8 +497,7 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
     return ExitCode::kPartial;
   }
   if (result->command_exit_code != 0) {
-    std::cerr << "collect: the command exited with status " << result->command_exit_code
-              << "\n";
+    std::cerr << "collect: the command exited with status " << result->command_exit_code << "\n";
     return ExitCode::kCommandFailed;
   }
   return ExitCode::kOk;
@@ -518,7 +513,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   if (!options.ok()) {
     // InvalidArgument: the flags' values (see workqueue_flags.h); anything else: the system.
     return Fail(absl::IsInvalidArgument(options.status()) ? AsUsageError(options.status())
-                                                           : options.status());
+                                                          : options.status());
   }
   struct RemoveTemporary {
     std::string path;
@@ -534,8 +529,8 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   options->dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
   options->dataset.seed = absl::GetFlag(FLAGS_seed);
   const std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
-  options->cache_dir = cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
-                                         : ResolveUserPath(cache_dir);
+  options->cache_dir =
+      cache_dir.empty() ? sample_analysis::DefaultCacheDirectory() : ResolveUserPath(cache_dir);
   options->chunk_size = absl::GetFlag(FLAGS_chunk_size);
   options->interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
   options->grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
@@ -600,8 +595,8 @@ ExitCode RunWorkQueue(int argc, char** argv) {
     std::cerr << "collect: warning: " << kept.message() << "\n";
   } else {
     std::cout << "Work Queue logs (" << result->tasks << " tasks, " << result->lost_attempts
-              << " lost attempts, peak " << result->peak_workers << " workers) kept in "
-              << *saved << "/workqueue\n";
+              << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
+              << "/workqueue\n";
   }
   if (result->interrupted()) return ExitCode::kInterrupted;
   if (result->chunks_given_up > 0) {
@@ -619,8 +614,8 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   if (first != nullptr) {
     std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
               << " chunks failed; first failure: " << first->file() << " entries ["
-              << first->entry_start() << ", " << first->entry_stop()
-              << "): " << first->error_text() << "\n";
+              << first->entry_start() << ", " << first->entry_stop() << "): " << first->error_text()
+              << "\n";
     return ExitCode::kFailure;
   }
   return ExitCode::kOk;
@@ -635,8 +630,8 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   options.dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
   options.dataset.seed = absl::GetFlag(FLAGS_seed);
   const std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
-  options.cache_dir = cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
-                                        : ResolveUserPath(cache_dir);
+  options.cache_dir =
+      cache_dir.empty() ? sample_analysis::DefaultCacheDirectory() : ResolveUserPath(cache_dir);
   options.chunk_size = absl::GetFlag(FLAGS_chunk_size);
   const int threads = backend.executor->threads();
   auto& configuration = *session_options.metadata.mutable_configuration();
@@ -659,9 +654,8 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   if (!result.ok()) return Fail(result.status());
 
   const v1::Measurement& measurement = result->measurement;
-  absl::StatusOr<std::string> saved =
-      Finish(plan, *result->session, measurement,
-             sample_analysis::SummarizeDijetOutput(result->output));
+  absl::StatusOr<std::string> saved = Finish(plan, *result->session, measurement,
+                                             sample_analysis::SummarizeDijetOutput(result->output));
   ExitCode exit_code = ExitCode::kOk;
   if (!saved.ok()) {
     exit_code = Fail(saved.status());
@@ -675,8 +669,8 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
       if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
       std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
                 << " chunks failed; first failure: " << chunk.file() << " entries ["
-                << chunk.entry_start() << ", " << chunk.entry_stop()
-                << "): " << chunk.error_text() << "\n";
+                << chunk.entry_start() << ", " << chunk.entry_stop() << "): " << chunk.error_text()
+                << "\n";
       break;
     }
     exit_code = ExitCode::kFailure;
@@ -696,16 +690,16 @@ ExitCode Run(const Invocation& invocation) {
   const std::string backend_name = absl::GetFlag(FLAGS_backend);
   if (!invocation.command.empty() &&
       (backend_name == "threadpool" || backend_name == "workqueue")) {
-    return Fail(UsageError(absl::StrCat(
-        "--backend=", backend_name, " runs the built-in sample analysis; a command to measure "
-        "needs --backend=dask or --backend=taskvine")));
+    return Fail(UsageError(absl::StrCat("--backend=", backend_name,
+                                        " runs the built-in sample analysis; a command to measure "
+                                        "needs --backend=dask or --backend=taskvine")));
   }
   if (backend_name == "workqueue") return RunWorkQueue(invocation.argc, invocation.argv);
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   const double duration = absl::GetFlag(FLAGS_duration);
   if (!(duration >= 0)) {
-    return Fail(UsageError(
-        absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
+    return Fail(
+        UsageError(absl::StrCat("--duration must be a number of seconds >= 0, got ", duration)));
   }
   absl::StatusOr<OutputPlan> plan = PlanOutput();
   if (!plan.ok()) return Fail(plan.status());
@@ -776,17 +770,16 @@ std::vector<Command> Commands() {
   run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "tables", "html",
                "trace",
                // threadpool and workqueue: the sample analysis
-               "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed",
-               "threads", "profile", "profile_hz",
+               "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed", "threads",
+               "profile", "profile_hz",
                // dask and taskvine
                "duration", "scheduler", "dask_connect_timeout", "dask_read_timeout",
                "dask_max_message_mib", "dask_task_stream", "dask_occupancy", "dask_profiles",
                "dask_profile_prefixes", "dask_profile_interval", "dask_profile_timeout",
                "dask_reconnect_max_backoff", "taskvine_logs", "follow", "taskvine_category",
                // workqueue
-               "workers", "chunks_per_task", "wq_port", "wq_password_file",
-               "wq_connect_timeout", "wq_stall_timeout", "wq_work_dir", "wq_chunk_task",
-               "wq_testing_fault"};
+               "workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
+               "wq_stall_timeout", "wq_work_dir", "wq_chunk_task", "wq_testing_fault"};
   run.conditions = RunFlagConditions();
   run.accepts_command = true;
   run.run = Run;
@@ -819,8 +812,7 @@ std::vector<Command> Commands() {
   compare.min_arguments = 2;
   compare.max_arguments = Command::kUnlimited;
   compare.arguments_problem = "two or more measurement directories";
-  compare.flags = {"tables", "regression_threshold", "format", "fail_on_regression",
-                   "html_output"};
+  compare.flags = {"tables", "regression_threshold", "format", "fail_on_regression", "html_output"};
   compare.run = Compare;
   commands.push_back(std::move(compare));
 

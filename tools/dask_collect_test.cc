@@ -34,9 +34,9 @@ TEST(DaskCollectTest, EveryBadFlagIsNamed) {
   absl::SetFlag(&FLAGS_dask_max_message_mib, 0);
   absl::Status s = MakeDaskBackendFromFlags().status();
   EXPECT_TRUE(absl::IsInvalidArgument(s));
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("--scheduler is required"),
-                                 HasSubstr("--dask_read_timeout"),
-                                 HasSubstr("--dask_max_message_mib")));
+  EXPECT_THAT(s.message(),
+              AllOf(HasSubstr("--scheduler is required"), HasSubstr("--dask_read_timeout"),
+                    HasSubstr("--dask_max_message_mib")));
   absl::SetFlag(&FLAGS_dask_read_timeout, 10);
   absl::SetFlag(&FLAGS_dask_max_message_mib, 256);
   absl::SetFlag(&FLAGS_scheduler, "ws://127.0.0.1:8786");

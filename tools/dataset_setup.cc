@@ -33,16 +33,15 @@ class GenerationDisplay {
   void Update(const GenerationProgress& progress) {
     const std::string line = absl::StrCat(
         options_.program, ": generating: ", progress.files_done, "/", progress.files_total,
-        " files, ", FormatEvents(progress.events_done), " of ",
-        FormatEvents(progress.events_total), " events, ", FormatBytes(progress.bytes_written));
+        " files, ", FormatEvents(progress.events_done), " of ", FormatEvents(progress.events_total),
+        " events, ", FormatBytes(progress.bytes_written));
     if (terminal_) {
       // \33[K clears what a longer previous line left.
       std::fprintf(options_.stream, "\r%s\33[K", line.c_str());
       open_line_ = true;
     } else {
-      const int tenth = progress.files_total > 0
-                            ? progress.files_done * 10 / progress.files_total
-                            : 10;
+      const int tenth =
+          progress.files_total > 0 ? progress.files_done * 10 / progress.files_total : 10;
       if (progress.files_done > 0 && tenth == last_tenth_) return;
       last_tenth_ = tenth;
       std::fprintf(options_.stream, "%s\n", line.c_str());
@@ -107,16 +106,18 @@ absl::StatusOr<sample_analysis::SampleDataset> PrepareSampleDataset(
   if (interruption != nullptr && Interruption::triggered()) {
     const std::string signal = SignalName(Interruption::signal_number());
     if (absl::IsCancelled(dataset.status())) {
-      return absl::CancelledError(absl::StrCat(
-          "interrupted (", signal, " while generating the sample dataset): nothing was "
-          "measured, so nothing is saved; ", dataset.status().message()));
+      return absl::CancelledError(absl::StrCat("interrupted (", signal,
+                                               " while generating the sample dataset): nothing was "
+                                               "measured, so nothing is saved; ",
+                                               dataset.status().message()));
     }
     // The signal came after the last file: the dataset is complete, but the run is not wanted.
     if (dataset.ok()) {
-      return absl::CancelledError(absl::StrCat(
-          "interrupted (", signal, " while preparing the sample dataset): nothing was "
-          "measured, so nothing is saved; the dataset in ", dataset->directory,
-          " is complete and will be reused"));
+      return absl::CancelledError(absl::StrCat("interrupted (", signal,
+                                               " while preparing the sample dataset): nothing was "
+                                               "measured, so nothing is saved; the dataset in ",
+                                               dataset->directory,
+                                               " is complete and will be reused"));
     }
   }
   if (!dataset.ok()) return dataset.status();
@@ -125,13 +126,13 @@ absl::StatusOr<sample_analysis::SampleDataset> PrepareSampleDataset(
     files += static_cast<int>(d.files.size());
   }
   if (dataset->generated) {
-    std::fprintf(options.stream, "%s: sample dataset generated in %s: %d files, %s events, %s "
-                 "in %s\n",
-                 options.program.c_str(), dataset->directory.c_str(), files,
-                 FormatEvents(dataset->total_entries()).c_str(),
-                 FormatBytes(dataset->bytes).c_str(),
-                 absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(100)))
-                     .c_str());
+    std::fprintf(
+        options.stream,
+        "%s: sample dataset generated in %s: %d files, %s events, %s "
+        "in %s\n",
+        options.program.c_str(), dataset->directory.c_str(), files,
+        FormatEvents(dataset->total_entries()).c_str(), FormatBytes(dataset->bytes).c_str(),
+        absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(100))).c_str());
   } else {
     std::fprintf(options.stream,
                  "%s: reusing the sample dataset in %s (%d files, %s events, %s; generated "

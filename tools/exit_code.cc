@@ -12,16 +12,13 @@ constexpr char kUsagePayload[] = "type.roastcoffea/collect.UsageError";
 
 std::string ExitCodeTable() {
   return absl::StrCat(
-      "Exit status:\n",
-      "  ", ToInt(ExitCode::kOk), "    done\n",
-      "  ", ToInt(ExitCode::kFailure),
+      "Exit status:\n", "  ", ToInt(ExitCode::kOk), "    done\n", "  ", ToInt(ExitCode::kFailure),
       "    cannot run or save; an input file is unreadable or holds bad data; a chunk failed\n",
-      "  ", ToInt(ExitCode::kUsage), "    bad flags or arguments (nothing else)\n",
-      "  ", ToInt(ExitCode::kPartial), "    partial measurement (saved)\n",
-      "  ", ToInt(ExitCode::kCommandFailed),
-      "    the measured COMMAND failed (measurement saved)\n",
-      "  ", ToInt(ExitCode::kRegression), "    compare --fail_on_regression: a regression\n",
-      "  ", ToInt(ExitCode::kInterrupted),
+      "  ", ToInt(ExitCode::kUsage), "    bad flags or arguments (nothing else)\n", "  ",
+      ToInt(ExitCode::kPartial), "    partial measurement (saved)\n", "  ",
+      ToInt(ExitCode::kCommandFailed), "    the measured COMMAND failed (measurement saved)\n",
+      "  ", ToInt(ExitCode::kRegression), "    compare --fail_on_regression: a regression\n", "  ",
+      ToInt(ExitCode::kInterrupted),
       "  interrupted by SIGINT or SIGTERM (measurement of what was done saved)\n");
 }
 

@@ -23,8 +23,7 @@ TEST(ExitCodeTest, OnlyUsageErrorsExitTwo) {
   EXPECT_EQ(ExitCodeFor(absl::OkStatus()), ExitCode::kOk);
   EXPECT_EQ(ExitCodeFor(UsageError("--top must be at least 1")), ExitCode::kUsage);
   // A data parser's InvalidArgument (a corrupt metrics.json) is not a usage error.
-  EXPECT_EQ(ExitCodeFor(absl::InvalidArgumentError("metrics.json: not JSON")),
-            ExitCode::kFailure);
+  EXPECT_EQ(ExitCodeFor(absl::InvalidArgumentError("metrics.json: not JSON")), ExitCode::kFailure);
   EXPECT_EQ(ExitCodeFor(absl::NotFoundError("no such directory")), ExitCode::kFailure);
   const absl::Status wrapped = AsUsageError(absl::InvalidArgumentError("--format: bad"));
   EXPECT_TRUE(IsUsageError(wrapped));
@@ -34,8 +33,8 @@ TEST(ExitCodeTest, OnlyUsageErrorsExitTwo) {
 
 TEST(ExitCodeTest, TableListsEveryCode) {
   const std::string table = ExitCodeTable();
-  for (const char* line : {"  0    done", "  1    cannot run", "  2    bad flags",
-                           "  3    partial", "  4    the measured COMMAND failed",
+  for (const char* line : {"  0    done", "  1    cannot run", "  2    bad flags", "  3    partial",
+                           "  4    the measured COMMAND failed",
                            "  5    compare --fail_on_regression", "  130  interrupted"}) {
     EXPECT_THAT(table, HasSubstr(line));
   }

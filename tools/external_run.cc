@@ -61,12 +61,11 @@ struct WaitOutcome {
 
 // Waits for the command to exit, or (without one) for the duration to pass or the first signal.
 // After a signal the command has until the session's work deadline to exit; then it is killed.
-WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration,
-                 MeasurementSession& session) {
+WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration, MeasurementSession& session) {
   WaitOutcome outcome;
-  const absl::Time deadline =
-      (!child.has_value() && duration > absl::ZeroDuration()) ? absl::Now() + duration
-                                                              : absl::InfiniteFuture();
+  const absl::Time deadline = (!child.has_value() && duration > absl::ZeroDuration())
+                                  ? absl::Now() + duration
+                                  : absl::InfiniteFuture();
   while (true) {
     if (child.has_value()) {
       int status = 0;
@@ -107,8 +106,8 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
                                                          ExternalRunOptions options) {
   const std::string scratch = ScratchDirectory();
   if (scratch.empty()) {
-    return absl::InternalError(absl::StrCat("cannot create a temporary directory: ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot create a temporary directory: ", std::strerror(errno)));
   }
   const std::string report_path = scratch + "/report.json";
   const std::string records_path = scratch + "/chunk_records.json";
@@ -159,8 +158,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   RunOutputs outputs;
   if (waited.killed_after_grace) {
     outputs.warnings.push_back(Ours(absl::StrCat(
-        "the command did not exit within ",
-        absl::FormatDuration(session.options().grace_period),
+        "the command did not exit within ", absl::FormatDuration(session.options().grace_period),
         " of the interruption and was killed (SIGKILL)")));
   }
   absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path);
@@ -180,8 +178,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
       outputs.warnings.push_back(Ours(std::move(warning)));
     }
   } else if (!absl::IsNotFound(report.status())) {
-    outputs.warnings.push_back(
-        Ours(absl::StrCat("report ignored: ", report.status().message())));
+    outputs.warnings.push_back(Ours(absl::StrCat("report ignored: ", report.status().message())));
   }
   absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
   if (!measurement.ok()) return measurement.status();

@@ -47,9 +47,7 @@ class FakeBackend : public AbstractMetricsBackend {
     ++stops;
     return data;
   }
-  absl::StatusOr<SpanId> CreateSpan(absl::string_view span) override {
-    return std::string(span);
-  }
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view span) override { return std::string(span); }
   absl::Status EndSpan(const SpanId&) override { return absl::OkStatus(); }
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override {
     v1::Span span;
@@ -104,8 +102,7 @@ ExternalRunOptions Command(const std::string& script) {
 
 TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {
   FakeBackend backend;
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
-      backend, Command(R"(
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, Command(R"(
         echo '{"bytesread": 4000000, "entries": 20000, "processtime": 6.0, "chunks": 2}' \
           > "$ROASTCOFFEA_REPORT"
         echo '[{"num_events": 12000, "duration": 3.5, "dataset": "A"},
@@ -157,8 +154,7 @@ TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) 
     if (std::string(id) == "3") task.set_error_text("exit code 1");
     backend.own_chunks.push_back(task);
   }
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
-      backend, Command(R"(
+  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, Command(R"(
         echo '[{"task_id": 3, "file": "f.root", "entry_start": 0, "entry_stop": 10,
                 "num_events": 10, "t_start": 100, "t_end": 101, "error": "ValueError"},
                {"task_id": 4, "file": "f.root", "entry_start": 10, "entry_stop": 20,
@@ -183,8 +179,8 @@ TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) 
 TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   FakeBackend backend;
   backend.warnings = {"the two logs disagree"};
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
-      backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
+  absl::StatusOr<ExternalRunResult> result =
+      RunExternalMeasurement(backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
   ASSERT_TRUE(result.ok()) << result.status();
   const std::vector<std::string> warnings = RunWarnings(result->measurement);
   ASSERT_EQ(warnings.size(), 2u);
@@ -199,8 +195,8 @@ TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
 TEST(RunExternalMeasurementTest, WarningsAreInTheMeasurementWithCodes) {
   FakeBackend backend;
   backend.warnings = {"the two logs disagree"};
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
-      backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
+  absl::StatusOr<ExternalRunResult> result =
+      RunExternalMeasurement(backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
   ASSERT_TRUE(result.ok()) << result.status();
   std::vector<std::pair<std::string, std::string>> coded;
   for (const v1::Warning& w : result->measurement.warnings()) {
@@ -274,8 +270,8 @@ TEST(RunExternalMeasurementTest, SigtermEndsTheRunButKeepsTheMeasurement) {
   FakeBackend backend;
   // The command asks collect to stop (as `kill` from another shell would), then waits to be
   // told to stop in turn.
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(
-      backend, Command("kill -TERM $PPID; sleep 30"));
+  absl::StatusOr<ExternalRunResult> result =
+      RunExternalMeasurement(backend, Command("kill -TERM $PPID; sleep 30"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->interrupted);
   EXPECT_TRUE(result->measurement.metadata().interrupted());

@@ -30,8 +30,8 @@ LaunchContext Bazel(const std::string& workspace, const std::string& working) {
 
 TEST(FollowUpCommandTest, UnderBazelRunFromTheWorkspace) {
   const LaunchContext context = Bazel("/home/u/roastcoffea", "/home/u/roastcoffea");
-  EXPECT_EQ(FollowUpCommand(context, {"show", DisplayPath(context,
-                                                          "/home/u/roastcoffea/measurements/r 1")}),
+  EXPECT_EQ(FollowUpCommand(context,
+                            {"show", DisplayPath(context, "/home/u/roastcoffea/measurements/r 1")}),
             "./bazelw run //tools:collect -- show 'measurements/r 1'");
 }
 

@@ -38,7 +38,7 @@ std::string ResolveUserPath(absl::string_view path) {
 absl::Status EnsureWritableDirectory(const std::string& directory) {
   if (directory.empty()) return absl::InvalidArgumentError("empty output directory");
   // mkdir -p, one component at a time.
-  for (size_t slash = directory.find('/', 1); ; slash = directory.find('/', slash + 1)) {
+  for (size_t slash = directory.find('/', 1);; slash = directory.find('/', slash + 1)) {
     const std::string prefix = directory.substr(0, slash);
     if (mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
       return ErrnoError("create directory", prefix, errno);

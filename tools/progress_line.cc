@@ -29,8 +29,8 @@ std::string FormatProgress(int64_t chunks_done, int64_t chunks_total, int64_t ev
   if (chunks_done > 0 && chunks_done <= chunks_total && elapsed_seconds > 0) {
     eta = FormatDuration(elapsed_seconds * (chunks_total - chunks_done) / chunks_done);
   }
-  return absl::StrCat("chunks ", chunks_done, "/", chunks_total, " (", percent, "%) | ",
-                      Rate(rate), " | elapsed ", FormatDuration(elapsed_seconds), " | ETA ", eta);
+  return absl::StrCat("chunks ", chunks_done, "/", chunks_total, " (", percent, "%) | ", Rate(rate),
+                      " | elapsed ", FormatDuration(elapsed_seconds), " | ETA ", eta);
 }
 
 ProgressLine::ProgressLine(int64_t chunks_total, FILE* stream)

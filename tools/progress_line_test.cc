@@ -23,8 +23,7 @@ TEST(FormatProgressTest, ShowsChunksRateElapsedAndEta) {
 }
 
 TEST(FormatProgressTest, NoEtaBeforeTheFirstChunkAndNoDivisionByZero) {
-  EXPECT_EQ(FormatProgress(0, 96, 0, 0.0),
-            "chunks 0/96 (0%) | 0 events/s | elapsed 0 s | ETA --");
+  EXPECT_EQ(FormatProgress(0, 96, 0, 0.0), "chunks 0/96 (0%) | 0 events/s | elapsed 0 s | ETA --");
   EXPECT_EQ(FormatProgress(0, 0, 0, 1.0), "chunks 0/0 (0%) | 0 events/s | elapsed 1.00 s | ETA --");
 }
 

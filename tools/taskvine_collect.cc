@@ -10,10 +10,11 @@
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/taskvine_backend.h"
 
-ABSL_FLAG(std::string, taskvine_logs, "",
-          "--backend=taskvine: the manager's logs: a run directory (vine-run-info/<time> or "
-          "vine-run-info/most-recent), vine-run-info, a vine-logs directory, a transactions log, or "
-          "TRANSACTIONS,PERFORMANCE. Work Queue logs are recognised automatically.");
+ABSL_FLAG(
+    std::string, taskvine_logs, "",
+    "--backend=taskvine: the manager's logs: a run directory (vine-run-info/<time> or "
+    "vine-run-info/most-recent), vine-run-info, a vine-logs directory, a transactions log, or "
+    "TRANSACTIONS,PERFORMANCE. Work Queue logs are recognised automatically.");
 ABSL_FLAG(bool, follow, false,
           "--backend=taskvine: follow the logs while the run goes on (until the command after -- "
           "exits); without it the logs are those of a finished run.");
@@ -30,7 +31,8 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromF
   options.follow = absl::GetFlag(FLAGS_follow);
   options.chunk_category = absl::GetFlag(FLAGS_taskvine_category);
   if (options.logs.empty()) {
-    problems.push_back("--taskvine_logs is required with --backend=taskvine (e.g. vine-run-info/most-recent)");
+    problems.push_back(
+        "--taskvine_logs is required with --backend=taskvine (e.g. vine-run-info/most-recent)");
   } else if (!options.follow) {
     absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options.logs);
     if (!paths.ok()) {

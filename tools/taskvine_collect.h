@@ -5,7 +5,8 @@
 //                                    a vine-logs dir, a transactions log, or "TXN,PERF" (two
 //                                    files, any order); Work Queue logs are recognised by content
 //   --follow                         tail the logs while the run goes on (until the command after
-//                                    `--` exits, or Ctrl-C); without it the logs are of a finished run
+//                                    `--` exits, or Ctrl-C); without it the logs are of a finished
+//                                    run
 //   --taskvine_category=processing   the task category whose tasks are chunks
 // Thread-safety: call from the main thread after absl::ParseCommandLine.
 #ifndef ROASTCOFFEA_TOOLS_TASKVINE_COLLECT_H_

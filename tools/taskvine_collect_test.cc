@@ -34,7 +34,8 @@ TEST(TaskVineCollect, MissingLogsOfAFinishedRunAreReported) {
   absl::SetFlag(&FLAGS_follow, false);
   auto backend = MakeTaskVineBackendFromFlags();
   ASSERT_FALSE(backend.ok());
-  EXPECT_THAT(std::string(backend.status().message()), HasSubstr("/nonexistent/vine-run-info/most-recent"));
+  EXPECT_THAT(std::string(backend.status().message()),
+              HasSubstr("/nonexistent/vine-run-info/most-recent"));
   // Followed logs may appear later.
   absl::SetFlag(&FLAGS_follow, true);
   backend = MakeTaskVineBackendFromFlags();
@@ -44,8 +45,9 @@ TEST(TaskVineCollect, MissingLogsOfAFinishedRunAreReported) {
 }
 
 TEST(TaskVineCollect, FinishedRunFromItsLogs) {
-  absl::SetFlag(&FLAGS_taskvine_logs, "backends/taskvine/testdata/synthetic-1-transactions.txt,"
-                                      "backends/taskvine/testdata/synthetic-1-performance.txt");
+  absl::SetFlag(&FLAGS_taskvine_logs,
+                "backends/taskvine/testdata/synthetic-1-transactions.txt,"
+                "backends/taskvine/testdata/synthetic-1-performance.txt");
   auto backend = MakeTaskVineBackendFromFlags();
   ASSERT_TRUE(backend.ok()) << backend.status();
   ASSERT_TRUE((*backend)->StartTracking(absl::Seconds(1)).ok());

@@ -6,8 +6,9 @@
 // with expected.json beside the logs, computed independently of this code by
 // analyze_expected.py (window START..END; worker intervals CONNECTION..DISCONNECTION; attempts =
 // RUNNING records; execution = time_worker_end - time_worker_start of RETRIEVED; see its
-// docstring). taskvine_real_runs_expected.inc holds those figures, copied verbatim from expected.json.
-// runB-hung differs where the reference counts a silently dead worker until the end (see there).
+// docstring). taskvine_real_runs_expected.inc holds those figures, copied verbatim from
+// expected.json. runB-hung differs where the reference counts a silently dead worker until the end
+// (see there).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -42,8 +43,8 @@ struct WorkerExpected {
 
 struct CategoryExpected {
   const char* name;
-  int tasks, attempts, retried, retrieved, retried_on_worker, lost_running, lost_after_completion, done,
-      failed;
+  int tasks, attempts, retried, retrieved, retried_on_worker, lost_running, lost_after_completion,
+      done, failed;
   double exec_retrieved, exec_lost, queue_wait, allocated_core_seconds;
 };
 
@@ -148,15 +149,16 @@ void ExpectRun(const RunExpected& expected, const Collected& got) {
     EXPECT_NEAR(wf.busy_seconds, e.busy, 1e-6);
     EXPECT_EQ(wf.totals.attempts, e.attempts);
     EXPECT_NEAR(wf.totals.execute_seconds, e.task_seconds, Near(e.task_seconds));
-    EXPECT_NEAR(wf.totals.allocated_core_seconds, e.allocated_core_seconds, Near(e.allocated_core_seconds));
+    EXPECT_NEAR(wf.totals.allocated_core_seconds, e.allocated_core_seconds,
+                Near(e.allocated_core_seconds));
   }
 
   // Tasks per category.
   const std::map<std::string, taskvine::AttemptTotals> per_category = model.PerCategory();
   for (const CategoryExpected& e : expected.categories) {
     SCOPED_TRACE(e.name);
-    int tasks = 0, attempts = 0, retried = 0, retrieved = 0, retried_on_worker = 0, lost_running = 0,
-        lost_after_completion = 0, done = 0, failed = 0;
+    int tasks = 0, attempts = 0, retried = 0, retrieved = 0, retried_on_worker = 0,
+        lost_running = 0, lost_after_completion = 0, done = 0, failed = 0;
     for (const auto& [id, task] : model.tasks()) {
       if (model.categories()[task.category] != e.name) continue;
       ++tasks;
@@ -168,7 +170,8 @@ void ExpectRun(const RunExpected& expected, const Collected& got) {
         ++attempts;
         retrieved += a.end == taskvine::AttemptEnd::kRetrieved;
         retried_on_worker += a.end == taskvine::AttemptEnd::kRetriedOnWorker;
-        if (a.end == taskvine::AttemptEnd::kLost) ++(a.finished_on_worker ? lost_after_completion : lost_running);
+        if (a.end == taskvine::AttemptEnd::kLost)
+          ++(a.finished_on_worker ? lost_after_completion : lost_running);
       }
     }
     EXPECT_EQ(tasks, e.tasks);
@@ -218,7 +221,8 @@ void ExpectRun(const RunExpected& expected, const Collected& got) {
   // function, so both averages are worker-seconds / window.
   const v1::TrackingData& tracking = got.measurement.tracking();
   EXPECT_EQ(tracking.worker_count_kind(), v1::SERIES_KIND_STEP);
-  for (const v1::WorkerSeries& worker : tracking.workers()) EXPECT_EQ(worker.kind(), v1::SERIES_KIND_STEP);
+  for (const v1::WorkerSeries& worker : tracking.workers())
+    EXPECT_EQ(worker.kind(), v1::SERIES_KIND_STEP);
   EXPECT_EQ(tracking.manager().kind(), v1::SERIES_KIND_SAMPLED);
   const v1::WorkerMetrics& m = got.measurement.metrics().workers();
   const double window = 1e-6 * static_cast<double>(expected.end_us - expected.start_us);
@@ -243,7 +247,8 @@ TEST(TaskVineRealRuns, SteadyRun) {
   // rejected, named, and in no figure.
   EXPECT_THAT(got.measurement.warnings(),
               Contains(AllOf(Property(&v1::Warning::code, "taskvine_impossible_value"),
-                             Property(&v1::Warning::message, HasSubstr("transactions line 230 field time_output_mgr")))));
+                             Property(&v1::Warning::message,
+                                      HasSubstr("transactions line 230 field time_output_mgr")))));
   for (const v1::Span& span : got.measurement.spans()) {
     for (const v1::FineMetric& metric : span.metrics()) {
       if (metric.activity() == "output-transfer") {
@@ -287,7 +292,8 @@ TEST(TaskVineRealRuns, SilentlyDeadWorkerAndNoEnd) {
   // the cut for each, and they count as lost while running.
   dead.allocated_core_seconds -= 4 * cut;
   corrected.worker_seconds -= cut;
-  corrected.mean_workers = corrected.worker_seconds / (1e-6 * (corrected.end_us - corrected.start_us));
+  corrected.mean_workers =
+      corrected.worker_seconds / (1e-6 * (corrected.end_us - corrected.start_us));
   corrected.core_seconds -= dead.cores * cut;  // 2475.6 -> 1098.5 core-seconds
   corrected.core_efficiency = 0;               // recomputed below from the weighted execution
   // It died (11.1 s) before the 1-core worker joined (14.3 s): 3 workers and 2 + 4 + 2 cores at
@@ -299,13 +305,16 @@ TEST(TaskVineRealRuns, SilentlyDeadWorkerAndNoEnd) {
   processing.lost_running += 4;
   processing.allocated_core_seconds -= 4 * cut;
   // The reference's efficiency times its core-seconds is the weighted execution, unchanged.
-  corrected.core_efficiency = kRunB_hung.core_efficiency * kRunB_hung.core_seconds / corrected.core_seconds;
+  corrected.core_efficiency =
+      kRunB_hung.core_efficiency * kRunB_hung.core_seconds / corrected.core_seconds;
   // No exec_lost comparison: the reference has one lost-after-completion attempt here.
   ExpectRun(corrected, got);
   EXPECT_THAT(got.measurement.warnings(),
               Contains(AllOf(Property(&v1::Warning::code, "taskvine_worker_silent_death"),
-                             Property(&v1::Warning::message, HasSubstr("worker-412bde5046ab7559f23b41ea7a7d3188")))));
-  EXPECT_THAT(got.measurement.warnings(), Contains(Property(&v1::Warning::code, "taskvine_no_end")));
+                             Property(&v1::Warning::message,
+                                      HasSubstr("worker-412bde5046ab7559f23b41ea7a7d3188")))));
+  EXPECT_THAT(got.measurement.warnings(),
+              Contains(Property(&v1::Warning::code, "taskvine_no_end")));
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace {
 // The CPUs this process may keep busy (affinity mask, cgroup quota), rounded down: more
 // threads than that only wait for a CPU. Online CPUs when neither can be read.
 int UsableCores() {
-  if (std::optional<double> usable = roastcoffea::host::UsableCpus(
-          roastcoffea::host::TakeHostSnapshot())) {
+  if (std::optional<double> usable =
+          roastcoffea::host::UsableCpus(roastcoffea::host::TakeHostSnapshot())) {
     return std::max(1, static_cast<int>(std::floor(*usable)));
   }
   const unsigned cores = std::thread::hardware_concurrency();
@@ -44,12 +44,12 @@ namespace roastcoffea {
 std::vector<std::string> ThreadPoolFlagProblems() {
   std::vector<std::string> problems;
   if (absl::GetFlag(FLAGS_threads) < 1) {
-    problems.push_back(absl::StrCat("--threads must be at least 1, got ",
-                                    absl::GetFlag(FLAGS_threads)));
+    problems.push_back(
+        absl::StrCat("--threads must be at least 1, got ", absl::GetFlag(FLAGS_threads)));
   }
   if (absl::GetFlag(FLAGS_profile_hz) < 1 || absl::GetFlag(FLAGS_profile_hz) > 1000) {
-    problems.push_back(absl::StrCat("--profile_hz must be in [1, 1000], got ",
-                                    absl::GetFlag(FLAGS_profile_hz)));
+    problems.push_back(
+        absl::StrCat("--profile_hz must be in [1, 1000], got ", absl::GetFlag(FLAGS_profile_hz)));
   }
   return problems;
 }

@@ -6,9 +6,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tools/paths.h"
 #include "trace/chrome_trace.h"
 #include "trace/perfetto_trace.h"
-#include "tools/paths.h"
 
 ABSL_FLAG(std::string, trace, "",
           "Also write the run's timeline to this file for ui.perfetto.dev: each chunk (with its "

@@ -1,8 +1,8 @@
 #include "trace/chrome_trace.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "aggregation/worker_names.h"
-#include "trace/trace_model.h"
 #include "io/atomic_write.h"
 #include "io/json_escape.h"
-#include "absl/strings/str_format.h"
+#include "trace/trace_model.h"
 
 namespace roastcoffea {
 namespace {
@@ -51,7 +51,8 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks,
     run_window = trace_internal::RunWindow(*measurement);
   }
   int64_t origin_ns = std::numeric_limits<int64_t>::max();
-  for (const v1::ChunkRecord* chunk : chunks) origin_ns = std::min(origin_ns, chunk->start_unix_ns());
+  for (const v1::ChunkRecord* chunk : chunks)
+    origin_ns = std::min(origin_ns, chunk->start_unix_ns());
   for (const trace_internal::CounterTrack& track : counters) {
     for (int64_t time : track.times_unix_ns) origin_ns = std::min(origin_ns, time);
   }
@@ -117,8 +118,8 @@ std::string Build(const std::vector<const v1::ChunkRecord*>& chunks,
       begin_event();
       out += "{\"ph\":\"C\",\"name\":";
       AppendJsonString(track.name, &out);
-      absl::StrAppend(&out, ",\"pid\":", pid, ",\"ts\":",
-                      Micros(track.times_unix_ns[i] - origin_ns), ",\"args\":{");
+      absl::StrAppend(&out, ",\"pid\":", pid,
+                      ",\"ts\":", Micros(track.times_unix_ns[i] - origin_ns), ",\"args\":{");
       AppendJsonString(track.unit, &out);
       out += ":";
       AppendDouble(track.values[i], out);

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <limits>
 #include <map>
-#include <utility>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -133,7 +133,7 @@ std::map<std::string, std::vector<std::pair<double, double>>> Counters(const Str
     EXPECT_EQ(args.fields().size(), 1u);
     for (const auto& [unit, value] : args.fields()) {
       counters[Text(fields, "name") + " " + unit].emplace_back(Number(fields, "ts"),
-                                                              value.number_value());
+                                                               value.number_value());
     }
   }
   return counters;
@@ -179,8 +179,7 @@ TEST(ChromeTraceTest, MeasurementAddsCountersRunMetadataAndChunkValues) {
       thread_names.push_back(Text(fields.fields().at("args").struct_value(), "name"));
     }
   }
-  EXPECT_EQ(thread_names,
-            (std::vector<std::string>{"run", "host:1/thread-0", "host:1/thread-1"}));
+  EXPECT_EQ(thread_names, (std::vector<std::string>{"run", "host:1/thread-0", "host:1/thread-1"}));
 }
 
 TEST(ChromeTraceTest, HostileRunTimesFallBackToTheChunks) {

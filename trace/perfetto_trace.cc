@@ -16,9 +16,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "aggregation/worker_names.h"
-#include "trace/trace_model.h"
 #include "io/atomic_write.h"
 #include "trace/perfetto_trace.pb.h"
+#include "trace/trace_model.h"
 
 namespace roastcoffea {
 namespace {

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <utility>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "trace/trace_test_chunks.h"
 #include "trace/perfetto_trace.pb.h"
+#include "trace/trace_test_chunks.h"
 
 namespace roastcoffea {
 namespace {

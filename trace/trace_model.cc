@@ -47,9 +47,11 @@ std::vector<CounterTrack> CounterTracks(const v1::Measurement& measurement) {
   std::set<std::string> processes_with_memory;
   for (const v1::WorkerSeries& series : tracking.workers()) {
     const std::string process = WorkerProcessName(series.worker());
-    CounterTrack cpu{process, absl::StrCat(series.worker().empty() ? "worker" : series.worker(),
-                                           " CPU"),
-                     "%", {}, {}};
+    CounterTrack cpu{process,
+                     absl::StrCat(series.worker().empty() ? "worker" : series.worker(), " CPU"),
+                     "%",
+                     {},
+                     {}};
     if (FillPoints(series.time_unix_ns(), series.cpu_percent(), cpu)) {
       tracks.push_back(std::move(cpu));
     }
@@ -57,12 +59,14 @@ std::vector<CounterTrack> CounterTracks(const v1::Measurement& measurement) {
     if (tracking.workers_share_process() && !processes_with_memory.insert(process).second) {
       continue;
     }
-    CounterTrack memory{process,
-                        tracking.workers_share_process()
-                            ? std::string("RSS")
-                            : absl::StrCat(series.worker().empty() ? "worker" : series.worker(),
-                                           " memory"),
-                        "bytes", {}, {}};
+    CounterTrack memory{
+        process,
+        tracking.workers_share_process()
+            ? std::string("RSS")
+            : absl::StrCat(series.worker().empty() ? "worker" : series.worker(), " memory"),
+        "bytes",
+        {},
+        {}};
     if (FillPoints(series.time_unix_ns(), series.memory_bytes(), memory)) {
       tracks.push_back(std::move(memory));
     }

@@ -34,13 +34,35 @@ void SkipSpaces(absl::string_view s, size_t& pos) {
 
 Value ClusterStateRequestArgs() {
   Value exclude = Value::Array();
-  for (const char* name :
-       {"tasks", "transition_log", "workers", "clients", "events", "extensions", "memory",
-        "task_groups", "log", "stimulus_log", "logs", "config", "data",
-        "incoming_transfer_log", "outgoing_transfer_log", "transfer_incoming_log",
-        "transfer_outgoing_log", "data_needed", "executing", "long_running", "in_flight_tasks",
-        "in_flight_workers", "ready", "constrained", "has_what", "missing_dep_flight",
-        "fetch_count", "busy_workers", "actors"}) {
+  for (const char* name : {"tasks",
+                           "transition_log",
+                           "workers",
+                           "clients",
+                           "events",
+                           "extensions",
+                           "memory",
+                           "task_groups",
+                           "log",
+                           "stimulus_log",
+                           "logs",
+                           "config",
+                           "data",
+                           "incoming_transfer_log",
+                           "outgoing_transfer_log",
+                           "transfer_incoming_log",
+                           "transfer_outgoing_log",
+                           "data_needed",
+                           "executing",
+                           "long_running",
+                           "in_flight_tasks",
+                           "in_flight_workers",
+                           "ready",
+                           "constrained",
+                           "has_what",
+                           "missing_dep_flight",
+                           "fetch_count",
+                           "busy_workers",
+                           "actors"}) {
     exclude.Append(Value::Str(name));
   }
   Value args = Value::Map();
@@ -68,8 +90,8 @@ std::optional<std::pair<std::string, std::string>> ParsePrefixStateKey(absl::str
 absl::StatusOr<CumulativeExecuting> ParseCumulativeExecuting(const Value& reply) {
   const Value* workers = reply.is_map() ? reply.Find("workers") : nullptr;
   if (workers == nullptr || !workers->is_map()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "get_cluster_state reply has no 'workers' map: ", reply.DebugString(120)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("get_cluster_state reply has no 'workers' map: ", reply.DebugString(120)));
   }
   CumulativeExecuting out;
   for (size_t i = 0; i < workers->size(); ++i) {

@@ -22,10 +22,22 @@ namespace roastcoffea::dask {
 namespace {
 
 constexpr absl::string_view kAllowedOps[] = {
-    "identity",         "versions",       "get_task_stream", "get_task_stream_index",
-    "ncores",           "ncores_running", "processing",      "get_task_prefix_states",
-    "dump_state",       "who_has",        "has_what",        "nbytes",
-    "get_task_status",  "events",         "echo",            "close",
+    "identity",
+    "versions",
+    "get_task_stream",
+    "get_task_stream_index",
+    "ncores",
+    "ncores_running",
+    "processing",
+    "get_task_prefix_states",
+    "dump_state",
+    "who_has",
+    "has_what",
+    "nbytes",
+    "get_task_status",
+    "events",
+    "echo",
+    "close",
     // Merges the workers' statistical profiles; reads only (each worker's get_profile).
     "profile",
     // Each worker's dump_state and versions (a fan-out: called at a span's start and end only).
@@ -40,8 +52,7 @@ constexpr absl::Duration kGiveUpCheck = absl::Milliseconds(100);
 enum class Waited { kReady, kTimedOut, kGaveUp, kFailed };
 
 // Waits for `events` on fd until `deadline`, in slices that ask give_up in between.
-Waited WaitFor(int fd, short events, absl::Time deadline,
-               const std::function<bool()>& give_up) {
+Waited WaitFor(int fd, short events, absl::Time deadline, const std::function<bool()>& give_up) {
   while (true) {
     if (give_up && give_up()) return Waited::kGaveUp;
     const absl::Duration left = deadline - absl::Now();
@@ -49,8 +60,7 @@ Waited WaitFor(int fd, short events, absl::Time deadline,
     const absl::Duration slice = give_up ? std::min(left, kGiveUpCheck) : left;
     pollfd p{fd, events, 0};
     const int ready = poll(
-        &p, 1,
-        static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(slice) + 1, 1 << 30)));
+        &p, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(slice) + 1, 1 << 30)));
     if (ready > 0) return Waited::kReady;
     if (ready < 0 && errno != EINTR) return Waited::kFailed;
   }
@@ -73,9 +83,9 @@ class SocketReader : public ByteReader {
         case Waited::kReady:
           break;
         case Waited::kTimedOut:
-          return absl::DeadlineExceededError(absl::StrCat(
-              "the scheduler's message was not complete within ", absl::FormatDuration(timeout_),
-              " (", read_, " bytes of it read)"));
+          return absl::DeadlineExceededError(
+              absl::StrCat("the scheduler's message was not complete within ",
+                           absl::FormatDuration(timeout_), " (", read_, " bytes of it read)"));
         case Waited::kGaveUp:
           return GaveUp();
         case Waited::kFailed:
@@ -83,8 +93,8 @@ class SocketReader : public ByteReader {
       }
       const ssize_t got = recv(fd_, dst + done, n - done, 0);
       if (got == 0) {
-        return absl::UnavailableError(absl::StrCat(
-            "the scheduler closed the connection (", done, " of ", n, " bytes read)"));
+        return absl::UnavailableError(
+            absl::StrCat("the scheduler closed the connection (", done, " of ", n, " bytes read)"));
       }
       if (got < 0) {
         if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
@@ -110,8 +120,8 @@ absl::StatusOr<SchedulerAddress> ParseSchedulerAddress(absl::string_view address
   absl::string_view rest = address;
   if (absl::ConsumePrefix(&rest, "tcp://")) {
   } else if (absl::StrContains(rest, "://")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scheduler address '", address, "': only tcp://HOST:PORT is supported"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduler address '", address, "': only tcp://HOST:PORT is supported"));
   }
   SchedulerAddress out;
   absl::string_view port_text;
@@ -134,8 +144,8 @@ absl::StatusOr<SchedulerAddress> ParseSchedulerAddress(absl::string_view address
   }
   int port = 0;
   if (out.host.empty() || !absl::SimpleAtoi(port_text, &port) || port < 1 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scheduler address '", address, "': needs a host and a port in 1..65535"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduler address '", address, "': needs a host and a port in 1..65535"));
   }
   out.port = static_cast<uint16_t>(port);
   return out;
@@ -143,18 +153,38 @@ absl::StatusOr<SchedulerAddress> ParseSchedulerAddress(absl::string_view address
 
 bool IsDeniedOp(absl::string_view op) {
   static constexpr absl::string_view kDenied[] = {
-      "terminate",      "retire_workers", "restart",       "restart_workers",
-      "rebalance",      "replicate",      "run_function",  "broadcast",
-      "proxy",          "cancel",         "retry",         "update_data",
-      "scatter",        "feed",           "benchmark_hardware", "dump_cluster_state_to_url",
-      "log_event",      "connection_stream", "subscribe_worker_status", "gather",
-      "stimulus",       "close_worker",   "remove_worker", "add_worker",
+      "terminate",
+      "retire_workers",
+      "restart",
+      "restart_workers",
+      "rebalance",
+      "replicate",
+      "run_function",
+      "broadcast",
+      "proxy",
+      "cancel",
+      "retry",
+      "update_data",
+      "scatter",
+      "feed",
+      "benchmark_hardware",
+      "dump_cluster_state_to_url",
+      "log_event",
+      "connection_stream",
+      "subscribe_worker_status",
+      "gather",
+      "stimulus",
+      "close_worker",
+      "remove_worker",
+      "add_worker",
       // Closes a scheduler that has an idle timeout and is idle, and resets its idle clock.
       "check_idle",
       // Read-only, but unpickles the bytes of its `key` argument.
       "workers_to_close",
       // Send arbitrary messages to workers or change state (distributed 2024-2026 handlers).
-      "heartbeat_worker", "start_task_metadata", "stop_task_metadata",
+      "heartbeat_worker",
+      "start_task_metadata",
+      "stop_task_metadata",
   };
   for (absl::string_view d : kDenied) {
     if (op == d) return true;
@@ -209,8 +239,8 @@ absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddre
   const std::string port = std::to_string(address.port);
   const int rc = getaddrinfo(address.host.c_str(), port.c_str(), &hints, &results);
   if (rc != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot resolve scheduler host '", address.host,
-                                               "': ", gai_strerror(rc)));
+    return absl::UnavailableError(
+        absl::StrCat("cannot resolve scheduler host '", address.host, "': ", gai_strerror(rc)));
   }
   std::string last_error = "no address";
   int fd = -1;
@@ -234,10 +264,10 @@ absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddre
       return GaveUp();
     }
     if (waited != Waited::kReady) {
-      last_error = waited == Waited::kTimedOut
-                       ? absl::StrCat("timed out after ",
-                                      absl::FormatDuration(options.connect_timeout))
-                       : ErrnoText(errno);
+      last_error =
+          waited == Waited::kTimedOut
+              ? absl::StrCat("timed out after ", absl::FormatDuration(options.connect_timeout))
+              : ErrnoText(errno);
       close(s);
       continue;
     }
@@ -251,8 +281,7 @@ absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddre
   freeaddrinfo(results);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat("cannot connect to the scheduler at tcp://",
-                                               address.host, ":", address.port, ": ",
-                                               last_error));
+                                               address.host, ":", address.port, ": ", last_error));
   }
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -334,11 +363,10 @@ absl::Status DaskComm::Handshake(absl::Time deadline) {
   return WriteAll(EncodeMessage(mine), deadline);
 }
 
-absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args,
-                                     absl::Time deadline) {
+absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args, absl::Time deadline) {
   if (!IsAllowedOp(op)) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "op '", op, "' is not on the read-only allow-list of this monitoring client"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("op '", op, "' is not on the read-only allow-list of this monitoring client"));
   }
   if (!args.is_nil() && !args.is_map()) {
     return absl::InvalidArgumentError(
@@ -364,8 +392,8 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args,
   absl::StatusOr<Value> reply =
       ReadMessage(deadline, absl::Trunc(deadline - start, absl::Milliseconds(1)));
   if (!reply.ok()) {
-    return absl::Status(reply.status().code(), absl::StrCat("reply to op '", op, "': ",
-                                                            reply.status().message()));
+    return absl::Status(reply.status().code(),
+                        absl::StrCat("reply to op '", op, "': ", reply.status().message()));
   }
   if (reply->is_map()) {
     const Value* status = reply->Find("status");
@@ -394,8 +422,8 @@ absl::StatusOr<DaskVersion> DaskComm::ProbeVersion() {
   const Value* packages = reply->Find("packages");
   const Value* distributed = packages != nullptr ? packages->Find("distributed") : nullptr;
   if (distributed == nullptr || !distributed->is_str()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "versions reply lacks packages.distributed: ", reply->DebugString(120)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("versions reply lacks packages.distributed: ", reply->DebugString(120)));
   }
   return ParseDaskVersion(distributed->text());
 }

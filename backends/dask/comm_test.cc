@@ -13,9 +13,9 @@
 namespace roastcoffea::dask {
 namespace {
 
+using ::testing::Contains;
 using testing::FakeScheduler;
 using testing::FixtureBytes;
-using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -35,7 +35,9 @@ std::optional<std::string> CapturedReplies(const Value& request) {
   return FixtureBytes("unknown_op_reply");
 }
 
-SchedulerAddress Loopback(int port) { return SchedulerAddress{"127.0.0.1", static_cast<uint16_t>(port)}; }
+SchedulerAddress Loopback(int port) {
+  return SchedulerAddress{"127.0.0.1", static_cast<uint16_t>(port)};
+}
 
 CommOptions FastOptions() {
   CommOptions options;
@@ -66,17 +68,16 @@ TEST(DaskVersionTest, ParsesDebianAndDevVersions) {
 }
 
 TEST(OpPolicyTest, DeniesEveryOpThatChangesTheCluster) {
-  for (const char* op : {"terminate", "retire_workers", "restart", "run_function", "rebalance",
-                         "register_scheduler_plugin", "unregister_worker_plugin", "set_metadata",
-                         "scatter", "cancel", "broadcast", "proxy", "memory_sampler_start",
-                         "subscribe_worker_status", "feed", "check_idle",
-                         "workers_to_close", "heartbeat_worker", "start_task_metadata"}) {
+  for (const char* op :
+       {"terminate", "retire_workers", "restart", "run_function", "rebalance",
+        "register_scheduler_plugin", "unregister_worker_plugin", "set_metadata", "scatter",
+        "cancel", "broadcast", "proxy", "memory_sampler_start", "subscribe_worker_status", "feed",
+        "check_idle", "workers_to_close", "heartbeat_worker", "start_task_metadata"}) {
     EXPECT_TRUE(IsDeniedOp(op)) << op;
     EXPECT_FALSE(IsAllowedOp(op)) << op;
   }
-  for (const char* op :
-       {"identity", "versions", "get_task_stream", "processing", "dump_state", "profile",
-        "get_cluster_state"}) {
+  for (const char* op : {"identity", "versions", "get_task_stream", "processing", "dump_state",
+                         "profile", "get_cluster_state"}) {
     EXPECT_TRUE(IsAllowedOp(op)) << op;
   }
   EXPECT_FALSE(IsAllowedOp("no_such_op"));
@@ -84,8 +85,8 @@ TEST(OpPolicyTest, DeniesEveryOpThatChangesTheCluster) {
 
 TEST(DaskCommTest, HandshakeCallsAndCleanClose) {
   FakeScheduler scheduler(CapturedReplies);
-  absl::StatusOr<std::unique_ptr<DaskComm>> comm = DaskComm::Connect(Loopback(scheduler.port()),
-                                                                     FastOptions());
+  absl::StatusOr<std::unique_ptr<DaskComm>> comm =
+      DaskComm::Connect(Loopback(scheduler.port()), FastOptions());
   ASSERT_TRUE(comm.ok()) << comm.status();
   EXPECT_EQ((*comm)->server_handshake().Find("compression")->text(), "lz4");
   absl::StatusOr<Value> identity = (*comm)->Call("identity");
@@ -130,8 +131,7 @@ TEST(DaskCommTest, HostilePeersGiveClearErrors) {
   const std::string handshake = FixtureBytes("handshake_1_server_to_client");
   // Garbage instead of a handshake.
   {
-    FakeScheduler garbage([](const Value&) { return std::nullopt; }, 0,
-                          std::string(64, '\xff'));
+    FakeScheduler garbage([](const Value&) { return std::nullopt; }, 0, std::string(64, '\xff'));
     auto comm = DaskComm::Connect(Loopback(garbage.port()), FastOptions());
     EXPECT_THAT(comm.status().message(), HasSubstr("handshake"));
   }
@@ -139,8 +139,7 @@ TEST(DaskCommTest, HostilePeersGiveClearErrors) {
   {
     Value not_handshake = Value::Map();
     not_handshake.Insert(Value::Str("hello"), Value::Int(1));
-    FakeScheduler wrong([](const Value&) { return std::nullopt; }, 0,
-                        EncodeMessage(not_handshake));
+    FakeScheduler wrong([](const Value&) { return std::nullopt; }, 0, EncodeMessage(not_handshake));
     EXPECT_THAT(DaskComm::Connect(Loopback(wrong.port()), FastOptions()).status().message(),
                 HasSubstr("not a Dask handshake"));
   }

@@ -1,8 +1,8 @@
 #include "backends/dask/dask_backend.h"
 
 #include <algorithm>
-#include <map>
 #include <cmath>
+#include <map>
 #include <tuple>
 #include <utility>
 
@@ -30,10 +30,10 @@ bool IsConnectionLoss(const absl::Status& s) {
 // (docs/dask-protocol.md §4.6).
 dask::Value DumpStateWorkersArgs() {
   dask::Value exclude = dask::Value::Array();
-  for (const char* name : {"tasks", "transition_log", "task_groups", "clients", "events",
-                           "extensions", "has_what", "needs_what", "actors", "versions",
-                           "long_running", "scheduler", "memory", "processing", "executing",
-                           "bandwidth", "metrics", "extra", "task_prefix_count"}) {
+  for (const char* name :
+       {"tasks", "transition_log", "task_groups", "clients", "events", "extensions", "has_what",
+        "needs_what", "actors", "versions", "long_running", "scheduler", "memory", "processing",
+        "executing", "bandwidth", "metrics", "extra", "task_prefix_count"}) {
     exclude.Append(dask::Value::Str(name));
   }
   dask::Value args = dask::Value::Map();
@@ -52,8 +52,7 @@ absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> DaskMetricsBackend::Create(
       new DaskMetricsBackend(std::move(options), *std::move(address)));
 }
 
-DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options,
-                                       dask::SchedulerAddress address)
+DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options, dask::SchedulerAddress address)
     : options_(std::move(options)),
       address_(std::move(address)),
       backoff_(options_.reconnect_initial_backoff) {}
@@ -119,8 +118,7 @@ absl::Status DaskMetricsBackend::ConnectAndPrepare() {
     std::lock_guard<std::mutex> lock(mutex_);
     version_text_ = "unknown";
     AddWarning(absl::StrCat("The Dask scheduler's distributed version is unknown (",
-                            version.status().message(),
-                            "); its features are probed instead."));
+                            version.status().message(), "); its features are probed instead."));
   }
   if (options_.read_task_stream && task_stream_enabled_) {
     // ≥ 2026.6.0 answers an int (the index of the next record, and installs the plugin); older
@@ -195,8 +193,8 @@ std::map<std::string, double> DaskMetricsBackend::IngestHeartbeats(
     e.observed_unix_ns = observed_unix_ns;
     e.last_seen = w.last_seen_unix_seconds;
     e.worker = w.address;
-    e.missed_before = first ? 0 : dask::MissedHeartbeats(w.last_seen_unix_seconds - it->second,
-                                                          period);
+    e.missed_before =
+        first ? 0 : dask::MissedHeartbeats(w.last_seen_unix_seconds - it->second, period);
     it->second = w.last_seen_unix_seconds;
     e.digests = std::move(w.digests);
     w.digests.clear();
@@ -249,8 +247,8 @@ void DaskMetricsBackend::HeartbeatLoop() {
       watch = digests_seen_;  // before 2023.4 there is nothing a heartbeat could lose
     }
     // A third of the period: a late poll still sees every heartbeat.
-    const auto wait = std::chrono::microseconds(
-        std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
+    const auto wait =
+        std::chrono::microseconds(std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
     {
       std::unique_lock<std::mutex> lock(poller_mutex_);
       if (poller_wake_.wait_for(lock, wait, [this] { return stop_poller_; })) return;
@@ -305,8 +303,8 @@ void DaskMetricsBackend::Poll() {
       v1::TrackingGap gap;
       gap.set_start_unix_ns(gap_start_unix_ns_);
       gap.set_end_unix_ns(end);
-      gap.set_reason(absl::StrCat("scheduler ", options_.scheduler_address,
-                                  " unreachable: ", gap_reason_));
+      gap.set_reason(
+          absl::StrCat("scheduler ", options_.scheduler_address, " unreachable: ", gap_reason_));
       gaps_.push_back(gap);
       AddWarning(absl::StrFormat(
           "Lost the Dask scheduler %s from %s to %s (%.1f s: %s); reconnected, data in that "
@@ -338,7 +336,8 @@ absl::Status DaskMetricsBackend::PollConnected() {
   std::map<std::string, double> processing;
   if (absl::StatusOr<dask::Value> p = comm_->Call("processing"); p.ok() && p->is_map()) {
     for (size_t i = 0; i < p->size(); ++i) {
-      if (p->key(i).is_str()) processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
+      if (p->key(i).is_str())
+        processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
     }
   } else if (!p.ok() && comm_->broken()) {
     return p.status();
@@ -416,13 +415,12 @@ absl::Status DaskMetricsBackend::PollConnected() {
       worker_order_.push_back(w.address);
       track.host = w.host;
       if (!first_identity_) {
-        AddWarning(absl::StrCat("Dask worker ", w.address, " joined mid-run at ",
-                                FormatUnixNs(now), "."));
+        AddWarning(
+            absl::StrCat("Dask worker ", w.address, " joined mid-run at ", FormatUnixNs(now), "."));
       }
     } else if (!present_workers_.empty() && present_workers_.count(w.address) == 0 &&
                !first_identity_) {
-      AddWarning(absl::StrCat("Dask worker ", w.address, " came back at ", FormatUnixNs(now),
-                              "."));
+      AddWarning(absl::StrCat("Dask worker ", w.address, " came back at ", FormatUnixNs(now), "."));
     }
     if (w.last_seen_unix_seconds == track.last_seen) continue;  // stale heartbeat
     track.last_seen = w.last_seen_unix_seconds;
@@ -478,8 +476,7 @@ absl::Status DaskMetricsBackend::ReadWorkloadSpans() {
   }
   if (fresh.empty()) return absl::OkStatus();
   // A new span: its name and parents, while its tasks are alive.
-  absl::StatusOr<dask::Value> tasks =
-      comm_->Call("dump_state", dask::TaskAnnotationsRequestArgs());
+  absl::StatusOr<dask::Value> tasks = comm_->Call("dump_state", dask::TaskAnnotationsRequestArgs());
   if (!tasks.ok()) {
     if (comm_->broken()) return tasks.status();
     turn_off(absl::StrCat("dump_state failed (", tasks.status().message(), ")"));
@@ -528,8 +525,9 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
       FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
     } else {
       std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning("The workers' profiles were not read: the Dask scheduler was unreachable at "
-                 "the end of the run.");
+      AddWarning(
+          "The workers' profiles were not read: the Dask scheduler was unreachable at "
+          "the end of the run.");
     }
   }
   if (comm_ != nullptr) {
@@ -544,8 +542,8 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     v1::TrackingGap gap;
     gap.set_start_unix_ns(gap_start_unix_ns_);
     gap.set_end_unix_ns(end);
-    gap.set_reason(absl::StrCat("scheduler ", options_.scheduler_address,
-                                " unreachable: ", gap_reason_));
+    gap.set_reason(
+        absl::StrCat("scheduler ", options_.scheduler_address, " unreachable: ", gap_reason_));
     gaps_.push_back(gap);
     AddWarning(absl::StrFormat(
         "Lost the Dask scheduler %s at %s and could not reconnect before the end (%s); the "
@@ -641,8 +639,8 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
     if (absl::Now() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The profiles",
-                              prefix.empty() ? "" : " of task prefix '" + prefix + "'",
-                              " of ", workers.size() - i, " of ", workers.size(),
+                              prefix.empty() ? "" : " of task prefix '" + prefix + "'", " of ",
+                              workers.size() - i, " of ", workers.size(),
                               " Dask workers were not read: the profile fetch ran out of its ",
                               absl::FormatDuration(options_.profile_fetch_timeout), "."));
       break;
@@ -651,8 +649,8 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
     if (!one.ok()) {
       if (comm_->broken()) return one.status();
       std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning(absl::StrCat("The profile of Dask worker ", w, " was not read: ",
-                              one.status().message()));
+      AddWarning(absl::StrCat("The profile of Dask worker ", w,
+                              " was not read: ", one.status().message()));
       continue;
     }
     if (one->size() == 1 && (*one)[0].worker == w) {
@@ -750,13 +748,13 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
     if (!set.ok()) {
       std::lock_guard<std::mutex> lock(mutex_);
       const bool ran_out = absl::IsDeadlineExceeded(set.status()) && absl::Now() >= deadline;
-      AddWarning(absl::StrCat(
-          "The workers' profiles", prefix.empty() ? "" : " of task prefix '" + prefix + "'",
-          " were not read: ",
-          ran_out ? absl::StrCat("the profile fetch ran out of its ",
-                                 absl::FormatDuration(options_.profile_fetch_timeout), " (",
-                                 set.status().message(), ")")
-                  : std::string(set.status().message())));
+      AddWarning(
+          absl::StrCat("The workers' profiles",
+                       prefix.empty() ? "" : " of task prefix '" + prefix + "'", " were not read: ",
+                       ran_out ? absl::StrCat("the profile fetch ran out of its ",
+                                              absl::FormatDuration(options_.profile_fetch_timeout),
+                                              " (", set.status().message(), ")")
+                               : std::string(set.status().message())));
       if (comm_->broken()) break;
       continue;
     }
@@ -854,8 +852,8 @@ absl::Status DaskMetricsBackend::EndSpan(const SpanId& id) {
   return spans_.Close(id, absl::Now()).status();
 }
 
-bool DaskMetricsBackend::InSpan(const backends_internal::SpanWindow& window,
-                                const SpanState& span, const HeartbeatEvent& e) const {
+bool DaskMetricsBackend::InSpan(const backends_internal::SpanWindow& window, const SpanState& span,
+                                const HeartbeatEvent& e) const {
   if (e.observed_unix_ns <= absl::ToUnixNanos(window.start)) return false;
   // A heartbeat carries what ran since the previous one: the span's last is the first one a
   // worker sent after the span's end.
@@ -997,8 +995,7 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
     std::string message = absl::StrFormat(
         "Dask fine metrics of span '%s' undercount: %d of %d worker heartbeats were missed "
         "(about %.1f %% of the digests lost) and could not be restored (%s).",
-        window->name, missed, missed + seen_heartbeats,
-        100.0 * missed / (missed + seen_heartbeats),
+        window->name, missed, missed + seen_heartbeats, 100.0 * missed / (missed + seen_heartbeats),
         cumulative_error.empty() ? "no cumulative totals" : cumulative_error);
     AddWarning(message);
     v1::Warning w;

@@ -175,7 +175,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
     int64_t observed_unix_ns = 0;  // start of the poll that saw it (this host's clock)
     double last_seen = 0;          // the scheduler's clock
     std::string worker;
-    int missed_before = 0;         // heartbeats skipped since the previous one seen
+    int missed_before = 0;  // heartbeats skipped since the previous one seen
     std::vector<dask::DigestEntry> digests;
   };
   // What a span gathered, beside its window in spans_.

@@ -8,14 +8,14 @@
 #include <mutex>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "backends/dask/fake_scheduler.h"
 #include "backends/dask/fixtures.h"
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -41,16 +41,16 @@ struct Cluster {
   std::vector<Worker> workers;
   std::vector<Value> task_records;
   int stream_calls = 0;
-  double digest_thread_cpu = 0;  // > 0: send ≥ 2023.4-style per-heartbeat digests
+  double digest_thread_cpu = 0;   // > 0: send ≥ 2023.4-style per-heartbeat digests
   std::string identity_override;  // non-empty: raw bytes sent as the identity reply
   std::vector<Value> profile_requests;
-  bool profile_error = false;    // answer `profile` with an error reply
-  std::string profile_failing;   // this worker fails to answer `profile`
-  int profile_chain = 0;          // > 0: trees are a chain of this many frames
+  bool profile_error = false;   // answer `profile` with an error reply
+  std::string profile_failing;  // this worker fails to answer `profile`
+  int profile_chain = 0;        // > 0: trees are a chain of this many frames
   // get_cluster_state: each worker's cumulative executing seconds of prefix "inc" (grows by
   // digest_thread_cpu per heartbeat); off: the op is unknown (nil), as on a server without it.
   bool has_cluster_state = false;
-  std::string versions_override;       // non-empty: raw bytes of the versions reply
+  std::string versions_override;        // non-empty: raw bytes of the versions reply
   std::optional<int64_t> stream_index;  // set: answers get_task_stream_index (≥ 2026.6)
   std::vector<Value> stream_requests;
   std::map<std::string, double> cumulative;
@@ -367,8 +367,8 @@ TEST(DaskBackendTest, TaskStreamBecomesSpanMetricsWithoutDuplicates) {
   const SpanId span = *backend->CreateSpan("analysis");
   const double t = NowSeconds();
   cluster.AddTask("inc-1869629367546c5239c715fa05ca55a6", "tcp://127.0.0.1:1001", t, t + 0.001);
-  cluster.AddTask("('mul-1178bae06e2ba99e512008f106de13b8', 0, 0)", "tcp://127.0.0.1:1001",
-                  t, t + 0.002);
+  cluster.AddTask("('mul-1178bae06e2ba99e512008f106de13b8', 0, 0)", "tcp://127.0.0.1:1001", t,
+                  t + 0.002);
   WaitFor([&] {
     std::lock_guard<std::mutex> lock(cluster.mutex);
     return cluster.stream_calls > 10;  // the same records come back on every poll
@@ -636,7 +636,8 @@ TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {
   set_identity(dask::EncodeMessage(Value::Str("not an identity")));
   wait_polls(10);
   // An absurd frame length: the stream is unusable, so it is a gap and a reconnection.
-  set_identity(std::string("\x18\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\x7f", 24));
+  set_identity(
+      std::string("\x18\0\0\0\0\0\0\0\x01\0\0\0\0\0\0\0\xff\xff\xff\xff\xff\xff\xff\x7f", 24));
   wait_polls(10);
   set_identity("");
   wait_polls(10);
@@ -652,7 +653,8 @@ TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {
 TEST(DaskBackendTest, SchedulerLossIsAGapThenReconnects) {
   Cluster cluster;
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
-  auto scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
+  auto scheduler =
+      std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
   const int port = scheduler->port();
   auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
@@ -676,7 +678,8 @@ TEST(DaskBackendTest, SchedulerLossIsAGapThenReconnects) {
 TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
   Cluster cluster;
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
-  auto scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
+  auto scheduler =
+      std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
   auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   WaitFor([&] { return scheduler->ops().size() > 5; });

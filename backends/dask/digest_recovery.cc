@@ -41,8 +41,8 @@ Recovery RecoverLostDigests(const DigestTotals& seen, const CumulativeExecuting&
       out.cumulative_seconds += delta;
       const double have = seen_seconds.count({worker, prefix}) ? seen_seconds[{worker, prefix}] : 0;
       const double lost = delta - have;
-      if (lost <= std::max(options.relative_tolerance * delta,
-                           options.absolute_tolerance_seconds)) {
+      if (lost <=
+          std::max(options.relative_tolerance * delta, options.absolute_tolerance_seconds)) {
         continue;
       }
       out.recovered_seconds += lost;

@@ -43,9 +43,9 @@ struct RecoveryOptions {
 };
 
 struct Recovery {
-  DigestTotals added;               // add these to the span's totals
-  double recovered_seconds = 0;     // execute seconds added back, all workers
-  double cumulative_seconds = 0;    // Σ cumulative executing deltas (the truth)
+  DigestTotals added;             // add these to the span's totals
+  double recovered_seconds = 0;   // execute seconds added back, all workers
+  double cumulative_seconds = 0;  // Σ cumulative executing deltas (the truth)
   std::map<std::string, double> recovered_by_prefix;
   int estimated_splits = 0;         // (worker, prefix) pairs whose split came from elsewhere
   double unattributed_seconds = 0;  // no split known at all

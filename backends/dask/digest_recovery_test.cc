@@ -15,9 +15,9 @@ TEST(DigestRecoveryTest, HeartbeatPeriodFollowsTheScheduler) {
 
 TEST(DigestRecoveryTest, CountsSkippedHeartbeats) {
   EXPECT_EQ(MissedHeartbeats(0.5, 0.5), 0);
-  EXPECT_EQ(MissedHeartbeats(0.7, 0.5), 0);   // a late heartbeat
+  EXPECT_EQ(MissedHeartbeats(0.7, 0.5), 0);  // a late heartbeat
   EXPECT_EQ(MissedHeartbeats(1.0, 0.5), 1);
-  EXPECT_EQ(MissedHeartbeats(2.0, 0.5), 3);   // --interval=2 against 0.5 s heartbeats
+  EXPECT_EQ(MissedHeartbeats(2.0, 0.5), 3);  // --interval=2 against 0.5 s heartbeats
   EXPECT_EQ(MissedHeartbeats(5, 0), 0);
 }
 

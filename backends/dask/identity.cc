@@ -54,8 +54,8 @@ absl::StatusOr<SchedulerSnapshot> ParseIdentity(const Value& reply) {
   snapshot.address = TextOf(reply.Find("address"));
   const Value* workers = reply.Find("workers");
   if (workers == nullptr || !workers->is_map()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "identity reply has no 'workers' map: ", reply.DebugString(120)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("identity reply has no 'workers' map: ", reply.DebugString(120)));
   }
   snapshot.workers.reserve(workers->size());
   for (size_t i = 0; i < workers->size(); ++i) {
@@ -70,8 +70,8 @@ absl::StatusOr<SchedulerSnapshot> ParseIdentity(const Value& reply) {
     const std::optional<double> nthreads = NumberAt(&info, "nthreads");
     const std::optional<double> last_seen = NumberAt(&info, "last_seen");
     if (!nthreads.has_value() || !last_seen.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "identity worker ", w.address, " lacks a numeric nthreads or last_seen"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("identity worker ", w.address, " lacks a numeric nthreads or last_seen"));
     }
     w.nthreads = *nthreads;
     w.last_seen_unix_seconds = *last_seen;

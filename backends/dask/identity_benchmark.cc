@@ -30,25 +30,26 @@ Value WorkerEntry(int i) {
                             "waiting", "fetch", "missing", "flight", "other"}) {
     counts.Insert(Value::Str(state), Value::Int(i % 3));
   }
-  Value metrics = map({{"task_counts", counts},
-                       {"bandwidth", map({{"total", Value::Int(100000000)},
-                                          {"workers", Value::Map()},
-                                          {"types", Value::Map()}})},
-                       {"managed_bytes", Value::Int(40112 + i)},
-                       {"spilled_bytes", map({{"memory", Value::Int(0)}, {"disk", Value::Int(0)}})},
-                       {"transfer", map({{"incoming_bytes", Value::Int(0)},
-                                         {"incoming_count", Value::Int(0)},
-                                         {"incoming_count_total", Value::Int(2)},
-                                         {"outgoing_bytes", Value::Int(0)},
-                                         {"outgoing_count", Value::Int(0)},
-                                         {"outgoing_count_total", Value::Int(4)}})},
-                       {"event_loop_interval", num(0.020045862197875977)},
-                       {"cpu", num(2.0)},
-                       {"memory", Value::Int(112537600 + i)},
-                       {"time", num(1795331015.2365878 + i)},
-                       {"host_net_io", map({{"read_bps", num(3462.6)}, {"write_bps", num(3462.6)}})},
-                       {"host_disk_io", map({{"read_bps", num(0.0)}, {"write_bps", num(0.0)}})},
-                       {"num_fds", Value::Int(22)}});
+  Value metrics =
+      map({{"task_counts", counts},
+           {"bandwidth", map({{"total", Value::Int(100000000)},
+                              {"workers", Value::Map()},
+                              {"types", Value::Map()}})},
+           {"managed_bytes", Value::Int(40112 + i)},
+           {"spilled_bytes", map({{"memory", Value::Int(0)}, {"disk", Value::Int(0)}})},
+           {"transfer", map({{"incoming_bytes", Value::Int(0)},
+                             {"incoming_count", Value::Int(0)},
+                             {"incoming_count_total", Value::Int(2)},
+                             {"outgoing_bytes", Value::Int(0)},
+                             {"outgoing_count", Value::Int(0)},
+                             {"outgoing_count_total", Value::Int(4)}})},
+           {"event_loop_interval", num(0.020045862197875977)},
+           {"cpu", num(2.0)},
+           {"memory", Value::Int(112537600 + i)},
+           {"time", num(1795331015.2365878 + i)},
+           {"host_net_io", map({{"read_bps", num(3462.6)}, {"write_bps", num(3462.6)}})},
+           {"host_disk_io", map({{"read_bps", num(0.0)}, {"write_bps", num(0.0)}})},
+           {"num_fds", Value::Int(22)}});
   const std::string address = "tcp://10.0." + std::to_string(i / 250) + "." +
                               std::to_string(i % 250) + ":" + std::to_string(30000 + i);
   return map({{"type", Value::Str("Worker")},

@@ -51,9 +51,9 @@ TEST(IdentityTest, ReadsNewerDigestsAndSparseTaskCounts) {
   digests.Insert(Value::Array({Value::Str("execute"), Value::Str("slowadd"),
                                Value::Str("thread-cpu"), Value::Str("seconds")}),
                  Value::Float(1.5));
-  digests.Insert(Value::Array({Value::Str("gather-dep"), Value::Str("network"),
-                               Value::Str("bytes")}),
-                 Value::Int(100));
+  digests.Insert(
+      Value::Array({Value::Str("gather-dep"), Value::Str("network"), Value::Str("bytes")}),
+      Value::Int(100));
   digests.Insert(Value::Str("latency"), Value::Float(0.1));  // str labels are not activities
   metrics.Insert(Value::Str("digests_total_since_heartbeat"), digests);
   Value worker = Value::Map();

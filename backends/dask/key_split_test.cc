@@ -34,9 +34,9 @@ TEST(KeySplitTest, NativeKeys) {
                                    Value::Int(0), Value::Int(0)})),
             "mul");
   // Newest Dask applies the tuple rule recursively.
-  EXPECT_EQ(KeySplit(Value::Array({Value::Array({Value::Str("nested"), Value::Int(1)}),
-                                   Value::Int(2)})),
-            "nested");
+  EXPECT_EQ(
+      KeySplit(Value::Array({Value::Array({Value::Str("nested"), Value::Int(1)}), Value::Int(2)})),
+      "nested");
   EXPECT_EQ(KeySplit(Value::Array()), "Other");
   EXPECT_EQ(KeyToString(Value::Array({Value::Str("x"), Value::Int(1)})), "('x', 1)");
 }

@@ -65,8 +65,8 @@ class Decoder {
 
  private:
   absl::Status Error(absl::string_view what) const {
-    return absl::InvalidArgumentError(absl::StrCat("msgpack: ", what, " (at byte ", pos_, " of ",
-                                                   in_.size(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("msgpack: ", what, " (at byte ", pos_, " of ", in_.size(), ")"));
   }
   size_t remaining() const { return in_.size() - pos_; }
 
@@ -156,19 +156,31 @@ class Decoder {
     if ((tag & 0xf0) == 0x90) return ReadArray(tag & 0x0f, depth, out);
     if ((tag & 0xe0) == 0xa0) return ReadBytes(tag & 0x1f, true, out);
     switch (tag) {
-      case 0xc0: out = Value::Nil(); return absl::OkStatus();
-      case 0xc2: out = Value::Bool(false); return absl::OkStatus();
-      case 0xc3: out = Value::Bool(true); return absl::OkStatus();
-      case 0xc4: case 0xc5: case 0xc6:
+      case 0xc0:
+        out = Value::Nil();
+        return absl::OkStatus();
+      case 0xc2:
+        out = Value::Bool(false);
+        return absl::OkStatus();
+      case 0xc3:
+        out = Value::Bool(true);
+        return absl::OkStatus();
+      case 0xc4:
+      case 0xc5:
+      case 0xc6:
         if (!(s = ReadLength(size_t{1} << (tag - 0xc4), n)).ok()) return s;
         return ReadBytes(n, false, out);
-      case 0xd9: case 0xda: case 0xdb:
+      case 0xd9:
+      case 0xda:
+      case 0xdb:
         if (!(s = ReadLength(size_t{1} << (tag - 0xd9), n)).ok()) return s;
         return ReadBytes(n, true, out);
-      case 0xdc: case 0xdd:
+      case 0xdc:
+      case 0xdd:
         if (!(s = ReadLength(tag == 0xdc ? 2 : 4, n)).ok()) return s;
         return ReadArray(n, depth, out);
-      case 0xde: case 0xdf:
+      case 0xde:
+      case 0xdf:
         if (!(s = ReadLength(tag == 0xde ? 2 : 4, n)).ok()) return s;
         return ReadMap(n, depth, out);
       case 0xca: {
@@ -186,22 +198,34 @@ class Decoder {
         out = Value::Float(d);
         return absl::OkStatus();
       }
-      case 0xcc: case 0xcd: case 0xce: case 0xcf:
+      case 0xcc:
+      case 0xcd:
+      case 0xce:
+      case 0xcf:
         if (!(s = ReadLength(size_t{1} << (tag - 0xcc), n)).ok()) return s;
         out = Value::Uint(n);
         return absl::OkStatus();
-      case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+      case 0xd0:
+      case 0xd1:
+      case 0xd2:
+      case 0xd3: {
         const size_t width = size_t{1} << (tag - 0xd0);
         if (!(s = ReadLength(width, n)).ok()) return s;
         // Sign-extend from `width` bytes.
         const int shift = static_cast<int>(64 - 8 * width);
         const int64_t signed_value =
-            shift == 0 ? static_cast<int64_t>(n)
-                       : static_cast<int64_t>(n << shift) >> shift;
+            shift == 0 ? static_cast<int64_t>(n) : static_cast<int64_t>(n << shift) >> shift;
         out = Value::Int(signed_value);
         return absl::OkStatus();
       }
-      case 0xc7: case 0xc8: case 0xc9: case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
+      case 0xc7:
+      case 0xc8:
+      case 0xc9:
+      case 0xd4:
+      case 0xd5:
+      case 0xd6:
+      case 0xd7:
+      case 0xd8:
         --pos_;
         return Error(absl::StrFormat("ext type 0x%02x is not used by Dask and not accepted", tag));
       default:  // 0xc1
@@ -264,9 +288,15 @@ absl::StatusOr<Value> DecodeMsgpack(absl::string_view bytes, const MsgpackLimits
 void EncodeMsgpack(const Value& value, std::string& out) {
   switch (value.type()) {
     case Value::Type::kNil:
-    case Value::Type::kOpaque: out.push_back('\xc0'); return;
-    case Value::Type::kBool: out.push_back(value.bool_value() ? '\xc3' : '\xc2'); return;
-    case Value::Type::kUint: EncodeUint(*value.AsUint64(), out); return;
+    case Value::Type::kOpaque:
+      out.push_back('\xc0');
+      return;
+    case Value::Type::kBool:
+      out.push_back(value.bool_value() ? '\xc3' : '\xc2');
+      return;
+    case Value::Type::kUint:
+      EncodeUint(*value.AsUint64(), out);
+      return;
     case Value::Type::kInt: {
       const int64_t i = *value.AsInt64();
       if (i >= 0) {

@@ -30,8 +30,7 @@ TEST(MsgpackCodecTest, DecodesEveryScalarFormat) {
   EXPECT_EQ(*DecodeMsgpack(Bytes({0xd0, 0x80})), Value::Int(-128));
   EXPECT_EQ(*DecodeMsgpack(Bytes({0xd1, 0x80, 0x00})), Value::Int(-32768));
   EXPECT_EQ(*DecodeMsgpack(Bytes({0xd2, 0xff, 0xff, 0xff, 0xfe})), Value::Int(-2));
-  EXPECT_EQ(*DecodeMsgpack(Bytes({0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0})),
-            Value::Int(INT64_MIN));
+  EXPECT_EQ(*DecodeMsgpack(Bytes({0xd3, 0x80, 0, 0, 0, 0, 0, 0, 0})), Value::Int(INT64_MIN));
   EXPECT_EQ(*DecodeMsgpack(Bytes({0xca, 0x3f, 0xc0, 0x00, 0x00})), Value::Float(1.5));
   EXPECT_EQ(*DecodeMsgpack(Bytes({0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0})), Value::Float(1.5));
 }
@@ -52,8 +51,8 @@ TEST(MsgpackCodecTest, StrAndBinStayDistinct) {
 
 TEST(MsgpackCodecTest, MapsAcceptAnyKeyType) {
   // {[1, "a"]: 2, 3: nil} as a map32 and an array32.
-  const Value m = *DecodeMsgpack(Bytes({0xdf, 0, 0, 0, 2, 0xdd, 0, 0, 0, 2, 0x01, 0xa1, 'a',
-                                        0x02, 0x03, 0xc0}));
+  const Value m = *DecodeMsgpack(
+      Bytes({0xdf, 0, 0, 0, 2, 0xdd, 0, 0, 0, 2, 0x01, 0xa1, 'a', 0x02, 0x03, 0xc0}));
   ASSERT_TRUE(m.is_map());
   ASSERT_EQ(m.size(), 2u);
   EXPECT_TRUE(m.key(0).is_array());
@@ -83,8 +82,8 @@ TEST(MsgpackCodecTest, EncodesTheCapturedRequestExactly) {
   Value request = Value::Map();
   request.Insert(Value::Str("op"), Value::Str("identity"));
   request.Insert(Value::Str("reply"), Value::Bool(true));
-  EXPECT_EQ(EncodeMsgpack(request), Bytes({0x82, 0xa2, 'o', 'p', 0xa8, 'i', 'd', 'e', 'n', 't',
-                                           'i', 't', 'y', 0xa5, 'r', 'e', 'p', 'l', 'y', 0xc3}));
+  EXPECT_EQ(EncodeMsgpack(request), Bytes({0x82, 0xa2, 'o', 'p',  0xa8, 'i', 'd', 'e', 'n', 't',
+                                           'i',  't',  'y', 0xa5, 'r',  'e', 'p', 'l', 'y', 0xc3}));
 }
 
 TEST(MsgpackCodecTest, RejectsBadInputWithClearErrors) {

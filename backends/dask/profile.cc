@@ -33,8 +33,8 @@ std::string NodeName(const Value& tree, const Value* key) {
 }
 
 absl::Status NodeError(const Value& tree, const Value* key, int depth, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("Dask profile node '", NodeName(tree, key),
-                                                 "' (depth ", depth, "): ", what));
+  return absl::InvalidArgumentError(
+      absl::StrCat("Dask profile node '", NodeName(tree, key), "' (depth ", depth, "): ", what));
 }
 
 absl::StatusOr<int64_t> ReadCount(const Value& tree, const Value* key, int depth) {
@@ -101,8 +101,7 @@ absl::Status ConvertInto(const Value& tree, const ProfileConversionOptions& opti
     stack.pop_back();
     const Value& node = *p.tree;
     if (!node.is_map()) {
-      return NodeError(node, p.key, p.depth,
-                       absl::StrCat("is not a map: ", node.DebugString(60)));
+      return NodeError(node, p.key, p.depth, absl::StrCat("is not a map: ", node.DebugString(60)));
     }
     if (p.depth > options.max_depth) {
       return NodeError(node, p.key, p.depth,
@@ -164,9 +163,9 @@ absl::Status ConvertInto(const Value& tree, const ProfileConversionOptions& opti
       if (!c.ok()) return c.status();
       if (check_sum) {
         if (*c > *count - sum) {
-          return NodeError(node, p.key, p.depth,
-                           absl::StrCat("its children's counts add up to more than its count ",
-                                        *count));
+          return NodeError(
+              node, p.key, p.depth,
+              absl::StrCat("its children's counts add up to more than its count ", *count));
         }
         sum += *c;
       }
@@ -250,8 +249,9 @@ absl::StatusOr<std::vector<WorkerProfileTree>> ConvertPerWorkerProfiles(
   out.reserve(reply.size());
   for (size_t i = 0; i < reply.size(); ++i) {
     if (!reply.key(i).is_str()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Dask per-worker profile reply has a non-str worker key: ", reply.key(i).DebugString(60)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Dask per-worker profile reply has a non-str worker key: ",
+                       reply.key(i).DebugString(60)));
     }
     WorkerProfileTree entry;
     entry.worker = reply.key(i).text();

@@ -88,8 +88,8 @@ v1::Profile WithoutEmptyNodes(const v1::Profile& tree) {
 }  // namespace
 
 v1::Profile WholeWorkerFromPrefixes(const v1::Profile& all_tasks,
-                                    const std::vector<const v1::Profile*>& prefixes,
-                                    bool restore, bool estimate) {
+                                    const std::vector<const v1::Profile*>& prefixes, bool restore,
+                                    bool estimate) {
   TreeSum rest;
   rest.Add(all_tasks, +1);
   for (const v1::Profile* prefix : prefixes) rest.Add(*prefix, -1);

@@ -22,8 +22,7 @@ using ::testing::HasSubstr;
 // w-a (1 thread) and w-b (2 threads) running burn_cpu_hot_loop and mild_cpu_loop.
 constexpr char kWorkerA[] = "tcp://127.0.0.1:34053";
 constexpr char kWorkerB[] = "tcp://127.0.0.1:42967";
-constexpr char kHot[] =
-    "burn_cpu_hot_loop;/work/main/backends/dask/testdata/capture_profile.py;34";
+constexpr char kHot[] = "burn_cpu_hot_loop;/work/main/backends/dask/testdata/capture_profile.py;34";
 constexpr char kMild[] = "mild_cpu_loop;/work/main/backends/dask/testdata/capture_profile.py;45";
 
 Value Fixture(const std::string& name) {
@@ -127,7 +126,8 @@ TEST(DaskProfileTest, PerWorkerTreesAddUpToTheMergedOne) {
     const v1::Profile& p = t.profile;
     int heaviest = -1;
     for (int i = 1; i < p.nodes_size(); ++i) {
-      if (p.nodes(i).parent() == 0 && (heaviest < 0 || p.nodes(i).count() > p.nodes(heaviest).count())) {
+      if (p.nodes(i).parent() == 0 &&
+          (heaviest < 0 || p.nodes(i).count() > p.nodes(heaviest).count())) {
         heaviest = i;
       }
     }
@@ -280,9 +280,10 @@ TEST(DaskProfileTest, RejectsEveryMalformedShapeNamingTheNode) {
   EXPECT_THAT(ErrorOf(Node("root", Value::Int(-1))), HasSubstr("count is negative: -1"));
   EXPECT_THAT(ErrorOf(Node("root", Value::Int(2), Children({Node("a;f.py;1", Value::Int(-2))}))),
               HasSubstr("'a;f.py;1' (depth 1): count is negative"));
-  EXPECT_THAT(ErrorOf(Node("root", Value::Int(5), Children({Node("a;f.py;1", Value::Int(3)),
-                                                            Node("b;f.py;1", Value::Int(3))}))),
-              HasSubstr("'root' (depth 0): its children's counts add up to more than its count 5"));
+  EXPECT_THAT(
+      ErrorOf(Node("root", Value::Int(5),
+                   Children({Node("a;f.py;1", Value::Int(3)), Node("b;f.py;1", Value::Int(3))}))),
+      HasSubstr("'root' (depth 0): its children's counts add up to more than its count 5"));
   {
     Value child = Node("a;f.py;1", Value::Int(1));
     Set(child, "description", Value::Str("a"));
@@ -327,8 +328,8 @@ TEST(DaskProfileTest, RejectsEveryMalformedShapeNamingTheNode) {
 }
 
 TEST(DaskProfileTest, EnforcesTheNodeCap) {
-  Value tree = Node("root", Value::Int(3), Children({Node("a;f.py;1", Value::Int(1)),
-                                                     Node("b;f.py;1", Value::Int(1))}));
+  Value tree = Node("root", Value::Int(3),
+                    Children({Node("a;f.py;1", Value::Int(1)), Node("b;f.py;1", Value::Int(1))}));
   ProfileConversionOptions options;
   options.max_nodes = 2;
   absl::StatusOr<v1::Profile> p = ConvertProfileTree(tree, options);

@@ -56,33 +56,78 @@ std::optional<double> Seconds(const Value& group, absl::string_view field) {
 
 Value TaskGroupsRequestArgs() {
   // Scheduler._to_dict applies `exclude` at every level: this keeps the groups' scalars.
-  return ExcludeArgs({"tasks", "transition_log", "workers", "clients", "events", "extensions",
-                      "memory", "has_what", "needs_what", "actors", "versions", "long_running",
-                      "scheduler", "processing", "executing", "bandwidth", "metrics", "extra",
-                      "task_prefix_count", "dependencies", "types", "all_durations", "states",
-                      "last_worker", "last_worker_tasks_left"});
+  return ExcludeArgs(
+      {"tasks",      "transition_log", "workers",   "clients",           "events",
+       "extensions", "memory",         "has_what",  "needs_what",        "actors",
+       "versions",   "long_running",   "scheduler", "processing",        "executing",
+       "bandwidth",  "metrics",        "extra",     "task_prefix_count", "dependencies",
+       "types",      "all_durations",  "states",    "last_worker",       "last_worker_tasks_left"});
 }
 
 Value TaskAnnotationsRequestArgs() {
-  return ExcludeArgs(
-      {"transition_log", "workers", "clients", "events", "extensions", "memory", "task_groups",
-       "has_what", "needs_what", "actors", "versions", "long_running", "scheduler",
-       "processing", "executing", "bandwidth", "metrics", "extra", "task_prefix_count",
-       "dependencies", "dependents", "waiting_on", "waiters", "who_has", "who_wants",
-       "processing_on", "exception", "traceback", "exception_blame", "erred_on", "run_spec",
-       "type", "host_restrictions", "worker_restrictions", "resource_restrictions",
-       "loose_restrictions", "metadata", "has_lost_dependencies", "actor", "retries",
-       "suspicious", "nbytes", "priority", "run_id", "queueable", "prefix", "group",
-       "group_key", "_rootish", "exception_text", "traceback_text", "_hash", "_token", "homes",
-       "stimulus_id", "state"});
+  return ExcludeArgs({"transition_log",
+                      "workers",
+                      "clients",
+                      "events",
+                      "extensions",
+                      "memory",
+                      "task_groups",
+                      "has_what",
+                      "needs_what",
+                      "actors",
+                      "versions",
+                      "long_running",
+                      "scheduler",
+                      "processing",
+                      "executing",
+                      "bandwidth",
+                      "metrics",
+                      "extra",
+                      "task_prefix_count",
+                      "dependencies",
+                      "dependents",
+                      "waiting_on",
+                      "waiters",
+                      "who_has",
+                      "who_wants",
+                      "processing_on",
+                      "exception",
+                      "traceback",
+                      "exception_blame",
+                      "erred_on",
+                      "run_spec",
+                      "type",
+                      "host_restrictions",
+                      "worker_restrictions",
+                      "resource_restrictions",
+                      "loose_restrictions",
+                      "metadata",
+                      "has_lost_dependencies",
+                      "actor",
+                      "retries",
+                      "suspicious",
+                      "nbytes",
+                      "priority",
+                      "run_id",
+                      "queueable",
+                      "prefix",
+                      "group",
+                      "group_key",
+                      "_rootish",
+                      "exception_text",
+                      "traceback_text",
+                      "_hash",
+                      "_token",
+                      "homes",
+                      "stimulus_id",
+                      "state"});
 }
 
 std::optional<std::string> PrefixNameFromRepr(absl::string_view repr) {
   if (repr.size() < 4 || repr.front() != '<' || repr.back() != '>') return std::nullopt;
   absl::string_view inner = repr.substr(1, repr.size() - 2);
   // The first ": " whose remainder is state counts: a name may itself hold ": ".
-  for (size_t at = inner.find(": "); at != absl::string_view::npos;
-       at = inner.find(": ", at + 1)) {
+  for (size_t at = inner.find(": "); at != absl::string_view::npos; at = inner.find(": ", at + 1)) {
     if (at > 0 && IsStateCounts(inner.substr(at + 2))) return std::string(inner.substr(0, at));
   }
   // "<name: >": a prefix with no task in any state (the repr keeps the trailing space).
@@ -95,8 +140,8 @@ std::optional<std::string> PrefixNameFromRepr(absl::string_view repr) {
 absl::StatusOr<std::vector<TaskGroupSpan>> ParseTaskGroups(const Value& reply) {
   const Value* groups = reply.Find("task_groups");
   if (groups == nullptr || !groups->is_map()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dump_state reply has no task_groups map: ", reply.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dump_state reply has no task_groups map: ", reply.DebugString()));
   }
   std::vector<TaskGroupSpan> out;
   for (size_t i = 0; i < groups->size(); ++i) {
@@ -116,9 +161,8 @@ absl::StatusOr<std::vector<TaskGroupSpan>> ParseTaskGroups(const Value& reply) {
     }
     std::optional<double> start = Seconds(g, "start"), stop = Seconds(g, "stop");
     if (!start.has_value() || !stop.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat("dump_state task group '", name->text(),
-                                                     "' has a bad start or stop: ",
-                                                     g.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dump_state task group '", name->text(), "' has a bad start or stop: ", g.DebugString()));
     }
     TaskGroupSpan& t = out.emplace_back();
     t.group = name->text();

@@ -32,9 +32,9 @@ namespace roastcoffea::dask {
 
 // One task group of a dump_state reply.
 struct TaskGroupSpan {
-  std::string group;        // the group's name
-  std::string task_prefix;  // Dask's key_split of its keys
-  std::string span_id;      // "" before distributed 2023.6
+  std::string group;              // the group's name
+  std::string task_prefix;        // Dask's key_split of its keys
+  std::string span_id;            // "" before distributed 2023.6
   double start_unix_seconds = 0;  // 0 until a task of the group started
   double stop_unix_seconds = 0;
 };

@@ -24,9 +24,9 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply) {
     const Value* startstops = r.Find("startstops");
     if (key == nullptr || worker == nullptr || !worker->is_str() || startstops == nullptr ||
         !startstops->is_array()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "task stream record ", i, " lacks key, worker (str) or startstops (array): ",
-          r.DebugString(120)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("task stream record ", i,
+                       " lacks key, worker (str) or startstops (array): ", r.DebugString(120)));
     }
     TaskRecord record;
     record.key = KeyToString(*key);
@@ -49,8 +49,7 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply) {
           !start->AsDouble().has_value() || !stop->AsDouble().has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
             "task stream record ", i, " (", record.key,
-            ") has a startstop without str action and numeric start/stop: ",
-            ss.DebugString(120)));
+            ") has a startstop without str action and numeric start/stop: ", ss.DebugString(120)));
       }
       StartStop entry;
       entry.action = action->text();
@@ -73,8 +72,9 @@ Value TaskStreamCursor::NextRequestArguments(bool use_start_index) const {
   if (use_start_index) {
     args.Insert(Value::Str("start_index"), Value::Int(next_index_));
   } else if (anchor_.has_value() && std::isfinite(back_off_seconds_)) {
-    args.Insert(Value::Str("start"), Value::Float(std::min(std::get<3>(*anchor_), recent_min_stop_) -
-                                                  back_off_seconds_));
+    args.Insert(
+        Value::Str("start"),
+        Value::Float(std::min(std::get<3>(*anchor_), recent_min_stop_) - back_off_seconds_));
   }
   return args;
 }
@@ -104,7 +104,7 @@ std::vector<TaskRecord> TaskStreamCursor::Accept(std::vector<TaskRecord> batch,
     } else if (std::isfinite(back_off_seconds_)) {
       // The bisection landed after the anchor: reach further back, then take the whole buffer.
       // Workers' stop times are out of order by milliseconds: start close, widen fast.
-      back_off_seconds_ = back_off_seconds_ == 0          ? 0.05
+      back_off_seconds_ = back_off_seconds_ == 0     ? 0.05
                           : back_off_seconds_ < 1000 ? back_off_seconds_ * 4
                                                      : std::numeric_limits<double>::infinity();
       needs_retry_ = true;

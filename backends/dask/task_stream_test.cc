@@ -1,7 +1,6 @@
 #include "backends/dask/task_stream.h"
 
 #include <algorithm>
-
 #include <map>
 
 #include "backends/dask/fixtures.h"

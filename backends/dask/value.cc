@@ -66,10 +66,14 @@ Value Value::Opaque(std::string description) {
 
 std::optional<double> Value::AsDouble() const {
   switch (type_) {
-    case Type::kInt: return static_cast<double>(i_);
-    case Type::kUint: return static_cast<double>(u_);
-    case Type::kFloat: return d_;
-    default: return std::nullopt;
+    case Type::kInt:
+      return static_cast<double>(i_);
+    case Type::kUint:
+      return static_cast<double>(u_);
+    case Type::kFloat:
+      return d_;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -103,16 +107,23 @@ void Value::Insert(Value key, Value value) {
 bool operator==(const Value& a, const Value& b) {
   if (a.type_ != b.type_) return false;
   switch (a.type_) {
-    case Value::Type::kNil: return true;
-    case Value::Type::kBool: return a.b_ == b.b_;
-    case Value::Type::kInt: return a.i_ == b.i_;
-    case Value::Type::kUint: return a.u_ == b.u_;
-    case Value::Type::kFloat: return a.d_ == b.d_ || (std::isnan(a.d_) && std::isnan(b.d_));
+    case Value::Type::kNil:
+      return true;
+    case Value::Type::kBool:
+      return a.b_ == b.b_;
+    case Value::Type::kInt:
+      return a.i_ == b.i_;
+    case Value::Type::kUint:
+      return a.u_ == b.u_;
+    case Value::Type::kFloat:
+      return a.d_ == b.d_ || (std::isnan(a.d_) && std::isnan(b.d_));
     case Value::Type::kStr:
     case Value::Type::kBin:
-    case Value::Type::kOpaque: return a.s_ == b.s_;
+    case Value::Type::kOpaque:
+      return a.s_ == b.s_;
     case Value::Type::kArray:
-    case Value::Type::kMap: return a.items_ == b.items_;
+    case Value::Type::kMap:
+      return a.items_ == b.items_;
   }
   return false;
 }
@@ -130,14 +141,30 @@ std::string Value::DebugString(size_t max_chars) const {
 void Value::AppendDebug(std::string& out, size_t max_chars) const {
   if (out.size() > max_chars) return;
   switch (type_) {
-    case Type::kNil: out += "None"; return;
-    case Type::kBool: out += b_ ? "True" : "False"; return;
-    case Type::kInt: absl::StrAppend(&out, i_); return;
-    case Type::kUint: absl::StrAppend(&out, u_); return;
-    case Type::kFloat: absl::StrAppend(&out, d_); return;
-    case Type::kStr: absl::StrAppend(&out, "'", s_, "'"); return;
-    case Type::kBin: absl::StrAppend(&out, "<bin ", s_.size(), " bytes>"); return;
-    case Type::kOpaque: absl::StrAppend(&out, "<opaque ", s_, ">"); return;
+    case Type::kNil:
+      out += "None";
+      return;
+    case Type::kBool:
+      out += b_ ? "True" : "False";
+      return;
+    case Type::kInt:
+      absl::StrAppend(&out, i_);
+      return;
+    case Type::kUint:
+      absl::StrAppend(&out, u_);
+      return;
+    case Type::kFloat:
+      absl::StrAppend(&out, d_);
+      return;
+    case Type::kStr:
+      absl::StrAppend(&out, "'", s_, "'");
+      return;
+    case Type::kBin:
+      absl::StrAppend(&out, "<bin ", s_.size(), " bytes>");
+      return;
+    case Type::kOpaque:
+      absl::StrAppend(&out, "<opaque ", s_, ">");
+      return;
     case Type::kArray:
       out += "(";
       for (size_t i = 0; i < items_.size() && out.size() <= max_chars; ++i) {

@@ -23,8 +23,8 @@ absl::Status ReadU64(ByteReader& reader, const char* field, uint64_t& out) {
   char buffer[8];
   absl::Status s = reader.ReadExact(buffer, sizeof(buffer));
   if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("reading the frame header field ", field, ": ",
-                                               s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat("reading the frame header field ", field, ": ", s.message()));
   }
   out = LoadLittleEndian(buffer);
   return absl::OkStatus();
@@ -47,23 +47,22 @@ absl::Status Resolve(Value& value, const Frames& frames, const MsgpackLimits& li
     if (k.has_value() && value.value(0).type() == Value::Type::kInt) {
       if (*k < 1 || static_cast<uint64_t>(*k) >= frames.size()) {
         return absl::InvalidArgumentError(absl::StrCat(kind, " placeholder points at frame ", *k,
-                                                       " of a ", frames.size(),
-                                                       "-frame message"));
+                                                       " of a ", frames.size(), "-frame message"));
       }
       absl::StatusOr<Value> header = DecodeMsgpack(frames[static_cast<size_t>(*k)], limits);
       if (!header.ok() || !header->is_map()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            kind, " sub-header in frame ", *k, " is not a msgpack map",
-            header.ok() ? "" : absl::StrCat(": ", header.status().message())));
+        return absl::InvalidArgumentError(
+            absl::StrCat(kind, " sub-header in frame ", *k, " is not a msgpack map",
+                         header.ok() ? "" : absl::StrCat(": ", header.status().message())));
       }
       const Value* count = header->Find("num-sub-frames");
       const std::optional<int64_t> m = count != nullptr ? count->AsInt64() : std::nullopt;
       if (!m.has_value() || *m < 0 ||
           static_cast<uint64_t>(*m) >= frames.size() - static_cast<size_t>(*k)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            kind, " sub-header in frame ", *k, " has a bad num-sub-frames (",
-            count != nullptr ? count->DebugString(40) : "missing", ") for a ", frames.size(),
-            "-frame message"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(kind, " sub-header in frame ", *k, " has a bad num-sub-frames (",
+                         count != nullptr ? count->DebugString(40) : "missing", ") for a ",
+                         frames.size(), "-frame message"));
       }
       value = Value::Opaque(absl::StrCat(kind, " frames ", *k, "..", *k + *m));
       return absl::OkStatus();
@@ -96,8 +95,8 @@ absl::Status Resolve(Value& value, const Frames& frames, const MsgpackLimits& li
 
 absl::Status StringByteReader::ReadExact(char* dst, size_t n) {
   if (bytes_.size() - pos_ < n) {
-    return absl::OutOfRangeError(absl::StrCat("end of input: needed ", n, " bytes, ",
-                                              bytes_.size() - pos_, " left"));
+    return absl::OutOfRangeError(
+        absl::StrCat("end of input: needed ", n, " bytes, ", bytes_.size() - pos_, " left"));
   }
   if (n > 0) std::memcpy(dst, bytes_.data() + pos_, n);
   pos_ += n;
@@ -110,25 +109,25 @@ absl::StatusOr<Frames> ReadFrames(ByteReader& reader, const FrameLimits& limits)
   if (!s.ok()) return s;
   if (!(s = ReadU64(reader, "n (frame count)", n)).ok()) return s;
   if (n == 0 || n > limits.max_frames) {
-    return absl::InvalidArgumentError(absl::StrCat("frame count n = ", n, " is outside [1, ",
-                                                   limits.max_frames, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("frame count n = ", n, " is outside [1, ", limits.max_frames, "]"));
   }
   std::vector<uint64_t> lengths(static_cast<size_t>(n));
   uint64_t sum = 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (!(s = ReadU64(reader, "frame length", lengths[i])).ok()) return s;
     if (lengths[i] > limits.max_message_bytes - sum) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "frame ", i, " length ", lengths[i], " makes the message exceed the cap of ",
-          limits.max_message_bytes, " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat("frame ", i, " length ", lengths[i],
+                                                     " makes the message exceed the cap of ",
+                                                     limits.max_message_bytes, " bytes"));
     }
     sum += lengths[i];
   }
   const uint64_t prelude = 8 + 8 * n;
   if (total_length < prelude || total_length > prelude + sum) {
     return absl::InvalidArgumentError(absl::StrCat("length field L = ", total_length,
-                                                   " is outside [", prelude, ", ",
-                                                   prelude + sum, "] for ", n, " frames"));
+                                                   " is outside [", prelude, ", ", prelude + sum,
+                                                   "] for ", n, " frames"));
   }
   Frames frames(static_cast<size_t>(n));
   constexpr size_t kStep = size_t{1} << 20;
@@ -141,8 +140,8 @@ absl::StatusOr<Frames> ReadFrames(ByteReader& reader, const FrameLimits& limits)
       const size_t step = std::min(kStep, length - old_size);
       frame.resize(old_size + step);
       if (!(s = reader.ReadExact(frame.data() + old_size, step)).ok()) {
-        return absl::Status(s.code(), absl::StrCat("reading frame ", i, " (", length,
-                                                   " bytes): ", s.message()));
+        return absl::Status(
+            s.code(), absl::StrCat("reading frame ", i, " (", length, " bytes): ", s.message()));
       }
     }
   }
@@ -165,8 +164,7 @@ absl::StatusOr<Value> DecodeMessage(const Frames& frames, const MsgpackLimits& l
   if (frames.empty()) return absl::InvalidArgumentError("message has no frames");
   absl::StatusOr<Value> value = DecodeMsgpack(frames[0], limits);
   if (!value.ok()) {
-    return absl::Status(value.status().code(),
-                        absl::StrCat("frame 0: ", value.status().message()));
+    return absl::Status(value.status().code(), absl::StrCat("frame 0: ", value.status().message()));
   }
   absl::Status s = Resolve(*value, frames, limits, 0);
   if (!s.ok()) return s;

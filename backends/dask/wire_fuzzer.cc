@@ -32,9 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // The flat tree's invariants: root first, parents before children, frames in range.
         if (p->nodes_size() < 1 || p->nodes(0).parent() != -1) __builtin_trap();
         for (int i = 1; i < p->nodes_size(); ++i) {
-          if (p->nodes(i).parent() < 0 || p->nodes(i).parent() >= i ||
-              p->nodes(i).frame() < 0 || p->nodes(i).frame() >= p->frames_size() ||
-              p->nodes(i).count() < 0) {
+          if (p->nodes(i).parent() < 0 || p->nodes(i).parent() >= i || p->nodes(i).frame() < 0 ||
+              p->nodes(i).frame() >= p->frames_size() || p->nodes(i).count() < 0) {
             __builtin_trap();
           }
         }

@@ -57,9 +57,9 @@ class SpanRegistry {
 
   const std::string backend_;
   mutable std::mutex mu_;
-  int64_t next_ = 0;                                // guarded by mu_
-  std::map<int64_t, SpanWindow> spans_;             // by creation number; guarded by mu_
-  std::map<SpanId, int64_t> number_of_;             // guarded by mu_
+  int64_t next_ = 0;                     // guarded by mu_
+  std::map<int64_t, SpanWindow> spans_;  // by creation number; guarded by mu_
+  std::map<SpanId, int64_t> number_of_;  // guarded by mu_
 };
 
 }  // namespace backends_internal

@@ -42,18 +42,18 @@ void Write(const std::string& path, const std::string& text, const char* mode = 
 std::string RunLog(int64_t start_us, const std::string& worker, bool with_end = true) {
   const auto at = [&](double s) { return absl::StrCat(start_us + static_cast<int64_t>(s * 1e6)); };
   std::string log = absl::StrCat(
-      at(0), " 7 MANAGER 7 START 0\n",
-      at(0.1), " 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n",
-      at(0.2), " 7 WORKER ", worker, " CONNECTION 127.0.0.1:9000\n",
-      at(0.2), " 7 WORKER ", worker,
+      at(0), " 7 MANAGER 7 START 0\n", at(0.1),
+      " 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n", at(0.2),
+      " 7 WORKER ", worker, " CONNECTION 127.0.0.1:9000\n", at(0.2), " 7 WORKER ", worker,
       " RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n",
       at(0.3), " 7 TASK 1 RUNNING ", worker, " FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n",
       at(3.4), " 7 TASK 1 WAITING_RETRIEVAL ", worker, "\n");
   const double t0 = start_us * 1e-6;
   absl::StrAppend(&log, at(3.5), " 7 TASK 1 RETRIEVED SUCCESS 0 {} {\"time_worker_start\":[",
                   absl::StrFormat("%.6f", t0 + 0.31), ",\"s\"],\"time_worker_end\":[",
-                  absl::StrFormat("%.6f", t0 + 3.42), ",\"s\"]}\n", at(3.5), " 7 TASK 1 DONE SUCCESS 0\n",
-                  at(4.0), " 7 WORKER ", worker, " DISCONNECTION EXPLICIT\n");
+                  absl::StrFormat("%.6f", t0 + 3.42), ",\"s\"]}\n", at(3.5),
+                  " 7 TASK 1 DONE SUCCESS 0\n", at(4.0), " 7 WORKER ", worker,
+                  " DISCONNECTION EXPLICIT\n");
   if (with_end) absl::StrAppend(&log, at(4.1), " 7 MANAGER 7 END 0\n");
   return log;
 }
@@ -86,7 +86,8 @@ const int64_t kOneHourAgoUs = absl::ToUnixMicros(absl::Now() - absl::Hours(1));
 // directory that holds an earlier, finished run. The command's run is a new directory, and
 // most-recent is re-pointed to it.
 void FollowsTheNewRun(const std::string& spec_suffix) {
-  const std::string run_info = TempDir(absl::StrCat("vine-run-info", spec_suffix.empty() ? "" : "-mr"));
+  const std::string run_info =
+      TempDir(absl::StrCat("vine-run-info", spec_suffix.empty() ? "" : "-mr"));
   MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old"));
   PointMostRecent(run_info, "2026-01-01T000000");
 
@@ -112,12 +113,15 @@ void FollowsTheNewRun(const std::string& spec_suffix) {
   EXPECT_NEAR(Metric(*metrics, "execute"), 3.11, 1e-6);
 }
 
-TEST(TaskVineFollow, MostRecentFollowsTheRunStartedAfterTracking) { FollowsTheNewRun("/most-recent"); }
+TEST(TaskVineFollow, MostRecentFollowsTheRunStartedAfterTracking) {
+  FollowsTheNewRun("/most-recent");
+}
 TEST(TaskVineFollow, RunInfoFollowsTheRunStartedAfterTracking) { FollowsTheNewRun(""); }
 
 // A finished run named directly is never measured as live.
 TEST(TaskVineFollow, FinishedRunIsAnError) {
-  const std::string run = MakeRun(TempDir("finished-info"), "run", RunLog(kOneHourAgoUs, "worker-old"));
+  const std::string run =
+      MakeRun(TempDir("finished-info"), "run", RunLog(kOneHourAgoUs, "worker-old"));
   TaskVineBackendOptions options;
   options.logs = run;
   options.follow = true;
@@ -178,7 +182,8 @@ TEST(TaskVineFollow, TruncatedLogIsReadAgainWithAWarning) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
   ASSERT_EQ(tracking->workers_size(), 1);
   EXPECT_EQ(tracking->workers(0).worker(), "worker-b");
-  EXPECT_THAT(backend.CodedWarnings(), Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+  EXPECT_THAT(backend.CodedWarnings(),
+              Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
 }
 
 // Rotated: renamed away and a new file created; the rest of the old file, then the new one.
@@ -200,7 +205,8 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   const taskvine::RunFigures f = backend.ModelSnapshot().Figures();
   EXPECT_TRUE(f.ended);
   EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
-  EXPECT_THAT(backend.CodedWarnings(), Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+  EXPECT_THAT(backend.CodedWarnings(),
+              Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
 }
 
 }  // namespace

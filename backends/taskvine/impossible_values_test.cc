@@ -25,13 +25,16 @@ RunModel Feed(const std::vector<std::string>& lines) {
 
 // One task on a 2-core worker: RUNNING at 2 s, WAITING_RETRIEVAL at 5 s, RETRIEVED at 5.1 s with
 // `retrieved_json`, END at `end`.
-std::vector<std::string> OneTaskRun(const std::string& retrieved_json, const std::string& end = "10000000") {
+std::vector<std::string> OneTaskRun(const std::string& retrieved_json,
+                                    const std::string& end = "10000000") {
   return {
       "1000000 7 MANAGER 7 START 0",
       "1500000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
       "1600000 7 WORKER worker-a CONNECTION 127.0.0.1:9000",
-      "1600001 7 WORKER worker-a RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}",
-      "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"],\"time_input_mgr\":[0.5,\"s\"]}",
+      "1600001 7 WORKER worker-a RESOURCES "
+      "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}",
+      "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES "
+      "{\"cores\":[1,\"cores\"],\"time_input_mgr\":[0.5,\"s\"]}",
       "5000000 7 TASK 1 WAITING_RETRIEVAL worker-a",
       "5100000 7 TASK 1 RETRIEVED SUCCESS 0 {} " + retrieved_json,
       "5100001 7 TASK 1 DONE SUCCESS 0",
@@ -49,8 +52,9 @@ std::vector<CodedNote> WithCode(const RunModel& model, const std::string& code) 
 }
 
 TEST(ImpossibleValues, PlausibleRunHasNone) {
-  const RunModel model = Feed(OneTaskRun(
-      "{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],\"time_output_mgr\":[0.05,\"s\"]}"));
+  const RunModel model =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],\"time_"
+                      "output_mgr\":[0.05,\"s\"]}"));
   EXPECT_EQ(model.rejected_count(), 0);
   EXPECT_TRUE(WithCode(model, "taskvine_impossible_value").empty());
   EXPECT_NEAR(model.Figures().execute_seconds, 2.8, 1e-9);
@@ -60,9 +64,9 @@ TEST(ImpossibleValues, PlausibleRunHasNone) {
 // TaskVine writes an unsigned underflow (~1.8e13 s) when a task exits non-zero without its
 // temporary output: the figure would read "output-transfer 5123596906h".
 TEST(ImpossibleValues, UnderflowedOutputTimeIsRejected) {
-  const RunModel model = Feed(OneTaskRun(
-      "{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],"
-      "\"time_output_mgr\":[18444948632953.14,\"s\"]}"));
+  const RunModel model =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],"
+                      "\"time_output_mgr\":[18444948632953.14,\"s\"]}"));
   ASSERT_EQ(model.rejected_count(), 1);
   EXPECT_EQ(model.rejected()[0].line_number, 7);
   EXPECT_EQ(model.rejected()[0].field, "time_output_mgr");
@@ -75,7 +79,8 @@ TEST(ImpossibleValues, UnderflowedOutputTimeIsRejected) {
 
 // Worker times outside the run: execution falls back to RUNNING .. WAITING_RETRIEVAL (3 s).
 TEST(ImpossibleValues, WorkerTimesOutsideTheRunAreRejected) {
-  const RunModel model = Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[99999.0,\"s\"]}"));
+  const RunModel model =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[99999.0,\"s\"]}"));
   ASSERT_EQ(model.rejected_count(), 1);
   EXPECT_EQ(model.rejected()[0].field, "time_worker_start..time_worker_end");
   EXPECT_NEAR(model.Figures().execute_seconds, 3.0, 1e-9);
@@ -89,14 +94,15 @@ TEST(ImpossibleValues, NegativeAndOverlongDurationsAreRejected) {
 
 // An END before records written earlier (seen: 127,780 % efficiency) cannot end the run.
 TEST(ImpossibleValues, EarlyEndIsFlaggedAndTheLastRecordEndsTheRun) {
-  const RunModel model = Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"]}",
-                                  "1000001"));
+  const RunModel model = Feed(
+      OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"]}", "1000001"));
   const RunFigures f = model.Figures();
   EXPECT_EQ(f.end_us, 9000000);
   EXPECT_LE(f.weighted_execute_seconds, f.core_seconds_available);  // efficiency <= 1
   EXPECT_NEAR(f.core_seconds_available, 2 * 7.4, 1e-6);
   EXPECT_THAT(WithCode(model, "taskvine_early_end"),
-              Contains(Field(&CodedNote::message, HasSubstr("transactions line 10 field MANAGER END time"))));
+              Contains(Field(&CodedNote::message,
+                             HasSubstr("transactions line 10 field MANAGER END time"))));
   // The END record also steps back in time.
   EXPECT_EQ(model.backwards_count(), 1);
 }
@@ -106,8 +112,9 @@ TEST(ImpossibleValues, TimesGoingBackwardsAreFlagged) {
   lines.insert(lines.begin() + 6, "3000000 7 WORKER worker-a CACHE_UPDATE file-x 10 100 2900000");
   const RunModel model = Feed(lines);
   EXPECT_EQ(model.backwards_count(), 1);
-  EXPECT_THAT(WithCode(model, "taskvine_time_backwards"),
-              Contains(Field(&CodedNote::message, HasSubstr("transactions line 7 goes back 2.000000 s"))));
+  EXPECT_THAT(
+      WithCode(model, "taskvine_time_backwards"),
+      Contains(Field(&CodedNote::message, HasSubstr("transactions line 7 goes back 2.000000 s"))));
 }
 
 }  // namespace

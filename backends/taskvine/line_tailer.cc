@@ -27,7 +27,8 @@ absl::StatusOr<int64_t> LineTailer::Poll(
     fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) {
       const int error = errno;
-      if (error == ENOENT) return absl::NotFoundError(absl::StrCat("log ", path_, " does not exist (yet)"));
+      if (error == ENOENT)
+        return absl::NotFoundError(absl::StrCat("log ", path_, " does not exist (yet)"));
       return absl::UnavailableError(absl::StrCat("cannot open log ", path_, ": ", strerror(error)));
     }
   }
@@ -35,7 +36,8 @@ absl::StatusOr<int64_t> LineTailer::Poll(
   if (fstat(fd_, &info) == 0 && info.st_size < offset_) {
     Restart(absl::StrCat("truncated from ", offset_, " to ", info.st_size, " bytes"));
     if (lseek(fd_, 0, SEEK_SET) != 0) {
-      return absl::UnavailableError(absl::StrCat("cannot rewind log ", path_, ": ", strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrCat("cannot rewind log ", path_, ": ", strerror(errno)));
     }
   }
   absl::StatusOr<int64_t> total = ReadToEnd(on_line);
@@ -86,7 +88,8 @@ absl::StatusOr<int64_t> LineTailer::ReadToEnd(
       if (newline == nullptr) {
         // Incomplete line: keep it (bounded) until its newline arrives.
         const size_t room = kMaxLineBytes - carry_.size();
-        const size_t take = static_cast<size_t>(end - p) < room ? static_cast<size_t>(end - p) : room;
+        const size_t take =
+            static_cast<size_t>(end - p) < room ? static_cast<size_t>(end - p) : room;
         if (take < static_cast<size_t>(end - p)) carry_overlong_ = true;
         carry_.append(p, take);
         break;

@@ -43,7 +43,8 @@ class LineTailer {
   int64_t overlong_lines() const { return overlong_lines_; }
   int64_t bytes_read() const { return offset_; }
   int64_t restarts() const { return restarts_; }
-  // Why the last restart happened: "truncated from N to M bytes", "replaced (rotated) after N bytes".
+  // Why the last restart happened: "truncated from N to M bytes", "replaced (rotated) after N
+  // bytes".
   const std::string& restart_reason() const { return restart_reason_; }
   const std::string& path() const { return path_; }
 

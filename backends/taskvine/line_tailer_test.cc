@@ -32,7 +32,9 @@ TEST(LineTailer, MissingFileIsNotFoundUntilItAppears) {
   unlink(path.c_str());
   LineTailer tailer(path);
   Lines lines;
-  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  auto on_line = [&](absl::string_view line, int64_t n) {
+    lines.emplace_back(n, std::string(line));
+  };
   EXPECT_EQ(tailer.Poll(on_line).status().code(), absl::StatusCode::kNotFound);
   Append(path, "a\n");
   ASSERT_TRUE(tailer.Poll(on_line).ok());
@@ -44,7 +46,9 @@ TEST(LineTailer, LinesSplitAcrossWritesAndBlocks) {
   unlink(path.c_str());
   LineTailer tailer(path, /*block_bytes=*/64);  // small blocks: lines cross block boundaries
   Lines lines;
-  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  auto on_line = [&](absl::string_view line, int64_t n) {
+    lines.emplace_back(n, std::string(line));
+  };
   const std::string long_line(200, 'x');
   Append(path, "first\nsec");
   absl::StatusOr<int64_t> read = tailer.Poll(on_line);
@@ -70,7 +74,9 @@ TEST(LineTailer, TruncatedFileIsReadAgainFromItsStart) {
   Append(path, "one\ntwo\n");
   LineTailer tailer(path);
   Lines lines;
-  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  auto on_line = [&](absl::string_view line, int64_t n) {
+    lines.emplace_back(n, std::string(line));
+  };
   ASSERT_TRUE(tailer.Poll(on_line).ok());
   FILE* f = fopen(path.c_str(), "wb");
   fclose(f);
@@ -95,7 +101,9 @@ TEST(LineTailer, RotatedFileIsFinishedThenTheNewOneRead) {
   Append(path, "a\n");
   LineTailer tailer(path);
   Lines lines;
-  auto on_line = [&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); };
+  auto on_line = [&](absl::string_view line, int64_t n) {
+    lines.emplace_back(n, std::string(line));
+  };
   ASSERT_TRUE(tailer.Poll(on_line).ok());
   Append(path, "b\n");  // written before the rotation, not read yet
   ASSERT_EQ(rename(path.c_str(), old_path.c_str()), 0);
@@ -112,7 +120,11 @@ TEST(LineTailer, OverlongLinesAreCut) {
   Append(path, std::string(LineTailer::kMaxLineBytes + 10, 'y') + "\nok\n");
   LineTailer tailer(path, 4096);
   Lines lines;
-  ASSERT_TRUE(tailer.Poll([&](absl::string_view line, int64_t n) { lines.emplace_back(n, std::string(line)); }).ok());
+  ASSERT_TRUE(tailer
+                  .Poll([&](absl::string_view line, int64_t n) {
+                    lines.emplace_back(n, std::string(line));
+                  })
+                  .ok());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0].second.size(), LineTailer::kMaxLineBytes);
   EXPECT_EQ(lines[1], (std::pair<int64_t, std::string>{2, "ok"}));

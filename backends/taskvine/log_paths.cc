@@ -39,7 +39,8 @@ bool LooksLikePerformanceLog(const std::string& path) {
 }
 
 bool NameSaysPerformance(absl::string_view path) {
-  const absl::string_view name = path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
+  const absl::string_view name =
+      path.substr(path.rfind('/') == absl::string_view::npos ? 0 : path.rfind('/') + 1);
   return absl::StrContains(name, "perf") || absl::StrContains(name, "stats");
 }
 
@@ -54,11 +55,14 @@ LogPaths FromLogsDirectory(const std::string& dir) {
 
 absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
   spec = absl::StripAsciiWhitespace(spec);
-  if (spec.empty()) return absl::InvalidArgumentError("no logs given: a run directory, a vine-logs directory or the logs");
+  if (spec.empty())
+    return absl::InvalidArgumentError(
+        "no logs given: a run directory, a vine-logs directory or the logs");
   if (absl::StrContains(spec, ',')) {
     std::vector<std::string> files = absl::StrSplit(spec, ',', absl::SkipWhitespace());
     if (files.size() != 2) {
-      return absl::InvalidArgumentError(absl::StrCat(spec, ": give exactly two files, TRANSACTIONS,PERFORMANCE"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec, ": give exactly two files, TRANSACTIONS,PERFORMANCE"));
     }
     for (const std::string& f : files) {
       if (!IsFile(f)) return absl::NotFoundError(absl::StrCat("log file ", f, " does not exist"));
@@ -80,9 +84,9 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
          {path, path + "/vine-logs", path + "/most-recent/vine-logs"}) {
       if (IsFile(candidate + "/transactions")) return FromLogsDirectory(candidate);
     }
-    return absl::NotFoundError(absl::StrCat(
-        "no transactions log in ", path, " (looked for transactions, vine-logs/transactions and "
-        "most-recent/vine-logs/transactions)"));
+    return absl::NotFoundError(absl::StrCat("no transactions log in ", path,
+                                            " (looked for transactions, vine-logs/transactions and "
+                                            "most-recent/vine-logs/transactions)"));
   }
   if (!IsFile(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
   if (LooksLikePerformanceLog(path)) {
@@ -92,7 +96,8 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
   LogPaths paths;
   paths.transactions = path;
   const size_t slash = path.rfind('/');
-  const std::string sibling = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "performance";
+  const std::string sibling =
+      (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "performance";
   if (sibling != path && IsFile(sibling)) paths.performance = sibling;
   return paths;
 }

@@ -51,9 +51,9 @@ class LogPathsTest : public ::testing::Test {
 
 TEST_F(LogPathsTest, EveryWayToNameATaskVineRun) {
   for (const std::string& spec :
-       {root_ + "/vine-run-info/most-recent", root_ + "/vine-run-info/most-recent/", root_ + "/vine-run-info",
-        root_ + "/vine-run-info/2026-11-13T120000", logs_, logs_ + "/transactions",
-        logs_ + "/performance," + logs_ + "/transactions"}) {
+       {root_ + "/vine-run-info/most-recent", root_ + "/vine-run-info/most-recent/",
+        root_ + "/vine-run-info", root_ + "/vine-run-info/2026-11-13T120000", logs_,
+        logs_ + "/transactions", logs_ + "/performance," + logs_ + "/transactions"}) {
     absl::StatusOr<LogPaths> paths = ResolveLogPaths(spec);
     ASSERT_TRUE(paths.ok()) << spec << ": " << paths.status();
     EXPECT_THAT(paths->transactions, HasSubstr("vine-logs/transactions")) << spec;
@@ -62,7 +62,8 @@ TEST_F(LogPathsTest, EveryWayToNameATaskVineRun) {
 }
 
 TEST_F(LogPathsTest, WorkQueueFilesAreRecognisedByContent) {
-  absl::StatusOr<LogPaths> paths = ResolveLogPaths(root_ + "/wq/my.stats.log," + root_ + "/wq/my.txn.log");
+  absl::StatusOr<LogPaths> paths =
+      ResolveLogPaths(root_ + "/wq/my.stats.log," + root_ + "/wq/my.txn.log");
   ASSERT_TRUE(paths.ok()) << paths.status();
   EXPECT_EQ(paths->transactions, root_ + "/wq/my.txn.log");
   EXPECT_EQ(paths->performance, root_ + "/wq/my.stats.log");

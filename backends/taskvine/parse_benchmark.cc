@@ -86,7 +86,8 @@ std::string ShiftCopy(const std::string& log, int k) {
 const std::string& BigLog() {
   static const std::string* path = [] {
     const int64_t target = TargetBytes();
-    auto* p = new std::string(absl::StrCat("/tmp/roastcoffea-taskvine-bench-", target >> 20, "MiB.log"));
+    auto* p =
+        new std::string(absl::StrCat("/tmp/roastcoffea-taskvine-bench-", target >> 20, "MiB.log"));
     FILE* existing = fopen(p->c_str(), "rb");
     if (existing != nullptr) {
       fseek(existing, 0, SEEK_END);
@@ -130,8 +131,8 @@ void BM_TransactionsLogIntoRunModel(benchmark::State& state) {
   for (auto _ : state) {
     RunModel model;
     LineTailer tailer(path);
-    absl::StatusOr<int64_t> read =
-        tailer.Poll([&model](absl::string_view line, int64_t n) { model.ConsumeTransactionLine(line, n); });
+    absl::StatusOr<int64_t> read = tailer.Poll(
+        [&model](absl::string_view line, int64_t n) { model.ConsumeTransactionLine(line, n); });
     if (!read.ok()) state.SkipWithError("cannot read the log");
     bytes += *read;
     benchmark::DoNotOptimize(model.transaction_records());
@@ -140,7 +141,8 @@ void BM_TransactionsLogIntoRunModel(benchmark::State& state) {
     state.counters["malformed"] = static_cast<double>(model.malformed_count());
   }
   state.SetBytesProcessed(bytes);
-  state.counters["max_rss_growth_MiB"] = static_cast<double>(MaxRssBytes() - rss_before) / (1 << 20);
+  state.counters["max_rss_growth_MiB"] =
+      static_cast<double>(MaxRssBytes() - rss_before) / (1 << 20);
 }
 BENCHMARK(BM_TransactionsLogIntoRunModel)->Unit(benchmark::kMillisecond)->Iterations(1);
 

@@ -81,14 +81,16 @@ absl::Status PerfHeader::ParseRow(absl::string_view line, PerfSample* sample) co
           absl::StrCat("performance row has more than the header's ", columns(), " columns"));
     }
     if (column == 0) {
-      if (!absl::SimpleAtoi(token, &sample->time_us) || sample->time_us < 0 || sample->time_us > kMaxTimeUs) {
-        return absl::InvalidArgumentError(absl::StrCat("performance timestamp '", token, "' is not an integer"));
+      if (!absl::SimpleAtoi(token, &sample->time_us) || sample->time_us < 0 ||
+          sample->time_us > kMaxTimeUs) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("performance timestamp '", token, "' is not an integer"));
       }
     } else {
       double value = 0;
       if (!absl::SimpleAtod(token, &value)) {
-        return absl::InvalidArgumentError(absl::StrCat("performance column ", names_[column], " value '",
-                                                       token, "' is not a number"));
+        return absl::InvalidArgumentError(absl::StrCat("performance column ", names_[column],
+                                                       " value '", token, "' is not a number"));
       }
       if (slots_[column] != nullptr) sample->*slots_[column] = value;
     }

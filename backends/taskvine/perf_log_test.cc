@@ -41,7 +41,8 @@ TEST(PerfLog, BadRowsAndHeaders) {
   absl::StatusOr<PerfHeader> header = PerfHeader::Parse("# timestamp workers_connected tasks_done");
   ASSERT_TRUE(header.ok());
   PerfSample s;
-  EXPECT_THAT(std::string(header->ParseRow("1 2", &s).message()), HasSubstr("has 2 columns, the header has 3"));
+  EXPECT_THAT(std::string(header->ParseRow("1 2", &s).message()),
+              HasSubstr("has 2 columns, the header has 3"));
   EXPECT_THAT(std::string(header->ParseRow("1 2 3 4", &s).message()), HasSubstr("more than"));
   EXPECT_THAT(std::string(header->ParseRow("1 x 3", &s).message()), HasSubstr("workers_connected"));
   EXPECT_THAT(std::string(header->ParseRow("1.5 2 3", &s).message()), HasSubstr("timestamp"));

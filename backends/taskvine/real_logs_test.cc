@@ -89,7 +89,8 @@ TEST(RealLogs, ColmenaWorkQueue2023) {
   const auto per_category = model.PerCategory();
   EXPECT_EQ(per_category.at("evaluate_mpnn").attempts, 228);
   EXPECT_EQ(per_category.at("compute_atomization_energy").attempts, 1000);
-  EXPECT_EQ(per_category.at("evaluate_mpnn").retrieved + per_category.at("compute_atomization_energy").retrieved,
+  EXPECT_EQ(per_category.at("evaluate_mpnn").retrieved +
+                per_category.at("compute_atomization_energy").retrieved,
             1228);
   for (const auto& [id, task] : model.tasks()) unresolved += task.attempts.back().worker < 0;
   EXPECT_EQ(unresolved, 0);  // every RUNNING address maps to a connected worker
@@ -100,7 +101,8 @@ TEST(RealLogs, ColmenaWorkQueue2023) {
   EXPECT_EQ(f.transfers_out, 1228);
   EXPECT_NEAR(f.bytes_out / 1048576.0, 1164.847284, 1e-5);
   // No worker start/end in WQ logs: execution falls back to WAITING_RETRIEVAL - RUNNING (flagged).
-  EXPECT_THAT(model.Warnings(), testing::ElementsAre(testing::HasSubstr("1228 retrieved attempts have no worker")));
+  EXPECT_THAT(model.Warnings(),
+              testing::ElementsAre(testing::HasSubstr("1228 retrieved attempts have no worker")));
 }
 
 }  // namespace

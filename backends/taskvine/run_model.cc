@@ -42,7 +42,8 @@ void AddAttempt(const Attempt& a, int64_t run_end_us, AttemptTotals* t) {
       if (a.worker_start_s > 0 && a.commit_end_s > 0) {
         t->worker_wait_seconds += std::max(0.0, a.worker_start_s - a.commit_end_s);
       }
-      if (a.retrieved_us > 0 && a.end_us > 0) t->retrieval_seconds += Seconds(a.retrieved_us - a.end_us);
+      if (a.retrieved_us > 0 && a.end_us > 0)
+        t->retrieval_seconds += Seconds(a.retrieved_us - a.end_us);
       t->output_seconds += a.output_seconds;
       t->output_bytes += a.output_bytes;
       if (a.monitored) {
@@ -113,7 +114,8 @@ void RunModel::ConsumeTransactionLine(absl::string_view line, int64_t line_numbe
 
 void RunModel::ConsumePerformanceLine(absl::string_view line, int64_t line_number) {
   absl::string_view trimmed = line;
-  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.remove_suffix(1);
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\r'))
+    trimmed.remove_suffix(1);
   if (trimmed.empty()) return;
   if (PerfHeader::IsHeader(trimmed)) {
     absl::StatusOr<PerfHeader> header = PerfHeader::Parse(trimmed);
@@ -122,8 +124,9 @@ void RunModel::ConsumePerformanceLine(absl::string_view line, int64_t line_numbe
       return;
     }
     if (perf_header_valid_ && !perf_.empty()) {
-      notes_.push_back(absl::StrCat("the performance log holds several manager runs (new header at line ",
-                                    line_number, "); only the last one is used"));
+      notes_.push_back(
+          absl::StrCat("the performance log holds several manager runs (new header at line ",
+                       line_number, "); only the last one is used"));
       perf_.clear();
     }
     perf_header_ = *std::move(header);
@@ -282,9 +285,9 @@ void RunModel::Apply(const TxnRecord& r) {
       return;
     case TxnKind::kManagerStart:
       if (manager_runs_ > 0 && (!workers_.empty() || !tasks_.empty())) {
-        notes_.push_back(absl::StrCat("the transactions log holds several manager runs (manager pid ",
-                                      manager_pid_, " then ", r.manager_pid,
-                                      "); only the last one is measured"));
+        notes_.push_back(absl::StrCat(
+            "the transactions log holds several manager runs (manager pid ", manager_pid_, " then ",
+            r.manager_pid, "); only the last one is measured"));
         Reset();
         first_us_ = r.time_us;
         last_us_ = r.time_us;
@@ -437,34 +440,46 @@ void RunModel::Apply(const TxnRecord& r) {
     case TxnKind::kTaskRunning: {
       const int index = WorkerIndex(r.worker);
       if (index < 0) ++unknown_worker_records_;
-      double cores = 0, memory = 0, disk = 0, commit_start = 0, commit_end = 0, input_s = 0, input_mb = 0;
+      double cores = 0, memory = 0, disk = 0, commit_start = 0, commit_end = 0, input_s = 0,
+             input_mb = 0;
       if (!r.json.empty()) {
         bool numbers_ok = true;
-        absl::Status status = ForEachJsonEntry(r.json, [&](absl::string_view key, absl::string_view text) {
-          double* target = nullptr;
-          if (key == "cores") target = &cores;
-          else if (key == "memory") target = &memory;
-          else if (key == "disk") target = &disk;
-          else if (key == "time_commit_start") target = &commit_start;
-          else if (key == "time_commit_end") target = &commit_end;
-          else if (key == "time_input_mgr") target = &input_s;
-          else if (key == "size_input_mgr") target = &input_mb;
-          if (target != nullptr) numbers_ok = ParseJsonNumber(text, target) && numbers_ok;
-        });
+        absl::Status status =
+            ForEachJsonEntry(r.json, [&](absl::string_view key, absl::string_view text) {
+              double* target = nullptr;
+              if (key == "cores")
+                target = &cores;
+              else if (key == "memory")
+                target = &memory;
+              else if (key == "disk")
+                target = &disk;
+              else if (key == "time_commit_start")
+                target = &commit_start;
+              else if (key == "time_commit_end")
+                target = &commit_end;
+              else if (key == "time_input_mgr")
+                target = &input_s;
+              else if (key == "size_input_mgr")
+                target = &input_mb;
+              if (target != nullptr) numbers_ok = ParseJsonNumber(text, target) && numbers_ok;
+            });
         if (!numbers_ok) status = absl::InvalidArgumentError("bad number");
-        if (!status.ok()) cores = memory = disk = commit_start = commit_end = input_s = input_mb = 0;
+        if (!status.ok())
+          cores = memory = disk = commit_start = commit_end = input_s = input_mb = 0;
       }
       Evidence(index, r.time_us);
       const double run_so_far = RunSoFarSeconds(r.time_us);
       if (input_s < 0 || input_s > run_so_far) {
-        Reject("time_input_mgr", absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
-                                                  r.task_id, input_s, run_so_far));
+        Reject("time_input_mgr",
+               absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
+                               r.task_id, input_s, run_so_far));
         input_s = 0;
       }
-      if (commit_end > 0 && commit_start > 0 && (commit_end < commit_start || commit_end - commit_start > run_so_far)) {
+      if (commit_end > 0 && commit_start > 0 &&
+          (commit_end < commit_start || commit_end - commit_start > run_so_far)) {
         Reject("time_commit_end - time_commit_start",
-               absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)", r.task_id,
-                               commit_end - commit_start, run_so_far));
+               absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
+                               r.task_id, commit_end - commit_start, run_so_far));
         commit_start = commit_end = 0;
       }
       Task* found = tasks_.find(r.task_id);
@@ -482,7 +497,8 @@ void RunModel::Apply(const TxnRecord& r) {
       a.cores = static_cast<float>(cores);
       a.memory_mb = static_cast<float>(memory);
       a.disk_mb = static_cast<float>(disk);
-      a.commit_seconds = static_cast<float>(input_s > 0 ? input_s : std::max(0.0, commit_end - commit_start));
+      a.commit_seconds =
+          static_cast<float>(input_s > 0 ? input_s : std::max(0.0, commit_end - commit_start));
       a.input_bytes = input_mb * kBytesPerMebibyte;
       a.commit_end_s = commit_end;
       SetReady(r.time_us, std::max(0, ready_ - 1));
@@ -539,14 +555,22 @@ void RunModel::Apply(const TxnRecord& r) {
         (void)ForEachJsonEntry(r.json2, [&](absl::string_view key, absl::string_view text) {
           // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
           double* target = nullptr;
-          if (key == "time_worker_start") target = &worker_start;
-          else if (key == "time_worker_end") target = &worker_end;
-          else if (key == "time_output_mgr" || key == "wq_output_time") target = &output_s;
-          else if (key == "size_output_mgr" || key == "wq_output_size") target = &output_mb;
-          else if (key == "wq_input_time") target = &wq_input_s;
-          else if (key == "wq_input_size") target = &wq_input_mb;
-          else if (key == "cpu_time") target = &cpu;
-          else if (key == "memory") target = &memory;
+          if (key == "time_worker_start")
+            target = &worker_start;
+          else if (key == "time_worker_end")
+            target = &worker_end;
+          else if (key == "time_output_mgr" || key == "wq_output_time")
+            target = &output_s;
+          else if (key == "size_output_mgr" || key == "wq_output_size")
+            target = &output_mb;
+          else if (key == "wq_input_time")
+            target = &wq_input_s;
+          else if (key == "wq_input_size")
+            target = &wq_input_mb;
+          else if (key == "cpu_time")
+            target = &cpu;
+          else if (key == "memory")
+            target = &memory;
           if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
         });
         // Durations longer than the run so far and worker times outside it are impossible
@@ -556,9 +580,10 @@ void RunModel::Apply(const TxnRecord& r) {
         const double record_s = Seconds(r.time_us);
         const auto impossible_duration = [&](const char* field, double* value) {
           if (*value >= 0 && *value <= run_so_far) return;
-          Reject(field, absl::StrFormat("task %d %s %s: %.17g s, outside [0, %.3f] s (the run so far)", r.task_id,
-                                        r.kind == TxnKind::kTaskDone ? "DONE" : "RETRIEVED", r.word, *value,
-                                        run_so_far));
+          Reject(field,
+                 absl::StrFormat("task %d %s %s: %.17g s, outside [0, %.3f] s (the run so far)",
+                                 r.task_id, r.kind == TxnKind::kTaskDone ? "DONE" : "RETRIEVED",
+                                 r.word, *value, run_so_far));
           *value = 0;
         };
         impossible_duration("time_output_mgr", &output_s);
@@ -567,21 +592,26 @@ void RunModel::Apply(const TxnRecord& r) {
         constexpr double kClockSkewSeconds = 300;
         if (worker_start != 0 || worker_end != 0) {
           const bool inside = worker_start > run_start_s - kClockSkewSeconds &&
-                              worker_end >= worker_start && worker_end < record_s + kClockSkewSeconds;
+                              worker_end >= worker_start &&
+                              worker_end < record_s + kClockSkewSeconds;
           if (!inside) {
             Reject("time_worker_start..time_worker_end",
-                   absl::StrFormat("task %d RETRIEVED: %.6f .. %.6f, not within the run (%.6f .. %.6f, +- %.0f s); "
+                   absl::StrFormat("task %d RETRIEVED: %.6f .. %.6f, not within the run (%.6f .. "
+                                   "%.6f, +- %.0f s); "
                                    "execution taken from the log's RUNNING .. WAITING_RETRIEVAL",
-                                   r.task_id, worker_start, worker_end, run_start_s, record_s, kClockSkewSeconds));
+                                   r.task_id, worker_start, worker_end, run_start_s, record_s,
+                                   kClockSkewSeconds));
             worker_start = worker_end = 0;
           }
         }
         if (cpu > 0) {
-          const double cores_bound = std::max({1.0, static_cast<double>(a.cores),
-                                               a.worker >= 0 ? workers_[a.worker].cores : 0.0});
+          const double cores_bound = std::max(
+              {1.0, static_cast<double>(a.cores), a.worker >= 0 ? workers_[a.worker].cores : 0.0});
           if (cpu > cores_bound * run_so_far) {
-            Reject("cpu_time", absl::StrFormat("task %d RETRIEVED: %.17g s, more than %.0f cores x %.3f s (the run so far)",
-                                               r.task_id, cpu, cores_bound, run_so_far));
+            Reject("cpu_time",
+                   absl::StrFormat(
+                       "task %d RETRIEVED: %.17g s, more than %.0f cores x %.3f s (the run so far)",
+                       r.task_id, cpu, cores_bound, run_so_far));
             cpu = -1;  // not measured
           }
         }
@@ -649,10 +679,12 @@ void RunModel::MarkLogComplete() {
   double longest_execution = 0;
   for (const auto& [id, task] : tasks_) {
     for (const Attempt& a : task.attempts) {
-      if (a.end == AttemptEnd::kRetrieved) longest_execution = std::max(longest_execution, a.ExecutionSeconds());
+      if (a.end == AttemptEnd::kRetrieved)
+        longest_execution = std::max(longest_execution, a.ExecutionSeconds());
     }
   }
-  const double busy_limit = std::max(kSilentBusyMinSeconds, kSilentBusyExecutionFactor * longest_execution);
+  const double busy_limit =
+      std::max(kSilentBusyMinSeconds, kSilentBusyExecutionFactor * longest_execution);
   for (size_t index = 0; index < workers_.size(); ++index) {
     Worker& w = workers_[index];
     if (w.disconnect_us != 0) continue;
@@ -734,15 +766,17 @@ namespace {
 // Utilisation and busy fraction of each worker from its (whole-run or windowed) figures.
 void SetFractions(std::vector<WorkerFigures>& figures) {
   for (WorkerFigures& f : figures) {
-    f.utilisation_fraction =
-        f.core_seconds_available > 0 ? f.totals.allocated_core_seconds / f.core_seconds_available : 0;
+    f.utilisation_fraction = f.core_seconds_available > 0
+                                 ? f.totals.allocated_core_seconds / f.core_seconds_available
+                                 : 0;
     f.busy_fraction = f.lifetime_seconds > 0 ? f.busy_seconds / f.lifetime_seconds : 0;
   }
 }
 }  // namespace
 
 std::vector<WorkerFigures> RunModel::PerWorker() const {
-  return PerWorkerInWindow(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  return PerWorkerInWindow(std::numeric_limits<int64_t>::min(),
+                           std::numeric_limits<int64_t>::max());
 }
 
 std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us) const {
@@ -875,7 +909,8 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
   for (const auto& [id, task] : tasks_) {
     if (task.done && categories_[task.category] == category) chosen.push_back(&task);
   }
-  std::sort(chosen.begin(), chosen.end(), [](const Task* a, const Task* b) { return a->id < b->id; });
+  std::sort(chosen.begin(), chosen.end(),
+            [](const Task* a, const Task* b) { return a->id < b->id; });
   std::vector<v1::ChunkRecord> records;
   records.reserve(chosen.size());
   for (const Task* task : chosen) {
@@ -889,7 +924,8 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     v1::ChunkRecord record;
     record.set_uuid(absl::StrCat("taskvine-task-", task->id));
     record.set_task_id(absl::StrCat(task->id));
-    record.set_attempt(task->attempts.empty() ? 0 : static_cast<uint32_t>(task->attempts.size() - 1));
+    record.set_attempt(task->attempts.empty() ? 0
+                                              : static_cast<uint32_t>(task->attempts.size() - 1));
     if (final_attempt != nullptr) {
       if (final_attempt->worker >= 0) record.set_worker(workers_[final_attempt->worker].id);
       bool fallback = false;
@@ -900,14 +936,16 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
         end_ns = static_cast<int64_t>(std::llround(final_attempt->worker_end_s * 1e6)) * 1000;
       } else {
         start_ns = final_attempt->running_us * 1000;
-        end_ns = (final_attempt->end_us > 0 ? final_attempt->end_us : final_attempt->running_us) * 1000;
+        end_ns =
+            (final_attempt->end_us > 0 ? final_attempt->end_us : final_attempt->running_us) * 1000;
       }
       record.set_start_unix_ns(start_ns);
       record.set_end_unix_ns(end_ns);
       record.set_duration_seconds(exec);
       if (final_attempt->monitored) {
         record.set_cpu_seconds(final_attempt->cpu_seconds);
-        record.set_memory_peak_bytes(static_cast<int64_t>(final_attempt->peak_memory_mb * kBytesPerMebibyte));
+        record.set_memory_peak_bytes(
+            static_cast<int64_t>(final_attempt->peak_memory_mb * kBytesPerMebibyte));
       }
     }
     const bool failed = task->Failed();
@@ -942,11 +980,12 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
     warnings.clear();
   };
   if (rejected_count_ > 0) {
-    std::string text = absl::StrCat(rejected_count_, " impossible value", rejected_count_ > 1 ? "s" : "",
-                                    " rejected (kept out of every figure):");
+    std::string text =
+        absl::StrCat(rejected_count_, " impossible value", rejected_count_ > 1 ? "s" : "",
+                     " rejected (kept out of every figure):");
     for (size_t i = 0; i < rejected_.size() && i < 5; ++i) {
-      absl::StrAppend(&text, i ? ";" : "", " transactions line ", rejected_[i].line_number, " field ",
-                      rejected_[i].field, ": ", rejected_[i].what);
+      absl::StrAppend(&text, i ? ";" : "", " transactions line ", rejected_[i].line_number,
+                      " field ", rejected_[i].field, ": ", rejected_[i].what);
     }
     if (rejected_count_ > 5) absl::StrAppend(&text, "; ...");
     coded.push_back(CodedNote{"taskvine_impossible_value", std::move(text)});
@@ -954,9 +993,10 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
   if (ended_ && end_us_ < last_us_) {
     coded.push_back(CodedNote{
         "taskvine_early_end",
-        absl::StrFormat("transactions line %d field MANAGER END time: %d is %.6f s before the latest record; "
-                        "impossible, so the run ends at its latest record",
-                        end_line_, end_us_, Seconds(last_us_ - end_us_))});
+        absl::StrFormat(
+            "transactions line %d field MANAGER END time: %d is %.6f s before the latest record; "
+            "impossible, so the run ends at its latest record",
+            end_line_, end_us_, Seconds(last_us_ - end_us_))});
   }
   if (backwards_count_ > 0) {
     coded.push_back(CodedNote{
@@ -969,18 +1009,19 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
     if (!w.silent_death) continue;
     coded.push_back(CodedNote{
         "taskvine_worker_silent_death",
-        absl::StrFormat("worker %s (%s) has no DISCONNECTION record and nothing from it for the last "
-                        "%.1f s of the run: it died silently; its lifetime, busy time and open attempts "
-                        "(lost) end at its last record, %.3f s after START",
-                        w.id, w.address, Seconds(EndUs() - w.disconnect_us),
-                        Seconds(w.disconnect_us - (start_us_ > 0 ? start_us_ : first_us_)))});
+        absl::StrFormat(
+            "worker %s (%s) has no DISCONNECTION record and nothing from it for the last "
+            "%.1f s of the run: it died silently; its lifetime, busy time and open attempts "
+            "(lost) end at its last record, %.3f s after START",
+            w.id, w.address, Seconds(EndUs() - w.disconnect_us),
+            Seconds(w.disconnect_us - (start_us_ > 0 ? start_us_ : first_us_)))});
   }
   if (malformed_count_ > 0) {
-    std::string text = absl::StrCat(malformed_count_, " malformed log line", malformed_count_ > 1 ? "s" : "",
-                                    " skipped:");
+    std::string text = absl::StrCat(malformed_count_, " malformed log line",
+                                    malformed_count_ > 1 ? "s" : "", " skipped:");
     for (size_t i = 0; i < malformed_.size() && i < 5; ++i) {
-      absl::StrAppend(&text, i ? ";" : "", " ", malformed_[i].file, " line ", malformed_[i].line_number, ": ",
-                      malformed_[i].reason);
+      absl::StrAppend(&text, i ? ";" : "", " ", malformed_[i].file, " line ",
+                      malformed_[i].line_number, ": ", malformed_[i].reason);
     }
     if (malformed_count_ > 5) absl::StrAppend(&text, "; ...");
     warnings.push_back(std::move(text));
@@ -988,16 +1029,19 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
   flush("taskvine_malformed_line");
   for (const std::string& note : notes_) warnings.push_back(note);
   if (unknown_worker_records_ > 0) {
-    warnings.push_back(absl::StrCat(unknown_worker_records_,
-                                    " records name a worker that never connected in this log (ignored)"));
+    warnings.push_back(
+        absl::StrCat(unknown_worker_records_,
+                     " records name a worker that never connected in this log (ignored)"));
   }
   if (start_us_ == 0 && records_ > 0) {
-    warnings.push_back("the transactions log has no MANAGER START record; the run starts at its first record");
+    warnings.push_back(
+        "the transactions log has no MANAGER START record; the run starts at its first record");
   }
   flush("taskvine_log");
   if (!ended_ && records_ > 0) {
-    warnings.push_back("the transactions log has no MANAGER END record (run still going, or the manager "
-                       "crashed); the run ends at its last record");
+    warnings.push_back(
+        "the transactions log has no MANAGER END record (run still going, or the manager "
+        "crashed); the run ends at its last record");
   }
   flush("taskvine_no_end");
   const RunFigures figures = Figures();
@@ -1017,12 +1061,15 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
         exec_with_exhausted += a.ExecutionSeconds();
       }
       // Finished, then lost with its worker before retrieval: time_execute counts it.
-      if (a.end == AttemptEnd::kLost && a.finished_on_worker) exec_with_exhausted += a.ExecutionSeconds();
+      if (a.end == AttemptEnd::kLost && a.finished_on_worker)
+        exec_with_exhausted += a.ExecutionSeconds();
     }
   }
   if (fallbacks > 0) {
-    warnings.push_back(absl::StrCat(fallbacks, " retrieved attempts have no worker start/end times; their "
-                                    "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
+    warnings.push_back(absl::StrCat(
+        fallbacks,
+        " retrieved attempts have no worker start/end times; their "
+        "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
   }
   flush("taskvine_log");
   if (perf_.empty()) return coded;
@@ -1032,25 +1079,30 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
                    double relative, double absolute) {
     if (std::isnan(perf_value)) return;
     if (Disagree(perf_value, txn_value, relative, absolute)) {
-      warnings.push_back(absl::StrFormat(
-          "cross-check: %s from the transactions log is %.17g but the performance log's %s is %.17g", what,
-          txn_value, perf_column, perf_value));
+      warnings.push_back(
+          absl::StrFormat("cross-check: %s from the transactions log is %.17g but the performance "
+                          "log's %s is %.17g",
+                          what, txn_value, perf_column, perf_value));
     }
   };
   const double wq_tolerance = work_queue_format_ ? 1e-3 : 0;  // WQ logs sizes as rounded MB
   // Versions without TRANSFER records (Work Queue 2021) or without worker times cannot be compared.
   if (transfers_in_ + transfers_out_ > 0) {
-    check(last.bytes_sent, bytes_in_, "the sum of TRANSFER INPUT bytes", "bytes_sent", wq_tolerance, 0.5);
-    check(last.bytes_received, bytes_out_, "the sum of TRANSFER OUTPUT bytes", "bytes_received", wq_tolerance, 0.5);
+    check(last.bytes_sent, bytes_in_, "the sum of TRANSFER INPUT bytes", "bytes_sent", wq_tolerance,
+          0.5);
+    check(last.bytes_received, bytes_out_, "the sum of TRANSFER OUTPUT bytes", "bytes_received",
+          wq_tolerance, 0.5);
   }
   if (fallbacks == 0) {
     check(last.time_execute_us * 1e-6, exec_with_exhausted, "the summed execution time (s)",
           "time_execute (s)", 1e-3, 1e-3);
   }
-  check(last.workers_joined, static_cast<double>(workers_.size()), "the number of identified worker connections",
-        "workers_joined", 0, 0.5);
-  check(last.tasks_dispatched, static_cast<double>(dispatched + static_cast<int64_t>(libraries_.size())),
-        "the number of dispatched attempts (library instances included)", "tasks_dispatched", 0, 0.5);
+  check(last.workers_joined, static_cast<double>(workers_.size()),
+        "the number of identified worker connections", "workers_joined", 0, 0.5);
+  check(last.tasks_dispatched,
+        static_cast<double>(dispatched + static_cast<int64_t>(libraries_.size())),
+        "the number of dispatched attempts (library instances included)", "tasks_dispatched", 0,
+        0.5);
   check(last.tasks_done, static_cast<double>(retrieved + exhausted + library_waiting_retrievals_),
         "the number of retrieved attempts (library instances that reported back included)",
         "tasks_done", 0, 0.5);

@@ -60,25 +60,25 @@ enum class AttemptEnd {
 };
 
 struct Attempt {
-  int32_t number = 1;           // 1 for the first dispatch
-  int32_t worker = -1;          // index into workers(); -1 before RUNNING
+  int32_t number = 1;   // 1 for the first dispatch
+  int32_t worker = -1;  // index into workers(); -1 before RUNNING
   int64_t ready_us = 0;
-  int64_t running_us = 0;       // 0 until dispatched
-  int64_t end_us = 0;           // WAITING_RETRIEVAL, or the worker's DISCONNECTION when lost
+  int64_t running_us = 0;  // 0 until dispatched
+  int64_t end_us = 0;      // WAITING_RETRIEVAL, or the worker's DISCONNECTION when lost
   int64_t retrieved_us = 0;
   AttemptEnd end = AttemptEnd::kOpen;
-  bool monitored = false;       // measured resources present (cpu_time)
+  bool monitored = false;           // measured resources present (cpu_time)
   bool finished_on_worker = false;  // reached WAITING_RETRIEVAL (then maybe lost with its worker)
   int32_t exit_code = 0;
-  absl::string_view result;     // RETRIEVED result ("" before); interned, lives with the model
+  absl::string_view result;  // RETRIEVED result ("" before); interned, lives with the model
   float cores = 0, memory_mb = 0, disk_mb = 0;  // allocation (RUNNING)
-  float commit_seconds = 0;     // time_input_mgr (or wq_input_time)
-  float output_seconds = 0;     // time_output_mgr
+  float commit_seconds = 0;                     // time_input_mgr (or wq_input_time)
+  float output_seconds = 0;                     // time_output_mgr
   float cpu_seconds = 0;
   float peak_memory_mb = 0;
-  double input_bytes = 0;       // size_input_mgr (or wq_input_size)
-  double output_bytes = 0;      // size_output_mgr
-  double commit_end_s = 0;      // epoch seconds
+  double input_bytes = 0;                       // size_input_mgr (or wq_input_size)
+  double output_bytes = 0;                      // size_output_mgr
+  double commit_end_s = 0;                      // epoch seconds
   double worker_start_s = 0, worker_end_s = 0;  // epoch seconds, worker clock; 0 = unknown
 
   bool dispatched() const { return running_us > 0; }
@@ -92,7 +92,7 @@ struct Task {
   bool done = false;
   int32_t exit_code = 0;
   int64_t done_us = 0;
-  absl::string_view result;  // DONE result; interned
+  absl::string_view result;                  // DONE result; interned
   absl::InlinedVector<Attempt, 1> attempts;  // most tasks run once: no allocation
   bool Failed() const { return done && (result != "SUCCESS" || exit_code != 0); }
 };
@@ -106,9 +106,9 @@ struct Worker {
   bool has_resources = false;
   double cores = 0, memory_mb = 0, disk_mb = 0;  // first RESOURCES record
   // Busy accounting: attempts currently on the worker (RUNNING..WAITING_RETRIEVAL).
-  int executing = 0;    // RUNNING, not yet WAITING_RETRIEVAL
-  int active = 0;       // executing + waiting retrieval
-  std::vector<int64_t> on_worker;  // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
+  int executing = 0;                   // RUNNING, not yet WAITING_RETRIEVAL
+  int active = 0;                      // executing + waiting retrieval
+  std::vector<int64_t> on_worker;      // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
   double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
   // Executing/active attempts after each change (Tracking() turns them into step pairs).
@@ -160,11 +160,11 @@ struct RunFigures {
   double worker_seconds = 0, core_seconds_available = 0;
   int tasks = 0, attempts = 0, libraries = 0;
   int tasks_done = 0, tasks_failed = 0;
-  double execute_seconds = 0;          // all retrieved attempts
-  double weighted_execute_seconds = 0; // x cores (1 for 0-core function calls)
+  double execute_seconds = 0;           // all retrieved attempts
+  double weighted_execute_seconds = 0;  // x cores (1 for 0-core function calls)
   double allocated_core_seconds = 0;
   double lost_seconds = 0;
-  double function_slot_seconds = 0;    // library cores x (STARTED .. end)
+  double function_slot_seconds = 0;  // library cores x (STARTED .. end)
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
   double bytes_in = 0, bytes_out = 0, cache_update_bytes = 0;
 };
@@ -292,9 +292,9 @@ class RunModel {
 
   int64_t line_ = 0;  // transactions line being applied
   int64_t rejected_count_ = 0, backwards_count_ = 0;
-  std::vector<RejectedValue> rejected_;    // the first kMaxMalformedKept
-  std::vector<std::string> backwards_;     // the first few, as sentences
-  int64_t end_line_ = 0;                   // line of MANAGER END
+  std::vector<RejectedValue> rejected_;  // the first kMaxMalformedKept
+  std::vector<std::string> backwards_;   // the first few, as sentences
+  int64_t end_line_ = 0;                 // line of MANAGER END
   bool log_complete_ = false;
 
   int64_t malformed_count_ = 0, partial_last_lines_ = 0;

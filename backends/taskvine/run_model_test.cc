@@ -33,57 +33,98 @@ struct ExpectedAttempt {
 
 // Transcribed from the per-attempt tables of expected-1.md and expected-2.md.
 const ExpectedAttempt kExpected1[] = {
-    {1, 1, 1, 0.951204, 5.734045, 14.371591, false, 14.372200, "SUCCESS", 0, 2.426125, 8.637546, 4.782841},
-    {2, 1, 1, 0.952117, 5.734606, 14.133288, false, 14.133872, "SUCCESS", 0, 2.187822, 8.398682, 4.782489},
-    {3, 1, 1, 14.485405, 14.494621, 26.674309, false, 26.674685, "SUCCESS", 0, 12.134000, 12.179688, 0.009216},
-    {4, 1, 1, 14.486016, 14.495182, 26.167789, false, 26.168165, "SUCCESS", 0, 11.619000, 11.672607, 0.009166},
-    {5, 1, 1, 14.486627, 14.495724, 19.312179, false, 19.312555, "SUCCESS", 1, 4.755000, 4.816455, 0.009097},
-    {6, 1, 1, 14.487238, 14.496268, 27.249713, false, 27.250089, "SUCCESS", 0, 12.704000, 12.753445, 0.009030},
+    {1, 1, 1, 0.951204, 5.734045, 14.371591, false, 14.372200, "SUCCESS", 0, 2.426125, 8.637546,
+     4.782841},
+    {2, 1, 1, 0.952117, 5.734606, 14.133288, false, 14.133872, "SUCCESS", 0, 2.187822, 8.398682,
+     4.782489},
+    {3, 1, 1, 14.485405, 14.494621, 26.674309, false, 26.674685, "SUCCESS", 0, 12.134000, 12.179688,
+     0.009216},
+    {4, 1, 1, 14.486016, 14.495182, 26.167789, false, 26.168165, "SUCCESS", 0, 11.619000, 11.672607,
+     0.009166},
+    {5, 1, 1, 14.486627, 14.495724, 19.312179, false, 19.312555, "SUCCESS", 1, 4.755000, 4.816455,
+     0.009097},
+    {6, 1, 1, 14.487238, 14.496268, 27.249713, false, 27.250089, "SUCCESS", 0, 12.704000, 12.753445,
+     0.009030},
     {7, 1, 2, 14.487849, 16.218355, 24.733410, true, 0, "", 0, 0, 8.515055, 1.730506},
     {8, 1, 2, 14.488460, 16.218875, 24.733410, true, 0, "", 0, 0, 8.514535, 1.730415},
     {9, 1, 2, 14.489071, 16.219418, 24.733410, true, 0, "", 0, 0, 8.513992, 1.730347},
     {10, 1, 2, 14.489682, 16.219932, 24.733410, true, 0, "", 0, 0, 8.513478, 1.730250},
-    {11, 1, 1, 14.490293, 19.315310, 31.931547, false, 31.931923, "SUCCESS", 0, 12.311000, 12.616237, 4.825017},
-    {12, 1, 3, 14.490904, 31.929894, 51.526517, false, 51.526893, "SUCCESS", 0, 13.402000, 19.596623, 17.438990},
-    {13, 1, 3, 14.491515, 31.930435, 50.101517, false, 50.101893, "SUCCESS", 0, 11.977000, 18.171082, 17.438920},
-    {14, 1, 3, 14.492126, 31.930966, 50.972517, false, 50.972893, "SUCCESS", 0, 12.848000, 19.041551, 17.438840},
-    {15, 1, 1, 14.492737, 31.932648, 45.208364, false, 45.208740, "SUCCESS", 0, 13.215000, 13.275716, 17.439911},
-    {16, 1, 1, 14.493348, 38.534777, 50.635412, false, 50.635788, "SUCCESS", 0, 12.052000, 12.100635, 24.041429},
-    {17, 1, 1, 19.314860, 39.315328, 51.834882, false, 51.835258, "SUCCESS", 0, 12.463000, 12.519554, 20.000468},
-    {7, 2, 1, 24.733530, 26.168897, 39.314261, false, 39.314637, "SUCCESS", 0, 13.088000, 13.145364, 1.435367},
-    {8, 2, 1, 24.733625, 26.675388, 38.533671, false, 38.534047, "SUCCESS", 0, 11.813000, 11.858283, 1.941763},
-    {9, 2, 1, 24.733720, 27.250793, 41.829995, false, 41.830371, "SUCCESS", 0, 14.526000, 14.579202, 2.517073},
-    {10, 2, 3, 24.733815, 31.929337, 50.880517, false, 50.880893, "SUCCESS", 0, 12.756000, 18.951180, 7.195522},
-    {18, 1, 1, 41.832376, 41.833118, 45.389591, false, 45.389967, "SUCCESS", 0, 3.512000, 3.556473, 0.000742},
-    {19, 1, 3, 51.837263, 51.837971, 55.273113, false, 55.273489, "SUCCESS", 0, 3.287000, 3.435142, 0.000708},
-    {20, 1, 1, 55.275194, 55.275607, 59.536532, false, 59.674359, "SUCCESS", 0, 4.106000, 4.260925, 0.000413},
+    {11, 1, 1, 14.490293, 19.315310, 31.931547, false, 31.931923, "SUCCESS", 0, 12.311000,
+     12.616237, 4.825017},
+    {12, 1, 3, 14.490904, 31.929894, 51.526517, false, 51.526893, "SUCCESS", 0, 13.402000,
+     19.596623, 17.438990},
+    {13, 1, 3, 14.491515, 31.930435, 50.101517, false, 50.101893, "SUCCESS", 0, 11.977000,
+     18.171082, 17.438920},
+    {14, 1, 3, 14.492126, 31.930966, 50.972517, false, 50.972893, "SUCCESS", 0, 12.848000,
+     19.041551, 17.438840},
+    {15, 1, 1, 14.492737, 31.932648, 45.208364, false, 45.208740, "SUCCESS", 0, 13.215000,
+     13.275716, 17.439911},
+    {16, 1, 1, 14.493348, 38.534777, 50.635412, false, 50.635788, "SUCCESS", 0, 12.052000,
+     12.100635, 24.041429},
+    {17, 1, 1, 19.314860, 39.315328, 51.834882, false, 51.835258, "SUCCESS", 0, 12.463000,
+     12.519554, 20.000468},
+    {7, 2, 1, 24.733530, 26.168897, 39.314261, false, 39.314637, "SUCCESS", 0, 13.088000, 13.145364,
+     1.435367},
+    {8, 2, 1, 24.733625, 26.675388, 38.533671, false, 38.534047, "SUCCESS", 0, 11.813000, 11.858283,
+     1.941763},
+    {9, 2, 1, 24.733720, 27.250793, 41.829995, false, 41.830371, "SUCCESS", 0, 14.526000, 14.579202,
+     2.517073},
+    {10, 2, 3, 24.733815, 31.929337, 50.880517, false, 50.880893, "SUCCESS", 0, 12.756000,
+     18.951180, 7.195522},
+    {18, 1, 1, 41.832376, 41.833118, 45.389591, false, 45.389967, "SUCCESS", 0, 3.512000, 3.556473,
+     0.000742},
+    {19, 1, 3, 51.837263, 51.837971, 55.273113, false, 55.273489, "SUCCESS", 0, 3.287000, 3.435142,
+     0.000708},
+    {20, 1, 1, 55.275194, 55.275607, 59.536532, false, 59.674359, "SUCCESS", 0, 4.106000, 4.260925,
+     0.000413},
 };
 const ExpectedAttempt kExpected2[] = {
-    {1, 1, 1, 1.204117, 12.623644, 21.038996, false, 21.039372, "SUCCESS", 0, 8.412000, 8.415352, 11.419527},
-    {2, 1, 1, 1.204350, 12.624039, 20.608365, false, 20.608741, "SUCCESS", 0, 7.981000, 7.984326, 11.419689},
-    {3, 1, 1, 1.204583, 12.624475, 21.831297, false, 21.831673, "SUCCESS", 1, 9.204000, 9.206822, 11.419892},
-    {4, 1, 1, 1.204816, 12.624895, 21.283279, false, 21.283655, "SUCCESS", 0, 8.655000, 8.658384, 11.420079},
+    {1, 1, 1, 1.204117, 12.623644, 21.038996, false, 21.039372, "SUCCESS", 0, 8.412000, 8.415352,
+     11.419527},
+    {2, 1, 1, 1.204350, 12.624039, 20.608365, false, 20.608741, "SUCCESS", 0, 7.981000, 7.984326,
+     11.419689},
+    {3, 1, 1, 1.204583, 12.624475, 21.831297, false, 21.831673, "SUCCESS", 1, 9.204000, 9.206822,
+     11.419892},
+    {4, 1, 1, 1.204816, 12.624895, 21.283279, false, 21.283655, "SUCCESS", 0, 8.655000, 8.658384,
+     11.420079},
     {5, 1, 2, 1.205049, 13.952992, 19.870116, true, 0, "", 0, 0, 5.917124, 12.747943},
     {6, 1, 2, 1.205282, 13.953431, 19.870116, true, 0, "", 0, 0, 5.916685, 12.748149},
     {7, 1, 2, 1.205515, 13.953856, 19.870116, true, 0, "", 0, 0, 5.916260, 12.748341},
     {8, 1, 2, 1.205748, 13.954283, 19.870116, true, 0, "", 0, 0, 5.915833, 12.748535},
-    {9, 1, 1, 1.205981, 28.716491, 37.717548, false, 37.717924, "SUCCESS", 0, 8.998000, 9.001057, 27.510510},
-    {10, 1, 1, 1.206214, 30.224505, 38.460477, false, 38.460853, "SUCCESS", 0, 8.233000, 8.235972, 29.018291},
-    {11, 1, 1, 1.206447, 30.227854, 39.642609, false, 39.642985, "SUCCESS", 0, 9.412000, 9.414755, 29.021407},
-    {12, 1, 1, 1.206680, 30.920861, 38.942924, false, 38.943300, "SUCCESS", 0, 8.019000, 8.022063, 29.714181},
-    {13, 1, 1, 1.206913, 37.718574, 46.595444, false, 46.595820, "SUCCESS", 0, 8.874000, 8.876870, 36.511661},
-    {14, 1, 3, 1.207146, 38.171124, 47.279377, false, 47.279753, "SUCCESS", 0, 9.105000, 9.108253, 36.963978},
-    {15, 1, 3, 1.207379, 38.171540, 46.086797, false, 46.087173, "SUCCESS", 0, 7.912000, 7.915257, 36.964161},
-    {16, 1, 3, 1.207612, 38.171976, 46.741280, false, 46.741656, "SUCCESS", 0, 8.566000, 8.569304, 36.964364},
-    {5, 2, 1, 19.870246, 20.609412, 28.715417, false, 28.715793, "SUCCESS", 0, 8.103000, 8.106005, 0.739166},
-    {6, 2, 1, 19.870343, 21.040068, 30.919835, false, 30.920211, "SUCCESS", 0, 9.877000, 9.879767, 1.169725},
-    {7, 2, 1, 19.870440, 21.284349, 30.225005, false, 30.225381, "SUCCESS", 0, 8.321000, 8.940656, 1.413909},
-    {8, 2, 1, 19.870537, 21.834555, 30.223479, false, 30.223855, "SUCCESS", 0, 7.744000, 8.388924, 1.964018},
-    {19, 1, 3, 21.834178, 38.172380, 46.877567, false, 46.877943, "SUCCESS", 0, 8.702000, 8.705187, 16.338202},
-    {21, 1, 1, 30.227486, 38.461542, 41.275697, false, 41.276073, "SUCCESS", 0, 2.811000, 2.814155, 8.234056},
-    {22, 1, 1, 46.089278, 46.089679, 49.130666, false, 49.131042, "SUCCESS", 0, 3.011000, 3.040987, 0.000401},
-    {23, 1, 3, 47.281858, 47.282270, 50.522452, false, 50.522828, "SUCCESS", 0, 3.211000, 3.240182, 0.000412},
-    {24, 1, 1, 50.524733, 50.525110, 52.488614, false, 52.514235, "SUCCESS", 0, 1.934000, 1.963504, 0.000377},
+    {9, 1, 1, 1.205981, 28.716491, 37.717548, false, 37.717924, "SUCCESS", 0, 8.998000, 9.001057,
+     27.510510},
+    {10, 1, 1, 1.206214, 30.224505, 38.460477, false, 38.460853, "SUCCESS", 0, 8.233000, 8.235972,
+     29.018291},
+    {11, 1, 1, 1.206447, 30.227854, 39.642609, false, 39.642985, "SUCCESS", 0, 9.412000, 9.414755,
+     29.021407},
+    {12, 1, 1, 1.206680, 30.920861, 38.942924, false, 38.943300, "SUCCESS", 0, 8.019000, 8.022063,
+     29.714181},
+    {13, 1, 1, 1.206913, 37.718574, 46.595444, false, 46.595820, "SUCCESS", 0, 8.874000, 8.876870,
+     36.511661},
+    {14, 1, 3, 1.207146, 38.171124, 47.279377, false, 47.279753, "SUCCESS", 0, 9.105000, 9.108253,
+     36.963978},
+    {15, 1, 3, 1.207379, 38.171540, 46.086797, false, 46.087173, "SUCCESS", 0, 7.912000, 7.915257,
+     36.964161},
+    {16, 1, 3, 1.207612, 38.171976, 46.741280, false, 46.741656, "SUCCESS", 0, 8.566000, 8.569304,
+     36.964364},
+    {5, 2, 1, 19.870246, 20.609412, 28.715417, false, 28.715793, "SUCCESS", 0, 8.103000, 8.106005,
+     0.739166},
+    {6, 2, 1, 19.870343, 21.040068, 30.919835, false, 30.920211, "SUCCESS", 0, 9.877000, 9.879767,
+     1.169725},
+    {7, 2, 1, 19.870440, 21.284349, 30.225005, false, 30.225381, "SUCCESS", 0, 8.321000, 8.940656,
+     1.413909},
+    {8, 2, 1, 19.870537, 21.834555, 30.223479, false, 30.223855, "SUCCESS", 0, 7.744000, 8.388924,
+     1.964018},
+    {19, 1, 3, 21.834178, 38.172380, 46.877567, false, 46.877943, "SUCCESS", 0, 8.702000, 8.705187,
+     16.338202},
+    {21, 1, 1, 30.227486, 38.461542, 41.275697, false, 41.276073, "SUCCESS", 0, 2.811000, 2.814155,
+     8.234056},
+    {22, 1, 1, 46.089278, 46.089679, 49.130666, false, 49.131042, "SUCCESS", 0, 3.011000, 3.040987,
+     0.000401},
+    {23, 1, 3, 47.281858, 47.282270, 50.522452, false, 50.522828, "SUCCESS", 0, 3.211000, 3.240182,
+     0.000412},
+    {24, 1, 1, 50.524733, 50.525110, 52.488614, false, 52.514235, "SUCCESS", 0, 1.934000, 1.963504,
+     0.000377},
 };
 
 RunModel Load(const std::string& name) {
@@ -182,7 +223,8 @@ TEST(RunModelSynthetic1, WorkersAndRun) {
   std::vector<int> counts;
   const std::vector<double> times = WorkerCountSteps(model.Tracking(), t0, &counts);
   EXPECT_EQ(counts, (std::vector<int>{0, 1, 2, 1, 2, 1, 0}));
-  const double expected_times[] = {0, 4.012388, 5.734906, 24.733410, 30.207144, 60.979564, 60.979724};
+  const double expected_times[] = {0,         4.012388,  5.734906, 24.733410,
+                                   30.207144, 60.979564, 60.979724};
   ASSERT_EQ(times.size(), 7u);
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(times[i], expected_times[i], kUs) << i;
 }
@@ -232,11 +274,13 @@ TEST(RunModelSynthetic1, PerWorkerFiguresOfAWindow) {
     EXPECT_EQ(same[i].worker, whole[i].worker);
     EXPECT_NEAR(same[i].lifetime_seconds, whole[i].lifetime_seconds, kUs);
     EXPECT_NEAR(same[i].busy_seconds, whole[i].busy_seconds, kUs);
-    EXPECT_NEAR(same[i].totals.allocated_core_seconds, whole[i].totals.allocated_core_seconds, 4 * kUs);
+    EXPECT_NEAR(same[i].totals.allocated_core_seconds, whole[i].totals.allocated_core_seconds,
+                4 * kUs);
     EXPECT_NEAR(same[i].utilisation_fraction, whole[i].utilisation_fraction, 1e-9);
     EXPECT_EQ(same[i].totals.attempts, whole[i].totals.attempts);
     EXPECT_NEAR(same[i].totals.execute_seconds, whole[i].totals.execute_seconds, kUs);
-    EXPECT_NEAR(first[i].lifetime_seconds + second[i].lifetime_seconds, whole[i].lifetime_seconds, kUs);
+    EXPECT_NEAR(first[i].lifetime_seconds + second[i].lifetime_seconds, whole[i].lifetime_seconds,
+                kUs);
     EXPECT_NEAR(first[i].busy_seconds + second[i].busy_seconds, whole[i].busy_seconds, kUs);
     EXPECT_NEAR(first[i].totals.allocated_core_seconds + second[i].totals.allocated_core_seconds,
                 whole[i].totals.allocated_core_seconds, 4 * kUs);
@@ -260,7 +304,8 @@ TEST(RunModelSynthetic1, EveryAttempt) {
   const RunModel model = Load("synthetic-1");
   std::vector<std::string> ids;
   for (const Worker& w : model.workers()) ids.push_back(w.id);
-  CheckAttempts(model, 1763035200000000, kExpected1, sizeof(kExpected1) / sizeof(kExpected1[0]), ids);
+  CheckAttempts(model, 1763035200000000, kExpected1, sizeof(kExpected1) / sizeof(kExpected1[0]),
+                ids);
   const RunFigures f = model.Figures();
   EXPECT_EQ(f.tasks, 20);
   EXPECT_EQ(f.attempts, 24);
@@ -374,7 +419,8 @@ TEST(RunModelSynthetic1, TransfersAndPerformanceLog) {
   ASSERT_TRUE(model.has_performance_header());
   ASSERT_EQ(model.performance().size(), 30u);
   double max_connected = 0;
-  for (const PerfSample& s : model.performance()) max_connected = std::max(max_connected, s.workers_connected);
+  for (const PerfSample& s : model.performance())
+    max_connected = std::max(max_connected, s.workers_connected);
   EXPECT_EQ(max_connected, 2);
   const PerfSample& last = model.performance().back();
   EXPECT_EQ(last.time_us, 1763035260979934);
@@ -453,9 +499,8 @@ TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   EXPECT_NEAR(f.worker_seconds / (1e-6 * static_cast<double>(f.end_us - f.start_us)), 1.707411,
               1e-6);
   const v1::TrackingData count_series = model.Tracking();
-  EXPECT_EQ(*std::max_element(count_series.worker_count().begin(),
-                              count_series.worker_count().end()),
-            2);
+  EXPECT_EQ(
+      *std::max_element(count_series.worker_count().begin(), count_series.worker_count().end()), 2);
   EXPECT_NEAR(f.execute_seconds, 157.085, 1e-5);
   EXPECT_NEAR(f.function_slot_seconds, 247.125416, 1e-5);
   EXPECT_NEAR(f.weighted_execute_seconds / f.core_seconds_available, 0.4313, 5e-5);
@@ -470,7 +515,8 @@ TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   EXPECT_EQ(map.retrieved, 17);
   EXPECT_NEAR(map.execute_seconds, 146.118, 1e-5);
   EXPECT_NEAR(reduce.execute_seconds, 10.967, 1e-5);
-  const std::vector<v1::ChunkRecord> chunks = model.ChunkRecords("<function_process_chunk_at_0x7f3a2c1e5d30>");
+  const std::vector<v1::ChunkRecord> chunks =
+      model.ChunkRecords("<function_process_chunk_at_0x7f3a2c1e5d30>");
   ASSERT_EQ(chunks.size(), 17u);
   double ok_sum = 0;
   int ok = 0;
@@ -500,7 +546,8 @@ TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   EXPECT_EQ(last.tasks_done, 21);
   EXPECT_EQ(last.tasks_submitted, 21);
   double max_running = 0;
-  for (const PerfSample& s : model.performance()) max_running = std::max(max_running, s.tasks_running);
+  for (const PerfSample& s : model.performance())
+    max_running = std::max(max_running, s.tasks_running);
   EXPECT_EQ(max_running, 9);
   EXPECT_THAT(model.Warnings(), testing::IsEmpty());
 }

@@ -30,7 +30,8 @@ class TaskTable {
   TaskTable() = default;
   TaskTable(TaskTable&&) = default;
   TaskTable& operator=(TaskTable&&) = default;
-  TaskTable(const TaskTable& other) : present_(other.present_), sparse_(other.sparse_), size_(other.size_) {
+  TaskTable(const TaskTable& other)
+      : present_(other.present_), sparse_(other.sparse_), size_(other.size_) {
     for (const std::unique_ptr<T[]>& block : other.blocks_) {
       blocks_.push_back(std::make_unique<T[]>(kBlock));
       std::copy(block.get(), block.get() + kBlock, blocks_.back().get());
@@ -120,9 +121,7 @@ class TaskTable {
     typename absl::flat_hash_map<int64_t, T>::const_iterator sparse_;
   };
   const_iterator begin() const { return const_iterator(this, 0, sparse_.begin()); }
-  const_iterator end() const {
-    return const_iterator(this, capacity(), sparse_.end());
-  }
+  const_iterator end() const { return const_iterator(this, capacity(), sparse_.end()); }
 
  private:
   static constexpr int64_t kBlock = 4096;

@@ -12,7 +12,8 @@ namespace {
 TEST(TaskTable, DenseAndSparseIds) {
   TaskTable<std::string> table;
   EXPECT_TRUE(table.empty());
-  for (int64_t id : {int64_t{3}, int64_t{1}, int64_t{2}, int64_t{5000000000}, int64_t{-7}, int64_t{100000}}) {
+  for (int64_t id :
+       {int64_t{3}, int64_t{1}, int64_t{2}, int64_t{5000000000}, int64_t{-7}, int64_t{100000}}) {
     auto [value, inserted] = table.try_emplace(id);
     EXPECT_TRUE(inserted) << id;
     *value = std::to_string(id);

@@ -11,8 +11,8 @@
 namespace roastcoffea {
 namespace {
 
-void Add(v1::Span& span, const std::string& context, const std::string& prefix, const char* activity,
-         const char* unit, double value, const std::string& worker = "") {
+void Add(v1::Span& span, const std::string& context, const std::string& prefix,
+         const char* activity, const char* unit, double value, const std::string& worker = "") {
   v1::FineMetric* metric = span.add_metrics();
   metric->set_context(context);
   metric->set_task_prefix(prefix);
@@ -45,9 +45,9 @@ absl::StatusOr<taskvine::LogPaths> TaskVineMetricsBackend::FindLogs() const {
     fresh.push_back(name);
   }
   if (fresh.empty()) {
-    return absl::NotFoundError(absl::StrCat("no run in ", run_info_root_, " newer than the tracking (",
-                                            old_runs_.size(), " earlier run", old_runs_.size() == 1 ? "" : "s",
-                                            " ignored)"));
+    return absl::NotFoundError(
+        absl::StrCat("no run in ", run_info_root_, " newer than the tracking (", old_runs_.size(),
+                     " earlier run", old_runs_.size() == 1 ? "" : "s", " ignored)"));
   }
   std::sort(fresh.begin(), fresh.end());
   std::string chosen = fresh.back();
@@ -81,8 +81,9 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
       perf_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.performance);
     }
   }
-  absl::StatusOr<int64_t> read = txn_tailer_->Poll(
-      [this](absl::string_view line, int64_t number) { model_.ConsumeTransactionLine(line, number); });
+  absl::StatusOr<int64_t> read = txn_tailer_->Poll([this](absl::string_view line, int64_t number) {
+    model_.ConsumeTransactionLine(line, number);
+  });
   if (!read.ok()) return read.status();
   last_poll_bytes_ += *read;
   if (*read > 0 && !found_) {
@@ -99,9 +100,12 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   };
   note_restart(*txn_tailer_, &txn_restarts_seen_);
   if (perf_tailer_ != nullptr) {
-    absl::StatusOr<int64_t> perf_read = perf_tailer_->Poll(
-        [this](absl::string_view line, int64_t number) { model_.ConsumePerformanceLine(line, number); });
-    if (!perf_read.ok() && perf_read.status().code() != absl::StatusCode::kNotFound) return perf_read.status();
+    absl::StatusOr<int64_t> perf_read =
+        perf_tailer_->Poll([this](absl::string_view line, int64_t number) {
+          model_.ConsumePerformanceLine(line, number);
+        });
+    if (!perf_read.ok() && perf_read.status().code() != absl::StatusCode::kNotFound)
+      return perf_read.status();
     if (perf_read.ok()) last_poll_bytes_ += *perf_read;
     note_restart(*perf_tailer_, &perf_restarts_seen_);
   }
@@ -111,9 +115,11 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
 void TaskVineMetricsBackend::FinishReadingLocked() {
   if (finished_ || txn_tailer_ == nullptr) return;
   finished_ = true;
-  model_.ConsumePartialLastLine("transactions", txn_tailer_->pending_line(), txn_tailer_->pending_line_number());
+  model_.ConsumePartialLastLine("transactions", txn_tailer_->pending_line(),
+                                txn_tailer_->pending_line_number());
   if (perf_tailer_ != nullptr) {
-    model_.ConsumePartialLastLine("performance", perf_tailer_->pending_line(), perf_tailer_->pending_line_number());
+    model_.ConsumePartialLastLine("performance", perf_tailer_->pending_line(),
+                                  perf_tailer_->pending_line_number());
   }
   model_.MarkLogComplete();
 }
@@ -148,12 +154,15 @@ absl::Status TaskVineMetricsBackend::CheckFollowedRunIsNew() const {
   const taskvine::RunFigures run = model_.Figures();
   // Whole (MANAGER END) at its first read and older than the tracking: not the command's run.
   // (A log replayed into place has old times, but is not whole when first read.)
-  if (!ended_when_found_ || absl::FromUnixMicros(run.end_us) >= tracking_started_) return absl::OkStatus();
+  if (!ended_when_found_ || absl::FromUnixMicros(run.end_us) >= tracking_started_)
+    return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "--follow: ", paths_.transactions, " holds a run that had already ended (MANAGER END at ",
       absl::FormatTime(absl::FromUnixMicros(run.end_us)), ", ",
-      absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ - absl::FromUnixMicros(run.end_us))),
-      " s before tracking began), not the command's run; name vine-run-info (or most-recent) to wait for the "
+      absl::StrFormat("%.1f",
+                      absl::ToDoubleSeconds(tracking_started_ - absl::FromUnixMicros(run.end_us))),
+      " s before tracking began), not the command's run; name vine-run-info (or most-recent) to "
+      "wait for the "
       "next run, or measure that finished run without --follow"));
 }
 
@@ -189,7 +198,8 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
     std::error_code error;
     if (path.filename() == "most-recent") {
       run_info_root_ = path.parent_path().empty() ? "." : path.parent_path().string();
-    } else if (path.filename() == "vine-run-info" || std::filesystem::exists(path / "most-recent", error)) {
+    } else if (path.filename() == "vine-run-info" ||
+               std::filesystem::exists(path / "most-recent", error)) {
       run_info_root_ = spec;
     }
     if (!run_info_root_.empty()) {
@@ -216,7 +226,8 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   absl::Status status = PollLogs();
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kNotFound && options_.follow) {
-      return absl::NotFoundError(absl::StrCat("the TaskVine logs never appeared: ", status.message()));
+      return absl::NotFoundError(
+          absl::StrCat("the TaskVine logs never appeared: ", status.message()));
     }
     return status;
   }
@@ -297,8 +308,10 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
     Add(span, context, "", "busy-fraction", "fraction", w.busy_fraction, w.worker);
     Add(span, context, "", "utilisation", "fraction", w.utilisation_fraction, w.worker);
-    Add(span, context, "", "core-seconds-available", "core-seconds", w.core_seconds_available, w.worker);
-    Add(span, context, "", "allocated-core-seconds", "core-seconds", w.totals.allocated_core_seconds, w.worker);
+    Add(span, context, "", "core-seconds-available", "core-seconds", w.core_seconds_available,
+        w.worker);
+    Add(span, context, "", "allocated-core-seconds", "core-seconds",
+        w.totals.allocated_core_seconds, w.worker);
     Add(span, context, "", "task-seconds", "core-seconds", w.totals.execute_seconds, w.worker);
     Add(span, context, "", "lost-task-seconds", "core-seconds", w.totals.lost_seconds, w.worker);
   }
@@ -331,7 +344,8 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   };
   for (taskvine::CodedNote& note : model_.CodedWarnings()) add(note.code, std::move(note.message));
   for (const taskvine::CodedNote& note : notes_) add(note.code, note.message);
-  for (const std::string& error : poll_errors_) add("taskvine_log_read", absl::StrCat("reading the logs: ", error));
+  for (const std::string& error : poll_errors_)
+    add("taskvine_log_read", absl::StrCat("reading the logs: ", error));
   std::vector<std::string> warnings;
   int unfinished = 0, in_category = 0;
   for (const auto& [id, task] : model_.tasks()) {
@@ -340,15 +354,16 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
     if (!task.done) ++unfinished;
   }
   if (unfinished > 0) {
-    warnings.push_back(absl::StrCat(unfinished, " task", unfinished > 1 ? "s" : "", " of category '",
-                                    options_.chunk_category,
-                                    "' had not finished when the logs ended (no chunk record for them)"));
+    warnings.push_back(absl::StrCat(
+        unfinished, " task", unfinished > 1 ? "s" : "", " of category '", options_.chunk_category,
+        "' had not finished when the logs ended (no chunk record for them)"));
     add("taskvine_unfinished_chunks", std::move(warnings.back()));
     warnings.pop_back();
   }
   if (in_category == 0 && !model_.tasks().empty()) {
     std::string names;
-    for (const std::string& c : model_.categories()) absl::StrAppend(&names, names.empty() ? "" : ", ", c);
+    for (const std::string& c : model_.categories())
+      absl::StrAppend(&names, names.empty() ? "" : ", ", c);
     warnings.push_back(absl::StrCat("no task of category '", options_.chunk_category,
                                     "' (so no chunk records); categories in the log: ", names,
                                     " (choose one with --taskvine_category)"));

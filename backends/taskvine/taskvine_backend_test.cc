@@ -57,7 +57,8 @@ std::string MakeRunDir(const std::string& name, const std::string& fixture) {
 double Metric(const v1::Span& span, const std::string& context, const std::string& prefix,
               const std::string& activity, const std::string& worker = "") {
   for (const v1::FineMetric& m : span.metrics()) {
-    if (m.context() == context && m.task_prefix() == prefix && m.activity() == activity && m.worker() == worker) {
+    if (m.context() == context && m.task_prefix() == prefix && m.activity() == activity &&
+        m.worker() == worker) {
       return m.value();
     }
   }
@@ -107,9 +108,9 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   // Raw sums only: the study's core efficiency (0.4618) is this over the workers' lifetime
   // core-seconds, computed by //aggregation; no run-level figure of the backend's own.
   const taskvine::RunFigures figures = backend.ModelSnapshot().Figures();
-  EXPECT_NEAR(Metric(*span, "taskvine-run", "", "execute-core-seconds") /
-                  figures.core_seconds_available,
-              0.4618, 5e-5);
+  EXPECT_NEAR(
+      Metric(*span, "taskvine-run", "", "execute-core-seconds") / figures.core_seconds_available,
+      0.4618, 5e-5);
   std::vector<std::string> run_activities;
   for (const v1::FineMetric& metric : span->metrics()) {
     if (metric.context() == "taskvine-run") run_activities.push_back(metric.activity());
@@ -218,8 +219,10 @@ TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
 
   taskvine::RunModel whole;
-  ASSERT_TRUE(taskvine::FeedFile(std::string(kData) + "synthetic-1-transactions.txt", false, &whole).ok());
-  ASSERT_TRUE(taskvine::FeedFile(std::string(kData) + "synthetic-1-performance.txt", true, &whole).ok());
+  ASSERT_TRUE(
+      taskvine::FeedFile(std::string(kData) + "synthetic-1-transactions.txt", false, &whole).ok());
+  ASSERT_TRUE(
+      taskvine::FeedFile(std::string(kData) + "synthetic-1-performance.txt", true, &whole).ok());
   const taskvine::RunModel followed = backend.ModelSnapshot();
   EXPECT_EQ(followed.malformed_count(), 0);
   EXPECT_EQ(followed.transaction_records(), whole.transaction_records());
@@ -241,7 +244,8 @@ TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
         "1000000 7 MANAGER 7 START 0\n"
         "1500000 7 TASK 1 READY processing FIRST_RESOURCES 1 {}\n"
         "2000000 7 WORKER worker-a CONNECTION 127.0.0.1:9000\n"
-        "2000001 7 WORKER worker-a RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n"
+        "2000001 7 WORKER worker-a RESOURCES "
+        "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n"
         "2500000 7 TASK 1 RUNNING worker-a  FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n"
         "3000000 7 TASK 1 WAITING_RETR");
   TaskVineBackendOptions options;
@@ -257,11 +261,13 @@ TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
   EXPECT_EQ(model.partial_last_lines(), 1);
   // The task is still executing at the end of the observed run (2.5 s .. last record at 2.5 s).
   ASSERT_EQ(tracking->workers_size(), 1);
-  EXPECT_EQ(tracking->workers(0).executing_tasks(tracking->workers(0).executing_tasks_size() - 1), 1);
+  EXPECT_EQ(tracking->workers(0).executing_tasks(tracking->workers(0).executing_tasks_size() - 1),
+            1);
   const std::vector<std::string> warnings = backend.Warnings();
   EXPECT_THAT(warnings, testing::Contains(HasSubstr("partial line (line 6")));
   EXPECT_THAT(warnings, testing::Contains(HasSubstr("no MANAGER END")));
-  EXPECT_THAT(warnings, testing::Contains(HasSubstr("1 task of category 'processing' had not finished")));
+  EXPECT_THAT(warnings,
+              testing::Contains(HasSubstr("1 task of category 'processing' had not finished")));
   EXPECT_THAT(backend.TakeChunkRecords(), IsEmpty());
 }
 

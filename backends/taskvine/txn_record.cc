@@ -73,9 +73,7 @@ absl::string_view Span(const Tokens& t, int first, int last) {
   return absl::string_view(begin, end - begin);
 }
 
-absl::Status Bad(absl::string_view what) {
-  return absl::InvalidArgumentError(std::string(what));
-}
+absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(std::string(what)); }
 
 absl::Status NeedTokens(const Tokens& t, int n, absl::string_view record) {
   if (t.count < n) {
@@ -98,12 +96,12 @@ absl::Status ParseTransferNumbers(const Tokens& t, int first, TxnRecord* r) {
     } else if (!ParseDouble(t.token[first], &r->bytes)) {
       return Bad("transfer size is not a number");
     }
-    if (!ParseInt(t.token[first + 1], &wall_us) ||
-        !ParseInt(t.token[first + 2], &r->start_us)) {
+    if (!ParseInt(t.token[first + 1], &wall_us) || !ParseInt(t.token[first + 2], &r->start_us)) {
       return Bad("transfer wall time or start time is not an integer");
     }
     r->wall_seconds = static_cast<double>(wall_us) * 1e-6;
-    if (!std::isfinite(r->bytes) || r->bytes < 0) return Bad("transfer size is negative or not finite");
+    if (!std::isfinite(r->bytes) || r->bytes < 0)
+      return Bad("transfer size is negative or not finite");
     return absl::OkStatus();
   }
   if (numbers == 2) {
@@ -113,11 +111,12 @@ absl::Status ParseTransferNumbers(const Tokens& t, int first, TxnRecord* r) {
       return Bad("transfer size or wall time is not a number");
     }
     r->bytes = megabytes * kBytesPerMebibyte;
-    if (!std::isfinite(r->bytes) || r->bytes < 0) return Bad("transfer size is negative or not finite");
+    if (!std::isfinite(r->bytes) || r->bytes < 0)
+      return Bad("transfer size is negative or not finite");
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("transfer record has ", numbers, " numbers after the file name, expected 2 or 3"));
+  return absl::InvalidArgumentError(absl::StrCat("transfer record has ", numbers,
+                                                 " numbers after the file name, expected 2 or 3"));
 }
 
 absl::Status ParseWorker(const Tokens& t, TxnRecord* r) {
@@ -141,7 +140,8 @@ absl::Status ParseWorker(const Tokens& t, TxnRecord* r) {
     if (absl::Status s = NeedTokens(t, 9, "WORKER TRANSFER"); !s.ok()) return s;
     r->kind = TxnKind::kWorkerTransfer;
     r->word = t.token[5];
-    if (r->word != "INPUT" && r->word != "OUTPUT") return Bad("TRANSFER direction is not INPUT/OUTPUT");
+    if (r->word != "INPUT" && r->word != "OUTPUT")
+      return Bad("TRANSFER direction is not INPUT/OUTPUT");
     r->file = t.token[6];
     return ParseTransferNumbers(t, 7, r);
   } else if (verb == "CACHE_UPDATE") {
@@ -170,11 +170,13 @@ absl::Status ParseResultAndExit(const Tokens& t, TxnRecord* r, absl::string_view
   r->word = t.token[5];
   int64_t exit_code = 0;
   if (!ParseInt(t.token[6], &exit_code)) {
-    return absl::InvalidArgumentError(absl::StrCat(record, " exit code '", t.token[6], "' is not an integer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(record, " exit code '", t.token[6], "' is not an integer"));
   }
   r->exit_code = static_cast<int>(exit_code);
   if (t.count > 7) {
-    if (!IsJson(t.token[7])) return absl::InvalidArgumentError(absl::StrCat(record, " has text after the exit code"));
+    if (!IsJson(t.token[7]))
+      return absl::InvalidArgumentError(absl::StrCat(record, " has text after the exit code"));
     r->json = t.token[7];
   }
   if (t.count > 8) {
@@ -213,7 +215,8 @@ absl::Status ParseTask(const Tokens& t, TxnRecord* r) {
       ++next;
     }
     if (next < t.count) {
-      if (!IsJson(t.token[next]) || next + 1 != t.count) return Bad("READY record has text after its JSON");
+      if (!IsJson(t.token[next]) || next + 1 != t.count)
+        return Bad("READY record has text after its JSON");
       r->json = t.token[next];
     }
   } else if (state == "RUNNING") {
@@ -267,7 +270,8 @@ absl::Status ParseJsonEntry(absl::string_view json, size_t* pos, absl::string_vi
   p = comma + 1;
   if (p >= json.size() || json[p] != '"') return Bad("expected a quoted unit in resource JSON");
   const size_t unit_end = json.find('"', p + 1);
-  if (unit_end == absl::string_view::npos || unit_end + 1 >= json.size() || json[unit_end + 1] != ']') {
+  if (unit_end == absl::string_view::npos || unit_end + 1 >= json.size() ||
+      json[unit_end + 1] != ']') {
     return Bad("unterminated unit in resource JSON");
   }
   *pos = unit_end + 2;
@@ -298,7 +302,8 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
   Tokens t;
   Tokenize(line, &t);
   if (t.count < 3) return Bad("fewer than 3 fields (time, manager pid, subject)");
-  if (!ParseInt(t.token[0], &record->time_us) || record->time_us < 0 || record->time_us > kMaxTimeUs) {
+  if (!ParseInt(t.token[0], &record->time_us) || record->time_us < 0 ||
+      record->time_us > kMaxTimeUs) {
     return Bad("time is not an integer of microseconds between 0 and the year 2096");
   }
   if (!ParseInt(t.token[1], &record->manager_pid)) return Bad("manager pid is not an integer");
@@ -319,7 +324,8 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
     // TaskVine: MANAGER <pid> START|END [n]; Work Queue: MANAGER START|END.
     if (t.count < 4) return Bad("MANAGER record without START/END");
     const absl::string_view verb = (t.token[3] == "START" || t.token[3] == "END") ? t.token[3]
-                                   : t.count > 4 ? t.token[4] : absl::string_view();
+                                   : t.count > 4                                  ? t.token[4]
+                                                 : absl::string_view();
     if (verb == "START") {
       record->kind = TxnKind::kManagerStart;
     } else if (verb == "END") {
@@ -349,7 +355,8 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
     if (t.count != 9) return Bad("Work Queue TRANSFER record must have 9 fields");
     record->kind = TxnKind::kWorkerTransfer;
     record->word = t.token[3];
-    if (record->word != "INPUT" && record->word != "OUTPUT") return Bad("TRANSFER direction is not INPUT/OUTPUT");
+    if (record->word != "INPUT" && record->word != "OUTPUT")
+      return Bad("TRANSFER direction is not INPUT/OUTPUT");
     double megabytes = 0;
     int64_t cache_flag = 0;
     if (!ParseInt(t.token[4], &record->task_id) || !ParseInt(t.token[5], &cache_flag) ||
@@ -357,7 +364,8 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
       return Bad("Work Queue TRANSFER task id, cache flag, size or time is not a number");
     }
     record->bytes = megabytes * kBytesPerMebibyte;
-    if (!std::isfinite(record->bytes) || record->bytes < 0) return Bad("TRANSFER size is negative or not finite");
+    if (!std::isfinite(record->bytes) || record->bytes < 0)
+      return Bad("TRANSFER size is negative or not finite");
     record->file = t.token[8];
     return absl::OkStatus();
   }

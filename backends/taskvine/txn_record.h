@@ -19,23 +19,23 @@ namespace roastcoffea {
 namespace taskvine {
 
 enum class TxnKind {
-  kBlankOrComment,       // "# ..." header lines and empty lines
+  kBlankOrComment,  // "# ..." header lines and empty lines
   kManagerStart,
   kManagerEnd,
-  kWorkerConnection,     // worker, address
-  kWorkerDisconnection,  // worker (may be "(null)"), address (WQ only), word = reason
-  kWorkerResources,      // worker, json
-  kWorkerTransfer,       // worker or (WQ) task_id, word = INPUT|OUTPUT, file, bytes, wall_seconds
-  kWorkerCacheUpdate,    // worker, file, bytes, wall_seconds, start_us
-  kCategory,             // category, word = MAX|MIN|FIRST
-  kTaskReady,            // task_id, category, max_resources, attempt (0 = not logged), json
-  kTaskRunning,          // task_id, worker (TaskVine id or WQ address), max_resources, json
-  kTaskWaitingRetrieval, // task_id, worker
-  kTaskRetrieved,        // task_id, word = result, exit_code, json (limits), json2 (measured)
-  kTaskDone,             // task_id, word = result, exit_code (WQ / 7.5.0 also json, json2)
-  kTaskOtherState,       // task_id, word = state (CANCELED, INITIAL, ...): informational
-  kLibrary,              // task_id = library task id, word = SENT|STARTED|FAILURE|WAITING, worker
-  kApplication,          // free text in `file`
+  kWorkerConnection,      // worker, address
+  kWorkerDisconnection,   // worker (may be "(null)"), address (WQ only), word = reason
+  kWorkerResources,       // worker, json
+  kWorkerTransfer,        // worker or (WQ) task_id, word = INPUT|OUTPUT, file, bytes, wall_seconds
+  kWorkerCacheUpdate,     // worker, file, bytes, wall_seconds, start_us
+  kCategory,              // category, word = MAX|MIN|FIRST
+  kTaskReady,             // task_id, category, max_resources, attempt (0 = not logged), json
+  kTaskRunning,           // task_id, worker (TaskVine id or WQ address), max_resources, json
+  kTaskWaitingRetrieval,  // task_id, worker
+  kTaskRetrieved,         // task_id, word = result, exit_code, json (limits), json2 (measured)
+  kTaskDone,              // task_id, word = result, exit_code (WQ / 7.5.0 also json, json2)
+  kTaskOtherState,        // task_id, word = state (CANCELED, INITIAL, ...): informational
+  kLibrary,               // task_id = library task id, word = SENT|STARTED|FAILURE|WAITING, worker
+  kApplication,           // free text in `file`
 };
 
 // Latest time a record may carry (year 2096): keeps every time representable in nanoseconds.
@@ -46,19 +46,19 @@ struct TxnRecord {
   int64_t time_us = 0;
   int64_t manager_pid = 0;
   int64_t task_id = 0;
-  int attempt = 0;          // READY's attempt number; 0 when the version does not log it
+  int attempt = 0;  // READY's attempt number; 0 when the version does not log it
   int exit_code = 0;
   bool max_resources = false;
-  double bytes = 0;         // TRANSFER / CACHE_UPDATE size, converted to bytes
-  double wall_seconds = 0;  // TRANSFER / CACHE_UPDATE duration
-  int64_t start_us = 0;     // TRANSFER / CACHE_UPDATE start (0 when not logged)
-  absl::string_view worker;    // worker id, or the worker address in Work Queue TASK records
-  absl::string_view address;   // host:port of CONNECTION/DISCONNECTION records
+  double bytes = 0;           // TRANSFER / CACHE_UPDATE size, converted to bytes
+  double wall_seconds = 0;    // TRANSFER / CACHE_UPDATE duration
+  int64_t start_us = 0;       // TRANSFER / CACHE_UPDATE start (0 when not logged)
+  absl::string_view worker;   // worker id, or the worker address in Work Queue TASK records
+  absl::string_view address;  // host:port of CONNECTION/DISCONNECTION records
   absl::string_view category;
-  absl::string_view word;      // reason / result / direction / library state / category kind
-  absl::string_view file;      // file name; APPLICATION text
-  absl::string_view json;      // first JSON object ("" when absent)
-  absl::string_view json2;     // second JSON object of RETRIEVED (and WQ DONE)
+  absl::string_view word;   // reason / result / direction / library state / category kind
+  absl::string_view file;   // file name; APPLICATION text
+  absl::string_view json;   // first JSON object ("" when absent)
+  absl::string_view json2;  // second JSON object of RETRIEVED (and WQ DONE)
 };
 
 // Parses one line (trailing '\r' and spaces allowed). InvalidArgument naming the problem for
@@ -90,7 +90,9 @@ absl::Status ForEachJsonNumber(absl::string_view json, Visitor&& visit) {
   absl::Status status = ForEachJsonEntry(json, [&](absl::string_view key, absl::string_view text) {
     double value = 0;
     if (!ParseJsonNumber(text, &value)) {
-      if (bad_number.ok()) bad_number = absl::InvalidArgumentError("value in resource JSON is not a finite number (|x| <= 1e30)");
+      if (bad_number.ok())
+        bad_number = absl::InvalidArgumentError(
+            "value in resource JSON is not a finite number (|x| <= 1e30)");
       return;
     }
     visit(key, value);

@@ -42,7 +42,8 @@ TEST(TxnRecord, ManagerStartAndEndInEveryVersion) {
   EXPECT_EQ(Parse("1763035260980194 48213 MANAGER 48213 END 60983299").kind, TxnKind::kManagerEnd);
   EXPECT_EQ(Parse("1676577218559820 372101 MANAGER START").kind, TxnKind::kManagerStart);  // WQ
   EXPECT_EQ(Parse("1676578628417310 372101 MANAGER END").kind, TxnKind::kManagerEnd);
-  EXPECT_EQ(Parse("1676577218559820 372101 MANAGER 372101 START").kind, TxnKind::kManagerStart);  // 7.5.0
+  EXPECT_EQ(Parse("1676577218559820 372101 MANAGER 372101 START").kind,
+            TxnKind::kManagerStart);  // 7.5.0
   EXPECT_THAT(Error("1 2 MANAGER 2 PAUSE"), HasSubstr("neither START nor END"));
 }
 
@@ -55,10 +56,14 @@ TEST(TxnRecord, TaskVineWorkerRecords) {
   EXPECT_EQ(r.kind, TxnKind::kWorkerDisconnection);
   EXPECT_EQ(r.worker, "(null)");
   EXPECT_EQ(r.word, "FAILURE");
-  r = Parse("1 2 WORKER w RESOURCES {\"memory\":[8192,\"MB\"],\"disk\":[20000,\"MB\"],\"cores\":[4,\"cores\"]}");
+  r = Parse(
+      "1 2 WORKER w RESOURCES "
+      "{\"memory\":[8192,\"MB\"],\"disk\":[20000,\"MB\"],\"cores\":[4,\"cores\"]}");
   EXPECT_EQ(r.kind, TxnKind::kWorkerResources);
   EXPECT_EQ(r.json.front(), '{');
-  r = Parse("1763035205733290 48213 WORKER w TRANSFER INPUT file-meta-1 212860928 1720441 1763035204012836");
+  r = Parse(
+      "1763035205733290 48213 WORKER w TRANSFER INPUT file-meta-1 212860928 1720441 "
+      "1763035204012836");
   EXPECT_EQ(r.kind, TxnKind::kWorkerTransfer);
   EXPECT_EQ(r.word, "INPUT");
   EXPECT_EQ(r.file, "file-meta-1");
@@ -85,7 +90,8 @@ TEST(TxnRecord, WorkQueueRecords) {
   EXPECT_EQ(r.kind, TxnKind::kWorkerConnection);
   EXPECT_EQ(r.worker, "worker-e22c");
   EXPECT_EQ(r.address, "10.32.78.147:37038");
-  r = Parse("1676578628412336 372101 WORKER worker-e22c 10.32.78.147:37038  DISCONNECTION EXPLICIT");
+  r = Parse(
+      "1676578628412336 372101 WORKER worker-e22c 10.32.78.147:37038  DISCONNECTION EXPLICIT");
   EXPECT_EQ(r.kind, TxnKind::kWorkerDisconnection);
   EXPECT_EQ(r.word, "EXPLICIT");
   r = Parse("1676577219016047 372101 TASK 1 WAITING evaluate_mpnn FIRST_RESOURCES {}");
@@ -93,13 +99,15 @@ TEST(TxnRecord, WorkQueueRecords) {
   EXPECT_EQ(r.attempt, 0);
   EXPECT_EQ(r.category, "evaluate_mpnn");
   EXPECT_EQ(r.json, "{}");
-  r = Parse("1676577519850797 372101 TRANSFER INPUT 100 1 0.007362 0.002679 exec_parsl_function.py");
+  r = Parse(
+      "1676577519850797 372101 TRANSFER INPUT 100 1 0.007362 0.002679 exec_parsl_function.py");
   EXPECT_EQ(r.kind, TxnKind::kWorkerTransfer);
   EXPECT_EQ(r.task_id, 100);
   EXPECT_TRUE(r.worker.empty());
   EXPECT_DOUBLE_EQ(r.bytes, 0.007362 * 1024 * 1024);
   EXPECT_EQ(r.file, "exec_parsl_function.py");
-  r = Parse("1676577651012629 372101 TASK 14 DONE SUCCESS  0  {} {\"wq_output_time\":[0.028553,\"s\"]}");
+  r = Parse(
+      "1676577651012629 372101 TASK 14 DONE SUCCESS  0  {} {\"wq_output_time\":[0.028553,\"s\"]}");
   EXPECT_EQ(r.kind, TxnKind::kTaskDone);
   EXPECT_EQ(r.json2, "{\"wq_output_time\":[0.028553,\"s\"]}");
   EXPECT_THAT(Error("1 2 TRANSFER INPUT 100 1 0.1 0.2"), HasSubstr("9 fields"));
@@ -122,7 +130,8 @@ TEST(TxnRecord, TaskLifeCycleWithDoubleAndTrailingSpaces) {
   r = Parse("1 2 TASK 1 WAITING_RETRIEVAL worker-7c ");
   EXPECT_EQ(r.kind, TxnKind::kTaskWaitingRetrieval);
   EXPECT_EQ(r.worker, "worker-7c");
-  r = Parse("1 2 TASK 1 RETRIEVED SUCCESS  0  {} {\"time_worker_start\":[1763035211.944535,\"s\"]}");
+  r = Parse(
+      "1 2 TASK 1 RETRIEVED SUCCESS  0  {} {\"time_worker_start\":[1763035211.944535,\"s\"]}");
   EXPECT_EQ(r.kind, TxnKind::kTaskRetrieved);
   EXPECT_EQ(r.word, "SUCCESS");
   EXPECT_EQ(r.json, "{}");
@@ -158,24 +167,28 @@ TEST(TxnRecord, LibraryCategoryApplicationAndBadLines) {
   EXPECT_THAT(Error("1 pid TASK 1 DONE SUCCESS 0"), HasSubstr("pid"));
   EXPECT_THAT(Error("1 2 ROBOT 1"), HasSubstr("unknown subject"));
   EXPECT_THAT(Error("99999999999999999999 2 TASK 1 DONE SUCCESS 0"), HasSubstr("time"));
-  EXPECT_THAT(Error("1 2 TASK 1 READY c FIRST_RESOURCES 1 {} a b c d e f g h i j"), HasSubstr("too many"));
+  EXPECT_THAT(Error("1 2 TASK 1 READY c FIRST_RESOURCES 1 {} a b c d e f g h i j"),
+              HasSubstr("too many"));
 }
 
 TEST(TxnRecord, ResourceJson) {
   std::vector<std::pair<std::string, double>> seen;
-  auto collect = [&](absl::string_view key, double value) { seen.emplace_back(std::string(key), value); };
+  auto collect = [&](absl::string_view key, double value) {
+    seen.emplace_back(std::string(key), value);
+  };
   ASSERT_TRUE(ForEachJsonNumber("{}", collect).ok());
   EXPECT_TRUE(seen.empty());
-  ASSERT_TRUE(ForEachJsonNumber("{\"memory\":[2048,\"MB\"],\"size_output_mgr\":[4.482269287109375e-05,\"MB\"]}",
-                                collect)
-                  .ok());
+  ASSERT_TRUE(
+      ForEachJsonNumber(
+          "{\"memory\":[2048,\"MB\"],\"size_output_mgr\":[4.482269287109375e-05,\"MB\"]}", collect)
+          .ok());
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0].first, "memory");
   EXPECT_EQ(seen[0].second, 2048);
   EXPECT_DOUBLE_EQ(seen[1].second, 4.482269287109375e-05);
-  for (absl::string_view bad : {"", "{", "[]", "{\"a\"}", "{\"a\":[1]}", "{\"a\":[x,\"s\"]}",
-                                "{\"a\":[1,\"s\"]", "{\"a\":[1,\"s\"];\"b\":[2,\"s\"]}", "{\"a\":[1,\"s]}",
-                                "{a:[1,\"s\"]}"}) {
+  for (absl::string_view bad :
+       {"", "{", "[]", "{\"a\"}", "{\"a\":[1]}", "{\"a\":[x,\"s\"]}", "{\"a\":[1,\"s\"]",
+        "{\"a\":[1,\"s\"];\"b\":[2,\"s\"]}", "{\"a\":[1,\"s]}", "{a:[1,\"s\"]}"}) {
     EXPECT_FALSE(ForEachJsonNumber(bad, collect).ok()) << bad;
   }
 }

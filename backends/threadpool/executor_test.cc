@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "gmock/gmock.h"
 #include "backends/threadpool/test_gate.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {

@@ -1,8 +1,8 @@
 #include "backends/threadpool/sampling_profiler.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -225,14 +225,13 @@ bool SignalPendingOn(int64_t tid, int signal) {
 }
 
 ThreadBuffer* NewBuffer(const SamplingProfilerOptions& options) {
-  const size_t sample_bytes = static_cast<size_t>(options.max_samples_per_thread) * sizeof(RawSample);
-  const size_t frame_bytes =
-      static_cast<size_t>(options.max_frames_per_thread) * sizeof(uintptr_t);
+  const size_t sample_bytes =
+      static_cast<size_t>(options.max_samples_per_thread) * sizeof(RawSample);
+  const size_t frame_bytes = static_cast<size_t>(options.max_frames_per_thread) * sizeof(uintptr_t);
   const size_t bytes = sample_bytes + frame_bytes;
   // Reserved, not committed: pages are touched (by the handler) only as samples arrive.
-  void* mapping =
-      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-           -1, 0);
+  void* mapping = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (mapping == MAP_FAILED) return nullptr;
   ThreadBuffer* buffer = new ThreadBuffer;
   buffer->mapping = mapping;
@@ -254,9 +253,8 @@ void DeleteBuffer(ThreadBuffer* buffer) {
 absl::Status ValidateOptions(const std::vector<ProfiledThread>& threads,
                              const SamplingProfilerOptions& options) {
   if (options.hz < 1 || options.hz > SamplingProfiler::kMaxHz) {
-    return absl::InvalidArgumentError(absl::StrCat("sampling rate must be in [1, ",
-                                                   SamplingProfiler::kMaxHz, "] Hz, got ",
-                                                   options.hz));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sampling rate must be in [1, ", SamplingProfiler::kMaxHz, "] Hz, got ", options.hz));
   }
   if (options.max_stack_depth < 1 || options.max_stack_depth > SamplingProfiler::kMaxStackDepth) {
     return absl::InvalidArgumentError(absl::StrCat("max_stack_depth must be in [1, ",
@@ -269,9 +267,9 @@ absl::Status ValidateOptions(const std::vector<ProfiledThread>& threads,
   }
   if (options.max_frames_per_thread < SamplingProfiler::kMaxStackDepth ||
       options.max_frames_per_thread > (int64_t{1} << 32)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_frames_per_thread must be in [", SamplingProfiler::kMaxStackDepth,
-                     ", 2^32], got ", options.max_frames_per_thread));
+    return absl::InvalidArgumentError(absl::StrCat("max_frames_per_thread must be in [",
+                                                   SamplingProfiler::kMaxStackDepth,
+                                                   ", 2^32], got ", options.max_frames_per_thread));
   }
   if (threads.empty()) return absl::InvalidArgumentError("no threads to profile");
   if (threads.size() > static_cast<size_t>(SamplingProfiler::kMaxThreads)) {
@@ -281,9 +279,8 @@ absl::Status ValidateOptions(const std::vector<ProfiledThread>& threads,
   }
   for (const ProfiledThread& thread : threads) {
     if (thread.tid <= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("thread id must be positive, got ", thread.tid, " (worker \"",
-                       thread.worker, "\")"));
+      return absl::InvalidArgumentError(absl::StrCat("thread id must be positive, got ", thread.tid,
+                                                     " (worker \"", thread.worker, "\")"));
     }
   }
   return absl::OkStatus();
@@ -318,9 +315,9 @@ absl::StatusOr<std::unique_ptr<SamplingProfiler>> SamplingProfiler::Start(
     for (size_t i = 0; i < profiler->threads_.size(); ++i) {
       ThreadBuffer* buffer = NewBuffer(options);
       if (buffer == nullptr) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "cannot reserve the profiler's buffers (", options.max_samples_per_thread,
-            " samples, ", options.max_frames_per_thread, " frames per thread)"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat("cannot reserve the profiler's buffers (", options.max_samples_per_thread,
+                         " samples, ", options.max_frames_per_thread, " frames per thread)"));
       }
       profiler->buffers_.push_back(buffer);
     }
@@ -557,9 +554,9 @@ class ProfileBuilder {
  private:
   const FrameTable* frames_;
   v1::Profile profile_;
-  absl::flat_hash_map<int, int> local_frame_;                   // shared -> profile frame
-  absl::flat_hash_map<std::pair<int, int>, int> children_;      // (node, frame) -> node
-  std::map<int, int64_t> chunk_samples_;                        // by record index
+  absl::flat_hash_map<int, int> local_frame_;               // shared -> profile frame
+  absl::flat_hash_map<std::pair<int, int>, int> children_;  // (node, frame) -> node
+  std::map<int, int64_t> chunk_samples_;                    // by record index
   int64_t outside_chunks_ = 0;
 };
 
@@ -633,17 +630,16 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
     for (int64_t i = 0; i < buffer.sample_count; ++i) {
       const RawSample& sample = buffer.samples[i];
       stack.clear();
-      const bool truncated =
-          (sample.flags & kTruncated) != 0 ||
-          (entry_count > 0 && sample.frame_count > 0 &&
-           buffer.frames[sample.first_frame + sample.frame_count - 1] != entry);
+      const bool truncated = (sample.flags & kTruncated) != 0 ||
+                             (entry_count > 0 && sample.frame_count > 0 &&
+                              buffer.frames[sample.first_frame + sample.frame_count - 1] != entry);
       if (truncated) stack.push_back(truncated_frame);
       for (int f = sample.frame_count - 1; f >= 0; --f) {
         const uintptr_t address = buffer.frames[sample.first_frame + f];
         stack.push_back(frame_at(f == 0 ? address : address - 1));
       }
-      const int chunk = thread_index >= 0 ? chunk_index.Find(thread_index, sample.time_unix_ns)
-                                          : -1;
+      const int chunk =
+          thread_index >= 0 ? chunk_index.Find(thread_index, sample.time_unix_ns) : -1;
       if (sample.section != nullptr) {
         sections.try_emplace(sample.section, &frames)
             .first->second.Add(stack, sample.weight, chunk);

@@ -93,8 +93,9 @@ class SamplingProfiler {
 
   // Installs the SIGPROF handler and arms one timer per thread. InvalidArgument naming the bad
   // option or thread (hz out of range, no threads, a tid <= 0, too many threads),
-  // FailedPrecondition while another profiler runs, Supported()'s Unimplemented, ResourceExhausted when the buffers cannot be reserved, and the
-  // errno of timer_create/timer_settime naming the tid (e.g. a thread that has exited).
+  // FailedPrecondition while another profiler runs, Supported()'s Unimplemented, ResourceExhausted
+  // when the buffers cannot be reserved, and the errno of timer_create/timer_settime naming the tid
+  // (e.g. a thread that has exited).
   static absl::StatusOr<std::unique_ptr<SamplingProfiler>> Start(
       std::vector<ProfiledThread> threads, const SamplingProfilerOptions& options = {});
 

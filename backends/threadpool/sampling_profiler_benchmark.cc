@@ -39,8 +39,8 @@ void BM_CpuWork(benchmark::State& state) {
     options.hz = hz;
     options.max_samples_per_thread = int64_t{1} << 20;
     options.max_frames_per_thread = int64_t{1} << 24;
-    absl::StatusOr<std::unique_ptr<SamplingProfiler>> started = SamplingProfiler::Start(
-        {{static_cast<int64_t>(syscall(SYS_gettid)), "bench"}}, options);
+    absl::StatusOr<std::unique_ptr<SamplingProfiler>> started =
+        SamplingProfiler::Start({{static_cast<int64_t>(syscall(SYS_gettid)), "bench"}}, options);
     if (!started.ok()) {
       state.SkipWithError(std::string(started.status().message()).c_str());
       return;

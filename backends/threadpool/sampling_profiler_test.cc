@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "aggregation/profile.h"
+#include "aggregation/profile_frames.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
@@ -209,10 +209,9 @@ void ExpectSamplesMatchCpuTime(int64_t samples, int64_t cpu_ns, int hz) {
       << "CPU seconds " << cpu_ns * 1e-9;
 }
 
-#define SKIP_UNLESS_SUPPORTED()                                     \
-  if (absl::Status supported = SamplingProfiler::Supported();      \
-      !supported.ok()) {                                            \
-    GTEST_SKIP() << supported;                                      \
+#define SKIP_UNLESS_SUPPORTED()                                                  \
+  if (absl::Status supported = SamplingProfiler::Supported(); !supported.ok()) { \
+    GTEST_SKIP() << supported;                                                   \
   }
 
 TEST(SamplingProfilerTest, FindsTheHotFunctionDemangledAndSamplesInProportionToCpuTime) {
@@ -289,8 +288,7 @@ TEST(SamplingProfilerTest, AttributesSamplesToSectionsAndChunks) {
   group.Go();
   group.Join();
   (*profiler)->Stop();
-  absl::StatusOr<std::vector<v1::Profile>> profiles =
-      (*profiler)->BuildProfiles(records, "host-b");
+  absl::StatusOr<std::vector<v1::Profile>> profiles = (*profiler)->BuildProfiles(records, "host-b");
   ASSERT_TRUE(profiles.ok()) << profiles.status();
   ASSERT_EQ(profiles->size(), 3u);  // two threads, then the one section
 

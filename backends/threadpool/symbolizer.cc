@@ -114,8 +114,8 @@ absl::StatusOr<std::vector<ElfFunctionSymbol>> ReadElfFunctionSymbols(const std:
   std::memcpy(&header, file->data(), sizeof(header));
   constexpr unsigned char kNativeData =
       __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != kNativeData) {
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != kNativeData) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, " is not a 64-bit ELF file of this machine's byte order"));
   }
@@ -163,8 +163,7 @@ absl::StatusOr<std::vector<uint64_t>> ReadEhFrameFunctionStarts(const std::strin
     return absl::InvalidArgumentError(absl::StrCat(path, " is not an ELF file (too short)"));
   }
   std::memcpy(&header, file->data(), sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64) {
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
     return absl::InvalidArgumentError(absl::StrCat(path, " is not a 64-bit ELF file"));
   }
   if (header.e_phentsize != sizeof(Elf64_Phdr) ||
@@ -174,8 +173,7 @@ absl::StatusOr<std::vector<uint64_t>> ReadEhFrameFunctionStarts(const std::strin
   std::vector<uint64_t> starts;
   for (uint16_t i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
-    std::memcpy(&segment, file->data() + header.e_phoff + i * sizeof(Elf64_Phdr),
-                sizeof(segment));
+    std::memcpy(&segment, file->data() + header.e_phoff + i * sizeof(Elf64_Phdr), sizeof(segment));
     if (segment.p_type != PT_GNU_EH_FRAME) continue;
     // version, eh_frame_ptr encoding, fde_count encoding, table encoding.
     constexpr uint8_t kUdata4 = 0x03, kSdata4 = 0x0b, kPcrel = 0x10, kDatarel = 0x30;
@@ -276,9 +274,8 @@ SymbolizedFrame Symbolizer::Symbolize(uintptr_t pc) {
   auto next = std::upper_bound(starts.begin(), starts.end(), relative);
   if (next != starts.begin()) {
     const size_t slash = symbols.display_path.rfind('/');
-    const std::string object = slash == std::string::npos
-                                   ? symbols.display_path
-                                   : symbols.display_path.substr(slash + 1);
+    const std::string object =
+        slash == std::string::npos ? symbols.display_path : symbols.display_path.substr(slash + 1);
     frame.function = absl::StrFormat("%s+0x%x", object, *(next - 1));
   } else {
     frame.function = "??";

@@ -55,7 +55,7 @@ struct SymbolizedFrame {
   // (ReadEhFrameFunctionStarts: the address objdump and addr2line use), or "??" when even
   // that is unknown; "0x<hex>" when the address is in no loaded object.
   std::string function;
-  std::string object;    // path of the executable or shared library; "" when unknown
+  std::string object;  // path of the executable or shared library; "" when unknown
 };
 
 class Symbolizer {

@@ -29,16 +29,14 @@ __attribute__((noinline)) int StaticFunctionForSymbolizerTest(int x) {
 uintptr_t AddressOf(int (*function)(int)) { return reinterpret_cast<uintptr_t>(function); }
 
 TEST(SymbolizerTest, ReadsStaticFunctionsFromTheExecutablesSymbolTable) {
-  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols =
-      ReadElfFunctionSymbols("/proc/self/exe");
+  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols = ReadElfFunctionSymbols("/proc/self/exe");
   ASSERT_TRUE(symbols.ok()) << symbols.status();
   bool found = false;
   for (size_t i = 0; i < symbols->size(); ++i) {
     if (i > 0) {
       EXPECT_LT((*symbols)[i - 1].address, (*symbols)[i].address);
     }
-    if (Demangle((*symbols)[i].name).find("StaticFunctionForSymbolizerTest") !=
-        std::string::npos) {
+    if (Demangle((*symbols)[i].name).find("StaticFunctionForSymbolizerTest") != std::string::npos) {
       found = true;
     }
   }
@@ -46,8 +44,7 @@ TEST(SymbolizerTest, ReadsStaticFunctionsFromTheExecutablesSymbolTable) {
 }
 
 TEST(SymbolizerTest, UnwindTablesListEveryFunctionStart) {
-  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols =
-      ReadElfFunctionSymbols("/proc/self/exe");
+  absl::StatusOr<std::vector<ElfFunctionSymbol>> symbols = ReadElfFunctionSymbols("/proc/self/exe");
   absl::StatusOr<std::vector<uint64_t>> starts = ReadEhFrameFunctionStarts("/proc/self/exe");
   ASSERT_TRUE(symbols.ok());
   ASSERT_TRUE(starts.ok()) << starts.status();
@@ -106,7 +103,8 @@ TEST(SymbolizerTest, SymbolizesAStaticFunctionDemangledWithItsObject) {
   EXPECT_EQ(StaticFunctionForSymbolizerTest(2), 7);
   Symbolizer symbolizer;
   // An address inside the function, as a sampled pc would be.
-  const SymbolizedFrame frame = symbolizer.Symbolize(AddressOf(&StaticFunctionForSymbolizerTest) + 1);
+  const SymbolizedFrame frame =
+      symbolizer.Symbolize(AddressOf(&StaticFunctionForSymbolizerTest) + 1);
   EXPECT_EQ(frame.function,
             "roastcoffea::threadpool_internal::(anonymous namespace)::"
             "StaticFunctionForSymbolizerTest(int)");
@@ -135,7 +133,8 @@ TEST(SymbolizerTest, UnknownAddressesBecomeHexWithoutObject) {
 TEST(SymbolizerTest, RejectsMissingAndNonElfFiles) {
   EXPECT_EQ(ReadElfFunctionSymbols("/nonexistent/roastcoffea").status().code(),
             absl::StatusCode::kNotFound);
-  absl::StatusOr<std::vector<ElfFunctionSymbol>> not_elf = ReadElfFunctionSymbols("/proc/self/status");
+  absl::StatusOr<std::vector<ElfFunctionSymbol>> not_elf =
+      ReadElfFunctionSymbols("/proc/self/status");
   // /proc files report size 0: refused before parsing; a real text file is refused as non-ELF.
   EXPECT_EQ(not_elf.status().code(), absl::StatusCode::kInvalidArgument);
   const std::string path = ::testing::TempDir() + "/not_elf.txt";

@@ -67,9 +67,8 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
   }
   if (options_.profile) {
     if (options_.profile_hz < 1 || options_.profile_hz > SamplingProfiler::kMaxHz) {
-      return absl::InvalidArgumentError(absl::StrCat("profile_hz must be in [1, ",
-                                                     SamplingProfiler::kMaxHz, "], got ",
-                                                     options_.profile_hz));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile_hz must be in [1, ", SamplingProfiler::kMaxHz, "], got ", options_.profile_hz));
     }
     std::vector<ProfiledThread> threads;
     for (const WorkerThreadSnapshot& worker : executor_->Snapshot().workers) {

@@ -115,8 +115,7 @@ int main(int argc, char** argv) {
   (void)argv;
   std::mt19937_64 rng(0x5eed);
   for (int i = 0; i < kMutations; ++i) Run(Mutate(corpus, rng));
-  std::printf("fuzz_main: replayed %zu corpus files and %d mutations\n", corpus.size(),
-              kMutations);
+  std::printf("fuzz_main: replayed %zu corpus files and %d mutations\n", corpus.size(), kMutations);
   return 0;
 #endif
 }

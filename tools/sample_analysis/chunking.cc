@@ -6,18 +6,17 @@
 namespace roastcoffea {
 namespace sample_analysis {
 
-absl::StatusOr<std::vector<WorkItem>> MakeChunks(const SampleDataset& dataset,
-                                                 int64_t chunk_size) {
+absl::StatusOr<std::vector<WorkItem>> MakeChunks(const SampleDataset& dataset, int64_t chunk_size) {
   if (chunk_size <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("chunk_size must be > 0, got ", chunk_size));
+    return absl::InvalidArgumentError(absl::StrCat("chunk_size must be > 0, got ", chunk_size));
   }
   std::vector<WorkItem> chunks;
   for (const DatasetFiles& files : dataset.datasets) {
     for (const SampleFile& file : files.files) {
       if (file.entries < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "file ", file.path, " of dataset ", files.name, " has negative entries ", file.entries));
+        return absl::InvalidArgumentError(absl::StrCat("file ", file.path, " of dataset ",
+                                                       files.name, " has negative entries ",
+                                                       file.entries));
       }
       if (file.entries == 0) continue;
       // Equal-sized chunks avoid a tiny straggler at the end of each file.

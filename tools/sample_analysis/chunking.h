@@ -21,8 +21,8 @@ struct WorkItem {
 
   int64_t entries() const { return entry_stop - entry_start; }
   friend bool operator==(const WorkItem& a, const WorkItem& b) {
-    return a.dataset == b.dataset && a.file == b.file &&
-           a.entry_start == b.entry_start && a.entry_stop == b.entry_stop;
+    return a.dataset == b.dataset && a.file == b.file && a.entry_start == b.entry_start &&
+           a.entry_stop == b.entry_stop;
   }
 };
 
@@ -30,8 +30,7 @@ struct WorkItem {
 // most one entry, none exceeds chunk_size), in dataset, file, entry order. Every entry of every
 // file lands in exactly one chunk; empty files give no chunks. InvalidArgument when
 // chunk_size <= 0 or a file has a negative entry count. Cost: O(number of chunks).
-absl::StatusOr<std::vector<WorkItem>> MakeChunks(const SampleDataset& dataset,
-                                                 int64_t chunk_size);
+absl::StatusOr<std::vector<WorkItem>> MakeChunks(const SampleDataset& dataset, int64_t chunk_size);
 
 }  // namespace sample_analysis
 }  // namespace roastcoffea

@@ -19,10 +19,11 @@ SampleDataset TwoDatasets() {
   SampleDataset dataset;
   dataset.directory = "/cache/x";
   dataset.datasets = {
-      DatasetFiles{"qcd", {SampleFile{"/cache/x/qcd_0.rcol", 1000},
-                           SampleFile{"/cache/x/qcd_1.rcol", 7}}},
-      DatasetFiles{"signal", {SampleFile{"/cache/x/signal_0.rcol", 0},
-                              SampleFile{"/cache/x/signal_1.rcol", 1001}}},
+      DatasetFiles{"qcd",
+                   {SampleFile{"/cache/x/qcd_0.rcol", 1000}, SampleFile{"/cache/x/qcd_1.rcol", 7}}},
+      DatasetFiles{
+          "signal",
+          {SampleFile{"/cache/x/signal_0.rcol", 0}, SampleFile{"/cache/x/signal_1.rcol", 1001}}},
   };
   return dataset;
 }

@@ -189,8 +189,8 @@ absl::Status Writer::CheckNewName(absl::string_view name) const {
   return absl::OkStatus();
 }
 
-absl::Status Writer::AddRaw(absl::string_view name, ColumnType type, const void* data,
-                            size_t bytes, size_t count) {
+absl::Status Writer::AddRaw(absl::string_view name, ColumnType type, const void* data, size_t bytes,
+                            size_t count) {
   if (absl::Status s = CheckNewName(name); !s.ok()) return s;
   if (static_cast<int64_t>(count) != entries_) {
     return absl::InvalidArgumentError(absl::StrCat("column ", name, " has ", count,
@@ -206,8 +206,8 @@ absl::Status Writer::AddRaw(absl::string_view name, ColumnType type, const void*
 }
 
 absl::Status Writer::AddJaggedRaw(absl::string_view name, ColumnType type,
-                                  absl::Span<const int64_t> counts, const void* data,
-                                  size_t bytes, size_t count) {
+                                  absl::Span<const int64_t> counts, const void* data, size_t bytes,
+                                  size_t count) {
   if (absl::Status s = CheckNewName(name); !s.ok()) return s;
   if (static_cast<int64_t>(counts.size()) != entries_) {
     return absl::InvalidArgumentError(absl::StrCat("jagged column ", name, " has ", counts.size(),
@@ -256,11 +256,9 @@ template absl::Status Writer::AddColumn<int64_t>(absl::string_view, absl::Span<c
 template absl::Status Writer::AddColumn<uint64_t>(absl::string_view, absl::Span<const uint64_t>);
 template absl::Status Writer::AddJaggedColumn<float>(absl::string_view, absl::Span<const int64_t>,
                                                      absl::Span<const float>);
-template absl::Status Writer::AddJaggedColumn<int32_t>(absl::string_view,
-                                                       absl::Span<const int64_t>,
+template absl::Status Writer::AddJaggedColumn<int32_t>(absl::string_view, absl::Span<const int64_t>,
                                                        absl::Span<const int32_t>);
-template absl::Status Writer::AddJaggedColumn<int64_t>(absl::string_view,
-                                                       absl::Span<const int64_t>,
+template absl::Status Writer::AddJaggedColumn<int64_t>(absl::string_view, absl::Span<const int64_t>,
                                                        absl::Span<const int64_t>);
 template absl::Status Writer::AddJaggedColumn<uint64_t>(absl::string_view,
                                                         absl::Span<const int64_t>,
@@ -381,8 +379,8 @@ absl::StatusOr<std::unique_ptr<Reader>> Reader::Open(const std::string& path) {
   std::unique_ptr<Reader> reader(new Reader(path, fd));
   struct stat st;
   if (::fstat(fd, &st) != 0) {
-    return absl::UnavailableError(absl::StrCat("stat of columnar file ", path, ": ",
-                                               ErrnoText(errno)));
+    return absl::UnavailableError(
+        absl::StrCat("stat of columnar file ", path, ": ", ErrnoText(errno)));
   }
   if (!S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(
@@ -418,8 +416,8 @@ absl::Status Reader::LoadFooter() {
     return absl::DataLossError(absl::StrCat("columnar file ", path_, " is corrupt: ", what));
   };
   if (file_size_ < static_cast<int64_t>(kHeaderSize + kTrailerSize)) {
-    return absl::DataLossError(absl::StrCat("columnar file ", path_, " is truncated: ",
-                                            file_size_, " bytes, smaller than header + trailer"));
+    return absl::DataLossError(absl::StrCat("columnar file ", path_, " is truncated: ", file_size_,
+                                            " bytes, smaller than header + trailer"));
   }
   uint8_t header[kHeaderSize];
   if (absl::Status s = PreadExactly(0, kHeaderSize, header, "header"); !s.ok()) return s;
@@ -454,8 +452,7 @@ absl::Status Reader::LoadFooter() {
                                 " does not fit a file of ", file_size_, " bytes"));
   }
   std::vector<uint8_t> footer(footer_size);
-  if (absl::Status s = PreadExactly(footer_offset, footer_size, footer.data(), "footer");
-      !s.ok()) {
+  if (absl::Status s = PreadExactly(footer_offset, footer_size, footer.data(), "footer"); !s.ok()) {
     return s;
   }
   stats_.metadata_bytes_read += static_cast<int64_t>(footer_size);
@@ -513,10 +510,10 @@ absl::Status Reader::LoadFooter() {
       if (!GetBlob(&c, &basket.values)) {
         return corrupt(absl::StrCat("column table truncated in column ", column.name));
       }
-      const bool sizes_ok =
-          column.jagged ? basket.offsets.uncompressed_size == (n + 1) * 8 &&
-                              basket.values.uncompressed_size % elem == 0 && blob_ok(basket.offsets)
-                        : basket.values.uncompressed_size == n * elem;
+      const bool sizes_ok = column.jagged ? basket.offsets.uncompressed_size == (n + 1) * 8 &&
+                                                basket.values.uncompressed_size % elem == 0 &&
+                                                blob_ok(basket.offsets)
+                                          : basket.values.uncompressed_size == n * elem;
       if (!sizes_ok || !blob_ok(basket.values)) {
         return corrupt(absl::StrCat("column ", column.name, " basket ", b,
                                     " has an inconsistent location or size"));
@@ -536,23 +533,22 @@ const ColumnInfo* Reader::FindColumn(absl::string_view name) const {
 }
 
 absl::StatusOr<const ColumnInfo*> Reader::Lookup(absl::string_view name, ColumnType type,
-                                                 bool jagged, int64_t start,
-                                                 int64_t stop) const {
+                                                 bool jagged, int64_t start, int64_t stop) const {
   const ColumnInfo* column = FindColumn(name);
   if (column == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("columnar file ", path_, " has no column '", name, "'"));
   }
   if (column->type != type || column->jagged != jagged) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "columnar file ", path_, ": column ", name, " is ", column->jagged ? "jagged " : "flat ",
-        ColumnTypeName(column->type), ", read as ", jagged ? "jagged " : "flat ",
-        ColumnTypeName(type)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("columnar file ", path_, ": column ", name, " is ",
+                     column->jagged ? "jagged " : "flat ", ColumnTypeName(column->type),
+                     ", read as ", jagged ? "jagged " : "flat ", ColumnTypeName(type)));
   }
   if (start < 0 || stop < start || stop > entries_) {
     return absl::OutOfRangeError(absl::StrCat("columnar file ", path_, ": entry range [", start,
-                                              ", ", stop, ") of column ", name,
-                                              " is outside [0, ", entries_, ")"));
+                                              ", ", stop, ") of column ", name, " is outside [0, ",
+                                              entries_, ")"));
   }
   return column;
 }
@@ -574,8 +570,7 @@ absl::Status Reader::ReadBlob(const ColumnInfo& column, int64_t basket, const Bl
                                               out->size(), scratch_.data(), scratch_.size());
   if (ZSTD_isError(produced)) {
     return absl::DataLossError(absl::StrCat("columnar file ", path_, ": ", what,
-                                            " does not decompress: ",
-                                            ZSTD_getErrorName(produced)));
+                                            " does not decompress: ", ZSTD_getErrorName(produced)));
   }
   if (produced != blob.uncompressed_size) {
     return absl::DataLossError(absl::StrCat("columnar file ", path_, ": ", what,
@@ -583,8 +578,7 @@ absl::Status Reader::ReadBlob(const ColumnInfo& column, int64_t basket, const Bl
                                             blob.uncompressed_size));
   }
   if (Crc32(out->data(), out->size()) != blob.crc32) {
-    return absl::DataLossError(
-        absl::StrCat("columnar file ", path_, ": CRC mismatch in ", what));
+    return absl::DataLossError(absl::StrCat("columnar file ", path_, ": CRC mismatch in ", what));
   }
   stats_.uncompressed_bytes_read += static_cast<int64_t>(produced);
   stats_.decompress_time += absl::Now() - decompress_start;
@@ -608,7 +602,8 @@ absl::Status Reader::Read(absl::string_view name, int64_t start, int64_t stop,
     const int64_t to = std::min(stop, basket.entry_stop) - basket.entry_start;
     const size_t old_size = out->size();
     out->resize(old_size + (to - from));
-    if (to > from) std::memcpy(out->data() + old_size, raw.data() + from * sizeof(T), (to - from) * sizeof(T));
+    if (to > from)
+      std::memcpy(out->data() + old_size, raw.data() + from * sizeof(T), (to - from) * sizeof(T));
   }
   return absl::OkStatus();
 }
@@ -653,14 +648,14 @@ absl::Status Reader::ReadJagged(absl::string_view name, int64_t start, int64_t s
     }
     const size_t old_size = out->content.size();
     out->content.resize(old_size + (content_to - content_from));
-    if (content_to > content_from) std::memcpy(out->content.data() + old_size, raw_content.data() + content_from * sizeof(T),
-                (content_to - content_from) * sizeof(T));
+    if (content_to > content_from)
+      std::memcpy(out->content.data() + old_size, raw_content.data() + content_from * sizeof(T),
+                  (content_to - content_from) * sizeof(T));
   }
   return absl::OkStatus();
 }
 
-template absl::Status Reader::Read<float>(absl::string_view, int64_t, int64_t,
-                                          std::vector<float>*);
+template absl::Status Reader::Read<float>(absl::string_view, int64_t, int64_t, std::vector<float>*);
 template absl::Status Reader::Read<int32_t>(absl::string_view, int64_t, int64_t,
                                             std::vector<int32_t>*);
 template absl::Status Reader::Read<int64_t>(absl::string_view, int64_t, int64_t,

@@ -110,7 +110,7 @@ class Writer {
     std::string name;
     ColumnType type;
     bool jagged = false;
-    std::vector<uint8_t> values;     // flat: raw values; jagged: raw content
+    std::vector<uint8_t> values;       // flat: raw values; jagged: raw content
     std::vector<int64_t> end_offsets;  // jagged only: end offset (into content) of each entry
   };
   absl::Status CheckNewName(absl::string_view name) const;

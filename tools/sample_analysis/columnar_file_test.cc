@@ -106,8 +106,8 @@ std::vector<std::vector<T>> Unflatten(const Jagged<T>& jagged) {
 }
 
 template <typename T>
-void ExpectFlat(Reader& reader, const std::string& name, const std::vector<T>& all,
-                int64_t start, int64_t stop) {
+void ExpectFlat(Reader& reader, const std::string& name, const std::vector<T>& all, int64_t start,
+                int64_t stop) {
   std::vector<T> values = {T{42}};  // Read must replace, not append.
   const absl::Status status = reader.Read<T>(name, start, stop, &values);
   ASSERT_TRUE(status.ok()) << status;
@@ -362,8 +362,8 @@ TEST(ColumnarFileTest, TruncatedFilesAreDataLoss) {
   const std::string path = WriteAllTypes("truncate_source");
   const std::vector<uint8_t> bytes = ReadBytes(path);
   const std::string truncated = TestPath("truncated");
-  for (size_t keep : {size_t{0}, size_t{5}, size_t{12}, size_t{40}, bytes.size() / 2,
-                      bytes.size() - 1}) {
+  for (size_t keep :
+       {size_t{0}, size_t{5}, size_t{12}, size_t{40}, bytes.size() / 2, bytes.size() - 1}) {
     WriteBytes(truncated, std::vector<uint8_t>(bytes.begin(), bytes.begin() + keep));
     absl::StatusOr<std::unique_ptr<Reader>> reader = Reader::Open(truncated);
     EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss) << keep;

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
-#include <cstring>
 #include <string>
 #include <utility>
 
@@ -85,8 +85,8 @@ absl::Status ReadJets(Reader& reader, const WorkItem& item, DatasetCounts* count
   }
   for (const Jagged<float>* other : {&jets->eta, &jets->phi, &jets->mass}) {
     if (other->offsets != jets->pt.offsets) {
-      return absl::DataLossError(absl::StrCat("columnar file ", item.file,
-                                              ": jet columns disagree on jets per event"));
+      return absl::DataLossError(
+          absl::StrCat("columnar file ", item.file, ": jet columns disagree on jets per event"));
     }
   }
   return absl::OkStatus();
@@ -239,19 +239,19 @@ std::string SummarizeDijetOutput(const DijetOutput& output) {
       "Dijet analysis: %d events processed, %d selected (%.1f%%: >= 2 jets above the pT cut)\n",
       output.events_processed, output.events_selected,
       Percent(output.events_selected, output.events_processed));
-  absl::StrAppend(&text, absl::StrFormat("  %-24s %7s %11s %11s %9s %14s %16s\n", "dataset",
-                                         "chunks", "events", "selected", "selected%",
-                                         "read MB (zstd)", "m_jj peak (GeV)"));
+  absl::StrAppend(
+      &text, absl::StrFormat("  %-24s %7s %11s %11s %9s %14s %16s\n", "dataset", "chunks", "events",
+                             "selected", "selected%", "read MB (zstd)", "m_jj peak (GeV)"));
   for (const auto& [name, counts] : output.datasets) {
     const auto histogram = output.mjj_by_dataset.find(name);
     absl::StrAppend(
-        &text, absl::StrFormat("  %-24s %7d %11d %11d %8.1f%% %14.2f %16s\n", name, counts.chunks,
-                               counts.events_processed, counts.events_selected,
-                               Percent(counts.events_selected, counts.events_processed),
-                               static_cast<double>(counts.compressed_bytes_read) / 1e6,
-                               histogram == output.mjj_by_dataset.end()
-                                   ? std::string("-")
-                                   : PeakText(histogram->second)));
+        &text,
+        absl::StrFormat("  %-24s %7d %11d %11d %8.1f%% %14.2f %16s\n", name, counts.chunks,
+                        counts.events_processed, counts.events_selected,
+                        Percent(counts.events_selected, counts.events_processed),
+                        static_cast<double>(counts.compressed_bytes_read) / 1e6,
+                        histogram == output.mjj_by_dataset.end() ? std::string("-")
+                                                                 : PeakText(histogram->second)));
   }
   const Histogram& mjj = output.mjj;
   if (mjj.empty_binning()) return text;
@@ -272,8 +272,8 @@ std::string SummarizeDijetOutput(const DijetOutput& output) {
                                            mjj.BinLowEdge(end_bin), kBarWidth,
                                            std::string(bar, '#'), rows[row]));
   }
-  absl::StrAppend(&text, absl::StrFormat("  underflow %d, overflow (>= %.0f) %d\n",
-                                         mjj.underflow(), mjj.high(), mjj.overflow()));
+  absl::StrAppend(&text, absl::StrFormat("  underflow %d, overflow (>= %.0f) %d\n", mjj.underflow(),
+                                         mjj.high(), mjj.overflow()));
   return text;
 }
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -112,8 +112,8 @@ TEST(DijetProcessorTest, SelectionMatchesAnIndependentComputation) {
   const GeneratedEvents events = GenerateEvents(Qcd(), 5, 0, kEvents);
   const std::string path = WriteFile("selection", events);
   const DijetProcessor processor;
-  for (auto [start, stop] : {std::pair<int64_t, int64_t>{0, kEvents}, {123, 2345}, {699, 701},
-                             {kEvents - 1, kEvents}}) {
+  for (auto [start, stop] :
+       {std::pair<int64_t, int64_t>{0, kEvents}, {123, 2345}, {699, 701}, {kEvents - 1, kEvents}}) {
     absl::StatusOr<DijetOutput> output = processor.Process(WorkItem{"qcd", path, start, stop});
     ASSERT_TRUE(output.ok()) << output.status();
     const Expected expected = Analyse(events, start, stop);
@@ -146,7 +146,8 @@ TEST(DijetProcessorTest, SignalMassPeaksNearTheResonance) {
       DijetProcessor().Process(WorkItem{"signal", path, 0, kEvents});
   ASSERT_TRUE(output.ok()) << output.status();
   const std::vector<int64_t>& counts = output->mjj.counts();
-  const int peak = static_cast<int>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+  const int peak =
+      static_cast<int>(std::max_element(counts.begin(), counts.end()) - counts.begin());
   EXPECT_GE(output->mjj.BinLowEdge(peak), 1400);
   EXPECT_LE(output->mjj.BinLowEdge(peak), 1550);
   EXPECT_GT(output->events_selected, kEvents * 8 / 10);
@@ -158,9 +159,9 @@ TEST(DijetProcessorTest, MergingChunksEqualsProcessingTheWholeFile) {
   const std::string signal_path = WriteFile("merge_signal", GenerateEvents(Signal(), 6, 0, 500));
   const DijetProcessor processor;
   DijetOutput merged;
-  for (const WorkItem& item : {WorkItem{"qcd", qcd_path, 0, 1000},
-                               WorkItem{"qcd", qcd_path, 1000, kEvents},
-                               WorkItem{"signal", signal_path, 0, 500}}) {
+  for (const WorkItem& item :
+       {WorkItem{"qcd", qcd_path, 0, 1000}, WorkItem{"qcd", qcd_path, 1000, kEvents},
+        WorkItem{"signal", signal_path, 0, 500}}) {
     merged += processor(item);
   }
   const DijetOutput whole = processor(WorkItem{"qcd", qcd_path, 0, kEvents});
@@ -214,8 +215,9 @@ TEST(DijetProcessorTest, ReportsBytesAndSectionsToTheInstrumentation) {
   const DijetProcessor processor;
   DijetOutput output;
   const ChunkMetadata metadata{"qcd", path, "uuid-1", 100, 2100, 2000};
-  const v1::ChunkRecord record =
-      TrackChunk(metadata, [&] { output = processor(WorkItem{"qcd", path, 100, 2100}); });
+  const v1::ChunkRecord record = TrackChunk(metadata, [&] {
+    output = processor(WorkItem{"qcd", path, 100, 2100});
+  });
   ASSERT_EQ(record.status(), v1::CHUNK_STATUS_OK) << record.error_text();
   EXPECT_EQ(record.compressed_bytes_read(), output.datasets.at("qcd").compressed_bytes_read);
   EXPECT_EQ(record.uncompressed_bytes_read(), output.datasets.at("qcd").uncompressed_bytes_read);
@@ -338,7 +340,8 @@ TEST(DijetProcessorTest, RejectsBadOptions) {
   const std::string path = WriteFile("options", GenerateEvents(Qcd(), 5, 0, 10));
   DijetProcessorOptions options;
   options.mjj_bins = 0;
-  absl::StatusOr<DijetOutput> output = DijetProcessor(options).Process(WorkItem{"qcd", path, 0, 10});
+  absl::StatusOr<DijetOutput> output =
+      DijetProcessor(options).Process(WorkItem{"qcd", path, 0, 10});
   EXPECT_EQ(output.status().code(), absl::StatusCode::kInvalidArgument);
   options = DijetProcessorOptions();
   options.jet_pt_min_gev = std::nan("");

@@ -12,15 +12,16 @@ namespace sample_analysis {
 
 absl::StatusOr<Histogram> Histogram::Create(int bins, double low, double high) {
   if (bins <= 0 || !std::isfinite(low) || !std::isfinite(high) || !(low < high)) {
-    return absl::InvalidArgumentError(absl::StrCat("histogram needs bins > 0 and finite low < high, got ",
-                                                   bins, " bins over [", low, ", ", high, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("histogram needs bins > 0 and finite low < high, got ", bins, " bins over [",
+                     low, ", ", high, ")"));
   }
   return Histogram(bins, low, high);
 }
 
 absl::StatusOr<Histogram> Histogram::FromCounts(double low, double high,
-                                               std::vector<int64_t> counts, int64_t underflow,
-                                               int64_t overflow) {
+                                                std::vector<int64_t> counts, int64_t underflow,
+                                                int64_t overflow) {
   if (counts.empty() && underflow == 0 && overflow == 0) return Histogram();
   absl::StatusOr<Histogram> histogram = Create(static_cast<int>(counts.size()), low, high);
   if (!histogram.ok()) return histogram.status();

@@ -178,8 +178,8 @@ void ResonanceJets(const DatasetSpec& spec, Random& rng, std::vector<Jet>* jets)
 bool IsFileNameSafe(absl::string_view name) {
   if (name.empty() || name == "." || name == "..") return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -226,9 +226,9 @@ absl::Status CheckExisting(const SampleDataset& dataset) {
         return absl::DataLossError(absl::StrCat(file.path, " has ", (*reader)->entries(),
                                                 " entries, expected ", file.entries));
       }
-      for (const char* column : {kRunColumn, kLuminosityBlockColumn, kEventColumn, kMetPtColumn,
-                                 kMetPhiColumn, kJetPtColumn, kJetEtaColumn, kJetPhiColumn,
-                                 kJetMassColumn}) {
+      for (const char* column :
+           {kRunColumn, kLuminosityBlockColumn, kEventColumn, kMetPtColumn, kMetPhiColumn,
+            kJetPtColumn, kJetEtaColumn, kJetPhiColumn, kJetMassColumn}) {
         if ((*reader)->FindColumn(column) == nullptr) {
           return absl::DataLossError(absl::StrCat(file.path, " lacks column ", column));
         }
@@ -240,10 +240,10 @@ absl::Status CheckExisting(const SampleDataset& dataset) {
 
 std::string UniqueSuffix() {
   static std::atomic<uint64_t> counter{0};
-  Random rng(Mix(static_cast<uint64_t>(::getpid()),
-                 static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&counter)) ^
-                     counter.fetch_add(1) ^
-                     static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())));
+  Random rng(
+      Mix(static_cast<uint64_t>(::getpid()),
+          static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&counter)) ^ counter.fetch_add(1) ^
+              static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count())));
   return absl::StrFormat("%d-%016x", ::getpid(), rng.Next());
 }
 
@@ -298,9 +298,9 @@ absl::Status ValidateSpec(const SampleDatasetSpec& spec) {
   for (size_t i = 0; i < spec.datasets.size(); ++i) {
     const DatasetSpec& d = spec.datasets[i];
     if (!IsFileNameSafe(d.name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sample dataset: dataset name '", d.name,
-          "' must be non-empty and use only letters, digits, '_', '-', '.'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sample dataset: dataset name '", d.name,
+                       "' must be non-empty and use only letters, digits, '_', '-', '.'"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (spec.datasets[j].name == d.name) {
@@ -311,22 +311,23 @@ absl::Status ValidateSpec(const SampleDatasetSpec& spec) {
     switch (d.kind) {
       case ProcessKind::kQcd:
         if (!(d.hard_scale_min_gev >= kMinJetPt && d.hard_scale_min_gev <= 3000)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("sample dataset '", d.name, "': hard_scale_min_gev must be in [15, 3000], got ",
-                           d.hard_scale_min_gev));
+          return absl::InvalidArgumentError(absl::StrCat(
+              "sample dataset '", d.name, "': hard_scale_min_gev must be in [15, 3000], got ",
+              d.hard_scale_min_gev));
         }
         break;
       case ProcessKind::kResonance:
         if (!(d.resonance_mass_gev >= 50 && d.resonance_mass_gev <= 10000) ||
             !(d.resonance_width_gev >= 0 && d.resonance_width_gev <= d.resonance_mass_gev)) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "sample dataset '", d.name, "': resonance mass must be in [50, 10000] GeV and width in [0, mass], got mass ",
+              "sample dataset '", d.name,
+              "': resonance mass must be in [50, 10000] GeV and width in [0, mass], got mass ",
               d.resonance_mass_gev, " width ", d.resonance_width_gev));
         }
         break;
       default:
-        return absl::InvalidArgumentError(absl::StrCat("sample dataset '", d.name,
-                                                       "': unknown kind ", static_cast<int>(d.kind)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("sample dataset '", d.name, "': unknown kind ", static_cast<int>(d.kind)));
     }
   }
   return absl::OkStatus();
@@ -427,10 +428,9 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
       dataset.bytes = FilesBytes(dataset);
       return dataset;
     }
-    return absl::DataLossError(absl::StrCat("sample dataset in ", final_dir,
-                                            " is damaged: ", existing.message(),
-                                            "; to regenerate it, delete it (rm -r ", final_dir,
-                                            ") and run again"));
+    return absl::DataLossError(
+        absl::StrCat("sample dataset in ", final_dir, " is damaged: ", existing.message(),
+                     "; to regenerate it, delete it (rm -r ", final_dir, ") and run again"));
   }
 
   fs::create_directories(root, error);
@@ -451,13 +451,12 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
     for (int i = 0; i < spec.files_per_dataset; ++i) {
       if (options.cancelled && options.cancelled()) {
         RemoveQuietly(tmp_dir);
-        return absl::CancelledError(absl::StrCat(
-            "generation of the sample dataset in ", final_dir, " stopped after ",
-            progress.files_done, " of ", progress.files_total, " files; nothing was kept"));
+        return absl::CancelledError(absl::StrCat("generation of the sample dataset in ", final_dir,
+                                                 " stopped after ", progress.files_done, " of ",
+                                                 progress.files_total, " files; nothing was kept"));
       }
-      const GeneratedEvents events =
-          GenerateEvents(d, FileSeed(spec, d, i), int64_t{i} * spec.events_per_file,
-                         spec.events_per_file);
+      const GeneratedEvents events = GenerateEvents(
+          d, FileSeed(spec, d, i), int64_t{i} * spec.events_per_file, spec.events_per_file);
       const std::string path = FilePath(tmp_dir, d, i);
       if (absl::Status s = WriteEventsFile(events, path, spec.basket_entries); !s.ok()) {
         RemoveQuietly(tmp_dir);
@@ -479,8 +478,8 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
       dataset.bytes = FilesBytes(dataset);
       return dataset;
     }
-    return absl::InternalError(absl::StrCat("renaming ", tmp_dir, " to ", final_dir, ": ",
-                                            std::strerror(err)));
+    return absl::InternalError(
+        absl::StrCat("renaming ", tmp_dir, " to ", final_dir, ": ", std::strerror(err)));
   }
   dataset.generated = true;
   dataset.bytes = progress.bytes_written;

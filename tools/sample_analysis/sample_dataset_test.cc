@@ -73,8 +73,8 @@ double LeadingPairMass(const GeneratedEvents& e, int64_t first_jet) {
     sum[2] += py;
     sum[3] += pz;
   }
-  return std::sqrt(std::max(0.0, sum[0] * sum[0] - sum[1] * sum[1] - sum[2] * sum[2] -
-                                     sum[3] * sum[3]));
+  return std::sqrt(
+      std::max(0.0, sum[0] * sum[0] - sum[1] * sum[1] - sum[2] * sum[2] - sum[3] * sum[3]));
 }
 
 TEST(SampleDatasetTest, GenerationIsDeterministic) {
@@ -134,13 +134,13 @@ TEST(SampleDatasetTest, QcdDistributionsArePlausible) {
   const double median = Median(leading_pt);
   EXPECT_GT(median, 150);
   EXPECT_LT(median, 250);
-  const auto above = std::count_if(leading_pt.begin(), leading_pt.end(),
-                                   [](double pt) { return pt > 600; });
+  const auto above =
+      std::count_if(leading_pt.begin(), leading_pt.end(), [](double pt) { return pt > 600; });
   EXPECT_LT(above, kEvents / 50);
   EXPECT_GT(above, 0);
   // Central-ish: most jets within |eta| < 2.5.
-  const auto central =
-      std::count_if(e.jet_eta.begin(), e.jet_eta.end(), [](float eta) { return std::abs(eta) < 2.5; });
+  const auto central = std::count_if(e.jet_eta.begin(), e.jet_eta.end(),
+                                     [](float eta) { return std::abs(eta) < 2.5; });
   EXPECT_GT(central, static_cast<int64_t>(e.jet_eta.size()) * 6 / 10);
 }
 
@@ -155,8 +155,8 @@ TEST(SampleDatasetTest, SignalPeaksNearTheResonanceMass) {
   }
   ASSERT_GT(masses.size(), static_cast<size_t>(kEvents * 8 / 10));
   EXPECT_NEAR(Median(masses), 1500, 75);
-  const auto in_window = std::count_if(masses.begin(), masses.end(),
-                                       [](double m) { return m > 1300 && m < 1700; });
+  const auto in_window =
+      std::count_if(masses.begin(), masses.end(), [](double m) { return m > 1300 && m < 1700; });
   EXPECT_GT(in_window, static_cast<int64_t>(masses.size()) * 6 / 10);
 
   // QCD's leading pair has no such peak: mostly well below.
@@ -230,8 +230,7 @@ TEST(SampleDatasetTest, GenerationReportsProgressAndSize) {
   EXPECT_EQ(dataset->bytes, on_disk);
   // Reused: the same size, no progress.
   seen.clear();
-  absl::StatusOr<SampleDataset> again =
-      EnsureSampleDataset(spec, TempDir() + "/progress", options);
+  absl::StatusOr<SampleDataset> again = EnsureSampleDataset(spec, TempDir() + "/progress", options);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(again->generated);
   EXPECT_EQ(again->bytes, on_disk);

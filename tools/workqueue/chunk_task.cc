@@ -30,8 +30,8 @@ ChunkTaskOutput RunChunkTask(const std::vector<TaskChunk>& chunks) {
     auto tracked = TrackChunks(
         [&processor, &input](const ChunkMetadata& metadata) {
           // Reads the sandbox's copy; the record names the manager's path (metadata.file).
-          return processor(sample_analysis::WorkItem{metadata.dataset, input,
-                                                     metadata.entry_start, metadata.entry_stop});
+          return processor(sample_analysis::WorkItem{metadata.dataset, input, metadata.entry_start,
+                                                     metadata.entry_stop});
         },
         options);
     total += tracked(ChunkTaskMetadata(chunk));

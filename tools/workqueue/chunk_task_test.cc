@@ -31,8 +31,8 @@ TEST(ChunkTaskTest, SameOutputAsTheProcessorAndOneRecordPerChunk) {
   sample_analysis::DijetOutput expected;
   const sample_analysis::DijetProcessor processor;
   for (const sample_analysis::WorkItem& item : *items) {
-    chunks.push_back({item.dataset, item.file, "/recorded/" + item.dataset, item.entry_start,
-                      item.entry_stop});
+    chunks.push_back(
+        {item.dataset, item.file, "/recorded/" + item.dataset, item.entry_start, item.entry_stop});
     expected += processor(item);
   }
   chunks.push_back({"qcd", "/nonexistent.rcol", "/recorded/missing", 0, 10});
@@ -46,8 +46,8 @@ TEST(ChunkTaskTest, SameOutputAsTheProcessorAndOneRecordPerChunk) {
     const v1::ChunkRecord& record = output.chunk_records[i];
     EXPECT_EQ(record.status(), v1::CHUNK_STATUS_OK) << record.error_text();
     EXPECT_EQ(record.file(), chunks[i].file);
-    EXPECT_EQ(record.uuid(), absl::StrCat(chunks[i].file, ":", chunks[i].entry_start, "-",
-                                          chunks[i].entry_stop));
+    EXPECT_EQ(record.uuid(),
+              absl::StrCat(chunks[i].file, ":", chunks[i].entry_start, "-", chunks[i].entry_stop));
     EXPECT_EQ(record.events(), chunks[i].entry_stop - chunks[i].entry_start);
     EXPECT_FALSE(record.sections().empty());
   }

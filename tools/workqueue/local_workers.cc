@@ -26,8 +26,7 @@ namespace {
 absl::StatusOr<pid_t> SpawnWorker(const LocalWorkersOptions& options, int index) {
   const std::string workdir = absl::StrCat(options.directory, "/worker-", index);
   if (mkdir(workdir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", workdir, ": ", std::strerror(errno)));
+    return absl::InternalError(absl::StrCat("cannot create ", workdir, ": ", std::strerror(errno)));
   }
   const std::string log = absl::StrCat(options.directory, "/worker-", index, ".log");
   std::vector<std::string> args = {options.binary,

@@ -33,8 +33,7 @@ absl::StatusOr<ChunkTaskArguments> ParseChunkTaskArguments(const std::vector<std
   constexpr char kUsage[] =
       "usage: chunk_task OUTPUT DATASET INPUT FILE START STOP [DATASET INPUT FILE START STOP ...]";
   if (args.size() < 6 || (args.size() - 1) % 5 != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(kUsage, " (got ", args.size(), " arguments)"));
+    return absl::InvalidArgumentError(absl::StrCat(kUsage, " (got ", args.size(), " arguments)"));
   }
   ChunkTaskArguments parsed;
   parsed.output = args[0];

@@ -23,8 +23,9 @@ TEST(TaskCommandTest, QuotesEveryArgumentForTheShell) {
 }
 
 TEST(TaskCommandTest, ParsesWhatTheShellPasses) {
-  absl::StatusOr<ChunkTaskArguments> parsed = ParseChunkTaskArguments(
-      {"out.pb", "qcd", "a.rcol", "/d/a.rcol", "0", "10", "sig", "b.rcol", "/d/b.rcol", "10", "20"});
+  absl::StatusOr<ChunkTaskArguments> parsed =
+      ParseChunkTaskArguments({"out.pb", "qcd", "a.rcol", "/d/a.rcol", "0", "10", "sig", "b.rcol",
+                               "/d/b.rcol", "10", "20"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->output, "out.pb");
   ASSERT_EQ(parsed->chunks.size(), 2u);

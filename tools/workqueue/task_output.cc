@@ -104,8 +104,8 @@ absl::Status WriteTaskOutputFile(const ChunkTaskOutput& output, const std::strin
     }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("cannot rename ", temporary, " to ", path, ": ",
-                                            std::strerror(errno)));
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", temporary, " to ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
 }

@@ -57,8 +57,7 @@ TEST(TaskOutputTest, GarbageAndMissingFilesAreNamedErrors) {
   ASSERT_FALSE(garbage.ok());
   EXPECT_EQ(garbage.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(garbage.status().message().find("out.pb"), std::string::npos);
-  EXPECT_EQ(ReadTaskOutputFile("/nonexistent/out.pb").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadTaskOutputFile("/nonexistent/out.pb").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(TaskOutputTest, WritesAndReadsAFile) {

@@ -17,13 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/threadpool/executor.h"
+#include "backends/threadpool/threadpool_backend.h"
 #include "benchmark/benchmark.h"
 #include "instrumentation/chunk_tracking.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/sample_analysis/dijet_processor.h"
-#include "backends/threadpool/executor.h"
-#include "backends/threadpool/threadpool_backend.h"
-#include "backends/threadpool/threadpool_backend.h"
 #include "tools/sample_run.h"
 #include "tools/workqueue/chunk_task.h"
 #include "tools/workqueue/local_workers.h"
@@ -38,8 +36,8 @@ namespace {
 
 std::string Scratch(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/wq-bench-", name,
-                                     "-XXXXXX");
+  std::string pattern =
+      absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/wq-bench-", name, "-XXXXXX");
   return mkdtemp(pattern.data()) == nullptr ? "" : pattern;
 }
 

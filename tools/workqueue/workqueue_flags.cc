@@ -12,8 +12,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "host/host_facts.h"
@@ -64,7 +64,9 @@ namespace roastcoffea {
 namespace workqueue {
 namespace {
 
-bool Executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+bool Executable(const std::string& path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
 
 bool PositiveSeconds(double seconds) { return std::isfinite(seconds) && seconds > 0; }
 
@@ -116,8 +118,8 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
   }
   options.password_file = path_flag(absl::GetFlag(FLAGS_wq_password_file));
   if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
-    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file,
-                                    ": ", std::strerror(errno)));
+    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
+                                    std::strerror(errno)));
   }
   const double connect = absl::GetFlag(FLAGS_wq_connect_timeout);
   const double stall = absl::GetFlag(FLAGS_wq_stall_timeout);
@@ -140,7 +142,7 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
   if (const std::string fault = absl::GetFlag(FLAGS_wq_testing_fault); !fault.empty()) {
     const std::vector<std::string> parts = absl::StrSplit(fault, absl::MaxSplits(':', 1));
     using Kind = WorkQueueRunOptions::Fault::Kind;
-    options.fault.kind = parts[0] == "kill" ? Kind::kKillWorker
+    options.fault.kind = parts[0] == "kill"   ? Kind::kKillWorker
                          : parts[0] == "stop" ? Kind::kStopWorker
                                               : Kind::kNone;
     if (options.fault.kind == Kind::kNone || parts.size() != 2 ||

@@ -58,9 +58,9 @@ absl::Status ListenError(int port) {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_ANY);
     address.sin_port = htons(static_cast<uint16_t>(port));
-    const bool in_use =
-        fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 &&
-        errno == EADDRINUSE;
+    const bool in_use = fd >= 0 &&
+                        bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 &&
+                        errno == EADDRINUSE;
     if (fd >= 0) close(fd);
     if (in_use) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -115,9 +115,9 @@ absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& d
   if (mkdir(target.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::InternalError(absl::StrCat("cannot create ", target, ": ", std::strerror(errno)));
   }
-  for (const auto& [from, name] : {std::pair<std::string, const char*>{result.transactions_log,
-                                                                        kTransactionsLog},
-                                   {result.performance_log, kPerformanceLog}}) {
+  for (const auto& [from, name] :
+       {std::pair<std::string, const char*>{result.transactions_log, kTransactionsLog},
+        {result.performance_log, kPerformanceLog}}) {
     std::error_code error;
     std::filesystem::copy_file(from, target + "/" + name,
                                std::filesystem::copy_options::overwrite_existing, error);
@@ -133,8 +133,8 @@ absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& d
 
 std::string WorkerCommand(const std::string& host, int port, const std::string& password_file) {
   return absl::StrCat("work_queue_worker",
-                      password_file.empty() ? "" : absl::StrCat(" --password ", password_file),
-                      " ", host, " ", port);
+                      password_file.empty() ? "" : absl::StrCat(" --password ", password_file), " ",
+                      host, " ", port);
 }
 
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {
@@ -155,8 +155,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   }
   if (options.work_directory.empty()) problems.push_back("no work directory");
   if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
-    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file,
-                                    ": ", std::strerror(errno)));
+    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
+                                    std::strerror(errno)));
   }
   if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
   if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
@@ -242,8 +242,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     worker_options.password_file = options.password_file;
     worker_options.directory = options.work_directory;
     worker_options.binary = options.worker_binary;
-    worker_options.idle_timeout_seconds = static_cast<int>(
-        std::max<int64_t>(30, absl::ToInt64Seconds(options.stall_timeout + options.connect_timeout)));
+    worker_options.idle_timeout_seconds = static_cast<int>(std::max<int64_t>(
+        30, absl::ToInt64Seconds(options.stall_timeout + options.connect_timeout)));
     absl::StatusOr<std::unique_ptr<LocalWorkers>> started = LocalWorkers::Start(worker_options);
     if (!started.ok()) return started.status();
     workers = *std::move(started);
@@ -335,8 +335,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     const std::string task_id = absl::StrCat(task->taskid);
     std::optional<std::string> task_error;
     if (task->result != WORK_QUEUE_RESULT_SUCCESS || task->return_status != 0) {
-      task_error = absl::StrCat("Work Queue task ", task_id, " failed: ",
-                                work_queue_result_str(task->result), ", exit code ",
+      task_error = absl::StrCat("Work Queue task ", task_id,
+                                " failed: ", work_queue_result_str(task->result), ", exit code ",
                                 task->return_status);
       const std::string tail = OutputTail(task->output);
       if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
@@ -352,10 +352,10 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
           instrumented.push_back(std::move(record));
         }
       } else {
-        task_error = output.ok() ? absl::StrCat("task ", task_id, " returned ",
-                                                output->chunk_records.size(),
-                                                " chunk records for ", chunks.size(), " chunks")
-                                 : std::string(output.status().message());
+        task_error =
+            output.ok() ? absl::StrCat("task ", task_id, " returned ", output->chunk_records.size(),
+                                       " chunk records for ", chunks.size(), " chunks")
+                        : std::string(output.status().message());
       }
     }
     if (task_error.has_value()) {
@@ -431,11 +431,12 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   if (!interrupted_while.empty()) {
     v1::Warning& coded = run.warnings.emplace_back();
     coded.set_code("interrupted");
-    coded.set_message(absl::StrCat(
-        "interrupted (", SignalName(Interruption::signal_number()), " while ", interrupted_while,
-        "): ", result.chunks_not_done, " chunks not done (chunks not started or still running "
-        "after the grace period of ", absl::FormatDuration(options.grace_period),
-        "; their tasks were cancelled); the physics result lacks them"));
+    coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
+                                   " while ", interrupted_while, "): ", result.chunks_not_done,
+                                   " chunks not done (chunks not started or still running "
+                                   "after the grace period of ",
+                                   absl::FormatDuration(options.grace_period),
+                                   "; their tasks were cancelled); the physics result lacks them"));
   }
   // The tasks ran in other processes (maybe other machines), built with this build.
   run.in_process_worker_threads.reset();
@@ -445,8 +446,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   result.measurement = *std::move(measurement);
   if (!interrupted_while.empty()) {
     result.measurement.mutable_metadata()->set_interrupted(true);
-    result.measurement.mutable_metadata()->set_interruption(absl::StrCat(
-        SignalName(Interruption::signal_number()), " while ", interrupted_while));
+    result.measurement.mutable_metadata()->set_interruption(
+        absl::StrCat(SignalName(Interruption::signal_number()), " while ", interrupted_while));
   }
   result.output = std::move(merged);
   return result;

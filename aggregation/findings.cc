@@ -239,10 +239,43 @@ std::string LargestSection(const v1::AggregatedMetrics& m) {
                       " of chunk time)");
 }
 
+// Without per-chunk CPU, the engine's own split of task thread time (Dask's thread-cpu and
+// thread-noncpu) says how much of it the processor spent off CPU.
+void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
+  const v1::AggregatedMetrics& m = *in.metrics;
+  if (!m.has_fine()) return;
+  const double on = m.fine().processor_cpu_time_seconds();
+  const double off = m.fine().processor_io_wait_time_seconds();
+  if (!(on >= 0.0) || !(off >= 0.0) || on + off <= 0.0) return;
+  const double share = off / (on + off);
+  if (share < kBlockedShare) return;
+  std::string evidence = absl::StrCat("Processor I/O & Waiting Time ", Seconds(off), " of ",
+                                      Seconds(on + off),
+                                      " task thread time (the engine's thread-cpu / thread-noncpu "
+                                      "accounting); it includes waiting for a CPU or the GIL");
+  if (FindWarning(in, "host_overloaded") != nullptr) {
+    absl::StrAppend(&evidence, ", and other work competed for the CPUs during this run");
+  }
+  absl::StrAppend(&evidence, ".");
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "io_bound",
+      absl::StrCat("I/O-bound or waiting: tasks were off CPU ", Pct(share), " of their time"),
+      std::move(evidence),
+      "If the tasks read data: read fewer bytes (only the columns used), from closer or faster "
+      "storage, or cache the input. If they should be computing: look for sleeps, locks or the "
+      "GIL (more processes with fewer threads each), and measure on an idle machine.");
+  Number(f, "off_cpu_fraction", share, "fraction");
+  Number(f, "off_cpu_seconds", off, "s");
+  Number(f, "task_thread_seconds", on + off, "s");
+}
+
 void IoBound(const FindingsInputs& in, Builder& b) {
   const v1::CpuMetrics& cpu = in.metrics->cpu();
   const double wall = cpu.chunk_wall_seconds();
-  if (!cpu.has_chunk_cpu_seconds() || wall <= 0.0) return;
+  if (!cpu.has_chunk_cpu_seconds() || wall <= 0.0) {
+    IoBoundFromFineMetrics(in, b);
+    return;
+  }
   const bool split = cpu.has_chunk_blocked_seconds();
   // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
   const double off =

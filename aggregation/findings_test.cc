@@ -165,6 +165,36 @@ TEST(FindingsTest, IoBound) {
   EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
 }
 
+// A Dask run without chunk CPU: the engine's thread-cpu / thread-noncpu split decides.
+TEST(FindingsTest, IoBoundFromTheEnginesThreadTimeSplit) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    chunk.clear_cpu_seconds();
+    chunk.clear_run_queue_wait_seconds();
+  }
+  v1::Span& span = *m.add_spans();
+  const auto add = [&](const char* activity, double value) {
+    v1::FineMetric& metric = *span.add_metrics();
+    metric.set_context("execute");
+    metric.set_task_prefix("process");
+    metric.set_activity(activity);
+    metric.set_unit("seconds");
+    metric.set_value(value);
+  };
+  add("thread-cpu", 2.0);
+  add("thread-noncpu", 6.0);  // 75 % off CPU
+  AggregationOptions options;
+  options.processor_task_patterns = {"process"};
+  const v1::AggregatedMetrics metrics = Aggregated(m, options);
+  const v1::Finding& f = Only(metrics, "io_bound");
+  EXPECT_THAT(f.title(), HasSubstr("off CPU 75%"));
+  EXPECT_THAT(f.evidence(), HasSubstr("thread-cpu / thread-noncpu"));
+  span.mutable_metrics(1)->set_value(0.5);  // 20 % off CPU: no finding
+  EXPECT_THAT(Codes(m, options), Not(::testing::Contains("io_bound")));
+}
+
 TEST(FindingsTest, StragglersNameTheSlowestChunk) {
   RunShape shape;
   shape.duration = [](int slot, int k) { return slot == 0 && k == 0 ? 1.0 : 0.2; };

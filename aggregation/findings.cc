@@ -249,10 +249,10 @@ void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
   if (!(on >= 0.0) || !(off >= 0.0) || on + off <= 0.0) return;
   const double share = off / (on + off);
   if (share < kBlockedShare) return;
-  std::string evidence = absl::StrCat("Processor I/O & Waiting Time ", Seconds(off), " of ",
-                                      Seconds(on + off),
-                                      " task thread time (the engine's thread-cpu / thread-noncpu "
-                                      "accounting); it includes waiting for a CPU or the GIL");
+  std::string evidence =
+      absl::StrCat("Processor I/O & Waiting Time ", Seconds(off), " of ", Seconds(on + off),
+                   " task thread time (the engine's thread-cpu / thread-noncpu "
+                   "accounting); it includes waiting for a CPU or the GIL");
   if (FindWarning(in, "host_overloaded") != nullptr) {
     absl::StrAppend(&evidence, ", and other work competed for the CPUs during this run");
   }

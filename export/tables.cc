@@ -366,8 +366,12 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
                                    0.005 * workers.total_cores());
   if (constant_cores) {
     table.rows.push_back(
-        {"Total Cores", absl::StrFormat("%.0f (%.1f per worker)", workers.total_cores(),
-                                        workers.cores_per_worker())});
+        {"Total Cores", absl::StrCat(absl::StrFormat("%.0f (%.1f per worker", workers.total_cores(),
+                                                     workers.cores_per_worker()),
+                                     std::abs(workers.cores_per_worker() -
+                                              std::round(workers.cores_per_worker())) < 1e-9
+                                         ? ")"
+                                         : " on average)")});
   } else {
     table.rows.push_back(
         {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),

@@ -339,6 +339,23 @@ TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
   EXPECT_EQ(tables[3].rows[4].second, "N/A (no worker tracking)");
 }
 
+TEST(FormatSummaryTablesTest, UnequalWorkersShowTheirAverageCores) {
+  // A 2-thread and a 1-thread Dask worker: 3 cores, 1.5 per worker on average.
+  v1::Measurement measurement = FullMeasurement();
+  v1::WorkerMetrics& workers = *measurement.mutable_metrics()->mutable_workers();
+  workers.set_avg_workers(2);
+  workers.set_peak_workers(2);
+  workers.set_total_cores(3);
+  workers.set_cores_per_worker(1.5);
+  workers.clear_avg_cores_over_window();
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 7u);
+  EXPECT_EQ(tables[3].rows[0], (std::pair<std::string, std::string>{"Workers", "2 (constant)"}));
+  EXPECT_EQ(tables[3].rows[1],
+            (std::pair<std::string, std::string>{"Total Cores", "3 (1.5 per worker on average)"}));
+}
+
 TEST(FormatSummaryTablesTest, ChangingWorkerCountKeepsAverageAndPeak) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->set_avg_workers(2.5);

@@ -429,8 +429,11 @@ absl::StatusOr<std::string> FinishSaving(
       }
       samples += total;
     }
-    std::cout << "Profile: " << samples << " samples; hot functions and flame graphs with: "
-              << FollowUpCommand(Launch(), {"profile", DisplayPath(Launch(), *saved)}) << "\n";
+    // A profile without samples (a run too short for the sampling interval) has nothing to show.
+    if (samples > 0) {
+      std::cout << "Profile: " << samples << " samples; hot functions and flame graphs with: "
+                << FollowUpCommand(Launch(), {"profile", DisplayPath(Launch(), *saved)}) << "\n";
+    }
   }
   std::cout.flush();
   if (measurement.metadata().interrupted()) {

@@ -281,7 +281,9 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     column->Finish();
   }
   *metrics.mutable_duration_seconds() = duration_stats.overall;
-  *metrics.mutable_events() = events_stats.overall;
+  // Records that never count events (engine tasks without a Coffea chunk record) leave the
+  // event statistics unknown, not a distribution of zeros.
+  if (total_events > 0) *metrics.mutable_events() = events_stats.overall;
   if (!time_per_event.values.empty()) {
     *metrics.mutable_time_per_event_seconds() = time_per_event_stats.overall;
   }
@@ -314,7 +316,9 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
       dataset->set_mean_events_per_chunk(static_cast<double>(dataset_events[d]) / num_chunks);
     }
     *dataset->mutable_duration_distribution_seconds() = duration_stats.by_dataset[d];
-    *dataset->mutable_events_distribution() = events_stats.by_dataset[d];
+    if (dataset_events[d] > 0) {
+      *dataset->mutable_events_distribution() = events_stats.by_dataset[d];
+    }
     if (time_per_event_stats.by_dataset[d].count() > 0) {
       *dataset->mutable_time_per_event_distribution_seconds() = time_per_event_stats.by_dataset[d];
     }

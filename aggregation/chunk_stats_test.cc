@@ -56,6 +56,23 @@ TEST(ChunkMetricsTest, DurationStatisticsOfOneToFour) {
   EXPECT_DOUBLE_EQ(m->events().max(), 40);
 }
 
+TEST(ChunkMetricsTest, RecordsThatNeverCountEventsLeaveEventStatisticsUnknown) {
+  // Engine tasks without a Coffea chunk record: durations known, events not.
+  const std::optional<v1::ChunkMetrics> metrics =
+      ComputeChunkMetrics({Chunk(1.0, 0), Chunk(2.0, 0, "other")});
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_EQ(metrics->duration_seconds().count(), 2);
+  EXPECT_FALSE(metrics->has_events());
+  EXPECT_FALSE(metrics->has_time_per_event_seconds());
+  ASSERT_EQ(metrics->per_dataset_size(), 2);
+  EXPECT_FALSE(metrics->per_dataset(0).has_events_distribution());
+  // One chunk that counts events makes them known, zeros included.
+  const std::optional<v1::ChunkMetrics> some = ComputeChunkMetrics({Chunk(1.0, 0), Chunk(2.0, 10)});
+  ASSERT_TRUE(some.has_value());
+  EXPECT_EQ(some->events().count(), 2);
+  EXPECT_DOUBLE_EQ(some->events().min(), 0.0);
+}
+
 TEST(ChunkMetricsTest, SingleChunkHasZeroStd) {
   const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(1.5, 7)});
   ASSERT_TRUE(m.has_value());

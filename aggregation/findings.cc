@@ -73,10 +73,21 @@ std::string Slot(const v1::ChunkRecord& chunk) {
   return absl::StrCat(worker, "/thread-", chunk.thread_index());
 }
 
-// "file.root [0, 25000) (dataset, on worker)".
+// What names a chunk to a reader: its file's base name, else the engine task that ran it (a
+// TaskVine task without file metadata), else its uuid.
+std::string ChunkName(const v1::ChunkRecord& chunk) {
+  if (!chunk.file().empty()) return std::string(BaseName(chunk.file()));
+  if (!chunk.task_id().empty()) return absl::StrCat("task ", chunk.task_id());
+  if (!chunk.uuid().empty()) return absl::StrCat("chunk ", chunk.uuid().substr(0, 12));
+  return "a chunk without file or task id";
+}
+
+// "file.root [0, 25000) (dataset, on worker)"; "task 45 (on worker)" without a file.
 std::string DescribeChunk(const v1::ChunkRecord& chunk) {
-  std::string out = absl::StrCat(chunk.file().empty() ? "?" : BaseName(chunk.file()), " [",
-                                 chunk.entry_start(), ", ", chunk.entry_stop(), ")");
+  std::string out = ChunkName(chunk);
+  if (!chunk.file().empty() || chunk.entry_stop() > chunk.entry_start()) {
+    absl::StrAppend(&out, " [", chunk.entry_start(), ", ", chunk.entry_stop(), ")");
+  }
   std::vector<std::string> where;
   if (!chunk.dataset().empty()) where.push_back(chunk.dataset());
   if (!chunk.worker().empty()) where.push_back(absl::StrCat("on ", Slot(chunk)));
@@ -570,9 +581,11 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     // From the records in their canonical order: the same text whatever the input order.
     std::vector<std::string> files;
     std::string error;
+    bool all_have_files = true;
     for (const v1::ChunkRecord* chunk : view.all) {
       if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
-      const std::string name(chunk->file().empty() ? "?" : BaseName(chunk->file()));
+      const std::string name = ChunkName(*chunk);
+      all_have_files &= !chunk->file().empty();
       if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
       if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
     }
@@ -581,8 +594,10 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     if (files.size() > static_cast<size_t>(kNamedItems)) files.resize(kNamedItems);
     error = ElideMiddle(error, 120);
     std::string evidence = absl::StrCat(
-        "Failed in ", Count(static_cast<int64_t>(distinct_files), "file", "files"), ": ",
-        absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");
+        all_have_files ? absl::StrCat("Failed in ",
+                                      Count(static_cast<int64_t>(distinct_files), "file", "files"))
+                       : std::string("Failed"),
+        ": ", absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");
     if (!error.empty()) absl::StrAppend(&evidence, "; first error: ", error);
     absl::StrAppend(&evidence, ".");
     v1::Finding& f =

@@ -210,6 +210,28 @@ TEST(FindingsTest, StragglersNameTheSlowestChunk) {
   EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
 }
 
+TEST(FindingsTest, ChunksWithoutAFileAreNamedByTheirTask) {
+  // TaskVine tasks without file metadata: "task 7", not "? [0, 0)".
+  RunShape shape;
+  shape.in_process = false;
+  shape.duration = [](int slot, int k) { return slot == 0 && k == 0 ? 1.0 : 0.2; };
+  v1::Measurement m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    chunk.clear_file();
+    chunk.set_entry_stop(0);
+    chunk.set_task_id(absl::StrCat(chunk.start_unix_ns() % 1000));
+  }
+  m.mutable_chunks(0)->set_task_id("7");
+  m.mutable_chunks(1)->set_status(v1::CHUNK_STATUS_FAILED);
+  m.mutable_chunks(1)->set_task_id("8");
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  const v1::Finding& stragglers = Only(metrics, "stragglers");
+  EXPECT_THAT(stragglers.evidence(), HasSubstr("task 7 (qcd, on tcp://10.0.0.0:4000)"));
+  EXPECT_THAT(stragglers.evidence(), Not(HasSubstr("[0, 0)")));
+  const v1::Finding& failed = Only(metrics, "failed_chunks");
+  EXPECT_THAT(failed.evidence(), HasSubstr("Failed: task 8"));
+}
+
 TEST(FindingsTest, IdleTailWhenSlotsRunOutOfWorkEarly) {
   // Four slots with equal work joining 0.5 s apart: the first ones idle at the end.
   RunShape shape;

@@ -687,10 +687,12 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
     const absl::string_view file = failed.file();
     const size_t slash = file.find_last_of('/');
     table.cells.push_back(
-        {ReplaceControlCharacters(file.empty()                       ? "?"
+        {ReplaceControlCharacters(file.empty()                       ? "N/A (not reported)"
                                   : slash == absl::string_view::npos ? file
                                                                      : file.substr(slash + 1)),
-         absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
+         file.empty() && failed.entry_stop() <= failed.entry_start()
+             ? std::string("N/A")
+             : absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
          absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
   }
   if (chunks.failed_chunks_size() > limit) {

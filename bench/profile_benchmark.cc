@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
 

@@ -11,8 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "export/svg_plot.h"
 
 namespace roastcoffea {

@@ -4,10 +4,10 @@
 // Layout: the classic one, root ("all") at the bottom and callees stacked above their
 // callers; a frame's width is proportional to its inclusive samples, children are ordered by
 // label and start at their parent's left edge. Identical frames are merged by their path of
-// labels (aggregation/profile.h MergeProfiles), so "a;b" seen on several branches of the
+// labels (profile/profile.h MergeProfiles), so "a;b" seen on several branches of the
 // engine's tree is one box. Every drawn frame is a <g class="frame"> holding a <title>
 // ("full label — N samples (P %, S s)", what a browser shows on hover), a <rect> and a <text>
-// with the short label (no template arguments or parameters; aggregation/profile_frames.h)
+// with the short label (no template arguments or parameters; profile/profile_frames.h)
 // elided ("..") to the frame's width. Colours are warm, chosen from a hash of the short label
 // (FNV-1a), so the same function has the same colour in every graph and every run.
 //
@@ -44,7 +44,7 @@ struct FlameGraphOptions {
   int max_depth = 1000;
   bool search_script = true;
   // Keep the thread start-up, thread-pool and chunk-tracking frames below the chunk's
-  // processor; by default they are collapsed (aggregation/profile_frames.h
+  // processor; by default they are collapsed (profile/profile_frames.h
   // CollapseWrapperFrames), so the graph starts at the processor.
   bool show_wrapper_frames = false;
 };

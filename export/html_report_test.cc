@@ -184,7 +184,7 @@ TEST(RenderHtmlReportTest, ProfileSectionWithFlameGraphAndTopStacks) {
       "class=\"value\">0.130</td><td class=\"value\">65.0%</td><td>b</td><td>main;b</td>"
       "</tr>"))
       << html;
-  // Top stacks show short names (aggregation/profile_frames.h); the hover title the full one.
+  // Top stacks show short names (profile/profile_frames.h); the hover title the full one.
   EXPECT_TRUE(absl::StrContains(html, "<td>std::vector::at</td>"));
   EXPECT_FALSE(absl::StrContains(html, "<b>worker</b>"));
 

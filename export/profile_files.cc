@@ -17,8 +17,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "export/profile_tables.h"
 #include "store/atomic_file.h"
 

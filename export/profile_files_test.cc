@@ -11,7 +11,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "aggregation/profile.h"
+#include "profile/profile.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 

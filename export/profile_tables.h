@@ -4,7 +4,7 @@
 // (rank, samples, seconds, percent, innermost frame, the stack elided to fit), then the same
 // merged over every worker. Drawn with export/tables.h FormatTextTable (Unicode or ASCII).
 //
-// Thread-safety: pure functions. Cost: that of aggregation/profile.h (linear in the nodes, the
+// Thread-safety: pure functions. Cost: that of profile/profile.h (linear in the nodes, the
 // merge n log n).
 #ifndef ROASTCOFFEA_EXPORT_PROFILE_TABLES_H_
 #define ROASTCOFFEA_EXPORT_PROFILE_TABLES_H_
@@ -28,7 +28,7 @@ struct ProfileTableOptions {
   // Display columns of the "Function" cell of the top-functions table.
   int max_function_width = 56;
   // Keep the thread start-up, thread-pool and chunk-tracking frames below the chunk's
-  // processor (aggregation/profile_frames.h CollapseWrapperFrames removes them by default).
+  // processor (profile/profile_frames.h CollapseWrapperFrames removes them by default).
   bool show_wrapper_frames = false;
 };
 
@@ -36,7 +36,7 @@ struct ProfileTableOptions {
 // `show_wrapper_frames`. Errors of the profile library.
 absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile, bool show_wrapper_frames);
 
-// The top-functions table of `profile` (aggregation/profile_frames.h TopFunctions, after
+// The top-functions table of `profile` (profile/profile_frames.h TopFunctions, after
 // ProfileForDisplay): Rank, Self s, Self %, Total s, Total %, Function (short name; the
 // full names are in the folded files). Errors name the title.
 absl::StatusOr<TextTable> TopFunctionsTable(const v1::Profile& profile, const std::string& title,

@@ -30,7 +30,7 @@ mkdir -p "${work}"
 # dependency closure of @roastcoffea//instrumentation, //collector and //backends/threadpool,
 # and the example itself.
 for item in WORKSPACE BUILD .bazelignore third_party schema instrumentation collector backends \
-  aggregation export host io stats store trace tools examples; do
+  aggregation export host io profile stats store trace tools examples; do
   cp -RL "${source_root}/${item}" "${work}/"
 done
 

@@ -5,8 +5,8 @@
 #include <utility>
 #include <vector>
 
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "backends/dask/fixtures.h"
 #include "backends/dask/msgpack_codec.h"
 #include "backends/dask/wire.h"
@@ -53,7 +53,7 @@ void ExpectWellFormed(const v1::Profile& p) {
   }
 }
 
-// The display rules for compiled code (aggregation/profile_frames.h) leave Python frames
+// The display rules for compiled code (profile/profile_frames.h) leave Python frames
 // readable: names, files and lines untouched, nothing collapsed.
 TEST(DaskProfileTest, DisplayKeepsPythonFramesAsTheyAre) {
   absl::StatusOr<v1::Profile> p = ConvertProfileTree(Fixture("profile_merged_reply"));

@@ -25,7 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile_frames.h"
 #include "backends/threadpool/symbolizer.h"
 #include "instrumentation/sections.h"
 

@@ -128,7 +128,7 @@ class SamplingProfiler {
   // Symbolises every distinct address once (dladdr + ELF symbol tables, demangled; a
   // stripped library's functions as "libzstd.so.1+0x1a2b0"). In a thread's own profile a
   // sample taken in a timed section has the pseudo-frame "[section: NAME]" inserted just
-  // above chunk tracking's wrappers (aggregation/profile_frames.h), and a stack whose unwind
+  // above chunk tracking's wrappers (profile/profile_frames.h), and a stack whose unwind
   // is incomplete (cut at max_stack_depth, or ending elsewhere than the outermost frame most
   // of the thread's stacks end in, e.g. in code without unwind tables) starts with
   // kTruncatedStackFrame.

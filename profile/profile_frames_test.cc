@@ -1,9 +1,9 @@
-#include "aggregation/profile_frames.h"
+#include "profile/profile_frames.h"
 
 #include <string>
 #include <vector>
 
-#include "aggregation/profile.h"
+#include "profile/profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

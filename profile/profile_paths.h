@@ -1,8 +1,8 @@
-// Label paths of a profile (internal to //aggregation:profile): nodes reached through the same
+// Label paths of a profile (internal to //profile): nodes reached through the same
 // frame labels from the root share one path, so duplicate siblings and identical frames at
 // different places are summed by what a reader sees, not by how the engine stored them.
-#ifndef ROASTCOFFEA_AGGREGATION_PROFILE_PATHS_H_
-#define ROASTCOFFEA_AGGREGATION_PROFILE_PATHS_H_
+#ifndef ROASTCOFFEA_PROFILE_PROFILE_PATHS_H_
+#define ROASTCOFFEA_PROFILE_PROFILE_PATHS_H_
 
 #include <cstdint>
 #include <string>
@@ -102,4 +102,4 @@ void LabelPaths::ForEachInFoldedOrder(const std::vector<bool>& wanted, bool with
 }  // namespace profile_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_AGGREGATION_PROFILE_PATHS_H_
+#endif  // ROASTCOFFEA_PROFILE_PROFILE_PATHS_H_

@@ -1,4 +1,4 @@
-#include "aggregation/profile.h"
+#include "profile/profile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "aggregation/profile_paths.h"
+#include "profile/profile_paths.h"
 
 #include <algorithm>
 #include <cstring>

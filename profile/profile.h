@@ -8,8 +8,8 @@
 // Counts are the engine's inclusive counts. A node's exclusive count is its count minus the
 // sum of its children's counts (Dask counts a sample once per node on its stack). A root count
 // of 0 means "not given": the total is then the sum of the root's children.
-#ifndef ROASTCOFFEA_AGGREGATION_PROFILE_H_
-#define ROASTCOFFEA_AGGREGATION_PROFILE_H_
+#ifndef ROASTCOFFEA_PROFILE_PROFILE_H_
+#define ROASTCOFFEA_PROFILE_PROFILE_H_
 
 #include <cstdint>
 #include <string>
@@ -55,7 +55,7 @@ struct ProfileNodeStats {
 struct RankedStack {
   std::string folded;               // "outer;middle;inner"
   std::vector<std::string> frames;  // the same labels, root first
-  // The same frames with short C++ names (aggregation/profile_frames.h ShortFrameLabel), for
+  // The same frames with short C++ names (profile/profile_frames.h ShortFrameLabel), for
   // display; `frames` keeps the full ones.
   std::vector<std::string> short_frames;
   int64_t samples = 0;
@@ -126,4 +126,4 @@ absl::StatusOr<v1::Profile> MergeProfiles(absl::Span<const v1::Profile> profiles
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_AGGREGATION_PROFILE_H_
+#endif  // ROASTCOFFEA_PROFILE_PROFILE_H_

@@ -1,4 +1,4 @@
-#include "aggregation/profile.h"
+#include "profile/profile.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "aggregation/profile_frames.h"
-#include "aggregation/profile_paths.h"
+#include "profile/profile_frames.h"
+#include "profile/profile_paths.h"
 
 namespace roastcoffea {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "aggregation/profile.h"
-#include "aggregation/profile_frames.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "google/protobuf/stubs/logging.h"
 #include "schema/measurement.pb.h"
 

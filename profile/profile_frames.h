@@ -8,8 +8,8 @@
 // `<listcomp>` are their real names.
 //
 // Thread-safety: pure functions. Cost: linear in the name or in the profile's nodes.
-#ifndef ROASTCOFFEA_AGGREGATION_PROFILE_FRAMES_H_
-#define ROASTCOFFEA_AGGREGATION_PROFILE_FRAMES_H_
+#ifndef ROASTCOFFEA_PROFILE_PROFILE_FRAMES_H_
+#define ROASTCOFFEA_PROFILE_PROFILE_FRAMES_H_
 
 #include <cstdint>
 #include <string>
@@ -49,7 +49,7 @@ bool IsInterpretedFrame(const v1::ProfileFrame& frame);
 // "<file>+0x<start>" (function starting with its file's name and "+0x").
 bool IsUnnamedLibraryFunction(const v1::ProfileFrame& frame);
 
-// FrameLabel (aggregation/profile.h) with ShortFunctionName for compiled frames; a stripped
+// FrameLabel (profile/profile.h) with ShortFunctionName for compiled frames; a stripped
 // library's "libzstd.so.1+0x1a2b0" without the repeated " (libzstd.so.1)".
 std::string ShortFrameLabel(const v1::ProfileFrame& frame);
 
@@ -103,4 +103,4 @@ int64_t TruncatedStackSamples(const v1::Profile& profile);
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_AGGREGATION_PROFILE_FRAMES_H_
+#endif  // ROASTCOFFEA_PROFILE_PROFILE_FRAMES_H_

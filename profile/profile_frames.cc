@@ -1,4 +1,4 @@
-#include "aggregation/profile_frames.h"
+#include "profile/profile_frames.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "aggregation/profile.h"
+#include "profile/profile.h"
 
 namespace roastcoffea {
 namespace {

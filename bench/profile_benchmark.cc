@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
 #include "profile/profile.h"
 #include "profile/profile_frames.h"
-#include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

@@ -11,9 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "export/svg_plot.h"
 #include "profile/profile.h"
 #include "profile/profile_frames.h"
-#include "export/svg_plot.h"
 
 namespace roastcoffea {
 namespace {

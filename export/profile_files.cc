@@ -17,9 +17,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "export/profile_tables.h"
 #include "profile/profile.h"
 #include "profile/profile_frames.h"
-#include "export/profile_tables.h"
 #include "store/atomic_file.h"
 
 namespace roastcoffea {

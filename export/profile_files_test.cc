@@ -11,8 +11,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "profile/profile.h"
 #include "gtest/gtest.h"
+#include "profile/profile.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

@@ -9,9 +9,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "export/display_width.h"
 #include "profile/profile.h"
 #include "profile/profile_frames.h"
-#include "export/display_width.h"
 
 namespace roastcoffea {
 namespace {

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "profile/profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "profile/profile.h"
 
 namespace roastcoffea {
 namespace {

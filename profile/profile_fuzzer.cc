@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "google/protobuf/stubs/logging.h"
 #include "profile/profile.h"
 #include "profile/profile_frames.h"
-#include "google/protobuf/stubs/logging.h"
 #include "schema/measurement.pb.h"
 
 namespace {

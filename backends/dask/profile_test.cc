@@ -5,13 +5,13 @@
 #include <utility>
 #include <vector>
 
-#include "profile/profile.h"
-#include "profile/profile_frames.h"
 #include "backends/dask/fixtures.h"
 #include "backends/dask/msgpack_codec.h"
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 
 namespace roastcoffea::dask {
 namespace {

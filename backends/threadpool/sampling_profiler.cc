@@ -25,9 +25,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "profile/profile_frames.h"
 #include "backends/threadpool/symbolizer.h"
 #include "instrumentation/sections.h"
+#include "profile/profile_frames.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define ROASTCOFFEA_PROFILER_UNDER_TSAN 1

@@ -20,12 +20,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "profile/profile.h"
-#include "profile/profile_frames.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
+#include "profile/profile.h"
+#include "profile/profile_frames.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

@@ -13,11 +13,6 @@
 namespace roastcoffea {
 namespace {
 
-bool SafeInShell(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-         absl::string_view("_@%+=:,./-").find(c) != absl::string_view::npos;
-}
-
 std::string Environment(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;
@@ -43,22 +38,6 @@ std::string UpTo(const std::string& from, const std::string& to) {
 }
 
 }  // namespace
-
-std::string ShellQuote(absl::string_view word) {
-  bool safe = !word.empty();
-  for (char c : word) safe = safe && SafeInShell(c);
-  if (safe) return std::string(word);
-  std::string quoted = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  quoted += "'";
-  return quoted;
-}
 
 LaunchContext CurrentLaunchContext(const char* argv0) {
   LaunchContext context;

@@ -8,12 +8,9 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tools/shell_quote.h"
 
 namespace roastcoffea {
-
-// `word` for a POSIX shell: unchanged when it is made only of [A-Za-z0-9_@%+=:,./-] (and is
-// not empty), else in single quotes with each ' written as '\''.
-std::string ShellQuote(absl::string_view word);
 
 // How collect was started.
 struct LaunchContext {

@@ -3,22 +3,10 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/shell_quote.h"
 
 namespace roastcoffea {
 namespace workqueue {
-
-std::string ShellQuote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  quoted += "'";
-  return quoted;
-}
 
 std::string ChunkTaskCommand(const ChunkTaskArguments& arguments) {
   std::string command = absl::StrCat("./", kChunkTaskProgram, " ", ShellQuote(arguments.output));

@@ -42,9 +42,6 @@ std::string ChunkTaskCommand(const ChunkTaskArguments& arguments);
 // that is not a multiple of five, a bad or empty entry range.
 absl::StatusOr<ChunkTaskArguments> ParseChunkTaskArguments(const std::vector<std::string>& args);
 
-// 'text' for the shell.
-std::string ShellQuote(const std::string& text);
-
 }  // namespace workqueue
 }  // namespace roastcoffea
 

@@ -29,6 +29,7 @@
 #include "collector/tool_build.h"
 #include "tools/dataset_setup.h"
 #include "tools/sample_analysis/chunking.h"
+#include "tools/shell_quote.h"
 #include "tools/workqueue/chunk_task.h"
 #include "tools/workqueue/local_workers.h"
 #include "tools/workqueue/task_command.h"
@@ -132,9 +133,10 @@ absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& d
 }
 
 std::string WorkerCommand(const std::string& host, int port, const std::string& password_file) {
-  return absl::StrCat("work_queue_worker",
-                      password_file.empty() ? "" : absl::StrCat(" --password ", password_file), " ",
-                      host, " ", port);
+  return absl::StrCat(
+      "work_queue_worker",
+      password_file.empty() ? "" : absl::StrCat(" --password ", ShellQuote(password_file)), " ",
+      ShellQuote(host), " ", port);
 }
 
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {

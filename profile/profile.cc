@@ -211,6 +211,18 @@ std::vector<int> TopPaths(const PathSums& sums, size_t keep) {
 
 }  // namespace
 
+int64_t ProfileSampleCount(const v1::Profile& profile) {
+  if (profile.nodes_size() == 0) return 0;
+  if (profile.nodes(0).count() != 0) return profile.nodes(0).count();
+  int64_t total = 0;
+  for (int i = 1; i < profile.nodes_size(); ++i) {
+    const v1::ProfileNode& node = profile.nodes(i);
+    if (node.parent() != 0 || node.count() <= 0) continue;
+    if (AddOverflows(total, node.count(), &total)) return std::numeric_limits<int64_t>::max();
+  }
+  return total;
+}
+
 absl::Status ValidateProfile(const v1::Profile& profile, const ProfileAnalysisOptions& options) {
   return CheckTree(profile, options).status();
 }

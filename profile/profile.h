@@ -84,6 +84,11 @@ absl::Status ValidateProfile(const v1::Profile& profile,
 absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
                                                const ProfileAnalysisOptions& options = {});
 
+// The profile's sample count without analysing it: the root's count, or, when that is 0 ("not
+// given"), the sum of the root's children's counts (saturating; negative counts are skipped).
+// Linear in the node count; no validation.
+int64_t ProfileSampleCount(const v1::Profile& profile);
+
 // The label of a frame in stacks and flame graphs: "function (file:line)", "function (file)",
 // or "function" — with ';' and line breaks replaced by ' ' so folded lines stay parseable. An
 // empty function is shown as "?", so a label is never empty.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -102,6 +103,20 @@ TEST(ProfileTest, RootCountZeroMeansSumOfChildren) {
   EXPECT_EQ(a->nodes[2].exclusive_samples, 0);
   EXPECT_DOUBLE_EQ(a->nodes[3].exclusive_percent, 40);
   EXPECT_THAT(Folded(a->top_stacks), ElementsAre("a=3", "b;c=2"));
+}
+
+TEST(ProfileTest, SampleCountAgreesWithTheAnalysisWithoutAnalysing) {
+  // The root's count when given; else every child of the root, not just the first one.
+  EXPECT_EQ(ProfileSampleCount(Simple()), 10);
+  const v1::Profile zero_root =
+      Make({"a", "b", "c"}, {{-1, -1, 0}, {0, 0, 3}, {0, 1, 2}, {2, 2, 2}});
+  EXPECT_EQ(ProfileSampleCount(zero_root), 5);
+  EXPECT_EQ(ProfileSampleCount(zero_root), AnalyzeProfile(zero_root)->total_samples);
+  EXPECT_EQ(ProfileSampleCount(v1::Profile()), 0);
+  const v1::Profile huge = Make({"a", "b"}, {{-1, -1, 0},
+                                             {0, 0, std::numeric_limits<int64_t>::max()},
+                                             {0, 1, std::numeric_limits<int64_t>::max()}});
+  EXPECT_EQ(ProfileSampleCount(huge), std::numeric_limits<int64_t>::max());
 }
 
 TEST(ProfileTest, SamplesEndingAtTheRootHaveNoStack) {

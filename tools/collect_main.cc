@@ -43,6 +43,7 @@
 #include "export/profile_tables.h"
 #include "export/tables.h"
 #include "ingest/any_measurement.h"
+#include "profile/profile.h"
 #include "store/measurement_io.h"
 #include "tools/backend_factory.h"
 #include "tools/collect_commands.h"
@@ -421,13 +422,9 @@ absl::StatusOr<std::string> FinishSaving(
   if (measurement.profiles_size() > 0) {
     int64_t samples = 0;
     for (const v1::Profile& profile : measurement.profiles()) {
+      // Per-worker profiles only: section and task-prefix profiles repeat their samples.
       if (!profile.section().empty() || !profile.task_prefix().empty()) continue;
-      // A root count of 0 means "not given": the total is then its children's sum.
-      int64_t total = profile.nodes_size() > 0 ? profile.nodes(0).count() : 0;
-      for (int i = 1; total == 0 && i < profile.nodes_size(); ++i) {
-        if (profile.nodes(i).parent() == 0) total += profile.nodes(i).count();
-      }
-      samples += total;
+      samples += ProfileSampleCount(profile);
     }
     // A profile without samples (a run too short for the sampling interval) has nothing to show.
     if (samples > 0) {

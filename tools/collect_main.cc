@@ -503,6 +503,22 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   return ExitCode::kOk;
 }
 
+// A run whose chunks failed exits 1, naming how many and the first failure.
+ExitCode ReportFailedChunks(const v1::Measurement& measurement) {
+  int64_t failed = 0;
+  const v1::ChunkRecord* first = nullptr;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
+    if (failed++ == 0) first = &chunk;
+  }
+  if (first == nullptr) return ExitCode::kOk;
+  std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
+            << " chunks failed; first failure: " << first->file() << " entries ["
+            << first->entry_start() << ", " << first->entry_stop() << "): " << first->error_text()
+            << "\n";
+  return ExitCode::kFailure;
+}
+
 // The sample analysis as Work Queue tasks. Exit status as Run's; 3 when chunks never came back
 // (the measurement is saved without them).
 ExitCode RunWorkQueue(int argc, char** argv) {
@@ -605,20 +621,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
                  "partial\n";
     return ExitCode::kPartial;
   }
-  int64_t failed = 0;
-  const v1::ChunkRecord* first = nullptr;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
-    if (failed++ == 0) first = &chunk;
-  }
-  if (first != nullptr) {
-    std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
-              << " chunks failed; first failure: " << first->file() << " entries ["
-              << first->entry_start() << ", " << first->entry_stop() << "): " << first->error_text()
-              << "\n";
-    return ExitCode::kFailure;
-  }
-  return ExitCode::kOk;
+  return ReportFailedChunks(measurement);
 }
 
 // The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
@@ -661,19 +664,8 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
     exit_code = Fail(saved.status());
   } else if (Interrupted(*result->session, measurement)) {
     exit_code = ExitCode::kInterrupted;
-  } else if (const int64_t failed = measurement.metrics().has_chunks()
-                                        ? measurement.metrics().chunks().num_failed_chunks()
-                                        : 0;
-             failed > 0) {
-    for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-      if (chunk.status() != v1::CHUNK_STATUS_FAILED) continue;
-      std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
-                << " chunks failed; first failure: " << chunk.file() << " entries ["
-                << chunk.entry_start() << ", " << chunk.entry_stop() << "): " << chunk.error_text()
-                << "\n";
-      break;
-    }
-    exit_code = ExitCode::kFailure;
+  } else {
+    exit_code = ReportFailedChunks(measurement);
   }
   if (result->chunk_left_running) {
     // A worker thread is still inside a chunk that outlived the grace period: leave without

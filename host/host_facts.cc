@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -82,6 +85,17 @@ std::optional<double> UsableCpus(const HostSnapshot& snapshot) {
                       *snapshot.cgroup_cpu_quota_cores);
   }
   return usable;
+}
+
+int UsableWholeCpus() {
+  static const int cpus = [] {
+    if (const std::optional<double> usable = UsableCpus(TakeHostSnapshot())) {
+      return std::max(1, static_cast<int>(std::floor(*usable)));
+    }
+    const unsigned online = std::thread::hardware_concurrency();
+    return online == 0 ? 1 : static_cast<int>(online);
+  }();
+  return cpus;
 }
 
 v1::HostFacts HostFactsOverRun(const HostSnapshot& start, const HostSnapshot& end,

@@ -46,6 +46,11 @@ HostSnapshot TakeHostSnapshot(const HostSnapshotOptions& options = {});
 // at once. nullopt when none of them could be read.
 std::optional<double> UsableCpus(const HostSnapshot& snapshot);
 
+// UsableCpus of this process rounded down, at least 1; std::thread::hardware_concurrency (else 1)
+// when none could be read: how many worker threads or processes keep its CPUs busy without
+// making them wait. The snapshot is taken once per process (flag defaults call this at start-up).
+int UsableWholeCpus();
+
 // The facts of a run that took `elapsed_seconds` between the two snapshots. Static facts come
 // from `start`; the load average from both; steal time is end - start (absent when either is
 // unknown or the counter went backwards), as a fraction of online CPUs x elapsed.

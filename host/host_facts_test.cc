@@ -1,8 +1,11 @@
 #include "host/host_facts.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -133,3 +136,18 @@ TEST(HostFactsOverRunTest, StealCounterGoingBackwardsOrNoTimeIsNotAFraction) {
 }  // namespace
 }  // namespace host
 }  // namespace roastcoffea
+
+namespace roastcoffea::host {
+namespace {
+
+TEST(UsableWholeCpusTest, UsableCpusRoundedDownAndAtLeastOne) {
+  const int cpus = UsableWholeCpus();
+  EXPECT_GE(cpus, 1);
+  if (const std::optional<double> usable = UsableCpus(TakeHostSnapshot())) {
+    EXPECT_EQ(cpus, std::max(1, static_cast<int>(std::floor(*usable))));
+  }
+  EXPECT_EQ(UsableWholeCpus(), cpus);  // one snapshot per process
+}
+
+}  // namespace
+}  // namespace roastcoffea::host

@@ -1,9 +1,5 @@
 #include "tools/threadpool_collect.h"
 
-#include <algorithm>
-#include <cmath>
-#include <optional>
-#include <thread>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -13,22 +9,7 @@
 #include "backends/threadpool/threadpool_backend.h"
 #include "host/host_facts.h"
 
-namespace {
-
-// The CPUs this process may keep busy (affinity mask, cgroup quota), rounded down: more
-// threads than that only wait for a CPU. Online CPUs when neither can be read.
-int UsableCores() {
-  if (std::optional<double> usable =
-          roastcoffea::host::UsableCpus(roastcoffea::host::TakeHostSnapshot())) {
-    return std::max(1, static_cast<int>(std::floor(*usable)));
-  }
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
-}
-
-}  // namespace
-
-ABSL_FLAG(int, threads, UsableCores(),
+ABSL_FLAG(int, threads, roastcoffea::host::UsableWholeCpus(),
           "Worker threads that process chunks (default: the CPUs this process may use: its "
           "affinity mask and cgroup CPU quota).");
 ABSL_FLAG(bool, profile, false,

@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -18,20 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "host/host_facts.h"
 
-namespace {
-
-int UsableCpus() {
-  if (std::optional<double> usable =
-          roastcoffea::host::UsableCpus(roastcoffea::host::TakeHostSnapshot())) {
-    return std::max(1, static_cast<int>(std::floor(*usable)));
-  }
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : static_cast<int>(cores);
-}
-
-}  // namespace
-
-ABSL_FLAG(int, workers, UsableCpus(),
+ABSL_FLAG(int, workers, roastcoffea::host::UsableWholeCpus(),
           "--backend=workqueue: work_queue_worker processes to start on 127.0.0.1, one core "
           "each (default: the CPUs this process may use); 0: start none and wait for workers "
           "started elsewhere (collect prints the command).");

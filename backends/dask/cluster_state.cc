@@ -33,41 +33,35 @@ void SkipSpaces(absl::string_view s, size_t& pos) {
 }  // namespace
 
 Value ClusterStateRequestArgs() {
-  Value exclude = Value::Array();
-  for (const char* name : {"tasks",
-                           "transition_log",
-                           "workers",
-                           "clients",
-                           "events",
-                           "extensions",
-                           "memory",
-                           "task_groups",
-                           "log",
-                           "stimulus_log",
-                           "logs",
-                           "config",
-                           "data",
-                           "incoming_transfer_log",
-                           "outgoing_transfer_log",
-                           "transfer_incoming_log",
-                           "transfer_outgoing_log",
-                           "data_needed",
-                           "executing",
-                           "long_running",
-                           "in_flight_tasks",
-                           "in_flight_workers",
-                           "ready",
-                           "constrained",
-                           "has_what",
-                           "missing_dep_flight",
-                           "fetch_count",
-                           "busy_workers",
-                           "actors"}) {
-    exclude.Append(Value::Str(name));
-  }
-  Value args = Value::Map();
-  args.Insert(Value::Str("exclude"), std::move(exclude));
-  return args;
+  return ExcludeArgs({"tasks",
+                      "transition_log",
+                      "workers",
+                      "clients",
+                      "events",
+                      "extensions",
+                      "memory",
+                      "task_groups",
+                      "log",
+                      "stimulus_log",
+                      "logs",
+                      "config",
+                      "data",
+                      "incoming_transfer_log",
+                      "outgoing_transfer_log",
+                      "transfer_incoming_log",
+                      "transfer_outgoing_log",
+                      "data_needed",
+                      "executing",
+                      "long_running",
+                      "in_flight_tasks",
+                      "in_flight_workers",
+                      "ready",
+                      "constrained",
+                      "has_what",
+                      "missing_dep_flight",
+                      "fetch_count",
+                      "busy_workers",
+                      "actors"});
 }
 
 std::optional<std::pair<std::string, std::string>> ParsePrefixStateKey(absl::string_view repr) {

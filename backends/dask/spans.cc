@@ -12,14 +12,6 @@
 namespace roastcoffea::dask {
 namespace {
 
-Value ExcludeArgs(std::initializer_list<const char*> names) {
-  Value exclude = Value::Array();
-  for (const char* name : names) exclude.Append(Value::Str(name));
-  Value args = Value::Map();
-  args.Insert(Value::Str("exclude"), std::move(exclude));
-  return args;
-}
-
 // "state: 3, state: 12" (possibly empty): the part of TaskPrefix's repr after the name.
 bool IsStateCounts(absl::string_view s) {
   while (!s.empty()) {

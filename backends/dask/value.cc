@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -185,6 +186,14 @@ void Value::AppendDebug(std::string& out, size_t max_chars) const {
       out += "}";
       return;
   }
+}
+
+Value ExcludeArgs(std::initializer_list<const char*> names) {
+  Value exclude = Value::Array();
+  for (const char* name : names) exclude.Append(Value::Str(name));
+  Value args = Value::Map();
+  args.Insert(Value::Str("exclude"), std::move(exclude));
+  return args;
 }
 
 }  // namespace roastcoffea::dask

@@ -12,6 +12,7 @@
 #define ROASTCOFFEA_BACKENDS_DASK_VALUE_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -89,6 +90,10 @@ class Value {
   std::string s_;
   std::vector<Value> items_;  // array elements, or map keys and values interleaved
 };
+
+// The argument map {"exclude": [names...]} of the scheduler's state-dump ops (dump_state,
+// get_cluster_state): the parts of the state not to send.
+Value ExcludeArgs(std::initializer_list<const char*> names);
 
 }  // namespace roastcoffea::dask
 

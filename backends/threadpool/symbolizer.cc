@@ -70,6 +70,24 @@ class MappedFile {
   size_t size_;
 };
 
+// The ELF header of a 64-bit ELF file of this machine's byte order (the readers below copy its
+// fields as native integers); InvalidArgument naming `path` otherwise.
+absl::StatusOr<Elf64_Ehdr> ReadElfHeader(const MappedFile& file, const std::string& path) {
+  Elf64_Ehdr header;
+  if (file.size() < sizeof(header)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not an ELF file (too short)"));
+  }
+  std::memcpy(&header, file.data(), sizeof(header));
+  constexpr unsigned char kNativeData =
+      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
+      header.e_ident[EI_DATA] != kNativeData) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is not a 64-bit ELF file of this machine's byte order"));
+  }
+  return header;
+}
+
 bool IsFunction(const Elf64_Sym& symbol) {
   const int type = ELF64_ST_TYPE(symbol.st_info);
   return (type == STT_FUNC || type == STT_GNU_IFUNC) && symbol.st_shndx != SHN_UNDEF &&
@@ -107,18 +125,9 @@ absl::Status ReadSymbolTable(const MappedFile& file, const std::string& path,
 absl::StatusOr<std::vector<ElfFunctionSymbol>> ReadElfFunctionSymbols(const std::string& path) {
   absl::StatusOr<MappedFile> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
-  Elf64_Ehdr header;
-  if (file->size() < sizeof(header)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not an ELF file (too short)"));
-  }
-  std::memcpy(&header, file->data(), sizeof(header));
-  constexpr unsigned char kNativeData =
-      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_ident[EI_DATA] != kNativeData) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a 64-bit ELF file of this machine's byte order"));
-  }
+  absl::StatusOr<Elf64_Ehdr> read = ReadElfHeader(*file, path);
+  if (!read.ok()) return read.status();
+  const Elf64_Ehdr& header = *read;
   if (header.e_shentsize != sizeof(Elf64_Shdr) ||
       !file->Contains(header.e_shoff, header.e_shnum, sizeof(Elf64_Shdr))) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": malformed section headers"));
@@ -158,14 +167,9 @@ absl::StatusOr<std::vector<ElfFunctionSymbol>> ReadElfFunctionSymbols(const std:
 absl::StatusOr<std::vector<uint64_t>> ReadEhFrameFunctionStarts(const std::string& path) {
   absl::StatusOr<MappedFile> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
-  Elf64_Ehdr header;
-  if (file->size() < sizeof(header)) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not an ELF file (too short)"));
-  }
-  std::memcpy(&header, file->data(), sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " is not a 64-bit ELF file"));
-  }
+  absl::StatusOr<Elf64_Ehdr> read = ReadElfHeader(*file, path);
+  if (!read.ok()) return read.status();
+  const Elf64_Ehdr& header = *read;
   if (header.e_phentsize != sizeof(Elf64_Phdr) ||
       !file->Contains(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr))) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": malformed program headers"));

@@ -92,13 +92,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
             return sample_analysis::DijetOutput{};
           }
           const sample_analysis::WorkItem& item = run->items[i];
-          ChunkMetadata metadata;
-          metadata.dataset = item.dataset;
-          metadata.file = item.file;
-          metadata.entry_start = item.entry_start;
-          metadata.entry_stop = item.entry_stop;
-          metadata.events = item.entry_stop - item.entry_start;
-          metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
+          const ChunkMetadata metadata = sample_analysis::WorkItemChunkMetadata(item);
           TrackedOutput<sample_analysis::DijetOutput> chunk = tracked(metadata);
           for (v1::ChunkRecord& record : chunk.chunk_records) {
             session->RecordChunk(std::move(record));

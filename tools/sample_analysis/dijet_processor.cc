@@ -234,6 +234,17 @@ std::string PeakText(const Histogram& histogram) {
 
 }  // namespace
 
+ChunkMetadata WorkItemChunkMetadata(const WorkItem& item) {
+  ChunkMetadata metadata;
+  metadata.dataset = item.dataset;
+  metadata.file = item.file;
+  metadata.entry_start = item.entry_start;
+  metadata.entry_stop = item.entry_stop;
+  metadata.events = item.entries();
+  metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
+  return metadata;
+}
+
 std::string SummarizeDijetOutput(const DijetOutput& output) {
   std::string text = absl::StrFormat(
       "Dijet analysis: %d events processed, %d selected (%.1f%%: >= 2 jets above the pT cut)\n",

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "instrumentation/chunk_tracking.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/sample_analysis/histogram.h"
 
@@ -83,6 +84,11 @@ class DijetProcessor {
  private:
   DijetProcessorOptions options_;
 };
+
+// The chunk record metadata of one work item, for every run of the sample analysis (the
+// thread pool and the Work Queue tasks), so that their records compare one to one: the uuid is
+// "<file>:<entry_start>-<entry_stop>" and the events are the entries of the range.
+ChunkMetadata WorkItemChunkMetadata(const WorkItem& item);
 
 // A human-readable report of an output: events processed and selected, a per-dataset table
 // (chunks, events, selected, bytes read) with each dataset's most populated m_jj bin, and a

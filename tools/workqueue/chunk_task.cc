@@ -1,6 +1,5 @@
 #include "tools/workqueue/chunk_task.h"
 
-#include "absl/strings/str_cat.h"
 #include "instrumentation/chunk_tracking.h"
 #include "tools/sample_analysis/dijet_processor.h"
 
@@ -8,15 +7,8 @@ namespace roastcoffea {
 namespace workqueue {
 
 ChunkMetadata ChunkTaskMetadata(const TaskChunk& chunk) {
-  ChunkMetadata metadata;
-  metadata.dataset = chunk.dataset;
-  metadata.file = chunk.file;
-  metadata.entry_start = chunk.entry_start;
-  metadata.entry_stop = chunk.entry_stop;
-  metadata.events = chunk.entry_stop - chunk.entry_start;
-  // As tools/sample_run.cc names chunks, so the two runs' records compare one to one.
-  metadata.uuid = absl::StrCat(chunk.file, ":", chunk.entry_start, "-", chunk.entry_stop);
-  return metadata;
+  return sample_analysis::WorkItemChunkMetadata(
+      {chunk.dataset, chunk.file, chunk.entry_start, chunk.entry_stop});
 }
 
 ChunkTaskOutput RunChunkTask(const std::vector<TaskChunk>& chunks) {

@@ -24,8 +24,11 @@ namespace roastcoffea::dask {
 struct MsgpackLimits {
   // Containers nested deeper than this are rejected (protects the stack).
   int max_depth = 64;
-  // Total values (nodes) in one document.
-  size_t max_values = size_t{16} << 20;
+  // Total values (nodes) in one document. A value is 72 bytes in memory but can be one byte on
+  // the wire, so this, not the message size, bounds the decoded tree: 4 Mi values is at most
+  // about 300 MB. An identity reply holds about 100 values per worker, so this leaves room for
+  // 40,000 workers.
+  size_t max_values = size_t{4} << 20;
 };
 
 // Decodes exactly one msgpack document. InvalidArgument naming the offset for truncated input,

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -111,6 +112,25 @@ TEST(MsgpackCodecTest, BoundsNestingAndValueCount) {
   EXPECT_THAT(DecodeMsgpack(Bytes({0x93, 1, 2, 3}), limits).status().message(),
               HasSubstr("more than 3 values"));
   EXPECT_TRUE(DecodeMsgpack(Bytes({0x92, 1, 2}), limits).ok());
+}
+
+// One byte on the wire (nil) is a 72-byte Value in memory: the default value cap, not the
+// 256 MiB message cap, is what bounds a hostile peer's decoded tree (about 300 MB).
+TEST(MsgpackCodecTest, DefaultValueCapBoundsDecodedMemory) {
+  const size_t cap = MsgpackLimits().max_values;
+  EXPECT_LE(cap * sizeof(Value), size_t{320} << 20);
+  const auto array_of_nils = [](uint32_t n) {
+    std::string bytes = {'\xdd', static_cast<char>(n >> 24), static_cast<char>(n >> 16),
+                         static_cast<char>(n >> 8), static_cast<char>(n)};
+    bytes.append(n, '\xc0');
+    return bytes;
+  };
+  // The array itself is one value.
+  EXPECT_THAT(DecodeMsgpack(array_of_nils(static_cast<uint32_t>(cap))).status().message(),
+              HasSubstr(absl::StrCat("more than ", cap, " values")));
+  absl::StatusOr<Value> fits = DecodeMsgpack(array_of_nils(static_cast<uint32_t>(cap - 1)));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->size(), cap - 1);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "io/bounded_read.h"
 
 namespace roastcoffea {
 namespace {
@@ -146,13 +147,53 @@ std::string ClosestName(absl::string_view word, const std::vector<std::string>& 
   return best;
 }
 
-absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv) {
-  ScannedCommandLine line;
-  for (int i = 1; i < argc; ++i) {
-    const absl::string_view argument = argv[i];
+namespace {
+
+// absl reads at most this much of a flag file; a flag file is a few lines of text.
+constexpr int64_t kMaxFlagfileBytes = int64_t{1} << 20;
+// --flagfile inside a flag file: deeper than this is a loop.
+constexpr int kMaxFlagfileDepth = 8;
+
+absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::string_view flagfile,
+                           int depth, ScannedCommandLine& line);
+
+// The lines of flag file `path` as arguments, as absl reads them: whitespace trimmed, empty
+// lines and "#" comments skipped, every other line one flag.
+absl::Status ScanFlagfile(const std::string& path, int depth, ScannedCommandLine& line) {
+  if (depth >= kMaxFlagfileDepth) {
+    return UsageError(absl::StrCat("--flagfile=", path, ": flag files nest deeper than ",
+                                   kMaxFlagfileDepth, " levels (a flag file that includes itself?)"));
+  }
+  absl::StatusOr<std::string> text = ReadBoundedFile(path, kMaxFlagfileBytes, "a flag file");
+  if (!text.ok()) {
+    return UsageError(absl::StrCat("--flagfile=", path, ": ", text.status().message()));
+  }
+  std::vector<std::string> arguments;
+  int number = 0;
+  for (absl::string_view raw : absl::StrSplit(*text, '\n')) {
+    ++number;
+    const absl::string_view stripped = absl::StripAsciiWhitespace(raw);
+    if (stripped.empty() || stripped.front() == '#') continue;
+    if (stripped.front() != '-' || stripped == "--") {
+      return UsageError(absl::StrCat("flag file '", path, "' line ", number, ": '", stripped,
+                                     "' is not a flag (each line is one --flag=value)"));
+    }
+    arguments.emplace_back(stripped);
+  }
+  return ScanArguments(arguments, path, depth + 1, line);
+}
+
+// Scans `arguments` (the command line, or a flag file's lines when `flagfile` names it).
+absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::string_view flagfile,
+                           int depth, ScannedCommandLine& line) {
+  const std::string where =
+      flagfile.empty() ? "" : absl::StrCat(" (in flag file '", flagfile, "')");
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const absl::string_view argument = arguments[i];
     if (argument == "--") {
       line.has_command_separator = true;
-      line.command.assign(argv + i + 1, argv + argc);
+      line.command.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                          arguments.end());
       break;
     }
     if (argument.size() < 2 || argument.front() != '-') {
@@ -165,10 +206,24 @@ absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv) {
     const absl::string_view name = body.substr(0, equals);
     std::string value = has_value ? std::string(body.substr(equals + 1)) : "";
     if (name.empty()) {
-      return UsageError(absl::StrCat("malformed flag '", argument, "'"));
+      return UsageError(absl::StrCat("malformed flag '", argument, "'", where));
     }
     if (IsHelpFlag(name)) {
       line.help = true;
+      continue;
+    }
+    if (name == "flagfile") {
+      // Its flags are checked against the mode like the command line's; absl reads the file
+      // again when it parses.
+      if (!has_value) {
+        if (i + 1 >= arguments.size() || arguments[i + 1] == "--") {
+          return UsageError(absl::StrCat("--flagfile needs a value (--flagfile=FILE)", where));
+        }
+        value = arguments[++i];
+      }
+      for (absl::string_view path : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        if (absl::Status s = ScanFlagfile(std::string(path), depth, line); !s.ok()) return s;
+      }
       continue;
     }
     if (IsAbslSpecialFlag(name)) {
@@ -187,33 +242,44 @@ absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv) {
     }
     if (flag == nullptr || flag->IsRetired()) {
       const std::string closest = ClosestName(name, AllFlagNames());
-      return UsageError(
-          absl::StrCat("unknown flag --", name,
-                       closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)")));
+      return UsageError(absl::StrCat(
+          "unknown flag --", name,
+          closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)"), where));
     }
     if (flag->IsOfType<bool>()) {
       if (negated) {
         if (has_value) {
-          return UsageError(absl::StrCat("--", name, " takes no value, got '", argument, "'"));
+          return UsageError(
+              absl::StrCat("--", name, " takes no value, got '", argument, "'", where));
         }
         value = "false";
       } else if (!has_value) {
         value = "true";
       }
     } else if (!has_value) {
-      if (i + 1 >= argc || absl::string_view(argv[i + 1]) == "--") {
-        return UsageError(absl::StrCat("--", name, " needs a value (--", name, "=VALUE)"));
+      if (!flagfile.empty() || i + 1 >= arguments.size() || arguments[i + 1] == "--") {
+        return UsageError(
+            absl::StrCat("--", name, " needs a value (--", name, "=VALUE)", where));
       }
-      value = argv[++i];
+      value = arguments[++i];
     }
     // Parsing sets the flag, as absl will again: only whether the value parses matters here.
     std::string error;
     if (!flag->ParseFrom(value, &error)) {
-      return UsageError(absl::StrCat("--", flag->Name(), ": ", error));
+      return UsageError(absl::StrCat("--", flag->Name(), ": ", error, where));
     }
     line.flags.emplace_back(flag->Name());
     line.values.push_back(std::move(value));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv) {
+  ScannedCommandLine line;
+  const std::vector<std::string> arguments(argv + std::min(argc, 1), argv + argc);
+  if (absl::Status s = ScanArguments(arguments, "", 0, line); !s.ok()) return s;
   return line;
 }
 

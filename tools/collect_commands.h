@@ -70,14 +70,16 @@ struct ScannedCommandLine {
   bool has_command_separator = false;
   // --help (or -h, --helpshort): collect prints the table's help itself.
   bool help = false;
-  // --version, --helpfull, --flagfile, ...: left to absl.
+  // --version, --helpon, --fromenv, ...: left to absl. (A --flagfile's lines are scanned as
+  // if they were on the command line, so they are checked against the mode too.)
   bool absl_special = false;
 };
 
 // Scans argv[1..argc) the way absl will parse it (--flag=v, --flag v, -flag, --noflag for
-// booleans), stopping at the first bare "--". Every flag must be a known absl flag and its value
-// must parse: else a usage error naming it, with the closest known flag ("unknown flag --formt
-// (did you mean --format?)").
+// booleans), stopping at the first bare "--", and the lines of every --flagfile the same way.
+// Every flag must be a known absl flag and its value must parse: else a usage error naming it,
+// with the closest known flag ("unknown flag --formt (did you mean --format?)") and the flag
+// file it came from.
 absl::StatusOr<ScannedCommandLine> ScanCommandLine(int argc, char** argv);
 
 // The command named `name`, or null.

@@ -1,10 +1,13 @@
 #include "tools/collect_commands.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/exit_code.h"
@@ -104,10 +107,67 @@ TEST(ScanCommandLineTest, HelpAndAbslsOwnFlagsAreNotRejected) {
   line = Scan({"--helpfull"});
   ASSERT_TRUE(line.ok()) << line.status();
   EXPECT_TRUE(line->help);
-  line = Scan({"--flagfile", "collect.flags", "show", "DIR"});
+}
+
+std::string WriteFlagfile(const std::string& name, const std::string& text) {
+  const std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ScanCommandLineTest, FlagfileLinesAreScannedLikeTheCommandLine) {
+  const std::string path =
+      WriteFlagfile("show.flags", "# comment\n\n  --format=csv  \n--notables_unused_guard\n");
+  absl::StatusOr<ScannedCommandLine> line = Scan({"--flagfile", path, "show", "DIR"});
+  ASSERT_FALSE(line.ok());
+  EXPECT_TRUE(IsUsageError(line.status()));
+  EXPECT_THAT(line.status().message(), HasSubstr("unknown flag --notables_unused_guard"));
+  EXPECT_THAT(line.status().message(), HasSubstr(absl::StrCat("(in flag file '", path, "')")));
+
+  const std::string good = WriteFlagfile("good.flags", "# comment\n\n  --format=csv  \n");
+  line = Scan({"show", absl::StrCat("--flagfile=", good), "DIR"});
   ASSERT_TRUE(line.ok()) << line.status();
-  EXPECT_TRUE(line->absl_special);
+  EXPECT_FALSE(line->absl_special);
+  EXPECT_THAT(line->flags, ElementsAre("format"));
+  EXPECT_THAT(line->values, ElementsAre("csv"));
   EXPECT_THAT(line->positional, ElementsAre("show", "DIR"));
+}
+
+TEST(CheckInvocationTest, FlagFromAFlagfileOfAnotherModeIsNamed) {
+  const std::vector<Command> table = Table();
+  const std::string path = WriteFlagfile("compare.flags", "--format=csv\n");
+  absl::StatusOr<ScannedCommandLine> line =
+      Scan({"compare", "A", "B", absl::StrCat("--flagfile=", path)});
+  ASSERT_TRUE(line.ok()) << line.status();
+  const absl::Status status = CheckInvocation(*FindCommand(table, "compare"), *line);
+  EXPECT_TRUE(IsUsageError(status));
+  EXPECT_EQ(status.message(), "--format does not apply to 'compare' (its flags: --tables)");
+}
+
+TEST(ScanCommandLineTest, BadFlagfilesAreUsageErrorsNamingTheFile) {
+  const std::string positional = WriteFlagfile("positional.flags", "--format=csv\nDIR\n");
+  absl::StatusOr<ScannedCommandLine> line =
+      Scan({"show", absl::StrCat("--flagfile=", positional)});
+  ASSERT_FALSE(line.ok());
+  EXPECT_TRUE(IsUsageError(line.status()));
+  EXPECT_THAT(line.status().message(),
+              HasSubstr(absl::StrCat("flag file '", positional, "' line 2: 'DIR' is not a flag")));
+
+  const std::string loop = absl::StrCat(std::getenv("TEST_TMPDIR"), "/loop.flags");
+  WriteFlagfile("loop.flags", absl::StrCat("--flagfile=", loop, "\n"));
+  line = Scan({"show", absl::StrCat("--flagfile=", loop)});
+  ASSERT_FALSE(line.ok());
+  EXPECT_THAT(line.status().message(), HasSubstr("nest deeper than"));
+
+  line = Scan({"show", "--flagfile=/nonexistent/collect.flags"});
+  ASSERT_FALSE(line.ok());
+  EXPECT_TRUE(IsUsageError(line.status()));
+  EXPECT_THAT(line.status().message(), HasSubstr("/nonexistent/collect.flags"));
+
+  const std::string no_value = WriteFlagfile("no_value.flags", "--threads\n3\n");
+  line = Scan({absl::StrCat("--flagfile=", no_value)});
+  ASSERT_FALSE(line.ok());
+  EXPECT_THAT(line.status().message(), HasSubstr("line 2: '3' is not a flag"));
 }
 
 TEST(CheckInvocationTest, FlagOfAnotherModeIsNamed) {

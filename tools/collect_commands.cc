@@ -162,7 +162,8 @@ absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::stri
 absl::Status ScanFlagfile(const std::string& path, int depth, ScannedCommandLine& line) {
   if (depth >= kMaxFlagfileDepth) {
     return UsageError(absl::StrCat("--flagfile=", path, ": flag files nest deeper than ",
-                                   kMaxFlagfileDepth, " levels (a flag file that includes itself?)"));
+                                   kMaxFlagfileDepth,
+                                   " levels (a flag file that includes itself?)"));
   }
   absl::StatusOr<std::string> text = ReadBoundedFile(path, kMaxFlagfileBytes, "a flag file");
   if (!text.ok()) {
@@ -192,8 +193,7 @@ absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::stri
     const absl::string_view argument = arguments[i];
     if (argument == "--") {
       line.has_command_separator = true;
-      line.command.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                          arguments.end());
+      line.command.assign(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1, arguments.end());
       break;
     }
     if (argument.size() < 2 || argument.front() != '-') {
@@ -258,8 +258,7 @@ absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::stri
       }
     } else if (!has_value) {
       if (!flagfile.empty() || i + 1 >= arguments.size() || arguments[i + 1] == "--") {
-        return UsageError(
-            absl::StrCat("--", name, " needs a value (--", name, "=VALUE)", where));
+        return UsageError(absl::StrCat("--", name, " needs a value (--", name, "=VALUE)", where));
       }
       value = arguments[++i];
     }

@@ -146,8 +146,7 @@ TEST(CheckInvocationTest, FlagFromAFlagfileOfAnotherModeIsNamed) {
 
 TEST(ScanCommandLineTest, BadFlagfilesAreUsageErrorsNamingTheFile) {
   const std::string positional = WriteFlagfile("positional.flags", "--format=csv\nDIR\n");
-  absl::StatusOr<ScannedCommandLine> line =
-      Scan({"show", absl::StrCat("--flagfile=", positional)});
+  absl::StatusOr<ScannedCommandLine> line = Scan({"show", absl::StrCat("--flagfile=", positional)});
   ASSERT_FALSE(line.ok());
   EXPECT_TRUE(IsUsageError(line.status()));
   EXPECT_THAT(line.status().message(),

@@ -1,7 +1,9 @@
 #include "instrumentation/chunk_context.h"
 
+#include <algorithm>
 #include <atomic>
 
+#include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
 
 namespace roastcoffea {
@@ -55,6 +57,17 @@ int64_t ThreadIndex() {
 int64_t ThreadIndexIfAssigned() { return thread_index; }
 
 }  // namespace instrumentation_internal
+
+int64_t ReserveThreadIndices(int count) {
+  return instrumentation_internal::next_thread_index.fetch_add(std::max(count, 0),
+                                                               std::memory_order_relaxed);
+}
+
+void AdoptThreadIndex(int64_t index) {
+  if (instrumentation_internal::thread_index < 0 && index >= 0) {
+    instrumentation_internal::thread_index = index;
+  }
+}
 
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes) {
   // Negative counts cannot come from a read; ignoring them keeps every delta non-negative.

@@ -101,6 +101,16 @@ class ChunkFailedError : public std::runtime_error {
 void SetInstrumentationEnabled(bool enabled);
 bool InstrumentationEnabled();
 
+// Thread indices for an executor's worker threads. A chunk record's thread_index is otherwise
+// handed out in the order threads first track a chunk, which need not be the executor's worker
+// order. ReserveThreadIndices(n) returns the first of n consecutive indices that no other
+// thread will be handed; worker k calls AdoptThreadIndex(first + k) before its first chunk, so
+// that its records and the executor's per-worker series and profiles ("host:pid/thread-<i>")
+// name the same thread. AdoptThreadIndex does nothing on a thread that already has an index.
+// Thread-safe.
+int64_t ReserveThreadIndices(int count);
+void AdoptThreadIndex(int64_t index);
+
 namespace instrumentation_internal {
 // The non-template body of TrackChunk (chunk_tracking.cc): calls invoke(callable) once.
 // *recorded is false when instrumentation is disabled and the chunk succeeded. Under

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "instrumentation/chunk_tracking.h"
 
 namespace roastcoffea {
 namespace {
@@ -58,6 +59,7 @@ absl::StatusOr<std::unique_ptr<ThreadPoolExecutor>> ThreadPoolExecutor::Create(
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
 
   std::unique_ptr<ThreadPoolExecutor> executor(new ThreadPoolExecutor());
+  executor->first_thread_index_ = ReserveThreadIndices(threads);
   executor->states_.reserve(threads);
   for (int i = 0; i < threads; ++i) executor->states_.push_back(std::make_unique<WorkerState>());
   executor->workers_.reserve(threads);
@@ -91,6 +93,7 @@ ThreadPoolExecutor::~ThreadPoolExecutor() {
 
 void ThreadPoolExecutor::WorkerLoop(int index) {
   current_executor = this;
+  AdoptThreadIndex(ThreadIndexOf(index));
   WorkerState& state = *states_[index];
   state.tid.store(static_cast<int64_t>(syscall(SYS_gettid)));
   live_workers_.fetch_add(1);
@@ -183,6 +186,7 @@ ExecutorSnapshot ThreadPoolExecutor::Snapshot() const {
     const WorkerState& state = *states_[i];
     WorkerThreadSnapshot worker;
     worker.index = static_cast<int>(i);
+    worker.thread_index = ThreadIndexOf(worker.index);
     worker.tid = state.tid.load();
     worker.executing = state.executing.load();
     int64_t busy_ns = state.busy_ns.load();

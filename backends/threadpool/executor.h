@@ -38,9 +38,10 @@ struct ThreadPoolOptions {
 
 // One worker thread as seen at Snapshot time.
 struct WorkerThreadSnapshot {
-  int index = 0;           // 0 .. threads()-1, stable for the executor's life
-  int64_t tid = 0;         // Linux thread id
-  bool executing = false;  // running a work item now
+  int index = 0;             // 0 .. threads()-1, stable for the executor's life
+  int64_t thread_index = 0;  // ThreadIndexOf(index): the thread_index of its chunk records
+  int64_t tid = 0;           // Linux thread id
+  bool executing = false;    // running a work item now
   // CPU time the thread has used since it started (pthread_getcpuclockid); -1 when unknown.
   double cpu_seconds = -1;
   // Wall time the thread has spent inside work items (monotonic clock), incl. the current one.
@@ -74,6 +75,10 @@ class ThreadPoolExecutor {
 
   // Number of worker threads (fixed at Create).
   int threads() const { return static_cast<int>(workers_.size()); }
+
+  // The chunk-record thread_index of worker `worker` (//instrumentation ReserveThreadIndices):
+  // its records and anything named after the worker ("host:pid/thread-<i>") agree.
+  int64_t ThreadIndexOf(int worker) const { return first_thread_index_ + worker; }
 
   // Runs fn(i) for every i in [0, n) on the worker threads. Scheduling is dynamic: each thread
   // takes the next index when it is free. Each thread accumulates its results locally with
@@ -110,6 +115,7 @@ class ThreadPoolExecutor {
   // Internal status for an exception thrown while merging the per-thread partials.
   static absl::Status MergeFailure(std::exception_ptr exception);
 
+  int64_t first_thread_index_ = 0;
   std::vector<std::thread> workers_;
   std::vector<std::unique_ptr<WorkerState>> states_;
   std::atomic<int> live_workers_{0};

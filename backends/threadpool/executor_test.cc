@@ -1,5 +1,8 @@
 #include "backends/threadpool/executor.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -10,11 +13,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backends/threadpool/test_gate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instrumentation/chunk_tracking.h"
 
 namespace roastcoffea {
 namespace {
@@ -254,6 +259,51 @@ TEST(ThreadPoolExecutorTest, SnapshotCountsWorkerCpuTime) {
   ASSERT_TRUE(spun.ok()) << spun.status();
   const double after = executor->Snapshot().workers[0].cpu_seconds;
   EXPECT_GE(after - before, 0.049);
+}
+
+// (tid, thread_index of a chunk record) pairs seen by the work items.
+struct SeenIndices {
+  std::vector<std::pair<int64_t, int64_t>> tid_and_index;
+  SeenIndices& operator+=(const SeenIndices& other) {
+    tid_and_index.insert(tid_and_index.end(), other.tid_and_index.begin(),
+                         other.tid_and_index.end());
+    return *this;
+  }
+};
+
+// Chunk records' thread_index is the executor's ThreadIndexOf(worker), whichever worker tracks
+// a chunk first, and even when another thread tracked chunks before the pool started.
+TEST(ThreadPoolExecutorTest, ChunkRecordsCarryTheWorkersThreadIndex) {
+  const v1::ChunkRecord before = TrackChunk(ChunkMetadata{}, [] {});
+  auto executor = MakeExecutor(3);
+  ASSERT_NE(executor, nullptr);
+  absl::StatusOr<SeenIndices> seen = executor->Map<SeenIndices>(30, [](size_t i) {
+    // Later items first on whichever thread: the order threads reach TrackChunk varies.
+    std::this_thread::sleep_for(std::chrono::microseconds(30 - static_cast<int>(i)));
+    const v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {});
+    SeenIndices one;
+    one.tid_and_index.emplace_back(static_cast<int64_t>(syscall(SYS_gettid)),
+                                   record.thread_index());
+    return one;
+  });
+  ASSERT_TRUE(seen.ok()) << seen.status();
+  const ExecutorSnapshot snapshot = executor->Snapshot();
+  std::set<int64_t> indices;
+  for (const WorkerThreadSnapshot& worker : snapshot.workers) {
+    EXPECT_EQ(worker.thread_index, executor->ThreadIndexOf(worker.index));
+    EXPECT_NE(worker.thread_index, before.thread_index());
+    indices.insert(worker.thread_index);
+  }
+  EXPECT_EQ(indices.size(), 3u);
+  for (const auto& [tid, index] : seen->tid_and_index) {
+    bool found = false;
+    for (const WorkerThreadSnapshot& worker : snapshot.workers) {
+      if (worker.tid != tid) continue;
+      found = true;
+      EXPECT_EQ(index, worker.thread_index) << "tid " << tid;
+    }
+    EXPECT_TRUE(found) << "tid " << tid;
+  }
 }
 
 }  // namespace

@@ -51,7 +51,10 @@ ThreadPoolMetricsBackend::ThreadPoolMetricsBackend(const ThreadPoolExecutor* exe
 ThreadPoolMetricsBackend::~ThreadPoolMetricsBackend() { sampler_.Stop(); }
 
 std::string ThreadPoolMetricsBackend::WorkerName(int index) const {
-  return absl::StrCat(worker_prefix_, index);
+  // The chunk records' thread_index of that worker, so that series, profiles and records of
+  // one thread carry one name.
+  return absl::StrCat(worker_prefix_,
+                      executor_ != nullptr ? executor_->ThreadIndexOf(index) : int64_t{index});
 }
 
 absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {

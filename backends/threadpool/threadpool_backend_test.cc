@@ -171,7 +171,8 @@ TEST(ThreadPoolMetricsBackendTest, TrackingABusyRun) {
   double integrated_cpu_seconds = 0;
   for (int w = 0; w < kThreads; ++w) {
     const v1::WorkerSeries& series = data->workers(w);
-    EXPECT_EQ(series.worker(), prefix + std::to_string(w));
+    // Named by the thread_index its chunk records carry (several pools ran in this process).
+    EXPECT_EQ(series.worker(), prefix + std::to_string(executor->ThreadIndexOf(w)));
     EXPECT_EQ(prefix.rfind(series.host() + ":", 0), 0u) << series.host();
     ASSERT_GE(series.time_unix_ns_size(), 2);
     for (int i = 0; i < series.time_unix_ns_size(); ++i) {
@@ -231,7 +232,7 @@ TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
   int64_t samples = 0;
   for (int w = 0; w < kThreads; ++w) {
     const v1::Profile& profile = profiles[static_cast<size_t>(w)];
-    EXPECT_EQ(profile.worker(), prefix + std::to_string(w));
+    EXPECT_EQ(profile.worker(), prefix + std::to_string(executor->ThreadIndexOf(w)));
     EXPECT_EQ(profile.source(), "threadpool");
     EXPECT_DOUBLE_EQ(profile.sampling_interval_seconds(), 0.005);
     samples += profile.nodes(0).count();

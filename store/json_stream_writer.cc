@@ -34,6 +34,16 @@ bool IsWellKnownType(const Descriptor& type) {
   return absl::StartsWith(type.file()->name(), "google/protobuf/");
 }
 
+// A message with a map field goes to libprotobuf whole, which reads maps through the generated
+// code: libprotobuf's map reflection crashes in our ThreadSanitizer builds (Debian's libprotobuf
+// is not instrumented). The measurement's one map, metadata.configuration, is small.
+bool HasMapField(const Descriptor& type) {
+  for (int f = 0; f < type.field_count(); ++f) {
+    if (type.field(f)->is_map()) return true;
+  }
+  return false;
+}
+
 // libprotobuf's SimpleDtoa / SimpleFtoa: the shortest of two precisions that reads back exactly.
 std::string FormatDouble(double value) {
   char buffer[32];
@@ -160,15 +170,13 @@ void AppendJsonString(absl::string_view text, std::string& out) {
 struct Path {
   const Path* parent;  // null at the message written
   const FieldDescriptor* field;
-  int index;               // of a repeated field's element, or -1
-  const std::string* key;  // of a map entry, or null
+  int index;  // of a repeated field's element, or -1
 
   std::string Text(const Message& root) const {
     if (parent == nullptr) return root.GetDescriptor()->full_name();
     std::string text = parent->Text(root);
     if (field != nullptr) absl::StrAppend(&text, ".", field->name());
     if (index >= 0) absl::StrAppend(&text, "[", index, "]");
-    if (key != nullptr) absl::StrAppend(&text, "[\"", absl::CHexEscape(*key), "\"]");
     return text;
   }
 };
@@ -185,8 +193,7 @@ class StreamPrinter {
 
   absl::Status Print(const Message& message) {
     root_ = &message;
-    if (absl::Status s = PrintMessage(message, /*depth=*/0, Path{nullptr, nullptr, -1, nullptr});
-        !s.ok()) {
+    if (absl::Status s = PrintMessage(message, /*depth=*/0, Path{nullptr, nullptr, -1}); !s.ok()) {
       return s;
     }
     if (options_.add_whitespace) buffer_ += '\n';
@@ -216,7 +223,8 @@ class StreamPrinter {
   // in errors.
   absl::Status PrintMessage(const Message& message, int depth, const Path& path) {
     const Descriptor& type = *message.GetDescriptor();
-    if (IsWellKnownType(type) || message.ByteSizeLong() < options_.delegate_below_bytes) {
+    if (IsWellKnownType(type) || HasMapField(type) ||
+        message.ByteSizeLong() < options_.delegate_below_bytes) {
       return Delegate(message, depth, path);
     }
     const Reflection& reflection = *message.GetReflection();
@@ -268,11 +276,9 @@ class StreamPrinter {
         options_.preserve_proto_field_names ? field.name() : field.json_name();
     AppendJsonString(name, buffer_);
     buffer_ += options_.add_whitespace ? ": " : ":";
-    const Path field_path{&path, &field, -1, nullptr};
+    const Path field_path{&path, &field, -1};
     absl::Status printed;
-    if (field.is_map()) {
-      printed = PrintMap(message, reflection, field, depth + 1, field_path);
-    } else if (field.is_repeated()) {
+    if (field.is_repeated()) {
       printed = PrintRepeated(message, reflection, field, depth + 1, field_path);
     } else if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       printed = PrintMessage(reflection.GetMessage(message, &field), depth + 1, field_path);
@@ -330,7 +336,7 @@ class StreamPrinter {
       if (i > 0) buffer_ += ',';
       NewLine(depth + 1);
       if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        const Path element_path{&path, nullptr, i, nullptr};
+        const Path element_path{&path, nullptr, i};
         if (absl::Status s = PrintMessage(reflection.GetRepeatedMessage(message, &field, i),
                                           depth + 1, element_path);
             !s.ok()) {
@@ -344,56 +350,6 @@ class StreamPrinter {
     if (size > 0) NewLine(depth);
     buffer_ += ']';
     return absl::OkStatus();
-  }
-
-  // A map is a JSON object keyed by the keys' text.
-  absl::Status PrintMap(const Message& message, const Reflection& reflection,
-                        const FieldDescriptor& field, int depth, const Path& path) {
-    const int size = reflection.FieldSize(message, &field);
-    const FieldDescriptor& key_field = *field.message_type()->map_key();
-    const FieldDescriptor& value_field = *field.message_type()->map_value();
-    buffer_ += '{';
-    for (int i = 0; i < size; ++i) {
-      const Message& entry = reflection.GetRepeatedMessage(message, &field, i);
-      const Reflection& entry_reflection = *entry.GetReflection();
-      if (i > 0) buffer_ += ',';
-      NewLine(depth + 1);
-      const std::string key = MapKeyText(entry, entry_reflection, key_field);
-      AppendJsonString(key, buffer_);
-      buffer_ += options_.add_whitespace ? ": " : ":";
-      if (value_field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        if (absl::Status s = PrintMessage(entry_reflection.GetMessage(entry, &value_field),
-                                          depth + 1, Path{&path, nullptr, -1, &key});
-            !s.ok()) {
-          return s;
-        }
-      } else {
-        AppendSingularValue(entry, entry_reflection, value_field);
-      }
-      if (absl::Status s = MaybeFlush(); !s.ok()) return s;
-    }
-    if (size > 0) NewLine(depth);
-    buffer_ += '}';
-    return absl::OkStatus();
-  }
-
-  // A map key's JSON object key: the string itself, or the number's or bool's text.
-  static std::string MapKeyText(const Message& entry, const Reflection& reflection,
-                                const FieldDescriptor& key_field) {
-    switch (key_field.cpp_type()) {
-      case FieldDescriptor::CPPTYPE_INT32:
-        return absl::StrCat(reflection.GetInt32(entry, &key_field));
-      case FieldDescriptor::CPPTYPE_UINT32:
-        return absl::StrCat(reflection.GetUInt32(entry, &key_field));
-      case FieldDescriptor::CPPTYPE_INT64:
-        return absl::StrCat(reflection.GetInt64(entry, &key_field));
-      case FieldDescriptor::CPPTYPE_UINT64:
-        return absl::StrCat(reflection.GetUInt64(entry, &key_field));
-      case FieldDescriptor::CPPTYPE_BOOL:
-        return reflection.GetBool(entry, &key_field) ? "true" : "false";
-      default:  // string, the only other key type protobuf allows
-        return reflection.GetString(entry, &key_field);
-    }
   }
 
   void AppendEnum(const FieldDescriptor& field, int number) {

@@ -3,8 +3,9 @@
 // libprotobuf 3.21's MessageToJsonString builds the whole message as a tree of a few KB per
 // node before printing it: a measurement of a million chunks needs GBs only to be written as
 // JSON. WriteMessageJson prints big messages field by field and element by element itself, and
-// hands only small submessages (and the well-known types, e.g. Timestamp) to MessageToJsonString,
-// so that its memory is bounded by the options below and never grows with the message. Its output
+// hands only small submessages, the well-known types (e.g. Timestamp) and messages holding a map
+// field to MessageToJsonString, so that its memory is bounded by the options below and by the
+// largest such submessage, and never grows with the number of records. Its output
 // parses to the same JSON value as MessageToJsonString's with the same options.
 #ifndef ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_
 #define ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_
@@ -37,7 +38,9 @@ struct JsonStreamOptions {
 // stops the writing and is returned. Internal when libprotobuf cannot convert a submessage
 // (e.g. an Any of an unknown type); the error names the submessage's field path. With
 // add_whitespace the output ends with a newline, as MessageToJsonString's does.
-// Memory: O(piece_bytes + JSON of the largest delegated submessage + nesting depth).
+// A message that holds a map field is always delegated whole (libprotobuf's map reflection
+// crashes under ThreadSanitizer with Debian's uninstrumented libprotobuf); keep maps in small
+// submessages. Memory: O(piece_bytes + JSON of the largest delegated submessage + depth).
 absl::Status WriteMessageJson(const google::protobuf::Message& message,
                               const JsonStreamOptions& options,
                               absl::FunctionRef<absl::Status(absl::string_view)> sink);

@@ -320,16 +320,17 @@ store_test::AllTypes AllTypesExample() {
   all.set_flag(true);
   all.add_flags(false);
   all.add_flags(true);
-  (*all.mutable_by_int32())[-5] = kAwkwardText;
-  (*all.mutable_by_int32())[7] = "";
-  (*all.mutable_by_int64())[kInt64Min].set_text("min");
-  (*all.mutable_by_int64())[kInt64Max].add_children()->set_color(store_test::COLOR_RED);
-  (*all.mutable_by_bool())[true] = kNaN;
-  (*all.mutable_by_bool())[false] = -kInfinity;
-  (*all.mutable_by_uint64())[std::numeric_limits<uint64_t>::max()] =
+  (*all.mutable_maps()->mutable_by_int32())[-5] = kAwkwardText;
+  (*all.mutable_maps()->mutable_by_int32())[7] = "";
+  (*all.mutable_maps()->mutable_by_int64())[kInt64Min].set_text("min");
+  (*all.mutable_maps()->mutable_by_int64())[kInt64Max].add_children()->set_color(
+      store_test::COLOR_RED);
+  (*all.mutable_maps()->mutable_by_bool())[true] = kNaN;
+  (*all.mutable_maps()->mutable_by_bool())[false] = -kInfinity;
+  (*all.mutable_maps()->mutable_by_uint64())[std::numeric_limits<uint64_t>::max()] =
       static_cast<store_test::Color>(12);
-  (*all.mutable_by_uint64())[0] = store_test::COLOR_RED;
-  (*all.mutable_by_string())[kAwkwardText].set_text(kAwkwardText);
+  (*all.mutable_maps()->mutable_by_uint64())[0] = store_test::COLOR_RED;
+  (*all.mutable_maps()->mutable_by_string())[kAwkwardText].set_text(kAwkwardText);
   all.mutable_choice_inner()->set_color(static_cast<store_test::Color>(-3));
   all.mutable_when()->set_seconds(-62135596800);  // 0001-01-01T00:00:00Z
   all.add_whens()->set_nanos(1000);
@@ -344,6 +345,8 @@ store_test::AllTypes AllTypesExample() {
     inner.add_children()->add_children()->set_text("deep");
   }
   all.set_camel_case_name("json_name differs");
+  *all.add_more_maps() = all.maps();
+  all.add_more_maps();
   return all;
 }
 
@@ -363,11 +366,7 @@ TEST(WriteMessageJsonTest, EveryFieldTypeMatchesLibprotobuf) {
 
 TEST(WriteMessageJsonTest, EveryFieldTypeSameBytesAsLibprotobufWithoutMaps) {
   store_test::AllTypes all = AllTypesExample();
-  all.clear_by_int32();
-  all.clear_by_int64();
-  all.clear_by_bool();
-  all.clear_by_uint64();
-  all.clear_by_string();
+  all.clear_maps();
   for (int bits = 0; bits < 8; ++bits) {
     JsonStreamOptions options;
     options.add_whitespace = bits & 1;
@@ -426,6 +425,18 @@ TEST(WriteMessageJsonTest, BigMessageGoesOutInBoundedPieces) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(output.json, &parsed).ok());
   std::string report;
   EXPECT_TRUE(EqualWithNaN(parsed, m, &report)) << report;
+}
+
+// A submessage libprotobuf cannot convert (an Any of a type it does not know) fails the
+// writing with an error that says where it lies.
+TEST(WriteMessageJsonTest, UnconvertibleSubmessageIsAnErrorNamingIt) {
+  store_test::AllTypes all = AllTypesExample();
+  all.mutable_inners(3)->mutable_extra()->set_type_url("type.googleapis.com/no.such.Type");
+  all.mutable_inners(3)->mutable_extra()->set_value(std::string("\x08\x01", 2));
+  const absl::Status status = WriteMessageJson(all, MeasurementOptions(0),
+                                               [](absl::string_view) { return absl::OkStatus(); });
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(status.message(), HasSubstr("roastcoffea.store_test.AllTypes.inners[3].extra"));
 }
 
 TEST(WriteMessageJsonTest, SinkErrorStopsTheWriting) {

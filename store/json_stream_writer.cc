@@ -224,7 +224,8 @@ class StreamPrinter {
   absl::Status PrintMessage(const Message& message, int depth, const Path& path) {
     const Descriptor& type = *message.GetDescriptor();
     if (IsWellKnownType(type) || HasMapField(type) ||
-        message.ByteSizeLong() < options_.delegate_below_bytes) {
+        (options_.delegate_below_bytes > 0 &&
+         message.ByteSizeLong() < options_.delegate_below_bytes)) {
       return Delegate(message, depth, path);
     }
     const Reflection& reflection = *message.GetReflection();

@@ -37,7 +37,8 @@ inline constexpr uint32_t kSchemaVersion = 1;
 // saved copy: libprotobuf would write them but never read them back. The directory gets the
 // permissions the umask allows (as any file the user creates), its files 0666 & ~umask.
 // Partial directories of saves killed more than an hour ago in parent_dir are removed.
-// measurement.json is written record by record (memory does not grow with a JSON tree).
+// measurement.json is written in pieces of at most a few hundred KB (store/json_stream_writer.h):
+// its memory does not grow with the measurement, which is never held as one JSON tree.
 // Errors, each naming the path (and the OS error text when the OS refused):
 //   InvalidArgument  `name` is empty, ".", "..", starts with '.', or contains '/' or NUL;
 //                    metadata.schema_version is neither 0 nor kSchemaVersion.

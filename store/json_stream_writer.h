@@ -1,0 +1,51 @@
+// Protobuf JSON of a message of any size, written in bounded pieces (internal to //store).
+//
+// libprotobuf 3.21's MessageToJsonString builds the whole message as a tree of a few KB per
+// node before printing it: a measurement of a million chunks needs GBs only to be written as
+// JSON. WriteMessageJson prints big messages field by field and element by element itself, and
+// hands only small submessages, the well-known types (e.g. Timestamp) and messages holding a map
+// field to MessageToJsonString, so that its memory is bounded by the options below and by the
+// largest such submessage, and never grows with the number of records. Its output
+// parses to the same JSON value as MessageToJsonString's with the same options.
+#ifndef ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_
+#define ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_
+
+#include <cstddef>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace roastcoffea {
+namespace store_internal {
+
+struct JsonStreamOptions {
+  // As google::protobuf::util::JsonPrintOptions of the same names.
+  bool add_whitespace = false;
+  bool preserve_proto_field_names = false;
+  bool always_print_primitive_fields = false;
+  // A (sub)message whose binary size (ByteSizeLong) is below this is converted whole by
+  // MessageToJsonString (fast, but about 1-3 KB of memory per field while it runs); 0 prints
+  // every message but the well-known types field by field.
+  size_t delegate_below_bytes = 64 * 1024;
+  // The output is handed to the sink in pieces of about this many bytes (a piece is larger only
+  // when one delegated submessage's JSON is).
+  size_t piece_bytes = 64 * 1024;
+};
+
+// Appends `message` as protobuf JSON to `sink`, piece by piece; the first error the sink returns
+// stops the writing and is returned. Internal when libprotobuf cannot convert a submessage
+// (e.g. an Any of an unknown type); the error names the submessage's field path. With
+// add_whitespace the output ends with a newline, as MessageToJsonString's does.
+// A message that holds a map field is always delegated whole (libprotobuf's map reflection
+// crashes under ThreadSanitizer with Debian's uninstrumented libprotobuf); keep maps in small
+// submessages. Memory: O(piece_bytes + JSON of the largest delegated submessage + depth).
+absl::Status WriteMessageJson(const google::protobuf::Message& message,
+                              const JsonStreamOptions& options,
+                              absl::FunctionRef<absl::Status(absl::string_view)> sink);
+
+}  // namespace store_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_

@@ -90,9 +90,31 @@ std::vector<v1::ChunkRecord> MakeRecords(int n) {
   return out;
 }
 
+// What an external run's command that writes only times and entry ranges gives: every record
+// on one unnamed worker thread, 100 distinct start seconds, each chunk 0.5 s long, so that
+// thousands of chunks overlap in one lane of the Gantt chart.
+std::vector<v1::ChunkRecord> MakeOverlappingRecords(int n) {
+  std::vector<v1::ChunkRecord> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    v1::ChunkRecord& c = out.emplace_back();
+    c.set_dataset("d");
+    c.set_file("f");
+    c.set_entry_start(int64_t{i} * 10);
+    c.set_entry_stop(int64_t{i} * 10 + 10);
+    c.set_events(10);
+    c.set_start_unix_ns(kStart + int64_t{i % 100} * kSecond);
+    c.set_end_unix_ns(c.start_unix_ns() + kSecond / 2);
+    c.set_duration_seconds(0.5);
+    c.set_status(v1::CHUNK_STATUS_OK);
+  }
+  return out;
+}
+
 // One input at a time, so that the 10^5 and 10^6 runs do not add up in the RSS.
 struct Inputs {
   int n = 0;
+  bool overlapping = false;
   std::unique_ptr<std::vector<v1::ChunkRecord>> records;  // as the collector holds them
   std::unique_ptr<v1::Measurement> measurement;           // as collect show/report load it
 };
@@ -112,12 +134,14 @@ const std::vector<v1::ChunkRecord>& Records(int n) {
   return *in.records;
 }
 
-const v1::Measurement& MeasurementOf(int n) {
+const v1::Measurement& MeasurementOf(int n, bool overlapping = false) {
   Inputs& in = Cache();
-  if (in.n != n || in.measurement == nullptr) {
-    std::vector<v1::ChunkRecord> records = MakeRecords(n);
+  if (in.n != n || in.overlapping != overlapping || in.measurement == nullptr) {
+    std::vector<v1::ChunkRecord> records =
+        overlapping ? MakeOverlappingRecords(n) : MakeRecords(n);
     in = Inputs();
     in.n = n;
+    in.overlapping = overlapping;
     in.measurement = std::make_unique<v1::Measurement>();
     v1::Measurement& m = *in.measurement;
     m.mutable_chunks()->Reserve(n);
@@ -209,19 +233,25 @@ struct Timelines {
 
 void BM_ReportTimelines(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  const v1::Measurement& m = MeasurementOf(n);
+  const v1::Measurement& m = MeasurementOf(n, /*overlapping=*/state.range(1) != 0);
   Measure(state, n, [&] {
     Timelines out;
     const int64_t origin = TimelineOriginUnixNs(m);
     out.rate = ReadRateTimeline(m, origin);
     out.running = BinnedMean(RunningChunksTimeline(m, origin), 400);
-    out.lanes = BinChunkLanes(BuildChunkLanes(m, origin), 400);
+    const ChunkLanes lanes = BuildChunkLanes(m, origin);
+    // As the report bins them: about 30,000 bins in all.
+    out.lanes = BinChunkLanes(
+        lanes, static_cast<int>(std::clamp<size_t>(30000 / lanes.lanes.size(), 40, 300)));
     return out;
   });
 }
+// Second argument 1: MakeOverlappingRecords.
 BENCHMARK(BM_ReportTimelines)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
+    ->Args({100'000, 0})
+    ->Args({1'000'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

@@ -23,6 +23,7 @@
 #include "aggregation/report_from_chunks.h"
 #include "aggregation/timeline.h"
 #include "benchmark/benchmark.h"
+#include "collector/assemble_measurement.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -224,6 +225,43 @@ BENCHMARK(BM_AggregateBigRun)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
+
+// The whole pipeline after ingestion, as the collector runs it on an external run's records:
+// the workflow report from the records, then AssembleMeasurement (records moved into the
+// measurement, repair, Aggregate). The records are made outside the timing and RSS window.
+void BM_AssembleMeasurement(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  Cache() = Inputs();
+  int64_t growth = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    RawRun run;
+    run.backend = "taskvine";
+    run.chunks = MakeRecords(n);
+    run.window.elapsed_seconds = 3600;
+    malloc_trim(0);
+    ResetPeakRss();
+    const int64_t before = ReadStatusBytes("VmRSS:");
+    state.ResumeTiming();
+    run.report = BuildWorkflowReport(run.chunks);
+    absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+    if (!measurement.ok()) state.SkipWithError(std::string(measurement.status().message()).c_str());
+    // Beyond the records themselves: the measurement's records replace the vector's.
+    state.PauseTiming();
+    growth = std::max(growth, ReadStatusBytes("VmHWM:") - before);
+    measurement = v1::Measurement();
+    state.ResumeTiming();
+  }
+  state.counters["records"] = n;
+  state.counters["rss_growth_bytes"] = static_cast<double>(growth);
+  state.counters["rss_growth_per_record"] = static_cast<double>(growth) / n;
+}
+BENCHMARK(BM_AssembleMeasurement)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
 
 // What the HTML report derives from the records for its plots.
 struct Timelines {

@@ -8,7 +8,8 @@
 //   bazel run -c opt //bench:big_run_benchmark
 //
 // Counters: records, rss_growth_bytes (VmHWM during the step minus VmRSS before it, after
-// malloc_trim: what the step itself added at its peak, its result included) and rss_growth_per_record.
+// malloc_trim: what the step itself added at its peak, its result included) and
+// rss_growth_per_record.
 #include <algorithm>
 #include <cstdint>
 #include <fstream>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <tuple>
@@ -323,13 +324,61 @@ struct ChunkView {
   double median_successful_seconds = 0;            // of the successful records' durations
 };
 
-// Sorts `records` by Before; the start instant (Before's first key) is kept beside the pointer so
-// that almost every comparison is one integer compare without touching the record.
-void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
+// Sorts records that share a start instant by Before's next keys (file, entry start, attempt):
+// the file as its rank among the run's distinct file names, so that thousands of records of one
+// instant compare as integers; only records equal in all of them are compared by Before itself.
+void SortSameStartByBefore(std::vector<const v1::ChunkRecord*>::iterator first,
+                           std::vector<const v1::ChunkRecord*>::iterator last) {
   const auto before = [](const v1::ChunkRecord* a, const v1::ChunkRecord* c) {
     return Before(*a, *c);
   };
-  if (std::is_sorted(records.begin(), records.end(), before)) return;
+  if (last - first < 32) {
+    std::sort(first, last, before);
+    return;
+  }
+  absl::flat_hash_map<absl::string_view, uint32_t> file_ids;
+  std::vector<absl::string_view> files;
+  std::vector<uint32_t> file_of;
+  for (auto it = first; it != last; ++it) {
+    const auto [id, added] =
+        file_ids.try_emplace((*it)->file(), static_cast<uint32_t>(files.size()));
+    if (added) files.push_back((*it)->file());
+    file_of.push_back(id->second);
+  }
+  std::vector<uint32_t> by_name(files.size());
+  for (uint32_t f = 0; f < by_name.size(); ++f) by_name[f] = f;
+  std::sort(by_name.begin(), by_name.end(),
+            [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
+  std::vector<uint32_t> rank(files.size());
+  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
+  struct Keyed {
+    uint32_t file_rank;
+    uint32_t attempt;
+    int64_t entry_start;
+    const v1::ChunkRecord* record;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(file_of.size());
+  for (auto it = first; it != last; ++it) {
+    keyed.push_back({rank[file_of[static_cast<size_t>(it - first)]], (*it)->attempt(),
+                     (*it)->entry_start(), *it});
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& c) {
+    if (a.file_rank != c.file_rank) return a.file_rank < c.file_rank;
+    if (a.entry_start != c.entry_start) return a.entry_start < c.entry_start;
+    if (a.attempt != c.attempt) return a.attempt < c.attempt;
+    return Before(*a.record, *c.record);
+  });
+  for (size_t i = 0; i < keyed.size(); ++i) first[static_cast<std::ptrdiff_t>(i)] = keyed[i].record;
+}
+
+// Sorts `records` by Before: by the start instant (Before's first key) kept beside the pointer,
+// an integer sort that does not touch the records, then each run of one instant by the rest.
+void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
+  if (std::is_sorted(records.begin(), records.end(),
+                     [](const auto* a, const auto* c) { return Before(*a, *c); })) {
+    return;
+  }
   struct Keyed {
     int64_t start;
     const v1::ChunkRecord* record;
@@ -337,11 +386,18 @@ void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
   std::vector<Keyed> keyed;
   keyed.reserve(records.size());
   for (const v1::ChunkRecord* record : records) keyed.push_back({record->start_unix_ns(), record});
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& c) {
-    if (a.start != c.start) return a.start < c.start;
-    return Before(*a.record, *c.record);
-  });
+  std::sort(keyed.begin(), keyed.end(),
+            [](const Keyed& a, const Keyed& c) { return a.start < c.start; });
   for (size_t i = 0; i < keyed.size(); ++i) records[i] = keyed[i].record;
+  for (size_t i = 0; i < keyed.size();) {
+    size_t end = i + 1;
+    while (end < keyed.size() && keyed[end].start == keyed[i].start) ++end;
+    if (end - i > 1) {
+      SortSameStartByBefore(records.begin() + static_cast<std::ptrdiff_t>(i),
+                            records.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    i = end;
+  }
 }
 
 // Interns the worker slot of every record of view->all: one Slot() string per distinct

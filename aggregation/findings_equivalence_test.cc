@@ -30,6 +30,7 @@ v1::Measurement RandomRun(std::mt19937_64& rng) {
   const int n = 1 + pick(300);
   const int workers_used = 1 + pick(6);
   const int times = pick(3);  // 0: many shared start instants; 1: random; 2: back to back
+  const int instants = 1 + pick(20);  // for 0: down to one instant shared by every record
   std::map<std::pair<std::string, int64_t>, int64_t> lane_free;  // for back to back
   int64_t end = kStart;
   for (int i = 0; i < n; ++i) {
@@ -45,7 +46,7 @@ v1::Measurement RandomRun(std::mt19937_64& rng) {
     c.set_events(pick(6) == 0 ? 0 : 1000);
     const int64_t length = pick(8) == 0 ? 0 : int64_t{pick(2000)} * 1'000'000;
     int64_t start = kStart + pick(1'000'000) * 997LL;
-    if (times == 0) start = kStart + int64_t{pick(20)} * 100'000'000;
+    if (times == 0) start = kStart + int64_t{pick(instants)} * 100'000'000;
     if (times == 2) {
       // Each (worker, thread) runs its chunks one after the other, some with no gap at all.
       int64_t& free = lane_free.try_emplace({c.worker(), c.thread_index()}, kStart).first->second;

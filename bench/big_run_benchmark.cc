@@ -212,7 +212,7 @@ BENCHMARK(BM_WorkflowReportFromRecords)
 
 void BM_AggregateBigRun(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
-  const v1::Measurement& m = MeasurementOf(n);
+  const v1::Measurement& m = MeasurementOf(n, /*overlapping=*/state.range(1) != 0);
   const AggregationInput input = AggregationInputFromMeasurement(m);
   Measure(state, n, [&] {
     absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
@@ -220,9 +220,12 @@ void BM_AggregateBigRun(benchmark::State& state) {
     return metrics.ok() ? *std::move(metrics) : v1::AggregatedMetrics();
   });
 }
+// Second argument 1: MakeOverlappingRecords (start instants shared by 10^4 records each).
 BENCHMARK(BM_AggregateBigRun)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
+    ->Args({100'000, 0})
+    ->Args({1'000'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

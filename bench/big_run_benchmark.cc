@@ -146,6 +146,7 @@ const v1::Measurement& MeasurementOf(int n, bool overlapping = false) {
     in.overlapping = overlapping;
     in.measurement = std::make_unique<v1::Measurement>();
     v1::Measurement& m = *in.measurement;
+    *m.mutable_report() = BuildWorkflowReport(records);
     m.mutable_chunks()->Reserve(n);
     for (v1::ChunkRecord& record : records) *m.add_chunks() = std::move(record);
     records = {};
@@ -154,8 +155,6 @@ const v1::Measurement& MeasurementOf(int n, bool overlapping = false) {
     m.mutable_metadata()->mutable_start_time()->set_seconds(kStart / kSecond);
     m.mutable_metadata()->mutable_end_time()->set_seconds(end / kSecond + 1);
     m.mutable_metadata()->set_elapsed_seconds(static_cast<double>(end - kStart) / 1e9 + 1);
-    std::vector<v1::ChunkRecord> as_vector(m.chunks().begin(), m.chunks().end());
-    *m.mutable_report() = BuildWorkflowReport(as_vector);
   }
   return *in.measurement;
 }

@@ -41,23 +41,42 @@ absl::string_view ProcessOf(const v1::ChunkRecord& chunk) {
 }
 
 // True when two of `chunks` ran at the same time in one process: their resident-memory deltas
-// then include each other's allocations. Cost: O(n log n).
-bool ChunksOverlapInAProcess(std::vector<const v1::ChunkRecord*> chunks) {
-  std::sort(chunks.begin(), chunks.end(), [](const auto* a, const auto* b) {
-    const absl::string_view pa = ProcessOf(*a), pb = ProcessOf(*b);
-    return pa != pb ? pa < pb : a->start_unix_ns() < b->start_unix_ns();
-  });
-  absl::string_view process;
+// then include each other's allocations. Processes are interned once per name (no string work
+// in the sort), and a zero-length chunk overlaps nothing that starts at its instant.
+// Cost: O(n) for records already in (process, start) order, O(n log n) otherwise.
+bool ChunksOverlapInAProcess(const std::vector<const v1::ChunkRecord*>& chunks) {
+  struct Interval {
+    uint32_t process;
+    int64_t start, end;
+    bool operator<(const Interval& o) const {
+      return std::tie(process, start, end) < std::tie(o.process, o.start, o.end);
+    }
+  };
+  absl::flat_hash_map<absl::string_view, uint32_t> process_ids;
+  std::vector<Interval> intervals;
+  intervals.reserve(chunks.size());
+  absl::string_view last_worker;
+  uint32_t last_id = 0;
+  for (const v1::ChunkRecord* chunk : chunks) {
+    // Consecutive records often share a worker: skip the lookup then.
+    if (intervals.empty() || chunk->worker() != last_worker) {
+      last_worker = chunk->worker();
+      last_id = process_ids.try_emplace(ProcessOf(*chunk), process_ids.size()).first->second;
+    }
+    intervals.push_back({last_id, chunk->start_unix_ns(), chunk->end_unix_ns()});
+  }
+  if (!std::is_sorted(intervals.begin(), intervals.end())) {
+    std::sort(intervals.begin(), intervals.end());
+  }
   int64_t latest_end = 0;
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    const v1::ChunkRecord& chunk = *chunks[i];
-    if (i == 0 || ProcessOf(chunk) != process) {
-      process = ProcessOf(chunk);
-      latest_end = chunk.end_unix_ns();
+  for (size_t i = 0; i < intervals.size(); ++i) {
+    const Interval& interval = intervals[i];
+    if (i == 0 || interval.process != intervals[i - 1].process) {
+      latest_end = interval.end;
       continue;
     }
-    if (chunk.start_unix_ns() < latest_end) return true;
-    latest_end = std::max(latest_end, chunk.end_unix_ns());
+    if (interval.start < latest_end) return true;
+    latest_end = std::max(latest_end, interval.end);
   }
   return false;
 }
@@ -289,7 +308,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   }
   if (!memory_deltas.values.empty()) {
     *metrics.mutable_memory_delta_bytes() = memory_stats.overall;
-    metrics.set_memory_delta_source(ChunksOverlapInAProcess(std::move(memory_records))
+    metrics.set_memory_delta_source(ChunksOverlapInAProcess(memory_records)
                                         ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS
                                         : v1::MEMORY_SOURCE_PROCESS_RSS);
   }

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -314,45 +314,162 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   Number(f, "chunk_wall_seconds", wall, "s");
 }
 
+// The chunk records in one canonical order, with each record's worker slot interned: the rules
+// below read this view instead of copying, re-sorting or naming records per chunk.
 struct ChunkView {
   std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
-  std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified)
+  std::vector<uint32_t> slot;                      // per record of `all`: its index in slot_names
+  std::vector<std::string> slot_names;             // Slot() of each distinct slot, sorted
+  std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
+  double median_successful_seconds = 0;            // of the successful records' durations
 };
+
+// Sorts records that share a start instant by Before's next keys (file, entry start, attempt):
+// the file as its rank among the run's distinct file names, so that thousands of records of one
+// instant compare as integers; only records equal in all of them are compared by Before itself.
+void SortSameStartByBefore(std::vector<const v1::ChunkRecord*>::iterator first,
+                           std::vector<const v1::ChunkRecord*>::iterator last) {
+  const auto before = [](const v1::ChunkRecord* a, const v1::ChunkRecord* c) {
+    return Before(*a, *c);
+  };
+  if (last - first < 32) {
+    std::sort(first, last, before);
+    return;
+  }
+  absl::flat_hash_map<absl::string_view, uint32_t> file_ids;
+  std::vector<absl::string_view> files;
+  std::vector<uint32_t> file_of;
+  for (auto it = first; it != last; ++it) {
+    const auto [id, added] =
+        file_ids.try_emplace((*it)->file(), static_cast<uint32_t>(files.size()));
+    if (added) files.push_back((*it)->file());
+    file_of.push_back(id->second);
+  }
+  std::vector<uint32_t> by_name(files.size());
+  for (uint32_t f = 0; f < by_name.size(); ++f) by_name[f] = f;
+  std::sort(by_name.begin(), by_name.end(),
+            [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
+  std::vector<uint32_t> rank(files.size());
+  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
+  struct Keyed {
+    uint32_t file_rank;
+    uint32_t attempt;
+    int64_t entry_start;
+    const v1::ChunkRecord* record;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(file_of.size());
+  for (auto it = first; it != last; ++it) {
+    keyed.push_back({rank[file_of[static_cast<size_t>(it - first)]], (*it)->attempt(),
+                     (*it)->entry_start(), *it});
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& c) {
+    if (a.file_rank != c.file_rank) return a.file_rank < c.file_rank;
+    if (a.entry_start != c.entry_start) return a.entry_start < c.entry_start;
+    if (a.attempt != c.attempt) return a.attempt < c.attempt;
+    return Before(*a.record, *c.record);
+  });
+  for (size_t i = 0; i < keyed.size(); ++i) first[static_cast<std::ptrdiff_t>(i)] = keyed[i].record;
+}
+
+// Sorts `records` by Before: by the start instant (Before's first key) kept beside the pointer,
+// an integer sort that does not touch the records, then each run of one instant by the rest.
+void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
+  if (std::is_sorted(records.begin(), records.end(),
+                     [](const auto* a, const auto* c) { return Before(*a, *c); })) {
+    return;
+  }
+  struct Keyed {
+    int64_t start;
+    const v1::ChunkRecord* record;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(records.size());
+  for (const v1::ChunkRecord* record : records) keyed.push_back({record->start_unix_ns(), record});
+  std::sort(keyed.begin(), keyed.end(),
+            [](const Keyed& a, const Keyed& c) { return a.start < c.start; });
+  for (size_t i = 0; i < keyed.size(); ++i) records[i] = keyed[i].record;
+  for (size_t i = 0; i < keyed.size();) {
+    size_t end = i + 1;
+    while (end < keyed.size() && keyed[end].start == keyed[i].start) ++end;
+    if (end - i > 1) {
+      SortSameStartByBefore(records.begin() + static_cast<std::ptrdiff_t>(i),
+                            records.begin() + static_cast<std::ptrdiff_t>(end));
+    }
+    i = end;
+  }
+}
+
+// Interns the worker slot of every record of view->all: one Slot() string per distinct
+// (worker, thread_index), and slot ids numbered in name order (so that iterating ids is the
+// name order the rules use to break ties).
+void InternSlots(ChunkView* view) {
+  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, uint32_t> pair_ids;
+  std::vector<std::string> pair_names;
+  std::vector<uint32_t> pair_of;
+  pair_of.reserve(view->all.size());
+  for (const v1::ChunkRecord* chunk : view->all) {
+    const auto [it, added] = pair_ids.try_emplace(
+        std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
+        static_cast<uint32_t>(pair_names.size()));
+    if (added) pair_names.push_back(Slot(*chunk));
+    pair_of.push_back(it->second);
+  }
+  // Distinct pairs can name one slot ("w/thread-1" with thread 0 and 2; "" and "?").
+  std::vector<std::string> names = pair_names;
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::vector<uint32_t> slot_of_pair(pair_names.size());
+  for (size_t p = 0; p < pair_names.size(); ++p) {
+    slot_of_pair[p] = static_cast<uint32_t>(
+        std::lower_bound(names.begin(), names.end(), pair_names[p]) - names.begin());
+  }
+  view->slot.reserve(pair_of.size());
+  for (uint32_t pair : pair_of) view->slot.push_back(slot_of_pair[pair]);
+  view->slot_names = std::move(names);
+}
 
 ChunkView ViewChunks(const FindingsInputs& in) {
   ChunkView view;
   if (in.chunks == nullptr) return view;
+  view.all.reserve(static_cast<size_t>(in.chunks->size()));
   for (const v1::ChunkRecord& chunk : *in.chunks) {
     view.all.push_back(&chunk);
   }
   // One order whatever the input's, so that sums round the same way every time.
-  std::sort(view.all.begin(), view.all.end(),
-            [](const auto* a, const auto* c) { return Before(*a, *c); });
+  SortBefore(view.all);
+  InternSlots(&view);
+  std::vector<double> durations;
   for (const v1::ChunkRecord* chunk : view.all) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) view.successful.push_back(chunk);
+    if (chunk->status() == v1::CHUNK_STATUS_FAILED) continue;
+    view.successful.push_back(chunk);
+    durations.push_back(chunk->duration_seconds());
   }
+  view.median_successful_seconds = Median(std::move(durations));
   return view;
 }
 
 void Stragglers(const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
-  std::vector<double> durations;
-  for (const v1::ChunkRecord* chunk : view.successful)
-    durations.push_back(chunk->duration_seconds());
-  const double median = Median(durations);
-  std::vector<const v1::ChunkRecord*> slowest = view.successful;
-  std::sort(slowest.begin(), slowest.end(), [](const auto* a, const auto* c) {
-    return a->duration_seconds() != c->duration_seconds()
-               ? a->duration_seconds() > c->duration_seconds()
-               : Before(*a, *c);
-  });
+  const double median = view.median_successful_seconds;
+  // Only the first kNamedItems of the slowest-first order are ever read.
+  std::vector<const v1::ChunkRecord*> slowest(
+      std::min(view.successful.size(), static_cast<size_t>(kNamedItems)));
+  std::partial_sort_copy(view.successful.begin(), view.successful.end(), slowest.begin(),
+                         slowest.end(), [](const auto* a, const auto* c) {
+                           return a->duration_seconds() != c->duration_seconds()
+                                      ? a->duration_seconds() > c->duration_seconds()
+                                      : Before(*a, *c);
+                         });
   const double max = slowest.front()->duration_seconds();
   if (median <= 0.0 || max < kStragglerRatio * median ||
       max - median < kStragglerMinExcessSeconds) {
     return;
   }
   int64_t stragglers = 0;
-  for (double d : durations) stragglers += d >= kStragglerRatio * median ? 1 : 0;
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    stragglers += chunk->duration_seconds() >= kStragglerRatio * median ? 1 : 0;
+  }
   std::vector<std::string> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
@@ -363,7 +480,7 @@ void Stragglers(const ChunkView& view, Builder& b) {
       v1::Finding::SEVERITY_WARNING, "stragglers",
       absl::StrFormat("Stragglers: the slowest chunk took %.1fx the median (%s vs %s)",
                       max / median, Seconds(max), Seconds(median)),
-      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", durations.size(),
+      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", view.successful.size(),
                    " took >= ", absl::StrFormat("%g", kStragglerRatio),
                    "x the median. Slowest: ", absl::StrJoin(named, "; "), "."),
       "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
@@ -381,25 +498,32 @@ struct SlotTimes {
 };
 
 void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
-  std::map<std::string, SlotTimes> slots;  // ordered: ties name the same slot every time
+  // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
+  std::vector<SlotTimes> slot_times(view.slot_names.size());
+  std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
-  for (const v1::ChunkRecord* chunk : view.all) {
+  for (size_t i = 0; i < view.all.size(); ++i) {
+    const v1::ChunkRecord* chunk = view.all[i];
     if (chunk->end_unix_ns() <= 0) continue;
-    SlotTimes& slot = slots[Slot(*chunk)];
+    SlotTimes& slot = slot_times[view.slot[i]];
+    seen[view.slot[i]] = true;
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
     slot.busy_seconds += chunk->duration_seconds();
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
-  if (slots.size() < 2 || run_end <= run_start) return;
+  const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
+  if (slot_count < 2 || run_end <= run_start) return;
   const double span = 1e-9 * static_cast<double>(run_end - run_start);
-  const int slot_count = static_cast<int>(slots.size());
 
   double idle = 0, longest_idle = 0;
   int idle_slots = 0;
   double busy_total = 0, busy_max = 0, busy_min = INFINITY;
   std::string busiest, least_busy;
-  for (const auto& [name, slot] : slots) {
+  for (size_t id = 0; id < slot_times.size(); ++id) {
+    if (!seen[id]) continue;
+    const std::string& name = view.slot_names[id];
+    const SlotTimes& slot = slot_times[id];
     const double slot_idle = 1e-9 * static_cast<double>(run_end - slot.last_end_ns);
     idle += slot_idle;
     longest_idle = std::max(longest_idle, slot_idle);
@@ -509,29 +633,34 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
 
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
-  std::vector<double> durations, events;
+  std::vector<double> events;
   for (const v1::ChunkRecord* chunk : view.successful) {
-    durations.push_back(chunk->duration_seconds());
     if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
   }
-  const double median = Median(durations);
+  const double median = view.median_successful_seconds;
   if (median <= 0.0) return;
-  // Gaps between consecutive chunks of one slot; a slot whose chunks overlap (an engine worker
-  // running several at once without thread identity) has no such gaps.
-  absl::flat_hash_map<std::string, std::vector<const v1::ChunkRecord*>> by_slot;
-  for (const v1::ChunkRecord* chunk : view.all) by_slot[Slot(*chunk)].push_back(chunk);
-  std::vector<double> gaps;
-  for (auto& [slot, chunks] : by_slot) {
-    std::sort(chunks.begin(), chunks.end(),
-              [](const auto* a, const auto* c) { return Before(*a, *c); });
-    std::vector<double> slot_gaps;
-    bool overlap = false;
-    for (size_t i = 1; i < chunks.size(); ++i) {
-      const int64_t gap = chunks[i]->start_unix_ns() - chunks[i - 1]->end_unix_ns();
-      if (gap < 0) overlap = true;
-      slot_gaps.push_back(1e-9 * static_cast<double>(gap));
+  // Gaps between consecutive chunks of one slot (view.all is in Before order, so each slot's
+  // chunks are too); a slot whose chunks overlap (an engine worker running several at once
+  // without thread identity) has no such gaps.
+  constexpr size_t kNone = SIZE_MAX;
+  std::vector<size_t> previous(view.slot_names.size(), kNone);  // index into view.all
+  std::vector<bool> overlap(view.slot_names.size(), false);
+  for (size_t i = 0; i < view.all.size(); ++i) {
+    size_t& prev = previous[view.slot[i]];
+    if (prev != kNone && view.all[i]->start_unix_ns() < view.all[prev]->end_unix_ns()) {
+      overlap[view.slot[i]] = true;
     }
-    if (!overlap) gaps.insert(gaps.end(), slot_gaps.begin(), slot_gaps.end());
+    prev = i;
+  }
+  std::fill(previous.begin(), previous.end(), kNone);
+  std::vector<double> gaps;
+  for (size_t i = 0; i < view.all.size(); ++i) {
+    size_t& prev = previous[view.slot[i]];
+    if (prev != kNone && !overlap[view.slot[i]]) {
+      gaps.push_back(
+          1e-9 * static_cast<double>(view.all[i]->start_unix_ns() - view.all[prev]->end_unix_ns()));
+    }
+    prev = i;
   }
   const bool measured_gaps = static_cast<int>(gaps.size()) >= kMinChunksForDistribution / 2;
   const double median_gap = measured_gaps ? Median(gaps) : 0.0;
@@ -586,10 +715,11 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
       if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
       const std::string name = ChunkName(*chunk);
       all_have_files &= !chunk->file().empty();
-      if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
+      files.push_back(name);
       if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
     }
     std::sort(files.begin(), files.end());
+    files.erase(std::unique(files.begin(), files.end()), files.end());
     const size_t distinct_files = files.size();
     if (files.size() > static_cast<size_t>(kNamedItems)) files.resize(kNamedItems);
     error = ElideMiddle(error, 120);

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
-#include <map>
+#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 
 namespace roastcoffea {
 namespace {
@@ -167,15 +171,18 @@ StepTimeline BinnedMean(const StepTimeline& series, int bins) {
 
 ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns) {
   ChunkLanes out;
-  std::map<std::pair<std::string, int64_t>, std::vector<LaneChunk>> by_lane;
-  std::map<std::string, size_t> dataset_ids;
+  // Interned by views into the records (no string per chunk); lanes are put in name order below.
+  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, size_t> lane_ids;
+  std::vector<std::pair<absl::string_view, int64_t>> lane_keys;
+  std::vector<std::vector<LaneChunk>> lane_chunks;
+  absl::flat_hash_map<absl::string_view, size_t> dataset_ids;
   out.dataset_index.assign(static_cast<size_t>(measurement.chunks_size()), 0);
   out.first_start_seconds = std::numeric_limits<double>::infinity();
   out.last_end_seconds = -std::numeric_limits<double>::infinity();
   for (int i = 0; i < measurement.chunks_size(); ++i) {
     const v1::ChunkRecord& chunk = measurement.chunks(i);
     if (!HasTimes(chunk)) continue;
-    const auto [it, added] = dataset_ids.emplace(chunk.dataset(), out.datasets.size());
+    const auto [it, added] = dataset_ids.try_emplace(chunk.dataset(), out.datasets.size());
     if (added) out.datasets.push_back(chunk.dataset());
     out.dataset_index[static_cast<size_t>(i)] = it->second;
     LaneChunk lane_chunk{static_cast<size_t>(i),
@@ -183,7 +190,13 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
                          SecondsSince(origin_unix_ns, chunk.end_unix_ns())};
     out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
     out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);
-    by_lane[{chunk.worker(), chunk.thread_index()}].push_back(lane_chunk);
+    const std::pair<absl::string_view, int64_t> key(chunk.worker(), chunk.thread_index());
+    const auto [lane, new_lane] = lane_ids.try_emplace(key, lane_keys.size());
+    if (new_lane) {
+      lane_keys.push_back(key);
+      lane_chunks.emplace_back();
+    }
+    lane_chunks[lane->second].push_back(lane_chunk);
     ++out.chunk_count;
   }
   if (out.chunk_count == 0) {
@@ -191,26 +204,43 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
     out.last_end_seconds = 0;
     return out;
   }
+  std::vector<size_t> order(lane_keys.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return lane_keys[a] < lane_keys[b]; });
   const double span = out.last_end_seconds - out.first_start_seconds;
-  for (auto& [key, chunks] : by_lane) {
+  for (size_t k : order) {
+    std::vector<LaneChunk>& chunks = lane_chunks[k];
     std::stable_sort(chunks.begin(), chunks.end(), [](const LaneChunk& a, const LaneChunk& b) {
       return a.start_seconds < b.start_seconds;
     });
-    // Chunks that overlap go to further slots: the first slot whose last chunk has ended.
+    // Chunks that overlap go to further slots: the first slot whose last chunk has ended. Busy
+    // slots wait in a heap by end time and move to a heap of free slot numbers once ended, so a
+    // lane with thousands of overlapping chunks costs O(n log slots), not O(n x slots).
+    using EndAndSlot = std::pair<double, size_t>;
+    std::priority_queue<EndAndSlot, std::vector<EndAndSlot>, std::greater<EndAndSlot>> busy;
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> free_slots;
     std::vector<Lane> slots;
     std::vector<double> slot_end;
     for (const LaneChunk& chunk : chunks) {
-      size_t slot = 0;
-      while (slot < slots.size() && slot_end[slot] > chunk.start_seconds) ++slot;
-      if (slot == slots.size()) {
+      while (!busy.empty() && busy.top().first <= chunk.start_seconds) {
+        free_slots.push(busy.top().second);
+        busy.pop();
+      }
+      size_t slot = slots.size();
+      if (!free_slots.empty()) {
+        slot = free_slots.top();
+        free_slots.pop();
+      } else {
         Lane lane;
-        lane.worker = key.first;
-        lane.thread_index = key.second;
+        lane.worker = std::string(lane_keys[k].first);
+        lane.thread_index = lane_keys[k].second;
         lane.slot = static_cast<int>(slot);
         slots.push_back(std::move(lane));
         slot_end.push_back(chunk.end_seconds);
       }
       slot_end[slot] = std::max(slot_end[slot], chunk.end_seconds);
+      busy.push({slot_end[slot], slot});
       slots[slot].busy_seconds += chunk.end_seconds - chunk.start_seconds;
       slots[slot].chunks.push_back(chunk);
     }
@@ -218,6 +248,7 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
       lane.idle_seconds = std::max(0.0, span - lane.busy_seconds);
       out.lanes.push_back(std::move(lane));
     }
+    chunks = std::vector<LaneChunk>();  // release as we go
   }
   return out;
 }

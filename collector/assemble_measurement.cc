@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <utility>
+#include <vector>
 
 #include "aggregation/aggregate.h"
 #include "collector/tool_build.h"
@@ -43,9 +44,15 @@ absl::StatusOr<v1::Measurement> AssembleMeasurement(RawRun run) {
 
   *measurement.mutable_report() = std::move(run.report);
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);
+  // Moving a record leaves its shell (the message object) in the vector: free each vector as
+  // soon as it is moved, not at the end, so that aggregation never holds 10^6 shells too.
+  measurement.mutable_chunks()->Reserve(static_cast<int>(run.chunks.size()));
   for (v1::ChunkRecord& chunk : run.chunks) *measurement.add_chunks() = std::move(chunk);
+  std::vector<v1::ChunkRecord>().swap(run.chunks);
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
+  std::vector<v1::Span>().swap(run.spans);
   for (v1::Profile& profile : run.profiles) *measurement.add_profiles() = std::move(profile);
+  std::vector<v1::Profile>().swap(run.profiles);
 
   // A bad value from the engine or the user's command costs that value, not the run.
   for (v1::Warning& warning : RepairForAggregation(&measurement)) {

@@ -876,6 +876,17 @@ absl::string_view ChangeStatusName(ChangeStatus status) {
   }
 }
 
+v1::Measurement ComparedPart(v1::Measurement run) {
+  v1::Measurement part;
+  if (run.has_metadata()) part.mutable_metadata()->Swap(run.mutable_metadata());
+  part.mutable_warnings()->Swap(run.mutable_warnings());
+  if (run.has_metrics()) {
+    part.mutable_metrics()->Swap(run.mutable_metrics());
+    if (part.metrics().has_chunks()) part.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+  }
+  return part;
+}
+
 absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
                                              const std::vector<v1::Measurement>& runs,
                                              const ComparisonOptions& options) {

@@ -170,6 +170,12 @@ struct ComparisonResult {
   bool failed() const { return fail_on_regression && regression_found(); }
 };
 
+// What CompareRuns reads of a run, taken out of `run`: its metadata, warnings and aggregated
+// metrics without the per-chunk timeline (metrics.chunks.chunk_info). A run of 10^6 chunk
+// records keeps a few KB instead of hundreds of MB, so comparing many big runs holds one at a
+// time. CompareRuns gives the same result on ComparedPart(run) as on `run`.
+v1::Measurement ComparedPart(v1::Measurement run);
+
 // Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there
 // are fewer than two runs, the label or configuration_of_run count differs, or
 // fail_on_regression is asked for while every run falls into one configuration (nothing would

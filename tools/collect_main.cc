@@ -291,7 +291,7 @@ ExitCode Compare(const Invocation& invocation) {
     for (const std::string& directory : directories) {
       absl::StatusOr<v1::Measurement> run = LoadAnyMeasurement(ResolveUserPath(directory));
       if (!run.ok()) return Fail(run.status());
-      runs.push_back(*std::move(run));
+      runs.push_back(ComparedPart(*std::move(run)));  // one big run in memory at a time
       labels.push_back(directory);
       if (explicit_groups) options.configuration_of_run.push_back(static_cast<int>(i));
     }

@@ -1,0 +1,113 @@
+// The optimised findings rules (interned slots, one sort, partial sorts) give exactly what the
+// straightforward reference (findings_reference.cc) gives, on random runs built to hit the
+// rules' corner cases: slot names that collide, shared start instants, overlapping chunks,
+// zero-length chunks, failures, retries and records in any order.
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "aggregation/aggregate.h"
+#include "aggregation/findings.h"
+#include "aggregation/findings_reference.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+constexpr int64_t kStart = 1795335303LL * 1000000000LL;
+
+v1::Measurement RandomRun(std::mt19937_64& rng) {
+  v1::Measurement m;
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  // Workers whose slot names collide: "" and "?", "w/thread-1" with several thread indices,
+  // "w" thread 1 and "w/thread-1" thread 0.
+  const char* workers[] = {"", "?", "w", "w/thread-1", "tcp://10.0.0.1:40", "tcp://10.0.0.2:40"};
+  const int n = 1 + pick(300);
+  const int workers_used = 1 + pick(6);
+  const int times = pick(3);  // 0: many shared start instants; 1: random; 2: back to back
+  const int instants = 1 + pick(20);  // for 0: down to one instant shared by every record
+  std::map<std::pair<std::string, int64_t>, int64_t> lane_free;  // for back to back
+  int64_t end = kStart;
+  for (int i = 0; i < n; ++i) {
+    v1::ChunkRecord& c = *m.add_chunks();
+    c.set_worker(workers[pick(workers_used)]);
+    c.set_thread_index(pick(3));
+    if (pick(4) != 0) c.set_file(absl::StrCat("/store/d", pick(3), "/f", pick(40), ".root"));
+    if (pick(5) == 0) c.set_task_id(absl::StrCat(pick(1000)));
+    if (pick(5) == 0) c.set_uuid(absl::StrCat("uuid-", pick(1000), "-abcdefghijkl"));
+    c.set_dataset(pick(3) == 0 ? "" : absl::StrCat("ds", pick(3)));
+    c.set_entry_start(int64_t{pick(4)} * 1000);
+    c.set_entry_stop(c.entry_start() + 1000);
+    c.set_events(pick(6) == 0 ? 0 : 1000);
+    const int64_t length = pick(8) == 0 ? 0 : int64_t{pick(2000)} * 1'000'000;
+    int64_t start = kStart + pick(1'000'000) * 997LL;
+    if (times == 0) start = kStart + int64_t{pick(instants)} * 100'000'000;
+    if (times == 2) {
+      // Each (worker, thread) runs its chunks one after the other, some with no gap at all.
+      int64_t& free = lane_free.try_emplace({c.worker(), c.thread_index()}, kStart).first->second;
+      start = free + (pick(3) == 0 ? 0 : int64_t{pick(1000)} * 1'000'000);
+      free = start + length;
+    }
+    c.set_start_unix_ns(start);
+    c.set_end_unix_ns(start + length);
+    c.set_duration_seconds(pick(10) == 0 ? 5.0 : 1e-9 * static_cast<double>(length));
+    c.set_cpu_seconds(c.duration_seconds() * 0.5);
+    c.set_attempt(pick(10) == 0 ? 1 : 0);
+    if (pick(8) == 0) {
+      c.set_status(v1::CHUNK_STATUS_FAILED);
+      c.set_error_text(absl::StrCat("OSError ", pick(3), "\nTraceback"));
+    } else {
+      c.set_status(v1::CHUNK_STATUS_OK);
+    }
+    end = std::max(end, c.end_unix_ns());
+  }
+  m.mutable_metadata()->set_elapsed_seconds(1e-9 * static_cast<double>(end - kStart) + 1);
+  m.mutable_metadata()->mutable_start_time()->set_seconds(kStart / 1000000000);
+  m.mutable_metadata()->mutable_end_time()->set_seconds(end / 1000000000 + 1);
+  if (pick(2) == 0) m.mutable_tracking()->set_workers_share_process(true);
+  return m;
+}
+
+std::vector<std::string> Texts(const std::vector<v1::Finding>& findings) {
+  std::vector<std::string> out;
+  for (const v1::Finding& f : findings) out.push_back(f.SerializeAsString());
+  return out;
+}
+
+TEST(FindingsEquivalenceTest, OptimisedRulesEqualTheReferenceOnRandomRuns) {
+  std::mt19937_64 rng(20261124);
+  int with_chunk_findings = 0;
+  int with_gap_rule = 0;  // tiny_chunks with a measured median gap
+  for (int run = 0; run < 400; ++run) {
+    const v1::Measurement m = RandomRun(rng);
+    absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(AggregationInputFromMeasurement(m));
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    metrics->clear_findings();
+    FindingsInputs in;
+    in.metrics = &*metrics;
+    in.chunks = &m.chunks();
+    in.tracking = m.has_tracking() ? &m.tracking() : nullptr;
+    in.warnings = &m.warnings();
+    in.elapsed_seconds = m.metadata().elapsed_seconds();
+    const std::vector<v1::Finding> optimised = ComputeFindings(in);
+    const std::vector<v1::Finding> reference = findings_reference::ComputeFindingsReference(in);
+    ASSERT_EQ(Texts(optimised), Texts(reference)) << "run " << run;
+    for (const v1::Finding& f : optimised) {
+      with_chunk_findings += f.code() == "stragglers" || f.code() == "idle_tail" ||
+                             f.code() == "load_imbalance" || f.code() == "failed_chunks";
+      with_gap_rule += f.code() == "tiny_chunks" && f.numbers_size() > 1;
+    }
+  }
+  // The random runs do reach the chunk rules (not only their early returns).
+  EXPECT_GT(with_chunk_findings, 200);
+  EXPECT_GT(with_gap_rule, 20);
+}
+
+}  // namespace
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

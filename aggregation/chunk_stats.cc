@@ -269,6 +269,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     out->set_attempt(chunk->attempt());
     out->set_worker(chunk->worker());
     out->set_error_text(chunk->error_text());
+    out->set_task_id(chunk->task_id());
   }
   const size_t num_datasets = datasets.names().size();
   const double total_chunk_seconds = CompensatedSum(durations.values);

@@ -259,6 +259,7 @@ TEST(ChunkMetricsTest, SectionsOfSuccessfulChunksAndFailuresWithErrorText) {
   jets->set_duration_seconds(0.5);
   v1::ChunkRecord failed = Failed(ok);  // its section is not counted
   failed.set_uuid("bad");
+  failed.set_task_id("45");
   const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({ok, failed});
   ASSERT_TRUE(m.has_value());
   ASSERT_EQ(m->sections_size(), 1);
@@ -268,6 +269,7 @@ TEST(ChunkMetricsTest, SectionsOfSuccessfulChunksAndFailuresWithErrorText) {
   ASSERT_EQ(m->failed_chunks_size(), 1);
   EXPECT_EQ(m->failed_chunks(0).uuid(), "bad");
   EXPECT_EQ(m->failed_chunks(0).error_text(), "boom");
+  EXPECT_EQ(m->failed_chunks(0).task_id(), "45");
   EXPECT_DOUBLE_EQ(m->duration_seconds().percentiles().p50(), 2);
 }
 

@@ -29,7 +29,7 @@ v1::Measurement RandomRun(std::mt19937_64& rng) {
   const char* workers[] = {"", "?", "w", "w/thread-1", "tcp://10.0.0.1:40", "tcp://10.0.0.2:40"};
   const int n = 1 + pick(300);
   const int workers_used = 1 + pick(6);
-  const int times = pick(3);  // 0: many shared start instants; 1: random; 2: back to back
+  const int times = pick(3);          // 0: many shared start instants; 1: random; 2: back to back
   const int instants = 1 + pick(20);  // for 0: down to one instant shared by every record
   std::map<std::pair<std::string, int64_t>, int64_t> lane_free;  // for back to back
   int64_t end = kStart;

@@ -686,10 +686,17 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
     // The base name: the path is in the measurement, and the error needs the room.
     const absl::string_view file = failed.file();
     const size_t slash = file.find_last_of('/');
+    // A chunk without a file (a TaskVine task) is named by its task, as in the findings.
+    std::string name;
+    if (!file.empty()) {
+      name = std::string(slash == absl::string_view::npos ? file : file.substr(slash + 1));
+    } else if (!failed.task_id().empty()) {
+      name = absl::StrCat("task ", failed.task_id());
+    } else {
+      name = "N/A (not reported)";
+    }
     table.cells.push_back(
-        {ReplaceControlCharacters(file.empty()                       ? "N/A (not reported)"
-                                  : slash == absl::string_view::npos ? file
-                                                                     : file.substr(slash + 1)),
+        {ReplaceControlCharacters(name),
          file.empty() && failed.entry_stop() <= failed.entry_start()
              ? std::string("N/A")
              : absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),

@@ -674,6 +674,27 @@ TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
   for (const std::string& line : tables[7].lines) EXPECT_LE(DisplayWidth(line), 100u) << line;
 }
 
+// A TaskVine chunk has no file: the table names its task, as the findings do.
+TEST(FormatSummaryTablesTest, FailedChunkWithoutAFileIsNamedByItsTask) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
+  v1::FailedChunk& by_task = *chunks.add_failed_chunks();
+  by_task.set_task_id("45");
+  by_task.set_error_text("TASK 45 DONE RESULT_MISSING");
+  v1::FailedChunk& unnamed = *chunks.add_failed_chunks();
+  unnamed.set_error_text("lost");
+  TableOptions options;
+  options.unicode = false;
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, options), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 8u);
+  ASSERT_EQ(tables[7].title, "Failed Chunks");
+  ASSERT_EQ(tables[7].cells.size(), 2u);
+  EXPECT_EQ(tables[7].cells[0],
+            (std::vector<std::string>{"task 45", "N/A", "0", "TASK 45 DONE RESULT_MISSING"}));
+  EXPECT_EQ(tables[7].cells[1][0], "N/A (not reported)");
+}
+
 TEST(FormatSummaryTablesTest, CpuSplitProcessMemoryHostBuildAndWarnings) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metadata()->set_backend("threadpool");

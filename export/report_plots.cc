@@ -506,7 +506,7 @@ std::vector<const v1::ChunkRecord*> Succeeded(const v1::Measurement& measurement
 // A histogram, or a sentence when every value is the same.
 void Histogram(const Context& context, ReportPlot* plot, std::vector<double> values,
                const std::string& x_label, const std::string& y_label, const std::string& what,
-               const std::string& unit, int bins, int decimals) {
+               const std::string& unit, int bins, int decimals, bool log_x_when_wide = false) {
   if (values.empty()) return;
   if (AllEqual(values)) {
     plot->note = absl::StrCat(what, ": ", absl::StrFormat("%.*f", decimals, values.front()), unit,
@@ -517,6 +517,7 @@ void Histogram(const Context& context, ReportPlot* plot, std::vector<double> val
   chart.bins = bins;
   chart.value_decimals = decimals;
   chart.value_unit = unit;
+  chart.log_x_when_wide = log_x_when_wide;
   plot->svg = RenderHistogram(chart);
 }
 
@@ -526,7 +527,7 @@ void RuntimeDistribution(const Context& context, ReportPlot* plot) {
     durations.push_back(chunk->duration_seconds());
   }
   Histogram(context, plot, std::move(durations), "Runtime (seconds)", "Number of Chunks",
-            "Chunk runtime", " s", 30, 3);
+            "Chunk runtime", " s", 30, 3, /*log_x_when_wide=*/true);
 }
 
 void RuntimeVsEvents(const Context& context, ReportPlot* plot) {

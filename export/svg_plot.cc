@@ -99,8 +99,9 @@ Area MakeArea(const ChartFrame& frame, bool legend, double x_low, double x_high,
 }
 
 // Grid, ticks, tick labels and axis labels. `x_labels` replaces numeric x ticks (bar charts).
+// `log10_x`: the x values (and ticks) are decimal logarithms, labelled with their powers.
 std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<double>& x_ticks,
-                 bool time_axis, const std::vector<double>& y_ticks) {
+                 bool time_axis, const std::vector<double>& y_ticks, bool log10_x = false) {
   std::string out = "<g class=\"axes\" stroke=\"#000\" stroke-width=\"1\">\n";
   const double bottom = area.top + area.height;
   const double right = area.left + area.width;
@@ -121,7 +122,7 @@ std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<do
     const std::string label =
         time_axis ? absl::FormatTime(time_format, absl::FromUnixMillis(std::llround(tick * 1e3)),
                                      absl::UTCTimeZone())
-                  : TickLabel(tick);
+                  : TickLabel(log10_x ? std::pow(10.0, tick) : tick);
     absl::StrAppend(&out, "<line class=\"x-tick\" x1=\"", Num(x), "\" y1=\"", Num(bottom),
                     "\" x2=\"", Num(x), "\" y2=\"", Num(bottom + 5),
                     "\" stroke=\"#000\"/>\n<line x1=\"", Num(x), "\" y1=\"", Num(area.top),
@@ -488,8 +489,13 @@ std::string RenderHistogram(const HistogramChart& chart) {
   }
   if (values.empty()) return NoData(chart.frame);
   std::sort(values.begin(), values.end());
-  double low = values.front();
-  double high = values.back();
+  // Values spanning two decades or more (1 ms chunks beside 30 s stragglers): on a linear axis
+  // every short value falls in the first bin, so the bins are equal in log10 instead.
+  const bool log_x =
+      chart.log_x_when_wide && values.front() > 0 && values.back() >= 100 * values.front();
+  const auto to_axis = [log_x](double v) { return log_x ? std::log10(v) : v; };
+  double low = to_axis(values.front());
+  double high = to_axis(values.back());
   if (high == low) {
     low -= 0.5;
     high += 0.5;
@@ -497,7 +503,8 @@ std::string RenderHistogram(const HistogramChart& chart) {
   const int bins = std::max(1, chart.bins);
   std::vector<double> counts(static_cast<size_t>(bins), 0);
   for (double v : values) {
-    const int bin = std::min(bins - 1, static_cast<int>((v - low) / (high - low) * bins));
+    const int bin =
+        std::clamp(static_cast<int>((to_axis(v) - low) / (high - low) * bins), 0, bins - 1);
     counts[static_cast<size_t>(bin)] += 1;
   }
   Range ys;
@@ -507,10 +514,17 @@ std::string RenderHistogram(const HistogramChart& chart) {
   double y_high;
   ResolveY(chart.frame, ys, &y_low, &y_high);
   const bool legend = chart.mean_line || chart.median_line;
-  const Area area = MakeArea(chart.frame, legend, low, high, y_low, y_high);
-  std::string out = Open(chart.frame);
-  absl::StrAppend(&out,
-                  Axes(chart.frame, area, NiceTicks(low, high), false, NiceTicks(y_low, y_high)));
+  ChartFrame frame = chart.frame;
+  if (log_x) frame.x_label += " (log scale)";
+  const Area area = MakeArea(frame, legend, low, high, y_low, y_high);
+  std::string out = Open(frame);
+  std::vector<double> x_ticks;
+  if (log_x) {  // the powers of ten inside the range
+    for (double e = std::ceil(low - 1e-9); e <= high + 1e-9; e += 1) x_ticks.push_back(e);
+  } else {
+    x_ticks = NiceTicks(low, high);
+  }
+  absl::StrAppend(&out, Axes(frame, area, x_ticks, false, NiceTicks(y_low, y_high), log_x));
   out += "<g class=\"bars\">\n";
   const double bin_width = (high - low) / bins;
   for (int b = 0; b < bins; ++b) {
@@ -524,10 +538,10 @@ std::string RenderHistogram(const HistogramChart& chart) {
   out += "</g>\n";
   std::vector<LegendEntry> entries;
   const auto vertical = [&](double value, const char* color, const std::string& label) {
-    absl::StrAppend(&out, "<line class=\"stat-line\" x1=\"", Num(area.X(value)), "\" y1=\"",
-                    Num(area.top), "\" x2=\"", Num(area.X(value)), "\" y2=\"",
-                    Num(area.top + area.height), "\" stroke=\"", color,
-                    "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n");
+    const double x = area.X(to_axis(value));
+    absl::StrAppend(&out, "<line class=\"stat-line\" x1=\"", Num(x), "\" y1=\"", Num(area.top),
+                    "\" x2=\"", Num(x), "\" y2=\"", Num(area.top + area.height), "\" stroke=\"",
+                    color, "\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>\n");
     entries.push_back({label, color, true});
   };
   const auto format = [&](double v) {

@@ -83,6 +83,9 @@ struct HistogramChart {
   bool median_line = true;      // dashed, labelled "Median: <value>"
   int value_decimals = 2;       // of the mean/median labels
   std::string value_unit = {};  // appended to the labels, e.g. "s", "%"
+  // Positive values spanning 100x or more get bins of equal width in log10 and a log axis
+  // (the x label says "(log scale)").
+  bool log_x_when_wide = false;
 };
 
 struct ScatterChart {

@@ -221,6 +221,48 @@ TEST(RenderHistogramTest, BinsMeanAndMedian) {
   EXPECT_EQ(Count(svg, "class=\"stat-line\""), 2);
 }
 
+// The heights of the histogram's bars, in order.
+std::vector<double> BarHeights(const std::string& svg) {
+  std::vector<double> heights;
+  for (size_t at = svg.find("class=\"bar\""); at != std::string::npos;
+       at = svg.find("class=\"bar\"", at + 1)) {
+    const size_t h = svg.find("height=\"", at) + 8;
+    heights.push_back(std::stod(svg.substr(h, svg.find('"', h) - h)));
+  }
+  return heights;
+}
+
+TEST(RenderHistogramTest, WideRangeGetsLogBinsAndAxis) {
+  HistogramChart chart;
+  chart.frame.x_label = "Runtime (seconds)";
+  chart.values = {0.001, 0.001, 0.001, 0.001, 0.001, 0.01, 0.1, 1, 10};
+  chart.bins = 4;  // one per decade
+  chart.log_x_when_wide = true;
+  std::string svg = RenderHistogram(chart);
+  ExpectWellFormed(svg);
+  EXPECT_TRUE(absl::StrContains(svg, ">Runtime (seconds) (log scale)</text>")) << svg;
+  for (const char* tick :
+       {">0.001</text>", ">0.01</text>", ">0.1</text>", ">1</text>", ">10</text>"}) {
+    EXPECT_TRUE(absl::StrContains(svg, tick)) << tick;
+  }
+  std::vector<double> heights = BarHeights(svg);
+  ASSERT_EQ(heights.size(), 4u);
+  // Counts 5, 1, 1, 2: the 1 ms chunks are one bar, the rest spread over the decades.
+  EXPECT_NEAR(heights[1], heights[0] / 5, 0.02);  // coordinates have 2 decimals
+  EXPECT_NEAR(heights[2], heights[1], 0.02);      // coordinates have 2 decimals
+  EXPECT_NEAR(heights[3], 2 * heights[1], 0.02);  // coordinates have 2 decimals
+
+  // Within two decades, or with a zero, the axis stays linear.
+  chart.values = {1, 2, 50};
+  svg = RenderHistogram(chart);
+  EXPECT_FALSE(absl::StrContains(svg, "log scale"));
+  chart.values = {0, 0.001, 10};
+  EXPECT_FALSE(absl::StrContains(RenderHistogram(chart), "log scale"));
+  chart.values = {0.001, 10};
+  chart.log_x_when_wide = false;
+  EXPECT_FALSE(absl::StrContains(RenderHistogram(chart), "log scale"));
+}
+
 TEST(RenderScatterTest, TrendLineLabel) {
   ScatterChart chart;
   chart.frame.title = "Runtime vs events";

@@ -486,7 +486,10 @@ void RunModel::Apply(const TxnRecord& r) {
       if (found == nullptr) {
         // No READY: a library instance (serverless), not a task of the application.
         *libraries_.try_emplace(r.task_id).first = index;
-        if (index >= 0) workers_[index].library_cores = cores;
+        if (index >= 0) {
+          workers_[index].library_cores = cores;
+          ++workers_[index].dispatches;
+        }
         return;
       }
       Task& task = *found;
@@ -504,6 +507,7 @@ void RunModel::Apply(const TxnRecord& r) {
       SetReady(r.time_us, std::max(0, ready_ - 1));
       if (index >= 0) {
         Worker& w = workers_[index];
+        ++w.dispatches;
         w.on_worker.push_back(r.task_id);
         WorkerStep(w, r.time_us, +1, +1);
       }

@@ -122,6 +122,16 @@ struct Worker {
   int64_t last_evidence_us = 0;
   // No DISCONNECTION was logged: its lifetime was ended at last_evidence_us (MarkLogComplete).
   bool silent_death = false;
+  int64_t dispatches = 0;  // RUNNING records on this worker (task attempts, library instances)
+
+  // Connected and nothing else: no attempt, library instance, transfer or cache update on it.
+  // Such a worker's only figures are its connection time and cores, which the worker count and
+  // its series carry; its per-worker rows would be zeros.
+  bool Idle() const {
+    return dispatches == 0 && library_sent_us == 0 && library_started_us == 0 &&
+           library_cores == 0 && transfers_in == 0 && transfers_out == 0 && cache_updates == 0 &&
+           bytes_in == 0 && bytes_out == 0;
+  }
 };
 
 // Sums over a set of attempts (one category, one worker, or a time window).

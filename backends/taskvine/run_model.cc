@@ -211,11 +211,9 @@ void RunModel::Reset() {
 }
 
 absl::string_view RunModel::Intern(absl::string_view word) {
-  for (const std::unique_ptr<std::string>& known : *interned_) {
-    if (*known == word) return *known;
-  }
-  interned_->push_back(std::make_unique<std::string>(word));
-  return *interned_->back();
+  auto known = interned_->find(word);
+  if (known != interned_->end()) return known->first;
+  return interned_->try_emplace(std::string(word), true).first->first;
 }
 
 void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {
@@ -224,14 +222,12 @@ void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int acti
   // (PerWorkerInWindow sums them).
   w.executing = std::max(0, w.executing + executing_delta);
   w.active = std::max(0, w.active + active_delta);
-  if (!w.series_us.empty() && w.series_us.back() == t_us) {  // same instant: keep the last state
-    w.series_executing.back() = w.executing;
-    w.series_active.back() = w.active;
+  if (!w.series.empty() && w.series.back().us == t_us) {  // same instant: keep the last state
+    w.series.back().executing = w.executing;
+    w.series.back().active = w.active;
     return;
   }
-  w.series_us.push_back(t_us);
-  w.series_executing.push_back(w.executing);
-  w.series_active.push_back(w.active);
+  w.series.push_back({t_us, w.executing, w.active});
 }
 
 void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
@@ -310,9 +306,7 @@ void RunModel::Apply(const TxnRecord& r) {
       w.address = std::string(r.address);
       w.connect_us = r.time_us;
       w.last_evidence_us = r.time_us;
-      w.series_us.push_back(r.time_us);
-      w.series_executing.push_back(0);
-      w.series_active.push_back(0);
+      w.series.push_back({r.time_us, 0, 0});
       worker_by_id_[w.id] = index;
       worker_by_address_[w.address] = index;
       RecordWorkerCount(r.time_us, connected_ + 1);
@@ -342,7 +336,7 @@ void RunModel::Apply(const TxnRecord& r) {
       w.on_worker.clear();
       WorkerStep(w, r.time_us, -w.executing, -w.active);
       w.disconnect_us = r.time_us;
-      w.reason = std::string(r.word);
+      w.reason = Intern(r.word);
       RecordWorkerCount(r.time_us, connected_ - 1);
       return;
     }
@@ -693,7 +687,7 @@ void RunModel::MarkLogComplete() {
     Worker& w = workers_[index];
     if (w.disconnect_us != 0) continue;
     // Its own step changes are evidence too (a re-queue of its attempt is a manager record).
-    const int64_t last = std::max(w.last_evidence_us, w.series_us.empty() ? 0 : w.series_us.back());
+    const int64_t last = std::max(w.last_evidence_us, w.series.empty() ? 0 : w.series.back().us);
     const double silence = Seconds(end - last);
     if (silence <= kSilentIdleSeconds && !(w.executing > 0 && silence > busy_limit)) continue;
     // Attempts still on it end with it: lost, as with a logged disconnection.
@@ -709,7 +703,7 @@ void RunModel::MarkLogComplete() {
     WorkerStep(w, last, -w.executing, -w.active);
     w.disconnect_us = last;
     w.silent_death = true;
-    w.reason = "SILENT";
+    w.reason = Intern("SILENT");
     // One fewer connected worker from `last` on: insert the step and lower what follows.
     size_t at = 0;
     while (at < count_us_.size() && count_us_[at] <= last) ++at;
@@ -778,42 +772,51 @@ void SetFractions(std::vector<WorkerFigures>& figures) {
 }
 }  // namespace
 
-std::vector<WorkerFigures> RunModel::PerWorker() const {
+std::vector<WorkerFigures> RunModel::PerWorker(bool skip_idle) const {
   return PerWorkerInWindow(std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max());
+                           std::numeric_limits<int64_t>::max(), skip_idle);
 }
 
-std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us) const {
+std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us,
+                                                       bool skip_idle) const {
   const int64_t end = EndUs();
   const auto overlap_us = [&](int64_t a, int64_t b) {
     return std::max<int64_t>(0, std::min(b, to_us) - std::max(a, from_us));
   };
-  std::vector<WorkerFigures> out(workers_.size());
+  // Index into `out` of each worker's figures; -1 for the idle ones skipped.
+  std::vector<int32_t> slot(workers_.size(), -1);
+  int32_t kept = 0;
   for (size_t i = 0; i < workers_.size(); ++i) {
+    if (!skip_idle || !workers_[i].Idle()) slot[i] = kept++;
+  }
+  std::vector<WorkerFigures> out(kept);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (slot[i] < 0) continue;
     const Worker& w = workers_[i];
-    WorkerFigures& f = out[i];
+    WorkerFigures& f = out[slot[i]];
     f.worker = w.id;
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : end;
     f.lifetime_seconds = Seconds(overlap_us(w.connect_us, until));
     // Busy: the steps of the executing series with something executing, clipped.
     int64_t busy_us = 0;
-    for (size_t k = 0; k < w.series_us.size(); ++k) {
-      if (w.series_executing[k] <= 0) continue;
-      const int64_t step_end = k + 1 < w.series_us.size() ? w.series_us[k + 1] : until;
-      busy_us += overlap_us(w.series_us[k], step_end);
+    for (size_t k = 0; k < w.series.size(); ++k) {
+      if (w.series[k].executing <= 0) continue;
+      const int64_t step_end = k + 1 < w.series.size() ? w.series[k + 1].us : until;
+      busy_us += overlap_us(w.series[k].us, step_end);
     }
     f.busy_seconds = Seconds(busy_us);
     f.core_seconds_available = w.cores * f.lifetime_seconds;
   }
-  std::vector<double> allocated(workers_.size(), 0.0);
+  std::vector<double> allocated(out.size(), 0.0);
   for (const auto& [id, task] : tasks_) {
     for (const Attempt& a : task.attempts) {
-      if (a.worker < 0 || !a.dispatched()) continue;
+      if (a.worker < 0 || !a.dispatched() || slot[a.worker] < 0) continue;
+      const int32_t k = slot[a.worker];
       const int64_t attempt_end = a.end_us > 0 ? a.end_us : end;
-      allocated[a.worker] += a.cores * Seconds(overlap_us(a.running_us, attempt_end));
+      allocated[k] += a.cores * Seconds(overlap_us(a.running_us, attempt_end));
       // Attempts that end in the window, as TotalsInWindow counts them.
       const int64_t at = a.end_us > 0 ? a.end_us : a.running_us;
-      if (at >= from_us && at <= to_us) AddAttempt(a, end, &out[a.worker].totals);
+      if (at >= from_us && at <= to_us) AddAttempt(a, end, &out[k].totals);
     }
   }
   for (size_t i = 0; i < out.size(); ++i) out[i].totals.allocated_core_seconds = allocated[i];
@@ -882,10 +885,10 @@ v1::TrackingData RunModel::Tracking() const {
       series->add_executing_tasks(executing);
       series->add_active_tasks(active);
     };
-    for (size_t i = 0; i < w.series_us.size(); ++i) {
+    for (size_t i = 0; i < w.series.size(); ++i) {
       // A step: the previous state up to this instant, then the new one.
-      if (i > 0) add_point(w.series_us[i], w.series_executing[i - 1], w.series_active[i - 1]);
-      add_point(w.series_us[i], w.series_executing[i], w.series_active[i]);
+      if (i > 0) add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
+      add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
     }
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
     add_point(until, w.executing, w.active);

@@ -574,6 +574,66 @@ TEST(RunModel, MalformedLinesAreCountedWithLineNumbers) {
   EXPECT_EQ(model.tasks().size(), 1u);
 }
 
+// A worker is idle until something runs on it or is transferred to it; the per-worker view
+// without idle workers keeps the others' figures as they are, in the same order.
+TEST(RunModel, IdleWorkersAndThePerWorkerViewWithoutThem) {
+  RunModel model;
+  int line = 0;
+  for (const char* record : {
+           "1000000 7 MANAGER 7 START 0",
+           "1100000 7 WORKER worker-a CONNECTION 10.0.0.1:9000",
+           "1100001 7 WORKER worker-a RESOURCES {\"cores\":[2,\"cores\"]}",
+           "1200000 7 WORKER worker-b CONNECTION 10.0.0.2:9000",
+           "1200001 7 WORKER worker-b RESOURCES {\"cores\":[4,\"cores\"]}",
+           "1300000 7 WORKER worker-c CONNECTION 10.0.0.3:9000",
+           "1400000 7 WORKER worker-d CONNECTION 10.0.0.4:9000",
+           "1500000 7 TASK 1 READY c FIRST_RESOURCES 1 {}",
+           "2000000 7 TASK 1 RUNNING worker-b FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+           "3000000 7 TASK 1 WAITING_RETRIEVAL worker-b",
+           "3000100 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+           "3000200 7 TASK 1 DONE SUCCESS 0",
+           "3500000 7 WORKER worker-d CACHE_UPDATE file-x 100 1000 3400000",
+           "4000000 7 WORKER worker-a DISCONNECTION IDLE_OUT",
+           "5000000 7 MANAGER 7 END 4000000",
+       }) {
+    model.ConsumeTransactionLine(record, ++line);
+  }
+  EXPECT_EQ(model.malformed_count(), 0);
+  ASSERT_EQ(model.workers().size(), 4u);
+  EXPECT_TRUE(model.workers()[0].Idle());   // connected, resources, left
+  EXPECT_FALSE(model.workers()[1].Idle());  // ran task 1
+  EXPECT_TRUE(model.workers()[2].Idle());   // connected only
+  EXPECT_FALSE(model.workers()[3].Idle());  // a cache update
+  EXPECT_EQ(model.workers()[1].dispatches, 1);
+  EXPECT_EQ(model.workers()[0].reason, "IDLE_OUT");
+
+  const std::vector<WorkerFigures> all = model.PerWorker();
+  const std::vector<WorkerFigures> ran = model.PerWorker(/*skip_idle=*/true);
+  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(ran.size(), 2u);
+  EXPECT_EQ(ran[0].worker, "worker-b");
+  EXPECT_EQ(ran[1].worker, "worker-d");
+  EXPECT_DOUBLE_EQ(ran[0].busy_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(ran[0].totals.allocated_core_seconds, 1.0);
+  for (const auto& [kept, whole] : {std::pair{0, 1}, std::pair{1, 3}}) {
+    EXPECT_EQ(ran[kept].worker, all[whole].worker);
+    EXPECT_EQ(ran[kept].lifetime_seconds, all[whole].lifetime_seconds);
+    EXPECT_EQ(ran[kept].busy_seconds, all[whole].busy_seconds);
+    EXPECT_EQ(ran[kept].utilisation_fraction, all[whole].utilisation_fraction);
+    EXPECT_EQ(ran[kept].totals.attempts, all[whole].totals.attempts);
+    EXPECT_EQ(ran[kept].totals.allocated_core_seconds, all[whole].totals.allocated_core_seconds);
+  }
+  // The idle workers' figures: lifetime and cores only.
+  EXPECT_DOUBLE_EQ(all[0].lifetime_seconds, 2.9);
+  EXPECT_EQ(all[0].busy_seconds, 0);
+  EXPECT_EQ(all[0].totals.attempts, 0);
+  EXPECT_EQ(all[2].totals.allocated_core_seconds, 0);
+  // Still in the tracking data: 4 series, 4 workers at the peak.
+  const v1::TrackingData tracking = model.Tracking();
+  EXPECT_EQ(tracking.workers_size(), 4);
+  EXPECT_EQ(*std::max_element(tracking.worker_count().begin(), tracking.worker_count().end()), 4);
+}
+
 TEST(RunModel, PerformanceRowsAreMappedByTheHeader) {
   RunModel model;
   model.ConsumePerformanceLine("1 2 3", 1);  // before the header

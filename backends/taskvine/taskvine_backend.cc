@@ -305,15 +305,9 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   // lifetime and cores, which the tracking series carry (a log of 10^5 idle connections would
   // otherwise give 10^6 rows); "idle-workers" says how many were left out.
   const std::vector<taskvine::Worker>& workers = model_.workers();
-  const std::vector<taskvine::WorkerFigures> per_worker =
-      options_.follow ? model_.PerWorkerInWindow(from_us, to_us) : model_.PerWorker();
-  int64_t idle_workers = 0;
-  for (size_t i = 0; i < per_worker.size(); ++i) {
-    if (workers[i].Idle()) {
-      ++idle_workers;
-      continue;
-    }
-    const taskvine::WorkerFigures& w = per_worker[i];
+  for (const taskvine::WorkerFigures& w :
+       options_.follow ? model_.PerWorkerInWindow(from_us, to_us, /*skip_idle=*/true)
+                       : model_.PerWorker(/*skip_idle=*/true)) {
     const std::string context = "taskvine-worker";
     Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
@@ -326,8 +320,12 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, context, "", "task-seconds", "core-seconds", w.totals.execute_seconds, w.worker);
     Add(span, context, "", "lost-task-seconds", "core-seconds", w.totals.lost_seconds, w.worker);
   }
+  int64_t idle_workers = 0;
   for (const taskvine::Worker& w : workers) {
-    if (w.Idle()) continue;
+    if (w.Idle()) {
+      ++idle_workers;
+      continue;
+    }
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
   }

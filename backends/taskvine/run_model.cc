@@ -683,6 +683,7 @@ void RunModel::MarkLogComplete() {
   }
   const double busy_limit =
       std::max(kSilentBusyMinSeconds, kSilentBusyExecutionFactor * longest_execution);
+  std::vector<int64_t> deaths;  // the last evidence of each worker that died silently
   for (size_t index = 0; index < workers_.size(); ++index) {
     Worker& w = workers_[index];
     if (w.disconnect_us != 0) continue;
@@ -704,17 +705,40 @@ void RunModel::MarkLogComplete() {
     w.disconnect_us = last;
     w.silent_death = true;
     w.reason = Intern("SILENT");
-    // One fewer connected worker from `last` on: insert the step and lower what follows.
-    size_t at = 0;
-    while (at < count_us_.size() && count_us_[at] <= last) ++at;
-    const int before = at > 0 ? count_[at - 1] : connected_;
-    const int queued = at > 0 ? queued_[at - 1] : ready_;
-    for (size_t k = at; k < count_.size(); ++k) count_[k] = std::max(0, count_[k] - 1);
-    count_us_.insert(count_us_.begin() + at, {last, last});
-    count_.insert(count_.begin() + at, {before, std::max(0, before - 1)});
-    queued_.insert(queued_.begin() + at, {queued, queued});
-    connected_ = std::max(0, connected_ - 1);
+    deaths.push_back(last);
   }
+  // One fewer connected worker from each death on: a step (before, before - 1) inserted after
+  // every change at or before it, and what follows lowered by one. All deaths in one merge
+  // (a flood of connections that all went silent must stay linear, not one insert each).
+  if (deaths.empty()) return;
+  std::stable_sort(deaths.begin(), deaths.end());
+  std::vector<int64_t> count_us;
+  std::vector<int32_t> count, queued;
+  const size_t total = count_us_.size() + 2 * deaths.size();
+  count_us.reserve(total);
+  count.reserve(total);
+  queued.reserve(total);
+  int dead = 0;
+  size_t next = 0;
+  const auto add_death = [&](int64_t t) {
+    const int before = count.empty() ? std::max(0, connected_ - dead) : count.back();
+    const int waiting = queued.empty() ? ready_ : queued.back();
+    count_us.insert(count_us.end(), {t, t});
+    count.insert(count.end(), {before, std::max(0, before - 1)});
+    queued.insert(queued.end(), {waiting, waiting});
+    ++dead;
+  };
+  for (size_t k = 0; k < count_us_.size(); ++k) {
+    while (next < deaths.size() && deaths[next] < count_us_[k]) add_death(deaths[next++]);
+    count_us.push_back(count_us_[k]);
+    count.push_back(std::max(0, count_[k] - dead));
+    queued.push_back(queued_[k]);
+  }
+  while (next < deaths.size()) add_death(deaths[next++]);
+  count_us_ = std::move(count_us);
+  count_ = std::move(count);
+  queued_ = std::move(queued);
+  connected_ = std::max(0, connected_ - dead);
 }
 
 RunFigures RunModel::Figures() const {
@@ -1012,8 +1036,19 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
                      " earlier than a record before them (times should never go back): ",
                      absl::StrJoin(backwards_, "; "), backwards_count_ > 5 ? "; ..." : "")});
   }
+  // Named one by one up to kMaxSilentDeathsNamed; the rest in one note (a flood of idle
+  // connections that all went silent would otherwise give one warning per worker).
+  int64_t silent = 0, silent_unnamed = 0;
+  double least_silence = 0, most_silence = 0;
   for (const Worker& w : workers_) {
     if (!w.silent_death) continue;
+    if (++silent > kMaxSilentDeathsNamed) {
+      const double silence = Seconds(EndUs() - w.disconnect_us);
+      least_silence = silent_unnamed == 0 ? silence : std::min(least_silence, silence);
+      most_silence = silent_unnamed == 0 ? silence : std::max(most_silence, silence);
+      ++silent_unnamed;
+      continue;
+    }
     coded.push_back(CodedNote{
         "taskvine_worker_silent_death",
         absl::StrFormat(
@@ -1022,6 +1057,16 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
             "(lost) end at its last record, %.3f s after START",
             w.id, w.address, Seconds(EndUs() - w.disconnect_us),
             Seconds(w.disconnect_us - (start_us_ > 0 ? start_us_ : first_us_)))});
+  }
+  if (silent_unnamed > 0) {
+    coded.push_back(CodedNote{
+        "taskvine_worker_silent_death",
+        absl::StrFormat("%d more workers (%d in all; the first %d are named in their own "
+                        "warnings) have no DISCONNECTION record and nothing from them for the "
+                        "last %.1f to %.1f s of the run: they died silently; their lifetimes, "
+                        "busy time and open attempts (lost) end at their last records",
+                        silent_unnamed, silent, kMaxSilentDeathsNamed, least_silence,
+                        most_silence)});
   }
   if (malformed_count_ > 0) {
     std::string text = absl::StrCat(malformed_count_, " malformed log line",

@@ -206,6 +206,8 @@ class RunModel {
   static constexpr double kSilentIdleSeconds = 300;
   static constexpr double kSilentBusyMinSeconds = 60;
   static constexpr double kSilentBusyExecutionFactor = 10;  // x the longest retrieved execution
+  // Workers that died silently named in a warning of their own; the others share one.
+  static constexpr int kMaxSilentDeathsNamed = 20;
 
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;

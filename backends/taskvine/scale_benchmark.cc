@@ -2,6 +2,8 @@
 // (without saving): the real LNNI log (testdata) followed by
 //   * ManyIdleWorkers/N: N more `WORKER wK CONNECTION` records of workers that never run
 //     anything (a flood of pilot connections);
+//   * ManySilentWorkers/N: the same N connections, then a MANAGER END 400 s later: every one of
+//     them died silently (RunModel::MarkLogComplete);
 //   * ManyTinyTasks/N: N more tasks of the chunk category (READY, RUNNING, DONE), all on one of
 //     the run's workers.
 // Time and peak resident memory must grow linearly with a small constant: the counter
@@ -11,6 +13,7 @@
 //   bazel run -c opt //backends/taskvine:scale_benchmark
 //
 // The logs are generated once into /tmp/roastcoffea-taskvine-scale-<kind>-<N>/.
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -56,7 +59,8 @@ int64_t LastTime(const std::string& log) {
   return last;
 }
 
-// The run directory of `kind` ("workers" or "tasks") with `n` extra records' worth, made once.
+// The run directory of `kind` ("workers", "silent" or "tasks") with `n` extra records' worth,
+// made once.
 std::string RunDir(const std::string& kind, int64_t n) {
   const std::string dir = absl::StrCat("/tmp/roastcoffea-taskvine-scale-", kind, "-", n);
   struct stat info;
@@ -66,7 +70,7 @@ std::string RunDir(const std::string& kind, int64_t n) {
   if (!log.empty() && log.back() != '\n') log.push_back('\n');
   const int64_t t = LastTime(log);
   for (int64_t k = 0; k < n; ++k) {
-    if (kind == "workers") {
+    if (kind == "workers" || kind == "silent") {
       absl::StrAppend(&log, t + k, " 318561 WORKER w", k, " CONNECTION 10.0.", k / 256 % 256, ".",
                       k % 256, ":", 9000 + k % 1000, "\n");
     } else {
@@ -77,6 +81,9 @@ std::string RunDir(const std::string& kind, int64_t n) {
                       " RUNNING worker-9e7ddf02827779a66bdb73ce0f09285f FIRST_RESOURCES {}\n",
                       t + k + 2, " 318561 TASK ", id, " DONE SUCCESS 0\n");
     }
+  }
+  if (kind == "silent") {
+    absl::StrAppend(&log, t + n + 400'000'000, " 318561 MANAGER 318561 END 0\n");
   }
   std::ofstream(dir + "/performance", std::ios::binary)
       << ReadTestdata("lnni-2025-03-performance.gz");
@@ -109,6 +116,7 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
   const int64_t n = state.range(0);
   const std::string dir = RunDir(kind, n);
   for (auto _ : state) {
+    malloc_trim(0);  // what earlier benchmarks freed would hide this one's growth
     ResetPeakRss();
     const int64_t rss_before = StatusBytes("VmRSS");
     TaskVineBackendOptions options;
@@ -147,6 +155,7 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
     state.counters["by_worker_rows"] = metrics->fine().by_worker_size();
     state.counters["chunks"] = m.chunks_size();
     state.counters["avg_workers"] = metrics->workers().avg_workers();
+    state.counters["warnings"] = m.warnings_size();
     benchmark::DoNotOptimize(metrics);
   }
   state.SetItemsProcessed(state.iterations() * n);
@@ -154,6 +163,13 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
 
 void BM_ManyIdleWorkers(benchmark::State& state) { RunCollectPath(state, "workers"); }
 BENCHMARK(BM_ManyIdleWorkers)
+    ->Arg(25'000)
+    ->Arg(200'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+void BM_ManySilentWorkers(benchmark::State& state) { RunCollectPath(state, "silent"); }
+BENCHMARK(BM_ManySilentWorkers)
     ->Arg(25'000)
     ->Arg(200'000)
     ->Unit(benchmark::kMillisecond)

@@ -3,6 +3,8 @@
 #include <map>
 #include <tuple>
 
+#include "absl/container/flat_hash_set.h"
+
 #include "aggregation/distribution_stats.h"
 
 namespace roastcoffea {
@@ -72,6 +74,13 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     }
   }
 
+  // A worker whose every total is zero did nothing the metrics saw (an idle connection): its
+  // rows would only repeat zeros, so it gets none.
+  absl::flat_hash_set<std::string> active_workers;
+  for (const auto& [key, total] : by_worker) {
+    if (total.Sum() != 0) active_workers.insert(std::get<1>(key));
+  }
+
   CompensatedAccumulator processor_cpu, processor_io, overhead_cpu, overhead_io, memory_read,
       disk_read, disk_write, decompress, compress, deserialize, serialize;
   v1::FineMetricsSummary fine;
@@ -108,6 +117,7 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
   }
   for (const auto& [key, total] : by_worker) {
     const auto& [context, worker, activity, unit] = key;
+    if (!active_workers.contains(worker)) continue;
     v1::ActivityTotal* out = fine.add_by_worker();
     out->set_context(context);
     out->set_worker(worker);
@@ -116,6 +126,7 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     out->set_value(total.Sum());
   }
   for (const auto& [worker, total] : worker_seconds) {
+    if (!active_workers.contains(worker)) continue;
     v1::WorkerActivitySeconds* out = fine.add_worker_seconds();
     out->set_worker(worker);
     out->set_total_seconds(total.Sum());

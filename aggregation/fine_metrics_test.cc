@@ -156,6 +156,36 @@ TEST(FineMetricsTest, ClusterTotalsAreNotDoubleCountedWithPerWorkerMetrics) {
   EXPECT_EQ(fine->by_worker_size(), 2);
 }
 
+TEST(FineMetricsTest, IdleWorkersGetNoPerWorkerRows) {
+  // w2 and w3 reported only zeros (connected, ran nothing): no rows of theirs, while the
+  // cluster totals and w1's rows are as without them.
+  const absl::flat_hash_map<std::string, double> cores = {{"w1", 5}, {"w2", 7}, {"w3", 9}};
+  const auto with_idle = Spans()
+                             .Add("p", "thread-cpu", 4)  // cluster total
+                             .Add("p", "thread-cpu", 4, "seconds", "w1")
+                             .Add("p", "idle", 0, "seconds", "w1")
+                             .Add("p", "thread-cpu", 0, "seconds", "w2")
+                             .Add("p", "idle", 0, "seconds", "w2")
+                             .Add("p", "disk-read", 0, "bytes", "w3")
+                             .Compute({}, &cores);
+  const auto without = Spans()
+                           .Add("p", "thread-cpu", 4)
+                           .Add("p", "thread-cpu", 4, "seconds", "w1")
+                           .Add("p", "idle", 0, "seconds", "w1")
+                           .Compute({}, &cores);
+  ASSERT_TRUE(with_idle.has_value());
+  ASSERT_TRUE(without.has_value());
+  EXPECT_EQ(with_idle->SerializeAsString(), without->SerializeAsString());
+  // A worker with one non-zero total keeps all its rows, zeros included.
+  ASSERT_EQ(with_idle->by_worker_size(), 2);
+  EXPECT_EQ(with_idle->by_worker(0).activity(), "idle");
+  EXPECT_EQ(with_idle->by_worker(0).worker(), "w1");
+  ASSERT_EQ(with_idle->worker_seconds_size(), 1);
+  EXPECT_EQ(with_idle->worker_seconds(0).worker(), "w1");
+  EXPECT_DOUBLE_EQ(with_idle->worker_seconds(0).core_seconds(), 5);
+  EXPECT_DOUBLE_EQ(with_idle->processor_cpu_time_seconds(), 4);
+}
+
 TEST(FineMetricsTest, UnknownUnitIsKeptButEntersNoUnitFilteredKey) {
   const auto fine = Spans().Add("p", "disk-read", 3, "furlongs").Compute();
   EXPECT_DOUBLE_EQ(fine->disk_read_bytes(), 0);

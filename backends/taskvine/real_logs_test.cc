@@ -63,6 +63,22 @@ TEST(RealLogs, LnniTaskVine2025) {
   EXPECT_EQ(last.bytes_received, 10857);
   // So the cross-checks agree; the only remark is the missing END.
   EXPECT_THAT(model.Warnings(), testing::ElementsAre(testing::HasSubstr("no MANAGER END")));
+  // Every one of the 183 workers ran something (each worker id appears in a TASK RUNNING,
+  // LIBRARY, TRANSFER or CACHE_UPDATE record): none idle, so the per-worker view without idle
+  // workers is the whole one.
+  int idle = 0;
+  for (const Worker& w : model.workers()) idle += w.Idle();
+  EXPECT_EQ(idle, 0);
+  const std::vector<WorkerFigures> all = model.PerWorker();
+  const std::vector<WorkerFigures> ran = model.PerWorker(/*skip_idle=*/true);
+  ASSERT_EQ(ran.size(), all.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(ran[i].worker, all[i].worker);
+    EXPECT_EQ(ran[i].busy_seconds, all[i].busy_seconds);
+    EXPECT_EQ(ran[i].lifetime_seconds, all[i].lifetime_seconds);
+    EXPECT_EQ(ran[i].totals.allocated_core_seconds, all[i].totals.allocated_core_seconds);
+    EXPECT_EQ(ran[i].totals.execute_seconds, all[i].totals.execute_seconds);
+  }
 }
 
 // Colmena: Work Queue (7.5-era master, Feb 2023): worker addresses in TASK records, WAITING

@@ -211,11 +211,9 @@ void RunModel::Reset() {
 }
 
 absl::string_view RunModel::Intern(absl::string_view word) {
-  for (const std::unique_ptr<std::string>& known : *interned_) {
-    if (*known == word) return *known;
-  }
-  interned_->push_back(std::make_unique<std::string>(word));
-  return *interned_->back();
+  auto known = interned_->find(word);
+  if (known != interned_->end()) return known->first;
+  return interned_->try_emplace(std::string(word), true).first->first;
 }
 
 void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {
@@ -224,14 +222,12 @@ void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int acti
   // (PerWorkerInWindow sums them).
   w.executing = std::max(0, w.executing + executing_delta);
   w.active = std::max(0, w.active + active_delta);
-  if (!w.series_us.empty() && w.series_us.back() == t_us) {  // same instant: keep the last state
-    w.series_executing.back() = w.executing;
-    w.series_active.back() = w.active;
+  if (!w.series.empty() && w.series.back().us == t_us) {  // same instant: keep the last state
+    w.series.back().executing = w.executing;
+    w.series.back().active = w.active;
     return;
   }
-  w.series_us.push_back(t_us);
-  w.series_executing.push_back(w.executing);
-  w.series_active.push_back(w.active);
+  w.series.push_back({t_us, w.executing, w.active});
 }
 
 void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
@@ -310,9 +306,7 @@ void RunModel::Apply(const TxnRecord& r) {
       w.address = std::string(r.address);
       w.connect_us = r.time_us;
       w.last_evidence_us = r.time_us;
-      w.series_us.push_back(r.time_us);
-      w.series_executing.push_back(0);
-      w.series_active.push_back(0);
+      w.series.push_back({r.time_us, 0, 0});
       worker_by_id_[w.id] = index;
       worker_by_address_[w.address] = index;
       RecordWorkerCount(r.time_us, connected_ + 1);
@@ -342,7 +336,7 @@ void RunModel::Apply(const TxnRecord& r) {
       w.on_worker.clear();
       WorkerStep(w, r.time_us, -w.executing, -w.active);
       w.disconnect_us = r.time_us;
-      w.reason = std::string(r.word);
+      w.reason = Intern(r.word);
       RecordWorkerCount(r.time_us, connected_ - 1);
       return;
     }
@@ -486,7 +480,10 @@ void RunModel::Apply(const TxnRecord& r) {
       if (found == nullptr) {
         // No READY: a library instance (serverless), not a task of the application.
         *libraries_.try_emplace(r.task_id).first = index;
-        if (index >= 0) workers_[index].library_cores = cores;
+        if (index >= 0) {
+          workers_[index].library_cores = cores;
+          ++workers_[index].dispatches;
+        }
         return;
       }
       Task& task = *found;
@@ -504,6 +501,7 @@ void RunModel::Apply(const TxnRecord& r) {
       SetReady(r.time_us, std::max(0, ready_ - 1));
       if (index >= 0) {
         Worker& w = workers_[index];
+        ++w.dispatches;
         w.on_worker.push_back(r.task_id);
         WorkerStep(w, r.time_us, +1, +1);
       }
@@ -685,11 +683,12 @@ void RunModel::MarkLogComplete() {
   }
   const double busy_limit =
       std::max(kSilentBusyMinSeconds, kSilentBusyExecutionFactor * longest_execution);
+  std::vector<int64_t> deaths;  // the last evidence of each worker that died silently
   for (size_t index = 0; index < workers_.size(); ++index) {
     Worker& w = workers_[index];
     if (w.disconnect_us != 0) continue;
     // Its own step changes are evidence too (a re-queue of its attempt is a manager record).
-    const int64_t last = std::max(w.last_evidence_us, w.series_us.empty() ? 0 : w.series_us.back());
+    const int64_t last = std::max(w.last_evidence_us, w.series.empty() ? 0 : w.series.back().us);
     const double silence = Seconds(end - last);
     if (silence <= kSilentIdleSeconds && !(w.executing > 0 && silence > busy_limit)) continue;
     // Attempts still on it end with it: lost, as with a logged disconnection.
@@ -705,18 +704,41 @@ void RunModel::MarkLogComplete() {
     WorkerStep(w, last, -w.executing, -w.active);
     w.disconnect_us = last;
     w.silent_death = true;
-    w.reason = "SILENT";
-    // One fewer connected worker from `last` on: insert the step and lower what follows.
-    size_t at = 0;
-    while (at < count_us_.size() && count_us_[at] <= last) ++at;
-    const int before = at > 0 ? count_[at - 1] : connected_;
-    const int queued = at > 0 ? queued_[at - 1] : ready_;
-    for (size_t k = at; k < count_.size(); ++k) count_[k] = std::max(0, count_[k] - 1);
-    count_us_.insert(count_us_.begin() + at, {last, last});
-    count_.insert(count_.begin() + at, {before, std::max(0, before - 1)});
-    queued_.insert(queued_.begin() + at, {queued, queued});
-    connected_ = std::max(0, connected_ - 1);
+    w.reason = Intern("SILENT");
+    deaths.push_back(last);
   }
+  // One fewer connected worker from each death on: a step (before, before - 1) inserted after
+  // every change at or before it, and what follows lowered by one. All deaths in one merge
+  // (a flood of connections that all went silent must stay linear, not one insert each).
+  if (deaths.empty()) return;
+  std::stable_sort(deaths.begin(), deaths.end());
+  std::vector<int64_t> count_us;
+  std::vector<int32_t> count, queued;
+  const size_t total = count_us_.size() + 2 * deaths.size();
+  count_us.reserve(total);
+  count.reserve(total);
+  queued.reserve(total);
+  int dead = 0;
+  size_t next = 0;
+  const auto add_death = [&](int64_t t) {
+    const int before = count.empty() ? std::max(0, connected_ - dead) : count.back();
+    const int waiting = queued.empty() ? ready_ : queued.back();
+    count_us.insert(count_us.end(), {t, t});
+    count.insert(count.end(), {before, std::max(0, before - 1)});
+    queued.insert(queued.end(), {waiting, waiting});
+    ++dead;
+  };
+  for (size_t k = 0; k < count_us_.size(); ++k) {
+    while (next < deaths.size() && deaths[next] < count_us_[k]) add_death(deaths[next++]);
+    count_us.push_back(count_us_[k]);
+    count.push_back(std::max(0, count_[k] - dead));
+    queued.push_back(queued_[k]);
+  }
+  while (next < deaths.size()) add_death(deaths[next++]);
+  count_us_ = std::move(count_us);
+  count_ = std::move(count);
+  queued_ = std::move(queued);
+  connected_ = std::max(0, connected_ - dead);
 }
 
 RunFigures RunModel::Figures() const {
@@ -774,42 +796,51 @@ void SetFractions(std::vector<WorkerFigures>& figures) {
 }
 }  // namespace
 
-std::vector<WorkerFigures> RunModel::PerWorker() const {
+std::vector<WorkerFigures> RunModel::PerWorker(bool skip_idle) const {
   return PerWorkerInWindow(std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max());
+                           std::numeric_limits<int64_t>::max(), skip_idle);
 }
 
-std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us) const {
+std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us,
+                                                       bool skip_idle) const {
   const int64_t end = EndUs();
   const auto overlap_us = [&](int64_t a, int64_t b) {
     return std::max<int64_t>(0, std::min(b, to_us) - std::max(a, from_us));
   };
-  std::vector<WorkerFigures> out(workers_.size());
+  // Index into `out` of each worker's figures; -1 for the idle ones skipped.
+  std::vector<int32_t> slot(workers_.size(), -1);
+  int32_t kept = 0;
   for (size_t i = 0; i < workers_.size(); ++i) {
+    if (!skip_idle || !workers_[i].Idle()) slot[i] = kept++;
+  }
+  std::vector<WorkerFigures> out(kept);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    if (slot[i] < 0) continue;
     const Worker& w = workers_[i];
-    WorkerFigures& f = out[i];
+    WorkerFigures& f = out[slot[i]];
     f.worker = w.id;
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : end;
     f.lifetime_seconds = Seconds(overlap_us(w.connect_us, until));
     // Busy: the steps of the executing series with something executing, clipped.
     int64_t busy_us = 0;
-    for (size_t k = 0; k < w.series_us.size(); ++k) {
-      if (w.series_executing[k] <= 0) continue;
-      const int64_t step_end = k + 1 < w.series_us.size() ? w.series_us[k + 1] : until;
-      busy_us += overlap_us(w.series_us[k], step_end);
+    for (size_t k = 0; k < w.series.size(); ++k) {
+      if (w.series[k].executing <= 0) continue;
+      const int64_t step_end = k + 1 < w.series.size() ? w.series[k + 1].us : until;
+      busy_us += overlap_us(w.series[k].us, step_end);
     }
     f.busy_seconds = Seconds(busy_us);
     f.core_seconds_available = w.cores * f.lifetime_seconds;
   }
-  std::vector<double> allocated(workers_.size(), 0.0);
+  std::vector<double> allocated(out.size(), 0.0);
   for (const auto& [id, task] : tasks_) {
     for (const Attempt& a : task.attempts) {
-      if (a.worker < 0 || !a.dispatched()) continue;
+      if (a.worker < 0 || !a.dispatched() || slot[a.worker] < 0) continue;
+      const int32_t k = slot[a.worker];
       const int64_t attempt_end = a.end_us > 0 ? a.end_us : end;
-      allocated[a.worker] += a.cores * Seconds(overlap_us(a.running_us, attempt_end));
+      allocated[k] += a.cores * Seconds(overlap_us(a.running_us, attempt_end));
       // Attempts that end in the window, as TotalsInWindow counts them.
       const int64_t at = a.end_us > 0 ? a.end_us : a.running_us;
-      if (at >= from_us && at <= to_us) AddAttempt(a, end, &out[a.worker].totals);
+      if (at >= from_us && at <= to_us) AddAttempt(a, end, &out[k].totals);
     }
   }
   for (size_t i = 0; i < out.size(); ++i) out[i].totals.allocated_core_seconds = allocated[i];
@@ -858,6 +889,10 @@ v1::TrackingData RunModel::Tracking() const {
   // Log records are exact change points: every series here is a step function, with the
   // state before and after each change stored at its instant, in that order.
   tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  const int counts = static_cast<int>(count_us_.size()) + 2;  // START, the changes, the end
+  tracking.mutable_worker_count_time_unix_ns()->Reserve(counts);
+  tracking.mutable_worker_count()->Reserve(counts);
+  tracking.mutable_queued_chunks()->Reserve(counts);
   // The state at START, unless a change came before it (it would then hold after them).
   if (count_us_.empty() || count_us_.front() >= start) {
     add_count(start, count_.empty() ? connected_ : count_.front(),
@@ -870,6 +905,15 @@ v1::TrackingData RunModel::Tracking() const {
     series->set_worker(w.id);
     series->set_host(w.address.substr(0, w.address.rfind(':')));
     series->set_kind(v1::SERIES_KIND_STEP);
+    // Exactly the points below (a pair per change after the first, then the end): no growth
+    // slack in six columns of a worker that ran many tasks.
+    const int points = 2 * static_cast<int>(w.series.size());
+    series->mutable_time_unix_ns()->Reserve(points);
+    series->mutable_cores()->Reserve(points);
+    series->mutable_memory_limit_bytes()->Reserve(points);
+    series->mutable_disk_limit_bytes()->Reserve(points);
+    series->mutable_executing_tasks()->Reserve(points);
+    series->mutable_active_tasks()->Reserve(points);
     auto add_point = [&](int64_t us, int executing, int active) {
       series->add_time_unix_ns(us * 1000);
       series->add_cores(w.cores);
@@ -878,10 +922,10 @@ v1::TrackingData RunModel::Tracking() const {
       series->add_executing_tasks(executing);
       series->add_active_tasks(active);
     };
-    for (size_t i = 0; i < w.series_us.size(); ++i) {
+    for (size_t i = 0; i < w.series.size(); ++i) {
       // A step: the previous state up to this instant, then the new one.
-      if (i > 0) add_point(w.series_us[i], w.series_executing[i - 1], w.series_active[i - 1]);
-      add_point(w.series_us[i], w.series_executing[i], w.series_active[i]);
+      if (i > 0) add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
+      add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
     }
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
     add_point(until, w.executing, w.active);
@@ -1005,8 +1049,19 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
                      " earlier than a record before them (times should never go back): ",
                      absl::StrJoin(backwards_, "; "), backwards_count_ > 5 ? "; ..." : "")});
   }
+  // Named one by one up to kMaxSilentDeathsNamed; the rest in one note (a flood of idle
+  // connections that all went silent would otherwise give one warning per worker).
+  int64_t silent = 0, silent_unnamed = 0;
+  double least_silence = 0, most_silence = 0;
   for (const Worker& w : workers_) {
     if (!w.silent_death) continue;
+    if (++silent > kMaxSilentDeathsNamed) {
+      const double silence = Seconds(EndUs() - w.disconnect_us);
+      least_silence = silent_unnamed == 0 ? silence : std::min(least_silence, silence);
+      most_silence = silent_unnamed == 0 ? silence : std::max(most_silence, silence);
+      ++silent_unnamed;
+      continue;
+    }
     coded.push_back(CodedNote{
         "taskvine_worker_silent_death",
         absl::StrFormat(
@@ -1015,6 +1070,16 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
             "(lost) end at its last record, %.3f s after START",
             w.id, w.address, Seconds(EndUs() - w.disconnect_us),
             Seconds(w.disconnect_us - (start_us_ > 0 ? start_us_ : first_us_)))});
+  }
+  if (silent_unnamed > 0) {
+    coded.push_back(CodedNote{
+        "taskvine_worker_silent_death",
+        absl::StrFormat("%d more workers (%d in all; the first %d are named in their own "
+                        "warnings) have no DISCONNECTION record and nothing from them for the "
+                        "last %.1f to %.1f s of the run: they died silently; their lifetimes, "
+                        "busy time and open attempts (lost) end at their last records",
+                        silent_unnamed, silent, kMaxSilentDeathsNamed, least_silence,
+                        most_silence)});
   }
   if (malformed_count_ > 0) {
     std::string text = absl::StrCat(malformed_count_, " malformed log line",

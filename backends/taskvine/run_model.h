@@ -23,6 +23,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "backends/taskvine/perf_log.h"
 #include "backends/taskvine/task_table.h"
@@ -102,7 +103,7 @@ struct Worker {
   std::string address;  // host:port
   int64_t connect_us = 0;
   int64_t disconnect_us = 0;  // 0 while connected
-  std::string reason;
+  absl::string_view reason;  // DISCONNECTION reason, or "SILENT"; interned
   bool has_resources = false;
   double cores = 0, memory_mb = 0, disk_mb = 0;  // first RESOURCES record
   // Busy accounting: attempts currently on the worker (RUNNING..WAITING_RETRIEVAL).
@@ -111,9 +112,13 @@ struct Worker {
   std::vector<int64_t> on_worker;      // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
   double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
-  // Executing/active attempts after each change (Tracking() turns them into step pairs).
-  std::vector<int64_t> series_us;
-  std::vector<int32_t> series_executing, series_active;
+  // Executing/active attempts after each change (Tracking() turns them into step pairs); one
+  // vector of 16-byte points, one allocation per worker.
+  struct Step {
+    int64_t us = 0;
+    int32_t executing = 0, active = 0;
+  };
+  std::vector<Step> series;
   // Library instance on this worker (serverless): cores and SENT, STARTED, end (its RETRIEVED
   // or DONE; the worker's disconnection when neither was logged).
   double library_cores = 0;
@@ -122,6 +127,16 @@ struct Worker {
   int64_t last_evidence_us = 0;
   // No DISCONNECTION was logged: its lifetime was ended at last_evidence_us (MarkLogComplete).
   bool silent_death = false;
+  int64_t dispatches = 0;  // RUNNING records on this worker (task attempts, library instances)
+
+  // Connected and nothing else: no attempt, library instance, transfer or cache update on it.
+  // Such a worker's only figures are its connection time and cores, which the worker count and
+  // its series carry; its per-worker rows would be zeros.
+  bool Idle() const {
+    return dispatches == 0 && library_sent_us == 0 && library_started_us == 0 &&
+           library_cores == 0 && transfers_in == 0 && transfers_out == 0 && cache_updates == 0 &&
+           bytes_in == 0 && bytes_out == 0;
+  }
 };
 
 // Sums over a set of attempts (one category, one worker, or a time window).
@@ -191,15 +206,22 @@ class RunModel {
   static constexpr double kSilentIdleSeconds = 300;
   static constexpr double kSilentBusyMinSeconds = 60;
   static constexpr double kSilentBusyExecutionFactor = 10;  // x the longest retrieved execution
+  // Workers that died silently named in a warning of their own; the others share one.
+  static constexpr int kMaxSilentDeathsNamed = 20;
 
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;
-  std::vector<WorkerFigures> PerWorker() const;  // PerWorkerInWindow over all time
+  // PerWorkerInWindow over all time.
+  std::vector<WorkerFigures> PerWorker(bool skip_idle = false) const;
   // The same figures for the window [from_us, to_us] (a span of a live run): lifetime, busy
   // time and available core-seconds clipped to the window; totals of the worker's attempts that
   // end in it (as TotalsInWindow), except allocated core-seconds, which are each dispatched
   // attempt's cores x its overlap with the window, so that utilisation stays within [0, 1].
-  std::vector<WorkerFigures> PerWorkerInWindow(int64_t from_us, int64_t to_us) const;
+  // In workers() order; with skip_idle, only the workers that are not Idle() (an idle worker's
+  // figures are its lifetime and cores, the rest zeros), so the cost of this view grows with
+  // the workers that ran something.
+  std::vector<WorkerFigures> PerWorkerInWindow(int64_t from_us, int64_t to_us,
+                                               bool skip_idle = false) const;
   // Category name -> totals of its attempts (library instances excluded).
   std::map<std::string, AttemptTotals> PerCategory() const;
   // Totals of attempts whose end (or RUNNING, for open ones) lies in [from_us, to_us].
@@ -250,7 +272,7 @@ class RunModel {
   void Malformed(absl::string_view file, int64_t line_number, absl::string_view reason);
   int WorkerIndex(absl::string_view name) const;  // by id, then by address; -1 if unknown
   int CategoryIndex(absl::string_view name);
-  absl::string_view Intern(absl::string_view word);  // result names: a handful per run
+  absl::string_view Intern(absl::string_view word);  // a handful of distinct words per run
   void Reset();
   void WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta);
   void RemoveFromWorker(Worker& w, int64_t task_id);
@@ -300,9 +322,12 @@ class RunModel {
   int64_t malformed_count_ = 0, partial_last_lines_ = 0;
   std::vector<MalformedLine> malformed_;
   std::vector<std::string> notes_;  // one-off remarks (several manager runs, ...)
-  // Interned result words; shared so that copies of the model keep valid string_views.
-  std::shared_ptr<std::vector<std::unique_ptr<std::string>>> interned_ =
-      std::make_shared<std::vector<std::unique_ptr<std::string>>>();
+  // Interned words (results, disconnection reasons): nodes, so their addresses are stable
+  // and a log with many distinct words stays linear; shared so that copies of the model keep
+  // valid string_views.
+  // (The keys; the values are unused: this abseil build has no node_hash_set.)
+  std::shared_ptr<absl::node_hash_map<std::string, bool>> interned_ =
+      std::make_shared<absl::node_hash_map<std::string, bool>>();
 };
 
 }  // namespace taskvine

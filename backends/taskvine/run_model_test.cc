@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "backends/taskvine/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -572,6 +574,133 @@ TEST(RunModel, MalformedLinesAreCountedWithLineNumbers) {
   EXPECT_THAT(warnings[0], HasSubstr("transactions line 3"));
   EXPECT_THAT(warnings[1], HasSubstr("partial line (line 6"));
   EXPECT_EQ(model.tasks().size(), 1u);
+}
+
+// A worker is idle until something runs on it or is transferred to it; the per-worker view
+// without idle workers keeps the others' figures as they are, in the same order.
+TEST(RunModel, IdleWorkersAndThePerWorkerViewWithoutThem) {
+  RunModel model;
+  int line = 0;
+  for (const char* record : {
+           "1000000 7 MANAGER 7 START 0",
+           "1100000 7 WORKER worker-a CONNECTION 10.0.0.1:9000",
+           "1100001 7 WORKER worker-a RESOURCES {\"cores\":[2,\"cores\"]}",
+           "1200000 7 WORKER worker-b CONNECTION 10.0.0.2:9000",
+           "1200001 7 WORKER worker-b RESOURCES {\"cores\":[4,\"cores\"]}",
+           "1300000 7 WORKER worker-c CONNECTION 10.0.0.3:9000",
+           "1400000 7 WORKER worker-d CONNECTION 10.0.0.4:9000",
+           "1500000 7 TASK 1 READY c FIRST_RESOURCES 1 {}",
+           "2000000 7 TASK 1 RUNNING worker-b FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+           "3000000 7 TASK 1 WAITING_RETRIEVAL worker-b",
+           "3000100 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+           "3000200 7 TASK 1 DONE SUCCESS 0",
+           "3500000 7 WORKER worker-d CACHE_UPDATE file-x 100 1000 3400000",
+           "4000000 7 WORKER worker-a DISCONNECTION IDLE_OUT",
+           "5000000 7 MANAGER 7 END 4000000",
+       }) {
+    model.ConsumeTransactionLine(record, ++line);
+  }
+  EXPECT_EQ(model.malformed_count(), 0);
+  ASSERT_EQ(model.workers().size(), 4u);
+  EXPECT_TRUE(model.workers()[0].Idle());   // connected, resources, left
+  EXPECT_FALSE(model.workers()[1].Idle());  // ran task 1
+  EXPECT_TRUE(model.workers()[2].Idle());   // connected only
+  EXPECT_FALSE(model.workers()[3].Idle());  // a cache update
+  EXPECT_EQ(model.workers()[1].dispatches, 1);
+  EXPECT_EQ(model.workers()[0].reason, "IDLE_OUT");
+
+  const std::vector<WorkerFigures> all = model.PerWorker();
+  const std::vector<WorkerFigures> ran = model.PerWorker(/*skip_idle=*/true);
+  ASSERT_EQ(all.size(), 4u);
+  ASSERT_EQ(ran.size(), 2u);
+  EXPECT_EQ(ran[0].worker, "worker-b");
+  EXPECT_EQ(ran[1].worker, "worker-d");
+  EXPECT_DOUBLE_EQ(ran[0].busy_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(ran[0].totals.allocated_core_seconds, 1.0);
+  for (const auto& [kept, whole] : {std::pair{0, 1}, std::pair{1, 3}}) {
+    EXPECT_EQ(ran[kept].worker, all[whole].worker);
+    EXPECT_EQ(ran[kept].lifetime_seconds, all[whole].lifetime_seconds);
+    EXPECT_EQ(ran[kept].busy_seconds, all[whole].busy_seconds);
+    EXPECT_EQ(ran[kept].utilisation_fraction, all[whole].utilisation_fraction);
+    EXPECT_EQ(ran[kept].totals.attempts, all[whole].totals.attempts);
+    EXPECT_EQ(ran[kept].totals.allocated_core_seconds, all[whole].totals.allocated_core_seconds);
+  }
+  // The idle workers' figures: lifetime and cores only.
+  EXPECT_DOUBLE_EQ(all[0].lifetime_seconds, 2.9);
+  EXPECT_EQ(all[0].busy_seconds, 0);
+  EXPECT_EQ(all[0].totals.attempts, 0);
+  EXPECT_EQ(all[2].totals.allocated_core_seconds, 0);
+  // Still in the tracking data: 4 series, 4 workers at the peak.
+  const v1::TrackingData tracking = model.Tracking();
+  EXPECT_EQ(tracking.workers_size(), 4);
+  EXPECT_EQ(*std::max_element(tracking.worker_count().begin(), tracking.worker_count().end()), 4);
+}
+
+// Many workers that connect and then say nothing until an END 400 s later all died silently:
+// the worker count drops at each one's last record (one merge, not an insert per worker), and
+// the warnings name the first kMaxSilentDeathsNamed and count the rest in one.
+TEST(RunModel, ManySilentDeathsKeepTheCountExactAndTheWarningsBounded) {
+  constexpr int kWorkers = 50;
+  RunModel model;
+  int line = 0;
+  model.ConsumeTransactionLine("1000000 7 MANAGER 7 START 0", ++line);
+  std::vector<int64_t> connect_us, last_us;
+  for (int k = 0; k < kWorkers; ++k) {
+    // Connections every 10 ms; each worker's RESOURCES (its last sign of life) a while later,
+    // so deaths interleave with later connections and some share an instant.
+    connect_us.push_back(2000000 + 10000 * k);
+    model.ConsumeTransactionLine(absl::StrCat(connect_us.back(), " 7 WORKER worker-", k,
+                                              " CONNECTION 10.0.0.", k, ":9000"),
+                                 ++line);
+  }
+  for (int k = 0; k < kWorkers; ++k) {
+    last_us.push_back(2000000 + 10000 * kWorkers + 20000 * (k / 2));
+    model.ConsumeTransactionLine(absl::StrCat(last_us[k], " 7 WORKER worker-", k,
+                                              " RESOURCES {\"cores\":[1,\"cores\"]}"),
+                                 ++line);
+  }
+  const int64_t end_us = last_us.back() + 400000000;
+  model.ConsumeTransactionLine(absl::StrCat(end_us, " 7 MANAGER 7 END 0"), ++line);
+  model.MarkLogComplete();
+  EXPECT_EQ(model.malformed_count(), 0);
+  for (const Worker& w : model.workers()) EXPECT_TRUE(w.silent_death) << w.id;
+
+  // The count after the last change at each instant = workers connected and not yet dead.
+  const v1::TrackingData tracking = model.Tracking();
+  ASSERT_EQ(tracking.worker_count_size(), tracking.worker_count_time_unix_ns_size());
+  for (int i = 0; i < tracking.worker_count_size(); ++i) {
+    const int64_t t_us = tracking.worker_count_time_unix_ns(i) / 1000;
+    if (i + 1 < tracking.worker_count_size() &&
+        tracking.worker_count_time_unix_ns(i + 1) / 1000 == t_us) {
+      continue;  // not the last state of this instant
+    }
+    int alive = 0;
+    for (int k = 0; k < kWorkers; ++k) alive += connect_us[k] <= t_us && t_us < last_us[k];
+    EXPECT_EQ(tracking.worker_count(i), alive) << "at " << t_us;
+  }
+  EXPECT_EQ(tracking.worker_count(tracking.worker_count_size() - 1), 0);
+  int peak = 0;
+  for (int count : tracking.worker_count()) peak = std::max(peak, count);
+  EXPECT_EQ(peak, kWorkers);
+  // Each worker's lifetime ends at its last record.
+  const RunFigures figures = model.Figures();
+  double lifetimes = 0;
+  for (int k = 0; k < kWorkers; ++k) lifetimes += (last_us[k] - connect_us[k]) / 1e6;
+  EXPECT_NEAR(figures.worker_seconds, lifetimes, 1e-6);
+
+  int named = 0;
+  std::vector<std::string> summaries;
+  for (const CodedNote& note : model.CodedWarnings()) {
+    if (note.code != "taskvine_worker_silent_death") continue;
+    if (absl::StrContains(note.message, "more workers")) {
+      summaries.push_back(note.message);
+    } else {
+      ++named;
+    }
+  }
+  EXPECT_EQ(named, RunModel::kMaxSilentDeathsNamed);
+  ASSERT_EQ(summaries.size(), 1u);
+  EXPECT_THAT(summaries[0], HasSubstr("30 more workers (50 in all; the first 20 are named"));
 }
 
 TEST(RunModel, PerformanceRowsAreMappedByTheHeader) {

@@ -301,8 +301,13 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
       Add(span, context, category, "peak-memory", "bytes", t.peak_memory_mb * kBytesPerMebibyte);
     }
   }
+  // Rows only for workers that ran something: an idle worker's would be zeros besides its
+  // lifetime and cores, which the tracking series carry (a log of 10^5 idle connections would
+  // otherwise give 10^6 rows); "idle-workers" says how many were left out.
+  const std::vector<taskvine::Worker>& workers = model_.workers();
   for (const taskvine::WorkerFigures& w :
-       options_.follow ? model_.PerWorkerInWindow(from_us, to_us) : model_.PerWorker()) {
+       options_.follow ? model_.PerWorkerInWindow(from_us, to_us, /*skip_idle=*/true)
+                       : model_.PerWorker(/*skip_idle=*/true)) {
     const std::string context = "taskvine-worker";
     Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
@@ -315,7 +320,12 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     Add(span, context, "", "task-seconds", "core-seconds", w.totals.execute_seconds, w.worker);
     Add(span, context, "", "lost-task-seconds", "core-seconds", w.totals.lost_seconds, w.worker);
   }
-  for (const taskvine::Worker& w : model_.workers()) {
+  int64_t idle_workers = 0;
+  for (const taskvine::Worker& w : workers) {
+    if (w.Idle()) {
+      ++idle_workers;
+      continue;
+    }
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
   }
@@ -324,6 +334,7 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
       run.weighted_execute_seconds);
   Add(span, "taskvine-run", "", "lost-task-seconds", "core-seconds", run.lost_seconds);
   Add(span, "taskvine-run", "", "function-slot-seconds", "core-seconds", run.function_slot_seconds);
+  Add(span, "taskvine-run", "", "idle-workers", "count", static_cast<double>(idle_workers));
   return span;
 }
 

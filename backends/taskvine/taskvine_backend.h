@@ -28,10 +28,13 @@
 //    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
 //    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
 //    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
-//    worker, not per window).
+//    worker, not per window). Only workers that ran something (Worker::Idle is false: an
+//    attempt, a library instance, a transfer or a cache update) have these rows: an idle
+//    worker's connection time and cores are in the tracking series, the rest would be zeros.
 //  * context "taskvine-run", over the whole run ("core-seconds"): "execute-core-seconds" (sum of
 //    cores x execution of the retrieved attempts; 0-core function calls weigh 1),
-//    "lost-task-seconds", "function-slot-seconds". Raw sums only: mean and peak workers come
+//    "lost-task-seconds", "function-slot-seconds"; and "idle-workers" ("count"), the worker
+//    connections left without per-worker rows. Raw sums only: mean and peak workers come
 //    from the tracking series, and the execution core efficiency from these sums, in
 //    //aggregation (aggregate.h).
 //

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -116,7 +117,8 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
     if (metric.context() == "taskvine-run") run_activities.push_back(metric.activity());
   }
   EXPECT_THAT(run_activities, UnorderedElementsAre("execute-core-seconds", "lost-task-seconds",
-                                                   "function-slot-seconds"));
+                                                   "function-slot-seconds", "idle-workers"));
+  EXPECT_EQ(Metric(*span, "taskvine-run", "", "idle-workers"), 0);
   EXPECT_NEAR(Metric(*span, "taskvine-run", "", "lost-task-seconds"), 34.057060, 1e-5);
   EXPECT_NEAR(Metric(*span, "taskvine", "processing", "execute"), 176.908 + 4.755, 1e-5);
   EXPECT_EQ(Metric(*span, "taskvine", "processing", "attempts"), 19);
@@ -125,6 +127,82 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "busy", w1), 50.238732, 1e-5);
   EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "utilisation", w1), 0.6862, 5e-5);
   EXPECT_GT(Metric(*span, "taskvine", "processing", "transfer-to-execute"), 0);
+}
+
+// The span of a finished run in `dir` (and its tracking data).
+v1::Span FinishedRunSpan(const std::string& dir, v1::TrackingData* tracking) {
+  TaskVineBackendOptions options;
+  options.logs = dir;
+  TaskVineMetricsBackend backend(options);
+  EXPECT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  absl::StatusOr<SpanId> id = backend.CreateSpan("run");
+  EXPECT_TRUE(id.ok());
+  EXPECT_TRUE(backend.EndSpan(*id).ok());
+  absl::StatusOr<v1::TrackingData> stopped = backend.StopTracking();
+  EXPECT_TRUE(stopped.ok()) << stopped.status();
+  if (stopped.ok()) *tracking = *std::move(stopped);
+  absl::StatusOr<v1::Span> span = backend.GetSpanMetrics(*id);
+  EXPECT_TRUE(span.ok()) << span.status();
+  return span.ok() ? *std::move(span) : v1::Span();
+}
+
+// Workers that connect and never run anything (a pilot job's spare slots, a flood of
+// connections) get no per-worker rows: the span is the one of the run without them but for its
+// idle-workers count, while the tracking series (worker count, cores) still hold them.
+TEST(TaskVineBackend, IdleWorkersGetNoPerWorkerRows) {
+  const std::string plain_dir = MakeRunDir("plain", "synthetic-1");
+  const std::string idle_dir = MakeRunDir("with-idle", "synthetic-1");
+  const std::string txn = Read(std::string(kData) + "synthetic-1-transactions.txt");
+  const std::string start_line = "1763035200000000 48213 MANAGER 48213 START 0\n";
+  const size_t after_start = txn.find(start_line) + start_line.size();
+  ASSERT_NE(txn.find(start_line), std::string::npos);
+  constexpr int kIdle = 40;
+  std::string idle;
+  for (int k = 0; k < kIdle; ++k) {
+    const int64_t t = kSyntheticOneStartUs + 100 + 10 * k;
+    absl::StrAppend(&idle, t, " 48213 WORKER idle-", k, " CONNECTION 10.9.0.", k, ":9000\n");
+    if (k % 2 == 0) {
+      absl::StrAppend(&idle, t + 1, " 48213 WORKER idle-", k,
+                      " RESOURCES {\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],"
+                      "\"cores\":[4,\"cores\"]}\n");
+    }
+  }
+  for (int k = 0; k < kIdle; k += 4) {
+    absl::StrAppend(&idle, kSyntheticOneStartUs + 4000 + k, " 48213 WORKER idle-", k,
+                    " DISCONNECTION EXPLICIT\n");
+  }
+  Write(idle_dir + "/vine-logs/transactions",
+        txn.substr(0, after_start) + idle + txn.substr(after_start));
+
+  v1::TrackingData plain_tracking, idle_tracking;
+  const v1::Span plain = FinishedRunSpan(plain_dir, &plain_tracking);
+  const v1::Span with_idle = FinishedRunSpan(idle_dir, &idle_tracking);
+  // The idle workers are in the tracking data: the worker count and their series.
+  EXPECT_EQ(plain_tracking.workers_size(), 3);
+  EXPECT_EQ(idle_tracking.workers_size(), 3 + kIdle);
+  int peak_plain = 0, peak_idle = 0;
+  for (int count : plain_tracking.worker_count()) peak_plain = std::max(peak_plain, count);
+  for (int count : idle_tracking.worker_count()) peak_idle = std::max(peak_idle, count);
+  EXPECT_EQ(peak_plain, 2);
+  // All connected at once before the others came; 10 left, 30 stayed with the run's 2.
+  EXPECT_EQ(peak_idle, std::max(kIdle, kIdle - kIdle / 4 + peak_plain));
+  // The 30 without a DISCONNECTION are still connected at the END (not silent for long).
+  EXPECT_EQ(idle_tracking.worker_count(idle_tracking.worker_count_size() - 1), kIdle - kIdle / 4);
+  // No per-worker row of theirs; every other row as without them.
+  EXPECT_EQ(Metric(plain, "taskvine-run", "", "idle-workers"), 0);
+  EXPECT_EQ(Metric(with_idle, "taskvine-run", "", "idle-workers"), kIdle);
+  v1::Span expected = plain;
+  for (v1::FineMetric& m : *expected.mutable_metrics()) {
+    if (m.activity() == "idle-workers") m.set_value(kIdle);
+  }
+  EXPECT_EQ(with_idle.SerializeAsString(), expected.SerializeAsString());
+  std::set<std::string> workers_with_rows;
+  for (const v1::FineMetric& m : with_idle.metrics()) {
+    if (!m.worker().empty()) workers_with_rows.insert(m.worker());
+  }
+  EXPECT_THAT(workers_with_rows, UnorderedElementsAre("worker-7c2e9f04b1a35d68e0f4c9b27a1d3e55",
+                                                      "worker-d41f0a8c6e2b97315fa0c4e8b2d6a913",
+                                                      "worker-0b9e5d27c3f8a1164e2d7b5c9f0a38e1"));
 }
 
 TEST(TaskVineBackend, ChunkCategoryIsAnOption) {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Check(saved.ok(), "the measurement read from the log could not be saved");
   absl::StatusOr<Measurement> loaded = roastcoffea::LoadMeasurement(*saved);
   Check(loaded.ok(), "the saved measurement does not load back");
+  // LoadMeasurement falls back to measurement.json when the .pb does not parse, so the .pb is
+  // parsed here on its own: that fallback hid D1 from every reader but one.
+  std::ifstream pb_file(*saved + "/measurement.pb", std::ios::binary);
+  const std::string pb((std::istreambuf_iterator<char>(pb_file)), std::istreambuf_iterator<char>());
+  Measurement from_pb;
+  Check(from_pb.ParseFromString(pb), "measurement.pb does not parse");
   Check(loaded->chunks_size() == measurement.chunks_size(), "chunks lost in the save");
   Check(loaded->tracking().workers_size() == measurement.tracking().workers_size(),
         "workers lost in the save");

@@ -10,10 +10,11 @@
 // Counters: records, rss_growth_bytes (VmHWM during the step minus VmRSS before it, after
 // malloc_trim: what the step itself added at its peak, its result included) and
 // rss_growth_per_record.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
-#include <malloc.h>
 #include <memory>
 #include <random>
 #include <string>
@@ -139,8 +140,7 @@ const std::vector<v1::ChunkRecord>& Records(int n) {
 const v1::Measurement& MeasurementOf(int n, bool overlapping = false) {
   Inputs& in = Cache();
   if (in.n != n || in.overlapping != overlapping || in.measurement == nullptr) {
-    std::vector<v1::ChunkRecord> records =
-        overlapping ? MakeOverlappingRecords(n) : MakeRecords(n);
+    std::vector<v1::ChunkRecord> records = overlapping ? MakeOverlappingRecords(n) : MakeRecords(n);
     in = Inputs();
     in.n = n;
     in.overlapping = overlapping;

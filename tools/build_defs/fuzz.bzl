@@ -10,7 +10,8 @@ The target's source defines `extern "C" int LLVMFuzzerTestOneInput(const uint8_t
   outputs. `.ci/run` runs these.
 """
 
-def cc_fuzz_test(name, srcs, deps = [], corpus = [], tags = [], **kwargs):
+def cc_fuzz_test(name, srcs, deps = [], corpus = [], tags = [], mutations = 20000, **kwargs):
+    """`mutations`: how many the plain build replays (fewer for a target whose input is slow)."""
     native.cc_test(
         name = name,
         srcs = srcs + ["//tools/build_defs:fuzz_main.cc"],
@@ -28,7 +29,10 @@ def cc_fuzz_test(name, srcs, deps = [], corpus = [], tags = [], **kwargs):
             ],
             "//conditions:default": [],
         }),
-        env = {"FUZZ_CORPUS": " ".join(["$(rootpath %s)" % c for c in corpus])},
+        env = {
+            "FUZZ_CORPUS": " ".join(["$(rootpath %s)" % c for c in corpus]),
+            "FUZZ_MUTATIONS": str(mutations),
+        },
         tags = tags + ["fuzz"],
         **kwargs
     )

@@ -1,7 +1,7 @@
 // The main() of every cc_fuzz_test (see fuzz.bzl).
 //
 // Corpus files come from $FUZZ_CORPUS (space-separated runfiles paths, set by the rule).
-// Without libFuzzer: replay them, then kMutations deterministic mutations. With libFuzzer
+// Without libFuzzer: replay them, then $FUZZ_MUTATIONS deterministic mutations. With libFuzzer
 // (ROASTCOFFEA_LIBFUZZER): hand over to LLVMFuzzerRunDriver for $FUZZ_SECONDS seconds. Our
 // main() wins over libFuzzer's, whose archive member is then never linked.
 #include <cstdint>
@@ -22,7 +22,14 @@ extern "C" int LLVMFuzzerRunDriver(int* argc, char*** argv,
 
 namespace {
 
-constexpr int kMutations = 20000;
+// $FUZZ_MUTATIONS (cc_fuzz_test's `mutations`), else this.
+constexpr int kDefaultMutations = 20000;
+
+int Mutations() {
+  const char* text = std::getenv("FUZZ_MUTATIONS");
+  const int n = text == nullptr ? 0 : std::atoi(text);
+  return n > 0 ? n : kDefaultMutations;
+}
 
 std::vector<std::string> CorpusPaths() {
   std::vector<std::string> paths;
@@ -114,8 +121,9 @@ int main(int argc, char** argv) {
   (void)argc;
   (void)argv;
   std::mt19937_64 rng(0x5eed);
-  for (int i = 0; i < kMutations; ++i) Run(Mutate(corpus, rng));
-  std::printf("fuzz_main: replayed %zu corpus files and %d mutations\n", corpus.size(), kMutations);
+  const int mutations = Mutations();
+  for (int i = 0; i < mutations; ++i) Run(Mutate(corpus, rng));
+  std::printf("fuzz_main: replayed %zu corpus files and %d mutations\n", corpus.size(), mutations);
   return 0;
 #endif
 }

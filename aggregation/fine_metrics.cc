@@ -4,7 +4,6 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
-
 #include "aggregation/distribution_stats.h"
 
 namespace roastcoffea {

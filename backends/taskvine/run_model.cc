@@ -797,8 +797,8 @@ void SetFractions(std::vector<WorkerFigures>& figures) {
 }  // namespace
 
 std::vector<WorkerFigures> RunModel::PerWorker(bool skip_idle) const {
-  return PerWorkerInWindow(std::numeric_limits<int64_t>::min(),
-                           std::numeric_limits<int64_t>::max(), skip_idle);
+  return PerWorkerInWindow(std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                           skip_idle);
 }
 
 std::vector<WorkerFigures> RunModel::PerWorkerInWindow(int64_t from_us, int64_t to_us,

@@ -103,7 +103,7 @@ struct Worker {
   std::string address;  // host:port
   int64_t connect_us = 0;
   int64_t disconnect_us = 0;  // 0 while connected
-  absl::string_view reason;  // DISCONNECTION reason, or "SILENT"; interned
+  absl::string_view reason;   // DISCONNECTION reason, or "SILENT"; interned
   bool has_resources = false;
   double cores = 0, memory_mb = 0, disk_mb = 0;  // first RESOURCES record
   // Busy accounting: attempts currently on the worker (RUNNING..WAITING_RETRIEVAL).

@@ -649,15 +649,15 @@ TEST(RunModel, ManySilentDeathsKeepTheCountExactAndTheWarningsBounded) {
     // Connections every 10 ms; each worker's RESOURCES (its last sign of life) a while later,
     // so deaths interleave with later connections and some share an instant.
     connect_us.push_back(2000000 + 10000 * k);
-    model.ConsumeTransactionLine(absl::StrCat(connect_us.back(), " 7 WORKER worker-", k,
-                                              " CONNECTION 10.0.0.", k, ":9000"),
-                                 ++line);
+    model.ConsumeTransactionLine(
+        absl::StrCat(connect_us.back(), " 7 WORKER worker-", k, " CONNECTION 10.0.0.", k, ":9000"),
+        ++line);
   }
   for (int k = 0; k < kWorkers; ++k) {
     last_us.push_back(2000000 + 10000 * kWorkers + 20000 * (k / 2));
-    model.ConsumeTransactionLine(absl::StrCat(last_us[k], " 7 WORKER worker-", k,
-                                              " RESOURCES {\"cores\":[1,\"cores\"]}"),
-                                 ++line);
+    model.ConsumeTransactionLine(
+        absl::StrCat(last_us[k], " 7 WORKER worker-", k, " RESOURCES {\"cores\":[1,\"cores\"]}"),
+        ++line);
   }
   const int64_t end_us = last_us.back() + 400000000;
   model.ConsumeTransactionLine(absl::StrCat(end_us, " 7 MANAGER 7 END 0"), ++line);

@@ -76,8 +76,7 @@ std::string RunDir(const std::string& kind, int64_t n) {
     } else {
       const int64_t id = 100000 + k;
       absl::StrAppend(&log, t + k, " 318561 TASK ", id,
-                      " READY parsl-default FIRST_RESOURCES 1 {}\n", t + k + 1, " 318561 TASK ",
-                      id,
+                      " READY parsl-default FIRST_RESOURCES 1 {}\n", t + k + 1, " 318561 TASK ", id,
                       " RUNNING worker-9e7ddf02827779a66bdb73ce0f09285f FIRST_RESOURCES {}\n",
                       t + k + 2, " 318561 TASK ", id, " DONE SUCCESS 0\n");
     }
@@ -100,9 +99,9 @@ int64_t StatusBytes(const std::string& field) {
   while (std::getline(status, line)) {
     if (line.rfind(field + ":", 0) == 0) {
       int64_t kib = 0;
-      (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(absl::StripSuffix(
-                                 absl::StripPrefix(line, field + ":"), "kB")),
-                             &kib);
+      (void)absl::SimpleAtoi(
+          absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripPrefix(line, field + ":"), "kB")),
+          &kib);
       return kib * 1024;
     }
   }

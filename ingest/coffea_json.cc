@@ -356,8 +356,12 @@ class ArrayElements {
 
   ArrayElements(absl::string_view source, absl::string_view text)
       : source_(source), data_(text), eof_(true) {}
-  ArrayElements(absl::string_view source, Refill refill, const std::function<bool()>* cancelled)
-      : source_(source), refill_(std::move(refill)), cancelled_(cancelled) {}
+  ArrayElements(absl::string_view source, Refill refill, size_t piece_bytes,
+                const std::function<bool()>* cancelled)
+      : source_(source),
+        refill_(std::move(refill)),
+        piece_bytes_(std::max<size_t>(1, piece_bytes)),
+        cancelled_(cancelled) {}
 
   // Consumes the '['; false when the input does not start with one (after whitespace).
   absl::StatusOr<bool> Open() {
@@ -399,8 +403,6 @@ class ArrayElements {
   int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
 
  private:
-  static constexpr size_t kPiece = size_t{1} << 20;
-
   absl::Status Broken(absl::string_view what, int64_t at) const {
     return absl::InvalidArgumentError(
         absl::StrCat(source_, ": not valid JSON: ", what, " at byte ", at));
@@ -425,7 +427,7 @@ class ArrayElements {
     base_ += static_cast<int64_t>(pos_);
     pos_ = 0;
     // At least as much as is kept: a record larger than a piece is rescanned O(log) times.
-    absl::StatusOr<size_t> count = refill_(std::max(kPiece, buffer_.size()), &buffer_);
+    absl::StatusOr<size_t> count = refill_(std::max(piece_bytes_, buffer_.size()), &buffer_);
     data_ = buffer_;
     if (!count.ok()) {
       read_status_ = count.status();
@@ -493,6 +495,8 @@ class ArrayElements {
       const int64_t start = offset();
       if (More()) continue;  // rescans the element with more input
       if (!read_status_.ok()) return read_status_;
+      // A scalar token ends with the input (eof_ is set now).
+      if (first != '"' && first != '[' && first != '{') continue;
       if (unterminated_at >= 0) return Broken("unterminated string", unterminated_at);
       return Broken("unclosed bracket", start);
     }
@@ -545,6 +549,7 @@ class ArrayElements {
 
   const absl::string_view source_;
   const Refill refill_;
+  const size_t piece_bytes_ = 0;
   const std::function<bool()>* const cancelled_ = nullptr;
   std::string buffer_;
   absl::string_view data_;
@@ -610,6 +615,11 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
 
 namespace {
 
+std::string StoppedReading(absl::string_view source, size_t records) {
+  return absl::StrCat(source, ": reading stopped by an interruption after ", records,
+                      " records; the rest are left out");
+}
+
 // The records of `elements` (opened), read one at a time.
 absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t input_bytes,
                                              absl::string_view source,
@@ -660,8 +670,7 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
     if (record.has_value()) read.records.push_back(*std::move(record));
   }
   if (read.cancelled) {
-    read.warnings.push_back(absl::StrCat(source, ": reading stopped by an interruption after ",
-                                         index, " records; the rest are left out"));
+    read.warnings.push_back(StoppedReading(source, index));
   }
   if (left_out > 0) {
     read.warnings.push_back(absl::StrCat(source, ": ", left_out, " records after the first ",
@@ -711,13 +720,12 @@ absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
   ArrayElements elements(
       path,
       [&reader](size_t max_bytes, std::string* out) { return reader->ReadSome(max_bytes, out); },
-      &options.cancelled);
+      options.piece_bytes, &options.cancelled);
   absl::StatusOr<bool> opened = elements.Open();
   if (absl::IsCancelled(opened.status())) {
     ChunkRecordsRead read;
     read.cancelled = true;
-    read.warnings.push_back(
-        absl::StrCat(path, ": reading stopped by an interruption; the records are left out"));
+    read.warnings.push_back(StoppedReading(path, 0));
     return read;
   }
   if (!opened.ok()) return opened.status();

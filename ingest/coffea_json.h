@@ -44,6 +44,9 @@ struct ChunkRecordsOptions {
   // Asked every kRecordsPerCancellationCheck records and between reads of the file: true stops
   // the read, which returns the records read so far (ChunkRecordsRead::cancelled). Empty: never.
   std::function<bool()> cancelled;
+  // ReadChunkRecords reads the file in pieces of this many bytes (more while one record is
+  // larger); memory holds one piece and the records. Tests make records straddle pieces.
+  size_t piece_bytes = size_t{1} << 20;
 };
 
 // Parses the JSON of a Coffea report (`runner(..., savemetrics=True)`): an object with
@@ -71,7 +74,7 @@ absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
 // Reads `path` (io/bounded_read.h, at most kMaxCoffeaJsonBytes) and parses it with the functions
 // above. NotFound when the file does not exist; other read errors name the path and reason.
 // Chunk records in a list are parsed as the file is read (in pieces of 1 MiB, more for a larger
-// record): the file is never whole in memory. The processor output object is read whole.
+// record; ChunkRecordsOptions::piece_bytes): the file is never whole in memory. The processor output object is read whole.
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path);
 absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
                                                   const ChunkRecordsOptions& options = {});

@@ -1,6 +1,6 @@
 // Reading $ROASTCOFFEA_CHUNK_RECORDS: time and peak memory for many records (reliability
 // study D10). Peak RSS is process-wide and only grows: run one size per process, e.g.
-//   ./bazelw run -c opt //ingest:coffea_json_benchmark -- --benchmark_filter=/100000$
+//   ./bazelw run -c opt //ingest:coffea_json_benchmark -- --benchmark_filter=/100000/
 //   ./bazelw run -c opt //ingest:coffea_json_benchmark -- --benchmark_filter=/1000000
 // records_heap_MiB is the heap the result holds once read (malloc's count of bytes in use, after
 // minus before: the ChunkRecord messages and their vector); transient_B_per_record is the rest

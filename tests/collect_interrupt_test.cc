@@ -556,8 +556,7 @@ TEST(CollectInterruptTest, ASignalWhileChunkRecordsAreParsedIsHonoured) {
   EXPECT_TRUE(stopped) << ReadFile(log);
   int kept = 0;
   for (const v1::ChunkRecord& chunk : saved->chunks()) kept += chunk.file() == "f";
-  EXPECT_GT(kept, 0) << "the records read before the signal";
-  EXPECT_LT(kept, kRecords) << "not all of them";
+  EXPECT_LT(kept, kRecords) << "the records read before the signal, not all";
 }
 
 }  // namespace

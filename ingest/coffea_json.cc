@@ -628,6 +628,7 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
   Warnings warnings(&read.warnings);
   JsonTree tree;
   std::vector<NonFiniteToken> non_finite;
+  std::string replaced;
   size_t index = 0;
   size_t left_out = 0;
   // The vector sized from the first records' length, so that it is not grown (twice its size
@@ -659,7 +660,14 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
       continue;
     }
     non_finite.clear();
-    const absl::Status parsed = tree.Parse(**element, &non_finite);
+    // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
+    // record that has an 'N' or 'I' at all is copied for it.
+    absl::string_view text = **element;
+    if (text.find_first_of("NI") != absl::string_view::npos) {
+      replaced = ReplaceNonFiniteTokens(text, &non_finite);
+      text = replaced;
+    }
+    const absl::Status parsed = tree.Parse(text);
     if (!parsed.ok()) {
       warnings.Add(absl::StrCat(source, ": record ", index, ": not valid JSON: ",
                                 EchoedText(parsed.message()), "; the record is left out"));

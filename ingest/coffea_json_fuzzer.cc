@@ -39,6 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // The streaming reader over a file, in pieces of 1 to 16 bytes, against the text in memory.
   const std::string path = ScratchFile();
+  // Removed, not truncated: ext4 flushes a truncated and rewritten file to disk on close.
+  std::remove(path.c_str());
   if (FILE* file = std::fopen(path.c_str(), "wb"); file != nullptr) {
     Check(std::fwrite(text.data(), 1, text.size(), file) == text.size());
     Check(std::fclose(file) == 0);

@@ -1,6 +1,7 @@
 #include "ingest/json_tree.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <system_error>
 
@@ -11,7 +12,15 @@
 namespace roastcoffea {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+// protobuf's JSON parser skips what ascii_isspace() calls space, \v and \f included.
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+bool IsNumberCharacter(char c) {
+  return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' ||
+         c == 'x';
+}
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -66,8 +75,7 @@ size_t Utf8SequenceLength(absl::string_view text, size_t i) {
 
 class JsonTree::Parser {
  public:
-  Parser(JsonTree* tree, absl::string_view json, std::vector<NonFiniteToken>* non_finite)
-      : tree_(*tree), json_(json), non_finite_(non_finite) {}
+  Parser(JsonTree* tree, absl::string_view json) : tree_(*tree), json_(json) {}
 
   absl::Status Run() {
     SkipSpace();
@@ -107,7 +115,8 @@ class JsonTree::Parser {
       case '[':
         if (depth + 1 > kMaxJsonDepth) return Error("nested too deep");
         return c == '{' ? Object(depth + 1, index) : List(depth + 1, index);
-      case '"': {
+      case '"':
+      case '\'': {
         *index = NewNode(JsonNode::Kind::kString);
         uint32_t begin, size;
         if (absl::Status status = String(&begin, &size); !status.ok()) return status;
@@ -127,11 +136,7 @@ class JsonTree::Parser {
         if (!Consume("null")) return Error("expected a value");
         *index = NewNode(JsonNode::Kind::kNull);
         return absl::OkStatus();
-      case 'N':
-      case 'I':
-        return NonFinite(index);
       case '-':
-        if (json_.substr(pos_, 9) == "-Infinity") return NonFinite(index);
         return Number(index);
       default:
         if (c >= '0' && c <= '9') return Number(index);
@@ -139,75 +144,69 @@ class JsonTree::Parser {
     }
   }
 
-  // Python's NaN, Infinity, -Infinity: null, reported with the last key.
-  absl::Status NonFinite(uint32_t* index) {
-    for (absl::string_view token : {"-Infinity", "Infinity", "NaN"}) {
-      if (Consume(token)) {
-        if (non_finite_ != nullptr) {
-          non_finite_->push_back({EchoedText(last_key_), std::string(token)});
-        }
-        *index = NewNode(JsonNode::Kind::kNull);
-        return absl::OkStatus();
-      }
-    }
-    return Error("expected a value");
-  }
-
+  // As protobuf's parser: the token is the run of digits and ".eE+-x"; with '.', 'e' or 'E' it
+  // is a double as strtod reads it, otherwise an integer without leading zeros (a double when
+  // too large for 64 bits).
   absl::Status Number(uint32_t* index) {
     const size_t start = pos_;
-    const auto digits = [&] {
-      const size_t from = pos_;
-      while (pos_ < json_.size() && json_[pos_] >= '0' && json_[pos_] <= '9') ++pos_;
-      return pos_ - from;
-    };
-    if (pos_ < json_.size() && json_[pos_] == '-') ++pos_;
-    const size_t integer_start = pos_;
-    const size_t integer_digits = digits();
-    if (integer_digits == 0) return Error("unable to parse number");
-    if (integer_digits > 1 && json_[integer_start] == '0') {
-      return Error("octal/hex numbers are not valid JSON values");
+    bool floating = false;
+    while (pos_ < json_.size() && IsNumberCharacter(json_[pos_])) {
+      const char c = json_[pos_++];
+      floating |= c == '.' || c == 'e' || c == 'E';
     }
-    bool integral = true;
-    if (pos_ < json_.size() && json_[pos_] == '.') {
-      ++pos_;
-      digits();  // "1." is accepted, as protobuf does
-      integral = false;
-    }
-    if (pos_ < json_.size() && (json_[pos_] == 'e' || json_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < json_.size() && (json_[pos_] == '+' || json_[pos_] == '-')) ++pos_;
-      if (digits() == 0) return Error("unable to parse number");
-      integral = false;
-    }
+    const absl::string_view token = json_.substr(start, pos_ - start);
+    const bool negative = token[0] == '-';
     double value = 0;
-    if (integral && integer_digits <= 15) {
-      // Exact in a double: the common case (counts, byte sizes) without a general conversion.
+    if (!floating) {
+      if ((!negative && token.size() >= 2 && token[0] == '0') ||
+          (negative && token.size() >= 3 && token[1] == '0')) {
+        pos_ = start;
+        return Error("octal/hex numbers are not valid JSON values");
+      }
+      const absl::string_view digits = token.substr(negative ? 1 : 0);
+      bool plain = !digits.empty() && digits.size() <= 15;
       int64_t n = 0;
-      for (size_t k = integer_start; k < pos_; ++k) n = n * 10 + (json_[k] - '0');
-      value = static_cast<double>(json_[start] == '-' ? -n : n);
-      if (n == 0 && json_[start] == '-') value = -0.0;
-    } else {
-      const absl::from_chars_result result =
-          absl::from_chars(json_.data() + start, json_.data() + pos_, value);
-      if (result.ec == std::errc::result_out_of_range) {
-        // Underflow is 0 (as protobuf); overflow is an error.
-        if (std::isinf(value) || std::abs(value) > 1) {
-          return Error("number exceeds the range of double");
-        }
-        value = 0;
-      } else if (result.ec != std::errc() || result.ptr != json_.data() + pos_) {
+      for (size_t k = 0; plain && k < digits.size(); ++k) {
+        plain = digits[k] >= '0' && digits[k] <= '9';
+        n = n * 10 + (digits[k] - '0');
+      }
+      if (plain) {  // exact in a double: the common case (counts, byte sizes)
+        value = negative ? (n == 0 ? -0.0 : static_cast<double>(-n)) : static_cast<double>(n);
+        return NumberNode(value, index);
+      }
+    }
+    // Correctly rounded, as strtod; strtod itself (locale-free here: no '.' is a comma in
+    // JSON) for what absl does not read (hex floats) and for out-of-range values.
+    const absl::from_chars_result result =
+        absl::from_chars(token.data(), token.data() + token.size(), value);
+    if (result.ec != std::errc() || result.ptr != token.data() + token.size()) {
+      const std::string text(token);
+      char* end = nullptr;
+      value = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size()) {
+        pos_ = start;
         return Error("unable to parse number");
       }
     }
+    if (!std::isfinite(value)) {
+      pos_ = start;
+      return Error("number exceeds the range of double");
+    }
+    return NumberNode(value, index);
+  }
+
+  absl::Status NumberNode(double value, uint32_t* index) {
     *index = NewNode(JsonNode::Kind::kNumber);
     tree_.nodes_[*index].number = value;
     return absl::OkStatus();
   }
 
-  // The string at json_[pos_] == '"', unescaped into the tree's text.
+  // The string at json_[pos_] == '"' (or '\'', as protobuf accepts), unescaped into the tree's
+  // text.
   absl::Status String(uint32_t* begin, uint32_t* size) {
     std::string& text = tree_.text_;
     const size_t string_start = pos_;
+    const char quote = json_[pos_];
     *begin = static_cast<uint32_t>(text.size());
     ++pos_;
     while (true) {
@@ -215,7 +214,7 @@ class JsonTree::Parser {
       size_t run = pos_;
       while (run < json_.size()) {
         const unsigned char c = static_cast<unsigned char>(json_[run]);
-        if (c == '"' || c == '\\' || c >= 0x80) break;
+        if (c == static_cast<unsigned char>(quote) || c == '\\' || c >= 0x80) break;
         ++run;
       }
       text.append(json_.data() + pos_, run - pos_);
@@ -225,7 +224,7 @@ class JsonTree::Parser {
         return Error("unterminated string");
       }
       const char c = json_[pos_];
-      if (c == '"') {
+      if (c == quote) {
         ++pos_;
         break;
       }
@@ -287,6 +286,29 @@ class JsonTree::Parser {
     return absl::OkStatus();
   }
 
+  // A key without quotes, as protobuf accepts: a letter, '_' or '$', then those or digits; not
+  // true, false or null.
+  absl::Status BareKey(uint32_t* begin, uint32_t* size) {
+    const auto letter = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
+    };
+    const size_t start = pos_;
+    if (!letter(json_[pos_])) return Error("expected a key");
+    while (pos_ < json_.size() &&
+           (letter(json_[pos_]) || (json_[pos_] >= '0' && json_[pos_] <= '9'))) {
+      ++pos_;
+    }
+    const absl::string_view key = json_.substr(start, pos_ - start);
+    if (key == "true" || key == "false" || key == "null") {
+      pos_ = start;
+      return Error("expected a key");
+    }
+    *begin = static_cast<uint32_t>(tree_.text_.size());
+    *size = static_cast<uint32_t>(key.size());
+    tree_.text_.append(key.data(), key.size());
+    return absl::OkStatus();
+  }
+
   // Links `child` after `*last` (or as the first child of `parent`).
   void Append(uint32_t parent, uint32_t child, uint32_t* last) {
     if (*last == JsonNode::kNone) {
@@ -333,10 +355,14 @@ class JsonTree::Parser {
         ++pos_;
         break;
       }
-      if (pos_ >= json_.size() || json_[pos_] != '"') return Error("expected a key");
+      if (pos_ >= json_.size()) return Error("expected a key");
       const size_t key_start = pos_;
       uint32_t key_begin, key_size;
-      if (absl::Status status = String(&key_begin, &key_size); !status.ok()) return status;
+      if (json_[pos_] == '"' || json_[pos_] == '\'') {
+        if (absl::Status status = String(&key_begin, &key_size); !status.ok()) return status;
+      } else if (absl::Status status = BareKey(&key_begin, &key_size); !status.ok()) {
+        return status;
+      }
       const absl::string_view key(tree_.text_.data() + key_begin, key_size);
       const size_t count = tree_.keys_.size() - keys_start;
       bool repeated = false;
@@ -361,8 +387,6 @@ class JsonTree::Parser {
       tree_.keys_.emplace_back(key_begin, key_size);
       SkipSpace();
       if (pos_ >= json_.size() || json_[pos_] != ':') return Error("expected : after a key");
-      last_key_ = json_.substr(key_start + 1, pos_ - key_start);
-      last_key_ = last_key_.substr(0, last_key_.rfind('"'));
       ++pos_;
       SkipSpace();
       uint32_t child;
@@ -383,16 +407,14 @@ class JsonTree::Parser {
 
   JsonTree& tree_;
   const absl::string_view json_;
-  std::vector<NonFiniteToken>* const non_finite_;
   size_t pos_ = 0;
-  absl::string_view last_key_;  // as written, between its quotes
 };
 
-absl::Status JsonTree::Parse(absl::string_view json, std::vector<NonFiniteToken>* non_finite) {
+absl::Status JsonTree::Parse(absl::string_view json) {
   nodes_.clear();
   text_.clear();
   keys_.clear();
-  return Parser(this, json, non_finite).Run();
+  return Parser(this, json).Run();
 }
 
 }  // namespace roastcoffea

@@ -2,14 +2,15 @@
 // into a flat tree that is reused from one value to the next, so that reading a million
 // records allocates nothing per record once the buffers have grown.
 //
-// It accepts what io/untrusted_json.h's ParseUntrustedJson accepts (protobuf's JSON parser
-// behind its checks) and nothing it refuses, as far as chunk records go:
-// - bare NaN, Infinity and -Infinity (Python's json.dump) become null, each reported with the
-//   last object key before it (as ReplaceNonFiniteTokens reports them);
+// It accepts what protobuf's JSON parser (behind io/untrusted_json.h's ParseUntrustedJson)
+// accepts into a google.protobuf.Value, and refuses what it refuses:
 // - strings must be valid UTF-8 (after \u escapes; surrogates must pair), a repeated key in
 //   one object is an error, numbers outside the range of double are errors (underflow is 0);
-// - a trailing comma before ']' or '}' and a number ending in '.' are accepted, as protobuf does;
+// - protobuf's leniencies are kept: a trailing comma before ']' or '}', numbers as strtod reads
+//   them ("1.", "-.5"), strings in single quotes, keys without quotes, \v and \f as space;
 // - nesting deeper than kMaxJsonDepth is an error.
+// Bare NaN and Infinity (Python's json.dump) are the caller's: io/untrusted_json.h's
+// ReplaceNonFiniteTokens first, as ParseUntrustedJson does.
 //
 // Thread-safety: one JsonTree per thread. Cost: linear in the text; memory: the nodes and the
 // unescaped strings of the last value parsed.
@@ -51,9 +52,8 @@ class JsonTree {
   JsonTree& operator=(const JsonTree&) = delete;
 
   // Parses `json` (one value, whitespace around it allowed), replacing the previous tree.
-  // InvalidArgument "<reason> at byte <offset>" when it is not valid JSON; NaN and Infinity
-  // tokens are appended to `non_finite` (may be null).
-  absl::Status Parse(absl::string_view json, std::vector<NonFiniteToken>* non_finite);
+  // InvalidArgument "<reason> at byte <offset>" when it is not valid JSON.
+  absl::Status Parse(absl::string_view json);
 
   // Valid after a successful Parse.
   const JsonNode& root() const { return nodes_[0]; }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -663,7 +664,8 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
     // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
     // record that has an 'N' or 'I' at all is copied for it.
     absl::string_view text = **element;
-    if (text.find_first_of("NI") != absl::string_view::npos) {
+    if (std::memchr(text.data(), 'N', text.size()) != nullptr ||
+        std::memchr(text.data(), 'I', text.size()) != nullptr) {
       replaced = ReplaceNonFiniteTokens(text, &non_finite);
       text = replaced;
     }

@@ -675,7 +675,9 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
                                 EchoedText(parsed.message()), "; the record is left out"));
       continue;
     }
-    if (!non_finite.empty()) warnings.NonFinite(absl::StrCat(source, ": record ", index), non_finite);
+    if (!non_finite.empty()) {
+      warnings.NonFinite(absl::StrCat(source, ": record ", index), non_finite);
+    }
     std::optional<v1::ChunkRecord> record = RecordReader(tree, source, index, &warnings).Read();
     if (record.has_value()) read.records.push_back(*std::move(record));
   }

@@ -74,7 +74,8 @@ absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
 // Reads `path` (io/bounded_read.h, at most kMaxCoffeaJsonBytes) and parses it with the functions
 // above. NotFound when the file does not exist; other read errors name the path and reason.
 // Chunk records in a list are parsed as the file is read (in pieces of 1 MiB, more for a larger
-// record; ChunkRecordsOptions::piece_bytes): the file is never whole in memory. The processor output object is read whole.
+// record; ChunkRecordsOptions::piece_bytes): the file is never whole in memory. The processor
+// output object is read whole.
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path);
 absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
                                                   const ChunkRecordsOptions& options = {});

@@ -238,11 +238,21 @@ class JsonTree::Parser {
       if (++pos_ >= json_.size()) continue;  // unterminated, reported above
       const char escaped = json_[pos_++];
       switch (escaped) {
-        case 'b': text.push_back('\b'); break;
-        case 'f': text.push_back('\f'); break;
-        case 'n': text.push_back('\n'); break;
-        case 'r': text.push_back('\r'); break;
-        case 't': text.push_back('\t'); break;
+        case 'b':
+          text.push_back('\b');
+          break;
+        case 'f':
+          text.push_back('\f');
+          break;
+        case 'n':
+          text.push_back('\n');
+          break;
+        case 'r':
+          text.push_back('\r');
+          break;
+        case 't':
+          text.push_back('\t');
+          break;
         case 'u': {
           uint32_t code_point;
           if (absl::Status status = CodeUnit(&code_point); !status.ok()) return status;

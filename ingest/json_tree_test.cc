@@ -20,12 +20,24 @@ std::string Describe(const JsonTree& tree) {
     const JsonNode& node = tree.node(child);
     absl::StrAppend(&out, out.empty() ? "" : " ", tree.key(node), "=");
     switch (node.kind) {
-      case JsonNode::Kind::kNull: out += "null"; break;
-      case JsonNode::Kind::kBool: out += node.boolean ? "true" : "false"; break;
-      case JsonNode::Kind::kNumber: absl::StrAppend(&out, node.number); break;
-      case JsonNode::Kind::kString: absl::StrAppend(&out, "'", tree.text(node), "'"); break;
-      case JsonNode::Kind::kList: out += "list"; break;
-      case JsonNode::Kind::kObject: out += "object"; break;
+      case JsonNode::Kind::kNull:
+        out += "null";
+        break;
+      case JsonNode::Kind::kBool:
+        out += node.boolean ? "true" : "false";
+        break;
+      case JsonNode::Kind::kNumber:
+        absl::StrAppend(&out, node.number);
+        break;
+      case JsonNode::Kind::kString:
+        absl::StrAppend(&out, "'", tree.text(node), "'");
+        break;
+      case JsonNode::Kind::kList:
+        out += "list";
+        break;
+      case JsonNode::Kind::kObject:
+        out += "object";
+        break;
     }
   }
   return out;
@@ -47,16 +59,34 @@ TEST(JsonTreeTest, ReadsValuesInOrder) {
 // protobuf's JSON parser accepts these; so must this one (the old reader used it).
 TEST(JsonTreeTest, KeepsProtobufsLeniencies) {
   JsonTree tree;
-  ASSERT_TRUE(tree.Parse("{'a': 'q', b$_1: 1., \"c\": -.5e1, \"d\": [1,],\v\f\"e\": 1e-400,}").ok());
+  ASSERT_TRUE(
+      tree.Parse("{'a': 'q', b$_1: 1., \"c\": -.5e1, \"d\": [1,],\v\f\"e\": 1e-400,}").ok());
   EXPECT_EQ(Describe(tree), "a='q' b$_1=1 c=-5 d=list e=0");
 }
 
 TEST(JsonTreeTest, RefusesWhatProtobufRefuses) {
   JsonTree tree;
-  for (const char* bad : {"{\"a\": 1, \"a\": 2}", "01", "-01", "1e400", "-", "\"\\ud800\"",
-                          "\"\\udc00\"", "\"a\xff\"", "\"\xc0\x80\"", "\"\xed\xa0\x80\"",
-                          "{true: 1}", "[1 2]", "{\"a\" 1}", "nulls", "+1", ".5", "\"abc",
-                          "\"\\u12\"", "NaN", "[", ""}) {
+  for (const char* bad : {"{\"a\": 1, \"a\": 2}",
+                          "01",
+                          "-01",
+                          "1e400",
+                          "-",
+                          "\"\\ud800\"",
+                          "\"\\udc00\"",
+                          "\"a\xff\"",
+                          "\"\xc0\x80\"",
+                          "\"\xed\xa0\x80\"",
+                          "{true: 1}",
+                          "[1 2]",
+                          "{\"a\" 1}",
+                          "nulls",
+                          "+1",
+                          ".5",
+                          "\"abc",
+                          "\"\\u12\"",
+                          "NaN",
+                          "[",
+                          ""}) {
     EXPECT_FALSE(tree.Parse(bad).ok()) << bad;
   }
   const absl::Status repeated = tree.Parse(R"({"k": 1, "k": 2})");
@@ -73,9 +103,7 @@ TEST(JsonTreeTest, RepeatedKeysInLargeObjects) {
 
 TEST(JsonTreeTest, NestingIsLimited) {
   JsonTree tree;
-  const auto nested = [](int depth) {
-    return std::string(depth, '[') + std::string(depth, ']');
-  };
+  const auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
   EXPECT_TRUE(tree.Parse(nested(kMaxJsonDepth)).ok());
   EXPECT_THAT(std::string(tree.Parse(nested(kMaxJsonDepth + 1)).message()),
               HasSubstr("nested too deep"));

@@ -13,8 +13,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "io/bounded_read.h"
 #include "ingest/json_tree.h"
+#include "io/bounded_read.h"
 #include "io/untrusted_json.h"
 
 namespace roastcoffea {
@@ -122,19 +122,29 @@ enum RecordKey {
   kError,
   kRecordKeyCount
 };
-constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {
-    "task_id",        "dataset",
-    "file",           "uuid",
-    "entry_start",    "entry_stop",
-    "num_events",     "t_start",
-    "t_end",          "duration",
-    "mem_before_mb",  "mem_after_mb",
-    "bytes_read",     "accessed_bytes",
-    "accessed_uncompressed_bytes", "branches_read_percent",
-    "bytes_read_percent", "timing",
-    "memory",         "bytes",
-    "accessed_branches", "file_metadata",
-    "error"};
+constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
+                                                            "dataset",
+                                                            "file",
+                                                            "uuid",
+                                                            "entry_start",
+                                                            "entry_stop",
+                                                            "num_events",
+                                                            "t_start",
+                                                            "t_end",
+                                                            "duration",
+                                                            "mem_before_mb",
+                                                            "mem_after_mb",
+                                                            "bytes_read",
+                                                            "accessed_bytes",
+                                                            "accessed_uncompressed_bytes",
+                                                            "branches_read_percent",
+                                                            "bytes_read_percent",
+                                                            "timing",
+                                                            "memory",
+                                                            "bytes",
+                                                            "accessed_branches",
+                                                            "file_metadata",
+                                                            "error"};
 
 // One parsed record (a JsonTree) read into a ChunkRecord. Messages are built only for a
 // problem: a million good records cost no string formatting.
@@ -170,11 +180,10 @@ class RecordReader {
       if (field->kind == JsonNode::Kind::kString) {
         chunk.set_task_id(std::string(tree_.text(*field)));
       } else if (field->kind != JsonNode::Kind::kNumber || !InInt64(field->number)) {
-        warnings_.Add(absl::StrCat(Where(), ": 'task_id' (an integer or a string) ",
-                                   field->kind != JsonNode::Kind::kNumber
-                                       ? "must be a finite number"
-                                       : "is out of range",
-                                   "; the value is left out"));
+        warnings_.Add(absl::StrCat(
+            Where(), ": 'task_id' (an integer or a string) ",
+            field->kind != JsonNode::Kind::kNumber ? "must be a finite number" : "is out of range",
+            "; the value is left out"));
       } else {
         chunk.set_task_id(absl::StrCat(static_cast<int64_t>(std::llround(field->number))));
       }
@@ -208,8 +217,8 @@ class RecordReader {
     }
     if (const JsonNode* branches = fields_[kAccessedBranches]; branches != nullptr) {
       if (branches->kind != JsonNode::Kind::kList) {
-        warnings_.Add(absl::StrCat(Where(),
-                                   ": 'accessed_branches' must be a list; the value is left out"));
+        warnings_.Add(
+            absl::StrCat(Where(), ": 'accessed_branches' must be a list; the value is left out"));
       } else {
         for (uint32_t child = branches->first_child; child != JsonNode::kNone;
              child = tree_.node(child).next_sibling) {
@@ -409,10 +418,9 @@ class ArrayElements {
         absl::StrCat(source_, ": not valid JSON: ", what, " at byte ", at));
   }
   absl::Status TooDeep(int64_t at) const {
-    return absl::InvalidArgumentError(absl::StrCat(source_, ": nested too deep: more than ",
-                                                   kMaxJsonDepth,
-                                                   " levels of arrays and objects (at byte ", at,
-                                                   ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": nested too deep: more than ", kMaxJsonDepth,
+                     " levels of arrays and objects (at byte ", at, ")"));
   }
 
   // Keeps data_[pos_..] and appends more input; false at its end, or on an error or a
@@ -482,8 +490,7 @@ class ArrayElements {
         size_t j = pos_;
         while (j < data_.size()) {
           const char c = data_[j];
-          if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ']' ||
-              c == '}') {
+          if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ']' || c == '}') {
             break;
           }
           ++j;
@@ -699,8 +706,7 @@ absl::Status NotAList(absl::string_view source) {
 
 }  // namespace
 
-absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
-                                                   absl::string_view source,
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
                                                    const ChunkRecordsOptions& options) {
   // The list itself, or the output object's "__roastcoffea_metrics__" member.
   absl::string_view list = json;

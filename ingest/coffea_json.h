@@ -67,8 +67,7 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
 // that accepts what io/untrusted_json.h accepts: memory is the records, never a tree of the
 // whole file. A record that is not a valid JSON object is skipped with a warning.
 // InvalidArgument when the file is not a list (or such an object) or nests too deep.
-absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
-                                                   absl::string_view source,
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
                                                    const ChunkRecordsOptions& options = {});
 
 // Reads `path` (io/bounded_read.h, at most kMaxCoffeaJsonBytes) and parses it with the functions

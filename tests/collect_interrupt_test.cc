@@ -495,8 +495,8 @@ TEST(CollectInterruptTest, AFifoAsChunkRecordsDoesNotBlock) {
 // True once process `pid` has a descriptor open on `path` (its target, for a symlink).
 bool HasOpen(pid_t pid, const std::string& path) {
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(
-           absl::StrCat("/proc/", pid, "/fd"), error)) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(absl::StrCat("/proc/", pid, "/fd"), error)) {
     char target[PATH_MAX];
     const ssize_t size = readlink(entry.path().c_str(), target, sizeof(target));
     if (size > 0 && std::string(target, static_cast<size_t>(size)) == path) return true;
@@ -525,13 +525,12 @@ TEST(CollectInterruptTest, ASignalWhileChunkRecordsAreParsedIsHonoured) {
   const std::string output = TempDir() + "/parsing";
   const std::string log = TempDir() + "/parsing.log";
   // The command leaves a symlink to the big file: collect reads (and holds open) the file itself.
-  ChildProcess collect(
-      {Collect(), "--backend=taskvine",
-       absl::StrCat("--taskvine_logs=", source, "synthetic-1-transactions.txt,", source,
-                    "synthetic-1-performance.txt"),
-       "--output_dir=" + output, "--name=parsing", "--", "/bin/sh", "-c",
-       absl::StrCat("ln -sf '", records, "' \"$ROASTCOFFEA_CHUNK_RECORDS\"")},
-      Environment(), log);
+  ChildProcess collect({Collect(), "--backend=taskvine",
+                        absl::StrCat("--taskvine_logs=", source, "synthetic-1-transactions.txt,",
+                                     source, "synthetic-1-performance.txt"),
+                        "--output_dir=" + output, "--name=parsing", "--", "/bin/sh", "-c",
+                        absl::StrCat("ln -sf '", records, "' \"$ROASTCOFFEA_CHUNK_RECORDS\"")},
+                       Environment(), log);
   ASSERT_TRUE(collect.started());
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
   while (!HasOpen(collect.pid(), records) && absl::Now() < deadline) {
@@ -550,8 +549,8 @@ TEST(CollectInterruptTest, ASignalWhileChunkRecordsAreParsedIsHonoured) {
   EXPECT_TRUE(saved->metadata().interrupted());
   bool stopped = false;
   for (const v1::Warning& warning : saved->warnings()) {
-    stopped |= warning.message().find("reading stopped by an interruption after") !=
-               std::string::npos;
+    stopped |=
+        warning.message().find("reading stopped by an interruption after") != std::string::npos;
   }
   EXPECT_TRUE(stopped) << ReadFile(log);
   int kept = 0;

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ingest/json_tree.h"
 #include "io/bounded_read.h"
 #include "io/untrusted_json.h"
 
@@ -92,160 +95,479 @@ absl::StatusOr<std::string> String(const Value& value, absl::string_view what) {
   return value.string_value();
 }
 
-// Adds one section per entry of a {name: number} dict of the record; a bad entry is left out.
-void AddSections(const Struct& record, const char* key, v1::SectionRecord::Kind kind,
-                 absl::string_view where, v1::ChunkRecord* chunk, Warnings* warnings) {
-  const Value* dict = Find(record, key);
-  if (dict == nullptr) return;
-  if (dict->kind_case() != Value::kStructValue) {
-    warnings->LeftOut(
-        absl::InvalidArgumentError(absl::StrCat(where, ": '", key, "' must be an object")));
-    return;
-  }
-  for (const auto& [name, value] : dict->struct_value().fields()) {
-    if (value.has_null_value()) continue;  // NaN, reported with its key already
-    absl::StatusOr<double> number =
-        Number(value, absl::StrCat(where, ": ", key, "['", EchoedText(name), "']"));
-    if (!number.ok()) {
-      warnings->LeftOut(number.status());
-      continue;
-    }
-    v1::SectionRecord* section = chunk->add_sections();
-    section->set_name(name);
-    section->set_kind(kind);
-    section->set_entries(1);
-    switch (kind) {
-      case v1::SectionRecord::KIND_MEMORY:
-        section->set_memory_delta_bytes(std::llround(*number * kMiB));
-        break;
-      case v1::SectionRecord::KIND_BYTES:
-        section->set_bytes_read(std::llround(*number));
-        break;
-      default:
-        section->set_duration_seconds(*number);
-    }
-  }
-}
+// The keys of a chunk record that are read; the rest are ignored.
+enum RecordKey {
+  kTaskId,
+  kDataset,
+  kFile,
+  kUuid,
+  kEntryStart,
+  kEntryStop,
+  kNumEvents,
+  kTStart,
+  kTEnd,
+  kDuration,
+  kMemBefore,
+  kMemAfter,
+  kBytesRead,
+  kAccessedBytes,
+  kAccessedUncompressedBytes,
+  kBranchesReadPercent,
+  kBytesReadPercent,
+  kTiming,
+  kMemory,
+  kBytes,
+  kAccessedBranches,
+  kFileMetadata,
+  kError,
+  kRecordKeyCount
+};
+constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
+                                                            "dataset",
+                                                            "file",
+                                                            "uuid",
+                                                            "entry_start",
+                                                            "entry_stop",
+                                                            "num_events",
+                                                            "t_start",
+                                                            "t_end",
+                                                            "duration",
+                                                            "mem_before_mb",
+                                                            "mem_after_mb",
+                                                            "bytes_read",
+                                                            "accessed_bytes",
+                                                            "accessed_uncompressed_bytes",
+                                                            "branches_read_percent",
+                                                            "bytes_read_percent",
+                                                            "timing",
+                                                            "memory",
+                                                            "bytes",
+                                                            "accessed_branches",
+                                                            "file_metadata",
+                                                            "error"};
 
-// One record; std::nullopt (with a warning) when it is not an object.
-std::optional<v1::ChunkRecord> ParseOneRecord(const Value& value, absl::string_view where,
-                                              Warnings* warnings) {
-  if (value.kind_case() != Value::kStructValue) {
-    warnings->Add(absl::StrCat(where, " is not an object; the record is left out"));
-    return std::nullopt;
+// One parsed record (a JsonTree) read into a ChunkRecord. Messages are built only for a
+// problem: a million good records cost no string formatting.
+class RecordReader {
+ public:
+  RecordReader(const JsonTree& tree, absl::string_view source, size_t index, Warnings* warnings)
+      : tree_(tree), source_(source), index_(index), warnings_(*warnings) {}
+
+  // std::nullopt (with a warning) when the record is not an object.
+  std::optional<v1::ChunkRecord> Read() {
+    const JsonNode& root = tree_.root();
+    if (root.kind != JsonNode::Kind::kObject) {
+      warnings_.Add(absl::StrCat(Where(), " is not an object; the record is left out"));
+      return std::nullopt;
+    }
+    // The members read, by key (a key appears once: JsonTree refuses repeated keys); null is
+    // absent.
+    for (uint32_t child = root.first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& member = tree_.node(child);
+      const absl::string_view key = tree_.key(member);
+      for (int k = 0; k < kRecordKeyCount; ++k) {
+        if (kRecordKeys[k].size() == key.size() && kRecordKeys[k] == key) {
+          if (member.kind != JsonNode::Kind::kNull) fields_[k] = &member;
+          break;
+        }
+      }
+    }
+    v1::ChunkRecord chunk;
+    chunk.set_status(v1::CHUNK_STATUS_OK);
+    // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
+    if (const JsonNode* field = fields_[kTaskId]; field != nullptr) {
+      if (field->kind == JsonNode::Kind::kString) {
+        chunk.set_task_id(std::string(tree_.text(*field)));
+      } else if (field->kind != JsonNode::Kind::kNumber || !InInt64(field->number)) {
+        warnings_.Add(absl::StrCat(
+            Where(), ": 'task_id' (an integer or a string) ",
+            field->kind != JsonNode::Kind::kNumber ? "must be a finite number" : "is out of range",
+            "; the value is left out"));
+      } else {
+        chunk.set_task_id(absl::StrCat(static_cast<int64_t>(std::llround(field->number))));
+      }
+    }
+    std::string value;
+    if (Text(kDataset, &value)) chunk.set_dataset(std::move(value));
+    if (Text(kFile, &value)) chunk.set_file(std::move(value));
+    if (Text(kUuid, &value)) chunk.set_uuid(std::move(value));
+    double number;
+    if (Number(kEntryStart, &number)) chunk.set_entry_start(std::llround(number));
+    if (Number(kEntryStop, &number)) chunk.set_entry_stop(std::llround(number));
+    if (Number(kNumEvents, &number)) chunk.set_events(std::llround(number));
+    if (EpochSeconds(kTStart, &number)) chunk.set_start_unix_ns(SecondsToNs(number));
+    if (EpochSeconds(kTEnd, &number)) chunk.set_end_unix_ns(SecondsToNs(number));
+    if (Number(kDuration, &number)) chunk.set_duration_seconds(number);
+    if (Number(kMemBefore, &number)) chunk.set_memory_before_bytes(std::llround(number * kMiB));
+    if (Number(kMemAfter, &number)) chunk.set_memory_after_bytes(std::llround(number * kMiB));
+    if (Number(kBytesRead, &number)) chunk.set_compressed_bytes_read(std::llround(number));
+    if (Number(kAccessedBytes, &number)) chunk.set_accessed_bytes(std::llround(number));
+    if (Number(kAccessedUncompressedBytes, &number)) {
+      chunk.set_accessed_uncompressed_bytes(std::llround(number));
+    }
+    if (Number(kBranchesReadPercent, &number)) chunk.set_branches_read_percent(number);
+    if (Number(kBytesReadPercent, &number)) chunk.set_bytes_read_percent(number);
+    AddSections(kTiming, v1::SectionRecord::KIND_TIME, &chunk);
+    AddSections(kMemory, v1::SectionRecord::KIND_MEMORY, &chunk);
+    AddSections(kBytes, v1::SectionRecord::KIND_BYTES, &chunk);
+    // The original has no duration when it has start and end only (and vice versa).
+    if (fields_[kDuration] == nullptr && chunk.end_unix_ns() >= chunk.start_unix_ns()) {
+      chunk.set_duration_seconds((chunk.end_unix_ns() - chunk.start_unix_ns()) * 1e-9);
+    }
+    if (const JsonNode* branches = fields_[kAccessedBranches]; branches != nullptr) {
+      if (branches->kind != JsonNode::Kind::kList) {
+        warnings_.Add(
+            absl::StrCat(Where(), ": 'accessed_branches' must be a list; the value is left out"));
+      } else {
+        for (uint32_t child = branches->first_child; child != JsonNode::kNone;
+             child = tree_.node(child).next_sibling) {
+          const JsonNode& branch = tree_.node(child);
+          if (branch.kind != JsonNode::Kind::kString) {
+            warnings_.Add(
+                absl::StrCat(Where(), ": a branch name must be a string; the value is left out"));
+            continue;
+          }
+          chunk.add_accessed_branches(std::string(tree_.text(branch)));
+        }
+      }
+    }
+    if (const JsonNode* metadata = fields_[kFileMetadata];
+        metadata != nullptr && metadata->kind == JsonNode::Kind::kObject) {
+      v1::FileMetadata* file = chunk.mutable_file_metadata();
+      for (uint32_t child = metadata->first_child; child != JsonNode::kNone;
+           child = tree_.node(child).next_sibling) {
+        const JsonNode& v = tree_.node(child);
+        const absl::string_view key = tree_.key(v);
+        const bool is_number = v.kind == JsonNode::Kind::kNumber;
+        if (key == "filename" && v.kind == JsonNode::Kind::kString) {
+          file->set_file(std::string(tree_.text(v)));
+        } else if (key == "compression_ratio" && is_number) {
+          file->set_compression_ratio(v.number);
+        } else if (key == "total_branches" && is_number) {
+          file->set_total_branches(std::llround(v.number));
+        } else if (key == "total_tree_bytes" && is_number) {
+          file->set_total_tree_bytes(std::llround(v.number));
+        }
+      }
+    }
+    if (const JsonNode* error = fields_[kError]; error != nullptr) {
+      chunk.set_status(v1::CHUNK_STATUS_FAILED);
+      chunk.set_error_text(error->kind == JsonNode::Kind::kString
+                               ? std::string(tree_.text(*error))
+                               : "error (not described by the record)");
+    }
+    return chunk;
   }
-  const Struct& record = value.struct_value();
-  v1::ChunkRecord chunk;
-  chunk.set_status(v1::CHUNK_STATUS_OK);
-  // Each field: absent is fine, a bad value is left out with a warning naming it.
-  auto number = [&](const char* key, auto setter) {
-    const Value* field = Find(record, key);
-    if (field == nullptr) return;
-    absl::StatusOr<double> parsed = Number(*field, absl::StrCat(where, ": '", key, "'"));
-    if (!parsed.ok()) return warnings->LeftOut(parsed.status());
-    setter(*parsed);
-  };
-  auto text = [&](const char* key, auto setter) {
-    const Value* field = Find(record, key);
-    if (field == nullptr) return;
-    absl::StatusOr<std::string> parsed = String(*field, absl::StrCat(where, ": '", key, "'"));
-    if (!parsed.ok()) return warnings->LeftOut(parsed.status());
-    setter(*parsed);
-  };
-  // Whole and fractional seconds apart: s * 1e9 in one double loses the last digits at epoch scale.
-  // Callers keep |s| within kMaxEpochSeconds, so the product cannot overflow.
-  const auto seconds_to_ns = [](double s) {
+
+ private:
+  std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
+
+  static bool InInt64(double number) {
+    return number >= static_cast<double>(std::numeric_limits<int64_t>::min()) &&
+           number <= static_cast<double>(std::numeric_limits<int64_t>::max());
+  }
+
+  // Whole and fractional seconds apart: s * 1e9 in one double loses the last digits at epoch
+  // scale. Callers keep |s| within kMaxEpochSeconds, so the product cannot overflow.
+  static int64_t SecondsToNs(double s) {
     const double whole = std::floor(s);
     return static_cast<int64_t>(whole) * 1000000000 + std::llround((s - whole) * 1e9);
-  };
+  }
+
+  // Each field: absent is fine (false), a bad value is left out with a warning naming it.
+  bool Number(RecordKey key, double* out) {
+    const JsonNode* field = fields_[key];
+    if (field == nullptr) return false;
+    if (field->kind != JsonNode::Kind::kNumber) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be a finite number; the value is left out"));
+      return false;
+    }
+    *out = field->number;
+    return true;
+  }
+
+  bool Text(RecordKey key, std::string* out) {
+    const JsonNode* field = fields_[key];
+    if (field == nullptr) return false;
+    if (field->kind != JsonNode::Kind::kString) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be a string; the value is left out"));
+      return false;
+    }
+    out->assign(tree_.text(*field).data(), tree_.text(*field).size());
+    return true;
+  }
+
   // An epoch time: a finite number of seconds that nanoseconds since 1970 in int64 can hold.
-  auto epoch_seconds = [&](const char* key, auto setter) {
-    const Value* field = Find(record, key);
-    if (field == nullptr) return;
-    absl::StatusOr<double> parsed = Number(*field, absl::StrCat(where, ": '", key, "'"));
-    if (!parsed.ok()) return warnings->LeftOut(parsed.status());
-    if (std::abs(*parsed) > kMaxEpochSeconds) {
-      return warnings->LeftOut(absl::InvalidArgumentError(absl::StrCat(
-          where, ": '", key, "' = ", *parsed, " is not a time in seconds since 1970")));
+  bool EpochSeconds(RecordKey key, double* out) {
+    if (!Number(key, out)) return false;
+    if (std::abs(*out) > kMaxEpochSeconds) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' = ", *out,
+                                 " is not a time in seconds since 1970; the value is left out"));
+      return false;
     }
-    setter(seconds_to_ns(*parsed));
-  };
-  // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
-  if (const Value* field = Find(record, "task_id"); field != nullptr) {
-    if (field->kind_case() == Value::kStringValue) {
-      chunk.set_task_id(field->string_value());
-    } else if (absl::StatusOr<int64_t> id =
-                   Integer(*field, absl::StrCat(where, ": 'task_id' (an integer or a string)"));
-               id.ok()) {
-      chunk.set_task_id(absl::StrCat(*id));
-    } else {
-      warnings->LeftOut(id.status());
+    return true;
+  }
+
+  // One section per entry of a {name: number} dict of the record; a bad entry is left out.
+  void AddSections(RecordKey key, v1::SectionRecord::Kind kind, v1::ChunkRecord* chunk) {
+    const JsonNode* dict = fields_[key];
+    if (dict == nullptr) return;
+    if (dict->kind != JsonNode::Kind::kObject) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be an object; the value is left out"));
+      return;
     }
-  }
-  text("dataset", [&](const std::string& v) { chunk.set_dataset(v); });
-  text("file", [&](const std::string& v) { chunk.set_file(v); });
-  text("uuid", [&](const std::string& v) { chunk.set_uuid(v); });
-  number("entry_start", [&](double v) { chunk.set_entry_start(std::llround(v)); });
-  number("entry_stop", [&](double v) { chunk.set_entry_stop(std::llround(v)); });
-  number("num_events", [&](double v) { chunk.set_events(std::llround(v)); });
-  epoch_seconds("t_start", [&](int64_t ns) { chunk.set_start_unix_ns(ns); });
-  epoch_seconds("t_end", [&](int64_t ns) { chunk.set_end_unix_ns(ns); });
-  number("duration", [&](double v) { chunk.set_duration_seconds(v); });
-  number("mem_before_mb", [&](double v) { chunk.set_memory_before_bytes(std::llround(v * kMiB)); });
-  number("mem_after_mb", [&](double v) { chunk.set_memory_after_bytes(std::llround(v * kMiB)); });
-  number("bytes_read", [&](double v) { chunk.set_compressed_bytes_read(std::llround(v)); });
-  number("accessed_bytes", [&](double v) { chunk.set_accessed_bytes(std::llround(v)); });
-  number("accessed_uncompressed_bytes",
-         [&](double v) { chunk.set_accessed_uncompressed_bytes(std::llround(v)); });
-  number("branches_read_percent", [&](double v) { chunk.set_branches_read_percent(v); });
-  number("bytes_read_percent", [&](double v) { chunk.set_bytes_read_percent(v); });
-  AddSections(record, "timing", v1::SectionRecord::KIND_TIME, where, &chunk, warnings);
-  AddSections(record, "memory", v1::SectionRecord::KIND_MEMORY, where, &chunk, warnings);
-  AddSections(record, "bytes", v1::SectionRecord::KIND_BYTES, where, &chunk, warnings);
-  // The original has no duration when it has start and end only (and vice versa).
-  if (Find(record, "duration") == nullptr && chunk.end_unix_ns() >= chunk.start_unix_ns()) {
-    chunk.set_duration_seconds((chunk.end_unix_ns() - chunk.start_unix_ns()) * 1e-9);
-  }
-  if (const Value* branches = Find(record, "accessed_branches"); branches != nullptr) {
-    if (branches->kind_case() != Value::kListValue) {
-      warnings->LeftOut(
-          absl::InvalidArgumentError(absl::StrCat(where, ": 'accessed_branches' must be a list")));
-    } else {
-      for (const Value& branch : branches->list_value().values()) {
-        absl::StatusOr<std::string> name = String(branch, absl::StrCat(where, ": a branch name"));
-        if (!name.ok()) {
-          warnings->LeftOut(name.status());
-          continue;
-        }
-        chunk.add_accessed_branches(*name);
+    for (uint32_t child = dict->first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& value = tree_.node(child);
+      if (value.kind == JsonNode::Kind::kNull) continue;  // NaN, reported with its key already
+      const absl::string_view name = tree_.key(value);
+      if (value.kind != JsonNode::Kind::kNumber) {
+        warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
+                                   "'] must be a finite number; the value is left out"));
+        continue;
+      }
+      v1::SectionRecord* section = chunk->add_sections();
+      section->set_name(std::string(name));
+      section->set_kind(kind);
+      section->set_entries(1);
+      switch (kind) {
+        case v1::SectionRecord::KIND_MEMORY:
+          section->set_memory_delta_bytes(std::llround(value.number * kMiB));
+          break;
+        case v1::SectionRecord::KIND_BYTES:
+          section->set_bytes_read(std::llround(value.number));
+          break;
+        default:
+          section->set_duration_seconds(value.number);
       }
     }
   }
-  if (const Value* metadata = Find(record, "file_metadata");
-      metadata != nullptr && metadata->kind_case() == Value::kStructValue) {
-    const Struct& fields = metadata->struct_value();
-    v1::FileMetadata* file = chunk.mutable_file_metadata();
-    if (const Value* v = Find(fields, "filename"); v && v->has_string_value()) {
-      file->set_file(v->string_value());
+
+  const JsonTree& tree_;
+  const absl::string_view source_;
+  const size_t index_;
+  Warnings& warnings_;
+  const JsonNode* fields_[kRecordKeyCount] = {};
+};
+
+// The elements of a top-level JSON array, one at a time, from text in memory or from a file
+// read as it goes (then memory is one piece of the file, or one record if it is larger). Only
+// strings and brackets are followed to find an element (as io/untrusted_json.h's
+// SplitJsonArray); its depth is checked on the way, and a structural error is reported after
+// the rest of the input is checked for depth (as SplitJsonArray, which checks depth first).
+class ArrayElements {
+ public:
+  // Appends at most `max_bytes` more input to `out`: how many (0 at the end).
+  using Refill = std::function<absl::StatusOr<size_t>(size_t max_bytes, std::string* out)>;
+
+  ArrayElements(absl::string_view source, absl::string_view text)
+      : source_(source), data_(text), eof_(true) {}
+  ArrayElements(absl::string_view source, Refill refill, size_t piece_bytes,
+                const std::function<bool()>* cancelled)
+      : source_(source),
+        refill_(std::move(refill)),
+        piece_bytes_(std::max<size_t>(1, piece_bytes)),
+        cancelled_(cancelled) {}
+
+  // Consumes the '['; false when the input does not start with one (after whitespace).
+  absl::StatusOr<bool> Open() {
+    if (!Peek()) {
+      if (!read_status_.ok()) return read_status_;
+      return false;
     }
-    if (const Value* v = Find(fields, "compression_ratio"); v && v->has_number_value()) {
-      file->set_compression_ratio(v->number_value());
+    if (data_[pos_] != '[') return false;
+    ++pos_;
+    return true;
+  }
+
+  // The text of the next element (valid until the next call); std::nullopt after the last.
+  // Cancelled when `cancelled` said so while reading.
+  absl::StatusOr<std::optional<absl::string_view>> Next() {
+    if (done_) return std::nullopt;
+    bool have = Peek();
+    if (!read_status_.ok()) return read_status_;
+    if (after_element_) {
+      if (have && data_[pos_] == ']') return Close();
+      if (!have || data_[pos_] != ',') return StructureError("expected ',' or ']'", 1);
+      ++pos_;
+      // "[1,]": as SplitJsonArray, the ']' is where a value was expected.
+      have = Peek();
+      if (!read_status_.ok()) return read_status_;
+    } else if (have && data_[pos_] == ']') {
+      return Close();  // "[]"
     }
-    if (const Value* v = Find(fields, "total_branches"); v && v->has_number_value()) {
-      file->set_total_branches(std::llround(v->number_value()));
+    if (!have) return StructureError("expected a value", 1);
+    absl::StatusOr<size_t> end = SkimValue();
+    if (!end.ok()) return end.status();
+    const absl::string_view element = data_.substr(pos_, *end - pos_);
+    pos_ = *end;
+    after_element_ = true;
+    return element;
+  }
+
+  // Bytes consumed so far.
+  int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
+
+ private:
+  absl::Status Broken(absl::string_view what, int64_t at) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": not valid JSON: ", what, " at byte ", at));
+  }
+  absl::Status TooDeep(int64_t at) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": nested too deep: more than ", kMaxJsonDepth,
+                     " levels of arrays and objects (at byte ", at, ")"));
+  }
+
+  // Keeps data_[pos_..] and appends more input; false at its end, or on an error or a
+  // cancellation (then in read_status_).
+  bool More() {
+    if (eof_) return false;
+    if (cancelled_ != nullptr && *cancelled_ && (*cancelled_)()) {
+      read_status_ = absl::CancelledError("cancelled");
+      eof_ = true;
+      return false;
     }
-    if (const Value* v = Find(fields, "total_tree_bytes"); v && v->has_number_value()) {
-      file->set_total_tree_bytes(std::llround(v->number_value()));
+    buffer_.erase(0, pos_);
+    base_ += static_cast<int64_t>(pos_);
+    pos_ = 0;
+    // At least as much as is kept: a record larger than a piece is rescanned O(log) times.
+    absl::StatusOr<size_t> count = refill_(std::max(piece_bytes_, buffer_.size()), &buffer_);
+    data_ = buffer_;
+    if (!count.ok()) {
+      read_status_ = count.status();
+      eof_ = true;
+      return false;
+    }
+    if (*count == 0) eof_ = true;
+    return *count > 0;
+  }
+
+  // Skips whitespace; false at the end of the input.
+  bool Peek() {
+    while (true) {
+      while (pos_ < data_.size()) {
+        const char c = data_[pos_];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return true;
+        ++pos_;
+      }
+      if (!More()) return false;
     }
   }
-  if (const Value* error = Find(record, "error"); error != nullptr) {
-    chunk.set_status(v1::CHUNK_STATUS_FAILED);
-    chunk.set_error_text(error->kind_case() == Value::kStringValue
-                             ? error->string_value()
-                             : "error (not described by the record)");
+
+  // The end of the value at data_[pos_]: a string, a bracketed block, or a scalar token.
+  absl::StatusOr<size_t> SkimValue() {
+    while (true) {
+      const char first = data_[pos_];
+      int64_t unterminated_at = -1;  // of the string the input ends in
+      if (first == '"') {
+        const size_t end = SkipString(pos_);
+        if (end != absl::string_view::npos) return end;
+        unterminated_at = offset();
+      } else if (first == '[' || first == '{') {
+        int depth = 0;
+        for (size_t j = pos_; j < data_.size(); ++j) {
+          const char c = data_[j];
+          if (c == '"') {
+            const size_t end = SkipString(j);
+            if (end == absl::string_view::npos) {
+              unterminated_at = base_ + static_cast<int64_t>(j);
+              break;
+            }
+            j = end - 1;
+          } else if (c == '[' || c == '{') {
+            // The array itself is the first level.
+            if (++depth + 1 > kMaxJsonDepth) return TooDeep(base_ + static_cast<int64_t>(j));
+          } else if (c == ']' || c == '}') {
+            if (--depth == 0) return j + 1;
+          }
+        }
+      } else {
+        size_t j = pos_;
+        while (j < data_.size()) {
+          const char c = data_[j];
+          if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ']' || c == '}') {
+            break;
+          }
+          ++j;
+        }
+        if (j < data_.size() || eof_) {
+          if (j == pos_) return StructureError("expected a value", 1);
+          return j;
+        }
+      }
+      const int64_t start = offset();
+      if (More()) continue;  // rescans the element with more input
+      if (!read_status_.ok()) return read_status_;
+      // A scalar token ends with the input (eof_ is set now).
+      if (first != '"' && first != '[' && first != '{') continue;
+      if (unterminated_at >= 0) return Broken("unterminated string", unterminated_at);
+      return Broken("unclosed bracket", start);
+    }
   }
-  return chunk;
-}
+
+  // Index just past the string at data_[i] == '"'; npos when the data ends first.
+  size_t SkipString(size_t i) const {
+    for (++i; i < data_.size(); ++i) {
+      const char c = data_[i];
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        return i + 1;
+      }
+    }
+    return absl::string_view::npos;
+  }
+
+  // After the closing ']': only whitespace may follow.
+  absl::StatusOr<std::optional<absl::string_view>> Close() {
+    ++pos_;
+    done_ = true;
+    const bool more = Peek();
+    if (!read_status_.ok()) return read_status_;
+    if (more) return StructureError("unexpected text after the array", 0);
+    return std::nullopt;
+  }
+
+  // `what` at pos_, unless the input from there on nests too deep (that error first, as
+  // SplitJsonArray checks depth before structure); `depth` is the nesting at pos_.
+  absl::Status StructureError(absl::string_view what, int depth) {
+    const int64_t at = offset();
+    do {
+      for (; pos_ < data_.size(); ++pos_) {
+        const char c = data_[pos_];
+        if (c == '"') {
+          const size_t end = SkipString(pos_);
+          if (end == absl::string_view::npos) break;  // More() keeps it and reads on
+          pos_ = end - 1;
+        } else if (c == '[' || c == '{') {
+          if (++depth > kMaxJsonDepth) return TooDeep(offset());
+        } else if (c == ']' || c == '}') {
+          depth = std::max(0, depth - 1);
+        }
+      }
+    } while (More());
+    if (!read_status_.ok()) return read_status_;
+    return Broken(what, at);
+  }
+
+  const absl::string_view source_;
+  const Refill refill_;
+  const size_t piece_bytes_ = 0;
+  const std::function<bool()>* const cancelled_ = nullptr;
+  std::string buffer_;
+  absl::string_view data_;
+  size_t pos_ = 0;
+  int64_t base_ = 0;  // the input's offset of data_[0]
+  bool eof_ = false;
+  bool after_element_ = false;
+  bool done_ = false;
+  absl::Status read_status_;
+};
 
 }  // namespace
 
@@ -299,76 +621,104 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
   return read;
 }
 
-absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
-                                                   absl::string_view source) {
+namespace {
+
+std::string StoppedReading(absl::string_view source, size_t records) {
+  return absl::StrCat(source, ": reading stopped by an interruption after ", records,
+                      " records; the rest are left out");
+}
+
+// The records of `elements` (opened), read one at a time.
+absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t input_bytes,
+                                             absl::string_view source,
+                                             const ChunkRecordsOptions& options) {
+  ChunkRecordsRead read;
+  Warnings warnings(&read.warnings);
+  JsonTree tree;
+  std::vector<NonFiniteToken> non_finite;
+  std::string replaced;
+  size_t index = 0;
+  size_t left_out = 0;
+  // The vector sized from the first records' length, so that it is not grown (twice its size
+  // at the copy) for a long file.
+  constexpr size_t kSizingSample = 256;
+  int64_t sample_start = 0;
+  for (;; ++index) {
+    if (index % kRecordsPerCancellationCheck == 0 && index > 0 && options.cancelled &&
+        options.cancelled()) {
+      read.cancelled = true;
+      break;
+    }
+    if (index == 0) sample_start = elements.offset();
+    absl::StatusOr<std::optional<absl::string_view>> element = elements.Next();
+    if (absl::IsCancelled(element.status())) {
+      read.cancelled = true;
+      break;
+    }
+    if (!element.ok()) return element.status();
+    if (!element->has_value()) break;
+    if (index == kSizingSample && input_bytes > 0) {
+      const int64_t sample_bytes = std::max<int64_t>(1, elements.offset() - sample_start);
+      const int64_t estimate = input_bytes / sample_bytes * static_cast<int64_t>(kSizingSample);
+      read.records.reserve(static_cast<size_t>(std::min<int64_t>(
+          kMaxChunkRecords, std::max<int64_t>(kSizingSample, estimate + estimate / 16 + 16))));
+    }
+    if (index >= static_cast<size_t>(kMaxChunkRecords)) {
+      ++left_out;  // counted, not parsed
+      continue;
+    }
+    non_finite.clear();
+    // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
+    // record that has an 'N' or 'I' at all is copied for it.
+    absl::string_view text = **element;
+    if (std::memchr(text.data(), 'N', text.size()) != nullptr ||
+        std::memchr(text.data(), 'I', text.size()) != nullptr) {
+      replaced = ReplaceNonFiniteTokens(text, &non_finite);
+      text = replaced;
+    }
+    const absl::Status parsed = tree.Parse(text);
+    if (!parsed.ok()) {
+      warnings.Add(absl::StrCat(source, ": record ", index, ": not valid JSON: ",
+                                EchoedText(parsed.message()), "; the record is left out"));
+      continue;
+    }
+    if (!non_finite.empty()) {
+      warnings.NonFinite(absl::StrCat(source, ": record ", index), non_finite);
+    }
+    std::optional<v1::ChunkRecord> record = RecordReader(tree, source, index, &warnings).Read();
+    if (record.has_value()) read.records.push_back(*std::move(record));
+  }
+  if (read.cancelled) {
+    read.warnings.push_back(StoppedReading(source, index));
+  }
+  if (left_out > 0) {
+    read.warnings.push_back(absl::StrCat(source, ": ", left_out, " records after the first ",
+                                         kMaxChunkRecords, " are left out"));
+  }
+  warnings.Finish(source);
+  return read;
+}
+
+absl::Status NotAList(absl::string_view source) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      source, ": chunk records are a JSON list (or an object with \"__roastcoffea_metrics__\")"));
+}
+
+}  // namespace
+
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
+                                                   const ChunkRecordsOptions& options) {
   // The list itself, or the output object's "__roastcoffea_metrics__" member.
   absl::string_view list = json;
   absl::StatusOr<std::optional<absl::string_view>> inner =
       FindJsonMember(json, "__roastcoffea_metrics__", source);
   if (!inner.ok()) return inner.status();
   if (inner->has_value()) list = **inner;
-  absl::StatusOr<std::vector<absl::string_view>> elements = SplitJsonArray(list, source);
-  if (!elements.ok()) {
-    // Not a list at all: say what is expected rather than where the scan stopped.
-    const size_t first = list.find_first_not_of(" \t\r\n");
-    if (first == absl::string_view::npos || list[first] != '[') {
-      return absl::InvalidArgumentError(
-          absl::StrCat(source,
-                       ": chunk records are a JSON list (or an object with "
-                       "\"__roastcoffea_metrics__\")"));
-    }
-    return elements.status();
-  }
-  ChunkRecordsRead read;
-  Warnings warnings(&read.warnings);
-  const size_t keep = std::min(elements->size(), static_cast<size_t>(kMaxChunkRecords));
-  read.records.reserve(keep);
-  // Records one at a time: memory holds the records, never a tree of the whole file.
-  const auto parse_one = [&](size_t i, const Value& value) {
-    std::optional<v1::ChunkRecord> record =
-        ParseOneRecord(value, absl::StrCat(source, ": record ", i), &warnings);
-    if (record.has_value()) read.records.push_back(*std::move(record));
-  };
-  std::vector<NonFiniteToken> non_finite;
-  // Batches amortise protobuf's per-call set-up; a batch with a problem is redone record by
-  // record, so that every warning names its record.
-  constexpr size_t kBatch = 256;
-  std::string batch;
-  for (size_t first = 0; first < keep; first += kBatch) {
-    const size_t last = std::min(keep, first + kBatch);
-    batch = "[";
-    for (size_t i = first; i < last; ++i) {
-      if (i > first) batch += ',';
-      batch.append((*elements)[i].data(), (*elements)[i].size());
-    }
-    batch += ']';
-    non_finite.clear();
-    absl::StatusOr<Value> values = ParseUntrustedJson(batch, source, &non_finite);
-    if (values.ok() && non_finite.empty()) {
-      for (size_t i = first; i < last; ++i) {
-        parse_one(i, values->list_value().values(static_cast<int>(i - first)));
-      }
-      continue;
-    }
-    for (size_t i = first; i < last; ++i) {
-      const std::string where = absl::StrCat(source, ": record ", i);
-      non_finite.clear();
-      absl::StatusOr<Value> value = ParseUntrustedJson((*elements)[i], where, &non_finite);
-      if (!value.ok()) {
-        warnings.Add(absl::StrCat(value.status().message(), "; the record is left out"));
-        continue;
-      }
-      warnings.NonFinite(where, non_finite);
-      parse_one(i, *value);
-    }
-  }
-  if (elements->size() > keep) {
-    read.warnings.push_back(absl::StrCat(source, ": ", elements->size() - keep,
-                                         " records after the first ", kMaxChunkRecords,
-                                         " are left out"));
-  }
-  warnings.Finish(source);
-  return read;
+  ArrayElements elements(source, list);
+  absl::StatusOr<bool> opened = elements.Open();
+  if (!opened.ok()) return opened.status();
+  if (!*opened) return NotAList(source);
+  return ReadRecords(elements, static_cast<int64_t>(list.size()), source, options);
 }
 
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path) {
@@ -377,10 +727,32 @@ absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path) {
   return ParseCoffeaReport(*json, path);
 }
 
-absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path) {
-  absl::StatusOr<std::string> json = ReadBoundedFile(path, kMaxCoffeaJsonBytes, "chunk records");
+absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
+                                                  const ChunkRecordsOptions& options) {
+  BoundedReadOptions limits;
+  limits.max_bytes = kMaxCoffeaJsonBytes;
+  limits.what = "chunk records";
+  absl::StatusOr<BoundedFileReader> reader = BoundedFileReader::Open(path, limits);
+  if (!reader.ok()) return reader.status();
+  const int64_t size = reader->size();
+  ArrayElements elements(
+      path,
+      [&reader](size_t max_bytes, std::string* out) { return reader->ReadSome(max_bytes, out); },
+      options.piece_bytes, &options.cancelled);
+  absl::StatusOr<bool> opened = elements.Open();
+  if (absl::IsCancelled(opened.status())) {
+    ChunkRecordsRead read;
+    read.cancelled = true;
+    read.warnings.push_back(StoppedReading(path, 0));
+    return read;
+  }
+  if (!opened.ok()) return opened.status();
+  if (*opened) return ReadRecords(elements, size, path, options);
+  // Not a list: the processor output object (read whole: it is the command's output, not a
+  // stream of records), or an error.
+  absl::StatusOr<std::string> json = ReadBoundedFile(path, limits);
   if (!json.ok()) return json.status();
-  return ParseChunkRecords(*json, path);
+  return ParseChunkRecords(*json, path, options);
 }
 
 }  // namespace roastcoffea

@@ -4,6 +4,7 @@
 #define ROASTCOFFEA_INGEST_COFFEA_JSON_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,21 @@ struct CoffeaReportRead {
 struct ChunkRecordsRead {
   std::vector<v1::ChunkRecord> records;
   std::vector<std::string> warnings;
+  // ChunkRecordsOptions::cancelled stopped the read: `records` are those before (a warning says).
+  bool cancelled = false;
+};
+
+// How often ChunkRecordsOptions::cancelled is asked: every this many records (well under a
+// tenth of a second of reading).
+inline constexpr int kRecordsPerCancellationCheck = 4096;
+
+struct ChunkRecordsOptions {
+  // Asked every kRecordsPerCancellationCheck records and between reads of the file: true stops
+  // the read, which returns the records read so far (ChunkRecordsRead::cancelled). Empty: never.
+  std::function<bool()> cancelled;
+  // ReadChunkRecords reads the file in pieces of this many bytes (more while one record is
+  // larger); memory holds one piece and the records. Tests make records straddle pieces.
+  size_t piece_bytes = size_t{1} << 20;
 };
 
 // Parses the JSON of a Coffea report (`runner(..., savemetrics=True)`): an object with
@@ -47,16 +63,21 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
 // file, uuid, entry_start, entry_stop, accessed_branches, accessed_bytes,
 // accessed_uncompressed_bytes, branches_read_percent, bytes_read_percent, timing/memory/bytes
 // section dicts, file_metadata, error. Unknown keys are ignored; a record with an `error` key is
-// FAILED with that text. Records are parsed one at a time (memory: the records, not a tree of
-// the whole file). A record that is not a valid JSON object is skipped with a warning.
+// FAILED with that text. Records are parsed one at a time by a strict reader (ingest/json_tree.h)
+// that accepts what io/untrusted_json.h accepts: memory is the records, never a tree of the
+// whole file. A record that is not a valid JSON object is skipped with a warning.
 // InvalidArgument when the file is not a list (or such an object) or nests too deep.
-absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json,
-                                                   absl::string_view source);
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
+                                                   const ChunkRecordsOptions& options = {});
 
 // Reads `path` (io/bounded_read.h, at most kMaxCoffeaJsonBytes) and parses it with the functions
 // above. NotFound when the file does not exist; other read errors name the path and reason.
+// Chunk records in a list are parsed as the file is read (in pieces of 1 MiB, more for a larger
+// record; ChunkRecordsOptions::piece_bytes): the file is never whole in memory. The processor
+// output object is read whole.
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path);
-absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path);
+absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
+                                                  const ChunkRecordsOptions& options = {});
 
 }  // namespace roastcoffea
 

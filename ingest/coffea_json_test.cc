@@ -282,5 +282,74 @@ TEST(ReadFilesTest, DirectoriesDevicesAndFifosAreRefused) {
   }
 }
 
+// The file is read in pieces (of 1 MiB; here a few bytes, so that records straddle them): the
+// records, warnings and errors are those of the same text in memory, byte offsets included.
+TEST(ReadFilesTest, ReadingInPiecesGivesWhatTheTextGives) {
+  const std::string path = TempPath("pieces.json");
+  for (const std::string& json :
+       {std::string(R"( [{"num_events": 1, "dataset": "a\"]"}, {"duration": "x"}, 7 ,
+                      {"t_start": NaN, "timing": {"j": 0.5}}, {"a": tru}, {"b": 1, "b": 2}] )"),
+        std::string(R"({"other": [1, 2], "__roastcoffea_metrics__": [{"num_events": 3}]})"),
+        std::string(R"([{"num_events": 1}, {"num_events": 2}] x)"),
+        std::string(R"([{"num_events": 1} {"num_events": 2}])"), std::string(R"([{"a": 1},)"),
+        std::string(R"([{"a": "unterminated)"), std::string(R"([{"a": [1, 2)"),
+        std::string(R"([1, 2] [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[)"),
+        "[" + std::string(40, '[') + std::string(40, ']') + "]", std::string("[]"),
+        std::string("[3")}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << json;
+    const absl::StatusOr<ChunkRecordsRead> in_memory = ParseChunkRecords(json, path);
+    for (size_t piece : {1, 2, 3, 7, 64}) {
+      ChunkRecordsOptions options;
+      options.piece_bytes = piece;
+      const absl::StatusOr<ChunkRecordsRead> from_file = ReadChunkRecords(path, options);
+      ASSERT_EQ(in_memory.ok(), from_file.ok()) << json << " " << from_file.status();
+      if (!in_memory.ok()) {
+        EXPECT_EQ(in_memory.status(), from_file.status()) << json;
+        continue;
+      }
+      EXPECT_EQ(in_memory->warnings, from_file->warnings) << json;
+      ASSERT_EQ(in_memory->records.size(), from_file->records.size()) << json;
+      for (size_t i = 0; i < in_memory->records.size(); ++i) {
+        EXPECT_EQ(in_memory->records[i].SerializeAsString(),
+                  from_file->records[i].SerializeAsString());
+      }
+    }
+  }
+}
+
+// ChunkRecordsOptions::cancelled (collect's interruption) stops the read: the records read so
+// far are kept, and a warning says where it stopped.
+TEST(ParseChunkRecordsTest, CancellationKeepsTheRecordsReadSoFar) {
+  std::string json = "[";
+  const int count = 3 * kRecordsPerCancellationCheck;
+  for (int i = 0; i < count; ++i) absl::StrAppend(&json, i > 0 ? "," : "", R"({"num_events": 1})");
+  json += "]";
+  int asked = 0;
+  ChunkRecordsOptions options;
+  options.cancelled = [&asked] { return ++asked == 2; };
+  absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, "r.json", options);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->cancelled);
+  EXPECT_EQ(read->records.size(), static_cast<size_t>(2 * kRecordsPerCancellationCheck));
+  EXPECT_THAT(read->warnings,
+              ElementsAre(absl::StrCat("r.json: reading stopped by an interruption after ",
+                                       2 * kRecordsPerCancellationCheck,
+                                       " records; the rest are left out")));
+  // From a file, also between reads of it: nothing is read once cancelled.
+  const std::string path = TempPath("cancelled.json");
+  std::ofstream(path) << json;
+  options.cancelled = [] { return true; };
+  read = ReadChunkRecords(path, options);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->cancelled);
+  EXPECT_TRUE(read->records.empty());
+  // Never cancelled: everything.
+  options.cancelled = [] { return false; };
+  read = ReadChunkRecords(path, options);
+  ASSERT_TRUE(read.ok());
+  EXPECT_FALSE(read->cancelled);
+  EXPECT_EQ(read->records.size(), static_cast<size_t>(count));
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -1,5 +1,6 @@
 #include "io/bounded_read.h"
 
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -84,6 +86,65 @@ TEST(ReadBoundedFileTest, DirectoriesAndFifosAreRefusedWithoutBlocking) {
   const absl::StatusOr<std::string> read_fifo = ReadBoundedFile(fifo, Limit(10));
   EXPECT_EQ(read_fifo.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(read_fifo.status().message(), HasSubstr("fifo' is a FIFO, not a regular file"));
+}
+
+// The type is checked before the open: a FIFO, a directory, a device (also behind a symlink) is
+// refused naming the path, and never opened (inotify sees no open of it).
+TEST(ReadBoundedFileTest, NonRegularFilesAreRefusedBeforeTheyAreOpened) {
+  const std::string fifo = TempPath("unopened_fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string dir = TempPath("unopened_dir");
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const std::string zero_link = TempPath("zero_link");
+  ASSERT_EQ(symlink("/dev/zero", zero_link.c_str()), 0);
+  const std::string fifo_link = TempPath("fifo_link");
+  ASSERT_EQ(symlink(fifo.c_str(), fifo_link.c_str()), 0);
+  const int watcher = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  ASSERT_GE(watcher, 0);
+  ASSERT_GE(inotify_add_watch(watcher, fifo.c_str(), IN_OPEN), 0);
+  ASSERT_GE(inotify_add_watch(watcher, dir.c_str(), IN_OPEN), 0);
+  const struct {
+    std::string path;
+    std::string kind;
+  } cases[] = {{fifo, "a FIFO"},
+               {dir, "a directory"},
+               {"/dev/zero", "a character device"},
+               {zero_link, "a character device"},
+               {fifo_link, "a FIFO"}};
+  for (const auto& [path, kind] : cases) {
+    const absl::StatusOr<std::string> read = ReadBoundedFile(path, Limit(1 << 20));
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kFailedPrecondition) << path;
+    EXPECT_THAT(read.status().message(),
+                HasSubstr(absl::StrCat("'", path, "' is ", kind, ", not a regular file")));
+    EXPECT_EQ(BoundedFileReader::Open(path, Limit(1 << 20)).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  char events[4096];
+  EXPECT_EQ(read(watcher, events, sizeof(events)), -1) << "the FIFO or directory was opened";
+  close(watcher);
+}
+
+TEST(BoundedFileReaderTest, ReadsPieceByPieceWithinTheLimit) {
+  const std::string path = Write("pieces", "0123456789");
+  absl::StatusOr<BoundedFileReader> reader = BoundedFileReader::Open(path, Limit(10));
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ(reader->size(), 10);
+  std::string out;
+  EXPECT_EQ(*reader->ReadSome(4, &out), 4u);
+  EXPECT_EQ(*reader->ReadSome(100, &out), 6u);
+  EXPECT_EQ(*reader->ReadSome(100, &out), 0u);
+  EXPECT_EQ(out, "0123456789");
+  EXPECT_EQ(BoundedFileReader::Open(path, Limit(9)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // A file that grows past the limit while read.
+  absl::StatusOr<BoundedFileReader> growing =
+      BoundedFileReader::Open(path, Limit(12, "a test file", /*size_from_stat=*/true));
+  ASSERT_TRUE(growing.ok());
+  std::ofstream(path, std::ios::app) << "abcdef";
+  std::string grown;
+  absl::StatusOr<size_t> count = growing->ReadSome(100, &grown);
+  EXPECT_EQ(count.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(count.status().message(), HasSubstr("over the 12 B limit for a test file"));
 }
 
 TEST(ReadBoundedFileTest, UnreadableIsPermissionDenied) {

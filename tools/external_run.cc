@@ -161,7 +161,13 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
         "the command did not exit within ", absl::FormatDuration(session.options().grace_period),
         " of the interruption and was killed (SIGKILL)")));
   }
-  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path);
+  // A signal while the records are read stops the read (the records read so far are kept), as
+  // does the end of the grace period of a signal that came before.
+  ChunkRecordsOptions read_options;
+  read_options.cancelled = [&session, interrupted_before = session.interrupted()] {
+    return (!interrupted_before && session.interrupted()) || SessionShouldGiveUp();
+  };
+  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path, read_options);
   if (records.ok()) {
     outputs.chunks = std::move(records->records);
     for (std::string& warning : records->warnings) {

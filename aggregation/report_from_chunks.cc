@@ -1,8 +1,10 @@
 #include "aggregation/report_from_chunks.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "aggregation/chunk_validation.h"
 
 namespace roastcoffea {
 
@@ -12,7 +14,15 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
   int64_t uncompressed = 0;
   double process_time = 0;
   absl::flat_hash_map<std::string, int> dataset_index;
-  for (const v1::ChunkRecord& chunk : chunks) {
+  // A record RepairForAggregation will move to rejected_chunks (end before start, negative
+  // events, ...) is out of every figure, the report's too.
+  std::vector<const v1::ChunkRecord*> counted;
+  counted.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (aggregation_internal::ValidateChunkRecord(chunks[i], i).ok()) counted.push_back(&chunks[i]);
+  }
+  for (const v1::ChunkRecord* record : counted) {
+    const v1::ChunkRecord& chunk = *record;
     auto [it, inserted] = dataset_index.try_emplace(chunk.dataset(), report.datasets_size());
     if (inserted) report.add_datasets()->set_dataset(chunk.dataset());
     v1::DatasetCounters& counters = *report.mutable_datasets(it->second);
@@ -31,12 +41,12 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
     process_time += chunk.duration_seconds();
   }
   report.set_process_time_seconds(process_time);
-  report.set_chunks(static_cast<int64_t>(chunks.size()));
+  report.set_chunks(static_cast<int64_t>(counted.size()));
   // Records that count no events or bytes (TaskVine tasks, records the command wrote without
   // them) say nothing about them: unknown, not 0. Per-dataset counters cannot say "unknown",
   // so they are kept only when the events are known.
   bool any_events = false;
-  for (const v1::ChunkRecord& chunk : chunks) any_events = any_events || chunk.events() > 0;
+  for (const v1::ChunkRecord* chunk : counted) any_events = any_events || chunk->events() > 0;
   if (!any_events) {
     report.clear_events();
     report.clear_datasets();

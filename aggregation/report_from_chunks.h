@@ -13,7 +13,8 @@ namespace roastcoffea {
 // Events and bytes are left unknown (absent) when no record counts them. Events count
 // successful chunks only (a failed chunk produced no output); bytes read and
 // process time count every attempt, since that I/O and time were really spent; chunks counts
-// every record. Datasets appear in order of first appearance.
+// every record. Datasets appear in order of first appearance. Records with an impossible value
+// (ValidateChunkRecord: they end in rejected_chunks) are not counted at all.
 v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks);
 
 }  // namespace roastcoffea

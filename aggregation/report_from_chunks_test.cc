@@ -42,6 +42,23 @@ TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {
   EXPECT_EQ(report.chunks(), 2);
 }
 
+// The reliability study's D2: a record that ends before it starts is rejected from the
+// figures with a warning; its events and bytes must not reach the report either.
+TEST(BuildWorkflowReportTest, ImpossibleRecordsAreNotCounted) {
+  v1::ChunkRecord backwards = Chunk("qcd", 777, 5555, -1);
+  v1::ChunkRecord negative_events = Chunk("qcd", -5, 10, 0.5);
+  const v1::WorkflowReport report =
+      BuildWorkflowReport({Chunk("qcd", 100, 1000, 0.5), backwards, negative_events});
+  EXPECT_EQ(report.events(), 100);
+  EXPECT_EQ(report.compressed_bytes_read(), 1000);
+  EXPECT_DOUBLE_EQ(report.process_time_seconds(), 0.5);
+  EXPECT_EQ(report.chunks(), 1);
+  const v1::WorkflowReport only_bad = BuildWorkflowReport({backwards});
+  EXPECT_FALSE(only_bad.has_events());
+  EXPECT_FALSE(only_bad.has_compressed_bytes_read());
+  EXPECT_EQ(only_bad.chunks(), 0);
+}
+
 TEST(BuildWorkflowReportTest, NoChunksReportsNothingKnown) {
   const v1::WorkflowReport report = BuildWorkflowReport({});
   EXPECT_FALSE(report.has_events());

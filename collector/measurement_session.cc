@@ -258,7 +258,15 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
     instrumented = std::move(chunks_);
     chunks_.clear();
   }
-  for (v1::ChunkRecord& chunk : outputs.chunks) instrumented.push_back(std::move(chunk));
+  // Moved whole where possible: a million records moved one by one would hold the
+  // moved-from messages and the vector's growth slack at once.
+  if (instrumented.empty()) {
+    instrumented = std::move(outputs.chunks);
+  } else {
+    instrumented.reserve(instrumented.size() + outputs.chunks.size());
+    for (v1::ChunkRecord& chunk : outputs.chunks) instrumented.push_back(std::move(chunk));
+  }
+  std::vector<v1::ChunkRecord>().swap(outputs.chunks);
   ChunkJoinResult joined = JoinChunkRecords(backend_.TakeChunkRecords(), std::move(instrumented));
   run.chunks = std::move(joined.records);
   for (std::string& warning : joined.warnings) {

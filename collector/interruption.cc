@@ -63,7 +63,46 @@ void Handle(int signal_number, siginfo_t* info, void*) {
   _exit(g_exit_code);
 }
 
+// ExitOnSignalWhileNoMeasurementRuns: one message per signal, formatted before any handler.
+char g_idle_int_message[256];
+size_t g_idle_int_length = 0;
+char g_idle_term_message[256];
+size_t g_idle_term_length = 0;
+int g_idle_exit_code = 130;
+
+void HandleWhileIdle(int signal_number) {
+  const bool interrupt = signal_number == SIGINT;
+  if (write(STDERR_FILENO, interrupt ? g_idle_int_message : g_idle_term_message,
+            interrupt ? g_idle_int_length : g_idle_term_length) < 0) {
+    // A closed stderr: exit anyway.
+  }
+  _exit(g_idle_exit_code);
+}
+
+size_t FormatIdleMessage(absl::string_view program, const char* signal, int exit_code, char* out,
+                         size_t capacity) {
+  const std::string text =
+      absl::StrCat("\n", program, ": ", signal, " while no measurement was running: exiting (exit ",
+                   exit_code, ")\n");
+  const size_t length = std::min(text.size(), capacity);
+  std::memcpy(out, text.data(), length);
+  return length;
+}
+
 }  // namespace
+
+void ExitOnSignalWhileNoMeasurementRuns(absl::string_view program, int exit_code) {
+  g_idle_exit_code = exit_code;
+  g_idle_int_length = FormatIdleMessage(program, "SIGINT", exit_code, g_idle_int_message,
+                                        sizeof(g_idle_int_message));
+  g_idle_term_length = FormatIdleMessage(program, "SIGTERM", exit_code, g_idle_term_message,
+                                         sizeof(g_idle_term_message));
+  struct sigaction action = {};
+  action.sa_handler = HandleWhileIdle;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
 
 std::string SignalName(int signal_number) {
   if (signal_number == SIGINT) return "SIGINT";

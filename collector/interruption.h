@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace roastcoffea {
@@ -69,6 +70,13 @@ class Interruption {
 
 // "SIGINT", "SIGTERM", or "signal N".
 std::string SignalName(int signal_number);
+
+// For the moments no Interruption is installed (start-up, between the dataset preparation and
+// the session, after the session): SIGINT or SIGTERM prints "<program>: SIGINT while no
+// measurement was running: exiting (exit <exit_code>)" and exits with `exit_code`, instead of
+// the default silent death by the signal. An Interruption installed later takes over and puts
+// this back when it ends. Call once, early in main.
+void ExitOnSignalWhileNoMeasurementRuns(absl::string_view program, int exit_code);
 
 }  // namespace roastcoffea
 

@@ -156,6 +156,27 @@ TEST(CollectInterruptTest, ASignalWhileTheDatasetIsGeneratedLeavesNoHalfWrittenC
   EXPECT_FALSE(std::filesystem::exists(output + "/never"));
 }
 
+// The reliability study's D8 start-up window: a signal before the run's own policy is in
+// place (start-up, between the dataset preparation and the session) used to kill collect
+// silently. Whatever phase it lands in, collect exits 130 and says why.
+TEST(CollectInterruptTest, ASignalAtStartUpExits130WithAWord) {
+  const std::string cache = TempDir() + "/cache-startup";
+  for (const int delay_ms : {20, 40, 80, 160, 320}) {
+    const std::string log = absl::StrCat(TempDir(), "/startup-", delay_ms, ".log");
+    ChildProcess collect(
+        {Collect(), "--events_per_file=20000", "--files_per_dataset=1", "--cache_dir=" + cache,
+         "--threads=1", "--output_dir=" + TempDir() + "/startup",
+         absl::StrCat("--name=startup-", delay_ms)},
+        Environment(), log);
+    ASSERT_TRUE(collect.started());
+    absl::SleepFor(absl::Milliseconds(delay_ms));
+    ASSERT_EQ(kill(collect.pid(), SIGINT), 0);
+    EXPECT_EQ(collect.Wait(absl::Seconds(30)), 130)
+        << "after " << delay_ms << " ms: " << ReadFile(log);
+    EXPECT_THAT(ReadFile(log), HasSubstr("SIGINT")) << "after " << delay_ms << " ms";
+  }
+}
+
 // First use says the dataset is generated, with its size; the next run says it is reused.
 TEST(CollectInterruptTest, TheDatasetIsGeneratedOnceAndThenReused) {
   const std::string cache = TempDir() + "/cache-first-use";

@@ -34,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "collector/assemble_measurement.h"
+#include "collector/interruption.h"
 #include "collector/measurement_session.h"
 #include "export/compare.h"
 #include "export/compare_html.h"
@@ -843,9 +844,12 @@ std::string VersionString() {
 }
 
 int Main(int argc, char** argv) {
+  const std::string program = "collect";
+  // First: a signal before the run's own policy is in place exits 130 with a word, not as a
+  // silent death by SIGINT.
+  ExitOnSignalWhileNoMeasurementRuns(program, ToInt(ExitCode::kInterrupted));
   MutableLaunch() = CurrentLaunchContext(argv[0]);
   const std::vector<Command> commands = Commands();
-  const std::string program = "collect";
   const std::string outro = absl::StrCat(ExitCodeTable(), "\n", kOutro);
   absl::SetProgramUsageMessage(absl::StrCat(kIntro, "\n", outro));
   // --helpfull lists every flag of the tool (they are defined beside the code they configure:

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -24,12 +27,61 @@ extern char** environ;
 namespace roastcoffea {
 namespace {
 
-std::string ScratchDirectory() {
+constexpr char kScratchPrefix[] = "roastcoffea-run-";
+
+std::string TemporaryRoot() {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp", "/roastcoffea-XXXXXX");
+  return tmp != nullptr && *tmp ? tmp : "/tmp";
+}
+
+// "<root>/roastcoffea-run-<pid>-XXXXXX": the pid tells a later run whether its owner is gone.
+std::string ScratchDirectory() {
+  std::string pattern = absl::StrCat(TemporaryRoot(), "/", kScratchPrefix, getpid(), "-XXXXXX");
   if (mkdtemp(pattern.data()) == nullptr) return "";
   return pattern;
 }
+
+// Removes `directory` if it holds nothing but the two files a command may leave there.
+void RemoveIfOnlyOurFiles(const std::filesystem::path& directory) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    const std::string name = entry.path().filename().string();
+    if ((name != "report.json" && name != "chunk_records.json") || !entry.is_regular_file(error) ||
+        entry.is_symlink(error)) {
+      return;  // something we did not make: left alone
+    }
+  }
+  if (error) return;
+  std::filesystem::remove_all(directory, error);
+}
+
+}  // namespace
+
+void SweepStaleScratchDirectories(const std::string& root) {
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    const std::string name = entry.path().filename().string();
+    struct stat info;
+    if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != getuid()) {
+      continue;
+    }
+    if (absl::StartsWith(name, kScratchPrefix)) {
+      // The owner's pid: a run killed with SIGKILL (or a crash) left it behind.
+      const std::string rest = name.substr(sizeof(kScratchPrefix) - 1);
+      int64_t pid = 0;
+      if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
+      if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+      RemoveIfOnlyOurFiles(entry.path());
+    } else if (absl::StartsWith(name, "roastcoffea-") && name.size() == 18 &&
+               absl::Now() - absl::FromTimeT(info.st_mtime) > absl::Hours(1)) {
+      // Earlier versions' "roastcoffea-XXXXXX", without a pid: an hour old is long gone.
+      RemoveIfOnlyOurFiles(entry.path());
+    }
+  }
+}
+
+namespace {
 
 absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& command,
                             const std::vector<std::string>& extra_environment) {
@@ -104,6 +156,7 @@ v1::Warning Ours(std::string message) {
 
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,
                                                          ExternalRunOptions options) {
+  SweepStaleScratchDirectories(TemporaryRoot());
   const std::string scratch = ScratchDirectory();
   if (scratch.empty()) {
     return absl::InternalError(

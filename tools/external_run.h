@@ -52,6 +52,12 @@ struct ExternalRunResult {
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,
                                                          ExternalRunOptions options);
 
+// Each run keeps the command's two files in $TMPDIR/roastcoffea-run-<pid>-XXXXXX and removes it
+// at the end; a run killed with SIGKILL cannot. RunExternalMeasurement first removes such
+// directories of this user under `root` whose run is gone (and earlier versions'
+// roastcoffea-XXXXXX over an hour old), when they hold nothing but those two files.
+void SweepStaleScratchDirectories(const std::string& root);
+
 }  // namespace roastcoffea
 
 #endif  // ROASTCOFFEA_TOOLS_EXTERNAL_RUN_H_

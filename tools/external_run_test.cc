@@ -1,9 +1,14 @@
 #include "tools/external_run.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -98,6 +103,32 @@ ExternalRunOptions Command(const std::string& script) {
   options.session.interval = absl::Milliseconds(50);
   options.session.processor_patterns = {"MyProcessor"};
   return options;
+}
+
+// The reliability study's D19: a run killed with SIGKILL left its scratch directory forever.
+TEST(SweepStaleScratchDirectoriesTest, RemovesOnlyDeadRunsDirectoriesHoldingOnlyTheirFiles) {
+  const std::string root = ::testing::TempDir() + "/sweep";
+  std::filesystem::create_directories(root);
+  const auto make = [&](const std::string& name, std::vector<std::string> files) {
+    std::filesystem::create_directories(root + "/" + name);
+    for (const std::string& file : files) std::ofstream(root + "/" + name + "/" + file) << "[]";
+    return root + "/" + name;
+  };
+  // pid_max is at most 2^22: this run is gone.
+  const std::string dead = make("roastcoffea-run-99999999-abcdef", {"report.json"});
+  const std::string dead_empty = make("roastcoffea-run-99999998-abcdef", {});
+  const std::string alive =
+      make(absl::StrCat("roastcoffea-run-", getpid(), "-abcdef"), {"chunk_records.json"});
+  const std::string foreign = make("roastcoffea-run-99999997-abcdef", {"report.json", "notes"});
+  const std::string fresh_legacy = make("roastcoffea-a1b2c3", {"report.json"});
+  const std::string unrelated = make("other-99999999", {});
+  SweepStaleScratchDirectories(root);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_FALSE(std::filesystem::exists(dead_empty));
+  EXPECT_TRUE(std::filesystem::exists(alive)) << "its run is still going";
+  EXPECT_TRUE(std::filesystem::exists(foreign)) << "holds a file we did not make";
+  EXPECT_TRUE(std::filesystem::exists(fresh_legacy)) << "less than an hour old";
+  EXPECT_TRUE(std::filesystem::exists(unrelated));
 }
 
 TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {

@@ -193,18 +193,19 @@ class RecordReader {
     if (Text(kFile, &value)) chunk.set_file(std::move(value));
     if (Text(kUuid, &value)) chunk.set_uuid(std::move(value));
     double number;
-    if (Number(kEntryStart, &number)) chunk.set_entry_start(std::llround(number));
-    if (Number(kEntryStop, &number)) chunk.set_entry_stop(std::llround(number));
-    if (Number(kNumEvents, &number)) chunk.set_events(std::llround(number));
+    int64_t count;
+    if (Count(kEntryStart, 1, &count)) chunk.set_entry_start(count);
+    if (Count(kEntryStop, 1, &count)) chunk.set_entry_stop(count);
+    if (Count(kNumEvents, 1, &count)) chunk.set_events(count);
     if (EpochSeconds(kTStart, &number)) chunk.set_start_unix_ns(SecondsToNs(number));
     if (EpochSeconds(kTEnd, &number)) chunk.set_end_unix_ns(SecondsToNs(number));
     if (Number(kDuration, &number)) chunk.set_duration_seconds(number);
-    if (Number(kMemBefore, &number)) chunk.set_memory_before_bytes(std::llround(number * kMiB));
-    if (Number(kMemAfter, &number)) chunk.set_memory_after_bytes(std::llround(number * kMiB));
-    if (Number(kBytesRead, &number)) chunk.set_compressed_bytes_read(std::llround(number));
-    if (Number(kAccessedBytes, &number)) chunk.set_accessed_bytes(std::llround(number));
-    if (Number(kAccessedUncompressedBytes, &number)) {
-      chunk.set_accessed_uncompressed_bytes(std::llround(number));
+    if (Count(kMemBefore, kMiB, &count)) chunk.set_memory_before_bytes(count);
+    if (Count(kMemAfter, kMiB, &count)) chunk.set_memory_after_bytes(count);
+    if (Count(kBytesRead, 1, &count)) chunk.set_compressed_bytes_read(count);
+    if (Count(kAccessedBytes, 1, &count)) chunk.set_accessed_bytes(count);
+    if (Count(kAccessedUncompressedBytes, 1, &count)) {
+      chunk.set_accessed_uncompressed_bytes(count);
     }
     if (Number(kBranchesReadPercent, &number)) chunk.set_branches_read_percent(number);
     if (Number(kBytesReadPercent, &number)) chunk.set_bytes_read_percent(number);
@@ -244,9 +245,9 @@ class RecordReader {
           file->set_file(std::string(tree_.text(v)));
         } else if (key == "compression_ratio" && is_number) {
           file->set_compression_ratio(v.number);
-        } else if (key == "total_branches" && is_number) {
+        } else if (key == "total_branches" && is_number && InInt64(v.number)) {
           file->set_total_branches(std::llround(v.number));
-        } else if (key == "total_tree_bytes" && is_number) {
+        } else if (key == "total_tree_bytes" && is_number && InInt64(v.number)) {
           file->set_total_tree_bytes(std::llround(v.number));
         }
       }
@@ -263,9 +264,23 @@ class RecordReader {
  private:
   std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
 
+  // Whether llround(number) is defined: 2^63 itself (the double nearest INT64_MAX) is not.
   static bool InInt64(double number) {
-    return number >= static_cast<double>(std::numeric_limits<int64_t>::min()) &&
-           number <= static_cast<double>(std::numeric_limits<int64_t>::max());
+    return number >= -9223372036854775808.0 && number < 9223372036854775808.0;
+  }
+
+  // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
+  // warning naming it; 1e308 events must not become INT64_MIN.
+  bool Count(RecordKey key, double scale, int64_t* out) {
+    double number;
+    if (!Number(key, &number)) return false;
+    if (!InInt64(number * scale)) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' is out of range (",
+                                 absl::SixDigits(number), "); the value is left out"));
+      return false;
+    }
+    *out = std::llround(number * scale);
+    return true;
   }
 
   // Whole and fractional seconds apart: s * 1e9 in one double loses the last digits at epoch
@@ -328,6 +343,13 @@ class RecordReader {
       if (value.kind != JsonNode::Kind::kNumber) {
         warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
                                    "'] must be a finite number; the value is left out"));
+        continue;
+      }
+      if (kind != v1::SectionRecord::KIND_TIME &&
+          !InInt64(value.number * (kind == v1::SectionRecord::KIND_MEMORY ? kMiB : 1))) {
+        warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
+                                   "'] is out of range (", absl::SixDigits(value.number),
+                                   "); the value is left out"));
         continue;
       }
       v1::SectionRecord* section = chunk->add_sections();

@@ -201,6 +201,36 @@ TEST(ParseChunkRecordsTest, BadValuesAndRecordsAreLeftOutWithAWarning) {
               HasSubstr("unexpected text after the array"));
 }
 
+// Reliability study D2/D19: 1e308 events became INT64_MIN ("events is -9223372036854775808").
+// A count or byte number llround cannot hold is left out with a warning naming it.
+TEST(ParseChunkRecordsTest, CountsBeyondInt64AreLeftOutNotWrapped) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"num_events": 1e308, "entry_start": 9223372036854775808, "entry_stop": 10,
+           "bytes_read": -1e19, "mem_before_mb": 1e13, "memory": {"m": 1e300}, "bytes": {"b": 1e19},
+           "timing": {"t": 1e300}}])",
+      "records.json", &warnings);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  const v1::ChunkRecord& record = (*records)[0];
+  EXPECT_EQ(record.events(), 0);
+  EXPECT_EQ(record.entry_start(), 0);
+  EXPECT_EQ(record.entry_stop(), 10);
+  EXPECT_EQ(record.compressed_bytes_read(), 0);
+  EXPECT_EQ(record.memory_before_bytes(), 0);  // 1e13 MiB in bytes is beyond int64
+  ASSERT_EQ(record.sections_size(), 1);        // the time section only
+  EXPECT_EQ(record.sections(0).name(), "t");
+  ASSERT_EQ(warnings.size(), 6u);
+  EXPECT_EQ(warnings[0],
+            "records.json: record 0: 'entry_start' is out of range (9.22337e+18); the value is "
+            "left out");
+  EXPECT_THAT(warnings[1], HasSubstr("'num_events' is out of range (1e+308)"));
+  EXPECT_THAT(warnings[2], HasSubstr("'mem_before_mb' is out of range"));
+  EXPECT_THAT(warnings[3], HasSubstr("'bytes_read' is out of range (-1e+19)"));
+  EXPECT_THAT(warnings[4], HasSubstr("memory['m'] is out of range"));
+  EXPECT_THAT(warnings[5], HasSubstr("bytes['b'] is out of range"));
+}
+
 // Reliability study D16: the original's records through Python's json.dump.
 TEST(ParseChunkRecordsTest, NanAndInfinityLoseOneValueEach) {
   std::vector<std::string> warnings;

@@ -54,8 +54,8 @@ TEST(RenderHtmlReportTest, AnAbsurdStartTimeIsShownAsInvalid) {
   measurement.mutable_metadata()->mutable_end_time()->set_seconds(-5);
   const std::string html = RenderHtmlReport(measurement);
   EXPECT_FALSE(absl::StrContains(html, "292277026596")) << html;
-  EXPECT_TRUE(absl::StrContains(
-      html, "<th>Started</th><td>N/A (invalid: 9223372036854775807 s)</td>"));
+  EXPECT_TRUE(
+      absl::StrContains(html, "<th>Started</th><td>N/A (invalid: 9223372036854775807 s)</td>"));
   EXPECT_TRUE(absl::StrContains(html, "<th>Ended</th><td>N/A (invalid: -5 s)</td>"));
   EXPECT_TRUE(absl::StrContains(html, "N/A (invalid: 9223372036854775807 s)</p>"));  // subtitle
   // The test run's chunks start at its start time: the plots are the same without it.

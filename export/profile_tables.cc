@@ -264,8 +264,8 @@ std::vector<std::string> LeaveOutCorruptProfiles(v1::Measurement* measurement,
     if (absl::Status valid = ValidateProfile(profile); !valid.ok()) {
       std::string which = absl::StrCat("profile ", i);
       if (!profile.worker().empty()) absl::StrAppend(&which, " (", Clean(profile.worker()), ")");
-      warnings.push_back(absl::StrCat(source, ": ", which, " is corrupt and left out: ",
-                                      Clean(valid.message())));
+      warnings.push_back(
+          absl::StrCat(source, ": ", which, " is corrupt and left out: ", Clean(valid.message())));
       continue;
     }
     if (kept != i) profiles.SwapElements(kept, i);

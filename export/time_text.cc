@@ -25,8 +25,7 @@ std::string FormatUtcTimestamp(const google::protobuf::Timestamp& time) {
     return absl::StrCat("N/A (invalid: ", time.seconds(), " s",
                         time.nanos() == 0 ? "" : absl::StrCat(" +", time.nanos(), " ns"), ")");
   }
-  return absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", *instant, absl::UTCTimeZone()),
-                      " UTC");
+  return absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", *instant, absl::UTCTimeZone()), " UTC");
 }
 
 std::string FormatUtcSeconds(double unix_seconds, const char* format) {

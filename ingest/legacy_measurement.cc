@@ -215,14 +215,10 @@ const absl::flat_hash_map<std::string, Setter>& FlatKeySetters() {
 // The flat keys (canonical names) whose fields are integers, and the limit of their type.
 double CountLimit(absl::string_view canonical) {
   static const auto* const limits = new absl::flat_hash_map<std::string, double>{
-      {"total_events", kInt64Limit},
-      {"total_bytes_read", kInt64Limit},
-      {"num_chunks", kInt64Limit},
-      {"num_successful_chunks", kInt64Limit},
-      {"num_failed_chunks", kInt64Limit},
-      {"total_events_from_chunks", kInt64Limit},
-      {"total_branches_read", kInt64Limit},
-      {"peak_workers", kInt32Limit},
+      {"total_events", kInt64Limit},        {"total_bytes_read", kInt64Limit},
+      {"num_chunks", kInt64Limit},          {"num_successful_chunks", kInt64Limit},
+      {"num_failed_chunks", kInt64Limit},   {"total_events_from_chunks", kInt64Limit},
+      {"total_branches_read", kInt64Limit}, {"peak_workers", kInt32Limit},
   };
   const auto it = limits->find(std::string(canonical));
   return it == limits->end() ? 0 : it->second;
@@ -346,10 +342,10 @@ absl::Status ReadChunkInfo(const Struct& metrics, absl::string_view source,
     entry->set_start_unix_ns(SecondsToUnixNs(t_start));
     entry->set_end_unix_ns(SecondsToUnixNs(t_end));
     if (const std::optional<double> bytes = NumberOf(&values[2])) {
-      entry->set_bytes_read(
-          CountOf(*bytes, kInt64Limit, absl::StrCat(source, ": chunk_info['", key, "'] bytes"),
-                  warnings)
-              .value_or(0));
+      entry->set_bytes_read(CountOf(*bytes, kInt64Limit,
+                                    absl::StrCat(source, ": chunk_info['", key, "'] bytes"),
+                                    warnings)
+                                .value_or(0));
     }
   }
   std::sort(chunks->mutable_chunk_info()->begin(), chunks->mutable_chunk_info()->end(),

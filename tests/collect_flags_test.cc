@@ -163,8 +163,9 @@ TEST(CollectFlagsTest, TaskVineLogsOfTheWrongTypeAreNamedByType) {
   const CollectOutcome zero =
       RunCollect({"--backend=taskvine", "--taskvine_logs=/dev/zero", output});
   EXPECT_EQ(zero.exit_code, 2);
-  EXPECT_TRUE(absl::StrContains(zero.err, "--taskvine_logs: /dev/zero is a character device, "
-                                          "not a regular file or a directory of logs\n"))
+  EXPECT_TRUE(absl::StrContains(zero.err,
+                                "--taskvine_logs: /dev/zero is a character device, "
+                                "not a regular file or a directory of logs\n"))
       << zero.err;
   EXPECT_FALSE(absl::StrContains(zero.err, "does not exist")) << zero.err;
   for (const char* follow : {"--follow=false", "--follow"}) {

@@ -232,8 +232,8 @@ ExitCode Profile(const Invocation& invocation) {
   options.show_wrapper_frames = absl::GetFlag(FLAGS_wrapper_frames);
   absl::StatusOr<std::string> text = FormatProfileTables(*measurement, options);
   if (!text.ok()) {
-    return Fail(absl::Status(text.status().code(),
-                             absl::StrCat(directory, ": ", text.status().message())));
+    return Fail(
+        absl::Status(text.status().code(), absl::StrCat(directory, ": ", text.status().message())));
   }
   std::cout << *text;
   const std::string requested = absl::GetFlag(FLAGS_output);

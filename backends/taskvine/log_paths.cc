@@ -32,8 +32,7 @@ bool IsFile(const std::string& path) {
 // Why `path` cannot be read as a log: NotFound when it does not exist, FailedPrecondition
 // naming its type (io/bounded_read.h's wording) when it is neither a regular file nor, when
 // `directory_allowed`, a directory. Only stat(2): a FIFO is never opened, so it cannot block.
-absl::Status CheckLogPath(const std::string& path, absl::string_view what,
-                          bool directory_allowed) {
+absl::Status CheckLogPath(const std::string& path, absl::string_view what, bool directory_allowed) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) {
     const int error = errno;
@@ -46,10 +45,9 @@ absl::Status CheckLogPath(const std::string& path, absl::string_view what,
   if (S_ISREG(info.st_mode) || (directory_allowed && S_ISDIR(info.st_mode))) {
     return absl::OkStatus();
   }
-  return absl::FailedPreconditionError(
-      absl::StrCat(what, path, " is ", FileTypeText(info.st_mode),
-                   directory_allowed ? ", not a regular file or a directory of logs"
-                                     : ", not a regular file"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, path, " is ", FileTypeText(info.st_mode),
+      directory_allowed ? ", not a regular file or a directory of logs" : ", not a regular file"));
 }
 
 // True when the file starts with a performance-log header.

@@ -20,7 +20,15 @@ bool HasTimes(const v1::ChunkRecord& chunk) {
   return chunk.start_unix_ns() != 0 && chunk.end_unix_ns() >= chunk.start_unix_ns();
 }
 
+// 0 (unknown) for a time before 1970 or from 2255 on (the plausible range of
+// export/time_text.h): a corrupt saved start must neither overflow nor move the origin of every
+// plot billions of seconds away.
 int64_t TimestampNs(const google::protobuf::Timestamp& time) {
+  constexpr int64_t kLatestPlausibleUnixSeconds = 8993721600;  // 2255-01-01
+  if (time.seconds() < 0 || time.seconds() >= kLatestPlausibleUnixSeconds || time.nanos() < 0 ||
+      time.nanos() >= 1000000000) {
+    return 0;
+  }
   return time.seconds() * 1000000000 + time.nanos();
 }
 

@@ -37,6 +37,11 @@ TEST(TimelineTest, OriginIsTheStartTimeElseTheEarliestInstant) {
   EXPECT_EQ(TimelineOriginUnixNs(m), kT0);
   EXPECT_DOUBLE_EQ(SecondsSince(kT0, kT0 + 1500000000), 1.5);
   EXPECT_DOUBLE_EQ(SecondsSince(kT0 + 1, kT0), -1e-9);
+  // Issue #16: an absurd saved start (crafted near INT64_MAX seconds) is not the origin.
+  m.mutable_metadata()->mutable_start_time()->set_seconds(9223372036854775807);
+  EXPECT_EQ(TimelineOriginUnixNs(m), kT0 + 2 * kSecond);
+  m.mutable_metadata()->mutable_start_time()->set_seconds(8993721600);  // 2255-01-01
+  EXPECT_EQ(TimelineOriginUnixNs(m), kT0 + 2 * kSecond);
 }
 
 TEST(TimelineTest, ReadRateSpreadsEachChunkOverItsDuration) {

@@ -13,6 +13,7 @@
 #include "export/profile_tables.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
+#include "export/time_text.h"
 #include "store/atomic_file.h"
 
 namespace roastcoffea {
@@ -61,14 +62,6 @@ figure.flame-graph { margin: 1em 0; } figure.flame-graph svg { max-width: 100%; 
 .warnings { border: 2px solid #c60; background: #fff4e5; padding: 0 1em; margin: 1em 0; }
 .warnings h2 { margin-top: 0.5em; border: none; color: #a40; }
 )css";
-
-std::string Utc(const google::protobuf::Timestamp& time) {
-  return absl::StrCat(
-      absl::FormatTime("%Y-%m-%d %H:%M:%S",
-                       absl::FromUnixSeconds(time.seconds()) + absl::Nanoseconds(time.nanos()),
-                       absl::UTCTimeZone()),
-      " UTC");
-}
 
 // "Profile": the flame graph merged over every worker (hover titles only: the page's CSP
 // forbids scripts) and its top exclusive stacks.
@@ -194,8 +187,8 @@ void AppendRunDetails(const v1::Measurement& measurement, const std::string& nam
   row("Measurement", name);
   row("Backend", metadata.backend());
   row("Host", metadata.host());
-  if (metadata.has_start_time()) row("Started", Utc(metadata.start_time()));
-  if (metadata.has_end_time()) row("Ended", Utc(metadata.end_time()));
+  if (metadata.has_start_time()) row("Started", FormatUtcTimestamp(metadata.start_time()));
+  if (metadata.has_end_time()) row("Ended", FormatUtcTimestamp(metadata.end_time()));
   row("Elapsed", FormatDuration(metadata.elapsed_seconds() > 0
                                     ? metadata.elapsed_seconds()
                                     : measurement.metrics().workflow().elapsed_time_seconds()));
@@ -247,7 +240,7 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   std::vector<std::string> subtitle;
   if (!metadata.backend().empty()) subtitle.push_back(HtmlEscape(metadata.backend()));
   if (!metadata.host().empty()) subtitle.push_back(HtmlEscape(metadata.host()));
-  if (metadata.has_start_time()) subtitle.push_back(Utc(metadata.start_time()));
+  if (metadata.has_start_time()) subtitle.push_back(FormatUtcTimestamp(metadata.start_time()));
   absl::StrAppend(&out, "<p class=\"subtitle\">", absl::StrJoin(subtitle, " \u00b7 "), "</p>\n");
 
   // Contents: every section of the page, plot groups included.

@@ -44,6 +44,26 @@ TEST(RenderHtmlReportTest, WarningsHostAndBuildComeFirst) {
   EXPECT_TRUE(absl::StrContains(html, "<th>Measured code</th><td>fastbuild (NOT optimised)"));
 }
 
+// Issue #16: a crafted start time near INT64_MAX seconds was shown as "292277026596-12-04" and
+// moved the plots' origin. It is shown as invalid, with its raw value; the plots keep the run's
+// elapsed time from the earliest chunk.
+TEST(RenderHtmlReportTest, AnAbsurdStartTimeIsShownAsInvalid) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  const std::string plain = RenderHtmlReport(measurement);
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(9223372036854775807);
+  measurement.mutable_metadata()->mutable_end_time()->set_seconds(-5);
+  const std::string html = RenderHtmlReport(measurement);
+  EXPECT_FALSE(absl::StrContains(html, "292277026596")) << html;
+  EXPECT_TRUE(
+      absl::StrContains(html, "<th>Started</th><td>N/A (invalid: 9223372036854775807 s)</td>"));
+  EXPECT_TRUE(absl::StrContains(html, "<th>Ended</th><td>N/A (invalid: -5 s)</td>"));
+  EXPECT_TRUE(absl::StrContains(html, "N/A (invalid: 9223372036854775807 s)</p>"));  // subtitle
+  // The test run's chunks start at its start time: the plots are the same without it.
+  const size_t plots = plain.find("<h2 id=\"plots-0\"");
+  ASSERT_NE(plots, std::string::npos);
+  EXPECT_EQ(html.substr(html.find("<h2 id=\"plots-0\""), 4000), plain.substr(plots, 4000));
+}
+
 TEST(RenderHtmlReportTest, TitleTablesAndEveryPlot) {
   const v1::Measurement measurement = testing_export::RichMeasurement();
   const std::string html = RenderHtmlReport(measurement);

@@ -254,6 +254,27 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
   return table;
 }
 
+std::vector<std::string> LeaveOutCorruptProfiles(v1::Measurement* measurement,
+                                                 absl::string_view source) {
+  std::vector<std::string> warnings;
+  google::protobuf::RepeatedPtrField<v1::Profile>& profiles = *measurement->mutable_profiles();
+  int kept = 0;
+  for (int i = 0; i < profiles.size(); ++i) {
+    const v1::Profile& profile = profiles.Get(i);
+    if (absl::Status valid = ValidateProfile(profile); !valid.ok()) {
+      std::string which = absl::StrCat("profile ", i);
+      if (!profile.worker().empty()) absl::StrAppend(&which, " (", Clean(profile.worker()), ")");
+      warnings.push_back(
+          absl::StrCat(source, ": ", which, " is corrupt and left out: ", Clean(valid.message())));
+      continue;
+    }
+    if (kept != i) profiles.SwapElements(kept, i);
+    ++kept;
+  }
+  profiles.DeleteSubrange(kept, profiles.size() - kept);
+  return warnings;
+}
+
 absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
                                                 const ProfileTableOptions& options) {
   std::string out;

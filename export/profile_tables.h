@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "export/tables.h"
 #include "schema/measurement.pb.h"
 
@@ -69,6 +70,13 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
 // profiles. Ends in '\n'. Errors (an inconsistent profile) name the profile's table.
 absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
                                                 const ProfileTableOptions& options = {});
+
+// Removes from `measurement` each profile that ValidateProfile refuses (a node whose parent does
+// not come before it, an index out of range, ...), so that the others can still be shown, and
+// returns one warning per profile removed, naming `source` (the measurement directory), the
+// profile's index and worker, and the problem.
+std::vector<std::string> LeaveOutCorruptProfiles(v1::Measurement* measurement,
+                                                 absl::string_view source);
 
 // `text` elided to at most `max_width` display columns: the stack's root and as many innermost
 // frames as fit, with the ellipsis in between ("a;…;y;z"); when not even the root and the

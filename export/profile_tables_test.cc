@@ -231,5 +231,30 @@ TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   EXPECT_EQ(*text, "");
 }
 
+// Issue #16: one profile whose node names itself as parent made `collect profile` fail with a
+// message naming no input. It is left out with a warning naming the directory and the profile,
+// and the other profiles are still shown.
+TEST(LeaveOutCorruptProfilesTest, RemovesOnlyTheCorruptOnesAndNamesThem) {
+  v1::Measurement measurement;
+  *measurement.add_profiles() = KnownTree("w1");
+  v1::Profile corrupt = Tree("vm:19370/thread-0", {{0, "main", 10}, {1, "b", 10}});
+  corrupt.mutable_nodes(2)->set_parent(2);
+  *measurement.add_profiles() = corrupt;
+  *measurement.add_profiles() = Tree("w3", {{0, "main", 10}, {1, "b", 10}});
+  const std::vector<std::string> warnings = LeaveOutCorruptProfiles(&measurement, "/runs/m");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "/runs/m: profile 1 (vm:19370/thread-0) is corrupt and left out: profile node 2: "
+            "parent 2 does not come before it (parents first)");
+  ASSERT_EQ(measurement.profiles_size(), 2);
+  EXPECT_EQ(measurement.profiles(0).worker(), "w1");
+  EXPECT_EQ(measurement.profiles(1).worker(), "w3");
+  ProfileTableOptions options;
+  options.table.unicode = false;
+  absl::StatusOr<std::string> text = FormatProfileTables(measurement, options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w3\n")) << *text;
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "export/time_text.h"
 
 namespace roastcoffea {
 namespace {
@@ -117,12 +118,8 @@ std::string Axes(const ChartFrame& frame, const Area& area, const std::vector<do
                                              : "%H:%M:%E3S";
   for (double tick : x_ticks) {
     const double x = area.X(tick);
-    // Rounded to the millisecond: at epoch scale a double is off by ~0.1 us, and formatting
-    // truncates.
-    const std::string label =
-        time_axis ? absl::FormatTime(time_format, absl::FromUnixMillis(std::llround(tick * 1e3)),
-                                     absl::UTCTimeZone())
-                  : TickLabel(log10_x ? std::pow(10.0, tick) : tick);
+    const std::string label = time_axis ? FormatUtcSeconds(tick, time_format)
+                                        : TickLabel(log10_x ? std::pow(10.0, tick) : tick);
     absl::StrAppend(&out, "<line class=\"x-tick\" x1=\"", Num(x), "\" y1=\"", Num(bottom),
                     "\" x2=\"", Num(x), "\" y2=\"", Num(bottom + 5),
                     "\" stroke=\"#000\"/>\n<line x1=\"", Num(x), "\" y1=\"", Num(area.top),

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
+#include "export/time_text.h"
 
 namespace roastcoffea {
 namespace {
@@ -734,12 +735,7 @@ std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
   line("Measurement", metadata.name());
   line("Backend", metadata.backend());
   line("Host", metadata.host());
-  if (metadata.has_start_time()) {
-    const absl::Time start = absl::FromUnixSeconds(metadata.start_time().seconds()) +
-                             absl::Nanoseconds(metadata.start_time().nanos());
-    line("Started",
-         absl::StrCat(absl::FormatTime("%Y-%m-%d %H:%M:%S", start, absl::UTCTimeZone()), " UTC"));
-  }
+  if (metadata.has_start_time()) line("Started", FormatUtcTimestamp(metadata.start_time()));
   const double elapsed = metadata.elapsed_seconds() > 0.0
                              ? metadata.elapsed_seconds()
                              : measurement.metrics().workflow().elapsed_time_seconds();

@@ -877,5 +877,18 @@ TEST(FormatBytesTest, NegativeAndNonFiniteValues) {
   EXPECT_EQ(FormatBytes(std::numeric_limits<double>::infinity()), "N/A");
 }
 
+// Issue #16: the run header printed a crafted start time as "292277026596-12-04"; the text and
+// Markdown outputs share it.
+TEST(FormatRunHeaderTest, AnAbsurdStartTimeIsShownAsInvalid) {
+  v1::Measurement measurement;
+  measurement.mutable_metadata()->set_name("m");
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(9223372036854775807);
+  measurement.mutable_metadata()->set_elapsed_seconds(3);
+  const std::string header = FormatRunHeader(measurement);
+  EXPECT_TRUE(
+      absl::StrContains(header, "Started: N/A (invalid: 9223372036854775807 s)\nElapsed: 3.00 s"))
+      << header;
+}
+
 }  // namespace
 }  // namespace roastcoffea

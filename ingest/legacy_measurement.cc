@@ -60,6 +60,23 @@ int64_t SecondsToUnixNs(double seconds) {
   return static_cast<int64_t>(whole) * 1000000000 + std::llround((seconds - whole) * 1e9);
 }
 
+// A count the original wrote as a JSON number, when `type` holds it: finite, not negative and
+// below `limit` (2^63 for int64 fields, 2^31 for int32 ones). Otherwise a warning naming `what`
+// (the file and key) and nothing: llround and static_cast would wrap such a value.
+constexpr double kInt64Limit = 9223372036854775808.0;  // 2^63
+constexpr double kInt32Limit = 2147483648.0;           // 2^31
+
+std::optional<int64_t> CountOf(double value, double limit, absl::string_view what,
+                               std::vector<std::string>* warnings) {
+  if (std::isfinite(value) && value >= 0 && std::nearbyint(value) < limit) {
+    return static_cast<int64_t>(std::nearbyint(value));
+  }
+  warnings->push_back(absl::StrCat(what, " is ", value, ", not a count from 0 to ",
+                                   limit == kInt32Limit ? "2^31-1" : "2^63-1",
+                                   "; the value is left out"));
+  return std::nullopt;
+}
+
 // Python's datetime.isoformat() without a time zone: "2025-01-01T12:00:00[.ffffff]".
 absl::StatusOr<int64_t> NaiveIsoToUnixNs(absl::string_view text, const absl::TimeZone& zone,
                                          absl::string_view what) {
@@ -195,7 +212,20 @@ const absl::flat_hash_map<std::string, Setter>& FlatKeySetters() {
   return *setters;
 }
 
-absl::Status ReadFlatKeys(const Struct& metrics, v1::AggregatedMetrics* out) {
+// The flat keys (canonical names) whose fields are integers, and the limit of their type.
+double CountLimit(absl::string_view canonical) {
+  static const auto* const limits = new absl::flat_hash_map<std::string, double>{
+      {"total_events", kInt64Limit},        {"total_bytes_read", kInt64Limit},
+      {"num_chunks", kInt64Limit},          {"num_successful_chunks", kInt64Limit},
+      {"num_failed_chunks", kInt64Limit},   {"total_events_from_chunks", kInt64Limit},
+      {"total_branches_read", kInt64Limit}, {"peak_workers", kInt32Limit},
+  };
+  const auto it = limits->find(std::string(canonical));
+  return it == limits->end() ? 0 : it->second;
+}
+
+absl::Status ReadFlatKeys(const Struct& metrics, absl::string_view source,
+                          v1::AggregatedMetrics* out, std::vector<std::string>* warnings) {
   for (const auto& [key, value] : metrics.fields()) {
     const std::optional<double> number = NumberOf(&value);
     if (!number.has_value() || !std::isfinite(*number)) continue;
@@ -207,13 +237,28 @@ absl::Status ReadFlatKeys(const Struct& metrics, v1::AggregatedMetrics* out) {
     if (!canonical.has_value()) continue;
     auto it = FlatKeySetters().find(*canonical);
     if (it == FlatKeySetters().end()) continue;
+    if (const double limit = CountLimit(*canonical);
+        limit > 0 &&
+        !CountOf(*number, limit, absl::StrCat(source, ": '", key, "'"), warnings).has_value()) {
+      continue;
+    }
     // Only the name drifted; event_rate_core_hz was in Hz per core.
     it->second(key == "event_rate_core_hz" ? *number / 1000.0 : *number, out);
   }
   return absl::OkStatus();
 }
 
-void ReadPerDataset(const Struct& metrics, v1::ChunkMetrics* chunks) {
+// The count at `key` of `fields`, 0 when absent; a bad one is 0 with a warning naming
+// `where` and the key.
+int64_t CountField(const Struct& fields, absl::string_view key, absl::string_view where,
+                   std::vector<std::string>* warnings) {
+  const std::optional<double> number = NumberOf(Find(fields, key));
+  if (!number.has_value()) return 0;
+  return CountOf(*number, kInt64Limit, absl::StrCat(where, ".", key), warnings).value_or(0);
+}
+
+void ReadPerDataset(const Struct& metrics, absl::string_view source, v1::ChunkMetrics* chunks,
+                    std::vector<std::string>* warnings) {
   const Value* per_dataset = Find(metrics, "per_dataset");
   if (per_dataset == nullptr || !per_dataset->has_struct_value()) return;
   // Sorted by name, so the result does not depend on the JSON object's order.
@@ -224,9 +269,10 @@ void ReadPerDataset(const Struct& metrics, v1::ChunkMetrics* chunks) {
   for (const auto& [name, fields] : sorted) {
     v1::DatasetChunkMetrics* dataset = chunks->add_per_dataset();
     dataset->set_dataset(name);
-    dataset->set_num_chunks(std::llround(NumberOf(Find(*fields, "num_chunks")).value_or(0)));
+    const std::string where = absl::StrCat(source, ": per_dataset['", name, "']");
+    dataset->set_num_chunks(CountField(*fields, "num_chunks", where, warnings));
     dataset->set_total_duration_seconds(NumberOf(Find(*fields, "total_duration")).value_or(0));
-    dataset->set_total_events(std::llround(NumberOf(Find(*fields, "total_events")).value_or(0)));
+    dataset->set_total_events(CountField(*fields, "total_events", where, warnings));
     dataset->set_mean_duration_seconds(NumberOf(Find(*fields, "mean_duration")).value_or(0));
     if (auto mean = NumberOf(Find(*fields, "mean_events_per_chunk"))) {
       dataset->set_mean_events_per_chunk(*mean);
@@ -234,7 +280,8 @@ void ReadPerDataset(const Struct& metrics, v1::ChunkMetrics* chunks) {
   }
 }
 
-void ReadSections(const Struct& metrics, v1::ChunkMetrics* chunks) {
+void ReadSections(const Struct& metrics, absl::string_view source, v1::ChunkMetrics* chunks,
+                  std::vector<std::string>* warnings) {
   const Value* sections = Find(metrics, "sections");
   if (sections == nullptr || !sections->has_struct_value()) return;
   std::map<std::string, const Struct*> sorted;
@@ -247,7 +294,8 @@ void ReadSections(const Struct& metrics, v1::ChunkMetrics* chunks) {
     const Value* type = Find(*fields, "type");
     section->set_type(type != nullptr && type->has_string_value() ? type->string_value()
                                                                   : "section");
-    section->set_count(std::llround(NumberOf(Find(*fields, "count")).value_or(0)));
+    section->set_count(
+        CountField(*fields, "count", absl::StrCat(source, ": sections['", name, "']"), warnings));
     section->set_total_duration_seconds(NumberOf(Find(*fields, "total_duration")).value_or(0));
     section->set_mean_duration_seconds(NumberOf(Find(*fields, "mean_duration")).value_or(0));
     if (auto v = NumberOf(Find(*fields, "mean_mem_delta_mb"))) {
@@ -262,7 +310,8 @@ void ReadSections(const Struct& metrics, v1::ChunkMetrics* chunks) {
   }
 }
 
-absl::Status ReadChunkInfo(const Struct& metrics, v1::ChunkMetrics* chunks) {
+absl::Status ReadChunkInfo(const Struct& metrics, absl::string_view source,
+                           v1::ChunkMetrics* chunks, std::vector<std::string>* warnings) {
   const Value* info = Find(metrics, "chunk_info");
   if (info == nullptr || !info->has_struct_value()) return absl::OkStatus();
   for (const auto& [key, value] : info->struct_value().fields()) {
@@ -292,7 +341,12 @@ absl::Status ReadChunkInfo(const Struct& metrics, v1::ChunkMetrics* chunks) {
     entry->set_entry_stop(stop);
     entry->set_start_unix_ns(SecondsToUnixNs(t_start));
     entry->set_end_unix_ns(SecondsToUnixNs(t_end));
-    entry->set_bytes_read(std::llround(NumberOf(&values[2]).value_or(0)));
+    if (const std::optional<double> bytes = NumberOf(&values[2])) {
+      entry->set_bytes_read(CountOf(*bytes, kInt64Limit,
+                                    absl::StrCat(source, ": chunk_info['", key, "'] bytes"),
+                                    warnings)
+                                .value_or(0));
+    }
   }
   std::sort(chunks->mutable_chunk_info()->begin(), chunks->mutable_chunk_info()->end(),
             [](const v1::ChunkInfo& a, const v1::ChunkInfo& b) {
@@ -357,7 +411,9 @@ absl::StatusOr<Samples> ReadSamples(const Value& list, const absl::TimeZone& zon
   return samples;
 }
 
-absl::StatusOr<v1::TrackingData> ReadTracking(const Struct& tracking, const absl::TimeZone& zone) {
+absl::StatusOr<v1::TrackingData> ReadTracking(const Struct& tracking, const absl::TimeZone& zone,
+                                              absl::string_view source,
+                                              std::vector<std::string>* warnings) {
   v1::TrackingData out;
   out.set_backend("dask");
   if (const Value* counts = Find(tracking, "worker_counts"); counts && counts->has_struct_value()) {
@@ -366,7 +422,10 @@ absl::StatusOr<v1::TrackingData> ReadTracking(const Struct& tracking, const absl
       absl::StatusOr<int64_t> time =
           NaiveIsoToUnixNs(iso, zone, "metrics.json: tracking_data.worker_counts");
       if (!time.ok()) return time.status();
-      sorted.emplace_back(*time, static_cast<int32_t>(std::lround(NumberOf(&value).value_or(0))));
+      const std::optional<int64_t> count =
+          CountOf(NumberOf(&value).value_or(0), kInt32Limit,
+                  absl::StrCat(source, ": tracking_data.worker_counts['", iso, "']"), warnings);
+      if (count.has_value()) sorted.emplace_back(*time, static_cast<int32_t>(*count));
     }
     std::sort(sorted.begin(), sorted.end());
     for (const auto& [time, count] : sorted) {
@@ -545,7 +604,14 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
     return absl::DataLossError(absl::StrCat("Invalid timing format in ", source,
                                             "/start_end_time.txt: '", first_line, "'"));
   }
-  metadata.set_elapsed_seconds(t1 - t0);
+  // Values left out, each naming its file and key: shown with the measurement.
+  std::vector<std::string> left_out;
+  if (std::isfinite(t1 - t0)) {
+    metadata.set_elapsed_seconds(t1 - t0);
+  } else {
+    left_out.push_back(absl::StrCat(source, "/start_end_time.txt: '", first_line,
+                                    "' gives no finite elapsed time; the value is left out"));
+  }
 
   if (files.metadata_json.has_value()) {
     absl::StatusOr<Value> parsed =
@@ -591,7 +657,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   }
   const Struct& metrics_json = parsed->struct_value();
   v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
-  if (absl::Status status = ReadFlatKeys(metrics_json, &metrics); !status.ok()) return status;
+  if (absl::Status status = ReadFlatKeys(metrics_json, metrics_source, &metrics, &left_out);
+      !status.ok()) {
+    return status;
+  }
   const bool has_chunk_keys =
       metrics.has_chunks() || Find(metrics_json, "per_dataset") != nullptr ||
       Find(metrics_json, "chunk_info") != nullptr || Find(metrics_json, "sections") != nullptr;
@@ -606,9 +675,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
     if (metrics_json.fields().count("chunk_events_mean") > 0) {
       chunks.mutable_events()->set_count(successful);
     }
-    ReadPerDataset(metrics_json, &chunks);
-    ReadSections(metrics_json, &chunks);
-    if (absl::Status status = ReadChunkInfo(metrics_json, &chunks); !status.ok()) {
+    ReadPerDataset(metrics_json, metrics_source, &chunks, &left_out);
+    ReadSections(metrics_json, metrics_source, &chunks, &left_out);
+    if (absl::Status status = ReadChunkInfo(metrics_json, metrics_source, &chunks, &left_out);
+        !status.ok()) {
       return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
     }
   }
@@ -630,7 +700,7 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   if (const Value* tracking = Find(metrics_json, "tracking_data");
       tracking != nullptr && tracking->has_struct_value()) {
     absl::StatusOr<v1::TrackingData> data =
-        ReadTracking(tracking->struct_value(), options.naive_time_zone);
+        ReadTracking(tracking->struct_value(), options.naive_time_zone, metrics_source, &left_out);
     if (!data.ok())
       return absl::Status(data.status().code(), absl::StrCat(source, "/", data.status().message()));
     *measurement.mutable_tracking() = *std::move(data);
@@ -657,11 +727,12 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
     if (!records.ok()) return records.status();
     for (v1::ChunkRecord& record : records->records) *measurement.add_chunks() = std::move(record);
     // A bad value loses that value, not the directory.
-    for (std::string& text : records->warnings) {
-      v1::Warning* warning = measurement.add_warnings();
-      warning->set_code("input_value_left_out");
-      warning->set_message(std::move(text));
-    }
+    for (std::string& text : records->warnings) left_out.push_back(std::move(text));
+  }
+  for (std::string& text : left_out) {
+    v1::Warning* warning = measurement.add_warnings();
+    warning->set_code("input_value_left_out");
+    warning->set_message(std::move(text));
   }
   if (absl::Status status = ReadSpans(metrics_json, &measurement); !status.ok()) {
     return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));

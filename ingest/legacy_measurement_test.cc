@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/any_measurement.h"
 #include "schema/measurement.pb.h"
@@ -355,6 +356,55 @@ TEST_F(LegacyMeasurementTest, BadChunkValuesAreWarnings) {
   EXPECT_EQ(loaded->warnings(0).code(), "input_value_left_out");
   EXPECT_TRUE(absl::StrContains(loaded->warnings(0).message(), "record 0: 'duration'"))
       << loaded->warnings(0).message();
+}
+
+// Issue #16: {"total_events": 1e308} was shown as -9,223,372,036,854,775,808. A count out of
+// its field's range, negative or NaN is left out with a warning naming the file and key.
+TEST_F(LegacyMeasurementTest, OutOfRangeCountsAreLeftOutWithAWarning) {
+  const std::string dir = WriteLegacyDirectory("huge", R"({
+      "total_events": 1e308, "num_chunks": -3, "peak_workers": 1e12, "total_bytes_read": 5,
+      "num_successful_chunks": 9.3e18,
+      "per_dataset": {"d": {"num_chunks": 1e300, "total_events": -1, "mean_duration": 2}},
+      "sections": {"s": {"count": 1e19}},
+      "tracking_data": {"worker_counts": {"2025-01-01T12:00:00": 1e10,
+                                          "2025-01-01T12:00:01": 2}}})",
+                                               "0,inf\n");
+  const absl::StatusOr<v1::Measurement> loaded = LoadLegacyMeasurement(dir, Utc());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const v1::WorkflowMetrics& workflow = loaded->metrics().workflow();
+  EXPECT_FALSE(workflow.has_total_events());
+  EXPECT_EQ(workflow.num_chunks(), 0);
+  EXPECT_EQ(workflow.total_bytes_read(), 5);
+  EXPECT_EQ(loaded->report().events(), 0);
+  EXPECT_EQ(loaded->metrics().workers().peak_workers(), 0);
+  EXPECT_EQ(loaded->metrics().chunks().num_successful_chunks(), 0);
+  ASSERT_EQ(loaded->metrics().chunks().per_dataset_size(), 1);
+  EXPECT_EQ(loaded->metrics().chunks().per_dataset(0).num_chunks(), 0);
+  EXPECT_EQ(loaded->metrics().chunks().per_dataset(0).total_events(), 0);
+  EXPECT_EQ(loaded->metrics().chunks().sections(0).count(), 0);
+  EXPECT_EQ(loaded->tracking().worker_count_size(), 1);
+  EXPECT_EQ(loaded->tracking().worker_count(0), 2);
+  EXPECT_EQ(loaded->metadata().elapsed_seconds(), 0);
+  std::vector<std::string> messages;
+  for (const v1::Warning& warning : loaded->warnings()) {
+    EXPECT_EQ(warning.code(), "input_value_left_out");
+    messages.push_back(warning.message());
+  }
+  const std::string metrics = dir + "/metrics.json";
+  EXPECT_THAT(messages,
+              testing::UnorderedElementsAre(
+                  metrics + ": 'total_events' is 1e+308, not a count from 0 to 2^63-1; "
+                            "the value is left out",
+                  metrics + ": 'num_chunks' is -3, not a count from 0 to 2^63-1; "
+                            "the value is left out",
+                  metrics + ": 'peak_workers' is 1e+12, not a count from 0 to 2^31-1; "
+                            "the value is left out",
+                  testing::HasSubstr("'num_successful_chunks' is 9.3e+18"),
+                  testing::HasSubstr("per_dataset['d'].num_chunks is 1e+300"),
+                  testing::HasSubstr("per_dataset['d'].total_events is -1"),
+                  testing::HasSubstr("sections['s'].count is 1e+19"),
+                  testing::HasSubstr("worker_counts['2025-01-01T12:00:00'] is 1e+10"),
+                  testing::HasSubstr("start_end_time.txt: '0,inf' gives no finite elapsed")));
 }
 
 TEST(ParsePythonTupleReprTest, StringsNumbersAndNone) {

@@ -31,15 +31,6 @@ absl::Status OsError(int error, absl::string_view doing, const std::string& path
   }
 }
 
-absl::string_view KindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
-}
-
 absl::Status TooLarge(const std::string& path, absl::string_view size, int64_t max_bytes,
                       absl::string_view what) {
   return absl::ResourceExhaustedError(absl::StrCat("'", path, "' is ", size, ", over the ",
@@ -48,10 +39,20 @@ absl::Status TooLarge(const std::string& path, absl::string_view size, int64_t m
 
 absl::Status NotARegularFile(const std::string& path, mode_t mode) {
   return absl::FailedPreconditionError(
-      absl::StrCat("'", path, "' is ", KindOf(mode), ", not a regular file"));
+      absl::StrCat("'", path, "' is ", FileTypeText(mode), ", not a regular file"));
 }
 
 }  // namespace
+
+absl::string_view FileTypeText(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
 
 std::string ByteCountText(int64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

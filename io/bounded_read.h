@@ -13,6 +13,8 @@
 #ifndef ROASTCOFFEA_IO_BOUNDED_READ_H_
 #define ROASTCOFFEA_IO_BOUNDED_READ_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -20,6 +22,11 @@
 #include "absl/strings/string_view.h"
 
 namespace roastcoffea {
+
+// What a file of type `mode` (stat's st_mode) is, for errors such as "'/dev/zero' is a
+// character device, not a regular file": "a regular file", "a directory", "a FIFO",
+// "a character device", "a block device", "a socket", or "not a file".
+absl::string_view FileTypeText(mode_t mode);
 
 struct BoundedReadOptions {
   // At most this many bytes are read; a larger file is refused.

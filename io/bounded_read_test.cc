@@ -161,5 +161,15 @@ TEST(ByteCountTextTest, BinaryUnits) {
   EXPECT_EQ(ByteCountText(int64_t{5} << 30), "5 GiB");
 }
 
+// Shared with the TaskVine log check (backends/taskvine/log_paths.cc).
+TEST(FileTypeTextTest, NamesEachType) {
+  EXPECT_EQ(FileTypeText(S_IFREG), "a regular file");
+  EXPECT_EQ(FileTypeText(S_IFDIR), "a directory");
+  EXPECT_EQ(FileTypeText(S_IFIFO), "a FIFO");
+  EXPECT_EQ(FileTypeText(S_IFCHR), "a character device");
+  EXPECT_EQ(FileTypeText(S_IFBLK), "a block device");
+  EXPECT_EQ(FileTypeText(S_IFSOCK), "a socket");
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -2,10 +2,14 @@
 // another mode or backend, a bad value or a wrong number of arguments exits 2 (and nothing
 // runs); --help is generated per mode from the command table; the exit codes are the ones
 // tools/exit_code.h and README.md document.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -147,6 +151,30 @@ TEST(CollectFollowUpTest, PrintedCommandRunsAsPasted) {
   while ((read = fread(buffer, 1, sizeof(buffer), shell)) > 0) shown.append(buffer, read);
   EXPECT_EQ(pclose(shell), 0) << command << "\n" << shown;
   EXPECT_THAT(shown, HasSubstr("Measurement: it's a $HOME run")) << shown;
+}
+
+// Issue #16: --taskvine_logs=/dev/zero (or a FIFO) said "does not exist (use --follow ...)".
+// It names the type, the FIFO is never opened (the test would block), with --follow too.
+TEST(CollectFlagsTest, TaskVineLogsOfTheWrongTypeAreNamedByType) {
+  const std::string fifo = TempDir() + "/logs-fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string output = "--output_dir=" + TempDir() + "/wrong-type-runs";
+  const CollectOutcome zero =
+      RunCollect({"--backend=taskvine", "--taskvine_logs=/dev/zero", output});
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(zero.err,
+                                "--taskvine_logs: /dev/zero is a character device, "
+                                "not a regular file or a directory of logs\n"))
+      << zero.err;
+  EXPECT_FALSE(absl::StrContains(zero.err, "does not exist")) << zero.err;
+  for (const char* follow : {"--follow=false", "--follow"}) {
+    const CollectOutcome outcome =
+        RunCollect({"--backend=taskvine", "--taskvine_logs=" + fifo, follow, output});
+    EXPECT_EQ(outcome.exit_code, 2) << follow;
+    EXPECT_TRUE(absl::StrContains(outcome.err, fifo + " is a FIFO, not a regular file"))
+        << outcome.err;
+  }
 }
 
 TEST(CollectFlagsTest, VersionStillWorks) {

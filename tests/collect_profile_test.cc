@@ -159,5 +159,29 @@ TEST(CollectProfileTest, ErrorsAreClear) {
   EXPECT_TRUE(absl::StrContains(bad_top.err, "--top")) << bad_top.err;
 }
 
+// Issue #16: a profile whose node names itself as parent made `collect profile` exit 1 with
+// "Top Functions: ...: profile node 2: parent 2 ...", naming no input. Like `show` and `report`,
+// it now shows the other profiles and warns, naming the directory and the profile.
+TEST(CollectProfileTest, ACorruptProfileIsLeftOutWithAWarning) {
+  v1::Measurement run;
+  run.mutable_metadata()->set_name("corrupt-profile");
+  *run.add_profiles() = ProfileOf("tcp://127.0.0.1:40001", {0, 1}, {"process", "read"}, {10, 6});
+  *run.add_profiles() =
+      ProfileOf("vm:19370/thread-0", {0, 2}, {"process", "read"}, {10, 10});  // 2 is itself
+  const std::string parent = TempDir() + "/profile-runs";
+  ASSERT_TRUE(SaveMeasurement(run, parent, "corrupt-profile").ok());
+  const std::string dir = parent + "/corrupt-profile";
+  const CollectOutcome outcome = RunCollect({"profile", dir, "--tables=ascii"});
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_TRUE(absl::StrContains(outcome.err, "collect: warning: " + dir +
+                                                 ": profile 1 (vm:19370/thread-0) is corrupt and "
+                                                 "left out: profile node 2: parent 2 does not "
+                                                 "come before it"))
+      << outcome.err;
+  EXPECT_TRUE(absl::StrContains(outcome.out, "Top Stacks: tcp://127.0.0.1:40001")) << outcome.out;
+  EXPECT_FALSE(absl::StrContains(outcome.out, "vm:19370")) << outcome.out;
+  EXPECT_TRUE(Exists(dir + "/profile/profile.folded"));
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -218,12 +218,24 @@ ExitCode Profile(const Invocation& invocation) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
         "no profiles in ", directory, ": run with --profile (threadpool) or --backend=dask")));
   }
+  // Like `show` and `report`, a corrupt profile costs that profile, not the others.
+  const int profiles = measurement->profiles_size();
+  for (const std::string& warning : LeaveOutCorruptProfiles(&*measurement, directory)) {
+    std::cerr << "collect: warning: " << warning << "\n";
+  }
+  if (measurement->profiles_size() == 0) {
+    return Fail(absl::DataLossError(absl::StrCat("every profile in ", directory, " (", profiles,
+                                                 ") is corrupt; nothing to show")));
+  }
   ProfileTableOptions options;
   options.table = *tables;
   options.top = absl::GetFlag(FLAGS_top);
   options.show_wrapper_frames = absl::GetFlag(FLAGS_wrapper_frames);
   absl::StatusOr<std::string> text = FormatProfileTables(*measurement, options);
-  if (!text.ok()) return Fail(text.status());
+  if (!text.ok()) {
+    return Fail(
+        absl::Status(text.status().code(), absl::StrCat(directory, ": ", text.status().message())));
+  }
   std::cout << *text;
   const std::string requested = absl::GetFlag(FLAGS_output);
   std::string output;

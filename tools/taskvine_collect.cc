@@ -33,11 +33,15 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromF
   if (options.logs.empty()) {
     problems.push_back(
         "--taskvine_logs is required with --backend=taskvine (e.g. vine-run-info/most-recent)");
-  } else if (!options.follow) {
+  } else {
     absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options.logs);
-    if (!paths.ok()) {
+    // --follow waits for logs that do not exist yet, but a FIFO or a device would block or
+    // never end: a path of the wrong type is refused in both modes.
+    if (!paths.ok() && (!options.follow || absl::IsFailedPrecondition(paths.status()))) {
       problems.push_back(absl::StrCat("--taskvine_logs: ", paths.status().message(),
-                                      " (use --follow for a run that has not started yet)"));
+                                      absl::IsNotFound(paths.status())
+                                          ? " (use --follow for a run that has not started yet)"
+                                          : ""));
     }
   }
   if (options.chunk_category.empty()) problems.push_back("--taskvine_category must not be empty");

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -11,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/taskvine/perf_log.h"
+#include "io/bounded_read.h"
 
 namespace roastcoffea {
 namespace taskvine {
@@ -24,6 +27,27 @@ bool IsDirectory(const std::string& path) {
 bool IsFile(const std::string& path) {
   struct stat info;
   return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+}
+
+// Why `path` cannot be read as a log: NotFound when it does not exist, FailedPrecondition
+// naming its type (io/bounded_read.h's wording) when it is neither a regular file nor, when
+// `directory_allowed`, a directory. Only stat(2): a FIFO is never opened, so it cannot block.
+absl::Status CheckLogPath(const std::string& path, absl::string_view what, bool directory_allowed) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    const int error = errno;
+    if (error == ENOENT || error == ENOTDIR) {
+      return absl::NotFoundError(absl::StrCat(what, path, " does not exist"));
+    }
+    return absl::UnavailableError(
+        absl::StrCat("cannot read ", what, path, ": ", std::strerror(error)));
+  }
+  if (S_ISREG(info.st_mode) || (directory_allowed && S_ISDIR(info.st_mode))) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      what, path, " is ", FileTypeText(info.st_mode),
+      directory_allowed ? ", not a regular file or a directory of logs" : ", not a regular file"));
 }
 
 // True when the file starts with a performance-log header.
@@ -65,7 +89,7 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
           absl::StrCat(spec, ": give exactly two files, TRANSACTIONS,PERFORMANCE"));
     }
     for (const std::string& f : files) {
-      if (!IsFile(f)) return absl::NotFoundError(absl::StrCat("log file ", f, " does not exist"));
+      if (absl::Status status = CheckLogPath(f, "log file ", false); !status.ok()) return status;
     }
     const bool first_perf = LooksLikePerformanceLog(files[0]) ||
                             (!LooksLikePerformanceLog(files[1]) && NameSaysPerformance(files[0]));
@@ -88,7 +112,7 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
                                             " (looked for transactions, vine-logs/transactions and "
                                             "most-recent/vine-logs/transactions)"));
   }
-  if (!IsFile(path)) return absl::NotFoundError(absl::StrCat(path, " does not exist"));
+  if (absl::Status status = CheckLogPath(path, "", true); !status.ok()) return status;
   if (LooksLikePerformanceLog(path)) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " is a performance log; give the transactions log (or both, separated by a comma)"));

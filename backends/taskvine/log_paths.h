@@ -25,8 +25,9 @@ struct LogPaths {
   std::string performance;  // "" when there is none
 };
 
-// NotFound (naming what was looked for) when no transactions log is there; InvalidArgument for
-// an empty spec or two files of the same kind.
+// NotFound (naming what was looked for) when no transactions log is there; FailedPrecondition
+// naming its type when a path is a FIFO, a device or a socket (never opened, so never blocks);
+// InvalidArgument for an empty spec or two files of the same kind.
 absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec);
 
 }  // namespace taskvine

@@ -85,6 +85,27 @@ TEST_F(LogPathsTest, Errors) {
   EXPECT_EQ(ResolveLogPaths("a,b,c").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Issue #16: /dev/zero or a FIFO was reported as "does not exist". Each is named by its type,
+// and the FIFO is not opened (the test would block if it were).
+TEST_F(LogPathsTest, FifosAndDevicesAreNamedByTheirType) {
+  absl::StatusOr<LogPaths> paths = ResolveLogPaths("/dev/zero");
+  EXPECT_EQ(paths.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(paths.status().message(),
+            "/dev/zero is a character device, not a regular file or a directory of logs");
+  const std::string fifo = root_ + "/fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  paths = ResolveLogPaths(fifo);
+  EXPECT_EQ(paths.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(paths.status().message(), HasSubstr(fifo + " is a FIFO, not a regular file"));
+  paths = ResolveLogPaths(logs_ + "/transactions," + fifo);
+  EXPECT_EQ(paths.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(paths.status().message(), "log file " + fifo + " is a FIFO, not a regular file");
+  paths = ResolveLogPaths(root_ + "/missing");
+  EXPECT_EQ(paths.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(paths.status().message(), HasSubstr("missing does not exist"));
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

@@ -10,7 +10,7 @@
 // peak_rss_per_item_bytes is (peak RSS during the iteration - RSS before it) / N, which includes
 // the log's own bytes held by nothing (the backend reads it line by line).
 //
-//   bazel run -c opt //backends/taskvine:scale_benchmark
+//   ./bazelw run -c opt //bench:taskvine_scale_benchmark
 //
 // The logs are generated once into /tmp/roastcoffea-taskvine-scale-<kind>-<N>/.
 #include <malloc.h>

@@ -344,8 +344,8 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
         w > 6 ? static_cast<size_t>(std::floor((w - 6) / kCharWidth)) : static_cast<size_t>(0);
     absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(labels(i), node)),
                     "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
-                    "\" height=\"", options.frame_height - 1, "\" fill=\"",
-                    color(i), "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
+                    "\" height=\"", options.frame_height - 1, "\" fill=\"", color(i),
+                    "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
                     Num(y + options.frame_height - 4.5), "\">",
                     XmlEscape(Elide(short_label(i), fit)), "</text></g>\n");
   }

@@ -251,8 +251,8 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
     // A very deep stack comes without its middle frames (ProfileAnalysisOptions
     // max_stack_bytes); say so where they were.
     if (stack.frames_left_out > 0 && !frames.empty()) {
-      frames.insert(frames.begin() + 1, absl::StrCat("(", Thousands(stack.frames_left_out),
-                                                     " frames left out)"));
+      frames.insert(frames.begin() + 1,
+                    absl::StrCat("(", Thousands(stack.frames_left_out), " frames left out)"));
     }
     table.rows.push_back({
         absl::StrCat(++rank),

@@ -300,8 +300,8 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
     size_t kept = 0;
     for (; kept + 1 < chain.size(); ++kept) {
       const int label_id = sums.paths.label_id(chain[kept]);
-      const int64_t cost = static_cast<int64_t>(sums.paths.label(chain[kept]).size() +
-                                                short_label(label_id).size());
+      const int64_t cost =
+          static_cast<int64_t>(sums.paths.label(chain[kept]).size() + short_label(label_id).size());
       if (kept > 0 && bytes + cost > options.max_stack_bytes) break;
       bytes += cost;
     }

@@ -323,8 +323,7 @@ TEST(ProfileTest, FrameNamesAreCutAtAUtf8Boundary) {
   EXPECT_EQ(CutFrameName(exact + "b"), exact + "...[+1 bytes]");
   // "é" (2 bytes) straddling the cut is left out whole.
   const std::string straddling = std::string(kMaxFrameNameBytes - 1, 'a') + "\xC3\xA9" + "zz";
-  EXPECT_EQ(CutFrameName(straddling),
-            std::string(kMaxFrameNameBytes - 1, 'a') + "...[+4 bytes]");
+  EXPECT_EQ(CutFrameName(straddling), std::string(kMaxFrameNameBytes - 1, 'a') + "...[+4 bytes]");
   // Function and file are cut each; the line number stays.
   v1::ProfileFrame frame;
   frame.set_function(std::string(5000, 'f'));

@@ -234,6 +234,13 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
     }
     return short_labels[index];
   };
+  // One colour per frame, not per box: hashing a label per box multiplied it by the depth.
+  std::vector<std::string> colors(frame_labels.size());
+  const auto color = [&](size_t i) -> const std::string& {
+    const size_t index = static_cast<size_t>(label_of[i] - frame_labels.data());
+    if (colors[index].empty()) colors[index] = FlameColor(short_label(i));
+    return colors[index];
+  };
 
   // Children of each node (CSR), ordered by label like flamegraph.pl.
   std::vector<size_t> first_child(n + 1, 0);
@@ -337,8 +344,8 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
         w > 6 ? static_cast<size_t>(std::floor((w - 6) / kCharWidth)) : static_cast<size_t>(0);
     absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(labels(i), node)),
                     "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
-                    "\" height=\"", options.frame_height - 1, "\" fill=\"",
-                    FlameColor(short_label(i)), "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
+                    "\" height=\"", options.frame_height - 1, "\" fill=\"", color(i),
+                    "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
                     Num(y + options.frame_height - 4.5), "\">",
                     XmlEscape(Elide(short_label(i), fit)), "</text></g>\n");
   }

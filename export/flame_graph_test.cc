@@ -297,6 +297,27 @@ TEST(FlameGraphTest, WrapperFramesCollapsedUnlessAsked) {
   EXPECT_EQ(graph->drawn_frames, 4);
 }
 
+// Issue #16: one frame with a 1 MB name at each of 240 levels (a Dask tree). Every box's
+// title and text come from the cut label, so the SVG grows with the depth, not the name.
+TEST(FlameGraphTest, MegabyteFrameNamesGiveABoundedGraph) {
+  constexpr int kDepth = 240;
+  v1::Profile p;
+  p.set_sampling_interval_seconds(0.01);
+  p.add_frames()->set_function(std::string(size_t{1} << 20, 'F'));
+  for (int i = 0; i <= kDepth; ++i) {
+    v1::ProfileNode* node = p.add_nodes();
+    node->set_parent(i - 1);
+    node->set_frame(i == 0 ? -1 : 0);
+    node->set_count(kDepth - i + 1);
+  }
+  absl::StatusOr<FlameGraph> graph = RenderFlameGraph(p);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->drawn_frames, kDepth + 1);
+  // A box: markup, a title of at most 400 characters and the text elided to its width.
+  EXPECT_LT(graph->svg.size(), static_cast<size_t>(kDepth + 1) * 1024 + 16384);
+  EXPECT_FALSE(absl::StrContains(graph->svg, std::string(401, 'F')));
+}
+
 TEST(FlameGraphTest, InconsistentProfileIsAnError) {
   v1::Profile bad = Tree({{0, "main", 3}, {1, "a", 5}});  // child above its parent
   EXPECT_FALSE(RenderFlameGraph(bad).ok());

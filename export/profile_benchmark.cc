@@ -1,7 +1,7 @@
 // bazel run -c opt //export:profile_benchmark
 // Flame graph and top-stacks table of large call trees: cost and SVG size stay bounded.
 // `collect profile` on the reliability study's hostile measurements (D6, D11): a 40,000-deep
-// chain and 16,000 profiles of one worker.
+// chain and 16,000 profiles of one worker; issue #16's 1 MB frame names.
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -124,6 +124,51 @@ void BM_WriteProfileFilesDeepChain(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = PeakRssMiB();
 }
 BENCHMARK(BM_WriteProfileFilesDeepChain)->Arg(40000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// What `collect profile DIR` does with a measurement: the tables, then the files. Counters:
+// the bytes of both, and the process's peak RSS so far.
+void CollectProfile(benchmark::State& state, const v1::Measurement& measurement,
+                    const std::string& name) {
+  const std::string directory =
+      absl::StrCat(std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
+                   "/profile_benchmark_", name);
+  mkdir(directory.c_str(), 0700);
+  int64_t bytes = 0;
+  size_t table_bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::string> tables = FormatProfileTables(measurement);
+    if (!tables.ok()) state.SkipWithError(std::string(tables.status().message()).c_str());
+    table_bytes = tables->size();
+    absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, directory);
+    if (!written.ok()) state.SkipWithError(std::string(written.status().message()).c_str());
+    bytes = 0;
+    for (const std::string& path : written->paths) {
+      struct stat info;
+      if (stat(path.c_str(), &info) == 0) bytes += info.st_size;
+      std::remove(path.c_str());
+    }
+  }
+  state.counters["bytes_written"] = static_cast<double>(bytes);
+  state.counters["table_bytes"] = static_cast<double>(table_bytes);
+  state.counters["peak_rss_MiB"] = PeakRssMiB();
+}
+
+// Issue #16: the Dask shape, two workers each with a 240-deep tree whose every level is one
+// frame with a 1 MB name (before the names were cut: 80 s, 1.7 GB).
+void BM_CollectProfileMegabyteNames(benchmark::State& state) {
+  v1::Measurement measurement = DeepChain(240, std::string(size_t{1} << 20, 'F'));
+  *measurement.add_profiles() = measurement.profiles(0);
+  measurement.mutable_profiles(1)->set_worker("tcp://10.0.0.6:4123");
+  CollectProfile(state, measurement, "megabyte_names");
+}
+BENCHMARK(BM_CollectProfileMegabyteNames)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// Reliability study D6: a 30,000-deep chain of 1000-byte labels (288 KB saved; before: 12 s,
+// 543 MB). The folded files stop at their 256 MiB budget.
+void BM_CollectProfileDeepChain(benchmark::State& state) {
+  CollectProfile(state, DeepChain(30000, std::string(1000, 'f')), "deep_chain");
+}
+BENCHMARK(BM_CollectProfileDeepChain)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 void BM_ProfileFileStems(benchmark::State& state) {
   v1::Measurement measurement;

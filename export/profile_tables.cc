@@ -80,16 +80,22 @@ std::string ElideStack(const std::vector<std::string>& frames, size_t max_width,
   const std::string full = absl::StrJoin(frames, ";");
   if (DisplayWidth(full) <= max_width || frames.empty()) return ElideEnd(full, max_width, unicode);
   const std::string gap = absl::StrCat(";", Ellipsis(unicode), ";");
-  // Root, gap, and as many innermost frames as fit.
-  std::string tail;
-  size_t kept = 0;
+  // Root, gap, and as many innermost frames as fit. Each frame's width is measured once, and
+  // only until the cell is full: the cost is bounded by max_width, not by the stack.
+  const size_t head_width = DisplayWidth(frames[0]) + DisplayWidth(gap);
+  size_t width = head_width;
+  size_t first_kept = frames.size();
   for (size_t i = frames.size(); i-- > 1;) {
-    const std::string candidate = kept == 0 ? frames[i] : absl::StrCat(frames[i], ";", tail);
-    if (DisplayWidth(frames[0]) + DisplayWidth(gap) + DisplayWidth(candidate) > max_width) break;
-    tail = candidate;
-    ++kept;
+    if (width > max_width) break;
+    const size_t frame_width = DisplayWidth(frames[i]) + (i + 1 == frames.size() ? 0 : 1);
+    if (width + frame_width > max_width) break;
+    width += frame_width;
+    first_kept = i;
   }
-  if (kept > 0) return absl::StrCat(frames[0], gap, tail);
+  if (first_kept < frames.size()) {
+    return absl::StrCat(frames[0], gap,
+                        absl::StrJoin(frames.begin() + first_kept, frames.end(), ";"));
+  }
   const std::string lead = absl::StrCat(Ellipsis(unicode), ";");
   const size_t lead_width = DisplayWidth(lead);
   if (max_width <= lead_width) return ElideEnd(frames.back(), max_width, unicode);
@@ -242,6 +248,12 @@ absl::StatusOr<TextTable> TopStacksTable(const v1::Profile& profile, const std::
     std::vector<std::string> frames;
     frames.reserve(stack.short_frames.size());
     for (const std::string& frame : stack.short_frames) frames.push_back(Clean(frame));
+    // A very deep stack comes without its middle frames (ProfileAnalysisOptions
+    // max_stack_bytes); say so where they were.
+    if (stack.frames_left_out > 0 && !frames.empty()) {
+      frames.insert(frames.begin() + 1,
+                    absl::StrCat("(", Thousands(stack.frames_left_out), " frames left out)"));
+    }
     table.rows.push_back({
         absl::StrCat(++rank),
         Thousands(stack.samples),

@@ -99,6 +99,51 @@ TEST(TopStacksTableTest, LongFramesElidedAndControlCharactersReplaced) {
   for (const std::string& cell : row) EXPECT_FALSE(absl::StrContains(cell, "\x1b")) << cell;
 }
 
+// One frame named `name` at every level of a `depth`-deep chain, one sample at each level
+// (a Dask tree whose frames share an identifier has this shape).
+v1::Profile SharedFrameChain(int depth, const std::string& name) {
+  v1::Profile p;
+  p.set_source("dask");
+  p.set_sampling_interval_seconds(0.01);
+  p.add_frames()->set_function(name);
+  for (int i = 0; i <= depth; ++i) {
+    v1::ProfileNode* node = p.add_nodes();
+    node->set_parent(i - 1);
+    node->set_frame(i == 0 ? -1 : 0);
+    node->set_count(depth - i + 1);
+  }
+  return p;
+}
+
+TEST(TopStacksTableTest, DeepStacksSayHowManyFramesAreLeftOut) {
+  // Every count 1: the only stack is the 100,000-deep one.
+  v1::Profile deep = SharedFrameChain(100000, "f");
+  for (v1::ProfileNode& node : *deep.mutable_nodes()) node.set_count(1);
+  ProfileTableOptions options;
+  options.max_stack_width = 1 << 20;  // wide enough to show all that is kept
+  options.table.unicode = false;
+  absl::StatusOr<TextTable> table = TopStacksTable(deep, "t", options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->rows.size(), 1u);
+  const std::string& stack = table->rows[0][5];
+  // The outermost frame, then the 32,768 innermost ones whose labels (full and short, 2 bytes
+  // each) fit in ProfileAnalysisOptions::max_stack_bytes.
+  EXPECT_TRUE(absl::StartsWith(stack, "f;(67,231 frames left out);f;f;")) << stack.substr(0, 80);
+  EXPECT_EQ(stack.size(), std::string("f;(67,231 frames left out);").size() + 2 * 32768 - 1);
+}
+
+TEST(FormatProfileTablesTest, MegabyteFrameNamesStayBounded) {
+  v1::Measurement measurement;
+  *measurement.add_profiles() = SharedFrameChain(240, std::string(size_t{1} << 20, 'F'));
+  ProfileTableOptions options;
+  options.table.unicode = false;
+  absl::StatusOr<std::string> text = FormatProfileTables(measurement, options);
+  ASSERT_TRUE(text.ok()) << text.status();
+  // A header, 2 tables of at most 20 rows of bounded cells.
+  EXPECT_LT(text->size(), size_t{16} << 10);
+  EXPECT_TRUE(absl::StrContains(*text, "FFF...")) << *text;
+}
+
 TEST(TopStacksTableTest, InconsistentProfileNamesTheTable) {
   const absl::StatusOr<TextTable> table =
       TopStacksTable(Tree("w", {{0, "main", 1}, {1, "a", 5}}), "Top Stacks: w");

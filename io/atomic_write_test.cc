@@ -73,6 +73,19 @@ TEST(AtomicWriteTest, PermissionsFollowTheUmask) {
   EXPECT_EQ(info.st_mode & 0777, 0640u);
 }
 
+TEST(AtomicWriteTest, PiecesLargerThanTheBufferArriveWholeAndInOrder) {
+  const std::string dir = TempDirectory();
+  auto writer = AtomicFileWriter::Create(dir + "/big.folded");
+  ASSERT_TRUE(writer.ok());
+  // Across the 1 MiB buffer: a small piece, one of 2.5 MiB, a small one.
+  std::string big((size_t{5} << 20) / 2, 'b');
+  big.back() = 'z';
+  ASSERT_TRUE((*writer)->Append("head;").ok());
+  ASSERT_TRUE((*writer)->Append(big).ok());
+  ASSERT_TRUE((*writer)->Append(";tail").ok());
+  ASSERT_TRUE((*writer)->Commit().ok());
+  EXPECT_EQ(Read(dir + "/big.folded"), absl::StrCat("head;", big, ";tail"));
+}
 TEST(AtomicWriteTest, UncommittedWriterLeavesTheTargetAsItWas) {
   const std::string dir = TempDirectory();
   ASSERT_TRUE(WriteFileAtomically(dir + "/t.json", "old").ok());

@@ -227,13 +227,24 @@ absl::Status ValidateProfile(const v1::Profile& profile, const ProfileAnalysisOp
   return CheckTree(profile, options).status();
 }
 
+std::string CutFrameName(absl::string_view name) {
+  if (name.size() <= kMaxFrameNameBytes) return std::string(name);
+  size_t keep = kMaxFrameNameBytes;
+  // Back to the start of a UTF-8 character (at most 3 continuation bytes).
+  for (int i = 0; i < 3 && keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80;
+       ++i) {
+    --keep;
+  }
+  return absl::StrCat(name.substr(0, keep), "...[+", name.size() - keep, " bytes]");
+}
+
 std::string FrameLabel(const v1::ProfileFrame& frame) {
-  std::string label = frame.function().empty() ? "?" : frame.function();
+  std::string label = frame.function().empty() ? "?" : CutFrameName(frame.function());
   if (!frame.file().empty()) {
     if (frame.line_number() > 0) {
-      absl::StrAppend(&label, " (", frame.file(), ":", frame.line_number(), ")");
+      absl::StrAppend(&label, " (", CutFrameName(frame.file()), ":", frame.line_number(), ")");
     } else {
-      absl::StrAppend(&label, " (", frame.file(), ")");
+      absl::StrAppend(&label, " (", CutFrameName(frame.file()), ")");
     }
   }
   for (char& c : label) {
@@ -278,14 +289,30 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
     if (inserted) it->second = ShortFrameLabel(profile.frames(sums.label_frame[label_id]));
     return it->second;
   };
+  std::vector<int> chain;  // a stack's paths, innermost first; reused
   for (const int path : top) {
     RankedStack stack;
-    stack.frames = sums.paths.Frames(path);
-    stack.folded = Joined(stack.frames);
-    for (int p = path; p != 0; p = sums.paths.parent(p)) {
-      stack.short_frames.push_back(short_label(sums.paths.label_id(p)));
+    chain.clear();
+    for (int p = path; p != 0; p = sums.paths.parent(p)) chain.push_back(p);
+    stack.depth = static_cast<int>(chain.size());
+    // The innermost frames that fit in the budget, then the outermost one.
+    int64_t bytes = 0;
+    size_t kept = 0;
+    for (; kept + 1 < chain.size(); ++kept) {
+      const int label_id = sums.paths.label_id(chain[kept]);
+      const int64_t cost =
+          static_cast<int64_t>(sums.paths.label(chain[kept]).size() + short_label(label_id).size());
+      if (kept > 0 && bytes + cost > options.max_stack_bytes) break;
+      bytes += cost;
     }
-    std::reverse(stack.short_frames.begin(), stack.short_frames.end());
+    stack.frames_left_out = static_cast<int64_t>(chain.size() - 1 - kept);
+    const auto add = [&](int p) {
+      stack.frames.push_back(sums.paths.label(p));
+      stack.short_frames.push_back(short_label(sums.paths.label_id(p)));
+    };
+    add(chain.back());
+    for (size_t k = kept; k-- > 0;) add(chain[k]);
+    stack.folded = Joined(stack.frames);
     stack.samples = sums.exclusive[path];
     stack.seconds = static_cast<double>(stack.samples) * interval;
     stack.percent = Percent(stack.samples, shape->total);

@@ -11,6 +11,7 @@
 #ifndef ROASTCOFFEA_PROFILE_PROFILE_H_
 #define ROASTCOFFEA_PROFILE_PROFILE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +34,11 @@ struct ProfileAnalysisOptions {
   // one-letter frames is 1.6 GB. FoldedStacks refuses more than this; BoundedFoldedStacks
   // leaves out the lines that do not fit.
   int64_t max_folded_bytes = int64_t{256} << 20;
+  // A ranked stack keeps its outermost frame and as many of its innermost frames as fit in
+  // this many bytes of labels (full and short); the frames between are left out and counted
+  // (RankedStack::frames_left_out). Without it, 20 stacks of a 100,000-deep tree held
+  // gigabytes of labels. The innermost frame is always kept.
+  int64_t max_stack_bytes = int64_t{64} << 10;
 };
 
 // One node of the analysed tree; same index as in v1::Profile::nodes.
@@ -52,12 +58,17 @@ struct ProfileNodeStats {
 // it: the exclusive count of its last node. Stacks with the same labels are summed. Samples
 // that ended in the root itself (no frame at all) have no stack: they are only in
 // nodes[0].exclusive_samples, never in top_stacks or FoldedStacks.
+// A stack deeper than options.max_stack_bytes allows keeps only its outermost frame and its
+// innermost ones: `frames_left_out` frames after frames[0] are not in `frames`,
+// `short_frames` or `folded`.
 struct RankedStack {
   std::string folded;               // "outer;middle;inner"
   std::vector<std::string> frames;  // the same labels, root first
   // The same frames with short C++ names (profile/profile_frames.h ShortFrameLabel), for
   // display; `frames` keeps the full ones.
   std::vector<std::string> short_frames;
+  int depth = 0;                // frames of the whole stack
+  int64_t frames_left_out = 0;  // depth - frames.size()
   int64_t samples = 0;
   double seconds = 0;
   double percent = 0;  // of the total samples
@@ -89,9 +100,21 @@ absl::StatusOr<ProfileAnalysis> AnalyzeProfile(const v1::Profile& profile,
 // Linear in the node count; no validation.
 int64_t ProfileSampleCount(const v1::Profile& profile);
 
+// Longest function or file name a label keeps whole. A name is stored once per frame, but a
+// label is repeated on every stack line, table row and flame-graph box below it: a 1 MB name
+// 240 levels up a Dask tree made `collect profile` write and scan gigabytes.
+inline constexpr size_t kMaxFrameNameBytes = 1024;
+
+// `name` when at most kMaxFrameNameBytes long; otherwise its first kMaxFrameNameBytes bytes
+// (fewer, so as not to split a UTF-8 character) followed by "...[+N bytes]", N the bytes cut.
+// Two names with the same first bytes and the same length get the same text, so their frames
+// are one in stacks and merges.
+std::string CutFrameName(absl::string_view name);
+
 // The label of a frame in stacks and flame graphs: "function (file:line)", "function (file)",
 // or "function" — with ';' and line breaks replaced by ' ' so folded lines stay parseable. An
-// empty function is shown as "?", so a label is never empty.
+// empty function is shown as "?", so a label is never empty. Function and file are cut by
+// CutFrameName, so a label is at most about 2 KiB; the saved profile keeps the full names.
 std::string FrameLabel(const v1::ProfileFrame& frame);
 
 // Folded stacks, one line per distinct stack with a non-zero exclusive count:

@@ -135,10 +135,10 @@ bool IsInterpretedFrame(const v1::ProfileFrame& frame) {
 std::string ShortFrameLabel(const v1::ProfileFrame& frame) {
   if (IsInterpretedFrame(frame)) return FrameLabel(frame);
   // As FrameLabel, without copying the frame; "libzstd.so.1+0x1a2b0" already names its object.
-  std::string label = ShortFunctionName(frame.function());
+  std::string label = CutFrameName(ShortFunctionName(frame.function()));
   if (label.empty()) label = "?";
   if (!frame.file().empty() && !IsUnnamedLibraryFunction(frame)) {
-    absl::StrAppend(&label, " (", frame.file(), ")");
+    absl::StrAppend(&label, " (", CutFrameName(frame.file()), ")");
   }
   for (char& c : label) {
     if (c == ';' || c == '\n' || c == '\r') c = ' ';

@@ -50,7 +50,8 @@ bool IsInterpretedFrame(const v1::ProfileFrame& frame);
 bool IsUnnamedLibraryFunction(const v1::ProfileFrame& frame);
 
 // FrameLabel (profile/profile.h) with ShortFunctionName for compiled frames; a stripped
-// library's "libzstd.so.1+0x1a2b0" without the repeated " (libzstd.so.1)".
+// library's "libzstd.so.1+0x1a2b0" without the repeated " (libzstd.so.1)". Names are cut
+// like FrameLabel's (CutFrameName), after shortening.
 std::string ShortFrameLabel(const v1::ProfileFrame& frame);
 
 // The frames below a chunk's processor: chunk tracking's wrappers

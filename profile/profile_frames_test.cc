@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profile/profile.h"
@@ -75,6 +76,19 @@ TEST(ShortFrameLabelTest, CompiledFramesKeepTheirObject) {
   frame.set_file("collect");
   EXPECT_EQ(ShortFrameLabel(frame), "ns::Fill (collect)");
   EXPECT_EQ(FrameLabel(frame), "void ns::Fill<double>(double) (collect)");
+}
+
+TEST(ShortFrameLabelTest, HugeNamesAreCutAfterShortening) {
+  v1::ProfileFrame frame;
+  // Template arguments go first; what is left is still over the cut.
+  frame.set_function(absl::StrCat("void ns::", std::string(3000, 'g'), "<int>(long)"));
+  frame.set_file(std::string(2000, 'o'));
+  EXPECT_EQ(ShortFrameLabel(frame),
+            absl::StrCat("ns::", std::string(kMaxFrameNameBytes - 4, 'g'), "...[+1980 bytes] (",
+                         std::string(kMaxFrameNameBytes, 'o'), "...[+976 bytes])"));
+  frame.set_line_number(3);  // interpreted: FrameLabel, cut the same way
+  EXPECT_EQ(ShortFrameLabel(frame), FrameLabel(frame));
+  EXPECT_LT(FrameLabel(frame).size(), 2 * kMaxFrameNameBytes + 64);
 }
 
 TEST(ShortFrameLabelTest, StrippedLibraryFunctionsNameTheirObjectOnce) {

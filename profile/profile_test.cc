@@ -187,7 +187,13 @@ TEST(ProfileTest, DeepChainWithinTheLimitWorks) {
   EXPECT_EQ(a->nodes.back().exclusive_samples, 7);
   EXPECT_EQ(a->nodes[kNodes / 2].exclusive_samples, 0);
   ASSERT_EQ(a->top_stacks.size(), 1u);
-  EXPECT_EQ(a->top_stacks[0].frames.size(), static_cast<size_t>(kNodes - 1));
+  // The stack keeps its outermost frame and the innermost ones within max_stack_bytes
+  // (64 KiB of labels "f" and short labels "f": 2 bytes a frame).
+  EXPECT_EQ(a->top_stacks[0].depth, kNodes - 1);
+  EXPECT_EQ(a->top_stacks[0].frames.size(), 1u + (64u << 10) / 2);
+  EXPECT_EQ(a->top_stacks[0].frames_left_out,
+            static_cast<int64_t>(kNodes - 1 - a->top_stacks[0].frames.size()));
+  EXPECT_EQ(a->top_stacks[0].short_frames.size(), a->top_stacks[0].frames.size());
   EXPECT_EQ(a->top_stacks[0].samples, 7);
 
   absl::StatusOr<std::string> folded = FoldedStacks(p, options);
@@ -229,7 +235,9 @@ TEST(ProfileTest, MillionDeepChainWhenAllowed) {
   absl::StatusOr<ProfileAnalysis> a = AnalyzeProfile(Chain(kNodes), options);
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->nodes.back().depth, 1'000'000);
-  EXPECT_EQ(a->top_stacks[0].frames.size(), 1'000'000u);
+  EXPECT_EQ(a->top_stacks[0].depth, 1'000'000);
+  EXPECT_EQ(a->top_stacks[0].frames_left_out,
+            1'000'000 - static_cast<int64_t>(a->top_stacks[0].frames.size()));
 }
 
 // A chain with one sample at every level: line k is k frames, so the text is quadratic.
@@ -276,6 +284,59 @@ TEST(ProfileTest, HostileDeepChainsStayWithinTheBudget) {
                   static_cast<int64_t>(std::count(folded->text.begin(), folded->text.end(), '\n')),
               depth);
   }
+}
+
+// Issue #16: a Dask tree 240 deep whose every level is one frame with a 1 MB name made
+// `collect profile` write and scan gigabytes. Labels are cut, so the folded text and the
+// ranked stacks are bounded by the cut label, not by the name.
+TEST(ProfileTest, HugeFrameNamesAreCutWhereTheyRepeat) {
+  constexpr int kDepth = 240;
+  const std::string name(size_t{1} << 20, 'F');
+  const v1::Profile p = SampledChain(kDepth, name);
+  const std::string label = CutFrameName(name);
+  ASSERT_EQ(label.size(), kMaxFrameNameBytes + std::string("...[+1047552 bytes]").size());
+  absl::StatusOr<std::string> folded = FoldedStacks(p);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  // Line k: k labels, k - 1 ';', " 1\n".
+  size_t expected = 0;
+  for (size_t k = 1; k <= kDepth; ++k) expected += k * label.size() + (k - 1) + 3;
+  EXPECT_EQ(folded->size(), expected);
+  EXPECT_EQ(folded->find(name.substr(0, kMaxFrameNameBytes + 1)), std::string::npos);
+
+  absl::StatusOr<ProfileAnalysis> a = AnalyzeProfile(p);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_EQ(a->top_stacks.size(), 20u);
+  for (const RankedStack& stack : a->top_stacks) {
+    size_t bytes = 0;
+    for (const std::string& frame : stack.frames) bytes += frame.size();
+    for (const std::string& frame : stack.short_frames) bytes += frame.size();
+    // The budget plus the outermost and innermost frames, which are always kept.
+    EXPECT_LE(bytes, ProfileAnalysisOptions().max_stack_bytes + 4 * label.size());
+    EXPECT_EQ(static_cast<int64_t>(stack.frames.size()) + stack.frames_left_out, stack.depth);
+    EXPECT_EQ(stack.frames.back(), label);
+  }
+}
+
+TEST(ProfileTest, FrameNamesAreCutAtAUtf8Boundary) {
+  const std::string exact(kMaxFrameNameBytes, 'a');
+  EXPECT_EQ(CutFrameName(exact), exact);
+  EXPECT_EQ(CutFrameName(exact + "b"), exact + "...[+1 bytes]");
+  // "é" (2 bytes) straddling the cut is left out whole.
+  const std::string straddling = std::string(kMaxFrameNameBytes - 1, 'a') + "\xC3\xA9" + "zz";
+  EXPECT_EQ(CutFrameName(straddling), std::string(kMaxFrameNameBytes - 1, 'a') + "...[+4 bytes]");
+  // Function and file are cut each; the line number stays.
+  v1::ProfileFrame frame;
+  frame.set_function(std::string(5000, 'f'));
+  frame.set_file(std::string(3000, 'p'));
+  frame.set_line_number(7);
+  EXPECT_EQ(FrameLabel(frame),
+            absl::StrCat(std::string(kMaxFrameNameBytes, 'f'), "...[+3976 bytes] (",
+                         std::string(kMaxFrameNameBytes, 'p'), "...[+1976 bytes]:7)"));
+  // Names cut alike but of different lengths stay apart.
+  v1::Profile p;
+  p.add_frames()->set_function(std::string(5000, 'f'));
+  p.add_frames()->set_function(std::string(6000, 'f'));
+  EXPECT_NE(FrameLabel(p.frames(0)), FrameLabel(p.frames(1)));
 }
 
 // Frames 0 "a", 1 "b", 2 "a", 3 "b" (duplicate labels under different indices):

@@ -720,7 +720,8 @@ std::vector<FlagCondition> RunFlagConditions() {
   add({"duration"}, {"dask", "taskvine"});
   add({"scheduler", "dask_connect_timeout", "dask_read_timeout", "dask_max_message_mib",
        "dask_task_stream", "dask_occupancy", "dask_profiles", "dask_profile_prefixes",
-       "dask_profile_interval", "dask_profile_timeout", "dask_reconnect_max_backoff"},
+       "dask_profile_interval", "dask_profile_timeout", "dask_end_timeout",
+       "dask_reconnect_max_backoff"},
       {"dask"});
   add({"taskvine_logs", "follow", "taskvine_category"}, {"taskvine"});
   add({"workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
@@ -768,7 +769,8 @@ std::vector<Command> Commands() {
                "duration", "scheduler", "dask_connect_timeout", "dask_read_timeout",
                "dask_max_message_mib", "dask_task_stream", "dask_occupancy", "dask_profiles",
                "dask_profile_prefixes", "dask_profile_interval", "dask_profile_timeout",
-               "dask_reconnect_max_backoff", "taskvine_logs", "follow", "taskvine_category",
+               "dask_end_timeout", "dask_reconnect_max_backoff", "taskvine_logs", "follow",
+               "taskvine_category",
                // workqueue
                "workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
                "wq_stall_timeout", "wq_work_dir", "wq_chunk_task", "wq_testing_fault"};

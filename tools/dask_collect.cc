@@ -88,8 +88,7 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
   }
   const double end_timeout = absl::GetFlag(FLAGS_dask_end_timeout);
   if (!(end_timeout == 0 || PositiveFinite(end_timeout))) {
-    problems.push_back(
-        absl::StrCat("--dask_end_timeout must be >= 0 seconds, got ", end_timeout));
+    problems.push_back(absl::StrCat("--dask_end_timeout must be >= 0 seconds, got ", end_timeout));
   }
   const double profile_interval = absl::GetFlag(FLAGS_dask_profile_interval);
   if (!PositiveFinite(profile_interval)) {

@@ -770,10 +770,10 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   for (size_t k = 0; k < prefixes.size(); ++k) {
     const std::string& prefix = prefixes[k];
     if (EndRanOut()) {
-      WarnEndCut("the profile fetch",
-                 absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ",
-                              prefixes.size(),
-                              " profile sets (all tasks, then one per task prefix) were not read"));
+      WarnEndCut(
+          "the profile fetch",
+          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
+                       " profile sets (all tasks, then one per task prefix) were not read"));
       break;
     }
     if (absl::Now() >= deadline) {
@@ -788,10 +788,10 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
         FetchProfileSet(asked, prefix, start_ns, stop_ns, deadline);
     if (!set.ok() && EndRanOut()) {
-      WarnEndCut("the profile fetch",
-                 absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ",
-                              prefixes.size(),
-                              " profile sets (all tasks, then one per task prefix) were not read"));
+      WarnEndCut(
+          "the profile fetch",
+          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
+                       " profile sets (all tasks, then one per task prefix) were not read"));
       break;
     }
     if (!set.ok()) {

@@ -975,9 +975,8 @@ TEST(DaskBackendTest, PeerTextIsCutAndEscapedInWarningsAndSavedFields) {
   }
   WaitFor([&] {
     std::vector<std::string> w = backend->Warnings();
-    return std::any_of(w.begin(), w.end(), [](const std::string& x) {
-      return absl::StrContains(x, "joined mid-run");
-    });
+    return std::any_of(w.begin(), w.end(),
+                       [](const std::string& x) { return absl::StrContains(x, "joined mid-run"); });
   });
   {
     Value reply = Value::Map();

@@ -148,16 +148,15 @@ absl::StatusOr<std::vector<TaskGroupSpan>> ParseTaskGroups(const Value& reply) {
     }
     std::optional<std::string> prefix_name = PrefixNameFromRepr(prefix->text());
     if (!prefix_name.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat("dump_state task group '",
-                                                     EchoedText(name->text()),
-                                                     "' has a prefix of unknown shape: '",
-                                                     EchoedText(prefix->text()), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dump_state task group '", EchoedText(name->text()),
+                       "' has a prefix of unknown shape: '", EchoedText(prefix->text()), "'"));
     }
     std::optional<double> start = Seconds(g, "start"), stop = Seconds(g, "stop");
     if (!start.has_value() || !stop.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dump_state task group '", EchoedText(name->text()),
-          "' has a bad start or stop: ", g.DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dump_state task group '", EchoedText(name->text()),
+                       "' has a bad start or stop: ", g.DebugString()));
     }
     TaskGroupSpan& t = out.emplace_back();
     // Peer text, shown and saved: cut and escaped like the task stream's prefixes.

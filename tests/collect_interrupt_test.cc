@@ -459,8 +459,8 @@ TEST(CollectInterruptTest, ASignalDuringASlowProfileFetchIsHonoured) {
   const std::string log = TempDir() + "/slow-profiles.log";
   ChildProcess collect(
       {Collect(), "--backend=dask", "--scheduler=" + scheduler.address(), "--dask_read_timeout=600",
-       "--dask_profile_timeout=600", "--interval=0.1", "--output_dir=" + output, "--name=profiles",
-       "--", "/bin/sh", "-c",
+       "--dask_profile_timeout=600", "--dask_end_timeout=600", "--interval=0.1",
+       "--output_dir=" + output, "--name=profiles", "--", "/bin/sh", "-c",
        R"(echo '[{"file": "a.root", "entry_start": 0, "entry_stop": 10, "num_events": 10,
                   "t_start": 100, "t_end": 101}]' > "$ROASTCOFFEA_CHUNK_RECORDS"; sleep 1)"},
       Environment(), log);

@@ -733,7 +733,8 @@ std::vector<FlagCondition> RunFlagConditions() {
   add({"duration"}, {"dask", "taskvine"});
   add({"scheduler", "dask_connect_timeout", "dask_read_timeout", "dask_max_message_mib",
        "dask_task_stream", "dask_occupancy", "dask_profiles", "dask_profile_prefixes",
-       "dask_profile_interval", "dask_profile_timeout", "dask_reconnect_max_backoff"},
+       "dask_profile_interval", "dask_profile_timeout", "dask_end_timeout",
+       "dask_reconnect_max_backoff"},
       {"dask"});
   add({"taskvine_logs", "follow", "taskvine_category"}, {"taskvine"});
   add({"workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
@@ -773,7 +774,7 @@ std::vector<Command> Commands() {
   run.max_arguments = 0;
   run.arguments_problem = "no arguments; a command to measure goes after --";
   run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "tables", "html",
-               "trace",
+               "dask_end_timeout", "trace",
                // threadpool and workqueue: the sample analysis
                "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed", "threads",
                "profile", "profile_hz",

@@ -35,6 +35,10 @@ ABSL_FLAG(std::vector<std::string>, dask_profile_prefixes, {"*"},
 ABSL_FLAG(double, dask_profile_timeout, 30,
           "--backend=dask: seconds the end-of-run profile fetch may take in all (every call, "
           "every worker; > 0); what is not read by then is left out with a warning.");
+ABSL_FLAG(double, dask_end_timeout, 0,
+          "--backend=dask: seconds the end of tracking (the last poll, the spans' last heartbeats, "
+          "the profile fetch) may take after --duration, however slowly the scheduler answers "
+          "(>= 0); 0: max(2, 10 % of the tracked time). What is cut short is a warning.");
 ABSL_FLAG(double, dask_profile_interval, 0.01,
           "--backend=dask: the workers' distributed.worker.profile.interval in seconds (> 0); "
           "no read-only request reports it.");
@@ -82,6 +86,10 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
     problems.push_back(
         absl::StrCat("--dask_profile_timeout must be > 0 seconds, got ", profile_timeout));
   }
+  const double end_timeout = absl::GetFlag(FLAGS_dask_end_timeout);
+  if (!(end_timeout == 0 || PositiveFinite(end_timeout))) {
+    problems.push_back(absl::StrCat("--dask_end_timeout must be >= 0 seconds, got ", end_timeout));
+  }
   const double profile_interval = absl::GetFlag(FLAGS_dask_profile_interval);
   if (!PositiveFinite(profile_interval)) {
     problems.push_back(
@@ -96,6 +104,7 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeDaskBackendFromFlags
     // An interrupted run stops waiting for the scheduler (a connect, a reply, the profiles).
     options.comm.give_up = SessionShouldGiveUp;
     options.profile_fetch_timeout = absl::Seconds(profile_timeout);
+    options.end_timeout = absl::Seconds(end_timeout);
     options.comm.frame_limits.max_message_bytes = static_cast<size_t>(max_mib) << 20;
     options.reconnect_max_backoff = absl::Seconds(backoff);
     options.reconnect_initial_backoff =

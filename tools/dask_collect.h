@@ -11,6 +11,7 @@
 //   --dask_profiles=true            read each worker's statistical profile at the end
 //   --dask_profile_prefixes=*       task prefixes that get per-worker profiles of their own
 //   --dask_profile_timeout=30       seconds the whole end-of-run profile fetch may take
+//   --dask_end_timeout=0            seconds the whole end of tracking may take (0: max(2, 10 %))
 //   --dask_profile_interval=0.01    the workers' profile sampling interval in seconds
 // Thread-safety: call from the main thread after absl::ParseCommandLine.
 #ifndef ROASTCOFFEA_TOOLS_DASK_COLLECT_H_

@@ -14,6 +14,7 @@ ABSL_DECLARE_FLAG(int, dask_max_message_mib);
 ABSL_DECLARE_FLAG(std::vector<std::string>, dask_profile_prefixes);
 ABSL_DECLARE_FLAG(double, dask_profile_interval);
 ABSL_DECLARE_FLAG(double, dask_profile_timeout);
+ABSL_DECLARE_FLAG(double, dask_end_timeout);
 
 namespace roastcoffea {
 namespace {
@@ -59,6 +60,17 @@ TEST(DaskCollectTest, ProfileFlagsAreChecked) {
   absl::SetFlag(&FLAGS_dask_profile_timeout, 30);
   absl::SetFlag(&FLAGS_dask_profile_prefixes, std::vector<std::string>{});
   absl::SetFlag(&FLAGS_dask_profile_interval, 0.01);
+}
+
+TEST(DaskCollectTest, EndTimeoutIsChecked) {
+  absl::SetFlag(&FLAGS_scheduler, "tcp://127.0.0.1:8786");
+  absl::SetFlag(&FLAGS_dask_end_timeout, 3);
+  EXPECT_TRUE(MakeDaskBackendFromFlags().ok());
+  absl::SetFlag(&FLAGS_dask_end_timeout, -1);
+  EXPECT_THAT(MakeDaskBackendFromFlags().status().message(),
+              HasSubstr("--dask_end_timeout must be >= 0 seconds, got -1"));
+  absl::SetFlag(&FLAGS_dask_end_timeout, 0);
+  EXPECT_TRUE(MakeDaskBackendFromFlags().ok());
 }
 
 }  // namespace

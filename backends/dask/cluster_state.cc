@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 namespace {
@@ -92,7 +93,8 @@ absl::StatusOr<CumulativeExecuting> ParseCumulativeExecuting(const Value& reply)
     if (!workers->key(i).is_str()) continue;
     const Value* elapsed = workers->value(i).Find("task_cumulative_elapsed");
     if (elapsed == nullptr || !elapsed->is_map()) continue;
-    std::map<std::string, double>& per_prefix = out[workers->key(i).text()];
+    // Cut and escaped as identity's addresses and the task stream's prefixes are, so they join.
+    std::map<std::string, double>& per_prefix = out[EchoedText(workers->key(i).text())];
     for (size_t j = 0; j < elapsed->size(); ++j) {
       const Value& key = elapsed->key(j);
       const std::optional<double> seconds = elapsed->value(j).AsDouble();
@@ -105,7 +107,7 @@ absl::StatusOr<CumulativeExecuting> ParseCumulativeExecuting(const Value& reply)
         parsed = std::make_pair(key.items()[0].text(), key.items()[1].text());
       }
       if (parsed.has_value() && parsed->second == "executing") {
-        per_prefix[parsed->first] += *seconds;
+        per_prefix[EchoedText(parsed->first)] += *seconds;
       }
     }
   }

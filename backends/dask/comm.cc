@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 namespace {
@@ -210,13 +211,13 @@ bool DaskVersion::AtLeast(int y, int m, int p) const {
 
 absl::StatusOr<DaskVersion> ParseDaskVersion(absl::string_view text) {
   DaskVersion v;
-  v.text = std::string(text);
+  v.text = EchoedText(text);
   absl::string_view core = text.substr(0, text.find_first_of("+-"));
   std::vector<absl::string_view> parts = absl::StrSplit(core, '.');
   if (parts.size() < 2 || !absl::SimpleAtoi(parts[0], &v.year) ||
       !absl::SimpleAtoi(parts[1], &v.month)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("distributed version '", text, "' is not YEAR.MONTH[.PATCH]"));
+        absl::StrCat("distributed version '", v.text, "' is not YEAR.MONTH[.PATCH]"));
   }
   if (parts.size() >= 3) {
     // "1rc1" or "0.dev12": keep the leading digits.
@@ -397,7 +398,10 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args, ab
   }
   if (reply->is_map()) {
     const Value* status = reply->Find("status");
+    // distributed's error_message() sends exception_text; some handlers answer {"status":
+    // "error", "text": ...} instead.
     const Value* text = reply->Find("exception_text");
+    if (text == nullptr) text = reply->Find("text");
     if (status != nullptr && status->is_str() &&
         (status->text() == "uncaught-error" || status->text() == "error") && text != nullptr) {
       std::string traceback_tail;
@@ -408,9 +412,12 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args, ab
         const size_t nl = tbv.rfind('\n');
         traceback_tail = std::string(nl == absl::string_view::npos ? tbv : tbv.substr(nl + 1));
       }
+      // The peer's text is quoted cut and escaped: it ends up in warnings and measurements.
       return absl::InternalError(absl::StrCat(
-          "scheduler error for op '", op, "': ", text->is_str() ? text->text() : "?",
-          traceback_tail.empty() ? "" : absl::StrCat(" (traceback ends: ", traceback_tail, ")")));
+          "scheduler error for op '", op, "': ", text->is_str() ? EchoedText(text->text()) : "?",
+          traceback_tail.empty()
+              ? ""
+              : absl::StrCat(" (traceback ends: ", EchoedText(traceback_tail), ")")));
     }
   }
   return reply;

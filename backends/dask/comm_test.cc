@@ -107,9 +107,34 @@ TEST(DaskCommTest, ErrorRepliesCarryTheExceptionText) {
   absl::StatusOr<Value> reply = comm->Call("get_task_status");
   EXPECT_TRUE(absl::IsInternal(reply.status()));
   EXPECT_THAT(reply.status().message(), HasSubstr("TypeError"));
-  EXPECT_THAT(reply.status().message(), HasSubstr("'NoneType' object is not iterable"));
+  // Quoted as io/untrusted_json.h's EchoedText quotes peer text (quotes escaped).
+  EXPECT_THAT(reply.status().message(), HasSubstr("\\'NoneType\\' object is not iterable"));
   // The connection stays usable after an error reply.
   EXPECT_TRUE(comm->Call("identity").ok());
+}
+
+TEST(DaskCommTest, AHugeErrorTextIsCutAndEscaped) {
+  // A hostile scheduler's error replies: 100 KB of text with control bytes, under either key.
+  const std::string huge = "<script>\x1b[2J" + std::string(100000, 'E');
+  FakeScheduler scheduler([&](const Value& request) -> std::optional<std::string> {
+    const std::string op = request.Find("op")->text();
+    Value reply = Value::Map();
+    reply.Insert(Value::Str("status"), Value::Str(op == "identity" ? "uncaught-error" : "error"));
+    reply.Insert(Value::Str(op == "identity" ? "exception_text" : "text"), Value::Str(huge));
+    reply.Insert(Value::Str("traceback_text"), Value::Str("x\n" + huge + "\n"));
+    return EncodeMessage(reply);
+  });
+  auto comm = *DaskComm::Connect(Loopback(scheduler.port()), FastOptions());
+  for (const char* op : {"identity", "processing"}) {
+    absl::StatusOr<Value> reply = comm->Call(op);
+    ASSERT_TRUE(absl::IsInternal(reply.status())) << op << ": " << reply.status();
+    const absl::string_view message = reply.status().message();
+    // Two quotes of at most 200 bytes each (escaped: at most 4 characters a byte) and ours.
+    EXPECT_LT(message.size(), 2 * 4 * 200 + 200) << op;
+    EXPECT_THAT(message, HasSubstr("<script>\\x1b[2JEEE")) << op;
+    EXPECT_THAT(message, HasSubstr("E... (traceback ends: <script>")) << op;
+    EXPECT_EQ(message.find('\x1b'), absl::string_view::npos) << op;
+  }
 }
 
 TEST(DaskCommTest, RefusesDeniedOpsWithoutSendingThem) {

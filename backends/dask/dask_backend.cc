@@ -69,6 +69,21 @@ DaskMetricsBackend::~DaskMetricsBackend() {
   if (hb_comm_ != nullptr) hb_comm_->Close();
 }
 
+dask::CommOptions DaskMetricsBackend::CommOptionsWithEnd() {
+  dask::CommOptions comm = options_.comm;
+  comm.give_up = [this, run_gives_up = options_.comm.give_up] {
+    return (run_gives_up && run_gives_up()) || NowUnixNs() >= end_deadline_ns_.load();
+  };
+  return comm;
+}
+
+void DaskMetricsBackend::WarnEndCut(absl::string_view step, absl::string_view lost) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  AddWarning(absl::StrCat("The end of tracking ran out of its ", absl::FormatDuration(end_budget_),
+                          " (end_timeout) while the Dask scheduler was slow to answer: ", step,
+                          " was cut short; ", lost, "."));
+}
+
 void DaskMetricsBackend::AddWarning(std::string sentence) {
   // A problem that repeats at every poll is said once.
   if (std::find(warnings_.begin(), warnings_.end(), sentence) != warnings_.end()) return;
@@ -103,7 +118,7 @@ std::vector<dask::TaskRecord> DaskMetricsBackend::task_records() const {
 
 absl::Status DaskMetricsBackend::ConnectAndPrepare() {
   absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
-      dask::DaskComm::Connect(address_, options_.comm);
+      dask::DaskComm::Connect(address_, CommOptionsWithEnd());
   if (!comm.ok()) return comm.status();
   // The version is for people: features are probed (metadata can be missing or lie, e.g. a
   // source tree on PYTHONPATH reports nil or another installation's version).
@@ -149,6 +164,7 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (tracking_) return absl::FailedPreconditionError("DaskMetricsBackend is already tracking");
   }
+  end_deadline_ns_ = std::numeric_limits<int64_t>::max();  // a new run: no end yet
   if (comm_ == nullptr) {
     absl::Status s = ConnectAndPrepare();
     if (!s.ok()) {
@@ -210,7 +226,7 @@ absl::StatusOr<dask::SchedulerSnapshot> DaskMetricsBackend::HeartbeatIdentity() 
       return absl::UnavailableError("heartbeat connection: waiting to reconnect");
     }
     absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
-        dask::DaskComm::Connect(address_, options_.comm);
+        dask::DaskComm::Connect(address_, CommOptionsWithEnd());
     if (!comm.ok()) {
       hb_next_connect_ = absl::Now() + options_.reconnect_max_backoff;
       return comm.status();
@@ -227,7 +243,7 @@ absl::StatusOr<dask::CumulativeExecuting> DaskMetricsBackend::ReadCumulative() {
   if (hb_comm_ == nullptr || hb_comm_->broken()) {
     hb_comm_.reset();
     absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
-        dask::DaskComm::Connect(address_, options_.comm);
+        dask::DaskComm::Connect(address_, CommOptionsWithEnd());
     if (!comm.ok()) return comm.status();
     hb_comm_ = *std::move(comm);
   }
@@ -498,6 +514,13 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     if (!tracking_) return absl::FailedPreconditionError("DaskMetricsBackend is not tracking");
   }
   const int64_t stop_unix_ns = NowUnixNs();  // the tracked window ends here
+  // One deadline for everything below: a slow scheduler cannot stretch the run (each wait on
+  // it gives up then, see CommOptionsWithEnd).
+  end_budget_ = options_.end_timeout > absl::ZeroDuration()
+                    ? options_.end_timeout
+                    : std::max(absl::Seconds(2),
+                               absl::Nanoseconds(stop_unix_ns - tracking_start_unix_ns_) / 10);
+  end_deadline_ns_ = stop_unix_ns + absl::ToInt64Nanoseconds(end_budget_);
   {
     std::lock_guard<std::mutex> lock(poller_mutex_);
     stop_poller_ = true;
@@ -505,8 +528,16 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   poller_wake_.notify_all();
   poller_.Stop();
   if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
-  next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
-  Poll();
+  if (EndRanOut()) {
+    WarnEndCut("the poll in flight when the run ended",
+               "the samples since the previous poll are missing (a tracking gap)");
+  } else {
+    next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
+    Poll();
+    if (EndRanOut()) {
+      WarnEndCut("the last poll", "the samples since the previous poll are missing");
+    }
+  }
   std::vector<SpanId> to_finalize;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -521,7 +552,9 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
     hb_comm_.reset();
   }
   if (options_.read_profiles) {
-    if (comm_ != nullptr && !comm_->broken()) {
+    if (EndRanOut()) {
+      WarnEndCut("the profile fetch", "the workers' profiles were not read");
+    } else if (comm_ != nullptr && !comm_->broken()) {
       FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
     } else {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -730,10 +763,19 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
     }
   }
   // One bounded phase: every call below ends by this deadline (or when the run gives up).
-  const absl::Time deadline = absl::Now() + options_.profile_fetch_timeout;
+  // The end of tracking's deadline (StopTracking) comes first when it is earlier.
+  const absl::Time deadline =
+      std::min(absl::Now() + options_.profile_fetch_timeout, end_deadline());
   std::vector<std::pair<std::string, std::map<std::string, v1::Profile>>> sets;
   for (size_t k = 0; k < prefixes.size(); ++k) {
     const std::string& prefix = prefixes[k];
+    if (EndRanOut()) {
+      WarnEndCut(
+          "the profile fetch",
+          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
+                       " profile sets (all tasks, then one per task prefix) were not read"));
+      break;
+    }
     if (absl::Now() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The workers' profiles of ", prefixes.size() - k, " of ",
@@ -745,6 +787,13 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
     }
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
         FetchProfileSet(asked, prefix, start_ns, stop_ns, deadline);
+    if (!set.ok() && EndRanOut()) {
+      WarnEndCut(
+          "the profile fetch",
+          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
+                       " profile sets (all tasks, then one per task prefix) were not read"));
+      break;
+    }
     if (!set.ok()) {
       std::lock_guard<std::mutex> lock(mutex_);
       const bool ran_out = absl::IsDeadlineExceeded(set.status()) && absl::Now() >= deadline;
@@ -883,7 +932,8 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
   const absl::Duration timeout = options_.final_heartbeat_timeout > absl::ZeroDuration()
                                      ? options_.final_heartbeat_timeout
                                      : std::max(absl::Seconds(2), absl::Seconds(3 * period));
-  const absl::Time deadline = absl::Now() + timeout;
+  // Within the end of tracking's deadline when StopTracking finalizes the span.
+  const absl::Time deadline = std::min(absl::Now() + timeout, end_deadline());
   std::optional<std::map<std::string, double>> baseline;
   std::map<std::string, double> closing;
   std::vector<std::string> waiting;
@@ -932,7 +982,9 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
     cumulative_error = span.start_cumulative_error;
   }
   std::optional<dask::CumulativeExecuting> end_cumulative;
-  if (options_.recover_lost_digests && start_cumulative.has_value()) {
+  if (options_.recover_lost_digests && start_cumulative.has_value() && EndRanOut()) {
+    cumulative_error = "the end of tracking ran out of time";
+  } else if (options_.recover_lost_digests && start_cumulative.has_value()) {
     absl::StatusOr<dask::CumulativeExecuting> c = ReadCumulative();
     if (c.ok()) {
       end_cumulative = *std::move(c);
@@ -943,6 +995,10 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
     cumulative_error = "recovery turned off";
   }
 
+  if (EndRanOut()) {
+    WarnEndCut(absl::StrCat("finishing span '", window->name, "'"),
+               "its last heartbeats or cumulative totals may be missing (said below)");
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   SpanState& span = span_state_.at(id);
   span.finalized = true;

@@ -38,6 +38,10 @@
 // interval (distributed.worker.profile.interval) is not reported by any read-only op: it is
 // the option profile_interval_seconds (Dask's default, 10 ms). A failed fetch is a warning.
 //
+// The end: StopTracking returns within end_timeout (default max(2 s, 10 % of the tracked
+// time), plus up to 0.1 s) however slowly the scheduler answers; what was cut short is a
+// warning.
+//
 // Faults: when the scheduler cannot be reached the backend keeps what it has, records a
 // v1::TrackingGap, retries with exponential backoff, and says so in Warnings(); a restarted
 // scheduler is picked up (its task stream is re-installed).
@@ -47,8 +51,10 @@
 #ifndef ROASTCOFFEA_BACKENDS_DASK_DASK_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_DASK_DASK_BACKEND_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -122,6 +128,12 @@ struct DaskBackendOptions {
   // The whole end-of-run profile fetch (every prefix, and one call per worker when the
   // scheduler's one call was ambiguous) ends by then; what is left is a warning.
   absl::Duration profile_fetch_timeout = absl::Seconds(30);
+  // The whole end of tracking (the poll in flight, the last poll, the spans' heartbeat waits
+  // and cumulative totals, the profile fetch) ends this long after StopTracking is called, so a
+  // scheduler that answers slowly cannot stretch a run past its --duration: every wait on the
+  // scheduler gives up then (each step keeps its own shorter timeout too) and a warning names
+  // the step cut short. 0: max(2 s, 10 % of the tracked time).
+  absl::Duration end_timeout = absl::ZeroDuration();
 };
 
 class DaskMetricsBackend : public AbstractMetricsBackend {
@@ -190,6 +202,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   };
 
   explicit DaskMetricsBackend(DaskBackendOptions options, dask::SchedulerAddress address);
+  // options_.comm whose give_up also holds once the end of tracking ran out of time.
+  dask::CommOptions CommOptionsWithEnd();
+  bool EndRanOut() const { return absl::Now() >= end_deadline(); }
+  absl::Time end_deadline() const { return absl::FromUnixNanos(end_deadline_ns_.load()); }
+  // Says once that `step` of the end of tracking was cut short, and what that lost.
+  void WarnEndCut(absl::string_view step, absl::string_view lost);
   // One poll; called by the poller thread, or by the controlling thread when none runs.
   void Poll();
   absl::Status PollConnected();
@@ -225,6 +243,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
 
   const DaskBackendOptions options_;
   const dask::SchedulerAddress address_;
+  // When the end of tracking must be over (unix ns; "never" while tracking). Read by every
+  // connection's give_up, on any thread.
+  std::atomic<int64_t> end_deadline_ns_{std::numeric_limits<int64_t>::max()};
+  absl::Duration end_budget_;  // what end_deadline_ns_ was set from, for the warnings
 
   // Owned by the poller while it runs, by the controlling thread otherwise.
   std::unique_ptr<dask::DaskComm> comm_;

@@ -911,5 +911,101 @@ TEST(DaskBackendTest, ProfilesCanBeTurnedOff) {
   EXPECT_THAT(scheduler.ops(), ::testing::Not(Contains("profile")));
 }
 
+// A scheduler that answers one byte at a time once the run is under way: StopTracking (the
+// poll in flight, the last poll, the profile fetch) still ends within end_timeout, not after
+// several 10 s read timeouts, keeps what it had, and says which step was cut short.
+TEST(DaskBackendTest, ASlowSchedulerCannotStretchTheEndOfTracking) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.comm.read_timeout = absl::Seconds(10);
+  options.comm.connect_timeout = absl::Seconds(10);
+  options.end_timeout = absl::Seconds(1);
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  scheduler.Dribble(std::chrono::milliseconds(50),
+                    {"handshake", "identity", "processing", "dump_state", "profile"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a poll is now dribbled
+  const absl::Time stop = absl::Now();
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  const absl::Duration took = absl::Now() - stop;
+  ASSERT_TRUE(data.ok()) << data.status();
+  // The bound the option promises (plus the 0.1 s a wait takes to notice), with room for a
+  // loaded machine; without it this takes 10 s or more (each dribbled call's read timeout).
+  EXPECT_LT(took, absl::Seconds(4)) << absl::FormatDuration(took);
+  EXPECT_EQ(data->workers_size(), 1);
+  EXPECT_GE(data->workers(0).time_unix_ns_size(), 1);
+  EXPECT_THAT(backend->Warnings(),
+              Contains(HasSubstr("The end of tracking ran out of its 1s (end_timeout)")));
+  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("was cut short")));
+}
+
+// A healthy scheduler: the end of tracking is not cut, the profiles are read.
+TEST(DaskBackendTest, AHealthySchedulerIsNotCutShort) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  auto backend = *DaskMetricsBackend::Create(OptionsFor(scheduler));
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  ASSERT_TRUE(backend->StopTracking().ok());
+  EXPECT_EQ(backend->TakeProfiles({}).size(), 1u);
+  for (const std::string& warning : backend->Warnings()) {
+    EXPECT_THAT(warning, ::testing::Not(HasSubstr("cut short")));
+  }
+}
+
+// Text from the peer (an error reply, a worker's address and name) reaches the warnings and
+// the measurement cut to 200 bytes with control bytes escaped (io/untrusted_json.h).
+TEST(DaskBackendTest, PeerTextIsCutAndEscapedInWarningsAndSavedFields) {
+  const std::string hostile = "tcp://\x1b[31m" + std::string(100000, 'A');
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 4000000000, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.read_profiles = false;
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  WaitFor([&] { return scheduler.ops().size() > 5; });
+  {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    cluster.workers.push_back({hostile, 1, 1000, 2.0});  // joins mid-run
+  }
+  WaitFor([&] {
+    std::vector<std::string> w = backend->Warnings();
+    return std::any_of(w.begin(), w.end(),
+                       [](const std::string& x) { return absl::StrContains(x, "joined mid-run"); });
+  });
+  {
+    Value reply = Value::Map();
+    reply.Insert(Value::Str("status"), Value::Str("uncaught-error"));
+    reply.Insert(Value::Str("exception_text"), Value::Str("\x07" + std::string(100000, 'E')));
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    cluster.identity_override = dask::EncodeMessage(reply);
+  }
+  WaitFor([&] {
+    std::vector<std::string> w = backend->Warnings();
+    return std::any_of(w.begin(), w.end(), [](const std::string& x) {
+      return absl::StrContains(x, "A poll of the Dask scheduler failed");
+    });
+  });
+  absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
+  ASSERT_TRUE(data.ok()) << data.status();
+  const std::vector<std::string> warnings = backend->Warnings();
+  EXPECT_THAT(warnings, Contains(HasSubstr("joined mid-run")));
+  EXPECT_THAT(warnings, Contains(HasSubstr("scheduler error for op 'identity': \\x07")));
+  for (const std::string& warning : warnings) {
+    EXPECT_LT(warning.size(), 1000u) << warning.substr(0, 300);
+    EXPECT_EQ(warning.find_first_of("\x07\x1b"), std::string::npos) << warning.substr(0, 300);
+  }
+  ASSERT_EQ(data->workers_size(), 2);
+  const std::string& saved = data->workers(1).worker();
+  // 200 bytes: "tcp://", the escape byte, "[31m", then 189 of the 100,000 "A"s.
+  EXPECT_EQ(saved, "tcp://\\x1b[31m" + std::string(200 - 11, 'A') + "...");
+  EXPECT_EQ(data->workers(0).worker(), "tcp://127.0.0.1:1001");  // ordinary text is as sent
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 namespace {
@@ -14,7 +15,7 @@ std::optional<double> NumberAt(const Value* map, absl::string_view key) {
 
 std::string TextOf(const Value* v) {
   if (v == nullptr) return "";
-  if (v->is_str()) return v->text();
+  if (v->is_str()) return EchoedText(v->text());
   if (v->is_number()) return v->DebugString(40);
   return "";
 }
@@ -29,7 +30,7 @@ void ParseDigests(const Value& digests, std::vector<DigestEntry>& out) {
     bool all_str = true;
     for (const Value& part : label.items()) {
       all_str = all_str && part.is_str();
-      parts.push_back(part.text());
+      parts.push_back(EchoedText(part.text()));
     }
     if (!all_str) continue;
     DigestEntry entry;
@@ -66,7 +67,7 @@ absl::StatusOr<SchedulerSnapshot> ParseIdentity(const Value& reply) {
           "identity worker entry ", i, " is not address -> map: ", address.DebugString(80)));
     }
     WorkerSnapshot w;
-    w.address = address.text();
+    w.address = EchoedText(address.text());
     const std::optional<double> nthreads = NumberAt(&info, "nthreads");
     const std::optional<double> last_seen = NumberAt(&info, "last_seen");
     if (!nthreads.has_value() || !last_seen.has_value()) {

@@ -6,6 +6,9 @@
 // bytes from `spilled_bytes.disk` (or `spilled_nbytes`); network and disk rates from
 // `host_net_io`/`host_disk_io` (or the older `read_bytes`…); per-heartbeat fine-metric digests
 // from `digests_total_since_heartbeat` (≥ 2023.4) with array labels.
+// Every text taken from the reply (addresses, names, digest labels) is the peer's: cut to 200
+// bytes and escaped (io/untrusted_json.h's EchoedText) before it reaches a warning or a
+// measurement.
 // Thread-safety: pure function. Cost: linear in the reply.
 #ifndef ROASTCOFFEA_BACKENDS_DASK_IDENTITY_H_
 #define ROASTCOFFEA_BACKENDS_DASK_IDENTITY_H_

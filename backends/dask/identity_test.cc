@@ -78,6 +78,25 @@ TEST(IdentityTest, ReadsNewerDigestsAndSparseTaskCounts) {
   EXPECT_EQ(w.digests[1].activity, "network");
 }
 
+TEST(IdentityTest, PeerTextIsCutAndEscaped) {
+  Value info = Value::Map();
+  info.Insert(Value::Str("nthreads"), Value::Int(1));
+  info.Insert(Value::Str("last_seen"), Value::Float(1));
+  info.Insert(Value::Str("name"), Value::Str("\r" + std::string(1 << 20, 'n')));
+  info.Insert(Value::Str("host"), Value::Str("h\x07"));
+  Value workers = Value::Map();
+  workers.Insert(Value::Str(std::string(300, 'a')), info);
+  Value reply = Value::Map();
+  reply.Insert(Value::Str("workers"), workers);
+  absl::StatusOr<SchedulerSnapshot> snapshot = ParseIdentity(reply);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_EQ(snapshot->workers.size(), 1u);
+  const WorkerSnapshot& w = snapshot->workers[0];
+  EXPECT_EQ(w.address, std::string(200, 'a') + "...");
+  EXPECT_EQ(w.name, "\\r" + std::string(199, 'n') + "...");
+  EXPECT_EQ(w.host, "h\\x07");
+}
+
 TEST(IdentityTest, RejectsWrongShapes) {
   EXPECT_THAT(ParseIdentity(Value::Array()).status().message(), HasSubstr("not a map"));
   EXPECT_THAT(ParseIdentity(Value::Map()).status().message(), HasSubstr("no 'workers' map"));

@@ -87,7 +87,7 @@ std::string KeySplit(const Value& key) {
 
 std::string KeyToString(const Value& key) {
   if (key.is_str()) return key.text();
-  return key.DebugString(400);
+  return key.Repr(400);
 }
 
 }  // namespace roastcoffea::dask

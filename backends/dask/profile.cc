@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 namespace {
@@ -28,8 +29,7 @@ std::string NodeName(const Value& tree, const Value* key) {
                      : key == nullptr              ? std::string("root")
                      : key->is_str()               ? key->text()
                                                    : key->DebugString(80);
-  if (name.size() > 200) name = name.substr(0, 200) + "...";
-  return name;
+  return EchoedText(name);
 }
 
 absl::Status NodeError(const Value& tree, const Value* key, int depth, absl::string_view what) {
@@ -254,7 +254,7 @@ absl::StatusOr<std::vector<WorkerProfileTree>> ConvertPerWorkerProfiles(
                        reply.key(i).DebugString(60)));
     }
     WorkerProfileTree entry;
-    entry.worker = reply.key(i).text();
+    entry.worker = EchoedText(reply.key(i).text());  // as ParseIdentity has it
     absl::Status s = ConvertInto(reply.value(i), options, budget, entry.profile);
     if (!s.ok()) {
       return absl::Status(s.code(), absl::StrCat("worker ", entry.worker, ": ", s.message()));

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 namespace {
@@ -140,27 +141,29 @@ absl::StatusOr<std::vector<TaskGroupSpan>> ParseTaskGroups(const Value& reply) {
     const Value& g = groups->value(i);
     const Value* name = g.Find("name");
     const Value* prefix = g.Find("prefix");
-    const std::string key = groups->key(i).is_str() ? groups->key(i).text() : "";
+    const std::string key = groups->key(i).is_str() ? EchoedText(groups->key(i).text()) : "";
     if (name == nullptr || !name->is_str() || prefix == nullptr || !prefix->is_str()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "dump_state task group '", key, "' has no str name and prefix: ", g.DebugString()));
     }
     std::optional<std::string> prefix_name = PrefixNameFromRepr(prefix->text());
     if (!prefix_name.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat("dump_state task group '", name->text(),
-                                                     "' has a prefix of unknown shape: '",
-                                                     prefix->text(), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dump_state task group '", EchoedText(name->text()),
+                       "' has a prefix of unknown shape: '", EchoedText(prefix->text()), "'"));
     }
     std::optional<double> start = Seconds(g, "start"), stop = Seconds(g, "stop");
     if (!start.has_value() || !stop.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dump_state task group '", name->text(), "' has a bad start or stop: ", g.DebugString()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dump_state task group '", EchoedText(name->text()),
+                       "' has a bad start or stop: ", g.DebugString()));
     }
     TaskGroupSpan& t = out.emplace_back();
-    t.group = name->text();
-    t.task_prefix = *std::move(prefix_name);
+    // Peer text, shown and saved: cut and escaped like the task stream's prefixes.
+    t.group = EchoedText(name->text());
+    t.task_prefix = EchoedText(*prefix_name);
     if (const Value* span = g.Find("span_id"); span != nullptr && span->is_str()) {
-      t.span_id = span->text();
+      t.span_id = EchoedText(span->text());
     }
     t.start_unix_seconds = *start;
     t.stop_unix_seconds = *stop;
@@ -191,11 +194,11 @@ absl::StatusOr<std::map<std::string, SpanPath>> ParseTaskSpanPaths(const Value& 
     if (!all_str) continue;
     // Every enclosing span is named by the prefix of the path.
     for (size_t depth = 1; depth <= ids->size(); ++depth) {
-      auto [it, inserted] = out.try_emplace(ids->items()[depth - 1].text());
+      auto [it, inserted] = out.try_emplace(EchoedText(ids->items()[depth - 1].text()));
       if (!inserted) continue;
       for (size_t k = 0; k < depth; ++k) {
-        it->second.names.push_back(names->items()[k].text());
-        it->second.ids.push_back(ids->items()[k].text());
+        it->second.names.push_back(EchoedText(names->items()[k].text()));
+        it->second.ids.push_back(EchoedText(ids->items()[k].text()));
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "backends/dask/key_split.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 
@@ -30,16 +31,17 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply) {
     }
     TaskRecord record;
     record.key = KeyToString(*key);
-    record.prefix = KeySplit(*key);
-    record.worker = worker->text();
+    // The key stays whole (records are joined by it); what is shown or saved is cut.
+    record.prefix = EchoedText(KeySplit(*key));
+    record.worker = EchoedText(worker->text());
     if (const Value* status = r.Find("status"); status != nullptr && status->is_str()) {
-      record.status = status->text();
+      record.status = EchoedText(status->text());
     }
     if (const Value* nbytes = r.Find("nbytes"); nbytes != nullptr) {
       record.nbytes = nbytes->AsDouble().value_or(0);
     }
     if (const Value* text = r.Find("exception_text"); text != nullptr && text->is_str()) {
-      record.exception_text = text->text();
+      record.exception_text = EchoedText(text->text());
     }
     for (const Value& ss : startstops->items()) {
       const Value* action = ss.Find("action");
@@ -48,15 +50,15 @@ absl::StatusOr<std::vector<TaskRecord>> ParseTaskStream(const Value& reply) {
       if (action == nullptr || !action->is_str() || start == nullptr || stop == nullptr ||
           !start->AsDouble().has_value() || !stop->AsDouble().has_value()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "task stream record ", i, " (", record.key,
+            "task stream record ", i, " (", EchoedText(record.key),
             ") has a startstop without str action and numeric start/stop: ", ss.DebugString(120)));
       }
       StartStop entry;
-      entry.action = action->text();
+      entry.action = EchoedText(action->text());
       entry.start_unix_seconds = *start->AsDouble();
       entry.stop_unix_seconds = *stop->AsDouble();
       if (const Value* source = ss.Find("source"); source != nullptr && source->is_str()) {
-        entry.source = source->text();
+        entry.source = EchoedText(source->text());
       }
       record.last_stop_unix_seconds =
           std::max(record.last_stop_unix_seconds, entry.stop_unix_seconds);

@@ -138,5 +138,31 @@ TEST(TaskStreamTest, RejectsMalformedRecords) {
               HasSubstr("numeric start/stop"));
 }
 
+// A peer's text (worker, prefix, error) is shown and saved cut to 200 bytes and escaped; the
+// key stays whole, records are joined by it.
+TEST(TaskStreamTest, PeerTextIsCutAndEscaped) {
+  const std::string key = std::string(100000, 'p') + "-1";
+  Value ss = Value::Map();
+  ss.Insert(Value::Str("action"), Value::Str("compute\n" + std::string(1000, 'c')));
+  ss.Insert(Value::Str("start"), Value::Float(1));
+  ss.Insert(Value::Str("stop"), Value::Float(2));
+  Value r = Value::Map();
+  r.Insert(Value::Str("key"), Value::Str(key));
+  r.Insert(Value::Str("worker"), Value::Str("tcp://\x1b[2J"));
+  r.Insert(Value::Str("status"), Value::Str("error"));
+  r.Insert(Value::Str("exception_text"), Value::Str(std::string(100000, 'x')));
+  r.Insert(Value::Str("startstops"), Value::Array({ss}));
+  absl::StatusOr<std::vector<TaskRecord>> records = ParseTaskStream(Value::Array({r}));
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 1u);
+  const TaskRecord& record = (*records)[0];
+  EXPECT_EQ(record.key, key);
+  EXPECT_EQ(record.prefix, std::string(200, 'p') + "...");
+  EXPECT_EQ(record.worker, "tcp://\\x1b[2J");
+  EXPECT_EQ(record.exception_text, std::string(200, 'x') + "...");
+  ASSERT_EQ(record.startstops.size(), 1u);
+  EXPECT_EQ(record.startstops[0].action, "compute\\n" + std::string(192, 'c') + "...");
+}
+
 }  // namespace
 }  // namespace roastcoffea::dask

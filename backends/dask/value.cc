@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
 
@@ -130,6 +131,13 @@ bool operator==(const Value& a, const Value& b) {
 }
 
 std::string Value::DebugString(size_t max_chars) const {
+  std::string out;
+  AppendDebug(out, max_chars);
+  // Peer text: cut and escaped like every quote of untrusted input.
+  return EchoedText(out, max_chars);
+}
+
+std::string Value::Repr(size_t max_chars) const {
   std::string out;
   AppendDebug(out, max_chars);
   if (out.size() > max_chars) {

@@ -71,8 +71,12 @@ class Value {
   void Reserve(size_t n) { items_.reserve(type_ == Type::kMap ? 2 * n : n); }
   std::vector<Value>& mutable_items() { return items_; }
 
-  // Python-repr-like text for messages and debugging ("{'op': 'identity'}"), bounded length.
+  // Python-repr-like text for messages and debugging ("{'op': 'identity'}"): the first
+  // max_chars bytes (then "..."), control and non-ASCII bytes escaped (io/untrusted_json.h).
   std::string DebugString(size_t max_chars = 200) const;
+  // The same repr unescaped, cut at max_chars (then "..."): an identifier such as a task key's
+  // display form, never a message.
+  std::string Repr(size_t max_chars) const;
 
   friend bool operator==(const Value& a, const Value& b);
   friend bool operator!=(const Value& a, const Value& b) { return !(a == b); }

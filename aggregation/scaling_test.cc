@@ -1,6 +1,8 @@
 #include "aggregation/scaling.h"
 
 #include <cmath>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -101,6 +103,19 @@ TEST(FitAmdahlTest, RefusesTwoCoreCounts) {
   EXPECT_TRUE(absl::StrContains(fit.status().message(), "at least 3 distinct core counts"))
       << fit.status();
   EXPECT_TRUE(absl::StrContains(fit.status().message(), "have 2 (1, 2)")) << fit.status();
+}
+
+// The reliability study's D19: cores +Inf (a damaged measurement) gave a fit of "-nan".
+TEST(FitAmdahlTest, NonFiniteCoresOrTimesAreRefusedNamingTheRun) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [cores, seconds] : std::vector<std::pair<double, double>>{
+           {inf, 1e-6}, {std::nan(""), 1e-6}, {4, inf}, {4, std::nan("")}, {-4, 1e-6}}) {
+    const absl::StatusOr<AmdahlFit> fit =
+        FitAmdahl({{"a", 1, 2e-6, "w"}, {"b", 2, 1.2e-6, "w"}, {"bad", cores, seconds, "w"}});
+    EXPECT_EQ(fit.status().code(), absl::StatusCode::kInvalidArgument) << cores << " " << seconds;
+    EXPECT_TRUE(absl::StrContains(fit.status().message(), "run bad has no positive cores"))
+        << fit.status();
+  }
 }
 
 TEST(FitAmdahlTest, RefusesMixedWorkloads) {

@@ -1,6 +1,7 @@
-// The findings rules as they were before the big-run rewrite of findings.cc (one string-keyed
-// map per rule, full sorts, per-chunk slot names): kept unchanged as the straightforward
-// reference that findings_equivalence_test compares the optimised rules with. Test only.
+// The chunk rules of findings.cc (stragglers, idle tail and imbalance, tiny chunks, failures)
+// as they were before its big-run rewrite (one string-keyed map per rule, full sorts, per-chunk
+// slot names): kept unchanged as the straightforward reference that findings_equivalence_test
+// compares the optimised rules with. The other rules are findings_rules.h's, shared. Test only.
 #include "aggregation/findings_reference.h"
 
 #include <algorithm>
@@ -8,315 +9,21 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
-namespace findings_reference {
+namespace findings_rules {
+namespace reference {
 namespace {
-
-using Severity = v1::Finding::Severity;
-
-// Evidence is read by people: percentages without false precision, durations with three
-// significant digits (the tables' style), so 141.6 ms reads "142 ms", not "0.1 s".
-std::string Pct(double fraction) {
-  const double percent = 100.0 * fraction;
-  return std::fabs(percent) >= 9.95 ? absl::StrFormat("%.0f%%", percent)
-                                    : absl::StrFormat("%.1f%%", percent);
-}
-
-std::string ThreeDigits(double value, absl::string_view unit) {
-  const double magnitude = std::fabs(value);
-  // One constant format per branch: absl::StrFormat checks its format at compile time.
-  if (magnitude >= 99.95) return absl::StrFormat("%.0f %s", value, unit);
-  if (magnitude >= 9.995) return absl::StrFormat("%.1f %s", value, unit);
-  return absl::StrFormat("%.2f %s", value, unit);
-}
-
-std::string Seconds(double seconds) {
-  const double magnitude = std::fabs(seconds);
-  if (magnitude == 0.0) return "0 s";
-  if (magnitude < 1e-3) return ThreeDigits(seconds * 1e6, "\u00B5s");
-  if (magnitude < 0.9995) return ThreeDigits(seconds * 1e3, "ms");
-  return ThreeDigits(seconds, "s");
-}
-
-std::string Bytes(double bytes) {
-  static constexpr absl::string_view kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t unit = 0;
-  while (unit + 1 < sizeof(kUnits) / sizeof(kUnits[0]) && std::fabs(bytes) >= 1023.5) {
-    bytes /= 1024.0;
-    ++unit;
-  }
-  return ThreeDigits(bytes, kUnits[unit]);
-}
-
-std::string Count(int64_t n, absl::string_view one, absl::string_view many) {
-  return absl::StrCat(n, " ", n == 1 ? one : many);
-}
-
-absl::string_view BaseName(absl::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
-}
-
-// The worker slot a chunk ran on: threadpool workers name their thread already; an engine
-// worker with a thread index gets it appended.
-std::string Slot(const v1::ChunkRecord& chunk) {
-  const std::string worker = chunk.worker().empty() ? std::string("?") : chunk.worker();
-  if (chunk.thread_index() == 0 || absl::StrContains(worker, "/thread-")) return worker;
-  return absl::StrCat(worker, "/thread-", chunk.thread_index());
-}
-
-// What names a chunk to a reader: its file's base name, else the engine task that ran it (a
-// TaskVine task without file metadata), else its uuid.
-std::string ChunkName(const v1::ChunkRecord& chunk) {
-  if (!chunk.file().empty()) return std::string(BaseName(chunk.file()));
-  if (!chunk.task_id().empty()) return absl::StrCat("task ", chunk.task_id());
-  if (!chunk.uuid().empty()) return absl::StrCat("chunk ", chunk.uuid().substr(0, 12));
-  return "a chunk without file or task id";
-}
-
-// "file.root [0, 25000) (dataset, on worker)"; "task 45 (on worker)" without a file.
-std::string DescribeChunk(const v1::ChunkRecord& chunk) {
-  std::string out = ChunkName(chunk);
-  if (!chunk.file().empty() || chunk.entry_stop() > chunk.entry_start()) {
-    absl::StrAppend(&out, " [", chunk.entry_start(), ", ", chunk.entry_stop(), ")");
-  }
-  std::vector<std::string> where;
-  if (!chunk.dataset().empty()) where.push_back(chunk.dataset());
-  if (!chunk.worker().empty()) where.push_back(absl::StrCat("on ", Slot(chunk)));
-  if (!where.empty()) absl::StrAppend(&out, " (", absl::StrJoin(where, ", "), ")");
-  return out;
-}
-
-// A total order on records, so that ties name the same chunk whatever the input order.
-bool Before(const v1::ChunkRecord& a, const v1::ChunkRecord& c) {
-  return std::forward_as_tuple(a.start_unix_ns(), a.file(), a.entry_start(), a.attempt(),
-                               a.worker(), a.end_unix_ns(), a.duration_seconds(), a.uuid()) <
-         std::forward_as_tuple(c.start_unix_ns(), c.file(), c.entry_start(), c.attempt(),
-                               c.worker(), c.end_unix_ns(), c.duration_seconds(), c.uuid());
-}
-
-// At most about `max_bytes` of `text`: its head and tail around " ... " (an error's cause is
-// often at its end), cut on UTF-8 character boundaries.
-std::string ElideMiddle(const std::string& text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  const auto boundary = [&](size_t i) {
-    while (i > 0 && i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
-    return i;
-  };
-  const size_t head = boundary(max_bytes / 2);
-  const size_t tail = boundary(text.size() - max_bytes / 2);
-  return absl::StrCat(text.substr(0, head), " ... ", text.substr(tail));
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  const double upper = values[mid];
-  if (values.size() % 2 == 1) return upper;
-  const double lower = *std::max_element(values.begin(), values.begin() + mid);
-  return 0.5 * (lower + upper);
-}
-
-class Builder {
- public:
-  explicit Builder(std::vector<v1::Finding>* out) : out_(out) {}
-
-  v1::Finding& Add(Severity severity, absl::string_view code, std::string title,
-                   std::string evidence, std::string suggestion) {
-    v1::Finding& finding = out_->emplace_back();
-    finding.set_severity(severity);
-    finding.set_code(std::string(code));
-    finding.set_title(std::move(title));
-    finding.set_evidence(std::move(evidence));
-    finding.set_suggestion(std::move(suggestion));
-    return finding;
-  }
-
- private:
-  std::vector<v1::Finding>* out_;
-};
-
-void Number(v1::Finding& finding, absl::string_view key, double value, absl::string_view unit) {
-  v1::FindingNumber& number = *finding.add_numbers();
-  number.set_key(std::string(key));
-  number.set_value(value);
-  number.set_unit(std::string(unit));
-}
-
-const v1::Warning* FindWarning(const FindingsInputs& in, absl::string_view code) {
-  if (in.warnings == nullptr) return nullptr;
-  for (const v1::Warning& warning : *in.warnings) {
-    if (warning.code() == code) return &warning;
-  }
-  return nullptr;
-}
-
-bool InProcess(const FindingsInputs& in) {
-  return in.tracking != nullptr && in.tracking->workers_share_process();
-}
-
-// Worker threads of an in-process run (each tracked thread is one core), when known.
-std::optional<double> InProcessThreads(const FindingsInputs& in) {
-  const v1::AggregatedMetrics& m = *in.metrics;
-  if (!InProcess(in) || !m.has_workers() || !m.workers().has_total_cores()) return std::nullopt;
-  return m.workers().total_cores();
-}
-
-void CpuStarvation(const FindingsInputs& in, Builder& b) {
-  const v1::CpuMetrics& cpu = in.metrics->cpu();
-  const std::optional<double> threads = InProcessThreads(in);
-  const bool oversubscribed =
-      threads.has_value() && in.usable_cpus.has_value() && *threads > *in.usable_cpus + 1e-9;
-  const std::string threads_text =
-      oversubscribed ? absl::StrFormat("%g worker threads on %g usable CPU%s", *threads,
-                                       *in.usable_cpus, *in.usable_cpus == 1 ? "" : "s")
-                     : "";
-  std::string suggestion;
-  if (oversubscribed) {
-    suggestion = absl::StrFormat(
-        "Use at most %g worker thread%s (--threads=%g, the default): threads beyond the "
-        "CPUs only wait.",
-        *in.usable_cpus, *in.usable_cpus == 1 ? "" : "s", *in.usable_cpus);
-  } else if (FindWarning(in, "host_overloaded") != nullptr) {
-    suggestion = "Other processes competed for the CPUs: measure on an idle or dedicated machine.";
-  } else {
-    suggestion =
-        "Something else competed for the CPUs (other processes, hypervisor steal): measure on an "
-        "idle or dedicated machine, or use fewer worker threads.";
-  }
-
-  if (cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0) {
-    const double share = cpu.chunk_run_queue_wait_seconds() / cpu.chunk_wall_seconds();
-    if (share < kStarvationShare) return;
-    std::string evidence =
-        absl::StrCat("Run-queue delay ", Seconds(cpu.chunk_run_queue_wait_seconds()), " of ",
-                     Seconds(cpu.chunk_wall_seconds()), " chunk wall time");
-    if (oversubscribed) absl::StrAppend(&evidence, "; ", threads_text);
-    if (FindWarning(in, "host_overloaded") != nullptr && in.host_facts != nullptr &&
-        in.host_facts->has_load_average_1m_start() && in.host_facts->has_load_average_1m_end()) {
-      absl::StrAppend(&evidence, absl::StrFormat("; load average %.2f -> %.2f on %d online CPUs",
-                                                 in.host_facts->load_average_1m_start(),
-                                                 in.host_facts->load_average_1m_end(),
-                                                 in.host_facts->online_cpus()));
-    }
-    absl::StrAppend(&evidence, ".");
-    v1::Finding& f = b.Add(
-        share >= kStarvationCriticalShare ? v1::Finding::SEVERITY_CRITICAL
-                                          : v1::Finding::SEVERITY_WARNING,
-        "cpu_starvation",
-        absl::StrCat("CPU starvation: chunks waited for a CPU ", Pct(share), " of their time"),
-        std::move(evidence), std::move(suggestion));
-    Number(f, "run_queue_wait_fraction", share, "fraction");
-    Number(f, "run_queue_wait_seconds", cpu.chunk_run_queue_wait_seconds(), "s");
-    Number(f, "chunk_wall_seconds", cpu.chunk_wall_seconds(), "s");
-    if (oversubscribed) {
-      Number(f, "worker_threads", *threads, "threads");
-      Number(f, "usable_cpus", *in.usable_cpus, "cpus");
-    }
-    return;
-  }
-  if (!oversubscribed) return;
-  // No run-queue measurement: the thread count alone says the threads had to share.
-  v1::Finding& f = b.Add(v1::Finding::SEVERITY_WARNING, "cpu_starvation",
-                         absl::StrCat("More worker threads than usable CPUs: ", threads_text),
-                         "Run-queue delay was not measured; the threads had to share the CPUs.",
-                         std::move(suggestion));
-  Number(f, "worker_threads", *threads, "threads");
-  Number(f, "usable_cpus", *in.usable_cpus, "cpus");
-}
-
-// The timed section with the largest share of chunk time, as "read_columns (65%)".
-std::string LargestSection(const v1::AggregatedMetrics& m) {
-  if (!m.has_chunks()) return "";
-  const v1::SectionStats* best = nullptr;
-  for (const v1::SectionStats& section : m.chunks().section_stats()) {
-    if (section.kind() != v1::SectionRecord::KIND_TIME) continue;
-    if (best == nullptr ||
-        section.share_of_chunk_time_fraction() > best->share_of_chunk_time_fraction()) {
-      best = &section;
-    }
-  }
-  if (best == nullptr || best->share_of_chunk_time_fraction() <= 0.0) return "";
-  return absl::StrCat(best->name(), " (", Pct(best->share_of_chunk_time_fraction()),
-                      " of chunk time)");
-}
-
-// Without per-chunk CPU, the engine's own split of task thread time (Dask's thread-cpu and
-// thread-noncpu) says how much of it the processor spent off CPU.
-void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
-  const v1::AggregatedMetrics& m = *in.metrics;
-  if (!m.has_fine()) return;
-  const double on = m.fine().processor_cpu_time_seconds();
-  const double off = m.fine().processor_io_wait_time_seconds();
-  if (!(on >= 0.0) || !(off >= 0.0) || on + off <= 0.0) return;
-  const double share = off / (on + off);
-  if (share < kBlockedShare) return;
-  std::string evidence =
-      absl::StrCat("Processor I/O & Waiting Time ", Seconds(off), " of ", Seconds(on + off),
-                   " task thread time (the engine's thread-cpu / thread-noncpu "
-                   "accounting); it includes waiting for a CPU or the GIL");
-  if (FindWarning(in, "host_overloaded") != nullptr) {
-    absl::StrAppend(&evidence, ", and other work competed for the CPUs during this run");
-  }
-  absl::StrAppend(&evidence, ".");
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "io_bound",
-      absl::StrCat("I/O-bound or waiting: tasks were off CPU ", Pct(share), " of their time"),
-      std::move(evidence),
-      "If the tasks read data: read fewer bytes (only the columns used), from closer or faster "
-      "storage, or cache the input. If they should be computing: look for sleeps, locks or the "
-      "GIL (more processes with fewer threads each), and measure on an idle machine.");
-  Number(f, "off_cpu_fraction", share, "fraction");
-  Number(f, "off_cpu_seconds", off, "s");
-  Number(f, "task_thread_seconds", on + off, "s");
-}
-
-void IoBound(const FindingsInputs& in, Builder& b) {
-  const v1::CpuMetrics& cpu = in.metrics->cpu();
-  const double wall = cpu.chunk_wall_seconds();
-  if (!cpu.has_chunk_cpu_seconds() || wall <= 0.0) {
-    IoBoundFromFineMetrics(in, b);
-    return;
-  }
-  const bool split = cpu.has_chunk_blocked_seconds();
-  // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
-  const double off =
-      split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
-  const double share = off / wall;
-  if (share < kBlockedShare) return;
-  std::string evidence =
-      absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
-                   " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
-  if (!split)
-    absl::StrAppend(&evidence, " (run-queue delay not measured: part may be waiting for a CPU)");
-  if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
-    absl::StrAppend(&evidence, "; largest section ", section);
-  }
-  absl::StrAppend(&evidence, ".");
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "io_bound",
-      absl::StrCat("I/O-bound: chunks were ", split ? "blocked" : "off CPU", " ", Pct(share),
-                   " of their time"),
-      std::move(evidence),
-      "Read fewer bytes (only the columns used), read from closer or faster storage, or cache "
-      "the input; more worker threads than CPUs can overlap computation with the waits.");
-  Number(f, split ? "blocked_fraction" : "off_cpu_fraction", share, "fraction");
-  Number(f, split ? "blocked_seconds" : "off_cpu_seconds", off, "s");
-  Number(f, "chunk_wall_seconds", wall, "s");
-}
 
 struct ChunkView {
   std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
@@ -454,63 +161,6 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
   }
 }
 
-void EngineOverhead(const FindingsInputs& in, Builder& b) {
-  const v1::AggregatedMetrics& m = *in.metrics;
-  if (!m.has_fine()) return;
-  const v1::FineMetricsSummary& fine = m.fine();
-  // Dask (and any engine in its model): time of non-processor task prefixes.
-  const double processor =
-      fine.processor_cpu_time_seconds() + fine.processor_io_wait_time_seconds();
-  const double overhead = fine.overhead_cpu_time_seconds() + fine.overhead_io_wait_time_seconds();
-  if (processor > 0.0 && overhead >= kOverheadShare * processor) {
-    v1::Finding& f =
-        b.Add(v1::Finding::SEVERITY_WARNING, "engine_overhead",
-              absl::StrCat("Engine overhead: other tasks took ", Pct(overhead / processor),
-                           " of the processor's time"),
-              absl::StrCat("Overhead tasks ", Seconds(overhead), " (CPU ",
-                           Seconds(fine.overhead_cpu_time_seconds()), ") against the processor's ",
-                           Seconds(processor), "."),
-              "Fewer, larger tasks (a larger chunk size), and avoid moving data between tasks "
-              "(persist or fuse the graph).");
-    Number(f, "overhead_over_processor", overhead / processor, "ratio");
-    Number(f, "overhead_seconds", overhead, "s");
-    Number(f, "processor_seconds", processor, "s");
-    return;
-  }
-  // TaskVine / Work Queue activities per task.
-  double execute = 0, transfers = 0, queue = 0;
-  for (const v1::ActivityTotal& total : fine.by_task_prefix()) {
-    if (total.unit() != "seconds") continue;
-    const absl::string_view activity = total.activity();
-    if (activity == "execute") execute += total.value();
-    if (activity == "queue-wait") queue += total.value();
-    if (activity == "commit" || activity == "worker-wait" || activity == "retrieve" ||
-        activity == "output-transfer") {
-      transfers += total.value();
-    }
-  }
-  if (execute <= 0.0) return;
-  if (transfers < kOverheadShare * execute && queue < kQueueWaitShare * execute) return;
-  const bool transfer_bound = transfers >= kOverheadShare * execute;
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "engine_overhead",
-      transfer_bound ? absl::StrCat("Engine overhead: dispatch and transfers took ",
-                                    Pct(transfers / execute), " of execute time")
-                     : absl::StrCat("Queue wait: tasks waited for a worker ", Pct(queue / execute),
-                                    " of execute time"),
-      absl::StrCat("Execute ", Seconds(execute),
-                   "; commit, worker-wait, retrieve and output "
-                   "transfer ",
-                   Seconds(transfers), "; waiting in the manager's queue ", Seconds(queue), "."),
-      transfer_bound
-          ? "Send less per task (shared inputs cached on workers, smaller outputs) and make "
-            "tasks longer (a larger chunk size)."
-          : "Tasks waited for a free worker: add workers or cores, or fewer, longer tasks.");
-  Number(f, "transfer_over_execute", transfers / execute, "ratio");
-  Number(f, "queue_wait_over_execute", queue / execute, "ratio");
-  Number(f, "execute_seconds", execute, "s");
-}
-
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
   std::vector<double> durations, events;
@@ -630,135 +280,7 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   }
 }
 
-// Warnings that say engine data were lost, kept out or recovered.
-bool IsLostDataWarning(absl::string_view code) {
-  return absl::StrContains(code, "lost") || absl::StartsWith(code, "invalid_") ||
-         absl::StartsWith(code, "taskvine_") || code == "dask_fine_metrics_recovered";
-}
-
-void DataLost(const FindingsInputs& in, Builder& b) {
-  double gap_seconds = 0;
-  int gaps = 0;
-  std::string first_reason;
-  if (in.tracking != nullptr) {
-    for (const v1::TrackingGap& gap : in.tracking->gaps()) {
-      gap_seconds +=
-          1e-9 * static_cast<double>(std::max<int64_t>(0, gap.end_unix_ns() - gap.start_unix_ns()));
-      if (first_reason.empty()) first_reason = gap.reason();
-      ++gaps;
-    }
-  }
-  std::vector<std::string> codes;
-  std::string first_message;
-  bool only_recovered = true;
-  if (in.warnings != nullptr) {
-    for (const v1::Warning& warning : *in.warnings) {
-      if (!IsLostDataWarning(warning.code())) continue;
-      if (std::find(codes.begin(), codes.end(), warning.code()) == codes.end()) {
-        codes.push_back(warning.code());
-      }
-      if (first_message.empty()) first_message = warning.message();
-      only_recovered = only_recovered && absl::EndsWith(warning.code(), "_recovered");
-    }
-  }
-  if (gaps == 0 && codes.empty()) return;
-  std::vector<std::string> parts;
-  if (gaps > 0) {
-    std::string part =
-        absl::StrCat(Count(gaps, "tracking gap", "tracking gaps"), " (", Seconds(gap_seconds));
-    if (in.elapsed_seconds > 0.0)
-      absl::StrAppend(&part, ", ", Pct(gap_seconds / in.elapsed_seconds), " of the run");
-    absl::StrAppend(&part, ")");
-    if (!first_reason.empty()) absl::StrAppend(&part, ": ", first_reason);
-    parts.push_back(std::move(part));
-  }
-  if (!codes.empty()) {
-    parts.push_back(absl::StrCat("warnings ", absl::StrJoin(codes, ", "), ": ", first_message));
-  }
-  const bool recovered = gaps == 0 && only_recovered;
-  v1::Finding& f = b.Add(
-      recovered ? v1::Finding::SEVERITY_INFO : v1::Finding::SEVERITY_WARNING, "data_lost",
-      recovered ? "Engine data were lost and recovered: figures are complete"
-                : "Tracking was incomplete: some figures cover only what was observed",
-      absl::StrCat(absl::StrJoin(parts, "; "), "."),
-      recovered ? "Nothing to do; the WARNING lines say what was recovered."
-                : "Read the WARNING lines for what is missing; rerun with the engine reachable "
-                  "for the whole run for complete figures.");
-  Number(f, "tracking_gaps", gaps, "gaps");
-  Number(f, "tracking_gap_seconds", gap_seconds, "s");
-  Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
-}
-
-void MemoryPressure(const FindingsInputs& in, Builder& b) {
-  double worst_share = 0, worst_memory = 0, worst_limit = 0, spilled = 0;
-  std::string worst_worker;
-  if (in.tracking != nullptr) {
-    for (const v1::WorkerSeries& series : in.tracking->workers()) {
-      const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
-      for (int i = 0; i < n; ++i) {
-        const double limit = series.memory_limit_bytes(i);
-        if (limit <= 0.0) continue;
-        const double share = series.memory_bytes(i) / limit;
-        if (share > worst_share) {
-          worst_share = share;
-          worst_memory = series.memory_bytes(i);
-          worst_limit = limit;
-          worst_worker = series.worker();
-        }
-      }
-      for (double s : series.spilled_bytes()) spilled = std::max(spilled, s);
-    }
-  }
-  // In-process workers: the process against its cgroup limit.
-  if (InProcess(in) && in.host_facts != nullptr && in.host_facts->has_cgroup_memory_limit_bytes() &&
-      in.host_facts->cgroup_memory_limit_bytes() > 0 && in.metrics->has_workers()) {
-    const double limit = static_cast<double>(in.host_facts->cgroup_memory_limit_bytes());
-    const double peak = in.metrics->workers().peak_memory_bytes();
-    if (peak / limit > worst_share) {
-      worst_share = peak / limit;
-      worst_memory = peak;
-      worst_limit = limit;
-      worst_worker = "the process (cgroup limit)";
-    }
-  }
-  const bool near_limit = worst_share >= kMemoryLimitShare;
-  if (!near_limit && spilled <= 0.0) return;
-  std::vector<std::string> parts;
-  if (worst_limit > 0.0) {
-    parts.push_back(absl::StrCat("peak ", Bytes(worst_memory), " of a ", Bytes(worst_limit),
-                                 " limit on ", worst_worker));
-  }
-  if (spilled > 0.0) parts.push_back(absl::StrCat(Bytes(spilled), " spilled to disk"));
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "memory_pressure",
-      near_limit ? absl::StrCat("Memory pressure: a worker reached ", Pct(worst_share),
-                                " of its memory limit")
-                 : absl::StrCat("Memory pressure: workers spilled ", Bytes(spilled), " to disk"),
-      absl::StrCat(absl::StrJoin(parts, "; "), "."),
-      "Give workers more memory, or process smaller chunks (memory grows with the chunk size); "
-      "spilling and restarts slow the run.");
-  Number(f, "memory_limit_fraction", worst_share, "fraction");
-  Number(f, "peak_memory_bytes", worst_memory, "bytes");
-  Number(f, "memory_limit_bytes", worst_limit, "bytes");
-  Number(f, "spilled_bytes", spilled, "bytes");
-}
-
-void DebugBuild(const FindingsInputs& in, Builder& b) {
-  if (in.analysis_build == nullptr || in.analysis_build->optimized()) return;
-  const v1::BuildInfo& build = *in.analysis_build;
-  b.Add(v1::Finding::SEVERITY_CRITICAL, "debug_build",
-        "The measured code was built without optimisation: timings are not representative",
-        absl::StrCat("Build mode ", build.build_mode().empty() ? "unknown" : build.build_mode(),
-                     build.compiler().empty() ? "" : absl::StrCat(", ", build.compiler()),
-                     "; unoptimised C++ often runs several times slower, and its profile "
-                     "ranks different code."),
-        "Rebuild with optimisation (Bazel -c opt; CMake -DCMAKE_BUILD_TYPE=Release) and measure "
-        "again.");
-}
-
-}  // namespace
-
-std::vector<v1::Finding> ComputeFindingsReference(const FindingsInputs& in) {
+std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   std::vector<v1::Finding> findings;
   if (in.metrics == nullptr) return findings;
   Builder b(&findings);
@@ -773,10 +295,18 @@ std::vector<v1::Finding> ComputeFindingsReference(const FindingsInputs& in) {
   DataLost(in, b);
   MemoryPressure(in, b);
   DebugBuild(in, b);
-  std::stable_sort(
-      findings.begin(), findings.end(),
-      [](const v1::Finding& a, const v1::Finding& c) { return a.severity() > c.severity(); });
+  SortBySeverity(findings);
   return findings;
+}
+
+}  // namespace
+}  // namespace reference
+}  // namespace findings_rules
+
+namespace findings_reference {
+
+std::vector<v1::Finding> ComputeFindingsReference(const FindingsInputs& in) {
+  return findings_rules::reference::Compute(in);
 }
 
 }  // namespace findings_reference

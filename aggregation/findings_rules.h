@@ -1,0 +1,94 @@
+// The parts of the findings rules that do not read the chunk records one by one: the text
+// helpers evidence is written with, the finding builder, and the rules over aggregated metrics,
+// warnings and host facts. Internal to //aggregation: findings.cc runs them with its chunk
+// rules, and the test-only findings_reference.cc runs the same ones with its straightforward
+// chunk rules, so that only the chunk rules are compared.
+//
+// Thread-safety: pure functions; a Builder belongs to one computation.
+#ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_RULES_H_
+#define ROASTCOFFEA_AGGREGATION_FINDINGS_RULES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "aggregation/findings.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace findings_rules {
+
+using Severity = v1::Finding::Severity;
+
+// Evidence is read by people: percentages without false precision, durations with three
+// significant digits (the tables' style), so 141.6 ms reads "142 ms", not "0.1 s".
+std::string Pct(double fraction);
+std::string ThreeDigits(double value, absl::string_view unit);
+std::string Seconds(double seconds);
+std::string Bytes(double bytes);
+// "1 chunk", "3 chunks".
+std::string Count(int64_t n, absl::string_view one, absl::string_view many);
+absl::string_view BaseName(absl::string_view path);
+
+// The worker slot a chunk ran on: threadpool workers name their thread already; an engine
+// worker with a thread index gets it appended.
+std::string Slot(const v1::ChunkRecord& chunk);
+// What names a chunk to a reader: its file's base name, else the engine task that ran it (a
+// TaskVine task without file metadata), else its uuid.
+std::string ChunkName(const v1::ChunkRecord& chunk);
+// "file.root [0, 25000) (dataset, on worker)"; "task 45 (on worker)" without a file.
+std::string DescribeChunk(const v1::ChunkRecord& chunk);
+// A total order on records, so that ties name the same chunk whatever the input order.
+bool Before(const v1::ChunkRecord& a, const v1::ChunkRecord& c);
+// At most about `max_bytes` of `text`: its head and tail around " ... " (an error's cause is
+// often at its end), cut on UTF-8 character boundaries.
+std::string ElideMiddle(const std::string& text, size_t max_bytes);
+double Median(std::vector<double> values);
+
+// Appends findings to a list.
+class Builder {
+ public:
+  explicit Builder(std::vector<v1::Finding>* out) : out_(out) {}
+
+  v1::Finding& Add(Severity severity, absl::string_view code, std::string title,
+                   std::string evidence, std::string suggestion) {
+    v1::Finding& finding = out_->emplace_back();
+    finding.set_severity(severity);
+    finding.set_code(std::string(code));
+    finding.set_title(std::move(title));
+    finding.set_evidence(std::move(evidence));
+    finding.set_suggestion(std::move(suggestion));
+    return finding;
+  }
+
+ private:
+  std::vector<v1::Finding>* out_;
+};
+
+void Number(v1::Finding& finding, absl::string_view key, double value, absl::string_view unit);
+const v1::Warning* FindWarning(const FindingsInputs& in, absl::string_view code);
+bool InProcess(const FindingsInputs& in);
+// Worker threads of an in-process run (each tracked thread is one core), when known.
+std::optional<double> InProcessThreads(const FindingsInputs& in);
+
+// The rules that read no chunk record one by one (in.metrics is set).
+void CpuStarvation(const FindingsInputs& in, Builder& b);
+void IoBound(const FindingsInputs& in, Builder& b);
+void EngineOverhead(const FindingsInputs& in, Builder& b);
+void DataLost(const FindingsInputs& in, Builder& b);
+void MemoryPressure(const FindingsInputs& in, Builder& b);
+void DebugBuild(const FindingsInputs& in, Builder& b);
+
+// Most severe first; equal severities keep the order the rules added them in.
+void SortBySeverity(std::vector<v1::Finding>& findings);
+
+}  // namespace findings_rules
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_FINDINGS_RULES_H_

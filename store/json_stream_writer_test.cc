@@ -83,6 +83,17 @@ JsonStreamOptions MeasurementOptions(size_t delegate_below_bytes) {
   return options;
 }
 
+// One of the 8 combinations of the three print options (bit 0 whitespace, 1 field names,
+// 2 primitive fields), everything printed by the writer itself.
+JsonStreamOptions OptionCombination(int bits) {
+  JsonStreamOptions options;
+  options.add_whitespace = bits & 1;
+  options.preserve_proto_field_names = bits & 2;
+  options.always_print_primitive_fields = bits & 4;
+  options.delegate_below_bytes = 0;
+  return options;
+}
+
 std::string LibraryJson(const Message& message, const JsonStreamOptions& options) {
   google::protobuf::util::JsonPrintOptions print;
   print.add_whitespace = options.add_whitespace;
@@ -262,11 +273,7 @@ TEST(WriteMessageJsonTest, EmptyMeasurementMatchesLibprotobuf) {
 TEST(WriteMessageJsonTest, EveryOptionCombinationMatchesLibprotobuf) {
   const v1::Measurement m = AwkwardMeasurement(50);
   for (int bits = 0; bits < 8; ++bits) {
-    JsonStreamOptions options;
-    options.add_whitespace = bits & 1;
-    options.preserve_proto_field_names = bits & 2;
-    options.always_print_primitive_fields = bits & 4;
-    options.delegate_below_bytes = 0;
+    JsonStreamOptions options = OptionCombination(bits);
     ExpectFaithful(m, options);
   }
 }
@@ -288,11 +295,7 @@ TEST(WriteMessageJsonTest, SameBytesAsLibprotobufWithoutMaps) {
   v1::Measurement m = AwkwardMeasurement(200);
   m.mutable_metadata()->clear_configuration();
   for (int bits = 0; bits < 8; ++bits) {
-    JsonStreamOptions options;
-    options.add_whitespace = bits & 1;
-    options.preserve_proto_field_names = bits & 2;
-    options.always_print_primitive_fields = bits & 4;
-    options.delegate_below_bytes = 0;
+    JsonStreamOptions options = OptionCombination(bits);
     SCOPED_TRACE(bits);
     ExpectSameText(Stream(m, options).json, LibraryJson(m, options));
   }
@@ -353,11 +356,7 @@ store_test::AllTypes AllTypesExample() {
 TEST(WriteMessageJsonTest, EveryFieldTypeMatchesLibprotobuf) {
   const store_test::AllTypes all = AllTypesExample();
   for (int bits = 0; bits < 8; ++bits) {
-    JsonStreamOptions options;
-    options.add_whitespace = bits & 1;
-    options.preserve_proto_field_names = bits & 2;
-    options.always_print_primitive_fields = bits & 4;
-    options.delegate_below_bytes = 0;
+    JsonStreamOptions options = OptionCombination(bits);
     ExpectFaithful(all, options);
     options.delegate_below_bytes = 200;
     ExpectFaithful(all, options);
@@ -368,11 +367,7 @@ TEST(WriteMessageJsonTest, EveryFieldTypeSameBytesAsLibprotobufWithoutMaps) {
   store_test::AllTypes all = AllTypesExample();
   all.clear_maps();
   for (int bits = 0; bits < 8; ++bits) {
-    JsonStreamOptions options;
-    options.add_whitespace = bits & 1;
-    options.preserve_proto_field_names = bits & 2;
-    options.always_print_primitive_fields = bits & 4;
-    options.delegate_below_bytes = 0;
+    JsonStreamOptions options = OptionCombination(bits);
     SCOPED_TRACE(bits);
     ExpectSameText(Stream(all, options).json, LibraryJson(all, options));
   }

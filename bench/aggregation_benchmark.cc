@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
+#include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
 
@@ -138,21 +138,6 @@ const v1::Measurement& ShuffledInput() {
   return MutableInput();
 }
 
-int64_t ReadStatusBytes(const char* field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(std::string(field).size())) * 1024;
-  }
-  return 0;
-}
-
-// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS.
-void ResetPeakRss() {
-  std::ofstream clear_refs("/proc/self/clear_refs");
-  clear_refs << "5";
-}
-
 enum class Parts { kAll, kChunksOnly, kTrackingOnly };
 
 void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
@@ -168,14 +153,14 @@ void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
   for (auto _ : state) {
     state.PauseTiming();
     ResetPeakRss();
-    const int64_t before = ReadStatusBytes("VmRSS:");
+    const int64_t before = ProcStatusBytes("VmRSS");
     state.ResumeTiming();
     absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
     benchmark::DoNotOptimize(metrics);
     state.PauseTiming();
     if (!metrics.ok()) state.SkipWithError(std::string(metrics.status().message()).c_str());
-    peak = std::max(peak, ReadStatusBytes("VmHWM:"));
-    extra = std::max(extra, ReadStatusBytes("VmHWM:") - before);
+    peak = std::max(peak, ProcStatusBytes("VmHWM"));
+    extra = std::max(extra, ProcStatusBytes("VmHWM") - before);
     metrics = v1::AggregatedMetrics();  // free the result outside the timing
     state.ResumeTiming();
   }

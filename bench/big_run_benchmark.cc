@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -24,6 +23,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/report_from_chunks.h"
 #include "aggregation/timeline.h"
+#include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "collector/assemble_measurement.h"
 #include "schema/measurement.pb.h"
@@ -159,21 +159,6 @@ const v1::Measurement& MeasurementOf(int n, bool overlapping = false) {
   return *in.measurement;
 }
 
-int64_t ReadStatusBytes(const char* field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(std::string(field).size())) * 1024;
-  }
-  return 0;
-}
-
-// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS.
-void ResetPeakRss() {
-  std::ofstream clear_refs("/proc/self/clear_refs");
-  clear_refs << "5";
-}
-
 // Runs `step` once per iteration; its result is destroyed outside the timing but inside the
 // RSS window, so the growth includes the result.
 template <typename Step>
@@ -183,12 +168,12 @@ void Measure(benchmark::State& state, int n, Step step) {
     state.PauseTiming();
     malloc_trim(0);  // freed pages of earlier steps would hide this step's growth
     ResetPeakRss();
-    const int64_t before = ReadStatusBytes("VmRSS:");
+    const int64_t before = ProcStatusBytes("VmRSS");
     state.ResumeTiming();
     auto result = step();
     benchmark::DoNotOptimize(result);
     state.PauseTiming();
-    growth = std::max(growth, ReadStatusBytes("VmHWM:") - before);
+    growth = std::max(growth, ProcStatusBytes("VmHWM") - before);
     result = {};
     state.ResumeTiming();
   }
@@ -244,14 +229,14 @@ void BM_AssembleMeasurement(benchmark::State& state) {
     run.window.elapsed_seconds = 3600;
     malloc_trim(0);
     ResetPeakRss();
-    const int64_t before = ReadStatusBytes("VmRSS:");
+    const int64_t before = ProcStatusBytes("VmRSS");
     state.ResumeTiming();
     run.report = BuildWorkflowReport(run.chunks);
     absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
     if (!measurement.ok()) state.SkipWithError(std::string(measurement.status().message()).c_str());
     // Beyond the records themselves: the measurement's records replace the vector's.
     state.PauseTiming();
-    growth = std::max(growth, ReadStatusBytes("VmHWM:") - before);
+    growth = std::max(growth, ProcStatusBytes("VmHWM") - before);
     measurement = v1::Measurement();
     state.ResumeTiming();
   }

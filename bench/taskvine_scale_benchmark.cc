@@ -28,6 +28,7 @@
 #include "aggregation/aggregate.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "backends/taskvine/test_util.h"
+#include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
 
@@ -92,32 +93,13 @@ std::string RunDir(const std::string& kind, int64_t n) {
   return dir;
 }
 
-// A field of /proc/self/status in bytes (VmRSS, VmHWM).
-int64_t StatusBytes(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) {
-      int64_t kib = 0;
-      (void)absl::SimpleAtoi(
-          absl::StripAsciiWhitespace(absl::StripSuffix(absl::StripPrefix(line, field + ":"), "kB")),
-          &kib);
-      return kib * 1024;
-    }
-  }
-  return 0;
-}
-
-// Restarts VmHWM at the current RSS (Linux >= 4.0), so each iteration's peak is its own.
-void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
-
 void RunCollectPath(benchmark::State& state, const std::string& kind) {
   const int64_t n = state.range(0);
   const std::string dir = RunDir(kind, n);
   for (auto _ : state) {
     malloc_trim(0);  // what earlier benchmarks freed would hide this one's growth
     ResetPeakRss();
-    const int64_t rss_before = StatusBytes("VmRSS");
+    const int64_t rss_before = ProcStatusBytes("VmRSS");
     TaskVineBackendOptions options;
     options.logs = dir;
     options.chunk_category = "parsl-default";
@@ -147,7 +129,7 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
     }
     absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
     if (!metrics.ok()) state.SkipWithError("Aggregate failed");
-    const int64_t peak = StatusBytes("VmHWM");
+    const int64_t peak = ProcStatusBytes("VmHWM");
     state.counters["peak_rss_growth_MiB"] = static_cast<double>(peak - rss_before) / (1 << 20);
     state.counters["peak_rss_per_item_bytes"] = static_cast<double>(peak - rss_before) / n;
     state.counters["span_rows"] = m.spans(0).metrics_size();

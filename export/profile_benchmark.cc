@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "benchmark/benchmark.h"
 #include "export/flame_graph.h"
 #include "export/profile_files.h"
@@ -103,22 +104,39 @@ double PeakRssMiB() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// $TEST_TMPDIR/profile_benchmark_<name> (else under /tmp), created.
+std::string ScratchDirectory(absl::string_view name) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string directory =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/profile_benchmark_", name);
+  mkdir(directory.c_str(), 0700);
+  return directory;
+}
+
+// Writes the profile files into `directory` and removes them again: their total size, or 0
+// with the benchmark skipped when they cannot be written.
+int64_t WriteFilesAndRemove(const v1::Measurement& measurement, const std::string& directory,
+                            benchmark::State& state) {
+  absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, directory);
+  if (!written.ok()) {
+    state.SkipWithError(std::string(written.status().message()).c_str());
+    return 0;
+  }
+  int64_t bytes = 0;
+  for (const std::string& path : written->paths) {
+    struct stat info;
+    if (stat(path.c_str(), &info) == 0) bytes += info.st_size;
+    std::remove(path.c_str());
+  }
+  return bytes;
+}
+
 void BM_WriteProfileFilesDeepChain(benchmark::State& state) {
   const v1::Measurement measurement = DeepChain(static_cast<int>(state.range(0)), "f");
-  const std::string directory =
-      absl::StrCat(std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
-                   "/profile_benchmark_chain");
-  mkdir(directory.c_str(), 0700);
+  const std::string directory = ScratchDirectory("chain");
   int64_t bytes = 0;
   for (auto _ : state) {
-    absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, directory);
-    if (!written.ok()) state.SkipWithError(std::string(written.status().message()).c_str());
-    bytes = 0;
-    for (const std::string& path : written->paths) {
-      struct stat info;
-      if (stat(path.c_str(), &info) == 0) bytes += info.st_size;
-      std::remove(path.c_str());
-    }
+    bytes = WriteFilesAndRemove(measurement, directory, state);
   }
   state.counters["bytes_written"] = static_cast<double>(bytes);
   state.counters["peak_rss_MiB"] = PeakRssMiB();
@@ -129,24 +147,17 @@ BENCHMARK(BM_WriteProfileFilesDeepChain)->Arg(40000)->Unit(benchmark::kMilliseco
 // the bytes of both, and the process's peak RSS so far.
 void CollectProfile(benchmark::State& state, const v1::Measurement& measurement,
                     const std::string& name) {
-  const std::string directory =
-      absl::StrCat(std::getenv("TEST_TMPDIR") != nullptr ? std::getenv("TEST_TMPDIR") : "/tmp",
-                   "/profile_benchmark_", name);
-  mkdir(directory.c_str(), 0700);
+  const std::string directory = ScratchDirectory(name);
   int64_t bytes = 0;
   size_t table_bytes = 0;
   for (auto _ : state) {
     absl::StatusOr<std::string> tables = FormatProfileTables(measurement);
-    if (!tables.ok()) state.SkipWithError(std::string(tables.status().message()).c_str());
-    table_bytes = tables->size();
-    absl::StatusOr<WrittenProfileFiles> written = WriteProfileFiles(measurement, directory);
-    if (!written.ok()) state.SkipWithError(std::string(written.status().message()).c_str());
-    bytes = 0;
-    for (const std::string& path : written->paths) {
-      struct stat info;
-      if (stat(path.c_str(), &info) == 0) bytes += info.st_size;
-      std::remove(path.c_str());
+    if (!tables.ok()) {
+      state.SkipWithError(std::string(tables.status().message()).c_str());
+      break;
     }
+    table_bytes = tables->size();
+    bytes = WriteFilesAndRemove(measurement, directory, state);
   }
   state.counters["bytes_written"] = static_cast<double>(bytes);
   state.counters["table_bytes"] = static_cast<double>(table_bytes);

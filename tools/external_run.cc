@@ -61,6 +61,8 @@ void SweepStaleScratchDirectories(const std::string& root) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     const std::string name = entry.path().filename().string();
+    // By name first: a shared /tmp holds many entries, and only ours need a stat.
+    if (!absl::StartsWith(name, "roastcoffea-")) continue;
     struct stat info;
     if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
         info.st_uid != getuid()) {

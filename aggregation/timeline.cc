@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <string>
 #include <utility>
@@ -12,6 +13,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "aggregation/plausible_time.h"
 
 namespace roastcoffea {
 namespace {
@@ -20,16 +23,11 @@ bool HasTimes(const v1::ChunkRecord& chunk) {
   return chunk.start_unix_ns() != 0 && chunk.end_unix_ns() >= chunk.start_unix_ns();
 }
 
-// 0 (unknown) for a time before 1970 or from 2255 on (the plausible range of
-// export/time_text.h): a corrupt saved start must neither overflow nor move the origin of every
-// plot billions of seconds away.
+// 0 (unknown) for a time that is not PlausibleTime: a corrupt saved start must neither overflow
+// nor move the origin of every plot billions of seconds away.
 int64_t TimestampNs(const google::protobuf::Timestamp& time) {
-  constexpr int64_t kLatestPlausibleUnixSeconds = 8993721600;  // 2255-01-01
-  if (time.seconds() < 0 || time.seconds() >= kLatestPlausibleUnixSeconds || time.nanos() < 0 ||
-      time.nanos() >= 1000000000) {
-    return 0;
-  }
-  return time.seconds() * 1000000000 + time.nanos();
+  const std::optional<absl::Time> instant = PlausibleTime(time);
+  return instant.has_value() ? absl::ToUnixNanos(*instant) : 0;
 }
 
 }  // namespace

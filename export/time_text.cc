@@ -6,19 +6,6 @@
 
 namespace roastcoffea {
 
-bool PlausibleUnixSeconds(double seconds) {
-  return std::isfinite(seconds) && seconds >= 0 &&
-         seconds < static_cast<double>(kLatestPlausibleUnixSeconds);
-}
-
-std::optional<absl::Time> PlausibleTime(const google::protobuf::Timestamp& time) {
-  if (time.seconds() < 0 || time.seconds() >= kLatestPlausibleUnixSeconds || time.nanos() < 0 ||
-      time.nanos() >= 1000000000) {
-    return std::nullopt;
-  }
-  return absl::FromUnixSeconds(time.seconds()) + absl::Nanoseconds(time.nanos());
-}
-
 std::string FormatUtcTimestamp(const google::protobuf::Timestamp& time) {
   const std::optional<absl::Time> instant = PlausibleTime(time);
   if (!instant.has_value()) {

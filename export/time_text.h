@@ -1,8 +1,7 @@
 // Instants as text, for every output of export/ (terminal and Markdown tables, the HTML report,
 // plot time axes): one check of what is a plausible time, so that a corrupt or crafted saved
 // time is shown as invalid ("N/A (invalid: 9223372036854775807 s)"), never as a date in year
-// 292277026596. Plausible: from 1970 to the start of 2255, the range README.md gives for the
-// times of external records.
+// 292277026596. What is plausible is aggregation/plausible_time.h's rule.
 //
 // Thread-safety: pure functions. Cost: constant.
 #ifndef ROASTCOFFEA_EXPORT_TIME_TEXT_H_
@@ -15,17 +14,9 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "aggregation/plausible_time.h"
 
 namespace roastcoffea {
-
-// 2255-01-01T00:00:00Z in seconds since the epoch.
-inline constexpr int64_t kLatestPlausibleUnixSeconds = 8993721600;
-
-// True for a finite count of seconds since the epoch in [0, kLatestPlausibleUnixSeconds).
-bool PlausibleUnixSeconds(double seconds);
-
-// The instant of `time` when its seconds are plausible and its nanos in [0, 1e9).
-std::optional<absl::Time> PlausibleTime(const google::protobuf::Timestamp& time);
 
 // "2025-03-17 22:25:21 UTC", or "N/A (invalid: <seconds> s)" (with "+<nanos> ns" when the
 // nanos are out of range) for a time PlausibleTime refuses.

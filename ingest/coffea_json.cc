@@ -78,13 +78,15 @@ absl::StatusOr<double> Number(const Value& value, absl::string_view what) {
   return value.number_value();
 }
 
+// Whether llround(number) is defined: 2^63 itself (the double nearest INT64_MAX) is not.
+bool InInt64(double number) {
+  return number >= -9223372036854775808.0 && number < 9223372036854775808.0;
+}
+
 absl::StatusOr<int64_t> Integer(const Value& value, absl::string_view what) {
   absl::StatusOr<double> number = Number(value, what);
   if (!number.ok()) return number.status();
-  if (*number < static_cast<double>(std::numeric_limits<int64_t>::min()) ||
-      *number > static_cast<double>(std::numeric_limits<int64_t>::max())) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " is out of range"));
-  }
+  if (!InInt64(*number)) return absl::InvalidArgumentError(absl::StrCat(what, " is out of range"));
   return static_cast<int64_t>(std::llround(*number));
 }
 
@@ -263,11 +265,6 @@ class RecordReader {
 
  private:
   std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
-
-  // Whether llround(number) is defined: 2^63 itself (the double nearest INT64_MAX) is not.
-  static bool InInt64(double number) {
-    return number >= -9223372036854775808.0 && number < 9223372036854775808.0;
-  }
 
   // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
   // warning naming it; 1e308 events must not become INT64_MIN.

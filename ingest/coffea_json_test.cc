@@ -94,6 +94,13 @@ TEST(ParseCoffeaReportTest, BadValuesAreLeftOutWithAWarning) {
   EXPECT_FALSE(report->has_process_time_seconds());
   EXPECT_EQ(report->events(), 1000);
   EXPECT_THAT(warnings, ElementsAre("r.json: 'processtime' is NaN; the value is left out"));
+  // 2^63: the double nearest INT64_MAX, which llround cannot hold.
+  report = Report(R"({"entries": 9223372036854775808, "bytesread": 5})", "r.json", &warnings);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->has_events());
+  EXPECT_EQ(report->compressed_bytes_read(), 5);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("'entries' is out of range"));
 }
 
 TEST(ParseChunkRecordsTest, ReadsTheOriginalFormat) {

@@ -128,8 +128,10 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   findings.host_facts = input.host_facts;
   findings.elapsed_seconds = input.elapsed_seconds;
   findings.usable_cpus = input.usable_cpus;
-  for (v1::Finding& finding : aggregation_internal::ComputeFindings(findings)) {
-    *metrics.add_findings() = std::move(finding);
+  aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
+  for (v1::Finding& finding : outcome.findings) *metrics.add_findings() = std::move(finding);
+  for (v1::RuleEvaluation& evaluation : outcome.evaluations) {
+    *metrics.add_rule_evaluations() = std::move(evaluation);
   }
   metrics.set_findings_evaluated(true);
   return metrics;

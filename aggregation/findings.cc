@@ -405,10 +405,11 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   }
 }
 
-std::vector<v1::Finding> Compute(const FindingsInputs& in) {
-  std::vector<v1::Finding> findings;
-  if (in.metrics == nullptr) return findings;
-  Builder b(&findings);
+FindingsOutcome Compute(const FindingsInputs& in) {
+  FindingsOutcome outcome;
+  std::vector<v1::Finding>& findings = outcome.findings;
+  if (in.metrics == nullptr) return outcome;
+  Builder b(&findings, &outcome.evaluations);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
   IoBound(in, b);
@@ -421,15 +422,22 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   MemoryPressure(in, b);
   DebugBuild(in, b);
   SortBySeverity(findings);
-  return findings;
+  for (v1::RuleEvaluation& e : outcome.evaluations) {
+    e.set_fired(e.evaluated() &&
+                std::any_of(findings.begin(), findings.end(),
+                            [&](const v1::Finding& f) { return f.code() == e.code(); }));
+  }
+  return outcome;
 }
 
 }  // namespace
 }  // namespace findings_rules
 
 std::vector<v1::Finding> ComputeFindings(const FindingsInputs& in) {
-  return findings_rules::Compute(in);
+  return findings_rules::Compute(in).findings;
 }
+
+FindingsOutcome EvaluateFindings(const FindingsInputs& in) { return findings_rules::Compute(in); }
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

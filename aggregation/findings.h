@@ -87,6 +87,14 @@ struct FindingsInputs {
 // Every rule above that fires, most severe first (rule order within a severity).
 std::vector<v1::Finding> ComputeFindings(const FindingsInputs& inputs);
 
+// The findings, and one RuleEvaluation per rule in rule order: evaluated or not (with why), and
+// whether it fired.
+struct FindingsOutcome {
+  std::vector<v1::Finding> findings;
+  std::vector<v1::RuleEvaluation> evaluations;
+};
+FindingsOutcome EvaluateFindings(const FindingsInputs& inputs);
+
 }  // namespace aggregation_internal
 }  // namespace roastcoffea
 

@@ -50,10 +50,22 @@ bool Before(const v1::ChunkRecord& a, const v1::ChunkRecord& c);
 std::string ElideMiddle(const std::string& text, size_t max_bytes);
 double Median(std::vector<double> values);
 
-// Appends findings to a list.
+// Appends findings to a list, and (when given a second list) records for each rule whether it
+// was evaluated: a rule whose inputs were not measured says so with NotEvaluated, so that "no
+// finding" can mean "checked and clear" (RuleEvaluation in schema/measurement.proto).
 class Builder {
  public:
-  explicit Builder(std::vector<v1::Finding>* out) : out_(out) {}
+  explicit Builder(std::vector<v1::Finding>* out,
+                   std::vector<v1::RuleEvaluation>* evaluations = nullptr)
+      : out_(out), evaluations_(evaluations) {}
+
+  // Rule `code` was checked (its inputs were measured), whether or not it fired. Recording the
+  // same code twice keeps the first record.
+  void Evaluated(absl::string_view code) { Record(code, true, ""); }
+  // Rule `code` could not be checked; `reason` is one short phrase ("no chunk records").
+  void NotEvaluated(absl::string_view code, absl::string_view reason) {
+    Record(code, false, reason);
+  }
 
   v1::Finding& Add(Severity severity, absl::string_view code, std::string title,
                    std::string evidence, std::string suggestion) {
@@ -67,7 +79,19 @@ class Builder {
   }
 
  private:
+  void Record(absl::string_view code, bool evaluated, absl::string_view reason) {
+    if (evaluations_ == nullptr) return;
+    for (const v1::RuleEvaluation& e : *evaluations_) {
+      if (e.code() == code) return;
+    }
+    v1::RuleEvaluation& e = evaluations_->emplace_back();
+    e.set_code(std::string(code));
+    e.set_evaluated(evaluated);
+    e.set_reason(std::string(reason));
+  }
+
   std::vector<v1::Finding>* out_;
+  std::vector<v1::RuleEvaluation>* evaluations_;
 };
 
 void Number(v1::Finding& finding, absl::string_view key, double value, absl::string_view unit);

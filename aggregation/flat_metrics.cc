@@ -211,13 +211,14 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
       }
     }
     // A name used with two kinds (a timer and a memory scope of the same name) would give the
-    // same keys twice: those names get their kind in the key, "sections.<name> (<type>).".
+    // same keys twice: those names get their kind in the key, "sections.<name>_<type>." (no
+    // spaces or parentheses: keys are identifiers for scripts).
     absl::flat_hash_map<std::string, int> kinds_per_name;
     for (const v1::SectionSummary& section : chunks.sections()) ++kinds_per_name[section.name()];
     for (const v1::SectionSummary& section : chunks.sections()) {
       const std::string prefix =
           kinds_per_name[section.name()] > 1
-              ? absl::StrCat("sections.", section.name(), " (", section.type(), ").")
+              ? absl::StrCat("sections.", section.name(), "_", section.type(), ".")
               : absl::StrCat("sections.", section.name(), ".");
       flat.Add(absl::StrCat(prefix, "count"), static_cast<double>(section.count()), "entries");
       flat.Add(absl::StrCat(prefix, "total_duration"), section.total_duration_seconds(), "s");
@@ -264,14 +265,18 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
     for (int i = 0; i < branches.compression_ratios_size(); ++i) {
       flat.Add(absl::StrCat("compression_ratios.", i), branches.compression_ratios(i), "ratio");
     }
-    flat.Add("avg_branches_read_percent", branches.avg_branches_read_percent(), "%");
-    flat.Add("avg_bytes_read_percent", branches.avg_bytes_read_percent(), "%");
+    // No file reported its branches (an analysis that does not record branch access): the
+    // averages and the count are unknown, empty in the flat formats, not 0.
+    const bool reported = branches.files_size() > 0 || branches.total_branches_read() > 0;
+    flat.Add("avg_branches_read_percent", Optional(reported, branches.avg_branches_read_percent()),
+             "%");
+    flat.Add("avg_bytes_read_percent", Optional(reported, branches.avg_bytes_read_percent()), "%");
     for (int i = 0; i < branches.bytes_read_percent_per_file_size(); ++i) {
       flat.Add(absl::StrCat("bytes_read_percent_per_file.", i),
                branches.bytes_read_percent_per_file(i), "%");
     }
-    flat.Add("total_branches_read", static_cast<double>(branches.total_branches_read()),
-             "branches");
+    flat.Add("total_branches_read",
+             Optional(reported, static_cast<double>(branches.total_branches_read())), "branches");
   }
   return flat.Release();
 }

@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "aggregation/report_from_chunks.h"
 #include "backends/chunk_join.h"
@@ -22,6 +24,13 @@ namespace {
 
 // The whole run's span: what the tool watched, not one of the workload's own spans.
 constexpr char kSpanName[] = "collect window";
+
+// A run shorter than this many --interval periods gets a warning: its sampled figures (peak
+// memory, the time series) rest on too few samples. Only for backends that sample.
+constexpr int kMinSamplesPerRun = 4;
+bool SamplesWorkers(absl::string_view backend) {
+  return backend == "threadpool" || backend == "dask";
+}
 
 v1::Warning Warning(const std::string& code, std::string message) {
   v1::Warning warning;
@@ -251,6 +260,20 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
     // A run that ended before we read it happened on other machines at another time: this
     // machine's load and steal now say nothing about it, and must not warn as if they did.
     if (backend_.ReadsFinishedRun()) run.window.host_facts.reset();
+  } else if (const double interval = absl::ToDoubleSeconds(options_.interval);
+             SamplesWorkers(backend_.name()) && run.window.elapsed_seconds > 0 &&
+             run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
+    // A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the
+    // peak memory and the time series miss most of the run (13.8 MiB read where 19 MiB were
+    // used).
+    warnings.push_back(Warning(
+        "interval_longer_than_run",
+        absl::StrFormat("the run lasted %.3g s but --interval is %.3g s: at most %d sample(s) "
+                        "of the workers, so peak memory and the time series are under-read; "
+                        "use --interval=%.2g or less for a run this short",
+                        run.window.elapsed_seconds, interval,
+                        1 + static_cast<int>(run.window.elapsed_seconds / interval),
+                        run.window.elapsed_seconds / kMinSamplesPerRun)));
   }
   std::vector<v1::ChunkRecord> instrumented;
   {

@@ -23,7 +23,7 @@ using ::testing::HasSubstr;
 // that never returns (an engine that does not answer).
 class FakeBackend : public AbstractMetricsBackend {
  public:
-  absl::string_view name() const override { return "fake"; }
+  absl::string_view name() const override { return backend_name; }
   absl::Status StartTracking(absl::Duration) override {
     started_ = absl::Now();
     return absl::OkStatus();
@@ -57,6 +57,7 @@ class FakeBackend : public AbstractMetricsBackend {
 
   bool fail_span = false;
   std::atomic<bool> hang_on_stop{false};
+  std::string backend_name = "fake";
 
  private:
   absl::Time started_;
@@ -124,6 +125,59 @@ TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->chunks_size(), 2);
   EXPECT_FALSE((*session)->Finish(RunOutputs{}).ok()) << "Finish is called once";
+}
+
+bool HasWarning(const v1::Measurement& measurement, absl::string_view code) {
+  for (const v1::Warning& w : measurement.warnings()) {
+    if (w.code() == code) return true;
+  }
+  return false;
+}
+
+// A sampling backend whose --interval is longer than the run under-reads peak memory: said.
+TEST(MeasurementSessionTest, AnIntervalLongerThanTheRunIsAWarning) {
+  FakeBackend backend;
+  backend.backend_name = "threadpool";
+  SessionOptions options = Options("long-interval");
+  options.interval = absl::Seconds(10);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  ASSERT_TRUE(HasWarning(*measurement, "interval_longer_than_run"));
+  for (const v1::Warning& w : measurement->warnings()) {
+    if (w.code() == "interval_longer_than_run") {
+      EXPECT_THAT(w.message(), HasSubstr("--interval is 10 s"));
+      EXPECT_THAT(w.message(), HasSubstr("peak memory"));
+    }
+  }
+}
+
+TEST(MeasurementSessionTest, NoIntervalWarningForShortIntervalsOrBackendsThatDoNotSample) {
+  {
+    FakeBackend backend;
+    backend.backend_name = "threadpool";
+    SessionOptions options = Options("short-interval");
+    options.interval = absl::Nanoseconds(1);  // every run lasts far more than 4 ns
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+    ASSERT_TRUE(measurement.ok()) << measurement.status();
+    EXPECT_FALSE(HasWarning(*measurement, "interval_longer_than_run"));
+  }
+  {
+    FakeBackend backend;  // "fake": its series come from records, not from sampling
+    SessionOptions options = Options("not-sampled");
+    options.interval = absl::Seconds(10);
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+    ASSERT_TRUE(measurement.ok()) << measurement.status();
+    EXPECT_FALSE(HasWarning(*measurement, "interval_longer_than_run"));
+  }
 }
 
 TEST(MeasurementSessionTest, TheRunsReportAndChunksWinAndASpanErrorIsAWarning) {

@@ -7,6 +7,8 @@
 #ifndef ROASTCOFFEA_INGEST_ANY_MEASUREMENT_H_
 #define ROASTCOFFEA_INGEST_ANY_MEASUREMENT_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "ingest/legacy_measurement.h"
@@ -14,8 +16,15 @@
 
 namespace roastcoffea {
 
+// The measurement directory a user meant: `path` itself, or its parent when `path` is a regular
+// file that belongs to a measurement directory (measurement.json, measurement.pb, FORMAT, or the
+// original's metrics.json / start_end_time.txt / metadata.json), so that
+// `collect show DIR/measurement.json` reads DIR. Trailing slashes are dropped.
+std::string MeasurementDirectoryFor(absl::string_view path);
+
 // LoadLegacyMeasurement when `directory` is one of the original's (IsLegacyMeasurementDirectory:
 // metrics.json and start_end_time.txt, no FORMAT), otherwise LoadMeasurement with its errors.
+// `directory` goes through MeasurementDirectoryFor first.
 absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view directory,
                                                    const LegacyLoadOptions& legacy_options = {});
 

@@ -96,7 +96,8 @@ std::string Wrap(absl::string_view text, size_t indent) {
 }
 
 // "  --scheduler (string, default "", needs --backend=dask)" and its help, wrapped.
-std::string FlagHelp(absl::string_view name, const std::vector<FlagCondition>& conditions) {
+std::string FlagHelp(absl::string_view name, const std::vector<FlagCondition>& conditions,
+                     absl::string_view own_help = "") {
   const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
   if (flag == nullptr) return absl::StrCat("  --", name, "\n");
   const std::string value = flag->DefaultValue();
@@ -110,7 +111,8 @@ std::string FlagHelp(absl::string_view name, const std::vector<FlagCondition>& c
     absl::StrAppend(&needs, ", needs ", absl::StrJoin(wanted, " or "));
   }
   return absl::StrCat("  --", name, " (", TypeName(*flag), ", default ",
-                      value.empty() ? "\"\"" : value, needs, ")\n", Wrap(flag->Help(), 6));
+                      value.empty() ? "\"\"" : value, needs, ")\n",
+                      Wrap(own_help.empty() ? flag->Help() : std::string(own_help), 6));
 }
 
 std::string Synopsis(absl::string_view program, const Command& command) {
@@ -304,7 +306,9 @@ absl::Status CheckInvocation(const Command& command, const ScannedCommandLine& l
   std::set<std::string> reported;
   for (const std::string& flag : line.flags) {
     if (!reported.insert(flag).second) continue;
-    if (std::find(command.flags.begin(), command.flags.end(), flag) == command.flags.end()) {
+    if (std::find(command.flags.begin(), command.flags.end(), flag) == command.flags.end() &&
+        std::find(command.hidden_flags.begin(), command.hidden_flags.end(), flag) ==
+            command.hidden_flags.end()) {
       problems.push_back(absl::StrCat(
           "--", flag, " does not apply to '", command.name, "'",
           command.flags.empty() ? " (it takes no flags)"
@@ -355,9 +359,14 @@ std::string CommandHelp(absl::string_view program, const Command& command) {
   if (!command.flags.empty()) {
     absl::StrAppend(&text, "\nFlags of '", command.name, "':\n");
     for (const std::string& flag : command.flags) {
-      absl::StrAppend(&text, FlagHelp(flag, command.conditions));
+      absl::string_view own;
+      for (const auto& [name, help] : command.flag_help) {
+        if (name == flag) own = help;
+      }
+      absl::StrAppend(&text, FlagHelp(flag, command.conditions, own));
     }
   }
+  absl::StrAppend(&text, "\n", ExitCodeTable(command.exit_codes));
   return text;
 }
 

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,6 +54,13 @@ struct Command {
   std::string arguments_problem;  // "one measurement directory": says what is expected
   // The names (without dashes) of the absl flags this mode reads.
   std::vector<std::string> flags;
+  // Flags it also accepts but help does not list (for tests, e.g. fault injection).
+  std::vector<std::string> hidden_flags;
+  // This mode's own help for a flag that several modes share ({"format", "table, csv, ..."}),
+  // shown instead of the flag's general help.
+  std::vector<std::pair<std::string, std::string>> flag_help;
+  // The exit codes this mode can return, for its help; empty: all.
+  std::vector<ExitCode> exit_codes;
   std::vector<FlagCondition> conditions;
   // Whether `-- COMMAND ...` may follow.
   bool accepts_command = false;
@@ -96,8 +104,8 @@ absl::Status CheckInvocation(const Command& command, const ScannedCommandLine& l
 // The candidate closest to `word` by edit distance, or "" when none is close.
 std::string ClosestName(absl::string_view word, const std::vector<std::string>& candidates);
 
-// `collect MODE --help`: synopsis, help, and only this mode's flags with their help and
-// defaults.
+// `collect MODE --help`: synopsis, help, only this mode's flags with their help (its own where
+// it has one) and defaults, and only its exit codes.
 std::string CommandHelp(absl::string_view program, const Command& command);
 
 // `collect --help`: `intro`, the modes with their summaries, every mode's flags, `outro`.

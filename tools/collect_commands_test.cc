@@ -1,5 +1,6 @@
 #include "tools/collect_commands.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -227,6 +228,34 @@ TEST(HelpTest, ModeHelpListsOnlyItsFlags) {
               HasSubstr("--scheduler (string, default \"\", needs --backend=dask)\n"));
   EXPECT_THAT(all, HasSubstr("collect run [flags] [-- COMMAND ...]"));
   EXPECT_THAT(all, HasSubstr("collect compare [flags] A B [C ...]"));
+}
+
+TEST(HelpTest, ModeHelpUsesItsOwnFlagTextAndExitCodes) {
+  std::vector<Command> table = Table();
+  Command& show = table[1];
+  show.flag_help = {{"format", "table, or csv."}};
+  show.exit_codes = {ExitCode::kOk, ExitCode::kFailure};
+  const std::string help = CommandHelp("collect", show);
+  EXPECT_THAT(help, HasSubstr("--format (string, default table)\n      table, or csv."));
+  EXPECT_THAT(help, Not(HasSubstr("Output format.")));
+  EXPECT_THAT(help, HasSubstr("Exit status:\n  0    done\n  1    cannot run"));
+  EXPECT_THAT(help, Not(HasSubstr("regression")));
+}
+
+TEST(HelpTest, HiddenFlagsAreAcceptedButNotListed) {
+  std::vector<Command> table = Table();
+  Command& run = table[0];
+  run.flags.erase(std::find(run.flags.begin(), run.flags.end(), "profile"));
+  run.hidden_flags = {"profile"};
+  absl::StatusOr<ScannedCommandLine> line = Scan({"--profile"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_TRUE(CheckInvocation(run, *line).ok());
+  EXPECT_THAT(CommandHelp("collect", run), Not(HasSubstr("--profile")));
+  EXPECT_THAT(ToolHelp("collect", table, "", ""), Not(HasSubstr("--profile")));
+  // Another mode still refuses it, and its list of flags does not name hidden ones.
+  absl::StatusOr<ScannedCommandLine> show_line = Scan({"show", "d", "--profile"});
+  ASSERT_TRUE(show_line.ok());
+  EXPECT_FALSE(CheckInvocation(table[1], *show_line).ok());
 }
 
 }  // namespace

@@ -174,6 +174,10 @@ ExitCode Show(const Invocation& invocation) {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);
     if (!flat.ok()) return Fail(AsUsageError(flat.status()));
     std::cout << FormatFlatMetrics(*measurement, *flat);
+    // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
+    if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cerr); !trace.ok()) {
+      return Fail(trace);
+    }
     return ExitCode::kOk;
   }
   std::cout << FormatSummaryTables(*measurement, *tables);
@@ -189,17 +193,38 @@ ExitCode Show(const Invocation& invocation) {
 
 ExitCode Report(const Invocation& invocation) {
   const std::vector<std::string>& arguments = invocation.arguments;
-  std::string directory = ResolveUserPath(arguments.front());
-  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  const std::string directory = MeasurementDirectoryFor(ResolveUserPath(arguments.front()));
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   const std::string requested = absl::GetFlag(FLAGS_html_output);
-  const std::string output = requested.empty() ? directory + ".html" : ResolveUserPath(requested);
-  if (absl::Status written = WriteHtmlReport(*measurement, output); !written.ok()) {
-    return Fail(written);
+  if (!requested.empty()) {
+    const std::string output = ResolveUserPath(requested);
+    if (absl::Status written = WriteHtmlReport(*measurement, output); !written.ok()) {
+      return Fail(written);
+    }
+    std::cout << "HTML report written to " << output << "\n";
+    return ExitCode::kOk;
   }
-  std::cout << "HTML report written to " << output << "\n";
-  return ExitCode::kOk;
+  // A shared measurement is often read-only: like `profile`, fall back to the current directory,
+  // then $TMPDIR, and say so.
+  const std::string base = directory.substr(directory.find_last_of('/') + 1);
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string file =
+      (base.empty() || base == "." || base == ".." ? "measurement" : base) + ".html";
+  const std::vector<std::string> candidates = {
+      directory + ".html", ResolveUserPath(file),
+      absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "/", file)};
+  absl::Status last;
+  for (const std::string& output : candidates) {
+    last = WriteHtmlReport(*measurement, output);
+    if (last.ok()) {
+      std::cout << "HTML report written to " << output << "\n";
+      return ExitCode::kOk;
+    }
+    std::cerr << "collect: note: cannot write the report to " << output << ": " << last.message()
+              << "\n";
+  }
+  return Fail(last);
 }
 
 ExitCode Profile(const Invocation& invocation) {
@@ -210,8 +235,7 @@ ExitCode Profile(const Invocation& invocation) {
     return Fail(
         UsageError(absl::StrCat("--top must be at least 1, got ", absl::GetFlag(FLAGS_top))));
   }
-  std::string directory = ResolveUserPath(arguments.front());
-  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  const std::string directory = MeasurementDirectoryFor(ResolveUserPath(arguments.front()));
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory);
   if (!measurement.ok()) return Fail(measurement.status());
   if (measurement->profiles_size() == 0) {
@@ -785,7 +809,10 @@ std::vector<Command> Commands() {
                "dask_reconnect_max_backoff", "taskvine_logs", "follow", "taskvine_category",
                // workqueue
                "workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
-               "wq_stall_timeout", "wq_work_dir", "wq_chunk_task", "wq_testing_fault"};
+               "wq_stall_timeout", "wq_work_dir", "wq_chunk_task"};
+  run.hidden_flags = {"wq_testing_fault"};  // fault injection for the tests, not for users
+  run.exit_codes = {ExitCode::kOk,      ExitCode::kFailure,       ExitCode::kUsage,
+                    ExitCode::kPartial, ExitCode::kCommandFailed, ExitCode::kInterrupted};
   run.conditions = RunFlagConditions();
   run.accepts_command = true;
   run.run = Run;
@@ -802,6 +829,9 @@ std::vector<Command> Commands() {
   show.min_arguments = show.max_arguments = 1;
   show.arguments_problem = "one measurement directory";
   show.flags = {"tables", "format", "trace"};
+  show.flag_help = {
+      {"format", "table (the summary tables), or the flat metrics as csv, json or markdown."}};
+  show.exit_codes = {ExitCode::kOk, ExitCode::kFailure, ExitCode::kUsage, ExitCode::kInterrupted};
   show.run = Show;
   commands.push_back(std::move(show));
 
@@ -819,6 +849,11 @@ std::vector<Command> Commands() {
   compare.max_arguments = Command::kUnlimited;
   compare.arguments_problem = "two or more measurement directories";
   compare.flags = {"tables", "regression_threshold", "format", "fail_on_regression", "html_output"};
+  compare.flag_help = {
+      {"format", "table, or the comparison as csv, json or markdown."},
+      {"html_output", "also write the comparison and its scaling plot as HTML to this file."}};
+  compare.exit_codes = {ExitCode::kOk, ExitCode::kFailure, ExitCode::kUsage, ExitCode::kRegression,
+                        ExitCode::kInterrupted};
   compare.run = Compare;
   commands.push_back(std::move(compare));
 
@@ -831,6 +866,10 @@ std::vector<Command> Commands() {
   report.min_arguments = report.max_arguments = 1;
   report.arguments_problem = "one measurement directory";
   report.flags = {"html_output"};
+  report.flag_help = {{"html_output",
+                       "the HTML file to write (default: <DIR>.html next to the measurement; "
+                       "./<name>.html, then $TMPDIR/<name>.html when that is not writable)."}};
+  report.exit_codes = {ExitCode::kOk, ExitCode::kFailure, ExitCode::kUsage, ExitCode::kInterrupted};
   report.run = Report;
   commands.push_back(std::move(report));
 
@@ -845,6 +884,8 @@ std::vector<Command> Commands() {
   profile.min_arguments = profile.max_arguments = 1;
   profile.arguments_problem = "one measurement directory";
   profile.flags = {"tables", "top", "output", "wrapper_frames"};
+  profile.exit_codes = {ExitCode::kOk, ExitCode::kFailure, ExitCode::kUsage,
+                        ExitCode::kInterrupted};
   profile.run = Profile;
   commands.push_back(std::move(profile));
   return commands;
@@ -893,7 +934,7 @@ int Main(int argc, char** argv) {
       return ToInt(ExitCode::kOk);
     }
     if (command == nullptr) return ToInt(Fail(UnknownCommandError(commands, mode)));
-    std::cout << CommandHelp(program, *command) << "\n" << ExitCodeTable();
+    std::cout << CommandHelp(program, *command);
     return ToInt(ExitCode::kOk);
   }
   if (command == nullptr) return ToInt(Fail(UnknownCommandError(commands, mode)));

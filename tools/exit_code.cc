@@ -1,5 +1,7 @@
 #include "tools/exit_code.h"
 
+#include <algorithm>
+
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 
@@ -10,16 +12,31 @@ constexpr char kUsagePayload[] = "type.roastcoffea/collect.UsageError";
 
 }  // namespace
 
-std::string ExitCodeTable() {
-  return absl::StrCat(
-      "Exit status:\n", "  ", ToInt(ExitCode::kOk), "    done\n", "  ", ToInt(ExitCode::kFailure),
-      "    cannot run or save; an input file is unreadable or holds bad data; a chunk failed\n",
-      "  ", ToInt(ExitCode::kUsage), "    bad flags or arguments (nothing else)\n", "  ",
-      ToInt(ExitCode::kPartial), "    partial measurement (saved)\n", "  ",
-      ToInt(ExitCode::kCommandFailed), "    the measured COMMAND failed (measurement saved)\n",
-      "  ", ToInt(ExitCode::kRegression), "    compare --fail_on_regression: a regression\n", "  ",
-      ToInt(ExitCode::kInterrupted),
-      "  interrupted by SIGINT or SIGTERM (measurement of what was done saved)\n");
+std::string ExitCodeTable(const std::vector<ExitCode>& codes) {
+  struct Row {
+    ExitCode code;
+    const char* meaning;
+  };
+  static constexpr Row kRows[] = {
+      {ExitCode::kOk, "done"},
+      {ExitCode::kFailure,
+       "cannot run or save; an input file is unreadable or holds bad data; a chunk failed"},
+      {ExitCode::kUsage, "bad flags or arguments (nothing else)"},
+      {ExitCode::kPartial, "partial measurement (saved)"},
+      {ExitCode::kCommandFailed, "the measured COMMAND failed (measurement saved)"},
+      {ExitCode::kRegression, "compare --fail_on_regression: a regression"},
+      {ExitCode::kInterrupted,
+       "interrupted by SIGINT or SIGTERM (measurement of what was done saved)"},
+  };
+  std::string table = "Exit status:\n";
+  for (const Row& row : kRows) {
+    if (!codes.empty() && std::find(codes.begin(), codes.end(), row.code) == codes.end()) {
+      continue;
+    }
+    const std::string number = absl::StrCat(ToInt(row.code));
+    absl::StrAppend(&table, "  ", number, std::string(5 - number.size(), ' '), row.meaning, "\n");
+  }
+  return table;
 }
 
 absl::Status UsageError(absl::string_view message) {

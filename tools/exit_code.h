@@ -5,6 +5,7 @@
 #define ROASTCOFFEA_TOOLS_EXIT_CODE_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -30,8 +31,9 @@ enum class ExitCode : int {
 
 constexpr int ToInt(ExitCode code) { return static_cast<int>(code); }
 
-// The table printed by `collect --help` (README.md "Exit status" says the same).
-std::string ExitCodeTable();
+// The table printed by `collect --help` (README.md "Exit status" says the same): every code, or
+// only `codes` (a mode's own, for `collect MODE --help`) when not empty.
+std::string ExitCodeTable(const std::vector<ExitCode>& codes = {});
 
 // A usage error: InvalidArgument marked as being about the command line. Only these exit 2.
 absl::Status UsageError(absl::string_view message);

@@ -8,6 +8,7 @@ namespace roastcoffea {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ExitCodeTest, ValuesAreTheDocumentedOnes) {
   EXPECT_EQ(ToInt(ExitCode::kOk), 0);
@@ -38,6 +39,14 @@ TEST(ExitCodeTest, TableListsEveryCode) {
                            "  5    compare --fail_on_regression", "  130  interrupted"}) {
     EXPECT_THAT(table, HasSubstr(line));
   }
+}
+
+TEST(ExitCodeTest, AModesTableListsOnlyItsCodes) {
+  const std::string table = ExitCodeTable({ExitCode::kOk, ExitCode::kUsage, ExitCode::kRegression});
+  EXPECT_THAT(table, HasSubstr("  0    done"));
+  EXPECT_THAT(table, HasSubstr("  5    compare --fail_on_regression"));
+  EXPECT_THAT(table, Not(HasSubstr("COMMAND failed")));
+  EXPECT_THAT(table, Not(HasSubstr("130")));
 }
 
 }  // namespace

@@ -673,7 +673,20 @@ Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n) {
   return table;
 }
 
-// New: the failed chunks with their error text (first line), at most `limit`.
+// An error reads "context: context: cause" (each layer prefixes where it was); a narrow column
+// elides the middle, which is where the cause lands ("CRC mismatch" lost between "dijet
+// processor, dataset..." and "...basket 0"). An error too long to fit whole shows its cause, the
+// part after the last ": " (the File column names the file; the whole text is in the
+// measurement and in collect's error line); "ValueError: bad value" stays as it is.
+std::string CauseOf(const std::string& error) {
+  constexpr size_t kFitsWhole = 48;
+  if (error.size() <= kFitsWhole) return error;
+  const size_t colon = error.rfind(": ");
+  if (colon == std::string::npos || colon == 0 || colon + 2 >= error.size()) return error;
+  return absl::StrCat("... ", error.substr(colon + 2));
+}
+
+// New: the failed chunks with their error text (first line; its cause when long), at most `limit`.
 Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
   Table table;
   table.title = "Failed Chunks";
@@ -682,7 +695,7 @@ Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
   int shown = 0;
   for (const v1::FailedChunk& failed : chunks.failed_chunks()) {
     if (shown++ >= limit) break;
-    std::string error = failed.error_text().substr(0, failed.error_text().find('\n'));
+    std::string error = CauseOf(failed.error_text().substr(0, failed.error_text().find('\n')));
     if (error.empty()) error = "(no error text)";
     // The base name: the path is in the measurement, and the error needs the room.
     const absl::string_view file = failed.file();

@@ -674,6 +674,25 @@ TEST(FormatSummaryTablesTest, FailedChunksTableShowsErrorTextSafely) {
   for (const std::string& line : tables[7].lines) EXPECT_LE(DisplayWidth(line), 100u) << line;
 }
 
+// A long error keeps its cause (after the last ": ") in view; the context is left out.
+TEST(FormatSummaryTablesTest, FailedChunkErrorShowsItsCauseFirst) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
+  v1::FailedChunk& failed = *chunks.add_failed_chunks();
+  failed.set_file("/cache/11494177edbf7063/QCD_PtHat-400/QCD_PtHat-400_1.rcol");
+  failed.set_error_text(
+      "dijet processor, dataset QCD_PtHat-400, file /cache/11494177edbf7063/QCD_PtHat-400/"
+      "QCD_PtHat-400_1.rcol: columnar file /cache/11494177edbf7063/QCD_PtHat-400/"
+      "QCD_PtHat-400_1.rcol: CRC mismatch in column Jet_eta basket 0");
+  TableOptions options;
+  options.unicode = false;
+  const std::vector<ParsedTable> tables =
+      ParseTables(FormatSummaryTables(measurement, options), "|", kAsciiBoxStarts);
+  ASSERT_EQ(tables.size(), 8u);
+  ASSERT_EQ(tables[7].title, "Failed Chunks");
+  EXPECT_EQ(tables[7].cells[0][3], "... CRC mismatch in column Jet_eta basket 0");
+}
+
 // A TaskVine chunk has no file: the table names its task, as the findings do.
 TEST(FormatSummaryTablesTest, FailedChunkWithoutAFileIsNamedByItsTask) {
   v1::Measurement measurement = FullMeasurement();

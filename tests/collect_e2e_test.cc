@@ -416,6 +416,9 @@ TEST_F(DamagedSampleTest, CorruptFileIsAClearErrorNamingIt) {
   const Outcome outcome = RunAgain();
   EXPECT_NE(outcome.exit_code, 0);
   EXPECT_THAT(outcome.err, HasSubstr(victim_));
+  // The way out of a damaged cache, as for a truncated file.
+  EXPECT_THAT(outcome.err, HasSubstr("and run again"));
+  EXPECT_THAT(outcome.err, HasSubstr("rm -r " + cache_ + "/"));
 }
 
 TEST_F(DamagedSampleTest, TruncatedFileIsAClearErrorNamingIt) {

@@ -3,6 +3,7 @@
 // roastcoffea_measurement_v1 layout).
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -74,6 +75,50 @@ TEST(CollectShowFormatTest, FlatFormatsForScripts) {
   Outcome bad = RunCollect({"show", dir, "--format=xml"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(absl::StrContains(bad.err, "--format")) << bad.err;
+}
+
+// The flat metrics own stdout; --trace still writes the timeline, and says so on stderr.
+TEST(CollectShowFormatTest, FlatFormatsWriteTheTraceToo) {
+  const std::string dir = SaveRun("formats-trace", 2);
+  for (const char* format : {"csv", "json"}) {
+    const std::string trace = absl::StrCat(TempDir(), "/flat-", format, ".json");
+    Outcome outcome = RunCollect(
+        {"show", dir, absl::StrCat("--format=", format), absl::StrCat("--trace=", trace)});
+    EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+    EXPECT_FALSE(ReadFile(trace).empty()) << format << ": no trace written; " << outcome.err;
+    EXPECT_TRUE(absl::StrContains(outcome.err, trace)) << outcome.err;
+    EXPECT_FALSE(absl::StrContains(outcome.out, "Timeline")) << outcome.out;
+  }
+}
+
+// A measurement's own file names its directory.
+TEST(CollectShowFormatTest, AMeasurementsFileNamesItsDirectory) {
+  const std::string dir = SaveRun("by-file", 2);
+  for (const char* file : {"/measurement.json", "/measurement.pb"}) {
+    Outcome outcome = RunCollect({"show", dir + file, "--format=csv"});
+    EXPECT_EQ(outcome.exit_code, 0) << file << ": " << outcome.err;
+    EXPECT_TRUE(absl::StrContains(outcome.out, "\ntotal_events,600000,events\n")) << outcome.out;
+  }
+}
+
+// The default report path beside a read-only (or otherwise unwritable) measurement falls back
+// to the current directory, as `profile` does, and says so. (A directory in the report's place
+// makes the default fail even for root, whom permission bits do not stop.)
+TEST(CollectReportTest, FallsBackWhenTheDefaultPlaceIsNotWritable) {
+  const std::string dir = SaveRun("report-fallback", 2);
+  ASSERT_EQ(mkdir((dir + ".html").c_str(), 0755), 0);
+  Outcome outcome = RunCollect({"report", dir});
+  EXPECT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_TRUE(absl::StrContains(outcome.err, "cannot write the report to " + dir + ".html"))
+      << outcome.err;
+  const std::string prefix = "HTML report written to ";
+  const size_t at = outcome.out.find(prefix);
+  ASSERT_NE(at, std::string::npos) << outcome.out;
+  const std::string written =
+      outcome.out.substr(at + prefix.size(), outcome.out.find('\n', at) - at - prefix.size());
+  EXPECT_TRUE(absl::EndsWith(written, "/report-fallback.html")) << written;
+  EXPECT_TRUE(absl::StrContains(ReadFile(written), "<html")) << written;
+  std::remove(written.c_str());
 }
 
 TEST(CollectShowFormatTest, ShowsTheOriginalToolsDirectory) {

@@ -540,8 +540,28 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   return ExitCode::kOk;
 }
 
-// A run whose chunks failed exits 1, naming how many and the first failure.
-ExitCode ReportFailedChunks(const v1::Measurement& measurement) {
+// When a chunk of the sample analysis failed on damaged data in collect's own cache (a file
+// changed after it was generated, or the storage failed), the way out: regenerate it.
+std::string SampleCacheHint(const v1::ChunkRecord& failed, absl::string_view cache_dir) {
+  if (cache_dir.empty()) return "";
+  const std::string root = absl::StrCat(absl::StripSuffix(cache_dir, "/"), "/");
+  const absl::string_view file = failed.file();
+  if (!absl::StartsWith(file, root)) return "";
+  if (!absl::StrContains(failed.error_text(), "CRC mismatch") &&
+      !absl::StrContains(failed.error_text(), "columnar file")) {
+    return "";
+  }
+  const absl::string_view rest = file.substr(root.size());
+  const std::string dataset_dir = absl::StrCat(root, rest.substr(0, rest.find('/')));
+  return absl::StrCat("collect: the sample dataset in ", dataset_dir,
+                      " is damaged; to regenerate it, delete it (rm -r ", dataset_dir,
+                      ") and run again\n");
+}
+
+// A run whose chunks failed exits 1, naming how many and the first failure (and, for the sample
+// analysis, how to mend a damaged cache).
+ExitCode ReportFailedChunks(const v1::Measurement& measurement,
+                            absl::string_view sample_cache_dir = "") {
   int64_t failed = 0;
   const v1::ChunkRecord* first = nullptr;
   for (const v1::ChunkRecord& chunk : measurement.chunks()) {
@@ -552,7 +572,8 @@ ExitCode ReportFailedChunks(const v1::Measurement& measurement) {
   std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
             << " chunks failed; first failure: " << first->file() << " entries ["
             << first->entry_start() << ", " << first->entry_stop() << "): " << first->error_text()
-            << "\n";
+            << "\n"
+            << SampleCacheHint(*first, sample_cache_dir);
   return ExitCode::kFailure;
 }
 
@@ -685,6 +706,7 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
     configuration["profile_hz"] = absl::StrCat(absl::GetFlag(FLAGS_profile_hz));
   }
   options.session = std::move(session_options);
+  const std::string sample_cache_dir = options.cache_dir;
 
   std::cerr << "collect: the sample analysis on " << threads
             << (threads == 1 ? " thread" : " threads") << "; datasets are kept under "
@@ -702,7 +724,7 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   } else if (Interrupted(*result->session, measurement)) {
     exit_code = ExitCode::kInterrupted;
   } else {
-    exit_code = ReportFailedChunks(measurement);
+    exit_code = ReportFailedChunks(measurement, sample_cache_dir);
   }
   if (result->chunk_left_running) {
     // A worker thread is still inside a chunk that outlived the grace period: leave without

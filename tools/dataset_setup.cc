@@ -126,13 +126,14 @@ absl::StatusOr<sample_analysis::SampleDataset> PrepareSampleDataset(
     files += static_cast<int>(d.files.size());
   }
   if (dataset->generated) {
-    std::fprintf(
-        options.stream,
-        "%s: sample dataset generated in %s: %d files, %s events, %s "
-        "in %s\n",
-        options.program.c_str(), dataset->directory.c_str(), files,
-        FormatEvents(dataset->total_entries()).c_str(), FormatBytes(dataset->bytes).c_str(),
-        absl::FormatDuration(absl::Trunc(absl::Now() - start, absl::Milliseconds(100))).c_str());
+    std::fprintf(options.stream,
+                 "%s: sample dataset generated in %s: %d files, %s events, %s "
+                 "in %s\n",
+                 options.program.c_str(), dataset->directory.c_str(), files,
+                 FormatEvents(dataset->total_entries()).c_str(),
+                 FormatBytes(dataset->bytes).c_str(),
+                 // "0.4 s", "2.4 s": the unit always, as every other duration collect prints.
+                 absl::StrFormat("%.1f s", absl::ToDoubleSeconds(absl::Now() - start)).c_str());
   } else {
     std::fprintf(options.stream,
                  "%s: reusing the sample dataset in %s (%d files, %s events, %s; generated "

@@ -1,5 +1,7 @@
 #include "tools/sample_analysis/sample_dataset.h"
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,8 +17,10 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "tools/sample_analysis/columnar_file.h"
 
 namespace roastcoffea {
@@ -438,6 +442,7 @@ absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
     return absl::InternalError(
         absl::StrCat("creating cache directory ", root, ": ", error.message()));
   }
+  SweepAbandonedGenerations(root, absl::Minutes(10));
   const std::string tmp_dir = absl::StrCat(final_dir, ".tmp-", UniqueSuffix());
   fs::create_directory(tmp_dir, error);
   if (error) {
@@ -495,6 +500,29 @@ std::string DefaultCacheDirectory() {
   if (std::string dir = get("XDG_CACHE_HOME"); !dir.empty()) return dir + "/roastcoffea";
   if (std::string dir = get("HOME"); !dir.empty()) return dir + "/.cache/roastcoffea";
   return "/tmp/roastcoffea-cache";
+}
+
+int SweepAbandonedGenerations(absl::string_view cache_dir, absl::Duration min_age) {
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(std::string(cache_dir), error)) {
+    const std::string name = entry.path().filename().string();
+    const size_t tmp = name.find(".tmp-");
+    if (tmp == std::string::npos) continue;
+    const std::string rest = name.substr(tmp + 5);
+    int64_t pid = 0;
+    if (!absl::SimpleAtoi(rest.substr(0, rest.find('-')), &pid) || pid <= 0) continue;
+    struct stat info;
+    if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != getuid()) {
+      continue;
+    }
+    if (absl::Now() - absl::FromTimeT(info.st_mtime) < min_age) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    RemoveQuietly(entry.path().string());
+    ++removed;
+  }
+  return removed;
 }
 
 }  // namespace sample_analysis

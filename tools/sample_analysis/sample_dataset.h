@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace roastcoffea {
 namespace sample_analysis {
@@ -129,6 +130,13 @@ struct EnsureOptions {
 absl::StatusOr<SampleDataset> EnsureSampleDataset(const SampleDatasetSpec& spec,
                                                   absl::string_view cache_dir,
                                                   const EnsureOptions& options);
+
+// Removes generations abandoned in `cache_dir`: "<hash>.tmp-<pid>-<suffix>" directories whose
+// process is gone (killed by SIGKILL, or by SIGPIPE in `collect | head` before it could clean
+// up) and that nobody touched for `min_age` (a cache shared over the network may hold another
+// host's generation in progress, whose pid means nothing here). EnsureSampleDataset calls it
+// with 10 minutes before it generates. Returns how many it removed.
+int SweepAbandonedGenerations(absl::string_view cache_dir, absl::Duration min_age);
 
 // $ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else $HOME/.cache/roastcoffea (unset
 // or empty variables are skipped), else /tmp/roastcoffea-cache.

@@ -1,6 +1,9 @@
 #include "tools/sample_analysis/sample_dataset.h"
 
 #include <stdlib.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -376,6 +379,34 @@ TEST(SampleDatasetTest, UnwritableCacheDirectoryIsAnErrorNamingIt) {
   EXPECT_THAT(dataset.status().message(), HasSubstr(blocker));
   EXPECT_EQ(EnsureSampleDataset(SmallSpec(), "").status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// A generation killed before it could clean up (SIGKILL; SIGPIPE in `collect | head`) leaves its
+// temporary directory: swept once its process is gone and it is old enough.
+TEST(SampleDatasetTest, AbandonedGenerationsAreSweptOnlyWhenTheirProcessIsGoneAndOld) {
+  const std::string cache = absl::StrCat(TempDir(), "/sweep-cache");
+  fs::create_directories(cache);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);  // its pid now names no process
+  const std::string dead_old = absl::StrCat(cache, "/0123456789abcdef.tmp-", child, "-00ff");
+  const std::string dead_new = absl::StrCat(cache, "/0123456789abcdef.tmp-", child, "-00ee");
+  const std::string alive_old = absl::StrCat(cache, "/0123456789abcdef.tmp-", getpid(), "-00dd");
+  const std::string complete = absl::StrCat(cache, "/0123456789abcdef");
+  for (const std::string& dir : {dead_old, dead_new, alive_old, complete}) {
+    fs::create_directories(dir);
+    std::ofstream(dir + "/QCD_1.rcol") << "partial";
+  }
+  const struct timeval hour_ago[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  for (const std::string& dir : {dead_old, alive_old, complete}) {
+    ASSERT_EQ(utimes(dir.c_str(), hour_ago), 0) << dir;
+  }
+  EXPECT_EQ(SweepAbandonedGenerations(cache, absl::Minutes(10)), 1);
+  EXPECT_FALSE(fs::exists(dead_old));
+  EXPECT_TRUE(fs::exists(dead_new)) << "too recent: may be another host's generation";
+  EXPECT_TRUE(fs::exists(alive_old)) << "its process still runs";
+  EXPECT_TRUE(fs::exists(complete));
 }
 
 TEST(SampleDatasetTest, DefaultCacheDirectoryFollowsTheEnvironment) {

@@ -1,5 +1,6 @@
 #include "export/profile_tables.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -123,6 +124,16 @@ absl::StatusOr<v1::Profile> MergedProfile(const v1::Measurement& measurement) {
   return MergeProfiles(absl::MakeConstSpan(copies));
 }
 
+// What a sample counts: Dask's profiler samples each thread's stack on a wall clock, so a
+// sleep or a wait on I/O or a lock is counted like computation; the thread pool's profiler
+// samples thread CPU time, so only time on a CPU is. Readers compare the two kinds wrongly
+// unless told.
+absl::string_view SampleKind(const v1::Profile& profile) {
+  if (profile.source() == "dask") return "wall-clock samples (include sleep and waits)";
+  if (profile.source() == "threadpool") return "CPU-time samples (on-CPU time only)";
+  return "";
+}
+
 std::string ProfileHeader(const v1::Profile& profile) {
   std::string out;
   if (profile.worker().empty()) {
@@ -137,6 +148,9 @@ std::string ProfileHeader(const v1::Profile& profile) {
   std::vector<std::string> details;
   if (!profile.source().empty())
     details.push_back(absl::StrCat("source ", Clean(profile.source())));
+  if (const absl::string_view kind = SampleKind(profile); !kind.empty()) {
+    details.push_back(std::string(kind));
+  }
   if (profile.threads() > 0) {
     details.push_back(
         absl::StrCat(profile.threads(), profile.threads() == 1 ? " thread" : " threads"));
@@ -287,9 +301,45 @@ std::vector<std::string> LeaveOutCorruptProfiles(v1::Measurement* measurement,
   return warnings;
 }
 
+void FitProfileTablesToWidth(int width, ProfileTableOptions* options) {
+  if (width <= 0) return;
+  // What the other cells and the borders take: Rank, Self s, Self %, Total s, Total % (34
+  // columns at their usual widths) and 6 cells' "| " ... " " plus the last "|" (19).
+  constexpr int kTopFunctionsFixed = 53;
+  // Rank, Samples, Seconds, Percent (25) and 6 cells' borders (19).
+  constexpr int kTopStacksFixed = 44;
+  // Never below the defaults: at 100 columns they read best, and FormatTextTable shrinks a
+  // table that does not fit anyway.
+  const ProfileTableOptions defaults;
+  options->max_function_width = std::max(defaults.max_function_width, width - kTopFunctionsFixed);
+  const int stacks = width - kTopStacksFixed;
+  options->max_frame_width = std::max(defaults.max_frame_width, stacks * 35 / 100);
+  options->max_stack_width = std::max(defaults.max_stack_width, stacks - stacks * 35 / 100);
+}
+
 absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measurement,
                                                 const ProfileTableOptions& options) {
-  std::string out;
+  // The merged tables first: they are what one reads first (the per-worker ones follow).
+  std::string merged_text;
+  const std::vector<const v1::Profile*> chosen = ProfilesToMerge(measurement);
+  if (chosen.size() > 1) {
+    absl::StatusOr<v1::Profile> merged = MergedProfile(measurement);
+    if (!merged.ok()) {
+      // The per-worker tables below still stand.
+      merged_text = absl::StrCat("No table merged over workers: ", merged.status().message(), "\n");
+    } else {
+      absl::StatusOr<TextTable> functions =
+          TopFunctionsTable(*merged, "Top Functions (all workers)", options);
+      if (!functions.ok()) return functions.status();
+      absl::StatusOr<TextTable> table =
+          TopStacksTable(*merged, "Top Stacks (all workers)", options);
+      if (!table.ok()) return table.status();
+      merged_text = absl::StrCat(ProfileHeader(*merged), " (merged over ", chosen.size(),
+                                 " profiles)\n\n", FormatTextTable(*functions, options.table), "\n",
+                                 FormatTextTable(*table, options.table));
+    }
+  }
+  std::string out = merged_text;
   for (int i = 0; i < measurement.profiles_size(); ++i) {
     const v1::Profile& profile = measurement.profiles(i);
     std::string scope;
@@ -304,25 +354,8 @@ absl::StatusOr<std::string> FormatProfileTables(const v1::Measurement& measureme
     absl::StatusOr<TextTable> table =
         TopStacksTable(profile, absl::StrCat("Top Stacks", scope), options);
     if (!table.ok()) return table.status();
-    absl::StrAppend(&out, i == 0 ? "" : "\n", ProfileHeader(profile), "\n\n",
+    absl::StrAppend(&out, out.empty() ? "" : "\n", ProfileHeader(profile), "\n\n",
                     FormatTextTable(*functions, options.table), "\n",
-                    FormatTextTable(*table, options.table));
-  }
-  const std::vector<const v1::Profile*> chosen = ProfilesToMerge(measurement);
-  if (chosen.size() > 1) {
-    absl::StatusOr<v1::Profile> merged = MergedProfile(measurement);
-    if (!merged.ok()) {
-      // The per-worker tables above still stand.
-      absl::StrAppend(&out, "\nNo table merged over workers: ", merged.status().message(), "\n");
-      return out;
-    }
-    absl::StatusOr<TextTable> functions =
-        TopFunctionsTable(*merged, "Top Functions (all workers)", options);
-    if (!functions.ok()) return functions.status();
-    absl::StatusOr<TextTable> table = TopStacksTable(*merged, "Top Stacks (all workers)", options);
-    if (!table.ok()) return table.status();
-    absl::StrAppend(&out, "\n", ProfileHeader(*merged), " (merged over ", chosen.size(),
-                    " profiles)\n\n", FormatTextTable(*functions, options.table), "\n",
                     FormatTextTable(*table, options.table));
   }
   return out;

@@ -33,6 +33,12 @@ struct ProfileTableOptions {
   bool show_wrapper_frames = false;
 };
 
+// Sets the Function, Innermost Frame and Stack widths so that the tables use `width` display
+// columns (a terminal's): names are cut only where the terminal is too narrow for them. Never
+// below the defaults (a table that does not fit is shrunk by FormatTextTable). `width` <= 0
+// leaves the options as they are.
+void FitProfileTablesToWidth(int width, ProfileTableOptions* options);
+
 // `profile` as the tables and flame graphs show it: CollapseWrapperFrames unless
 // `show_wrapper_frames`. Errors of the profile library.
 absl::StatusOr<v1::Profile> ProfileForDisplay(const v1::Profile& profile, bool show_wrapper_frames);

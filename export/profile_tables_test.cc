@@ -160,13 +160,48 @@ TEST(ProfileHeaderTest, DescribesTheWorker) {
   profile.set_task_prefix("process");
   profile.set_lost_samples(3);
   EXPECT_EQ(ProfileHeader(profile),
-            "Worker tcp://10.0.0.5:4123 (name w-1) on node?7: source dask; 4 threads; memory "
+            "Worker tcp://10.0.0.5:4123 (name w-1) on node?7: source dask; wall-clock samples "
+            "(include sleep and waits); 4 threads; memory "
             "limit 2.00 GiB; task prefix process; sampling interval 10 ms; 10 samples = 0.100 s; "
             "3 lost");
   v1::Profile merged = KnownTree("");
   merged.set_sampling_interval_seconds(2);
   merged.set_source("");
   EXPECT_EQ(ProfileHeader(merged), "All workers: sampling interval 2 s; 10 samples = 20.000 s");
+}
+
+// Function names use the width they are given: at 200 columns a long name is not cut at 56.
+TEST(FitProfileTablesToWidthTest, NamesUseTheTerminalsWidth) {
+  const std::string name(120, 'f');
+  v1::Profile profile = Tree("w", {{0, name, 10}});
+  ProfileTableOptions options;
+  options.table.unicode = false;
+  options.table.width = 200;
+  FitProfileTablesToWidth(200, &options);
+  EXPECT_EQ(options.max_function_width, 147);
+  absl::StatusOr<TextTable> table = TopFunctionsTable(profile, "f", options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_EQ(table->rows.size(), 1u);
+  EXPECT_EQ(table->rows[0][5], name);
+  const std::string text = FormatTextTable(*table, options.table);
+  for (absl::string_view line : absl::StrSplit(text, '\n')) EXPECT_LE(line.size(), 200u) << line;
+  // A narrow terminal keeps the defaults (the table itself is shrunk to fit).
+  FitProfileTablesToWidth(60, &options);
+  EXPECT_EQ(options.max_function_width, ProfileTableOptions().max_function_width);
+  EXPECT_EQ(options.max_frame_width, ProfileTableOptions().max_frame_width);
+  EXPECT_EQ(options.max_stack_width, ProfileTableOptions().max_stack_width);
+  ProfileTableOptions untouched;
+  FitProfileTablesToWidth(0, &untouched);
+  EXPECT_EQ(untouched.max_function_width, ProfileTableOptions().max_function_width);
+}
+
+// The header says what a sample counts: wall clock (Dask) or CPU time (thread pool).
+TEST(ProfileHeaderTest, SaysWhatASampleCounts) {
+  v1::Profile dask = KnownTree("w");
+  EXPECT_TRUE(absl::StrContains(ProfileHeader(dask), "wall-clock samples")) << ProfileHeader(dask);
+  v1::Profile threadpool = KnownTree("w");
+  threadpool.set_source("threadpool");
+  EXPECT_TRUE(absl::StrContains(ProfileHeader(threadpool), "CPU-time samples"));
 }
 
 // A threadpool-like stack: thread entry, executor, chunk tracking, then the processor.
@@ -226,7 +261,7 @@ TEST(ProfileHeaderTest, CountsTruncatedStacks) {
       << ProfileHeader(ThreadpoolTree());
 }
 
-TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
+TEST(FormatProfileTablesTest, MergedThenPerWorker) {
   v1::Measurement measurement;
   *measurement.add_profiles() = KnownTree("w1");
   *measurement.add_profiles() = Tree("w2", {{0, "main", 10}, {1, "b", 10}});
@@ -241,6 +276,8 @@ TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   absl::StatusOr<std::string> text = FormatProfileTables(measurement, options);
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_TRUE(absl::StrContains(*text, "Worker w1: source dask;")) << *text;
+  // The merged tables come first: what one reads first.
+  EXPECT_LT(text->find("Top Functions (all workers)"), text->find("Top Functions: w1\n"));
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1\n")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w2\n")) << *text;
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w1 [process]")) << *text;
@@ -263,7 +300,7 @@ TEST(FormatProfileTablesTest, PerWorkerThenMerged) {
   text = FormatProfileTables(measurement, options);
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_TRUE(absl::StrContains(*text, "Top Stacks: w2\n")) << *text;
-  EXPECT_TRUE(absl::StrContains(*text, "\nNo table merged over workers: ")) << *text;
+  EXPECT_TRUE(absl::StartsWith(*text, "No table merged over workers: ")) << *text;
   EXPECT_FALSE(absl::StrContains(*text, "Top Stacks (all workers)")) << *text;
   // Every profile restricted: all of them are merged.
   v1::Measurement restricted;

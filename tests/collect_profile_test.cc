@@ -71,7 +71,8 @@ TEST(CollectProfileTest, TablesFoldedStacksAndFlameGraphs) {
   const std::string& out = outcome.out;
   EXPECT_TRUE(absl::StrContains(
       out,
-      "Worker tcp://127.0.0.1:40001 (name name-1) on 127.0.0.1: source dask; 2 threads; "
+      "Worker tcp://127.0.0.1:40001 (name name-1) on 127.0.0.1: source dask; wall-clock "
+      "samples (include sleep and waits); 2 threads; "
       "memory limit 4.00 GiB; sampling interval 10 ms; 10 samples = 0.100 s"))
       << out;
   EXPECT_TRUE(absl::StrContains(out, "Top Stacks: tcp://127.0.0.1:40001")) << out;

@@ -255,6 +255,9 @@ ExitCode Profile(const Invocation& invocation) {
   options.table = *tables;
   options.top = absl::GetFlag(FLAGS_top);
   options.show_wrapper_frames = absl::GetFlag(FLAGS_wrapper_frames);
+  // Names use the width the terminal gives ($COLUMNS, the terminal, else 100).
+  FitProfileTablesToWidth(options.table.width > 0 ? options.table.width : TerminalWidth(),
+                          &options);
   absl::StatusOr<std::string> text = FormatProfileTables(*measurement, options);
   if (!text.ok()) {
     return Fail(

@@ -77,6 +77,11 @@ struct SessionOptions {
   bool signal_is_the_end = false;
   // Prefix of the messages an interruption prints.
   std::string program_name = "roastcoffea";
+  // How often the chunks recorded so far are appended to <output_dir>/<name>.checkpoint/
+  // (store/checkpoint.h), so that a run killed by SIGKILL, the OOM killer or a crash leaves a
+  // measurement `collect show` reads, marked partial. Save removes it once the finished run is
+  // saved; a failed save keeps it. Zero or less: no checkpoint.
+  absl::Duration checkpoint_interval = absl::Seconds(30);
 };
 
 // What the run produced besides the chunks given to RecordChunk.
@@ -124,10 +129,13 @@ class MeasurementSession {
   absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
 
   // Writes the measurement to <output_dir>/<metadata.name>/ and returns its path (as
-  // //store:measurement_io's SaveMeasurement: atomic, never overwrites).
+  // //store:measurement_io's SaveMeasurement: atomic, never overwrites), then removes the run's
+  // checkpoint. When the save fails the checkpoint stays, and the error says where it is.
   absl::StatusOr<std::string> Save(const v1::Measurement& measurement);
 
   const SessionOptions& options() const;
+  // Where the run's checkpoint is being written; "" without one.
+  std::string checkpoint_directory() const;
 
  private:
   class Impl;

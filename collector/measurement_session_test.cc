@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/checkpoint.h"
 #include "store/measurement_io.h"
 
 namespace roastcoffea {
@@ -178,6 +179,67 @@ TEST(MeasurementSessionTest, NoIntervalWarningForShortIntervalsOrBackendsThatDoN
     ASSERT_TRUE(measurement.ok()) << measurement.status();
     EXPECT_FALSE(HasWarning(*measurement, "interval_longer_than_run"));
   }
+}
+
+// While the run goes on, its chunks are appended to a checkpoint that a kill leaves behind; the
+// finished run's save removes it.
+TEST(MeasurementSessionTest, ChunksAreCheckpointedWhileTheRunGoesOn) {
+  FakeBackend backend;
+  SessionOptions options = Options("checkpointed");
+  options.checkpoint_interval = absl::Milliseconds(5);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const std::string directory = (*session)->checkpoint_directory();
+  EXPECT_EQ(directory, options.output_dir + "/checkpointed.checkpoint");
+  (*session)->RecordChunk(Chunk(0));
+  (*session)->RecordChunk(Chunk(100));
+  absl::StatusOr<Checkpoint> read;
+  for (int i = 0; i < 2000; ++i) {  // the checkpoint thread's next tick, within 10 s
+    read = ReadCheckpoint(directory);
+    if (read.ok() && read->chunks.size() == 2) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->chunks.size(), 2u);
+  EXPECT_EQ(read->metadata.name(), "checkpointed");
+  EXPECT_EQ(read->metadata.backend(), "fake");
+  EXPECT_EQ(read->metadata.configuration().at("analysis"), "session test");
+  EXPECT_GT(read->metadata.start_time().seconds(), 0);
+  (*session)->RecordChunk(Chunk(200));
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  // Until the save, the checkpoint holds every chunk.
+  read = ReadCheckpoint(directory);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 3u);
+  ASSERT_TRUE((*session)->Save(*measurement).ok());
+  EXPECT_FALSE(IsCheckpointDirectory(directory)) << "removed once saved";
+}
+
+// A run that never saves (killed, or its save failed) leaves the checkpoint with its chunks.
+TEST(MeasurementSessionTest, AnUnsavedRunKeepsItsCheckpoint) {
+  FakeBackend backend;
+  SessionOptions options = Options("never-saved");
+  options.checkpoint_interval = absl::Hours(1);  // only the final append at Finish
+  std::string directory;
+  {
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    directory = (*session)->checkpoint_directory();
+    (*session)->RecordChunk(Chunk(0));
+    ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
+  }
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint(directory);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 1u);
+  options.checkpoint_interval = absl::ZeroDuration();
+  options.metadata.set_name("no-checkpoint");
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> off =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ((*off)->checkpoint_directory(), "");
 }
 
 TEST(MeasurementSessionTest, TheRunsReportAndChunksWinAndASpanErrorIsAWarning) {

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "ingest/checkpoint_measurement.h"
+#include "store/checkpoint.h"
 #include "store/measurement_io.h"
 
 namespace roastcoffea {
@@ -12,7 +14,7 @@ namespace {
 
 // The files a measurement directory of either kind is made of.
 constexpr absl::string_view kMeasurementFiles[] = {
-    "measurement.json", "measurement.pb",     "FORMAT",
+    "measurement.json", "measurement.pb",     "FORMAT",        "checkpoint.pbs",
     "metrics.json",     "start_end_time.txt", "metadata.json",
 };
 
@@ -41,7 +43,14 @@ absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view path,
   if (IsLegacyMeasurementDirectory(directory)) {
     return LoadLegacyMeasurement(directory, legacy_options);
   }
-  return LoadMeasurement(directory);
+  if (IsCheckpointDirectory(directory)) return LoadCheckpointMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  // A run killed before it saved: its name leads to what it checkpointed.
+  if (absl::IsNotFound(measurement.status()) &&
+      IsCheckpointDirectory(CheckpointDirectoryFor(directory))) {
+    return LoadCheckpointMeasurement(CheckpointDirectoryFor(directory));
+  }
+  return measurement;
 }
 
 }  // namespace roastcoffea

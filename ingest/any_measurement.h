@@ -23,8 +23,10 @@ namespace roastcoffea {
 std::string MeasurementDirectoryFor(absl::string_view path);
 
 // LoadLegacyMeasurement when `directory` is one of the original's (IsLegacyMeasurementDirectory:
-// metrics.json and start_end_time.txt, no FORMAT), otherwise LoadMeasurement with its errors.
-// `directory` goes through MeasurementDirectoryFor first.
+// metrics.json and start_end_time.txt, no FORMAT); a run's checkpoint (a <name>.checkpoint
+// directory, or <name> when only its checkpoint exists: the run was killed before it saved) as
+// a partial measurement (ingest/checkpoint_measurement.h); otherwise LoadMeasurement with its
+// errors. `directory` goes through MeasurementDirectoryFor first.
 absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view directory,
                                                    const LegacyLoadOptions& legacy_options = {});
 

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -198,6 +199,42 @@ TEST(CollectInterruptTest, ASignalAtStartUpExits130WithAWord) {
         << "after " << delay_ms << " ms: " << ReadFile(log);
     EXPECT_THAT(ReadFile(log), HasSubstr("SIGINT")) << "after " << delay_ms << " ms";
   }
+}
+
+// A run killed with SIGKILL (nothing can be caught) leaves its last checkpoint, which `show`
+// reads by the run's name, marked partial, with the chunks measured up to then.
+TEST(CollectInterruptTest, ARunKilledWithSigkillLeavesAPartialMeasurement) {
+  const std::string cache = TempDir() + "/cache-sigkill";
+  const std::string out = TempDir() + "/sigkill";
+  // 1.2 M events on one thread: several seconds, far beyond the first checkpoints.
+  const std::vector<std::string> dataset = {"--events_per_file=200000", "--files_per_dataset=2",
+                                            "--chunk_size=10000", "--cache_dir=" + cache,
+                                            "--threads=1"};
+  std::vector<std::string> generate = dataset;
+  generate.insert(generate.end(), {"--output_dir=" + out, "--name=generate"});
+  ASSERT_EQ(RunCollect(generate).exit_code, 0);
+  std::vector<std::string> argv = {Collect()};
+  argv.insert(argv.end(), dataset.begin(), dataset.end());
+  argv.insert(argv.end(), {"--output_dir=" + out, "--name=killed", "--checkpoint_interval=0.2"});
+  const std::string log = TempDir() + "/sigkill.log";
+  ChildProcess collect(argv, Environment(), log);
+  ASSERT_TRUE(collect.started());
+  // Until a checkpoint holds chunks: its file grows past the metadata entry.
+  const std::string file = out + "/killed.checkpoint/checkpoint.pbs";
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  struct stat info {};
+  while (absl::Now() < deadline && (stat(file.c_str(), &info) != 0 || info.st_size < 2000)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_GE(info.st_size, 2000) << ReadFile(log);
+  collect.Kill();
+  const CollectOutcome show = RunCollect({"show", out + "/killed", "--tables=ascii"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out, HasSubstr("without saving")) << show.out;
+  EXPECT_THAT(show.out + show.err, HasSubstr("partial")) << show.out << show.err;
+  const CollectOutcome csv = RunCollect({"show", out + "/killed.checkpoint", "--format=csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("\nnum_chunks,")) << csv.out;
 }
 
 // First use says the dataset is generated, with its size; the next run says it is reused.

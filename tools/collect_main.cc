@@ -85,6 +85,11 @@ ABSL_FLAG(std::string, backend, "threadpool",
           "dask (a Dask cluster: see --scheduler), taskvine (a TaskVine or Work Queue manager's "
           "logs: see --taskvine_logs) or workqueue (the built-in sample analysis as Work Queue "
           "tasks: see --workers).");
+ABSL_FLAG(double, checkpoint_interval, 30,
+          "Seconds between two checkpoints of the chunks recorded so far, in "
+          "<output_dir>/<name>.checkpoint: a run killed by SIGKILL or the OOM killer leaves what "
+          "it measured up to the last one, which `show` reads (marked partial); the saved "
+          "measurement replaces it. 0: no checkpoint.");
 ABSL_FLAG(double, grace_period, 2,
           "After the first SIGINT or SIGTERM: seconds that running chunks (threadpool) or the "
           "command (dask, taskvine) get to end before the measurement of what was done is saved "
@@ -362,6 +367,11 @@ absl::Status ValidateRunFlags() {
     problems.push_back(
         absl::StrCat("--interval must be a number of seconds in (0, 3600], got ", interval));
   }
+  const double checkpoint = absl::GetFlag(FLAGS_checkpoint_interval);
+  if (!(checkpoint >= 0) || checkpoint > 3600) {
+    problems.push_back(absl::StrCat(
+        "--checkpoint_interval must be a number of seconds in [0, 3600], got ", checkpoint));
+  }
   const double grace = absl::GetFlag(FLAGS_grace_period);
   if (!(grace >= 0) || grace > 3600) {
     problems.push_back(
@@ -431,6 +441,7 @@ SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv)
   (*options.metadata.mutable_configuration())["interval_seconds"] =
       absl::StrCat(absl::GetFlag(FLAGS_interval));
   options.grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
+  options.checkpoint_interval = absl::Seconds(absl::GetFlag(FLAGS_checkpoint_interval));
   options.program_name = "collect";
   return options;
 }
@@ -822,8 +833,8 @@ std::vector<Command> Commands() {
       "--backend.\n";
   run.max_arguments = 0;
   run.arguments_problem = "no arguments; a command to measure goes after --";
-  run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "tables", "html",
-               "dask_end_timeout", "trace",
+  run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "checkpoint_interval",
+               "tables", "html", "dask_end_timeout", "trace",
                // threadpool and workqueue: the sample analysis
                "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed", "threads",
                "profile", "profile_hz",

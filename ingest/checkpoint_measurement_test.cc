@@ -1,0 +1,97 @@
+// A killed run's checkpoint read back through LoadAnyMeasurement, as `collect show` reads it.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ingest/any_measurement.h"
+#include "schema/measurement.pb.h"
+#include "store/checkpoint.h"
+#include "store/measurement_io.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
+
+v1::ChunkRecord Chunk(int i) {
+  v1::ChunkRecord chunk;
+  chunk.set_dataset("qcd");
+  chunk.set_file("jets.root");
+  chunk.set_entry_start(i * 1000);
+  chunk.set_entry_stop(i * 1000 + 1000);
+  chunk.set_events(1000);
+  chunk.set_compressed_bytes_read(4096);
+  chunk.set_duration_seconds(0.5);
+  chunk.set_start_unix_ns((1700000000 + i) * int64_t{1000000000});
+  chunk.set_end_unix_ns((1700000000 + i) * int64_t{1000000000} + 500000000);
+  chunk.set_status(v1::CHUNK_STATUS_OK);
+  return chunk;
+}
+
+// A checkpoint as a session writes it: metadata first, chunks, checkpoint marks.
+std::string WriteCheckpoint(const std::string& parent, const std::string& name, int chunks) {
+  mkdir(parent.c_str(), 0755);
+  v1::MeasurementMetadata metadata;
+  metadata.set_name(name);
+  metadata.set_backend("threadpool");
+  metadata.mutable_start_time()->set_seconds(1700000000);
+  const std::string directory = CheckpointDirectoryFor(parent + "/" + name);
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(directory, metadata);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  std::vector<v1::ChunkRecord> records;
+  for (int i = 0; i < chunks; ++i) records.push_back(Chunk(i));
+  std::vector<const v1::ChunkRecord*> pointers;
+  for (const v1::ChunkRecord& r : records) pointers.push_back(&r);
+  EXPECT_TRUE(writer->Append(pointers, absl::FromUnixSeconds(1700000030)).ok());
+  return directory;
+}
+
+TEST(CheckpointMeasurementTest, AKilledRunIsReadFromItsCheckpointMarkedPartial) {
+  const std::string parent = TempDir() + "/killed";
+  const std::string directory = WriteCheckpoint(parent, "run1", 4);
+  // By the measurement's own name (it was never saved) and by the checkpoint's.
+  for (const std::string& path : {parent + "/run1", directory, directory + "/checkpoint.pbs"}) {
+    absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(path);
+    ASSERT_TRUE(m.ok()) << path << ": " << m.status();
+    EXPECT_TRUE(m->metadata().interrupted());
+    EXPECT_THAT(m->metadata().interruption(), HasSubstr("without saving"));
+    EXPECT_THAT(m->metadata().interruption(), HasSubstr("30.0 s after the start (4 chunks)"));
+    EXPECT_DOUBLE_EQ(m->metadata().elapsed_seconds(), 30.0);
+    EXPECT_EQ(m->chunks_size(), 4);
+    EXPECT_EQ(m->report().events(), 4000) << "the report is built from the chunk records";
+    EXPECT_EQ(m->metrics().chunks().num_chunks(), 4);
+    EXPECT_EQ(m->metrics().workflow().total_events(), 4000);
+    bool partial = false;
+    for (const v1::Warning& w : m->warnings()) partial |= w.code() == "partial_checkpoint";
+    EXPECT_TRUE(partial);
+  }
+}
+
+// A measurement saved whole wins over a checkpoint left beside it.
+TEST(CheckpointMeasurementTest, TheSavedMeasurementWinsOverItsCheckpoint) {
+  const std::string parent = TempDir() + "/saved";
+  WriteCheckpoint(parent, "run2", 2);
+  v1::Measurement whole;
+  whole.mutable_metadata()->set_name("run2");
+  ASSERT_TRUE(SaveMeasurement(whole, parent, "run2").ok());
+  absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(parent + "/run2");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_FALSE(m->metadata().interrupted());
+  EXPECT_EQ(m->chunks_size(), 0);
+}
+
+TEST(CheckpointMeasurementTest, NeitherMeasurementNorCheckpointIsNotFound) {
+  absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(TempDir() + "/nothing-here");
+  EXPECT_TRUE(absl::IsNotFound(m.status())) << m.status();
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -16,7 +16,8 @@
 // chunk records with the instrumentation's, the report built from chunk records when the run
 // has none, the host metadata and the aggregation.
 //
-// Interruption (when options.handle_signals): from Start until the session is destroyed, the
+// Interruption (when options.handle_signals, which a program opts into: a library does not own
+// the process's signals by default): from Start until the session is destroyed, the
 // first SIGINT or SIGTERM makes interrupted() true, wakes WaitForInterruption, and is passed on
 // to the process given to ForwardSignalsTo (if it was sent with kill(); Ctrl-C reaches the
 // process group already). The run then has options.grace_period to let running work end
@@ -66,8 +67,10 @@ struct SessionOptions {
   // Save writes <output_dir>/<metadata.name>/.
   std::string output_dir = "measurements";
 
-  // SIGINT/SIGTERM as described above. Off: the signals keep their usual effect.
-  bool handle_signals = true;
+  // SIGINT/SIGTERM as described above: the session then owns those signals (and may end the
+  // process with _exit after a second signal or a stuck stop), so only a program that wants
+  // that opts in (collect does). Off (the default): the signals keep their usual effect.
+  bool handle_signals = false;
   absl::Duration grace_period = absl::Seconds(2);
   absl::Duration finish_timeout = absl::Seconds(3);
   // The run has no end of its own but a signal (tracking "until Ctrl-C"): a first signal while

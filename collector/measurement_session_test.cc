@@ -81,6 +81,7 @@ v1::ChunkRecord Chunk(int64_t start) {
 SessionOptions Options(const std::string& name) {
   SessionOptions options;
   options.interval = absl::Milliseconds(50);
+  options.handle_signals = true;  // the interruption tests below send signals
   options.metadata.set_name(name);
   options.metadata.set_tool_version("test");
   (*options.metadata.mutable_configuration())["analysis"] = "session test";
@@ -179,6 +180,29 @@ TEST(MeasurementSessionTest, NoIntervalWarningForShortIntervalsOrBackendsThatDoN
     ASSERT_TRUE(measurement.ok()) << measurement.status();
     EXPECT_FALSE(HasWarning(*measurement, "interval_longer_than_run"));
   }
+}
+
+// A library does not take the process's signals unless the program asks: by default two
+// sessions run side by side, and SIGINT keeps its disposition.
+TEST(MeasurementSessionTest, SignalsAreLeftAloneUnlessTheProgramOptsIn) {
+  struct sigaction before {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &before), 0);
+  FakeBackend first_backend, second_backend;
+  SessionOptions options = Options("library-1");
+  options.handle_signals = false;
+  SessionOptions defaults;
+  EXPECT_FALSE(defaults.handle_signals);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> first =
+      MeasurementSession::Start(first_backend, options);
+  options.metadata.set_name("library-2");
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> second =
+      MeasurementSession::Start(second_backend, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  struct sigaction during {};
+  ASSERT_EQ(sigaction(SIGINT, nullptr, &during), 0);
+  EXPECT_EQ(during.sa_handler, before.sa_handler);
+  EXPECT_FALSE((*first)->interrupted());
 }
 
 // While the run goes on, its chunks are appended to a checkpoint that a kill leaves behind; the

@@ -85,8 +85,9 @@ int main(int argc, char** argv) {
   roastcoffea::ThreadPoolMetricsBackend backend(executor->get(), backend_options);
 
   // One measurement session from start to saved directory: clocks, tracking, chunk records,
-  // aggregation; SIGINT/SIGTERM save what was done.
+  // aggregation. A program opts in to SIGINT/SIGTERM handling: they then save what was done.
   roastcoffea::SessionOptions options;
+  options.handle_signals = true;
   options.interval = absl::Milliseconds(20);
   options.processor_patterns = {"JetAnalysis"};
   options.in_process_worker_threads = (*executor)->threads();

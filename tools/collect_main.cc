@@ -442,6 +442,8 @@ SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv)
       absl::StrCat(absl::GetFlag(FLAGS_interval));
   options.grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
   options.checkpoint_interval = absl::Seconds(absl::GetFlag(FLAGS_checkpoint_interval));
+  // collect is a program: it owns its signals (first: stop and save; second: exit at once).
+  options.handle_signals = true;
   options.program_name = "collect";
   return options;
 }

@@ -102,6 +102,7 @@ ExternalRunOptions Command(const std::string& script) {
   options.command = {"/bin/sh", "-c", script};
   options.session.interval = absl::Milliseconds(50);
   options.session.processor_patterns = {"MyProcessor"};
+  options.session.handle_signals = true;  // as collect: the tests below send signals
   return options;
 }
 

@@ -28,7 +28,9 @@ RunWindow RunStopwatch::Stop() const {
   window.elapsed_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
   window.start = start_;
-  window.end = absl::Now();
+  // The end is the start plus the monotonic elapsed time: a wall-clock step during the run
+  // must not put the end before the start (or an hour after a 5 s run).
+  window.end = start_ + absl::Seconds(window.elapsed_seconds);
   window.host_facts =
       host::HostFactsOverRun(host_start_, host::TakeHostSnapshot(), window.elapsed_seconds);
   return window;

@@ -216,7 +216,9 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
     record.set_allocated_bytes(allocated_bytes);
     record.set_peak_live_bytes(peak_live_bytes);
   }
-  record.set_end_unix_ns(UnixTimeNs());
+  // The end is the start plus the monotonic duration: a wall-clock step during the chunk (NTP,
+  // an administrator) must not make it end before it started, or last an hour in 30 ms.
+  record.set_end_unix_ns(record.start_unix_ns() + (steady_after - steady_before));
   const ThreadByteCounters bytes_after = ThreadBytesRead();
   const int64_t rss_after = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -117,9 +118,15 @@ struct WaitOutcome {
 // After a signal the command has until the session's work deadline to exit; then it is killed.
 WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration, MeasurementSession& session) {
   WaitOutcome outcome;
-  const absl::Time deadline = (!child.has_value() && duration > absl::ZeroDuration())
-                                  ? absl::Now() + duration
-                                  : absl::InfiniteFuture();
+  // --duration on the monotonic clock: a wall-clock step (NTP, an administrator) must neither
+  // stretch it (-60 s made 5 s last 66 s) nor cut it short.
+  const bool timed = !child.has_value() && duration > absl::ZeroDuration();
+  const std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(duration);
+  const auto remaining = [&] {
+    return timed ? absl::FromChrono(deadline - std::chrono::steady_clock::now())
+                 : absl::InfiniteDuration();
+  };
   while (true) {
     if (child.has_value()) {
       int status = 0;
@@ -136,14 +143,11 @@ WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration, Measuremen
         outcome.exit_code = 128 + SIGKILL;
         return outcome;
       }
-    } else if (absl::Now() >= deadline || session.interrupted()) {
+    } else if (remaining() <= absl::ZeroDuration() || session.interrupted()) {
       return outcome;
     }
-    if (session.interrupted()) {
-      absl::SleepFor(absl::Milliseconds(20));  // the command's grace period: poll, don't spin
-    } else {
-      session.WaitForInterruption(std::min(deadline, absl::Now() + absl::Milliseconds(50)));
-    }
+    // Relative sleeps (monotonic): a signal is seen within 20 ms.
+    absl::SleepFor(std::max(absl::ZeroDuration(), std::min(remaining(), absl::Milliseconds(20))));
   }
 }
 

@@ -34,6 +34,7 @@
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
 #include "store/json_stream_writer.h"
+#include "store/segmented_measurement.h"
 #include "store/utf8_repair.h"
 
 namespace roastcoffea {
@@ -42,6 +43,8 @@ namespace {
 constexpr absl::string_view kFormatFile = "FORMAT";
 constexpr absl::string_view kBinaryFile = "measurement.pb";
 constexpr absl::string_view kJsonFile = "measurement.json";
+// A measurement over store_internal::SegmentThresholdBytes(), in parts instead of the two above.
+constexpr absl::string_view kPartsFile = "measurement.pbs";
 constexpr absl::string_view kFormatMagic = "roastcoffea-measurement";
 // Part of the name of every temporary directory a save writes into, and never of a finished one.
 constexpr absl::string_view kPartialMarker = ".roastcoffea-partial-";
@@ -105,7 +108,7 @@ absl::Status SyncDirectory(const std::string& directory) {
 
 // Best effort: removes a partial directory written by SaveMeasurement.
 void RemovePartialDirectory(const std::string& directory) {
-  for (absl::string_view file : {kFormatFile, kBinaryFile, kJsonFile}) {
+  for (absl::string_view file : {kFormatFile, kBinaryFile, kJsonFile, kPartsFile}) {
     unlink(JoinPath(directory, file).c_str());
   }
   rmdir(directory.c_str());
@@ -214,10 +217,12 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
                                                  "' already exists; it is never overwritten"));
   }
+  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts.
+  const bool in_parts =
+      to_save.ByteSizeLong() > static_cast<size_t>(store_internal::SegmentThresholdBytes());
   std::string binary;
-  if (!to_save.SerializeToString(&binary)) {
-    return absl::InternalError(
-        absl::StrCat("cannot serialize measurement '", name, "' (larger than 2 GiB?)"));
+  if (!in_parts && !to_save.SerializeToString(&binary)) {
+    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name, "'"));
   }
 
   std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
@@ -234,12 +239,21 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   for (const auto& [file, contents] :
        {std::pair<absl::string_view, absl::string_view>{kFormatFile, format_line},
         {kBinaryFile, binary}}) {
+    if (in_parts && file == kBinaryFile) continue;
     absl::Status written = WriteFileAtomically(JoinPath(partial, file), contents);
     if (!written.ok()) return written;
   }
   binary.clear();
   binary.shrink_to_fit();
-  {
+  if (in_parts) {
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> parts =
+        AtomicFileWriter::Create(JoinPath(partial, kPartsFile));
+    if (!parts.ok()) return parts.status();
+    if (absl::Status s = store_internal::WriteMeasurementParts(to_save, **parts); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = (*parts)->Commit(); !s.ok()) return s;
+  } else {
     const std::string json_path = JoinPath(partial, kJsonFile);
     absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json = AtomicFileWriter::Create(json_path);
     if (!json.ok()) return json.status();
@@ -360,6 +374,20 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
   }
 
   v1::Measurement measurement;
+  // A measurement saved in parts has neither measurement.pb nor measurement.json.
+  if (const std::string parts_path = JoinPath(path, kPartsFile);
+      lstat(parts_path.c_str(), &info) == 0) {
+    if (absl::Status read = store_internal::ReadMeasurementParts(parts_path, &measurement);
+        !read.ok()) {
+      return read;
+    }
+    if (measurement.metadata().schema_version() != *version) {
+      return absl::DataLossError(absl::StrCat(
+          "'", parts_path, "' is corrupt or foreign: its metadata.schema_version is ",
+          measurement.metadata().schema_version(), " but '", format_path, "' says ", *version));
+    }
+    return measurement;
+  }
   const std::string binary_path = JoinPath(path, kBinaryFile);
   const std::string json_path = JoinPath(path, kJsonFile);
   const auto load_json = [&]() -> absl::Status {

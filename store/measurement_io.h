@@ -5,6 +5,8 @@
 //   measurement.pb    the v1::Measurement, protobuf binary (the authoritative copy)
 //   measurement.json  the same message as protobuf JSON, pretty-printed, with the field names
 //                     of schema/measurement.proto (for people and for tools without protobuf)
+// or, for a measurement over 1 GiB in binary (store/segmented_measurement.h), instead of both:
+//   measurement.pbs   the message in parts (no size ceiling; no JSON copy at that size)
 //
 // A save is atomic: the files are written into a hidden sibling directory whose name contains
 // ".roastcoffea-partial-", fsync'd, and then renamed into place. A crash leaves at most such a

@@ -1,0 +1,45 @@
+// measurement.pbs: a measurement too large for one protobuf message (libprotobuf neither writes
+// nor parses a message over 2 GiB; a TaskVine log of 5.3 million tasks is one), written as parts.
+//
+// The file is a sequence of parts, each a varint byte count and then the bytes of a serialized
+// v1::Measurement holding some of the fields: the first part everything but the chunk records,
+// the next ones the chunk records (then the rejected ones) in batches. Parsing the parts one
+// after the other into one message (MergeFrom) gives the measurement back: protobuf merges
+// singular fields and appends repeated ones. Each part stays far below 2 GiB, so the file has
+// no size ceiling; writing holds one part in memory, not the whole message.
+//
+// Thread-safety: no shared state. Cost: one pass over the message to write, one over the file
+// to read.
+#ifndef ROASTCOFFEA_STORE_SEGMENTED_MEASUREMENT_H_
+#define ROASTCOFFEA_STORE_SEGMENTED_MEASUREMENT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "io/atomic_write.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace store_internal {
+
+// Chunk records per part: about 3 MB of records, never near the 2 GiB limit.
+inline constexpr int kChunksPerPart = 10000;
+
+// Measurements whose binary form is larger than this (1 GiB) are saved as parts, without the
+// JSON copy (five times larger, and read by nobody at that size). Tests lower it.
+int64_t SegmentThresholdBytes();
+void SetSegmentThresholdBytesForTesting(int64_t bytes);
+
+// Appends the parts of `measurement` to `out`. FailedPrecondition when the first part (all but
+// the chunk records) alone is over 2 GiB.
+absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out);
+
+// Reads a file written by WriteMeasurementParts into `measurement`. DataLoss naming `path` when a
+// part is cut short or does not parse; the OS's errors otherwise.
+absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement);
+
+}  // namespace store_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_STORE_SEGMENTED_MEASUREMENT_H_

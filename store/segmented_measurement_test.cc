@@ -1,0 +1,92 @@
+#include "store/segmented_measurement.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "store/measurement_io.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
+
+bool Exists(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+// Records over several parts, rejected records, and every other kind of field.
+v1::Measurement Big() {
+  v1::Measurement m;
+  m.mutable_metadata()->set_name("big");
+  m.mutable_metadata()->set_schema_version(kSchemaVersion);
+  m.mutable_report()->set_events(123);
+  m.mutable_tracking()->add_worker_count(4);
+  m.add_spans()->set_name("span");
+  m.mutable_metrics()->mutable_workflow()->set_total_events(123);
+  m.add_profiles()->set_worker("w");
+  m.add_warnings()->set_code("w");
+  for (int i = 0; i < 2 * store_internal::kChunksPerPart + 7; ++i) {
+    v1::ChunkRecord& chunk = *m.add_chunks();
+    chunk.set_file(absl::StrCat("file", i % 13, ".root"));
+    chunk.set_entry_start(i);
+    chunk.set_events(i + 1);
+  }
+  m.add_rejected_chunks()->set_file("bad.root");
+  return m;
+}
+
+// Over the threshold (lowered here: the real one is 1 GiB), a measurement is saved in parts and
+// reads back identical.
+TEST(SegmentedMeasurementTest, AMeasurementInPartsReadsBackIdentical) {
+  store_internal::SetSegmentThresholdBytesForTesting(1);
+  const v1::Measurement big = Big();
+  absl::StatusOr<std::string> saved = SaveMeasurement(big, TempDir() + "/parts", "big");
+  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(Exists(*saved + "/measurement.pbs"));
+  EXPECT_FALSE(Exists(*saved + "/measurement.pb"));
+  EXPECT_FALSE(Exists(*saved + "/measurement.json")) << "not written at that size";
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, big));
+  EXPECT_EQ(loaded->chunks_size(), big.chunks_size());
+  EXPECT_EQ(loaded->chunks(store_internal::kChunksPerPart).entry_start(),
+            store_internal::kChunksPerPart)
+      << "in order across parts";
+}
+
+TEST(SegmentedMeasurementTest, BelowTheThresholdTheFilesAreAsBefore) {
+  absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/whole", "big");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(Exists(*saved + "/measurement.pb"));
+  EXPECT_TRUE(Exists(*saved + "/measurement.json"));
+  EXPECT_FALSE(Exists(*saved + "/measurement.pbs"));
+}
+
+TEST(SegmentedMeasurementTest, ACutFileIsDataLossNamingIt) {
+  store_internal::SetSegmentThresholdBytesForTesting(1);
+  absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut", "big");
+  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string parts = *saved + "/measurement.pbs";
+  struct stat info;
+  ASSERT_EQ(stat(parts.c_str(), &info), 0);
+  ASSERT_EQ(truncate(parts.c_str(), info.st_size - 100), 0);
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr(parts));
+}
+
+}  // namespace
+}  // namespace roastcoffea

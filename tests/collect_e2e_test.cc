@@ -75,6 +75,14 @@ TEST_F(CollectEndToEndTest, RunSucceedsPrintsTablesAndSaysWhereItSaved) {
   EXPECT_THAT(run_->out, HasSubstr("Resource Utilization"));
   EXPECT_THAT(run_->out, HasSubstr("Chunk Metrics"));
   EXPECT_THAT(run_->out, HasSubstr("Measurement saved to " + output_ + "/first"));
+  // The recap stays on screen when the tables scrolled away, just above where it was saved,
+  // and the HTML report is named.
+  const size_t recap = run_->out.find("\nRecap: ");
+  ASSERT_NE(recap, std::string::npos) << run_->out;
+  EXPECT_LT(recap, run_->out.find("Measurement saved to"));
+  EXPECT_THAT(run_->out.substr(recap), HasSubstr(" events in "));
+  EXPECT_THAT(run_->out, ::testing::ContainsRegex("\n(Top finding: |Findings: none fired)"));
+  EXPECT_THAT(run_->out, HasSubstr("HTML report (plots, timeline): "));
   // The live progress line is for terminals only: a redirected run shows none of it.
   EXPECT_EQ(run_->err.find('\r'), std::string::npos);
   EXPECT_EQ(run_->out.find('\r'), std::string::npos);

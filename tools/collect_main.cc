@@ -42,6 +42,7 @@
 #include "export/html_report.h"
 #include "export/profile_files.h"
 #include "export/profile_tables.h"
+#include "export/recap.h"
 #include "export/tables.h"
 #include "ingest/any_measurement.h"
 #include "profile/profile.h"
@@ -469,9 +470,15 @@ absl::StatusOr<std::string> FinishSaving(
   }
   absl::StatusOr<std::string> saved = save(measurement);
   if (!saved.ok()) return saved.status();
+  // What matters, still on screen when the tables have scrolled away.
+  std::cout << "\n" << FormatRecap(measurement, plan.tables);
   std::cout << "\nMeasurement saved to " << *saved << "\n"
             << "Show it again with: "
             << FollowUpCommand(Launch(), {"show", DisplayPath(Launch(), *saved)}) << "\n";
+  if (!absl::GetFlag(FLAGS_html)) {
+    std::cout << "HTML report (plots, timeline): "
+              << FollowUpCommand(Launch(), {"report", DisplayPath(Launch(), *saved)}) << "\n";
+  }
   if (measurement.profiles_size() > 0) {
     int64_t samples = 0;
     for (const v1::Profile& profile : measurement.profiles()) {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "aggregation/aggregate.h"
 #include "aggregation/report_from_chunks.h"
 #include "backends/chunk_join.h"
 #include "collector/assemble_measurement.h"
@@ -89,7 +92,13 @@ class MeasurementSession::Impl {
   }
   void RecordChunk(v1::ChunkRecord record) {
     std::lock_guard<std::mutex> lock(mu_);
+    CountForLiveView(record);
     chunks_.push_back(std::move(record));
+  }
+  LiveStatus live_status(absl::Duration refresh) const;
+  void set_chunks_total(int64_t chunks) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.chunks_total = chunks;
   }
 
   AbstractMetricsBackend& backend_;
@@ -144,6 +153,17 @@ class MeasurementSession::Impl {
   // The phase when the first signal arrived (kept here: State moves on).
   std::optional<State> interrupted_in_;
   std::vector<v1::ChunkRecord> chunks_;
+  // The live view's counters (guarded by mu_; `so_far` is kept apart, in so_far_).
+  LiveStatus live_;
+  std::chrono::steady_clock::time_point steady_start_ = std::chrono::steady_clock::now();
+  void CountForLiveView(const v1::ChunkRecord& record);
+
+  // The last aggregation of the chunks so far, for the live view (guarded by so_far_mu_, taken
+  // before mu_).
+  mutable std::mutex so_far_mu_;
+  mutable std::optional<v1::AggregatedMetrics> so_far_;
+  mutable std::chrono::steady_clock::time_point so_far_at_{};
+  mutable size_t so_far_chunks_ = 0;
 
   // The checkpoint (guarded by checkpoint_mu_, taken before mu_ where both are held).
   mutable std::mutex checkpoint_mu_;
@@ -211,6 +231,74 @@ absl::Status MeasurementSession::Impl::Start() {
   SetState(State::kRunning);
   StartCheckpoints();
   return absl::OkStatus();
+}
+
+void MeasurementSession::Impl::CountForLiveView(const v1::ChunkRecord& record) {
+  const bool ok = record.status() != v1::CHUNK_STATUS_FAILED;
+  ++(ok ? live_.chunks_ok : live_.chunks_failed);
+  if (ok && record.events() > 0) live_.events += record.events();
+  if (record.compressed_bytes_read() > 0) {
+    live_.compressed_bytes_read += record.compressed_bytes_read();
+  }
+  const double seconds = record.duration_seconds();
+  if (std::isfinite(seconds) && seconds >= 0) {
+    live_.chunk_seconds += seconds;
+    size_t bucket = 0;
+    while (bucket < kLiveDurationBuckets.size() && seconds > kLiveDurationBuckets[bucket]) {
+      ++bucket;
+    }
+    ++live_.duration_buckets[bucket];
+  }
+  if (std::isfinite(record.cpu_seconds()) && record.cpu_seconds() > 0) {
+    live_.chunk_cpu_seconds += record.cpu_seconds();
+  }
+  if (record.has_run_queue_wait_seconds() && std::isfinite(record.run_queue_wait_seconds()) &&
+      record.run_queue_wait_seconds() > 0) {
+    live_.chunk_run_queue_wait_seconds += record.run_queue_wait_seconds();
+  }
+}
+
+LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
+  // Aggregating a copy of at most this many chunks takes tens of milliseconds; beyond, the
+  // live findings keep their last value (the saved measurement has the rest).
+  constexpr size_t kMaxLiveAggregationChunks = 50000;
+  std::lock_guard<std::mutex> so_far_lock(so_far_mu_);
+  LiveStatus status;
+  std::vector<v1::ChunkRecord> copy;
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status = live_;
+    status.elapsed_seconds = std::chrono::duration<double>(now - steady_start_).count();
+    status.finished = state_ != State::kStarting && state_ != State::kRunning;
+    if (chunks_.size() != so_far_chunks_ && chunks_.size() <= kMaxLiveAggregationChunks &&
+        (!so_far_.has_value() || now - so_far_at_ >= absl::ToChronoNanoseconds(refresh))) {
+      copy = chunks_;
+      so_far_chunks_ = chunks_.size();
+      so_far_at_ = now;
+    }
+  }
+  status.name = options_.metadata.name().empty() && stopwatch_.has_value()
+                    ? MeasurementDirectoryName(stopwatch_->start())
+                    : options_.metadata.name();
+  status.backend = std::string(backend_.name());
+  if (stopwatch_.has_value()) status.start = stopwatch_->start();
+  status.interrupted = Interruption::triggered();
+  status.worker_threads = options_.in_process_worker_threads.value_or(0);
+  if (!copy.empty()) {
+    v1::Measurement measurement;
+    *measurement.mutable_report() = BuildWorkflowReport(copy);
+    measurement.mutable_metadata()->set_elapsed_seconds(status.elapsed_seconds);
+    for (v1::ChunkRecord& chunk : copy) *measurement.add_chunks() = std::move(chunk);
+    RepairForAggregation(&measurement);
+    AggregationOptions aggregation;
+    aggregation.processor_task_patterns = options_.processor_patterns;
+    absl::StatusOr<v1::AggregatedMetrics> metrics =
+        Aggregate(AggregationInputFromMeasurement(measurement, aggregation));
+    if (metrics.ok()) so_far_ = *std::move(metrics);
+  }
+  status.so_far = so_far_;
+  return status;
 }
 
 void MeasurementSession::Impl::StartCheckpoints() {
@@ -517,14 +605,24 @@ absl::StatusOr<std::unique_ptr<MeasurementSession>> MeasurementSession::Start(
     AbstractMetricsBackend& backend, SessionOptions options) {
   auto impl = std::make_unique<Impl>(backend, std::move(options));
   if (absl::Status status = impl->Start(); !status.ok()) return status;
-  return std::unique_ptr<MeasurementSession>(new MeasurementSession(std::move(impl)));
+  std::unique_ptr<MeasurementSession> session(new MeasurementSession(std::move(impl)));
+  if (session->impl_->options_.on_start) session->impl_->options_.on_start(session.get());
+  return session;
 }
 
 MeasurementSession::MeasurementSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-MeasurementSession::~MeasurementSession() = default;
+MeasurementSession::~MeasurementSession() {
+  if (impl_->options_.on_end) impl_->options_.on_end(this);
+}
 
 const SessionOptions& MeasurementSession::options() const { return impl_->options_; }
+
+LiveStatus MeasurementSession::live_status(absl::Duration refresh) const {
+  return impl_->live_status(refresh);
+}
+
+void MeasurementSession::set_chunks_total(int64_t chunks) { impl_->set_chunks_total(chunks); }
 
 std::string MeasurementSession::checkpoint_directory() const {
   return impl_->checkpoint_directory();

@@ -34,6 +34,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,10 +44,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "backends/metrics_backend.h"
+#include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
+
+class MeasurementSession;
 
 // The exit status of an interrupted run (128 + SIGINT, as shells report Ctrl-C), whichever of
 // SIGINT or SIGTERM interrupted it.
@@ -85,6 +89,10 @@ struct SessionOptions {
   // measurement `collect show` reads, marked partial. Save removes it once the finished run is
   // saved; a failed save keeps it. Zero or less: no checkpoint.
   absl::Duration checkpoint_interval = absl::Seconds(30);
+  // Observers of the session's life (e.g. a live view, live/live_server.h): called with the
+  // session once it has started, and when it is being destroyed (the pointer is invalid after).
+  std::function<void(const MeasurementSession*)> on_start;
+  std::function<void(const MeasurementSession*)> on_end;
 };
 
 // What the run produced besides the chunks given to RecordChunk.
@@ -139,6 +147,14 @@ class MeasurementSession {
   const SessionOptions& options() const;
   // Where the run's checkpoint is being written; "" without one.
   std::string checkpoint_directory() const;
+
+  // The run as it goes (collector/live_status.h): counters of the chunks recorded so far (kept
+  // as each is recorded: O(1) per chunk), and the metrics and findings of those chunks,
+  // aggregated again when the last aggregation is older than `refresh` (at most 200,000
+  // chunks: beyond, `so_far` keeps its last value and the saved measurement has the rest).
+  LiveStatus live_status(absl::Duration refresh = absl::Seconds(5)) const;
+  // How many chunks the run will record, when it knows (for progress and ETA).
+  void set_chunks_total(int64_t chunks);
 
  private:
   class Impl;

@@ -182,6 +182,51 @@ TEST(MeasurementSessionTest, NoIntervalWarningForShortIntervalsOrBackendsThatDoN
   }
 }
 
+// The live view counts chunks as they are recorded, and aggregates the chunks so far.
+TEST(MeasurementSessionTest, LiveStatusCountsChunksAsTheyAreRecorded) {
+  FakeBackend backend;
+  SessionOptions options = Options("live");
+  options.in_process_worker_threads = 2;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  (*session)->set_chunks_total(10);
+  LiveStatus before = (*session)->live_status();
+  EXPECT_EQ(before.chunks_ok, 0);
+  EXPECT_FALSE(before.so_far.has_value()) << "nothing to aggregate yet";
+  v1::ChunkRecord slow = Chunk(0);
+  slow.set_duration_seconds(3);
+  slow.set_cpu_seconds(1.5);
+  slow.set_run_queue_wait_seconds(0.25);
+  slow.set_compressed_bytes_read(1000);
+  (*session)->RecordChunk(slow);
+  (*session)->RecordChunk(Chunk(100));  // 0.5 s
+  v1::ChunkRecord failed = Chunk(200);
+  failed.set_status(v1::CHUNK_STATUS_FAILED);
+  (*session)->RecordChunk(failed);
+  const LiveStatus status = (*session)->live_status(absl::ZeroDuration());
+  EXPECT_EQ(status.name, "live");
+  EXPECT_EQ(status.backend, "fake");
+  EXPECT_EQ(status.chunks_ok, 2);
+  EXPECT_EQ(status.chunks_failed, 1);
+  EXPECT_EQ(status.events, 200) << "of successful chunks";
+  EXPECT_EQ(status.compressed_bytes_read, 1000);
+  EXPECT_DOUBLE_EQ(status.chunk_seconds, 4.0);
+  EXPECT_DOUBLE_EQ(status.chunk_cpu_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(status.chunk_run_queue_wait_seconds, 0.25);
+  EXPECT_EQ(status.chunks_total, 10);
+  EXPECT_EQ(status.worker_threads, 2);
+  // 0.5 s twice in the 0.5 s bucket, 3 s in the 5 s bucket.
+  EXPECT_EQ(status.duration_buckets[5], 2);
+  EXPECT_EQ(status.duration_buckets[8], 1);
+  EXPECT_FALSE(status.finished);
+  ASSERT_TRUE(status.so_far.has_value());
+  EXPECT_EQ(status.so_far->chunks().num_chunks(), 3);
+  EXPECT_TRUE(status.so_far->findings_evaluated());
+  ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
+  EXPECT_TRUE((*session)->live_status().finished);
+}
+
 // A library does not take the process's signals unless the program asks: by default two
 // sessions run side by side, and SIGINT keeps its disposition.
 TEST(MeasurementSessionTest, SignalsAreLeftAloneUnlessTheProgramOptsIn) {

@@ -28,6 +28,7 @@ LAYERS=(
   "ingest"
   "collector"
   "export"
+  "live"
   "tools"
   "tests bench"
 )

@@ -9,6 +9,7 @@
 //   collect report DIR         write the HTML report of a saved measurement
 //   collect profile DIR        top stacks, folded stacks and flame graphs of its profiles
 #include <google/protobuf/stubs/logging.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@
 #include "export/recap.h"
 #include "export/tables.h"
 #include "ingest/any_measurement.h"
+#include "live/live_server.h"
 #include "profile/profile.h"
 #include "store/measurement_io.h"
 #include "tools/backend_factory.h"
@@ -86,6 +88,15 @@ ABSL_FLAG(std::string, backend, "threadpool",
           "dask (a Dask cluster: see --scheduler), taskvine (a TaskVine or Work Queue manager's "
           "logs: see --taskvine_logs) or workqueue (the built-in sample analysis as Work Queue "
           "tasks: see --workers).");
+ABSL_FLAG(std::string, serve, "",
+          "[HOST]:PORT: serve the run live over HTTP while it goes on: /metrics for Prometheus "
+          "(text or OpenMetrics) and / (a live page, then the final report). HOST defaults to "
+          "127.0.0.1 (this machine only; 0.0.0.0 serves every network: your choice). PORT 0 "
+          "picks a free port, printed at the start. show: serve the saved measurement until "
+          "Ctrl-C.");
+ABSL_FLAG(double, serve_linger, 5,
+          "With --serve, after the run is saved: seconds to keep serving its final figures so "
+          "that a scraper's last scrape sees them (Ctrl-C ends it early).");
 ABSL_FLAG(double, checkpoint_interval, 30,
           "Seconds between two checkpoints of the chunks recorded so far, in "
           "<output_dir>/<name>.checkpoint: a run killed by SIGKILL or the OOM killer leaves what "
@@ -153,6 +164,51 @@ absl::StatusOr<TableOptions> TableStyle() {
   return options;
 }
 
+// The live view of the run (--serve), when asked for; lives until collect exits.
+std::unique_ptr<live::LiveServer>& LiveView() {
+  static auto* const server = new std::unique_ptr<live::LiveServer>();
+  return *server;
+}
+
+volatile sig_atomic_t g_stop_serving = 0;
+void StopServing(int) { g_stop_serving = 1; }
+
+// Waits `duration` (InfiniteDuration: until a signal), or until SIGINT or SIGTERM, which end
+// the wait instead of the process; the previous handlers are back afterwards.
+void ServeUntilSignal(absl::Duration duration) {
+  struct sigaction action = {}, old_int = {}, old_term = {};
+  action.sa_handler = StopServing;
+  sigemptyset(&action.sa_mask);
+  g_stop_serving = 0;
+  sigaction(SIGINT, &action, &old_int);
+  sigaction(SIGTERM, &action, &old_term);
+  const absl::Time end =
+      duration == absl::InfiniteDuration() ? absl::InfiniteFuture() : absl::Now() + duration;
+  while (g_stop_serving == 0 && absl::Now() < end) absl::SleepFor(absl::Milliseconds(50));
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+}
+
+// Starts the live view of --serve, before anything runs: a bad address or a port in use is an
+// error now, not after the run.
+absl::Status StartLiveView() {
+  const std::string serve = absl::GetFlag(FLAGS_serve);
+  if (serve.empty()) return absl::OkStatus();
+  absl::StatusOr<live::HttpServerOptions> http = live::ParseServeAddress(serve);
+  if (!http.ok()) return AsUsageError(http.status());
+  live::LiveServerOptions options;
+  options.http = *http;
+  options.version = kToolVersion;
+  absl::StatusOr<std::unique_ptr<live::LiveServer>> server = live::LiveServer::Start(options);
+  if (!server.ok()) {
+    return UsageError(absl::StrCat("--serve=", serve, ": ", server.status().message()));
+  }
+  LiveView() = *std::move(server);
+  std::cerr << "collect: serving live at http://" << LiveView()->address()
+            << "/ (Prometheus: http://" << LiveView()->address() << "/metrics)\n";
+  return absl::OkStatus();
+}
+
 // Usage errors (tools/exit_code.h) exit 2; every other error, bad input data included, 1.
 ExitCode Fail(const absl::Status& status) {
   std::cerr << "collect: " << status.message() << "\n";
@@ -193,6 +249,14 @@ ExitCode Show(const Invocation& invocation) {
   }
   if (absl::Status trace = WriteTraceIfRequested(*measurement, std::cout); !trace.ok()) {
     return Fail(trace);
+  }
+  if (!absl::GetFlag(FLAGS_serve).empty()) {
+    if (absl::Status serving = StartLiveView(); !serving.ok()) return Fail(serving);
+    LiveView()->SetFinal(*measurement);
+    std::cout.flush();
+    std::cerr << "collect: serving " << measurement->metadata().name() << " until Ctrl-C\n";
+    ServeUntilSignal(absl::InfiniteDuration());
+    LiveView()->Stop();
   }
   return ExitCode::kOk;
 }
@@ -445,6 +509,10 @@ SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv)
   options.checkpoint_interval = absl::Seconds(absl::GetFlag(FLAGS_checkpoint_interval));
   // collect is a program: it owns its signals (first: stop and save; second: exit at once).
   options.handle_signals = true;
+  if (LiveView() != nullptr) {
+    options.on_start = [](const MeasurementSession* s) { LiveView()->Watch(s); };
+    options.on_end = [](const MeasurementSession* s) { LiveView()->Unwatch(s); };
+  }
   options.program_name = "collect";
   return options;
 }
@@ -470,6 +538,7 @@ absl::StatusOr<std::string> FinishSaving(
   }
   absl::StatusOr<std::string> saved = save(measurement);
   if (!saved.ok()) return saved.status();
+  if (LiveView() != nullptr) LiveView()->SetFinal(measurement);
   // What matters, still on screen when the tables have scrolled away.
   std::cout << "\n" << FormatRecap(measurement, plan.tables);
   std::cout << "\nMeasurement saved to " << *saved << "\n"
@@ -768,7 +837,14 @@ ExitCode Run(const Invocation& invocation) {
                                         " runs the built-in sample analysis; a command to measure "
                                         "needs --backend=dask or --backend=taskvine")));
   }
-  if (backend_name == "workqueue") return RunWorkQueue(invocation.argc, invocation.argv);
+  if (backend_name == "workqueue") {
+    if (!absl::GetFlag(FLAGS_serve).empty()) {
+      return Fail(UsageError(
+          "--serve is not available with --backend=workqueue yet (it assembles its measurement "
+          "from the manager's logs at the end); use it with threadpool, dask or taskvine"));
+    }
+    return RunWorkQueue(invocation.argc, invocation.argv);
+  }
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   const double duration = absl::GetFlag(FLAGS_duration);
   if (!(duration >= 0)) {
@@ -783,9 +859,22 @@ ExitCode Run(const Invocation& invocation) {
     return Fail(absl::IsInvalidArgument(backend.status()) ? AsUsageError(backend.status())
                                                           : backend.status());
   }
+  if (absl::Status serving = StartLiveView(); !serving.ok()) return Fail(serving);
   SessionOptions session = MakeSessionOptions(*plan, invocation.argc, invocation.argv);
-  if (backend->executor != nullptr) return RunSample(*plan, std::move(session), *backend);
-  return RunExternal(*plan, std::move(session), *backend->metrics, invocation.command);
+  const ExitCode exit_code =
+      backend->executor != nullptr
+          ? RunSample(*plan, std::move(session), *backend)
+          : RunExternal(*plan, std::move(session), *backend->metrics, invocation.command);
+  if (LiveView() != nullptr) {
+    // The final figures stay up a little, so that a scraper's last scrape sees them.
+    if (const double linger = absl::GetFlag(FLAGS_serve_linger); linger > 0) {
+      std::cerr << "collect: serving the final figures at http://" << LiveView()->address()
+                << "/ for " << linger << " s (Ctrl-C ends it)\n";
+      ServeUntilSignal(absl::Seconds(linger));
+    }
+    LiveView()->Stop();
+  }
+  return exit_code;
 }
 
 // Flags of `run` that only some backends read (the others are read by every backend).
@@ -843,7 +932,7 @@ std::vector<Command> Commands() {
   run.max_arguments = 0;
   run.arguments_problem = "no arguments; a command to measure goes after --";
   run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "checkpoint_interval",
-               "tables", "html", "dask_end_timeout", "trace",
+               "tables", "html", "dask_end_timeout", "trace", "serve", "serve_linger",
                // threadpool and workqueue: the sample analysis
                "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed", "threads",
                "profile", "profile_hz",
@@ -873,7 +962,7 @@ std::vector<Command> Commands() {
   show.help = "--trace=FILE also writes the measurement's timeline.\n";
   show.min_arguments = show.max_arguments = 1;
   show.arguments_problem = "one measurement directory";
-  show.flags = {"tables", "format", "trace"};
+  show.flags = {"tables", "format", "trace", "serve"};
   show.flag_help = {
       {"format", "table (the summary tables), or the flat metrics as csv, json or markdown."}};
   show.exit_codes = {ExitCode::kOk, ExitCode::kFailure, ExitCode::kUsage, ExitCode::kInterrupted};

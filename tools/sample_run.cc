@@ -69,6 +69,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
   if (!started.ok()) return started.status();
   MeasurementSession* session = started->get();
   result.session = *std::move(started);
+  session->set_chunks_total(static_cast<int64_t>(run->items.size()));  // for the live view
 
   run->progress.emplace(static_cast<int64_t>(run->items.size()));
   std::thread driver([run, session] {

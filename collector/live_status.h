@@ -1,0 +1,56 @@
+// What a run looks like while it goes on, for a live view (live/: the /metrics endpoint and the
+// live page): counters kept by the session as chunks are recorded, and the findings of the
+// chunks so far. Every figure means what the saved measurement's figure of the same name means;
+// the saved measurement is the final word.
+//
+// Thread-safety: a plain value, copied out under the session's lock.
+#ifndef ROASTCOFFEA_COLLECTOR_LIVE_STATUS_H_
+#define ROASTCOFFEA_COLLECTOR_LIVE_STATUS_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// Upper bounds (seconds) of the chunk-duration histogram's buckets; the last bucket is +Inf.
+inline constexpr std::array<double, 12> kLiveDurationBuckets = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                                1,    2.5,   5,    10,  30,   60};
+
+struct LiveStatus {
+  std::string name;     // the measurement's name ("" until the session chose it)
+  std::string backend;  // "threadpool", "dask", ...
+  absl::Time start = absl::InfinitePast();
+  double elapsed_seconds = 0;  // monotonic, since the start
+  bool interrupted = false;    // a first signal arrived
+  bool finished = false;       // the run ended (Finish was called)
+
+  int64_t chunks_ok = 0;
+  int64_t chunks_failed = 0;
+  int64_t events = 0;                       // of successful chunks
+  int64_t compressed_bytes_read = 0;        // of every chunk
+  double chunk_seconds = 0;                 // summed wall time of every chunk
+  double chunk_cpu_seconds = 0;             // where chunks measured it
+  double chunk_run_queue_wait_seconds = 0;  // where chunks measured it
+  // Chunks whose wall time was at most kLiveDurationBuckets[i] (not cumulative); the last
+  // entry counts the longer ones.
+  std::array<int64_t, kLiveDurationBuckets.size() + 1> duration_buckets{};
+
+  // Chunks to run in all, when the run knows (the sample analysis does); 0: unknown.
+  int64_t chunks_total = 0;
+  // Worker threads of an in-process run; 0: unknown.
+  int worker_threads = 0;
+
+  // The findings of the chunks so far (aggregated at most every few seconds), with the rules'
+  // evaluation states; absent before the first aggregation.
+  std::optional<v1::AggregatedMetrics> so_far;
+};
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_COLLECTOR_LIVE_STATUS_H_

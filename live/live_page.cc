@@ -1,0 +1,183 @@
+#include "live/live_page.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace roastcoffea {
+namespace live {
+namespace {
+
+std::string Escape(absl::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    }
+  }
+  return out;
+}
+
+std::string Seconds(double s) {
+  if (!std::isfinite(s) || s < 0) return "N/A";
+  if (s < 60) return absl::StrFormat("%.1f s", s);
+  const int64_t whole = static_cast<int64_t>(s);
+  if (whole < 3600) return absl::StrFormat("%dm %02ds", whole / 60, whole % 60);
+  return absl::StrFormat("%dh %02dm", whole / 3600, (whole % 3600) / 60);
+}
+
+std::string Count(int64_t n) {
+  std::string digits = absl::StrCat(n < 0 ? -n : n);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string Card(absl::string_view label, absl::string_view value) {
+  return absl::StrCat("<div class=\"kpi\"><div class=\"label\">", label,
+                      "</div><div class=\"value\">", value, "</div></div>\n");
+}
+
+}  // namespace
+
+std::string RenderLivePage(const LiveStatus& s) {
+  const int64_t done = s.chunks_ok + s.chunks_failed;
+  const double elapsed = s.elapsed_seconds;
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
+      s.finished ? "" : "<meta http-equiv=\"refresh\" content=\"2\">\n",
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>roastcoffea live: ",
+      Escape(s.name),
+      "</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:1.2em auto;max-width:1300px;padding:0 1em;color:#222}\n"
+      "h1{font-size:1.4em;margin:.2em 0}.sub{color:#555;margin-bottom:1em}\n"
+      ".kpis{display:grid;grid-template-columns:repeat(auto-fill,minmax(11em,1fr));gap:.6em}\n"
+      ".kpi{border:1px solid #d6dde3;border-radius:4px;padding:.4em .7em;background:#fbfcfd}\n"
+      ".label{font-size:.8em;color:#555}.value{font-size:1.2em;font-weight:bold}\n"
+      ".bar{height:1.2em;background:#e6ebef;border-radius:3px;overflow:hidden;margin:1em 0}\n"
+      ".fill{height:100%;background:#3b7dd8}\n"
+      "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d6dde3;"
+      "padding:.2em .6em;text-align:right}th{background:#f1f4f6}\n"
+      ".finding{border-left:4px solid #c98a00;padding:.3em .7em;margin:.5em 0;background:#fffaf0}"
+      "\n.critical{border-color:#c0392b;background:#fff3f2}.info{border-color:#3b7dd8;"
+      "background:#f2f7ff}\n.muted{color:#666;font-size:.9em}\n"
+      "</style></head><body>\n<h1>roastcoffea live: ",
+      Escape(s.name), "</h1>\n<div class=\"sub\">", Escape(s.backend), " run, ",
+      s.finished      ? "finished"
+      : s.interrupted ? "stopping after a signal"
+                      : "running",
+      "; page refreshed ", absl::FormatTime("%H:%M:%S UTC", absl::Now(), absl::UTCTimeZone()),
+      "</div>\n");
+  // Progress.
+  std::string progress = absl::StrCat(Count(done), " chunks");
+  if (s.chunks_total > 0) {
+    const double fraction = std::min(1.0, static_cast<double>(done) / s.chunks_total);
+    progress = absl::StrFormat("%s of %s chunks (%.0f%%)", Count(done), Count(s.chunks_total),
+                               100 * fraction);
+    absl::StrAppend(&out, "<div class=\"bar\" id=\"progress\"><div class=\"fill\" style=\"width:",
+                    absl::StrFormat("%.1f", 100 * fraction), "%\"></div></div>\n");
+  }
+  std::string eta = "N/A";
+  if (s.chunks_total > 0 && done > 0 && !s.finished) {
+    eta = Seconds(elapsed * static_cast<double>(s.chunks_total - done) / done);
+  } else if (s.finished) {
+    eta = "done";
+  }
+  absl::StrAppend(
+      &out, "<div class=\"kpis\">\n", Card("Progress", progress), Card("Elapsed", Seconds(elapsed)),
+      Card("ETA", eta), Card("Events", Count(s.events)),
+      Card("Event rate",
+           elapsed > 0 ? absl::StrFormat("%.1f kHz", s.events / elapsed / 1e3) : "N/A"),
+      Card("Read rate", elapsed > 0 && s.compressed_bytes_read > 0
+                            ? absl::StrFormat("%.1f MB/s", s.compressed_bytes_read / elapsed / 1e6)
+                            : "N/A"),
+      Card("Failed chunks", Count(s.chunks_failed)),
+      s.worker_threads > 0 ? Card("Worker threads", absl::StrCat(s.worker_threads)) : "",
+      "</div>\n");
+  // Chunk durations.
+  absl::StrAppend(&out, "<h2>Chunk durations</h2>\n<table id=\"durations\"><tr>");
+  for (size_t i = 0; i < s.duration_buckets.size(); ++i) {
+    absl::StrAppend(&out, "<th>",
+                    i < kLiveDurationBuckets.size()
+                        ? absl::StrCat("&le; ", kLiveDurationBuckets[i], " s")
+                        : std::string("longer"),
+                    "</th>");
+  }
+  absl::StrAppend(&out, "</tr><tr>");
+  for (const int64_t n : s.duration_buckets) absl::StrAppend(&out, "<td>", Count(n), "</td>");
+  absl::StrAppend(&out, "</tr></table>\n");
+  if (done > 0) {
+    absl::StrAppend(&out, "<p class=\"muted\">Mean chunk ", Seconds(s.chunk_seconds / done),
+                    s.chunk_cpu_seconds > 0
+                        ? absl::StrFormat("; on CPU %.0f%% of chunk time",
+                                          100 * s.chunk_cpu_seconds / s.chunk_seconds)
+                        : "",
+                    s.chunk_run_queue_wait_seconds > 0
+                        ? absl::StrFormat("; waiting for a CPU %.0f%%",
+                                          100 * s.chunk_run_queue_wait_seconds / s.chunk_seconds)
+                        : "",
+                    "</p>\n");
+  }
+  // Findings of the chunks so far.
+  absl::StrAppend(&out, "<h2>Findings so far</h2>\n<div id=\"findings\">\n");
+  if (!s.so_far.has_value()) {
+    absl::StrAppend(&out, "<p class=\"muted\">Not evaluated yet: no chunk has finished.</p>\n");
+  } else {
+    for (const v1::Finding& f : s.so_far->findings()) {
+      const char* kind = f.severity() == v1::Finding::SEVERITY_CRITICAL ? " critical"
+                         : f.severity() == v1::Finding::SEVERITY_INFO   ? " info"
+                                                                        : "";
+      absl::StrAppend(&out, "<div class=\"finding", kind, "\"><b>", Escape(f.title()), "</b><br>",
+                      Escape(f.evidence()), "<br><i>Try: ", Escape(f.suggestion()), "</i></div>\n");
+    }
+    if (s.so_far->findings().empty()) {
+      absl::StrAppend(&out, "<p>None of the rules checked so far fired.</p>\n");
+    }
+    std::vector<std::string> pending;
+    for (const v1::RuleEvaluation& rule : s.so_far->rule_evaluations()) {
+      if (!rule.evaluated()) {
+        pending.push_back(absl::StrCat(Escape(rule.code()), " (", Escape(rule.reason()), ")"));
+      }
+    }
+    if (!pending.empty()) {
+      absl::StrAppend(&out, "<p class=\"muted\">Not evaluated yet: ", absl::StrJoin(pending, ", "),
+                      ".</p>\n");
+    }
+    absl::StrAppend(&out,
+                    "<p class=\"muted\">From the chunks so far; the tracking series (workers, "
+                    "memory) join at the end, in the saved measurement.</p>\n");
+  }
+  absl::StrAppend(&out,
+                  "</div>\n<p class=\"muted\">Prometheus metrics: <a href=\"/metrics\">"
+                  "/metrics</a></p>\n</body></html>\n");
+  return out;
+}
+
+}  // namespace live
+}  // namespace roastcoffea

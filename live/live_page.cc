@@ -82,8 +82,10 @@ std::string RenderLivePage(const LiveStatus& s) {
       ".label{font-size:.8em;color:#555}.value{font-size:1.2em;font-weight:bold}\n"
       ".bar{height:1.2em;background:#e6ebef;border-radius:3px;overflow:hidden;margin:1em 0}\n"
       ".fill{height:100%;background:#3b7dd8}\n"
-      "table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #d6dde3;"
-      "padding:.2em .6em;text-align:right}th{background:#f1f4f6}\n"
+      "table{border-collapse:collapse;margin:.6em 0;width:100%}td,th{padding:.15em .6em;"
+      "text-align:right;white-space:nowrap}th{font-weight:normal;color:#444;width:9em}\n"
+      ".count{width:6em}.barcell{width:100%;text-align:left}"
+      ".hbar{height:.9em;background:#3b7dd8;min-width:1px}\n"
       ".finding{border-left:4px solid #c98a00;padding:.3em .7em;margin:.5em 0;background:#fffaf0}"
       "\n.critical{border-color:#c0392b;background:#fff3f2}.info{border-color:#3b7dd8;"
       "background:#f2f7ff}\n.muted{color:#666;font-size:.9em}\n"
@@ -120,18 +122,32 @@ std::string RenderLivePage(const LiveStatus& s) {
       Card("Failed chunks", Count(s.chunks_failed)),
       s.worker_threads > 0 ? Card("Worker threads", absl::StrCat(s.worker_threads)) : "",
       "</div>\n");
-  // Chunk durations.
-  absl::StrAppend(&out, "<h2>Chunk durations</h2>\n<table id=\"durations\"><tr>");
+  // Chunk durations: one bar per bucket, from the first to the last bucket that has chunks.
+  absl::StrAppend(&out, "<h2>Chunk durations</h2>\n<table id=\"durations\">\n");
+  size_t first = s.duration_buckets.size(), last = 0;
+  int64_t most = 0;
   for (size_t i = 0; i < s.duration_buckets.size(); ++i) {
-    absl::StrAppend(&out, "<th>",
-                    i < kLiveDurationBuckets.size()
-                        ? absl::StrCat("&le; ", kLiveDurationBuckets[i], " s")
-                        : std::string("longer"),
-                    "</th>");
+    if (s.duration_buckets[i] == 0) continue;
+    first = std::min(first, i);
+    last = i;
+    most = std::max(most, s.duration_buckets[i]);
   }
-  absl::StrAppend(&out, "</tr><tr>");
-  for (const int64_t n : s.duration_buckets) absl::StrAppend(&out, "<td>", Count(n), "</td>");
-  absl::StrAppend(&out, "</tr></table>\n");
+  for (size_t i = first; i <= last && i < s.duration_buckets.size(); ++i) {
+    const std::string label =
+        i < kLiveDurationBuckets.size()
+            ? absl::StrCat(
+                  i == 0 ? "&le; " : absl::StrCat(kLiveDurationBuckets[i - 1], " &ndash; "),
+                  kLiveDurationBuckets[i], " s")
+            : absl::StrCat("&gt; ", kLiveDurationBuckets.back(), " s");
+    absl::StrAppend(
+        &out, "<tr><th>", label, "</th><td class=\"count\">", Count(s.duration_buckets[i]),
+        "</td><td class=\"barcell\"><div class=\"hbar\" style=\"width:",
+        absl::StrFormat("%.1f", 100.0 * s.duration_buckets[i] / most), "%\"></div></td></tr>\n");
+  }
+  if (first == s.duration_buckets.size()) {
+    absl::StrAppend(&out, "<tr><td>no chunk has finished yet</td></tr>\n");
+  }
+  absl::StrAppend(&out, "</table>\n");
   if (done > 0) {
     absl::StrAppend(&out, "<p class=\"muted\">Mean chunk ", Seconds(s.chunk_seconds / done),
                     s.chunk_cpu_seconds > 0

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +49,8 @@ struct LiveStatus {
 
   // The findings of the chunks so far (aggregated at most every few seconds), with the rules'
   // evaluation states; absent before the first aggregation.
-  std::optional<v1::AggregatedMetrics> so_far;
+  // Shared, not copied: a scrape copies the status, and the metrics of 50,000 chunks are MBs.
+  std::shared_ptr<const v1::AggregatedMetrics> so_far;
 };
 
 }  // namespace roastcoffea

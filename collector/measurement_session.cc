@@ -161,7 +161,7 @@ class MeasurementSession::Impl {
   // The last aggregation of the chunks so far, for the live view (guarded by so_far_mu_, taken
   // before mu_).
   mutable std::mutex so_far_mu_;
-  mutable std::optional<v1::AggregatedMetrics> so_far_;
+  mutable std::shared_ptr<const v1::AggregatedMetrics> so_far_;
   mutable std::chrono::steady_clock::time_point so_far_at_{};
   mutable size_t so_far_chunks_ = 0;
 
@@ -272,7 +272,7 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
     status.elapsed_seconds = std::chrono::duration<double>(now - steady_start_).count();
     status.finished = state_ != State::kStarting && state_ != State::kRunning;
     if (chunks_.size() != so_far_chunks_ && chunks_.size() <= kMaxLiveAggregationChunks &&
-        (!so_far_.has_value() || now - so_far_at_ >= absl::ToChronoNanoseconds(refresh))) {
+        (so_far_ == nullptr || now - so_far_at_ >= absl::ToChronoNanoseconds(refresh))) {
       copy = chunks_;
       so_far_chunks_ = chunks_.size();
       so_far_at_ = now;
@@ -295,7 +295,9 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
     aggregation.processor_task_patterns = options_.processor_patterns;
     absl::StatusOr<v1::AggregatedMetrics> metrics =
         Aggregate(AggregationInputFromMeasurement(measurement, aggregation));
-    if (metrics.ok()) so_far_ = *std::move(metrics);
+    if (metrics.ok()) {
+      so_far_ = std::make_shared<const v1::AggregatedMetrics>(*std::move(metrics));
+    }
   }
   status.so_far = so_far_;
   return status;

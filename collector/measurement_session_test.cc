@@ -193,7 +193,7 @@ TEST(MeasurementSessionTest, LiveStatusCountsChunksAsTheyAreRecorded) {
   (*session)->set_chunks_total(10);
   LiveStatus before = (*session)->live_status();
   EXPECT_EQ(before.chunks_ok, 0);
-  EXPECT_FALSE(before.so_far.has_value()) << "nothing to aggregate yet";
+  EXPECT_EQ(before.so_far, nullptr) << "nothing to aggregate yet";
   v1::ChunkRecord slow = Chunk(0);
   slow.set_duration_seconds(3);
   slow.set_cpu_seconds(1.5);
@@ -220,7 +220,7 @@ TEST(MeasurementSessionTest, LiveStatusCountsChunksAsTheyAreRecorded) {
   EXPECT_EQ(status.duration_buckets[5], 2);
   EXPECT_EQ(status.duration_buckets[8], 1);
   EXPECT_FALSE(status.finished);
-  ASSERT_TRUE(status.so_far.has_value());
+  ASSERT_NE(status.so_far, nullptr);
   EXPECT_EQ(status.so_far->chunks().num_chunks(), 3);
   EXPECT_TRUE(status.so_far->findings_evaluated());
   ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());

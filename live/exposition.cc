@@ -139,7 +139,7 @@ std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& e
     w.Sample("roastcoffea_process_resident_memory_bytes", "",
              static_cast<double>(*extras.resident_memory_bytes));
   }
-  if (status.so_far.has_value()) {
+  if (status.so_far != nullptr) {
     w.Family("roastcoffea_finding", "gauge",
              "1 for each finding the chunks so far show (code and severity as labels).");
     for (const v1::Finding& finding : status.so_far->findings()) {

@@ -1,5 +1,6 @@
 #include "live/exposition.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -37,7 +38,7 @@ LiveStatus Status() {
   v1::RuleEvaluation* rule = metrics.add_rule_evaluations();
   rule->set_code("stragglers");
   rule->set_evaluated(false);
-  s.so_far = metrics;
+  s.so_far = std::make_shared<const v1::AggregatedMetrics>(metrics);
   return s;
 }
 

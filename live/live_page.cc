@@ -162,7 +162,7 @@ std::string RenderLivePage(const LiveStatus& s) {
   }
   // Findings of the chunks so far.
   absl::StrAppend(&out, "<h2>Findings so far</h2>\n<div id=\"findings\">\n");
-  if (!s.so_far.has_value()) {
+  if (s.so_far == nullptr) {
     absl::StrAppend(&out, "<p class=\"muted\">Not evaluated yet: no chunk has finished.</p>\n");
   } else {
     for (const v1::Finding& f : s.so_far->findings()) {

@@ -83,7 +83,7 @@ LiveStatus LiveStatusOf(const v1::Measurement& measurement) {
       status.chunk_run_queue_wait_seconds += record.run_queue_wait_seconds();
     }
   }
-  status.so_far = measurement.metrics();
+  status.so_far = std::make_shared<const v1::AggregatedMetrics>(measurement.metrics());
   return status;
 }
 
@@ -125,7 +125,7 @@ void LiveServer::SetFinal(const v1::Measurement& measurement) {
                                  : LiveStatusOf(measurement);
   }
   status.finished = true;
-  status.so_far = measurement.metrics();
+  status.so_far = std::make_shared<const v1::AggregatedMetrics>(measurement.metrics());
   std::string report = RenderHtmlReport(measurement);
   std::lock_guard<std::mutex> lock(mu_);
   final_status_ = std::move(status);

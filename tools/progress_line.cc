@@ -20,7 +20,7 @@ std::string Rate(double events_per_second) {
 }  // namespace
 
 std::string FormatProgress(int64_t chunks_done, int64_t chunks_total, int64_t events_done,
-                           double elapsed_seconds) {
+                           double elapsed_seconds, int64_t bytes_done) {
   const int percent =
       chunks_total > 0 ? static_cast<int>(100 * std::min(chunks_done, chunks_total) / chunks_total)
                        : 0;
@@ -29,8 +29,12 @@ std::string FormatProgress(int64_t chunks_done, int64_t chunks_total, int64_t ev
   if (chunks_done > 0 && chunks_done <= chunks_total && elapsed_seconds > 0) {
     eta = FormatDuration(elapsed_seconds * (chunks_total - chunks_done) / chunks_done);
   }
+  const std::string bytes =
+      bytes_done > 0 && elapsed_seconds > 0
+          ? absl::StrFormat(" | %.1f MB/s", static_cast<double>(bytes_done) / elapsed_seconds / 1e6)
+          : "";
   return absl::StrCat("chunks ", chunks_done, "/", chunks_total, " (", percent, "%) | ", Rate(rate),
-                      " | elapsed ", FormatDuration(elapsed_seconds), " | ETA ", eta);
+                      bytes, " | elapsed ", FormatDuration(elapsed_seconds), " | ETA ", eta);
 }
 
 ProgressLine::ProgressLine(int64_t chunks_total, FILE* stream)
@@ -67,7 +71,8 @@ void ProgressLine::Draw(bool final_line) {
   // "\r" back to the start of the line, "\033[K" clears what a longer previous line left.
   std::fprintf(stream_, "\r\033[K%s",
                FormatProgress(chunks_done_.load(std::memory_order_relaxed), chunks_total_,
-                              events_done_.load(std::memory_order_relaxed), elapsed)
+                              events_done_.load(std::memory_order_relaxed), elapsed,
+                              bytes_done_.load(std::memory_order_relaxed))
                    .c_str());
   if (final_line) std::fputs("\n", stream_);
   std::fflush(stream_);

@@ -22,6 +22,11 @@ TEST(FormatProgressTest, ShowsChunksRateElapsedAndEta) {
             "chunks 1/10 (10%) | 500 events/s | elapsed 1.00 s | ETA 9.00 s");
 }
 
+TEST(FormatProgressTest, ShowsTheByteRateOnceBytesWereRead) {
+  EXPECT_EQ(FormatProgress(12, 96, 3'000'000, 2.0, 91'200'000),
+            "chunks 12/96 (12%) | 1.50 M events/s | 45.6 MB/s | elapsed 2.00 s | ETA 14.0 s");
+}
+
 TEST(FormatProgressTest, NoEtaBeforeTheFirstChunkAndNoDivisionByZero) {
   EXPECT_EQ(FormatProgress(0, 96, 0, 0.0), "chunks 0/96 (0%) | 0 events/s | elapsed 0 s | ETA --");
   EXPECT_EQ(FormatProgress(0, 0, 0, 1.0), "chunks 0/0 (0%) | 0 events/s | elapsed 1.00 s | ETA --");

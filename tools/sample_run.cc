@@ -95,10 +95,12 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
           const sample_analysis::WorkItem& item = run->items[i];
           const ChunkMetadata metadata = sample_analysis::WorkItemChunkMetadata(item);
           TrackedOutput<sample_analysis::DijetOutput> chunk = tracked(metadata);
+          int64_t bytes_read = 0;
           for (v1::ChunkRecord& record : chunk.chunk_records) {
+            bytes_read += record.compressed_bytes_read();
             session->RecordChunk(std::move(record));
           }
-          run->progress->ChunkDone(metadata.events);
+          run->progress->ChunkDone(metadata.events, bytes_read);
           return std::move(chunk.output);
         });
     std::lock_guard<std::mutex> lock(run->mu);

@@ -47,7 +47,7 @@ TEST(CollectFlagsTest, FlagOfAnotherModeExitsTwoNamingIt) {
   CollectOutcome outcome = RunCollect({"show", dir, "--html_output=" + TempDir() + "/x.html"});
   EXPECT_EQ(outcome.exit_code, 2);
   EXPECT_THAT(outcome.err, HasSubstr("--html_output does not apply to 'show' (its flags: "
-                                     "--tables, --format, --trace)"));
+                                     "--tables, --format, --trace, --serve)"));
   EXPECT_FALSE(std::filesystem::exists(TempDir() + "/x.html"));
 
   outcome = RunCollect({"report", dir, "--trace=" + TempDir() + "/x.json"});

@@ -95,6 +95,92 @@ struct Connection {
   bool writing = false;
 };
 
+// Milliseconds until the nearest connection deadline, at most 250.
+int PollTimeoutMs(const std::vector<Connection>& connections, Clock::time_point now) {
+  int timeout_ms = 250;
+  for (const Connection& c : connections) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now);
+    timeout_ms = std::max(0, std::min<int>(timeout_ms, static_cast<int>(left.count()) + 1));
+  }
+  return timeout_ms;
+}
+
+// Reads what the client sent; once the head is complete (or too large, or malformed) prepares
+// the answer and switches the connection to writing. False: close it (the client left).
+bool ReadRequest(Connection& c, const HttpServerOptions& options, const HttpHandler& handler,
+                 Clock::time_point now) {
+  char buffer[4096];
+  const ssize_t n = recv(c.fd, buffer, sizeof(buffer), 0);
+  if (n <= 0) return n < 0 && (errno == EAGAIN || errno == EINTR);
+  c.in.append(buffer, static_cast<size_t>(n));
+  const size_t end = c.in.find("\r\n\r\n");
+  HttpResponse response;
+  if (end == std::string::npos) {
+    if (c.in.size() <= options.max_request_bytes) return true;
+    response = Plain(431, "request head too large");
+  } else if (end > options.max_request_bytes) {
+    response = Plain(431, "request head too large");
+  } else {
+    HttpRequest request;
+    if (ParseHead(absl::string_view(c.in).substr(0, end), &request) != 200) {
+      response = Plain(400, "malformed request");
+    } else if (request.method != "GET" && request.method != "HEAD") {
+      response = Plain(405, "only GET");
+    } else {
+      response = handler(request);
+      if (request.method == "HEAD") response.body.clear();
+    }
+  }
+  c.in.clear();
+  c.in.shrink_to_fit();
+  c.out = Serialize(response);
+  c.writing = true;
+  c.deadline = now + absl::ToChronoNanoseconds(options.response_timeout);
+  return true;
+}
+
+// Sends what the socket takes. False: the answer is out, or the client is gone (close it).
+bool WriteResponse(Connection& c) {
+  const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+  if (n < 0) return errno == EAGAIN || errno == EINTR;
+  c.sent += static_cast<size_t>(n);
+  if (c.sent < c.out.size()) return true;
+  shutdown(c.fd, SHUT_WR);
+  return false;
+}
+
+// Accepts what is waiting. When full, drops the connection that has waited longest without
+// finishing its request, so that idle connections cannot lock a scraper out; if every one is
+// being answered, the new one is refused.
+template <typename CloseAt>
+void AcceptNew(int listen_fd, const HttpServerOptions& options,
+               std::vector<Connection>& connections, const CloseAt& close_at) {
+  for (int accepted = 0; accepted < 64; ++accepted) {
+    const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (static_cast<int>(connections.size()) >= options.max_connections) {
+      size_t oldest = connections.size();
+      for (size_t i = 0; i < connections.size(); ++i) {
+        if (connections[i].writing) continue;
+        if (oldest == connections.size() ||
+            connections[i].accepted < connections[oldest].accepted) {
+          oldest = i;
+        }
+      }
+      if (oldest == connections.size()) {
+        close(fd);
+        continue;
+      }
+      close_at(oldest);
+    }
+    Connection c;
+    c.fd = fd;
+    c.accepted = Clock::now();
+    c.deadline = c.accepted + absl::ToChronoNanoseconds(options.request_timeout);
+    connections.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpServerOptions& options,
@@ -195,102 +281,25 @@ void HttpServer::Serve() {
     for (const Connection& c : connections) {
       fds.push_back({c.fd, static_cast<short>(c.writing ? POLLOUT : POLLIN), 0});
     }
-    // Wake at the nearest deadline (at most every 250 ms).
-    const Clock::time_point now = Clock::now();
-    int timeout_ms = 250;
-    for (const Connection& c : connections) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c.deadline - now);
-      timeout_ms = std::max(0, std::min<int>(timeout_ms, static_cast<int>(left.count()) + 1));
-    }
-    const int ready = poll(fds.data(), fds.size(), timeout_ms);
+    const int ready = poll(fds.data(), fds.size(), PollTimeoutMs(connections, Clock::now()));
     if (ready < 0 && errno != EINTR) break;
     if (stopping_.load()) break;
     // Connections first (their indices match fds[2..]), from the back so that closing (which
     // moves the last one into the hole) never skips one.
-    const Clock::time_point after = Clock::now();
+    const Clock::time_point now = Clock::now();
     for (size_t k = connections.size(); k-- > 0;) {
       Connection& c = connections[k];
       const short events = fds[k + 2].revents;
-      if (events & (POLLERR | POLLHUP | POLLNVAL) && !(events & POLLIN)) {
-        close_at(k);
-        continue;
+      bool keep = !(events & (POLLERR | POLLHUP | POLLNVAL)) || (events & POLLIN);
+      if (keep && !c.writing && (events & POLLIN)) {
+        keep = ReadRequest(c, options_, handler_, now);
+        if (c.writing) served_.fetch_add(1);
       }
-      if (!c.writing && (events & POLLIN)) {
-        char buffer[4096];
-        const ssize_t n = recv(c.fd, buffer, sizeof(buffer), 0);
-        if (n <= 0) {
-          if (n == 0 || (errno != EAGAIN && errno != EINTR)) close_at(k);
-          continue;
-        }
-        c.in.append(buffer, static_cast<size_t>(n));
-        const size_t end = c.in.find("\r\n\r\n");
-        HttpResponse response;
-        if (end == std::string::npos) {
-          if (c.in.size() <= options_.max_request_bytes) continue;
-          response = Plain(431, "request head too large");
-        } else if (end > options_.max_request_bytes) {
-          response = Plain(431, "request head too large");
-        } else {
-          HttpRequest request;
-          if (ParseHead(absl::string_view(c.in).substr(0, end), &request) != 200) {
-            response = Plain(400, "malformed request");
-          } else if (request.method != "GET" && request.method != "HEAD") {
-            response = Plain(405, "only GET");
-          } else {
-            response = handler_(request);
-            if (request.method == "HEAD") response.body.clear();
-          }
-        }
-        c.in.clear();
-        c.in.shrink_to_fit();
-        c.out = Serialize(response);
-        c.writing = true;
-        c.deadline = after + absl::ToChronoNanoseconds(options_.response_timeout);
-        served_.fetch_add(1);
-      }
-      if (c.writing && (events & POLLOUT)) {
-        const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
-        if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          close_at(k);
-          continue;
-        }
-        if (n > 0) c.sent += static_cast<size_t>(n);
-        if (c.sent == c.out.size()) {
-          shutdown(c.fd, SHUT_WR);
-          close_at(k);
-          continue;
-        }
-      }
-      if (after >= c.deadline) close_at(k);  // too slow to ask, or to read the answer
+      if (keep && c.writing && (events & POLLOUT)) keep = WriteResponse(c);
+      // Too slow to ask, or to read the answer.
+      if (!keep || now >= c.deadline) close_at(k);
     }
-    if (fds[1].revents & POLLIN) {
-      for (int accepted = 0; accepted < 64; ++accepted) {
-        const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        if (static_cast<int>(connections.size()) >= options_.max_connections) {
-          // Full: drop the connection that has waited longest without finishing its request,
-          // so that idle connections cannot lock a scraper out; if all are answering, refuse.
-          size_t oldest = connections.size();
-          for (size_t i = 0; i < connections.size(); ++i) {
-            if (connections[i].writing) continue;
-            if (oldest == connections.size() ||
-                connections[i].accepted < connections[oldest].accepted) {
-              oldest = i;
-            }
-          }
-          if (oldest == connections.size()) {
-            close(fd);
-            continue;
-          }
-          close_at(oldest);
-        }
-        Connection c;
-        c.fd = fd;
-        c.accepted = Clock::now();
-        c.deadline = c.accepted + absl::ToChronoNanoseconds(options_.request_timeout);
-        connections.push_back(std::move(c));
-      }
-    }
+    if (fds[1].revents & POLLIN) AcceptNew(listen_fd_, options_, connections, close_at);
   }
   for (Connection& c : connections) close(c.fd);
   open_.store(0);

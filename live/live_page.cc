@@ -63,12 +63,9 @@ std::string Card(absl::string_view label, absl::string_view value) {
                       "</div><div class=\"value\">", value, "</div></div>\n");
 }
 
-}  // namespace
-
-std::string RenderLivePage(const LiveStatus& s) {
-  const int64_t done = s.chunks_ok + s.chunks_failed;
-  const double elapsed = s.elapsed_seconds;
-  std::string out = absl::StrCat(
+// The head, the title and the state line.
+std::string PageHead(const LiveStatus& s) {
+  return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n",
       s.finished ? "" : "<meta http-equiv=\"refresh\" content=\"2\">\n",
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -96,6 +93,12 @@ std::string RenderLivePage(const LiveStatus& s) {
                       : "running",
       "; page refreshed ", absl::FormatTime("%H:%M:%S UTC", absl::Now(), absl::UTCTimeZone()),
       "</div>\n");
+}
+
+// The progress bar (when the total is known) and the key figures.
+void AppendProgress(const LiveStatus& s, std::string& out) {
+  const int64_t done = s.chunks_ok + s.chunks_failed;
+  const double elapsed = s.elapsed_seconds;
   // Progress.
   std::string progress = absl::StrCat(Count(done), " chunks");
   if (s.chunks_total > 0) {
@@ -122,6 +125,11 @@ std::string RenderLivePage(const LiveStatus& s) {
       Card("Failed chunks", Count(s.chunks_failed)),
       s.worker_threads > 0 ? Card("Worker threads", absl::StrCat(s.worker_threads)) : "",
       "</div>\n");
+}
+
+// One bar per duration bucket, and the CPU / run-queue shares of chunk time.
+void AppendDurations(const LiveStatus& s, std::string& out) {
+  const int64_t done = s.chunks_ok + s.chunks_failed;
   // Chunk durations: one bar per bucket, from the first to the last bucket that has chunks.
   absl::StrAppend(&out, "<h2>Chunk durations</h2>\n<table id=\"durations\">\n");
   size_t first = s.duration_buckets.size(), last = 0;
@@ -160,6 +168,10 @@ std::string RenderLivePage(const LiveStatus& s) {
                         : "",
                     "</p>\n");
   }
+}
+
+// The findings of the chunks so far, and the rules not evaluated yet.
+void AppendFindings(const LiveStatus& s, std::string& out) {
   // Findings of the chunks so far.
   absl::StrAppend(&out, "<h2>Findings so far</h2>\n<div id=\"findings\">\n");
   if (s.so_far == nullptr) {
@@ -189,6 +201,15 @@ std::string RenderLivePage(const LiveStatus& s) {
                     "<p class=\"muted\">From the chunks so far; the tracking series (workers, "
                     "memory) join at the end, in the saved measurement.</p>\n");
   }
+}
+
+}  // namespace
+
+std::string RenderLivePage(const LiveStatus& s) {
+  std::string out = PageHead(s);
+  AppendProgress(s, out);
+  AppendDurations(s, out);
+  AppendFindings(s, out);
   absl::StrAppend(&out,
                   "</div>\n<p class=\"muted\">Prometheus metrics: <a href=\"/metrics\">"
                   "/metrics</a></p>\n</body></html>\n");

@@ -19,6 +19,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@
 #include "ingest/any_measurement.h"
 #include "profile/profile.h"
 #include "store/measurement_io.h"
+#include "store/name_claim.h"
 #include "tools/backend_factory.h"
 #include "tools/collect_commands.h"
 #include "tools/exit_code.h"
@@ -54,6 +56,7 @@
 #include "tools/paths.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
+#include "tools/save_fallback.h"
 #include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
 #include "tools/workqueue/workqueue_flags.h"
@@ -353,8 +356,10 @@ absl::Status ValidateRunFlags() {
                                     absl::GetFlag(FLAGS_files_per_dataset)));
   }
   const std::string name = absl::GetFlag(FLAGS_name);
-  if (name.find('/') != std::string::npos || name == "." || name == "..") {
-    problems.push_back(absl::StrCat("--name must be a plain directory name, got '", name, "'"));
+  if (!name.empty()) {
+    if (absl::Status valid = ValidateMeasurementName(name); !valid.ok()) {
+      problems.push_back(absl::StrCat("--name: ", valid.message()));
+    }
   }
   if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) {
     problems.push_back(std::string(trace.message()));
@@ -368,7 +373,18 @@ struct OutputPlan {
   std::string directory;
   std::string requested_name;
   TableOptions tables;
+  // Held for the whole run when --name is given: a second run with that name is refused at its
+  // start instead of running in full and failing to save.
+  std::optional<NameClaim> name_claim;
+  // Set when the measurement went to the fallback directory (tools/save_fallback.h): the run
+  // then exits 6 whatever else happened, so that a script looks for it there.
+  mutable bool saved_elsewhere = false;
 };
+
+// `code`, or 6 when the measurement was saved in the fallback directory.
+ExitCode WithSaveOutcome(const OutputPlan& plan, ExitCode code) {
+  return plan.saved_elsewhere ? ExitCode::kSavedElsewhere : code;
+}
 
 absl::StatusOr<OutputPlan> PlanOutput() {
   OutputPlan plan;
@@ -381,13 +397,12 @@ absl::StatusOr<OutputPlan> PlanOutput() {
   }
   plan.requested_name = absl::GetFlag(FLAGS_name);
   if (!plan.requested_name.empty()) {
-    const std::string target = absl::StrCat(plan.directory, "/", plan.requested_name);
-    struct stat info;
-    if (stat(target.c_str(), &info) == 0) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("measurement directory '", target,
-                       "' already exists and is never overwritten; choose another --name"));
-    }
+    absl::StatusOr<NameClaim> claim = NameClaim::Claim(plan.directory, plan.requested_name);
+    if (absl::IsUnavailable(claim.status())) return AsUsageError(claim.status());
+    if (!claim.ok()) return claim.status();
+    plan.name_claim = std::move(*claim);
+    std::cerr << "collect: the name '" << plan.requested_name << "' is claimed for this run in "
+              << plan.directory << " (another run with it is refused until this one ends)\n";
   }
   return plan;
 }
@@ -427,8 +442,15 @@ absl::StatusOr<std::string> FinishSaving(
   for (const v1::Warning& warning : measurement.warnings()) {
     std::cerr << "collect: warning: " << warning.message() << "\n";
   }
-  absl::StatusOr<std::string> saved = save(measurement);
-  if (!saved.ok()) return saved.status();
+  absl::StatusOr<SaveOutcome> outcome =
+      SaveWithFallback(measurement, save, FallbackSaveDirectory());
+  if (!outcome.ok()) return outcome.status();
+  const absl::StatusOr<std::string> saved = outcome->path;
+  if (outcome->fell_back) {
+    plan.saved_elsewhere = true;
+    std::cerr << "collect: could not save the measurement where asked (" << outcome->why
+              << "); saved it instead to " << *saved << " (exit status 6)\n";
+  }
   std::cout << "\nMeasurement saved to " << *saved << "\n"
             << "Show it again with: "
             << FollowUpCommand(Launch(), {"show", DisplayPath(Launch(), *saved)}) << "\n";
@@ -503,17 +525,18 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());
-  if (Interrupted(*result->session, result->measurement)) return ExitCode::kInterrupted;
+  if (Interrupted(*result->session, result->measurement))
+    return WithSaveOutcome(plan, ExitCode::kInterrupted);
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
                  "for a while (see tracking gaps)\n";
-    return ExitCode::kPartial;
+    return WithSaveOutcome(plan, ExitCode::kPartial);
   }
   if (result->command_exit_code != 0) {
     std::cerr << "collect: the command exited with status " << result->command_exit_code << "\n";
-    return ExitCode::kCommandFailed;
+    return WithSaveOutcome(plan, ExitCode::kCommandFailed);
   }
-  return ExitCode::kOk;
+  return WithSaveOutcome(plan, ExitCode::kOk);
 }
 
 // A run whose chunks failed exits 1, naming how many and the first failure.
@@ -627,14 +650,14 @@ ExitCode RunWorkQueue(int argc, char** argv) {
               << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
               << "/workqueue\n";
   }
-  if (result->interrupted()) return ExitCode::kInterrupted;
+  if (result->interrupted()) return WithSaveOutcome(*plan, ExitCode::kInterrupted);
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "
                  "partial\n";
-    return ExitCode::kPartial;
+    return WithSaveOutcome(*plan, ExitCode::kPartial);
   }
-  return ReportFailedChunks(measurement);
+  return WithSaveOutcome(*plan, ReportFailedChunks(measurement));
 }
 
 // The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
@@ -685,9 +708,9 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
     // unwinding (destructors would join it or pull its state away).
     std::cout.flush();
     std::cerr.flush();
-    std::_Exit(ToInt(exit_code));
+    std::_Exit(ToInt(WithSaveOutcome(plan, exit_code)));
   }
-  return exit_code;
+  return WithSaveOutcome(plan, exit_code);
 }
 
 // `collect [run]` in every backend: flags, output directory, backend, then the mode's run.

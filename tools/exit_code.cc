@@ -18,7 +18,9 @@ std::string ExitCodeTable() {
       ToInt(ExitCode::kPartial), "    partial measurement (saved)\n", "  ",
       ToInt(ExitCode::kCommandFailed), "    the measured COMMAND failed (measurement saved)\n",
       "  ", ToInt(ExitCode::kRegression), "    compare --fail_on_regression: a regression\n", "  ",
-      ToInt(ExitCode::kInterrupted),
+      ToInt(ExitCode::kSavedElsewhere),
+      "    could not save under --output_dir: saved in $TMPDIR/roastcoffea-unsaved (printed)\n",
+      "  ", ToInt(ExitCode::kInterrupted),
       "  interrupted by SIGINT or SIGTERM (measurement of what was done saved)\n");
 }
 

@@ -150,9 +150,9 @@ absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::
   const std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
   uint32_t version = 0;
   if (words.size() != 2 || words[0] != kFormatMagic || !absl::SimpleAtoi(words[1], &version)) {
+    // What was found is never quoted: the file may be a link to anything the user can read.
     return absl::DataLossError(absl::StrCat("'", path, "' is corrupt: expected one line \"",
-                                            kFormatMagic, " <version>\", got \"",
-                                            absl::CHexEscape(contents.substr(0, 80)), "\""));
+                                            kFormatMagic, " <version>\""));
   }
   return version;
 }
@@ -382,7 +382,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     const auto parsed =
         google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
     if (!parsed.ok()) {
-      return absl::DataLossError(absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
+      // Not libprotobuf's message: it quotes the file (a link to /etc/shadow would be printed).
+      return absl::DataLossError(absl::StrCat(
+          "'", json_path, "' is corrupt: not the protobuf JSON of a roastcoffea.v1.Measurement"));
     }
     return absl::OkStatus();
   };

@@ -352,6 +352,12 @@ TEST(CollectOutputsTest, C1ControlsNeverReachTheTerminalOrMarkdown) {
       EXPECT_THAT(outcome.out, Not(HasSubstr(control))) << arguments.back();
     }
   }
+  // Errors name paths, which are data too.
+  const CollectOutcome missing = RunCollect({"show", TempDir() + "/no\xC2\x9B"
+                                                                 "2Jsuch"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("/no?2Jsuch")) << missing.err;
+  EXPECT_THAT(missing.err, Not(HasSubstr("\xC2\x9B")));
 }
 
 }  // namespace

@@ -39,6 +39,7 @@
 #include "collector/measurement_session.h"
 #include "export/compare.h"
 #include "export/compare_html.h"
+#include "export/display_width.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "export/profile_files.h"
@@ -150,9 +151,20 @@ absl::StatusOr<TableOptions> TableStyle() {
   return options;
 }
 
+// Text that may carry data (an error naming a file, a warning quoting an engine's log) for the
+// terminal: every control character (C0, DEL, C1 such as the 8-bit CSI U+009B) becomes '?' by
+// export's one sanitiser, line by line, so that the lines themselves are kept.
+std::string ForTerminal(absl::string_view text) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    lines.push_back(export_internal::ReplaceControlCharacters(line));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
 // Usage errors (tools/exit_code.h) exit 2; every other error, bad input data included, 1.
 ExitCode Fail(const absl::Status& status) {
-  std::cerr << "collect: " << status.message() << "\n";
+  std::cerr << "collect: " << ForTerminal(status.message()) << "\n";
   // Cancelled: a signal stopped the run before anything was measured (nothing to save).
   if (absl::IsCancelled(status)) return ExitCode::kInterrupted;
   return ExitCodeFor(status);
@@ -224,7 +236,7 @@ ExitCode Profile(const Invocation& invocation) {
   // Like `show` and `report`, a corrupt profile costs that profile, not the others.
   const int profiles = measurement->profiles_size();
   for (const std::string& warning : LeaveOutCorruptProfiles(&*measurement, directory)) {
-    std::cerr << "collect: warning: " << warning << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(warning) << "\n";
   }
   if (measurement->profiles_size() == 0) {
     return Fail(absl::DataLossError(absl::StrCat("every profile in ", directory, " (", profiles,
@@ -440,7 +452,7 @@ absl::StatusOr<std::string> FinishSaving(
   if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
   std::cout.flush();  // the warnings follow the tables on a terminal
   for (const v1::Warning& warning : measurement.warnings()) {
-    std::cerr << "collect: warning: " << warning.message() << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(warning.message()) << "\n";
   }
   absl::StatusOr<SaveOutcome> outcome =
       SaveWithFallback(measurement, save, FallbackSaveDirectory());
@@ -644,7 +656,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
       nullptr);
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
-    std::cerr << "collect: warning: " << kept.message() << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
   } else {
     std::cout << "Work Queue logs (" << result->tasks << " tasks, " << result->lost_attempts
               << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved

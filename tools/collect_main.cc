@@ -77,7 +77,9 @@ ABSL_FLAG(std::string, output_dir, "measurements",
           "relative to the directory you ran from.");
 ABSL_FLAG(std::string, name, "",
           "Name of the measurement directory (default: the UTC start time, "
-          "e.g. 2026-11-22T08-15-03Z). An existing directory is never overwritten.");
+          "e.g. 2026-11-22T08-15-03Z). At most 227 bytes, not starting with '.', without '/' or "
+          "control characters (checked before the run). Claimed for the run: another run with "
+          "the same name is refused at its start. An existing directory is never overwritten.");
 ABSL_FLAG(std::string, cache_dir, "",
           "Where the generated sample dataset is kept between runs (default: "
           "$ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else "

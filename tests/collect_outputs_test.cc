@@ -160,14 +160,13 @@ TEST(CollectOutputsTest, AnOutputDirectoryLostDuringTheRunFallsBackToTmpdir) {
 // A read-only output directory (for users other than root, whom chmod does not stop).
 TEST(CollectOutputsTest, AReadOnlyOutputDirectoryFallsBackToTmpdir) {
   if (geteuid() == 0) {
-    // Root writes through modes: the test above covers root with a path under a file.
+    // Root writes through modes: a read-only directory of /proc stands in.
     const std::string output = TempDir() + "/root-ro";
     const std::string tmpdir = TempDir() + "/tmp-root";
     ASSERT_EQ(mkdir(tmpdir.c_str(), 0777), 0);
     const std::string log = TempDir() + "/root-ro.log";
-    // /proc/self/... cannot take a directory, even for root.
-    const std::string shell =
-        absl::StrCat("rm -rf '", output, "' && ln -s /proc/1/cmdline '", output, "'");
+    // A directory of /proc is read-only even for root: nothing can be created in it.
+    const std::string shell = absl::StrCat("rm -rf '", output, "' && ln -s /proc/1 '", output, "'");
     EXPECT_EQ(MeasureCommand(output, "ro", shell, log, tmpdir), 6) << ReadFile(log);
     EXPECT_TRUE(LoadMeasurement(tmpdir + "/roastcoffea-unsaved/ro").ok()) << ReadFile(log);
     return;

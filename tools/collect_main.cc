@@ -722,6 +722,8 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
     // unwinding (destructors would join it or pull its state away).
     std::cout.flush();
     std::cerr.flush();
+    // No destructor runs: the claim's lock goes with the process, its file is removed here.
+    if (plan.name_claim.has_value()) unlink(plan.name_claim->path().c_str());
     std::_Exit(ToInt(WithSaveOutcome(plan, exit_code)));
   }
   return WithSaveOutcome(plan, exit_code);

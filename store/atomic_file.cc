@@ -18,10 +18,17 @@ absl::Status CheckOutputPath(const std::string& path) {
   // stat, not lstat: a link to a measurement directory leads to the same files.
   if (stat(absl::StrCat(directory, "/FORMAT").c_str(), &info) != 0) return absl::OkStatus();
   const bool own_file = base == "FORMAT" || base == "measurement.pb" || base == "measurement.json";
-  if (!own_file && lstat(path.c_str(), &info) != 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "refusing to write '", path,
-      "': it is a file of a saved measurement, never overwritten; choose another path"));
+  if (own_file) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to write '", path,
+        "': it is a file of a saved measurement, never overwritten; choose another path"));
+  }
+  if (lstat(path.c_str(), &info) != 0) return absl::OkStatus();
+  // Kept logs, files the user put there, an earlier output: none is told apart, none replaced.
+  return absl::InvalidArgumentError(
+      absl::StrCat("refusing to write '", path,
+                   "': it already exists inside a saved measurement directory, "
+                   "whose files are never overwritten; choose a new file name"));
 }
 
 absl::Status WriteOutputFileAtomically(const std::string& path, const std::string& contents) {

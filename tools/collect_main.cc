@@ -49,6 +49,7 @@
 #include "profile/profile.h"
 #include "store/measurement_io.h"
 #include "store/name_claim.h"
+#include "store/save_fallback.h"
 #include "tools/backend_factory.h"
 #include "tools/collect_commands.h"
 #include "tools/exit_code.h"
@@ -57,7 +58,6 @@
 #include "tools/paths.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
-#include "tools/save_fallback.h"
 #include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
 #include "tools/workqueue/workqueue_flags.h"
@@ -390,7 +390,7 @@ struct OutputPlan {
   // Held for the whole run when --name is given: a second run with that name is refused at its
   // start instead of running in full and failing to save.
   std::optional<NameClaim> name_claim;
-  // Set when the measurement went to the fallback directory (tools/save_fallback.h): the run
+  // Set when the measurement went to the fallback directory (store/save_fallback.h): the run
   // then exits 6 whatever else happened, so that a script looks for it there.
   mutable bool saved_elsewhere = false;
 };

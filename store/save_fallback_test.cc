@@ -1,4 +1,4 @@
-#include "tools/save_fallback.h"
+#include "store/save_fallback.h"
 
 #include <sys/stat.h>
 

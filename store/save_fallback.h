@@ -1,8 +1,8 @@
 // Never losing a finished run at save time: when its measurement cannot be saved where the user
 // asked (a full or read-only disk, the output directory removed or replaced during the run), it
 // is saved in a fallback directory instead, and collect says where and exits 6.
-#ifndef ROASTCOFFEA_TOOLS_SAVE_FALLBACK_H_
-#define ROASTCOFFEA_TOOLS_SAVE_FALLBACK_H_
+#ifndef ROASTCOFFEA_STORE_SAVE_FALLBACK_H_
+#define ROASTCOFFEA_STORE_SAVE_FALLBACK_H_
 
 #include <functional>
 #include <string>
@@ -30,4 +30,4 @@ absl::StatusOr<SaveOutcome> SaveWithFallback(
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAVE_FALLBACK_H_
+#endif  // ROASTCOFFEA_STORE_SAVE_FALLBACK_H_

@@ -26,6 +26,7 @@
 #include "host/host_name.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
+#include "store/save_fallback.h"
 
 namespace roastcoffea {
 namespace {
@@ -585,7 +586,11 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
     _exit(1);
   }
   CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : absl::Now());
-  absl::StatusOr<std::string> saved = SaveUnderItsName(*measurement);
+  // The last resort falls back like the run's own save: what was done is never lost to a full
+  // or read-only disk.
+  absl::StatusOr<SaveOutcome> saved = SaveWithFallback(
+      *measurement, [this](const v1::Measurement& m) { return SaveUnderItsName(m); },
+      FallbackSaveDirectory());
   if (!saved.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
                  why.c_str(), std::string(saved.status().message()).c_str());
@@ -595,12 +600,16 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     if (checkpoint_.has_value()) checkpoint_->Remove();
   }
+  if (saved->fell_back) {
+    std::fprintf(stderr, "\n%s: could not save where asked (%s); saving it instead to %s\n",
+                 options_.program_name.c_str(), saved->why.c_str(), saved->path.c_str());
+  }
   std::fprintf(stderr, "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
                options_.program_name.c_str(), why.c_str(),
                why_no_tracking.empty() ? "the run did not stop in time" : why_no_tracking.c_str(),
-               measurement->chunks_size(), saved->c_str());
+               measurement->chunks_size(), saved->path.c_str());
   std::fflush(stderr);
-  _exit(kInterruptedExitCode);
+  _exit(saved->fell_back ? kSavedElsewhereExitCode : kInterruptedExitCode);
 }
 
 absl::StatusOr<std::unique_ptr<MeasurementSession>> MeasurementSession::Start(

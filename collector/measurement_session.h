@@ -55,6 +55,9 @@ class MeasurementSession;
 // The exit status of an interrupted run (128 + SIGINT, as shells report Ctrl-C), whichever of
 // SIGINT or SIGTERM interrupted it.
 inline constexpr int kInterruptedExitCode = 130;
+// The same, when the measurement could not be saved under output_dir and went to the fallback
+// directory (store/save_fallback.h); collect's exit status 6 (tools/exit_code.h).
+inline constexpr int kSavedElsewhereExitCode = 6;
 
 struct SessionOptions {
   // Seconds between two samples of the engine (> 0).

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -452,6 +453,41 @@ TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
   EXPECT_EQ(saved->chunks_size(), 2);
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// The same when output_dir cannot take the save (here: it lies under a regular file, which stops
+// root too): what was done goes to $TMPDIR/roastcoffea-unsaved, and the exit status says so.
+TEST(MeasurementSessionDeathTest, TheLastResortSaveFallsBackWhenOutputDirFails) {
+  const std::string base = std::getenv("TEST_TMPDIR");
+  const std::string blocker = base + "/blocker-file";
+  {
+    FILE* file = std::fopen(blocker.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fclose(file);
+  }
+  const std::string fallback_tmp = base + "/fallback-tmp";
+  EXPECT_EXIT(
+      {
+        setenv("TMPDIR", fallback_tmp.c_str(), 1);
+        FakeBackend backend;
+        backend.hang_on_stop = true;
+        SessionOptions options = Options("hung-elsewhere");
+        options.output_dir = blocker + "/measurements";
+        auto session = MeasurementSession::Start(backend, options);
+        if (!session.ok()) std::exit(99);
+        (*session)->RecordChunk(Chunk(0));
+        kill(getpid(), SIGINT);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        (void)(*session)->Finish(RunOutputs{});  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kSavedElsewhereExitCode),
+      "saving it instead to .*roastcoffea-unsaved/hung-elsewhere");
+  absl::StatusOr<v1::Measurement> saved =
+      LoadMeasurement(fallback_tmp + "/roastcoffea-unsaved/hung-elsewhere");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(saved->metadata().interrupted());
+  EXPECT_EQ(saved->chunks_size(), 1);
 }
 
 // The engine does not answer StartTracking (a connect or handshake that hangs): the signal is

@@ -95,10 +95,20 @@ size_t DisplayWidth(absl::string_view utf8) {
 }
 
 std::string ReplaceControlCharacters(absl::string_view text) {
-  std::string result(text);
-  for (char& c : result) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7F) c = '?';
+  std::string result;
+  result.reserve(text.size());
+  while (!text.empty()) {
+    uint32_t code_point = 0;
+    const size_t length = DecodeUtf8(text, &code_point);
+    // C0, DEL and C1 (U+0080..U+009F: U+009B is an 8-bit CSI that some terminals obey), and a
+    // byte that is not UTF-8 (a raw 0x9B is the same CSI to an 8-bit terminal): one '?' each.
+    if (length == 0 || code_point < 0x20 || (code_point >= 0x7F && code_point <= 0x9F)) {
+      result.push_back('?');
+      text.remove_prefix(length == 0 ? 1 : length);
+      continue;
+    }
+    result.append(text.data(), length);
+    text.remove_prefix(length);
   }
   return result;
 }

@@ -18,8 +18,9 @@ namespace export_internal {
 // An approximation of wcwidth(3) that does not depend on the process locale.
 size_t DisplayWidth(absl::string_view utf8);
 
-// `text` with every ASCII control character (newline, tab, escape, DEL, ...) replaced by '?',
-// so that a dataset name cannot break a table row or inject terminal escape sequences.
+// `text` with every control character replaced by '?': C0 (newline, tab, escape, ...), DEL, C1
+// (U+0080..U+009F, U+009B being an 8-bit CSI) and every byte that is not part of valid UTF-8, so
+// that a dataset name cannot break a table row or inject terminal escape sequences.
 std::string ReplaceControlCharacters(absl::string_view text);
 
 // `utf8` if it fits in `max_width` columns, else its head and tail around `ellipsis` ("…" or

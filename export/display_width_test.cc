@@ -45,6 +45,17 @@ TEST(ReplaceControlCharactersTest, ReplacesOnlyControlCharacters) {
   EXPECT_EQ(ReplaceControlCharacters("ttbar \xC3\xA9"), "ttbar \xC3\xA9");
 }
 
+TEST(ReplaceControlCharactersTest, ReplacesC1ControlsAndBytesThatAreNotUtf8) {
+  // U+009B (8-bit CSI) and U+0080, U+009F as UTF-8; U+00A0 is the first character after C1.
+  EXPECT_EQ(ReplaceControlCharacters("X\xC2\x9B"
+                                     "31m\xC2\x80\xC2\x9F\xC2\xA0"),
+            "X?31m??\xC2\xA0");
+  // A raw 0x9B byte (CSI to an 8-bit terminal) and a truncated sequence.
+  EXPECT_EQ(ReplaceControlCharacters("a\x9B"
+                                     "2Jb\xE2\x82"),
+            "a?2Jb??");
+}
+
 }  // namespace
 }  // namespace export_internal
 }  // namespace roastcoffea

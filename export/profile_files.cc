@@ -154,8 +154,14 @@ absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string
       continue;
     }
     struct stat info;
-    if (stat(candidate.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-      reasons.push_back(absl::StrCat("'", candidate, "': not a directory"));
+    // lstat: a link planted at M/profile would send the files (and their replacements) into
+    // whatever it points to.
+    const bool exists = lstat(candidate.c_str(), &info) == 0;
+    if (!exists || !S_ISDIR(info.st_mode)) {
+      reasons.push_back(absl::StrCat("'", candidate, "': ",
+                                     exists && S_ISLNK(info.st_mode)
+                                         ? "a symbolic link (never followed)"
+                                         : "not a directory"));
       continue;
     }
     const std::string probe = absl::StrCat(candidate, "/.roastcoffea-write-test-", getpid());

@@ -63,8 +63,9 @@ std::vector<std::string> DefaultProfileOutputDirectories(const std::string& meas
                                                          const std::string& working_directory,
                                                          const std::string& temporary_directory);
 
-// The first of `candidates` that exists or can be created (its parent must exist) and in
-// which a file can be created (tested by creating one: permission bits say nothing for root).
+// The first of `candidates` that exists or can be created (its parent must exist), is a
+// directory itself (a symbolic link there is passed over, never followed), and in which a file
+// can be created (tested by creating one: permission bits say nothing for root).
 // `problems` gets one line per candidate passed over ("'DIR/profile': Permission denied").
 // FailedPrecondition listing every problem when none is writable.
 absl::StatusOr<std::string> FirstWritableDirectory(const std::vector<std::string>& candidates,

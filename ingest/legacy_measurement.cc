@@ -601,8 +601,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   double t0 = 0;
   double t1 = 0;
   if (times.size() != 2 || !absl::SimpleAtod(times[0], &t0) || !absl::SimpleAtod(times[1], &t1)) {
-    return absl::DataLossError(absl::StrCat("Invalid timing format in ", source,
-                                            "/start_end_time.txt: '", first_line, "'"));
+    // The line is not quoted: the file may be a link to anything the user can read.
+    return absl::DataLossError(
+        absl::StrCat("Invalid timing format in ", source,
+                     "/start_end_time.txt: expected one line \"<start>,<end>\" (two numbers)"));
   }
   // Values left out, each naming its file and key: shown with the measurement.
   std::vector<std::string> left_out;

@@ -27,6 +27,17 @@ std::string Reason(int error) {
   return strerror_r(error, buffer, sizeof(buffer));
 }
 
+// OK when `path` does not exist or is a regular file (what the rename may replace). A symbolic
+// link, a device node, a FIFO or a directory there is refused: replacing /dev/null or a link
+// the user keeps with a regular file does damage (as root, to the system).
+absl::Status CheckReplaceable(const std::string& path) {
+  struct stat info;
+  if (lstat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("refusing to write '", path, "': it is ", FileTypeText(info.st_mode),
+                   "; an output file only ever replaces a regular file"));
+}
+
 }  // namespace
 
 namespace io_internal {
@@ -54,6 +65,7 @@ mode_t ProcessUmask() {
 
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     const std::string& path, const AtomicWriteOptions& options) {
+  if (absl::Status replaceable = CheckReplaceable(path); !replaceable.ok()) return replaceable;
   std::string temporary = absl::StrCat(path, ".tmp-XXXXXX");
   // mkostemp: O_CREAT | O_EXCL under a random name, so no existing file or link is opened.
   const int fd = mkostemp(&temporary[0], O_CLOEXEC);
@@ -122,6 +134,8 @@ absl::Status AtomicFileWriter::Commit() {
     error_ = absl::Status(absl::ErrnoToStatusCode(error),
                           absl::StrCat("cannot write '", path_, "': ", Reason(error)));
   }
+  // Again just before the rename: the path may have been replaced since Create.
+  if (error_.ok()) error_ = CheckReplaceable(path_);
   if (error_.ok() && rename(temporary_.c_str(), path_.c_str()) != 0) {
     const int error = errno;
     error_ = absl::Status(absl::ErrnoToStatusCode(error),

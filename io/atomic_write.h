@@ -3,7 +3,10 @@
 // none) rather than a truncated one, and the temporary is a new file created with O_EXCL under
 // an unpredictable name, so a symbolic link planted by another user who can write the
 // directory is never followed (the rename replaces a link at the target itself, never what it
-// points to). Files get 0666 & ~umask, like any file the user creates.
+// points to). A target that exists and is not a regular file (a symbolic link, a device node
+// such as /dev/null, a FIFO, a directory) is refused (FailedPrecondition naming it and its type),
+// checked at Create and again just before the rename: an output never replaces one. Files get
+// 0666 & ~umask, like any file the user creates.
 //
 // Thread-safety: no shared state. Cost: one write of the contents, one rename.
 #ifndef ROASTCOFFEA_IO_ATOMIC_WRITE_H_

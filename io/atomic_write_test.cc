@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -47,7 +48,7 @@ TEST(AtomicWriteTest, WritesReplacesAndLeavesNoTemporary) {
   EXPECT_EQ(Entries(dir), 1);
 }
 
-TEST(AtomicWriteTest, APlantedLinkIsReplacedNeverFollowed) {
+TEST(AtomicWriteTest, APlantedLinkIsRefusedNeverFollowedNorReplaced) {
   const std::string dir = TempDirectory();
   const std::string victim = dir + "/victim";
   { std::ofstream(victim) << "precious"; }
@@ -55,12 +56,36 @@ TEST(AtomicWriteTest, APlantedLinkIsReplacedNeverFollowed) {
   // target itself.
   ASSERT_EQ(symlink(victim.c_str(), (dir + "/r.html").c_str()), 0);
   ASSERT_EQ(symlink(victim.c_str(), absl::StrCat(dir, "/r.html.tmp-", getpid()).c_str()), 0);
-  ASSERT_TRUE(WriteFileAtomically(dir + "/r.html", "<!DOCTYPE html>").ok());
+  const absl::Status written = WriteFileAtomically(dir + "/r.html", "<!DOCTYPE html>");
+  EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(written.message(), "'" + dir + "/r.html': it is a symbolic link"))
+      << written;
   EXPECT_EQ(Read(victim), "precious");
-  EXPECT_EQ(Read(dir + "/r.html"), "<!DOCTYPE html>");
   struct stat info;
   ASSERT_EQ(lstat((dir + "/r.html").c_str(), &info), 0);
-  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_TRUE(S_ISLNK(info.st_mode));
+  EXPECT_EQ(Entries(dir), 3);  // no temporary left
+}
+
+TEST(AtomicWriteTest, ADeviceNodeFifoOrDirectoryIsNeverReplaced) {
+  const std::string dir = TempDirectory();
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  ASSERT_EQ(mkdir((dir + "/sub").c_str(), 0700), 0);
+  for (const char* name : {"fifo", "sub"}) {
+    const absl::Status written = WriteFileAtomically(absl::StrCat(dir, "/", name), "x");
+    EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition) << name;
+  }
+  // A character device where the test may make one (root), else the system's /dev/null is only
+  // checked, never written: the check refuses before anything is created.
+  const std::string device = dir + "/null";
+  const std::string target =
+      mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0 ? device : std::string("/dev/null");
+  const absl::Status written = WriteFileAtomically(target, "x");
+  EXPECT_EQ(written.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(written.message(), "a character device")) << written;
+  struct stat info;
+  ASSERT_EQ(lstat(target.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
 }
 
 TEST(AtomicWriteTest, PermissionsFollowTheUmask) {

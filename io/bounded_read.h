@@ -25,7 +25,8 @@ namespace roastcoffea {
 
 // What a file of type `mode` (stat's st_mode) is, for errors such as "'/dev/zero' is a
 // character device, not a regular file": "a regular file", "a directory", "a FIFO",
-// "a character device", "a block device", "a socket", or "not a file".
+// "a character device", "a block device", "a socket", "a symbolic link" (from lstat), or
+// "not a file".
 absl::string_view FileTypeText(mode_t mode);
 
 struct BoundedReadOptions {

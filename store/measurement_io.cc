@@ -139,17 +139,6 @@ absl::Status RenameNoReplace(const std::string& from, const std::string& to) {
   return OsError(error, absl::StrCat("rename '", from, "' to"), to);
 }
 
-absl::Status ValidateName(absl::string_view name) {
-  if (name.empty() || name == "." || name == ".." || absl::StartsWith(name, ".") ||
-      absl::StrContains(name, '/') || absl::StrContains(name, '\0') ||
-      absl::StrContains(name, kPartialMarker)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid measurement name '", absl::CHexEscape(name),
-                     "': it must be non-empty, not start with '.', and contain no '/' or NUL"));
-  }
-  return absl::OkStatus();
-}
-
 // Size limits of a measurement directory's files. FORMAT is one short line. protobuf parses no
 // message over 2 GiB, so a larger measurement.pb could never load; the JSON form of such a
 // message is a few times larger.
@@ -164,9 +153,9 @@ absl::StatusOr<uint32_t> ParseFormatFile(absl::string_view contents, const std::
   const std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
   uint32_t version = 0;
   if (words.size() != 2 || words[0] != kFormatMagic || !absl::SimpleAtoi(words[1], &version)) {
+    // What was found is never quoted: the file may be a link to anything the user can read.
     return absl::DataLossError(absl::StrCat("'", path, "' is corrupt: expected one line \"",
-                                            kFormatMagic, " <version>\", got \"",
-                                            absl::CHexEscape(contents.substr(0, 80)), "\""));
+                                            kFormatMagic, " <version>\""));
   }
   return version;
 }
@@ -273,7 +262,7 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
 
 absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::string_view parent_dir,
                                  absl::string_view name, bool unique_name) {
-  absl::Status valid_name = ValidateName(name);
+  absl::Status valid_name = ValidateMeasurementName(name);
   if (!valid_name.ok()) return valid_name;
   const uint32_t version = measurement.metadata().schema_version();
   if (version != 0 && version != kSchemaVersion) {
@@ -325,6 +314,28 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
 }
 
 }  // namespace
+
+absl::Status ValidateMeasurementName(absl::string_view name) {
+  const auto is_control = [&name](size_t i) {
+    const auto byte = static_cast<unsigned char>(name[i]);
+    const bool c1 = byte == 0xC2 && i + 1 < name.size() &&
+                    static_cast<unsigned char>(name[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(name[i + 1]) <= 0x9F;
+    return byte < 0x20 || byte == 0x7F || c1;
+  };
+  bool control = false;
+  for (size_t i = 0; i < name.size() && !control; ++i) control = is_control(i);
+  if (name.empty() || name == "." || name == ".." || absl::StartsWith(name, ".") ||
+      absl::StrContains(name, '/') || control || absl::StrContains(name, kPartialMarker) ||
+      name.size() > kMaxMeasurementNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid measurement name '", absl::CHexEscape(name.substr(0, 64)),
+                     name.size() > 64 ? "...' (" : "' (", name.size(),
+                     " bytes): it must be non-empty, at most ", kMaxMeasurementNameBytes,
+                     " bytes, not start with '.', and contain no '/', NUL or control character"));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             absl::string_view parent_dir, absl::string_view name) {
@@ -399,7 +410,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     const auto parsed =
         google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
     if (!parsed.ok()) {
-      return absl::DataLossError(absl::StrCat("'", json_path, "' is corrupt: ", parsed.ToString()));
+      // Not libprotobuf's message: it quotes the file (a link to /etc/shadow would be printed).
+      return absl::DataLossError(absl::StrCat(
+          "'", json_path, "' is corrupt: not the protobuf JSON of a roastcoffea.v1.Measurement"));
     }
     return absl::OkStatus();
   };

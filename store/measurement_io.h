@@ -18,6 +18,7 @@
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -32,6 +33,15 @@ namespace roastcoffea {
 // The schema version written to FORMAT and to metadata.schema_version.
 inline constexpr uint32_t kSchemaVersion = 1;
 
+// The longest name: the hidden partial directory "." + name + ".roastcoffea-partial-XXXXXX"
+// must fit NAME_MAX (255 bytes).
+inline constexpr size_t kMaxMeasurementNameBytes = 227;
+
+// OK when `name` can name a measurement directory: non-empty, at most kMaxMeasurementNameBytes,
+// not starting with '.', without '/', NUL, C0/DEL or C1 control characters. Else InvalidArgument
+// naming it (escaped). SaveMeasurement checks it; collect checks --name with it before a run.
+absl::Status ValidateMeasurementName(absl::string_view name);
+
 // Writes <parent_dir>/<name>/ as described above and returns its path. Creates parent_dir (and
 // its parents) if missing. A measurement whose metadata.schema_version is 0 is saved with
 // kSchemaVersion filled in. Text fields that are not UTF-8 (a Latin-1 path, a byte from an
@@ -42,7 +52,7 @@ inline constexpr uint32_t kSchemaVersion = 1;
 // measurement.json is written in pieces of at most a few hundred KB (store/json_stream_writer.h):
 // its memory does not grow with the measurement, which is never held as one JSON tree.
 // Errors, each naming the path (and the OS error text when the OS refused):
-//   InvalidArgument  `name` is empty, ".", "..", starts with '.', or contains '/' or NUL;
+//   InvalidArgument  `name` fails ValidateMeasurementName;
 //                    metadata.schema_version is neither 0 nor kSchemaVersion.
 //   AlreadyExists    <parent_dir>/<name> exists (it is never overwritten).
 //   Internal / the OS error's code   a directory or file could not be created, written or

@@ -290,12 +290,26 @@ TEST(SaveMeasurementTest, RejectsNamesThatAreNotOneVisibleDirectory) {
   const std::string parent = TestDirectory();
   for (const std::string& name :
        {std::string(""), std::string("."), std::string(".."), std::string(".hidden"),
-        std::string("a/b"), std::string("a\0b", 3), std::string("x.roastcoffea-partial-y")}) {
+        std::string("a/b"), std::string("a\0b", 3), std::string("x.roastcoffea-partial-y"),
+        std::string("a\x1b[2Jb"), std::string("a\x7f"),
+        std::string("a\xC2\x9B"
+                    "31m"),
+        std::string(kMaxMeasurementNameBytes + 1, 'a')}) {
     absl::StatusOr<std::string> saved = SaveMeasurement(FullMeasurement(), parent, name);
     EXPECT_EQ(saved.status().code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_TRUE(absl::StrContains(saved.status().message(), "invalid measurement name"));
   }
   EXPECT_TRUE(ListDirectory(parent).empty());
+}
+
+TEST(SaveMeasurementTest, TheLongestNameAndItsPartialDirectoryFitNameMax) {
+  const std::string parent = TestDirectory();
+  const std::string name(kMaxMeasurementNameBytes, 'a');
+  EXPECT_TRUE(ValidateMeasurementName(name).ok());
+  EXPECT_TRUE(ValidateMeasurementName("caf\xC3\xA9-run").ok());
+  absl::StatusOr<std::string> saved = SaveMeasurement(FullMeasurement(), parent, name);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_TRUE(LoadMeasurement(*saved).ok());
 }
 
 TEST(SaveMeasurementTest, ConcurrentSavesOfOneNameHaveOneWinner) {

@@ -20,6 +20,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,7 @@
 #include "collector/measurement_session.h"
 #include "export/compare.h"
 #include "export/compare_html.h"
+#include "export/display_width.h"
 #include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "export/profile_files.h"
@@ -49,6 +51,8 @@
 #include "live/live_server.h"
 #include "profile/profile.h"
 #include "store/measurement_io.h"
+#include "store/name_claim.h"
+#include "store/save_fallback.h"
 #include "tools/backend_factory.h"
 #include "tools/collect_commands.h"
 #include "tools/exit_code.h"
@@ -76,7 +80,9 @@ ABSL_FLAG(std::string, output_dir, "measurements",
           "relative to the directory you ran from.");
 ABSL_FLAG(std::string, name, "",
           "Name of the measurement directory (default: the UTC start time, "
-          "e.g. 2026-11-22T08-15-03Z). An existing directory is never overwritten.");
+          "e.g. 2026-11-22T08-15-03Z). At most 227 bytes, not starting with '.', without '/' or "
+          "control characters (checked before the run). Claimed for the run: another run with "
+          "the same name is refused at its start. An existing directory is never overwritten.");
 ABSL_FLAG(std::string, cache_dir, "",
           "Where the generated sample dataset is kept between runs (default: "
           "$ROASTCOFFEA_CACHE_DIR, else $XDG_CACHE_HOME/roastcoffea, else "
@@ -209,9 +215,20 @@ absl::Status StartLiveView() {
   return absl::OkStatus();
 }
 
+// Text that may carry data (an error naming a file, a warning quoting an engine's log) for the
+// terminal: every control character (C0, DEL, C1 such as the 8-bit CSI U+009B) becomes '?' by
+// export's one sanitiser, line by line, so that the lines themselves are kept.
+std::string ForTerminal(absl::string_view text) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    lines.push_back(export_internal::ReplaceControlCharacters(line));
+  }
+  return absl::StrJoin(lines, "\n");
+}
+
 // Usage errors (tools/exit_code.h) exit 2; every other error, bad input data included, 1.
 ExitCode Fail(const absl::Status& status) {
-  std::cerr << "collect: " << status.message() << "\n";
+  std::cerr << "collect: " << ForTerminal(status.message()) << "\n";
   // Cancelled: a signal stopped the run before anything was measured (nothing to save).
   if (absl::IsCancelled(status)) return ExitCode::kInterrupted;
   return ExitCodeFor(status);
@@ -315,7 +332,7 @@ ExitCode Profile(const Invocation& invocation) {
   // Like `show` and `report`, a corrupt profile costs that profile, not the others.
   const int profiles = measurement->profiles_size();
   for (const std::string& warning : LeaveOutCorruptProfiles(&*measurement, directory)) {
-    std::cerr << "collect: warning: " << warning << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(warning) << "\n";
   }
   if (measurement->profiles_size() == 0) {
     return Fail(absl::DataLossError(absl::StrCat("every profile in ", directory, " (", profiles,
@@ -455,8 +472,10 @@ absl::Status ValidateRunFlags() {
                                     absl::GetFlag(FLAGS_files_per_dataset)));
   }
   const std::string name = absl::GetFlag(FLAGS_name);
-  if (name.find('/') != std::string::npos || name == "." || name == "..") {
-    problems.push_back(absl::StrCat("--name must be a plain directory name, got '", name, "'"));
+  if (!name.empty()) {
+    if (absl::Status valid = ValidateMeasurementName(name); !valid.ok()) {
+      problems.push_back(absl::StrCat("--name: ", valid.message()));
+    }
   }
   if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) {
     problems.push_back(std::string(trace.message()));
@@ -470,7 +489,18 @@ struct OutputPlan {
   std::string directory;
   std::string requested_name;
   TableOptions tables;
+  // Held for the whole run when --name is given: a second run with that name is refused at its
+  // start instead of running in full and failing to save.
+  std::optional<NameClaim> name_claim;
+  // Set when the measurement went to the fallback directory (store/save_fallback.h): the run
+  // then exits 6 whatever else happened, so that a script looks for it there.
+  mutable bool saved_elsewhere = false;
 };
+
+// `code`, or 6 when the measurement was saved in the fallback directory.
+ExitCode WithSaveOutcome(const OutputPlan& plan, ExitCode code) {
+  return plan.saved_elsewhere ? ExitCode::kSavedElsewhere : code;
+}
 
 absl::StatusOr<OutputPlan> PlanOutput() {
   OutputPlan plan;
@@ -483,13 +513,12 @@ absl::StatusOr<OutputPlan> PlanOutput() {
   }
   plan.requested_name = absl::GetFlag(FLAGS_name);
   if (!plan.requested_name.empty()) {
-    const std::string target = absl::StrCat(plan.directory, "/", plan.requested_name);
-    struct stat info;
-    if (stat(target.c_str(), &info) == 0) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("measurement directory '", target,
-                       "' already exists and is never overwritten; choose another --name"));
-    }
+    absl::StatusOr<NameClaim> claim = NameClaim::Claim(plan.directory, plan.requested_name);
+    if (absl::IsUnavailable(claim.status())) return AsUsageError(claim.status());
+    if (!claim.ok()) return claim.status();
+    plan.name_claim = std::move(*claim);
+    std::cerr << "collect: the name '" << plan.requested_name << "' is claimed for this run in "
+              << plan.directory << " (another run with it is refused until this one ends)\n";
   }
   return plan;
 }
@@ -534,10 +563,17 @@ absl::StatusOr<std::string> FinishSaving(
   if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
   std::cout.flush();  // the warnings follow the tables on a terminal
   for (const v1::Warning& warning : measurement.warnings()) {
-    std::cerr << "collect: warning: " << warning.message() << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(warning.message()) << "\n";
   }
-  absl::StatusOr<std::string> saved = save(measurement);
-  if (!saved.ok()) return saved.status();
+  absl::StatusOr<SaveOutcome> outcome =
+      SaveWithFallback(measurement, save, FallbackSaveDirectory());
+  if (!outcome.ok()) return outcome.status();
+  const absl::StatusOr<std::string> saved = outcome->path;
+  if (outcome->fell_back) {
+    plan.saved_elsewhere = true;
+    std::cerr << "collect: could not save the measurement where asked (" << outcome->why
+              << "); saved it instead to " << *saved << " (exit status 6)\n";
+  }
   if (LiveView() != nullptr) LiveView()->SetFinal(measurement);
   // What matters, still on screen when the tables have scrolled away.
   std::cout << "\n" << FormatRecap(measurement, plan.tables);
@@ -619,17 +655,18 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());
-  if (Interrupted(*result->session, result->measurement)) return ExitCode::kInterrupted;
+  if (Interrupted(*result->session, result->measurement))
+    return WithSaveOutcome(plan, ExitCode::kInterrupted);
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "
                  "for a while (see tracking gaps)\n";
-    return ExitCode::kPartial;
+    return WithSaveOutcome(plan, ExitCode::kPartial);
   }
   if (result->command_exit_code != 0) {
     std::cerr << "collect: the command exited with status " << result->command_exit_code << "\n";
-    return ExitCode::kCommandFailed;
+    return WithSaveOutcome(plan, ExitCode::kCommandFailed);
   }
-  return ExitCode::kOk;
+  return WithSaveOutcome(plan, ExitCode::kOk);
 }
 
 // When a chunk of the sample analysis failed on damaged data in collect's own cache (a file
@@ -758,20 +795,20 @@ ExitCode RunWorkQueue(int argc, char** argv) {
       nullptr);
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
-    std::cerr << "collect: warning: " << kept.message() << "\n";
+    std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
   } else {
     std::cout << "Work Queue logs (" << result->tasks << " tasks, " << result->lost_attempts
               << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
               << "/workqueue\n";
   }
-  if (result->interrupted()) return ExitCode::kInterrupted;
+  if (result->interrupted()) return WithSaveOutcome(*plan, ExitCode::kInterrupted);
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "
                  "partial\n";
-    return ExitCode::kPartial;
+    return WithSaveOutcome(*plan, ExitCode::kPartial);
   }
-  return ReportFailedChunks(measurement);
+  return WithSaveOutcome(*plan, ReportFailedChunks(measurement));
 }
 
 // The built-in sample analysis on the thread pool. Exit status: 0; 1 when a chunk failed; 130
@@ -823,9 +860,11 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
     // unwinding (destructors would join it or pull its state away).
     std::cout.flush();
     std::cerr.flush();
-    std::_Exit(ToInt(exit_code));
+    // No destructor runs: the claim's lock goes with the process, its file is removed here.
+    if (plan.name_claim.has_value()) unlink(plan.name_claim->path().c_str());
+    std::_Exit(ToInt(WithSaveOutcome(plan, exit_code)));
   }
-  return exit_code;
+  return WithSaveOutcome(plan, exit_code);
 }
 
 // `collect [run]` in every backend: flags, output directory, backend, then the mode's run.
@@ -945,8 +984,9 @@ std::vector<Command> Commands() {
                "workers", "chunks_per_task", "wq_port", "wq_password_file", "wq_connect_timeout",
                "wq_stall_timeout", "wq_work_dir", "wq_chunk_task"};
   run.hidden_flags = {"wq_testing_fault"};  // fault injection for the tests, not for users
-  run.exit_codes = {ExitCode::kOk,      ExitCode::kFailure,       ExitCode::kUsage,
-                    ExitCode::kPartial, ExitCode::kCommandFailed, ExitCode::kInterrupted};
+  run.exit_codes = {ExitCode::kOk,         ExitCode::kFailure,       ExitCode::kUsage,
+                    ExitCode::kPartial,    ExitCode::kCommandFailed, ExitCode::kSavedElsewhere,
+                    ExitCode::kInterrupted};
   run.conditions = RunFlagConditions();
   run.accepts_command = true;
   run.run = Run;

@@ -25,6 +25,8 @@ std::string ExitCodeTable(const std::vector<ExitCode>& codes) {
       {ExitCode::kPartial, "partial measurement (saved)"},
       {ExitCode::kCommandFailed, "the measured COMMAND failed (measurement saved)"},
       {ExitCode::kRegression, "compare --fail_on_regression: a regression"},
+      {ExitCode::kSavedElsewhere,
+       "could not save under --output_dir: saved in $TMPDIR/roastcoffea-unsaved (printed)"},
       {ExitCode::kInterrupted,
        "interrupted by SIGINT or SIGTERM (measurement of what was done saved)"},
   };

@@ -25,6 +25,9 @@ enum class ExitCode : int {
   kCommandFailed = 4,
   // compare --fail_on_regression: a metric regressed beyond the threshold.
   kRegression = 5,
+  // The measurement could not be saved under --output_dir (a full or read-only disk, the
+  // directory gone) and was saved in the fallback directory, whose path is printed.
+  kSavedElsewhere = 6,
   // Interrupted by SIGINT or SIGTERM; the measurement of what was done is saved.
   kInterrupted = 130,
 };

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "store/atomic_file.h"
 #include "tools/paths.h"
 #include "trace/chrome_trace.h"
 #include "trace/perfetto_trace.h"
@@ -46,6 +47,11 @@ absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostr
   absl::StatusOr<TraceFormat> format = TraceFormatForPath(flag);
   if (!format.ok()) return format.status();
   const std::string path = ResolveUserPath(flag);
+  // The trace writers (trace/) sit beside store/ and cannot ask it: the same rule as every other
+  // output (never a measurement's own files), checked here.
+  if (absl::Status allowed = CheckOutputPath(path); !allowed.ok()) {
+    return absl::Status(allowed.code(), absl::StrCat("--trace: ", allowed.message()));
+  }
   const absl::Status status = *format == TraceFormat::kPerfettoProto
                                   ? WritePerfettoTrace(measurement, path)
                                   : WriteChromeTrace(measurement, path);

@@ -498,8 +498,8 @@ std::string NoiseRule(const ComparisonOptions& options) {
       Number(kRankTestAlpha), ". With no repeats on either side ",
       options.threshold_given
           ? "the threshold alone decides (--regression_threshold given)"
-          : "there is no noise estimate and no regression (? ; give --regression_threshold to "
-            "gate on the threshold alone)");
+          : "run metrics have no noise estimate and are never regressions (marked ?); give "
+            "--regression_threshold to gate on the threshold alone");
 }
 
 // `items` joined by spaces in lines of at most about 100 columns, the first starting with
@@ -545,9 +545,9 @@ std::vector<std::string> WrapWords(const std::string& text, size_t width) {
 }
 
 constexpr char kNoEstimateAdvice[] =
-    "one run per side and no chunk records to tell a change from run-to-run noise; repeat the "
-    "runs (collect compare A1,A2 B1,B2) or give --regression_threshold to gate on the threshold "
-    "alone";
+    "one run per side: nothing tells this change from run-to-run noise (only the per-chunk row "
+    "carries its own estimate); repeat the runs (collect compare A1,A2 B1,B2) or give "
+    "--regression_threshold to gate on the threshold alone";
 constexpr char kRereadingNote[] =
     "Data Rate rose because the chunks re-read bytes (read amplification, or bytes read per "
     "event when that is unknown, grew by more than 5%): the same events cost more reading";
@@ -771,6 +771,7 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
   for (const std::string& verdict : result.verdicts) {
     absl::StrAppend(&out, Wrap("Verdict:", "   ", Words(verdict)));
   }
+  if (!result.verdicts.empty()) absl::StrAppend(&out, "\n");
   absl::StrAppend(
       &out, Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions, "):"),
                  "   ", Words(NoiseRule(options))));
@@ -1049,8 +1050,8 @@ std::vector<std::string> Verdicts(const ComparisonResult& result,
     } else if (chunk_row != nullptr && chunk_row->groups.front().summary.n >= kRankTestMinSamples &&
                chunk_row->groups[g].summary.n >= kRankTestMinSamples) {
       ratio = Speedup(chunk_row->groups.front().summary, chunk_row->groups[g].summary);
-      basis = absl::StrCat(absl::AsciiStrToLower(chunk_row->label), ", per-chunk estimate over ",
-                           chunk_row->groups.front().summary.n, " and ",
+      basis = absl::StrCat("per-chunk estimate: ", chunk_row->label, ", mean ", plus_minus,
+                           " standard error over ", chunk_row->groups.front().summary.n, " and ",
                            chunk_row->groups[g].summary.n, " chunks");
     } else {
       ratio = Speedup(base_times, group_times);
@@ -1081,8 +1082,10 @@ std::vector<std::string> Verdicts(const ComparisonResult& result,
 
 std::string RunNotes(const ComparisonResult& result) {
   std::string out;
-  for (const std::string& line : result.run_warnings) absl::StrAppend(&out, line, "\n");
-  for (const std::string& line : result.run_findings) absl::StrAppend(&out, line, "\n");
+  for (const std::string& line : result.run_warnings)
+    absl::StrAppend(&out, Wrap("", "    ", Words(line)));
+  for (const std::string& line : result.run_findings)
+    absl::StrAppend(&out, Wrap("", "    ", Words(line)));
   return out;
 }
 

@@ -1083,9 +1083,9 @@ std::vector<std::string> Verdicts(const ComparisonResult& result,
 std::string RunNotes(const ComparisonResult& result) {
   std::string out;
   for (const std::string& line : result.run_warnings)
-    absl::StrAppend(&out, Wrap("", "    ", Words(line)));
+    absl::StrAppend(&out, Wrap("", "   ", Words(line)));
   for (const std::string& line : result.run_findings)
-    absl::StrAppend(&out, Wrap("", "    ", Words(line)));
+    absl::StrAppend(&out, Wrap("", "   ", Words(line)));
   return out;
 }
 

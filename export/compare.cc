@@ -769,7 +769,11 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
   }
   absl::StrAppend(&out, "\n");
   for (const std::string& verdict : result.verdicts) {
-    absl::StrAppend(&out, Wrap("Verdict:", "   ", Words(verdict)));
+    absl::StrAppend(
+        &out,
+        Wrap("Verdict:", "   ",
+             Words(options.unicode ? verdict
+                                   : absl::StrReplaceAll(verdict, {{"\u00B1", plus_minus}}))));
   }
   if (!result.verdicts.empty()) absl::StrAppend(&out, "\n");
   absl::StrAppend(
@@ -1015,8 +1019,8 @@ void MarkDataRateFromRereading(std::vector<MetricComparison>* metrics) {
 // from the repeats of the elapsed time when a side was repeated, else from the chunks (the
 // standard errors of the two per-chunk means), else there is none and the line says so.
 std::vector<std::string> Verdicts(const ComparisonResult& result,
-                                  const std::vector<v1::Measurement>& runs, bool unicode) {
-  const std::string plus_minus = unicode ? "\u00B1" : "+-";
+                                  const std::vector<v1::Measurement>& runs) {
+  const std::string plus_minus = "\u00B1";  // ASCII tables replace it
   const bool per_event = std::all_of(runs.begin(), runs.end(), [](const v1::Measurement& run) {
     return run.metrics().workflow().total_events() > 0;
   });
@@ -1290,7 +1294,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
       if (value.status == ChangeStatus::kRegression) ++result.regressions;
     }
   }
-  result.verdicts = Verdicts(result, runs, options.unicode);
+  result.verdicts = Verdicts(result, runs);
   FillRunNotes(labels, runs, &result);
   // A scaling study: the runs with known cores, normalised per event.
   std::set<double> core_counts;

@@ -509,6 +509,13 @@ TEST(CompareRunsTest, VerdictFromRepeatsHasTheRatioAndItsUncertainty) {
             "b1, b2 (n=2) ran 2.00 \u00B1 0.03x faster than a1, a2 (n=2) (elapsed time per "
             "event, mean of 2 and 2 runs)");
   EXPECT_TRUE(absl::StrContains(result.text, "Verdict: b1, b2 (n=2) ran 2.00")) << result.text;
+  // ASCII tables say "+-"; markdown carries the line for a pull-request comment.
+  options.unicode = false;
+  EXPECT_TRUE(absl::StrContains(Compare({"a1", "a2", "b1", "b2"}, runs, options).text,
+                                "ran 2.00 +- 0.03x faster"));
+  options.format = ComparisonFormat::kMarkdown;
+  EXPECT_TRUE(absl::StrContains(Compare({"a1", "a2", "b1", "b2"}, runs, options).text,
+                                "**Verdict:** b1, b2 (n=2) ran 2.00 \u00B1 0.03x faster"));
 }
 
 TEST(CompareRunsTest, BytesReadRowsAndDataRateFromRereadingIsNoImprovement) {

@@ -99,7 +99,9 @@ ABSL_FLAG(std::string, format, "table",
           "show: table (the summary tables), or the flat metrics as csv, json or markdown; "
           "compare: table, csv, json or markdown.");
 ABSL_FLAG(double, regression_threshold, 5.0,
-          "compare: a change worse than this many percent of the baseline is a regression.");
+          "compare: a change worse than this many percent of the baseline is a regression when "
+          "it is beyond a noise estimate; given explicitly, the threshold alone decides where "
+          "there is none (one run per side).");
 ABSL_FLAG(bool, fail_on_regression, false, "compare: exit 5 when a regression is found (for CI).");
 ABSL_FLAG(std::string, label, "",
           "Runs: a name for the measured code's version (e.g. a git commit), recorded in the "
@@ -855,8 +857,9 @@ std::vector<Command> Commands() {
       "Runs of different code (build-id of the analysis executable, or --label at run time)\n"
       "are different configurations. A regression must be beyond a noise estimate: the\n"
       "repeats of each side, or for the per-chunk time per event row the Mann-Whitney rank\n"
-      "test over the chunks. With one run per side and no chunk records nothing gates unless\n"
-      "--regression_threshold is given (then the threshold alone decides).\n"
+      "test over the chunks. With one run per side only that row can gate: the run metrics\n"
+      "have no noise estimate (marked ?) unless --regression_threshold is given (then the\n"
+      "threshold alone decides).\n"
       "A verdict line says how much faster or slower each configuration ran, with its\n"
       "uncertainty. --format=csv|json|markdown for scripts, --html_output=FILE also writes the\n"
       "table, the verdicts, each run's warnings and findings and the scaling plot,\n"

@@ -496,6 +496,25 @@ TEST(CompareRunsTest, ChunksAreANoiseEstimateOfOneRun) {
   EXPECT_TRUE(absl::StrContains(result.verdicts[0], "x slower than base")) << result.verdicts[0];
 }
 
+TEST(CompareRunsTest, CodeIdentityMakesConfigurationsNotRepeats) {
+  // The same flags, two builds of the analysis (or two labels): two configurations.
+  std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 12.0)};
+  (*runs[0].mutable_metadata()->mutable_configuration())["code build-id"] = "aaaa";
+  (*runs[1].mutable_metadata()->mutable_configuration())["code build-id"] = "bbbb";
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  ComparisonResult result = Compare({"base", "head"}, runs, gate);
+  EXPECT_EQ(result.groups.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(result.text, "differs: code build-id: base=aaaa, head=bbbb"))
+      << result.text;
+  (*runs[1].mutable_metadata()->mutable_configuration())["code build-id"] = "aaaa";
+  (*runs[1].mutable_metadata()->mutable_configuration())["label"] = "head";
+  EXPECT_EQ(Compare({"base", "head"}, runs, gate).groups.size(), 2u);
+  // The same build and no label: repeats, and a gate that could never fail is refused.
+  runs[1].mutable_metadata()->mutable_configuration()->erase("label");
+  EXPECT_FALSE(CompareRuns({"base", "head"}, runs, gate).ok());
+}
+
 TEST(CompareRunsTest, VerdictFromRepeatsHasTheRatioAndItsUncertainty) {
   // Elapsed per event: base 10, 10.2 s; head 5, 5.1 s: ratio 10.1 / 5.05 = 2.00; python3:
   // 2 * sqrt((0.1414/10.1)^2 / 2 + (0.0707/5.05)^2 / 2) = 0.028.

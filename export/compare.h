@@ -195,9 +195,10 @@ struct ComparisonResult {
 
 // What CompareRuns reads of a run, taken out of `run`: its metadata, warnings and aggregated
 // metrics without the per-chunk timeline (metrics.chunks.chunk_info), and of each chunk record
-// only its events, duration, CPU time and status (the per-chunk noise estimate). A run of 10^6
-// chunk records keeps tens of MB instead of hundreds, so comparing many big runs holds one at a
-// time. CompareRuns gives the same result on ComparedPart(run) as on `run`.
+// only its events, duration, CPU time and status (the per-chunk noise estimate): an empty-ish
+// record of a few hundred bytes, against kilobytes for a full one (sections, slices, files), so
+// comparing many big runs holds one whole run at a time. CompareRuns gives the same result on
+// ComparedPart(run) as on `run`.
 v1::Measurement ComparedPart(v1::Measurement run);
 
 // Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there

@@ -798,6 +798,9 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     absl::StrAppend(
         &out, Wrap(absl::StrCat(markers.rereading, " = not an improvement (", reread, "):"), "   ",
                    Words(kRereadingNote)));
+    for (const std::string& note : result.rereading_notes) {
+      absl::StrAppend(&out, Wrap("   ", "     ", Words(note)));
+    }
   }
   return out;
 }
@@ -993,7 +996,9 @@ constexpr double kRereadingTolerance = 0.05;
 
 // Data Rate rose while the read amplification grew (or, when that is unknown on a side, the
 // bytes read per event grew): kFromRereading instead of an unmarked improvement.
-void MarkDataRateFromRereading(std::vector<MetricComparison>* metrics) {
+void MarkDataRateFromRereading(const std::vector<RunGroup>& groups,
+                               std::vector<MetricComparison>* metrics,
+                               std::vector<std::string>* notes) {
   MetricComparison* rate = FindMetric(metrics, "Data Rate");
   if (rate == nullptr) return;
   const MetricComparison* amplification =
@@ -1009,9 +1014,19 @@ void MarkDataRateFromRereading(std::vector<MetricComparison>* metrics) {
       if (a.n == 0 || b.n == 0 || !(a.mean > 0)) return std::nullopt;
       return b.mean > a.mean * (1 + kRereadingTolerance);
     };
+    const MetricComparison* evidence = amplification;
     std::optional<bool> reread = grew(amplification);
-    if (!reread.has_value()) reread = grew(per_event);
-    if (reread.value_or(false)) value.status = ChangeStatus::kFromRereading;
+    if (!reread.has_value()) {
+      evidence = per_event;
+      reread = grew(per_event);
+    }
+    if (!reread.value_or(false)) continue;
+    value.status = ChangeStatus::kFromRereading;
+    notes->push_back(absl::StrCat(
+        groups[g].name, ": Data Rate ", absl::StrFormat("%+.1f%%", *value.change_percent),
+        " while ", evidence == amplification ? "read amplification" : "bytes read per event",
+        " went from ", Number(evidence->groups.front().summary.mean), " to ",
+        Number(evidence->groups[g].summary.mean)));
   }
 }
 
@@ -1288,7 +1303,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                               value.summary, value.change_percent, beyond, options);
     }
   }
-  MarkDataRateFromRereading(&result.metrics);
+  MarkDataRateFromRereading(result.groups, &result.metrics, &result.rereading_notes);
   for (const MetricComparison& metric : result.metrics) {
     for (const GroupValue& value : metric.groups) {
       if (value.status == ChangeStatus::kRegression) ++result.regressions;

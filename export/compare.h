@@ -183,6 +183,9 @@ struct ComparisonResult {
   // One line per compared configuration: "B ran 1.90 ± 0.44x faster than A (elapsed time per
   // event, mean of 2 and 2 runs)", with how the uncertainty was estimated.
   std::vector<std::string> verdicts;
+  // Why each Data Rate marked kFromRereading is no improvement: "B: read amplification 1 -> 4.4"
+  // (or bytes read per event when a side has no read amplification).
+  std::vector<std::string> rereading_notes;
   // Each run's warnings ("WARNING (A): ...") and findings ("Findings (A): ...").
   std::vector<std::string> run_warnings;
   std::vector<std::string> run_findings;

@@ -165,6 +165,9 @@ std::string ComparisonHtml(const ComparisonResult& result) {
                   "but no noise estimate (one run per side, no chunk records): not a "
                   "regression unless --regression_threshold is given. ^ Data Rate rose because "
                   "the chunks re-read bytes: not an improvement.</p>\n");
+  for (const std::string& note : result.rereading_notes) {
+    absl::StrAppend(&out, "<p class=\"rereading\">^ ", Escape(note), "</p>\n");
+  }
   if (!result.run_warnings.empty() || !result.run_findings.empty()) {
     absl::StrAppend(&out, "<h2>Warnings and findings of each run</h2>\n<ul>\n");
     for (const std::string& line : result.run_warnings) {

@@ -86,6 +86,26 @@ TEST(ComparisonHtmlTest, VerdictWarningsAndFindingsOfEachRun) {
   EXPECT_TRUE(absl::StrContains(html, "Findings (b): cpu_starvation")) << html;
 }
 
+TEST(ComparisonHtmlTest, DataRateFromRereadingSaysWhy) {
+  v1::Measurement a = MakeRun(2, 10);
+  v1::Measurement b = MakeRun(2, 10);
+  (*b.mutable_metadata()->mutable_configuration())["chunk_size"] = "2000";
+  a.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(1.0);
+  a.mutable_metrics()->mutable_workflow()->set_read_amplification(1.0);
+  b.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(2.0);
+  b.mutable_metrics()->mutable_workflow()->set_read_amplification(4.4);
+  absl::StatusOr<ComparisonResult> result = CompareRuns({"a", "b"}, {a, b}, {});
+  ASSERT_TRUE(result.ok());
+  const std::string html = ComparisonHtml(*result);
+  EXPECT_TRUE(absl::StrContains(html, "<td class=\"num from_rereading\">2 (+100.0%) ^</td>"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "<p class=\"rereading\">^ b: Data Rate +100.0% while read amplification went from 1 "
+      "to 4.4</p>"))
+      << html;
+}
+
 TEST(WriteComparisonHtmlTest, ErrorNamesThePath) {
   absl::StatusOr<ComparisonResult> result =
       CompareRuns({"one", "two"}, {MakeRun(1, 10), MakeRun(2, 5.5)}, {});

@@ -553,6 +553,10 @@ TEST(CompareRunsTest, BytesReadRowsAndDataRateFromRereadingIsNoImprovement) {
   EXPECT_EQ(Metric(result, "Data Rate").groups[1].status, ChangeStatus::kFromRereading);
   EXPECT_TRUE(absl::StrContains(result.text, "(+128.6%) ^")) << result.text;
   EXPECT_TRUE(absl::StrContains(result.text, "^ = not an improvement (1):")) << result.text;
+  ASSERT_EQ(result.rereading_notes.size(), 1u);
+  // 440 MiB / 1e6 events = 461.37 bytes per event.
+  EXPECT_EQ(result.rereading_notes[0],
+            "cs2000: Data Rate +128.6% while bytes read per event went from 104.9 to 461.4");
   // The read amplification, when known on both sides, decides instead.
   base.mutable_metrics()->mutable_workflow()->set_read_amplification(1.0);
   small_chunks.mutable_metrics()->mutable_workflow()->set_read_amplification(1.02);
@@ -563,6 +567,8 @@ TEST(CompareRunsTest, BytesReadRowsAndDataRateFromRereadingIsNoImprovement) {
   small_chunks.mutable_metrics()->mutable_workflow()->set_read_amplification(4.4);
   result = Compare({"cs25000", "cs2000"}, {base, small_chunks});
   EXPECT_EQ(Metric(result, "Data Rate").groups[1].status, ChangeStatus::kFromRereading);
+  EXPECT_TRUE(absl::StrContains(result.text, "read amplification went from 1 to 4.4"))
+      << result.text;
 }
 
 TEST(CompareRunsTest, TableFitsOneHundredColumns) {

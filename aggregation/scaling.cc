@@ -1,8 +1,10 @@
 #include "aggregation/scaling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -41,6 +43,44 @@ std::optional<double> DifferenceNoise(const ReplicateSummary& a, const Replicate
 bool BeyondNoise(const ReplicateSummary& a, const ReplicateSummary& b) {
   const std::optional<double> noise = DifferenceNoise(a, b);
   return !noise.has_value() || std::fabs(b.mean - a.mean) > *noise;
+}
+
+std::optional<RankTest> MannWhitney(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<std::pair<double, bool>> values;  // (value, from a)
+  for (double v : a) {
+    if (std::isfinite(v)) values.emplace_back(v, true);
+  }
+  const size_t n_a = values.size();
+  for (double v : b) {
+    if (std::isfinite(v)) values.emplace_back(v, false);
+  }
+  const size_t n_b = values.size() - n_a;
+  if (n_a < kRankTestMinSamples || n_b < kRankTestMinSamples) return std::nullopt;
+  std::sort(values.begin(), values.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  const double n = static_cast<double>(values.size());
+  double rank_sum_a = 0;
+  double tie_term = 0;  // sum of t^3 - t over groups of t tied values
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j < values.size() && values[j].first == values[i].first) ++j;
+    const double mid_rank = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2.0;
+    for (size_t k = i; k < j; ++k) rank_sum_a += values[k].second ? mid_rank : 0.0;
+    const double t = static_cast<double>(j - i);
+    tie_term += t * t * t - t;
+    i = j;
+  }
+  const double na = static_cast<double>(n_a);
+  const double nb = static_cast<double>(n_b);
+  const double variance = na * nb / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+  if (!(variance > 0)) return std::nullopt;
+  RankTest test;
+  test.n_a = n_a;
+  test.n_b = n_b;
+  test.u = rank_sum_a - na * (na + 1.0) / 2.0;
+  test.z = (test.u - na * nb / 2.0) / std::sqrt(variance);
+  test.p_two_sided = std::erfc(std::fabs(test.z) / std::sqrt(2.0));
+  return test;
 }
 
 std::optional<Ratio> Speedup(const ReplicateSummary& baseline, const ReplicateSummary& compared) {

@@ -53,6 +53,29 @@ struct Ratio {
 // is empty or a mean is not positive.
 std::optional<Ratio> Speedup(const ReplicateSummary& baseline, const ReplicateSummary& compared);
 
+// Mann-Whitney U rank test of two independent samples (e.g. the per-chunk time per event of
+// two runs): no assumption of normality, robust to the long tail of chunk durations. Ties get
+// mid-ranks; the p value uses the normal approximation with the tie correction, so each sample
+// needs kRankTestMinSamples values.
+struct RankTest {
+  double u = 0;  // U of sample a: the number of pairs (a_i, b_j) with a_i > b_j (ties count 1/2)
+  double z = 0;  // (U - n_a n_b / 2) / sigma_U; positive when a tends to be larger
+  double p_two_sided = 1;
+  size_t n_a = 0;
+  size_t n_b = 0;
+};
+
+// The fewest values per sample for the normal approximation of MannWhitney.
+inline constexpr size_t kRankTestMinSamples = 8;
+
+// A difference is significant for the rank test below this two-sided p value: strict, since a
+// run's hundreds of chunks make small, irrelevant shifts (a busier host) significant.
+inline constexpr double kRankTestAlpha = 0.001;
+
+// nullopt when a sample has fewer than kRankTestMinSamples finite values, or every value of
+// both samples is equal. Non-finite values are left out. Cost: O((n_a + n_b) log(n_a + n_b)).
+std::optional<RankTest> MannWhitney(const std::vector<double>& a, const std::vector<double>& b);
+
 // One run of a scaling study.
 struct ScalingPoint {
   std::string label;             // names the run in messages

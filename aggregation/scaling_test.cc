@@ -69,6 +69,39 @@ std::vector<ScalingPoint> Points() {
           {"r8", 8, 3.1e-6, "w"}};
 }
 
+TEST(MannWhitneyTest, AgreesWithABruteForcePairCount) {
+  // python3: U = sum over pairs of [a > b] + 0.5 [a == b] = 15, sigma = sqrt(10 * 10 * 21 / 12),
+  // z = (15 - 50) / sigma = -2.6458, p = erfc(|z| / sqrt(2)) = 0.008151.
+  const std::vector<double> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  const std::vector<double> b = {5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5, 13.5, 14.5};
+  const std::optional<RankTest> test = MannWhitney(a, b);
+  ASSERT_TRUE(test.has_value());
+  EXPECT_DOUBLE_EQ(test->u, 15.0);
+  EXPECT_NEAR(test->z, -2.6457513, 1e-6);
+  EXPECT_NEAR(test->p_two_sided, 0.0081509716, 1e-9);
+  EXPECT_EQ(test->n_a, 10u);
+  // Swapped samples: the same p, the opposite sign.
+  EXPECT_NEAR(MannWhitney(b, a)->z, 2.6457513, 1e-6);
+}
+
+TEST(MannWhitneyTest, TiesGetMidRanksAndTheTieCorrection) {
+  // python3: U = 18; the value counts {1: 2, 2: 4, 3: 4, 4: 4, 5: 2} give the tie term
+  // T = sum(t^3 - t) = 192; var = 64 / 12 (17 - T / (16 * 15)); z = -1.50616, p = 0.132026.
+  const std::optional<RankTest> test =
+      MannWhitney({1, 1, 2, 2, 3, 3, 4, 4}, {2, 2, 3, 3, 4, 4, 5, 5});
+  ASSERT_TRUE(test.has_value());
+  EXPECT_DOUBLE_EQ(test->u, 18.0);
+  EXPECT_NEAR(test->z, -1.5061602, 1e-6);
+  EXPECT_NEAR(test->p_two_sided, 0.13202605, 1e-7);
+}
+
+TEST(MannWhitneyTest, TooFewValuesOrAllEqualHaveNoTest) {
+  EXPECT_FALSE(MannWhitney({1, 2, 3, 4, 5, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 8}).has_value());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(MannWhitney({1, 2, 3, 4, 5, 6, 7, nan}, {1, 2, 3, 4, 5, 6, 7, 8}).has_value());
+  EXPECT_FALSE(MannWhitney(std::vector<double>(8, 2.0), std::vector<double>(9, 2.0)).has_value());
+}
+
 TEST(FitAmdahlTest, AgreesWithAnIndependentComputation) {
   // Computed with python3 from the closed-form least squares of y = a + b / n over the five
   // points above: a = 2.073076923076922e-06, b = 7.969230769230772e-06,

@@ -66,6 +66,21 @@ const std::vector<MetricSpec>& Specs() {
        [](const M& m) {
          return If(m.workflow().has_data_rate_gbps(), m.workflow().data_rate_gbps());
        }},
+      {"Bytes Read", "MiB", Better::kNeither, kSteady,
+       [](const M& m) {
+         return If(m.workflow().has_total_bytes_read(),
+                   m.workflow().total_bytes_read() / (1024.0 * 1024.0));
+       }},
+      {"Bytes Read per Event", "bytes", Better::kLower, kSteady,
+       [](const M& m) {
+         return If(m.workflow().has_total_bytes_read() && m.workflow().total_events() > 0,
+                   static_cast<double>(m.workflow().total_bytes_read()) /
+                       static_cast<double>(m.workflow().total_events()));
+       }},
+      {"Read Amplification (bytes read / file bytes)", "x", Better::kLower, kSteady,
+       [](const M& m) {
+         return If(m.workflow().has_read_amplification(), m.workflow().read_amplification());
+       }},
       {"Event Rate (Elapsed Time)", "kHz", Better::kHigher, kGainsWithCores,
        [](const M& m) {
          return If(m.workflow().has_event_rate_elapsed_khz(),
@@ -175,6 +190,13 @@ std::string Number(double value) {
   if (!std::isfinite(value)) return "N/A";
   if (value == std::floor(value) && std::fabs(value) < 1e15) return absl::StrFormat("%.0f", value);
   return absl::StrFormat("%.4g", value);
+}
+
+// A spread or standard error: two significant digits are all it can claim.
+std::string Spread(double value) {
+  if (!std::isfinite(value)) return "N/A";
+  if (std::fabs(value) >= 100) return absl::StrFormat("%.0f", value);
+  return absl::StrFormat("%.2g", value);
 }
 
 // Machine-readable numbers: 15 significant digits, as the flat formats print them.
@@ -321,12 +343,18 @@ std::vector<RunGroup> GroupRuns(const std::vector<std::string>& labels,
   return groups;
 }
 
-ChangeStatus Classify(const ComparedMetric& metric, const RunGroup& baseline_group,
+// How a change worse than the threshold compares with the noise: nullopt when there is no
+// noise estimate, else whether it is beyond it.
+using NoiseVerdict = std::optional<bool>;
+
+ChangeStatus Classify(const MetricComparison& metric, const RunGroup& baseline_group,
                       const RunGroup& group, const ReplicateSummary& baseline,
                       const ReplicateSummary& value, std::optional<double> change,
-                      double threshold_percent) {
+                      NoiseVerdict beyond_noise, const ComparisonOptions& options) {
   if (value.n == 0 || baseline.n == 0 || !change.has_value()) return ChangeStatus::kUnknown;
-  if (!IsRegression(metric.better, *change, threshold_percent)) return ChangeStatus::kOk;
+  if (!IsRegression(metric.better, *change, options.regression_threshold_percent)) {
+    return ChangeStatus::kOk;
+  }
   if (baseline_group.cores.has_value() && group.cores.has_value()) {
     if (metric.expected_with_more_cores && *group.cores > *baseline_group.cores) {
       return ChangeStatus::kExpectedWithMoreCores;
@@ -335,14 +363,18 @@ ChangeStatus Classify(const ComparedMetric& metric, const RunGroup& baseline_gro
       return ChangeStatus::kExpectedWithFewerCores;
     }
   }
-  if (!BeyondNoise(baseline, value)) return ChangeStatus::kWithinNoise;
-  return ChangeStatus::kRegression;
+  if (!beyond_noise.has_value()) {
+    return options.threshold_given ? ChangeStatus::kRegression : ChangeStatus::kNoNoiseEstimate;
+  }
+  return *beyond_noise ? ChangeStatus::kRegression : ChangeStatus::kWithinNoise;
 }
 
 struct Markers {
   std::string regression;
   std::string noise = "~";
   std::string expected = "*";
+  std::string no_estimate = "?";
+  std::string rereading = "^";
 };
 
 std::string Marker(ChangeStatus status, const Markers& markers) {
@@ -354,6 +386,10 @@ std::string Marker(ChangeStatus status, const Markers& markers) {
     case ChangeStatus::kExpectedWithMoreCores:
     case ChangeStatus::kExpectedWithFewerCores:
       return markers.expected;
+    case ChangeStatus::kNoNoiseEstimate:
+      return markers.no_estimate;
+    case ChangeStatus::kFromRereading:
+      return markers.rereading;
     default:
       return "";
   }
@@ -363,15 +399,80 @@ std::string Marker(ChangeStatus status, const Markers& markers) {
 std::string Cell(const GroupValue& value, const Markers& markers, const std::string& plus_minus) {
   if (value.summary.n == 0) return "N/A";
   std::string cell = Number(value.summary.mean);
-  if (value.summary.stddev.has_value()) {
-    absl::StrAppend(&cell, " ", plus_minus, " ", Number(*value.summary.stddev));
-  }
+  const std::optional<double> spread =
+      value.standard_error.has_value() ? value.standard_error : value.summary.stddev;
+  if (spread.has_value()) absl::StrAppend(&cell, " ", plus_minus, " ", Spread(*spread));
   if (value.status != ChangeStatus::kBaseline && value.change_percent.has_value()) {
     absl::StrAppend(&cell, absl::StrFormat(" (%+.1f%%)", *value.change_percent));
   }
   const std::string marker = Marker(value.status, markers);
   if (!marker.empty()) absl::StrAppend(&cell, " ", marker);
   return cell;
+}
+
+// The chunks that finished with events: their time per event is a noise estimate of a run.
+bool UsableChunk(const v1::ChunkRecord& chunk) {
+  return chunk.status() != v1::CHUNK_STATUS_FAILED && chunk.events() > 0 &&
+         std::isfinite(chunk.duration_seconds()) && chunk.duration_seconds() > 0;
+}
+
+// True when every usable chunk of every run has a CPU time: CPU time per event is then the
+// per-chunk figure, as it hardly moves when other processes load the host; wall time otherwise.
+bool EveryChunkHasCpu(const std::vector<v1::Measurement>& runs) {
+  bool any = false;
+  for (const v1::Measurement& run : runs) {
+    for (const v1::ChunkRecord& chunk : run.chunks()) {
+      if (!UsableChunk(chunk)) continue;
+      if (!(chunk.cpu_seconds() > 0) || !std::isfinite(chunk.cpu_seconds())) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+// Microseconds per event of each usable chunk of `run`.
+void AppendChunkTimesPerEvent(const v1::Measurement& run, bool cpu, std::vector<double>* out) {
+  for (const v1::ChunkRecord& chunk : run.chunks()) {
+    if (!UsableChunk(chunk)) continue;
+    const double seconds = cpu ? chunk.cpu_seconds() : chunk.duration_seconds();
+    out->push_back(1e6 * seconds / static_cast<double>(chunk.events()));
+  }
+}
+
+// The per-chunk row: each group's chunks pooled, the standard error of their mean, and the
+// rank test against the baseline's chunks. nullopt when no run has usable chunks.
+std::optional<MetricComparison> PerChunkRow(const std::vector<v1::Measurement>& runs,
+                                            const std::vector<RunGroup>& groups) {
+  const bool cpu = EveryChunkHasCpu(runs);
+  std::vector<std::vector<double>> samples(groups.size());
+  bool any = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    for (size_t r : groups[g].runs) AppendChunkTimesPerEvent(runs[r], cpu, &samples[g]);
+    any = any || !samples[g].empty();
+  }
+  if (!any) return std::nullopt;
+  MetricComparison row;
+  row.label = cpu ? "Chunk CPU Time per Event" : "Chunk Wall Time per Event";
+  row.unit = "us";
+  row.better = Better::kLower;
+  row.expected_with_more_cores = true;  // contention for caches and memory bandwidth
+  row.test = "Mann-Whitney U over chunks";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    GroupValue value;
+    value.summary = SummarizeReplicates(samples[g]);
+    value.status = g == 0 ? ChangeStatus::kBaseline : ChangeStatus::kUnknown;
+    if (value.summary.stddev.has_value()) {
+      value.standard_error =
+          *value.summary.stddev / std::sqrt(static_cast<double>(value.summary.n));
+    }
+    if (g > 0) {
+      if (const std::optional<RankTest> test = MannWhitney(samples[0], samples[g])) {
+        value.p_value = test->p_two_sided;
+      }
+    }
+    row.groups.push_back(value);
+  }
+  return row;
 }
 
 std::string GroupCores(const RunGroup& group) {
@@ -388,12 +489,17 @@ int CountStatus(const ComparisonResult& result, ChangeStatus status) {
 }
 
 std::string NoiseRule(const ComparisonOptions& options) {
-  return absl::StrCat("worse than ", Number(options.regression_threshold_percent),
-                      "% of the baseline and beyond the noise (|difference of means| > ",
-                      Number(kNoiseStandardErrors),
-                      " combined standard errors; a configuration measured once borrows the "
-                      "other's spread; with no repeats on either side the threshold alone "
-                      "decides)");
+  return absl::StrCat(
+      "worse than ", Number(options.regression_threshold_percent),
+      "% of the baseline and beyond the noise: for run metrics |difference of means| > ",
+      Number(kNoiseStandardErrors),
+      " combined standard errors of the repeats (a configuration measured once borrows the "
+      "other's spread); for per-chunk rows the Mann-Whitney rank test over the chunks, p < ",
+      Number(kRankTestAlpha), ". With no repeats on either side ",
+      options.threshold_given
+          ? "the threshold alone decides (--regression_threshold given)"
+          : "run metrics have no noise estimate and are never regressions (marked ?); give "
+            "--regression_threshold to gate on the threshold alone");
 }
 
 // `items` joined by spaces in lines of at most about 100 columns, the first starting with
@@ -417,6 +523,34 @@ std::string Wrap(const std::string& first, const std::string& indent,
 }
 
 std::vector<std::string> Words(const std::string& text) { return absl::StrSplit(text, ' '); }
+
+// The comparison table's width budget, and the narrowest the metric names wrap to.
+constexpr size_t kMaxTableColumns = 100;
+constexpr size_t kMinLabelColumns = 22;
+constexpr size_t kMaxColumnNameColumns = 24;
+
+// `text` in lines of at most `width` columns, broken between words (a longer word stands alone).
+std::vector<std::string> WrapWords(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (const std::string& word : Words(text)) {
+    if (!line.empty() && DisplayWidth(line) + 1 + DisplayWidth(word) > width) {
+      lines.push_back(line);
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  lines.push_back(line);
+  return lines;
+}
+
+constexpr char kNoEstimateAdvice[] =
+    "one run per side: nothing tells this change from run-to-run noise (only the per-chunk row "
+    "carries its own estimate); repeat the runs (collect compare A1,A2 B1,B2) or give "
+    "--regression_threshold to gate on the threshold alone";
+constexpr char kRereadingNote[] =
+    "Data Rate rose because the chunks re-read bytes (read amplification, or bytes read per "
+    "event when that is unknown, grew by more than 5%): the same events cost more reading";
 
 // Per core count (oversubscribed runs apart), the speedup of the mean time per event against
 // the smallest core count that is not oversubscribed; empty unless every point has one
@@ -554,43 +688,97 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
   }
   absl::StrAppend(&out, "\n");
 
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> header = {"Metric", "Unit"};
-  for (const RunGroup& group : result.groups) header.push_back(group.name);
-  rows.push_back(header);
-  for (const MetricComparison& metric : result.metrics) {
-    std::vector<std::string> row = {metric.label, metric.unit};
-    for (const GroupValue& value : metric.groups) row.push_back(Cell(value, markers, plus_minus));
-    rows.push_back(std::move(row));
+  absl::StrAppend(&out, Wrap("Comparison against the baseline", "   ",
+                             Words(absl::StrCat("(", result.groups.front().name, ")"))));
+  // A long configuration name heads its column by its number in the list above.
+  auto column_name = [&](size_t g) {
+    const std::string& name = result.groups[g].name;
+    if (DisplayWidth(name) <= kMaxColumnNameColumns) return name;
+    return g == 0 ? std::string("baseline") : absl::StrCat("configuration ", g + 1);
+  };
+  // Column sets that fit kMaxTableColumns: the baseline, then as many configurations as fit.
+  std::vector<std::vector<std::string>> cells(result.metrics.size());
+  for (size_t m = 0; m < result.metrics.size(); ++m) {
+    for (const GroupValue& value : result.metrics[m].groups) {
+      cells[m].push_back(Cell(value, markers, plus_minus));
+    }
   }
-  std::vector<size_t> widths(header.size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+  auto column_width = [&](size_t g) {
+    size_t width = DisplayWidth(column_name(g));
+    for (const auto& row : cells) width = std::max(width, DisplayWidth(row[g]));
+    return width;
+  };
+  size_t unit_width = DisplayWidth(std::string("Unit"));
+  size_t label_width = DisplayWidth(std::string("Metric"));
+  for (const MetricComparison& metric : result.metrics) {
+    unit_width = std::max(unit_width, DisplayWidth(metric.unit));
+    label_width = std::max(label_width, DisplayWidth(metric.label));
+  }
+  std::vector<std::vector<size_t>> pages = {{0}};
+  for (size_t g = 1; g < result.groups.size(); ++g) {
+    size_t width = kMinLabelColumns + 3 + unit_width + 3 + column_width(g);
+    for (size_t other : pages.back()) width += 3 + column_width(other);
+    if (width > kMaxTableColumns && pages.back().size() > 1) pages.push_back({0});
+    pages.back().push_back(g);
   }
   const std::string vertical = options.unicode ? "\u2502" : "|";
   const std::string horizontal = options.unicode ? "\u2500" : "-";
-  std::string rule;
-  for (size_t c = 0; c < widths.size(); ++c) {
-    for (size_t i = 0; i < widths[c] + (c == 0 ? 1 : 2); ++i) rule += horizontal;
-    if (c + 1 < widths.size()) rule += options.unicode ? "\u253C" : "+";
-  }
-  absl::StrAppend(&out, "Comparison against the baseline (", header[2], ")\n");
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::string line;
-    for (size_t c = 0; c < rows[i].size(); ++c) {
-      // Numbers right-aligned, names left-aligned.
-      const std::string cell =
-          c < 2 || i == 0 ? PadRight(rows[i][c], widths[c]) : PadLeft(rows[i][c], widths[c]);
-      absl::StrAppend(&line, c == 0 ? "" : absl::StrCat(vertical, " "), cell, " ");
+  for (size_t p = 0; p < pages.size(); ++p) {
+    const std::vector<size_t>& page = pages[p];
+    std::vector<size_t> widths = {0, unit_width};
+    size_t rest = 3 + unit_width;
+    for (size_t g : page) {
+      widths.push_back(column_width(g));
+      rest += 3 + widths.back();
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    absl::StrAppend(&out, line, "\n");
-    if (i == 0) absl::StrAppend(&out, rule, "\n");
+    // The metric names wrap when the numbers need the room.
+    widths[0] = std::min(
+        label_width, std::max(kMinLabelColumns, kMaxTableColumns > rest ? kMaxTableColumns - rest
+                                                                        : kMinLabelColumns));
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> header = {"Metric", "Unit"};
+    for (size_t g : page) header.push_back(column_name(g));
+    rows.push_back(header);
+    for (size_t m = 0; m < result.metrics.size(); ++m) {
+      std::vector<std::string> lines = WrapWords(result.metrics[m].label, widths[0]);
+      for (size_t l = 0; l < lines.size(); ++l) {
+        std::vector<std::string> row = {lines[l], l == 0 ? result.metrics[m].unit : ""};
+        for (size_t g : page) row.push_back(l + 1 == lines.size() ? cells[m][g] : "");
+        rows.push_back(std::move(row));
+      }
+    }
+    std::string rule;
+    for (size_t c = 0; c < widths.size(); ++c) {
+      const size_t pad = c == 0 || c + 1 == widths.size() ? 1 : 2;  // as the lines below
+      for (size_t i = 0; i < widths[c] + pad; ++i) rule += horizontal;
+      if (c + 1 < widths.size()) rule += options.unicode ? "\u253C" : "+";
+    }
+    if (p > 0) absl::StrAppend(&out, "\n");
+    for (size_t i = 0; i < rows.size(); ++i) {
+      std::string line;
+      for (size_t c = 0; c < rows[i].size(); ++c) {
+        // Numbers right-aligned, names left-aligned.
+        const std::string cell =
+            c < 2 || i == 0 ? PadRight(rows[i][c], widths[c]) : PadLeft(rows[i][c], widths[c]);
+        absl::StrAppend(&line, c == 0 ? "" : absl::StrCat(vertical, " "), cell, " ");
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      absl::StrAppend(&out, line, "\n");
+      if (i == 0) absl::StrAppend(&out, rule, "\n");
+    }
   }
+  absl::StrAppend(&out, "\n");
+  for (const std::string& verdict : result.verdicts) {
+    absl::StrAppend(
+        &out,
+        Wrap("Verdict:", "   ",
+             Words(options.unicode ? verdict
+                                   : absl::StrReplaceAll(verdict, {{"\u00B1", plus_minus}}))));
+  }
+  if (!result.verdicts.empty()) absl::StrAppend(&out, "\n");
   absl::StrAppend(
-      &out, "\n",
-      Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions, "):"), "   ",
-           Words(NoiseRule(options))));
+      &out, Wrap(absl::StrCat(markers.regression, " = regression (", result.regressions, "):"),
+                 "   ", Words(NoiseRule(options))));
   absl::StrAppend(&out, markers.noise, " = worse than ",
                   Number(options.regression_threshold_percent), "% but within the noise (",
                   CountStatus(result, ChangeStatus::kWithinNoise), ")\n");
@@ -600,6 +788,20 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
                   CountStatus(result, ChangeStatus::kExpectedWithMoreCores) +
                       CountStatus(result, ChangeStatus::kExpectedWithFewerCores),
                   ")\n");
+  if (const int unknown = CountStatus(result, ChangeStatus::kNoNoiseEstimate); unknown > 0) {
+    absl::StrAppend(&out, Wrap(absl::StrCat(markers.no_estimate, " = worse than ",
+                                            Number(options.regression_threshold_percent),
+                                            "%, but no noise estimate (", unknown, "):"),
+                               "   ", Words(kNoEstimateAdvice)));
+  }
+  if (const int reread = CountStatus(result, ChangeStatus::kFromRereading); reread > 0) {
+    absl::StrAppend(
+        &out, Wrap(absl::StrCat(markers.rereading, " = not an improvement (", reread, "):"), "   ",
+                   Words(kRereadingNote)));
+    for (const std::string& note : result.rereading_notes) {
+      absl::StrAppend(&out, Wrap("   ", "     ", Words(note)));
+    }
+  }
   return out;
 }
 
@@ -661,7 +863,8 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
                                          : std::nullopt),
           ", \"stddev\": ", JsonNumber(value.summary.stddev), ", \"change_percent\": ",
           JsonNumber(value.status == ChangeStatus::kBaseline ? std::nullopt : value.change_percent),
-          ", \"status\": ", JsonQuote(ChangeStatusName(value.status)), "}"));
+          ", \"status\": ", JsonQuote(ChangeStatusName(value.status)), ", \"standard_error\": ",
+          JsonNumber(value.standard_error), ", \"p_value\": ", JsonNumber(value.p_value), "}"));
     }
     metrics.push_back(absl::StrCat(
         "    {\"metric\": ", JsonQuote(metric.label), ", \"unit\": ", JsonQuote(metric.unit),
@@ -671,10 +874,13 @@ std::string FormatJson(const ComparisonResult& result, const ComparisonOptions& 
                                                     : "neither"),
         ", \"expected_with_more_cores\": ", metric.expected_with_more_cores ? "true" : "false",
         ", \"expected_with_fewer_cores\": ", metric.expected_with_fewer_cores ? "true" : "false",
+        ", \"test\": ", metric.test.empty() ? "null" : JsonQuote(metric.test),
         ",\n     \"configurations\": [", absl::StrJoin(values, ", "), "]}"));
   }
   absl::StrAppend(&out, "  \"metrics\": [\n", absl::StrJoin(metrics, ",\n"), "\n  ],\n");
   absl::StrAppend(&out, "  \"regressions\": ", result.regressions, ",\n");
+  absl::StrAppend(&out, "  \"threshold_given\": ", options.threshold_given ? "true" : "false",
+                  ",\n  \"verdicts\": ", JsonStrings(result.verdicts), ",\n");
   if (result.fit.has_value()) {
     const AmdahlFit& fit = *result.fit;
     absl::StrAppend(
@@ -738,23 +944,29 @@ std::string FormatMarkdown(const ComparisonResult& result, const ComparisonOptio
     }
     absl::StrAppend(&out, "\n");
   }
-  absl::StrAppend(&out, "\n\u25BC regression: ", NoiseRule(options), " (", result.regressions,
+  absl::StrAppend(&out, "\n");
+  for (const std::string& verdict : result.verdicts) {
+    absl::StrAppend(&out, "**Verdict:** ", MarkdownCell(verdict), "\n\n");
+  }
+  absl::StrAppend(&out, "\u25BC regression: ", NoiseRule(options), " (", result.regressions,
                   result.regressions == 1 ? " regression" : " regressions", "). ~ worse than ",
                   Number(options.regression_threshold_percent),
-                  "% but within the noise. * worse, as expected with more (or fewer) cores.\n");
+                  "% but within the noise. * worse, as expected with more (or fewer) cores. "
+                  "? worse, but no noise estimate: ",
+                  kNoEstimateAdvice, ". ^ not an improvement: ", kRereadingNote, ".\n");
   const std::string fit = FitSentenceOf(result);
   if (!fit.empty()) absl::StrAppend(&out, "\n", fit);
   return out;
 }
 
 // What each run's own warnings and findings say: a difference may be that, not the code.
-std::string RunNotes(const std::vector<std::string>& labels,
-                     const std::vector<v1::Measurement>& runs) {
-  std::string out;
+void FillRunNotes(const std::vector<std::string>& labels, const std::vector<v1::Measurement>& runs,
+                  ComparisonResult* result) {
   for (size_t r = 0; r < runs.size(); ++r) {
     for (const v1::Warning& warning : runs[r].warnings()) {
-      absl::StrAppend(&out, "WARNING (", ReplaceControlCharacters(labels[r]),
-                      "): ", ReplaceControlCharacters(warning.message()), "\n");
+      result->run_warnings.push_back(
+          absl::StrCat("WARNING (", ReplaceControlCharacters(labels[r]),
+                       "): ", ReplaceControlCharacters(warning.message())));
     }
   }
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -765,10 +977,134 @@ std::string RunNotes(const std::vector<std::string>& labels,
       codes.push_back(absl::StrCat(finding.code(), " (",
                                    absl::AsciiStrToLower(SeverityLabel(finding.severity())), ")"));
     }
-    absl::StrAppend(
-        &out, "Findings (", ReplaceControlCharacters(labels[r]),
-        "): ", codes.empty() ? "none" : ReplaceControlCharacters(absl::StrJoin(codes, ", ")), "\n");
+    result->run_findings.push_back(absl::StrCat(
+        "Findings (", ReplaceControlCharacters(labels[r]),
+        "): ", codes.empty() ? "none" : ReplaceControlCharacters(absl::StrJoin(codes, ", "))));
   }
+}
+
+MetricComparison* FindMetric(std::vector<MetricComparison>* metrics, absl::string_view label) {
+  for (MetricComparison& metric : *metrics) {
+    if (metric.label == label) return &metric;
+  }
+  return nullptr;
+}
+
+// A Data Rate that rose is no improvement when the bytes behind it grew by more than this
+// fraction: the chunks re-read bytes (e.g. smaller chunks re-reading compressed baskets).
+constexpr double kRereadingTolerance = 0.05;
+
+// Data Rate rose while the read amplification grew (or, when that is unknown on a side, the
+// bytes read per event grew): kFromRereading instead of an unmarked improvement.
+void MarkDataRateFromRereading(const std::vector<RunGroup>& groups,
+                               std::vector<MetricComparison>* metrics,
+                               std::vector<std::string>* notes) {
+  MetricComparison* rate = FindMetric(metrics, "Data Rate");
+  if (rate == nullptr) return;
+  const MetricComparison* amplification =
+      FindMetric(metrics, "Read Amplification (bytes read / file bytes)");
+  const MetricComparison* per_event = FindMetric(metrics, "Bytes Read per Event");
+  for (size_t g = 1; g < rate->groups.size(); ++g) {
+    GroupValue& value = rate->groups[g];
+    if (!value.change_percent.has_value() || *value.change_percent <= 0) continue;
+    auto grew = [g](const MetricComparison* metric) -> std::optional<bool> {
+      if (metric == nullptr) return std::nullopt;
+      const ReplicateSummary& a = metric->groups.front().summary;
+      const ReplicateSummary& b = metric->groups[g].summary;
+      if (a.n == 0 || b.n == 0 || !(a.mean > 0)) return std::nullopt;
+      return b.mean > a.mean * (1 + kRereadingTolerance);
+    };
+    const MetricComparison* evidence = amplification;
+    std::optional<bool> reread = grew(amplification);
+    if (!reread.has_value()) {
+      evidence = per_event;
+      reread = grew(per_event);
+    }
+    if (!reread.value_or(false)) continue;
+    value.status = ChangeStatus::kFromRereading;
+    notes->push_back(absl::StrCat(
+        groups[g].name, ": Data Rate ", absl::StrFormat("%+.1f%%", *value.change_percent),
+        " while ", evidence == amplification ? "read amplification" : "bytes read per event",
+        " went from ", Number(evidence->groups.front().summary.mean), " to ",
+        Number(evidence->groups[g].summary.mean)));
+  }
+}
+
+// "B ran 1.90 ± 0.44x faster than A (...)" per compared configuration. The uncertainty comes
+// from the repeats of the elapsed time when a side was repeated, else from the chunks (the
+// standard errors of the two per-chunk means), else there is none and the line says so.
+std::vector<std::string> Verdicts(const ComparisonResult& result,
+                                  const std::vector<v1::Measurement>& runs) {
+  const std::string plus_minus = "\u00B1";  // ASCII tables replace it
+  const bool per_event = std::all_of(runs.begin(), runs.end(), [](const v1::Measurement& run) {
+    return run.metrics().workflow().total_events() > 0;
+  });
+  auto times = [&](const RunGroup& group) {
+    std::vector<double> values;
+    for (size_t r : group.runs) {
+      const v1::WorkflowMetrics& workflow = runs[r].metrics().workflow();
+      if (!(workflow.elapsed_time_seconds() > 0)) continue;
+      values.push_back(per_event ? workflow.elapsed_time_seconds() /
+                                       static_cast<double>(workflow.total_events())
+                                 : workflow.elapsed_time_seconds());
+    }
+    return SummarizeReplicates(values);
+  };
+  const MetricComparison* chunk_row = nullptr;
+  for (const MetricComparison& metric : result.metrics) {
+    if (!metric.test.empty()) chunk_row = &metric;
+  }
+  const std::string elapsed = per_event ? "elapsed time per event" : "elapsed time";
+  std::vector<std::string> verdicts;
+  const RunGroup& base = result.groups.front();
+  const ReplicateSummary base_times = times(base);
+  for (size_t g = 1; g < result.groups.size(); ++g) {
+    const RunGroup& group = result.groups[g];
+    const ReplicateSummary group_times = times(group);
+    std::optional<Ratio> ratio;
+    std::string basis;
+    if (base_times.n > 1 || group_times.n > 1) {
+      ratio = Speedup(base_times, group_times);
+      basis = absl::StrCat(elapsed, ", mean of ", base_times.n, " and ", group_times.n, " runs");
+    } else if (chunk_row != nullptr && chunk_row->groups.front().summary.n >= kRankTestMinSamples &&
+               chunk_row->groups[g].summary.n >= kRankTestMinSamples) {
+      ratio = Speedup(chunk_row->groups.front().summary, chunk_row->groups[g].summary);
+      basis = absl::StrCat("per-chunk estimate: ", chunk_row->label, ", mean ", plus_minus,
+                           " standard error over ", chunk_row->groups.front().summary.n, " and ",
+                           chunk_row->groups[g].summary.n, " chunks");
+    } else {
+      ratio = Speedup(base_times, group_times);
+      basis = absl::StrCat(elapsed, "; one run each and no chunk records: no noise estimate");
+    }
+    if (!ratio.has_value()) {
+      verdicts.push_back(absl::StrCat(group.name, ": no verdict (no elapsed time on a side)"));
+      continue;
+    }
+    const double v = ratio->value;
+    const bool faster = v >= 1;
+    std::string line =
+        absl::StrCat(group.name, " ran ", absl::StrFormat("%.2f", faster ? v : 1 / v));
+    if (ratio->standard_error.has_value()) {
+      const double se = *ratio->standard_error;
+      absl::StrAppend(&line, absl::StrFormat(" %s %.2f", plus_minus, faster ? se : se / (v * v)));
+    }
+    absl::StrAppend(&line, "x ", faster ? "faster" : "slower", " than ", base.name, " (", basis,
+                    ")");
+    if (ratio->standard_error.has_value() &&
+        std::fabs(v - 1) <= kNoiseStandardErrors * *ratio->standard_error) {
+      absl::StrAppend(&line, ": within the noise");
+    }
+    verdicts.push_back(std::move(line));
+  }
+  return verdicts;
+}
+
+std::string RunNotes(const ComparisonResult& result) {
+  std::string out;
+  for (const std::string& line : result.run_warnings)
+    absl::StrAppend(&out, Wrap("", "   ", Words(line)));
+  for (const std::string& line : result.run_findings)
+    absl::StrAppend(&out, Wrap("", "   ", Words(line)));
   return out;
 }
 
@@ -871,6 +1207,10 @@ absl::string_view ChangeStatusName(ChangeStatus status) {
       return "expected_with_fewer_cores";
     case ChangeStatus::kRegression:
       return "regression";
+    case ChangeStatus::kNoNoiseEstimate:
+      return "no_noise_estimate";
+    case ChangeStatus::kFromRereading:
+      return "from_rereading";
     default:
       return "unknown";
   }
@@ -883,6 +1223,15 @@ v1::Measurement ComparedPart(v1::Measurement run) {
   if (run.has_metrics()) {
     part.mutable_metrics()->Swap(run.mutable_metrics());
     if (part.metrics().has_chunks()) part.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+  }
+  // The per-chunk noise estimate reads these four fields of each record.
+  part.mutable_chunks()->Reserve(run.chunks_size());
+  for (const v1::ChunkRecord& chunk : run.chunks()) {
+    v1::ChunkRecord& kept = *part.add_chunks();
+    kept.set_events(chunk.events());
+    kept.set_duration_seconds(chunk.duration_seconds());
+    kept.set_cpu_seconds(chunk.cpu_seconds());
+    kept.set_status(chunk.status());
   }
   return part;
 }
@@ -920,28 +1269,48 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                               metric.better,
                               metric.expected_with_more_cores,
                               metric.expected_with_fewer_cores,
-                              {}};
+                              {},
+                              ""};
     for (const RunGroup& group : result.groups) {
       std::vector<double> values;
       for (size_t r : group.runs) {
         if (metric.values[r].has_value()) values.push_back(*metric.values[r]);
       }
-      compared.groups.push_back(
-          GroupValue{SummarizeReplicates(values), std::nullopt, ChangeStatus::kBaseline});
-    }
-    const ReplicateSummary& baseline = compared.groups.front().summary;
-    for (size_t g = 1; g < compared.groups.size(); ++g) {
-      GroupValue& value = compared.groups[g];
-      if (baseline.n > 0 && value.summary.n > 0) {
-        value.change_percent = PercentChange(baseline.mean, value.summary.mean);
-      }
-      value.status =
-          Classify(metric, result.groups.front(), result.groups[g], baseline, value.summary,
-                   value.change_percent, options.regression_threshold_percent);
-      if (value.status == ChangeStatus::kRegression) ++result.regressions;
+      GroupValue value;
+      value.summary = SummarizeReplicates(values);
+      value.status = ChangeStatus::kBaseline;
+      compared.groups.push_back(value);
     }
     result.metrics.push_back(std::move(compared));
   }
+  if (std::optional<MetricComparison> per_chunk = PerChunkRow(runs, result.groups)) {
+    result.metrics.push_back(*std::move(per_chunk));
+  }
+  for (MetricComparison& metric : result.metrics) {
+    const ReplicateSummary& baseline = metric.groups.front().summary;
+    for (size_t g = 1; g < metric.groups.size(); ++g) {
+      GroupValue& value = metric.groups[g];
+      if (baseline.n > 0 && value.summary.n > 0) {
+        value.change_percent = PercentChange(baseline.mean, value.summary.mean);
+      }
+      NoiseVerdict beyond;
+      if (!metric.test.empty()) {
+        if (value.p_value.has_value()) beyond = *value.p_value < kRankTestAlpha;
+      } else if (const std::optional<double> noise = DifferenceNoise(baseline, value.summary)) {
+        beyond = std::fabs(value.summary.mean - baseline.mean) > *noise;
+      }
+      value.status = Classify(metric, result.groups.front(), result.groups[g], baseline,
+                              value.summary, value.change_percent, beyond, options);
+    }
+  }
+  MarkDataRateFromRereading(result.groups, &result.metrics, &result.rereading_notes);
+  for (const MetricComparison& metric : result.metrics) {
+    for (const GroupValue& value : metric.groups) {
+      if (value.status == ChangeStatus::kRegression) ++result.regressions;
+    }
+  }
+  result.verdicts = Verdicts(result, runs);
+  FillRunNotes(labels, runs, &result);
   // A scaling study: the runs with known cores, normalised per event.
   std::set<double> core_counts;
   for (size_t r = 0; r < runs.size(); ++r) {
@@ -967,7 +1336,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   }
   switch (options.format) {
     case ComparisonFormat::kTable:
-      result.text = absl::StrCat(FormatTable(result, options), RunNotes(labels, runs),
+      result.text = absl::StrCat(FormatTable(result, options), RunNotes(result),
                                  FitSentenceOf(result, options.unicode));
       break;
     case ComparisonFormat::kCsv:
@@ -977,7 +1346,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
       result.text = FormatJson(result, options);
       break;
     case ComparisonFormat::kMarkdown:
-      result.text = absl::StrCat(FormatMarkdown(result, options), "\n", RunNotes(labels, runs));
+      result.text = absl::StrCat(FormatMarkdown(result, options), "\n", RunNotes(result));
       break;
   }
   return result;

@@ -1,21 +1,26 @@
 // Comparing runs: `collect compare A B [C ...]` for scaling studies and CI.
 //
 // Runs with the same workload (every configuration entry that is not a resource, plus the
-// events processed), backend and cores are repeats of one configuration: each metric is shown
-// as their mean ± sample standard deviation (n runs). The first run's configuration is the
-// baseline; every other configuration gets its change in percent of the baseline's mean.
+// events processed; the measured code's identity, "code build-id" and "label", is part of it),
+// backend and cores are repeats of one configuration: each metric is shown as their mean ±
+// sample standard deviation (n runs). The first run's configuration is the baseline; every
+// other configuration gets its change in percent of the baseline's mean.
 // A change counts as a regression only when (1) it is worse than the threshold in the metric's
-// bad direction, (2) it is beyond the noise: |difference of means| > 2 combined standard errors
-// (aggregation/scaling.h DifferenceNoise; unknown noise when neither side was repeated, then the
-// threshold alone decides), and (3) it is not expected from the core count: metrics that fall when
-// cores are added (CPU Efficiency, per-core and per-CPU-second rates, memory, chunk durations,
-// ...) are marked "expected" instead when the compared configuration has more cores, and
-// metrics that fall with fewer cores (Elapsed Time, Event Rate (Elapsed Time), Data Rate) when
-// it has fewer.
+// bad direction, (2) it is beyond a noise estimate, and (3) it is not expected from the core
+// count (metrics that fall when cores are added are marked "expected" instead).
+// Noise estimates: for a metric of the whole run, |difference of means| > 2 combined standard
+// errors of the repeats (aggregation/scaling.h DifferenceNoise; a side measured once borrows
+// the other's spread). With no repeats on either side there is no noise estimate and no
+// regression ("?"), unless the user gave the threshold explicitly (threshold_given: then the
+// threshold alone decides). The per-chunk time per event row is its own noise estimate: the
+// chunks of each side are compared with the Mann-Whitney rank test (aggregation/scaling.h),
+// significant below kRankTestAlpha.
+// Data Rate that rose while the chunks re-read more bytes (read amplification, or bytes read
+// per event when that is unknown) is marked "not an improvement" (kFromRereading).
 // With runs of one workload on at least three distinct core counts, Amdahl's law is fitted to
 // the time per event (aggregation/scaling.h FitAmdahl), oversubscribed runs left out.
 //
-// Thread-safety: pure functions. Cost: O(runs x metrics).
+// Thread-safety: pure functions. Cost: O(runs x metrics + chunks log chunks).
 #ifndef ROASTCOFFEA_EXPORT_COMPARE_H_
 #define ROASTCOFFEA_EXPORT_COMPARE_H_
 
@@ -93,6 +98,10 @@ struct ComparisonOptions {
   // versions of the code. Empty: automatic, runs with the same workload, backend, cores, builds,
   // tool version and host are repeats.
   std::vector<int> configuration_of_run;
+  // The user set regression_threshold_percent explicitly: where no noise estimate exists (one
+  // run per side, no chunk records) the threshold alone decides. Otherwise such changes are
+  // shown as kNoNoiseEstimate and are never regressions.
+  bool threshold_given = false;
 };
 
 // One configuration: runs that repeat one workload with one backend on one core count.
@@ -112,16 +121,22 @@ enum class ChangeStatus {
   kExpectedWithMoreCores,   // worse, as expected from more cores
   kExpectedWithFewerCores,  // worse, as expected from fewer cores
   kRegression,
+  kNoNoiseEstimate,  // worse than the threshold, but nothing tells run-to-run noise apart
+  kFromRereading,    // Data Rate rose while the chunks re-read more bytes: not an improvement
 };
 
 // "baseline", "unknown", "ok", "within_noise", "expected_with_more_cores",
-// "expected_with_fewer_cores", "regression".
+// "expected_with_fewer_cores", "regression", "no_noise_estimate", "from_rereading".
 absl::string_view ChangeStatusName(ChangeStatus status);
 
 struct GroupValue {
   ReplicateSummary summary;              // over the group's runs where the value is known
   std::optional<double> change_percent;  // of the mean against the baseline's mean
   ChangeStatus status = ChangeStatus::kUnknown;
+  // Per-chunk rows: the standard error of the mean over the group's chunks (shown instead of
+  // the standard deviation), and the rank test's p value against the baseline.
+  std::optional<double> standard_error;
+  std::optional<double> p_value;
 };
 
 struct MetricComparison {
@@ -131,6 +146,8 @@ struct MetricComparison {
   bool expected_with_more_cores = false;
   bool expected_with_fewer_cores = false;
   std::vector<GroupValue> groups;  // one per RunGroup
+  // The noise test of a per-chunk row ("Mann-Whitney U over chunks"); empty for run metrics.
+  std::string test;
 };
 
 // One configuration fact of every run ("threads", "host", "tool version", ...).
@@ -163,7 +180,16 @@ struct ComparisonResult {
   double speedup_reference_cores = 0;
   bool fail_on_regression = false;  // from the options
   std::string regression_rule;      // the rule above, with the threshold
-  std::string text;                 // in the requested format, ends in '\n'
+  // One line per compared configuration: "B ran 1.90 ± 0.44x faster than A (elapsed time per
+  // event, mean of 2 and 2 runs)", with how the uncertainty was estimated.
+  std::vector<std::string> verdicts;
+  // Why each Data Rate marked kFromRereading is no improvement: "B: read amplification 1 -> 4.4"
+  // (or bytes read per event when a side has no read amplification).
+  std::vector<std::string> rereading_notes;
+  // Each run's warnings ("WARNING (A): ...") and findings ("Findings (A): ...").
+  std::vector<std::string> run_warnings;
+  std::vector<std::string> run_findings;
+  std::string text;  // in the requested format, ends in '\n'
 
   bool regression_found() const { return regressions > 0; }
   // True when the caller should exit with kRegressionExitCode.
@@ -171,9 +197,11 @@ struct ComparisonResult {
 };
 
 // What CompareRuns reads of a run, taken out of `run`: its metadata, warnings and aggregated
-// metrics without the per-chunk timeline (metrics.chunks.chunk_info). A run of 10^6 chunk
-// records keeps a few KB instead of hundreds of MB, so comparing many big runs holds one at a
-// time. CompareRuns gives the same result on ComparedPart(run) as on `run`.
+// metrics without the per-chunk timeline (metrics.chunks.chunk_info), and of each chunk record
+// only its events, duration, CPU time and status (the per-chunk noise estimate): an empty-ish
+// record of a few hundred bytes, against kilobytes for a full one (sections, slices, files), so
+// comparing many big runs holds one whole run at a time. CompareRuns gives the same result on
+// ComparedPart(run) as on `run`.
 v1::Measurement ComparedPart(v1::Measurement run);
 
 // Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there
@@ -185,7 +213,8 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                                              const ComparisonOptions& options);
 
 // One cell as the table shows it: "2.41 ± 0.05 (+3.0%) ▼" (mean, spread when repeated, change
-// against the baseline, "▼" regression, "~" within the noise, "*" expected with more cores).
+// against the baseline, "▼" regression, "~" within the noise, "*" expected with more cores,
+// "?" no noise estimate, "^" Data Rate from re-reading).
 std::string ComparisonCell(const GroupValue& value);
 
 // The fit's sentence with the measured and fitted speedup per core count, or why there is no

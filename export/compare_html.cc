@@ -20,7 +20,9 @@ constexpr char kStyle[] =
     "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "td.regression{background:#fdd}td.within_noise{background:#ffd}"
     "td.expected_with_more_cores{background:#eef}"
-    "tr.differs th{color:#a00}";
+    "td.no_noise_estimate{background:#eee}td.from_rereading{background:#fed}"
+    "tr.differs th{color:#a00}p.verdict{font-size:1.15em}li.warning{color:#a50}"
+    "pre{white-space:pre-wrap}table{max-width:100%;display:block;overflow-x:auto}";
 
 std::string Escape(const std::string& text) { return XmlEscape(text); }
 
@@ -39,8 +41,48 @@ std::map<double, double> MeanTimes(const ComparisonResult& result, bool oversubs
 
 }  // namespace
 
+namespace {
+
+// Without a fit (fewer than 3 core counts, e.g. on a 2-CPU host): the measured speedups
+// against the reference core count, with their standard errors, and ideal linear scaling.
+std::string MeasuredScalingPlotSvg(const ComparisonResult& result) {
+  if (result.speedups.size() < 2 || !(result.speedup_reference_cores > 0)) return "";
+  const double reference = result.speedup_reference_cores;
+  LineChart chart;
+  chart.frame.title = absl::StrFormat("Scaling: measured speedup against %s (no Amdahl fit)",
+                                      absl::StrCat(reference, reference == 1 ? " core" : " cores"));
+  chart.frame.x_label = "Cores";
+  chart.frame.y_label = absl::StrCat("Speedup vs ", reference, reference == 1 ? " core" : " cores");
+  chart.frame.y_min = 0;
+  LineSeries measured{"Measured"};
+  LineSeries oversubscribed{"Oversubscribed"};
+  measured.markers = oversubscribed.markers = true;
+  double x_max = reference;
+  for (const MeasuredSpeedup& s : result.speedups) {
+    LineSeries& series = s.oversubscribed ? oversubscribed : measured;
+    series.x.push_back(s.cores);
+    series.y.push_back(s.speedup.value);
+    const double error = s.speedup.standard_error.value_or(0);
+    series.band_low.push_back(s.speedup.value - error);
+    series.band_high.push_back(s.speedup.value + error);
+    x_max = std::max(x_max, s.cores);
+  }
+  measured.band_name = "\u00B1 standard error";
+  oversubscribed.band_low.clear();
+  oversubscribed.band_high.clear();
+  LineSeries ideal{"Ideal"};
+  ideal.dashed = true;
+  ideal.x = {reference, x_max};
+  ideal.y = {1.0, x_max / reference};
+  chart.series = {measured, ideal};
+  if (!oversubscribed.x.empty()) chart.series.push_back(oversubscribed);
+  return RenderLineChart(chart);
+}
+
+}  // namespace
+
 std::string ScalingPlotSvg(const ComparisonResult& result) {
-  if (!result.fit.has_value()) return "";
+  if (!result.fit.has_value()) return MeasuredScalingPlotSvg(result);
   const AmdahlFit& fit = *result.fit;
   LineChart chart;
   chart.frame.title = absl::StrFormat("Scaling: Amdahl fit, serial fraction %.3f, R\u00B2 %.4f",
@@ -112,10 +154,30 @@ std::string ComparisonHtml(const ComparisonResult& result) {
     }
     absl::StrAppend(&out, "</tr>\n");
   }
-  absl::StrAppend(&out, "</table>\n<p>\u25BC ", Escape(result.regression_rule), ": ",
-                  result.regressions, result.regressions == 1 ? " regression" : " regressions",
+  absl::StrAppend(&out, "</table>\n");
+  for (const std::string& verdict : result.verdicts) {
+    absl::StrAppend(&out, "<p class=\"verdict\"><b>Verdict:</b> ", Escape(verdict), "</p>\n");
+  }
+  absl::StrAppend(&out, "<p>\u25BC ", Escape(result.regression_rule), ": ", result.regressions,
+                  result.regressions == 1 ? " regression" : " regressions",
                   ". ~ worse than the threshold but within the noise. * worse, as expected "
-                  "with more cores (not a regression).</p>\n");
+                  "with more (or fewer) cores (not a regression). ? worse than the threshold, "
+                  "but no noise estimate (one run per side, no chunk records): not a "
+                  "regression unless --regression_threshold is given. ^ Data Rate rose because "
+                  "the chunks re-read bytes: not an improvement.</p>\n");
+  for (const std::string& note : result.rereading_notes) {
+    absl::StrAppend(&out, "<p class=\"rereading\">^ ", Escape(note), "</p>\n");
+  }
+  if (!result.run_warnings.empty() || !result.run_findings.empty()) {
+    absl::StrAppend(&out, "<h2>Warnings and findings of each run</h2>\n<ul>\n");
+    for (const std::string& line : result.run_warnings) {
+      absl::StrAppend(&out, "<li class=\"warning\">", Escape(line), "</li>\n");
+    }
+    for (const std::string& line : result.run_findings) {
+      absl::StrAppend(&out, "<li>", Escape(line), "</li>\n");
+    }
+    absl::StrAppend(&out, "</ul>\n");
+  }
   const std::string fit = AmdahlFitText(result);
   if (!fit.empty()) {
     absl::StrAppend(&out, "<h2>Scaling</h2>\n<pre>", Escape(fit), "</pre>\n",

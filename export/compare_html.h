@@ -1,6 +1,7 @@
 // `collect compare --html_output=FILE`: one self-contained HTML page with the configuration
-// block, the comparison table and, for a scaling study, the scaling plot (measured speedup per
-// core count against Amdahl's fitted curve and ideal linear scaling), drawn with svg_plot.h.
+// block, the comparison table, the verdict lines, each run's warnings and findings and, for a
+// scaling study, the scaling plot (measured speedup per core count against Amdahl's fitted curve
+// when there is one, and ideal linear scaling), drawn with svg_plot.h.
 //
 // Thread-safety: pure functions (WriteComparisonHtml writes one file). Cost: linear in the
 // table size.
@@ -22,7 +23,9 @@ absl::Status WriteComparisonHtml(const std::string& path, const ComparisonResult
 
 // The scaling plot as SVG: "Measured" speedup (fitted 1-core time per event / mean time per
 // event at each core count), the "Amdahl" curve and "Ideal" linear scaling; oversubscribed runs
-// as their own series, not fitted. "" without a fit.
+// as their own series, not fitted. Without a fit (fewer than 3 core counts): the measured
+// speedups against the smallest core count with their standard errors, and "Ideal" scaling.
+// "" when the runs are on one core count.
 std::string ScalingPlotSvg(const ComparisonResult& result);
 
 }  // namespace roastcoffea

@@ -41,14 +41,69 @@ TEST(ComparisonHtmlTest, TableAndScalingPlot) {
   EXPECT_TRUE(absl::EndsWith(html, "</body></html>\n"));
 }
 
-TEST(ComparisonHtmlTest, NoFitSaysWhyAndDrawsNoPlot) {
+TEST(ComparisonHtmlTest, NoFitSaysWhyAndDrawsTheMeasuredPoints) {
+  // Two core counts (a 2-CPU host): 10 s and 5.5 s per 1000 events, speedup 1.82 at 2 cores.
   absl::StatusOr<ComparisonResult> result =
       CompareRuns({"one", "two"}, {MakeRun(1, 10), MakeRun(2, 5.5)}, {});
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(ScalingPlotSvg(*result), "");
+  ASSERT_EQ(result->speedups.size(), 2u);
+  EXPECT_NEAR(result->speedups[1].speedup.value, 10 / 5.5, 1e-12);
+  const std::string svg = ScalingPlotSvg(*result);
+  EXPECT_TRUE(absl::StrContains(svg, "<svg")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "measured speedup against 1 core (no Amdahl fit)")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "Measured")) << svg;
+  EXPECT_TRUE(absl::StrContains(svg, "Ideal")) << svg;
+  EXPECT_FALSE(absl::StrContains(svg, "Amdahl s=")) << svg;
   const std::string html = ComparisonHtml(*result);
   EXPECT_TRUE(absl::StrContains(html, "no Amdahl fit: it needs runs on at least 3")) << html;
-  EXPECT_FALSE(absl::StrContains(html, "<svg")) << html;
+  EXPECT_TRUE(absl::StrContains(html, "<svg")) << html;
+  // One core count: no scaling study, no plot.
+  result = CompareRuns({"one", "again"}, {MakeRun(1, 10), MakeRun(1, 11)}, {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(ScalingPlotSvg(*result), "");
+}
+
+TEST(ComparisonHtmlTest, VerdictWarningsAndFindingsOfEachRun) {
+  v1::Measurement a = MakeRun(2, 10);
+  v1::Measurement b = MakeRun(2, 5);
+  (*b.mutable_metadata()->mutable_configuration())["label"] = "v2 <fast>";
+  v1::Warning& warning = *b.add_warnings();
+  warning.set_code("load");
+  warning.set_message("the host was busy: load <5.5>");
+  b.mutable_metrics()->set_findings_evaluated(true);
+  b.mutable_metrics()->add_findings()->set_code("cpu_starvation");
+  absl::StatusOr<ComparisonResult> result = CompareRuns({"a", "b"}, {a, b}, {});
+  ASSERT_TRUE(result.ok());
+  const std::string html = ComparisonHtml(*result);
+  EXPECT_TRUE(absl::StrContains(html,
+                                "<b>Verdict:</b> b ran 2.00x faster than a (elapsed time "
+                                "per event; one run each and no chunk records: no noise "
+                                "estimate)"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(
+      html, "<li class=\"warning\">WARNING (b): the host was busy: load &lt;5.5&gt;</li>"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(html, "Findings (b): cpu_starvation")) << html;
+}
+
+TEST(ComparisonHtmlTest, DataRateFromRereadingSaysWhy) {
+  v1::Measurement a = MakeRun(2, 10);
+  v1::Measurement b = MakeRun(2, 10);
+  (*b.mutable_metadata()->mutable_configuration())["chunk_size"] = "2000";
+  a.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(1.0);
+  a.mutable_metrics()->mutable_workflow()->set_read_amplification(1.0);
+  b.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(2.0);
+  b.mutable_metrics()->mutable_workflow()->set_read_amplification(4.4);
+  absl::StatusOr<ComparisonResult> result = CompareRuns({"a", "b"}, {a, b}, {});
+  ASSERT_TRUE(result.ok());
+  const std::string html = ComparisonHtml(*result);
+  EXPECT_TRUE(absl::StrContains(html, "<td class=\"num from_rereading\">2 (+100.0%) ^</td>"))
+      << html;
+  EXPECT_TRUE(absl::StrContains(
+      html,
+      "<p class=\"rereading\">^ b: Data Rate +100.0% while read amplification went from 1 "
+      "to 4.4</p>"))
+      << html;
 }
 
 TEST(WriteComparisonHtmlTest, ErrorNamesThePath) {

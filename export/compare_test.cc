@@ -140,7 +140,7 @@ TEST(CompareRunsTest, RepeatsOfOneConfigurationGiveMeanAndSpread) {
   EXPECT_EQ(elapsed.groups[0].status, ChangeStatus::kBaseline);
   EXPECT_NEAR(*elapsed.groups[1].change_percent, 100.0 * (8.0 - 11.0) / 11.0, 1e-9);
   EXPECT_EQ(elapsed.groups[1].status, ChangeStatus::kOk);
-  EXPECT_TRUE(absl::StrContains(result.text, "11 \u00B1 1.414")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "11 \u00B1 1.4")) << result.text;
 }
 
 TEST(CompareRunsTest, OnlyChangesBeyondTheNoiseAreRegressions) {
@@ -212,15 +212,33 @@ TEST(CompareRunsTest, DifferentBuildsAreNeverRepeats) {
       << result.text;
 }
 
-TEST(CompareRunsTest, SingleRunsFallBackToTheThreshold) {
+TEST(CompareRunsTest, SingleRunsWithoutChunksHaveNoNoiseEstimateAndNoGate) {
   v1::Measurement slower = MakeRun(2, 15.0);
   (*slower.mutable_metadata()->mutable_configuration())["code"] = "new";
-  const ComparisonResult result = Compare({"a", "b"}, {MakeRun(2, 10.0), slower});
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  ComparisonResult result = Compare({"a", "b"}, {MakeRun(2, 10.0), slower}, gate);
+  EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status, ChangeStatus::kNoNoiseEstimate);
+  EXPECT_EQ(result.regressions, 0);
+  EXPECT_FALSE(result.failed());
+  EXPECT_TRUE(absl::StrContains(result.text, "(+50.0%) ?")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "but no noise estimate (2):")) << result.text;
+  EXPECT_FALSE(absl::StrContains(result.text, "(+50.0%) \u25BC")) << result.text;
+  // 10 s / 15 s per 1e6 events: 1.50x slower, and the line says there is no noise estimate.
+  ASSERT_EQ(result.verdicts.size(), 1u);
+  EXPECT_EQ(result.verdicts[0],
+            "b ran 1.50x slower than a (elapsed time per event; one run each and no chunk "
+            "records: no noise estimate)");
+  // The user asks for a plain threshold: it alone decides.
+  gate.threshold_given = true;
+  result = Compare({"a", "b"}, {MakeRun(2, 10.0), slower}, gate);
   EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status, ChangeStatus::kRegression);
   EXPECT_EQ(Metric(result, "Event Rate (Elapsed Time)").groups[1].status,
             ChangeStatus::kRegression);
   EXPECT_EQ(result.regressions, 2);
+  EXPECT_TRUE(result.failed());
   EXPECT_TRUE(absl::StrContains(result.text, "(+50.0%) \u25BC")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "the threshold alone decides")) << result.text;
 }
 
 TEST(CompareRunsTest, MetricsExpectedToFallWithMoreCoresAreNotRegressions) {
@@ -245,7 +263,9 @@ TEST(CompareRunsTest, MetricsExpectedToFallWithMoreCoresAreNotRegressions) {
   v1::Measurement same = MakeRun(1);
   same.mutable_metrics()->mutable_cpu()->set_cpu_efficiency_fraction(0.5);
   (*same.mutable_metadata()->mutable_configuration())["code"] = "new";
-  result = Compare({"one", "same"}, {one, same});
+  ComparisonOptions threshold;
+  threshold.threshold_given = true;
+  result = Compare({"one", "same"}, {one, same}, threshold);
   EXPECT_EQ(Metric(result, "CPU Efficiency").groups[1].status, ChangeStatus::kRegression);
 }
 
@@ -326,6 +346,7 @@ TEST(RunOversubscribedTest, WarningOrMoreThreadsThanUsableCpus) {
 TEST(CompareRunsTest, CsvHasOneRowPerMetricAndConfiguration) {
   ComparisonOptions options;
   options.format = ComparisonFormat::kCsv;
+  options.threshold_given = true;
   v1::Measurement slower = MakeRun(2, 15.0);
   (*slower.mutable_metadata()->mutable_configuration())["code"] = "new,\"x\"";
   const ComparisonResult result = Compare({"a", "b"}, {MakeRun(2, 10.0), slower}, options);
@@ -343,6 +364,7 @@ TEST(CompareRunsTest, JsonAndMarkdown) {
   (*slower.mutable_metadata()->mutable_configuration())["code"] = "new";
   ComparisonOptions options;
   options.format = ComparisonFormat::kJson;
+  options.threshold_given = true;
   const std::string json = Compare({"a", "b"}, {MakeRun(2, 10.0), slower}, options).text;
   EXPECT_TRUE(absl::StrContains(json, "\"runs\": [\"a\", \"b\"],")) << json;
   EXPECT_TRUE(absl::StrContains(json,
@@ -356,7 +378,8 @@ TEST(CompareRunsTest, JsonAndMarkdown) {
       << json;
   EXPECT_TRUE(absl::StrContains(json,
                                 "{\"n\": 1, \"mean\": 15, \"stddev\": null, "
-                                "\"change_percent\": 50, \"status\": \"regression\"}"))
+                                "\"change_percent\": 50, \"status\": \"regression\", "
+                                "\"standard_error\": null, \"p_value\": null}"))
       << json;
   EXPECT_TRUE(absl::StrContains(json, "\"regressions\": 2,")) << json;
   EXPECT_TRUE(absl::StrContains(json, "\"amdahl_fit\": null,")) << json;
@@ -415,6 +438,162 @@ TEST(FormatComparisonTest, IsCompareRunsTextOrTheReason) {
   EXPECT_EQ(FormatComparison({"a", "b"}, {MakeRun(1), MakeRun(2)}, {}),
             Compare({"a", "b"}, {MakeRun(1), MakeRun(2)}).text);
   EXPECT_EQ(FormatComparison({"a"}, {MakeRun(1)}, {}), "compare needs at least two runs, got 1\n");
+}
+
+}  // namespace
+}  // namespace roastcoffea
+
+namespace roastcoffea {
+namespace {
+
+// `chunks` chunk records of 1000 events each: chunk i takes base + spread * ((i * 7) % 10) / 10
+// CPU-seconds (a fixed, repeatable scatter), and wall time 1.5x its CPU time.
+void AddChunks(v1::Measurement* run, int chunks, double base, double spread) {
+  for (int i = 0; i < chunks; ++i) {
+    v1::ChunkRecord& chunk = *run->add_chunks();
+    chunk.set_events(1000);
+    const double cpu = base + spread * ((i * 7) % 10) / 10.0;
+    chunk.set_cpu_seconds(cpu);
+    chunk.set_duration_seconds(1.5 * cpu);
+  }
+}
+
+TEST(CompareRunsTest, ChunksAreANoiseEstimateOfOneRun) {
+  // One run per side, 200 chunks each. Same code: the same per-chunk CPU times, a busier host
+  // (elapsed +30%): no gate on the run metrics, and the chunk row is within the noise.
+  v1::Measurement base = MakeRun(2, 10.0);
+  v1::Measurement busy = MakeRun(2, 13.0);
+  AddChunks(&base, 200, 0.010, 0.002);
+  AddChunks(&busy, 200, 0.010, 0.002);
+  (*busy.mutable_metadata()->mutable_configuration())["code build-id"] = "ab12";
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  ComparisonResult result = Compare({"base", "busy"}, {base, busy}, gate);
+  const MetricComparison& chunks = Metric(result, "Chunk CPU Time per Event");
+  EXPECT_EQ(chunks.test, "Mann-Whitney U over chunks");
+  EXPECT_EQ(chunks.groups[1].status, ChangeStatus::kOk);
+  ASSERT_TRUE(chunks.groups[1].p_value.has_value());
+  EXPECT_NEAR(*chunks.groups[1].p_value, 1.0, 1e-9);  // identical samples: z = 0
+  EXPECT_EQ(Metric(result, "Elapsed Time").groups[1].status, ChangeStatus::kNoNoiseEstimate);
+  EXPECT_FALSE(result.failed()) << result.text;
+  // Mean over chunks: 10 + 2 * 0.45 = 10.9 us per event in both.
+  EXPECT_NEAR(chunks.groups[0].summary.mean, 10.9, 1e-9);
+  ASSERT_EQ(result.verdicts.size(), 1u);
+  EXPECT_EQ(result.verdicts[0],
+            "busy ran 1.00 \u00B1 0.01x faster than base (per-chunk estimate: Chunk CPU Time per "
+            "Event, mean \u00B1 standard error over 200 and 200 chunks): within the noise");
+  // A real slowdown of every chunk by 20%: the rank test catches it and names itself.
+  v1::Measurement slow = MakeRun(2, 12.0);
+  AddChunks(&slow, 200, 0.012, 0.0024);
+  (*slow.mutable_metadata()->mutable_configuration())["code build-id"] = "cd34";
+  result = Compare({"base", "slow"}, {base, slow}, gate);
+  EXPECT_EQ(Metric(result, "Chunk CPU Time per Event").groups[1].status, ChangeStatus::kRegression);
+  EXPECT_EQ(result.regressions, 1);
+  EXPECT_TRUE(result.failed());
+  EXPECT_TRUE(absl::StrContains(result.text, "Mann-Whitney")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.verdicts[0], "slow ran 1.20 \u00B1 0.0"))
+      << result.verdicts[0];
+  EXPECT_TRUE(absl::StrContains(result.verdicts[0], "x slower than base")) << result.verdicts[0];
+}
+
+TEST(CompareRunsTest, CodeIdentityMakesConfigurationsNotRepeats) {
+  // The same flags, two builds of the analysis (or two labels): two configurations.
+  std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 12.0)};
+  (*runs[0].mutable_metadata()->mutable_configuration())["code build-id"] = "aaaa";
+  (*runs[1].mutable_metadata()->mutable_configuration())["code build-id"] = "bbbb";
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  ComparisonResult result = Compare({"base", "head"}, runs, gate);
+  EXPECT_EQ(result.groups.size(), 2u);
+  EXPECT_TRUE(absl::StrContains(result.text, "differs: code build-id: base=aaaa, head=bbbb"))
+      << result.text;
+  (*runs[1].mutable_metadata()->mutable_configuration())["code build-id"] = "aaaa";
+  (*runs[1].mutable_metadata()->mutable_configuration())["label"] = "head";
+  EXPECT_EQ(Compare({"base", "head"}, runs, gate).groups.size(), 2u);
+  // The same build and no label: repeats, and a gate that could never fail is refused.
+  runs[1].mutable_metadata()->mutable_configuration()->erase("label");
+  EXPECT_FALSE(CompareRuns({"base", "head"}, runs, gate).ok());
+}
+
+TEST(CompareRunsTest, VerdictFromRepeatsHasTheRatioAndItsUncertainty) {
+  // Elapsed per event: base 10, 10.2 s; head 5, 5.1 s: ratio 10.1 / 5.05 = 2.00; python3:
+  // 2 * sqrt((0.1414/10.1)^2 / 2 + (0.0707/5.05)^2 / 2) = 0.028.
+  std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 10.2), MakeRun(2, 5.0),
+                                       MakeRun(2, 5.1)};
+  ComparisonOptions options;
+  options.configuration_of_run = {0, 0, 1, 1};
+  const ComparisonResult result = Compare({"a1", "a2", "b1", "b2"}, runs, options);
+  ASSERT_EQ(result.verdicts.size(), 1u);
+  EXPECT_EQ(result.verdicts[0],
+            "b1, b2 (n=2) ran 2.00 \u00B1 0.03x faster than a1, a2 (n=2) (elapsed time per "
+            "event, mean of 2 and 2 runs)");
+  EXPECT_TRUE(absl::StrContains(result.text, "Verdict: b1, b2 (n=2) ran 2.00")) << result.text;
+  // ASCII tables say "+-"; markdown carries the line for a pull-request comment.
+  options.unicode = false;
+  EXPECT_TRUE(absl::StrContains(Compare({"a1", "a2", "b1", "b2"}, runs, options).text,
+                                "ran 2.00 +- 0.03x faster"));
+  options.format = ComparisonFormat::kMarkdown;
+  EXPECT_TRUE(absl::StrContains(Compare({"a1", "a2", "b1", "b2"}, runs, options).text,
+                                "**Verdict:** b1, b2 (n=2) ran 2.00 \u00B1 0.03x faster"));
+}
+
+TEST(CompareRunsTest, BytesReadRowsAndDataRateFromRereadingIsNoImprovement) {
+  v1::Measurement base = MakeRun(2, 10.0);
+  v1::Measurement small_chunks = MakeRun(2, 10.0);
+  (*small_chunks.mutable_metadata()->mutable_configuration())["chunk_size"] = "2000";
+  base.mutable_metrics()->mutable_workflow()->set_total_bytes_read(100 << 20);
+  base.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(0.7);
+  small_chunks.mutable_metrics()->mutable_workflow()->set_total_bytes_read(440 << 20);
+  small_chunks.mutable_metrics()->mutable_workflow()->set_data_rate_gbps(1.6);
+  // No read amplification recorded: bytes read per event decides (4.4x).
+  ComparisonResult result = Compare({"cs25000", "cs2000"}, {base, small_chunks});
+  EXPECT_NEAR(Metric(result, "Bytes Read").groups[1].summary.mean, 440, 1e-9);
+  // 100 MiB / 1e6 events = 104.8576 bytes per event.
+  EXPECT_NEAR(Metric(result, "Bytes Read per Event").groups[0].summary.mean, 104.8576, 1e-9);
+  EXPECT_EQ(Metric(result, "Data Rate").groups[1].status, ChangeStatus::kFromRereading);
+  EXPECT_TRUE(absl::StrContains(result.text, "(+128.6%) ^")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "^ = not an improvement (1):")) << result.text;
+  ASSERT_EQ(result.rereading_notes.size(), 1u);
+  // 440 MiB / 1e6 events = 461.37 bytes per event.
+  EXPECT_EQ(result.rereading_notes[0],
+            "cs2000: Data Rate +128.6% while bytes read per event went from 104.9 to 461.4");
+  // The read amplification, when known on both sides, decides instead.
+  base.mutable_metrics()->mutable_workflow()->set_read_amplification(1.0);
+  small_chunks.mutable_metrics()->mutable_workflow()->set_read_amplification(1.02);
+  result = Compare({"cs25000", "cs2000"}, {base, small_chunks});
+  EXPECT_EQ(Metric(result, "Data Rate").groups[1].status, ChangeStatus::kOk);
+  EXPECT_EQ(Metric(result, "Read Amplification (bytes read / file bytes)").groups[1].summary.mean,
+            1.02);
+  small_chunks.mutable_metrics()->mutable_workflow()->set_read_amplification(4.4);
+  result = Compare({"cs25000", "cs2000"}, {base, small_chunks});
+  EXPECT_EQ(Metric(result, "Data Rate").groups[1].status, ChangeStatus::kFromRereading);
+  EXPECT_TRUE(absl::StrContains(result.text, "read amplification went from 1 to 4.4"))
+      << result.text;
+}
+
+TEST(CompareRunsTest, TableFitsOneHundredColumns) {
+  // Three configurations with long names and spreads: the table is split and the metric names
+  // wrap, every line at most 100 columns.
+  std::vector<v1::Measurement> runs;
+  for (int r = 0; r < 6; ++r) {
+    v1::Measurement run = MakeRun(2, 10.0 + 0.37 * r);
+    run.mutable_metrics()->mutable_efficiency()->set_core_efficiency_fraction(0.5 + 0.01 * r);
+    run.mutable_metrics()->mutable_workflow()->set_summed_chunk_wall_seconds(12 + r);
+    AddChunks(&run, 20, 0.01 + 0.001 * r, 0.002);
+    runs.push_back(run);
+  }
+  ComparisonOptions options;
+  options.configuration_of_run = {0, 0, 1, 1, 2, 2};
+  const ComparisonResult result = Compare({"baseline-run-one", "baseline-run-two", "candidate-a-1",
+                                           "candidate-a-2", "candidate-b-1", "candidate-b-2"},
+                                          runs, options);
+  for (absl::string_view line : absl::StrSplit(result.text, '\n')) {
+    size_t columns = 0;  // UTF-8 code points: every character here is one column wide
+    for (unsigned char c : line) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+    EXPECT_LE(columns, 100u) << line;
+  }
+  EXPECT_TRUE(absl::StrContains(result.text, "Worker Occupancy")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "candidate-b-1, candidate-b-2 (n=2)")) << result.text;
 }
 
 }  // namespace

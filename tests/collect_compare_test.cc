@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -74,17 +75,23 @@ TEST(CollectCompareCiTest, FailOnRegressionExitsFive) {
 TEST(CollectCompareCiTest, FormatsForScripts) {
   const std::string a = SaveRun("fmt_a", 1, 10.0);
   const std::string b = SaveRun("fmt_b", 1, 12.0, "v2");
-  CollectOutcome csv = RunCollect({"compare", a, b, "--format=csv"});
+  // One run per side and no chunk records: no noise estimate, so no regression ...
+  CollectOutcome unknown = RunCollect({"compare", a, b, "--format=csv", "--fail_on_regression"});
+  EXPECT_EQ(unknown.exit_code, 0) << unknown.err;
+  EXPECT_TRUE(absl::StrContains(unknown.out, ",1,12,,20,no_noise_estimate\n")) << unknown.out;
+  // ... unless the threshold is given explicitly: then it alone decides.
+  CollectOutcome csv = RunCollect({"compare", a, b, "--format=csv", "--regression_threshold=5"});
   EXPECT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_TRUE(absl::StartsWith(
       csv.out, "metric,unit,configuration,runs,n,mean,stddev,change_percent,status\n"))
       << csv.out;
   EXPECT_TRUE(absl::StrContains(csv.out, "Elapsed Time,s,2,")) << csv.out;
   EXPECT_TRUE(absl::StrContains(csv.out, ",1,12,,20,regression\n")) << csv.out;
-  CollectOutcome json = RunCollect({"compare", a, b, "--format=json"});
+  CollectOutcome json = RunCollect({"compare", a, b, "--format=json", "--regression_threshold=5"});
   EXPECT_EQ(json.exit_code, 0) << json.err;
   EXPECT_TRUE(absl::StrContains(json.out, "\"regressions\": 2,")) << json.out;
-  CollectOutcome markdown = RunCollect({"compare", a, b, "--format=markdown"});
+  CollectOutcome markdown =
+      RunCollect({"compare", a, b, "--format=markdown", "--regression_threshold=5"});
   EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
   EXPECT_TRUE(absl::StrContains(markdown.out, "| Elapsed Time | s | 10 | 12 (+20.0%) \u25BC |"))
       << markdown.out;
@@ -111,6 +118,66 @@ TEST(CollectCompareCiTest, ScalingStudyWithHtmlPlot) {
   // Two core counts: the fit is refused with a sentence.
   CollectOutcome two = RunCollect({"compare", dirs[0], dirs[1]});
   EXPECT_TRUE(absl::StrContains(two.out, "no Amdahl fit: it needs runs on at least 3")) << two.out;
+}
+
+// A real run of the sample analysis: 3 datasets x 2 files x 20000 events in chunks of
+// `chunk_size`, under `label`.
+std::string RealRun(const std::string& name, const std::string& label, int chunk_size) {
+  const std::string output = TempDir() + "/real_runs";
+  const CollectOutcome run =
+      RunCollect({"--threads=2", "--events_per_file=20000", "--files_per_dataset=2",
+                  absl::StrCat("--chunk_size=", chunk_size), "--interval=0.05",
+                  "--cache_dir=" + TempDir() + "/cache", "--output_dir=" + output, "--name=" + name,
+                  "--label=" + label, "--tables=ascii"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  return output + "/" + name;
+}
+
+TEST(CollectCompareRealRunsTest, IdenticalCodeIsNoRegressionAndARealSlowdownIsCaught) {
+  // Same code, same flags, two labels (a CI job comparing base and head): one run each.
+  const std::string base = RealRun("base", "base", 5000);
+  const std::string head = RealRun("head", "head", 5000);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(base);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const auto& configuration = saved->metadata().configuration();
+  ASSERT_EQ(configuration.count("label"), 1u);
+  EXPECT_EQ(configuration.at("label"), "base");
+  // collect is the analysis: its own ELF build-id (sha1 or md5 in hex).
+  ASSERT_EQ(configuration.count("code build-id"), 1u);
+  EXPECT_TRUE(configuration.at("code build-id").size() == 40 ||
+              configuration.at("code build-id").size() == 32)
+      << configuration.at("code build-id");
+  const std::string html = TempDir() + "/real_compare.html";
+  const CollectOutcome same = RunCollect(
+      {"compare", base, head, "--fail_on_regression", "--tables=ascii", "--html_output=" + html});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_TRUE(absl::StrContains(same.out, "differs: label: ")) << same.out;
+  EXPECT_TRUE(absl::StrContains(same.out, "Chunk CPU Time per Event")) << same.out;
+  const CollectOutcome same_json = RunCollect({"compare", base, head, "--format=json"});
+  EXPECT_TRUE(absl::StrContains(same_json.out, "\"verdicts\": [\"" + head + " ran "))
+      << same_json.out;
+  EXPECT_TRUE(absl::StrContains(same_json.out, "(per-chunk estimate: Chunk CPU Time per Event"))
+      << same_json.out;
+  const std::string page = ReadFile(html);
+  EXPECT_TRUE(absl::StrContains(page, "<b>Verdict:</b>")) << page.size();
+  EXPECT_TRUE(absl::StrContains(page, "Findings (")) << page.size();
+  // Chunks of 1000 events re-read the compressed columns: more CPU per event in every chunk,
+  // caught by the rank test over the chunks.
+  const std::string slow = RealRun("small_chunks", "head", 1000);
+  const CollectOutcome caught =
+      RunCollect({"compare", base, slow, "--fail_on_regression", "--tables=ascii"});
+  EXPECT_EQ(caught.exit_code, 5) << caught.out << caught.err;
+  // Its Data Rate rose from re-reading: marked, not an improvement.
+  EXPECT_TRUE(absl::StrContains(caught.out, "^ = not an improvement (1)")) << caught.out;
+  // The regression is the per-chunk row, decided by its named rank test.
+  const CollectOutcome json = RunCollect({"compare", base, slow, "--format=json"});
+  const size_t row = json.out.find("{\"metric\": \"Chunk CPU Time per Event\"");
+  ASSERT_NE(row, std::string::npos) << json.out;
+  const std::string chunk_row = json.out.substr(row, json.out.find("]}", row) - row);
+  EXPECT_TRUE(absl::StrContains(chunk_row, "\"test\": \"Mann-Whitney U over chunks\""))
+      << chunk_row;
+  EXPECT_TRUE(absl::StrContains(chunk_row, "\"status\": \"regression\"")) << chunk_row;
+  EXPECT_TRUE(absl::StrContains(json.out, "x slower than " + base)) << json.out;
 }
 
 }  // namespace

@@ -141,8 +141,13 @@ TEST(CollectCompareTest, SideBySideRegressionsAndAmdahl) {
   EXPECT_TRUE(absl::StrContains(compare.out, "(-40.0%)")) << compare.out;  // 120 s -> 72 s
   EXPECT_TRUE(absl::StrContains(compare.out, "serial fraction 0.200 (20.0%)")) << compare.out;
   EXPECT_TRUE(absl::StrContains(compare.out, "predicted speedup at 8 cores: 3.33x")) << compare.out;
-  // The legacy run compares too; it is slower than the 2-thread baseline: a regression.
+  // The legacy run compares too; it is slower than the 2-thread baseline, but one run per side
+  // without chunk records has no noise estimate ("?") ...
   Outcome mixed = RunCollect({"compare", dirs[1], dirs[3], "--tables=ascii"});
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_TRUE(absl::StrContains(mixed.out, "(+66.7%) ?")) << mixed.out;
+  // ... unless the threshold is given: then it is a regression by the threshold alone.
+  mixed = RunCollect({"compare", dirs[1], dirs[3], "--tables=ascii", "--regression_threshold=5"});
   EXPECT_EQ(mixed.exit_code, 0) << mixed.err;
   EXPECT_TRUE(absl::StrContains(mixed.out, "(+66.7%) !")) << mixed.out;
   Outcome alone = RunCollect({"compare", dirs[0]});

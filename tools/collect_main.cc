@@ -54,6 +54,7 @@
 #include "store/name_claim.h"
 #include "store/save_fallback.h"
 #include "tools/backend_factory.h"
+#include "tools/code_identity.h"
 #include "tools/collect_commands.h"
 #include "tools/exit_code.h"
 #include "tools/external_run.h"
@@ -121,8 +122,14 @@ ABSL_FLAG(std::string, format, "table",
           "show: table (the summary tables), or the flat metrics as csv, json or markdown; "
           "compare: table, csv, json or markdown.");
 ABSL_FLAG(double, regression_threshold, 5.0,
-          "compare: a change worse than this many percent of the baseline is a regression.");
+          "compare: a change worse than this many percent of the baseline is a regression when "
+          "it is beyond a noise estimate; given explicitly, the threshold alone decides where "
+          "there is none (one run per side).");
 ABSL_FLAG(bool, fail_on_regression, false, "compare: exit 5 when a regression is found (for CI).");
+ABSL_FLAG(std::string, label, "",
+          "Runs: a name for the measured code's version (e.g. a git commit), recorded in the "
+          "configuration next to the analysis executable's build-id; compare treats runs with "
+          "different labels or build-ids as different configurations, never as repeats.");
 ABSL_FLAG(bool, html, false,
           "After a run: also write the HTML report (tables and plots) next to the measurement, "
           "as <measurement directory>.html.");
@@ -425,6 +432,12 @@ ExitCode Compare(const Invocation& invocation) {
   }
   options.unicode = tables->unicode;
   options.regression_threshold_percent = absl::GetFlag(FLAGS_regression_threshold);
+  // Given explicitly, the threshold alone gates where no noise estimate exists.
+  if (absl::StatusOr<ScannedCommandLine> line = ScanCommandLine(invocation.argc, invocation.argv);
+      line.ok()) {
+    options.threshold_given =
+        std::count(line->flags.begin(), line->flags.end(), std::string("regression_threshold")) > 0;
+  }
   options.fail_on_regression = absl::GetFlag(FLAGS_fail_on_regression);
   absl::StatusOr<ComparisonFormat> format = ParseComparisonFormat(absl::GetFlag(FLAGS_format));
   if (!format.ok()) return Fail(AsUsageError(format.status()));
@@ -444,6 +457,11 @@ ExitCode Compare(const Invocation& invocation) {
 // Every flag problem at once, each naming its flag, before anything runs.
 absl::Status ValidateRunFlags() {
   std::vector<std::string> problems = ThreadPoolFlagProblems();
+  const std::string label = absl::GetFlag(FLAGS_label);
+  if (label.size() > 200 || std::any_of(label.begin(), label.end(),
+                                        [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+    problems.push_back("--label must be one line of at most 200 characters");
+  }
   const double interval = absl::GetFlag(FLAGS_interval);
   if (!(interval > 0) || interval > 3600) {
     problems.push_back(
@@ -546,6 +564,22 @@ SessionOptions MakeSessionOptions(const OutputPlan& plan, int argc, char** argv)
   return options;
 }
 
+// The measured code's identity (tools/code_identity.h): --label and the ELF build-id of
+// `executable` ("" when there is none, e.g. tracking until Ctrl-C).
+void RecordCodeIdentity(const std::string& executable,
+                        google::protobuf::Map<std::string, std::string>* configuration) {
+  const std::string label = absl::GetFlag(FLAGS_label);
+  if (!label.empty()) (*configuration)[kLabelKey] = label;
+  if (executable.empty()) return;
+  absl::StatusOr<std::string> id = ElfBuildId(executable);
+  if (id.ok()) {
+    (*configuration)[kCodeBuildIdKey] = *id;
+  } else if (label.empty()) {
+    std::cerr << "collect: note: the measured code has no build-id (" << id.status().message()
+              << "); give --label=VERSION so that compare tells versions apart\n";
+  }
+}
+
 // Exit 130: the run was cut short, or a signal came while it was being saved. Not when the
 // signal was how the run was meant to end (tracking until Ctrl-C).
 bool Interrupted(const MeasurementSession& session, const v1::Measurement& measurement) {
@@ -639,6 +673,11 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   auto& configuration = *session_options.metadata.mutable_configuration();
   configuration["backend"] = std::string(backend.name());
   if (!command.empty()) configuration["command"] = absl::StrJoin(command, " ");
+  const char* search_path = std::getenv("PATH");
+  absl::StatusOr<std::string> executable =
+      command.empty() ? absl::NotFoundError("no command")
+                      : FindExecutable(command.front(), search_path == nullptr ? "" : search_path);
+  RecordCodeIdentity(executable.ok() ? *executable : "", &configuration);
   options.session = std::move(session_options);
   if (backend.ReadsFinishedRun() && command.empty()) {
     // Nothing to wait for: the logs of a finished run are read and measured at once.
@@ -773,6 +812,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options->dataset.seed);
   configuration["dataset_directory"] = result->dataset_directory;
+  RecordCodeIdentity("/proc/self/exe", &configuration);  // the workers run collect's analysis
   // The measurement is assembled by the run (the manager's logs are read after it ended), so it
   // is saved here rather than through a session.
   measurement.mutable_metadata()->set_tool_version(kToolVersion);
@@ -834,6 +874,7 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   if (absl::GetFlag(FLAGS_profile)) {
     configuration["profile_hz"] = absl::StrCat(absl::GetFlag(FLAGS_profile_hz));
   }
+  RecordCodeIdentity("/proc/self/exe", &configuration);  // the sample analysis is collect
   options.session = std::move(session_options);
   const std::string sample_cache_dir = options.cache_dir;
 
@@ -970,8 +1011,9 @@ std::vector<Command> Commands() {
       "--backend.\n";
   run.max_arguments = 0;
   run.arguments_problem = "no arguments; a command to measure goes after --";
-  run.flags = {"backend", "output_dir", "name", "interval", "grace_period", "checkpoint_interval",
-               "tables", "html", "dask_end_timeout", "trace", "serve", "serve_linger",
+  run.flags = {"backend", "output_dir", "name", "label", "interval", "grace_period",
+               "checkpoint_interval", "tables", "html", "dask_end_timeout", "trace", "serve",
+               "serve_linger",
                // threadpool and workqueue: the sample analysis
                "events_per_file", "files_per_dataset", "chunk_size", "cache_dir", "seed", "threads",
                "profile", "profile_hz",
@@ -1017,8 +1059,16 @@ std::vector<Command> Commands() {
       "marked; Amdahl's law fit from 3+ core counts.";
   compare.help =
       "A1,A2 (one argument): repeats of one configuration (e.g. one version of the code).\n"
-      "--format=csv|json|markdown for scripts, --html_output=FILE also writes the table and\n"
-      "the scaling plot, --fail_on_regression exits 5 when a regression is found.\n";
+      "Runs of different code (build-id of the analysis executable, or --label at run time)\n"
+      "are different configurations. A regression must be beyond a noise estimate: the\n"
+      "repeats of each side, or for the per-chunk time per event row the Mann-Whitney rank\n"
+      "test over the chunks. With one run per side only that row can gate: the run metrics\n"
+      "have no noise estimate (marked ?) unless --regression_threshold is given (then the\n"
+      "threshold alone decides).\n"
+      "A verdict line says how much faster or slower each configuration ran, with its\n"
+      "uncertainty. --format=csv|json|markdown for scripts, --html_output=FILE also writes the\n"
+      "table, the verdicts, each run's warnings and findings and the scaling plot,\n"
+      "--fail_on_regression exits 5 when a regression is found.\n";
   compare.min_arguments = 2;
   compare.max_arguments = Command::kUnlimited;
   compare.arguments_problem = "two or more measurement directories";

@@ -256,6 +256,16 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
       const v1::ChunkRecord& ahead = chunks.Get(i + kAhead);
       for (const v1::SectionRecord& section : ahead.sections()) __builtin_prefetch(&section);
     }
+    // The strings the pass compares (each a heap object of its own), once their records and
+    // sections are in cache.
+    if (i + kAhead / 2 < chunks.size()) {
+      const v1::ChunkRecord& near = chunks.Get(i + kAhead / 2);
+      __builtin_prefetch(near.dataset().data());
+      __builtin_prefetch(near.worker().data());
+      for (const v1::SectionRecord& section : near.sections()) {
+        __builtin_prefetch(section.name().data());
+      }
+    }
     const v1::ChunkRecord& chunk = chunks.Get(i);
     if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
       return valid;

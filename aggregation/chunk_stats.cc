@@ -40,46 +40,82 @@ absl::string_view ProcessOf(const v1::ChunkRecord& chunk) {
   return thread == absl::string_view::npos ? worker : worker.substr(0, thread);
 }
 
-// True when two of `chunks` ran at the same time in one process: their resident-memory deltas
-// then include each other's allocations. Processes are interned once per name (no string work
-// in the sort), and a zero-length chunk overlaps nothing that starts at its instant.
-// Cost: O(n) for records already in (process, start) order, O(n log n) otherwise.
-bool ChunksOverlapInAProcess(const std::vector<const v1::ChunkRecord*>& chunks) {
+// Whether two records that measured memory ran at the same time in one process: their
+// resident-memory deltas then include each other's allocations. Records are added in the one
+// pass over the input; processes are interned by name (the last worker is checked before
+// hashing). A zero-length record overlaps nothing that starts at its instant.
+// Cost: O(n) when each process's records arrive in (start, end) order; otherwise a counting
+// sort by process and a sort of each process's records: O(n log(n / processes)).
+class ProcessOverlap {
+ public:
+  explicit ProcessOverlap(size_t expected) { intervals_.reserve(expected); }
+
+  void Add(const v1::ChunkRecord& chunk) {
+    if (intervals_.empty() || chunk.worker() != last_worker_) {
+      last_worker_ = chunk.worker();
+      last_id_ = process_ids_.try_emplace(ProcessOf(chunk), process_ids_.size()).first->second;
+      if (last_id_ >= last_.size()) last_.resize(last_id_ + 1, {INT64_MIN, INT64_MIN});
+    }
+    const Span span{chunk.start_unix_ns(), chunk.end_unix_ns()};
+    if (span < last_[last_id_]) in_order_ = false;
+    last_[last_id_] = span;
+    intervals_.push_back({last_id_, span});
+  }
+
+  bool AnyOverlap() const {
+    const size_t processes = last_.size();
+    if (in_order_) {
+      // Each process's records are already in (start, end) order: one pass.
+      std::vector<int64_t> latest_end(processes);
+      std::vector<bool> seen(processes, false);
+      for (const Interval& interval : intervals_) {
+        if (!seen[interval.process]) {
+          seen[interval.process] = true;
+          latest_end[interval.process] = interval.span.end;
+          continue;
+        }
+        if (interval.span.start < latest_end[interval.process]) return true;
+        latest_end[interval.process] = std::max(latest_end[interval.process], interval.span.end);
+      }
+      return false;
+    }
+    // Group by process (counting sort), then sort and scan each group.
+    std::vector<size_t> begin(processes + 1, 0);
+    for (const Interval& interval : intervals_) ++begin[interval.process + 1];
+    for (size_t p = 0; p < processes; ++p) begin[p + 1] += begin[p];
+    std::vector<Span> grouped(intervals_.size());
+    std::vector<size_t> next(begin.begin(), begin.end() - 1);
+    for (const Interval& interval : intervals_) grouped[next[interval.process]++] = interval.span;
+    for (size_t p = 0; p < processes; ++p) {
+      const auto first = grouped.begin() + static_cast<std::ptrdiff_t>(begin[p]);
+      const auto last = grouped.begin() + static_cast<std::ptrdiff_t>(begin[p + 1]);
+      if (first == last) continue;
+      if (!std::is_sorted(first, last)) std::sort(first, last);
+      int64_t latest_end = first->end;
+      for (auto it = first + 1; it != last; ++it) {
+        if (it->start < latest_end) return true;
+        latest_end = std::max(latest_end, it->end);
+      }
+    }
+    return false;
+  }
+
+ private:
+  struct Span {
+    int64_t start, end;
+    bool operator<(const Span& o) const { return start != o.start ? start < o.start : end < o.end; }
+  };
   struct Interval {
     uint32_t process;
-    int64_t start, end;
-    bool operator<(const Interval& o) const {
-      return std::tie(process, start, end) < std::tie(o.process, o.start, o.end);
-    }
+    Span span;
   };
-  absl::flat_hash_map<absl::string_view, uint32_t> process_ids;
-  std::vector<Interval> intervals;
-  intervals.reserve(chunks.size());
-  absl::string_view last_worker;
-  uint32_t last_id = 0;
-  for (const v1::ChunkRecord* chunk : chunks) {
-    // Consecutive records often share a worker: skip the lookup then.
-    if (intervals.empty() || chunk->worker() != last_worker) {
-      last_worker = chunk->worker();
-      last_id = process_ids.try_emplace(ProcessOf(*chunk), process_ids.size()).first->second;
-    }
-    intervals.push_back({last_id, chunk->start_unix_ns(), chunk->end_unix_ns()});
-  }
-  if (!std::is_sorted(intervals.begin(), intervals.end())) {
-    std::sort(intervals.begin(), intervals.end());
-  }
-  int64_t latest_end = 0;
-  for (size_t i = 0; i < intervals.size(); ++i) {
-    const Interval& interval = intervals[i];
-    if (i == 0 || interval.process != intervals[i - 1].process) {
-      latest_end = interval.end;
-      continue;
-    }
-    if (interval.start < latest_end) return true;
-    latest_end = std::max(latest_end, interval.end);
-  }
-  return false;
-}
+  absl::flat_hash_map<absl::string_view, uint32_t> process_ids_;
+  std::vector<Interval> intervals_;
+  std::vector<Span> last_;  // per process: the (start, end) of its latest record so far
+  absl::string_view last_worker_;
+  uint32_t last_id_ = 0;
+  bool in_order_ = true;
+};
 
 // One quantity of the successful records, with the dataset of each value.
 struct Column {
@@ -178,7 +214,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   const size_t n = static_cast<size_t>(chunks.size());
 
   Column durations, memory_deltas, time_per_event, peak_live;
-  std::vector<const v1::ChunkRecord*> memory_records;
+  ProcessOverlap memory_overlap(n);
   durations.values.reserve(n);
   durations.datasets.reserve(n);
   std::vector<double> events;  // same datasets as `durations`
@@ -220,6 +256,16 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
       const v1::ChunkRecord& ahead = chunks.Get(i + kAhead);
       for (const v1::SectionRecord& section : ahead.sections()) __builtin_prefetch(&section);
     }
+    // The strings the pass compares (each a heap object of its own), once their records and
+    // sections are in cache.
+    if (i + kAhead / 2 < chunks.size()) {
+      const v1::ChunkRecord& near = chunks.Get(i + kAhead / 2);
+      __builtin_prefetch(near.dataset().data());
+      __builtin_prefetch(near.worker().data());
+      for (const v1::SectionRecord& section : near.sections()) {
+        __builtin_prefetch(section.name().data());
+      }
+    }
     const v1::ChunkRecord& chunk = chunks.Get(i);
     if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
       return valid;
@@ -243,7 +289,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
       peak_live.Add(static_cast<double>(chunk.peak_live_bytes()), dataset);
     }
     if (MeasuredMemory(chunk)) {
-      memory_records.push_back(&chunk);
+      memory_overlap.Add(chunk);
       // In double: an int64 difference of arbitrary inputs could overflow.
       memory_deltas.Add(static_cast<double>(chunk.memory_after_bytes()) -
                             static_cast<double>(chunk.memory_before_bytes()),
@@ -309,7 +355,7 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
   }
   if (!memory_deltas.values.empty()) {
     *metrics.mutable_memory_delta_bytes() = memory_stats.overall;
-    metrics.set_memory_delta_source(ChunksOverlapInAProcess(memory_records)
+    metrics.set_memory_delta_source(memory_overlap.AnyOverlap()
                                         ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS
                                         : v1::MEMORY_SOURCE_PROCESS_RSS);
   }

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -102,6 +105,55 @@ TEST(ChunkMetricsTest, MemorySourceSaysWhenChunksSharedAProcess) {
                            RanOn(WithMemory(Chunk(1, 1), 20, 5), "h:1/thread-1", 50, 150)});
   ASSERT_TRUE(shared.has_value());
   EXPECT_EQ(shared->memory_delta_source(), v1::MEMORY_SOURCE_SHARED_PROCESS_RSS);
+}
+
+// Two records of one process overlap when, in (start, end) order, one starts before an
+// earlier one ends (a zero-length record overlaps nothing starting at its instant).
+bool OverlapByPairs(const std::vector<v1::ChunkRecord>& chunks) {
+  for (const v1::ChunkRecord& a : chunks) {
+    for (const v1::ChunkRecord& b : chunks) {
+      if (&a == &b || a.worker().substr(0, 3) != b.worker().substr(0, 3)) continue;
+      const bool a_first = std::make_pair(a.start_unix_ns(), a.end_unix_ns()) <=
+                           std::make_pair(b.start_unix_ns(), b.end_unix_ns());
+      if (a_first && b.start_unix_ns() < a.end_unix_ns()) return true;
+    }
+  }
+  return false;
+}
+
+TEST(ChunkMetricsTest, MemorySourceDoesNotDependOnTheRecordOrder) {
+  // Records in (start, end) order per process take the one-pass path, others the sort; both
+  // must agree with the pairwise definition, zero-length records and equal starts included.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> pick(0, 3);
+  int overlapping_runs = 0;
+  for (int run = 0; run < 300; ++run) {
+    std::vector<v1::ChunkRecord> chunks;
+    for (int i = 0; i < 4; ++i) {
+      const int64_t start = pick(rng) * 10;
+      chunks.push_back(RanOn(WithMemory(Chunk(1, 1), 10, 20),
+                             absl::StrCat("h:", pick(rng), "/thread-", pick(rng)), start,
+                             start + pick(rng) * 10));
+    }
+    const bool expected = OverlapByPairs(chunks);
+    overlapping_runs += expected ? 1 : 0;
+    for (int order = 0; order < 2; ++order) {
+      if (order == 1) {
+        std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) {
+          return std::make_pair(a.start_unix_ns(), a.end_unix_ns()) <
+                 std::make_pair(b.start_unix_ns(), b.end_unix_ns());
+        });
+      }
+      const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics(chunks);
+      ASSERT_TRUE(m.has_value());
+      EXPECT_EQ(m->memory_delta_source(),
+                expected ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS : v1::MEMORY_SOURCE_PROCESS_RSS)
+          << "run " << run << " order " << order;
+    }
+  }
+  // Both answers occur, so the comparison means something.
+  EXPECT_GT(overlapping_runs, 30);
+  EXPECT_LT(overlapping_runs, 270);
 }
 
 TEST(ChunkMetricsTest, PeakLiveBytesFromAllocationCounting) {

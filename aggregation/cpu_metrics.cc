@@ -1,6 +1,7 @@
 #include "aggregation/cpu_metrics.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -31,23 +32,28 @@ void AddChunkSplit(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& ch
   // monitor did not follow, killed before it reported) would count all its wall time as off-CPU.
   bool any_cpu = false;
   for (const v1::ChunkRecord& chunk : chunks) any_cpu = any_cpu || chunk.cpu_seconds() > 0;
-  std::vector<double> wall, thread_cpu, wait, blocked;
+  // One pass with running compensated sums (the same operations, in the same order, as
+  // CompensatedSum over vectors of the values, without the vectors).
+  CompensatedAccumulator wall, thread_cpu, wait, blocked;
+  int64_t records = 0, records_with_wait = 0;
   for (const v1::ChunkRecord& chunk : chunks) {
     if (any_cpu && !(chunk.cpu_seconds() > 0)) continue;
-    wall.push_back(chunk.duration_seconds());
-    thread_cpu.push_back(chunk.cpu_seconds());
+    ++records;
+    wall.Add(chunk.duration_seconds());
+    thread_cpu.Add(chunk.cpu_seconds());
     if (chunk.has_run_queue_wait_seconds()) {
-      wait.push_back(chunk.run_queue_wait_seconds());
-      blocked.push_back(std::max(
+      ++records_with_wait;
+      wait.Add(chunk.run_queue_wait_seconds());
+      blocked.Add(std::max(
           0.0, chunk.duration_seconds() - chunk.cpu_seconds() - chunk.run_queue_wait_seconds()));
     }
   }
-  cpu->set_chunk_wall_seconds(CompensatedSum(wall));
-  if (any_cpu) cpu->set_chunk_cpu_seconds(CompensatedSum(thread_cpu));
+  cpu->set_chunk_wall_seconds(wall.Sum());
+  if (any_cpu) cpu->set_chunk_cpu_seconds(thread_cpu.Sum());
   // Waiting and blocked only when every record of the split measured its run-queue delay.
-  if (!wait.empty() && wait.size() == wall.size()) {
-    cpu->set_chunk_run_queue_wait_seconds(CompensatedSum(wait));
-    cpu->set_chunk_blocked_seconds(CompensatedSum(blocked));
+  if (records_with_wait > 0 && records_with_wait == records) {
+    cpu->set_chunk_run_queue_wait_seconds(wait.Sum());
+    cpu->set_chunk_blocked_seconds(blocked.Sum());
   }
 }
 

@@ -1,7 +1,12 @@
 #include "aggregation/cpu_metrics.h"
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <string>
+#include <vector>
 
+#include "aggregation/distribution_stats.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -137,6 +142,34 @@ TEST(CpuMetricsTest, ChunksWithoutCpuOrWaitLeaveThoseUnknown) {
   EXPECT_FALSE(cpu.has_chunk_run_queue_wait_seconds());
   EXPECT_FALSE(cpu.has_chunk_blocked_seconds());
   EXPECT_FALSE(cpu.has_cpu_seconds());
+}
+
+TEST(CpuMetricsTest, ChunkSplitSumsEqualCompensatedSumsOfTheValues) {
+  // The split's one-pass running sums against CompensatedSum over the same values, bit for bit,
+  // on records whose values span 12 orders of magnitude (where rounding order shows).
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> exponent(-6, 6);
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  std::vector<double> wall, cpu_seconds, wait, blocked;
+  for (int i = 0; i < 20000; ++i) {
+    v1::ChunkRecord* chunk = chunks.Add();
+    const double duration = std::pow(10.0, exponent(rng));
+    chunk->set_duration_seconds(duration);
+    chunk->set_run_queue_wait_seconds(duration * 0.1);
+    if (i % 7 == 3) continue;  // no CPU measured: left out of the split
+    chunk->set_cpu_seconds(duration * 0.6);
+    wall.push_back(duration);
+    cpu_seconds.push_back(duration * 0.6);
+    wait.push_back(duration * 0.1);
+    blocked.push_back(std::max(0.0, duration - duration * 0.6 - duration * 0.1));
+  }
+  CpuInputs in;
+  in.chunks = &chunks;
+  const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
+  EXPECT_EQ(cpu.chunk_wall_seconds(), CompensatedSum(wall));
+  EXPECT_EQ(cpu.chunk_cpu_seconds(), CompensatedSum(cpu_seconds));
+  EXPECT_EQ(cpu.chunk_run_queue_wait_seconds(), CompensatedSum(wait));
+  EXPECT_EQ(cpu.chunk_blocked_seconds(), CompensatedSum(blocked));
 }
 
 }  // namespace

@@ -49,7 +49,10 @@ int SectionAccumulator::Intern(const v1::SectionRecord& record, size_t position)
     Section& section = sections_.emplace_back();
     section.name = record.name();
     section.kind = record.kind();
-    section.values.reserve(expected_chunks_);
+    // Room for a value per chunk for the first few names only: a measurement with many
+    // distinct names (each in few chunks) must not reserve names x chunks values.
+    constexpr size_t kReservedSections = 64;
+    if (sections_.size() <= kReservedSections) section.values.reserve(expected_chunks_);
   }
   return it->second;
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -214,6 +215,7 @@ class RecordReader {
     AddSections(kTiming, v1::SectionRecord::KIND_TIME, &chunk);
     AddSections(kMemory, v1::SectionRecord::KIND_MEMORY, &chunk);
     AddSections(kBytes, v1::SectionRecord::KIND_BYTES, &chunk);
+    AddOverflowSections(&chunk);
     // The original has no duration when it has start and end only (and vice versa).
     if (fields_[kDuration] == nullptr && chunk.end_unix_ns() >= chunk.start_unix_ns()) {
       chunk.set_duration_seconds((chunk.end_unix_ns() - chunk.start_unix_ns()) * 1e-9);
@@ -349,6 +351,16 @@ class RecordReader {
                                    "); the value is left out"));
         continue;
       }
+      if (chunk->sections_size() >= kMaxSectionsPerChunkRecord) {
+        // Beyond the budget: counted and summed into the kind's "(overflow)" section.
+        Overflow& overflow = overflow_[kind];
+        ++overflow.entries;
+        overflow.sum += kind == v1::SectionRecord::KIND_MEMORY ? std::llround(value.number * kMiB)
+                        : kind == v1::SectionRecord::KIND_BYTES
+                            ? std::llround(value.number)
+                            : static_cast<long double>(value.number);
+        continue;
+      }
       v1::SectionRecord* section = chunk->add_sections();
       section->set_name(std::string(name));
       section->set_kind(kind);
@@ -366,11 +378,52 @@ class RecordReader {
     }
   }
 
+  // The sections beyond kMaxSectionsPerChunkRecord: one "(overflow)" section per kind, and one
+  // warning naming the record.
+  void AddOverflowSections(v1::ChunkRecord* chunk) {
+    int64_t merged = 0;
+    for (const auto& [kind, overflow] : overflow_) {
+      merged += overflow.entries;
+      v1::SectionRecord* section = chunk->add_sections();
+      section->set_name(kOverflowSectionRecordName);
+      section->set_kind(kind);
+      section->set_entries(overflow.entries);
+      switch (kind) {
+        case v1::SectionRecord::KIND_MEMORY:
+          section->set_memory_delta_bytes(SaturatedInt64(overflow.sum));
+          break;
+        case v1::SectionRecord::KIND_BYTES:
+          section->set_bytes_read(SaturatedInt64(overflow.sum));
+          break;
+        default:
+          section->set_duration_seconds(static_cast<double>(overflow.sum));
+      }
+    }
+    if (merged == 0) return;
+    warnings_.Add(absl::StrCat(Where(), " (file '", EchoedText(chunk->file()), "', entries ",
+                               chunk->entry_start(), "-", chunk->entry_stop(), "): ", merged,
+                               " sections beyond the ", kMaxSectionsPerChunkRecord,
+                               " a record keeps were merged into '", kOverflowSectionRecordName,
+                               "' (one per kind: their count and the sum of their values)"));
+  }
+
+  static int64_t SaturatedInt64(long double value) {
+    if (value >= static_cast<long double>(INT64_MAX)) return INT64_MAX;
+    if (value <= static_cast<long double>(INT64_MIN)) return INT64_MIN;
+    return static_cast<int64_t>(value);
+  }
+
+  struct Overflow {
+    int64_t entries = 0;
+    long double sum = 0;  // exact for the integer kinds, 64-bit mantissa for durations
+  };
+
   const JsonTree& tree_;
   const absl::string_view source_;
   const size_t index_;
   Warnings& warnings_;
   const JsonNode* fields_[kRecordKeyCount] = {};
+  std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
 };
 
 // The elements of a top-level JSON array, one at a time, from text in memory or from a file

@@ -21,6 +21,12 @@ namespace roastcoffea {
 inline constexpr int64_t kMaxCoffeaJsonBytes = int64_t{1} << 30;
 inline constexpr int kMaxChunkRecords = 1'000'000;
 inline constexpr int kMaxWarningsPerFile = 20;
+// Sections (the `timing`, `memory` and `bytes` entries together) one chunk record keeps; the
+// entries beyond are merged, per kind, into one section named kOverflowSectionRecordName (its
+// entries count them, its value is their sum) with a warning naming the record, as the
+// in-process recorder merges keys beyond its 64 (instrumentation/chunk_context.h).
+inline constexpr int kMaxSectionsPerChunkRecord = 1'000;
+inline constexpr char kOverflowSectionRecordName[] = "(overflow)";
 
 // What could be used from one file, and one warning (naming the source, the record and the
 // key) per value or record that could not: a wrong type, NaN or Infinity (Python's json.dump

@@ -283,6 +283,58 @@ TEST(ParseChunkRecordsTest, WarningsAreCappedPerFile) {
   EXPECT_EQ(warnings.back(), "r.json: 30 more problems like these");
 }
 
+TEST(ParseChunkRecordsTest, SectionsBeyondTheBudgetAreMergedIntoOverflowWithAWarning) {
+  // kMaxSectionsPerChunkRecord + 500 timing entries of 0.25 s (exact in binary), then a memory
+  // and a bytes entry: the first kMaxSectionsPerChunkRecord are kept by name, the rest merged.
+  const int extra = 500;
+  std::string timing;
+  for (int i = 0; i < kMaxSectionsPerChunkRecord + extra; ++i) {
+    absl::StrAppend(&timing, i > 0 ? "," : "", "\"s", i, "\": 0.25");
+  }
+  const std::string json = absl::StrCat(
+      R"([{"num_events": 1, "file": "big.root", "entry_start": 0, "entry_stop": 10, "timing": {)",
+      timing, R"(}, "memory": {"m": 2.0}, "bytes": {"b": 1000}}, {"timing": {"jets": 1.0}}])");
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(json, "sections.json", &warnings);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 2u);
+  const v1::ChunkRecord& big = (*records)[0];
+  ASSERT_EQ(big.sections_size(), kMaxSectionsPerChunkRecord + 3);
+  EXPECT_EQ(big.sections(kMaxSectionsPerChunkRecord - 1).name(),
+            absl::StrCat("s", kMaxSectionsPerChunkRecord - 1));
+  double total_seconds = 0;
+  int64_t total_entries = 0;
+  for (const v1::SectionRecord& section : big.sections()) {
+    if (section.kind() != v1::SectionRecord::KIND_TIME) continue;
+    total_seconds += section.duration_seconds();
+    total_entries += section.entries();
+  }
+  // Every entry is counted once and the time sums exactly (0.25 s each).
+  EXPECT_EQ(total_entries, kMaxSectionsPerChunkRecord + extra);
+  EXPECT_EQ(total_seconds, 0.25 * (kMaxSectionsPerChunkRecord + extra));
+  const v1::SectionRecord& time_overflow = big.sections(kMaxSectionsPerChunkRecord);
+  EXPECT_EQ(time_overflow.name(), kOverflowSectionRecordName);
+  EXPECT_EQ(time_overflow.kind(), v1::SectionRecord::KIND_TIME);
+  EXPECT_EQ(time_overflow.entries(), extra);
+  EXPECT_EQ(time_overflow.duration_seconds(), 0.25 * extra);
+  const v1::SectionRecord& memory_overflow = big.sections(kMaxSectionsPerChunkRecord + 1);
+  EXPECT_EQ(memory_overflow.kind(), v1::SectionRecord::KIND_MEMORY);
+  EXPECT_EQ(memory_overflow.entries(), 1);
+  EXPECT_EQ(memory_overflow.memory_delta_bytes(), 2 * 1024 * 1024);
+  const v1::SectionRecord& bytes_overflow = big.sections(kMaxSectionsPerChunkRecord + 2);
+  EXPECT_EQ(bytes_overflow.kind(), v1::SectionRecord::KIND_BYTES);
+  EXPECT_EQ(bytes_overflow.bytes_read(), 1000);
+  // The next record is unaffected.
+  ASSERT_EQ((*records)[1].sections_size(), 1);
+  EXPECT_EQ((*records)[1].sections(0).name(), "jets");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            absl::StrCat("sections.json: record 0 (file 'big.root', entries 0-10): ", extra + 2,
+                         " sections beyond the ", kMaxSectionsPerChunkRecord,
+                         " a record keeps were merged into '(overflow)' (one per "
+                         "kind: their count and the sum of their values)"));
+}
+
 std::string TempPath(const std::string& name) {
   return std::string(std::getenv("TEST_TMPDIR")) + "/" + name;
 }

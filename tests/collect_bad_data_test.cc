@@ -128,5 +128,26 @@ TEST(CollectBadDataTest, DeeplyNestedListsAreRefusedAndTheRunIsSaved) {
   EXPECT_EQ(Show("deep").exit_code, 0);
 }
 
+// N3 (reliability study 2): one record with 3 million timing sections exhausted memory
+// (bad_alloc, nothing saved). Sections beyond the per-record budget are merged into
+// "(overflow)" with a warning naming the record, and the run is saved.
+TEST(CollectBadDataTest, ARecordWithTooManySectionsIsMergedAndTheRunIsSaved) {
+  const std::string log = WriteTaskVineLog("sections", "w1");
+  const CollectOutcome run = RunOverLog(log, "sections", R"(
+      awk 'BEGIN { printf "[{\"t_start\": 1742250321.5, \"t_end\": 1742250322.5, ";
+                   printf "\"num_events\": 10, \"file\": \"f.root\", \"entry_start\": 0, ";
+                   printf "\"entry_stop\": 10, \"timing\": {";
+                   for (i = 0; i < 100000; i++) printf "%s\"s%d\": 0.001", (i ? ", " : ""), i;
+                   printf "}}]" }' > "$ROASTCOFFEA_CHUNK_RECORDS")");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(absl::StrContains(run.err,
+                                "record 0 (file 'f.root', entries 0-10): 99000 sections "
+                                "beyond the 1000 a record keeps were merged"))
+      << run.err;
+  const CollectOutcome show = Show("sections");
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_TRUE(absl::StrContains(show.out, "(overflow)")) << show.out;
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -1,0 +1,303 @@
+// The cost of each stage of a measurement's life (issue #25), from the analysis' chunk-record
+// JSON to the HTML report: ingest (ParseChunkRecords), join (JoinChunkRecords with the engine's
+// records), repair (RepairForAggregation), aggregate (Aggregate, findings included), findings
+// (EvaluateFindings alone), save (SaveMeasurement), show (LoadMeasurement and the summary and
+// findings tables) and report (RenderHtmlReport).
+//
+//   ./bazelw run -c opt //bench:stage_benchmark -- --chunks=100000 --workers=1000
+//
+// Prints one tab-separated line per stage: stage, chunks, workers, cpu_seconds (process CPU
+// time: load-independent enough for CI, unlike wall time), wall_seconds, cpu_ns_per_chunk,
+// peak_bytes (VmHWM during the stage minus VmRSS before it, after malloc_trim: what the stage
+// added at its peak, its result included) and peak_bytes_per_chunk. The inputs are synthetic and
+// deterministic: `chunks` records in the original's JSON format (1 % failed, two timing sections
+// each), the same number of engine task records sharing their task ids, and `workers` tracked
+// workers with `samples` samples each (default 360: an hour at 10 s).
+//
+// Exit status: 0, or 1 with a message when a stage fails (the figures would be meaningless).
+#include <malloc.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "aggregation/aggregate.h"
+#include "aggregation/findings.h"
+#include "aggregation/report_from_chunks.h"
+#include "backends/chunk_join.h"
+#include "bench/peak_rss.h"
+#include "export/html_report.h"
+#include "export/tables.h"
+#include "ingest/coffea_json.h"
+#include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kStartSeconds = 1'765'000'000;
+constexpr int kThreadsPerWorker = 4;
+
+struct Sizes {
+  int chunks = 100'000;
+  int workers = 1'000;
+  int samples = 360;
+  std::string out_dir;
+};
+
+int64_t ProcessCpuNs() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return int64_t{t.tv_sec} * kSecond + t.tv_nsec;
+}
+
+// The chunk records as the analysis writes them: chunk i runs on worker thread i % lanes, one
+// after the other, with a duration from a fixed pseudo-random sequence.
+std::string ChunkRecordsJson(const Sizes& sizes) {
+  const char* datasets[] = {"TTbar", "WJets", "DYJets", "SingleMuon"};
+  const int lanes = sizes.workers * kThreadsPerWorker;
+  std::vector<double> lane_free(static_cast<size_t>(lanes), 0.0);
+  uint64_t state = 88172645463325252ull;
+  std::string json = "[";
+  json.reserve(static_cast<size_t>(sizes.chunks) * 420);
+  for (int i = 0; i < sizes.chunks; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    const double duration = 0.5 + static_cast<double>(state % 4000) / 1000.0;
+    double& free_at = lane_free[static_cast<size_t>(i % lanes)];
+    const double start = static_cast<double>(kStartSeconds) + free_at;
+    free_at += duration + 0.01;
+    const int file = i / 10;
+    absl::StrAppend(
+        &json, i > 0 ? "," : "", "{\"task_id\": ", i, ", \"t_start\": ", start,
+        ", \"t_end\": ", start + duration, ", \"duration\": ", duration,
+        ", \"mem_before_mb\": 2000, \"mem_after_mb\": ", 2000 + static_cast<int>(state % 200),
+        ", \"bytes_read\": 50000000, \"num_events\": 100000, \"dataset\": \"", datasets[file % 4],
+        "\", \"file\": \"root://eos.example.org//store/file_", file, ".root\", \"uuid\": \"u-",
+        file, "\", \"entry_start\": ", (i % 10) * 100'000,
+        ", \"entry_stop\": ", (i % 10 + 1) * 100'000,
+        ", \"timing\": {\"load_columns\": ", duration * 0.3, ", \"jets\": ", duration * 0.5, "}",
+        i % 100 == 99 ? ", \"error\": \"OSError: XRootD timeout\"" : "", "}");
+  }
+  json += "]";
+  return json;
+}
+
+// What an engine backend derives from its task log: one record per task, by task id.
+std::vector<v1::ChunkRecord> EngineRecords(const Sizes& sizes) {
+  std::vector<v1::ChunkRecord> records(static_cast<size_t>(sizes.chunks));
+  for (int i = 0; i < sizes.chunks; ++i) {
+    v1::ChunkRecord& r = records[static_cast<size_t>(i)];
+    r.set_task_id(absl::StrCat(i));
+    r.set_worker(
+        absl::StrCat("worker-", (i % (sizes.workers * kThreadsPerWorker)) / kThreadsPerWorker));
+    r.set_status(v1::CHUNK_STATUS_OK);
+  }
+  return records;
+}
+
+v1::TrackingData Tracking(const Sizes& sizes) {
+  v1::TrackingData tracking;
+  tracking.set_backend("dask");
+  tracking.set_interval_seconds(10);
+  for (int t = 0; t < sizes.samples; ++t) {
+    tracking.add_worker_count_time_unix_ns((kStartSeconds + t * 10) * kSecond);
+    tracking.add_worker_count(sizes.workers);
+  }
+  for (int w = 0; w < sizes.workers; ++w) {
+    v1::WorkerSeries* series = tracking.add_workers();
+    series->set_worker(absl::StrCat("worker-", w));
+    series->set_host(absl::StrCat("node", w));
+    for (int t = 0; t < sizes.samples; ++t) {
+      const double x = static_cast<double>((t * 7919 + w) % 1000);
+      series->add_time_unix_ns((kStartSeconds + t * 10) * kSecond + w * 1000);
+      series->add_memory_bytes(2e9 + 1e6 * x);
+      series->add_memory_limit_bytes(8e9);
+      series->add_cores(kThreadsPerWorker);
+      series->add_active_tasks(x / 250);
+      series->add_cpu_percent(x / 3);
+    }
+  }
+  return tracking;
+}
+
+// Keeps the findings stage's result alive (it has no other use here).
+volatile size_t findings_sink = 0;
+
+struct StageCost {
+  double cpu_seconds = 0, wall_seconds = 0;
+  int64_t peak_bytes = 0;
+};
+
+StageCost Measure(const std::function<void()>& stage) {
+  // Freed memory goes back to the system first: else a stage that reuses the heap an earlier
+  // stage freed would show no growth.
+  ::malloc_trim(0);
+  ResetPeakRss();
+  const int64_t rss_before = ProcStatusBytes("VmRSS");
+  const int64_t cpu_before = ProcessCpuNs();
+  const auto wall_before = std::chrono::steady_clock::now();
+  stage();
+  StageCost cost;
+  cost.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+  cost.cpu_seconds = static_cast<double>(ProcessCpuNs() - cpu_before) * 1e-9;
+  cost.peak_bytes = ProcStatusBytes("VmHWM") - rss_before;
+  return cost;
+}
+
+void Print(absl::string_view stage, const Sizes& sizes, const StageCost& cost) {
+  std::printf("%s\t%d\t%d\t%.4f\t%.4f\t%.0f\t%lld\t%.0f\n", std::string(stage).c_str(),
+              sizes.chunks, sizes.workers, cost.cpu_seconds, cost.wall_seconds,
+              cost.cpu_seconds * 1e9 / sizes.chunks, static_cast<long long>(cost.peak_bytes),
+              static_cast<double>(cost.peak_bytes) / sizes.chunks);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void Fail(absl::string_view stage, absl::string_view message) {
+  std::fprintf(stderr, "stage_benchmark: %s failed: %s\n", std::string(stage).c_str(),
+               std::string(message).c_str());
+  std::exit(1);
+}
+
+int Run(const Sizes& sizes) {
+  std::printf(
+      "stage\tchunks\tworkers\tcpu_seconds\twall_seconds\tcpu_ns_per_chunk\tpeak_bytes\t"
+      "peak_bytes_per_chunk\n");
+  std::vector<v1::ChunkRecord> instrumented;
+  {
+    const std::string json = ChunkRecordsJson(sizes);
+    Print("ingest", sizes, Measure([&] {
+            absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, "records.json");
+            if (!read.ok()) Fail("ingest", read.status().message());
+            instrumented = std::move(read->records);
+          }));
+  }
+  std::vector<v1::ChunkRecord> engine = EngineRecords(sizes);
+  std::vector<v1::ChunkRecord> joined;
+  Print("join", sizes, Measure([&] {
+          ChunkJoinResult result = JoinChunkRecords(std::move(engine), std::move(instrumented));
+          joined = std::move(result.records);
+        }));
+  if (joined.size() != static_cast<size_t>(sizes.chunks)) {
+    Fail("join", absl::StrCat(joined.size(), " records for ", sizes.chunks, " chunks"));
+  }
+
+  v1::Measurement measurement;
+  measurement.mutable_metadata()->set_name("stage-benchmark");
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(kStartSeconds);
+  int64_t end_ns = 0;
+  for (const v1::ChunkRecord& r : joined) end_ns = std::max(end_ns, r.end_unix_ns());
+  measurement.mutable_metadata()->mutable_end_time()->set_seconds(end_ns / kSecond + 1);
+  measurement.mutable_metadata()->set_elapsed_seconds(
+      static_cast<double>(end_ns / kSecond + 1 - kStartSeconds));
+  *measurement.mutable_report() = BuildWorkflowReport(joined);
+  measurement.mutable_chunks()->Reserve(static_cast<int>(joined.size()));
+  for (v1::ChunkRecord& r : joined) *measurement.add_chunks() = std::move(r);
+  joined = std::vector<v1::ChunkRecord>();
+  *measurement.mutable_tracking() = Tracking(sizes);
+
+  Print("repair", sizes, Measure([&] { RepairForAggregation(&measurement); }));
+  Print("aggregate", sizes, Measure([&] {
+          absl::StatusOr<v1::AggregatedMetrics> metrics =
+              Aggregate(AggregationInputFromMeasurement(measurement));
+          if (!metrics.ok()) Fail("aggregate", metrics.status().message());
+          *measurement.mutable_metrics() = *std::move(metrics);
+        }));
+  Print("findings", sizes, Measure([&] {
+          aggregation_internal::FindingsInputs in;
+          in.metrics = &measurement.metrics();
+          in.chunks = &measurement.chunks();
+          in.tracking = &measurement.tracking();
+          in.warnings = &measurement.warnings();
+          in.elapsed_seconds = measurement.metadata().elapsed_seconds();
+          const aggregation_internal::FindingsOutcome outcome =
+              aggregation_internal::EvaluateFindings(in);
+          findings_sink = outcome.findings.size() + outcome.evaluations.size();
+        }));
+  std::string saved;
+  Print("save", sizes, Measure([&] {
+          absl::StatusOr<std::string> path =
+              SaveMeasurementUnderFreeName(measurement, sizes.out_dir, "stage-benchmark");
+          if (!path.ok()) Fail("save", path.status().message());
+          saved = *path;
+        }));
+  measurement = v1::Measurement();  // show and report start from the saved directory
+  v1::Measurement loaded;
+  Print("show", sizes, Measure([&] {
+          absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved);
+          if (!read.ok()) Fail("show", read.status().message());
+          TableOptions options;
+          options.width = 100;
+          const std::string text =
+              FormatSummaryTables(*read, options) + FormatFindings(*read, options);
+          if (text.empty()) Fail("show", "no tables");
+          loaded = *std::move(read);
+        }));
+  Print("report", sizes, Measure([&] {
+          if (RenderHtmlReport(loaded).empty()) Fail("report", "empty page");
+        }));
+  return 0;
+}
+
+bool ParseFlag(absl::string_view arg, absl::string_view name, int* value) {
+  if (!absl::ConsumePrefix(&arg, name)) return false;
+  if (!absl::SimpleAtoi(arg, value) || *value <= 0) {
+    std::fprintf(stderr, "stage_benchmark: %s needs a positive integer\n",
+                 std::string(name).c_str());
+    std::exit(2);
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace roastcoffea
+
+int main(int argc, char** argv) {
+  roastcoffea::Sizes sizes;
+  for (int i = 1; i < argc; ++i) {
+    const absl::string_view arg = argv[i];
+    if (roastcoffea::ParseFlag(arg, "--chunks=", &sizes.chunks) ||
+        roastcoffea::ParseFlag(arg, "--workers=", &sizes.workers) ||
+        roastcoffea::ParseFlag(arg, "--samples=", &sizes.samples)) {
+      continue;
+    }
+    if (absl::StartsWith(arg, "--out_dir=")) {
+      sizes.out_dir = std::string(arg.substr(10));
+      continue;
+    }
+    std::fprintf(stderr,
+                 "usage: stage_benchmark [--chunks=N] [--workers=N] [--samples=N] "
+                 "[--out_dir=DIR]\n");
+    return 2;
+  }
+  if (sizes.out_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/roastcoffea-stage-benchmark-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::perror("stage_benchmark: mkdtemp");
+      return 1;
+    }
+    sizes.out_dir = pattern;
+    const int status = roastcoffea::Run(sizes);
+    std::error_code ignored;
+    std::filesystem::remove_all(sizes.out_dir, ignored);  // a 10^6-chunk save is ~1 GB
+    return status;
+  }
+  return roastcoffea::Run(sizes);
+}

@@ -18,8 +18,8 @@
 //                    the mean over slots.
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
-//                    output-transfer >= kOverheadShare of execute, or queue-wait >=
-//                    kQueueWaitShare of execute.
+//                    output-transfer >= kOverheadShare of execute (queue wait is read by the
+//                    capacity rules: findings_capacity.h).
 //   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
 //                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
@@ -60,7 +60,6 @@ inline constexpr double kIdleTailShare = 0.10;
 inline constexpr double kImbalanceRatio = 1.25;
 // Engine overhead against the processor's (Dask) or execute (TaskVine) time.
 inline constexpr double kOverheadShare = 0.20;
-inline constexpr double kQueueWaitShare = 0.50;
 // Per-chunk overhead: the median idle gap between a slot's consecutive chunks against the median
 // chunk; on engines, Dask's guidance that a task should take at least 100 ms.
 inline constexpr double kGapShare = 0.10;

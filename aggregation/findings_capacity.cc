@@ -77,16 +77,21 @@ double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder
   double held = 0;
   std::vector<std::string> named;
   int64_t matched = 0;
+  // Retried chunks by start: each stall looks up the ones starting just after it.
+  std::vector<const v1::ChunkRecord*> retries;
+  for (const v1::ChunkRecord& chunk : *in.chunks) {
+    if (chunk.attempt() > 0) retries.push_back(&chunk);
+  }
+  std::sort(retries.begin(), retries.end(), [](const auto* a, const auto* c) {
+    return a->start_unix_ns() != c->start_unix_ns() ? a->start_unix_ns() < c->start_unix_ns()
+                                                    : Before(*a, *c);
+  });
   for (const Stretch& stall : t.dispatch_stalls) {
-    const v1::ChunkRecord* retry = nullptr;
-    for (const v1::ChunkRecord& chunk : *in.chunks) {
-      if (chunk.attempt() == 0 || chunk.start_unix_ns() < stall.end_ns ||
-          chunk.start_unix_ns() > stall.end_ns + tolerance) {
-        continue;
-      }
-      if (retry == nullptr || Before(chunk, *retry)) retry = &chunk;
-    }
-    if (retry == nullptr) continue;
+    const auto first = std::lower_bound(
+        retries.begin(), retries.end(), stall.end_ns,
+        [](const v1::ChunkRecord* c, int64_t ns) { return c->start_unix_ns() < ns; });
+    if (first == retries.end() || (*first)->start_unix_ns() > stall.end_ns + tolerance) continue;
+    const v1::ChunkRecord* retry = *first;
     held += stall.Seconds();
     ++matched;
     if (static_cast<int>(named.size()) < kNamedItems) {
@@ -156,9 +161,15 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
   std::vector<std::string> named;
   double quiet_total = 0;
   int64_t quiet_workers = 0;
+  absl::flat_hash_map<absl::string_view, const v1::WorkerSeries*> series_of;
+  for (const v1::WorkerSeries& series : in.tracking->workers()) {
+    if (series.last_seen_unix_seconds_size() > 0) series_of.emplace(series.worker(), &series);
+  }
   for (const DeadWorker& w : DeadWorkers(*in.tracking)) {
-    for (const v1::WorkerSeries& series : in.tracking->workers()) {
-      if (series.worker() != w.worker || series.last_seen_unix_seconds_size() == 0) continue;
+    const auto found = series_of.find(w.worker);
+    if (found == series_of.end()) continue;
+    {
+      const v1::WorkerSeries& series = *found->second;
       any_last_seen = true;
       double last_seen = 0;
       for (double v : series.last_seen_unix_seconds()) last_seen = std::max(last_seen, v);
@@ -224,8 +235,20 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
   std::string slowest;
   double worst = 0, host_median = 0, others_median = 0;
   size_t chunks = 0;
+  // Only the hosts with the slowest medians are compared with the rest (each comparison reads
+  // every chunk once).
+  std::vector<std::pair<double, const std::string*>> candidates;
   for (const auto& [host, durations] : by_host) {
     if (static_cast<int>(durations.size()) < kMinChunksPerHost) continue;
+    candidates.emplace_back(Median(durations), &host);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& c) {
+    return a.first != c.first ? a.first > c.first : *a.second < *c.second;
+  });
+  if (candidates.size() > static_cast<size_t>(kNamedItems)) candidates.resize(kNamedItems);
+  for (const auto& [median, host_name] : candidates) {
+    const std::string& host = *host_name;
+    const std::vector<double>& durations = by_host[host];
     std::vector<double> others;
     for (const auto& [other, d] : by_host) {
       if (other != host) others.insert(others.end(), d.begin(), d.end());

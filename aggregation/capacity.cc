@@ -1,6 +1,7 @@
 #include "aggregation/capacity.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <queue>
@@ -35,7 +36,34 @@ void Extend(Stretch& current, Stretch& longest, int64_t from, int64_t to) {
 
 }  // namespace
 
-std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking) {
+CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
+                                        const v1::FineMetricsSummary& fine) {
+  absl::flat_hash_map<std::string, double> allocated;
+  for (const v1::ActivityTotal& t : fine.by_worker()) {
+    if (t.context() == "taskvine-worker" && t.activity() == "allocated-core-seconds" &&
+        !t.worker().empty() && t.value() > 0) {
+      allocated[t.worker()] += t.value();
+    }
+  }
+  CoresPerTask out;
+  if (allocated.empty()) return out;
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (!UsableStepSeries(w)) continue;
+    const auto it = allocated.find(w.worker());
+    if (it == allocated.end()) continue;
+    // Step series: each point's value holds until the next point's instant.
+    double task_seconds = 0;
+    for (int i = 0; i + 1 < w.time_unix_ns_size(); ++i) {
+      task_seconds += std::max(0.0, w.executing_tasks(i)) * 1e-9 *
+                      static_cast<double>(w.time_unix_ns(i + 1) - w.time_unix_ns(i));
+    }
+    if (task_seconds > 0) out[w.worker()] = it->second / task_seconds;
+  }
+  return out;
+}
+
+std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
+                                                const CoresPerTask* cores_per_task) {
   if (tracking.worker_count_kind() != v1::SERIES_KIND_STEP ||
       tracking.queued_chunks_size() != tracking.worker_count_time_unix_ns_size() ||
       tracking.queued_chunks_size() == 0) {
@@ -77,7 +105,15 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
       }
       const v1::WorkerSeries& w = tracking.workers(static_cast<int>(change.series));
       const bool last = change.index + 1 == w.time_unix_ns_size();
-      const double new_slots = last ? 0 : std::max(0.0, w.cores(change.index));
+      double worker_slots = std::max(0.0, w.cores(change.index));
+      if (cores_per_task != nullptr && worker_slots > 0) {
+        const auto it = cores_per_task->find(w.worker());
+        // A few ulps below a whole number of tasks still count as that many.
+        if (it != cores_per_task->end() && it->second > 0) {
+          worker_slots = std::max(1.0, std::floor(worker_slots / it->second + 1e-6));
+        }
+      }
+      const double new_slots = last ? 0 : worker_slots;
       const double new_busy = last ? 0 : std::max(0.0, w.executing_tasks(change.index));
       slots += new_slots - slots_of[change.series];
       busy += new_busy - busy_of[change.series];

@@ -8,8 +8,9 @@
 //   dispatch-bound  tasks waited while a slot was free (the manager did not hand them out);
 //   underfed        no task waited, slots were free, and tasks were queued again later (the
 //                   application submitted nothing for a while).
-// A slot is a core of a connected worker; a task occupies one (the chunk tasks of Coffea ask for
-// one core). A worker that disconnected is no slot after its disconnection.
+// A slot is room for one task on a connected worker: a core, or the cores a task was allocated
+// there when the engine says (CoresPerTaskFromAllocation). A worker that disconnected is no slot
+// after its disconnection.
 //
 // Thread-safety: pure. Cost: O(P log P) for P points of the tracking series.
 #ifndef ROASTCOFFEA_AGGREGATION_CAPACITY_H_
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -60,9 +62,22 @@ struct CapacityTimeline {
 // Dispatch-bound stretches shorter than this are not kept one by one (only summed).
 inline constexpr double kStallKeptSeconds = 0.5;
 
+// Mean cores a task was allocated on each worker (worker -> cores per task).
+using CoresPerTask = absl::flat_hash_map<std::string, double>;
+
+// From the engine's per-worker allocated core-seconds (cores x time of each attempt on the
+// worker, the fine metric taskvine-worker/allocated-core-seconds) over the integral of the
+// worker's executing tasks in `tracking`: what one task took of the worker. Workers without
+// either are left out (one core per task).
+CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
+                                        const v1::FineMetricsSummary& fine);
+
 // The timeline of `tracking`, or nullopt when it has no step worker series with cores or no
-// queue series (a thread pool, a Dask run, an engine log without them).
-std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking);
+// queue series (a thread pool, a Dask run, an engine log without them). With `cores_per_task`,
+// a worker offers floor(cores / its cores per task) slots (at least 1): a task that takes the
+// whole worker leaves no slot free beside it.
+std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
+                                                const CoresPerTask* cores_per_task = nullptr);
 
 // List scheduling: tasks of `durations` (in submit order, all ready at time 0) each start on the
 // slot that frees first, of `slots` slots. Returns the makespan in seconds (0 without tasks or

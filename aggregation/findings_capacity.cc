@@ -281,16 +281,41 @@ void CpuContention(const FindingsInputs& in, Builder& b) {
 
 std::optional<double> LostWorkSeconds(const FindingsInputs& in) { return LostSeconds(in, ""); }
 
-void Capacity(const FindingsInputs& in, Builder& b) {
-  const std::optional<CapacityTimeline> timeline =
-      in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking);
-  if (!timeline.has_value()) {
-    for (absl::string_view code : {"worker_bound", "dispatch_bound", "retry_penalty", "slow_start",
-                                   "dead_workers", "silent_workers", "slow_hosts"}) {
-      b.NotEvaluated(code, kNoTimeline);
+// A serverless run: function calls run in library instances' slots, which the worker series do
+// not show as executing tasks.
+bool HasLibraries(const FindingsInputs& in) {
+  if (in.metrics == nullptr || !in.metrics->has_fine()) return false;
+  for (const v1::ActivityTotal& t : in.metrics->fine().by_task_prefix()) {
+    if (t.context() == "taskvine-run" && t.activity() == "function-slot-seconds" && t.value() > 0) {
+      return true;
     }
-    CpuContention(in, b);
-    b.NotEvaluated("limiting_cause", kNoTimeline);
+  }
+  return false;
+}
+
+void NotEvaluatedAll(const FindingsInputs& in, absl::string_view reason, Builder& b) {
+  for (absl::string_view code : {"worker_bound", "dispatch_bound", "retry_penalty", "slow_start",
+                                 "dead_workers", "silent_workers", "slow_hosts"}) {
+    b.NotEvaluated(code, reason);
+  }
+  CpuContention(in, b);
+  b.NotEvaluated("limiting_cause", reason);
+}
+
+void Capacity(const FindingsInputs& in, Builder& b) {
+  if (HasLibraries(in)) {
+    NotEvaluatedAll(in, "serverless run: library function slots are not in the task timeline", b);
+    return;
+  }
+  // A task may take several cores (a whole worker, a GPU task): slots are counted in tasks.
+  const CoresPerTask cores_per_task =
+      in.tracking != nullptr && in.metrics->has_fine()
+          ? CoresPerTaskFromAllocation(*in.tracking, in.metrics->fine())
+          : CoresPerTask();
+  const std::optional<CapacityTimeline> timeline =
+      in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking, &cores_per_task);
+  if (!timeline.has_value()) {
+    NotEvaluatedAll(in, kNoTimeline, b);
     return;
   }
   const CapacityTimeline& t = *timeline;

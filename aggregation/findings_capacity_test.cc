@@ -369,6 +369,42 @@ TEST(CapacityTest, SlowStartWhileTasksWaited) {
   }
 }
 
+// Tasks that take a whole 2-core worker (allocated 2 cores x 10 s = 20 core-s over 10 s of one
+// executing task): one task leaves no slot free, so tasks waiting 0..8 s are worker-bound, not
+// dispatch-bound (counted in cores, one core would look free for 8 s).
+TEST(CapacityTest, TasksThatTakeTheWholeWorkerLeaveNoSlotFree) {
+  Timeline run;
+  run.Worker({"w1", "h1", 2, 0, 10, {{0, 1}}});
+  run.Queue({{0, 4}, {8, 0}, {10, 0}});
+  for (int i = 0; i < 5; ++i) run.Chunk(i + 1, "w1", 2.0 * i, 2.0 * i + 2);
+  EXPECT_DOUBLE_EQ(AnalyseCapacity(run.tracking())->dispatch_bound_seconds, 8.0);
+  v1::ActivityTotal& allocated = *run.metrics().mutable_fine()->add_by_worker();
+  allocated.set_context("taskvine-worker");
+  allocated.set_worker("w1");
+  allocated.set_activity("allocated-core-seconds");
+  allocated.set_value(20.0);
+  const CoresPerTask cores = CoresPerTaskFromAllocation(run.tracking(), run.metrics().fine());
+  ASSERT_EQ(cores.count("w1"), 1u);
+  EXPECT_DOUBLE_EQ(cores.at("w1"), 2.0);
+  const std::optional<CapacityTimeline> t = AnalyseCapacity(run.tracking(), &cores);
+  EXPECT_DOUBLE_EQ(t->dispatch_bound_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(t->worker_bound_seconds, 8.0);
+  const FindingsOutcome o = run.Evaluate();
+  EXPECT_THAT(Codes(o), Not(Contains("dispatch_bound")));
+}
+
+// Function calls in library instances are not executing tasks of the worker series.
+TEST(CapacityTest, ServerlessRunsAreNotEvaluated) {
+  Timeline run = WorkerBoundRun();
+  v1::ActivityTotal& slots = *run.metrics().mutable_fine()->add_by_task_prefix();
+  slots.set_context("taskvine-run");
+  slots.set_activity("function-slot-seconds");
+  slots.set_value(100);
+  const FindingsOutcome o = run.Evaluate();
+  EXPECT_THAT(Codes(o), Not(Contains("worker_bound")));
+  EXPECT_THAT(Evaluation(o, "worker_bound")->reason(), HasSubstr("serverless"));
+}
+
 TEST(CapacityTest, CpuContentionIsNotEvaluatedWithoutMachineLoad) {
   Timeline run = WorkerBoundRun();
   const FindingsOutcome o = run.Evaluate();

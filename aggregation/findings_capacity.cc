@@ -55,6 +55,20 @@ std::vector<double> DurationsInSubmitOrder(const FindingsInputs& in) {
   return durations;
 }
 
+// Run-queue wait over wall time of the chunks that measured it: slots that wait for a CPU are
+// not short of workers.
+std::optional<double> RunQueueShare(const FindingsInputs& in) {
+  if (in.chunks == nullptr) return std::nullopt;
+  double wait = 0, wall = 0;
+  for (const v1::ChunkRecord& chunk : *in.chunks) {
+    if (!chunk.has_run_queue_wait_seconds()) continue;
+    wait += chunk.run_queue_wait_seconds();
+    wall += chunk.duration_seconds();
+  }
+  if (wall <= 0) return std::nullopt;
+  return wait / wall;
+}
+
 struct Cause {
   std::string name;
   double seconds = 0;
@@ -332,6 +346,7 @@ void Capacity(const FindingsInputs& in, Builder& b) {
     const double now = ReplayMakespan(durations, slots);
     const double doubled = ReplayMakespan(durations, 2 * slots);
     const double saving = now - doubled;
+    const std::optional<double> starved = RunQueueShare(in);
     if (t.worker_bound_seconds >= kWorkerBoundShare * span && now > 0 &&
         saving >= kMinSavingShare * now) {
       v1::Finding& f = b.Add(
@@ -344,8 +359,15 @@ void Capacity(const FindingsInputs& in, Builder& b) {
                        " observed chunk durations in submit order onto ", slots, " slots takes ",
                        Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled), ", ",
                        Seconds(saving), " (", Pct(saving / now), ") shorter."),
-          absl::StrCat("More workers or cores shorten this run: twice the slots would save about ",
-                       Seconds(saving), "."));
+          starved.has_value() && *starved >= kStarvationShare
+              ? absl::StrCat("Not more workers on the same CPUs: the chunks waited for a CPU ",
+                             Pct(*starved),
+                             " of their time (see CPU starvation); on free cores twice the slots "
+                             "would save about ",
+                             Seconds(saving), ".")
+              : absl::StrCat(
+                    "More workers or cores shorten this run: twice the slots would save about ",
+                    Seconds(saving), "."));
       Number(f, "worker_bound_seconds", t.worker_bound_seconds, "s");
       Number(f, "mean_slots", t.mean_slots, "slots");
       Number(f, "replayed_makespan_seconds", now, "s");

@@ -87,6 +87,7 @@ class Timeline {
     return *this;
   }
   v1::TrackingData& tracking() { return tracking_; }
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks() { return chunks_; }
   v1::AggregatedMetrics& metrics() { return metrics_; }
   google::protobuf::RepeatedPtrField<v1::Warning>& warnings() { return warnings_; }
 
@@ -175,6 +176,19 @@ TEST(CapacityTest, WorkerBoundPredictsTwiceTheSlots) {
   ASSERT_NE(top, nullptr);
   EXPECT_THAT(top->title(), HasSubstr("worker-bound"));
   EXPECT_DOUBLE_EQ(NumberOf(*top, "cost_seconds"), 4.0);
+}
+
+// The worker-bound run whose chunks waited for a CPU half their time (run-queue wait 1 s of
+// each 2 s chunk, 50 % >= kStarvationShare): more workers on those CPUs would not help.
+TEST(CapacityTest, WorkerBoundOnStarvedCpusDoesNotAdviseMoreWorkers) {
+  Timeline run = WorkerBoundRun();
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks = run.chunks();
+  for (v1::ChunkRecord& c : chunks) c.set_run_queue_wait_seconds(1.0);
+  const FindingsOutcome o = run.Evaluate();
+  const v1::Finding* f = Find(o, "worker_bound");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->suggestion(), HasSubstr("Not more workers on the same CPUs"));
+  EXPECT_THAT(f->suggestion(), HasSubstr("50%"));
 }
 
 // The same worker runs one task at a time while tasks wait 0..8 s: one slot free for 8 s, 8 of

@@ -13,7 +13,8 @@
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
 //                    above it: names the slowest chunks' files, datasets and workers.
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
-//                    chunk end of the run) >= kIdleTailShare of the slots' time over the run.
+//                    chunk end of the run, or to its worker's departure: a dead worker is no idle
+//                    slot) >= kIdleTailShare of the slots' time over the run.
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
 //                    the mean over slots.
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
@@ -24,7 +25,10 @@
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
 //                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
 //   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
-//                    (warning).
+//                    (warning: the work its lost attempts did, where the engine measured it).
+//   (capacity)       worker_bound, dispatch_bound, retry_penalty, slow_start, dead_workers,
+//                    silent_workers, slow_hosts, cpu_contention, limiting_cause: see
+//                    findings_capacity.h.
 //   data_lost        tracking gaps, or warnings that say engine data were lost, recovered or
 //                    kept out (codes dask_fine_metrics_*, taskvine_*, invalid_*, workers_lost).
 //   memory_pressure  a worker's memory reached kMemoryLimitShare of its limit (the cgroup limit

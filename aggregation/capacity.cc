@@ -203,7 +203,7 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
     }
     if (first_busy == 0) continue;  // never ran a task: no start-up that ended
     const double wait = waited_until(first_busy) - waited_until(connect);
-    if (wait > 0) t.startups.push_back({w.worker(), connect, wait, w.cores(0)});
+    if (wait > 0) t.startups.push_back({w.worker(), connect, first_busy, wait, w.cores(0)});
   }
   t.mean_slots = t.slot_seconds / (1e-9 * static_cast<double>(t.end_ns - t.start_ns));
   return t;

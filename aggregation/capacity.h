@@ -53,6 +53,7 @@ struct CapacityTimeline {
   struct Startup {
     std::string worker;
     int64_t connect_ns = 0;
+    int64_t first_task_ns = 0;
     double waited_seconds = 0;
     double cores = 0;
   };

@@ -131,7 +131,7 @@ double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder
 
 // Workers that connected while tasks waited but ran their first task only much later. Returns
 // the cost in seconds of the run (their idle cores' waiting time over the mean slots).
-double SlowStart(const CapacityTimeline& t, Builder& b) {
+double SlowStart(const CapacityTimeline& t, Builder& b, bool* held_back_out) {
   b.Evaluated("slow_start");
   double slot_seconds = 0;
   std::vector<const CapacityTimeline::Startup*> slow;
@@ -151,6 +151,37 @@ double SlowStart(const CapacityTimeline& t, Builder& b) {
                                  Seconds(slow[i]->waited_seconds)));
   }
   const double cost = t.mean_slots > 0 ? slot_seconds / t.mean_slots : 0;
+  // Workers that joined at different times but all began at one instant did not each take that
+  // long to start: the tasks were held back until then.
+  int64_t first_min = INT64_MAX, first_max = INT64_MIN, connect_min = INT64_MAX,
+          connect_max = INT64_MIN;
+  for (const auto* s : slow) {
+    first_min = std::min(first_min, s->first_task_ns);
+    first_max = std::max(first_max, s->first_task_ns);
+    connect_min = std::min(connect_min, s->connect_ns);
+    connect_max = std::max(connect_max, s->connect_ns);
+  }
+  const int64_t together = static_cast<int64_t>(kSimultaneousStartSeconds * 1e9);
+  const bool held_back =
+      slow.size() >= 2 && first_max - first_min <= together && connect_max - connect_min > together;
+  *held_back_out = held_back;
+  if (held_back) {
+    v1::Finding& f = b.Add(
+        v1::Finding::SEVERITY_WARNING, "slow_start",
+        absl::StrCat("Slow start: ", Count(static_cast<int64_t>(slow.size()), "worker", "workers"),
+                     " sat idle while tasks waited until ", At(t, first_min)),
+        absl::StrCat("They connected between ", At(t, connect_min), " and ", At(t, connect_max),
+                     ", yet all ran their first task within ", Seconds(kSimultaneousStartSeconds),
+                     " of ", At(t, first_min), ": ", absl::StrJoin(named, "; "),
+                     slow.size() > named.size() ? "; ..." : "", "."),
+        "Not the workers' start-up: the manager or the application held the tasks back until "
+        "then (a wait for a number of workers, inputs staged first); dispatch as workers "
+        "arrive.");
+    Number(f, "slow_start_workers", static_cast<double>(slow.size()), "workers");
+    Number(f, "longest_start_seconds", slow.front()->waited_seconds, "s");
+    Number(f, "start_slot_seconds", slot_seconds, "slot-s");
+    return cost;
+  }
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "slow_start",
       absl::StrCat("Slow start: ", Count(static_cast<int64_t>(slow.size()), "worker", "workers"),
@@ -379,7 +410,8 @@ void Capacity(const FindingsInputs& in, Builder& b) {
 
   // Retry penalty and slow starts: parts of the dispatch-bound time with a known cause.
   const double retry_cost = RetryPenalty(in, t, b);
-  const double startup_cost = SlowStart(t, b);
+  bool held_back = false;
+  const double startup_cost = SlowStart(t, b, &held_back);
 
   // Dispatch-bound or underfed: slots free while tasks waited, or while none were queued yet.
   b.Evaluated("dispatch_bound");
@@ -471,7 +503,10 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   }
 
   if (retry_cost > 0) causes.push_back({"retry penalty (a failed task held back)", retry_cost});
-  if (startup_cost > 0) causes.push_back({"slow worker start-up", startup_cost});
+  if (startup_cost > 0) {
+    causes.push_back(
+        {held_back ? "tasks held back from idle workers" : "slow worker start-up", startup_cost});
+  }
   SilentWorkers(in, t, b);
   SlowHosts(in, b);
   CpuContention(in, b);

@@ -15,7 +15,10 @@
 //                   back while slots sat free; fires from kMinStallSeconds and
 //                   kRetryPenaltyShare of the timeline in all.
 //   slow_start      a worker connected while tasks waited and ran its first task only
-//                   >= kSlowStartSeconds of waiting later (environment or library start-up).
+//                   >= kSlowStartSeconds of waiting later (environment or library start-up);
+//                   when >= 2 such workers connected at different times yet all started within
+//                   kSimultaneousStartSeconds, it says the manager or application held the
+//                   tasks back instead.
 //   dead_workers    workers that left with tasks executing on them (killed, lost, or declared
 //                   dead at a keepalive timeout), named with the work they lost.
 //   silent_workers  a dead worker quiet >= kSilentMinSeconds (its last message,
@@ -56,6 +59,9 @@ inline constexpr double kRetryDispatchToleranceSeconds = 1.0;
 inline constexpr double kRetryPenaltyShare = 0.05;
 // Slow start: a worker waited this long (while tasks waited) before its first task.
 inline constexpr double kSlowStartSeconds = 2.0;
+// ... unless the slow workers, connected over a longer spread, all ran their first task within
+// this much of each other: then the manager or the application held the tasks back.
+inline constexpr double kSimultaneousStartSeconds = 1.0;
 // Silent worker: quiet this long before it was declared lost.
 inline constexpr double kSilentMinSeconds = 2.0;
 // Slow host: its median chunk against the other hosts' median, with this many chunks on it.

@@ -419,6 +419,24 @@ TEST(CapacityTest, ServerlessRunsAreNotEvaluated) {
   EXPECT_THAT(Evaluation(o, "worker_bound")->reason(), HasSubstr("serverless"));
 }
 
+// w2 connects at 1 s, w3 at 3 s, tasks wait 0..8 s, and both run their first task at 6 s: a
+// common start (within 1 s) of workers that joined 2 s apart is the tasks held back, not a
+// start-up of 5 and 3 s.
+TEST(CapacityTest, SlowStartOfWorkersThatAllBeganAtOnceIsTasksHeldBack) {
+  Timeline run;
+  run.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
+  run.Worker({"w2", "h1", 1, 1, 10, {{6, 1}}});
+  run.Worker({"w3", "h1", 1, 3, 10, {{6, 1}}});
+  run.Queue({{0, 5}, {8, 0}, {10, 0}});
+  run.Chunk(1, "w1", 0, 5).Chunk(2, "w2", 6, 10).Chunk(3, "w3", 6, 10);
+  const FindingsOutcome o = run.Evaluate();
+  const v1::Finding* f = Find(o, "slow_start");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->title(), HasSubstr("sat idle while tasks waited until 6.00 s"));
+  EXPECT_THAT(f->suggestion(), HasSubstr("Not the workers' start-up"));
+  EXPECT_DOUBLE_EQ(NumberOf(*f, "longest_start_seconds"), 5.0);
+}
+
 TEST(CapacityTest, CpuContentionIsNotEvaluatedWithoutMachineLoad) {
   Timeline run = WorkerBoundRun();
   const FindingsOutcome o = run.Evaluate();

@@ -13,6 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/capacity.h"
+#include "aggregation/findings_capacity.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -201,9 +203,15 @@ void Stragglers(const ChunkView& view, Builder& b) {
 struct SlotTimes {
   int64_t last_end_ns = 0;
   double busy_seconds = 0;
+  int64_t worker_end_ns = INT64_MAX;  // its worker left the run then (INT64_MAX: stayed)
 };
 
-void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
+void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+  // A worker that left the run (killed, lost, or gone) is no idle slot after it left.
+  absl::flat_hash_map<std::string, int64_t> worker_ends;
+  if (in.tracking != nullptr) {
+    for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
+  }
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
@@ -215,11 +223,18 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
     seen[view.slot[i]] = true;
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
     slot.busy_seconds += chunk->duration_seconds();
+    if (const auto it = worker_ends.find(chunk->worker()); it != worker_ends.end()) {
+      slot.worker_end_ns = it->second;
+    }
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
-  if (slot_count < 2 || run_end <= run_start) return;
+  if (slot_count < 2 || run_end <= run_start) {
+    b.NotEvaluated("idle_tail", "fewer than 2 worker slots with timed chunks");
+    return;
+  }
+  b.Evaluated("idle_tail");
   const double span = 1e-9 * static_cast<double>(run_end - run_start);
 
   double idle = 0, longest_idle = 0;
@@ -230,7 +245,9 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
     if (!seen[id]) continue;
     const std::string& name = view.slot_names[id];
     const SlotTimes& slot = slot_times[id];
-    const double slot_idle = 1e-9 * static_cast<double>(run_end - slot.last_end_ns);
+    const double slot_idle =
+        1e-9 * static_cast<double>(
+                   std::max<int64_t>(0, std::min(run_end, slot.worker_end_ns) - slot.last_end_ns));
     idle += slot_idle;
     longest_idle = std::max(longest_idle, slot_idle);
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
@@ -254,8 +271,11 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
         absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
                      Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
                      Seconds(last->duration_seconds()), "."),
-        "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
-        "longest files first.");
+        last->attempt() > 0
+            ? "The last chunk was a retry: its first attempt's failure, not the chunk size, "
+              "held up the end (see the retry findings)."
+            : "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
+              "longest files first.");
     Number(f, "idle_at_end_fraction", idle_share, "fraction");
     Number(f, "longest_idle_seconds", longest_idle, "s");
     Number(f, "idle_slots", idle_slots, "slots");
@@ -353,7 +373,11 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
 
 void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const v1::AggregatedMetrics& m = *in.metrics;
-  if (!m.has_chunks()) return;
+  if (!m.has_chunks()) {
+    b.NotEvaluated("retried_chunks", "no chunk records");
+    return;
+  }
+  b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
   if (chunks.num_failed_chunks() > 0) {
     // From the records in their canonical order: the same text whatever the input order.
@@ -394,14 +418,33 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     for (const v1::ChunkRecord* chunk : view.all) {
       if (chunk->attempt() > 0) retried_seconds += chunk->duration_seconds();
     }
+    // The cost of a retry is the work its lost attempts did (the engine's lost-task-seconds),
+    // not the rerun, which would have run anyway.
+    // Attempts retried on their worker (resources exceeded) are not in lost-task-seconds.
+    const size_t dead = in.tracking == nullptr ? 0 : DeadWorkers(*in.tracking).size();
+    std::optional<double> lost = LostWorkSeconds(in);
+    if (lost.has_value() && *lost <= 0 && dead == 0) lost.reset();
+    std::string evidence =
+        lost.has_value()
+            ? absl::StrCat("The lost attempts had run ", Seconds(*lost),
+                           " of chunk time, done again by the retries.")
+            : absl::StrCat("The reruns took ", Seconds(retried_seconds),
+                           " of chunk time (the lost attempts' time was not measured).");
+    if (dead > 0) {
+      absl::StrAppend(&evidence, " ", Count(static_cast<int64_t>(dead), "worker", "workers"),
+                      " died with tasks running (see that finding).");
+    }
     v1::Finding& f = b.Add(
         v1::Finding::SEVERITY_WARNING, "retried_chunks",
         absl::StrCat(Count(chunks.num_retried_chunks(), "chunk was", "chunks were"), " retried"),
-        absl::StrCat("Retry attempts ran ", Seconds(retried_seconds), " of chunk time."),
-        "Retries repeat work: check why the first attempts were lost (worker memory limit, "
-        "preemption, a flaky file server).");
+        std::move(evidence),
+        dead > 0 ? "Retries repeat the work of the attempts lost with dead workers: find why "
+                   "they died."
+                 : "Retries repeat work: check why the first attempts were lost (worker memory "
+                   "limit, preemption, a flaky file server).");
     Number(f, "retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
     Number(f, "retry_seconds", retried_seconds, "s");
+    if (lost.has_value()) Number(f, "lost_work_seconds", *lost, "s");
   }
 }
 
@@ -414,8 +457,9 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   CpuStarvation(in, b);
   IoBound(in, b);
   Stragglers(view, b);
-  IdleTailAndImbalance(view, b);
+  IdleTailAndImbalance(in, view, b);
   EngineOverhead(in, b);
+  Capacity(in, b);
   TinyChunks(in, view, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);

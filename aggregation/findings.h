@@ -13,18 +13,22 @@
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
 //                    above it: names the slowest chunks' files, datasets and workers.
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
-//                    chunk end of the run) >= kIdleTailShare of the slots' time over the run.
+//                    chunk end of the run, or to its worker's departure: a dead worker is no idle
+//                    slot) >= kIdleTailShare of the slots' time over the run.
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
 //                    the mean over slots.
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
-//                    output-transfer >= kOverheadShare of execute, or queue-wait >=
-//                    kQueueWaitShare of execute.
+//                    output-transfer >= kOverheadShare of execute (queue wait is read by the
+//                    capacity rules: findings_capacity.h).
 //   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
 //                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
 //   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
-//                    (warning).
+//                    (warning: the work its lost attempts did, where the engine measured it).
+//   (capacity)       worker_bound, dispatch_bound, retry_penalty, slow_start, dead_workers,
+//                    silent_workers, slow_hosts, cpu_contention, limiting_cause: see
+//                    findings_capacity.h.
 //   data_lost        tracking gaps, or warnings that say engine data were lost, recovered or
 //                    kept out (codes dask_fine_metrics_*, taskvine_*, invalid_*, workers_lost).
 //   memory_pressure  a worker's memory reached kMemoryLimitShare of its limit (the cgroup limit
@@ -60,7 +64,6 @@ inline constexpr double kIdleTailShare = 0.10;
 inline constexpr double kImbalanceRatio = 1.25;
 // Engine overhead against the processor's (Dask) or execute (TaskVine) time.
 inline constexpr double kOverheadShare = 0.20;
-inline constexpr double kQueueWaitShare = 0.50;
 // Per-chunk overhead: the median idle gap between a slot's consecutive chunks against the median
 // chunk; on engines, Dask's guidance that a task should take at least 100 ms.
 inline constexpr double kGapShare = 0.10;

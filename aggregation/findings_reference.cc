@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/findings_capacity.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -135,8 +136,11 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
         absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
                      Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
                      Seconds(last->duration_seconds()), "."),
-        "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
-        "longest files first.");
+        last->attempt() > 0
+            ? "The last chunk was a retry: its first attempt's failure, not the chunk size, "
+              "held up the end (see the retry findings)."
+            : "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
+              "longest files first.");
     Number(f, "idle_at_end_fraction", idle_share, "fraction");
     Number(f, "longest_idle_seconds", longest_idle, "s");
     Number(f, "idle_slots", idle_slots, "slots");
@@ -272,7 +276,8 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     v1::Finding& f = b.Add(
         v1::Finding::SEVERITY_WARNING, "retried_chunks",
         absl::StrCat(Count(chunks.num_retried_chunks(), "chunk was", "chunks were"), " retried"),
-        absl::StrCat("Retry attempts ran ", Seconds(retried_seconds), " of chunk time."),
+        absl::StrCat("The reruns took ", Seconds(retried_seconds),
+                     " of chunk time (the lost attempts' time was not measured)."),
         "Retries repeat work: check why the first attempts were lost (worker memory limit, "
         "preemption, a flaky file server).");
     Number(f, "retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
@@ -290,6 +295,7 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   Stragglers(view, b);
   IdleTailAndImbalance(view, b);
   EngineOverhead(in, b);
+  Capacity(in, b);  // engine timelines only; random runs have none
   TinyChunks(in, view, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);

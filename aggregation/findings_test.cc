@@ -313,9 +313,10 @@ TEST(FindingsTest, TaskVineTransfersAndQueueWait) {
   span.mutable_metrics(1)->set_value(1.0);
   span.mutable_metrics(2)->set_value(1.0);
   EXPECT_THAT(Codes(m), IsEmpty());
-  span.mutable_metrics(3)->set_value(80.0);
-  metrics = Aggregated(m);
-  EXPECT_THAT(Only(metrics, "engine_overhead").title(), HasSubstr("Queue wait"));
+  // A large summed queue wait is no finding (#23): it is inherent when every task is submitted
+  // at once; the capacity rules read the task timeline instead.
+  span.mutable_metrics(3)->set_value(800.0);
+  EXPECT_THAT(Codes(m), IsEmpty());
 }
 
 TEST(FindingsTest, TinyChunksFromMeasuredGaps) {

@@ -1,0 +1,279 @@
+#include "aggregation/capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+// One change of a step series: at `ns`, point `index` of series `series` takes effect.
+struct Change {
+  int64_t ns;
+  size_t series;  // index into tracking.workers(); SIZE_MAX for the queue
+  int index;
+};
+
+constexpr size_t kQueue = SIZE_MAX;
+
+bool UsableStepSeries(const v1::WorkerSeries& w) {
+  return w.kind() == v1::SERIES_KIND_STEP && w.time_unix_ns_size() > 0 &&
+         w.cores_size() == w.time_unix_ns_size() &&
+         w.executing_tasks_size() == w.time_unix_ns_size();
+}
+
+// Extends a stretch by [from, to) when adjacent, else starts a new one; keeps the longest.
+void Extend(Stretch& current, Stretch& longest, int64_t from, int64_t to) {
+  if (current.end_ns != from || current.end_ns == 0) current = Stretch{from, from};
+  current.end_ns = to;
+  if (current.Seconds() > longest.Seconds()) longest = current;
+}
+
+}  // namespace
+
+CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
+                                        const v1::FineMetricsSummary& fine) {
+  absl::flat_hash_map<std::string, double> allocated;
+  for (const v1::ActivityTotal& t : fine.by_worker()) {
+    if (t.context() == "taskvine-worker" && t.activity() == "allocated-core-seconds" &&
+        !t.worker().empty() && t.value() > 0) {
+      allocated[t.worker()] += t.value();
+    }
+  }
+  CoresPerTask out;
+  if (allocated.empty()) return out;
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (!UsableStepSeries(w)) continue;
+    const auto it = allocated.find(w.worker());
+    if (it == allocated.end()) continue;
+    // Step series: each point's value holds until the next point's instant.
+    double task_seconds = 0;
+    for (int i = 0; i + 1 < w.time_unix_ns_size(); ++i) {
+      task_seconds += std::max(0.0, w.executing_tasks(i)) * 1e-9 *
+                      static_cast<double>(w.time_unix_ns(i + 1) - w.time_unix_ns(i));
+    }
+    if (task_seconds > 0) out[w.worker()] = it->second / task_seconds;
+  }
+  return out;
+}
+
+std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
+                                                const CoresPerTask* cores_per_task) {
+  if (tracking.worker_count_kind() != v1::SERIES_KIND_STEP ||
+      tracking.queued_chunks_size() != tracking.worker_count_time_unix_ns_size() ||
+      tracking.queued_chunks_size() == 0) {
+    return std::nullopt;
+  }
+  std::vector<Change> changes;
+  bool any_worker = false;
+  for (size_t s = 0; s < static_cast<size_t>(tracking.workers_size()); ++s) {
+    const v1::WorkerSeries& w = tracking.workers(static_cast<int>(s));
+    if (!UsableStepSeries(w)) continue;
+    any_worker = true;
+    for (int i = 0; i < w.time_unix_ns_size(); ++i) changes.push_back({w.time_unix_ns(i), s, i});
+  }
+  if (!any_worker) return std::nullopt;
+  for (int i = 0; i < tracking.worker_count_time_unix_ns_size(); ++i) {
+    changes.push_back({tracking.worker_count_time_unix_ns(i), kQueue, i});
+  }
+  // Stored order within an instant is kept (the last change of an instant holds).
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const Change& a, const Change& c) { return a.ns < c.ns; });
+
+  // State per worker: slots and executing now (0 before its first point and after its last).
+  std::vector<double> slots_of(static_cast<size_t>(tracking.workers_size()), 0);
+  std::vector<double> busy_of(slots_of.size(), 0);
+  double slots = 0, busy = 0, waiting = 0;
+  // Intervals are classified first, the underfed ones only once a later queue refill is known.
+  struct Interval {
+    int64_t from, to;
+    double slots, busy, waiting;
+  };
+  std::vector<Interval> intervals;
+  for (size_t c = 0; c < changes.size();) {
+    const int64_t now = changes[c].ns;
+    for (; c < changes.size() && changes[c].ns == now; ++c) {
+      const Change& change = changes[c];
+      if (change.series == kQueue) {
+        waiting = std::max(0, tracking.queued_chunks(change.index));
+        continue;
+      }
+      const v1::WorkerSeries& w = tracking.workers(static_cast<int>(change.series));
+      const bool last = change.index + 1 == w.time_unix_ns_size();
+      double worker_slots = std::max(0.0, w.cores(change.index));
+      if (cores_per_task != nullptr && worker_slots > 0) {
+        const auto it = cores_per_task->find(w.worker());
+        // A few ulps below a whole number of tasks still count as that many.
+        if (it != cores_per_task->end() && it->second > 0) {
+          worker_slots = std::max(1.0, std::floor(worker_slots / it->second + 1e-6));
+        }
+      }
+      const double new_slots = last ? 0 : worker_slots;
+      const double new_busy = last ? 0 : std::max(0.0, w.executing_tasks(change.index));
+      slots += new_slots - slots_of[change.series];
+      busy += new_busy - busy_of[change.series];
+      slots_of[change.series] = new_slots;
+      busy_of[change.series] = new_busy;
+    }
+    if (c < changes.size()) {
+      intervals.push_back({now, changes[c].ns, std::max(0.0, slots), std::max(0.0, busy), waiting});
+    }
+  }
+
+  CapacityTimeline t;
+  // The timeline ends with the last work: a log that runs on after it (no MANAGER END, idle
+  // workers kept connected) adds no capacity to judge.
+  int64_t last_waiting_ns = 0, last_active_ns = 0;
+  for (const Interval& i : intervals) {
+    if (i.waiting > 0) last_waiting_ns = i.from;
+    if (i.waiting > 0 || i.busy > 0) last_active_ns = i.to;
+  }
+  Stretch dispatch_run, underfed_run;
+  for (Interval i : intervals) {
+    i.to = std::min(i.to, last_active_ns);
+    if (i.slots < 1 || i.to <= i.from) continue;
+    if (t.start_ns == 0) t.start_ns = i.from;
+    t.end_ns = i.to;
+    const double dt = 1e-9 * static_cast<double>(i.to - i.from);
+    const double free = std::max(0.0, i.slots - i.busy);
+    t.slot_seconds += i.slots * dt;
+    if (i.waiting > 0) {
+      t.waiting_seconds += dt;
+      if (free >= 1) {
+        t.dispatch_bound_seconds += dt;
+        t.free_slot_seconds_while_waiting += free * dt;
+        Extend(dispatch_run, t.longest_dispatch_stall, i.from, i.to);
+      } else {
+        t.worker_bound_seconds += dt;
+      }
+    } else if (free >= 1 && i.from < last_waiting_ns) {
+      t.underfed_seconds += dt;
+      Extend(underfed_run, t.longest_underfed_stall, i.from, i.to);
+    }
+  }
+  if (t.end_ns <= t.start_ns) return std::nullopt;
+  // Kept stalls: the stretches of dispatch-bound intervals, split where the state changed.
+  {
+    Stretch run;
+    for (Interval i : intervals) {
+      i.to = std::min(i.to, last_active_ns);
+      const bool stalled = i.to > i.from && i.slots >= 1 && i.waiting > 0 && i.slots - i.busy >= 1;
+      if (stalled && run.end_ns == i.from && run.end_ns != 0) {
+        run.end_ns = i.to;
+        continue;
+      }
+      if (run.Seconds() >= kStallKeptSeconds) t.dispatch_stalls.push_back(run);
+      run = stalled ? Stretch{i.from, i.to} : Stretch{};
+    }
+    if (run.Seconds() >= kStallKeptSeconds) t.dispatch_stalls.push_back(run);
+  }
+  // Start-ups: waiting time between a worker's first point and its first executing task, from
+  // prefix sums of the waiting time over the intervals.
+  std::vector<int64_t> bounds;
+  std::vector<double> waited_before;  // waiting seconds before bounds[k]
+  double waited = 0;
+  for (const Interval& i : intervals) {
+    bounds.push_back(i.from);
+    waited_before.push_back(waited);
+    if (i.waiting > 0 && i.to > i.from) waited += 1e-9 * static_cast<double>(i.to - i.from);
+  }
+  const auto waited_until = [&](int64_t ns) {
+    // Intervals are contiguous: the one holding ns contributes its part up to ns.
+    const size_t k =
+        static_cast<size_t>(std::upper_bound(bounds.begin(), bounds.end(), ns) - bounds.begin());
+    if (k == 0) return 0.0;
+    const Interval& i = intervals[k - 1];
+    const int64_t upto = std::min(ns, i.to);
+    return waited_before[k - 1] + (i.waiting > 0 ? 1e-9 * static_cast<double>(upto - i.from) : 0.0);
+  };
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (!UsableStepSeries(w)) continue;
+    const int64_t connect = w.time_unix_ns(0);
+    int64_t first_busy = 0;
+    for (int i = 0; i + 1 < w.time_unix_ns_size(); ++i) {
+      if (w.executing_tasks(i) > 0) {
+        first_busy = w.time_unix_ns(i);
+        break;
+      }
+    }
+    if (first_busy == 0) continue;  // never ran a task: no start-up that ended
+    const double wait = waited_until(first_busy) - waited_until(connect);
+    if (wait > 0) t.startups.push_back({w.worker(), connect, first_busy, wait, w.cores(0)});
+  }
+  t.mean_slots = t.slot_seconds / (1e-9 * static_cast<double>(t.end_ns - t.start_ns));
+  return t;
+}
+
+double ReplayMakespan(const std::vector<double>& durations, int slots) {
+  if (durations.empty() || slots <= 0) return 0;
+  // Min-heap of the instants each slot frees.
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+  for (int s = 0; s < slots; ++s) free_at.push(0);
+  double makespan = 0;
+  for (double d : durations) {
+    const double start = free_at.top();
+    free_at.pop();
+    const double end = start + std::max(0.0, d);
+    makespan = std::max(makespan, end);
+    free_at.push(end);
+  }
+  return makespan;
+}
+
+namespace {
+
+int64_t LastInstant(const v1::TrackingData& tracking) {
+  int64_t last = 0;
+  for (int64_t ns : tracking.worker_count_time_unix_ns()) last = std::max(last, ns);
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (w.time_unix_ns_size() > 0) last = std::max(last, w.time_unix_ns(w.time_unix_ns_size() - 1));
+  }
+  return last;
+}
+
+}  // namespace
+
+std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking) {
+  std::vector<DeadWorker> dead;
+  const int64_t last = LastInstant(tracking);
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (!UsableStepSeries(w)) continue;
+    const int n = w.time_unix_ns_size();
+    const int64_t end = w.time_unix_ns(n - 1);
+    if (end >= last) continue;
+    // The state that held just before the end: the last point before its instant.
+    double executing = 0, cores = 0;
+    for (int i = n - 1; i >= 0; --i) {
+      if (w.time_unix_ns(i) < end) {
+        executing = w.executing_tasks(i);
+        cores = w.cores(i);
+        break;
+      }
+    }
+    if (executing <= 0) continue;
+    dead.push_back({w.worker(), w.host(), end, executing, cores});
+  }
+  std::sort(dead.begin(), dead.end(), [](const DeadWorker& a, const DeadWorker& c) {
+    return a.end_ns != c.end_ns ? a.end_ns < c.end_ns : a.worker < c.worker;
+  });
+  return dead;
+}
+
+std::vector<std::pair<std::string, int64_t>> WorkerEnds(const v1::TrackingData& tracking) {
+  std::vector<std::pair<std::string, int64_t>> ends;
+  const int64_t last = LastInstant(tracking);
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (!UsableStepSeries(w)) continue;
+    const int64_t end = w.time_unix_ns(w.time_unix_ns_size() - 1);
+    if (end < last) ends.emplace_back(w.worker(), end);
+  }
+  return ends;
+}
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

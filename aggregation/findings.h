@@ -37,6 +37,7 @@
 #define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "schema/measurement.pb.h"
@@ -82,6 +83,9 @@ struct FindingsInputs {
   double elapsed_seconds = 0;
   // CPUs this process may use (HostFacts.usable_cpus), when known.
   std::optional<double> usable_cpus;
+  // MeasurementMetadata.configuration (the backend and its knobs: "backend", "chunk_size",
+  // "chunks_per_task"); null when absent.
+  const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

@@ -49,11 +49,14 @@ std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
 
 // `measurement` for scripts (CSV, JSON) or for a pull-request comment (Markdown):
 //   CSV       "key,value,unit" header; first per finding "finding.<code>,<severity>,severity" and
-//             "finding.<code>.<number key>,<value>,<unit>", then one row per flat metric (RFC
+//             "finding.<code>.<number key>,<value>,<unit>"; per rule "rule.<code>,<state>,state"
+//             (fired, clear or not_evaluated) and, when not evaluated,
+//             "rule.<code>.reason,<why>,text"; then one row per flat metric (RFC
 //             4180 quoting), "\r\n"-free.
 //   JSON      {"measurement": name, "findings_evaluated": bool,
 //              "findings": [{"severity", "code", "title", "evidence", "suggestion",
 //                            "numbers": {key: {"value", "unit"}}}, ...],
+//              "rules": [{"code", "state", "reason"}, ...] (empty: written before rule states),
 //              "warnings": [{"code", "message"}, ...],
 //              "metrics": {key: {"value", "unit"}, ...}, "order": [key, ...]}: keyed
 //             (`jq .metrics.data_rate_gbps.value`), the flat order kept in "order"; a key that

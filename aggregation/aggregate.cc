@@ -11,6 +11,7 @@
 #include "aggregation/findings.h"
 #include "aggregation/fine_metrics.h"
 #include "aggregation/input_validation.h"
+#include "aggregation/read_amplification.h"
 #include "aggregation/series_integral.h"
 #include "aggregation/worker_metrics.h"
 #include "aggregation/workflow.h"
@@ -67,6 +68,12 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   v1::AggregatedMetrics metrics;
   *metrics.mutable_workflow() =
       aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
+  if (input.chunks != nullptr) {
+    if (const auto read = aggregation_internal::ComputeReadAmplification(*input.chunks)) {
+      metrics.mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
+      metrics.mutable_workflow()->set_read_amplification(read->ratio);
+    }
+  }
 
   std::optional<double> total_cores;
   absl::flat_hash_map<std::string, double> core_seconds_by_worker;

@@ -421,6 +421,7 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   IdleTailAndImbalance(view, b);
   EngineOverhead(in, b);
   TinyChunks(in, view, b);
+  ReadAmplificationRule(in, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);
   MemoryPressure(in, b);

@@ -23,6 +23,9 @@
 //   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
 //                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
+//   read_amplification  the chunks read >= kReadAmplificationRatio x the distinct bytes of
+//                    their files (aggregation/read_amplification.h): small chunks re-read the
+//                    compressed blocks their entry ranges share.
 //   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
 //                    (warning).
 //   data_lost        tracking gaps, or warnings that say engine data were lost, recovered or
@@ -66,6 +69,9 @@ inline constexpr double kQueueWaitShare = 0.50;
 // chunk; on engines, Dask's guidance that a task should take at least 100 ms.
 inline constexpr double kGapShare = 0.10;
 inline constexpr double kEngineMinChunkSeconds = 0.100;
+// Bytes the chunks read against the distinct bytes of their files (WorkflowMetrics.
+// read_amplification): at 1.5x a third of the reading repeats bytes already read.
+inline constexpr double kReadAmplificationRatio = 1.5;
 // Memory against a worker's limit.
 inline constexpr double kMemoryLimitShare = 0.80;
 // Only slowest chunks, workers and files this many are named.

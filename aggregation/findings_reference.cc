@@ -273,6 +273,7 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   IdleTailAndImbalance(view, b);
   EngineOverhead(in, b);
   TinyChunks(in, view, b);
+  ReadAmplificationRule(in, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);
   MemoryPressure(in, b);

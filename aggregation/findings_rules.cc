@@ -353,6 +353,47 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
   Number(f, "execute_seconds", execute, "s");
 }
 
+void ReadAmplificationRule(const FindingsInputs& in, Builder& b) {
+  const v1::WorkflowMetrics& workflow = in.metrics->workflow();
+  if (!workflow.has_read_amplification() || !workflow.has_distinct_file_bytes()) {
+    b.NotEvaluated("read_amplification", "no bytes read per file");
+    return;
+  }
+  b.Evaluated("read_amplification");
+  const double ratio = workflow.read_amplification();
+  if (ratio < kReadAmplificationRatio) return;
+  const double distinct = static_cast<double>(workflow.distinct_file_bytes());
+  std::vector<double> events;
+  if (in.chunks != nullptr) {
+    for (const v1::ChunkRecord& chunk : *in.chunks) {
+      if (chunk.events() > 0) events.push_back(static_cast<double>(chunk.events()));
+    }
+  }
+  std::string evidence = absl::StrFormat("The chunks read %s from files holding %s (%.1fx)",
+                                         Bytes(ratio * distinct), Bytes(distinct), ratio);
+  if (!events.empty()) {
+    absl::StrAppend(&evidence, absl::StrFormat("; median chunk %.0f events", Median(events)));
+  }
+  absl::StrAppend(&evidence,
+                  ". Each chunk reads whole compressed blocks, so chunks smaller than a block "
+                  "read the blocks they share again.");
+  const std::string backend = ConfiguredBackend(in);
+  // collect's own backends name the knob; other engines call it differently.
+  const std::string knob =
+      backend == "threadpool" || backend == "workqueue" ? " (--chunk_size)" : "";
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "read_amplification",
+      absl::StrFormat("Read amplification: the chunks read %.1fx the bytes their files hold",
+                      ratio),
+      std::move(evidence),
+      absl::StrCat("Use larger chunks", knob,
+                   ", so each compressed block is read once; a higher data rate from re-reading "
+                   "is not a faster analysis."));
+  Number(f, "read_amplification", ratio, "ratio");
+  Number(f, "distinct_file_bytes", distinct, "bytes");
+  Number(f, "bytes_read", ratio * distinct, "bytes");
+}
+
 namespace {
 
 // Warnings that say engine data were lost, kept out or recovered.

@@ -114,6 +114,7 @@ std::optional<double> InProcessThreads(const FindingsInputs& in);
 void CpuStarvation(const FindingsInputs& in, Builder& b);
 void IoBound(const FindingsInputs& in, Builder& b);
 void EngineOverhead(const FindingsInputs& in, Builder& b);
+void ReadAmplificationRule(const FindingsInputs& in, Builder& b);
 void DataLost(const FindingsInputs& in, Builder& b);
 void MemoryPressure(const FindingsInputs& in, Builder& b);
 void DebugBuild(const FindingsInputs& in, Builder& b);

@@ -356,6 +356,41 @@ TEST(FindingsTest, WorkQueueLogLimitIsNotAdvisedAsARerun) {
   EXPECT_THAT(g.suggestion(), HasSubstr("rerun with the engine reachable"));
 }
 
+TEST(FindingsTest, ReadAmplificationWhenChunksReReadTheirFiles) {
+  // 20 chunks per file of 2 slots, each chunk alone in its file: give every chunk's file a
+  // size and a read: 4 MiB read of a 1 MiB file is 4x; 1.2 MiB of 1 MiB is 1.2x.
+  for (const auto& [read, fires] :
+       {std::pair<int64_t, bool>{4 * kMiB, true}, std::pair<int64_t, bool>{kMiB * 6 / 5, false}}) {
+    v1::Measurement m = MakeRun({});
+    (*m.mutable_metadata()->mutable_configuration())["backend"] = "threadpool";
+    for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+      chunk.set_compressed_bytes_read(read);
+      chunk.set_file_bytes(kMiB);
+    }
+    const double ratio = static_cast<double>(read) / kMiB;
+    ASSERT_EQ(ratio >= 1.5, fires);
+    const v1::AggregatedMetrics metrics = Aggregated(m);
+    EXPECT_DOUBLE_EQ(metrics.workflow().read_amplification(), ratio);
+    EXPECT_EQ(metrics.workflow().distinct_file_bytes(), 40 * kMiB);
+    const v1::RuleEvaluation* e = Evaluation(metrics, "read_amplification");
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->evaluated());
+    EXPECT_EQ(e->fired(), fires);
+    if (fires) {
+      const v1::Finding& f = Only(metrics, "read_amplification");
+      EXPECT_THAT(f.title(), HasSubstr("4.0x the bytes their files hold"));
+      EXPECT_THAT(f.evidence(), HasSubstr("read 160 MiB from files holding 40.0 MiB"));
+      EXPECT_THAT(f.suggestion(), HasSubstr("Use larger chunks (--chunk_size)"));
+    }
+  }
+  // Without bytes read per file the rule says it was not evaluated.
+  const v1::AggregatedMetrics unread = Aggregated(MakeRun({}));
+  const v1::RuleEvaluation* e = Evaluation(unread, "read_amplification");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->evaluated());
+  EXPECT_EQ(e->reason(), "no bytes read per file");
+}
+
 TEST(FindingsTest, ChunksWithoutAFileAreNamedByTheirTask) {
   // TaskVine tasks without file metadata: "task 7", not "? [0, 0)".
   RunShape shape;

@@ -79,6 +79,10 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   if (workflow.has_compression_factor()) {
     add("compression_factor", workflow.compression_factor(), "x");
   }
+  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
+    add("distinct_file_bytes", static_cast<double>(workflow.distinct_file_bytes()), "bytes");
+    add("read_amplification", workflow.read_amplification(), "x");
+  }
   if (metrics.has_workers()) {
     const v1::WorkerMetrics& workers = metrics.workers();
     add("window_seconds", workers.window_seconds(), "s");

@@ -30,7 +30,8 @@ absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name);
 //   chunk_duration_p50/p90/p95/p99, time_per_event_mean/p50/p99 (s), num_retried_chunks,
 //   window_seconds, avg_workers_over_window, core_seconds, avg_cores_over_window,
 //   core_efficiency_over_core_seconds, parallel_efficiency, event_rate_core_seconds_khz,
-//   total_uncompressed_bytes_read, compression_factor, chunk_peak_live_bytes_mean/max,
+//   total_uncompressed_bytes_read, compression_factor, distinct_file_bytes, read_amplification
+//   (x: bytes read / distinct bytes of the files), chunk_peak_live_bytes_mean/max,
 //   per_dataset.<dataset>.duration_p50/p95 (s),
 //   section_stats.<name>.<time|memory|bytes>.total/mean/p50/p95 (s or bytes),
 //   section_stats.<name>.time.share_of_chunk_time (fraction).

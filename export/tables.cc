@@ -230,6 +230,13 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
     table.rows.push_back({"Total Bytes Read (reported)",
                           FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
   }
+  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
+    // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
+    table.rows.push_back(
+        {"Read Amplification",
+         absl::StrFormat("%.2fx (files hold %s)", workflow.read_amplification(),
+                         FormatBytes(static_cast<double>(workflow.distinct_file_bytes())))});
+  }
   if (workflow.has_total_uncompressed_bytes_read()) {
     table.rows.push_back(
         {"Total Bytes Read (uncompressed)",

@@ -53,6 +53,7 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
   if (measurement.metadata().has_analysis_build()) {
     input.analysis_build = &measurement.metadata().analysis_build();
   }
+  input.backend = measurement.metadata().backend();
   input.configuration = &measurement.metadata().configuration();
   input.warnings = &measurement.warnings();
   input.chunks = &measurement.chunks();
@@ -136,6 +137,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   findings.host_facts = input.host_facts;
   findings.elapsed_seconds = input.elapsed_seconds;
   findings.usable_cpus = input.usable_cpus;
+  findings.backend = input.backend;
   findings.configuration = input.configuration;
   aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
   for (v1::Finding& finding : outcome.findings) *metrics.add_findings() = std::move(finding);

@@ -104,7 +104,9 @@ struct AggregationInput {
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
   const v1::BuildInfo* analysis_build = nullptr;
   const v1::HostFacts* host_facts = nullptr;
-  // The run's configuration (backend, chunk size, chunks per task): the knob a finding names.
+  // The run's backend (metadata.backend) and configuration (backend, chunk size, chunks per
+  // task): the knob a finding names.
+  std::string backend;
   const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
   AggregationOptions options;
 };

@@ -89,6 +89,8 @@ struct FindingsInputs {
   double elapsed_seconds = 0;
   // CPUs this process may use (HostFacts.usable_cpus), when known.
   std::optional<double> usable_cpus;
+  // MeasurementMetadata.backend ("threadpool", "workqueue", "dask", ...), "" when unknown.
+  std::string backend;
   // MeasurementMetadata.configuration (the backend and its knobs: "backend", "chunk_size",
   // "chunks_per_task"); null when absent.
   const google::protobuf::Map<std::string, std::string>* configuration = nullptr;

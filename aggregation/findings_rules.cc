@@ -411,9 +411,11 @@ bool IsLogLimit(absl::string_view message) {
 }  // namespace
 
 std::string ConfiguredBackend(const FindingsInputs& in) {
-  if (in.configuration == nullptr) return "";
-  const auto it = in.configuration->find("backend");
-  return it == in.configuration->end() ? "" : it->second;
+  if (in.configuration != nullptr) {
+    const auto it = in.configuration->find("backend");
+    if (it != in.configuration->end() && !it->second.empty()) return it->second;
+  }
+  return in.backend;
 }
 
 void DataLost(const FindingsInputs& in, Builder& b) {

@@ -105,7 +105,8 @@ class Builder {
 void Number(v1::Finding& finding, absl::string_view key, double value, absl::string_view unit);
 const v1::Warning* FindWarning(const FindingsInputs& in, absl::string_view code);
 bool InProcess(const FindingsInputs& in);
-// The configuration's "backend" ("threadpool", "workqueue", ...), or "" when not recorded.
+// The configuration's "backend" ("threadpool", "workqueue", ...), else the measurement's
+// backend; "" when neither is recorded.
 std::string ConfiguredBackend(const FindingsInputs& in);
 // Worker threads of an in-process run (each tracked thread is one core), when known.
 std::optional<double> InProcessThreads(const FindingsInputs& in);

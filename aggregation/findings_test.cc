@@ -519,7 +519,7 @@ TEST(FindingsTest, TinyChunksAdviceFitsTheFilesAndNamesTheThreadPoolKnob) {
   shape.duration = [](int, int) { return 0.002; };
   shape.gap = 0.001;
   v1::Measurement m = MakeRun(shape);
-  (*m.mutable_metadata()->mutable_configuration())["backend"] = "threadpool";
+  // The backend comes from metadata.backend ("threadpool") when the configuration has none.
   // One file holds 2 M events: 25000 x 25 = 625000 fits, rounded up to two digits: 630000.
   m.mutable_chunks(0)->set_entry_start(1975000);
   m.mutable_chunks(0)->set_entry_stop(2000000);

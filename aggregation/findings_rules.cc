@@ -470,8 +470,7 @@ void DataLost(const FindingsInputs& in, Builder& b) {
               "Some task times are estimates: the engine's log does not record them",
               absl::StrCat(absl::StrJoin(parts, "; "), ". ",
                            work_queue ? "The Work Queue 9.9 transactions log" : "The engine's log",
-                           " has no worker start/end times for these attempts, so their execution "
-                           "time includes waiting at the worker."),
+                           " never records them."),
               "Nothing to rerun: this is a limit of the log, not of this measurement.");
     Number(f, "tracking_gaps", 0, "gaps");
     Number(f, "tracking_gap_seconds", 0, "s");
@@ -708,15 +707,17 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
       chunks_per_task = 0;
     }
   }
-  if (backend == "workqueue" && chunks_per_task > 0) {
-    // The per-task overhead is paid once per task: more chunks per task amortise it.
-    const double task_seconds = median_seconds * static_cast<double>(chunks_per_task);
-    int64_t more = chunks_per_task + 1;
-    if (target > task_seconds && median_seconds > 0.0) {
+  if (backend == "workqueue") {
+    // collect's Work Queue backend: the per-task overhead is paid once per task, and more chunks
+    // per task amortise it (the configuration may not be recorded yet when the run aggregates).
+    const int64_t now = std::max<int64_t>(1, chunks_per_task);
+    int64_t more = now + 1;
+    if (median_seconds > 0.0 && target > median_seconds * static_cast<double>(now)) {
       more = std::max(more, static_cast<int64_t>(std::ceil(target / median_seconds)));
     }
-    return absl::StrCat("Run more chunks per Work Queue task: --chunks_per_task=", more, " (now ",
-                        chunks_per_task, ") would make a task about ",
+    return absl::StrCat("Run more chunks per Work Queue task: --chunks_per_task=", more,
+                        chunks_per_task > 0 ? absl::StrCat(" (now ", chunks_per_task, ")") : "",
+                        " would make a task about ",
                         Seconds(median_seconds * static_cast<double>(more)),
                         ", so per-task overhead stops mattering.");
   }

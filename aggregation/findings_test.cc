@@ -343,8 +343,7 @@ TEST(FindingsTest, WorkQueueLogLimitIsNotAdvisedAsARerun) {
       "WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)");
   const v1::Finding f = Only(Aggregated(m), "data_lost");
   EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_INFO);
-  EXPECT_THAT(f.evidence(), HasSubstr("The Work Queue 9.9 transactions log has no worker "
-                                      "start/end times"));
+  EXPECT_THAT(f.evidence(), HasSubstr("The Work Queue 9.9 transactions log never records them"));
   EXPECT_THAT(f.suggestion(), HasSubstr("a limit of the log"));
   EXPECT_THAT(f.suggestion(), Not(HasSubstr("rerun with the engine reachable")));
   // A real loss beside it still asks for a rerun.
@@ -540,6 +539,11 @@ TEST(FindingsTest, TinyChunksOnWorkQueueNamesChunksPerTask) {
   // A task should take >= 100 ms: 100 ms / 20 ms per chunk = 5 chunks per task.
   EXPECT_THAT(f.suggestion(), HasSubstr("--chunks_per_task=5 (now 1)"));
   EXPECT_THAT(f.suggestion(), Not(HasSubstr("events per chunk")));
+  // As the run aggregates it, before collect records its configuration: the backend alone.
+  m.mutable_metadata()->clear_configuration();
+  m.mutable_metadata()->set_backend("workqueue");
+  const v1::Finding g = Only(Aggregated(m), "tiny_chunks");
+  EXPECT_THAT(g.suggestion(), HasSubstr("--chunks_per_task=5 would make a task about 100 ms"));
 }
 
 TEST(FindingsTest, TinyChunksOnAnEngine) {

@@ -11,7 +11,9 @@
 //                    >= kBlockedShare of chunk wall time.
 //   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
-//                    above it: names the slowest chunks' files, datasets and workers.
+//                    above it: names the slowest chunks' files, datasets and worker threads, with
+//                    each one's CPU, run-queue wait, blocked time, bytes and attempt; the advice
+//                    follows the dominant cause (findings_rules.h AddStragglers).
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
 //                    chunk end of the run) >= kIdleTailShare of the slots' time over the run.
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
@@ -22,7 +24,8 @@
 //                    kQueueWaitShare of execute.
 //   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
-//                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
+//                    (not in-process workers), a median chunk below kEngineMinChunkSeconds. The
+//                    advice never exceeds the largest file and names the backend's knob.
 //   read_amplification  the chunks read >= kReadAmplificationRatio x the distinct bytes of
 //                    their files (aggregation/read_amplification.h): small chunks re-read the
 //                    compressed blocks their entry ranges share.
@@ -33,7 +36,8 @@
 //   memory_pressure  a worker's memory reached kMemoryLimitShare of its limit (the cgroup limit
 //                    for in-process workers), or any bytes were spilled to disk.
 //   debug_build      the measured code was compiled without optimisation (critical).
-// A rule whose inputs were not measured does not fire: an unknown is never a finding.
+// A rule whose inputs were not measured does not fire: an unknown is never a finding. Each rule
+// records whether it was evaluated, and why not (FindingsOutcome.evaluations).
 //
 // Thread-safety: pure. Cost: O(chunks log chunks + tracking samples + warnings).
 #ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_

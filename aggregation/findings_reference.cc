@@ -199,7 +199,8 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
   std::string suggestion = TinyChunksSuggestion(in, events.empty() ? 0.0 : Median(events), target,
-                                                median, LargestFileEntries(view.successful));
+                                                median, LargestFileEntries(view.successful),
+                                                view.successful.size(), by_slot.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
       absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),

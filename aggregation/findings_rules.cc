@@ -698,7 +698,8 @@ int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records) {
 }
 
 std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
-                                 double median_seconds, int64_t largest_file_entries) {
+                                 double median_seconds, int64_t largest_file_entries, size_t chunks,
+                                 size_t slots) {
   const std::string backend = ConfiguredBackend(in);
   int64_t chunks_per_task = 0;
   if (in.configuration != nullptr) {
@@ -714,6 +715,11 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
     int64_t more = now + 1;
     if (median_seconds > 0.0 && target > median_seconds * static_cast<double>(now)) {
       more = std::max(more, static_cast<int64_t>(std::ceil(target / median_seconds)));
+    }
+    constexpr size_t kTasksPerSlot = 4;
+    if (slots > 0) {
+      const int64_t cap = static_cast<int64_t>(chunks / (kTasksPerSlot * slots));
+      more = std::max(now + 1, std::min(more, cap));
     }
     return absl::StrCat("Run more chunks per Work Queue task: --chunks_per_task=", more,
                         chunks_per_task > 0 ? absl::StrCat(" (now ", chunks_per_task, ")") : "",

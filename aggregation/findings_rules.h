@@ -133,8 +133,11 @@ int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records);
 // The tiny_chunks suggestion: a chunk of `target` seconds, at most a whole file
 // (`largest_file_entries`, 0 when unknown), with the knob of the run's backend (the
 // configuration's "backend" and "chunks_per_task").
+// On Work Queue, chunks per task stay at most `chunks` / (4 x `slots`), so that every worker
+// slot still gets several tasks to balance the end of the run.
 std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
-                                 double median_seconds, int64_t largest_file_entries);
+                                 double median_seconds, int64_t largest_file_entries, size_t chunks,
+                                 size_t slots);
 
 // Most severe first; equal severities keep the order the rules added them in.
 void SortBySeverity(std::vector<v1::Finding>& findings);

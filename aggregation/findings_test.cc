@@ -536,7 +536,8 @@ TEST(FindingsTest, TinyChunksOnWorkQueueNamesChunksPerTask) {
   configuration["backend"] = "workqueue";
   configuration["chunks_per_task"] = "1";
   const v1::Finding f = Only(Aggregated(m), "tiny_chunks");
-  // A task should take >= 100 ms: 100 ms / 20 ms per chunk = 5 chunks per task.
+  // A task should take >= 100 ms: 100 ms / 20 ms per chunk = 5 chunks per task (below the cap
+  // of 40 chunks / (4 x 2 slots) = 5).
   EXPECT_THAT(f.suggestion(), HasSubstr("--chunks_per_task=5 (now 1)"));
   EXPECT_THAT(f.suggestion(), Not(HasSubstr("events per chunk")));
   // As the run aggregates it, before collect records its configuration: the backend alone.
@@ -544,6 +545,14 @@ TEST(FindingsTest, TinyChunksOnWorkQueueNamesChunksPerTask) {
   m.mutable_metadata()->set_backend("workqueue");
   const v1::Finding g = Only(Aggregated(m), "tiny_chunks");
   EXPECT_THAT(g.suggestion(), HasSubstr("--chunks_per_task=5 would make a task about 100 ms"));
+  // Gaps as long as the chunks ask for 2 s tasks (gap / 2 %), capped so that each of the 2
+  // slots still gets 4 tasks: 40 / 8 = 5 chunks per task.
+  RunShape gappy = shape;
+  gappy.gap = 0.04;
+  v1::Measurement h = MakeRun(gappy);
+  h.mutable_metadata()->set_backend("workqueue");
+  const v1::Finding capped = Only(Aggregated(h), "tiny_chunks");
+  EXPECT_THAT(capped.suggestion(), HasSubstr("--chunks_per_task=5 would make"));
 }
 
 TEST(FindingsTest, TinyChunksOnAnEngine) {

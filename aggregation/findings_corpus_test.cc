@@ -129,5 +129,38 @@ TEST(FindingsCorpusTest, SmallChunksReReadTheirFiles) {
   }
 }
 
+TEST(FindingsCorpusTest, WorkQueueLogLimitAndChunksPerTask) {
+  const v1::Measurement m = Load("workqueue_2workers.pb");
+  ASSERT_EQ(m.chunks_size(), 96);
+  // The only lost-data warning is the Work Queue 9.9 log's missing worker times.
+  int log_limits = 0;
+  for (const v1::Warning& w : m.warnings()) {
+    if (w.code() == "taskvine_log") {
+      log_limits += w.message().find("have no worker start/end times") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(log_limits, 1);
+  // The median task is below the 100 ms an engine task should take.
+  const Facts facts = FactsOf(m);
+  EXPECT_LT(facts.median_seconds, aggregation_internal::kEngineMinChunkSeconds);
+
+  const v1::AggregatedMetrics metrics = Reaggregate(m);
+  const auto states = States(metrics);
+  EXPECT_FALSE(states.at("memory_pressure")->evaluated());
+  for (const v1::Finding& f : metrics.findings()) {
+    if (f.code() == "data_lost") {
+      EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_INFO);
+      EXPECT_EQ(f.suggestion().find("rerun with the engine reachable"), std::string::npos)
+          << f.suggestion();
+    }
+    if (f.code() == "tiny_chunks") {
+      EXPECT_NE(f.suggestion().find("--chunks_per_task="), std::string::npos) << f.suggestion();
+      EXPECT_NE(f.suggestion().find("(now 1)"), std::string::npos) << f.suggestion();
+    }
+  }
+  EXPECT_TRUE(states.at("data_lost")->fired());
+  EXPECT_TRUE(states.at("tiny_chunks")->fired());
+}
+
 }  // namespace
 }  // namespace roastcoffea

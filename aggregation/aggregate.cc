@@ -11,6 +11,7 @@
 #include "aggregation/findings.h"
 #include "aggregation/fine_metrics.h"
 #include "aggregation/input_validation.h"
+#include "aggregation/read_amplification.h"
 #include "aggregation/series_integral.h"
 #include "aggregation/worker_metrics.h"
 #include "aggregation/workflow.h"
@@ -52,6 +53,8 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
   if (measurement.metadata().has_analysis_build()) {
     input.analysis_build = &measurement.metadata().analysis_build();
   }
+  input.backend = measurement.metadata().backend();
+  input.configuration = &measurement.metadata().configuration();
   input.warnings = &measurement.warnings();
   input.chunks = &measurement.chunks();
   input.spans = &measurement.spans();
@@ -66,6 +69,12 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   v1::AggregatedMetrics metrics;
   *metrics.mutable_workflow() =
       aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
+  if (input.chunks != nullptr) {
+    if (const auto read = aggregation_internal::ComputeReadAmplification(*input.chunks)) {
+      metrics.mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
+      metrics.mutable_workflow()->set_read_amplification(read->ratio);
+    }
+  }
 
   std::optional<double> total_cores;
   absl::flat_hash_map<std::string, double> core_seconds_by_worker;
@@ -128,6 +137,8 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   findings.host_facts = input.host_facts;
   findings.elapsed_seconds = input.elapsed_seconds;
   findings.usable_cpus = input.usable_cpus;
+  findings.backend = input.backend;
+  findings.configuration = input.configuration;
   aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
   for (v1::Finding& finding : outcome.findings) *metrics.add_findings() = std::move(finding);
   for (v1::RuleEvaluation& evaluation : outcome.evaluations) {

@@ -104,6 +104,10 @@ struct AggregationInput {
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
   const v1::BuildInfo* analysis_build = nullptr;
   const v1::HostFacts* host_facts = nullptr;
+  // The run's backend (metadata.backend) and configuration (backend, chunk size, chunks per
+  // task): the knob a finding names.
+  std::string backend;
+  const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
   AggregationOptions options;
 };
 
@@ -114,7 +118,8 @@ bool IsEmptyReport(const v1::WorkflowReport& report);
 // An input viewing `measurement` (which must outlive it): its report (unless IsEmptyReport),
 // tracking (if present), chunks and spans; elapsed_seconds from metadata.elapsed_seconds; the
 // window from metadata.start_time/end_time when both are set; usable_cpus and host_facts from
-// metadata.host_facts; analysis_build from metadata; the warnings present so far.
+// metadata.host_facts; analysis_build and configuration from metadata; the warnings present so
+// far.
 AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurement,
                                                  const AggregationOptions& options = {});
 

@@ -155,7 +155,22 @@ TEST(AggregateTest, SpansAddFineMetricsAndChangeNothingElse) {
   with->clear_cpu();
   v1::AggregatedMetrics without_cpu = *without;
   without_cpu.clear_cpu();
-  // Rules that read the fine metrics (engine_overhead) are evaluated only with them.
+  // The CPU figures make io_bound checkable; the other rules' states are unchanged.
+  const auto io_bound = [](const v1::AggregatedMetrics& m) {
+    for (const v1::RuleEvaluation& e : m.rule_evaluations()) {
+      if (e.code() == "io_bound") return e.evaluated();
+    }
+    return false;
+  };
+  EXPECT_TRUE(io_bound(*with));
+  EXPECT_FALSE(io_bound(without_cpu));
+  for (v1::AggregatedMetrics* m : {&*with, &without_cpu}) {
+    for (v1::RuleEvaluation& e : *m->mutable_rule_evaluations()) {
+      if (e.code() == "io_bound") e.Clear();
+    }
+  }
+  // Rules that read the fine metrics (engine_overhead, the capacity rules) are evaluated only
+  // with them: the rest of the states is compared above.
   with->clear_rule_evaluations();
   without_cpu.clear_rule_evaluations();
   EXPECT_EQ(with->SerializeAsString(), without_cpu.SerializeAsString());

@@ -157,8 +157,17 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   return view;
 }
 
-void Stragglers(const ChunkView& view, Builder& b) {
-  if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
+void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+  if (in.chunks == nullptr || in.chunks->empty()) {
+    b.NotEvaluated("stragglers", "no chunk records");
+    return;
+  }
+  if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) {
+    b.NotEvaluated("stragglers",
+                   absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
+    return;
+  }
+  b.Evaluated("stragglers");
   const double median = view.median_successful_seconds;
   // Only the first kNamedItems of the slowest-first order are ever read.
   std::vector<const v1::ChunkRecord*> slowest(
@@ -175,29 +184,19 @@ void Stragglers(const ChunkView& view, Builder& b) {
     return;
   }
   int64_t stragglers = 0;
+  std::vector<double> bytes;
+  bytes.reserve(view.successful.size());
   for (const v1::ChunkRecord* chunk : view.successful) {
     stragglers += chunk->duration_seconds() >= kStragglerRatio * median ? 1 : 0;
+    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
   }
-  std::vector<std::string> named;
+  std::vector<const v1::ChunkRecord*> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
-    named.push_back(
-        absl::StrCat(DescribeChunk(*slowest[i]), " ", Seconds(slowest[i]->duration_seconds())));
+    named.push_back(slowest[i]);
   }
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "stragglers",
-      absl::StrFormat("Stragglers: the slowest chunk took %.1fx the median (%s vs %s)",
-                      max / median, Seconds(max), Seconds(median)),
-      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", view.successful.size(),
-                   " took >= ", absl::StrFormat("%g", kStragglerRatio),
-                   "x the median. Slowest: ", absl::StrJoin(named, "; "), "."),
-      "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
-      "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
-      "end.");
-  Number(f, "max_over_median", max / median, "ratio");
-  Number(f, "max_chunk_seconds", max, "s");
-  Number(f, "median_chunk_seconds", median, "s");
-  Number(f, "straggler_chunks", static_cast<double>(stragglers), "chunks");
+  AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
+                b);
 }
 
 struct SlotTimes {
@@ -301,13 +300,25 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
 }
 
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
-  if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
+  if (in.chunks == nullptr || in.chunks->empty()) {
+    b.NotEvaluated("tiny_chunks", "no chunk records");
+    return;
+  }
+  if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) {
+    b.NotEvaluated("tiny_chunks",
+                   absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
+    return;
+  }
   std::vector<double> events;
   for (const v1::ChunkRecord* chunk : view.successful) {
     if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
   }
   const double median = view.median_successful_seconds;
-  if (median <= 0.0) return;
+  if (median <= 0.0) {
+    b.NotEvaluated("tiny_chunks", "no chunk durations");
+    return;
+  }
+  b.Evaluated("tiny_chunks");
   // Gaps between consecutive chunks of one slot (view.all is in Before order, so each slot's
   // chunks are too); a slot whose chunks overlap (an engine worker running several at once
   // without thread identity) has no such gaps.
@@ -353,15 +364,9 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // A chunk long enough that the gap is 2 % of it (and, on engines, at least 100 ms).
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
-  std::string suggestion = "Use larger chunks (a larger chunk size)";
-  if (!events.empty() && target > median) {
-    const double size = Median(events) * target / median;
-    const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
-    absl::StrAppend(&suggestion,
-                    absl::StrFormat(": about %.0f events per chunk would take %s",
-                                    std::ceil(size / rounded) * rounded, Seconds(target)));
-  }
-  absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
+  std::string suggestion = TinyChunksSuggestion(in, events.empty() ? 0.0 : Median(events), target,
+                                                median, LargestFileEntries(view.successful),
+                                                view.successful.size(), view.slot_names.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
       absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),
@@ -456,11 +461,12 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
   IoBound(in, b);
-  Stragglers(view, b);
+  Stragglers(in, view, b);
   IdleTailAndImbalance(in, view, b);
   EngineOverhead(in, b);
   Capacity(in, b);
   TinyChunks(in, view, b);
+  ReadAmplificationRule(in, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);
   MemoryPressure(in, b);

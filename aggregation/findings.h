@@ -11,7 +11,9 @@
 //                    >= kBlockedShare of chunk wall time.
 //   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
-//                    above it: names the slowest chunks' files, datasets and workers.
+//                    above it: names the slowest chunks' files, datasets and worker threads, with
+//                    each one's CPU, run-queue wait, blocked time, bytes and attempt; the advice
+//                    follows the dominant cause (findings_rules.h AddStragglers).
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
 //                    slot) >= kIdleTailShare of the slots' time over the run.
@@ -23,7 +25,11 @@
 //                    capacity rules: findings_capacity.h).
 //   tiny_chunks      >= kMinChunksForDistribution chunks and the median gap between consecutive
 //                    chunks of one worker slot >= kGapShare of the median chunk; or, on an engine
-//                    (not in-process workers), a median chunk below kEngineMinChunkSeconds.
+//                    (not in-process workers), a median chunk below kEngineMinChunkSeconds. The
+//                    advice never exceeds the largest file and names the backend's knob.
+//   read_amplification  the chunks read >= kReadAmplificationRatio x the distinct bytes of
+//                    their files (aggregation/read_amplification.h): small chunks re-read the
+//                    compressed blocks their entry ranges share.
 //   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
 //                    (warning: the work its lost attempts did, where the engine measured it).
 //   (capacity)       worker_bound, dispatch_bound, retry_penalty, slow_start, dead_workers,
@@ -34,13 +40,15 @@
 //   memory_pressure  a worker's memory reached kMemoryLimitShare of its limit (the cgroup limit
 //                    for in-process workers), or any bytes were spilled to disk.
 //   debug_build      the measured code was compiled without optimisation (critical).
-// A rule whose inputs were not measured does not fire: an unknown is never a finding.
+// A rule whose inputs were not measured does not fire: an unknown is never a finding. Each rule
+// records whether it was evaluated, and why not (FindingsOutcome.evaluations).
 //
 // Thread-safety: pure. Cost: O(chunks log chunks + tracking samples + warnings).
 #ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 #define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "schema/measurement.pb.h"
@@ -68,6 +76,9 @@ inline constexpr double kOverheadShare = 0.20;
 // chunk; on engines, Dask's guidance that a task should take at least 100 ms.
 inline constexpr double kGapShare = 0.10;
 inline constexpr double kEngineMinChunkSeconds = 0.100;
+// Bytes the chunks read against the distinct bytes of their files (WorkflowMetrics.
+// read_amplification): at 1.5x a third of the reading repeats bytes already read.
+inline constexpr double kReadAmplificationRatio = 1.5;
 // Memory against a worker's limit.
 inline constexpr double kMemoryLimitShare = 0.80;
 // Only slowest chunks, workers and files this many are named.
@@ -85,6 +96,11 @@ struct FindingsInputs {
   double elapsed_seconds = 0;
   // CPUs this process may use (HostFacts.usable_cpus), when known.
   std::optional<double> usable_cpus;
+  // MeasurementMetadata.backend ("threadpool", "workqueue", "dask", ...), "" when unknown.
+  std::string backend;
+  // MeasurementMetadata.configuration (the backend and its knobs: "backend", "chunk_size",
+  // "chunks_per_task"); null when absent.
+  const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

@@ -49,8 +49,11 @@ ChunkView ViewChunks(const FindingsInputs& in) {
 void Stragglers(const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
   std::vector<double> durations;
-  for (const v1::ChunkRecord* chunk : view.successful)
+  std::vector<double> bytes;
+  for (const v1::ChunkRecord* chunk : view.successful) {
     durations.push_back(chunk->duration_seconds());
+    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  }
   const double median = Median(durations);
   std::vector<const v1::ChunkRecord*> slowest = view.successful;
   std::sort(slowest.begin(), slowest.end(), [](const auto* a, const auto* c) {
@@ -65,26 +68,12 @@ void Stragglers(const ChunkView& view, Builder& b) {
   }
   int64_t stragglers = 0;
   for (double d : durations) stragglers += d >= kStragglerRatio * median ? 1 : 0;
-  std::vector<std::string> named;
+  std::vector<const v1::ChunkRecord*> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
-    named.push_back(
-        absl::StrCat(DescribeChunk(*slowest[i]), " ", Seconds(slowest[i]->duration_seconds())));
+    named.push_back(slowest[i]);
   }
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "stragglers",
-      absl::StrFormat("Stragglers: the slowest chunk took %.1fx the median (%s vs %s)",
-                      max / median, Seconds(max), Seconds(median)),
-      absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", durations.size(),
-                   " took >= ", absl::StrFormat("%g", kStragglerRatio),
-                   "x the median. Slowest: ", absl::StrJoin(named, "; "), "."),
-      "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
-      "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
-      "end.");
-  Number(f, "max_over_median", max / median, "ratio");
-  Number(f, "max_chunk_seconds", max, "s");
-  Number(f, "median_chunk_seconds", median, "s");
-  Number(f, "straggler_chunks", static_cast<double>(stragglers), "chunks");
+  AddStragglers(named, stragglers, durations.size(), max, median, Median(bytes), b);
 }
 
 struct SlotTimes {
@@ -213,15 +202,9 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // A chunk long enough that the gap is 2 % of it (and, on engines, at least 100 ms).
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
-  std::string suggestion = "Use larger chunks (a larger chunk size)";
-  if (!events.empty() && target > median) {
-    const double size = Median(events) * target / median;
-    const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
-    absl::StrAppend(&suggestion,
-                    absl::StrFormat(": about %.0f events per chunk would take %s",
-                                    std::ceil(size / rounded) * rounded, Seconds(target)));
-  }
-  absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
+  std::string suggestion = TinyChunksSuggestion(in, events.empty() ? 0.0 : Median(events), target,
+                                                median, LargestFileEntries(view.successful),
+                                                view.successful.size(), by_slot.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
       absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),
@@ -297,6 +280,7 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   EngineOverhead(in, b);
   Capacity(in, b);  // engine timelines only; random runs have none
   TinyChunks(in, view, b);
+  ReadAmplificationRule(in, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);
   MemoryPressure(in, b);

@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/worker_names.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -61,9 +63,8 @@ absl::string_view BaseName(absl::string_view path) {
 }
 
 std::string Slot(const v1::ChunkRecord& chunk) {
-  const std::string worker = chunk.worker().empty() ? std::string("?") : chunk.worker();
-  if (chunk.thread_index() == 0 || absl::StrContains(worker, "/thread-")) return worker;
-  return absl::StrCat(worker, "/thread-", chunk.thread_index());
+  // The tables', Gantt chart's and traces' naming: thread 0 is "w/thread-0" like the others.
+  return WorkerThreadName(chunk.worker(), chunk.thread_index());
 }
 
 std::string ChunkName(const v1::ChunkRecord& chunk) {
@@ -161,7 +162,13 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
         "idle or dedicated machine, or use fewer worker threads.";
   }
 
-  if (cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0) {
+  const bool measured = cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0;
+  if (measured || (threads.has_value() && in.usable_cpus.has_value())) {
+    b.Evaluated("cpu_starvation");
+  } else {
+    b.NotEvaluated("cpu_starvation", "no run-queue figures or thread count");
+  }
+  if (measured) {
     const double share = cpu.chunk_run_queue_wait_seconds() / cpu.chunk_wall_seconds();
     if (share < kStarvationShare) return;
     std::string evidence =
@@ -223,10 +230,13 @@ std::string LargestSection(const v1::AggregatedMetrics& m) {
 // thread-noncpu) says how much of it the processor spent off CPU.
 void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
   const v1::AggregatedMetrics& m = *in.metrics;
-  if (!m.has_fine()) return;
-  const double on = m.fine().processor_cpu_time_seconds();
-  const double off = m.fine().processor_io_wait_time_seconds();
-  if (!(on >= 0.0) || !(off >= 0.0) || on + off <= 0.0) return;
+  const double on = m.has_fine() ? m.fine().processor_cpu_time_seconds() : 0.0;
+  const double off = m.has_fine() ? m.fine().processor_io_wait_time_seconds() : 0.0;
+  if (!(on >= 0.0) || !(off >= 0.0) || on + off <= 0.0) {
+    b.NotEvaluated("io_bound", "no CPU figures");
+    return;
+  }
+  b.Evaluated("io_bound");
   const double share = off / (on + off);
   if (share < kBlockedShare) return;
   std::string evidence =
@@ -258,6 +268,7 @@ void IoBound(const FindingsInputs& in, Builder& b) {
     IoBoundFromFineMetrics(in, b);
     return;
   }
+  b.Evaluated("io_bound");
   const bool split = cpu.has_chunk_blocked_seconds();
   // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
   const double off =
@@ -347,6 +358,47 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
   Number(f, "execute_seconds", execute, "s");
 }
 
+void ReadAmplificationRule(const FindingsInputs& in, Builder& b) {
+  const v1::WorkflowMetrics& workflow = in.metrics->workflow();
+  if (!workflow.has_read_amplification() || !workflow.has_distinct_file_bytes()) {
+    b.NotEvaluated("read_amplification", "no bytes read per file");
+    return;
+  }
+  b.Evaluated("read_amplification");
+  const double ratio = workflow.read_amplification();
+  if (ratio < kReadAmplificationRatio) return;
+  const double distinct = static_cast<double>(workflow.distinct_file_bytes());
+  std::vector<double> events;
+  if (in.chunks != nullptr) {
+    for (const v1::ChunkRecord& chunk : *in.chunks) {
+      if (chunk.events() > 0) events.push_back(static_cast<double>(chunk.events()));
+    }
+  }
+  std::string evidence = absl::StrFormat("The chunks read %s from files holding %s (%.1fx)",
+                                         Bytes(ratio * distinct), Bytes(distinct), ratio);
+  if (!events.empty()) {
+    absl::StrAppend(&evidence, absl::StrFormat("; median chunk %.0f events", Median(events)));
+  }
+  absl::StrAppend(&evidence,
+                  ". Each chunk reads whole compressed blocks, so chunks smaller than a block "
+                  "read the blocks they share again.");
+  const std::string backend = ConfiguredBackend(in);
+  // collect's own backends name the knob; other engines call it differently.
+  const std::string knob =
+      backend == "threadpool" || backend == "workqueue" ? " (--chunk_size)" : "";
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "read_amplification",
+      absl::StrFormat("Read amplification: the chunks read %.1fx the bytes their files hold",
+                      ratio),
+      std::move(evidence),
+      absl::StrCat("Use larger chunks", knob,
+                   ", so each compressed block is read once; a higher data rate from re-reading "
+                   "is not a faster analysis."));
+  Number(f, "read_amplification", ratio, "ratio");
+  Number(f, "distinct_file_bytes", distinct, "bytes");
+  Number(f, "bytes_read", ratio * distinct, "bytes");
+}
+
 namespace {
 
 // Warnings that say engine data were lost, kept out or recovered.
@@ -355,9 +407,25 @@ bool IsLostDataWarning(absl::string_view code) {
          absl::StartsWith(code, "taskvine_") || code == "dask_fine_metrics_recovered";
 }
 
+// A warning about what an engine's log never records (Work Queue 9.9 has no worker start/end
+// times): no rerun can recover it.
+bool IsLogLimit(absl::string_view message) {
+  return absl::StrContains(message, "have no worker start/end times");
+}
+
 }  // namespace
 
+std::string ConfiguredBackend(const FindingsInputs& in) {
+  if (in.configuration != nullptr) {
+    const auto it = in.configuration->find("backend");
+    if (it != in.configuration->end() && !it->second.empty()) return it->second;
+  }
+  return in.backend;
+}
+
 void DataLost(const FindingsInputs& in, Builder& b) {
+  // Tracking gaps and the warnings are always recorded: an absent list is a clean one.
+  b.Evaluated("data_lost");
   double gap_seconds = 0;
   int gaps = 0;
   std::string first_reason;
@@ -372,9 +440,11 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   std::vector<std::string> codes;
   std::string first_message;
   bool only_recovered = true;
+  bool only_log_limits = true;
   if (in.warnings != nullptr) {
     for (const v1::Warning& warning : *in.warnings) {
       if (!IsLostDataWarning(warning.code())) continue;
+      only_log_limits = only_log_limits && IsLogLimit(warning.message());
       if (std::find(codes.begin(), codes.end(), warning.code()) == codes.end()) {
         codes.push_back(warning.code());
       }
@@ -397,6 +467,21 @@ void DataLost(const FindingsInputs& in, Builder& b) {
     parts.push_back(absl::StrCat("warnings ", absl::StrJoin(codes, ", "), ": ", first_message));
   }
   const bool recovered = gaps == 0 && only_recovered;
+  if (gaps == 0 && only_log_limits) {
+    // Rerunning cannot help: the engine's log never has these figures.
+    const bool work_queue = ConfiguredBackend(in) == "workqueue";
+    v1::Finding& f =
+        b.Add(v1::Finding::SEVERITY_INFO, "data_lost",
+              "Some task times are estimates: the engine's log does not record them",
+              absl::StrCat(absl::StrJoin(parts, "; "), ". ",
+                           work_queue ? "The Work Queue 9.9 transactions log" : "The engine's log",
+                           " never records them."),
+              "Nothing to rerun: this is a limit of the log, not of this measurement.");
+    Number(f, "tracking_gaps", 0, "gaps");
+    Number(f, "tracking_gap_seconds", 0, "s");
+    Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
+    return;
+  }
   v1::Finding& f = b.Add(
       recovered ? v1::Finding::SEVERITY_INFO : v1::Finding::SEVERITY_WARNING, "data_lost",
       recovered ? "Engine data were lost and recovered: figures are complete"
@@ -412,6 +497,7 @@ void DataLost(const FindingsInputs& in, Builder& b) {
 
 void MemoryPressure(const FindingsInputs& in, Builder& b) {
   double worst_share = 0, worst_memory = 0, worst_limit = 0, spilled = 0;
+  bool limit_known = false, spill_known = false;
   std::string worst_worker;
   if (in.tracking != nullptr) {
     for (const v1::WorkerSeries& series : in.tracking->workers()) {
@@ -419,6 +505,7 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
       for (int i = 0; i < n; ++i) {
         const double limit = series.memory_limit_bytes(i);
         if (limit <= 0.0) continue;
+        limit_known = true;
         const double share = series.memory_bytes(i) / limit;
         if (share > worst_share) {
           worst_share = share;
@@ -427,6 +514,7 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
           worst_worker = series.worker();
         }
       }
+      spill_known = spill_known || series.spilled_bytes_size() > 0;
       for (double s : series.spilled_bytes()) spilled = std::max(spilled, s);
     }
   }
@@ -434,6 +522,7 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
   if (InProcess(in) && in.host_facts != nullptr && in.host_facts->has_cgroup_memory_limit_bytes() &&
       in.host_facts->cgroup_memory_limit_bytes() > 0 && in.metrics->has_workers()) {
     const double limit = static_cast<double>(in.host_facts->cgroup_memory_limit_bytes());
+    limit_known = true;
     const double peak = in.metrics->workers().peak_memory_bytes();
     if (peak / limit > worst_share) {
       worst_share = peak / limit;
@@ -442,6 +531,11 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
       worst_worker = "the process (cgroup limit)";
     }
   }
+  if (!limit_known && !spill_known) {
+    b.NotEvaluated("memory_pressure", "no memory limit or spill figures");
+    return;
+  }
+  b.Evaluated("memory_pressure");
   const bool near_limit = worst_share >= kMemoryLimitShare;
   if (!near_limit && spilled <= 0.0) return;
   std::vector<std::string> parts;
@@ -465,7 +559,12 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
 }
 
 void DebugBuild(const FindingsInputs& in, Builder& b) {
-  if (in.analysis_build == nullptr || in.analysis_build->optimized()) return;
+  if (in.analysis_build == nullptr) {
+    b.NotEvaluated("debug_build", "no build info");
+    return;
+  }
+  b.Evaluated("debug_build");
+  if (in.analysis_build->optimized()) return;
   const v1::BuildInfo& build = *in.analysis_build;
   b.Add(v1::Finding::SEVERITY_CRITICAL, "debug_build",
         "The measured code was built without optimisation: timings are not representative",
@@ -475,6 +574,187 @@ void DebugBuild(const FindingsInputs& in, Builder& b) {
                      "ranks different code."),
         "Rebuild with optimisation (Bazel -c opt; CMake -DCMAKE_BUILD_TYPE=Release) and measure "
         "again.");
+}
+
+namespace {
+
+// Where a chunk's wall time went, from its own record.
+struct ChunkTimeSplit {
+  double cpu = 0, run_queue = 0, blocked = 0;
+  bool known = false;  // CPU time (and so blocked time) was measured
+};
+
+ChunkTimeSplit SplitOf(const v1::ChunkRecord& chunk) {
+  ChunkTimeSplit split;
+  split.known = chunk.cpu_seconds() > 0.0 || chunk.has_run_queue_wait_seconds();
+  split.cpu = std::max(0.0, chunk.cpu_seconds());
+  split.run_queue =
+      chunk.has_run_queue_wait_seconds() ? std::max(0.0, chunk.run_queue_wait_seconds()) : 0.0;
+  split.blocked = std::max(0.0, chunk.duration_seconds() - split.cpu - split.run_queue);
+  return split;
+}
+
+// A straggler read as many times the median bytes reads "a large file".
+constexpr double kLargeReadRatio = 2.0;
+
+}  // namespace
+
+void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
+                   size_t successful, double max, double median, double median_bytes, Builder& b) {
+  ChunkTimeSplit total;
+  double wall = 0, bytes = 0;
+  int retries = 0;
+  std::vector<std::string> described;
+  for (const v1::ChunkRecord* chunk : named) {
+    const ChunkTimeSplit split = SplitOf(*chunk);
+    const double d = chunk->duration_seconds();
+    std::string text = absl::StrCat(DescribeChunk(*chunk), " ", Seconds(d));
+    if (split.known && d > 0.0) {
+      absl::StrAppend(&text, ": CPU ", Seconds(split.cpu));
+      if (chunk->has_run_queue_wait_seconds()) {
+        absl::StrAppend(&text, ", waiting for a CPU ", Pct(split.run_queue / d));
+      }
+      absl::StrAppend(&text, ", blocked ", Pct(split.blocked / d));
+      total.known = true;
+    }
+    if (chunk->compressed_bytes_read() > 0) {
+      absl::StrAppend(&text, ", read ", Bytes(static_cast<double>(chunk->compressed_bytes_read())));
+    }
+    if (chunk->attempt() > 0) {
+      absl::StrAppend(&text, ", attempt ", chunk->attempt() + 1);
+      ++retries;
+    }
+    described.push_back(std::move(text));
+    total.cpu += split.cpu;
+    total.run_queue += split.run_queue;
+    total.blocked += split.blocked;
+    wall += d;
+    bytes += static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read()));
+  }
+  const double mean_bytes = named.empty() ? 0.0 : bytes / static_cast<double>(named.size());
+  std::string cause;
+  std::string suggestion;
+  if (!total.known || wall <= 0.0) {
+    cause = "unknown";
+    suggestion =
+        "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
+        "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
+        "end.";
+  } else if (total.run_queue >= total.cpu && total.run_queue >= total.blocked) {
+    cause = "run_queue";
+    suggestion =
+        absl::StrCat("The slowest chunks mostly waited for a CPU (", Pct(total.run_queue / wall),
+                     " of their time), not for their data: the host was oversubscribed",
+                     b.Fired("cpu_starvation") ? " (see the CPU starvation finding)" : "",
+                     ". Fix the CPU contention; splitting files will not help.");
+  } else if (total.blocked >= total.cpu) {
+    cause = "blocked";
+    const bool large = median_bytes > 0.0 && mean_bytes >= kLargeReadRatio * median_bytes;
+    suggestion =
+        large ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                             " of their time and read ", Bytes(mean_bytes),
+                             " each against a "
+                             "median ",
+                             Bytes(median_bytes),
+                             ": large files or slow storage; split those files into smaller "
+                             "chunks or read them from faster storage.")
+              : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                             " of their time without reading more than the others: slow storage, "
+                             "a busy file server or a lock; check the storage they read from.");
+  } else {
+    cause = "cpu";
+    suggestion = absl::StrCat(
+        "The slowest chunks were on CPU ", Pct(total.cpu / wall),
+        " of their time: their events are expensive (file content, e.g. more objects per "
+        "event); split those files into smaller chunks, or look at what makes their events "
+        "costly.");
+  }
+  if (retries > 0) {
+    absl::StrAppend(&suggestion, " ",
+                    Count(retries, "named chunk was a retry", "named chunks were retries"),
+                    ": see why the first attempt was lost.");
+  }
+  v1::Finding& f =
+      b.Add(v1::Finding::SEVERITY_WARNING, "stragglers",
+            absl::StrFormat("Stragglers: the slowest chunk took %.1fx the median (%s vs %s)",
+                            max / median, Seconds(max), Seconds(median)),
+            absl::StrCat(Count(stragglers, "chunk", "chunks"), " of ", successful,
+                         " took >= ", absl::StrFormat("%g", kStragglerRatio),
+                         "x the median. Slowest: ", absl::StrJoin(described, "; "), "."),
+            std::move(suggestion));
+  Number(f, "max_over_median", max / median, "ratio");
+  Number(f, "max_chunk_seconds", max, "s");
+  Number(f, "median_chunk_seconds", median, "s");
+  Number(f, "straggler_chunks", static_cast<double>(stragglers), "chunks");
+  if (total.known && wall > 0.0) {
+    Number(f, "named_cpu_fraction", total.cpu / wall, "fraction");
+    Number(f, "named_run_queue_wait_fraction", total.run_queue / wall, "fraction");
+    Number(f, "named_blocked_fraction", total.blocked / wall, "fraction");
+  }
+  Number(f, "named_retries", retries, "chunks");
+}
+
+int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records) {
+  int64_t largest = 0;
+  for (const v1::ChunkRecord* chunk : records) {
+    if (!chunk->file().empty()) largest = std::max(largest, chunk->entry_stop());
+  }
+  return largest;
+}
+
+std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
+                                 double median_seconds, int64_t largest_file_entries, size_t chunks,
+                                 size_t slots) {
+  const std::string backend = ConfiguredBackend(in);
+  int64_t chunks_per_task = 0;
+  if (in.configuration != nullptr) {
+    const auto it = in.configuration->find("chunks_per_task");
+    if (it != in.configuration->end() && !absl::SimpleAtoi(it->second, &chunks_per_task)) {
+      chunks_per_task = 0;
+    }
+  }
+  if (backend == "workqueue") {
+    // collect's Work Queue backend: the per-task overhead is paid once per task, and more chunks
+    // per task amortise it (the configuration may not be recorded yet when the run aggregates).
+    const int64_t now = std::max<int64_t>(1, chunks_per_task);
+    int64_t more = now + 1;
+    if (median_seconds > 0.0 && target > median_seconds * static_cast<double>(now)) {
+      more = std::max(more, static_cast<int64_t>(std::ceil(target / median_seconds)));
+    }
+    constexpr size_t kTasksPerSlot = 4;
+    if (slots > 0) {
+      const int64_t cap = static_cast<int64_t>(chunks / (kTasksPerSlot * slots));
+      more = std::max(now + 1, std::min(more, cap));
+    }
+    return absl::StrCat("Run more chunks per Work Queue task: --chunks_per_task=", more,
+                        chunks_per_task > 0 ? absl::StrCat(" (now ", chunks_per_task, ")") : "",
+                        " would make a task about ",
+                        Seconds(median_seconds * static_cast<double>(more)),
+                        ", so per-task overhead stops mattering.");
+  }
+  std::string suggestion = backend == "threadpool" ? "Use larger chunks (--chunk_size)"
+                                                   : "Use larger chunks (a larger chunk size)";
+  if (median_events > 0.0 && target > median_seconds) {
+    double size = median_events * target / median_seconds;
+    const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
+    size = std::ceil(size / rounded) * rounded;
+    // Chunks cannot span files: never more events than the largest file holds.
+    if (largest_file_entries > 0 && size >= static_cast<double>(largest_file_entries)) {
+      absl::StrAppend(&suggestion,
+                      absl::StrFormat(": up to a whole file (%d events, the largest file)",
+                                      largest_file_entries));
+      if (backend == "threadpool") {
+        absl::StrAppend(&suggestion, ", --chunk_size=", largest_file_entries);
+      }
+    } else {
+      absl::StrAppend(&suggestion, absl::StrFormat(": about %.0f events per chunk would take %s",
+                                                   size, Seconds(target)));
+      if (backend == "threadpool")
+        absl::StrAppend(&suggestion, absl::StrFormat(" (--chunk_size=%.0f)", size));
+    }
+  }
+  absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
+  return suggestion;
 }
 
 void SortBySeverity(std::vector<v1::Finding>& findings) {

@@ -67,6 +67,14 @@ class Builder {
     Record(code, false, reason);
   }
 
+  // Whether a finding with `code` was added so far (rules run in order: an earlier rule's).
+  bool Fired(absl::string_view code) const {
+    for (const v1::Finding& f : *out_) {
+      if (f.code() == code) return true;
+    }
+    return false;
+  }
+
   v1::Finding& Add(Severity severity, absl::string_view code, std::string title,
                    std::string evidence, std::string suggestion) {
     v1::Finding& finding = out_->emplace_back();
@@ -97,6 +105,9 @@ class Builder {
 void Number(v1::Finding& finding, absl::string_view key, double value, absl::string_view unit);
 const v1::Warning* FindWarning(const FindingsInputs& in, absl::string_view code);
 bool InProcess(const FindingsInputs& in);
+// The configuration's "backend" ("threadpool", "workqueue", ...), else the measurement's
+// backend; "" when neither is recorded.
+std::string ConfiguredBackend(const FindingsInputs& in);
 // Worker threads of an in-process run (each tracked thread is one core), when known.
 std::optional<double> InProcessThreads(const FindingsInputs& in);
 
@@ -104,9 +115,29 @@ std::optional<double> InProcessThreads(const FindingsInputs& in);
 void CpuStarvation(const FindingsInputs& in, Builder& b);
 void IoBound(const FindingsInputs& in, Builder& b);
 void EngineOverhead(const FindingsInputs& in, Builder& b);
+void ReadAmplificationRule(const FindingsInputs& in, Builder& b);
 void DataLost(const FindingsInputs& in, Builder& b);
 void MemoryPressure(const FindingsInputs& in, Builder& b);
 void DebugBuild(const FindingsInputs& in, Builder& b);
+
+// The stragglers finding, once a rule has chosen them: `named` are the slowest chunks to name
+// (slowest first, each >= kStragglerRatio x the median), `stragglers` how many successful
+// chunks reached that ratio, `median_bytes` the successful chunks' median compressed bytes read.
+// The cause of each named chunk is read from its own record (CPU, run-queue wait, blocked =
+// wall - CPU - run-queue wait, bytes read, attempt), and the advice follows the dominant cause.
+void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
+                   size_t successful, double max, double median, double median_bytes, Builder& b);
+// The entries of the largest file the records read: the largest entry_stop of a record with a
+// file (entry ranges count from a file's first entry); 0 when none has a file.
+int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records);
+// The tiny_chunks suggestion: a chunk of `target` seconds, at most a whole file
+// (`largest_file_entries`, 0 when unknown), with the knob of the run's backend (the
+// configuration's "backend" and "chunks_per_task").
+// On Work Queue, chunks per task stay at most `chunks` / (4 x `slots`), so that every worker
+// slot still gets several tasks to balance the end of the run.
+std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
+                                 double median_seconds, int64_t largest_file_entries, size_t chunks,
+                                 size_t slots);
 
 // Most severe first; equal severities keep the order the rules added them in.
 void SortBySeverity(std::vector<v1::Finding>& findings);

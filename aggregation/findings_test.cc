@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -210,6 +211,185 @@ TEST(FindingsTest, StragglersNameTheSlowestChunk) {
   EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
 }
 
+// The slowest chunk (slot 0, chunk 0) of a run of 0.2 s chunks takes 1 s, split as given.
+v1::Measurement OneStraggler(double cpu, double run_queue) {
+  RunShape shape;
+  shape.duration = [](int slot, int k) { return slot == 0 && k == 0 ? 1.0 : 0.2; };
+  v1::Measurement m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.set_compressed_bytes_read(kMiB);
+  v1::ChunkRecord& slowest = *m.mutable_chunks(0);
+  slowest.set_cpu_seconds(cpu);
+  slowest.set_run_queue_wait_seconds(run_queue);
+  return m;
+}
+
+TEST(FindingsTest, StragglerWaitingForACpuPointsToStarvationNotFiles) {
+  const v1::Measurement m = OneStraggler(0.05, 0.9);
+  // Run-queue share of all chunk time: 39 chunks x 0.2 s x 1 % + 0.9 s over 39 x 0.2 + 1 s.
+  const double share = (39 * 0.2 * 0.01 + 0.9) / (39 * 0.2 + 1.0);
+  ASSERT_GE(share, 0.10);  // so cpu_starvation fires first
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  const v1::Finding& f = Only(metrics, "stragglers");
+  EXPECT_THAT(f.evidence(), HasSubstr("CPU 50.0 ms, waiting for a CPU 90%, blocked 5.0%"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("waited for a CPU (90%"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("see the CPU starvation finding"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("splitting files will not help"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("split large")));
+}
+
+TEST(FindingsTest, StragglerOnCpuBlamesExpensiveEvents) {
+  const v1::Finding f = Only(Aggregated(OneStraggler(0.95, 0.01)), "stragglers");
+  EXPECT_THAT(f.suggestion(), HasSubstr("on CPU 95% of their time: their events are expensive"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("waited for a CPU")));
+}
+
+TEST(FindingsTest, StragglerBlockedOnALargeReadBlamesTheFile) {
+  v1::Measurement m = OneStraggler(0.1, 0.01);
+  m.mutable_chunks(0)->set_compressed_bytes_read(10 * kMiB);  // 10x the median 1 MiB
+  const v1::Finding f = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(f.suggestion(), HasSubstr("blocked 89% of their time and read 10.0 MiB each "
+                                        "against a median 1.00 MiB: large files"));
+  // The same wait without reading more: the storage, not the file's size.
+  const v1::Finding same = Only(Aggregated(OneStraggler(0.1, 0.01)), "stragglers");
+  EXPECT_THAT(same.suggestion(), HasSubstr("without reading more than the others"));
+}
+
+TEST(FindingsTest, StragglerThatWasARetrySaysSo) {
+  v1::Measurement m = OneStraggler(0.95, 0.01);
+  m.mutable_chunks(0)->set_attempt(1);
+  const v1::Finding f = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(f.evidence(), HasSubstr("attempt 2"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("1 named chunk was a retry"));
+}
+
+TEST(FindingsTest, ThreadZeroIsNamedLikeTheOtherThreads) {
+  v1::Measurement m = OneStraggler(0.95, 0.01);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.set_worker("vm:4395");
+  const v1::Finding f = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(f.evidence(), HasSubstr("(qcd, on vm:4395/thread-0)"));
+}
+
+const v1::RuleEvaluation* Evaluation(const v1::AggregatedMetrics& metrics,
+                                     const std::string& code) {
+  for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) {
+    if (e.code() == code) return &e;
+  }
+  return nullptr;
+}
+
+TEST(FindingsTest, EveryOwnedRuleRecordsWhetherItWasEvaluated) {
+  const v1::AggregatedMetrics healthy = Aggregated(MakeRun({}));
+  for (const char* code :
+       {"cpu_starvation", "io_bound", "stragglers", "tiny_chunks", "data_lost", "debug_build"}) {
+    const v1::RuleEvaluation* e = Evaluation(healthy, code);
+    ASSERT_NE(e, nullptr) << code;
+    EXPECT_TRUE(e->evaluated()) << code;
+    EXPECT_FALSE(e->fired()) << code;
+  }
+  // No memory limit was tracked and nothing spilled: memory pressure could not be checked.
+  const v1::RuleEvaluation* memory = Evaluation(healthy, "memory_pressure");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_FALSE(memory->evaluated());
+  EXPECT_EQ(memory->reason(), "no memory limit or spill figures");
+
+  // Almost nothing measured (a Dask run without chunk records, CPU or build info).
+  v1::Measurement bare;
+  bare.mutable_metadata()->set_elapsed_seconds(10);
+  const v1::AggregatedMetrics metrics = Aggregated(bare);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"cpu_starvation", "no run-queue figures or thread count"},
+      {"io_bound", "no CPU figures"},
+      {"stragglers", "no chunk records"},
+      {"tiny_chunks", "no chunk records"},
+      {"memory_pressure", "no memory limit or spill figures"},
+      {"debug_build", "no build info"}};
+  for (const auto& [code, reason] : expected) {
+    const v1::RuleEvaluation* e = Evaluation(metrics, code);
+    ASSERT_NE(e, nullptr) << code;
+    EXPECT_FALSE(e->evaluated()) << code;
+    EXPECT_FALSE(e->fired()) << code;
+    EXPECT_EQ(e->reason(), reason) << code;
+  }
+  ASSERT_NE(Evaluation(metrics, "data_lost"), nullptr);
+  EXPECT_TRUE(Evaluation(metrics, "data_lost")->evaluated());
+}
+
+TEST(FindingsTest, DistributionRulesNeedTenSuccessfulChunks) {
+  RunShape shape;
+  shape.chunks_per_slot = [](int) { return 4; };  // 8 chunks
+  const v1::AggregatedMetrics metrics = Aggregated(MakeRun(shape));
+  for (const char* code : {"stragglers", "tiny_chunks"}) {
+    const v1::RuleEvaluation* e = Evaluation(metrics, code);
+    ASSERT_NE(e, nullptr) << code;
+    EXPECT_FALSE(e->evaluated()) << code;
+    EXPECT_EQ(e->reason(), "fewer than 10 successful chunks") << code;
+  }
+}
+
+TEST(FindingsTest, FiredRulesAreMarkedFired) {
+  const v1::AggregatedMetrics metrics = Aggregated(OneStraggler(0.95, 0.01));
+  ASSERT_NE(Evaluation(metrics, "stragglers"), nullptr);
+  EXPECT_TRUE(Evaluation(metrics, "stragglers")->fired());
+  EXPECT_FALSE(Evaluation(metrics, "tiny_chunks")->fired());
+}
+
+TEST(FindingsTest, WorkQueueLogLimitIsNotAdvisedAsARerun) {
+  v1::Measurement m = MakeRun({});
+  (*m.mutable_metadata()->mutable_configuration())["backend"] = "workqueue";
+  v1::Warning& w = *m.add_warnings();
+  w.set_code("taskvine_log");
+  w.set_message(
+      "96 retrieved attempts have no worker start/end times; their execution time is "
+      "WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)");
+  const v1::Finding f = Only(Aggregated(m), "data_lost");
+  EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_INFO);
+  EXPECT_THAT(f.evidence(), HasSubstr("The Work Queue 9.9 transactions log never records them"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("a limit of the log"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("rerun with the engine reachable")));
+  // A real loss beside it still asks for a rerun.
+  v1::Warning& lost = *m.add_warnings();
+  lost.set_code("workers_lost");
+  lost.set_message("2 workers disconnected");
+  const v1::Finding g = Only(Aggregated(m), "data_lost");
+  EXPECT_EQ(g.severity(), v1::Finding::SEVERITY_WARNING);
+  EXPECT_THAT(g.suggestion(), HasSubstr("rerun with the engine reachable"));
+}
+
+TEST(FindingsTest, ReadAmplificationWhenChunksReReadTheirFiles) {
+  // 20 chunks per file of 2 slots, each chunk alone in its file: give every chunk's file a
+  // size and a read: 4 MiB read of a 1 MiB file is 4x; 1.2 MiB of 1 MiB is 1.2x.
+  for (const auto& [read, fires] :
+       {std::pair<int64_t, bool>{4 * kMiB, true}, std::pair<int64_t, bool>{kMiB * 6 / 5, false}}) {
+    v1::Measurement m = MakeRun({});
+    (*m.mutable_metadata()->mutable_configuration())["backend"] = "threadpool";
+    for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+      chunk.set_compressed_bytes_read(read);
+      chunk.set_file_bytes(kMiB);
+    }
+    const double ratio = static_cast<double>(read) / kMiB;
+    ASSERT_EQ(ratio >= 1.5, fires);
+    const v1::AggregatedMetrics metrics = Aggregated(m);
+    EXPECT_DOUBLE_EQ(metrics.workflow().read_amplification(), ratio);
+    EXPECT_EQ(metrics.workflow().distinct_file_bytes(), 40 * kMiB);
+    const v1::RuleEvaluation* e = Evaluation(metrics, "read_amplification");
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->evaluated());
+    EXPECT_EQ(e->fired(), fires);
+    if (fires) {
+      const v1::Finding& f = Only(metrics, "read_amplification");
+      EXPECT_THAT(f.title(), HasSubstr("4.0x the bytes their files hold"));
+      EXPECT_THAT(f.evidence(), HasSubstr("read 160 MiB from files holding 40.0 MiB"));
+      EXPECT_THAT(f.suggestion(), HasSubstr("Use larger chunks (--chunk_size)"));
+    }
+  }
+  // Without bytes read per file the rule says it was not evaluated.
+  const v1::AggregatedMetrics unread = Aggregated(MakeRun({}));
+  const v1::RuleEvaluation* e = Evaluation(unread, "read_amplification");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->evaluated());
+  EXPECT_EQ(e->reason(), "no bytes read per file");
+}
+
 TEST(FindingsTest, ChunksWithoutAFileAreNamedByTheirTask) {
   // TaskVine tasks without file metadata: "task 7", not "? [0, 0)".
   RunShape shape;
@@ -226,7 +406,7 @@ TEST(FindingsTest, ChunksWithoutAFileAreNamedByTheirTask) {
   m.mutable_chunks(1)->set_task_id("8");
   const v1::AggregatedMetrics metrics = Aggregated(m);
   const v1::Finding& stragglers = Only(metrics, "stragglers");
-  EXPECT_THAT(stragglers.evidence(), HasSubstr("task 7 (qcd, on tcp://10.0.0.0:4000)"));
+  EXPECT_THAT(stragglers.evidence(), HasSubstr("task 7 (qcd, on tcp://10.0.0.0:4000/thread-0)"));
   EXPECT_THAT(stragglers.evidence(), Not(HasSubstr("[0, 0)")));
   const v1::Finding& failed = Only(metrics, "failed_chunks");
   EXPECT_THAT(failed.evidence(), HasSubstr("Failed: task 8"));
@@ -327,8 +507,53 @@ TEST(FindingsTest, TinyChunksFromMeasuredGaps) {
   ASSERT_THAT(Codes(MakeRun(shape)), ElementsAre("tiny_chunks"));
   const v1::Finding& f = Only(metrics, "tiny_chunks");
   EXPECT_THAT(f.evidence(), HasSubstr("median gap between a worker's chunks 1.00 ms (50%"));
-  // A gap of 1 ms is 2 % of a 50 ms chunk: 25000 events x 25.
-  EXPECT_THAT(f.suggestion(), HasSubstr("about 630000 events per chunk would take 50.0 ms"));
+  // A gap of 1 ms is 2 % of a 50 ms chunk: 25000 events x 25 = 625000, more than a file holds
+  // (each file is read as [0, 25000)): the advice stops at a whole file.
+  EXPECT_THAT(f.suggestion(), HasSubstr("up to a whole file (25000 events, the largest file)"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("625000")));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("630000")));
+}
+
+TEST(FindingsTest, TinyChunksAdviceFitsTheFilesAndNamesTheThreadPoolKnob) {
+  RunShape shape;
+  shape.duration = [](int, int) { return 0.002; };
+  shape.gap = 0.001;
+  v1::Measurement m = MakeRun(shape);
+  // The backend comes from metadata.backend ("threadpool") when the configuration has none.
+  // One file holds 2 M events: 25000 x 25 = 625000 fits, rounded up to two digits: 630000.
+  m.mutable_chunks(0)->set_entry_start(1975000);
+  m.mutable_chunks(0)->set_entry_stop(2000000);
+  const v1::Finding f = Only(Aggregated(m), "tiny_chunks");
+  EXPECT_THAT(f.suggestion(), HasSubstr("about 630000 events per chunk would take 50.0 ms "
+                                        "(--chunk_size=630000)"));
+}
+
+TEST(FindingsTest, TinyChunksOnWorkQueueNamesChunksPerTask) {
+  RunShape shape;
+  shape.in_process = false;
+  shape.duration = [](int, int) { return 0.02; };
+  v1::Measurement m = MakeRun(shape);
+  auto& configuration = *m.mutable_metadata()->mutable_configuration();
+  configuration["backend"] = "workqueue";
+  configuration["chunks_per_task"] = "1";
+  const v1::Finding f = Only(Aggregated(m), "tiny_chunks");
+  // A task should take >= 100 ms: 100 ms / 20 ms per chunk = 5 chunks per task (below the cap
+  // of 40 chunks / (4 x 2 slots) = 5).
+  EXPECT_THAT(f.suggestion(), HasSubstr("--chunks_per_task=5 (now 1)"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("events per chunk")));
+  // As the run aggregates it, before collect records its configuration: the backend alone.
+  m.mutable_metadata()->clear_configuration();
+  m.mutable_metadata()->set_backend("workqueue");
+  const v1::Finding g = Only(Aggregated(m), "tiny_chunks");
+  EXPECT_THAT(g.suggestion(), HasSubstr("--chunks_per_task=5 would make a task about 100 ms"));
+  // Gaps as long as the chunks ask for 2 s tasks (gap / 2 %), capped so that each of the 2
+  // slots still gets 4 tasks: 40 / 8 = 5 chunks per task.
+  RunShape gappy = shape;
+  gappy.gap = 0.04;
+  v1::Measurement h = MakeRun(gappy);
+  h.mutable_metadata()->set_backend("workqueue");
+  const v1::Finding capped = Only(Aggregated(h), "tiny_chunks");
+  EXPECT_THAT(capped.suggestion(), HasSubstr("--chunks_per_task=5 would make"));
 }
 
 TEST(FindingsTest, TinyChunksOnAnEngine) {

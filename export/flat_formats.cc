@@ -79,6 +79,10 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   if (workflow.has_compression_factor()) {
     add("compression_factor", workflow.compression_factor(), "x");
   }
+  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
+    add("distinct_file_bytes", static_cast<double>(workflow.distinct_file_bytes()), "bytes");
+    add("read_amplification", workflow.read_amplification(), "x");
+  }
   if (metrics.has_workers()) {
     const v1::WorkerMetrics& workers = metrics.workers();
     add("window_seconds", workers.window_seconds(), "s");
@@ -186,6 +190,12 @@ std::string SeverityName(v1::Finding::Severity severity) {
   return absl::AsciiStrToLower(SeverityLabel(severity));
 }
 
+// "fired", "clear" (checked, did not fire) or "not_evaluated".
+absl::string_view RuleState(const v1::RuleEvaluation& rule) {
+  if (!rule.evaluated()) return "not_evaluated";
+  return rule.fired() ? "fired" : "clear";
+}
+
 std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
   std::string out = "key,value,unit\n";
   // Findings first, as everywhere: the severity, then the numbers that support it.
@@ -195,6 +205,15 @@ std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric
     for (const v1::FindingNumber& number : finding.numbers()) {
       absl::StrAppend(&out, CsvField(absl::StrCat(key, ".", number.key())), ",",
                       NumberText(number.value()).value_or(""), ",", CsvField(number.unit()), "\n");
+    }
+  }
+  // Then each rule's state (fired, clear, not_evaluated), and why a rule was not evaluated.
+  for (const v1::RuleEvaluation& rule : measurement.metrics().rule_evaluations()) {
+    const std::string key = absl::StrCat("rule.", rule.code());
+    absl::StrAppend(&out, CsvField(key), ",", RuleState(rule), ",state\n");
+    if (!rule.evaluated()) {
+      absl::StrAppend(&out, CsvField(absl::StrCat(key, ".reason")), ",", CsvField(rule.reason()),
+                      ",text\n");
     }
   }
   for (const FlatMetric& metric : metrics) {
@@ -228,7 +247,16 @@ std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetri
     }
     out += "}}";
   }
-  absl::StrAppend(&out, aggregated.findings_size() == 0 ? "]" : "\n  ]", ",\n  \"warnings\": [");
+  // Each rule's state; an empty list: a measurement written before rule states were saved.
+  absl::StrAppend(&out, aggregated.findings_size() == 0 ? "]" : "\n  ]", ",\n  \"rules\": [");
+  for (int i = 0; i < aggregated.rule_evaluations_size(); ++i) {
+    const v1::RuleEvaluation& rule = aggregated.rule_evaluations(i);
+    absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"code\": ", JsonQuote(rule.code()),
+                    ", \"state\": ", JsonQuote(RuleState(rule)),
+                    ", \"reason\": ", JsonQuote(rule.reason()), "}");
+  }
+  absl::StrAppend(&out, aggregated.rule_evaluations_size() == 0 ? "]" : "\n  ]",
+                  ",\n  \"warnings\": [");
   for (int i = 0; i < measurement.warnings_size(); ++i) {
     const v1::Warning& warning = measurement.warnings(i);
     absl::StrAppend(&out, i == 0 ? "\n" : ",\n", "    {\"code\": ", JsonQuote(warning.code()),
@@ -284,6 +312,11 @@ std::string Markdown(const v1::Measurement& measurement) {
     absl::StrAppend(&out, "- **", SeverityLabel(f.severity()), "** ", MarkdownCell(f.title()),
                     "<br>", MarkdownCell(f.evidence()), "<br>*Try:* ", MarkdownCell(f.suggestion()),
                     "\n");
+  }
+  if (metrics.findings_size() > 0) {
+    if (const std::string states = RuleStatesLine(metrics); !states.empty()) {
+      absl::StrAppend(&out, "\n", MarkdownCell(states), "\n");
+    }
   }
   TableOptions options;
   options.unicode = true;

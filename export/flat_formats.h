@@ -30,7 +30,8 @@ absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name);
 //   chunk_duration_p50/p90/p95/p99, time_per_event_mean/p50/p99 (s), num_retried_chunks,
 //   window_seconds, avg_workers_over_window, core_seconds, avg_cores_over_window,
 //   core_efficiency_over_core_seconds, parallel_efficiency, event_rate_core_seconds_khz,
-//   total_uncompressed_bytes_read, compression_factor, chunk_peak_live_bytes_mean/max,
+//   total_uncompressed_bytes_read, compression_factor, distinct_file_bytes, read_amplification
+//   (x: bytes read / distinct bytes of the files), chunk_peak_live_bytes_mean/max,
 //   per_dataset.<dataset>.duration_p50/p95 (s),
 //   section_stats.<name>.<time|memory|bytes>.total/mean/p50/p95 (s or bytes),
 //   section_stats.<name>.time.share_of_chunk_time (fraction).
@@ -49,11 +50,14 @@ std::vector<FlatMetric> AllFlatMetrics(const v1::AggregatedMetrics& metrics);
 
 // `measurement` for scripts (CSV, JSON) or for a pull-request comment (Markdown):
 //   CSV       "key,value,unit" header; first per finding "finding.<code>,<severity>,severity" and
-//             "finding.<code>.<number key>,<value>,<unit>", then one row per flat metric (RFC
+//             "finding.<code>.<number key>,<value>,<unit>"; per rule "rule.<code>,<state>,state"
+//             (fired, clear or not_evaluated) and, when not evaluated,
+//             "rule.<code>.reason,<why>,text"; then one row per flat metric (RFC
 //             4180 quoting), "\r\n"-free.
 //   JSON      {"measurement": name, "findings_evaluated": bool,
 //              "findings": [{"severity", "code", "title", "evidence", "suggestion",
 //                            "numbers": {key: {"value", "unit"}}}, ...],
+//              "rules": [{"code", "state", "reason"}, ...] (empty: written before rule states),
 //              "warnings": [{"code", "message"}, ...],
 //              "metrics": {key: {"value", "unit"}, ...}, "order": [key, ...]}: keyed
 //             (`jq .metrics.data_rate_gbps.value`), the flat order kept in "order"; a key that

@@ -177,6 +177,39 @@ TEST(FormatFlatMetricsTest, FindingsComeFirstInEveryFormat) {
   EXPECT_LT(md.find("#### Findings"), md.find("#### CPU Efficiency")) << md;
 }
 
+TEST(FormatFlatMetricsTest, EveryRuleStateIsListed) {
+  v1::Measurement measurement = WithFinding();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  v1::RuleEvaluation& fired = *metrics.add_rule_evaluations();
+  fired.set_code("io_bound");
+  fired.set_evaluated(true);
+  fired.set_fired(true);
+  v1::RuleEvaluation& clear = *metrics.add_rule_evaluations();
+  clear.set_code("data_lost");
+  clear.set_evaluated(true);
+  v1::RuleEvaluation& unknown = *metrics.add_rule_evaluations();
+  unknown.set_code("stragglers");
+  unknown.set_reason("no chunk records");
+  const std::string csv = FormatFlatMetrics(measurement, FlatFormat::kCsv);
+  EXPECT_TRUE(absl::StrContains(csv,
+                                "rule.io_bound,fired,state\n"
+                                "rule.data_lost,clear,state\n"
+                                "rule.stragglers,not_evaluated,state\n"
+                                "rule.stragglers.reason,no chunk records,text\n"))
+      << csv;
+  google::protobuf::Value value;
+  const std::string json = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &value).ok()) << json;
+  const auto& rules = value.struct_value().fields().at("rules").list_value();
+  ASSERT_EQ(rules.values_size(), 3);
+  const auto& straggler = rules.values(2).struct_value().fields();
+  EXPECT_EQ(straggler.at("code").string_value(), "stragglers");
+  EXPECT_EQ(straggler.at("state").string_value(), "not_evaluated");
+  EXPECT_EQ(straggler.at("reason").string_value(), "no chunk records");
+  const std::string md = FormatFlatMetrics(measurement, FlatFormat::kMarkdown);
+  EXPECT_TRUE(absl::StrContains(md, "Not evaluated: stragglers (no chunk records).")) << md;
+}
+
 TEST(FormatFlatMetricsTest, MarkdownRendersTheHumanTables) {
   const std::string md = FormatFlatMetrics(Sample(), FlatFormat::kMarkdown);
   EXPECT_TRUE(absl::StartsWith(md, "### roastcoffea: run \"1\" \n\n- **Measurement**: ")) << md;

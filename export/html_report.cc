@@ -130,6 +130,11 @@ void AppendFindings(const v1::Measurement& measurement, std::string* out) {
                     "</p>\n<p class=\"try\">Try: ", HtmlEscape(finding.suggestion()),
                     "</p>\n</div>\n");
   }
+  if (metrics.findings_evaluated() && metrics.findings_size() > 0) {
+    if (const std::string states = RuleStatesLine(metrics); !states.empty()) {
+      absl::StrAppend(out, "<p class=\"rule-states\">", HtmlEscape(states), "</p>\n");
+    }
+  }
   *out += "</section>\n";
 }
 

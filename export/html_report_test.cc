@@ -137,6 +137,30 @@ TEST(RenderHtmlReportTest, HeadlineContentsAndPlotGroups) {
   }
 }
 
+TEST(RenderHtmlReportTest, FindingsSayWhichRulesWereNotEvaluated) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.clear_findings();
+  metrics.clear_rule_evaluations();
+  metrics.set_findings_evaluated(true);
+  v1::RuleEvaluation& checked = *metrics.add_rule_evaluations();
+  checked.set_code("io_bound");
+  checked.set_evaluated(true);
+  v1::RuleEvaluation& unknown = *metrics.add_rule_evaluations();
+  unknown.set_code("debug_build");
+  unknown.set_reason("no build info");
+  std::string html = RenderHtmlReport(measurement);
+  EXPECT_TRUE(absl::StrContains(html,
+                                "Findings: none of the 1 rule checked fired; not "
+                                "evaluated: debug_build (no build info)"));
+  v1::Finding& finding = *metrics.add_findings();
+  finding.set_code("io_bound");
+  finding.set_title("I/O-bound");
+  html = RenderHtmlReport(measurement);
+  EXPECT_TRUE(absl::StrContains(
+      html, "<p class=\"rule-states\">Not evaluated: debug_build (no build info).</p>"));
+}
+
 TEST(RenderHtmlReportTest, ConstantPlotsBecomeOneSentence) {
   v1::Measurement measurement;
   for (int i = 0; i < 3; ++i) {

@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -228,6 +229,13 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   if (workflow.has_total_bytes_read()) {
     table.rows.push_back({"Total Bytes Read (reported)",
                           FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
+  }
+  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
+    // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
+    table.rows.push_back(
+        {"Read Amplification",
+         absl::StrFormat("%.2fx (files hold %s)", workflow.read_amplification(),
+                         FormatBytes(static_cast<double>(workflow.distinct_file_bytes())))});
   }
   if (workflow.has_total_uncompressed_bytes_read()) {
     table.rows.push_back(
@@ -876,19 +884,57 @@ absl::string_view SeverityLabel(v1::Finding::Severity severity) {
   }
 }
 
+std::string NotEvaluatedRules(const v1::AggregatedMetrics& metrics) {
+  std::vector<std::string> parts;
+  for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) {
+    if (e.evaluated()) continue;
+    parts.push_back(e.reason().empty() ? e.code() : absl::StrCat(e.code(), " (", e.reason(), ")"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string RuleStatesLine(const v1::AggregatedMetrics& metrics) {
+  if (metrics.rule_evaluations_size() == 0) {
+    return metrics.findings_size() == 0
+               ? "Findings: none (no rule fired; which rules could be checked is unknown: the "
+                 "measurement was written before rule states were saved)"
+               : "Rule states unknown: the measurement was written before they were saved.";
+  }
+  int checked = 0;
+  for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) checked += e.evaluated() ? 1 : 0;
+  const std::string not_evaluated = NotEvaluatedRules(metrics);
+  if (metrics.findings_size() == 0) {
+    std::string line = checked == 0 ? std::string("Findings: none, but no rule could be checked")
+                                    : absl::StrCat("Findings: none of the ", checked, " rule",
+                                                   checked == 1 ? "" : "s", " checked fired");
+    if (!not_evaluated.empty()) absl::StrAppend(&line, "; not evaluated: ", not_evaluated);
+    return line;
+  }
+  return not_evaluated.empty() ? "" : absl::StrCat("Not evaluated: ", not_evaluated, ".");
+}
+
 std::string FormatFindings(const v1::Measurement& measurement, const TableOptions& options) {
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   if (!metrics.findings_evaluated()) {
     return "Findings: not evaluated (written by the original tool or a collect without "
            "findings)\n";
   }
+  const size_t max_width = MaxWidth(options);
   if (metrics.findings_size() == 0) {
-    return "Findings: none (no rule fired: CPU starvation, I/O, stragglers, idle tail, imbalance,\n"
-           "          engine overhead, tiny chunks, failures, lost data, memory, debug build)\n";
+    // Wrapped with the continuation indent of "Findings: ".
+    constexpr size_t kNoneIndent = 10;
+    std::string out;
+    bool first = true;
+    for (const std::string& line :
+         Wrap(ReplaceControlCharacters(RuleStatesLine(metrics)),
+              max_width > kNoneIndent + 20 ? max_width - kNoneIndent : 70)) {
+      absl::StrAppend(&out, first ? "" : std::string(kNoneIndent, ' '), line, "\n");
+      first = false;
+    }
+    return out;
   }
   // "  CRITICAL  title", then evidence and "Try: ..." under the title, wrapped to the width.
   constexpr size_t kIndent = 12;
-  const size_t max_width = MaxWidth(options);
   const size_t text_width = max_width > kIndent + 20 ? max_width - kIndent : 60;
   std::string out = absl::StrCat("Findings (", metrics.findings_size(), ")\n");
   for (const v1::Finding& finding : metrics.findings()) {
@@ -904,6 +950,11 @@ std::string FormatFindings(const v1::Measurement& measurement, const TableOption
     block(finding.title(), true);
     if (!finding.evidence().empty()) block(finding.evidence(), false);
     if (!finding.suggestion().empty()) block(absl::StrCat("Try: ", finding.suggestion()), false);
+  }
+  if (const std::string states = RuleStatesLine(metrics); !states.empty()) {
+    for (const std::string& line : Wrap(ReplaceControlCharacters(states), max_width - 2)) {
+      absl::StrAppend(&out, "  ", line, "\n");
+    }
   }
   return out;
 }

@@ -48,10 +48,18 @@ absl::string_view SeverityLabel(v1::Finding::Severity severity);
 
 // The findings block (AggregatedMetrics.findings, computed by //aggregation findings.h), most
 // severe first: per finding its severity and title, then the evidence and "Try: <suggestion>"
-// indented under it, wrapped to the width. "Findings: none (...)" when no rule fired, and
+// indented under it, wrapped to the width, then which rules were not evaluated and why
+// (RuleStatesLine). "Findings: none of the N rules checked fired; ..." when no rule fired, and
 // "Findings: not evaluated (...)" for measurements written before findings existed (and the
 // original tool's directories).
 std::string FormatFindings(const v1::Measurement& measurement, const TableOptions& options);
+// The rules that could not be checked, "stragglers (no chunk records), debug_build (no build
+// info)"; "" when every rule was checked or the measurement has no rule states.
+std::string NotEvaluatedRules(const v1::AggregatedMetrics& metrics);
+// One line on the rule states: without findings "Findings: none of the 7 rules checked fired;
+// not evaluated: ..."; with findings "Not evaluated: ..." ("" when every rule was checked); for
+// a measurement written before rule states were saved, that they are unknown.
+std::string RuleStatesLine(const v1::AggregatedMetrics& metrics);
 
 // A table with any number of columns, drawn like the summary tables (title centred above, heavy
 // header box in Unicode, "+-|" in ASCII). Cells are shown as given (callers replace control

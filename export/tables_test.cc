@@ -792,6 +792,11 @@ TEST(FormatSummaryTablesTest, FindingsOpenTheOutputWrappedToTheWidth) {
   finding.set_severity(v1::Finding::SEVERITY_CRITICAL);
   finding.set_code("cpu_starvation");
   finding.set_title("CPU starvation: chunks waited for a CPU 38% of their time");
+  // Every rule checked: no line on rule states after the findings.
+  v1::RuleEvaluation& rule = *metrics.add_rule_evaluations();
+  rule.set_code("cpu_starvation");
+  rule.set_evaluated(true);
+  rule.set_fired(true);
   finding.set_evidence(std::string(30, 'a') + " " + std::string(30, 'b') + " " +
                        std::string(30, 'c'));
   finding.set_suggestion("Use at most 1 worker threads.");
@@ -812,7 +817,68 @@ TEST(FormatSummaryTablesTest, FindingsOpenTheOutputWrappedToTheWidth) {
                             "            Try: Use at most 1 worker threads.\n\n"))
       << text;
   metrics.clear_findings();
+  metrics.clear_rule_evaluations();
   EXPECT_TRUE(absl::StrContains(FormatSummaryTables(measurement, options), "\nFindings: none ("));
+}
+
+void AddRule(v1::AggregatedMetrics& metrics, const std::string& code, bool evaluated, bool fired,
+             const std::string& reason) {
+  v1::RuleEvaluation& e = *metrics.add_rule_evaluations();
+  e.set_code(code);
+  e.set_evaluated(evaluated);
+  e.set_fired(fired);
+  e.set_reason(reason);
+}
+
+TEST(FormatFindingsTest, NoneSaysHowManyRulesWereCheckedAndWhichWereNot) {
+  v1::Measurement measurement;
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.set_findings_evaluated(true);
+  AddRule(metrics, "cpu_starvation", false, false, "no run-queue figures or thread count");
+  AddRule(metrics, "io_bound", true, false, "");
+  AddRule(metrics, "stragglers", false, false, "no chunk records");
+  AddRule(metrics, "data_lost", true, false, "");
+  TableOptions options;
+  options.width = 200;
+  EXPECT_EQ(FormatFindings(measurement, options),
+            "Findings: none of the 2 rules checked fired; not evaluated: cpu_starvation (no "
+            "run-queue figures or thread count), stragglers (no chunk records)\n");
+  // Wrapped under "Findings: " on a narrow terminal.
+  options.width = 60;
+  const std::string narrow = FormatFindings(measurement, options);
+  EXPECT_TRUE(absl::StrContains(narrow, "\n          ")) << narrow;
+  // Every rule checked: no "not evaluated" part.
+  for (v1::RuleEvaluation& e : *metrics.mutable_rule_evaluations()) e.set_evaluated(true);
+  options.width = 200;
+  EXPECT_EQ(FormatFindings(measurement, options), "Findings: none of the 4 rules checked fired\n");
+}
+
+TEST(FormatFindingsTest, FindingsAreFollowedByTheRulesNotEvaluated) {
+  v1::Measurement measurement;
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.set_findings_evaluated(true);
+  v1::Finding& finding = *metrics.add_findings();
+  finding.set_severity(v1::Finding::SEVERITY_WARNING);
+  finding.set_code("io_bound");
+  finding.set_title("I/O-bound");
+  AddRule(metrics, "io_bound", true, true, "");
+  AddRule(metrics, "debug_build", false, false, "no build info");
+  TableOptions options;
+  options.width = 100;
+  EXPECT_TRUE(absl::StrContains(FormatFindings(measurement, options),
+                                "  WARNING   I/O-bound\n  Not evaluated: debug_build (no build "
+                                "info).\n"))
+      << FormatFindings(measurement, options);
+}
+
+TEST(FormatFindingsTest, OldMeasurementsSayTheRuleStatesAreUnknown) {
+  v1::Measurement measurement;
+  measurement.mutable_metrics()->set_findings_evaluated(true);
+  TableOptions options;
+  options.width = 200;
+  EXPECT_TRUE(absl::StrContains(FormatFindings(measurement, options),
+                                "which rules could be checked is unknown"));
+  EXPECT_FALSE(absl::StrContains(FormatFindings(measurement, options), "rules checked fired"));
 }
 
 TEST(FormatSummaryTablesTest, TablesFitTheWidthByElidingTheMiddleOfLongNames) {

@@ -121,6 +121,7 @@ void CopyMetadata(const ChunkMetadata& metadata, const ChunkTrackingOptions& opt
   record.set_entry_start(metadata.entry_start);
   record.set_entry_stop(metadata.entry_stop);
   record.set_events(metadata.events);
+  if (metadata.file_bytes > 0) record.set_file_bytes(metadata.file_bytes);
   record.set_worker(options.worker.empty() ? DefaultWorkerName() : options.worker);
   record.set_thread_index(ThreadIndex());
   record.set_attempt(0);

@@ -48,6 +48,9 @@ struct ChunkMetadata {
   int64_t entry_start = 0;
   int64_t entry_stop = 0;
   int64_t events = 0;
+  // Size of `file` in bytes as stored, when known (> 0): ChunkRecord.file_bytes, the distinct
+  // bytes read amplification is measured against.
+  int64_t file_bytes = 0;
 };
 
 // What happens after a chunk's processor throws (its FAILED record is kept either way).

@@ -242,6 +242,10 @@ ChunkMetadata WorkItemChunkMetadata(const WorkItem& item) {
   metadata.entry_stop = item.entry_stop;
   metadata.events = item.entries();
   metadata.uuid = absl::StrCat(item.file, ":", item.entry_start, "-", item.entry_stop);
+  // The file's size, for read amplification; a file that cannot be stat'ed is left unknown
+  // (the chunk itself reports the error when it opens the file).
+  struct stat st;
+  if (::stat(item.file.c_str(), &st) == 0 && st.st_size > 0) metadata.file_bytes = st.st_size;
   return metadata;
 }
 

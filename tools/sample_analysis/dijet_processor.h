@@ -87,7 +87,8 @@ class DijetProcessor {
 
 // The chunk record metadata of one work item, for every run of the sample analysis (the
 // thread pool and the Work Queue tasks), so that their records compare one to one: the uuid is
-// "<file>:<entry_start>-<entry_stop>" and the events are the entries of the range.
+// "<file>:<entry_start>-<entry_stop>" and the events are the entries of the range; file_bytes is
+// the file's size when it can be stat'ed (a stat per chunk).
 ChunkMetadata WorkItemChunkMetadata(const WorkItem& item);
 
 // A human-readable report of an output: events processed and selected, a per-dataset table

@@ -1,0 +1,166 @@
+// The findings on real measurements (testdata/findings_corpus/README.md): each expectation is
+// checked against a computation over the chunk records made here, not by the rules' code.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "aggregation/aggregate.h"
+#include "aggregation/findings.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+using aggregation_internal::kReadAmplificationRatio;
+using aggregation_internal::kStarvationCriticalShare;
+using aggregation_internal::kStragglerMinExcessSeconds;
+using aggregation_internal::kStragglerRatio;
+
+v1::Measurement Load(const std::string& name) {
+  std::ifstream in("aggregation/testdata/findings_corpus/" + name, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  v1::Measurement m;
+  EXPECT_TRUE(m.ParseFromString(bytes.str())) << name;
+  m.clear_metrics();
+  return m;
+}
+
+v1::AggregatedMetrics Reaggregate(const v1::Measurement& m) {
+  absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(AggregationInputFromMeasurement(m));
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  return metrics.ok() ? *metrics : v1::AggregatedMetrics();
+}
+
+// What the records say, computed here.
+struct Facts {
+  double run_queue_share = 0;
+  double read_amplification = 0;
+  double max_seconds = 0, median_seconds = 0;
+};
+
+Facts FactsOf(const v1::Measurement& m) {
+  Facts facts;
+  double run_queue = 0, wall = 0, read = 0;
+  std::map<std::string, double> file_bytes;
+  std::vector<double> durations;
+  for (const v1::ChunkRecord& chunk : m.chunks()) {
+    run_queue += chunk.run_queue_wait_seconds();
+    wall += chunk.duration_seconds();
+    read += static_cast<double>(chunk.compressed_bytes_read());
+    file_bytes[chunk.file()] = static_cast<double>(chunk.file_bytes());
+    durations.push_back(chunk.duration_seconds());
+  }
+  double distinct = 0;
+  for (const auto& [file, bytes] : file_bytes) distinct += bytes;
+  std::sort(durations.begin(), durations.end());
+  const size_t n = durations.size();
+  facts.run_queue_share = run_queue / wall;
+  facts.read_amplification = read / distinct;
+  facts.max_seconds = durations.back();
+  facts.median_seconds =
+      n % 2 == 1 ? durations[n / 2] : 0.5 * (durations[n / 2 - 1] + durations[n / 2]);
+  return facts;
+}
+
+std::map<std::string, const v1::RuleEvaluation*> States(const v1::AggregatedMetrics& metrics) {
+  std::map<std::string, const v1::RuleEvaluation*> out;
+  for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) out[e.code()] = &e;
+  return out;
+}
+
+bool Straggles(const Facts& facts) {
+  return facts.max_seconds >= kStragglerRatio * facts.median_seconds &&
+         facts.max_seconds - facts.median_seconds >= kStragglerMinExcessSeconds;
+}
+
+void ExpectEveryOwnedRuleEvaluated(const v1::AggregatedMetrics& metrics) {
+  const auto states = States(metrics);
+  for (const char* code : {"cpu_starvation", "io_bound", "stragglers", "tiny_chunks",
+                           "read_amplification", "data_lost", "memory_pressure", "debug_build"}) {
+    ASSERT_TRUE(states.count(code)) << code;
+    EXPECT_TRUE(states.at(code)->evaluated()) << code << ": " << states.at(code)->reason();
+  }
+}
+
+TEST(FindingsCorpusTest, EightThreadsOnTwoCpusAreStarvedNotReReading) {
+  const v1::Measurement m = Load("threadpool_8threads_starved.pb");
+  ASSERT_EQ(m.chunks_size(), 24);
+  const Facts facts = FactsOf(m);
+  EXPECT_GE(facts.run_queue_share, kStarvationCriticalShare);
+  EXPECT_LT(facts.read_amplification, kReadAmplificationRatio);
+  EXPECT_FALSE(Straggles(facts));
+
+  const v1::AggregatedMetrics metrics = Reaggregate(m);
+  ExpectEveryOwnedRuleEvaluated(metrics);
+  const auto states = States(metrics);
+  EXPECT_TRUE(states.at("cpu_starvation")->fired());
+  EXPECT_FALSE(states.at("read_amplification")->fired());
+  EXPECT_FALSE(states.at("stragglers")->fired());
+  EXPECT_NEAR(metrics.workflow().read_amplification(), facts.read_amplification, 1e-9);
+  ASSERT_GE(metrics.findings_size(), 1);
+  EXPECT_EQ(metrics.findings(0).code(), "cpu_starvation");
+  EXPECT_EQ(metrics.findings(0).severity(), v1::Finding::SEVERITY_CRITICAL);
+}
+
+TEST(FindingsCorpusTest, SmallChunksReReadTheirFiles) {
+  const v1::Measurement m = Load("threadpool_chunk2000_rereading.pb");
+  ASSERT_EQ(m.chunks_size(), 300);
+  const Facts facts = FactsOf(m);
+  EXPECT_GE(facts.read_amplification, kReadAmplificationRatio);
+  EXPECT_NEAR(facts.read_amplification, 4.38, 0.01);
+  EXPECT_FALSE(Straggles(facts));
+
+  const v1::AggregatedMetrics metrics = Reaggregate(m);
+  ExpectEveryOwnedRuleEvaluated(metrics);
+  const auto states = States(metrics);
+  EXPECT_TRUE(states.at("read_amplification")->fired());
+  EXPECT_TRUE(states.at("cpu_starvation")->fired());
+  EXPECT_FALSE(states.at("stragglers")->fired());
+  EXPECT_NEAR(metrics.workflow().read_amplification(), facts.read_amplification, 1e-9);
+  for (const v1::Finding& f : metrics.findings()) {
+    if (f.code() != "read_amplification") continue;
+    EXPECT_NE(f.title().find("4.4x"), std::string::npos) << f.title();
+    EXPECT_NE(f.suggestion().find("--chunk_size"), std::string::npos) << f.suggestion();
+  }
+}
+
+TEST(FindingsCorpusTest, WorkQueueLogLimitAndChunksPerTask) {
+  const v1::Measurement m = Load("workqueue_2workers.pb");
+  ASSERT_EQ(m.chunks_size(), 96);
+  // The only lost-data warning is the Work Queue 9.9 log's missing worker times.
+  int log_limits = 0;
+  for (const v1::Warning& w : m.warnings()) {
+    if (w.code() == "taskvine_log") {
+      log_limits += w.message().find("have no worker start/end times") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(log_limits, 1);
+  // The median task is below the 100 ms an engine task should take.
+  const Facts facts = FactsOf(m);
+  EXPECT_LT(facts.median_seconds, aggregation_internal::kEngineMinChunkSeconds);
+
+  const v1::AggregatedMetrics metrics = Reaggregate(m);
+  const auto states = States(metrics);
+  EXPECT_FALSE(states.at("memory_pressure")->evaluated());
+  for (const v1::Finding& f : metrics.findings()) {
+    if (f.code() == "data_lost") {
+      EXPECT_EQ(f.severity(), v1::Finding::SEVERITY_INFO);
+      EXPECT_EQ(f.suggestion().find("rerun with the engine reachable"), std::string::npos)
+          << f.suggestion();
+    }
+    if (f.code() == "tiny_chunks") {
+      EXPECT_NE(f.suggestion().find("--chunks_per_task="), std::string::npos) << f.suggestion();
+      EXPECT_NE(f.suggestion().find("(now 1)"), std::string::npos) << f.suggestion();
+    }
+  }
+  EXPECT_TRUE(states.at("data_lost")->fired());
+  EXPECT_TRUE(states.at("tiny_chunks")->fired());
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -103,6 +103,11 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   if (efficiency.has_event_rate_core_seconds_khz()) {
     add("event_rate_core_seconds_khz", efficiency.event_rate_core_seconds_khz(), "kHz");
   }
+  // The part of processor_io_wait_time_seconds (the original's key, which is off-CPU time, not
+  // I/O) spent waiting for a CPU, where the engine measured it.
+  if (metrics.has_fine() && metrics.fine().has_processor_run_queue_wait_seconds()) {
+    add("processor_run_queue_wait_seconds", metrics.fine().processor_run_queue_wait_seconds(), "s");
+  }
   // Figures the invariant check found impossible (aggregation/invariants.h), by their key.
   for (const v1::ImpossibleFigure& figure : metrics.impossible_figures()) {
     add(absl::StrCat("impossible.", figure.figure()), figure.value(),

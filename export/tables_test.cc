@@ -324,6 +324,30 @@ TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
   EXPECT_TRUE(absl::StartsWith(text, "Measurement: local\nElapsed: 2m 5s\n\n")) << text;
 }
 
+// Issue #23 item 12: an impossible figure is never shown as a plain measurement.
+TEST(FormatSummaryTablesTest, ImpossibleFiguresAreFlaggedAndWarned) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_efficiency()->set_core_efficiency_over_core_seconds_fraction(1.326);
+  v1::ImpossibleFigure& figure = *metrics.add_impossible_figures();
+  figure.set_code("invalid_efficiency");
+  figure.set_figure("core_efficiency_over_core_seconds");
+  figure.set_value(1.326);
+  figure.set_message(
+      "core_efficiency_over_core_seconds 1.33 is impossible: two time windows mixed");
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  EXPECT_TRUE(absl::StrContains(
+      text, "WARNING: core_efficiency_over_core_seconds 1.33 is impossible: two time windows"))
+      << text;
+  std::map<std::string, std::string> shown;
+  for (const ParsedTable& table : ParseTables(text, "|", kAsciiBoxStarts)) {
+    for (const auto& [label, value] : table.rows) shown[label] = value;
+  }
+  EXPECT_EQ(shown["Worker Occupancy (busy-worker concurrency / cores)"],
+            "132.6% (impossible: see WARNING)");
+  EXPECT_EQ(shown["CPU Efficiency"].find("impossible"), std::string::npos);
+}
+
 // The original tool saved core_efficiency without the tracking it came from: it shows where our
 // occupancy shows, as its event_rate_cpu_total_khz shows where ours does.
 TEST(FormatSummaryTablesTest, SavedFiguresOfTheOriginalShowUnderOurLabels) {

@@ -1,5 +1,6 @@
 #include "aggregation/aggregate.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "aggregation/findings.h"
 #include "aggregation/fine_metrics.h"
 #include "aggregation/input_validation.h"
+#include "aggregation/invariants.h"
 #include "aggregation/read_amplification.h"
 #include "aggregation/series_integral.h"
 #include "aggregation/worker_metrics.h"
@@ -78,6 +80,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
 
   std::optional<double> total_cores;
   absl::flat_hash_map<std::string, double> core_seconds_by_worker;
+  aggregation_internal::TimeWindow tracked_window{0, 0};
   if (input.tracking != nullptr) {
     v1::WorkerMetrics* workers = metrics.mutable_workers();
     *workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
@@ -87,6 +90,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
         has_window
             ? aggregation_internal::TimeWindow{input.window_start_unix_ns, input.window_end_unix_ns}
             : aggregation_internal::SampleWindow(*input.tracking);
+    tracked_window = window;
     core_seconds_by_worker =
         aggregation_internal::AddWindowedWorkerMetrics(*input.tracking, window, workers);
   }
@@ -145,6 +149,25 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
     *metrics.add_rule_evaluations() = std::move(evaluation);
   }
   metrics.set_findings_evaluated(true);
+
+  aggregation_internal::InvariantInputs invariants;
+  invariants.metrics = &metrics;
+  invariants.elapsed_seconds = input.elapsed_seconds;
+  invariants.window_start_unix_ns = tracked_window.start_unix_ns;
+  invariants.window_end_unix_ns = tracked_window.end_unix_ns;
+  if (input.chunks != nullptr) {
+    for (const v1::ChunkRecord& chunk : *input.chunks) {
+      if (chunk.start_unix_ns() <= 0 || chunk.end_unix_ns() <= 0) continue;
+      if (invariants.chunks_start_unix_ns == 0 ||
+          chunk.start_unix_ns() < invariants.chunks_start_unix_ns) {
+        invariants.chunks_start_unix_ns = chunk.start_unix_ns();
+      }
+      invariants.chunks_end_unix_ns = std::max(invariants.chunks_end_unix_ns, chunk.end_unix_ns());
+    }
+  }
+  for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
+    *metrics.add_impossible_figures() = std::move(figure);
+  }
   return metrics;
 }
 

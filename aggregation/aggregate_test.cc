@@ -151,8 +151,13 @@ TEST(AggregateTest, SpansAddFineMetricsAndChangeNothingElse) {
   EXPECT_DOUBLE_EQ(with->cpu().cpu_seconds(), 100);
   EXPECT_FALSE(without->cpu().has_cpu_seconds() &&
                without->cpu().cpu_seconds() == with->cpu().cpu_seconds());
+  // 100 s of CPU on 80 core-seconds is impossible, and said so (invariants.h).
+  ASSERT_EQ(with->impossible_figures_size(), 1);
+  EXPECT_EQ(with->impossible_figures(0).figure(), "cpu_efficiency");
+  EXPECT_EQ(without->impossible_figures_size(), 0);
   with->clear_fine();
   with->clear_cpu();
+  with->clear_impossible_figures();
   v1::AggregatedMetrics without_cpu = *without;
   without_cpu.clear_cpu();
   // The CPU figures make io_bound checkable; the other rules' states are unchanged.

@@ -1,5 +1,6 @@
 #include "aggregation/fine_metrics.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -9,6 +10,9 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
+
+// A part of thread-noncpu (backends/threadpool): not extra thread time.
+constexpr char kRunQueueWaitActivity[] = "thread-run-queue-wait";
 
 bool IsProcessor(const std::string& prefix, const std::vector<std::string>& patterns) {
   if (patterns.empty()) return true;
@@ -64,7 +68,8 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     for (const v1::FineMetric& m : span.metrics()) {
       if (!m.worker().empty()) {
         by_worker[{m.context(), m.worker(), m.activity(), m.unit()}].Add(m.value());
-        if (m.unit() == "seconds") worker_seconds[m.worker()].Add(m.value());
+        if (m.unit() == "seconds" && m.activity() != kRunQueueWaitActivity)
+          worker_seconds[m.worker()].Add(m.value());
       }
       // Cluster totals, or the per-worker metrics when the backend gave no totals.
       if (m.worker().empty() == any_cluster_total) {
@@ -80,6 +85,8 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     if (total.Sum() != 0) active_workers.insert(std::get<1>(key));
   }
 
+  bool any_run_queue_wait = false;
+  CompensatedAccumulator processor_run_queue_wait;
   CompensatedAccumulator processor_cpu, processor_io, overhead_cpu, overhead_io, memory_read,
       disk_read, disk_write, decompress, compress, deserialize, serialize;
   v1::FineMetricsSummary fine;
@@ -91,6 +98,11 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
       (processor ? processor_cpu : overhead_cpu).Add(value);
     } else if (activity == "thread-noncpu") {
       (processor ? processor_io : overhead_io).Add(value);
+    } else if (activity == kRunQueueWaitActivity) {
+      if (processor) {
+        any_run_queue_wait = true;
+        processor_run_queue_wait.Add(value);
+      }
     } else if (activity == "memory-read" && unit == "bytes") {
       memory_read.Add(value);
     } else if (activity == "disk-read" && unit == "bytes") {
@@ -142,6 +154,9 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
   fine.set_processor_io_wait_time_seconds(io);
   fine.set_processor_cpu_percent(cpu + io > 0 ? 100 * cpu / (cpu + io) : 0.0);
   fine.set_processor_io_wait_percent(cpu + io > 0 ? 100 * io / (cpu + io) : 0.0);
+  if (any_run_queue_wait) {
+    fine.set_processor_run_queue_wait_seconds(std::min(io, processor_run_queue_wait.Sum()));
+  }
   fine.set_overhead_cpu_time_seconds(overhead_cpu.Sum());
   fine.set_overhead_io_wait_time_seconds(overhead_io.Sum());
   fine.set_total_bytes_memory_read(memory_read.Sum());

@@ -26,6 +26,8 @@ bool MatchesTaskPattern(absl::string_view task_prefix, absl::string_view pattern
 //     without processor name); applies to thread-cpu and thread-noncpu only, as the original;
 //   processor_cpu_time_seconds / _io_wait_: thread-cpu / thread-noncpu (any unit, any context,
 //     as the original), percents = 100 * part / (cpu + io_wait) (0 when the sum is 0);
+//   processor_run_queue_wait_seconds: thread-run-queue-wait of processor prefixes (a part of
+//     thread-noncpu, capped at it; not counted again in worker_seconds), when any is given;
 //   total_bytes_memory_read, disk_read_bytes, disk_write_bytes: memory-read, disk-read,
 //     disk-write with unit "bytes", all prefixes; (de)compression and (de)serialization times:
 //     decompress, compress, deserialize, serialize, any unit, and their sums;

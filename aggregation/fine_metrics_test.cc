@@ -67,6 +67,25 @@ TEST(FineMetricsTest, GoldenTotalsAndPercentages) {
   EXPECT_DOUBLE_EQ(fine->overhead_cpu_time_seconds(), 0);
 }
 
+TEST(FineMetricsTest, RunQueueWaitIsAPartOfNonCpuTime) {
+  const auto fine = Spans()
+                        .Add("p", "thread-cpu", 1, "seconds", "w")
+                        .Add("p", "thread-noncpu", 3, "seconds", "w")
+                        .Add("p", "thread-run-queue-wait", 2, "seconds", "w")
+                        .Compute();
+  ASSERT_TRUE(fine.has_value());
+  ASSERT_TRUE(fine->has_processor_run_queue_wait_seconds());
+  EXPECT_DOUBLE_EQ(fine->processor_run_queue_wait_seconds(), 2);
+  EXPECT_DOUBLE_EQ(fine->processor_io_wait_time_seconds(), 3);
+  // Thread time is cpu + noncpu; the run-queue part is not counted twice.
+  ASSERT_EQ(fine->worker_seconds_size(), 1);
+  EXPECT_DOUBLE_EQ(fine->worker_seconds(0).total_seconds(), 4);
+  // Engines without the split: absent, not 0.
+  const auto unsplit = Spans().Add("p", "thread-cpu", 1).Add("p", "thread-noncpu", 3).Compute();
+  ASSERT_TRUE(unsplit.has_value());
+  EXPECT_FALSE(unsplit->has_processor_run_queue_wait_seconds());
+}
+
 TEST(FineMetricsTest, ZeroTimeGivesZeroPercent) {
   const auto fine = Spans().Add("p", "memory-read", 5, "bytes").Compute();
   ASSERT_TRUE(fine.has_value());

@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "export/display_width.h"
+#include "export/span_tables.h"
 #include "export/tables.h"
 #include "io/json_escape.h"
 
@@ -105,6 +106,16 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
   }
   if (efficiency.has_event_rate_core_seconds_khz()) {
     add("event_rate_core_seconds_khz", efficiency.event_rate_core_seconds_khz(), "kHz");
+  }
+  // The part of processor_io_wait_time_seconds (the original's key, which is off-CPU time, not
+  // I/O) spent waiting for a CPU, where the engine measured it.
+  if (metrics.has_fine() && metrics.fine().has_processor_run_queue_wait_seconds()) {
+    add("processor_run_queue_wait_seconds", metrics.fine().processor_run_queue_wait_seconds(), "s");
+  }
+  // Figures the invariant check found impossible (aggregation/invariants.h), by their key.
+  for (const v1::ImpossibleFigure& figure : metrics.impossible_figures()) {
+    add(absl::StrCat("impossible.", figure.figure()), figure.value(),
+        figure.code() == "invalid_duration" ? "s" : "fraction");
   }
   if (!metrics.has_chunks()) return out;
   const v1::ChunkMetrics& chunks = metrics.chunks();
@@ -320,7 +331,9 @@ std::string Markdown(const v1::Measurement& measurement) {
   }
   TableOptions options;
   options.unicode = true;
-  for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
+  std::vector<SummaryTable> tables = BuildSummaryTables(measurement, options);
+  for (SummaryTable& table : BuildSpanTables(measurement)) tables.push_back(std::move(table));
+  for (const SummaryTable& table : tables) {
     absl::StrAppend(&out, "\n#### ", MarkdownCell(table.title), "\n\n|");
     const bool key_value = table.header.size() == 2 && table.header[0] == "Metric";
     for (const std::string& column : table.header) absl::StrAppend(&out, " ", column, " |");
@@ -348,7 +361,8 @@ std::string Markdown(const v1::Measurement& measurement) {
 }  // namespace
 
 std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
-  const std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
+  std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
+  for (FlatMetric& metric : SpanFlatMetrics(measurement)) metrics.push_back(std::move(metric));
   switch (format) {
     case FlatFormat::kCsv:
       return Csv(measurement, metrics);

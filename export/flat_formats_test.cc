@@ -3,6 +3,7 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,26 @@ TEST(AllFlatMetricsTest, HeadlineThenOriginalKeysThenAdditions) {
                 "num_retried_chunks", "chunk_duration_p50", "chunk_duration_p90",
                 "chunk_duration_p95", "chunk_duration_p99", "section_stats.jets.time.total",
                 "section_stats.jets.time.mean", "section_stats.jets.time.share_of_chunk_time"}));
+}
+
+TEST(AllFlatMetricsTest, RunQueueWaitAndImpossibleFiguresHaveKeys) {
+  v1::Measurement measurement = Sample();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_fine()->set_processor_run_queue_wait_seconds(18.6);
+  v1::ImpossibleFigure& figure = *metrics.add_impossible_figures();
+  figure.set_code("invalid_efficiency");
+  figure.set_figure("task_execution_core_efficiency");
+  figure.set_value(1.3997);
+  std::map<std::string, FlatMetric> by_key;
+  for (const FlatMetric& metric : AdditionalFlatMetrics(metrics)) by_key[metric.key] = metric;
+  ASSERT_EQ(by_key.count("processor_run_queue_wait_seconds"), 1u);
+  EXPECT_DOUBLE_EQ(*by_key["processor_run_queue_wait_seconds"].value, 18.6);
+  ASSERT_EQ(by_key.count("impossible.task_execution_core_efficiency"), 1u);
+  EXPECT_DOUBLE_EQ(*by_key["impossible.task_execution_core_efficiency"].value, 1.3997);
+  EXPECT_EQ(by_key["impossible.task_execution_core_efficiency"].unit, "fraction");
+  // Unmeasured: no key at all.
+  EXPECT_EQ(AdditionalFlatMetrics(Sample().metrics()).size(),
+            AdditionalFlatMetrics(metrics).size() - 2);
 }
 
 TEST(FormatFlatMetricsTest, CsvHasHeaderQuotingAndEmptyNone) {

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "export/flame_graph.h"
 #include "export/profile_tables.h"
+#include "export/span_tables.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 #include "export/time_text.h"
@@ -252,8 +253,12 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   out +=
       "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong>\n<ul>\n"
       "<li><a href=\"#headline\">Key figures and findings</a></li>\n";
-  if (measurement.warnings_size() > 0) out += "<li><a href=\"#warnings\">Warnings</a></li>\n";
+  if (measurement.warnings_size() > 0 || measurement.metrics().impossible_figures_size() > 0) {
+    out += "<li><a href=\"#warnings\">Warnings</a></li>\n";
+  }
   out += "<li><a href=\"#summary\">Summary tables</a></li>\n";
+  const std::vector<SummaryTable> span_tables = BuildSpanTables(measurement);
+  if (!span_tables.empty()) out += "<li><a href=\"#spans\">Spans and task prefixes</a></li>\n";
   for (size_t g = 0; g < groups.size(); ++g) {
     absl::StrAppend(&out, "<li><a href=\"#plots-", g, "\">Plots: ", HtmlEscape(groups[g]),
                     "</a></li>\n");
@@ -268,10 +273,13 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   out += "</section>\n";
 
   // Warnings: they change how every number below reads.
-  if (measurement.warnings_size() > 0) {
+  if (measurement.warnings_size() > 0 || measurement.metrics().impossible_figures_size() > 0) {
     out += "<div class=\"warnings\" id=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
     for (const v1::Warning& warning : measurement.warnings()) {
       absl::StrAppend(&out, "<li>", HtmlEscape(warning.message()), "</li>\n");
+    }
+    for (const v1::ImpossibleFigure& figure : measurement.metrics().impossible_figures()) {
+      absl::StrAppend(&out, "<li>", HtmlEscape(figure.message()), "</li>\n");
     }
     out += "</ul>\n</div>\n";
   }
@@ -279,6 +287,13 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   out += "<h2 id=\"summary\">Summary tables</h2>\n<div class=\"tables\">\n";
   for (const SummaryTable& table : tables) AppendSummaryTable(table, &out);
   out += "</div>\n";
+
+  // The workload's own spans and the engine's per-task-prefix (or category) figures.
+  if (!span_tables.empty()) {
+    out += "<h2 id=\"spans\">Spans and task prefixes</h2>\n<div class=\"tables\">\n";
+    for (const SummaryTable& table : span_tables) AppendSummaryTable(table, &out);
+    out += "</div>\n";
+  }
 
   // Plots, by group, in a grid; plots replaced by a sentence are listed after their group.
   if (plots.empty()) out += "<h2>Plots</h2>\n<p>No plot has data in this measurement.</p>\n";

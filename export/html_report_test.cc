@@ -44,6 +44,21 @@ TEST(RenderHtmlReportTest, WarningsHostAndBuildComeFirst) {
   EXPECT_TRUE(absl::StrContains(html, "<th>Measured code</th><td>fastbuild (NOT optimised)"));
 }
 
+// Issue #23 item 12: impossible figures are warnings at the top, also without other warnings.
+TEST(RenderHtmlReportTest, ImpossibleFiguresAreWarnings) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  measurement.clear_warnings();
+  v1::ImpossibleFigure& figure = *measurement.mutable_metrics()->add_impossible_figures();
+  figure.set_code("invalid_efficiency");
+  figure.set_figure("task_execution_core_efficiency");
+  figure.set_message("task_execution_core_efficiency 1.40 <is> impossible");
+  const std::string html = RenderHtmlReport(measurement);
+  EXPECT_TRUE(absl::StrContains(html, "<h2>Warnings</h2>"));
+  EXPECT_TRUE(absl::StrContains(html, "<li><a href=\"#warnings\">Warnings</a></li>"));
+  EXPECT_TRUE(absl::StrContains(
+      html, "<li>task_execution_core_efficiency 1.40 &lt;is&gt; impossible</li>"));
+}
+
 // Issue #16: a crafted start time near INT64_MAX seconds was shown as "292277026596-12-04" and
 // moved the plots' origin. It is shown as invalid, with its raw value; the plots keep the run's
 // elapsed time from the earliest chunk.

@@ -660,30 +660,48 @@ std::map<std::string, double> PerTask(const v1::FineMetricsSummary& fine,
   return out;
 }
 
+// Thread time per task prefix: CPU, and off CPU split into waiting for a CPU (run queue) and
+// blocked where the engine measured the run queue (the thread pool); otherwise "off CPU (not
+// split)", since Dask's thread-noncpu holds run-queue, GIL and lock waits as well as I/O.
 void TaskCpuIo(const Context& context, ReportPlot* plot) {
   if (!context.measurement.metrics().has_fine()) return;
   const v1::FineMetricsSummary& fine = context.measurement.metrics().fine();
   const std::map<std::string, double> cpu = PerTask(fine, "thread-cpu", "seconds");
-  const std::map<std::string, double> io = PerTask(fine, "thread-noncpu", "seconds");
+  const std::map<std::string, double> off_cpu = PerTask(fine, "thread-noncpu", "seconds");
+  const std::map<std::string, double> run_queue = PerTask(fine, "thread-run-queue-wait", "seconds");
   std::set<std::string> prefixes;
   for (const auto& [prefix, value] : cpu) {
     if (value > 0) prefixes.insert(prefix);
   }
-  for (const auto& [prefix, value] : io) {
+  for (const auto& [prefix, value] : off_cpu) {
     if (value > 0) prefixes.insert(prefix);
   }
   prefixes.erase("N/A");
   if (prefixes.empty()) return;
+  const auto value_of = [](const std::map<std::string, double>& values, const std::string& key) {
+    auto it = values.find(key);
+    return it != values.end() ? it->second : 0.0;
+  };
   BarChart chart{Frame(*plot, "Task", "Time (seconds)", context), {}, {}};
   chart.stacked = true;
-  BarGroup cpu_group{"CPU Time", {}};
-  BarGroup io_group{"I/O Time", {}};
+  BarGroup cpu_group{"CPU", {}};
+  BarGroup run_queue_group{"Waiting for a CPU (run queue)", {}};
+  BarGroup blocked_group{"Blocked (I/O, locks, sleep)", {}};
+  BarGroup off_cpu_group{"Off CPU (not split)", {}};
   for (const std::string& prefix : prefixes) {
     chart.categories.push_back(prefix);
-    cpu_group.values.push_back(cpu.count(prefix) ? cpu.at(prefix) : 0);
-    io_group.values.push_back(io.count(prefix) ? io.at(prefix) : 0);
+    cpu_group.values.push_back(value_of(cpu, prefix));
+    const double off = value_of(off_cpu, prefix);
+    const double waiting = std::min(off, value_of(run_queue, prefix));
+    run_queue_group.values.push_back(waiting);
+    blocked_group.values.push_back(std::max(0.0, off - waiting));
+    off_cpu_group.values.push_back(off);
   }
-  chart.groups = {cpu_group, io_group};
+  if (run_queue.empty()) {
+    chart.groups = {cpu_group, off_cpu_group};
+  } else {
+    chart.groups = {cpu_group, run_queue_group, blocked_group};
+  }
   plot->svg = RenderBarChart(chart);
 }
 
@@ -745,7 +763,7 @@ constexpr PlotSpec kPlots[] = {
     {"bytes-accessed-per-chunk", "Bytes Accessed Per Chunk", kChunks, BytesAccessedPerChunk},
     {"compression-ratio", "Compression Ratio Distribution Across Files", kFiles, CompressionRatio},
     {"bytes-read-percent", "Bytes Read Percentage Distribution", kFiles, BytesReadPercent},
-    {"task-cpu-io", "CPU vs I/O Time per Task", kFine, TaskCpuIo},
+    {"task-cpu-io", "CPU and Off-CPU Time per Task", kFine, TaskCpuIo},
     {"task-overhead", "Compression & Serialization Overhead per Task", kFine, TaskOverhead},
 };
 

@@ -60,7 +60,8 @@ inline constexpr size_t kMaxGanttChunks = 3000;
 //     compression-ratio: Compression Ratio Distribution Across Files
 //     bytes-read-percent: Bytes Read Percentage Distribution
 //   Fine metrics
-//     task-cpu-io: CPU vs I/O Time per Task                  (fine metrics, context "execute")
+//     task-cpu-io: CPU and Off-CPU Time per Task (CPU / run queue / blocked, or off CPU not
+//                  split)                                (fine metrics, context "execute")
 //     task-overhead: Compression & Serialization Overhead per Task
 // Tracking series are drawn by their kind (STEP: steps; SAMPLED: lines). Workers with identical
 // memory or CPU series (threads of one process) are drawn once, named for all of them.

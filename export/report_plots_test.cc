@@ -202,6 +202,33 @@ TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASent
   EXPECT_TRUE(absl::StrContains(events->note, "Every chunk has 25,000 events")) << events->note;
 }
 
+// Off-CPU time is not I/O: unsplit, it says so; split, waiting for a CPU and blocked are two
+// segments of their own.
+TEST(BuildReportPlotsTest, TaskTimeSaysWhatWasMeasured) {
+  v1::Measurement measurement = testing_export::RichMeasurement();
+  const std::vector<ReportPlot> unsplit_plots = BuildReportPlots(measurement);
+  const ReportPlot* unsplit = Find(unsplit_plots, "task-cpu-io");
+  ASSERT_NE(unsplit, nullptr);
+  EXPECT_EQ(unsplit->title, "CPU and Off-CPU Time per Task");
+  EXPECT_TRUE(absl::StrContains(unsplit->svg, "Off CPU (not split)")) << unsplit->svg;
+  EXPECT_FALSE(absl::StrContains(unsplit->svg, "I/O Time"));
+  EXPECT_FALSE(absl::StrContains(unsplit->svg, "run queue"));
+
+  v1::ActivityTotal& run_queue =
+      *measurement.mutable_metrics()->mutable_fine()->add_by_task_prefix();
+  run_queue.set_context("execute");
+  run_queue.set_task_prefix("Dijet<Processor>");
+  run_queue.set_activity("thread-run-queue-wait");
+  run_queue.set_unit("seconds");
+  run_queue.set_value(4.0);
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* split = Find(plots, "task-cpu-io");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(absl::StrContains(split->svg, "Waiting for a CPU (run queue)")) << split->svg;
+  EXPECT_TRUE(absl::StrContains(split->svg, "Blocked (I/O, locks, sleep)"));
+  EXPECT_FALSE(absl::StrContains(split->svg, "not split"));
+}
+
 TEST(BuildReportPlotsTest, EmptyMeasurementHasNoPlot) {
   EXPECT_TRUE(BuildReportPlots(v1::Measurement()).empty());
 }

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
 #include "export/display_width.h"
+#include "export/span_tables.h"
 #include "export/time_text.h"
 
 namespace roastcoffea {
@@ -206,6 +207,16 @@ std::string WithThousandsSeparators(int64_t value) {
 // Python's "{:.1%}".
 std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", fraction * 100.0); }
 
+// `text` of figure `figure` (its flat key), marked when the invariant check found it impossible
+// (aggregation/invariants.h), so no impossible value reads as a measurement.
+std::string FlagIfImpossible(const v1::AggregatedMetrics& metrics, absl::string_view figure,
+                             std::string text) {
+  for (const v1::ImpossibleFigure& impossible : metrics.impossible_figures()) {
+    if (impossible.figure() == figure) return absl::StrCat(text, " (impossible: see WARNING)");
+  }
+  return text;
+}
+
 std::string Bullet(const BoxStyle& box, absl::string_view label) {
   return absl::StrCat("  ", box.bullet, " ", label);
 }
@@ -292,7 +303,9 @@ Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
     return table;
   }
   if (cpu.has_cpu_efficiency_fraction()) {
-    table.rows.push_back({"CPU Efficiency", Percent(cpu.cpu_efficiency_fraction())});
+    table.rows.push_back(
+        {"CPU Efficiency",
+         FlagIfImpossible(metrics, "cpu_efficiency", Percent(cpu.cpu_efficiency_fraction()))});
   } else {
     table.rows.push_back({"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
                                                                   : "N/A (CPU not measured)"});
@@ -409,7 +422,15 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
           : tracked_value(cores_known,
                           cores_known ? Percent(concurrency / workers.total_cores()) : "");
   if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = Percent(efficiency.core_efficiency_over_core_seconds_fraction());
+    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
+                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
+  } else if (wall_reported && !(tracked && cores_known) &&
+             efficiency.has_core_efficiency_fraction()) {
+    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
+    occupancy = Percent(efficiency.core_efficiency_fraction());
+  }
+  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
   }
   table.rows.push_back({"Worker Occupancy (busy-worker concurrency / cores)", occupancy});
   if (tracked && workers.has_core_seconds()) {
@@ -582,21 +603,38 @@ std::string FineTitle(absl::string_view backend) {
 Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
                 const BoxStyle& box) {
   Table table{FineTitle(backend), {}, {}, {}, {}};
-  table.rows.push_back({"Processor CPU Time", FormatDuration(fine.processor_cpu_time_seconds())});
-  table.rows.push_back(
-      {"Processor I/O & Waiting Time", FormatDuration(fine.processor_io_wait_time_seconds())});
-  table.rows.push_back({"  CPU %", absl::StrFormat("%.1f%%", fine.processor_cpu_percent())});
-  table.rows.push_back(
-      {"  I/O & Wait %", absl::StrFormat("%.1f%%", fine.processor_io_wait_percent())});
+  // Off-CPU time is I/O only where it was split: the thread pool splits off the run-queue wait
+  // (schedstat); Dask's thread-noncpu also holds run-queue, GIL and lock waits.
+  const double cpu = fine.processor_cpu_time_seconds();
+  const double off_cpu = fine.processor_io_wait_time_seconds();
+  const auto share = [&](double seconds) {
+    return cpu + off_cpu > 0 ? absl::StrFormat("%.1f%%", 100 * seconds / (cpu + off_cpu))
+                             : std::string("N/A");
+  };
+  table.rows.push_back({"Processor CPU Time", FormatDuration(cpu)});
+  if (fine.has_processor_run_queue_wait_seconds()) {
+    const double run_queue = fine.processor_run_queue_wait_seconds();
+    const double blocked = std::max(0.0, off_cpu - run_queue);
+    table.rows.push_back({"Processor Waiting for a CPU (run queue)", FormatDuration(run_queue)});
+    table.rows.push_back({"Processor Blocked (I/O, locks, sleep)", FormatDuration(blocked)});
+    table.rows.push_back({"  CPU %", share(cpu)});
+    table.rows.push_back({"  Waiting for a CPU %", share(run_queue)});
+    table.rows.push_back({"  Blocked %", share(blocked)});
+  } else {
+    table.rows.push_back({"Processor Off-CPU Time (not split)", FormatDuration(off_cpu)});
+    table.rows.push_back({"  CPU %", share(cpu)});
+    table.rows.push_back({"  Off CPU (not split) %", share(off_cpu)});
+  }
   if (fine.overhead_cpu_time_seconds() > 0.0) {
     table.rows.push_back({"Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
   }
   if (fine.overhead_io_wait_time_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Overhead I/O & Waiting Time", FormatDuration(fine.overhead_io_wait_time_seconds())});
+    table.rows.push_back({"Overhead Off-CPU Time (not split)",
+                          FormatDuration(fine.overhead_io_wait_time_seconds())});
   }
   if (fine.disk_read_bytes() > 0.0) {
-    table.rows.push_back({"Disk Read", FormatBytes(fine.disk_read_bytes())});
+    table.rows.push_back(
+        {"Disk Read (from the device: page-cache misses)", FormatBytes(fine.disk_read_bytes())});
   }
   if (fine.disk_write_bytes() > 0.0) {
     table.rows.push_back({"Disk Write", FormatBytes(fine.disk_write_bytes())});
@@ -767,17 +805,21 @@ std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
   } else if (metadata.has_tool_build()) {
     line("collect build", DescribeBuild(metadata.tool_build()));
   }
-  for (const v1::Warning& warning : measurement.warnings()) {
-    // Wrapped under its label, so a long warning does not run past the width.
+  // Wrapped under its label, so a long warning does not run past the width.
+  const auto warn = [&](const std::string& message) {
     const std::string label = "WARNING: ";
     const size_t width = max_width > label.size() + 20 ? max_width - label.size() : 0;
     bool first = true;
     for (const std::string& text :
-         width > 0 ? Wrap(ReplaceControlCharacters(warning.message()), width)
-                   : std::vector<std::string>{ReplaceControlCharacters(warning.message())}) {
+         width > 0 ? Wrap(ReplaceControlCharacters(message), width)
+                   : std::vector<std::string>{ReplaceControlCharacters(message)}) {
       absl::StrAppend(&out, first ? label : std::string(label.size(), ' '), text, "\n");
       first = false;
     }
+  };
+  for (const v1::Warning& warning : measurement.warnings()) warn(warning.message());
+  for (const v1::ImpossibleFigure& figure : measurement.metrics().impossible_figures()) {
+    warn(figure.message());
   }
   return out;
 }
@@ -975,6 +1017,9 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
   std::string out = absl::StrCat(RunHeader(measurement, MaxWidth(options)), "\n",
                                  FormatFindings(measurement, options));
   for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
+    absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
+  }
+  for (const SummaryTable& table : BuildSpanTables(measurement)) {
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   return out;

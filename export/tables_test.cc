@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -323,10 +324,53 @@ TEST(FormatSummaryTablesTest, UntrackedRunShowsNotAvailable) {
   EXPECT_TRUE(absl::StartsWith(text, "Measurement: local\nElapsed: 2m 5s\n\n")) << text;
 }
 
+// Issue #23 item 12: an impossible figure is never shown as a plain measurement.
+TEST(FormatSummaryTablesTest, ImpossibleFiguresAreFlaggedAndWarned) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_efficiency()->set_core_efficiency_over_core_seconds_fraction(1.326);
+  v1::ImpossibleFigure& figure = *metrics.add_impossible_figures();
+  figure.set_code("invalid_efficiency");
+  figure.set_figure("core_efficiency_over_core_seconds");
+  figure.set_value(1.326);
+  figure.set_message(
+      "core_efficiency_over_core_seconds 1.33 is impossible: two time windows mixed");
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  EXPECT_TRUE(absl::StrContains(
+      text, "WARNING: core_efficiency_over_core_seconds 1.33 is impossible: two time windows"))
+      << text;
+  std::map<std::string, std::string> shown;
+  for (const ParsedTable& table : ParseTables(text, "|", kAsciiBoxStarts)) {
+    for (const auto& [label, value] : table.rows) shown[label] = value;
+  }
+  EXPECT_EQ(shown["Worker Occupancy (busy-worker concurrency / cores)"],
+            "132.6% (impossible: see WARNING)");
+  EXPECT_EQ(shown["CPU Efficiency"].find("impossible"), std::string::npos);
+}
+
+// The original tool saved core_efficiency without the tracking it came from: it shows where our
+// occupancy shows, as its event_rate_cpu_total_khz shows where ours does.
+TEST(FormatSummaryTablesTest, SavedFiguresOfTheOriginalShowUnderOurLabels) {
+  v1::Measurement measurement = UntrackedMeasurement();
+  v1::AggregatedMetrics& metrics = *measurement.mutable_metrics();
+  metrics.mutable_efficiency()->set_core_efficiency_fraction(0.6386861313868614);
+  metrics.mutable_workflow()->set_total_events(1233000);
+  metrics.mutable_workflow()->set_event_rate_cpu_total_khz(70.4);
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  std::map<std::string, std::string> shown;
+  for (const ParsedTable& table : ParseTables(text, "|", kAsciiBoxStarts)) {
+    for (const auto& [label, value] : table.rows) shown[label] = value;
+  }
+  EXPECT_EQ(shown["Worker Occupancy (busy-worker concurrency / cores)"], "63.9%") << text;
+  EXPECT_EQ(shown["Event Rate (per summed chunk wall time)"], "70.4 kHz") << text;
+  EXPECT_EQ(shown["Busy-Worker Concurrency (summed chunk wall / elapsed)"], "2.00") << text;
+}
+
 TEST(FormatSummaryTablesTest, TrackedRunWithoutCoresShowsNotAvailableForCores) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metrics()->mutable_workers()->clear_total_cores();
   measurement.mutable_metrics()->mutable_workers()->clear_cores_per_worker();
+  measurement.mutable_metrics()->mutable_efficiency()->clear_core_efficiency_fraction();
   const std::vector<ParsedTable> tables =
       ParseTables(FormatSummaryTables(measurement, TableOptions{false}), "|", kAsciiBoxStarts);
   ASSERT_EQ(tables.size(), 7u);
@@ -514,11 +558,11 @@ TEST(FormatSummaryTablesTest, FineMetricsTableHasTheOriginalsRows) {
             (std::pair<std::string, std::string>{"Memory Read (fine metrics)", "304.99 KiB"}));
   EXPECT_EQ(tables[5].title, "Fine Metrics (Dask: collect window)");
   EXPECT_EQ(tables[5].rows, (Rows{{"Processor CPU Time", "9.70 s"},
-                                  {"Processor I/O & Waiting Time", "22.7 s"},
+                                  {"Processor Off-CPU Time (not split)", "22.7 s"},
                                   {"CPU %", "29.9%"},
-                                  {"I/O & Wait %", "70.1%"},
+                                  {"Off CPU (not split) %", "70.1%"},
                                   {"Overhead CPU Time", "400 ms"},
-                                  {"Overhead I/O & Waiting Time", "1.60 s"},
+                                  {"Overhead Off-CPU Time (not split)", "1.60 s"},
                                   {"Disk Write", "2.00 MiB"},
                                   {"Compression Overhead", "250 ms"},
                                   {"- Decompress", "250 ms"},
@@ -536,6 +580,29 @@ TEST(FormatSummaryTablesTest, ThreadPoolFineMetricsAreTitledByTheirSource) {
   const std::string text = FormatSummaryTables(measurement, TableOptions{false});
   EXPECT_FALSE(absl::StrContains(text, "Dask")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Thread Time Split (worker threads' CPU clocks)")) << text;
+}
+
+// Waiting for a CPU is not I/O: where the run queue was measured the split has three parts.
+TEST(FormatSummaryTablesTest, ThreadTimeSplitSeparatesRunQueueFromBlocked) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metadata()->set_backend("threadpool");
+  AddFineMetrics(&measurement);
+  measurement.mutable_metrics()->mutable_fine()->set_processor_run_queue_wait_seconds(20.7);
+  const std::string text = FormatSummaryTables(measurement, TableOptions{false});
+  EXPECT_FALSE(absl::StrContains(text, "I/O & Wait")) << text;
+  bool found = false;
+  for (const ParsedTable& table : ParseTables(text, "|", kAsciiBoxStarts)) {
+    if (!absl::StartsWith(table.title, "Thread Time Split")) continue;
+    found = true;
+    ASSERT_GE(table.rows.size(), 6u);
+    EXPECT_EQ(table.rows[1], (std::pair<std::string, std::string>{
+                                 "Processor Waiting for a CPU (run queue)", "20.7 s"}));
+    EXPECT_EQ(table.rows[2], (std::pair<std::string, std::string>{
+                                 "Processor Blocked (I/O, locks, sleep)", "2.00 s"}));
+    EXPECT_EQ(table.rows[4], (std::pair<std::string, std::string>{"Waiting for a CPU %", "63.9%"}));
+    EXPECT_EQ(table.rows[5], (std::pair<std::string, std::string>{"Blocked %", "6.2%"}));
+  }
+  EXPECT_TRUE(found) << text;
 }
 
 TEST(FormatSummaryTablesTest, PercentilesSectionsAndCoreSecondsEfficiency) {

@@ -692,6 +692,15 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
                    metrics.mutable_branches()->mutable_bytes_read_percent_per_file());
   }
 
+  // The original's total_cpu_time is Coffea's processtime, which ours calls the summed chunk
+  // wall time: with it, the tables show its speedup_factor and event_rate_cpu_total_khz where
+  // ours show theirs, under the same labels.
+  if (metrics.workflow().has_total_cpu_time_seconds() &&
+      !metrics.workflow().has_summed_chunk_wall_seconds()) {
+    metrics.mutable_workflow()->set_summed_chunk_wall_seconds(
+        metrics.workflow().total_cpu_time_seconds());
+  }
+
   // The workflow report, from the totals the original aggregated.
   v1::WorkflowReport& report = *measurement.mutable_report();
   report.set_events(metrics.workflow().total_events());

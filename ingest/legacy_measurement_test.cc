@@ -163,6 +163,8 @@ TEST_F(LegacyMeasurementTest, ReadsEveryPartOfTheOriginalsDirectory) {
   EXPECT_EQ(metrics.workflow().total_events(), 1233000);
   EXPECT_EQ(metrics.workflow().total_bytes_read(), 46074839);
   EXPECT_DOUBLE_EQ(metrics.workflow().total_cpu_time_seconds(), 17.5);
+  // Coffea's processtime is our summed chunk wall time: the tables show it there.
+  EXPECT_DOUBLE_EQ(metrics.workflow().summed_chunk_wall_seconds(), 17.5);
   EXPECT_EQ(metrics.workers().peak_workers(), 2);
   EXPECT_DOUBLE_EQ(metrics.workers().total_cores(), 2.0);
   EXPECT_DOUBLE_EQ(metrics.efficiency().core_efficiency_fraction(), 0.6386861313868614);

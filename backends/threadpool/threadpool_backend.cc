@@ -14,6 +14,9 @@
 namespace roastcoffea {
 namespace {
 
+// Part of thread-noncpu: the same name in aggregation/fine_metrics.cc.
+constexpr char kRunQueueWaitActivity[] = "thread-run-queue-wait";
+
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -179,6 +182,12 @@ ThreadPoolMetricsBackend::ReadThreadCounters() const {
     thread.tid = worker.tid;
     thread.cpu_seconds = CpuSecondsOf(worker);
     thread.busy_seconds = worker.busy_seconds;
+    absl::StatusOr<threadpool_internal::TaskSchedstat> sched =
+        threadpool_internal::ReadTaskSchedstat(worker.tid);
+    if (sched.ok()) {
+      thread.has_run_delay = true;
+      thread.run_delay_seconds = static_cast<double>(sched->run_delay_ns) * 1e-9;
+    }
     absl::StatusOr<threadpool_internal::TaskIoCounters> io =
         threadpool_internal::ReadTaskIo(worker.tid);
     if (io.ok()) {
@@ -232,8 +241,15 @@ absl::StatusOr<v1::Span> ThreadPoolMetricsBackend::GetSpanMetrics(const SpanId& 
     const double cpu = std::max(0.0, end.cpu_seconds - start.cpu_seconds);
     const double busy = std::max(0.0, end.busy_seconds - start.busy_seconds);
     AddMetric(span, context, options_.task_prefix, "thread-cpu", "seconds", cpu, worker);
-    AddMetric(span, context, options_.task_prefix, "thread-noncpu", "seconds",
-              std::max(0.0, busy - cpu), worker);
+    const double noncpu = std::max(0.0, busy - cpu);
+    AddMetric(span, context, options_.task_prefix, "thread-noncpu", "seconds", noncpu, worker);
+    if (start.has_run_delay && end.has_run_delay) {
+      // The part of thread-noncpu spent waiting for a CPU; the rest is blocked (I/O, locks,
+      // sleep). Wake-up delays between chunks are not busy time, hence the cap.
+      AddMetric(span, context, options_.task_prefix, kRunQueueWaitActivity, "seconds",
+                std::min(noncpu, std::max(0.0, end.run_delay_seconds - start.run_delay_seconds)),
+                worker);
+    }
     if (start.has_io && end.has_io) {
       auto delta = [](int64_t a, int64_t b) {
         return static_cast<double>(std::max<int64_t>(0, b - a));

@@ -9,7 +9,9 @@
 //    0 or 1: items are not queued per thread). Other WorkerSeries columns stay empty.
 //  * Spans: fine metrics per worker thread in Dask's model, context "execute", task prefix
 //    options.task_prefix: "thread-cpu" and "thread-noncpu" (seconds; noncpu = wall time spent
-//    inside work items minus CPU time, >= 0) and "read"/"write"/"disk-read"/"disk-write"
+//    inside work items minus CPU time, >= 0), "thread-run-queue-wait" (seconds, the part of
+//    thread-noncpu the thread was runnable but waiting for a CPU, from schedstat run_delay;
+//    left out when the kernel keeps no schedstat) and "read"/"write"/"disk-read"/"disk-write"
 //    (bytes, from /proc/self/task/<tid>/io; left out when that file is unreadable).
 //  * Profiles (options.profile, off by default): a SamplingProfiler of the worker threads runs
 //    from StartTracking to StopTracking; TakeProfiles returns one profile per worker thread and
@@ -97,6 +99,9 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
     int64_t tid = 0;
     double cpu_seconds = 0;
     double busy_seconds = 0;
+    // Time runnable but waiting for a CPU (schedstat run_delay), when the kernel keeps it.
+    bool has_run_delay = false;
+    double run_delay_seconds = 0;
     bool has_io = false;
     int64_t rchar = 0, wchar = 0, read_bytes = 0, write_bytes = 0;
   };

@@ -302,7 +302,9 @@ std::map<std::string, double> SumByActivity(const v1::Span& span, const std::str
     EXPECT_EQ(metric.task_prefix(), task_prefix);
     EXPECT_THAT(metric.worker(), StartsWith(prefix));
     EXPECT_GE(metric.value(), 0) << metric.activity();
-    const bool seconds = metric.activity() == "thread-cpu" || metric.activity() == "thread-noncpu";
+    const bool seconds = metric.activity() == "thread-cpu" ||
+                         metric.activity() == "thread-noncpu" ||
+                         metric.activity() == "thread-run-queue-wait";
     EXPECT_EQ(metric.unit(), seconds ? "seconds" : "bytes") << metric.activity();
     sums[metric.activity()] += metric.value();
   }
@@ -324,8 +326,8 @@ TEST(ThreadPoolMetricsBackendTest, SpanThreadCpuMatchesBusyCpu) {
   EXPECT_EQ(span->name(), "spin");
   EXPECT_EQ(span->id(), *id);
   EXPECT_LE(span->start_unix_ns(), span->end_unix_ns());
-  // Two workers, six activities each (io is readable for our own threads).
-  EXPECT_EQ(span->metrics_size(), 2 * 6);
+  // Two workers, seven activities each (io and schedstat are readable for our own threads).
+  EXPECT_EQ(span->metrics_size(), 2 * 7);
   std::map<std::string, double> sums = SumByActivity(*span, "JetAnalysisProcessor");
   EXPECT_GE(sums["thread-cpu"], *cpu - 1e-6);
   EXPECT_LE(sums["thread-cpu"], *cpu + 0.02);  // plus the threads' own bookkeeping
@@ -355,6 +357,10 @@ TEST(ThreadPoolMetricsBackendTest, SpanThreadNonCpuGrowsWithASleep) {
   // Each item slept at least 30 ms off the CPU.
   EXPECT_GE(sums["thread-noncpu"], kItems * 0.030 - sums["thread-cpu"]);
   EXPECT_GE(sums["thread-noncpu"], kItems * 0.025);
+  // Sleeping is blocked time, not waiting for a CPU: the run-queue part stays a part.
+  ASSERT_EQ(sums.count("thread-run-queue-wait"), 1u);
+  EXPECT_LE(sums["thread-run-queue-wait"], sums["thread-noncpu"]);
+  EXPECT_LT(sums["thread-run-queue-wait"], kItems * 0.025);
 }
 
 TEST(ThreadPoolMetricsBackendTest, SpanCountsBytesReadAndWritten) {

@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,6 +209,86 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
   EXPECT_THAT(backend.CodedWarnings(),
               Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+}
+
+// The transactions log is rotated to something that is not a log (a FIFO, /dev/zero, a
+// directory) while it is followed: the end of tracking comes at once, the run read so far is
+// kept, and a warning names the replaced log.
+void FollowIntoAReplacement(const std::string& name,
+                            const std::function<void(const std::string&)>& replace,
+                            const std::string& what) {
+  const std::string run = TempDir(name);
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false);
+  Write(txn, log.substr(0, log.rfind('\n', log.find(" 7 TASK 1 RETRIEVED")) + 1));
+  TaskVineMetricsBackend backend({run, true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  ASSERT_TRUE(span.ok());
+  absl::SleepFor(absl::Milliseconds(150));
+  ASSERT_EQ(rename(txn.c_str(), (txn + ".1").c_str()), 0);
+  replace(txn);
+  absl::SleepFor(absl::Milliseconds(150));
+  const absl::Time stopping = absl::Now();
+  ASSERT_TRUE(backend.EndSpan(*span).ok());
+  EXPECT_TRUE(backend.GetSpanMetrics(*span).ok());
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_LT(absl::Now() - stopping, absl::Seconds(3));
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).worker(), "worker-a");
+  bool named = false;
+  for (const v1::Warning& w : backend.CodedWarnings()) {
+    if (w.code() != "taskvine_log_replaced") continue;
+    named = true;
+    EXPECT_THAT(w.message(), HasSubstr(txn));
+    EXPECT_THAT(w.message(), HasSubstr(what));
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(TaskVineFollow, LogRotatedToAFifoIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-fifo", [](const std::string& p) { ASSERT_EQ(mkfifo(p.c_str(), 0600), 0); },
+      "a FIFO");
+}
+TEST(TaskVineFollow, LogRotatedToDevZeroIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-devzero",
+      [](const std::string& p) { ASSERT_EQ(symlink("/dev/zero", p.c_str()), 0); },
+      "a character device");
+}
+TEST(TaskVineFollow, LogRotatedToADirectoryIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-dir", [](const std::string& p) { ASSERT_EQ(mkdir(p.c_str(), 0700), 0); },
+      "a directory");
+}
+
+// A writer that never stops (and never writes a newline): the end of tracking still comes
+// within kDrainMaxTime, with a warning that the log was cut short.
+TEST(TaskVineFollow, AnEndlessWriterCannotHoldTheEnd) {
+  const std::string run = TempDir("endless");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  Write(txn, RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false));
+  TaskVineMetricsBackend backend({run, true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    const std::string junk(1 << 20, 'x');
+    while (!stop.load()) Write(txn, junk, "ab");
+  });
+  absl::SleepFor(absl::Milliseconds(200));
+  const absl::Time stopping = absl::Now();
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  const absl::Duration took = absl::Now() - stopping;
+  stop = true;
+  writer.join();
+  unlink(txn.c_str());  // do not leave gigabytes behind
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  EXPECT_LT(took, TaskVineMetricsBackend::kDrainMaxTime + absl::Seconds(3));
+  EXPECT_EQ(tracking->workers_size(), 1);
 }
 
 }  // namespace

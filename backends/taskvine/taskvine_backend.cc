@@ -99,6 +99,18 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
                      " while it was followed; what it holds now was read from its start")});
   };
   note_restart(*txn_tailer_, &txn_restarts_seen_);
+  const auto note_replaced = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
+    if (tailer.replacements() == *seen) return;
+    *seen = tailer.replacements();
+    notes_.push_back(taskvine::CodedNote{
+        "taskvine_log_replaced",
+        absl::StrCat("the log ", tailer.path(), " was replaced by ", tailer.replacement_problem(),
+                     " while it was followed; it is not read as a log, so the measurement holds "
+                     "what the log held until then (",
+                     tailer.bytes_read(), " bytes)")});
+  };
+  note_replaced(*txn_tailer_, &txn_replacements_seen_);
+  last_more_pending_ = txn_tailer_->more_pending();
   if (perf_tailer_ != nullptr) {
     absl::StatusOr<int64_t> perf_read =
         perf_tailer_->Poll([this](absl::string_view line, int64_t number) {
@@ -108,8 +120,23 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
       return perf_read.status();
     if (perf_read.ok()) last_poll_bytes_ += *perf_read;
     note_restart(*perf_tailer_, &perf_restarts_seen_);
+    note_replaced(*perf_tailer_, &perf_replacements_seen_);
+    last_more_pending_ = last_more_pending_ || perf_tailer_->more_pending();
   }
   return absl::OkStatus();
+}
+
+void TaskVineMetricsBackend::NoteReadingCutShort() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cut_short_noted_ || txn_tailer_ == nullptr) return;
+  cut_short_noted_ = true;
+  notes_.push_back(taskvine::CodedNote{
+      "taskvine_log_cut_short",
+      absl::StrCat("the log ", txn_tailer_->path(),
+                   " was still growing faster than it was read "
+                   "when the run ended; it was read up to byte ",
+                   txn_tailer_->bytes_read(), " (", absl::FormatDuration(kDrainMaxTime),
+                   " after the end) and the rest is not in the measurement")});
 }
 
 void TaskVineMetricsBackend::FinishReadingLocked() {
@@ -139,7 +166,11 @@ void TaskVineMetricsBackend::ReadToEnd() {
       }
       const absl::Time now = absl::Now();
       if (grew) last_growth = now;
-      if (!status.ok() || ended || now - last_growth >= kDrainQuietTime || now >= deadline) break;
+      if (!status.ok() || ended || now - last_growth >= kDrainQuietTime) break;
+      if (now >= deadline) {
+        NoteReadingCutShort();
+        break;
+      }
       absl::SleepFor(absl::Milliseconds(50));
     }
   } else {
@@ -222,8 +253,24 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
 absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   if (!tracking_) return absl::FailedPreconditionError("TaskVine backend is not tracking");
   tracking_ = false;
-  follower_.Stop();
+  follower_.Stop();  // returns within one poll: no poll blocks, and each reads a bounded amount
   absl::Status status = PollLogs();
+  // What was appended since the last poll, within kDrainMaxTime: a log that keeps growing
+  // faster than it is read cannot hold the end of the run.
+  const absl::Time deadline = absl::Now() + kDrainMaxTime;
+  while (status.ok() && options_.follow && last_more_pending_) {
+    if (absl::Now() >= deadline) {
+      NoteReadingCutShort();
+      break;
+    }
+    status = PollLogs();
+  }
+  if (!status.ok() && options_.follow && found_ && !absl::IsNotFound(status)) {
+    // The run read so far is kept: the error becomes a warning.
+    std::lock_guard<std::mutex> lock(mu_);
+    poll_errors_.push_back(std::string(status.message()));
+    status = absl::OkStatus();
+  }
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kNotFound && options_.follow) {
       return absl::NotFoundError(

@@ -50,7 +50,13 @@
 // of a run that ended before tracking began are never measured as live: StopTracking fails
 // (FailedPrecondition) naming them. EndSpan reads the logs to their end (MANAGER END, or
 // kDrainQuietTime without growth, at most kDrainMaxTime) before any span figure is computed.
-// A log truncated or rotated under us is read again from its start, with a warning.
+// A log truncated or rotated under us is read again from its start, with a warning
+// ("taskvine_log_restarted"). A log replaced by anything but a regular file (FIFO, device,
+// directory, socket, a symbolic link where there was a file) is never opened: the run read so far
+// is kept and saved with a warning naming the log ("taskvine_log_replaced"). No poll blocks and
+// each reads at most LineTailer::kDefaultMaxBytesPerPoll, so StopTracking returns within
+// kDrainMaxTime whatever is written to the logs ("taskvine_log_cut_short" when it had to stop
+// reading); a read error after the run was found is a warning ("taskvine_log_read"), not a loss.
 //
 // Warnings (CodedWarnings gives each a stable code): impossible values rejected (line and field),
 // times going backwards, an early MANAGER END, workers that died silently, malformed lines with
@@ -135,6 +141,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   void ReadToEnd();
   // Partial last lines consumed, the model told the logs are complete. Once; mu_ held.
   void FinishReadingLocked();
+  // Warns (once) that the end-of-run read stopped at kDrainMaxTime with more to read.
+  void NoteReadingCutShort();
   // FailedPrecondition when a followed run ended before tracking began.
   absl::Status CheckFollowedRunIsNew() const;
   // One tick of the follow thread: reads what was appended, keeping new read errors.
@@ -152,6 +160,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::vector<std::string> poll_errors_;
   std::vector<taskvine::CodedNote> notes_;  // logs restarted, ...
   int64_t txn_restarts_seen_ = 0, perf_restarts_seen_ = 0;
+  int64_t txn_replacements_seen_ = 0, perf_replacements_seen_ = 0;
+  bool last_more_pending_ = false;  // the last PollLogs stopped at a tailer's per-poll limit
+  bool cut_short_noted_ = false;
   int64_t last_poll_bytes_ = 0;
   bool finished_ = false;  // the logs were read to their end: partial last lines consumed
   // Following: when tracking began; with a vine-run-info spec, that directory and the run

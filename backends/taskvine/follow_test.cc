@@ -1,5 +1,6 @@
 // --follow: the backend follows the run the command starts, never an earlier finished one; it
 // reads the logs to their end before any figure; a truncated or rotated log is read again.
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -7,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -289,6 +291,98 @@ TEST(TaskVineFollow, AnEndlessWriterCannotHoldTheEnd) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
   EXPECT_LT(took, TaskVineMetricsBackend::kDrainMaxTime + absl::Seconds(3));
   EXPECT_EQ(tracking->workers_size(), 1);
+}
+
+// Collect started while the run is going (attached late), naming most-recent, vine-run-info or
+// the run's own directory: the live run is followed from its start, every figure is framed by
+// the run's own record (one window), and all three give the same figures. Earlier runs and
+// entries that are not runs (vine-cache) are not followed.
+v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int64_t* window_us) {
+  const std::string run_info = TempDir(name);
+  MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old"));
+  mkdir((run_info + "/vine-cache").c_str(), 0755);
+  // Started 2 s ago; the first half (up to the task's retrieval) is written.
+  const int64_t start_us = absl::ToUnixMicros(absl::Now() - absl::Seconds(2));
+  const std::string log = RunLog(start_us, "worker-live");
+  const size_t split = log.rfind('\n', log.find(" 7 TASK 1 WAITING_RETRIEVAL")) + 1;
+  const std::string run = MakeRun(run_info, "2026-01-01T010000", log.substr(0, split));
+  PointMostRecent(run_info, "2026-01-01T010000");
+
+  TaskVineMetricsBackend backend(
+      {spec_suffix == "DIR" ? run : run_info + spec_suffix, true, "processing"});
+  EXPECT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  EXPECT_TRUE(span.ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  Write(run + "/vine-logs/transactions", log.substr(split), "ab");
+  EXPECT_TRUE(backend.EndSpan(*span).ok());
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_TRUE(tracking.ok()) << tracking.status();
+  if (!metrics.ok() || !tracking.ok()) return v1::Span();
+  EXPECT_EQ(tracking->workers_size(), 1);
+  if (tracking->workers_size() == 1) {
+    EXPECT_EQ(tracking->workers(0).worker(), "worker-live");
+  }
+  EXPECT_EQ(backend.TakeChunkRecords().size(), 1u);
+  const std::optional<AbstractMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  EXPECT_TRUE(window.has_value());
+  if (window.has_value()) {
+    EXPECT_EQ(absl::ToUnixMicros(window->start), start_us);
+    *window_us = absl::ToUnixMicros(window->end) - absl::ToUnixMicros(window->start);
+  }
+  EXPECT_EQ(metrics->start_unix_ns(), start_us * 1000);
+  EXPECT_THAT(backend.CodedWarnings(),
+              Contains(Property(&v1::Warning::code, "taskvine_attached_late")));
+  return *metrics;
+}
+
+TEST(TaskVineFollow, AttachesLateToTheRunMostRecentNames) {
+  int64_t window_us = 0;
+  const v1::Span span = AttachLate("late-mr", "/most-recent", &window_us);
+  EXPECT_NEAR(window_us, 4100000, 1);  // START .. END
+  EXPECT_NEAR(Metric(span, "execute"), 3.11, 1e-6);
+  EXPECT_NEAR(Metric(span, "attempts"), 1, 1e-9);
+  EXPECT_NEAR(Metric(span, "lifetime", "worker-live"), 3.8, 1e-6);
+  EXPECT_NEAR(Metric(span, "busy", "worker-live"), 3.1, 1e-6);
+}
+
+TEST(TaskVineFollow, AttachingLateGivesTheSameFiguresWhateverTheSpec) {
+  int64_t mr_us = 0, info_us = 0, dir_us = 0;
+  const v1::Span mr = AttachLate("late-same-mr", "/most-recent", &mr_us);
+  const v1::Span info = AttachLate("late-same-info", "", &info_us);
+  const v1::Span dir = AttachLate("late-same-dir", "DIR", &dir_us);
+  EXPECT_NEAR(mr_us, info_us, 1);
+  EXPECT_NEAR(mr_us, dir_us, 1);
+  for (const char* activity : {"execute", "attempts", "queue-wait"}) {
+    EXPECT_NEAR(Metric(mr, activity), Metric(dir, activity), 1e-5) << activity;
+    EXPECT_NEAR(Metric(info, activity), Metric(dir, activity), 1e-5) << activity;
+  }
+  for (const char* activity : {"lifetime", "busy", "utilisation", "allocated-core-seconds"}) {
+    EXPECT_NEAR(Metric(mr, activity, "worker-live"), Metric(dir, activity, "worker-live"), 1e-5)
+        << activity;
+  }
+  // Utilisation within [0, 1]: one window (the old defect: 132.6 % from two).
+  EXPECT_LE(Metric(dir, "utilisation", "worker-live"), 1.0);
+}
+
+// A run that crashed long ago (no MANAGER END, logs untouched for hours) is not "going on":
+// collect waits for the next run.
+TEST(TaskVineFollow, AStaleRunWithoutEndIsNotAttachedTo) {
+  const std::string run_info = TempDir("late-stale");
+  const std::string stale =
+      MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old", false));
+  PointMostRecent(run_info, "2026-01-01T000000");
+  const struct timespec old_times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, (stale + "/vine-logs/transactions").c_str(), old_times, 0), 0);
+  TaskVineMetricsBackend backend({run_info + "/most-recent", true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_EQ(tracking.status().code(), absl::StatusCode::kNotFound);
+  // Only real run directories are counted (not most-recent, not vine-cache).
+  EXPECT_THAT(tracking.status().message(), HasSubstr("(1 earlier run ignored)"));
 }
 
 }  // namespace

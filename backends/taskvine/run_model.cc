@@ -1106,7 +1106,8 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
   if (!ended_ && records_ > 0) {
     warnings.push_back(
         "the transactions log has no MANAGER END record (run still going, or the manager "
-        "crashed); the run ends at its last record");
+        "crashed); the run ends at its last record, and the performance log (written "
+        "periodically, so behind the transactions log) is not cross-checked against it");
   }
   flush("taskvine_no_end");
   const RunFigures figures = Figures();
@@ -1137,7 +1138,9 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
         "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
   }
   flush("taskvine_log");
-  if (perf_.empty()) return coded;
+  // Without MANAGER END the performance log's last row lags the transactions log (a live run
+  // or a crash): a disagreement would say nothing.
+  if (perf_.empty() || !ended_) return coded;
   // Cross-checks of the two logs (docs/taskvine-logs.md §8), against the last performance row.
   const PerfSample& last = perf_.back();
   auto check = [&](double perf_value, double txn_value, const char* what, const char* perf_column,

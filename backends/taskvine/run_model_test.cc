@@ -3,6 +3,7 @@
 #include "backends/taskvine/run_model.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -464,6 +465,48 @@ TEST(RunModelSynthetic1, TransfersAndPerformanceLog) {
     EXPECT_EQ(s.memory_limit_bytes(0), 8192.0 * 1024 * 1024);
   }
   EXPECT_EQ(tracking.queued_chunks_size(), tracking.worker_count_size());
+}
+
+// A live run read without --follow: no MANAGER END, and the performance log (written
+// periodically) behind the transactions log. Its lag is no disagreement: no cross-check
+// warning. The same lag in a run that ended is one.
+TEST(RunModelSynthetic1, NoCrossCheckWithoutManagerEnd) {
+  std::vector<std::string> txn, perf;
+  {
+    std::ifstream in("backends/taskvine/testdata/synthetic-1-transactions.txt");
+    for (std::string line; std::getline(in, line);) txn.push_back(line);
+    std::ifstream in_perf("backends/taskvine/testdata/synthetic-1-performance.txt");
+    for (std::string line; std::getline(in_perf, line);) perf.push_back(line);
+  }
+  ASSERT_GT(perf.size(), 10u);
+  perf.resize(perf.size() / 2);  // lagging
+  const auto load = [&](bool with_end) {
+    RunModel model;
+    int64_t n = 0;
+    for (const std::string& line : txn) {
+      ++n;
+      if (!with_end && line.find(" MANAGER ") != std::string::npos &&
+          line.find(" END ") != std::string::npos)
+        continue;
+      model.ConsumeTransactionLine(line, n);
+    }
+    n = 0;
+    for (const std::string& line : perf) model.ConsumePerformanceLine(line, ++n);
+    return model;
+  };
+  const auto cross_checks = [](const RunModel& model) {
+    int found = 0;
+    for (const CodedNote& note : model.CodedWarnings())
+      found += note.code == "taskvine_cross_check";
+    return found;
+  };
+  const RunModel live = load(false);
+  EXPECT_FALSE(live.ended());
+  EXPECT_EQ(cross_checks(live), 0);
+  EXPECT_THAT(live.Warnings(), testing::Contains(testing::HasSubstr("not cross-checked")));
+  const RunModel ended = load(true);
+  EXPECT_TRUE(ended.ended());
+  EXPECT_GT(cross_checks(ended), 0);
 }
 
 TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {

@@ -1,5 +1,9 @@
 #include "backends/taskvine/taskvine_backend.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <utility>
@@ -7,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "backends/taskvine/txn_record.h"
 
 namespace roastcoffea {
 namespace {
@@ -23,6 +28,62 @@ void Add(v1::Span& span, const std::string& context, const std::string& prefix,
 }
 
 constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
+
+// True when the transactions log at `path` is a regular file whose last record is MANAGER END.
+// Reads only its last 4 KiB, never blocks (see LineTailer).
+bool LogHasEnded(const std::string& path) {
+  struct stat before, info;
+  if (stat(path.c_str(), &before) != 0 || !S_ISREG(before.st_mode)) return false;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  std::string tail;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_ino == before.st_ino) {
+    const off_t size = std::min<off_t>(info.st_size, 4096);
+    tail.resize(static_cast<size_t>(size));
+    const ssize_t n = pread(fd, tail.data(), tail.size(), info.st_size - size);
+    tail.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  }
+  close(fd);
+  absl::string_view rest = absl::StripTrailingAsciiWhitespace(tail);
+  const size_t newline = rest.rfind('\n');
+  if (newline != absl::string_view::npos) rest.remove_prefix(newline + 1);
+  taskvine::TxnRecord record;
+  return taskvine::ParseTransactionLine(rest, &record).ok() &&
+         record.kind == taskvine::TxnKind::kManagerEnd;
+}
+
+// The run directory of `run_info_root` that was going on when tracking began, or "": the one
+// most-recent points to (else the newest), when its transactions log has no MANAGER END and one
+// of its logs was written within kLiveRunQuietTime (a run that crashed long ago is not live).
+constexpr absl::Duration kLiveRunQuietTime = absl::Minutes(10);
+std::string LiveRunAt(const std::string& run_info_root) {
+  std::error_code error;
+  std::vector<std::string> runs;
+  for (const auto& entry : std::filesystem::directory_iterator(run_info_root, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "most-recent" || !entry.is_directory(error)) continue;
+    if (!std::filesystem::exists(entry.path() / "vine-logs" / "transactions", error)) continue;
+    runs.push_back(name);
+  }
+  if (runs.empty()) return "";
+  std::sort(runs.begin(), runs.end());
+  std::string chosen = runs.back();
+  const std::filesystem::path recent =
+      std::filesystem::canonical(std::filesystem::path(run_info_root) / "most-recent", error);
+  if (!error && std::find(runs.begin(), runs.end(), recent.filename().string()) != runs.end()) {
+    chosen = recent.filename().string();
+  }
+  const std::string logs = absl::StrCat(run_info_root, "/", chosen, "/vine-logs/");
+  if (LogHasEnded(logs + "transactions")) return "";
+  absl::Time written = absl::InfinitePast();
+  for (const char* log : {"transactions", "performance"}) {
+    struct stat info;
+    if (stat((logs + log).c_str(), &info) == 0) {
+      written = std::max(written, absl::TimeFromTimespec(info.st_mtim));
+    }
+  }
+  return absl::Now() - written <= kLiveRunQuietTime ? chosen : "";
+}
 
 }  // namespace
 
@@ -89,6 +150,21 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   if (*read > 0 && !found_) {
     found_ = true;
     ended_when_found_ = model_.ended();
+    const int64_t start_us = model_.Figures().start_us;
+    if (options_.follow && log_was_there_at_start_ && !ended_when_found_ && start_us > 0 &&
+        absl::FromUnixMicros(start_us) < tracking_started_) {
+      notes_.push_back(taskvine::CodedNote{
+          "taskvine_attached_late",
+          absl::StrCat(
+              "--follow attached to a run already going (", paths_.transactions, ", started ",
+              absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixMicros(start_us),
+                               absl::UTCTimeZone()),
+              ", ",
+              absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ -
+                                                            absl::FromUnixMicros(start_us))),
+              " s before tracking began): it was read from its start, and every figure "
+              "is framed by the run's own record")});
+    }
   }
   const auto note_restart = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
     if (tailer.restarts() == *seen) return;
@@ -234,9 +310,25 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
       run_info_root_ = spec;
     }
     if (!run_info_root_.empty()) {
+      // Collect may attach to a run already going: that one is followed (from its start);
+      // the other run directories are earlier runs.
+      live_run_at_start_ = LiveRunAt(run_info_root_);
       for (const auto& entry : std::filesystem::directory_iterator(run_info_root_, error)) {
-        old_runs_.push_back(entry.path().filename().string());
+        const std::string name = entry.path().filename().string();
+        if (name == "most-recent" || name == live_run_at_start_ ||
+            !std::filesystem::exists(entry.path() / "vine-logs" / "transactions", error)) {
+          continue;
+        }
+        old_runs_.push_back(name);
       }
+    }
+    if (run_info_root_.empty()) {
+      const absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options_.logs);
+      struct stat info;
+      log_was_there_at_start_ = paths.ok() && stat(paths->transactions.c_str(), &info) == 0 &&
+                                S_ISREG(info.st_mode) && info.st_size > 0;
+    } else {
+      log_was_there_at_start_ = !live_run_at_start_.empty();
     }
     // Poll at most every 0.5 s so a live view stays fresh even with a long interval.
     last_follow_error_.clear();
@@ -297,15 +389,6 @@ absl::Status TaskVineMetricsBackend::EndSpan(const SpanId& id) {
   if (!span.ok()) return span.status();
   // Figures come from the whole record: read it to its end before any is computed.
   if (tracking_) ReadToEnd();
-  if (options_.follow) {
-    std::lock_guard<std::mutex> lock(mu_);
-    // A record written just before the command returned may carry a later time than our clock.
-    const taskvine::RunFigures run = model_.Figures();
-    if (finished_ && run.end_us > absl::ToUnixMicros(span->end) &&
-        absl::FromUnixMicros(run.start_us) >= span->start) {
-      return spans_.SetEnd(id, absl::FromUnixMicros(run.end_us));
-    }
-  }
   return absl::OkStatus();
 }
 
@@ -314,12 +397,11 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   if (!window.ok()) return window.status();
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
+  // One window for every figure, followed or not: the run's own record (START .. END, or its
+  // last record), the window RecordedRunWindow gives the measurement. The tracking series and
+  // the chunk records cover the whole run too, even when collect attached to it late.
   const taskvine::RunFigures run = model_.Figures();
-  int64_t from_us = run.start_us, to_us = run.end_us;
-  if (options_.follow) {
-    from_us = absl::ToUnixMicros(window->start);
-    to_us = absl::ToUnixMicros(window->end);
-  }
+  const int64_t from_us = run.start_us, to_us = run.end_us;
   v1::Span span;
   span.set_name(window->name);
   span.set_id(id);
@@ -352,9 +434,7 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   // lifetime and cores, which the tracking series carry (a log of 10^5 idle connections would
   // otherwise give 10^6 rows); "idle-workers" says how many were left out.
   const std::vector<taskvine::Worker>& workers = model_.workers();
-  for (const taskvine::WorkerFigures& w :
-       options_.follow ? model_.PerWorkerInWindow(from_us, to_us, /*skip_idle=*/true)
-                       : model_.PerWorker(/*skip_idle=*/true)) {
+  for (const taskvine::WorkerFigures& w : model_.PerWorker(/*skip_idle=*/true)) {
     const std::string context = "taskvine-worker";
     Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
@@ -433,8 +513,8 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
 
 std::optional<AbstractMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()
     const {
-  if (options_.follow) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
+  if (options_.follow && !found_) return std::nullopt;  // the run never appeared
   const taskvine::RunFigures figures = model_.Figures();
   if (figures.end_us <= figures.start_us) return std::nullopt;
   return RecordedWindow{absl::FromUnixMicros(figures.start_us),

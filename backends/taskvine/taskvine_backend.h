@@ -14,15 +14,14 @@
 // active_tasks = also waiting for retrieval); `manager` = the performance log's queue lengths and
 // cumulative bytes sent/received.
 //
-// Spans: a span of a followed run is the wall-clock window CreateSpan..EndSpan; a span over the
-// logs of a finished run covers the whole run. Its fine metrics (attempts ending in the window):
+// Spans: a span covers the whole run as recorded (followed or not; see "One window" below). Its
+// fine metrics (attempts ending in the window):
 //  * context "taskvine", task_prefix = category: "queue-wait", "commit", "worker-wait",
 //    "execute", "retrieve", "output-transfer" (unit "seconds"; execute = time_worker_end -
 //    time_worker_start), "bytes-in", "bytes-out" ("bytes"), "attempts", "lost-attempts"
 //    ("count"), "transfer-to-execute" ((commit + output-transfer) / execute, "fraction"), and with
 //    monitoring "cpu-time" ("seconds") and "peak-memory" ("bytes", the maximum).
-//  * context "taskvine-worker", worker = id, within the span (RunModel::PerWorkerInWindow:
-//    lifetime, busy time and allocated core-seconds clipped to it): "busy", "lifetime"
+//  * context "taskvine-worker", worker = id, over the run (RunModel::PerWorker): "busy", "lifetime"
 //    ("wall-seconds"; busy = union of its attempts' RUNNING..WAITING_RETRIEVAL), "busy-fraction",
 //    "utilisation" (allocated core-seconds / cores x lifetime, "fraction"),
 //    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
@@ -45,12 +44,19 @@
 // how many attempts were lost). Retries by the application (new task ids) are separate records.
 //
 // Following (follow = true) a run directory spec that names vine-run-info or
-// vine-run-info/most-recent follows the run that starts after tracking began: run directories
-// that existed then (and where most-recent pointed) are ignored until a new one appears. Logs
+// vine-run-info/most-recent follows the run going on when tracking began (the one most-recent
+// points to, else the newest, when its log has no MANAGER END and was written in the last 10
+// minutes: collect attached late, "taskvine_attached_late"), else the run that starts after:
+// the other run directories that existed then are ignored until a new one appears. Logs
 // of a run that ended before tracking began are never measured as live: StopTracking fails
-// (FailedPrecondition) naming them. EndSpan reads the logs to their end (MANAGER END, or
-// kDrainQuietTime without growth, at most kDrainMaxTime) before any span figure is computed.
-// A log truncated or rotated under us is read again from its start, with a warning
+// (FailedPrecondition) naming them.
+//
+// One window frames every figure, followed or not: the run's own record (START .. END, or its
+// last record read), which RecordedRunWindow gives the measurement. A run attached to late is
+// read from its start, so its chunks, series and span figures all cover the whole run. EndSpan
+// reads the logs to their end (MANAGER END, or kDrainQuietTime without growth, at most
+// kDrainMaxTime) before any span figure is computed. A log truncated or rotated under us is read
+// again from its start, with a warning
 // ("taskvine_log_restarted"). A log replaced by anything but a regular file (FIFO, device,
 // directory, socket, a symbolic link where there was a file) is never opened: the run read so far
 // is kept and saved with a warning naming the log ("taskvine_log_replaced"). No poll blocks and
@@ -123,7 +129,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // kDrainQuietTime, and after kDrainMaxTime in any case.
   static constexpr absl::Duration kDrainQuietTime = absl::Seconds(1);
   static constexpr absl::Duration kDrainMaxTime = absl::Seconds(10);
-  // Without follow the logs are those of a finished run, framed by their own START and END.
+  // Without follow the logs are those of a finished run. Both modes are framed by the run's own
+  // START and END (or last record): RecordedRunWindow (nullopt until the run was found).
   bool ReadsFinishedRun() const override { return !options_.follow; }
   std::optional<RecordedWindow> RecordedRunWindow() const override;
 
@@ -172,6 +179,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   bool found_ = false;             // the transactions log has been read from
   bool ended_when_found_ = false;  // ... and held MANAGER END at that first read
   std::vector<std::string> old_runs_;
+  std::string live_run_at_start_;        // the run directory going on when tracking began, or ""
+  bool log_was_there_at_start_ = false;  // following: the run's log held records already
 
   backends_internal::PeriodicThread follower_;
   std::string last_follow_error_;  // the follow thread's only

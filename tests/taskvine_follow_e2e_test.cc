@@ -177,5 +177,24 @@ TEST(TaskVineFollowE2e, AttachedLateOrNotTheFiguresAreThePostHocOnes) {
   }
 }
 
+// A live run read without --follow: collect says it has not ended, not that it is a finished
+// run, and the performance log's lag is not reported as a cross-check disagreement.
+TEST(TaskVineFollowE2e, ALiveRunReadWithoutFollowIsSaidToBeGoing) {
+  const std::string logs = TempDir() + "/live-posthoc";
+  WriteLiveRun(logs);
+  Shell(absl::StrCat("head -n 20 ", Testdata(), "synthetic-1-performance.txt > ", logs,
+                     "/performance"));  // lagging, as on a live run
+  const CollectOutcome outcome =
+      RunCollect({"--backend=taskvine",
+                  absl::StrCat("--taskvine_logs=", logs, "/transactions,", logs, "/performance"),
+                  "--output_dir=" + TempDir() + "/live-posthoc-out", "--name=m"});
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.err;
+  EXPECT_THAT(outcome.err, ::testing::HasSubstr("has not ended (no MANAGER END record"));
+  EXPECT_THAT(outcome.err, ::testing::Not(::testing::HasSubstr("finished run")));
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(TempDir() + "/live-posthoc-out/m");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  for (const v1::Warning& w : saved->warnings()) EXPECT_NE(w.code(), "taskvine_cross_check");
+}
+
 }  // namespace
 }  // namespace roastcoffea

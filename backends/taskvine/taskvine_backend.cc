@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "backends/taskvine/txn_record.h"
 
 namespace roastcoffea {
 namespace {
@@ -28,29 +27,6 @@ void Add(v1::Span& span, const std::string& context, const std::string& prefix,
 }
 
 constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
-
-// True when the transactions log at `path` is a regular file whose last record is MANAGER END.
-// Reads only its last 4 KiB, never blocks (see LineTailer).
-bool LogHasEnded(const std::string& path) {
-  struct stat before, info;
-  if (stat(path.c_str(), &before) != 0 || !S_ISREG(before.st_mode)) return false;
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  std::string tail;
-  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_ino == before.st_ino) {
-    const off_t size = std::min<off_t>(info.st_size, 4096);
-    tail.resize(static_cast<size_t>(size));
-    const ssize_t n = pread(fd, tail.data(), tail.size(), info.st_size - size);
-    tail.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  }
-  close(fd);
-  absl::string_view rest = absl::StripTrailingAsciiWhitespace(tail);
-  const size_t newline = rest.rfind('\n');
-  if (newline != absl::string_view::npos) rest.remove_prefix(newline + 1);
-  taskvine::TxnRecord record;
-  return taskvine::ParseTransactionLine(rest, &record).ok() &&
-         record.kind == taskvine::TxnKind::kManagerEnd;
-}
 
 // The run directory of `run_info_root` that was going on when tracking began, or "": the one
 // most-recent points to (else the newest), when its transactions log has no MANAGER END and one
@@ -74,7 +50,7 @@ std::string LiveRunAt(const std::string& run_info_root) {
     chosen = recent.filename().string();
   }
   const std::string logs = absl::StrCat(run_info_root, "/", chosen, "/vine-logs/");
-  if (LogHasEnded(logs + "transactions")) return "";
+  if (taskvine::TransactionsLogHasEnded(logs + "transactions")) return "";
   absl::Time written = absl::InfinitePast();
   for (const char* log : {"transactions", "performance"}) {
     struct stat info;

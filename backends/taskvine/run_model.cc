@@ -1006,7 +1006,29 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     record.set_error_text(error);
     records.push_back(std::move(record));
   }
+  AssignSlots(records);
   return records;
+}
+
+void AssignSlots(std::vector<v1::ChunkRecord>& records) {
+  std::map<std::string, std::vector<v1::ChunkRecord*>> by_worker;
+  for (v1::ChunkRecord& record : records) {
+    if (!record.worker().empty()) by_worker[record.worker()].push_back(&record);
+  }
+  for (auto& [worker, chunks] : by_worker) {
+    std::sort(chunks.begin(), chunks.end(), [](const v1::ChunkRecord* a, const v1::ChunkRecord* b) {
+      return std::make_pair(a->start_unix_ns(), a->end_unix_ns()) <
+             std::make_pair(b->start_unix_ns(), b->end_unix_ns());
+    });
+    std::vector<int64_t> slot_free_at;  // end of the last chunk in each slot
+    for (v1::ChunkRecord* chunk : chunks) {
+      size_t slot = 0;
+      while (slot < slot_free_at.size() && slot_free_at[slot] > chunk->start_unix_ns()) ++slot;
+      if (slot == slot_free_at.size()) slot_free_at.push_back(0);
+      slot_free_at[slot] = chunk->end_unix_ns();
+      chunk->set_thread_index(static_cast<int64_t>(slot));
+    }
+  }
 }
 
 std::vector<std::string> RunModel::Warnings() const {

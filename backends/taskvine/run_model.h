@@ -184,6 +184,11 @@ struct RunFigures {
   double bytes_in = 0, bytes_out = 0, cache_update_bytes = 0;
 };
 
+// Gives each chunk record of a worker a slot (thread_index): the lowest slot free when it starts,
+// so that the concurrent tasks of a multi-core worker each have their own (0, 1, ...) and a
+// slot is reused once its task has ended. Records without a worker keep slot 0.
+void AssignSlots(std::vector<v1::ChunkRecord>& records);
+
 class RunModel {
  public:
   static constexpr int kMaxMalformedKept = 100;

@@ -509,6 +509,30 @@ TEST(RunModelSynthetic1, NoCrossCheckWithoutManagerEnd) {
   EXPECT_GT(cross_checks(ended), 0);
 }
 
+// A 3-core worker running three tasks at once, then a fourth after one ended: each concurrent
+// task has its own slot, and a freed slot is reused (the HTML timeline's rows).
+TEST(AssignSlots, ConcurrentTasksOfAWorkerGetTheirOwnSlots) {
+  std::vector<v1::ChunkRecord> records(6);
+  const auto set = [&](int i, const char* worker, int64_t start, int64_t end) {
+    records[i].set_worker(worker);
+    records[i].set_start_unix_ns(start);
+    records[i].set_end_unix_ns(end);
+  };
+  set(0, "w3", 0, 10);
+  set(1, "w3", 1, 5);
+  set(2, "w3", 2, 8);
+  set(3, "w3", 5, 9);  // starts as record 1 ends: its slot
+  set(4, "w1", 0, 10);
+  set(5, "w1", 10, 20);  // one core: always slot 0
+  AssignSlots(records);
+  EXPECT_EQ(records[0].thread_index(), 0);
+  EXPECT_EQ(records[1].thread_index(), 1);
+  EXPECT_EQ(records[2].thread_index(), 2);
+  EXPECT_EQ(records[3].thread_index(), 1);
+  EXPECT_EQ(records[4].thread_index(), 0);
+  EXPECT_EQ(records[5].thread_index(), 0);
+}
+
 TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   const RunModel model = Load("synthetic-2");
   const int64_t t0 = 1763121600000000;

@@ -39,7 +39,9 @@
 //
 // Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
 // "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and
-// duration from its last attempt's worker times, worker id, cpu/peak memory when monitored,
+// duration from its last attempt's worker times, worker id and a slot on it (thread_index: the
+// concurrent tasks of a multi-core worker each get their own, RunModel's AssignSlots),
+// cpu/peak memory when monitored,
 // FAILED when DONE's result is not SUCCESS or its exit code is not 0 (error text says which and
 // how many attempts were lost). Retries by the application (new task ids) are separate records.
 //

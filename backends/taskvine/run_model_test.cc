@@ -533,6 +533,46 @@ TEST(AssignSlots, ConcurrentTasksOfAWorkerGetTheirOwnSlots) {
   EXPECT_EQ(records[5].thread_index(), 0);
 }
 
+// A worker killed without its process group: its children hold the connection, the manager
+// sees nothing more from it and disconnects it with FAILURE only when the keepalive gives up.
+// It counts as connected and busy until then (faithful to the log), but its silence is said:
+// a warning with a stable code, and the series' last_seen stops at its last record.
+TEST(RunModelSilentWorker, DisconnectedAfterASilenceIsSaidWithItsLastRecord) {
+  RunModel model;
+  int64_t n = 0;
+  for (const char* line : {
+           "1000000000000000 7 MANAGER 7 START 0",
+           "1000000000000000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
+           "1000000000100000 7 WORKER worker-k CONNECTION 127.0.0.1:9000",
+           "1000000000100000 7 WORKER worker-k RESOURCES {\"cores\":[2,\"cores\"]}",
+           "1000000000200000 7 WORKER worker-e CONNECTION 127.0.0.1:9001",
+           "1000000001000000 7 TASK 1 RUNNING worker-k FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+           "1000000020000000 7 WORKER worker-k DISCONNECTION FAILURE",
+           "1000000030000000 7 WORKER worker-e DISCONNECTION EXPLICIT",
+           "1000000031000000 7 MANAGER 7 END 0",
+       }) {
+    model.ConsumeTransactionLine(line, ++n);
+  }
+  model.MarkLogComplete();
+  int said = 0;
+  for (const CodedNote& note : model.CodedWarnings()) {
+    if (note.code != "taskvine_worker_silent_before_disconnect") continue;
+    ++said;
+    EXPECT_THAT(note.message, testing::HasSubstr("worker-k"));
+    EXPECT_THAT(note.message, testing::HasSubstr("silent since 1.000 s after START"));
+    EXPECT_THAT(note.message, testing::HasSubstr("FAILURE 19.0 s later"));
+    EXPECT_THAT(note.message, testing::HasSubstr("busy (1 attempt on it, lost)"));
+  }
+  EXPECT_EQ(said, 1) << "worker-e left EXPLICIT: its silence is no sign of death";
+  const v1::TrackingData tracking = model.Tracking();
+  ASSERT_EQ(tracking.workers_size(), 2);
+  const v1::WorkerSeries& killed = tracking.workers(0);
+  ASSERT_EQ(killed.last_seen_unix_seconds_size(), killed.time_unix_ns_size());
+  EXPECT_DOUBLE_EQ(killed.time_unix_ns(killed.time_unix_ns_size() - 1) * 1e-9, 1000000020.0);
+  EXPECT_NEAR(killed.last_seen_unix_seconds(killed.last_seen_unix_seconds_size() - 1), 1000000001.0,
+              1e-6);
+}
+
 TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   const RunModel model = Load("synthetic-2");
   const int64_t t0 = 1763121600000000;
@@ -618,7 +658,11 @@ TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   for (const PerfSample& s : model.performance())
     max_running = std::max(max_running, s.tasks_running);
   EXPECT_EQ(max_running, 9);
-  EXPECT_THAT(model.Warnings(), testing::IsEmpty());
+  // Its one remark: a worker disconnected with FAILURE after 5.9 s without a record while 4
+  // attempts were on it.
+  EXPECT_THAT(model.Warnings(),
+              testing::ElementsAre(testing::AllOf(testing::HasSubstr("was silent since 13.954 s"),
+                                                  testing::HasSubstr("FAILURE 5.9 s later"))));
 }
 
 TEST(RunModel, MalformedLinesAreCountedWithLineNumbers) {

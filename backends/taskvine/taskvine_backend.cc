@@ -431,6 +431,10 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     }
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
+    if (w.silent_since_us > 0) {
+      Add(span, "taskvine-worker", "", "silent-before-disconnect", "wall-seconds",
+          static_cast<double>(w.disconnect_us - w.silent_since_us) * 1e-6, w.id);
+    }
   }
   // Raw sums only: the run's efficiency, mean and peak workers are //aggregation's.
   Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds",

@@ -27,8 +27,10 @@
 //    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
 //    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
 //    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
-//    worker, not per window). Only workers that ran something (Worker::Idle is false: an
-//    attempt, a library instance, a transfer or a cache update) have these rows: an idle
+//    worker, not per window). A worker the manager disconnected after a silence also has
+//    "silent-before-disconnect" ("wall-seconds": from its last record to the disconnection; see
+//    RunModel's Worker::silent_since_us). Only workers that ran something (Worker::Idle is false:
+//    an attempt, a library instance, a transfer or a cache update) have these rows: an idle
 //    worker's connection time and cores are in the tracking series, the rest would be zeros.
 //  * context "taskvine-run", over the whole run ("core-seconds"): "execute-core-seconds" (sum of
 //    cores x execution of the retrieved attempts; 0-core function calls weigh 1),

@@ -326,7 +326,8 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   // What was appended since the last poll, within kDrainMaxTime: a log that keeps growing
   // faster than it is read cannot hold the end of the run.
   const absl::Time deadline = absl::Now() + kDrainMaxTime;
-  while (status.ok() && options_.follow && last_more_pending_) {
+  // (Not again when EndSpan's read was already cut short: one 10 s wait per run.)
+  while (status.ok() && options_.follow && last_more_pending_ && !cut_short_noted_) {
     if (absl::Now() >= deadline) {
       NoteReadingCutShort();
       break;

@@ -173,7 +173,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   int64_t txn_restarts_seen_ = 0, perf_restarts_seen_ = 0;
   int64_t txn_replacements_seen_ = 0, perf_replacements_seen_ = 0;
   bool last_more_pending_ = false;  // the last PollLogs stopped at a tailer's per-poll limit
-  bool cut_short_noted_ = false;
+  bool cut_short_noted_ = false;    // written under mu_, only by the controlling thread
   int64_t last_poll_bytes_ = 0;
   bool finished_ = false;  // the logs were read to their end: partial last lines consumed
   // Following: when tracking began; with a vine-run-info spec, that directory and the run

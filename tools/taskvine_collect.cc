@@ -1,5 +1,6 @@
 #include "tools/taskvine_collect.h"
 
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,17 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromF
     }
   }
   if (options.chunk_category.empty()) problems.push_back("--taskvine_category must not be empty");
+  if (problems.empty() && !options.follow) {
+    // Read without --follow, a run still going is measured as recorded so far: say so, since
+    // it is not the finished run the reading implies.
+    absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options.logs);
+    if (paths.ok() && !taskvine::TransactionsLogHasEnded(paths->transactions)) {
+      std::cerr << "collect: the run in " << paths->transactions
+                << " has not ended (no MANAGER END record: still going, or its manager "
+                   "crashed): it is measured as recorded so far; use --follow to follow it to "
+                   "its end\n";
+    }
+  }
   if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
   return std::unique_ptr<AbstractMetricsBackend>(new TaskVineMetricsBackend(std::move(options)));
 }

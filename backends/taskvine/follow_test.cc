@@ -1,10 +1,14 @@
 // --follow: the backend follows the run the command starts, never an earlier finished one; it
 // reads the logs to their end before any figure; a truncated or rotated log is read again.
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -207,6 +211,179 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
   EXPECT_THAT(backend.CodedWarnings(),
               Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+}
+
+// The transactions log is rotated to something that is not a log (a FIFO, /dev/zero, a
+// directory) while it is followed: the end of tracking comes at once, the run read so far is
+// kept, and a warning names the replaced log.
+void FollowIntoAReplacement(const std::string& name,
+                            const std::function<void(const std::string&)>& replace,
+                            const std::string& what) {
+  const std::string run = TempDir(name);
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false);
+  Write(txn, log.substr(0, log.rfind('\n', log.find(" 7 TASK 1 RETRIEVED")) + 1));
+  TaskVineMetricsBackend backend({run, true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  ASSERT_TRUE(span.ok());
+  absl::SleepFor(absl::Milliseconds(150));
+  ASSERT_EQ(rename(txn.c_str(), (txn + ".1").c_str()), 0);
+  replace(txn);
+  absl::SleepFor(absl::Milliseconds(150));
+  const absl::Time stopping = absl::Now();
+  ASSERT_TRUE(backend.EndSpan(*span).ok());
+  EXPECT_TRUE(backend.GetSpanMetrics(*span).ok());
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_LT(absl::Now() - stopping, absl::Seconds(3));
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).worker(), "worker-a");
+  bool named = false;
+  for (const v1::Warning& w : backend.CodedWarnings()) {
+    if (w.code() != "taskvine_log_replaced") continue;
+    named = true;
+    EXPECT_THAT(w.message(), HasSubstr(txn));
+    EXPECT_THAT(w.message(), HasSubstr(what));
+  }
+  EXPECT_TRUE(named);
+}
+
+TEST(TaskVineFollow, LogRotatedToAFifoIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-fifo", [](const std::string& p) { ASSERT_EQ(mkfifo(p.c_str(), 0600), 0); },
+      "a FIFO");
+}
+TEST(TaskVineFollow, LogRotatedToDevZeroIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-devzero",
+      [](const std::string& p) { ASSERT_EQ(symlink("/dev/zero", p.c_str()), 0); },
+      "a character device");
+}
+TEST(TaskVineFollow, LogRotatedToADirectoryIsKeptWithAWarning) {
+  FollowIntoAReplacement(
+      "replaced-dir", [](const std::string& p) { ASSERT_EQ(mkdir(p.c_str(), 0700), 0); },
+      "a directory");
+}
+
+// A writer that never stops (and never writes a newline): the end of tracking still comes
+// within kDrainMaxTime, with a warning that the log was cut short.
+TEST(TaskVineFollow, AnEndlessWriterCannotHoldTheEnd) {
+  const std::string run = TempDir("endless");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  Write(txn, RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false));
+  TaskVineMetricsBackend backend({run, true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    const std::string junk(1 << 20, 'x');
+    // At most 512 MiB: the disk of a slow (sanitizer) run must not fill.
+    for (int mib = 0; mib < 512 && !stop.load(); ++mib) Write(txn, junk, "ab");
+  });
+  absl::SleepFor(absl::Milliseconds(200));
+  const absl::Time stopping = absl::Now();
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  const absl::Duration took = absl::Now() - stopping;
+  stop = true;
+  writer.join();
+  unlink(txn.c_str());  // do not leave gigabytes behind
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  EXPECT_LT(took, TaskVineMetricsBackend::kDrainMaxTime + absl::Seconds(3));
+  EXPECT_EQ(tracking->workers_size(), 1);
+}
+
+// Collect started while the run is going (attached late), naming most-recent, vine-run-info or
+// the run's own directory: the live run is followed from its start, every figure is framed by
+// the run's own record (one window), and all three give the same figures. Earlier runs and
+// entries that are not runs (vine-cache) are not followed.
+v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int64_t* window_us) {
+  const std::string run_info = TempDir(name);
+  MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old"));
+  mkdir((run_info + "/vine-cache").c_str(), 0755);
+  // Started 2 s ago; the first half (up to the task's retrieval) is written.
+  const int64_t start_us = absl::ToUnixMicros(absl::Now() - absl::Seconds(2));
+  const std::string log = RunLog(start_us, "worker-live");
+  const size_t split = log.rfind('\n', log.find(" 7 TASK 1 WAITING_RETRIEVAL")) + 1;
+  const std::string run = MakeRun(run_info, "2026-01-01T010000", log.substr(0, split));
+  PointMostRecent(run_info, "2026-01-01T010000");
+
+  TaskVineMetricsBackend backend(
+      {spec_suffix == "DIR" ? run : run_info + spec_suffix, true, "processing"});
+  EXPECT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::StatusOr<SpanId> span = backend.CreateSpan("run");
+  EXPECT_TRUE(span.ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  Write(run + "/vine-logs/transactions", log.substr(split), "ab");
+  EXPECT_TRUE(backend.EndSpan(*span).ok());
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_TRUE(tracking.ok()) << tracking.status();
+  if (!metrics.ok() || !tracking.ok()) return v1::Span();
+  EXPECT_EQ(tracking->workers_size(), 1);
+  if (tracking->workers_size() == 1) {
+    EXPECT_EQ(tracking->workers(0).worker(), "worker-live");
+  }
+  EXPECT_EQ(backend.TakeChunkRecords().size(), 1u);
+  const std::optional<AbstractMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  EXPECT_TRUE(window.has_value());
+  if (window.has_value()) {
+    EXPECT_EQ(absl::ToUnixMicros(window->start), start_us);
+    *window_us = absl::ToUnixMicros(window->end) - absl::ToUnixMicros(window->start);
+  }
+  EXPECT_EQ(metrics->start_unix_ns(), start_us * 1000);
+  EXPECT_THAT(backend.CodedWarnings(),
+              Contains(Property(&v1::Warning::code, "taskvine_attached_late")));
+  return *metrics;
+}
+
+TEST(TaskVineFollow, AttachesLateToTheRunMostRecentNames) {
+  int64_t window_us = 0;
+  const v1::Span span = AttachLate("late-mr", "/most-recent", &window_us);
+  EXPECT_NEAR(window_us, 4100000, 1);  // START .. END
+  EXPECT_NEAR(Metric(span, "execute"), 3.11, 1e-6);
+  EXPECT_NEAR(Metric(span, "attempts"), 1, 1e-9);
+  EXPECT_NEAR(Metric(span, "lifetime", "worker-live"), 3.8, 1e-6);
+  EXPECT_NEAR(Metric(span, "busy", "worker-live"), 3.1, 1e-6);
+}
+
+TEST(TaskVineFollow, AttachingLateGivesTheSameFiguresWhateverTheSpec) {
+  int64_t mr_us = 0, info_us = 0, dir_us = 0;
+  const v1::Span mr = AttachLate("late-same-mr", "/most-recent", &mr_us);
+  const v1::Span info = AttachLate("late-same-info", "", &info_us);
+  const v1::Span dir = AttachLate("late-same-dir", "DIR", &dir_us);
+  EXPECT_NEAR(mr_us, info_us, 1);
+  EXPECT_NEAR(mr_us, dir_us, 1);
+  for (const char* activity : {"execute", "attempts", "queue-wait"}) {
+    EXPECT_NEAR(Metric(mr, activity), Metric(dir, activity), 1e-5) << activity;
+    EXPECT_NEAR(Metric(info, activity), Metric(dir, activity), 1e-5) << activity;
+  }
+  for (const char* activity : {"lifetime", "busy", "utilisation", "allocated-core-seconds"}) {
+    EXPECT_NEAR(Metric(mr, activity, "worker-live"), Metric(dir, activity, "worker-live"), 1e-5)
+        << activity;
+  }
+  // Utilisation within [0, 1]: one window (the old defect: 132.6 % from two).
+  EXPECT_LE(Metric(dir, "utilisation", "worker-live"), 1.0);
+}
+
+// A run that crashed long ago (no MANAGER END, logs untouched for hours) is not "going on":
+// collect waits for the next run.
+TEST(TaskVineFollow, AStaleRunWithoutEndIsNotAttachedTo) {
+  const std::string run_info = TempDir("late-stale");
+  const std::string stale =
+      MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old", false));
+  PointMostRecent(run_info, "2026-01-01T000000");
+  const struct timespec old_times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 7200, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, (stale + "/vine-logs/transactions").c_str(), old_times, 0), 0);
+  TaskVineMetricsBackend backend({run_info + "/most-recent", true, "processing"});
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  absl::SleepFor(absl::Milliseconds(100));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  EXPECT_EQ(tracking.status().code(), absl::StatusCode::kNotFound);
+  // Only real run directories are counted (not most-recent, not vine-cache).
+  EXPECT_THAT(tracking.status().message(), HasSubstr("(1 earlier run ignored)"));
 }
 
 }  // namespace

@@ -3,9 +3,18 @@
 // reads everything) and for logs still being written (--follow: Poll again later to get what
 // was appended; a partial last line is kept until its newline arrives).
 //
+// Only a regular file is ever opened, at the start and at every reopen after a rotation: the
+// path's type is checked with stat(2) before open (a FIFO would block open(2), a device never
+// ends), open uses O_NONBLOCK, and fstat(2) must show the file stat(2) saw. A path replaced by
+// anything else (FIFO, device, directory, socket, a new symbolic link) is not read: the old
+// file is read to its end and replacement_problem() says what the path became. One Poll reads
+// at most max_bytes_per_poll, so a log that grows faster than it is read cannot hold the caller.
+//
 // Thread-safety: not thread-safe; one owner. Cost: one read(2) per 1 MiB block, memchr per line.
 #ifndef ROASTCOFFEA_BACKENDS_TASKVINE_LINE_TAILER_H_
 #define ROASTCOFFEA_BACKENDS_TASKVINE_LINE_TAILER_H_
+
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <string>
@@ -24,16 +33,22 @@ class LineTailer {
   // newlines cannot grow memory without bound.
   static constexpr size_t kMaxLineBytes = 1 << 20;
 
-  explicit LineTailer(std::string path, size_t block_bytes = 1 << 20);
+  // Bytes one Poll reads at most by default (more_pending() then says the file has more).
+  static constexpr int64_t kDefaultMaxBytesPerPoll = int64_t{64} << 20;
+
+  explicit LineTailer(std::string path, size_t block_bytes = 1 << 20,
+                      int64_t max_bytes_per_poll = kDefaultMaxBytesPerPoll);
   ~LineTailer();
   LineTailer(const LineTailer&) = delete;
   LineTailer& operator=(const LineTailer&) = delete;
 
   // Reads everything appended since the last call and calls on_line(line, line_number) for each
   // complete line (without its '\n'; line numbers start at 1). Returns the bytes read.
-  // NotFound while the file does not exist. A file that shrank (truncated) is read again from
-  // its start; one replaced by another (rotated: a new inode at the path) is read to its end,
-  // then the new file from its start. Each such restart is counted (restarts(), restart_reason()).
+  // NotFound while the file does not exist; FailedPrecondition naming its type when the path
+  // names something other than a regular file before anything was read. A file that shrank
+  // (truncated) is read again from its start; one replaced by another (rotated: a new inode at the
+  // path) is read to its end, then the new file from its start. Each such restart is counted
+  // (restarts(), restart_reason()).
   absl::StatusOr<int64_t> Poll(absl::FunctionRef<void(absl::string_view, int64_t)> on_line);
 
   // The incomplete last line read so far ("" when the file ends with a newline), and its number.
@@ -47,17 +62,32 @@ class LineTailer {
   // bytes".
   const std::string& restart_reason() const { return restart_reason_; }
   const std::string& path() const { return path_; }
+  // The last Poll stopped at max_bytes_per_poll with more to read.
+  bool more_pending() const { return more_pending_; }
+  // What the path was replaced by when that is not readable as a log ("a FIFO", "a directory",
+  // "a symbolic link to /x", ...): "" while the path names the file being read (or nothing).
+  // It changes at most once per replacement; replacements() counts them.
+  const std::string& replacement_problem() const { return replacement_problem_; }
+  int64_t replacements() const { return replacements_; }
 
  private:
   std::string path_;
+  int64_t max_bytes_per_poll_;
   int fd_ = -1;
+  bool path_was_link_ = false;  // the path was a symbolic link when first opened
+  bool more_pending_ = false;
+  std::string replacement_problem_;
+  int64_t replacements_ = 0;
   int64_t offset_ = 0;
   int64_t line_number_ = 0;
   int64_t overlong_lines_ = 0;
   int64_t restarts_ = 0;
   std::string restart_reason_;
-  // Reads from fd_ until its end; the bytes read.
-  absl::StatusOr<int64_t> ReadToEnd(absl::FunctionRef<void(absl::string_view, int64_t)> on_line);
+  // Reads from fd_ until its end or `budget` bytes; the bytes read.
+  absl::StatusOr<int64_t> ReadToEnd(absl::FunctionRef<void(absl::string_view, int64_t)> on_line,
+                                    int64_t budget);
+  // The path as a regular file opened for reading (see the class comment), or why not.
+  absl::StatusOr<int> OpenRegular(struct stat* info);
   void Restart(std::string reason);
   bool carry_overlong_ = false;
   std::string carry_;

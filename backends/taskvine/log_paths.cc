@@ -1,7 +1,10 @@
 #include "backends/taskvine/log_paths.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/taskvine/perf_log.h"
+#include "backends/taskvine/txn_record.h"
 #include "io/bounded_read.h"
 
 namespace roastcoffea {
@@ -124,6 +128,26 @@ absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec) {
       (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "performance";
   if (sibling != path && IsFile(sibling)) paths.performance = sibling;
   return paths;
+}
+
+bool TransactionsLogHasEnded(const std::string& path) {
+  struct stat before, info;
+  if (stat(path.c_str(), &before) != 0 || !S_ISREG(before.st_mode)) return false;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  std::string tail;
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_ino == before.st_ino) {
+    const off_t size = std::min<off_t>(info.st_size, 4096);
+    tail.resize(static_cast<size_t>(size));
+    const ssize_t n = pread(fd, tail.data(), tail.size(), info.st_size - size);
+    tail.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  }
+  close(fd);
+  absl::string_view rest = absl::StripTrailingAsciiWhitespace(tail);
+  const size_t newline = rest.rfind('\n');
+  if (newline != absl::string_view::npos) rest.remove_prefix(newline + 1);
+  TxnRecord record;
+  return ParseTransactionLine(rest, &record).ok() && record.kind == TxnKind::kManagerEnd;
 }
 
 }  // namespace taskvine

@@ -30,6 +30,11 @@ struct LogPaths {
 // InvalidArgument for an empty spec or two files of the same kind.
 absl::StatusOr<LogPaths> ResolveLogPaths(absl::string_view spec);
 
+// True when the transactions log at `path` is a regular file whose last record is MANAGER END
+// (the run has ended). False for a run still going or whose manager crashed. Reads only the
+// last 4 KiB; never blocks (type checked before open, O_NONBLOCK).
+bool TransactionsLogHasEnded(const std::string& path);
+
 }  // namespace taskvine
 }  // namespace roastcoffea
 

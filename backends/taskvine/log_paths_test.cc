@@ -106,6 +106,25 @@ TEST_F(LogPathsTest, FifosAndDevicesAreNamedByTheirType) {
   EXPECT_THAT(paths.status().message(), HasSubstr("missing does not exist"));
 }
 
+TEST(TransactionsLogHasEnded, OnlyAWholeLogEndsWithManagerEnd) {
+  const std::string dir = Root() + "-has-ended";
+  mkdir(dir.c_str(), 0755);
+  const std::string log = dir + "/transactions";
+  const std::string head =
+      "# time manager_pid MANAGER manager_pid START|END time_from_origin\n"
+      "1763035200000000 48213 MANAGER 48213 START 0\n"
+      "1763035200100000 48213 WORKER worker-1 CONNECTION 127.0.0.1:9000\n";
+  Touch(log, head.c_str());
+  EXPECT_FALSE(TransactionsLogHasEnded(log));  // still going
+  Touch(log, (head + "1763035260980194 48213 MANAGER 48213 END 60983299\n\n").c_str());
+  EXPECT_TRUE(TransactionsLogHasEnded(log));
+  EXPECT_FALSE(TransactionsLogHasEnded(dir + "/missing"));
+  const std::string fifo = dir + "/fifo";
+  unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_FALSE(TransactionsLogHasEnded(fifo));  // never opened, so never blocks
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

@@ -225,9 +225,10 @@ void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int acti
   if (!w.series.empty() && w.series.back().us == t_us) {  // same instant: keep the last state
     w.series.back().executing = w.executing;
     w.series.back().active = w.active;
+    w.series.back().last_evidence_us = w.last_evidence_us;
     return;
   }
-  w.series.push_back({t_us, w.executing, w.active});
+  w.series.push_back({t_us, w.executing, w.active, w.last_evidence_us});
 }
 
 void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
@@ -334,9 +335,17 @@ void RunModel::Apply(const TxnRecord& r) {
         a.end = AttemptEnd::kLost;
       }
       w.on_worker.clear();
+      const int32_t executing = w.executing;
       WorkerStep(w, r.time_us, -w.executing, -w.active);
       w.disconnect_us = r.time_us;
       w.reason = Intern(r.word);
+      // Disconnected by the manager after a silence: the worker may have died long before
+      // (killed without its process group, its children holding the socket).
+      const int64_t last = std::max(w.last_evidence_us, w.connect_us);
+      if (w.reason == "FAILURE" && Seconds(r.time_us - last) >= kSilentBeforeDisconnectSeconds) {
+        w.silent_since_us = last;
+        w.executing_when_disconnected = executing;
+      }
       RecordWorkerCount(r.time_us, connected_ - 1);
       return;
     }
@@ -922,13 +931,22 @@ v1::TrackingData RunModel::Tracking() const {
       series->add_executing_tasks(executing);
       series->add_active_tasks(active);
     };
+    series->mutable_last_seen_unix_seconds()->Reserve(points);
+    const auto last_seen = [&](int64_t evidence_us) {
+      series->add_last_seen_unix_seconds(std::max(evidence_us, w.connect_us) * 1e-6);
+    };
     for (size_t i = 0; i < w.series.size(); ++i) {
       // A step: the previous state up to this instant, then the new one.
-      if (i > 0) add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
+      if (i > 0) {
+        add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
+        last_seen(w.series[i].last_evidence_us);
+      }
       add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
+      last_seen(w.series[i].last_evidence_us);
     }
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
     add_point(until, w.executing, w.active);
+    last_seen(std::min(w.last_evidence_us, until));
   }
   if (!perf_.empty()) {
     v1::ManagerSeries* manager = tracking.mutable_manager();
@@ -1006,7 +1024,29 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     record.set_error_text(error);
     records.push_back(std::move(record));
   }
+  AssignSlots(records);
   return records;
+}
+
+void AssignSlots(std::vector<v1::ChunkRecord>& records) {
+  std::map<std::string, std::vector<v1::ChunkRecord*>> by_worker;
+  for (v1::ChunkRecord& record : records) {
+    if (!record.worker().empty()) by_worker[record.worker()].push_back(&record);
+  }
+  for (auto& [worker, chunks] : by_worker) {
+    std::sort(chunks.begin(), chunks.end(), [](const v1::ChunkRecord* a, const v1::ChunkRecord* b) {
+      return std::make_pair(a->start_unix_ns(), a->end_unix_ns()) <
+             std::make_pair(b->start_unix_ns(), b->end_unix_ns());
+    });
+    std::vector<int64_t> slot_free_at;  // end of the last chunk in each slot
+    for (v1::ChunkRecord* chunk : chunks) {
+      size_t slot = 0;
+      while (slot < slot_free_at.size() && slot_free_at[slot] > chunk->start_unix_ns()) ++slot;
+      if (slot == slot_free_at.size()) slot_free_at.push_back(0);
+      slot_free_at[slot] = chunk->end_unix_ns();
+      chunk->set_thread_index(static_cast<int64_t>(slot));
+    }
+  }
 }
 
 std::vector<std::string> RunModel::Warnings() const {
@@ -1081,6 +1121,36 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
                         silent_unnamed, silent, kMaxSilentDeathsNamed, least_silence,
                         most_silence)});
   }
+  // Named one by one up to kMaxSilentDeathsNamed, the rest counted in one note.
+  int64_t silent_before = 0;
+  double longest_silence = 0;
+  for (const Worker& w : workers_) {
+    if (w.silent_since_us == 0) continue;
+    const double silence = Seconds(w.disconnect_us - w.silent_since_us);
+    longest_silence = std::max(longest_silence, silence);
+    if (++silent_before > kMaxSilentDeathsNamed) continue;
+    coded.push_back(CodedNote{
+        "taskvine_worker_silent_before_disconnect",
+        absl::StrFormat(
+            "worker %s (%s) was silent since %.3f s after START (its last record) and was "
+            "disconnected with %s %.1f s later: it may have died up to then (killed without its "
+            "process group, its children holding the connection), yet counts as connected%s "
+            "until the disconnection",
+            w.id, w.address, Seconds(w.silent_since_us - (start_us_ > 0 ? start_us_ : first_us_)),
+            w.reason, silence,
+            w.executing_when_disconnected > 0
+                ? absl::StrFormat(" and busy (%d attempt%s on it, lost)",
+                                  w.executing_when_disconnected,
+                                  w.executing_when_disconnected > 1 ? "s" : "")
+                : "")});
+  }
+  if (silent_before > kMaxSilentDeathsNamed) {
+    coded.push_back(CodedNote{
+        "taskvine_worker_silent_before_disconnect",
+        absl::StrFormat("%d more workers (%d in all) were disconnected after a silence of up to "
+                        "%.1f s: each counts as connected until its disconnection",
+                        silent_before - kMaxSilentDeathsNamed, silent_before, longest_silence)});
+  }
   if (malformed_count_ > 0) {
     std::string text = absl::StrCat(malformed_count_, " malformed log line",
                                     malformed_count_ > 1 ? "s" : "", " skipped:");
@@ -1106,7 +1176,8 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
   if (!ended_ && records_ > 0) {
     warnings.push_back(
         "the transactions log has no MANAGER END record (run still going, or the manager "
-        "crashed); the run ends at its last record");
+        "crashed); the run ends at its last record, and the performance log (written "
+        "periodically, so behind the transactions log) is not cross-checked against it");
   }
   flush("taskvine_no_end");
   const RunFigures figures = Figures();
@@ -1137,7 +1208,9 @@ std::vector<CodedNote> RunModel::CodedWarnings() const {
         "execution time is WAITING_RETRIEVAL - RUNNING (includes waiting at the worker)"));
   }
   flush("taskvine_log");
-  if (perf_.empty()) return coded;
+  // Without MANAGER END the performance log's last row lags the transactions log (a live run
+  // or a crash): a disagreement would say nothing.
+  if (perf_.empty() || !ended_) return coded;
   // Cross-checks of the two logs (docs/taskvine-logs.md §8), against the last performance row.
   const PerfSample& last = perf_.back();
   auto check = [&](double perf_value, double txn_value, const char* what, const char* perf_column,

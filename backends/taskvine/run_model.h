@@ -117,6 +117,7 @@ struct Worker {
   struct Step {
     int64_t us = 0;
     int32_t executing = 0, active = 0;
+    int64_t last_evidence_us = 0;  // the worker's last record up to this step
   };
   std::vector<Step> series;
   // Library instance on this worker (serverless): cores and SENT, STARTED, end (its RETRIEVED
@@ -128,6 +129,12 @@ struct Worker {
   // No DISCONNECTION was logged: its lifetime was ended at last_evidence_us (MarkLogComplete).
   bool silent_death = false;
   int64_t dispatches = 0;  // RUNNING records on this worker (task attempts, library instances)
+  // Disconnected by the manager with FAILURE (its keepalive gave up) after nothing from it
+  // for kSilentBeforeDisconnectSeconds or more: its last record (it may have died then; the
+  // manager counts it connected, and busy with the attempts on it, until the keepalive gives
+  // up), and the attempts executing on it at the disconnection. 0 otherwise.
+  int64_t silent_since_us = 0;
+  int32_t executing_when_disconnected = 0;
 
   // Connected and nothing else: no attempt, library instance, transfer or cache update on it.
   // Such a worker's only figures are its connection time and cores, which the worker count and
@@ -184,6 +191,11 @@ struct RunFigures {
   double bytes_in = 0, bytes_out = 0, cache_update_bytes = 0;
 };
 
+// Gives each chunk record of a worker a slot (thread_index): the lowest slot free when it starts,
+// so that the concurrent tasks of a multi-core worker each have their own (0, 1, ...) and a
+// slot is reused once its task has ended. Records without a worker keep slot 0.
+void AssignSlots(std::vector<v1::ChunkRecord>& records);
+
 class RunModel {
  public:
   static constexpr int kMaxMalformedKept = 100;
@@ -208,6 +220,12 @@ class RunModel {
   static constexpr double kSilentBusyExecutionFactor = 10;  // x the longest retrieved execution
   // Workers that died silently named in a warning of their own; the others share one.
   static constexpr int kMaxSilentDeathsNamed = 20;
+  // A worker the manager disconnected with FAILURE with nothing from it for this
+  // long before: Worker::silent_since_us, warning "taskvine_worker_silent_before_disconnect".
+  // A shorter silence is a connection that broke at once (a node crash: FAILURE within about a
+  // second or two) or a busy worker between two records; a manager holds a worker that died
+  // behind its children for its keepalive timeout (TaskVine's default 900 s; seen: 5 s).
+  static constexpr double kSilentBeforeDisconnectSeconds = 5.0;
 
   // Derived views (valid at any time; a live run is measured up to its last record).
   RunFigures Figures() const;
@@ -232,7 +250,10 @@ class RunModel {
   // series are SERIES_KIND_STEP: at every change the state before and the state after are
   // stored at its instant, in that order; the count starts at START (or the first record) and
   // ends at EndUs, a worker series runs from CONNECTION to DISCONNECTION (or EndUs). The
-  // manager series (performance log rows) is SERIES_KIND_SAMPLED.
+  // manager series (performance log rows) is SERIES_KIND_SAMPLED. A worker series'
+  // last_seen_unix_seconds is the time of the worker's last record up to each point (a worker
+  // killed without its children stays connected and busy until the keepalive gives up: its
+  // last_seen stops while its time goes on).
   v1::TrackingData Tracking() const;
   // One record per task of `category` that reached DONE (see taskvine_backend.h).
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
@@ -240,7 +261,9 @@ class RunModel {
   // knowing.
   std::vector<std::string> Warnings() const;
   // The same, each with a stable code: "taskvine_impossible_value", "taskvine_time_backwards",
-  // "taskvine_early_end", "taskvine_worker_silent_death", "taskvine_cross_check",
+  // "taskvine_early_end", "taskvine_worker_silent_death",
+  // "taskvine_worker_silent_before_disconnect" (a worker disconnected by the manager with nothing
+  // from it since an earlier record: "silent since T"), "taskvine_cross_check",
   // "taskvine_malformed_line", "taskvine_no_end", "taskvine_log" (other remarks).
   std::vector<CodedNote> CodedWarnings() const;
   const std::vector<RejectedValue>& rejected() const { return rejected_; }

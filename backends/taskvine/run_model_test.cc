@@ -3,6 +3,7 @@
 #include "backends/taskvine/run_model.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -466,6 +467,112 @@ TEST(RunModelSynthetic1, TransfersAndPerformanceLog) {
   EXPECT_EQ(tracking.queued_chunks_size(), tracking.worker_count_size());
 }
 
+// A live run read without --follow: no MANAGER END, and the performance log (written
+// periodically) behind the transactions log. Its lag is no disagreement: no cross-check
+// warning. The same lag in a run that ended is one.
+TEST(RunModelSynthetic1, NoCrossCheckWithoutManagerEnd) {
+  std::vector<std::string> txn, perf;
+  {
+    std::ifstream in("backends/taskvine/testdata/synthetic-1-transactions.txt");
+    for (std::string line; std::getline(in, line);) txn.push_back(line);
+    std::ifstream in_perf("backends/taskvine/testdata/synthetic-1-performance.txt");
+    for (std::string line; std::getline(in_perf, line);) perf.push_back(line);
+  }
+  ASSERT_GT(perf.size(), 10u);
+  perf.resize(perf.size() / 2);  // lagging
+  const auto load = [&](bool with_end) {
+    RunModel model;
+    int64_t n = 0;
+    for (const std::string& line : txn) {
+      ++n;
+      if (!with_end && line.find(" MANAGER ") != std::string::npos &&
+          line.find(" END ") != std::string::npos)
+        continue;
+      model.ConsumeTransactionLine(line, n);
+    }
+    n = 0;
+    for (const std::string& line : perf) model.ConsumePerformanceLine(line, ++n);
+    return model;
+  };
+  const auto cross_checks = [](const RunModel& model) {
+    int found = 0;
+    for (const CodedNote& note : model.CodedWarnings())
+      found += note.code == "taskvine_cross_check";
+    return found;
+  };
+  const RunModel live = load(false);
+  EXPECT_FALSE(live.ended());
+  EXPECT_EQ(cross_checks(live), 0);
+  EXPECT_THAT(live.Warnings(), testing::Contains(testing::HasSubstr("not cross-checked")));
+  const RunModel ended = load(true);
+  EXPECT_TRUE(ended.ended());
+  EXPECT_GT(cross_checks(ended), 0);
+}
+
+// A 3-core worker running three tasks at once, then a fourth after one ended: each concurrent
+// task has its own slot, and a freed slot is reused (the HTML timeline's rows).
+TEST(AssignSlots, ConcurrentTasksOfAWorkerGetTheirOwnSlots) {
+  std::vector<v1::ChunkRecord> records(6);
+  const auto set = [&](int i, const char* worker, int64_t start, int64_t end) {
+    records[i].set_worker(worker);
+    records[i].set_start_unix_ns(start);
+    records[i].set_end_unix_ns(end);
+  };
+  set(0, "w3", 0, 10);
+  set(1, "w3", 1, 5);
+  set(2, "w3", 2, 8);
+  set(3, "w3", 5, 9);  // starts as record 1 ends: its slot
+  set(4, "w1", 0, 10);
+  set(5, "w1", 10, 20);  // one core: always slot 0
+  AssignSlots(records);
+  EXPECT_EQ(records[0].thread_index(), 0);
+  EXPECT_EQ(records[1].thread_index(), 1);
+  EXPECT_EQ(records[2].thread_index(), 2);
+  EXPECT_EQ(records[3].thread_index(), 1);
+  EXPECT_EQ(records[4].thread_index(), 0);
+  EXPECT_EQ(records[5].thread_index(), 0);
+}
+
+// A worker killed without its process group: its children hold the connection, the manager
+// sees nothing more from it and disconnects it with FAILURE only when the keepalive gives up.
+// It counts as connected and busy until then (faithful to the log), but its silence is said:
+// a warning with a stable code, and the series' last_seen stops at its last record.
+TEST(RunModelSilentWorker, DisconnectedAfterASilenceIsSaidWithItsLastRecord) {
+  RunModel model;
+  int64_t n = 0;
+  for (const char* line : {
+           "1000000000000000 7 MANAGER 7 START 0",
+           "1000000000000000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
+           "1000000000100000 7 WORKER worker-k CONNECTION 127.0.0.1:9000",
+           "1000000000100000 7 WORKER worker-k RESOURCES {\"cores\":[2,\"cores\"]}",
+           "1000000000200000 7 WORKER worker-e CONNECTION 127.0.0.1:9001",
+           "1000000001000000 7 TASK 1 RUNNING worker-k FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+           "1000000020000000 7 WORKER worker-k DISCONNECTION FAILURE",
+           "1000000030000000 7 WORKER worker-e DISCONNECTION EXPLICIT",
+           "1000000031000000 7 MANAGER 7 END 0",
+       }) {
+    model.ConsumeTransactionLine(line, ++n);
+  }
+  model.MarkLogComplete();
+  int said = 0;
+  for (const CodedNote& note : model.CodedWarnings()) {
+    if (note.code != "taskvine_worker_silent_before_disconnect") continue;
+    ++said;
+    EXPECT_THAT(note.message, testing::HasSubstr("worker-k"));
+    EXPECT_THAT(note.message, testing::HasSubstr("silent since 1.000 s after START"));
+    EXPECT_THAT(note.message, testing::HasSubstr("FAILURE 19.0 s later"));
+    EXPECT_THAT(note.message, testing::HasSubstr("busy (1 attempt on it, lost)"));
+  }
+  EXPECT_EQ(said, 1) << "worker-e left EXPLICIT: its silence is no sign of death";
+  const v1::TrackingData tracking = model.Tracking();
+  ASSERT_EQ(tracking.workers_size(), 2);
+  const v1::WorkerSeries& killed = tracking.workers(0);
+  ASSERT_EQ(killed.last_seen_unix_seconds_size(), killed.time_unix_ns_size());
+  EXPECT_DOUBLE_EQ(killed.time_unix_ns(killed.time_unix_ns_size() - 1) * 1e-9, 1000000020.0);
+  EXPECT_NEAR(killed.last_seen_unix_seconds(killed.last_seen_unix_seconds_size() - 1), 1000000001.0,
+              1e-6);
+}
+
 TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   const RunModel model = Load("synthetic-2");
   const int64_t t0 = 1763121600000000;
@@ -551,7 +658,11 @@ TEST(RunModelSynthetic2, LibrariesAndFunctionCalls) {
   for (const PerfSample& s : model.performance())
     max_running = std::max(max_running, s.tasks_running);
   EXPECT_EQ(max_running, 9);
-  EXPECT_THAT(model.Warnings(), testing::IsEmpty());
+  // Its one remark: a worker disconnected with FAILURE after 5.9 s without a record while 4
+  // attempts were on it.
+  EXPECT_THAT(model.Warnings(),
+              testing::ElementsAre(testing::AllOf(testing::HasSubstr("was silent since 13.954 s"),
+                                                  testing::HasSubstr("FAILURE 5.9 s later"))));
 }
 
 TEST(RunModel, MalformedLinesAreCountedWithLineNumbers) {

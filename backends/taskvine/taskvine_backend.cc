@@ -1,5 +1,9 @@
 #include "backends/taskvine/taskvine_backend.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <utility>
@@ -23,6 +27,39 @@ void Add(v1::Span& span, const std::string& context, const std::string& prefix,
 }
 
 constexpr double kBytesPerMebibyte = 1024.0 * 1024.0;
+
+// The run directory of `run_info_root` that was going on when tracking began, or "": the one
+// most-recent points to (else the newest), when its transactions log has no MANAGER END and one
+// of its logs was written within kLiveRunQuietTime (a run that crashed long ago is not live).
+constexpr absl::Duration kLiveRunQuietTime = absl::Minutes(10);
+std::string LiveRunAt(const std::string& run_info_root) {
+  std::error_code error;
+  std::vector<std::string> runs;
+  for (const auto& entry : std::filesystem::directory_iterator(run_info_root, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "most-recent" || !entry.is_directory(error)) continue;
+    if (!std::filesystem::exists(entry.path() / "vine-logs" / "transactions", error)) continue;
+    runs.push_back(name);
+  }
+  if (runs.empty()) return "";
+  std::sort(runs.begin(), runs.end());
+  std::string chosen = runs.back();
+  const std::filesystem::path recent =
+      std::filesystem::canonical(std::filesystem::path(run_info_root) / "most-recent", error);
+  if (!error && std::find(runs.begin(), runs.end(), recent.filename().string()) != runs.end()) {
+    chosen = recent.filename().string();
+  }
+  const std::string logs = absl::StrCat(run_info_root, "/", chosen, "/vine-logs/");
+  if (taskvine::TransactionsLogHasEnded(logs + "transactions")) return "";
+  absl::Time written = absl::InfinitePast();
+  for (const char* log : {"transactions", "performance"}) {
+    struct stat info;
+    if (stat((logs + log).c_str(), &info) == 0) {
+      written = std::max(written, absl::TimeFromTimespec(info.st_mtim));
+    }
+  }
+  return absl::Now() - written <= kLiveRunQuietTime ? chosen : "";
+}
 
 }  // namespace
 
@@ -89,6 +126,21 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   if (*read > 0 && !found_) {
     found_ = true;
     ended_when_found_ = model_.ended();
+    const int64_t start_us = model_.Figures().start_us;
+    if (options_.follow && log_was_there_at_start_ && !ended_when_found_ && start_us > 0 &&
+        absl::FromUnixMicros(start_us) < tracking_started_) {
+      notes_.push_back(taskvine::CodedNote{
+          "taskvine_attached_late",
+          absl::StrCat(
+              "--follow attached to a run already going (", paths_.transactions, ", started ",
+              absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixMicros(start_us),
+                               absl::UTCTimeZone()),
+              ", ",
+              absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ -
+                                                            absl::FromUnixMicros(start_us))),
+              " s before tracking began): it was read from its start, and every figure "
+              "is framed by the run's own record")});
+    }
   }
   const auto note_restart = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
     if (tailer.restarts() == *seen) return;
@@ -99,6 +151,18 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
                      " while it was followed; what it holds now was read from its start")});
   };
   note_restart(*txn_tailer_, &txn_restarts_seen_);
+  const auto note_replaced = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
+    if (tailer.replacements() == *seen) return;
+    *seen = tailer.replacements();
+    notes_.push_back(taskvine::CodedNote{
+        "taskvine_log_replaced",
+        absl::StrCat("the log ", tailer.path(), " was replaced by ", tailer.replacement_problem(),
+                     " while it was followed; it is not read as a log, so the measurement holds "
+                     "what the log held until then (",
+                     tailer.bytes_read(), " bytes)")});
+  };
+  note_replaced(*txn_tailer_, &txn_replacements_seen_);
+  last_more_pending_ = txn_tailer_->more_pending();
   if (perf_tailer_ != nullptr) {
     absl::StatusOr<int64_t> perf_read =
         perf_tailer_->Poll([this](absl::string_view line, int64_t number) {
@@ -108,8 +172,23 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
       return perf_read.status();
     if (perf_read.ok()) last_poll_bytes_ += *perf_read;
     note_restart(*perf_tailer_, &perf_restarts_seen_);
+    note_replaced(*perf_tailer_, &perf_replacements_seen_);
+    last_more_pending_ = last_more_pending_ || perf_tailer_->more_pending();
   }
   return absl::OkStatus();
+}
+
+void TaskVineMetricsBackend::NoteReadingCutShort() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cut_short_noted_ || txn_tailer_ == nullptr) return;
+  cut_short_noted_ = true;
+  notes_.push_back(taskvine::CodedNote{
+      "taskvine_log_cut_short",
+      absl::StrCat("the log ", txn_tailer_->path(),
+                   " was still growing faster than it was read "
+                   "when the run ended; it was read up to byte ",
+                   txn_tailer_->bytes_read(), " (", absl::FormatDuration(kDrainMaxTime),
+                   " after the end) and the rest is not in the measurement")});
 }
 
 void TaskVineMetricsBackend::FinishReadingLocked() {
@@ -139,7 +218,11 @@ void TaskVineMetricsBackend::ReadToEnd() {
       }
       const absl::Time now = absl::Now();
       if (grew) last_growth = now;
-      if (!status.ok() || ended || now - last_growth >= kDrainQuietTime || now >= deadline) break;
+      if (!status.ok() || ended || now - last_growth >= kDrainQuietTime) break;
+      if (now >= deadline) {
+        NoteReadingCutShort();
+        break;
+      }
       absl::SleepFor(absl::Milliseconds(50));
     }
   } else {
@@ -203,9 +286,25 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
       run_info_root_ = spec;
     }
     if (!run_info_root_.empty()) {
+      // Collect may attach to a run already going: that one is followed (from its start);
+      // the other run directories are earlier runs.
+      live_run_at_start_ = LiveRunAt(run_info_root_);
       for (const auto& entry : std::filesystem::directory_iterator(run_info_root_, error)) {
-        old_runs_.push_back(entry.path().filename().string());
+        const std::string name = entry.path().filename().string();
+        if (name == "most-recent" || name == live_run_at_start_ ||
+            !std::filesystem::exists(entry.path() / "vine-logs" / "transactions", error)) {
+          continue;
+        }
+        old_runs_.push_back(name);
       }
+    }
+    if (run_info_root_.empty()) {
+      const absl::StatusOr<taskvine::LogPaths> paths = taskvine::ResolveLogPaths(options_.logs);
+      struct stat info;
+      log_was_there_at_start_ = paths.ok() && stat(paths->transactions.c_str(), &info) == 0 &&
+                                S_ISREG(info.st_mode) && info.st_size > 0;
+    } else {
+      log_was_there_at_start_ = !live_run_at_start_.empty();
     }
     // Poll at most every 0.5 s so a live view stays fresh even with a long interval.
     last_follow_error_.clear();
@@ -222,8 +321,25 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
 absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   if (!tracking_) return absl::FailedPreconditionError("TaskVine backend is not tracking");
   tracking_ = false;
-  follower_.Stop();
+  follower_.Stop();  // returns within one poll: no poll blocks, and each reads a bounded amount
   absl::Status status = PollLogs();
+  // What was appended since the last poll, within kDrainMaxTime: a log that keeps growing
+  // faster than it is read cannot hold the end of the run.
+  const absl::Time deadline = absl::Now() + kDrainMaxTime;
+  // (Not again when EndSpan's read was already cut short: one 10 s wait per run.)
+  while (status.ok() && options_.follow && last_more_pending_ && !cut_short_noted_) {
+    if (absl::Now() >= deadline) {
+      NoteReadingCutShort();
+      break;
+    }
+    status = PollLogs();
+  }
+  if (!status.ok() && options_.follow && found_ && !absl::IsNotFound(status)) {
+    // The run read so far is kept: the error becomes a warning.
+    std::lock_guard<std::mutex> lock(mu_);
+    poll_errors_.push_back(std::string(status.message()));
+    status = absl::OkStatus();
+  }
   if (!status.ok()) {
     if (status.code() == absl::StatusCode::kNotFound && options_.follow) {
       return absl::NotFoundError(
@@ -250,15 +366,6 @@ absl::Status TaskVineMetricsBackend::EndSpan(const SpanId& id) {
   if (!span.ok()) return span.status();
   // Figures come from the whole record: read it to its end before any is computed.
   if (tracking_) ReadToEnd();
-  if (options_.follow) {
-    std::lock_guard<std::mutex> lock(mu_);
-    // A record written just before the command returned may carry a later time than our clock.
-    const taskvine::RunFigures run = model_.Figures();
-    if (finished_ && run.end_us > absl::ToUnixMicros(span->end) &&
-        absl::FromUnixMicros(run.start_us) >= span->start) {
-      return spans_.SetEnd(id, absl::FromUnixMicros(run.end_us));
-    }
-  }
   return absl::OkStatus();
 }
 
@@ -267,12 +374,11 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   if (!window.ok()) return window.status();
   std::lock_guard<std::mutex> lock(mu_);
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
+  // One window for every figure, followed or not: the run's own record (START .. END, or its
+  // last record), the window RecordedRunWindow gives the measurement. The tracking series and
+  // the chunk records cover the whole run too, even when collect attached to it late.
   const taskvine::RunFigures run = model_.Figures();
-  int64_t from_us = run.start_us, to_us = run.end_us;
-  if (options_.follow) {
-    from_us = absl::ToUnixMicros(window->start);
-    to_us = absl::ToUnixMicros(window->end);
-  }
+  const int64_t from_us = run.start_us, to_us = run.end_us;
   v1::Span span;
   span.set_name(window->name);
   span.set_id(id);
@@ -305,9 +411,7 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   // lifetime and cores, which the tracking series carry (a log of 10^5 idle connections would
   // otherwise give 10^6 rows); "idle-workers" says how many were left out.
   const std::vector<taskvine::Worker>& workers = model_.workers();
-  for (const taskvine::WorkerFigures& w :
-       options_.follow ? model_.PerWorkerInWindow(from_us, to_us, /*skip_idle=*/true)
-                       : model_.PerWorker(/*skip_idle=*/true)) {
+  for (const taskvine::WorkerFigures& w : model_.PerWorker(/*skip_idle=*/true)) {
     const std::string context = "taskvine-worker";
     Add(span, context, "", "busy", "wall-seconds", w.busy_seconds, w.worker);
     Add(span, context, "", "lifetime", "wall-seconds", w.lifetime_seconds, w.worker);
@@ -328,6 +432,10 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
     }
     Add(span, "taskvine-worker", "", "bytes-in", "bytes", w.bytes_in, w.id);
     Add(span, "taskvine-worker", "", "bytes-out", "bytes", w.bytes_out, w.id);
+    if (w.silent_since_us > 0) {
+      Add(span, "taskvine-worker", "", "silent-before-disconnect", "wall-seconds",
+          static_cast<double>(w.disconnect_us - w.silent_since_us) * 1e-6, w.id);
+    }
   }
   // Raw sums only: the run's efficiency, mean and peak workers are //aggregation's.
   Add(span, "taskvine-run", "", "execute-core-seconds", "core-seconds",
@@ -386,8 +494,8 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
 
 std::optional<AbstractMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()
     const {
-  if (options_.follow) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
+  if (options_.follow && !found_) return std::nullopt;  // the run never appeared
   const taskvine::RunFigures figures = model_.Figures();
   if (figures.end_us <= figures.start_us) return std::nullopt;
   return RecordedWindow{absl::FromUnixMicros(figures.start_us),

@@ -14,22 +14,23 @@
 // active_tasks = also waiting for retrieval); `manager` = the performance log's queue lengths and
 // cumulative bytes sent/received.
 //
-// Spans: a span of a followed run is the wall-clock window CreateSpan..EndSpan; a span over the
-// logs of a finished run covers the whole run. Its fine metrics (attempts ending in the window):
+// Spans: a span covers the whole run as recorded (followed or not; see "One window" below). Its
+// fine metrics (attempts ending in the window):
 //  * context "taskvine", task_prefix = category: "queue-wait", "commit", "worker-wait",
 //    "execute", "retrieve", "output-transfer" (unit "seconds"; execute = time_worker_end -
 //    time_worker_start), "bytes-in", "bytes-out" ("bytes"), "attempts", "lost-attempts"
 //    ("count"), "transfer-to-execute" ((commit + output-transfer) / execute, "fraction"), and with
 //    monitoring "cpu-time" ("seconds") and "peak-memory" ("bytes", the maximum).
-//  * context "taskvine-worker", worker = id, within the span (RunModel::PerWorkerInWindow:
-//    lifetime, busy time and allocated core-seconds clipped to it): "busy", "lifetime"
+//  * context "taskvine-worker", worker = id, over the run (RunModel::PerWorker): "busy", "lifetime"
 //    ("wall-seconds"; busy = union of its attempts' RUNNING..WAITING_RETRIEVAL), "busy-fraction",
 //    "utilisation" (allocated core-seconds / cores x lifetime, "fraction"),
 //    "core-seconds-available", "allocated-core-seconds", "task-seconds", "lost-task-seconds"
 //    (time of attempts lost when the worker disconnected) ("core-seconds"); and "bytes-in",
 //    "bytes-out" ("bytes"), the worker's transfers since the logs began (the log sums them per
-//    worker, not per window). Only workers that ran something (Worker::Idle is false: an
-//    attempt, a library instance, a transfer or a cache update) have these rows: an idle
+//    worker, not per window). A worker the manager disconnected after a silence also has
+//    "silent-before-disconnect" ("wall-seconds": from its last record to the disconnection; see
+//    RunModel's Worker::silent_since_us). Only workers that ran something (Worker::Idle is false:
+//    an attempt, a library instance, a transfer or a cache update) have these rows: an idle
 //    worker's connection time and cores are in the tracking series, the rest would be zeros.
 //  * context "taskvine-run", over the whole run ("core-seconds"): "execute-core-seconds" (sum of
 //    cores x execution of the retrieved attempts; 0-core function calls weigh 1),
@@ -40,17 +41,32 @@
 //
 // Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
 // "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and
-// duration from its last attempt's worker times, worker id, cpu/peak memory when monitored,
+// duration from its last attempt's worker times, worker id and a slot on it (thread_index: the
+// concurrent tasks of a multi-core worker each get their own, RunModel's AssignSlots),
+// cpu/peak memory when monitored,
 // FAILED when DONE's result is not SUCCESS or its exit code is not 0 (error text says which and
 // how many attempts were lost). Retries by the application (new task ids) are separate records.
 //
 // Following (follow = true) a run directory spec that names vine-run-info or
-// vine-run-info/most-recent follows the run that starts after tracking began: run directories
-// that existed then (and where most-recent pointed) are ignored until a new one appears. Logs
+// vine-run-info/most-recent follows the run going on when tracking began (the one most-recent
+// points to, else the newest, when its log has no MANAGER END and was written in the last 10
+// minutes: collect attached late, "taskvine_attached_late"), else the run that starts after:
+// the other run directories that existed then are ignored until a new one appears. Logs
 // of a run that ended before tracking began are never measured as live: StopTracking fails
-// (FailedPrecondition) naming them. EndSpan reads the logs to their end (MANAGER END, or
-// kDrainQuietTime without growth, at most kDrainMaxTime) before any span figure is computed.
-// A log truncated or rotated under us is read again from its start, with a warning.
+// (FailedPrecondition) naming them.
+//
+// One window frames every figure, followed or not: the run's own record (START .. END, or its
+// last record read), which RecordedRunWindow gives the measurement. A run attached to late is
+// read from its start, so its chunks, series and span figures all cover the whole run. EndSpan
+// reads the logs to their end (MANAGER END, or kDrainQuietTime without growth, at most
+// kDrainMaxTime) before any span figure is computed. A log truncated or rotated under us is read
+// again from its start, with a warning
+// ("taskvine_log_restarted"). A log replaced by anything but a regular file (FIFO, device,
+// directory, socket, a symbolic link where there was a file) is never opened: the run read so far
+// is kept and saved with a warning naming the log ("taskvine_log_replaced"). No poll blocks and
+// each reads at most LineTailer::kDefaultMaxBytesPerPoll, so StopTracking returns within
+// kDrainMaxTime whatever is written to the logs ("taskvine_log_cut_short" when it had to stop
+// reading); a read error after the run was found is a warning ("taskvine_log_read"), not a loss.
 //
 // Warnings (CodedWarnings gives each a stable code): impossible values rejected (line and field),
 // times going backwards, an early MANAGER END, workers that died silently, malformed lines with
@@ -117,7 +133,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // kDrainQuietTime, and after kDrainMaxTime in any case.
   static constexpr absl::Duration kDrainQuietTime = absl::Seconds(1);
   static constexpr absl::Duration kDrainMaxTime = absl::Seconds(10);
-  // Without follow the logs are those of a finished run, framed by their own START and END.
+  // Without follow the logs are those of a finished run. Both modes are framed by the run's own
+  // START and END (or last record): RecordedRunWindow (nullopt until the run was found).
   bool ReadsFinishedRun() const override { return !options_.follow; }
   std::optional<RecordedWindow> RecordedRunWindow() const override;
 
@@ -135,6 +152,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   void ReadToEnd();
   // Partial last lines consumed, the model told the logs are complete. Once; mu_ held.
   void FinishReadingLocked();
+  // Warns (once) that the end-of-run read stopped at kDrainMaxTime with more to read.
+  void NoteReadingCutShort();
   // FailedPrecondition when a followed run ended before tracking began.
   absl::Status CheckFollowedRunIsNew() const;
   // One tick of the follow thread: reads what was appended, keeping new read errors.
@@ -152,6 +171,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::vector<std::string> poll_errors_;
   std::vector<taskvine::CodedNote> notes_;  // logs restarted, ...
   int64_t txn_restarts_seen_ = 0, perf_restarts_seen_ = 0;
+  int64_t txn_replacements_seen_ = 0, perf_replacements_seen_ = 0;
+  bool last_more_pending_ = false;  // the last PollLogs stopped at a tailer's per-poll limit
+  bool cut_short_noted_ = false;    // written under mu_, only by the controlling thread
   int64_t last_poll_bytes_ = 0;
   bool finished_ = false;  // the logs were read to their end: partial last lines consumed
   // Following: when tracking began; with a vine-run-info spec, that directory and the run
@@ -161,6 +183,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   bool found_ = false;             // the transactions log has been read from
   bool ended_when_found_ = false;  // ... and held MANAGER END at that first read
   std::vector<std::string> old_runs_;
+  std::string live_run_at_start_;        // the run directory going on when tracking began, or ""
+  bool log_was_there_at_start_ = false;  // following: the run's log held records already
 
   backends_internal::PeriodicThread follower_;
   std::string last_follow_error_;  // the follow thread's only

@@ -1020,7 +1020,11 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
       seen[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
     }
   }
-  if (end_cumulative.has_value()) {
+  // Digests can only be lost with a heartbeat: one missed between polls, or the closing one
+  // never seen. Without either, a difference from the cumulative totals is their lag behind
+  // the digests (timing, rounding), not lost data: nothing is restored, nothing reported.
+  const bool heartbeat_missed = missed > 0 || !waiting.empty() || !baseline.has_value();
+  if (end_cumulative.has_value() && heartbeat_missed) {
     dask::Recovery r = dask::RecoverLostDigests(seen, *start_cumulative, *end_cumulative);
     span.recovered = r.added;
     if (r.recovered_seconds > 0) {

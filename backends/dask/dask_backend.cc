@@ -262,7 +262,9 @@ void DaskMetricsBackend::HeartbeatLoop() {
       period = HeartbeatPeriodNow();
       watch = digests_seen_;  // before 2023.4 there is nothing a heartbeat could lose
     }
-    // A third of the period: a late poll still sees every heartbeat.
+    // A third of the period, whatever the sampling interval: a late poll still sees every
+    // heartbeat, whose digests cover only the time since the previous one (README, "Dask
+    // polling").
     const auto wait =
         std::chrono::microseconds(std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
     {

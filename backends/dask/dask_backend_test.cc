@@ -479,6 +479,55 @@ TEST(DaskBackendTest, ReadsTheWorkloadsSpansOnEveryVersion) {
   }
 }
 
+// A span created and forgotten between two polls (real-engines-round-3 D3): the task stream
+// holds tasks of a `hold` group no poll saw. The spans given `hold` mark it ambiguous and a
+// warning names the prefix and its unseen group.
+TEST(DaskBackendTest, ASpanMissedBetweenPollsMarksItsPrefixAmbiguousWithAWarning) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, NowSeconds() - 100}};
+  cluster.digest_thread_cpu = 0.25;
+  cluster.digest_prefixes = {"hold", "nap"};
+  cluster.task_groups_reply = FixtureBytes("modern/2025.9.3/dump_state_task_groups.reply");
+  cluster.tasks_reply = FixtureBytes("modern/2025.9.3/dump_state_tasks_min.reply");
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.final_heartbeat_timeout = absl::Milliseconds(100);
+  options.read_profiles = false;
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
+  const SpanId span = *backend->CreateSpan("collect window");
+  const double t = NowSeconds();
+  cluster.AddTask("hold-0123456789abcdef0123456789abcdef", "tcp://127.0.0.1:1001", t, t + 0.001);
+  cluster.AddTask("('hold-short', 0)", "tcp://127.0.0.1:1001", t, t + 0.002);
+  {
+    std::lock_guard<std::mutex> lock(cluster.mutex);
+    cluster.workers[0].last_seen = NowSeconds() + 0.001;
+  }
+  const size_t polls = scheduler.ops().size();
+  WaitFor([&] { return scheduler.ops().size() > polls + 20; });
+  absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_TRUE(backend->EndSpan(span).ok());
+  absl::StatusOr<v1::Span> window = backend->GetSpanMetrics(span);
+  ASSERT_TRUE(window.ok()) << window.status();
+  ASSERT_TRUE(backend->StopTracking().ok());
+  int holding = 0;
+  for (const v1::Span& w : window->workload_spans()) {
+    bool has_hold = false;
+    for (const v1::FineMetric& m : w.metrics()) has_hold |= m.task_prefix() == "hold";
+    if (!has_hold) continue;
+    ++holding;
+    EXPECT_THAT(w.ambiguous_task_prefixes(), Contains("hold")) << w.name();
+  }
+  EXPECT_GT(holding, 0);
+  bool warned = false;
+  for (const v1::Warning& w : backend->CodedWarnings()) {
+    if (w.code() != "dask_span_missed") continue;
+    warned = true;
+    EXPECT_THAT(w.message(), HasSubstr("hold (task group(s) hold-short; spans giving it: held"));
+  }
+  EXPECT_TRUE(warned);
+}
+
 double InThreadCpu(const v1::Span& span) {
   double seconds = 0;
   for (const v1::FineMetric& m : span.metrics()) {

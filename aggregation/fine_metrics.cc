@@ -22,6 +22,20 @@ bool IsProcessor(const std::string& prefix, const std::vector<std::string>& patt
   return false;
 }
 
+// A worker's thread time, each second once. Dask's "execute" digests split its threads' time
+// over activities (thread-cpu, thread-noncpu, executor, other, idle); its task stream's
+// compute and transfer intervals are the same seconds seen another way, and "gather-dep" /
+// "get-data" run on its event loop: so the execute context alone when the worker has one, else
+// its task stream (Dask before 2023.4), else every context (a backend with one view).
+double WorkerThreadSeconds(const std::map<std::string, CompensatedAccumulator>& by_context) {
+  for (const char* only : {"execute", "task-stream"}) {
+    if (auto it = by_context.find(only); it != by_context.end()) return it->second.Sum();
+  }
+  CompensatedAccumulator all;
+  for (const auto& [context, seconds] : by_context) all.Add(seconds.Sum());
+  return all.Sum();
+}
+
 // (context, task prefix or worker, activity, unit).
 using ActivityKey = std::tuple<std::string, std::string, std::string, std::string>;
 
@@ -63,13 +77,16 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
   if (!any) return std::nullopt;
 
   std::map<ActivityKey, CompensatedAccumulator> by_prefix, by_worker;
-  std::map<std::string, CompensatedAccumulator> worker_seconds;
+  // worker -> context -> its "seconds" activities.
+  std::map<std::string, std::map<std::string, CompensatedAccumulator>> worker_seconds;
   for (const v1::Span& span : spans) {
     for (const v1::FineMetric& m : span.metrics()) {
       if (!m.worker().empty()) {
         by_worker[{m.context(), m.worker(), m.activity(), m.unit()}].Add(m.value());
-        if (m.unit() == "seconds" && m.activity() != kRunQueueWaitActivity)
-          worker_seconds[m.worker()].Add(m.value());
+        // The run-queue wait is a part of thread-noncpu: counted once.
+        if (m.unit() == "seconds" && m.activity() != kRunQueueWaitActivity) {
+          worker_seconds[m.worker()][m.context()].Add(m.value());
+        }
       }
       // Cluster totals, or the per-worker metrics when the backend gave no totals.
       if (m.worker().empty() == any_cluster_total) {
@@ -136,11 +153,11 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     out->set_unit(unit);
     out->set_value(total.Sum());
   }
-  for (const auto& [worker, total] : worker_seconds) {
+  for (const auto& [worker, contexts] : worker_seconds) {
     if (!active_workers.contains(worker)) continue;
     v1::WorkerActivitySeconds* out = fine.add_worker_seconds();
     out->set_worker(worker);
-    out->set_total_seconds(total.Sum());
+    out->set_total_seconds(WorkerThreadSeconds(contexts));
     if (core_seconds_by_worker != nullptr) {
       if (auto it = core_seconds_by_worker->find(worker); it != core_seconds_by_worker->end()) {
         out->set_core_seconds(it->second);

@@ -34,9 +34,12 @@ bool MatchesTaskPattern(absl::string_view task_prefix, absl::string_view pattern
 //   by_task_prefix: every (context, task prefix, activity, unit) total, none dropped (executor,
 //     other, idle included), sorted;
 //   by_worker: every (worker, context, activity, unit) total of the per-worker metrics, sorted;
-//   worker_seconds: per worker the sum of its "seconds" activities (wall time x threads when
-//     the backend accounts for all of it) and, from `core_seconds_by_worker` (may be null),
-//     the tracked core-seconds of that worker for comparison;
+//   worker_seconds: per worker its thread time, each second counted once: the sum of its
+//     "seconds" activities of context "execute" (Dask's digests) when it has any, else of
+//     "task-stream" (Dask before 2023.4), else of every context (wall time x threads when the
+//     backend accounts for all of it; never more than its core-seconds) and, from
+//     `core_seconds_by_worker` (may be null), the tracked core-seconds of that worker for
+//     comparison;
 //   a worker whose every total is 0 (idle) has neither by_worker nor worker_seconds rows: one
 //     row per worker and activity of zeros would make the output grow with idle connections.
 // Values must already be validated (finite). Cost: O(m log k) for m metrics, k distinct keys.

@@ -165,6 +165,28 @@ TEST(FineMetricsTest, EveryActivityKeptAndWorkerActivitiesSumToWallTimesThreads)
   EXPECT_DOUBLE_EQ(w1_seconds, 20);
 }
 
+// Dask 2026.7.1, a 1-thread worker over 13.09 s: its execute digests and its task stream's
+// compute intervals describe the same seconds; adding them gave 16.57 s (issue #27 item 15).
+TEST(FineMetricsTest, AWorkersSecondsAreCountedOnceAndNeverExceedItsCoreSeconds) {
+  const absl::flat_hash_map<std::string, double> cores = {{"w1", 13.09}, {"w2", 13.09}};
+  const auto fine = Spans()
+                        .Add("busy", "thread-cpu", 6.1, "seconds", "w1")
+                        .Add("busy", "thread-noncpu", 0.83, "seconds", "w1")
+                        .Add("N/A", "idle", 6.0, "seconds", "w1")
+                        .Add("busy", "compute", 5.90, "seconds", "w1", "task-stream")
+                        .Add("busy", "transfer", 0.4, "seconds", "w1", "gather-dep")
+                        .Add("busy", "compute", 3.5, "seconds", "w2", "task-stream")
+                        .Add("busy", "transfer", 0.5, "seconds", "w2", "task-stream")
+                        .Compute({}, &cores);
+  ASSERT_TRUE(fine.has_value());
+  ASSERT_EQ(fine->worker_seconds_size(), 2);
+  EXPECT_DOUBLE_EQ(fine->worker_seconds(0).total_seconds(), 6.1 + 0.83 + 6.0) << "execute only";
+  EXPECT_DOUBLE_EQ(fine->worker_seconds(1).total_seconds(), 4.0) << "no digests: task stream";
+  for (const v1::WorkerActivitySeconds& worker : fine->worker_seconds()) {
+    EXPECT_LE(worker.total_seconds(), worker.core_seconds()) << worker.worker();
+  }
+}
+
 TEST(FineMetricsTest, ClusterTotalsAreNotDoubleCountedWithPerWorkerMetrics) {
   const auto fine = Spans()
                         .Add("p", "thread-cpu", 30)  // cluster total

@@ -81,6 +81,11 @@ class AbstractMetricsBackend {
     return sentences;
   }
 
+  // The engine's version as it reported it (Dask: the scheduler's `distributed` version),
+  // available after StartTracking; empty when the backend has none. Saved in the measurement's
+  // metadata.
+  virtual std::string EngineVersion() const { return ""; }
+
   // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs
   // without --follow): there is nothing to wait for, and the run's window is its own.
   virtual bool ReadsFinishedRun() const { return false; }

@@ -516,6 +516,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
   if (!measurement.ok()) return measurement.status();
   CompleteMetadata(&*measurement, stopwatch_->start());
+  measurement->mutable_metadata()->set_engine_version(backend_.EngineVersion());
   SetState(State::kFinished);
   return measurement;
 }

@@ -50,6 +50,7 @@ class FakeBackend : public AbstractMetricsBackend {
     span.set_name(id);
     return span;
   }
+  std::string EngineVersion() const override { return "9.9.9-fake"; }
   std::vector<v1::Warning> CodedWarnings() const override {
     v1::Warning warning;
     warning.set_code("fake_warning");
@@ -106,6 +107,7 @@ TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {
   const v1::MeasurementMetadata& metadata = measurement->metadata();
   EXPECT_EQ(metadata.name(), "whole-run");
   EXPECT_EQ(metadata.backend(), "fake");
+  EXPECT_EQ(metadata.engine_version(), "9.9.9-fake") << "the backend's engine version";
   EXPECT_EQ(metadata.tool_version(), "test");
   EXPECT_EQ(metadata.configuration().at("analysis"), "session test");
   EXPECT_FALSE(metadata.interrupted());

@@ -792,7 +792,9 @@ std::string RunHeader(const v1::Measurement& measurement, size_t max_width) {
     if (!value.empty()) absl::StrAppend(&out, label, ": ", ReplaceControlCharacters(value), "\n");
   };
   line("Measurement", metadata.name());
-  line("Backend", metadata.backend());
+  line("Backend", metadata.engine_version().empty()
+                      ? metadata.backend()
+                      : absl::StrCat(metadata.backend(), " (", metadata.engine_version(), ")"));
   line("Host", metadata.host());
   if (metadata.has_start_time()) line("Started", FormatUtcTimestamp(metadata.start_time()));
   const double elapsed = metadata.elapsed_seconds() > 0.0

@@ -250,6 +250,13 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
   EXPECT_FALSE(absl::StrContains(text, "Total CPU Time"));
 }
 
+TEST(FormatSummaryTablesTest, RunHeaderNamesTheEnginesVersion) {
+  v1::Measurement measurement = FullMeasurement();
+  measurement.mutable_metadata()->set_engine_version("2022.12.1+ds.1");
+  const std::string text = FormatSummaryTables(measurement, TableOptions{});
+  EXPECT_NE(text.find("Backend: dask (2022.12.1+ds.1)\n"), std::string::npos) << text;
+}
+
 TEST(FormatSummaryTablesTest, RunHeaderNamesTheRun) {
   const std::string text = FormatSummaryTables(FullMeasurement(), TableOptions{});
   EXPECT_TRUE(absl::StartsWith(text,

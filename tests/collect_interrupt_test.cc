@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "backends/dask/fake_scheduler.h"
@@ -287,6 +290,22 @@ TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
   EXPECT_EQ(collect.Wait(absl::Seconds(60)), 130) << ReadFile(log);
   EXPECT_LT(absl::Now() - sent, absl::Seconds(6)) << ReadFile(log);
   EXPECT_THAT(ReadFile(log), HasSubstr("interrupted (SIGINT while running)"));
+  // No new work after the signal: the manager's log (kept with the measurement) shows no task
+  // handed out (RUNNING) after it, and tasks handed out before it.
+  const int64_t sent_micros = absl::ToUnixMicros(sent);
+  int dispatched_before = 0, dispatched_after = 0;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(output + "/interrupted/workqueue/transactions.log"), '\n')) {
+    const std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    int64_t micros = 0;
+    if (words.size() < 5 || words[2] != "TASK" || words[4] != "RUNNING" ||
+        !absl::SimpleAtoi(words[0], &micros)) {
+      continue;
+    }
+    (micros > sent_micros ? dispatched_after : dispatched_before) += 1;
+  }
+  EXPECT_GT(dispatched_before, 0);
+  EXPECT_EQ(dispatched_after, 0) << "tasks handed out after SIGINT";
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
   ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
   EXPECT_TRUE(saved->metadata().interrupted());

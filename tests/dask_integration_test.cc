@@ -146,6 +146,7 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   auto backend = BackendFor(cluster);
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
   EXPECT_THAT(backend->scheduler_version(), HasSubstr("2022.12"));
+  EXPECT_EQ(backend->EngineVersion(), backend->scheduler_version()) << "saved in the metadata";
   const SpanId span = *backend->CreateSpan("workload");
   const std::string stream_file = TmpDir() + "/python_task_stream.tsv";
   ChildProcess client({"/usr/bin/python3", WorkloadScript(), cluster.address(), stream_file},

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -189,6 +190,30 @@ TEST_F(WorkQueueEndToEndTest, EveryChunkHasOneRecordJoinedToItsTask) {
   }
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/transactions.log"));
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/performance.log"));
+}
+
+// Tasks ask for explicit memory and disk (tools/workqueue/task_resources.h): without them Work
+// Queue gives a task on a 1-core worker the worker's whole disk, and the worker gives the task
+// back (a spurious lost attempt) when it re-measures a slightly smaller disk.
+TEST_F(WorkQueueEndToEndTest, TasksAskForSmallExplicitMemoryAndDisk) {
+  ASSERT_EQ(workqueue_->exit_code, 0) << workqueue_->err;
+  const std::string log = ReadFile(Measurement("wq") + "/workqueue/transactions.log");
+  const std::regex allocation(
+      R"(TASK \d+ RUNNING .*"memory":\[(\d+),"MB"\],"disk":\[(\d+),"MB"\].*"cores":\[1,)");
+  int running = 0;
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    std::cmatch match;
+    const std::string text(line);
+    if (!std::regex_search(text.c_str(), match, allocation)) continue;
+    ++running;
+    // 6,000-event chunks of ~1 MB files: 32 MB + 512 bytes per event; the inputs + 16 MB.
+    EXPECT_GE(std::stoll(match[1]), 32) << line;
+    EXPECT_LE(std::stoll(match[1]), 36) << line;
+    EXPECT_GE(std::stoll(match[2]), 17) << line;
+    EXPECT_LE(std::stoll(match[2]), 64) << line;
+  }
+  EXPECT_EQ(running, kChunks) << "one dispatch per task, none given back\n" << log;
+  EXPECT_THAT(workqueue_->out, HasSubstr("0 lost attempts"));
 }
 
 TEST_F(WorkQueueEndToEndTest, CompareReadsTheTwoEngines) {

@@ -262,7 +262,9 @@ void DaskMetricsBackend::HeartbeatLoop() {
       period = HeartbeatPeriodNow();
       watch = digests_seen_;  // before 2023.4 there is nothing a heartbeat could lose
     }
-    // A third of the period: a late poll still sees every heartbeat.
+    // A third of the period, whatever the sampling interval: a late poll still sees every
+    // heartbeat, whose digests cover only the time since the previous one (README, "Dask
+    // polling").
     const auto wait =
         std::chrono::microseconds(std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
     {
@@ -1020,7 +1022,11 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
       seen[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
     }
   }
-  if (end_cumulative.has_value()) {
+  // Digests can only be lost with a heartbeat: one missed between polls, or the closing one
+  // never seen. Without either, a difference from the cumulative totals is their lag behind
+  // the digests (timing, rounding), not lost data: nothing is restored, nothing reported.
+  const bool heartbeat_missed = missed > 0 || !waiting.empty() || !baseline.has_value();
+  if (end_cumulative.has_value() && heartbeat_missed) {
     dask::Recovery r = dask::RecoverLostDigests(seen, *start_cumulative, *end_cumulative);
     span.recovered = r.added;
     if (r.recovered_seconds > 0) {
@@ -1078,12 +1084,14 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
   // (context, prefix, activity, unit, worker) -> value; std::map keeps the output sorted.
   std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, double>
       totals;
+  dask::StreamGroups stream_groups;  // of the tasks that ran in the window
   for (const dask::TaskRecord& r : records_) {
     for (const dask::StartStop& ss : r.startstops) {
       const double overlap =
           std::min(ss.stop_unix_seconds, t1) - std::max(ss.start_unix_seconds, t0);
       if (overlap > 0) {
         totals[{"task-stream", r.prefix, ss.action, "seconds", r.worker}] += overlap;
+        stream_groups[r.prefix].insert(dask::TaskGroupOfKey(r.key));
       }
     }
     if (r.last_stop_unix_seconds >= t0 && r.last_stop_unix_seconds <= t1) {
@@ -1115,13 +1123,40 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
   }
   span.set_kind(v1::SPAN_KIND_COLLECT_WINDOW);
   std::map<std::string, std::vector<std::string>> shared;  // ambiguous prefix -> span names
-  for (v1::Span& workload : workload_spans_.Attribute(span)) {
+  for (v1::Span& workload : workload_spans_.Attribute(span, stream_groups)) {
     for (const std::string& prefix : workload.ambiguous_task_prefixes()) {
       shared[prefix].push_back(workload.name_path_size() > 0
                                    ? absl::StrJoin(workload.name_path(), "/")
                                    : workload.name());
     }
     *span.add_workload_spans() = std::move(workload);
+  }
+  // A span shorter than the poll interval: its groups were never polled, but its tasks are in
+  // the task stream. Its prefix's figures in the spans seen include them (marked ambiguous).
+  const dask::StreamGroups unseen = workload_spans_.UnseenGroups(stream_groups);
+  if (!unseen.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [prefix, groups] : unseen) {
+      std::vector<std::string> listed(groups.begin(), groups.end());
+      if (listed.size() > 5) {
+        listed.resize(5);
+        listed.push_back("...");
+      }
+      parts.push_back(absl::StrCat(
+          prefix, " (task group(s) ", absl::StrJoin(listed, ", "), "; spans giving it: ",
+          shared.count(prefix) > 0 ? absl::StrJoin(shared[prefix], ", ") : std::string("none"),
+          ")"));
+    }
+    v1::Warning w;
+    w.set_code("dask_span_missed");
+    w.set_message(absl::StrCat(
+        "A Dask span shorter than the poll interval was probably missed: tasks of these "
+        "prefixes ran in task groups no poll saw, so each span given the prefix also holds "
+        "those tasks (marked ambiguous): ",
+        absl::StrJoin(parts, "; "), ". A shorter --interval sees shorter spans."));
+    AddWarning(w.message());
+    measurement_warnings_.push_back(std::move(w));
+    for (const auto& [prefix, groups] : unseen) shared.erase(prefix);  // said once, here
   }
   if (!shared.empty()) {
     std::vector<std::string> parts;

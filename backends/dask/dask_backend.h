@@ -165,8 +165,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
 
   std::vector<v1::Warning> CodedWarnings() const override;
 
-  // What the scheduler said it runs ("2022.12.1+ds.1"); empty before StartTracking.
+  // What the scheduler said it runs ("2022.12.1+ds.1"; "unknown" when its reply lacked it);
+  // empty before StartTracking.
   std::string scheduler_version() const;
+  std::string EngineVersion() const override { return scheduler_version(); }
   // Task-stream records read so far (all of them after StopTracking).
   std::vector<dask::TaskRecord> task_records() const;
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "backends/dask/key_split.h"
 #include "io/untrusted_json.h"
 
 namespace roastcoffea::dask {
@@ -46,6 +47,21 @@ std::optional<double> Seconds(const Value& group, absl::string_view field) {
 }
 
 }  // namespace
+
+std::string TaskGroupOfKey(absl::string_view key) {
+  if (!key.empty() && key.front() == '(') {
+    absl::string_view first = key.substr(0, key.find(','));
+    const absl::string_view strip = "()\"'";
+    while (!first.empty() && strip.find(first.front()) != absl::string_view::npos) {
+      first.remove_prefix(1);
+    }
+    while (!first.empty() && strip.find(first.back()) != absl::string_view::npos) {
+      first.remove_suffix(1);
+    }
+    return std::string(first);
+  }
+  return KeySplit(key);
+}
 
 Value TaskGroupsRequestArgs() {
   // Scheduler._to_dict applies `exclude` at every level: this keeps the groups' scalars.
@@ -227,7 +243,24 @@ void SpanCatalog::AddPaths(const std::map<std::string, SpanPath>& paths) {
   for (const auto& [id, path] : paths) paths_.try_emplace(id, path);
 }
 
-std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window) const {
+StreamGroups SpanCatalog::UnseenGroups(const StreamGroups& stream_groups) const {
+  std::set<std::string> seen_prefixes;
+  for (const auto& [name, g] : groups_) {
+    if (!g.span_id.empty()) seen_prefixes.insert(g.task_prefix);
+  }
+  StreamGroups unseen;
+  for (const auto& [prefix, groups] : stream_groups) {
+    if (seen_prefixes.count(prefix) == 0) continue;
+    for (const std::string& group : groups) {
+      if (groups_.count(group) == 0) unseen[prefix].insert(group);
+    }
+  }
+  return unseen;
+}
+
+std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window,
+                                             const StreamGroups& stream_groups) const {
+  const StreamGroups unseen = UnseenGroups(stream_groups);
   // The span tree: every id a group or a path names, and its parent.
   std::map<std::string, std::string> parent;
   for (const auto& [name, g] : groups_) {
@@ -263,7 +296,7 @@ std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window) const {
     for (const auto& [prefix, spans] : prefix_spans) {
       size_t inside = 0;
       for (const std::string& s : spans) inside += within(s, id) ? 1 : 0;
-      if (inside == spans.size()) {
+      if (inside == spans.size() && unseen.count(prefix) == 0) {
         exact.insert(prefix);
       } else if (inside > 0) {
         ambiguous.insert(prefix);

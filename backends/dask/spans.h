@@ -12,6 +12,11 @@
 // span (or to its descendants) is that span's exactly; a prefix that ran in several spans is
 // given to each of them with its totals, and listed in Span.ambiguous_task_prefixes.
 //
+// A span shorter than the poll interval can be missed: its groups are created and forgotten
+// between two polls. Its tasks are still in the task stream, whose keys name their groups
+// (TaskGroupOfKey): a prefix with a group the polls never saw is not exact in any span
+// (UnseenGroups, and Attribute marks it ambiguous wherever it is given).
+//
 // Thread-safety: plain values; SpanCatalog is not synchronised. Cost: linear in groups, spans
 // and metrics.
 #ifndef ROASTCOFFEA_BACKENDS_DASK_SPANS_H_
@@ -49,6 +54,13 @@ absl::StatusOr<std::vector<TaskGroupSpan>> ParseTaskGroups(const Value& reply);
 // nullopt when the text has another shape.
 std::optional<std::string> PrefixNameFromRepr(absl::string_view repr);
 
+// The task group of a key in its display form (task_stream.h's TaskRecord::key): Dask's
+// key_split_group ("('x-2', 1)" -> "x-2", else key_split).
+std::string TaskGroupOfKey(absl::string_view key);
+
+// Task prefix -> the groups the task stream saw it run in.
+using StreamGroups = std::map<std::string, std::set<std::string>>;
+
 // A span's name path and ids path, outermost first (the span is the last element).
 struct SpanPath {
   std::vector<std::string> names;
@@ -73,8 +85,14 @@ class SpanCatalog {
   // The workload spans with `window`'s metrics split over them (kind SPAN_KIND_WORKLOAD),
   // parents before children, siblings by start. Only spans with at least one metric are given.
   // A span whose name was never read is named "span <id>". Metrics of prefixes no group was
-  // seen for stay in the window only.
-  std::vector<v1::Span> Attribute(const v1::Span& window) const;
+  // seen for stay in the window only. A prefix with a group in `stream_groups` that no poll saw
+  // (a missed span) is ambiguous wherever it is given.
+  std::vector<v1::Span> Attribute(const v1::Span& window,
+                                  const StreamGroups& stream_groups = {}) const;
+
+  // The groups of `stream_groups` no poll saw, by prefix, for the prefixes some poll saw a
+  // group of (those whose tasks would otherwise go silently to a seen span).
+  StreamGroups UnseenGroups(const StreamGroups& stream_groups) const;
 
  private:
   std::map<std::string, TaskGroupSpan> groups_;  // by group name

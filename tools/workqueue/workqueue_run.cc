@@ -34,6 +34,7 @@
 #include "tools/workqueue/local_workers.h"
 #include "tools/workqueue/task_command.h"
 #include "tools/workqueue/task_output.h"
+#include "tools/workqueue/task_resources.h"
 #include "tools/workqueue/work_queue_api.h"
 
 namespace roastcoffea {
@@ -102,6 +103,12 @@ v1::ChunkRecord FailedRecord(const TaskChunk& chunk, const std::string& task_id,
   record.set_error_text(error);
   record.set_task_id(task_id);
   return record;
+}
+
+// A file's size in bytes; 0 when it cannot be read (the task then reports the missing file).
+int64_t FileBytes(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 ? static_cast<int64_t>(info.st_size) : 0;
 }
 
 struct PendingTask {
@@ -251,8 +258,12 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     workers = *std::move(started);
   }
 
-  std::map<int, PendingTask> pending;  // by Work Queue task id
-  for (size_t g = 0; g < groups.size(); ++g) {
+  // A task is submitted only when a core is free for it, so that Work Queue never holds a
+  // waiting task it could hand out after a signal (the README's "no new work after the first
+  // signal"); a task that waits to start costs nothing here, chunk tasks are short.
+  std::map<int, PendingTask> pending;  // submitted, not back; by Work Queue task id
+  size_t next_group = 0;               // groups[next_group..] are not submitted yet
+  auto submit = [&](size_t g) {
     ChunkTaskArguments arguments;
     arguments.output = kChunkTaskOutput;
     arguments.chunks = groups[g];
@@ -260,9 +271,13 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
     work_queue_task_specify_file(task.get(), options.chunk_task_binary.c_str(), kChunkTaskProgram,
                                  WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+    int64_t events = 0;
+    int64_t input_bytes = FileBytes(options.chunk_task_binary);
     std::set<std::string> files;
     for (const TaskChunk& chunk : groups[g]) {
+      events += chunk.entry_stop - chunk.entry_start;
       if (files.insert(chunk.file).second) {
+        input_bytes += FileBytes(chunk.file);
         work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
                                      WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
       }
@@ -272,11 +287,27 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     work_queue_task_specify_file(task.get(), entry.output_path.c_str(), kChunkTaskOutput,
                                  WORK_QUEUE_OUTPUT, WORK_QUEUE_NOCACHE);
     work_queue_task_specify_category(task.get(), kChunkCategory);
-    work_queue_task_specify_cores(task.get(), 1);
+    const TaskResources resources = ChunkTaskResources(events, input_bytes);
+    work_queue_task_specify_cores(task.get(), static_cast<int>(resources.cores));
+    work_queue_task_specify_memory(task.get(), resources.memory_mb);
+    work_queue_task_specify_disk(task.get(), resources.disk_mb);
     work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", g).c_str());
     const int id = work_queue_submit(queue.get(), task.release());  // the queue owns it now
     pending.emplace(id, std::move(entry));
-  }
+  };
+  // Interrupted: the tasks not started yet are cancelled at once; those running may come back
+  // within the grace period.
+  auto cancel_waiting = [&] {
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (work_queue_task_state(queue.get(), it->first) != WORK_QUEUE_TASK_READY) {
+        ++it;
+        continue;
+      }
+      Task cancelled(work_queue_cancel_by_taskid(queue.get(), it->first));
+      result.chunks_not_done += static_cast<int64_t>(groups[it->second.group].size());
+      it = pending.erase(it);
+    }
+  };
 
   sample_analysis::DijetOutput merged;
   std::vector<v1::ChunkRecord> instrumented;
@@ -285,9 +316,24 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   bool any_worker = false;
   bool killed = false;
   int64_t returned = 0;
+  // Tasks out at most: the connected workers' cores (one task until a worker reports them).
+  size_t capacity = 1;
   notice_signal("starting the run");
-  while (!pending.empty()) {
+  while (!pending.empty() || (interrupted_while.empty() && next_group < groups.size())) {
     notice_signal("running");
+    if (interrupted_while.empty()) {
+      while (pending.size() < capacity && next_group < groups.size()) submit(next_group++);
+      // Work Queue hands tasks out only inside work_queue_wait: a signal that came while they
+      // were submitted still finds them waiting.
+      notice_signal("running");
+    }
+    if (!interrupted_while.empty()) {
+      for (; next_group < groups.size(); ++next_group) {
+        result.chunks_not_done += static_cast<int64_t>(groups[next_group].size());
+      }
+      cancel_waiting();
+      if (pending.empty()) break;
+    }
     // Interrupted: the tasks that come back within the grace period are kept.
     if (absl::Now() >= interrupted_at + options.grace_period) break;
     const bool armed = workers != nullptr && !killed &&
@@ -298,6 +344,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     work_queue_get_stats(queue.get(), &stats);
     any_worker = any_worker || stats.workers_connected > 0;
     result.peak_workers = std::max(result.peak_workers, stats.workers_connected);
+    capacity = static_cast<size_t>(std::max<int64_t>(stats.total_cores, 1));
     const auto now = std::chrono::steady_clock::now();
     // Worker 0 runs a task when it has a child process (the task's shell): then the fault
     // certainly hits a task in flight.
@@ -388,6 +435,15 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     }
   }
   pending.clear();
+  for (; next_group < groups.size(); ++next_group) {
+    for (const TaskChunk& chunk : groups[next_group]) {
+      instrumented.push_back(
+          FailedRecord(chunk, "",
+                       absl::StrCat("never sent to a worker: no task returned for ",
+                                    absl::FormatDuration(options.stall_timeout), "; given up")));
+      ++result.chunks_given_up;
+    }
+  }
   work_queue_shut_down_workers(queue.get(), 0);
   queue.reset();  // writes MANAGER END and closes the logs
   if (workers != nullptr) workers->Stop();
@@ -435,10 +491,11 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     coded.set_code("interrupted");
     coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
                                    " while ", interrupted_while, "): ", result.chunks_not_done,
-                                   " chunks not done (chunks not started or still running "
-                                   "after the grace period of ",
+                                   " chunks not done (no task is handed out after the signal: "
+                                   "chunks not started then, or still running after the grace "
+                                   "period of ",
                                    absl::FormatDuration(options.grace_period),
-                                   "; their tasks were cancelled); the physics result lacks them"));
+                                   ", were cancelled); the physics result lacks them"));
   }
   // The tasks ran in other processes (maybe other machines), built with this build.
   run.in_process_worker_threads.reset();

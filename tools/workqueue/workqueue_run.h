@@ -14,9 +14,13 @@
 // `stall_timeout`, the chunks still out are given up (FAILED, "never came back") and the
 // measurement is still assembled.
 //
-// Interruption (handle_signals): the first SIGINT/SIGTERM stops the run handing out work: the
-// tasks that come back within grace_period are kept, the others are cancelled (their chunks are
-// counted in a warning, as "not done"), and the measurement of what was done is assembled from
+// Tasks are submitted as cores free up (at most one per connected core), each asking for one
+// core and explicit memory and disk (task_resources.h).
+//
+// Interruption (handle_signals): the first SIGINT/SIGTERM stops the run handing out work: no
+// task is submitted any more, those not started are cancelled at once, the running ones that
+// come back within grace_period are kept, the others are cancelled (their chunks are counted in
+// a warning, as "not done"), and the measurement of what was done is assembled from
 // the manager's logs as usual, marked interrupted. A second signal exits at once. The handlers
 // stay until the result is destroyed, so that the caller's save is not cut short either.
 #ifndef ROASTCOFFEA_TOOLS_WORKQUEUE_WORKQUEUE_RUN_H_

@@ -681,8 +681,7 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
   options.session = std::move(session_options);
   if (backend.ReadsFinishedRun() && command.empty()) {
     // Nothing to wait for: the logs of a finished run are read and measured at once.
-    std::cerr << "collect: reading the run's record with the " << backend.name()
-              << " backend\n";
+    std::cerr << "collect: reading the run's record with the " << backend.name() << " backend\n";
   } else {
     std::cerr << "collect: tracking with the " << backend.name() << " backend "
               << (command.empty() ? (duration > 0 ? absl::StrCat("for ", duration, " s")

@@ -231,9 +231,11 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
   if (slot_count < 2 || run_end <= run_start) {
     b.NotEvaluated("idle_tail", "fewer than 2 worker slots with timed chunks");
+    b.NotEvaluated("load_imbalance", "fewer than 2 worker slots with timed chunks");
     return;
   }
   b.Evaluated("idle_tail");
+  b.Evaluated("load_imbalance");
   const double span = 1e-9 * static_cast<double>(run_end - run_start);
 
   double idle = 0, longest_idle = 0;
@@ -379,9 +381,11 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
 void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const v1::AggregatedMetrics& m = *in.metrics;
   if (!m.has_chunks()) {
+    b.NotEvaluated("failed_chunks", "no chunk records");
     b.NotEvaluated("retried_chunks", "no chunk records");
     return;
   }
+  b.Evaluated("failed_chunks");
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
   if (chunks.num_failed_chunks() > 0) {

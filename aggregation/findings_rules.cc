@@ -240,7 +240,7 @@ void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
   const double share = off / (on + off);
   if (share < kBlockedShare) return;
   std::string evidence =
-      absl::StrCat("Processor I/O & Waiting Time ", Seconds(off), " of ", Seconds(on + off),
+      absl::StrCat("Processor off-CPU time ", Seconds(off), " of ", Seconds(on + off),
                    " task thread time (the engine's thread-cpu / thread-noncpu "
                    "accounting); it includes waiting for a CPU or the GIL");
   if (FindWarning(in, "host_overloaded") != nullptr) {
@@ -249,7 +249,8 @@ void IoBoundFromFineMetrics(const FindingsInputs& in, Builder& b) {
   absl::StrAppend(&evidence, ".");
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "io_bound",
-      absl::StrCat("I/O-bound or waiting: tasks were off CPU ", Pct(share), " of their time"),
+      absl::StrCat("Off CPU: tasks were off CPU ", Pct(share),
+                   " of their time (I/O, locks, sleep or waiting for a CPU)"),
       std::move(evidence),
       "If the tasks read data: read fewer bytes (only the columns used), from closer or faster "
       "storage, or cache the input. If they should be computing: look for sleeps, locks or the "

@@ -277,6 +277,27 @@ const v1::RuleEvaluation* Evaluation(const v1::AggregatedMetrics& metrics,
   return nullptr;
 }
 
+// Every rule of findings.h, not only some, records its state: "none fired" then covers them all.
+TEST(FindingsTest, EveryRuleRecordsAState) {
+  const v1::AggregatedMetrics healthy = Aggregated(MakeRun({}));
+  for (const char* code :
+       {"cpu_starvation", "io_bound", "stragglers", "idle_tail", "load_imbalance",
+        "engine_overhead", "tiny_chunks", "read_amplification", "failed_chunks", "retried_chunks",
+        "data_lost", "memory_pressure", "debug_build"}) {
+    EXPECT_NE(Evaluation(healthy, code), nullptr) << code;
+  }
+  // Without chunk records the chunk rules say so.
+  v1::Measurement empty = MakeRun({});
+  empty.clear_chunks();
+  const v1::AggregatedMetrics without = Aggregated(empty);
+  for (const char* code : {"failed_chunks", "retried_chunks", "load_imbalance"}) {
+    const v1::RuleEvaluation* e = Evaluation(without, code);
+    ASSERT_NE(e, nullptr) << code;
+    EXPECT_FALSE(e->evaluated()) << code;
+    EXPECT_FALSE(e->reason().empty()) << code;
+  }
+}
+
 TEST(FindingsTest, EveryOwnedRuleRecordsWhetherItWasEvaluated) {
   const v1::AggregatedMetrics healthy = Aggregated(MakeRun({}));
   for (const char* code :

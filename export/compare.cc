@@ -177,7 +177,7 @@ const std::vector<MetricSpec>& Specs() {
          return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
                    m.fine().processor_cpu_time_seconds());
        }},
-      {"Processor I/O & Waiting Time", "s", Better::kLower, kFallsWithCores,
+      {"Processor Off-CPU Time", "s", Better::kLower, kFallsWithCores,
        [](const M& m) {
          return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
                    m.fine().processor_io_wait_time_seconds());

@@ -414,6 +414,13 @@ bool IsLogLimit(absl::string_view message) {
   return absl::StrContains(message, "have no worker start/end times");
 }
 
+// A value the engine (or the command) wrote that cannot be true and was left out: the log
+// itself holds it (a TaskVine timer that underflowed to 1.8e13 s), so a rerun with the engine
+// reachable would read the same value.
+bool IsRejectedValue(absl::string_view code) {
+  return absl::EndsWith(code, "_impossible_value") || absl::StartsWith(code, "invalid_");
+}
+
 }  // namespace
 
 std::string ConfiguredBackend(const FindingsInputs& in) {
@@ -442,10 +449,12 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   std::string first_message;
   bool only_recovered = true;
   bool only_log_limits = true;
+  bool only_rejected_values = true;
   if (in.warnings != nullptr) {
     for (const v1::Warning& warning : *in.warnings) {
       if (!IsLostDataWarning(warning.code())) continue;
       only_log_limits = only_log_limits && IsLogLimit(warning.message());
+      only_rejected_values = only_rejected_values && IsRejectedValue(warning.code());
       if (std::find(codes.begin(), codes.end(), warning.code()) == codes.end()) {
         codes.push_back(warning.code());
       }
@@ -468,6 +477,20 @@ void DataLost(const FindingsInputs& in, Builder& b) {
     parts.push_back(absl::StrCat("warnings ", absl::StrJoin(codes, ", "), ": ", first_message));
   }
   const bool recovered = gaps == 0 && only_recovered;
+  if (gaps == 0 && only_rejected_values) {
+    // Rerunning cannot help either: the engine wrote these values.
+    v1::Finding& f =
+        b.Add(v1::Finding::SEVERITY_WARNING, "data_lost",
+              "Impossible values in the engine's or the command's records were left out",
+              absl::StrCat(absl::StrJoin(parts, "; "), "."),
+              "Nothing to rerun: the records themselves hold these values (the WARNING lines name "
+              "each); every figure leaves them out. If they are many, report them to the "
+              "engine's authors.");
+    Number(f, "tracking_gaps", 0, "gaps");
+    Number(f, "tracking_gap_seconds", 0, "s");
+    Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
+    return;
+  }
   if (gaps == 0 && only_log_limits) {
     // Rerunning cannot help: the engine's log never has these figures.
     const bool work_queue = ConfiguredBackend(in) == "workqueue";

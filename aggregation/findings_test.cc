@@ -277,6 +277,22 @@ const v1::RuleEvaluation* Evaluation(const v1::AggregatedMetrics& metrics,
   return nullptr;
 }
 
+// A value the engine's log itself holds (a TaskVine timer that underflowed) cannot be fixed by
+// rerunning with the engine reachable: the finding says so instead.
+TEST(FindingsTest, ImpossibleValuesInTheLogAreNoReasonToRerun) {
+  v1::Measurement m = MakeRun({});
+  v1::Warning& w = *m.add_warnings();
+  w.set_code("taskvine_impossible_value");
+  w.set_message("1 impossible value rejected (kept out of every figure): transactions line 215");
+  const v1::Finding f = Only(Aggregated(m), "data_lost");
+  EXPECT_THAT(f.title(), HasSubstr("Impossible values"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("Nothing to rerun"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("engine reachable")));
+  // A real loss beside it still asks for the rerun.
+  m.add_warnings()->set_code("workers_lost");
+  EXPECT_THAT(Only(Aggregated(m), "data_lost").suggestion(), HasSubstr("engine reachable"));
+}
+
 // Every rule of findings.h, not only some, records its state: "none fired" then covers them all.
 TEST(FindingsTest, EveryRuleRecordsAState) {
   const v1::AggregatedMetrics healthy = Aggregated(MakeRun({}));

@@ -110,7 +110,10 @@ std::vector<std::string> PrintedPhysics(const std::string& out) {
   bool in = false;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
     if (absl::StartsWith(line, "Dijet analysis")) in = true;
-    if (absl::StartsWith(line, "Measurement saved")) in = false;
+    // The physics summary ends where the run's recap (timings, which differ) begins.
+    if (absl::StartsWith(line, "Recap:") || absl::StartsWith(line, "Measurement saved")) {
+      in = false;
+    }
     if (in && !absl::StrContains(line, "rcol") && !absl::StrContains(line, "read MB")) {
       std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
       // Dataset rows: name chunks events selected selected% MB peak -> drop MB.

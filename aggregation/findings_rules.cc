@@ -431,6 +431,32 @@ std::string ConfiguredBackend(const FindingsInputs& in) {
   return in.backend;
 }
 
+// data_lost when rerunning cannot help: the engine's log never records those figures (Work
+// Queue 9.9 has no worker start/end times), or its records hold impossible values.
+void AddNothingToRerun(const FindingsInputs& in, Builder& b, bool rejected_values,
+                       const std::vector<std::string>& parts, size_t warning_codes) {
+  v1::Finding* f = nullptr;
+  if (rejected_values) {
+    f = &b.Add(v1::Finding::SEVERITY_WARNING, "data_lost",
+               "Impossible values in the engine's or the command's records were left out",
+               absl::StrCat(absl::StrJoin(parts, "; "), "."),
+               "Nothing to rerun: the records themselves hold these values (the WARNING lines "
+               "name each); every figure leaves them out. If they are many, report them to the "
+               "engine's authors.");
+  } else {
+    const bool work_queue = ConfiguredBackend(in) == "workqueue";
+    f = &b.Add(v1::Finding::SEVERITY_INFO, "data_lost",
+               "Some task times are estimates: the engine's log does not record them",
+               absl::StrCat(absl::StrJoin(parts, "; "), ". ",
+                            work_queue ? "The Work Queue 9.9 transactions log" : "The engine's log",
+                            " never records them."),
+               "Nothing to rerun: this is a limit of the log, not of this measurement.");
+  }
+  Number(*f, "tracking_gaps", 0, "gaps");
+  Number(*f, "tracking_gap_seconds", 0, "s");
+  Number(*f, "data_warnings", static_cast<double>(warning_codes), "codes");
+}
+
 void DataLost(const FindingsInputs& in, Builder& b) {
   // Tracking gaps and the warnings are always recorded: an absent list is a clean one.
   b.Evaluated("data_lost");
@@ -477,33 +503,8 @@ void DataLost(const FindingsInputs& in, Builder& b) {
     parts.push_back(absl::StrCat("warnings ", absl::StrJoin(codes, ", "), ": ", first_message));
   }
   const bool recovered = gaps == 0 && only_recovered;
-  if (gaps == 0 && only_rejected_values) {
-    // Rerunning cannot help either: the engine wrote these values.
-    v1::Finding& f =
-        b.Add(v1::Finding::SEVERITY_WARNING, "data_lost",
-              "Impossible values in the engine's or the command's records were left out",
-              absl::StrCat(absl::StrJoin(parts, "; "), "."),
-              "Nothing to rerun: the records themselves hold these values (the WARNING lines name "
-              "each); every figure leaves them out. If they are many, report them to the "
-              "engine's authors.");
-    Number(f, "tracking_gaps", 0, "gaps");
-    Number(f, "tracking_gap_seconds", 0, "s");
-    Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
-    return;
-  }
-  if (gaps == 0 && only_log_limits) {
-    // Rerunning cannot help: the engine's log never has these figures.
-    const bool work_queue = ConfiguredBackend(in) == "workqueue";
-    v1::Finding& f =
-        b.Add(v1::Finding::SEVERITY_INFO, "data_lost",
-              "Some task times are estimates: the engine's log does not record them",
-              absl::StrCat(absl::StrJoin(parts, "; "), ". ",
-                           work_queue ? "The Work Queue 9.9 transactions log" : "The engine's log",
-                           " never records them."),
-              "Nothing to rerun: this is a limit of the log, not of this measurement.");
-    Number(f, "tracking_gaps", 0, "gaps");
-    Number(f, "tracking_gap_seconds", 0, "s");
-    Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
+  if (gaps == 0 && (only_rejected_values || only_log_limits)) {
+    AddNothingToRerun(in, b, only_rejected_values, parts, codes.size());
     return;
   }
   v1::Finding& f = b.Add(

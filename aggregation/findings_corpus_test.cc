@@ -162,5 +162,34 @@ TEST(FindingsCorpusTest, WorkQueueLogLimitAndChunksPerTask) {
   EXPECT_TRUE(states.at("tiny_chunks")->fired());
 }
 
+// A real Dask run (distributed 2025.9.3, shared/engines/modern-dask work.py) has spans with the
+// engine's fine metrics but no chunk records and no task timeline: the rules that need those say
+// they were not evaluated, so "no finding" is never read as "checked and clear".
+TEST(FindingsCorpusTest, ADaskRunSaysWhatItCouldNotCheck) {
+  const v1::Measurement m = Load("dask_2025.9.3_work.pb");
+  ASSERT_EQ(m.chunks_size(), 0);
+  bool thread_cpu = false;
+  for (const v1::Span& span : m.spans()) {
+    for (const v1::FineMetric& metric : span.metrics()) {
+      thread_cpu |= metric.activity() == "thread-cpu";
+    }
+  }
+  ASSERT_TRUE(thread_cpu) << "the engine's own CPU accounting is there";
+
+  const v1::AggregatedMetrics metrics = Reaggregate(m);
+  const auto states = States(metrics);
+  for (const char* code : {"stragglers", "tiny_chunks", "failed_chunks", "retried_chunks",
+                           "read_amplification", "idle_tail", "load_imbalance", "worker_bound",
+                           "dispatch_bound", "dead_workers", "slow_hosts"}) {
+    ASSERT_TRUE(states.count(code)) << code;
+    EXPECT_FALSE(states.at(code)->evaluated()) << code;
+    EXPECT_FALSE(states.at(code)->reason().empty()) << code;
+  }
+  for (const char* code : {"io_bound", "data_lost", "engine_overhead"}) {
+    ASSERT_TRUE(states.count(code)) << code;
+    EXPECT_TRUE(states.at(code)->evaluated()) << code << ": " << states.at(code)->reason();
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

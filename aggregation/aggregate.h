@@ -19,7 +19,17 @@
 //   cpu_metrics.cc            measured CPU, CPU efficiency, chunk CPU / run-queue / blocked
 //                             split                                  (AggregatedMetrics.cpu)
 //   findings.cc               what limited the run: one rule per finding code, thresholds as
-//                             named constants                        (AggregatedMetrics.findings)
+//                             named constants                        (AggregatedMetrics.findings);
+//                             the rules over aggregated metrics in findings_rules.cc, the
+//                             capacity rules in findings_capacity.cc; each records its state
+//                             (AggregatedMetrics.rule_evaluations)
+//   capacity.cc               an engine run's task timeline: worker-bound, dispatch-bound and
+//                             underfed time, dead workers, the 2x-slots replay
+//   read_amplification.cc     bytes read over the distinct bytes of the files
+//                             (WorkflowMetrics.read_amplification, distinct_file_bytes)
+//   invariants.cc             figures that cannot be true (a share over 100 %, an efficiency
+//                             over 1, a chunk longer than the run)
+//                                                                 (AggregatedMetrics.impossible_figures)
 //   chunk_stats.cc            the one pass over chunk records: counts, distributions with
 //                             percentiles, per-dataset breakdown, failures, retries
 //   chunk_info.cc             the original's chunk_info timeline

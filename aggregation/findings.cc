@@ -431,14 +431,16 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
     // not the rerun, which would have run anyway.
     // Attempts retried on their worker (resources exceeded) are not in lost-task-seconds.
     const size_t dead = in.tracking == nullptr ? 0 : DeadWorkers(*in.tracking).size();
-    std::optional<double> lost = LostWorkSeconds(in);
-    if (lost.has_value() && *lost <= 0 && dead == 0) lost.reset();
+    // A plain pair rather than the optional: gcc -O1 (the sanitizer builds) warns that an
+    // optional<double> tested twice "may be used uninitialized".
+    const std::optional<double> measured_loss = LostWorkSeconds(in);
+    const bool loss_known = measured_loss.has_value() && (*measured_loss > 0 || dead > 0);
+    const double lost_seconds = loss_known ? *measured_loss : 0.0;
     std::string evidence =
-        lost.has_value()
-            ? absl::StrCat("The lost attempts had run ", Seconds(*lost),
-                           " of chunk time, done again by the retries.")
-            : absl::StrCat("The reruns took ", Seconds(retried_seconds),
-                           " of chunk time (the lost attempts' time was not measured).");
+        loss_known ? absl::StrCat("The lost attempts had run ", Seconds(lost_seconds),
+                                  " of chunk time, done again by the retries.")
+                   : absl::StrCat("The reruns took ", Seconds(retried_seconds),
+                                  " of chunk time (the lost attempts' time was not measured).");
     if (dead > 0) {
       absl::StrAppend(&evidence, " ", Count(static_cast<int64_t>(dead), "worker", "workers"),
                       " died with tasks running (see that finding).");
@@ -453,7 +455,7 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
                    "limit, preemption, a flaky file server).");
     Number(f, "retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
     Number(f, "retry_seconds", retried_seconds, "s");
-    if (lost.has_value()) Number(f, "lost_work_seconds", *lost, "s");
+    if (loss_known) Number(f, "lost_work_seconds", lost_seconds, "s");
   }
 }
 

@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "aggregation/report_from_chunks.h"
 #include "backends/chunk_join.h"
 #include "backends/taskvine/taskvine_backend.h"
@@ -339,7 +340,10 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     const bool armed = workers != nullptr && !killed &&
                        options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
                        returned >= options.fault.after_tasks;
-    Task task(work_queue_wait(queue.get(), 1));
+    // Armed for a fault (tests only): poll every few ms, so that worker 0 is caught while it
+    // runs one of the short tasks (tasks are handed out one per free core).
+    Task task(work_queue_wait(queue.get(), armed ? 0 : 1));
+    if (armed && task == nullptr) absl::SleepFor(absl::Milliseconds(3));
     work_queue_stats stats;
     work_queue_get_stats(queue.get(), &stats);
     any_worker = any_worker || stats.workers_connected > 0;

@@ -9,36 +9,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "export/html_report.h"
 
 namespace roastcoffea {
 namespace live {
 namespace {
-
-std::string Escape(absl::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-    }
-  }
-  return out;
-}
 
 std::string Seconds(double s) {
   if (!std::isfinite(s) || s < 0) return "N/A";
@@ -70,7 +45,7 @@ std::string PageHead(const LiveStatus& s) {
       s.finished ? "" : "<meta http-equiv=\"refresh\" content=\"2\">\n",
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>roastcoffea live: ",
-      Escape(s.name),
+      HtmlEscape(s.name),
       "</title>\n<style>\n"
       "body{font-family:sans-serif;margin:1.2em auto;max-width:1300px;padding:0 1em;color:#222}\n"
       "h1{font-size:1.4em;margin:.2em 0}.sub{color:#555;margin-bottom:1em}\n"
@@ -87,7 +62,7 @@ std::string PageHead(const LiveStatus& s) {
       "\n.critical{border-color:#c0392b;background:#fff3f2}.info{border-color:#3b7dd8;"
       "background:#f2f7ff}\n.muted{color:#666;font-size:.9em}\n"
       "</style></head><body>\n<h1>roastcoffea live: ",
-      Escape(s.name), "</h1>\n<div class=\"sub\">", Escape(s.backend), " run, ",
+      HtmlEscape(s.name), "</h1>\n<div class=\"sub\">", HtmlEscape(s.backend), " run, ",
       s.finished      ? "finished"
       : s.interrupted ? "stopping after a signal"
                       : "running",
@@ -181,8 +156,9 @@ void AppendFindings(const LiveStatus& s, std::string& out) {
       const char* kind = f.severity() == v1::Finding::SEVERITY_CRITICAL ? " critical"
                          : f.severity() == v1::Finding::SEVERITY_INFO   ? " info"
                                                                         : "";
-      absl::StrAppend(&out, "<div class=\"finding", kind, "\"><b>", Escape(f.title()), "</b><br>",
-                      Escape(f.evidence()), "<br><i>Try: ", Escape(f.suggestion()), "</i></div>\n");
+      absl::StrAppend(&out, "<div class=\"finding", kind, "\"><b>", HtmlEscape(f.title()),
+                      "</b><br>", HtmlEscape(f.evidence()),
+                      "<br><i>Try: ", HtmlEscape(f.suggestion()), "</i></div>\n");
     }
     if (s.so_far->findings().empty()) {
       absl::StrAppend(&out, "<p>None of the rules checked so far fired.</p>\n");
@@ -190,7 +166,8 @@ void AppendFindings(const LiveStatus& s, std::string& out) {
     std::vector<std::string> pending;
     for (const v1::RuleEvaluation& rule : s.so_far->rule_evaluations()) {
       if (!rule.evaluated()) {
-        pending.push_back(absl::StrCat(Escape(rule.code()), " (", Escape(rule.reason()), ")"));
+        pending.push_back(
+            absl::StrCat(HtmlEscape(rule.code()), " (", HtmlEscape(rule.reason()), ")"));
       }
     }
     if (!pending.empty()) {

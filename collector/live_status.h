@@ -53,6 +53,10 @@ struct LiveStatus {
   std::shared_ptr<const v1::AggregatedMetrics> so_far;
 };
 
+// Adds one finished chunk to the counters of `status`: the one rule for what the live view
+// counts, used by the session as chunks are recorded and for a saved measurement.
+void CountChunk(const v1::ChunkRecord& record, LiveStatus* status);
+
 }  // namespace roastcoffea
 
 #endif  // ROASTCOFFEA_COLLECTOR_LIVE_STATUS_H_

@@ -93,7 +93,7 @@ class MeasurementSession::Impl {
   }
   void RecordChunk(v1::ChunkRecord record) {
     std::lock_guard<std::mutex> lock(mu_);
-    CountForLiveView(record);
+    CountChunk(record, &live_);
     chunks_.push_back(std::move(record));
   }
   LiveStatus live_status(absl::Duration refresh) const;
@@ -157,7 +157,6 @@ class MeasurementSession::Impl {
   // The live view's counters (guarded by mu_; `so_far` is kept apart, in so_far_).
   LiveStatus live_;
   std::chrono::steady_clock::time_point steady_start_ = std::chrono::steady_clock::now();
-  void CountForLiveView(const v1::ChunkRecord& record);
 
   // The last aggregation of the chunks so far, for the live view (guarded by so_far_mu_, taken
   // before mu_).
@@ -232,31 +231,6 @@ absl::Status MeasurementSession::Impl::Start() {
   SetState(State::kRunning);
   StartCheckpoints();
   return absl::OkStatus();
-}
-
-void MeasurementSession::Impl::CountForLiveView(const v1::ChunkRecord& record) {
-  const bool ok = record.status() != v1::CHUNK_STATUS_FAILED;
-  ++(ok ? live_.chunks_ok : live_.chunks_failed);
-  if (ok && record.events() > 0) live_.events += record.events();
-  if (record.compressed_bytes_read() > 0) {
-    live_.compressed_bytes_read += record.compressed_bytes_read();
-  }
-  const double seconds = record.duration_seconds();
-  if (std::isfinite(seconds) && seconds >= 0) {
-    live_.chunk_seconds += seconds;
-    size_t bucket = 0;
-    while (bucket < kLiveDurationBuckets.size() && seconds > kLiveDurationBuckets[bucket]) {
-      ++bucket;
-    }
-    ++live_.duration_buckets[bucket];
-  }
-  if (std::isfinite(record.cpu_seconds()) && record.cpu_seconds() > 0) {
-    live_.chunk_cpu_seconds += record.cpu_seconds();
-  }
-  if (record.has_run_queue_wait_seconds() && std::isfinite(record.run_queue_wait_seconds()) &&
-      record.run_queue_wait_seconds() > 0) {
-    live_.chunk_run_queue_wait_seconds += record.run_queue_wait_seconds();
-  }
 }
 
 LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {

@@ -16,11 +16,11 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sample_analysis/columnar_file.h"
+#include "sample_analysis/dijet_processor.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
 #include "tests/collect_runner.h"
-#include "tools/sample_analysis/columnar_file.h"
-#include "tools/sample_analysis/dijet_processor.h"
 #include "trace/perfetto_trace.pb.h"
 
 namespace roastcoffea {

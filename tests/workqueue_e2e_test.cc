@@ -23,13 +23,13 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sample_analysis/chunking.h"
+#include "sample_analysis/dijet_processor.h"
+#include "sample_analysis/sample_dataset.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
 #include "tests/child_process.h"
 #include "tests/collect_runner.h"
-#include "tools/sample_analysis/chunking.h"
-#include "tools/sample_analysis/dijet_processor.h"
-#include "tools/sample_analysis/sample_dataset.h"
 #include "tools/workqueue/task_output.h"
 
 namespace roastcoffea {

@@ -21,7 +21,7 @@ LAYERS=(
   "io stats"
   "host"
   "instrumentation"
-  "profile"
+  "profile sample_analysis"   # sample_analysis: the built-in analysis collect measures
   "backends"
   "aggregation"
   "store trace"

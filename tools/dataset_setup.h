@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 

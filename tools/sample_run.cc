@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "instrumentation/chunk_tracking.h"
+#include "sample_analysis/chunking.h"
 #include "tools/dataset_setup.h"
 #include "tools/progress_line.h"
-#include "tools/sample_analysis/chunking.h"
 #include "tools/threadpool_collect.h"
 
 namespace roastcoffea {

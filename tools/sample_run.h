@@ -12,9 +12,9 @@
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
 #include "collector/measurement_session.h"
+#include "sample_analysis/dijet_processor.h"
+#include "sample_analysis/sample_dataset.h"
 #include "schema/measurement.pb.h"
-#include "tools/sample_analysis/dijet_processor.h"
-#include "tools/sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 

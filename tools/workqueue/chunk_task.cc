@@ -1,7 +1,7 @@
 #include "tools/workqueue/chunk_task.h"
 
 #include "instrumentation/chunk_tracking.h"
-#include "tools/sample_analysis/dijet_processor.h"
+#include "sample_analysis/dijet_processor.h"
 
 namespace roastcoffea {
 namespace workqueue {

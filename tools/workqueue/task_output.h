@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "instrumentation/chunk_tracking.h"
-#include "tools/sample_analysis/dijet_processor.h"
+#include "sample_analysis/dijet_processor.h"
 
 namespace roastcoffea {
 namespace workqueue {

@@ -35,9 +35,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collector/interruption.h"
+#include "sample_analysis/dijet_processor.h"
+#include "sample_analysis/sample_dataset.h"
 #include "schema/measurement.pb.h"
-#include "tools/sample_analysis/dijet_processor.h"
-#include "tools/sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace workqueue {

@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/histogram.h"
+#include "sample_analysis/histogram.h"
 
 #include <cmath>
 #include <limits>

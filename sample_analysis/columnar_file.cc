@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/columnar_file.h"
+#include "sample_analysis/columnar_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -264,6 +264,8 @@ template absl::Status Writer::AddJaggedColumn<uint64_t>(absl::string_view,
                                                         absl::Span<const int64_t>,
                                                         absl::Span<const uint64_t>);
 
+// long-function: moved as is from tools/sample_analysis/ (listed in tools/size_baseline.txt
+// there); to be cut down with the other long functions (#24 item 5).
 absl::Status Writer::Write(const std::string& path) const {
   if (options_.basket_entries <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("writing columnar file ", path,
@@ -411,6 +413,8 @@ absl::Status Reader::PreadExactly(uint64_t offset, size_t size, uint8_t* out,
   return absl::OkStatus();
 }
 
+// long-function: moved as is from tools/sample_analysis/ (listed in tools/size_baseline.txt
+// there); to be cut down with the other long functions (#24 item 5).
 absl::Status Reader::LoadFooter() {
   const auto corrupt = [this](absl::string_view what) {
     return absl::DataLossError(absl::StrCat("columnar file ", path_, " is corrupt: ", what));

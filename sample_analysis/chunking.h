@@ -1,13 +1,13 @@
 // Splits a sample dataset into work items (chunks) by entry range, as Coffea's preprocessing does.
-#ifndef ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_CHUNKING_H_
-#define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_CHUNKING_H_
+#ifndef ROASTCOFFEA_SAMPLE_ANALYSIS_CHUNKING_H_
+#define ROASTCOFFEA_SAMPLE_ANALYSIS_CHUNKING_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace sample_analysis {
@@ -35,4 +35,4 @@ absl::StatusOr<std::vector<WorkItem>> MakeChunks(const SampleDataset& dataset, i
 }  // namespace sample_analysis
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_CHUNKING_H_
+#endif  // ROASTCOFFEA_SAMPLE_ANALYSIS_CHUNKING_H_

@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/chunking.h"
+#include "sample_analysis/chunking.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"

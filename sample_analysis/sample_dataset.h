@@ -12,8 +12,8 @@
 //
 // Generation is a pure function of the spec (own PRNG, no std:: distributions), so the same spec
 // gives the same bytes on every machine and the cache directory is keyed by a hash of the spec.
-#ifndef ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
-#define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
+#ifndef ROASTCOFFEA_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
+#define ROASTCOFFEA_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
 
 #include <cstdint>
 #include <functional>
@@ -170,4 +170,4 @@ absl::Status WriteEventsFile(const GeneratedEvents& events, const std::string& p
 }  // namespace sample_analysis
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_
+#endif  // ROASTCOFFEA_SAMPLE_ANALYSIS_SAMPLE_DATASET_H_

@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/columnar_file.h"
+#include "sample_analysis/columnar_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Reading + processing one chunk of the sample dataset: events/s and compressed bytes/s.
-//   bazel run -c opt //tools/sample_analysis:dijet_benchmark
+//   bazel run -c opt //sample_analysis:dijet_benchmark
 // The dataset (one file per dataset, 200k events each) is generated once into
 // DefaultCacheDirectory() and reused. Files sit in the page cache after the first pass, so this
 // measures decompression + analysis, not the disk.
@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "tools/sample_analysis/chunking.h"
-#include "tools/sample_analysis/dijet_processor.h"
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/chunking.h"
+#include "sample_analysis/dijet_processor.h"
+#include "sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/sample_dataset.h"
 
 #include <stdlib.h>
 #include <sys/time.h>
@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/sample_analysis/columnar_file.h"
+#include "sample_analysis/columnar_file.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

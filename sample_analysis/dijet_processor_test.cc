@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/dijet_processor.h"
+#include "sample_analysis/dijet_processor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,10 +16,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
+#include "sample_analysis/columnar_file.h"
+#include "sample_analysis/histogram.h"
+#include "sample_analysis/sample_dataset.h"
 #include "schema/measurement.pb.h"
-#include "tools/sample_analysis/columnar_file.h"
-#include "tools/sample_analysis/histogram.h"
-#include "tools/sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

@@ -1,6 +1,6 @@
 // A fixed-binning 1D histogram of event counts, mergeable across chunks.
-#ifndef ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_HISTOGRAM_H_
-#define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_HISTOGRAM_H_
+#ifndef ROASTCOFFEA_SAMPLE_ANALYSIS_HISTOGRAM_H_
+#define ROASTCOFFEA_SAMPLE_ANALYSIS_HISTOGRAM_H_
 
 #include <cstdint>
 #include <vector>
@@ -64,4 +64,4 @@ class Histogram {
 }  // namespace sample_analysis
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_HISTOGRAM_H_
+#endif  // ROASTCOFFEA_SAMPLE_ANALYSIS_HISTOGRAM_H_

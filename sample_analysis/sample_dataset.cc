@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/sample_dataset.h"
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "tools/sample_analysis/columnar_file.h"
+#include "sample_analysis/columnar_file.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

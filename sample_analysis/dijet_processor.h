@@ -6,8 +6,8 @@
 // roastcoffea::RecordBytesRead on the reading thread; the steps run inside the sections
 // "read_columns" (a time and a bytes section), "select_jets", "dijet_mass" and "fill_histogram".
 // Outside a chunk tracked by roastcoffea::TrackChunk these cost next to nothing.
-#ifndef ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_
-#define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_
+#ifndef ROASTCOFFEA_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_
+#define ROASTCOFFEA_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_
 
 #include <cstdint>
 #include <map>
@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "instrumentation/chunk_tracking.h"
-#include "tools/sample_analysis/chunking.h"
-#include "tools/sample_analysis/histogram.h"
+#include "sample_analysis/chunking.h"
+#include "sample_analysis/histogram.h"
 
 namespace roastcoffea {
 namespace sample_analysis {
@@ -99,4 +99,4 @@ std::string SummarizeDijetOutput(const DijetOutput& output);
 }  // namespace sample_analysis
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_
+#endif  // ROASTCOFFEA_SAMPLE_ANALYSIS_DIJET_PROCESSOR_H_

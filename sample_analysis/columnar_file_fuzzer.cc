@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/sample_analysis/columnar_file.h"
+#include "sample_analysis/columnar_file.h"
 
 namespace roastcoffea::sample_analysis {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/sample_analysis/dijet_processor.h"
+#include "sample_analysis/dijet_processor.h"
 
 #include <sys/stat.h>
 
@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "instrumentation/sections.h"
-#include "tools/sample_analysis/columnar_file.h"
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/columnar_file.h"
+#include "sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

@@ -7,9 +7,9 @@
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
-#include "tools/sample_analysis/chunking.h"
-#include "tools/sample_analysis/dijet_processor.h"
-#include "tools/sample_analysis/sample_dataset.h"
+#include "sample_analysis/chunking.h"
+#include "sample_analysis/dijet_processor.h"
+#include "sample_analysis/sample_dataset.h"
 
 namespace roastcoffea {
 namespace sample_analysis {

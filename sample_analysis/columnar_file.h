@@ -17,8 +17,8 @@
 //
 // Thread safety: `Writer` and `Reader` are not thread-safe; use one per thread. Distinct Readers of
 // the same file may be used concurrently.
-#ifndef ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_
-#define ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_
+#ifndef ROASTCOFFEA_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_
+#define ROASTCOFFEA_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_
 
 #include <cstdint>
 #include <memory>
@@ -220,4 +220,4 @@ class Reader {
 }  // namespace sample_analysis
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_TOOLS_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_
+#endif  // ROASTCOFFEA_SAMPLE_ANALYSIS_COLUMNAR_FILE_H_

@@ -35,18 +35,23 @@ absl::StatusOr<TraceFormat> TraceFormatForPath(const std::string& path) {
                    path, "'"));
 }
 
-absl::Status ValidateTraceFlag() {
-  const std::string flag = absl::GetFlag(FLAGS_trace);
-  if (flag.empty()) return absl::OkStatus();
-  return TraceFormatForPath(flag).status();
+absl::Status ValidateTracePath(const std::string& trace) {
+  if (trace.empty()) return absl::OkStatus();
+  return TraceFormatForPath(trace).status();
 }
 
+absl::Status ValidateTraceFlag() { return ValidateTracePath(absl::GetFlag(FLAGS_trace)); }
+
 absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out) {
-  const std::string flag = absl::GetFlag(FLAGS_trace);
-  if (flag.empty()) return absl::OkStatus();
-  absl::StatusOr<TraceFormat> format = TraceFormatForPath(flag);
+  return WriteTrace(measurement, absl::GetFlag(FLAGS_trace), out);
+}
+
+absl::Status WriteTrace(const v1::Measurement& measurement, const std::string& trace,
+                        std::ostream& out) {
+  if (trace.empty()) return absl::OkStatus();
+  absl::StatusOr<TraceFormat> format = TraceFormatForPath(trace);
   if (!format.ok()) return format.status();
-  const std::string path = ResolveUserPath(flag);
+  const std::string path = ResolveUserPath(trace);
   // The trace writers (trace/) sit beside store/ and cannot ask it: the same rule as every other
   // output (never a measurement's own files), checked here.
   if (absl::Status allowed = CheckOutputPath(path); !allowed.ok()) {

@@ -26,13 +26,17 @@ enum class TraceFormat { kChromeJson, kPerfettoProto };
 // none included, is InvalidArgument naming the flag, the path and the accepted extensions.
 absl::StatusOr<TraceFormat> TraceFormatForPath(const std::string& path);
 
-// OK when --trace is empty or has an accepted extension: lets collect reject a bad flag
-// before a run rather than after it.
-absl::Status ValidateTraceFlag();
+// OK when `trace` (the value of --trace) is empty or has an accepted extension: lets collect
+// reject a bad flag before a run rather than after it.
+absl::Status ValidateTracePath(const std::string& trace);
 
-// With --trace empty: does nothing. Else writes the trace of `measurement` to the
-// flag's path (relative to the directory the user ran from) and says where on `out`.
-// Errors name the path.
+// With `trace` empty: does nothing. Else writes the trace of `measurement` to that path
+// (relative to the directory the user ran from) and says where on `out`. Errors name the path.
+absl::Status WriteTrace(const v1::Measurement& measurement, const std::string& trace,
+                        std::ostream& out);
+
+// The two above with the value of --trace (collect reads it into its modes' configs).
+absl::Status ValidateTraceFlag();
 absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out);
 
 }  // namespace roastcoffea

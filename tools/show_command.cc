@@ -1,0 +1,55 @@
+#include "tools/show_command.h"
+
+#include <iostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "export/flat_formats.h"
+#include "export/tables.h"
+#include "ingest/any_measurement.h"
+#include "tools/command_failure.h"
+#include "tools/live_view.h"
+#include "tools/paths.h"
+#include "tools/table_style.h"
+#include "tools/trace_flag.h"
+
+namespace roastcoffea {
+
+ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
+  if (absl::Status trace = ValidateTracePath(config.trace); !trace.ok()) {
+    return Fail(AsUsageError(trace));
+  }
+  absl::StatusOr<TableOptions> tables = TableStyle(config.tables);
+  if (!tables.ok()) return Fail(tables.status());
+  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(ResolveUserPath(directory));
+  if (!measurement.ok()) return Fail(measurement.status());
+  if (config.format != "table") {
+    absl::StatusOr<FlatFormat> flat = ParseFlatFormat(config.format);
+    if (!flat.ok()) return Fail(AsUsageError(flat.status()));
+    std::cout << FormatFlatMetrics(*measurement, *flat);
+    // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
+    if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cerr); !trace.ok()) {
+      return Fail(trace);
+    }
+    return ExitCode::kOk;
+  }
+  std::cout << FormatSummaryTables(*measurement, *tables);
+  if (measurement->metadata().interrupted()) {
+    std::cout << "\nInterrupted (" << measurement->metadata().interruption()
+              << "): the measurement holds what was done until then.\n";
+  }
+  if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cout); !trace.ok()) {
+    return Fail(trace);
+  }
+  if (!config.serve.empty()) {
+    if (absl::Status serving = StartLiveView(config.serve); !serving.ok()) return Fail(serving);
+    LiveView()->SetFinal(*measurement);
+    std::cout.flush();
+    std::cerr << "collect: serving " << measurement->metadata().name() << " until Ctrl-C\n";
+    ServeUntilSignal(absl::InfiniteDuration());
+    LiveView()->Stop();
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace roastcoffea

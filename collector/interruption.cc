@@ -144,7 +144,9 @@ absl::StatusOr<std::unique_ptr<Interruption>> Interruption::Install(Interruption
 }
 
 Interruption::Interruption(InterruptionOptions options)
-    : options_(std::move(options)), watcher_([this] { Watch(); }) {}
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : Clock::Real()),
+      watcher_([this] { Watch(); }) {}
 
 Interruption::~Interruption() {
   sigaction(SIGINT, &g_previous_int, nullptr);
@@ -201,18 +203,19 @@ void Interruption::Watch() {
     }
     if (poll(&wake, 1, 100) > 0) break;
   }
-  absl::Time deadline;
+  // Monotonic: a step of the wall clock during the grace period neither stretches nor cuts it.
+  absl::Duration deadline;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    triggered_at_ = absl::Now();
-    deadline = triggered_at_ + options_.deadline_delay;
+    triggered_at_ = clock_->Now();
+    deadline = clock_->Monotonic() + options_.deadline_delay;
   }
   changed_.notify_all();
   if (options_.on_signal) options_.on_signal();
   if (!options_.on_deadline || options_.deadline_delay == absl::InfiniteDuration()) return;
   {
     std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_ && absl::Now() < deadline) {
+    while (!stopping_ && clock_->Monotonic() < deadline) {
       changed_.wait_for(lock, std::chrono::milliseconds(50));
     }
     if (stopping_) return;

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "collector/clock.h"
 
 namespace roastcoffea {
 
@@ -30,6 +31,9 @@ struct InterruptionOptions {
   // Interruption is destroyed first: the last resort when the run does not stop in time.
   absl::Duration deadline_delay = absl::InfiniteDuration();
   std::function<void()> on_deadline;
+  // When the signal came (wall) and when `deadline_delay` is over (monotonic); null: the real
+  // clock. Not owned; outlives the Interruption.
+  Clock* clock = nullptr;
 };
 
 // Handlers, not blocked signals: every thread, in every phase (a connect, a join, a save),
@@ -61,6 +65,7 @@ class Interruption {
   void Watch();
 
   const InterruptionOptions options_;
+  Clock* const clock_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;

@@ -43,6 +43,23 @@ TEST(TraceFlagTest, WritesTheChromeTraceAndSaysWhere) {
   EXPECT_EQ(contents.str(), ChromeTraceJson(OneChunk()));
 }
 
+// What collect's modes call, with the path from their config: the flag is not read.
+TEST(TraceFlagTest, WriteTraceTakesThePathItIsGiven) {
+  absl::SetFlag(&FLAGS_trace, "");
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/given.trace.json";
+  std::ostringstream out;
+  ASSERT_TRUE(WriteTrace(OneChunk(), path, out).ok());
+  EXPECT_NE(out.str().find(path), std::string::npos);
+  EXPECT_TRUE(std::ifstream(path).good());
+  absl::SetFlag(&FLAGS_trace, path + ".ignored.json");
+  std::ostringstream nothing;
+  EXPECT_TRUE(WriteTrace(OneChunk(), "", nothing).ok());
+  EXPECT_EQ(nothing.str(), "");
+  EXPECT_FALSE(std::ifstream(path + ".ignored.json").good());
+  EXPECT_TRUE(ValidateTracePath("").ok());
+  EXPECT_EQ(ValidateTracePath("run.txt").code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(TraceFlagTest, UnwritablePathIsAnErrorNamingIt) {
   absl::SetFlag(&FLAGS_trace, "/nonexistent-dir/run.trace.json");
   std::ostringstream out;

@@ -88,8 +88,8 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
   configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options->dataset.seed);
   configuration["dataset_directory"] = result->dataset_directory;
-  RecordCodeIdentity(config.label, "/proc/self/exe",
-                     &configuration);  // the workers run collect's analysis
+  // The workers run collect's analysis.
+  RecordCodeIdentity(config.label, "/proc/self/exe", &configuration);
   // The measurement is assembled by the run (the manager's logs are read after it ended), so it
   // is saved here rather than through a session.
   measurement.mutable_metadata()->set_tool_version(kToolVersion);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/tables.h"
 #include "io/json_escape.h"
@@ -26,165 +27,6 @@ namespace {
 
 using export_internal::DisplayWidth;
 using export_internal::ReplaceControlCharacters;
-
-std::optional<double> If(bool known, double value) {
-  return known ? std::optional<double>(value) : std::nullopt;
-}
-
-// How a metric moves when the same workload runs on more cores, nothing being wrong.
-enum CoreTrend { kSteady, kFallsWithCores, kGainsWithCores };
-
-struct MetricSpec {
-  const char* label;
-  const char* unit;
-  Better better;
-  CoreTrend trend;
-  std::optional<double> (*get)(const v1::AggregatedMetrics&);
-};
-
-const std::vector<MetricSpec>& Specs() {
-  using M = v1::AggregatedMetrics;
-  static const auto* const specs = new std::vector<MetricSpec>{
-      // Measured CPU first (aggregation/cpu_metrics.h); unknown is N/A, never 0.
-      {"CPU Efficiency", "%", Better::kHigher, kFallsWithCores,
-       [](const M& m) {
-         return If(m.cpu().has_cpu_efficiency_fraction(),
-                   100.0 * m.cpu().cpu_efficiency_fraction());
-       }},
-      {"CPU Time (measured)", "s", Better::kNeither, kSteady,
-       [](const M& m) { return If(m.cpu().has_cpu_seconds(), m.cpu().cpu_seconds()); }},
-      {"Usable Cores (average)", "cores", Better::kNeither, kSteady,
-       [](const M& m) { return If(m.cpu().has_usable_cores(), m.cpu().usable_cores()); }},
-      {"Elapsed Time", "s", Better::kLower, kGainsWithCores,
-       [](const M& m) { return If(true, m.workflow().elapsed_time_seconds()); }},
-      {"Total Events", "events", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_total_events(),
-                   static_cast<double>(m.workflow().total_events()));
-       }},
-      {"Data Rate", "Gbps", Better::kHigher, kGainsWithCores,
-       [](const M& m) {
-         return If(m.workflow().has_data_rate_gbps(), m.workflow().data_rate_gbps());
-       }},
-      {"Bytes Read", "MiB", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_total_bytes_read(),
-                   m.workflow().total_bytes_read() / (1024.0 * 1024.0));
-       }},
-      {"Bytes Read per Event", "bytes", Better::kLower, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_total_bytes_read() && m.workflow().total_events() > 0,
-                   static_cast<double>(m.workflow().total_bytes_read()) /
-                       static_cast<double>(m.workflow().total_events()));
-       }},
-      {"Read Amplification (bytes read / file bytes)", "x", Better::kLower, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_read_amplification(), m.workflow().read_amplification());
-       }},
-      {"Event Rate (Elapsed Time)", "kHz", Better::kHigher, kGainsWithCores,
-       [](const M& m) {
-         return If(m.workflow().has_event_rate_elapsed_khz(),
-                   m.workflow().event_rate_elapsed_khz());
-       }},
-      {"Event Rate (per CPU-second)", "kHz", Better::kHigher, kFallsWithCores,
-       [](const M& m) {
-         return If(m.cpu().has_event_rate_per_cpu_second_khz(),
-                   m.cpu().event_rate_per_cpu_second_khz());
-       }},
-      {"Event Rate (per summed chunk wall time)", "kHz", Better::kHigher, kFallsWithCores,
-       [](const M& m) {
-         return If(m.workflow().has_summed_chunk_wall_seconds() &&
-                       m.workflow().has_event_rate_cpu_total_khz(),
-                   m.workflow().event_rate_cpu_total_khz());
-       }},
-      {"Event Rate (per tracked core)", "kHz/core", Better::kHigher, kFallsWithCores,
-       [](const M& m) {
-         return If(m.workflow().has_total_events() && m.efficiency().has_event_rate_core_khz(),
-                   m.efficiency().event_rate_core_khz());
-       }},
-      {"Summed Chunk Wall Time (reported)", "s", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_summed_chunk_wall_seconds(),
-                   m.workflow().summed_chunk_wall_seconds());
-       }},
-      {"Total Cores", "cores", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.has_workers() && m.workers().has_total_cores(), m.workers().total_cores());
-       }},
-      // The original's speedup and core efficiency: how busy the workers were, not CPU.
-      {"Busy-Worker Concurrency", "x", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.workflow().has_summed_chunk_wall_seconds(), m.efficiency().speedup_factor());
-       }},
-      // One occupancy, as the tables show it: over core-seconds when known, else / total cores.
-      {"Worker Occupancy (busy-worker concurrency / cores)", "%", Better::kNeither, kSteady,
-       [](const M& m) {
-         if (!m.workflow().has_summed_chunk_wall_seconds()) return std::optional<double>();
-         if (m.efficiency().has_core_efficiency_over_core_seconds_fraction()) {
-           return If(true, 100.0 * m.efficiency().core_efficiency_over_core_seconds_fraction());
-         }
-         return If(m.efficiency().has_core_efficiency_fraction(),
-                   100.0 * m.efficiency().core_efficiency_fraction());
-       }},
-      {"Chunk Time Waiting for a CPU (run queue)", "%", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.cpu().has_chunk_run_queue_wait_seconds() && m.cpu().chunk_wall_seconds() > 0,
-                   100.0 * m.cpu().chunk_run_queue_wait_seconds() / m.cpu().chunk_wall_seconds());
-       }},
-      {"Chunk Time Blocked (I/O, locks, sleep)", "%", Better::kLower, kSteady,
-       [](const M& m) {
-         return If(m.cpu().has_chunk_blocked_seconds() && m.cpu().chunk_wall_seconds() > 0,
-                   100.0 * m.cpu().chunk_blocked_seconds() / m.cpu().chunk_wall_seconds());
-       }},
-      {"Peak Memory", "MiB", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_workers() && m.workers().peak_memory_bytes() > 0,
-                   m.workers().peak_memory_bytes() / (1024.0 * 1024.0));
-       }},
-      {"Avg Memory (per worker or process)", "MiB", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_workers() && m.workers().avg_memory_per_worker_bytes() > 0,
-                   m.workers().avg_memory_per_worker_bytes() / (1024.0 * 1024.0));
-       }},
-      {"Total Chunks", "chunks", Better::kNeither, kSteady,
-       [](const M& m) { return If(m.has_chunks(), static_cast<double>(m.chunks().num_chunks())); }},
-      {"Failed Chunks", "chunks", Better::kLower, kSteady,
-       [](const M& m) {
-         return If(m.has_chunks(), static_cast<double>(m.chunks().num_failed_chunks()));
-       }},
-      {"Chunk Duration Mean", "s", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_chunks() && m.chunks().duration_seconds().count() > 0,
-                   m.chunks().duration_seconds().mean());
-       }},
-      {"Chunk Duration p50", "s", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_chunks() && m.chunks().duration_seconds().has_percentiles(),
-                   m.chunks().duration_seconds().percentiles().p50());
-       }},
-      {"Chunk Duration p95", "s", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_chunks() && m.chunks().duration_seconds().has_percentiles(),
-                   m.chunks().duration_seconds().percentiles().p95());
-       }},
-      {"Chunk Duration p99", "s", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_chunks() && m.chunks().duration_seconds().has_percentiles(),
-                   m.chunks().duration_seconds().percentiles().p99());
-       }},
-      {"Processor CPU Time", "s", Better::kNeither, kSteady,
-       [](const M& m) {
-         return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
-                   m.fine().processor_cpu_time_seconds());
-       }},
-      {"Processor Off-CPU Time", "s", Better::kLower, kFallsWithCores,
-       [](const M& m) {
-         return If(m.has_fine() && HasThreadTimeSplit(m.fine()),
-                   m.fine().processor_io_wait_time_seconds());
-       }},
-  };
-  return *specs;
-}
 
 std::string Number(double value) {
   if (!std::isfinite(value)) return "N/A";
@@ -1111,17 +953,24 @@ std::string RunNotes(const ComparisonResult& result) {
 }  // namespace
 
 std::vector<ComparedMetric> CompareMetrics(const std::vector<v1::Measurement>& runs) {
+  std::vector<const MetricDef*> compared;
+  for (const MetricDef& metric : MetricCatalogue()) {
+    if (metric.compare_rank > 0) compared.push_back(&metric);
+  }
+  std::stable_sort(compared.begin(), compared.end(), [](const MetricDef* a, const MetricDef* b) {
+    return a->compare_rank < b->compare_rank;
+  });
   std::vector<ComparedMetric> out;
-  for (const MetricSpec& spec : Specs()) {
-    ComparedMetric metric{spec.label,
-                          spec.unit,
-                          spec.better,
-                          spec.trend == kFallsWithCores,
-                          spec.trend == kGainsWithCores,
+  for (const MetricDef* spec : compared) {
+    ComparedMetric metric{spec->label,
+                          spec->compare_unit.empty() ? spec->unit : spec->compare_unit,
+                          spec->better,
+                          spec->trend == CoreTrend::kFallsWithCores,
+                          spec->trend == CoreTrend::kGainsWithCores,
                           {}};
     bool any = false;
     for (const v1::Measurement& run : runs) {
-      metric.values.push_back(spec.get(run.metrics()));
+      metric.values.push_back(ComparedValue(*spec, run.metrics()));
       any = any || metric.values.back().has_value();
     }
     if (any) out.push_back(std::move(metric));

@@ -27,6 +27,25 @@ bool BranchesReported(const M& m) {
          (m.branches().files_size() > 0 || m.branches().total_branches_read() > 0);
 }
 
+// A statistic of the chunk records: `Field` of the distribution `Stats`.
+template <const v1::DistributionStats& (v1::ChunkMetrics::*Stats)() const,
+          double (v1::DistributionStats::*Field)() const>
+std::optional<double> Stat(const M& m) {
+  return If(true, ((m.chunks().*Stats)().*Field)());
+}
+
+// A chunk memory-delta statistic in MiB.
+template <double (v1::DistributionStats::*Field)() const>
+std::optional<double> MemoryStat(const M& m) {
+  return If(true, (m.chunks().memory_delta_bytes().*Field)() * (1.0 / kBytesPerMiB));
+}
+
+template <double (v1::Percentiles::*Field)() const>
+std::optional<double> DurationPercentile(const M& m) {
+  const v1::DistributionStats& d = m.chunks().duration_seconds();
+  return If(d.has_percentiles(), (d.percentiles().*Field)());
+}
+
 // Chained setters on one entry of the catalogue being built.
 class Entry {
  public:
@@ -38,10 +57,6 @@ class Entry {
   }
   Entry& Direction(Better better, CoreTrend trend = CoreTrend::kSteady) {
     def_->better = better;
-    def_->trend = trend;
-    return *this;
-  }
-  Entry& Trend(CoreTrend trend) {
     def_->trend = trend;
     return *this;
   }
@@ -458,12 +473,10 @@ void AddChunks(Builder& b) {
       .Compared(23, "chunks")
       .Live();
   // The original emits statistics only when some chunk succeeded.
-  constexpr auto kDurations = FlatPresence::kWithDurationStats;
-  b.Add(
-       "chunk_duration_mean", "Chunk Duration Mean", "s", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().duration_seconds().mean()); },
-       "Mean wall time of a successful chunk.")
-      .Flat(kOriginal, kDurations)
+  b.Add("chunk_duration_mean", "Chunk Duration Mean", "s", G::kChunks,
+        &Stat<&v1::ChunkMetrics::duration_seconds, &v1::DistributionStats::mean>,
+        "Mean wall time of a successful chunk.")
+      .Flat(kOriginal, FlatPresence::kWithDurationStats)
       .Direction(kLower, kFalls)
       .Compared(24, "s", 1.0,
                 [](const M& m) {
@@ -471,63 +484,50 @@ void AddChunks(Builder& b) {
                             m.chunks().duration_seconds().mean());
                 })
       .Live();
-  b.Add(
-       "chunk_duration_min", "Chunk Duration Min", "s", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().duration_seconds().min()); },
-       "Shortest successful chunk.")
-      .Flat(kOriginal, kDurations);
-  b.Add(
-       "chunk_duration_max", "Chunk Duration Max", "s", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().duration_seconds().max()); },
-       "Longest successful chunk.")
-      .Flat(kOriginal, kDurations);
-  b.Add(
-       "chunk_duration_std", "Chunk Duration Std Dev", "s", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().duration_seconds().std()); },
-       "Standard deviation of the successful chunks' wall time.")
-      .Flat(kOriginal, kDurations);
+  struct StatKey {
+    const char* key;
+    const char* label;
+    const char* unit;
+    MetricGetter value;
+    FlatPresence presence;
+    const char* description;
+  };
+  using C = v1::ChunkMetrics;
+  using D = v1::DistributionStats;
+  constexpr auto kDurations = FlatPresence::kWithDurationStats;
   constexpr auto kMemory = FlatPresence::kWithMemoryStats;
-  constexpr double kMiB = 1.0 / kBytesPerMiB;
-  b.Add(
-       "chunk_mem_delta_mean_mb", "Chunk Memory Delta Mean", "MiB", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().memory_delta_bytes().mean() * kMiB); },
-       "Mean memory growth over a chunk.")
-      .Flat(kOriginal, kMemory);
-  b.Add(
-       "chunk_mem_delta_min_mb", "Chunk Memory Delta Min", "MiB", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().memory_delta_bytes().min() * kMiB); },
-       "Smallest memory growth over a chunk.")
-      .Flat(kOriginal, kMemory);
-  b.Add(
-       "chunk_mem_delta_max_mb", "Chunk Memory Delta Max", "MiB", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().memory_delta_bytes().max() * kMiB); },
-       "Largest memory growth over a chunk.")
-      .Flat(kOriginal, kMemory);
-  b.Add(
-       "chunk_mem_delta_std_mb", "Chunk Memory Delta Std Dev", "MiB", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().memory_delta_bytes().std() * kMiB); },
-       "Standard deviation of the memory growth over a chunk.")
-      .Flat(kOriginal, kMemory);
   constexpr auto kEvents = FlatPresence::kWithEventStats;
-  b.Add(
-       "total_events_from_chunks", "Total Events (chunk records)", "events", G::kChunks,
+  static const StatKey kStats[] = {
+      {"chunk_duration_min", "Chunk Duration Min", "s", &Stat<&C::duration_seconds, &D::min>,
+       kDurations, "Shortest successful chunk."},
+      {"chunk_duration_max", "Chunk Duration Max", "s", &Stat<&C::duration_seconds, &D::max>,
+       kDurations, "Longest successful chunk."},
+      {"chunk_duration_std", "Chunk Duration Std Dev", "s", &Stat<&C::duration_seconds, &D::std>,
+       kDurations, "Standard deviation of the successful chunks' wall time."},
+      {"chunk_mem_delta_mean_mb", "Chunk Memory Delta Mean", "MiB", &MemoryStat<&D::mean>, kMemory,
+       "Mean memory growth over a chunk."},
+      {"chunk_mem_delta_min_mb", "Chunk Memory Delta Min", "MiB", &MemoryStat<&D::min>, kMemory,
+       "Smallest memory growth over a chunk."},
+      {"chunk_mem_delta_max_mb", "Chunk Memory Delta Max", "MiB", &MemoryStat<&D::max>, kMemory,
+       "Largest memory growth over a chunk."},
+      {"chunk_mem_delta_std_mb", "Chunk Memory Delta Std Dev", "MiB", &MemoryStat<&D::std>, kMemory,
+       "Standard deviation of the memory growth over a chunk."},
+      {"total_events_from_chunks", "Total Events (chunk records)", "events",
        [](const M& m) {
          return If(true, static_cast<double>(m.chunks().total_events_from_chunks()));
        },
-       "Events of the successful chunks, from their records.")
-      .Flat(kOriginal, kEvents);
-  b.Add(
-       "chunk_events_mean", "Chunk Events Mean", "events", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().events().mean()); }, "Mean events of a chunk.")
-      .Flat(kOriginal, kEvents);
-  b.Add(
-       "chunk_events_min", "Chunk Events Min", "events", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().events().min()); }, "Fewest events of a chunk.")
-      .Flat(kOriginal, kEvents);
-  b.Add(
-       "chunk_events_max", "Chunk Events Max", "events", G::kChunks,
-       [](const M& m) { return If(true, m.chunks().events().max()); }, "Most events of a chunk.")
-      .Flat(kOriginal, kEvents);
+       kEvents, "Events of the successful chunks, from their records."},
+      {"chunk_events_mean", "Chunk Events Mean", "events", &Stat<&C::events, &D::mean>, kEvents,
+       "Mean events of a chunk."},
+      {"chunk_events_min", "Chunk Events Min", "events", &Stat<&C::events, &D::min>, kEvents,
+       "Fewest events of a chunk."},
+      {"chunk_events_max", "Chunk Events Max", "events", &Stat<&C::events, &D::max>, kEvents,
+       "Most events of a chunk."},
+  };
+  for (const StatKey& stat : kStats) {
+    b.Add(stat.key, stat.label, stat.unit, G::kChunks, stat.value, stat.description)
+        .Flat(kOriginal, stat.presence);
+  }
 }
 
 // The original's branch-coverage summary keys (its per-file keys are families).
@@ -687,31 +687,12 @@ void AddChunkAdditions(Builder& b) {
     MetricGetter value;
     int compare_rank;
   };
+  using P = v1::Percentiles;
   static const Percentile kDurations[] = {
-      {"chunk_duration_p50", "Chunk Duration p50",
-       [](const M& m) {
-         const v1::DistributionStats& d = m.chunks().duration_seconds();
-         return If(d.has_percentiles(), d.percentiles().p50());
-       },
-       25},
-      {"chunk_duration_p90", "Chunk Duration p90",
-       [](const M& m) {
-         const v1::DistributionStats& d = m.chunks().duration_seconds();
-         return If(d.has_percentiles(), d.percentiles().p90());
-       },
-       0},
-      {"chunk_duration_p95", "Chunk Duration p95",
-       [](const M& m) {
-         const v1::DistributionStats& d = m.chunks().duration_seconds();
-         return If(d.has_percentiles(), d.percentiles().p95());
-       },
-       26},
-      {"chunk_duration_p99", "Chunk Duration p99",
-       [](const M& m) {
-         const v1::DistributionStats& d = m.chunks().duration_seconds();
-         return If(d.has_percentiles(), d.percentiles().p99());
-       },
-       27},
+      {"chunk_duration_p50", "Chunk Duration p50", &DurationPercentile<&P::p50>, 25},
+      {"chunk_duration_p90", "Chunk Duration p90", &DurationPercentile<&P::p90>, 0},
+      {"chunk_duration_p95", "Chunk Duration p95", &DurationPercentile<&P::p95>, 26},
+      {"chunk_duration_p99", "Chunk Duration p99", &DurationPercentile<&P::p99>, 27},
   };
   for (const Percentile& p : kDurations) {
     Entry entry = b.Add(p.key, p.label, "s", G::kChunks, p.value,

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "live/figure_gauges.h"
 
 namespace roastcoffea {
 namespace live {
@@ -156,6 +157,11 @@ std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& e
         w.Sample("roastcoffea_rule_evaluated",
                  absl::StrCat("code=\"", LabelValue(rule.code()), "\""), rule.evaluated() ? 1 : 0);
       }
+    }
+    // The measurement's figures so far, from the metric catalogue.
+    for (const FigureGauge& gauge : FigureGauges(*status.so_far)) {
+      w.Family(gauge.name, "gauge", gauge.help);
+      w.Sample(gauge.name, "", gauge.value);
     }
   }
   return w.Finish();

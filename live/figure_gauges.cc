@@ -30,7 +30,7 @@ constexpr BaseUnit kBaseUnits[] = {
     {"MiB", "_mb", "_bytes", 1024.0 * 1024.0},
     {"fraction", "_fraction", "_ratio", 1.0},
     {"%", "_percent", "_ratio", 0.01},
-    {"kHz", "_khz", "_per_second", 1e3},
+    {"kHz", "_khz", "_hertz", 1e3},  // events per second
     {"Gbps", "_gbps", "_bytes_per_second", 1e9 / 8.0},
 };
 

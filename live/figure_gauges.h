@@ -21,12 +21,13 @@ struct FigureGauge {
   double value = 0;  // in the base unit of the name
 };
 
-// The gauge name of `metric`, e.g. "roastcoffea_figure_event_rate_elapsed_per_second" for
+// The gauge name of `metric`, e.g. "roastcoffea_figure_event_rate_elapsed_hertz" for
 // event_rate_elapsed_khz (kHz: events per second).
 std::string FigureGaugeName(const MetricDef& metric);
 
 // The catalogue's live figures known in `metrics`, in catalogue order, in base units: seconds,
-// bytes, ratios (fractions and percentages), per second (rates), counts as they are.
+// bytes, ratios (fractions and percentages), hertz (event rates), bytes per second (data
+// rates); counts as they are.
 std::vector<FigureGauge> FigureGauges(const v1::AggregatedMetrics& metrics);
 
 }  // namespace live

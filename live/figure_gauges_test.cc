@@ -40,7 +40,7 @@ TEST(FigureGaugesTest, CatalogueFiguresInBaseUnits) {
   };
   EXPECT_DOUBLE_EQ(value("roastcoffea_figure_cpu_efficiency_ratio"), 0.25);
   EXPECT_DOUBLE_EQ(value("roastcoffea_figure_data_rate_bytes_per_second"), 1e9);
-  EXPECT_DOUBLE_EQ(value("roastcoffea_figure_event_rate_elapsed_per_second"), 2500.0);
+  EXPECT_DOUBLE_EQ(value("roastcoffea_figure_event_rate_elapsed_hertz"), 2500.0);
   EXPECT_DOUBLE_EQ(value("roastcoffea_figure_total_bytes_read_bytes"), 1000.0);
   EXPECT_DOUBLE_EQ(value("roastcoffea_figure_elapsed_time_seconds"), 12.0);
   // A percentage becomes a ratio.

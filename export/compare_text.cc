@@ -250,10 +250,8 @@ std::string FitSentenceOf(const ComparisonResult& result, bool unicode = true) {
   return out;
 }
 
-std::string FormatTable(const ComparisonResult& result, const ComparisonOptions& options) {
-  Markers markers;
-  markers.regression = options.unicode ? "\u25BC" : "!";
-  const std::string plus_minus = options.unicode ? "\u00B1" : "+-";
+// The configuration block: what is the same in every run, what differs, the configurations.
+std::string ConfigurationBlock(const ComparisonResult& result, const std::string& plus_minus) {
   std::string out = "Configuration\n";
   std::vector<std::string> same;
   std::vector<const ConfigurationFact*> differ;
@@ -299,6 +297,41 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
   }
   absl::StrAppend(&out, "\n");
 
+  return out;
+}
+
+// `rows` (the first the header) in columns of `widths`, a rule under the header; the first two
+// columns (name, unit) left-aligned, the numbers right-aligned.
+std::string DrawRows(const std::vector<std::vector<std::string>>& rows,
+                     const std::vector<size_t>& widths, bool unicode) {
+  const std::string vertical = unicode ? "\u2502" : "|";
+  const std::string horizontal = unicode ? "\u2500" : "-";
+  std::string out;
+  std::string rule;
+  for (size_t c = 0; c < widths.size(); ++c) {
+    const size_t pad = c == 0 || c + 1 == widths.size() ? 1 : 2;  // as the lines below
+    for (size_t i = 0; i < widths[c] + pad; ++i) rule += horizontal;
+    if (c + 1 < widths.size()) rule += unicode ? "\u253C" : "+";
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string line;
+    for (size_t c = 0; c < rows[i].size(); ++c) {
+      // Numbers right-aligned, names left-aligned.
+      const std::string cell =
+          c < 2 || i == 0 ? PadRight(rows[i][c], widths[c]) : PadLeft(rows[i][c], widths[c]);
+      absl::StrAppend(&line, c == 0 ? "" : absl::StrCat(vertical, " "), cell, " ");
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    absl::StrAppend(&out, line, "\n");
+    if (i == 0) absl::StrAppend(&out, rule, "\n");
+  }
+  return out;
+}
+
+// The metric rows, one column per configuration, in pages of at most kMaxTableColumns.
+std::string MetricTable(const ComparisonResult& result, const ComparisonOptions& options,
+                        const Markers& markers, const std::string& plus_minus) {
+  std::string out;
   absl::StrAppend(&out, Wrap("Comparison against the baseline", "   ",
                              Words(absl::StrCat("(", result.groups.front().name, ")"))));
   // A long configuration name heads its column by its number in the list above.
@@ -332,8 +365,6 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     if (width > kMaxTableColumns && pages.back().size() > 1) pages.push_back({0});
     pages.back().push_back(g);
   }
-  const std::string vertical = options.unicode ? "\u2502" : "|";
-  const std::string horizontal = options.unicode ? "\u2500" : "-";
   for (size_t p = 0; p < pages.size(); ++p) {
     const std::vector<size_t>& page = pages[p];
     std::vector<size_t> widths = {0, unit_width};
@@ -358,26 +389,16 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
         rows.push_back(std::move(row));
       }
     }
-    std::string rule;
-    for (size_t c = 0; c < widths.size(); ++c) {
-      const size_t pad = c == 0 || c + 1 == widths.size() ? 1 : 2;  // as the lines below
-      for (size_t i = 0; i < widths[c] + pad; ++i) rule += horizontal;
-      if (c + 1 < widths.size()) rule += options.unicode ? "\u253C" : "+";
-    }
     if (p > 0) absl::StrAppend(&out, "\n");
-    for (size_t i = 0; i < rows.size(); ++i) {
-      std::string line;
-      for (size_t c = 0; c < rows[i].size(); ++c) {
-        // Numbers right-aligned, names left-aligned.
-        const std::string cell =
-            c < 2 || i == 0 ? PadRight(rows[i][c], widths[c]) : PadLeft(rows[i][c], widths[c]);
-        absl::StrAppend(&line, c == 0 ? "" : absl::StrCat(vertical, " "), cell, " ");
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      absl::StrAppend(&out, line, "\n");
-      if (i == 0) absl::StrAppend(&out, rule, "\n");
-    }
+    absl::StrAppend(&out, DrawRows(rows, widths, options.unicode));
   }
+  return out;
+}
+
+// The verdicts and what each marker means, with its count.
+std::string Legend(const ComparisonResult& result, const ComparisonOptions& options,
+                   const Markers& markers, const std::string& plus_minus) {
+  std::string out;
   absl::StrAppend(&out, "\n");
   for (const std::string& verdict : result.verdicts) {
     absl::StrAppend(
@@ -414,6 +435,15 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
     }
   }
   return out;
+}
+
+std::string FormatTable(const ComparisonResult& result, const ComparisonOptions& options) {
+  Markers markers;
+  markers.regression = options.unicode ? "\u25BC" : "!";
+  const std::string plus_minus = options.unicode ? "\u00B1" : "+-";
+  return absl::StrCat(ConfigurationBlock(result, plus_minus),
+                      MetricTable(result, options, markers, plus_minus),
+                      Legend(result, options, markers, plus_minus));
 }
 
 std::string FormatCsv(const ComparisonResult& result) {

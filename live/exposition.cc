@@ -69,6 +69,14 @@ class Writer {
   std::string out_;
 };
 
+// The measurement's figures so far, from the metric catalogue.
+void WriteFigureGauges(const v1::AggregatedMetrics& so_far, Writer& w) {
+  for (const FigureGauge& gauge : FigureGauges(so_far)) {
+    w.Family(gauge.name, "gauge", gauge.help);
+    w.Sample(gauge.name, "", gauge.value);
+  }
+}
+
 }  // namespace
 
 ExpositionFormat NegotiateFormat(absl::string_view accept) {
@@ -158,11 +166,7 @@ std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& e
                  absl::StrCat("code=\"", LabelValue(rule.code()), "\""), rule.evaluated() ? 1 : 0);
       }
     }
-    // The measurement's figures so far, from the metric catalogue.
-    for (const FigureGauge& gauge : FigureGauges(*status.so_far)) {
-      w.Family(gauge.name, "gauge", gauge.help);
-      w.Sample(gauge.name, "", gauge.value);
-    }
+    WriteFigureGauges(*status.so_far, w);
   }
   return w.Finish();
 }

@@ -1,5 +1,6 @@
 #include "aggregation/metric_catalogue.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,6 +69,21 @@ std::optional<double> ComparedValue(const MetricDef& metric, const v1::Aggregate
   const std::optional<double> value = metric.value(m);
   if (!value.has_value()) return std::nullopt;
   return *value * metric.compare_scale;
+}
+
+std::optional<double> TableValue(const MetricDef& metric, const v1::AggregatedMetrics& m) {
+  return metric.table_value != nullptr ? metric.table_value(m) : metric.value(m);
+}
+
+std::vector<const MetricDef*> TableRows(SummaryTableId table) {
+  std::vector<const MetricDef*> rows;
+  for (const MetricDef& metric : MetricCatalogue()) {
+    if (metric.table == table && table != SummaryTableId::kNone) rows.push_back(&metric);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const MetricDef* a, const MetricDef* b) {
+    return a->table_rank < b->table_rank;
+  });
+  return rows;
 }
 
 void AppendFlatPart(const v1::AggregatedMetrics& metrics, FlatPart part,

@@ -53,6 +53,17 @@ enum class FlatPresence {
 
 using MetricGetter = std::optional<double> (*)(const v1::AggregatedMetrics&);
 
+// The terminal summary table (export/tables.h) a metric is a row of. The other tables word
+// their rows themselves (combined values, N/A reasons per case).
+enum class SummaryTableId { kNone, kEvents, kTiming };
+
+// How a summary-table row writes its value.
+enum class ValueFormat {
+  kDuration,    // "1.23 s", "2 min 3 s" (export's FormatDuration)
+  kThousands,   // "1,234,567": a count
+  kOneDecimal,  // "%.1f <unit>": "12.3 kHz"
+};
+
 struct MetricDef {
   std::string key;    // unique identifier; the flat key when `flat` is not kNone
   std::string label;  // what a person reads: "Event Rate (Elapsed Time)"
@@ -76,6 +87,15 @@ struct MetricDef {
 
   // A gauge of the live /metrics endpoint, in base units (live/figure_gauges.h).
   bool live = false;
+
+  // A row of summary table `table`, in ascending table_rank, its value from table_value (or
+  // value) written as `format`. Unknown: the text unknown_text returns ("N/A (not reported)"),
+  // or no row when unknown_text is null.
+  SummaryTableId table = SummaryTableId::kNone;
+  int table_rank = 0;
+  ValueFormat format = ValueFormat::kOneDecimal;
+  MetricGetter table_value = nullptr;
+  const char* (*unknown_text)(const v1::AggregatedMetrics&) = nullptr;
 };
 
 // Every metric, in flat key order (then the catalogue-only ones). Never empty.
@@ -91,6 +111,12 @@ bool RegisterMetricForTesting(MetricDef metric);
 
 // The value compare shows: compare_value, or value times compare_scale.
 std::optional<double> ComparedValue(const MetricDef& metric, const v1::AggregatedMetrics& m);
+
+// The value a summary-table row shows: table_value, or value.
+std::optional<double> TableValue(const MetricDef& metric, const v1::AggregatedMetrics& m);
+
+// The catalogue's rows of `table`, in ascending table_rank.
+std::vector<const MetricDef*> TableRows(SummaryTableId table);
 
 // Appends the catalogue's flat keys of `part` present in `metrics`, in catalogue order.
 void AppendFlatPart(const v1::AggregatedMetrics& metrics, FlatPart part,

@@ -52,6 +52,9 @@ std::optional<double> DurationPercentile(const M& m) {
   return If(d.has_percentiles(), (d.percentiles().*Field)());
 }
 
+// The N/A texts of summary-table rows.
+inline const char* NotReported(const M&) { return "N/A (not reported)"; }
+
 // Chained setters on one entry of the catalogue being built.
 class Entry {
  public:
@@ -71,6 +74,16 @@ class Entry {
     def_->compare_unit = std::move(unit);
     def_->compare_scale = scale;
     def_->compare_value = value;
+    return *this;
+  }
+  // A summary-table row (see MetricDef::table).
+  Entry& Row(SummaryTableId table, int rank, ValueFormat format,
+             const char* (*unknown_text)(const M&) = nullptr, MetricGetter value = nullptr) {
+    def_->table = table;
+    def_->table_rank = rank;
+    def_->format = format;
+    def_->unknown_text = unknown_text;
+    def_->table_value = value;
     return *this;
   }
   Entry& Live() {

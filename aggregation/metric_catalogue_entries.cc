@@ -54,6 +54,7 @@ void AddHeadline(Builder& b) {
        },
        "Events per second of measured CPU time.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kEvents, 3, ValueFormat::kOneDecimal)
       .Direction(kHigher, kFalls)
       .Compared(11, "kHz")
       .Live();
@@ -92,6 +93,7 @@ void AddHeadline(Builder& b) {
        },
        "Wall time summed over chunks as the engine reported it (Coffea's processtime).")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kTiming, 2, ValueFormat::kDuration, NotReported)
       .Compared(14, "s");
 }
 

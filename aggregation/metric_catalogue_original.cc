@@ -9,6 +9,24 @@ namespace roastcoffea {
 namespace catalogue_internal {
 namespace {
 
+// The original's "Event Rate (Total CPU)", shown only where the summed chunk wall time it divides
+// by was reported.
+std::optional<double> RateOverReportedWall(const M& m) {
+  return If(
+      m.workflow().has_summed_chunk_wall_seconds() && m.workflow().has_event_rate_cpu_total_khz(),
+      m.workflow().event_rate_cpu_total_khz());
+}
+
+// Events per tracked core, shown only where the events are known.
+std::optional<double> CoreRateOfEvents(const M& m) {
+  return If(m.workflow().has_total_events() && m.efficiency().has_event_rate_core_khz(),
+            m.efficiency().event_rate_core_khz());
+}
+
+const char* WhyNoCoreRate(const M& m) {
+  return m.workflow().has_total_events() ? "N/A (no worker tracking)" : "N/A (not reported)";
+}
+
 // The original tool's workflow keys.
 void AddWorkflow(Builder& b) {
   b.Add(
@@ -29,6 +47,7 @@ void AddWorkflow(Builder& b) {
        },
        "Events processed.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 1, ValueFormat::kThousands, NotReported)
       .Compared(5, "events")
       .Live();
   b.Add(
@@ -39,6 +58,7 @@ void AddWorkflow(Builder& b) {
        },
        "Events per elapsed second.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 2, ValueFormat::kOneDecimal, NotReported)
       .Direction(kHigher, kGains)
       .Compared(10, "kHz")
       .Live();
@@ -50,17 +70,15 @@ void AddWorkflow(Builder& b) {
        },
        "Events per second of chunk wall time summed over chunks (the original's 'Total CPU').")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 4, ValueFormat::kOneDecimal, nullptr, RateOverReportedWall)
       .Direction(kHigher, kFalls)
-      .Compared(12, "kHz", 1.0, [](const M& m) {
-        return If(m.workflow().has_summed_chunk_wall_seconds() &&
-                      m.workflow().has_event_rate_cpu_total_khz(),
-                  m.workflow().event_rate_cpu_total_khz());
-      });
+      .Compared(12, "kHz", 1.0, RateOverReportedWall);
   b.Add(
        "elapsed_time_seconds", "Elapsed Time", "s", G::kWorkflow,
        [](const M& m) { return If(true, m.workflow().elapsed_time_seconds()); },
        "Wall time from the run's start to its end.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kTiming, 1, ValueFormat::kDuration)
       .Direction(kLower, kGains)
       .Compared(4, "s")
       .Live();
@@ -193,11 +211,9 @@ void AddEfficiency(Builder& b) {
        },
        "Events per elapsed second per core of the workers.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 5, ValueFormat::kOneDecimal, WhyNoCoreRate, CoreRateOfEvents)
       .Direction(kHigher, kFalls)
-      .Compared(13, "kHz/core", 1.0, [](const M& m) {
-        return If(m.workflow().has_total_events() && m.efficiency().has_event_rate_core_khz(),
-                  m.efficiency().event_rate_core_khz());
-      });
+      .Compared(13, "kHz/core", 1.0, CoreRateOfEvents);
 }
 // The original's fine-metric keys, present with fine metrics. The CPU / off-CPU split exists
 // only where the engine splits thread time; elsewhere (TaskVine, Dask before 2023) it is

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/span_tables.h"
 #include "export/table_parts.h"
@@ -90,32 +92,34 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   return table;
 }
 
+// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`.
+void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, Table* table) {
+  for (const MetricDef* metric : TableRows(id)) {
+    const std::optional<double> value = TableValue(*metric, metrics);
+    if (!value.has_value()) {
+      if (metric->unknown_text != nullptr) {
+        table->rows.push_back({metric->label, metric->unknown_text(metrics)});
+      }
+      continue;
+    }
+    switch (metric->format) {
+      case ValueFormat::kDuration:
+        table->rows.push_back({metric->label, FormatDuration(*value)});
+        break;
+      case ValueFormat::kThousands:
+        table->rows.push_back(
+            {metric->label, WithThousandsSeparators(static_cast<int64_t>(*value))});
+        break;
+      case ValueFormat::kOneDecimal:
+        table->rows.push_back({metric->label, absl::StrFormat("%.1f %s", *value, metric->unit)});
+        break;
+    }
+  }
+}
+
 Table EventTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Event Processing Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Events", workflow.has_total_events()
-                                            ? WithThousandsSeparators(workflow.total_events())
-                                            : std::string(kNotReported)});
-  table.rows.push_back({"Event Rate (Elapsed Time)",
-                        workflow.has_event_rate_elapsed_khz()
-                            ? absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())
-                            : std::string(kNotReported)});
-  if (metrics.cpu().has_event_rate_per_cpu_second_khz()) {
-    table.rows.push_back(
-        {"Event Rate (per CPU-second)",
-         absl::StrFormat("%.1f kHz", metrics.cpu().event_rate_per_cpu_second_khz())});
-  }
-  // The original's "Event Rate (Total CPU)": per second of summed chunk wall time.
-  if (workflow.has_summed_chunk_wall_seconds() && workflow.has_event_rate_cpu_total_khz()) {
-    table.rows.push_back({"Event Rate (per summed chunk wall time)",
-                          absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
-  }
-  table.rows.push_back(
-      {"Event Rate (per tracked core)",
-       !workflow.has_total_events() ? std::string(kNotReported)
-       : metrics.efficiency().has_event_rate_core_khz()
-           ? absl::StrFormat("%.1f kHz/core", metrics.efficiency().event_rate_core_khz())
-           : std::string(kNoWorkerTracking)});
+  AddCatalogueRows(metrics, SummaryTableId::kEvents, &table);
   return table;
 }
 
@@ -287,14 +291,9 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
 }
 
 Table TimingTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Timing Breakdown", {}, {}, {}, {}};
-  table.rows.push_back({"Elapsed Time", FormatDuration(workflow.elapsed_time_seconds())});
-  // Coffea's processtime: wall time summed over chunks. Never shown under a CPU label.
-  table.rows.push_back({"Summed Chunk Wall Time (reported)",
-                        workflow.has_summed_chunk_wall_seconds()
-                            ? FormatDuration(workflow.summed_chunk_wall_seconds())
-                            : std::string(kNotReported)});
+  // Summed Chunk Wall Time is Coffea's processtime: never shown under a CPU label.
+  AddCatalogueRows(metrics, SummaryTableId::kTiming, &table);
   return table;
 }
 

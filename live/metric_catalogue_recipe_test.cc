@@ -9,11 +9,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/metric_catalogue.h"
 #include "collector/live_status.h"
 #include "export/compare.h"
 #include "export/flat_formats.h"
+#include "export/tables.h"
 #include "export/test_measurement.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -41,6 +43,9 @@ MetricDef TestMetric() {
   metric.flat = FlatPart::kAddition;
   metric.compare_rank = 100;
   metric.live = true;
+  metric.table = SummaryTableId::kEvents;
+  metric.table_rank = 100;
+  metric.format = ValueFormat::kOneDecimal;
   return metric;
 }
 
@@ -54,6 +59,14 @@ TEST(MetricRecipeTest, OneCatalogueEntryReachesEveryOutput) {
   EXPECT_THAT(FormatFlatMetrics(run, FlatFormat::kCsv),
               HasSubstr(absl::StrCat("\n", kTestKey, ",", half, ",s\n")));
   EXPECT_THAT(FormatFlatMetrics(run, FlatFormat::kJson), HasSubstr(absl::StrCat("\"", kTestKey)));
+
+  TableOptions table_options;
+  table_options.width = -1;
+  const std::string tables = FormatSummaryTables(run, table_options);
+  const size_t row = tables.find("Half Elapsed Time (test)");
+  ASSERT_NE(row, std::string::npos) << "no summary-table row for the registered metric";
+  EXPECT_THAT(tables.substr(row, tables.find('\n', row) - row),
+              HasSubstr(absl::StrFormat("\u2502 %.1f s", half)));
 
   ComparisonOptions options;
   options.format = ComparisonFormat::kCsv;

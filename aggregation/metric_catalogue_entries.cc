@@ -58,6 +58,10 @@ void AddHeadline(Builder& b) {
       .Direction(kHigher, kFalls)
       .Compared(11, "kHz")
       .Live();
+}
+
+// Where the chunks' wall time went (measured CPU, run queue, blocked), and the reported sum.
+void AddChunkTimeSplit(Builder& b) {
   b.Add(
        "chunk_wall_seconds", "Chunk Wall Time (measured)", "s", G::kCpu,
        [](const M& m) {
@@ -333,6 +337,7 @@ std::vector<MetricDef> BuiltInMetrics() {
   std::vector<MetricDef> metrics;
   c::Builder builder(&metrics);
   c::AddHeadline(builder);
+  c::AddChunkTimeSplit(builder);
   c::AddOriginalMetrics(builder);
   c::AddAdditions(builder);
   c::AddCapacityAdditions(builder);

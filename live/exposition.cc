@@ -69,14 +69,6 @@ class Writer {
   std::string out_;
 };
 
-// The measurement's figures so far, from the metric catalogue.
-void WriteFigureGauges(const v1::AggregatedMetrics& so_far, Writer& w) {
-  for (const FigureGauge& gauge : FigureGauges(so_far)) {
-    w.Family(gauge.name, "gauge", gauge.help);
-    w.Sample(gauge.name, "", gauge.value);
-  }
-}
-
 }  // namespace
 
 ExpositionFormat NegotiateFormat(absl::string_view accept) {
@@ -90,6 +82,18 @@ const char* ContentType(ExpositionFormat format) {
              ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
              : "text/plain; version=0.0.4; charset=utf-8";
 }
+
+namespace {
+
+// The measurement's figures so far, from the metric catalogue.
+void WriteFigureGauges(const v1::AggregatedMetrics& so_far, Writer& w) {
+  for (const FigureGauge& gauge : FigureGauges(so_far)) {
+    w.Family(gauge.name, "gauge", gauge.help);
+    w.Sample(gauge.name, "", gauge.value);
+  }
+}
+
+}  // namespace
 
 std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& extras,
                              ExpositionFormat format) {

@@ -188,6 +188,61 @@ Table ChunkTimeSplitTable(const v1::CpuMetrics& cpu) {
   return table;
 }
 
+// One occupancy: over the tracked core-seconds when known (right under churn), else the
+// original's concurrency / total cores (the same number for a fixed set of workers).
+std::string OccupancyText(const v1::AggregatedMetrics& metrics) {
+  const bool tracked = metrics.has_workers();
+  const v1::WorkerMetrics& workers = metrics.workers();
+  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
+  const double concurrency = metrics.efficiency().speedup_factor();
+  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
+  const auto tracked_value = [&](bool known, const std::string& value) {
+    return tracked && known ? value : std::string(kNoWorkerTracking);
+  };
+  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
+  std::string occupancy =
+      !wall_reported
+          ? std::string(kNotReported)
+          : tracked_value(cores_known,
+                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
+  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
+                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
+  } else if (wall_reported && !(tracked && cores_known) &&
+             efficiency.has_core_efficiency_fraction()) {
+    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
+    occupancy = Percent(efficiency.core_efficiency_fraction());
+  }
+  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
+  }
+  return occupancy;
+}
+
+// Peak and average memory: per worker, or the one process a thread pool's threads share.
+void AddMemoryRows(const v1::AggregatedMetrics& metrics, Table* table) {
+  const bool tracked = metrics.has_workers();
+  const v1::WorkerMetrics& workers = metrics.workers();
+  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
+  // (TaskVine logs give limits only), which must not read as a measured zero.
+  const bool memory_measured =
+      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
+  const std::string not_measured = "N/A (not measured by this backend)";
+  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
+  const std::string scope =
+      workers.memory_is_process_wide()
+          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
+                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
+          : std::string("(per worker)");
+  const auto value = [&](double bytes) {
+    if (!tracked) return std::string(kNoWorkerTracking);
+    return memory_measured ? FormatBytes(bytes) : not_measured;
+  };
+  table->rows.push_back({absl::StrCat("Peak Memory ", scope), value(workers.peak_memory_bytes())});
+  table->rows.push_back(
+      {absl::StrCat("Avg Memory ", scope), value(workers.avg_memory_per_worker_bytes())});
+}
+
 Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   Table table{"Resource Utilization", {}, {}, {}, {}};
   const bool tracked = metrics.has_workers();
@@ -243,50 +298,13 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   table.rows.push_back(
       {"Busy-Worker Concurrency (summed chunk wall / elapsed)",
        wall_reported ? absl::StrFormat("%.2f", concurrency) : std::string(kNotReported)});
-  // One occupancy: over the tracked core-seconds when known (right under churn), else the
-  // original's concurrency / total cores (the same number for a fixed set of workers).
-  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  std::string occupancy =
-      !wall_reported
-          ? std::string(kNotReported)
-          : tracked_value(cores_known,
-                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
-  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
-                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
-  } else if (wall_reported && !(tracked && cores_known) &&
-             efficiency.has_core_efficiency_fraction()) {
-    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
-    occupancy = Percent(efficiency.core_efficiency_fraction());
-  }
-  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
-  }
-  table.rows.push_back({"Worker Occupancy (busy-worker concurrency / cores)", occupancy});
+  table.rows.push_back(
+      {"Worker Occupancy (busy-worker concurrency / cores)", OccupancyText(metrics)});
   if (tracked && workers.has_core_seconds()) {
     table.rows.push_back(
         {"Tracked Core-Seconds", absl::StrFormat("%.1f core-s", workers.core_seconds())});
   }
-  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
-  // (TaskVine logs give limits only), which must not read as a measured zero.
-  const bool memory_measured =
-      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
-  const std::string not_measured = "N/A (not measured by this backend)";
-  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
-  const std::string scope =
-      workers.memory_is_process_wide()
-          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
-                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
-          : std::string("(per worker)");
-  table.rows.push_back(
-      {absl::StrCat("Peak Memory ", scope),
-       tracked ? (memory_measured ? FormatBytes(workers.peak_memory_bytes()) : not_measured)
-               : tracked_value(false, "")});
-  table.rows.push_back(
-      {absl::StrCat("Avg Memory ", scope),
-       tracked
-           ? (memory_measured ? FormatBytes(workers.avg_memory_per_worker_bytes()) : not_measured)
-           : tracked_value(false, "")});
+  AddMemoryRows(metrics, &table);
   return table;
 }
 

@@ -297,9 +297,12 @@ void FillRunNotes(const std::vector<std::string>& labels, const std::vector<v1::
   }
 }
 
-MetricComparison* FindMetric(std::vector<MetricComparison>* metrics, absl::string_view label) {
+// The compared row of catalogue metric `key` (aggregation/metric_catalogue.h), or nullptr.
+MetricComparison* FindCompared(std::vector<MetricComparison>* metrics, const std::string& key) {
+  const MetricDef* def = FindMetric(key);
+  if (def == nullptr) return nullptr;
   for (MetricComparison& metric : *metrics) {
-    if (metric.label == label) return &metric;
+    if (metric.label == def->label) return &metric;
   }
   return nullptr;
 }
@@ -313,11 +316,10 @@ constexpr double kRereadingTolerance = 0.05;
 void MarkDataRateFromRereading(const std::vector<RunGroup>& groups,
                                std::vector<MetricComparison>* metrics,
                                std::vector<std::string>* notes) {
-  MetricComparison* rate = FindMetric(metrics, "Data Rate");
+  MetricComparison* rate = FindCompared(metrics, "data_rate_gbps");
   if (rate == nullptr) return;
-  const MetricComparison* amplification =
-      FindMetric(metrics, "Read Amplification (bytes read / file bytes)");
-  const MetricComparison* per_event = FindMetric(metrics, "Bytes Read per Event");
+  const MetricComparison* amplification = FindCompared(metrics, "read_amplification");
+  const MetricComparison* per_event = FindCompared(metrics, "bytes_read_per_event");
   for (size_t g = 1; g < rate->groups.size(); ++g) {
     GroupValue& value = rate->groups[g];
     if (!value.change_percent.has_value() || *value.change_percent <= 0) continue;

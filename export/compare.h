@@ -31,13 +31,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/metric_catalogue.h"
 #include "aggregation/scaling.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
-
-// Which way a metric gets worse.
-enum class Better { kHigher, kLower, kNeither };
 
 struct ComparedMetric {
   std::string label;  // "Event Rate (Elapsed Time)", as in the terminal tables

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/span_tables.h"
 #include "export/tables.h"
@@ -19,10 +20,6 @@
 
 namespace roastcoffea {
 namespace {
-
-std::optional<double> Optional(bool has, double value) {
-  return has ? std::optional<double>(value) : std::nullopt;
-}
 
 absl::string_view KindName(v1::SectionRecord::Kind kind) {
   switch (kind) {
@@ -56,89 +53,11 @@ std::string MarkdownCell(absl::string_view raw) {
   return absl::StrReplaceAll(text, {{"\\", "\\\\"}, {"|", "\\|"}});
 }
 
-}  // namespace
-
-absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(name);
-  if (lower == "csv") return FlatFormat::kCsv;
-  if (lower == "json") return FlatFormat::kJson;
-  if (lower == "markdown" || lower == "md") return FlatFormat::kMarkdown;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--format must be table, csv, json or markdown, got '", name, "'"));
-}
-
-std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metrics) {
-  std::vector<FlatMetric> out;
+// Per-name keys of our chunk statistics: per-dataset duration percentiles, section statistics.
+void AppendChunkStatFamilies(const v1::ChunkMetrics& chunks, std::vector<FlatMetric>* out) {
   const auto add = [&](std::string key, std::optional<double> value, std::string unit) {
-    out.push_back({std::move(key), value, std::move(unit)});
+    out->push_back({std::move(key), value, std::move(unit)});
   };
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
-  if (workflow.has_total_uncompressed_bytes_read()) {
-    add("total_uncompressed_bytes_read",
-        static_cast<double>(workflow.total_uncompressed_bytes_read()), "bytes");
-  }
-  if (workflow.has_compression_factor()) {
-    add("compression_factor", workflow.compression_factor(), "x");
-  }
-  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
-    add("distinct_file_bytes", static_cast<double>(workflow.distinct_file_bytes()), "bytes");
-    add("read_amplification", workflow.read_amplification(), "x");
-  }
-  if (metrics.has_workers()) {
-    const v1::WorkerMetrics& workers = metrics.workers();
-    add("window_seconds", workers.window_seconds(), "s");
-    add("avg_workers_over_window", workers.avg_workers_over_window(), "workers");
-    add("core_seconds", Optional(workers.has_core_seconds(), workers.core_seconds()), "core*s");
-    add("avg_cores_over_window",
-        Optional(workers.has_avg_cores_over_window(), workers.avg_cores_over_window()), "cores");
-  }
-  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  if (efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    add("core_efficiency_over_core_seconds",
-        efficiency.core_efficiency_over_core_seconds_fraction(), "fraction");
-  }
-  if (efficiency.has_parallel_efficiency_fraction()) {
-    add("parallel_efficiency", efficiency.parallel_efficiency_fraction(), "fraction");
-  }
-  if (efficiency.has_task_execution_core_efficiency_fraction()) {
-    add("task_execution_core_efficiency", efficiency.task_execution_core_efficiency_fraction(),
-        "fraction");
-  }
-  if (efficiency.has_event_rate_core_seconds_khz()) {
-    add("event_rate_core_seconds_khz", efficiency.event_rate_core_seconds_khz(), "kHz");
-  }
-  // The part of processor_io_wait_time_seconds (the original's key, which is off-CPU time, not
-  // I/O) spent waiting for a CPU, where the engine measured it.
-  if (metrics.has_fine() && metrics.fine().has_processor_run_queue_wait_seconds()) {
-    add("processor_run_queue_wait_seconds", metrics.fine().processor_run_queue_wait_seconds(), "s");
-  }
-  // Figures the invariant check found impossible (aggregation/invariants.h), by their key.
-  for (const v1::ImpossibleFigure& figure : metrics.impossible_figures()) {
-    add(absl::StrCat("impossible.", figure.figure()), figure.value(),
-        figure.code() == "invalid_duration" ? "s" : "fraction");
-  }
-  if (!metrics.has_chunks()) return out;
-  const v1::ChunkMetrics& chunks = metrics.chunks();
-  add("num_retried_chunks", static_cast<double>(chunks.num_retried_chunks()), "chunks");
-  if (chunks.peak_live_bytes().count() > 0) {
-    add("chunk_peak_live_bytes_mean", chunks.peak_live_bytes().mean(), "bytes");
-    add("chunk_peak_live_bytes_max", chunks.peak_live_bytes().max(), "bytes");
-  }
-  if (chunks.duration_seconds().has_percentiles()) {
-    const v1::Percentiles& p = chunks.duration_seconds().percentiles();
-    add("chunk_duration_p50", p.p50(), "s");
-    add("chunk_duration_p90", p.p90(), "s");
-    add("chunk_duration_p95", p.p95(), "s");
-    add("chunk_duration_p99", p.p99(), "s");
-  }
-  if (chunks.time_per_event_seconds().count() > 0) {
-    const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
-    add("time_per_event_mean", per_event.mean(), "s");
-    if (per_event.has_percentiles()) {
-      add("time_per_event_p50", per_event.percentiles().p50(), "s");
-      add("time_per_event_p99", per_event.percentiles().p99(), "s");
-    }
-  }
   for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
     const v1::DistributionStats& durations = dataset.duration_distribution_seconds();
     if (!durations.has_percentiles()) continue;
@@ -161,30 +80,36 @@ std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metri
           "fraction");
     }
   }
+}
+
+}  // namespace
+
+absl::StatusOr<FlatFormat> ParseFlatFormat(absl::string_view name) {
+  const std::string lower = absl::AsciiStrToLower(name);
+  if (lower == "csv") return FlatFormat::kCsv;
+  if (lower == "json") return FlatFormat::kJson;
+  if (lower == "markdown" || lower == "md") return FlatFormat::kMarkdown;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--format must be table, csv, json or markdown, got '", name, "'"));
+}
+
+std::vector<FlatMetric> AdditionalFlatMetrics(const v1::AggregatedMetrics& metrics) {
+  std::vector<FlatMetric> out;
+  AppendFlatPart(metrics, FlatPart::kAddition, &out);
+  // Figures the invariant check found impossible (aggregation/invariants.h), by their key.
+  for (const v1::ImpossibleFigure& figure : metrics.impossible_figures()) {
+    out.push_back({absl::StrCat("impossible.", figure.figure()), figure.value(),
+                   figure.code() == "invalid_duration" ? "s" : "fraction"});
+  }
+  if (!metrics.has_chunks()) return out;
+  AppendFlatPart(metrics, FlatPart::kChunkAddition, &out);
+  AppendChunkStatFamilies(metrics.chunks(), &out);
   return out;
 }
 
 std::vector<FlatMetric> HeadlineFlatMetrics(const v1::AggregatedMetrics& metrics) {
   std::vector<FlatMetric> out;
-  const auto add = [&](std::string key, bool known, double value, std::string unit) {
-    out.push_back({std::move(key), Optional(known, value), std::move(unit)});
-  };
-  const v1::CpuMetrics& cpu = metrics.cpu();
-  add("cpu_efficiency", cpu.has_cpu_efficiency_fraction(), cpu.cpu_efficiency_fraction(),
-      "fraction");
-  add("cpu_seconds", cpu.has_cpu_seconds(), cpu.cpu_seconds(), "s");
-  add("core_seconds_available", cpu.has_core_seconds_available(), cpu.core_seconds_available(),
-      "core*s");
-  add("usable_cores", cpu.has_usable_cores(), cpu.usable_cores(), "cores");
-  add("event_rate_per_cpu_second_khz", cpu.has_event_rate_per_cpu_second_khz(),
-      cpu.event_rate_per_cpu_second_khz(), "kHz");
-  add("chunk_wall_seconds", cpu.has_chunk_wall_seconds(), cpu.chunk_wall_seconds(), "s");
-  add("chunk_cpu_seconds", cpu.has_chunk_cpu_seconds(), cpu.chunk_cpu_seconds(), "s");
-  add("chunk_run_queue_wait_seconds", cpu.has_chunk_run_queue_wait_seconds(),
-      cpu.chunk_run_queue_wait_seconds(), "s");
-  add("chunk_blocked_seconds", cpu.has_chunk_blocked_seconds(), cpu.chunk_blocked_seconds(), "s");
-  add("summed_chunk_wall_seconds", metrics.workflow().has_summed_chunk_wall_seconds(),
-      metrics.workflow().summed_chunk_wall_seconds(), "s");
+  AppendFlatPart(metrics, FlatPart::kHeadline, &out);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -19,8 +20,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/span_tables.h"
+#include "export/table_parts.h"
 #include "export/time_text.h"
 
 namespace roastcoffea {
@@ -29,199 +32,24 @@ namespace {
 using export_internal::DisplayWidth;
 using export_internal::ElideMiddle;
 using export_internal::ReplaceControlCharacters;
-
-constexpr absl::string_view kNoWorkerTracking = "N/A (no worker tracking)";
-
-struct Row {
-  std::string metric;
-  std::string value;
-};
-
-// A (Metric, Value) table in `rows`, or, with a header, a table of real columns in `cells`.
-struct Table {
-  std::string title;
-  std::vector<Row> rows;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> cells;
-  std::vector<bool> right_aligned;
-};
-
-// The characters a table is drawn with.
-struct BoxStyle {
-  // Top border: left corner, horizontal, middle junction, right corner. Same for the rule under
-  // the header and the bottom border.
-  absl::string_view top[4];
-  absl::string_view header_rule[4];
-  absl::string_view bottom[4];
-  absl::string_view header_vertical;
-  absl::string_view row_vertical;
-  absl::string_view bullet;
-  absl::string_view ellipsis;  // marks the middle of an elided cell
-};
-
-// Rich's default box (HEAVY_HEAD), so the tables look like the original's.
-constexpr BoxStyle kUnicodeBox = {
-    {"\u250F", "\u2501", "\u2533", "\u2513"},
-    {"\u2521", "\u2501", "\u2547", "\u2529"},
-    {"\u2514", "\u2500", "\u2534", "\u2518"},
-    "\u2503",
-    "\u2502",
-    "\u2022",
-    "\u2026",
-};
-
-constexpr BoxStyle kAsciiBox = {
-    {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, {"+", "-", "+", "+"}, "|", "|", "-", "...",
-};
-
-std::string Repeat(absl::string_view text, size_t count) {
-  std::string result;
-  result.reserve(text.size() * count);
-  for (size_t i = 0; i < count; ++i) result.append(text.data(), text.size());
-  return result;
-}
-
-std::string PadRight(absl::string_view text, size_t width) {
-  const size_t text_width = DisplayWidth(text);
-  return absl::StrCat(text, std::string(text_width < width ? width - text_width : 0, ' '));
-}
-
-std::string PadLeft(absl::string_view text, size_t width) {
-  const size_t text_width = DisplayWidth(text);
-  return absl::StrCat(std::string(text_width < width ? width - text_width : 0, ' '), text);
-}
-
-std::string Rule(const absl::string_view (&parts)[4], const std::vector<size_t>& widths) {
-  // Each cell has one space of padding on either side.
-  std::string out(parts[0]);
-  for (size_t c = 0; c < widths.size(); ++c) {
-    if (c > 0) absl::StrAppend(&out, parts[2]);
-    absl::StrAppend(&out, Repeat(parts[1], widths[c] + 2));
-  }
-  absl::StrAppend(&out, parts[3], "\n");
-  return out;
-}
-
-// Narrowest a column is made to fit the width; below it a cell says nothing.
-constexpr size_t kMinColumnWidth = 8;
-
-// Shrinks `widths` until the table fits `max_width` columns (0: no limit): the widest text
-// column first, never a right-aligned (number) column unless nothing else can give way.
-void FitWidths(const TextTable& table, size_t max_width, std::vector<size_t>* widths) {
-  if (max_width == 0) return;
-  const auto total = [&] {
-    size_t width = 1;
-    for (size_t w : *widths) width += w + 3;
-    return width;
-  };
-  for (bool numbers_too : {false, true}) {
-    while (total() > max_width) {
-      size_t widest = widths->size(), second = 0;
-      for (size_t c = 0; c < widths->size(); ++c) {
-        const bool number = c < table.right_aligned.size() && table.right_aligned[c];
-        if ((number && !numbers_too) || (*widths)[c] <= kMinColumnWidth) continue;
-        if (widest == widths->size() || (*widths)[c] > (*widths)[widest]) {
-          if (widest != widths->size()) second = std::max(second, (*widths)[widest]);
-          widest = c;
-        } else {
-          second = std::max(second, (*widths)[c]);
-        }
-      }
-      if (widest == widths->size()) break;
-      const size_t excess = total() - max_width;
-      size_t target = (*widths)[widest] > excess ? (*widths)[widest] - excess : 0;
-      target = std::max({target, second, kMinColumnWidth});
-      if (target >= (*widths)[widest]) target = (*widths)[widest] - 1;
-      (*widths)[widest] = target;
-    }
-  }
-}
-
-std::string RenderColumns(const TextTable& table, const BoxStyle& box, size_t max_width) {
-  const size_t columns = table.header.size();
-  std::vector<size_t> widths(columns, 0);
-  for (size_t c = 0; c < columns; ++c) widths[c] = DisplayWidth(table.header[c]);
-  for (const std::vector<std::string>& row : table.rows) {
-    for (size_t c = 0; c < columns && c < row.size(); ++c) {
-      widths[c] = std::max(widths[c], DisplayWidth(row[c]));
-    }
-  }
-  FitWidths(table, max_width, &widths);
-  const auto render_row = [&](const std::vector<std::string>& row, absl::string_view vertical,
-                              bool header) {
-    std::string line(vertical);
-    for (size_t c = 0; c < columns; ++c) {
-      const std::string cell =
-          ElideMiddle(c < row.size() ? absl::string_view(row[c]) : "", widths[c], box.ellipsis);
-      const bool right = !header && c < table.right_aligned.size() && table.right_aligned[c];
-      absl::StrAppend(&line, " ", right ? PadLeft(cell, widths[c]) : PadRight(cell, widths[c]), " ",
-                      vertical);
-    }
-    absl::StrAppend(&line, "\n");
-    return line;
-  };
-
-  // The title is centred over the table, as rich does it.
-  size_t table_width = 1;
-  for (size_t width : widths) table_width += width + 3;
-  const std::string title =
-      max_width > 0 ? ElideMiddle(table.title, max_width, box.ellipsis) : table.title;
-  const size_t title_width = DisplayWidth(title);
-  std::string out = absl::StrCat(
-      std::string(title_width < table_width ? (table_width - title_width) / 2 : 0, ' '), title,
-      "\n");
-  absl::StrAppend(&out, Rule(box.top, widths));
-  absl::StrAppend(&out, render_row(table.header, box.header_vertical, true));
-  absl::StrAppend(&out, Rule(box.header_rule, widths));
-  for (const std::vector<std::string>& row : table.rows) {
-    absl::StrAppend(&out, render_row(row, box.row_vertical, false));
-  }
-  absl::StrAppend(&out, Rule(box.bottom, widths));
-  return out;
-}
-
-TextTable ToTextTable(Table table) {
-  if (!table.header.empty()) {
-    return TextTable{std::move(table.title), std::move(table.header), std::move(table.cells),
-                     std::move(table.right_aligned)};
-  }
-  TextTable columns{std::move(table.title), {"Metric", "Value"}, {}, {}};
-  columns.rows.reserve(table.rows.size());
-  for (Row& row : table.rows) columns.rows.push_back({std::move(row.metric), std::move(row.value)});
-  return columns;
-}
-
-// Python's "{:,}".
-std::string WithThousandsSeparators(int64_t value) {
-  // Through uint64_t so that the most negative value does not overflow.
-  uint64_t magnitude = value < 0 ? ~static_cast<uint64_t>(value) + 1 : static_cast<uint64_t>(value);
-  std::string digits = absl::StrCat(magnitude);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return value < 0 ? absl::StrCat("-", out) : out;
-}
-
-// Python's "{:.1%}".
-std::string Percent(double fraction) { return absl::StrFormat("%.1f%%", fraction * 100.0); }
-
-// `text` of figure `figure` (its flat key), marked when the invariant check found it impossible
-// (aggregation/invariants.h), so no impossible value reads as a measurement.
-std::string FlagIfImpossible(const v1::AggregatedMetrics& metrics, absl::string_view figure,
-                             std::string text) {
-  for (const v1::ImpossibleFigure& impossible : metrics.impossible_figures()) {
-    if (impossible.figure() == figure) return absl::StrCat(text, " (impossible: see WARNING)");
-  }
-  return text;
-}
-
-std::string Bullet(const BoxStyle& box, absl::string_view label) {
-  return absl::StrCat("  ", box.bullet, " ", label);
-}
-
-constexpr absl::string_view kNotReported = "N/A (not reported)";
+using tables_internal::AsciiBox;
+using tables_internal::BoxStyle;
+using tables_internal::Bullet;
+using tables_internal::ChunkDurationsTable;
+using tables_internal::ChunkTable;
+using tables_internal::FailedChunksTable;
+using tables_internal::FlagIfImpossible;
+using tables_internal::kNotReported;
+using tables_internal::kNoWorkerTracking;
+using tables_internal::NumChunks;
+using tables_internal::PadRight;
+using tables_internal::Percent;
+using tables_internal::RenderColumns;
+using tables_internal::SectionStatsTable;
+using tables_internal::Table;
+using tables_internal::ToTextTable;
+using tables_internal::UnicodeBox;
+using tables_internal::WithThousandsSeparators;
 
 Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   const v1::WorkflowMetrics& workflow = metrics.workflow();
@@ -264,32 +92,34 @@ Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
   return table;
 }
 
+// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`.
+void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, Table* table) {
+  for (const MetricDef* metric : TableRows(id)) {
+    const std::optional<double> value = TableValue(*metric, metrics);
+    if (!value.has_value()) {
+      if (metric->unknown_text != nullptr) {
+        table->rows.push_back({metric->label, metric->unknown_text(metrics)});
+      }
+      continue;
+    }
+    switch (metric->format) {
+      case ValueFormat::kDuration:
+        table->rows.push_back({metric->label, FormatDuration(*value)});
+        break;
+      case ValueFormat::kThousands:
+        table->rows.push_back(
+            {metric->label, WithThousandsSeparators(static_cast<int64_t>(*value))});
+        break;
+      case ValueFormat::kOneDecimal:
+        table->rows.push_back({metric->label, absl::StrFormat("%.1f %s", *value, metric->unit)});
+        break;
+    }
+  }
+}
+
 Table EventTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Event Processing Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Events", workflow.has_total_events()
-                                            ? WithThousandsSeparators(workflow.total_events())
-                                            : std::string(kNotReported)});
-  table.rows.push_back({"Event Rate (Elapsed Time)",
-                        workflow.has_event_rate_elapsed_khz()
-                            ? absl::StrFormat("%.1f kHz", workflow.event_rate_elapsed_khz())
-                            : std::string(kNotReported)});
-  if (metrics.cpu().has_event_rate_per_cpu_second_khz()) {
-    table.rows.push_back(
-        {"Event Rate (per CPU-second)",
-         absl::StrFormat("%.1f kHz", metrics.cpu().event_rate_per_cpu_second_khz())});
-  }
-  // The original's "Event Rate (Total CPU)": per second of summed chunk wall time.
-  if (workflow.has_summed_chunk_wall_seconds() && workflow.has_event_rate_cpu_total_khz()) {
-    table.rows.push_back({"Event Rate (per summed chunk wall time)",
-                          absl::StrFormat("%.1f kHz", workflow.event_rate_cpu_total_khz())});
-  }
-  table.rows.push_back(
-      {"Event Rate (per tracked core)",
-       !workflow.has_total_events() ? std::string(kNotReported)
-       : metrics.efficiency().has_event_rate_core_khz()
-           ? absl::StrFormat("%.1f kHz/core", metrics.efficiency().event_rate_core_khz())
-           : std::string(kNoWorkerTracking)});
+  AddCatalogueRows(metrics, SummaryTableId::kEvents, &table);
   return table;
 }
 
@@ -358,6 +188,61 @@ Table ChunkTimeSplitTable(const v1::CpuMetrics& cpu) {
   return table;
 }
 
+// One occupancy: over the tracked core-seconds when known (right under churn), else the
+// original's concurrency / total cores (the same number for a fixed set of workers).
+std::string OccupancyText(const v1::AggregatedMetrics& metrics) {
+  const bool tracked = metrics.has_workers();
+  const v1::WorkerMetrics& workers = metrics.workers();
+  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
+  const double concurrency = metrics.efficiency().speedup_factor();
+  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
+  const auto tracked_value = [&](bool known, const std::string& value) {
+    return tracked && known ? value : std::string(kNoWorkerTracking);
+  };
+  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
+  std::string occupancy =
+      !wall_reported
+          ? std::string(kNotReported)
+          : tracked_value(cores_known,
+                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
+  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
+                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
+  } else if (wall_reported && !(tracked && cores_known) &&
+             efficiency.has_core_efficiency_fraction()) {
+    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
+    occupancy = Percent(efficiency.core_efficiency_fraction());
+  }
+  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
+    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
+  }
+  return occupancy;
+}
+
+// Peak and average memory: per worker, or the one process a thread pool's threads share.
+void AddMemoryRows(const v1::AggregatedMetrics& metrics, Table* table) {
+  const bool tracked = metrics.has_workers();
+  const v1::WorkerMetrics& workers = metrics.workers();
+  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
+  // (TaskVine logs give limits only), which must not read as a measured zero.
+  const bool memory_measured =
+      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
+  const std::string not_measured = "N/A (not measured by this backend)";
+  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
+  const std::string scope =
+      workers.memory_is_process_wide()
+          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
+                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
+          : std::string("(per worker)");
+  const auto value = [&](double bytes) {
+    if (!tracked) return std::string(kNoWorkerTracking);
+    return memory_measured ? FormatBytes(bytes) : not_measured;
+  };
+  table->rows.push_back({absl::StrCat("Peak Memory ", scope), value(workers.peak_memory_bytes())});
+  table->rows.push_back(
+      {absl::StrCat("Avg Memory ", scope), value(workers.avg_memory_per_worker_bytes())});
+}
+
 Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   Table table{"Resource Utilization", {}, {}, {}, {}};
   const bool tracked = metrics.has_workers();
@@ -413,156 +298,20 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   table.rows.push_back(
       {"Busy-Worker Concurrency (summed chunk wall / elapsed)",
        wall_reported ? absl::StrFormat("%.2f", concurrency) : std::string(kNotReported)});
-  // One occupancy: over the tracked core-seconds when known (right under churn), else the
-  // original's concurrency / total cores (the same number for a fixed set of workers).
-  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  std::string occupancy =
-      !wall_reported
-          ? std::string(kNotReported)
-          : tracked_value(cores_known,
-                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
-  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
-                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
-  } else if (wall_reported && !(tracked && cores_known) &&
-             efficiency.has_core_efficiency_fraction()) {
-    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
-    occupancy = Percent(efficiency.core_efficiency_fraction());
-  }
-  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
-  }
-  table.rows.push_back({"Worker Occupancy (busy-worker concurrency / cores)", occupancy});
+  table.rows.push_back(
+      {"Worker Occupancy (busy-worker concurrency / cores)", OccupancyText(metrics)});
   if (tracked && workers.has_core_seconds()) {
     table.rows.push_back(
         {"Tracked Core-Seconds", absl::StrFormat("%.1f core-s", workers.core_seconds())});
   }
-  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
-  // (TaskVine logs give limits only), which must not read as a measured zero.
-  const bool memory_measured =
-      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
-  const std::string not_measured = "N/A (not measured by this backend)";
-  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
-  const std::string scope =
-      workers.memory_is_process_wide()
-          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
-                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
-          : std::string("(per worker)");
-  table.rows.push_back(
-      {absl::StrCat("Peak Memory ", scope),
-       tracked ? (memory_measured ? FormatBytes(workers.peak_memory_bytes()) : not_measured)
-               : tracked_value(false, "")});
-  table.rows.push_back(
-      {absl::StrCat("Avg Memory ", scope),
-       tracked
-           ? (memory_measured ? FormatBytes(workers.avg_memory_per_worker_bytes()) : not_measured)
-           : tracked_value(false, "")});
+  AddMemoryRows(metrics, &table);
   return table;
-}
-
-// The chunk count the original shows: the chunk records' count overrides the report's.
-int64_t NumChunks(const v1::AggregatedMetrics& metrics) {
-  return metrics.has_chunks() ? metrics.chunks().num_chunks() : metrics.workflow().num_chunks();
 }
 
 Table TimingTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
   Table table{"Timing Breakdown", {}, {}, {}, {}};
-  table.rows.push_back({"Elapsed Time", FormatDuration(workflow.elapsed_time_seconds())});
-  // Coffea's processtime: wall time summed over chunks. Never shown under a CPU label.
-  table.rows.push_back({"Summed Chunk Wall Time (reported)",
-                        workflow.has_summed_chunk_wall_seconds()
-                            ? FormatDuration(workflow.summed_chunk_wall_seconds())
-                            : std::string(kNotReported)});
-  return table;
-}
-
-Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
-  Table table{"Chunk Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Chunks", WithThousandsSeparators(NumChunks(metrics))});
-  if (!metrics.has_chunks()) return table;  // Only the report's count is known.
-  const v1::ChunkMetrics& chunks = metrics.chunks();
-
-  if (chunks.num_failed_chunks() > 0) {
-    table.rows.push_back(
-        {Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
-    table.rows.push_back(
-        {Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
-  }
-  if (chunks.num_retried_chunks() > 0) {
-    table.rows.push_back(
-        {Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
-  }
-  const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
-  if (per_event.count() > 0) {
-    table.rows.push_back({"Time per Event (mean)", FormatDuration(per_event.mean())});
-    if (per_event.has_percentiles()) {
-      table.rows.push_back({Bullet(box, "p50"), FormatDuration(per_event.percentiles().p50())});
-      table.rows.push_back({Bullet(box, "p99"), FormatDuration(per_event.percentiles().p99())});
-    }
-  }
-  const v1::DistributionStats& peak_live = chunks.peak_live_bytes();
-  if (peak_live.count() > 0) {
-    // Exact and per chunk: the chunk's own thread's heap (allocation counting).
-    table.rows.push_back({"Mean Chunk Heap Peak (own thread)", FormatBytes(peak_live.mean())});
-    table.rows.push_back({Bullet(box, "Max"), FormatBytes(peak_live.max())});
-  }
-  const v1::DistributionStats& memory = chunks.memory_delta_bytes();
-  if (memory.count() > 0) {
-    if (chunks.memory_delta_source() == v1::MEMORY_SOURCE_SHARED_PROCESS_RSS) {
-      // Other threads' allocations and frees are in it: say so rather than attribute it.
-      table.rows.push_back({"Mean Process RSS Delta per Chunk",
-                            absl::StrCat(FormatBytes(memory.mean()),
-                                         " (shared process: not attributable to chunks)")});
-    } else {
-      table.rows.push_back({"Mean Memory Delta (process RSS)", FormatBytes(memory.mean())});
-    }
-    table.rows.push_back({Bullet(box, "Min"), FormatBytes(memory.min())});
-    table.rows.push_back({Bullet(box, "Max"), FormatBytes(memory.max())});
-  }
-  const v1::DistributionStats& events = chunks.events();
-  if (events.count() > 0) {
-    const auto count = [](double value) {
-      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
-    };
-    table.rows.push_back({"Mean Events/Chunk", count(events.mean())});
-    table.rows.push_back({Bullet(box, "Min"), count(events.min())});
-    table.rows.push_back({Bullet(box, "Max"), count(events.max())});
-  }
-  return table;
-}
-
-// Chunk durations as columns: all successful chunks, then each dataset when there are several.
-Table ChunkDurationsTable(const v1::ChunkMetrics& chunks) {
-  Table table;
-  table.title = "Chunk Durations";
-  table.header = {"Chunks of", "Count", "Mean", "Min", "p50", "p90", "p95", "p99", "Max"};
-  table.right_aligned = {false, true, true, true, true, true, true, true, true};
-  const auto add = [&](std::string name, const v1::DistributionStats& d) {
-    if (d.count() == 0) return;
-    const bool p = d.has_percentiles();
-    const auto pct = [&](double value) { return p ? FormatDuration(value) : std::string("N/A"); };
-    table.cells.push_back(
-        {std::move(name), WithThousandsSeparators(d.count()), FormatDuration(d.mean()),
-         FormatDuration(d.min()), pct(d.percentiles().p50()), pct(d.percentiles().p90()),
-         pct(d.percentiles().p95()), pct(d.percentiles().p99()), FormatDuration(d.max())});
-  };
-  add("all datasets", chunks.duration_seconds());
-  if (chunks.per_dataset_size() > 1) {
-    for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
-      std::string name = dataset.dataset().empty() ? std::string("unknown")
-                                                   : ReplaceControlCharacters(dataset.dataset());
-      if (dataset.duration_distribution_seconds().count() > 0) {
-        add(std::move(name), dataset.duration_distribution_seconds());
-      } else if (dataset.num_chunks() > 0) {
-        // Written before per-dataset distributions: the original's count and mean only.
-        table.cells.push_back({std::move(name), WithThousandsSeparators(dataset.num_chunks()),
-                               FormatDuration(dataset.mean_duration_seconds()), "N/A", "N/A", "N/A",
-                               "N/A", "N/A", "N/A"});
-      }
-    }
-  }
-  if (table.cells.empty()) table.title.clear();
+  // Summed Chunk Wall Time is Coffea's processtime: never shown under a CPU label.
+  AddCatalogueRows(metrics, SummaryTableId::kTiming, &table);
   return table;
 }
 
@@ -666,109 +415,6 @@ Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
   return table;
 }
 
-// A SectionStats value in its kind's unit.
-std::string SectionValue(v1::SectionRecord::Kind kind, double value) {
-  switch (kind) {
-    case v1::SectionRecord::KIND_MEMORY:
-    case v1::SectionRecord::KIND_BYTES:
-      return FormatBytes(value);
-    default:
-      return FormatDuration(value);
-  }
-}
-
-absl::string_view KindLabel(v1::SectionRecord::Kind kind) {
-  switch (kind) {
-    case v1::SectionRecord::KIND_MEMORY:
-      return "memory";
-    case v1::SectionRecord::KIND_BYTES:
-      return "bytes";
-    default:
-      return "time";
-  }
-}
-
-// New: per-section statistics across chunks as columns, the top `top_n` by total time (then in
-// name order); a section's bytes or memory rows carry their kind, never the time row's label.
-Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n) {
-  std::vector<const v1::SectionStats*> sections;
-  for (const v1::SectionStats& section : chunks.section_stats()) sections.push_back(&section);
-  std::stable_sort(sections.begin(), sections.end(), [](const auto* a, const auto* b) {
-    return a->total_duration_seconds() > b->total_duration_seconds();
-  });
-  const size_t shown = std::min(sections.size(), static_cast<size_t>(std::max(top_n, 0)));
-  Table table;
-  table.title = shown == sections.size()
-                    ? std::string("Sections")
-                    : absl::StrCat("Sections (top ", shown, " of ", sections.size(), " by time)");
-  table.header = {"Section", "Kind", "Chunks", "Total", "Share", "Mean", "p50", "p95"};
-  table.right_aligned = {false, false, true, true, true, true, true, true};
-  for (size_t i = 0; i < shown; ++i) {
-    const v1::SectionStats& section = *sections[i];
-    const v1::DistributionStats& values = section.values();
-    const auto value = [&](double v) { return SectionValue(section.kind(), v); };
-    const bool time = section.kind() == v1::SectionRecord::KIND_TIME;
-    table.cells.push_back(
-        {ReplaceControlCharacters(section.name()), std::string(KindLabel(section.kind())),
-         WithThousandsSeparators(values.count()), value(section.total()),
-         time ? Percent(section.share_of_chunk_time_fraction()) : std::string(""),
-         value(values.mean()),
-         values.has_percentiles() ? value(values.percentiles().p50()) : std::string("N/A"),
-         values.has_percentiles() ? value(values.percentiles().p95()) : std::string("N/A")});
-  }
-  return table;
-}
-
-// An error reads "context: context: cause" (each layer prefixes where it was); a narrow column
-// elides the middle, which is where the cause lands ("CRC mismatch" lost between "dijet
-// processor, dataset..." and "...basket 0"). An error too long to fit whole shows its cause, the
-// part after the last ": " (the File column names the file; the whole text is in the
-// measurement and in collect's error line); "ValueError: bad value" stays as it is.
-std::string CauseOf(const std::string& error) {
-  constexpr size_t kFitsWhole = 48;
-  if (error.size() <= kFitsWhole) return error;
-  const size_t colon = error.rfind(": ");
-  if (colon == std::string::npos || colon == 0 || colon + 2 >= error.size()) return error;
-  return absl::StrCat("... ", error.substr(colon + 2));
-}
-
-// New: the failed chunks with their error text (first line; its cause when long), at most `limit`.
-Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit) {
-  Table table;
-  table.title = "Failed Chunks";
-  table.header = {"File", "Entries", "Attempt", "Error"};
-  table.right_aligned = {false, true, true, false};
-  int shown = 0;
-  for (const v1::FailedChunk& failed : chunks.failed_chunks()) {
-    if (shown++ >= limit) break;
-    std::string error = CauseOf(failed.error_text().substr(0, failed.error_text().find('\n')));
-    if (error.empty()) error = "(no error text)";
-    // The base name: the path is in the measurement, and the error needs the room.
-    const absl::string_view file = failed.file();
-    const size_t slash = file.find_last_of('/');
-    // A chunk without a file (a TaskVine task) is named by its task, as in the findings.
-    std::string name;
-    if (!file.empty()) {
-      name = std::string(slash == absl::string_view::npos ? file : file.substr(slash + 1));
-    } else if (!failed.task_id().empty()) {
-      name = absl::StrCat("task ", failed.task_id());
-    } else {
-      name = "N/A (not reported)";
-    }
-    table.cells.push_back(
-        {ReplaceControlCharacters(name),
-         file.empty() && failed.entry_stop() <= failed.entry_start()
-             ? std::string("N/A")
-             : absl::StrCat("[", failed.entry_start(), ", ", failed.entry_stop(), ")"),
-         absl::StrCat(failed.attempt()), ReplaceControlCharacters(error)});
-  }
-  if (chunks.failed_chunks_size() > limit) {
-    table.cells.push_back(
-        {absl::StrCat("... and ", chunks.failed_chunks_size() - limit, " more"), "", "", ""});
-  }
-  return table;
-}
-
 // `text` broken at spaces into lines of at most `width` columns (a longer word stays whole).
 std::vector<std::string> Wrap(absl::string_view text, size_t width) {
   std::vector<std::string> lines;
@@ -861,7 +507,7 @@ bool UseUnicodeTables() { return isatty(STDOUT_FILENO) == 1 && std::getenv("NO_C
 namespace {
 
 std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOptions& options) {
-  const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
+  const BoxStyle& box = options.unicode ? UnicodeBox() : AsciiBox();
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   std::vector<Table> tables = {CpuTable(metrics, box)};
   if (Table split = ChunkTimeSplitTable(metrics.cpu()); !split.title.empty()) {
@@ -1015,7 +661,7 @@ std::vector<SummaryTable> BuildSummaryTables(const v1::Measurement& measurement,
 }
 
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options) {
-  const BoxStyle& box = options.unicode ? kUnicodeBox : kAsciiBox;
+  const BoxStyle& box = options.unicode ? UnicodeBox() : AsciiBox();
   std::string out = absl::StrCat(RunHeader(measurement, MaxWidth(options)), "\n",
                                  FormatFindings(measurement, options));
   for (const SummaryTable& table : BuildSummaryTables(measurement, options)) {
@@ -1028,7 +674,7 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
 }
 
 std::string FormatTextTable(const TextTable& table, const TableOptions& options) {
-  return RenderColumns(table, options.unicode ? kUnicodeBox : kAsciiBox, MaxWidth(options));
+  return RenderColumns(table, options.unicode ? UnicodeBox() : AsciiBox(), MaxWidth(options));
 }
 
 std::string FormatDuration(double seconds) {

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "live/figure_gauges.h"
 
 namespace roastcoffea {
 namespace live {
@@ -81,6 +82,18 @@ const char* ContentType(ExpositionFormat format) {
              ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
              : "text/plain; version=0.0.4; charset=utf-8";
 }
+
+namespace {
+
+// The measurement's figures so far, from the metric catalogue.
+void WriteFigureGauges(const v1::AggregatedMetrics& so_far, Writer& w) {
+  for (const FigureGauge& gauge : FigureGauges(so_far)) {
+    w.Family(gauge.name, "gauge", gauge.help);
+    w.Sample(gauge.name, "", gauge.value);
+  }
+}
+
+}  // namespace
 
 std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& extras,
                              ExpositionFormat format) {
@@ -157,6 +170,7 @@ std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& e
                  absl::StrCat("code=\"", LabelValue(rule.code()), "\""), rule.evaluated() ? 1 : 0);
       }
     }
+    WriteFigureGauges(*status.so_far, w);
   }
   return w.Finish();
 }

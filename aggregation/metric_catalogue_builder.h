@@ -1,0 +1,134 @@
+// Internal to the metric catalogue: the builder its entry files use (metric_catalogue_entries.cc
+// for the measured CPU and our metrics, metric_catalogue_original.cc for the original tool's
+// keys) and the getters they share.
+#ifndef ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
+#define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "aggregation/aggregate.h"
+#include "aggregation/metric_catalogue.h"
+
+namespace roastcoffea {
+namespace catalogue_internal {
+
+using M = v1::AggregatedMetrics;
+using G = MetricGroup;
+
+// The original reports memory deltas in "MB" that are really MiB.
+inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+
+inline std::optional<double> If(bool known, double value) {
+  return known ? std::optional<double>(value) : std::nullopt;
+}
+
+inline bool Split(const M& m) { return m.has_fine() && HasThreadTimeSplit(m.fine()); }
+
+// Branch averages are unknown when no file reported its branches.
+inline bool BranchesReported(const M& m) {
+  return m.has_branches() &&
+         (m.branches().files_size() > 0 || m.branches().total_branches_read() > 0);
+}
+
+// A statistic of the chunk records: `Field` of the distribution `Stats`.
+template <const v1::DistributionStats& (v1::ChunkMetrics::*Stats)() const,
+          double (v1::DistributionStats::*Field)() const>
+std::optional<double> Stat(const M& m) {
+  return If(true, ((m.chunks().*Stats)().*Field)());
+}
+
+// A chunk memory-delta statistic in MiB.
+template <double (v1::DistributionStats::*Field)() const>
+std::optional<double> MemoryStat(const M& m) {
+  return If(true, (m.chunks().memory_delta_bytes().*Field)() * (1.0 / kBytesPerMiB));
+}
+
+template <double (v1::Percentiles::*Field)() const>
+std::optional<double> DurationPercentile(const M& m) {
+  const v1::DistributionStats& d = m.chunks().duration_seconds();
+  return If(d.has_percentiles(), (d.percentiles().*Field)());
+}
+
+// The N/A texts of summary-table rows.
+inline const char* NotReported(const M&) { return "N/A (not reported)"; }
+
+// Chained setters on one entry of the catalogue being built.
+class Entry {
+ public:
+  explicit Entry(MetricDef* def) : def_(def) {}
+  Entry& Flat(FlatPart part, FlatPresence presence = FlatPresence::kAlways) {
+    def_->flat = part;
+    def_->presence = presence;
+    return *this;
+  }
+  Entry& Direction(Better better, CoreTrend trend = CoreTrend::kSteady) {
+    def_->better = better;
+    def_->trend = trend;
+    return *this;
+  }
+  Entry& Compared(int rank, std::string unit, double scale = 1.0, MetricGetter value = nullptr) {
+    def_->compare_rank = rank;
+    def_->compare_unit = std::move(unit);
+    def_->compare_scale = scale;
+    def_->compare_value = value;
+    return *this;
+  }
+  // A summary-table row (see MetricDef::table).
+  Entry& Row(SummaryTableId table, int rank, ValueFormat format,
+             const char* (*unknown_text)(const M&) = nullptr, MetricGetter value = nullptr) {
+    def_->table = table;
+    def_->table_rank = rank;
+    def_->format = format;
+    def_->unknown_text = unknown_text;
+    def_->table_value = value;
+    return *this;
+  }
+  Entry& Live() {
+    def_->live = true;
+    return *this;
+  }
+
+ private:
+  MetricDef* def_;
+};
+
+class Builder {
+ public:
+  Entry Add(std::string key, std::string label, std::string unit, MetricGroup group,
+            MetricGetter value, std::string description) {
+    MetricDef def;
+    def.key = std::move(key);
+    def.label = std::move(label);
+    def.unit = std::move(unit);
+    def.group = group;
+    def.value = value;
+    def.description = std::move(description);
+    metrics_->push_back(std::move(def));
+    return Entry(&metrics_->back());
+  }
+  explicit Builder(std::vector<MetricDef>* metrics) : metrics_(metrics) {}
+
+ private:
+  std::vector<MetricDef>* metrics_;
+};
+
+inline constexpr auto kHigher = Better::kHigher;
+inline constexpr auto kLower = Better::kLower;
+inline constexpr auto kFalls = CoreTrend::kFallsWithCores;
+inline constexpr auto kGains = CoreTrend::kGainsWithCores;
+inline constexpr auto kHeadline = FlatPart::kHeadline;
+inline constexpr auto kOriginal = FlatPart::kOriginal;
+inline constexpr auto kAddition = FlatPart::kAddition;
+inline constexpr auto kChunkAddition = FlatPart::kChunkAddition;
+
+// The original tool's keys, in its order: workflow, workers, efficiency, fine metrics, chunks,
+// branch coverage (metric_catalogue_original.cc).
+void AddOriginalMetrics(Builder& b);
+
+}  // namespace catalogue_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_

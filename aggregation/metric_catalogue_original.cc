@@ -1,0 +1,411 @@
+// The original tool's flat keys in the metric catalogue, in its order (docs/reference.md
+// §2.1-§2.6).
+#include <optional>
+#include <string>
+
+#include "aggregation/metric_catalogue_builder.h"
+
+namespace roastcoffea {
+namespace catalogue_internal {
+namespace {
+
+// The original's "Event Rate (Total CPU)", shown only where the summed chunk wall time it divides
+// by was reported.
+std::optional<double> RateOverReportedWall(const M& m) {
+  return If(
+      m.workflow().has_summed_chunk_wall_seconds() && m.workflow().has_event_rate_cpu_total_khz(),
+      m.workflow().event_rate_cpu_total_khz());
+}
+
+// Events per tracked core, shown only where the events are known.
+std::optional<double> CoreRateOfEvents(const M& m) {
+  return If(m.workflow().has_total_events() && m.efficiency().has_event_rate_core_khz(),
+            m.efficiency().event_rate_core_khz());
+}
+
+const char* WhyNoCoreRate(const M& m) {
+  return m.workflow().has_total_events() ? "N/A (no worker tracking)" : "N/A (not reported)";
+}
+
+// The original tool's workflow keys.
+void AddWorkflow(Builder& b) {
+  b.Add(
+       "data_rate_gbps", "Data Rate", "Gbps", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_data_rate_gbps(), m.workflow().data_rate_gbps());
+       },
+       "Compressed bytes read per elapsed second.")
+      .Flat(kOriginal)
+      .Direction(kHigher, kGains)
+      .Compared(6, "Gbps")
+      .Live();
+  b.Add(
+       "total_events", "Total Events", "events", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_total_events(),
+                   static_cast<double>(m.workflow().total_events()));
+       },
+       "Events processed.")
+      .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 1, ValueFormat::kThousands, NotReported)
+      .Compared(5, "events")
+      .Live();
+  b.Add(
+       "event_rate_elapsed_khz", "Event Rate (Elapsed Time)", "kHz", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_event_rate_elapsed_khz(),
+                   m.workflow().event_rate_elapsed_khz());
+       },
+       "Events per elapsed second.")
+      .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 2, ValueFormat::kOneDecimal, NotReported)
+      .Direction(kHigher, kGains)
+      .Compared(10, "kHz")
+      .Live();
+  b.Add(
+       "event_rate_cpu_total_khz", "Event Rate (per summed chunk wall time)", "kHz", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_event_rate_cpu_total_khz(),
+                   m.workflow().event_rate_cpu_total_khz());
+       },
+       "Events per second of chunk wall time summed over chunks (the original's 'Total CPU').")
+      .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 4, ValueFormat::kOneDecimal, nullptr, RateOverReportedWall)
+      .Direction(kHigher, kFalls)
+      .Compared(12, "kHz", 1.0, RateOverReportedWall);
+  b.Add(
+       "elapsed_time_seconds", "Elapsed Time", "s", G::kWorkflow,
+       [](const M& m) { return If(true, m.workflow().elapsed_time_seconds()); },
+       "Wall time from the run's start to its end.")
+      .Flat(kOriginal)
+      .Row(SummaryTableId::kTiming, 1, ValueFormat::kDuration)
+      .Direction(kLower, kGains)
+      .Compared(4, "s")
+      .Live();
+}
+
+// The original's workflow totals.
+void AddWorkflowTotals(Builder& b) {
+  b.Add(
+       "total_cpu_time", "Total CPU Time (reported)", "s", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_total_cpu_time_seconds(),
+                   m.workflow().total_cpu_time_seconds());
+       },
+       "The original's total_cpu_time: summed chunk wall time, under its old name.")
+      .Flat(kOriginal);
+  b.Add(
+       "num_chunks", "Total Chunks", "chunks", G::kWorkflow,
+       [](const M& m) {
+         // Chunk records override the report's chunk count, in the same slot.
+         return If(true, static_cast<double>(m.has_chunks() ? m.chunks().num_chunks()
+                                                            : m.workflow().num_chunks()));
+       },
+       "Chunks processed (chunk records when present, else the engine's report).")
+      .Flat(kOriginal)
+      .Compared(22, "chunks", 1.0,
+                [](const M& m) {
+                  return If(m.has_chunks(), static_cast<double>(m.chunks().num_chunks()));
+                })
+      .Live();
+  b.Add(
+       "avg_cpu_time_per_chunk", "Average Chunk Time (reported)", "s", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_avg_cpu_time_per_chunk_seconds(),
+                   m.workflow().avg_cpu_time_per_chunk_seconds());
+       },
+       "Summed chunk wall time over the chunk count (the original's avg_cpu_time_per_chunk).")
+      .Flat(kOriginal);
+  b.Add(
+       "total_bytes_read", "Bytes Read", "bytes", G::kWorkflow,
+       [](const M& m) {
+         return If(m.workflow().has_total_bytes_read(),
+                   static_cast<double>(m.workflow().total_bytes_read()));
+       },
+       "Compressed bytes the chunks read from storage.")
+      .Flat(kOriginal)
+      .Compared(7, "MiB", 1.0 / kBytesPerMiB)
+      .Live();
+}
+
+// The original's worker keys, present with worker tracking.
+void AddWorkers(Builder& b) {
+  constexpr auto kWith = FlatPresence::kWithWorkers;
+  b.Add(
+       "avg_workers", "Workers (Time-Averaged)", "workers", G::kWorkers,
+       [](const M& m) { return If(m.has_workers(), m.workers().avg_workers()); },
+       "Workers connected, averaged over the elapsed time.")
+      .Flat(kOriginal, kWith)
+      .Live();
+  b.Add(
+       "peak_workers", "Peak Workers", "workers", G::kWorkers,
+       [](const M& m) {
+         return If(m.has_workers(), static_cast<double>(m.workers().peak_workers()));
+       },
+       "Most workers connected at once.")
+      .Flat(kOriginal, kWith)
+      .Live();
+  b.Add(
+       "total_cores", "Total Cores", "cores", G::kWorkers,
+       [](const M& m) {
+         return If(m.has_workers() && m.workers().has_total_cores(), m.workers().total_cores());
+       },
+       "Cores of the workers ever seen.")
+      .Flat(kOriginal, kWith)
+      .Compared(15, "cores")
+      .Live();
+  b.Add(
+       "cores_per_worker", "Cores per Worker", "cores", G::kWorkers,
+       [](const M& m) {
+         return If(m.has_workers() && m.workers().has_cores_per_worker(),
+                   m.workers().cores_per_worker());
+       },
+       "Cores of one worker (on average).")
+      .Flat(kOriginal, kWith);
+  b.Add(
+       "peak_memory_bytes", "Peak Memory", "bytes", G::kWorkers,
+       [](const M& m) { return If(m.has_workers(), m.workers().peak_memory_bytes()); },
+       "Largest memory use of a worker (or of the process for a thread pool); 0: not measured.")
+      .Flat(kOriginal, kWith)
+      .Direction(kLower, kFalls)
+      .Compared(20, "MiB", 1.0, [](const M& m) {
+        return If(m.has_workers() && m.workers().peak_memory_bytes() > 0,
+                  m.workers().peak_memory_bytes() / (1024.0 * 1024.0));
+      });
+  b.Add(
+       "avg_memory_per_worker_bytes", "Avg Memory (per worker or process)", "bytes", G::kWorkers,
+       [](const M& m) { return If(m.has_workers(), m.workers().avg_memory_per_worker_bytes()); },
+       "Memory use of a worker averaged over time; 0: not measured.")
+      .Flat(kOriginal, kWith)
+      .Direction(kLower, kFalls)
+      .Compared(21, "MiB", 1.0, [](const M& m) {
+        return If(m.has_workers() && m.workers().avg_memory_per_worker_bytes() > 0,
+                  m.workers().avg_memory_per_worker_bytes() / (1024.0 * 1024.0));
+      });
+}
+
+// The original's efficiency keys.
+void AddEfficiency(Builder& b) {
+  b.Add(
+       "core_efficiency", "Worker Occupancy (original)", "fraction", G::kEfficiency,
+       [](const M& m) {
+         return If(m.efficiency().has_core_efficiency_fraction(),
+                   m.efficiency().core_efficiency_fraction());
+       },
+       "Busy-worker concurrency over total cores (the original's core_efficiency; not CPU).")
+      .Flat(kOriginal);
+  b.Add(
+       "speedup_factor", "Busy-Worker Concurrency", "x", G::kEfficiency,
+       [](const M& m) {
+         return If(m.efficiency().has_speedup_factor(), m.efficiency().speedup_factor());
+       },
+       "Summed chunk wall time over elapsed time (the original's speedup_factor).")
+      .Flat(kOriginal)
+      .Compared(16, "x", 1.0, [](const M& m) {
+        return If(m.workflow().has_summed_chunk_wall_seconds(), m.efficiency().speedup_factor());
+      });
+  b.Add(
+       "event_rate_core_khz", "Event Rate (per tracked core)", "kHz/core", G::kEfficiency,
+       [](const M& m) {
+         return If(m.efficiency().has_event_rate_core_khz(), m.efficiency().event_rate_core_khz());
+       },
+       "Events per elapsed second per core of the workers.")
+      .Flat(kOriginal)
+      .Row(SummaryTableId::kEvents, 5, ValueFormat::kOneDecimal, WhyNoCoreRate, CoreRateOfEvents)
+      .Direction(kHigher, kFalls)
+      .Compared(13, "kHz/core", 1.0, CoreRateOfEvents);
+}
+// The original's fine-metric keys, present with fine metrics. The CPU / off-CPU split exists
+// only where the engine splits thread time; elsewhere (TaskVine, Dask before 2023) it is
+// unknown, not 0.
+void AddFine(Builder& b) {
+  constexpr auto kWith = FlatPresence::kWithFine;
+  b.Add(
+       "processor_cpu_time_seconds", "Processor CPU Time", "s", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().processor_cpu_time_seconds()); },
+       "CPU time of the analysis code's threads.")
+      .Flat(kOriginal, kWith)
+      .Compared(28, "s");
+  b.Add(
+       "processor_io_wait_time_seconds", "Processor Off-CPU Time", "s", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().processor_io_wait_time_seconds()); },
+       "Time the analysis code's threads were off CPU (the original's 'I/O wait').")
+      .Flat(kOriginal, kWith)
+      .Direction(kLower, kFalls)
+      .Compared(29, "s");
+  b.Add(
+       "processor_cpu_percent", "Processor CPU Share", "%", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().processor_cpu_percent()); },
+       "Processor CPU time over processor thread time.")
+      .Flat(kOriginal, kWith);
+  b.Add(
+       "processor_io_wait_percent", "Processor Off-CPU Share", "%", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().processor_io_wait_percent()); },
+       "Processor off-CPU time over processor thread time.")
+      .Flat(kOriginal, kWith);
+  b.Add(
+       "overhead_cpu_time_seconds", "Overhead CPU Time", "s", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().overhead_cpu_time_seconds()); },
+       "CPU time outside the analysis code (engine, scheduling).")
+      .Flat(kOriginal, kWith);
+  b.Add(
+       "overhead_io_wait_time_seconds", "Overhead Off-CPU Time", "s", G::kFine,
+       [](const M& m) { return If(Split(m), m.fine().overhead_io_wait_time_seconds()); },
+       "Off-CPU time outside the analysis code.")
+      .Flat(kOriginal, kWith);
+  struct Plain {
+    const char* key;
+    const char* label;
+    const char* unit;
+    MetricGetter value;
+    const char* description;
+  };
+  static const Plain kPlain[] = {
+      {"total_bytes_memory_read", "Memory Read (fine metrics)", "bytes",
+       [](const M& m) { return If(m.has_fine(), m.fine().total_bytes_memory_read()); },
+       "Bytes the engine read from memory (spilled or transferred data)."},
+      {"disk_read_bytes", "Disk Read", "bytes",
+       [](const M& m) { return If(m.has_fine(), m.fine().disk_read_bytes()); },
+       "Bytes read from the disk device (page-cache misses)."},
+      {"disk_write_bytes", "Disk Write", "bytes",
+       [](const M& m) { return If(m.has_fine(), m.fine().disk_write_bytes()); },
+       "Bytes written to the disk device."},
+      {"decompression_time_seconds", "Decompression Time", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().decompression_time_seconds()); },
+       "Time spent decompressing."},
+      {"compression_time_seconds", "Compression Time", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().compression_time_seconds()); },
+       "Time spent compressing."},
+      {"total_compression_overhead_seconds", "Compression Overhead", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().total_compression_overhead_seconds()); },
+       "Decompression plus compression time."},
+      {"deserialization_time_seconds", "Deserialization Time", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().deserialization_time_seconds()); },
+       "Time spent deserializing."},
+      {"serialization_time_seconds", "Serialization Time", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().serialization_time_seconds()); },
+       "Time spent serializing."},
+      {"total_serialization_overhead_seconds", "Serialization Overhead", "s",
+       [](const M& m) { return If(m.has_fine(), m.fine().total_serialization_overhead_seconds()); },
+       "Deserialization plus serialization time."},
+  };
+  for (const Plain& plain : kPlain) {
+    b.Add(plain.key, plain.label, plain.unit, G::kFine, plain.value, plain.description)
+        .Flat(kOriginal, kWith);
+  }
+}
+
+// The original's chunk keys, present with chunk records.
+void AddChunks(Builder& b) {
+  b.Add(
+       "num_successful_chunks", "Successful Chunks", "chunks", G::kChunks,
+       [](const M& m) {
+         return If(m.has_chunks(), static_cast<double>(m.chunks().num_successful_chunks()));
+       },
+       "Chunks that finished without an error.")
+      .Flat(kOriginal, FlatPresence::kWithChunks)
+      .Live();
+  b.Add(
+       "num_failed_chunks", "Failed Chunks", "chunks", G::kChunks,
+       [](const M& m) {
+         return If(m.has_chunks(), static_cast<double>(m.chunks().num_failed_chunks()));
+       },
+       "Chunks that ended in an error.")
+      .Flat(kOriginal, FlatPresence::kWithChunks)
+      .Direction(kLower)
+      .Compared(23, "chunks")
+      .Live();
+  // The original emits statistics only when some chunk succeeded.
+  b.Add("chunk_duration_mean", "Chunk Duration Mean", "s", G::kChunks,
+        &Stat<&v1::ChunkMetrics::duration_seconds, &v1::DistributionStats::mean>,
+        "Mean wall time of a successful chunk.")
+      .Flat(kOriginal, FlatPresence::kWithDurationStats)
+      .Direction(kLower, kFalls)
+      .Compared(24, "s", 1.0,
+                [](const M& m) {
+                  return If(m.has_chunks() && m.chunks().duration_seconds().count() > 0,
+                            m.chunks().duration_seconds().mean());
+                })
+      .Live();
+  struct StatKey {
+    const char* key;
+    const char* label;
+    const char* unit;
+    MetricGetter value;
+    FlatPresence presence;
+    const char* description;
+  };
+  using C = v1::ChunkMetrics;
+  using D = v1::DistributionStats;
+  constexpr auto kDurations = FlatPresence::kWithDurationStats;
+  constexpr auto kMemory = FlatPresence::kWithMemoryStats;
+  constexpr auto kEvents = FlatPresence::kWithEventStats;
+  static const StatKey kStats[] = {
+      {"chunk_duration_min", "Chunk Duration Min", "s", &Stat<&C::duration_seconds, &D::min>,
+       kDurations, "Shortest successful chunk."},
+      {"chunk_duration_max", "Chunk Duration Max", "s", &Stat<&C::duration_seconds, &D::max>,
+       kDurations, "Longest successful chunk."},
+      {"chunk_duration_std", "Chunk Duration Std Dev", "s", &Stat<&C::duration_seconds, &D::std>,
+       kDurations, "Standard deviation of the successful chunks' wall time."},
+      {"chunk_mem_delta_mean_mb", "Chunk Memory Delta Mean", "MiB", &MemoryStat<&D::mean>, kMemory,
+       "Mean memory growth over a chunk."},
+      {"chunk_mem_delta_min_mb", "Chunk Memory Delta Min", "MiB", &MemoryStat<&D::min>, kMemory,
+       "Smallest memory growth over a chunk."},
+      {"chunk_mem_delta_max_mb", "Chunk Memory Delta Max", "MiB", &MemoryStat<&D::max>, kMemory,
+       "Largest memory growth over a chunk."},
+      {"chunk_mem_delta_std_mb", "Chunk Memory Delta Std Dev", "MiB", &MemoryStat<&D::std>, kMemory,
+       "Standard deviation of the memory growth over a chunk."},
+      {"total_events_from_chunks", "Total Events (chunk records)", "events",
+       [](const M& m) {
+         return If(true, static_cast<double>(m.chunks().total_events_from_chunks()));
+       },
+       kEvents, "Events of the successful chunks, from their records."},
+      {"chunk_events_mean", "Chunk Events Mean", "events", &Stat<&C::events, &D::mean>, kEvents,
+       "Mean events of a chunk."},
+      {"chunk_events_min", "Chunk Events Min", "events", &Stat<&C::events, &D::min>, kEvents,
+       "Fewest events of a chunk."},
+      {"chunk_events_max", "Chunk Events Max", "events", &Stat<&C::events, &D::max>, kEvents,
+       "Most events of a chunk."},
+  };
+  for (const StatKey& stat : kStats) {
+    b.Add(stat.key, stat.label, stat.unit, G::kChunks, stat.value, stat.description)
+        .Flat(kOriginal, stat.presence);
+  }
+}
+
+// The original's branch-coverage summary keys (its per-file keys are families).
+void AddBranches(Builder& b) {
+  constexpr auto kWith = FlatPresence::kWithBranches;
+  b.Add(
+       "avg_branches_read_percent", "Branches Read (average)", "%", G::kBranches,
+       [](const M& m) { return If(BranchesReported(m), m.branches().avg_branches_read_percent()); },
+       "Share of a file's branches the analysis read, averaged over files.")
+      .Flat(FlatPart::kOriginalBranchAverages, kWith);
+  b.Add(
+       "avg_bytes_read_percent", "Bytes Read of File (average)", "%", G::kBranches,
+       [](const M& m) { return If(BranchesReported(m), m.branches().avg_bytes_read_percent()); },
+       "Share of a file's bytes the analysis read, averaged over files.")
+      .Flat(FlatPart::kOriginalBranchAverages, kWith);
+  b.Add(
+       "total_branches_read", "Branches Read", "branches", G::kBranches,
+       [](const M& m) {
+         return If(BranchesReported(m), static_cast<double>(m.branches().total_branches_read()));
+       },
+       "Distinct branches the analysis read.")
+      .Flat(FlatPart::kOriginalBranchTotal, kWith);
+}
+
+}  // namespace
+
+void AddOriginalMetrics(Builder& b) {
+  AddWorkflow(b);
+  AddWorkflowTotals(b);
+  AddWorkers(b);
+  AddEfficiency(b);
+  AddFine(b);
+  AddChunks(b);
+  AddBranches(b);
+}
+
+}  // namespace catalogue_internal
+}  // namespace roastcoffea

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "instrumentation/allocation_hooks.h"
-#include "instrumentation/chunk_context.h"
+#include "instrumentation/internal/allocation_hooks.h"
+#include "instrumentation/internal/chunk_context.h"
 #include "instrumentation/process_stats.h"
 #include "instrumentation/thread_schedstat.h"
 
@@ -122,6 +122,7 @@ void CopyMetadata(const ChunkMetadata& metadata, const ChunkTrackingOptions& opt
   record.set_entry_stop(metadata.entry_stop);
   record.set_events(metadata.events);
   if (metadata.file_bytes > 0) record.set_file_bytes(metadata.file_bytes);
+  if (!metadata.task_id.empty()) record.set_task_id(metadata.task_id);
   record.set_worker(options.worker.empty() ? DefaultWorkerName() : options.worker);
   record.set_thread_index(ThreadIndex());
   record.set_attempt(0);

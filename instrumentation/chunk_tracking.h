@@ -10,7 +10,8 @@
 //   roastcoffea::TrackedOutput<Histos> total;
 //   for (const auto& chunk : chunks) total += tracked(chunk);  // outputs added, records appended
 //
-// or, to keep the output type untouched, send the records to a collector:
+// or, to keep the output type untouched, send the records to a sink (chunk_record_sink.h: a
+// collector, a MeasurementSession, or your own):
 //
 //   roastcoffea::ChunkRecordCollector records;
 //   auto tracked = roastcoffea::TrackChunksInto(MyProcessor{}, &records);  // Histos(metadata)
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "instrumentation/chunk_record_collector.h"
+#include "instrumentation/chunk_record_sink.h"
 #include "instrumentation/sections.h"
 #include "schema/measurement.pb.h"
 
@@ -51,6 +53,10 @@ struct ChunkMetadata {
   // Size of `file` in bytes as stored, when known (> 0): ChunkRecord.file_bytes, the distinct
   // bytes read amplification is measured against.
   int64_t file_bytes = 0;
+  // The executor's name for the work item that ran the chunk (ChunkRecord.task_id), when it
+  // has one: how the session joins this record with the engine's record of the same task, and
+  // how a chunk that reported no file is named. Empty: none.
+  std::string task_id = {};  // (an initializer: -Wmissing-field-initializers on brace inits)
 };
 
 // What happens after a chunk's processor throws (its FAILED record is kept either way).
@@ -238,29 +244,28 @@ class ChunkTrackingProcessor {
   ChunkTrackingOptions options_;
 };
 
-// What TrackChunksInto returns: calls the processor inside TrackChunk, records to a collector.
+// What TrackChunksInto returns: calls the processor inside TrackChunk, records to a sink.
 template <typename Processor>
 class ChunkCollectingProcessor {
  public:
-  ChunkCollectingProcessor(Processor processor, ChunkRecordCollector* collector,
-                           ChunkTrackingOptions options)
-      : processor_(std::move(processor)), collector_(collector), options_(std::move(options)) {}
+  ChunkCollectingProcessor(Processor processor, ChunkRecordSink* sink, ChunkTrackingOptions options)
+      : processor_(std::move(processor)), sink_(sink), options_(std::move(options)) {}
 
   template <typename P = Processor,
             typename = std::enable_if_t<std::is_invocable_v<const P&, const ChunkMetadata&>>>
   auto operator()(const ChunkMetadata& metadata) const {
-    return Run(processor_, metadata, *collector_, options_);
+    return Run(processor_, metadata, *sink_, options_);
   }
 
   template <typename P = Processor,
             typename = std::enable_if_t<!std::is_invocable_v<const P&, const ChunkMetadata&>>>
   auto operator()(const ChunkMetadata& metadata) {
-    return Run(processor_, metadata, *collector_, options_);
+    return Run(processor_, metadata, *sink_, options_);
   }
 
  private:
   template <typename P>
-  static auto Run(P& processor, const ChunkMetadata& metadata, ChunkRecordCollector& collector,
+  static auto Run(P& processor, const ChunkMetadata& metadata, ChunkRecordSink& sink,
                   const ChunkTrackingOptions& options) {
     using Output = std::decay_t<std::invoke_result_t<P&, const ChunkMetadata&>>;
     static_assert(std::is_default_constructible_v<Output>,
@@ -272,16 +277,16 @@ class ChunkCollectingProcessor {
       v1::ChunkRecord record = TrackChunkErased(
           metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); },
           &run, &recorded);
-      if (recorded) collector.Add(std::move(record));
+      if (recorded) sink.Add(std::move(record));
     } catch (const ChunkFailedError& failure) {
-      collector.Add(failure.record());  // kStop: keep the record, then stop the run
+      sink.Add(failure.record());  // kStop: keep the record, then stop the run
       throw;
     }
     return output;
   }
 
   Processor processor_;
-  ChunkRecordCollector* collector_;
+  ChunkRecordSink* sink_;
   ChunkTrackingOptions options_;
 };
 
@@ -301,17 +306,18 @@ auto TrackChunks(Processor processor, ChunkTrackingOptions options = {}) {
 }
 
 // Wraps a processor `Output processor(const ChunkMetadata&)` into a callable with the same
-// signature whose chunk records go to `collector` (which must outlive the wrapper) instead of
-// into the output. A failed chunk adds its FAILED record and returns a default-constructed
-// Output, or under FailurePolicy::kStop adds it and throws ChunkFailedError. Thread-safe when
-// the processor is: records from all threads end up in the collector.
+// signature whose chunk records go to `sink` (a ChunkRecordCollector, a MeasurementSession or
+// your own ChunkRecordSink; it must outlive the wrapper) instead of into the output. A failed
+// chunk adds its FAILED record and returns a default-constructed Output, or under
+// FailurePolicy::kStop adds it and throws ChunkFailedError. Thread-safe when the processor is:
+// records from all threads end up in the sink.
 template <typename Processor>
-auto TrackChunksInto(Processor processor, ChunkRecordCollector* collector,
+auto TrackChunksInto(Processor processor, ChunkRecordSink* sink,
                      ChunkTrackingOptions options = {}) {
   static_assert(std::is_invocable_v<Processor&, const ChunkMetadata&>,
                 "TrackChunksInto needs a processor callable as processor(const ChunkMetadata&)");
-  return instrumentation_internal::ChunkCollectingProcessor<Processor>(
-      std::move(processor), collector, std::move(options));
+  return instrumentation_internal::ChunkCollectingProcessor<Processor>(std::move(processor), sink,
+                                                                       std::move(options));
 }
 
 }  // namespace roastcoffea

@@ -62,6 +62,17 @@ TEST(TrackChunkTest, CopiesMetadataAndRunsFnOnce) {
   EXPECT_EQ(record.error_text(), "");
   EXPECT_EQ(record.attempt(), 0u);
   EXPECT_THAT(record.sections(), IsEmpty());
+  EXPECT_EQ(record.task_id(), "") << "no task id given";
+}
+
+TEST(TrackChunkTest, TaskIdSetByTheUserIsRecorded) {
+  ChunkMetadata metadata = TtbarChunk();
+  metadata.task_id = "wq-task-42";
+  EXPECT_EQ(TrackChunk(metadata, [] {}).task_id(), "wq-task-42");
+  // Also on a failed chunk, whose record must name the task that failed.
+  v1::ChunkRecord failed = TrackChunk(metadata, [] { throw std::runtime_error("bad"); });
+  EXPECT_EQ(failed.status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ(failed.task_id(), "wq-task-42");
 }
 
 TEST(TrackChunkTest, TimesAreUtcAndCoverTheCall) {

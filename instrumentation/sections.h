@@ -13,8 +13,9 @@
 //   * A name entered several times in one chunk sums its values and counts the entries.
 //   * State is thread_local: threads tracking chunks at the same time never see each other's
 //     sections. A scope must end on the thread that started it (RAII on the stack does that).
-//   * `name` is stored as a pointer and must outlive the chunk: pass a string literal. Null is
-//     recorded as "(unnamed)".
+//   * `name` is a SectionName (section_name.h): a string literal, checked by the compiler,
+//     stored as a pointer. Names made at run time do not compile (they would grow the record
+//     with one section per distinct string).
 //   * A chunk holds 64 distinct section keys; further keys are summed into a section named
 //     "(overflow)" of the same kind instead of being dropped.
 //   * A scope still open when its chunk ends (only possible if it is kept off the stack) is
@@ -38,6 +39,8 @@
 
 #include <cstdint>
 
+#include "instrumentation/section_name.h"
+
 namespace roastcoffea {
 
 namespace instrumentation_internal {
@@ -55,18 +58,6 @@ inline thread_local ChunkState* tls_current_chunk = nullptr;
 // Lock-free and allocation-free (thread_local counters); safe to call outside any chunk.
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes);
 
-// What a sampling profiler records about the thread it interrupted. Read from a signal handler
-// on that thread: CurrentSampleContext() is async-signal-safe (thread_local loads only; no
-// allocation, locks or lazy initialisation).
-struct ThreadSampleContext {
-  // Name of the innermost ScopedTimer open in the thread's current chunk; null when none.
-  const char* time_section = nullptr;
-  bool in_chunk = false;  // a chunk is being tracked on this thread
-  // The thread's ChunkRecord.thread_index; -1 until its first chunk record got one.
-  int64_t thread_index = -1;
-};
-ThreadSampleContext CurrentSampleContext();
-
 // Whether a ScopedTimer also measures the thread's CPU time (two system calls per scope).
 enum class CpuTime { kNotMeasured, kMeasured };
 
@@ -75,8 +66,8 @@ enum class CpuTime { kNotMeasured, kMeasured };
 // also the CPU time of the calling thread (SectionRecord.cpu_seconds sums only such entries).
 class ScopedTimer {
  public:
-  explicit ScopedTimer(const char* name, CpuTime cpu_time = CpuTime::kNotMeasured) {
-    if (instrumentation_internal::tls_current_chunk != nullptr) Enter(name, cpu_time);
+  explicit ScopedTimer(SectionName name, CpuTime cpu_time = CpuTime::kNotMeasured) {
+    if (instrumentation_internal::tls_current_chunk != nullptr) Enter(name.c_str(), cpu_time);
   }
   ~ScopedTimer() {
     if (chunk_ != nullptr) Exit();
@@ -106,7 +97,7 @@ class ScopedTimer {
 // peak_live_bytes).
 class ScopedMemory {
  public:
-  explicit ScopedMemory(const char* name);
+  explicit ScopedMemory(SectionName name);
   ~ScopedMemory();
   ScopedMemory(const ScopedMemory&) = delete;
   ScopedMemory& operator=(const ScopedMemory&) = delete;
@@ -127,7 +118,7 @@ class ScopedMemory {
 // KIND_BYTES section.
 class ScopedBytes {
  public:
-  explicit ScopedBytes(const char* name);
+  explicit ScopedBytes(SectionName name);
   ~ScopedBytes();
   ScopedBytes(const ScopedBytes&) = delete;
   ScopedBytes& operator=(const ScopedBytes&) = delete;

@@ -6,7 +6,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -16,14 +15,39 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "host/host_name.h"
 #include "instrumentation/thread_cpu_clock.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {
+
+namespace {
+
+bool IsStatmSpace(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+
+// The second field of statm text ("size resident shared text lib data dt", in pages): false
+// when it is missing or not a non-negative decimal integer. By hand, with no allocation or
+// Status on the way: it runs twice per chunk, and exact allocation counting
+// (allocation_counting.h) must not see the instrumentation's own reads.
+bool StatmResidentPages(const char* text, size_t length, int64_t* pages) {
+  const char* p = text;
+  const char* const end = text + length;
+  while (p < end && IsStatmSpace(*p)) ++p;
+  while (p < end && !IsStatmSpace(*p)) ++p;  // size
+  while (p < end && IsStatmSpace(*p)) ++p;
+  const char* const digits = p;
+  int64_t value = 0;
+  for (; p < end && *p >= '0' && *p <= '9'; ++p) {
+    if (p - digits >= 18) return false;  // beyond any real RSS; keeps value * 10 in range
+    value = value * 10 + (*p - '0');
+  }
+  if (p == digits || (p < end && !IsStatmSpace(*p))) return false;
+  *pages = value;
+  return true;
+}
+
+}  // namespace
 
 absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view statm_contents,
                                                 int64_t page_size_bytes) {
@@ -31,22 +55,8 @@ absl::StatusOr<int64_t> ParseStatmResidentBytes(absl::string_view statm_contents
     return absl::InvalidArgumentError(
         absl::StrCat("page size must be positive, got ", page_size_bytes));
   }
-  // statm: "size resident shared text lib data dt", all in pages.
-  // Split by hand: no allocation on the success path, so that exact allocation counting
-  // (allocation_counting.h) does not see the instrumentation's own reads.
-  absl::string_view fields[2];
-  int found = 0;
-  absl::string_view rest = statm_contents;
-  while (found < 2 && !rest.empty()) {
-    const size_t begin = rest.find_first_not_of(" \t\n");
-    if (begin == absl::string_view::npos) break;
-    rest.remove_prefix(begin);
-    const size_t end = std::min(rest.find_first_of(" \t\n"), rest.size());
-    fields[found++] = rest.substr(0, end);
-    rest.remove_prefix(end);
-  }
   int64_t resident_pages = 0;
-  if (found < 2 || !absl::SimpleAtoi(fields[1], &resident_pages) || resident_pages < 0) {
+  if (!StatmResidentPages(statm_contents.data(), statm_contents.size(), &resident_pages)) {
     return absl::InvalidArgumentError(
         absl::StrCat("statm contents have no valid resident-pages field (second field): \"",
                      statm_contents, "\""));
@@ -80,28 +90,43 @@ int CachedStatmFd() {
 
 }  // namespace
 
-absl::StatusOr<int64_t> ReadResidentMemoryBytes() {
+namespace {
+
+int64_t PageSizeBytes() {
+  static const int64_t page_size = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  return page_size;
+}
+
+// pread of the kept statm descriptor; -1 (errno set) when it cannot be opened or read.
+ssize_t ReadStatm(char* buffer, size_t size) {
   const int fd = CachedStatmFd();
-  if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot open /proc/self/statm: ", std::strerror(errno)));
-  }
-  char buffer[256];
+  if (fd < 0) return -1;
   ssize_t length;
   do {
-    length = ::pread(fd, buffer, sizeof(buffer) - 1, 0);
+    length = ::pread(fd, buffer, size, 0);
   } while (length < 0 && errno == EINTR);
+  return length;
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ReadResidentMemoryBytes() {
+  char buffer[256];
+  const ssize_t length = ReadStatm(buffer, sizeof(buffer));
   if (length < 0) {
     return absl::UnavailableError(
         absl::StrCat("cannot read /proc/self/statm: ", std::strerror(errno)));
   }
-  static const int64_t page_size = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
-  return ParseStatmResidentBytes(absl::string_view(buffer, static_cast<size_t>(length)), page_size);
+  return ParseStatmResidentBytes(absl::string_view(buffer, static_cast<size_t>(length)),
+                                 PageSizeBytes());
 }
 
 int64_t ResidentMemoryBytesOrZero() {
-  absl::StatusOr<int64_t> bytes = ReadResidentMemoryBytes();
-  return bytes.ok() ? *bytes : 0;
+  char buffer[256];
+  const ssize_t length = ReadStatm(buffer, sizeof(buffer));
+  int64_t pages = 0;
+  if (length <= 0 || !StatmResidentPages(buffer, static_cast<size_t>(length), &pages)) return 0;
+  return pages * PageSizeBytes();
 }
 
 int64_t ThreadCpuTimeNs() { return ThreadCpuClockNs(); }
@@ -119,8 +144,36 @@ int64_t UnixTimeNs() {
       .count();
 }
 
-std::string DefaultWorkerName() {
-  return absl::StrCat(HostName(), ":", static_cast<int64_t>(::getpid()));
+namespace {
+
+// The worker name, computed once per process: a gethostname and a getpid system call per chunk
+// otherwise. Replaced (the parent's copy leaks, one string) in a forked child, whose pid
+// differs; the mutex is held across fork so that the child never inherits it locked.
+std::atomic<const std::string*> cached_worker_name{nullptr};
+std::mutex worker_name_mutex;
+
+void LockWorkerName() { worker_name_mutex.lock(); }
+void UnlockWorkerName() { worker_name_mutex.unlock(); }
+void ForgetWorkerNameInChild() {
+  cached_worker_name.store(nullptr, std::memory_order_relaxed);
+  worker_name_mutex.unlock();
+}
+
+}  // namespace
+
+const std::string& DefaultWorkerName() {
+  const std::string* name = cached_worker_name.load(std::memory_order_acquire);
+  if (name != nullptr) return *name;
+  static const bool registered =
+      (::pthread_atfork(&LockWorkerName, &UnlockWorkerName, &ForgetWorkerNameInChild), true);
+  (void)registered;
+  std::lock_guard<std::mutex> lock(worker_name_mutex);
+  name = cached_worker_name.load(std::memory_order_acquire);
+  if (name == nullptr) {
+    name = new std::string(absl::StrCat(HostName(), ":", static_cast<int64_t>(::getpid())));
+    cached_worker_name.store(name, std::memory_order_release);
+  }
+  return *name;
 }
 
 }  // namespace instrumentation_internal

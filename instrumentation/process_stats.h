@@ -38,8 +38,9 @@ int64_t SteadyTimeNs();
 // Wall-clock time in nanoseconds since the Unix epoch, UTC (system_clock).
 int64_t UnixTimeNs();
 
-// "<hostname>:<pid>", evaluated at each call so that a forked child reports its own pid.
-std::string DefaultWorkerName();
+// "<hostname>:<pid>", evaluated once per process (again in a forked child, so that it reports
+// its own pid); a later change of the host name is not seen.
+const std::string& DefaultWorkerName();
 
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea

@@ -170,27 +170,30 @@ struct ChunkReadings {
   RunDelayReading run_delay;
 };
 
+// `steady_before_cpu_ns` and `steady_after_cpu_ns` bracket the reading of `cpu_ns`.
 RunDelayReading ReadRunDelay(const ChunkTrackingOptions& options, int64_t steady_before_cpu_ns,
-                             int64_t cpu_ns) {
+                             int64_t cpu_ns, int64_t steady_after_cpu_ns) {
   if (!options.measure_run_queue_wait) return RunDelayReading{};
   if (!options.measure_cpu_time) {  // reusing a reading needs the CPU clock: always read
     const ThreadSchedstat stats = ReadThreadSchedstat();
-    return RunDelayReading{stats.available, stats.run_delay_ns};
+    return RunDelayReading{stats.available, stats.run_delay_ns, true};
   }
-  return RunDelayAt(steady_before_cpu_ns, cpu_ns, SteadyTimeNs());
+  return RunDelayAt(steady_before_cpu_ns, cpu_ns, steady_after_cpu_ns);
 }
 
 // The readings nest: wall clock outside, then thread CPU and run-queue delay, then the tick
 // pair that brackets fn tightly. So CPU and run-queue wait are measured inside the wall
 // interval, and cpu + wait <= duration holds even when the thread is preempted right after a
 // reading (a system call's return is a preemption point). The duration includes the readings
-// themselves (about 2 us); the tick scale uses its own tight steady-clock pair.
+// themselves (about 2 us); the tick scale uses its own tight steady-clock pair. A steady-clock
+// reading with no system call after it does double duty (vDSO reads cost ~20 ns each).
 ChunkReadings BeginReadings(const ChunkTrackingOptions& options) {
   ChunkReadings before;
   before.steady_ns = SteadyTimeNs();
   before.cpu_ns = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
-  before.run_delay = ReadRunDelay(options, before.steady_ns, before.cpu_ns);
-  before.scale_steady_ns = SteadyTimeNs();
+  const int64_t steady_after_cpu_ns = SteadyTimeNs();
+  before.run_delay = ReadRunDelay(options, before.steady_ns, before.cpu_ns, steady_after_cpu_ns);
+  before.scale_steady_ns = before.run_delay.pread ? SteadyTimeNs() : steady_after_cpu_ns;
   before.ticks = Ticks();
   return before;
 }
@@ -200,10 +203,12 @@ ChunkReadings EndReadings(const ChunkTrackingOptions& options, const ChunkReadin
   after.ticks = Ticks();
   after.scale_steady_ns = SteadyTimeNs();
   after.cpu_ns = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
+  const int64_t steady_after_cpu_ns = SteadyTimeNs();
   if (before.run_delay.available) {
-    after.run_delay = ReadRunDelay(options, after.scale_steady_ns, after.cpu_ns);
+    after.run_delay =
+        ReadRunDelay(options, after.scale_steady_ns, after.cpu_ns, steady_after_cpu_ns);
   }
-  after.steady_ns = SteadyTimeNs();
+  after.steady_ns = after.run_delay.pread ? SteadyTimeNs() : steady_after_cpu_ns;
   return after;
 }
 

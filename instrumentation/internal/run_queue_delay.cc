@@ -29,20 +29,20 @@ RunDelayReading RunDelayAt(int64_t steady_before_cpu_ns, int64_t cpu_ns,
     const int64_t wall_ns = steady_after_cpu_ns - cache.steady_ns;
     const int64_t off_cpu_bound_ns = wall_ns - (cpu_ns - cache.cpu_ns) + wall_ns / 1000;
     if (wall_ns >= 0 && off_cpu_bound_ns < kRunDelayToleranceNs) {
-      return RunDelayReading{true, cache.run_delay_ns};
+      return RunDelayReading{true, cache.run_delay_ns, false};
     }
   }
   const ThreadSchedstat stats = ReadThreadSchedstat();
   const int64_t steady_after_read_ns = SteadyTimeNs();
   ++cache.preads;
   cache.valid = stats.available;
-  if (!stats.available) return RunDelayReading{};
+  if (!stats.available) return RunDelayReading{false, 0, true};
   // The thread's CPU time at the reading is at most cpu_ns plus the wall time from before the
   // CPU reading to after this one.
   cache.steady_ns = steady_after_cpu_ns;
   cache.cpu_ns = cpu_ns + (steady_after_read_ns - steady_before_cpu_ns);
   cache.run_delay_ns = stats.run_delay_ns;
-  return RunDelayReading{true, stats.run_delay_ns};
+  return RunDelayReading{true, stats.run_delay_ns, true};
 }
 
 int64_t RunDelayPreadsOnThisThread() { return tls_cache.preads; }

@@ -26,6 +26,7 @@ inline constexpr int64_t kRunDelayToleranceNs = 2000;
 struct RunDelayReading {
   bool available = false;  // false: no schedstat here (the chunk then has no wait)
   int64_t run_delay_ns = 0;
+  bool pread = false;  // a system call was made now (else the last reading was reused)
 };
 
 // run_delay as of the moment the thread CPU clock read `cpu_ns` (ThreadCpuTimeNs), with the

@@ -82,8 +82,11 @@ struct ChunkTrackingOptions {
   // false: no thread-CPU-clock readings (two per chunk: system calls unless the perf clock is
   // usable, see README "Thread CPU clock"); cpu_seconds stays 0.
   bool measure_cpu_time = true;
-  // false: no /proc/thread-self/schedstat readings (two preads per chunk, about 0.8 us each
-  // in a KVM guest; see BM_ThreadSchedstatRead); run_queue_wait_seconds stays absent.
+  // false: no /proc/thread-self/schedstat readings (a pread of about 0.6 us in a KVM guest,
+  // see BM_ThreadSchedstatRead; with measure_cpu_time, a thread reuses its last reading while
+  // it provably stayed on its CPU, so back-to-back short chunks read about once per
+  // millisecond, see instrumentation/internal/run_queue_delay.h); run_queue_wait_seconds stays
+  // absent.
   bool measure_run_queue_wait = true;
 };
 
@@ -133,8 +136,9 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 //   * start_unix_ns / end_unix_ns: wall clock, UTC; duration_seconds: steady clock;
 //   * cpu_seconds: CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) during fn;
 //   * run_queue_wait_seconds: time the calling thread was runnable but waiting for a CPU
-//     during fn (run_delay of /proc/thread-self/schedstat); absent when the kernel does not
-//     provide it. duration - cpu - run_queue_wait = time blocked (I/O, locks, sleeping);
+//     during fn (run_delay of /proc/thread-self/schedstat; exact to 2 us, and never more than
+//     duration - cpu); absent when the kernel does not provide it. duration - cpu -
+//     run_queue_wait = time blocked (I/O, locks, sleeping);
 //   * memory_before/after_bytes: process RSS (/proc/self/statm) before and after;
 //     memory_peak_bytes: the largest of those and of every ScopedMemory reading in the chunk
 //     (0 means unknown); with //instrumentation:allocation_counting linked, also the exact
@@ -154,11 +158,11 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 // include the inner chunk. fn's return value, if any, is discarded.
 //
 // Thread-safety: any number of threads may call TrackChunk concurrently.
-// Cost: two /proc/self/statm reads (a few microseconds; see read_resident_memory), two
-// thread-CPU-clock readings (a system call each, or ~10 ns where the perf clock is usable; see
-// measure_cpu_time), two schedstat preads (about 0.8 microseconds each; see
-// measure_run_queue_wait) and building the record (about 0.4 microseconds); see
-// bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
+// Cost: two /proc/self/statm preads (about 0.9 us each in a KVM guest; see
+// read_resident_memory), two thread-CPU-clock readings (a system call each, or ~10 ns where the
+// perf clock is usable; see measure_cpu_time), the run-queue delay (mostly reused, see
+// measure_run_queue_wait) and building the record (about 0.3 us): 2.9 us of CPU in all on a
+// 2-core KVM guest; see bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
 template <typename Fn>
 v1::ChunkRecord TrackChunk(const ChunkMetadata& metadata, Fn&& fn,
                            const ChunkTrackingOptions& options = {}) {

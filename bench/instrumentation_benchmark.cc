@@ -16,9 +16,9 @@
 
 #include "benchmark/benchmark.h"
 #include "instrumentation/chunk_tracking.h"
+#include "instrumentation/internal/thread_cpu_clock.h"
+#include "instrumentation/internal/thread_schedstat.h"
 #include "instrumentation/sections.h"
-#include "instrumentation/thread_cpu_clock.h"
-#include "instrumentation/thread_schedstat.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "instrumentation/internal/allocation_hooks.h"
 #include "instrumentation/internal/chunk_context.h"
+#include "instrumentation/internal/process_stats.h"
 #include "instrumentation/internal/run_queue_delay.h"
-#include "instrumentation/process_stats.h"
-#include "instrumentation/thread_schedstat.h"
+#include "instrumentation/internal/thread_schedstat.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {

@@ -10,8 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
+#include "instrumentation/internal/thread_schedstat.h"
 #include "instrumentation/sections.h"
-#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

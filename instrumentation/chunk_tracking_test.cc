@@ -14,8 +14,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/internal/run_queue_delay.h"
+#include "instrumentation/internal/thread_schedstat.h"
 #include "instrumentation/sections.h"
-#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

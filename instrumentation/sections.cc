@@ -4,7 +4,7 @@
 
 #include "instrumentation/internal/allocation_hooks.h"
 #include "instrumentation/internal/chunk_context.h"
-#include "instrumentation/process_stats.h"
+#include "instrumentation/internal/process_stats.h"
 
 namespace roastcoffea {
 namespace {

@@ -24,8 +24,8 @@
 // Cost inside a chunk, per scope (enter + exit; bench/instrumentation_benchmark.cc):
 //   * ScopedTimer: two TSC reads, a slot update and a thread-local append of one timeline
 //     slice (bounded per chunk, overflow counted in ChunkRecord.dropped_slices): ~10-20 ns.
-//     With CpuTime::kMeasured add two thread CPU clock reads (thread_cpu_clock.h): ~2 x 12 ns
-//     from a perf page where the kernel allows it, else two system calls (~2 x 600 ns on a
+//     With CpuTime::kMeasured add two thread CPU clock reads (internal/thread_cpu_clock.h): ~2 x 12
+//     ns from a perf page where the kernel allows it, else two system calls (~2 x 600 ns on a
 //     kvm-clock virtual machine).
 //   * ScopedMemory: two reads of /proc/self/statm (a few microseconds each; none when the
 //     chunk's ChunkTrackingOptions::read_resident_memory is false), plus two counter reads

@@ -1,7 +1,7 @@
 #include "instrumentation/internal/run_queue_delay.h"
 
-#include "instrumentation/process_stats.h"
-#include "instrumentation/thread_schedstat.h"
+#include "instrumentation/internal/process_stats.h"
+#include "instrumentation/internal/thread_schedstat.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {

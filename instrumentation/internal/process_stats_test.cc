@@ -1,4 +1,4 @@
-#include "instrumentation/process_stats.h"
+#include "instrumentation/internal/process_stats.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "instrumentation/process_stats.h"
+#include "instrumentation/internal/process_stats.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "host/host_name.h"
-#include "instrumentation/thread_cpu_clock.h"
+#include "instrumentation/internal/thread_cpu_clock.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {

@@ -2,8 +2,8 @@
 // //instrumentation: other packages get these values through ChunkRecord.
 //
 // Thread-safety: every function may be called from any thread at any time.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
-#define ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_
 
 #include <cstdint>
 #include <string>
@@ -45,4 +45,4 @@ const std::string& DefaultWorkerName();
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_

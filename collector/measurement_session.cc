@@ -645,6 +645,8 @@ void MeasurementSession::RecordChunk(v1::ChunkRecord record) {
   impl_->RecordChunk(std::move(record));
 }
 
+void MeasurementSession::Add(v1::ChunkRecord record) { impl_->RecordChunk(std::move(record)); }
+
 absl::StatusOr<v1::Measurement> MeasurementSession::Finish(RunOutputs outputs) {
   return impl_->Finish(std::move(outputs));
 }

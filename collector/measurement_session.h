@@ -6,8 +6,9 @@
 //   options.output_dir = "measurements";
 //   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
 //       MeasurementSession::Start(backend, options);
-//   ... run the work; session->RecordChunk(record) as each chunk ends, and stop handing out
-//   ... work once session->interrupted() ...
+//   ... run the work; session->RecordChunk(record) as each chunk ends (or let
+//   ... TrackChunksInto(processor, session->get()) do it: the session is a ChunkRecordSink),
+//   ... and stop handing out work once session->interrupted() ...
 //   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
 //   absl::StatusOr<std::string> directory = (*session)->Save(*measurement);  // collect show DIR
 //
@@ -46,6 +47,7 @@
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
+#include "instrumentation/chunk_record_sink.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -109,7 +111,7 @@ struct RunOutputs {
   std::vector<v1::Warning> warnings;
 };
 
-class MeasurementSession {
+class MeasurementSession : public ChunkRecordSink {
  public:
   // Starts the clocks and the backend's tracking, and opens the span where the backend has fine
   // metrics (a span that cannot be opened is a warning). Errors: InvalidArgument for a
@@ -117,7 +119,7 @@ class MeasurementSession {
   // signals in this process.
   static absl::StatusOr<std::unique_ptr<MeasurementSession>> Start(AbstractMetricsBackend& backend,
                                                                    SessionOptions options);
-  ~MeasurementSession();
+  ~MeasurementSession() override;
   MeasurementSession(const MeasurementSession&) = delete;
   MeasurementSession& operator=(const MeasurementSession&) = delete;
 
@@ -136,6 +138,8 @@ class MeasurementSession {
 
   // Thread-safe: one chunk ended. Kept for Finish (and for a save after an interruption).
   void RecordChunk(v1::ChunkRecord record);
+  // The same, as a ChunkRecordSink: TrackChunksInto(processor, session) records every chunk.
+  void Add(v1::ChunkRecord record) override;
 
   // Closes the span (a failure is a warning), stops tracking, and assembles the measurement of
   // everything the backend and the run produced, aggregated. Errors: the backend's StopTracking,

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instrumentation/chunk_tracking.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
 
@@ -91,6 +92,25 @@ SessionOptions Options(const std::string& name) {
   options.grace_period = absl::Milliseconds(200);
   options.finish_timeout = absl::Milliseconds(300);
   return options;
+}
+
+TEST(MeasurementSessionTest, IsAChunkRecordSinkForTrackedProcessors) {
+  FakeBackend backend;
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, Options("sink-run"));
+  ASSERT_TRUE(session.ok()) << session.status();
+  ChunkRecordSink* sink = session->get();
+  const auto tracked =
+      TrackChunksInto([](const ChunkMetadata& chunk) { return chunk.events; }, sink);
+  ChunkMetadata metadata{"qcd", "jets.root", "uuid-1", 0, 100, 100};
+  metadata.task_id = "task-7";
+  EXPECT_EQ(tracked(metadata), 100);
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  ASSERT_EQ(measurement->chunks_size(), 1);
+  EXPECT_EQ(measurement->chunks(0).uuid(), "uuid-1");
+  EXPECT_EQ(measurement->chunks(0).task_id(), "task-7");
+  EXPECT_EQ(measurement->metrics().chunks().num_chunks(), 1);
 }
 
 TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {

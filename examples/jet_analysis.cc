@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
   std::printf("measurement saved to %s\n", saved->c_str());
   if (measurement->metadata().interrupted()) return roastcoffea::kInterruptedExitCode;
 
-  // ...or go to a collector, leaving the output type alone.
+  // ...or go to a ChunkRecordSink (a collector here; a MeasurementSession is one too), leaving
+  // the output type alone.
   roastcoffea::ChunkRecordCollector collector;
   const auto into = roastcoffea::TrackChunksInto(ProcessChunk, &collector);
   Histogram again = into(chunks[0]);

@@ -24,7 +24,7 @@ inline constexpr int kMaxWarningsPerFile = 20;
 // Sections (the `timing`, `memory` and `bytes` entries together) one chunk record keeps; the
 // entries beyond are merged, per kind, into one section named kOverflowSectionRecordName (its
 // entries count them, its value is their sum) with a warning naming the record, as the
-// in-process recorder merges keys beyond its 64 (instrumentation/chunk_context.h).
+// in-process recorder merges keys beyond its 64 (instrumentation/internal/chunk_context.h).
 inline constexpr int kMaxSectionsPerChunkRecord = 1'000;
 inline constexpr char kOverflowSectionRecordName[] = "(overflow)";
 

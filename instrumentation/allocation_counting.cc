@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "instrumentation/allocation_hooks.h"
+#include "instrumentation/internal/allocation_hooks.h"
 
 namespace roastcoffea {
 namespace {

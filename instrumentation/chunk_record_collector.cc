@@ -3,7 +3,7 @@
 #include <iterator>
 #include <utility>
 
-#include "instrumentation/chunk_context.h"
+#include "instrumentation/internal/chunk_context.h"
 
 namespace roastcoffea {
 

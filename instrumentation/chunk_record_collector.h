@@ -1,5 +1,6 @@
-// A thread-safe sink for chunk records, for executors that keep records apart from the
-// processor's output (TrackChunksInto in chunk_tracking.h).
+// A thread-safe ChunkRecordSink (chunk_record_sink.h) that keeps the records in memory, for
+// executors that keep records apart from the processor's output (TrackChunksInto in
+// chunk_tracking.h).
 //
 //   roastcoffea::ChunkRecordCollector records;
 //   ... any number of threads: records.Add(std::move(record));
@@ -16,17 +17,18 @@
 #include <mutex>
 #include <vector>
 
+#include "instrumentation/chunk_record_sink.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 
-class ChunkRecordCollector {
+class ChunkRecordCollector : public ChunkRecordSink {
  public:
   ChunkRecordCollector() = default;
   ChunkRecordCollector(const ChunkRecordCollector&) = delete;
   ChunkRecordCollector& operator=(const ChunkRecordCollector&) = delete;
 
-  void Add(v1::ChunkRecord record);
+  void Add(v1::ChunkRecord record) override;
 
   // Removes and returns every record added so far: per adding thread in the order added,
   // threads in no particular order.

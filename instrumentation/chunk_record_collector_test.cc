@@ -113,5 +113,30 @@ TEST(ChunkRecordCollectorTest, StopPolicyKeepsTheFailedRecordAndThrows) {
   EXPECT_EQ(records[1].entry_start(), 300);
 }
 
+// A sink of the user's own: TrackChunksInto takes any ChunkRecordSink.
+class CountingSink : public ChunkRecordSink {
+ public:
+  void Add(v1::ChunkRecord record) override {
+    ++added;
+    last_uuid = record.uuid();
+  }
+  int added = 0;
+  std::string last_uuid;
+};
+
+TEST(ChunkRecordSinkTest, TrackChunksIntoFeedsAnySink) {
+  CountingSink sink;
+  const auto tracked = TrackChunksInto([](const ChunkMetadata&) { return 7; }, &sink);
+  EXPECT_EQ(tracked(Chunk(0, 1)), 7);
+  EXPECT_EQ(tracked(Chunk(0, 2)), 7);
+  EXPECT_EQ(sink.added, 2);
+  EXPECT_EQ(sink.last_uuid, "0/2");
+  // The collector is one such sink.
+  ChunkRecordCollector collector;
+  ChunkRecordSink& as_sink = collector;
+  as_sink.Add(v1::ChunkRecord());
+  EXPECT_EQ(collector.size(), 1u);
+}
+
 }  // namespace
 }  // namespace roastcoffea

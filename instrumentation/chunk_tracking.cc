@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "instrumentation/allocation_hooks.h"
-#include "instrumentation/chunk_context.h"
-#include "instrumentation/process_stats.h"
-#include "instrumentation/thread_schedstat.h"
+#include "instrumentation/internal/allocation_hooks.h"
+#include "instrumentation/internal/chunk_context.h"
+#include "instrumentation/internal/process_stats.h"
+#include "instrumentation/internal/run_queue_delay.h"
+#include "instrumentation/internal/thread_schedstat.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {
@@ -122,6 +123,7 @@ void CopyMetadata(const ChunkMetadata& metadata, const ChunkTrackingOptions& opt
   record.set_entry_stop(metadata.entry_stop);
   record.set_events(metadata.events);
   if (metadata.file_bytes > 0) record.set_file_bytes(metadata.file_bytes);
+  if (!metadata.task_id.empty()) record.set_task_id(metadata.task_id);
   record.set_worker(options.worker.empty() ? DefaultWorkerName() : options.worker);
   record.set_thread_index(ThreadIndex());
   record.set_attempt(0);
@@ -159,6 +161,108 @@ v1::ChunkRecord RunUnmeasured(const ChunkMetadata& metadata, const ChunkTracking
   return record;
 }
 
+// The clock readings on one side of a chunk's processor.
+struct ChunkReadings {
+  int64_t steady_ns = 0;        // wall interval (the chunk's duration)
+  int64_t scale_steady_ns = 0;  // tight pair around the ticks, for the tick scale
+  uint64_t ticks = 0;
+  int64_t cpu_ns = 0;
+  RunDelayReading run_delay;
+};
+
+// `steady_before_cpu_ns` and `steady_after_cpu_ns` bracket the reading of `cpu_ns`.
+RunDelayReading ReadRunDelay(const ChunkTrackingOptions& options, int64_t steady_before_cpu_ns,
+                             int64_t cpu_ns, int64_t steady_after_cpu_ns) {
+  if (!options.measure_run_queue_wait) return RunDelayReading{};
+  if (!options.measure_cpu_time) {  // reusing a reading needs the CPU clock: always read
+    const ThreadSchedstat stats = ReadThreadSchedstat();
+    return RunDelayReading{stats.available, stats.run_delay_ns, true};
+  }
+  return RunDelayAt(steady_before_cpu_ns, cpu_ns, steady_after_cpu_ns);
+}
+
+// The readings nest: wall clock outside, then thread CPU and run-queue delay, then the tick
+// pair that brackets fn tightly. So CPU and run-queue wait are measured inside the wall
+// interval, and cpu + wait <= duration holds even when the thread is preempted right after a
+// reading (a system call's return is a preemption point). The duration includes the readings
+// themselves (about 2 us); the tick scale uses its own tight steady-clock pair. A steady-clock
+// reading with no system call after it does double duty (vDSO reads cost ~20 ns each).
+ChunkReadings BeginReadings(const ChunkTrackingOptions& options) {
+  ChunkReadings before;
+  before.steady_ns = SteadyTimeNs();
+  before.cpu_ns = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
+  const int64_t steady_after_cpu_ns = SteadyTimeNs();
+  before.run_delay = ReadRunDelay(options, before.steady_ns, before.cpu_ns, steady_after_cpu_ns);
+  before.scale_steady_ns = before.run_delay.pread ? SteadyTimeNs() : steady_after_cpu_ns;
+  before.ticks = Ticks();
+  return before;
+}
+
+ChunkReadings EndReadings(const ChunkTrackingOptions& options, const ChunkReadings& before) {
+  ChunkReadings after;
+  after.ticks = Ticks();
+  after.scale_steady_ns = SteadyTimeNs();
+  after.cpu_ns = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
+  const int64_t steady_after_cpu_ns = SteadyTimeNs();
+  if (before.run_delay.available) {
+    after.run_delay =
+        ReadRunDelay(options, after.scale_steady_ns, after.cpu_ns, steady_after_cpu_ns);
+  }
+  after.steady_ns = after.run_delay.pread ? SteadyTimeNs() : steady_after_cpu_ns;
+  return after;
+}
+
+// Duration, end, CPU time and run-queue wait of the chunk; returns the chunk's tick scale.
+TickScale SetTimes(const ChunkReadings& before, const ChunkReadings& after,
+                   v1::ChunkRecord& record) {
+  const int64_t duration_ns = after.steady_ns - before.steady_ns;
+  const int64_t cpu_ns = after.cpu_ns - before.cpu_ns;
+  // The end is the start plus the monotonic duration: a wall-clock step during the chunk (NTP,
+  // an administrator) must not make it end before it started, or last an hour in 30 ms.
+  record.set_end_unix_ns(record.start_unix_ns() + duration_ns);
+  record.set_duration_seconds(duration_ns * 1e-9);
+  record.set_cpu_seconds(cpu_ns * 1e-9);
+  // Left absent, not 0, when either reading is unavailable (0 would claim "never waited").
+  const RunDelayReading& start = before.run_delay;
+  const RunDelayReading& end = after.run_delay;
+  if (end.available && end.run_delay_ns >= start.run_delay_ns) {
+    // A reused start reading may be behind by kRunDelayToleranceNs; the wait cannot exceed
+    // the chunk's time off its CPU.
+    const int64_t off_cpu_ns = std::max<int64_t>(0, duration_ns - cpu_ns);
+    record.set_run_queue_wait_seconds(std::min(end.run_delay_ns - start.run_delay_ns, off_cpu_ns) *
+                                      1e-9);
+  }
+  // The chunk's own steady-clock / tick ratio converts its sections' ticks: no global
+  // calibration, and a section can never come out longer than its chunk.
+  TickScale scale;
+  if (after.ticks > before.ticks && after.scale_steady_ns > before.scale_steady_ns) {
+    scale.ns_per_tick = static_cast<double>(after.scale_steady_ns - before.scale_steady_ns) /
+                        static_cast<double>(after.ticks - before.ticks);
+  }
+  return scale;
+}
+
+// Points `state` at a timeline buffer: the thread's reusable one for an outermost chunk,
+// `nested_buffer` for a chunk nested in another (the outer chunk still writes into the
+// thread's buffer).
+void AttachSliceBuffer(const ChunkTrackingOptions& options, std::vector<SliceEvent>& nested_buffer,
+                       ChunkState& state) {
+  const uint32_t slice_capacity = std::min(options.max_slices_per_chunk, kMaxSlicesPerChunk);
+  std::vector<SliceEvent>& buffer = CurrentChunk() == nullptr ? thread_slice_buffer : nested_buffer;
+  if (buffer.size() < slice_capacity) buffer.resize(slice_capacity);
+  state.slices = buffer.data();
+  state.slice_capacity = slice_capacity;
+}
+
+void SetAllocations(const AllocationMark& mark, v1::ChunkRecord& record) {
+  if (!mark.active) return;
+  int64_t allocated_bytes = 0;
+  int64_t peak_live_bytes = 0;
+  EndAllocationMark(mark, &allocated_bytes, &peak_live_bytes);
+  record.set_allocated_bytes(allocated_bytes);
+  record.set_peak_live_bytes(peak_live_bytes);
+}
+
 }  // namespace
 
 v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrackingOptions& options,
@@ -169,81 +273,35 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
   *recorded = true;
   v1::ChunkRecord record;
   CopyMetadata(metadata, options, record);
-
   ChunkState state;
   state.read_resident_memory = options.read_resident_memory;
-  // Timeline buffer: the thread's reusable one for an outermost chunk, a private one for a
-  // chunk nested in another (the outer chunk is still writing into the thread's buffer).
-  const uint32_t slice_capacity = std::min(options.max_slices_per_chunk, kMaxSlicesPerChunk);
   std::vector<SliceEvent> nested_buffer;
-  std::vector<SliceEvent>& buffer = CurrentChunk() == nullptr ? thread_slice_buffer : nested_buffer;
-  if (buffer.size() < slice_capacity) buffer.resize(slice_capacity);
-  state.slices = buffer.data();
-  state.slice_capacity = slice_capacity;
+  AttachSliceBuffer(options, nested_buffer, state);
 
   const int64_t rss_before = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
   state.peak_rss_bytes = rss_before;
   const ThreadByteCounters bytes_before = ThreadBytesRead();
-  // The readings nest: wall clock outside, then run-queue delay, then thread CPU, then the
-  // tick pair that brackets fn tightly. So CPU and run-queue wait are measured inside the wall
-  // interval, and cpu + wait <= duration holds even when the thread is preempted right after
-  // a reading (a system call's return is a preemption point). The duration includes the
-  // readings themselves (about 2 us); the tick scale uses its own tight steady-clock pair.
   record.set_start_unix_ns(UnixTimeNs());
-  const int64_t steady_before = SteadyTimeNs();
   const AllocationMark allocation_mark = BeginAllocationMark();
-  const ThreadSchedstat sched_before =
-      options.measure_run_queue_wait ? ReadThreadSchedstat() : ThreadSchedstat{};
-  const int64_t cpu_before = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
-  const int64_t scale_steady_before = SteadyTimeNs();
-  const uint64_t ticks_before = Ticks();
-
+  const ChunkReadings before = BeginReadings(options);
   std::exception_ptr failure;
   {
     CurrentChunkGuard current(&state);
     failure = InvokeCapturingFailure(invoke, callable, options, record);
   }
-
-  const uint64_t ticks_after = Ticks();
-  const int64_t scale_steady_after = SteadyTimeNs();
-  const int64_t cpu_after = options.measure_cpu_time ? ThreadCpuTimeNs() : 0;
-  const ThreadSchedstat sched_after =
-      sched_before.available ? ReadThreadSchedstat() : ThreadSchedstat{};
-  const int64_t steady_after = SteadyTimeNs();
-  if (allocation_mark.active) {
-    int64_t allocated_bytes = 0;
-    int64_t peak_live_bytes = 0;
-    EndAllocationMark(allocation_mark, &allocated_bytes, &peak_live_bytes);
-    record.set_allocated_bytes(allocated_bytes);
-    record.set_peak_live_bytes(peak_live_bytes);
-  }
-  // The end is the start plus the monotonic duration: a wall-clock step during the chunk (NTP,
-  // an administrator) must not make it end before it started, or last an hour in 30 ms.
-  record.set_end_unix_ns(record.start_unix_ns() + (steady_after - steady_before));
+  const ChunkReadings after = EndReadings(options, before);
+  SetAllocations(allocation_mark, record);
   const ThreadByteCounters bytes_after = ThreadBytesRead();
   const int64_t rss_after = options.read_resident_memory ? ResidentMemoryBytesOrZero() : 0;
 
-  // The chunk's own steady-clock / tick ratio converts its sections' ticks: no global
-  // calibration, and a section can never come out longer than its chunk.
-  TickScale scale;
-  if (ticks_after > ticks_before && scale_steady_after > scale_steady_before) {
-    scale.ns_per_tick = static_cast<double>(scale_steady_after - scale_steady_before) /
-                        static_cast<double>(ticks_after - ticks_before);
-  }
-  record.set_duration_seconds((steady_after - steady_before) * 1e-9);
-  record.set_cpu_seconds((cpu_after - cpu_before) * 1e-9);
-  // Left absent, not 0, when either reading is unavailable (0 would claim "never waited").
-  if (sched_after.available && sched_after.run_delay_ns >= sched_before.run_delay_ns) {
-    record.set_run_queue_wait_seconds((sched_after.run_delay_ns - sched_before.run_delay_ns) *
-                                      1e-9);
-  }
+  const TickScale scale = SetTimes(before, after, record);
   record.set_memory_before_bytes(rss_before);
   record.set_memory_after_bytes(rss_after);
   record.set_memory_peak_bytes(std::max(state.peak_rss_bytes, rss_after));
   record.set_compressed_bytes_read(bytes_after.compressed - bytes_before.compressed);
   record.set_uncompressed_bytes_read(bytes_after.uncompressed - bytes_before.uncompressed);
   AddSections(state, scale, record);
-  AddSlices(state, ticks_before, scale, record);
+  AddSlices(state, before.ticks, scale, record);
 
   if (failure) throw ChunkFailedError(std::move(record), failure);
   return record;

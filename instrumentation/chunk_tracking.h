@@ -10,7 +10,8 @@
 //   roastcoffea::TrackedOutput<Histos> total;
 //   for (const auto& chunk : chunks) total += tracked(chunk);  // outputs added, records appended
 //
-// or, to keep the output type untouched, send the records to a collector:
+// or, to keep the output type untouched, send the records to a sink (chunk_record_sink.h: a
+// collector, a MeasurementSession, or your own):
 //
 //   roastcoffea::ChunkRecordCollector records;
 //   auto tracked = roastcoffea::TrackChunksInto(MyProcessor{}, &records);  // Histos(metadata)
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "instrumentation/chunk_record_collector.h"
+#include "instrumentation/chunk_record_sink.h"
 #include "instrumentation/sections.h"
 #include "schema/measurement.pb.h"
 
@@ -51,6 +53,10 @@ struct ChunkMetadata {
   // Size of `file` in bytes as stored, when known (> 0): ChunkRecord.file_bytes, the distinct
   // bytes read amplification is measured against.
   int64_t file_bytes = 0;
+  // The executor's name for the work item that ran the chunk (ChunkRecord.task_id), when it
+  // has one: how the session joins this record with the engine's record of the same task, and
+  // how a chunk that reported no file is named. Empty: none.
+  std::string task_id = {};  // (an initializer: -Wmissing-field-initializers on brace inits)
 };
 
 // What happens after a chunk's processor throws (its FAILED record is kept either way).
@@ -76,8 +82,11 @@ struct ChunkTrackingOptions {
   // false: no thread-CPU-clock readings (two per chunk: system calls unless the perf clock is
   // usable, see README "Thread CPU clock"); cpu_seconds stays 0.
   bool measure_cpu_time = true;
-  // false: no /proc/thread-self/schedstat readings (two preads per chunk, about 0.8 us each
-  // in a KVM guest; see BM_ThreadSchedstatRead); run_queue_wait_seconds stays absent.
+  // false: no /proc/thread-self/schedstat readings (a pread of about 0.6 us in a KVM guest,
+  // see BM_ThreadSchedstatRead; with measure_cpu_time, a thread reuses its last reading while
+  // it provably stayed on its CPU, so back-to-back short chunks read about once per
+  // millisecond, see instrumentation/internal/run_queue_delay.h); run_queue_wait_seconds stays
+  // absent.
   bool measure_run_queue_wait = true;
 };
 
@@ -127,8 +136,9 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 //   * start_unix_ns / end_unix_ns: wall clock, UTC; duration_seconds: steady clock;
 //   * cpu_seconds: CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID) during fn;
 //   * run_queue_wait_seconds: time the calling thread was runnable but waiting for a CPU
-//     during fn (run_delay of /proc/thread-self/schedstat); absent when the kernel does not
-//     provide it. duration - cpu - run_queue_wait = time blocked (I/O, locks, sleeping);
+//     during fn (run_delay of /proc/thread-self/schedstat; exact to 2 us, and never more than
+//     duration - cpu); absent when the kernel does not provide it. duration - cpu -
+//     run_queue_wait = time blocked (I/O, locks, sleeping);
 //   * memory_before/after_bytes: process RSS (/proc/self/statm) before and after;
 //     memory_peak_bytes: the largest of those and of every ScopedMemory reading in the chunk
 //     (0 means unknown); with //instrumentation:allocation_counting linked, also the exact
@@ -148,11 +158,11 @@ v1::ChunkRecord TrackChunkErased(const ChunkMetadata& metadata, const ChunkTrack
 // include the inner chunk. fn's return value, if any, is discarded.
 //
 // Thread-safety: any number of threads may call TrackChunk concurrently.
-// Cost: two /proc/self/statm reads (a few microseconds; see read_resident_memory), two
-// thread-CPU-clock readings (a system call each, or ~10 ns where the perf clock is usable; see
-// measure_cpu_time), two schedstat preads (about 0.8 microseconds each; see
-// measure_run_queue_wait) and building the record (about 0.4 microseconds); see
-// bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
+// Cost: two /proc/self/statm preads (about 0.9 us each in a KVM guest; see
+// read_resident_memory), two thread-CPU-clock readings (a system call each, or ~10 ns where the
+// perf clock is usable; see measure_cpu_time), the run-queue delay (mostly reused, see
+// measure_run_queue_wait) and building the record (about 0.3 us): 2.9 us of CPU in all on a
+// 2-core KVM guest; see bench/instrumentation_benchmark.cc, BM_TrackChunksEmptyProcessor.
 template <typename Fn>
 v1::ChunkRecord TrackChunk(const ChunkMetadata& metadata, Fn&& fn,
                            const ChunkTrackingOptions& options = {}) {
@@ -238,29 +248,28 @@ class ChunkTrackingProcessor {
   ChunkTrackingOptions options_;
 };
 
-// What TrackChunksInto returns: calls the processor inside TrackChunk, records to a collector.
+// What TrackChunksInto returns: calls the processor inside TrackChunk, records to a sink.
 template <typename Processor>
 class ChunkCollectingProcessor {
  public:
-  ChunkCollectingProcessor(Processor processor, ChunkRecordCollector* collector,
-                           ChunkTrackingOptions options)
-      : processor_(std::move(processor)), collector_(collector), options_(std::move(options)) {}
+  ChunkCollectingProcessor(Processor processor, ChunkRecordSink* sink, ChunkTrackingOptions options)
+      : processor_(std::move(processor)), sink_(sink), options_(std::move(options)) {}
 
   template <typename P = Processor,
             typename = std::enable_if_t<std::is_invocable_v<const P&, const ChunkMetadata&>>>
   auto operator()(const ChunkMetadata& metadata) const {
-    return Run(processor_, metadata, *collector_, options_);
+    return Run(processor_, metadata, *sink_, options_);
   }
 
   template <typename P = Processor,
             typename = std::enable_if_t<!std::is_invocable_v<const P&, const ChunkMetadata&>>>
   auto operator()(const ChunkMetadata& metadata) {
-    return Run(processor_, metadata, *collector_, options_);
+    return Run(processor_, metadata, *sink_, options_);
   }
 
  private:
   template <typename P>
-  static auto Run(P& processor, const ChunkMetadata& metadata, ChunkRecordCollector& collector,
+  static auto Run(P& processor, const ChunkMetadata& metadata, ChunkRecordSink& sink,
                   const ChunkTrackingOptions& options) {
     using Output = std::decay_t<std::invoke_result_t<P&, const ChunkMetadata&>>;
     static_assert(std::is_default_constructible_v<Output>,
@@ -272,16 +281,16 @@ class ChunkCollectingProcessor {
       v1::ChunkRecord record = TrackChunkErased(
           metadata, options, [](void* callable) { (*static_cast<decltype(run)*>(callable))(); },
           &run, &recorded);
-      if (recorded) collector.Add(std::move(record));
+      if (recorded) sink.Add(std::move(record));
     } catch (const ChunkFailedError& failure) {
-      collector.Add(failure.record());  // kStop: keep the record, then stop the run
+      sink.Add(failure.record());  // kStop: keep the record, then stop the run
       throw;
     }
     return output;
   }
 
   Processor processor_;
-  ChunkRecordCollector* collector_;
+  ChunkRecordSink* sink_;
   ChunkTrackingOptions options_;
 };
 
@@ -301,17 +310,18 @@ auto TrackChunks(Processor processor, ChunkTrackingOptions options = {}) {
 }
 
 // Wraps a processor `Output processor(const ChunkMetadata&)` into a callable with the same
-// signature whose chunk records go to `collector` (which must outlive the wrapper) instead of
-// into the output. A failed chunk adds its FAILED record and returns a default-constructed
-// Output, or under FailurePolicy::kStop adds it and throws ChunkFailedError. Thread-safe when
-// the processor is: records from all threads end up in the collector.
+// signature whose chunk records go to `sink` (a ChunkRecordCollector, a MeasurementSession or
+// your own ChunkRecordSink; it must outlive the wrapper) instead of into the output. A failed
+// chunk adds its FAILED record and returns a default-constructed Output, or under
+// FailurePolicy::kStop adds it and throws ChunkFailedError. Thread-safe when the processor is:
+// records from all threads end up in the sink.
 template <typename Processor>
-auto TrackChunksInto(Processor processor, ChunkRecordCollector* collector,
+auto TrackChunksInto(Processor processor, ChunkRecordSink* sink,
                      ChunkTrackingOptions options = {}) {
   static_assert(std::is_invocable_v<Processor&, const ChunkMetadata&>,
                 "TrackChunksInto needs a processor callable as processor(const ChunkMetadata&)");
-  return instrumentation_internal::ChunkCollectingProcessor<Processor>(
-      std::move(processor), collector, std::move(options));
+  return instrumentation_internal::ChunkCollectingProcessor<Processor>(std::move(processor), sink,
+                                                                       std::move(options));
 }
 
 }  // namespace roastcoffea

@@ -10,8 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
+#include "instrumentation/internal/thread_schedstat.h"
 #include "instrumentation/sections.h"
-#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -19,7 +19,7 @@ namespace {
 
 constexpr int kThreads = 4;
 constexpr int kChunksPerThread = 20;
-const char* const kSectionNames[kThreads] = {"thread_0", "thread_1", "thread_2", "thread_3"};
+constexpr SectionName kSectionNames[kThreads] = {"thread_0", "thread_1", "thread_2", "thread_3"};
 
 TEST(ChunkTrackingMultithreadedTest, ThreadIndexIsStableOnOneThreadAndDiffersAcrossThreads) {
   const int64_t here = TrackChunk(ChunkMetadata{}, [] {}).thread_index();
@@ -70,7 +70,7 @@ TEST(ChunkTrackingMultithreadedTest, ConcurrentChunksKeepTheirSectionsApart) {
       EXPECT_EQ(record.uncompressed_bytes_read(), entries);
       ASSERT_EQ(record.sections_size(), 2);  // one timer and one bytes section, nobody else's
       for (const v1::SectionRecord& section : record.sections()) {
-        EXPECT_EQ(section.name(), kSectionNames[t]);
+        EXPECT_EQ(section.name(), kSectionNames[t].c_str());
         EXPECT_EQ(section.entries(), static_cast<uint32_t>(entries));
         if (section.kind() == v1::SectionRecord::KIND_BYTES) {
           EXPECT_EQ(section.bytes_read(), entries * (1000 * (t + 1) + c));

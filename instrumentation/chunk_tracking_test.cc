@@ -1,5 +1,6 @@
 #include "instrumentation/chunk_tracking.h"
 
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,8 +13,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "instrumentation/internal/run_queue_delay.h"
+#include "instrumentation/internal/thread_schedstat.h"
 #include "instrumentation/sections.h"
-#include "instrumentation/thread_schedstat.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -62,6 +64,17 @@ TEST(TrackChunkTest, CopiesMetadataAndRunsFnOnce) {
   EXPECT_EQ(record.error_text(), "");
   EXPECT_EQ(record.attempt(), 0u);
   EXPECT_THAT(record.sections(), IsEmpty());
+  EXPECT_EQ(record.task_id(), "") << "no task id given";
+}
+
+TEST(TrackChunkTest, TaskIdSetByTheUserIsRecorded) {
+  ChunkMetadata metadata = TtbarChunk();
+  metadata.task_id = "wq-task-42";
+  EXPECT_EQ(TrackChunk(metadata, [] {}).task_id(), "wq-task-42");
+  // Also on a failed chunk, whose record must name the task that failed.
+  v1::ChunkRecord failed = TrackChunk(metadata, [] { throw std::runtime_error("bad"); });
+  EXPECT_EQ(failed.status(), v1::CHUNK_STATUS_FAILED);
+  EXPECT_EQ(failed.task_id(), "wq-task-42");
 }
 
 TEST(TrackChunkTest, TimesAreUtcAndCoverTheCall) {
@@ -140,6 +153,30 @@ TEST(TrackChunkTest, RunQueueWaitCanBeSkippedAndIsAbsentThen) {
   EXPECT_GT(record.cpu_seconds(), 0.0);
 }
 
+TEST(TrackChunkTest, BackToBackShortChunksReuseTheRunQueueReading) {
+  if (!RunQueueWaitMeasurable()) GTEST_SKIP() << "no /proc/thread-self/schedstat here";
+  constexpr int kChunks = 200;
+  const int64_t preads_before = instrumentation_internal::RunDelayPreadsOnThisThread();
+  for (int i = 0; i < kChunks; ++i) {
+    const v1::ChunkRecord record = TrackChunk(TtbarChunk(), [] {});
+    ASSERT_TRUE(record.has_run_queue_wait_seconds());
+    EXPECT_LE(record.cpu_seconds() + record.run_queue_wait_seconds(), record.duration_seconds());
+  }
+  // Two preads per chunk without reuse; a reading is reused for up to ~1 ms while the thread
+  // stays on its CPU, so even a few preemptions leave far fewer.
+  EXPECT_LT(instrumentation_internal::RunDelayPreadsOnThisThread() - preads_before, kChunks);
+}
+
+TEST(TrackChunkTest, AChunkOfAMillisecondOrMoreAlwaysReadsTheRunQueueDelay) {
+  if (!RunQueueWaitMeasurable()) GTEST_SKIP() << "no /proc/thread-self/schedstat here";
+  TrackChunk(TtbarChunk(), [] {});  // a fresh reading to reuse
+  const int64_t preads_before = instrumentation_internal::RunDelayPreadsOnThisThread();
+  const v1::ChunkRecord record = TrackChunk(TtbarChunk(), [] { BusyCpu(2'000'000); });
+  EXPECT_GE(instrumentation_internal::RunDelayPreadsOnThisThread() - preads_before, 1)
+      << "the end reading is 2 ms after the last one: beyond the 1/1000 clock-rate margin";
+  EXPECT_TRUE(record.has_run_queue_wait_seconds());
+}
+
 TEST(TrackChunkTest, RecordsMemoryReadings) {
   v1::ChunkRecord record = TrackChunk(TtbarChunk(), [] {});
   EXPECT_GT(record.memory_before_bytes(), 0);
@@ -167,6 +204,19 @@ TEST(TrackChunkTest, WorkerDefaultsToHostAndPidAndCanBeGiven) {
                 TtbarChunk(), [] {}, options)
                 .worker(),
             "tcp://10.0.0.7:40123");
+}
+
+TEST(TrackChunkTest, AForkedChildNamesItselfWithItsOwnPid) {
+  ASSERT_EQ(TrackChunk(TtbarChunk(), [] {}).worker(), HostColonPid());  // known to the parent
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const bool own_pid = TrackChunk(TtbarChunk(), [] {}).worker() == HostColonPid();
+    ::_exit(own_pid ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child named its parent";
 }
 
 TEST(TrackChunkTest, ThrowingFnGivesFailedRecordWithTheMessageAndTheRunGoesOn) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "instrumentation/allocation_hooks.h"
-#include "instrumentation/chunk_context.h"
-#include "instrumentation/process_stats.h"
+#include "instrumentation/internal/allocation_hooks.h"
+#include "instrumentation/internal/chunk_context.h"
+#include "instrumentation/internal/process_stats.h"
 
 namespace roastcoffea {
 namespace {
@@ -12,8 +12,6 @@ namespace {
 using instrumentation_internal::ChunkState;
 using instrumentation_internal::SectionKind;
 using instrumentation_internal::SectionSlot;
-
-constexpr const char* kUnnamedSection = "(unnamed)";
 
 // Registers a scope opening in the current chunk; returns that chunk (null outside chunks).
 ChunkState* OpenScope(uint64_t& serial) {
@@ -32,27 +30,14 @@ ChunkState* CloseScope(ChunkState* chunk, uint64_t serial) {
   return live;
 }
 
-const char* NameOrUnnamed(const char* name) { return name != nullptr ? name : kUnnamedSection; }
-
 }  // namespace
-
-ThreadSampleContext CurrentSampleContext() {
-  ThreadSampleContext context;
-  const ChunkState* chunk = instrumentation_internal::CurrentChunk();
-  if (chunk != nullptr) {
-    context.in_chunk = true;
-    context.time_section = chunk->time_section;
-  }
-  context.thread_index = instrumentation_internal::ThreadIndexIfAssigned();
-  return context;
-}
 
 void ScopedTimer::Enter(const char* name, CpuTime cpu_time) {
   ChunkState* chunk = instrumentation_internal::CurrentChunk();
   chunk_ = chunk;
   chunk_serial_ = chunk->serial;
   depth_ = chunk->open_scopes++;
-  slot_ = &instrumentation_internal::SlotFor(*chunk, NameOrUnnamed(name), SectionKind::kTime);
+  slot_ = &instrumentation_internal::SlotFor(*chunk, name, SectionKind::kTime);
   // Integer arithmetic: the overflow slots follow `slots` in ChunkState (a static_assert there).
   slot_index_ = static_cast<uint32_t>(
       (reinterpret_cast<uintptr_t>(slot_) - reinterpret_cast<uintptr_t>(chunk->slots)) /
@@ -88,10 +73,10 @@ void ScopedTimer::Exit() {
   }
 }
 
-ScopedMemory::ScopedMemory(const char* name) {
+ScopedMemory::ScopedMemory(SectionName name) {
   chunk_ = OpenScope(chunk_serial_);
   if (chunk_ == nullptr) return;
-  slot_ = &instrumentation_internal::SlotFor(*chunk_, NameOrUnnamed(name), SectionKind::kMemory);
+  slot_ = &instrumentation_internal::SlotFor(*chunk_, name.c_str(), SectionKind::kMemory);
   if (chunk_->read_resident_memory) {
     start_rss_bytes_ = instrumentation_internal::ResidentMemoryBytesOrZero();
   }
@@ -131,10 +116,10 @@ ScopedMemory::~ScopedMemory() {
   slot.peak_live_bytes += peak_live_bytes;
 }
 
-ScopedBytes::ScopedBytes(const char* name) {
+ScopedBytes::ScopedBytes(SectionName name) {
   chunk_ = OpenScope(chunk_serial_);
   if (chunk_ == nullptr) return;
-  slot_ = &instrumentation_internal::SlotFor(*chunk_, NameOrUnnamed(name), SectionKind::kBytes);
+  slot_ = &instrumentation_internal::SlotFor(*chunk_, name.c_str(), SectionKind::kBytes);
   start_bytes_ = instrumentation_internal::ThreadBytesRead().compressed;
 }
 

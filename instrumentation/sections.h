@@ -13,8 +13,9 @@
 //   * A name entered several times in one chunk sums its values and counts the entries.
 //   * State is thread_local: threads tracking chunks at the same time never see each other's
 //     sections. A scope must end on the thread that started it (RAII on the stack does that).
-//   * `name` is stored as a pointer and must outlive the chunk: pass a string literal. Null is
-//     recorded as "(unnamed)".
+//   * `name` is a SectionName (section_name.h): a string literal, checked by the compiler,
+//     stored as a pointer. Names made at run time do not compile (they would grow the record
+//     with one section per distinct string).
 //   * A chunk holds 64 distinct section keys; further keys are summed into a section named
 //     "(overflow)" of the same kind instead of being dropped.
 //   * A scope still open when its chunk ends (only possible if it is kept off the stack) is
@@ -23,8 +24,8 @@
 // Cost inside a chunk, per scope (enter + exit; bench/instrumentation_benchmark.cc):
 //   * ScopedTimer: two TSC reads, a slot update and a thread-local append of one timeline
 //     slice (bounded per chunk, overflow counted in ChunkRecord.dropped_slices): ~10-20 ns.
-//     With CpuTime::kMeasured add two thread CPU clock reads (thread_cpu_clock.h): ~2 x 12 ns
-//     from a perf page where the kernel allows it, else two system calls (~2 x 600 ns on a
+//     With CpuTime::kMeasured add two thread CPU clock reads (internal/thread_cpu_clock.h): ~2 x 12
+//     ns from a perf page where the kernel allows it, else two system calls (~2 x 600 ns on a
 //     kvm-clock virtual machine).
 //   * ScopedMemory: two reads of /proc/self/statm (a few microseconds each; none when the
 //     chunk's ChunkTrackingOptions::read_resident_memory is false), plus two counter reads
@@ -37,6 +38,8 @@
 #define ROASTCOFFEA_INSTRUMENTATION_SECTIONS_H_
 
 #include <cstdint>
+
+#include "instrumentation/section_name.h"
 
 namespace roastcoffea {
 
@@ -55,18 +58,6 @@ inline thread_local ChunkState* tls_current_chunk = nullptr;
 // Lock-free and allocation-free (thread_local counters); safe to call outside any chunk.
 void RecordBytesRead(int64_t compressed_bytes, int64_t uncompressed_bytes);
 
-// What a sampling profiler records about the thread it interrupted. Read from a signal handler
-// on that thread: CurrentSampleContext() is async-signal-safe (thread_local loads only; no
-// allocation, locks or lazy initialisation).
-struct ThreadSampleContext {
-  // Name of the innermost ScopedTimer open in the thread's current chunk; null when none.
-  const char* time_section = nullptr;
-  bool in_chunk = false;  // a chunk is being tracked on this thread
-  // The thread's ChunkRecord.thread_index; -1 until its first chunk record got one.
-  int64_t thread_index = -1;
-};
-ThreadSampleContext CurrentSampleContext();
-
 // Whether a ScopedTimer also measures the thread's CPU time (two system calls per scope).
 enum class CpuTime { kNotMeasured, kMeasured };
 
@@ -75,8 +66,8 @@ enum class CpuTime { kNotMeasured, kMeasured };
 // also the CPU time of the calling thread (SectionRecord.cpu_seconds sums only such entries).
 class ScopedTimer {
  public:
-  explicit ScopedTimer(const char* name, CpuTime cpu_time = CpuTime::kNotMeasured) {
-    if (instrumentation_internal::tls_current_chunk != nullptr) Enter(name, cpu_time);
+  explicit ScopedTimer(SectionName name, CpuTime cpu_time = CpuTime::kNotMeasured) {
+    if (instrumentation_internal::tls_current_chunk != nullptr) Enter(name.c_str(), cpu_time);
   }
   ~ScopedTimer() {
     if (chunk_ != nullptr) Exit();
@@ -106,7 +97,7 @@ class ScopedTimer {
 // peak_live_bytes).
 class ScopedMemory {
  public:
-  explicit ScopedMemory(const char* name);
+  explicit ScopedMemory(SectionName name);
   ~ScopedMemory();
   ScopedMemory(const ScopedMemory&) = delete;
   ScopedMemory& operator=(const ScopedMemory&) = delete;
@@ -127,7 +118,7 @@ class ScopedMemory {
 // KIND_BYTES section.
 class ScopedBytes {
  public:
-  explicit ScopedBytes(const char* name);
+  explicit ScopedBytes(SectionName name);
   ~ScopedBytes();
   ScopedBytes(const ScopedBytes&) = delete;
   ScopedBytes& operator=(const ScopedBytes&) = delete;

@@ -1,22 +1,30 @@
 #include "instrumentation/sections.h"
 
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "instrumentation/chunk_tracking.h"
+#include "instrumentation/internal/sample_context.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace {
 
+using instrumentation_internal::CurrentSampleContext;
+using instrumentation_internal::ThreadSampleContext;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+
+// Ten literal names "<prefix>0" .. "<prefix>9" (adjacent literals concatenate).
+#define TEN_NAMES(prefix)                                                                         \
+  prefix "0", prefix "1", prefix "2", prefix "3", prefix "4", prefix "5", prefix "6", prefix "7", \
+      prefix "8", prefix "9"
 
 // The section of `record` with this name and kind, or null.
 const v1::SectionRecord* FindSection(const v1::ChunkRecord& record, const std::string& name,
@@ -123,9 +131,9 @@ TEST(SectionsTest, RepeatedNameSumsAndCountsEntries) {
 
 TEST(SectionsTest, EqualNamesAtDifferentAddressesAreMerged) {
   // Two distinct buffers holding the same text: keyed apart on the hot path, merged in the record.
-  static char first[] = "same";
-  static char second[] = "same";
-  ASSERT_NE(static_cast<void*>(first), static_cast<void*>(second));
+  static const char first[] = "same";
+  static const char second[] = "same";
+  ASSERT_NE(static_cast<const void*>(first), static_cast<const void*>(second));
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
     {
       ScopedBytes a(first);
@@ -214,11 +222,26 @@ TEST(SectionsTest, PeakIncludesMemoryReadingsInsideTheChunk) {
   EXPECT_GE(record.memory_peak_bytes(), record.memory_after_bytes());
 }
 
-TEST(SectionsTest, NullNameIsRecordedAsUnnamed) {
-  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] { ScopedTimer timer(nullptr); });
-  ASSERT_EQ(record.sections_size(), 1);
-  EXPECT_EQ(record.sections(0).name(), "(unnamed)");
-  EXPECT_EQ(record.sections(0).entries(), 1u);
+// Names made at run time must not compile: each would be a new section key (and, per chunk,
+// a new record entry), the unbounded interning that SectionName exists to prevent.
+static_assert(std::is_constructible_v<SectionName, const char (&)[5]>);
+static_assert(!std::is_constructible_v<SectionName, const char*>);
+static_assert(!std::is_constructible_v<SectionName, std::string>);
+static_assert(!std::is_constructible_v<SectionName, char (&)[5]>, "a writable buffer");
+static_assert(!std::is_constructible_v<SectionName, std::nullptr_t>);
+static_assert(!std::is_constructible_v<ScopedTimer, const char*>);
+static_assert(!std::is_constructible_v<ScopedMemory, std::string>);
+static_assert(!std::is_constructible_v<ScopedBytes, char (&)[8]>);
+
+TEST(SectionsTest, ATableOfLiteralNamesNamesSections) {
+  static constexpr SectionName kSteps[] = {"read", "select", "fill"};
+  static_assert(kSteps[1].c_str()[0] == 's');
+  v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
+    for (const SectionName& step : kSteps) ScopedTimer timer(step);
+    ScopedTimer again(kSteps[0]);
+  });
+  EXPECT_THAT(SectionNames(record), ElementsAre("read", "select", "fill"));
+  EXPECT_EQ(record.sections(0).entries(), 2u);
 }
 
 TEST(SectionsTest, MacrosOpenScopesForTheRestOfTheBlock) {
@@ -237,9 +260,13 @@ TEST(SectionsTest, MacrosOpenScopesForTheRestOfTheBlock) {
 }
 
 TEST(SectionsTest, KeysBeyondCapacityAreSummedIntoOverflowNotDropped) {
-  constexpr int kNames = 70;  // capacity is 64 distinct keys per chunk
-  static char names[kNames][24];
-  for (int i = 0; i < kNames; ++i) std::snprintf(names[i], sizeof(names[i]), "section_%02d", i);
+  // Capacity is 64 distinct keys per chunk.
+  static constexpr SectionName names[] = {TEN_NAMES("section_0"), TEN_NAMES("section_1"),
+                                          TEN_NAMES("section_2"), TEN_NAMES("section_3"),
+                                          TEN_NAMES("section_4"), TEN_NAMES("section_5"),
+                                          TEN_NAMES("section_6")};
+  constexpr int kNames = 70;
+  static_assert(sizeof(names) / sizeof(names[0]) == kNames);
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
     for (int i = 0; i < kNames; ++i) {
       ScopedBytes bytes(names[i]);
@@ -257,9 +284,12 @@ TEST(SectionsTest, KeysBeyondCapacityAreSummedIntoOverflowNotDropped) {
 }
 
 TEST(SectionsTest, TimerSlicesOfOverflowKeysAreNamedOverflow) {
+  static constexpr SectionName names[] = {
+      TEN_NAMES("timer_0"), TEN_NAMES("timer_1"), TEN_NAMES("timer_2"), TEN_NAMES("timer_3"),
+      TEN_NAMES("timer_4"), TEN_NAMES("timer_5"), "timer_60",           "timer_61",
+      "timer_62",           "timer_63",           "timer_64",           "timer_65"};
   constexpr int kNames = 66;
-  static char names[kNames][24];
-  for (int i = 0; i < kNames; ++i) std::snprintf(names[i], sizeof(names[i]), "timer_%02d", i);
+  static_assert(sizeof(names) / sizeof(names[0]) == kNames);
   v1::ChunkRecord record = TrackChunk(ChunkMetadata{}, [] {
     for (int i = 0; i < kNames; ++i) ScopedTimer timer(names[i]);
   });

@@ -26,7 +26,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "backends/threadpool/symbolizer.h"
-#include "instrumentation/sections.h"
+#include "instrumentation/internal/sample_context.h"
 #include "profile/profile_frames.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -160,7 +160,8 @@ void RecordSample(ThreadBuffer& buffer, void* context, int overrun) {
     ++buffer.lost;
     return;
   }
-  const ThreadSampleContext sample_context = CurrentSampleContext();
+  const instrumentation_internal::ThreadSampleContext sample_context =
+      instrumentation_internal::CurrentSampleContext();
   RawSample& sample = buffer.samples[buffer.sample_count];
   sample.time_unix_ns = RealtimeNs();
   sample.section = sample_context.time_section;
@@ -326,7 +327,7 @@ absl::StatusOr<std::unique_ptr<SamplingProfiler>> SamplingProfiler::Start(
     uintptr_t warm_up[4];
     UnwindState warm_up_state{warm_up, 4, 0};
     _Unwind_Backtrace(&CollectFrame, &warm_up_state);
-    (void)CurrentSampleContext();
+    (void)instrumentation_internal::CurrentSampleContext();
     (void)RealtimeNs();
 
     if (!g_handler_installed) {

@@ -1,4 +1,4 @@
-#include "instrumentation/allocation_hooks.h"
+#include "instrumentation/internal/allocation_hooks.h"
 
 namespace roastcoffea {
 namespace instrumentation_internal {

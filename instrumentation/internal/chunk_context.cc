@@ -1,4 +1,4 @@
-#include "instrumentation/chunk_context.h"
+#include "instrumentation/internal/chunk_context.h"
 
 #include <algorithm>
 #include <atomic>

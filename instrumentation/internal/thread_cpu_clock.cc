@@ -1,4 +1,4 @@
-#include "instrumentation/thread_cpu_clock.h"
+#include "instrumentation/internal/thread_cpu_clock.h"
 
 #include <fcntl.h>
 #include <linux/perf_event.h>

@@ -1,4 +1,4 @@
-#include "instrumentation/process_stats.h"
+#include "instrumentation/internal/process_stats.h"
 
 #include <unistd.h>
 
@@ -35,6 +35,17 @@ TEST(ParseStatmResidentBytesTest, RejectsNonNumericAndNegativeResidentField) {
   absl::StatusOr<int64_t> negative = ParseStatmResidentBytes("2000 -3 1", 4096);
   EXPECT_EQ(negative.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ParseStatmResidentBytes("", 4096).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ParseStatmResidentBytesTest, RejectsAFieldCutShortOrTooLongAndAcceptsAnyBlank) {
+  EXPECT_FALSE(ParseStatmResidentBytes("2000 30x 1", 4096).ok()) << "digits then junk";
+  EXPECT_FALSE(ParseStatmResidentBytes("2000 1234567890123456789 1", 4096).ok()) << "19 digits";
+  absl::StatusOr<int64_t> tabs = ParseStatmResidentBytes("\t2000\t7\n", 4096);
+  ASSERT_TRUE(tabs.ok()) << tabs.status();
+  EXPECT_EQ(*tabs, 7 * 4096);
+  absl::StatusOr<int64_t> last = ParseStatmResidentBytes("2000 9", 1);
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(*last, 9);
 }
 
 TEST(ParseStatmResidentBytesTest, RejectsNonPositivePageSizeNamingIt) {

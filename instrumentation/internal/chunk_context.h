@@ -3,8 +3,8 @@
 // Every chunk being tracked owns a ChunkState (on TrackChunk's stack). The thread's chain of
 // live chunks (innermost first, linked by `parent`) is thread_local, so scopes need no context
 // and threads never share state: nothing on the scope path is locked, atomic or allocated.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_CHUNK_CONTEXT_H_
-#define ROASTCOFFEA_INSTRUMENTATION_CHUNK_CONTEXT_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_CHUNK_CONTEXT_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_CHUNK_CONTEXT_H_
 
 #include <chrono>
 #include <cstddef>
@@ -146,4 +146,4 @@ int64_t ThreadIndexIfAssigned();
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_CHUNK_CONTEXT_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_CHUNK_CONTEXT_H_

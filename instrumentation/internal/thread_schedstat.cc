@@ -1,4 +1,4 @@
-#include "instrumentation/thread_schedstat.h"
+#include "instrumentation/internal/thread_schedstat.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -20,8 +20,8 @@
 // Per-thread resources (one descriptor, one mapped page) are released when the thread exits;
 // a forked child drops the parent's (the mapping is not inherited) and opens its own.
 // Thread-safety: every function may be called from any thread at any time.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_THREAD_CPU_CLOCK_H_
-#define ROASTCOFFEA_INSTRUMENTATION_THREAD_CPU_CLOCK_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_CPU_CLOCK_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_CPU_CLOCK_H_
 
 #include <cstdint>
 
@@ -66,4 +66,4 @@ int ThreadCpuClockOpenPerfEvents();
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_THREAD_CPU_CLOCK_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_CPU_CLOCK_H_

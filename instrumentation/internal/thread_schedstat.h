@@ -13,8 +13,8 @@
 // Readings are "unavailable" when the file cannot be opened or read (no procfs, permission) or
 // when the kernel does not keep the statistics (it then prints "0 0 0").
 // Thread-safety: every function may be called from any thread at any time.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_THREAD_SCHEDSTAT_H_
-#define ROASTCOFFEA_INSTRUMENTATION_THREAD_SCHEDSTAT_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_SCHEDSTAT_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_SCHEDSTAT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -45,4 +45,4 @@ int ThreadSchedstatOpenDescriptors();
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_THREAD_SCHEDSTAT_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_THREAD_SCHEDSTAT_H_

@@ -1,8 +1,8 @@
 // How the optional //instrumentation:allocation_counting target (which replaces the global
 // operator new/delete) hands its per-thread counters to chunk tracking and ScopedMemory,
 // without the core library depending on it. Internal to //instrumentation.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_ALLOCATION_HOOKS_H_
-#define ROASTCOFFEA_INSTRUMENTATION_ALLOCATION_HOOKS_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_ALLOCATION_HOOKS_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_ALLOCATION_HOOKS_H_
 
 #include <atomic>
 #include <cstdint>
@@ -66,4 +66,4 @@ inline void EndAllocationMark(const AllocationMark& mark, int64_t* allocated_byt
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_ALLOCATION_HOOKS_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_ALLOCATION_HOOKS_H_

@@ -2,8 +2,8 @@
 // //instrumentation: other packages get these values through ChunkRecord.
 //
 // Thread-safety: every function may be called from any thread at any time.
-#ifndef ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
-#define ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
+#ifndef ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_
+#define ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_
 
 #include <cstdint>
 #include <string>
@@ -38,10 +38,11 @@ int64_t SteadyTimeNs();
 // Wall-clock time in nanoseconds since the Unix epoch, UTC (system_clock).
 int64_t UnixTimeNs();
 
-// "<hostname>:<pid>", evaluated at each call so that a forked child reports its own pid.
-std::string DefaultWorkerName();
+// "<hostname>:<pid>", evaluated once per process (again in a forked child, so that it reports
+// its own pid); a later change of the host name is not seen.
+const std::string& DefaultWorkerName();
 
 }  // namespace instrumentation_internal
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_INSTRUMENTATION_PROCESS_STATS_H_
+#endif  // ROASTCOFFEA_INSTRUMENTATION_INTERNAL_PROCESS_STATS_H_

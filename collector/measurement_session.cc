@@ -18,11 +18,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
-#include "backends/chunk_join.h"
-#include "collector/assemble_measurement.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
+#include "collector/tool_build.h"
 #include "host/host_name.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
@@ -453,44 +453,41 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
                         1 + static_cast<int>(run.window.elapsed_seconds / interval),
                         run.window.elapsed_seconds / kMinSamplesPerRun)));
   }
-  std::vector<v1::ChunkRecord> instrumented;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    instrumented = std::move(chunks_);
+    run.chunks = std::move(chunks_);
     chunks_.clear();
   }
   // Moved whole where possible: a million records moved one by one would hold the
   // moved-from messages and the vector's growth slack at once.
-  if (instrumented.empty()) {
-    instrumented = std::move(outputs.chunks);
+  if (run.chunks.empty()) {
+    run.chunks = std::move(outputs.chunks);
   } else {
-    instrumented.reserve(instrumented.size() + outputs.chunks.size());
-    for (v1::ChunkRecord& chunk : outputs.chunks) instrumented.push_back(std::move(chunk));
+    run.chunks.reserve(run.chunks.size() + outputs.chunks.size());
+    for (v1::ChunkRecord& chunk : outputs.chunks) run.chunks.push_back(std::move(chunk));
   }
   std::vector<v1::ChunkRecord>().swap(outputs.chunks);
-  ChunkJoinResult joined = JoinChunkRecords(backend_.TakeChunkRecords(), std::move(instrumented));
-  run.chunks = std::move(joined.records);
-  for (std::string& warning : joined.warnings) {
-    warnings.push_back(Warning("collector", std::move(warning)));
-  }
-  if (outputs.report.has_value()) {
-    run.report = *std::move(outputs.report);
-  } else if (!run.chunks.empty()) {
-    // Without a report, the chunk records are the best account of what was processed.
-    run.report = BuildWorkflowReport(run.chunks);
-  }
-  run.profiles = backend_.TakeProfiles(run.chunks);
-  SetState(State::kAssembling);
+  run.engine_chunks = backend_.TakeChunkRecords();
+  run.report = std::move(outputs.report);
   run.backend = std::string(backend_.name());
+  run.engine_version = backend_.EngineVersion();
   run.tracking = *std::move(tracking);
   run.warnings = std::move(warnings);
-  run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  run.tool_build = ToolBuildInfo();
+  MeasureOptions measure;
+  measure.processor_task_patterns = options_.processor_patterns;
+  // The profiles are the backend's last blocking work (e.g. Dask's fetch): the session's own
+  // bounded work starts after them.
+  measure.profiles_of_chunks = [this](absl::Span<const v1::ChunkRecord> chunks) {
+    std::vector<v1::Profile> profiles = backend_.TakeProfiles(chunks);
+    SetState(State::kAssembling);
+    return profiles;
+  };
+  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
   if (!measurement.ok()) return measurement.status();
   CompleteMetadata(&*measurement, stopwatch_->start());
-  measurement->mutable_metadata()->set_engine_version(backend_.EngineVersion());
   SetState(State::kFinished);
   return measurement;
 }
@@ -539,7 +536,6 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
   const std::string why = interruption();
   run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch().Stop();
   run.backend = std::string(backend_.name());
-  if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
   run.warnings = warnings_;
   const std::string what_happened =
       why_no_tracking.empty()
@@ -550,10 +546,12 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
       Warning("interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
                                           ": saved without the backend's tracking data, spans and "
                                           "profiles")));
-  run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  run.tool_build = ToolBuildInfo();
+  MeasureOptions measure;
+  measure.processor_task_patterns = options_.processor_patterns;
+  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
   std::fflush(stdout);
   if (!measurement.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),

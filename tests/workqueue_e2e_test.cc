@@ -189,7 +189,7 @@ TEST_F(WorkQueueEndToEndTest, EveryChunkHasOneRecordJoinedToItsTask) {
   }
   EXPECT_TRUE(execute);
   for (const v1::Warning& warning : m->warnings()) {
-    EXPECT_NE(warning.code(), "workqueue_chunk_join") << warning.message();
+    EXPECT_NE(warning.code(), "chunk_join") << warning.message();
   }
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/transactions.log"));
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/performance.log"));
@@ -257,7 +257,7 @@ TEST_F(WorkQueueEndToEndTest, SeveralChunksPerTaskGiveTheSamePhysicsAndARecordEa
   }
   EXPECT_EQ(tasks.size(), 5u) << "24 chunks in tasks of 5";
   for (const v1::Warning& warning : m->warnings()) {
-    EXPECT_NE(warning.code(), "workqueue_chunk_join") << warning.message();
+    EXPECT_NE(warning.code(), "chunk_join") << warning.message();
   }
 }
 

@@ -22,12 +22,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "aggregation/report_from_chunks.h"
-#include "backends/chunk_join.h"
+#include "aggregation/measure.h"
 #include "backends/taskvine/taskvine_backend.h"
-#include "collector/assemble_measurement.h"
 #include "collector/run_stopwatch.h"
 #include "collector/tool_build.h"
+#include "host/host_name.h"
 #include "tools/dataset_setup.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/shell_quote.h"
@@ -466,22 +465,12 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   if (!span_metrics.ok()) return span_metrics.status();
   if (!tracking.ok()) return tracking.status();
-  ChunkJoinResult joined = JoinChunkRecords(backend.TakeChunkRecords(), std::move(instrumented));
-  for (const v1::ChunkRecord& record : joined.records) {
-    result.lost_attempts += record.attempt();
-  }
-
   run.backend = "workqueue";
   run.tracking = *std::move(tracking);
-  run.chunks = std::move(joined.records);
-  run.report = BuildWorkflowReport(run.chunks);
+  run.engine_chunks = backend.TakeChunkRecords();
+  run.chunks = std::move(instrumented);
   run.spans.push_back(*std::move(span_metrics));
   run.warnings = backend.CodedWarnings();
-  for (std::string& warning : joined.warnings) {
-    v1::Warning& coded = run.warnings.emplace_back();
-    coded.set_code("workqueue_chunk_join");
-    coded.set_message(std::move(warning));
-  }
   if (result.chunks_given_up > 0) {
     v1::Warning& coded = run.warnings.emplace_back();
     coded.set_code("workqueue_chunks_given_up");
@@ -504,9 +493,13 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   // The tasks ran in other processes (maybe other machines), built with this build.
   run.in_process_worker_threads.reset();
   run.analysis_build = ToolBuildInfo();
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  run.tool_build = ToolBuildInfo();
+  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), MeasureOptions());
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
+  for (const v1::ChunkRecord& record : result.measurement.chunks()) {
+    result.lost_attempts += record.attempt();
+  }
   if (!interrupted_while.empty()) {
     result.measurement.mutable_metadata()->set_interrupted(true);
     result.measurement.mutable_metadata()->set_interruption(

@@ -13,6 +13,9 @@
 
 namespace roastcoffea {
 
+// The span that covers the whole run: what the tool watched, not one of the workload's spans.
+inline constexpr char kCollectWindowSpanName[] = "collect window";
+
 // The run's window on every clock we report.
 struct RunWindow {
   absl::Time start;                // UTC

@@ -766,6 +766,7 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   } remove{temporary ? options->work_directory : ""};
   absl::StatusOr<OutputPlan> plan = PlanOutput();
   if (!plan.ok()) return Fail(plan.status());
+  if (absl::Status serving = StartLiveView(); !serving.ok()) return Fail(serving);
   options->dataset.events_per_file = absl::GetFlag(FLAGS_events_per_file);
   options->dataset.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
   options->dataset.seed = absl::GetFlag(FLAGS_seed);
@@ -773,8 +774,17 @@ ExitCode RunWorkQueue(int argc, char** argv) {
   options->cache_dir =
       cache_dir.empty() ? sample_analysis::DefaultCacheDirectory() : ResolveUserPath(cache_dir);
   options->chunk_size = absl::GetFlag(FLAGS_chunk_size);
-  options->interval = absl::Seconds(absl::GetFlag(FLAGS_interval));
-  options->grace_period = absl::Seconds(absl::GetFlag(FLAGS_grace_period));
+  options->session = MakeSessionOptions(*plan, argc, argv);
+  auto& configuration = *options->session.metadata.mutable_configuration();
+  configuration["analysis"] = "sample dijet";
+  configuration["backend"] = "workqueue";
+  configuration["workers"] = absl::StrCat(options->local_workers);
+  configuration["chunks_per_task"] = absl::StrCat(options->chunks_per_task);
+  configuration["chunk_size"] = absl::StrCat(options->chunk_size);
+  configuration["events_per_file"] = absl::StrCat(options->dataset.events_per_file);
+  configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
+  configuration["seed"] = absl::StrCat(options->dataset.seed);
+  RecordCodeIdentity("/proc/self/exe", &configuration);  // the workers run collect's analysis
   const int local = options->local_workers;
   const std::string password = options->password_file;
   options->on_listening = [local, password](int port) {
@@ -798,40 +808,9 @@ ExitCode RunWorkQueue(int argc, char** argv) {
     remove.keep = absl::IsDeadlineExceeded(result.status()) && options->local_workers > 0;
     return Fail(result.status());
   }
-  v1::Measurement& measurement = result->measurement;
-  auto& configuration = *measurement.mutable_metadata()->mutable_configuration();
-  configuration["analysis"] = "sample dijet";
-  configuration["backend"] = "workqueue";
-  configuration["workers"] = absl::StrCat(options->local_workers);
-  configuration["peak_workers"] = absl::StrCat(result->peak_workers);
-  configuration["chunks_per_task"] = absl::StrCat(options->chunks_per_task);
-  configuration["tasks"] = absl::StrCat(result->tasks);
-  configuration["chunk_size"] = absl::StrCat(options->chunk_size);
-  configuration["events_per_file"] = absl::StrCat(options->dataset.events_per_file);
-  configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
-  configuration["seed"] = absl::StrCat(options->dataset.seed);
-  configuration["dataset_directory"] = result->dataset_directory;
-  RecordCodeIdentity("/proc/self/exe", &configuration);  // the workers run collect's analysis
-  // The measurement is assembled by the run (the manager's logs are read after it ended), so it
-  // is saved here rather than through a session.
-  measurement.mutable_metadata()->set_tool_version(kToolVersion);
-  for (int i = 0; i < argc; ++i) measurement.mutable_metadata()->add_command_line(argv[i]);
-  (*measurement.mutable_metadata()->mutable_configuration())["interval_seconds"] =
-      absl::StrCat(absl::GetFlag(FLAGS_interval));
-  if (!plan->requested_name.empty()) measurement.mutable_metadata()->set_name(plan->requested_name);
-  if (measurement.metadata().name().empty()) {
-    measurement.mutable_metadata()->set_name(MeasurementDirectoryName(
-        absl::FromUnixSeconds(measurement.metadata().start_time().seconds())));
-  }
-  const std::string directory = plan->directory;
-  const bool chosen = !plan->requested_name.empty();
-  absl::StatusOr<std::string> saved = FinishSaving(
-      *plan, measurement, sample_analysis::SummarizeDijetOutput(result->output),
-      [&](const v1::Measurement& m) {
-        return chosen ? SaveMeasurement(m, directory, m.metadata().name())
-                      : SaveMeasurementUnderFreeName(m, directory, m.metadata().name());
-      },
-      nullptr);
+  const v1::Measurement& measurement = result->measurement;
+  absl::StatusOr<std::string> saved = Finish(*plan, *result->session, measurement,
+                                             sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
     std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
@@ -840,7 +819,9 @@ ExitCode RunWorkQueue(int argc, char** argv) {
               << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
               << "/workqueue\n";
   }
-  if (result->interrupted()) return WithSaveOutcome(*plan, ExitCode::kInterrupted);
+  if (Interrupted(*result->session, measurement)) {
+    return WithSaveOutcome(*plan, ExitCode::kInterrupted);
+  }
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "
@@ -907,6 +888,20 @@ ExitCode RunSample(const OutputPlan& plan, SessionOptions session_options,
   return WithSaveOutcome(plan, exit_code);
 }
 
+// After a run with --serve: the final figures stay up a little, so that a scraper's last scrape
+// sees them. Returns the run's exit code.
+ExitCode AfterLiveView(ExitCode exit_code) {
+  if (LiveView() != nullptr) {
+    if (const double linger = absl::GetFlag(FLAGS_serve_linger); linger > 0) {
+      std::cerr << "collect: serving the final figures at http://" << LiveView()->address()
+                << "/ for " << linger << " s (Ctrl-C ends it)\n";
+      ServeUntilSignal(absl::Seconds(linger));
+    }
+    LiveView()->Stop();
+  }
+  return exit_code;
+}
+
 // `collect [run]` in every backend: flags, output directory, backend, then the mode's run.
 ExitCode Run(const Invocation& invocation) {
   const std::string backend_name = absl::GetFlag(FLAGS_backend);
@@ -917,12 +912,7 @@ ExitCode Run(const Invocation& invocation) {
                                         "needs --backend=dask or --backend=taskvine")));
   }
   if (backend_name == "workqueue") {
-    if (!absl::GetFlag(FLAGS_serve).empty()) {
-      return Fail(UsageError(
-          "--serve is not available with --backend=workqueue yet (it assembles its measurement "
-          "from the manager's logs at the end); use it with threadpool, dask or taskvine"));
-    }
-    return RunWorkQueue(invocation.argc, invocation.argv);
+    return AfterLiveView(RunWorkQueue(invocation.argc, invocation.argv));
   }
   if (absl::Status status = ValidateRunFlags(); !status.ok()) return Fail(status);
   const double duration = absl::GetFlag(FLAGS_duration);
@@ -940,20 +930,10 @@ ExitCode Run(const Invocation& invocation) {
   }
   if (absl::Status serving = StartLiveView(); !serving.ok()) return Fail(serving);
   SessionOptions session = MakeSessionOptions(*plan, invocation.argc, invocation.argv);
-  const ExitCode exit_code =
+  return AfterLiveView(
       backend->executor != nullptr
           ? RunSample(*plan, std::move(session), *backend)
-          : RunExternal(*plan, std::move(session), *backend->metrics, invocation.command);
-  if (LiveView() != nullptr) {
-    // The final figures stay up a little, so that a scraper's last scrape sees them.
-    if (const double linger = absl::GetFlag(FLAGS_serve_linger); linger > 0) {
-      std::cerr << "collect: serving the final figures at http://" << LiveView()->address()
-                << "/ for " << linger << " s (Ctrl-C ends it)\n";
-      ServeUntilSignal(absl::Seconds(linger));
-    }
-    LiveView()->Stop();
-  }
-  return exit_code;
+          : RunExternal(*plan, std::move(session), *backend->metrics, invocation.command));
 }
 
 // Flags of `run` that only some backends read (the others are read by every backend).

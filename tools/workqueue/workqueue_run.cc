@@ -22,11 +22,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "aggregation/measure.h"
-#include "backends/taskvine/taskvine_backend.h"
-#include "collector/run_stopwatch.h"
+#include "collector/interruption.h"
+#include "collector/measurement_session.h"
 #include "collector/tool_build.h"
 #include "host/host_name.h"
+#include "ingest/taskvine_run.h"
 #include "tools/dataset_setup.h"
 #include "tools/sample_analysis/chunking.h"
 #include "tools/shell_quote.h"
@@ -159,7 +159,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
   }
   if (options.connect_timeout <= absl::ZeroDuration() ||
-      options.stall_timeout <= absl::ZeroDuration() || options.interval <= absl::ZeroDuration()) {
+      options.stall_timeout <= absl::ZeroDuration() ||
+      options.session.interval <= absl::ZeroDuration()) {
     problems.push_back("timeouts and the interval must be positive");
   }
   if (options.work_directory.empty()) problems.push_back("no work directory");
@@ -176,29 +177,11 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
 
   WorkQueueRunResult result;
   DatasetSetupOptions setup;
-  setup.program = options.program_name;
-  setup.handle_signals = options.handle_signals;
+  setup.program = options.session.program_name;
+  setup.handle_signals = options.session.handle_signals;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
       PrepareSampleDataset(options.dataset, options.cache_dir, setup);
   if (!dataset.ok()) return dataset.status();
-  if (options.handle_signals) {
-    // From here on a signal stops the run and what was done is measured (see the header).
-    InterruptionOptions policy;
-    policy.program = options.program_name;
-    absl::StatusOr<std::unique_ptr<Interruption>> installed =
-        Interruption::Install(std::move(policy));
-    if (!installed.ok()) return installed.status();
-    result.interruption = *std::move(installed);
-  }
-  // Where the run was when the first signal was noticed; empty: no signal yet.
-  std::string interrupted_while;
-  absl::Time interrupted_at = absl::InfiniteFuture();
-  auto notice_signal = [&](const char* phase) {
-    if (result.interrupted() && interrupted_while.empty()) {
-      interrupted_while = phase;
-      interrupted_at = absl::Now();
-    }
-  };
   result.dataset_directory = dataset->directory;
   absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
       sample_analysis::MakeChunks(*dataset, options.chunk_size);
@@ -226,7 +209,6 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   unlink(result.transactions_log.c_str());
   unlink(result.performance_log.c_str());
 
-  const RunStopwatch stopwatch;
   // -1: Work Queue's "first free port" (0 would mean $WORK_QUEUE_PORT first).
   Queue queue(work_queue_create(options.port == 0 ? -1 : options.port));
   if (queue == nullptr) return ListenError(options.port);
@@ -309,8 +291,26 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     }
   };
 
+  // From here on a signal stops the run and what was done is measured (see the header).
+  SessionOptions session_options = options.session;
+  auto& configuration = *session_options.metadata.mutable_configuration();
+  configuration["dataset_directory"] = result.dataset_directory;
+  configuration["tasks"] = absl::StrCat(result.tasks);
+  // The tasks run in other processes (maybe other machines), built with this build.
+  session_options.in_process_worker_threads.reset();
+  session_options.analysis_build = ToolBuildInfo();
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      MeasurementSession::StartRecording("workqueue", std::move(session_options));
+  if (!started.ok()) return started.status();
+  result.session = *std::move(started);
+  MeasurementSession& session = *result.session;
+  session.set_chunks_total(static_cast<int64_t>(items->size()));
+  // Where the run was when the first signal was noticed; empty: no signal yet.
+  std::string interrupted_while;
+  auto notice_signal = [&](const char* phase) {
+    if (session.interrupted() && interrupted_while.empty()) interrupted_while = phase;
+  };
   sample_analysis::DijetOutput merged;
-  std::vector<v1::ChunkRecord> instrumented;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
   bool any_worker = false;
@@ -335,7 +335,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
       if (pending.empty()) break;
     }
     // Interrupted: the tasks that come back within the grace period are kept.
-    if (absl::Now() >= interrupted_at + options.grace_period) break;
+    if (absl::Now() >= session.work_deadline()) break;
     const bool armed = workers != nullptr && !killed &&
                        options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
                        returned >= options.fault.after_tasks;
@@ -366,6 +366,11 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
         for (const auto& [id, unused] : pending) {
           Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
         }
+        // Nothing ran: no checkpoint is left behind for it.
+        const std::string checkpoint = session.checkpoint_directory();
+        result.session.reset();
+        std::error_code ignored;
+        if (!checkpoint.empty()) std::filesystem::remove_all(checkpoint, ignored);
         return absl::DeadlineExceededError(absl::StrCat(
             "no Work Queue worker connected to port ", result.port, " within ",
             absl::FormatDuration(options.connect_timeout),
@@ -401,7 +406,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
           record.set_task_id(task_id);
           // The engine names the worker (its id in the logs, the same in tracking).
           record.clear_worker();
-          instrumented.push_back(std::move(record));
+          session.RecordChunk(std::move(record));
         }
       } else {
         task_error =
@@ -412,7 +417,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     }
     if (task_error.has_value()) {
       for (const TaskChunk& chunk : chunks) {
-        instrumented.push_back(FailedRecord(chunk, task_id, *task_error));
+        session.RecordChunk(FailedRecord(chunk, task_id, *task_error));
       }
     }
     unlink(it->second.output_path.c_str());
@@ -430,7 +435,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   for (const auto& [id, entry] : pending) {
     Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
     for (const TaskChunk& chunk : groups[entry.group]) {
-      instrumented.push_back(FailedRecord(
+      session.RecordChunk(FailedRecord(
           chunk, absl::StrCat(id),
           absl::StrCat("Work Queue task ", id, " never came back: no task returned for ",
                        absl::FormatDuration(options.stall_timeout), "; given up")));
@@ -440,7 +445,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   pending.clear();
   for (; next_group < groups.size(); ++next_group) {
     for (const TaskChunk& chunk : groups[next_group]) {
-      instrumented.push_back(
+      session.RecordChunk(
           FailedRecord(chunk, "",
                        absl::StrCat("never sent to a worker: no task returned for ",
                                     absl::FormatDuration(options.stall_timeout), "; given up")));
@@ -451,28 +456,17 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   queue.reset();  // writes MANAGER END and closes the logs
   if (workers != nullptr) workers->Stop();
 
-  RawRun run;
-  run.window = stopwatch.Stop();
-  TaskVineBackendOptions backend_options;
-  backend_options.logs = result.transactions_log + "," + result.performance_log;
-  backend_options.chunk_category = kChunkCategory;
-  TaskVineMetricsBackend backend(backend_options);
-  if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
-  absl::StatusOr<SpanId> span = backend.CreateSpan("collect window");
-  if (!span.ok()) return span.status();
-  if (absl::Status status = backend.EndSpan(*span); !status.ok()) return status;
-  absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);
-  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
-  if (!span_metrics.ok()) return span_metrics.status();
-  if (!tracking.ok()) return tracking.status();
-  run.backend = "workqueue";
-  run.tracking = *std::move(tracking);
-  run.engine_chunks = backend.TakeChunkRecords();
-  run.chunks = std::move(instrumented);
-  run.spans.push_back(*std::move(span_metrics));
-  run.warnings = backend.CodedWarnings();
+  // The manager's logs are complete now: they are the engine's record of the run.
+  TaskVineRunOptions logs;
+  logs.logs = result.transactions_log + "," + result.performance_log;
+  logs.chunk_category = kChunkCategory;
+  logs.interval = options.session.interval;
+  absl::StatusOr<RawRun> record = ReadFinishedTaskVineRun(logs);
+  if (!record.ok()) return record.status();
+  RunOutputs run_outputs;
+  run_outputs.engine_record = *std::move(record);
   if (result.chunks_given_up > 0) {
-    v1::Warning& coded = run.warnings.emplace_back();
+    v1::Warning& coded = run_outputs.warnings.emplace_back();
     coded.set_code("workqueue_chunks_given_up");
     coded.set_message(absl::StrCat(result.chunks_given_up,
                                    " chunks never came back (no task returned for ",
@@ -480,30 +474,23 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
                                    "): recorded as failed; the physics result lacks them"));
   }
   if (!interrupted_while.empty()) {
-    v1::Warning& coded = run.warnings.emplace_back();
+    v1::Warning& coded = run_outputs.warnings.emplace_back();
     coded.set_code("interrupted");
     coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
                                    " while ", interrupted_while, "): ", result.chunks_not_done,
                                    " chunks not done (no task is handed out after the signal: "
                                    "chunks not started then, or still running after the grace "
                                    "period of ",
-                                   absl::FormatDuration(options.grace_period),
+                                   absl::FormatDuration(options.session.grace_period),
                                    ", were cancelled); the physics result lacks them"));
   }
-  // The tasks ran in other processes (maybe other machines), built with this build.
-  run.in_process_worker_threads.reset();
-  run.analysis_build = ToolBuildInfo();
-  run.tool_build = ToolBuildInfo();
-  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), MeasureOptions());
+  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(run_outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
+  (*result.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
+      absl::StrCat(result.peak_workers);
   for (const v1::ChunkRecord& record : result.measurement.chunks()) {
     result.lost_attempts += record.attempt();
-  }
-  if (!interrupted_while.empty()) {
-    result.measurement.mutable_metadata()->set_interrupted(true);
-    result.measurement.mutable_metadata()->set_interruption(
-        absl::StrCat(SignalName(Interruption::signal_number()), " while ", interrupted_while));
   }
   result.output = std::move(merged);
   return result;

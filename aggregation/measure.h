@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "aggregation/raw_run.h"
+#include "schema/raw_run.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {

@@ -476,20 +476,11 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   }
   for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
 
-  // A finished run is framed by its own record, not by the time it took us to read it.
-  if (const std::optional<AbstractMetricsBackend::RecordedWindow> recorded =
-          backend_.RecordedRunWindow();
-      recorded.has_value()) {
-    run.window.start = recorded->start;
-    run.window.end = recorded->end;
-    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
-    // A run that ended before we read it happened on other machines at another time: this
-    // machine's load and steal now say nothing about it, and must not warn as if they did.
-    if (backend_.ReadsFinishedRun()) run.window.host_facts.reset();
-  } else if (const double interval = absl::ToDoubleSeconds(options_.interval);
-             owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
-             run.window.elapsed_seconds > 0 &&
-             run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
+  // A run the engine recorded itself (TaskVine's START .. END) is framed by that record.
+  backend_.Contribute(run);
+  if (const double interval = absl::ToDoubleSeconds(options_.interval);
+      owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
+      run.window.elapsed_seconds > 0 && run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
     // A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the
     // peak memory and the time series miss most of the run (13.8 MiB read where 19 MiB were
     // used).

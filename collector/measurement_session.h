@@ -44,7 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "aggregation/raw_run.h"
+#include "schema/raw_run.h"
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build

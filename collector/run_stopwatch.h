@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "absl/time/time.h"
-#include "aggregation/raw_run.h"  // RunWindow
+#include "schema/raw_run.h"  // RunWindow
 #include "host/host_facts.h"
 #include "schema/measurement.pb.h"
 

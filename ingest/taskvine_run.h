@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "aggregation/raw_run.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 

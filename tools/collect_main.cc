@@ -62,6 +62,7 @@
 #include "tools/paths.h"
 #include "tools/sample_analysis/sample_dataset.h"
 #include "tools/sample_run.h"
+#include "tools/taskvine_collect.h"
 #include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
 #include "tools/workqueue/workqueue_flags.h"
@@ -679,8 +680,10 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
                       : FindExecutable(command.front(), search_path == nullptr ? "" : search_path);
   RecordCodeIdentity(executable.ok() ? *executable : "", &configuration);
   options.session = std::move(session_options);
-  if (backend.ReadsFinishedRun() && command.empty()) {
-    // Nothing to wait for: the logs of a finished run are read and measured at once.
+  // Nothing to wait for: the logs of a finished run are read and measured at once.
+  const bool finished_run =
+      backend.name() == "taskvine" && command.empty() && TaskVineLogsAreOfAFinishedRun();
+  if (finished_run) {
     std::cerr << "collect: reading the run's record with the " << backend.name() << " backend\n";
   } else {
     std::cerr << "collect: tracking with the " << backend.name() << " backend "
@@ -689,7 +692,13 @@ ExitCode RunExternal(const OutputPlan& plan, SessionOptions session_options,
                                   : absl::StrCat("while '", absl::StrJoin(command, " "), "' runs"))
               << "\n";
   }
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, std::move(options));
+  const absl::Duration interval = options.session.interval;
+  absl::StatusOr<ExternalRunResult> result =
+      finished_run
+          ? MeasureFinishedRun(
+                backend.name(), [interval] { return ReadFinishedTaskVineRunFromFlags(interval); },
+                std::move(options.session))
+          : RunExternalMeasurement(backend, std::move(options));
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved = Finish(plan, *result->session, result->measurement, "");
   if (!saved.ok()) return Fail(saved.status());

@@ -1,8 +1,10 @@
 // RawRun: everything one run produced before it is measured, the one hand-off between the
 // sources of a run (the live session, the Work Queue runner, importers of finished runs) and
-// Measure (aggregation/measure.h). Sources fill it with raw records only; no formula.
-#ifndef ROASTCOFFEA_AGGREGATION_RAW_RUN_H_
-#define ROASTCOFFEA_AGGREGATION_RAW_RUN_H_
+// Measure (aggregation/measure.h). Sources fill it with raw records only; no formula. Engine
+// backends add what they saw to it (AbstractMetricsBackend::Contribute), hence its place here,
+// below them.
+#ifndef ROASTCOFFEA_SCHEMA_RAW_RUN_H_
+#define ROASTCOFFEA_SCHEMA_RAW_RUN_H_
 
 #include <optional>
 #include <string>
@@ -53,4 +55,4 @@ struct RawRun {
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_AGGREGATION_RAW_RUN_H_
+#endif  // ROASTCOFFEA_SCHEMA_RAW_RUN_H_

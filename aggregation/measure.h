@@ -19,8 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "schema/raw_run.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 

@@ -44,11 +44,11 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "schema/raw_run.h"
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 

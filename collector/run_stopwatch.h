@@ -7,9 +7,9 @@
 #include <optional>
 
 #include "absl/time/time.h"
-#include "schema/raw_run.h"  // RunWindow
 #include "host/host_facts.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"  // RunWindow
 
 namespace roastcoffea {
 

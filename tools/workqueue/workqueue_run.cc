@@ -116,6 +116,136 @@ struct PendingTask {
   std::string output_path;
 };
 
+absl::Status CheckOptions(const WorkQueueRunOptions& options) {
+  std::vector<std::string> problems;
+  if (options.chunks_per_task < 1) {
+    problems.push_back(
+        absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
+  }
+  if (options.local_workers < 0) {
+    problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
+  }
+  if (options.port < 0 || options.port > 65535) {
+    problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
+  }
+  if (options.connect_timeout <= absl::ZeroDuration() ||
+      options.stall_timeout <= absl::ZeroDuration() ||
+      options.session.interval <= absl::ZeroDuration()) {
+    problems.push_back("timeouts and the interval must be positive");
+  }
+  if (options.work_directory.empty()) problems.push_back("no work directory");
+  if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
+    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
+                                    std::strerror(errno)));
+  }
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the chunk task program ", options.chunk_task_binary,
+                     " is missing (build //tools/workqueue:chunk_task, or pass --wq_chunk_task)"));
+  }
+  return absl::OkStatus();
+}
+
+// The task of one group of chunks (the chunk task program and the chunks' files as cached
+// inputs, its output file, one core and explicit memory and disk).
+Task ChunkTask(const std::vector<TaskChunk>& chunks, size_t group,
+               const std::string& chunk_task_binary, const std::string& output_path) {
+  ChunkTaskArguments arguments;
+  arguments.output = kChunkTaskOutput;
+  arguments.chunks = chunks;
+  // 2>&1: the task's output (Work Queue keeps stdout) then carries chunk_task's errors.
+  Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
+  work_queue_task_specify_file(task.get(), chunk_task_binary.c_str(), kChunkTaskProgram,
+                               WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+  int64_t events = 0;
+  int64_t input_bytes = FileBytes(chunk_task_binary);
+  std::set<std::string> files;
+  for (const TaskChunk& chunk : chunks) {
+    events += chunk.entry_stop - chunk.entry_start;
+    if (files.insert(chunk.file).second) {
+      input_bytes += FileBytes(chunk.file);
+      work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
+                                   WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+    }
+  }
+  unlink(output_path.c_str());
+  work_queue_task_specify_file(task.get(), output_path.c_str(), kChunkTaskOutput, WORK_QUEUE_OUTPUT,
+                               WORK_QUEUE_NOCACHE);
+  work_queue_task_specify_category(task.get(), kChunkCategory);
+  const TaskResources resources = ChunkTaskResources(events, input_bytes);
+  work_queue_task_specify_cores(task.get(), static_cast<int>(resources.cores));
+  work_queue_task_specify_memory(task.get(), resources.memory_mb);
+  work_queue_task_specify_disk(task.get(), resources.disk_mb);
+  work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", group).c_str());
+  return task;
+}
+
+// A task came back: its chunk records (or FAILED ones saying why) go to the session, its
+// physics output into `merged`.
+void RecordReturnedTask(const struct work_queue_task& task, const std::string& output_path,
+                        const std::vector<TaskChunk>& chunks, MeasurementSession& session,
+                        sample_analysis::DijetOutput* merged) {
+  const std::string task_id = absl::StrCat(task.taskid);
+  std::optional<std::string> task_error;
+  if (task.result != WORK_QUEUE_RESULT_SUCCESS || task.return_status != 0) {
+    task_error =
+        absl::StrCat("Work Queue task ", task_id, " failed: ", work_queue_result_str(task.result),
+                     ", exit code ", task.return_status);
+    const std::string tail = OutputTail(task.output);
+    if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
+  }
+  if (!task_error.has_value()) {
+    absl::StatusOr<ChunkTaskOutput> output = ReadTaskOutputFile(output_path);
+    if (output.ok() && output->chunk_records.size() == chunks.size()) {
+      *merged += output->output;
+      for (v1::ChunkRecord& record : output->chunk_records) {
+        record.set_task_id(task_id);
+        // The engine names the worker (its id in the logs, the same in tracking).
+        record.clear_worker();
+        session.RecordChunk(std::move(record));
+      }
+    } else {
+      task_error = output.ok()
+                       ? absl::StrCat("task ", task_id, " returned ", output->chunk_records.size(),
+                                      " chunk records for ", chunks.size(), " chunks")
+                       : std::string(output.status().message());
+    }
+  }
+  if (task_error.has_value()) {
+    for (const TaskChunk& chunk : chunks) {
+      session.RecordChunk(FailedRecord(chunk, task_id, *task_error));
+    }
+  }
+}
+
+// What the run says about chunks it gave up or did not do.
+std::vector<v1::Warning> RunWarnings(const WorkQueueRunResult& result,
+                                     const std::string& interrupted_while,
+                                     const WorkQueueRunOptions& options) {
+  std::vector<v1::Warning> warnings;
+  if (result.chunks_given_up > 0) {
+    v1::Warning& coded = warnings.emplace_back();
+    coded.set_code("workqueue_chunks_given_up");
+    coded.set_message(absl::StrCat(result.chunks_given_up,
+                                   " chunks never came back (no task returned for ",
+                                   absl::FormatDuration(options.stall_timeout),
+                                   "): recorded as failed; the physics result lacks them"));
+  }
+  if (!interrupted_while.empty()) {
+    v1::Warning& coded = warnings.emplace_back();
+    coded.set_code("interrupted");
+    coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
+                                   " while ", interrupted_while, "): ", result.chunks_not_done,
+                                   " chunks not done (no task is handed out after the signal: "
+                                   "chunks not started then, or still running after the grace "
+                                   "period of ",
+                                   absl::FormatDuration(options.session.grace_period),
+                                   ", were cancelled); the physics result lacks them"));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& directory) {
@@ -147,33 +277,7 @@ std::string WorkerCommand(const std::string& host, int port, const std::string& 
 }
 
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {
-  std::vector<std::string> problems;
-  if (options.chunks_per_task < 1) {
-    problems.push_back(
-        absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
-  }
-  if (options.local_workers < 0) {
-    problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
-  }
-  if (options.port < 0 || options.port > 65535) {
-    problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
-  }
-  if (options.connect_timeout <= absl::ZeroDuration() ||
-      options.stall_timeout <= absl::ZeroDuration() ||
-      options.session.interval <= absl::ZeroDuration()) {
-    problems.push_back("timeouts and the interval must be positive");
-  }
-  if (options.work_directory.empty()) problems.push_back("no work directory");
-  if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
-    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
-                                    std::strerror(errno)));
-  }
-  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
-  if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the chunk task program ", options.chunk_task_binary,
-                     " is missing (build //tools/workqueue:chunk_task, or pass --wq_chunk_task)"));
-  }
+  if (absl::Status valid = CheckOptions(options); !valid.ok()) return valid;
 
   WorkQueueRunResult result;
   DatasetSetupOptions setup;
@@ -246,34 +350,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   std::map<int, PendingTask> pending;  // submitted, not back; by Work Queue task id
   size_t next_group = 0;               // groups[next_group..] are not submitted yet
   auto submit = [&](size_t g) {
-    ChunkTaskArguments arguments;
-    arguments.output = kChunkTaskOutput;
-    arguments.chunks = groups[g];
-    // 2>&1: the task's output (Work Queue keeps stdout) then carries chunk_task's errors.
-    Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
-    work_queue_task_specify_file(task.get(), options.chunk_task_binary.c_str(), kChunkTaskProgram,
-                                 WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
-    int64_t events = 0;
-    int64_t input_bytes = FileBytes(options.chunk_task_binary);
-    std::set<std::string> files;
-    for (const TaskChunk& chunk : groups[g]) {
-      events += chunk.entry_stop - chunk.entry_start;
-      if (files.insert(chunk.file).second) {
-        input_bytes += FileBytes(chunk.file);
-        work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
-                                     WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
-      }
-    }
     PendingTask entry{g, absl::StrCat(outputs, "/task-", g, ".pb")};
-    unlink(entry.output_path.c_str());
-    work_queue_task_specify_file(task.get(), entry.output_path.c_str(), kChunkTaskOutput,
-                                 WORK_QUEUE_OUTPUT, WORK_QUEUE_NOCACHE);
-    work_queue_task_specify_category(task.get(), kChunkCategory);
-    const TaskResources resources = ChunkTaskResources(events, input_bytes);
-    work_queue_task_specify_cores(task.get(), static_cast<int>(resources.cores));
-    work_queue_task_specify_memory(task.get(), resources.memory_mb);
-    work_queue_task_specify_disk(task.get(), resources.disk_mb);
-    work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", g).c_str());
+    Task task = ChunkTask(groups[g], g, options.chunk_task_binary, entry.output_path);
     const int id = work_queue_submit(queue.get(), task.release());  // the queue owns it now
     pending.emplace(id, std::move(entry));
   };
@@ -389,37 +467,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     auto it = pending.find(task->taskid);
     if (it == pending.end()) continue;  // not ours (cannot happen: we submit all)
     const std::vector<TaskChunk>& chunks = groups[it->second.group];
-    const std::string task_id = absl::StrCat(task->taskid);
-    std::optional<std::string> task_error;
-    if (task->result != WORK_QUEUE_RESULT_SUCCESS || task->return_status != 0) {
-      task_error = absl::StrCat("Work Queue task ", task_id,
-                                " failed: ", work_queue_result_str(task->result), ", exit code ",
-                                task->return_status);
-      const std::string tail = OutputTail(task->output);
-      if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
-    }
-    if (!task_error.has_value()) {
-      absl::StatusOr<ChunkTaskOutput> output = ReadTaskOutputFile(it->second.output_path);
-      if (output.ok() && output->chunk_records.size() == chunks.size()) {
-        merged += output->output;
-        for (v1::ChunkRecord& record : output->chunk_records) {
-          record.set_task_id(task_id);
-          // The engine names the worker (its id in the logs, the same in tracking).
-          record.clear_worker();
-          session.RecordChunk(std::move(record));
-        }
-      } else {
-        task_error =
-            output.ok() ? absl::StrCat("task ", task_id, " returned ", output->chunk_records.size(),
-                                       " chunk records for ", chunks.size(), " chunks")
-                        : std::string(output.status().message());
-      }
-    }
-    if (task_error.has_value()) {
-      for (const TaskChunk& chunk : chunks) {
-        session.RecordChunk(FailedRecord(chunk, task_id, *task_error));
-      }
-    }
+    RecordReturnedTask(*task, it->second.output_path, chunks, session, &merged);
     unlink(it->second.output_path.c_str());
     pending.erase(it);
   }
@@ -465,25 +513,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   if (!record.ok()) return record.status();
   RunOutputs run_outputs;
   run_outputs.engine_record = *std::move(record);
-  if (result.chunks_given_up > 0) {
-    v1::Warning& coded = run_outputs.warnings.emplace_back();
-    coded.set_code("workqueue_chunks_given_up");
-    coded.set_message(absl::StrCat(result.chunks_given_up,
-                                   " chunks never came back (no task returned for ",
-                                   absl::FormatDuration(options.stall_timeout),
-                                   "): recorded as failed; the physics result lacks them"));
-  }
-  if (!interrupted_while.empty()) {
-    v1::Warning& coded = run_outputs.warnings.emplace_back();
-    coded.set_code("interrupted");
-    coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
-                                   " while ", interrupted_while, "): ", result.chunks_not_done,
-                                   " chunks not done (no task is handed out after the signal: "
-                                   "chunks not started then, or still running after the grace "
-                                   "period of ",
-                                   absl::FormatDuration(options.session.grace_period),
-                                   ", were cancelled); the physics result lacks them"));
-  }
+  run_outputs.warnings = RunWarnings(result, interrupted_while, options);
   absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(run_outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);

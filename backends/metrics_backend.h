@@ -9,7 +9,6 @@
 #ifndef ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 
@@ -86,17 +86,11 @@ class AbstractMetricsBackend {
   // metadata.
   virtual std::string EngineVersion() const { return ""; }
 
-  // True when the backend reads the record of a run that has already ended (e.g. TaskVine logs
-  // without --follow): there is nothing to wait for, and the run's window is its own.
-  virtual bool ReadsFinishedRun() const { return false; }
-
-  // For a finished run, its start and end (UTC) as the engine recorded them; available after
-  // StopTracking. nullopt for a live run, which the caller's own clocks frame.
-  struct RecordedWindow {
-    absl::Time start;
-    absl::Time end;
-  };
-  virtual std::optional<RecordedWindow> RecordedRunWindow() const { return std::nullopt; }
+  // Adds to `run` what the backend saw beyond tracking and spans, after StopTracking: the
+  // window the engine recorded for the run itself (TaskVine's START .. END), which then frames
+  // it instead of the caller's clocks. Default: nothing. (A finished run's logs are not a
+  // backend's: ingest/taskvine_run.h reads them into a RawRun.)
+  virtual void Contribute(RawRun& /*run*/) const {}
 };
 
 }  // namespace roastcoffea

@@ -21,11 +21,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
 #include "aggregation/timeline.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
-#include "collector/assemble_measurement.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -215,9 +215,9 @@ BENCHMARK(BM_AggregateBigRun)
     ->Iterations(3);
 
 // The whole pipeline after ingestion, as the collector runs it on an external run's records:
-// the workflow report from the records, then AssembleMeasurement (records moved into the
+// Measure (the chunk join, the workflow report from the records, records moved into the
 // measurement, repair, Aggregate). The records are made outside the timing and RSS window.
-void BM_AssembleMeasurement(benchmark::State& state) {
+void BM_Measure(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   Cache() = Inputs();
   int64_t growth = 0;
@@ -231,8 +231,7 @@ void BM_AssembleMeasurement(benchmark::State& state) {
     ResetPeakRss();
     const int64_t before = ProcStatusBytes("VmRSS");
     state.ResumeTiming();
-    run.report = BuildWorkflowReport(run.chunks);
-    absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+    absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), MeasureOptions());
     if (!measurement.ok()) state.SkipWithError(std::string(measurement.status().message()).c_str());
     // Beyond the records themselves: the measurement's records replace the vector's.
     state.PauseTiming();
@@ -244,7 +243,7 @@ void BM_AssembleMeasurement(benchmark::State& state) {
   state.counters["rss_growth_bytes"] = static_cast<double>(growth);
   state.counters["rss_growth_per_record"] = static_cast<double>(growth) / n;
 }
-BENCHMARK(BM_AssembleMeasurement)
+BENCHMARK(BM_Measure)
     ->Arg(100'000)
     ->Arg(1'000'000)
     ->Unit(benchmark::kMillisecond)

@@ -18,11 +18,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
-#include "backends/chunk_join.h"
-#include "collector/assemble_measurement.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
+#include "collector/tool_build.h"
 #include "host/host_name.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
@@ -30,9 +30,6 @@
 
 namespace roastcoffea {
 namespace {
-
-// The whole run's span: what the tool watched, not one of the workload's own spans.
-constexpr char kSpanName[] = "collect window";
 
 // A run shorter than this many --interval periods gets a warning: its sampled figures (peak
 // memory, the time series) rest on too few samples. Only for backends that sample.
@@ -48,6 +45,43 @@ v1::Warning Warning(const std::string& code, std::string message) {
   return warning;
 }
 
+// The backend of a session started with StartRecording: nothing to track while the run goes
+// on; the engine's record comes with Finish (RunOutputs::engine_record).
+class NoLiveBackend final : public AbstractMetricsBackend {
+ public:
+  explicit NoLiveBackend(absl::string_view name) : name_(name) {}
+  absl::string_view name() const override { return name_; }
+  absl::Status StartTracking(absl::Duration /*interval*/) override { return absl::OkStatus(); }
+  absl::StatusOr<v1::TrackingData> StopTracking() override { return v1::TrackingData(); }
+  absl::StatusOr<SpanId> CreateSpan(absl::string_view /*name*/) override { return NoSpans(); }
+  absl::Status EndSpan(const SpanId& /*id*/) override { return NoSpans(); }
+  absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& /*id*/) override { return NoSpans(); }
+
+ private:
+  static absl::Status NoSpans() {
+    return absl::UnimplementedError("the engine's record brings the spans");
+  }
+  const std::string name_;
+};
+
+// The engine's record of the run (read once it ended) joins what the session saw.
+void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
+                     std::vector<v1::Warning>* warnings) {
+  if (record.tracking.has_value()) run->tracking = *std::move(record.tracking);
+  for (v1::Span& span : record.spans) run->spans.push_back(std::move(span));
+  for (v1::ChunkRecord& chunk : record.engine_chunks) {
+    run->engine_chunks.push_back(std::move(chunk));
+  }
+  for (v1::Warning& warning : record.warnings) warnings->push_back(std::move(warning));
+  if (run->engine_version.empty()) run->engine_version = std::move(record.engine_version);
+  if (frames_the_run && record.window.end > record.window.start) {
+    run->window.start = record.window.start;
+    run->window.end = record.window.end;
+    run->window.elapsed_seconds = record.window.elapsed_seconds;
+    run->window.host_facts.reset();
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -61,6 +95,8 @@ class MeasurementSession::Impl {
  public:
   Impl(AbstractMetricsBackend& backend, SessionOptions options)
       : backend_(backend), options_(std::move(options)) {}
+  Impl(std::unique_ptr<AbstractMetricsBackend> owned, SessionOptions options)
+      : owned_backend_(std::move(owned)), backend_(*owned_backend_), options_(std::move(options)) {}
   // The interruption's thread uses the fields below: it goes first.
   ~Impl() {
     interruption_.reset();
@@ -102,6 +138,8 @@ class MeasurementSession::Impl {
     live_.chunks_total = chunks;
   }
 
+  // StartRecording's backend (NoLiveBackend); null for a live backend.
+  std::unique_ptr<AbstractMetricsBackend> owned_backend_;
   AbstractMetricsBackend& backend_;
   const SessionOptions options_;
   std::unique_ptr<Interruption> interruption_;
@@ -221,12 +259,15 @@ absl::Status MeasurementSession::Impl::Start() {
     }
     return status;
   }
-  absl::StatusOr<SpanId> span = backend_.CreateSpan(kSpanName);
-  if (span.ok()) {
-    span_ = *span;
-  } else {
-    warnings_.push_back(
-        Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
+  // Without a live backend the engine's record brings the run's span.
+  if (owned_backend_ == nullptr) {
+    absl::StatusOr<SpanId> span = backend_.CreateSpan(kCollectWindowSpanName);
+    if (span.ok()) {
+      span_ = *span;
+    } else {
+      warnings_.push_back(
+          Warning("collector", absl::StrCat("no fine metrics: ", span.status().message())));
+    }
   }
   SetState(State::kRunning);
   StartCheckpoints();
@@ -425,22 +466,21 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   }
   absl::StatusOr<v1::TrackingData> tracking = backend_.StopTracking();
   if (!tracking.ok()) return tracking.status();
+  run.tracking = *std::move(tracking);
+  run.engine_chunks = backend_.TakeChunkRecords();
+  run.engine_version = backend_.EngineVersion();
   for (v1::Warning& warning : backend_.CodedWarnings()) warnings.push_back(std::move(warning));
+  if (outputs.engine_record.has_value()) {
+    AddEngineRecord(*std::move(outputs.engine_record), outputs.engine_record_frames_the_run, &run,
+                    &warnings);
+  }
   for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
 
-  // A finished run is framed by its own record, not by the time it took us to read it.
-  if (const std::optional<AbstractMetricsBackend::RecordedWindow> recorded =
-          backend_.RecordedRunWindow();
-      recorded.has_value()) {
-    run.window.start = recorded->start;
-    run.window.end = recorded->end;
-    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
-    // A run that ended before we read it happened on other machines at another time: this
-    // machine's load and steal now say nothing about it, and must not warn as if they did.
-    if (backend_.ReadsFinishedRun()) run.window.host_facts.reset();
-  } else if (const double interval = absl::ToDoubleSeconds(options_.interval);
-             SamplesWorkers(backend_.name()) && run.window.elapsed_seconds > 0 &&
-             run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
+  // A run the engine recorded itself (TaskVine's START .. END) is framed by that record.
+  backend_.Contribute(run);
+  if (const double interval = absl::ToDoubleSeconds(options_.interval);
+      owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
+      run.window.elapsed_seconds > 0 && run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
     // A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the
     // peak memory and the time series miss most of the run (13.8 MiB read where 19 MiB were
     // used).
@@ -453,44 +493,38 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
                         1 + static_cast<int>(run.window.elapsed_seconds / interval),
                         run.window.elapsed_seconds / kMinSamplesPerRun)));
   }
-  std::vector<v1::ChunkRecord> instrumented;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    instrumented = std::move(chunks_);
+    run.chunks = std::move(chunks_);
     chunks_.clear();
   }
   // Moved whole where possible: a million records moved one by one would hold the
   // moved-from messages and the vector's growth slack at once.
-  if (instrumented.empty()) {
-    instrumented = std::move(outputs.chunks);
+  if (run.chunks.empty()) {
+    run.chunks = std::move(outputs.chunks);
   } else {
-    instrumented.reserve(instrumented.size() + outputs.chunks.size());
-    for (v1::ChunkRecord& chunk : outputs.chunks) instrumented.push_back(std::move(chunk));
+    run.chunks.reserve(run.chunks.size() + outputs.chunks.size());
+    for (v1::ChunkRecord& chunk : outputs.chunks) run.chunks.push_back(std::move(chunk));
   }
   std::vector<v1::ChunkRecord>().swap(outputs.chunks);
-  ChunkJoinResult joined = JoinChunkRecords(backend_.TakeChunkRecords(), std::move(instrumented));
-  run.chunks = std::move(joined.records);
-  for (std::string& warning : joined.warnings) {
-    warnings.push_back(Warning("collector", std::move(warning)));
-  }
-  if (outputs.report.has_value()) {
-    run.report = *std::move(outputs.report);
-  } else if (!run.chunks.empty()) {
-    // Without a report, the chunk records are the best account of what was processed.
-    run.report = BuildWorkflowReport(run.chunks);
-  }
-  run.profiles = backend_.TakeProfiles(run.chunks);
-  SetState(State::kAssembling);
+  run.report = std::move(outputs.report);
   run.backend = std::string(backend_.name());
-  run.tracking = *std::move(tracking);
   run.warnings = std::move(warnings);
-  run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  run.tool_build = ToolBuildInfo();
+  MeasureOptions measure;
+  measure.processor_task_patterns = options_.processor_patterns;
+  // The profiles are the backend's last blocking work (e.g. Dask's fetch): the session's own
+  // bounded work starts after them.
+  measure.profiles_of_chunks = [this](absl::Span<const v1::ChunkRecord> chunks) {
+    std::vector<v1::Profile> profiles = backend_.TakeProfiles(chunks);
+    SetState(State::kAssembling);
+    return profiles;
+  };
+  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
   if (!measurement.ok()) return measurement.status();
   CompleteMetadata(&*measurement, stopwatch_->start());
-  measurement->mutable_metadata()->set_engine_version(backend_.EngineVersion());
   SetState(State::kFinished);
   return measurement;
 }
@@ -539,7 +573,6 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
   const std::string why = interruption();
   run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch().Stop();
   run.backend = std::string(backend_.name());
-  if (!run.chunks.empty()) run.report = BuildWorkflowReport(run.chunks);
   run.warnings = warnings_;
   const std::string what_happened =
       why_no_tracking.empty()
@@ -550,10 +583,12 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
       Warning("interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
                                           ": saved without the backend's tracking data, spans and "
                                           "profiles")));
-  run.processor_patterns = options_.processor_patterns;
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  run.tool_build = ToolBuildInfo();
+  MeasureOptions measure;
+  measure.processor_task_patterns = options_.processor_patterns;
+  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
   std::fflush(stdout);
   if (!measurement.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
@@ -585,6 +620,15 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
                measurement->chunks_size(), saved->path.c_str());
   std::fflush(stderr);
   _exit(saved->fell_back ? kSavedElsewhereExitCode : kInterruptedExitCode);
+}
+
+absl::StatusOr<std::unique_ptr<MeasurementSession>> MeasurementSession::StartRecording(
+    absl::string_view backend, SessionOptions options) {
+  auto impl = std::make_unique<Impl>(std::make_unique<NoLiveBackend>(backend), std::move(options));
+  if (absl::Status status = impl->Start(); !status.ok()) return status;
+  std::unique_ptr<MeasurementSession> session(new MeasurementSession(std::move(impl)));
+  if (session->impl_->options_.on_start) session->impl_->options_.on_start(session.get());
+  return session;
 }
 
 absl::StatusOr<std::unique_ptr<MeasurementSession>> MeasurementSession::Start(

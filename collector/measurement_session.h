@@ -43,12 +43,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
 #include "instrumentation/chunk_record_sink.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 
@@ -109,6 +111,13 @@ struct RunOutputs {
   std::optional<v1::WorkflowReport> report;
   // What the run found worth saying (unreadable files, chunks not started), each with a code.
   std::vector<v1::Warning> warnings;
+  // What the engine recorded, read once the run ended (e.g. ingest/taskvine_run.h): its
+  // tracking, spans, engine chunk records, warnings and engine version are the run's (for a
+  // session started with StartRecording; a live backend's come first).
+  std::optional<RawRun> engine_record;
+  // The record's window frames the run (it ended before the session began), not the session's
+  // clocks; this machine's host facts then say nothing about it and are left out.
+  bool engine_record_frames_the_run = false;
 };
 
 class MeasurementSession : public ChunkRecordSink {
@@ -119,6 +128,12 @@ class MeasurementSession : public ChunkRecordSink {
   // signals in this process.
   static absl::StatusOr<std::unique_ptr<MeasurementSession>> Start(AbstractMetricsBackend& backend,
                                                                    SessionOptions options);
+  // A run whose engine is read after it ends (a finished run's logs, Work Queue's manager
+  // logs): no backend tracks it live; Finish takes RunOutputs::engine_record. `backend` names
+  // it in the measurement. Everything else (clocks, chunks, checkpoint, live status, signals,
+  // save) as Start.
+  static absl::StatusOr<std::unique_ptr<MeasurementSession>> StartRecording(
+      absl::string_view backend, SessionOptions options);
   ~MeasurementSession() override;
   MeasurementSession(const MeasurementSession&) = delete;
   MeasurementSession& operator=(const MeasurementSession&) = delete;

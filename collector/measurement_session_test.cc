@@ -309,6 +309,78 @@ TEST(MeasurementSessionTest, ChunksAreCheckpointedWhileTheRunGoesOn) {
   EXPECT_FALSE(IsCheckpointDirectory(directory)) << "removed once saved";
 }
 
+// What a run's engine recorded, as an importer gives it (ingest/taskvine_run.h).
+RawRun EngineRecord() {
+  RawRun record;
+  record.backend = "taskvine";
+  record.window.start = absl::FromUnixSeconds(1700000000);
+  record.window.end = absl::FromUnixSeconds(1700000060);
+  record.window.elapsed_seconds = 60;
+  record.tracking.emplace().set_backend("taskvine");
+  record.spans.emplace_back().set_name(kCollectWindowSpanName);
+  v1::ChunkRecord task;
+  task.set_task_id("7");
+  task.set_attempt(2);
+  task.set_worker("worker-3");
+  task.set_status(v1::CHUNK_STATUS_OK);
+  record.engine_chunks.push_back(task);
+  v1::Warning& warning = record.warnings.emplace_back();
+  warning.set_code("taskvine_warning");
+  warning.set_message("from the logs");
+  return record;
+}
+
+// A run read after it ended: the session records its chunks as they come back (checkpoint,
+// live status), and the engine's record brings tracking, span, engine chunks and warnings.
+TEST(MeasurementSessionTest, ARecordingSessionTakesTheEnginesRecordAtTheEnd) {
+  SessionOptions options = Options("recorded");
+  options.checkpoint_interval = absl::Milliseconds(5);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::StartRecording("workqueue", options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_FALSE((*session)->checkpoint_directory().empty());
+  v1::ChunkRecord chunk = Chunk(0);
+  chunk.set_task_id("7");
+  (*session)->RecordChunk(chunk);
+  EXPECT_EQ((*session)->live_status().chunks_ok, 1);
+  RunOutputs outputs;
+  outputs.engine_record = EngineRecord();
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(std::move(outputs));
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  EXPECT_EQ(measurement->metadata().backend(), "workqueue");
+  // It ran here: the session's clocks and this machine's facts frame it.
+  EXPECT_GT(measurement->metadata().start_time().seconds(), 1700000060);
+  EXPECT_TRUE(measurement->metadata().has_host_facts());
+  EXPECT_EQ(measurement->tracking().backend(), "taskvine");
+  ASSERT_EQ(measurement->spans_size(), 1);
+  EXPECT_EQ(measurement->spans(0).name(), kCollectWindowSpanName);
+  ASSERT_EQ(measurement->chunks_size(), 1);  // joined by task id
+  EXPECT_EQ(measurement->chunks(0).attempt(), 2u);
+  EXPECT_EQ(measurement->chunks(0).worker(), "worker-3");
+  bool from_logs = false;
+  for (const v1::Warning& w : measurement->warnings()) {
+    from_logs |= w.code() == "taskvine_warning";
+    EXPECT_NE(w.code(), "collector") << w.message();  // no span to miss
+  }
+  EXPECT_TRUE(from_logs);
+  ASSERT_TRUE((*session)->Save(*measurement).ok());
+}
+
+TEST(MeasurementSessionTest, AFinishedRunsRecordFramesIt) {
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::StartRecording("taskvine", Options("finished"));
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunOutputs outputs;
+  outputs.engine_record = EngineRecord();
+  outputs.engine_record_frames_the_run = true;
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(std::move(outputs));
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  EXPECT_EQ(measurement->metadata().start_time().seconds(), 1700000000);
+  EXPECT_EQ(measurement->metadata().end_time().seconds(), 1700000060);
+  EXPECT_DOUBLE_EQ(measurement->metadata().elapsed_seconds(), 60);
+  EXPECT_FALSE(measurement->metadata().has_host_facts()) << "it ran elsewhere, before";
+}
+
 // A run that never saves (killed, or its save failed) leaves the checkpoint with its chunks.
 TEST(MeasurementSessionTest, AnUnsavedRunKeepsItsCheckpoint) {
   FakeBackend backend;

@@ -9,18 +9,9 @@
 #include "absl/time/time.h"
 #include "host/host_facts.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"  // RunWindow
 
 namespace roastcoffea {
-
-// The run's window on every clock we report.
-struct RunWindow {
-  absl::Time start;                // UTC
-  absl::Time end;                  // UTC
-  double elapsed_seconds = 0;      // monotonic
-  double process_cpu_seconds = 0;  // getrusage(RUSAGE_SELF), user + system
-  // This machine over the run (snapshots at construction and at Stop()).
-  std::optional<v1::HostFacts> host_facts;
-};
 
 // Started at construction; Stop() reads every clock, and the host, again. Stop() may be called
 // more than once (and from any thread): each call gives the window up to then.

@@ -4,12 +4,14 @@
 // mid-run, a failing processor, no workers, a port in use) end as the README says.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -21,8 +23,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "live/http_test_client.h"
 #include "sample_analysis/chunking.h"
 #include "sample_analysis/dijet_processor.h"
 #include "sample_analysis/sample_dataset.h"
@@ -189,7 +194,7 @@ TEST_F(WorkQueueEndToEndTest, EveryChunkHasOneRecordJoinedToItsTask) {
   }
   EXPECT_TRUE(execute);
   for (const v1::Warning& warning : m->warnings()) {
-    EXPECT_NE(warning.code(), "workqueue_chunk_join") << warning.message();
+    EXPECT_NE(warning.code(), "chunk_join") << warning.message();
   }
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/transactions.log"));
   EXPECT_TRUE(std::filesystem::exists(Measurement("wq") + "/workqueue/performance.log"));
@@ -257,7 +262,7 @@ TEST_F(WorkQueueEndToEndTest, SeveralChunksPerTaskGiveTheSamePhysicsAndARecordEa
   }
   EXPECT_EQ(tasks.size(), 5u) << "24 chunks in tasks of 5";
   for (const v1::Warning& warning : m->warnings()) {
-    EXPECT_NE(warning.code(), "workqueue_chunk_join") << warning.message();
+    EXPECT_NE(warning.code(), "chunk_join") << warning.message();
   }
 }
 
@@ -346,6 +351,44 @@ TEST(WorkQueueFaultsTest, NoWorkersIsABoundedWaitWithTheCommandToStartOne) {
   EXPECT_THAT(run.err, HasSubstr("waiting for workers; start them with:\n  work_queue_worker "));
   EXPECT_THAT(run.err, HasSubstr("no Work Queue worker connected to port"));
   EXPECT_FALSE(std::filesystem::exists(Measurement("noworkers")));
+  EXPECT_FALSE(std::filesystem::exists(Measurement("noworkers") + ".checkpoint"))
+      << "nothing ran: no checkpoint is left behind";
+}
+
+// --serve watches a Work Queue run like any other (it goes through the measurement session):
+// the live view counts the chunks as their tasks come back and ends on the saved count.
+TEST(WorkQueueServeTest, TheLiveViewCountsTheRunsChunks) {
+  const int port = FreeLoopbackPort();
+  std::vector<std::string> argv = {std::string(std::getenv("TEST_SRCDIR")) +
+                                   "/roastcoffea/tools/collect"};
+  for (std::string& argument :
+       SmallRun(TempDir() + "/cache", "served",
+                WorkQueue({"--workers=2", absl::StrCat("--serve=127.0.0.1:", port),
+                           "--serve_linger=120", "--checkpoint_interval=0.05"}))) {
+    argv.push_back(std::move(argument));
+  }
+  const std::string log = TempDir() + "/served.log";
+  ChildProcess collect(argv,
+                       {absl::StrCat("TEST_TMPDIR=", TempDir()), "PATH=/usr/bin:/bin",
+                        absl::StrCat("HOME=", TempDir())},
+                       log);
+  ASSERT_TRUE(collect.started());
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  while (absl::Now() < deadline &&
+         !absl::StrContains(ReadFile(log), "serving the final figures at http://")) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_THAT(ReadFile(log), HasSubstr("serving the final figures at http://"));
+  const std::string exposition = live::Body(live::Get(port, "/metrics"));
+  EXPECT_THAT(exposition, HasSubstr(absl::StrCat(",status=\"ok\"} ", kChunks, "\n"))) << exposition;
+  ASSERT_EQ(kill(collect.pid(), SIGINT), 0);  // ends the linger
+  EXPECT_EQ(collect.Wait(absl::Seconds(30)), 0) << ReadFile(log);
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(Measurement("served"));
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->chunks_size(), kChunks);
+  EXPECT_EQ(saved->metadata().backend(), "workqueue");
+  // The session's checkpoint is removed once the run is saved.
+  EXPECT_FALSE(std::filesystem::exists(Measurement("served") + ".checkpoint"));
 }
 
 TEST(WorkQueueFaultsTest, APortInUseIsNamed) {

@@ -13,6 +13,7 @@
 #include "tools/code_identity.h"
 #include "tools/command_failure.h"
 #include "tools/external_run.h"
+#include "tools/taskvine_collect.h"
 
 namespace roastcoffea {
 
@@ -32,8 +33,10 @@ ExitCode RunWithEngineBackend(const RunConfig& config, const OutputPlan& plan,
                       : FindExecutable(command.front(), search_path == nullptr ? "" : search_path);
   RecordCodeIdentity(config.label, executable.ok() ? *executable : "", &configuration);
   options.session = std::move(session_options);
-  if (backend.ReadsFinishedRun() && command.empty()) {
-    // Nothing to wait for: the logs of a finished run are read and measured at once.
+  // Nothing to wait for: the logs of a finished run are read and measured at once.
+  const bool finished_run =
+      backend.name() == "taskvine" && command.empty() && TaskVineLogsAreOfAFinishedRun();
+  if (finished_run) {
     std::cerr << "collect: reading the run's record with the " << backend.name() << " backend\n";
   } else {
     std::cerr << "collect: tracking with the " << backend.name() << " backend "
@@ -42,7 +45,13 @@ ExitCode RunWithEngineBackend(const RunConfig& config, const OutputPlan& plan,
                                   : absl::StrCat("while '", absl::StrJoin(command, " "), "' runs"))
               << "\n";
   }
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, std::move(options));
+  const absl::Duration interval = options.session.interval;
+  absl::StatusOr<ExternalRunResult> result =
+      finished_run
+          ? MeasureFinishedRun(
+                backend.name(), [interval] { return ReadFinishedTaskVineRunFromFlags(interval); },
+                std::move(options.session))
+          : RunExternalMeasurement(backend, std::move(options));
   if (!result.ok()) return Fail(result.status());
   absl::StatusOr<std::string> saved =
       Finish(config, plan, *result->session, result->measurement, "");

@@ -180,9 +180,8 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
 
   ExternalRunResult result;
   // Tracking "until Ctrl-C": the signal is how the run ends.
-  options.session.signal_is_the_end = options.command.empty() &&
-                                      options.duration <= absl::ZeroDuration() &&
-                                      !backend.ReadsFinishedRun();
+  options.session.signal_is_the_end =
+      options.command.empty() && options.duration <= absl::ZeroDuration();
   absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
       MeasurementSession::Start(backend, std::move(options.session));
   if (!started.ok()) return started.status();
@@ -203,10 +202,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     }
   }
   WaitOutcome waited;
-  // A backend that reads a finished run has nothing to wait for, unless there is a command.
-  if (spawn_status.ok() && (child.has_value() || !backend.ReadsFinishedRun())) {
-    waited = Wait(child, options.duration, session);
-  }
+  if (spawn_status.ok()) waited = Wait(child, options.duration, session);
   session.ForwardSignalsTo(0);
   if (!spawn_status.ok()) {
     (void)session.Finish(RunOutputs{});  // stops tracking: no thread is left behind
@@ -246,6 +242,28 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     outputs.warnings.push_back(Ours(absl::StrCat("report ignored: ", report.status().message())));
   }
   absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
+  if (!measurement.ok()) return measurement.status();
+  result.measurement = *std::move(measurement);
+  result.partial = result.measurement.tracking().gaps_size() > 0;
+  result.interrupted = result.measurement.metadata().interrupted();
+  return result;
+}
+
+absl::StatusOr<ExternalRunResult> MeasureFinishedRun(
+    absl::string_view backend, const std::function<absl::StatusOr<RawRun>()>& read,
+    SessionOptions session) {
+  session.checkpoint_interval = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      MeasurementSession::StartRecording(backend, std::move(session));
+  if (!started.ok()) return started.status();
+  ExternalRunResult result;
+  result.session = *std::move(started);
+  absl::StatusOr<RawRun> record = read();
+  if (!record.ok()) return record.status();
+  RunOutputs outputs;
+  outputs.engine_record = *std::move(record);
+  outputs.engine_record_frames_the_run = true;
+  absl::StatusOr<v1::Measurement> measurement = result.session->Finish(std::move(outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
   result.partial = result.measurement.tracking().gaps_size() > 0;

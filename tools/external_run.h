@@ -4,15 +4,18 @@
 #ifndef ROASTCOFFEA_TOOLS_EXTERNAL_RUN_H_
 #define ROASTCOFFEA_TOOLS_EXTERNAL_RUN_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "backends/metrics_backend.h"
 #include "collector/measurement_session.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 
@@ -51,6 +54,14 @@ struct ExternalRunResult {
 // (NotFound naming it).
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,
                                                          ExternalRunOptions options);
+
+// A run that ended before collect began, read by `read` (an importer, e.g.
+// ingest/taskvine_run.h) into the engine's record of a session started with StartRecording
+// (named `backend`): nothing to wait for, and the record's window frames the run. Nothing is
+// recorded while it is read, so no checkpoint is written. Errors: the session's and `read`'s.
+absl::StatusOr<ExternalRunResult> MeasureFinishedRun(
+    absl::string_view backend, const std::function<absl::StatusOr<RawRun>()>& read,
+    SessionOptions session);
 
 // Each run keeps the command's two files in $TMPDIR/roastcoffea-run-<pid>-XXXXXX and removes it
 // at the end; a run killed with SIGKILL cannot. RunExternalMeasurement first removes such

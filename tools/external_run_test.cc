@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -263,25 +264,41 @@ TEST(RunExternalMeasurementTest, UnknownCommandIsNotFoundAndTrackingStops) {
   EXPECT_EQ(backend.stops, 1);
 }
 
-// Reads a run that ended long ago: nothing to wait for, and its own window frames it.
-class FinishedRunBackend : public FakeBackend {
- public:
-  bool ReadsFinishedRun() const override { return true; }
-  std::optional<RecordedWindow> RecordedRunWindow() const override {
-    return RecordedWindow{absl::FromUnixSeconds(1700000000), absl::FromUnixSeconds(1700000090)};
-  }
-};
-
-TEST(RunExternalMeasurementTest, AFinishedRunIsNotWaitedForAndKeepsItsOwnWindow) {
-  FinishedRunBackend backend;
-  ExternalRunOptions options;  // no command, no duration: a live backend would wait for Ctrl-C
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, options);
+// A run that ended long ago, read by an importer: nothing to wait for (no command, no duration:
+// a live backend would wait for Ctrl-C), and its own window frames it.
+TEST(MeasureFinishedRunTest, IsNotWaitedForAndKeepsItsOwnWindow) {
+  int reads = 0;
+  auto read = [&reads]() -> absl::StatusOr<RawRun> {
+    ++reads;
+    RawRun record;
+    record.window.start = absl::FromUnixSeconds(1700000000);
+    record.window.end = absl::FromUnixSeconds(1700000090);
+    record.window.elapsed_seconds = 90;
+    record.tracking.emplace().set_backend("taskvine");
+    return record;
+  };
+  SessionOptions session;
+  session.output_dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/finished");
+  absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun("taskvine", read, session);
   ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(reads, 1);
   const v1::MeasurementMetadata& metadata = result->measurement.metadata();
+  EXPECT_EQ(metadata.backend(), "taskvine");
   EXPECT_EQ(metadata.start_time().seconds(), 1700000000);
   EXPECT_EQ(metadata.end_time().seconds(), 1700000090);
   EXPECT_DOUBLE_EQ(metadata.elapsed_seconds(), 90);
+  EXPECT_FALSE(metadata.has_host_facts()) << "it ran elsewhere, before it was read";
   EXPECT_FALSE(result->interrupted);
+  EXPECT_TRUE(result->session->checkpoint_directory().empty()) << "nothing to checkpoint";
+}
+
+TEST(MeasureFinishedRunTest, AnImportErrorIsTheRunsError) {
+  auto read = []() -> absl::StatusOr<RawRun> {
+    return absl::NotFoundError("no transactions log at /nonexistent");
+  };
+  absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun("taskvine", read, SessionOptions());
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("/nonexistent"));
 }
 
 TEST(RunExternalMeasurementTest, DurationWithoutCommand) {

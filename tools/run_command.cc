@@ -17,6 +17,24 @@
 
 namespace roastcoffea {
 
+namespace {
+
+// After a run with --serve: the final figures stay up a little, so that a scraper's last scrape
+// sees them. Returns the run's exit code.
+ExitCode AfterLiveView(const RunConfig& config, ExitCode exit_code) {
+  if (LiveView() != nullptr) {
+    if (const double linger = config.serve_linger; linger > 0) {
+      std::cerr << "collect: serving the final figures at http://" << LiveView()->address()
+                << "/ for " << linger << " s (Ctrl-C ends it)\n";
+      ServeUntilSignal(absl::Seconds(linger));
+    }
+    LiveView()->Stop();
+  }
+  return exit_code;
+}
+
+}  // namespace
+
 ExitCode RunCommand(const RunConfig& config, const Invocation& invocation) {
   const std::string& backend_name = config.backend;
   if (!invocation.command.empty() &&
@@ -26,12 +44,7 @@ ExitCode RunCommand(const RunConfig& config, const Invocation& invocation) {
                                         "needs --backend=dask or --backend=taskvine")));
   }
   if (backend_name == "workqueue") {
-    if (!config.serve.empty()) {
-      return Fail(UsageError(
-          "--serve is not available with --backend=workqueue yet (it assembles its measurement "
-          "from the manager's logs at the end); use it with threadpool, dask or taskvine"));
-    }
-    return RunSampleOnWorkQueue(config, invocation.argc, invocation.argv);
+    return AfterLiveView(config, RunSampleOnWorkQueue(config, invocation.argc, invocation.argv));
   }
   if (absl::Status status = ValidateRunConfig(config); !status.ok()) return Fail(status);
   const double duration = config.duration;
@@ -49,21 +62,11 @@ ExitCode RunCommand(const RunConfig& config, const Invocation& invocation) {
   }
   if (absl::Status serving = StartLiveView(config.serve); !serving.ok()) return Fail(serving);
   SessionOptions session = MakeSessionOptions(config, *plan, invocation.argc, invocation.argv);
-  const ExitCode exit_code =
-      backend->executor != nullptr
-          ? RunSampleOnThreadPool(config, *plan, std::move(session), *backend)
-          : RunWithEngineBackend(config, *plan, std::move(session), *backend->metrics,
-                                 invocation.command);
-  if (LiveView() != nullptr) {
-    // The final figures stay up a little, so that a scraper's last scrape sees them.
-    if (const double linger = config.serve_linger; linger > 0) {
-      std::cerr << "collect: serving the final figures at http://" << LiveView()->address()
-                << "/ for " << linger << " s (Ctrl-C ends it)\n";
-      ServeUntilSignal(absl::Seconds(linger));
-    }
-    LiveView()->Stop();
-  }
-  return exit_code;
+  return AfterLiveView(
+      config, backend->executor != nullptr
+                  ? RunSampleOnThreadPool(config, *plan, std::move(session), *backend)
+                  : RunWithEngineBackend(config, *plan, std::move(session), *backend->metrics,
+                                         invocation.command));
 }
 
 }  // namespace roastcoffea

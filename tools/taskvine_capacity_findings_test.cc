@@ -25,6 +25,7 @@
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ingest/taskvine_run.h"
 #include "schema/measurement.pb.h"
 #include "tools/external_run.h"
 
@@ -37,12 +38,12 @@ using ::testing::Not;
 
 v1::Measurement Collect(const std::string& run) {
   const std::string dir = absl::StrCat("backends/taskvine/testdata/real/", run, "/");
-  TaskVineBackendOptions options;
+  TaskVineRunOptions options;
   options.logs = absl::StrCat(dir, "transactions,", dir, "performance");
-  TaskVineMetricsBackend backend(options);
-  ExternalRunOptions run_options;
-  run_options.session.interval = absl::Seconds(1);
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, run_options);
+  SessionOptions session;
+  session.interval = absl::Seconds(1);
+  absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun(
+      "taskvine", [&options] { return ReadFinishedTaskVineRun(options); }, session);
   EXPECT_TRUE(result.ok()) << result.status();
   return result.ok() ? result->measurement : v1::Measurement();
 }

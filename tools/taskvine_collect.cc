@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/taskvine_backend.h"
+#include "ingest/taskvine_run.h"
 
 ABSL_FLAG(
     std::string, taskvine_logs, "",
@@ -59,6 +60,16 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromF
   }
   if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "\n"));
   return std::unique_ptr<AbstractMetricsBackend>(new TaskVineMetricsBackend(std::move(options)));
+}
+
+bool TaskVineLogsAreOfAFinishedRun() { return !absl::GetFlag(FLAGS_follow); }
+
+absl::StatusOr<RawRun> ReadFinishedTaskVineRunFromFlags(absl::Duration interval) {
+  TaskVineRunOptions options;
+  options.logs = absl::GetFlag(FLAGS_taskvine_logs);
+  options.chunk_category = absl::GetFlag(FLAGS_taskvine_category);
+  options.interval = interval;
+  return ReadFinishedTaskVineRun(options);
 }
 
 }  // namespace roastcoffea

@@ -15,13 +15,21 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "backends/metrics_backend.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 
 // Builds the TaskVine backend from the flags. InvalidArgument naming the flag for a bad value
 // (every problem listed, one per line), including logs that do not exist when --follow is off.
 absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromFlags();
+
+// Without --follow the logs are those of a finished run: with no command to wait for, nothing
+// is tracked and ingest/taskvine_run.h reads them (call after MakeTaskVineBackendFromFlags
+// accepted the flags).
+bool TaskVineLogsAreOfAFinishedRun();
+absl::StatusOr<RawRun> ReadFinishedTaskVineRunFromFlags(absl::Duration interval);
 
 }  // namespace roastcoffea
 

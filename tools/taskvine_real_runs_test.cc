@@ -1,7 +1,7 @@
 // Three real TaskVine runs (backends/taskvine/testdata/real/<run>/, real managers' logs)
 // measured end to end as
 //   collect --backend=taskvine --taskvine_logs=TRANSACTIONS,PERFORMANCE
-// does: the backend reads the finished logs, RunExternalMeasurement frames the run by its own
+// does: ingest/taskvine_run reads the finished logs, MeasureFinishedRun frames the run by its own
 // record and aggregates. Every figure of expected-<run>.md that the backend computes is compared
 // with expected.json beside the logs, computed independently of this code by
 // analyze_expected.py (window START..END; worker intervals CONNECTION..DISCONNECTION; attempts =
@@ -20,6 +20,7 @@
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ingest/taskvine_run.h"
 #include "schema/measurement.pb.h"
 #include "tools/external_run.h"
 
@@ -86,16 +87,23 @@ struct Collected {
 
 Collected Collect(const std::string& run) {
   const std::string dir = absl::StrCat("backends/taskvine/testdata/real/", run, "/");
-  TaskVineBackendOptions options;
+  TaskVineRunOptions options;
   options.logs = absl::StrCat(dir, "transactions,", dir, "performance");
-  TaskVineMetricsBackend backend(options);
-  ExternalRunOptions run_options;
-  run_options.session.interval = absl::Seconds(1);
-  absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, run_options);
+  SessionOptions session;
+  session.interval = absl::Seconds(1);
+  absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun(
+      "taskvine", [&options] { return ReadFinishedTaskVineRun(options); }, session);
   EXPECT_TRUE(result.ok()) << result.status();
   Collected out;
   if (!result.ok()) return out;
   out.measurement = result->measurement;
+  // The run as the backend models it, read once more for the figures the measurement does not
+  // keep.
+  TaskVineBackendOptions backend_options;
+  backend_options.logs = options.logs;
+  TaskVineMetricsBackend backend(backend_options);
+  EXPECT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  EXPECT_TRUE(backend.StopTracking().ok());
   out.model = backend.ModelSnapshot();
   return out;
 }

@@ -8,7 +8,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "collector/assemble_measurement.h"
+#include "collector/measurement_session.h"
+#include "tools/live_view.h"
 #include "sample_analysis/dijet_processor.h"
 #include "sample_analysis/sample_dataset.h"
 #include "store/measurement_io.h"
@@ -44,14 +45,25 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
   } remove{temporary ? options->work_directory : ""};
   absl::StatusOr<OutputPlan> plan = PlanOutput(config);
   if (!plan.ok()) return Fail(plan.status());
+  if (absl::Status serving = StartLiveView(config.serve); !serving.ok()) return Fail(serving);
   options->dataset.events_per_file = config.events_per_file;
   options->dataset.files_per_dataset = config.files_per_dataset;
   options->dataset.seed = config.seed;
   options->cache_dir = config.cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
                                                 : ResolveUserPath(config.cache_dir);
   options->chunk_size = config.chunk_size;
-  options->interval = absl::Seconds(config.interval);
-  options->grace_period = absl::Seconds(config.grace_period);
+  options->session = MakeSessionOptions(config, *plan, argc, argv);
+  auto& configuration = *options->session.metadata.mutable_configuration();
+  configuration["analysis"] = "sample dijet";
+  configuration["backend"] = "workqueue";
+  configuration["workers"] = absl::StrCat(options->local_workers);
+  configuration["chunks_per_task"] = absl::StrCat(options->chunks_per_task);
+  configuration["chunk_size"] = absl::StrCat(options->chunk_size);
+  configuration["events_per_file"] = absl::StrCat(options->dataset.events_per_file);
+  configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
+  configuration["seed"] = absl::StrCat(options->dataset.seed);
+  // The workers run collect's analysis.
+  RecordCodeIdentity(config.label, "/proc/self/exe", &configuration);
   const int local = options->local_workers;
   const std::string password = options->password_file;
   options->on_listening = [local, password](int port) {
@@ -75,41 +87,10 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
     remove.keep = absl::IsDeadlineExceeded(result.status()) && options->local_workers > 0;
     return Fail(result.status());
   }
-  v1::Measurement& measurement = result->measurement;
-  auto& configuration = *measurement.mutable_metadata()->mutable_configuration();
-  configuration["analysis"] = "sample dijet";
-  configuration["backend"] = "workqueue";
-  configuration["workers"] = absl::StrCat(options->local_workers);
-  configuration["peak_workers"] = absl::StrCat(result->peak_workers);
-  configuration["chunks_per_task"] = absl::StrCat(options->chunks_per_task);
-  configuration["tasks"] = absl::StrCat(result->tasks);
-  configuration["chunk_size"] = absl::StrCat(options->chunk_size);
-  configuration["events_per_file"] = absl::StrCat(options->dataset.events_per_file);
-  configuration["files_per_dataset"] = absl::StrCat(options->dataset.files_per_dataset);
-  configuration["seed"] = absl::StrCat(options->dataset.seed);
-  configuration["dataset_directory"] = result->dataset_directory;
-  // The workers run collect's analysis.
-  RecordCodeIdentity(config.label, "/proc/self/exe", &configuration);
-  // The measurement is assembled by the run (the manager's logs are read after it ended), so it
-  // is saved here rather than through a session.
-  measurement.mutable_metadata()->set_tool_version(kToolVersion);
-  for (int i = 0; i < argc; ++i) measurement.mutable_metadata()->add_command_line(argv[i]);
-  (*measurement.mutable_metadata()->mutable_configuration())["interval_seconds"] =
-      absl::StrCat(config.interval);
-  if (!plan->requested_name.empty()) measurement.mutable_metadata()->set_name(plan->requested_name);
-  if (measurement.metadata().name().empty()) {
-    measurement.mutable_metadata()->set_name(MeasurementDirectoryName(
-        absl::FromUnixSeconds(measurement.metadata().start_time().seconds())));
-  }
-  const std::string directory = plan->directory;
-  const bool chosen = !plan->requested_name.empty();
-  absl::StatusOr<std::string> saved = FinishSaving(
-      config, *plan, measurement, sample_analysis::SummarizeDijetOutput(result->output),
-      [&](const v1::Measurement& m) {
-        return chosen ? SaveMeasurement(m, directory, m.metadata().name())
-                      : SaveMeasurementUnderFreeName(m, directory, m.metadata().name());
-      },
-      nullptr);
+  const v1::Measurement& measurement = result->measurement;
+  absl::StatusOr<std::string> saved =
+      Finish(config, *plan, *result->session, measurement,
+             sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
     std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
@@ -118,7 +99,9 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
               << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
               << "/workqueue\n";
   }
-  if (result->interrupted()) return WithSaveOutcome(*plan, ExitCode::kInterrupted);
+  if (Interrupted(*result->session, measurement)) {
+    return WithSaveOutcome(*plan, ExitCode::kInterrupted);
+  }
   if (result->chunks_given_up > 0) {
     std::cerr << "collect: " << result->chunks_given_up
               << " chunks never came back (see --wq_stall_timeout); the measurement is "

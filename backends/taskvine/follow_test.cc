@@ -327,7 +327,7 @@ v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int
     EXPECT_EQ(tracking->workers(0).worker(), "worker-live");
   }
   EXPECT_EQ(backend.TakeChunkRecords().size(), 1u);
-  const std::optional<AbstractMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  const std::optional<TaskVineMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
   EXPECT_TRUE(window.has_value());
   if (window.has_value()) {
     EXPECT_EQ(absl::ToUnixMicros(window->start), start_us);

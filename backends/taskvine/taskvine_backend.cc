@@ -492,7 +492,19 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   return coded;
 }
 
-std::optional<AbstractMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()
+void TaskVineMetricsBackend::Contribute(RawRun& run) const {
+  const std::optional<RecordedWindow> recorded = RecordedRunWindow();
+  if (!recorded.has_value()) return;
+  // A run is framed by its own record, not by the time it took us to read it.
+  run.window.start = recorded->start;
+  run.window.end = recorded->end;
+  run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
+  // A run that ended before we read it happened on other machines at another time: this
+  // machine's load and steal now say nothing about it, and must not warn as if they did.
+  if (ReadsFinishedRun()) run.window.host_facts.reset();
+}
+
+std::optional<TaskVineMetricsBackend::RecordedWindow> TaskVineMetricsBackend::RecordedRunWindow()
     const {
   std::lock_guard<std::mutex> lock(mu_);
   if (options_.follow && !found_) return std::nullopt;  // the run never appeared

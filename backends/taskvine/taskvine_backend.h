@@ -82,6 +82,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,6 +97,7 @@
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/run_model.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 
@@ -133,10 +135,17 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // kDrainQuietTime, and after kDrainMaxTime in any case.
   static constexpr absl::Duration kDrainQuietTime = absl::Seconds(1);
   static constexpr absl::Duration kDrainMaxTime = absl::Seconds(10);
-  // Without follow the logs are those of a finished run. Both modes are framed by the run's own
-  // START and END (or last record): RecordedRunWindow (nullopt until the run was found).
-  bool ReadsFinishedRun() const override { return !options_.follow; }
-  std::optional<RecordedWindow> RecordedRunWindow() const override;
+  // Without follow the logs are those of a finished run (collect reads those with
+  // ingest/taskvine_run.h). Both modes are framed by the run's own START and END (or last
+  // record): RecordedRunWindow (nullopt until the run was found), which Contribute gives the run
+  // (without this machine's host facts for a finished run: it ran elsewhere, before).
+  bool ReadsFinishedRun() const { return !options_.follow; }
+  struct RecordedWindow {
+    absl::Time start;
+    absl::Time end;
+  };
+  std::optional<RecordedWindow> RecordedRunWindow() const;
+  void Contribute(RawRun& run) const override;
 
   // The run as read so far (for tools and tests). Call while not tracking, or accept a copy
   // taken under the lock.

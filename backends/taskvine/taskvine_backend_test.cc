@@ -92,7 +92,7 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
 
   // A finished run: nothing to wait for, framed by its own MANAGER START .. END.
   EXPECT_TRUE(backend.ReadsFinishedRun());
-  const std::optional<AbstractMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  const std::optional<TaskVineMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
   ASSERT_TRUE(window.has_value());
   EXPECT_EQ(absl::ToUnixMicros(window->start), kSyntheticOneStartUs);
   EXPECT_EQ(absl::ToUnixMicros(window->end), kSyntheticOneEndUs);

@@ -147,7 +147,8 @@ BENCHMARK(BM_DispatchWorkQueue)->Unit(benchmark::kMicrosecond)->UseRealTime()->I
 // 12 chunks of 25000.
 void BM_ThroughputWorkQueue(benchmark::State& state) {
   WorkQueueRunOptions options;
-  options.handle_signals = false;  // a benchmark: signals keep their usual effect
+  options.session.handle_signals = false;  // a benchmark: signals keep their usual effect
+  options.session.checkpoint_interval = absl::ZeroDuration();
   options.dataset = Spec();
   options.cache_dir = CacheDir();
   options.local_workers = static_cast<int>(state.range(0));

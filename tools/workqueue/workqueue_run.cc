@@ -22,12 +22,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "aggregation/report_from_chunks.h"
-#include "backends/chunk_join.h"
-#include "backends/taskvine/taskvine_backend.h"
-#include "collector/assemble_measurement.h"
-#include "collector/run_stopwatch.h"
+#include "collector/interruption.h"
+#include "collector/measurement_session.h"
 #include "collector/tool_build.h"
+#include "host/host_name.h"
+#include "ingest/taskvine_run.h"
 #include "sample_analysis/chunking.h"
 #include "tools/dataset_setup.h"
 #include "tools/shell_quote.h"
@@ -117,6 +116,136 @@ struct PendingTask {
   std::string output_path;
 };
 
+absl::Status CheckOptions(const WorkQueueRunOptions& options) {
+  std::vector<std::string> problems;
+  if (options.chunks_per_task < 1) {
+    problems.push_back(
+        absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
+  }
+  if (options.local_workers < 0) {
+    problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
+  }
+  if (options.port < 0 || options.port > 65535) {
+    problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
+  }
+  if (options.connect_timeout <= absl::ZeroDuration() ||
+      options.stall_timeout <= absl::ZeroDuration() ||
+      options.session.interval <= absl::ZeroDuration()) {
+    problems.push_back("timeouts and the interval must be positive");
+  }
+  if (options.work_directory.empty()) problems.push_back("no work directory");
+  if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
+    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
+                                    std::strerror(errno)));
+  }
+  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
+  if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the chunk task program ", options.chunk_task_binary,
+                     " is missing (build //tools/workqueue:chunk_task, or pass --wq_chunk_task)"));
+  }
+  return absl::OkStatus();
+}
+
+// The task of one group of chunks (the chunk task program and the chunks' files as cached
+// inputs, its output file, one core and explicit memory and disk).
+Task ChunkTask(const std::vector<TaskChunk>& chunks, size_t group,
+               const std::string& chunk_task_binary, const std::string& output_path) {
+  ChunkTaskArguments arguments;
+  arguments.output = kChunkTaskOutput;
+  arguments.chunks = chunks;
+  // 2>&1: the task's output (Work Queue keeps stdout) then carries chunk_task's errors.
+  Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
+  work_queue_task_specify_file(task.get(), chunk_task_binary.c_str(), kChunkTaskProgram,
+                               WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+  int64_t events = 0;
+  int64_t input_bytes = FileBytes(chunk_task_binary);
+  std::set<std::string> files;
+  for (const TaskChunk& chunk : chunks) {
+    events += chunk.entry_stop - chunk.entry_start;
+    if (files.insert(chunk.file).second) {
+      input_bytes += FileBytes(chunk.file);
+      work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
+                                   WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
+    }
+  }
+  unlink(output_path.c_str());
+  work_queue_task_specify_file(task.get(), output_path.c_str(), kChunkTaskOutput, WORK_QUEUE_OUTPUT,
+                               WORK_QUEUE_NOCACHE);
+  work_queue_task_specify_category(task.get(), kChunkCategory);
+  const TaskResources resources = ChunkTaskResources(events, input_bytes);
+  work_queue_task_specify_cores(task.get(), static_cast<int>(resources.cores));
+  work_queue_task_specify_memory(task.get(), resources.memory_mb);
+  work_queue_task_specify_disk(task.get(), resources.disk_mb);
+  work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", group).c_str());
+  return task;
+}
+
+// A task came back: its chunk records (or FAILED ones saying why) go to the session, its
+// physics output into `merged`.
+void RecordReturnedTask(const struct work_queue_task& task, const std::string& output_path,
+                        const std::vector<TaskChunk>& chunks, MeasurementSession& session,
+                        sample_analysis::DijetOutput* merged) {
+  const std::string task_id = absl::StrCat(task.taskid);
+  std::optional<std::string> task_error;
+  if (task.result != WORK_QUEUE_RESULT_SUCCESS || task.return_status != 0) {
+    task_error =
+        absl::StrCat("Work Queue task ", task_id, " failed: ", work_queue_result_str(task.result),
+                     ", exit code ", task.return_status);
+    const std::string tail = OutputTail(task.output);
+    if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
+  }
+  if (!task_error.has_value()) {
+    absl::StatusOr<ChunkTaskOutput> output = ReadTaskOutputFile(output_path);
+    if (output.ok() && output->chunk_records.size() == chunks.size()) {
+      *merged += output->output;
+      for (v1::ChunkRecord& record : output->chunk_records) {
+        record.set_task_id(task_id);
+        // The engine names the worker (its id in the logs, the same in tracking).
+        record.clear_worker();
+        session.RecordChunk(std::move(record));
+      }
+    } else {
+      task_error = output.ok()
+                       ? absl::StrCat("task ", task_id, " returned ", output->chunk_records.size(),
+                                      " chunk records for ", chunks.size(), " chunks")
+                       : std::string(output.status().message());
+    }
+  }
+  if (task_error.has_value()) {
+    for (const TaskChunk& chunk : chunks) {
+      session.RecordChunk(FailedRecord(chunk, task_id, *task_error));
+    }
+  }
+}
+
+// What the run says about chunks it gave up or did not do.
+std::vector<v1::Warning> RunWarnings(const WorkQueueRunResult& result,
+                                     const std::string& interrupted_while,
+                                     const WorkQueueRunOptions& options) {
+  std::vector<v1::Warning> warnings;
+  if (result.chunks_given_up > 0) {
+    v1::Warning& coded = warnings.emplace_back();
+    coded.set_code("workqueue_chunks_given_up");
+    coded.set_message(absl::StrCat(result.chunks_given_up,
+                                   " chunks never came back (no task returned for ",
+                                   absl::FormatDuration(options.stall_timeout),
+                                   "): recorded as failed; the physics result lacks them"));
+  }
+  if (!interrupted_while.empty()) {
+    v1::Warning& coded = warnings.emplace_back();
+    coded.set_code("interrupted");
+    coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
+                                   " while ", interrupted_while, "): ", result.chunks_not_done,
+                                   " chunks not done (no task is handed out after the signal: "
+                                   "chunks not started then, or still running after the grace "
+                                   "period of ",
+                                   absl::FormatDuration(options.session.grace_period),
+                                   ", were cancelled); the physics result lacks them"));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& directory) {
@@ -148,58 +277,15 @@ std::string WorkerCommand(const std::string& host, int port, const std::string& 
 }
 
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {
-  std::vector<std::string> problems;
-  if (options.chunks_per_task < 1) {
-    problems.push_back(
-        absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
-  }
-  if (options.local_workers < 0) {
-    problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
-  }
-  if (options.port < 0 || options.port > 65535) {
-    problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
-  }
-  if (options.connect_timeout <= absl::ZeroDuration() ||
-      options.stall_timeout <= absl::ZeroDuration() || options.interval <= absl::ZeroDuration()) {
-    problems.push_back("timeouts and the interval must be positive");
-  }
-  if (options.work_directory.empty()) problems.push_back("no work directory");
-  if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
-    problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
-                                    std::strerror(errno)));
-  }
-  if (!problems.empty()) return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
-  if (access(options.chunk_task_binary.c_str(), X_OK) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the chunk task program ", options.chunk_task_binary,
-                     " is missing (build //tools/workqueue:chunk_task, or pass --wq_chunk_task)"));
-  }
+  if (absl::Status valid = CheckOptions(options); !valid.ok()) return valid;
 
   WorkQueueRunResult result;
   DatasetSetupOptions setup;
-  setup.program = options.program_name;
-  setup.handle_signals = options.handle_signals;
+  setup.program = options.session.program_name;
+  setup.handle_signals = options.session.handle_signals;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
       PrepareSampleDataset(options.dataset, options.cache_dir, setup);
   if (!dataset.ok()) return dataset.status();
-  if (options.handle_signals) {
-    // From here on a signal stops the run and what was done is measured (see the header).
-    InterruptionOptions policy;
-    policy.program = options.program_name;
-    absl::StatusOr<std::unique_ptr<Interruption>> installed =
-        Interruption::Install(std::move(policy));
-    if (!installed.ok()) return installed.status();
-    result.interruption = *std::move(installed);
-  }
-  // Where the run was when the first signal was noticed; empty: no signal yet.
-  std::string interrupted_while;
-  absl::Time interrupted_at = absl::InfiniteFuture();
-  auto notice_signal = [&](const char* phase) {
-    if (result.interrupted() && interrupted_while.empty()) {
-      interrupted_while = phase;
-      interrupted_at = absl::Now();
-    }
-  };
   result.dataset_directory = dataset->directory;
   absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
       sample_analysis::MakeChunks(*dataset, options.chunk_size);
@@ -227,7 +313,6 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   unlink(result.transactions_log.c_str());
   unlink(result.performance_log.c_str());
 
-  const RunStopwatch stopwatch;
   // -1: Work Queue's "first free port" (0 would mean $WORK_QUEUE_PORT first).
   Queue queue(work_queue_create(options.port == 0 ? -1 : options.port));
   if (queue == nullptr) return ListenError(options.port);
@@ -265,34 +350,8 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   std::map<int, PendingTask> pending;  // submitted, not back; by Work Queue task id
   size_t next_group = 0;               // groups[next_group..] are not submitted yet
   auto submit = [&](size_t g) {
-    ChunkTaskArguments arguments;
-    arguments.output = kChunkTaskOutput;
-    arguments.chunks = groups[g];
-    // 2>&1: the task's output (Work Queue keeps stdout) then carries chunk_task's errors.
-    Task task(work_queue_task_create((ChunkTaskCommand(arguments) + " 2>&1").c_str()));
-    work_queue_task_specify_file(task.get(), options.chunk_task_binary.c_str(), kChunkTaskProgram,
-                                 WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
-    int64_t events = 0;
-    int64_t input_bytes = FileBytes(options.chunk_task_binary);
-    std::set<std::string> files;
-    for (const TaskChunk& chunk : groups[g]) {
-      events += chunk.entry_stop - chunk.entry_start;
-      if (files.insert(chunk.file).second) {
-        input_bytes += FileBytes(chunk.file);
-        work_queue_task_specify_file(task.get(), chunk.file.c_str(), chunk.input.c_str(),
-                                     WORK_QUEUE_INPUT, WORK_QUEUE_CACHE);
-      }
-    }
     PendingTask entry{g, absl::StrCat(outputs, "/task-", g, ".pb")};
-    unlink(entry.output_path.c_str());
-    work_queue_task_specify_file(task.get(), entry.output_path.c_str(), kChunkTaskOutput,
-                                 WORK_QUEUE_OUTPUT, WORK_QUEUE_NOCACHE);
-    work_queue_task_specify_category(task.get(), kChunkCategory);
-    const TaskResources resources = ChunkTaskResources(events, input_bytes);
-    work_queue_task_specify_cores(task.get(), static_cast<int>(resources.cores));
-    work_queue_task_specify_memory(task.get(), resources.memory_mb);
-    work_queue_task_specify_disk(task.get(), resources.disk_mb);
-    work_queue_task_specify_tag(task.get(), absl::StrCat("chunks-", g).c_str());
+    Task task = ChunkTask(groups[g], g, options.chunk_task_binary, entry.output_path);
     const int id = work_queue_submit(queue.get(), task.release());  // the queue owns it now
     pending.emplace(id, std::move(entry));
   };
@@ -310,8 +369,26 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     }
   };
 
+  // From here on a signal stops the run and what was done is measured (see the header).
+  SessionOptions session_options = options.session;
+  auto& configuration = *session_options.metadata.mutable_configuration();
+  configuration["dataset_directory"] = result.dataset_directory;
+  configuration["tasks"] = absl::StrCat(result.tasks);
+  // The tasks run in other processes (maybe other machines), built with this build.
+  session_options.in_process_worker_threads.reset();
+  session_options.analysis_build = ToolBuildInfo();
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      MeasurementSession::StartRecording("workqueue", std::move(session_options));
+  if (!started.ok()) return started.status();
+  result.session = *std::move(started);
+  MeasurementSession& session = *result.session;
+  session.set_chunks_total(static_cast<int64_t>(items->size()));
+  // Where the run was when the first signal was noticed; empty: no signal yet.
+  std::string interrupted_while;
+  auto notice_signal = [&](const char* phase) {
+    if (session.interrupted() && interrupted_while.empty()) interrupted_while = phase;
+  };
   sample_analysis::DijetOutput merged;
-  std::vector<v1::ChunkRecord> instrumented;
   const auto start = std::chrono::steady_clock::now();
   auto last_progress = start;
   bool any_worker = false;
@@ -336,7 +413,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
       if (pending.empty()) break;
     }
     // Interrupted: the tasks that come back within the grace period are kept.
-    if (absl::Now() >= interrupted_at + options.grace_period) break;
+    if (absl::Now() >= session.work_deadline()) break;
     const bool armed = workers != nullptr && !killed &&
                        options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
                        returned >= options.fault.after_tasks;
@@ -367,6 +444,11 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
         for (const auto& [id, unused] : pending) {
           Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
         }
+        // Nothing ran: no checkpoint is left behind for it.
+        const std::string checkpoint = session.checkpoint_directory();
+        result.session.reset();
+        std::error_code ignored;
+        if (!checkpoint.empty()) std::filesystem::remove_all(checkpoint, ignored);
         return absl::DeadlineExceededError(absl::StrCat(
             "no Work Queue worker connected to port ", result.port, " within ",
             absl::FormatDuration(options.connect_timeout),
@@ -385,37 +467,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
     auto it = pending.find(task->taskid);
     if (it == pending.end()) continue;  // not ours (cannot happen: we submit all)
     const std::vector<TaskChunk>& chunks = groups[it->second.group];
-    const std::string task_id = absl::StrCat(task->taskid);
-    std::optional<std::string> task_error;
-    if (task->result != WORK_QUEUE_RESULT_SUCCESS || task->return_status != 0) {
-      task_error = absl::StrCat("Work Queue task ", task_id,
-                                " failed: ", work_queue_result_str(task->result), ", exit code ",
-                                task->return_status);
-      const std::string tail = OutputTail(task->output);
-      if (!tail.empty()) absl::StrAppend(&*task_error, ": ", tail);
-    }
-    if (!task_error.has_value()) {
-      absl::StatusOr<ChunkTaskOutput> output = ReadTaskOutputFile(it->second.output_path);
-      if (output.ok() && output->chunk_records.size() == chunks.size()) {
-        merged += output->output;
-        for (v1::ChunkRecord& record : output->chunk_records) {
-          record.set_task_id(task_id);
-          // The engine names the worker (its id in the logs, the same in tracking).
-          record.clear_worker();
-          instrumented.push_back(std::move(record));
-        }
-      } else {
-        task_error =
-            output.ok() ? absl::StrCat("task ", task_id, " returned ", output->chunk_records.size(),
-                                       " chunk records for ", chunks.size(), " chunks")
-                        : std::string(output.status().message());
-      }
-    }
-    if (task_error.has_value()) {
-      for (const TaskChunk& chunk : chunks) {
-        instrumented.push_back(FailedRecord(chunk, task_id, *task_error));
-      }
-    }
+    RecordReturnedTask(*task, it->second.output_path, chunks, session, &merged);
     unlink(it->second.output_path.c_str());
     pending.erase(it);
   }
@@ -431,7 +483,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   for (const auto& [id, entry] : pending) {
     Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
     for (const TaskChunk& chunk : groups[entry.group]) {
-      instrumented.push_back(FailedRecord(
+      session.RecordChunk(FailedRecord(
           chunk, absl::StrCat(id),
           absl::StrCat("Work Queue task ", id, " never came back: no task returned for ",
                        absl::FormatDuration(options.stall_timeout), "; given up")));
@@ -441,7 +493,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   pending.clear();
   for (; next_group < groups.size(); ++next_group) {
     for (const TaskChunk& chunk : groups[next_group]) {
-      instrumented.push_back(
+      session.RecordChunk(
           FailedRecord(chunk, "",
                        absl::StrCat("never sent to a worker: no task returned for ",
                                     absl::FormatDuration(options.stall_timeout), "; given up")));
@@ -452,65 +504,23 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
   queue.reset();  // writes MANAGER END and closes the logs
   if (workers != nullptr) workers->Stop();
 
-  RawRun run;
-  run.window = stopwatch.Stop();
-  TaskVineBackendOptions backend_options;
-  backend_options.logs = result.transactions_log + "," + result.performance_log;
-  backend_options.chunk_category = kChunkCategory;
-  TaskVineMetricsBackend backend(backend_options);
-  if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
-  absl::StatusOr<SpanId> span = backend.CreateSpan("collect window");
-  if (!span.ok()) return span.status();
-  if (absl::Status status = backend.EndSpan(*span); !status.ok()) return status;
-  absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);
-  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
-  if (!span_metrics.ok()) return span_metrics.status();
-  if (!tracking.ok()) return tracking.status();
-  ChunkJoinResult joined = JoinChunkRecords(backend.TakeChunkRecords(), std::move(instrumented));
-  for (const v1::ChunkRecord& record : joined.records) {
-    result.lost_attempts += record.attempt();
-  }
-
-  run.backend = "workqueue";
-  run.tracking = *std::move(tracking);
-  run.chunks = std::move(joined.records);
-  run.report = BuildWorkflowReport(run.chunks);
-  run.spans.push_back(*std::move(span_metrics));
-  run.warnings = backend.CodedWarnings();
-  for (std::string& warning : joined.warnings) {
-    v1::Warning& coded = run.warnings.emplace_back();
-    coded.set_code("workqueue_chunk_join");
-    coded.set_message(std::move(warning));
-  }
-  if (result.chunks_given_up > 0) {
-    v1::Warning& coded = run.warnings.emplace_back();
-    coded.set_code("workqueue_chunks_given_up");
-    coded.set_message(absl::StrCat(result.chunks_given_up,
-                                   " chunks never came back (no task returned for ",
-                                   absl::FormatDuration(options.stall_timeout),
-                                   "): recorded as failed; the physics result lacks them"));
-  }
-  if (!interrupted_while.empty()) {
-    v1::Warning& coded = run.warnings.emplace_back();
-    coded.set_code("interrupted");
-    coded.set_message(absl::StrCat("interrupted (", SignalName(Interruption::signal_number()),
-                                   " while ", interrupted_while, "): ", result.chunks_not_done,
-                                   " chunks not done (no task is handed out after the signal: "
-                                   "chunks not started then, or still running after the grace "
-                                   "period of ",
-                                   absl::FormatDuration(options.grace_period),
-                                   ", were cancelled); the physics result lacks them"));
-  }
-  // The tasks ran in other processes (maybe other machines), built with this build.
-  run.in_process_worker_threads.reset();
-  run.analysis_build = ToolBuildInfo();
-  absl::StatusOr<v1::Measurement> measurement = AssembleMeasurement(std::move(run));
+  // The manager's logs are complete now: they are the engine's record of the run.
+  TaskVineRunOptions logs;
+  logs.logs = result.transactions_log + "," + result.performance_log;
+  logs.chunk_category = kChunkCategory;
+  logs.interval = options.session.interval;
+  absl::StatusOr<RawRun> record = ReadFinishedTaskVineRun(logs);
+  if (!record.ok()) return record.status();
+  RunOutputs run_outputs;
+  run_outputs.engine_record = *std::move(record);
+  run_outputs.warnings = RunWarnings(result, interrupted_while, options);
+  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(run_outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);
-  if (!interrupted_while.empty()) {
-    result.measurement.mutable_metadata()->set_interrupted(true);
-    result.measurement.mutable_metadata()->set_interruption(
-        absl::StrCat(SignalName(Interruption::signal_number()), " while ", interrupted_while));
+  (*result.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
+      absl::StrCat(result.peak_workers);
+  for (const v1::ChunkRecord& record : result.measurement.chunks()) {
+    result.lost_attempts += record.attempt();
   }
   result.output = std::move(merged);
   return result;

@@ -17,12 +17,19 @@
 // Tasks are submitted as cores free up (at most one per connected core), each asking for one
 // core and explicit memory and disk (task_resources.h).
 //
-// Interruption (handle_signals): the first SIGINT/SIGTERM stops the run handing out work: no
-// task is submitted any more, those not started are cancelled at once, the running ones that
-// come back within grace_period are kept, the others are cancelled (their chunks are counted in
-// a warning, as "not done"), and the measurement of what was done is assembled from
-// the manager's logs as usual, marked interrupted. A second signal exits at once. The handlers
-// stay until the result is destroyed, so that the caller's save is not cut short either.
+// The run is measured by one MeasurementSession (collector/measurement_session.h, started with
+// StartRecording): each chunk record is given to it as its task comes back (so the run has the
+// session's checkpoint and live status), and at the end the manager's logs are read
+// (ingest/taskvine_run.h) as the engine's record, which the session joins and measures like
+// every other run.
+//
+// Interruption (session.handle_signals): the first SIGINT/SIGTERM stops the run handing out
+// work: no task is submitted any more, those not started are cancelled at once, the running
+// ones that come back within the session's grace_period are kept, the others are cancelled
+// (their chunks are counted in a warning, as "not done"), and the measurement of what was done
+// is made from the manager's logs as usual, marked interrupted. A second signal exits at once.
+// The handlers stay until the session is destroyed, so that the caller's save is not cut short
+// either.
 #ifndef ROASTCOFFEA_TOOLS_WORKQUEUE_WORKQUEUE_RUN_H_
 #define ROASTCOFFEA_TOOLS_WORKQUEUE_WORKQUEUE_RUN_H_
 
@@ -35,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collector/interruption.h"
+#include "collector/measurement_session.h"
 #include "sample_analysis/dijet_processor.h"
 #include "sample_analysis/sample_dataset.h"
 #include "schema/measurement.pb.h"
@@ -72,8 +80,6 @@ struct WorkQueueRunOptions {
   absl::Duration connect_timeout = absl::Seconds(60);
   // The chunks still out are given up when no task came back for this long.
   absl::Duration stall_timeout = absl::Seconds(120);
-  // The TaskVine backend's sampling interval (> 0).
-  absl::Duration interval = absl::Milliseconds(250);
   // Told the manager's port once it listens, before any worker is started; e.g. to print the
   // work_queue_worker command for --workers=0.
   std::function<void(int port)> on_listening;
@@ -86,14 +92,14 @@ struct WorkQueueRunOptions {
     int after_tasks = 0;
   };
   Fault fault;
-  // SIGINT/SIGTERM as described above (off: their usual effect).
-  bool handle_signals = true;
-  absl::Duration grace_period = absl::Seconds(2);
-  // Prefix of the messages.
-  std::string program_name = "collect";
+  // The session's (metadata, output directory, interval, signals and grace period, checkpoint,
+  // live view); the run adds its dataset directory, task count and build.
+  SessionOptions session;
 };
 
 struct WorkQueueRunResult {
+  // Finished: Save the measurement with it (it also decides what an interruption saves).
+  std::unique_ptr<MeasurementSession> session;
   // Like SampleRunResult::measurement; backend "workqueue".
   v1::Measurement measurement;
   sample_analysis::DijetOutput output;
@@ -110,10 +116,8 @@ struct WorkQueueRunResult {
   std::string performance_log;
   // Interrupted: chunks not done (their tasks cancelled). measurement.metadata() says so too.
   int64_t chunks_not_done = 0;
-  // SIGINT/SIGTERM handled until the result is destroyed (null without handle_signals).
-  std::unique_ptr<Interruption> interruption;
   // A signal came (during the run, or since: during the caller's save).
-  bool interrupted() const { return interruption != nullptr && Interruption::triggered(); }
+  bool interrupted() const { return session != nullptr && session->interrupted(); }
 };
 
 // Errors: InvalidArgument naming the option; FailedPrecondition when the port is in use (named)

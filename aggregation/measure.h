@@ -1,0 +1,40 @@
+// Measure: the one way from a run's raw records (RawRun) to its measurement, the same for every
+// source (a live session of any backend, the Work Queue runner, a finished run's logs), in one
+// fixed order:
+//   1. host facts: metadata (schema version, UTC start/end, elapsed, process CPU, host,
+//      backend, engine version, host facts, tool and analysis builds) and the host warnings
+//      (//host:host_warnings);
+//   2. chunk join: the engine's chunk records with the instrumentation's, by task id
+//      (backends/chunk_join.h), then the profiles attributed to the joined records;
+//   3. report from chunks, when the run has no report of its own;
+//   4. repair: a bad value costs that value, not the run (RepairForAggregation);
+//   5. aggregate, findings included (aggregate.h).
+// The caller adds name, tool version, command line, configuration and interruption.
+#ifndef ROASTCOFFEA_AGGREGATION_MEASURE_H_
+#define ROASTCOFFEA_AGGREGATION_MEASURE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
+
+namespace roastcoffea {
+
+struct MeasureOptions {
+  // Fine-metric task prefixes (or glob patterns) that are the processor's; the rest is overhead.
+  std::vector<std::string> processor_task_patterns;
+  // Profiles the source takes once the chunk records are joined, attributed to them (e.g. the
+  // threadpool backend's per-chunk profiles); appended to RawRun::profiles. Unset: none.
+  std::function<std::vector<v1::Profile>(absl::Span<const v1::ChunkRecord>)> profiles_of_chunks;
+};
+
+// Errors are aggregation's (bad input, named).
+absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& options);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_MEASURE_H_

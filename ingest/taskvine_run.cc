@@ -1,0 +1,42 @@
+#include "ingest/taskvine_run.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "backends/taskvine/taskvine_backend.h"
+
+namespace roastcoffea {
+
+absl::StatusOr<RawRun> ReadFinishedTaskVineRun(const TaskVineRunOptions& options) {
+  TaskVineBackendOptions backend_options;
+  backend_options.logs = options.logs;
+  backend_options.chunk_category = options.chunk_category;
+  TaskVineMetricsBackend backend(backend_options);
+  if (absl::Status status = backend.StartTracking(options.interval); !status.ok()) return status;
+  absl::StatusOr<SpanId> span = backend.CreateSpan(kCollectWindowSpanName);
+  if (!span.ok()) return span.status();
+  if (absl::Status status = backend.EndSpan(*span); !status.ok()) return status;
+  absl::StatusOr<v1::Span> span_metrics = backend.GetSpanMetrics(*span);
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  if (!span_metrics.ok()) return span_metrics.status();
+  if (!tracking.ok()) return tracking.status();
+
+  RawRun run;
+  run.backend = std::string(backend.name());
+  run.engine_version = backend.EngineVersion();
+  if (const std::optional<TaskVineMetricsBackend::RecordedWindow> recorded =
+          backend.RecordedRunWindow();
+      recorded.has_value()) {
+    run.window.start = recorded->start;
+    run.window.end = recorded->end;
+    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
+  }
+  run.tracking = *std::move(tracking);
+  run.spans.push_back(*std::move(span_metrics));
+  run.engine_chunks = backend.TakeChunkRecords();
+  run.warnings = backend.CodedWarnings();
+  return run;
+}
+
+}  // namespace roastcoffea

@@ -103,7 +103,11 @@ double AmdahlSpeedup(double serial_fraction, double cores) {
   return 1.0 / (serial_fraction + (1.0 - serial_fraction) / cores);
 }
 
-absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
+namespace {
+
+// Every point has a positive, finite core count and time per event, and all measure one
+// workload.
+absl::Status CheckScalingPoints(const std::vector<ScalingPoint>& points) {
   for (const ScalingPoint& point : points) {
     if (!(point.cores > 0) || !std::isfinite(point.cores) || !(point.seconds_per_event > 0) ||
         !std::isfinite(point.seconds_per_event)) {
@@ -118,29 +122,19 @@ absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
           "); a scaling study compares one workload on different core counts"));
     }
   }
-  AmdahlFit fit;
-  std::vector<const ScalingPoint*> used;
-  std::set<double> counts;
-  for (const ScalingPoint& point : points) {
-    if (point.oversubscribed) {
-      fit.excluded.push_back(point.label);
-      continue;
-    }
-    used.push_back(&point);
-    counts.insert(point.cores);
-  }
-  if (counts.size() < kAmdahlMinCoreCounts) {
-    std::vector<std::string> listed;
-    for (double cores : counts) listed.push_back(absl::StrCat(cores));
-    return absl::FailedPreconditionError(
-        absl::StrCat("no Amdahl fit: it needs runs on at least ", kAmdahlMinCoreCounts,
-                     " distinct core counts (two points always fit), have ", counts.size(),
-                     counts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(listed, ", "), ")"),
-                     fit.excluded.empty() ? ""
-                                          : absl::StrCat(" after leaving out the oversubscribed ",
-                                                         absl::StrJoin(fit.excluded, ", "))));
-  }
-  // Least squares of y = a + b x with x = 1 / cores, y = seconds per event.
+  return absl::OkStatus();
+}
+
+// seconds per event = serial + parallel / cores.
+struct TimePerEventLine {
+  double serial = 0;
+  double parallel = 0;
+  double r_squared = 0;
+};
+
+// Least squares of y = a + b x with x = 1 / cores, y = seconds per event; `used` has at least
+// three distinct core counts.
+TimePerEventLine FitTimePerEvent(const std::vector<const ScalingPoint*>& used) {
   const double count = static_cast<double>(used.size());
   double mean_x = 0;
   double mean_y = 0;
@@ -171,19 +165,53 @@ absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
     a = 0;
     b = xy / xx;
   }
-  if (!(b > 0)) {
-    return absl::FailedPreconditionError(
-        "no Amdahl fit: the time per event does not fall with more cores (nothing parallel "
-        "to fit)");
-  }
   double residuals = 0;
   for (const ScalingPoint* point : used) {
     const double r = point->seconds_per_event - (a + b / point->cores);
     residuals += r * r;
   }
-  fit.serial_fraction = a / (a + b);
-  fit.single_core_seconds_per_event = a + b;
-  fit.r_squared = syy > 0 ? 1.0 - residuals / syy : (residuals == 0 ? 1.0 : 0.0);
+  TimePerEventLine line;
+  line.serial = a;
+  line.parallel = b;
+  line.r_squared = syy > 0 ? 1.0 - residuals / syy : (residuals == 0 ? 1.0 : 0.0);
+  return line;
+}
+
+}  // namespace
+
+absl::StatusOr<AmdahlFit> FitAmdahl(const std::vector<ScalingPoint>& points) {
+  if (absl::Status status = CheckScalingPoints(points); !status.ok()) return status;
+  AmdahlFit fit;
+  std::vector<const ScalingPoint*> used;
+  std::set<double> counts;
+  for (const ScalingPoint& point : points) {
+    if (point.oversubscribed) {
+      fit.excluded.push_back(point.label);
+      continue;
+    }
+    used.push_back(&point);
+    counts.insert(point.cores);
+  }
+  if (counts.size() < kAmdahlMinCoreCounts) {
+    std::vector<std::string> listed;
+    for (double cores : counts) listed.push_back(absl::StrCat(cores));
+    return absl::FailedPreconditionError(
+        absl::StrCat("no Amdahl fit: it needs runs on at least ", kAmdahlMinCoreCounts,
+                     " distinct core counts (two points always fit), have ", counts.size(),
+                     counts.empty() ? "" : absl::StrCat(" (", absl::StrJoin(listed, ", "), ")"),
+                     fit.excluded.empty() ? ""
+                                          : absl::StrCat(" after leaving out the oversubscribed ",
+                                                         absl::StrJoin(fit.excluded, ", "))));
+  }
+  const TimePerEventLine line = FitTimePerEvent(used);
+  if (!(line.parallel > 0)) {
+    return absl::FailedPreconditionError(
+        "no Amdahl fit: the time per event does not fall with more cores (nothing parallel "
+        "to fit)");
+  }
+  fit.serial_fraction = line.serial / (line.serial + line.parallel);
+  fit.single_core_seconds_per_event = line.serial + line.parallel;
+  fit.r_squared = line.r_squared;
   fit.points_used = used.size();
   fit.core_counts = counts.size();
   fit.max_cores = *counts.rbegin();

@@ -143,6 +143,213 @@ std::string Open(const FlameGraphOptions& options, double height, int64_t total_
       Num(plot_width), XmlEscape(options.title), options.width / 2, XmlEscape(options.title));
 }
 
+// The subtitle's line, "" without one.
+std::string SubtitleLine(const FlameGraphOptions& options) {
+  if (options.subtitle.empty()) return "";
+  return absl::StrCat("<text class=\"subtitle\" x=\"", options.width / 2,
+                      "\" y=\"38\" text-anchor=\"middle\">", XmlEscape(options.subtitle),
+                      "</text>\n");
+}
+
+// Collapsed (unless wrapper frames are shown) and merged with itself: nodes with the same
+// path of labels become one.
+absl::StatusOr<v1::Profile> MergedForDrawing(const v1::Profile& profile,
+                                             const FlameGraphOptions& options) {
+  // Collapsed only when there is something to collapse (no copy otherwise).
+  const v1::Profile* source = &profile;
+  absl::StatusOr<v1::Profile> collapsed;
+  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
+    collapsed = CollapseWrapperFrames(profile);
+    if (!collapsed.ok()) return collapsed.status();
+    source = &*collapsed;
+  }
+  return MergeProfiles(absl::MakeConstSpan(source, 1));
+}
+
+// The labels of the nodes' frames: the full one (hover titles, the search, the order of
+// siblings), the short one (boxes) and the colour. One of each per frame, not per node
+// (frames are shared by many nodes; hashing a label per box multiplied it by the depth);
+// short labels and colours made only for the frames drawn.
+class FrameLabels {
+ public:
+  FrameLabels(const v1::Profile& merged, const std::vector<ProfileNodeStats>& nodes)
+      : merged_(merged), frame_of_(nodes.size()) {
+    full_.reserve(merged.frames_size() + 2);
+    for (const v1::ProfileFrame& frame : merged.frames()) full_.push_back(FrameLabel(frame));
+    const size_t root = full_.size();
+    full_.push_back("all");
+    full_.push_back("?");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const int frame = nodes[i].frame;
+      frame_of_[i] = i == 0                                       ? root
+                     : frame >= 0 && frame < merged.frames_size() ? static_cast<size_t>(frame)
+                                                                  : root + 1;
+    }
+    short_.resize(full_.size());
+    short_made_.resize(full_.size(), 0);
+    colors_.resize(full_.size());
+  }
+
+  const std::string& Full(size_t node) const { return full_[frame_of_[node]]; }
+
+  const std::string& Short(size_t node) {
+    const size_t index = frame_of_[node];
+    if (!short_made_[index]) {
+      short_made_[index] = 1;
+      short_[index] = index < static_cast<size_t>(merged_.frames_size())
+                          ? ShortFrameLabel(merged_.frames(static_cast<int>(index)))
+                          : full_[index];
+    }
+    return short_[index];
+  }
+
+  const std::string& Color(size_t node) {
+    const size_t index = frame_of_[node];
+    if (colors_[index].empty()) colors_[index] = FlameColor(Short(node));
+    return colors_[index];
+  }
+
+ private:
+  const v1::Profile& merged_;
+  std::vector<std::string> full_;
+  std::vector<size_t> frame_of_;  // node -> index in full_
+  std::vector<std::string> short_;
+  std::vector<char> short_made_;
+  std::vector<std::string> colors_;
+};
+
+// Children of each node in compressed rows: those of node i are
+// children[first[i]..first[i + 1]).
+struct ChildLists {
+  std::vector<size_t> first;
+  std::vector<int> children;
+};
+
+// Ordered by label like flamegraph.pl.
+ChildLists SortedChildren(const std::vector<ProfileNodeStats>& nodes, const FrameLabels& labels) {
+  const size_t n = nodes.size();
+  ChildLists lists;
+  lists.first.assign(n + 1, 0);
+  for (size_t i = 1; i < n; ++i) ++lists.first[nodes[i].parent + 1];
+  std::partial_sum(lists.first.begin(), lists.first.end(), lists.first.begin());
+  lists.children.resize(n > 0 ? n - 1 : 0);
+  std::vector<size_t> fill(lists.first.begin(), lists.first.end() - 1);
+  for (size_t i = 1; i < n; ++i) lists.children[fill[nodes[i].parent]++] = static_cast<int>(i);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(lists.children.begin() + lists.first[i], lists.children.begin() + lists.first[i + 1],
+              [&](int a, int b) {
+                const int order = labels.Full(a).compare(labels.Full(b));
+                return order != 0 ? order < 0 : a < b;
+              });
+  }
+  return lists;
+}
+
+// The nodes in pre-order over the sorted children, so the output depends on the labels only,
+// not on the order of the engine's nodes; each node's left edge in samples.
+struct FrameLayout {
+  std::vector<int> order;
+  std::vector<size_t> position;  // node -> index in order
+  std::vector<int64_t> offset;   // node -> left edge, in samples
+};
+
+FrameLayout LayOut(const std::vector<ProfileNodeStats>& nodes, const ChildLists& lists) {
+  const size_t n = nodes.size();
+  FrameLayout layout;
+  layout.order.reserve(n);
+  layout.position.assign(n, 0);
+  layout.offset.assign(n, 0);
+  std::vector<int> pending = {0};  // an explicit stack: trees may be deep
+  while (!pending.empty()) {
+    const int i = pending.back();
+    pending.pop_back();
+    layout.position[i] = layout.order.size();
+    layout.order.push_back(i);
+    int64_t next = layout.offset[i];
+    for (size_t c = lists.first[i]; c < lists.first[i + 1]; ++c) {
+      layout.offset[lists.children[c]] = next;
+      next += nodes[lists.children[c]].inclusive_samples;
+    }
+    for (size_t c = lists.first[i + 1]; c-- > lists.first[i];) {
+      pending.push_back(lists.children[c]);
+    }
+  }
+  return layout;
+}
+
+struct DrawnFrames {
+  std::vector<int> nodes;  // in pre-order
+  int max_depth = 0;
+  int64_t hidden = 0;  // frames with samples left out
+};
+
+// Which frames to draw: wide and shallow enough, their caller drawn, at most the
+// `max_frames` widest.
+DrawnFrames ChooseFrames(const std::vector<ProfileNodeStats>& nodes, const FrameLayout& layout,
+                         double scale, const FlameGraphOptions& options) {
+  std::vector<char> drawn(nodes.size(), 0);
+  DrawnFrames frames;
+  std::vector<int>& candidates = frames.nodes;
+  for (int i : layout.order) {
+    const bool visible =
+        i == 0 || (nodes[i].inclusive_samples > 0 && drawn[nodes[i].parent] &&
+                   nodes[i].depth <= options.max_depth &&
+                   nodes[i].inclusive_samples * scale >= options.min_frame_width_px);
+    if (!visible) continue;
+    drawn[i] = 1;
+    candidates.push_back(i);
+  }
+  const size_t max_frames = static_cast<size_t>(std::max(1, options.max_frames));
+  if (candidates.size() > max_frames) {
+    // The widest; a caller is at least as wide as its callee and comes first on ties, so
+    // every kept frame keeps its callers.
+    std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+      return nodes[a].inclusive_samples != nodes[b].inclusive_samples
+                 ? nodes[a].inclusive_samples > nodes[b].inclusive_samples
+                 : layout.position[a] < layout.position[b];
+    });
+    for (size_t k = max_frames; k < candidates.size(); ++k) drawn[candidates[k]] = 0;
+    candidates.resize(max_frames);
+    std::sort(candidates.begin(), candidates.end(),
+              [&](int a, int b) { return layout.position[a] < layout.position[b]; });
+  }
+  for (int i : candidates) frames.max_depth = std::max(frames.max_depth, nodes[i].depth);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!drawn[i] && nodes[i].inclusive_samples > 0) ++frames.hidden;
+  }
+  return frames;
+}
+
+// The line above the frames: samples, seconds, frames drawn and why others are not.
+std::string SummaryLine(const FlameGraph& graph, const ProfileAnalysis& analysis,
+                        const FlameGraphOptions& options, double y) {
+  std::string summary = absl::StrFormat("%s, %.3f s at %.4g s per sample; %d frames drawn",
+                                        Samples(graph.total_samples), analysis.total_seconds,
+                                        analysis.seconds_per_sample, graph.drawn_frames);
+  if (graph.hidden_frames > 0) {
+    absl::StrAppend(&summary, absl::StrFormat(", %d hidden (narrower than %.2g px, deeper than "
+                                              "%d levels, or beyond the %d widest)",
+                                              graph.hidden_frames, options.min_frame_width_px,
+                                              options.max_depth, options.max_frames));
+  }
+  return absl::StrCat("<text class=\"summary\" x=\"", Num(kMargin), "\" y=\"", Num(y), "\">",
+                      XmlEscape(summary), "</text>\n");
+}
+
+// One frame's box: its rectangle, its label elided to the box and its hover title.
+void AppendFrameBox(const ProfileNodeStats& node, const std::string& label,
+                    const std::string& short_label, const std::string& color, double x, double w,
+                    double y, const FlameGraphOptions& options, std::string& out) {
+  const size_t fit =
+      w > 6 ? static_cast<size_t>(std::floor((w - 6) / kCharWidth)) : static_cast<size_t>(0);
+  absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(label, node)),
+                  "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
+                  "\" height=\"", options.frame_height - 1, "\" fill=\"", color,
+                  "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
+                  Num(y + options.frame_height - 4.5), "\">", XmlEscape(Elide(short_label, fit)),
+                  "</text></g>\n");
+}
+
 }  // namespace
 
 std::string FlameColor(const std::string& label) {
@@ -162,16 +369,7 @@ std::string FlameColor(const std::string& label) {
 
 absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
                                             const FlameGraphOptions& options) {
-  // Collapsed only when there is something to collapse (no copy otherwise).
-  const v1::Profile* source = &profile;
-  absl::StatusOr<v1::Profile> collapsed;
-  if (!options.show_wrapper_frames && HasWrapperFrames(profile)) {
-    collapsed = CollapseWrapperFrames(profile);
-    if (!collapsed.ok()) return collapsed.status();
-    source = &*collapsed;
-  }
-  // Merged with itself: nodes with the same path of labels become one.
-  absl::StatusOr<v1::Profile> merged = MergeProfiles(absl::MakeConstSpan(source, 1));
+  absl::StatusOr<v1::Profile> merged = MergedForDrawing(profile, options);
   if (!merged.ok()) return merged.status();
   ProfileAnalysisOptions analysis_options;
   analysis_options.top_stacks = 0;
@@ -181,173 +379,41 @@ absl::StatusOr<FlameGraph> RenderFlameGraph(const v1::Profile& profile,
   FlameGraph graph;
   graph.total_samples = analysis->total_samples;
   const double plot_width = std::max(1.0, options.width - 2 * kMargin);
-  const bool subtitle = !options.subtitle.empty();
-  const double top = subtitle ? 62 : 46;  // title, subtitle, summary line
-  const auto summary_line = [&](double y, const std::string& text) {
-    return absl::StrCat("<text class=\"summary\" x=\"", Num(kMargin), "\" y=\"", Num(y), "\">",
-                        XmlEscape(text), "</text>\n");
-  };
-  const auto subtitle_line = [&]() -> std::string {
-    if (!subtitle) return "";
-    return absl::StrCat("<text class=\"subtitle\" x=\"", options.width / 2,
-                        "\" y=\"38\" text-anchor=\"middle\">", XmlEscape(options.subtitle),
-                        "</text>\n");
-  };
-
+  const double top = options.subtitle.empty() ? 46 : 62;  // title, subtitle, summary line
   if (graph.total_samples <= 0 || analysis->nodes.empty()) {
     const double height = top + 40;
     graph.svg = absl::StrCat(
-        Open(options, height, 0, plot_width), subtitle_line(), "<text class=\"no-samples\" x=\"",
-        options.width / 2, "\" y=\"", Num(top + 16),
+        Open(options, height, 0, plot_width), SubtitleLine(options),
+        "<text class=\"no-samples\" x=\"", options.width / 2, "\" y=\"", Num(top + 16),
         "\" text-anchor=\"middle\" font-size=\"13\">No samples in this profile</text>\n</svg>\n");
     return graph;
   }
 
   const std::vector<ProfileNodeStats>& nodes = analysis->nodes;
-  const size_t n = nodes.size();
-  // One label per frame (frames are shared by many nodes); nodes point at theirs.
-  std::vector<std::string> frame_labels;
-  frame_labels.reserve(merged->frames_size() + 2);
-  for (const v1::ProfileFrame& frame : merged->frames()) frame_labels.push_back(FrameLabel(frame));
-  const size_t root_label = frame_labels.size();
-  frame_labels.push_back("all");
-  frame_labels.push_back("?");
-  std::vector<const std::string*> label_of(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int frame = nodes[i].frame;
-    label_of[i] = i == 0                                        ? &frame_labels[root_label]
-                  : frame >= 0 && frame < merged->frames_size() ? &frame_labels[frame]
-                                                                : &frame_labels[root_label + 1];
-  }
-  const auto labels = [&](size_t i) -> const std::string& { return *label_of[i]; };
-  // Boxes show the short name, hover titles (and the search) the full one. Made only for the
-  // frames drawn.
-  std::vector<std::string> short_labels(frame_labels.size());
-  std::vector<char> short_made(frame_labels.size(), 0);
-  const auto short_label = [&](size_t i) -> const std::string& {
-    const size_t index = static_cast<size_t>(label_of[i] - frame_labels.data());
-    if (!short_made[index]) {
-      short_made[index] = 1;
-      short_labels[index] = index < static_cast<size_t>(merged->frames_size())
-                                ? ShortFrameLabel(merged->frames(static_cast<int>(index)))
-                                : frame_labels[index];
-    }
-    return short_labels[index];
-  };
-  // One colour per frame, not per box: hashing a label per box multiplied it by the depth.
-  std::vector<std::string> colors(frame_labels.size());
-  const auto color = [&](size_t i) -> const std::string& {
-    const size_t index = static_cast<size_t>(label_of[i] - frame_labels.data());
-    if (colors[index].empty()) colors[index] = FlameColor(short_label(i));
-    return colors[index];
-  };
-
-  // Children of each node (CSR), ordered by label like flamegraph.pl.
-  std::vector<size_t> first_child(n + 1, 0);
-  for (size_t i = 1; i < n; ++i) ++first_child[nodes[i].parent + 1];
-  std::partial_sum(first_child.begin(), first_child.end(), first_child.begin());
-  std::vector<int> children(n > 0 ? n - 1 : 0);
-  {
-    std::vector<size_t> fill(first_child.begin(), first_child.end() - 1);
-    for (size_t i = 1; i < n; ++i) children[fill[nodes[i].parent]++] = static_cast<int>(i);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    std::sort(children.begin() + first_child[i], children.begin() + first_child[i + 1],
-              [&](int a, int b) {
-                const int order = labels(a).compare(labels(b));
-                return order != 0 ? order < 0 : a < b;
-              });
-  }
-
-  // Pre-order over the sorted children (an explicit stack: trees may be deep), so the output
-  // depends on the labels only, not on the order of the engine's nodes. Left edges in samples.
-  std::vector<int> order;
-  order.reserve(n);
-  std::vector<size_t> position(n, 0);
-  std::vector<int64_t> offset(n, 0);
-  std::vector<int> pending = {0};
-  while (!pending.empty()) {
-    const int i = pending.back();
-    pending.pop_back();
-    position[i] = order.size();
-    order.push_back(i);
-    int64_t next = offset[i];
-    for (size_t c = first_child[i]; c < first_child[i + 1]; ++c) {
-      offset[children[c]] = next;
-      next += nodes[children[c]].inclusive_samples;
-    }
-    for (size_t c = first_child[i + 1]; c-- > first_child[i];) pending.push_back(children[c]);
-  }
-
-  // Which frames to draw: wide and shallow enough, and their caller drawn.
+  FrameLabels labels(*merged, nodes);
+  const FrameLayout layout = LayOut(nodes, SortedChildren(nodes, labels));
   const double scale = plot_width / static_cast<double>(graph.total_samples);
-  std::vector<char> drawn(n, 0);
-  std::vector<int> candidates;
-  for (int i : order) {
-    const bool visible =
-        i == 0 || (nodes[i].inclusive_samples > 0 && drawn[nodes[i].parent] &&
-                   nodes[i].depth <= options.max_depth &&
-                   nodes[i].inclusive_samples * scale >= options.min_frame_width_px);
-    if (!visible) continue;
-    drawn[i] = 1;
-    candidates.push_back(i);
-  }
-  const size_t max_frames = static_cast<size_t>(std::max(1, options.max_frames));
-  if (candidates.size() > max_frames) {
-    // The widest; a caller is at least as wide as its callee and comes first on ties, so
-    // every kept frame keeps its callers.
-    std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
-      return nodes[a].inclusive_samples != nodes[b].inclusive_samples
-                 ? nodes[a].inclusive_samples > nodes[b].inclusive_samples
-                 : position[a] < position[b];
-    });
-    for (size_t k = max_frames; k < candidates.size(); ++k) drawn[candidates[k]] = 0;
-    candidates.resize(max_frames);
-    std::sort(candidates.begin(), candidates.end(),
-              [&](int a, int b) { return position[a] < position[b]; });
-  }
-  int max_depth = 0;
-  for (int i : candidates) max_depth = std::max(max_depth, nodes[i].depth);
-  for (size_t i = 0; i < n; ++i) {
-    if (!drawn[i] && nodes[i].inclusive_samples > 0) ++graph.hidden_frames;
-  }
-  graph.drawn_frames = static_cast<int64_t>(candidates.size());
+  const DrawnFrames frames = ChooseFrames(nodes, layout, scale, options);
+  graph.hidden_frames = frames.hidden;
+  graph.drawn_frames = static_cast<int64_t>(frames.nodes.size());
 
-  const double levels_height = (max_depth + 1) * options.frame_height;
+  const double levels_height = (frames.max_depth + 1) * options.frame_height;
   const double bottom_line = top + levels_height + 18;
   const double height = bottom_line + 10;
   std::string out = Open(options, height, graph.total_samples, plot_width);
-  absl::StrAppend(&out, subtitle_line());
-  std::string summary = absl::StrFormat("%s, %.3f s at %.4g s per sample; %d frames drawn",
-                                        Samples(graph.total_samples), analysis->total_seconds,
-                                        analysis->seconds_per_sample, graph.drawn_frames);
-  if (graph.hidden_frames > 0) {
-    absl::StrAppend(&summary, absl::StrFormat(", %d hidden (narrower than %.2g px, deeper than "
-                                              "%d levels, or beyond the %d widest)",
-                                              graph.hidden_frames, options.min_frame_width_px,
-                                              options.max_depth, options.max_frames));
-  }
-  absl::StrAppend(&out, summary_line(top - 8, summary));
+  absl::StrAppend(&out, SubtitleLine(options), SummaryLine(graph, *analysis, options, top - 8));
   if (options.search_script) {
     absl::StrAppend(&out, "<text class=\"search-button\" x=\"", Num(options.width - kMargin),
                     "\" y=\"20\" text-anchor=\"end\" cursor=\"pointer\" fill=\"#06c\">Search"
                     "</text>\n");
   }
-
   out += "<g class=\"frames\">\n";
-  for (int i : candidates) {
+  for (int i : frames.nodes) {
     const ProfileNodeStats& node = nodes[i];
-    const double x = kMargin + static_cast<double>(offset[i]) * scale;
-    const double w = static_cast<double>(node.inclusive_samples) * scale;
-    const double y = top + (max_depth - node.depth) * options.frame_height;
-    const size_t fit =
-        w > 6 ? static_cast<size_t>(std::floor((w - 6) / kCharWidth)) : static_cast<size_t>(0);
-    absl::StrAppend(&out, "<g class=\"frame\"><title>", XmlEscape(Title(labels(i), node)),
-                    "</title><rect x=\"", Num(x), "\" y=\"", Num(y), "\" width=\"", Num(w),
-                    "\" height=\"", options.frame_height - 1, "\" fill=\"", color(i),
-                    "\" rx=\"2\"/><text x=\"", Num(x + 3), "\" y=\"",
-                    Num(y + options.frame_height - 4.5), "\">",
-                    XmlEscape(Elide(short_label(i), fit)), "</text></g>\n");
+    AppendFrameBox(node, labels.Full(i), labels.Short(i), labels.Color(i),
+                   kMargin + static_cast<double>(layout.offset[i]) * scale,
+                   static_cast<double>(node.inclusive_samples) * scale,
+                   top + (frames.max_depth - node.depth) * options.frame_height, options, out);
   }
   out += "</g>\n";
   absl::StrAppend(&out, "<text class=\"details\" x=\"", Num(kMargin), "\" y=\"", Num(bottom_line),

@@ -321,6 +321,63 @@ std::optional<LinearFit> FitLine(const std::vector<double>& x, const std::vector
   return fit;
 }
 
+namespace {
+
+// The series' band between band_low and band_high, when it has one for every x; false
+// without.
+bool AppendBand(const Area& area, const LineSeries& series, const char* color, std::string& out) {
+  if (series.band_low.empty() || series.band_low.size() != series.x.size() ||
+      series.band_high.size() != series.x.size()) {
+    return false;
+  }
+  std::vector<double> band_x = series.x, high = series.band_high, low = series.band_low;
+  if (series.step) {
+    band_x.clear();
+    high.clear();
+    std::vector<double> ignored;
+    StepCorners(series.x, series.band_high, &band_x, &high);
+    low.clear();
+    StepCorners(series.x, series.band_low, &ignored, &low);
+  }
+  std::string polygon = Polyline(area, band_x, high);
+  std::vector<double> rx(band_x.rbegin(), band_x.rend());
+  std::vector<double> rlow(low.rbegin(), low.rend());
+  absl::StrAppend(&polygon, " ", Polyline(area, rx, rlow));
+  absl::StrAppend(&out, "<polygon class=\"band\" points=\"", polygon, "\" fill=\"", color,
+                  "\" fill-opacity=\"0.25\" stroke=\"none\"/>\n");
+  return true;
+}
+
+// The series' line, with the area under it filled down to `y_low` and its markers when
+// asked (no markers when `crowded`).
+void AppendSeriesLine(const Area& area, const LineSeries& series, const char* color, double y_low,
+                      bool crowded, std::string& out) {
+  std::vector<double> step_x, step_y;
+  if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
+  const std::vector<double>& line_x = series.step ? step_x : series.x;
+  const std::vector<double>& line_y = series.step ? step_y : series.y;
+  const std::string line = Polyline(area, line_x, line_y);
+  if (series.fill && !series.x.empty()) {
+    absl::StrAppend(&out, "<polygon class=\"area\" points=\"", Num(area.X(series.x.front())), ",",
+                    Num(area.Y(y_low)), " ", line, " ", Num(area.X(series.x.back())), ",",
+                    Num(area.Y(y_low)), "\" fill=\"", color,
+                    "\" fill-opacity=\"0.3\" stroke=\"none\"/>\n");
+  }
+  absl::StrAppend(&out, "<polyline class=\"line\" data-series=\"", XmlEscape(series.name),
+                  "\" points=\"", line, "\" fill=\"none\" stroke=\"", color, "\" stroke-width=\"",
+                  crowded ? "0.8" : "1.8", "\"", crowded ? " stroke-opacity=\"0.5\"" : "",
+                  series.dashed ? " stroke-dasharray=\"6 4\"" : "", "/>\n");
+  if (series.markers && !crowded) {
+    for (size_t p = 0; p < series.x.size() && p < series.y.size(); ++p) {
+      if (!std::isfinite(series.y[p])) continue;
+      absl::StrAppend(&out, "<circle class=\"marker\" cx=\"", Num(area.X(series.x[p])), "\" cy=\"",
+                      Num(area.Y(series.y[p])), "\" r=\"3\" fill=\"", color, "\"/>\n");
+    }
+  }
+}
+
+}  // namespace
+
 std::string RenderLineChart(const LineChart& chart) {
   Range xs;
   Range ys;
@@ -351,49 +408,11 @@ std::string RenderLineChart(const LineChart& chart) {
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const LineSeries& series = chart.series[i];
     const char* color = Color(i);
-    if (!series.band_low.empty() && series.band_low.size() == series.x.size() &&
-        series.band_high.size() == series.x.size()) {
-      std::vector<double> band_x = series.x, high = series.band_high, low = series.band_low;
-      if (series.step) {
-        band_x.clear();
-        high.clear();
-        std::vector<double> ignored;
-        StepCorners(series.x, series.band_high, &band_x, &high);
-        low.clear();
-        StepCorners(series.x, series.band_low, &ignored, &low);
-      }
-      std::string polygon = Polyline(area, band_x, high);
-      std::vector<double> rx(band_x.rbegin(), band_x.rend());
-      std::vector<double> rlow(low.rbegin(), low.rend());
-      absl::StrAppend(&polygon, " ", Polyline(area, rx, rlow));
-      absl::StrAppend(&out, "<polygon class=\"band\" points=\"", polygon, "\" fill=\"", color,
-                      "\" fill-opacity=\"0.25\" stroke=\"none\"/>\n");
+    if (AppendBand(area, series, color, out)) {
       entries.push_back(
           {series.band_name.empty() ? "Min-Max Range" : series.band_name, color, false, true});
     }
-    std::vector<double> step_x, step_y;
-    if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
-    const std::vector<double>& line_x = series.step ? step_x : series.x;
-    const std::vector<double>& line_y = series.step ? step_y : series.y;
-    const std::string line = Polyline(area, line_x, line_y);
-    if (series.fill && !series.x.empty()) {
-      absl::StrAppend(&out, "<polygon class=\"area\" points=\"", Num(area.X(series.x.front())), ",",
-                      Num(area.Y(y_low)), " ", line, " ", Num(area.X(series.x.back())), ",",
-                      Num(area.Y(y_low)), "\" fill=\"", color,
-                      "\" fill-opacity=\"0.3\" stroke=\"none\"/>\n");
-    }
-    absl::StrAppend(&out, "<polyline class=\"line\" data-series=\"", XmlEscape(series.name),
-                    "\" points=\"", line, "\" fill=\"none\" stroke=\"", color, "\" stroke-width=\"",
-                    crowded ? "0.8" : "1.8", "\"", crowded ? " stroke-opacity=\"0.5\"" : "",
-                    series.dashed ? " stroke-dasharray=\"6 4\"" : "", "/>\n");
-    if (series.markers && !crowded) {
-      for (size_t p = 0; p < series.x.size() && p < series.y.size(); ++p) {
-        if (!std::isfinite(series.y[p])) continue;
-        absl::StrAppend(&out, "<circle class=\"marker\" cx=\"", Num(area.X(series.x[p])),
-                        "\" cy=\"", Num(area.Y(series.y[p])), "\" r=\"3\" fill=\"", color,
-                        "\"/>\n");
-      }
-    }
+    AppendSeriesLine(area, series, color, y_low, crowded, out);
     entries.push_back({series.name, color, series.dashed});
   }
   out += "</g>\n";
@@ -601,6 +620,75 @@ std::string RenderScatter(const ScatterChart& chart) {
   return out + "</svg>\n";
 }
 
+namespace {
+
+// The datasets' and the sections' colours; beyond `max_entries`, the last one says how many
+// more there are.
+std::vector<LegendEntry> GanttLegend(const GanttChart& chart, size_t max_entries) {
+  std::vector<LegendEntry> entries;
+  for (size_t i = 0; i < chart.legend.size(); ++i) entries.push_back({chart.legend[i], Color(i)});
+  for (size_t i = 0; i < chart.slice_legend.size(); ++i) {
+    entries.push_back({chart.slice_legend[i], SliceColor(i)});
+  }
+  const size_t shown = std::min(entries.size(), max_entries);
+  if (shown < entries.size()) {
+    const size_t more = entries.size() - shown + 1;
+    entries.resize(shown - (shown > 0 ? 1 : 0));
+    entries.push_back({absl::StrCat("+", more, " more"), "#ffffff"});
+  }
+  return entries;
+}
+
+// One light background per row, so that idle gaps between bars show as gaps, and the rows'
+// names when the lanes are high enough for them (a note instead).
+void AppendLanes(const Area& area, const GanttChart& chart, const ChartFrame& frame,
+                 double lane_height, std::string& out) {
+  const bool label_rows = lane_height >= 9;
+  out += "<g class=\"lanes\" font-size=\"9\">\n";
+  for (size_t r = 0; r < chart.rows.size(); ++r) {
+    absl::StrAppend(&out, "<rect class=\"lane\" x=\"", Num(area.left), "\" y=\"",
+                    Num(area.top + lane_height * static_cast<double>(r) + 1), "\" width=\"",
+                    Num(area.width), "\" height=\"", Num(std::max(1.0, lane_height - 2)),
+                    "\" fill=\"#f3f3f3\"/>\n");
+    if (!label_rows) continue;
+    absl::StrAppend(&out, "<text class=\"lane-label\" x=\"", Num(area.left - 6), "\" y=\"",
+                    Num(area.top + lane_height * (static_cast<double>(r) + 0.5) + 3),
+                    "\" text-anchor=\"end\">", XmlEscape(chart.rows[r].substr(0, 26)), "</text>\n");
+  }
+  if (!label_rows) {
+    absl::StrAppend(&out, TooManySeriesNote(area, chart.rows.size(), frame.series_noun));
+  }
+  out += "</g>\n";
+}
+
+// A bar in its row's lane, its sections in the lower 40 % of it (slices under half a pixel
+// are left out).
+void AppendGanttBar(const Area& area, const GanttBar& bar, double lane_height, std::string& out) {
+  const double bar_height = std::max(1.0, lane_height - 2);
+  const double x0 = area.X(bar.start);
+  const double x1 = area.X(std::max(bar.end, bar.start));
+  const double y = area.top + lane_height * static_cast<double>(bar.row) + 1;
+  const std::string opacity =
+      bar.opacity < 1.0 ? absl::StrFormat(" fill-opacity=\"%.2f\"", std::max(0.0, bar.opacity))
+                        : std::string();
+  absl::StrAppend(&out, "<rect class=\"", bar.failed ? "bar failed" : "bar", "\" x=\"", Num(x0),
+                  "\" y=\"", Num(y), "\" width=\"", Num(std::max(0.5, x1 - x0)), "\" height=\"",
+                  Num(bar_height), "\" fill=\"", bar.failed ? "#d62728" : Color(bar.color), "\"",
+                  opacity, ">");
+  if (!bar.tooltip.empty()) absl::StrAppend(&out, "<title>", XmlEscape(bar.tooltip), "</title>");
+  out += "</rect>\n";
+  for (const GanttSlice& slice : bar.slices) {
+    const double s0 = area.X(std::max(slice.start, bar.start));
+    const double s1 = area.X(std::min(slice.end, std::max(bar.end, bar.start)));
+    if (s1 - s0 < 0.5) continue;
+    absl::StrAppend(&out, "<rect class=\"slice\" x=\"", Num(s0), "\" y=\"",
+                    Num(y + bar_height * 0.6), "\" width=\"", Num(s1 - s0), "\" height=\"",
+                    Num(bar_height * 0.4), "\" fill=\"", SliceColor(slice.color), "\"/>\n");
+  }
+}
+
+}  // namespace
+
 std::string RenderGantt(const GanttChart& chart) {
   Range xs;
   for (const GanttBar& bar : chart.bars) {
@@ -613,17 +701,7 @@ std::string RenderGantt(const GanttChart& chart) {
   // Every lane at least 4 px high, at most 36.
   const double lane = std::clamp(260.0 / static_cast<double>(chart.rows.size()), 4.0, 36.0);
   frame.height = std::max(frame.height, static_cast<int>(lane * chart.rows.size()) + 115);
-  std::vector<LegendEntry> entries;
-  for (size_t i = 0; i < chart.legend.size(); ++i) entries.push_back({chart.legend[i], Color(i)});
-  for (size_t i = 0; i < chart.slice_legend.size(); ++i) {
-    entries.push_back({chart.slice_legend[i], SliceColor(i)});
-  }
-  const size_t shown = std::min(entries.size(), frame.max_legend_entries);
-  if (shown < entries.size()) {
-    const size_t more = entries.size() - shown + 1;
-    entries.resize(shown - (shown > 0 ? 1 : 0));
-    entries.push_back({absl::StrCat("+", more, " more"), "#ffffff"});
-  }
+  const std::vector<LegendEntry> entries = GanttLegend(chart, frame.max_legend_entries);
   const double right = entries.empty() ? 20.0 : 170.0;
   const double left = 150.0;
   const Area area = Area{left,
@@ -640,47 +718,10 @@ std::string RenderGantt(const GanttChart& chart) {
       Axes(frame, area, chart.clock_time ? TimeTicks(xs.low, xs.high) : NiceTicks(xs.low, xs.high),
            chart.clock_time, {}));
   const double lane_height = area.height / static_cast<double>(chart.rows.size());
-  const bool label_rows = lane_height >= 9;
-  out += "<g class=\"lanes\" font-size=\"9\">\n";
-  for (size_t r = 0; r < chart.rows.size(); ++r) {
-    // A light lane background, so that idle gaps between bars show as gaps.
-    absl::StrAppend(&out, "<rect class=\"lane\" x=\"", Num(area.left), "\" y=\"",
-                    Num(area.top + lane_height * static_cast<double>(r) + 1), "\" width=\"",
-                    Num(area.width), "\" height=\"", Num(std::max(1.0, lane_height - 2)),
-                    "\" fill=\"#f3f3f3\"/>\n");
-    if (!label_rows) continue;
-    absl::StrAppend(&out, "<text class=\"lane-label\" x=\"", Num(area.left - 6), "\" y=\"",
-                    Num(area.top + lane_height * (static_cast<double>(r) + 0.5) + 3),
-                    "\" text-anchor=\"end\">", XmlEscape(chart.rows[r].substr(0, 26)), "</text>\n");
-  }
-  if (!label_rows) {
-    absl::StrAppend(&out, TooManySeriesNote(area, chart.rows.size(), frame.series_noun));
-  }
-  out += "</g>\n<g class=\"bars\">\n";
-  const double bar_height = std::max(1.0, lane_height - 2);
+  AppendLanes(area, chart, frame, lane_height, out);
+  out += "<g class=\"bars\">\n";
   for (const GanttBar& bar : chart.bars) {
-    if (bar.row >= chart.rows.size()) continue;
-    const double x0 = area.X(bar.start);
-    const double x1 = area.X(std::max(bar.end, bar.start));
-    const double y = area.top + lane_height * static_cast<double>(bar.row) + 1;
-    const std::string opacity =
-        bar.opacity < 1.0 ? absl::StrFormat(" fill-opacity=\"%.2f\"", std::max(0.0, bar.opacity))
-                          : std::string();
-    absl::StrAppend(&out, "<rect class=\"", bar.failed ? "bar failed" : "bar", "\" x=\"", Num(x0),
-                    "\" y=\"", Num(y), "\" width=\"", Num(std::max(0.5, x1 - x0)), "\" height=\"",
-                    Num(bar_height), "\" fill=\"", bar.failed ? "#d62728" : Color(bar.color), "\"",
-                    opacity, ">");
-    if (!bar.tooltip.empty()) absl::StrAppend(&out, "<title>", XmlEscape(bar.tooltip), "</title>");
-    out += "</rect>\n";
-    // Sections in the lower 40 % of the bar; slices under half a pixel are left out.
-    for (const GanttSlice& slice : bar.slices) {
-      const double s0 = area.X(std::max(slice.start, bar.start));
-      const double s1 = area.X(std::min(slice.end, std::max(bar.end, bar.start)));
-      if (s1 - s0 < 0.5) continue;
-      absl::StrAppend(&out, "<rect class=\"slice\" x=\"", Num(s0), "\" y=\"",
-                      Num(y + bar_height * 0.6), "\" width=\"", Num(s1 - s0), "\" height=\"",
-                      Num(bar_height * 0.4), "\" fill=\"", SliceColor(slice.color), "\"/>\n");
-    }
+    if (bar.row < chart.rows.size()) AppendGanttBar(area, bar, lane_height, out);
   }
   out += "</g>\n";
   if (!entries.empty()) {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <utility>
 
@@ -19,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "aggregation/aggregate.h"
 #include "ingest/coffea_json.h"
+#include "ingest/legacy_flat_keys.h"
 #include "io/bounded_read.h"
 #include "io/untrusted_json.h"
 
@@ -100,118 +100,6 @@ absl::StatusOr<int64_t> NaiveIsoToUnixNs(absl::string_view text, const absl::Tim
   return absl::ToUnixNanos(absl::FromCivil(civil, zone)) + nanos;
 }
 
-// Where each canonical flat key goes. Values arrive in the original's unit.
-using Setter = std::function<void(double, v1::AggregatedMetrics*)>;
-
-const absl::flat_hash_map<std::string, Setter>& FlatKeySetters() {
-  using M = v1::AggregatedMetrics;
-  static const auto* const setters = new absl::flat_hash_map<std::string, Setter>{
-      {"elapsed_time_seconds",
-       [](double v, M* m) { m->mutable_workflow()->set_elapsed_time_seconds(v); }},
-      {"total_events",
-       [](double v, M* m) { m->mutable_workflow()->set_total_events(std::llround(v)); }},
-      {"total_cpu_time",
-       [](double v, M* m) { m->mutable_workflow()->set_total_cpu_time_seconds(v); }},
-      {"total_bytes_read",
-       [](double v, M* m) { m->mutable_workflow()->set_total_bytes_read(std::llround(v)); }},
-      {"num_chunks",
-       [](double v, M* m) { m->mutable_workflow()->set_num_chunks(std::llround(v)); }},
-      {"data_rate_gbps", [](double v, M* m) { m->mutable_workflow()->set_data_rate_gbps(v); }},
-      {"event_rate_elapsed_khz",
-       [](double v, M* m) { m->mutable_workflow()->set_event_rate_elapsed_khz(v); }},
-      {"event_rate_cpu_total_khz",
-       [](double v, M* m) { m->mutable_workflow()->set_event_rate_cpu_total_khz(v); }},
-      {"avg_cpu_time_per_chunk",
-       [](double v, M* m) { m->mutable_workflow()->set_avg_cpu_time_per_chunk_seconds(v); }},
-      {"avg_workers", [](double v, M* m) { m->mutable_workers()->set_avg_workers(v); }},
-      {"peak_workers",
-       [](double v, M* m) {
-         m->mutable_workers()->set_peak_workers(static_cast<int32_t>(std::lround(v)));
-       }},
-      {"total_cores", [](double v, M* m) { m->mutable_workers()->set_total_cores(v); }},
-      {"cores_per_worker", [](double v, M* m) { m->mutable_workers()->set_cores_per_worker(v); }},
-      {"peak_memory_bytes", [](double v, M* m) { m->mutable_workers()->set_peak_memory_bytes(v); }},
-      {"avg_memory_per_worker_bytes",
-       [](double v, M* m) { m->mutable_workers()->set_avg_memory_per_worker_bytes(v); }},
-      {"core_efficiency",
-       [](double v, M* m) { m->mutable_efficiency()->set_core_efficiency_fraction(v); }},
-      {"speedup_factor", [](double v, M* m) { m->mutable_efficiency()->set_speedup_factor(v); }},
-      {"event_rate_core_khz",
-       [](double v, M* m) { m->mutable_efficiency()->set_event_rate_core_khz(v); }},
-      {"processor_cpu_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_processor_cpu_time_seconds(v); }},
-      {"processor_io_wait_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_time_seconds(v); }},
-      {"processor_cpu_percent",
-       [](double v, M* m) { m->mutable_fine()->set_processor_cpu_percent(v); }},
-      {"processor_io_wait_percent",
-       [](double v, M* m) { m->mutable_fine()->set_processor_io_wait_percent(v); }},
-      {"overhead_cpu_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_overhead_cpu_time_seconds(v); }},
-      {"overhead_io_wait_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_overhead_io_wait_time_seconds(v); }},
-      {"total_bytes_memory_read",
-       [](double v, M* m) { m->mutable_fine()->set_total_bytes_memory_read(v); }},
-      {"disk_read_bytes", [](double v, M* m) { m->mutable_fine()->set_disk_read_bytes(v); }},
-      {"disk_write_bytes", [](double v, M* m) { m->mutable_fine()->set_disk_write_bytes(v); }},
-      {"decompression_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_decompression_time_seconds(v); }},
-      {"compression_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_compression_time_seconds(v); }},
-      {"total_compression_overhead_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_total_compression_overhead_seconds(v); }},
-      {"deserialization_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_deserialization_time_seconds(v); }},
-      {"serialization_time_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_serialization_time_seconds(v); }},
-      {"total_serialization_overhead_seconds",
-       [](double v, M* m) { m->mutable_fine()->set_total_serialization_overhead_seconds(v); }},
-      {"num_successful_chunks",
-       [](double v, M* m) { m->mutable_chunks()->set_num_successful_chunks(std::llround(v)); }},
-      {"num_failed_chunks",
-       [](double v, M* m) { m->mutable_chunks()->set_num_failed_chunks(std::llround(v)); }},
-      {"chunk_duration_mean",
-       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_mean(v); }},
-      {"chunk_duration_min",
-       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_min(v); }},
-      {"chunk_duration_max",
-       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_max(v); }},
-      {"chunk_duration_std",
-       [](double v, M* m) { m->mutable_chunks()->mutable_duration_seconds()->set_std(v); }},
-      {"chunk_mem_delta_mean_mb",
-       [](double v, M* m) {
-         m->mutable_chunks()->mutable_memory_delta_bytes()->set_mean(v * kBytesPerMiB);
-       }},
-      {"chunk_mem_delta_min_mb",
-       [](double v, M* m) {
-         m->mutable_chunks()->mutable_memory_delta_bytes()->set_min(v * kBytesPerMiB);
-       }},
-      {"chunk_mem_delta_max_mb",
-       [](double v, M* m) {
-         m->mutable_chunks()->mutable_memory_delta_bytes()->set_max(v * kBytesPerMiB);
-       }},
-      {"chunk_mem_delta_std_mb",
-       [](double v, M* m) {
-         m->mutable_chunks()->mutable_memory_delta_bytes()->set_std(v * kBytesPerMiB);
-       }},
-      {"total_events_from_chunks",
-       [](double v, M* m) { m->mutable_chunks()->set_total_events_from_chunks(std::llround(v)); }},
-      {"chunk_events_mean",
-       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_mean(v); }},
-      {"chunk_events_min",
-       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_min(v); }},
-      {"chunk_events_max",
-       [](double v, M* m) { m->mutable_chunks()->mutable_events()->set_max(v); }},
-      {"avg_branches_read_percent",
-       [](double v, M* m) { m->mutable_branches()->set_avg_branches_read_percent(v); }},
-      {"avg_bytes_read_percent",
-       [](double v, M* m) { m->mutable_branches()->set_avg_bytes_read_percent(v); }},
-      {"total_branches_read",
-       [](double v, M* m) { m->mutable_branches()->set_total_branches_read(std::llround(v)); }},
-  };
-  return *setters;
-}
-
 // The flat keys (canonical names) whose fields are integers, and the limit of their type.
 double CountLimit(absl::string_view canonical) {
   static const auto* const limits = new absl::flat_hash_map<std::string, double>{
@@ -235,8 +123,8 @@ absl::Status ReadFlatKeys(const Struct& metrics, absl::string_view source,
     }
     const std::optional<std::string> canonical = CanonicalKeyName(key);
     if (!canonical.has_value()) continue;
-    auto it = FlatKeySetters().find(*canonical);
-    if (it == FlatKeySetters().end()) continue;
+    auto it = LegacyFlatKeySetters().find(*canonical);
+    if (it == LegacyFlatKeySetters().end()) continue;
     if (const double limit = CountLimit(*canonical);
         limit > 0 &&
         !CountOf(*number, limit, absl::StrCat(source, ": '", key, "'"), warnings).has_value()) {
@@ -581,6 +469,159 @@ absl::StatusOr<std::vector<std::string>> ParsePythonTupleRepr(absl::string_view 
   return elements;
 }
 
+namespace {
+
+// start_end_time.txt: exactly two floats, like the original's check. A non-finite difference
+// is left out with a note in `left_out`.
+absl::Status ReadElapsedTime(absl::string_view start_end_time, absl::string_view source,
+                             v1::MeasurementMetadata& metadata,
+                             std::vector<std::string>& left_out) {
+  const std::string first_line(start_end_time.substr(0, start_end_time.find('\n')));
+  const std::vector<std::string> times = absl::StrSplit(first_line, ',');
+  double t0 = 0;
+  double t1 = 0;
+  if (times.size() != 2 || !absl::SimpleAtod(times[0], &t0) || !absl::SimpleAtod(times[1], &t1)) {
+    // The line is not quoted: the file may be a link to anything the user can read.
+    return absl::DataLossError(
+        absl::StrCat("Invalid timing format in ", source,
+                     "/start_end_time.txt: expected one line \"<start>,<end>\" (two numbers)"));
+  }
+  if (std::isfinite(t1 - t0)) {
+    metadata.set_elapsed_seconds(t1 - t0);
+  } else {
+    left_out.push_back(absl::StrCat(source, "/start_end_time.txt: '", first_line,
+                                    "' gives no finite elapsed time; the value is left out"));
+  }
+  return absl::OkStatus();
+}
+
+// metadata.json: its format must be the one read here; the time of the save is kept.
+absl::Status ReadMetadataJson(absl::string_view metadata_json, absl::string_view source,
+                              v1::MeasurementMetadata& metadata) {
+  absl::StatusOr<Value> parsed =
+      ParseJsonFile(metadata_json, absl::StrCat(source, "/metadata.json"));
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->has_struct_value()) return absl::OkStatus();
+  const Struct& fields = parsed->struct_value();
+  if (const Value* format = Find(fields, "format"); format != nullptr &&
+                                                    format->has_string_value() &&
+                                                    format->string_value() != kLegacyFormatName) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source, "/metadata.json: unknown format '", format->string_value(), "'"));
+  }
+  if (const Value* timestamp = Find(fields, "timestamp");
+      timestamp && timestamp->has_string_value()) {
+    // Naive local time of the save, not the run's start: kept as text.
+    (*metadata.mutable_configuration())["legacy_saved_at_local"] = timestamp->string_value();
+  }
+  return absl::OkStatus();
+}
+
+// config.json: each key becomes a configuration entry (strings as they are, others as JSON).
+absl::Status ReadConfigJson(absl::string_view config_json, absl::string_view source,
+                            v1::MeasurementMetadata& metadata) {
+  absl::StatusOr<Value> parsed = ParseJsonFile(config_json, absl::StrCat(source, "/config.json"));
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->has_struct_value()) return absl::OkStatus();
+  for (const auto& [key, value] : parsed->struct_value().fields()) {
+    std::string text;
+    if (value.has_string_value()) {
+      text = value.string_value();
+    } else {
+      (void)google::protobuf::util::MessageToJsonString(value, &text);
+    }
+    (*metadata.mutable_configuration())[key] = text;
+  }
+  return absl::OkStatus();
+}
+
+// The chunk metrics, when metrics.json has any: counts of the statistics, per dataset,
+// sections and chunk_info.
+absl::Status ReadChunkMetrics(const Struct& metrics_json, const std::string& metrics_source,
+                              absl::string_view source, v1::AggregatedMetrics& metrics,
+                              std::vector<std::string>& left_out) {
+  const bool has_chunk_keys =
+      metrics.has_chunks() || Find(metrics_json, "per_dataset") != nullptr ||
+      Find(metrics_json, "chunk_info") != nullptr || Find(metrics_json, "sections") != nullptr;
+  if (!has_chunk_keys) return absl::OkStatus();
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  chunks.set_num_chunks(metrics.workflow().num_chunks());
+  const int64_t successful = chunks.num_successful_chunks();
+  chunks.mutable_duration_seconds()->set_count(successful);
+  if (metrics_json.fields().count("chunk_mem_delta_mean_mb") > 0) {
+    chunks.mutable_memory_delta_bytes()->set_count(successful);
+  }
+  if (metrics_json.fields().count("chunk_events_mean") > 0) {
+    chunks.mutable_events()->set_count(successful);
+  }
+  ReadPerDataset(metrics_json, metrics_source, &chunks, &left_out);
+  ReadSections(metrics_json, metrics_source, &chunks, &left_out);
+  if (absl::Status status = ReadChunkInfo(metrics_json, metrics_source, &chunks, &left_out);
+      !status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
+  }
+  return absl::OkStatus();
+}
+
+// The workflow report, from the totals the original aggregated.
+void FillWorkflowReport(v1::AggregatedMetrics& metrics, v1::WorkflowReport& report) {
+  // The original's total_cpu_time is Coffea's processtime, which ours calls the summed chunk
+  // wall time: with it, the tables show its speedup_factor and event_rate_cpu_total_khz where
+  // ours show theirs, under the same labels.
+  if (metrics.workflow().has_total_cpu_time_seconds() &&
+      !metrics.workflow().has_summed_chunk_wall_seconds()) {
+    metrics.mutable_workflow()->set_summed_chunk_wall_seconds(
+        metrics.workflow().total_cpu_time_seconds());
+  }
+  report.set_events(metrics.workflow().total_events());
+  report.set_compressed_bytes_read(metrics.workflow().total_bytes_read());
+  report.set_process_time_seconds(metrics.workflow().total_cpu_time_seconds());
+  report.set_chunks(metrics.workflow().num_chunks());
+}
+
+// raw_chunk_metrics: the chunk records; a bad value loses that value (noted in `left_out`),
+// not the directory.
+absl::Status ReadRawChunks(const Value& raw_chunks, const std::string& metrics_source,
+                           v1::Measurement& measurement, std::vector<std::string>& left_out) {
+  // Times beyond int64 nanoseconds are rejected here, before the record parser converts them.
+  for (int i = 0; i < raw_chunks.list_value().values_size(); ++i) {
+    const Value& record = raw_chunks.list_value().values(i);
+    if (!record.has_struct_value()) continue;
+    for (const char* key : {"t_start", "t_end"}) {
+      const std::optional<double> time = NumberOf(Find(record.struct_value(), key));
+      if (time.has_value() && !PlausibleEpochSeconds(*time)) {
+        return absl::InvalidArgumentError(absl::StrCat(metrics_source, ": raw_chunk_metrics[", i,
+                                                       "]: '", key, "' is not epoch seconds"));
+      }
+    }
+  }
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(raw_chunks, &json);
+  absl::StatusOr<ChunkRecordsRead> records =
+      ParseChunkRecords(json, absl::StrCat(metrics_source, ": raw_chunk_metrics"));
+  if (!records.ok()) return records.status();
+  for (v1::ChunkRecord& record : records->records) *measurement.add_chunks() = std::move(record);
+  for (std::string& text : records->warnings) left_out.push_back(std::move(text));
+  return absl::OkStatus();
+}
+
+// The run's wall-clock start, from the chunks when they have times (the original's t0/t1 are
+// perf_counter readings).
+void SetStartFromChunks(v1::Measurement& measurement) {
+  int64_t first = 0;
+  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+    if (chunk.start_unix_ns() == 0) continue;
+    if (first == 0 || chunk.start_unix_ns() < first) first = chunk.start_unix_ns();
+  }
+  if (first != 0) {
+    v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
+    metadata.mutable_start_time()->set_seconds(first / 1000000000);
+    metadata.mutable_start_time()->set_nanos(static_cast<int32_t>(first % 1000000000));
+  }
+}
+
+}  // namespace
+
 bool IsLegacyMeasurementDirectory(absl::string_view directory) {
   const std::string dir(directory);
   return !Exists(dir + "/FORMAT") && Exists(dir + "/metrics.json") &&
@@ -594,60 +635,21 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   v1::MeasurementMetadata& metadata = *measurement.mutable_metadata();
   metadata.set_schema_version(1);
   metadata.set_tool_version(absl::StrCat("roastcoffea (Python), ", kLegacyFormatName));
-
-  // start_end_time.txt: exactly two floats, like the original's check.
-  const std::string first_line(files.start_end_time.substr(0, files.start_end_time.find('\n')));
-  const std::vector<std::string> times = absl::StrSplit(first_line, ',');
-  double t0 = 0;
-  double t1 = 0;
-  if (times.size() != 2 || !absl::SimpleAtod(times[0], &t0) || !absl::SimpleAtod(times[1], &t1)) {
-    // The line is not quoted: the file may be a link to anything the user can read.
-    return absl::DataLossError(
-        absl::StrCat("Invalid timing format in ", source,
-                     "/start_end_time.txt: expected one line \"<start>,<end>\" (two numbers)"));
-  }
   // Values left out, each naming its file and key: shown with the measurement.
   std::vector<std::string> left_out;
-  if (std::isfinite(t1 - t0)) {
-    metadata.set_elapsed_seconds(t1 - t0);
-  } else {
-    left_out.push_back(absl::StrCat(source, "/start_end_time.txt: '", first_line,
-                                    "' gives no finite elapsed time; the value is left out"));
+  if (absl::Status status = ReadElapsedTime(files.start_end_time, source, metadata, left_out);
+      !status.ok()) {
+    return status;
   }
-
   if (files.metadata_json.has_value()) {
-    absl::StatusOr<Value> parsed =
-        ParseJsonFile(*files.metadata_json, absl::StrCat(source, "/metadata.json"));
-    if (!parsed.ok()) return parsed.status();
-    if (parsed->has_struct_value()) {
-      const Struct& fields = parsed->struct_value();
-      if (const Value* format = Find(fields, "format");
-          format != nullptr && format->has_string_value() &&
-          format->string_value() != kLegacyFormatName) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(source, "/metadata.json: unknown format '", format->string_value(), "'"));
-      }
-      if (const Value* timestamp = Find(fields, "timestamp");
-          timestamp && timestamp->has_string_value()) {
-        // Naive local time of the save, not the run's start: kept as text.
-        (*metadata.mutable_configuration())["legacy_saved_at_local"] = timestamp->string_value();
-      }
+    if (absl::Status status = ReadMetadataJson(*files.metadata_json, source, metadata);
+        !status.ok()) {
+      return status;
     }
   }
   if (files.config_json.has_value()) {
-    absl::StatusOr<Value> parsed =
-        ParseJsonFile(*files.config_json, absl::StrCat(source, "/config.json"));
-    if (!parsed.ok()) return parsed.status();
-    if (parsed->has_struct_value()) {
-      for (const auto& [key, value] : parsed->struct_value().fields()) {
-        std::string text;
-        if (value.has_string_value()) {
-          text = value.string_value();
-        } else {
-          (void)google::protobuf::util::MessageToJsonString(value, &text);
-        }
-        (*metadata.mutable_configuration())[key] = text;
-      }
+    if (absl::Status status = ReadConfigJson(*files.config_json, source, metadata); !status.ok()) {
+      return status;
     }
   }
 
@@ -663,26 +665,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
       !status.ok()) {
     return status;
   }
-  const bool has_chunk_keys =
-      metrics.has_chunks() || Find(metrics_json, "per_dataset") != nullptr ||
-      Find(metrics_json, "chunk_info") != nullptr || Find(metrics_json, "sections") != nullptr;
-  if (has_chunk_keys) {
-    v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
-    chunks.set_num_chunks(metrics.workflow().num_chunks());
-    const int64_t successful = chunks.num_successful_chunks();
-    chunks.mutable_duration_seconds()->set_count(successful);
-    if (metrics_json.fields().count("chunk_mem_delta_mean_mb") > 0) {
-      chunks.mutable_memory_delta_bytes()->set_count(successful);
-    }
-    if (metrics_json.fields().count("chunk_events_mean") > 0) {
-      chunks.mutable_events()->set_count(successful);
-    }
-    ReadPerDataset(metrics_json, metrics_source, &chunks, &left_out);
-    ReadSections(metrics_json, metrics_source, &chunks, &left_out);
-    if (absl::Status status = ReadChunkInfo(metrics_json, metrics_source, &chunks, &left_out);
-        !status.ok()) {
-      return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
-    }
+  if (absl::Status status =
+          ReadChunkMetrics(metrics_json, metrics_source, source, metrics, left_out);
+      !status.ok()) {
+    return status;
   }
   if (Find(metrics_json, "compression_ratios") ||
       Find(metrics_json, "bytes_read_percent_per_file")) {
@@ -691,22 +677,7 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
     ReadNumberList(metrics_json, "bytes_read_percent_per_file",
                    metrics.mutable_branches()->mutable_bytes_read_percent_per_file());
   }
-
-  // The original's total_cpu_time is Coffea's processtime, which ours calls the summed chunk
-  // wall time: with it, the tables show its speedup_factor and event_rate_cpu_total_khz where
-  // ours show theirs, under the same labels.
-  if (metrics.workflow().has_total_cpu_time_seconds() &&
-      !metrics.workflow().has_summed_chunk_wall_seconds()) {
-    metrics.mutable_workflow()->set_summed_chunk_wall_seconds(
-        metrics.workflow().total_cpu_time_seconds());
-  }
-
-  // The workflow report, from the totals the original aggregated.
-  v1::WorkflowReport& report = *measurement.mutable_report();
-  report.set_events(metrics.workflow().total_events());
-  report.set_compressed_bytes_read(metrics.workflow().total_bytes_read());
-  report.set_process_time_seconds(metrics.workflow().total_cpu_time_seconds());
-  report.set_chunks(metrics.workflow().num_chunks());
+  FillWorkflowReport(metrics, *measurement.mutable_report());
 
   if (const Value* tracking = Find(metrics_json, "tracking_data");
       tracking != nullptr && tracking->has_struct_value()) {
@@ -719,26 +690,10 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   }
   if (const Value* raw_chunks = Find(metrics_json, "raw_chunk_metrics");
       raw_chunks != nullptr && raw_chunks->has_list_value()) {
-    // Times beyond int64 nanoseconds are rejected here, before the record parser converts them.
-    for (int i = 0; i < raw_chunks->list_value().values_size(); ++i) {
-      const Value& record = raw_chunks->list_value().values(i);
-      if (!record.has_struct_value()) continue;
-      for (const char* key : {"t_start", "t_end"}) {
-        const std::optional<double> time = NumberOf(Find(record.struct_value(), key));
-        if (time.has_value() && !PlausibleEpochSeconds(*time)) {
-          return absl::InvalidArgumentError(absl::StrCat(metrics_source, ": raw_chunk_metrics[", i,
-                                                         "]: '", key, "' is not epoch seconds"));
-        }
-      }
+    if (absl::Status status = ReadRawChunks(*raw_chunks, metrics_source, measurement, left_out);
+        !status.ok()) {
+      return status;
     }
-    std::string json;
-    (void)google::protobuf::util::MessageToJsonString(*raw_chunks, &json);
-    absl::StatusOr<ChunkRecordsRead> records =
-        ParseChunkRecords(json, absl::StrCat(metrics_source, ": raw_chunk_metrics"));
-    if (!records.ok()) return records.status();
-    for (v1::ChunkRecord& record : records->records) *measurement.add_chunks() = std::move(record);
-    // A bad value loses that value, not the directory.
-    for (std::string& text : records->warnings) left_out.push_back(std::move(text));
   }
   for (std::string& text : left_out) {
     v1::Warning* warning = measurement.add_warnings();
@@ -748,19 +703,7 @@ absl::StatusOr<v1::Measurement> ParseLegacyMeasurement(const LegacyMeasurementFi
   if (absl::Status status = ReadSpans(metrics_json, &measurement); !status.ok()) {
     return absl::Status(status.code(), absl::StrCat(source, "/", status.message()));
   }
-
-  // The run's wall-clock window, from the chunks when they have times (t0/t1 are perf_counter).
-  int64_t first = 0;
-  int64_t last = 0;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.start_unix_ns() == 0) continue;
-    if (first == 0 || chunk.start_unix_ns() < first) first = chunk.start_unix_ns();
-    last = std::max(last, chunk.end_unix_ns());
-  }
-  if (first != 0) {
-    metadata.mutable_start_time()->set_seconds(first / 1000000000);
-    metadata.mutable_start_time()->set_nanos(static_cast<int32_t>(first % 1000000000));
-  }
+  SetStartFromChunks(measurement);
   return measurement;
 }
 

@@ -370,6 +370,125 @@ absl::StatusOr<std::string> FoldedStacks(const v1::Profile& profile,
   return std::move(folded->text);
 }
 
+namespace {
+
+// One node per path of `paths` (ids are node indices), with its count.
+void AppendPathNodes(const LabelPaths& paths, const std::vector<int64_t>& counts,
+                     v1::Profile& profile) {
+  const int n = paths.size();
+  profile.mutable_nodes()->Reserve(n);
+  for (int p = 0; p < n; ++p) {
+    v1::ProfileNode* node = profile.add_nodes();
+    node->set_parent(paths.parent(p));
+    node->set_frame(paths.label_id(p));
+    node->set_count(counts[p]);
+  }
+}
+
+// Profile `k`'s description into `merged`: the first one's is taken; later ones must have
+// its sampling interval, keep a text field only where they agree, widen the time window and
+// add their samples outside chunks and lost.
+absl::Status MergeDescription(const v1::Profile& profile, size_t k, v1::Profile& merged) {
+  const double interval = profile.sampling_interval_seconds();
+  if (k == 0) {
+    merged.set_source(profile.source());
+    merged.set_task_prefix(profile.task_prefix());
+    merged.set_section(profile.section());
+    merged.set_sampling_interval_seconds(interval);
+    merged.set_start_unix_ns(profile.start_unix_ns());
+    merged.set_end_unix_ns(profile.end_unix_ns());
+  } else {
+    const double first = merged.sampling_interval_seconds();
+    if (std::abs(interval - first) > 1e-9 * std::max(std::abs(interval), std::abs(first))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile ", k, ": sampling interval ", interval,
+                       " s differs from the first profile's ", first, " s"));
+    }
+    if (merged.source() != profile.source()) merged.clear_source();
+    if (merged.task_prefix() != profile.task_prefix()) merged.clear_task_prefix();
+    if (merged.section() != profile.section()) merged.clear_section();
+    // 0 means unknown.
+    if (profile.start_unix_ns() != 0 &&
+        (merged.start_unix_ns() == 0 || profile.start_unix_ns() < merged.start_unix_ns())) {
+      merged.set_start_unix_ns(profile.start_unix_ns());
+    }
+    merged.set_end_unix_ns(std::max(merged.end_unix_ns(), profile.end_unix_ns()));
+  }
+  int64_t outside = 0, lost = 0;
+  if (AddOverflows(merged.samples_outside_chunks(), profile.samples_outside_chunks(), &outside) ||
+      AddOverflows(merged.lost_samples(), profile.lost_samples(), &lost)) {
+    return absl::InvalidArgumentError(absl::StrCat("profile ", k, ": sample counts overflow"));
+  }
+  merged.set_samples_outside_chunks(outside);
+  merged.set_lost_samples(lost);
+  return absl::OkStatus();
+}
+
+// Profile `k`'s samples per chunk into `merged`: one entry per chunk (dataset, file, entry
+// range; `chunk_index` finds it), their samples summed.
+absl::Status MergeChunkSamples(const v1::Profile& profile, size_t k,
+                               absl::flat_hash_map<std::string, int64_t>& chunk_index,
+                               v1::Profile& merged) {
+  for (const v1::ProfileChunkSamples& chunk : profile.chunk_samples()) {
+    const std::string key =
+        absl::StrCat(chunk.dataset().size(), ":", chunk.dataset(), chunk.file().size(), ":",
+                     chunk.file(), ":", chunk.entry_start(), ":", chunk.entry_stop());
+    auto [it, inserted] = chunk_index.try_emplace(key, merged.chunk_samples_size());
+    if (inserted) {
+      *merged.add_chunk_samples() = chunk;
+    } else {
+      v1::ProfileChunkSamples* into = merged.mutable_chunk_samples(it->second);
+      int64_t sum = 0;
+      if (AddOverflows(into->samples(), chunk.samples(), &sum)) {
+        return absl::InvalidArgumentError(absl::StrCat("profile ", k, ": chunk samples overflow"));
+      }
+      into->set_samples(sum);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Profile `k`'s call tree (checked, `total` samples) into the merged one: its nodes onto the
+// paths of labels (`paths`, `counts`), its frames into `merged` the first time a label is
+// seen.
+absl::Status MergeTree(const v1::Profile& profile, size_t k, int64_t total,
+                       const ProfileAnalysisOptions& options, LabelPaths& paths,
+                       std::vector<int64_t>& counts, v1::Profile& merged) {
+  const int n = profile.nodes_size();
+  if (n == 0) return absl::OkStatus();
+  std::vector<int> frame_label(profile.frames_size(), -1);
+  std::vector<int> node_path(n, 0);
+  if (AddOverflows(counts[0], total, &counts[0])) {
+    return absl::InvalidArgumentError(absl::StrCat("profile ", k, ": total samples overflow"));
+  }
+  for (int i = 1; i < n; ++i) {
+    const v1::ProfileNode& node = profile.nodes(i);
+    int& label = frame_label[node.frame()];
+    if (label < 0) {
+      label = paths.InternLabel(FrameLabel(profile.frames(node.frame())));
+      // The first frame seen with a label stands for all of them.
+      if (label == merged.frames_size()) *merged.add_frames() = profile.frames(node.frame());
+    }
+    const int path = paths.Child(node_path[node.parent()], label);
+    node_path[i] = path;
+    if (path == static_cast<int>(counts.size())) {
+      if (path >= options.max_nodes || path >= kMaxRepresentableNodes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("profile ", k, ": the merged tree has more nodes than the limit of ",
+                         std::min(options.max_nodes, kMaxRepresentableNodes)));
+      }
+      counts.push_back(0);
+    }
+    if (AddOverflows(counts[path], node.count(), &counts[path])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile ", k, " node ", i, ": merged count overflows int64"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<v1::Profile> ParseFoldedStacks(absl::string_view folded,
                                               double sampling_interval_seconds) {
   if (!std::isfinite(sampling_interval_seconds) || sampling_interval_seconds < 0) {
@@ -429,14 +548,7 @@ absl::StatusOr<v1::Profile> ParseFoldedStacks(absl::string_view folded,
   for (int l = 0; l < paths.label_count(); ++l) {
     profile.add_frames()->set_function(paths.label_text(l));
   }
-  const int n = paths.size();
-  profile.mutable_nodes()->Reserve(n);
-  for (int p = 0; p < n; ++p) {
-    v1::ProfileNode* node = profile.add_nodes();
-    node->set_parent(paths.parent(p));
-    node->set_frame(paths.label_id(p));
-    node->set_count(counts[p]);
-  }
+  AppendPathNodes(paths, counts, profile);
   return profile;
 }
 
@@ -453,95 +565,12 @@ absl::StatusOr<v1::Profile> MergeProfiles(absl::Span<const v1::Profile> profiles
       return absl::InvalidArgumentError(
           absl::StrCat("profile ", k, ": ", shape.status().message()));
     }
-    const double interval = profile.sampling_interval_seconds();
-    if (k == 0) {
-      merged.set_source(profile.source());
-      merged.set_task_prefix(profile.task_prefix());
-      merged.set_section(profile.section());
-      merged.set_sampling_interval_seconds(interval);
-      merged.set_start_unix_ns(profile.start_unix_ns());
-      merged.set_end_unix_ns(profile.end_unix_ns());
-    } else {
-      const double first = merged.sampling_interval_seconds();
-      if (std::abs(interval - first) > 1e-9 * std::max(std::abs(interval), std::abs(first))) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("profile ", k, ": sampling interval ", interval,
-                         " s differs from the first profile's ", first, " s"));
-      }
-      // Kept only where every profile agrees.
-      if (merged.source() != profile.source()) merged.clear_source();
-      if (merged.task_prefix() != profile.task_prefix()) merged.clear_task_prefix();
-      if (merged.section() != profile.section()) merged.clear_section();
-      // 0 means unknown.
-      if (profile.start_unix_ns() != 0 &&
-          (merged.start_unix_ns() == 0 || profile.start_unix_ns() < merged.start_unix_ns())) {
-        merged.set_start_unix_ns(profile.start_unix_ns());
-      }
-      merged.set_end_unix_ns(std::max(merged.end_unix_ns(), profile.end_unix_ns()));
-    }
-    int64_t outside = 0, lost = 0;
-    if (AddOverflows(merged.samples_outside_chunks(), profile.samples_outside_chunks(), &outside) ||
-        AddOverflows(merged.lost_samples(), profile.lost_samples(), &lost)) {
-      return absl::InvalidArgumentError(absl::StrCat("profile ", k, ": sample counts overflow"));
-    }
-    merged.set_samples_outside_chunks(outside);
-    merged.set_lost_samples(lost);
-    for (const v1::ProfileChunkSamples& chunk : profile.chunk_samples()) {
-      const std::string key =
-          absl::StrCat(chunk.dataset().size(), ":", chunk.dataset(), chunk.file().size(), ":",
-                       chunk.file(), ":", chunk.entry_start(), ":", chunk.entry_stop());
-      auto [it, inserted] = chunk_index.try_emplace(key, merged.chunk_samples_size());
-      if (inserted) {
-        *merged.add_chunk_samples() = chunk;
-      } else {
-        v1::ProfileChunkSamples* into = merged.mutable_chunk_samples(it->second);
-        int64_t sum = 0;
-        if (AddOverflows(into->samples(), chunk.samples(), &sum)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("profile ", k, ": chunk samples overflow"));
-        }
-        into->set_samples(sum);
-      }
-    }
-    const int n = profile.nodes_size();
-    if (n == 0) continue;
-    std::vector<int> frame_label(profile.frames_size(), -1);
-    std::vector<int> node_path(n, 0);
-    if (AddOverflows(counts[0], shape->total, &counts[0])) {
-      return absl::InvalidArgumentError(absl::StrCat("profile ", k, ": total samples overflow"));
-    }
-    for (int i = 1; i < n; ++i) {
-      const v1::ProfileNode& node = profile.nodes(i);
-      int& label = frame_label[node.frame()];
-      if (label < 0) {
-        label = paths.InternLabel(FrameLabel(profile.frames(node.frame())));
-        // The first frame seen with a label stands for all of them.
-        if (label == merged.frames_size()) *merged.add_frames() = profile.frames(node.frame());
-      }
-      const int path = paths.Child(node_path[node.parent()], label);
-      node_path[i] = path;
-      if (path == static_cast<int>(counts.size())) {
-        if (path >= options.max_nodes || path >= kMaxRepresentableNodes) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("profile ", k, ": the merged tree has more nodes than the limit of ",
-                           std::min(options.max_nodes, kMaxRepresentableNodes)));
-        }
-        counts.push_back(0);
-      }
-      if (AddOverflows(counts[path], node.count(), &counts[path])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("profile ", k, " node ", i, ": merged count overflows int64"));
-      }
-    }
+    absl::Status status = MergeDescription(profile, k, merged);
+    if (status.ok()) status = MergeChunkSamples(profile, k, chunk_index, merged);
+    if (status.ok()) status = MergeTree(profile, k, shape->total, options, paths, counts, merged);
+    if (!status.ok()) return status;
   }
-  const int n = paths.size();
-  merged.mutable_nodes()->Reserve(n);
-  for (int p = 0; p < n; ++p) {
-    v1::ProfileNode* node = merged.add_nodes();
-    node->set_parent(paths.parent(p));
-    node->set_frame(paths.label_id(p));
-    node->set_count(counts[p]);
-  }
+  AppendPathNodes(paths, counts, merged);
   return merged;
 }
 

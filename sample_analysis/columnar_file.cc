@@ -141,6 +141,64 @@ absl::StatusOr<BlobLocation> CompressBlob(FileSink* sink, const uint8_t* data, s
   return blob;
 }
 
+// Compresses one column's baskets into the file and records where each blob went in the
+// footer; reuses its buffers across baskets.
+class BasketWriter {
+ public:
+  BasketWriter(FileSink& sink, int level, const std::string& path, std::string& footer)
+      : sink_(sink), level_(level), path_(path), footer_(footer) {}
+
+  // Entries [first, last) of a flat column of `elem`-byte values.
+  absl::Status WriteFlat(const uint8_t* values, size_t elem, int64_t first, int64_t last) {
+    absl::StatusOr<BlobLocation> blob =
+        CompressBlob(&sink_, values + first * elem, (last - first) * elem, level_, &buffer_, path_);
+    if (!blob.ok()) return blob.status();
+    PutBlob(&footer_, *blob);
+    return absl::OkStatus();
+  }
+
+  // Entries [first, last) of a jagged column: their end offsets, relative to the basket so
+  // that each basket decodes on its own, then their content.
+  absl::Status WriteJagged(const std::vector<int64_t>& end_offsets, const uint8_t* content,
+                           size_t elem, int64_t first, int64_t last) {
+    const int64_t content_start = first == 0 ? 0 : end_offsets[first - 1];
+    local_offsets_.assign(1, 0);
+    for (int64_t i = first; i < last; ++i) local_offsets_.push_back(end_offsets[i] - content_start);
+    std::string encoded;
+    for (int64_t v : local_offsets_) PutLE<uint64_t>(&encoded, static_cast<uint64_t>(v));
+    absl::StatusOr<BlobLocation> offsets_blob =
+        CompressBlob(&sink_, reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(),
+                     level_, &buffer_, path_);
+    if (!offsets_blob.ok()) return offsets_blob.status();
+    absl::StatusOr<BlobLocation> content_blob =
+        CompressBlob(&sink_, content + content_start * elem, local_offsets_.back() * elem, level_,
+                     &buffer_, path_);
+    if (!content_blob.ok()) return content_blob.status();
+    PutBlob(&footer_, *offsets_blob);
+    PutBlob(&footer_, *content_blob);
+    return absl::OkStatus();
+  }
+
+ private:
+  FileSink& sink_;
+  const int level_;
+  const std::string& path_;
+  std::string& footer_;
+  std::vector<uint8_t> buffer_;
+  std::vector<int64_t> local_offsets_;
+};
+
+// The file's last bytes: where the footer is, its size and CRC, the version and the magic.
+std::string Trailer(uint64_t footer_offset, const std::string& footer) {
+  std::string trailer;
+  PutLE<uint64_t>(&trailer, footer_offset);
+  PutLE<uint64_t>(&trailer, footer.size());
+  PutLE<uint32_t>(&trailer, Crc32(reinterpret_cast<const uint8_t*>(footer.data()), footer.size()));
+  PutLE<uint32_t>(&trailer, kColumnarFormatVersion);
+  trailer.append(kMagic, sizeof(kMagic));
+  return trailer;
+}
+
 }  // namespace
 
 absl::string_view ColumnTypeName(ColumnType type) {
@@ -264,8 +322,6 @@ template absl::Status Writer::AddJaggedColumn<uint64_t>(absl::string_view,
                                                         absl::Span<const int64_t>,
                                                         absl::Span<const uint64_t>);
 
-// long-function: moved as is from tools/sample_analysis/ (listed in tools/size_baseline.txt
-// there); to be cut down with the other long functions (#24 item 5).
 absl::Status Writer::Write(const std::string& path) const {
   if (options_.basket_entries <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("writing columnar file ", path,
@@ -294,8 +350,7 @@ absl::Status Writer::Write(const std::string& path) const {
     PutLE<uint64_t>(&footer, static_cast<uint64_t>(entries_));
     PutLE<uint64_t>(&footer, static_cast<uint64_t>(be));
     PutLE<uint32_t>(&footer, static_cast<uint32_t>(columns_.size()));
-    std::vector<uint8_t> buffer;
-    std::vector<int64_t> local_offsets;
+    BasketWriter baskets(sink, options_.compression_level, path, footer);
     for (const PendingColumn& column : columns_) {
       const size_t elem = ElementSize(column.type);
       PutLE<uint16_t>(&footer, static_cast<uint16_t>(column.name.size()));
@@ -306,42 +361,14 @@ absl::Status Writer::Write(const std::string& path) const {
       for (int64_t b = 0; b < num_baskets; ++b) {
         const int64_t first = b * be;
         const int64_t last = std::min(entries_, first + be);
-        if (!column.jagged) {
-          absl::StatusOr<BlobLocation> blob =
-              CompressBlob(&sink, column.values.data() + first * elem, (last - first) * elem,
-                           options_.compression_level, &buffer, path);
-          if (!blob.ok()) return blob.status();
-          PutBlob(&footer, *blob);
-          continue;
-        }
-        // Offsets relative to the basket, so each basket decodes on its own.
-        const int64_t content_start = first == 0 ? 0 : column.end_offsets[first - 1];
-        local_offsets.assign(1, 0);
-        for (int64_t i = first; i < last; ++i) {
-          local_offsets.push_back(column.end_offsets[i] - content_start);
-        }
-        std::string encoded;
-        for (int64_t v : local_offsets) PutLE<uint64_t>(&encoded, static_cast<uint64_t>(v));
-        absl::StatusOr<BlobLocation> offsets_blob =
-            CompressBlob(&sink, reinterpret_cast<const uint8_t*>(encoded.data()), encoded.size(),
-                         options_.compression_level, &buffer, path);
-        if (!offsets_blob.ok()) return offsets_blob.status();
-        absl::StatusOr<BlobLocation> content_blob =
-            CompressBlob(&sink, column.values.data() + content_start * elem,
-                         local_offsets.back() * elem, options_.compression_level, &buffer, path);
-        if (!content_blob.ok()) return content_blob.status();
-        PutBlob(&footer, *offsets_blob);
-        PutBlob(&footer, *content_blob);
+        absl::Status s =
+            column.jagged
+                ? baskets.WriteJagged(column.end_offsets, column.values.data(), elem, first, last)
+                : baskets.WriteFlat(column.values.data(), elem, first, last);
+        if (!s.ok()) return s;
       }
     }
-    const uint64_t footer_offset = sink.position();
-    std::string trailer;
-    PutLE<uint64_t>(&trailer, footer_offset);
-    PutLE<uint64_t>(&trailer, footer.size());
-    PutLE<uint32_t>(&trailer,
-                    Crc32(reinterpret_cast<const uint8_t*>(footer.data()), footer.size()));
-    PutLE<uint32_t>(&trailer, kColumnarFormatVersion);
-    trailer.append(kMagic, sizeof(kMagic));
+    const std::string trailer = Trailer(sink.position(), footer);
     if (absl::Status s = sink.Append(footer.data(), footer.size()); !s.ok()) return s;
     if (absl::Status s = sink.Append(trailer.data(), trailer.size()); !s.ok()) return s;
   }
@@ -361,6 +388,139 @@ struct ThreadDecompressor {
 ZSTD_DCtx* ThreadDecompressionContext() {
   thread_local ThreadDecompressor decompressor;
   return decompressor.ctx;
+}
+
+absl::Status Corrupt(absl::string_view path, absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("columnar file ", path, " is corrupt: ", what));
+}
+
+// Where the trailer says the footer is.
+struct FooterLocation {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint32_t crc = 0;
+};
+
+// The header's and the trailer's magic and version, and the footer between the header and
+// the trailer (at `trailer_offset`).
+absl::StatusOr<FooterLocation> CheckHeaderAndTrailer(absl::string_view path, const uint8_t* header,
+                                                     const uint8_t* trailer,
+                                                     uint64_t trailer_offset, int64_t file_size) {
+  if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError(
+        absl::StrCat("columnar file ", path, ": bad magic at the start (not a columnar file)"));
+  }
+  if (std::memcmp(trailer + kTrailerSize - sizeof(kMagic), kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError(absl::StrCat(
+        "columnar file ", path, ": bad magic at the end (truncated or not a columnar file)"));
+  }
+  const uint32_t version = GetLE<uint32_t>(header + 8);
+  const uint32_t trailer_version = GetLE<uint32_t>(trailer + 20);
+  if (version != trailer_version) return Corrupt(path, "header and trailer versions differ");
+  if (version != kColumnarFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat("columnar file ", path, " has version ",
+                                                      version, ", this reader supports ",
+                                                      kColumnarFormatVersion));
+  }
+  FooterLocation footer;
+  footer.offset = GetLE<uint64_t>(trailer);
+  footer.size = GetLE<uint64_t>(trailer + 8);
+  footer.crc = GetLE<uint32_t>(trailer + 16);
+  if (footer.offset < kHeaderSize || footer.offset > trailer_offset ||
+      footer.size != trailer_offset - footer.offset) {
+    return Corrupt(path, absl::StrCat("footer at offset ", footer.offset, " size ", footer.size,
+                                      " does not fit a file of ", file_size, " bytes"));
+  }
+  return footer;
+}
+
+// The footer's column table: entries, basket size and each column's baskets.
+struct ColumnTable {
+  int64_t entries = 0;
+  int64_t basket_entries = 0;
+  std::vector<ColumnInfo> columns;
+};
+
+// The locations of `column`'s baskets; each must lie between the header and the footer (at
+// `footer_offset`) and have the size its entries need.
+absl::Status ParseBaskets(absl::string_view path, Cursor& c, const ColumnTable& table,
+                          uint64_t footer_offset, ColumnInfo& column) {
+  const auto blob_ok = [&](const BlobLocation& b) {
+    return b.offset >= kHeaderSize && b.offset <= footer_offset &&
+           b.compressed_size <= footer_offset - b.offset && b.uncompressed_size <= kMaxBlobBytes;
+  };
+  const size_t elem = ElementSize(column.type);
+  for (size_t b = 0; b < column.baskets.size(); ++b) {
+    BasketInfo& basket = column.baskets[b];
+    basket.entry_start = static_cast<int64_t>(b * static_cast<uint64_t>(table.basket_entries));
+    basket.entry_stop = std::min<int64_t>(table.entries, basket.entry_start + table.basket_entries);
+    const uint64_t n = static_cast<uint64_t>(basket.entry_stop - basket.entry_start);
+    if (column.jagged && !GetBlob(&c, &basket.offsets)) {
+      return Corrupt(path, absl::StrCat("column table truncated in column ", column.name));
+    }
+    if (!GetBlob(&c, &basket.values)) {
+      return Corrupt(path, absl::StrCat("column table truncated in column ", column.name));
+    }
+    const bool sizes_ok = column.jagged ? basket.offsets.uncompressed_size == (n + 1) * 8 &&
+                                              basket.values.uncompressed_size % elem == 0 &&
+                                              blob_ok(basket.offsets)
+                                        : basket.values.uncompressed_size == n * elem;
+    if (!sizes_ok || !blob_ok(basket.values)) {
+      return Corrupt(path, absl::StrCat("column ", column.name, " basket ", b,
+                                        " has an inconsistent location or size"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ColumnTable> ParseColumnTable(absl::string_view path,
+                                             const std::vector<uint8_t>& footer,
+                                             uint64_t footer_offset) {
+  Cursor c(footer.data(), footer.size());
+  uint64_t entries = 0, basket_entries = 0;
+  uint32_t num_columns = 0;
+  if (!c.Get(&entries) || !c.Get(&basket_entries) || !c.Get(&num_columns)) {
+    return Corrupt(path, "footer too short");
+  }
+  if (entries > (uint64_t{1} << 48) || basket_entries == 0 ||
+      basket_entries > (uint64_t{1} << 40) || num_columns > kMaxColumns) {
+    return Corrupt(path, absl::StrCat("implausible footer: entries=", entries, " basket_entries=",
+                                      basket_entries, " columns=", num_columns));
+  }
+  ColumnTable table;
+  table.entries = static_cast<int64_t>(entries);
+  table.basket_entries = static_cast<int64_t>(basket_entries);
+  const uint64_t num_baskets = (entries + basket_entries - 1) / basket_entries;
+  for (uint32_t i = 0; i < num_columns; ++i) {
+    ColumnInfo column;
+    uint16_t name_size = 0;
+    uint8_t type = 0, jagged = 0;
+    uint32_t baskets = 0;
+    if (!c.Get(&name_size) || !c.GetString(name_size, &column.name) || !c.Get(&type) ||
+        !c.Get(&jagged) || !c.Get(&baskets)) {
+      return Corrupt(path, absl::StrCat("column table truncated at column ", i));
+    }
+    const bool duplicate =
+        std::any_of(table.columns.begin(), table.columns.end(),
+                    [&](const ColumnInfo& other) { return other.name == column.name; });
+    if (column.name.empty() || duplicate) {
+      return Corrupt(path, absl::StrCat("empty or duplicate column name '", column.name, "'"));
+    }
+    if (!IsValidType(type) || jagged > 1) {
+      return Corrupt(path, absl::StrCat("column ", column.name, " has unknown type ", int{type}));
+    }
+    if (baskets != num_baskets) {
+      return Corrupt(path, absl::StrCat("column ", column.name, " has ", baskets,
+                                        " baskets, expected ", num_baskets));
+    }
+    column.type = static_cast<ColumnType>(type);
+    column.jagged = jagged == 1;
+    column.baskets.resize(baskets);
+    if (absl::Status s = ParseBaskets(path, c, table, footer_offset, column); !s.ok()) return s;
+    table.columns.push_back(std::move(column));
+  }
+  if (!c.AtEnd()) return Corrupt(path, "trailing bytes after the column table");
+  return table;
 }
 }  // namespace
 
@@ -413,12 +573,7 @@ absl::Status Reader::PreadExactly(uint64_t offset, size_t size, uint8_t* out,
   return absl::OkStatus();
 }
 
-// long-function: moved as is from tools/sample_analysis/ (listed in tools/size_baseline.txt
-// there); to be cut down with the other long functions (#24 item 5).
 absl::Status Reader::LoadFooter() {
-  const auto corrupt = [this](absl::string_view what) {
-    return absl::DataLossError(absl::StrCat("columnar file ", path_, " is corrupt: ", what));
-  };
   if (file_size_ < static_cast<int64_t>(kHeaderSize + kTrailerSize)) {
     return absl::DataLossError(absl::StrCat("columnar file ", path_, " is truncated: ", file_size_,
                                             " bytes, smaller than header + trailer"));
@@ -431,101 +586,23 @@ absl::Status Reader::LoadFooter() {
     return s;
   }
   stats_.metadata_bytes_read += kHeaderSize + kTrailerSize;
-  if (std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
-    return absl::DataLossError(
-        absl::StrCat("columnar file ", path_, ": bad magic at the start (not a columnar file)"));
-  }
-  if (std::memcmp(trailer + kTrailerSize - sizeof(kMagic), kMagic, sizeof(kMagic)) != 0) {
-    return absl::DataLossError(absl::StrCat(
-        "columnar file ", path_, ": bad magic at the end (truncated or not a columnar file)"));
-  }
-  const uint32_t version = GetLE<uint32_t>(header + 8);
-  const uint32_t trailer_version = GetLE<uint32_t>(trailer + 20);
-  if (version != trailer_version) return corrupt("header and trailer versions differ");
-  if (version != kColumnarFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat("columnar file ", path_, " has version ",
-                                                      version, ", this reader supports ",
-                                                      kColumnarFormatVersion));
-  }
-  const uint64_t footer_offset = GetLE<uint64_t>(trailer);
-  const uint64_t footer_size = GetLE<uint64_t>(trailer + 8);
-  const uint32_t footer_crc = GetLE<uint32_t>(trailer + 16);
-  if (footer_offset < kHeaderSize || footer_offset > trailer_offset ||
-      footer_size != trailer_offset - footer_offset) {
-    return corrupt(absl::StrCat("footer at offset ", footer_offset, " size ", footer_size,
-                                " does not fit a file of ", file_size_, " bytes"));
-  }
-  std::vector<uint8_t> footer(footer_size);
-  if (absl::Status s = PreadExactly(footer_offset, footer_size, footer.data(), "footer"); !s.ok()) {
+  absl::StatusOr<FooterLocation> location =
+      CheckHeaderAndTrailer(path_, header, trailer, trailer_offset, file_size_);
+  if (!location.ok()) return location.status();
+  std::vector<uint8_t> footer(location->size);
+  if (absl::Status s = PreadExactly(location->offset, location->size, footer.data(), "footer");
+      !s.ok()) {
     return s;
   }
-  stats_.metadata_bytes_read += static_cast<int64_t>(footer_size);
-  if (Crc32(footer.data(), footer.size()) != footer_crc) return corrupt("footer CRC mismatch");
-
-  Cursor c(footer.data(), footer.size());
-  uint64_t entries = 0, basket_entries = 0;
-  uint32_t num_columns = 0;
-  if (!c.Get(&entries) || !c.Get(&basket_entries) || !c.Get(&num_columns)) {
-    return corrupt("footer too short");
+  stats_.metadata_bytes_read += static_cast<int64_t>(location->size);
+  if (Crc32(footer.data(), footer.size()) != location->crc) {
+    return Corrupt(path_, "footer CRC mismatch");
   }
-  if (entries > (uint64_t{1} << 48) || basket_entries == 0 ||
-      basket_entries > (uint64_t{1} << 40) || num_columns > kMaxColumns) {
-    return corrupt(absl::StrCat("implausible footer: entries=", entries,
-                                " basket_entries=", basket_entries, " columns=", num_columns));
-  }
-  entries_ = static_cast<int64_t>(entries);
-  basket_entries_ = static_cast<int64_t>(basket_entries);
-  const uint64_t num_baskets = (entries + basket_entries - 1) / basket_entries;
-  const auto blob_ok = [&](const BlobLocation& b) {
-    return b.offset >= kHeaderSize && b.offset <= footer_offset &&
-           b.compressed_size <= footer_offset - b.offset && b.uncompressed_size <= kMaxBlobBytes;
-  };
-  for (uint32_t i = 0; i < num_columns; ++i) {
-    ColumnInfo column;
-    uint16_t name_size = 0;
-    uint8_t type = 0, jagged = 0;
-    uint32_t baskets = 0;
-    if (!c.Get(&name_size) || !c.GetString(name_size, &column.name) || !c.Get(&type) ||
-        !c.Get(&jagged) || !c.Get(&baskets)) {
-      return corrupt(absl::StrCat("column table truncated at column ", i));
-    }
-    if (column.name.empty() || FindColumn(column.name) != nullptr) {
-      return corrupt(absl::StrCat("empty or duplicate column name '", column.name, "'"));
-    }
-    if (!IsValidType(type) || jagged > 1) {
-      return corrupt(absl::StrCat("column ", column.name, " has unknown type ", int{type}));
-    }
-    if (baskets != num_baskets) {
-      return corrupt(absl::StrCat("column ", column.name, " has ", baskets, " baskets, expected ",
-                                  num_baskets));
-    }
-    column.type = static_cast<ColumnType>(type);
-    column.jagged = jagged == 1;
-    const size_t elem = ElementSize(column.type);
-    column.baskets.resize(baskets);
-    for (uint32_t b = 0; b < baskets; ++b) {
-      BasketInfo& basket = column.baskets[b];
-      basket.entry_start = static_cast<int64_t>(b * basket_entries);
-      basket.entry_stop = std::min<int64_t>(entries_, basket.entry_start + basket_entries_);
-      const uint64_t n = static_cast<uint64_t>(basket.entry_stop - basket.entry_start);
-      if (column.jagged && !GetBlob(&c, &basket.offsets)) {
-        return corrupt(absl::StrCat("column table truncated in column ", column.name));
-      }
-      if (!GetBlob(&c, &basket.values)) {
-        return corrupt(absl::StrCat("column table truncated in column ", column.name));
-      }
-      const bool sizes_ok = column.jagged ? basket.offsets.uncompressed_size == (n + 1) * 8 &&
-                                                basket.values.uncompressed_size % elem == 0 &&
-                                                blob_ok(basket.offsets)
-                                          : basket.values.uncompressed_size == n * elem;
-      if (!sizes_ok || !blob_ok(basket.values)) {
-        return corrupt(absl::StrCat("column ", column.name, " basket ", b,
-                                    " has an inconsistent location or size"));
-      }
-    }
-    columns_.push_back(std::move(column));
-  }
-  if (!c.AtEnd()) return corrupt("trailing bytes after the column table");
+  absl::StatusOr<ColumnTable> table = ParseColumnTable(path_, footer, location->offset);
+  if (!table.ok()) return table.status();
+  entries_ = table->entries;
+  basket_entries_ = table->basket_entries;
+  columns_ = std::move(table->columns);
   return absl::OkStatus();
 }
 

@@ -133,6 +133,52 @@ class Decoder {
     return absl::OkStatus();
   }
 
+  // The fixed-width numbers: float 32 and 64 (0xca, 0xcb), unsigned (0xcc-0xcf) and signed
+  // (0xd0-0xd3) integers of 1 to 8 bytes.
+  absl::Status ReadNumber(unsigned char tag, Value& out) {
+    uint64_t n = 0;
+    absl::Status s;
+    switch (tag) {
+      case 0xca: {
+        if (!(s = ReadLength(4, n)).ok()) return s;
+        const uint32_t bits = static_cast<uint32_t>(n);
+        float f;
+        std::memcpy(&f, &bits, sizeof(f));
+        out = Value::Float(f);
+        return absl::OkStatus();
+      }
+      case 0xcb: {
+        if (!(s = ReadLength(8, n)).ok()) return s;
+        double d;
+        std::memcpy(&d, &n, sizeof(d));
+        out = Value::Float(d);
+        return absl::OkStatus();
+      }
+      case 0xcc:
+      case 0xcd:
+      case 0xce:
+      case 0xcf:
+        if (!(s = ReadLength(size_t{1} << (tag - 0xcc), n)).ok()) return s;
+        out = Value::Uint(n);
+        return absl::OkStatus();
+      case 0xd0:
+      case 0xd1:
+      case 0xd2:
+      case 0xd3: {
+        const size_t width = size_t{1} << (tag - 0xd0);
+        if (!(s = ReadLength(width, n)).ok()) return s;
+        // Sign-extend from `width` bytes.
+        const int shift = static_cast<int>(64 - 8 * width);
+        const int64_t signed_value =
+            shift == 0 ? static_cast<int64_t>(n) : static_cast<int64_t>(n << shift) >> shift;
+        out = Value::Int(signed_value);
+        return absl::OkStatus();
+      }
+      default:
+        return Error(absl::StrFormat("type byte 0x%02x is not a number", tag));
+    }
+  }
+
   absl::Status Decode(Value& out, int depth) {
     if (depth > limits_.max_depth) {
       return Error(absl::StrCat("nesting deeper than ", limits_.max_depth, " levels"));
@@ -183,41 +229,17 @@ class Decoder {
       case 0xdf:
         if (!(s = ReadLength(tag == 0xde ? 2 : 4, n)).ok()) return s;
         return ReadMap(n, depth, out);
-      case 0xca: {
-        if (!(s = ReadLength(4, n)).ok()) return s;
-        const uint32_t bits = static_cast<uint32_t>(n);
-        float f;
-        std::memcpy(&f, &bits, sizeof(f));
-        out = Value::Float(f);
-        return absl::OkStatus();
-      }
-      case 0xcb: {
-        if (!(s = ReadLength(8, n)).ok()) return s;
-        double d;
-        std::memcpy(&d, &n, sizeof(d));
-        out = Value::Float(d);
-        return absl::OkStatus();
-      }
+      case 0xca:
+      case 0xcb:
       case 0xcc:
       case 0xcd:
       case 0xce:
       case 0xcf:
-        if (!(s = ReadLength(size_t{1} << (tag - 0xcc), n)).ok()) return s;
-        out = Value::Uint(n);
-        return absl::OkStatus();
       case 0xd0:
       case 0xd1:
       case 0xd2:
-      case 0xd3: {
-        const size_t width = size_t{1} << (tag - 0xd0);
-        if (!(s = ReadLength(width, n)).ok()) return s;
-        // Sign-extend from `width` bytes.
-        const int shift = static_cast<int>(64 - 8 * width);
-        const int64_t signed_value =
-            shift == 0 ? static_cast<int64_t>(n) : static_cast<int64_t>(n << shift) >> shift;
-        out = Value::Int(signed_value);
-        return absl::OkStatus();
-      }
+      case 0xd3:
+        return ReadNumber(tag, out);
       case 0xc7:
       case 0xc8:
       case 0xc9:

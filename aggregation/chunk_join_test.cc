@@ -1,4 +1,4 @@
-#include "backends/chunk_join.h"
+#include "aggregation/chunk_join.h"
 
 #include <string>
 #include <vector>

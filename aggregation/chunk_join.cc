@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <tuple>
+#include <limits>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace roastcoffea {
 namespace {
@@ -39,7 +41,25 @@ void TakeFromEngine(const v1::ChunkRecord& engine, v1::ChunkRecord& record) {
   }
 }
 
-using ChunkIdentity = std::tuple<std::string, std::string, int64_t, int64_t>;
+// A chunk's identity, viewing the strings of a record that stays in place while it is used.
+struct ChunkKey {
+  absl::string_view dataset, file;
+  int64_t entry_start, entry_stop;
+
+  explicit ChunkKey(const v1::ChunkRecord& r)
+      : dataset(r.dataset()),
+        file(r.file()),
+        entry_start(r.entry_start()),
+        entry_stop(r.entry_stop()) {}
+  bool operator==(const ChunkKey& o) const {
+    return entry_start == o.entry_start && entry_stop == o.entry_stop && file == o.file &&
+           dataset == o.dataset;
+  }
+  template <typename H>
+  friend H AbslHashValue(H h, const ChunkKey& k) {
+    return H::combine(std::move(h), k.dataset, k.file, k.entry_start, k.entry_stop);
+  }
+};
 
 bool HasIdentity(const v1::ChunkRecord& r) {
   return !r.task_id().empty() && (!r.file().empty() || r.entry_stop() > r.entry_start());
@@ -47,8 +67,8 @@ bool HasIdentity(const v1::ChunkRecord& r) {
 
 // Folds the records of one chunk (indices into `records`, at least two) into the one that
 // started last.
-v1::ChunkRecord FoldRetries(std::vector<v1::ChunkRecord>& records, std::vector<size_t> group) {
-  std::stable_sort(group.begin(), group.end(), [&](size_t a, size_t b) {
+v1::ChunkRecord FoldRetries(std::vector<v1::ChunkRecord>& records, std::vector<uint32_t> group) {
+  std::stable_sort(group.begin(), group.end(), [&](uint32_t a, uint32_t b) {
     return records[a].start_unix_ns() < records[b].start_unix_ns();
   });
   v1::ChunkRecord last = std::move(records[group.back()]);
@@ -75,82 +95,109 @@ v1::ChunkRecord FoldRetries(std::vector<v1::ChunkRecord>& records, std::vector<s
   return last;
 }
 
-}  // namespace
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
-ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
-                                 std::vector<v1::ChunkRecord> instrumented_records) {
-  ChunkJoinResult result;
-  absl::flat_hash_map<std::string, size_t> engine_by_task;
-  for (size_t i = 0; i < engine_records.size(); ++i) {
-    const std::string& id = engine_records[i].task_id();
-    if (!id.empty()) engine_by_task.emplace(id, i);
-  }
-  std::vector<bool> engine_used(engine_records.size(), false);
-  // A task may process several chunks (one record each); a chunk named twice under one task
-  // is the suspicious case.
-  absl::flat_hash_map<std::string, std::vector<ChunkIdentity>> chunks_of_task;
+struct MatchCounts {
+  std::vector<bool> engine_used;
   int64_t unknown_tasks = 0, reused_tasks = 0;
   std::string first_unknown;
-  for (v1::ChunkRecord& record : instrumented_records) {
-    if (record.task_id().empty() || engine_by_task.empty()) continue;
+};
+
+// Step 1: each instrumented record takes from the engine record of its task. One hash lookup
+// per record; the identities of a task's earlier chunks are compared only for tasks named by
+// several records (rare: Work Queue's chunks per task).
+MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_records,
+                               std::vector<v1::ChunkRecord>& instrumented_records) {
+  MatchCounts counts;
+  counts.engine_used.assign(engine_records.size(), false);
+  if (engine_records.empty()) return counts;
+  absl::flat_hash_map<absl::string_view, uint32_t> engine_by_task;
+  engine_by_task.reserve(engine_records.size());
+  for (size_t i = 0; i < engine_records.size(); ++i) {
+    const std::string& id = engine_records[i].task_id();
+    if (!id.empty()) engine_by_task.emplace(id, static_cast<uint32_t>(i));
+  }
+  if (engine_by_task.empty()) return counts;
+  // Per engine task, the instrumented records that named it before (the first in a vector,
+  // later ones in a map).
+  std::vector<uint32_t> first_user(engine_records.size(), kNone);
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> later_users;
+  for (size_t r = 0; r < instrumented_records.size(); ++r) {
+    v1::ChunkRecord& record = instrumented_records[r];
+    if (record.task_id().empty()) continue;
     auto it = engine_by_task.find(record.task_id());
     if (it == engine_by_task.end()) {
-      if (unknown_tasks++ == 0) first_unknown = record.task_id();
+      if (counts.unknown_tasks++ == 0) counts.first_unknown = record.task_id();
       continue;
     }
-    std::vector<ChunkIdentity>& seen = chunks_of_task[record.task_id()];
-    const ChunkIdentity identity(record.dataset(), record.file(), record.entry_start(),
-                                 record.entry_stop());
-    if (engine_used[it->second] &&
-        (!HasIdentity(record) || std::find(seen.begin(), seen.end(), identity) != seen.end())) {
-      ++reused_tasks;
+    const uint32_t task = it->second;
+    if (counts.engine_used[task]) {
+      bool same_chunk = !HasIdentity(record);
+      const ChunkKey key(record);
+      const auto named_before = [&](uint32_t earlier) {
+        return ChunkKey(instrumented_records[earlier]) == key;
+      };
+      same_chunk = same_chunk || named_before(first_user[task]);
+      for (uint32_t earlier : later_users[task]) same_chunk = same_chunk || named_before(earlier);
+      if (same_chunk) ++counts.reused_tasks;
+      later_users[task].push_back(static_cast<uint32_t>(r));
+    } else {
+      first_user[task] = static_cast<uint32_t>(r);
     }
-    seen.push_back(identity);
-    engine_used[it->second] = true;
-    TakeFromEngine(engine_records[it->second], record);
+    counts.engine_used[task] = true;
+    TakeFromEngine(engine_records[task], record);
   }
+  return counts;
+}
+
+void AddWarnings(const MatchCounts& counts, size_t engine_records,
+                 std::vector<std::string>& warnings) {
   int64_t joined = 0;
-  for (bool used : engine_used) joined += used ? 1 : 0;
-  const int64_t unmatched = static_cast<int64_t>(engine_records.size()) - joined;
-  if (unknown_tasks > 0) {
-    result.warnings.push_back(absl::StrCat(unknown_tasks, " chunk record",
-                                           unknown_tasks > 1 ? "s name" : " names",
-                                           " a task the engine's records do not have (first: task ",
-                                           first_unknown, "); kept without the engine's view"));
+  for (bool used : counts.engine_used) joined += used ? 1 : 0;
+  const int64_t unmatched = static_cast<int64_t>(engine_records) - joined;
+  if (counts.unknown_tasks > 0) {
+    warnings.push_back(absl::StrCat(counts.unknown_tasks, " chunk record",
+                                    counts.unknown_tasks > 1 ? "s name" : " names",
+                                    " a task the engine's records do not have (first: task ",
+                                    counts.first_unknown, "); kept without the engine's view"));
   }
-  if (reused_tasks > 0) {
-    result.warnings.push_back(absl::StrCat(reused_tasks, " chunk record",
-                                           reused_tasks > 1 ? "s" : "",
-                                           " share a task id with another record"));
+  if (counts.reused_tasks > 0) {
+    warnings.push_back(absl::StrCat(counts.reused_tasks, " chunk record",
+                                    counts.reused_tasks > 1 ? "s" : "",
+                                    " share a task id with another record"));
   }
   if (joined > 0 && unmatched > 0) {
-    result.warnings.push_back(absl::StrCat(
+    warnings.push_back(absl::StrCat(
         unmatched, " engine task", unmatched > 1 ? "s" : "",
         " of the chunk category have no chunk record from the instrumentation; kept with the "
         "engine's figures only"));
   }
+}
 
-  std::vector<v1::ChunkRecord> all = std::move(instrumented_records);
-  for (size_t i = 0; i < engine_records.size(); ++i) {
-    if (!engine_used[i]) all.push_back(std::move(engine_records[i]));
-  }
-  // Application retries: records with a task id of the same chunk.
-  absl::flat_hash_map<ChunkIdentity, std::vector<size_t>> by_chunk;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (!HasIdentity(all[i])) continue;
-    by_chunk[ChunkIdentity(all[i].dataset(), all[i].file(), all[i].entry_start(),
-                           all[i].entry_stop())]
-        .push_back(i);
-  }
-  // Each group's folded record takes the place of its first member, in input order.
-  std::vector<int> role(all.size(), 0);  // 0 keep, 1 replaced by the fold, 2 dropped
-  absl::flat_hash_map<size_t, v1::ChunkRecord> folded;
-  for (auto& [identity, group] : by_chunk) {
-    if (group.size() < 2) continue;
-    const size_t first = *std::min_element(group.begin(), group.end());
-    for (size_t i : group) role[i] = 2;
+// Step 2: application retries (records with a task id of the same chunk) folded into one,
+// which takes the place of the group's first member. One hash lookup per record; only chunks
+// seen more than once get a member list.
+void FoldApplicationRetries(std::vector<v1::ChunkRecord>& all) {
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> groups;  // by first member
+  {
+    absl::flat_hash_map<ChunkKey, uint32_t> first_of_chunk;
+    first_of_chunk.reserve(all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!HasIdentity(all[i])) continue;
+      const auto [it, inserted] = first_of_chunk.emplace(ChunkKey(all[i]), static_cast<uint32_t>(i));
+      if (inserted) continue;
+      std::vector<uint32_t>& group = groups[it->second];
+      if (group.empty()) group.push_back(it->second);
+      group.push_back(static_cast<uint32_t>(i));
+    }
+  }  // its keys view records that folding moves from
+  if (groups.empty()) return;
+  std::vector<uint8_t> role(all.size(), 0);  // 0 keep, 1 replaced by the fold, 2 dropped
+  absl::flat_hash_map<uint32_t, v1::ChunkRecord> folded;
+  for (auto& [first, group] : groups) {
+    for (uint32_t i : group) role[i] = 2;
     role[first] = 1;
-    folded.emplace(first, FoldRetries(all, group));
+    folded.emplace(first, FoldRetries(all, std::move(group)));
   }
   // Compacted in place: a second vector would hold a second full-size message per record
   // (about 350 B each, 350 MB for a million chunks) at the peak.
@@ -158,7 +205,7 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
   for (size_t i = 0; i < all.size(); ++i) {
     if (role[i] == 2) continue;
     if (role[i] == 1) {
-      all[kept++] = std::move(folded.at(i));
+      all[kept++] = std::move(folded.at(static_cast<uint32_t>(i)));
     } else if (kept != i) {
       all[kept++] = std::move(all[i]);
     } else {
@@ -166,6 +213,24 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
     }
   }
   all.resize(kept);
+}
+
+}  // namespace
+
+ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
+                                 std::vector<v1::ChunkRecord> instrumented_records) {
+  ChunkJoinResult result;
+  const MatchCounts counts = MatchEngineRecords(engine_records, instrumented_records);
+  AddWarnings(counts, engine_records.size(), result.warnings);
+  std::vector<v1::ChunkRecord> all = std::move(instrumented_records);
+  size_t unused = 0;
+  for (bool used : counts.engine_used) unused += used ? 0 : 1;
+  all.reserve(all.size() + unused);
+  for (size_t i = 0; i < engine_records.size(); ++i) {
+    if (!counts.engine_used[i]) all.push_back(std::move(engine_records[i]));
+  }
+  engine_records = std::vector<v1::ChunkRecord>();
+  FoldApplicationRetries(all);
   result.records = std::move(all);
   return result;
 }

@@ -5,7 +5,7 @@
 //   measurement.pb    the v1::Measurement, protobuf binary (the authoritative copy)
 //   measurement.json  the same message as protobuf JSON, pretty-printed, with the field names
 //                     of schema/measurement.proto (for people and for tools without protobuf)
-// or, for a measurement over 1 GiB in binary (store/segmented_measurement.h), instead of both:
+// or, for a measurement over 64 MiB in binary (store/segmented_measurement.h), instead of both:
 //   measurement.pbs   the message in parts (no size ceiling; no JSON copy at that size)
 //
 // A save is atomic: the files are written into a hidden sibling directory whose name contains
@@ -79,7 +79,14 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 //   FailedPrecondition  FORMAT names a schema version other than kSchemaVersion, or the
 //                       directory is an unfinished save (a ".roastcoffea-partial-" directory).
 //   other               the OS refused to read (e.g. PermissionDenied).
-absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory);
+struct LoadOptions {
+  // False: the chunk records (chunks, rejected_chunks) are skipped unparsed, for readers that
+  // need only the aggregated metrics (`collect show`'s tables): a 10^6-chunk measurement then
+  // costs tens of MB, not 1.5 GB. Damage inside the skipped records goes unnoticed.
+  bool chunk_records = true;
+};
+absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
+                                                const LoadOptions& options = {});
 
 // A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
 // resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).

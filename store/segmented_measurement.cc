@@ -50,7 +50,7 @@ std::string RecordsPart(const google::protobuf::RepeatedPtrField<v1::ChunkRecord
   return part;
 }
 
-std::atomic<int64_t> g_segment_threshold_bytes{int64_t{1} << 30};
+std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
 
 }  // namespace
 
@@ -90,7 +90,32 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
   return absl::OkStatus();
 }
 
-absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement) {
+bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded, bool chunk_records,
+                          v1::Measurement* measurement) {
+  if (chunk_records) {
+    return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
+  }
+  // Every other field is copied as it is (unknown ones included) and parsed as one message.
+  std::string kept;
+  {
+    google::protobuf::io::StringOutputStream stream(&kept);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
+      const int field = WireFormatLite::GetTagFieldNumber(tag);
+      const bool skipped = field == v1::Measurement::kChunksFieldNumber ||
+                           field == v1::Measurement::kRejectedChunksFieldNumber;
+      if (!(skipped ? WireFormatLite::SkipField(&coded, tag)
+                    : WireFormatLite::SkipField(&coded, tag, &out))) {
+        return false;
+      }
+    }
+    if (!coded.ConsumedEntireMessage()) return false;
+  }
+  return measurement->MergeFromString(kept);
+}
+
+absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
+                                  bool chunk_records) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -114,8 +139,7 @@ absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* meas
           absl::StrCat("'", path, "' is corrupt: part ", part, " has no length"));
     }
     const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
-    if (!measurement->MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
-        coded.BytesUntilLimit() != 0) {
+    if (!MergeMeasurementFrom(coded, chunk_records, measurement) || coded.BytesUntilLimit() != 0) {
       return absl::DataLossError(
           absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
     }

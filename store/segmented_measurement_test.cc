@@ -51,7 +51,7 @@ TEST(SegmentedMeasurementTest, AMeasurementInPartsReadsBackIdentical) {
   store_internal::SetSegmentThresholdBytesForTesting(1);
   const v1::Measurement big = Big();
   absl::StatusOr<std::string> saved = SaveMeasurement(big, TempDir() + "/parts", "big");
-  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_TRUE(Exists(*saved + "/measurement.pbs"));
   EXPECT_FALSE(Exists(*saved + "/measurement.pb"));
@@ -76,7 +76,7 @@ TEST(SegmentedMeasurementTest, BelowTheThresholdTheFilesAreAsBefore) {
 TEST(SegmentedMeasurementTest, ACutFileIsDataLossNamingIt) {
   store_internal::SetSegmentThresholdBytesForTesting(1);
   absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut", "big");
-  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
   ASSERT_TRUE(saved.ok()) << saved.status();
   const std::string parts = *saved + "/measurement.pbs";
   struct stat info;
@@ -86,6 +86,56 @@ TEST(SegmentedMeasurementTest, ACutFileIsDataLossNamingIt) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
   EXPECT_THAT(loaded.status().message(), HasSubstr(parts));
+}
+
+v1::Measurement WithoutRecords(v1::Measurement m) {
+  m.clear_chunks();
+  m.clear_rejected_chunks();
+  return m;
+}
+
+// `show` reads only what its tables need: every field but the chunk records, from each form.
+TEST(SegmentedMeasurementTest, LoadingWithoutRecordsSkipsOnlyTheRecords) {
+  const v1::Measurement big = Big();
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  for (const int64_t threshold : {int64_t{1}, store_internal::kDefaultSegmentThresholdBytes}) {
+    SCOPED_TRACE(threshold == 1 ? "in parts" : "one message");
+    store_internal::SetSegmentThresholdBytesForTesting(threshold);
+    absl::StatusOr<std::string> saved =
+        SaveMeasurement(big, absl::StrCat(TempDir(), "/skip-", threshold), "big");
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, without_records);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->chunks_size(), 0);
+    EXPECT_EQ(loaded->rejected_chunks_size(), 0);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, WithoutRecords(big)));
+    if (threshold != 1) {  // and from the JSON copy when the .pb is gone
+      ASSERT_EQ(unlink((*saved + "/measurement.pb").c_str()), 0);
+      loaded = LoadMeasurement(*saved, without_records);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, WithoutRecords(big)));
+    }
+  }
+}
+
+// A .pb cut inside its records is still DataLoss when the records are skipped (SkipField reads
+// past the end), and the JSON copy stands in as before.
+TEST(SegmentedMeasurementTest, ACutBinaryIsNoticedWhenRecordsAreSkipped) {
+  absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut-pb", "big");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string pb = *saved + "/measurement.pb";
+  struct stat info;
+  ASSERT_EQ(stat(pb.c_str(), &info), 0);
+  ASSERT_EQ(truncate(pb.c_str(), info.st_size - 3), 0);
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, without_records);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->warnings_size(), Big().warnings_size() + 1);
+  EXPECT_EQ(loaded->warnings(loaded->warnings_size() - 1).code(), "measurement_pb_corrupt");
 }
 
 }  // namespace

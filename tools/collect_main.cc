@@ -253,8 +253,13 @@ ExitCode Show(const Invocation& invocation) {
   if (absl::Status trace = ValidateTraceFlag(); !trace.ok()) return Fail(AsUsageError(trace));
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
+  // The tables and flat metrics read only the aggregated metrics: the chunk records (1.5 GB
+  // parsed for a million chunks) are read only for the trace or the served report.
+  LoadOptions load_options;
+  load_options.chunk_records =
+      !absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_serve).empty();
   absl::StatusOr<v1::Measurement> measurement =
-      LoadAnyMeasurement(ResolveUserPath(arguments.front()));
+      LoadAnyMeasurement(ResolveUserPath(arguments.front()), {}, load_options);
   if (!measurement.ok()) return Fail(measurement.status());
   if (const std::string format = absl::GetFlag(FLAGS_format); format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(format);

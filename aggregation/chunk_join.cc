@@ -184,7 +184,8 @@ void FoldApplicationRetries(std::vector<v1::ChunkRecord>& all) {
     first_of_chunk.reserve(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
       if (!HasIdentity(all[i])) continue;
-      const auto [it, inserted] = first_of_chunk.emplace(ChunkKey(all[i]), static_cast<uint32_t>(i));
+      const auto [it, inserted] =
+          first_of_chunk.emplace(ChunkKey(all[i]), static_cast<uint32_t>(i));
       if (inserted) continue;
       std::vector<uint32_t>& group = groups[it->second];
       if (group.empty()) group.push_back(it->second);

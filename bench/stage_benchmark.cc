@@ -240,9 +240,10 @@ int Run(const Sizes& sizes) {
         }));
   measurement = v1::Measurement();  // show and report start from the saved directory
   Print("show", sizes, Measure([&] {
-          LoadOptions without_records;  // as `collect show` loads it for its tables
-          without_records.chunk_records = false;
-          absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, without_records);
+          LoadOptions tables_only;  // as `collect show` loads it for its tables
+          tables_only.chunk_records = false;
+          tables_only.chunk_info = false;
+          absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, tables_only);
           if (!read.ok()) Fail("show", read.status().message());
           TableOptions options;
           options.width = 100;

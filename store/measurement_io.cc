@@ -388,12 +388,14 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                       kSchemaVersion));
   }
 
+  store_internal::MeasurementParts parts;
+  parts.chunk_records = options.chunk_records;
+  parts.chunk_info = options.chunk_info;
   v1::Measurement measurement;
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
   if (const std::string parts_path = JoinPath(path, kPartsFile);
       lstat(parts_path.c_str(), &info) == 0) {
-    if (absl::Status read =
-            store_internal::ReadMeasurementParts(parts_path, &measurement, options.chunk_records);
+    if (absl::Status read = store_internal::ReadMeasurementParts(parts_path, &measurement, parts);
         !read.ok()) {
       return read;
     }
@@ -428,7 +430,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
     google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(binary->data()),
                                                  static_cast<int>(binary->size()));
     coded.SetTotalBytesLimit(INT_MAX);
-    if (!store_internal::MergeMeasurementFrom(coded, options.chunk_records, &measurement)) {
+    if (!store_internal::MergeMeasurementFrom(coded, parts, &measurement)) {
       // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
       measurement.Clear();
       if (!load_json().ok()) {
@@ -462,6 +464,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (!options.chunk_records) {  // read from the JSON copy
     measurement.clear_chunks();
     measurement.clear_rejected_chunks();
+  }
+  if (!options.chunk_info && measurement.metrics().has_chunks()) {
+    measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();
   }
   return measurement;
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -90,9 +91,71 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
   return absl::OkStatus();
 }
 
-bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded, bool chunk_records,
-                          v1::Measurement* measurement) {
-  if (chunk_records) {
+namespace {
+
+// A field to skip, by its field numbers from the Measurement down.
+using FieldPath = std::vector<int>;
+
+// Copies the fields `in` holds (up to its limit or end) to `out`, but those named by `skips`
+// (paths below `prefix`): skipped unparsed, or, for a message on the way to one, copied with
+// its own fields filtered.
+bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<FieldPath>& skips,
+                 FieldPath& prefix, google::protobuf::io::CodedOutputStream& out) {
+  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
+    prefix.push_back(WireFormatLite::GetTagFieldNumber(tag));
+    bool skip = false, descend = false;
+    for (const FieldPath& path : skips) {
+      if (path.size() < prefix.size() || !std::equal(prefix.begin(), prefix.end(), path.begin())) {
+        continue;
+      }
+      (path.size() == prefix.size() ? skip : descend) = true;
+    }
+    bool ok = true;
+    if (skip) {
+      ok = WireFormatLite::SkipField(&in, tag);
+    } else if (descend &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t size = 0;
+      std::string kept;
+      ok = in.ReadVarint32(&size);
+      if (ok) {
+        const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+        {
+          google::protobuf::io::StringOutputStream stream(&kept);
+          google::protobuf::io::CodedOutputStream nested(&stream);
+          ok = CopyWithout(in, skips, prefix, nested) && in.BytesUntilLimit() == 0;
+        }
+        in.PopLimit(limit);
+      }
+      if (ok) {
+        out.WriteTag(tag);
+        out.WriteVarint32(static_cast<uint32_t>(kept.size()));
+        out.WriteString(kept);
+      }
+    } else {
+      ok = WireFormatLite::SkipField(&in, tag, &out);
+    }
+    prefix.pop_back();
+    if (!ok) return false;
+  }
+  return in.ConsumedEntireMessage();
+}
+
+}  // namespace
+
+bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
+                          const MeasurementParts& parts, v1::Measurement* measurement) {
+  std::vector<FieldPath> skips;
+  if (!parts.chunk_records) {
+    skips.push_back({v1::Measurement::kChunksFieldNumber});
+    skips.push_back({v1::Measurement::kRejectedChunksFieldNumber});
+  }
+  if (!parts.chunk_info) {
+    skips.push_back({v1::Measurement::kMetricsFieldNumber,
+                     v1::AggregatedMetrics::kChunksFieldNumber,
+                     v1::ChunkMetrics::kChunkInfoFieldNumber});
+  }
+  if (skips.empty()) {
     return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   // Every other field is copied as it is (unknown ones included) and parsed as one message.
@@ -100,22 +163,14 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded, bool ch
   {
     google::protobuf::io::StringOutputStream stream(&kept);
     google::protobuf::io::CodedOutputStream out(&stream);
-    for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
-      const int field = WireFormatLite::GetTagFieldNumber(tag);
-      const bool skipped = field == v1::Measurement::kChunksFieldNumber ||
-                           field == v1::Measurement::kRejectedChunksFieldNumber;
-      if (!(skipped ? WireFormatLite::SkipField(&coded, tag)
-                    : WireFormatLite::SkipField(&coded, tag, &out))) {
-        return false;
-      }
-    }
-    if (!coded.ConsumedEntireMessage()) return false;
+    FieldPath prefix;
+    if (!CopyWithout(coded, skips, prefix, out)) return false;
   }
   return measurement->MergeFromString(kept);
 }
 
 absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
-                                  bool chunk_records) {
+                                  const MeasurementParts& parts) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -139,7 +194,7 @@ absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* meas
           absl::StrCat("'", path, "' is corrupt: part ", part, " has no length"));
     }
     const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
-    if (!MergeMeasurementFrom(coded, chunk_records, measurement) || coded.BytesUntilLimit() != 0) {
+    if (!MergeMeasurementFrom(coded, parts, measurement) || coded.BytesUntilLimit() != 0) {
       return absl::DataLossError(
           absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
     }

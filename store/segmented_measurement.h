@@ -39,18 +39,23 @@ void SetSegmentThresholdBytesForTesting(int64_t bytes);
 // the chunk records) alone is over 2 GiB.
 absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out);
 
-// Reads a file written by WriteMeasurementParts into `measurement`, without the chunk records
-// (chunks, rejected_chunks: skipped unparsed) unless `chunk_records`. DataLoss naming `path` when
-// a part is cut short or does not parse; the OS's errors otherwise.
-absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
-                                  bool chunk_records = true);
+// What a reader needs of a measurement; what it does not is skipped unparsed, so that a reader
+// of the aggregated metrics neither parses nor holds a million records.
+struct MeasurementParts {
+  bool chunk_records = true;  // chunks, rejected_chunks
+  bool chunk_info = true;     // metrics.chunks.chunk_info (one entry per record)
+};
 
-// Merges the serialized Measurement `coded` holds (up to its limit or end) into `measurement`;
-// without `chunk_records` the chunk records are skipped unparsed, so that a reader that needs
-// only the aggregated metrics neither parses nor holds a million records. False when the bytes
-// do not parse.
-bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded, bool chunk_records,
-                          v1::Measurement* measurement);
+// Reads a file written by WriteMeasurementParts into `measurement`, with only the `parts` asked
+// for. DataLoss naming `path` when a part is cut short or does not parse; the OS's errors
+// otherwise.
+absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
+                                  const MeasurementParts& parts = {});
+
+// Merges the serialized Measurement `coded` holds (up to its limit or end) into `measurement`,
+// with only the `parts` asked for. False when the bytes do not parse.
+bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
+                          const MeasurementParts& parts, v1::Measurement* measurement);
 
 }  // namespace store_internal
 }  // namespace roastcoffea

@@ -33,6 +33,9 @@ v1::Measurement Big() {
   m.mutable_tracking()->add_worker_count(4);
   m.add_spans()->set_name("span");
   m.mutable_metrics()->mutable_workflow()->set_total_events(123);
+  m.mutable_metrics()->mutable_chunks()->set_num_chunks(2);
+  m.mutable_metrics()->mutable_chunks()->add_chunk_info()->set_file("file0.root");
+  m.mutable_metrics()->mutable_chunks()->add_chunk_info()->set_entry_start(7);
   m.add_profiles()->set_worker("w");
   m.add_warnings()->set_code("w");
   for (int i = 0; i < 2 * store_internal::kChunksPerPart + 7; ++i) {
@@ -117,6 +120,37 @@ TEST(SegmentedMeasurementTest, LoadingWithoutRecordsSkipsOnlyTheRecords) {
       loaded = LoadMeasurement(*saved, without_records);
       ASSERT_TRUE(loaded.ok()) << loaded.status();
       EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, WithoutRecords(big)));
+    }
+  }
+}
+
+// `show`'s tables read neither the records nor the per-record chunk_info of the metrics; the
+// metrics' other fields, beside chunk_info and above it, are kept.
+TEST(SegmentedMeasurementTest, LoadingWithoutChunkInfoKeepsTheRestOfTheMetrics) {
+  const v1::Measurement big = Big();
+  v1::Measurement expected = WithoutRecords(big);
+  expected.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+  LoadOptions tables_only;
+  tables_only.chunk_records = false;
+  tables_only.chunk_info = false;
+  for (const int64_t threshold : {int64_t{1}, store_internal::kDefaultSegmentThresholdBytes}) {
+    SCOPED_TRACE(threshold == 1 ? "in parts" : "one message");
+    store_internal::SetSegmentThresholdBytesForTesting(threshold);
+    absl::StatusOr<std::string> saved =
+        SaveMeasurement(big, absl::StrCat(TempDir(), "/info-", threshold), "big");
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, tables_only);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->metrics().chunks().num_chunks(), 2);
+    EXPECT_EQ(loaded->metrics().workflow().total_events(), 123);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
+    if (threshold != 1) {  // from the JSON copy
+      ASSERT_EQ(unlink((*saved + "/measurement.pb").c_str()), 0);
+      loaded = LoadMeasurement(*saved, tables_only);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
     }
   }
 }

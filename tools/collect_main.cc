@@ -254,10 +254,12 @@ ExitCode Show(const Invocation& invocation) {
   absl::StatusOr<TableOptions> tables = TableStyle();
   if (!tables.ok()) return Fail(tables.status());
   // The tables and flat metrics read only the aggregated metrics: the chunk records (1.5 GB
-  // parsed for a million chunks) are read only for the trace or the served report.
+  // parsed for a million chunks) are read only for the trace or the served report, the
+  // metrics' per-record chunk_info only for those and the flat metrics.
   LoadOptions load_options;
   load_options.chunk_records =
       !absl::GetFlag(FLAGS_trace).empty() || !absl::GetFlag(FLAGS_serve).empty();
+  load_options.chunk_info = load_options.chunk_records || absl::GetFlag(FLAGS_format) != "table";
   absl::StatusOr<v1::Measurement> measurement =
       LoadAnyMeasurement(ResolveUserPath(arguments.front()), {}, load_options);
   if (!measurement.ok()) return Fail(measurement.status());

@@ -13,8 +13,9 @@
 // partial directory, which LoadMeasurement refuses; it never leaves <name> half-written.
 //
 // Thread-safety: the functions share no state; concurrent saves of the same name are safe (one
-// wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON, plus
-// four fsyncs per save; a load reads and parses one file.
+// wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON (only
+// the binary, part by part, over 64 MiB), plus four fsyncs per save; a load reads and parses
+// one file, skipping what LoadOptions leaves out.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 

@@ -17,6 +17,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/message.h"
 #include "google/protobuf/wire_format_lite.h"
 
 namespace roastcoffea {
@@ -127,8 +128,29 @@ using FieldPath = std::vector<int>;
 // Copies the fields `in` holds (up to its limit or end) to `out`, but those named by `skips`
 // (paths below `prefix`): skipped unparsed, or, for a message on the way to one, copied with
 // its own fields filtered.
+// A message field of `message` (field `number`, length `size` next in `in`) parsed straight into
+// it: the tracked samples are not copied first.
+bool MergeFieldInto(google::protobuf::io::CodedInputStream& in, int number,
+                    google::protobuf::Message* message) {
+  const google::protobuf::FieldDescriptor* field =
+      message->GetDescriptor()->FindFieldByNumber(number);
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) return false;
+  const google::protobuf::Reflection* reflection = message->GetReflection();
+  google::protobuf::Message* target = field->is_repeated()
+                                          ? reflection->AddMessage(message, field)
+                                          : reflection->MutableMessage(message, field);
+  const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  const bool ok =
+      target->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  in.PopLimit(limit);
+  return ok;
+}
+
+// `direct`, when given, receives the message fields kept whole at this level, parsed in place.
 bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<FieldPath>& skips,
-                 FieldPath& prefix, google::protobuf::io::CodedOutputStream& out) {
+                 FieldPath& prefix, google::protobuf::io::CodedOutputStream& out,
+                 google::protobuf::Message* direct = nullptr) {
   for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
     prefix.push_back(WireFormatLite::GetTagFieldNumber(tag));
     bool skip = false, descend = false;
@@ -160,6 +182,13 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
         out.WriteVarint32(static_cast<uint32_t>(kept.size()));
         out.WriteString(kept);
       }
+    } else if (const google::protobuf::FieldDescriptor* field =
+                   direct == nullptr ? nullptr
+                                     : direct->GetDescriptor()->FindFieldByNumber(prefix.back());
+               field != nullptr &&
+               field->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      ok = MergeFieldInto(in, prefix.back(), direct);
     } else {
       ok = WireFormatLite::SkipField(&in, tag, &out);
     }
@@ -186,13 +215,14 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
   if (skips.empty()) {
     return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
-  // Every other field is copied as it is (unknown ones included) and parsed as one message.
+  // Message fields kept whole are parsed in place; the rest (a filtered metrics, unknown fields)
+  // is copied and parsed as one message.
   std::string kept;
   {
     google::protobuf::io::StringOutputStream stream(&kept);
     google::protobuf::io::CodedOutputStream out(&stream);
     FieldPath prefix;
-    if (!CopyWithout(coded, skips, prefix, out)) return false;
+    if (!CopyWithout(coded, skips, prefix, out, measurement)) return false;
   }
   return measurement->MergeFromString(kept);
 }

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "aggregation/aggregate.h"
+#include "aggregation/chunk_join.h"
 #include "aggregation/report_from_chunks.h"
-#include "backends/chunk_join.h"
 #include "host/host_name.h"
 #include "host/host_warnings.h"
 

@@ -5,7 +5,7 @@
 //      backend, engine version, host facts, tool and analysis builds) and the host warnings
 //      (//host:host_warnings);
 //   2. chunk join: the engine's chunk records with the instrumentation's, by task id
-//      (backends/chunk_join.h), then the profiles attributed to the joined records;
+//      (aggregation/chunk_join.h), then the profiles attributed to the joined records;
 //   3. report from chunks, when the run has no report of its own;
 //   4. repair: a bad value costs that value, not the run (RepairForAggregation);
 //   5. aggregate, findings included (aggregate.h).

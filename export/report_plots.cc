@@ -176,26 +176,39 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
 
 // Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
 // series counts with the value it holds from its first to its last point, a SAMPLED one at its
-// own points.
+// own points. The instants are one sorted vector and the figures running totals per instant,
+// added in series order as before (a map of a vector per instant held 3 GB for 10^4 workers of
+// 360 samples each).
 LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
-  std::map<double, std::vector<double>> at;
+  std::vector<double> xs;
+  for (const LineSeries& s : series) xs.insert(xs.end(), s.x.begin(), s.x.end());
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  std::vector<double> total(xs.size(), 0.0), low(xs.size()), high(xs.size());
+  std::vector<uint32_t> count(xs.size(), 0);
+  const auto add = [&](size_t at, double y) {
+    if (!std::isfinite(y)) return;
+    total[at] += y;
+    low[at] = count[at] == 0 ? y : std::min(low[at], y);
+    high[at] = count[at] == 0 ? y : std::max(high[at], y);
+    ++count[at];
+  };
+  const auto index_of = [&xs](double x) {
+    return static_cast<size_t>(std::lower_bound(xs.begin(), xs.end(), x) - xs.begin());
+  };
   bool all_step = true;
-  for (const LineSeries& s : series) {
-    for (double x : s.x) at[x];
-  }
   for (const LineSeries& s : series) {
     if (s.x.empty()) continue;
     if (!s.step) {
       all_step = false;
-      for (size_t i = 0; i < s.x.size(); ++i) {
-        if (std::isfinite(s.y[i])) at[s.x[i]].push_back(s.y[i]);
-      }
+      // A binary search per point: walking forward would cross every other worker's instants.
+      for (size_t i = 0; i < s.x.size(); ++i) add(index_of(s.x[i]), s.y[i]);
       continue;
     }
     size_t k = 0;
-    for (auto it = at.find(s.x.front()); it != at.end() && it->first <= s.x.back(); ++it) {
-      while (k < s.x.size() && s.x[k] <= it->first) ++k;
-      if (std::isfinite(s.y[k - 1])) it->second.push_back(s.y[k - 1]);
+    for (size_t at = index_of(s.x.front()); at < xs.size() && xs[at] <= s.x.back(); ++at) {
+      while (k < s.x.size() && s.x[k] <= xs[at]) ++k;
+      add(at, s.y[k - 1]);
     }
   }
   LineSeries out;
@@ -203,15 +216,13 @@ LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
   out.band_name = "Min-Max Range";
   out.step = all_step;
   out.fill = sum;
-  for (const auto& [x, values] : at) {
-    if (values.empty()) continue;
-    double total = 0;
-    for (double v : values) total += v;
-    out.x.push_back(x);
-    out.y.push_back(sum ? total : total / static_cast<double>(values.size()));
+  for (size_t at = 0; at < xs.size(); ++at) {
+    if (count[at] == 0) continue;
+    out.x.push_back(xs[at]);
+    out.y.push_back(sum ? total[at] : total[at] / static_cast<double>(count[at]));
     if (sum) continue;
-    out.band_low.push_back(*std::min_element(values.begin(), values.end()));
-    out.band_high.push_back(*std::max_element(values.begin(), values.end()));
+    out.band_low.push_back(low[at]);
+    out.band_high.push_back(high[at]);
   }
   return out;
 }

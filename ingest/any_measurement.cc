@@ -38,13 +38,14 @@ std::string MeasurementDirectoryFor(absl::string_view path) {
 }
 
 absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view path,
-                                                   const LegacyLoadOptions& legacy_options) {
+                                                   const LegacyLoadOptions& legacy_options,
+                                                   const LoadOptions& load_options) {
   const std::string directory = MeasurementDirectoryFor(path);
   if (IsLegacyMeasurementDirectory(directory)) {
     return LoadLegacyMeasurement(directory, legacy_options);
   }
   if (IsCheckpointDirectory(directory)) return LoadCheckpointMeasurement(directory);
-  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory);
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory, load_options);
   // A run killed before it saved: its name leads to what it checkpointed.
   if (absl::IsNotFound(measurement.status()) &&
       IsCheckpointDirectory(CheckpointDirectoryFor(directory))) {

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "ingest/legacy_measurement.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 
@@ -26,9 +27,11 @@ std::string MeasurementDirectoryFor(absl::string_view path);
 // metrics.json and start_end_time.txt, no FORMAT); a run's checkpoint (a <name>.checkpoint
 // directory, or <name> when only its checkpoint exists: the run was killed before it saved) as
 // a partial measurement (ingest/checkpoint_measurement.h); otherwise LoadMeasurement with its
-// errors. `directory` goes through MeasurementDirectoryFor first.
+// errors. `directory` goes through MeasurementDirectoryFor first. `load_options` apply to ours
+// (the others are read whole).
 absl::StatusOr<v1::Measurement> LoadAnyMeasurement(absl::string_view directory,
-                                                   const LegacyLoadOptions& legacy_options = {});
+                                                   const LegacyLoadOptions& legacy_options = {},
+                                                   const LoadOptions& load_options = {});
 
 }  // namespace roastcoffea
 

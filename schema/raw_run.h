@@ -38,7 +38,7 @@ struct RawRun {
   std::optional<v1::WorkflowReport> report;
   std::optional<v1::TrackingData> tracking;
   // Chunk records the engine backend derived itself (e.g. TaskVine tasks of the chunk category),
-  // joined by task id with `chunks`, the instrumentation's (backends/chunk_join.h).
+  // joined by task id with `chunks`, the instrumentation's (aggregation/chunk_join.h).
   std::vector<v1::ChunkRecord> engine_chunks;
   std::vector<v1::ChunkRecord> chunks;
   std::vector<v1::Span> spans;

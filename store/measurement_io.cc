@@ -10,6 +10,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -30,6 +32,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
@@ -348,7 +351,8 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
   return Save(measurement, parent_dir, name, /*unique_name=*/true);
 }
 
-absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
+absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
+                                                const LoadOptions& options) {
   const std::string path = StripTrailingSlashes(directory);
   const absl::string_view base_name = absl::string_view(path).substr(path.find_last_of('/') + 1);
   if (absl::StrContains(base_name, kPartialMarker)) {
@@ -384,11 +388,14 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
                                                       kSchemaVersion));
   }
 
+  store_internal::MeasurementParts parts;
+  parts.chunk_records = options.chunk_records;
+  parts.chunk_info = options.chunk_info;
   v1::Measurement measurement;
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
   if (const std::string parts_path = JoinPath(path, kPartsFile);
       lstat(parts_path.c_str(), &info) == 0) {
-    if (absl::Status read = store_internal::ReadMeasurementParts(parts_path, &measurement);
+    if (absl::Status read = store_internal::ReadMeasurementParts(parts_path, &measurement, parts);
         !read.ok()) {
       return read;
     }
@@ -420,7 +427,10 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
       ReadBoundedFile(binary_path, kMaxBinaryFileBytes, "measurement");
   std::string source_path = binary_path;
   if (binary.ok()) {
-    if (!measurement.ParseFromString(*binary)) {
+    google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(binary->data()),
+                                                 static_cast<int>(binary->size()));
+    coded.SetTotalBytesLimit(INT_MAX);
+    if (!store_internal::MergeMeasurementFrom(coded, parts, &measurement)) {
       // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
       measurement.Clear();
       if (!load_json().ok()) {
@@ -450,6 +460,13 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory) {
     return absl::DataLossError(absl::StrCat(
         "'", source_path, "' is corrupt or foreign: its metadata.schema_version is ",
         measurement.metadata().schema_version(), " but '", format_path, "' says ", *version));
+  }
+  if (!options.chunk_records) {  // read from the JSON copy
+    measurement.clear_chunks();
+    measurement.clear_rejected_chunks();
+  }
+  if (!options.chunk_info && measurement.metrics().has_chunks()) {
+    measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();
   }
   return measurement;
 }

@@ -33,6 +33,9 @@ v1::Measurement Big() {
   m.mutable_tracking()->add_worker_count(4);
   m.add_spans()->set_name("span");
   m.mutable_metrics()->mutable_workflow()->set_total_events(123);
+  m.mutable_metrics()->mutable_chunks()->set_num_chunks(2);
+  m.mutable_metrics()->mutable_chunks()->add_chunk_info()->set_file("file0.root");
+  m.mutable_metrics()->mutable_chunks()->add_chunk_info()->set_entry_start(7);
   m.add_profiles()->set_worker("w");
   m.add_warnings()->set_code("w");
   for (int i = 0; i < 2 * store_internal::kChunksPerPart + 7; ++i) {
@@ -51,7 +54,7 @@ TEST(SegmentedMeasurementTest, AMeasurementInPartsReadsBackIdentical) {
   store_internal::SetSegmentThresholdBytesForTesting(1);
   const v1::Measurement big = Big();
   absl::StatusOr<std::string> saved = SaveMeasurement(big, TempDir() + "/parts", "big");
-  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_TRUE(Exists(*saved + "/measurement.pbs"));
   EXPECT_FALSE(Exists(*saved + "/measurement.pb"));
@@ -76,7 +79,7 @@ TEST(SegmentedMeasurementTest, BelowTheThresholdTheFilesAreAsBefore) {
 TEST(SegmentedMeasurementTest, ACutFileIsDataLossNamingIt) {
   store_internal::SetSegmentThresholdBytesForTesting(1);
   absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut", "big");
-  store_internal::SetSegmentThresholdBytesForTesting(int64_t{1} << 30);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
   ASSERT_TRUE(saved.ok()) << saved.status();
   const std::string parts = *saved + "/measurement.pbs";
   struct stat info;
@@ -86,6 +89,87 @@ TEST(SegmentedMeasurementTest, ACutFileIsDataLossNamingIt) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
   EXPECT_THAT(loaded.status().message(), HasSubstr(parts));
+}
+
+v1::Measurement WithoutRecords(v1::Measurement m) {
+  m.clear_chunks();
+  m.clear_rejected_chunks();
+  return m;
+}
+
+// `show` reads only what its tables need: every field but the chunk records, from each form.
+TEST(SegmentedMeasurementTest, LoadingWithoutRecordsSkipsOnlyTheRecords) {
+  const v1::Measurement big = Big();
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  for (const int64_t threshold : {int64_t{1}, store_internal::kDefaultSegmentThresholdBytes}) {
+    SCOPED_TRACE(threshold == 1 ? "in parts" : "one message");
+    store_internal::SetSegmentThresholdBytesForTesting(threshold);
+    absl::StatusOr<std::string> saved =
+        SaveMeasurement(big, absl::StrCat(TempDir(), "/skip-", threshold), "big");
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, without_records);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->chunks_size(), 0);
+    EXPECT_EQ(loaded->rejected_chunks_size(), 0);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, WithoutRecords(big)));
+    if (threshold != 1) {  // and from the JSON copy when the .pb is gone
+      ASSERT_EQ(unlink((*saved + "/measurement.pb").c_str()), 0);
+      loaded = LoadMeasurement(*saved, without_records);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, WithoutRecords(big)));
+    }
+  }
+}
+
+// `show`'s tables read neither the records nor the per-record chunk_info of the metrics; the
+// metrics' other fields, beside chunk_info and above it, are kept.
+TEST(SegmentedMeasurementTest, LoadingWithoutChunkInfoKeepsTheRestOfTheMetrics) {
+  const v1::Measurement big = Big();
+  v1::Measurement expected = WithoutRecords(big);
+  expected.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+  LoadOptions tables_only;
+  tables_only.chunk_records = false;
+  tables_only.chunk_info = false;
+  for (const int64_t threshold : {int64_t{1}, store_internal::kDefaultSegmentThresholdBytes}) {
+    SCOPED_TRACE(threshold == 1 ? "in parts" : "one message");
+    store_internal::SetSegmentThresholdBytesForTesting(threshold);
+    absl::StatusOr<std::string> saved =
+        SaveMeasurement(big, absl::StrCat(TempDir(), "/info-", threshold), "big");
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, tables_only);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->metrics().chunks().num_chunks(), 2);
+    EXPECT_EQ(loaded->metrics().workflow().total_events(), 123);
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
+    if (threshold != 1) {  // from the JSON copy
+      ASSERT_EQ(unlink((*saved + "/measurement.pb").c_str()), 0);
+      loaded = LoadMeasurement(*saved, tables_only);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
+    }
+  }
+}
+
+// A .pb cut inside its records is still DataLoss when the records are skipped (SkipField reads
+// past the end), and the JSON copy stands in as before.
+TEST(SegmentedMeasurementTest, ACutBinaryIsNoticedWhenRecordsAreSkipped) {
+  absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut-pb", "big");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string pb = *saved + "/measurement.pb";
+  struct stat info;
+  ASSERT_EQ(stat(pb.c_str(), &info), 0);
+  ASSERT_EQ(truncate(pb.c_str(), info.st_size - 3), 0);
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, without_records);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->warnings_size(), Big().warnings_size() + 1);
+  EXPECT_EQ(loaded->warnings(loaded->warnings_size() - 1).code(), "measurement_pb_corrupt");
 }
 
 }  // namespace

@@ -56,8 +56,11 @@ struct Walker {
     std::vector<const FieldDescriptor*> fields;
     reflection->ListFields(*message, &fields);
     for (const FieldDescriptor* field : fields) {
-      const std::string name =
-          path.empty() ? field->name() : absl::StrCat(path, ".", field->name());
+      // Paths only name what a repair changed: the check alone builds none (a string per
+      // chunk record was half of its cost).
+      const std::string name = !kMutable      ? std::string()
+                               : path.empty() ? field->name()
+                                              : absl::StrCat(path, ".", field->name());
       // Map fields are never walked through reflection: its repeated view of a map is synced
       // lazily, a hidden write that crashed under ThreadSanitizer. The schema's one map is
       // handled with its typed accessors below.
@@ -65,7 +68,7 @@ struct Walker {
       if (field->is_repeated()) {
         const int size = reflection->FieldSize(*message, field);
         for (int i = 0; i < size; ++i) {
-          const std::string item = absl::StrCat(name, "[", i, "]");
+          const std::string item = kMutable ? absl::StrCat(name, "[", i, "]") : std::string();
           if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
             if constexpr (kMutable) {
               Walk(reflection->MutableRepeatedMessage(message, field, i), item);

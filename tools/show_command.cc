@@ -21,7 +21,14 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
   }
   absl::StatusOr<TableOptions> tables = TableStyle(config.tables);
   if (!tables.ok()) return Fail(tables.status());
-  absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(ResolveUserPath(directory));
+  // The tables and flat metrics read only the aggregated metrics: the chunk records (1.5 GB
+  // parsed for a million chunks) are read only for the trace or the served report, the
+  // metrics' per-record chunk_info only for those and the flat metrics.
+  LoadOptions load_options;
+  load_options.chunk_records = !config.trace.empty() || !config.serve.empty();
+  load_options.chunk_info = load_options.chunk_records || config.format != "table";
+  absl::StatusOr<v1::Measurement> measurement =
+      LoadAnyMeasurement(ResolveUserPath(directory), {}, load_options);
   if (!measurement.ok()) return Fail(measurement.status());
   if (config.format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(config.format);

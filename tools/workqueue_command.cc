@@ -9,13 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "collector/measurement_session.h"
-#include "tools/live_view.h"
 #include "sample_analysis/dijet_processor.h"
 #include "sample_analysis/sample_dataset.h"
+#include "host/host_name.h"
 #include "store/measurement_io.h"
 #include "tools/collect_version.h"
 #include "tools/command_failure.h"
 #include "tools/failed_chunks.h"
+#include "tools/live_view.h"
 #include "tools/paths.h"
 #include "tools/run_output.h"
 #include "tools/workqueue/workqueue_flags.h"
@@ -88,9 +89,8 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
     return Fail(result.status());
   }
   const v1::Measurement& measurement = result->measurement;
-  absl::StatusOr<std::string> saved =
-      Finish(config, *plan, *result->session, measurement,
-             sample_analysis::SummarizeDijetOutput(result->output));
+  absl::StatusOr<std::string> saved = Finish(config, *plan, *result->session, measurement,
+                                             sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
   if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
     std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";

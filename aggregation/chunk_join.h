@@ -7,8 +7,8 @@
 // chunk a task processed; the instrumentation knows the chunk (dataset, file, entry range,
 // events, sections) but not the engine's view. Neither alone gives "one record per chunk with
 // all its attempts".
-#ifndef ROASTCOFFEA_BACKENDS_CHUNK_JOIN_H_
-#define ROASTCOFFEA_BACKENDS_CHUNK_JOIN_H_
+#ifndef ROASTCOFFEA_AGGREGATION_CHUNK_JOIN_H_
+#define ROASTCOFFEA_AGGREGATION_CHUNK_JOIN_H_
 
 #include <string>
 #include <vector>
@@ -40,4 +40,4 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
 
 }  // namespace roastcoffea
 
-#endif  // ROASTCOFFEA_BACKENDS_CHUNK_JOIN_H_
+#endif  // ROASTCOFFEA_AGGREGATION_CHUNK_JOIN_H_

@@ -1,8 +1,9 @@
-#include "backends/chunk_join.h"
+#include "aggregation/chunk_join.h"
 
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -148,6 +149,45 @@ TEST(ChunkJoinTest, ATaskOfSeveralChunksGivesEachItsRecord) {
                             {Instrumented("5", 1'000, 0), Instrumented("5", 2'000, 0)});
   ASSERT_EQ(joined.warnings.size(), 1u);
   EXPECT_THAT(joined.warnings[0], HasSubstr("share a task id"));
+}
+
+// The third record of a task repeats the first one's chunk: compared with every earlier record
+// of the task, not only the one before.
+TEST(ChunkJoinTest, AChunkRepeatedLaterUnderOneTaskIsReported) {
+  ChunkJoinResult joined = JoinChunkRecords(
+      {EngineTask("5", 0)},
+      {Instrumented("5", 1'000, 0), Instrumented("5", 2'000, 100), Instrumented("5", 3'000, 0)});
+  ASSERT_EQ(joined.warnings.size(), 1u);
+  EXPECT_THAT(joined.warnings[0], HasSubstr("1 chunk record share a task id"));
+  ASSERT_EQ(joined.records.size(), 2u);  // [0, 100) twice: folded
+  EXPECT_EQ(joined.records[0].start_unix_ns(), 3'000);
+  EXPECT_THAT(joined.records[0].retried_task_ids(), ElementsAre("5"));
+}
+
+// Ten thousand tasks of one chunk each, every ninth chunk (the first thousand) retried under a
+// new task id: the hash-map paths checked record by record.
+TEST(ChunkJoinTest, ManyTasksWithRetriesJoinRecordByRecord) {
+  std::vector<v1::ChunkRecord> engine, instrumented;
+  for (int i = 0; i < 10'000; ++i) {
+    engine.push_back(EngineTask(absl::StrCat(i), 0));
+    instrumented.push_back(Instrumented(absl::StrCat(i), 1'000 + i, (i % 9'000) * 100));
+  }
+  ChunkJoinResult joined = JoinChunkRecords(std::move(engine), std::move(instrumented));
+  EXPECT_THAT(joined.warnings, IsEmpty());
+  ASSERT_EQ(joined.records.size(), 9'000u);
+  for (int i = 0; i < 9'000; ++i) {
+    const v1::ChunkRecord& r = joined.records[static_cast<size_t>(i)];
+    ASSERT_EQ(r.entry_start(), i * 100);
+    if (i < 1'000) {
+      EXPECT_EQ(r.task_id(), absl::StrCat(i + 9'000));
+      EXPECT_THAT(r.retried_task_ids(), ElementsAre(absl::StrCat(i)));
+      EXPECT_EQ(r.attempt(), 1u);
+    } else {
+      EXPECT_EQ(r.task_id(), absl::StrCat(i));
+      EXPECT_THAT(r.retried_task_ids(), IsEmpty());
+    }
+    EXPECT_EQ(r.worker(), absl::StrCat("worker-", r.task_id()));
+  }
 }
 
 }  // namespace

@@ -19,17 +19,36 @@ class NameIds {
  public:
   uint32_t Id(absl::string_view name, std::vector<std::string>* names) {
     if (any_ && name == last_name_) return last_id_;
-    const auto [it, added] = ids_.try_emplace(name, static_cast<uint32_t>(ids_.size()));
-    if (added && names != nullptr) names->emplace_back(name);
     any_ = true;
     last_name_ = name;
-    last_id_ = it->second;
+    // A few names (datasets): comparing them all is cheaper than hashing.
+    if (ids_.empty()) {
+      for (size_t id = 0; id < few_.size(); ++id) {
+        if (few_[id] == name) return last_id_ = static_cast<uint32_t>(id);
+      }
+      if (few_.size() < kFew) {
+        few_.push_back(name);
+        if (names != nullptr) names->emplace_back(name);
+        return last_id_ = static_cast<uint32_t>(few_.size() - 1);
+      }
+      for (size_t id = 0; id < few_.size(); ++id) {
+        ids_.try_emplace(std::string(few_[id]), static_cast<uint32_t>(id));
+      }
+    }
+    if (const auto it = ids_.find(name); it != ids_.end()) return last_id_ = it->second;
+    last_id_ = static_cast<uint32_t>(ids_.size());
+    ids_.try_emplace(std::string(name), last_id_);
+    if (names != nullptr) names->emplace_back(name);
     return last_id_;
   }
-  size_t size() const { return ids_.size(); }
+  size_t size() const { return ids_.empty() ? few_.size() : ids_.size(); }
 
  private:
-  absl::flat_hash_map<absl::string_view, uint32_t> ids_;
+  static constexpr size_t kFew = 8;
+  std::vector<absl::string_view> few_;  // the names while there are at most kFew
+  // All names beyond that. Owned keys, not views into the records: a lookup compares with a
+  // key in this compact table rather than with a string somewhere in a random record.
+  absl::flat_hash_map<std::string, uint32_t> ids_;
   absl::string_view last_name_;
   uint32_t last_id_ = 0;
   bool any_ = false;
@@ -55,24 +74,40 @@ void Reserve(size_t n, ChunkColumns* c) {
   c->flags.reserve(n);
 }
 
-// Records (and their sections) are separate heap objects, visited in the caller's order:
-// prefetch ahead so that out-of-order records do not stall on every access.
-void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i) {
-  constexpr int kAhead = 8;
-  if (i + 2 * kAhead < chunks.size()) __builtin_prefetch(&chunks.Get(i + 2 * kAhead));
-  if (i + kAhead < chunks.size()) {
-    const v1::ChunkRecord& ahead = chunks.Get(i + kAhead);
-    for (const v1::SectionRecord& section : ahead.sections()) __builtin_prefetch(&section);
+// Every cache line of one message (a record's fields span several).
+template <typename Message>
+void PrefetchMessage(const Message& message) {
+  const char* bytes = reinterpret_cast<const char*>(&message);
+  for (size_t offset = 0; offset < sizeof(Message); offset += 64) {
+    __builtin_prefetch(bytes + offset);
   }
-  // The strings the pass hashes or compares (each a heap object of its own), once their
-  // records and sections are in cache.
-  if (i + kAhead / 2 < chunks.size()) {
-    const v1::ChunkRecord& near = chunks.Get(i + kAhead / 2);
-    __builtin_prefetch(near.dataset().data());
-    __builtin_prefetch(near.worker().data());
-    __builtin_prefetch(near.file().data());
-    for (const v1::SectionRecord& section : near.sections()) {
-      __builtin_prefetch(section.name().data());
+}
+
+// Records, their sections, the sections' pointer array and every string (a std::string object,
+// and for longer strings its characters) are separate heap objects, visited in the caller's
+// order: a pipeline of prefetches, each stage reading only what an earlier stage brought into
+// cache, so that records out of memory order do not stall on every access.
+void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i) {
+  constexpr int kStage = 6;
+  const int n = chunks.size();
+  if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
+  if (i + 3 * kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + 3 * kStage);
+    __builtin_prefetch(&record.dataset());
+    __builtin_prefetch(&record.worker());
+    __builtin_prefetch(&record.file());
+    if (!record.sections().empty()) __builtin_prefetch(record.sections().data());
+  }
+  if (i + 2 * kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + 2 * kStage);
+    __builtin_prefetch(record.dataset().data());
+    __builtin_prefetch(record.worker().data());
+    __builtin_prefetch(record.file().data());
+    for (const v1::SectionRecord& section : record.sections()) PrefetchMessage(section);
+  }
+  if (i + kStage < n) {
+    for (const v1::SectionRecord& section : chunks.Get(i + kStage).sections()) {
+      __builtin_prefetch(&section.name());
     }
   }
 }

@@ -42,6 +42,10 @@ class NameIds {
     return last_id_;
   }
   size_t size() const { return ids_.empty() ? few_.size() : ids_.size(); }
+  // Brings into cache the table slot Id(name) will read (a record's name is prefetched first).
+  void Prefetch(absl::string_view name) const {
+    if (!ids_.empty()) ids_.prefetch(name);
+  }
 
  private:
   static constexpr size_t kFew = 8;
@@ -87,7 +91,8 @@ void PrefetchMessage(const Message& message) {
 // and for longer strings its characters) are separate heap objects, visited in the caller's
 // order: a pipeline of prefetches, each stage reading only what an earlier stage brought into
 // cache, so that records out of memory order do not stall on every access.
-void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i) {
+void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i,
+                   const NameIds& files, const NameIds& processes) {
   constexpr int kStage = 6;
   const int n = chunks.size();
   if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
@@ -106,9 +111,12 @@ void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& ch
     for (const v1::SectionRecord& section : record.sections()) PrefetchMessage(section);
   }
   if (i + kStage < n) {
-    for (const v1::SectionRecord& section : chunks.Get(i + kStage).sections()) {
+    const v1::ChunkRecord& record = chunks.Get(i + kStage);
+    for (const v1::SectionRecord& section : record.sections()) {
       __builtin_prefetch(&section.name());
     }
+    if (!record.file().empty()) files.Prefetch(record.file());
+    processes.Prefetch(ProcessOf(record.worker()));
   }
 }
 
@@ -122,7 +130,7 @@ absl::StatusOr<ChunkColumns> BuildChunkColumns(
   Reserve(static_cast<size_t>(chunks.size()), &c);
   NameIds files, datasets, processes;
   for (int i = 0; i < chunks.size(); ++i) {
-    PrefetchAhead(chunks, i);
+    PrefetchAhead(chunks, i, files, processes);
     const v1::ChunkRecord& chunk = chunks.Get(i);
     if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
       return valid;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "aggregation/branch_coverage.h"
+#include "aggregation/chunk_columns.h"
 #include "aggregation/chunk_stats.h"
 #include "aggregation/cpu_metrics.h"
 #include "aggregation/efficiency.h"
@@ -23,6 +24,45 @@ namespace {
 
 int64_t UnixNanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1'000'000'000 + t.nanos();
+}
+
+// The figures of the chunk records (read amplification, chunk metrics, branch coverage), all
+// read from the columns made in the one pass over the records, which `columns` keeps for the
+// figures computed later.
+absl::Status AddChunkFigures(const AggregationInput& input,
+                             aggregation_internal::ChunkColumns* columns,
+                             v1::AggregatedMetrics* metrics) {
+  aggregation_internal::BranchCoverageAccumulator branches;
+  aggregation_internal::SectionAccumulator sections(static_cast<size_t>(input.chunks->size()));
+  absl::StatusOr<aggregation_internal::ChunkColumns> built =
+      aggregation_internal::BuildChunkColumns(*input.chunks, &branches, &sections);
+  if (!built.ok()) return built.status();
+  *columns = *std::move(built);
+  if (const auto read = aggregation_internal::ComputeReadAmplification(*columns)) {
+    metrics->mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
+    metrics->mutable_workflow()->set_read_amplification(read->ratio);
+  }
+  if (std::optional<v1::ChunkMetrics> chunks = aggregation_internal::AggregateChunkColumns(
+          *columns, &sections, input.options.include_chunk_info,
+          input.options.parallel_min_records)) {
+    *metrics->mutable_chunks() = *std::move(chunks);
+  }
+  if (auto coverage = branches.Finish()) *metrics->mutable_branches() = *std::move(coverage);
+  return absl::OkStatus();
+}
+
+// The instants the timed chunk records span (0, 0 for none).
+void SetChunkSpan(const aggregation_internal::ChunkColumns& chunks,
+                  aggregation_internal::InvariantInputs* invariants) {
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t start = chunks.start_unix_ns[i];
+    const int64_t end = chunks.end_unix_ns[i];
+    if (start <= 0 || end <= 0) continue;
+    if (invariants->chunks_start_unix_ns == 0 || start < invariants->chunks_start_unix_ns) {
+      invariants->chunks_start_unix_ns = start;
+    }
+    invariants->chunks_end_unix_ns = std::max(invariants->chunks_end_unix_ns, end);
+  }
 }
 
 }  // namespace
@@ -71,11 +111,9 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   v1::AggregatedMetrics metrics;
   *metrics.mutable_workflow() =
       aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
+  aggregation_internal::ChunkColumns columns;
   if (input.chunks != nullptr) {
-    if (const auto read = aggregation_internal::ComputeReadAmplification(*input.chunks)) {
-      metrics.mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
-      metrics.mutable_workflow()->set_read_amplification(read->ratio);
-    }
+    if (absl::Status added = AddChunkFigures(input, &columns, &metrics); !added.ok()) return added;
   }
 
   std::optional<double> total_cores;
@@ -112,22 +150,13 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
       *metrics.mutable_fine() = *std::move(fine);
     }
   }
-  if (input.chunks != nullptr) {
-    aggregation_internal::BranchCoverageAccumulator branches;
-    absl::StatusOr<std::optional<v1::ChunkMetrics>> chunks =
-        aggregation_internal::AggregateChunkRecords(*input.chunks, input.options.include_chunk_info,
-                                                    input.options.parallel_min_records, &branches);
-    if (!chunks.ok()) return chunks.status();
-    if (chunks->has_value()) *metrics.mutable_chunks() = std::move(**chunks);
-    if (auto coverage = branches.Finish()) *metrics.mutable_branches() = *std::move(coverage);
-  }
 
   aggregation_internal::CpuInputs cpu;
   cpu.elapsed_seconds = input.elapsed_seconds;
   cpu.workflow = &metrics.workflow();
   cpu.workers = metrics.has_workers() ? &metrics.workers() : nullptr;
   cpu.fine = metrics.has_fine() ? &metrics.fine() : nullptr;
-  cpu.chunks = input.chunks;
+  cpu.chunks = input.chunks != nullptr ? &columns : nullptr;
   cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
@@ -155,16 +184,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   invariants.elapsed_seconds = input.elapsed_seconds;
   invariants.window_start_unix_ns = tracked_window.start_unix_ns;
   invariants.window_end_unix_ns = tracked_window.end_unix_ns;
-  if (input.chunks != nullptr) {
-    for (const v1::ChunkRecord& chunk : *input.chunks) {
-      if (chunk.start_unix_ns() <= 0 || chunk.end_unix_ns() <= 0) continue;
-      if (invariants.chunks_start_unix_ns == 0 ||
-          chunk.start_unix_ns() < invariants.chunks_start_unix_ns) {
-        invariants.chunks_start_unix_ns = chunk.start_unix_ns();
-      }
-      invariants.chunks_end_unix_ns = std::max(invariants.chunks_end_unix_ns, chunk.end_unix_ns());
-    }
-  }
+  SetChunkSpan(columns, &invariants);
   for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
     *metrics.add_impossible_figures() = std::move(figure);
   }

@@ -30,7 +30,10 @@
 //   invariants.cc             figures that cannot be true (a share over 100 %, an efficiency
 //                             over 1, a chunk longer than the run)
 //                                                                 (AggregatedMetrics.impossible_figures)
-//   chunk_stats.cc            the one pass over chunk records: counts, distributions with
+//   chunk_columns.cc          the one pass over chunk records: validates them and makes
+//                             compact columns (numbers, interned files/datasets/processes)
+//                             that every later chunk figure reads
+//   chunk_stats.cc            chunk metrics from the columns: counts, distributions with
 //                             percentiles, per-dataset breakdown, failures, retries
 //   chunk_info.cc             the original's chunk_info timeline
 //   chunk_validation.cc       the InvalidArgument checks of one chunk record

@@ -3,6 +3,7 @@
 #ifndef ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
 #define ROASTCOFFEA_AGGREGATION_CHUNK_INFO_H_
 
+#include "aggregation/chunk_columns.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -14,6 +15,10 @@ namespace aggregation_internal {
 // original keyed by (file, entry_start, entry_stop) and kept the last). Appends to `out`.
 // Only reads `chunks`: may run on another thread while others read them too.
 // Cost: O(n) for records in time order, O(n log n) otherwise.
+void BuildChunkInfo(const ChunkColumns& chunks,
+                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
+
+// Convenience for tests: the same from records (valid ones; nothing for invalid records).
 void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
                     google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
 

@@ -10,12 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "aggregation/chunk_columns.h"
 #include "aggregation/chunk_info.h"
-#include "aggregation/chunk_validation.h"
 #include "aggregation/distribution_stats.h"
 #include "aggregation/job_queue.h"
 #include "aggregation/section_stats.h"
@@ -24,42 +21,22 @@ namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-// The original files chunks without a dataset under this name.
-constexpr char kUnknownDataset[] = "unknown";
-
-bool MeasuredMemory(const v1::ChunkRecord& chunk) {
-  // The schema stores 0 for unknown memory; a running process never has 0 resident bytes.
-  return chunk.memory_before_bytes() != 0 || chunk.memory_after_bytes() != 0;
-}
-
-// The process a record ran in: the worker name without the threadpool's "/thread-<k>" suffix
-// (a Dask worker address or a TaskVine worker is one process already).
-absl::string_view ProcessOf(const v1::ChunkRecord& chunk) {
-  absl::string_view worker = chunk.worker();
-  const size_t thread = worker.rfind("/thread-");
-  return thread == absl::string_view::npos ? worker : worker.substr(0, thread);
-}
-
 // Whether two records that measured memory ran at the same time in one process: their
-// resident-memory deltas then include each other's allocations. Records are added in the one
-// pass over the input; processes are interned by name (the last worker is checked before
-// hashing). A zero-length record overlaps nothing that starts at its instant.
+// resident-memory deltas then include each other's allocations. A zero-length record overlaps
+// nothing that starts at its instant.
 // Cost: O(n) when each process's records arrive in (start, end) order; otherwise a counting
 // sort by process and a sort of each process's records: O(n log(n / processes)).
 class ProcessOverlap {
  public:
-  explicit ProcessOverlap(size_t expected) { intervals_.reserve(expected); }
+  ProcessOverlap(size_t expected, size_t processes) : last_(processes, {INT64_MIN, INT64_MIN}) {
+    intervals_.reserve(expected);
+  }
 
-  void Add(const v1::ChunkRecord& chunk) {
-    if (intervals_.empty() || chunk.worker() != last_worker_) {
-      last_worker_ = chunk.worker();
-      last_id_ = process_ids_.try_emplace(ProcessOf(chunk), process_ids_.size()).first->second;
-      if (last_id_ >= last_.size()) last_.resize(last_id_ + 1, {INT64_MIN, INT64_MIN});
-    }
-    const Span span{chunk.start_unix_ns(), chunk.end_unix_ns()};
-    if (span < last_[last_id_]) in_order_ = false;
-    last_[last_id_] = span;
-    intervals_.push_back({last_id_, span});
+  void Add(uint32_t process, int64_t start_unix_ns, int64_t end_unix_ns) {
+    const Span span{start_unix_ns, end_unix_ns};
+    if (span < last_[process]) in_order_ = false;
+    last_[process] = span;
+    intervals_.push_back({process, span});
   }
 
   bool AnyOverlap() const {
@@ -109,11 +86,8 @@ class ProcessOverlap {
     uint32_t process;
     Span span;
   };
-  absl::flat_hash_map<absl::string_view, uint32_t> process_ids_;
   std::vector<Interval> intervals_;
   std::vector<Span> last_;  // per process: the (start, end) of its latest record so far
-  absl::string_view last_worker_;
-  uint32_t last_id_ = 0;
   bool in_order_ = true;
 };
 
@@ -125,27 +99,6 @@ struct Column {
     values.push_back(value);
     datasets.push_back(dataset);
   }
-};
-
-// Interns dataset names; records of one dataset usually come in runs, so the last name is
-// checked before hashing.
-class DatasetIndex {
- public:
-  uint32_t Id(const std::string& dataset) {
-    const std::string& name = dataset.empty() ? unknown_ : dataset;
-    if (!names_.empty() && names_[last_] == name) return last_;
-    auto [it, inserted] = ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
-    if (inserted) names_.push_back(name);
-    last_ = it->second;
-    return last_;
-  }
-  const std::vector<std::string>& names() const { return names_; }
-
- private:
-  const std::string unknown_ = kUnknownDataset;
-  absl::flat_hash_map<std::string, uint32_t> ids_;
-  std::vector<std::string> names_;
-  uint32_t last_ = 0;
 };
 
 // The distributions of one column, overall and per dataset, computed by jobs that may run on
@@ -205,108 +158,65 @@ void SortIfNeeded(std::vector<const v1::ChunkRecord*>& records, Key key) {
   }
 }
 
-}  // namespace
-
-absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
-    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, bool include_chunk_info,
-    size_t parallel_min_records, BranchCoverageAccumulator* branches) {
-  if (chunks.empty()) return std::optional<v1::ChunkMetrics>();
-  const size_t n = static_cast<size_t>(chunks.size());
-
+// The successful records' values, in the records' order.
+struct SuccessfulValues {
   Column durations, memory_deltas, time_per_event, peak_live;
-  ProcessOverlap memory_overlap(n);
-  durations.values.reserve(n);
-  durations.datasets.reserve(n);
   std::vector<double> events;  // same datasets as `durations`
-  events.reserve(n);
-  time_per_event.values.reserve(n);
-  time_per_event.datasets.reserve(n);
-  DatasetIndex datasets;
   std::vector<int64_t> dataset_events;
-  SectionAccumulator sections(n);
-  std::vector<const v1::ChunkRecord*> failed;
-  // On big inputs a helper thread builds chunk_info (it only reads the records) while this one
-  // makes the pass, then both share the percentile selections (JobQueue).
-  google::protobuf::RepeatedPtrField<v1::ChunkInfo> chunk_info;
-  JobQueue jobs;
-  bool published = false;
-  std::thread helper;
-  const bool parallel = n >= parallel_min_records;
-  if (parallel) {
-    helper = std::thread([&chunks, &chunk_info, &jobs, include_chunk_info] {
-      if (include_chunk_info) BuildChunkInfo(chunks, &chunk_info);
-      jobs.Work();
-    });
-  }
-  // Releases and joins the helper on every return path, errors included.
-  const absl::Cleanup join = [&helper, &jobs, &published] {
-    if (!helper.joinable()) return;
-    if (!published) jobs.Cancel();
-    helper.join();
-  };
   int64_t total_events = 0;
-  int64_t num_retried = 0;
+  bool memory_overlap = false;
+};
 
-  for (int i = 0; i < chunks.size(); ++i) {
-    // Records (and their sections) are separate heap objects, visited in the caller's order:
-    // prefetch ahead so that out-of-order records do not stall on every access.
-    constexpr int kAhead = 8;
-    if (i + 2 * kAhead < chunks.size()) __builtin_prefetch(&chunks.Get(i + 2 * kAhead));
-    if (i + kAhead < chunks.size()) {
-      const v1::ChunkRecord& ahead = chunks.Get(i + kAhead);
-      for (const v1::SectionRecord& section : ahead.sections()) __builtin_prefetch(&section);
+SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
+  const size_t n = c.size();
+  SuccessfulValues v;
+  v.durations.values.reserve(n);
+  v.durations.datasets.reserve(n);
+  v.events.reserve(n);
+  v.time_per_event.values.reserve(n);
+  v.time_per_event.datasets.reserve(n);
+  v.dataset_events.assign(c.dataset_names.size(), 0);
+  ProcessOverlap memory_overlap(n, c.num_processes);
+  for (size_t i = 0; i < n; ++i) {
+    if (c.failed(i)) continue;
+    const uint32_t dataset = c.dataset[i];
+    const int64_t events = c.events[i];
+    v.dataset_events[dataset] += events;
+    v.total_events += events;
+    v.durations.Add(c.duration_seconds[i], dataset);
+    v.events.push_back(static_cast<double>(events));
+    if (events > 0) {
+      v.time_per_event.Add(c.duration_seconds[i] / static_cast<double>(events), dataset);
     }
-    // The strings the pass compares (each a heap object of its own), once their records and
-    // sections are in cache.
-    if (i + kAhead / 2 < chunks.size()) {
-      const v1::ChunkRecord& near = chunks.Get(i + kAhead / 2);
-      __builtin_prefetch(near.dataset().data());
-      __builtin_prefetch(near.worker().data());
-      for (const v1::SectionRecord& section : near.sections()) {
-        __builtin_prefetch(section.name().data());
-      }
+    if (c.has(i, ChunkColumns::kHasPeakLive)) {
+      v.peak_live.Add(static_cast<double>(c.peak_live_bytes[i]), dataset);
     }
-    const v1::ChunkRecord& chunk = chunks.Get(i);
-    if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
-      return valid;
+    if (c.has(i, ChunkColumns::kMeasuredMemory)) {
+      memory_overlap.Add(c.process[i], c.start_unix_ns[i], c.end_unix_ns[i]);
+      v.memory_deltas.Add(c.memory_delta_bytes[i], dataset);
     }
-    branches->Add(chunk);
-    if (chunk.attempt() > 0) ++num_retried;
-    if (chunk.status() == v1::CHUNK_STATUS_FAILED) {
-      failed.push_back(&chunk);
-      continue;
-    }
-    const uint32_t dataset = datasets.Id(chunk.dataset());
-    if (dataset >= dataset_events.size()) dataset_events.resize(dataset + 1, 0);
-    dataset_events[dataset] += chunk.events();
-    total_events += chunk.events();
-    durations.Add(chunk.duration_seconds(), dataset);
-    events.push_back(static_cast<double>(chunk.events()));
-    if (chunk.events() > 0) {
-      time_per_event.Add(chunk.duration_seconds() / static_cast<double>(chunk.events()), dataset);
-    }
-    if (chunk.has_peak_live_bytes()) {
-      peak_live.Add(static_cast<double>(chunk.peak_live_bytes()), dataset);
-    }
-    if (MeasuredMemory(chunk)) {
-      memory_overlap.Add(chunk);
-      // In double: an int64 difference of arbitrary inputs could overflow.
-      memory_deltas.Add(static_cast<double>(chunk.memory_after_bytes()) -
-                            static_cast<double>(chunk.memory_before_bytes()),
-                        dataset);
-    }
-    if (!chunk.sections().empty()) sections.AddChunk(chunk.sections());
   }
+  v.memory_overlap = !v.memory_deltas.values.empty() && memory_overlap.AnyOverlap();
+  return v;
+}
 
-  v1::ChunkMetrics metrics;
+// Counts, and the failed records sorted by dataset, file, entry range, attempt, uuid, error.
+void AddCountsAndFailures(const ChunkColumns& c, v1::ChunkMetrics* metrics) {
+  std::vector<const v1::ChunkRecord*> failed;
+  int64_t num_retried = 0;
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (c.attempt[i] > 0) ++num_retried;
+    if (c.failed(i)) failed.push_back(&c.records->Get(static_cast<int>(i)));
+  }
+  const int64_t n = static_cast<int64_t>(c.size());
   const int64_t num_failed = static_cast<int64_t>(failed.size());
-  metrics.set_num_chunks(static_cast<int64_t>(n));
-  metrics.set_num_failed_chunks(num_failed);
-  metrics.set_num_successful_chunks(static_cast<int64_t>(n) - num_failed);
-  metrics.set_num_retried_chunks(num_retried);
+  metrics->set_num_chunks(n);
+  metrics->set_num_failed_chunks(num_failed);
+  metrics->set_num_successful_chunks(n - num_failed);
+  metrics->set_num_retried_chunks(num_retried);
   SortIfNeeded(failed, FailureKey);
   for (const v1::ChunkRecord* chunk : failed) {
-    v1::FailedChunk* out = metrics.add_failed_chunks();
+    v1::FailedChunk* out = metrics->add_failed_chunks();
     out->set_uuid(chunk->uuid());
     out->set_dataset(chunk->dataset());
     out->set_file(chunk->file());
@@ -317,83 +227,113 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     out->set_error_text(chunk->error_text());
     out->set_task_id(chunk->task_id());
   }
-  const size_t num_datasets = datasets.names().size();
-  const double total_chunk_seconds = CompensatedSum(durations.values);
-  ColumnDistributions duration_stats, events_stats, time_per_event_stats, memory_stats,
-      peak_live_stats;
-  std::vector<std::function<void()>> work;
-  if (!durations.values.empty()) {
-    duration_stats.AddJobs(durations.values, durations.datasets, num_datasets, &work);
-    events_stats.AddJobs(events, durations.datasets, num_datasets, &work);
-    time_per_event_stats.AddJobs(time_per_event.values, time_per_event.datasets, num_datasets,
-                                 &work);
-    memory_stats.AddJobs(memory_deltas.values, memory_deltas.datasets, num_datasets, &work);
-    peak_live_stats.AddJobs(peak_live.values, peak_live.datasets, num_datasets, &work);
-    sections.AddJobs(&work);
-  }
-  jobs.Publish(std::move(work));
-  published = true;
-  jobs.Work();
-  if (helper.joinable()) helper.join();
-  if (include_chunk_info) {
-    if (!parallel) BuildChunkInfo(chunks, &chunk_info);
-    metrics.mutable_chunk_info()->Swap(&chunk_info);
-  }
-  // Every chunk failed: counts (and the failures) only.
-  if (durations.values.empty()) return std::optional<v1::ChunkMetrics>(std::move(metrics));
+}
 
-  for (ColumnDistributions* column :
-       {&duration_stats, &events_stats, &time_per_event_stats, &memory_stats, &peak_live_stats}) {
-    column->Finish();
-  }
-  *metrics.mutable_duration_seconds() = duration_stats.overall;
-  // Records that never count events (engine tasks without a Coffea chunk record) leave the
-  // event statistics unknown, not a distribution of zeros.
-  if (total_events > 0) *metrics.mutable_events() = events_stats.overall;
-  if (!time_per_event.values.empty()) {
-    *metrics.mutable_time_per_event_seconds() = time_per_event_stats.overall;
-  }
-  if (!memory_deltas.values.empty()) {
-    *metrics.mutable_memory_delta_bytes() = memory_stats.overall;
-    metrics.set_memory_delta_source(memory_overlap.AnyOverlap()
-                                        ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS
-                                        : v1::MEMORY_SOURCE_PROCESS_RSS);
-  }
-  if (!peak_live.values.empty()) *metrics.mutable_peak_live_bytes() = peak_live_stats.overall;
-  // The original's event statistics have no std; ours keep it (it is our addition).
-  metrics.set_total_events_from_chunks(total_events);
+struct Distributions {
+  ColumnDistributions duration, events, time_per_event, memory, peak_live;
+};
 
-  // Datasets sorted by name.
-  std::vector<uint32_t> order(num_datasets);
-  for (uint32_t d = 0; d < num_datasets; ++d) order[d] = d;
+// Datasets sorted by name, each with its counts, totals and distributions.
+void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distributions& stats,
+                   double total_chunk_seconds, v1::ChunkMetrics* metrics) {
+  const std::vector<std::string>& names = c.dataset_names;
+  std::vector<uint32_t> order(names.size());
+  for (uint32_t d = 0; d < names.size(); ++d) order[d] = d;
   std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return datasets.names()[a] < datasets.names()[b]; });
+            [&](uint32_t a, uint32_t b) { return names[a] < names[b]; });
   for (uint32_t d : order) {
-    const int64_t count = duration_stats.by_dataset[d].count();
+    const int64_t count = stats.duration.by_dataset[d].count();
     const double num_chunks = static_cast<double>(count);
-    const double total_duration = duration_stats.DatasetSum(d, total_chunk_seconds);
-    v1::DatasetChunkMetrics* dataset = metrics.add_per_dataset();
-    dataset->set_dataset(datasets.names()[d]);
+    const double total_duration = stats.duration.DatasetSum(d, total_chunk_seconds);
+    const int64_t events = v.dataset_events[d];
+    v1::DatasetChunkMetrics* dataset = metrics->add_per_dataset();
+    dataset->set_dataset(names[d]);
     dataset->set_num_chunks(count);
     dataset->set_total_duration_seconds(total_duration);
-    dataset->set_total_events(dataset_events[d]);
+    dataset->set_total_events(events);
     dataset->set_mean_duration_seconds(total_duration / num_chunks);
-    if (dataset_events[d] > 0) {
-      dataset->set_mean_events_per_chunk(static_cast<double>(dataset_events[d]) / num_chunks);
+    if (events > 0) {
+      dataset->set_mean_events_per_chunk(static_cast<double>(events) / num_chunks);
     }
-    *dataset->mutable_duration_distribution_seconds() = duration_stats.by_dataset[d];
-    if (dataset_events[d] > 0) {
-      *dataset->mutable_events_distribution() = events_stats.by_dataset[d];
+    *dataset->mutable_duration_distribution_seconds() = stats.duration.by_dataset[d];
+    if (events > 0) *dataset->mutable_events_distribution() = stats.events.by_dataset[d];
+    if (stats.time_per_event.by_dataset[d].count() > 0) {
+      *dataset->mutable_time_per_event_distribution_seconds() = stats.time_per_event.by_dataset[d];
     }
-    if (time_per_event_stats.by_dataset[d].count() > 0) {
-      *dataset->mutable_time_per_event_distribution_seconds() = time_per_event_stats.by_dataset[d];
-    }
-    if (memory_stats.by_dataset[d].count() > 0) {
-      *dataset->mutable_memory_delta_distribution_bytes() = memory_stats.by_dataset[d];
+    if (stats.memory.by_dataset[d].count() > 0) {
+      *dataset->mutable_memory_delta_distribution_bytes() = stats.memory.by_dataset[d];
     }
   }
-  sections.Finish(total_chunk_seconds, &metrics);
-  return std::optional<v1::ChunkMetrics>(std::move(metrics));
+}
+
+}  // namespace
+
+std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
+                                                      SectionAccumulator* sections,
+                                                      bool include_chunk_info,
+                                                      size_t parallel_min_records) {
+  if (c.size() == 0) return std::nullopt;
+  v1::ChunkMetrics metrics;
+  AddCountsAndFailures(c, &metrics);
+  SuccessfulValues v = CollectSuccessful(c);
+  const size_t num_datasets = c.dataset_names.size();
+  const double total_chunk_seconds = CompensatedSum(v.durations.values);
+  // The percentile selections and chunk_info are independent jobs; on big inputs a helper
+  // thread shares them (JobQueue).
+  Distributions stats;
+  google::protobuf::RepeatedPtrField<v1::ChunkInfo> chunk_info;
+  std::vector<std::function<void()>> work;
+  if (include_chunk_info) work.push_back([&c, &chunk_info] { BuildChunkInfo(c, &chunk_info); });
+  if (!v.durations.values.empty()) {
+    stats.duration.AddJobs(v.durations.values, v.durations.datasets, num_datasets, &work);
+    stats.events.AddJobs(v.events, v.durations.datasets, num_datasets, &work);
+    stats.time_per_event.AddJobs(v.time_per_event.values, v.time_per_event.datasets, num_datasets,
+                                 &work);
+    stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.datasets, num_datasets, &work);
+    stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.datasets, num_datasets, &work);
+    sections->AddJobs(&work);
+  }
+  JobQueue jobs;
+  std::thread helper;
+  if (c.size() >= parallel_min_records) helper = std::thread([&jobs] { jobs.Work(); });
+  jobs.Publish(std::move(work));
+  jobs.Work();
+  if (helper.joinable()) helper.join();
+  if (include_chunk_info) metrics.mutable_chunk_info()->Swap(&chunk_info);
+  // Every chunk failed: counts (and the failures) only.
+  if (v.durations.values.empty()) return metrics;
+
+  for (ColumnDistributions* column :
+       {&stats.duration, &stats.events, &stats.time_per_event, &stats.memory, &stats.peak_live}) {
+    column->Finish();
+  }
+  *metrics.mutable_duration_seconds() = stats.duration.overall;
+  // Records that never count events (engine tasks without a Coffea chunk record) leave the
+  // event statistics unknown, not a distribution of zeros.
+  if (v.total_events > 0) *metrics.mutable_events() = stats.events.overall;
+  if (!v.time_per_event.values.empty()) {
+    *metrics.mutable_time_per_event_seconds() = stats.time_per_event.overall;
+  }
+  if (!v.memory_deltas.values.empty()) {
+    *metrics.mutable_memory_delta_bytes() = stats.memory.overall;
+    metrics.set_memory_delta_source(v.memory_overlap ? v1::MEMORY_SOURCE_SHARED_PROCESS_RSS
+                                                     : v1::MEMORY_SOURCE_PROCESS_RSS);
+  }
+  if (!v.peak_live.values.empty()) *metrics.mutable_peak_live_bytes() = stats.peak_live.overall;
+  // The original's event statistics have no std; ours keep it (it is our addition).
+  metrics.set_total_events_from_chunks(v.total_events);
+  AddPerDataset(c, v, stats, total_chunk_seconds, &metrics);
+  sections->Finish(total_chunk_seconds, &metrics);
+  return metrics;
+}
+
+absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, bool include_chunk_info,
+    size_t parallel_min_records, BranchCoverageAccumulator* branches) {
+  SectionAccumulator sections(static_cast<size_t>(chunks.size()));
+  absl::StatusOr<ChunkColumns> columns = BuildChunkColumns(chunks, branches, &sections);
+  if (!columns.ok()) return columns.status();
+  return AggregateChunkColumns(*columns, &sections, include_chunk_info, parallel_min_records);
 }
 
 std::optional<v1::ChunkMetrics> ComputeChunkMetrics(const std::vector<v1::ChunkRecord>& chunks) {

@@ -8,6 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "aggregation/branch_coverage.h"
+#include "aggregation/chunk_columns.h"
+#include "aggregation/section_stats.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -34,9 +36,17 @@ namespace aggregation_internal {
 //     `parallel_min_records` records it is built on a second thread (joined before returning).
 // When every record failed only the counts and failed_chunks are set. The result does not
 // depend on the record order.
-// The one pass over the records also validates each (ValidateChunkRecord: the first invalid
-// record's error is returned) and feeds `branches` (not null), so every record is visited once.
-// Cost: O(n) (+ O(n log n) for chunk_info and failures not already in that order).
+// Reads the records' columns (BuildChunkColumns) and the sections they fed to `sections`; the
+// percentile selections and chunk_info are jobs run on two threads with at least
+// `parallel_min_records` records. Cost: O(n) (+ O(n log n) for chunk_info and failures not
+// already in that order).
+std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& columns,
+                                                      SectionAccumulator* sections,
+                                                      bool include_chunk_info,
+                                                      size_t parallel_min_records);
+
+// The same from the records: BuildChunkColumns (which validates each record, returning the first
+// invalid record's error, and feeds `branches`, not null), then AggregateChunkColumns.
 absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, bool include_chunk_info,
     size_t parallel_min_records, BranchCoverageAccumulator* branches);

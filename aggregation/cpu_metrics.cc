@@ -25,27 +25,28 @@ std::optional<double> ActivitySeconds(const v1::FineMetricsSummary& fine,
   return CompensatedSum(values);
 }
 
-void AddChunkSplit(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
-                   v1::CpuMetrics* cpu) {
-  if (chunks.empty()) return;
+void AddChunkSplit(const ChunkColumns& chunks, v1::CpuMetrics* cpu) {
+  if (chunks.size() == 0) return;
   // The split is over the records that measured CPU: a record without (a task the resource
   // monitor did not follow, killed before it reported) would count all its wall time as off-CPU.
   bool any_cpu = false;
-  for (const v1::ChunkRecord& chunk : chunks) any_cpu = any_cpu || chunk.cpu_seconds() > 0;
+  for (double seconds : chunks.cpu_seconds) any_cpu = any_cpu || seconds > 0;
   // One pass with running compensated sums (the same operations, in the same order, as
   // CompensatedSum over vectors of the values, without the vectors).
   CompensatedAccumulator wall, thread_cpu, wait, blocked;
   int64_t records = 0, records_with_wait = 0;
-  for (const v1::ChunkRecord& chunk : chunks) {
-    if (any_cpu && !(chunk.cpu_seconds() > 0)) continue;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const double cpu_seconds = chunks.cpu_seconds[i];
+    if (any_cpu && !(cpu_seconds > 0)) continue;
     ++records;
-    wall.Add(chunk.duration_seconds());
-    thread_cpu.Add(chunk.cpu_seconds());
-    if (chunk.has_run_queue_wait_seconds()) {
+    const double duration = chunks.duration_seconds[i];
+    wall.Add(duration);
+    thread_cpu.Add(cpu_seconds);
+    if (chunks.has(i, ChunkColumns::kHasRunQueueWait)) {
       ++records_with_wait;
-      wait.Add(chunk.run_queue_wait_seconds());
-      blocked.Add(std::max(
-          0.0, chunk.duration_seconds() - chunk.cpu_seconds() - chunk.run_queue_wait_seconds()));
+      const double run_queue_wait = chunks.run_queue_wait_seconds[i];
+      wait.Add(run_queue_wait);
+      blocked.Add(std::max(0.0, duration - cpu_seconds - run_queue_wait));
     }
   }
   cpu->set_chunk_wall_seconds(wall.Sum());

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "aggregation/chunk_columns.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -17,7 +18,7 @@ struct CpuInputs {
   const v1::WorkflowMetrics* workflow = nullptr;
   const v1::WorkerMetrics* workers = nullptr;
   const v1::FineMetricsSummary* fine = nullptr;
-  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
+  const ChunkColumns* chunks = nullptr;  // the chunk records' columns
   // The workers are threads of this process (TrackingData.workers_share_process).
   bool in_process_workers = false;
   // CPUs this process may use (HostFacts.usable_cpus), when known.

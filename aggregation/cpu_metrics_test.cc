@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aggregation/distribution_stats.h"
@@ -12,6 +13,14 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
+
+ChunkColumns Columns(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  BranchCoverageAccumulator branches;
+  SectionAccumulator sections;
+  absl::StatusOr<ChunkColumns> columns = BuildChunkColumns(chunks, &branches, &sections);
+  EXPECT_TRUE(columns.ok()) << columns.status();
+  return columns.ok() ? *std::move(columns) : ChunkColumns();
+}
 
 v1::FineMetricsSummary Fine(const std::string& activity, double seconds) {
   v1::FineMetricsSummary fine;
@@ -110,7 +119,8 @@ TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
   killed->set_duration_seconds(5.0);
   CpuInputs in;
   in.elapsed_seconds = 2;
-  in.chunks = &chunks;
+  ChunkColumns columns = Columns(chunks);
+  in.chunks = &columns;
   v1::CpuMetrics cpu = ComputeCpuMetrics(in);
   EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 3.0);
   EXPECT_DOUBLE_EQ(cpu.chunk_cpu_seconds(), 1.5);
@@ -125,6 +135,7 @@ TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
   v1::ChunkRecord* c = chunks.Add();
   c->set_duration_seconds(1.0);
   c->set_cpu_seconds(0.25);
+  columns = Columns(chunks);
   cpu = ComputeCpuMetrics(in);
   EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 4.0);
   EXPECT_FALSE(cpu.has_chunk_run_queue_wait_seconds());
@@ -134,8 +145,9 @@ TEST(CpuMetricsTest, ChunkSplitAndChunkCpuFallback) {
 TEST(CpuMetricsTest, ChunksWithoutCpuOrWaitLeaveThoseUnknown) {
   google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
   chunks.Add()->set_duration_seconds(1.0);
+  const ChunkColumns columns = Columns(chunks);
   CpuInputs in;
-  in.chunks = &chunks;
+  in.chunks = &columns;
   const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
   EXPECT_DOUBLE_EQ(cpu.chunk_wall_seconds(), 1.0);
   EXPECT_FALSE(cpu.has_chunk_cpu_seconds());
@@ -163,8 +175,9 @@ TEST(CpuMetricsTest, ChunkSplitSumsEqualCompensatedSumsOfTheValues) {
     wait.push_back(duration * 0.1);
     blocked.push_back(std::max(0.0, duration - duration * 0.6 - duration * 0.1));
   }
+  const ChunkColumns columns = Columns(chunks);
   CpuInputs in;
-  in.chunks = &chunks;
+  in.chunks = &columns;
   const v1::CpuMetrics cpu = ComputeCpuMetrics(in);
   EXPECT_EQ(cpu.chunk_wall_seconds(), CompensatedSum(wall));
   EXPECT_EQ(cpu.chunk_cpu_seconds(), CompensatedSum(cpu_seconds));

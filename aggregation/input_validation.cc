@@ -88,7 +88,7 @@ absl::Status ValidateAggregationInput(const AggregationInput& input) {
       if (!status.ok()) return status;
     }
   }
-  // Chunk records are validated by AggregateChunkRecords, in its single pass over them.
+  // Chunk records are validated by BuildChunkColumns, in its single pass over them.
   if (input.spans != nullptr) {
     for (int s = 0; s < input.spans->size(); ++s) {
       const v1::Span& span = (*input.spans)[s];

@@ -6,26 +6,22 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/string_view.h"
+#include "aggregation/distribution_stats.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-struct FileReads {
-  double bytes_read = 0;
-  int64_t size = 0;  // recorded size, 0 unknown
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-};
+using Range = std::pair<int64_t, int64_t>;
 
 // Entries covered at least once by `ranges` (sorted here).
-double CoveredEntries(std::vector<std::pair<int64_t, int64_t>>& ranges) {
-  std::sort(ranges.begin(), ranges.end());
+double CoveredEntries(Range* first, Range* last) {
+  if (!std::is_sorted(first, last)) std::sort(first, last);
   double covered = 0;
   int64_t start = 0, stop = 0;
   bool open = false;
-  for (const auto& [a, b] : ranges) {
+  for (const Range* it = first; it != last; ++it) {
+    const auto [a, b] = *it;
     if (open && a <= stop) {
       stop = std::max(stop, b);
       continue;
@@ -37,45 +33,83 @@ double CoveredEntries(std::vector<std::pair<int64_t, int64_t>>& ranges) {
   return covered;
 }
 
+// The entry ranges (stop > start) of the records of files without a recorded size, grouped by
+// file with a counting sort: file f's ranges are ranges[begin[f], begin[f + 1]).
+struct RangesByFile {
+  std::vector<Range> ranges;
+  std::vector<size_t> begin;
+};
+
+RangesByFile GroupRanges(const ChunkColumns& chunks, const std::vector<int64_t>& size) {
+  RangesByFile out;
+  out.begin.assign(size.size() + 1, 0);
+  auto wanted = [&](size_t i) {
+    const uint32_t file = chunks.file[i];
+    return file != ChunkColumns::kNone && size[file] <= 0 &&
+           chunks.entry_stop[i] > chunks.entry_start[i];
+  };
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (wanted(i)) ++out.begin[chunks.file[i] + 1];
+  }
+  for (size_t f = 0; f < size.size(); ++f) out.begin[f + 1] += out.begin[f];
+  out.ranges.resize(out.begin.back());
+  std::vector<size_t> next(out.begin.begin(), out.begin.end() - 1);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (wanted(i))
+      out.ranges[next[chunks.file[i]]++] = {chunks.entry_start[i], chunks.entry_stop[i]};
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<ReadAmplification> ComputeReadAmplification(const ChunkColumns& chunks) {
+  const size_t files = chunks.file_names.size();
+  std::vector<double> bytes_read(files, 0.0);
+  std::vector<int64_t> size(files, 0);  // recorded size, 0 unknown
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const uint32_t file = chunks.file[i];
+    if (file == ChunkColumns::kNone) continue;
+    bytes_read[file] += static_cast<double>(std::max<int64_t>(0, chunks.compressed_bytes_read[i]));
+    size[file] = std::max(size[file], chunks.file_size[i]);
+  }
+  RangesByFile ranges = GroupRanges(chunks, size);
+  ReadAmplification out;
+  CompensatedAccumulator read, distinct;
+  for (size_t f = 0; f < files; ++f) {
+    if (bytes_read[f] <= 0.0) continue;
+    double file_distinct = bytes_read[f];
+    if (size[f] > 0) {
+      file_distinct = static_cast<double>(size[f]);
+      ++out.files_with_size;
+    } else {
+      Range* first = ranges.ranges.data() + ranges.begin[f];
+      Range* last = ranges.ranges.data() + ranges.begin[f + 1];
+      double summed = 0;
+      for (const Range* it = first; it != last; ++it) {
+        summed += static_cast<double>(it->second - it->first);
+      }
+      const double covered = CoveredEntries(first, last);
+      if (summed > 0.0 && covered < summed) file_distinct = bytes_read[f] * covered / summed;
+    }
+    read.Add(bytes_read[f]);
+    distinct.Add(file_distinct);
+    ++out.files;
+  }
+  if (out.files == 0 || !(distinct.Sum() > 0.0)) return std::nullopt;
+  out.bytes_read = static_cast<int64_t>(std::llround(read.Sum()));
+  out.distinct_bytes = static_cast<int64_t>(std::llround(distinct.Sum()));
+  out.ratio = read.Sum() / distinct.Sum();
+  return out;
+}
 
 std::optional<ReadAmplification> ComputeReadAmplification(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
-  absl::flat_hash_map<absl::string_view, FileReads> files;
-  for (const v1::ChunkRecord& chunk : chunks) {
-    if (chunk.file().empty()) continue;
-    FileReads& file = files[chunk.file()];
-    file.bytes_read += static_cast<double>(std::max<int64_t>(0, chunk.compressed_bytes_read()));
-    const int64_t size =
-        chunk.file_bytes() > 0 ? chunk.file_bytes() : chunk.file_metadata().total_tree_bytes();
-    file.size = std::max(file.size, size);
-    if (chunk.entry_stop() > chunk.entry_start()) {
-      file.ranges.emplace_back(chunk.entry_start(), chunk.entry_stop());
-    }
-  }
-  ReadAmplification out;
-  double read = 0, distinct = 0;
-  for (auto& [name, file] : files) {
-    if (file.bytes_read <= 0.0) continue;
-    double file_distinct = file.bytes_read;
-    if (file.size > 0) {
-      file_distinct = static_cast<double>(file.size);
-      ++out.files_with_size;
-    } else {
-      double summed = 0;
-      for (const auto& [a, b] : file.ranges) summed += static_cast<double>(b - a);
-      const double covered = CoveredEntries(file.ranges);
-      if (summed > 0.0 && covered < summed) file_distinct = file.bytes_read * covered / summed;
-    }
-    read += file.bytes_read;
-    distinct += file_distinct;
-    ++out.files;
-  }
-  if (out.files == 0 || distinct <= 0.0) return std::nullopt;
-  out.bytes_read = static_cast<int64_t>(std::llround(read));
-  out.distinct_bytes = static_cast<int64_t>(std::llround(distinct));
-  out.ratio = read / distinct;
-  return out;
+  BranchCoverageAccumulator branches;
+  SectionAccumulator sections;
+  absl::StatusOr<ChunkColumns> columns = BuildChunkColumns(chunks, &branches, &sections);
+  if (!columns.ok()) return std::nullopt;
+  return ComputeReadAmplification(*columns);
 }
 
 }  // namespace aggregation_internal

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "aggregation/chunk_columns.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -33,7 +34,11 @@ struct ReadAmplification {
   int files_with_size = 0;     // of which the size was recorded (not estimated)
 };
 
-// Empty when no record with a file read any byte.
+// Empty when no record with a file read any byte. The sums over files are compensated (the
+// result does not depend on the order of the files).
+std::optional<ReadAmplification> ComputeReadAmplification(const ChunkColumns& chunks);
+
+// Convenience for tests: the same from records (valid ones; empty for invalid records).
 std::optional<ReadAmplification> ComputeReadAmplification(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
 

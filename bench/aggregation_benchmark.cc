@@ -10,11 +10,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/chunk_columns.h"
+#include "aggregation/chunk_stats.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
@@ -201,6 +204,59 @@ BENCHMARK(BM_ChunksOnly)
     ->UseRealTime()
     ->Iterations(3);
 
+// The two parts of the chunk work (issue #25): the one pass over the protobuf records that
+// builds the compact columns (bound by the records' scattered memory), and the chunk statistics
+// and chunk_info computed from the columns.
+void RunBuildChunkColumns(benchmark::State& state, const v1::Measurement& measurement) {
+  for (auto _ : state) {
+    aggregation_internal::BranchCoverageAccumulator branches;
+    aggregation_internal::SectionAccumulator sections(kChunks);
+    auto columns =
+        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+    benchmark::DoNotOptimize(columns);
+    state.PauseTiming();
+    if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
+    columns = aggregation_internal::ChunkColumns();  // freed outside the timing
+    state.ResumeTiming();
+  }
+}
+
+void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measurement& measurement) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    aggregation_internal::BranchCoverageAccumulator branches;
+    aggregation_internal::SectionAccumulator sections(kChunks);
+    auto columns =
+        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+    if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
+    state.ResumeTiming();
+    std::optional<v1::ChunkMetrics> metrics = aggregation_internal::AggregateChunkColumns(
+        *columns, &sections, /*include_chunk_info=*/true, /*parallel_min_records=*/100'000);
+    benchmark::DoNotOptimize(metrics);
+    state.PauseTiming();
+    metrics.reset();
+    columns = aggregation_internal::ChunkColumns();
+    state.ResumeTiming();
+  }
+}
+
+void BM_BuildChunkColumns(benchmark::State& state) { RunBuildChunkColumns(state, Input()); }
+BENCHMARK(BM_BuildChunkColumns)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_ChunkStatisticsFromColumns(benchmark::State& state) {
+  RunChunkStatisticsFromColumns(state, Input());
+}
+BENCHMARK(BM_ChunkStatisticsFromColumns)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+// Shuffled last: the shuffle is in place (the benchmarks above read the records in order).
 void BM_AggregateMillionChunksShuffled(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/true);
 }
@@ -214,6 +270,24 @@ void BM_AggregateMillionChunksShuffledNoChunkInfo(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/false);
 }
 BENCHMARK(BM_AggregateMillionChunksShuffledNoChunkInfo)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_BuildChunkColumnsShuffled(benchmark::State& state) {
+  RunBuildChunkColumns(state, ShuffledInput());
+}
+BENCHMARK(BM_BuildChunkColumnsShuffled)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_ChunkStatisticsFromColumnsShuffled(benchmark::State& state) {
+  RunChunkStatisticsFromColumns(state, ShuffledInput());
+}
+BENCHMARK(BM_ChunkStatisticsFromColumnsShuffled)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()

@@ -1,0 +1,180 @@
+#include "aggregation/chunk_columns.h"
+
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/chunk_validation.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace {
+
+// The original files chunks without a dataset under this name.
+constexpr char kUnknownDataset[] = "unknown";
+
+// Interns names viewed in the records (which outlive it); records of one name usually come in
+// runs, so the last name is checked before hashing.
+class NameIds {
+ public:
+  uint32_t Id(absl::string_view name, std::vector<std::string>* names) {
+    if (any_ && name == last_name_) return last_id_;
+    any_ = true;
+    last_name_ = name;
+    // A few names (datasets): comparing them all is cheaper than hashing.
+    if (ids_.empty()) {
+      for (size_t id = 0; id < few_.size(); ++id) {
+        if (few_[id] == name) return last_id_ = static_cast<uint32_t>(id);
+      }
+      if (few_.size() < kFew) {
+        few_.push_back(name);
+        if (names != nullptr) names->emplace_back(name);
+        return last_id_ = static_cast<uint32_t>(few_.size() - 1);
+      }
+      for (size_t id = 0; id < few_.size(); ++id) {
+        ids_.try_emplace(std::string(few_[id]), static_cast<uint32_t>(id));
+      }
+    }
+    if (const auto it = ids_.find(name); it != ids_.end()) return last_id_ = it->second;
+    last_id_ = static_cast<uint32_t>(ids_.size());
+    ids_.try_emplace(std::string(name), last_id_);
+    if (names != nullptr) names->emplace_back(name);
+    return last_id_;
+  }
+  size_t size() const { return ids_.empty() ? few_.size() : ids_.size(); }
+  // Brings into cache the table slot Id(name) will read (a record's name is prefetched first).
+  void Prefetch(absl::string_view name) const {
+    if (!ids_.empty()) ids_.prefetch(name);
+  }
+
+ private:
+  static constexpr size_t kFew = 8;
+  std::vector<absl::string_view> few_;  // the names while there are at most kFew
+  // All names beyond that. Owned keys, not views into the records: a lookup compares with a
+  // key in this compact table rather than with a string somewhere in a random record.
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+  absl::string_view last_name_;
+  uint32_t last_id_ = 0;
+  bool any_ = false;
+};
+
+// The process a record ran in: the worker name without the threadpool's "/thread-<k>" suffix
+// (a Dask worker address or a TaskVine worker is one process already).
+absl::string_view ProcessOf(absl::string_view worker) {
+  const size_t thread = worker.rfind("/thread-");
+  return thread == absl::string_view::npos ? worker : worker.substr(0, thread);
+}
+
+void Reserve(size_t n, ChunkColumns* c) {
+  for (auto* column : {&c->start_unix_ns, &c->end_unix_ns, &c->entry_start, &c->entry_stop,
+                       &c->events, &c->compressed_bytes_read, &c->file_size, &c->peak_live_bytes}) {
+    column->reserve(n);
+  }
+  for (auto* column : {&c->duration_seconds, &c->cpu_seconds, &c->run_queue_wait_seconds,
+                       &c->memory_delta_bytes}) {
+    column->reserve(n);
+  }
+  for (auto* column : {&c->attempt, &c->file, &c->dataset, &c->process}) column->reserve(n);
+  c->flags.reserve(n);
+}
+
+// Every cache line of one message (a record's fields span several).
+template <typename Message>
+void PrefetchMessage(const Message& message) {
+  const char* bytes = reinterpret_cast<const char*>(&message);
+  for (size_t offset = 0; offset < sizeof(Message); offset += 64) {
+    __builtin_prefetch(bytes + offset);
+  }
+}
+
+// Records, their sections, the sections' pointer array and every string (a std::string object,
+// and for longer strings its characters) are separate heap objects, visited in the caller's
+// order: a pipeline of prefetches, each stage reading only what an earlier stage brought into
+// cache, so that records out of memory order do not stall on every access.
+void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i,
+                   const NameIds& files, const NameIds& processes) {
+  constexpr int kStage = 6;
+  const int n = chunks.size();
+  if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
+  if (i + 3 * kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + 3 * kStage);
+    __builtin_prefetch(&record.dataset());
+    __builtin_prefetch(&record.worker());
+    __builtin_prefetch(&record.file());
+    if (!record.sections().empty()) __builtin_prefetch(record.sections().data());
+  }
+  if (i + 2 * kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + 2 * kStage);
+    __builtin_prefetch(record.dataset().data());
+    __builtin_prefetch(record.worker().data());
+    __builtin_prefetch(record.file().data());
+    for (const v1::SectionRecord& section : record.sections()) PrefetchMessage(section);
+  }
+  if (i + kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + kStage);
+    for (const v1::SectionRecord& section : record.sections()) {
+      __builtin_prefetch(&section.name());
+    }
+    if (!record.file().empty()) files.Prefetch(record.file());
+    processes.Prefetch(ProcessOf(record.worker()));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ChunkColumns> BuildChunkColumns(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    BranchCoverageAccumulator* branches, SectionAccumulator* sections) {
+  ChunkColumns c;
+  c.records = &chunks;
+  Reserve(static_cast<size_t>(chunks.size()), &c);
+  NameIds files, datasets, processes;
+  for (int i = 0; i < chunks.size(); ++i) {
+    PrefetchAhead(chunks, i, files, processes);
+    const v1::ChunkRecord& chunk = chunks.Get(i);
+    if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
+      return valid;
+    }
+    branches->Add(chunk);
+    const bool failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
+    // The schema stores 0 for unknown memory; a running process never has 0 resident bytes.
+    const bool measured_memory =
+        chunk.memory_before_bytes() != 0 || chunk.memory_after_bytes() != 0;
+    c.flags.push_back(static_cast<uint8_t>(
+        (failed ? ChunkColumns::kFailed : 0) |
+        (measured_memory ? ChunkColumns::kMeasuredMemory : 0) |
+        (chunk.has_peak_live_bytes() ? ChunkColumns::kHasPeakLive : 0) |
+        (chunk.has_run_queue_wait_seconds() ? ChunkColumns::kHasRunQueueWait : 0)));
+    c.start_unix_ns.push_back(chunk.start_unix_ns());
+    c.end_unix_ns.push_back(chunk.end_unix_ns());
+    c.entry_start.push_back(chunk.entry_start());
+    c.entry_stop.push_back(chunk.entry_stop());
+    c.events.push_back(chunk.events());
+    c.compressed_bytes_read.push_back(chunk.compressed_bytes_read());
+    c.file_size.push_back(chunk.file_bytes() > 0 ? chunk.file_bytes()
+                                                 : chunk.file_metadata().total_tree_bytes());
+    c.duration_seconds.push_back(chunk.duration_seconds());
+    c.cpu_seconds.push_back(chunk.cpu_seconds());
+    c.run_queue_wait_seconds.push_back(chunk.run_queue_wait_seconds());
+    c.memory_delta_bytes.push_back(measured_memory
+                                       ? static_cast<double>(chunk.memory_after_bytes()) -
+                                             static_cast<double>(chunk.memory_before_bytes())
+                                       : 0.0);
+    c.peak_live_bytes.push_back(chunk.peak_live_bytes());
+    c.attempt.push_back(chunk.attempt());
+    c.file.push_back(chunk.file().empty() ? ChunkColumns::kNone
+                                          : files.Id(chunk.file(), &c.file_names));
+    c.dataset.push_back(failed ? ChunkColumns::kNone
+                               : datasets.Id(chunk.dataset().empty()
+                                                 ? absl::string_view(kUnknownDataset)
+                                                 : absl::string_view(chunk.dataset()),
+                                             &c.dataset_names));
+    c.process.push_back(processes.Id(ProcessOf(chunk.worker()), nullptr));
+    if (!failed && !chunk.sections().empty()) sections->AddChunk(chunk.sections());
+  }
+  c.num_processes = processes.size();
+  return c;
+}
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

@@ -1,0 +1,79 @@
+// The chunk records in compact columns (internal to //aggregation): one vector per number a
+// figure reads, interned ids for files, datasets and processes, built in the one pass over the
+// records. Every chunk figure after that pass (chunk statistics, chunk_info, read amplification,
+// the CPU split, the run's chunk span) reads these columns, not the records: a million records
+// are a million scattered heap objects with strings of their own, the columns a few contiguous
+// arrays (issue #25).
+#ifndef ROASTCOFFEA_AGGREGATION_CHUNK_COLUMNS_H_
+#define ROASTCOFFEA_AGGREGATION_CHUNK_COLUMNS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "aggregation/branch_coverage.h"
+#include "aggregation/section_stats.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+
+struct ChunkColumns {
+  // Id of "no such name": a record without a file, or a failed record's dataset.
+  static constexpr uint32_t kNone = UINT32_MAX;
+
+  // Bits of `flags`.
+  static constexpr uint8_t kFailed = 1;           // status CHUNK_STATUS_FAILED
+  static constexpr uint8_t kMeasuredMemory = 2;   // memory before or after non-zero
+  static constexpr uint8_t kHasPeakLive = 4;      // peak_live_bytes set
+  static constexpr uint8_t kHasRunQueueWait = 8;  // run_queue_wait_seconds set
+
+  size_t size() const { return duration_seconds.size(); }
+  bool failed(size_t i) const { return (flags[i] & kFailed) != 0; }
+  bool has(size_t i, uint8_t flag) const { return (flags[i] & flag) != 0; }
+
+  // One entry per record, in the records' order.
+  std::vector<int64_t> start_unix_ns, end_unix_ns, entry_start, entry_stop, events;
+  std::vector<int64_t> compressed_bytes_read;
+  // The file's size as the record knows it: file_bytes, else file_metadata.total_tree_bytes
+  // (0 unknown).
+  std::vector<int64_t> file_size;
+  std::vector<double> duration_seconds, cpu_seconds;
+  std::vector<double> run_queue_wait_seconds;  // 0 where not kHasRunQueueWait
+  // memory_after_bytes - memory_before_bytes in double (an int64 difference of arbitrary
+  // inputs could overflow); 0 where not kMeasuredMemory.
+  std::vector<double> memory_delta_bytes;
+  std::vector<int64_t> peak_live_bytes;  // 0 where not kHasPeakLive
+  std::vector<uint32_t> attempt;
+  std::vector<uint8_t> flags;
+  std::vector<uint32_t> file;     // index into file_names, kNone for no file
+  std::vector<uint32_t> dataset;  // successful records: index into dataset_names; failed: kNone
+  // The process a record ran in (its worker without a threadpool's "/thread-<k>" suffix), as
+  // an id 0..num_processes-1.
+  std::vector<uint32_t> process;
+
+  // Interned names, numbered in order of first appearance. A dataset "" is "unknown" (the
+  // original's name), and only successful records name datasets.
+  std::vector<std::string> file_names;
+  std::vector<std::string> dataset_names;
+  size_t num_processes = 0;
+  // The records the columns were built from, for the fields read only for a few records (the
+  // failed ones' texts).
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records = nullptr;
+};
+
+// The one pass over `chunks`: validates each record (ValidateChunkRecord: the first invalid
+// record's error is returned), feeds `branches` with every record and `sections` with the
+// sections of the successful ones, and fills the columns. `chunks` must outlive the result.
+// Cost: O(records + sections), one hash lookup per record and interned column (fewer when
+// consecutive records share a name).
+absl::StatusOr<ChunkColumns> BuildChunkColumns(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    BranchCoverageAccumulator* branches, SectionAccumulator* sections);
+
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_CHUNK_COLUMNS_H_

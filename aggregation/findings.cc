@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
+#include "aggregation/findings_contention.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -466,6 +467,7 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   Builder b(&findings, &outcome.evaluations);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
+  CpuContention(in, b);
   IoBound(in, b);
   Stragglers(in, view, b);
   IdleTailAndImbalance(in, view, b);

@@ -69,6 +69,16 @@ std::optional<double> RunQueueShare(const FindingsInputs& in) {
   return wait / wall;
 }
 
+// The number `key` of the finding `code` when that rule fired.
+std::optional<double> FiredNumber(const Builder& b, absl::string_view code, absl::string_view key) {
+  const v1::Finding* f = b.Find(code);
+  if (f == nullptr) return std::nullopt;
+  for (const v1::FindingNumber& n : f->numbers()) {
+    if (n.key() == key) return n.value();
+  }
+  return std::nullopt;
+}
+
 struct Cause {
   std::string name;
   double seconds = 0;
@@ -314,14 +324,6 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
   Number(f, "host_over_others", worst, "ratio");
 }
 
-// CPU contention on the workers needs their machine load against their cores (the resource
-// monitor's), which no backend stores in the measurement yet.
-void CpuContention(const FindingsInputs& in, Builder& b) {
-  (void)in;
-  b.NotEvaluated("cpu_contention",
-                 "no machine load of the workers in the measurement (resource monitor)");
-}
-
 }  // namespace
 
 std::optional<double> LostWorkSeconds(const FindingsInputs& in) { return LostSeconds(in, ""); }
@@ -338,18 +340,17 @@ bool HasLibraries(const FindingsInputs& in) {
   return false;
 }
 
-void NotEvaluatedAll(const FindingsInputs& in, absl::string_view reason, Builder& b) {
+void NotEvaluatedAll(absl::string_view reason, Builder& b) {
   for (absl::string_view code : {"worker_bound", "dispatch_bound", "retry_penalty", "slow_start",
                                  "dead_workers", "silent_workers", "slow_hosts"}) {
     b.NotEvaluated(code, reason);
   }
-  CpuContention(in, b);
   b.NotEvaluated("limiting_cause", reason);
 }
 
 void Capacity(const FindingsInputs& in, Builder& b) {
   if (HasLibraries(in)) {
-    NotEvaluatedAll(in, "serverless run: library function slots are not in the task timeline", b);
+    NotEvaluatedAll("serverless run: library function slots are not in the task timeline", b);
     return;
   }
   // A task may take several cores (a whole worker, a GPU task): slots are counted in tasks.
@@ -360,7 +361,7 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   const std::optional<CapacityTimeline> timeline =
       in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking, &cores_per_task);
   if (!timeline.has_value()) {
-    NotEvaluatedAll(in, kNoTimeline, b);
+    NotEvaluatedAll(kNoTimeline, b);
     return;
   }
   const CapacityTimeline& t = *timeline;
@@ -509,7 +510,11 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   }
   SilentWorkers(in, t, b);
   SlowHosts(in, b);
-  CpuContention(in, b);
+  // CPU contention ran earlier (findings_contention.h); its cost competes here.
+  const std::optional<double> contention = FiredNumber(b, "cpu_contention", "cost_seconds");
+  if (contention.has_value() && *contention > 0) {
+    causes.push_back({"CPU contention on the workers", *contention});
+  }
 
   // The cause that cost the most.
   b.Evaluated("limiting_cause");

@@ -26,12 +26,13 @@
 //                   silent death the backend inferred (warning taskvine_worker_silent_death).
 //   slow_hosts      chunks on >= 2 hosts and one host's median chunk >= kSlowHostRatio x the
 //                   other hosts' (>= kMinChunksPerHost chunks on it).
-//   cpu_contention  not evaluated: no backend stores the workers' machine load yet.
+//   (cpu_contention runs before the stragglers: findings_contention.h; its cost competes here.)
 //   limiting_cause  of the causes above that fired, the one that cost the most seconds of the
 //                   run: worker-bound (the saving with 2x slots), retry penalty (the stalls),
 //                   slow start (idle slot-seconds / mean slots), dispatch-bound (free
 //                   slot-seconds while tasks waited / mean slots, less those two), underfed
-//                   (stall time), dead workers (lost work / mean slots).
+//                   (stall time), dead workers (lost work / mean slots), CPU contention (its
+//                   cost_seconds).
 // Not evaluated without a task timeline (TaskVine / Work Queue step series of worker cores and
 // executing tasks, and the manager's ready queue).
 //

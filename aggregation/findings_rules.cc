@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/findings_contention.h"
 #include "aggregation/worker_names.h"
 
 namespace roastcoffea {
@@ -645,6 +646,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     if (chunk->compressed_bytes_read() > 0) {
       absl::StrAppend(&text, ", read ", Bytes(static_cast<double>(chunk->compressed_bytes_read())));
     }
+    absl::StrAppend(&text, MachineLoadNote(*chunk));
     if (chunk->attempt() > 0) {
       absl::StrAppend(&text, ", attempt ", chunk->attempt() + 1);
       ++retries;
@@ -670,7 +672,9 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     suggestion =
         absl::StrCat("The slowest chunks mostly waited for a CPU (", Pct(total.run_queue / wall),
                      " of their time), not for their data: the host was oversubscribed",
-                     b.Fired("cpu_starvation") ? " (see the CPU starvation finding)" : "",
+                     b.Fired("cpu_contention")   ? " (see the CPU contention finding)"
+                     : b.Fired("cpu_starvation") ? " (see the CPU starvation finding)"
+                                                 : "",
                      ". Fix the CPU contention; splitting files will not help.");
   } else if (total.blocked >= total.cpu) {
     cause = "blocked";
@@ -678,9 +682,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     suggestion =
         large ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
                              " of their time and read ", Bytes(mean_bytes),
-                             " each against a "
-                             "median ",
-                             Bytes(median_bytes),
+                             " each against a median ", Bytes(median_bytes),
                              ": large files or slow storage; split those files into smaller "
                              "chunks or read them from faster storage.")
               : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
@@ -694,6 +696,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
         "event); split those files into smaller chunks, or look at what makes their events "
         "costly.");
   }
+  if (cause != "run_queue") absl::StrAppend(&suggestion, ContendedNote(named, b));
   if (retries > 0) {
     absl::StrAppend(&suggestion, " ",
                     Count(retries, "named chunk was a retry", "named chunks were retries"),

@@ -138,5 +138,30 @@ TEST(TaskVineCapacityFindingsTest, RunBHungNamesTheSilentWorker) {
   EXPECT_FALSE(Evaluated(m, "cpu_contention"));
 }
 
+// runC-monitored: manager.py scenario C (shared/engines/taskvine, resource monitoring on, 3
+// workers of 2 cores on a 2-CPU VM under other builds' load), 30 busy-loop chunks. Each
+// RETRIEVED holds the resource monitor's machine_load 4 on machine_cpus 2.
+// tools/testdata/contention_reference.py (its own reading of the transactions log):
+//   tasks 30 contended 29 span 6.501709 covered 5.702543 share 0.877084 wait 14.262891
+//   cost 2.851272
+// runA and runB ran without the monitor: not evaluated, with the reason.
+TEST(TaskVineCapacityFindingsTest, RunCMonitoredShowsCpuContentionOnTheWorkers) {
+  const v1::Measurement m = Collect("runC-monitored");
+  const v1::Finding& f = Get(m, "cpu_contention");
+  EXPECT_NEAR(NumberOf(f, "contended_share"), 0.877084, 1e-4);
+  EXPECT_NEAR(NumberOf(f, "wait_seconds"), 14.262891, 1e-3);
+  EXPECT_NEAR(NumberOf(f, "cost_seconds"), 2.851272, 1e-3);
+  EXPECT_EQ(NumberOf(f, "contended_chunks"), 29);
+  EXPECT_THAT(f.evidence(), HasSubstr("load 4.00 on 2 CPUs"));
+
+  const v1::Measurement a = Collect("runA");
+  EXPECT_FALSE(Evaluated(a, "cpu_contention"));
+  for (const v1::RuleEvaluation& e : a.metrics().rule_evaluations()) {
+    if (e.code() == "cpu_contention") {
+      EXPECT_THAT(e.reason(), HasSubstr("resource monitor"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

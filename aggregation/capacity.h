@@ -80,9 +80,18 @@ CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
 std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
                                                 const CoresPerTask* cores_per_task = nullptr);
 
-// List scheduling: tasks of `durations` (in submit order, all ready at time 0) each start on the
-// slot that frees first, of `slots` slots. Returns the makespan in seconds (0 without tasks or
-// slots).
+// A task to replay: seconds from the timeline's start to its submission (when it became ready;
+// 0 when unknown), and how long it ran.
+struct ReplayTask {
+  double ready_seconds = 0;
+  double duration_seconds = 0;
+};
+
+// List scheduling: `tasks` (in submit order) each start on the slot that frees first, of `slots`
+// slots, but never before the task was ready. Returns the makespan in seconds from the
+// timeline's start (0 without tasks or slots): never shorter than the last submission allows.
+double ReplayMakespan(const std::vector<ReplayTask>& tasks, int slots);
+// The same with every task ready at time 0.
 double ReplayMakespan(const std::vector<double>& durations, int slots);
 
 // A worker that left the run while tasks were executing on it (killed, lost, or declared dead

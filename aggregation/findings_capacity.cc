@@ -36,23 +36,28 @@ std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view wo
   return lost;
 }
 
-// Chunk durations in the order the tasks were submitted (engine task ids are handed out at
-// submission; records without one keep their stored order after those with one).
-std::vector<double> DurationsInSubmitOrder(const FindingsInputs& in) {
-  std::vector<std::pair<int64_t, double>> keyed;
+// Chunks as replay tasks in the order they were submitted (engine task ids are handed out at
+// submission; records without one keep their stored order after those with one), each ready
+// from its submission (seconds after the timeline's start; 0 when not recorded).
+std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const CapacityTimeline& t) {
+  std::vector<std::pair<int64_t, ReplayTask>> keyed;
   if (in.chunks == nullptr) return {};
   int64_t next = INT64_MAX / 2;
   for (const v1::ChunkRecord& chunk : *in.chunks) {
     int64_t id = 0;
     if (!absl::SimpleAtoi(chunk.task_id(), &id)) id = next++;
-    keyed.emplace_back(id, chunk.duration_seconds());
+    const double ready =
+        chunk.has_ready_unix_ns()
+            ? std::max(0.0, 1e-9 * static_cast<double>(chunk.ready_unix_ns() - t.start_ns))
+            : 0.0;
+    keyed.emplace_back(id, ReplayTask{ready, chunk.duration_seconds()});
   }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& c) { return a.first < c.first; });
-  std::vector<double> durations;
-  durations.reserve(keyed.size());
-  for (const auto& [id, d] : keyed) durations.push_back(d);
-  return durations;
+  std::vector<ReplayTask> tasks;
+  tasks.reserve(keyed.size());
+  for (const auto& [id, task] : keyed) tasks.push_back(task);
+  return tasks;
 }
 
 // Run-queue wait over wall time of the chunks that measured it: slots that wait for a CPU are
@@ -369,14 +374,14 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   std::vector<Cause> causes;
 
   // Worker-bound: every slot busy while tasks waited; what twice the slots would give.
-  const std::vector<double> durations = DurationsInSubmitOrder(in);
-  if (durations.empty()) {
+  const std::vector<ReplayTask> tasks = TasksInSubmitOrder(in, t);
+  if (tasks.empty()) {
     b.NotEvaluated("worker_bound", "no chunk records to replay");
   } else {
     b.Evaluated("worker_bound");
     const int slots = std::max(1, static_cast<int>(std::lround(t.mean_slots)));
-    const double now = ReplayMakespan(durations, slots);
-    const double doubled = ReplayMakespan(durations, 2 * slots);
+    const double now = ReplayMakespan(tasks, slots);
+    const double doubled = ReplayMakespan(tasks, 2 * slots);
     const double saving = now - doubled;
     const std::optional<double> starved = RunQueueShare(in);
     if (t.worker_bound_seconds >= kWorkerBoundShare * span && now > 0 &&
@@ -385,12 +390,13 @@ void Capacity(const FindingsInputs& in, Builder& b) {
           v1::Finding::SEVERITY_WARNING, "worker_bound",
           absl::StrCat("Worker-bound: every slot was busy while tasks waited for ",
                        Pct(t.worker_bound_seconds / span), " of the run"),
-          absl::StrCat("Tasks waited with all slots busy for ", Seconds(t.worker_bound_seconds),
-                       " of ", Seconds(span), " (", absl::StrFormat("%.1f", t.mean_slots),
-                       " slots on average). Replaying the ", durations.size(),
-                       " observed chunk durations in submit order onto ", slots, " slots takes ",
-                       Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled), ", ",
-                       Seconds(saving), " (", Pct(saving / now), ") shorter."),
+          absl::StrCat(
+              "Tasks waited with all slots busy for ", Seconds(t.worker_bound_seconds), " of ",
+              Seconds(span), " (", absl::StrFormat("%.1f", t.mean_slots),
+              " slots on average). Replaying the ", tasks.size(),
+              " observed chunk durations in submit order (none before its submission) onto ", slots,
+              " slots takes ", Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled),
+              ", ", Seconds(saving), " (", Pct(saving / now), ") shorter."),
           starved.has_value() && *starved >= kStarvationShare
               ? absl::StrCat("Not more workers on the same CPUs: the chunks waited for a CPU ",
                              Pct(*starved),

@@ -2,8 +2,9 @@
 // limited an engine run, read from its task timeline (aggregation/capacity.h), and the work its
 // dead workers lost.
 //   worker_bound    tasks waited with every slot busy for >= kWorkerBoundShare of the timeline,
-//                   and replaying the observed chunk durations (list scheduling in task order)
-//                   onto twice the mean slots shortens the makespan by >= kMinSavingShare: says
+//                   and replaying the observed chunk durations (list scheduling in task order,
+//                   none before its submission, ChunkRecord.ready_unix_ns) onto twice the mean
+//                   slots shortens the makespan by >= kMinSavingShare: says
 //                   by how much.
 //   dispatch_bound  slots sat free while tasks waited (free slot-seconds not explained by a retry
 //                   penalty or slow start >= kDispatchBoundShare of all slot-seconds and

@@ -8,6 +8,9 @@
 //   span 35.981 s, mean slots 5.9996, worker-bound 15.564 s (43.3 %), dispatch-bound 15.235 s,
 //   free slot-s while waiting 79.956 (37.0 % of 215.872); no dead workers.
 //   Task 45's retry is READY at +16.40 s and RUNNING only at +31.57 s with 6 slots free.
+//   replay 61 chunks, none before its first READY: 6 slots 17.895 s, 12 slots 9.797 s (all
+//   ready at 0 it would say 17.076 s and 8.977 s: the processing tasks come after the
+//   preprocessing).
 // runB (churn, two workers SIGKILLed):
 //   span 52.624 s, mean slots 3.8044, worker-bound 48.315 s (91.8 %), dispatch-bound 1.295 s,
 //   free slot-s while waiting 1.373 (0.7 %); replay 80 chunks: 4 slots 42.440 s, 8 slots

@@ -994,6 +994,9 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     }
     v1::ChunkRecord record;
     record.set_uuid(absl::StrCat("taskvine-task-", task->id));
+    if (!task->attempts.empty() && task->attempts.front().ready_us > 0) {
+      record.set_ready_unix_ns(task->attempts.front().ready_us * 1000);
+    }
     record.set_task_id(absl::StrCat(task->id));
     record.set_attempt(task->attempts.empty() ? 0
                                               : static_cast<uint32_t>(task->attempts.size() - 1));

@@ -263,7 +263,9 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking) {
       }
     }
     if (executing <= 0) continue;
-    dead.push_back({w.worker(), w.host(), end, executing, cores});
+    double last_seen = 0;
+    for (double v : w.last_seen_unix_seconds()) last_seen = std::max(last_seen, v);
+    dead.push_back({w.worker(), w.host(), end, executing, cores, last_seen});
   }
   std::sort(dead.begin(), dead.end(), [](const DeadWorker& a, const DeadWorker& c) {
     return a.end_ns != c.end_ns ? a.end_ns < c.end_ns : a.worker < c.worker;

@@ -102,6 +102,13 @@ struct DeadWorker {
   int64_t end_ns = 0;           // its DISCONNECTION (or last evidence of a silent death)
   double executing_at_end = 0;  // tasks executing on it just before
   double cores = 0;
+  // Its last message (WorkerSeries.last_seen_unix_seconds), 0 when not recorded: a worker quiet
+  // long before end_ns died silently and was declared lost only at a keepalive timeout.
+  double last_seen_unix_seconds = 0;
+  double QuietSeconds() const {
+    return last_seen_unix_seconds > 0 ? 1e-9 * static_cast<double>(end_ns) - last_seen_unix_seconds
+                                      : 0;
+  }
 };
 
 // Workers of `tracking` whose series ends before the run's last instant with tasks executing.

@@ -221,26 +221,17 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
   std::vector<std::string> named;
   double quiet_total = 0;
   int64_t quiet_workers = 0;
-  absl::flat_hash_map<absl::string_view, const v1::WorkerSeries*> series_of;
-  for (const v1::WorkerSeries& series : in.tracking->workers()) {
-    if (series.last_seen_unix_seconds_size() > 0) series_of.emplace(series.worker(), &series);
-  }
   for (const DeadWorker& w : DeadWorkers(*in.tracking)) {
-    const auto found = series_of.find(w.worker);
-    if (found == series_of.end()) continue;
-    {
-      const v1::WorkerSeries& series = *found->second;
-      any_last_seen = true;
-      double last_seen = 0;
-      for (double v : series.last_seen_unix_seconds()) last_seen = std::max(last_seen, v);
-      const double quiet = 1e-9 * static_cast<double>(w.end_ns) - last_seen;
-      if (last_seen <= 0 || quiet < kSilentMinSeconds) continue;
-      quiet_total += quiet;
-      ++quiet_workers;
-      if (static_cast<int>(named.size()) < kNamedItems) {
-        named.push_back(absl::StrCat(w.worker, " quiet ", Seconds(quiet),
-                                     " before it was declared lost at ", At(t, w.end_ns)));
-      }
+    if (w.last_seen_unix_seconds <= 0) continue;
+    any_last_seen = true;
+    const double quiet = w.QuietSeconds();
+    if (quiet < kSilentMinSeconds) continue;
+    quiet_total += quiet;
+    ++quiet_workers;
+    if (static_cast<int>(named.size()) < kNamedItems) {
+      named.push_back(absl::StrCat(
+          w.worker, " silent since ", At(t, static_cast<int64_t>(w.last_seen_unix_seconds * 1e9)),
+          ", quiet ", Seconds(quiet), " before it was declared lost at ", At(t, w.end_ns)));
     }
   }
   if (!any_last_seen && inferred == nullptr) {

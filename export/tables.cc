@@ -22,6 +22,7 @@
 #include "export/display_width.h"
 #include "export/span_tables.h"
 #include "export/time_text.h"
+#include "export/worker_tables.h"
 
 namespace roastcoffea {
 namespace {
@@ -1022,6 +1023,9 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   for (const SummaryTable& table : BuildSpanTables(measurement)) {
+    absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
+  }
+  for (const SummaryTable& table : BuildWorkerTables(measurement)) {
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   return out;

@@ -26,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "backends/taskvine/taskvine_backend.h"
+#include "export/worker_tables.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
@@ -136,6 +137,16 @@ TEST(TaskVineCapacityFindingsTest, RunBHungNamesTheSilentWorker) {
   const v1::Finding& dead = Get(m, "dead_workers");
   EXPECT_THAT(dead.evidence(), HasSubstr("worker-536daaccfb34987c63dc27836808c816"));
   EXPECT_THAT(dead.evidence(), HasSubstr("worker-412bde5046ab7559f23b41ea7a7d3188"));
+  // The worker table says since when each dead worker was silent.
+  const std::vector<SummaryTable> tables = BuildWorkerTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  // worker-412bde50 was killed without its children: no DISCONNECTION, nothing from it after
+  // +11.0 s; worker-536daacc was declared lost promptly.
+  ASSERT_EQ(tables[0].rows.size(), 2u);
+  EXPECT_EQ(tables[0].rows[0][0], "worker-412bde5046ab7559f23b41ea7a7d3188");
+  EXPECT_EQ(tables[0].rows[0][4], "11.0 s (never declared lost)");
+  EXPECT_EQ(tables[0].rows[1][0], "worker-536daaccfb34987c63dc27836808c816");
+  EXPECT_EQ(tables[0].rows[1][4], "no");
   // Not evaluated: one host only, and no machine load measured.
   EXPECT_FALSE(Evaluated(m, "slow_hosts"));
   EXPECT_FALSE(Evaluated(m, "cpu_contention"));

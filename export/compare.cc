@@ -680,11 +680,22 @@ std::string FormatTable(const ComparisonResult& result, const ComparisonOptions&
                     group.backend.empty() ? "" : absl::StrCat(", ", group.backend), "\n");
   }
   if (result.groups.size() == 1) {
-    absl::StrAppend(&out, Wrap("  note:", "   ",
-                               Words("every run has the same configuration: they are shown as "
-                                     "repeats and nothing is compared. To compare versions of "
-                                     "the code, give each version's runs as one comma-separated "
-                                     "argument: collect compare A1,A2 B1,B2")));
+    absl::StrAppend(
+        &out,
+        Wrap("  note:", "   ",
+             Words(result.repeats_of_known_code
+                       ? absl::StrCat(
+                             "every run measured the same code (same build-id and label) with "
+                             "the same flags: they are repeats, shown with their spread",
+                             result.fail_on_regression
+                                 ? "; --fail_on_regression passes, as nothing can regress "
+                                   "between repeats"
+                                 : "",
+                             ". To compare versions, run each with --label=VERSION.")
+                       : "every run has the same configuration: they are shown as repeats and "
+                         "nothing is compared. To compare versions of the code, give each "
+                         "version's runs as one comma-separated argument: collect compare "
+                         "A1,A2 B1,B2")));
   }
   absl::StrAppend(&out, "\n");
 
@@ -1236,6 +1247,24 @@ v1::Measurement ComparedPart(v1::Measurement run) {
   return part;
 }
 
+bool RunsShareKnownCode(const std::vector<v1::Measurement>& runs) {
+  std::string first;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& configuration = runs[r].metadata().configuration();
+    std::string identity;
+    for (const std::string& key : {std::string("code build-id"), std::string("label")}) {
+      const auto it = configuration.find(key);
+      if (it != configuration.end() && !it->second.empty()) {
+        absl::StrAppend(&identity, key, "=", it->second, "\n");
+      }
+    }
+    if (identity.empty()) return false;
+    if (r == 0) first = identity;
+    if (identity != first) return false;
+  }
+  return !runs.empty();
+}
+
 absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
                                              const std::vector<v1::Measurement>& runs,
                                              const ComparisonOptions& options) {
@@ -1257,11 +1286,14 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                                                    " configurations for ", runs.size(), " runs"));
   }
   result.groups = GroupRuns(labels, runs, options.configuration_of_run);
-  if (result.groups.size() == 1 && options.fail_on_regression) {
+  result.repeats_of_known_code = result.groups.size() == 1 && RunsShareKnownCode(runs);
+  if (result.groups.size() == 1 && options.fail_on_regression && !result.repeats_of_known_code) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compare --fail_on_regression: all ", runs.size(),
-        " runs have the same configuration, so nothing is compared; give each version's runs "
-        "as one comma-separated argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
+        " runs have the same configuration and none records which code it measured (no code "
+        "build-id or --label), so they may be versions that cannot be told apart; run each "
+        "version with --label=VERSION, or give each version's runs as one comma-separated "
+        "argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
   }
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
     MetricComparison compared{metric.label,

@@ -388,7 +388,12 @@ void Capacity(const FindingsInputs& in, Builder& b) {
               " observed chunk durations in submit order (none before its submission) onto ", slots,
               " slots takes ", Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled),
               ", ", Seconds(saving), " (", Pct(saving / now), ") shorter."),
-          starved.has_value() && *starved >= kStarvationShare
+          b.Fired("cpu_contention")
+              ? absl::StrCat("Not more workers on the same machines: they ran more processes "
+                             "than CPUs (see CPU contention); on machines of their own twice the "
+                             "slots would save about ",
+                             Seconds(saving), ".")
+          : starved.has_value() && *starved >= kStarvationShare
               ? absl::StrCat("Not more workers on the same CPUs: the chunks waited for a CPU ",
                              Pct(*starved),
                              " of their time (see CPU starvation); on free cores twice the slots "

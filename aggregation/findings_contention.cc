@@ -103,6 +103,12 @@ std::string ContendedNote(const std::vector<const v1::ChunkRecord*>& named, cons
                       ": other processes slowed them.");
 }
 
+std::string OffCpuNote(bool contended) {
+  return contended ? " (run-queue delay not measured, but the machines ran more processes than "
+                     "CPUs: see CPU contention; much of this is waiting for a CPU, not I/O)"
+                   : " (run-queue delay not measured: part may be waiting for a CPU)";
+}
+
 void CpuContention(const FindingsInputs& in, Builder& b) {
   if (in.chunks == nullptr || in.chunks->empty()) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, false));

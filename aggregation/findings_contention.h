@@ -51,6 +51,13 @@ std::string MachineLoadNote(const v1::ChunkRecord& chunk);
 // else "".
 std::string ContendedNote(const std::vector<const v1::ChunkRecord*>& named, const Builder& b);
 
+// What the io_bound evidence says of off-CPU time when the run queue was not measured: part may
+// be waiting for a CPU, and when cpu_contention fired (`contended`), much of it was.
+std::string OffCpuNote(bool contended);
+// The io_bound advice then starts with this.
+inline constexpr char kFixContentionFirst[] =
+    "Fix the CPU contention first (see that finding); if the chunks still wait off CPU then: ";
+
 void CpuContention(const FindingsInputs& in, Builder& b);
 
 }  // namespace findings_rules

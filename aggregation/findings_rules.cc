@@ -272,7 +272,9 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   }
   b.Evaluated("io_bound");
   const bool split = cpu.has_chunk_blocked_seconds();
-  // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
+  // Without the run-queue split, off-CPU time may be waiting for a CPU: say so; on machines
+  // loaded beyond their CPUs (cpu_contention) it mostly is.
+  const bool contended = !split && b.Fired("cpu_contention");
   const double off =
       split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
   const double share = off / wall;
@@ -280,19 +282,20 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   std::string evidence =
       absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
                    " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
-  if (!split)
-    absl::StrAppend(&evidence, " (run-queue delay not measured: part may be waiting for a CPU)");
+  if (!split) absl::StrAppend(&evidence, OffCpuNote(contended));
   if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
     absl::StrAppend(&evidence, "; largest section ", section);
   }
   absl::StrAppend(&evidence, ".");
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "io_bound",
-      absl::StrCat("I/O-bound: chunks were ", split ? "blocked" : "off CPU", " ", Pct(share),
-                   " of their time"),
-      std::move(evidence),
-      "Read fewer bytes (only the columns used), read from closer or faster storage, or cache "
-      "the input; more worker threads than CPUs can overlap computation with the waits.");
+  v1::Finding& f =
+      b.Add(v1::Finding::SEVERITY_WARNING, "io_bound",
+            absl::StrCat(contended ? "Off CPU" : "I/O-bound", ": chunks were ",
+                         split ? "blocked" : "off CPU", " ", Pct(share), " of their time"),
+            std::move(evidence),
+            absl::StrCat(contended ? kFixContentionFirst : "",
+                         "Read fewer bytes (only the columns used), read from closer or faster "
+                         "storage, or cache the input; more worker threads than CPUs can overlap "
+                         "computation with the waits."));
   Number(f, split ? "blocked_fraction" : "off_cpu_fraction", share, "fraction");
   Number(f, split ? "blocked_seconds" : "off_cpu_seconds", off, "s");
   Number(f, "chunk_wall_seconds", wall, "s");

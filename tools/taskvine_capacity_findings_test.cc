@@ -167,6 +167,15 @@ TEST(TaskVineCapacityFindingsTest, RunCMonitoredShowsCpuContentionOnTheWorkers) 
   EXPECT_NEAR(NumberOf(f, "cost_seconds"), 2.851272, 1e-3);
   EXPECT_EQ(NumberOf(f, "contended_chunks"), 29);
   EXPECT_THAT(f.evidence(), HasSubstr("load 4.00 on 2 CPUs"));
+  // The busy-loop tasks ran 29 % of their time on CPU: the rest was waiting for one, not I/O.
+  const v1::Finding& off = Get(m, "io_bound");
+  EXPECT_THAT(off.title(), HasSubstr("Off CPU: chunks were off CPU"));
+  EXPECT_THAT(off.suggestion(), HasSubstr("Fix the CPU contention first"));
+  // Worker-bound too, but more workers on the same loaded machines would not help; contention
+  // cost more (2.85 s) than the slots (846 ms).
+  EXPECT_THAT(Get(m, "worker_bound").suggestion(),
+              HasSubstr("Not more workers on the same machines"));
+  EXPECT_THAT(Get(m, "limiting_cause").title(), HasSubstr("CPU contention on the workers"));
 
   const v1::Measurement a = Collect("runA");
   EXPECT_FALSE(Evaluated(a, "cpu_contention"));

@@ -284,5 +284,13 @@ std::vector<std::pair<std::string, int64_t>> WorkerEnds(const v1::TrackingData& 
   return ends;
 }
 
+std::vector<std::pair<std::string, int64_t>> WorkerStarts(const v1::TrackingData& tracking) {
+  std::vector<std::pair<std::string, int64_t>> starts;
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (UsableStepSeries(w)) starts.emplace_back(w.worker(), w.time_unix_ns(0));
+  }
+  return starts;
+}
+
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -118,6 +118,8 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking);
 // left early), for every worker with a series; used to stop counting a left worker's slots.
 // Empty without step series.
 std::vector<std::pair<std::string, int64_t>> WorkerEnds(const v1::TrackingData& tracking);
+// Worker -> the instant its series starts (its connection), for every worker with a step series.
+std::vector<std::pair<std::string, int64_t>> WorkerStarts(const v1::TrackingData& tracking);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

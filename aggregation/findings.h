@@ -20,7 +20,8 @@
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
 //                    slot) >= kIdleTailShare of the slots' time over the run.
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
-//                    the mean over slots.
+//                    the mean over slots (with workers joining or leaving: chunk time over each
+//                    slot's connected time, dead workers' slots left out).
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
 //                    output-transfer >= kOverheadShare of execute (queue wait is read by the

@@ -472,6 +472,38 @@ TEST(CapacityTest, CpuContentionIsNotEvaluatedWithoutMachineLoad) {
   EXPECT_FALSE(e->evaluated());
 }
 
+// w1 (1 core) connected 0-10 s and busy throughout; w2 joined at 5 s and was busy 5-10 s. By
+// chunk time w1 ran 10 s against a mean of 7.5 s (1.33x >= 1.25x), but over their connected
+// time both were busy 100 %: no imbalance. w3, connected 0-10 s but busy only 0-4 s (40 %),
+// is: rates 1, 1, 0.4, mean 0.8, busiest 1 / 0.8 = 1.25x.
+TEST(CapacityTest, LoadImbalanceCountsEachWorkersConnectedTime) {
+  Timeline run;
+  run.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
+  run.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
+  run.Queue({{0, 0}, {10, 0}});
+  run.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10);
+  FindingsOutcome o = run.Evaluate();
+  EXPECT_TRUE(Evaluation(o, "load_imbalance")->evaluated());
+  EXPECT_THAT(Codes(o), Not(Contains("load_imbalance")));
+  run.Worker({"w3", "h1", 1, 0, 10, {{0, 1}, {4, 0}}});
+  run.Chunk(3, "w3", 0, 4);
+  o = run.Evaluate();
+  const v1::Finding* f = Find(o, "load_imbalance");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(NumberOf(*f, "max_over_mean"), 1.25, 1e-9);
+  EXPECT_NEAR(NumberOf(*f, "least_busy_slot_busy_fraction"), 0.4, 1e-9);
+  EXPECT_THAT(f->title(), HasSubstr("connected time"));
+  // w3 died at 4 s with a task running (its lost attempt is no chunk record): left out, so the
+  // two that stayed are both busy 100 % of their connected time.
+  Timeline died;
+  died.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
+  died.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
+  died.Worker({"w3", "h1", 1, 0, 4, {{0, 1}}});
+  died.Queue({{0, 0}, {10, 0}});
+  died.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10).Chunk(3, "w3", 0, 1);
+  EXPECT_THAT(Codes(died.Evaluate()), Not(Contains("load_imbalance")));
+}
+
 // A log that runs on long after the last task (no MANAGER END, workers kept connected) adds
 // nothing: the timeline ends with the last busy or waiting instant.
 TEST(CapacityTest, TimelineEndsWithTheLastWork) {

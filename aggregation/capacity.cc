@@ -209,20 +209,27 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
   return t;
 }
 
-double ReplayMakespan(const std::vector<double>& durations, int slots) {
-  if (durations.empty() || slots <= 0) return 0;
+double ReplayMakespan(const std::vector<ReplayTask>& tasks, int slots) {
+  if (tasks.empty() || slots <= 0) return 0;
   // Min-heap of the instants each slot frees.
   std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
   for (int s = 0; s < slots; ++s) free_at.push(0);
   double makespan = 0;
-  for (double d : durations) {
-    const double start = free_at.top();
+  for (const ReplayTask& task : tasks) {
+    const double start = std::max(free_at.top(), std::max(0.0, task.ready_seconds));
     free_at.pop();
-    const double end = start + std::max(0.0, d);
+    const double end = start + std::max(0.0, task.duration_seconds);
     makespan = std::max(makespan, end);
     free_at.push(end);
   }
   return makespan;
+}
+
+double ReplayMakespan(const std::vector<double>& durations, int slots) {
+  std::vector<ReplayTask> tasks;
+  tasks.reserve(durations.size());
+  for (double d : durations) tasks.push_back({0, d});
+  return ReplayMakespan(tasks, slots);
 }
 
 namespace {
@@ -256,7 +263,9 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking) {
       }
     }
     if (executing <= 0) continue;
-    dead.push_back({w.worker(), w.host(), end, executing, cores});
+    double last_seen = 0;
+    for (double v : w.last_seen_unix_seconds()) last_seen = std::max(last_seen, v);
+    dead.push_back({w.worker(), w.host(), end, executing, cores, last_seen});
   }
   std::sort(dead.begin(), dead.end(), [](const DeadWorker& a, const DeadWorker& c) {
     return a.end_ns != c.end_ns ? a.end_ns < c.end_ns : a.worker < c.worker;
@@ -273,6 +282,14 @@ std::vector<std::pair<std::string, int64_t>> WorkerEnds(const v1::TrackingData& 
     if (end < last) ends.emplace_back(w.worker(), end);
   }
   return ends;
+}
+
+std::vector<std::pair<std::string, int64_t>> WorkerStarts(const v1::TrackingData& tracking) {
+  std::vector<std::pair<std::string, int64_t>> starts;
+  for (const v1::WorkerSeries& w : tracking.workers()) {
+    if (UsableStepSeries(w)) starts.emplace_back(w.worker(), w.time_unix_ns(0));
+  }
+  return starts;
 }
 
 }  // namespace aggregation_internal

@@ -80,9 +80,18 @@ CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
 std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
                                                 const CoresPerTask* cores_per_task = nullptr);
 
-// List scheduling: tasks of `durations` (in submit order, all ready at time 0) each start on the
-// slot that frees first, of `slots` slots. Returns the makespan in seconds (0 without tasks or
-// slots).
+// A task to replay: seconds from the timeline's start to its submission (when it became ready;
+// 0 when unknown), and how long it ran.
+struct ReplayTask {
+  double ready_seconds = 0;
+  double duration_seconds = 0;
+};
+
+// List scheduling: `tasks` (in submit order) each start on the slot that frees first, of `slots`
+// slots, but never before the task was ready. Returns the makespan in seconds from the
+// timeline's start (0 without tasks or slots): never shorter than the last submission allows.
+double ReplayMakespan(const std::vector<ReplayTask>& tasks, int slots);
+// The same with every task ready at time 0.
 double ReplayMakespan(const std::vector<double>& durations, int slots);
 
 // A worker that left the run while tasks were executing on it (killed, lost, or declared dead
@@ -93,6 +102,13 @@ struct DeadWorker {
   int64_t end_ns = 0;           // its DISCONNECTION (or last evidence of a silent death)
   double executing_at_end = 0;  // tasks executing on it just before
   double cores = 0;
+  // Its last message (WorkerSeries.last_seen_unix_seconds), 0 when not recorded: a worker quiet
+  // long before end_ns died silently and was declared lost only at a keepalive timeout.
+  double last_seen_unix_seconds = 0;
+  double QuietSeconds() const {
+    return last_seen_unix_seconds > 0 ? 1e-9 * static_cast<double>(end_ns) - last_seen_unix_seconds
+                                      : 0;
+  }
 };
 
 // Workers of `tracking` whose series ends before the run's last instant with tasks executing.
@@ -102,6 +118,8 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking);
 // left early), for every worker with a series; used to stop counting a left worker's slots.
 // Empty without step series.
 std::vector<std::pair<std::string, int64_t>> WorkerEnds(const v1::TrackingData& tracking);
+// Worker -> the instant its series starts (its connection), for every worker with a step series.
+std::vector<std::pair<std::string, int64_t>> WorkerStarts(const v1::TrackingData& tracking);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -26,6 +26,12 @@ void TakeFromEngine(const v1::ChunkRecord& engine, v1::ChunkRecord& record) {
   }
   if (record.cpu_seconds() == 0) record.set_cpu_seconds(engine.cpu_seconds());
   if (record.memory_peak_bytes() == 0) record.set_memory_peak_bytes(engine.memory_peak_bytes());
+  // The resource monitor's machine load and the task's submission are the engine's alone.
+  if (engine.has_machine_cpus()) {
+    record.set_machine_load(engine.machine_load());
+    record.set_machine_cpus(engine.machine_cpus());
+  }
+  if (engine.has_ready_unix_ns()) record.set_ready_unix_ns(engine.ready_unix_ns());
   if (engine.status() == v1::CHUNK_STATUS_FAILED) {
     // The processor returned but the task failed (e.g. a non-zero exit code afterwards), or
     // both saw the failure: keep both accounts.

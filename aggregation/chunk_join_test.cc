@@ -65,6 +65,23 @@ TEST(ChunkJoinTest, InstrumentedRecordTakesTheEnginesAttemptsWorkerAndFailure) {
   EXPECT_THAT(joined.warnings, IsEmpty());
 }
 
+// The resource monitor's machine load and the task's submission come only from the engine.
+TEST(ChunkJoinTest, InstrumentedRecordTakesTheMachineLoadAndSubmission) {
+  v1::ChunkRecord engine = EngineTask("8", 0);
+  engine.set_machine_load(4);
+  engine.set_machine_cpus(2);
+  engine.set_ready_unix_ns(500);
+  ChunkJoinResult joined = JoinChunkRecords({engine}, {Instrumented("8", 10'000)});
+  ASSERT_EQ(joined.records.size(), 1u);
+  EXPECT_DOUBLE_EQ(joined.records[0].machine_load(), 4);
+  EXPECT_DOUBLE_EQ(joined.records[0].machine_cpus(), 2);
+  EXPECT_EQ(joined.records[0].ready_unix_ns(), 500);
+  // Without them the joined record has none.
+  joined = JoinChunkRecords({EngineTask("9", 0)}, {Instrumented("9", 10'000)});
+  EXPECT_FALSE(joined.records[0].has_machine_cpus());
+  EXPECT_FALSE(joined.records[0].has_ready_unix_ns());
+}
+
 TEST(ChunkJoinTest, BothFailuresAreKept) {
   ChunkJoinResult joined = JoinChunkRecords({EngineTask("7", 0, /*failed=*/true)},
                                             {Instrumented("7", 10'000, 0, /*failed=*/true)});

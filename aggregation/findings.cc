@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
+#include "aggregation/findings_contention.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -202,14 +203,74 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
 struct SlotTimes {
   int64_t last_end_ns = 0;
   double busy_seconds = 0;
-  int64_t worker_end_ns = INT64_MAX;  // its worker left the run then (INT64_MAX: stayed)
+  int64_t worker_end_ns = INT64_MAX;    // its worker left the run then (INT64_MAX: stayed)
+  int64_t worker_start_ns = INT64_MIN;  // its worker joined then (INT64_MIN: from the start)
+  bool worker_died = false;             // with tasks on it: its lost attempts are no chunk records
 };
+
+// Load imbalance: the busiest slot's chunk time against the mean over slots. When workers
+// joined late or left early, each slot's chunk time is taken over the part of the run its
+// worker was connected: a worker that was there for a third of the run is not "least busy";
+// the slots of workers that died are left out (their lost attempts are no chunk records, so
+// their chunk time says nothing of how busy they were).
+void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_times,
+                   const std::vector<bool>& seen, int64_t run_start, int64_t run_end, Builder& b) {
+  bool churn = false;
+  for (size_t id = 0; id < slot_times.size(); ++id) {
+    churn |= seen[id] &&
+             (slot_times[id].worker_start_ns > run_start || slot_times[id].worker_end_ns < run_end);
+  }
+  double total = 0, max = 0, min = INFINITY;
+  int slots = 0;
+  std::string busiest, least_busy;
+  for (size_t id = 0; id < slot_times.size(); ++id) {
+    if (!seen[id]) continue;
+    const SlotTimes& slot = slot_times[id];
+    const int64_t life =
+        std::min(run_end, slot.worker_end_ns) - std::max(run_start, slot.worker_start_ns);
+    if (churn && (life <= 0 || slot.worker_died)) continue;
+    const double value =
+        churn ? slot.busy_seconds / (1e-9 * static_cast<double>(life)) : slot.busy_seconds;
+    ++slots;
+    total += value;
+    if (value > max) max = value, busiest = view.slot_names[id];
+    if (value < min) min = value, least_busy = view.slot_names[id];
+  }
+  const double mean = slots > 0 ? total / slots : 0.0;
+  if (mean <= 0.0 || max < kImbalanceRatio * mean) return;
+  const auto figure = [churn](double v) { return churn ? Pct(v) : Seconds(v); };
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "load_imbalance",
+      absl::StrCat(
+          "Load imbalance: the busiest worker slot ", churn ? "was busy " : "ran ",
+          absl::StrFormat("%.2fx", max / mean),
+          churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
+      absl::StrCat(churn ? "Chunk time over the time its worker was connected, per slot (workers "
+                           "joined or left during the run): busiest "
+                         : "Chunk time per slot: busiest ",
+                   busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min),
+                   ", mean ", figure(mean), " over ", slots, " slots."),
+      churn ? "Check whether the least busy workers ran slower (another job on their node); "
+              "more, smaller chunks let the engine balance the work."
+            : "Check whether the least busy workers joined late or ran slower (another job on "
+              "their node); more, smaller chunks let the engine balance the work.");
+  Number(f, "max_over_mean", max / mean, "ratio");
+  Number(f, churn ? "busiest_slot_busy_fraction" : "busiest_slot_seconds", max,
+         churn ? "fraction" : "s");
+  Number(f, churn ? "least_busy_slot_busy_fraction" : "least_busy_slot_seconds", min,
+         churn ? "fraction" : "s");
+  Number(f, churn ? "mean_slot_busy_fraction" : "mean_slot_seconds", mean,
+         churn ? "fraction" : "s");
+}
 
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // A worker that left the run (killed, lost, or gone) is no idle slot after it left.
-  absl::flat_hash_map<std::string, int64_t> worker_ends;
+  absl::flat_hash_map<std::string, int64_t> worker_ends, worker_starts;
+  absl::flat_hash_map<std::string, bool> died;
   if (in.tracking != nullptr) {
+    for (const DeadWorker& w : DeadWorkers(*in.tracking)) died[w.worker] = true;
     for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
+    for (auto& [worker, start] : WorkerStarts(*in.tracking)) worker_starts[worker] = start;
   }
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
   std::vector<SlotTimes> slot_times(view.slot_names.size());
@@ -225,6 +286,10 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     if (const auto it = worker_ends.find(chunk->worker()); it != worker_ends.end()) {
       slot.worker_end_ns = it->second;
     }
+    if (const auto it = worker_starts.find(chunk->worker()); it != worker_starts.end()) {
+      slot.worker_start_ns = it->second;
+    }
+    slot.worker_died |= died.contains(chunk->worker());
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
@@ -240,11 +305,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
 
   double idle = 0, longest_idle = 0;
   int idle_slots = 0;
-  double busy_total = 0, busy_max = 0, busy_min = INFINITY;
-  std::string busiest, least_busy;
   for (size_t id = 0; id < slot_times.size(); ++id) {
     if (!seen[id]) continue;
-    const std::string& name = view.slot_names[id];
     const SlotTimes& slot = slot_times[id];
     const double slot_idle =
         1e-9 * static_cast<double>(
@@ -252,9 +314,6 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     idle += slot_idle;
     longest_idle = std::max(longest_idle, slot_idle);
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
-    busy_total += slot.busy_seconds;
-    if (slot.busy_seconds > busy_max) busy_max = slot.busy_seconds, busiest = name;
-    if (slot.busy_seconds < busy_min) busy_min = slot.busy_seconds, least_busy = name;
   }
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
@@ -283,22 +342,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     Number(f, "slots", slot_count, "slots");
   }
 
-  const double busy_mean = busy_total / slot_count;
-  if (busy_mean > 0.0 && busy_max >= kImbalanceRatio * busy_mean) {
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_WARNING, "load_imbalance",
-        absl::StrFormat("Load imbalance: the busiest worker slot ran %.2fx the mean chunk time",
-                        busy_max / busy_mean),
-        absl::StrCat("Chunk time per slot: busiest ", busiest, " ", Seconds(busy_max),
-                     ", least busy ", least_busy, " ", Seconds(busy_min), ", mean ",
-                     Seconds(busy_mean), " over ", slot_count, " slots."),
-        "Check whether the least busy workers joined late or ran slower (another job on their "
-        "node); more, smaller chunks let the engine balance the work.");
-    Number(f, "max_over_mean", busy_max / busy_mean, "ratio");
-    Number(f, "busiest_slot_seconds", busy_max, "s");
-    Number(f, "least_busy_slot_seconds", busy_min, "s");
-    Number(f, "mean_slot_seconds", busy_mean, "s");
-  }
+  LoadImbalance(view, slot_times, seen, run_start, run_end, b);
 }
 
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
@@ -466,6 +510,7 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   Builder b(&findings, &outcome.evaluations);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
+  CpuContention(in, b);
   IoBound(in, b);
   Stragglers(in, view, b);
   IdleTailAndImbalance(in, view, b);

@@ -7,6 +7,8 @@
 //   cpu_starvation   chunk threads waited for a CPU (run-queue delay) >= kStarvationShare of
 //                    chunk wall time (critical from kStarvationCriticalShare); or, without a
 //                    run-queue measurement, in-process worker threads > usable CPUs.
+//   cpu_contention   the chunks' machines ran more processes than CPUs for a share of the run
+//                    (findings_contention.h).
 //   io_bound         chunks were blocked (I/O, locks, sleep: wall - CPU - run-queue wait)
 //                    >= kBlockedShare of chunk wall time.
 //   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
@@ -18,7 +20,8 @@
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
 //                    slot) >= kIdleTailShare of the slots' time over the run.
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
-//                    the mean over slots.
+//                    the mean over slots (with workers joining or leaving: chunk time over each
+//                    slot's connected time, dead workers' slots left out).
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
 //                    output-transfer >= kOverheadShare of execute (queue wait is read by the
@@ -33,7 +36,7 @@
 //   failed_chunks    any failed chunk (critical: their events are missing) or retried chunk
 //                    (warning: the work its lost attempts did, where the engine measured it).
 //   (capacity)       worker_bound, dispatch_bound, retry_penalty, slow_start, dead_workers,
-//                    silent_workers, slow_hosts, cpu_contention, limiting_cause: see
+//                    silent_workers, slow_hosts, limiting_cause: see
 //                    findings_capacity.h.
 //   data_lost        tracking gaps, or warnings that say engine data were lost, recovered or
 //                    kept out (codes dask_fine_metrics_*, taskvine_*, invalid_*, workers_lost).

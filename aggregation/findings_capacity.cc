@@ -36,23 +36,28 @@ std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view wo
   return lost;
 }
 
-// Chunk durations in the order the tasks were submitted (engine task ids are handed out at
-// submission; records without one keep their stored order after those with one).
-std::vector<double> DurationsInSubmitOrder(const FindingsInputs& in) {
-  std::vector<std::pair<int64_t, double>> keyed;
+// Chunks as replay tasks in the order they were submitted (engine task ids are handed out at
+// submission; records without one keep their stored order after those with one), each ready
+// from its submission (seconds after the timeline's start; 0 when not recorded).
+std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const CapacityTimeline& t) {
+  std::vector<std::pair<int64_t, ReplayTask>> keyed;
   if (in.chunks == nullptr) return {};
   int64_t next = INT64_MAX / 2;
   for (const v1::ChunkRecord& chunk : *in.chunks) {
     int64_t id = 0;
     if (!absl::SimpleAtoi(chunk.task_id(), &id)) id = next++;
-    keyed.emplace_back(id, chunk.duration_seconds());
+    const double ready =
+        chunk.has_ready_unix_ns()
+            ? std::max(0.0, 1e-9 * static_cast<double>(chunk.ready_unix_ns() - t.start_ns))
+            : 0.0;
+    keyed.emplace_back(id, ReplayTask{ready, chunk.duration_seconds()});
   }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& c) { return a.first < c.first; });
-  std::vector<double> durations;
-  durations.reserve(keyed.size());
-  for (const auto& [id, d] : keyed) durations.push_back(d);
-  return durations;
+  std::vector<ReplayTask> tasks;
+  tasks.reserve(keyed.size());
+  for (const auto& [id, task] : keyed) tasks.push_back(task);
+  return tasks;
 }
 
 // Run-queue wait over wall time of the chunks that measured it: slots that wait for a CPU are
@@ -67,6 +72,16 @@ std::optional<double> RunQueueShare(const FindingsInputs& in) {
   }
   if (wall <= 0) return std::nullopt;
   return wait / wall;
+}
+
+// The number `key` of the finding `code` when that rule fired.
+std::optional<double> FiredNumber(const Builder& b, absl::string_view code, absl::string_view key) {
+  const v1::Finding* f = b.Find(code);
+  if (f == nullptr) return std::nullopt;
+  for (const v1::FindingNumber& n : f->numbers()) {
+    if (n.key() == key) return n.value();
+  }
+  return std::nullopt;
 }
 
 struct Cause {
@@ -206,26 +221,17 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
   std::vector<std::string> named;
   double quiet_total = 0;
   int64_t quiet_workers = 0;
-  absl::flat_hash_map<absl::string_view, const v1::WorkerSeries*> series_of;
-  for (const v1::WorkerSeries& series : in.tracking->workers()) {
-    if (series.last_seen_unix_seconds_size() > 0) series_of.emplace(series.worker(), &series);
-  }
   for (const DeadWorker& w : DeadWorkers(*in.tracking)) {
-    const auto found = series_of.find(w.worker);
-    if (found == series_of.end()) continue;
-    {
-      const v1::WorkerSeries& series = *found->second;
-      any_last_seen = true;
-      double last_seen = 0;
-      for (double v : series.last_seen_unix_seconds()) last_seen = std::max(last_seen, v);
-      const double quiet = 1e-9 * static_cast<double>(w.end_ns) - last_seen;
-      if (last_seen <= 0 || quiet < kSilentMinSeconds) continue;
-      quiet_total += quiet;
-      ++quiet_workers;
-      if (static_cast<int>(named.size()) < kNamedItems) {
-        named.push_back(absl::StrCat(w.worker, " quiet ", Seconds(quiet),
-                                     " before it was declared lost at ", At(t, w.end_ns)));
-      }
+    if (w.last_seen_unix_seconds <= 0) continue;
+    any_last_seen = true;
+    const double quiet = w.QuietSeconds();
+    if (quiet < kSilentMinSeconds) continue;
+    quiet_total += quiet;
+    ++quiet_workers;
+    if (static_cast<int>(named.size()) < kNamedItems) {
+      named.push_back(absl::StrCat(
+          w.worker, " silent since ", At(t, static_cast<int64_t>(w.last_seen_unix_seconds * 1e9)),
+          ", quiet ", Seconds(quiet), " before it was declared lost at ", At(t, w.end_ns)));
     }
   }
   if (!any_last_seen && inferred == nullptr) {
@@ -314,14 +320,6 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
   Number(f, "host_over_others", worst, "ratio");
 }
 
-// CPU contention on the workers needs their machine load against their cores (the resource
-// monitor's), which no backend stores in the measurement yet.
-void CpuContention(const FindingsInputs& in, Builder& b) {
-  (void)in;
-  b.NotEvaluated("cpu_contention",
-                 "no machine load of the workers in the measurement (resource monitor)");
-}
-
 }  // namespace
 
 std::optional<double> LostWorkSeconds(const FindingsInputs& in) { return LostSeconds(in, ""); }
@@ -338,18 +336,17 @@ bool HasLibraries(const FindingsInputs& in) {
   return false;
 }
 
-void NotEvaluatedAll(const FindingsInputs& in, absl::string_view reason, Builder& b) {
+void NotEvaluatedAll(absl::string_view reason, Builder& b) {
   for (absl::string_view code : {"worker_bound", "dispatch_bound", "retry_penalty", "slow_start",
                                  "dead_workers", "silent_workers", "slow_hosts"}) {
     b.NotEvaluated(code, reason);
   }
-  CpuContention(in, b);
   b.NotEvaluated("limiting_cause", reason);
 }
 
 void Capacity(const FindingsInputs& in, Builder& b) {
   if (HasLibraries(in)) {
-    NotEvaluatedAll(in, "serverless run: library function slots are not in the task timeline", b);
+    NotEvaluatedAll("serverless run: library function slots are not in the task timeline", b);
     return;
   }
   // A task may take several cores (a whole worker, a GPU task): slots are counted in tasks.
@@ -360,7 +357,7 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   const std::optional<CapacityTimeline> timeline =
       in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking, &cores_per_task);
   if (!timeline.has_value()) {
-    NotEvaluatedAll(in, kNoTimeline, b);
+    NotEvaluatedAll(kNoTimeline, b);
     return;
   }
   const CapacityTimeline& t = *timeline;
@@ -368,14 +365,14 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   std::vector<Cause> causes;
 
   // Worker-bound: every slot busy while tasks waited; what twice the slots would give.
-  const std::vector<double> durations = DurationsInSubmitOrder(in);
-  if (durations.empty()) {
+  const std::vector<ReplayTask> tasks = TasksInSubmitOrder(in, t);
+  if (tasks.empty()) {
     b.NotEvaluated("worker_bound", "no chunk records to replay");
   } else {
     b.Evaluated("worker_bound");
     const int slots = std::max(1, static_cast<int>(std::lround(t.mean_slots)));
-    const double now = ReplayMakespan(durations, slots);
-    const double doubled = ReplayMakespan(durations, 2 * slots);
+    const double now = ReplayMakespan(tasks, slots);
+    const double doubled = ReplayMakespan(tasks, 2 * slots);
     const double saving = now - doubled;
     const std::optional<double> starved = RunQueueShare(in);
     if (t.worker_bound_seconds >= kWorkerBoundShare * span && now > 0 &&
@@ -384,13 +381,19 @@ void Capacity(const FindingsInputs& in, Builder& b) {
           v1::Finding::SEVERITY_WARNING, "worker_bound",
           absl::StrCat("Worker-bound: every slot was busy while tasks waited for ",
                        Pct(t.worker_bound_seconds / span), " of the run"),
-          absl::StrCat("Tasks waited with all slots busy for ", Seconds(t.worker_bound_seconds),
-                       " of ", Seconds(span), " (", absl::StrFormat("%.1f", t.mean_slots),
-                       " slots on average). Replaying the ", durations.size(),
-                       " observed chunk durations in submit order onto ", slots, " slots takes ",
-                       Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled), ", ",
-                       Seconds(saving), " (", Pct(saving / now), ") shorter."),
-          starved.has_value() && *starved >= kStarvationShare
+          absl::StrCat(
+              "Tasks waited with all slots busy for ", Seconds(t.worker_bound_seconds), " of ",
+              Seconds(span), " (", absl::StrFormat("%.1f", t.mean_slots),
+              " slots on average). Replaying the ", tasks.size(),
+              " observed chunk durations in submit order (none before its submission) onto ", slots,
+              " slots takes ", Seconds(now), "; onto ", 2 * slots, " slots ", Seconds(doubled),
+              ", ", Seconds(saving), " (", Pct(saving / now), ") shorter."),
+          b.Fired("cpu_contention")
+              ? absl::StrCat("Not more workers on the same machines: they ran more processes "
+                             "than CPUs (see CPU contention); on machines of their own twice the "
+                             "slots would save about ",
+                             Seconds(saving), ".")
+          : starved.has_value() && *starved >= kStarvationShare
               ? absl::StrCat("Not more workers on the same CPUs: the chunks waited for a CPU ",
                              Pct(*starved),
                              " of their time (see CPU starvation); on free cores twice the slots "
@@ -509,7 +512,11 @@ void Capacity(const FindingsInputs& in, Builder& b) {
   }
   SilentWorkers(in, t, b);
   SlowHosts(in, b);
-  CpuContention(in, b);
+  // CPU contention ran earlier (findings_contention.h); its cost competes here.
+  const std::optional<double> contention = FiredNumber(b, "cpu_contention", "cost_seconds");
+  if (contention.has_value() && *contention > 0) {
+    causes.push_back({"CPU contention on the workers", *contention});
+  }
 
   // The cause that cost the most.
   b.Evaluated("limiting_cause");

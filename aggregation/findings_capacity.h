@@ -2,8 +2,9 @@
 // limited an engine run, read from its task timeline (aggregation/capacity.h), and the work its
 // dead workers lost.
 //   worker_bound    tasks waited with every slot busy for >= kWorkerBoundShare of the timeline,
-//                   and replaying the observed chunk durations (list scheduling in task order)
-//                   onto twice the mean slots shortens the makespan by >= kMinSavingShare: says
+//                   and replaying the observed chunk durations (list scheduling in task order,
+//                   none before its submission, ChunkRecord.ready_unix_ns) onto twice the mean
+//                   slots shortens the makespan by >= kMinSavingShare: says
 //                   by how much.
 //   dispatch_bound  slots sat free while tasks waited (free slot-seconds not explained by a retry
 //                   penalty or slow start >= kDispatchBoundShare of all slot-seconds and
@@ -26,12 +27,13 @@
 //                   silent death the backend inferred (warning taskvine_worker_silent_death).
 //   slow_hosts      chunks on >= 2 hosts and one host's median chunk >= kSlowHostRatio x the
 //                   other hosts' (>= kMinChunksPerHost chunks on it).
-//   cpu_contention  not evaluated: no backend stores the workers' machine load yet.
+//   (cpu_contention runs before the stragglers: findings_contention.h; its cost competes here.)
 //   limiting_cause  of the causes above that fired, the one that cost the most seconds of the
 //                   run: worker-bound (the saving with 2x slots), retry penalty (the stalls),
 //                   slow start (idle slot-seconds / mean slots), dispatch-bound (free
 //                   slot-seconds while tasks waited / mean slots, less those two), underfed
-//                   (stall time), dead workers (lost work / mean slots).
+//                   (stall time), dead workers (lost work / mean slots), CPU contention (its
+//                   cost_seconds).
 // Not evaluated without a task timeline (TaskVine / Work Queue step series of worker cores and
 // executing tasks, and the manager's ready queue).
 //

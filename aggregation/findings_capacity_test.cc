@@ -143,8 +143,20 @@ TEST(ReplayMakespanTest, ListSchedulesInOrder) {
   EXPECT_DOUBLE_EQ(ReplayMakespan(tens, 4), 6.0);
   // 3, 1, 1, 1 on 2 slots: slot A runs 3; slot B runs 1, 1, 1 -> 3.
   EXPECT_DOUBLE_EQ(ReplayMakespan({3, 1, 1, 1}, 2), 3.0);
-  EXPECT_DOUBLE_EQ(ReplayMakespan({}, 2), 0.0);
-  EXPECT_DOUBLE_EQ(ReplayMakespan({1}, 0), 0.0);
+  EXPECT_DOUBLE_EQ(ReplayMakespan(std::vector<double>{}, 2), 0.0);
+  EXPECT_DOUBLE_EQ(ReplayMakespan(std::vector<double>{1}, 0), 0.0);
+}
+
+TEST(ReplayMakespanTest, NeverStartsATaskBeforeItsSubmission) {
+  // Two 2 s tasks ready at 0, two ready at 5: 0-2 twice, then 5-7 twice, on 2 slots or 4.
+  const std::vector<ReplayTask> late = {{0, 2}, {0, 2}, {5, 2}, {5, 2}};
+  EXPECT_DOUBLE_EQ(ReplayMakespan(late, 2), 7.0);
+  EXPECT_DOUBLE_EQ(ReplayMakespan(late, 4), 7.0);
+  // 3 s ready at 0, three 1 s ready at 1 on 2 slots: A 0-3; B 1-2, 2-3; the last on the first
+  // to free (both at 3) 3-4.
+  EXPECT_DOUBLE_EQ(ReplayMakespan(std::vector<ReplayTask>{{0, 3}, {1, 1}, {1, 1}, {1, 1}}, 2), 4.0);
+  // A negative (before the timeline) ready time counts as 0.
+  EXPECT_DOUBLE_EQ(ReplayMakespan(std::vector<ReplayTask>{{-4, 1}}, 1), 1.0);
 }
 
 // One 2-core worker busy on both cores for 10 s; tasks wait from 0 to 8 s. Worker-bound 8 of
@@ -155,6 +167,21 @@ Timeline WorkerBoundRun() {
   run.Queue({{0, 8}, {2, 6}, {4, 4}, {6, 2}, {8, 0}, {10, 0}});
   for (int i = 0; i < 10; ++i) run.Chunk(i + 1, "w1", 2.0 * (i / 2), 2.0 * (i / 2) + 2);
   return run;
+}
+
+// The same run, but the application submitted each pair of chunks only when the previous pair
+// ended (ready at 0, 0, 2, 2, 4, 4, 6, 6, 8, 8): the last pair, submitted at 8 s, ends at 10 s
+// on any number of slots, so twice the slots save nothing and worker_bound does not fire.
+TEST(CapacityTest, WorkerBoundReplayRespectsSubmission) {
+  Timeline run = WorkerBoundRun();
+  for (int i = 0; i < run.chunks().size(); ++i) {
+    run.chunks().Mutable(i)->set_ready_unix_ns(At(2.0 * (i / 2)));
+  }
+  const FindingsOutcome o = run.Evaluate();
+  EXPECT_THAT(Codes(o), Not(Contains("worker_bound")));
+  const v1::RuleEvaluation* e = Evaluation(o, "worker_bound");
+  ASSERT_NE(e, nullptr);
+  EXPECT_TRUE(e->evaluated());
 }
 
 TEST(CapacityTest, WorkerBoundPredictsTwiceTheSlots) {
@@ -443,6 +470,38 @@ TEST(CapacityTest, CpuContentionIsNotEvaluatedWithoutMachineLoad) {
   const v1::RuleEvaluation* e = Evaluation(o, "cpu_contention");
   ASSERT_NE(e, nullptr);
   EXPECT_FALSE(e->evaluated());
+}
+
+// w1 (1 core) connected 0-10 s and busy throughout; w2 joined at 5 s and was busy 5-10 s. By
+// chunk time w1 ran 10 s against a mean of 7.5 s (1.33x >= 1.25x), but over their connected
+// time both were busy 100 %: no imbalance. w3, connected 0-10 s but busy only 0-4 s (40 %),
+// is: rates 1, 1, 0.4, mean 0.8, busiest 1 / 0.8 = 1.25x.
+TEST(CapacityTest, LoadImbalanceCountsEachWorkersConnectedTime) {
+  Timeline run;
+  run.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
+  run.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
+  run.Queue({{0, 0}, {10, 0}});
+  run.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10);
+  FindingsOutcome o = run.Evaluate();
+  EXPECT_TRUE(Evaluation(o, "load_imbalance")->evaluated());
+  EXPECT_THAT(Codes(o), Not(Contains("load_imbalance")));
+  run.Worker({"w3", "h1", 1, 0, 10, {{0, 1}, {4, 0}}});
+  run.Chunk(3, "w3", 0, 4);
+  o = run.Evaluate();
+  const v1::Finding* f = Find(o, "load_imbalance");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(NumberOf(*f, "max_over_mean"), 1.25, 1e-9);
+  EXPECT_NEAR(NumberOf(*f, "least_busy_slot_busy_fraction"), 0.4, 1e-9);
+  EXPECT_THAT(f->title(), HasSubstr("connected time"));
+  // w3 died at 4 s with a task running (its lost attempt is no chunk record): left out, so the
+  // two that stayed are both busy 100 % of their connected time.
+  Timeline died;
+  died.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
+  died.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
+  died.Worker({"w3", "h1", 1, 0, 4, {{0, 1}}});
+  died.Queue({{0, 0}, {10, 0}});
+  died.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10).Chunk(3, "w3", 0, 1);
+  EXPECT_THAT(Codes(died.Evaluate()), Not(Contains("load_imbalance")));
 }
 
 // A log that runs on long after the last task (no MANAGER END, workers kept connected) adds

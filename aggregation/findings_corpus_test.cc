@@ -1,20 +1,25 @@
 // The findings on real measurements (testdata/findings_corpus/README.md): each expectation is
 // checked against a computation over the chunk records made here, not by the rules' code.
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aggregation/aggregate.h"
 #include "aggregation/findings.h"
+#include "aggregation/findings_contention.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace {
 
+using aggregation_internal::kContentionLoadRatio;
+using aggregation_internal::kContentionRunShare;
 using aggregation_internal::kReadAmplificationRatio;
 using aggregation_internal::kStarvationCriticalShare;
 using aggregation_internal::kStragglerMinExcessSeconds;
@@ -67,6 +72,52 @@ Facts FactsOf(const v1::Measurement& m) {
   return facts;
 }
 
+// CPU contention from the run-queue waits, computed here: a chunk whose thread waited for a CPU
+// w of its runnable time (CPU + wait) saw load / CPUs = 1 / (1 - w); the share of the run
+// (first start to last end) such chunks cover, and their wait over their mean concurrency
+// (their summed wall time over the time they cover).
+struct Contention {
+  double covered_share = 0;
+  double cost_seconds = 0;
+};
+
+Contention ContentionOf(const v1::Measurement& m) {
+  std::vector<std::pair<int64_t, int64_t>> busy;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  double wait = 0, wall = 0;
+  for (const v1::ChunkRecord& c : m.chunks()) {
+    first = std::min(first, c.start_unix_ns());
+    last = std::max(last, c.end_unix_ns());
+    if (c.cpu_seconds() <= 0) continue;
+    const double runnable = c.cpu_seconds() + c.run_queue_wait_seconds();
+    if (c.run_queue_wait_seconds() / runnable < 1 - 1 / kContentionLoadRatio) continue;
+    busy.emplace_back(c.start_unix_ns(), c.end_unix_ns());
+    wait += c.run_queue_wait_seconds();
+    wall += c.duration_seconds();
+  }
+  std::sort(busy.begin(), busy.end());
+  int64_t covered = 0, reach = INT64_MIN;
+  for (const auto& [start, end] : busy) {
+    const int64_t from = std::max(start, reach);
+    if (end > from) covered += end - from;
+    reach = std::max(reach, end);
+  }
+  return {static_cast<double>(covered) / static_cast<double>(last - first),
+          wait * 1e-9 * static_cast<double>(covered) / wall};
+}
+
+double NumberOf(const v1::AggregatedMetrics& metrics, const std::string& code,
+                const std::string& key) {
+  for (const v1::Finding& f : metrics.findings()) {
+    if (f.code() != code) continue;
+    for (const v1::FindingNumber& n : f.numbers()) {
+      if (n.key() == key) return n.value();
+    }
+  }
+  ADD_FAILURE() << "no " << code << " " << key;
+  return -1;
+}
+
 std::map<std::string, const v1::RuleEvaluation*> States(const v1::AggregatedMetrics& metrics) {
   std::map<std::string, const v1::RuleEvaluation*> out;
   for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) out[e.code()] = &e;
@@ -102,6 +153,13 @@ TEST(FindingsCorpusTest, EightThreadsOnTwoCpusAreStarvedNotReReading) {
   EXPECT_FALSE(states.at("read_amplification")->fired());
   EXPECT_FALSE(states.at("stragglers")->fired());
   EXPECT_NEAR(metrics.workflow().read_amplification(), facts.read_amplification, 1e-9);
+  // 8 threads on 2 CPUs under a load of 10-12: load over CPUs far above 1.25x all run long.
+  const Contention contention = ContentionOf(m);
+  EXPECT_GE(contention.covered_share, kContentionRunShare);
+  EXPECT_TRUE(states.at("cpu_contention")->fired());
+  EXPECT_NEAR(NumberOf(metrics, "cpu_contention", "contended_share"), contention.covered_share,
+              1e-9);
+  EXPECT_NEAR(NumberOf(metrics, "cpu_contention", "cost_seconds"), contention.cost_seconds, 1e-6);
   ASSERT_GE(metrics.findings_size(), 1);
   EXPECT_EQ(metrics.findings(0).code(), "cpu_starvation");
   EXPECT_EQ(metrics.findings(0).severity(), v1::Finding::SEVERITY_CRITICAL);
@@ -160,6 +218,17 @@ TEST(FindingsCorpusTest, WorkQueueLogLimitAndChunksPerTask) {
   }
   EXPECT_TRUE(states.at("data_lost")->fired());
   EXPECT_TRUE(states.at("tiny_chunks")->fired());
+  // Work Queue ran the tasks without the resource monitor, but collect's workers measured each
+  // chunk thread's run-queue wait on the worker's machine: that is the evidence.
+  for (const v1::ChunkRecord& chunk : m.chunks()) ASSERT_FALSE(chunk.has_machine_load());
+  EXPECT_TRUE(states.at("cpu_contention")->evaluated());
+  // The VM ran 2 workers under a 1-minute load of 10-12 on 2 CPUs: 72 % of the run contended.
+  const Contention contention = ContentionOf(m);
+  EXPECT_NEAR(contention.covered_share, 0.7165, 1e-3);
+  EXPECT_TRUE(states.at("cpu_contention")->fired());
+  EXPECT_NEAR(NumberOf(metrics, "cpu_contention", "contended_share"), contention.covered_share,
+              1e-9);
+  EXPECT_NEAR(NumberOf(metrics, "cpu_contention", "cost_seconds"), contention.cost_seconds, 1e-6);
 }
 
 // A real Dask run (distributed 2025.9.3, shared/engines/modern-dask work.py) has spans with the
@@ -185,6 +254,9 @@ TEST(FindingsCorpusTest, ADaskRunSaysWhatItCouldNotCheck) {
     EXPECT_FALSE(states.at(code)->evaluated()) << code;
     EXPECT_FALSE(states.at(code)->reason().empty()) << code;
   }
+  // A Dask heartbeat's CPU is the worker process's, never the machine's load.
+  EXPECT_FALSE(states.at("cpu_contention")->evaluated());
+  EXPECT_NE(states.at("cpu_contention")->reason().find("Dask"), std::string::npos);
   for (const char* code : {"io_bound", "data_lost", "engine_overhead"}) {
     ASSERT_TRUE(states.count(code)) << code;
     EXPECT_TRUE(states.at(code)->evaluated()) << code << ": " << states.at(code)->reason();

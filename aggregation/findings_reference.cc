@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/findings_capacity.h"
+#include "aggregation/findings_contention.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -274,6 +275,7 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   Builder b(&findings);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
+  CpuContention(in, b);
   IoBound(in, b);
   Stragglers(view, b);
   IdleTailAndImbalance(view, b);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/findings_contention.h"
 #include "aggregation/worker_names.h"
 
 namespace roastcoffea {
@@ -271,7 +272,9 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   }
   b.Evaluated("io_bound");
   const bool split = cpu.has_chunk_blocked_seconds();
-  // Without the run-queue split, off-CPU time may be waiting for a CPU: say so.
+  // Without the run-queue split, off-CPU time may be waiting for a CPU: say so; on machines
+  // loaded beyond their CPUs (cpu_contention) it mostly is.
+  const bool contended = !split && b.Fired("cpu_contention");
   const double off =
       split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
   const double share = off / wall;
@@ -279,19 +282,20 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   std::string evidence =
       absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
                    " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
-  if (!split)
-    absl::StrAppend(&evidence, " (run-queue delay not measured: part may be waiting for a CPU)");
+  if (!split) absl::StrAppend(&evidence, OffCpuNote(contended));
   if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
     absl::StrAppend(&evidence, "; largest section ", section);
   }
   absl::StrAppend(&evidence, ".");
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "io_bound",
-      absl::StrCat("I/O-bound: chunks were ", split ? "blocked" : "off CPU", " ", Pct(share),
-                   " of their time"),
-      std::move(evidence),
-      "Read fewer bytes (only the columns used), read from closer or faster storage, or cache "
-      "the input; more worker threads than CPUs can overlap computation with the waits.");
+  v1::Finding& f =
+      b.Add(v1::Finding::SEVERITY_WARNING, "io_bound",
+            absl::StrCat(contended ? "Off CPU" : "I/O-bound", ": chunks were ",
+                         split ? "blocked" : "off CPU", " ", Pct(share), " of their time"),
+            std::move(evidence),
+            absl::StrCat(contended ? kFixContentionFirst : "",
+                         "Read fewer bytes (only the columns used), read from closer or faster "
+                         "storage, or cache the input; more worker threads than CPUs can overlap "
+                         "computation with the waits."));
   Number(f, split ? "blocked_fraction" : "off_cpu_fraction", share, "fraction");
   Number(f, split ? "blocked_seconds" : "off_cpu_seconds", off, "s");
   Number(f, "chunk_wall_seconds", wall, "s");
@@ -645,6 +649,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     if (chunk->compressed_bytes_read() > 0) {
       absl::StrAppend(&text, ", read ", Bytes(static_cast<double>(chunk->compressed_bytes_read())));
     }
+    absl::StrAppend(&text, MachineLoadNote(*chunk));
     if (chunk->attempt() > 0) {
       absl::StrAppend(&text, ", attempt ", chunk->attempt() + 1);
       ++retries;
@@ -670,7 +675,9 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     suggestion =
         absl::StrCat("The slowest chunks mostly waited for a CPU (", Pct(total.run_queue / wall),
                      " of their time), not for their data: the host was oversubscribed",
-                     b.Fired("cpu_starvation") ? " (see the CPU starvation finding)" : "",
+                     b.Fired("cpu_contention")   ? " (see the CPU contention finding)"
+                     : b.Fired("cpu_starvation") ? " (see the CPU starvation finding)"
+                                                 : "",
                      ". Fix the CPU contention; splitting files will not help.");
   } else if (total.blocked >= total.cpu) {
     cause = "blocked";
@@ -678,9 +685,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     suggestion =
         large ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
                              " of their time and read ", Bytes(mean_bytes),
-                             " each against a "
-                             "median ",
-                             Bytes(median_bytes),
+                             " each against a median ", Bytes(median_bytes),
                              ": large files or slow storage; split those files into smaller "
                              "chunks or read them from faster storage.")
               : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
@@ -694,6 +699,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
         "event); split those files into smaller chunks, or look at what makes their events "
         "costly.");
   }
+  if (cause != "run_queue") absl::StrAppend(&suggestion, ContendedNote(named, b));
   if (retries > 0) {
     absl::StrAppend(&suggestion, " ",
                     Count(retries, "named chunk was a retry", "named chunks were retries"),

@@ -68,11 +68,13 @@ class Builder {
   }
 
   // Whether a finding with `code` was added so far (rules run in order: an earlier rule's).
-  bool Fired(absl::string_view code) const {
+  bool Fired(absl::string_view code) const { return Find(code) != nullptr; }
+  // The finding with `code` added so far, or null.
+  const v1::Finding* Find(absl::string_view code) const {
     for (const v1::Finding& f : *out_) {
-      if (f.code() == code) return true;
+      if (f.code() == code) return &f;
     }
-    return false;
+    return nullptr;
   }
 
   v1::Finding& Add(Severity severity, absl::string_view code, std::string title,

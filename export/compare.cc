@@ -550,6 +550,24 @@ v1::Measurement ComparedPart(v1::Measurement run) {
   return part;
 }
 
+bool RunsShareKnownCode(const std::vector<v1::Measurement>& runs) {
+  std::string first;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& configuration = runs[r].metadata().configuration();
+    std::string identity;
+    for (const std::string& key : {std::string("code build-id"), std::string("label")}) {
+      const auto it = configuration.find(key);
+      if (it != configuration.end() && !it->second.empty()) {
+        absl::StrAppend(&identity, key, "=", it->second, "\n");
+      }
+    }
+    if (identity.empty()) return false;
+    if (r == 0) first = identity;
+    if (identity != first) return false;
+  }
+  return !runs.empty();
+}
+
 absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
                                              const std::vector<v1::Measurement>& runs,
                                              const ComparisonOptions& options) {
@@ -571,11 +589,14 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                                                    " configurations for ", runs.size(), " runs"));
   }
   result.groups = GroupRuns(labels, runs, options.configuration_of_run);
-  if (result.groups.size() == 1 && options.fail_on_regression) {
+  result.repeats_of_known_code = result.groups.size() == 1 && RunsShareKnownCode(runs);
+  if (result.groups.size() == 1 && options.fail_on_regression && !result.repeats_of_known_code) {
     return absl::InvalidArgumentError(absl::StrCat(
         "compare --fail_on_regression: all ", runs.size(),
-        " runs have the same configuration, so nothing is compared; give each version's runs "
-        "as one comma-separated argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
+        " runs have the same configuration and none records which code it measured (no code "
+        "build-id or --label), so they may be versions that cannot be told apart; run each "
+        "version with --label=VERSION, or give each version's runs as one comma-separated "
+        "argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
   }
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
     MetricComparison compared{metric.label,

@@ -177,7 +177,9 @@ struct ComparisonResult {
   std::vector<MeasuredSpeedup> speedups;
   double speedup_reference_cores = 0;
   bool fail_on_regression = false;  // from the options
-  std::string regression_rule;      // the rule above, with the threshold
+  // Every run falls into one configuration and records the same code (RunsShareKnownCode).
+  bool repeats_of_known_code = false;
+  std::string regression_rule;  // the rule above, with the threshold
   // One line per compared configuration: "B ran 1.90 ± 0.44x faster than A (elapsed time per
   // event, mean of 2 and 2 runs)", with how the uncertainty was estimated.
   std::vector<std::string> verdicts;
@@ -204,8 +206,15 @@ v1::Measurement ComparedPart(v1::Measurement run);
 
 // Compares `runs` (at least two), named by `labels` (one per run). InvalidArgument when there
 // are fewer than two runs, the label or configuration_of_run count differs, or
-// fail_on_regression is asked for while every run falls into one configuration (nothing would
-// be compared, so a CI gate could never fail; the message says how to group the runs).
+// fail_on_regression is asked for while every run falls into one configuration and the runs do
+// not record the measured code's identity (RunsShareKnownCode): they may be two versions that
+// metadata cannot tell apart, so the message says how to label or group them. Runs that record
+// the same code (build-id or label) and flags are repeats: shown with their spread, and the gate
+// passes (nothing can regress), saying so.
+// True when every run records the measured code's identity (configuration "code build-id" or
+// "label", as collect writes them) and all record the same.
+bool RunsShareKnownCode(const std::vector<v1::Measurement>& runs);
+
 absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
                                              const std::vector<v1::Measurement>& runs,
                                              const ComparisonOptions& options);

@@ -201,6 +201,31 @@ TEST(CompareRunsTest, ExplicitConfigurationsForRunsMetadataCannotTellApart) {
   EXPECT_FALSE(CompareRuns({"a1", "a2", "b1", "b2"}, runs, gate).ok());
 }
 
+// Runs that record the same code (build-id, label) and flags are repeats: the gate passes and
+// says why. The same runs without a recorded identity may be two versions: refused.
+TEST(CompareRunsTest, RepeatsOfKnownCodePassTheGate) {
+  std::vector<v1::Measurement> runs = {MakeRun(2, 10.0), MakeRun(2, 12.0)};
+  for (v1::Measurement& run : runs) {
+    (*run.mutable_metadata()->mutable_configuration())["code build-id"] = "0a1b2c";
+  }
+  EXPECT_TRUE(RunsShareKnownCode(runs));
+  ComparisonOptions gate;
+  gate.fail_on_regression = true;
+  const ComparisonResult result = Compare({"r1", "r2"}, runs, gate);
+  ASSERT_EQ(result.groups.size(), 1u);
+  EXPECT_TRUE(result.repeats_of_known_code);
+  EXPECT_FALSE(result.failed());
+  EXPECT_TRUE(absl::StrContains(result.text, "nothing can regress")) << result.text;
+  EXPECT_TRUE(absl::StrContains(result.text, "11 \u00B1 1.4")) << result.text;
+  // A label on one run only: not the same recorded identity.
+  (*runs[1].mutable_metadata()->mutable_configuration())["label"] = "head";
+  EXPECT_FALSE(RunsShareKnownCode(runs));
+  runs[0].mutable_metadata()->mutable_configuration()->clear();
+  runs[1].mutable_metadata()->mutable_configuration()->clear();
+  EXPECT_FALSE(RunsShareKnownCode(runs));
+  EXPECT_FALSE(CompareRuns({"r1", "r2"}, runs, gate).ok());
+}
+
 TEST(CompareRunsTest, DifferentBuildsAreNeverRepeats) {
   v1::Measurement debug = MakeRun(2, 20.0);
   debug.mutable_metadata()->mutable_tool_build()->set_build_mode("fastbuild");
@@ -510,9 +535,11 @@ TEST(CompareRunsTest, CodeIdentityMakesConfigurationsNotRepeats) {
   (*runs[1].mutable_metadata()->mutable_configuration())["code build-id"] = "aaaa";
   (*runs[1].mutable_metadata()->mutable_configuration())["label"] = "head";
   EXPECT_EQ(Compare({"base", "head"}, runs, gate).groups.size(), 2u);
-  // The same build and no label: repeats, and a gate that could never fail is refused.
+  // The same build and no label: repeats of known code, so the gate passes, saying why.
   runs[1].mutable_metadata()->mutable_configuration()->erase("label");
-  EXPECT_FALSE(CompareRuns({"base", "head"}, runs, gate).ok());
+  result = Compare({"base", "head"}, runs, gate);
+  EXPECT_EQ(result.groups.size(), 1u);
+  EXPECT_FALSE(result.failed());
 }
 
 TEST(CompareRunsTest, VerdictFromRepeatsHasTheRatioAndItsUncertainty) {

@@ -289,11 +289,22 @@ std::string ConfigurationBlock(const ComparisonResult& result, const std::string
                     group.backend.empty() ? "" : absl::StrCat(", ", group.backend), "\n");
   }
   if (result.groups.size() == 1) {
-    absl::StrAppend(&out, Wrap("  note:", "   ",
-                               Words("every run has the same configuration: they are shown as "
-                                     "repeats and nothing is compared. To compare versions of "
-                                     "the code, give each version's runs as one comma-separated "
-                                     "argument: collect compare A1,A2 B1,B2")));
+    absl::StrAppend(
+        &out,
+        Wrap("  note:", "   ",
+             Words(result.repeats_of_known_code
+                       ? absl::StrCat(
+                             "every run measured the same code (same build-id and label) with "
+                             "the same flags: they are repeats, shown with their spread",
+                             result.fail_on_regression
+                                 ? "; --fail_on_regression passes, as nothing can regress "
+                                   "between repeats"
+                                 : "",
+                             ". To compare versions, run each with --label=VERSION.")
+                       : "every run has the same configuration: they are shown as repeats and "
+                         "nothing is compared. To compare versions of the code, give each "
+                         "version's runs as one comma-separated argument: collect compare "
+                         "A1,A2 B1,B2")));
   }
   absl::StrAppend(&out, "\n");
 

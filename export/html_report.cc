@@ -15,6 +15,7 @@
 #include "export/svg_plot.h"
 #include "export/tables.h"
 #include "export/time_text.h"
+#include "export/worker_tables.h"
 #include "store/atomic_file.h"
 
 namespace roastcoffea {
@@ -259,6 +260,8 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   out += "<li><a href=\"#summary\">Summary tables</a></li>\n";
   const std::vector<SummaryTable> span_tables = BuildSpanTables(measurement);
   if (!span_tables.empty()) out += "<li><a href=\"#spans\">Spans and task prefixes</a></li>\n";
+  const std::vector<SummaryTable> worker_tables = BuildWorkerTables(measurement);
+  if (!worker_tables.empty()) out += "<li><a href=\"#workers\">Workers that left</a></li>\n";
   for (size_t g = 0; g < groups.size(); ++g) {
     absl::StrAppend(&out, "<li><a href=\"#plots-", g, "\">Plots: ", HtmlEscape(groups[g]),
                     "</a></li>\n");
@@ -292,6 +295,12 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   if (!span_tables.empty()) {
     out += "<h2 id=\"spans\">Spans and task prefixes</h2>\n<div class=\"tables\">\n";
     for (const SummaryTable& table : span_tables) AppendSummaryTable(table, &out);
+    out += "</div>\n";
+  }
+  // Workers that died with tasks on them, and since when the silent ones were silent.
+  if (!worker_tables.empty()) {
+    out += "<h2 id=\"workers\">Workers that left</h2>\n<div class=\"tables\">\n";
+    for (const SummaryTable& table : worker_tables) AppendSummaryTable(table, &out);
     out += "</div>\n";
   }
 

@@ -25,6 +25,7 @@
 #include "export/span_tables.h"
 #include "export/table_parts.h"
 #include "export/time_text.h"
+#include "export/worker_tables.h"
 
 namespace roastcoffea {
 namespace {
@@ -668,6 +669,9 @@ std::string FormatSummaryTables(const v1::Measurement& measurement, const TableO
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   for (const SummaryTable& table : BuildSpanTables(measurement)) {
+    absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
+  }
+  for (const SummaryTable& table : BuildWorkerTables(measurement)) {
     absl::StrAppend(&out, "\n", RenderColumns(table, box, MaxWidth(options)));
   }
   return out;

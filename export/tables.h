@@ -85,8 +85,9 @@ std::string FormatTextTable(const TextTable& table, const TableOptions& options)
 //   `options.top_sections` by time) and Failed Chunks (File, Entries, Attempt, Error).
 // One name per concept: each figure appears in one row of one table. Byte amounts use binary
 // units (KiB, MiB), rates stay decimal (Gbps, MB/s); unknown values show "N/A (why)".
-// Then the spans and task prefixes (span_tables.h). Only `measurement.metadata()`,
-// `.warnings()`, `.metrics()` and `.spans()` are read. Ends in '\n'.
+// Then the spans and task prefixes (span_tables.h) and the workers that left the run
+// (worker_tables.h). Only `measurement.metadata()`, `.warnings()`, `.metrics()`, `.spans()`
+// and `.tracking()` are read. Ends in '\n'.
 std::string FormatSummaryTables(const v1::Measurement& measurement, const TableOptions& options);
 
 // The run header alone, one "Label: value" line each (control characters replaced).

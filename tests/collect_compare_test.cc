@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
@@ -57,10 +58,12 @@ TEST(CollectCompareCiTest, FailOnRegressionExitsFive) {
       {"compare", c1 + "," + c2, d1 + "," + d2, "--tables=ascii", "--fail_on_regression"});
   EXPECT_EQ(grouped.exit_code, 5) << grouped.err << grouped.out;
   EXPECT_TRUE(absl::StrContains(grouped.out, "(+19.3%) !")) << grouped.out;
-  // Without the commas they are all repeats: a gate that could never fail is refused (exit 2).
+  // Without the commas they are all repeats of unknown code (no build-id, no label): they may be
+  // two versions, so the gate is refused (exit 2) and says how to label them.
   CollectOutcome repeats = RunCollect({"compare", c1, c2, d1, d2, "--fail_on_regression"});
   EXPECT_EQ(repeats.exit_code, 2) << repeats.err;
   EXPECT_TRUE(absl::StrContains(repeats.err, "comma-separated")) << repeats.err;
+  EXPECT_TRUE(absl::StrContains(repeats.err, "--label=VERSION")) << repeats.err;
   // Within the noise: baseline 10, 12 s; new 12.5, 13 s (+13.6%, noise 2.3 s): not a regression.
   const std::string n1 = SaveRun("noise_a1", 2, 10.0);
   const std::string n2 = SaveRun("noise_a2", 2, 12.0);
@@ -121,16 +124,39 @@ TEST(CollectCompareCiTest, ScalingStudyWithHtmlPlot) {
 }
 
 // A real run of the sample analysis: 3 datasets x 2 files x 20000 events in chunks of
-// `chunk_size`, under `label`.
+// `chunk_size`, under `label` ("": no --label).
 std::string RealRun(const std::string& name, const std::string& label, int chunk_size) {
   const std::string output = TempDir() + "/real_runs";
   const CollectOutcome run =
       RunCollect({"--threads=2", "--events_per_file=20000", "--files_per_dataset=2",
                   absl::StrCat("--chunk_size=", chunk_size), "--interval=0.05",
                   "--cache_dir=" + TempDir() + "/cache", "--output_dir=" + output, "--name=" + name,
-                  "--label=" + label, "--tables=ascii"});
+                  label.empty() ? "--tables=ascii" : "--label=" + label, "--tables=ascii"});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   return output + "/" + name;
+}
+
+// Two runs of the same binary with the same flags and no --label: the same code build-id, so
+// they are repeats. Without the gate they are shown with their spread; with it the gate passes
+// (exit 0) and says why, instead of refusing (exit 2) as it does for runs of unknown code.
+TEST(CollectCompareRealRunsTest, TwoRunsOfTheSameBinaryAreRepeats) {
+  const std::string first = RealRun("same_1", "", 5000);
+  const std::string second = RealRun("same_2", "", 5000);
+  const CollectOutcome shown = RunCollect({"compare", first, second, "--tables=ascii"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_TRUE(absl::StrContains(shown.out, "(n=2)")) << shown.out;
+  // The note is wrapped to the width: read it as one line.
+  const auto unwrapped = [](const std::string& text) {
+    return absl::StrReplaceAll(text, {{"\n    ", " "}});
+  };
+  EXPECT_TRUE(absl::StrContains(unwrapped(shown.out), "they are repeats, shown with their spread"))
+      << shown.out;
+  const CollectOutcome gate =
+      RunCollect({"compare", first, second, "--tables=ascii", "--fail_on_regression"});
+  EXPECT_EQ(gate.exit_code, 0) << gate.out << gate.err;
+  EXPECT_TRUE(
+      absl::StrContains(unwrapped(gate.out), "--fail_on_regression passes, as nothing can regress"))
+      << gate.out;
 }
 
 TEST(CollectCompareRealRunsTest, IdenticalCodeIsNoRegressionAndARealSlowdownIsCaught) {

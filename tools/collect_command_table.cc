@@ -166,7 +166,8 @@ Command CompareEntry() {
       "A verdict line says how much faster or slower each configuration ran, with its\n"
       "uncertainty. --format=csv|json|markdown for scripts, --html_output=FILE also writes the\n"
       "table, the verdicts, each run's warnings and findings and the scaling plot,\n"
-      "--fail_on_regression exits 5 when a regression is found.\n";
+      "--fail_on_regression exits 5 when a regression is found; runs of the same code\n"
+      "(build-id, label) and flags are repeats and pass it (nothing can regress).\n";
   compare.min_arguments = 2;
   compare.max_arguments = Command::kUnlimited;
   compare.arguments_problem = "two or more measurement directories";

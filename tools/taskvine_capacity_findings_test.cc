@@ -8,6 +8,9 @@
 //   span 35.981 s, mean slots 5.9996, worker-bound 15.564 s (43.3 %), dispatch-bound 15.235 s,
 //   free slot-s while waiting 79.956 (37.0 % of 215.872); no dead workers.
 //   Task 45's retry is READY at +16.40 s and RUNNING only at +31.57 s with 6 slots free.
+//   replay 61 chunks, none before its first READY: 6 slots 17.895 s, 12 slots 9.797 s (all
+//   ready at 0 it would say 17.076 s and 8.977 s: the processing tasks come after the
+//   preprocessing).
 // runB (churn, two workers SIGKILLed):
 //   span 52.624 s, mean slots 3.8044, worker-bound 48.315 s (91.8 %), dispatch-bound 1.295 s,
 //   free slot-s while waiting 1.373 (0.7 %); replay 80 chunks: 4 slots 42.440 s, 8 slots
@@ -23,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "backends/taskvine/taskvine_backend.h"
+#include "export/worker_tables.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/taskvine_run.h"
@@ -124,6 +128,10 @@ TEST(TaskVineCapacityFindingsTest, RunBIsWorkerBoundAndNamesItsDeadWorkers) {
   // The retry finding reports the work lost (20.93 s), not the reruns' time (14.9 s).
   EXPECT_NEAR(NumberOf(Get(m, "retried_chunks"), "lost_work_seconds"), 20.930, 0.01);
   EXPECT_THAT(Get(m, "limiting_cause").title(), HasSubstr("worker-bound"));
+  // Workers joined and died during the run: over the time they were connected the surviving
+  // slots were all busy, so no imbalance (by plain chunk time the old rule said 2.66x).
+  EXPECT_THAT(Codes(m), Not(Contains("load_imbalance")));
+  EXPECT_TRUE(Evaluated(m, "load_imbalance"));
 }
 
 TEST(TaskVineCapacityFindingsTest, RunBHungNamesTheSilentWorker) {
@@ -134,9 +142,53 @@ TEST(TaskVineCapacityFindingsTest, RunBHungNamesTheSilentWorker) {
   const v1::Finding& dead = Get(m, "dead_workers");
   EXPECT_THAT(dead.evidence(), HasSubstr("worker-536daaccfb34987c63dc27836808c816"));
   EXPECT_THAT(dead.evidence(), HasSubstr("worker-412bde5046ab7559f23b41ea7a7d3188"));
+  // The worker table says since when each dead worker was silent.
+  const std::vector<SummaryTable> tables = BuildWorkerTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  // worker-412bde50 was killed without its children: no DISCONNECTION, nothing from it after
+  // +11.0 s; worker-536daacc was declared lost promptly.
+  ASSERT_EQ(tables[0].rows.size(), 2u);
+  EXPECT_EQ(tables[0].rows[0][0], "worker-412bde5046ab7559f23b41ea7a7d3188");
+  EXPECT_EQ(tables[0].rows[0][4], "11.0 s (never declared lost)");
+  EXPECT_EQ(tables[0].rows[1][0], "worker-536daaccfb34987c63dc27836808c816");
+  EXPECT_EQ(tables[0].rows[1][4], "no");
   // Not evaluated: one host only, and no machine load measured.
   EXPECT_FALSE(Evaluated(m, "slow_hosts"));
   EXPECT_FALSE(Evaluated(m, "cpu_contention"));
+}
+
+// runC-monitored: manager.py scenario C (shared/engines/taskvine, resource monitoring on, 3
+// workers of 2 cores on a 2-CPU VM under other builds' load), 30 busy-loop chunks. Each
+// RETRIEVED holds the resource monitor's machine_load 4 on machine_cpus 2.
+// tools/testdata/contention_reference.py (its own reading of the transactions log):
+//   tasks 30 contended 29 span 6.501709 covered 5.702543 share 0.877084 wait 14.262891
+//   cost 2.851272
+// runA and runB ran without the monitor: not evaluated, with the reason.
+TEST(TaskVineCapacityFindingsTest, RunCMonitoredShowsCpuContentionOnTheWorkers) {
+  const v1::Measurement m = Collect("runC-monitored");
+  const v1::Finding& f = Get(m, "cpu_contention");
+  EXPECT_NEAR(NumberOf(f, "contended_share"), 0.877084, 1e-4);
+  EXPECT_NEAR(NumberOf(f, "wait_seconds"), 14.262891, 1e-3);
+  EXPECT_NEAR(NumberOf(f, "cost_seconds"), 2.851272, 1e-3);
+  EXPECT_EQ(NumberOf(f, "contended_chunks"), 29);
+  EXPECT_THAT(f.evidence(), HasSubstr("load 4.00 on 2 CPUs"));
+  // The busy-loop tasks ran 29 % of their time on CPU: the rest was waiting for one, not I/O.
+  const v1::Finding& off = Get(m, "io_bound");
+  EXPECT_THAT(off.title(), HasSubstr("Off CPU: chunks were off CPU"));
+  EXPECT_THAT(off.suggestion(), HasSubstr("Fix the CPU contention first"));
+  // Worker-bound too, but more workers on the same loaded machines would not help; contention
+  // cost more (2.85 s) than the slots (846 ms).
+  EXPECT_THAT(Get(m, "worker_bound").suggestion(),
+              HasSubstr("Not more workers on the same machines"));
+  EXPECT_THAT(Get(m, "limiting_cause").title(), HasSubstr("CPU contention on the workers"));
+
+  const v1::Measurement a = Collect("runA");
+  EXPECT_FALSE(Evaluated(a, "cpu_contention"));
+  for (const v1::RuleEvaluation& e : a.metrics().rule_evaluations()) {
+    if (e.code() == "cpu_contention") {
+      EXPECT_THAT(e.reason(), HasSubstr("resource monitor"));
+    }
+  }
 }
 
 }  // namespace

@@ -559,6 +559,7 @@ void RunModel::Apply(const TxnRecord& r) {
       if (!r.json2.empty()) {
         double wq_input_mb = 0, wq_input_s = 0;
         double worker_start = 0, worker_end = 0, output_s = 0, output_mb = 0, cpu = -1, memory = 0;
+        double machine_load = 0, machine_cpus = 0;
         (void)ForEachJsonEntry(r.json2, [&](absl::string_view key, absl::string_view text) {
           // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
           double* target = nullptr;
@@ -578,6 +579,10 @@ void RunModel::Apply(const TxnRecord& r) {
             target = &cpu;
           else if (key == "memory")
             target = &memory;
+          else if (key == "machine_load")
+            target = &machine_load;
+          else if (key == "machine_cpus")
+            target = &machine_cpus;
           if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
         });
         // Durations longer than the run so far and worker times outside it are impossible
@@ -630,6 +635,10 @@ void RunModel::Apply(const TxnRecord& r) {
           a.monitored = true;
           a.cpu_seconds = static_cast<float>(cpu);
           a.peak_memory_mb = static_cast<float>(memory);
+        }
+        if (machine_load >= 0 && machine_cpus > 0) {
+          a.machine_load = static_cast<float>(machine_load);
+          a.machine_cpus = static_cast<float>(machine_cpus);
         }
         if (a.commit_seconds == 0) a.commit_seconds = static_cast<float>(wq_input_s);
         if (a.input_bytes == 0) a.input_bytes = wq_input_mb * kBytesPerMebibyte;
@@ -985,6 +994,9 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
     }
     v1::ChunkRecord record;
     record.set_uuid(absl::StrCat("taskvine-task-", task->id));
+    if (!task->attempts.empty() && task->attempts.front().ready_us > 0) {
+      record.set_ready_unix_ns(task->attempts.front().ready_us * 1000);
+    }
     record.set_task_id(absl::StrCat(task->id));
     record.set_attempt(task->attempts.empty() ? 0
                                               : static_cast<uint32_t>(task->attempts.size() - 1));
@@ -1008,6 +1020,10 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
         record.set_cpu_seconds(final_attempt->cpu_seconds);
         record.set_memory_peak_bytes(
             static_cast<int64_t>(final_attempt->peak_memory_mb * kBytesPerMebibyte));
+      }
+      if (final_attempt->machine_cpus > 0) {
+        record.set_machine_load(final_attempt->machine_load);
+        record.set_machine_cpus(final_attempt->machine_cpus);
       }
     }
     const bool failed = task->Failed();

@@ -77,6 +77,7 @@ struct Attempt {
   float output_seconds = 0;                     // time_output_mgr
   float cpu_seconds = 0;
   float peak_memory_mb = 0;
+  float machine_load = 0, machine_cpus = 0;     // resource monitor; 0 = not measured
   double input_bytes = 0;                       // size_input_mgr (or wq_input_size)
   double output_bytes = 0;                      // size_output_mgr
   double commit_end_s = 0;                      // epoch seconds

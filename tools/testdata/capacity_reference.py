@@ -11,7 +11,8 @@ Definitions:
   worker-bound: waiting > 0 and slots - busy < 1; dispatch-bound: waiting > 0 and a slot free
   replay     'processing' tasks that reached DONE, time_worker_end - time_worker_start of their
              final RETRIEVED attempt (else DONE - RUNNING), in task id order, list-scheduled on
-             round(mean slots) and twice that many slots, all ready at 0
+             round(mean slots) and twice that many slots, none before its first READY (seconds
+             after the window's start, at least 0)
   dead       workers that disconnected with attempts busy on them
 Usage: capacity_reference.py TRANSACTIONS
 """
@@ -51,6 +52,7 @@ for n, line in enumerate(open(sys.argv[1])):
         task = tasks.setdefault(tid, {'attempts': [], 'cat': None, 'done': None, 'state': None})
         if st == 'READY':
             task['cat'] = f[5]
+            task.setdefault('ready', t)
             events.append((t, n, 'ready', tid))
         elif st == 'RUNNING':
             task['attempts'].append({'worker': f[5], 'running': t})
@@ -120,14 +122,15 @@ for tid in sorted(tasks):
     if task['cat'] != 'processing' or task['done'] is None or not task['attempts']:
         continue
     a = task['attempts'][-1]
-    durs.append(a.get('exec', (task['done'] - a['running']) / 1e6))
+    durs.append((max(0.0, (task['ready'] - start) / 1e6),
+                 a.get('exec', (task['done'] - a['running']) / 1e6)))
 
 
 def replay(d, k):
     heap = [0.0] * k
     end = 0.0
-    for x in d:
-        s = heapq.heappop(heap)
+    for ready, x in d:
+        s = max(heapq.heappop(heap), ready)
         end = max(end, s + x)
         heapq.heappush(heap, s + x)
     return end

@@ -1,0 +1,105 @@
+#include "export/worker_tables.h"
+
+#include <string>
+
+#include "export/html_report.h"
+#include "export/tables.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr int64_t kT0 = 1'700'000'000'000'000'000;
+int64_t At(double seconds) { return kT0 + static_cast<int64_t>(seconds * 1e9); }
+
+// A step series: (instant, executing) points on a 2-core worker, its last message at each.
+void AddWorker(v1::TrackingData& tracking, const std::string& name,
+               const std::vector<std::pair<double, int>>& points, double last_seen) {
+  v1::WorkerSeries& w = *tracking.add_workers();
+  w.set_worker(name);
+  w.set_host("node7");
+  w.set_kind(v1::SERIES_KIND_STEP);
+  for (const auto& [t, executing] : points) {
+    w.add_time_unix_ns(At(t));
+    w.add_cores(2);
+    w.add_executing_tasks(executing);
+    if (last_seen >= 0) w.add_last_seen_unix_seconds(1e-9 * static_cast<double>(At(last_seen)));
+  }
+}
+
+// w1 runs to the end (10 s); w2 left at 6 s with 2 tasks running, last heard from at 1.5 s
+// (quiet 4.5 s >= 2 s: silent since 1.50 s); w3 left at 4 s with 1 running, heard from at 3.5 s
+// (quiet 0.5 s: not silent); w4 left at 5 s with none running (not a dead worker).
+v1::Measurement RunWithDeadWorkers() {
+  v1::Measurement m;
+  v1::TrackingData& tracking = *m.mutable_tracking();
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  for (double t : {0.0, 10.0}) {
+    tracking.add_worker_count_time_unix_ns(At(t));
+    tracking.add_worker_count(3);
+    tracking.add_queued_chunks(t == 0 ? 4 : 0);
+  }
+  AddWorker(tracking, "w1", {{0, 2}, {10, 0}}, 10);
+  AddWorker(tracking, "w2", {{0, 2}, {6, 2}}, 1.5);
+  AddWorker(tracking, "w3", {{0, 1}, {4, 1}}, 3.5);
+  AddWorker(tracking, "w4", {{0, 0}, {5, 0}}, 5);
+  v1::ActivityTotal& lost = *m.mutable_metrics()->mutable_fine()->add_by_worker();
+  lost.set_context("taskvine-worker");
+  lost.set_worker("w2");
+  lost.set_activity("lost-task-seconds");
+  lost.set_value(12);
+  return m;
+}
+
+TEST(WorkerTablesTest, SilentSinceForWorkersQuietBeforeTheyLeft) {
+  const std::vector<SummaryTable> tables = BuildWorkerTables(RunWithDeadWorkers());
+  ASSERT_EQ(tables.size(), 1u);
+  const SummaryTable& t = tables[0];
+  EXPECT_EQ(t.title, "Workers That Left");
+  ASSERT_EQ(t.rows.size(), 2u);  // w4 ran nothing when it left
+  // In order of leaving: w3 at 4 s, then w2 at 6 s.
+  EXPECT_EQ(t.rows[0], (std::vector<std::string>{"w3", "node7", "4.00 s", "1", "no", "N/A"}));
+  EXPECT_EQ(t.rows[1],
+            (std::vector<std::string>{"w2", "node7", "6.00 s", "2", "1.50 s", "12.0 s"}));
+}
+
+TEST(WorkerTablesTest, NoLastMessageTimesSayNA) {
+  v1::Measurement m = RunWithDeadWorkers();
+  for (v1::WorkerSeries& w : *m.mutable_tracking()->mutable_workers()) {
+    w.clear_last_seen_unix_seconds();
+  }
+  const std::vector<SummaryTable> tables = BuildWorkerTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].rows[1][4], "N/A (no last-message times)");
+}
+
+// The backend found w3 dead without the engine noticing: silent since its last record.
+TEST(WorkerTablesTest, SilentDeathFromTheBackendsWarning) {
+  v1::Measurement m = RunWithDeadWorkers();
+  v1::Warning& w = *m.add_warnings();
+  w.set_code("taskvine_worker_silent_death");
+  w.set_message("worker w3 (127.0.0.1:9) has no DISCONNECTION record and nothing from it ...");
+  const std::vector<SummaryTable> tables = BuildWorkerTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].rows[0][4], "4.00 s (never declared lost)");
+  EXPECT_EQ(tables[0].rows[1][4], "1.50 s");
+}
+
+TEST(WorkerTablesTest, ShownInTheTerminalAndTheHtmlReport) {
+  const v1::Measurement m = RunWithDeadWorkers();
+  TableOptions options;
+  options.width = 100;
+  const std::string text = FormatSummaryTables(m, options);
+  EXPECT_NE(text.find("Workers That Left"), std::string::npos);
+  EXPECT_NE(text.find("Silent since"), std::string::npos);
+  const std::string html = RenderHtmlReport(m);
+  EXPECT_NE(html.find("id=\"workers\""), std::string::npos);
+  EXPECT_NE(html.find("Silent since"), std::string::npos);
+  // Nothing to show without dead workers.
+  EXPECT_TRUE(BuildWorkerTables(v1::Measurement()).empty());
+  EXPECT_EQ(RenderHtmlReport(v1::Measurement()).find("id=\"workers\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -164,6 +164,8 @@ class MeasurementSession::Impl {
   mutable std::shared_ptr<const v1::AggregatedMetrics> so_far_;
   mutable std::chrono::steady_clock::time_point so_far_at_{};
   mutable size_t so_far_chunks_ = 0;
+  mutable double worker_timeline_step_ = kWorkerTimelineStep;
+  mutable std::vector<LiveStatus::WorkerPoint> worker_timeline_;
 
   // The checkpoint (guarded by checkpoint_mu_, taken before mu_ where both are held).
   mutable std::mutex checkpoint_mu_;
@@ -275,6 +277,11 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
     }
   }
   status.so_far = so_far_;
+  if (std::optional<BackendLiveProgress> progress = backend_.LiveProgress(); progress) {
+    AddBackendProgress(*progress, options_.processor_patterns, &status);
+  }
+  ExtendWorkerTimeline(status, &worker_timeline_step_, &worker_timeline_);
+  status.worker_timeline = worker_timeline_;
   return status;
 }
 

@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/dask/key_split.h"
 #include "backends/dask/profile_merge.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea {
 namespace {
@@ -352,10 +354,15 @@ absl::Status DaskMetricsBackend::PollConnected() {
   if (!snapshot.ok()) return snapshot.status();
 
   std::map<std::string, double> processing;
+  std::map<std::string, int64_t> running_by_prefix;  // the processing tasks' prefixes
   if (absl::StatusOr<dask::Value> p = comm_->Call("processing"); p.ok() && p->is_map()) {
     for (size_t i = 0; i < p->size(); ++i) {
       if (p->key(i).is_str())
         processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
+      const dask::Value& keys = p->value(i);
+      if (!keys.is_array()) continue;
+      for (const dask::Value& key : keys.items())
+        ++running_by_prefix[EchoedText(dask::KeySplit(key))];
     }
   } else if (!p.ok() && comm_->broken()) {
     return p.status();
@@ -422,6 +429,13 @@ absl::Status DaskMetricsBackend::PollConnected() {
 
   std::set<std::string> now_present;
   std::lock_guard<std::mutex> lock(mutex_);
+  live_.workers = static_cast<int64_t>(snapshot->workers.size());
+  live_.cores = live_.memory_bytes = live_.memory_limit_bytes = 0;
+  for (const dask::WorkerSnapshot& w : snapshot->workers) {
+    *live_.cores += w.nthreads;
+    *live_.memory_bytes += w.memory_bytes;
+    *live_.memory_limit_bytes += w.memory_limit_bytes;
+  }
   IngestHeartbeats(snapshot->workers, asked);
   count_times_.push_back(now);
   counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
@@ -460,9 +474,22 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
   present_workers_ = std::move(now_present);
   first_identity_ = false;
+  for (auto& [prefix, counts] : live_.tasks_by_prefix) counts.running = 0;
+  for (const auto& [prefix, running] : running_by_prefix) {
+    live_.tasks_by_prefix[prefix].running = running;
+  }
+  for (const dask::TaskRecord& r : fresh) {
+    ++(r.status == "error" ? live_.tasks_by_prefix[r.prefix].failed
+                           : live_.tasks_by_prefix[r.prefix].done);
+  }
   for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
   last_good_poll_unix_ns_ = now;
   return absl::OkStatus();
+}
+
+std::optional<BackendLiveProgress> DaskMetricsBackend::LiveProgress() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_;
 }
 
 absl::Status DaskMetricsBackend::ReadWorkloadSpans() {

@@ -172,6 +172,11 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // Task-stream records read so far (all of them after StopTracking).
   std::vector<dask::TaskRecord> task_records() const;
 
+  // As of the last poll: tasks finished per prefix (task stream: "OK" done, "error" failed),
+  // running per prefix (the scheduler's `processing`), and the workers with their cores,
+  // memory and memory limits summed. After StopTracking: the last poll's.
+  std::optional<BackendLiveProgress> LiveProgress() const override;
+
  private:
   struct Sample {
     int64_t time_unix_ns = 0;
@@ -279,6 +284,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::map<std::string, WorkerTrack> workers_;
   std::vector<std::string> worker_order_;
   std::vector<dask::TaskRecord> records_;
+  BackendLiveProgress live_;  // see LiveProgress()
   std::vector<HeartbeatEvent> heartbeats_;
   std::map<std::string, double> digest_last_seen_;  // per worker, the last heartbeat taken
   std::vector<v1::Warning> measurement_warnings_;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "ingest/coffea_json.h"
+#include "tools/progress_line.h"
 
 extern char** environ;
 
@@ -205,7 +206,10 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   WaitOutcome waited;
   // A backend that reads a finished run has nothing to wait for, unless there is a command.
   if (spawn_status.ok() && (child.has_value() || !backend.ReadsFinishedRun())) {
+    // On a terminal: the chunks the engine reports, as they finish (tools/progress_line.h).
+    ProgressLine progress([&session] { return ProgressOfLiveStatus(session.live_status()); });
     waited = Wait(child, options.duration, session);
+    progress.Finish();
   }
   session.ForwardSignalsTo(0);
   if (!spawn_status.ok()) {

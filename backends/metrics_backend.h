@@ -116,6 +116,12 @@ class AbstractMetricsBackend {
   };
   virtual std::optional<RecordedWindow> RecordedRunWindow() const { return std::nullopt; }
 
+  // Tracking samples gathered since the last call (since StartTracking on the first), handed to
+  // the caller for good (the session appends them to its checkpoint on disk): the backend keeps
+  // only what came after, and StopTracking returns only that. nullopt: the backend keeps every
+  // sample until StopTracking (the default). Thread-safe while tracking.
+  virtual std::optional<v1::TrackingData> TakeTrackingSegment() { return std::nullopt; }
+
   // The run so far, for the live view: thread-safe (called from the live server's thread while
   // the backend tracks), cheap (a copy of counters). nullopt: the backend has nothing live.
   virtual std::optional<BackendLiveProgress> LiveProgress() const { return std::nullopt; }

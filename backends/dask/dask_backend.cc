@@ -456,15 +456,18 @@ absl::Status DaskMetricsBackend::PollConnected() {
     }
     if (w.last_seen_unix_seconds == track.last_seen) continue;  // stale heartbeat
     track.last_seen = w.last_seen_unix_seconds;
-    Sample sample;
-    sample.time_unix_ns = now;
+    track.name = w.name;
+    if (!w.host.empty()) track.host = w.host;
+    track.nthreads = w.nthreads;
+    track.memory_limit_bytes = w.memory_limit_bytes;
+    track.sampled = true;
+    dask::WorkerTimeline::Extra extra;
     auto p = processing.find(w.address);
-    sample.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
+    extra.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
     if (auto o = occupancy.find(w.address); o != occupancy.end()) {
-      sample.occupancy_seconds = o->second;
+      extra.occupancy_seconds = o->second;
     }
-    sample.snapshot = std::move(w);
-    track.samples.push_back(std::move(sample));
+    timeline_.Append(now, w, extra);
   }
   for (const std::string& gone : present_workers_) {
     if (now_present.count(gone) == 0) {
@@ -485,6 +488,24 @@ absl::Status DaskMetricsBackend::PollConnected() {
   for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
   last_good_poll_unix_ns_ = now;
   return absl::OkStatus();
+}
+
+std::optional<v1::TrackingData> DaskMetricsBackend::TakeTrackingSegment() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  v1::TrackingData data;
+  data.set_backend("dask");
+  data.set_interval_seconds(interval_seconds_);
+  data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+  for (size_t i = counts_taken_; i < counts_.size(); ++i) {
+    data.add_worker_count_time_unix_ns(count_times_[i]);
+    data.add_worker_count(counts_[i]);
+  }
+  // 12 bytes per poll: the counts stay (StopTracking skips those taken).
+  counts_taken_ = counts_.size();
+  for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
+    if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
+  }
+  return data;
 }
 
 std::optional<BackendLiveProgress> DaskMetricsBackend::LiveProgress() const {
@@ -619,47 +640,12 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   data.set_interval_seconds(interval_seconds_);
   // Polled from the scheduler: samples of the cluster's state.
   data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
-  for (size_t i = 0; i < counts_.size(); ++i) {
+  for (size_t i = counts_taken_; i < counts_.size(); ++i) {
     data.add_worker_count_time_unix_ns(count_times_[i]);
     data.add_worker_count(counts_[i]);
   }
-  for (const std::string& address : worker_order_) {
-    const WorkerTrack& track = workers_.at(address);
-    v1::WorkerSeries* series = data.add_workers();
-    series->set_worker(address);
-    series->set_host(track.host);
-    series->set_kind(v1::SERIES_KIND_SAMPLED);
-    bool has_spilled = true, has_net = true, has_disk = true, has_occupancy = true;
-    for (const Sample& s : track.samples) {
-      has_spilled = has_spilled && s.snapshot.spilled_bytes.has_value();
-      has_net = has_net && s.snapshot.network_read_bytes_per_second.has_value() &&
-                s.snapshot.network_write_bytes_per_second.has_value();
-      has_disk = has_disk && s.snapshot.disk_read_bytes_per_second.has_value() &&
-                 s.snapshot.disk_write_bytes_per_second.has_value();
-      has_occupancy = has_occupancy && s.occupancy_seconds.has_value();
-    }
-    for (const Sample& s : track.samples) {
-      const dask::WorkerSnapshot& w = s.snapshot;
-      series->add_time_unix_ns(s.time_unix_ns);
-      series->add_memory_bytes(w.memory_bytes);
-      series->add_memory_limit_bytes(w.memory_limit_bytes);
-      series->add_cores(w.nthreads);
-      series->add_active_tasks(s.active_tasks);
-      series->add_executing_tasks(w.executing_tasks);
-      series->add_managed_bytes(w.managed_bytes);
-      if (has_occupancy) series->add_occupancy_seconds(*s.occupancy_seconds);
-      series->add_cpu_percent(w.cpu_percent);
-      series->add_last_seen_unix_seconds(w.last_seen_unix_seconds);
-      if (has_spilled) series->add_spilled_bytes(*w.spilled_bytes);
-      if (has_net) {
-        series->add_network_read_bytes_per_second(*w.network_read_bytes_per_second);
-        series->add_network_write_bytes_per_second(*w.network_write_bytes_per_second);
-      }
-      if (has_disk) {
-        series->add_disk_read_bytes_per_second(*w.disk_read_bytes_per_second);
-        series->add_disk_write_bytes_per_second(*w.disk_write_bytes_per_second);
-      }
-    }
+  for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
+    if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
   }
   for (const v1::TrackingGap& gap : gaps_) *data.add_gaps() = gap;
   return data;
@@ -879,12 +865,10 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       auto track = workers_.find(w);
       if (track != workers_.end()) {
         p.set_host(track->second.host);
-        if (!track->second.samples.empty()) {
-          const dask::WorkerSnapshot& s = track->second.samples.back().snapshot;
-          p.set_worker_name(s.name);
-          if (!s.host.empty()) p.set_host(s.host);
-          p.set_threads(static_cast<int32_t>(std::lround(s.nthreads)));
-          p.set_memory_limit_bytes(std::llround(s.memory_limit_bytes));
+        if (track->second.sampled) {
+          p.set_worker_name(track->second.name);
+          p.set_threads(static_cast<int32_t>(std::lround(track->second.nthreads)));
+          p.set_memory_limit_bytes(std::llround(track->second.memory_limit_bytes));
         }
       }
       fetched.push_back(std::move(p));

@@ -429,13 +429,7 @@ absl::Status DaskMetricsBackend::PollConnected() {
 
   std::set<std::string> now_present;
   std::lock_guard<std::mutex> lock(mutex_);
-  live_.workers = static_cast<int64_t>(snapshot->workers.size());
-  live_.cores = live_.memory_bytes = live_.memory_limit_bytes = 0;
-  for (const dask::WorkerSnapshot& w : snapshot->workers) {
-    *live_.cores += w.nthreads;
-    *live_.memory_bytes += w.memory_bytes;
-    *live_.memory_limit_bytes += w.memory_limit_bytes;
-  }
+  UpdateLiveProgress(snapshot->workers, running_by_prefix, fresh);
   IngestHeartbeats(snapshot->workers, asked);
   count_times_.push_back(now);
   counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
@@ -477,6 +471,21 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
   present_workers_ = std::move(now_present);
   first_identity_ = false;
+  for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
+  last_good_poll_unix_ns_ = now;
+  return absl::OkStatus();
+}
+
+void DaskMetricsBackend::UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
+                                            const std::map<std::string, int64_t>& running_by_prefix,
+                                            const std::vector<dask::TaskRecord>& fresh) {
+  live_.workers = static_cast<int64_t>(workers.size());
+  live_.cores = live_.memory_bytes = live_.memory_limit_bytes = 0;
+  for (const dask::WorkerSnapshot& w : workers) {
+    *live_.cores += w.nthreads;
+    *live_.memory_bytes += w.memory_bytes;
+    *live_.memory_limit_bytes += w.memory_limit_bytes;
+  }
   for (auto& [prefix, counts] : live_.tasks_by_prefix) counts.running = 0;
   for (const auto& [prefix, running] : running_by_prefix) {
     live_.tasks_by_prefix[prefix].running = running;
@@ -485,9 +494,6 @@ absl::Status DaskMetricsBackend::PollConnected() {
     ++(r.status == "error" ? live_.tasks_by_prefix[r.prefix].failed
                            : live_.tasks_by_prefix[r.prefix].done);
   }
-  for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
-  last_good_poll_unix_ns_ = now;
-  return absl::OkStatus();
 }
 
 std::optional<v1::TrackingData> DaskMetricsBackend::TakeTrackingSegment() {

@@ -226,6 +226,11 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Status PollConnected();
   absl::Status ConnectAndPrepare();
   void EnterGap(const absl::Status& cause);
+  // live_ from a poll: the workers now, the tasks running by prefix, the new task records.
+  // Requires mutex_.
+  void UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
+                          const std::map<std::string, int64_t>& running_by_prefix,
+                          const std::vector<dask::TaskRecord>& fresh);
   void AddWarning(std::string sentence);  // requires mutex_
   // Takes the digests of every worker's new heartbeat from an identity reply; returns the
   // workers' last_seen. Requires mutex_.

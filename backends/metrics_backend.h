@@ -9,6 +9,9 @@
 #ifndef ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_METRICS_BACKEND_H_
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +28,22 @@ namespace roastcoffea {
 
 // Identifies a span opened with CreateSpan. Opaque to callers.
 using SpanId = std::string;
+
+// What a backend knows of the run while it goes on, for the live view (collector/live_status.h):
+// the engine's tasks finished so far by task prefix (Dask's key_split, TaskVine's category),
+// and the workers now. Values the backend cannot know stay nullopt ("N/A", never 0).
+struct BackendLiveProgress {
+  struct TaskCounts {
+    int64_t done = 0;     // finished without error
+    int64_t failed = 0;   // erred
+    int64_t running = 0;  // started, not finished (where the backend sees it)
+  };
+  std::map<std::string, TaskCounts> tasks_by_prefix;
+  std::optional<int64_t> workers;            // connected now
+  std::optional<double> cores;               // their cores (threads) now
+  std::optional<double> memory_bytes;        // their resident memory now, summed
+  std::optional<double> memory_limit_bytes;  // their memory limits now, summed
+};
 
 class AbstractMetricsBackend {
  public:
@@ -91,6 +110,15 @@ class AbstractMetricsBackend {
   // it instead of the caller's clocks. Default: nothing. (A finished run's logs are not a
   // backend's: ingest/taskvine_run.h reads them into a RawRun.)
   virtual void Contribute(RawRun& /*run*/) const {}
+  // Tracking samples gathered since the last call (since StartTracking on the first), handed to
+  // the caller for good (the session appends them to its checkpoint on disk): the backend keeps
+  // only what came after, and StopTracking returns only that. nullopt: the backend keeps every
+  // sample until StopTracking (the default). Thread-safe while tracking.
+  virtual std::optional<v1::TrackingData> TakeTrackingSegment() { return std::nullopt; }
+
+  // The run so far, for the live view: thread-safe (called from the live server's thread while
+  // the backend tracks), cheap (a copy of counters). nullopt: the backend has nothing live.
+  virtual std::optional<BackendLiveProgress> LiveProgress() const { return std::nullopt; }
 };
 
 }  // namespace roastcoffea

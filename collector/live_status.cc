@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "aggregation/fine_metrics.h"
+
 namespace roastcoffea {
 
 void CountChunk(const v1::ChunkRecord& record, LiveStatus* status) {
@@ -27,6 +29,47 @@ void CountChunk(const v1::ChunkRecord& record, LiveStatus* status) {
       record.run_queue_wait_seconds() > 0) {
     status->chunk_run_queue_wait_seconds += record.run_queue_wait_seconds();
   }
+}
+
+void AddBackendProgress(const BackendLiveProgress& progress,
+                        const std::vector<std::string>& processor_patterns, LiveStatus* status) {
+  int64_t done = 0, failed = 0, running = 0;
+  for (const auto& [prefix, counts] : progress.tasks_by_prefix) {
+    bool processor = processor_patterns.empty();
+    for (const std::string& pattern : processor_patterns) {
+      processor = processor || aggregation_internal::MatchesTaskPattern(prefix, pattern);
+    }
+    if (!processor) continue;
+    done += counts.done;
+    failed += counts.failed;
+    running += counts.running;
+  }
+  if (!progress.tasks_by_prefix.empty()) status->chunks_running = running;
+  if (status->chunks_ok + status->chunks_failed == 0 && done + failed > 0) {
+    status->chunks_ok = done;
+    status->chunks_failed = failed;
+    status->chunks_from_engine_tasks = true;
+  }
+  status->workers = progress.workers;
+  status->cores = progress.cores;
+  status->worker_memory_bytes = progress.memory_bytes;
+  status->worker_memory_limit_bytes = progress.memory_limit_bytes;
+}
+
+void ExtendWorkerTimeline(const LiveStatus& status, double* step,
+                          std::vector<LiveStatus::WorkerPoint>* timeline) {
+  if (!status.workers.has_value()) return;
+  if (!timeline->empty() && status.elapsed_seconds - timeline->back().elapsed_seconds < *step) {
+    return;
+  }
+  if (timeline->size() >= kWorkerTimelinePoints) {
+    size_t kept = 0;
+    for (size_t i = 0; i < timeline->size(); i += 2) (*timeline)[kept++] = (*timeline)[i];
+    timeline->resize(kept);
+    *step *= 2;
+  }
+  timeline->push_back({status.elapsed_seconds, *status.workers, status.cores.value_or(0),
+                       status.worker_memory_bytes.value_or(0)});
 }
 
 }  // namespace roastcoffea

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "backends/metrics_backend.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -47,6 +48,28 @@ struct LiveStatus {
   // Worker threads of an in-process run; 0: unknown.
   int worker_threads = 0;
 
+  // From the engine while it runs (the backend's LiveProgress), absent when not known live:
+  // chunks running now, and the workers now with their cores and memory summed.
+  std::optional<int64_t> chunks_running;
+  std::optional<int64_t> workers;
+  std::optional<double> cores;
+  std::optional<double> worker_memory_bytes;
+  std::optional<double> worker_memory_limit_bytes;
+  // chunks_ok / chunks_failed count the engine's finished processor tasks (Dask's task stream,
+  // TaskVine's log) because the chunk records arrive only at the end; events and bytes then
+  // stay 0 until the end (N/A live).
+  bool chunks_from_engine_tasks = false;
+  // Workers over time, for the live page: one point per live_status() call at least
+  // kWorkerTimelineStep apart, at most kWorkerTimelinePoints (then every other point is dropped
+  // and the step doubles).
+  struct WorkerPoint {
+    double elapsed_seconds = 0;
+    int64_t workers = 0;
+    double cores = 0;
+    double memory_bytes = 0;
+  };
+  std::vector<WorkerPoint> worker_timeline;
+
   // The findings of the chunks so far (aggregated at most every few seconds), with the rules'
   // evaluation states; absent before the first aggregation.
   // Shared, not copied: a scrape copies the status, and the metrics of 50,000 chunks are MBs.
@@ -56,6 +79,21 @@ struct LiveStatus {
 // Adds one finished chunk to the counters of `status`: the one rule for what the live view
 // counts, used by the session as chunks are recorded and for a saved measurement.
 void CountChunk(const v1::ChunkRecord& record, LiveStatus* status);
+
+// Adds what the engine says of the run to `status`: chunks running (the processor's tasks,
+// matched by `processor_patterns` as the fine metrics match them; every prefix when empty), the
+// workers, cores and memory; and, when the session recorded no chunk itself, the processor's
+// finished tasks as chunks done and failed (chunks_from_engine_tasks).
+void AddBackendProgress(const BackendLiveProgress& progress,
+                        const std::vector<std::string>& processor_patterns, LiveStatus* status);
+
+inline constexpr double kWorkerTimelineStep = 1.0;  // seconds
+inline constexpr size_t kWorkerTimelinePoints = 600;
+// Appends the workers of `status` to `timeline` at `status.elapsed_seconds` (see
+// LiveStatus::worker_timeline): nothing when the workers are not known or the last point is
+// closer than `*step`; past kWorkerTimelinePoints, every other point goes and `*step` doubles.
+void ExtendWorkerTimeline(const LiveStatus& status, double* step,
+                          std::vector<LiveStatus::WorkerPoint>* timeline);
 
 }  // namespace roastcoffea
 

@@ -27,6 +27,7 @@
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
 #include "store/save_fallback.h"
+#include "store/tracking_segments.h"
 
 namespace roastcoffea {
 namespace {
@@ -121,8 +122,11 @@ class MeasurementSession::Impl {
   void StartCheckpoints();
   // Ends that thread after one last append; the checkpoint stays on disk.
   void StopCheckpoints();
-  // Appends the chunks recorded since the last append.
+  // Appends the chunks recorded since the last append, and the backend's tracking samples.
   void AppendCheckpoint();
+  // The backend's StopTracking, with the samples it handed to the checkpoint before.
+  // A checkpoint that cannot be read back is a warning in `warnings`.
+  absl::StatusOr<v1::TrackingData> StopTrackingWithCheckpointed(std::vector<v1::Warning>* warnings);
   std::string checkpoint_directory() const {
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     return checkpoint_.has_value() ? checkpoint_->directory() : "";
@@ -202,11 +206,16 @@ class MeasurementSession::Impl {
   mutable std::shared_ptr<const v1::AggregatedMetrics> so_far_;
   mutable std::chrono::steady_clock::time_point so_far_at_{};
   mutable size_t so_far_chunks_ = 0;
+  mutable double worker_timeline_step_ = kWorkerTimelineStep;
+  mutable std::vector<LiveStatus::WorkerPoint> worker_timeline_;
 
   // The checkpoint (guarded by checkpoint_mu_, taken before mu_ where both are held).
   mutable std::mutex checkpoint_mu_;
   std::optional<CheckpointWriter> checkpoint_;
   size_t checkpointed_chunks_ = 0;
+  // Tracking samples the backend handed out (TakeTrackingSegment) not yet in the checkpoint.
+  v1::TrackingData unwritten_tracking_;
+  bool tracking_in_checkpoint_ = false;  // some samples were handed out: Finish joins them
   std::condition_variable checkpoint_wake_;
   bool checkpoint_stop_ = false;
   std::thread checkpoint_thread_;
@@ -316,6 +325,11 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
     }
   }
   status.so_far = so_far_;
+  if (std::optional<BackendLiveProgress> progress = backend_.LiveProgress(); progress) {
+    AddBackendProgress(*progress, options_.processor_patterns, &status);
+  }
+  ExtendWorkerTimeline(status, &worker_timeline_step_, &worker_timeline_);
+  status.worker_timeline = worker_timeline_;
   return status;
 }
 
@@ -387,11 +401,43 @@ void MeasurementSession::Impl::AppendCheckpoint() {
   for (const v1::ChunkRecord& chunk : fresh) pointers.push_back(&chunk);
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   if (!checkpoint_.has_value()) return;
-  if (absl::Status appended = checkpoint_->Append(pointers, absl::Now()); !appended.ok()) {
-    // A full disk now may have room later: those chunks are appended again next time.
+  // The backend's samples since the last checkpoint move to disk (bounded tracking memory).
+  if (std::optional<v1::TrackingData> segment = backend_.TakeTrackingSegment(); segment) {
+    MergeTrackingSegment(*std::move(segment), &unwritten_tracking_);
+    tracking_in_checkpoint_ = true;
+  }
+  const bool with_tracking = unwritten_tracking_.ByteSizeLong() > 0;
+  if (absl::Status appended = checkpoint_->Append(pointers, absl::Now(),
+                                                  with_tracking ? &unwritten_tracking_ : nullptr);
+      !appended.ok()) {
+    // A full disk now may have room later: those chunks (and samples) are appended next time.
     std::lock_guard<std::mutex> chunks_lock(mu_);
     checkpointed_chunks_ -= std::min(checkpointed_chunks_, fresh.size());
+  } else {
+    unwritten_tracking_.Clear();
   }
+}
+
+absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheckpointed(
+    std::vector<v1::Warning>* warnings) {
+  absl::StatusOr<v1::TrackingData> rest = backend_.StopTracking();
+  std::lock_guard<std::mutex> lock(checkpoint_mu_);
+  if (!rest.ok() || !tracking_in_checkpoint_) return rest;
+  // The samples handed out before are in the checkpoint (and in unwritten_tracking_ when its
+  // last appends failed): joined in their order, then the rest.
+  v1::TrackingData whole;
+  if (absl::StatusOr<Checkpoint> read = ReadCheckpoint(checkpoint_->directory()); !read.ok()) {
+    warnings->push_back(Warning(
+        "tracking_segments_lost",
+        absl::StrCat("the tracking series before the last checkpoint could not be read back: ",
+                     read.status().message())));
+  } else if (read->tracking.has_value()) {
+    whole = *std::move(read->tracking);
+  }
+  MergeTrackingSegment(std::move(unwritten_tracking_), &whole);
+  unwritten_tracking_.Clear();
+  MergeTrackingSegment(*std::move(rest), &whole);
+  return whole;
 }
 
 void MeasurementSession::Impl::StopCheckpoints() {
@@ -464,7 +510,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
           Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
     }
   }
-  absl::StatusOr<v1::TrackingData> tracking = backend_.StopTracking();
+  absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&warnings);
   if (!tracking.ok()) return tracking.status();
   run.tracking = *std::move(tracking);
   run.engine_chunks = backend_.TakeChunkRecords();

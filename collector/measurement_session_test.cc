@@ -381,6 +381,66 @@ TEST(MeasurementSessionTest, AFinishedRunsRecordFramesIt) {
   EXPECT_FALSE(measurement->metadata().has_host_facts()) << "it ran elsewhere, before";
 }
 
+// A backend that hands its samples out (as Dask does): each take or stop gives the next 5 samples
+// of worker "w" (times 0, 1, 2, ...); it keeps at most those 5 in memory.
+class SegmentingBackend : public FakeBackend {
+ public:
+  std::optional<v1::TrackingData> TakeTrackingSegment() override { return Next(); }
+  absl::StatusOr<v1::TrackingData> StopTracking() override { return Next(); }
+  int64_t produced() const { return next_.load(); }
+
+ private:
+  v1::TrackingData Next() {
+    v1::TrackingData data;
+    data.set_backend("fake");
+    v1::WorkerSeries& series = *data.add_workers();
+    series.set_worker("w");
+    for (int i = 0; i < 5; ++i) {
+      const int64_t t = next_++;
+      data.add_worker_count_time_unix_ns(t);
+      data.add_worker_count(1);
+      series.add_time_unix_ns(t);
+      series.add_memory_bytes(static_cast<double>(t));
+    }
+    return data;
+  }
+  std::atomic<int64_t> next_{0};
+};
+
+// Bounded tracking memory (#25): the samples move to the checkpoint while the run goes on (a
+// kill keeps them), and the finished measurement has every one of them, in order.
+TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMeasurement) {
+  SegmentingBackend backend;
+  SessionOptions options = Options("segments");
+  options.checkpoint_interval = absl::Milliseconds(5);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::StatusOr<Checkpoint> read;
+  for (int i = 0; i < 2000; ++i) {  // a few checkpoints, within 10 s
+    read = ReadCheckpoint((*session)->checkpoint_directory());
+    if (read.ok() && read->tracking.has_value() &&
+        read->tracking->workers(0).time_unix_ns_size() >= 15) {
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->tracking.has_value());
+  ASSERT_GE(read->tracking->workers(0).time_unix_ns_size(), 15);
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  const v1::TrackingData& tracking = measurement->tracking();
+  ASSERT_EQ(tracking.workers_size(), 1);
+  const v1::WorkerSeries& series = tracking.workers(0);
+  ASSERT_EQ(series.time_unix_ns_size(), backend.produced());
+  ASSERT_EQ(tracking.worker_count_size(), backend.produced());
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+    ASSERT_EQ(series.time_unix_ns(i), i);
+    ASSERT_EQ(series.memory_bytes(i), i);
+  }
+}
+
 // A run that never saves (killed, or its save failed) leaves the checkpoint with its chunks.
 TEST(MeasurementSessionTest, AnUnsavedRunKeepsItsCheckpoint) {
   FakeBackend backend;

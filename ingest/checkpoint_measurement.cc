@@ -36,7 +36,10 @@ absl::StatusOr<v1::Measurement> LoadCheckpointMeasurement(absl::string_view dire
   metadata.set_interruption(absl::StrCat(
       "the run ended without saving (killed by SIGKILL or the OOM killer, a crash, or a failed "
       "save); this is ",
-      what, ", without tracking series, spans and profiles"));
+      what,
+      checkpoint->tracking.has_value() ? ", with the tracking series checkpointed so far but "
+                                         "without spans and profiles"
+                                       : ", without tracking series, spans and profiles"));
   v1::Warning& warning = *measurement.add_warnings();
   warning.set_code("partial_checkpoint");
   warning.set_message(
@@ -45,6 +48,9 @@ absl::StatusOr<v1::Measurement> LoadCheckpointMeasurement(absl::string_view dire
                        ? absl::StrCat("; a torn last write of ", checkpoint->dropped_tail_bytes,
                                       " bytes was left out")
                        : ""));
+  if (checkpoint->tracking.has_value()) {
+    *measurement.mutable_tracking() = std::move(*checkpoint->tracking);
+  }
   if (!checkpoint->chunks.empty()) {
     *measurement.mutable_report() = BuildWorkflowReport(checkpoint->chunks);
   }

@@ -75,6 +75,50 @@ TEST(CheckpointMeasurementTest, AKilledRunIsReadFromItsCheckpointMarkedPartial) 
   }
 }
 
+// A SIGKILLed Dask run (#25): the worker timeline its checkpoints hold is in the measurement and
+// its figures.
+TEST(CheckpointMeasurementTest, AKilledDaskRunKeepsItsWorkerTimeline) {
+  const std::string parent = TempDir() + "/killed-dask";
+  mkdir(parent.c_str(), 0755);
+  v1::MeasurementMetadata metadata;
+  metadata.set_name("dask1");
+  metadata.set_backend("dask");
+  metadata.mutable_start_time()->set_seconds(1700000000);
+  const std::string directory = CheckpointDirectoryFor(parent + "/dask1");
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(directory, metadata);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  for (int segment = 0; segment < 3; ++segment) {
+    v1::TrackingData tracking;
+    tracking.set_backend("dask");
+    tracking.set_interval_seconds(1);
+    tracking.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+    for (int k = 0; k < 10; ++k) {
+      const int64_t t = (1700000000 + segment * 10 + k) * int64_t{1000000000};
+      tracking.add_worker_count_time_unix_ns(t);
+      tracking.add_worker_count(3);
+      for (int w = 0; w < 3; ++w) {
+        if (tracking.workers_size() <= w) tracking.add_workers()->set_worker(absl::StrCat("w", w));
+        v1::WorkerSeries& series = *tracking.mutable_workers(w);
+        series.set_kind(v1::SERIES_KIND_SAMPLED);
+        series.add_time_unix_ns(t);
+        series.add_cores(4);
+        series.add_memory_bytes(1e9);
+        series.add_memory_limit_bytes(4e9);
+      }
+    }
+    ASSERT_TRUE(
+        writer->Append({}, absl::FromUnixSeconds(1700000010 + segment * 10), &tracking).ok());
+  }
+  absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(parent + "/dask1");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_THAT(m->metadata().interruption(), HasSubstr("with the tracking series"));
+  ASSERT_EQ(m->tracking().workers_size(), 3);
+  EXPECT_EQ(m->tracking().workers(2).time_unix_ns_size(), 30);
+  EXPECT_EQ(m->tracking().worker_count_size(), 30);
+  EXPECT_EQ(m->metrics().workers().peak_workers(), 3);
+  EXPECT_DOUBLE_EQ(m->metrics().workers().avg_workers(), 3);
+}
+
 // A measurement saved whole wins over a checkpoint left beside it.
 TEST(CheckpointMeasurementTest, TheSavedMeasurementWinsOverItsCheckpoint) {
   const std::string parent = TempDir() + "/saved";

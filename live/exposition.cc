@@ -69,6 +69,34 @@ class Writer {
   std::string out_;
 };
 
+// The engine's live series (kept apart from the figures' gauges above): chunks running, and
+// the workers now with their cores and memory. Each only when the backend knows it live.
+void AppendEngineSeries(const LiveStatus& status, Writer& w) {
+  if (status.chunks_running.has_value()) {
+    w.Family("roastcoffea_chunks_running", "gauge",
+             "Chunks (the processor's tasks) running now, as the engine reports them.");
+    w.Sample("roastcoffea_chunks_running", "", static_cast<double>(*status.chunks_running));
+  }
+  if (status.workers.has_value()) {
+    w.Family("roastcoffea_workers", "gauge", "Workers connected now.");
+    w.Sample("roastcoffea_workers", "", static_cast<double>(*status.workers));
+  }
+  if (status.cores.has_value()) {
+    w.Family("roastcoffea_worker_cores", "gauge", "Cores (threads) of the workers now, summed.");
+    w.Sample("roastcoffea_worker_cores", "", *status.cores);
+  }
+  if (status.worker_memory_bytes.has_value()) {
+    w.Family("roastcoffea_worker_memory_bytes", "gauge",
+             "Resident memory of the workers now, summed (in-process: the process's).");
+    w.Sample("roastcoffea_worker_memory_bytes", "", *status.worker_memory_bytes);
+  }
+  if (status.worker_memory_limit_bytes.has_value()) {
+    w.Family("roastcoffea_worker_memory_limit_bytes", "gauge",
+             "Memory limits of the workers now, summed.");
+    w.Sample("roastcoffea_worker_memory_limit_bytes", "", *status.worker_memory_limit_bytes);
+  }
+}
+
 }  // namespace
 
 ExpositionFormat NegotiateFormat(absl::string_view accept) {
@@ -152,6 +180,7 @@ std::string FormatExposition(const LiveStatus& status, const ExpositionExtras& e
     w.Sample("roastcoffea_process_resident_memory_bytes", "",
              static_cast<double>(*extras.resident_memory_bytes));
   }
+  AppendEngineSeries(status, w);
   if (status.so_far != nullptr) {
     w.Family("roastcoffea_finding", "gauge",
              "1 for each finding the chunks so far show (code and severity as labels).");

@@ -9,7 +9,8 @@
 //   roastcoffea_info{backend,run,version}            gauge, 1
 //   roastcoffea_elapsed_seconds                      gauge
 //   roastcoffea_run_finished, _run_interrupted       gauge, 0 or 1
-//   roastcoffea_chunks_total{status="ok"|"failed"}   counter
+//   roastcoffea_chunks_total{status="ok"|"failed"}   counter (Dask, TaskVine: the engine's
+//                                                    finished processor tasks until the end)
 //   roastcoffea_chunks_expected                      gauge (when the run knows its chunks)
 //   roastcoffea_chunks_pending                       gauge: expected - finished (queued or running)
 //   roastcoffea_events_total                         counter (successful chunks)
@@ -19,6 +20,9 @@
 //   roastcoffea_chunk_run_queue_wait_seconds_total   counter (waiting for a CPU)
 //   roastcoffea_worker_threads                       gauge (in-process runs)
 //   roastcoffea_process_resident_memory_bytes        gauge (this process: the analysis, in-process)
+//   roastcoffea_chunks_running                       gauge (the engine's running processor tasks)
+//   roastcoffea_workers, _worker_cores               gauge (workers connected now, their cores)
+//   roastcoffea_worker_memory_bytes, _limit_bytes    gauge (their memory and limits, summed)
 //   roastcoffea_finding{code,severity}               gauge, 1 per finding of the chunks so far
 //   roastcoffea_rule_evaluated{code}                 gauge, 1 checked / 0 not evaluated yet
 //

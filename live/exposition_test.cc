@@ -96,6 +96,28 @@ TEST(ExpositionTest, AStartingRunHasOnlyItsCounters) {
   EXPECT_THAT(text, Not(HasSubstr("roastcoffea_chunks_pending")));
   EXPECT_THAT(text,
               HasSubstr("roastcoffea_chunks_total{backend=\"dask\",run=\"r\",status=\"ok\"} 0"));
+  // Nothing the engine has not said yet: no workers gauge of 0.
+  EXPECT_THAT(text, Not(HasSubstr("roastcoffea_workers")));
+  EXPECT_THAT(text, Not(HasSubstr("roastcoffea_chunks_running")));
+}
+
+TEST(ExpositionTest, TheEngineSeriesWhenTheBackendKnowsThem) {
+  LiveStatus s;
+  s.name = "r";
+  s.backend = "dask";
+  s.chunks_running = 3;
+  s.workers = 2;
+  s.cores = 3;
+  s.worker_memory_bytes = 5e8;
+  s.worker_memory_limit_bytes = 1.5e9;
+  const std::string text = FormatExposition(s, {}, ExpositionFormat::kPrometheusText);
+  const std::string labels = "{backend=\"dask\",run=\"r\"} ";
+  EXPECT_THAT(text, HasSubstr("# TYPE roastcoffea_workers gauge\n"));
+  EXPECT_THAT(text, HasSubstr("roastcoffea_chunks_running" + labels + "3\n"));
+  EXPECT_THAT(text, HasSubstr("roastcoffea_workers" + labels + "2\n"));
+  EXPECT_THAT(text, HasSubstr("roastcoffea_worker_cores" + labels + "3\n"));
+  EXPECT_THAT(text, HasSubstr("roastcoffea_worker_memory_bytes" + labels + "500000000\n"));
+  EXPECT_THAT(text, HasSubstr("roastcoffea_worker_memory_limit_bytes" + labels + "1500000000\n"));
 }
 
 }  // namespace

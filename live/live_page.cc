@@ -91,15 +91,59 @@ void AppendProgress(const LiveStatus& s, std::string& out) {
   }
   absl::StrAppend(
       &out, "<div class=\"kpis\">\n", Card("Progress", progress), Card("Elapsed", Seconds(elapsed)),
-      Card("ETA", eta), Card("Events", Count(s.events)),
-      Card("Event rate",
-           elapsed > 0 ? absl::StrFormat("%.1f kHz", s.events / elapsed / 1e3) : "N/A"),
+      Card("ETA", eta),
+      Card("Events", s.chunks_from_engine_tasks ? "N/A until the end" : Count(s.events)),
+      Card("Event rate", elapsed > 0 && !s.chunks_from_engine_tasks
+                             ? absl::StrFormat("%.1f kHz", s.events / elapsed / 1e3)
+                             : "N/A"),
       Card("Read rate", elapsed > 0 && s.compressed_bytes_read > 0
                             ? absl::StrFormat("%.1f MB/s", s.compressed_bytes_read / elapsed / 1e6)
                             : "N/A"),
+      s.chunks_running.has_value() ? Card("Running chunks", Count(*s.chunks_running)) : "",
       Card("Failed chunks", Count(s.chunks_failed)),
       s.worker_threads > 0 ? Card("Worker threads", absl::StrCat(s.worker_threads)) : "",
       "</div>\n");
+}
+
+// The workers now and over time (an inline SVG: no script), when the backend knows them live.
+void AppendWorkers(const LiveStatus& s, std::string& out) {
+  if (!s.workers.has_value()) return;
+  absl::StrAppend(
+      &out, "<h2>Workers</h2>\n<div class=\"kpis\">\n", Card("Workers now", Count(*s.workers)),
+      s.cores.has_value() ? Card("Cores now", absl::StrFormat("%.0f", *s.cores)) : "",
+      s.worker_memory_bytes.has_value()
+          ? Card("Memory now", absl::StrFormat("%.2f GB", *s.worker_memory_bytes / 1e9))
+          : "",
+      s.worker_memory_limit_bytes.has_value()
+          ? Card("Memory limits", absl::StrFormat("%.2f GB", *s.worker_memory_limit_bytes / 1e9))
+          : "",
+      "</div>\n");
+  const std::vector<LiveStatus::WorkerPoint>& points = s.worker_timeline;
+  if (points.size() < 2) return;
+  const double t0 = points.front().elapsed_seconds;
+  const double span = std::max(1e-9, points.back().elapsed_seconds - t0);
+  double top = 1;
+  for (const LiveStatus::WorkerPoint& p : points) top = std::max({top, 1.0 * p.workers, p.cores});
+  // x in [0, 1000], y in [0, 150] (150 at 0): the viewBox scales to the page's width.
+  std::string workers, cores;
+  for (const LiveStatus::WorkerPoint& p : points) {
+    const double x = 1000 * (p.elapsed_seconds - t0) / span;
+    absl::StrAppend(&workers, absl::StrFormat("%.1f,%.1f ", x, 150 - 140 * p.workers / top));
+    absl::StrAppend(&cores, absl::StrFormat("%.1f,%.1f ", x, 150 - 140 * p.cores / top));
+  }
+  absl::StrAppend(
+      &out,
+      "<svg id=\"workers-over-time\" viewBox=\"0 0 1000 160\" preserveAspectRatio=\"none\" "
+      "style=\"width:100%;height:10em;border:1px solid #d6dde3\" role=\"img\" "
+      "aria-label=\"workers and cores over time\">\n<polyline fill=\"none\" stroke=\"#3b7dd8\" "
+      "stroke-width=\"2\" points=\"",
+      workers,
+      "\"/>\n<polyline fill=\"none\" stroke=\"#c98a00\" stroke-width=\"2\" "
+      "stroke-dasharray=\"6 4\" points=\"",
+      cores,
+      "\"/>\n</svg>\n<p class=\"muted\">Workers (solid) "
+      "and cores (dashed) over the last ",
+      Seconds(span), "; top of the scale ", absl::StrFormat("%.0f", top), ".</p>\n");
 }
 
 // One bar per duration bucket, and the CPU / run-queue shares of chunk time.
@@ -175,8 +219,9 @@ void AppendFindings(const LiveStatus& s, std::string& out) {
                       ".</p>\n");
     }
     absl::StrAppend(&out,
-                    "<p class=\"muted\">From the chunks so far; the tracking series (workers, "
-                    "memory) join at the end, in the saved measurement.</p>\n");
+                    "<p class=\"muted\">From the chunks so far; the figures of the tracking "
+                    "series (capacity, memory per worker) join at the end, in the saved "
+                    "measurement.</p>\n");
   }
 }
 
@@ -185,6 +230,7 @@ void AppendFindings(const LiveStatus& s, std::string& out) {
 std::string RenderLivePage(const LiveStatus& s) {
   std::string out = PageHead(s);
   AppendProgress(s, out);
+  AppendWorkers(s, out);
   AppendDurations(s, out);
   AppendFindings(s, out);
   absl::StrAppend(&out,

@@ -1,6 +1,7 @@
 // The live page at "/": one self-contained HTML page (no script, style or font from anywhere;
 // it reloads itself every 2 s with a meta refresh) showing the run's progress, rates, chunk
-// durations and the findings of the chunks so far, readable from 800 to 1400 px.
+// durations, the workers now and over time (where the backend knows them live) and the findings
+// of the chunks so far, readable from 800 to 1400 px.
 //
 // Thread-safety: pure.
 #ifndef ROASTCOFFEA_LIVE_LIVE_PAGE_H_

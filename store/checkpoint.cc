@@ -14,6 +14,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/delimited_message_util.h"
+#include "store/tracking_segments.h"
 
 namespace roastcoffea {
 namespace {
@@ -108,13 +109,25 @@ CheckpointWriter::~CheckpointWriter() {
 }
 
 absl::Status CheckpointWriter::Append(const std::vector<const v1::ChunkRecord*>& chunks,
-                                      absl::Time now) {
+                                      absl::Time now, const v1::TrackingData* tracking) {
   if (fd_ < 0) return absl::FailedPreconditionError("checkpoint: closed");
   std::string bytes;
   v1::CheckpointEntry entry;
   for (const v1::ChunkRecord* chunk : chunks) {
     *entry.mutable_chunk() = *chunk;
     AppendEntry(entry, &bytes);
+  }
+  if (tracking != nullptr) {
+    v1::TrackingData& counts = *entry.mutable_tracking();
+    counts = *tracking;
+    counts.clear_workers();
+    AppendEntry(entry, &bytes);
+    for (const v1::WorkerSeries& series : tracking->workers()) {
+      v1::TrackingData& one = *entry.mutable_tracking();
+      one.Clear();
+      *one.add_workers() = series;
+      AppendEntry(entry, &bytes);
+    }
   }
   entry.set_checkpoint_unix_ns(absl::ToUnixNanos(now));
   AppendEntry(entry, &bytes);
@@ -148,6 +161,7 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(absl::string_view directory) {
   input.SetCloseOnDelete(true);
   Checkpoint checkpoint;
   std::vector<v1::ChunkRecord> pending;  // since the last completed checkpoint entry
+  std::vector<v1::TrackingData> pending_tracking;
   int64_t consumed = 0;
   int64_t committed = 0;
   bool first = true;
@@ -186,9 +200,16 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(absl::string_view directory) {
     }
     if (entry.has_chunk()) {
       pending.push_back(std::move(*entry.mutable_chunk()));
+    } else if (entry.has_tracking()) {
+      pending_tracking.push_back(std::move(*entry.mutable_tracking()));
     } else if (entry.entry_case() == v1::CheckpointEntry::kCheckpointUnixNs) {
       for (v1::ChunkRecord& chunk : pending) checkpoint.chunks.push_back(std::move(chunk));
       pending.clear();
+      for (v1::TrackingData& segment : pending_tracking) {
+        if (!checkpoint.tracking.has_value()) checkpoint.tracking.emplace();
+        MergeTrackingSegment(std::move(segment), &*checkpoint.tracking);
+      }
+      pending_tracking.clear();
       checkpoint.last_checkpoint = absl::FromUnixNanos(entry.checkpoint_unix_ns());
       ++checkpoint.checkpoints;
       committed = consumed;

@@ -12,6 +12,7 @@
 #define ROASTCOFFEA_STORE_CHECKPOINT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,13 @@ class CheckpointWriter {
   CheckpointWriter& operator=(CheckpointWriter&& other) noexcept;
   ~CheckpointWriter();
 
-  // Appends `chunks` and a checkpoint entry stamped `now`, then fsyncs. After an error the
+  // Appends `chunks`, the tracking samples of `tracking` when given (one entry for the worker
+  // counts, one per worker series: each far below the entry limit) and a checkpoint entry
+  // stamped `now`, then fsyncs. After an error the
   // writer stays usable (the next append may succeed once the disk has room); what was synced
   // before stays readable.
-  absl::Status Append(const std::vector<const v1::ChunkRecord*>& chunks, absl::Time now);
+  absl::Status Append(const std::vector<const v1::ChunkRecord*>& chunks, absl::Time now,
+                      const v1::TrackingData* tracking = nullptr);
   // Closes the file and removes the directory (the finished run was saved).
   void Remove();
 
@@ -56,7 +60,10 @@ class CheckpointWriter {
 
 struct Checkpoint {
   v1::MeasurementMetadata metadata;
-  std::vector<v1::ChunkRecord> chunks;                // up to the last complete checkpoint entry
+  std::vector<v1::ChunkRecord> chunks;  // up to the last complete checkpoint entry
+  // The tracking segments up to the last complete checkpoint entry, joined
+  // (store/tracking_segments.h); absent when the backend wrote none.
+  std::optional<v1::TrackingData> tracking;
   absl::Time last_checkpoint = absl::InfinitePast();  // InfinitePast: none was completed
   int checkpoints = 0;
   // Bytes after the last complete checkpoint (a kill in the middle of an append): dropped.

@@ -88,6 +88,50 @@ TEST(CheckpointTest, ATornTailIsDropped) {
   }
 }
 
+v1::TrackingData Tracking(int64_t from, int64_t to) {
+  v1::TrackingData tracking;
+  tracking.set_backend("dask");
+  for (const char* worker : {"tcp://a:1", "tcp://b:1"}) {
+    v1::WorkerSeries& series = *tracking.add_workers();
+    series.set_worker(worker);
+    for (int64_t t = from; t < to; ++t) {
+      series.add_time_unix_ns(t);
+      series.add_memory_bytes(static_cast<double>(t));
+    }
+  }
+  for (int64_t t = from; t < to; ++t) {
+    tracking.add_worker_count_time_unix_ns(t);
+    tracking.add_worker_count(2);
+  }
+  return tracking;
+}
+
+// A SIGKILLed Dask run keeps its worker timeline (#25): the tracking segments of the completed
+// checkpoints are read back joined; a torn last segment goes with its checkpoint.
+TEST(CheckpointTest, TrackingSegmentsAreReadBackJoined) {
+  const std::string dir = TempDir() + "/tracking.checkpoint";
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(dir, Metadata());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE(writer->Append({}, absl::FromUnixSeconds(100)).ok());
+  EXPECT_FALSE(ReadCheckpoint(dir)->tracking.has_value()) << "no segment yet";
+  const v1::TrackingData first = Tracking(0, 5), second = Tracking(5, 9);
+  ASSERT_TRUE(writer->Append({}, absl::FromUnixSeconds(130), &first).ok());
+  const std::string file = dir + "/checkpoint.pbs";
+  struct stat before;
+  ASSERT_EQ(stat(file.c_str(), &before), 0);
+  ASSERT_TRUE(writer->Append({}, absl::FromUnixSeconds(160), &second).ok());
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->tracking.has_value());
+  EXPECT_EQ(read->tracking->SerializeAsString(), Tracking(0, 9).SerializeAsString());
+  // Killed in the middle of the second append: the first segment only.
+  ASSERT_EQ(truncate(file.c_str(), before.st_size + 20), 0);
+  read = ReadCheckpoint(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_TRUE(read->tracking.has_value());
+  EXPECT_EQ(read->tracking->SerializeAsString(), first.SerializeAsString());
+}
+
 TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {
   EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(TempDir() + "/none.checkpoint").status()));
   const std::string dir = TempDir() + "/garbage.checkpoint";

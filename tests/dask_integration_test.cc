@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "backends/dask/comm.h"
 #include "backends/dask/dask_backend.h"
+#include "collector/measurement_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/child_process.h"
@@ -213,6 +214,70 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   EXPECT_EQ(inc_tasks, 24);
   EXPECT_GT(inc_compute, 24 * 0.02);
   EXPECT_LT(inc_compute, 24 * 0.5);
+}
+
+// The live view of a Dask run (#26): the chunk counter (the processor's finished tasks, from the
+// task stream) rises while the run goes on, running tasks and the workers' cores and memory are
+// there, and the counter's last value is the saved measurement's count of the processor's tasks.
+TEST_F(DaskIntegrationTest, TheLiveChunkCounterRisesDuringTheRunAndEndsAtTheSavedCount) {
+  DaskCluster cluster;
+  cluster.AddWorker("w-two", 2, "1GB");
+  cluster.AddWorker("w-one", 1, "500MB");
+  ASSERT_TRUE(cluster.WaitForWorkers(2));
+
+  auto backend = BackendFor(cluster);
+  SessionOptions options;
+  options.interval = absl::Milliseconds(100);
+  options.processor_patterns = {"inc"};
+  options.output_dir = TmpDir() + "/live";
+  options.checkpoint_interval = absl::ZeroDuration();
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(*backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  // 24 tasks of 0.25 s on 3 threads: about 2 s, some 20 polls.
+  ChildProcess client({"/usr/bin/python3", WorkloadScript(), cluster.address(),
+                       TmpDir() + "/live_task_stream.tsv", "0.25"},
+                      DaskEnvironment(), TmpDir() + "/client.log");
+  std::vector<int64_t> seen;  // distinct values of the counter, in order
+  bool saw_running = false, saw_workers = false;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && (seen.empty() || seen.back() < 24)) {
+    const LiveStatus live = (*session)->live_status();
+    if (seen.empty() || live.chunks_ok != seen.back()) seen.push_back(live.chunks_ok);
+    saw_running = saw_running || live.chunks_running.value_or(0) > 0;
+    if (live.workers == 2) {
+      saw_workers = true;
+      EXPECT_EQ(live.cores, 3);
+      EXPECT_EQ(live.worker_memory_limit_bytes, 1.5e9);
+      EXPECT_GT(live.worker_memory_bytes.value_or(0), 20e6);  // two Python processes
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ASSERT_EQ(client.Wait(), 0) << "see client.log";
+  absl::SleepFor(absl::Milliseconds(300));  // the last poll
+  const LiveStatus last = (*session)->live_status();
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish({});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+
+  // Rising: values strictly between 0 and the end were seen, in increasing order.
+  int intermediate = 0;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (i > 0) {
+      EXPECT_GT(seen[i], seen[i - 1]);
+    }
+    if (seen[i] > 0 && seen[i] < 24) ++intermediate;
+  }
+  EXPECT_GE(intermediate, 2) << "the counter jumped to the end";
+  EXPECT_TRUE(saw_running);
+  EXPECT_TRUE(saw_workers);
+  EXPECT_TRUE(last.chunks_from_engine_tasks);
+  EXPECT_EQ(last.chunks_failed, 0);
+  double saved_tasks = 0;
+  for (const v1::ActivityTotal& total : measurement->metrics().fine().by_task_prefix()) {
+    if (total.task_prefix() == "inc" && total.activity() == "tasks") saved_tasks += total.value();
+  }
+  EXPECT_EQ(saved_tasks, 24);
+  EXPECT_EQ(last.chunks_ok, saved_tasks);
 }
 
 // The workers' statistical profiles of a run name the hot Python function on every worker.

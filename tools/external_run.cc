@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "ingest/coffea_json.h"
+#include "tools/progress_line.h"
 
 extern char** environ;
 
@@ -202,7 +203,12 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
     }
   }
   WaitOutcome waited;
-  if (spawn_status.ok()) waited = Wait(child, options.duration, session);
+  if (spawn_status.ok()) {
+    // On a terminal: the chunks the engine reports, as they finish (tools/progress_line.h).
+    ProgressLine progress([&session] { return ProgressOfLiveStatus(session.live_status()); });
+    waited = Wait(child, options.duration, session);
+    progress.Finish();
+  }
   session.ForwardSignalsTo(0);
   if (!spawn_status.ok()) {
     (void)session.Finish(RunOutputs{});  // stops tracking: no thread is left behind

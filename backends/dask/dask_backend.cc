@@ -9,7 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "backends/dask/key_split.h"
 #include "backends/dask/profile_merge.h"
+#include "io/untrusted_json.h"
 
 namespace roastcoffea {
 namespace {
@@ -352,10 +354,15 @@ absl::Status DaskMetricsBackend::PollConnected() {
   if (!snapshot.ok()) return snapshot.status();
 
   std::map<std::string, double> processing;
+  std::map<std::string, int64_t> running_by_prefix;  // the processing tasks' prefixes
   if (absl::StatusOr<dask::Value> p = comm_->Call("processing"); p.ok() && p->is_map()) {
     for (size_t i = 0; i < p->size(); ++i) {
       if (p->key(i).is_str())
         processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
+      const dask::Value& keys = p->value(i);
+      if (!keys.is_array()) continue;
+      for (const dask::Value& key : keys.items())
+        ++running_by_prefix[EchoedText(dask::KeySplit(key))];
     }
   } else if (!p.ok() && comm_->broken()) {
     return p.status();
@@ -422,6 +429,7 @@ absl::Status DaskMetricsBackend::PollConnected() {
 
   std::set<std::string> now_present;
   std::lock_guard<std::mutex> lock(mutex_);
+  UpdateLiveProgress(snapshot->workers, running_by_prefix, fresh);
   IngestHeartbeats(snapshot->workers, asked);
   count_times_.push_back(now);
   counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
@@ -442,15 +450,18 @@ absl::Status DaskMetricsBackend::PollConnected() {
     }
     if (w.last_seen_unix_seconds == track.last_seen) continue;  // stale heartbeat
     track.last_seen = w.last_seen_unix_seconds;
-    Sample sample;
-    sample.time_unix_ns = now;
+    track.name = w.name;
+    if (!w.host.empty()) track.host = w.host;
+    track.nthreads = w.nthreads;
+    track.memory_limit_bytes = w.memory_limit_bytes;
+    track.sampled = true;
+    dask::WorkerTimeline::Extra extra;
     auto p = processing.find(w.address);
-    sample.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
+    extra.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
     if (auto o = occupancy.find(w.address); o != occupancy.end()) {
-      sample.occupancy_seconds = o->second;
+      extra.occupancy_seconds = o->second;
     }
-    sample.snapshot = std::move(w);
-    track.samples.push_back(std::move(sample));
+    timeline_.Append(now, w, extra);
   }
   for (const std::string& gone : present_workers_) {
     if (now_present.count(gone) == 0) {
@@ -463,6 +474,49 @@ absl::Status DaskMetricsBackend::PollConnected() {
   for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
   last_good_poll_unix_ns_ = now;
   return absl::OkStatus();
+}
+
+void DaskMetricsBackend::UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
+                                            const std::map<std::string, int64_t>& running_by_prefix,
+                                            const std::vector<dask::TaskRecord>& fresh) {
+  live_.workers = static_cast<int64_t>(workers.size());
+  live_.cores = live_.memory_bytes = live_.memory_limit_bytes = 0;
+  for (const dask::WorkerSnapshot& w : workers) {
+    *live_.cores += w.nthreads;
+    *live_.memory_bytes += w.memory_bytes;
+    *live_.memory_limit_bytes += w.memory_limit_bytes;
+  }
+  for (auto& [prefix, counts] : live_.tasks_by_prefix) counts.running = 0;
+  for (const auto& [prefix, running] : running_by_prefix) {
+    live_.tasks_by_prefix[prefix].running = running;
+  }
+  for (const dask::TaskRecord& r : fresh) {
+    ++(r.status == "error" ? live_.tasks_by_prefix[r.prefix].failed
+                           : live_.tasks_by_prefix[r.prefix].done);
+  }
+}
+
+std::optional<v1::TrackingData> DaskMetricsBackend::TakeTrackingSegment() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  v1::TrackingData data;
+  data.set_backend("dask");
+  data.set_interval_seconds(interval_seconds_);
+  data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+  for (size_t i = counts_taken_; i < counts_.size(); ++i) {
+    data.add_worker_count_time_unix_ns(count_times_[i]);
+    data.add_worker_count(counts_[i]);
+  }
+  // 12 bytes per poll: the counts stay (StopTracking skips those taken).
+  counts_taken_ = counts_.size();
+  for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
+    if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
+  }
+  return data;
+}
+
+std::optional<BackendLiveProgress> DaskMetricsBackend::LiveProgress() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return live_;
 }
 
 absl::Status DaskMetricsBackend::ReadWorkloadSpans() {
@@ -592,47 +646,12 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   data.set_interval_seconds(interval_seconds_);
   // Polled from the scheduler: samples of the cluster's state.
   data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
-  for (size_t i = 0; i < counts_.size(); ++i) {
+  for (size_t i = counts_taken_; i < counts_.size(); ++i) {
     data.add_worker_count_time_unix_ns(count_times_[i]);
     data.add_worker_count(counts_[i]);
   }
-  for (const std::string& address : worker_order_) {
-    const WorkerTrack& track = workers_.at(address);
-    v1::WorkerSeries* series = data.add_workers();
-    series->set_worker(address);
-    series->set_host(track.host);
-    series->set_kind(v1::SERIES_KIND_SAMPLED);
-    bool has_spilled = true, has_net = true, has_disk = true, has_occupancy = true;
-    for (const Sample& s : track.samples) {
-      has_spilled = has_spilled && s.snapshot.spilled_bytes.has_value();
-      has_net = has_net && s.snapshot.network_read_bytes_per_second.has_value() &&
-                s.snapshot.network_write_bytes_per_second.has_value();
-      has_disk = has_disk && s.snapshot.disk_read_bytes_per_second.has_value() &&
-                 s.snapshot.disk_write_bytes_per_second.has_value();
-      has_occupancy = has_occupancy && s.occupancy_seconds.has_value();
-    }
-    for (const Sample& s : track.samples) {
-      const dask::WorkerSnapshot& w = s.snapshot;
-      series->add_time_unix_ns(s.time_unix_ns);
-      series->add_memory_bytes(w.memory_bytes);
-      series->add_memory_limit_bytes(w.memory_limit_bytes);
-      series->add_cores(w.nthreads);
-      series->add_active_tasks(s.active_tasks);
-      series->add_executing_tasks(w.executing_tasks);
-      series->add_managed_bytes(w.managed_bytes);
-      if (has_occupancy) series->add_occupancy_seconds(*s.occupancy_seconds);
-      series->add_cpu_percent(w.cpu_percent);
-      series->add_last_seen_unix_seconds(w.last_seen_unix_seconds);
-      if (has_spilled) series->add_spilled_bytes(*w.spilled_bytes);
-      if (has_net) {
-        series->add_network_read_bytes_per_second(*w.network_read_bytes_per_second);
-        series->add_network_write_bytes_per_second(*w.network_write_bytes_per_second);
-      }
-      if (has_disk) {
-        series->add_disk_read_bytes_per_second(*w.disk_read_bytes_per_second);
-        series->add_disk_write_bytes_per_second(*w.disk_write_bytes_per_second);
-      }
-    }
+  for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
+    if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
   }
   for (const v1::TrackingGap& gap : gaps_) *data.add_gaps() = gap;
   return data;
@@ -852,12 +871,10 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       auto track = workers_.find(w);
       if (track != workers_.end()) {
         p.set_host(track->second.host);
-        if (!track->second.samples.empty()) {
-          const dask::WorkerSnapshot& s = track->second.samples.back().snapshot;
-          p.set_worker_name(s.name);
-          if (!s.host.empty()) p.set_host(s.host);
-          p.set_threads(static_cast<int32_t>(std::lround(s.nthreads)));
-          p.set_memory_limit_bytes(std::llround(s.memory_limit_bytes));
+        if (track->second.sampled) {
+          p.set_worker_name(track->second.name);
+          p.set_threads(static_cast<int32_t>(std::lround(track->second.nthreads)));
+          p.set_memory_limit_bytes(std::llround(track->second.memory_limit_bytes));
         }
       }
       fetched.push_back(std::move(p));

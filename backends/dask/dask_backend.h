@@ -75,6 +75,7 @@
 #include "backends/dask/profile.h"
 #include "backends/dask/spans.h"
 #include "backends/dask/task_stream.h"
+#include "backends/dask/worker_timeline.h"
 #include "backends/internal/periodic_thread.h"
 #include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
@@ -172,17 +173,27 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // Task-stream records read so far (all of them after StopTracking).
   std::vector<dask::TaskRecord> task_records() const;
 
+  // As of the last poll: tasks finished per prefix (task stream: "OK" done, "error" failed),
+  // running per prefix (the scheduler's `processing`), and the workers with their cores,
+  // memory and memory limits summed. After StopTracking: the last poll's.
+  std::optional<BackendLiveProgress> LiveProgress() const override;
+
+  // The samples since the last call (worker series and worker counts): the caller keeps them
+  // (the session's checkpoint), so the backend's memory holds only the samples since.
+  // StopTracking then returns the rest; MergeTrackingSegment (store/tracking_segments.h) joins
+  // them exactly.
+  std::optional<v1::TrackingData> TakeTrackingSegment() override;
+
  private:
-  struct Sample {
-    int64_t time_unix_ns = 0;
-    dask::WorkerSnapshot snapshot;  // digests cleared (kept in digests_)
-    double active_tasks = 0;
-    std::optional<double> occupancy_seconds;
-  };
+  // What the backend remembers of a worker beside its samples (kept in timeline_).
   struct WorkerTrack {
     std::string host;
-    std::vector<Sample> samples;
     double last_seen = -1;  // of the last sample
+    // The last sample's name, threads and memory limit (for the profiles).
+    std::string name;
+    double nthreads = 0;
+    double memory_limit_bytes = 0;
+    bool sampled = false;
   };
   // One heartbeat's digests, as first observed (by either poller).
   struct HeartbeatEvent {
@@ -215,6 +226,11 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   absl::Status PollConnected();
   absl::Status ConnectAndPrepare();
   void EnterGap(const absl::Status& cause);
+  // live_ from a poll: the workers now, the tasks running by prefix, the new task records.
+  // Requires mutex_.
+  void UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
+                          const std::map<std::string, int64_t>& running_by_prefix,
+                          const std::vector<dask::TaskRecord>& fresh);
   void AddWarning(std::string sentence);  // requires mutex_
   // Takes the digests of every worker's new heartbeat from an identity reply; returns the
   // workers' last_seen. Requires mutex_.
@@ -278,7 +294,10 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::vector<int32_t> counts_;
   std::map<std::string, WorkerTrack> workers_;
   std::vector<std::string> worker_order_;
+  dask::WorkerTimeline timeline_;  // the samples not taken by TakeTrackingSegment yet
+  size_t counts_taken_ = 0;        // worker counts handed out by TakeTrackingSegment
   std::vector<dask::TaskRecord> records_;
+  BackendLiveProgress live_;  // see LiveProgress()
   std::vector<HeartbeatEvent> heartbeats_;
   std::map<std::string, double> digest_last_seen_;  // per worker, the last heartbeat taken
   std::vector<v1::Warning> measurement_warnings_;

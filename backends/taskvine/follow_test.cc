@@ -386,5 +386,78 @@ TEST(TaskVineFollow, AStaleRunWithoutEndIsNotAttachedTo) {
   EXPECT_THAT(tracking.status().message(), HasSubstr("(1 earlier run ignored)"));
 }
 
+// The live view (#26): as the manager logs DONE for tasks of the chunk category, LiveProgress
+// counts them (a failed one as failed, a dispatched one as running), with the workers connected
+// and their cores; its last counts are the chunk records of the run.
+TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
+  const std::string run = TempDir("live");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string log = run + "/vine-logs/transactions";
+  TaskVineBackendOptions options;
+  options.logs = run;
+  options.follow = true;
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  EXPECT_FALSE(backend.LiveProgress().has_value()) << "no run yet";
+  int64_t t = absl::ToUnixMicros(absl::Now());
+  const auto line = [&](const std::string& rest) { return absl::StrCat(t += 1000, " 7 ", rest); };
+  Write(log, absl::StrCat(line("MANAGER 7 START 0\n"), line("WORKER w CONNECTION 127.0.0.1:9\n"),
+                          line("WORKER w RESOURCES {\"memory\":[1024,\"MB\"],\"cores\":[4,"
+                               "\"cores\"]}\n")));
+  // Waits (at most 5 s) until the follower has read what was written.
+  const auto live_when = [&](const std::function<bool(const BackendLiveProgress&)>& ready) {
+    std::optional<BackendLiveProgress> live;
+    for (int i = 0; i < 250; ++i) {
+      live = backend.LiveProgress();
+      if (live.has_value() && ready(*live)) break;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return live.value_or(BackendLiveProgress());
+  };
+  for (int task = 1; task <= 5; ++task) {
+    const std::string id = absl::StrCat(task);
+    Write(
+        log,
+        absl::StrCat(line("TASK " + id + " READY processing FIRST_RESOURCES 1 {}\n"),
+                     line("TASK " + id + " RUNNING w FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n")),
+        "ab");
+    BackendLiveProgress running = live_when([&](const BackendLiveProgress& p) {
+      return p.tasks_by_prefix.count("processing") && p.tasks_by_prefix.at("processing").running;
+    });
+    EXPECT_EQ(running.tasks_by_prefix["processing"].running, 1) << task;
+    EXPECT_EQ(running.workers, 1);
+    EXPECT_EQ(running.cores, 4);
+    EXPECT_EQ(running.memory_limit_bytes, 1024.0 * 1024 * 1024);
+    const std::string result = task == 3 ? "FAILURE 1" : "SUCCESS 0";
+    Write(log,
+          absl::StrCat(line("TASK " + id + " WAITING_RETRIEVAL w\n"),
+                       line("TASK " + id + " RETRIEVED " + result + " {} {}\n"),
+                       line("TASK " + id + " DONE " + result + "\n")),
+          "ab");
+    BackendLiveProgress done = live_when([&](const BackendLiveProgress& p) {
+      const BackendLiveProgress::TaskCounts c = p.tasks_by_prefix.at("processing");
+      return c.done + c.failed == task;
+    });
+    const BackendLiveProgress::TaskCounts counts = done.tasks_by_prefix["processing"];
+    EXPECT_EQ(counts.done + counts.failed, task) << "rises with each DONE line";
+    EXPECT_EQ(counts.failed, task >= 3 ? 1 : 0);
+    EXPECT_EQ(counts.running, 0);
+  }
+  Write(log, absl::StrCat(line("WORKER w DISCONNECTION EXPLICIT\n"), line("MANAGER 7 END 0\n")),
+        "ab");
+  ASSERT_TRUE(backend.StopTracking().ok());
+  const std::optional<BackendLiveProgress> last = backend.LiveProgress();
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->workers, 0);
+  const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
+  int failed = 0;
+  for (const v1::ChunkRecord& chunk : chunks) {
+    failed += chunk.status() == v1::CHUNK_STATUS_FAILED ? 1 : 0;
+  }
+  const BackendLiveProgress::TaskCounts counts = last->tasks_by_prefix.at("processing");
+  EXPECT_EQ(counts.done + counts.failed, static_cast<int64_t>(chunks.size()));
+  EXPECT_EQ(counts.failed, failed);
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -514,6 +514,39 @@ std::optional<TaskVineMetricsBackend::RecordedWindow> TaskVineMetricsBackend::Re
                         absl::FromUnixMicros(figures.end_us)};
 }
 
+std::optional<BackendLiveProgress> TaskVineMetricsBackend::LiveProgress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (model_.transaction_records() == 0) return std::nullopt;
+  if (live_.has_value() && live_records_ == model_.transaction_records()) return live_;
+  BackendLiveProgress live;
+  const std::vector<std::string>& categories = model_.categories();
+  const auto chunk = std::find(categories.begin(), categories.end(), options_.chunk_category);
+  BackendLiveProgress::TaskCounts& counts = live.tasks_by_prefix[options_.chunk_category];
+  if (chunk != categories.end()) {
+    const int32_t category = static_cast<int32_t>(chunk - categories.begin());
+    for (const auto& [id, task] : model_.tasks()) {
+      if (task.category != category) continue;
+      if (task.done) {
+        ++(task.Failed() ? counts.failed : counts.done);
+      } else if (!task.attempts.empty() && task.attempts.back().dispatched() &&
+                 task.attempts.back().end == taskvine::AttemptEnd::kOpen) {
+        ++counts.running;
+      }
+    }
+  }
+  live.workers = 0;
+  live.cores = live.memory_limit_bytes = 0;
+  for (const taskvine::Worker& worker : model_.workers()) {
+    if (worker.disconnect_us != 0) continue;
+    ++*live.workers;
+    *live.cores += worker.cores;
+    *live.memory_limit_bytes += worker.memory_mb * 1024.0 * 1024.0;
+  }
+  live_ = std::move(live);
+  live_records_ = model_.transaction_records();
+  return live_;
+}
+
 taskvine::RunModel TaskVineMetricsBackend::ModelSnapshot() const {
   std::lock_guard<std::mutex> lock(mu_);
   return model_;

@@ -147,6 +147,12 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::optional<RecordedWindow> RecordedRunWindow() const;
   void Contribute(RawRun& run) const override;
 
+  // The run as read so far, for the live view: tasks of the chunk category that reached DONE
+  // (failed as TakeChunkRecords marks them) and that are running, the workers connected with
+  // their cores and memory (RESOURCES: the limits; resident memory is not logged). Recounted
+  // only when the transactions log grew (O(tasks) then). nullopt before the run was found.
+  std::optional<BackendLiveProgress> LiveProgress() const override;
+
   // The run as read so far (for tools and tests). Call while not tracking, or accept a copy
   // taken under the lock.
   taskvine::RunModel ModelSnapshot() const;
@@ -178,6 +184,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::LogPaths paths_;
   std::unique_ptr<taskvine::LineTailer> txn_tailer_, perf_tailer_;
   std::vector<std::string> poll_errors_;
+  mutable std::optional<BackendLiveProgress> live_;  // LiveProgress as of live_records_
+  mutable int64_t live_records_ = -1;
   std::vector<taskvine::CodedNote> notes_;  // logs restarted, ...
   int64_t txn_restarts_seen_ = 0, perf_restarts_seen_ = 0;
   int64_t txn_replacements_seen_ = 0, perf_replacements_seen_ = 0;

@@ -172,6 +172,18 @@ void ThreadPoolMetricsBackend::Sample() {
     series.add_executing_tasks(executing);
     series.add_active_tasks(executing);
   }
+  BackendLiveProgress live;
+  live.workers = snapshot.worker_threads;
+  live.cores = static_cast<double>(snapshot.worker_threads);
+  if (rss.ok()) live.memory_bytes = static_cast<double>(*rss);
+  if (memory_limit_bytes_ > 0) live.memory_limit_bytes = static_cast<double>(memory_limit_bytes_);
+  std::lock_guard<std::mutex> lock(live_mu_);
+  live_ = std::move(live);
+}
+
+std::optional<BackendLiveProgress> ThreadPoolMetricsBackend::LiveProgress() const {
+  std::lock_guard<std::mutex> lock(live_mu_);
+  return live_;
 }
 
 std::map<int, ThreadPoolMetricsBackend::ThreadCounters>

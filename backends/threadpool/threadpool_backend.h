@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,10 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // samples_outside_chunks). Empty when profiling was off; a second call returns nothing new.
   std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
+  // As of the last sample: the worker threads (one core each) and the process's resident
+  // memory and limit (not summed per thread). Chunks are the session's own records.
+  std::optional<BackendLiveProgress> LiveProgress() const override;
+
  private:
   // Counters of one worker thread at one instant.
   struct ThreadCounters {
@@ -138,6 +143,9 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
 
   // Runs while tracking when options_.profile; kept after StopTracking until TakeProfiles.
   std::unique_ptr<SamplingProfiler> profiler_;
+
+  mutable std::mutex live_mu_;
+  std::optional<BackendLiveProgress> live_;  // guarded by live_mu_
 
   backends_internal::SpanRegistry spans_{"threadpool"};
   std::map<SpanId, SpanCounters> span_counters_;

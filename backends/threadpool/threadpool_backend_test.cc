@@ -85,6 +85,22 @@ TEST(ThreadPoolMetricsBackendTest, NameAndCapabilities) {
   EXPECT_EQ(backend.name(), "threadpool");
 }
 
+// The live view (#26): the threads now, one core each, and the process's memory, from the
+// first sample on; nothing before tracking.
+TEST(ThreadPoolMetricsBackendTest, LiveProgressHasTheThreadsAndTheProcessMemory) {
+  std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(3);
+  ThreadPoolMetricsBackend backend(executor.get());
+  EXPECT_FALSE(backend.LiveProgress().has_value());
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(60)).ok());
+  const std::optional<BackendLiveProgress> live = backend.LiveProgress();
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(live->workers, 3);
+  EXPECT_EQ(live->cores, 3);
+  EXPECT_GT(live->memory_bytes.value_or(0), 1e6);
+  EXPECT_TRUE(live->tasks_by_prefix.empty()) << "chunks are the session's own records";
+  ASSERT_TRUE(backend.StopTracking().ok());
+}
+
 TEST(ThreadPoolMetricsBackendTest, TrackingErrors) {
   std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(1);
   ASSERT_NE(executor, nullptr);

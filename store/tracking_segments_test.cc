@@ -1,0 +1,76 @@
+#include "store/tracking_segments.h"
+
+#include "gtest/gtest.h"
+
+namespace roastcoffea {
+namespace {
+
+v1::WorkerSeries Series(const std::string& worker, std::vector<int64_t> times, bool spilled) {
+  v1::WorkerSeries s;
+  s.set_worker(worker);
+  s.set_host("h");
+  s.set_kind(v1::SERIES_KIND_SAMPLED);
+  for (const int64_t t : times) {
+    s.add_time_unix_ns(t);
+    s.add_memory_bytes(static_cast<double>(t) * 10);
+    s.add_cores(2);
+    if (spilled) s.add_spilled_bytes(1);
+  }
+  return s;
+}
+
+v1::TrackingData Segment(std::vector<int64_t> count_times, std::vector<v1::WorkerSeries> workers) {
+  v1::TrackingData t;
+  t.set_backend("dask");
+  t.set_interval_seconds(0.25);
+  t.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+  for (const int64_t time : count_times) {
+    t.add_worker_count_time_unix_ns(time);
+    t.add_worker_count(static_cast<int32_t>(workers.size()));
+  }
+  for (v1::WorkerSeries& s : workers) *t.add_workers() = std::move(s);
+  return t;
+}
+
+// Split anywhere, the joined data is the data kept whole.
+TEST(TrackingSegmentsTest, SegmentsJoinToTheWholeSeries) {
+  const v1::TrackingData whole =
+      Segment({1, 2, 3, 4}, {Series("a", {1, 2, 3, 4}, true), Series("b", {2, 3, 4}, true)});
+  v1::TrackingData joined;
+  MergeTrackingSegment(Segment({1, 2}, {Series("a", {1, 2}, true), Series("b", {2}, true)}),
+                       &joined);
+  MergeTrackingSegment(Segment({}, {Series("b", {}, true)}), &joined);  // nothing new
+  MergeTrackingSegment(Segment({3, 4}, {Series("b", {3, 4}, true), Series("a", {3, 4}, true)}),
+                       &joined);
+  EXPECT_EQ(joined.SerializeAsString(), whole.SerializeAsString())
+      << joined.DebugString() << "\nvs\n"
+      << whole.DebugString();
+}
+
+TEST(TrackingSegmentsTest, AColumnMissingInOneSegmentIsDroppedForThatWorker) {
+  v1::TrackingData joined;
+  MergeTrackingSegment(Segment({1}, {Series("a", {1}, true), Series("b", {1}, true)}), &joined);
+  MergeTrackingSegment(Segment({2}, {Series("a", {2}, false), Series("b", {2}, true)}), &joined);
+  MergeTrackingSegment(Segment({3}, {Series("a", {3}, true), Series("b", {3}, true)}), &joined);
+  ASSERT_EQ(joined.workers_size(), 2);
+  EXPECT_EQ(joined.workers(0).time_unix_ns_size(), 3);
+  EXPECT_EQ(joined.workers(0).memory_bytes_size(), 3);
+  EXPECT_EQ(joined.workers(0).spilled_bytes_size(), 0);
+  EXPECT_EQ(joined.workers(1).spilled_bytes_size(), 3);
+  EXPECT_EQ(joined.worker_count_size(), 3);
+}
+
+TEST(TrackingSegmentsTest, GapsAreAppended) {
+  v1::TrackingData joined;
+  v1::TrackingData first = Segment({1}, {});
+  first.add_gaps()->set_reason("one");
+  v1::TrackingData second = Segment({2}, {});
+  second.add_gaps()->set_reason("two");
+  MergeTrackingSegment(first, &joined);
+  MergeTrackingSegment(second, &joined);
+  ASSERT_EQ(joined.gaps_size(), 2);
+  EXPECT_EQ(joined.gaps(1).reason(), "two");
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -54,6 +54,7 @@ std::optional<double> DurationPercentile(const M& m) {
 
 // The N/A texts of summary-table rows.
 inline const char* NotReported(const M&) { return "N/A (not reported)"; }
+inline const char* JustNA(const M&) { return "N/A"; }
 
 // Chained setters on one entry of the catalogue being built.
 class Entry {
@@ -84,6 +85,27 @@ class Entry {
     def_->format = format;
     def_->unknown_text = unknown_text;
     def_->table_value = value;
+    return *this;
+  }
+  // How the row reads when `format` does not say it (see MetricDef::table_label and below).
+  Entry& RowLabel(std::string label) {
+    def_->table_label = std::move(label);
+    return *this;
+  }
+  Entry& Bulleted() {
+    def_->bullet = true;
+    return *this;
+  }
+  Entry& RowText(RowFormatter text) {
+    def_->row_text = text;
+    return *this;
+  }
+  Entry& RowNoteFrom(RowNoter note) {
+    def_->note = note;
+    return *this;
+  }
+  Entry& FlagImpossible() {
+    def_->flag_impossible = true;
     return *this;
   }
   Entry& Live() {

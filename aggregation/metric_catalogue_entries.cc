@@ -7,11 +7,32 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "aggregation/metric_catalogue_builder.h"
 
 namespace roastcoffea {
 namespace catalogue_internal {
 namespace {
+
+const char* WhyNoCpuEfficiency(const M& m) {
+  return m.cpu().has_cpu_seconds() ? "N/A (capacity unknown)" : "N/A (CPU not measured)";
+}
+
+// Where the measured CPU came from, or why there is none.
+RowNote CpuSourceNote(const M& m) {
+  if (m.cpu().has_cpu_seconds() && !m.cpu().cpu_source().empty()) {
+    return {"measured by", m.cpu().cpu_source()};
+  }
+  if (!m.cpu().has_cpu_seconds() && !m.cpu().unknown_reason().empty()) {
+    return {"why", m.cpu().unknown_reason()};
+  }
+  return {};
+}
+
+RowNote CapacitySourceNote(const M& m) {
+  if (m.cpu().capacity_source().empty()) return {};
+  return {"computed as", m.cpu().capacity_source()};
+}
 
 // Measured CPU (aggregation/cpu_metrics.h): the first flat keys.
 void AddHeadline(Builder& b) {
@@ -22,6 +43,8 @@ void AddHeadline(Builder& b) {
        },
        "Measured CPU time over the core-seconds the workers had.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 1, ValueFormat::kPercent, WhyNoCpuEfficiency)
+      .FlagImpossible()
       .Direction(kHigher, kFalls)
       .Compared(1, "%", 100.0)
       .Live();
@@ -30,6 +53,9 @@ void AddHeadline(Builder& b) {
        [](const M& m) { return If(m.cpu().has_cpu_seconds(), m.cpu().cpu_seconds()); },
        "CPU time the run used, measured by the source named in cpu_source.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 2, ValueFormat::kDuration, JustNA)
+      .Bulleted()
+      .RowNoteFrom(CpuSourceNote)
       .Compared(2, "s")
       .Live();
   b.Add(
@@ -38,12 +64,22 @@ void AddHeadline(Builder& b) {
          return If(m.cpu().has_core_seconds_available(), m.cpu().core_seconds_available());
        },
        "Cores the workers had, integrated over the run.")
-      .Flat(kHeadline);
+      .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 3, ValueFormat::kOneDecimal)
+      .Bulleted()
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.1f core-s", value);
+      })
+      .RowNoteFrom(CapacitySourceNote);
   b.Add(
        "usable_cores", "Usable Cores (average)", "cores", G::kCpu,
        [](const M& m) { return If(m.cpu().has_usable_cores(), m.cpu().usable_cores()); },
        "Core-seconds available over the elapsed time.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 4, ValueFormat::kOneDecimal)
+      .Bulleted()
+      .RowText(
+          [](const M&, double value, const CellFormats&) { return absl::StrFormat("%.2f", value); })
       .Compared(3, "cores")
       .Live();
   b.Add(
@@ -111,14 +147,19 @@ void AddAdditions(Builder& b) {
                    static_cast<double>(m.workflow().total_uncompressed_bytes_read()));
        },
        "Bytes the chunks read, after decompression.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThroughput, 4, ValueFormat::kBytes);
   b.Add(
        "compression_factor", "Compression Factor", "x", G::kWorkflow,
        [](const M& m) {
          return If(m.workflow().has_compression_factor(), m.workflow().compression_factor());
        },
        "Uncompressed bytes over compressed bytes read.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThroughput, 5, ValueFormat::kOneDecimal)
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.2fx", value);
+      });
   b.Add(
        "distinct_file_bytes", "File Bytes (distinct)", "bytes", G::kWorkflow,
        [](const M& m) {
@@ -134,6 +175,18 @@ void AddAdditions(Builder& b) {
        },
        "Bytes read over the files' distinct bytes: above 1, data was read again.")
       .Flat(kAddition, FlatPresence::kWithFileBytes)
+      .Row(SummaryTableId::kThroughput, 3, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(
+                 m.workflow().has_read_amplification() && m.workflow().has_distinct_file_bytes(),
+                 m.workflow().read_amplification());
+           })
+      .RowLabel("Read Amplification")
+      .RowText([](const M& m, double value, const CellFormats& cell) {
+        // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
+        return absl::StrFormat("%.2fx (files hold %s)", value,
+                               cell.bytes(static_cast<double>(m.workflow().distinct_file_bytes())));
+      })
       .Direction(kLower)
       .Compared(9, "x");
 }

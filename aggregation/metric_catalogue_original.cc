@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_format.h"
 #include "aggregation/metric_catalogue_builder.h"
 
 namespace roastcoffea {
@@ -36,6 +37,15 @@ void AddWorkflow(Builder& b) {
        },
        "Compressed bytes read per elapsed second.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kThroughput, 1, ValueFormat::kOneDecimal,
+           [](const M&) { return "N/A (bytes read not reported)"; })
+      .RowText([](const M& m, double gbps, const CellFormats&) {
+        // Older producers may not fill the MB/s field; it is the same rate in other units.
+        const double mbytes_per_second = m.workflow().has_data_rate_mbytes_per_second()
+                                             ? m.workflow().data_rate_mbytes_per_second()
+                                             : gbps * 1000.0 / 8.0;
+        return absl::StrFormat("%.2f Gbps (%.1f MB/s)", gbps, mbytes_per_second);
+      })
       .Direction(kHigher, kGains)
       .Compared(6, "Gbps")
       .Live();
@@ -124,6 +134,8 @@ void AddWorkflowTotals(Builder& b) {
        },
        "Compressed bytes the chunks read from storage.")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kThroughput, 2, ValueFormat::kBytes)
+      .RowLabel("Total Bytes Read (reported)")
       .Compared(7, "MiB", 1.0 / kBytesPerMiB)
       .Live();
 }
@@ -261,9 +273,6 @@ void AddFine(Builder& b) {
     const char* description;
   };
   static const Plain kPlain[] = {
-      {"total_bytes_memory_read", "Memory Read (fine metrics)", "bytes",
-       [](const M& m) { return If(m.has_fine(), m.fine().total_bytes_memory_read()); },
-       "Bytes the engine read from memory (spilled or transferred data)."},
       {"disk_read_bytes", "Disk Read", "bytes",
        [](const M& m) { return If(m.has_fine(), m.fine().disk_read_bytes()); },
        "Bytes read from the disk device (page-cache misses)."},
@@ -289,6 +298,15 @@ void AddFine(Builder& b) {
        [](const M& m) { return If(m.has_fine(), m.fine().total_serialization_overhead_seconds()); },
        "Deserialization plus serialization time."},
   };
+  b.Add(
+       "total_bytes_memory_read", "Memory Read (fine metrics)", "bytes", G::kFine,
+       [](const M& m) { return If(m.has_fine(), m.fine().total_bytes_memory_read()); },
+       "Bytes the engine read from memory (spilled or transferred data).")
+      .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kThroughput, 6, ValueFormat::kBytes, nullptr, [](const M& m) {
+        return If(m.has_fine() && m.fine().total_bytes_memory_read() > 0.0,
+                  m.fine().total_bytes_memory_read());
+      });
   for (const Plain& plain : kPlain) {
     b.Add(plain.key, plain.label, plain.unit, G::kFine, plain.value, plain.description)
         .Flat(kOriginal, kWith);

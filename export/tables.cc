@@ -51,115 +51,78 @@ using tables_internal::ToTextTable;
 using tables_internal::UnicodeBox;
 using tables_internal::WithThousandsSeparators;
 
-Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
+// The export formats a catalogue row formatter composes.
+const CellFormats& ExportCellFormats() {
+  static const CellFormats formats = {FormatDuration, FormatBytes, Percent};
+  return formats;
+}
+
+// A catalogue row's value text: its row formatter's, or `format`'s.
+std::string RowValueText(const v1::AggregatedMetrics& metrics, const MetricDef& metric,
+                         double value) {
+  if (metric.row_text != nullptr) return metric.row_text(metrics, value, ExportCellFormats());
+  switch (metric.format) {
+    case ValueFormat::kDuration:
+      return FormatDuration(value);
+    case ValueFormat::kThousands:
+      return WithThousandsSeparators(static_cast<int64_t>(value));
+    case ValueFormat::kBytes:
+      return FormatBytes(value);
+    case ValueFormat::kPercent:
+      return Percent(value);
+    case ValueFormat::kOneDecimal:
+      break;
+  }
+  return absl::StrFormat("%.1f %s", value, metric.unit);
+}
+
+// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`, each with
+// the line its note adds under it.
+void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, const BoxStyle& box,
+                      Table* table) {
+  for (const MetricDef* metric : TableRows(id)) {
+    const std::optional<double> value = TableValue(*metric, metrics);
+    std::string text;
+    if (value.has_value()) {
+      text = RowValueText(metrics, *metric, *value);
+      if (metric->flag_impossible) text = FlagIfImpossible(metrics, metric->key, std::move(text));
+    } else if (metric->unknown_text != nullptr) {
+      text = metric->unknown_text(metrics);
+    } else {
+      continue;
+    }
+    const std::string& label = metric->table_label.empty() ? metric->label : metric->table_label;
+    table->rows.push_back({metric->bullet ? Bullet(box, label) : label, std::move(text)});
+    if (metric->note == nullptr) continue;
+    const RowNote note = metric->note(metrics);
+    if (!note.label.empty()) {
+      table->rows.push_back(
+          {absl::StrCat("    ", note.label), ReplaceControlCharacters(note.text)});
+    }
+  }
+}
+
+Table ThroughputTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Throughput Metrics", {}, {}, {}, {}};
-  if (workflow.has_data_rate_gbps()) {
-    // Older producers may not fill the MB/s field; it is the same rate in other units.
-    const double mbytes_per_second = workflow.has_data_rate_mbytes_per_second()
-                                         ? workflow.data_rate_mbytes_per_second()
-                                         : workflow.data_rate_gbps() * 1000.0 / 8.0;
-    table.rows.push_back(
-        {"Data Rate",
-         absl::StrFormat("%.2f Gbps (%.1f MB/s)", workflow.data_rate_gbps(), mbytes_per_second)});
-  } else {
-    table.rows.push_back({"Data Rate", "N/A (bytes read not reported)"});
-  }
-  if (workflow.has_total_bytes_read()) {
-    table.rows.push_back({"Total Bytes Read (reported)",
-                          FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
-  }
-  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
-    // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
-    table.rows.push_back(
-        {"Read Amplification",
-         absl::StrFormat("%.2fx (files hold %s)", workflow.read_amplification(),
-                         FormatBytes(static_cast<double>(workflow.distinct_file_bytes())))});
-  }
-  if (workflow.has_total_uncompressed_bytes_read()) {
-    table.rows.push_back(
-        {"Total Bytes Read (uncompressed)",
-         FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
-  }
-  if (workflow.has_compression_factor()) {
-    table.rows.push_back(
-        {"Compression Factor", absl::StrFormat("%.2fx", workflow.compression_factor())});
-  }
-  if (metrics.has_fine() && metrics.fine().total_bytes_memory_read() > 0.0) {
-    table.rows.push_back(
-        {"Memory Read (fine metrics)", FormatBytes(metrics.fine().total_bytes_memory_read())});
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kThroughput, box, &table);
   return table;
 }
 
-// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`.
-void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, Table* table) {
-  for (const MetricDef* metric : TableRows(id)) {
-    const std::optional<double> value = TableValue(*metric, metrics);
-    if (!value.has_value()) {
-      if (metric->unknown_text != nullptr) {
-        table->rows.push_back({metric->label, metric->unknown_text(metrics)});
-      }
-      continue;
-    }
-    switch (metric->format) {
-      case ValueFormat::kDuration:
-        table->rows.push_back({metric->label, FormatDuration(*value)});
-        break;
-      case ValueFormat::kThousands:
-        table->rows.push_back(
-            {metric->label, WithThousandsSeparators(static_cast<int64_t>(*value))});
-        break;
-      case ValueFormat::kOneDecimal:
-        table->rows.push_back({metric->label, absl::StrFormat("%.1f %s", *value, metric->unit)});
-        break;
-    }
-  }
-}
-
-Table EventTable(const v1::AggregatedMetrics& metrics) {
+Table EventTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Event Processing Metrics", {}, {}, {}, {}};
-  AddCatalogueRows(metrics, SummaryTableId::kEvents, &table);
+  AddCatalogueRows(metrics, SummaryTableId::kEvents, box, &table);
   return table;
 }
 
 // The first table: measured CPU against the cores the workers had (aggregation/cpu_metrics.h).
 Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
-  const v1::CpuMetrics& cpu = metrics.cpu();
   Table table{"CPU Efficiency", {}, {}, {}, {}};
   if (!metrics.has_cpu()) {
     // Written by a build before measured CPU was aggregated: say so rather than "not measured".
     table.rows.push_back({"CPU Efficiency", "N/A (not in measurements of this tool version)"});
     return table;
   }
-  if (cpu.has_cpu_efficiency_fraction()) {
-    table.rows.push_back(
-        {"CPU Efficiency",
-         FlagIfImpossible(metrics, "cpu_efficiency", Percent(cpu.cpu_efficiency_fraction()))});
-  } else {
-    table.rows.push_back({"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
-                                                                  : "N/A (CPU not measured)"});
-  }
-  table.rows.push_back({Bullet(box, "CPU Time (measured)"), cpu.has_cpu_seconds()
-                                                                ? FormatDuration(cpu.cpu_seconds())
-                                                                : std::string("N/A")});
-  if (cpu.has_cpu_seconds() && !cpu.cpu_source().empty()) {
-    table.rows.push_back({"    measured by", ReplaceControlCharacters(cpu.cpu_source())});
-  }
-  if (!cpu.has_cpu_seconds() && !cpu.unknown_reason().empty()) {
-    table.rows.push_back({"    why", ReplaceControlCharacters(cpu.unknown_reason())});
-  }
-  if (cpu.has_core_seconds_available()) {
-    table.rows.push_back({Bullet(box, "Core-Seconds Available"),
-                          absl::StrFormat("%.1f core-s", cpu.core_seconds_available())});
-    if (!cpu.capacity_source().empty()) {
-      table.rows.push_back({"    computed as", ReplaceControlCharacters(cpu.capacity_source())});
-    }
-  }
-  if (cpu.has_usable_cores()) {
-    table.rows.push_back(
-        {Bullet(box, "Usable Cores (average)"), absl::StrFormat("%.2f", cpu.usable_cores())});
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kCpu, box, &table);
   return table;
 }
 
@@ -308,10 +271,10 @@ Table ResourceTable(const v1::AggregatedMetrics& metrics) {
   return table;
 }
 
-Table TimingTable(const v1::AggregatedMetrics& metrics) {
+Table TimingTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Timing Breakdown", {}, {}, {}, {}};
   // Summed Chunk Wall Time is Coffea's processtime: never shown under a CPU label.
-  AddCatalogueRows(metrics, SummaryTableId::kTiming, &table);
+  AddCatalogueRows(metrics, SummaryTableId::kTiming, box, &table);
   return table;
 }
 
@@ -513,10 +476,10 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   if (Table split = ChunkTimeSplitTable(metrics.cpu()); !split.title.empty()) {
     tables.push_back(std::move(split));
   }
-  tables.push_back(ThroughputTable(metrics));
-  tables.push_back(EventTable(metrics));
+  tables.push_back(ThroughputTable(metrics, box));
+  tables.push_back(EventTable(metrics, box));
   tables.push_back(ResourceTable(metrics));
-  tables.push_back(TimingTable(metrics));
+  tables.push_back(TimingTable(metrics, box));
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {
       tables.push_back(FineTable(metrics.fine(), measurement.metadata().backend(), box));

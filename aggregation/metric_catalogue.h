@@ -55,7 +55,7 @@ using MetricGetter = std::optional<double> (*)(const v1::AggregatedMetrics&);
 
 // The terminal summary table (export/tables.h) a metric is a row of. Rows whose text combines
 // values or whose N/A has a reason per case say so through the entry's hooks below.
-enum class SummaryTableId { kNone, kCpu, kThroughput, kEvents, kTiming };
+enum class SummaryTableId { kNone, kCpu, kThroughput, kEvents, kTiming, kThreadTimeSplit };
 
 // How a summary-table row writes its value.
 enum class ValueFormat {
@@ -112,7 +112,7 @@ struct MetricDef {
 
   // A row of summary table `table`, in ascending table_rank, its value from table_value (or
   // value) written as `format`. Unknown: the text unknown_text returns ("N/A (not reported)"),
-  // or no row when unknown_text is null.
+  // or no row when unknown_text is null or returns null.
   SummaryTableId table = SummaryTableId::kNone;
   int table_rank = 0;
   ValueFormat format = ValueFormat::kOneDecimal;

@@ -4,11 +4,13 @@
 #ifndef ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
 #define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/metric_catalogue.h"
 
@@ -50,6 +52,27 @@ template <double (v1::Percentiles::*Field)() const>
 std::optional<double> DurationPercentile(const M& m) {
   const v1::DistributionStats& d = m.chunks().duration_seconds();
   return If(d.has_percentiles(), (d.percentiles().*Field)());
+}
+
+// The thread-time split's processor time: CPU plus off CPU.
+inline double ProcessorThreadTime(const M& m) {
+  return m.fine().processor_cpu_time_seconds() + m.fine().processor_io_wait_time_seconds();
+}
+inline bool RunQueueSplit(const M& m) {
+  return Split(m) && m.fine().has_processor_run_queue_wait_seconds();
+}
+// Processor off-CPU time that was not waiting for a CPU: I/O, locks, sleep.
+inline double ProcessorBlockedSeconds(const M& m) {
+  return std::max(
+      0.0, m.fine().processor_io_wait_time_seconds() - m.fine().processor_run_queue_wait_seconds());
+}
+// `seconds` in percent of the processor thread time, for the Thread Time Split rows shown when
+// `shown`; unknown when that time is 0.
+inline std::optional<double> ProcessorShare(const M& m, bool shown, double seconds) {
+  return If(shown && ProcessorThreadTime(m) > 0, 100 * seconds / ProcessorThreadTime(m));
+}
+inline std::string PercentOneDecimal(const M&, double percent, const CellFormats&) {
+  return absl::StrFormat("%.1f%%", percent);
 }
 
 // The N/A texts of summary-table rows.

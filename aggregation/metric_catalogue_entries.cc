@@ -96,6 +96,32 @@ void AddHeadline(Builder& b) {
       .Live();
 }
 
+// The Thread Time Split's rows that are no flat key: blocked time and the shares of the split.
+void AddProcessorSplitRows(Builder& b) {
+  const auto na_when_split = [](const M& m) { return RunQueueSplit(m) ? "N/A" : nullptr; };
+  b.Add(
+       "processor_blocked_seconds", "Processor Blocked (I/O, locks, sleep)", "s", G::kFine,
+       [](const M& m) { return If(RunQueueSplit(m), ProcessorBlockedSeconds(m)); },
+       "Processor off-CPU time not spent waiting for a CPU.")
+      .Row(SummaryTableId::kThreadTimeSplit, 3, ValueFormat::kDuration);
+  b.Add(
+       "processor_run_queue_wait_share", "Processor Waiting-for-CPU Share", "%", G::kFine,
+       [](const M& m) {
+         return ProcessorShare(m, RunQueueSplit(m), m.fine().processor_run_queue_wait_seconds());
+       },
+       "Processor time waiting for a CPU over processor thread time.")
+      .Row(SummaryTableId::kThreadTimeSplit, 6, ValueFormat::kOneDecimal, na_when_split)
+      .RowLabel("  Waiting for a CPU %")
+      .RowText(PercentOneDecimal);
+  b.Add(
+       "processor_blocked_share", "Processor Blocked Share", "%", G::kFine,
+       [](const M& m) { return ProcessorShare(m, RunQueueSplit(m), ProcessorBlockedSeconds(m)); },
+       "Processor blocked time over processor thread time.")
+      .Row(SummaryTableId::kThreadTimeSplit, 7, ValueFormat::kOneDecimal, na_when_split)
+      .RowLabel("  Blocked %")
+      .RowText(PercentOneDecimal);
+}
+
 // Where the chunks' wall time went (measured CPU, run queue, blocked), and the reported sum.
 void AddChunkTimeSplit(Builder& b) {
   b.Add(
@@ -262,7 +288,13 @@ void AddCapacityAdditions(Builder& b) {
                    m.fine().processor_run_queue_wait_seconds());
        },
        "The part of processor off-CPU time spent waiting for a CPU, where the engine measured it.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThreadTimeSplit, 2, ValueFormat::kDuration, nullptr,
+           [](const M& m) {
+             return If(RunQueueSplit(m), m.fine().processor_run_queue_wait_seconds());
+           })
+      .RowLabel("Processor Waiting for a CPU (run queue)");
+  AddProcessorSplitRows(b);
 }
 
 // Our keys from chunk records: retries, live memory, percentiles, time per event.

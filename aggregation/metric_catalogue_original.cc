@@ -10,6 +10,19 @@ namespace roastcoffea {
 namespace catalogue_internal {
 namespace {
 
+// A fine figure `Field` as a Thread Time Split row: shown when positive (and, for a part of an
+// overhead, when the overhead `Parent` is).
+template <double (v1::FineMetricsSummary::*Field)() const>
+std::optional<double> Positive(const M& m) {
+  return If(Split(m) && (m.fine().*Field)() > 0.0, (m.fine().*Field)());
+}
+template <double (v1::FineMetricsSummary::*Field)() const,
+          double (v1::FineMetricsSummary::*Parent)() const>
+std::optional<double> PositiveUnder(const M& m) {
+  return If(Split(m) && (m.fine().*Parent)() > 0.0 && (m.fine().*Field)() > 0.0,
+            (m.fine().*Field)());
+}
+
 // The original's "Event Rate (Total CPU)", shown only where the summed chunk wall time it divides
 // by was reported.
 std::optional<double> RateOverReportedWall(const M& m) {
@@ -237,66 +250,106 @@ void AddFine(Builder& b) {
        [](const M& m) { return If(Split(m), m.fine().processor_cpu_time_seconds()); },
        "CPU time of the analysis code's threads.")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kThreadTimeSplit, 1, ValueFormat::kDuration)
       .Compared(28, "s");
   b.Add(
        "processor_io_wait_time_seconds", "Processor Off-CPU Time", "s", G::kFine,
        [](const M& m) { return If(Split(m), m.fine().processor_io_wait_time_seconds()); },
        "Time the analysis code's threads were off CPU (the original's 'I/O wait').")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kThreadTimeSplit, 4, ValueFormat::kDuration, nullptr,
+           [](const M& m) {
+             return If(Split(m) && !RunQueueSplit(m), m.fine().processor_io_wait_time_seconds());
+           })
+      .RowLabel("Processor Off-CPU Time (not split)")
       .Direction(kLower, kFalls)
       .Compared(29, "s");
   b.Add(
        "processor_cpu_percent", "Processor CPU Share", "%", G::kFine,
        [](const M& m) { return If(Split(m), m.fine().processor_cpu_percent()); },
        "Processor CPU time over processor thread time.")
-      .Flat(kOriginal, kWith);
+      .Flat(kOriginal, kWith)
+      .Row(
+          SummaryTableId::kThreadTimeSplit, 5, ValueFormat::kOneDecimal, JustNA,
+          [](const M& m) { return ProcessorShare(m, true, m.fine().processor_cpu_time_seconds()); })
+      .RowLabel("  CPU %")
+      .RowText(PercentOneDecimal);
   b.Add(
        "processor_io_wait_percent", "Processor Off-CPU Share", "%", G::kFine,
        [](const M& m) { return If(Split(m), m.fine().processor_io_wait_percent()); },
        "Processor off-CPU time over processor thread time.")
-      .Flat(kOriginal, kWith);
+      .Flat(kOriginal, kWith)
+      .Row(
+          SummaryTableId::kThreadTimeSplit, 8, ValueFormat::kOneDecimal,
+          [](const M& m) { return RunQueueSplit(m) ? nullptr : "N/A"; },
+          [](const M& m) {
+            return ProcessorShare(m, !RunQueueSplit(m), m.fine().processor_io_wait_time_seconds());
+          })
+      .RowLabel("  Off CPU (not split) %")
+      .RowText(PercentOneDecimal);
   b.Add(
        "overhead_cpu_time_seconds", "Overhead CPU Time", "s", G::kFine,
        [](const M& m) { return If(Split(m), m.fine().overhead_cpu_time_seconds()); },
        "CPU time outside the analysis code (engine, scheduling).")
-      .Flat(kOriginal, kWith);
+      .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kThreadTimeSplit, 9, ValueFormat::kDuration, nullptr,
+           Positive<&v1::FineMetricsSummary::overhead_cpu_time_seconds>);
   b.Add(
        "overhead_io_wait_time_seconds", "Overhead Off-CPU Time", "s", G::kFine,
        [](const M& m) { return If(Split(m), m.fine().overhead_io_wait_time_seconds()); },
        "Off-CPU time outside the analysis code.")
-      .Flat(kOriginal, kWith);
+      .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kThreadTimeSplit, 10, ValueFormat::kDuration, nullptr,
+           Positive<&v1::FineMetricsSummary::overhead_io_wait_time_seconds>)
+      .RowLabel("Overhead Off-CPU Time (not split)");
+  using F = v1::FineMetricsSummary;
+  // Each also a Thread Time Split row when positive: its rank, label and format there.
   struct Plain {
     const char* key;
     const char* label;
     const char* unit;
     MetricGetter value;
     const char* description;
+    int rank;
+    const char* row_label;
+    MetricGetter row_value;
+    bool bullet;
   };
   static const Plain kPlain[] = {
       {"disk_read_bytes", "Disk Read", "bytes",
        [](const M& m) { return If(m.has_fine(), m.fine().disk_read_bytes()); },
-       "Bytes read from the disk device (page-cache misses)."},
+       "Bytes read from the disk device (page-cache misses).", 11,
+       "Disk Read (from the device: page-cache misses)", Positive<&F::disk_read_bytes>, false},
       {"disk_write_bytes", "Disk Write", "bytes",
        [](const M& m) { return If(m.has_fine(), m.fine().disk_write_bytes()); },
-       "Bytes written to the disk device."},
+       "Bytes written to the disk device.", 12, "Disk Write", Positive<&F::disk_write_bytes>,
+       false},
       {"decompression_time_seconds", "Decompression Time", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().decompression_time_seconds()); },
-       "Time spent decompressing."},
+       "Time spent decompressing.", 15, "Decompress",
+       PositiveUnder<&F::decompression_time_seconds, &F::total_compression_overhead_seconds>, true},
       {"compression_time_seconds", "Compression Time", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().compression_time_seconds()); },
-       "Time spent compressing."},
+       "Time spent compressing.", 14, "Compress",
+       PositiveUnder<&F::compression_time_seconds, &F::total_compression_overhead_seconds>, true},
       {"total_compression_overhead_seconds", "Compression Overhead", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().total_compression_overhead_seconds()); },
-       "Decompression plus compression time."},
+       "Decompression plus compression time.", 13, "Compression Overhead",
+       Positive<&F::total_compression_overhead_seconds>, false},
       {"deserialization_time_seconds", "Deserialization Time", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().deserialization_time_seconds()); },
-       "Time spent deserializing."},
+       "Time spent deserializing.", 18, "Deserialize",
+       PositiveUnder<&F::deserialization_time_seconds, &F::total_serialization_overhead_seconds>,
+       true},
       {"serialization_time_seconds", "Serialization Time", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().serialization_time_seconds()); },
-       "Time spent serializing."},
+       "Time spent serializing.", 17, "Serialize",
+       PositiveUnder<&F::serialization_time_seconds, &F::total_serialization_overhead_seconds>,
+       true},
       {"total_serialization_overhead_seconds", "Serialization Overhead", "s",
        [](const M& m) { return If(m.has_fine(), m.fine().total_serialization_overhead_seconds()); },
-       "Deserialization plus serialization time."},
+       "Deserialization plus serialization time.", 16, "Serialization Overhead",
+       Positive<&F::total_serialization_overhead_seconds>, false},
   };
   b.Add(
        "total_bytes_memory_read", "Memory Read (fine metrics)", "bytes", G::kFine,
@@ -308,8 +361,14 @@ void AddFine(Builder& b) {
                   m.fine().total_bytes_memory_read());
       });
   for (const Plain& plain : kPlain) {
-    b.Add(plain.key, plain.label, plain.unit, G::kFine, plain.value, plain.description)
-        .Flat(kOriginal, kWith);
+    Entry entry =
+        b.Add(plain.key, plain.label, plain.unit, G::kFine, plain.value, plain.description)
+            .Flat(kOriginal, kWith)
+            .Row(SummaryTableId::kThreadTimeSplit, plain.rank,
+                 plain.unit == std::string("bytes") ? ValueFormat::kBytes : ValueFormat::kDuration,
+                 nullptr, plain.row_value)
+            .RowLabel(plain.row_label);
+    if (plain.bullet) entry.Bulleted();
   }
 }
 

@@ -86,8 +86,10 @@ void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, c
     if (value.has_value()) {
       text = RowValueText(metrics, *metric, *value);
       if (metric->flag_impossible) text = FlagIfImpossible(metrics, metric->key, std::move(text));
-    } else if (metric->unknown_text != nullptr) {
-      text = metric->unknown_text(metrics);
+    } else if (const char* unknown =
+                   metric->unknown_text != nullptr ? metric->unknown_text(metrics) : nullptr;
+               unknown != nullptr) {
+      text = unknown;
     } else {
       continue;
     }
@@ -312,69 +314,12 @@ std::string FineTitle(absl::string_view backend) {
   return absl::StrCat("Fine Metrics (", backend, ")");
 }
 
-Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
+Table FineTable(const v1::AggregatedMetrics& metrics, absl::string_view backend,
                 const BoxStyle& box) {
   Table table{FineTitle(backend), {}, {}, {}, {}};
   // Off-CPU time is I/O only where it was split: the thread pool splits off the run-queue wait
   // (schedstat); Dask's thread-noncpu also holds run-queue, GIL and lock waits.
-  const double cpu = fine.processor_cpu_time_seconds();
-  const double off_cpu = fine.processor_io_wait_time_seconds();
-  const auto share = [&](double seconds) {
-    return cpu + off_cpu > 0 ? absl::StrFormat("%.1f%%", 100 * seconds / (cpu + off_cpu))
-                             : std::string("N/A");
-  };
-  table.rows.push_back({"Processor CPU Time", FormatDuration(cpu)});
-  if (fine.has_processor_run_queue_wait_seconds()) {
-    const double run_queue = fine.processor_run_queue_wait_seconds();
-    const double blocked = std::max(0.0, off_cpu - run_queue);
-    table.rows.push_back({"Processor Waiting for a CPU (run queue)", FormatDuration(run_queue)});
-    table.rows.push_back({"Processor Blocked (I/O, locks, sleep)", FormatDuration(blocked)});
-    table.rows.push_back({"  CPU %", share(cpu)});
-    table.rows.push_back({"  Waiting for a CPU %", share(run_queue)});
-    table.rows.push_back({"  Blocked %", share(blocked)});
-  } else {
-    table.rows.push_back({"Processor Off-CPU Time (not split)", FormatDuration(off_cpu)});
-    table.rows.push_back({"  CPU %", share(cpu)});
-    table.rows.push_back({"  Off CPU (not split) %", share(off_cpu)});
-  }
-  if (fine.overhead_cpu_time_seconds() > 0.0) {
-    table.rows.push_back({"Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
-  }
-  if (fine.overhead_io_wait_time_seconds() > 0.0) {
-    table.rows.push_back({"Overhead Off-CPU Time (not split)",
-                          FormatDuration(fine.overhead_io_wait_time_seconds())});
-  }
-  if (fine.disk_read_bytes() > 0.0) {
-    table.rows.push_back(
-        {"Disk Read (from the device: page-cache misses)", FormatBytes(fine.disk_read_bytes())});
-  }
-  if (fine.disk_write_bytes() > 0.0) {
-    table.rows.push_back({"Disk Write", FormatBytes(fine.disk_write_bytes())});
-  }
-  if (fine.total_compression_overhead_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Compression Overhead", FormatDuration(fine.total_compression_overhead_seconds())});
-    if (fine.compression_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Compress"), FormatDuration(fine.compression_time_seconds())});
-    }
-    if (fine.decompression_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Decompress"), FormatDuration(fine.decompression_time_seconds())});
-    }
-  }
-  if (fine.total_serialization_overhead_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Serialization Overhead", FormatDuration(fine.total_serialization_overhead_seconds())});
-    if (fine.serialization_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Serialize"), FormatDuration(fine.serialization_time_seconds())});
-    }
-    if (fine.deserialization_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Deserialize"), FormatDuration(fine.deserialization_time_seconds())});
-    }
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kThreadTimeSplit, box, &table);
   return table;
 }
 
@@ -482,7 +427,7 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   tables.push_back(TimingTable(metrics, box));
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {
-      tables.push_back(FineTable(metrics.fine(), measurement.metadata().backend(), box));
+      tables.push_back(FineTable(metrics, measurement.metadata().backend(), box));
     } else if (Table activities = ActivityTable(metrics.fine()); !activities.rows.empty()) {
       tables.push_back(std::move(activities));
     }

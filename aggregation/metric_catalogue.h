@@ -55,15 +55,24 @@ using MetricGetter = std::optional<double> (*)(const v1::AggregatedMetrics&);
 
 // The terminal summary table (export/tables.h) a metric is a row of. Rows whose text combines
 // values or whose N/A has a reason per case say so through the entry's hooks below.
-enum class SummaryTableId { kNone, kCpu, kThroughput, kEvents, kTiming, kThreadTimeSplit };
+enum class SummaryTableId {
+  kNone,
+  kCpu,
+  kThroughput,
+  kEvents,
+  kTiming,
+  kThreadTimeSplit,
+  kChunks,
+};
 
 // How a summary-table row writes its value.
 enum class ValueFormat {
-  kDuration,    // "1.23 s", "2 min 3 s" (export's FormatDuration)
-  kThousands,   // "1,234,567": a count
-  kOneDecimal,  // "%.1f <unit>": "12.3 kHz"
-  kBytes,       // "1.23 MiB" (export's FormatBytes)
-  kPercent,     // "12.3%"
+  kDuration,      // "1.23 s", "2 min 3 s" (export's FormatDuration)
+  kThousands,     // "1,234,567": a count
+  kRoundedCount,  // "1,235": a mean count, rounded
+  kOneDecimal,    // "%.1f <unit>": "12.3 kHz"
+  kBytes,         // "1.23 MiB" (export's FormatBytes)
+  kPercent,       // "12.3%"
 };
 
 // The cell formats of export/ that a row formatter composes (aggregation/ writes no units).
@@ -85,6 +94,9 @@ struct RowNote {
   std::string text;
 };
 using RowNoter = RowNote (*)(const v1::AggregatedMetrics&);
+
+// A summary-table row's label when it depends on the measurement.
+using RowLabeler = const char* (*)(const v1::AggregatedMetrics&);
 
 struct MetricDef {
   std::string key;    // unique identifier; the flat key when `flat` is not kNone
@@ -119,6 +131,7 @@ struct MetricDef {
   MetricGetter table_value = nullptr;
   const char* (*unknown_text)(const v1::AggregatedMetrics&) = nullptr;
   std::string table_label;          // the row's label when not `label` (empty: `label`)
+  RowLabeler label_from = nullptr;  // the row's label, when it depends on the measurement
   bool bullet = false;              // drawn as a row under the one above ("  • label")
   bool flag_impossible = false;     // marked when the invariant check found `key` impossible
   RowFormatter row_text = nullptr;  // the text instead of `format`

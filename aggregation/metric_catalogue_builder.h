@@ -115,6 +115,10 @@ class Entry {
     def_->table_label = std::move(label);
     return *this;
   }
+  Entry& RowLabelFrom(RowLabeler label) {
+    def_->label_from = label;
+    return *this;
+  }
   Entry& Bulleted() {
     def_->bullet = true;
     return *this;

@@ -306,21 +306,34 @@ void AddChunkAdditions(Builder& b) {
          return If(m.has_chunks(), static_cast<double>(m.chunks().num_retried_chunks()));
        },
        "Chunks that were run again after a failure.")
-      .Flat(kChunkAddition, FlatPresence::kWithChunks);
+      .Flat(kChunkAddition, FlatPresence::kWithChunks)
+      .Row(SummaryTableId::kChunks, 4, ValueFormat::kThousands, nullptr,
+           [](const M& m) {
+             return If(m.has_chunks() && m.chunks().num_retried_chunks() > 0,
+                       static_cast<double>(m.chunks().num_retried_chunks()));
+           })
+      .RowLabel("Retries")
+      .Bulleted();
   b.Add(
        "chunk_peak_live_bytes_mean", "Chunk Peak Live Memory Mean", "bytes", G::kChunks,
        [](const M& m) {
          return If(m.chunks().peak_live_bytes().count() > 0, m.chunks().peak_live_bytes().mean());
        },
        "Mean of the chunks' peak live heap bytes.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      // Exact and per chunk: the chunk's own thread's heap (allocation counting).
+      .Row(SummaryTableId::kChunks, 8, ValueFormat::kBytes)
+      .RowLabel("Mean Chunk Heap Peak (own thread)");
   b.Add(
        "chunk_peak_live_bytes_max", "Chunk Peak Live Memory Max", "bytes", G::kChunks,
        [](const M& m) {
          return If(m.chunks().peak_live_bytes().count() > 0, m.chunks().peak_live_bytes().max());
        },
        "Largest peak live heap bytes of a chunk.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 9, ValueFormat::kBytes)
+      .RowLabel("Max")
+      .Bulleted();
   struct Percentile {
     const char* key;
     const char* label;
@@ -347,7 +360,9 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0, t.mean());
        },
        "Mean of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 5, ValueFormat::kDuration)
+      .RowLabel("Time per Event (mean)");
   b.Add(
        "time_per_event_p50", "Time per Event p50", "s", G::kChunks,
        [](const M& m) {
@@ -355,7 +370,10 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0 && t.has_percentiles(), t.percentiles().p50());
        },
        "Median of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 6, ValueFormat::kDuration)
+      .RowLabel("p50")
+      .Bulleted();
   b.Add(
        "time_per_event_p99", "Time per Event p99", "s", G::kChunks,
        [](const M& m) {
@@ -363,7 +381,10 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0 && t.has_percentiles(), t.percentiles().p99());
        },
        "99th percentile of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 7, ValueFormat::kDuration)
+      .RowLabel("p99")
+      .Bulleted();
 }
 
 // Figures only compare shows (derived per run for its rows).

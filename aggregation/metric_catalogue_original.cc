@@ -23,6 +23,27 @@ std::optional<double> PositiveUnder(const M& m) {
             (m.fine().*Field)());
 }
 
+// A statistic of the chunk records when some chunk gave it (count > 0).
+template <const v1::DistributionStats& (v1::ChunkMetrics::*Stats)() const,
+          double (v1::DistributionStats::*Field)() const>
+std::optional<double> Known(const M& m) {
+  const v1::DistributionStats& stats = (m.chunks().*Stats)();
+  return If(m.has_chunks() && stats.count() > 0, (stats.*Field)());
+}
+
+bool SharedProcessRss(const M& m) {
+  return m.chunks().memory_delta_source() == v1::MEMORY_SOURCE_SHARED_PROCESS_RSS;
+}
+// Other threads' allocations and frees are in a shared process's RSS: say so, not attribute it.
+const char* MemoryDeltaLabel(const M& m) {
+  return SharedProcessRss(m) ? "Mean Process RSS Delta per Chunk"
+                             : "Mean Memory Delta (process RSS)";
+}
+std::string MemoryDeltaText(const M& m, double bytes, const CellFormats& cell) {
+  return SharedProcessRss(m) ? cell.bytes(bytes) + " (shared process: not attributable to chunks)"
+                             : cell.bytes(bytes);
+}
+
 // The original's "Event Rate (Total CPU)", shown only where the summed chunk wall time it divides
 // by was reported.
 std::optional<double> RateOverReportedWall(const M& m) {
@@ -126,6 +147,7 @@ void AddWorkflowTotals(Builder& b) {
        },
        "Chunks processed (chunk records when present, else the engine's report).")
       .Flat(kOriginal)
+      .Row(SummaryTableId::kChunks, 1, ValueFormat::kThousands)
       .Compared(22, "chunks", 1.0,
                 [](const M& m) {
                   return If(m.has_chunks(), static_cast<double>(m.chunks().num_chunks()));
@@ -381,6 +403,13 @@ void AddChunks(Builder& b) {
        },
        "Chunks that finished without an error.")
       .Flat(kOriginal, FlatPresence::kWithChunks)
+      .Row(SummaryTableId::kChunks, 2, ValueFormat::kThousands, nullptr,
+           [](const M& m) {
+             return If(m.has_chunks() && m.chunks().num_failed_chunks() > 0,
+                       static_cast<double>(m.chunks().num_successful_chunks()));
+           })
+      .RowLabel("Successful")
+      .Bulleted()
       .Live();
   b.Add(
        "num_failed_chunks", "Failed Chunks", "chunks", G::kChunks,
@@ -389,6 +418,13 @@ void AddChunks(Builder& b) {
        },
        "Chunks that ended in an error.")
       .Flat(kOriginal, FlatPresence::kWithChunks)
+      .Row(SummaryTableId::kChunks, 3, ValueFormat::kThousands, nullptr,
+           [](const M& m) {
+             return If(m.has_chunks() && m.chunks().num_failed_chunks() > 0,
+                       static_cast<double>(m.chunks().num_failed_chunks()));
+           })
+      .RowLabel("Failed")
+      .Bulleted()
       .Direction(kLower)
       .Compared(23, "chunks")
       .Live();
@@ -417,6 +453,32 @@ void AddChunks(Builder& b) {
   constexpr auto kDurations = FlatPresence::kWithDurationStats;
   constexpr auto kMemory = FlatPresence::kWithMemoryStats;
   constexpr auto kEvents = FlatPresence::kWithEventStats;
+  // The Chunk Metrics rows among these: memory deltas in bytes (a shared process's RSS said so),
+  // event counts rounded.
+  struct StatRow {
+    const char* key;
+    int rank;
+    const char* label;
+    MetricGetter value;
+    ValueFormat format;
+    bool bullet;
+    RowFormatter text;
+    RowLabeler label_from;
+  };
+  constexpr auto kBytes = ValueFormat::kBytes;
+  constexpr auto kCount = ValueFormat::kRoundedCount;
+  static const StatRow kStatRows[] = {
+      {"chunk_mem_delta_mean_mb", 10, "Mean Memory Delta (process RSS)",
+       &Known<&C::memory_delta_bytes, &D::mean>, kBytes, false, MemoryDeltaText, MemoryDeltaLabel},
+      {"chunk_mem_delta_min_mb", 11, "Min", &Known<&C::memory_delta_bytes, &D::min>, kBytes, true,
+       nullptr, nullptr},
+      {"chunk_mem_delta_max_mb", 12, "Max", &Known<&C::memory_delta_bytes, &D::max>, kBytes, true,
+       nullptr, nullptr},
+      {"chunk_events_mean", 13, "Mean Events/Chunk", &Known<&C::events, &D::mean>, kCount, false,
+       nullptr, nullptr},
+      {"chunk_events_min", 14, "Min", &Known<&C::events, &D::min>, kCount, true, nullptr, nullptr},
+      {"chunk_events_max", 15, "Max", &Known<&C::events, &D::max>, kCount, true, nullptr, nullptr},
+  };
   static const StatKey kStats[] = {
       {"chunk_duration_min", "Chunk Duration Min", "s", &Stat<&C::duration_seconds, &D::min>,
        kDurations, "Shortest successful chunk."},
@@ -445,8 +507,15 @@ void AddChunks(Builder& b) {
        "Most events of a chunk."},
   };
   for (const StatKey& stat : kStats) {
-    b.Add(stat.key, stat.label, stat.unit, G::kChunks, stat.value, stat.description)
-        .Flat(kOriginal, stat.presence);
+    Entry entry = b.Add(stat.key, stat.label, stat.unit, G::kChunks, stat.value, stat.description)
+                      .Flat(kOriginal, stat.presence);
+    for (const StatRow& row : kStatRows) {
+      if (row.key != std::string(stat.key)) continue;
+      entry.Row(SummaryTableId::kChunks, row.rank, row.format, nullptr, row.value)
+          .RowLabel(row.label);
+      if (row.bullet) entry.Bulleted();
+      if (row.text != nullptr) entry.RowText(row.text).RowLabelFrom(row.label_from);
+    }
   }
 }
 

@@ -36,7 +36,6 @@ using tables_internal::AsciiBox;
 using tables_internal::BoxStyle;
 using tables_internal::Bullet;
 using tables_internal::ChunkDurationsTable;
-using tables_internal::ChunkTable;
 using tables_internal::FailedChunksTable;
 using tables_internal::FlagIfImpossible;
 using tables_internal::kNotReported;
@@ -66,6 +65,8 @@ std::string RowValueText(const v1::AggregatedMetrics& metrics, const MetricDef& 
       return FormatDuration(value);
     case ValueFormat::kThousands:
       return WithThousandsSeparators(static_cast<int64_t>(value));
+    case ValueFormat::kRoundedCount:
+      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
     case ValueFormat::kBytes:
       return FormatBytes(value);
     case ValueFormat::kPercent:
@@ -93,7 +94,9 @@ void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, c
     } else {
       continue;
     }
-    const std::string& label = metric->table_label.empty() ? metric->label : metric->table_label;
+    const std::string label = metric->label_from != nullptr ? metric->label_from(metrics)
+                              : metric->table_label.empty() ? metric->label
+                                                            : metric->table_label;
     table->rows.push_back({metric->bullet ? Bullet(box, label) : label, std::move(text)});
     if (metric->note == nullptr) continue;
     const RowNote note = metric->note(metrics);
@@ -107,6 +110,13 @@ void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, c
 Table ThroughputTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Throughput Metrics", {}, {}, {}, {}};
   AddCatalogueRows(metrics, SummaryTableId::kThroughput, box, &table);
+  return table;
+}
+
+// Counts, time per event and memory of the chunks.
+Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
+  Table table{"Chunk Metrics", {}, {}, {}, {}};
+  AddCatalogueRows(metrics, SummaryTableId::kChunks, box, &table);
   return table;
 }
 

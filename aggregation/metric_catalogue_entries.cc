@@ -298,6 +298,8 @@ void AddCapacityAdditions(Builder& b) {
 }
 
 // Our keys from chunk records: retries, live memory, percentiles, time per event.
+void AddTimePerEvent(Builder& b);
+
 void AddChunkAdditions(Builder& b) {
   constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
@@ -353,6 +355,12 @@ void AddChunkAdditions(Builder& b) {
     entry.Flat(kChunkAddition, kKnown).Direction(kLower, kFalls).Live();
     if (p.compare_rank > 0) entry.Compared(p.compare_rank, "s");
   }
+  AddTimePerEvent(b);
+}
+
+// The chunks' wall time per event: mean, median, 99th percentile.
+void AddTimePerEvent(Builder& b) {
+  constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
        "time_per_event_mean", "Time per Event Mean", "s", G::kChunks,
        [](const M& m) {

@@ -265,6 +265,8 @@ void AddEfficiency(Builder& b) {
 // The original's fine-metric keys, present with fine metrics. The CPU / off-CPU split exists
 // only where the engine splits thread time; elsewhere (TaskVine, Dask before 2023) it is
 // unknown, not 0.
+void AddFineTotals(Builder& b);
+
 void AddFine(Builder& b) {
   constexpr auto kWith = FlatPresence::kWithFine;
   b.Add(
@@ -324,6 +326,13 @@ void AddFine(Builder& b) {
       .Row(SummaryTableId::kThreadTimeSplit, 10, ValueFormat::kDuration, nullptr,
            Positive<&v1::FineMetricsSummary::overhead_io_wait_time_seconds>)
       .RowLabel("Overhead Off-CPU Time (not split)");
+  AddFineTotals(b);
+}
+
+// The fine totals that are no part of the split: overheads, disk, (de)compression and
+// (de)serialization.
+void AddFineTotals(Builder& b) {
+  constexpr auto kWith = FlatPresence::kWithFine;
   using F = v1::FineMetricsSummary;
   // Each also a Thread Time Split row when positive: its rank, label and format there.
   struct Plain {
@@ -395,6 +404,8 @@ void AddFine(Builder& b) {
 }
 
 // The original's chunk keys, present with chunk records.
+void AddChunkStats(Builder& b);
+
 void AddChunks(Builder& b) {
   b.Add(
        "num_successful_chunks", "Successful Chunks", "chunks", G::kChunks,
@@ -440,6 +451,11 @@ void AddChunks(Builder& b) {
                             m.chunks().duration_seconds().mean());
                 })
       .Live();
+  AddChunkStats(b);
+}
+
+// The original's chunk statistics (the Chunk Metrics rows among them).
+void AddChunkStats(Builder& b) {
   struct StatKey {
     const char* key;
     const char* label;

@@ -63,6 +63,7 @@ enum class SummaryTableId {
   kTiming,
   kThreadTimeSplit,
   kChunks,
+  kResources,
 };
 
 // How a summary-table row writes its value.
@@ -80,6 +81,9 @@ struct CellFormats {
   std::string (*duration)(double seconds);
   std::string (*bytes)(double bytes);
   std::string (*percent)(double fraction);
+  // `text` marked when the invariant check found figure `figure` impossible.
+  std::string (*flag_impossible)(const v1::AggregatedMetrics&, const std::string& figure,
+                                 std::string text);
 };
 
 // A summary-table row's text from its (known) value, for rows that combine values:
@@ -96,7 +100,7 @@ struct RowNote {
 using RowNoter = RowNote (*)(const v1::AggregatedMetrics&);
 
 // A summary-table row's label when it depends on the measurement.
-using RowLabeler = const char* (*)(const v1::AggregatedMetrics&);
+using RowLabeler = std::string (*)(const v1::AggregatedMetrics&);
 
 struct MetricDef {
   std::string key;    // unique identifier; the flat key when `flat` is not kNone

@@ -5,6 +5,7 @@
 #define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,6 +74,30 @@ inline std::optional<double> ProcessorShare(const M& m, bool shown, double secon
 }
 inline std::string PercentOneDecimal(const M&, double percent, const CellFormats&) {
   return absl::StrFormat("%.1f%%", percent);
+}
+
+// The Resource Utilization rows (export/tables.h). A fixed set of workers (a thread pool, a
+// static cluster) has one worker count and one core count: one row each instead of an
+// average, a peak and a product that all repeat it.
+inline bool Tracked(const M& m) { return m.has_workers(); }
+inline bool CoresKnown(const M& m) {
+  return m.workers().has_total_cores() && m.workers().total_cores() > 0.0;
+}
+inline bool ConstantWorkers(const M& m) {
+  const v1::WorkerMetrics& w = m.workers();
+  return Tracked(m) && w.peak_workers() > 0 &&
+         std::abs(w.avg_workers() - w.peak_workers()) <= 0.005 * w.peak_workers();
+}
+inline bool ConstantCores(const M& m) {
+  const v1::WorkerMetrics& w = m.workers();
+  return ConstantWorkers(m) && CoresKnown(m) && w.has_cores_per_worker() &&
+         (!w.has_avg_cores_over_window() ||
+          std::abs(w.avg_cores_over_window() - w.total_cores()) <= 0.005 * w.total_cores());
+}
+inline bool WallReported(const M& m) { return m.workflow().has_summed_chunk_wall_seconds(); }
+inline const char* NoWorkerTracking(const M&) { return "N/A (no worker tracking)"; }
+inline std::string TwoDecimals(const M&, double value, const CellFormats&) {
+  return absl::StrFormat("%.2f", value);
 }
 
 // The N/A texts of summary-table rows.

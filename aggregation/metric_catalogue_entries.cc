@@ -34,6 +34,29 @@ RowNote CapacitySourceNote(const M& m) {
   return {"computed as", m.cpu().capacity_source()};
 }
 
+// The Resource Utilization table's one occupancy: over the tracked core-seconds when known
+// (right under churn), else the original's concurrency / total cores (the same number for a
+// fixed set of workers), else a saved core_efficiency whose inputs were not saved with it.
+std::optional<double> OccupancyFraction(const M& m) {
+  if (!WallReported(m)) return std::nullopt;
+  const v1::EfficiencyMetrics& e = m.efficiency();
+  if (Tracked(m) && e.has_core_efficiency_over_core_seconds_fraction()) {
+    return e.core_efficiency_over_core_seconds_fraction();
+  }
+  if (!(Tracked(m) && CoresKnown(m))) {
+    return If(e.has_core_efficiency_fraction(), e.core_efficiency_fraction());
+  }
+  return e.speedup_factor() / m.workers().total_cores();
+}
+std::string OccupancyText(const M& m, double fraction, const CellFormats& cell) {
+  if (!Tracked(m)) return cell.percent(fraction);
+  return cell.flag_impossible(m,
+                              m.efficiency().has_core_efficiency_over_core_seconds_fraction()
+                                  ? "core_efficiency_over_core_seconds"
+                                  : "core_efficiency",
+                              cell.percent(fraction));
+}
+
 // Measured CPU (aggregation/cpu_metrics.h): the first flat keys.
 void AddHeadline(Builder& b) {
   b.Add(
@@ -237,7 +260,14 @@ void AddCapacityAdditions(Builder& b) {
          return If(m.has_workers() && m.workers().has_core_seconds(), m.workers().core_seconds());
        },
        "Cores of the tracked workers integrated over time.")
-      .Flat(kAddition, kWorkers);
+      .Flat(kAddition, kWorkers)
+      .Row(SummaryTableId::kResources, 9, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(Tracked(m) && m.workers().has_core_seconds(), m.workers().core_seconds());
+           })
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.1f core-s", value);
+      });
   b.Add(
        "avg_cores_over_window", "Cores (Time-Averaged)", "cores", G::kWorkers,
        [](const M& m) {
@@ -246,7 +276,13 @@ void AddCapacityAdditions(Builder& b) {
        },
        "Cores of the tracked workers averaged over the window.")
       .Flat(kAddition, kWorkers)
-      .Live();
+      .Live()
+      .Row(SummaryTableId::kResources, 6, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(Tracked(m) && m.workers().has_avg_cores_over_window() && !ConstantCores(m),
+                       m.workers().avg_cores_over_window());
+           })
+      .RowText(TwoDecimals);
   b.Add(
        "core_efficiency_over_core_seconds", "Worker Occupancy (over core-seconds)", "fraction",
        G::kEfficiency,
@@ -420,7 +456,12 @@ void AddCompareOnly(Builder& b) {
                    100.0 * m.efficiency().core_efficiency_fraction());
        },
        "Busy-worker concurrency over the cores (tracked core-seconds when known).")
-      .Compared(17, "%");
+      .Compared(17, "%")
+      .Row(
+          SummaryTableId::kResources, 8, ValueFormat::kPercent,
+          [](const M& m) { return WallReported(m) ? NoWorkerTracking(m) : "N/A (not reported)"; },
+          OccupancyFraction)
+      .RowText(OccupancyText);
   b.Add(
        "chunk_run_queue_wait_share", "Chunk Time Waiting for a CPU (run queue)", "%", G::kCpu,
        [](const M& m) {

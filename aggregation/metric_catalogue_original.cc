@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "aggregation/metric_catalogue_builder.h"
 
@@ -35,13 +36,30 @@ bool SharedProcessRss(const M& m) {
   return m.chunks().memory_delta_source() == v1::MEMORY_SOURCE_SHARED_PROCESS_RSS;
 }
 // Other threads' allocations and frees are in a shared process's RSS: say so, not attribute it.
-const char* MemoryDeltaLabel(const M& m) {
+std::string MemoryDeltaLabel(const M& m) {
   return SharedProcessRss(m) ? "Mean Process RSS Delta per Chunk"
                              : "Mean Memory Delta (process RSS)";
 }
 std::string MemoryDeltaText(const M& m, double bytes, const CellFormats& cell) {
   return SharedProcessRss(m) ? cell.bytes(bytes) + " (shared process: not attributable to chunks)"
                              : cell.bytes(bytes);
+}
+
+// No worker has ever used 0 bytes: zero means the backend does not measure memory use
+// (TaskVine logs give limits only), which must not read as a measured zero.
+bool MemoryMeasured(const M& m) {
+  return Tracked(m) &&
+         (m.workers().peak_memory_bytes() > 0.0 || m.workers().avg_memory_per_worker_bytes() > 0.0);
+}
+const char* MemoryUnknown(const M& m) {
+  return Tracked(m) ? "N/A (not measured by this backend)" : NoWorkerTracking(m);
+}
+// Thread-pool "workers" are threads of one process: its resident memory, counted once.
+std::string MemoryScope(const M& m) {
+  const v1::WorkerMetrics& w = m.workers();
+  if (!w.memory_is_process_wide()) return "(per worker)";
+  return absl::StrCat("(process RSS, shared by ", w.threads_sharing_memory(),
+                      w.threads_sharing_memory() == 1 ? " thread)" : " threads)");
 }
 
 // The original's "Event Rate (Total CPU)", shown only where the summed chunk wall time it divides
@@ -183,6 +201,13 @@ void AddWorkers(Builder& b) {
        [](const M& m) { return If(m.has_workers(), m.workers().avg_workers()); },
        "Workers connected, averaged over the elapsed time.")
       .Flat(kOriginal, kWith)
+      .Row(
+          SummaryTableId::kResources, 2, ValueFormat::kOneDecimal,
+          [](const M& m) { return Tracked(m) ? nullptr : NoWorkerTracking(m); },
+          [](const M& m) {
+            return If(Tracked(m) && !ConstantWorkers(m), m.workers().avg_workers());
+          })
+      .RowText(TwoDecimals)
       .Live();
   b.Add(
        "peak_workers", "Peak Workers", "workers", G::kWorkers,
@@ -191,6 +216,12 @@ void AddWorkers(Builder& b) {
        },
        "Most workers connected at once.")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kResources, 3, ValueFormat::kOneDecimal, NoWorkerTracking)
+      .RowLabelFrom(
+          [](const M& m) { return std::string(ConstantWorkers(m) ? "Workers" : "Peak Workers"); })
+      .RowText([](const M& m, double, const CellFormats&) {
+        return absl::StrCat(m.workers().peak_workers(), ConstantWorkers(m) ? " (constant)" : "");
+      })
       .Live();
   b.Add(
        "total_cores", "Total Cores", "cores", G::kWorkers,
@@ -199,6 +230,14 @@ void AddWorkers(Builder& b) {
        },
        "Cores of the workers ever seen.")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kResources, 5, ValueFormat::kOneDecimal, NoWorkerTracking)
+      .RowText([](const M& m, double total, const CellFormats&) {
+        if (!ConstantCores(m)) return absl::StrFormat("%.0f", total);
+        const double per_worker = m.workers().cores_per_worker();
+        return absl::StrCat(
+            absl::StrFormat("%.0f (%.1f per worker", total, per_worker),
+            std::abs(per_worker - std::round(per_worker)) < 1e-9 ? ")" : " on average)");
+      })
       .Compared(15, "cores")
       .Live();
   b.Add(
@@ -208,12 +247,25 @@ void AddWorkers(Builder& b) {
                    m.workers().cores_per_worker());
        },
        "Cores of one worker (on average).")
-      .Flat(kOriginal, kWith);
+      .Flat(kOriginal, kWith)
+      .Row(
+          SummaryTableId::kResources, 4, ValueFormat::kOneDecimal,
+          [](const M& m) { return ConstantCores(m) ? nullptr : NoWorkerTracking(m); },
+          [](const M& m) {
+            return If(Tracked(m) && m.workers().has_cores_per_worker() && !ConstantCores(m),
+                      m.workers().cores_per_worker());
+          })
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.1f", value);
+      });
   b.Add(
        "peak_memory_bytes", "Peak Memory", "bytes", G::kWorkers,
        [](const M& m) { return If(m.has_workers(), m.workers().peak_memory_bytes()); },
        "Largest memory use of a worker (or of the process for a thread pool); 0: not measured.")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kResources, 10, ValueFormat::kBytes, MemoryUnknown,
+           [](const M& m) { return If(MemoryMeasured(m), m.workers().peak_memory_bytes()); })
+      .RowLabelFrom([](const M& m) { return absl::StrCat("Peak Memory ", MemoryScope(m)); })
       .Direction(kLower, kFalls)
       .Compared(20, "MiB", 1.0, [](const M& m) {
         return If(m.has_workers() && m.workers().peak_memory_bytes() > 0,
@@ -224,6 +276,11 @@ void AddWorkers(Builder& b) {
        [](const M& m) { return If(m.has_workers(), m.workers().avg_memory_per_worker_bytes()); },
        "Memory use of a worker averaged over time; 0: not measured.")
       .Flat(kOriginal, kWith)
+      .Row(SummaryTableId::kResources, 11, ValueFormat::kBytes, MemoryUnknown,
+           [](const M& m) {
+             return If(MemoryMeasured(m), m.workers().avg_memory_per_worker_bytes());
+           })
+      .RowLabelFrom([](const M& m) { return absl::StrCat("Avg Memory ", MemoryScope(m)); })
       .Direction(kLower, kFalls)
       .Compared(21, "MiB", 1.0, [](const M& m) {
         return If(m.has_workers() && m.workers().avg_memory_per_worker_bytes() > 0,
@@ -248,6 +305,11 @@ void AddEfficiency(Builder& b) {
        },
        "Summed chunk wall time over elapsed time (the original's speedup_factor).")
       .Flat(kOriginal)
+      // How busy the workers were (summed chunk wall time), not how much CPU they got.
+      .Row(SummaryTableId::kResources, 7, ValueFormat::kOneDecimal, NotReported,
+           [](const M& m) { return If(WallReported(m), m.efficiency().speedup_factor()); })
+      .RowLabel("Busy-Worker Concurrency (summed chunk wall / elapsed)")
+      .RowText(TwoDecimals)
       .Compared(16, "x", 1.0, [](const M& m) {
         return If(m.workflow().has_summed_chunk_wall_seconds(), m.efficiency().speedup_factor());
       });

@@ -52,7 +52,11 @@ using tables_internal::WithThousandsSeparators;
 
 // The export formats a catalogue row formatter composes.
 const CellFormats& ExportCellFormats() {
-  static const CellFormats formats = {FormatDuration, FormatBytes, Percent};
+  static const CellFormats formats = {
+      FormatDuration, FormatBytes, Percent,
+      [](const v1::AggregatedMetrics& metrics, const std::string& figure, std::string text) {
+        return FlagIfImpossible(metrics, figure, std::move(text));
+      }};
   return formats;
 }
 
@@ -163,123 +167,11 @@ Table ChunkTimeSplitTable(const v1::CpuMetrics& cpu) {
   return table;
 }
 
-// One occupancy: over the tracked core-seconds when known (right under churn), else the
-// original's concurrency / total cores (the same number for a fixed set of workers).
-std::string OccupancyText(const v1::AggregatedMetrics& metrics) {
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
-  const double concurrency = metrics.efficiency().speedup_factor();
-  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
-  const auto tracked_value = [&](bool known, const std::string& value) {
-    return tracked && known ? value : std::string(kNoWorkerTracking);
-  };
-  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  std::string occupancy =
-      !wall_reported
-          ? std::string(kNotReported)
-          : tracked_value(cores_known,
-                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
-  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
-                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
-  } else if (wall_reported && !(tracked && cores_known) &&
-             efficiency.has_core_efficiency_fraction()) {
-    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
-    occupancy = Percent(efficiency.core_efficiency_fraction());
-  }
-  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
-  }
-  return occupancy;
-}
-
-// Peak and average memory: per worker, or the one process a thread pool's threads share.
-void AddMemoryRows(const v1::AggregatedMetrics& metrics, Table* table) {
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
-  // (TaskVine logs give limits only), which must not read as a measured zero.
-  const bool memory_measured =
-      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
-  const std::string not_measured = "N/A (not measured by this backend)";
-  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
-  const std::string scope =
-      workers.memory_is_process_wide()
-          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
-                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
-          : std::string("(per worker)");
-  const auto value = [&](double bytes) {
-    if (!tracked) return std::string(kNoWorkerTracking);
-    return memory_measured ? FormatBytes(bytes) : not_measured;
-  };
-  table->rows.push_back({absl::StrCat("Peak Memory ", scope), value(workers.peak_memory_bytes())});
-  table->rows.push_back(
-      {absl::StrCat("Avg Memory ", scope), value(workers.avg_memory_per_worker_bytes())});
-}
-
-Table ResourceTable(const v1::AggregatedMetrics& metrics) {
+Table ResourceTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Resource Utilization", {}, {}, {}, {}};
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  const auto tracked_value = [&](bool known, const std::string& value) {
-    return tracked && known ? value : std::string(kNoWorkerTracking);
-  };
-  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
-  const double concurrency = metrics.efficiency().speedup_factor();
-  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
-
-  // A fixed set of workers (a thread pool, a static cluster) has one worker count and one core
-  // count: one row each instead of an average, a peak and a product that all repeat it.
-  const bool constant_workers =
-      tracked && workers.peak_workers() > 0 &&
-      std::abs(workers.avg_workers() - workers.peak_workers()) <= 0.005 * workers.peak_workers();
-  if (constant_workers) {
-    table.rows.push_back({"Workers", absl::StrCat(workers.peak_workers(), " (constant)")});
-  } else {
-    table.rows.push_back({"Workers (Time-Averaged)",
-                          tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
-    table.rows.push_back(
-        {"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
-  }
-  const bool constant_cores = constant_workers && cores_known && workers.has_cores_per_worker() &&
-                              (!workers.has_avg_cores_over_window() ||
-                               std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
-                                   0.005 * workers.total_cores());
-  if (constant_cores) {
-    table.rows.push_back(
-        {"Total Cores", absl::StrCat(absl::StrFormat("%.0f (%.1f per worker", workers.total_cores(),
-                                                     workers.cores_per_worker()),
-                                     std::abs(workers.cores_per_worker() -
-                                              std::round(workers.cores_per_worker())) < 1e-9
-                                         ? ")"
-                                         : " on average)")});
-  } else {
-    table.rows.push_back(
-        {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
-                                           absl::StrFormat("%.1f", workers.cores_per_worker()))});
-    table.rows.push_back(
-        {"Total Cores",
-         tracked_value(workers.has_total_cores(), absl::StrFormat("%.0f", workers.total_cores()))});
-    // Under churn the workers ever seen overstate capacity: the time-weighted cores are what
-    // the core-seconds figures divide by.
-    if (tracked && workers.has_avg_cores_over_window()) {
-      table.rows.push_back(
-          {"Cores (Time-Averaged)", absl::StrFormat("%.2f", workers.avg_cores_over_window())});
-    }
-  }
-  // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
-  // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
-  table.rows.push_back(
-      {"Busy-Worker Concurrency (summed chunk wall / elapsed)",
-       wall_reported ? absl::StrFormat("%.2f", concurrency) : std::string(kNotReported)});
-  table.rows.push_back(
-      {"Worker Occupancy (busy-worker concurrency / cores)", OccupancyText(metrics)});
-  if (tracked && workers.has_core_seconds()) {
-    table.rows.push_back(
-        {"Tracked Core-Seconds", absl::StrFormat("%.1f core-s", workers.core_seconds())});
-  }
-  AddMemoryRows(metrics, &table);
+  // The original's speedup_factor and core_efficiency: how busy the workers were, not how much
+  // CPU they got. CPU Efficiency above is the CPU figure.
+  AddCatalogueRows(metrics, SummaryTableId::kResources, box, &table);
   return table;
 }
 
@@ -433,7 +325,7 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   }
   tables.push_back(ThroughputTable(metrics, box));
   tables.push_back(EventTable(metrics, box));
-  tables.push_back(ResourceTable(metrics));
+  tables.push_back(ResourceTable(metrics, box));
   tables.push_back(TimingTable(metrics, box));
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {

@@ -241,8 +241,9 @@ void AddAdditions(Builder& b) {
 }
 
 // Our capacity and efficiency keys: tracking window, core-seconds, efficiencies.
+void AddCoreSecondFigures(Builder& b);
+
 void AddCapacityAdditions(Builder& b) {
-  constexpr auto kKnown = FlatPresence::kWhenKnown;
   constexpr auto kWorkers = FlatPresence::kWithWorkers;
   b.Add(
        "window_seconds", "Tracking Window", "s", G::kWorkers,
@@ -283,6 +284,12 @@ void AddCapacityAdditions(Builder& b) {
                        m.workers().avg_cores_over_window());
            })
       .RowText(TwoDecimals);
+  AddCoreSecondFigures(b);
+}
+
+// Figures over the tracked core-seconds, and the processor's run-queue wait.
+void AddCoreSecondFigures(Builder& b) {
+  constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
        "core_efficiency_over_core_seconds", "Worker Occupancy (over core-seconds)", "fraction",
        G::kEfficiency,

@@ -194,6 +194,8 @@ void AddWorkflowTotals(Builder& b) {
 }
 
 // The original's worker keys, present with worker tracking.
+void AddWorkerMemory(Builder& b);
+
 void AddWorkers(Builder& b) {
   constexpr auto kWith = FlatPresence::kWithWorkers;
   b.Add(
@@ -258,6 +260,12 @@ void AddWorkers(Builder& b) {
       .RowText([](const M&, double value, const CellFormats&) {
         return absl::StrFormat("%.1f", value);
       });
+  AddWorkerMemory(b);
+}
+
+// The original's worker memory keys (the Resource Utilization memory rows).
+void AddWorkerMemory(Builder& b) {
+  constexpr auto kWith = FlatPresence::kWithWorkers;
   b.Add(
        "peak_memory_bytes", "Peak Memory", "bytes", G::kWorkers,
        [](const M& m) { return If(m.has_workers(), m.workers().peak_memory_bytes()); },

@@ -1,8 +1,9 @@
 // The metric catalogue: one entry per figure of a measurement, saying once its key, label, unit,
 // group, which direction is better, how it moves with more cores, what it means, and how to
 // read it from AggregatedMetrics. The outputs iterate it instead of describing metrics again:
-// the flat formats (AllFlatMetrics, ToFlatMetrics), compare's rows (export/compare.h) and the
-// live /metrics gauges (live/figure_gauges.h). How to add a metric: docs/ARCHITECTURE.md.
+// the flat formats (AllFlatMetrics, ToFlatMetrics), compare's rows (export/compare.h), the
+// summary tables' rows (export/tables.h, also the HTML report's) and the live /metrics gauges
+// (live/figure_gauges.h). How to add a metric: docs/ARCHITECTURE.md.
 #ifndef ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_H_
 #define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_H_
 

@@ -1,8 +1,9 @@
 // The metric catalogue: one entry per figure of a measurement, saying once its key, label, unit,
 // group, which direction is better, how it moves with more cores, what it means, and how to
 // read it from AggregatedMetrics. The outputs iterate it instead of describing metrics again:
-// the flat formats (AllFlatMetrics, ToFlatMetrics), compare's rows (export/compare.h) and the
-// live /metrics gauges (live/figure_gauges.h). How to add a metric: docs/ARCHITECTURE.md.
+// the flat formats (AllFlatMetrics, ToFlatMetrics), compare's rows (export/compare.h), the
+// summary tables' rows (export/tables.h, also the HTML report's) and the live /metrics gauges
+// (live/figure_gauges.h). How to add a metric: docs/ARCHITECTURE.md.
 #ifndef ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_H_
 #define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_H_
 
@@ -53,16 +54,54 @@ enum class FlatPresence {
 
 using MetricGetter = std::optional<double> (*)(const v1::AggregatedMetrics&);
 
-// The terminal summary table (export/tables.h) a metric is a row of. The other tables word
-// their rows themselves (combined values, N/A reasons per case).
-enum class SummaryTableId { kNone, kEvents, kTiming };
+// The terminal summary table (export/tables.h) a metric is a row of. Rows whose text combines
+// values or whose N/A has a reason per case say so through the entry's hooks below.
+enum class SummaryTableId {
+  kNone,
+  kCpu,
+  kThroughput,
+  kEvents,
+  kTiming,
+  kThreadTimeSplit,
+  kChunks,
+  kResources,
+};
 
 // How a summary-table row writes its value.
 enum class ValueFormat {
-  kDuration,    // "1.23 s", "2 min 3 s" (export's FormatDuration)
-  kThousands,   // "1,234,567": a count
-  kOneDecimal,  // "%.1f <unit>": "12.3 kHz"
+  kDuration,      // "1.23 s", "2 min 3 s" (export's FormatDuration)
+  kThousands,     // "1,234,567": a count
+  kRoundedCount,  // "1,235": a mean count, rounded
+  kOneDecimal,    // "%.1f <unit>": "12.3 kHz"
+  kBytes,         // "1.23 MiB" (export's FormatBytes)
+  kPercent,       // "12.3%"
 };
+
+// The cell formats of export/ that a row formatter composes (aggregation/ writes no units).
+struct CellFormats {
+  std::string (*duration)(double seconds);
+  std::string (*bytes)(double bytes);
+  std::string (*percent)(double fraction);
+  // `text` marked when the invariant check found figure `figure` impossible.
+  std::string (*flag_impossible)(const v1::AggregatedMetrics&, const std::string& figure,
+                                 std::string text);
+};
+
+// A summary-table row's text from its (known) value, for rows that combine values:
+// "0.05 Gbps (5.8 MB/s)".
+using RowFormatter = std::string (*)(const v1::AggregatedMetrics&, double value,
+                                     const CellFormats&);
+
+// A line under a summary-table row that says where its value came from or why it is unknown
+// ("measured by", "why"); an empty label: no line.
+struct RowNote {
+  std::string label;
+  std::string text;
+};
+using RowNoter = RowNote (*)(const v1::AggregatedMetrics&);
+
+// A summary-table row's label when it depends on the measurement.
+using RowLabeler = std::string (*)(const v1::AggregatedMetrics&);
 
 struct MetricDef {
   std::string key;    // unique identifier; the flat key when `flat` is not kNone
@@ -90,12 +129,18 @@ struct MetricDef {
 
   // A row of summary table `table`, in ascending table_rank, its value from table_value (or
   // value) written as `format`. Unknown: the text unknown_text returns ("N/A (not reported)"),
-  // or no row when unknown_text is null.
+  // or no row when unknown_text is null or returns null.
   SummaryTableId table = SummaryTableId::kNone;
   int table_rank = 0;
   ValueFormat format = ValueFormat::kOneDecimal;
   MetricGetter table_value = nullptr;
   const char* (*unknown_text)(const v1::AggregatedMetrics&) = nullptr;
+  std::string table_label;          // the row's label when not `label` (empty: `label`)
+  RowLabeler label_from = nullptr;  // the row's label, when it depends on the measurement
+  bool bullet = false;              // drawn as a row under the one above ("  • label")
+  bool flag_impossible = false;     // marked when the invariant check found `key` impossible
+  RowFormatter row_text = nullptr;  // the text instead of `format`
+  RowNoter note = nullptr;          // a line under the row
 };
 
 // Every metric, in flat key order (then the catalogue-only ones). Never empty.

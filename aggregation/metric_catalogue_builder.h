@@ -4,11 +4,14 @@
 #ifndef ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
 #define ROASTCOFFEA_AGGREGATION_METRIC_CATALOGUE_BUILDER_H_
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/metric_catalogue.h"
 
@@ -52,8 +55,54 @@ std::optional<double> DurationPercentile(const M& m) {
   return If(d.has_percentiles(), (d.percentiles().*Field)());
 }
 
+// The thread-time split's processor time: CPU plus off CPU.
+inline double ProcessorThreadTime(const M& m) {
+  return m.fine().processor_cpu_time_seconds() + m.fine().processor_io_wait_time_seconds();
+}
+inline bool RunQueueSplit(const M& m) {
+  return Split(m) && m.fine().has_processor_run_queue_wait_seconds();
+}
+// Processor off-CPU time that was not waiting for a CPU: I/O, locks, sleep.
+inline double ProcessorBlockedSeconds(const M& m) {
+  return std::max(
+      0.0, m.fine().processor_io_wait_time_seconds() - m.fine().processor_run_queue_wait_seconds());
+}
+// `seconds` in percent of the processor thread time, for the Thread Time Split rows shown when
+// `shown`; unknown when that time is 0.
+inline std::optional<double> ProcessorShare(const M& m, bool shown, double seconds) {
+  return If(shown && ProcessorThreadTime(m) > 0, 100 * seconds / ProcessorThreadTime(m));
+}
+inline std::string PercentOneDecimal(const M&, double percent, const CellFormats&) {
+  return absl::StrFormat("%.1f%%", percent);
+}
+
+// The Resource Utilization rows (export/tables.h). A fixed set of workers (a thread pool, a
+// static cluster) has one worker count and one core count: one row each instead of an
+// average, a peak and a product that all repeat it.
+inline bool Tracked(const M& m) { return m.has_workers(); }
+inline bool CoresKnown(const M& m) {
+  return m.workers().has_total_cores() && m.workers().total_cores() > 0.0;
+}
+inline bool ConstantWorkers(const M& m) {
+  const v1::WorkerMetrics& w = m.workers();
+  return Tracked(m) && w.peak_workers() > 0 &&
+         std::abs(w.avg_workers() - w.peak_workers()) <= 0.005 * w.peak_workers();
+}
+inline bool ConstantCores(const M& m) {
+  const v1::WorkerMetrics& w = m.workers();
+  return ConstantWorkers(m) && CoresKnown(m) && w.has_cores_per_worker() &&
+         (!w.has_avg_cores_over_window() ||
+          std::abs(w.avg_cores_over_window() - w.total_cores()) <= 0.005 * w.total_cores());
+}
+inline bool WallReported(const M& m) { return m.workflow().has_summed_chunk_wall_seconds(); }
+inline const char* NoWorkerTracking(const M&) { return "N/A (no worker tracking)"; }
+inline std::string TwoDecimals(const M&, double value, const CellFormats&) {
+  return absl::StrFormat("%.2f", value);
+}
+
 // The N/A texts of summary-table rows.
 inline const char* NotReported(const M&) { return "N/A (not reported)"; }
+inline const char* JustNA(const M&) { return "N/A"; }
 
 // Chained setters on one entry of the catalogue being built.
 class Entry {
@@ -84,6 +133,31 @@ class Entry {
     def_->format = format;
     def_->unknown_text = unknown_text;
     def_->table_value = value;
+    return *this;
+  }
+  // How the row reads when `format` does not say it (see MetricDef::table_label and below).
+  Entry& RowLabel(std::string label) {
+    def_->table_label = std::move(label);
+    return *this;
+  }
+  Entry& RowLabelFrom(RowLabeler label) {
+    def_->label_from = label;
+    return *this;
+  }
+  Entry& Bulleted() {
+    def_->bullet = true;
+    return *this;
+  }
+  Entry& RowText(RowFormatter text) {
+    def_->row_text = text;
+    return *this;
+  }
+  Entry& RowNoteFrom(RowNoter note) {
+    def_->note = note;
+    return *this;
+  }
+  Entry& FlagImpossible() {
+    def_->flag_impossible = true;
     return *this;
   }
   Entry& Live() {

@@ -7,11 +7,55 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "aggregation/metric_catalogue_builder.h"
 
 namespace roastcoffea {
 namespace catalogue_internal {
 namespace {
+
+const char* WhyNoCpuEfficiency(const M& m) {
+  return m.cpu().has_cpu_seconds() ? "N/A (capacity unknown)" : "N/A (CPU not measured)";
+}
+
+// Where the measured CPU came from, or why there is none.
+RowNote CpuSourceNote(const M& m) {
+  if (m.cpu().has_cpu_seconds() && !m.cpu().cpu_source().empty()) {
+    return {"measured by", m.cpu().cpu_source()};
+  }
+  if (!m.cpu().has_cpu_seconds() && !m.cpu().unknown_reason().empty()) {
+    return {"why", m.cpu().unknown_reason()};
+  }
+  return {};
+}
+
+RowNote CapacitySourceNote(const M& m) {
+  if (m.cpu().capacity_source().empty()) return {};
+  return {"computed as", m.cpu().capacity_source()};
+}
+
+// The Resource Utilization table's one occupancy: over the tracked core-seconds when known
+// (right under churn), else the original's concurrency / total cores (the same number for a
+// fixed set of workers), else a saved core_efficiency whose inputs were not saved with it.
+std::optional<double> OccupancyFraction(const M& m) {
+  if (!WallReported(m)) return std::nullopt;
+  const v1::EfficiencyMetrics& e = m.efficiency();
+  if (Tracked(m) && e.has_core_efficiency_over_core_seconds_fraction()) {
+    return e.core_efficiency_over_core_seconds_fraction();
+  }
+  if (!(Tracked(m) && CoresKnown(m))) {
+    return If(e.has_core_efficiency_fraction(), e.core_efficiency_fraction());
+  }
+  return e.speedup_factor() / m.workers().total_cores();
+}
+std::string OccupancyText(const M& m, double fraction, const CellFormats& cell) {
+  if (!Tracked(m)) return cell.percent(fraction);
+  return cell.flag_impossible(m,
+                              m.efficiency().has_core_efficiency_over_core_seconds_fraction()
+                                  ? "core_efficiency_over_core_seconds"
+                                  : "core_efficiency",
+                              cell.percent(fraction));
+}
 
 // Measured CPU (aggregation/cpu_metrics.h): the first flat keys.
 void AddHeadline(Builder& b) {
@@ -22,6 +66,8 @@ void AddHeadline(Builder& b) {
        },
        "Measured CPU time over the core-seconds the workers had.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 1, ValueFormat::kPercent, WhyNoCpuEfficiency)
+      .FlagImpossible()
       .Direction(kHigher, kFalls)
       .Compared(1, "%", 100.0)
       .Live();
@@ -30,6 +76,9 @@ void AddHeadline(Builder& b) {
        [](const M& m) { return If(m.cpu().has_cpu_seconds(), m.cpu().cpu_seconds()); },
        "CPU time the run used, measured by the source named in cpu_source.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 2, ValueFormat::kDuration, JustNA)
+      .Bulleted()
+      .RowNoteFrom(CpuSourceNote)
       .Compared(2, "s")
       .Live();
   b.Add(
@@ -38,12 +87,22 @@ void AddHeadline(Builder& b) {
          return If(m.cpu().has_core_seconds_available(), m.cpu().core_seconds_available());
        },
        "Cores the workers had, integrated over the run.")
-      .Flat(kHeadline);
+      .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 3, ValueFormat::kOneDecimal)
+      .Bulleted()
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.1f core-s", value);
+      })
+      .RowNoteFrom(CapacitySourceNote);
   b.Add(
        "usable_cores", "Usable Cores (average)", "cores", G::kCpu,
        [](const M& m) { return If(m.cpu().has_usable_cores(), m.cpu().usable_cores()); },
        "Core-seconds available over the elapsed time.")
       .Flat(kHeadline)
+      .Row(SummaryTableId::kCpu, 4, ValueFormat::kOneDecimal)
+      .Bulleted()
+      .RowText(
+          [](const M&, double value, const CellFormats&) { return absl::StrFormat("%.2f", value); })
       .Compared(3, "cores")
       .Live();
   b.Add(
@@ -58,6 +117,32 @@ void AddHeadline(Builder& b) {
       .Direction(kHigher, kFalls)
       .Compared(11, "kHz")
       .Live();
+}
+
+// The Thread Time Split's rows that are no flat key: blocked time and the shares of the split.
+void AddProcessorSplitRows(Builder& b) {
+  const auto na_when_split = [](const M& m) { return RunQueueSplit(m) ? "N/A" : nullptr; };
+  b.Add(
+       "processor_blocked_seconds", "Processor Blocked (I/O, locks, sleep)", "s", G::kFine,
+       [](const M& m) { return If(RunQueueSplit(m), ProcessorBlockedSeconds(m)); },
+       "Processor off-CPU time not spent waiting for a CPU.")
+      .Row(SummaryTableId::kThreadTimeSplit, 3, ValueFormat::kDuration);
+  b.Add(
+       "processor_run_queue_wait_share", "Processor Waiting-for-CPU Share", "%", G::kFine,
+       [](const M& m) {
+         return ProcessorShare(m, RunQueueSplit(m), m.fine().processor_run_queue_wait_seconds());
+       },
+       "Processor time waiting for a CPU over processor thread time.")
+      .Row(SummaryTableId::kThreadTimeSplit, 6, ValueFormat::kOneDecimal, na_when_split)
+      .RowLabel("  Waiting for a CPU %")
+      .RowText(PercentOneDecimal);
+  b.Add(
+       "processor_blocked_share", "Processor Blocked Share", "%", G::kFine,
+       [](const M& m) { return ProcessorShare(m, RunQueueSplit(m), ProcessorBlockedSeconds(m)); },
+       "Processor blocked time over processor thread time.")
+      .Row(SummaryTableId::kThreadTimeSplit, 7, ValueFormat::kOneDecimal, na_when_split)
+      .RowLabel("  Blocked %")
+      .RowText(PercentOneDecimal);
 }
 
 // Where the chunks' wall time went (measured CPU, run queue, blocked), and the reported sum.
@@ -111,14 +196,19 @@ void AddAdditions(Builder& b) {
                    static_cast<double>(m.workflow().total_uncompressed_bytes_read()));
        },
        "Bytes the chunks read, after decompression.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThroughput, 4, ValueFormat::kBytes);
   b.Add(
        "compression_factor", "Compression Factor", "x", G::kWorkflow,
        [](const M& m) {
          return If(m.workflow().has_compression_factor(), m.workflow().compression_factor());
        },
        "Uncompressed bytes over compressed bytes read.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThroughput, 5, ValueFormat::kOneDecimal)
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.2fx", value);
+      });
   b.Add(
        "distinct_file_bytes", "File Bytes (distinct)", "bytes", G::kWorkflow,
        [](const M& m) {
@@ -134,13 +224,26 @@ void AddAdditions(Builder& b) {
        },
        "Bytes read over the files' distinct bytes: above 1, data was read again.")
       .Flat(kAddition, FlatPresence::kWithFileBytes)
+      .Row(SummaryTableId::kThroughput, 3, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(
+                 m.workflow().has_read_amplification() && m.workflow().has_distinct_file_bytes(),
+                 m.workflow().read_amplification());
+           })
+      .RowLabel("Read Amplification")
+      .RowText([](const M& m, double value, const CellFormats& cell) {
+        // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
+        return absl::StrFormat("%.2fx (files hold %s)", value,
+                               cell.bytes(static_cast<double>(m.workflow().distinct_file_bytes())));
+      })
       .Direction(kLower)
       .Compared(9, "x");
 }
 
 // Our capacity and efficiency keys: tracking window, core-seconds, efficiencies.
+void AddCoreSecondFigures(Builder& b);
+
 void AddCapacityAdditions(Builder& b) {
-  constexpr auto kKnown = FlatPresence::kWhenKnown;
   constexpr auto kWorkers = FlatPresence::kWithWorkers;
   b.Add(
        "window_seconds", "Tracking Window", "s", G::kWorkers,
@@ -158,7 +261,14 @@ void AddCapacityAdditions(Builder& b) {
          return If(m.has_workers() && m.workers().has_core_seconds(), m.workers().core_seconds());
        },
        "Cores of the tracked workers integrated over time.")
-      .Flat(kAddition, kWorkers);
+      .Flat(kAddition, kWorkers)
+      .Row(SummaryTableId::kResources, 9, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(Tracked(m) && m.workers().has_core_seconds(), m.workers().core_seconds());
+           })
+      .RowText([](const M&, double value, const CellFormats&) {
+        return absl::StrFormat("%.1f core-s", value);
+      });
   b.Add(
        "avg_cores_over_window", "Cores (Time-Averaged)", "cores", G::kWorkers,
        [](const M& m) {
@@ -167,7 +277,19 @@ void AddCapacityAdditions(Builder& b) {
        },
        "Cores of the tracked workers averaged over the window.")
       .Flat(kAddition, kWorkers)
-      .Live();
+      .Live()
+      .Row(SummaryTableId::kResources, 6, ValueFormat::kOneDecimal, nullptr,
+           [](const M& m) {
+             return If(Tracked(m) && m.workers().has_avg_cores_over_window() && !ConstantCores(m),
+                       m.workers().avg_cores_over_window());
+           })
+      .RowText(TwoDecimals);
+  AddCoreSecondFigures(b);
+}
+
+// Figures over the tracked core-seconds, and the processor's run-queue wait.
+void AddCoreSecondFigures(Builder& b) {
+  constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
        "core_efficiency_over_core_seconds", "Worker Occupancy (over core-seconds)", "fraction",
        G::kEfficiency,
@@ -209,10 +331,18 @@ void AddCapacityAdditions(Builder& b) {
                    m.fine().processor_run_queue_wait_seconds());
        },
        "The part of processor off-CPU time spent waiting for a CPU, where the engine measured it.")
-      .Flat(kAddition, kKnown);
+      .Flat(kAddition, kKnown)
+      .Row(SummaryTableId::kThreadTimeSplit, 2, ValueFormat::kDuration, nullptr,
+           [](const M& m) {
+             return If(RunQueueSplit(m), m.fine().processor_run_queue_wait_seconds());
+           })
+      .RowLabel("Processor Waiting for a CPU (run queue)");
+  AddProcessorSplitRows(b);
 }
 
 // Our keys from chunk records: retries, live memory, percentiles, time per event.
+void AddTimePerEvent(Builder& b);
+
 void AddChunkAdditions(Builder& b) {
   constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
@@ -221,21 +351,34 @@ void AddChunkAdditions(Builder& b) {
          return If(m.has_chunks(), static_cast<double>(m.chunks().num_retried_chunks()));
        },
        "Chunks that were run again after a failure.")
-      .Flat(kChunkAddition, FlatPresence::kWithChunks);
+      .Flat(kChunkAddition, FlatPresence::kWithChunks)
+      .Row(SummaryTableId::kChunks, 4, ValueFormat::kThousands, nullptr,
+           [](const M& m) {
+             return If(m.has_chunks() && m.chunks().num_retried_chunks() > 0,
+                       static_cast<double>(m.chunks().num_retried_chunks()));
+           })
+      .RowLabel("Retries")
+      .Bulleted();
   b.Add(
        "chunk_peak_live_bytes_mean", "Chunk Peak Live Memory Mean", "bytes", G::kChunks,
        [](const M& m) {
          return If(m.chunks().peak_live_bytes().count() > 0, m.chunks().peak_live_bytes().mean());
        },
        "Mean of the chunks' peak live heap bytes.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      // Exact and per chunk: the chunk's own thread's heap (allocation counting).
+      .Row(SummaryTableId::kChunks, 8, ValueFormat::kBytes)
+      .RowLabel("Mean Chunk Heap Peak (own thread)");
   b.Add(
        "chunk_peak_live_bytes_max", "Chunk Peak Live Memory Max", "bytes", G::kChunks,
        [](const M& m) {
          return If(m.chunks().peak_live_bytes().count() > 0, m.chunks().peak_live_bytes().max());
        },
        "Largest peak live heap bytes of a chunk.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 9, ValueFormat::kBytes)
+      .RowLabel("Max")
+      .Bulleted();
   struct Percentile {
     const char* key;
     const char* label;
@@ -255,6 +398,12 @@ void AddChunkAdditions(Builder& b) {
     entry.Flat(kChunkAddition, kKnown).Direction(kLower, kFalls).Live();
     if (p.compare_rank > 0) entry.Compared(p.compare_rank, "s");
   }
+  AddTimePerEvent(b);
+}
+
+// The chunks' wall time per event: mean, median, 99th percentile.
+void AddTimePerEvent(Builder& b) {
+  constexpr auto kKnown = FlatPresence::kWhenKnown;
   b.Add(
        "time_per_event_mean", "Time per Event Mean", "s", G::kChunks,
        [](const M& m) {
@@ -262,7 +411,9 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0, t.mean());
        },
        "Mean of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 5, ValueFormat::kDuration)
+      .RowLabel("Time per Event (mean)");
   b.Add(
        "time_per_event_p50", "Time per Event p50", "s", G::kChunks,
        [](const M& m) {
@@ -270,7 +421,10 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0 && t.has_percentiles(), t.percentiles().p50());
        },
        "Median of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 6, ValueFormat::kDuration)
+      .RowLabel("p50")
+      .Bulleted();
   b.Add(
        "time_per_event_p99", "Time per Event p99", "s", G::kChunks,
        [](const M& m) {
@@ -278,7 +432,10 @@ void AddChunkAdditions(Builder& b) {
          return If(t.count() > 0 && t.has_percentiles(), t.percentiles().p99());
        },
        "99th percentile of the chunks' wall time per event.")
-      .Flat(kChunkAddition, kKnown);
+      .Flat(kChunkAddition, kKnown)
+      .Row(SummaryTableId::kChunks, 7, ValueFormat::kDuration)
+      .RowLabel("p99")
+      .Bulleted();
 }
 
 // Figures only compare shows (derived per run for its rows).
@@ -306,7 +463,12 @@ void AddCompareOnly(Builder& b) {
                    100.0 * m.efficiency().core_efficiency_fraction());
        },
        "Busy-worker concurrency over the cores (tracked core-seconds when known).")
-      .Compared(17, "%");
+      .Compared(17, "%")
+      .Row(
+          SummaryTableId::kResources, 8, ValueFormat::kPercent,
+          [](const M& m) { return WallReported(m) ? NoWorkerTracking(m) : "N/A (not reported)"; },
+          OccupancyFraction)
+      .RowText(OccupancyText);
   b.Add(
        "chunk_run_queue_wait_share", "Chunk Time Waiting for a CPU (run queue)", "%", G::kCpu,
        [](const M& m) {

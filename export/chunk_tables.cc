@@ -1,5 +1,5 @@
-// The chunk tables of the summary: counts, time per event and memory; durations per dataset;
-// sections; failed chunks.
+// The chunk tables of the summary: durations per dataset; sections; failed chunks. (Counts,
+// time per event and memory are catalogue rows: export/tables.cc.)
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -21,61 +21,6 @@ using export_internal::ReplaceControlCharacters;
 // The chunk count the original shows: the chunk records' count overrides the report's.
 int64_t NumChunks(const v1::AggregatedMetrics& metrics) {
   return metrics.has_chunks() ? metrics.chunks().num_chunks() : metrics.workflow().num_chunks();
-}
-
-Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
-  Table table{"Chunk Metrics", {}, {}, {}, {}};
-  table.rows.push_back({"Total Chunks", WithThousandsSeparators(NumChunks(metrics))});
-  if (!metrics.has_chunks()) return table;  // Only the report's count is known.
-  const v1::ChunkMetrics& chunks = metrics.chunks();
-
-  if (chunks.num_failed_chunks() > 0) {
-    table.rows.push_back(
-        {Bullet(box, "Successful"), WithThousandsSeparators(chunks.num_successful_chunks())});
-    table.rows.push_back(
-        {Bullet(box, "Failed"), WithThousandsSeparators(chunks.num_failed_chunks())});
-  }
-  if (chunks.num_retried_chunks() > 0) {
-    table.rows.push_back(
-        {Bullet(box, "Retries"), WithThousandsSeparators(chunks.num_retried_chunks())});
-  }
-  const v1::DistributionStats& per_event = chunks.time_per_event_seconds();
-  if (per_event.count() > 0) {
-    table.rows.push_back({"Time per Event (mean)", FormatDuration(per_event.mean())});
-    if (per_event.has_percentiles()) {
-      table.rows.push_back({Bullet(box, "p50"), FormatDuration(per_event.percentiles().p50())});
-      table.rows.push_back({Bullet(box, "p99"), FormatDuration(per_event.percentiles().p99())});
-    }
-  }
-  const v1::DistributionStats& peak_live = chunks.peak_live_bytes();
-  if (peak_live.count() > 0) {
-    // Exact and per chunk: the chunk's own thread's heap (allocation counting).
-    table.rows.push_back({"Mean Chunk Heap Peak (own thread)", FormatBytes(peak_live.mean())});
-    table.rows.push_back({Bullet(box, "Max"), FormatBytes(peak_live.max())});
-  }
-  const v1::DistributionStats& memory = chunks.memory_delta_bytes();
-  if (memory.count() > 0) {
-    if (chunks.memory_delta_source() == v1::MEMORY_SOURCE_SHARED_PROCESS_RSS) {
-      // Other threads' allocations and frees are in it: say so rather than attribute it.
-      table.rows.push_back({"Mean Process RSS Delta per Chunk",
-                            absl::StrCat(FormatBytes(memory.mean()),
-                                         " (shared process: not attributable to chunks)")});
-    } else {
-      table.rows.push_back({"Mean Memory Delta (process RSS)", FormatBytes(memory.mean())});
-    }
-    table.rows.push_back({Bullet(box, "Min"), FormatBytes(memory.min())});
-    table.rows.push_back({Bullet(box, "Max"), FormatBytes(memory.max())});
-  }
-  const v1::DistributionStats& events = chunks.events();
-  if (events.count() > 0) {
-    const auto count = [](double value) {
-      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
-    };
-    table.rows.push_back({"Mean Events/Chunk", count(events.mean())});
-    table.rows.push_back({Bullet(box, "Min"), count(events.min())});
-    table.rows.push_back({Bullet(box, "Max"), count(events.max())});
-  }
-  return table;
 }
 
 // Chunk durations as columns: all successful chunks, then each dataset when there are several.

@@ -89,9 +89,8 @@ std::string Bullet(const BoxStyle& box, absl::string_view label);
 // The chunk count the original shows: the chunk records' count overrides the report's.
 int64_t NumChunks(const v1::AggregatedMetrics& metrics);
 
-// The chunk tables (chunk_tables.cc): counts, time per event and memory; durations as columns;
-// the top `top_n` sections; the failed chunks (at most `limit`).
-Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box);
+// The chunk tables (chunk_tables.cc): durations as columns; the top `top_n` sections; the
+// failed chunks (at most `limit`).
 Table ChunkDurationsTable(const v1::ChunkMetrics& chunks);
 Table SectionStatsTable(const v1::ChunkMetrics& chunks, int top_n);
 Table FailedChunksTable(const v1::ChunkMetrics& chunks, int limit);

@@ -37,7 +37,6 @@ using tables_internal::AsciiBox;
 using tables_internal::BoxStyle;
 using tables_internal::Bullet;
 using tables_internal::ChunkDurationsTable;
-using tables_internal::ChunkTable;
 using tables_internal::FailedChunksTable;
 using tables_internal::FlagIfImpossible;
 using tables_internal::kNotReported;
@@ -52,115 +51,95 @@ using tables_internal::ToTextTable;
 using tables_internal::UnicodeBox;
 using tables_internal::WithThousandsSeparators;
 
-Table ThroughputTable(const v1::AggregatedMetrics& metrics) {
-  const v1::WorkflowMetrics& workflow = metrics.workflow();
+// The export formats a catalogue row formatter composes.
+const CellFormats& ExportCellFormats() {
+  static const CellFormats formats = {
+      FormatDuration, FormatBytes, Percent,
+      [](const v1::AggregatedMetrics& metrics, const std::string& figure, std::string text) {
+        return FlagIfImpossible(metrics, figure, std::move(text));
+      }};
+  return formats;
+}
+
+// A catalogue row's value text: its row formatter's, or `format`'s.
+std::string RowValueText(const v1::AggregatedMetrics& metrics, const MetricDef& metric,
+                         double value) {
+  if (metric.row_text != nullptr) return metric.row_text(metrics, value, ExportCellFormats());
+  switch (metric.format) {
+    case ValueFormat::kDuration:
+      return FormatDuration(value);
+    case ValueFormat::kThousands:
+      return WithThousandsSeparators(static_cast<int64_t>(value));
+    case ValueFormat::kRoundedCount:
+      return WithThousandsSeparators(static_cast<int64_t>(std::llround(value)));
+    case ValueFormat::kBytes:
+      return FormatBytes(value);
+    case ValueFormat::kPercent:
+      return Percent(value);
+    case ValueFormat::kOneDecimal:
+      break;
+  }
+  return absl::StrFormat("%.1f %s", value, metric.unit);
+}
+
+// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`, each with
+// the line its note adds under it.
+void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, const BoxStyle& box,
+                      Table* table) {
+  for (const MetricDef* metric : TableRows(id)) {
+    const std::optional<double> value = TableValue(*metric, metrics);
+    std::string text;
+    if (value.has_value()) {
+      text = RowValueText(metrics, *metric, *value);
+      if (metric->flag_impossible) text = FlagIfImpossible(metrics, metric->key, std::move(text));
+    } else if (const char* unknown =
+                   metric->unknown_text != nullptr ? metric->unknown_text(metrics) : nullptr;
+               unknown != nullptr) {
+      text = unknown;
+    } else {
+      continue;
+    }
+    const std::string label = metric->label_from != nullptr ? metric->label_from(metrics)
+                              : metric->table_label.empty() ? metric->label
+                                                            : metric->table_label;
+    table->rows.push_back({metric->bullet ? Bullet(box, label) : label, std::move(text)});
+    if (metric->note == nullptr) continue;
+    const RowNote note = metric->note(metrics);
+    if (!note.label.empty()) {
+      table->rows.push_back(
+          {absl::StrCat("    ", note.label), ReplaceControlCharacters(note.text)});
+    }
+  }
+}
+
+Table ThroughputTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Throughput Metrics", {}, {}, {}, {}};
-  if (workflow.has_data_rate_gbps()) {
-    // Older producers may not fill the MB/s field; it is the same rate in other units.
-    const double mbytes_per_second = workflow.has_data_rate_mbytes_per_second()
-                                         ? workflow.data_rate_mbytes_per_second()
-                                         : workflow.data_rate_gbps() * 1000.0 / 8.0;
-    table.rows.push_back(
-        {"Data Rate",
-         absl::StrFormat("%.2f Gbps (%.1f MB/s)", workflow.data_rate_gbps(), mbytes_per_second)});
-  } else {
-    table.rows.push_back({"Data Rate", "N/A (bytes read not reported)"});
-  }
-  if (workflow.has_total_bytes_read()) {
-    table.rows.push_back({"Total Bytes Read (reported)",
-                          FormatBytes(static_cast<double>(workflow.total_bytes_read()))});
-  }
-  if (workflow.has_read_amplification() && workflow.has_distinct_file_bytes()) {
-    // Bytes read against the files' distinct bytes (aggregation/read_amplification.h).
-    table.rows.push_back(
-        {"Read Amplification",
-         absl::StrFormat("%.2fx (files hold %s)", workflow.read_amplification(),
-                         FormatBytes(static_cast<double>(workflow.distinct_file_bytes())))});
-  }
-  if (workflow.has_total_uncompressed_bytes_read()) {
-    table.rows.push_back(
-        {"Total Bytes Read (uncompressed)",
-         FormatBytes(static_cast<double>(workflow.total_uncompressed_bytes_read()))});
-  }
-  if (workflow.has_compression_factor()) {
-    table.rows.push_back(
-        {"Compression Factor", absl::StrFormat("%.2fx", workflow.compression_factor())});
-  }
-  if (metrics.has_fine() && metrics.fine().total_bytes_memory_read() > 0.0) {
-    table.rows.push_back(
-        {"Memory Read (fine metrics)", FormatBytes(metrics.fine().total_bytes_memory_read())});
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kThroughput, box, &table);
   return table;
 }
 
-// The rows the metric catalogue (aggregation/metric_catalogue.h) puts in table `id`.
-void AddCatalogueRows(const v1::AggregatedMetrics& metrics, SummaryTableId id, Table* table) {
-  for (const MetricDef* metric : TableRows(id)) {
-    const std::optional<double> value = TableValue(*metric, metrics);
-    if (!value.has_value()) {
-      if (metric->unknown_text != nullptr) {
-        table->rows.push_back({metric->label, metric->unknown_text(metrics)});
-      }
-      continue;
-    }
-    switch (metric->format) {
-      case ValueFormat::kDuration:
-        table->rows.push_back({metric->label, FormatDuration(*value)});
-        break;
-      case ValueFormat::kThousands:
-        table->rows.push_back(
-            {metric->label, WithThousandsSeparators(static_cast<int64_t>(*value))});
-        break;
-      case ValueFormat::kOneDecimal:
-        table->rows.push_back({metric->label, absl::StrFormat("%.1f %s", *value, metric->unit)});
-        break;
-    }
-  }
+// Counts, time per event and memory of the chunks.
+Table ChunkTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
+  Table table{"Chunk Metrics", {}, {}, {}, {}};
+  AddCatalogueRows(metrics, SummaryTableId::kChunks, box, &table);
+  return table;
 }
 
-Table EventTable(const v1::AggregatedMetrics& metrics) {
+Table EventTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Event Processing Metrics", {}, {}, {}, {}};
-  AddCatalogueRows(metrics, SummaryTableId::kEvents, &table);
+  AddCatalogueRows(metrics, SummaryTableId::kEvents, box, &table);
   return table;
 }
 
 // The first table: measured CPU against the cores the workers had (aggregation/cpu_metrics.h).
 Table CpuTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
-  const v1::CpuMetrics& cpu = metrics.cpu();
   Table table{"CPU Efficiency", {}, {}, {}, {}};
   if (!metrics.has_cpu()) {
     // Written by a build before measured CPU was aggregated: say so rather than "not measured".
     table.rows.push_back({"CPU Efficiency", "N/A (not in measurements of this tool version)"});
     return table;
   }
-  if (cpu.has_cpu_efficiency_fraction()) {
-    table.rows.push_back(
-        {"CPU Efficiency",
-         FlagIfImpossible(metrics, "cpu_efficiency", Percent(cpu.cpu_efficiency_fraction()))});
-  } else {
-    table.rows.push_back({"CPU Efficiency", cpu.has_cpu_seconds() ? "N/A (capacity unknown)"
-                                                                  : "N/A (CPU not measured)"});
-  }
-  table.rows.push_back({Bullet(box, "CPU Time (measured)"), cpu.has_cpu_seconds()
-                                                                ? FormatDuration(cpu.cpu_seconds())
-                                                                : std::string("N/A")});
-  if (cpu.has_cpu_seconds() && !cpu.cpu_source().empty()) {
-    table.rows.push_back({"    measured by", ReplaceControlCharacters(cpu.cpu_source())});
-  }
-  if (!cpu.has_cpu_seconds() && !cpu.unknown_reason().empty()) {
-    table.rows.push_back({"    why", ReplaceControlCharacters(cpu.unknown_reason())});
-  }
-  if (cpu.has_core_seconds_available()) {
-    table.rows.push_back({Bullet(box, "Core-Seconds Available"),
-                          absl::StrFormat("%.1f core-s", cpu.core_seconds_available())});
-    if (!cpu.capacity_source().empty()) {
-      table.rows.push_back({"    computed as", ReplaceControlCharacters(cpu.capacity_source())});
-    }
-  }
-  if (cpu.has_usable_cores()) {
-    table.rows.push_back(
-        {Bullet(box, "Usable Cores (average)"), absl::StrFormat("%.2f", cpu.usable_cores())});
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kCpu, box, &table);
   return table;
 }
 
@@ -189,130 +168,18 @@ Table ChunkTimeSplitTable(const v1::CpuMetrics& cpu) {
   return table;
 }
 
-// One occupancy: over the tracked core-seconds when known (right under churn), else the
-// original's concurrency / total cores (the same number for a fixed set of workers).
-std::string OccupancyText(const v1::AggregatedMetrics& metrics) {
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
-  const double concurrency = metrics.efficiency().speedup_factor();
-  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
-  const auto tracked_value = [&](bool known, const std::string& value) {
-    return tracked && known ? value : std::string(kNoWorkerTracking);
-  };
-  const v1::EfficiencyMetrics& efficiency = metrics.efficiency();
-  std::string occupancy =
-      !wall_reported
-          ? std::string(kNotReported)
-          : tracked_value(cores_known,
-                          cores_known ? Percent(concurrency / workers.total_cores()) : "");
-  if (tracked && wall_reported && efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency_over_core_seconds",
-                                 Percent(efficiency.core_efficiency_over_core_seconds_fraction()));
-  } else if (wall_reported && !(tracked && cores_known) &&
-             efficiency.has_core_efficiency_fraction()) {
-    // A saved figure (the original tool's core_efficiency) whose inputs were not saved with it.
-    occupancy = Percent(efficiency.core_efficiency_fraction());
-  }
-  if (tracked && wall_reported && !efficiency.has_core_efficiency_over_core_seconds_fraction()) {
-    occupancy = FlagIfImpossible(metrics, "core_efficiency", occupancy);
-  }
-  return occupancy;
-}
-
-// Peak and average memory: per worker, or the one process a thread pool's threads share.
-void AddMemoryRows(const v1::AggregatedMetrics& metrics, Table* table) {
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  // No worker has ever used 0 bytes: zero means the backend does not measure memory use
-  // (TaskVine logs give limits only), which must not read as a measured zero.
-  const bool memory_measured =
-      workers.peak_memory_bytes() > 0.0 || workers.avg_memory_per_worker_bytes() > 0.0;
-  const std::string not_measured = "N/A (not measured by this backend)";
-  // Thread-pool "workers" are threads of one process: its resident memory, counted once.
-  const std::string scope =
-      workers.memory_is_process_wide()
-          ? absl::StrCat("(process RSS, shared by ", workers.threads_sharing_memory(),
-                         workers.threads_sharing_memory() == 1 ? " thread)" : " threads)")
-          : std::string("(per worker)");
-  const auto value = [&](double bytes) {
-    if (!tracked) return std::string(kNoWorkerTracking);
-    return memory_measured ? FormatBytes(bytes) : not_measured;
-  };
-  table->rows.push_back({absl::StrCat("Peak Memory ", scope), value(workers.peak_memory_bytes())});
-  table->rows.push_back(
-      {absl::StrCat("Avg Memory ", scope), value(workers.avg_memory_per_worker_bytes())});
-}
-
-Table ResourceTable(const v1::AggregatedMetrics& metrics) {
+Table ResourceTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Resource Utilization", {}, {}, {}, {}};
-  const bool tracked = metrics.has_workers();
-  const v1::WorkerMetrics& workers = metrics.workers();
-  const auto tracked_value = [&](bool known, const std::string& value) {
-    return tracked && known ? value : std::string(kNoWorkerTracking);
-  };
-  const bool cores_known = workers.has_total_cores() && workers.total_cores() > 0.0;
-  const double concurrency = metrics.efficiency().speedup_factor();
-  const bool wall_reported = metrics.workflow().has_summed_chunk_wall_seconds();
-
-  // A fixed set of workers (a thread pool, a static cluster) has one worker count and one core
-  // count: one row each instead of an average, a peak and a product that all repeat it.
-  const bool constant_workers =
-      tracked && workers.peak_workers() > 0 &&
-      std::abs(workers.avg_workers() - workers.peak_workers()) <= 0.005 * workers.peak_workers();
-  if (constant_workers) {
-    table.rows.push_back({"Workers", absl::StrCat(workers.peak_workers(), " (constant)")});
-  } else {
-    table.rows.push_back({"Workers (Time-Averaged)",
-                          tracked_value(true, absl::StrFormat("%.2f", workers.avg_workers()))});
-    table.rows.push_back(
-        {"Peak Workers", tracked_value(true, absl::StrCat(workers.peak_workers()))});
-  }
-  const bool constant_cores = constant_workers && cores_known && workers.has_cores_per_worker() &&
-                              (!workers.has_avg_cores_over_window() ||
-                               std::abs(workers.avg_cores_over_window() - workers.total_cores()) <=
-                                   0.005 * workers.total_cores());
-  if (constant_cores) {
-    table.rows.push_back(
-        {"Total Cores", absl::StrCat(absl::StrFormat("%.0f (%.1f per worker", workers.total_cores(),
-                                                     workers.cores_per_worker()),
-                                     std::abs(workers.cores_per_worker() -
-                                              std::round(workers.cores_per_worker())) < 1e-9
-                                         ? ")"
-                                         : " on average)")});
-  } else {
-    table.rows.push_back(
-        {"Cores per Worker", tracked_value(workers.has_cores_per_worker(),
-                                           absl::StrFormat("%.1f", workers.cores_per_worker()))});
-    table.rows.push_back(
-        {"Total Cores",
-         tracked_value(workers.has_total_cores(), absl::StrFormat("%.0f", workers.total_cores()))});
-    // Under churn the workers ever seen overstate capacity: the time-weighted cores are what
-    // the core-seconds figures divide by.
-    if (tracked && workers.has_avg_cores_over_window()) {
-      table.rows.push_back(
-          {"Cores (Time-Averaged)", absl::StrFormat("%.2f", workers.avg_cores_over_window())});
-    }
-  }
-  // The original's speedup_factor and core_efficiency: how busy the workers were (summed chunk
-  // wall time), not how much CPU they got. CPU Efficiency above is the CPU figure.
-  table.rows.push_back(
-      {"Busy-Worker Concurrency (summed chunk wall / elapsed)",
-       wall_reported ? absl::StrFormat("%.2f", concurrency) : std::string(kNotReported)});
-  table.rows.push_back(
-      {"Worker Occupancy (busy-worker concurrency / cores)", OccupancyText(metrics)});
-  if (tracked && workers.has_core_seconds()) {
-    table.rows.push_back(
-        {"Tracked Core-Seconds", absl::StrFormat("%.1f core-s", workers.core_seconds())});
-  }
-  AddMemoryRows(metrics, &table);
+  // The original's speedup_factor and core_efficiency: how busy the workers were, not how much
+  // CPU they got. CPU Efficiency above is the CPU figure.
+  AddCatalogueRows(metrics, SummaryTableId::kResources, box, &table);
   return table;
 }
 
-Table TimingTable(const v1::AggregatedMetrics& metrics) {
+Table TimingTable(const v1::AggregatedMetrics& metrics, const BoxStyle& box) {
   Table table{"Timing Breakdown", {}, {}, {}, {}};
   // Summed Chunk Wall Time is Coffea's processtime: never shown under a CPU label.
-  AddCatalogueRows(metrics, SummaryTableId::kTiming, &table);
+  AddCatalogueRows(metrics, SummaryTableId::kTiming, box, &table);
   return table;
 }
 
@@ -350,69 +217,12 @@ std::string FineTitle(absl::string_view backend) {
   return absl::StrCat("Fine Metrics (", backend, ")");
 }
 
-Table FineTable(const v1::FineMetricsSummary& fine, absl::string_view backend,
+Table FineTable(const v1::AggregatedMetrics& metrics, absl::string_view backend,
                 const BoxStyle& box) {
   Table table{FineTitle(backend), {}, {}, {}, {}};
   // Off-CPU time is I/O only where it was split: the thread pool splits off the run-queue wait
   // (schedstat); Dask's thread-noncpu also holds run-queue, GIL and lock waits.
-  const double cpu = fine.processor_cpu_time_seconds();
-  const double off_cpu = fine.processor_io_wait_time_seconds();
-  const auto share = [&](double seconds) {
-    return cpu + off_cpu > 0 ? absl::StrFormat("%.1f%%", 100 * seconds / (cpu + off_cpu))
-                             : std::string("N/A");
-  };
-  table.rows.push_back({"Processor CPU Time", FormatDuration(cpu)});
-  if (fine.has_processor_run_queue_wait_seconds()) {
-    const double run_queue = fine.processor_run_queue_wait_seconds();
-    const double blocked = std::max(0.0, off_cpu - run_queue);
-    table.rows.push_back({"Processor Waiting for a CPU (run queue)", FormatDuration(run_queue)});
-    table.rows.push_back({"Processor Blocked (I/O, locks, sleep)", FormatDuration(blocked)});
-    table.rows.push_back({"  CPU %", share(cpu)});
-    table.rows.push_back({"  Waiting for a CPU %", share(run_queue)});
-    table.rows.push_back({"  Blocked %", share(blocked)});
-  } else {
-    table.rows.push_back({"Processor Off-CPU Time (not split)", FormatDuration(off_cpu)});
-    table.rows.push_back({"  CPU %", share(cpu)});
-    table.rows.push_back({"  Off CPU (not split) %", share(off_cpu)});
-  }
-  if (fine.overhead_cpu_time_seconds() > 0.0) {
-    table.rows.push_back({"Overhead CPU Time", FormatDuration(fine.overhead_cpu_time_seconds())});
-  }
-  if (fine.overhead_io_wait_time_seconds() > 0.0) {
-    table.rows.push_back({"Overhead Off-CPU Time (not split)",
-                          FormatDuration(fine.overhead_io_wait_time_seconds())});
-  }
-  if (fine.disk_read_bytes() > 0.0) {
-    table.rows.push_back(
-        {"Disk Read (from the device: page-cache misses)", FormatBytes(fine.disk_read_bytes())});
-  }
-  if (fine.disk_write_bytes() > 0.0) {
-    table.rows.push_back({"Disk Write", FormatBytes(fine.disk_write_bytes())});
-  }
-  if (fine.total_compression_overhead_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Compression Overhead", FormatDuration(fine.total_compression_overhead_seconds())});
-    if (fine.compression_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Compress"), FormatDuration(fine.compression_time_seconds())});
-    }
-    if (fine.decompression_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Decompress"), FormatDuration(fine.decompression_time_seconds())});
-    }
-  }
-  if (fine.total_serialization_overhead_seconds() > 0.0) {
-    table.rows.push_back(
-        {"Serialization Overhead", FormatDuration(fine.total_serialization_overhead_seconds())});
-    if (fine.serialization_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Serialize"), FormatDuration(fine.serialization_time_seconds())});
-    }
-    if (fine.deserialization_time_seconds() > 0.0) {
-      table.rows.push_back(
-          {Bullet(box, "Deserialize"), FormatDuration(fine.deserialization_time_seconds())});
-    }
-  }
+  AddCatalogueRows(metrics, SummaryTableId::kThreadTimeSplit, box, &table);
   return table;
 }
 
@@ -514,13 +324,13 @@ std::vector<Table> AllTables(const v1::Measurement& measurement, const TableOpti
   if (Table split = ChunkTimeSplitTable(metrics.cpu()); !split.title.empty()) {
     tables.push_back(std::move(split));
   }
-  tables.push_back(ThroughputTable(metrics));
-  tables.push_back(EventTable(metrics));
-  tables.push_back(ResourceTable(metrics));
-  tables.push_back(TimingTable(metrics));
+  tables.push_back(ThroughputTable(metrics, box));
+  tables.push_back(EventTable(metrics, box));
+  tables.push_back(ResourceTable(metrics, box));
+  tables.push_back(TimingTable(metrics, box));
   if (metrics.has_fine()) {
     if (HasThreadTimeSplit(metrics.fine())) {
-      tables.push_back(FineTable(metrics.fine(), measurement.metadata().backend(), box));
+      tables.push_back(FineTable(metrics, measurement.metadata().backend(), box));
     } else if (Table activities = ActivityTable(metrics.fine()); !activities.rows.empty()) {
       tables.push_back(std::move(activities));
     }

@@ -250,6 +250,41 @@ TEST(FormatSummaryTablesTest, FullMeasurementRowsAndValues) {
   EXPECT_FALSE(absl::StrContains(text, "Total CPU Time"));
 }
 
+// Rows the full measurement does not reach: retries, the chunks' own heap peaks, time per event.
+TEST(FormatSummaryTablesTest, ChunkMetricsRetriesAndHeapPeaks) {
+  v1::Measurement measurement = FullMeasurement();
+  v1::ChunkMetrics* chunks = measurement.mutable_metrics()->mutable_chunks();
+  chunks->set_num_retried_chunks(2);
+  v1::DistributionStats* heap = chunks->mutable_peak_live_bytes();
+  heap->set_count(12);
+  heap->set_mean(2048.0);
+  heap->set_max(4096.0);
+  v1::DistributionStats* per_event = chunks->mutable_time_per_event_seconds();
+  per_event->set_count(12);
+  per_event->set_mean(0.0015);
+  per_event->mutable_percentiles()->set_p50(0.001);
+  per_event->mutable_percentiles()->set_p99(0.004);
+  const std::string text = FormatSummaryTables(measurement, TableOptions{});
+  const std::vector<ParsedTable> tables = ParseTables(text, "\u2502", kUnicodeBoxStarts);
+  ASSERT_EQ(tables.size(), 7u) << text;
+  EXPECT_EQ(tables[5].rows, (Rows{{"Total Chunks", "13"},
+                                  {"\u2022 Successful", "12"},
+                                  {"\u2022 Failed", "1"},
+                                  {"\u2022 Retries", "2"},
+                                  {"Time per Event (mean)", "1.50 ms"},
+                                  {"\u2022 p50", "1.00 ms"},
+                                  {"\u2022 p99", "4.00 ms"},
+                                  {"Mean Chunk Heap Peak (own thread)", "2.00 KiB"},
+                                  {"\u2022 Max", "4.00 KiB"},
+                                  {"Mean Memory Delta (process RSS)", "18.20 MiB"},
+                                  {"\u2022 Min", "-46.50 MiB"},
+                                  {"\u2022 Max", "44.80 MiB"},
+                                  {"Mean Events/Chunk", "102,750"},
+                                  {"\u2022 Min", "100,000"},
+                                  {"\u2022 Max", "110,000"}}))
+      << text;
+}
+
 TEST(FormatSummaryTablesTest, RunHeaderNamesTheEnginesVersion) {
   v1::Measurement measurement = FullMeasurement();
   measurement.mutable_metadata()->set_engine_version("2022.12.1+ds.1");

@@ -15,6 +15,7 @@
 #include "collector/live_status.h"
 #include "export/compare.h"
 #include "export/flat_formats.h"
+#include "export/html_report.h"
 #include "export/tables.h"
 #include "export/test_measurement.h"
 #include "gmock/gmock.h"
@@ -87,6 +88,67 @@ TEST(MetricRecipeTest, OneCatalogueEntryReachesEveryOutput) {
   EXPECT_THAT(exposition, HasSubstr(absl::StrCat("roastcoffea_figure_test_only_half_elapsed_"
                                                  "seconds{backend=\"threadpool\",run=\"run\"} ",
                                                  half, "\n")));
+}
+
+// A row whose text combines values, with an N/A reason and a note under it: the hooks the CPU,
+// Throughput and Thread Time Split rows use, here for an entry registered by the test.
+MetricDef CombinedRowMetric() {
+  MetricDef metric;
+  metric.key = "test_only_bytes_over_elapsed";
+  metric.label = "Bytes over Elapsed (test)";
+  metric.unit = "bytes";
+  metric.description = "Bytes read, shown with the elapsed time: a row added by a test.";
+  metric.value = [](const v1::AggregatedMetrics& m) {
+    return m.workflow().has_total_bytes_read()
+               ? std::optional<double>(static_cast<double>(m.workflow().total_bytes_read()))
+               : std::nullopt;
+  };
+  metric.table = SummaryTableId::kThroughput;
+  metric.table_rank = 100;
+  metric.bullet = true;
+  metric.row_text = [](const v1::AggregatedMetrics& m, double bytes, const CellFormats& cell) {
+    return absl::StrCat(cell.bytes(bytes), " over ",
+                        cell.duration(m.workflow().elapsed_time_seconds()));
+  };
+  metric.unknown_text = [](const v1::AggregatedMetrics& m) {
+    return m.workflow().has_total_events() ? "N/A (test: bytes unknown)" : nullptr;
+  };
+  metric.note = [](const v1::AggregatedMetrics&) { return RowNote{"test note", "from\tthe test"}; };
+  return metric;
+}
+
+// The row's line of the terminal tables, or "" when there is none.
+std::string RowLine(const std::string& tables, const std::string& label) {
+  const size_t row = tables.find(label);
+  if (row == std::string::npos) return "";
+  return tables.substr(row, tables.find('\n', row) - row);
+}
+
+TEST(MetricRecipeTest, RowHooksWordACombinedRow) {
+  ASSERT_TRUE(RegisterMetricForTesting(CombinedRowMetric()));
+  v1::Measurement run = testing_export::RichMeasurement();
+  ASSERT_TRUE(run.metrics().workflow().has_total_bytes_read());
+  const std::string combined =
+      absl::StrCat(FormatBytes(static_cast<double>(run.metrics().workflow().total_bytes_read())),
+                   " over ", FormatDuration(run.metrics().workflow().elapsed_time_seconds()));
+  TableOptions options;
+  options.width = -1;
+  options.unicode = false;
+  std::string tables = FormatSummaryTables(run, options);
+  EXPECT_THAT(RowLine(tables, "  - Bytes over Elapsed (test)"), HasSubstr(combined));
+  // The note under the row, its control character replaced.
+  const size_t row = tables.find("Bytes over Elapsed (test)");
+  ASSERT_NE(row, std::string::npos);
+  const size_t next = tables.find('\n', row) + 1;
+  EXPECT_THAT(tables.substr(next, tables.find('\n', next) - next), HasSubstr("    test note"));
+  EXPECT_THAT(RenderHtmlReport(run), HasSubstr(combined));
+
+  // Unknown: the per-case reason, or no row when the hook returns null.
+  run.mutable_metrics()->mutable_workflow()->clear_total_bytes_read();
+  tables = FormatSummaryTables(run, options);
+  EXPECT_THAT(RowLine(tables, "Bytes over Elapsed (test)"), HasSubstr("N/A (test: bytes unknown)"));
+  run.mutable_metrics()->mutable_workflow()->clear_total_events();
+  EXPECT_EQ(RowLine(FormatSummaryTables(run, options), "Bytes over Elapsed (test)"), "");
 }
 
 // Keys written per name (dataset, section, chunk, file, index), outside the catalogue.

@@ -138,9 +138,14 @@ void CpuContention(const FindingsInputs& in, Builder& b) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, true));
     return;
   }
-  b.Evaluated("cpu_contention");
+  // Run-queue wait is cpu_starvation's evidence too: when it fired, its finding carries this
+  // rule's share and cost instead of a second finding with the same cause and advice.
+  v1::Finding* starvation = engine ? nullptr : b.FindMutable("cpu_starvation");
   const double span = 1e-9 * static_cast<double>(last_ns - first_ns);
   const double covered = UnionSeconds(contended);
+  if (starvation == nullptr || covered < kContentionRunShare * span) {
+    b.Evaluated("cpu_contention");
+  }
   if (covered < kContentionRunShare * span) return;
   // The contended chunks ran `concurrency` at a time on average: their waiting, spread over
   // them, is what it added to the run.
@@ -170,6 +175,16 @@ void CpuContention(const FindingsInputs& in, Builder& b) {
                                                in.host_facts->online_cpus()));
   }
   absl::StrAppend(&evidence, ".");
+  if (starvation != nullptr) {
+    b.NotEvaluated("cpu_contention", "reported with cpu_starvation (the same run-queue wait)");
+    starvation->set_evidence(absl::StrCat(starvation->evidence(), " CPU contention: ", evidence));
+    Number(*starvation, "contended_share", covered / span, "fraction");
+    Number(*starvation, "contended_chunks", static_cast<double>(contended.size()), "chunks");
+    Number(*starvation, "peak_load_over_cpus", peak, "ratio");
+    Number(*starvation, "wait_seconds", lost, "s");
+    Number(*starvation, "cost_seconds", cost, "s");
+    return;
+  }
   v1::Finding& f =
       b.Add(v1::Finding::SEVERITY_WARNING, "cpu_contention",
             absl::StrCat("CPU contention: more runnable processes than CPUs for ",

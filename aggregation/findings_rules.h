@@ -76,6 +76,9 @@ class Builder {
     }
     return nullptr;
   }
+  v1::Finding* FindMutable(absl::string_view code) {
+    return const_cast<v1::Finding*>(std::as_const(*this).Find(code));
+  }
 
   v1::Finding& Add(Severity severity, absl::string_view code, std::string title,
                    std::string evidence, std::string suggestion) {

@@ -385,13 +385,23 @@ absl::string_view SeverityLabel(v1::Finding::Severity severity) {
   }
 }
 
+// Rules that share a reason are listed together ("a, b (no task timeline)"), in rule order, so
+// a reason common to eight rules is read once.
 std::string NotEvaluatedRules(const v1::AggregatedMetrics& metrics) {
-  std::vector<std::string> parts;
+  std::vector<std::pair<std::string, std::vector<std::string>>> by_reason;
   for (const v1::RuleEvaluation& e : metrics.rule_evaluations()) {
     if (e.evaluated()) continue;
-    parts.push_back(e.reason().empty() ? e.code() : absl::StrCat(e.code(), " (", e.reason(), ")"));
+    auto it = std::find_if(by_reason.begin(), by_reason.end(),
+                           [&](const auto& group) { return group.first == e.reason(); });
+    if (it == by_reason.end()) it = by_reason.insert(by_reason.end(), {e.reason(), {}});
+    it->second.push_back(e.code());
   }
-  return absl::StrJoin(parts, ", ");
+  std::vector<std::string> parts;
+  for (const auto& [reason, codes] : by_reason) {
+    const std::string rules = absl::StrJoin(codes, ", ");
+    parts.push_back(reason.empty() ? rules : absl::StrCat(rules, " (", reason, ")"));
+  }
+  return absl::StrJoin(parts, "; ");
 }
 
 std::string RuleStatesLine(const v1::AggregatedMetrics& metrics) {

@@ -951,7 +951,7 @@ TEST(FormatFindingsTest, NoneSaysHowManyRulesWereCheckedAndWhichWereNot) {
   options.width = 200;
   EXPECT_EQ(FormatFindings(measurement, options),
             "Findings: none of the 2 rules checked fired; not evaluated: cpu_starvation (no "
-            "run-queue figures or thread count), stragglers (no chunk records)\n");
+            "run-queue figures or thread count); stragglers (no chunk records)\n");
   // Wrapped under "Findings: " on a narrow terminal.
   options.width = 60;
   const std::string narrow = FormatFindings(measurement, options);

@@ -43,46 +43,65 @@ absl::Status DaskMetricsBackend::PollConnected() {
   absl::StatusOr<dask::SchedulerSnapshot> snapshot = dask::ParseIdentity(*reply);
   if (!snapshot.ok()) return snapshot.status();
 
-  std::map<std::string, double> processing;
-  std::map<std::string, int64_t> running_by_prefix;  // the processing tasks' prefixes
-  if (absl::StatusOr<dask::Value> p = comm_->Call("processing"); p.ok() && p->is_map()) {
-    for (size_t i = 0; i < p->size(); ++i) {
-      if (p->key(i).is_str())
-        processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
-      const dask::Value& keys = p->value(i);
-      if (!keys.is_array()) continue;
-      for (const dask::Value& key : keys.items())
-        ++running_by_prefix[EchoedText(dask::KeySplit(key))];
-    }
-  } else if (!p.ok() && comm_->broken()) {
-    return p.status();
-  }
-
-  std::map<std::string, double> occupancy;
-  if (options_.read_occupancy && occupancy_enabled_) {
-    absl::StatusOr<dask::Value> state = comm_->Call("dump_state", DumpStateWorkersArgs());
-    if (!state.ok()) {
-      if (comm_->broken()) return state.status();
-      occupancy_enabled_ = false;
-      std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning(absl::StrCat("Worker occupancy is not measured: dump_state failed (",
-                              state.status().message(), ")."));
-    } else if (const dask::Value* ws = state->Find("workers"); ws != nullptr && ws->is_map()) {
-      for (size_t i = 0; i < ws->size(); ++i) {
-        const dask::Value* occ = ws->value(i).Find("occupancy");
-        if (ws->key(i).is_str() && occ != nullptr && occ->AsDouble().has_value()) {
-          occupancy[ws->key(i).text()] = *occ->AsDouble();
-        }
-      }
-    }
-  }
-
+  PollExtras extras;
+  if (absl::Status s = ReadProcessing(extras); !s.ok()) return s;
+  if (absl::Status s = ReadOccupancy(extras); !s.ok()) return s;
   if (options_.read_spans && spans_enabled_) {
     absl::Status s = ReadWorkloadSpans();
     if (!s.ok()) return s;
   }
-
   std::vector<dask::TaskRecord> fresh;
+  if (absl::Status s = ReadTaskStreamTail(fresh); !s.ok()) return s;
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  UpdateLiveProgress(snapshot->workers, extras.running_by_prefix, fresh);
+  IngestHeartbeats(snapshot->workers, asked);
+  RecordWorkers(now, snapshot->workers, extras);
+  for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
+  last_good_poll_unix_ns_ = now;
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::ReadProcessing(PollExtras& extras) {
+  absl::StatusOr<dask::Value> p = comm_->Call("processing");
+  if (!p.ok()) return comm_->broken() ? p.status() : absl::OkStatus();
+  if (!p->is_map()) return absl::OkStatus();
+  for (size_t i = 0; i < p->size(); ++i) {
+    if (p->key(i).is_str()) {
+      extras.processing[p->key(i).text()] = static_cast<double>(p->value(i).size());
+    }
+    const dask::Value& keys = p->value(i);
+    if (!keys.is_array()) continue;
+    for (const dask::Value& key : keys.items()) {
+      ++extras.running_by_prefix[EchoedText(dask::KeySplit(key))];
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::ReadOccupancy(PollExtras& extras) {
+  if (!options_.read_occupancy || !occupancy_enabled_) return absl::OkStatus();
+  absl::StatusOr<dask::Value> state = comm_->Call("dump_state", DumpStateWorkersArgs());
+  if (!state.ok()) {
+    if (comm_->broken()) return state.status();
+    occupancy_enabled_ = false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(absl::StrCat("Worker occupancy is not measured: dump_state failed (",
+                            state.status().message(), ")."));
+    return absl::OkStatus();
+  }
+  const dask::Value* ws = state->Find("workers");
+  if (ws == nullptr || !ws->is_map()) return absl::OkStatus();
+  for (size_t i = 0; i < ws->size(); ++i) {
+    const dask::Value* occ = ws->value(i).Find("occupancy");
+    if (ws->key(i).is_str() && occ != nullptr && occ->AsDouble().has_value()) {
+      extras.occupancy[ws->key(i).text()] = *occ->AsDouble();
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DaskMetricsBackend::ReadTaskStreamTail(std::vector<dask::TaskRecord>& fresh) {
   // A tail reply that cannot be joined to what was read is asked again, bigger (task_stream.h).
   for (int attempt = 0; options_.read_task_stream && task_stream_enabled_ && attempt < 16;
        ++attempt) {
@@ -116,14 +135,15 @@ absl::Status DaskMetricsBackend::PollConnected() {
         "The scheduler's task stream turned over its buffer between two polls: some task "
         "records (and their task-stream fine metrics) are missing.");
   }
+  return absl::OkStatus();
+}
 
-  std::set<std::string> now_present;
-  std::lock_guard<std::mutex> lock(mutex_);
-  UpdateLiveProgress(snapshot->workers, running_by_prefix, fresh);
-  IngestHeartbeats(snapshot->workers, asked);
+void DaskMetricsBackend::RecordWorkers(int64_t now, std::vector<dask::WorkerSnapshot>& workers,
+                                       const PollExtras& extras) {
   count_times_.push_back(now);
-  counts_.push_back(static_cast<int32_t>(snapshot->workers.size()));
-  for (dask::WorkerSnapshot& w : snapshot->workers) {
+  counts_.push_back(static_cast<int32_t>(workers.size()));
+  std::set<std::string> now_present;
+  for (dask::WorkerSnapshot& w : workers) {
     now_present.insert(w.address);
     auto [it, inserted] = workers_.try_emplace(w.address);
     WorkerTrack& track = it->second;
@@ -146,9 +166,9 @@ absl::Status DaskMetricsBackend::PollConnected() {
     track.memory_limit_bytes = w.memory_limit_bytes;
     track.sampled = true;
     dask::WorkerTimeline::Extra extra;
-    auto p = processing.find(w.address);
-    extra.active_tasks = p != processing.end() ? p->second : w.worker_side_active_tasks;
-    if (auto o = occupancy.find(w.address); o != occupancy.end()) {
+    auto p = extras.processing.find(w.address);
+    extra.active_tasks = p != extras.processing.end() ? p->second : w.worker_side_active_tasks;
+    if (auto o = extras.occupancy.find(w.address); o != extras.occupancy.end()) {
       extra.occupancy_seconds = o->second;
     }
     timeline_.Append(now, w, extra);
@@ -161,9 +181,6 @@ absl::Status DaskMetricsBackend::PollConnected() {
   }
   present_workers_ = std::move(now_present);
   first_identity_ = false;
-  for (dask::TaskRecord& r : fresh) records_.push_back(std::move(r));
-  last_good_poll_unix_ns_ = now;
-  return absl::OkStatus();
 }
 
 void DaskMetricsBackend::UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,

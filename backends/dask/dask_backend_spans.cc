@@ -60,7 +60,6 @@ bool DaskMetricsBackend::InSpan(const backends_internal::SpanWindow& window, con
 void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
   absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
   if (!window.ok()) return;
-  const int64_t end_ns = absl::ToUnixNanos(window->end);
   double period;
   bool watch;
   {
@@ -73,16 +72,53 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
   }
   if (!watch) return;
 
-  // 1. One more heartbeat of every worker, sent after the end: the first one newer than what a
-  // poll that started after the end saw (clock-free: no comparison with the scheduler's clock).
   const absl::Duration timeout = options_.final_heartbeat_timeout > absl::ZeroDuration()
                                      ? options_.final_heartbeat_timeout
                                      : std::max(absl::Seconds(2), absl::Seconds(3 * period));
+  const ClosingHeartbeats closing =
+      WaitForClosingHeartbeats(absl::ToUnixNanos(window->end), period, timeout);
+  std::optional<dask::CumulativeExecuting> start_cumulative;
+  std::string cumulative_error;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    SpanState& span = span_state_.at(id);
+    span.closing_last_seen = closing.last_seen;
+    start_cumulative = span.start_cumulative;
+    cumulative_error = span.start_cumulative_error;
+  }
+  std::optional<dask::CumulativeExecuting> end_cumulative =
+      ReadEndCumulative(start_cumulative.has_value(), cumulative_error);
+  if (EndRanOut()) {
+    WarnEndCut(absl::StrCat("finishing span '", window->name, "'"),
+               "its last heartbeats or cumulative totals may be missing (said below)");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  SpanState& span = span_state_.at(id);
+  span.finalized = true;
+  const bool closing_missed = !closing.waiting.empty() || !closing.baseline_taken;
+  if (closing_missed) {
+    AddWarning(absl::StrFormat(
+        "No heartbeat after the end of span '%s' from Dask worker(s) %s within %s: what they "
+        "ran just before the end is missing from the fine metrics unless restored below.",
+        window->name,
+        closing.baseline_taken ? absl::StrJoin(closing.waiting, ", ") : "(scheduler unreachable)",
+        absl::FormatDuration(timeout)));
+  }
+  // Digests can only be lost with a heartbeat: one missed between polls, or the closing one
+  // never seen. Without either, a difference from the cumulative totals is their lag behind
+  // the digests (timing, rounding), not lost data: nothing is restored, nothing reported.
+  RecoverOrWarnLostDigests(*window, span, closing_missed, start_cumulative, end_cumulative,
+                           cumulative_error);
+}
+
+DaskMetricsBackend::ClosingHeartbeats DaskMetricsBackend::WaitForClosingHeartbeats(
+    int64_t end_ns, double period, absl::Duration timeout) {
+  // One more heartbeat of every worker, sent after the end: the first one newer than what a
+  // poll that started after the end saw (clock-free: no comparison with the scheduler's clock).
   // Within the end of tracking's deadline when StopTracking finalizes the span.
   const absl::Time deadline = std::min(absl::Now() + timeout, end_deadline());
-  std::optional<std::map<std::string, double>> baseline;
-  std::map<std::string, double> closing;
-  std::vector<std::string> waiting;
+  std::map<std::string, double> baseline;
+  ClosingHeartbeats closing;
   for (;;) {
     const int64_t asked = NowUnixNs();
     absl::StatusOr<dask::SchedulerSnapshot> snapshot;
@@ -97,117 +133,105 @@ void DaskMetricsBackend::FinalizeSpan(const SpanId& id) {
         std::lock_guard<std::mutex> lock(mutex_);
         seen = IngestHeartbeats(snapshot->workers, asked);
       }
-      if (!baseline.has_value()) {
-        if (asked >= end_ns) baseline = seen;
+      if (!closing.baseline_taken) {
+        if (asked >= end_ns) {
+          baseline = std::move(seen);
+          closing.baseline_taken = true;
+        }
       } else {
-        waiting.clear();
-        for (const auto& [worker, before] : *baseline) {
+        closing.waiting.clear();
+        for (const auto& [worker, before] : baseline) {
           auto now = seen.find(worker);
-          if (now == seen.end() || closing.count(worker) > 0) continue;  // left, or done
+          if (now == seen.end() || closing.last_seen.count(worker) > 0) continue;  // left, done
           if (now->second > before) {
-            closing[worker] = now->second;
+            closing.last_seen[worker] = now->second;
           } else {
-            waiting.push_back(worker);
+            closing.waiting.push_back(worker);
           }
         }
-        if (waiting.empty()) break;
+        if (closing.waiting.empty()) break;
       }
     }
     if (absl::Now() >= deadline) break;
     absl::SleepFor(absl::Milliseconds(std::clamp(period * 100, 10.0, 50.0)));
   }
+  return closing;
+}
 
-  // 2. The lossless totals, and what the digests missed.
-  std::optional<dask::CumulativeExecuting> start_cumulative;
-  std::string cumulative_error;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    SpanState& span = span_state_.at(id);
-    span.closing_last_seen = closing;
-    start_cumulative = span.start_cumulative;
-    cumulative_error = span.start_cumulative_error;
+std::optional<dask::CumulativeExecuting> DaskMetricsBackend::ReadEndCumulative(bool have_start,
+                                                                               std::string& error) {
+  if (!options_.recover_lost_digests) {
+    error = "recovery turned off";
+    return std::nullopt;
   }
-  std::optional<dask::CumulativeExecuting> end_cumulative;
-  if (options_.recover_lost_digests && start_cumulative.has_value() && EndRanOut()) {
-    cumulative_error = "the end of tracking ran out of time";
-  } else if (options_.recover_lost_digests && start_cumulative.has_value()) {
-    absl::StatusOr<dask::CumulativeExecuting> c = ReadCumulative();
-    if (c.ok()) {
-      end_cumulative = *std::move(c);
-    } else {
-      cumulative_error = std::string(c.status().message());
-    }
-  } else if (!options_.recover_lost_digests) {
-    cumulative_error = "recovery turned off";
-  }
-
+  if (!have_start) return std::nullopt;
   if (EndRanOut()) {
-    WarnEndCut(absl::StrCat("finishing span '", window->name, "'"),
-               "its last heartbeats or cumulative totals may be missing (said below)");
+    error = "the end of tracking ran out of time";
+    return std::nullopt;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  SpanState& span = span_state_.at(id);
-  span.finalized = true;
-  if (!waiting.empty() || !baseline.has_value()) {
-    AddWarning(absl::StrFormat(
-        "No heartbeat after the end of span '%s' from Dask worker(s) %s within %s: what they "
-        "ran just before the end is missing from the fine metrics unless restored below.",
-        window->name,
-        baseline.has_value() ? absl::StrJoin(waiting, ", ") : "(scheduler unreachable)",
-        absl::FormatDuration(timeout)));
+  absl::StatusOr<dask::CumulativeExecuting> c = ReadCumulative();
+  if (!c.ok()) {
+    error = std::string(c.status().message());
+    return std::nullopt;
   }
+  return *std::move(c);
+}
+
+void DaskMetricsBackend::AddMeasurementWarning(absl::string_view code, std::string message) {
+  AddWarning(message);
+  v1::Warning w;
+  w.set_code(std::string(code));
+  w.set_message(std::move(message));
+  measurement_warnings_.push_back(std::move(w));
+}
+
+void DaskMetricsBackend::RecoverOrWarnLostDigests(
+    const backends_internal::SpanWindow& window, SpanState& span, bool closing_missed,
+    const std::optional<dask::CumulativeExecuting>& start_cumulative,
+    const std::optional<dask::CumulativeExecuting>& end_cumulative,
+    const std::string& cumulative_error) {
   int seen_heartbeats = 0, missed = 0;
   dask::DigestTotals seen;
   for (const HeartbeatEvent& e : heartbeats_) {
-    if (!InSpan(*window, span, e)) continue;
+    if (!InSpan(window, span, e)) continue;
     ++seen_heartbeats;
     missed += e.missed_before;
     for (const dask::DigestEntry& d : e.digests) {
       seen[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
     }
   }
-  // Digests can only be lost with a heartbeat: one missed between polls, or the closing one
-  // never seen. Without either, a difference from the cumulative totals is their lag behind
-  // the digests (timing, rounding), not lost data: nothing is restored, nothing reported.
-  const bool heartbeat_missed = missed > 0 || !waiting.empty() || !baseline.has_value();
-  if (end_cumulative.has_value() && heartbeat_missed) {
+  if (end_cumulative.has_value() && (missed > 0 || closing_missed)) {
     dask::Recovery r = dask::RecoverLostDigests(seen, *start_cumulative, *end_cumulative);
     span.recovered = r.added;
-    if (r.recovered_seconds > 0) {
-      std::vector<std::string> by_prefix;
-      for (const auto& [prefix, seconds] : r.recovered_by_prefix) {
-        by_prefix.push_back(absl::StrFormat("%s %.3f s", prefix, seconds));
-      }
-      std::string message = absl::StrFormat(
-          "Dask fine metrics of span '%s': %d worker heartbeat(s) were missed (%d seen); "
-          "%.3f s of the %.3f s of task execution (%.1f %%) were restored from the workers' "
-          "cumulative totals (get_cluster_state): %s. Their split over activities (thread-cpu, "
-          "...) is estimated from the heartbeats seen%s; other contexts (get-data, gather-dep) "
-          "of the missed heartbeats stay missing.",
-          window->name, missed, seen_heartbeats, r.recovered_seconds, r.cumulative_seconds,
-          r.cumulative_seconds > 0 ? 100 * r.recovered_seconds / r.cumulative_seconds : 0,
-          absl::StrJoin(by_prefix, ", "),
-          r.unattributed_seconds > 0
-              ? absl::StrFormat(" (%.3f s with no split seen: activity 'unattributed')",
-                                r.unattributed_seconds)
-              : "");
-      AddWarning(message);
-      v1::Warning w;
-      w.set_code("dask_fine_metrics_recovered");
-      w.set_message(message);
-      measurement_warnings_.push_back(std::move(w));
+    if (r.recovered_seconds <= 0) return;
+    std::vector<std::string> by_prefix;
+    for (const auto& [prefix, seconds] : r.recovered_by_prefix) {
+      by_prefix.push_back(absl::StrFormat("%s %.3f s", prefix, seconds));
     }
+    AddMeasurementWarning(
+        "dask_fine_metrics_recovered",
+        absl::StrFormat(
+            "Dask fine metrics of span '%s': %d worker heartbeat(s) were missed (%d seen); "
+            "%.3f s of the %.3f s of task execution (%.1f %%) were restored from the workers' "
+            "cumulative totals (get_cluster_state): %s. Their split over activities "
+            "(thread-cpu, ...) is estimated from the heartbeats seen%s; other contexts "
+            "(get-data, gather-dep) of the missed heartbeats stay missing.",
+            window.name, missed, seen_heartbeats, r.recovered_seconds, r.cumulative_seconds,
+            r.cumulative_seconds > 0 ? 100 * r.recovered_seconds / r.cumulative_seconds : 0,
+            absl::StrJoin(by_prefix, ", "),
+            r.unattributed_seconds > 0
+                ? absl::StrFormat(" (%.3f s with no split seen: activity 'unattributed')",
+                                  r.unattributed_seconds)
+                : ""));
   } else if (missed > 0) {
-    std::string message = absl::StrFormat(
-        "Dask fine metrics of span '%s' undercount: %d of %d worker heartbeats were missed "
-        "(about %.1f %% of the digests lost) and could not be restored (%s).",
-        window->name, missed, missed + seen_heartbeats, 100.0 * missed / (missed + seen_heartbeats),
-        cumulative_error.empty() ? "no cumulative totals" : cumulative_error);
-    AddWarning(message);
-    v1::Warning w;
-    w.set_code("dask_fine_metrics_lost");
-    w.set_message(message);
-    measurement_warnings_.push_back(std::move(w));
+    AddMeasurementWarning(
+        "dask_fine_metrics_lost",
+        absl::StrFormat(
+            "Dask fine metrics of span '%s' undercount: %d of %d worker heartbeats were missed "
+            "(about %.1f %% of the digests lost) and could not be restored (%s).",
+            window.name, missed, missed + seen_heartbeats,
+            100.0 * missed / (missed + seen_heartbeats),
+            cumulative_error.empty() ? "no cumulative totals" : cumulative_error));
   }
 }
 
@@ -221,14 +245,35 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
   }
   if (finalize) FinalizeSpan(id);
   std::lock_guard<std::mutex> lock(mutex_);
-  const SpanState& state = span_state_.at(id);
-  const int64_t start_ns = absl::ToUnixNanos(window->start);
-  const int64_t end_ns = absl::ToUnixNanos(window->end);
-  const double t0 = start_ns / 1e9, t1 = end_ns / 1e9;
-  // (context, prefix, activity, unit, worker) -> value; std::map keeps the output sorted.
-  std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>, double>
-      totals;
   dask::StreamGroups stream_groups;  // of the tasks that ran in the window
+  const dask::DigestTotals totals = SpanTotals(*window, span_state_.at(id), stream_groups);
+  v1::Span span;
+  span.set_name(window->name);
+  span.set_id(id);
+  span.set_start_unix_ns(absl::ToUnixNanos(window->start));
+  span.set_end_unix_ns(absl::ToUnixNanos(window->end));
+  // std::map keeps the output sorted.
+  for (const auto& [key, value] : totals) {
+    v1::FineMetric* m = span.add_metrics();
+    m->set_context(std::get<0>(key));
+    m->set_task_prefix(std::get<1>(key));
+    m->set_activity(std::get<2>(key));
+    m->set_unit(std::get<3>(key));
+    m->set_worker(std::get<4>(key));
+    m->set_value(value);
+  }
+  span.set_kind(v1::SPAN_KIND_COLLECT_WINDOW);
+  NestWorkloadSpans(span, stream_groups);
+  return span;
+}
+
+dask::DigestTotals DaskMetricsBackend::SpanTotals(const backends_internal::SpanWindow& window,
+                                                  const SpanState& state,
+                                                  dask::StreamGroups& stream_groups) const {
+  const double t0 = absl::ToUnixNanos(window.start) / 1e9;
+  const double t1 = absl::ToUnixNanos(window.end) / 1e9;
+  // (context, prefix, activity, unit, worker) -> value.
+  dask::DigestTotals totals;
   for (const dask::TaskRecord& r : records_) {
     for (const dask::StartStop& ss : r.startstops) {
       const double overlap =
@@ -245,27 +290,17 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
     }
   }
   for (const HeartbeatEvent& e : heartbeats_) {
-    if (!InSpan(*window, state, e)) continue;
+    if (!InSpan(window, state, e)) continue;
     for (const dask::DigestEntry& d : e.digests) {
       totals[{d.context, d.task_prefix, d.activity, d.unit, e.worker}] += d.value;
     }
   }
   for (const auto& [key, value] : state.recovered) totals[key] += value;
-  v1::Span span;
-  span.set_name(window->name);
-  span.set_id(id);
-  span.set_start_unix_ns(start_ns);
-  span.set_end_unix_ns(end_ns);
-  for (const auto& [key, value] : totals) {
-    v1::FineMetric* m = span.add_metrics();
-    m->set_context(std::get<0>(key));
-    m->set_task_prefix(std::get<1>(key));
-    m->set_activity(std::get<2>(key));
-    m->set_unit(std::get<3>(key));
-    m->set_worker(std::get<4>(key));
-    m->set_value(value);
-  }
-  span.set_kind(v1::SPAN_KIND_COLLECT_WINDOW);
+  return totals;
+}
+
+void DaskMetricsBackend::NestWorkloadSpans(v1::Span& span,
+                                           const dask::StreamGroups& stream_groups) {
   std::map<std::string, std::vector<std::string>> shared;  // ambiguous prefix -> span names
   for (v1::Span& workload : workload_spans_.Attribute(span, stream_groups)) {
     for (const std::string& prefix : workload.ambiguous_task_prefixes()) {
@@ -291,15 +326,13 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
           shared.count(prefix) > 0 ? absl::StrJoin(shared[prefix], ", ") : std::string("none"),
           ")"));
     }
-    v1::Warning w;
-    w.set_code("dask_span_missed");
-    w.set_message(absl::StrCat(
-        "A Dask span shorter than the poll interval was probably missed: tasks of these "
-        "prefixes ran in task groups no poll saw, so each span given the prefix also holds "
-        "those tasks (marked ambiguous): ",
-        absl::StrJoin(parts, "; "), ". A shorter --interval sees shorter spans."));
-    AddWarning(w.message());
-    measurement_warnings_.push_back(std::move(w));
+    AddMeasurementWarning(
+        "dask_span_missed",
+        absl::StrCat(
+            "A Dask span shorter than the poll interval was probably missed: tasks of these "
+            "prefixes ran in task groups no poll saw, so each span given the prefix also holds "
+            "those tasks (marked ambiguous): ",
+            absl::StrJoin(parts, "; "), ". A shorter --interval sees shorter spans."));
     for (const auto& [prefix, groups] : unseen) shared.erase(prefix);  // said once, here
   }
   if (!shared.empty()) {
@@ -312,7 +345,6 @@ absl::StatusOr<v1::Span> DaskMetricsBackend::GetSpanMetrics(const SpanId& id) {
         "pickle: each of those spans shows the prefix's totals (marked ambiguous): ",
         absl::StrJoin(parts, "; "), "."));
   }
-  return span;
 }
 
 }  // namespace roastcoffea

@@ -38,13 +38,7 @@ DaskMetricsBackend::DaskMetricsBackend(DaskBackendOptions options, dask::Schedul
       backoff_(options_.reconnect_initial_backoff) {}
 
 DaskMetricsBackend::~DaskMetricsBackend() {
-  {
-    std::lock_guard<std::mutex> lock(poller_mutex_);
-    stop_poller_ = true;
-  }
-  poller_wake_.notify_all();
-  poller_.Stop();
-  if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
+  StopPollers();
   if (comm_ != nullptr) comm_->Close();
   if (hb_comm_ != nullptr) hb_comm_->Close();
 }
@@ -205,12 +199,7 @@ void DaskMetricsBackend::Poll() {
       present_workers_.clear();  // a restarted scheduler may have a new worker set
       const int64_t end = NowUnixNs();
       std::lock_guard<std::mutex> lock(mutex_);
-      v1::TrackingGap gap;
-      gap.set_start_unix_ns(gap_start_unix_ns_);
-      gap.set_end_unix_ns(end);
-      gap.set_reason(
-          absl::StrCat("scheduler ", options_.scheduler_address, " unreachable: ", gap_reason_));
-      gaps_.push_back(gap);
+      RecordGap(end);
       AddWarning(absl::StrFormat(
           "Lost the Dask scheduler %s from %s to %s (%.1f s: %s); reconnected, data in that "
           "window is missing.",
@@ -230,21 +219,35 @@ void DaskMetricsBackend::Poll() {
   }
 }
 
-std::optional<v1::TrackingData> DaskMetricsBackend::TakeTrackingSegment() {
-  std::lock_guard<std::mutex> lock(mutex_);
+void DaskMetricsBackend::RecordGap(int64_t end_unix_ns) {
+  v1::TrackingGap& gap = gaps_.emplace_back();
+  gap.set_start_unix_ns(gap_start_unix_ns_);
+  gap.set_end_unix_ns(end_unix_ns);
+  gap.set_reason(
+      absl::StrCat("scheduler ", options_.scheduler_address, " unreachable: ", gap_reason_));
+}
+
+v1::TrackingData DaskMetricsBackend::UntakenSamples() {
   v1::TrackingData data;
   data.set_backend("dask");
   data.set_interval_seconds(interval_seconds_);
+  // Polled from the scheduler: samples of the cluster's state.
   data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
   for (size_t i = counts_taken_; i < counts_.size(); ++i) {
     data.add_worker_count_time_unix_ns(count_times_[i]);
     data.add_worker_count(counts_[i]);
   }
-  // 12 bytes per poll: the counts stay (StopTracking skips those taken).
-  counts_taken_ = counts_.size();
   for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
     if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
   }
+  return data;
+}
+
+std::optional<v1::TrackingData> DaskMetricsBackend::TakeTrackingSegment() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  v1::TrackingData data = UntakenSamples();
+  // 12 bytes per poll: the counts stay (StopTracking skips those taken).
+  counts_taken_ = counts_.size();
   return data;
 }
 
@@ -266,48 +269,15 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
                     : std::max(absl::Seconds(2),
                                absl::Nanoseconds(stop_unix_ns - tracking_start_unix_ns_) / 10);
   end_deadline_ns_ = stop_unix_ns + absl::ToInt64Nanoseconds(end_budget_);
-  {
-    std::lock_guard<std::mutex> lock(poller_mutex_);
-    stop_poller_ = true;
-  }
-  poller_wake_.notify_all();
-  poller_.Stop();
-  if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
-  if (EndRanOut()) {
-    WarnEndCut("the poll in flight when the run ended",
-               "the samples since the previous poll are missing (a tracking gap)");
-  } else {
-    next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
-    Poll();
-    if (EndRanOut()) {
-      WarnEndCut("the last poll", "the samples since the previous poll are missing");
-    }
-  }
-  std::vector<SpanId> to_finalize;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const backends_internal::SpanWindow& window : spans_.All()) {
-      if (window.ended && !span_state_[window.id].finalized) to_finalize.push_back(window.id);
-    }
-  }
-  for (const SpanId& id : to_finalize) FinalizeSpan(id);
+  StopPollers();
+  LastPoll();
+  FinalizeEndedSpans();
   {
     std::lock_guard<std::mutex> lock(hb_mutex_);
     if (hb_comm_ != nullptr) hb_comm_->Close();
     hb_comm_.reset();
   }
-  if (options_.read_profiles) {
-    if (EndRanOut()) {
-      WarnEndCut("the profile fetch", "the workers' profiles were not read");
-    } else if (comm_ != nullptr && !comm_->broken()) {
-      FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
-    } else {
-      std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning(
-          "The workers' profiles were not read: the Dask scheduler was unreachable at "
-          "the end of the run.");
-    }
-  }
+  if (options_.read_profiles) ReadProfilesAtEnd(stop_unix_ns);
   if (comm_ != nullptr) {
     comm_->Close();
     comm_.reset();
@@ -316,34 +286,61 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   std::lock_guard<std::mutex> lock(mutex_);
   tracking_ = false;
   if (in_gap_) {
-    const int64_t end = NowUnixNs();
-    v1::TrackingGap gap;
-    gap.set_start_unix_ns(gap_start_unix_ns_);
-    gap.set_end_unix_ns(end);
-    gap.set_reason(
-        absl::StrCat("scheduler ", options_.scheduler_address, " unreachable: ", gap_reason_));
-    gaps_.push_back(gap);
+    RecordGap(NowUnixNs());
     AddWarning(absl::StrFormat(
         "Lost the Dask scheduler %s at %s and could not reconnect before the end (%s); the "
         "measurement is partial.",
         options_.scheduler_address, FormatUnixNs(gap_start_unix_ns_), gap_reason_));
     in_gap_ = false;
   }
-
-  v1::TrackingData data;
-  data.set_backend("dask");
-  data.set_interval_seconds(interval_seconds_);
-  // Polled from the scheduler: samples of the cluster's state.
-  data.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
-  for (size_t i = counts_taken_; i < counts_.size(); ++i) {
-    data.add_worker_count_time_unix_ns(count_times_[i]);
-    data.add_worker_count(counts_[i]);
-  }
-  for (v1::WorkerSeries& series : timeline_.TakeSegment()) {
-    if (series.time_unix_ns_size() > 0) *data.add_workers() = std::move(series);
-  }
+  v1::TrackingData data = UntakenSamples();
   for (const v1::TrackingGap& gap : gaps_) *data.add_gaps() = gap;
   return data;
+}
+
+void DaskMetricsBackend::StopPollers() {
+  {
+    std::lock_guard<std::mutex> lock(poller_mutex_);
+    stop_poller_ = true;
+  }
+  poller_wake_.notify_all();
+  poller_.Stop();
+  if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
+}
+
+void DaskMetricsBackend::LastPoll() {
+  if (EndRanOut()) {
+    WarnEndCut("the poll in flight when the run ended",
+               "the samples since the previous poll are missing (a tracking gap)");
+    return;
+  }
+  next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
+  Poll();
+  if (EndRanOut()) WarnEndCut("the last poll", "the samples since the previous poll are missing");
+}
+
+void DaskMetricsBackend::FinalizeEndedSpans() {
+  std::vector<SpanId> to_finalize;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const backends_internal::SpanWindow& window : spans_.All()) {
+      if (window.ended && !span_state_[window.id].finalized) to_finalize.push_back(window.id);
+    }
+  }
+  for (const SpanId& id : to_finalize) FinalizeSpan(id);
+}
+
+void DaskMetricsBackend::ReadProfilesAtEnd(int64_t stop_unix_ns) {
+  if (EndRanOut()) {
+    WarnEndCut("the profile fetch", "the workers' profiles were not read");
+  } else if (comm_ != nullptr && !comm_->broken()) {
+    FetchProfiles(tracking_start_unix_ns_, stop_unix_ns);
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    AddWarning(
+        "The workers' profiles were not read: the Dask scheduler was unreachable at the end of "
+        "the run.");
+  }
 }
 
 }  // namespace roastcoffea

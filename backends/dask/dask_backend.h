@@ -62,6 +62,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -239,6 +240,16 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
                      const PollExtras& extras);
   absl::Status ConnectAndPrepare();
   void EnterGap(const absl::Status& cause);
+  // The gap that began at gap_start_unix_ns_, ended now. Requires mutex_.
+  void RecordGap(int64_t end_unix_ns);
+  // The samples not taken by TakeTrackingSegment yet (no gaps). Requires mutex_.
+  v1::TrackingData UntakenSamples();
+  // The steps of StopTracking: both pollers joined, one last poll, the ended spans finished
+  // (their last heartbeats), the workers' profiles read; each step warns when cut short.
+  void StopPollers();
+  void LastPoll();
+  void FinalizeEndedSpans();
+  void ReadProfilesAtEnd(int64_t stop_unix_ns);
   // live_ from a poll: the workers now, the tasks running by prefix, the new task records.
   // Requires mutex_.
   void UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
@@ -293,6 +304,18 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
       const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
       int64_t stop_ns, absl::Time deadline);
   void FetchProfiles(int64_t start_ns, int64_t stop_ns);
+  // One profile set: a task prefix ("" for all tasks) and its profiles by worker address.
+  using ProfileSet = std::pair<std::string, std::map<std::string, v1::Profile>>;
+  // "" then the profile_task_prefixes, "*" standing for the prefixes seen (PrefixesSeen).
+  std::vector<std::string> ProfilePrefixes(int64_t start_ns, int64_t stop_ns);
+  // The sets read within profile_fetch_timeout and the end of tracking; what is not, a warning.
+  std::vector<ProfileSet> FetchProfileSets(const std::vector<std::string>& asked,
+                                           const std::vector<std::string>& prefixes,
+                                           int64_t start_ns, int64_t stop_ns);
+  // The all-tasks trees rebuilt from the per-prefix ones, innermost counts restored (options).
+  void RebuildAndRestoreProfiles(std::vector<ProfileSet>& sets) const;
+  // Host, name, threads and memory limit of the worker's last sample. Requires mutex_.
+  void DescribeProfileWorker(const std::string& worker, v1::Profile& profile) const;
   // Task groups' span ids, and new spans' names (dask/spans.h). Returns only a lost connection;
   // a refused or odd reply turns span reading off with a warning.
   absl::Status ReadWorkloadSpans();

@@ -125,50 +125,77 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
   limits.max_depth = std::max(limits.max_depth, options_.profile_max_msgpack_depth);
   comm_->set_msgpack_limits(limits);
 
-  std::vector<std::string> prefixes = {""};
-  for (const std::string& prefix : options_.profile_task_prefixes) {
-    if (prefix != "*") {
-      if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) {
-        prefixes.push_back(prefix);
-      }
-      continue;
-    }
-    for (std::string& seen : PrefixesSeen(start_ns, stop_ns)) {
-      if (std::find(prefixes.begin(), prefixes.end(), seen) == prefixes.end()) {
-        prefixes.push_back(std::move(seen));
-      }
+  std::vector<ProfileSet> sets =
+      FetchProfileSets(asked, ProfilePrefixes(start_ns, stop_ns), start_ns, stop_ns);
+  RebuildAndRestoreProfiles(sets);
+  std::vector<v1::Profile> fetched;
+  for (auto& [prefix, set] : sets) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const std::string& w : asked) {
+      auto it = set.find(w);
+      if (it == set.end()) continue;
+      v1::Profile& p = it->second;
+      p.set_worker(w);
+      p.set_task_prefix(prefix);
+      p.set_sampling_interval_seconds(options_.profile_interval_seconds);
+      p.set_start_unix_ns(start_ns);
+      p.set_end_unix_ns(stop_ns);
+      DescribeProfileWorker(w, p);
+      fetched.push_back(std::move(p));
     }
   }
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiles_ = std::move(fetched);
+}
+
+std::vector<std::string> DaskMetricsBackend::ProfilePrefixes(int64_t start_ns, int64_t stop_ns) {
+  std::vector<std::string> prefixes = {""};
+  auto add = [&prefixes](std::string prefix) {
+    if (std::find(prefixes.begin(), prefixes.end(), prefix) == prefixes.end()) {
+      prefixes.push_back(std::move(prefix));
+    }
+  };
+  for (const std::string& prefix : options_.profile_task_prefixes) {
+    if (prefix != "*") {
+      add(prefix);
+      continue;
+    }
+    for (std::string& seen : PrefixesSeen(start_ns, stop_ns)) add(std::move(seen));
+  }
+  return prefixes;
+}
+
+std::vector<DaskMetricsBackend::ProfileSet> DaskMetricsBackend::FetchProfileSets(
+    const std::vector<std::string>& asked, const std::vector<std::string>& prefixes,
+    int64_t start_ns, int64_t stop_ns) {
   // One bounded phase: every call below ends by this deadline (or when the run gives up).
   // The end of tracking's deadline (StopTracking) comes first when it is earlier.
   const absl::Time deadline =
       std::min(absl::Now() + options_.profile_fetch_timeout, end_deadline());
-  std::vector<std::pair<std::string, std::map<std::string, v1::Profile>>> sets;
+  auto sets_left = [&prefixes](size_t k) {
+    return absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
+                        " profile sets (all tasks, then one per task prefix) were not read");
+  };
+  const std::string fetch_ran_out = absl::StrCat(
+      "the profile fetch ran out of its ", absl::FormatDuration(options_.profile_fetch_timeout));
+  std::vector<ProfileSet> sets;
   for (size_t k = 0; k < prefixes.size(); ++k) {
     const std::string& prefix = prefixes[k];
     if (EndRanOut()) {
-      WarnEndCut(
-          "the profile fetch",
-          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
-                       " profile sets (all tasks, then one per task prefix) were not read"));
+      WarnEndCut("the profile fetch", sets_left(k));
       break;
     }
     if (absl::Now() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
-      AddWarning(absl::StrCat("The workers' profiles of ", prefixes.size() - k, " of ",
-                              prefixes.size(),
-                              " profile sets (all tasks, then one per task prefix) were not "
-                              "read: the profile fetch ran out of its ",
-                              absl::FormatDuration(options_.profile_fetch_timeout), "."));
+      std::string sentence = sets_left(k);
+      sentence[0] = 'T';
+      AddWarning(absl::StrCat(sentence, ": ", fetch_ran_out, "."));
       break;
     }
     absl::StatusOr<std::map<std::string, v1::Profile>> set =
         FetchProfileSet(asked, prefix, start_ns, stop_ns, deadline);
     if (!set.ok() && EndRanOut()) {
-      WarnEndCut(
-          "the profile fetch",
-          absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
-                       " profile sets (all tasks, then one per task prefix) were not read"));
+      WarnEndCut("the profile fetch", sets_left(k));
       break;
     }
     if (!set.ok()) {
@@ -177,15 +204,17 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       AddWarning(
           absl::StrCat("The workers' profiles",
                        prefix.empty() ? "" : " of task prefix '" + prefix + "'", " were not read: ",
-                       ran_out ? absl::StrCat("the profile fetch ran out of its ",
-                                              absl::FormatDuration(options_.profile_fetch_timeout),
-                                              " (", set.status().message(), ")")
+                       ran_out ? absl::StrCat(fetch_ran_out, " (", set.status().message(), ")")
                                : std::string(set.status().message())));
       if (comm_->broken()) break;
       continue;
     }
     sets.emplace_back(prefix, *std::move(set));
   }
+  return sets;
+}
+
+void DaskMetricsBackend::RebuildAndRestoreProfiles(std::vector<ProfileSet>& sets) const {
   const dask::ProfileConversionOptions& conversion = options_.profile_conversion;
   // The all-tasks tree (prefix "") is rebuilt from the per-prefix ones read with it: restored
   // per prefix instead of under Dask's one frame that runs every task (dask/profile_merge.h).
@@ -204,40 +233,26 @@ void DaskMetricsBackend::FetchProfiles(int64_t start_ns, int64_t stop_ns) {
       all = std::move(rebuilt);
     }
   }
+  if (!conversion.restore_innermost_counts) return;
   for (auto& [prefix, set] : sets) {
     for (auto& [worker, tree] : set) {
-      if (conversion.restore_innermost_counts && !tree.rebuilt_from_task_prefixes()) {
+      if (!tree.rebuilt_from_task_prefixes()) {
         dask::RestoreInnermostCounts(tree, conversion.estimate_innermost_counts);
       }
     }
   }
-  std::vector<v1::Profile> fetched;
-  for (auto& [prefix, set] : sets) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const std::string& w : asked) {
-      auto it = set.find(w);
-      if (it == set.end()) continue;
-      v1::Profile& p = it->second;
-      p.set_worker(w);
-      p.set_task_prefix(prefix);
-      p.set_sampling_interval_seconds(options_.profile_interval_seconds);
-      p.set_start_unix_ns(start_ns);
-      p.set_end_unix_ns(stop_ns);
-      // What the last identity said about the worker.
-      auto track = workers_.find(w);
-      if (track != workers_.end()) {
-        p.set_host(track->second.host);
-        if (track->second.sampled) {
-          p.set_worker_name(track->second.name);
-          p.set_threads(static_cast<int32_t>(std::lround(track->second.nthreads)));
-          p.set_memory_limit_bytes(std::llround(track->second.memory_limit_bytes));
-        }
-      }
-      fetched.push_back(std::move(p));
-    }
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  profiles_ = std::move(fetched);
+}
+
+void DaskMetricsBackend::DescribeProfileWorker(const std::string& worker,
+                                               v1::Profile& profile) const {
+  // What the last identity said about the worker.
+  auto track = workers_.find(worker);
+  if (track == workers_.end()) return;
+  profile.set_host(track->second.host);
+  if (!track->second.sampled) return;
+  profile.set_worker_name(track->second.name);
+  profile.set_threads(static_cast<int32_t>(std::lround(track->second.nthreads)));
+  profile.set_memory_limit_bytes(std::llround(track->second.memory_limit_bytes));
 }
 
 std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles(

@@ -62,6 +62,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -224,8 +225,31 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // One poll; called by the poller thread, or by the controlling thread when none runs.
   void Poll();
   absl::Status PollConnected();
+  // What a poll reads beside identity, by worker address.
+  struct PollExtras {
+    std::map<std::string, double> processing;          // tasks processing, the scheduler's view
+    std::map<std::string, int64_t> running_by_prefix;  // the processing tasks' prefixes
+    std::map<std::string, double> occupancy;
+  };
+  // The parts of a poll: each returns only a lost connection (a refused op is a warning).
+  absl::Status ReadProcessing(PollExtras& extras);
+  absl::Status ReadOccupancy(PollExtras& extras);  // turned off with a warning when refused
+  absl::Status ReadTaskStreamTail(std::vector<dask::TaskRecord>& fresh);
+  // Worker count, worker samples (fresh heartbeats only), joins and leaves. Requires mutex_.
+  void RecordWorkers(int64_t now, std::vector<dask::WorkerSnapshot>& workers,
+                     const PollExtras& extras);
   absl::Status ConnectAndPrepare();
   void EnterGap(const absl::Status& cause);
+  // The gap that began at gap_start_unix_ns_, ended now. Requires mutex_.
+  void RecordGap(int64_t end_unix_ns);
+  // The samples not taken by TakeTrackingSegment yet (no gaps). Requires mutex_.
+  v1::TrackingData UntakenSamples();
+  // The steps of StopTracking: both pollers joined, one last poll, the ended spans finished
+  // (their last heartbeats), the workers' profiles read; each step warns when cut short.
+  void StopPollers();
+  void LastPoll();
+  void FinalizeEndedSpans();
+  void ReadProfilesAtEnd(int64_t stop_unix_ns);
   // live_ from a poll: the workers now, the tasks running by prefix, the new task records.
   // Requires mutex_.
   void UpdateLiveProgress(const std::vector<dask::WorkerSnapshot>& workers,
@@ -246,6 +270,33 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   void FinalizeSpan(const SpanId& id);
   bool InSpan(const backends_internal::SpanWindow& window, const SpanState& span,
               const HeartbeatEvent& e) const;
+  // The last heartbeats of a span (FinalizeSpan, step 1).
+  struct ClosingHeartbeats {
+    bool baseline_taken = false;              // a poll that started after the end was answered
+    std::map<std::string, double> last_seen;  // per worker, its first heartbeat after the end
+    std::vector<std::string> waiting;         // workers that sent none in time
+  };
+  // Polls identity until every worker sent a heartbeat after end_ns, or until `timeout` (or
+  // the end of tracking) runs out.
+  ClosingHeartbeats WaitForClosingHeartbeats(int64_t end_ns, double period, absl::Duration timeout);
+  // get_cluster_state at a span's end when there is a start to compare with; why not in `error`.
+  std::optional<dask::CumulativeExecuting> ReadEndCumulative(bool have_start, std::string& error);
+  // Restores what missed heartbeats lost from the cumulative totals, or says what was lost.
+  // Requires mutex_.
+  void RecoverOrWarnLostDigests(const backends_internal::SpanWindow& window, SpanState& span,
+                                bool closing_missed,
+                                const std::optional<dask::CumulativeExecuting>& start_cumulative,
+                                const std::optional<dask::CumulativeExecuting>& end_cumulative,
+                                const std::string& cumulative_error);
+  // A warning with its own code beside the sentence in warnings_. Requires mutex_.
+  void AddMeasurementWarning(absl::string_view code, std::string message);
+  // The window's fine metrics (task stream, heartbeats' digests, recovered digests), and the
+  // task groups of the tasks that ran in it. Requires mutex_.
+  dask::DigestTotals SpanTotals(const backends_internal::SpanWindow& window, const SpanState& state,
+                                dask::StreamGroups& stream_groups) const;
+  // The workload's spans that ran in `span`, nested in it, and warnings about the prefixes
+  // they share or that ran in spans no poll saw. Requires mutex_.
+  void NestWorkloadSpans(v1::Span& span, const dask::StreamGroups& stream_groups);
   double HeartbeatPeriodNow() const;  // requires mutex_
   // Profiles of `workers` over [start_ns, stop_ns], restricted to `prefix` unless empty, by
   // worker address, every call ending by `deadline`. Needs a live comm_.
@@ -253,6 +304,18 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
       const std::vector<std::string>& workers, const std::string& prefix, int64_t start_ns,
       int64_t stop_ns, absl::Time deadline);
   void FetchProfiles(int64_t start_ns, int64_t stop_ns);
+  // One profile set: a task prefix ("" for all tasks) and its profiles by worker address.
+  using ProfileSet = std::pair<std::string, std::map<std::string, v1::Profile>>;
+  // "" then the profile_task_prefixes, "*" standing for the prefixes seen (PrefixesSeen).
+  std::vector<std::string> ProfilePrefixes(int64_t start_ns, int64_t stop_ns);
+  // The sets read within profile_fetch_timeout and the end of tracking; what is not, a warning.
+  std::vector<ProfileSet> FetchProfileSets(const std::vector<std::string>& asked,
+                                           const std::vector<std::string>& prefixes,
+                                           int64_t start_ns, int64_t stop_ns);
+  // The all-tasks trees rebuilt from the per-prefix ones, innermost counts restored (options).
+  void RebuildAndRestoreProfiles(std::vector<ProfileSet>& sets) const;
+  // Host, name, threads and memory limit of the worker's last sample. Requires mutex_.
+  void DescribeProfileWorker(const std::string& worker, v1::Profile& profile) const;
   // Task groups' span ids, and new spans' names (dask/spans.h). Returns only a lost connection;
   // a refused or odd reply turns span reading off with a warning.
   absl::Status ReadWorkloadSpans();

@@ -45,6 +45,14 @@ struct BackendLiveProgress {
   std::optional<double> memory_limit_bytes;  // their memory limits now, summed
 };
 
+// The sentences of coded warnings, in order (for backends' Warnings() accessors and tests).
+inline std::vector<std::string> WarningSentences(std::vector<v1::Warning> warnings) {
+  std::vector<std::string> sentences;
+  sentences.reserve(warnings.size());
+  for (v1::Warning& warning : warnings) sentences.push_back(std::move(*warning.mutable_message()));
+  return sentences;
+}
+
 class AbstractMetricsBackend {
  public:
   virtual ~AbstractMetricsBackend() = default;
@@ -71,11 +79,6 @@ class AbstractMetricsBackend {
   // share one wording, backends/internal/span_registry.h.)
   virtual absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) = 0;
 
-  // Chunk records the backend derived itself (e.g. TaskVine tasks of the processing category),
-  // available after StopTracking. Most backends have none: chunk records come from
-  // //instrumentation.
-  virtual std::vector<v1::ChunkRecord> TakeChunkRecords() { return {}; }
-
   // Statistical profiles the backend took over the tracked window (per worker, and per task
   // prefix or section where asked), available after StopTracking; a second call returns
   // nothing new. Samples are attributed to `chunks` (the run's chunk records, may be empty)
@@ -85,31 +88,22 @@ class AbstractMetricsBackend {
     return {};
   }
 
-  // Things the user should know about the data (cross-checks that disagree, skipped input,
-  // reconnections), available after StopTracking: each one human-readable sentence under a
-  // stable code for Measurement.warnings ("taskvine_impossible_value", "dask_fine_metrics_lost",
-  // "<name>_warning" when no specific code applies).
-  virtual std::vector<v1::Warning> CodedWarnings() const { return {}; }
+  // Adds to `run` what the backend saw beyond tracking and spans, once, after StopTracking:
+  // - engine_chunks: chunk records the backend derived itself (TaskVine: the tasks of the
+  //   processing category); most backends have none, chunk records come from
+  //   //instrumentation;
+  // - warnings, appended: things the user should know about the data (cross-checks that
+  //   disagree, skipped input, reconnections), each one human-readable sentence under a stable
+  //   code ("taskvine_impossible_value", "dask_fine_metrics_lost", "<name>_warning" when no
+  //   specific code applies);
+  // - engine_version: the engine's version as it reported it (Dask: the scheduler's
+  //   `distributed` version), saved in the measurement's metadata;
+  // - window: the window the engine recorded for the run itself (TaskVine's START .. END),
+  //   which then frames it instead of the caller's clocks.
+  // Default: nothing. (A finished run's logs are not a backend's: ingest/taskvine_run.h reads
+  // them into a RawRun.)
+  virtual void Contribute(RawRun& /*run*/) {}
 
-  // The sentences of CodedWarnings(), in order.
-  std::vector<std::string> Warnings() const {
-    std::vector<std::string> sentences;
-    for (v1::Warning& warning : CodedWarnings()) {
-      sentences.push_back(std::move(*warning.mutable_message()));
-    }
-    return sentences;
-  }
-
-  // The engine's version as it reported it (Dask: the scheduler's `distributed` version),
-  // available after StartTracking; empty when the backend has none. Saved in the measurement's
-  // metadata.
-  virtual std::string EngineVersion() const { return ""; }
-
-  // Adds to `run` what the backend saw beyond tracking and spans, after StopTracking: the
-  // window the engine recorded for the run itself (TaskVine's START .. END), which then frames
-  // it instead of the caller's clocks. Default: nothing. (A finished run's logs are not a
-  // backend's: ingest/taskvine_run.h reads them into a RawRun.)
-  virtual void Contribute(RawRun& /*run*/) const {}
   // Tracking samples gathered since the last call (since StartTracking on the first), handed to
   // the caller for good (the session appends them to its checkpoint on disk): the backend keeps
   // only what came after, and StopTracking returns only that. nullopt: the backend keeps every

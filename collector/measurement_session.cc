@@ -498,7 +498,8 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   AppendCheckpoint();
   RawRun run;
   run.window = stopwatch_->Stop();
-  std::vector<v1::Warning> warnings = warnings_;
+  std::vector<v1::Warning>& warnings = run.warnings;
+  warnings = warnings_;
   if (span_.has_value()) {
     const absl::Status ended = backend_.EndSpan(*span_);
     absl::StatusOr<v1::Span> metrics =
@@ -513,17 +514,15 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&warnings);
   if (!tracking.ok()) return tracking.status();
   run.tracking = *std::move(tracking);
-  run.engine_chunks = backend_.TakeChunkRecords();
-  run.engine_version = backend_.EngineVersion();
-  for (v1::Warning& warning : backend_.CodedWarnings()) warnings.push_back(std::move(warning));
+  // The backend's own chunk records, warnings, engine version and, for a run the engine
+  // recorded itself (TaskVine's START .. END), the window that frames it.
+  backend_.Contribute(run);
   if (outputs.engine_record.has_value()) {
     AddEngineRecord(*std::move(outputs.engine_record), outputs.engine_record_frames_the_run, &run,
                     &warnings);
   }
   for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
 
-  // A run the engine recorded itself (TaskVine's START .. END) is framed by that record.
-  backend_.Contribute(run);
   if (const double interval = absl::ToDoubleSeconds(options_.interval);
       owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
       run.window.elapsed_seconds > 0 && run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
@@ -555,7 +554,6 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   std::vector<v1::ChunkRecord>().swap(outputs.chunks);
   run.report = std::move(outputs.report);
   run.backend = std::string(backend_.name());
-  run.warnings = std::move(warnings);
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
   run.tool_build = ToolBuildInfo();

@@ -51,12 +51,11 @@ class FakeBackend : public AbstractMetricsBackend {
     span.set_name(id);
     return span;
   }
-  std::string EngineVersion() const override { return "9.9.9-fake"; }
-  std::vector<v1::Warning> CodedWarnings() const override {
-    v1::Warning warning;
+  void Contribute(RawRun& run) override {
+    run.engine_version = "9.9.9-fake";
+    v1::Warning& warning = run.warnings.emplace_back();
     warning.set_code("fake_warning");
     warning.set_message("the logs disagree");
-    return {warning};
   }
 
   bool fail_span = false;

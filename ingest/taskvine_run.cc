@@ -1,6 +1,5 @@
 #include "ingest/taskvine_run.h"
 
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -24,18 +23,10 @@ absl::StatusOr<RawRun> ReadFinishedTaskVineRun(const TaskVineRunOptions& options
 
   RawRun run;
   run.backend = std::string(backend.name());
-  run.engine_version = backend.EngineVersion();
-  if (const std::optional<TaskVineMetricsBackend::RecordedWindow> recorded =
-          backend.RecordedRunWindow();
-      recorded.has_value()) {
-    run.window.start = recorded->start;
-    run.window.end = recorded->end;
-    run.window.elapsed_seconds = absl::ToDoubleSeconds(recorded->end - recorded->start);
-  }
   run.tracking = *std::move(tracking);
   run.spans.push_back(*std::move(span_metrics));
-  run.engine_chunks = backend.TakeChunkRecords();
-  run.warnings = backend.CodedWarnings();
+  // The chunk records, warnings and the run's own START .. END window.
+  backend.Contribute(run);
   return run;
 }
 

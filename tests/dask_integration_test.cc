@@ -29,6 +29,7 @@
 #include "collector/measurement_session.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 #include "tests/child_process.h"
 
 namespace roastcoffea {
@@ -147,7 +148,6 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   auto backend = BackendFor(cluster);
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(200)).ok());
   EXPECT_THAT(backend->scheduler_version(), HasSubstr("2022.12"));
-  EXPECT_EQ(backend->EngineVersion(), backend->scheduler_version()) << "saved in the metadata";
   const SpanId span = *backend->CreateSpan("workload");
   const std::string stream_file = TmpDir() + "/python_task_stream.tsv";
   ChildProcess client({"/usr/bin/python3", WorkloadScript(), cluster.address(), stream_file},
@@ -157,6 +157,9 @@ TEST_F(DaskIntegrationTest, TracksTheClusterAndTheTaskStreamOfARealComputation) 
   ASSERT_TRUE(backend->EndSpan(span).ok());
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
+  RawRun contributed;
+  backend->Contribute(contributed);
+  EXPECT_EQ(contributed.engine_version, backend->scheduler_version()) << "saved in the metadata";
 
   // Counts, cores and memory limits are what the cluster was started with.
   ASSERT_EQ(data->workers_size(), 2);

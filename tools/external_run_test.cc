@@ -66,14 +66,12 @@ class FakeBackend : public AbstractMetricsBackend {
     metric->set_value(3);
     return span;
   }
-  std::vector<v1::ChunkRecord> TakeChunkRecords() override { return own_chunks; }
-  std::vector<v1::Warning> CodedWarnings() const override {
-    std::vector<v1::Warning> coded;
+  void Contribute(RawRun& run) override {
+    for (const v1::ChunkRecord& chunk : own_chunks) run.engine_chunks.push_back(chunk);
     for (const std::string& message : warnings) {
-      coded.emplace_back().set_message(message);
-      coded.back().set_code("fake_warning");
+      run.warnings.emplace_back().set_message(message);
+      run.warnings.back().set_code("fake_warning");
     }
-    return coded;
   }
 
   int starts = 0;

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 
 ABSL_DECLARE_FLAG(std::string, taskvine_logs);
 ABSL_DECLARE_FLAG(bool, follow);
@@ -54,7 +55,9 @@ TEST(TaskVineCollect, FinishedRunFromItsLogs) {
   auto tracking = (*backend)->StopTracking();
   ASSERT_TRUE(tracking.ok());
   EXPECT_EQ(tracking->workers_size(), 3);
-  EXPECT_EQ((*backend)->TakeChunkRecords().size(), 15u);
+  RawRun run;
+  (*backend)->Contribute(run);
+  EXPECT_EQ(run.engine_chunks.size(), 15u);
 }
 
 }  // namespace

@@ -165,12 +165,20 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // cannot tell chunks apart: `chunks` is not used.
   std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
-  std::vector<v1::Warning> CodedWarnings() const override;
+  // What the user should know about the data, each under a stable code (see Contribute);
+  // readable at any time.
+  std::vector<v1::Warning> CodedWarnings() const;
+  std::vector<std::string> Warnings() const { return WarningSentences(CodedWarnings()); }
 
   // What the scheduler said it runs ("2022.12.1+ds.1"; "unknown" when its reply lacked it);
   // empty before StartTracking.
   std::string scheduler_version() const;
-  std::string EngineVersion() const override { return scheduler_version(); }
+  // The run gets the scheduler's version and the coded warnings (Dask has no chunk records or
+  // window of its own).
+  void Contribute(RawRun& run) override {
+    run.engine_version = scheduler_version();
+    for (v1::Warning& warning : CodedWarnings()) run.warnings.push_back(std::move(warning));
+  }
   // Task-stream records read so far (all of them after StopTracking).
   std::vector<dask::TaskRecord> task_records() const;
 

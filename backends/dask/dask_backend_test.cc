@@ -17,6 +17,7 @@
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 namespace {
@@ -673,6 +674,15 @@ TEST(DaskBackendTest, AMissingVersionIsAWarningAndFeaturesAreProbed) {
   ASSERT_TRUE(backend->StopTracking().ok());
   EXPECT_EQ(backend->scheduler_version(), "unknown");
   EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("distributed version is unknown")));
+  // The run gets both: the version for its metadata, the warning after those already there.
+  RawRun run;
+  run.warnings.emplace_back().set_code("earlier");
+  backend->Contribute(run);
+  EXPECT_EQ(run.engine_version, "unknown");
+  ASSERT_GE(run.warnings.size(), 2u);
+  EXPECT_EQ(run.warnings[0].code(), "earlier");
+  EXPECT_THAT(WarningSentences(run.warnings),
+              Contains(HasSubstr("distributed version is unknown")));
   std::lock_guard<std::mutex> lock(cluster.mutex);
   ASSERT_FALSE(cluster.stream_requests.empty());
   const Value* start_index = cluster.stream_requests[0].Find("start_index");

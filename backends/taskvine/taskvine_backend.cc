@@ -492,7 +492,9 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   return coded;
 }
 
-void TaskVineMetricsBackend::Contribute(RawRun& run) const {
+void TaskVineMetricsBackend::Contribute(RawRun& run) {
+  for (v1::ChunkRecord& chunk : TakeChunkRecords()) run.engine_chunks.push_back(std::move(chunk));
+  for (v1::Warning& warning : CodedWarnings()) run.warnings.push_back(std::move(warning));
   const std::optional<RecordedWindow> recorded = RecordedRunWindow();
   if (!recorded.has_value()) return;
   // A run is framed by its own record, not by the time it took us to read it.

@@ -39,9 +39,9 @@
 //    from the tracking series, and the execution core efficiency from these sums, in
 //    //aggregation (aggregate.h).
 //
-// Chunk records (TakeChunkRecords): one per task of the chunk category that reached DONE, uuid
-// "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end and
-// duration from its last attempt's worker times, worker id and a slot on it (thread_index: the
+// Chunk records (Contribute, or TakeChunkRecords): one per task of the chunk category that reached
+// DONE, uuid "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end
+// and duration from its last attempt's worker times, worker id and a slot on it (thread_index: the
 // concurrent tasks of a multi-core worker each get their own, RunModel's AssignSlots),
 // cpu/peak memory when monitored,
 // FAILED when DONE's result is not SUCCESS or its exit code is not 0 (error text says which and
@@ -68,11 +68,11 @@
 // kDrainMaxTime whatever is written to the logs ("taskvine_log_cut_short" when it had to stop
 // reading); a read error after the run was found is a warning ("taskvine_log_read"), not a loss.
 //
-// Warnings (CodedWarnings gives each a stable code): impossible values rejected (line and field),
-// times going backwards, an early MANAGER END, workers that died silently, malformed lines with
-// their numbers, partial last lines, several manager runs in one file, missing MANAGER END, chunk
-// tasks unfinished at the end, logs restarted under --follow, and the cross-checks between the
-// two logs (docs/taskvine-logs.md §8) that disagree.
+// Warnings (Contribute, or CodedWarnings, gives each a stable code): impossible values rejected
+// (line and field), times going backwards, an early MANAGER END, workers that died silently,
+// malformed lines with their numbers, partial last lines, several manager runs in one file, missing
+// MANAGER END, chunk tasks unfinished at the end, logs restarted under --follow, and the
+// cross-checks between the two logs (docs/taskvine-logs.md §8) that disagree.
 //
 // Thread-safety: drive from one thread (AbstractMetricsBackend); the follow thread and the
 // controlling thread share the model under a mutex. Cost: ~ the parse throughput of
@@ -128,8 +128,11 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::Status EndSpan(const SpanId& id) override;
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
 
-  std::vector<v1::ChunkRecord> TakeChunkRecords() override;
-  std::vector<v1::Warning> CodedWarnings() const override;
+  // What Contribute adds, for tools and tests: the chunk records (taken once) and the coded
+  // warnings.
+  std::vector<v1::ChunkRecord> TakeChunkRecords();
+  std::vector<v1::Warning> CodedWarnings() const;
+  std::vector<std::string> Warnings() const { return WarningSentences(CodedWarnings()); }
 
   // The end-of-run read: stop when MANAGER END is read, or the logs have not grown for
   // kDrainQuietTime, and after kDrainMaxTime in any case.
@@ -145,7 +148,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
     absl::Time end;
   };
   std::optional<RecordedWindow> RecordedRunWindow() const;
-  void Contribute(RawRun& run) const override;
+  // Adds the chunk records, the coded warnings and RecordedRunWindow (no engine version: the
+  // logs do not carry one).
+  void Contribute(RawRun& run) override;
 
   // The run as read so far, for the live view: tasks of the chunk category that reached DONE
   // (failed as TakeChunkRecords marks them) and that are running, the workers connected with

@@ -15,6 +15,7 @@
 #include "backends/taskvine/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 namespace {
@@ -226,6 +227,44 @@ TEST(TaskVineBackend, ChunkCategoryIsAnOption) {
     EXPECT_THAT(w.message(), HasSubstr("<function_process_chunk_at_0x7f3a2c1e5d30>"));
   }
   EXPECT_EQ(category_warnings, 1);
+}
+
+// Contribute hands the run what the logs say beyond tracking and spans: the chunk records
+// (once), the coded warnings after those already there, and the run's own START .. END, which
+// frames a finished run without this machine's host facts.
+TEST(TaskVineBackend, ContributeAddsChunksWarningsAndTheRecordedWindow) {
+  TaskVineBackendOptions options;
+  options.logs = MakeRunDir("contribute", "synthetic-1");
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  ASSERT_TRUE(backend.StopTracking().ok());
+  RawRun run;
+  run.window.start = absl::FromUnixSeconds(1);
+  run.window.end = absl::FromUnixSeconds(2);
+  run.window.host_facts = v1::HostFacts();
+  backend.Contribute(run);
+  EXPECT_EQ(run.engine_chunks.size(), 15u);
+  EXPECT_EQ(absl::ToUnixMicros(run.window.start), kSyntheticOneStartUs);
+  EXPECT_EQ(absl::ToUnixMicros(run.window.end), kSyntheticOneEndUs);
+  EXPECT_DOUBLE_EQ(run.window.elapsed_seconds, (kSyntheticOneEndUs - kSyntheticOneStartUs) / 1e6);
+  EXPECT_FALSE(run.window.host_facts.has_value());
+  EXPECT_TRUE(run.engine_version.empty()) << "the logs carry no version";
+  RawRun again;
+  backend.Contribute(again);
+  EXPECT_THAT(again.engine_chunks, IsEmpty()) << "taken once";
+
+  options.logs = MakeRunDir("contribute-wrong-category", "synthetic-1");
+  options.chunk_category = "not-a-category";
+  TaskVineMetricsBackend wrong(options);
+  ASSERT_TRUE(wrong.StartTracking(absl::Seconds(1)).ok());
+  ASSERT_TRUE(wrong.StopTracking().ok());
+  RawRun warned;
+  warned.warnings.emplace_back().set_code("earlier");
+  wrong.Contribute(warned);
+  ASSERT_GE(warned.warnings.size(), 2u);
+  EXPECT_EQ(warned.warnings[0].code(), "earlier");
+  EXPECT_EQ(warned.warnings[1].code(), "taskvine_no_chunk_category");
+  EXPECT_THAT(warned.warnings[1].message(), HasSubstr("not-a-category"));
 }
 
 TEST(TaskVineBackend, Errors) {

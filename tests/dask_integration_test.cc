@@ -325,8 +325,10 @@ TEST_F(DaskIntegrationTest, ProfilesNameTheHotFunctionOnEveryWorker) {
       EXPECT_EQ(root, 0);
       continue;
     }
-    // About 1.5 s per thread at 10 ms: well over 50 samples per worker.
-    EXPECT_GT(root, 50);
+    // About 1.5 s per thread at 10 ms: ~150 samples per worker on a quiet machine. Dask's
+    // sampler is a thread of the worker, so a loaded host (24-48 seen at load 10-14 on 2 CPUs)
+    // starves it too; more than 10 still shows that the profile was taken.
+    EXPECT_GT(root, 10);
     int64_t hot = -1, under_root = 0;
     for (int i = 1; i < p.nodes_size(); ++i) {
       const v1::ProfileNode& n = p.nodes(i);

@@ -16,6 +16,7 @@
 #include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
 #include "aggregation/findings_contention.h"
+#include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -317,29 +318,16 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   }
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
-    const v1::ChunkRecord* last = nullptr;
+    IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
     for (const v1::ChunkRecord* chunk : view.all) {
-      if (last == nullptr || chunk->end_unix_ns() > last->end_unix_ns() ||
-          (chunk->end_unix_ns() == last->end_unix_ns() && Before(*chunk, *last))) {
-        last = chunk;
+      if (tail.last == nullptr || chunk->end_unix_ns() > tail.last->end_unix_ns() ||
+          (chunk->end_unix_ns() == tail.last->end_unix_ns() && Before(*chunk, *tail.last))) {
+        tail.last = chunk;
       }
     }
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_WARNING, "idle_tail",
-        absl::StrCat("Idle tail: ", idle_slots, " of ", slot_count,
-                     " worker slots sat idle at the end, ", Pct(idle_share), " of the worker time"),
-        absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
-                     Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
-                     Seconds(last->duration_seconds()), "."),
-        last->attempt() > 0
-            ? "The last chunk was a retry: its first attempt's failure, not the chunk size, "
-              "held up the end (see the retry findings)."
-            : "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
-              "longest files first.");
-    Number(f, "idle_at_end_fraction", idle_share, "fraction");
-    Number(f, "longest_idle_seconds", longest_idle, "s");
-    Number(f, "idle_slots", idle_slots, "slots");
-    Number(f, "slots", slot_count, "slots");
+    tail.last_worker_died = died.contains(tail.last->worker());
+    tail.median_successful_seconds = view.median_successful_seconds;
+    AddIdleTail(tail, b);
   }
 
   LoadImbalance(view, slot_times, seen, run_start, run_end, b);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,8 @@ struct ChunkView {
   std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
   std::vector<uint32_t> slot;                      // per record of `all`: its index in slot_names
   std::vector<std::string> slot_names;             // Slot() of each distinct slot, sorted
+  std::vector<uint32_t> pair;                      // per record: its (worker, thread) pair id
+  std::vector<absl::string_view> pair_worker;      // per pair id: its worker
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
   double median_successful_seconds = 0;            // of the successful records' durations
 };
@@ -122,7 +125,10 @@ void InternSlots(ChunkView* view) {
     const auto [it, added] = pair_ids.try_emplace(
         std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
         static_cast<uint32_t>(pair_names.size()));
-    if (added) pair_names.push_back(Slot(*chunk));
+    if (added) {
+      pair_names.push_back(Slot(*chunk));
+      view->pair_worker.push_back(chunk->worker());
+    }
     pair_of.push_back(it->second);
   }
   // Distinct pairs can name one slot ("w/thread-1" with thread 0 and 2; "" and "?").
@@ -137,6 +143,7 @@ void InternSlots(ChunkView* view) {
   view->slot.reserve(pair_of.size());
   for (uint32_t pair : pair_of) view->slot.push_back(slot_of_pair[pair]);
   view->slot_names = std::move(names);
+  view->pair = std::move(pair_of);
 }
 
 ChunkView ViewChunks(const FindingsInputs& in) {
@@ -264,15 +271,37 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
          churn ? "fraction" : "s");
 }
 
-void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+// The tracking's view of each (worker, thread) pair's worker, looked up once per pair rather than
+// once per record.
+struct PairWorker {
+  std::optional<int64_t> end_ns, start_ns;
+  bool died = false;
+};
+
+std::vector<PairWorker> PairWorkers(const FindingsInputs& in, const ChunkView& view) {
+  std::vector<PairWorker> out(view.pair_worker.size());
+  if (in.tracking == nullptr) return out;
   // A worker that left the run (killed, lost, or gone) is no idle slot after it left.
   absl::flat_hash_map<std::string, int64_t> worker_ends, worker_starts;
   absl::flat_hash_map<std::string, bool> died;
-  if (in.tracking != nullptr) {
-    for (const DeadWorker& w : DeadWorkers(*in.tracking)) died[w.worker] = true;
-    for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
-    for (auto& [worker, start] : WorkerStarts(*in.tracking)) worker_starts[worker] = start;
+  for (const DeadWorker& w : DeadWorkers(*in.tracking)) died[w.worker] = true;
+  for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
+  for (auto& [worker, start] : WorkerStarts(*in.tracking)) worker_starts[worker] = start;
+  for (size_t p = 0; p < out.size(); ++p) {
+    const absl::string_view worker = view.pair_worker[p];
+    if (const auto it = worker_ends.find(worker); it != worker_ends.end()) {
+      out[p].end_ns = it->second;
+    }
+    if (const auto it = worker_starts.find(worker); it != worker_starts.end()) {
+      out[p].start_ns = it->second;
+    }
+    out[p].died = died.contains(worker);
   }
+  return out;
+}
+
+void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+  const std::vector<PairWorker> pairs = PairWorkers(in, view);
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
@@ -284,13 +313,10 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     seen[view.slot[i]] = true;
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
     slot.busy_seconds += chunk->duration_seconds();
-    if (const auto it = worker_ends.find(chunk->worker()); it != worker_ends.end()) {
-      slot.worker_end_ns = it->second;
-    }
-    if (const auto it = worker_starts.find(chunk->worker()); it != worker_starts.end()) {
-      slot.worker_start_ns = it->second;
-    }
-    slot.worker_died |= died.contains(chunk->worker());
+    const PairWorker& worker = pairs[view.pair[i]];
+    if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
+    if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
+    slot.worker_died |= worker.died;
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
@@ -319,13 +345,17 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
-    for (const v1::ChunkRecord* chunk : view.all) {
-      if (tail.last == nullptr || chunk->end_unix_ns() > tail.last->end_unix_ns() ||
-          (chunk->end_unix_ns() == tail.last->end_unix_ns() && Before(*chunk, *tail.last))) {
-        tail.last = chunk;
+    size_t last = 0;
+    for (size_t i = 1; i < view.all.size(); ++i) {
+      const v1::ChunkRecord& chunk = *view.all[i];
+      const v1::ChunkRecord& best = *view.all[last];
+      if (chunk.end_unix_ns() > best.end_unix_ns() ||
+          (chunk.end_unix_ns() == best.end_unix_ns() && Before(chunk, best))) {
+        last = i;
       }
     }
-    tail.last_worker_died = died.contains(tail.last->worker());
+    tail.last = view.all[last];
+    tail.last_worker_died = pairs[view.pair[last]].died;
     tail.median_successful_seconds = view.median_successful_seconds;
     AddIdleTail(tail, b);
   }
@@ -382,10 +412,10 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const bool engine_rule = !InProcess(in) && median < kEngineMinChunkSeconds;
   if (!gap_rule && !engine_rule) return;
 
+  const double median_events = events.empty() ? 0.0 : Median(std::move(events));
   std::string evidence = absl::StrCat("Median chunk ", Seconds(median));
-  if (!events.empty()) {
-    absl::StrAppend(&evidence, absl::StrFormat(" (%.0f events)", Median(events)));
-  }
+  if (median_events > 0)
+    absl::StrAppend(&evidence, absl::StrFormat(" (%.0f events)", median_events));
   if (measured_gaps) {
     absl::StrAppend(&evidence, "; median gap between a worker's chunks ", Seconds(median_gap), " (",
                     Pct(median_gap / median), " of a chunk)");
@@ -398,16 +428,16 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // A chunk long enough that the gap is 2 % of it (and, on engines, at least 100 ms).
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
-  std::string suggestion = TinyChunksSuggestion(in, events.empty() ? 0.0 : Median(events), target,
-                                                median, LargestFileEntries(view.successful),
-                                                view.successful.size(), view.slot_names.size());
+  std::string suggestion =
+      TinyChunksSuggestion(in, median_events, target, median, LargestFileEntries(view.successful),
+                           view.successful.size(), view.slot_names.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
       absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),
       std::move(evidence), std::move(suggestion));
   Number(f, "median_chunk_seconds", median, "s");
   if (measured_gaps) Number(f, "median_gap_seconds", median_gap, "s");
-  if (!events.empty()) Number(f, "median_chunk_events", Median(events), "events");
+  if (median_events > 0) Number(f, "median_chunk_events", median_events, "events");
 }
 
 void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& b) {

@@ -28,11 +28,18 @@ namespace {
 // The chunk records in one canonical order, with each record's worker slot interned: the rules
 // below read this view instead of copying, re-sorting or naming records per chunk.
 struct ChunkView {
-  std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
-  std::vector<uint32_t> slot;                      // per record of `all`: its index in slot_names
-  std::vector<std::string> slot_names;             // Slot() of each distinct slot, sorted
-  std::vector<uint32_t> pair;                      // per record: its (worker, thread) pair id
-  std::vector<absl::string_view> pair_worker;      // per pair id: its worker
+  std::vector<const v1::ChunkRecord*> all;     // every record, in Before order
+  std::vector<uint32_t> slot;                  // per record of `all`: its index in slot_names
+  std::vector<std::string> slot_names;         // Slot() of each distinct slot, sorted
+  std::vector<uint32_t> pair;                  // per record: its (worker, thread) pair id
+  std::vector<absl::string_view> pair_worker;  // per pair id: its worker
+  // Per record of `all`, the figures the rules read of every record, copied in one pass: a
+  // million records are scattered heap objects, these contiguous arrays.
+  std::vector<int64_t> start_ns, end_ns;
+  std::vector<double> seconds;
+  // Per record of `successful`: its duration, bytes read (>= 0) and events.
+  std::vector<double> successful_seconds, successful_bytes;
+  std::vector<int64_t> successful_events;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
   double median_successful_seconds = 0;            // of the successful records' durations
 };
@@ -156,13 +163,22 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   // One order whatever the input's, so that sums round the same way every time.
   SortBefore(view.all);
   InternSlots(&view);
-  std::vector<double> durations;
+  const size_t n = view.all.size();
+  view.start_ns.reserve(n);
+  view.end_ns.reserve(n);
+  view.seconds.reserve(n);
   for (const v1::ChunkRecord* chunk : view.all) {
+    view.start_ns.push_back(chunk->start_unix_ns());
+    view.end_ns.push_back(chunk->end_unix_ns());
+    view.seconds.push_back(chunk->duration_seconds());
     if (chunk->status() == v1::CHUNK_STATUS_FAILED) continue;
     view.successful.push_back(chunk);
-    durations.push_back(chunk->duration_seconds());
+    view.successful_seconds.push_back(chunk->duration_seconds());
+    view.successful_bytes.push_back(
+        static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+    view.successful_events.push_back(chunk->events());
   }
-  view.median_successful_seconds = Median(std::move(durations));
+  view.median_successful_seconds = Median(view.successful_seconds);
   return view;
 }
 
@@ -178,34 +194,37 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   }
   b.Evaluated("stragglers");
   const double median = view.median_successful_seconds;
-  // Only the first kNamedItems of the slowest-first order are ever read.
-  std::vector<const v1::ChunkRecord*> slowest(
-      std::min(view.successful.size(), static_cast<size_t>(kNamedItems)));
-  std::partial_sort_copy(view.successful.begin(), view.successful.end(), slowest.begin(),
-                         slowest.end(), [](const auto* a, const auto* c) {
-                           return a->duration_seconds() != c->duration_seconds()
-                                      ? a->duration_seconds() > c->duration_seconds()
-                                      : Before(*a, *c);
-                         });
+  // Only the first kNamedItems of the slowest-first order are ever read: one pass keeps them,
+  // reading the durations' column (the records only on equal durations).
+  const std::vector<double>& seconds = view.successful_seconds;
+  const auto slower = [&](size_t a, size_t c) {
+    return seconds[a] != seconds[c] ? seconds[a] > seconds[c]
+                                    : Before(*view.successful[a], *view.successful[c]);
+  };
+  std::vector<size_t> top;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    if (top.size() == static_cast<size_t>(kNamedItems) && !slower(i, top.back())) continue;
+    top.insert(std::upper_bound(top.begin(), top.end(), i, slower), i);
+    if (top.size() > static_cast<size_t>(kNamedItems)) top.pop_back();
+  }
+  std::vector<const v1::ChunkRecord*> slowest;
+  for (size_t i : top) slowest.push_back(view.successful[i]);
   const double max = slowest.front()->duration_seconds();
   if (median <= 0.0 || max < kStragglerRatio * median ||
       max - median < kStragglerMinExcessSeconds) {
     return;
   }
   int64_t stragglers = 0;
-  std::vector<double> bytes;
-  bytes.reserve(view.successful.size());
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    stragglers += chunk->duration_seconds() >= kStragglerRatio * median ? 1 : 0;
-    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  for (const double seconds : view.successful_seconds) {
+    stragglers += seconds >= kStragglerRatio * median ? 1 : 0;
   }
   std::vector<const v1::ChunkRecord*> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
-                b);
+  AddStragglers(named, stragglers, view.successful.size(), max, median,
+                Median(view.successful_bytes), b);
 }
 
 struct SlotTimes {
@@ -307,18 +326,17 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
   for (size_t i = 0; i < view.all.size(); ++i) {
-    const v1::ChunkRecord* chunk = view.all[i];
-    if (chunk->end_unix_ns() <= 0) continue;
+    if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
-    slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
-    slot.busy_seconds += chunk->duration_seconds();
+    slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
+    slot.busy_seconds += view.seconds[i];
     const PairWorker& worker = pairs[view.pair[i]];
     if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
     if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
     slot.worker_died |= worker.died;
-    run_start = std::min(run_start, chunk->start_unix_ns());
-    run_end = std::max(run_end, chunk->end_unix_ns());
+    run_start = std::min(run_start, view.start_ns[i]);
+    run_end = std::max(run_end, view.end_ns[i]);
   }
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
   if (slot_count < 2 || run_end <= run_start) {
@@ -347,10 +365,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
     size_t last = 0;
     for (size_t i = 1; i < view.all.size(); ++i) {
-      const v1::ChunkRecord& chunk = *view.all[i];
-      const v1::ChunkRecord& best = *view.all[last];
-      if (chunk.end_unix_ns() > best.end_unix_ns() ||
-          (chunk.end_unix_ns() == best.end_unix_ns() && Before(chunk, best))) {
+      if (view.end_ns[i] > view.end_ns[last] ||
+          (view.end_ns[i] == view.end_ns[last] && Before(*view.all[i], *view.all[last]))) {
         last = i;
       }
     }
@@ -374,8 +390,8 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     return;
   }
   std::vector<double> events;
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
+  for (const int64_t n : view.successful_events) {
+    if (n > 0) events.push_back(static_cast<double>(n));
   }
   const double median = view.median_successful_seconds;
   if (median <= 0.0) {
@@ -391,7 +407,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::vector<bool> overlap(view.slot_names.size(), false);
   for (size_t i = 0; i < view.all.size(); ++i) {
     size_t& prev = previous[view.slot[i]];
-    if (prev != kNone && view.all[i]->start_unix_ns() < view.all[prev]->end_unix_ns()) {
+    if (prev != kNone && view.start_ns[i] < view.end_ns[prev]) {
       overlap[view.slot[i]] = true;
     }
     prev = i;
@@ -401,8 +417,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   for (size_t i = 0; i < view.all.size(); ++i) {
     size_t& prev = previous[view.slot[i]];
     if (prev != kNone && !overlap[view.slot[i]]) {
-      gaps.push_back(
-          1e-9 * static_cast<double>(view.all[i]->start_unix_ns() - view.all[prev]->end_unix_ns()));
+      gaps.push_back(1e-9 * static_cast<double>(view.start_ns[i] - view.end_ns[prev]));
     }
     prev = i;
   }

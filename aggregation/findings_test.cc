@@ -494,6 +494,17 @@ TEST(FindingsTest, IdleTailBehindAFailedChunkBlamesTheFailureNotTheChunkSize) {
   last->clear_error_text();
   EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
               HasSubstr("The last chunk was a straggler"));
+
+  // Slow because it waited for a CPU most of its time: the contention, not its file.
+  last->set_cpu_seconds(0.2);
+  last->set_run_queue_wait_seconds(last->duration_seconds() - 0.3);
+  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
+              HasSubstr("waiting for a CPU on a busy machine"));
+
+  // A retry: its first attempt's loss.
+  last->set_attempt(1);
+  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
+              HasSubstr("The last chunk was a retry"));
 }
 
 TEST(FindingsTest, LoadImbalance) {

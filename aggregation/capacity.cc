@@ -62,13 +62,19 @@ CoresPerTask CoresPerTaskFromAllocation(const v1::TrackingData& tracking,
   return out;
 }
 
-std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
-                                                const CoresPerTask* cores_per_task) {
-  if (tracking.worker_count_kind() != v1::SERIES_KIND_STEP ||
-      tracking.queued_chunks_size() != tracking.worker_count_time_unix_ns_size() ||
-      tracking.queued_chunks_size() == 0) {
-    return std::nullopt;
-  }
+namespace {
+
+// The slot timeline between consecutive changes of any series: slots, executing tasks and
+// queued tasks over [from, to). Intervals are classified first, the underfed ones only once a
+// later queue refill is known.
+struct Interval {
+  int64_t from, to;
+  double slots, busy, waiting;
+};
+
+// The intervals of `tracking`'s step series; empty when no worker series is usable.
+std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
+                                    const CoresPerTask* cores_per_task) {
   std::vector<Change> changes;
   bool any_worker = false;
   for (size_t s = 0; s < static_cast<size_t>(tracking.workers_size()); ++s) {
@@ -77,7 +83,7 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
     any_worker = true;
     for (int i = 0; i < w.time_unix_ns_size(); ++i) changes.push_back({w.time_unix_ns(i), s, i});
   }
-  if (!any_worker) return std::nullopt;
+  if (!any_worker) return {};
   for (int i = 0; i < tracking.worker_count_time_unix_ns_size(); ++i) {
     changes.push_back({tracking.worker_count_time_unix_ns(i), kQueue, i});
   }
@@ -89,11 +95,6 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
   std::vector<double> slots_of(static_cast<size_t>(tracking.workers_size()), 0);
   std::vector<double> busy_of(slots_of.size(), 0);
   double slots = 0, busy = 0, waiting = 0;
-  // Intervals are classified first, the underfed ones only once a later queue refill is known.
-  struct Interval {
-    int64_t from, to;
-    double slots, busy, waiting;
-  };
   std::vector<Interval> intervals;
   for (size_t c = 0; c < changes.size();) {
     const int64_t now = changes[c].ns;
@@ -124,11 +125,17 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
       intervals.push_back({now, changes[c].ns, std::max(0.0, slots), std::max(0.0, busy), waiting});
     }
   }
+  return intervals;
+}
 
-  CapacityTimeline t;
+// Sums the intervals into `t` (span, slot time, waiting, dispatch-bound, worker-bound and
+// underfed time, the longest stalls); `last_active_ns` is where the last work ended.
+void ClassifyIntervals(const std::vector<Interval>& intervals, CapacityTimeline& t,
+                       int64_t& last_active_ns) {
   // The timeline ends with the last work: a log that runs on after it (no MANAGER END, idle
   // workers kept connected) adds no capacity to judge.
-  int64_t last_waiting_ns = 0, last_active_ns = 0;
+  int64_t last_waiting_ns = 0;
+  last_active_ns = 0;
   for (const Interval& i : intervals) {
     if (i.waiting > 0) last_waiting_ns = i.from;
     if (i.waiting > 0 || i.busy > 0) last_active_ns = i.to;
@@ -156,24 +163,29 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
       Extend(underfed_run, t.longest_underfed_stall, i.from, i.to);
     }
   }
-  if (t.end_ns <= t.start_ns) return std::nullopt;
-  // Kept stalls: the stretches of dispatch-bound intervals, split where the state changed.
-  {
-    Stretch run;
-    for (Interval i : intervals) {
-      i.to = std::min(i.to, last_active_ns);
-      const bool stalled = i.to > i.from && i.slots >= 1 && i.waiting > 0 && i.slots - i.busy >= 1;
-      if (stalled && run.end_ns == i.from && run.end_ns != 0) {
-        run.end_ns = i.to;
-        continue;
-      }
-      if (run.Seconds() >= kStallKeptSeconds) t.dispatch_stalls.push_back(run);
-      run = stalled ? Stretch{i.from, i.to} : Stretch{};
+}
+
+// Kept stalls: the stretches of dispatch-bound intervals, split where the state changed.
+void KeepStalls(const std::vector<Interval>& intervals, int64_t last_active_ns,
+                CapacityTimeline& t) {
+  Stretch run;
+  for (Interval i : intervals) {
+    i.to = std::min(i.to, last_active_ns);
+    const bool stalled = i.to > i.from && i.slots >= 1 && i.waiting > 0 && i.slots - i.busy >= 1;
+    if (stalled && run.end_ns == i.from && run.end_ns != 0) {
+      run.end_ns = i.to;
+      continue;
     }
     if (run.Seconds() >= kStallKeptSeconds) t.dispatch_stalls.push_back(run);
+    run = stalled ? Stretch{i.from, i.to} : Stretch{};
   }
-  // Start-ups: waiting time between a worker's first point and its first executing task, from
-  // prefix sums of the waiting time over the intervals.
+  if (run.Seconds() >= kStallKeptSeconds) t.dispatch_stalls.push_back(run);
+}
+
+// Start-ups: waiting time between a worker's first point and its first executing task, from
+// prefix sums of the waiting time over the intervals.
+void FindStartups(const v1::TrackingData& tracking, const std::vector<Interval>& intervals,
+                  CapacityTimeline& t) {
   std::vector<int64_t> bounds;
   std::vector<double> waited_before;  // waiting seconds before bounds[k]
   double waited = 0;
@@ -205,6 +217,25 @@ std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking
     const double wait = waited_until(first_busy) - waited_until(connect);
     if (wait > 0) t.startups.push_back({w.worker(), connect, first_busy, wait, w.cores(0)});
   }
+}
+
+}  // namespace
+
+std::optional<CapacityTimeline> AnalyseCapacity(const v1::TrackingData& tracking,
+                                                const CoresPerTask* cores_per_task) {
+  if (tracking.worker_count_kind() != v1::SERIES_KIND_STEP ||
+      tracking.queued_chunks_size() != tracking.worker_count_time_unix_ns_size() ||
+      tracking.queued_chunks_size() == 0) {
+    return std::nullopt;
+  }
+  const std::vector<Interval> intervals = SlotIntervals(tracking, cores_per_task);
+  if (intervals.empty()) return std::nullopt;
+  CapacityTimeline t;
+  int64_t last_active_ns = 0;
+  ClassifyIntervals(intervals, t, last_active_ns);
+  if (t.end_ns <= t.start_ns) return std::nullopt;
+  KeepStalls(intervals, last_active_ns, t);
+  FindStartups(tracking, intervals, t);
   t.mean_slots = t.slot_seconds / (1e-9 * static_cast<double>(t.end_ns - t.start_ns));
   return t;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
 #include "aggregation/findings_contention.h"
+#include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -26,9 +28,18 @@ namespace {
 // The chunk records in one canonical order, with each record's worker slot interned: the rules
 // below read this view instead of copying, re-sorting or naming records per chunk.
 struct ChunkView {
-  std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
-  std::vector<uint32_t> slot;                      // per record of `all`: its index in slot_names
-  std::vector<std::string> slot_names;             // Slot() of each distinct slot, sorted
+  std::vector<const v1::ChunkRecord*> all;     // every record, in Before order
+  std::vector<uint32_t> slot;                  // per record of `all`: its index in slot_names
+  std::vector<std::string> slot_names;         // Slot() of each distinct slot, sorted
+  std::vector<uint32_t> pair;                  // per record: its (worker, thread) pair id
+  std::vector<absl::string_view> pair_worker;  // per pair id: its worker
+  // Per record of `all`, the figures the rules read of every record, copied in one pass: a
+  // million records are scattered heap objects, these contiguous arrays.
+  std::vector<int64_t> start_ns, end_ns;
+  std::vector<double> seconds;
+  // Per record of `successful`: its duration, bytes read (>= 0) and events.
+  std::vector<double> successful_seconds, successful_bytes;
+  std::vector<int64_t> successful_events;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
   double median_successful_seconds = 0;            // of the successful records' durations
 };
@@ -121,7 +132,10 @@ void InternSlots(ChunkView* view) {
     const auto [it, added] = pair_ids.try_emplace(
         std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
         static_cast<uint32_t>(pair_names.size()));
-    if (added) pair_names.push_back(Slot(*chunk));
+    if (added) {
+      pair_names.push_back(Slot(*chunk));
+      view->pair_worker.push_back(chunk->worker());
+    }
     pair_of.push_back(it->second);
   }
   // Distinct pairs can name one slot ("w/thread-1" with thread 0 and 2; "" and "?").
@@ -136,6 +150,7 @@ void InternSlots(ChunkView* view) {
   view->slot.reserve(pair_of.size());
   for (uint32_t pair : pair_of) view->slot.push_back(slot_of_pair[pair]);
   view->slot_names = std::move(names);
+  view->pair = std::move(pair_of);
 }
 
 ChunkView ViewChunks(const FindingsInputs& in) {
@@ -148,13 +163,22 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   // One order whatever the input's, so that sums round the same way every time.
   SortBefore(view.all);
   InternSlots(&view);
-  std::vector<double> durations;
+  const size_t n = view.all.size();
+  view.start_ns.reserve(n);
+  view.end_ns.reserve(n);
+  view.seconds.reserve(n);
   for (const v1::ChunkRecord* chunk : view.all) {
+    view.start_ns.push_back(chunk->start_unix_ns());
+    view.end_ns.push_back(chunk->end_unix_ns());
+    view.seconds.push_back(chunk->duration_seconds());
     if (chunk->status() == v1::CHUNK_STATUS_FAILED) continue;
     view.successful.push_back(chunk);
-    durations.push_back(chunk->duration_seconds());
+    view.successful_seconds.push_back(chunk->duration_seconds());
+    view.successful_bytes.push_back(
+        static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+    view.successful_events.push_back(chunk->events());
   }
-  view.median_successful_seconds = Median(std::move(durations));
+  view.median_successful_seconds = Median(view.successful_seconds);
   return view;
 }
 
@@ -170,34 +194,37 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   }
   b.Evaluated("stragglers");
   const double median = view.median_successful_seconds;
-  // Only the first kNamedItems of the slowest-first order are ever read.
-  std::vector<const v1::ChunkRecord*> slowest(
-      std::min(view.successful.size(), static_cast<size_t>(kNamedItems)));
-  std::partial_sort_copy(view.successful.begin(), view.successful.end(), slowest.begin(),
-                         slowest.end(), [](const auto* a, const auto* c) {
-                           return a->duration_seconds() != c->duration_seconds()
-                                      ? a->duration_seconds() > c->duration_seconds()
-                                      : Before(*a, *c);
-                         });
+  // Only the first kNamedItems of the slowest-first order are ever read: one pass keeps them,
+  // reading the durations' column (the records only on equal durations).
+  const std::vector<double>& seconds = view.successful_seconds;
+  const auto slower = [&](size_t a, size_t c) {
+    return seconds[a] != seconds[c] ? seconds[a] > seconds[c]
+                                    : Before(*view.successful[a], *view.successful[c]);
+  };
+  std::vector<size_t> top;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    if (top.size() == static_cast<size_t>(kNamedItems) && !slower(i, top.back())) continue;
+    top.insert(std::upper_bound(top.begin(), top.end(), i, slower), i);
+    if (top.size() > static_cast<size_t>(kNamedItems)) top.pop_back();
+  }
+  std::vector<const v1::ChunkRecord*> slowest;
+  for (size_t i : top) slowest.push_back(view.successful[i]);
   const double max = slowest.front()->duration_seconds();
   if (median <= 0.0 || max < kStragglerRatio * median ||
       max - median < kStragglerMinExcessSeconds) {
     return;
   }
   int64_t stragglers = 0;
-  std::vector<double> bytes;
-  bytes.reserve(view.successful.size());
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    stragglers += chunk->duration_seconds() >= kStragglerRatio * median ? 1 : 0;
-    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  for (const double seconds : view.successful_seconds) {
+    stragglers += seconds >= kStragglerRatio * median ? 1 : 0;
   }
   std::vector<const v1::ChunkRecord*> named;
   for (size_t i = 0; i < slowest.size() && static_cast<int>(i) < kNamedItems; ++i) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
-                b);
+  AddStragglers(named, stragglers, view.successful.size(), max, median,
+                Median(view.successful_bytes), b);
 }
 
 struct SlotTimes {
@@ -263,35 +290,53 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
          churn ? "fraction" : "s");
 }
 
-void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+// The tracking's view of each (worker, thread) pair's worker, looked up once per pair rather than
+// once per record.
+struct PairWorker {
+  std::optional<int64_t> end_ns, start_ns;
+  bool died = false;
+};
+
+std::vector<PairWorker> PairWorkers(const FindingsInputs& in, const ChunkView& view) {
+  std::vector<PairWorker> out(view.pair_worker.size());
+  if (in.tracking == nullptr) return out;
   // A worker that left the run (killed, lost, or gone) is no idle slot after it left.
   absl::flat_hash_map<std::string, int64_t> worker_ends, worker_starts;
   absl::flat_hash_map<std::string, bool> died;
-  if (in.tracking != nullptr) {
-    for (const DeadWorker& w : DeadWorkers(*in.tracking)) died[w.worker] = true;
-    for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
-    for (auto& [worker, start] : WorkerStarts(*in.tracking)) worker_starts[worker] = start;
+  for (const DeadWorker& w : DeadWorkers(*in.tracking)) died[w.worker] = true;
+  for (auto& [worker, end] : WorkerEnds(*in.tracking)) worker_ends[worker] = end;
+  for (auto& [worker, start] : WorkerStarts(*in.tracking)) worker_starts[worker] = start;
+  for (size_t p = 0; p < out.size(); ++p) {
+    const absl::string_view worker = view.pair_worker[p];
+    if (const auto it = worker_ends.find(worker); it != worker_ends.end()) {
+      out[p].end_ns = it->second;
+    }
+    if (const auto it = worker_starts.find(worker); it != worker_starts.end()) {
+      out[p].start_ns = it->second;
+    }
+    out[p].died = died.contains(worker);
   }
+  return out;
+}
+
+void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
+  const std::vector<PairWorker> pairs = PairWorkers(in, view);
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
   for (size_t i = 0; i < view.all.size(); ++i) {
-    const v1::ChunkRecord* chunk = view.all[i];
-    if (chunk->end_unix_ns() <= 0) continue;
+    if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
-    slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
-    slot.busy_seconds += chunk->duration_seconds();
-    if (const auto it = worker_ends.find(chunk->worker()); it != worker_ends.end()) {
-      slot.worker_end_ns = it->second;
-    }
-    if (const auto it = worker_starts.find(chunk->worker()); it != worker_starts.end()) {
-      slot.worker_start_ns = it->second;
-    }
-    slot.worker_died |= died.contains(chunk->worker());
-    run_start = std::min(run_start, chunk->start_unix_ns());
-    run_end = std::max(run_end, chunk->end_unix_ns());
+    slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
+    slot.busy_seconds += view.seconds[i];
+    const PairWorker& worker = pairs[view.pair[i]];
+    if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
+    if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
+    slot.worker_died |= worker.died;
+    run_start = std::min(run_start, view.start_ns[i]);
+    run_end = std::max(run_end, view.end_ns[i]);
   }
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
   if (slot_count < 2 || run_end <= run_start) {
@@ -317,29 +362,18 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   }
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
-    const v1::ChunkRecord* last = nullptr;
-    for (const v1::ChunkRecord* chunk : view.all) {
-      if (last == nullptr || chunk->end_unix_ns() > last->end_unix_ns() ||
-          (chunk->end_unix_ns() == last->end_unix_ns() && Before(*chunk, *last))) {
-        last = chunk;
+    IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
+    size_t last = 0;
+    for (size_t i = 1; i < view.all.size(); ++i) {
+      if (view.end_ns[i] > view.end_ns[last] ||
+          (view.end_ns[i] == view.end_ns[last] && Before(*view.all[i], *view.all[last]))) {
+        last = i;
       }
     }
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_WARNING, "idle_tail",
-        absl::StrCat("Idle tail: ", idle_slots, " of ", slot_count,
-                     " worker slots sat idle at the end, ", Pct(idle_share), " of the worker time"),
-        absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
-                     Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
-                     Seconds(last->duration_seconds()), "."),
-        last->attempt() > 0
-            ? "The last chunk was a retry: its first attempt's failure, not the chunk size, "
-              "held up the end (see the retry findings)."
-            : "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
-              "longest files first.");
-    Number(f, "idle_at_end_fraction", idle_share, "fraction");
-    Number(f, "longest_idle_seconds", longest_idle, "s");
-    Number(f, "idle_slots", idle_slots, "slots");
-    Number(f, "slots", slot_count, "slots");
+    tail.last = view.all[last];
+    tail.last_worker_died = pairs[view.pair[last]].died;
+    tail.median_successful_seconds = view.median_successful_seconds;
+    AddIdleTail(tail, b);
   }
 
   LoadImbalance(view, slot_times, seen, run_start, run_end, b);
@@ -356,8 +390,8 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     return;
   }
   std::vector<double> events;
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
+  for (const int64_t n : view.successful_events) {
+    if (n > 0) events.push_back(static_cast<double>(n));
   }
   const double median = view.median_successful_seconds;
   if (median <= 0.0) {
@@ -373,7 +407,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::vector<bool> overlap(view.slot_names.size(), false);
   for (size_t i = 0; i < view.all.size(); ++i) {
     size_t& prev = previous[view.slot[i]];
-    if (prev != kNone && view.all[i]->start_unix_ns() < view.all[prev]->end_unix_ns()) {
+    if (prev != kNone && view.start_ns[i] < view.end_ns[prev]) {
       overlap[view.slot[i]] = true;
     }
     prev = i;
@@ -383,8 +417,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   for (size_t i = 0; i < view.all.size(); ++i) {
     size_t& prev = previous[view.slot[i]];
     if (prev != kNone && !overlap[view.slot[i]]) {
-      gaps.push_back(
-          1e-9 * static_cast<double>(view.all[i]->start_unix_ns() - view.all[prev]->end_unix_ns()));
+      gaps.push_back(1e-9 * static_cast<double>(view.start_ns[i] - view.end_ns[prev]));
     }
     prev = i;
   }
@@ -394,10 +427,10 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const bool engine_rule = !InProcess(in) && median < kEngineMinChunkSeconds;
   if (!gap_rule && !engine_rule) return;
 
+  const double median_events = events.empty() ? 0.0 : Median(std::move(events));
   std::string evidence = absl::StrCat("Median chunk ", Seconds(median));
-  if (!events.empty()) {
-    absl::StrAppend(&evidence, absl::StrFormat(" (%.0f events)", Median(events)));
-  }
+  if (median_events > 0)
+    absl::StrAppend(&evidence, absl::StrFormat(" (%.0f events)", median_events));
   if (measured_gaps) {
     absl::StrAppend(&evidence, "; median gap between a worker's chunks ", Seconds(median_gap), " (",
                     Pct(median_gap / median), " of a chunk)");
@@ -410,16 +443,16 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // A chunk long enough that the gap is 2 % of it (and, on engines, at least 100 ms).
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
-  std::string suggestion = TinyChunksSuggestion(in, events.empty() ? 0.0 : Median(events), target,
-                                                median, LargestFileEntries(view.successful),
-                                                view.successful.size(), view.slot_names.size());
+  std::string suggestion =
+      TinyChunksSuggestion(in, median_events, target, median, LargestFileEntries(view.successful),
+                           view.successful.size(), view.slot_names.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
       absl::StrCat("Tiny chunks: per-chunk overhead matters at ", Seconds(median), " per chunk"),
       std::move(evidence), std::move(suggestion));
   Number(f, "median_chunk_seconds", median, "s");
   if (measured_gaps) Number(f, "median_gap_seconds", median_gap, "s");
-  if (!events.empty()) Number(f, "median_chunk_events", Median(events), "events");
+  if (median_events > 0) Number(f, "median_chunk_events", median_events, "events");
 }
 
 void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& b) {

@@ -18,7 +18,9 @@
 //                    follows the dominant cause (findings_rules.h AddStragglers).
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
-//                    slot) >= kIdleTailShare of the slots' time over the run.
+//                    slot) >= kIdleTailShare of the slots' time over the run; the advice follows
+//                    the last chunk's own record (findings_idle_tail.h: failed, dead worker,
+//                    retry, CPU wait, straggler; smaller chunks only for an ordinary last wave).
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
 //                    the mean over slots (with workers joining or leaving: chunk time over each
 //                    slot's connected time, dead workers' slots left out).

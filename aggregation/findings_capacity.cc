@@ -344,27 +344,9 @@ void NotEvaluatedAll(absl::string_view reason, Builder& b) {
   b.NotEvaluated("limiting_cause", reason);
 }
 
-void Capacity(const FindingsInputs& in, Builder& b) {
-  if (HasLibraries(in)) {
-    NotEvaluatedAll("serverless run: library function slots are not in the task timeline", b);
-    return;
-  }
-  // A task may take several cores (a whole worker, a GPU task): slots are counted in tasks.
-  const CoresPerTask cores_per_task =
-      in.tracking != nullptr && in.metrics->has_fine()
-          ? CoresPerTaskFromAllocation(*in.tracking, in.metrics->fine())
-          : CoresPerTask();
-  const std::optional<CapacityTimeline> timeline =
-      in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking, &cores_per_task);
-  if (!timeline.has_value()) {
-    NotEvaluatedAll(kNoTimeline, b);
-    return;
-  }
-  const CapacityTimeline& t = *timeline;
-  const double span = 1e-9 * static_cast<double>(t.end_ns - t.start_ns);
-  std::vector<Cause> causes;
-
-  // Worker-bound: every slot busy while tasks waited; what twice the slots would give.
+// Worker-bound: every slot busy while tasks waited; what twice the slots would give.
+void WorkerBound(const FindingsInputs& in, const CapacityTimeline& t, double span, Builder& b,
+                 std::vector<Cause>& causes) {
   const std::vector<ReplayTask> tasks = TasksInSubmitOrder(in, t);
   if (tasks.empty()) {
     b.NotEvaluated("worker_bound", "no chunk records to replay");
@@ -410,13 +392,11 @@ void Capacity(const FindingsInputs& in, Builder& b) {
       causes.push_back({"worker-bound (all slots busy)", saving});
     }
   }
+}
 
-  // Retry penalty and slow starts: parts of the dispatch-bound time with a known cause.
-  const double retry_cost = RetryPenalty(in, t, b);
-  bool held_back = false;
-  const double startup_cost = SlowStart(t, b, &held_back);
-
-  // Dispatch-bound or underfed: slots free while tasks waited, or while none were queued yet.
+// Dispatch-bound or underfed: slots free while tasks waited, or while none were queued yet.
+void DispatchBound(const CapacityTimeline& t, double span, double retry_cost, double startup_cost,
+                   Builder& b, std::vector<Cause>& causes) {
   b.Evaluated("dispatch_bound");
   // Free slot time in seconds of the run; the part a retry penalty or start-ups explain is
   // theirs, not counted twice.
@@ -467,8 +447,11 @@ void Capacity(const FindingsInputs& in, Builder& b) {
     if (dispatch) causes.push_back({"dispatch-bound (slots free while tasks waited)", unexplained});
     if (underfed) causes.push_back({"underfed (no task queued)", t.underfed_seconds});
   }
+}
 
-  // Dead workers: left with tasks executing; their slots are gone, their attempts lost.
+// Dead workers: left with tasks executing; their slots are gone, their attempts lost.
+void DeadWorkersRule(const FindingsInputs& in, const CapacityTimeline& t, Builder& b,
+                     std::vector<Cause>& causes) {
   b.Evaluated("dead_workers");
   const std::vector<DeadWorker> dead = DeadWorkers(*in.tracking);
   if (!dead.empty()) {
@@ -504,21 +487,10 @@ void Capacity(const FindingsInputs& in, Builder& b) {
       causes.push_back({"dead workers (lost work)", lost_total / t.mean_slots});
     }
   }
+}
 
-  if (retry_cost > 0) causes.push_back({"retry penalty (a failed task held back)", retry_cost});
-  if (startup_cost > 0) {
-    causes.push_back(
-        {held_back ? "tasks held back from idle workers" : "slow worker start-up", startup_cost});
-  }
-  SilentWorkers(in, t, b);
-  SlowHosts(in, b);
-  // CPU contention ran earlier (findings_contention.h); its cost competes here.
-  const std::optional<double> contention = FiredNumber(b, "cpu_contention", "cost_seconds");
-  if (contention.has_value() && *contention > 0) {
-    causes.push_back({"CPU contention on the workers", *contention});
-  }
-
-  // The cause that cost the most.
+// The cause that cost the most.
+void LimitingCause(const std::vector<Cause>& causes, double span, Builder& b) {
   b.Evaluated("limiting_cause");
   if (causes.empty()) return;
   const Cause& top =
@@ -533,6 +505,52 @@ void Capacity(const FindingsInputs& in, Builder& b) {
       absl::StrCat("Cost in seconds of the run, per cause found: ", absl::StrJoin(all, "; "), "."),
       "Start with this cause; its finding above says what to change.");
   Number(f, "cost_seconds", top.seconds, "s");
+}
+
+void Capacity(const FindingsInputs& in, Builder& b) {
+  if (HasLibraries(in)) {
+    NotEvaluatedAll("serverless run: library function slots are not in the task timeline", b);
+    return;
+  }
+  // A task may take several cores (a whole worker, a GPU task): slots are counted in tasks.
+  const CoresPerTask cores_per_task =
+      in.tracking != nullptr && in.metrics->has_fine()
+          ? CoresPerTaskFromAllocation(*in.tracking, in.metrics->fine())
+          : CoresPerTask();
+  const std::optional<CapacityTimeline> timeline =
+      in.tracking == nullptr ? std::nullopt : AnalyseCapacity(*in.tracking, &cores_per_task);
+  if (!timeline.has_value()) {
+    NotEvaluatedAll(kNoTimeline, b);
+    return;
+  }
+  const CapacityTimeline& t = *timeline;
+  const double span = 1e-9 * static_cast<double>(t.end_ns - t.start_ns);
+  std::vector<Cause> causes;
+
+  WorkerBound(in, t, span, b, causes);
+
+  // Retry penalty and slow starts: parts of the dispatch-bound time with a known cause.
+  const double retry_cost = RetryPenalty(in, t, b);
+  bool held_back = false;
+  const double startup_cost = SlowStart(t, b, &held_back);
+
+  DispatchBound(t, span, retry_cost, startup_cost, b, causes);
+  DeadWorkersRule(in, t, b, causes);
+
+  if (retry_cost > 0) causes.push_back({"retry penalty (a failed task held back)", retry_cost});
+  if (startup_cost > 0) {
+    causes.push_back(
+        {held_back ? "tasks held back from idle workers" : "slow worker start-up", startup_cost});
+  }
+  SilentWorkers(in, t, b);
+  SlowHosts(in, b);
+  // CPU contention ran earlier (findings_contention.h); its cost competes here.
+  const std::optional<double> contention = FiredNumber(b, "cpu_contention", "cost_seconds");
+  if (contention.has_value() && *contention > 0) {
+    causes.push_back({"CPU contention on the workers", *contention});
+  }
+
+  LimitingCause(causes, span, b);
 }
 
 }  // namespace findings_rules

@@ -17,8 +17,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
 #include "aggregation/findings_contention.h"
+#include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -82,7 +84,7 @@ struct SlotTimes {
   double busy_seconds = 0;
 };
 
-void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
+void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::map<std::string, SlotTimes> slots;  // ordered: ties name the same slot every time
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
   for (const v1::ChunkRecord* chunk : view.all) {
@@ -119,22 +121,18 @@ void IdleTailAndImbalance(const ChunkView& view, Builder& b) {
         last = chunk;
       }
     }
-    v1::Finding& f = b.Add(
-        v1::Finding::SEVERITY_WARNING, "idle_tail",
-        absl::StrCat("Idle tail: ", idle_slots, " of ", slot_count,
-                     " worker slots sat idle at the end, ", Pct(idle_share), " of the worker time"),
-        absl::StrCat("The first slot to run out of work waited ", Seconds(longest_idle), " of the ",
-                     Seconds(span), " run for the last chunk, ", DescribeChunk(*last), " ",
-                     Seconds(last->duration_seconds()), "."),
-        last->attempt() > 0
-            ? "The last chunk was a retry: its first attempt's failure, not the chunk size, "
-              "held up the end (see the retry findings)."
-            : "More, smaller chunks (a smaller chunk size) even out the last wave; start the "
-              "longest files first.");
-    Number(f, "idle_at_end_fraction", idle_share, "fraction");
-    Number(f, "longest_idle_seconds", longest_idle, "s");
-    Number(f, "idle_slots", idle_slots, "slots");
-    Number(f, "slots", slot_count, "slots");
+    IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span, last};
+    if (in.tracking != nullptr) {
+      for (const DeadWorker& w : DeadWorkers(*in.tracking)) {
+        tail.last_worker_died |= w.worker == last->worker();
+      }
+    }
+    std::vector<double> durations;
+    for (const v1::ChunkRecord* chunk : view.successful) {
+      durations.push_back(chunk->duration_seconds());
+    }
+    tail.median_successful_seconds = Median(durations);
+    AddIdleTail(tail, b);
   }
 
   const double busy_mean = busy_total / slot_count;
@@ -278,7 +276,7 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   CpuContention(in, b);
   IoBound(in, b);
   Stragglers(view, b);
-  IdleTailAndImbalance(view, b);
+  IdleTailAndImbalance(in, view, b);
   EngineOverhead(in, b);
   Capacity(in, b);  // engine timelines only; random runs have none
   TinyChunks(in, view, b);

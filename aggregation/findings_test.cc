@@ -460,8 +460,51 @@ TEST(FindingsTest, IdleTailWhenSlotsRunOutOfWorkEarly) {
   EXPECT_THAT(Codes(MakeRun(shape)), ElementsAre("idle_tail"));
   EXPECT_THAT(Only(metrics, "idle_tail").title(), HasSubstr("3 of 4 worker slots"));
 
+  // The last chunk is an ordinary one: the last wave was uneven, smaller chunks are the fix.
+  EXPECT_THAT(Only(metrics, "idle_tail").suggestion(), HasSubstr("More, smaller chunks"));
+
   shape.slot_start = [](int slot) { return 0.02 * slot; };
   EXPECT_THAT(Codes(MakeRun(shape)), IsEmpty());
+}
+
+TEST(FindingsTest, IdleTailBehindAFailedChunkBlamesTheFailureNotTheChunkSize) {
+  // Four slots of equal work; the last chunk of the run then runs 5 s on slot 3 and is killed.
+  RunShape shape;
+  shape.slots = 4;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.usable_cpus = 4;
+  v1::Measurement m = MakeRun(shape);
+  v1::ChunkRecord* last = nullptr;
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (last == nullptr || chunk.end_unix_ns() > last->end_unix_ns()) last = &chunk;
+  }
+  last->set_end_unix_ns(last->end_unix_ns() + 5'000'000'000);
+  last->set_duration_seconds(last->duration_seconds() + 5.0);
+  last->set_status(v1::CHUNK_STATUS_FAILED);
+  last->set_error_text("task killed: exit code 137\nmore");
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  const v1::Finding& tail = Only(metrics, "idle_tail");
+  EXPECT_THAT(tail.evidence(), HasSubstr("(failed)."));
+  EXPECT_THAT(tail.suggestion(), HasSubstr("The last chunk failed after"));
+  EXPECT_THAT(tail.suggestion(), HasSubstr("(task killed: exit code 137)"));
+  EXPECT_THAT(tail.suggestion(), Not(HasSubstr("More, smaller chunks")));
+
+  // The same chunk succeeding is a straggler: its own slowness, not the last wave, set the end.
+  last->set_status(v1::CHUNK_STATUS_OK);
+  last->clear_error_text();
+  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
+              HasSubstr("The last chunk was a straggler"));
+
+  // Slow because it waited for a CPU most of its time: the contention, not its file.
+  last->set_cpu_seconds(0.2);
+  last->set_run_queue_wait_seconds(last->duration_seconds() - 0.3);
+  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
+              HasSubstr("waiting for a CPU on a busy machine"));
+
+  // A retry: its first attempt's loss.
+  last->set_attempt(1);
+  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(),
+              HasSubstr("The last chunk was a retry"));
 }
 
 TEST(FindingsTest, LoadImbalance) {

@@ -18,6 +18,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/chunk_columns.h"
 #include "aggregation/chunk_stats.h"
+#include "aggregation/findings.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
@@ -256,6 +257,34 @@ BENCHMARK(BM_ChunkStatisticsFromColumns)
     ->UseRealTime()
     ->Iterations(3);
 
+// The findings alone (issue #23): every rule over the million records, given the metrics
+// Aggregate computed once.
+void RunFindings(benchmark::State& state, const v1::Measurement& measurement) {
+  absl::StatusOr<v1::AggregatedMetrics> metrics =
+      Aggregate(AggregationInputFromMeasurement(measurement));
+  if (!metrics.ok()) {
+    state.SkipWithError(std::string(metrics.status().message()).c_str());
+    return;
+  }
+  aggregation_internal::FindingsInputs in;
+  in.metrics = &*metrics;
+  in.chunks = &measurement.chunks();
+  in.tracking = measurement.has_tracking() ? &measurement.tracking() : nullptr;
+  in.warnings = &measurement.warnings();
+  in.elapsed_seconds = measurement.metadata().elapsed_seconds();
+  for (auto _ : state) {
+    aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(in);
+    benchmark::DoNotOptimize(outcome);
+  }
+}
+
+void BM_FindingsMillionChunks(benchmark::State& state) { RunFindings(state, Input()); }
+BENCHMARK(BM_FindingsMillionChunks)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
 // Shuffled last: the shuffle is in place (the benchmarks above read the records in order).
 void BM_AggregateMillionChunksShuffled(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/true);
@@ -270,6 +299,15 @@ void BM_AggregateMillionChunksShuffledNoChunkInfo(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/false);
 }
 BENCHMARK(BM_AggregateMillionChunksShuffledNoChunkInfo)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_FindingsMillionChunksShuffled(benchmark::State& state) {
+  RunFindings(state, ShuffledInput());
+}
+BENCHMARK(BM_FindingsMillionChunksShuffled)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()

@@ -16,6 +16,7 @@
 #include "export/display_width.h"
 #include "export/span_tables.h"
 #include "export/tables.h"
+#include "export/worker_tables.h"
 #include "io/json_escape.h"
 
 namespace roastcoffea {
@@ -258,6 +259,7 @@ std::string Markdown(const v1::Measurement& measurement) {
   options.unicode = true;
   std::vector<SummaryTable> tables = BuildSummaryTables(measurement, options);
   for (SummaryTable& table : BuildSpanTables(measurement)) tables.push_back(std::move(table));
+  for (SummaryTable& table : BuildWorkerTables(measurement)) tables.push_back(std::move(table));
   for (const SummaryTable& table : tables) {
     absl::StrAppend(&out, "\n#### ", MarkdownCell(table.title), "\n\n|");
     const bool key_value = table.header.size() == 2 && table.header[0] == "Metric";
@@ -288,6 +290,7 @@ std::string Markdown(const v1::Measurement& measurement) {
 std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
   std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
   for (FlatMetric& metric : SpanFlatMetrics(measurement)) metrics.push_back(std::move(metric));
+  for (FlatMetric& metric : WorkerFlatMetrics(measurement)) metrics.push_back(std::move(metric));
   switch (format) {
     case FlatFormat::kCsv:
       return Csv(measurement, metrics);

@@ -13,6 +13,12 @@
 //     Lost work (the engine's lost-task-seconds of that worker, when measured).
 // Empty without such workers (thread pools, Dask, runs where no worker died).
 //
+// Flat rows (`show --format=csv|json`; a worker's name is kept as the engine wrote it):
+//   workers_left (workers); per worker of the table's first kMaxWorkerRows:
+//   worker_left.<worker>.left_seconds / .running_tasks / .silent_since_seconds (only when it
+//   was silent, or unknown: empty/null without last-message times) / .lost_work_seconds (empty
+//   when not measured); workers_left_not_listed (the rest, when more left).
+//
 // Thread-safety: pure. Cost: O(tracking points log tracking points).
 #ifndef ROASTCOFFEA_EXPORT_WORKER_TABLES_H_
 #define ROASTCOFFEA_EXPORT_WORKER_TABLES_H_
@@ -20,6 +26,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "aggregation/aggregate.h"
 #include "export/tables.h"
 #include "schema/measurement.pb.h"
 
@@ -28,6 +35,9 @@ namespace roastcoffea {
 inline constexpr size_t kMaxWorkerRows = 20;
 
 std::vector<SummaryTable> BuildWorkerTables(const v1::Measurement& measurement);
+
+// The flat rows above.
+std::vector<FlatMetric> WorkerFlatMetrics(const v1::Measurement& measurement);
 
 }  // namespace roastcoffea
 

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "export/flat_formats.h"
 #include "export/html_report.h"
 #include "export/tables.h"
 #include "gtest/gtest.h"
@@ -99,6 +101,46 @@ TEST(WorkerTablesTest, ShownInTheTerminalAndTheHtmlReport) {
   // Nothing to show without dead workers.
   EXPECT_TRUE(BuildWorkerTables(v1::Measurement()).empty());
   EXPECT_EQ(RenderHtmlReport(v1::Measurement()).find("id=\"workers\""), std::string::npos);
+}
+
+TEST(WorkerTablesTest, FlatRowsPerWorkerThatLeft) {
+  const v1::Measurement m = RunWithDeadWorkers();
+  const std::string csv = FormatFlatMetrics(m, FlatFormat::kCsv);
+  EXPECT_NE(csv.find("workers_left,2,workers\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("worker_left.w3.left_seconds,4,s\n"), std::string::npos);
+  EXPECT_NE(csv.find("worker_left.w3.running_tasks,1,tasks\n"), std::string::npos);
+  // w3 was heard from until it left: no silent row; its lost work was not measured: empty.
+  EXPECT_EQ(csv.find("worker_left.w3.silent_since_seconds"), std::string::npos);
+  EXPECT_NE(csv.find("worker_left.w3.lost_work_seconds,,s\n"), std::string::npos);
+  EXPECT_NE(csv.find("worker_left.w2.silent_since_seconds,1.5,s\n"), std::string::npos);
+  EXPECT_NE(csv.find("worker_left.w2.lost_work_seconds,12,s\n"), std::string::npos);
+  EXPECT_EQ(csv.find("workers_left_not_listed"), std::string::npos);
+  const std::string json = FormatFlatMetrics(m, FlatFormat::kJson);
+  EXPECT_NE(json.find("\"worker_left.w2.lost_work_seconds\": {\"value\": 12"), std::string::npos)
+      << json;
+  const std::string markdown = FormatFlatMetrics(m, FlatFormat::kMarkdown);
+  EXPECT_NE(markdown.find("#### Workers That Left"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| w2 | node7 |"), std::string::npos);
+  // Nothing for a run without dead workers.
+  EXPECT_TRUE(WorkerFlatMetrics(v1::Measurement()).empty());
+}
+
+TEST(WorkerTablesTest, FlatRowsAreCappedWithACountOfTheRest) {
+  v1::Measurement m = RunWithDeadWorkers();
+  for (size_t i = 0; i < kMaxWorkerRows + 3; ++i) {
+    AddWorker(*m.mutable_tracking(), absl::StrCat("x", i), {{0, 1}, {7, 1}}, 7);
+  }
+  const std::vector<FlatMetric> rows = WorkerFlatMetrics(m);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.front().key, "workers_left");
+  EXPECT_EQ(rows.front().value, static_cast<double>(kMaxWorkerRows + 5));
+  EXPECT_EQ(rows.back().key, "workers_left_not_listed");
+  EXPECT_EQ(rows.back().value, 5.0);
+  size_t listed = 0;
+  for (const FlatMetric& row : rows) {
+    listed += row.key.size() > 13 && row.key.substr(row.key.size() - 13) == ".left_seconds";
+  }
+  EXPECT_EQ(listed, kMaxWorkerRows);
 }
 
 }  // namespace

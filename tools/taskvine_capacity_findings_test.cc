@@ -181,6 +181,14 @@ TEST(TaskVineCapacityFindingsTest, RunCMonitoredShowsCpuContentionOnTheWorkers) 
   EXPECT_THAT(Get(m, "worker_bound").suggestion(),
               HasSubstr("Not more workers on the same machines"));
   EXPECT_THAT(Get(m, "limiting_cause").title(), HasSubstr("CPU contention on the workers"));
+  // The run ends on task 13, killed (exit 137, OUTPUT_MISSING) after 5.02 s while the other
+  // 29 tasks had finished by +6.2 s (transactions: RETRIEVED at 1795752283.579648): the tail
+  // is that failure, and smaller chunks would not have shortened it.
+  const v1::Finding& tail = Get(m, "idle_tail");
+  EXPECT_THAT(tail.evidence(), HasSubstr("task 13"));
+  EXPECT_THAT(tail.evidence(), HasSubstr("(failed)"));
+  EXPECT_THAT(tail.suggestion(), HasSubstr("The last chunk failed after"));
+  EXPECT_THAT(tail.suggestion(), Not(HasSubstr("smaller chunk size")));
 
   const v1::Measurement a = Collect("runA");
   EXPECT_FALSE(Evaluated(a, "cpu_contention"));

@@ -50,6 +50,44 @@ RunningPayload ParseRunningPayload(absl::string_view json) {
   return p;
 }
 
+// The entries of a RETRIEVED (or DONE) payload used here; a malformed number reads as 0.
+struct RetrievedPayload {
+  double wq_input_mb = 0, wq_input_s = 0;
+  double worker_start = 0, worker_end = 0, output_s = 0, output_mb = 0;
+  double cpu = -1;  // -1: not measured
+  double memory = 0, machine_load = 0, machine_cpus = 0;
+};
+
+RetrievedPayload ParseRetrievedPayload(absl::string_view json) {
+  RetrievedPayload p;
+  (void)ForEachJsonEntry(json, [&](absl::string_view key, absl::string_view text) {
+    // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
+    double* target = nullptr;
+    if (key == "time_worker_start")
+      target = &p.worker_start;
+    else if (key == "time_worker_end")
+      target = &p.worker_end;
+    else if (key == "time_output_mgr" || key == "wq_output_time")
+      target = &p.output_s;
+    else if (key == "size_output_mgr" || key == "wq_output_size")
+      target = &p.output_mb;
+    else if (key == "wq_input_time")
+      target = &p.wq_input_s;
+    else if (key == "wq_input_size")
+      target = &p.wq_input_mb;
+    else if (key == "cpu_time")
+      target = &p.cpu;
+    else if (key == "memory")
+      target = &p.memory;
+    else if (key == "machine_load")
+      target = &p.machine_load;
+    else if (key == "machine_cpus")
+      target = &p.machine_cpus;
+    if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
+  });
+  return p;
+}
+
 }  // namespace
 
 void RunModel::ApplyCategory(const TxnRecord& r) { CategoryIndex(r.category); }
@@ -197,34 +235,8 @@ void RunModel::ApplyTaskRetrievedOrDone(const TxnRecord& r) {
 // The worker times, output, resources measured and Work Queue commit of a RETRIEVED (or DONE)
 // payload, the impossible ones rejected.
 void RunModel::ApplyRetrievedPayload(const TxnRecord& r, Attempt& a) {
-  double wq_input_mb = 0, wq_input_s = 0;
-  double worker_start = 0, worker_end = 0, output_s = 0, output_mb = 0, cpu = -1, memory = 0;
-  double machine_load = 0, machine_cpus = 0;
-  (void)ForEachJsonEntry(r.json2, [&](absl::string_view key, absl::string_view text) {
-    // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
-    double* target = nullptr;
-    if (key == "time_worker_start")
-      target = &worker_start;
-    else if (key == "time_worker_end")
-      target = &worker_end;
-    else if (key == "time_output_mgr" || key == "wq_output_time")
-      target = &output_s;
-    else if (key == "size_output_mgr" || key == "wq_output_size")
-      target = &output_mb;
-    else if (key == "wq_input_time")
-      target = &wq_input_s;
-    else if (key == "wq_input_size")
-      target = &wq_input_mb;
-    else if (key == "cpu_time")
-      target = &cpu;
-    else if (key == "memory")
-      target = &memory;
-    else if (key == "machine_load")
-      target = &machine_load;
-    else if (key == "machine_cpus")
-      target = &machine_cpus;
-    if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
-  });
+  auto [wq_input_mb, wq_input_s, worker_start, worker_end, output_s, output_mb, cpu, memory,
+        machine_load, machine_cpus] = ParseRetrievedPayload(r.json2);
   // Durations longer than the run so far and worker times outside it are impossible
   // (seen: time_output_mgr = 1.8e13 s, an unsigned underflow, after a non-zero exit).
   const double run_so_far = RunSoFarSeconds(r.time_us);

@@ -511,6 +511,68 @@ AttemptTotals RunModel::TotalsInWindow(int64_t from_us, int64_t to_us, absl::str
   return totals;
 }
 
+namespace {
+
+// A worker's series from CONNECTION to DISCONNECTION (or `end`): SERIES_KIND_STEP, see Tracking().
+void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking) {
+  v1::WorkerSeries* series = tracking->add_workers();
+  series->set_worker(w.id);
+  series->set_host(w.address.substr(0, w.address.rfind(':')));
+  series->set_kind(v1::SERIES_KIND_STEP);
+  // Exactly the points below (a pair per change after the first, then the end): no growth
+  // slack in six columns of a worker that ran many tasks.
+  const int points = 2 * static_cast<int>(w.series.size());
+  series->mutable_time_unix_ns()->Reserve(points);
+  series->mutable_cores()->Reserve(points);
+  series->mutable_memory_limit_bytes()->Reserve(points);
+  series->mutable_disk_limit_bytes()->Reserve(points);
+  series->mutable_executing_tasks()->Reserve(points);
+  series->mutable_active_tasks()->Reserve(points);
+  auto add_point = [&](int64_t us, int executing, int active) {
+    series->add_time_unix_ns(us * 1000);
+    series->add_cores(w.cores);
+    series->add_memory_limit_bytes(w.memory_mb * kBytesPerMebibyte);
+    series->add_disk_limit_bytes(w.disk_mb * kBytesPerMebibyte);
+    series->add_executing_tasks(executing);
+    series->add_active_tasks(active);
+  };
+  series->mutable_last_seen_unix_seconds()->Reserve(points);
+  const auto last_seen = [&](int64_t evidence_us) {
+    series->add_last_seen_unix_seconds(std::max(evidence_us, w.connect_us) * 1e-6);
+  };
+  for (size_t i = 0; i < w.series.size(); ++i) {
+    // A step: the previous state up to this instant, then the new one.
+    if (i > 0) {
+      add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
+      last_seen(w.series[i].last_evidence_us);
+    }
+    add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
+    last_seen(w.series[i].last_evidence_us);
+  }
+  const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
+  add_point(until, w.executing, w.active);
+  last_seen(std::min(w.last_evidence_us, until));
+}
+
+// The performance log's rows.
+void AddManagerSeries(const std::vector<PerfSample>& perf, v1::TrackingData* tracking) {
+  v1::ManagerSeries* manager = tracking->mutable_manager();
+  // Rows written every few seconds: samples of the manager's state, not its changes.
+  manager->set_kind(v1::SERIES_KIND_SAMPLED);
+  for (const PerfSample& s : perf) {
+    auto value = [](double v) { return std::isnan(v) ? 0.0 : v; };
+    manager->add_time_unix_ns(s.time_us * 1000);
+    manager->add_workers_connected(value(s.workers_connected));
+    manager->add_tasks_waiting(value(s.tasks_waiting));
+    manager->add_tasks_running(value(s.tasks_running));
+    manager->add_tasks_with_results(value(s.tasks_with_results));
+    manager->add_bytes_sent(value(s.bytes_sent));
+    manager->add_bytes_received(value(s.bytes_received));
+  }
+}
+
+}  // namespace
+
 v1::TrackingData RunModel::Tracking() const {
   v1::TrackingData tracking;
   tracking.set_backend("taskvine");
@@ -536,60 +598,8 @@ v1::TrackingData RunModel::Tracking() const {
   }
   for (size_t i = 0; i < count_us_.size(); ++i) add_count(count_us_[i], count_[i], queued_[i]);
   add_count(std::max(end, start), connected_, ready_);
-  for (const Worker& w : workers_) {
-    v1::WorkerSeries* series = tracking.add_workers();
-    series->set_worker(w.id);
-    series->set_host(w.address.substr(0, w.address.rfind(':')));
-    series->set_kind(v1::SERIES_KIND_STEP);
-    // Exactly the points below (a pair per change after the first, then the end): no growth
-    // slack in six columns of a worker that ran many tasks.
-    const int points = 2 * static_cast<int>(w.series.size());
-    series->mutable_time_unix_ns()->Reserve(points);
-    series->mutable_cores()->Reserve(points);
-    series->mutable_memory_limit_bytes()->Reserve(points);
-    series->mutable_disk_limit_bytes()->Reserve(points);
-    series->mutable_executing_tasks()->Reserve(points);
-    series->mutable_active_tasks()->Reserve(points);
-    auto add_point = [&](int64_t us, int executing, int active) {
-      series->add_time_unix_ns(us * 1000);
-      series->add_cores(w.cores);
-      series->add_memory_limit_bytes(w.memory_mb * kBytesPerMebibyte);
-      series->add_disk_limit_bytes(w.disk_mb * kBytesPerMebibyte);
-      series->add_executing_tasks(executing);
-      series->add_active_tasks(active);
-    };
-    series->mutable_last_seen_unix_seconds()->Reserve(points);
-    const auto last_seen = [&](int64_t evidence_us) {
-      series->add_last_seen_unix_seconds(std::max(evidence_us, w.connect_us) * 1e-6);
-    };
-    for (size_t i = 0; i < w.series.size(); ++i) {
-      // A step: the previous state up to this instant, then the new one.
-      if (i > 0) {
-        add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
-        last_seen(w.series[i].last_evidence_us);
-      }
-      add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
-      last_seen(w.series[i].last_evidence_us);
-    }
-    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
-    add_point(until, w.executing, w.active);
-    last_seen(std::min(w.last_evidence_us, until));
-  }
-  if (!perf_.empty()) {
-    v1::ManagerSeries* manager = tracking.mutable_manager();
-    // Rows written every few seconds: samples of the manager's state, not its changes.
-    manager->set_kind(v1::SERIES_KIND_SAMPLED);
-    for (const PerfSample& s : perf_) {
-      auto value = [](double v) { return std::isnan(v) ? 0.0 : v; };
-      manager->add_time_unix_ns(s.time_us * 1000);
-      manager->add_workers_connected(value(s.workers_connected));
-      manager->add_tasks_waiting(value(s.tasks_waiting));
-      manager->add_tasks_running(value(s.tasks_running));
-      manager->add_tasks_with_results(value(s.tasks_with_results));
-      manager->add_bytes_sent(value(s.bytes_sent));
-      manager->add_bytes_received(value(s.bytes_received));
-    }
-  }
+  for (const Worker& w : workers_) AddWorkerSeries(w, end, &tracking);
+  if (!perf_.empty()) AddManagerSeries(perf_, &tracking);
   return tracking;
 }
 

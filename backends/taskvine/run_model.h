@@ -287,7 +287,36 @@ class RunModel {
   bool work_queue_format() const { return work_queue_format_; }
 
  private:
+  // Dispatches a record to the handler of its kind (run_model_workers.cc: MANAGER, WORKER,
+  // TRANSFER, CACHE_UPDATE; run_model_tasks.cc: CATEGORY, TASK, LIBRARY).
   void Apply(const TxnRecord& r);
+  void ApplyManagerStart(const TxnRecord& r);
+  void ApplyManagerEnd(const TxnRecord& r);
+  void ApplyWorkerConnection(const TxnRecord& r);
+  void ApplyWorkerDisconnection(const TxnRecord& r);
+  void ApplyWorkerResources(const TxnRecord& r);
+  void ApplyWorkerTransfer(const TxnRecord& r);
+  void ApplyWorkerCacheUpdate(const TxnRecord& r);
+  void ApplyCategory(const TxnRecord& r);
+  void ApplyTaskReady(const TxnRecord& r);
+  void ApplyTaskRunning(const TxnRecord& r);
+  void ApplyTaskWaitingRetrieval(const TxnRecord& r);
+  void ApplyTaskRetrievedOrDone(const TxnRecord& r);
+  void ApplyRetrievedPayload(const TxnRecord& r, Attempt& a);
+  void ApplyLibrary(const TxnRecord& r);
+  // The warnings of CodedWarnings(), in its order (run_model_warnings.cc).
+  struct AttemptCensus;
+  void ImpossibleValueWarning(std::vector<CodedNote>* coded) const;
+  void EarlyEndWarning(std::vector<CodedNote>* coded) const;
+  void TimeBackwardsWarning(std::vector<CodedNote>* coded) const;
+  void SilentDeathWarnings(std::vector<CodedNote>* coded) const;
+  void SilentBeforeDisconnectWarnings(std::vector<CodedNote>* coded) const;
+  void MalformedLineWarning(std::vector<CodedNote>* coded) const;
+  void LogWarnings(std::vector<CodedNote>* coded) const;
+  void NoEndWarning(std::vector<CodedNote>* coded) const;
+  AttemptCensus CountAttempts() const;
+  void ExecutionFallbackWarning(const AttemptCensus& census, std::vector<CodedNote>* coded) const;
+  void CrossCheckWarnings(const AttemptCensus& census, std::vector<CodedNote>* coded) const;
   void Reject(absl::string_view field, std::string what);
   void Evidence(int worker, int64_t t_us);
   // Seconds from START (or the first record) to t_us, plus a second of clock slack: no

@@ -509,6 +509,40 @@ TEST(RunModelSynthetic1, NoCrossCheckWithoutManagerEnd) {
   EXPECT_GT(cross_checks(ended), 0);
 }
 
+// Every warning of a log without START or END, with a record that goes back in time, a malformed
+// line, a record of an unknown worker and an attempt without worker times: each has its code,
+// in the order CodedWarnings() promises (what a report lists first).
+TEST(RunModelWarnings, EachWarningHasItsCodeInTheReportedOrder) {
+  RunModel model;
+  int64_t n = 0;
+  for (const char* line : {
+           "1000000 7 TASK 1 READY c FIRST_RESOURCES 1 {}",
+           "1100000 7 WORKER worker-a CONNECTION 10.0.0.1:9000",
+           "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+           "1500000 7 WORKER worker-a RESOURCES {\"cores\":[2,\"cores\"]}",
+           "not a transaction",
+           "2500000 7 WORKER worker-x RESOURCES {\"cores\":[2,\"cores\"]}",
+           "3000000 7 TASK 1 WAITING_RETRIEVAL worker-a",
+           "3000100 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+           "3000200 7 TASK 1 DONE SUCCESS 0",
+       }) {
+    model.ConsumeTransactionLine(line, ++n);
+  }
+  std::vector<std::string> codes;
+  for (const CodedNote& note : model.CodedWarnings()) codes.push_back(note.code);
+  EXPECT_THAT(codes, testing::ElementsAre("taskvine_time_backwards", "taskvine_malformed_line",
+                                          "taskvine_log", "taskvine_log", "taskvine_no_end",
+                                          "taskvine_log"));
+  const std::vector<std::string> warnings = model.Warnings();
+  ASSERT_EQ(warnings.size(), 6u);
+  EXPECT_THAT(warnings[0], HasSubstr("transactions line 4 goes back 0.500000 s"));
+  EXPECT_THAT(warnings[1], HasSubstr("transactions line 5"));
+  EXPECT_THAT(warnings[2], HasSubstr("1 records name a worker that never connected"));
+  EXPECT_THAT(warnings[3], HasSubstr("no MANAGER START"));
+  EXPECT_THAT(warnings[4], HasSubstr("no MANAGER END"));
+  EXPECT_THAT(warnings[5], HasSubstr("1 retrieved attempts have no worker start/end times"));
+}
+
 // A 3-core worker running three tasks at once, then a fourth after one ended: each concurrent
 // task has its own slot, and a freed slot is reused (the HTML timeline's rows).
 TEST(AssignSlots, ConcurrentTasksOfAWorkerGetTheirOwnSlots) {

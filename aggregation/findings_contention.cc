@@ -109,6 +109,19 @@ std::string OffCpuNote(bool contended) {
                    : " (run-queue delay not measured: part may be waiting for a CPU)";
 }
 
+namespace {
+
+void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double peak, double lost,
+                          double cost) {
+  Number(f, "contended_share", share, "fraction");
+  Number(f, "contended_chunks", static_cast<double>(chunks), "chunks");
+  Number(f, "peak_load_over_cpus", peak, "ratio");
+  Number(f, "wait_seconds", lost, "s");
+  Number(f, "cost_seconds", cost, "s");
+}
+
+}  // namespace
+
 void CpuContention(const FindingsInputs& in, Builder& b) {
   if (in.chunks == nullptr || in.chunks->empty()) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, false));
@@ -178,11 +191,7 @@ void CpuContention(const FindingsInputs& in, Builder& b) {
   if (starvation != nullptr) {
     b.NotEvaluated("cpu_contention", "reported with cpu_starvation (the same run-queue wait)");
     starvation->set_evidence(absl::StrCat(starvation->evidence(), " CPU contention: ", evidence));
-    Number(*starvation, "contended_share", covered / span, "fraction");
-    Number(*starvation, "contended_chunks", static_cast<double>(contended.size()), "chunks");
-    Number(*starvation, "peak_load_over_cpus", peak, "ratio");
-    Number(*starvation, "wait_seconds", lost, "s");
-    Number(*starvation, "cost_seconds", cost, "s");
+    AddContentionNumbers(*starvation, covered / span, contended.size(), peak, lost, cost);
     return;
   }
   v1::Finding& f =
@@ -190,11 +199,7 @@ void CpuContention(const FindingsInputs& in, Builder& b) {
             absl::StrCat("CPU contention: more runnable processes than CPUs for ",
                          Pct(covered / span), " of the run, costing about ", Seconds(cost)),
             std::move(evidence), Suggestion(in, engine));
-  Number(f, "contended_share", covered / span, "fraction");
-  Number(f, "contended_chunks", static_cast<double>(contended.size()), "chunks");
-  Number(f, "peak_load_over_cpus", peak, "ratio");
-  Number(f, "wait_seconds", lost, "s");
-  Number(f, "cost_seconds", cost, "s");
+  AddContentionNumbers(f, covered / span, contended.size(), peak, lost, cost);
 }
 
 }  // namespace findings_rules

@@ -15,7 +15,7 @@
 #include "sample_analysis/chunking.h"
 #include "tools/dataset_setup.h"
 #include "tools/progress_line.h"
-#include "tools/threadpool_collect.h"
+#include "tools/threadpool_engine.h"
 
 namespace roastcoffea {
 namespace {

@@ -1,12 +1,6 @@
 #include "tools/threadpool_collect.h"
 
-#include <utility>
-
 #include "absl/flags/flag.h"
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "backends/threadpool/threadpool_backend.h"
 #include "host/host_facts.h"
 
 ABSL_FLAG(int, threads, roastcoffea::host::UsableWholeCpus(),
@@ -22,34 +16,20 @@ ABSL_FLAG(int, profile_hz, 100,
 
 namespace roastcoffea {
 
+ThreadPoolEngineOptions ThreadPoolEngineOptionsFromFlags() {
+  ThreadPoolEngineOptions options;
+  options.threads = absl::GetFlag(FLAGS_threads);
+  options.profile = absl::GetFlag(FLAGS_profile);
+  options.profile_hz = absl::GetFlag(FLAGS_profile_hz);
+  return options;
+}
+
 std::vector<std::string> ThreadPoolFlagProblems() {
-  std::vector<std::string> problems;
-  if (absl::GetFlag(FLAGS_threads) < 1) {
-    problems.push_back(
-        absl::StrCat("--threads must be at least 1, got ", absl::GetFlag(FLAGS_threads)));
-  }
-  if (absl::GetFlag(FLAGS_profile_hz) < 1 || absl::GetFlag(FLAGS_profile_hz) > 1000) {
-    problems.push_back(
-        absl::StrCat("--profile_hz must be in [1, 1000], got ", absl::GetFlag(FLAGS_profile_hz)));
-  }
-  return problems;
+  return ThreadPoolEngineProblems(ThreadPoolEngineOptionsFromFlags());
 }
 
 absl::StatusOr<ThreadPoolEngine> MakeThreadPoolEngineFromFlags() {
-  if (std::vector<std::string> problems = ThreadPoolFlagProblems(); !problems.empty()) {
-    return absl::InvalidArgumentError(absl::StrJoin(problems, "; "));
-  }
-  absl::StatusOr<std::unique_ptr<ThreadPoolExecutor>> executor =
-      ThreadPoolExecutor::Create(ThreadPoolOptions{absl::GetFlag(FLAGS_threads)});
-  if (!executor.ok()) return executor.status();
-  ThreadPoolEngine engine;
-  engine.executor = *std::move(executor);
-  ThreadPoolBackendOptions options;
-  options.task_prefix = kSampleProcessorName;
-  options.profile = absl::GetFlag(FLAGS_profile);
-  options.profile_hz = absl::GetFlag(FLAGS_profile_hz);
-  engine.backend = std::make_unique<ThreadPoolMetricsBackend>(engine.executor.get(), options);
-  return engine;
+  return MakeThreadPoolEngine(ThreadPoolEngineOptionsFromFlags());
 }
 
 }  // namespace roastcoffea

@@ -113,6 +113,7 @@ RunConfig RunConfigFromFlags() {
   config.cache_dir = absl::GetFlag(FLAGS_cache_dir);
   config.profile = absl::GetFlag(FLAGS_profile);
   config.profile_hz = absl::GetFlag(FLAGS_profile_hz);
+  config.threadpool = ThreadPoolEngineOptionsFromFlags();
   return config;
 }
 

@@ -8,13 +8,13 @@
 #include "absl/strings/str_join.h"
 #include "store/measurement_io.h"
 #include "tools/exit_code.h"
-#include "tools/threadpool_collect.h"
+#include "tools/threadpool_engine.h"
 #include "tools/trace_flag.h"
 
 namespace roastcoffea {
 
 absl::Status ValidateRunConfig(const RunConfig& config) {
-  std::vector<std::string> problems = ThreadPoolFlagProblems();
+  std::vector<std::string> problems = ThreadPoolEngineProblems(config.threadpool);
   const std::string& label = config.label;
   if (label.size() > 200 || std::any_of(label.begin(), label.end(),
                                         [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {

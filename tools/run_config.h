@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "tools/follow_up_command.h"
+#include "tools/threadpool_engine.h"
 
 namespace roastcoffea {
 
@@ -29,13 +30,14 @@ struct RunConfig {
   double serve_linger = 0;         // --serve_linger, seconds
 
   // The sample analysis (threadpool, workqueue).
-  int64_t events_per_file = 0;  // --events_per_file
-  int files_per_dataset = 0;    // --files_per_dataset
-  uint64_t seed = 0;            // --seed
-  int64_t chunk_size = 0;       // --chunk_size
-  std::string cache_dir;        // --cache_dir, as given; empty: the default cache
-  bool profile = false;         // --profile (threadpool), recorded in the configuration
-  int profile_hz = 0;           // --profile_hz
+  int64_t events_per_file = 0;         // --events_per_file
+  int files_per_dataset = 0;           // --files_per_dataset
+  uint64_t seed = 0;                   // --seed
+  int64_t chunk_size = 0;              // --chunk_size
+  std::string cache_dir;               // --cache_dir, as given; empty: the default cache
+  bool profile = false;                // --profile (threadpool), recorded in the configuration
+  int profile_hz = 0;                  // --profile_hz
+  ThreadPoolEngineOptions threadpool;  // --threads, --profile, --profile_hz
 
   // How the user ran collect, for the commands it prints.
   LaunchContext launch;

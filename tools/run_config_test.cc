@@ -42,6 +42,17 @@ TEST(ValidateRunConfigTest, AcceptsTheDefaultsAndTheLimits) {
   EXPECT_TRUE(ValidateRunConfig(config).ok());
 }
 
+TEST(ValidateRunConfigTest, ChecksTheThreadPoolOptionsOfTheConfigNotTheFlags) {
+  RunConfig config = ValidConfig();
+  config.threadpool.threads = 0;
+  config.threadpool.profile_hz = 0;
+  const absl::Status status = ValidateRunConfig(config);
+  EXPECT_TRUE(IsUsageError(status));
+  EXPECT_THAT(std::string(status.message()),
+              AllOf(HasSubstr("--threads must be at least 1, got 0"),
+                    HasSubstr("--profile_hz must be in [1, 1000], got 0")));
+}
+
 TEST(ValidateRunConfigTest, NamesEveryBadFlagAtOnceAsOneUsageError) {
   RunConfig config = ValidConfig();
   config.interval = 0;

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/dask_collect.h"
 #include "tools/taskvine_collect.h"
-#include "tools/threadpool_collect.h"
+#include "tools/threadpool_engine.h"
 
 namespace roastcoffea {
 namespace {
@@ -21,9 +21,10 @@ absl::StatusOr<CollectBackend> Tracking(
 
 }  // namespace
 
-absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name) {
+absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name,
+                                           const ThreadPoolEngineOptions& threadpool) {
   if (name == "threadpool") {
-    absl::StatusOr<ThreadPoolEngine> engine = MakeThreadPoolEngineFromFlags();
+    absl::StatusOr<ThreadPoolEngine> engine = MakeThreadPoolEngine(threadpool);
     if (!engine.ok()) return engine.status();
     CollectBackend made;
     made.executor = std::move(engine->executor);

@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
+#include "tools/threadpool_engine.h"
 
 namespace roastcoffea {
 
@@ -18,10 +19,11 @@ struct CollectBackend {
   std::unique_ptr<AbstractMetricsBackend> metrics;
 };
 
-// "threadpool", "dask" or "taskvine", configured from their own flags (--threads,
+// "threadpool" (made from `threadpool`), "dask" or "taskvine" (configured from their own flags:
 // --scheduler, --taskvine_logs, ...). InvalidArgument naming --backend for any other name; the
 // backend's own errors otherwise.
-absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name);
+absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name,
+                                           const ThreadPoolEngineOptions& threadpool);
 
 }  // namespace roastcoffea
 

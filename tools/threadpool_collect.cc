@@ -24,12 +24,4 @@ ThreadPoolEngineOptions ThreadPoolEngineOptionsFromFlags() {
   return options;
 }
 
-std::vector<std::string> ThreadPoolFlagProblems() {
-  return ThreadPoolEngineProblems(ThreadPoolEngineOptionsFromFlags());
-}
-
-absl::StatusOr<ThreadPoolEngine> MakeThreadPoolEngineFromFlags() {
-  return MakeThreadPoolEngine(ThreadPoolEngineOptionsFromFlags());
-}
-
 }  // namespace roastcoffea

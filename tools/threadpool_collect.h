@@ -9,11 +9,7 @@
 #ifndef ROASTCOFFEA_TOOLS_THREADPOOL_COLLECT_H_
 #define ROASTCOFFEA_TOOLS_THREADPOOL_COLLECT_H_
 
-#include <string>
-#include <vector>
-
 #include "absl/flags/declare.h"
-#include "absl/status/statusor.h"
 #include "tools/threadpool_engine.h"
 
 ABSL_DECLARE_FLAG(int, threads);
@@ -24,12 +20,6 @@ namespace roastcoffea {
 
 // The flags above, as typed options (not yet validated).
 ThreadPoolEngineOptions ThreadPoolEngineOptionsFromFlags();
-
-// Problems with the flags above, one sentence each naming its flag.
-std::vector<std::string> ThreadPoolFlagProblems();
-
-// MakeThreadPoolEngine(ThreadPoolEngineOptionsFromFlags()).
-absl::StatusOr<ThreadPoolEngine> MakeThreadPoolEngineFromFlags();
 
 }  // namespace roastcoffea
 

@@ -30,6 +30,42 @@ int64_t TimestampNs(const google::protobuf::Timestamp& time) {
   return instant.has_value() ? absl::ToUnixNanos(*instant) : 0;
 }
 
+// Packs one (worker, thread) lane's chunks, sorted by start, into slots.
+std::vector<Lane> PackIntoSlots(const std::vector<LaneChunk>& chunks, absl::string_view worker,
+                                int64_t thread_index) {
+  // Chunks that overlap go to further slots: the first slot whose last chunk has ended. Busy
+  // slots wait in a heap by end time and move to a heap of free slot numbers once ended, so a
+  // lane with thousands of overlapping chunks costs O(n log slots), not O(n x slots).
+  using EndAndSlot = std::pair<double, size_t>;
+  std::priority_queue<EndAndSlot, std::vector<EndAndSlot>, std::greater<EndAndSlot>> busy;
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> free_slots;
+  std::vector<Lane> slots;
+  std::vector<double> slot_end;
+  for (const LaneChunk& chunk : chunks) {
+    while (!busy.empty() && busy.top().first <= chunk.start_seconds) {
+      free_slots.push(busy.top().second);
+      busy.pop();
+    }
+    size_t slot = slots.size();
+    if (!free_slots.empty()) {
+      slot = free_slots.top();
+      free_slots.pop();
+    } else {
+      Lane lane;
+      lane.worker = std::string(worker);
+      lane.thread_index = thread_index;
+      lane.slot = static_cast<int>(slot);
+      slots.push_back(std::move(lane));
+      slot_end.push_back(chunk.end_seconds);
+    }
+    slot_end[slot] = std::max(slot_end[slot], chunk.end_seconds);
+    busy.push({slot_end[slot], slot});
+    slots[slot].busy_seconds += chunk.end_seconds - chunk.start_seconds;
+    slots[slot].chunks.push_back(chunk);
+  }
+  return slots;
+}
+
 }  // namespace
 
 double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns) {
@@ -220,36 +256,7 @@ ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_un
     std::stable_sort(chunks.begin(), chunks.end(), [](const LaneChunk& a, const LaneChunk& b) {
       return a.start_seconds < b.start_seconds;
     });
-    // Chunks that overlap go to further slots: the first slot whose last chunk has ended. Busy
-    // slots wait in a heap by end time and move to a heap of free slot numbers once ended, so a
-    // lane with thousands of overlapping chunks costs O(n log slots), not O(n x slots).
-    using EndAndSlot = std::pair<double, size_t>;
-    std::priority_queue<EndAndSlot, std::vector<EndAndSlot>, std::greater<EndAndSlot>> busy;
-    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> free_slots;
-    std::vector<Lane> slots;
-    std::vector<double> slot_end;
-    for (const LaneChunk& chunk : chunks) {
-      while (!busy.empty() && busy.top().first <= chunk.start_seconds) {
-        free_slots.push(busy.top().second);
-        busy.pop();
-      }
-      size_t slot = slots.size();
-      if (!free_slots.empty()) {
-        slot = free_slots.top();
-        free_slots.pop();
-      } else {
-        Lane lane;
-        lane.worker = std::string(lane_keys[k].first);
-        lane.thread_index = lane_keys[k].second;
-        lane.slot = static_cast<int>(slot);
-        slots.push_back(std::move(lane));
-        slot_end.push_back(chunk.end_seconds);
-      }
-      slot_end[slot] = std::max(slot_end[slot], chunk.end_seconds);
-      busy.push({slot_end[slot], slot});
-      slots[slot].busy_seconds += chunk.end_seconds - chunk.start_seconds;
-      slots[slot].chunks.push_back(chunk);
-    }
+    std::vector<Lane> slots = PackIntoSlots(chunks, lane_keys[k].first, lane_keys[k].second);
     for (Lane& lane : slots) {
       lane.idle_seconds = std::max(0.0, span - lane.busy_seconds);
       out.lanes.push_back(std::move(lane));

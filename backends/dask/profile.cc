@@ -89,6 +89,31 @@ absl::StatusOr<v1::ProfileFrame> ReadFrame(const Value& tree, const Value* key, 
   return frame;
 }
 
+// Checks each child is a map with a count and, when `check_sum`, that the children's counts
+// do not add up to more than `count`.
+absl::Status CheckChildCounts(const Value& node, const Value* key, int depth, const Value& children,
+                              int64_t count, bool check_sum) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < children.size(); ++i) {
+    const Value& child = children.value(i);
+    if (!child.is_map()) {
+      return NodeError(child, &children.key(i), depth + 1,
+                       absl::StrCat("is not a map: ", child.DebugString(60)));
+    }
+    absl::StatusOr<int64_t> c = ReadCount(child, &children.key(i), depth + 1);
+    if (!c.ok()) return c.status();
+    if (check_sum) {
+      if (*c > count - sum) {
+        return NodeError(
+            node, key, depth,
+            absl::StrCat("its children's counts add up to more than its count ", count));
+      }
+      sum += *c;
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Appends the tree's nodes to `out`, drawing on `budget` (nodes left for this conversion).
 absl::Status ConvertInto(const Value& tree, const ProfileConversionOptions& options,
                          int64_t& budget, v1::Profile& out) {
@@ -152,24 +177,8 @@ absl::Status ConvertInto(const Value& tree, const ProfileConversionOptions& opti
     // Inclusive counts: the children cannot hold more samples than their parent, except under
     // a root of count 0 ("not given").
     const bool check_sum = p.parent >= 0 || *count > 0;
-    int64_t sum = 0;
-    for (size_t i = 0; i < children->size(); ++i) {
-      const Value& child = children->value(i);
-      if (!child.is_map()) {
-        return NodeError(child, &children->key(i), p.depth + 1,
-                         absl::StrCat("is not a map: ", child.DebugString(60)));
-      }
-      absl::StatusOr<int64_t> c = ReadCount(child, &children->key(i), p.depth + 1);
-      if (!c.ok()) return c.status();
-      if (check_sum) {
-        if (*c > *count - sum) {
-          return NodeError(
-              node, p.key, p.depth,
-              absl::StrCat("its children's counts add up to more than its count ", *count));
-        }
-        sum += *c;
-      }
-    }
+    absl::Status children_ok = CheckChildCounts(node, p.key, p.depth, *children, *count, check_sum);
+    if (!children_ok.ok()) return children_ok;
     for (size_t i = children->size(); i-- > 0;) {
       stack.push_back({&children->value(i), index, p.depth + 1, &children->key(i)});
     }

@@ -327,8 +327,10 @@ TEST(CollectInterruptTest, ThreadPoolChunkOutlivingTheGracePeriodIsLeftOut) {
   const std::string cache = TempDir() + "/cache-big";
   const std::string output = TempDir() + "/threadpool-big";
   const std::vector<std::string> dataset = {
-      "--events_per_file=300000", "--files_per_dataset=1", "--chunk_size=300000",
-      "--cache_dir=" + cache,     "--threads=1",           "--output_dir=" + output};
+      // One chunk of a million events: it still runs 300 ms after the start on a quiet machine
+      // (300,000 events were done by then, so nothing was left to leave out).
+      "--events_per_file=1000000", "--files_per_dataset=1", "--chunk_size=1000000",
+      "--cache_dir=" + cache,      "--threads=1",           "--output_dir=" + output};
   std::vector<std::string> generate = dataset;
   generate.push_back("--name=generate");
   const CollectOutcome generated = RunCollect(generate);

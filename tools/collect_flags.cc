@@ -111,8 +111,6 @@ RunConfig RunConfigFromFlags() {
   config.seed = absl::GetFlag(FLAGS_seed);
   config.chunk_size = absl::GetFlag(FLAGS_chunk_size);
   config.cache_dir = absl::GetFlag(FLAGS_cache_dir);
-  config.profile = absl::GetFlag(FLAGS_profile);
-  config.profile_hz = absl::GetFlag(FLAGS_profile_hz);
   config.threadpool = ThreadPoolEngineOptionsFromFlags();
   return config;
 }

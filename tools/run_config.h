@@ -35,8 +35,6 @@ struct RunConfig {
   uint64_t seed = 0;                   // --seed
   int64_t chunk_size = 0;              // --chunk_size
   std::string cache_dir;               // --cache_dir, as given; empty: the default cache
-  bool profile = false;                // --profile (threadpool), recorded in the configuration
-  int profile_hz = 0;                  // --profile_hz
   ThreadPoolEngineOptions threadpool;  // --threads, --profile, --profile_hz
 
   // How the user ran collect, for the commands it prints.

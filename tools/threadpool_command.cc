@@ -35,7 +35,9 @@ ExitCode RunSampleOnThreadPool(const RunConfig& config, const OutputPlan& plan,
   configuration["events_per_file"] = absl::StrCat(options.dataset.events_per_file);
   configuration["files_per_dataset"] = absl::StrCat(options.dataset.files_per_dataset);
   configuration["seed"] = absl::StrCat(options.dataset.seed);
-  if (config.profile) configuration["profile_hz"] = absl::StrCat(config.profile_hz);
+  if (config.threadpool.profile) {
+    configuration["profile_hz"] = absl::StrCat(config.threadpool.profile_hz);
+  }
   RecordCodeIdentity(config.label, "/proc/self/exe",
                      &configuration);  // the sample analysis is collect
   options.session = std::move(session_options);

@@ -1,5 +1,6 @@
 #include "tools/backend_factory.h"
 
+#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -21,18 +22,18 @@ absl::StatusOr<CollectBackend> Tracking(
 
 }  // namespace
 
-absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name,
-                                           const ThreadPoolEngineOptions& threadpool) {
+absl::StatusOr<CollectBackend> MakeBackend(const RunConfig& config) {
+  const std::string& name = config.backend;
   if (name == "threadpool") {
-    absl::StatusOr<ThreadPoolEngine> engine = MakeThreadPoolEngine(threadpool);
+    absl::StatusOr<ThreadPoolEngine> engine = MakeThreadPoolEngine(config.threadpool);
     if (!engine.ok()) return engine.status();
     CollectBackend made;
     made.executor = std::move(engine->executor);
     made.metrics = std::move(engine->backend);
     return made;
   }
-  if (name == "dask") return Tracking(MakeDaskBackendFromFlags());
-  if (name == "taskvine") return Tracking(MakeTaskVineBackendFromFlags());
+  if (name == "dask") return Tracking(MakeDaskBackend(config.dask));
+  if (name == "taskvine") return Tracking(MakeTaskVineBackend(config.taskvine));
   return absl::InvalidArgumentError(
       absl::StrCat("--backend must be threadpool, workqueue, dask or taskvine, got '", name, "'"));
 }

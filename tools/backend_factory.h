@@ -5,10 +5,9 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
-#include "tools/threadpool_engine.h"
+#include "tools/run_config.h"
 
 namespace roastcoffea {
 
@@ -19,11 +18,10 @@ struct CollectBackend {
   std::unique_ptr<AbstractMetricsBackend> metrics;
 };
 
-// "threadpool" (made from `threadpool`), "dask" or "taskvine" (configured from their own flags:
-// --scheduler, --taskvine_logs, ...). InvalidArgument naming --backend for any other name; the
-// backend's own errors otherwise.
-absl::StatusOr<CollectBackend> MakeBackend(absl::string_view name,
-                                           const ThreadPoolEngineOptions& threadpool);
+// The backend `config.backend` names: "threadpool", "dask" or "taskvine", made from its part of
+// `config` (config.threadpool, config.dask, config.taskvine). InvalidArgument naming --backend
+// for any other name; the backend's own errors otherwise.
+absl::StatusOr<CollectBackend> MakeBackend(const RunConfig& config);
 
 }  // namespace roastcoffea
 

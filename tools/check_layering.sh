@@ -9,8 +9,13 @@
 # A package is its top-level directory (backends/dask belongs to backends). An edge from layer
 # A to layer B is allowed when B is lower than A, or both are the same package. Two different
 # packages of one layer may not depend on each other. Every edge counts: libraries, tests,
-# binaries and data dependencies alike. Exit status: 0 clean, 1 upward or sideways edges,
-# 2 the query failed or a package is missing from the order below.
+# binaries and data dependencies alike.
+#
+# It also checks that global flags are read in one place: absl::GetFlag may appear in no
+# production source (.cc, .h; tests and testdata aside) but tools/collect_flags.cc, which reads
+# every flag into the commands' typed configs. $CHECK_LAYERING_SOURCES names the source tree to
+# scan (default: the workspace). Exit status: 0 clean, 1 upward or sideways edges or a flag
+# read elsewhere, 2 the query failed or a package is missing from the order below.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +51,19 @@ if [[ -z "$graph_file" ]]; then
   fi
   rm -f "$graph_file.err"
 fi
+
+# Global flags: one reader.
+FLAG_READER=tools/collect_flags.cc
+flag_status=0
+sources=${CHECK_LAYERING_SOURCES:-.}
+while IFS= read -r file; do
+  file=${file#"$sources"/}
+  [[ "$file" == "$FLAG_READER" ]] && continue
+  echo "check_layering: ${file} reads a flag (absl::GetFlag): only ${FLAG_READER} reads flags, into the commands' typed configs"
+  flag_status=1
+done < <(grep -rlE --include='*.cc' --include='*.h' --exclude='*_test.cc' --exclude-dir=testdata \
+           --exclude-dir='bazel-*' --exclude-dir=.git '\bGetFlag[[:space:]]*\(' "$sources" | sort)
+[[ $flag_status -eq 0 ]] && echo "check_layering: flags are read in ${FLAG_READER} only"
 
 layer_spec=""
 for i in "${!LAYERS[@]}"; do
@@ -92,3 +110,6 @@ awk -v spec="$layer_spec" '
     print "check_layering: every package dependency points down the layer order"
   }
 ' "$graph_file"
+layer_status=$?
+if [[ $layer_status -ne 0 ]]; then exit "$layer_status"; fi
+exit "$flag_status"

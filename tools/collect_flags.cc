@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "sample_analysis/sample_dataset.h"
 #include "tools/collect_commands.h"
+#include "tools/dask_collect.h"
+#include "tools/taskvine_collect.h"
 #include "tools/threadpool_collect.h"
 #include "tools/trace_flag.h"
+#include "tools/workqueue/workqueue_flags.h"
 
 ABSL_FLAG(int64_t, events_per_file,
           roastcoffea::sample_analysis::SampleDatasetSpec{}.events_per_file,
@@ -91,27 +95,132 @@ ABSL_FLAG(bool, wrapper_frames, false,
 
 namespace roastcoffea {
 
+namespace {
+
+// The flags of every backend (and --dask_end_timeout, listed with them).
+std::vector<RunFlag> EveryBackendsFlags() {
+  const std::vector<std::string> every;
+  const std::vector<std::string> dask = {"dask"};
+  using C = RunConfig;
+  return {
+      {"backend", every, [](C& c) { c.backend = absl::GetFlag(FLAGS_backend); }},
+      {"output_dir", every, [](C& c) { c.output_dir = absl::GetFlag(FLAGS_output_dir); }},
+      {"name", every, [](C& c) { c.name = absl::GetFlag(FLAGS_name); }},
+      {"label", every, [](C& c) { c.label = absl::GetFlag(FLAGS_label); }},
+      {"interval", every, [](C& c) { c.interval = absl::GetFlag(FLAGS_interval); }},
+      {"grace_period", every, [](C& c) { c.grace_period = absl::GetFlag(FLAGS_grace_period); }},
+      {"checkpoint_interval", every,
+       [](C& c) { c.checkpoint_interval = absl::GetFlag(FLAGS_checkpoint_interval); }},
+      {"tables", every, [](C& c) { c.tables = absl::GetFlag(FLAGS_tables); }},
+      {"html", every, [](C& c) { c.html = absl::GetFlag(FLAGS_html); }},
+      {"dask_end_timeout", dask,
+       [](C& c) { c.dask.end_timeout = absl::GetFlag(FLAGS_dask_end_timeout); }},
+      {"trace", every, [](C& c) { c.trace = absl::GetFlag(FLAGS_trace); }},
+      {"serve", every, [](C& c) { c.serve = absl::GetFlag(FLAGS_serve); }},
+      {"serve_linger", every, [](C& c) { c.serve_linger = absl::GetFlag(FLAGS_serve_linger); }},
+  };
+}
+
+// threadpool and workqueue: the sample analysis.
+std::vector<RunFlag> SampleAnalysisFlags() {
+  const std::vector<std::string> threadpool = {"threadpool"};
+  const std::vector<std::string> sample = {"threadpool", "workqueue"};
+  using C = RunConfig;
+  return {
+      {"events_per_file", sample,
+       [](C& c) { c.events_per_file = absl::GetFlag(FLAGS_events_per_file); }},
+      {"files_per_dataset", sample,
+       [](C& c) { c.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset); }},
+      {"chunk_size", sample, [](C& c) { c.chunk_size = absl::GetFlag(FLAGS_chunk_size); }},
+      {"cache_dir", sample, [](C& c) { c.cache_dir = absl::GetFlag(FLAGS_cache_dir); }},
+      {"seed", sample, [](C& c) { c.seed = absl::GetFlag(FLAGS_seed); }},
+      {"threads", threadpool, [](C& c) { c.threadpool.threads = absl::GetFlag(FLAGS_threads); }},
+      {"profile", threadpool, [](C& c) { c.threadpool.profile = absl::GetFlag(FLAGS_profile); }},
+      {"profile_hz", threadpool,
+       [](C& c) { c.threadpool.profile_hz = absl::GetFlag(FLAGS_profile_hz); }},
+  };
+}
+
+// dask and taskvine: the engines collect tracks.
+std::vector<RunFlag> EngineFlags() {
+  const std::vector<std::string> engines = {"dask", "taskvine"};
+  const std::vector<std::string> dask = {"dask"};
+  const std::vector<std::string> taskvine = {"taskvine"};
+  using C = RunConfig;
+  return {
+      {"duration", engines, [](C& c) { c.duration = absl::GetFlag(FLAGS_duration); }},
+      {"scheduler", dask, [](C& c) { c.dask.scheduler = absl::GetFlag(FLAGS_scheduler); }},
+      {"dask_connect_timeout", dask,
+       [](C& c) { c.dask.connect_timeout = absl::GetFlag(FLAGS_dask_connect_timeout); }},
+      {"dask_read_timeout", dask,
+       [](C& c) { c.dask.read_timeout = absl::GetFlag(FLAGS_dask_read_timeout); }},
+      {"dask_max_message_mib", dask,
+       [](C& c) { c.dask.max_message_mib = absl::GetFlag(FLAGS_dask_max_message_mib); }},
+      {"dask_task_stream", dask,
+       [](C& c) { c.dask.task_stream = absl::GetFlag(FLAGS_dask_task_stream); }},
+      {"dask_occupancy", dask,
+       [](C& c) { c.dask.occupancy = absl::GetFlag(FLAGS_dask_occupancy); }},
+      {"dask_profiles", dask, [](C& c) { c.dask.profiles = absl::GetFlag(FLAGS_dask_profiles); }},
+      {"dask_profile_prefixes", dask,
+       [](C& c) { c.dask.profile_prefixes = absl::GetFlag(FLAGS_dask_profile_prefixes); }},
+      {"dask_profile_interval", dask,
+       [](C& c) { c.dask.profile_interval = absl::GetFlag(FLAGS_dask_profile_interval); }},
+      {"dask_profile_timeout", dask,
+       [](C& c) { c.dask.profile_timeout = absl::GetFlag(FLAGS_dask_profile_timeout); }},
+      {"dask_reconnect_max_backoff", dask,
+       [](C& c) {
+         c.dask.reconnect_max_backoff = absl::GetFlag(FLAGS_dask_reconnect_max_backoff);
+       }},
+      {"taskvine_logs", taskvine,
+       [](C& c) { c.taskvine.logs = absl::GetFlag(FLAGS_taskvine_logs); }},
+      {"follow", taskvine, [](C& c) { c.taskvine.follow = absl::GetFlag(FLAGS_follow); }},
+      {"taskvine_category", taskvine,
+       [](C& c) { c.taskvine.chunk_category = absl::GetFlag(FLAGS_taskvine_category); }},
+  };
+}
+
+// workqueue: the sample analysis as Work Queue tasks.
+std::vector<RunFlag> WorkQueueFlags() {
+  const std::vector<std::string> workqueue = {"workqueue"};
+  using C = RunConfig;
+  return {
+      {"workers", workqueue, [](C& c) { c.workqueue.workers = absl::GetFlag(FLAGS_workers); }},
+      {"chunks_per_task", workqueue,
+       [](C& c) { c.workqueue.chunks_per_task = absl::GetFlag(FLAGS_chunks_per_task); }},
+      {"wq_port", workqueue, [](C& c) { c.workqueue.port = absl::GetFlag(FLAGS_wq_port); }},
+      {"wq_password_file", workqueue,
+       [](C& c) { c.workqueue.password_file = absl::GetFlag(FLAGS_wq_password_file); }},
+      {"wq_connect_timeout", workqueue,
+       [](C& c) { c.workqueue.connect_timeout = absl::GetFlag(FLAGS_wq_connect_timeout); }},
+      {"wq_stall_timeout", workqueue,
+       [](C& c) { c.workqueue.stall_timeout = absl::GetFlag(FLAGS_wq_stall_timeout); }},
+      {"wq_work_dir", workqueue,
+       [](C& c) { c.workqueue.work_dir = absl::GetFlag(FLAGS_wq_work_dir); }},
+      {"wq_chunk_task", workqueue,
+       [](C& c) { c.workqueue.chunk_task = absl::GetFlag(FLAGS_wq_chunk_task); }},
+      {"wq_testing_fault", workqueue,
+       [](C& c) { c.workqueue.testing_fault = absl::GetFlag(FLAGS_wq_testing_fault); },
+       /*hidden=*/true},
+  };
+}
+
+}  // namespace
+
+const std::vector<RunFlag>& RunFlags() {
+  static const auto* const kFlags = [] {
+    auto* flags = new std::vector<RunFlag>();
+    for (auto group : {EveryBackendsFlags, SampleAnalysisFlags, EngineFlags, WorkQueueFlags}) {
+      std::vector<RunFlag> more = group();
+      flags->insert(flags->end(), more.begin(), more.end());
+    }
+    return flags;
+  }();
+  return *kFlags;
+}
+
 RunConfig RunConfigFromFlags() {
   RunConfig config;
-  config.backend = absl::GetFlag(FLAGS_backend);
-  config.output_dir = absl::GetFlag(FLAGS_output_dir);
-  config.name = absl::GetFlag(FLAGS_name);
-  config.label = absl::GetFlag(FLAGS_label);
-  config.tables = absl::GetFlag(FLAGS_tables);
-  config.trace = absl::GetFlag(FLAGS_trace);
-  config.serve = absl::GetFlag(FLAGS_serve);
-  config.html = absl::GetFlag(FLAGS_html);
-  config.interval = absl::GetFlag(FLAGS_interval);
-  config.grace_period = absl::GetFlag(FLAGS_grace_period);
-  config.checkpoint_interval = absl::GetFlag(FLAGS_checkpoint_interval);
-  config.duration = absl::GetFlag(FLAGS_duration);
-  config.serve_linger = absl::GetFlag(FLAGS_serve_linger);
-  config.events_per_file = absl::GetFlag(FLAGS_events_per_file);
-  config.files_per_dataset = absl::GetFlag(FLAGS_files_per_dataset);
-  config.seed = absl::GetFlag(FLAGS_seed);
-  config.chunk_size = absl::GetFlag(FLAGS_chunk_size);
-  config.cache_dir = absl::GetFlag(FLAGS_cache_dir);
-  config.threadpool = ThreadPoolEngineOptionsFromFlags();
+  for (const RunFlag& flag : RunFlags()) flag.read(config);
   return config;
 }
 

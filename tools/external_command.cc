@@ -35,7 +35,7 @@ ExitCode RunWithEngineBackend(const RunConfig& config, const OutputPlan& plan,
   options.session = std::move(session_options);
   // Nothing to wait for: the logs of a finished run are read and measured at once.
   const bool finished_run =
-      backend.name() == "taskvine" && command.empty() && TaskVineLogsAreOfAFinishedRun();
+      backend.name() == "taskvine" && command.empty() && LogsAreOfAFinishedRun(config.taskvine);
   if (finished_run) {
     std::cerr << "collect: reading the run's record with the " << backend.name() << " backend\n";
   } else {
@@ -49,7 +49,8 @@ ExitCode RunWithEngineBackend(const RunConfig& config, const OutputPlan& plan,
   absl::StatusOr<ExternalRunResult> result =
       finished_run
           ? MeasureFinishedRun(
-                backend.name(), [interval] { return ReadFinishedTaskVineRunFromFlags(interval); },
+                backend.name(),
+                [&config, interval] { return ReadFinishedTaskVineRun(config.taskvine, interval); },
                 std::move(options.session))
           : RunExternalMeasurement(backend, std::move(options));
   if (!result.ok()) return Fail(result.status());

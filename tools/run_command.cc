@@ -54,7 +54,7 @@ ExitCode RunCommand(const RunConfig& config, const Invocation& invocation) {
   }
   absl::StatusOr<OutputPlan> plan = PlanOutput(config);
   if (!plan.ok()) return Fail(plan.status());
-  absl::StatusOr<CollectBackend> backend = MakeBackend(backend_name, config.threadpool);
+  absl::StatusOr<CollectBackend> backend = MakeBackend(config);
   if (!backend.ok()) {
     // InvalidArgument: the backend's flags (see backend_factory.h); anything else: the system.
     return Fail(absl::IsInvalidArgument(backend.status()) ? AsUsageError(backend.status())

@@ -1,7 +1,8 @@
 // The options of `collect [run]` that every backend shares: where the measurement goes, how the
-// workers are sampled, the sample analysis' dataset, the live view. Built from the flags in one
-// place (tools/collect_flags.h); the backends' own flags stay beside their factories
-// (threadpool_collect.h, dask_collect.h, taskvine_collect.h, workqueue/workqueue_flags.h).
+// workers are sampled, the sample analysis' dataset, the live view, and each backend's own
+// config. Built from the flags in one place (tools/collect_flags.h); the backends' flags are
+// defined beside their factories (threadpool_collect.h, dask_collect.h, taskvine_collect.h,
+// workqueue/workqueue_flags.h).
 #ifndef ROASTCOFFEA_TOOLS_RUN_CONFIG_H_
 #define ROASTCOFFEA_TOOLS_RUN_CONFIG_H_
 
@@ -9,8 +10,11 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "tools/dask_collect.h"
 #include "tools/follow_up_command.h"
+#include "tools/taskvine_collect.h"
 #include "tools/threadpool_engine.h"
+#include "tools/workqueue/workqueue_config.h"
 
 namespace roastcoffea {
 
@@ -36,6 +40,11 @@ struct RunConfig {
   int64_t chunk_size = 0;              // --chunk_size
   std::string cache_dir;               // --cache_dir, as given; empty: the default cache
   ThreadPoolEngineOptions threadpool;  // --threads, --profile, --profile_hz
+
+  // The engines' own flags.
+  DaskConfig dask;                       // --scheduler, --dask_*
+  TaskVineConfig taskvine;               // --taskvine_logs, --follow, --taskvine_category
+  workqueue::WorkQueueConfig workqueue;  // --workers, --chunks_per_task, --wq_*
 
   // How the user ran collect, for the commands it prints.
   LaunchContext launch;

@@ -13,25 +13,26 @@
 #include "ingest/taskvine_run.h"
 
 ABSL_FLAG(
-    std::string, taskvine_logs, "",
+    std::string, taskvine_logs, roastcoffea::TaskVineConfig{}.logs,
     "--backend=taskvine: the manager's logs: a run directory (vine-run-info/<time> or "
     "vine-run-info/most-recent), vine-run-info, a vine-logs directory, a transactions log, or "
     "TRANSACTIONS,PERFORMANCE. Work Queue logs are recognised automatically.");
-ABSL_FLAG(bool, follow, false,
+ABSL_FLAG(bool, follow, roastcoffea::TaskVineConfig{}.follow,
           "--backend=taskvine: follow the logs while the run goes on (until the command after -- "
           "exits); without it the logs are those of a finished run.");
-ABSL_FLAG(std::string, taskvine_category, "processing",
+ABSL_FLAG(std::string, taskvine_category, roastcoffea::TaskVineConfig{}.chunk_category,
           "--backend=taskvine: the task category whose tasks are chunks (coffea: processing; "
           "DaskVine: the category of the chunk function).");
 
 namespace roastcoffea {
 
-absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromFlags() {
+absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackend(
+    const TaskVineConfig& config) {
   std::vector<std::string> problems;
   TaskVineBackendOptions options;
-  options.logs = absl::GetFlag(FLAGS_taskvine_logs);
-  options.follow = absl::GetFlag(FLAGS_follow);
-  options.chunk_category = absl::GetFlag(FLAGS_taskvine_category);
+  options.logs = config.logs;
+  options.follow = config.follow;
+  options.chunk_category = config.chunk_category;
   if (options.logs.empty()) {
     problems.push_back(
         "--taskvine_logs is required with --backend=taskvine (e.g. vine-run-info/most-recent)");
@@ -62,12 +63,13 @@ absl::StatusOr<std::unique_ptr<AbstractMetricsBackend>> MakeTaskVineBackendFromF
   return std::unique_ptr<AbstractMetricsBackend>(new TaskVineMetricsBackend(std::move(options)));
 }
 
-bool TaskVineLogsAreOfAFinishedRun() { return !absl::GetFlag(FLAGS_follow); }
+bool LogsAreOfAFinishedRun(const TaskVineConfig& config) { return !config.follow; }
 
-absl::StatusOr<RawRun> ReadFinishedTaskVineRunFromFlags(absl::Duration interval) {
+absl::StatusOr<RawRun> ReadFinishedTaskVineRun(const TaskVineConfig& config,
+                                               absl::Duration interval) {
   TaskVineRunOptions options;
-  options.logs = absl::GetFlag(FLAGS_taskvine_logs);
-  options.chunk_category = absl::GetFlag(FLAGS_taskvine_category);
+  options.logs = config.logs;
+  options.chunk_category = config.chunk_category;
   options.interval = interval;
   return ReadFinishedTaskVineRun(options);
 }

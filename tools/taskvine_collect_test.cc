@@ -4,16 +4,10 @@
 
 #include <string>
 
-#include "absl/flags/declare.h"
-#include "absl/flags/flag.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "schema/raw_run.h"
-
-ABSL_DECLARE_FLAG(std::string, taskvine_logs);
-ABSL_DECLARE_FLAG(bool, follow);
-ABSL_DECLARE_FLAG(std::string, taskvine_category);
 
 namespace roastcoffea {
 namespace {
@@ -21,35 +15,36 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(TaskVineCollect, RequiresLogs) {
-  absl::SetFlag(&FLAGS_taskvine_logs, "");
-  absl::SetFlag(&FLAGS_taskvine_category, "");
-  auto backend = MakeTaskVineBackendFromFlags();
+  TaskVineConfig config;
+  config.chunk_category = "";
+  auto backend = MakeTaskVineBackend(config);
   ASSERT_FALSE(backend.ok());
   EXPECT_THAT(std::string(backend.status().message()), HasSubstr("--taskvine_logs is required"));
   EXPECT_THAT(std::string(backend.status().message()), HasSubstr("--taskvine_category"));
-  absl::SetFlag(&FLAGS_taskvine_category, "processing");
 }
 
 TEST(TaskVineCollect, MissingLogsOfAFinishedRunAreReported) {
-  absl::SetFlag(&FLAGS_taskvine_logs, "/nonexistent/vine-run-info/most-recent");
-  absl::SetFlag(&FLAGS_follow, false);
-  auto backend = MakeTaskVineBackendFromFlags();
+  TaskVineConfig config;
+  config.logs = "/nonexistent/vine-run-info/most-recent";
+  auto backend = MakeTaskVineBackend(config);
+  EXPECT_TRUE(LogsAreOfAFinishedRun(config));
   ASSERT_FALSE(backend.ok());
   EXPECT_THAT(std::string(backend.status().message()),
               HasSubstr("/nonexistent/vine-run-info/most-recent"));
   // Followed logs may appear later.
-  absl::SetFlag(&FLAGS_follow, true);
-  backend = MakeTaskVineBackendFromFlags();
+  config.follow = true;
+  EXPECT_FALSE(LogsAreOfAFinishedRun(config));
+  backend = MakeTaskVineBackend(config);
   ASSERT_TRUE(backend.ok()) << backend.status();
   EXPECT_EQ((*backend)->name(), "taskvine");
-  absl::SetFlag(&FLAGS_follow, false);
 }
 
 TEST(TaskVineCollect, FinishedRunFromItsLogs) {
-  absl::SetFlag(&FLAGS_taskvine_logs,
-                "backends/taskvine/testdata/synthetic-1-transactions.txt,"
-                "backends/taskvine/testdata/synthetic-1-performance.txt");
-  auto backend = MakeTaskVineBackendFromFlags();
+  TaskVineConfig config;
+  config.logs =
+      "backends/taskvine/testdata/synthetic-1-transactions.txt,"
+      "backends/taskvine/testdata/synthetic-1-performance.txt";
+  auto backend = MakeTaskVineBackend(config);
   ASSERT_TRUE(backend.ok()) << backend.status();
   ASSERT_TRUE((*backend)->StartTracking(absl::Seconds(1)).ok());
   auto tracking = (*backend)->StopTracking();
@@ -58,6 +53,10 @@ TEST(TaskVineCollect, FinishedRunFromItsLogs) {
   RawRun run;
   (*backend)->Contribute(run);
   EXPECT_EQ(run.engine_chunks.size(), 15u);
+  // The same logs through the finished-run importer, as collect reads them without a command.
+  absl::StatusOr<RawRun> read = ReadFinishedTaskVineRun(config, absl::Seconds(1));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->engine_chunks.size(), 15u);
 }
 
 }  // namespace

@@ -13,15 +13,3 @@ ABSL_FLAG(bool, profile, false,
 ABSL_FLAG(int, profile_hz, 100,
           "threadpool with --profile: samples per second of each worker thread's CPU time, "
           "1..1000.");
-
-namespace roastcoffea {
-
-ThreadPoolEngineOptions ThreadPoolEngineOptionsFromFlags() {
-  ThreadPoolEngineOptions options;
-  options.threads = absl::GetFlag(FLAGS_threads);
-  options.profile = absl::GetFlag(FLAGS_profile);
-  options.profile_hz = absl::GetFlag(FLAGS_profile_hz);
-  return options;
-}
-
-}  // namespace roastcoffea

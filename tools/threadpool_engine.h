@@ -1,6 +1,6 @@
 // The thread pool that runs the built-in sample analysis and the backend that samples it, made
-// from typed options: usable as a library, without collect's flags (threadpool_collect.h reads
-// those into ThreadPoolEngineOptions).
+// from typed options: usable as a library, without collect's flags (tools/collect_flags.cc
+// reads those, threadpool_collect.h, into ThreadPoolEngineOptions).
 #ifndef ROASTCOFFEA_TOOLS_THREADPOOL_ENGINE_H_
 #define ROASTCOFFEA_TOOLS_THREADPOOL_ENGINE_H_
 

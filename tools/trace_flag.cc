@@ -40,12 +40,6 @@ absl::Status ValidateTracePath(const std::string& trace) {
   return TraceFormatForPath(trace).status();
 }
 
-absl::Status ValidateTraceFlag() { return ValidateTracePath(absl::GetFlag(FLAGS_trace)); }
-
-absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out) {
-  return WriteTrace(measurement, absl::GetFlag(FLAGS_trace), out);
-}
-
 absl::Status WriteTrace(const v1::Measurement& measurement, const std::string& trace,
                         std::ostream& out) {
   if (trace.empty()) return absl::OkStatus();

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "schema/measurement.pb.h"
 
+// Read into the modes' configs by tools/collect_flags.cc.
 ABSL_DECLARE_FLAG(std::string, trace);
 
 namespace roastcoffea {
@@ -34,10 +35,6 @@ absl::Status ValidateTracePath(const std::string& trace);
 // (relative to the directory the user ran from) and says where on `out`. Errors name the path.
 absl::Status WriteTrace(const v1::Measurement& measurement, const std::string& trace,
                         std::ostream& out);
-
-// The two above with the value of --trace (collect reads it into its modes' configs).
-absl::Status ValidateTraceFlag();
-absl::Status WriteTraceIfRequested(const v1::Measurement& measurement, std::ostream& out);
 
 }  // namespace roastcoffea
 

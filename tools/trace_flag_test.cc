@@ -5,7 +5,6 @@
 #include <sstream>
 #include <string>
 
-#include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "trace/chrome_trace.h"
@@ -24,17 +23,15 @@ v1::Measurement OneChunk() {
 }
 
 TEST(TraceFlagTest, EmptyFlagWritesNothing) {
-  absl::SetFlag(&FLAGS_trace, "");
   std::ostringstream out;
-  EXPECT_TRUE(WriteTraceIfRequested(OneChunk(), out).ok());
+  EXPECT_TRUE(WriteTrace(OneChunk(), "", out).ok());
   EXPECT_EQ(out.str(), "");
 }
 
 TEST(TraceFlagTest, WritesTheChromeTraceAndSaysWhere) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/run.trace.json";
-  absl::SetFlag(&FLAGS_trace, path);
   std::ostringstream out;
-  ASSERT_TRUE(WriteTraceIfRequested(OneChunk(), out).ok());
+  ASSERT_TRUE(WriteTrace(OneChunk(), path, out).ok());
   EXPECT_NE(out.str().find(path), std::string::npos);
   std::ifstream file(path);
   std::stringstream contents;
@@ -43,27 +40,23 @@ TEST(TraceFlagTest, WritesTheChromeTraceAndSaysWhere) {
   EXPECT_EQ(contents.str(), ChromeTraceJson(OneChunk()));
 }
 
-// What collect's modes call, with the path from their config: the flag is not read.
+// What collect's modes call, with the path from their config.
 TEST(TraceFlagTest, WriteTraceTakesThePathItIsGiven) {
-  absl::SetFlag(&FLAGS_trace, "");
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/given.trace.json";
   std::ostringstream out;
   ASSERT_TRUE(WriteTrace(OneChunk(), path, out).ok());
   EXPECT_NE(out.str().find(path), std::string::npos);
   EXPECT_TRUE(std::ifstream(path).good());
-  absl::SetFlag(&FLAGS_trace, path + ".ignored.json");
   std::ostringstream nothing;
   EXPECT_TRUE(WriteTrace(OneChunk(), "", nothing).ok());
   EXPECT_EQ(nothing.str(), "");
-  EXPECT_FALSE(std::ifstream(path + ".ignored.json").good());
   EXPECT_TRUE(ValidateTracePath("").ok());
   EXPECT_EQ(ValidateTracePath("run.txt").code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TraceFlagTest, UnwritablePathIsAnErrorNamingIt) {
-  absl::SetFlag(&FLAGS_trace, "/nonexistent-dir/run.trace.json");
   std::ostringstream out;
-  const absl::Status status = WriteTraceIfRequested(OneChunk(), out);
+  const absl::Status status = WriteTrace(OneChunk(), "/nonexistent-dir/run.trace.json", out);
   EXPECT_FALSE(status.ok());
   EXPECT_NE(std::string(status.message()).find("/nonexistent-dir/run.trace.json"),
             std::string::npos);
@@ -91,19 +84,15 @@ TEST(TraceFlagTest, AnyOtherExtensionIsRejectedNamingTheFlagAndTheAcceptedOnes) 
 }
 
 TEST(TraceFlagTest, ValidateAcceptsEmptyAndKnownExtensionsOnly) {
-  absl::SetFlag(&FLAGS_trace, "");
-  EXPECT_TRUE(ValidateTraceFlag().ok());
-  absl::SetFlag(&FLAGS_trace, "run.pftrace");
-  EXPECT_TRUE(ValidateTraceFlag().ok());
-  absl::SetFlag(&FLAGS_trace, "run.txt");
-  EXPECT_EQ(ValidateTraceFlag().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ValidateTracePath("").ok());
+  EXPECT_TRUE(ValidateTracePath("run.pftrace").ok());
+  EXPECT_EQ(ValidateTracePath("run.txt").code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(TraceFlagTest, WritesAPerfettoTraceForPftrace) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/run.pftrace";
-  absl::SetFlag(&FLAGS_trace, path);
   std::ostringstream out;
-  ASSERT_TRUE(WriteTraceIfRequested(OneChunk(), out).ok());
+  ASSERT_TRUE(WriteTrace(OneChunk(), path, out).ok());
   EXPECT_NE(out.str().find(path), std::string::npos);
   std::ifstream file(path, std::ios::binary);
   std::stringstream contents;
@@ -122,9 +111,8 @@ TEST(TraceFlagTest, WritesAPerfettoTraceForPftrace) {
 
 TEST(TraceFlagTest, AnUnknownExtensionWritesNothing) {
   const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/run.trace";
-  absl::SetFlag(&FLAGS_trace, path);
   std::ostringstream out;
-  const absl::Status status = WriteTraceIfRequested(OneChunk(), out);
+  const absl::Status status = WriteTrace(OneChunk(), path, out);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(out.str(), "");
   EXPECT_FALSE(std::ifstream(path).good());

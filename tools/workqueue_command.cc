@@ -29,8 +29,8 @@ namespace roastcoffea {
 ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
   if (absl::Status status = ValidateRunConfig(config); !status.ok()) return Fail(status);
   bool temporary = false;
-  absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::WorkQueueOptionsFromFlags(
-      [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
+  absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::MakeWorkQueueRunOptions(
+      config.workqueue, [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
   if (!options.ok()) {
     // InvalidArgument: the flags' values (see workqueue_flags.h); anything else: the system.
     return Fail(absl::IsInvalidArgument(options.status()) ? AsUsageError(options.status())

@@ -20,28 +20,28 @@ ABSL_FLAG(int, workers, roastcoffea::host::UsableWholeCpus(),
           "--backend=workqueue: work_queue_worker processes to start on 127.0.0.1, one core "
           "each (default: the CPUs this process may use); 0: start none and wait for workers "
           "started elsewhere (collect prints the command).");
-ABSL_FLAG(int, chunks_per_task, 1,
+ABSL_FLAG(int, chunks_per_task, roastcoffea::workqueue::WorkQueueConfig{}.chunks_per_task,
           "--backend=workqueue: chunks each Work Queue task processes (>= 1). More spreads the "
           "per-task overhead over several chunks; 1 gives every chunk a task of its own.");
-ABSL_FLAG(int, wq_port, 0,
+ABSL_FLAG(int, wq_port, roastcoffea::workqueue::WorkQueueConfig{}.port,
           "--backend=workqueue: the manager's port (Work Queue's default is 9123); 0: the first "
           "free port from 1024.");
-ABSL_FLAG(std::string, wq_password_file, "",
+ABSL_FLAG(std::string, wq_password_file, roastcoffea::workqueue::WorkQueueConfig{}.password_file,
           "--backend=workqueue: workers must present the password in this file "
           "(work_queue_worker --password FILE).");
-ABSL_FLAG(double, wq_connect_timeout, 60,
+ABSL_FLAG(double, wq_connect_timeout, roastcoffea::workqueue::WorkQueueConfig{}.connect_timeout,
           "--backend=workqueue: seconds to wait for the first worker to connect (> 0).");
-ABSL_FLAG(double, wq_stall_timeout, 120,
+ABSL_FLAG(double, wq_stall_timeout, roastcoffea::workqueue::WorkQueueConfig{}.stall_timeout,
           "--backend=workqueue: when no task came back for this many seconds, the chunks still "
           "out are reported as failed and the measurement is saved (> 0).");
-ABSL_FLAG(std::string, wq_work_dir, "",
+ABSL_FLAG(std::string, wq_work_dir, roastcoffea::workqueue::WorkQueueConfig{}.work_dir,
           "--backend=workqueue: directory for the manager's logs, task outputs and the local "
           "workers' sandboxes, kept (default: a temporary directory, removed; the logs are "
           "copied into the measurement directory).");
-ABSL_FLAG(std::string, wq_chunk_task, "",
+ABSL_FLAG(std::string, wq_chunk_task, roastcoffea::workqueue::WorkQueueConfig{}.chunk_task,
           "--backend=workqueue: the chunk task program to ship to the workers (default: "
           "//tools/workqueue:chunk_task built with collect).");
-ABSL_FLAG(std::string, wq_testing_fault, "",
+ABSL_FLAG(std::string, wq_testing_fault, roastcoffea::workqueue::WorkQueueConfig{}.testing_fault,
           "--backend=workqueue, for tests: kill:K (SIGKILL) or stop:K (SIGSTOP) local worker 0 "
           "once K tasks came back, while it runs a task.");
 
@@ -80,7 +80,8 @@ std::string FindChunkTaskProgram() {
   return "";
 }
 
-absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
+absl::StatusOr<WorkQueueRunOptions> MakeWorkQueueRunOptions(
+    const WorkQueueConfig& config,
     const std::function<std::string(const std::string&)>& resolve_path, bool* temporary) {
   auto path_flag = [&](const std::string& value) {
     return value.empty() ? value : resolve_path(value);
@@ -88,33 +89,33 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
   *temporary = false;
   std::vector<std::string> problems;
   WorkQueueRunOptions options;
-  options.local_workers = absl::GetFlag(FLAGS_workers);
+  options.local_workers = config.workers;
   if (options.local_workers < 0) {
     problems.push_back(absl::StrCat("--workers must be >= 0, got ", options.local_workers));
   }
-  options.chunks_per_task = absl::GetFlag(FLAGS_chunks_per_task);
+  options.chunks_per_task = config.chunks_per_task;
   if (options.chunks_per_task < 1) {
     problems.push_back(
         absl::StrCat("--chunks_per_task must be at least 1, got ", options.chunks_per_task));
   }
-  options.port = absl::GetFlag(FLAGS_wq_port);
+  options.port = config.port;
   if (options.port < 0 || options.port > 65535) {
     problems.push_back(absl::StrCat("--wq_port must be in 0..65535, got ", options.port));
   }
-  options.password_file = path_flag(absl::GetFlag(FLAGS_wq_password_file));
+  options.password_file = path_flag(config.password_file);
   if (!options.password_file.empty() && access(options.password_file.c_str(), R_OK) != 0) {
     problems.push_back(absl::StrCat("--wq_password_file: cannot read ", options.password_file, ": ",
                                     std::strerror(errno)));
   }
-  const double connect = absl::GetFlag(FLAGS_wq_connect_timeout);
-  const double stall = absl::GetFlag(FLAGS_wq_stall_timeout);
+  const double connect = config.connect_timeout;
+  const double stall = config.stall_timeout;
   if (!PositiveSeconds(connect)) {
     problems.push_back(absl::StrCat("--wq_connect_timeout must be > 0 seconds, got ", connect));
   }
   if (!PositiveSeconds(stall)) {
     problems.push_back(absl::StrCat("--wq_stall_timeout must be > 0 seconds, got ", stall));
   }
-  options.chunk_task_binary = path_flag(absl::GetFlag(FLAGS_wq_chunk_task));
+  options.chunk_task_binary = path_flag(config.chunk_task);
   if (options.chunk_task_binary.empty()) options.chunk_task_binary = FindChunkTaskProgram();
   if (!Executable(options.chunk_task_binary)) {
     problems.push_back(
@@ -124,7 +125,7 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
             : absl::StrCat("--wq_chunk_task: ", options.chunk_task_binary,
                            " is not an executable file"));
   }
-  if (const std::string fault = absl::GetFlag(FLAGS_wq_testing_fault); !fault.empty()) {
+  if (const std::string& fault = config.testing_fault; !fault.empty()) {
     const std::vector<std::string> parts = absl::StrSplit(fault, absl::MaxSplits(':', 1));
     using Kind = WorkQueueRunOptions::Fault::Kind;
     options.fault.kind = parts[0] == "kill"   ? Kind::kKillWorker
@@ -140,7 +141,7 @@ absl::StatusOr<WorkQueueRunOptions> WorkQueueOptionsFromFlags(
   options.connect_timeout = absl::Seconds(connect);
   options.stall_timeout = absl::Seconds(stall);
 
-  options.work_directory = path_flag(absl::GetFlag(FLAGS_wq_work_dir));
+  options.work_directory = path_flag(config.work_dir);
   if (options.work_directory.empty()) {
     const char* tmp = getenv("TMPDIR");
     std::string pattern =

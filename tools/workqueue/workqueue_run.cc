@@ -246,6 +246,339 @@ std::vector<v1::Warning> RunWarnings(const WorkQueueRunResult& result,
   return warnings;
 }
 
+// The sample dataset's chunks, in groups of chunks_per_task: one task each. Sets the result's
+// dataset directory and task count.
+absl::StatusOr<std::vector<std::vector<TaskChunk>>> ChunkGroups(const WorkQueueRunOptions& options,
+                                                                WorkQueueRunResult* result) {
+  DatasetSetupOptions setup;
+  setup.program = options.session.program_name;
+  setup.handle_signals = options.session.handle_signals;
+  absl::StatusOr<sample_analysis::SampleDataset> dataset =
+      PrepareSampleDataset(options.dataset, options.cache_dir, setup);
+  if (!dataset.ok()) return dataset.status();
+  result->dataset_directory = dataset->directory;
+  absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
+      sample_analysis::MakeChunks(*dataset, options.chunk_size);
+  if (!items.ok()) return items.status();
+  // Consecutive chunks share a task: they are mostly of one file, which the task opens once.
+  std::vector<std::vector<TaskChunk>> groups;
+  for (size_t i = 0; i < items->size(); ++i) {
+    if (i % options.chunks_per_task == 0) groups.emplace_back();
+    const sample_analysis::WorkItem& item = (*items)[i];
+    groups.back().push_back(
+        TaskChunk{item.dataset, Basename(item.file), item.file, item.entry_start, item.entry_stop});
+  }
+  result->tasks = static_cast<int64_t>(groups.size());
+  return groups;
+}
+
+std::string OutputsDirectory(const WorkQueueRunOptions& options) {
+  return options.work_directory + "/outputs";
+}
+
+// The work directory and its outputs/, without the logs of an earlier run.
+absl::Status PrepareWorkDirectory(const WorkQueueRunOptions& options, WorkQueueRunResult* result) {
+  for (const std::string& directory : {options.work_directory, OutputsDirectory(options)}) {
+    if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", directory, ": ", std::strerror(errno)));
+    }
+  }
+  result->transactions_log = options.work_directory + "/" + kTransactionsLog;
+  result->performance_log = options.work_directory + "/" + kPerformanceLog;
+  unlink(result->transactions_log.c_str());
+  unlink(result->performance_log.c_str());
+  return absl::OkStatus();
+}
+
+// The manager, listening and logging; tells options.on_listening its port.
+absl::StatusOr<Queue> StartManager(const WorkQueueRunOptions& options, WorkQueueRunResult* result) {
+  // -1: Work Queue's "first free port" (0 would mean $WORK_QUEUE_PORT first).
+  Queue queue(work_queue_create(options.port == 0 ? -1 : options.port));
+  if (queue == nullptr) return ListenError(options.port);
+  result->port = work_queue_port(queue.get());
+  if (!work_queue_specify_transactions_log(queue.get(), result->transactions_log.c_str()) ||
+      !work_queue_specify_log(queue.get(), result->performance_log.c_str())) {
+    return absl::InternalError(absl::StrCat("cannot write the manager's logs in ",
+                                            options.work_directory, ": ", std::strerror(errno)));
+  }
+  if (!options.password_file.empty() &&
+      !work_queue_specify_password_file(queue.get(), options.password_file.c_str())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--wq_password_file: cannot read ", options.password_file));
+  }
+  if (options.on_listening) options.on_listening(result->port);
+  return queue;
+}
+
+// options.local_workers work_queue_worker processes on 127.0.0.1; null for none.
+absl::StatusOr<std::unique_ptr<LocalWorkers>> StartLocalWorkers(const WorkQueueRunOptions& options,
+                                                                int port) {
+  if (options.local_workers <= 0) return std::unique_ptr<LocalWorkers>();
+  LocalWorkersOptions worker_options;
+  worker_options.count = options.local_workers;
+  worker_options.manager_port = port;
+  worker_options.password_file = options.password_file;
+  worker_options.directory = options.work_directory;
+  worker_options.binary = options.worker_binary;
+  worker_options.idle_timeout_seconds = static_cast<int>(
+      std::max<int64_t>(30, absl::ToInt64Seconds(options.stall_timeout + options.connect_timeout)));
+  return LocalWorkers::Start(worker_options);
+}
+
+// The run's measurement session (result->session), recording the chunks the tasks return.
+absl::Status StartSession(const WorkQueueRunOptions& options,
+                          const std::vector<std::vector<TaskChunk>>& groups,
+                          WorkQueueRunResult* result) {
+  SessionOptions session_options = options.session;
+  auto& configuration = *session_options.metadata.mutable_configuration();
+  configuration["dataset_directory"] = result->dataset_directory;
+  configuration["tasks"] = absl::StrCat(result->tasks);
+  // The tasks run in other processes (maybe other machines), built with this build.
+  session_options.in_process_worker_threads.reset();
+  session_options.analysis_build = ToolBuildInfo();
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      MeasurementSession::StartRecording("workqueue", std::move(session_options));
+  if (!started.ok()) return started.status();
+  result->session = *std::move(started);
+  int64_t chunks = 0;
+  for (const std::vector<TaskChunk>& group : groups) chunks += static_cast<int64_t>(group.size());
+  result->session->set_chunks_total(chunks);
+  return absl::OkStatus();
+}
+
+// The manager's loop: hands the groups out as cores free up, records the tasks that come back,
+// and stops at the end, on a signal (after its grace period) or a stall.
+class TaskLoop {
+ public:
+  TaskLoop(const WorkQueueRunOptions& options, const std::vector<std::vector<TaskChunk>>& groups,
+           struct work_queue* queue, LocalWorkers* workers, WorkQueueRunResult& result)
+      : options_(options),
+        groups_(groups),
+        outputs_(OutputsDirectory(options)),
+        queue_(queue),
+        workers_(workers),
+        result_(result),
+        session_(*result.session) {}
+
+  // DeadlineExceeded when no worker connected within connect_timeout (the session is then
+  // dropped with its checkpoint: nothing ran).
+  absl::Status Run() {
+    NoticeSignal("starting the run");
+    while (!pending_.empty() || (interrupted_while_.empty() && next_group_ < groups_.size())) {
+      if (!HandOutWork()) break;
+      // Interrupted: the tasks that come back within the grace period are kept.
+      if (absl::Now() >= session_.work_deadline()) break;
+      const bool armed = FaultArmed();
+      // Armed for a fault (tests only): poll every few ms, so that worker 0 is caught while it
+      // runs one of the short tasks (tasks are handed out one per free core).
+      Task task(work_queue_wait(queue_, armed ? 0 : 1));
+      if (armed && task == nullptr) absl::SleepFor(absl::Milliseconds(3));
+      ReadStats();
+      const auto now = std::chrono::steady_clock::now();
+      if (armed) InjectFaultWhileWorkerZeroRunsATask();
+      if (task != nullptr) {
+        last_progress_ = now;
+        ++returned_;
+        RecordTask(*task);
+        continue;
+      }
+      if (!interrupted_while_.empty()) continue;
+      if (!any_worker_ && now - start_ > absl::ToChronoSeconds(options_.connect_timeout)) {
+        return NoWorkerConnected();
+      }
+      if (any_worker_ && now - last_progress_ > absl::ToChronoSeconds(options_.stall_timeout)) {
+        break;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // After Run: cancels the tasks still out. Interrupted, their chunks are not done (no record
+  // stands for them); stalled, they and the groups never sent are FAILED records.
+  void GiveUpTasksStillOut() {
+    if (!interrupted_while_.empty()) {
+      for (const auto& [id, entry] : pending_) {
+        Task cancelled(work_queue_cancel_by_taskid(queue_, id));
+        result_.chunks_not_done += static_cast<int64_t>(groups_[entry.group].size());
+      }
+      pending_.clear();
+    }
+    for (const auto& [id, entry] : pending_) {
+      Task cancelled(work_queue_cancel_by_taskid(queue_, id));
+      for (const TaskChunk& chunk : groups_[entry.group]) {
+        session_.RecordChunk(FailedRecord(
+            chunk, absl::StrCat(id),
+            absl::StrCat("Work Queue task ", id, " never came back: no task returned for ",
+                         absl::FormatDuration(options_.stall_timeout), "; given up")));
+        ++result_.chunks_given_up;
+      }
+    }
+    pending_.clear();
+    for (; next_group_ < groups_.size(); ++next_group_) {
+      for (const TaskChunk& chunk : groups_[next_group_]) {
+        session_.RecordChunk(
+            FailedRecord(chunk, "",
+                         absl::StrCat("never sent to a worker: no task returned for ",
+                                      absl::FormatDuration(options_.stall_timeout), "; given up")));
+        ++result_.chunks_given_up;
+      }
+    }
+  }
+
+  // Where the run was when the first signal was noticed; empty: no signal.
+  const std::string& interrupted_while() const { return interrupted_while_; }
+  sample_analysis::DijetOutput TakeOutput() { return std::move(merged_); }
+
+ private:
+  void NoticeSignal(const char* phase) {
+    if (session_.interrupted() && interrupted_while_.empty()) interrupted_while_ = phase;
+  }
+
+  // A task is submitted only when a core is free for it, so that Work Queue never holds a
+  // waiting task it could hand out after a signal (the README's "no new work after the first
+  // signal"); a task that waits to start costs nothing here, chunk tasks are short. After a
+  // signal: the groups not sent are not done and the tasks not started are cancelled. False
+  // when nothing is left to wait for.
+  bool HandOutWork() {
+    NoticeSignal("running");
+    if (interrupted_while_.empty()) {
+      while (pending_.size() < capacity_ && next_group_ < groups_.size()) Submit(next_group_++);
+      // Work Queue hands tasks out only inside work_queue_wait: a signal that came while they
+      // were submitted still finds them waiting.
+      NoticeSignal("running");
+    }
+    if (interrupted_while_.empty()) return true;
+    for (; next_group_ < groups_.size(); ++next_group_) {
+      result_.chunks_not_done += static_cast<int64_t>(groups_[next_group_].size());
+    }
+    CancelWaiting();
+    return !pending_.empty();
+  }
+
+  void Submit(size_t g) {
+    PendingTask entry{g, absl::StrCat(outputs_, "/task-", g, ".pb")};
+    Task task = ChunkTask(groups_[g], g, options_.chunk_task_binary, entry.output_path);
+    const int id = work_queue_submit(queue_, task.release());  // the queue owns it now
+    pending_.emplace(id, std::move(entry));
+  }
+
+  // Interrupted: the tasks not started yet are cancelled at once; those running may come back
+  // within the grace period.
+  void CancelWaiting() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (work_queue_task_state(queue_, it->first) != WORK_QUEUE_TASK_READY) {
+        ++it;
+        continue;
+      }
+      Task cancelled(work_queue_cancel_by_taskid(queue_, it->first));
+      result_.chunks_not_done += static_cast<int64_t>(groups_[it->second.group].size());
+      it = pending_.erase(it);
+    }
+  }
+
+  bool FaultArmed() const {
+    return workers_ != nullptr && !fault_done_ &&
+           options_.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
+           returned_ >= options_.fault.after_tasks;
+  }
+
+  // Worker 0 runs a task when it has a child process (the task's shell): then the fault
+  // certainly hits a task in flight.
+  void InjectFaultWhileWorkerZeroRunsATask() {
+    if (!workers_->RunsATask(0)) return;
+    if (options_.fault.kind == WorkQueueRunOptions::Fault::Kind::kKillWorker) {
+      workers_->Kill(0);
+    } else {
+      workers_->Pause(0);
+    }
+    fault_done_ = true;
+  }
+
+  // Tasks out at most: the connected workers' cores (one task until a worker reports them).
+  void ReadStats() {
+    work_queue_stats stats;
+    work_queue_get_stats(queue_, &stats);
+    any_worker_ = any_worker_ || stats.workers_connected > 0;
+    result_.peak_workers = std::max(result_.peak_workers, stats.workers_connected);
+    capacity_ = static_cast<size_t>(std::max<int64_t>(stats.total_cores, 1));
+  }
+
+  void RecordTask(const struct work_queue_task& task) {
+    auto it = pending_.find(task.taskid);
+    if (it == pending_.end()) return;  // not ours (cannot happen: we submit all)
+    RecordReturnedTask(task, it->second.output_path, groups_[it->second.group], session_, &merged_);
+    unlink(it->second.output_path.c_str());
+    pending_.erase(it);
+  }
+
+  absl::Status NoWorkerConnected() {
+    // The queue owns the submitted tasks and does not free them when it is deleted.
+    for (const auto& [id, unused] : pending_) {
+      Task cancelled(work_queue_cancel_by_taskid(queue_, id));
+    }
+    // Nothing ran: no checkpoint is left behind for it.
+    const std::string checkpoint = session_.checkpoint_directory();
+    result_.session.reset();
+    std::error_code ignored;
+    if (!checkpoint.empty()) std::filesystem::remove_all(checkpoint, ignored);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "no Work Queue worker connected to port ", result_.port, " within ",
+        absl::FormatDuration(options_.connect_timeout),
+        "; start one with: ", WorkerCommand(HostName(), result_.port, options_.password_file),
+        (options_.local_workers > 0
+             ? absl::StrCat(" (the ", options_.local_workers,
+                            " local workers did not connect: see their logs in ",
+                            options_.work_directory, ")")
+             : "")));
+  }
+
+  const WorkQueueRunOptions& options_;
+  const std::vector<std::vector<TaskChunk>>& groups_;
+  const std::string outputs_;
+  struct work_queue* const queue_;
+  LocalWorkers* const workers_;  // null: no local workers
+  WorkQueueRunResult& result_;
+  MeasurementSession& session_;
+  std::map<int, PendingTask> pending_;  // submitted, not back; by Work Queue task id
+  size_t next_group_ = 0;               // groups_[next_group_..] are not submitted yet
+  std::string interrupted_while_;
+  sample_analysis::DijetOutput merged_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_progress_ = start_;
+  bool any_worker_ = false;
+  bool fault_done_ = false;
+  int64_t returned_ = 0;
+  size_t capacity_ = 1;
+};
+
+// The manager's logs, complete once it is shut down, are the engine's record of the run: the
+// session joins them with the chunk records and measures.
+absl::StatusOr<WorkQueueRunResult> MeasureFromLogs(const WorkQueueRunOptions& options,
+                                                   const std::string& interrupted_while,
+                                                   sample_analysis::DijetOutput output,
+                                                   WorkQueueRunResult result) {
+  TaskVineRunOptions logs;
+  logs.logs = result.transactions_log + "," + result.performance_log;
+  logs.chunk_category = kChunkCategory;
+  logs.interval = options.session.interval;
+  absl::StatusOr<RawRun> record = ReadFinishedTaskVineRun(logs);
+  if (!record.ok()) return record.status();
+  RunOutputs run_outputs;
+  run_outputs.engine_record = *std::move(record);
+  run_outputs.warnings = RunWarnings(result, interrupted_while, options);
+  absl::StatusOr<v1::Measurement> measurement = result.session->Finish(std::move(run_outputs));
+  if (!measurement.ok()) return measurement.status();
+  result.measurement = *std::move(measurement);
+  (*result.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
+      absl::StrCat(result.peak_workers);
+  for (const v1::ChunkRecord& record : result.measurement.chunks()) {
+    result.lost_attempts += record.attempt();
+  }
+  result.output = std::move(output);
+  return result;
+}
+
 }  // namespace
 
 absl::Status KeepRunFiles(const WorkQueueRunResult& result, const std::string& directory) {
@@ -278,252 +611,25 @@ std::string WorkerCommand(const std::string& host, int port, const std::string& 
 
 absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRunOptions& options) {
   if (absl::Status valid = CheckOptions(options); !valid.ok()) return valid;
-
   WorkQueueRunResult result;
-  DatasetSetupOptions setup;
-  setup.program = options.session.program_name;
-  setup.handle_signals = options.session.handle_signals;
-  absl::StatusOr<sample_analysis::SampleDataset> dataset =
-      PrepareSampleDataset(options.dataset, options.cache_dir, setup);
-  if (!dataset.ok()) return dataset.status();
-  result.dataset_directory = dataset->directory;
-  absl::StatusOr<std::vector<sample_analysis::WorkItem>> items =
-      sample_analysis::MakeChunks(*dataset, options.chunk_size);
-  if (!items.ok()) return items.status();
-
-  // Consecutive chunks share a task: they are mostly of one file, which the task opens once.
-  std::vector<std::vector<TaskChunk>> groups;
-  for (size_t i = 0; i < items->size(); ++i) {
-    if (i % options.chunks_per_task == 0) groups.emplace_back();
-    const sample_analysis::WorkItem& item = (*items)[i];
-    groups.back().push_back(
-        TaskChunk{item.dataset, Basename(item.file), item.file, item.entry_start, item.entry_stop});
-  }
-  result.tasks = static_cast<int64_t>(groups.size());
-
-  const std::string outputs = options.work_directory + "/outputs";
-  for (const std::string& directory : {options.work_directory, outputs}) {
-    if (mkdir(directory.c_str(), 0755) != 0 && errno != EEXIST) {
-      return absl::InternalError(
-          absl::StrCat("cannot create ", directory, ": ", std::strerror(errno)));
-    }
-  }
-  result.transactions_log = options.work_directory + "/" + kTransactionsLog;
-  result.performance_log = options.work_directory + "/" + kPerformanceLog;
-  unlink(result.transactions_log.c_str());
-  unlink(result.performance_log.c_str());
-
-  // -1: Work Queue's "first free port" (0 would mean $WORK_QUEUE_PORT first).
-  Queue queue(work_queue_create(options.port == 0 ? -1 : options.port));
-  if (queue == nullptr) return ListenError(options.port);
-  result.port = work_queue_port(queue.get());
-  if (!work_queue_specify_transactions_log(queue.get(), result.transactions_log.c_str()) ||
-      !work_queue_specify_log(queue.get(), result.performance_log.c_str())) {
-    return absl::InternalError(absl::StrCat("cannot write the manager's logs in ",
-                                            options.work_directory, ": ", std::strerror(errno)));
-  }
-  if (!options.password_file.empty() &&
-      !work_queue_specify_password_file(queue.get(), options.password_file.c_str())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--wq_password_file: cannot read ", options.password_file));
-  }
-  if (options.on_listening) options.on_listening(result.port);
-
-  std::unique_ptr<LocalWorkers> workers;
-  if (options.local_workers > 0) {
-    LocalWorkersOptions worker_options;
-    worker_options.count = options.local_workers;
-    worker_options.manager_port = result.port;
-    worker_options.password_file = options.password_file;
-    worker_options.directory = options.work_directory;
-    worker_options.binary = options.worker_binary;
-    worker_options.idle_timeout_seconds = static_cast<int>(std::max<int64_t>(
-        30, absl::ToInt64Seconds(options.stall_timeout + options.connect_timeout)));
-    absl::StatusOr<std::unique_ptr<LocalWorkers>> started = LocalWorkers::Start(worker_options);
-    if (!started.ok()) return started.status();
-    workers = *std::move(started);
-  }
-
-  // A task is submitted only when a core is free for it, so that Work Queue never holds a
-  // waiting task it could hand out after a signal (the README's "no new work after the first
-  // signal"); a task that waits to start costs nothing here, chunk tasks are short.
-  std::map<int, PendingTask> pending;  // submitted, not back; by Work Queue task id
-  size_t next_group = 0;               // groups[next_group..] are not submitted yet
-  auto submit = [&](size_t g) {
-    PendingTask entry{g, absl::StrCat(outputs, "/task-", g, ".pb")};
-    Task task = ChunkTask(groups[g], g, options.chunk_task_binary, entry.output_path);
-    const int id = work_queue_submit(queue.get(), task.release());  // the queue owns it now
-    pending.emplace(id, std::move(entry));
-  };
-  // Interrupted: the tasks not started yet are cancelled at once; those running may come back
-  // within the grace period.
-  auto cancel_waiting = [&] {
-    for (auto it = pending.begin(); it != pending.end();) {
-      if (work_queue_task_state(queue.get(), it->first) != WORK_QUEUE_TASK_READY) {
-        ++it;
-        continue;
-      }
-      Task cancelled(work_queue_cancel_by_taskid(queue.get(), it->first));
-      result.chunks_not_done += static_cast<int64_t>(groups[it->second.group].size());
-      it = pending.erase(it);
-    }
-  };
-
+  absl::StatusOr<std::vector<std::vector<TaskChunk>>> groups = ChunkGroups(options, &result);
+  if (!groups.ok()) return groups.status();
+  if (absl::Status ready = PrepareWorkDirectory(options, &result); !ready.ok()) return ready;
+  absl::StatusOr<Queue> queue = StartManager(options, &result);
+  if (!queue.ok()) return queue.status();
+  absl::StatusOr<std::unique_ptr<LocalWorkers>> workers = StartLocalWorkers(options, result.port);
+  if (!workers.ok()) return workers.status();
   // From here on a signal stops the run and what was done is measured (see the header).
-  SessionOptions session_options = options.session;
-  auto& configuration = *session_options.metadata.mutable_configuration();
-  configuration["dataset_directory"] = result.dataset_directory;
-  configuration["tasks"] = absl::StrCat(result.tasks);
-  // The tasks run in other processes (maybe other machines), built with this build.
-  session_options.in_process_worker_threads.reset();
-  session_options.analysis_build = ToolBuildInfo();
-  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
-      MeasurementSession::StartRecording("workqueue", std::move(session_options));
-  if (!started.ok()) return started.status();
-  result.session = *std::move(started);
-  MeasurementSession& session = *result.session;
-  session.set_chunks_total(static_cast<int64_t>(items->size()));
-  // Where the run was when the first signal was noticed; empty: no signal yet.
-  std::string interrupted_while;
-  auto notice_signal = [&](const char* phase) {
-    if (session.interrupted() && interrupted_while.empty()) interrupted_while = phase;
-  };
-  sample_analysis::DijetOutput merged;
-  const auto start = std::chrono::steady_clock::now();
-  auto last_progress = start;
-  bool any_worker = false;
-  bool killed = false;
-  int64_t returned = 0;
-  // Tasks out at most: the connected workers' cores (one task until a worker reports them).
-  size_t capacity = 1;
-  notice_signal("starting the run");
-  while (!pending.empty() || (interrupted_while.empty() && next_group < groups.size())) {
-    notice_signal("running");
-    if (interrupted_while.empty()) {
-      while (pending.size() < capacity && next_group < groups.size()) submit(next_group++);
-      // Work Queue hands tasks out only inside work_queue_wait: a signal that came while they
-      // were submitted still finds them waiting.
-      notice_signal("running");
-    }
-    if (!interrupted_while.empty()) {
-      for (; next_group < groups.size(); ++next_group) {
-        result.chunks_not_done += static_cast<int64_t>(groups[next_group].size());
-      }
-      cancel_waiting();
-      if (pending.empty()) break;
-    }
-    // Interrupted: the tasks that come back within the grace period are kept.
-    if (absl::Now() >= session.work_deadline()) break;
-    const bool armed = workers != nullptr && !killed &&
-                       options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
-                       returned >= options.fault.after_tasks;
-    // Armed for a fault (tests only): poll every few ms, so that worker 0 is caught while it
-    // runs one of the short tasks (tasks are handed out one per free core).
-    Task task(work_queue_wait(queue.get(), armed ? 0 : 1));
-    if (armed && task == nullptr) absl::SleepFor(absl::Milliseconds(3));
-    work_queue_stats stats;
-    work_queue_get_stats(queue.get(), &stats);
-    any_worker = any_worker || stats.workers_connected > 0;
-    result.peak_workers = std::max(result.peak_workers, stats.workers_connected);
-    capacity = static_cast<size_t>(std::max<int64_t>(stats.total_cores, 1));
-    const auto now = std::chrono::steady_clock::now();
-    // Worker 0 runs a task when it has a child process (the task's shell): then the fault
-    // certainly hits a task in flight.
-    if (armed && workers->RunsATask(0)) {
-      if (options.fault.kind == WorkQueueRunOptions::Fault::Kind::kKillWorker) {
-        workers->Kill(0);
-      } else {
-        workers->Pause(0);
-      }
-      killed = true;
-    }
-    if (task == nullptr) {
-      if (!interrupted_while.empty()) continue;
-      if (!any_worker && now - start > absl::ToChronoSeconds(options.connect_timeout)) {
-        // The queue owns the submitted tasks and does not free them when it is deleted.
-        for (const auto& [id, unused] : pending) {
-          Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
-        }
-        // Nothing ran: no checkpoint is left behind for it.
-        const std::string checkpoint = session.checkpoint_directory();
-        result.session.reset();
-        std::error_code ignored;
-        if (!checkpoint.empty()) std::filesystem::remove_all(checkpoint, ignored);
-        return absl::DeadlineExceededError(absl::StrCat(
-            "no Work Queue worker connected to port ", result.port, " within ",
-            absl::FormatDuration(options.connect_timeout),
-            "; start one with: ", WorkerCommand(HostName(), result.port, options.password_file),
-            (options.local_workers > 0
-                 ? absl::StrCat(" (the ", options.local_workers,
-                                " local workers did not connect: see their logs in ",
-                                options.work_directory, ")")
-                 : "")));
-      }
-      if (any_worker && now - last_progress > absl::ToChronoSeconds(options.stall_timeout)) break;
-      continue;
-    }
-    last_progress = now;
-    ++returned;
-    auto it = pending.find(task->taskid);
-    if (it == pending.end()) continue;  // not ours (cannot happen: we submit all)
-    const std::vector<TaskChunk>& chunks = groups[it->second.group];
-    RecordReturnedTask(*task, it->second.output_path, chunks, session, &merged);
-    unlink(it->second.output_path.c_str());
-    pending.erase(it);
+  if (absl::Status started = StartSession(options, *groups, &result); !started.ok()) {
+    return started;
   }
-  if (!interrupted_while.empty()) {
-    // Interrupted: the chunks still out are not done; no record stands for them.
-    for (const auto& [id, entry] : pending) {
-      Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
-      result.chunks_not_done += static_cast<int64_t>(groups[entry.group].size());
-    }
-    pending.clear();
-  }
-  // Stalled: the chunks still out are reported, not waited for.
-  for (const auto& [id, entry] : pending) {
-    Task cancelled(work_queue_cancel_by_taskid(queue.get(), id));
-    for (const TaskChunk& chunk : groups[entry.group]) {
-      session.RecordChunk(FailedRecord(
-          chunk, absl::StrCat(id),
-          absl::StrCat("Work Queue task ", id, " never came back: no task returned for ",
-                       absl::FormatDuration(options.stall_timeout), "; given up")));
-      ++result.chunks_given_up;
-    }
-  }
-  pending.clear();
-  for (; next_group < groups.size(); ++next_group) {
-    for (const TaskChunk& chunk : groups[next_group]) {
-      session.RecordChunk(
-          FailedRecord(chunk, "",
-                       absl::StrCat("never sent to a worker: no task returned for ",
-                                    absl::FormatDuration(options.stall_timeout), "; given up")));
-      ++result.chunks_given_up;
-    }
-  }
-  work_queue_shut_down_workers(queue.get(), 0);
-  queue.reset();  // writes MANAGER END and closes the logs
-  if (workers != nullptr) workers->Stop();
-
-  // The manager's logs are complete now: they are the engine's record of the run.
-  TaskVineRunOptions logs;
-  logs.logs = result.transactions_log + "," + result.performance_log;
-  logs.chunk_category = kChunkCategory;
-  logs.interval = options.session.interval;
-  absl::StatusOr<RawRun> record = ReadFinishedTaskVineRun(logs);
-  if (!record.ok()) return record.status();
-  RunOutputs run_outputs;
-  run_outputs.engine_record = *std::move(record);
-  run_outputs.warnings = RunWarnings(result, interrupted_while, options);
-  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(run_outputs));
-  if (!measurement.ok()) return measurement.status();
-  result.measurement = *std::move(measurement);
-  (*result.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
-      absl::StrCat(result.peak_workers);
-  for (const v1::ChunkRecord& record : result.measurement.chunks()) {
-    result.lost_attempts += record.attempt();
-  }
-  result.output = std::move(merged);
-  return result;
+  TaskLoop loop(options, *groups, queue->get(), workers->get(), result);
+  if (absl::Status ran = loop.Run(); !ran.ok()) return ran;
+  loop.GiveUpTasksStillOut();
+  work_queue_shut_down_workers(queue->get(), 0);
+  queue->reset();  // writes MANAGER END and closes the logs
+  if (*workers != nullptr) (*workers)->Stop();
+  return MeasureFromLogs(options, loop.interrupted_while(), loop.TakeOutput(), std::move(result));
 }
 
 }  // namespace workqueue

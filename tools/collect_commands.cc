@@ -186,6 +186,32 @@ absl::Status ScanFlagfile(const std::string& path, int depth, ScannedCommandLine
   return ScanArguments(arguments, path, depth + 1, line);
 }
 
+struct KnownFlag {
+  absl::CommandLineFlag* flag = nullptr;
+  bool negated = false;  // --noNAME of boolean --NAME
+};
+
+// The flag --`name` names, or --noNAME's boolean flag; else a usage error naming the closest
+// known flag.
+absl::StatusOr<KnownFlag> FindKnownFlag(absl::string_view name, const std::string& where) {
+  KnownFlag known;
+  known.flag = absl::FindCommandLineFlag(name);
+  if ((known.flag == nullptr || known.flag->IsRetired()) && absl::StartsWith(name, "no")) {
+    absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
+    if (positive != nullptr && !positive->IsRetired() && positive->IsOfType<bool>()) {
+      known.flag = positive;
+      known.negated = true;
+    }
+  }
+  if (known.flag == nullptr || known.flag->IsRetired()) {
+    const std::string closest = ClosestName(name, AllFlagNames());
+    return UsageError(absl::StrCat(
+        "unknown flag --", name,
+        closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)"), where));
+  }
+  return known;
+}
+
 // Scans `arguments` (the command line, or a flag file's lines when `flagfile` names it).
 absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::string_view flagfile,
                            int depth, ScannedCommandLine& line) {
@@ -233,23 +259,11 @@ absl::Status ScanArguments(const std::vector<std::string>& arguments, absl::stri
       if (!has_value && AbslSpecialTakesValue(name)) ++i;
       continue;
     }
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    bool negated = false;
-    if ((flag == nullptr || flag->IsRetired()) && absl::StartsWith(name, "no")) {
-      absl::CommandLineFlag* positive = absl::FindCommandLineFlag(name.substr(2));
-      if (positive != nullptr && !positive->IsRetired() && positive->IsOfType<bool>()) {
-        flag = positive;
-        negated = true;
-      }
-    }
-    if (flag == nullptr || flag->IsRetired()) {
-      const std::string closest = ClosestName(name, AllFlagNames());
-      return UsageError(absl::StrCat(
-          "unknown flag --", name,
-          closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)"), where));
-    }
+    absl::StatusOr<KnownFlag> known = FindKnownFlag(name, where);
+    if (!known.ok()) return known.status();
+    absl::CommandLineFlag* flag = known->flag;
     if (flag->IsOfType<bool>()) {
-      if (negated) {
+      if (known->negated) {
         if (has_value) {
           return UsageError(
               absl::StrCat("--", name, " takes no value, got '", argument, "'", where));

@@ -159,6 +159,68 @@ v1::Warning Ours(std::string message) {
   return warning;
 }
 
+// Runs `command` (unless it is empty or a signal came already) with the paths of its two files
+// in its environment, and waits for it (Wait); signals go to it meanwhile. The spawn's error
+// when it cannot start.
+absl::StatusOr<WaitOutcome> RunCommandAndWait(const std::vector<std::string>& command,
+                                              absl::Duration duration,
+                                              const std::string& report_path,
+                                              const std::string& records_path,
+                                              MeasurementSession& session) {
+  std::optional<pid_t> child;
+  if (!command.empty() && !session.interrupted()) {
+    absl::StatusOr<pid_t> pid =
+        Spawn(command, {absl::StrCat(kReportPathVariable, "=", report_path),
+                        absl::StrCat(kChunkRecordsPathVariable, "=", records_path)});
+    if (!pid.ok()) {
+      session.ForwardSignalsTo(0);
+      return pid.status();
+    }
+    child = *pid;
+    session.ForwardSignalsTo(*pid);
+  }
+  WaitOutcome waited;
+  {
+    // On a terminal: the chunks the engine reports, as they finish (tools/progress_line.h).
+    ProgressLine progress([&session] { return ProgressOfLiveStatus(session.live_status()); });
+    waited = Wait(child, duration, session);
+    progress.Finish();
+  }
+  session.ForwardSignalsTo(0);
+  return waited;
+}
+
+// The chunk records and the Coffea report the command wrote, into `outputs`; a file that is not
+// there is no warning, one that cannot be read is.
+void ReadCommandFiles(const std::string& report_path, const std::string& records_path,
+                      MeasurementSession& session, RunOutputs* outputs) {
+  // A signal while the records are read stops the read (the records read so far are kept), as
+  // does the end of the grace period of a signal that came before.
+  ChunkRecordsOptions read_options;
+  read_options.cancelled = [&session, interrupted_before = session.interrupted()] {
+    return (!interrupted_before && session.interrupted()) || SessionShouldGiveUp();
+  };
+  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path, read_options);
+  if (records.ok()) {
+    outputs->chunks = std::move(records->records);
+    for (std::string& warning : records->warnings) {
+      outputs->warnings.push_back(Ours(std::move(warning)));
+    }
+  } else if (!absl::IsNotFound(records.status())) {
+    outputs->warnings.push_back(
+        Ours(absl::StrCat("chunk records ignored: ", records.status().message())));
+  }
+  absl::StatusOr<CoffeaReportRead> report = ReadCoffeaReport(report_path);
+  if (report.ok()) {
+    outputs->report = std::move(report->report);
+    for (std::string& warning : report->warnings) {
+      outputs->warnings.push_back(Ours(std::move(warning)));
+    }
+  } else if (!absl::IsNotFound(report.status())) {
+    outputs->warnings.push_back(Ours(absl::StrCat("report ignored: ", report.status().message())));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,
@@ -189,64 +251,21 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   result.session = *std::move(started);
   MeasurementSession& session = *result.session;
 
-  std::optional<pid_t> child;
-  absl::Status spawn_status;
-  if (!options.command.empty() && !session.interrupted()) {
-    absl::StatusOr<pid_t> pid =
-        Spawn(options.command, {absl::StrCat(kReportPathVariable, "=", report_path),
-                                absl::StrCat(kChunkRecordsPathVariable, "=", records_path)});
-    if (pid.ok()) {
-      child = *pid;
-      session.ForwardSignalsTo(*pid);
-    } else {
-      spawn_status = pid.status();
-    }
-  }
-  WaitOutcome waited;
-  if (spawn_status.ok()) {
-    // On a terminal: the chunks the engine reports, as they finish (tools/progress_line.h).
-    ProgressLine progress([&session] { return ProgressOfLiveStatus(session.live_status()); });
-    waited = Wait(child, options.duration, session);
-    progress.Finish();
-  }
-  session.ForwardSignalsTo(0);
-  if (!spawn_status.ok()) {
+  absl::StatusOr<WaitOutcome> waited =
+      RunCommandAndWait(options.command, options.duration, report_path, records_path, session);
+  if (!waited.ok()) {
     (void)session.Finish(RunOutputs{});  // stops tracking: no thread is left behind
-    return spawn_status;
+    return waited.status();
   }
-  result.command_exit_code = waited.exit_code;
+  result.command_exit_code = waited->exit_code;
 
   RunOutputs outputs;
-  if (waited.killed_after_grace) {
+  if (waited->killed_after_grace) {
     outputs.warnings.push_back(Ours(absl::StrCat(
         "the command did not exit within ", absl::FormatDuration(session.options().grace_period),
         " of the interruption and was killed (SIGKILL)")));
   }
-  // A signal while the records are read stops the read (the records read so far are kept), as
-  // does the end of the grace period of a signal that came before.
-  ChunkRecordsOptions read_options;
-  read_options.cancelled = [&session, interrupted_before = session.interrupted()] {
-    return (!interrupted_before && session.interrupted()) || SessionShouldGiveUp();
-  };
-  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path, read_options);
-  if (records.ok()) {
-    outputs.chunks = std::move(records->records);
-    for (std::string& warning : records->warnings) {
-      outputs.warnings.push_back(Ours(std::move(warning)));
-    }
-  } else if (!absl::IsNotFound(records.status())) {
-    outputs.warnings.push_back(
-        Ours(absl::StrCat("chunk records ignored: ", records.status().message())));
-  }
-  absl::StatusOr<CoffeaReportRead> report = ReadCoffeaReport(report_path);
-  if (report.ok()) {
-    outputs.report = std::move(report->report);
-    for (std::string& warning : report->warnings) {
-      outputs.warnings.push_back(Ours(std::move(warning)));
-    }
-  } else if (!absl::IsNotFound(report.status())) {
-    outputs.warnings.push_back(Ours(absl::StrCat("report ignored: ", report.status().message())));
-  }
+  ReadCommandFiles(report_path, records_path, session, &outputs);
   absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
   if (!measurement.ok()) return measurement.status();
   result.measurement = *std::move(measurement);

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -34,45 +35,37 @@ struct PoolRun {
   absl::StatusOr<sample_analysis::DijetOutput> output;
 };
 
-}  // namespace
-
-absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backend,
-                                                  std::shared_ptr<ThreadPoolExecutor> executor,
-                                                  SampleRunOptions options) {
-  if (executor == nullptr) return absl::InvalidArgumentError("no thread pool to run on");
-  SampleRunResult result;
+// The sample dataset (generated once, then reused) cut into chunks. Sets the result's dataset
+// directory and whether it was generated.
+absl::StatusOr<std::vector<sample_analysis::WorkItem>> PrepareChunks(
+    const SampleRunOptions& options, SampleRunResult* result) {
   DatasetSetupOptions setup;
   setup.program = options.session.program_name;
   setup.handle_signals = options.session.handle_signals;
   absl::StatusOr<sample_analysis::SampleDataset> dataset =
       PrepareSampleDataset(options.dataset, options.cache_dir, setup);
   if (!dataset.ok()) return dataset.status();
-  result.dataset_directory = dataset->directory;
-  result.dataset_generated = dataset->generated;
+  result->dataset_directory = dataset->directory;
+  result->dataset_generated = dataset->generated;
+  return sample_analysis::MakeChunks(*dataset, options.chunk_size);
+}
 
-  absl::StatusOr<std::vector<sample_analysis::WorkItem>> chunks =
-      sample_analysis::MakeChunks(*dataset, options.chunk_size);
-  if (!chunks.ok()) return chunks.status();
-
-  auto run = std::make_shared<PoolRun>();
-  run->executor = executor;
-  run->items = *std::move(chunks);
-
-  SessionOptions& session_options = options.session;
+// The run's session on `backend`, with the sample analysis' processor, threads and build.
+absl::StatusOr<std::unique_ptr<MeasurementSession>> StartSession(
+    AbstractMetricsBackend& backend, const ThreadPoolExecutor& executor,
+    const std::string& dataset_directory, SessionOptions session_options) {
   session_options.processor_patterns = {kSampleProcessorName};
-  session_options.in_process_worker_threads = executor->threads();
+  session_options.in_process_worker_threads = executor.threads();
   // The sample analysis is compiled into collect: its build is collect's.
   session_options.analysis_build = ToolBuildInfo();
-  (*session_options.metadata.mutable_configuration())["dataset_directory"] = dataset->directory;
-  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
-      MeasurementSession::Start(backend, std::move(session_options));
-  if (!started.ok()) return started.status();
-  MeasurementSession* session = started->get();
-  result.session = *std::move(started);
-  session->set_chunks_total(static_cast<int64_t>(run->items.size()));  // for the live view
+  (*session_options.metadata.mutable_configuration())["dataset_directory"] = dataset_directory;
+  return MeasurementSession::Start(backend, std::move(session_options));
+}
 
-  run->progress.emplace(static_cast<int64_t>(run->items.size()));
-  std::thread driver([run, session] {
+// The thread that maps the dijet processor over the chunks on the pool, each chunk tracked and
+// its records given to `session`; it sets run->output and run->done at the end.
+std::thread StartDriver(std::shared_ptr<PoolRun> run, MeasurementSession* session) {
+  return std::thread([run, session] {
     ChunkTrackingOptions tracking_options;
     tracking_options.failure_policy = FailurePolicy::kContinue;
     const auto tracked = TrackChunks(
@@ -108,15 +101,72 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
     run->done = true;
     run->done_changed.notify_all();
   });
+}
 
+// Waits for the driver to finish, or for the work deadline of an interruption. True: it
+// finished.
+bool WaitForChunks(PoolRun& run, const MeasurementSession& session) {
   bool finished = false;
   while (!finished) {
-    std::unique_lock<std::mutex> lock(run->mu);
-    run->done_changed.wait_for(lock, std::chrono::milliseconds(100));
-    finished = run->done;
+    std::unique_lock<std::mutex> lock(run.mu);
+    run.done_changed.wait_for(lock, std::chrono::milliseconds(100));
+    finished = run.done;
     // A chunk that outlives the grace period is left to run: the process exits without it.
-    if (!finished && absl::Now() >= session->work_deadline()) break;
+    if (!finished && absl::Now() >= session.work_deadline()) break;
   }
+  return finished;
+}
+
+// The session's measurement of what ran (an interruption says what did not), and the physics.
+absl::Status FinishRun(PoolRun& run, bool finished, MeasurementSession& session,
+                       SampleRunResult* result) {
+  RunOutputs outputs;
+  absl::StatusOr<sample_analysis::DijetOutput> output = sample_analysis::DijetOutput{};
+  {
+    std::lock_guard<std::mutex> lock(run.mu);
+    if (finished) output = std::move(run.output);
+  }
+  if (!output.ok()) return output.status();
+  result->chunks_not_started = run.not_started.load();
+  if (session.interrupted()) {
+    v1::Warning& warning = outputs.warnings.emplace_back();
+    warning.set_code("interrupted");
+    warning.set_message(absl::StrCat(
+        "interrupted (", session.interruption(), "): ", result->chunks_not_started, " of ",
+        run.items.size(), " chunks not started",
+        result->chunk_left_running ? "; a chunk still running after the grace period is missing"
+                                   : ""));
+  }
+  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
+  if (!measurement.ok()) return measurement.status();
+  result->measurement = *std::move(measurement);
+  result->output = *std::move(output);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backend,
+                                                  std::shared_ptr<ThreadPoolExecutor> executor,
+                                                  SampleRunOptions options) {
+  if (executor == nullptr) return absl::InvalidArgumentError("no thread pool to run on");
+  SampleRunResult result;
+  absl::StatusOr<std::vector<sample_analysis::WorkItem>> chunks = PrepareChunks(options, &result);
+  if (!chunks.ok()) return chunks.status();
+  auto run = std::make_shared<PoolRun>();
+  run->executor = executor;
+  run->items = *std::move(chunks);
+
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> started =
+      StartSession(backend, *executor, result.dataset_directory, std::move(options.session));
+  if (!started.ok()) return started.status();
+  MeasurementSession* session = started->get();
+  result.session = *std::move(started);
+  session->set_chunks_total(static_cast<int64_t>(run->items.size()));  // for the live view
+
+  run->progress.emplace(static_cast<int64_t>(run->items.size()));
+  std::thread driver = StartDriver(run, session);
+  const bool finished = WaitForChunks(*run, *session);
   // The final line (and its newline), before anything else is printed.
   run->progress->Finish();
   if (finished) {
@@ -125,28 +175,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
     driver.detach();
     result.chunk_left_running = true;
   }
-
-  RunOutputs outputs;
-  absl::StatusOr<sample_analysis::DijetOutput> output = sample_analysis::DijetOutput{};
-  {
-    std::lock_guard<std::mutex> lock(run->mu);
-    if (finished) output = std::move(run->output);
-  }
-  if (!output.ok()) return output.status();
-  result.chunks_not_started = run->not_started.load();
-  if (session->interrupted()) {
-    v1::Warning& warning = outputs.warnings.emplace_back();
-    warning.set_code("interrupted");
-    warning.set_message(absl::StrCat(
-        "interrupted (", session->interruption(), "): ", result.chunks_not_started, " of ",
-        run->items.size(), " chunks not started",
-        result.chunk_left_running ? "; a chunk still running after the grace period is missing"
-                                  : ""));
-  }
-  absl::StatusOr<v1::Measurement> measurement = session->Finish(std::move(outputs));
-  if (!measurement.ok()) return measurement.status();
-  result.measurement = *std::move(measurement);
-  result.output = *std::move(output);
+  if (absl::Status done = FinishRun(*run, finished, *session, &result); !done.ok()) return done;
   return result;
 }
 

@@ -101,27 +101,27 @@ struct ActivityTotals {
     }
   }
 
-  void SetSummary(v1::FineMetricsSummary& fine) const {
+  void SetSummary(v1::FineMetricsSummary* fine) const {
     const double cpu = processor_cpu.Sum();
     const double io = processor_io.Sum();
-    fine.set_processor_cpu_time_seconds(cpu);
-    fine.set_processor_io_wait_time_seconds(io);
-    fine.set_processor_cpu_percent(cpu + io > 0 ? 100 * cpu / (cpu + io) : 0.0);
-    fine.set_processor_io_wait_percent(cpu + io > 0 ? 100 * io / (cpu + io) : 0.0);
+    fine->set_processor_cpu_time_seconds(cpu);
+    fine->set_processor_io_wait_time_seconds(io);
+    fine->set_processor_cpu_percent(cpu + io > 0 ? 100 * cpu / (cpu + io) : 0.0);
+    fine->set_processor_io_wait_percent(cpu + io > 0 ? 100 * io / (cpu + io) : 0.0);
     if (any_run_queue_wait) {
-      fine.set_processor_run_queue_wait_seconds(std::min(io, processor_run_queue_wait.Sum()));
+      fine->set_processor_run_queue_wait_seconds(std::min(io, processor_run_queue_wait.Sum()));
     }
-    fine.set_overhead_cpu_time_seconds(overhead_cpu.Sum());
-    fine.set_overhead_io_wait_time_seconds(overhead_io.Sum());
-    fine.set_total_bytes_memory_read(memory_read.Sum());
-    fine.set_disk_read_bytes(disk_read.Sum());
-    fine.set_disk_write_bytes(disk_write.Sum());
-    fine.set_decompression_time_seconds(decompress.Sum());
-    fine.set_compression_time_seconds(compress.Sum());
-    fine.set_total_compression_overhead_seconds(decompress.Sum() + compress.Sum());
-    fine.set_deserialization_time_seconds(deserialize.Sum());
-    fine.set_serialization_time_seconds(serialize.Sum());
-    fine.set_total_serialization_overhead_seconds(deserialize.Sum() + serialize.Sum());
+    fine->set_overhead_cpu_time_seconds(overhead_cpu.Sum());
+    fine->set_overhead_io_wait_time_seconds(overhead_io.Sum());
+    fine->set_total_bytes_memory_read(memory_read.Sum());
+    fine->set_disk_read_bytes(disk_read.Sum());
+    fine->set_disk_write_bytes(disk_write.Sum());
+    fine->set_decompression_time_seconds(decompress.Sum());
+    fine->set_compression_time_seconds(compress.Sum());
+    fine->set_total_compression_overhead_seconds(decompress.Sum() + compress.Sum());
+    fine->set_deserialization_time_seconds(deserialize.Sum());
+    fine->set_serialization_time_seconds(serialize.Sum());
+    fine->set_total_serialization_overhead_seconds(deserialize.Sum() + serialize.Sum());
   }
 };
 
@@ -129,7 +129,7 @@ struct ActivityTotals {
 // connection): its rows would only repeat zeros, so it gets none.
 void AddWorkerRows(const ActivitySums& sums,
                    const absl::flat_hash_map<std::string, double>* core_seconds_by_worker,
-                   v1::FineMetricsSummary& fine) {
+                   v1::FineMetricsSummary* fine) {
   absl::flat_hash_set<std::string> active_workers;
   for (const auto& [key, total] : sums.by_worker) {
     if (total.Sum() != 0) active_workers.insert(std::get<1>(key));
@@ -137,7 +137,7 @@ void AddWorkerRows(const ActivitySums& sums,
   for (const auto& [key, total] : sums.by_worker) {
     const auto& [context, worker, activity, unit] = key;
     if (!active_workers.contains(worker)) continue;
-    v1::ActivityTotal* out = fine.add_by_worker();
+    v1::ActivityTotal* out = fine->add_by_worker();
     out->set_context(context);
     out->set_worker(worker);
     out->set_activity(activity);
@@ -146,7 +146,7 @@ void AddWorkerRows(const ActivitySums& sums,
   }
   for (const auto& [worker, contexts] : sums.worker_seconds) {
     if (!active_workers.contains(worker)) continue;
-    v1::WorkerActivitySeconds* out = fine.add_worker_seconds();
+    v1::WorkerActivitySeconds* out = fine->add_worker_seconds();
     out->set_worker(worker);
     out->set_total_seconds(WorkerThreadSeconds(contexts));
     if (core_seconds_by_worker != nullptr) {
@@ -210,8 +210,8 @@ std::optional<v1::FineMetricsSummary> ComputeFineMetrics(
     out->set_value(value);
     out->set_is_processor(processor);
   }
-  AddWorkerRows(sums, core_seconds_by_worker, fine);
-  totals.SetSummary(fine);
+  AddWorkerRows(sums, core_seconds_by_worker, &fine);
+  totals.SetSummary(&fine);
   return fine;
 }
 

@@ -619,8 +619,8 @@ std::vector<MetricComparison> SummarizeGroups(const std::vector<v1::Measurement>
 }
 
 // Every group after the first against the first: change, beyond the noise or not, status.
-void ClassifyChanges(const ComparisonOptions& options, ComparisonResult& result) {
-  for (MetricComparison& metric : result.metrics) {
+void ClassifyChanges(const ComparisonOptions& options, ComparisonResult* result) {
+  for (MetricComparison& metric : result->metrics) {
     const ReplicateSummary& baseline = metric.groups.front().summary;
     for (size_t g = 1; g < metric.groups.size(); ++g) {
       GroupValue& value = metric.groups[g];
@@ -633,7 +633,7 @@ void ClassifyChanges(const ComparisonOptions& options, ComparisonResult& result)
       } else if (const std::optional<double> noise = DifferenceNoise(baseline, value.summary)) {
         beyond = std::fabs(value.summary.mean - baseline.mean) > *noise;
       }
-      value.status = Classify(metric, result.groups.front(), result.groups[g], baseline,
+      value.status = Classify(metric, result->groups.front(), result->groups[g], baseline,
                               value.summary, value.change_percent, beyond, options);
     }
   }
@@ -642,7 +642,7 @@ void ClassifyChanges(const ComparisonOptions& options, ComparisonResult& result)
 // A scaling study: the runs with known cores, normalised per event; speedups and an Amdahl fit
 // once there are two core counts.
 void AddScalingStudy(const std::vector<std::string>& labels,
-                     const std::vector<v1::Measurement>& runs, ComparisonResult& result) {
+                     const std::vector<v1::Measurement>& runs, ComparisonResult* result) {
   std::set<double> core_counts;
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::optional<double> cores = RunCores(runs[r]);
@@ -650,19 +650,19 @@ void AddScalingStudy(const std::vector<std::string>& labels,
     core_counts.insert(*cores);
     const std::optional<double> events = RunEvents(runs[r]);
     const double elapsed = runs[r].metrics().workflow().elapsed_time_seconds();
-    result.scaling_points.push_back(
+    result->scaling_points.push_back(
         ScalingPoint{ReplaceControlCharacters(labels[r]), *cores,
                      events.has_value() && *events > 0 ? elapsed / *events : 0.0,
                      RunWorkload(runs[r]), RunOversubscribed(runs[r])});
   }
   if (core_counts.size() < 2) return;
-  result.speedups = MeasuredSpeedups(result.scaling_points, &result.speedup_reference_cores);
-  absl::StatusOr<AmdahlFit> fit = FitAmdahl(result.scaling_points);
+  result->speedups = MeasuredSpeedups(result->scaling_points, &result->speedup_reference_cores);
+  absl::StatusOr<AmdahlFit> fit = FitAmdahl(result->scaling_points);
   if (fit.ok()) {
-    result.fit = *std::move(fit);
+    result->fit = *std::move(fit);
   } else {
     // FitAmdahl's sentences start "no Amdahl fit: ...".
-    result.no_fit_reason = std::string(fit.status().message());
+    result->no_fit_reason = std::string(fit.status().message());
   }
 }
 
@@ -688,7 +688,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
         "argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
   }
   result.metrics = SummarizeGroups(runs, result.groups);
-  ClassifyChanges(options, result);
+  ClassifyChanges(options, &result);
   MarkDataRateFromRereading(result.groups, &result.metrics, &result.rereading_notes);
   for (const MetricComparison& metric : result.metrics) {
     for (const GroupValue& value : metric.groups) {
@@ -697,7 +697,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   }
   result.verdicts = Verdicts(result, runs);
   FillRunNotes(labels, runs, &result);
-  AddScalingStudy(labels, runs, result);
+  AddScalingStudy(labels, runs, &result);
   result.text = ComparisonText(result, options);
   return result;
 }

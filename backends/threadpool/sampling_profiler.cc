@@ -606,34 +606,34 @@ class StackResolver {
   // Fills `stack` with the sample's frames; returns whether the stack is truncated (its root
   // is then the truncated pseudo-frame).
   bool Resolve(const SamplingProfiler::ThreadBuffer& buffer, const RawSample& sample,
-               const ThreadEntry& entry, std::vector<int>& stack) {
-    stack.clear();
+               const ThreadEntry& entry, std::vector<int>* stack) {
+    stack->clear();
     const bool truncated =
         (sample.flags & kTruncated) != 0 ||
         (entry.count > 0 && sample.frame_count > 0 &&
          buffer.frames[sample.first_frame + sample.frame_count - 1] != entry.address);
-    if (truncated) stack.push_back(truncated_frame_);
+    if (truncated) stack->push_back(truncated_frame_);
     for (int f = sample.frame_count - 1; f >= 0; --f) {
       const uintptr_t address = buffer.frames[sample.first_frame + f];
       // The pc for the interrupted frame, return address - 1 for the others.
-      stack.push_back(FrameAt(f == 0 ? address : address - 1));
+      stack->push_back(FrameAt(f == 0 ? address : address - 1));
     }
     return truncated;
   }
 
   // In a thread's own profile a section is a pseudo-frame just above chunk tracking's wrappers,
   // where the chunk's processor starts (at the root of a truncated stack that lost them).
-  void InsertSection(const char* section, bool truncated, std::vector<int>& stack) {
+  void InsertSection(const char* section, bool truncated, std::vector<int>* stack) {
     size_t at = truncated ? 1 : 0;
-    for (size_t k = stack.size(); k-- > 0;) {
-      if (IsChunkWrapper(stack[k])) {
+    for (size_t k = stack->size(); k-- > 0;) {
+      if (IsChunkWrapper((*stack)[k])) {
         at = k + 1;
         break;
       }
     }
     auto [it, inserted] = section_frames_.try_emplace(section, 0);
     if (inserted) it->second = frames_->Intern(SectionFrameName(section), "");
-    stack.insert(stack.begin() + static_cast<std::ptrdiff_t>(at), it->second);
+    stack->insert(stack->begin() + static_cast<std::ptrdiff_t>(at), it->second);
   }
 
  private:
@@ -690,13 +690,13 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
     ProfileBuilder thread_profile(&frames);
     for (int64_t i = 0; i < buffer.sample_count; ++i) {
       const RawSample& sample = buffer.samples[i];
-      const bool truncated = resolver.Resolve(buffer, sample, entry, stack);
+      const bool truncated = resolver.Resolve(buffer, sample, entry, &stack);
       const int chunk =
           thread_index >= 0 ? chunk_index.Find(thread_index, sample.time_unix_ns) : -1;
       if (sample.section != nullptr) {
         sections.try_emplace(sample.section, &frames)
             .first->second.Add(stack, sample.weight, chunk);
-        resolver.InsertSection(sample.section, truncated, stack);
+        resolver.InsertSection(sample.section, truncated, &stack);
       }
       thread_profile.Add(stack, sample.weight, chunk);
     }

@@ -45,7 +45,7 @@ struct BackendLiveProgress {
   std::optional<double> memory_limit_bytes;  // their memory limits now, summed
 };
 
-// The sentences of coded warnings, in order (for backends' Warnings() accessors and tests).
+// The sentences of coded warnings, in order (for tests and tools that print a run's warnings).
 inline std::vector<std::string> WarningSentences(std::vector<v1::Warning> warnings) {
   std::vector<std::string> sentences;
   sentences.reserve(warnings.size());

@@ -31,6 +31,7 @@
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 namespace {
@@ -114,10 +115,10 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
     absl::StatusOr<v1::Span> span = backend.GetSpanMetrics(*id);
     if (!span.ok()) state.SkipWithError("GetSpanMetrics failed");
     *m.add_spans() = *std::move(span);
-    for (v1::ChunkRecord& record : backend.TakeChunkRecords()) {
-      *m.add_chunks() = std::move(record);
-    }
-    for (v1::Warning& warning : backend.CodedWarnings()) *m.add_warnings() = std::move(warning);
+    RawRun run;
+    backend.Contribute(run);
+    for (v1::ChunkRecord& record : run.engine_chunks) *m.add_chunks() = std::move(record);
+    for (v1::Warning& warning : run.warnings) *m.add_warnings() = std::move(warning);
     AggregationInput input;
     input.tracking = &m.tracking();
     input.chunks = &m.chunks();

@@ -568,9 +568,11 @@ bool RunsShareKnownCode(const std::vector<v1::Measurement>& runs) {
   return !runs.empty();
 }
 
-absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
-                                             const std::vector<v1::Measurement>& runs,
-                                             const ComparisonOptions& options) {
+namespace {
+
+absl::Status CheckCompareInputs(const std::vector<std::string>& labels,
+                                const std::vector<v1::Measurement>& runs,
+                                const ComparisonOptions& options) {
   if (runs.size() < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("compare needs at least two runs, got ", runs.size()));
@@ -579,25 +581,17 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
     return absl::InvalidArgumentError(
         absl::StrCat("compare: ", labels.size(), " labels for ", runs.size(), " runs"));
   }
-  ComparisonResult result;
-  result.labels = labels;
-  result.fail_on_regression = options.fail_on_regression;
-  result.regression_rule = NoiseRule(options);
-  result.configuration = ConfigurationFacts(runs);
   if (!options.configuration_of_run.empty() && options.configuration_of_run.size() != runs.size()) {
     return absl::InvalidArgumentError(absl::StrCat("compare: ", options.configuration_of_run.size(),
                                                    " configurations for ", runs.size(), " runs"));
   }
-  result.groups = GroupRuns(labels, runs, options.configuration_of_run);
-  result.repeats_of_known_code = result.groups.size() == 1 && RunsShareKnownCode(runs);
-  if (result.groups.size() == 1 && options.fail_on_regression && !result.repeats_of_known_code) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compare --fail_on_regression: all ", runs.size(),
-        " runs have the same configuration and none records which code it measured (no code "
-        "build-id or --label), so they may be versions that cannot be told apart; run each "
-        "version with --label=VERSION, or give each version's runs as one comma-separated "
-        "argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
-  }
+  return absl::OkStatus();
+}
+
+// Each metric's replicate summary per group, all marked baseline until classified.
+std::vector<MetricComparison> SummarizeGroups(const std::vector<v1::Measurement>& runs,
+                                              const std::vector<RunGroup>& groups) {
+  std::vector<MetricComparison> metrics;
   for (const ComparedMetric& metric : CompareMetrics(runs)) {
     MetricComparison compared{metric.label,
                               metric.unit,
@@ -606,7 +600,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
                               metric.expected_with_fewer_cores,
                               {},
                               ""};
-    for (const RunGroup& group : result.groups) {
+    for (const RunGroup& group : groups) {
       std::vector<double> values;
       for (size_t r : group.runs) {
         if (metric.values[r].has_value()) values.push_back(*metric.values[r]);
@@ -616,12 +610,17 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
       value.status = ChangeStatus::kBaseline;
       compared.groups.push_back(value);
     }
-    result.metrics.push_back(std::move(compared));
+    metrics.push_back(std::move(compared));
   }
-  if (std::optional<MetricComparison> per_chunk = PerChunkRow(runs, result.groups)) {
-    result.metrics.push_back(*std::move(per_chunk));
+  if (std::optional<MetricComparison> per_chunk = PerChunkRow(runs, groups)) {
+    metrics.push_back(*std::move(per_chunk));
   }
-  for (MetricComparison& metric : result.metrics) {
+  return metrics;
+}
+
+// Every group after the first against the first: change, beyond the noise or not, status.
+void ClassifyChanges(const ComparisonOptions& options, ComparisonResult* result) {
+  for (MetricComparison& metric : result->metrics) {
     const ReplicateSummary& baseline = metric.groups.front().summary;
     for (size_t g = 1; g < metric.groups.size(); ++g) {
       GroupValue& value = metric.groups[g];
@@ -634,10 +633,62 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
       } else if (const std::optional<double> noise = DifferenceNoise(baseline, value.summary)) {
         beyond = std::fabs(value.summary.mean - baseline.mean) > *noise;
       }
-      value.status = Classify(metric, result.groups.front(), result.groups[g], baseline,
+      value.status = Classify(metric, result->groups.front(), result->groups[g], baseline,
                               value.summary, value.change_percent, beyond, options);
     }
   }
+}
+
+// A scaling study: the runs with known cores, normalised per event; speedups and an Amdahl fit
+// once there are two core counts.
+void AddScalingStudy(const std::vector<std::string>& labels,
+                     const std::vector<v1::Measurement>& runs, ComparisonResult* result) {
+  std::set<double> core_counts;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::optional<double> cores = RunCores(runs[r]);
+    if (!cores.has_value()) continue;
+    core_counts.insert(*cores);
+    const std::optional<double> events = RunEvents(runs[r]);
+    const double elapsed = runs[r].metrics().workflow().elapsed_time_seconds();
+    result->scaling_points.push_back(
+        ScalingPoint{ReplaceControlCharacters(labels[r]), *cores,
+                     events.has_value() && *events > 0 ? elapsed / *events : 0.0,
+                     RunWorkload(runs[r]), RunOversubscribed(runs[r])});
+  }
+  if (core_counts.size() < 2) return;
+  result->speedups = MeasuredSpeedups(result->scaling_points, &result->speedup_reference_cores);
+  absl::StatusOr<AmdahlFit> fit = FitAmdahl(result->scaling_points);
+  if (fit.ok()) {
+    result->fit = *std::move(fit);
+  } else {
+    // FitAmdahl's sentences start "no Amdahl fit: ...".
+    result->no_fit_reason = std::string(fit.status().message());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& labels,
+                                             const std::vector<v1::Measurement>& runs,
+                                             const ComparisonOptions& options) {
+  if (absl::Status valid = CheckCompareInputs(labels, runs, options); !valid.ok()) return valid;
+  ComparisonResult result;
+  result.labels = labels;
+  result.fail_on_regression = options.fail_on_regression;
+  result.regression_rule = NoiseRule(options);
+  result.configuration = ConfigurationFacts(runs);
+  result.groups = GroupRuns(labels, runs, options.configuration_of_run);
+  result.repeats_of_known_code = result.groups.size() == 1 && RunsShareKnownCode(runs);
+  if (result.groups.size() == 1 && options.fail_on_regression && !result.repeats_of_known_code) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compare --fail_on_regression: all ", runs.size(),
+        " runs have the same configuration and none records which code it measured (no code "
+        "build-id or --label), so they may be versions that cannot be told apart; run each "
+        "version with --label=VERSION, or give each version's runs as one comma-separated "
+        "argument, e.g. collect compare BASE1,BASE2 NEW1,NEW2"));
+  }
+  result.metrics = SummarizeGroups(runs, result.groups);
+  ClassifyChanges(options, &result);
   MarkDataRateFromRereading(result.groups, &result.metrics, &result.rereading_notes);
   for (const MetricComparison& metric : result.metrics) {
     for (const GroupValue& value : metric.groups) {
@@ -646,29 +697,7 @@ absl::StatusOr<ComparisonResult> CompareRuns(const std::vector<std::string>& lab
   }
   result.verdicts = Verdicts(result, runs);
   FillRunNotes(labels, runs, &result);
-  // A scaling study: the runs with known cores, normalised per event.
-  std::set<double> core_counts;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const std::optional<double> cores = RunCores(runs[r]);
-    if (!cores.has_value()) continue;
-    core_counts.insert(*cores);
-    const std::optional<double> events = RunEvents(runs[r]);
-    const double elapsed = runs[r].metrics().workflow().elapsed_time_seconds();
-    result.scaling_points.push_back(
-        ScalingPoint{ReplaceControlCharacters(labels[r]), *cores,
-                     events.has_value() && *events > 0 ? elapsed / *events : 0.0,
-                     RunWorkload(runs[r]), RunOversubscribed(runs[r])});
-  }
-  if (core_counts.size() >= 2) {
-    result.speedups = MeasuredSpeedups(result.scaling_points, &result.speedup_reference_cores);
-    absl::StatusOr<AmdahlFit> fit = FitAmdahl(result.scaling_points);
-    if (fit.ok()) {
-      result.fit = *std::move(fit);
-    } else {
-      // FitAmdahl's sentences start "no Amdahl fit: ...".
-      result.no_fit_reason = std::string(fit.status().message());
-    }
-  }
+  AddScalingStudy(labels, runs, &result);
   result.text = ComparisonText(result, options);
   return result;
 }

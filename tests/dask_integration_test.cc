@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "backends/contributed_testing.h"
 #include "backends/dask/comm.h"
 #include "backends/dask/dask_backend.h"
 #include "collector/measurement_session.h"
@@ -305,7 +306,8 @@ TEST_F(DaskIntegrationTest, ProfilesNameTheHotFunctionOnEveryWorker) {
   for (const v1::WorkerSeries& w : data->workers()) cores[w.worker()] = w.cores(0);
 
   const std::vector<v1::Profile> profiles = backend->TakeProfiles({});
-  for (const std::string& w : backend->Warnings()) ADD_FAILURE() << "warning: " << w;
+  for (const std::string& w : ContributedWarningSentences(*backend))
+    ADD_FAILURE() << "warning: " << w;
   ASSERT_EQ(profiles.size(), 6u);  // 2 workers x (all tasks, burn_cpu_hot_loop, no_such_prefix)
   std::map<std::string, std::set<std::string>> prefixes_by_worker;
   for (const v1::Profile& p : profiles) {
@@ -368,7 +370,7 @@ TEST_F(DaskIntegrationTest, AKilledWorkerShowsAsADeparture) {
   EXPECT_EQ(data->worker_count(data->worker_count_size() - 1), 1);
   EXPECT_EQ(data->workers_size(), 2);
   bool departure = false;
-  for (const std::string& w : backend->Warnings())
+  for (const std::string& w : ContributedWarningSentences(*backend))
     departure |= w.find("left mid-run") != std::string::npos;
   EXPECT_TRUE(departure);
   EXPECT_EQ(data->gaps_size(), 0);
@@ -390,9 +392,9 @@ TEST_F(DaskIntegrationTest, AKilledSchedulerIsAGapAndARestartIsPickedUp) {
   ASSERT_TRUE(data.ok()) << data.status();
   ASSERT_EQ(data->gaps_size(), 1);
   EXPECT_GT(data->gaps(0).end_unix_ns() - data->gaps(0).start_unix_ns(), 500000000);
-  ASSERT_FALSE(backend->Warnings().empty());
+  ASSERT_FALSE(ContributedWarningSentences(*backend).empty());
   bool reconnected = false;
-  for (const std::string& w : backend->Warnings())
+  for (const std::string& w : ContributedWarningSentences(*backend))
     reconnected |= w.find("reconnected") != std::string::npos;
   EXPECT_TRUE(reconnected);
   // Samples from before the loss are kept; the new scheduler was polled too.

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "schema/measurement.pb.h"
+#include "schema/raw_run.h"
 #include "store/measurement_io.h"
 
 namespace {
@@ -61,10 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   measurement.mutable_metadata()->set_backend("taskvine");
   absl::StatusOr<roastcoffea::v1::TrackingData> tracking = backend.StopTracking();
   if (tracking.ok()) *measurement.mutable_tracking() = *std::move(tracking);
-  for (roastcoffea::v1::ChunkRecord& chunk : backend.TakeChunkRecords()) {
+  roastcoffea::RawRun run;
+  backend.Contribute(run);
+  for (roastcoffea::v1::ChunkRecord& chunk : run.engine_chunks) {
     *measurement.add_chunks() = std::move(chunk);
   }
-  for (roastcoffea::v1::Warning& warning : backend.CodedWarnings()) {
+  for (roastcoffea::v1::Warning& warning : run.warnings) {
     *measurement.add_warnings() = std::move(warning);
   }
 

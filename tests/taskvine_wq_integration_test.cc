@@ -21,9 +21,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "backends/contributed_testing.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 #include "tests/child_process.h"
 
 namespace roastcoffea {
@@ -65,7 +67,8 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
 
   const taskvine::RunModel model = backend.ModelSnapshot();
-  const std::vector<std::string> warnings = backend.Warnings();
+  RawRun contributed = ContributedRun(backend);
+  const std::vector<std::string> warnings = WarningSentences(contributed.warnings);
   SCOPED_TRACE(absl::StrJoin(warnings, "\n"));
   EXPECT_EQ(model.malformed_count(), 0);
   const taskvine::RunFigures f = model.Figures();
@@ -82,7 +85,7 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   EXPECT_EQ(f.tasks_failed, 1);
   EXPECT_GT(f.execute_seconds, 6 * 0.0);
   // Chunk records: the 6 processing tasks, the one that exited 3 failed.
-  const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
+  const std::vector<v1::ChunkRecord> chunks = std::move(contributed.engine_chunks);
   ASSERT_EQ(chunks.size(), 6u);
   int failed = 0;
   for (const v1::ChunkRecord& c : chunks) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Size gate for production C++ code (issue #24): no function over 80 lines and no file over 800
 lines, unless it is listed in tools/size_baseline.txt (the ones that were already there, to be cut
-down) or a function carries a reason in the comment just above it ("// long-function: why").
+down) or a function carries a reason in the comment block just above it
+("// long-function: why", the reason may wrap onto the next comment lines).
 
-Reports both counts and every offender; exits 1 when an offender is new (not in the baseline and
-without a reason). `--write-baseline` rewrites the baseline from the tree as it is.
+Reports both counts and every offender, then the exempt functions with their reasons; exits 1
+when an offender is new (not in the baseline and without a reason) or a marker gives no reason.
+`--write-baseline` rewrites the baseline from the tree as it is.
 
 Production code: every .cc and .h under the repository except tests (*_test.cc, tests/,
 test-only helpers named test_*.cc or *_testing.*, testdata/), fuzzers, benchmarks (bench/,
@@ -154,17 +156,26 @@ def functions(code):
     return found
 
 
-def has_reason(lines, first):
+def exemption(lines, first):
+    """The reason in the comment block just above line `first` (1-based): None when the block has
+    no marker, "" when the marker says no reason. The reason runs from the marker to the block's
+    end (a reason may wrap onto the next comment lines)."""
     k = first - 2
+    block = []
     while k >= 0 and lines[k].strip().startswith("//"):
-        if REASON_MARKER in lines[k]:
-            return True
+        block.insert(0, lines[k].strip()[2:].strip())
         k -= 1
-    return False
+    for i, text in enumerate(block):
+        if text.startswith(REASON_MARKER):
+            reason = " ".join([text[len(REASON_MARKER):].strip()] + block[i + 1:]).strip()
+            return reason if re.search(r"[A-Za-z]{2,}", reason) else ""
+    return None
 
 
 def scan():
-    long_functions, long_files = [], []
+    """(long functions, long files, exempt functions with their reasons). A long function whose
+    marker gives no reason is long, flagged."""
+    long_functions, long_files, exempt = [], [], []
     for dirpath, dirnames, filenames in os.walk(ROOT):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("bazel-") and d != ".git")
         for name in sorted(filenames):
@@ -180,9 +191,14 @@ def scan():
                 long_files.append((rel, count))
             for fn, first, last in functions(strip_code(text)):
                 length = last - first + 1
-                if length > MAX_FUNCTION_LINES and not has_reason(lines, first):
-                    long_functions.append((rel, fn, length, first))
-    return long_functions, long_files
+                if length <= MAX_FUNCTION_LINES:
+                    continue
+                reason = exemption(lines, first)
+                if reason:
+                    exempt.append((rel, fn, length, first, reason))
+                else:
+                    long_functions.append((rel, fn, length, first, reason == ""))
+    return long_functions, long_files, exempt
 
 
 def read_baseline():
@@ -197,9 +213,9 @@ def read_baseline():
 
 
 def main(argv):
-    long_functions, long_files = scan()
-    keys_f = [("function %s %s" % (rel, fn), rel, fn, length, first)
-              for rel, fn, length, first in long_functions]
+    long_functions, long_files, exempt = scan()
+    keys_f = [("function %s %s" % (rel, fn), rel, fn, length, first, bad_marker)
+              for rel, fn, length, first, bad_marker in long_functions]
     keys_file = [("file %s" % rel, rel, count) for rel, count in long_files]
     if "--write-baseline" in argv:
         with open(BASELINE, "w", encoding="utf-8") as f:
@@ -212,28 +228,38 @@ def main(argv):
         print("wrote %s" % os.path.relpath(BASELINE, ROOT))
         return 0
     baseline = read_baseline()
-    new = []
+    new, without_reason = [], []
     print("functions over %d lines: %d; files over %d lines: %d (production code)"
           % (MAX_FUNCTION_LINES, len(long_functions), MAX_FILE_LINES, len(long_files)))
-    for key, rel, fn, length, first in sorted(keys_f, key=lambda k: -k[3]):
+    for key, rel, fn, length, first, bad_marker in sorted(keys_f, key=lambda k: -k[3]):
         known = key in baseline
-        print("  %4d lines  %s:%d %s%s" % (length, rel, first, fn, "" if known else "   NEW"))
+        print("  %4d lines  %s:%d %s%s%s" % (length, rel, first, fn, "" if known else "   NEW",
+                                             "   MARKER WITHOUT A REASON" if bad_marker else ""))
         if not known:
             new.append(key)
+        if bad_marker:
+            without_reason.append("%s:%d %s" % (rel, first, fn))
     for key, rel, count in sorted(keys_file, key=lambda k: -k[2]):
         known = key in baseline
         print("  %4d lines  %s (file)%s" % (count, rel, "" if known else "   NEW"))
         if not known:
             new.append(key)
+    if exempt:
+        print("exempt, with a reason in a '// %s' comment above them: %d"
+              % (REASON_MARKER, len(exempt)))
+    for rel, fn, length, first, reason in sorted(exempt, key=lambda e: -e[2]):
+        print("  %4d lines  %s:%d %s   exempt: %s" % (length, rel, first, fn, reason))
     present = {k[0] for k in keys_f} | {k[0] for k in keys_file}
     gone = sorted(baseline - present)
     if gone:
         print("now within the limits (remove from tools/size_baseline.txt): " + ", ".join(gone))
+    if without_reason:
+        print("check_sizes: '// %s' without a reason above %s: say why the function stays long "
+              "after the marker, or cut it down" % (REASON_MARKER, ", ".join(without_reason)))
     if new:
         print("check_sizes: %d new over the limits: cut them down, or say why in a comment "
               "starting '// %s' just above the function" % (len(new), REASON_MARKER))
-        return 1
-    return 0
+    return 1 if new or without_reason else 0
 
 
 if __name__ == "__main__":

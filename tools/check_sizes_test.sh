@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_sizes.py on a small tree it makes: a new long function or file fails (exit 1, named); the
-# same with a reason comment, in the baseline, or in a test file passes.
+# same with a reason comment (listed as exempt with its reason), in the baseline, or in a test
+# file passes; a marker without a reason fails.
 set -uo pipefail
 script=$PWD/tools/check_sizes.py
 root=$(mktemp -d "${TEST_TMPDIR:-/tmp}/sizes.XXXXXX")
@@ -43,7 +44,29 @@ expect "a new long function" 1 "functions over 80 lines: 1" "lib/a.cc:" "Long   
 
 { echo "namespace n {"; long_function Long 90 "// long-function: one table, kept whole"; echo "}"; } \
   > "$root/lib/a.cc"
-expect "a long function with its reason" 0 "functions over 80 lines: 0"
+expect "a long function with its reason" 0 "functions over 80 lines: 0" \
+  "exempt, with a reason in a '// long-function:' comment above them: 1" \
+  "lib/a.cc:3 Long   exempt: one table, kept whole"
+
+{ echo "namespace n {"; echo "// One row per kind."; echo "// long-function: a table of kinds,"
+  long_function Long 90 "// kept whole so each row reads beside its neighbours"; echo "}"; } \
+  > "$root/lib/a.cc"
+expect "a reason that wraps onto the next comment line" 0 "functions over 80 lines: 0" \
+  "Long   exempt: a table of kinds, kept whole so each row reads beside its neighbours"
+
+{ echo "namespace n {"; long_function Long 90 "// long-function:"; echo "}"; } > "$root/lib/a.cc"
+expect "a marker without a reason" 1 "functions over 80 lines: 1" \
+  "lib/a.cc:3 Long   NEW   MARKER WITHOUT A REASON" "without a reason above lib/a.cc:3 Long"
+
+{ echo "namespace n {"; long_function Long 90 "// long-function: -"; echo "}"; } > "$root/lib/a.cc"
+echo "function lib/a.cc Long" > "$root/tools/size_baseline.txt"
+expect "a marker without a reason, even on a function in the baseline" 1 \
+  "lib/a.cc:3 Long   MARKER WITHOUT A REASON"
+rm "$root/tools/size_baseline.txt"
+
+{ echo "namespace n {"; long_function Long 90 "// a long-function: mentioned in passing"; echo "}"; } \
+  > "$root/lib/a.cc"
+expect "the marker only counts at the start of a comment" 1 "Long   NEW"
 
 { echo "namespace n {"; long_function Long 90; echo "}"; } > "$root/lib/a.cc"
 echo "function lib/a.cc Long" > "$root/tools/size_baseline.txt"

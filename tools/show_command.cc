@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "export/flat_formats.h"
+#include "export/output_formats.h"
 #include "export/tables.h"
 #include "ingest/any_measurement.h"
 #include "tools/command_failure.h"
@@ -31,9 +31,9 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
       LoadAnyMeasurement(ResolveUserPath(directory), {}, load_options);
   if (!measurement.ok()) return Fail(measurement.status());
   if (config.format != "table") {
-    absl::StatusOr<FlatFormat> flat = ParseFlatFormat(config.format);
-    if (!flat.ok()) return Fail(AsUsageError(flat.status()));
-    std::cout << FormatFlatMetrics(*measurement, *flat);
+    absl::StatusOr<const OutputFormat*> format = FindOutputFormat(config.format);
+    if (!format.ok()) return Fail(AsUsageError(format.status()));
+    std::cout << (*format)->render(*measurement);
     // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
     if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cerr); !trace.ok()) {
       return Fail(trace);

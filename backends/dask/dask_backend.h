@@ -6,7 +6,7 @@
 // workers (occupancy; turned off with a warning if the scheduler refuses it). A worker's sample
 // is appended only when its `last_seen` changed, so a stale heartbeat is never counted twice.
 // The worker count is sampled at every poll. Workers that join or leave mid-run get series
-// that start or end there, and a sentence in Warnings().
+// that start or end there, and a warning (Contribute).
 //
 // Fine metrics: StartTracking installs the scheduler's task stream; each poll reads the new
 // records incrementally (never capped; see task_stream.h). A span [CreateSpan, EndSpan] gets,
@@ -43,7 +43,7 @@
 // warning.
 //
 // Faults: when the scheduler cannot be reached the backend keeps what it has, records a
-// v1::TrackingGap, retries with exponential backoff, and says so in Warnings(); a restarted
+// v1::TrackingGap, retries with exponential backoff, and says so in a warning; a restarted
 // scheduler is picked up (its task stream is re-installed).
 //
 // Thread-safety: drive from one thread (AbstractMetricsBackend). Cost per poll: three small
@@ -165,16 +165,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // cannot tell chunks apart: `chunks` is not used.
   std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
-  // What the user should know about the data, each under a stable code (see Contribute);
-  // readable at any time.
-  std::vector<v1::Warning> CodedWarnings() const;
-  std::vector<std::string> Warnings() const { return WarningSentences(CodedWarnings()); }
-
   // What the scheduler said it runs ("2022.12.1+ds.1"; "unknown" when its reply lacked it);
   // empty before StartTracking.
   std::string scheduler_version() const;
-  // The run gets the scheduler's version and the coded warnings (Dask has no chunk records or
-  // window of its own).
+  // The run gets the scheduler's version and the coded warnings, what the user should know about
+  // the data, each under a stable code (Dask has no chunk records or window of its own). Callable
+  // at any time; each call adds every warning so far.
   void Contribute(RawRun& run) override {
     run.engine_version = scheduler_version();
     for (v1::Warning& warning : CodedWarnings()) run.warnings.push_back(std::move(warning));
@@ -194,6 +190,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   std::optional<v1::TrackingData> TakeTrackingSegment() override;
 
  private:
+  // What Contribute adds to the run's warnings.
+  std::vector<v1::Warning> CodedWarnings() const;
   // What the backend remembers of a worker beside its samples (kept in timeline_).
   struct WorkerTrack {
     std::string host;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "backends/contributed_testing.h"
 #include "backends/dask/fake_scheduler.h"
 #include "backends/dask/fixtures.h"
 #include "backends/dask/wire.h"
@@ -275,9 +276,9 @@ void WaitFor(F done) {
 }
 
 // The warnings that qualify the fine metrics (codes "dask_fine_metrics_*").
-std::vector<v1::Warning> FineMetricWarnings(const DaskMetricsBackend& backend) {
+std::vector<v1::Warning> FineMetricWarnings(DaskMetricsBackend& backend) {
   std::vector<v1::Warning> out;
-  for (const v1::Warning& warning : backend.CodedWarnings()) {
+  for (const v1::Warning& warning : ContributedWarnings(backend)) {
     if (absl::StartsWith(warning.code(), "dask_fine_metrics_")) out.push_back(warning);
   }
   return out;
@@ -351,7 +352,7 @@ TEST(DaskBackendTest, SamplesOnlyNewHeartbeatsAndTracksDepartures) {
   EXPECT_EQ(data->worker_count(0), 2);
   EXPECT_EQ(data->worker_count(data->worker_count_size() - 1), 1);
   EXPECT_EQ(data->gaps_size(), 0);
-  const std::vector<std::string> warnings = backend->Warnings();
+  const std::vector<std::string> warnings = ContributedWarningSentences(*backend);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_THAT(warnings[0], HasSubstr("tcp://127.0.0.1:1002 left mid-run"));
   EXPECT_TRUE(scheduler.WaitForOp("close"));
@@ -474,7 +475,7 @@ TEST(DaskBackendTest, ReadsTheWorkloadsSpansOnEveryVersion) {
       EXPECT_THAT(names, ::testing::ElementsAre("held", "held/inner", "long"));
       EXPECT_GT(dump_states, 20);  // occupancy and groups at every poll
     }
-    for (const std::string& warning : backend->Warnings()) {
+    for (const std::string& warning : ContributedWarningSentences(*backend)) {
       EXPECT_THAT(warning, ::testing::Not(HasSubstr("spans")));
     }
   }
@@ -521,7 +522,7 @@ TEST(DaskBackendTest, ASpanMissedBetweenPollsMarksItsPrefixAmbiguousWithAWarning
   }
   EXPECT_GT(holding, 0);
   bool warned = false;
-  for (const v1::Warning& w : backend->CodedWarnings()) {
+  for (const v1::Warning& w : ContributedWarnings(*backend)) {
     if (w.code() != "dask_span_missed") continue;
     warned = true;
     EXPECT_THAT(w.message(), HasSubstr("hold (task group(s) hold-short; spans giving it: held"));
@@ -578,7 +579,7 @@ TEST(DaskBackendTest, RestoresTheDigestsOfMissedHeartbeatsFromCumulativeTotals) 
   EXPECT_EQ(warnings[0].code(), "dask_fine_metrics_recovered");
   EXPECT_THAT(warnings[0].message(), HasSubstr("3 worker heartbeat(s) were missed"));
   EXPECT_THAT(warnings[0].message(), HasSubstr("0.750 s of the 1.750 s"));
-  EXPECT_THAT(backend->Warnings(), Contains(warnings[0].message()));
+  EXPECT_THAT(ContributedWarningSentences(*backend), Contains(warnings[0].message()));
 }
 
 // Every heartbeat seen: the cumulative totals running 4 ms ahead of the digests (0.4 %, above
@@ -649,7 +650,7 @@ TEST(DaskBackendTest, TheFinalReadWaitsForAHeartbeatAfterTheEndBounded) {
   absl::StatusOr<v1::Span> metrics = backend->GetSpanMetrics(span);
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_NEAR(InThreadCpu(*metrics), 0.25, 1e-9);
-  EXPECT_THAT(backend->Warnings(),
+  EXPECT_THAT(ContributedWarningSentences(*backend),
               Contains(HasSubstr("No heartbeat after the end of span 'run' from Dask worker(s) "
                                  "tcp://127.0.0.1:1001")));
 }
@@ -673,7 +674,8 @@ TEST(DaskBackendTest, AMissingVersionIsAWarningAndFeaturesAreProbed) {
   });
   ASSERT_TRUE(backend->StopTracking().ok());
   EXPECT_EQ(backend->scheduler_version(), "unknown");
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("distributed version is unknown")));
+  EXPECT_THAT(ContributedWarningSentences(*backend),
+              Contains(HasSubstr("distributed version is unknown")));
   // The run gets both: the version for its metadata, the warning after those already there.
   RawRun run;
   run.warnings.emplace_back().set_code("earlier");
@@ -737,7 +739,7 @@ TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_GE(data->gaps_size(), 1);
-  const std::vector<std::string> warnings = backend->Warnings();
+  const std::vector<std::string> warnings = ContributedWarningSentences(*backend);
   EXPECT_THAT(warnings, Contains(HasSubstr("identity reply is not a map")));
   EXPECT_THAT(warnings, Contains(HasSubstr("exceed the cap")));
   EXPECT_THAT(warnings, Contains(HasSubstr("reconnected")));
@@ -764,8 +766,8 @@ TEST(DaskBackendTest, SchedulerLossIsAGapThenReconnects) {
   EXPECT_GT(data->gaps(0).end_unix_ns(), data->gaps(0).start_unix_ns());
   EXPECT_THAT(data->gaps(0).reason(), HasSubstr("unreachable"));
   EXPECT_EQ(data->workers(0).time_unix_ns_size(), 2);  // kept from before, plus after
-  ASSERT_FALSE(backend->Warnings().empty());
-  EXPECT_THAT(backend->Warnings()[0], HasSubstr("reconnected"));
+  ASSERT_FALSE(ContributedWarningSentences(*backend).empty());
+  EXPECT_THAT(ContributedWarningSentences(*backend)[0], HasSubstr("reconnected"));
 }
 
 TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
@@ -782,7 +784,7 @@ TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
   ASSERT_TRUE(data.ok()) << data.status();
   ASSERT_EQ(data->gaps_size(), 1);
   EXPECT_EQ(data->workers(0).time_unix_ns_size(), 1);
-  EXPECT_THAT(backend->Warnings().back(), HasSubstr("partial"));
+  EXPECT_THAT(ContributedWarningSentences(*backend).back(), HasSubstr("partial"));
 }
 
 TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
@@ -821,7 +823,8 @@ TEST(DaskBackendTest, ReadsPerWorkerProfilesOfTheTrackedWindow) {
     EXPECT_EQ(p.frames(0).function(), i < 2 ? "compute" : "inc");
     EXPECT_EQ(p.frames(0).line(), "return work()");
   }
-  EXPECT_TRUE(backend->Warnings().empty()) << backend->Warnings()[0];
+  EXPECT_TRUE(ContributedWarningSentences(*backend).empty())
+      << ContributedWarningSentences(*backend)[0];
   EXPECT_TRUE(backend->TakeProfiles({}).empty());  // handed over once
   // The requests: per worker (merge_workers false), the tracked window in epoch seconds.
   std::lock_guard<std::mutex> lock(cluster.mutex);
@@ -876,7 +879,7 @@ TEST(DaskBackendTest, StarAsksForAProfileOfEveryTaskPrefixSeen) {
   EXPECT_EQ(profiles[4].task_prefix(), "inc");
   EXPECT_EQ(profiles[6].task_prefix(), "load");
   // The cap of 2 automatic prefixes left one of the 3 seen (mul, named anyway) out: said once.
-  EXPECT_THAT(backend->Warnings(),
+  EXPECT_THAT(ContributedWarningSentences(*backend),
               Contains(HasSubstr("the 2 task prefixes with the most compute time of the 3 seen")));
   // Each worker's all-tasks profile rebuilt from its per-prefix ones.
   EXPECT_TRUE(profiles[0].rebuilt_from_task_prefixes());
@@ -897,7 +900,7 @@ TEST(DaskBackendTest, AShortProfileReplyIsAskedForPerWorker) {
   ASSERT_EQ(profiles.size(), 1u);
   EXPECT_EQ(profiles[0].worker(), "tcp://127.0.0.1:1002");
   EXPECT_EQ(profiles[0].nodes(0).count(), 101);  // its own tree, not mislabelled
-  EXPECT_THAT(backend->Warnings(),
+  EXPECT_THAT(ContributedWarningSentences(*backend),
               Contains(HasSubstr("No profile from Dask worker(s) tcp://127.0.0.1:1001")));
   std::lock_guard<std::mutex> lock(cluster.mutex);
   EXPECT_EQ(cluster.profile_requests.size(), 3u);  // all, then each worker alone
@@ -924,7 +927,8 @@ TEST(DaskBackendTest, TheProfileFetchIsOneBoundedPhase) {
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("the profile fetch ran out of its 800ms")));
+  EXPECT_THAT(ContributedWarningSentences(*backend),
+              Contains(HasSubstr("the profile fetch ran out of its 800ms")));
   std::lock_guard<std::mutex> lock(cluster.mutex);
   EXPECT_GT(cluster.profile_requests.size(), 1u);
   EXPECT_LT(cluster.profile_requests.size(), 20u) << "1 + 40 calls of 100 ms: far beyond 800 ms";
@@ -954,7 +958,8 @@ TEST(DaskBackendTest, TheProfileFetchGivesUpWhenTheRunDoes) {
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->workers_size(), 1);
   EXPECT_TRUE(backend->TakeProfiles({}).empty());
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("gave up waiting for the scheduler")));
+  EXPECT_THAT(ContributedWarningSentences(*backend),
+              Contains(HasSubstr("gave up waiting for the scheduler")));
 }
 
 TEST(DaskBackendTest, AFailedProfileFetchIsAWarningAndTheRestIsKept) {
@@ -969,8 +974,8 @@ TEST(DaskBackendTest, AFailedProfileFetchIsAWarningAndTheRestIsKept) {
   ASSERT_TRUE(data.ok()) << data.status();
   EXPECT_EQ(data->workers_size(), 1);
   EXPECT_TRUE(backend->TakeProfiles({}).empty());
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profiles were not read")));
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("profile boom")));
+  EXPECT_THAT(ContributedWarningSentences(*backend), Contains(HasSubstr("profiles were not read")));
+  EXPECT_THAT(ContributedWarningSentences(*backend), Contains(HasSubstr("profile boom")));
   EXPECT_TRUE(scheduler.WaitForOp("close"));  // the connection stayed usable
 }
 
@@ -984,7 +989,9 @@ TEST(DaskBackendTest, ReadsProfileTreesNestedDeeperThanOtherReplies) {
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
   std::vector<v1::Profile> profiles = backend->TakeProfiles({});
-  ASSERT_EQ(profiles.size(), 1u) << (backend->Warnings().empty() ? "" : backend->Warnings()[0]);
+  ASSERT_EQ(profiles.size(), 1u) << (ContributedWarningSentences(*backend).empty()
+                                         ? ""
+                                         : ContributedWarningSentences(*backend)[0]);
   EXPECT_EQ(profiles[0].nodes_size(), 201);
   EXPECT_EQ(profiles[0].frames(199).function(), "f200");
 }
@@ -1030,9 +1037,9 @@ TEST(DaskBackendTest, ASlowSchedulerCannotStretchTheEndOfTracking) {
   EXPECT_LT(took, absl::Seconds(4)) << absl::FormatDuration(took);
   EXPECT_EQ(data->workers_size(), 1);
   EXPECT_GE(data->workers(0).time_unix_ns_size(), 1);
-  EXPECT_THAT(backend->Warnings(),
+  EXPECT_THAT(ContributedWarningSentences(*backend),
               Contains(HasSubstr("The end of tracking ran out of its 1s (end_timeout)")));
-  EXPECT_THAT(backend->Warnings(), Contains(HasSubstr("was cut short")));
+  EXPECT_THAT(ContributedWarningSentences(*backend), Contains(HasSubstr("was cut short")));
 }
 
 // A healthy scheduler: the end of tracking is not cut, the profiles are read.
@@ -1045,7 +1052,7 @@ TEST(DaskBackendTest, AHealthySchedulerIsNotCutShort) {
   WaitFor([&] { return scheduler.ops().size() > 5; });
   ASSERT_TRUE(backend->StopTracking().ok());
   EXPECT_EQ(backend->TakeProfiles({}).size(), 1u);
-  for (const std::string& warning : backend->Warnings()) {
+  for (const std::string& warning : ContributedWarningSentences(*backend)) {
     EXPECT_THAT(warning, ::testing::Not(HasSubstr("cut short")));
   }
 }
@@ -1067,7 +1074,7 @@ TEST(DaskBackendTest, PeerTextIsCutAndEscapedInWarningsAndSavedFields) {
     cluster.workers.push_back({hostile, 1, 1000, 2.0});  // joins mid-run
   }
   WaitFor([&] {
-    std::vector<std::string> w = backend->Warnings();
+    std::vector<std::string> w = ContributedWarningSentences(*backend);
     return std::any_of(w.begin(), w.end(),
                        [](const std::string& x) { return absl::StrContains(x, "joined mid-run"); });
   });
@@ -1079,14 +1086,14 @@ TEST(DaskBackendTest, PeerTextIsCutAndEscapedInWarningsAndSavedFields) {
     cluster.identity_override = dask::EncodeMessage(reply);
   }
   WaitFor([&] {
-    std::vector<std::string> w = backend->Warnings();
+    std::vector<std::string> w = ContributedWarningSentences(*backend);
     return std::any_of(w.begin(), w.end(), [](const std::string& x) {
       return absl::StrContains(x, "A poll of the Dask scheduler failed");
     });
   });
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
-  const std::vector<std::string> warnings = backend->Warnings();
+  const std::vector<std::string> warnings = ContributedWarningSentences(*backend);
   EXPECT_THAT(warnings, Contains(HasSubstr("joined mid-run")));
   EXPECT_THAT(warnings, Contains(HasSubstr("scheduler error for op 'identity': \\x07")));
   for (const std::string& warning : warnings) {

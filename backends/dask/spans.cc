@@ -258,84 +258,84 @@ StreamGroups SpanCatalog::UnseenGroups(const StreamGroups& stream_groups) const 
   return unseen;
 }
 
-std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window,
-                                             const StreamGroups& stream_groups) const {
-  const StreamGroups unseen = UnseenGroups(stream_groups);
-  // The span tree: every id a group or a path names, and its parent.
-  std::map<std::string, std::string> parent;
-  for (const auto& [name, g] : groups_) {
-    if (!g.span_id.empty()) parent.try_emplace(g.span_id, "");
+namespace {
+
+// The span tree: every id a group or a path names, and its parent ("" at the top).
+class SpanTree {
+ public:
+  SpanTree(const std::map<std::string, TaskGroupSpan>& groups,
+           const std::map<std::string, SpanPath>& paths) {
+    for (const auto& [name, g] : groups) {
+      if (!g.span_id.empty()) parent_.try_emplace(g.span_id, "");
+    }
+    for (const auto& [id, path] : paths) {
+      parent_[id] = path.ids.size() >= 2 ? path.ids[path.ids.size() - 2] : "";
+      for (const std::string& up : path.ids) parent_.try_emplace(up, "");
+    }
   }
-  for (const auto& [id, path] : paths_) {
-    parent[id] = path.ids.size() >= 2 ? path.ids[path.ids.size() - 2] : "";
-    for (const std::string& up : path.ids) parent.try_emplace(up, "");
-  }
+
+  const std::map<std::string, std::string>& parents() const { return parent_; }
+
   // Is `id` the span `ancestor` or inside it? (Bounded walk: a hostile cycle ends.)
-  auto within = [&](std::string id, const std::string& ancestor) {
-    for (size_t steps = 0; !id.empty() && steps <= parent.size(); ++steps) {
+  bool Within(std::string id, const std::string& ancestor) const {
+    for (size_t steps = 0; !id.empty() && steps <= parent_.size(); ++steps) {
       if (id == ancestor) return true;
-      auto it = parent.find(id);
-      if (it == parent.end()) return false;
+      auto it = parent_.find(id);
+      if (it == parent_.end()) return false;
       id = it->second;
     }
     return false;
-  };
-  std::map<std::string, std::set<std::string>> prefix_spans;
-  for (const auto& [name, g] : groups_) {
-    if (!g.span_id.empty()) prefix_spans[g.task_prefix].insert(g.span_id);
   }
 
-  struct Built {
-    v1::Span span;
-    double start = 0;
-  };
-  std::map<std::string, Built> built;
-  std::map<std::string, std::vector<std::string>> children;
-  for (const auto& [id, up] : parent) {
-    std::set<std::string> exact, ambiguous;
-    for (const auto& [prefix, spans] : prefix_spans) {
-      size_t inside = 0;
-      for (const std::string& s : spans) inside += within(s, id) ? 1 : 0;
-      if (inside == spans.size() && unseen.count(prefix) == 0) {
-        exact.insert(prefix);
-      } else if (inside > 0) {
-        ambiguous.insert(prefix);
-      }
+ private:
+  std::map<std::string, std::string> parent_;
+};
+
+struct BuiltSpan {
+  v1::Span span;
+  double start = 0;
+};
+
+// The task prefixes whose spans all lie within `id` (exact; none of their groups unseen) and
+// those with only some of them there (ambiguous).
+struct PrefixesWithin {
+  std::set<std::string> exact, ambiguous;
+};
+
+PrefixesWithin PrefixesOf(const std::string& id, const SpanTree& tree,
+                          const std::map<std::string, std::set<std::string>>& prefix_spans,
+                          const StreamGroups& unseen) {
+  PrefixesWithin out;
+  for (const auto& [prefix, spans] : prefix_spans) {
+    size_t inside = 0;
+    for (const std::string& s : spans) inside += tree.Within(s, id) ? 1 : 0;
+    if (inside == spans.size() && unseen.count(prefix) == 0) {
+      out.exact.insert(prefix);
+    } else if (inside > 0) {
+      out.ambiguous.insert(prefix);
     }
-    Built b;
-    v1::Span& span = b.span;
-    for (const v1::FineMetric& m : window.metrics()) {
-      if (exact.count(m.task_prefix()) > 0 || ambiguous.count(m.task_prefix()) > 0) {
-        *span.add_metrics() = m;
-      }
-    }
-    if (span.metrics_size() == 0) continue;
-    for (const std::string& prefix : ambiguous) span.add_ambiguous_task_prefixes(prefix);
-    span.set_id(id);
-    span.set_kind(v1::SPAN_KIND_WORKLOAD);
-    span.set_parent_id(up);
-    auto path = paths_.find(id);
-    if (path != paths_.end()) {
-      for (const std::string& n : path->second.names) span.add_name_path(n);
-      span.set_name(path->second.names.back());
-    } else {
-      span.set_name(absl::StrCat("span ", id));
-    }
-    double start = 0, stop = 0;
-    for (const auto& [name, g] : groups_) {
-      if (g.span_id.empty() || !within(g.span_id, id)) continue;
-      if (g.start_unix_seconds > 0 && (start == 0 || g.start_unix_seconds < start)) {
-        start = g.start_unix_seconds;
-      }
-      stop = std::max(stop, g.stop_unix_seconds);
-    }
-    span.set_start_unix_ns(static_cast<int64_t>(std::llround(start * 1e9)));
-    span.set_end_unix_ns(static_cast<int64_t>(std::llround(stop * 1e9)));
-    b.start = start;
-    built.emplace(id, std::move(b));
   }
-  // Parents before children, siblings by start then id. A span whose parent has no metrics
-  // (impossible unless the tree is inconsistent) is placed at the top.
+  return out;
+}
+
+// The earliest start and latest stop of the groups within span `id`, 0 when unknown.
+std::pair<double, double> SpanInterval(const std::string& id, const SpanTree& tree,
+                                       const std::map<std::string, TaskGroupSpan>& groups) {
+  double start = 0, stop = 0;
+  for (const auto& [name, g] : groups) {
+    if (g.span_id.empty() || !tree.Within(g.span_id, id)) continue;
+    if (g.start_unix_seconds > 0 && (start == 0 || g.start_unix_seconds < start)) {
+      start = g.start_unix_seconds;
+    }
+    stop = std::max(stop, g.stop_unix_seconds);
+  }
+  return {start, stop};
+}
+
+// Parents before children, siblings by start then id. A span whose parent has no metrics
+// (impossible unless the tree is inconsistent) is placed at the top.
+std::vector<v1::Span> InTreeOrder(const std::map<std::string, BuiltSpan>& built) {
+  std::map<std::string, std::vector<std::string>> children;
   for (const auto& [id, b] : built) {
     const std::string& up = b.span.parent_id();
     children[built.count(up) > 0 ? up : ""].push_back(id);
@@ -364,6 +364,48 @@ std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window,
     if (emitted.count(id) == 0) out.push_back(b.span);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<v1::Span> SpanCatalog::Attribute(const v1::Span& window,
+                                             const StreamGroups& stream_groups) const {
+  const StreamGroups unseen = UnseenGroups(stream_groups);
+  const SpanTree tree(groups_, paths_);
+  std::map<std::string, std::set<std::string>> prefix_spans;
+  for (const auto& [name, g] : groups_) {
+    if (!g.span_id.empty()) prefix_spans[g.task_prefix].insert(g.span_id);
+  }
+  std::map<std::string, BuiltSpan> built;
+  for (const auto& [id, up] : tree.parents()) {
+    const PrefixesWithin prefixes = PrefixesOf(id, tree, prefix_spans, unseen);
+    BuiltSpan b;
+    v1::Span& span = b.span;
+    for (const v1::FineMetric& m : window.metrics()) {
+      if (prefixes.exact.count(m.task_prefix()) > 0 ||
+          prefixes.ambiguous.count(m.task_prefix()) > 0) {
+        *span.add_metrics() = m;
+      }
+    }
+    if (span.metrics_size() == 0) continue;
+    for (const std::string& prefix : prefixes.ambiguous) span.add_ambiguous_task_prefixes(prefix);
+    span.set_id(id);
+    span.set_kind(v1::SPAN_KIND_WORKLOAD);
+    span.set_parent_id(up);
+    auto path = paths_.find(id);
+    if (path != paths_.end()) {
+      for (const std::string& n : path->second.names) span.add_name_path(n);
+      span.set_name(path->second.names.back());
+    } else {
+      span.set_name(absl::StrCat("span ", id));
+    }
+    const auto [start, stop] = SpanInterval(id, tree, groups_);
+    span.set_start_unix_ns(static_cast<int64_t>(std::llround(start * 1e9)));
+    span.set_end_unix_ns(static_cast<int64_t>(std::llround(stop * 1e9)));
+    b.start = start;
+    built.emplace(id, std::move(b));
+  }
+  return InTreeOrder(built);
 }
 
 }  // namespace roastcoffea::dask

@@ -17,9 +17,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "backends/contributed_testing.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/raw_run.h"
 
 namespace roastcoffea {
 namespace {
@@ -186,7 +188,7 @@ TEST(TaskVineFollow, TruncatedLogIsReadAgainWithAWarning) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
   ASSERT_EQ(tracking->workers_size(), 1);
   EXPECT_EQ(tracking->workers(0).worker(), "worker-b");
-  EXPECT_THAT(backend.CodedWarnings(),
+  EXPECT_THAT(ContributedWarnings(backend),
               Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
 }
 
@@ -209,7 +211,7 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   const taskvine::RunFigures f = backend.ModelSnapshot().Figures();
   EXPECT_TRUE(f.ended);
   EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
-  EXPECT_THAT(backend.CodedWarnings(),
+  EXPECT_THAT(ContributedWarnings(backend),
               Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
 }
 
@@ -241,7 +243,7 @@ void FollowIntoAReplacement(const std::string& name,
   ASSERT_EQ(tracking->workers_size(), 1);
   EXPECT_EQ(tracking->workers(0).worker(), "worker-a");
   bool named = false;
-  for (const v1::Warning& w : backend.CodedWarnings()) {
+  for (const v1::Warning& w : ContributedWarnings(backend)) {
     if (w.code() != "taskvine_log_replaced") continue;
     named = true;
     EXPECT_THAT(w.message(), HasSubstr(txn));
@@ -326,7 +328,8 @@ v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int
   if (tracking->workers_size() == 1) {
     EXPECT_EQ(tracking->workers(0).worker(), "worker-live");
   }
-  EXPECT_EQ(backend.TakeChunkRecords().size(), 1u);
+  const RawRun contributed = ContributedRun(backend);
+  EXPECT_EQ(contributed.engine_chunks.size(), 1u);
   const std::optional<TaskVineMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
   EXPECT_TRUE(window.has_value());
   if (window.has_value()) {
@@ -334,7 +337,7 @@ v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int
     *window_us = absl::ToUnixMicros(window->end) - absl::ToUnixMicros(window->start);
   }
   EXPECT_EQ(metrics->start_unix_ns(), start_us * 1000);
-  EXPECT_THAT(backend.CodedWarnings(),
+  EXPECT_THAT(contributed.warnings,
               Contains(Property(&v1::Warning::code, "taskvine_attached_late")));
   return *metrics;
 }
@@ -449,7 +452,7 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
   const std::optional<BackendLiveProgress> last = backend.LiveProgress();
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ(last->workers, 0);
-  const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
+  const std::vector<v1::ChunkRecord> chunks = ContributedRun(backend).engine_chunks;
   int failed = 0;
   for (const v1::ChunkRecord& chunk : chunks) {
     failed += chunk.status() == v1::CHUNK_STATUS_FAILED ? 1 : 0;

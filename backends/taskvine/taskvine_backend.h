@@ -39,7 +39,7 @@
 //    from the tracking series, and the execution core efficiency from these sums, in
 //    //aggregation (aggregate.h).
 //
-// Chunk records (Contribute, or TakeChunkRecords): one per task of the chunk category that reached
+// Chunk records (Contribute, once): one per task of the chunk category that reached
 // DONE, uuid "taskvine-task-<id>", attempt = attempts - 1 (manager retries keep the id), start/end
 // and duration from its last attempt's worker times, worker id and a slot on it (thread_index: the
 // concurrent tasks of a multi-core worker each get their own, RunModel's AssignSlots),
@@ -68,7 +68,7 @@
 // kDrainMaxTime whatever is written to the logs ("taskvine_log_cut_short" when it had to stop
 // reading); a read error after the run was found is a warning ("taskvine_log_read"), not a loss.
 //
-// Warnings (Contribute, or CodedWarnings, gives each a stable code): impossible values rejected
+// Warnings (Contribute gives each a stable code): impossible values rejected
 // (line and field), times going backwards, an early MANAGER END, workers that died silently,
 // malformed lines with their numbers, partial last lines, several manager runs in one file, missing
 // MANAGER END, chunk tasks unfinished at the end, logs restarted under --follow, and the
@@ -128,12 +128,6 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::Status EndSpan(const SpanId& id) override;
   absl::StatusOr<v1::Span> GetSpanMetrics(const SpanId& id) override;
 
-  // What Contribute adds, for tools and tests: the chunk records (taken once) and the coded
-  // warnings.
-  std::vector<v1::ChunkRecord> TakeChunkRecords();
-  std::vector<v1::Warning> CodedWarnings() const;
-  std::vector<std::string> Warnings() const { return WarningSentences(CodedWarnings()); }
-
   // The end-of-run read: stop when MANAGER END is read, or the logs have not grown for
   // kDrainQuietTime, and after kDrainMaxTime in any case.
   static constexpr absl::Duration kDrainQuietTime = absl::Seconds(1);
@@ -148,13 +142,13 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
     absl::Time end;
   };
   std::optional<RecordedWindow> RecordedRunWindow() const;
-  // Adds the chunk records, the coded warnings and RecordedRunWindow (no engine version: the
-  // logs do not carry one).
+  // Adds the chunk records (taken once: a second call adds none), the coded warnings and
+  // RecordedRunWindow (no engine version: the logs do not carry one).
   void Contribute(RawRun& run) override;
 
   // The run as read so far, for the live view: tasks of the chunk category that reached DONE
-  // (failed as TakeChunkRecords marks them) and that are running, the workers connected with
-  // their cores and memory (RESOURCES: the limits; resident memory is not logged). Recounted
+  // (failed as Contribute's chunk records mark them) and that are running, the workers connected
+  // with their cores and memory (RESOURCES: the limits; resident memory is not logged). Recounted
   // only when the transactions log grew (O(tasks) then). nullopt before the run was found.
   std::optional<BackendLiveProgress> LiveProgress() const override;
 
@@ -163,6 +157,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::RunModel ModelSnapshot() const;
 
  private:
+  // What Contribute adds: the chunk records (taken once) and the coded warnings.
+  std::vector<v1::ChunkRecord> TakeChunkRecords();
+  std::vector<v1::Warning> CodedWarnings() const;
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
   // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run

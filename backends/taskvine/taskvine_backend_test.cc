@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "backends/contributed_testing.h"
 #include "backends/taskvine/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -98,10 +99,10 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   EXPECT_EQ(absl::ToUnixMicros(window->start), kSyntheticOneStartUs);
   EXPECT_EQ(absl::ToUnixMicros(window->end), kSyntheticOneEndUs);
 
-  const std::vector<v1::ChunkRecord> chunks = backend.TakeChunkRecords();
-  EXPECT_EQ(chunks.size(), 15u);
-  EXPECT_THAT(backend.TakeChunkRecords(), IsEmpty());  // taken once
-  EXPECT_THAT(backend.Warnings(), IsEmpty());
+  const RawRun run = ContributedRun(backend);
+  EXPECT_EQ(run.engine_chunks.size(), 15u);
+  EXPECT_THAT(run.warnings, IsEmpty());
+  EXPECT_THAT(ContributedRun(backend).engine_chunks, IsEmpty());  // taken once
 
   absl::StatusOr<v1::Span> span = backend.GetSpanMetrics(*span_id);
   ASSERT_TRUE(span.ok()) << span.status();
@@ -213,15 +214,16 @@ TEST(TaskVineBackend, ChunkCategoryIsAnOption) {
   TaskVineMetricsBackend backend(options);
   ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
   ASSERT_TRUE(backend.StopTracking().ok());
-  EXPECT_EQ(backend.TakeChunkRecords().size(), 17u);
+  EXPECT_EQ(ContributedRun(backend).engine_chunks.size(), 17u);
 
   options.chunk_category = "processing";  // not in a DaskVine log
   TaskVineMetricsBackend wrong(options);
   ASSERT_TRUE(wrong.StartTracking(absl::Seconds(1)).ok());
   ASSERT_TRUE(wrong.StopTracking().ok());
-  EXPECT_THAT(wrong.TakeChunkRecords(), IsEmpty());
+  const RawRun wrong_run = ContributedRun(wrong);
+  EXPECT_THAT(wrong_run.engine_chunks, IsEmpty());
   int category_warnings = 0;
-  for (const v1::Warning& w : wrong.CodedWarnings()) {
+  for (const v1::Warning& w : wrong_run.warnings) {
     if (w.code() != "taskvine_no_chunk_category") continue;
     ++category_warnings;
     EXPECT_THAT(w.message(), HasSubstr("<function_process_chunk_at_0x7f3a2c1e5d30>"));
@@ -354,8 +356,9 @@ TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
   v1::TrackingData expected = whole.Tracking();
   expected.set_interval_seconds(0.002);
   EXPECT_EQ(tracking->SerializeAsString(), expected.SerializeAsString());
-  EXPECT_EQ(backend.TakeChunkRecords().size(), 15u);
-  EXPECT_THAT(backend.Warnings(), IsEmpty());
+  const RawRun contributed = ContributedRun(backend);
+  EXPECT_EQ(contributed.engine_chunks.size(), 15u);
+  EXPECT_THAT(contributed.warnings, IsEmpty());
 }
 
 TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
@@ -385,12 +388,13 @@ TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
   ASSERT_EQ(tracking->workers_size(), 1);
   EXPECT_EQ(tracking->workers(0).executing_tasks(tracking->workers(0).executing_tasks_size() - 1),
             1);
-  const std::vector<std::string> warnings = backend.Warnings();
+  RawRun contributed = ContributedRun(backend);
+  const std::vector<std::string> warnings = WarningSentences(std::move(contributed.warnings));
   EXPECT_THAT(warnings, testing::Contains(HasSubstr("partial line (line 6")));
   EXPECT_THAT(warnings, testing::Contains(HasSubstr("no MANAGER END")));
   EXPECT_THAT(warnings,
               testing::Contains(HasSubstr("1 task of category 'processing' had not finished")));
-  EXPECT_THAT(backend.TakeChunkRecords(), IsEmpty());
+  EXPECT_THAT(contributed.engine_chunks, IsEmpty());
 }
 
 }  // namespace

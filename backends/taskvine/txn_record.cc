@@ -249,6 +249,42 @@ absl::Status ParseTask(const Tokens& t, TxnRecord* r) {
   return absl::OkStatus();
 }
 
+absl::Status ParseManager(const Tokens& t, TxnRecord* record) {
+  // TaskVine: MANAGER <pid> START|END [n]; Work Queue: MANAGER START|END.
+  if (t.count < 4) return Bad("MANAGER record without START/END");
+  const absl::string_view verb = (t.token[3] == "START" || t.token[3] == "END") ? t.token[3]
+                                 : t.count > 4                                  ? t.token[4]
+                                               : absl::string_view();
+  if (verb == "START") {
+    record->kind = TxnKind::kManagerStart;
+  } else if (verb == "END") {
+    record->kind = TxnKind::kManagerEnd;
+  } else {
+    return Bad("MANAGER record is neither START nor END");
+  }
+  return absl::OkStatus();
+}
+
+// Work Queue: TRANSFER INPUT|OUTPUT <task id> <cache flag> <size MB> <wall s> <remote name>
+absl::Status ParseWorkQueueTransfer(const Tokens& t, TxnRecord* record) {
+  if (t.count != 9) return Bad("Work Queue TRANSFER record must have 9 fields");
+  record->kind = TxnKind::kWorkerTransfer;
+  record->word = t.token[3];
+  if (record->word != "INPUT" && record->word != "OUTPUT")
+    return Bad("TRANSFER direction is not INPUT/OUTPUT");
+  double megabytes = 0;
+  int64_t cache_flag = 0;
+  if (!ParseInt(t.token[4], &record->task_id) || !ParseInt(t.token[5], &cache_flag) ||
+      !ParseDouble(t.token[6], &megabytes) || !ParseDouble(t.token[7], &record->wall_seconds)) {
+    return Bad("Work Queue TRANSFER task id, cache flag, size or time is not a number");
+  }
+  record->bytes = megabytes * kBytesPerMebibyte;
+  if (!std::isfinite(record->bytes) || record->bytes < 0)
+    return Bad("TRANSFER size is negative or not finite");
+  record->file = t.token[8];
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 namespace internal {
@@ -320,21 +356,7 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
   }
   if (t.overflow) return Bad("record has too many fields");
   if (subject == "WORKER") return ParseWorker(t, record);
-  if (subject == "MANAGER") {
-    // TaskVine: MANAGER <pid> START|END [n]; Work Queue: MANAGER START|END.
-    if (t.count < 4) return Bad("MANAGER record without START/END");
-    const absl::string_view verb = (t.token[3] == "START" || t.token[3] == "END") ? t.token[3]
-                                   : t.count > 4                                  ? t.token[4]
-                                                 : absl::string_view();
-    if (verb == "START") {
-      record->kind = TxnKind::kManagerStart;
-    } else if (verb == "END") {
-      record->kind = TxnKind::kManagerEnd;
-    } else {
-      return Bad("MANAGER record is neither START nor END");
-    }
-    return absl::OkStatus();
-  }
+  if (subject == "MANAGER") return ParseManager(t, record);
   if (subject == "CATEGORY") {
     if (t.count < 5) return Bad("CATEGORY record has fewer than 5 fields");
     record->kind = TxnKind::kCategory;
@@ -350,25 +372,7 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
     record->worker = t.token[5];
     return absl::OkStatus();
   }
-  if (subject == "TRANSFER") {
-    // Work Queue: TRANSFER INPUT|OUTPUT <task id> <cache flag> <size MB> <wall s> <remote name>
-    if (t.count != 9) return Bad("Work Queue TRANSFER record must have 9 fields");
-    record->kind = TxnKind::kWorkerTransfer;
-    record->word = t.token[3];
-    if (record->word != "INPUT" && record->word != "OUTPUT")
-      return Bad("TRANSFER direction is not INPUT/OUTPUT");
-    double megabytes = 0;
-    int64_t cache_flag = 0;
-    if (!ParseInt(t.token[4], &record->task_id) || !ParseInt(t.token[5], &cache_flag) ||
-        !ParseDouble(t.token[6], &megabytes) || !ParseDouble(t.token[7], &record->wall_seconds)) {
-      return Bad("Work Queue TRANSFER task id, cache flag, size or time is not a number");
-    }
-    record->bytes = megabytes * kBytesPerMebibyte;
-    if (!std::isfinite(record->bytes) || record->bytes < 0)
-      return Bad("TRANSFER size is negative or not finite");
-    record->file = t.token[8];
-    return absl::OkStatus();
-  }
+  if (subject == "TRANSFER") return ParseWorkQueueTransfer(t, record);
   return absl::InvalidArgumentError(absl::StrCat("unknown subject '", subject, "'"));
 }
 

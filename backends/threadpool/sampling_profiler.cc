@@ -561,6 +561,108 @@ class ProfileBuilder {
   int64_t outside_chunks_ = 0;
 };
 
+// Every sample of a thread has the same chunk-record thread index once it has one; -1 when none.
+int64_t ThreadIndexOf(const SamplingProfiler::ThreadBuffer& buffer) {
+  int64_t thread_index = -1;
+  for (int64_t i = 0; i < buffer.sample_count && thread_index < 0; ++i) {
+    thread_index = buffer.samples[i].thread_index;
+  }
+  return thread_index;
+}
+
+// The thread's entry: the outermost frame most complete unwinds end in (clone or start_thread).
+// An unwind that stopped elsewhere (code without unwind tables) lost its outer frames: it is
+// marked truncated like one cut at the depth limit.
+struct ThreadEntry {
+  uintptr_t address = 0;
+  int64_t count = 0;  // 0: no complete unwind, so no sample is judged by its outermost frame
+};
+
+ThreadEntry FindThreadEntry(const SamplingProfiler::ThreadBuffer& buffer) {
+  absl::flat_hash_map<uintptr_t, int64_t> outermost_count;
+  for (int64_t i = 0; i < buffer.sample_count; ++i) {
+    const RawSample& sample = buffer.samples[i];
+    if ((sample.flags & kTruncated) != 0 || sample.frame_count == 0) continue;
+    const uintptr_t outermost = buffer.frames[sample.first_frame + sample.frame_count - 1];
+    outermost_count[outermost] += sample.weight;
+  }
+  ThreadEntry entry;
+  for (const auto& [address, count] : outermost_count) {
+    if (count > entry.count || (count == entry.count && address < entry.address)) {
+      entry.address = address;
+      entry.count = count;
+    }
+  }
+  return entry;
+}
+
+// Turns raw samples into stacks of shared frame indices (outermost first), symbolizing each
+// address once.
+class StackResolver {
+ public:
+  explicit StackResolver(FrameTable* frames)
+      : frames_(frames), truncated_frame_(frames->Intern(kTruncatedStackFrame, "")) {}
+
+  // Fills `stack` with the sample's frames; returns whether the stack is truncated (its root
+  // is then the truncated pseudo-frame).
+  bool Resolve(const SamplingProfiler::ThreadBuffer& buffer, const RawSample& sample,
+               const ThreadEntry& entry, std::vector<int>* stack) {
+    stack->clear();
+    const bool truncated =
+        (sample.flags & kTruncated) != 0 ||
+        (entry.count > 0 && sample.frame_count > 0 &&
+         buffer.frames[sample.first_frame + sample.frame_count - 1] != entry.address);
+    if (truncated) stack->push_back(truncated_frame_);
+    for (int f = sample.frame_count - 1; f >= 0; --f) {
+      const uintptr_t address = buffer.frames[sample.first_frame + f];
+      // The pc for the interrupted frame, return address - 1 for the others.
+      stack->push_back(FrameAt(f == 0 ? address : address - 1));
+    }
+    return truncated;
+  }
+
+  // In a thread's own profile a section is a pseudo-frame just above chunk tracking's wrappers,
+  // where the chunk's processor starts (at the root of a truncated stack that lost them).
+  void InsertSection(const char* section, bool truncated, std::vector<int>* stack) {
+    size_t at = truncated ? 1 : 0;
+    for (size_t k = stack->size(); k-- > 0;) {
+      if (IsChunkWrapper((*stack)[k])) {
+        at = k + 1;
+        break;
+      }
+    }
+    auto [it, inserted] = section_frames_.try_emplace(section, 0);
+    if (inserted) it->second = frames_->Intern(SectionFrameName(section), "");
+    stack->insert(stack->begin() + static_cast<std::ptrdiff_t>(at), it->second);
+  }
+
+ private:
+  int FrameAt(uintptr_t lookup) {
+    auto it = frame_of_address_.find(lookup);
+    if (it != frame_of_address_.end()) return it->second;
+    threadpool_internal::SymbolizedFrame symbolized = symbolizer_.Symbolize(lookup);
+    const int index = frames_->Intern(std::move(symbolized.function), std::move(symbolized.object));
+    frame_of_address_.emplace(lookup, index);
+    return index;
+  }
+
+  bool IsChunkWrapper(int frame) {
+    if (static_cast<size_t>(frame) >= chunk_wrapper_.size()) chunk_wrapper_.resize(frame + 1, -1);
+    if (chunk_wrapper_[frame] < 0) {
+      chunk_wrapper_[frame] = IsChunkWrapperFrame(frames_->frame(frame));
+    }
+    return chunk_wrapper_[frame] == 1;
+  }
+
+  FrameTable* frames_;
+  const int truncated_frame_;
+  threadpool_internal::Symbolizer symbolizer_;
+  absl::flat_hash_map<uintptr_t, int> frame_of_address_;  // by lookup address
+  // Per shared frame: 1 when it is a chunk-tracking wrapper, 0 when not, -1 not yet known.
+  std::vector<int8_t> chunk_wrapper_;
+  absl::flat_hash_map<const char*, int> section_frames_;  // by the section's name pointer
+};
+
 }  // namespace
 
 absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
@@ -568,29 +670,6 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
   if (running_) {
     return absl::FailedPreconditionError("profiles are built after Stop; the profiler runs");
   }
-  threadpool_internal::Symbolizer symbolizer;
-  FrameTable frames;
-  const int truncated_frame = frames.Intern(kTruncatedStackFrame, "");
-  // Per shared frame: 1 when it is a chunk-tracking wrapper, 0 when not, -1 not yet known.
-  std::vector<int8_t> chunk_wrapper;
-  auto is_chunk_wrapper = [&](int frame) {
-    if (static_cast<size_t>(frame) >= chunk_wrapper.size()) chunk_wrapper.resize(frame + 1, -1);
-    if (chunk_wrapper[frame] < 0) chunk_wrapper[frame] = IsChunkWrapperFrame(frames.frame(frame));
-    return chunk_wrapper[frame] == 1;
-  };
-  absl::flat_hash_map<const char*, int> section_frames;  // by the section's name pointer
-  // By lookup address: the pc for the interrupted frame, return address - 1 for the others.
-  absl::flat_hash_map<uintptr_t, int> frame_of_address;
-  auto frame_at = [&](uintptr_t lookup) {
-    auto it = frame_of_address.find(lookup);
-    if (it != frame_of_address.end()) return it->second;
-    threadpool_internal::SymbolizedFrame symbolized = symbolizer.Symbolize(lookup);
-    const int index = frames.Intern(std::move(symbolized.function), std::move(symbolized.object));
-    frame_of_address.emplace(lookup, index);
-    return index;
-  };
-  const ChunkIndex chunk_index(chunks);
-
   auto fill = [&](v1::Profile& profile) {
     profile.set_source("threadpool");
     profile.set_host(host);
@@ -598,65 +677,26 @@ absl::StatusOr<std::vector<v1::Profile>> SamplingProfiler::BuildProfiles(
     profile.set_start_unix_ns(start_unix_ns_);
     profile.set_end_unix_ns(end_unix_ns_);
   };
-
+  FrameTable frames;
+  StackResolver resolver(&frames);
+  const ChunkIndex chunk_index(chunks);
   std::vector<v1::Profile> profiles;
   std::map<std::string, ProfileBuilder> sections;
   std::vector<int> stack;
   for (size_t t = 0; t < threads_.size(); ++t) {
     const ThreadBuffer& buffer = *buffers_[t];
-    // Every sample of a thread has the same chunk-record thread index once it has one.
-    int64_t thread_index = -1;
-    for (int64_t i = 0; i < buffer.sample_count && thread_index < 0; ++i) {
-      thread_index = buffer.samples[i].thread_index;
-    }
-    // The thread's entry: the outermost frame most complete unwinds end in (clone or
-    // start_thread). An unwind that stopped elsewhere (code without unwind tables) lost its
-    // outer frames: it is marked truncated like one cut at the depth limit.
-    absl::flat_hash_map<uintptr_t, int64_t> outermost_count;
-    for (int64_t i = 0; i < buffer.sample_count; ++i) {
-      const RawSample& sample = buffer.samples[i];
-      if ((sample.flags & kTruncated) != 0 || sample.frame_count == 0) continue;
-      const uintptr_t outermost = buffer.frames[sample.first_frame + sample.frame_count - 1];
-      outermost_count[outermost] += sample.weight;
-    }
-    uintptr_t entry = 0;
-    int64_t entry_count = 0;
-    for (const auto& [address, count] : outermost_count) {
-      if (count > entry_count || (count == entry_count && address < entry)) {
-        entry = address;
-        entry_count = count;
-      }
-    }
+    const int64_t thread_index = ThreadIndexOf(buffer);
+    const ThreadEntry entry = FindThreadEntry(buffer);
     ProfileBuilder thread_profile(&frames);
     for (int64_t i = 0; i < buffer.sample_count; ++i) {
       const RawSample& sample = buffer.samples[i];
-      stack.clear();
-      const bool truncated = (sample.flags & kTruncated) != 0 ||
-                             (entry_count > 0 && sample.frame_count > 0 &&
-                              buffer.frames[sample.first_frame + sample.frame_count - 1] != entry);
-      if (truncated) stack.push_back(truncated_frame);
-      for (int f = sample.frame_count - 1; f >= 0; --f) {
-        const uintptr_t address = buffer.frames[sample.first_frame + f];
-        stack.push_back(frame_at(f == 0 ? address : address - 1));
-      }
+      const bool truncated = resolver.Resolve(buffer, sample, entry, &stack);
       const int chunk =
           thread_index >= 0 ? chunk_index.Find(thread_index, sample.time_unix_ns) : -1;
       if (sample.section != nullptr) {
         sections.try_emplace(sample.section, &frames)
             .first->second.Add(stack, sample.weight, chunk);
-        // In the thread's own profile the section is a pseudo-frame just above chunk
-        // tracking's wrappers, where the chunk's processor starts (at the root of a truncated
-        // stack that lost them).
-        size_t at = truncated ? 1 : 0;
-        for (size_t k = stack.size(); k-- > 0;) {
-          if (is_chunk_wrapper(stack[k])) {
-            at = k + 1;
-            break;
-          }
-        }
-        auto [it, inserted] = section_frames.try_emplace(sample.section, 0);
-        if (inserted) it->second = frames.Intern(SectionFrameName(sample.section), "");
-        stack.insert(stack.begin() + static_cast<std::ptrdiff_t>(at), it->second);
+        resolver.InsertSection(sample.section, truncated, &stack);
       }
       thread_profile.Add(stack, sample.weight, chunk);
     }

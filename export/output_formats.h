@@ -1,0 +1,45 @@
+// The formats `collect show --format=NAME` prints a saved measurement in: one table, the flat
+// metrics' csv, json and markdown first, then any format registered beside them. show looks the
+// name up here, and its error for an unknown name lists the table, so a new format is a
+// renderer plus one entry (docs/ARCHITECTURE.md, "An output format").
+//
+//   const OutputFormat* format = *FindOutputFormat("json");
+//   std::cout << format->render(measurement);
+//
+// Thread-safety: every function may be called from any thread; a found format stays valid for
+// the life of the process.
+#ifndef ROASTCOFFEA_EXPORT_OUTPUT_FORMATS_H_
+#define ROASTCOFFEA_EXPORT_OUTPUT_FORMATS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+struct OutputFormat {
+  std::string name;                  // what --format takes, lower case
+  std::vector<std::string> aliases;  // other names it takes ("md"), lower case
+  // The whole output for one measurement. A renderer computes no metrics (aggregation/ does).
+  std::function<std::string(const v1::Measurement&)> render;
+};
+
+// The names of the table, in order (built-in first).
+std::vector<std::string> OutputFormatNames();
+
+// Adds `format` after the others. InvalidArgument naming it when it has no name or renderer,
+// or a name or alias is taken (by a format, or "table": the summary tables).
+absl::Status RegisterOutputFormat(OutputFormat format);
+
+// The format `name` names (its name or an alias, any case), or InvalidArgument listing them:
+// "--format must be table, csv, json or markdown, got 'x'".
+absl::StatusOr<const OutputFormat*> FindOutputFormat(absl::string_view name);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_EXPORT_OUTPUT_FORMATS_H_

@@ -10,8 +10,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "collector/fake_clock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 
 namespace roastcoffea {
 namespace {

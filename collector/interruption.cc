@@ -185,7 +185,7 @@ absl::Time Interruption::triggered_at() const {
 bool Interruption::WaitUntil(absl::Time deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   while (triggered_at_ == absl::InfiniteFuture() && !stopping_) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     if (now >= deadline) break;
     // Bounded slices: absl::Time and the condition variable's clock need not agree.
     changed_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(

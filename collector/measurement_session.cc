@@ -86,11 +86,17 @@ void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
 }  // namespace
 
 namespace {
-// When blocking work should give up (unix ns; never: INT64_MAX). Set on the first signal.
-std::atomic<int64_t> g_give_up_at_ns{std::numeric_limits<int64_t>::max()};
+// When blocking work should give up, on g_give_up_clock's monotonic reading (ns; never:
+// INT64_MAX). Set on the first signal.
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+std::atomic<int64_t> g_give_up_at_ns{kNever};
+std::atomic<Clock*> g_give_up_clock{nullptr};
 }  // namespace
 
-bool SessionShouldGiveUp() { return absl::GetCurrentTimeNanos() >= g_give_up_at_ns.load(); }
+bool SessionShouldGiveUp() {
+  const int64_t at = g_give_up_at_ns.load();
+  return at != kNever && absl::ToInt64Nanoseconds(g_give_up_clock.load()->Monotonic()) >= at;
+}
 
 class MeasurementSession::Impl {
  public:
@@ -102,7 +108,7 @@ class MeasurementSession::Impl {
   ~Impl() {
     interruption_.reset();
     StopCheckpoints();
-    g_give_up_at_ns.store(std::numeric_limits<int64_t>::max());
+    g_give_up_at_ns.store(kNever);
   }
 
   absl::Status Start();
@@ -146,6 +152,7 @@ class MeasurementSession::Impl {
   std::unique_ptr<AbstractMetricsBackend> owned_backend_;
   AbstractMetricsBackend& backend_;
   const SessionOptions options_;
+  Clock* const clock_ = options_.clock != nullptr ? options_.clock : Clock::Real();
   std::unique_ptr<Interruption> interruption_;
 
  private:
@@ -173,7 +180,8 @@ class MeasurementSession::Impl {
     if (state_ == State::kRunning && options_.signal_is_the_end) return;
     const absl::Duration wait =
         state_ == State::kRunning ? options_.grace_period : absl::ZeroDuration();
-    g_give_up_at_ns.store(absl::ToUnixNanos(absl::Now() + wait));
+    g_give_up_clock.store(clock_);
+    g_give_up_at_ns.store(absl::ToInt64Nanoseconds(clock_->Monotonic() + wait));
   }
   void SetState(State state) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -198,13 +206,13 @@ class MeasurementSession::Impl {
   std::vector<v1::ChunkRecord> chunks_;
   // The live view's counters (guarded by mu_; `so_far` is kept apart, in so_far_).
   LiveStatus live_;
-  std::chrono::steady_clock::time_point steady_start_ = std::chrono::steady_clock::now();
+  const absl::Duration monotonic_start_ = clock_->Monotonic();
 
   // The last aggregation of the chunks so far, for the live view (guarded by so_far_mu_, taken
   // before mu_).
   mutable std::mutex so_far_mu_;
   mutable std::shared_ptr<const v1::AggregatedMetrics> so_far_;
-  mutable std::chrono::steady_clock::time_point so_far_at_{};
+  mutable absl::Duration so_far_at_;
   mutable size_t so_far_chunks_ = 0;
   mutable double worker_timeline_step_ = kWorkerTimelineStep;
   mutable std::vector<LiveStatus::WorkerPoint> worker_timeline_;
@@ -216,8 +224,7 @@ class MeasurementSession::Impl {
   // Tracking samples the backend handed out (TakeTrackingSegment) not yet in the checkpoint.
   v1::TrackingData unwritten_tracking_;
   bool tracking_in_checkpoint_ = false;  // some samples were handed out: Finish joins them
-  std::condition_variable checkpoint_wake_;
-  bool checkpoint_stop_ = false;
+  StopToken checkpoint_stop_;
   std::thread checkpoint_thread_;
 };
 
@@ -254,12 +261,13 @@ absl::Status MeasurementSession::Impl::Start() {
     interruption.deadline_delay = options_.grace_period + options_.finish_timeout;
     interruption.on_signal = [this] { NoteSignal(); };
     interruption.on_deadline = [this] { SaveWhatIsThere(); };
+    interruption.clock = clock_;
     absl::StatusOr<std::unique_ptr<Interruption>> installed =
         Interruption::Install(std::move(interruption));
     if (!installed.ok()) return installed.status();
     interruption_ = *std::move(installed);
   }
-  stopwatch_.emplace();
+  stopwatch_.emplace(clock_);
   if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
     // Gave up on a signal (e.g. a connect abandoned): the run is interrupted, not failed.
     if (interruption_ != nullptr && Interruption::triggered()) {
@@ -290,14 +298,14 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
   std::lock_guard<std::mutex> so_far_lock(so_far_mu_);
   LiveStatus status;
   std::vector<v1::ChunkRecord> copy;
-  const auto now = std::chrono::steady_clock::now();
+  const absl::Duration now = clock_->Monotonic();
   {
     std::lock_guard<std::mutex> lock(mu_);
     status = live_;
-    status.elapsed_seconds = std::chrono::duration<double>(now - steady_start_).count();
+    status.elapsed_seconds = absl::ToDoubleSeconds(now - monotonic_start_);
     status.finished = state_ != State::kStarting && state_ != State::kRunning;
     if (chunks_.size() != so_far_chunks_ && chunks_.size() <= kMaxLiveAggregationChunks &&
-        (so_far_ == nullptr || now - so_far_at_ >= absl::ToChronoNanoseconds(refresh))) {
+        (so_far_ == nullptr || now - so_far_at_ >= refresh)) {
       copy = chunks_;
       so_far_chunks_ = chunks_.size();
       so_far_at_ = now;
@@ -375,13 +383,9 @@ void MeasurementSession::Impl::StartCheckpoints() {
     checkpoint_.emplace(*std::move(writer));
   }
   checkpoint_thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(checkpoint_mu_);
-    while (!checkpoint_stop_) {
-      checkpoint_wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.checkpoint_interval));
-      if (checkpoint_stop_) break;
-      lock.unlock();
+    while (
+        !clock_->WaitUntil(clock_->Monotonic() + options_.checkpoint_interval, checkpoint_stop_)) {
       AppendCheckpoint();
-      lock.lock();
     }
   });
 }
@@ -407,7 +411,7 @@ void MeasurementSession::Impl::AppendCheckpoint() {
     tracking_in_checkpoint_ = true;
   }
   const bool with_tracking = unwritten_tracking_.ByteSizeLong() > 0;
-  if (absl::Status appended = checkpoint_->Append(pointers, absl::Now(),
+  if (absl::Status appended = checkpoint_->Append(pointers, clock_->Now(),
                                                   with_tracking ? &unwritten_tracking_ : nullptr);
       !appended.ok()) {
     // A full disk now may have room later: those chunks (and samples) are appended next time.
@@ -441,11 +445,7 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
 }
 
 void MeasurementSession::Impl::StopCheckpoints() {
-  {
-    std::lock_guard<std::mutex> lock(checkpoint_mu_);
-    checkpoint_stop_ = true;
-  }
-  checkpoint_wake_.notify_all();
+  checkpoint_stop_.RequestStop();
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
 }
 
@@ -615,7 +615,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
     run.chunks = chunks_;
   }
   const std::string why = interruption();
-  run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch().Stop();
+  run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch(clock_).Stop();
   run.backend = std::string(backend_.name());
   run.warnings = warnings_;
   const std::string what_happened =
@@ -639,7 +639,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
                  why.c_str(), std::string(measurement.status().message()).c_str());
     _exit(1);
   }
-  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : absl::Now());
+  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : clock_->Now());
   // The last resort falls back like the run's own save: what was done is never lost to a full
   // or read-only disk.
   absl::StatusOr<SaveOutcome> saved = SaveWithFallback(
@@ -708,7 +708,8 @@ bool MeasurementSession::interrupted() const {
 
 bool MeasurementSession::WaitForInterruption(absl::Time deadline) {
   if (impl_->interruption_ == nullptr) {
-    absl::SleepFor(deadline - absl::Now());
+    Clock& clock = *impl_->clock_;
+    clock.SleepUntil(clock.Monotonic() + (deadline - clock.Now()));
     return false;
   }
   return impl_->interruption_->WaitUntil(deadline);
@@ -718,7 +719,7 @@ absl::Time MeasurementSession::work_deadline() const {
   if (!interrupted()) return absl::InfiniteFuture();
   const absl::Time at = impl_->interruption_->triggered_at();
   // Between the handler and the watcher noticing it: count from now.
-  return (at == absl::InfiniteFuture() ? absl::Now() : at) + impl_->options_.grace_period;
+  return (at == absl::InfiniteFuture() ? impl_->clock_->Now() : at) + impl_->options_.grace_period;
 }
 
 std::string MeasurementSession::interruption() const {

@@ -48,6 +48,7 @@
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
+#include "host/clock.h"
 #include "instrumentation/chunk_record_sink.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
@@ -77,6 +78,10 @@ struct SessionOptions {
   v1::MeasurementMetadata metadata;
   // Save writes <output_dir>/<metadata.name>/.
   std::string output_dir = "measurements";
+  // What the session reads time on: the run's start and end (wall), its elapsed time, the
+  // checkpoint period and the grace periods (monotonic: a wall-clock step neither stretches nor
+  // cuts them). Tests pass a FakeClock (host/fake_clock.h). Not owned; outlives the session.
+  Clock* clock = Clock::Real();
 
   // SIGINT/SIGTERM as described above: the session then owns those signals (and may end the
   // process with _exit after a second signal or a stuck stop), so only a program that wants

@@ -71,6 +71,18 @@ class FakeClock : public Clock {
       waiter.state->wake.notify_all();
     }
   }
+  // Lets the threads waiting on this clock run `steps` times: each time once `waiters` of them
+  // wait for a deadline ahead, moves the clock by `step`; returns once they wait again. A
+  // periodic thread whose period is at most `step` then ticks exactly once per step. False
+  // when they did not wait within `timeout` of real time (at each step).
+  bool AdvanceInSteps(absl::Duration step, int steps = 1, int waiters = 1,
+                      absl::Duration timeout = absl::Seconds(60)) {
+    for (int i = 0; i < steps; ++i) {
+      if (!WaitForWaiters(waiters, timeout)) return false;
+      Advance(step);
+    }
+    return WaitForWaiters(waiters, timeout);
+  }
   // Steps the wall clock only (forward or back), as NTP or `date -s` would.
   void StepWallClock(absl::Duration step) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -65,6 +65,23 @@ class NoLiveBackend final : public AbstractMetricsBackend {
   const std::string name_;
 };
 
+// A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the peak
+// memory and the time series miss most of the run (13.8 MiB read where 19 MiB were used).
+std::optional<v1::Warning> FewSamplesWarning(const RunWindow& window, absl::Duration interval) {
+  const double seconds = absl::ToDoubleSeconds(interval);
+  if (window.elapsed_seconds <= 0 || window.elapsed_seconds >= kMinSamplesPerRun * seconds) {
+    return std::nullopt;
+  }
+  return Warning(
+      "interval_longer_than_run",
+      absl::StrFormat("the run lasted %.3g s but --interval is %.3g s: at most %d sample(s) "
+                      "of the workers, so peak memory and the time series are under-read; "
+                      "use --interval=%.2g or less for a run this short",
+                      window.elapsed_seconds, seconds,
+                      1 + static_cast<int>(window.elapsed_seconds / seconds),
+                      window.elapsed_seconds / kMinSamplesPerRun));
+}
+
 // The engine's record of the run (read once it ended) joins what the session saw.
 void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
                      std::vector<v1::Warning>* warnings) {
@@ -133,6 +150,10 @@ class MeasurementSession::Impl {
   // The backend's StopTracking, with the samples it handed to the checkpoint before.
   // A checkpoint that cannot be read back is a warning in `warnings`.
   absl::StatusOr<v1::TrackingData> StopTrackingWithCheckpointed(std::vector<v1::Warning>* warnings);
+  // Finish's parts: closes the span, stops tracking and takes the backend's contribution into
+  // `run` (errors: StopTracking's); moves the recorded chunks, then the run's own, into `run`.
+  absl::Status StopTheBackend(RawRun* run);
+  void TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run);
   std::string checkpoint_directory() const {
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     return checkpoint_.has_value() ? checkpoint_->directory() : "";
@@ -480,6 +501,43 @@ void MeasurementSession::Impl::CompleteMetadata(v1::Measurement* measurement,
   }
 }
 
+absl::Status MeasurementSession::Impl::StopTheBackend(RawRun* run) {
+  if (span_.has_value()) {
+    const absl::Status ended = backend_.EndSpan(*span_);
+    absl::StatusOr<v1::Span> metrics =
+        ended.ok() ? backend_.GetSpanMetrics(*span_) : absl::StatusOr<v1::Span>(ended);
+    if (metrics.ok()) {
+      run->spans.push_back(*std::move(metrics));
+    } else {
+      run->warnings.push_back(
+          Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
+    }
+  }
+  absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&run->warnings);
+  if (!tracking.ok()) return tracking.status();
+  run->tracking = *std::move(tracking);
+  // The backend's own chunk records, warnings, engine version and, for a run the engine
+  // recorded itself (TaskVine's START .. END), the window that frames it.
+  backend_.Contribute(*run);
+  return absl::OkStatus();
+}
+
+void MeasurementSession::Impl::TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run->chunks = std::move(chunks_);
+    chunks_.clear();
+  }
+  // Moved whole where possible: a million records moved one by one would hold the
+  // moved-from messages and the vector's growth slack at once.
+  if (run->chunks.empty()) {
+    run->chunks = std::move(from_the_run);
+  } else {
+    run->chunks.reserve(run->chunks.size() + from_the_run.size());
+    for (v1::ChunkRecord& chunk : from_the_run) run->chunks.push_back(std::move(chunk));
+  }
+}
+
 absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outputs) {
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -498,60 +556,19 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   AppendCheckpoint();
   RawRun run;
   run.window = stopwatch_->Stop();
-  std::vector<v1::Warning>& warnings = run.warnings;
-  warnings = warnings_;
-  if (span_.has_value()) {
-    const absl::Status ended = backend_.EndSpan(*span_);
-    absl::StatusOr<v1::Span> metrics =
-        ended.ok() ? backend_.GetSpanMetrics(*span_) : absl::StatusOr<v1::Span>(ended);
-    if (metrics.ok()) {
-      run.spans.push_back(*std::move(metrics));
-    } else {
-      warnings.push_back(
-          Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
-    }
-  }
-  absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&warnings);
-  if (!tracking.ok()) return tracking.status();
-  run.tracking = *std::move(tracking);
-  // The backend's own chunk records, warnings, engine version and, for a run the engine
-  // recorded itself (TaskVine's START .. END), the window that frames it.
-  backend_.Contribute(run);
+  run.warnings = warnings_;
+  if (absl::Status stopped = StopTheBackend(&run); !stopped.ok()) return stopped;
   if (outputs.engine_record.has_value()) {
     AddEngineRecord(*std::move(outputs.engine_record), outputs.engine_record_frames_the_run, &run,
-                    &warnings);
+                    &run.warnings);
   }
-  for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
-
-  if (const double interval = absl::ToDoubleSeconds(options_.interval);
-      owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
-      run.window.elapsed_seconds > 0 && run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
-    // A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the
-    // peak memory and the time series miss most of the run (13.8 MiB read where 19 MiB were
-    // used).
-    warnings.push_back(Warning(
-        "interval_longer_than_run",
-        absl::StrFormat("the run lasted %.3g s but --interval is %.3g s: at most %d sample(s) "
-                        "of the workers, so peak memory and the time series are under-read; "
-                        "use --interval=%.2g or less for a run this short",
-                        run.window.elapsed_seconds, interval,
-                        1 + static_cast<int>(run.window.elapsed_seconds / interval),
-                        run.window.elapsed_seconds / kMinSamplesPerRun)));
+  for (v1::Warning& warning : outputs.warnings) run.warnings.push_back(std::move(warning));
+  if (owned_backend_ == nullptr && SamplesWorkers(backend_.name())) {
+    if (std::optional<v1::Warning> few = FewSamplesWarning(run.window, options_.interval); few) {
+      run.warnings.push_back(*std::move(few));
+    }
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    run.chunks = std::move(chunks_);
-    chunks_.clear();
-  }
-  // Moved whole where possible: a million records moved one by one would hold the
-  // moved-from messages and the vector's growth slack at once.
-  if (run.chunks.empty()) {
-    run.chunks = std::move(outputs.chunks);
-  } else {
-    run.chunks.reserve(run.chunks.size() + outputs.chunks.size());
-    for (v1::ChunkRecord& chunk : outputs.chunks) run.chunks.push_back(std::move(chunk));
-  }
-  std::vector<v1::ChunkRecord>().swap(outputs.chunks);
+  TakeChunks(std::move(outputs.chunks), &run);
   run.report = std::move(outputs.report);
   run.backend = std::string(backend_.name());
   run.in_process_worker_threads = options_.in_process_worker_threads;

@@ -174,6 +174,8 @@ class MeasurementSession::Impl {
   AbstractMetricsBackend& backend_;
   const SessionOptions options_;
   Clock* const clock_ = options_.clock != nullptr ? options_.clock : Clock::Real();
+  // The first signal + grace_period, on clock_'s monotonic reading (ns; kNever before).
+  std::atomic<int64_t> work_deadline_ns_{kNever};
   std::unique_ptr<Interruption> interruption_;
 
  private:
@@ -195,6 +197,7 @@ class MeasurementSession::Impl {
   }
   void NoteSignal() {
     std::lock_guard<std::mutex> lock(mu_);
+    work_deadline_ns_.store(absl::ToInt64Nanoseconds(clock_->Monotonic() + options_.grace_period));
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
     // While running, the work has its grace period; otherwise nothing is worth waiting for.
     // The planned end of a run that ends on a signal waits as usual (a second signal exits).
@@ -737,6 +740,13 @@ absl::Time MeasurementSession::work_deadline() const {
   const absl::Time at = impl_->interruption_->triggered_at();
   // Between the handler and the watcher noticing it: count from now.
   return (at == absl::InfiniteFuture() ? impl_->clock_->Now() : at) + impl_->options_.grace_period;
+}
+
+bool MeasurementSession::work_deadline_passed() const {
+  if (!interrupted()) return false;
+  const int64_t at = impl_->work_deadline_ns_.load();
+  // Between the handler and the watcher noting it, the grace period has not begun.
+  return at != kNever && absl::ToInt64Nanoseconds(impl_->clock_->Monotonic()) >= at;
 }
 
 std::string MeasurementSession::interruption() const {

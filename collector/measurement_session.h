@@ -149,8 +149,11 @@ class MeasurementSession : public ChunkRecordSink {
   // sleeps until `deadline`: give a finite one.
   bool WaitForInterruption(absl::Time deadline);
   // Running work should have ended by then: the first signal + grace_period (InfiniteFuture
-  // before any signal).
+  // before any signal). A wall-clock time, to print; to decide, use work_deadline_passed().
   absl::Time work_deadline() const;
+  // Whether the grace period after the first signal is over, on the monotonic clock (a step
+  // of the wall clock neither stretches nor cuts it). False before any signal.
+  bool work_deadline_passed() const;
   // "SIGINT while running" (the signal and the session's phase then); "" when not interrupted.
   std::string interruption() const;
   // The command the run started, to which signals sent with kill() are passed on; 0: none.

@@ -614,13 +614,16 @@ TEST(MeasurementSessionTest, BlockingWorkGivesUpWhenTheGracePeriodIsOver) {
         MeasurementSession::Start(backend, options);
     ASSERT_TRUE(session.ok());
     EXPECT_FALSE(SessionShouldGiveUp());
+    EXPECT_FALSE((*session)->work_deadline_passed());
     SignalAndLetTheWatcherNoteIt(SIGINT, clock, **session);
     EXPECT_FALSE(SessionShouldGiveUp()) << "running work has its grace period";
     clock.StepWallClock(absl::Hours(1));  // the grace period is monotonic
     clock.Advance(absl::Seconds(1) - absl::Nanoseconds(1));
     EXPECT_FALSE(SessionShouldGiveUp());
+    EXPECT_FALSE((*session)->work_deadline_passed());
     clock.Advance(absl::Nanoseconds(1));
     EXPECT_TRUE(SessionShouldGiveUp());
+    EXPECT_TRUE((*session)->work_deadline_passed());
     ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
   }
   EXPECT_FALSE(SessionShouldGiveUp()) << "no session, nothing to give up";

@@ -115,7 +115,7 @@ absl::StatusOr<SampleRunResult> RunSampleAnalysis(AbstractMetricsBackend& backen
     run->done_changed.wait_for(lock, std::chrono::milliseconds(100));
     finished = run->done;
     // A chunk that outlives the grace period is left to run: the process exits without it.
-    if (!finished && absl::Now() >= session->work_deadline()) break;
+    if (!finished && session->work_deadline_passed()) break;
   }
   // The final line (and its newline), before anything else is printed.
   run->progress->Finish();

@@ -413,7 +413,7 @@ absl::StatusOr<WorkQueueRunResult> RunWorkQueueSampleAnalysis(const WorkQueueRun
       if (pending.empty()) break;
     }
     // Interrupted: the tasks that come back within the grace period are kept.
-    if (absl::Now() >= session.work_deadline()) break;
+    if (session.work_deadline_passed()) break;
     const bool armed = workers != nullptr && !killed &&
                        options.fault.kind != WorkQueueRunOptions::Fault::Kind::kNone &&
                        returned >= options.fault.after_tasks;

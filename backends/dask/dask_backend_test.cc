@@ -1059,7 +1059,14 @@ TEST(DaskBackendTest, ASlowSchedulerCannotStretchTheEndOfTracking) {
   WaitFor([&] { return scheduler.ops().size() > 5; });
   scheduler.Dribble(std::chrono::milliseconds(50),
                     {"handshake", "identity", "processing", "dump_state", "profile"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a poll is now dribbled
+  const size_t before = scheduler.ops().size();
+  // A poll is now dribbled: an identity request came after the Dribble (the poll asks for it
+  // first; its reply takes a byte every 50 ms).
+  WaitFor([&] {
+    const std::vector<std::string> ops = scheduler.ops();
+    return std::find(ops.begin() + static_cast<std::ptrdiff_t>(before), ops.end(), "identity") !=
+           ops.end();
+  });
   const absl::Time stop = absl::Now();
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   const absl::Duration took = absl::Now() - stop;

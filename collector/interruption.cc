@@ -156,6 +156,7 @@ Interruption::~Interruption() {
     stopping_ = true;
   }
   changed_.notify_all();
+  stop_deadline_wait_.RequestStop();
   watcher_.join();
   close(g_wake[0]);
   close(g_wake[1]);
@@ -185,7 +186,7 @@ absl::Time Interruption::triggered_at() const {
 bool Interruption::WaitUntil(absl::Time deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   while (triggered_at_ == absl::InfiniteFuture() && !stopping_) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_->Now();
     if (now >= deadline) break;
     // Bounded slices: absl::Time and the condition variable's clock need not agree.
     changed_.wait_for(lock, std::chrono::milliseconds(std::min<int64_t>(
@@ -213,13 +214,7 @@ void Interruption::Watch() {
   changed_.notify_all();
   if (options_.on_signal) options_.on_signal();
   if (!options_.on_deadline || options_.deadline_delay == absl::InfiniteDuration()) return;
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_ && clock_->Monotonic() < deadline) {
-      changed_.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    if (stopping_) return;
-  }
+  if (clock_->WaitUntil(deadline, stop_deadline_wait_)) return;  // destroyed first
   options_.on_deadline();
 }
 

@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "collector/clock.h"
+#include "host/clock.h"
 
 namespace roastcoffea {
 
@@ -69,6 +69,7 @@ class Interruption {
   mutable std::mutex mu_;
   std::condition_variable changed_;
   bool stopping_ = false;
+  StopToken stop_deadline_wait_;  // the destructor ends the watcher's wait for the deadline
   absl::Time triggered_at_ = absl::InfiniteFuture();
   std::thread watcher_;
 };

@@ -65,6 +65,23 @@ class NoLiveBackend final : public AbstractMetricsBackend {
   const std::string name_;
 };
 
+// A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the peak
+// memory and the time series miss most of the run (13.8 MiB read where 19 MiB were used).
+std::optional<v1::Warning> FewSamplesWarning(const RunWindow& window, absl::Duration interval) {
+  const double seconds = absl::ToDoubleSeconds(interval);
+  if (window.elapsed_seconds <= 0 || window.elapsed_seconds >= kMinSamplesPerRun * seconds) {
+    return std::nullopt;
+  }
+  return Warning(
+      "interval_longer_than_run",
+      absl::StrFormat("the run lasted %.3g s but --interval is %.3g s: at most %d sample(s) "
+                      "of the workers, so peak memory and the time series are under-read; "
+                      "use --interval=%.2g or less for a run this short",
+                      window.elapsed_seconds, seconds,
+                      1 + static_cast<int>(window.elapsed_seconds / seconds),
+                      window.elapsed_seconds / kMinSamplesPerRun));
+}
+
 // The engine's record of the run (read once it ended) joins what the session saw.
 void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
                      std::vector<v1::Warning>* warnings) {
@@ -86,11 +103,17 @@ void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
 }  // namespace
 
 namespace {
-// When blocking work should give up (unix ns; never: INT64_MAX). Set on the first signal.
-std::atomic<int64_t> g_give_up_at_ns{std::numeric_limits<int64_t>::max()};
+// When blocking work should give up, on g_give_up_clock's monotonic reading (ns; never:
+// INT64_MAX). Set on the first signal.
+constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+std::atomic<int64_t> g_give_up_at_ns{kNever};
+std::atomic<Clock*> g_give_up_clock{nullptr};
 }  // namespace
 
-bool SessionShouldGiveUp() { return absl::GetCurrentTimeNanos() >= g_give_up_at_ns.load(); }
+bool SessionShouldGiveUp() {
+  const int64_t at = g_give_up_at_ns.load();
+  return at != kNever && absl::ToInt64Nanoseconds(g_give_up_clock.load()->Monotonic()) >= at;
+}
 
 class MeasurementSession::Impl {
  public:
@@ -102,7 +125,7 @@ class MeasurementSession::Impl {
   ~Impl() {
     interruption_.reset();
     StopCheckpoints();
-    g_give_up_at_ns.store(std::numeric_limits<int64_t>::max());
+    g_give_up_at_ns.store(kNever);
   }
 
   absl::Status Start();
@@ -127,6 +150,10 @@ class MeasurementSession::Impl {
   // The backend's StopTracking, with the samples it handed to the checkpoint before.
   // A checkpoint that cannot be read back is a warning in `warnings`.
   absl::StatusOr<v1::TrackingData> StopTrackingWithCheckpointed(std::vector<v1::Warning>* warnings);
+  // Finish's parts: closes the span, stops tracking and takes the backend's contribution into
+  // `run` (errors: StopTracking's); moves the recorded chunks, then the run's own, into `run`.
+  absl::Status StopTheBackend(RawRun* run);
+  void TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run);
   std::string checkpoint_directory() const {
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     return checkpoint_.has_value() ? checkpoint_->directory() : "";
@@ -146,6 +173,9 @@ class MeasurementSession::Impl {
   std::unique_ptr<AbstractMetricsBackend> owned_backend_;
   AbstractMetricsBackend& backend_;
   const SessionOptions options_;
+  Clock* const clock_ = options_.clock != nullptr ? options_.clock : Clock::Real();
+  // The first signal + grace_period, on clock_'s monotonic reading (ns; kNever before).
+  std::atomic<int64_t> work_deadline_ns_{kNever};
   std::unique_ptr<Interruption> interruption_;
 
  private:
@@ -167,13 +197,15 @@ class MeasurementSession::Impl {
   }
   void NoteSignal() {
     std::lock_guard<std::mutex> lock(mu_);
+    work_deadline_ns_.store(absl::ToInt64Nanoseconds(clock_->Monotonic() + options_.grace_period));
     if (!interrupted_in_.has_value()) interrupted_in_ = state_;
     // While running, the work has its grace period; otherwise nothing is worth waiting for.
     // The planned end of a run that ends on a signal waits as usual (a second signal exits).
     if (state_ == State::kRunning && options_.signal_is_the_end) return;
     const absl::Duration wait =
         state_ == State::kRunning ? options_.grace_period : absl::ZeroDuration();
-    g_give_up_at_ns.store(absl::ToUnixNanos(absl::Now() + wait));
+    g_give_up_clock.store(clock_);
+    g_give_up_at_ns.store(absl::ToInt64Nanoseconds(clock_->Monotonic() + wait));
   }
   void SetState(State state) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -198,13 +230,13 @@ class MeasurementSession::Impl {
   std::vector<v1::ChunkRecord> chunks_;
   // The live view's counters (guarded by mu_; `so_far` is kept apart, in so_far_).
   LiveStatus live_;
-  std::chrono::steady_clock::time_point steady_start_ = std::chrono::steady_clock::now();
+  const absl::Duration monotonic_start_ = clock_->Monotonic();
 
   // The last aggregation of the chunks so far, for the live view (guarded by so_far_mu_, taken
   // before mu_).
   mutable std::mutex so_far_mu_;
   mutable std::shared_ptr<const v1::AggregatedMetrics> so_far_;
-  mutable std::chrono::steady_clock::time_point so_far_at_{};
+  mutable absl::Duration so_far_at_;
   mutable size_t so_far_chunks_ = 0;
   mutable double worker_timeline_step_ = kWorkerTimelineStep;
   mutable std::vector<LiveStatus::WorkerPoint> worker_timeline_;
@@ -216,8 +248,7 @@ class MeasurementSession::Impl {
   // Tracking samples the backend handed out (TakeTrackingSegment) not yet in the checkpoint.
   v1::TrackingData unwritten_tracking_;
   bool tracking_in_checkpoint_ = false;  // some samples were handed out: Finish joins them
-  std::condition_variable checkpoint_wake_;
-  bool checkpoint_stop_ = false;
+  StopToken checkpoint_stop_;
   std::thread checkpoint_thread_;
 };
 
@@ -254,12 +285,13 @@ absl::Status MeasurementSession::Impl::Start() {
     interruption.deadline_delay = options_.grace_period + options_.finish_timeout;
     interruption.on_signal = [this] { NoteSignal(); };
     interruption.on_deadline = [this] { SaveWhatIsThere(); };
+    interruption.clock = clock_;
     absl::StatusOr<std::unique_ptr<Interruption>> installed =
         Interruption::Install(std::move(interruption));
     if (!installed.ok()) return installed.status();
     interruption_ = *std::move(installed);
   }
-  stopwatch_.emplace();
+  stopwatch_.emplace(clock_);
   if (absl::Status status = backend_.StartTracking(options_.interval); !status.ok()) {
     // Gave up on a signal (e.g. a connect abandoned): the run is interrupted, not failed.
     if (interruption_ != nullptr && Interruption::triggered()) {
@@ -290,14 +322,14 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
   std::lock_guard<std::mutex> so_far_lock(so_far_mu_);
   LiveStatus status;
   std::vector<v1::ChunkRecord> copy;
-  const auto now = std::chrono::steady_clock::now();
+  const absl::Duration now = clock_->Monotonic();
   {
     std::lock_guard<std::mutex> lock(mu_);
     status = live_;
-    status.elapsed_seconds = std::chrono::duration<double>(now - steady_start_).count();
+    status.elapsed_seconds = absl::ToDoubleSeconds(now - monotonic_start_);
     status.finished = state_ != State::kStarting && state_ != State::kRunning;
     if (chunks_.size() != so_far_chunks_ && chunks_.size() <= kMaxLiveAggregationChunks &&
-        (so_far_ == nullptr || now - so_far_at_ >= absl::ToChronoNanoseconds(refresh))) {
+        (so_far_ == nullptr || now - so_far_at_ >= refresh)) {
       copy = chunks_;
       so_far_chunks_ = chunks_.size();
       so_far_at_ = now;
@@ -375,13 +407,9 @@ void MeasurementSession::Impl::StartCheckpoints() {
     checkpoint_.emplace(*std::move(writer));
   }
   checkpoint_thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> lock(checkpoint_mu_);
-    while (!checkpoint_stop_) {
-      checkpoint_wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.checkpoint_interval));
-      if (checkpoint_stop_) break;
-      lock.unlock();
+    while (
+        !clock_->WaitUntil(clock_->Monotonic() + options_.checkpoint_interval, checkpoint_stop_)) {
       AppendCheckpoint();
-      lock.lock();
     }
   });
 }
@@ -407,7 +435,7 @@ void MeasurementSession::Impl::AppendCheckpoint() {
     tracking_in_checkpoint_ = true;
   }
   const bool with_tracking = unwritten_tracking_.ByteSizeLong() > 0;
-  if (absl::Status appended = checkpoint_->Append(pointers, absl::Now(),
+  if (absl::Status appended = checkpoint_->Append(pointers, clock_->Now(),
                                                   with_tracking ? &unwritten_tracking_ : nullptr);
       !appended.ok()) {
     // A full disk now may have room later: those chunks (and samples) are appended next time.
@@ -441,11 +469,7 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
 }
 
 void MeasurementSession::Impl::StopCheckpoints() {
-  {
-    std::lock_guard<std::mutex> lock(checkpoint_mu_);
-    checkpoint_stop_ = true;
-  }
-  checkpoint_wake_.notify_all();
+  checkpoint_stop_.RequestStop();
   if (checkpoint_thread_.joinable()) checkpoint_thread_.join();
 }
 
@@ -480,6 +504,43 @@ void MeasurementSession::Impl::CompleteMetadata(v1::Measurement* measurement,
   }
 }
 
+absl::Status MeasurementSession::Impl::StopTheBackend(RawRun* run) {
+  if (span_.has_value()) {
+    const absl::Status ended = backend_.EndSpan(*span_);
+    absl::StatusOr<v1::Span> metrics =
+        ended.ok() ? backend_.GetSpanMetrics(*span_) : absl::StatusOr<v1::Span>(ended);
+    if (metrics.ok()) {
+      run->spans.push_back(*std::move(metrics));
+    } else {
+      run->warnings.push_back(
+          Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
+    }
+  }
+  absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&run->warnings);
+  if (!tracking.ok()) return tracking.status();
+  run->tracking = *std::move(tracking);
+  // The backend's own chunk records, warnings, engine version and, for a run the engine
+  // recorded itself (TaskVine's START .. END), the window that frames it.
+  backend_.Contribute(*run);
+  return absl::OkStatus();
+}
+
+void MeasurementSession::Impl::TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    run->chunks = std::move(chunks_);
+    chunks_.clear();
+  }
+  // Moved whole where possible: a million records moved one by one would hold the
+  // moved-from messages and the vector's growth slack at once.
+  if (run->chunks.empty()) {
+    run->chunks = std::move(from_the_run);
+  } else {
+    run->chunks.reserve(run->chunks.size() + from_the_run.size());
+    for (v1::ChunkRecord& chunk : from_the_run) run->chunks.push_back(std::move(chunk));
+  }
+}
+
 absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outputs) {
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -498,60 +559,19 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   AppendCheckpoint();
   RawRun run;
   run.window = stopwatch_->Stop();
-  std::vector<v1::Warning>& warnings = run.warnings;
-  warnings = warnings_;
-  if (span_.has_value()) {
-    const absl::Status ended = backend_.EndSpan(*span_);
-    absl::StatusOr<v1::Span> metrics =
-        ended.ok() ? backend_.GetSpanMetrics(*span_) : absl::StatusOr<v1::Span>(ended);
-    if (metrics.ok()) {
-      run.spans.push_back(*std::move(metrics));
-    } else {
-      warnings.push_back(
-          Warning("collector", absl::StrCat("no fine metrics: ", metrics.status().message())));
-    }
-  }
-  absl::StatusOr<v1::TrackingData> tracking = StopTrackingWithCheckpointed(&warnings);
-  if (!tracking.ok()) return tracking.status();
-  run.tracking = *std::move(tracking);
-  // The backend's own chunk records, warnings, engine version and, for a run the engine
-  // recorded itself (TaskVine's START .. END), the window that frames it.
-  backend_.Contribute(run);
+  run.warnings = warnings_;
+  if (absl::Status stopped = StopTheBackend(&run); !stopped.ok()) return stopped;
   if (outputs.engine_record.has_value()) {
     AddEngineRecord(*std::move(outputs.engine_record), outputs.engine_record_frames_the_run, &run,
-                    &warnings);
+                    &run.warnings);
   }
-  for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
-
-  if (const double interval = absl::ToDoubleSeconds(options_.interval);
-      owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&
-      run.window.elapsed_seconds > 0 && run.window.elapsed_seconds < kMinSamplesPerRun * interval) {
-    // A sampled peak is the highest of few samples: with under kMinSamplesPerRun of them the
-    // peak memory and the time series miss most of the run (13.8 MiB read where 19 MiB were
-    // used).
-    warnings.push_back(Warning(
-        "interval_longer_than_run",
-        absl::StrFormat("the run lasted %.3g s but --interval is %.3g s: at most %d sample(s) "
-                        "of the workers, so peak memory and the time series are under-read; "
-                        "use --interval=%.2g or less for a run this short",
-                        run.window.elapsed_seconds, interval,
-                        1 + static_cast<int>(run.window.elapsed_seconds / interval),
-                        run.window.elapsed_seconds / kMinSamplesPerRun)));
+  for (v1::Warning& warning : outputs.warnings) run.warnings.push_back(std::move(warning));
+  if (owned_backend_ == nullptr && SamplesWorkers(backend_.name())) {
+    if (std::optional<v1::Warning> few = FewSamplesWarning(run.window, options_.interval); few) {
+      run.warnings.push_back(*std::move(few));
+    }
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    run.chunks = std::move(chunks_);
-    chunks_.clear();
-  }
-  // Moved whole where possible: a million records moved one by one would hold the
-  // moved-from messages and the vector's growth slack at once.
-  if (run.chunks.empty()) {
-    run.chunks = std::move(outputs.chunks);
-  } else {
-    run.chunks.reserve(run.chunks.size() + outputs.chunks.size());
-    for (v1::ChunkRecord& chunk : outputs.chunks) run.chunks.push_back(std::move(chunk));
-  }
-  std::vector<v1::ChunkRecord>().swap(outputs.chunks);
+  TakeChunks(std::move(outputs.chunks), &run);
   run.report = std::move(outputs.report);
   run.backend = std::string(backend_.name());
   run.in_process_worker_threads = options_.in_process_worker_threads;
@@ -615,7 +635,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
     run.chunks = chunks_;
   }
   const std::string why = interruption();
-  run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch().Stop();
+  run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch(clock_).Stop();
   run.backend = std::string(backend_.name());
   run.warnings = warnings_;
   const std::string what_happened =
@@ -639,7 +659,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
                  why.c_str(), std::string(measurement.status().message()).c_str());
     _exit(1);
   }
-  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : absl::Now());
+  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : clock_->Now());
   // The last resort falls back like the run's own save: what was done is never lost to a full
   // or read-only disk.
   absl::StatusOr<SaveOutcome> saved = SaveWithFallback(
@@ -708,7 +728,8 @@ bool MeasurementSession::interrupted() const {
 
 bool MeasurementSession::WaitForInterruption(absl::Time deadline) {
   if (impl_->interruption_ == nullptr) {
-    absl::SleepFor(deadline - absl::Now());
+    Clock& clock = *impl_->clock_;
+    clock.SleepUntil(clock.Monotonic() + (deadline - clock.Now()));
     return false;
   }
   return impl_->interruption_->WaitUntil(deadline);
@@ -718,7 +739,14 @@ absl::Time MeasurementSession::work_deadline() const {
   if (!interrupted()) return absl::InfiniteFuture();
   const absl::Time at = impl_->interruption_->triggered_at();
   // Between the handler and the watcher noticing it: count from now.
-  return (at == absl::InfiniteFuture() ? absl::Now() : at) + impl_->options_.grace_period;
+  return (at == absl::InfiniteFuture() ? impl_->clock_->Now() : at) + impl_->options_.grace_period;
+}
+
+bool MeasurementSession::work_deadline_passed() const {
+  if (!interrupted()) return false;
+  const int64_t at = impl_->work_deadline_ns_.load();
+  // Between the handler and the watcher noting it, the grace period has not begun.
+  return at != kNever && absl::ToInt64Nanoseconds(impl_->clock_->Monotonic()) >= at;
 }
 
 std::string MeasurementSession::interruption() const {

@@ -48,6 +48,7 @@
 #include "backends/metrics_backend.h"
 #include "collector/live_status.h"
 #include "collector/tool_build.h"  // ToolBuildInfo(), for SessionOptions::analysis_build
+#include "host/clock.h"
 #include "instrumentation/chunk_record_sink.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
@@ -77,6 +78,10 @@ struct SessionOptions {
   v1::MeasurementMetadata metadata;
   // Save writes <output_dir>/<metadata.name>/.
   std::string output_dir = "measurements";
+  // What the session reads time on: the run's start and end (wall), its elapsed time, the
+  // checkpoint period and the grace periods (monotonic: a wall-clock step neither stretches nor
+  // cuts them). Tests pass a FakeClock (host/fake_clock.h). Not owned; outlives the session.
+  Clock* clock = Clock::Real();
 
   // SIGINT/SIGTERM as described above: the session then owns those signals (and may end the
   // process with _exit after a second signal or a stuck stop), so only a program that wants
@@ -144,8 +149,11 @@ class MeasurementSession : public ChunkRecordSink {
   // sleeps until `deadline`: give a finite one.
   bool WaitForInterruption(absl::Time deadline);
   // Running work should have ended by then: the first signal + grace_period (InfiniteFuture
-  // before any signal).
+  // before any signal). A wall-clock time, to print; to decide, use work_deadline_passed().
   absl::Time work_deadline() const;
+  // Whether the grace period after the first signal is over, on the monotonic clock (a step
+  // of the wall clock neither stretches nor cuts it). False before any signal.
+  bool work_deadline_passed() const;
   // "SIGINT while running" (the signal and the session's phase then); "" when not interrupted.
   std::string interruption() const;
   // The command the run started, to which signals sent with kill() are passed on; 0: none.

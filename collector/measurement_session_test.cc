@@ -1,6 +1,7 @@
 #include "collector/measurement_session.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 #include "instrumentation/chunk_tracking.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
@@ -21,6 +23,13 @@ namespace roastcoffea {
 namespace {
 
 using ::testing::HasSubstr;
+
+constexpr absl::Duration kRealTimeout = absl::Seconds(60);
+
+// An engine that never answers (only a signal handler's _exit ends the process).
+[[noreturn]] void HangForever() {
+  while (true) pause();
+}
 
 // Two workers sampled at start and stop; a span with one fine metric; optionally a StopTracking
 // that never returns (an engine that does not answer).
@@ -32,7 +41,7 @@ class FakeBackend : public AbstractMetricsBackend {
     return absl::OkStatus();
   }
   absl::StatusOr<v1::TrackingData> StopTracking() override {
-    while (hang_on_stop) absl::SleepFor(absl::Milliseconds(10));
+    if (hang_on_stop) HangForever();
     v1::TrackingData data;
     data.set_backend("fake");
     for (absl::Time t : {started_, absl::Now()}) {
@@ -276,8 +285,10 @@ TEST(MeasurementSessionTest, SignalsAreLeftAloneUnlessTheProgramOptsIn) {
 // finished run's save removes it.
 TEST(MeasurementSessionTest, ChunksAreCheckpointedWhileTheRunGoesOn) {
   FakeBackend backend;
+  FakeClock clock;
   SessionOptions options = Options("checkpointed");
-  options.checkpoint_interval = absl::Milliseconds(5);
+  options.clock = &clock;
+  options.checkpoint_interval = absl::Seconds(30);
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
       MeasurementSession::Start(backend, options);
   ASSERT_TRUE(session.ok()) << session.status();
@@ -285,12 +296,15 @@ TEST(MeasurementSessionTest, ChunksAreCheckpointedWhileTheRunGoesOn) {
   EXPECT_EQ(directory, options.output_dir + "/checkpointed.checkpoint");
   (*session)->RecordChunk(Chunk(0));
   (*session)->RecordChunk(Chunk(100));
-  absl::StatusOr<Checkpoint> read;
-  for (int i = 0; i < 2000; ++i) {  // the checkpoint thread's next tick, within 10 s
-    read = ReadCheckpoint(directory);
-    if (read.ok() && read->chunks.size() == 2) break;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  clock.Advance(absl::Seconds(29));
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  absl::StatusOr<Checkpoint> early = ReadCheckpoint(directory);
+  ASSERT_TRUE(early.ok()) << early.status();
+  EXPECT_EQ(early->chunks.size(), 0u) << "not before the period is over";
+  clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));  // appended, waiting for the next one
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint(directory);
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_EQ(read->chunks.size(), 2u);
   EXPECT_EQ(read->metadata.name(), "checkpointed");
@@ -380,6 +394,64 @@ TEST(MeasurementSessionTest, AFinishedRunsRecordFramesIt) {
   EXPECT_FALSE(measurement->metadata().has_host_facts()) << "it ran elsewhere, before";
 }
 
+// A step of the wall clock (NTP, `date -s`; the reliability study's N8: -60 s stretched
+// --duration=5 to 66.5 s) moves no period of the session: a 5 s wait for the end of the run
+// takes 5 s of the monotonic clock, the checkpoint comes after its interval, the elapsed time
+// is the monotonic one, and the run's chunk is kept.
+TEST(MeasurementSessionTest, AWallClockStepNeitherStretchesNorCutsThePeriods) {
+  for (const absl::Duration step : {-absl::Hours(1), absl::Hours(1)}) {
+    SCOPED_TRACE(absl::StrCat("step ", absl::FormatDuration(step)));
+    FakeBackend backend;
+    FakeClock clock;
+    SessionOptions options = Options(step < absl::ZeroDuration() ? "stepped-back" : "stepped-on");
+    options.clock = &clock;
+    options.handle_signals = false;
+    options.checkpoint_interval = absl::Seconds(30);
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::Start(backend, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    const absl::Time start = clock.Now();
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));  // the checkpoint's period
+    std::atomic<bool> ended{false};
+    std::thread run([&] {
+      (*session)->WaitForInterruption(start + absl::Seconds(5));  // as --duration=5
+      ended = true;
+    });
+    ASSERT_TRUE(clock.WaitForWaiters(2, kRealTimeout));
+    clock.Advance(absl::Seconds(2));
+    clock.StepWallClock(step);
+    ASSERT_TRUE(clock.WaitForWaiters(2, kRealTimeout));
+    EXPECT_FALSE(ended.load()) << "cut short";
+    clock.Advance(absl::Seconds(3));
+    run.join();  // a stretched wait never ends (the test times out)
+    EXPECT_TRUE(ended.load());
+
+    v1::ChunkRecord chunk = Chunk(0);
+    chunk.set_start_unix_ns(absl::ToUnixNanos(clock.Now() - absl::Milliseconds(500)));
+    chunk.set_end_unix_ns(absl::ToUnixNanos(clock.Now()));
+    (*session)->RecordChunk(chunk);
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    clock.Advance(absl::Seconds(25) - absl::Nanoseconds(1));
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->chunks.size(), 0u) << "checkpoint period cut";
+    clock.Advance(absl::Nanoseconds(1));
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    read = ReadCheckpoint((*session)->checkpoint_directory());
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(read->chunks.size(), 1u) << "checkpoint period stretched";
+
+    absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+    ASSERT_TRUE(measurement.ok()) << measurement.status();
+    EXPECT_DOUBLE_EQ(measurement->metadata().elapsed_seconds(), 30);
+    EXPECT_EQ(measurement->metadata().start_time().seconds(), absl::ToUnixSeconds(start));
+    EXPECT_EQ(measurement->metadata().end_time().seconds(), absl::ToUnixSeconds(start) + 30);
+    EXPECT_EQ(measurement->chunks_size(), 1);
+    EXPECT_EQ(measurement->rejected_chunks_size(), 0);
+  }
+}
+
 // A backend that hands its samples out (as Dask does): each take or stop gives the next 5 samples
 // of worker "w" (times 0, 1, 2, ...); it keeps at most those 5 in memory.
 class SegmentingBackend : public FakeBackend {
@@ -410,20 +482,19 @@ class SegmentingBackend : public FakeBackend {
 // kill keeps them), and the finished measurement has every one of them, in order.
 TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMeasurement) {
   SegmentingBackend backend;
+  FakeClock clock;
   SessionOptions options = Options("segments");
-  options.checkpoint_interval = absl::Milliseconds(5);
+  options.clock = &clock;
+  options.checkpoint_interval = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
       MeasurementSession::Start(backend, options);
   ASSERT_TRUE(session.ok()) << session.status();
-  absl::StatusOr<Checkpoint> read;
-  for (int i = 0; i < 2000; ++i) {  // a few checkpoints, within 10 s
-    read = ReadCheckpoint((*session)->checkpoint_directory());
-    if (read.ok() && read->tracking.has_value() &&
-        read->tracking->workers(0).time_unix_ns_size() >= 15) {
-      break;
-    }
-    absl::SleepFor(absl::Milliseconds(5));
+  for (int i = 0; i < 3; ++i) {  // three checkpoints
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    clock.Advance(options.checkpoint_interval);
   }
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_TRUE(read->tracking.has_value());
   ASSERT_GE(read->tracking->workers(0).time_unix_ns_size(), 15);
@@ -519,24 +590,40 @@ TEST(MeasurementSessionTest, AFirstSignalMarksTheMeasurementInterrupted) {
   EXPECT_TRUE((*session)->Save(*measurement).ok());
 }
 
+// Sends `signal` and returns once the session's interruption watcher has noted it and waits for
+// its deadline: with the checkpoint off, only the watcher reads `clock` then (once for the
+// deadline, once in the session's note of the signal, then as it waits).
+void SignalAndLetTheWatcherNoteIt(int signal, FakeClock& clock, MeasurementSession& session) {
+  ASSERT_LE(session.options().checkpoint_interval, absl::ZeroDuration());
+  const int64_t reads = clock.monotonic_reads();
+  kill(getpid(), signal);
+  ASSERT_TRUE(session.WaitForInterruption(clock.Now() + absl::Hours(1)));  // no time passes
+  ASSERT_TRUE(clock.WaitForMonotonicReadsAfter(reads + 2, kRealTimeout));
+}
+
 TEST(MeasurementSessionTest, BlockingWorkGivesUpWhenTheGracePeriodIsOver) {
   EXPECT_FALSE(SessionShouldGiveUp());
   FakeBackend backend;
   {
+    FakeClock clock;
     SessionOptions options = Options("give-up");
+    options.checkpoint_interval = absl::ZeroDuration();  // the watcher alone reads the clock
+    options.clock = &clock;
     options.grace_period = absl::Seconds(1);
     absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
         MeasurementSession::Start(backend, options);
     ASSERT_TRUE(session.ok());
     EXPECT_FALSE(SessionShouldGiveUp());
-    kill(getpid(), SIGINT);
-    ASSERT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
-    absl::SleepFor(absl::Milliseconds(200));  // the watcher has noted the signal
+    EXPECT_FALSE((*session)->work_deadline_passed());
+    SignalAndLetTheWatcherNoteIt(SIGINT, clock, **session);
     EXPECT_FALSE(SessionShouldGiveUp()) << "running work has its grace period";
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (!SessionShouldGiveUp() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(10));
+    clock.StepWallClock(absl::Hours(1));  // the grace period is monotonic
+    clock.Advance(absl::Seconds(1) - absl::Nanoseconds(1));
+    EXPECT_FALSE(SessionShouldGiveUp());
+    EXPECT_FALSE((*session)->work_deadline_passed());
+    clock.Advance(absl::Nanoseconds(1));
     EXPECT_TRUE(SessionShouldGiveUp());
-    EXPECT_GE(absl::Now(), (*session)->work_deadline() - absl::Milliseconds(150));
+    EXPECT_TRUE((*session)->work_deadline_passed());
     ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
   }
   EXPECT_FALSE(SessionShouldGiveUp()) << "no session, nothing to give up";
@@ -544,14 +631,16 @@ TEST(MeasurementSessionTest, BlockingWorkGivesUpWhenTheGracePeriodIsOver) {
 
 TEST(MeasurementSessionTest, ThePlannedEndOnASignalDoesNotGiveUp) {
   FakeBackend backend;
+  FakeClock clock;
   SessionOptions options = Options("planned-end");
+  options.checkpoint_interval = absl::ZeroDuration();  // the watcher alone reads the clock
+  options.clock = &clock;
   options.signal_is_the_end = true;
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
       MeasurementSession::Start(backend, options);
   ASSERT_TRUE(session.ok());
-  kill(getpid(), SIGINT);
-  ASSERT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
-  absl::SleepFor(absl::Milliseconds(500));  // past the grace period
+  SignalAndLetTheWatcherNoteIt(SIGINT, clock, **session);
+  clock.Advance(options.grace_period * 10);  // past the grace period
   EXPECT_FALSE(SessionShouldGiveUp());
   ASSERT_TRUE((*session)->Finish(RunOutputs{}).ok());
 }
@@ -577,8 +666,7 @@ TEST(MeasurementSessionDeathTest, ASecondSignalExitsAtOnce) {
         kill(getpid(), SIGINT);
         (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
         kill(getpid(), SIGINT);
-        absl::SleepFor(absl::Seconds(5));
-        std::exit(98);
+        HangForever();
       },
       ::testing::ExitedWithCode(kInterruptedExitCode), "second signal: exiting at once");
 }
@@ -649,17 +737,13 @@ TEST(MeasurementSessionDeathTest, ASignalWhileStartingTrackingIsHonoured) {
   class HangingStart : public FakeBackend {
    public:
     absl::Status StartTracking(absl::Duration) override {
-      while (true) absl::SleepFor(absl::Milliseconds(10));
+      kill(getpid(), SIGTERM);  // while it hangs
+      HangForever();
     }
   };
   const std::string output_dir = Options("").output_dir;
   EXPECT_EXIT(
       {
-        std::thread signaller([] {
-          absl::SleepFor(absl::Milliseconds(200));
-          kill(getpid(), SIGTERM);
-        });
-        signaller.detach();
         HangingStart backend;
         (void)MeasurementSession::Start(backend, Options("hung-start"));  // never returns
         std::exit(98);
@@ -676,16 +760,21 @@ TEST(MeasurementSessionDeathTest, ASignalWhileStartingTrackingIsHonoured) {
 // A signal after Finish (while saving) lets the save complete; the measurement is whole.
 TEST(MeasurementSessionTest, ASignalDuringTheSaveLetsItFinish) {
   FakeBackend backend;
+  FakeClock clock;
+  SessionOptions options = Options("signal-at-save");
+  options.checkpoint_interval = absl::ZeroDuration();  // the watcher alone reads the clock
+  options.clock = &clock;
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
-      MeasurementSession::Start(backend, Options("signal-at-save"));
+      MeasurementSession::Start(backend, options);
   ASSERT_TRUE(session.ok());
   (*session)->RecordChunk(Chunk(0));
   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
   ASSERT_TRUE(measurement.ok());
-  kill(getpid(), SIGINT);
-  EXPECT_TRUE((*session)->WaitForInterruption(absl::Now() + absl::Seconds(10)));
+  SignalAndLetTheWatcherNoteIt(SIGINT, clock, **session);
   // Past the point where a run that had not finished would be saved by the session.
-  absl::SleepFor(absl::Seconds(1));
+  const int64_t reads = clock.monotonic_reads();
+  clock.Advance(options.grace_period + options.finish_timeout);
+  ASSERT_TRUE(clock.WaitForMonotonicReadsAfter(reads, kRealTimeout));
   absl::StatusOr<std::string> saved = (*session)->Save(*measurement);
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_TRUE((*session)->interrupted());

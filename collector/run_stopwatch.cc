@@ -2,8 +2,6 @@
 
 #include <sys/resource.h>
 
-#include "absl/time/clock.h"
-
 namespace roastcoffea {
 namespace {
 
@@ -16,17 +14,17 @@ double ProcessCpuSeconds() {
 
 }  // namespace
 
-RunStopwatch::RunStopwatch()
-    : start_(absl::Now()),
-      steady_start_(std::chrono::steady_clock::now()),
+RunStopwatch::RunStopwatch(Clock* clock)
+    : clock_(clock != nullptr ? clock : Clock::Real()),
+      start_(clock_->Now()),
+      monotonic_start_(clock_->Monotonic()),
       cpu_start_(ProcessCpuSeconds()),
       host_start_(host::TakeHostSnapshot()) {}
 
 RunWindow RunStopwatch::Stop() const {
   RunWindow window;
   window.process_cpu_seconds = ProcessCpuSeconds() - cpu_start_;
-  window.elapsed_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - steady_start_).count();
+  window.elapsed_seconds = absl::ToDoubleSeconds(clock_->Monotonic() - monotonic_start_);
   window.start = start_;
   // The end is the start plus the monotonic elapsed time: a wall-clock step during the run
   // must not put the end before the start (or an hour after a 5 s run).

@@ -3,10 +3,10 @@
 #ifndef ROASTCOFFEA_COLLECTOR_RUN_STOPWATCH_H_
 #define ROASTCOFFEA_COLLECTOR_RUN_STOPWATCH_H_
 
-#include <chrono>
 #include <optional>
 
 #include "absl/time/time.h"
+#include "host/clock.h"
 #include "host/host_facts.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"  // RunWindow
@@ -14,16 +14,18 @@
 namespace roastcoffea {
 
 // Started at construction; Stop() reads every clock, and the host, again. Stop() may be called
-// more than once (and from any thread): each call gives the window up to then.
+// more than once (and from any thread): each call gives the window up to then. `clock` (not
+// owned, outlives the stopwatch) gives the start (wall) and the elapsed time (monotonic).
 class RunStopwatch {
  public:
-  RunStopwatch();
+  explicit RunStopwatch(Clock* clock = Clock::Real());
   RunWindow Stop() const;
   absl::Time start() const { return start_; }
 
  private:
+  Clock* clock_;
   absl::Time start_;
-  std::chrono::steady_clock::time_point steady_start_;
+  absl::Duration monotonic_start_;
   double cpu_start_;
   host::HostSnapshot host_start_;
 };

@@ -137,7 +137,7 @@ WaitOutcome Wait(std::optional<pid_t> child, absl::Duration duration, Measuremen
         return outcome;
       }
       if (done < 0 && errno != EINTR) return outcome;  // not our child any more
-      if (absl::Now() >= session.work_deadline()) {
+      if (session.work_deadline_passed()) {
         kill(*child, SIGKILL);
         outcome.killed_after_grace = true;
         waitpid(*child, &status, 0);

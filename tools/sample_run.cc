@@ -112,7 +112,7 @@ bool WaitForChunks(PoolRun& run, const MeasurementSession& session) {
     run.done_changed.wait_for(lock, std::chrono::milliseconds(100));
     finished = run.done;
     // A chunk that outlives the grace period is left to run: the process exits without it.
-    if (!finished && absl::Now() >= session.work_deadline()) break;
+    if (!finished && session.work_deadline_passed()) break;
   }
   return finished;
 }

@@ -25,6 +25,7 @@ bool IsConnectionLoss(const absl::Status& s) {
 
 absl::StatusOr<std::unique_ptr<DaskMetricsBackend>> DaskMetricsBackend::Create(
     DaskBackendOptions options) {
+  if (options.clock == nullptr) options.clock = Clock::Real();
   absl::StatusOr<dask::SchedulerAddress> address =
       dask::ParseSchedulerAddress(options.scheduler_address);
   if (!address.ok()) return address.status();
@@ -155,12 +156,12 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
     interval_seconds_ = absl::ToDoubleSeconds(interval);
   }
   Poll();
-  {
-    std::lock_guard<std::mutex> lock(poller_mutex_);
-    stop_poller_ = false;
-  }
+  stop_heartbeat_watcher_.Reset();
   // The interval was checked above: the poller starts.
-  (void)poller_.Start({interval, false}, [this] { Poll(); });
+  backends_internal::PeriodicThreadOptions polling;
+  polling.period = interval;
+  polling.clock = options_.clock;
+  (void)poller_.Start(polling, [this] { Poll(); });
   if (options_.watch_heartbeats) heartbeat_poller_ = std::thread([this] { HeartbeatLoop(); });
   return absl::OkStatus();
 }
@@ -173,28 +174,29 @@ void DaskMetricsBackend::EnterGap(const absl::Status& cause) {
   gap_reason_ = std::string(cause.message());
   // A peer that breaks again right after each reconnection (a flapping or hostile scheduler)
   // keeps its growing backoff instead of being retried at full speed.
-  backoff_ = absl::Now() - last_reconnect_ < absl::Seconds(10)
+  const absl::Duration now = options_.clock->Monotonic();
+  backoff_ = now - last_reconnect_ < absl::Seconds(10)
                  ? std::min(backoff_ * 2, options_.reconnect_max_backoff)
                  : options_.reconnect_initial_backoff;
-  next_reconnect_ = absl::Now() + backoff_;
+  next_reconnect_ = now + backoff_;
 }
 
 void DaskMetricsBackend::Poll() {
   if (comm_ == nullptr) {
-    if (absl::Now() < next_reconnect_) return;
+    if (options_.clock->Monotonic() < next_reconnect_) return;
     absl::Status s = ConnectAndPrepare();
     if (!s.ok()) {
       if (!in_gap_) {
         EnterGap(s);
       } else {
         backoff_ = std::min(backoff_ * 2, options_.reconnect_max_backoff);
-        next_reconnect_ = absl::Now() + backoff_;
+        next_reconnect_ = options_.clock->Monotonic() + backoff_;
       }
       return;
     }
     if (in_gap_) {
       ++reconnects_;
-      last_reconnect_ = absl::Now();
+      last_reconnect_ = options_.clock->Monotonic();
       cursor_.ResetForNewScheduler();
       present_workers_.clear();  // a restarted scheduler may have a new worker set
       const int64_t end = NowUnixNs();
@@ -299,11 +301,7 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
 }
 
 void DaskMetricsBackend::StopPollers() {
-  {
-    std::lock_guard<std::mutex> lock(poller_mutex_);
-    stop_poller_ = true;
-  }
-  poller_wake_.notify_all();
+  stop_heartbeat_watcher_.RequestStop();
   poller_.Stop();
   if (heartbeat_poller_.joinable()) heartbeat_poller_.join();
 }
@@ -314,7 +312,7 @@ void DaskMetricsBackend::LastPoll() {
                "the samples since the previous poll are missing (a tracking gap)");
     return;
   }
-  next_reconnect_ = absl::InfinitePast();  // one last attempt, even during a gap
+  next_reconnect_ = -absl::InfiniteDuration();  // one last attempt, even during a gap
   Poll();
   if (EndRanOut()) WarnEndCut("the last poll", "the samples since the previous poll are missing");
 }

@@ -80,6 +80,7 @@
 #include "backends/internal/periodic_thread.h"
 #include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
+#include "host/clock.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -136,6 +137,9 @@ struct DaskBackendOptions {
   // scheduler gives up then (each step keeps its own shorter timeout too) and a warning names
   // the step cut short. 0: max(2 s, 10 % of the tracked time).
   absl::Duration end_timeout = absl::ZeroDuration();
+  // What the polling period, the heartbeat watcher's waits and the reconnection backoffs are
+  // timed on (monotonic). Not owned; outlives the backend. Null: Clock::Real().
+  Clock* clock = Clock::Real();
 };
 
 class DaskMetricsBackend : public AbstractMetricsBackend {
@@ -344,13 +348,14 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   bool task_stream_enabled_ = true;
   bool spans_enabled_ = true;
   absl::Duration backoff_;
-  absl::Time next_reconnect_ = absl::InfinitePast();
+  // Monotonic readings of options_.clock.
+  absl::Duration next_reconnect_ = -absl::InfiniteDuration();
   bool in_gap_ = false;
   int64_t gap_start_unix_ns_ = 0;
   std::string gap_reason_;
   int64_t last_good_poll_unix_ns_ = 0;
   int reconnects_ = 0;
-  absl::Time last_reconnect_ = absl::InfinitePast();
+  absl::Duration last_reconnect_ = -absl::InfiniteDuration();
   std::set<std::string> present_workers_;
   bool first_identity_ = true;
   int64_t tracking_start_unix_ns_ = 0;
@@ -381,14 +386,12 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   backends_internal::PeriodicThread poller_;
 
   // Stops the heartbeat watcher, whose period follows the workers' heartbeat interval.
-  std::mutex poller_mutex_;
-  std::condition_variable poller_wake_;
-  bool stop_poller_ = false;  // guarded by poller_mutex_
+  StopToken stop_heartbeat_watcher_;
 
   // The heartbeat watcher: its own connection, also used for get_cluster_state.
   std::mutex hb_mutex_;  // guards hb_comm_ and hb_next_connect_
   std::unique_ptr<dask::DaskComm> hb_comm_;
-  absl::Time hb_next_connect_ = absl::InfinitePast();
+  absl::Duration hb_next_connect_ = -absl::InfiniteDuration();  // monotonic
   std::thread heartbeat_poller_;
 };
 

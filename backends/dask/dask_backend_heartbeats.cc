@@ -44,13 +44,13 @@ std::map<std::string, double> DaskMetricsBackend::IngestHeartbeats(
 absl::StatusOr<dask::SchedulerSnapshot> DaskMetricsBackend::HeartbeatIdentity() {
   if (hb_comm_ == nullptr || hb_comm_->broken()) {
     hb_comm_.reset();
-    if (absl::Now() < hb_next_connect_) {
+    if (options_.clock->Monotonic() < hb_next_connect_) {
       return absl::UnavailableError("heartbeat connection: waiting to reconnect");
     }
     absl::StatusOr<std::unique_ptr<dask::DaskComm>> comm =
         dask::DaskComm::Connect(address_, CommOptionsWithEnd());
     if (!comm.ok()) {
-      hb_next_connect_ = absl::Now() + options_.reconnect_max_backoff;
+      hb_next_connect_ = options_.clock->Monotonic() + options_.reconnect_max_backoff;
       return comm.status();
     }
     hb_comm_ = *std::move(comm);
@@ -87,12 +87,9 @@ void DaskMetricsBackend::HeartbeatLoop() {
     // A third of the period, whatever the sampling interval: a late poll still sees every
     // heartbeat, whose digests cover only the time since the previous one (README, "Dask
     // polling").
-    const auto wait =
-        std::chrono::microseconds(std::max<int64_t>(20000, static_cast<int64_t>(period / 3 * 1e6)));
-    {
-      std::unique_lock<std::mutex> lock(poller_mutex_);
-      if (poller_wake_.wait_for(lock, wait, [this] { return stop_poller_; })) return;
-    }
+    const absl::Duration wait = std::max(absl::Milliseconds(20), absl::Seconds(period / 3));
+    Clock& clock = *options_.clock;
+    if (clock.WaitUntil(clock.Monotonic() + wait, stop_heartbeat_watcher_)) return;
     if (!watch) continue;
     const int64_t asked = NowUnixNs();
     absl::StatusOr<dask::SchedulerSnapshot> snapshot;

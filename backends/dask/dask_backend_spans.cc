@@ -124,7 +124,7 @@ DaskMetricsBackend::ClosingHeartbeats DaskMetricsBackend::WaitForClosingHeartbea
     absl::StatusOr<dask::SchedulerSnapshot> snapshot;
     {
       std::lock_guard<std::mutex> lock(hb_mutex_);
-      hb_next_connect_ = absl::InfinitePast();
+      hb_next_connect_ = -absl::InfiniteDuration();
       snapshot = HeartbeatIdentity();
     }
     if (snapshot.ok()) {

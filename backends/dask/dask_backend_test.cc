@@ -18,6 +18,7 @@
 #include "backends/dask/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 #include "schema/raw_run.h"
 
 namespace roastcoffea {
@@ -745,21 +746,55 @@ TEST(DaskBackendTest, HostileRepliesAreGapsOrWarningsNeverCrashes) {
   EXPECT_THAT(warnings, Contains(HasSubstr("reconnected")));
 }
 
+// The polls (one per interval) and the reconnection backoff follow the injected clock: the
+// test moves it one interval at a time, without sleeping.
+TEST(DaskBackendTest, PollsOncePerIntervalOfTheInjectedClock) {
+  Cluster cluster;
+  cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
+  FakeScheduler scheduler([&](const Value& r) { return cluster.Reply(r); });
+  FakeClock clock;
+  DaskBackendOptions options = OptionsFor(scheduler);
+  options.clock = &clock;
+  options.watch_heartbeats = false;  // the poller alone waits on the clock
+  auto backend = *DaskMetricsBackend::Create(options);
+  ASSERT_TRUE(backend->StartTracking(absl::Seconds(1)).ok());  // polls once at once
+  const auto identities = [&] {
+    const std::vector<std::string> ops = scheduler.ops();
+    return std::count(ops.begin(), ops.end(), "identity");
+  };
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  const auto at_start = identities();
+  clock.Advance(absl::Milliseconds(999));
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  EXPECT_EQ(identities(), at_start) << "no poll before the interval is over";
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(1)));
+  EXPECT_EQ(identities(), at_start + 1);
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Seconds(1), 3));
+  EXPECT_EQ(identities(), at_start + 4);
+  ASSERT_TRUE(backend->StopTracking().ok());
+}
+
 TEST(DaskBackendTest, SchedulerLossIsAGapThenReconnects) {
   Cluster cluster;
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
   auto scheduler =
       std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
   const int port = scheduler->port();
-  auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
+  FakeClock clock;
+  DaskBackendOptions options = OptionsFor(*scheduler);
+  options.clock = &clock;
+  options.watch_heartbeats = false;
+  auto backend = *DaskMetricsBackend::Create(options);
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
-  WaitFor([&] { return scheduler->ops().size() > 10; });
-  scheduler.reset();  // the scheduler dies
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(10), 2));
+  scheduler.reset();                                             // the scheduler dies
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(10), 3));  // polls that find it gone
   cluster.Heartbeat();
   scheduler = std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); },
                                               port);  // and comes back on the same port
-  WaitFor([&] { return scheduler->ops().size() > 10; });
+  // Past the longest backoff (100 ms): reconnected, and polled again.
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(10), 15));
+  EXPECT_GT(scheduler->ops().size(), 0u);
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
   ASSERT_EQ(data->gaps_size(), 1);
@@ -775,11 +810,15 @@ TEST(DaskBackendTest, SchedulerGoneUntilTheEndLeavesAnOpenGapClosed) {
   cluster.workers = {{"tcp://127.0.0.1:1001", 2, 0, 1.0}};
   auto scheduler =
       std::make_unique<FakeScheduler>([&](const Value& r) { return cluster.Reply(r); });
-  auto backend = *DaskMetricsBackend::Create(OptionsFor(*scheduler));
+  FakeClock clock;
+  DaskBackendOptions options = OptionsFor(*scheduler);
+  options.clock = &clock;
+  options.watch_heartbeats = false;
+  auto backend = *DaskMetricsBackend::Create(options);
   ASSERT_TRUE(backend->StartTracking(absl::Milliseconds(10)).ok());
-  WaitFor([&] { return scheduler->ops().size() > 5; });
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(10), 2));
   scheduler.reset();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(10), 3));  // polls that find it gone
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   ASSERT_TRUE(data.ok()) << data.status();
   ASSERT_EQ(data->gaps_size(), 1);
@@ -1027,7 +1066,14 @@ TEST(DaskBackendTest, ASlowSchedulerCannotStretchTheEndOfTracking) {
   WaitFor([&] { return scheduler.ops().size() > 5; });
   scheduler.Dribble(std::chrono::milliseconds(50),
                     {"handshake", "identity", "processing", "dump_state", "profile"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // a poll is now dribbled
+  const size_t before = scheduler.ops().size();
+  // A poll is now dribbled: an identity request came after the Dribble (the poll asks for it
+  // first; its reply takes a byte every 50 ms).
+  WaitFor([&] {
+    const std::vector<std::string> ops = scheduler.ops();
+    return std::find(ops.begin() + static_cast<std::ptrdiff_t>(before), ops.end(), "identity") !=
+           ops.end();
+  });
   const absl::Time stop = absl::Now();
   absl::StatusOr<v1::TrackingData> data = backend->StopTracking();
   const absl::Duration took = absl::Now() - stop;

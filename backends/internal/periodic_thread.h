@@ -3,20 +3,21 @@
 //
 // Fixed rate: ticks are due at start + k x period. A tick that overruns skips the ticks it
 // missed (the next one is the first due time still ahead) instead of running them in a burst.
-// Stop wakes the waiting thread at once, lets a running tick finish, and joins.
+// Stop wakes the waiting thread at once, lets a running tick finish, and joins. Due times are
+// on the monotonic reading of the injected clock: a step of the wall clock changes no wait,
+// and a test moves a FakeClock (host/fake_clock.h) instead of sleeping.
 //
 // Thread-safety: Start and Stop from one controlling thread; `tick` runs on the periodic thread.
 #ifndef ROASTCOFFEA_BACKENDS_INTERNAL_PERIODIC_THREAD_H_
 #define ROASTCOFFEA_BACKENDS_INTERNAL_PERIODIC_THREAD_H_
 
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "host/clock.h"
 
 namespace roastcoffea {
 namespace backends_internal {
@@ -25,6 +26,8 @@ struct PeriodicThreadOptions {
   absl::Duration period = absl::Seconds(1);
   // Run one tick as soon as the thread starts (at start + 0), not only after one period.
   bool tick_at_start = false;
+  // What due times are read on (null: Clock::Real()). Not owned; outlives the thread.
+  Clock* clock = Clock::Real();
 };
 
 // OkStatus when `period` is positive and finite, else InvalidArgument naming it as `what`
@@ -32,9 +35,10 @@ struct PeriodicThreadOptions {
 // StartTracking.
 absl::Status CheckPeriod(absl::Duration period, absl::string_view what);
 
-// When the tick after one due at `due` runs, the tick having finished at `now`: the first of
-// due + k x period (k >= 1) that is later than `now`, or due + period when that is. `period` > 0.
-absl::Time NextTickAfter(absl::Time due, absl::Duration period, absl::Time now);
+// When the tick after one due at `due` runs, the tick having finished at `now` (monotonic
+// readings): the first of due + k x period (k >= 1) that is later than `now`, or due + period
+// when that is. `period` > 0.
+absl::Duration NextTickAfter(absl::Duration due, absl::Duration period, absl::Duration now);
 
 class PeriodicThread {
  public:
@@ -54,9 +58,7 @@ class PeriodicThread {
   void Loop(PeriodicThreadOptions options, std::function<void()> tick);
 
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;  // guarded by mu_
+  StopToken stop_;
 };
 
 }  // namespace backends_internal

@@ -4,16 +4,18 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
-#include "absl/time/clock.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 
 namespace roastcoffea {
 namespace backends_internal {
 namespace {
 
-const absl::Time kT0 = absl::FromUnixSeconds(1700000000);
+const absl::Duration kT0 = absl::Hours(5);
 
 TEST(NextTickAfterTest, OnTimeTicksKeepTheFixedRate) {
   EXPECT_EQ(NextTickAfter(kT0, absl::Seconds(1), kT0 + absl::Milliseconds(300)),
@@ -52,53 +54,110 @@ class TickCounter {
   int ticks_ = 0;
 };
 
-TEST(PeriodicThreadTest, TicksRepeatedlyUntilStopped) {
+PeriodicThreadOptions Every(absl::Duration period, FakeClock& clock, bool tick_at_start = false) {
+  PeriodicThreadOptions options;
+  options.period = period;
+  options.tick_at_start = tick_at_start;
+  options.clock = &clock;
+  return options;
+}
+
+TEST(PeriodicThreadTest, TicksOncePerPeriodOfTheClockUntilStopped) {
+  FakeClock clock;
   TickCounter counter;
   PeriodicThread thread;
-  ASSERT_TRUE(thread.Start({absl::Milliseconds(5), false}, [&] { counter.Tick(); }).ok());
+  ASSERT_TRUE(thread.Start(Every(absl::Seconds(5), clock), [&] { counter.Tick(); }).ok());
   EXPECT_TRUE(thread.running());
-  EXPECT_TRUE(counter.WaitFor(3, std::chrono::seconds(60)));
+  for (int k = 1; k <= 3; ++k) {
+    ASSERT_TRUE(clock.WaitForWaiters(1));  // waiting for the next due time
+    EXPECT_EQ(counter.ticks(), k - 1);
+    clock.Advance(absl::Seconds(4));
+    ASSERT_TRUE(clock.WaitForWaiters(1));  // not due yet: back to waiting, no tick
+    EXPECT_EQ(counter.ticks(), k - 1);
+    clock.Advance(absl::Seconds(1));
+    EXPECT_TRUE(counter.WaitFor(k, std::chrono::seconds(60)));
+  }
   thread.Stop();
   EXPECT_FALSE(thread.running());
-  const int after_stop = counter.ticks();
-  absl::SleepFor(absl::Milliseconds(30));
-  EXPECT_EQ(counter.ticks(), after_stop);  // no tick after Stop returned
+  clock.Advance(absl::Seconds(50));
+  EXPECT_EQ(counter.ticks(), 3);  // the thread is joined: no tick after Stop returned
+}
+
+TEST(PeriodicThreadTest, AnOverrunningTickSkipsTheTicksItMissed) {
+  FakeClock clock;
+  TickCounter counter;
+  PeriodicThread thread;
+  ASSERT_TRUE(thread
+                  .Start(Every(absl::Seconds(1), clock),
+                         [&] {
+                           // The first tick takes 3.5 periods.
+                           if (counter.ticks() == 0) clock.Advance(absl::Milliseconds(3500));
+                           counter.Tick();
+                         })
+                  .ok());
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  clock.Advance(absl::Seconds(1));  // t = 1: the first tick runs until t = 4.5
+  ASSERT_TRUE(counter.WaitFor(1, std::chrono::seconds(60)));
+  ASSERT_TRUE(clock.WaitForWaiters(1));  // due at 5, not a burst of the ticks due at 2, 3, 4
+  EXPECT_EQ(counter.ticks(), 1);
+  clock.Advance(absl::Milliseconds(500));
+  EXPECT_TRUE(counter.WaitFor(2, std::chrono::seconds(60)));
+  thread.Stop();
+  EXPECT_EQ(counter.ticks(), 2);
 }
 
 TEST(PeriodicThreadTest, TickAtStartRunsBeforeTheFirstPeriod) {
+  FakeClock clock;
   TickCounter counter;
   PeriodicThread thread;
-  // A period no test waits for: only the tick at start can come.
-  ASSERT_TRUE(thread.Start({absl::Hours(1), true}, [&] { counter.Tick(); }).ok());
+  ASSERT_TRUE(thread.Start(Every(absl::Hours(1), clock, true), [&] { counter.Tick(); }).ok());
   EXPECT_TRUE(counter.WaitFor(1, std::chrono::seconds(60)));
+  ASSERT_TRUE(clock.WaitForWaiters(1));
   thread.Stop();
   EXPECT_EQ(counter.ticks(), 1);
 }
 
 TEST(PeriodicThreadTest, StopWakesAWaitingThreadAtOnce) {
+  // The real clock: an hour would fail the test by its timeout if Stop missed the wake-up.
   std::atomic<int> ticks{0};
   PeriodicThread thread;
   ASSERT_TRUE(thread.Start({absl::Hours(1), false}, [&] { ++ticks; }).ok());
-  const absl::Time before = absl::Now();
   thread.Stop();
-  // Not an hour: a generous bound that only a missed wake-up exceeds.
-  EXPECT_LT(absl::Now() - before, absl::Seconds(30));
   EXPECT_EQ(ticks.load(), 0);
 }
 
+TEST(PeriodicThreadTest, AStepOfTheWallClockMovesNoTick) {
+  FakeClock clock;
+  TickCounter counter;
+  PeriodicThread thread;
+  ASSERT_TRUE(thread.Start(Every(absl::Seconds(5), clock), [&] { counter.Tick(); }).ok());
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  clock.StepWallClock(absl::Hours(1));
+  clock.StepWallClock(-absl::Hours(2));
+  clock.Advance(absl::Seconds(4));
+  ASSERT_TRUE(clock.WaitForWaiters(1));
+  EXPECT_EQ(counter.ticks(), 0);
+  clock.Advance(absl::Seconds(1));
+  EXPECT_TRUE(counter.WaitFor(1, std::chrono::seconds(60)));
+  thread.Stop();
+}
+
 TEST(PeriodicThreadTest, StopWaitsForARunningTick) {
-  std::atomic<bool> in_tick{false}, finished{false};
+  absl::Notification in_tick, release;
+  std::atomic<bool> finished{false};
   PeriodicThread thread;
   ASSERT_TRUE(thread
                   .Start({absl::Hours(1), true},
                          [&] {
-                           in_tick = true;
-                           absl::SleepFor(absl::Milliseconds(50));
+                           in_tick.Notify();
+                           release.WaitForNotification();
                            finished = true;
                          })
                   .ok());
-  while (!in_tick) absl::SleepFor(absl::Milliseconds(1));
-  thread.Stop();
+  in_tick.WaitForNotification();
+  std::thread stopper([&] { thread.Stop(); });
+  release.Notify();
+  stopper.join();
   EXPECT_TRUE(finished.load());
 }
 

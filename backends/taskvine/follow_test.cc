@@ -15,12 +15,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "backends/contributed_testing.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 #include "schema/raw_run.h"
 
 namespace roastcoffea {
@@ -88,6 +90,49 @@ double Metric(const v1::Span& span, const std::string& activity, const std::stri
 
 const int64_t kOneHourAgoUs = absl::ToUnixMicros(absl::Now() - absl::Hours(1));
 
+// The follow period of StartTracking(interval) for any interval of the tests (it is at most
+// 0.5 s): one Advance by it is one poll of the follower.
+constexpr absl::Duration kFollowPeriod = absl::Milliseconds(500);
+
+// A clock for the follower that starts at the real time (the logs the tests write carry it).
+struct FollowClock : FakeClock {
+  FollowClock() : FakeClock(absl::Now()) {}
+};
+
+// Lets the follower poll `polls` more times and returns once it waits again: no sleep, and
+// exactly that many polls, whatever the machine's load.
+void LetTheFollowerPoll(FakeClock& clock, int polls = 1) {
+  ASSERT_TRUE(clock.AdvanceInSteps(kFollowPeriod, polls));
+}
+
+TaskVineBackendOptions Following(const std::string& logs, Clock& clock) {
+  TaskVineBackendOptions options;
+  options.logs = logs;
+  options.follow = true;
+  options.clock = &clock;
+  return options;
+}
+
+// Moves `clock` on by `step` whenever a thread waits on it, while it lives: for the waits of
+// the end-of-run read (kDrainQuietTime), which the test's own thread is in.
+class AdvanceWhileWaited {
+ public:
+  AdvanceWhileWaited(FakeClock& clock, absl::Duration step)
+      : thread_([this, &clock, step] {
+          while (!stop_) {
+            if (clock.WaitForWaiters(1, absl::Milliseconds(10))) clock.Advance(step);
+          }
+        }) {}
+  ~AdvanceWhileWaited() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
 // The README's own usage: --taskvine_logs=vine-run-info/most-recent (or vine-run-info) in a
 // directory that holds an earlier, finished run. The command's run is a new directory, and
 // most-recent is re-pointed to it.
@@ -97,14 +142,12 @@ void FollowsTheNewRun(const std::string& spec_suffix) {
   MakeRun(run_info, "2026-01-01T000000", RunLog(kOneHourAgoUs, "worker-old"));
   PointMostRecent(run_info, "2026-01-01T000000");
 
-  TaskVineBackendOptions options;
-  options.logs = run_info + spec_suffix;
-  options.follow = true;
-  TaskVineMetricsBackend backend(options);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run_info + spec_suffix, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   absl::StatusOr<SpanId> span = backend.CreateSpan("run");
   ASSERT_TRUE(span.ok());
-  absl::SleepFor(absl::Milliseconds(100));  // the old run is there all along: never followed
+  LetTheFollowerPoll(clock, 3);  // the old run is there all along: never followed
   const int64_t now_us = absl::ToUnixMicros(absl::Now());
   MakeRun(run_info, "2026-01-01T010000", RunLog(now_us, "worker-new"));
   PointMostRecent(run_info, "2026-01-01T010000");
@@ -128,12 +171,10 @@ TEST(TaskVineFollow, RunInfoFollowsTheRunStartedAfterTracking) { FollowsTheNewRu
 TEST(TaskVineFollow, FinishedRunIsAnError) {
   const std::string run =
       MakeRun(TempDir("finished-info"), "run", RunLog(kOneHourAgoUs, "worker-old"));
-  TaskVineBackendOptions options;
-  options.logs = run;
-  options.follow = true;
-  TaskVineMetricsBackend backend(options);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
-  absl::SleepFor(absl::Milliseconds(60));
+  LetTheFollowerPoll(clock, 2);
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   EXPECT_EQ(tracking.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(tracking.status().message(), HasSubstr("had already ended"));
@@ -144,10 +185,8 @@ TEST(TaskVineFollow, FinishedRunIsAnError) {
 TEST(TaskVineFollow, ReadsToTheEndBeforeComputing) {
   const std::string run = TempDir("drain");
   mkdir((run + "/vine-logs").c_str(), 0755);
-  TaskVineBackendOptions options;
-  options.logs = run;
-  options.follow = true;
-  TaskVineMetricsBackend backend(options);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Seconds(10)).ok());  // polls every 0.5 s
   absl::StatusOr<SpanId> span = backend.CreateSpan("run");
   ASSERT_TRUE(span.ok());
@@ -155,10 +194,13 @@ TEST(TaskVineFollow, ReadsToTheEndBeforeComputing) {
   const std::string log = RunLog(now_us, "worker-a");
   const size_t cut = log.find(" 7 TASK 1 WAITING_RETRIEVAL");
   Write(run + "/vine-logs/transactions", log.substr(0, log.rfind('\n', cut) + 1));
-  absl::SleepFor(absl::Milliseconds(700));  // the follower has read the first part
+  LetTheFollowerPoll(clock);  // the follower has read the first part
   std::thread manager([&] {
-    absl::SleepFor(absl::Milliseconds(200));  // still writing after the command returned
+    // Still writing after the command returned: once the end-of-run read waits (beside the
+    // follower) for more.
+    ASSERT_TRUE(clock.WaitForWaiters(2));
     Write(run + "/vine-logs/transactions", log.substr(log.rfind('\n', cut) + 1), "ab");
+    clock.Advance(absl::Milliseconds(50));
   });
   ASSERT_TRUE(backend.EndSpan(*span).ok());
   manager.join();
@@ -174,16 +216,14 @@ TEST(TaskVineFollow, ReadsToTheEndBeforeComputing) {
 TEST(TaskVineFollow, TruncatedLogIsReadAgainWithAWarning) {
   const std::string run = TempDir("truncated");
   mkdir((run + "/vine-logs").c_str(), 0755);
-  TaskVineBackendOptions options;
-  options.logs = run;
-  options.follow = true;
-  TaskVineMetricsBackend backend(options);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   const int64_t now_us = absl::ToUnixMicros(absl::Now());
   Write(run + "/vine-logs/transactions", RunLog(now_us, "worker-first-with-a-long-name", false));
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
   Write(run + "/vine-logs/transactions", RunLog(now_us + 10, "worker-b"));  // "wb": truncates
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   ASSERT_TRUE(tracking.ok()) << tracking.status();
   ASSERT_EQ(tracking->workers_size(), 1);
@@ -197,16 +237,17 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   const std::string run = TempDir("rotated");
   mkdir((run + "/vine-logs").c_str(), 0755);
   const std::string txn = run + "/vine-logs/transactions";
-  TaskVineMetricsBackend backend({run, true, "processing"});
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a");
   const size_t half = log.find(" 7 TASK 1 RUNNING");
   const size_t split = log.rfind('\n', half) + 1;
   Write(txn, log.substr(0, split));
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
   ASSERT_EQ(rename(txn.c_str(), (txn + ".1").c_str()), 0);
   Write(txn, log.substr(split));
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
   ASSERT_TRUE(backend.StopTracking().ok());
   const taskvine::RunFigures f = backend.ModelSnapshot().Figures();
   EXPECT_TRUE(f.ended);
@@ -226,14 +267,16 @@ void FollowIntoAReplacement(const std::string& name,
   const std::string txn = run + "/vine-logs/transactions";
   const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false);
   Write(txn, log.substr(0, log.rfind('\n', log.find(" 7 TASK 1 RETRIEVED")) + 1));
-  TaskVineMetricsBackend backend({run, true, "processing"});
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   absl::StatusOr<SpanId> span = backend.CreateSpan("run");
   ASSERT_TRUE(span.ok());
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
   ASSERT_EQ(rename(txn.c_str(), (txn + ".1").c_str()), 0);
   replace(txn);
-  absl::SleepFor(absl::Milliseconds(150));
+  LetTheFollowerPoll(clock);
+  AdvanceWhileWaited end_of_run_read(clock, absl::Milliseconds(50));
   const absl::Time stopping = absl::Now();
   ASSERT_TRUE(backend.EndSpan(*span).ok());
   EXPECT_TRUE(backend.GetSpanMetrics(*span).ok());
@@ -276,23 +319,33 @@ TEST(TaskVineFollow, AnEndlessWriterCannotHoldTheEnd) {
   mkdir((run + "/vine-logs").c_str(), 0755);
   const std::string txn = run + "/vine-logs/transactions";
   Write(txn, RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false));
-  TaskVineMetricsBackend backend({run, true, "processing"});
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  constexpr absl::Duration kPerMiB = absl::Milliseconds(100);
   std::atomic<bool> stop{false};
+  absl::Notification writing;
   std::thread writer([&] {
     const std::string junk(1 << 20, 'x');
-    // At most 512 MiB: the disk of a slow (sanitizer) run must not fill.
-    for (int mib = 0; mib < 512 && !stop.load(); ++mib) Write(txn, junk, "ab");
+    // At most 512 MiB: the disk of a slow (sanitizer) run must not fill. The clock moves
+    // kPerMiB per MiB written: the end-of-run read's kDrainMaxTime is over after 100 more.
+    for (int mib = 0; mib < 512 && !stop.load(); ++mib) {
+      Write(txn, junk, "ab");
+      if (!writing.HasBeenNotified()) writing.Notify();
+      clock.Advance(kPerMiB);
+    }
   });
-  absl::SleepFor(absl::Milliseconds(200));
-  const absl::Time stopping = absl::Now();
+  writing.WaitForNotification();
+  const absl::Duration stopping = clock.Monotonic();
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
-  const absl::Duration took = absl::Now() - stopping;
+  const absl::Duration took = clock.Monotonic() - stopping;
   stop = true;
   writer.join();
   unlink(txn.c_str());  // do not leave gigabytes behind
   ASSERT_TRUE(tracking.ok()) << tracking.status();
-  EXPECT_LT(took, TaskVineMetricsBackend::kDrainMaxTime + absl::Seconds(3));
+  // The deadline is checked between polls, each of which reads at most 64 MiB (and meanwhile
+  // the writer moves the clock).
+  EXPECT_LE(took, TaskVineMetricsBackend::kDrainMaxTime + 64 * kPerMiB + absl::Seconds(1));
   EXPECT_EQ(tracking->workers_size(), 1);
 }
 
@@ -311,12 +364,13 @@ v1::Span AttachLate(const std::string& name, const std::string& spec_suffix, int
   const std::string run = MakeRun(run_info, "2026-01-01T010000", log.substr(0, split));
   PointMostRecent(run_info, "2026-01-01T010000");
 
+  FollowClock clock;
   TaskVineMetricsBackend backend(
-      {spec_suffix == "DIR" ? run : run_info + spec_suffix, true, "processing"});
+      Following(spec_suffix == "DIR" ? run : run_info + spec_suffix, clock));
   EXPECT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   absl::StatusOr<SpanId> span = backend.CreateSpan("run");
   EXPECT_TRUE(span.ok());
-  absl::SleepFor(absl::Milliseconds(100));
+  LetTheFollowerPoll(clock, 2);
   Write(run + "/vine-logs/transactions", log.substr(split), "ab");
   EXPECT_TRUE(backend.EndSpan(*span).ok());
   absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
@@ -380,9 +434,10 @@ TEST(TaskVineFollow, AStaleRunWithoutEndIsNotAttachedTo) {
   PointMostRecent(run_info, "2026-01-01T000000");
   const struct timespec old_times[2] = {{0, UTIME_OMIT}, {time(nullptr) - 7200, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, (stale + "/vine-logs/transactions").c_str(), old_times, 0), 0);
-  TaskVineMetricsBackend backend({run_info + "/most-recent", true, "processing"});
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run_info + "/most-recent", clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
-  absl::SleepFor(absl::Milliseconds(100));
+  LetTheFollowerPoll(clock, 2);
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   EXPECT_EQ(tracking.status().code(), absl::StatusCode::kNotFound);
   // Only real run directories are counted (not most-recent, not vine-cache).
@@ -396,10 +451,8 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
   const std::string run = TempDir("live");
   mkdir((run + "/vine-logs").c_str(), 0755);
   const std::string log = run + "/vine-logs/transactions";
-  TaskVineBackendOptions options;
-  options.logs = run;
-  options.follow = true;
-  TaskVineMetricsBackend backend(options);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
   EXPECT_FALSE(backend.LiveProgress().has_value()) << "no run yet";
   int64_t t = absl::ToUnixMicros(absl::Now());
@@ -407,15 +460,10 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
   Write(log, absl::StrCat(line("MANAGER 7 START 0\n"), line("WORKER w CONNECTION 127.0.0.1:9\n"),
                           line("WORKER w RESOURCES {\"memory\":[1024,\"MB\"],\"cores\":[4,"
                                "\"cores\"]}\n")));
-  // Waits (at most 5 s) until the follower has read what was written.
-  const auto live_when = [&](const std::function<bool(const BackendLiveProgress&)>& ready) {
-    std::optional<BackendLiveProgress> live;
-    for (int i = 0; i < 250; ++i) {
-      live = backend.LiveProgress();
-      if (live.has_value() && ready(*live)) break;
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return live.value_or(BackendLiveProgress());
+  // What the follower's next poll reads of what was written.
+  const auto live_after_a_poll = [&] {
+    LetTheFollowerPoll(clock);
+    return backend.LiveProgress().value_or(BackendLiveProgress());
   };
   for (int task = 1; task <= 5; ++task) {
     const std::string id = absl::StrCat(task);
@@ -424,9 +472,7 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
         absl::StrCat(line("TASK " + id + " READY processing FIRST_RESOURCES 1 {}\n"),
                      line("TASK " + id + " RUNNING w FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n")),
         "ab");
-    BackendLiveProgress running = live_when([&](const BackendLiveProgress& p) {
-      return p.tasks_by_prefix.count("processing") && p.tasks_by_prefix.at("processing").running;
-    });
+    BackendLiveProgress running = live_after_a_poll();
     EXPECT_EQ(running.tasks_by_prefix["processing"].running, 1) << task;
     EXPECT_EQ(running.workers, 1);
     EXPECT_EQ(running.cores, 4);
@@ -437,10 +483,7 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
                        line("TASK " + id + " RETRIEVED " + result + " {} {}\n"),
                        line("TASK " + id + " DONE " + result + "\n")),
           "ab");
-    BackendLiveProgress done = live_when([&](const BackendLiveProgress& p) {
-      const BackendLiveProgress::TaskCounts c = p.tasks_by_prefix.at("processing");
-      return c.done + c.failed == task;
-    });
+    BackendLiveProgress done = live_after_a_poll();
     const BackendLiveProgress::TaskCounts counts = done.tasks_by_prefix["processing"];
     EXPECT_EQ(counts.done + counts.failed, task) << "rises with each DONE line";
     EXPECT_EQ(counts.failed, task >= 3 ? 1 : 0);

@@ -63,8 +63,15 @@ std::string LiveRunAt(const std::string& run_info_root) {
 
 }  // namespace
 
+namespace {
+TaskVineBackendOptions WithAClock(TaskVineBackendOptions options) {
+  if (options.clock == nullptr) options.clock = Clock::Real();
+  return options;
+}
+}  // namespace
+
 TaskVineMetricsBackend::TaskVineMetricsBackend(TaskVineBackendOptions options)
-    : options_(std::move(options)) {}
+    : options_(WithAClock(std::move(options))) {}
 
 TaskVineMetricsBackend::~TaskVineMetricsBackend() { follower_.Stop(); }
 
@@ -96,9 +103,7 @@ absl::StatusOr<taskvine::LogPaths> TaskVineMetricsBackend::FindLogs() const {
   return taskvine::ResolveLogPaths(absl::StrCat(run_info_root_, "/", chosen));
 }
 
-absl::Status TaskVineMetricsBackend::PollLogs() {
-  std::lock_guard<std::mutex> lock(mu_);
-  last_poll_bytes_ = 0;
+absl::Status TaskVineMetricsBackend::OpenTailersLocked() {
   if (!have_paths_) {
     absl::StatusOr<taskvine::LogPaths> paths = FindLogs();
     if (!paths.ok()) return paths.status();
@@ -118,50 +123,61 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
       perf_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.performance);
     }
   }
-  absl::StatusOr<int64_t> read = txn_tailer_->Poll([this](absl::string_view line, int64_t number) {
-    model_.ConsumeTransactionLine(line, number);
-  });
-  if (!read.ok()) return read.status();
-  last_poll_bytes_ += *read;
-  if (*read > 0 && !found_) {
-    found_ = true;
-    ended_when_found_ = model_.ended();
-    const int64_t start_us = model_.Figures().start_us;
-    if (options_.follow && log_was_there_at_start_ && !ended_when_found_ && start_us > 0 &&
-        absl::FromUnixMicros(start_us) < tracking_started_) {
-      notes_.push_back(taskvine::CodedNote{
-          "taskvine_attached_late",
-          absl::StrCat(
-              "--follow attached to a run already going (", paths_.transactions, ", started ",
-              absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixMicros(start_us),
-                               absl::UTCTimeZone()),
-              ", ",
-              absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ -
-                                                            absl::FromUnixMicros(start_us))),
-              " s before tracking began): it was read from its start, and every figure "
-              "is framed by the run's own record")});
-    }
+  return absl::OkStatus();
+}
+
+void TaskVineMetricsBackend::NoteFoundLocked() {
+  found_ = true;
+  ended_when_found_ = model_.ended();
+  const int64_t start_us = model_.Figures().start_us;
+  if (!options_.follow || !log_was_there_at_start_ || ended_when_found_ || start_us <= 0 ||
+      absl::FromUnixMicros(start_us) >= tracking_started_) {
+    return;
   }
-  const auto note_restart = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
-    if (tailer.restarts() == *seen) return;
-    *seen = tailer.restarts();
+  notes_.push_back(taskvine::CodedNote{
+      "taskvine_attached_late",
+      absl::StrCat("--follow attached to a run already going (", paths_.transactions, ", started ",
+                   absl::FormatTime("%Y-%m-%d %H:%M:%E3S UTC", absl::FromUnixMicros(start_us),
+                                    absl::UTCTimeZone()),
+                   ", ",
+                   absl::StrFormat("%.1f", absl::ToDoubleSeconds(tracking_started_ -
+                                                                 absl::FromUnixMicros(start_us))),
+                   " s before tracking began): it was read from its start, and every figure "
+                   "is framed by the run's own record")});
+}
+
+void TaskVineMetricsBackend::NoteTailerChangesLocked(const taskvine::LineTailer& tailer,
+                                                     int64_t* restarts_seen,
+                                                     int64_t* replacements_seen) {
+  if (tailer.restarts() != *restarts_seen) {
+    *restarts_seen = tailer.restarts();
     notes_.push_back(taskvine::CodedNote{
         "taskvine_log_restarted",
         absl::StrCat("the log ", tailer.path(), " was ", tailer.restart_reason(),
                      " while it was followed; what it holds now was read from its start")});
-  };
-  note_restart(*txn_tailer_, &txn_restarts_seen_);
-  const auto note_replaced = [this](const taskvine::LineTailer& tailer, int64_t* seen) {
-    if (tailer.replacements() == *seen) return;
-    *seen = tailer.replacements();
+  }
+  if (tailer.replacements() != *replacements_seen) {
+    *replacements_seen = tailer.replacements();
     notes_.push_back(taskvine::CodedNote{
         "taskvine_log_replaced",
         absl::StrCat("the log ", tailer.path(), " was replaced by ", tailer.replacement_problem(),
                      " while it was followed; it is not read as a log, so the measurement holds "
                      "what the log held until then (",
                      tailer.bytes_read(), " bytes)")});
-  };
-  note_replaced(*txn_tailer_, &txn_replacements_seen_);
+  }
+}
+
+absl::Status TaskVineMetricsBackend::PollLogs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_poll_bytes_ = 0;
+  if (absl::Status opened = OpenTailersLocked(); !opened.ok()) return opened;
+  absl::StatusOr<int64_t> read = txn_tailer_->Poll([this](absl::string_view line, int64_t number) {
+    model_.ConsumeTransactionLine(line, number);
+  });
+  if (!read.ok()) return read.status();
+  last_poll_bytes_ += *read;
+  if (*read > 0 && !found_) NoteFoundLocked();
+  NoteTailerChangesLocked(*txn_tailer_, &txn_restarts_seen_, &txn_replacements_seen_);
   last_more_pending_ = txn_tailer_->more_pending();
   if (perf_tailer_ != nullptr) {
     absl::StatusOr<int64_t> perf_read =
@@ -171,8 +187,7 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
     if (!perf_read.ok() && perf_read.status().code() != absl::StatusCode::kNotFound)
       return perf_read.status();
     if (perf_read.ok()) last_poll_bytes_ += *perf_read;
-    note_restart(*perf_tailer_, &perf_restarts_seen_);
-    note_replaced(*perf_tailer_, &perf_replacements_seen_);
+    NoteTailerChangesLocked(*perf_tailer_, &perf_restarts_seen_, &perf_replacements_seen_);
     last_more_pending_ = last_more_pending_ || perf_tailer_->more_pending();
   }
   return absl::OkStatus();
@@ -206,8 +221,9 @@ void TaskVineMetricsBackend::FinishReadingLocked() {
 void TaskVineMetricsBackend::ReadToEnd() {
   if (options_.follow) {
     // The manager may still be writing its last records when the command returns.
-    const absl::Time deadline = absl::Now() + kDrainMaxTime;
-    absl::Time last_growth = absl::Now();
+    Clock& clock = *options_.clock;
+    const absl::Duration deadline = clock.Monotonic() + kDrainMaxTime;
+    absl::Duration last_growth = clock.Monotonic();
     while (true) {
       const absl::Status status = PollLogs();
       bool ended = false, grew = false;
@@ -216,14 +232,14 @@ void TaskVineMetricsBackend::ReadToEnd() {
         ended = model_.ended();
         grew = last_poll_bytes_ > 0;
       }
-      const absl::Time now = absl::Now();
+      const absl::Duration now = clock.Monotonic();
       if (grew) last_growth = now;
       if (!status.ok() || ended || now - last_growth >= kDrainQuietTime) break;
       if (now >= deadline) {
         NoteReadingCutShort();
         break;
       }
-      absl::SleepFor(absl::Milliseconds(50));
+      clock.SleepFor(absl::Milliseconds(50));
     }
   } else {
     (void)PollLogs();
@@ -272,7 +288,7 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
     std::lock_guard<std::mutex> lock(mu_);
     FinishReadingLocked();  // a finished run: nothing more will come
   } else {
-    tracking_started_ = absl::Now();
+    tracking_started_ = options_.clock->Now();
     // vine-run-info or vine-run-info/most-recent: follow the run created from now on, never
     // one that was already there.
     std::string spec(absl::StripAsciiWhitespace(options_.logs));
@@ -308,9 +324,11 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
     }
     // Poll at most every 0.5 s so a live view stays fresh even with a long interval.
     last_follow_error_.clear();
-    absl::Status started =
-        follower_.Start({std::min(interval, absl::Milliseconds(500)), /*tick_at_start=*/true},
-                        [this] { FollowTick(); });
+    backends_internal::PeriodicThreadOptions follow;
+    follow.period = std::min(interval, absl::Milliseconds(500));
+    follow.tick_at_start = true;
+    follow.clock = options_.clock;
+    absl::Status started = follower_.Start(follow, [this] { FollowTick(); });
     if (!started.ok()) return started;
   }
   tracking_ = true;
@@ -325,10 +343,10 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   absl::Status status = PollLogs();
   // What was appended since the last poll, within kDrainMaxTime: a log that keeps growing
   // faster than it is read cannot hold the end of the run.
-  const absl::Time deadline = absl::Now() + kDrainMaxTime;
+  const absl::Duration deadline = options_.clock->Monotonic() + kDrainMaxTime;
   // (Not again when EndSpan's read was already cut short: one 10 s wait per run.)
   while (status.ok() && options_.follow && last_more_pending_ && !cut_short_noted_) {
-    if (absl::Now() >= deadline) {
+    if (options_.clock->Monotonic() >= deadline) {
       NoteReadingCutShort();
       break;
     }

@@ -96,6 +96,7 @@
 #include "backends/taskvine/line_tailer.h"
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/run_model.h"
+#include "host/clock.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
 
@@ -108,6 +109,9 @@ struct TaskVineBackendOptions {
   bool follow = false;
   // Tasks of this category are chunks.
   std::string chunk_category = "processing";
+  // What the follow period and the end-of-run read's waits are timed on (monotonic), and when
+  // tracking began (wall). Not owned; outlives the backend.
+  Clock* clock = Clock::Real();
 };
 
 class TaskVineMetricsBackend : public AbstractMetricsBackend {
@@ -162,6 +166,13 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::vector<v1::Warning> CodedWarnings() const;
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
+  // PollLogs' parts, mu_ held: the tailers of the logs once found (NotFound before); the note
+  // of a run attached to late, at the first read; the notes of a tailer's restarts and
+  // replacements since the last poll.
+  absl::Status OpenTailersLocked();
+  void NoteFoundLocked();
+  void NoteTailerChangesLocked(const taskvine::LineTailer& tailer, int64_t* restarts_seen,
+                               int64_t* replacements_seen);
   // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run
   // newer than tracking) do not exist.
   absl::StatusOr<taskvine::LogPaths> FindLogs() const;

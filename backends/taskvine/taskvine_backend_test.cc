@@ -16,6 +16,7 @@
 #include "backends/taskvine/test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 #include "schema/raw_run.h"
 
 namespace roastcoffea {
@@ -295,12 +296,14 @@ TEST(TaskVineBackend, Errors) {
 }
 
 TEST(TaskVineBackend, FollowedLogsThatNeverAppear) {
+  FakeClock clock;
   TaskVineBackendOptions options;
   options.logs = TempDir("never") + "/vine-logs";
   options.follow = true;
+  options.clock = &clock;
   TaskVineMetricsBackend backend(options);
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(5)).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(5), 4));  // four polls find nothing
   EXPECT_EQ(backend.StopTracking().status().code(), absl::StatusCode::kNotFound);
 }
 
@@ -313,13 +316,15 @@ TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
   const std::string txn = Read(std::string(kData) + "synthetic-1-transactions.txt");
   const std::string perf = Read(std::string(kData) + "synthetic-1-performance.txt");
 
+  FakeClock clock(absl::Now());
   TaskVineBackendOptions options;
   options.logs = run;
   options.follow = true;
+  options.clock = &clock;
   TaskVineMetricsBackend backend(options);
   EXPECT_FALSE(backend.ReadsFinishedRun()) << "a followed run is live: collect frames it";
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(2)).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // the logs do not exist yet
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(2), 2));  // the logs do not exist yet
 
   // Pieces of 997 bytes: almost every piece ends inside a line.
   Write(logs + "/performance", perf.substr(0, perf.size() / 2));
@@ -328,10 +333,9 @@ TEST(TaskVineBackend, FollowsLogsWhileTheyAreWritten) {
     const std::string piece = txn.substr(offset, 997);
     if (piece.back() != '\n') ++split_lines;
     Write(logs + "/transactions", piece, "ab");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(2)));  // one poll per piece
     if (offset == 997 * 10) {
       // Mid-run: the model already holds the first records, and only whole lines.
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
       const taskvine::RunModel partial = backend.ModelSnapshot();
       EXPECT_GT(partial.transaction_records(), 0);
       EXPECT_EQ(partial.malformed_count(), 0);
@@ -373,12 +377,14 @@ TEST(TaskVineBackend, RunStoppedWhileALineIsHalfWritten) {
         "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}\n"
         "2500000 7 TASK 1 RUNNING worker-a  FIRST_RESOURCES {\"cores\":[1,\"cores\"]}\n"
         "3000000 7 TASK 1 WAITING_RETR");
+  FakeClock clock;
   TaskVineBackendOptions options;
   options.logs = run;
   options.follow = true;
+  options.clock = &clock;
   TaskVineMetricsBackend backend(options);
   ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(2)).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(2), 2));
   absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
   ASSERT_TRUE(tracking.ok()) << tracking.status();
   const taskvine::RunModel model = backend.ModelSnapshot();

@@ -99,7 +99,10 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
   // Limits rarely change during a run: read once.
   memory_limit_bytes_ = threadpool_internal::MemoryLimitBytes();
   Sample();
-  absl::Status started = sampler_.Start({interval, false}, [this] { Sample(); });
+  backends_internal::PeriodicThreadOptions sampling;
+  sampling.period = interval;
+  sampling.clock = options_.clock;
+  absl::Status started = sampler_.Start(sampling, [this] { Sample(); });
   if (!started.ok()) {
     profiler_.reset();
     return started;

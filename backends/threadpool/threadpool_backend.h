@@ -40,6 +40,7 @@
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
 #include "backends/threadpool/sampling_profiler.h"
+#include "host/clock.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -51,6 +52,9 @@ struct ThreadPoolBackendOptions {
   // thread's CPU time (1..1000; overhead under 1 % at 100 Hz, see sampling_profiler.h).
   bool profile = false;
   int profile_hz = 100;
+  // What the sampling period is timed on (monotonic). Not owned; outlives the backend. Null:
+  // Clock::Real().
+  Clock* clock = Clock::Real();
 };
 
 class ThreadPoolMetricsBackend : public AbstractMetricsBackend {

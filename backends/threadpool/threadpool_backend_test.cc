@@ -18,6 +18,7 @@
 #include "backends/threadpool/test_gate.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host/fake_clock.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
 #include "schema/measurement.pb.h"
@@ -352,6 +353,24 @@ TEST(ThreadPoolMetricsBackendTest, SpanThreadCpuMatchesBusyCpu) {
   EXPECT_EQ(sums.count("write"), 1u);
   EXPECT_EQ(sums.count("disk-read"), 1u);
   EXPECT_EQ(sums.count("disk-write"), 1u);
+}
+
+// The sampler's period runs on the injected clock: a first sample at start, one per interval
+// the clock moves, a last one at stop; none while the clock stands still.
+TEST(ThreadPoolMetricsBackendTest, SamplesOncePerIntervalOfTheInjectedClock) {
+  std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(2);
+  ASSERT_NE(executor, nullptr);
+  FakeClock clock;
+  ThreadPoolBackendOptions options;
+  options.clock = &clock;
+  ThreadPoolMetricsBackend backend(executor.get(), options);
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(999)));  // not a period yet
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Milliseconds(1)));
+  ASSERT_TRUE(clock.AdvanceInSteps(absl::Seconds(1), 2));
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  EXPECT_EQ(tracking->worker_count_size(), 1 + 3 + 1);
 }
 
 TEST(ThreadPoolMetricsBackendTest, SpanThreadNonCpuGrowsWithASleep) {

@@ -368,7 +368,7 @@ class TaskLoop {
     while (!pending_.empty() || (interrupted_while_.empty() && next_group_ < groups_.size())) {
       if (!HandOutWork()) break;
       // Interrupted: the tasks that come back within the grace period are kept.
-      if (absl::Now() >= session_.work_deadline()) break;
+      if (session_.work_deadline_passed()) break;
       const bool armed = FaultArmed();
       // Armed for a fault (tests only): poll every few ms, so that worker 0 is caught while it
       // runs one of the short tasks (tasks are handed out one per free core).

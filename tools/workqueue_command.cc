@@ -24,36 +24,19 @@
 
 namespace roastcoffea {
 
-// long-function: moved as is from collect_main.cc; the one-pipeline change (#24 item 1) replaces
-// its assembly and save (the second half) with the session's.
-ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
-  if (absl::Status status = ValidateRunConfig(config); !status.ok()) return Fail(status);
-  bool temporary = false;
-  absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::MakeWorkQueueRunOptions(
-      config.workqueue, [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
-  if (!options.ok()) {
-    // InvalidArgument: the flags' values (see workqueue_flags.h); anything else: the system.
-    return Fail(absl::IsInvalidArgument(options.status()) ? AsUsageError(options.status())
-                                                          : options.status());
-  }
-  struct RemoveTemporary {
-    std::string path;
-    bool keep = false;
-    ~RemoveTemporary() {
-      std::error_code ignored;
-      if (!path.empty() && !keep) std::filesystem::remove_all(path, ignored);
-    }
-  } remove{temporary ? options->work_directory : ""};
-  absl::StatusOr<OutputPlan> plan = PlanOutput(config);
-  if (!plan.ok()) return Fail(plan.status());
-  if (absl::Status serving = StartLiveView(config.serve); !serving.ok()) return Fail(serving);
+namespace {
+
+// The run's dataset, cache, chunking, session and metadata from `config`, and the message that
+// says where the manager listens.
+void ConfigureRun(const RunConfig& config, const OutputPlan& plan, int argc, char** argv,
+                  workqueue::WorkQueueRunOptions* options) {
   options->dataset.events_per_file = config.events_per_file;
   options->dataset.files_per_dataset = config.files_per_dataset;
   options->dataset.seed = config.seed;
   options->cache_dir = config.cache_dir.empty() ? sample_analysis::DefaultCacheDirectory()
                                                 : ResolveUserPath(config.cache_dir);
   options->chunk_size = config.chunk_size;
-  options->session = MakeSessionOptions(config, *plan, argc, argv);
+  options->session = MakeSessionOptions(config, plan, argc, argv);
   auto& configuration = *options->session.metadata.mutable_configuration();
   configuration["analysis"] = "sample dijet";
   configuration["backend"] = "workqueue";
@@ -78,6 +61,54 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
                 << workqueue::WorkerCommand(HostName(), port, password) << "\n";
     }
   };
+}
+
+// What the Work Queue run adds to the exit code once the measurement is saved in `saved`.
+ExitCode ReportOutcome(const OutputPlan& plan, const workqueue::WorkQueueRunResult& result,
+                       const std::string& saved) {
+  if (absl::Status kept = workqueue::KeepRunFiles(result, saved); !kept.ok()) {
+    std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
+  } else {
+    std::cout << "Work Queue logs (" << result.tasks << " tasks, " << result.lost_attempts
+              << " lost attempts, peak " << result.peak_workers << " workers) kept in " << saved
+              << "/workqueue\n";
+  }
+  if (Interrupted(*result.session, result.measurement)) {
+    return WithSaveOutcome(plan, ExitCode::kInterrupted);
+  }
+  if (result.chunks_given_up > 0) {
+    std::cerr << "collect: " << result.chunks_given_up
+              << " chunks never came back (see --wq_stall_timeout); the measurement is "
+                 "partial\n";
+    return WithSaveOutcome(plan, ExitCode::kPartial);
+  }
+  return WithSaveOutcome(plan, ReportFailedChunks(result.measurement));
+}
+
+}  // namespace
+
+ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
+  if (absl::Status status = ValidateRunConfig(config); !status.ok()) return Fail(status);
+  bool temporary = false;
+  absl::StatusOr<workqueue::WorkQueueRunOptions> options = workqueue::MakeWorkQueueRunOptions(
+      config.workqueue, [](const std::string& path) { return ResolveUserPath(path); }, &temporary);
+  if (!options.ok()) {
+    // InvalidArgument: the flags' values (see workqueue_flags.h); anything else: the system.
+    return Fail(absl::IsInvalidArgument(options.status()) ? AsUsageError(options.status())
+                                                          : options.status());
+  }
+  struct RemoveTemporary {
+    std::string path;
+    bool keep = false;
+    ~RemoveTemporary() {
+      std::error_code ignored;
+      if (!path.empty() && !keep) std::filesystem::remove_all(path, ignored);
+    }
+  } remove{temporary ? options->work_directory : ""};
+  absl::StatusOr<OutputPlan> plan = PlanOutput(config);
+  if (!plan.ok()) return Fail(plan.status());
+  if (absl::Status serving = StartLiveView(config.serve); !serving.ok()) return Fail(serving);
+  ConfigureRun(config, *plan, argc, argv, &*options);
   std::cerr << "collect: the sample analysis as Work Queue tasks of " << options->chunks_per_task
             << (options->chunks_per_task == 1 ? " chunk" : " chunks")
             << "; datasets are kept under " << options->cache_dir << "\n";
@@ -92,23 +123,7 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
   absl::StatusOr<std::string> saved = Finish(config, *plan, *result->session, measurement,
                                              sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
-  if (absl::Status kept = workqueue::KeepRunFiles(*result, *saved); !kept.ok()) {
-    std::cerr << "collect: warning: " << ForTerminal(kept.message()) << "\n";
-  } else {
-    std::cout << "Work Queue logs (" << result->tasks << " tasks, " << result->lost_attempts
-              << " lost attempts, peak " << result->peak_workers << " workers) kept in " << *saved
-              << "/workqueue\n";
-  }
-  if (Interrupted(*result->session, measurement)) {
-    return WithSaveOutcome(*plan, ExitCode::kInterrupted);
-  }
-  if (result->chunks_given_up > 0) {
-    std::cerr << "collect: " << result->chunks_given_up
-              << " chunks never came back (see --wq_stall_timeout); the measurement is "
-                 "partial\n";
-    return WithSaveOutcome(*plan, ExitCode::kPartial);
-  }
-  return WithSaveOutcome(*plan, ReportFailedChunks(measurement));
+  return ReportOutcome(*plan, *result, *saved);
 }
 
 }  // namespace roastcoffea

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "export/report_chunks.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -34,9 +35,8 @@ struct ReportPlotOptions {
 
 // Scatter plots draw at most this many points (every k-th chunk above it, said in the note).
 inline constexpr size_t kMaxScatterPoints = 4000;
-// The Gantt chart draws each chunk up to this many; above, each lane is drawn in time bins
-// (busy fraction as opacity, the dominant dataset as colour).
-inline constexpr size_t kMaxGanttChunks = 3000;
+// The Gantt chart draws each chunk up to kMaxGanttChunks (export/report_chunks.h); above, each
+// lane is drawn in time bins (busy fraction as opacity, the dominant dataset as colour).
 
 // The plots that apply to the measurement, in this order (id: title):
 //   Workers over time
@@ -66,6 +66,11 @@ inline constexpr size_t kMaxGanttChunks = 3000;
 // Tracking series are drawn by their kind (STEP: steps; SAMPLED: lines). Workers with identical
 // memory or CPU series (threads of one process) are drawn once, named for all of them.
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
+                                         const ReportPlotOptions& options = {});
+// The same with the chunk records given apart, in their report form (`measurement`'s own
+// chunks are not read): what `collect report` uses, streaming the records of a saved run.
+std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
+                                         const ReportChunks& chunks,
                                          const ReportPlotOptions& options = {});
 
 }  // namespace roastcoffea

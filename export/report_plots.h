@@ -4,7 +4,8 @@
 // constant or would repeat another plot is replaced by one sentence (ReportPlot.note).
 //
 // Thread-safety: pure function. Cost: O(samples + chunk records x log); the output is bounded
-// (at most kMaxScatterPoints points and, above kMaxGanttChunks chunks, time bins per lane).
+// (at most kMaxScatterPoints points, kMaxLinePoints per line across workers and, above
+// kMaxGanttChunks chunks, time bins per lane).
 #ifndef ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 #define ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 
@@ -35,6 +36,9 @@ struct ReportPlotOptions {
 
 // Scatter plots draw at most this many points (every k-th chunk above it, said in the note).
 inline constexpr size_t kMaxScatterPoints = 4000;
+// A line across workers (their mean and range, or their sum) draws at most this many points;
+// above, it is averaged in this many equal time bins (said in the note).
+inline constexpr size_t kMaxLinePoints = 2000;
 // The Gantt chart draws each chunk up to kMaxGanttChunks (export/report_chunks.h); above, each
 // lane is drawn in time bins (busy fraction as opacity, the dominant dataset as colour).
 

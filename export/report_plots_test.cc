@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
@@ -271,6 +272,33 @@ TEST(BuildReportPlotsTest, ManyChunksStayBounded) {
   ASSERT_NE(scatter, nullptr);
   EXPECT_TRUE(absl::StrContains(scatter->note, "One chunk in 5 drawn (of 20,000)."))
       << scatter->note;
+}
+
+// Workers sampled microseconds apart give a point per worker and sample: the line across them
+// is averaged in kMaxLinePoints time bins, and the note says so.
+TEST(BuildReportPlotsTest, ALineAcrossManyWorkersIsAveragedInTimeBins) {
+  v1::Measurement measurement;
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  constexpr int kWorkers = 30, kSamples = 200;
+  for (int w = 0; w < kWorkers; ++w) {
+    v1::WorkerSeries& worker = *measurement.mutable_tracking()->add_workers();
+    worker.set_worker(absl::StrCat("w", w));
+    for (int t = 0; t < kSamples; ++t) {
+      worker.add_time_unix_ns(kT0 + t * 1'000'000'000LL + w * 1000);
+      worker.add_memory_bytes(1e9 + 1e6 * ((t * 7 + w) % 50));
+    }
+  }
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* memory = Find(plots, "memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(memory->note,
+                                "Mean and range across 30 workers. Averaged in "
+                                "2000 time bins (of 6,000 sample instants)."))
+      << memory->note;
+  // The mean's points: the bins with samples (at most kMaxLinePoints), then the closing one.
+  const size_t points = LinePoints(memory->svg).size();
+  EXPECT_GT(points, 100u);
+  EXPECT_LE(points, kMaxLinePoints + 1);
 }
 
 }  // namespace

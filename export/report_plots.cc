@@ -445,38 +445,66 @@ void DrawEachChunk(const Context& context, const ChunkLanes& lanes, GanttChart* 
   }
 }
 
-// Too many chunks to draw one by one: time bins, runs of equal bins merged. Returns the note.
+// Too many chunks to draw one by one: time bins, runs of equal bins merged; above
+// kMaxGanttRows worker threads, each row is a run of consecutive threads (in name order) with
+// their mean busy fraction, coloured by the dataset dominant in most of them (weighted by
+// their busy fractions). Returns the note.
 std::string DrawTimeBins(const ChunkLanes& lanes, GanttChart* chart) {
-  const int bins = static_cast<int>(std::clamp<size_t>(30000 / lanes.lanes.size(), 40, 300));
+  const size_t per_row = (lanes.lanes.size() + kMaxGanttRows - 1) / kMaxGanttRows;
+  const size_t rows = (lanes.lanes.size() + per_row - 1) / per_row;
+  const int bins = static_cast<int>(std::clamp<size_t>(30000 / rows, 40, 300));
   const std::vector<LaneBins> binned = BinChunkLanes(lanes, bins);
   const double width = (lanes.last_end_seconds - lanes.first_start_seconds) / bins;
-  for (size_t r = 0; r < binned.size(); ++r) {
-    const auto level_at = [&](int b) {
-      return std::round(binned[r].busy_fraction[static_cast<size_t>(b)] * 10) / 10;
-    };
+  std::vector<double> level(static_cast<size_t>(bins));
+  std::vector<size_t> dataset(static_cast<size_t>(bins));
+  std::vector<std::string> row_names;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t first = r * per_row, last = std::min(binned.size(), first + per_row);
+    row_names.push_back(last - first == 1
+                            ? chart->rows[first]
+                            : absl::StrCat(chart->rows[first], " +", last - first - 1));
+    for (size_t b = 0; b < level.size(); ++b) {
+      double busy = 0;
+      std::map<size_t, double> weight;  // per dominant dataset
+      for (size_t lane = first; lane < last; ++lane) {
+        busy += binned[lane].busy_fraction[b];
+        weight[binned[lane].dominant_dataset[b]] += binned[lane].busy_fraction[b];
+      }
+      level[b] = std::round(busy / static_cast<double>(last - first) * 10) / 10;
+      dataset[b] = SIZE_MAX;
+      double best = 0;
+      for (const auto& [d, w] : weight) {
+        if (d != SIZE_MAX && (dataset[b] == SIZE_MAX || w > best)) dataset[b] = d, best = w;
+      }
+    }
     for (int b = 0; b < bins;) {
-      const size_t dataset = binned[r].dominant_dataset[static_cast<size_t>(b)];
-      const double level = level_at(b);
       int e = b + 1;
-      while (e < bins && binned[r].dominant_dataset[static_cast<size_t>(e)] == dataset &&
-             level_at(e) == level) {
+      while (e < bins && dataset[static_cast<size_t>(e)] == dataset[static_cast<size_t>(b)] &&
+             level[static_cast<size_t>(e)] == level[static_cast<size_t>(b)]) {
         ++e;
       }
-      if (dataset != SIZE_MAX && level > 0) {
+      if (dataset[static_cast<size_t>(b)] != SIZE_MAX && level[static_cast<size_t>(b)] > 0) {
         GanttBar bar;
         bar.row = r;
         bar.start = lanes.first_start_seconds + b * width;
         bar.end = lanes.first_start_seconds + e * width;
-        bar.color = dataset;
-        bar.opacity = level;
+        bar.color = dataset[static_cast<size_t>(b)];
+        bar.opacity = level[static_cast<size_t>(b)];
         chart->bars.push_back(std::move(bar));
       }
       b = e;
     }
   }
+  chart->rows = std::move(row_names);
+  if (per_row > 1) chart->frame.series_noun = absl::StrCat("rows of ", per_row, " worker threads");
+  const std::string grouped =
+      per_row == 1 ? std::string()
+                   : absl::StrCat(" (", Thousands(static_cast<int64_t>(lanes.lanes.size())),
+                                  " worker threads, drawn ", per_row,
+                                  " consecutive ones per row in name order: their mean)");
   return absl::StrCat(Thousands(static_cast<int64_t>(lanes.chunk_count)), " chunks, drawn in ",
-                      bins,
-                      " time bins per worker thread: opacity "
+                      bins, " time bins per worker thread", grouped,
+                      ": opacity "
                       "is the share of the bin spent in chunks, colour the dataset that "
                       "ran most.");
 }

@@ -39,6 +39,9 @@ inline constexpr size_t kMaxScatterPoints = 4000;
 // A line across workers (their mean and range, or their sum) draws at most this many points;
 // above, it is averaged in this many equal time bins (said in the note).
 inline constexpr size_t kMaxLinePoints = 2000;
+// Drawn in time bins, the Gantt chart has at most this many rows: above, each row is a run of
+// consecutive worker threads (said in the note).
+inline constexpr size_t kMaxGanttRows = 100;
 // The Gantt chart draws each chunk up to kMaxGanttChunks (export/report_chunks.h); above, each
 // lane is drawn in time bins (busy fraction as opacity, the dominant dataset as colour).
 

@@ -301,5 +301,36 @@ TEST(BuildReportPlotsTest, ALineAcrossManyWorkersIsAveragedInTimeBins) {
   EXPECT_LE(points, kMaxLinePoints + 1);
 }
 
+// Thousands of worker threads would make a chart thousands of rows tall: above kMaxGanttRows,
+// a row is a run of consecutive threads, and the note says so.
+TEST(BuildReportPlotsTest, ManyWorkerThreadsShareGanttRows) {
+  v1::Measurement measurement;
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  for (int i = 0; i < 8000; ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_worker(absl::StrCat("worker-", (i % 400) / 4));
+    chunk.set_thread_index(i % 4);
+    chunk.set_dataset("a");
+    chunk.set_start_unix_ns(kT0 + (i / 400) * 10'000'000LL);
+    chunk.set_end_unix_ns(kT0 + (i / 400) * 10'000'000LL + 9'000'000LL);
+    chunk.set_duration_seconds(0.009);
+  }
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* gantt = Find(plots, "chunk-gantt");
+  ASSERT_NE(gantt, nullptr);
+  EXPECT_TRUE(absl::StrContains(gantt->note,
+                                "8,000 chunks, drawn in 300 time bins per worker thread (400 "
+                                "worker threads, drawn 4 consecutive ones per row"))
+      << gantt->note;
+  // One lane background per row: 100 rows, not 400 (too low to be labelled, and said so).
+  size_t rows = 0;
+  for (size_t at = gantt->svg.find("class=\"lane\""); at != std::string::npos;
+       at = gantt->svg.find("class=\"lane\"", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, kMaxGanttRows);
+  EXPECT_TRUE(absl::StrContains(gantt->svg, "rows of 4 worker threads"));
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/aggregate.h"
@@ -18,16 +19,22 @@ namespace {
 // The original reports memory deltas in "MB" that are really MiB.
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
-// Appends per-name keys to a flat list.
+// Hands per-name keys to a sink, one at a time.
 class FlatMetricsBuilder {
  public:
-  explicit FlatMetricsBuilder(std::vector<FlatMetric>* out) : out_(out) {}
+  explicit FlatMetricsBuilder(absl::FunctionRef<void(FlatMetric&&)> sink) : sink_(sink) {}
   void Add(std::string key, double value, std::string unit) {
-    out_->push_back({std::move(key), value, std::move(unit)});
+    sink_(FlatMetric{std::move(key), value, std::move(unit)});
+  }
+  // The catalogue's keys of `part`.
+  void AddPart(const v1::AggregatedMetrics& metrics, FlatPart part) {
+    std::vector<FlatMetric> keys;
+    AppendFlatPart(metrics, part, &keys);
+    for (FlatMetric& key : keys) sink_(std::move(key));
   }
 
  private:
-  std::vector<FlatMetric>* out_;
+  absl::FunctionRef<void(FlatMetric&&)> sink_;
 };
 
 // The last `components` path components of `file` ("f.root", "x/f.root"), or all of it.
@@ -175,20 +182,25 @@ void AddFileFamilies(const v1::BranchCoverage& branches,
 // families where the original puts them.
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   std::vector<FlatMetric> out;
-  AppendFlatPart(metrics, FlatPart::kOriginal, &out);
-  FlatMetricsBuilder flat(&out);
+  ForEachFlatMetric(metrics, [&out](FlatMetric&& metric) { out.push_back(std::move(metric)); });
+  return out;
+}
+
+void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
+                       absl::FunctionRef<void(FlatMetric&&)> sink) {
+  FlatMetricsBuilder flat(sink);
+  flat.AddPart(metrics, FlatPart::kOriginal);
   absl::flat_hash_map<std::string, std::string> file_names = ShortFileNames(metrics);
   if (metrics.has_chunks()) AddChunkFamilies(metrics.chunks(), file_names, flat);
-  if (!metrics.has_branches()) return out;
+  if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();
   AddFileFamilies(branches, file_names, flat);
-  AppendFlatPart(metrics, FlatPart::kOriginalBranchAverages, &out);
+  flat.AddPart(metrics, FlatPart::kOriginalBranchAverages);
   for (int i = 0; i < branches.bytes_read_percent_per_file_size(); ++i) {
     flat.Add(absl::StrCat("bytes_read_percent_per_file.", i),
              branches.bytes_read_percent_per_file(i), "%");
   }
-  AppendFlatPart(metrics, FlatPart::kOriginalBranchTotal, &out);
-  return out;
+  flat.AddPart(metrics, FlatPart::kOriginalBranchTotal);
 }
 
 }  // namespace roastcoffea

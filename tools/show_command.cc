@@ -33,7 +33,7 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
   if (config.format != "table") {
     absl::StatusOr<FlatFormat> flat = ParseFlatFormat(config.format);
     if (!flat.ok()) return Fail(AsUsageError(flat.status()));
-    std::cout << FormatFlatMetrics(*measurement, *flat);
+    WriteFlatMetrics(*measurement, *flat, std::cout);
     // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
     if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cerr); !trace.ok()) {
       return Fail(trace);

@@ -139,11 +139,20 @@ void AddChunkFamilies(const v1::ChunkMetrics& chunks,
                section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
     }
   }
+  // Consecutive entries mostly share a file: its short name looked up once for them.
+  static const std::string kNoName;
+  const std::string* file = nullptr;
+  const std::string* short_name = nullptr;
   for (const v1::ChunkInfo& info : chunks.chunk_info()) {
+    if (file == nullptr || *file != info.file()) {
+      file = &info.file();
+      const auto it = file_names.find(info.file());  // every file is there (ShortFileNames)
+      short_name = it != file_names.end() ? &it->second : &kNoName;
+    }
     // The original's epoch seconds; retries get their own key instead of overwriting.
-    const std::string prefix = absl::StrCat(
-        "chunk_info.", file_names[info.file()], ":", info.entry_start(), ":", info.entry_stop(),
-        info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
+    const std::string prefix =
+        absl::StrCat("chunk_info.", *short_name, ":", info.entry_start(), ":", info.entry_stop(),
+                     info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
     flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
              "s");
     flat.Add(absl::StrCat(prefix, "t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/aggregate.h"
@@ -18,16 +20,22 @@ namespace {
 // The original reports memory deltas in "MB" that are really MiB.
 constexpr double kBytesPerMiB = 1024.0 * 1024.0;
 
-// Appends per-name keys to a flat list.
+// Hands per-name keys to a sink, one at a time.
 class FlatMetricsBuilder {
  public:
-  explicit FlatMetricsBuilder(std::vector<FlatMetric>* out) : out_(out) {}
+  explicit FlatMetricsBuilder(absl::FunctionRef<void(FlatMetric&&)> sink) : sink_(sink) {}
   void Add(std::string key, double value, std::string unit) {
-    out_->push_back({std::move(key), value, std::move(unit)});
+    sink_(FlatMetric{std::move(key), value, std::move(unit)});
+  }
+  // The catalogue's keys of `part`.
+  void AddPart(const v1::AggregatedMetrics& metrics, FlatPart part) {
+    std::vector<FlatMetric> keys;
+    AppendFlatPart(metrics, part, &keys);
+    for (FlatMetric& key : keys) sink_(std::move(key));
   }
 
  private:
-  std::vector<FlatMetric>* out_;
+  absl::FunctionRef<void(FlatMetric&&)> sink_;
 };
 
 // The last `components` path components of `file` ("f.root", "x/f.root"), or all of it.
@@ -46,15 +54,18 @@ std::string PathTail(absl::string_view file, int components) {
 // tell it from the other files of the run: keys stay short and do not depend on where the run's
 // input was mounted, yet never merge two files.
 absl::flat_hash_map<std::string, std::string> ShortFileNames(const v1::AggregatedMetrics& m) {
-  std::vector<std::string> files;
+  // Views into the message, deduplicated as they come: a million chunk_info entries name a
+  // hundred thousand files, and copies of every name cost 80 MB.
+  absl::flat_hash_set<absl::string_view> distinct;
   if (m.has_chunks()) {
-    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) files.push_back(info.file());
+    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) distinct.insert(info.file());
   }
   if (m.has_branches()) {
-    for (const v1::FileReadMetrics& file : m.branches().files()) files.push_back(file.file());
+    for (const v1::FileReadMetrics& file : m.branches().files()) distinct.insert(file.file());
   }
+  std::vector<std::string> files(distinct.begin(), distinct.end());
+  distinct = absl::flat_hash_set<absl::string_view>();
   std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
   absl::flat_hash_map<std::string, std::string> names;
   std::vector<const std::string*> pending;
   for (const std::string& file : files) pending.push_back(&file);
@@ -132,11 +143,20 @@ void AddChunkFamilies(const v1::ChunkMetrics& chunks,
                section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
     }
   }
+  // Consecutive entries mostly share a file: its short name looked up once for them.
+  static const std::string kNoName;
+  const std::string* file = nullptr;
+  const std::string* short_name = nullptr;
   for (const v1::ChunkInfo& info : chunks.chunk_info()) {
+    if (file == nullptr || *file != info.file()) {
+      file = &info.file();
+      const auto it = file_names.find(info.file());  // every file is there (ShortFileNames)
+      short_name = it != file_names.end() ? &it->second : &kNoName;
+    }
     // The original's epoch seconds; retries get their own key instead of overwriting.
-    const std::string prefix = absl::StrCat(
-        "chunk_info.", file_names[info.file()], ":", info.entry_start(), ":", info.entry_stop(),
-        info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
+    const std::string prefix =
+        absl::StrCat("chunk_info.", *short_name, ":", info.entry_start(), ":", info.entry_stop(),
+                     info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
     flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
              "s");
     flat.Add(absl::StrCat(prefix, "t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
@@ -175,20 +195,25 @@ void AddFileFamilies(const v1::BranchCoverage& branches,
 // families where the original puts them.
 std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
   std::vector<FlatMetric> out;
-  AppendFlatPart(metrics, FlatPart::kOriginal, &out);
-  FlatMetricsBuilder flat(&out);
+  ForEachFlatMetric(metrics, [&out](FlatMetric&& metric) { out.push_back(std::move(metric)); });
+  return out;
+}
+
+void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
+                       absl::FunctionRef<void(FlatMetric&&)> sink) {
+  FlatMetricsBuilder flat(sink);
+  flat.AddPart(metrics, FlatPart::kOriginal);
   absl::flat_hash_map<std::string, std::string> file_names = ShortFileNames(metrics);
   if (metrics.has_chunks()) AddChunkFamilies(metrics.chunks(), file_names, flat);
-  if (!metrics.has_branches()) return out;
+  if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();
   AddFileFamilies(branches, file_names, flat);
-  AppendFlatPart(metrics, FlatPart::kOriginalBranchAverages, &out);
+  flat.AddPart(metrics, FlatPart::kOriginalBranchAverages);
   for (int i = 0; i < branches.bytes_read_percent_per_file_size(); ++i) {
     flat.Add(absl::StrCat("bytes_read_percent_per_file.", i),
              branches.bytes_read_percent_per_file(i), "%");
   }
-  AppendFlatPart(metrics, FlatPart::kOriginalBranchTotal, &out);
-  return out;
+  flat.AddPart(metrics, FlatPart::kOriginalBranchTotal);
 }
 
 }  // namespace roastcoffea

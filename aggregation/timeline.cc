@@ -19,8 +19,15 @@
 namespace roastcoffea {
 namespace {
 
-bool HasTimes(const v1::ChunkRecord& chunk) {
-  return chunk.start_unix_ns() != 0 && chunk.end_unix_ns() >= chunk.start_unix_ns();
+bool HasTimes(const TimelineChunks::Chunk& chunk) {
+  return ChunkHasTimes(chunk.start_unix_ns, chunk.end_unix_ns);
+}
+
+uint32_t Intern(const std::string& name, absl::flat_hash_map<std::string, uint32_t>& ids,
+                std::vector<std::string>& names) {
+  const auto [it, added] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+  if (added) names.push_back(name);
+  return it->second;
 }
 
 // 0 (unknown) for a time that is not PlausibleTime: a corrupt saved start must neither overflow
@@ -68,6 +75,34 @@ std::vector<Lane> PackIntoSlots(const std::vector<LaneChunk>& chunks, absl::stri
 
 }  // namespace
 
+bool ChunkHasTimes(int64_t start_unix_ns, int64_t end_unix_ns) {
+  return start_unix_ns != 0 && end_unix_ns >= start_unix_ns;
+}
+
+void TimelineChunks::Add(const v1::ChunkRecord& record) {
+  Chunk chunk;
+  chunk.start_unix_ns = record.start_unix_ns();
+  chunk.end_unix_ns = record.end_unix_ns();
+  chunk.compressed_bytes_read = record.compressed_bytes_read();
+  chunk.thread_index = record.thread_index();
+  // Consecutive records often share a worker and a dataset: no lookup then.
+  const bool same_worker =
+      !chunks_.empty() && worker_names_[chunks_.back().worker] == record.worker();
+  chunk.worker =
+      same_worker ? chunks_.back().worker : Intern(record.worker(), worker_ids_, worker_names_);
+  const bool same_dataset =
+      !chunks_.empty() && dataset_names_[chunks_.back().dataset] == record.dataset();
+  chunk.dataset = same_dataset ? chunks_.back().dataset
+                               : Intern(record.dataset(), dataset_ids_, dataset_names_);
+  chunks_.push_back(chunk);
+}
+
+TimelineChunks TimelineChunksOf(const v1::Measurement& measurement) {
+  TimelineChunks chunks;
+  for (const v1::ChunkRecord& record : measurement.chunks()) chunks.Add(record);
+  return chunks;
+}
+
 double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns) {
   // Split so that two epoch-scale instants keep their nanoseconds in a double.
   const int64_t whole = unix_ns / 1000000000 - origin_unix_ns / 1000000000;
@@ -76,13 +111,17 @@ double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns) {
 }
 
 int64_t TimelineOriginUnixNs(const v1::Measurement& measurement) {
+  return TimelineOriginUnixNs(measurement, TimelineChunksOf(measurement));
+}
+
+int64_t TimelineOriginUnixNs(const v1::Measurement& measurement, const TimelineChunks& chunks) {
   if (measurement.metadata().has_start_time()) {
     const int64_t start = TimestampNs(measurement.metadata().start_time());
     if (start > 0) return start;
   }
   int64_t origin = std::numeric_limits<int64_t>::max();
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (HasTimes(chunk)) origin = std::min(origin, chunk.start_unix_ns());
+  for (const TimelineChunks::Chunk& chunk : chunks.chunks()) {
+    if (HasTimes(chunk)) origin = std::min(origin, chunk.start_unix_ns);
   }
   const v1::TrackingData& tracking = measurement.tracking();
   for (int64_t t : tracking.worker_count_time_unix_ns()) origin = std::min(origin, t);
@@ -94,17 +133,22 @@ int64_t TimelineOriginUnixNs(const v1::Measurement& measurement) {
 
 StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
                               int bins) {
+  return ReadRateTimeline(measurement, TimelineChunksOf(measurement), origin_unix_ns, bins);
+}
+
+StepTimeline ReadRateTimeline(const v1::Measurement& measurement, const TimelineChunks& chunks,
+                              int64_t origin_unix_ns, int bins) {
   struct Read {
     double start, end, bytes;
   };
   std::vector<Read> reads;
   bool any_bytes = false;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+  for (const TimelineChunks::Chunk& chunk : chunks.chunks()) {
     if (!HasTimes(chunk)) continue;
-    reads.push_back({SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
-                     SecondsSince(origin_unix_ns, chunk.end_unix_ns()),
-                     static_cast<double>(chunk.compressed_bytes_read())});
-    any_bytes = any_bytes || chunk.compressed_bytes_read() > 0;
+    reads.push_back({SecondsSince(origin_unix_ns, chunk.start_unix_ns),
+                     SecondsSince(origin_unix_ns, chunk.end_unix_ns),
+                     static_cast<double>(chunk.compressed_bytes_read)});
+    any_bytes = any_bytes || chunk.compressed_bytes_read > 0;
   }
   // Measurements of the original tool have only its per-chunk summary.
   if (reads.empty() && measurement.metrics().has_chunks()) {
@@ -159,12 +203,17 @@ StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin
 }
 
 StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns) {
+  return RunningChunksTimeline(TimelineChunksOf(measurement), origin_unix_ns);
+}
+
+StepTimeline RunningChunksTimeline(const TimelineChunks& chunks, int64_t origin_unix_ns) {
   // (instant, +1 start / -1 end); ends sort before starts at one instant.
   std::vector<std::pair<int64_t, int>> changes;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
+  changes.reserve(2 * chunks.chunks().size());
+  for (const TimelineChunks::Chunk& chunk : chunks.chunks()) {
     if (!HasTimes(chunk)) continue;
-    changes.emplace_back(chunk.start_unix_ns(), +1);
-    changes.emplace_back(chunk.end_unix_ns(), -1);
+    changes.emplace_back(chunk.start_unix_ns, +1);
+    changes.emplace_back(chunk.end_unix_ns, -1);
   }
   StepTimeline out;
   if (changes.empty()) return out;
@@ -212,28 +261,36 @@ StepTimeline BinnedMean(const StepTimeline& series, int bins) {
 }
 
 ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns) {
+  return BuildChunkLanes(TimelineChunksOf(measurement), origin_unix_ns);
+}
+
+ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns) {
   ChunkLanes out;
-  // Interned by views into the records (no string per chunk); lanes are put in name order below.
-  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, size_t> lane_ids;
+  // By the interned names; lanes are put in name order below.
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, size_t> lane_ids;
   std::vector<std::pair<absl::string_view, int64_t>> lane_keys;
   std::vector<std::vector<LaneChunk>> lane_chunks;
-  absl::flat_hash_map<absl::string_view, size_t> dataset_ids;
-  out.dataset_index.assign(static_cast<size_t>(measurement.chunks_size()), 0);
+  // Datasets in first-seen order among the chunks with times.
+  std::vector<size_t> dataset_ids(chunks.dataset_names().size(), SIZE_MAX);
+  out.dataset_index.assign(chunks.chunks().size(), 0);
   out.first_start_seconds = std::numeric_limits<double>::infinity();
   out.last_end_seconds = -std::numeric_limits<double>::infinity();
-  for (int i = 0; i < measurement.chunks_size(); ++i) {
-    const v1::ChunkRecord& chunk = measurement.chunks(i);
+  for (size_t i = 0; i < chunks.chunks().size(); ++i) {
+    const TimelineChunks::Chunk& chunk = chunks.chunks()[i];
     if (!HasTimes(chunk)) continue;
-    const auto [it, added] = dataset_ids.try_emplace(chunk.dataset(), out.datasets.size());
-    if (added) out.datasets.push_back(chunk.dataset());
-    out.dataset_index[static_cast<size_t>(i)] = it->second;
-    LaneChunk lane_chunk{static_cast<size_t>(i),
-                         SecondsSince(origin_unix_ns, chunk.start_unix_ns()),
-                         SecondsSince(origin_unix_ns, chunk.end_unix_ns())};
+    if (dataset_ids[chunk.dataset] == SIZE_MAX) {
+      dataset_ids[chunk.dataset] = out.datasets.size();
+      out.datasets.push_back(chunks.dataset_names()[chunk.dataset]);
+    }
+    out.dataset_index[i] = dataset_ids[chunk.dataset];
+    LaneChunk lane_chunk{i, SecondsSince(origin_unix_ns, chunk.start_unix_ns),
+                         SecondsSince(origin_unix_ns, chunk.end_unix_ns)};
     out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
     out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);
-    const std::pair<absl::string_view, int64_t> key(chunk.worker(), chunk.thread_index());
-    const auto [lane, new_lane] = lane_ids.try_emplace(key, lane_keys.size());
+    const std::pair<uint32_t, int64_t> id(chunk.worker, chunk.thread_index);
+    const std::pair<absl::string_view, int64_t> key(chunks.worker_names()[chunk.worker],
+                                                    chunk.thread_index);
+    const auto [lane, new_lane] = lane_ids.try_emplace(id, lane_keys.size());
     if (new_lane) {
       lane_keys.push_back(key);
       lane_chunks.emplace_back();

@@ -11,13 +11,48 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 
+// The chunk records as the timelines read them: per record a few numbers and two interned
+// names (40 bytes), not the record, so that a report of a million chunks streamed from a
+// saved measurement (export/report_chunks.h) never holds a million records.
+class TimelineChunks {
+ public:
+  struct Chunk {
+    int64_t start_unix_ns = 0;
+    int64_t end_unix_ns = 0;
+    int64_t compressed_bytes_read = 0;
+    int64_t thread_index = 0;
+    uint32_t worker = 0;   // index into worker_names()
+    uint32_t dataset = 0;  // index into dataset_names()
+  };
+  // Appends `record` (in the records' order: indices are record indices).
+  void Add(const v1::ChunkRecord& record);
+  const std::vector<Chunk>& chunks() const { return chunks_; }
+  const std::vector<std::string>& worker_names() const { return worker_names_; }
+  const std::vector<std::string>& dataset_names() const { return dataset_names_; }
+
+ private:
+  std::vector<Chunk> chunks_;
+  std::vector<std::string> worker_names_, dataset_names_;
+  absl::flat_hash_map<std::string, uint32_t> worker_ids_, dataset_ids_;
+};
+
+// Whether a chunk is on the timelines (and in a Gantt lane): it has a start, and an end not
+// before it.
+bool ChunkHasTimes(int64_t start_unix_ns, int64_t end_unix_ns);
+
+// The timeline form of measurement.chunks().
+TimelineChunks TimelineChunksOf(const v1::Measurement& measurement);
+
 // The instant "time since start" counts from: the metadata's start time when set, else the
 // earliest chunk start or tracking sample; 0 when the measurement has no time at all.
 int64_t TimelineOriginUnixNs(const v1::Measurement& measurement);
+// The same with the records given apart (`measurement`'s own chunks are not read).
+int64_t TimelineOriginUnixNs(const v1::Measurement& measurement, const TimelineChunks& chunks);
 
 // Seconds from `origin_unix_ns` to `unix_ns`.
 double SecondsSince(int64_t origin_unix_ns, int64_t unix_ns);
@@ -36,10 +71,14 @@ struct StepTimeline {
 // The result has bins + 1 points: the last closes the series at the end of the span.
 StepTimeline ReadRateTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns,
                               int bins = 200);
+// The same with the records given apart (`measurement` is read for its chunk_info only).
+StepTimeline ReadRateTimeline(const v1::Measurement& measurement, const TimelineChunks& chunks,
+                              int64_t origin_unix_ns, int bins = 200);
 
 // Chunks running at every instant (a change at every chunk start and end; an end at the same
 // instant as a start is applied first). Empty without chunk times.
 StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t origin_unix_ns);
+StepTimeline RunningChunksTimeline(const TimelineChunks& chunks, int64_t origin_unix_ns);
 
 // The time-weighted mean of a step timeline in `bins` equal bins over its span (bins + 1
 // points, the last closing the series), so that thousands of changes read as a level.
@@ -79,6 +118,7 @@ struct ChunkLanes {
   size_t chunk_count = 0;  // chunks in lanes
 };
 ChunkLanes BuildChunkLanes(const v1::Measurement& measurement, int64_t origin_unix_ns);
+ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns);
 
 // A lane summarised in `bins` equal time bins over [first_start, last_end]: the fraction of each
 // bin its chunks covered, and the dataset that covered most of it (SIZE_MAX when none).

@@ -2,10 +2,15 @@
 
 #include <cmath>
 #include <optional>
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +26,28 @@
 
 namespace roastcoffea {
 namespace {
+
+// Text for `out` written in pieces of about 64 KiB: the flat metrics of a million chunks are
+// hundreds of MB, never held whole.
+class FlatOutput {
+ public:
+  explicit FlatOutput(std::ostream& out) : out_(out) {}
+  ~FlatOutput() { out_ << buffer_; }
+  void Append(absl::string_view text) {
+    buffer_.append(text.data(), text.size());
+    MaybeFlush();
+  }
+  std::string* buffer() { return &buffer_; }
+  void MaybeFlush() {
+    if (buffer_.size() < (size_t{64} << 10)) return;
+    out_ << buffer_;
+    buffer_.clear();
+  }
+
+ private:
+  std::ostream& out_;
+  std::string buffer_;
+};
 
 absl::string_view KindName(v1::SectionRecord::Kind kind) {
   switch (kind) {
@@ -133,7 +160,8 @@ absl::string_view RuleState(const v1::RuleEvaluation& rule) {
   return rule.fired() ? "fired" : "clear";
 }
 
-std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
+// The CSV's header, findings and rules: everything before the flat metrics' rows.
+std::string CsvHead(const v1::Measurement& measurement) {
   std::string out = "key,value,unit\n";
   // Findings first, as everywhere: the severity, then the numbers that support it.
   for (const v1::Finding& finding : measurement.metrics().findings()) {
@@ -153,18 +181,20 @@ std::string Csv(const v1::Measurement& measurement, const std::vector<FlatMetric
                       ",text\n");
     }
   }
-  for (const FlatMetric& metric : metrics) {
-    absl::StrAppend(&out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""), ",",
-                    CsvField(metric.unit), "\n");
-  }
   return out;
+}
+
+void AppendCsvRow(const FlatMetric& metric, std::string* out) {
+  absl::StrAppend(out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""), ",",
+                  CsvField(metric.unit), "\n");
 }
 
 std::string JsonNumber(const std::optional<double>& value) {
   return NumberText(value).value_or("null");
 }
 
-std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetric>& metrics) {
+// The JSON up to the metrics' opening brace: name, findings, rules, warnings.
+std::string JsonHead(const v1::Measurement& measurement) {
   const v1::AggregatedMetrics& aggregated = measurement.metrics();
   std::string out = absl::StrCat(
       "{\n  \"measurement\": ", JsonQuote(measurement.metadata().name()),
@@ -200,23 +230,6 @@ std::string Json(const v1::Measurement& measurement, const std::vector<FlatMetri
                     ", \"message\": ", JsonQuote(warning.message()), "}");
   }
   absl::StrAppend(&out, measurement.warnings_size() == 0 ? "]" : "\n  ]", ",\n  \"metrics\": {");
-  // Keyed, so that `jq .metrics.data_rate_gbps.value` works; a key seen twice (two datasets
-  // whose names flatten alike) gets "#2", "#3", ... rather than overwriting the first.
-  absl::flat_hash_map<std::string, int> seen;
-  std::vector<std::string> order;
-  for (const FlatMetric& metric : metrics) {
-    const int uses = ++seen[metric.key];
-    std::string key = uses == 1 ? metric.key : absl::StrCat(metric.key, "#", uses);
-    absl::StrAppend(&out, order.empty() ? "\n" : ",\n", "    ", JsonQuote(key),
-                    ": {\"value\": ", JsonNumber(metric.value),
-                    ", \"unit\": ", JsonQuote(metric.unit), "}");
-    order.push_back(std::move(key));
-  }
-  absl::StrAppend(&out, order.empty() ? "}" : "\n  }", ",\n  \"order\": [");
-  for (size_t i = 0; i < order.size(); ++i) {
-    absl::StrAppend(&out, i == 0 ? "" : ", ", JsonQuote(order[i]));
-  }
-  out += "]\n}\n";
   return out;
 }
 
@@ -285,21 +298,87 @@ std::string Markdown(const v1::Measurement& measurement) {
   return out;
 }
 
+// Every flat metric of the outputs in their order (AllFlatMetrics, then the spans' and the
+// workers'), one at a time: the original's chunk_info family alone has three per record.
+void ForEachOutputFlatMetric(const v1::Measurement& measurement,
+                             absl::FunctionRef<void(FlatMetric&&)> sink) {
+  const v1::AggregatedMetrics& metrics = measurement.metrics();
+  for (FlatMetric& metric : HeadlineFlatMetrics(metrics)) sink(std::move(metric));
+  ForEachFlatMetric(metrics, sink);
+  for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) sink(std::move(metric));
+  for (FlatMetric& metric : SpanFlatMetrics(measurement)) sink(std::move(metric));
+  for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
+}
+
+// The JSON's "metrics" object and its "order" list, the keys made unique as they come: a key
+// seen before (two datasets whose names flatten alike) gets "#2", "#3", ... Three passes over
+// the keys instead of holding them: the first finds the keys whose 64-bit fingerprint repeats
+// (the true repeats, and the rare fingerprint collisions), the next two, writing "metrics" then
+// "order", count exactly only those keys.
+void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
+  const auto fingerprint = [](const std::string& key) {
+    return absl::Hash<absl::string_view>{}(key);
+  };
+  absl::flat_hash_set<uint64_t> seen, repeated;
+  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
+    const uint64_t print = fingerprint(metric.key);
+    if (!seen.insert(print).second) repeated.insert(print);
+  });
+  seen = absl::flat_hash_set<uint64_t>();
+  const auto unique_key = [&](absl::flat_hash_map<std::string, int>& uses, std::string key) {
+    if (!repeated.contains(fingerprint(key))) return key;
+    const int use = ++uses[key];
+    return use == 1 ? key : absl::StrCat(key, "#", use);
+  };
+  absl::flat_hash_map<std::string, int> uses;
+  bool first = true;
+  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
+    absl::StrAppend(output.buffer(), first ? "\n" : ",\n", "    ",
+                    JsonQuote(unique_key(uses, std::move(metric.key))),
+                    ": {\"value\": ", JsonNumber(metric.value),
+                    ", \"unit\": ", JsonQuote(metric.unit), "}");
+    first = false;
+    output.MaybeFlush();
+  });
+  output.Append(first ? "}" : "\n  }");
+  output.Append(",\n  \"order\": [");
+  uses.clear();
+  first = true;
+  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
+    absl::StrAppend(output.buffer(), first ? "" : ", ",
+                    JsonQuote(unique_key(uses, std::move(metric.key))));
+    first = false;
+    output.MaybeFlush();
+  });
+}
+
 }  // namespace
 
-std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
-  std::vector<FlatMetric> metrics = AllFlatMetrics(measurement.metrics());
-  for (FlatMetric& metric : SpanFlatMetrics(measurement)) metrics.push_back(std::move(metric));
-  for (FlatMetric& metric : WorkerFlatMetrics(measurement)) metrics.push_back(std::move(metric));
+void WriteFlatMetrics(const v1::Measurement& measurement, FlatFormat format, std::ostream& out) {
+  FlatOutput output(out);
   switch (format) {
     case FlatFormat::kCsv:
-      return Csv(measurement, metrics);
+      output.Append(CsvHead(measurement));
+      ForEachOutputFlatMetric(measurement, [&output](FlatMetric&& metric) {
+        AppendCsvRow(metric, output.buffer());
+        output.MaybeFlush();
+      });
+      break;
     case FlatFormat::kJson:
-      return Json(measurement, metrics);
+      output.Append(JsonHead(measurement));
+      WriteJsonMetrics(measurement, output);
+      output.Append("]\n}\n");
+      break;
     case FlatFormat::kMarkdown:
-      return Markdown(measurement);
+      output.Append(Markdown(measurement));
+      break;
   }
-  return "";
+}
+
+std::string FormatFlatMetrics(const v1::Measurement& measurement, FlatFormat format) {
+  std::ostringstream out;
+  WriteFlatMetrics(measurement, format, out);
+  return std::move(out).str();
 }
 
 }  // namespace roastcoffea

@@ -4,6 +4,7 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -303,6 +304,55 @@ TEST(FormatFlatMetricsTest, CsvAndMarkdownCarryNoControlCharacters) {
     }
     EXPECT_TRUE(absl::StrContains(out, "evil?]0;title??[2J")) << out;
   }
+}
+
+// The flat metrics as FormatFlatMetrics printed them before it streamed: every key held, a
+// repeated key suffixed "#2", "#3", ... by a map of every key.
+std::string ReferenceJsonMetrics(const v1::Measurement& measurement) {
+  std::vector<FlatMetric> all = AllFlatMetrics(measurement.metrics());
+  std::map<std::string, int> seen;
+  std::string metrics, order;
+  for (const FlatMetric& metric : all) {
+    const int uses = ++seen[metric.key];
+    const std::string key = uses == 1 ? metric.key : absl::StrCat(metric.key, "#", uses);
+    absl::StrAppend(&metrics, metrics.empty() ? "\n" : ",\n", "    \"", key, "\": ");
+    absl::StrAppend(&order, order.empty() ? "\"" : ", \"", key, "\"");
+  }
+  return absl::StrCat(metrics, "|", order);
+}
+
+// A big run's flat JSON is written in pieces, with each repeated key (two records of the same
+// file, entry range and attempt) suffixed as when every key was held.
+TEST(FormatFlatMetricsTest, JsonOfManyRecordsStreamsWithTheSameKeys) {
+  v1::Measurement measurement = Sample();
+  v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
+  for (int i = 0; i < 20000; ++i) {
+    v1::ChunkInfo& info = *chunks.add_chunk_info();
+    info.set_file(absl::StrCat("/data/f", i % 700, ".root"));
+    info.set_entry_start((i / 700) * 100);
+    info.set_entry_stop((i / 700) * 100 + 100);
+    info.set_start_unix_ns(1'765'000'000'000'000'000 + i);
+  }
+  *chunks.add_chunk_info() = chunks.chunk_info(5);  // repeated twice: "#2" and "#3"
+  *chunks.add_chunk_info() = chunks.chunk_info(5);
+  std::ostringstream streamed;
+  WriteFlatMetrics(measurement, FlatFormat::kJson, streamed);
+  const std::string json = streamed.str();
+  ASSERT_GT(json.size(), size_t{1} << 20);  // many flushes
+  EXPECT_EQ(json, FormatFlatMetrics(measurement, FlatFormat::kJson));
+  // The keys in "metrics" and "order", read back, are the reference's.
+  std::string metrics, order;
+  const size_t metrics_begin = json.find("\"metrics\": {") + 12;
+  const size_t order_begin = json.find("\"order\": [");
+  for (absl::string_view line :
+       absl::StrSplit(json.substr(metrics_begin, order_begin - metrics_begin), '\n')) {
+    const size_t colon = line.find("\": {");
+    if (colon == absl::string_view::npos) continue;
+    absl::StrAppend(&metrics, metrics.empty() ? "\n" : ",\n", line.substr(0, colon + 3));
+  }
+  order = json.substr(order_begin + 10, json.rfind(']') - order_begin - 10);
+  EXPECT_EQ(absl::StrCat(metrics, "|", order), ReferenceJsonMetrics(measurement));
+  EXPECT_TRUE(absl::StrContains(json, "#3\""));
 }
 
 }  // namespace

@@ -219,23 +219,102 @@ void AppendRunDetails(const v1::Measurement& measurement, const std::string& nam
   *out += "</table></div>\n";
 }
 
+// Contents: every section of the page, plot groups included.
+void AppendContents(const v1::Measurement& measurement, bool spans, bool workers,
+                    const std::vector<std::string>& groups, std::string* out) {
+  *out +=
+      "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong>\n<ul>\n"
+      "<li><a href=\"#headline\">Key figures and findings</a></li>\n";
+  if (measurement.warnings_size() > 0 || measurement.metrics().impossible_figures_size() > 0) {
+    *out += "<li><a href=\"#warnings\">Warnings</a></li>\n";
+  }
+  *out += "<li><a href=\"#summary\">Summary tables</a></li>\n";
+  if (spans) *out += "<li><a href=\"#spans\">Spans and task prefixes</a></li>\n";
+  if (workers) *out += "<li><a href=\"#workers\">Workers that left</a></li>\n";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    absl::StrAppend(out, "<li><a href=\"#plots-", g, "\">Plots: ", HtmlEscape(groups[g]),
+                    "</a></li>\n");
+  }
+  if (measurement.profiles_size() > 0) *out += "<li><a href=\"#profile\">Profile</a></li>\n";
+  *out += "<li><a href=\"#run\">Run details</a></li>\n</ul>\n</nav>\n";
+}
+
+// Warnings: they change how every number below reads.
+void AppendWarnings(const v1::Measurement& measurement, std::string* out) {
+  if (measurement.warnings_size() == 0 && measurement.metrics().impossible_figures_size() == 0) {
+    return;
+  }
+  *out += "<div class=\"warnings\" id=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
+  for (const v1::Warning& warning : measurement.warnings()) {
+    absl::StrAppend(out, "<li>", HtmlEscape(warning.message()), "</li>\n");
+  }
+  for (const v1::ImpossibleFigure& figure : measurement.metrics().impossible_figures()) {
+    absl::StrAppend(out, "<li>", HtmlEscape(figure.message()), "</li>\n");
+  }
+  *out += "</ul>\n</div>\n";
+}
+
+// A heading and its tables side by side; nothing without tables, but the summary heading.
+void AppendTableSection(absl::string_view id, absl::string_view heading,
+                        const std::vector<SummaryTable>& tables, std::string* out) {
+  if (tables.empty() && id != "summary") return;
+  absl::StrAppend(out, "<h2 id=\"", id, "\">", heading, "</h2>\n<div class=\"tables\">\n");
+  for (const SummaryTable& table : tables) AppendSummaryTable(table, out);
+  *out += "</div>\n";
+}
+
+// Plots, by group, in a grid; plots replaced by a sentence are listed after their group.
+void AppendPlots(const std::vector<ReportPlot>& plots, const std::vector<std::string>& groups,
+                 std::string* out) {
+  if (plots.empty()) *out += "<h2>Plots</h2>\n<p>No plot has data in this measurement.</p>\n";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    absl::StrAppend(out, "<h2 id=\"plots-", g, "\">", HtmlEscape(groups[g]),
+                    "</h2>\n<div class=\"plot-grid\">\n");
+    std::string notes;
+    for (const ReportPlot& plot : plots) {
+      if (plot.group != groups[g]) continue;
+      if (plot.svg.empty()) {
+        absl::StrAppend(&notes, "<li id=\"plot-", HtmlEscape(plot.id), "\"><strong>",
+                        HtmlEscape(plot.title), ":</strong> ", HtmlEscape(plot.note), "</li>\n");
+        continue;
+      }
+      const bool wide = plot.id == "chunk-gantt";
+      absl::StrAppend(out, "<figure class=\"plot", wide ? " wide" : "", "\" id=\"plot-",
+                      HtmlEscape(plot.id), "\">\n", plot.svg);
+      if (!plot.note.empty()) {
+        absl::StrAppend(out, "<figcaption>", HtmlEscape(plot.note), "</figcaption>\n");
+      }
+      *out += "</figure>\n";
+    }
+    *out += "</div>\n";
+    if (!notes.empty()) absl::StrAppend(out, "<ul class=\"plot-notes\">\n", notes, "</ul>\n");
+  }
+}
+
 }  // namespace
 
 std::string HtmlEscape(absl::string_view text) { return XmlEscape(text); }
 
 std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlReportOptions& options) {
+  return RenderHtmlReport(measurement, ReportChunksOf(measurement), options);
+}
+
+std::string RenderHtmlReport(const v1::Measurement& measurement, const ReportChunks& chunks,
+                             const HtmlReportOptions& options) {
   const v1::MeasurementMetadata& metadata = measurement.metadata();
   const std::string name = metadata.name().empty() ? "measurement" : metadata.name();
   TableOptions table_options;
   table_options.unicode = true;
   const std::vector<SummaryTable> tables = BuildSummaryTables(measurement, table_options);
-  const std::vector<ReportPlot> plots = BuildReportPlots(measurement, options.plots);
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement, chunks, options.plots);
   std::vector<std::string> groups;  // in order of first plot
   for (const ReportPlot& plot : plots) {
     if (std::find(groups.begin(), groups.end(), plot.group) == groups.end()) {
       groups.push_back(plot.group);
     }
   }
+  const std::vector<SummaryTable> span_tables = BuildSpanTables(measurement);
+  const std::vector<SummaryTable> worker_tables = BuildWorkerTables(measurement);
 
   std::string out = absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -249,85 +328,20 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
   if (!metadata.host().empty()) subtitle.push_back(HtmlEscape(metadata.host()));
   if (metadata.has_start_time()) subtitle.push_back(FormatUtcTimestamp(metadata.start_time()));
   absl::StrAppend(&out, "<p class=\"subtitle\">", absl::StrJoin(subtitle, " \u00b7 "), "</p>\n");
-
-  // Contents: every section of the page, plot groups included.
-  out +=
-      "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong>\n<ul>\n"
-      "<li><a href=\"#headline\">Key figures and findings</a></li>\n";
-  if (measurement.warnings_size() > 0 || measurement.metrics().impossible_figures_size() > 0) {
-    out += "<li><a href=\"#warnings\">Warnings</a></li>\n";
-  }
-  out += "<li><a href=\"#summary\">Summary tables</a></li>\n";
-  const std::vector<SummaryTable> span_tables = BuildSpanTables(measurement);
-  if (!span_tables.empty()) out += "<li><a href=\"#spans\">Spans and task prefixes</a></li>\n";
-  const std::vector<SummaryTable> worker_tables = BuildWorkerTables(measurement);
-  if (!worker_tables.empty()) out += "<li><a href=\"#workers\">Workers that left</a></li>\n";
-  for (size_t g = 0; g < groups.size(); ++g) {
-    absl::StrAppend(&out, "<li><a href=\"#plots-", g, "\">Plots: ", HtmlEscape(groups[g]),
-                    "</a></li>\n");
-  }
-  if (measurement.profiles_size() > 0) out += "<li><a href=\"#profile\">Profile</a></li>\n";
-  out += "<li><a href=\"#run\">Run details</a></li>\n</ul>\n</nav>\n";
+  AppendContents(measurement, !span_tables.empty(), !worker_tables.empty(), groups, &out);
 
   // Headline: the key figures (as the terminal tables name them), then the findings.
   out += "<section id=\"headline\">\n<h2>Key figures and findings</h2>\n";
   AppendKeyFigures(tables, &out);
   AppendFindings(measurement, &out);
   out += "</section>\n";
-
-  // Warnings: they change how every number below reads.
-  if (measurement.warnings_size() > 0 || measurement.metrics().impossible_figures_size() > 0) {
-    out += "<div class=\"warnings\" id=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
-    for (const v1::Warning& warning : measurement.warnings()) {
-      absl::StrAppend(&out, "<li>", HtmlEscape(warning.message()), "</li>\n");
-    }
-    for (const v1::ImpossibleFigure& figure : measurement.metrics().impossible_figures()) {
-      absl::StrAppend(&out, "<li>", HtmlEscape(figure.message()), "</li>\n");
-    }
-    out += "</ul>\n</div>\n";
-  }
-
-  out += "<h2 id=\"summary\">Summary tables</h2>\n<div class=\"tables\">\n";
-  for (const SummaryTable& table : tables) AppendSummaryTable(table, &out);
-  out += "</div>\n";
-
+  AppendWarnings(measurement, &out);
+  AppendTableSection("summary", "Summary tables", tables, &out);
   // The workload's own spans and the engine's per-task-prefix (or category) figures.
-  if (!span_tables.empty()) {
-    out += "<h2 id=\"spans\">Spans and task prefixes</h2>\n<div class=\"tables\">\n";
-    for (const SummaryTable& table : span_tables) AppendSummaryTable(table, &out);
-    out += "</div>\n";
-  }
+  AppendTableSection("spans", "Spans and task prefixes", span_tables, &out);
   // Workers that died with tasks on them, and since when the silent ones were silent.
-  if (!worker_tables.empty()) {
-    out += "<h2 id=\"workers\">Workers that left</h2>\n<div class=\"tables\">\n";
-    for (const SummaryTable& table : worker_tables) AppendSummaryTable(table, &out);
-    out += "</div>\n";
-  }
-
-  // Plots, by group, in a grid; plots replaced by a sentence are listed after their group.
-  if (plots.empty()) out += "<h2>Plots</h2>\n<p>No plot has data in this measurement.</p>\n";
-  for (size_t g = 0; g < groups.size(); ++g) {
-    absl::StrAppend(&out, "<h2 id=\"plots-", g, "\">", HtmlEscape(groups[g]),
-                    "</h2>\n<div class=\"plot-grid\">\n");
-    std::string notes;
-    for (const ReportPlot& plot : plots) {
-      if (plot.group != groups[g]) continue;
-      if (plot.svg.empty()) {
-        absl::StrAppend(&notes, "<li id=\"plot-", HtmlEscape(plot.id), "\"><strong>",
-                        HtmlEscape(plot.title), ":</strong> ", HtmlEscape(plot.note), "</li>\n");
-        continue;
-      }
-      const bool wide = plot.id == "chunk-gantt";
-      absl::StrAppend(&out, "<figure class=\"plot", wide ? " wide" : "", "\" id=\"plot-",
-                      HtmlEscape(plot.id), "\">\n", plot.svg);
-      if (!plot.note.empty()) {
-        absl::StrAppend(&out, "<figcaption>", HtmlEscape(plot.note), "</figcaption>\n");
-      }
-      out += "</figure>\n";
-    }
-    out += "</div>\n";
-    if (!notes.empty()) absl::StrAppend(&out, "<ul class=\"plot-notes\">\n", notes, "</ul>\n");
-  }
+  AppendTableSection("workers", "Workers that left", worker_tables, &out);
+  AppendPlots(plots, groups, &out);
   AppendProfileSection(measurement, &out);
   AppendRunDetails(measurement, name, &out);
   out += "</body>\n</html>\n";
@@ -336,7 +350,12 @@ std::string RenderHtmlReport(const v1::Measurement& measurement, const HtmlRepor
 
 absl::Status WriteHtmlReport(const v1::Measurement& measurement, const std::string& path,
                              const HtmlReportOptions& options) {
-  const std::string html = RenderHtmlReport(measurement, options);
+  return WriteHtmlReport(measurement, ReportChunksOf(measurement), path, options);
+}
+
+absl::Status WriteHtmlReport(const v1::Measurement& measurement, const ReportChunks& chunks,
+                             const std::string& path, const HtmlReportOptions& options) {
+  const std::string html = RenderHtmlReport(measurement, chunks, options);
   if (absl::Status written = WriteOutputFileAtomically(path, html); !written.ok()) {
     return absl::Status(written.code(), absl::StrCat("the report: ", written.message()));
   }

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "export/report_chunks.h"
 #include "export/report_plots.h"
 #include "schema/measurement.pb.h"
 
@@ -34,11 +35,17 @@ struct HtmlReportOptions {
 // stacks (<table class="profile-stacks">).
 std::string RenderHtmlReport(const v1::Measurement& measurement,
                              const HtmlReportOptions& options = {});
+// The same with the chunk records given apart (`measurement`'s own are not read): a saved
+// run's records streamed into `chunks` (export/report_chunks.h), never all held at once.
+std::string RenderHtmlReport(const v1::Measurement& measurement, const ReportChunks& chunks,
+                             const HtmlReportOptions& options = {});
 
 // Writes RenderHtmlReport to `path` atomically (a temporary file in the same directory, then
 // rename), replacing an existing report. Errors name the path and the OS error.
 absl::Status WriteHtmlReport(const v1::Measurement& measurement, const std::string& path,
                              const HtmlReportOptions& options = {});
+absl::Status WriteHtmlReport(const v1::Measurement& measurement, const ReportChunks& chunks,
+                             const std::string& path, const HtmlReportOptions& options = {});
 
 // &, <, >, " and ' as entities; control characters other than tab and newline removed.
 std::string HtmlEscape(absl::string_view text);

@@ -16,9 +16,10 @@ namespace {
 std::vector<std::unique_ptr<OutputFormat>> BuiltInFormats() {
   std::vector<std::unique_ptr<OutputFormat>> formats;
   auto flat = [&](std::string name, std::vector<std::string> aliases, FlatFormat format) {
-    formats.push_back(std::make_unique<OutputFormat>(
-        OutputFormat{std::move(name), std::move(aliases),
-                     [format](const v1::Measurement& m) { return FormatFlatMetrics(m, format); }}));
+    formats.push_back(std::make_unique<OutputFormat>(OutputFormat{
+        std::move(name), std::move(aliases), [format](const v1::Measurement& m, std::ostream& out) {
+          WriteFlatMetrics(m, format, out);
+        }}));
   };
   flat("csv", {}, FlatFormat::kCsv);
   flat("json", {}, FlatFormat::kJson);
@@ -63,9 +64,9 @@ std::vector<std::string> OutputFormatNames() {
 }
 
 absl::Status RegisterOutputFormat(OutputFormat format) {
-  if (format.name.empty() || !format.render) {
+  if (format.name.empty() || !format.write) {
     return absl::InvalidArgumentError(
-        absl::StrCat("output format '", format.name, "' needs a name and a renderer"));
+        absl::StrCat("output format '", format.name, "' needs a name and a writer"));
   }
   Table& table = TheTable();
   std::lock_guard<std::mutex> lock(table.mu);

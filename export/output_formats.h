@@ -4,7 +4,7 @@
 // renderer plus one entry (docs/ARCHITECTURE.md, "An output format").
 //
 //   const OutputFormat* format = *FindOutputFormat("json");
-//   std::cout << format->render(measurement);
+//   format->write(measurement, std::cout);
 //
 // Thread-safety: every function may be called from any thread; a found format stays valid for
 // the life of the process.
@@ -12,6 +12,7 @@
 #define ROASTCOFFEA_EXPORT_OUTPUT_FORMATS_H_
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,9 @@ namespace roastcoffea {
 struct OutputFormat {
   std::string name;                  // what --format takes, lower case
   std::vector<std::string> aliases;  // other names it takes ("md"), lower case
-  // The whole output for one measurement. A renderer computes no metrics (aggregation/ does).
-  std::function<std::string(const v1::Measurement&)> render;
+  // Writes the whole output for one measurement to the stream, as it goes (a million chunks'
+  // keys are never held at once). A writer computes no metrics (aggregation/ does).
+  std::function<void(const v1::Measurement&, std::ostream&)> write;
 };
 
 // The names of the table, in order (built-in first).

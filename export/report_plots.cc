@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "aggregation/timeline.h"
 #include "aggregation/worker_names.h"
+#include "export/report_gantt.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 
@@ -24,7 +25,8 @@ constexpr char kTime[] = "Time since start (s)";
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Context {
-  const v1::Measurement& measurement;
+  const v1::Measurement& measurement;  // its own chunks are not read: `chunks` stand for them
+  const ReportChunks& chunks;
   const ReportPlotOptions& options;
   int64_t origin_unix_ns;
   // One time range for every time axis, so that the plots of the grid line up.
@@ -44,10 +46,10 @@ void SetTimeRange(Context* context) {
     low = std::min(low, s);
     high = std::max(high, s);
   };
-  for (const v1::ChunkRecord& chunk : m.chunks()) {
-    if (chunk.start_unix_ns() == 0) continue;
-    add(chunk.start_unix_ns());
-    add(chunk.end_unix_ns());
+  for (const TimelineChunks::Chunk& chunk : context->chunks.timeline().chunks()) {
+    if (chunk.start_unix_ns == 0) continue;
+    add(chunk.start_unix_ns);
+    add(chunk.end_unix_ns);
   }
   for (int64_t t : m.tracking().worker_count_time_unix_ns()) add(t);
   for (const v1::WorkerSeries& worker : m.tracking().workers()) {
@@ -85,11 +87,7 @@ ChartFrame Frame(const ReportPlot& plot, std::string x_label, std::string y_labe
   return frame;
 }
 
-std::string Thousands(int64_t value) {
-  std::string digits = absl::StrCat(value < 0 ? -value : value);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
-  return value < 0 ? "-" + digits : digits;
-}
+std::string Thousands(int64_t value) { return export_internal::ThousandsText(value); }
 
 std::string Number(double value) {
   if (value == std::floor(value) && std::fabs(value) < 1e15) {
@@ -174,12 +172,54 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
   return out;
 }
 
+// A line (and its band) of more than kMaxLinePoints points in kMaxLinePoints equal time bins:
+// per bin the mean of its points' values, the lowest low and the highest high, at the bin's
+// start (and a closing point at the end). Workers sampled a few microseconds apart give a
+// point per worker and sample: 360,000 for 1,000 workers, 15 MB of SVG per chart. Says so in
+// `note`.
+LineSeries ThinOut(LineSeries line, std::string* note) {
+  if (line.x.size() <= kMaxLinePoints) return line;
+  const size_t bins = kMaxLinePoints;
+  const double low = line.x.front();
+  const double width = (line.x.back() - low) / static_cast<double>(bins);
+  LineSeries out = line;
+  out.x.clear(), out.y.clear(), out.band_low.clear(), out.band_high.clear();
+  const bool band = line.band_low.size() == line.x.size();
+  for (size_t i = 0; i < line.x.size();) {
+    const size_t bin = std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width));
+    double total = 0, lowest = band ? line.band_low[i] : 0, highest = band ? line.band_high[i] : 0;
+    size_t n = 0;
+    for (; i < line.x.size() &&
+           std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width)) == bin;
+         ++i, ++n) {
+      total += line.y[i];
+      if (!band) continue;
+      lowest = std::min(lowest, line.band_low[i]);
+      highest = std::max(highest, line.band_high[i]);
+    }
+    out.x.push_back(low + static_cast<double>(bin) * width);
+    out.y.push_back(total / static_cast<double>(n));
+    if (!band) continue;
+    out.band_low.push_back(lowest);
+    out.band_high.push_back(highest);
+  }
+  out.x.push_back(line.x.back());  // closes the last bin
+  out.y.push_back(out.y.back());
+  if (band) {
+    out.band_low.push_back(out.band_low.back());
+    out.band_high.push_back(out.band_high.back());
+  }
+  absl::StrAppend(note, note->empty() ? "" : " ", "Averaged in ", bins, " time bins (of ",
+                  Thousands(static_cast<int64_t>(line.x.size())), " sample instants).");
+  return out;
+}
+
 // Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
 // series counts with the value it holds from its first to its last point, a SAMPLED one at its
 // own points. The instants are one sorted vector and the figures running totals per instant,
 // added in series order as before (a map of a vector per instant held 3 GB for 10^4 workers of
 // 360 samples each).
-LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
+LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string* note) {
   std::vector<double> xs;
   for (const LineSeries& s : series) xs.insert(xs.end(), s.x.begin(), s.x.end());
   std::sort(xs.begin(), xs.end());
@@ -224,7 +264,7 @@ LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum = false) {
     out.band_low.push_back(low[at]);
     out.band_high.push_back(high[at]);
   }
-  return out;
+  return ThinOut(std::move(out), note);
 }
 
 bool Constant(const std::vector<LineSeries>& series, double* value) {
@@ -256,10 +296,10 @@ void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
   }
   LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};
   if (series.size() > context.options.max_legend_entries) {
-    chart.series.push_back(MeanBand(series, sum_when_crowded));
     plot->note = sum_when_crowded
                      ? absl::StrCat("The sum over ", series.size(), " workers.")
                      : absl::StrCat("Mean and range across ", series.size(), " workers.");
+    chart.series.push_back(MeanBand(series, sum_when_crowded, &plot->note));
   } else {
     chart.series = std::move(series);
   }
@@ -314,8 +354,8 @@ void Memory(const Context& context, ReportPlot* plot) {
   }
   LineChart chart{Frame(*plot, kTime, "Resident Memory (MiB)", context), false, {}};
   if (series.size() > context.options.max_legend_entries) {
-    chart.series.push_back(MeanBand(series));
     plot->note = absl::StrCat("Mean and range across ", series.size(), " workers.");
+    chart.series.push_back(MeanBand(series, /*sum=*/false, &plot->note));
   } else {
     chart.series = std::move(series);
   }
@@ -373,107 +413,21 @@ void ActivePlot(const Context& context, ReportPlot* plot) {
 }
 
 void ChunkGantt(const Context& context, ReportPlot* plot) {
-  const ChunkLanes lanes = BuildChunkLanes(context.measurement, context.origin_unix_ns);
-  if (lanes.chunk_count == 0) return;
   // Lanes name themselves: no y label to collide with them.
-  GanttChart chart{Frame(*plot, kTime, "", context), {}, {}};
-  chart.frame.series_noun = "worker threads";
-  // Across the page (scaled to 1200 px at most, to ~750 px on a narrow window, where text must
-  // stay readable); as tall as its lanes need.
-  chart.frame.width = 900;
-  chart.frame.height = 0;
-  chart.clock_time = false;
-  chart.legend = lanes.datasets;
-  for (std::string& name : chart.legend) {
-    if (name.empty()) name = "(no dataset)";
-  }
-  std::vector<double> idle;
-  for (const Lane& lane : lanes.lanes) {
-    // The end of a long worker name tells workers apart better than its start.
-    // Named as in the tables and traces ("host:pid/thread-k").
-    std::string worker = WorkerThreadName(lane.worker, lane.thread_index);
-    if (worker.size() > 24) worker = absl::StrCat("\u2026", worker.substr(worker.size() - 23));
-    chart.rows.push_back(
-        absl::StrCat(worker, lane.slot > 0 ? absl::StrCat(" (", lane.slot + 1, ")") : ""));
-    const double span = lane.busy_seconds + lane.idle_seconds;
-    idle.push_back(span > 0 ? 100 * lane.idle_seconds / span : 0);
-  }
-  if (lanes.chunk_count <= kMaxGanttChunks) {
-    std::map<std::string, size_t> sections;
-    for (size_t r = 0; r < lanes.lanes.size(); ++r) {
-      for (const LaneChunk& lane_chunk : lanes.lanes[r].chunks) {
-        const v1::ChunkRecord& chunk =
-            context.measurement.chunks(static_cast<int>(lane_chunk.record));
-        GanttBar bar;
-        bar.row = r;
-        bar.start = lane_chunk.start_seconds;
-        bar.end = lane_chunk.end_seconds;
-        bar.color = lanes.dataset_index[lane_chunk.record];
-        bar.failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
-        bar.tooltip =
-            absl::StrCat(chunk.dataset(), " ", chunk.file(), " [", chunk.entry_start(), ", ",
-                         chunk.entry_stop(), "): ", FormatDuration(chunk.duration_seconds()),
-                         bar.failed ? absl::StrCat(" FAILED: ", chunk.error_text()) : "");
-        for (const v1::SectionSlice& slice : chunk.slices()) {
-          if (slice.depth() != 0) continue;
-          const auto [it, added] = sections.emplace(slice.name(), chart.slice_legend.size());
-          if (added) chart.slice_legend.push_back(absl::StrCat("section ", slice.name()));
-          const double from = bar.start + static_cast<double>(slice.start_offset_ns()) * 1e-9;
-          bar.slices.push_back(
-              {from, from + static_cast<double>(slice.duration_ns()) * 1e-9, it->second});
-        }
-        chart.bars.push_back(std::move(bar));
-      }
-    }
-  } else {
-    // Too many chunks to draw one by one: time bins, runs of equal bins merged.
-    const int bins = static_cast<int>(std::clamp<size_t>(30000 / lanes.lanes.size(), 40, 300));
-    const std::vector<LaneBins> binned = BinChunkLanes(lanes, bins);
-    const double width = (lanes.last_end_seconds - lanes.first_start_seconds) / bins;
-    for (size_t r = 0; r < binned.size(); ++r) {
-      for (int b = 0; b < bins;) {
-        const size_t dataset = binned[r].dominant_dataset[static_cast<size_t>(b)];
-        const double level = std::round(binned[r].busy_fraction[static_cast<size_t>(b)] * 10) / 10;
-        int e = b + 1;
-        while (e < bins && binned[r].dominant_dataset[static_cast<size_t>(e)] == dataset &&
-               std::round(binned[r].busy_fraction[static_cast<size_t>(e)] * 10) / 10 == level) {
-          ++e;
-        }
-        if (dataset != SIZE_MAX && level > 0) {
-          GanttBar bar;
-          bar.row = r;
-          bar.start = lanes.first_start_seconds + b * width;
-          bar.end = lanes.first_start_seconds + e * width;
-          bar.color = dataset;
-          bar.opacity = level;
-          chart.bars.push_back(std::move(bar));
-        }
-        b = e;
-      }
-    }
-    plot->note =
-        absl::StrCat(Thousands(static_cast<int64_t>(lanes.chunk_count)), " chunks, drawn in ", bins,
-                     " time bins per worker thread: opacity "
-                     "is the share of the bin spent in chunks, colour the dataset that "
-                     "ran most.");
-  }
-  std::vector<double> sorted = idle;
-  std::sort(sorted.begin(), sorted.end());
-  absl::StrAppend(
-      &plot->note, plot->note.empty() ? "" : " ",
-      absl::StrFormat("Idle between chunks, per worker thread: %.0f %% (min), "
-                      "%.0f %% (median), %.0f %% (max) of the %s from the first "
-                      "chunk start to the last end.",
-                      sorted.front(), sorted[sorted.size() / 2], sorted.back(),
-                      FormatDuration(lanes.last_end_seconds - lanes.first_start_seconds)));
-  plot->svg = RenderGantt(chart);
+  export_internal::BuildChunkGantt(context.chunks, context.origin_unix_ns,
+                                   Frame(*plot, kTime, "", context), plot);
+}
+
+// A quarter of the chunk count, within [10, 200].
+int ChunkTimeBins(const Context& context) {
+  return static_cast<int>(std::clamp<size_t>(context.chunks.size() / 4, 10, 200));
 }
 
 void RunningChunks(const Context& context, ReportPlot* plot) {
-  StepTimeline running = RunningChunksTimeline(context.measurement, context.origin_unix_ns);
+  StepTimeline running = RunningChunksTimeline(context.chunks.timeline(), context.origin_unix_ns);
   if (running.value.empty()) return;
   // Thousands of starts and ends read as a barcode: a time-weighted mean per bin instead.
-  const int bins = std::clamp(context.measurement.chunks_size() / 4, 10, 200);
+  const int bins = ChunkTimeBins(context);
   if (running.value.size() > 400) {
     running = BinnedMean(running, bins);
     plot->note = absl::StrCat("Time-weighted mean in ", bins, " time bins.");
@@ -488,8 +442,9 @@ void RunningChunks(const Context& context, ReportPlot* plot) {
 }
 
 void Throughput(const Context& context, ReportPlot* plot) {
-  const int bins = std::clamp(context.measurement.chunks_size() / 4, 10, 200);
-  const StepTimeline rate = ReadRateTimeline(context.measurement, context.origin_unix_ns, bins);
+  const int bins = ChunkTimeBins(context);
+  const StepTimeline rate = ReadRateTimeline(context.measurement, context.chunks.timeline(),
+                                             context.origin_unix_ns, bins);
   if (rate.value.empty()) return;
   LineSeries series{"Data Rate"};
   series.step = true;
@@ -506,12 +461,12 @@ void Throughput(const Context& context, ReportPlot* plot) {
       bins, " time bins.");
 }
 
-std::vector<const v1::ChunkRecord*> Succeeded(const v1::Measurement& measurement) {
-  std::vector<const v1::ChunkRecord*> out;
-  for (const v1::ChunkRecord& chunk : measurement.chunks()) {
-    if (chunk.status() != v1::CHUNK_STATUS_FAILED) out.push_back(&chunk);
+// Calls `visit(i)` for each chunk that did not fail, in the records' order.
+template <typename Visit>
+void ForEachSucceeded(const ReportChunks& chunks, Visit visit) {
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (!chunks.failed(i)) visit(i);
   }
-  return out;
 }
 
 // A histogram, or a sentence when every value is the same.
@@ -534,9 +489,8 @@ void Histogram(const Context& context, ReportPlot* plot, std::vector<double> val
 
 void RuntimeDistribution(const Context& context, ReportPlot* plot) {
   std::vector<double> durations;
-  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
-    durations.push_back(chunk->duration_seconds());
-  }
+  const ReportChunks& chunks = context.chunks;
+  ForEachSucceeded(chunks, [&](size_t i) { durations.push_back(chunks.duration_seconds(i)); });
   Histogram(context, plot, std::move(durations), "Runtime (seconds)", "Number of Chunks",
             "Chunk runtime", " s", 30, 3, /*log_x_when_wide=*/true);
 }
@@ -544,11 +498,12 @@ void RuntimeDistribution(const Context& context, ReportPlot* plot) {
 void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
   std::vector<double> events;
   std::vector<double> durations;
-  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
-    if (chunk->events() <= 0) continue;
-    events.push_back(static_cast<double>(chunk->events()));
-    durations.push_back(chunk->duration_seconds());
-  }
+  const ReportChunks& chunks = context.chunks;
+  ForEachSucceeded(chunks, [&](size_t i) {
+    if (chunks.events(i) <= 0) return;
+    events.push_back(static_cast<double>(chunks.events(i)));
+    durations.push_back(chunks.duration_seconds(i));
+  });
   if (events.empty()) return;
   if (AllEqual(events)) {
     plot->note = absl::StrCat("Every chunk has ", Number(events.front()),
@@ -589,17 +544,25 @@ void RuntimeVsEvents(const Context& context, ReportPlot* plot) {
 }
 
 void BytesPerDataset(const Context& context, ReportPlot* plot) {
-  std::map<std::string, std::pair<double, double>> by_dataset;
+  // Summed per interned dataset, each in the records' order, then put in name order.
+  const ReportChunks& chunks = context.chunks;
+  std::vector<std::pair<double, double>> by_id(chunks.timeline().dataset_names().size());
+  std::vector<bool> seen(by_id.size(), false);
   bool any = false;
   bool any_uncompressed = false;
-  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
-    auto& [compressed, uncompressed] = by_dataset[chunk->dataset()];
-    compressed += static_cast<double>(chunk->compressed_bytes_read()) / kMiB;
-    uncompressed += static_cast<double>(chunk->uncompressed_bytes_read()) / kMiB;
-    any = any || chunk->compressed_bytes_read() > 0;
-    any_uncompressed = any_uncompressed || chunk->uncompressed_bytes_read() > 0;
-  }
+  ForEachSucceeded(chunks, [&](size_t i) {
+    const uint32_t id = chunks.timeline().chunks()[i].dataset;
+    seen[id] = true;
+    by_id[id].first += static_cast<double>(chunks.compressed_bytes_read(i)) / kMiB;
+    by_id[id].second += static_cast<double>(chunks.uncompressed_bytes_read(i)) / kMiB;
+    any = any || chunks.compressed_bytes_read(i) > 0;
+    any_uncompressed = any_uncompressed || chunks.uncompressed_bytes_read(i) > 0;
+  });
   if (!any) return;
+  std::map<std::string, std::pair<double, double>> by_dataset;
+  for (size_t id = 0; id < by_id.size(); ++id) {
+    if (seen[id]) by_dataset[chunks.timeline().dataset_names()[id]] = by_id[id];
+  }
   BarChart chart{Frame(*plot, "Dataset", "Bytes Read (MiB)", context), {}, {}};
   chart.value_labels = true;
   chart.groups.push_back({"Compressed (on disk)", {}});
@@ -616,10 +579,11 @@ void BytesPerDataset(const Context& context, ReportPlot* plot) {
 void BranchesPerChunk(const Context& context, ReportPlot* plot) {
   std::vector<double> branches;
   bool any = false;
-  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
-    branches.push_back(chunk->accessed_branches_size());
-    any = any || chunk->accessed_branches_size() > 0;
-  }
+  const ReportChunks& chunks = context.chunks;
+  ForEachSucceeded(chunks, [&](size_t i) {
+    branches.push_back(chunks.accessed_branches(i));
+    any = any || chunks.accessed_branches(i) > 0;
+  });
   if (!any) return;
   Histogram(context, plot, std::move(branches), "Branches Accessed", "Number of Chunks",
             "Branches accessed per chunk", "", 20, 1);
@@ -628,10 +592,11 @@ void BranchesPerChunk(const Context& context, ReportPlot* plot) {
 void BytesAccessedPerChunk(const Context& context, ReportPlot* plot) {
   std::vector<double> accessed;
   bool any = false;
-  for (const v1::ChunkRecord* chunk : Succeeded(context.measurement)) {
-    accessed.push_back(static_cast<double>(chunk->accessed_bytes()) / kMiB);
-    any = any || chunk->accessed_bytes() > 0;
-  }
+  const ReportChunks& chunks = context.chunks;
+  ForEachSucceeded(chunks, [&](size_t i) {
+    accessed.push_back(static_cast<double>(chunks.accessed_bytes(i)) / kMiB);
+    any = any || chunks.accessed_bytes(i) > 0;
+  });
   if (!any) return;
   Histogram(context, plot, std::move(accessed), "Bytes Accessed (MiB, compressed)",
             "Number of Chunks", "Bytes accessed per chunk", " MiB", 30, 2);
@@ -782,7 +747,14 @@ constexpr PlotSpec kPlots[] = {
 
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options) {
-  Context context{measurement, options, TimelineOriginUnixNs(measurement)};
+  return BuildReportPlots(measurement, ReportChunksOf(measurement), options);
+}
+
+std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
+                                         const ReportChunks& chunks,
+                                         const ReportPlotOptions& options) {
+  Context context{measurement, chunks, options,
+                  TimelineOriginUnixNs(measurement, chunks.timeline())};
   SetTimeRange(&context);
   std::vector<ReportPlot> plots;
   for (const PlotSpec& spec : kPlots) {

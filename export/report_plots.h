@@ -4,7 +4,8 @@
 // constant or would repeat another plot is replaced by one sentence (ReportPlot.note).
 //
 // Thread-safety: pure function. Cost: O(samples + chunk records x log); the output is bounded
-// (at most kMaxScatterPoints points and, above kMaxGanttChunks chunks, time bins per lane).
+// (at most kMaxScatterPoints points, kMaxLinePoints per line across workers and, above
+// kMaxGanttChunks chunks, time bins per lane).
 #ifndef ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 #define ROASTCOFFEA_EXPORT_REPORT_PLOTS_H_
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "export/report_chunks.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -34,9 +36,14 @@ struct ReportPlotOptions {
 
 // Scatter plots draw at most this many points (every k-th chunk above it, said in the note).
 inline constexpr size_t kMaxScatterPoints = 4000;
-// The Gantt chart draws each chunk up to this many; above, each lane is drawn in time bins
-// (busy fraction as opacity, the dominant dataset as colour).
-inline constexpr size_t kMaxGanttChunks = 3000;
+// A line across workers (their mean and range, or their sum) draws at most this many points;
+// above, it is averaged in this many equal time bins (said in the note).
+inline constexpr size_t kMaxLinePoints = 2000;
+// Drawn in time bins, the Gantt chart has at most this many rows: above, each row is a run of
+// consecutive worker threads (said in the note).
+inline constexpr size_t kMaxGanttRows = 100;
+// The Gantt chart draws each chunk up to kMaxGanttChunks (export/report_chunks.h); above, each
+// lane is drawn in time bins (busy fraction as opacity, the dominant dataset as colour).
 
 // The plots that apply to the measurement, in this order (id: title):
 //   Workers over time
@@ -66,6 +73,11 @@ inline constexpr size_t kMaxGanttChunks = 3000;
 // Tracking series are drawn by their kind (STEP: steps; SAMPLED: lines). Workers with identical
 // memory or CPU series (threads of one process) are drawn once, named for all of them.
 std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
+                                         const ReportPlotOptions& options = {});
+// The same with the chunk records given apart, in their report form (`measurement`'s own
+// chunks are not read): what `collect report` uses, streaming the records of a saved run.
+std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
+                                         const ReportChunks& chunks,
                                          const ReportPlotOptions& options = {});
 
 }  // namespace roastcoffea

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
@@ -271,6 +272,64 @@ TEST(BuildReportPlotsTest, ManyChunksStayBounded) {
   ASSERT_NE(scatter, nullptr);
   EXPECT_TRUE(absl::StrContains(scatter->note, "One chunk in 5 drawn (of 20,000)."))
       << scatter->note;
+}
+
+// Workers sampled microseconds apart give a point per worker and sample: the line across them
+// is averaged in kMaxLinePoints time bins, and the note says so.
+TEST(BuildReportPlotsTest, ALineAcrossManyWorkersIsAveragedInTimeBins) {
+  v1::Measurement measurement;
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  constexpr int kWorkers = 30, kSamples = 200;
+  for (int w = 0; w < kWorkers; ++w) {
+    v1::WorkerSeries& worker = *measurement.mutable_tracking()->add_workers();
+    worker.set_worker(absl::StrCat("w", w));
+    for (int t = 0; t < kSamples; ++t) {
+      worker.add_time_unix_ns(kT0 + t * 1'000'000'000LL + w * 1000);
+      worker.add_memory_bytes(1e9 + 1e6 * ((t * 7 + w) % 50));
+    }
+  }
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* memory = Find(plots, "memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(memory->note,
+                                "Mean and range across 30 workers. Averaged in "
+                                "2000 time bins (of 6,000 sample instants)."))
+      << memory->note;
+  // The mean's points: the bins with samples (at most kMaxLinePoints), then the closing one.
+  const size_t points = LinePoints(memory->svg).size();
+  EXPECT_GT(points, 100u);
+  EXPECT_LE(points, kMaxLinePoints + 1);
+}
+
+// Thousands of worker threads would make a chart thousands of rows tall: above kMaxGanttRows,
+// a row is a run of consecutive threads, and the note says so.
+TEST(BuildReportPlotsTest, ManyWorkerThreadsShareGanttRows) {
+  v1::Measurement measurement;
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  for (int i = 0; i < 8000; ++i) {
+    v1::ChunkRecord& chunk = *measurement.add_chunks();
+    chunk.set_worker(absl::StrCat("worker-", (i % 400) / 4));
+    chunk.set_thread_index(i % 4);
+    chunk.set_dataset("a");
+    chunk.set_start_unix_ns(kT0 + (i / 400) * 10'000'000LL);
+    chunk.set_end_unix_ns(kT0 + (i / 400) * 10'000'000LL + 9'000'000LL);
+    chunk.set_duration_seconds(0.009);
+  }
+  const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+  const ReportPlot* gantt = Find(plots, "chunk-gantt");
+  ASSERT_NE(gantt, nullptr);
+  EXPECT_TRUE(absl::StrContains(gantt->note,
+                                "8,000 chunks, drawn in 300 time bins per worker thread (400 "
+                                "worker threads, drawn 4 consecutive ones per row"))
+      << gantt->note;
+  // One lane background per row: 100 rows, not 400 (too low to be labelled, and said so).
+  size_t rows = 0;
+  for (size_t at = gantt->svg.find("class=\"lane\""); at != std::string::npos;
+       at = gantt->svg.find("class=\"lane\"", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, kMaxGanttRows);
+  EXPECT_TRUE(absl::StrContains(gantt->svg, "rows of 4 worker threads"));
 }
 
 }  // namespace

@@ -37,6 +37,7 @@
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
 #include "store/json_stream_writer.h"
+#include "store/record_stream.h"
 #include "store/segmented_measurement.h"
 #include "store/utf8_repair.h"
 
@@ -316,6 +317,96 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
                                                "' to '-", kMaxSuffix, "' all exist"));
 }
 
+// The checks every reader of a directory makes first: not an unfinished save, a directory, a
+// FORMAT file naming kSchemaVersion. Returns that version.
+absl::StatusOr<uint32_t> CheckMeasurementDirectory(const std::string& path) {
+  const absl::string_view base_name = absl::string_view(path).substr(path.find_last_of('/') + 1);
+  if (absl::StrContains(base_name, kPartialMarker)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' is an unfinished save (a temporary directory), not a measurement"));
+  }
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) {
+      return absl::NotFoundError(absl::StrCat("measurement directory '", path, "' does not exist"));
+    }
+    return OsError(errno, "access", path);
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory"));
+  }
+  const std::string format_path = JoinPath(path, kFormatFile);
+  absl::StatusOr<std::string> format =
+      ReadBoundedFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
+  if (!format.ok()) {
+    if (absl::IsNotFound(format.status())) {
+      return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory: '",
+                                              format_path, "' is missing"));
+    }
+    return format.status();
+  }
+  absl::StatusOr<uint32_t> version = ParseFormatFile(*format, format_path);
+  if (!version.ok()) return version.status();
+  if (*version != kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' has schema version ", *version,
+                                                      "; this build reads version ",
+                                                      kSchemaVersion));
+  }
+  return version;
+}
+
+// measurement.json into `measurement` (the fields `parts` skips are cleared by the caller).
+absl::Status LoadJsonFile(const std::string& json_path, v1::Measurement* measurement) {
+  absl::StatusOr<std::string> json =
+      ReadBoundedFile(json_path, kMaxJsonFileBytes, "measurement JSON");
+  if (!json.ok()) return json.status();
+  google::protobuf::util::JsonParseOptions json_options;
+  json_options.ignore_unknown_fields = true;  // Written by a newer v1.
+  if (!google::protobuf::util::JsonStringToMessage(*json, measurement, json_options).ok()) {
+    // Not libprotobuf's message: it quotes the file (a link to /etc/shadow would be printed).
+    return absl::DataLossError(absl::StrCat(
+        "'", json_path, "' is corrupt: not the protobuf JSON of a roastcoffea.v1.Measurement"));
+  }
+  return absl::OkStatus();
+}
+
+// measurement.pb, or measurement.json when the .pb is missing or corrupt (then with a warning
+// "measurement_pb_corrupt"), into `measurement`. Returns the path read.
+absl::StatusOr<std::string> LoadSingleFile(const std::string& path,
+                                           const store_internal::MeasurementParts& parts,
+                                           v1::Measurement* measurement) {
+  const std::string binary_path = JoinPath(path, kBinaryFile);
+  const std::string json_path = JoinPath(path, kJsonFile);
+  absl::StatusOr<std::string> binary =
+      ReadBoundedFile(binary_path, kMaxBinaryFileBytes, "measurement");
+  if (absl::IsNotFound(binary.status())) {
+    absl::Status loaded = LoadJsonFile(json_path, measurement);
+    if (absl::IsNotFound(loaded)) {
+      return absl::NotFoundError(
+          absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ", kJsonFile));
+    }
+    if (!loaded.ok()) return loaded;
+    return json_path;
+  }
+  if (!binary.ok()) return binary.status();
+  google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(binary->data()),
+                                               static_cast<int>(binary->size()));
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (store_internal::MergeMeasurementFrom(coded, parts, measurement)) return binary_path;
+  // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
+  measurement->Clear();
+  if (!LoadJsonFile(json_path, measurement).ok()) {
+    return absl::DataLossError(absl::StrCat(
+        "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '", json_path,
+        "' cannot stand in for it"));
+  }
+  v1::Warning& warning = *measurement->add_warnings();
+  warning.set_code("measurement_pb_corrupt");
+  warning.set_message(
+      absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path, "' instead"));
+  return json_path;
+}
+
 }  // namespace
 
 absl::Status ValidateMeasurementName(absl::string_view name) {
@@ -354,112 +445,29 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options) {
   const std::string path = StripTrailingSlashes(directory);
-  const absl::string_view base_name = absl::string_view(path).substr(path.find_last_of('/') + 1);
-  if (absl::StrContains(base_name, kPartialMarker)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "'", path, "' is an unfinished save (a temporary directory), not a measurement"));
-  }
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0) {
-    if (errno == ENOENT) {
-      return absl::NotFoundError(absl::StrCat("measurement directory '", path, "' does not exist"));
-    }
-    return OsError(errno, "access", path);
-  }
-  if (!S_ISDIR(info.st_mode)) {
-    return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory"));
-  }
-
-  const std::string format_path = JoinPath(path, kFormatFile);
-  absl::StatusOr<std::string> format =
-      ReadBoundedFile(format_path, kMaxFormatFileBytes, "a FORMAT file");
-  if (!format.ok()) {
-    if (absl::IsNotFound(format.status())) {
-      return absl::NotFoundError(absl::StrCat("'", path, "' is not a measurement directory: '",
-                                              format_path, "' is missing"));
-    }
-    return format.status();
-  }
-  absl::StatusOr<uint32_t> version = ParseFormatFile(*format, format_path);
+  absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path);
   if (!version.ok()) return version.status();
-  if (*version != kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' has schema version ", *version,
-                                                      "; this build reads version ",
-                                                      kSchemaVersion));
-  }
-
   store_internal::MeasurementParts parts;
   parts.chunk_records = options.chunk_records;
   parts.chunk_info = options.chunk_info;
   v1::Measurement measurement;
+  std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
-  if (const std::string parts_path = JoinPath(path, kPartsFile);
-      lstat(parts_path.c_str(), &info) == 0) {
-    if (absl::Status read = store_internal::ReadMeasurementParts(parts_path, &measurement, parts);
+  if (struct stat info; lstat(source_path.c_str(), &info) == 0) {
+    if (absl::Status read = store_internal::ReadMeasurementParts(source_path, &measurement, parts);
         !read.ok()) {
       return read;
     }
-    if (measurement.metadata().schema_version() != *version) {
-      return absl::DataLossError(absl::StrCat(
-          "'", parts_path, "' is corrupt or foreign: its metadata.schema_version is ",
-          measurement.metadata().schema_version(), " but '", format_path, "' says ", *version));
-    }
-    return measurement;
-  }
-  const std::string binary_path = JoinPath(path, kBinaryFile);
-  const std::string json_path = JoinPath(path, kJsonFile);
-  const auto load_json = [&]() -> absl::Status {
-    absl::StatusOr<std::string> json =
-        ReadBoundedFile(json_path, kMaxJsonFileBytes, "measurement JSON");
-    if (!json.ok()) return json.status();
-    google::protobuf::util::JsonParseOptions json_options;
-    json_options.ignore_unknown_fields = true;  // Written by a newer v1.
-    const auto parsed =
-        google::protobuf::util::JsonStringToMessage(*json, &measurement, json_options);
-    if (!parsed.ok()) {
-      // Not libprotobuf's message: it quotes the file (a link to /etc/shadow would be printed).
-      return absl::DataLossError(absl::StrCat(
-          "'", json_path, "' is corrupt: not the protobuf JSON of a roastcoffea.v1.Measurement"));
-    }
-    return absl::OkStatus();
-  };
-  absl::StatusOr<std::string> binary =
-      ReadBoundedFile(binary_path, kMaxBinaryFileBytes, "measurement");
-  std::string source_path = binary_path;
-  if (binary.ok()) {
-    google::protobuf::io::CodedInputStream coded(reinterpret_cast<const uint8_t*>(binary->data()),
-                                                 static_cast<int>(binary->size()));
-    coded.SetTotalBytesLimit(INT_MAX);
-    if (!store_internal::MergeMeasurementFrom(coded, parts, &measurement)) {
-      // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
-      measurement.Clear();
-      if (!load_json().ok()) {
-        return absl::DataLossError(absl::StrCat(
-            "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '",
-            json_path, "' cannot stand in for it"));
-      }
-      source_path = json_path;
-      v1::Warning& warning = *measurement.add_warnings();
-      warning.set_code("measurement_pb_corrupt");
-      warning.set_message(
-          absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path, "' instead"));
-    }
-  } else if (absl::IsNotFound(binary.status())) {
-    absl::Status loaded = load_json();
-    if (absl::IsNotFound(loaded)) {
-      return absl::NotFoundError(
-          absl::StrCat("'", path, "' has neither ", kBinaryFile, " nor ", kJsonFile));
-    }
-    if (!loaded.ok()) return loaded;
-    source_path = json_path;
   } else {
-    return binary.status();
+    absl::StatusOr<std::string> source = LoadSingleFile(path, parts, &measurement);
+    if (!source.ok()) return source.status();
+    source_path = *std::move(source);
   }
-
   if (measurement.metadata().schema_version() != *version) {
-    return absl::DataLossError(absl::StrCat(
-        "'", source_path, "' is corrupt or foreign: its metadata.schema_version is ",
-        measurement.metadata().schema_version(), " but '", format_path, "' says ", *version));
+    return absl::DataLossError(
+        absl::StrCat("'", source_path, "' is corrupt or foreign: its metadata.schema_version is ",
+                     measurement.metadata().schema_version(), " but '", JoinPath(path, kFormatFile),
+                     "' says ", *version));
   }
   if (!options.chunk_records) {  // read from the JSON copy
     measurement.clear_chunks();
@@ -469,6 +477,24 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
     measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();
   }
   return measurement;
+}
+
+absl::Status ForEachChunkRecord(absl::string_view directory,
+                                absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit) {
+  const std::string path = StripTrailingSlashes(directory);
+  absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path);
+  if (!version.ok()) return version.status();
+  if (const std::string parts_path = JoinPath(path, kPartsFile);
+      access(parts_path.c_str(), F_OK) == 0) {
+    return store_internal::ForEachChunkRecordInParts(parts_path, visit);
+  }
+  // One file of at most 64 MiB in binary (larger ones are saved in parts): read whole.
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(path);
+  if (!measurement.ok()) return measurement.status();
+  for (const v1::ChunkRecord& record : measurement->chunks()) {
+    if (absl::Status visited = visit(record); !visited.ok()) return visited;
+  }
+  return absl::OkStatus();
 }
 
 std::string MeasurementDirectoryName(absl::Time start) {

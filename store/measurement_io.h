@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -91,6 +92,15 @@ struct LoadOptions {
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options = {});
+
+// Calls `visit` with each chunk record (Measurement.chunks, not the rejected ones) of the
+// measurement in `directory`, in the saved order, for readers that must see every record but
+// not hold them (`collect report` of a million chunks): a measurement saved in parts is read
+// one record at a time (store/record_stream.h); a measurement.pb or .json (at most 64 MiB in
+// binary) is loaded whole first. The record passed is valid only during the call. Errors as
+// LoadMeasurement's; an error of `visit` stops the reading and is returned.
+absl::Status ForEachChunkRecord(absl::string_view directory,
+                                absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
 
 // A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
 // resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).

@@ -22,8 +22,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // Step 1: a renderer, from the measurement to text, computing nothing.
-std::string RenderKeyValue(const v1::Measurement& m) {
-  return absl::StrCat("name=", m.metadata().name(), "\nbackend=", m.metadata().backend(),
+void WriteKeyValue(const v1::Measurement& m, std::ostream& out) {
+  out << absl::StrCat("name=", m.metadata().name(), "\nbackend=", m.metadata().backend(),
                       "\nelapsed_seconds=", m.metrics().workflow().elapsed_time_seconds(), "\n");
 }
 
@@ -57,7 +57,7 @@ TEST(OutputFormatRecipeTest, ARegisteredFormatIsPrintedByCollectShow) {
   EXPECT_EQ(Show("key-value", directory).first, ExitCode::kUsage);
 
   // Step 2: one entry in the format table.
-  ASSERT_TRUE(RegisterOutputFormat(OutputFormat{"key-value", {"kv"}, RenderKeyValue}).ok());
+  ASSERT_TRUE(RegisterOutputFormat(OutputFormat{"key-value", {"kv"}, WriteKeyValue}).ok());
 
   const auto [code, printed] = Show("key-value", directory);
   EXPECT_EQ(code, ExitCode::kOk);

@@ -33,7 +33,7 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
   if (config.format != "table") {
     absl::StatusOr<const OutputFormat*> format = FindOutputFormat(config.format);
     if (!format.ok()) return Fail(AsUsageError(format.status()));
-    std::cout << (*format)->render(*measurement);
+    (*format)->write(*measurement, std::cout);
     // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
     if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cerr); !trace.ok()) {
       return Fail(trace);

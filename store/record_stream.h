@@ -1,0 +1,30 @@
+// Streaming the chunk records of a measurement saved in parts (measurement.pbs,
+// store/segmented_measurement.h): one record parsed at a time into one reused message, the
+// file read in buffered pieces, so that a reader of a million records (the HTML report) holds
+// neither the records nor the file.
+//
+// Thread-safety: no shared state. Cost: one pass over the file; the parts' other fields are
+// skipped unparsed.
+#ifndef ROASTCOFFEA_STORE_RECORD_STREAM_H_
+#define ROASTCOFFEA_STORE_RECORD_STREAM_H_
+
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace store_internal {
+
+// Calls `visit` with each record of Measurement.chunks in `path` (not the rejected ones), in
+// the saved order. The record passed is valid only during the call. DataLoss naming `path` and
+// the part when a part is cut short or does not parse; the OS's errors otherwise; an error of
+// `visit` stops the reading and is returned.
+absl::Status ForEachChunkRecordInParts(
+    const std::string& path, absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
+
+}  // namespace store_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_STORE_RECORD_STREAM_H_

@@ -1,0 +1,123 @@
+// ForEachChunkRecord (store/measurement_io.h) and the part-by-part reader under it.
+#include "store/record_stream.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "store/measurement_io.h"
+#include "store/segmented_measurement.h"
+
+namespace roastcoffea {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempDir() { return std::getenv("TEST_TMPDIR"); }
+
+// Records over three parts, a rejected record, and fields around them.
+v1::Measurement Big() {
+  v1::Measurement m;
+  m.mutable_metadata()->set_name("big");
+  m.mutable_metadata()->set_schema_version(kSchemaVersion);
+  m.mutable_metrics()->mutable_workflow()->set_total_events(123);
+  m.add_warnings()->set_code("w");
+  for (int i = 0; i < 2 * store_internal::kChunksPerPart + 7; ++i) {
+    v1::ChunkRecord& chunk = *m.add_chunks();
+    chunk.set_file(absl::StrCat("file", i % 13, ".root"));
+    chunk.set_entry_start(i);
+    chunk.set_events(i + 1);
+    if (i % 5 == 0) chunk.add_accessed_branches("Muon_pt");
+  }
+  m.add_rejected_chunks()->set_file("bad.root");
+  return m;
+}
+
+absl::StatusOr<std::string> Save(const v1::Measurement& m, const std::string& name, bool in_parts) {
+  if (in_parts) store_internal::SetSegmentThresholdBytesForTesting(1);
+  absl::StatusOr<std::string> saved = SaveMeasurement(m, TempDir() + "/stream", name);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
+  return saved;
+}
+
+std::vector<v1::ChunkRecord> Visited(const std::string& directory, absl::Status* status) {
+  std::vector<v1::ChunkRecord> out;
+  *status = ForEachChunkRecord(directory, [&out](const v1::ChunkRecord& record) {
+    out.push_back(record);
+    return absl::OkStatus();
+  });
+  return out;
+}
+
+void ExpectSameRecords(const std::vector<v1::ChunkRecord>& visited, const v1::Measurement& m) {
+  ASSERT_EQ(visited.size(), static_cast<size_t>(m.chunks_size()));
+  for (size_t i = 0; i < visited.size(); ++i) {
+    // A reused message must not carry a field of the record before.
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(visited[i],
+                                                                   m.chunks(static_cast<int>(i))))
+        << i;
+  }
+}
+
+TEST(RecordStreamTest, VisitsEveryRecordOfAMeasurementInPartsInOrder) {
+  const v1::Measurement big = Big();
+  absl::StatusOr<std::string> saved = Save(big, "parts", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_EQ(access((*saved + "/measurement.pbs").c_str(), F_OK), 0);
+  absl::Status status;
+  const std::vector<v1::ChunkRecord> visited = Visited(*saved, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  ExpectSameRecords(visited, big);
+}
+
+TEST(RecordStreamTest, VisitsEveryRecordOfAMeasurementInOneFile) {
+  const v1::Measurement big = Big();
+  absl::StatusOr<std::string> saved = Save(big, "single", /*in_parts=*/false);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  ASSERT_EQ(access((*saved + "/measurement.pb").c_str(), F_OK), 0);
+  absl::Status status;
+  const std::vector<v1::ChunkRecord> visited = Visited(*saved, &status);
+  ASSERT_TRUE(status.ok()) << status;
+  ExpectSameRecords(visited, big);
+}
+
+TEST(RecordStreamTest, AVisitErrorStopsTheReading) {
+  absl::StatusOr<std::string> saved = Save(Big(), "stop", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  int calls = 0;
+  const absl::Status status = ForEachChunkRecord(*saved, [&calls](const v1::ChunkRecord&) {
+    return ++calls == 3 ? absl::CancelledError("enough") : absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_EQ(calls, 3);
+}
+
+TEST(RecordStreamTest, ACutShortFileIsDataLossNamingItAndThePart) {
+  absl::StatusOr<std::string> saved = Save(Big(), "cut", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string parts = *saved + "/measurement.pbs";
+  struct stat info;
+  ASSERT_EQ(stat(parts.c_str(), &info), 0);
+  ASSERT_EQ(truncate(parts.c_str(), info.st_size - 100), 0);
+  absl::Status status;
+  Visited(*saved, &status);
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(parts));
+  EXPECT_THAT(status.message(), HasSubstr("is cut short or does not parse"));
+}
+
+TEST(RecordStreamTest, NotAMeasurementIsNotFound) {
+  absl::Status status;
+  Visited(TempDir() + "/nothing-here", &status);
+  EXPECT_TRUE(absl::IsNotFound(status)) << status;
+}
+
+}  // namespace
+}  // namespace roastcoffea

@@ -21,6 +21,9 @@ namespace roastcoffea {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
+// O_DIRECT wants the buffer's address, the file offset and the length aligned to the device's
+// block: 4096 covers every block size in use.
+constexpr size_t kDirectAlignment = 4096;
 
 std::string Reason(int error) {
   char buffer[256];
@@ -76,9 +79,20 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
   }
   // mkostemp makes it 0600; the result should read like any file the user creates.
   fchmod(fd, 0666 & ~io_internal::ProcessUmask());
-  return std::unique_ptr<AtomicFileWriter>(
+  std::unique_ptr<AtomicFileWriter> writer(
       new AtomicFileWriter(fd, path, std::move(temporary), options.sync));
+  if (options.direct) {
+    void* buffer = nullptr;
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && posix_memalign(&buffer, kDirectAlignment, kFlushBytes) == 0) {
+      writer->aligned_.reset(static_cast<char*>(buffer));
+      if (fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) writer->aligned_.reset();  // e.g. tmpfs
+    }
+  }
+  return writer;
 }
+
+void AtomicFileWriter::FreeAligned::operator()(char* p) const { free(p); }
 
 AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync)
     : fd_(fd), path_(std::move(path)), temporary_(std::move(temporary)), sync_(sync) {}
@@ -91,8 +105,56 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 absl::Status AtomicFileWriter::Flush() {
-  const char* data = buffer_.data();
-  size_t left = buffer_.size();
+  if (aligned_ != nullptr) return FlushDirect(/*last=*/true);
+  absl::Status written = WriteAll(buffer_.data(), buffer_.size());
+  buffer_.clear();
+  return written;
+}
+
+absl::Status AtomicFileWriter::AppendDirect(absl::string_view data) {
+  while (!data.empty() && error_.ok()) {
+    const size_t take = std::min(data.size(), kFlushBytes - aligned_size_);
+    memcpy(aligned_.get() + aligned_size_, data.data(), take);
+    aligned_size_ += take;
+    data.remove_prefix(take);
+    if (aligned_size_ == kFlushBytes) error_ = FlushDirect(/*last=*/false);
+  }
+  return error_;
+}
+
+// The whole blocks of the aligned buffer around the page cache; with `last`, the tail too,
+// buffered (O_DIRECT is dropped for it). A file system that refuses a direct write (EINVAL)
+// gets the rest buffered.
+absl::Status AtomicFileWriter::FlushDirect(bool last) {
+  const size_t blocks = last ? aligned_size_ / kDirectAlignment * kDirectAlignment : aligned_size_;
+  size_t done = 0;
+  while (done < blocks) {
+    const ssize_t written = write(fd_, aligned_.get() + done, blocks - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0 || static_cast<size_t>(written) % kDirectAlignment != 0) {
+      if (written > 0) done += static_cast<size_t>(written);
+      const int flags = fcntl(fd_, F_GETFL);
+      if (flags < 0 || fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) break;
+      absl::Status rest = WriteAll(aligned_.get() + done, aligned_size_ - done);
+      aligned_.reset();  // buffered from now on
+      aligned_size_ = 0;
+      return rest;
+    }
+    done += static_cast<size_t>(written);
+  }
+  if (done < blocks) return WriteAll(aligned_.get() + done, blocks - done);  // reports errno
+  if (last && aligned_size_ > blocks) {
+    const int flags = fcntl(fd_, F_GETFL);
+    if (flags >= 0) fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+    if (absl::Status s = WriteAll(aligned_.get() + blocks, aligned_size_ - blocks); !s.ok()) {
+      return s;
+    }
+  }
+  aligned_size_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFileWriter::WriteAll(const char* data, size_t left) {
   while (left > 0) {
     const ssize_t written = write(fd_, data, left);
     if (written < 0) {
@@ -104,13 +166,13 @@ absl::Status AtomicFileWriter::Flush() {
     data += written;
     left -= static_cast<size_t>(written);
   }
-  buffer_.clear();
   return absl::OkStatus();
 }
 
 absl::Status AtomicFileWriter::Append(absl::string_view data) {
   // In pieces of at most kFlushBytes: copying a large `data` whole into the buffer doubled the
   // memory of writing it (256 MiB of folded stacks held twice).
+  if (aligned_ != nullptr) return AppendDirect(data);
   while (!data.empty() && error_.ok()) {
     const size_t take = std::min(data.size(), kFlushBytes - buffer_.size());
     buffer_.append(data.data(), take);

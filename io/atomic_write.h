@@ -28,6 +28,11 @@ struct AtomicWriteOptions {
   // caches that are regenerated when damaged: the rename alone still keeps readers from ever
   // seeing half a file.
   bool sync = true;
+  // Writes around the page cache (O_DIRECT, in aligned 1 MiB blocks; the tail buffered) when
+  // the file system allows it, else as usual (tmpfs refuses it). For large files written once
+  // and synced: the kernel's copy of a 10^6-chunk measurement into the page cache was over half
+  // the CPU time of saving it. The file's contents are the same either way.
+  bool direct = false;
 };
 
 // A file written in pieces and committed at the end. Destroying it without Commit removes the
@@ -47,13 +52,22 @@ class AtomicFileWriter {
   absl::Status Commit();
 
  private:
+  struct FreeAligned {
+    void operator()(char* p) const;
+  };
   AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync);
   absl::Status Flush();
+  absl::Status AppendDirect(absl::string_view data);
+  absl::Status FlushDirect(bool last);
+  absl::Status WriteAll(const char* data, size_t size);
   int fd_;
   const std::string path_;
   const std::string temporary_;
   const bool sync_;
   std::string buffer_;
+  // O_DIRECT mode: its aligned buffer and the bytes in it; null when writing as usual.
+  std::unique_ptr<char, FreeAligned> aligned_;
+  size_t aligned_size_ = 0;
   absl::Status error_;
 };
 

@@ -200,6 +200,14 @@ absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFile
       measurement, options, [&out](absl::string_view piece) { return out.Append(piece); });
 }
 
+// The parts and the JSON copy: written once, synced, rarely read back soon, so around the page
+// cache (its copy was over half the CPU time of a 10^6-chunk save).
+AtomicWriteOptions LargeFile() {
+  AtomicWriteOptions options;
+  options.direct = true;
+  return options;
+}
+
 // Writes <parent>/<name> (parent exists) from a message ready to save.
 absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::string& parent,
                                      absl::string_view name) {
@@ -239,7 +247,7 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   binary.shrink_to_fit();
   if (in_parts) {
     absl::StatusOr<std::unique_ptr<AtomicFileWriter>> parts =
-        AtomicFileWriter::Create(JoinPath(partial, kPartsFile));
+        AtomicFileWriter::Create(JoinPath(partial, kPartsFile), LargeFile());
     if (!parts.ok()) return parts.status();
     if (absl::Status s = store_internal::WriteMeasurementParts(to_save, **parts); !s.ok()) {
       return s;
@@ -247,7 +255,8 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     if (absl::Status s = (*parts)->Commit(); !s.ok()) return s;
   } else {
     const std::string json_path = JoinPath(partial, kJsonFile);
-    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json = AtomicFileWriter::Create(json_path);
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json =
+        AtomicFileWriter::Create(json_path, LargeFile());
     if (!json.ok()) return json.status();
     if (absl::Status s = WriteMeasurementJson(to_save, **json); !s.ok()) return s;
     if (absl::Status s = (*json)->Commit(); !s.ok()) return s;

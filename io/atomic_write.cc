@@ -82,14 +82,30 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
   std::unique_ptr<AtomicFileWriter> writer(
       new AtomicFileWriter(fd, path, std::move(temporary), options.sync));
   if (options.direct) {
-    void* buffer = nullptr;
-    const int flags = fcntl(fd, F_GETFL);
-    if (flags >= 0 && posix_memalign(&buffer, kDirectAlignment, kFlushBytes) == 0) {
-      writer->aligned_.reset(static_cast<char*>(buffer));
-      if (fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) writer->aligned_.reset();  // e.g. tmpfs
-    }
+    if (absl::Status direct = writer->SwitchToDirect(); !direct.ok()) return direct;
   }
   return writer;
+}
+
+absl::Status AtomicFileWriter::SwitchToDirect() {
+  if (aligned_ != nullptr || !error_.ok()) return error_;
+  if (error_ = Flush(); !error_.ok()) return error_;
+  const off_t offset = lseek(fd_, 0, SEEK_CUR);
+  void* buffer = nullptr;
+  if (offset < 0 || posix_memalign(&buffer, kDirectAlignment, kFlushBytes) != 0) {
+    return absl::OkStatus();  // stays buffered
+  }
+  aligned_.reset(static_cast<char*>(buffer));
+  unaligned_left_ =
+      (kDirectAlignment - static_cast<size_t>(offset) % kDirectAlignment) % kDirectAlignment;
+  if (unaligned_left_ == 0) StartDirect();
+  return absl::OkStatus();
+}
+
+// O_DIRECT on, at an aligned offset; without it (tmpfs refuses it) the writer stays buffered.
+void AtomicFileWriter::StartDirect() {
+  const int flags = fcntl(fd_, F_GETFL);
+  if (flags < 0 || fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) aligned_.reset();
 }
 
 void AtomicFileWriter::FreeAligned::operator()(char* p) const { free(p); }
@@ -112,6 +128,15 @@ absl::Status AtomicFileWriter::Flush() {
 }
 
 absl::Status AtomicFileWriter::AppendDirect(absl::string_view data) {
+  if (unaligned_left_ > 0) {  // up to the first aligned offset, through the page cache
+    const size_t take = std::min(unaligned_left_, data.size());
+    if (error_ = WriteAll(data.data(), take); !error_.ok()) return error_;
+    unaligned_left_ -= take;
+    data.remove_prefix(take);
+    if (unaligned_left_ > 0) return error_;
+    StartDirect();
+    if (aligned_ == nullptr) return Append(data);
+  }
   while (!data.empty() && error_.ok()) {
     const size_t take = std::min(data.size(), kFlushBytes - aligned_size_);
     memcpy(aligned_.get() + aligned_size_, data.data(), take);

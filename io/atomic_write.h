@@ -48,6 +48,10 @@ class AtomicFileWriter {
 
   // Buffered; an error (disk full, ...) is reported here or by Commit.
   absl::Status Append(absl::string_view data);
+  // From here on, writes around the page cache as AtomicWriteOptions::direct does (the bytes up
+  // to the next 4 KiB boundary of the file still through it), where the file system allows:
+  // for a file whose first part is read back soon and the rest seldom.
+  absl::Status SwitchToDirect();
   // Flushes, closes and renames over the target. After an error nothing is left behind.
   absl::Status Commit();
 
@@ -59,6 +63,7 @@ class AtomicFileWriter {
   absl::Status Flush();
   absl::Status AppendDirect(absl::string_view data);
   absl::Status FlushDirect(bool last);
+  void StartDirect();
   absl::Status WriteAll(const char* data, size_t size);
   int fd_;
   const std::string path_;
@@ -68,6 +73,9 @@ class AtomicFileWriter {
   // O_DIRECT mode: its aligned buffer and the bytes in it; null when writing as usual.
   std::unique_ptr<char, FreeAligned> aligned_;
   size_t aligned_size_ = 0;
+  // Bytes still to write through the page cache before the file offset is aligned and O_DIRECT
+  // is turned on.
+  size_t unaligned_left_ = 0;
   absl::Status error_;
 };
 

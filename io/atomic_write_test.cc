@@ -126,20 +126,27 @@ TEST(AtomicWriteTest, DirectWritesGiveTheSameFileWhereverTheyGo) {
   for (const std::string& directory : directories) {
     for (const size_t size : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20,
                               (size_t{1} << 20) + 4096 + 5, expected.size()}) {
-      const std::string path = absl::StrCat(directory, "/out-", size);
-      AtomicWriteOptions options;
-      options.direct = true;
-      absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
-          AtomicFileWriter::Create(path, options);
-      ASSERT_TRUE(writer.ok()) << writer.status();
-      const absl::string_view contents = absl::string_view(expected).substr(0, size);
-      for (size_t at = 0, piece = 1; at < contents.size(); at += piece, piece = piece * 3 + 1) {
-        ASSERT_TRUE((*writer)->Append(contents.substr(at, piece)).ok());
+      for (const size_t switch_at : {size_t{0}, size_t{4096}, size_t{12345}}) {
+        if (switch_at > size) continue;
+        const std::string path = absl::StrCat(directory, "/out-", size, "-", switch_at);
+        AtomicWriteOptions options;
+        options.direct = switch_at == 0;
+        absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+            AtomicFileWriter::Create(path, options);
+        ASSERT_TRUE(writer.ok()) << writer.status();
+        const absl::string_view contents = absl::string_view(expected).substr(0, size);
+        // Buffered up to `switch_at` (then SwitchToDirect), or direct from the start.
+        ASSERT_TRUE((*writer)->Append(contents.substr(0, switch_at)).ok());
+        ASSERT_TRUE((*writer)->SwitchToDirect().ok());
+        for (size_t at = switch_at, piece = 1; at < contents.size();
+             at += piece, piece = piece * 3 + 1) {
+          ASSERT_TRUE((*writer)->Append(contents.substr(at, piece)).ok());
+        }
+        ASSERT_TRUE((*writer)->Commit().ok()) << path;
+        EXPECT_TRUE(Read(path) == contents) << path;
+        EXPECT_EQ(Entries(directory), 1) << path;  // no temporary left
+        unlink(path.c_str());
       }
-      ASSERT_TRUE((*writer)->Commit().ok()) << path;
-      EXPECT_TRUE(Read(path) == contents) << path;
-      EXPECT_EQ(Entries(directory), 1) << path;  // no temporary left
-      unlink(path.c_str());
     }
   }
   if (directories.size() > 1) rmdir(shm.c_str());

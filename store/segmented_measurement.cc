@@ -111,6 +111,11 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
     for (const v1::Warning& w : measurement.warnings()) {
       WireFormatLite::WriteMessage(M::kWarningsFieldNumber, w, &coded);
     }
+    // The first part stays in the page cache (`collect show` reads it back, often at once);
+    // the records, most of the file and read back seldom, go around it.
+    coded.Trim();
+    if (!stream.Flush()) return file.status();
+    if (absl::Status s = out.SwitchToDirect(); !s.ok()) return s;
     for (const auto& [records, field] :
          {std::pair<const google::protobuf::RepeatedPtrField<v1::ChunkRecord>*, int>{
               &measurement.chunks(), v1::Measurement::kChunksFieldNumber},

@@ -45,8 +45,8 @@ bool IsUtf8Field(const FieldDescriptor* field) {
   return field->type() == FieldDescriptor::TYPE_STRING;
 }
 
-// Visits every string field; `visit(text, path)` returns the repaired text or nullptr-like
-// signal. Written once for const checking and mutable repair through `Mutable`.
+// Visits every string field, repairing (kMutable) or checking. Only the repair uses it now: the
+// check alone is Utf8Checker's, below, which skips the fields that cannot hold a string.
 template <bool kMutable>
 struct Walker {
   using MessageRef = std::conditional_t<kMutable, Message*, const Message*>;

@@ -7,8 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <limits>
-#include <map>
 #include <optional>
 #include <utility>
 

@@ -4,10 +4,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
@@ -67,6 +70,15 @@ struct ChunkKey {
   }
 };
 
+// Hash and equality of record indices by the chunk of the record (ChunkKey).
+struct RecordChunkKey {
+  const std::vector<v1::ChunkRecord>* records;
+  size_t operator()(uint32_t i) const { return absl::Hash<ChunkKey>{}(ChunkKey((*records)[i])); }
+  bool operator()(uint32_t a, uint32_t b) const {
+    return ChunkKey((*records)[a]) == ChunkKey((*records)[b]);
+  }
+};
+
 bool HasIdentity(const v1::ChunkRecord& r) {
   return !r.task_id().empty() && (!r.file().empty() || r.entry_stop() > r.entry_start());
 }
@@ -103,6 +115,72 @@ v1::ChunkRecord FoldRetries(std::vector<v1::ChunkRecord>& records, std::vector<u
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
+// `id` as a number when it is one written canonically (decimal digits, no leading zero, at most
+// 9 digits): then two such ids are equal exactly when their numbers are.
+std::optional<uint32_t> CanonicalNumber(absl::string_view id) {
+  if (id.empty() || id.size() > 9 || (id[0] == '0' && id.size() > 1)) return std::nullopt;
+  uint32_t n = 0;
+  for (const char c : id) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return n;
+}
+
+// The engine record of each task id. TaskVine and Work Queue number their tasks 1, 2, ...:
+// when every id is such a number (and they are not too sparse) a vector indexed by it replaces
+// the hash map, whose random probes into 10^6 entries were most of the join's time.
+class EngineIndex {
+ public:
+  explicit EngineIndex(const std::vector<v1::ChunkRecord>& engine_records) {
+    uint32_t largest = 0;
+    bool numbers = true;
+    for (const v1::ChunkRecord& r : engine_records) {
+      if (r.task_id().empty()) continue;
+      const std::optional<uint32_t> n = CanonicalNumber(r.task_id());
+      if (!n.has_value()) {
+        numbers = false;
+        break;
+      }
+      largest = std::max(largest, *n);
+    }
+    if (numbers && largest / 4 <= engine_records.size()) {
+      by_number_.assign(static_cast<size_t>(largest) + 1, kNone);
+      for (size_t i = 0; i < engine_records.size(); ++i) {
+        const std::string& id = engine_records[i].task_id();
+        if (id.empty()) continue;
+        uint32_t& slot = by_number_[*CanonicalNumber(id)];
+        if (slot == kNone) slot = static_cast<uint32_t>(i);  // the first, as emplace keeps
+        empty_ = false;
+      }
+      return;
+    }
+    by_id_.reserve(engine_records.size());
+    for (size_t i = 0; i < engine_records.size(); ++i) {
+      const std::string& id = engine_records[i].task_id();
+      if (!id.empty()) by_id_.emplace(id, static_cast<uint32_t>(i));
+    }
+    empty_ = by_id_.empty();
+  }
+
+  bool empty() const { return empty_; }
+
+  // The engine record of task `id`, or kNone.
+  uint32_t Find(absl::string_view id) const {
+    if (!by_id_.empty()) {
+      const auto it = by_id_.find(id);
+      return it == by_id_.end() ? kNone : it->second;
+    }
+    const std::optional<uint32_t> n = CanonicalNumber(id);
+    return n.has_value() && *n < by_number_.size() ? by_number_[*n] : kNone;
+  }
+
+ private:
+  std::vector<uint32_t> by_number_;
+  absl::flat_hash_map<absl::string_view, uint32_t> by_id_;  // views the engine records' ids
+  bool empty_ = true;
+};
+
 struct MatchCounts {
   std::vector<bool> engine_used;
   int64_t unknown_tasks = 0, reused_tasks = 0;
@@ -117,12 +195,7 @@ MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_record
   MatchCounts counts;
   counts.engine_used.assign(engine_records.size(), false);
   if (engine_records.empty()) return counts;
-  absl::flat_hash_map<absl::string_view, uint32_t> engine_by_task;
-  engine_by_task.reserve(engine_records.size());
-  for (size_t i = 0; i < engine_records.size(); ++i) {
-    const std::string& id = engine_records[i].task_id();
-    if (!id.empty()) engine_by_task.emplace(id, static_cast<uint32_t>(i));
-  }
+  const EngineIndex engine_by_task(engine_records);
   if (engine_by_task.empty()) return counts;
   // Per engine task, the instrumented records that named it before (the first in a vector,
   // later ones in a map).
@@ -131,12 +204,11 @@ MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_record
   for (size_t r = 0; r < instrumented_records.size(); ++r) {
     v1::ChunkRecord& record = instrumented_records[r];
     if (record.task_id().empty()) continue;
-    auto it = engine_by_task.find(record.task_id());
-    if (it == engine_by_task.end()) {
+    const uint32_t task = engine_by_task.Find(record.task_id());
+    if (task == kNone) {
       if (counts.unknown_tasks++ == 0) counts.first_unknown = record.task_id();
       continue;
     }
-    const uint32_t task = it->second;
     if (counts.engine_used[task]) {
       bool same_chunk = !HasIdentity(record);
       const ChunkKey key(record);
@@ -186,18 +258,21 @@ void AddWarnings(const MatchCounts& counts, size_t engine_records,
 void FoldApplicationRetries(std::vector<v1::ChunkRecord>& all) {
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> groups;  // by first member
   {
-    absl::flat_hash_map<ChunkKey, uint32_t> first_of_chunk;
-    first_of_chunk.reserve(all.size());
+    // The first record of each chunk, by index: 4-byte slots (5 MB for 10^6 records, not the
+    // 64 MB of ChunkKey slots whose random probes missed the cache on every insert).
+    const RecordChunkKey by_chunk{&all};
+    absl::flat_hash_set<uint32_t, RecordChunkKey, RecordChunkKey> first_of_chunk(0, by_chunk,
+                                                                                 by_chunk);
+    first_of_chunk.reserve(all.size());  // never rehashed: that would read every record again
     for (size_t i = 0; i < all.size(); ++i) {
       if (!HasIdentity(all[i])) continue;
-      const auto [it, inserted] =
-          first_of_chunk.emplace(ChunkKey(all[i]), static_cast<uint32_t>(i));
+      const auto [it, inserted] = first_of_chunk.insert(static_cast<uint32_t>(i));
       if (inserted) continue;
-      std::vector<uint32_t>& group = groups[it->second];
-      if (group.empty()) group.push_back(it->second);
+      std::vector<uint32_t>& group = groups[*it];
+      if (group.empty()) group.push_back(*it);
       group.push_back(static_cast<uint32_t>(i));
     }
-  }  // its keys view records that folding moves from
+  }  // it reads records that folding moves from
   if (groups.empty()) return;
   std::vector<uint8_t> role(all.size(), 0);  // 0 keep, 1 replaced by the fold, 2 dropped
   absl::flat_hash_map<uint32_t, v1::ChunkRecord> folded;

@@ -207,5 +207,32 @@ TEST(ChunkJoinTest, ManyTasksWithRetriesJoinRecordByRecord) {
   }
 }
 
+// Task ids are compared as strings whether the engine's ids are all numbers (joined through a
+// vector indexed by the number) or not (a hash map): "007" is not task 7, the first of two
+// engine records with one id is the one joined, and a very sparse numbering works too.
+TEST(ChunkJoinTest, TaskIdsMatchAsTextWhetherOrNotTheEnginesAreNumbers) {
+  for (const std::string extra_engine_id : {"", "x", "999999999"}) {
+    std::vector<v1::ChunkRecord> engine = {EngineTask("1", 0), EngineTask("2", 1),
+                                           EngineTask("3", 2), EngineTask("2", 3)};
+    if (!extra_engine_id.empty()) engine.push_back(EngineTask(extra_engine_id, 4));
+    std::vector<v1::ChunkRecord> instrumented = {
+        Instrumented("2", 100, 0), Instrumented("007", 200, 100), Instrumented("4", 300, 200),
+        Instrumented("", 400, 300), Instrumented("3", 500, 400)};
+    ChunkJoinResult joined = JoinChunkRecords(std::move(engine), std::move(instrumented));
+    SCOPED_TRACE(extra_engine_id);
+    ASSERT_GE(joined.records.size(), 5u);
+    EXPECT_EQ(joined.records[0].attempt(), 1u);  // the first engine record of "2"
+    EXPECT_EQ(joined.records[0].worker(), "worker-2");
+    EXPECT_EQ(joined.records[1].worker(), "");  // "007" names no task
+    EXPECT_EQ(joined.records[2].worker(), "");  // nor does "4"
+    EXPECT_EQ(joined.records[3].worker(), "");  // no task id: never joined
+    EXPECT_EQ(joined.records[4].attempt(), 2u);
+    EXPECT_EQ(joined.records[4].worker(), "worker-3");
+    EXPECT_THAT(joined.warnings, testing::Contains(HasSubstr("2 chunk records name a task the "
+                                                             "engine's records do not have "
+                                                             "(first: task 007)")));
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -15,6 +15,12 @@
 // each), the same number of engine task records sharing their task ids, and `workers` tracked
 // workers with `samples` samples each (default 360: an hour at 10 s).
 //
+// --records=min: the plain-records case of issue #25 instead (what `collect --backend=taskvine
+// --taskvine_logs=L -- sh -c 'cp R.json "$ROASTCOFFEA_CHUNK_RECORDS"'` reads): records with
+// only the 7 keys of /work/shared/reliability/repro-2/gen.py's "min" shape (t_start, t_end,
+// num_events, dataset, file, entry_start, entry_stop; ~186 B each), no engine task records (no
+// join stage) and no tracked workers.
+//
 // Exit status: 0, or 1 with a message when a stage fails (the figures would be meaningless).
 #include <malloc.h>
 #include <stdlib.h>
@@ -59,6 +65,7 @@ struct Sizes {
   int chunks = 100'000;
   int workers = 1'000;
   int samples = 360;
+  bool min_records = false;  // --records=min
   std::string out_dir;
 };
 
@@ -96,6 +103,29 @@ std::string ChunkRecordsJson(const Sizes& sizes) {
         i % 100 == 99 ? ", \"error\": \"OSError: XRootD timeout\"" : "", "}");
   }
   json += "]";
+  return json;
+}
+
+// The plain records of --records=min, as gen.py writes them: 100 worker lanes of 0.5 s slots,
+// 40 chunks of 25,000 events per file, three datasets.
+std::string MinRecordsJson(const Sizes& sizes) {
+  constexpr double kT0 = 1742250330.0;
+  std::string json = "[";
+  json.reserve(static_cast<size_t>(sizes.chunks) * 190);
+  char record[256];
+  for (int i = 0; i < sizes.chunks; ++i) {
+    // Times to the hundredth, as Python's repr writes these (AlphaNum would keep six digits).
+    const double start = kT0 + 1.0 + (i / 100) * 0.5 + 0.01;
+    const int entry_start = (i % 40) * 25'000;
+    std::snprintf(record, sizeof(record),
+                  "%s{\"t_start\":%.2f,\"t_end\":%.2f,\"num_events\":25000,\"dataset\":"
+                  "\"dataset_%d\",\"file\":\"root://eos.cms/store/dataset_%d/file_%d.root\","
+                  "\"entry_start\":%d,\"entry_stop\":%d}",
+                  i > 0 ? ",\n" : "", start, start + 0.45, i % 3, i % 3, i / 40, entry_start,
+                  entry_start + 25'000);
+    json += record;
+  }
+  json += "]\n";
   return json;
 }
 
@@ -182,19 +212,23 @@ int Run(const Sizes& sizes) {
       "peak_bytes_per_chunk\n");
   std::vector<v1::ChunkRecord> instrumented;
   {
-    const std::string json = ChunkRecordsJson(sizes);
+    const std::string json = sizes.min_records ? MinRecordsJson(sizes) : ChunkRecordsJson(sizes);
     Print("ingest", sizes, Measure([&] {
             absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, "records.json");
             if (!read.ok()) Fail("ingest", read.status().message());
             instrumented = std::move(read->records);
           }));
   }
-  std::vector<v1::ChunkRecord> engine = EngineRecords(sizes);
   std::vector<v1::ChunkRecord> joined;
-  Print("join", sizes, Measure([&] {
-          ChunkJoinResult result = JoinChunkRecords(std::move(engine), std::move(instrumented));
-          joined = std::move(result.records);
-        }));
+  if (sizes.min_records) {
+    joined = std::move(instrumented);  // no engine log: nothing to join
+  } else {
+    std::vector<v1::ChunkRecord> engine = EngineRecords(sizes);
+    Print("join", sizes, Measure([&] {
+            ChunkJoinResult result = JoinChunkRecords(std::move(engine), std::move(instrumented));
+            joined = std::move(result.records);
+          }));
+  }
   if (joined.size() != static_cast<size_t>(sizes.chunks)) {
     Fail("join", absl::StrCat(joined.size(), " records for ", sizes.chunks, " chunks"));
   }
@@ -203,17 +237,20 @@ int Run(const Sizes& sizes) {
   measurement.mutable_metadata()->set_name("stage-benchmark");
   // As collector/assemble_measurement sets it: without it the save edits (copies) the message.
   measurement.mutable_metadata()->set_schema_version(kSchemaVersion);
-  measurement.mutable_metadata()->mutable_start_time()->set_seconds(kStartSeconds);
+  // The run starts with the tracking (full) or with the first record (min: gen.py's times).
+  int64_t start_seconds = kStartSeconds;
+  if (sizes.min_records && !joined.empty()) start_seconds = joined[0].start_unix_ns() / kSecond;
+  measurement.mutable_metadata()->mutable_start_time()->set_seconds(start_seconds);
   int64_t end_ns = 0;
   for (const v1::ChunkRecord& r : joined) end_ns = std::max(end_ns, r.end_unix_ns());
   measurement.mutable_metadata()->mutable_end_time()->set_seconds(end_ns / kSecond + 1);
   measurement.mutable_metadata()->set_elapsed_seconds(
-      static_cast<double>(end_ns / kSecond + 1 - kStartSeconds));
+      static_cast<double>(end_ns / kSecond + 1 - start_seconds));
   *measurement.mutable_report() = BuildWorkflowReport(joined);
   measurement.mutable_chunks()->Reserve(static_cast<int>(joined.size()));
   for (v1::ChunkRecord& r : joined) *measurement.add_chunks() = std::move(r);
   joined = std::vector<v1::ChunkRecord>();
-  *measurement.mutable_tracking() = Tracking(sizes);
+  if (!sizes.min_records) *measurement.mutable_tracking() = Tracking(sizes);
 
   Print("repair", sizes, Measure([&] { RepairForAggregation(&measurement); }));
   Print("aggregate", sizes, Measure([&] {
@@ -292,15 +329,20 @@ int main(int argc, char** argv) {
         roastcoffea::ParseFlag(arg, "--samples=", &sizes.samples)) {
       continue;
     }
+    if (arg == "--records=min" || arg == "--records=full") {
+      sizes.min_records = arg == "--records=min";
+      continue;
+    }
     if (absl::StartsWith(arg, "--out_dir=")) {
       sizes.out_dir = std::string(arg.substr(10));
       continue;
     }
     std::fprintf(stderr,
                  "usage: stage_benchmark [--chunks=N] [--workers=N] [--samples=N] "
-                 "[--out_dir=DIR]\n");
+                 "[--records=full|min] [--out_dir=DIR]\n");
     return 2;
   }
+  if (sizes.min_records) sizes.workers = 0;  // none tracked: no engine log
   if (sizes.out_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +

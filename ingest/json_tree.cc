@@ -236,52 +236,58 @@ class JsonTree::Parser {
         continue;
       }
       if (++pos_ >= json_.size()) continue;  // unterminated, reported above
-      const char escaped = json_[pos_++];
-      switch (escaped) {
-        case 'b':
-          text.push_back('\b');
-          break;
-        case 'f':
-          text.push_back('\f');
-          break;
-        case 'n':
-          text.push_back('\n');
-          break;
-        case 'r':
-          text.push_back('\r');
-          break;
-        case 't':
-          text.push_back('\t');
-          break;
-        case 'u': {
-          uint32_t code_point;
-          if (absl::Status status = CodeUnit(&code_point); !status.ok()) return status;
-          if (code_point >= 0xDC00 && code_point <= 0xDFFF) {
-            return Error("invalid unicode code point");
-          }
-          if (code_point >= 0xD800 && code_point <= 0xDBFF) {
-            uint32_t low = 0;
-            if (!Consume("\\u")) return Error("missing low surrogate");
-            if (absl::Status status = CodeUnit(&low); !status.ok()) return status;
-            if (low < 0xDC00 || low > 0xDFFF) return Error("missing low surrogate");
-            code_point = 0x10000 + ((code_point - 0xD800) << 10) + (low - 0xDC00);
-          }
-          AppendUtf8(code_point, &text);
-          break;
-        }
-        default:  // '"', '\\', '/', and any other character stands for itself (as protobuf)
-          if (static_cast<unsigned char>(escaped) >= 0x80) {
-            --pos_;
-            const size_t length = Utf8SequenceLength(json_, pos_);
-            if (length == 0) return Error("invalid UTF-8 in a string");
-            text.append(json_.data() + pos_, length);
-            pos_ += length;
-          } else {
-            text.push_back(escaped);
-          }
-      }
+      if (absl::Status status = Escape(&text); !status.ok()) return status;
     }
     *size = static_cast<uint32_t>(text.size() - *begin);
+    return absl::OkStatus();
+  }
+
+  // The escape sequence after a backslash (json_[pos_]), appended unescaped to `text`.
+  absl::Status Escape(std::string* text) {
+    const char escaped = json_[pos_++];
+    switch (escaped) {
+      case 'b':
+        text->push_back('\b');
+        break;
+      case 'f':
+        text->push_back('\f');
+        break;
+      case 'n':
+        text->push_back('\n');
+        break;
+      case 'r':
+        text->push_back('\r');
+        break;
+      case 't':
+        text->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t code_point;
+        if (absl::Status status = CodeUnit(&code_point); !status.ok()) return status;
+        if (code_point >= 0xDC00 && code_point <= 0xDFFF) {
+          return Error("invalid unicode code point");
+        }
+        if (code_point >= 0xD800 && code_point <= 0xDBFF) {
+          uint32_t low = 0;
+          if (!Consume("\\u")) return Error("missing low surrogate");
+          if (absl::Status status = CodeUnit(&low); !status.ok()) return status;
+          if (low < 0xDC00 || low > 0xDFFF) return Error("missing low surrogate");
+          code_point = 0x10000 + ((code_point - 0xD800) << 10) + (low - 0xDC00);
+        }
+        AppendUtf8(code_point, text);
+        break;
+      }
+      default:  // '"', '\\', '/', and any other character stands for itself (as protobuf)
+        if (static_cast<unsigned char>(escaped) >= 0x80) {
+          --pos_;
+          const size_t length = Utf8SequenceLength(json_, pos_);
+          if (length == 0) return Error("invalid UTF-8 in a string");
+          text->append(json_.data() + pos_, length);
+          pos_ += length;
+        } else {
+          text->push_back(escaped);
+        }
+    }
     return absl::OkStatus();
   }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +22,9 @@ namespace roastcoffea {
 namespace {
 
 constexpr size_t kFlushBytes = 1 << 20;
+// O_DIRECT wants the buffer's address, the file offset and the length aligned to the device's
+// block: 4096 covers every block size in use.
+constexpr size_t kDirectAlignment = 4096;
 
 std::string Reason(int error) {
   char buffer[256];
@@ -76,9 +80,52 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
   }
   // mkostemp makes it 0600; the result should read like any file the user creates.
   fchmod(fd, 0666 & ~io_internal::ProcessUmask());
-  return std::unique_ptr<AtomicFileWriter>(
+  std::unique_ptr<AtomicFileWriter> writer(
       new AtomicFileWriter(fd, path, std::move(temporary), options.sync));
+  if (options.direct) {
+    if (absl::Status direct = writer->SwitchToDirect(); !direct.ok()) return direct;
+  }
+  return writer;
 }
+
+namespace {
+
+// Local block-device file systems, where O_DIRECT is well defined and saves the kernel's copy.
+// Elsewhere (NFS, CephFS, EOS and other FUSE mounts, overlayfs, tmpfs) a direct write may be
+// synchronous per block, bypass a client cache or be refused late: the writer stays buffered.
+bool DirectWritesPayOff(int fd) {
+  struct statfs fs;
+  if (fstatfs(fd, &fs) != 0) return false;
+  constexpr int64_t kExt4 = 0xEF53, kXfs = 0x58465342, kBtrfs = 0x9123683E;
+  const int64_t type = static_cast<int64_t>(fs.f_type);
+  return type == kExt4 || type == kXfs || type == kBtrfs;
+}
+
+}  // namespace
+
+absl::Status AtomicFileWriter::SwitchToDirect() {
+  if (aligned_ != nullptr || !error_.ok()) return error_;
+  if (error_ = Flush(); !error_.ok()) return error_;
+  if (!DirectWritesPayOff(fd_)) return absl::OkStatus();  // stays buffered
+  const off_t offset = lseek(fd_, 0, SEEK_CUR);
+  void* buffer = nullptr;
+  if (offset < 0 || posix_memalign(&buffer, kDirectAlignment, kFlushBytes) != 0) {
+    return absl::OkStatus();  // stays buffered
+  }
+  aligned_.reset(static_cast<char*>(buffer));
+  unaligned_left_ =
+      (kDirectAlignment - static_cast<size_t>(offset) % kDirectAlignment) % kDirectAlignment;
+  if (unaligned_left_ == 0) StartDirect();
+  return absl::OkStatus();
+}
+
+// O_DIRECT on, at an aligned offset; without it (tmpfs refuses it) the writer stays buffered.
+void AtomicFileWriter::StartDirect() {
+  const int flags = fcntl(fd_, F_GETFL);
+  if (flags < 0 || fcntl(fd_, F_SETFL, flags | O_DIRECT) != 0) aligned_.reset();
+}
+
+void AtomicFileWriter::FreeAligned::operator()(char* p) const { free(p); }
 
 AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync)
     : fd_(fd), path_(std::move(path)), temporary_(std::move(temporary)), sync_(sync) {}
@@ -91,8 +138,65 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 absl::Status AtomicFileWriter::Flush() {
-  const char* data = buffer_.data();
-  size_t left = buffer_.size();
+  if (aligned_ != nullptr) return FlushDirect(/*last=*/true);
+  absl::Status written = WriteAll(buffer_.data(), buffer_.size());
+  buffer_.clear();
+  return written;
+}
+
+absl::Status AtomicFileWriter::AppendDirect(absl::string_view data) {
+  if (unaligned_left_ > 0) {  // up to the first aligned offset, through the page cache
+    const size_t take = std::min(unaligned_left_, data.size());
+    if (error_ = WriteAll(data.data(), take); !error_.ok()) return error_;
+    unaligned_left_ -= take;
+    data.remove_prefix(take);
+    if (unaligned_left_ > 0) return error_;
+    StartDirect();
+    if (aligned_ == nullptr) return Append(data);
+  }
+  while (!data.empty() && error_.ok()) {
+    const size_t take = std::min(data.size(), kFlushBytes - aligned_size_);
+    memcpy(aligned_.get() + aligned_size_, data.data(), take);
+    aligned_size_ += take;
+    data.remove_prefix(take);
+    if (aligned_size_ == kFlushBytes) error_ = FlushDirect(/*last=*/false);
+  }
+  return error_;
+}
+
+// The whole blocks of the aligned buffer around the page cache; with `last`, the tail too,
+// buffered (O_DIRECT is dropped for it). A file system that refuses a direct write (EINVAL)
+// gets the rest buffered.
+absl::Status AtomicFileWriter::FlushDirect(bool last) {
+  const size_t blocks = last ? aligned_size_ / kDirectAlignment * kDirectAlignment : aligned_size_;
+  size_t done = 0;
+  while (done < blocks) {
+    const ssize_t written = write(fd_, aligned_.get() + done, blocks - done);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0 || static_cast<size_t>(written) % kDirectAlignment != 0) {
+      if (written > 0) done += static_cast<size_t>(written);
+      const int flags = fcntl(fd_, F_GETFL);
+      if (flags < 0 || fcntl(fd_, F_SETFL, flags & ~O_DIRECT) != 0) break;
+      absl::Status rest = WriteAll(aligned_.get() + done, aligned_size_ - done);
+      aligned_.reset();  // buffered from now on
+      aligned_size_ = 0;
+      return rest;
+    }
+    done += static_cast<size_t>(written);
+  }
+  if (done < blocks) return WriteAll(aligned_.get() + done, blocks - done);  // reports errno
+  if (last && aligned_size_ > blocks) {
+    const int flags = fcntl(fd_, F_GETFL);
+    if (flags >= 0) fcntl(fd_, F_SETFL, flags & ~O_DIRECT);
+    if (absl::Status s = WriteAll(aligned_.get() + blocks, aligned_size_ - blocks); !s.ok()) {
+      return s;
+    }
+  }
+  aligned_size_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status AtomicFileWriter::WriteAll(const char* data, size_t left) {
   while (left > 0) {
     const ssize_t written = write(fd_, data, left);
     if (written < 0) {
@@ -104,13 +208,13 @@ absl::Status AtomicFileWriter::Flush() {
     data += written;
     left -= static_cast<size_t>(written);
   }
-  buffer_.clear();
   return absl::OkStatus();
 }
 
 absl::Status AtomicFileWriter::Append(absl::string_view data) {
   // In pieces of at most kFlushBytes: copying a large `data` whole into the buffer doubled the
   // memory of writing it (256 MiB of folded stacks held twice).
+  if (aligned_ != nullptr) return AppendDirect(data);
   while (!data.empty() && error_.ok()) {
     const size_t take = std::min(data.size(), kFlushBytes - buffer_.size());
     buffer_.append(data.data(), take);

@@ -28,6 +28,12 @@ struct AtomicWriteOptions {
   // caches that are regenerated when damaged: the rename alone still keeps readers from ever
   // seeing half a file.
   bool sync = true;
+  // Writes around the page cache (O_DIRECT, in aligned 1 MiB blocks; the tail buffered) on a
+  // local ext4, XFS or Btrfs file system that allows it, else as usual (network and FUSE file
+  // systems, overlayfs, tmpfs). For large files written once
+  // and synced: the kernel's copy of a 10^6-chunk measurement into the page cache was over half
+  // the CPU time of saving it. The file's contents are the same either way.
+  bool direct = false;
 };
 
 // A file written in pieces and committed at the end. Destroying it without Commit removes the
@@ -43,17 +49,34 @@ class AtomicFileWriter {
 
   // Buffered; an error (disk full, ...) is reported here or by Commit.
   absl::Status Append(absl::string_view data);
+  // From here on, writes around the page cache as AtomicWriteOptions::direct does (the bytes up
+  // to the next 4 KiB boundary of the file still through it), where the file system allows:
+  // for a file whose first part is read back soon and the rest seldom.
+  absl::Status SwitchToDirect();
   // Flushes, closes and renames over the target. After an error nothing is left behind.
   absl::Status Commit();
 
  private:
+  struct FreeAligned {
+    void operator()(char* p) const;
+  };
   AtomicFileWriter(int fd, std::string path, std::string temporary, bool sync);
   absl::Status Flush();
+  absl::Status AppendDirect(absl::string_view data);
+  absl::Status FlushDirect(bool last);
+  void StartDirect();
+  absl::Status WriteAll(const char* data, size_t size);
   int fd_;
   const std::string path_;
   const std::string temporary_;
   const bool sync_;
   std::string buffer_;
+  // O_DIRECT mode: its aligned buffer and the bytes in it; null when writing as usual.
+  std::unique_ptr<char, FreeAligned> aligned_;
+  size_t aligned_size_ = 0;
+  // Bytes still to write through the page cache before the file offset is aligned and O_DIRECT
+  // is turned on.
+  size_t unaligned_left_ = 0;
   absl::Status error_;
 };
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -111,6 +112,46 @@ TEST(AtomicWriteTest, PiecesLargerThanTheBufferArriveWholeAndInOrder) {
   ASSERT_TRUE((*writer)->Commit().ok());
   EXPECT_EQ(Read(dir + "/big.folded"), absl::StrCat("head;", big, ";tail"));
 }
+// Around the page cache (O_DIRECT) on a file system that allows it, buffered where it does not
+// (tmpfs): pieces of every size, straddling the 1 MiB blocks, arrive whole and in order.
+TEST(AtomicWriteTest, DirectWritesGiveTheSameFileWhereverTheyGo) {
+  std::vector<std::string> directories = {TempDirectory()};
+  std::string shm = "/dev/shm/atomicXXXXXX";
+  if (mkdtemp(&shm[0]) != nullptr) directories.push_back(shm);
+  std::string expected;
+  for (int i = 0; expected.size() < (size_t{5} << 20) + 77; ++i) {
+    expected +=
+        std::string(static_cast<size_t>(i * 7919 % 300000 + 1), static_cast<char>('a' + i % 26));
+  }
+  for (const std::string& directory : directories) {
+    for (const size_t size : {size_t{0}, size_t{100}, size_t{4096}, size_t{1} << 20,
+                              (size_t{1} << 20) + 4096 + 5, expected.size()}) {
+      for (const size_t switch_at : {size_t{0}, size_t{4096}, size_t{12345}}) {
+        if (switch_at > size) continue;
+        const std::string path = absl::StrCat(directory, "/out-", size, "-", switch_at);
+        AtomicWriteOptions options;
+        options.direct = switch_at == 0;
+        absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+            AtomicFileWriter::Create(path, options);
+        ASSERT_TRUE(writer.ok()) << writer.status();
+        const absl::string_view contents = absl::string_view(expected).substr(0, size);
+        // Buffered up to `switch_at` (then SwitchToDirect), or direct from the start.
+        ASSERT_TRUE((*writer)->Append(contents.substr(0, switch_at)).ok());
+        ASSERT_TRUE((*writer)->SwitchToDirect().ok());
+        for (size_t at = switch_at, piece = 1; at < contents.size();
+             at += piece, piece = piece * 3 + 1) {
+          ASSERT_TRUE((*writer)->Append(contents.substr(at, piece)).ok());
+        }
+        ASSERT_TRUE((*writer)->Commit().ok()) << path;
+        EXPECT_TRUE(Read(path) == contents) << path;
+        EXPECT_EQ(Entries(directory), 1) << path;  // no temporary left
+        unlink(path.c_str());
+      }
+    }
+  }
+  if (directories.size() > 1) rmdir(shm.c_str());
+}
+
 TEST(AtomicWriteTest, UncommittedWriterLeavesTheTargetAsItWas) {
   const std::string dir = TempDirectory();
   ASSERT_TRUE(WriteFileAtomically(dir + "/t.json", "old").ok());

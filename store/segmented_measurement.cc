@@ -26,30 +26,39 @@ namespace {
 
 using google::protobuf::internal::WireFormatLite;
 
-// A part's byte count, then the part.
-absl::Status WritePart(const std::string& part, AtomicFileWriter& out) {
-  std::string header;
-  {
-    google::protobuf::io::StringOutputStream stream(&header);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.WriteVarint32(static_cast<uint32_t>(part.size()));
+// The bytes a CodedOutputStream writes, appended to the file: parts are serialized straight
+// into it, never first into a string of their own (the first part of a 10^6-chunk
+// measurement was a 77 MB string, and each records part grew one by doubling).
+class FileOutput : public google::protobuf::io::CopyingOutputStream {
+ public:
+  explicit FileOutput(AtomicFileWriter& out) : out_(out) {}
+  bool Write(const void* buffer, int size) override {
+    status_ = out_.Append(absl::string_view(static_cast<const char*>(buffer), size));
+    return status_.ok();
   }
-  if (absl::Status s = out.Append(header); !s.ok()) return s;
-  return out.Append(part);
+  const absl::Status& status() const { return status_; }
+
+ private:
+  AtomicFileWriter& out_;
+  absl::Status status_;
+};
+
+// The wire size of `message` as field `field` (its size cached by an earlier ByteSizeLong).
+size_t FieldBytes(int field, const google::protobuf::MessageLite& message) {
+  return WireFormatLite::TagSize(field, WireFormatLite::TYPE_MESSAGE) +
+         WireFormatLite::LengthDelimitedSize(message.GetCachedSize());
 }
 
-// Records `first`..`last` of a repeated ChunkRecord field as its wire records: the bytes of a
-// Measurement holding just those records in field `field_number`.
-std::string RecordsPart(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& records,
-                        int first, int last, int field_number) {
-  std::string part;
-  google::protobuf::io::StringOutputStream stream(&part);
-  google::protobuf::io::CodedOutputStream coded(&stream);
+// Records `first`..`last` of a repeated ChunkRecord field as one part: its byte count, then the
+// wire records of a Measurement holding just those records in field `field_number`.
+void WriteRecordsPart(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& records, int first,
+                      int last, int field_number, google::protobuf::io::CodedOutputStream& coded) {
+  size_t bytes = 0;
+  for (int i = first; i < last; ++i) bytes += FieldBytes(field_number, records.Get(i));
+  coded.WriteVarint32(static_cast<uint32_t>(bytes));
   for (int i = first; i < last; ++i) {
     WireFormatLite::WriteMessage(field_number, records.Get(i), &coded);
   }
-  coded.Trim();
-  return part;
 }
 
 std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
@@ -81,10 +90,12 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
     return absl::FailedPreconditionError(
         "the measurement without its chunk records is over 2 GiB: cannot be saved");
   }
-  std::string part;
+  FileOutput file(out);
   {
-    google::protobuf::io::StringOutputStream stream(&part);
+    // 1 MiB blocks: the writer's own; the first part's size is known (head_bytes) before it.
+    google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
     google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.WriteVarint32(static_cast<uint32_t>(head_bytes));
     WireFormatLite::WriteMessage(M::kMetadataFieldNumber, measurement.metadata(), &coded);
     WireFormatLite::WriteMessage(M::kReportFieldNumber, measurement.report(), &coded);
     if (measurement.has_tracking()) {
@@ -100,23 +111,28 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
     for (const v1::Warning& w : measurement.warnings()) {
       WireFormatLite::WriteMessage(M::kWarningsFieldNumber, w, &coded);
     }
+    // The first part stays in the page cache (`collect show` reads it back, often at once);
+    // the records, most of the file and read back seldom, go around it.
     coded.Trim();
-    if (coded.HadError()) {
-      return absl::InternalError("cannot serialize the measurement's first part");
-    }
-  }
-  if (absl::Status s = WritePart(part, out); !s.ok()) return s;
-  for (const auto& [records, field] :
-       {std::pair<const google::protobuf::RepeatedPtrField<v1::ChunkRecord>*, int>{
-            &measurement.chunks(), v1::Measurement::kChunksFieldNumber},
-        {&measurement.rejected_chunks(), v1::Measurement::kRejectedChunksFieldNumber}}) {
-    for (int first = 0; first < records->size(); first += kChunksPerPart) {
-      const int last = std::min(records->size(), first + kChunksPerPart);
-      if (absl::Status s = WritePart(RecordsPart(*records, first, last, field), out); !s.ok()) {
-        return s;
+    if (!stream.Flush()) return file.status();
+    if (absl::Status s = out.SwitchToDirect(); !s.ok()) return s;
+    for (const auto& [records, field] :
+         {std::pair<const google::protobuf::RepeatedPtrField<v1::ChunkRecord>*, int>{
+              &measurement.chunks(), v1::Measurement::kChunksFieldNumber},
+          {&measurement.rejected_chunks(), v1::Measurement::kRejectedChunksFieldNumber}}) {
+      for (auto& record : *records) record.ByteSizeLong();  // sizes cached for the part headers
+      for (int first = 0; first < records->size() && !coded.HadError(); first += kChunksPerPart) {
+        WriteRecordsPart(*records, first, std::min(records->size(), first + kChunksPerPart), field,
+                         coded);
       }
     }
+    coded.Trim();
+    if (coded.HadError()) {
+      return file.status().ok() ? absl::InternalError("cannot serialize the measurement's parts")
+                                : file.status();
+    }
   }
+  if (!file.status().ok()) return file.status();
   return absl::OkStatus();
 }
 

@@ -1,5 +1,7 @@
 #include "store/segmented_measurement.h"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +68,30 @@ TEST(SegmentedMeasurementTest, AMeasurementInPartsReadsBackIdentical) {
   EXPECT_EQ(loaded->chunks(store_internal::kChunksPerPart).entry_start(),
             store_internal::kChunksPerPart)
       << "in order across parts";
+}
+
+// The parts go straight to the file as they are serialized: a write the OS refuses (here the
+// file size limit, EFBIG, as a full disk would) is the save's error, naming the file, and
+// leaves nothing behind.
+TEST(SegmentedMeasurementTest, AWriteRefusedMidwayIsTheSavesErrorAndLeavesNothing) {
+  const std::string parent = TempDir() + "/refused";
+  store_internal::SetSegmentThresholdBytesForTesting(1);
+  v1::Measurement big = Big();
+  for (v1::ChunkRecord& chunk : *big.mutable_chunks()) chunk.set_error_text(std::string(200, 'e'));
+  ASSERT_GT(big.ByteSizeLong(), size_t{3} << 20);
+  struct rlimit before;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &before), 0);
+  struct rlimit limited = before;
+  limited.rlim_cur = 2 << 20;  // the parts stop after 2 MiB
+  const auto previous = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  absl::StatusOr<std::string> saved = SaveMeasurement(big, parent, "big");
+  setrlimit(RLIMIT_FSIZE, &before);
+  signal(SIGXFSZ, previous);
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
+  ASSERT_FALSE(saved.ok());
+  EXPECT_THAT(saved.status().message(), HasSubstr("measurement.pbs"));
+  EXPECT_FALSE(Exists(parent + "/big"));
 }
 
 TEST(SegmentedMeasurementTest, BelowTheThresholdTheFilesAreAsBefore) {

@@ -1,8 +1,11 @@
 #include "store/utf8_repair.h"
 
 #include <cstdint>
+#include <cstring>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/map.h"
@@ -42,8 +45,8 @@ bool IsUtf8Field(const FieldDescriptor* field) {
   return field->type() == FieldDescriptor::TYPE_STRING;
 }
 
-// Visits every string field; `visit(text, path)` returns the repaired text or nullptr-like
-// signal. Written once for const checking and mutable repair through `Mutable`.
+// Visits every string field, repairing (kMutable) or checking. Only the repair uses it now: the
+// check alone is Utf8Checker's, below, which skips the fields that cannot hold a string.
 template <bool kMutable>
 struct Walker {
   using MessageRef = std::conditional_t<kMutable, Message*, const Message*>;
@@ -142,13 +145,109 @@ struct Walker {
   }
 };
 
+// The check alone (no repair), walking only the fields that are strings or lead to one. Which
+// fields those are is worked out once per message type from the descriptors: listing the set
+// fields of each message (Reflection::ListFields, a vector and a HasBit per field) cost two
+// thirds of the check, which was a quarter of a 10^6-chunk save.
+class Utf8Checker {
+ public:
+  bool Check(const Message& message) {
+    const Reflection* reflection = message.GetReflection();
+    for (const FieldDescriptor* field : Plan(message.GetDescriptor())) {
+      if (!CheckField(message, *reflection, field)) return false;
+    }
+    // MeasurementMetadata.configuration, by its typed map API (see Walker::WalkConfiguration).
+    if (const auto* metadata = dynamic_cast<const v1::MeasurementMetadata*>(&message)) {
+      for (const auto& [key, value] : metadata->configuration()) {
+        if (!IsValidUtf8(key) || !IsValidUtf8(value)) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool CheckField(const Message& message, const Reflection& reflection,
+                  const FieldDescriptor* field) {
+    const bool is_message = field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE;
+    std::string scratch;
+    if (!field->is_repeated()) {
+      if (is_message) {
+        return !reflection.HasField(message, field) || Check(reflection.GetMessage(message, field));
+      }
+      return IsValidUtf8(reflection.GetStringReference(message, field, &scratch));
+    }
+    const int size = reflection.FieldSize(message, field);
+    for (int i = 0; i < size; ++i) {
+      const bool valid =
+          is_message
+              ? Check(reflection.GetRepeatedMessage(message, field, i))
+              : IsValidUtf8(reflection.GetRepeatedStringReference(message, field, i, &scratch));
+      if (!valid) return false;
+    }
+    return true;
+  }
+
+  // The string fields of `type` and its message fields whose type holds a string at any depth
+  // (map fields aside, as in Walker).
+  const std::vector<const FieldDescriptor*>& Plan(const google::protobuf::Descriptor* type) {
+    const auto found = plans_.find(type);
+    if (found != plans_.end()) return found->second;
+    std::vector<const FieldDescriptor*> plan;
+    for (int i = 0; i < type->field_count(); ++i) {
+      const FieldDescriptor* field = type->field(i);
+      if (field->is_map()) continue;
+      if (IsUtf8Field(field) || (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
+                                 HoldsStrings(field->message_type()))) {
+        plan.push_back(field);
+      }
+    }
+    return plans_.emplace(type, std::move(plan)).first->second;
+  }
+
+  // Whether `type` has a string field at any depth; a type met again on the way (a recursive
+  // schema) counts as holding one, so that nothing is skipped by mistake.
+  bool HoldsStrings(const google::protobuf::Descriptor* type) {
+    const auto [it, first_visit] = holds_strings_.try_emplace(type, true);
+    if (!first_visit) return it->second;
+    bool holds = false;
+    for (int i = 0; i < type->field_count() && !holds; ++i) {
+      const FieldDescriptor* field = type->field(i);
+      holds = IsUtf8Field(field) || (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
+                                     HoldsStrings(field->message_type()));
+    }
+    holds_strings_[type] = holds;
+    return holds;
+  }
+
+  absl::flat_hash_map<const google::protobuf::Descriptor*, std::vector<const FieldDescriptor*>>
+      plans_;
+  absl::flat_hash_map<const google::protobuf::Descriptor*, bool> holds_strings_;
+};
+
 }  // namespace
 
 bool IsValidUtf8(absl::string_view text) {
-  while (!text.empty()) {
-    const size_t length = SequenceLength(text);
+  const char* p = text.data();
+  size_t left = text.size();
+  while (left > 0) {
+    // ASCII eight bytes at a time: nearly every string saved is ASCII only.
+    while (left >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if ((word & 0x8080808080808080ull) != 0) break;
+      p += 8;
+      left -= 8;
+    }
+    if (left == 0) break;
+    if (static_cast<uint8_t>(*p) < 0x80) {
+      ++p;
+      --left;
+      continue;
+    }
+    const size_t length = SequenceLength(absl::string_view(p, left));
     if (length == 0) return false;
-    text.remove_prefix(length);
+    p += length;
+    left -= length;
   }
   return true;
 }
@@ -170,8 +269,7 @@ std::string RepairUtf8(absl::string_view text) {
 }
 
 bool AllStringsValidUtf8(const google::protobuf::Message& message) {
-  Walker<false> walker;
-  return walker.Walk(&message, "");
+  return Utf8Checker().Check(message);
 }
 
 int RepairStringsUtf8(google::protobuf::Message* message, std::string* first_path) {

@@ -1,0 +1,373 @@
+#include "ingest/chunk_record_reader.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "io/untrusted_json.h"
+
+namespace roastcoffea {
+namespace ingest_internal {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// Year 2255: far beyond any real record, well inside int64 nanoseconds (about 9.2e9 s).
+constexpr double kMaxEpochSeconds = 9e9;
+
+// The keys of a chunk record that are read; the rest are ignored.
+enum RecordKey {
+  kTaskId,
+  kDataset,
+  kFile,
+  kUuid,
+  kEntryStart,
+  kEntryStop,
+  kNumEvents,
+  kTStart,
+  kTEnd,
+  kDuration,
+  kMemBefore,
+  kMemAfter,
+  kBytesRead,
+  kAccessedBytes,
+  kAccessedUncompressedBytes,
+  kBranchesReadPercent,
+  kBytesReadPercent,
+  kTiming,
+  kMemory,
+  kBytes,
+  kAccessedBranches,
+  kFileMetadata,
+  kError,
+  kRecordKeyCount
+};
+constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
+                                                            "dataset",
+                                                            "file",
+                                                            "uuid",
+                                                            "entry_start",
+                                                            "entry_stop",
+                                                            "num_events",
+                                                            "t_start",
+                                                            "t_end",
+                                                            "duration",
+                                                            "mem_before_mb",
+                                                            "mem_after_mb",
+                                                            "bytes_read",
+                                                            "accessed_bytes",
+                                                            "accessed_uncompressed_bytes",
+                                                            "branches_read_percent",
+                                                            "bytes_read_percent",
+                                                            "timing",
+                                                            "memory",
+                                                            "bytes",
+                                                            "accessed_branches",
+                                                            "file_metadata",
+                                                            "error"};
+
+// One parsed record (a JsonTree) read into a ChunkRecord. Messages are built only for a
+// problem: a million good records cost no string formatting.
+class RecordReader {
+ public:
+  RecordReader(const JsonTree& tree, absl::string_view source, size_t index, Warnings* warnings)
+      : tree_(tree), source_(source), index_(index), warnings_(*warnings) {}
+
+  // False (with a warning) when the record is not an object.
+  bool Read(v1::ChunkRecord* chunk) {
+    const JsonNode& root = tree_.root();
+    if (root.kind != JsonNode::Kind::kObject) {
+      warnings_.Add(absl::StrCat(Where(), " is not an object; the record is left out"));
+      return false;
+    }
+    // The members read, by key (a key appears once: JsonTree refuses repeated keys); null is
+    // absent.
+    for (uint32_t child = root.first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& member = tree_.node(child);
+      const absl::string_view key = tree_.key(member);
+      for (int k = 0; k < kRecordKeyCount; ++k) {
+        if (kRecordKeys[k].size() == key.size() && kRecordKeys[k] == key) {
+          if (member.kind != JsonNode::Kind::kNull) fields_[k] = &member;
+          break;
+        }
+      }
+    }
+    chunk->set_status(v1::CHUNK_STATUS_OK);
+    ReadTaskId(chunk);
+    ReadScalars(chunk);
+    AddSections(kTiming, v1::SectionRecord::KIND_TIME, chunk);
+    AddSections(kMemory, v1::SectionRecord::KIND_MEMORY, chunk);
+    AddSections(kBytes, v1::SectionRecord::KIND_BYTES, chunk);
+    AddOverflowSections(chunk);
+    // The original has no duration when it has start and end only (and vice versa).
+    if (fields_[kDuration] == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
+      chunk->set_duration_seconds((chunk->end_unix_ns() - chunk->start_unix_ns()) * 1e-9);
+    }
+    ReadBranches(chunk);
+    ReadFileMetadata(chunk);
+    if (const JsonNode* error = fields_[kError]; error != nullptr) {
+      chunk->set_status(v1::CHUNK_STATUS_FAILED);
+      chunk->set_error_text(error->kind == JsonNode::Kind::kString
+                                ? std::string(tree_.text(*error))
+                                : "error (not described by the record)");
+    }
+    return true;
+  }
+
+ private:
+  // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
+  void ReadTaskId(v1::ChunkRecord* chunk) {
+    const JsonNode* field = fields_[kTaskId];
+    if (field == nullptr) return;
+    if (field->kind == JsonNode::Kind::kString) {
+      const absl::string_view id = tree_.text(*field);
+      chunk->set_task_id(id.data(), id.size());
+    } else if (field->kind != JsonNode::Kind::kNumber || !InInt64(field->number)) {
+      warnings_.Add(absl::StrCat(
+          Where(), ": 'task_id' (an integer or a string) ",
+          field->kind != JsonNode::Kind::kNumber ? "must be a finite number" : "is out of range",
+          "; the value is left out"));
+    } else {
+      // Formatted on the stack (AlphaNum): no temporary string.
+      const absl::AlphaNum id(static_cast<int64_t>(std::llround(field->number)));
+      chunk->set_task_id(id.data(), id.size());
+    }
+  }
+
+  void ReadScalars(v1::ChunkRecord* chunk) {
+    absl::string_view text;
+    if (Text(kDataset, &text)) chunk->set_dataset(text.data(), text.size());
+    if (Text(kFile, &text)) chunk->set_file(text.data(), text.size());
+    if (Text(kUuid, &text)) chunk->set_uuid(text.data(), text.size());
+    double number;
+    int64_t count;
+    if (Count(kEntryStart, 1, &count)) chunk->set_entry_start(count);
+    if (Count(kEntryStop, 1, &count)) chunk->set_entry_stop(count);
+    if (Count(kNumEvents, 1, &count)) chunk->set_events(count);
+    if (EpochSeconds(kTStart, &number)) chunk->set_start_unix_ns(SecondsToNs(number));
+    if (EpochSeconds(kTEnd, &number)) chunk->set_end_unix_ns(SecondsToNs(number));
+    if (Number(kDuration, &number)) chunk->set_duration_seconds(number);
+    if (Count(kMemBefore, kMiB, &count)) chunk->set_memory_before_bytes(count);
+    if (Count(kMemAfter, kMiB, &count)) chunk->set_memory_after_bytes(count);
+    if (Count(kBytesRead, 1, &count)) chunk->set_compressed_bytes_read(count);
+    if (Count(kAccessedBytes, 1, &count)) chunk->set_accessed_bytes(count);
+    if (Count(kAccessedUncompressedBytes, 1, &count)) {
+      chunk->set_accessed_uncompressed_bytes(count);
+    }
+    if (Number(kBranchesReadPercent, &number)) chunk->set_branches_read_percent(number);
+    if (Number(kBytesReadPercent, &number)) chunk->set_bytes_read_percent(number);
+  }
+
+  void ReadBranches(v1::ChunkRecord* chunk) {
+    const JsonNode* branches = fields_[kAccessedBranches];
+    if (branches == nullptr) return;
+    if (branches->kind != JsonNode::Kind::kList) {
+      warnings_.Add(
+          absl::StrCat(Where(), ": 'accessed_branches' must be a list; the value is left out"));
+      return;
+    }
+    for (uint32_t child = branches->first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& branch = tree_.node(child);
+      if (branch.kind != JsonNode::Kind::kString) {
+        warnings_.Add(
+            absl::StrCat(Where(), ": a branch name must be a string; the value is left out"));
+        continue;
+      }
+      chunk->add_accessed_branches(std::string(tree_.text(branch)));
+    }
+  }
+
+  void ReadFileMetadata(v1::ChunkRecord* chunk) {
+    const JsonNode* metadata = fields_[kFileMetadata];
+    if (metadata == nullptr || metadata->kind != JsonNode::Kind::kObject) return;
+    v1::FileMetadata* file = chunk->mutable_file_metadata();
+    for (uint32_t child = metadata->first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& v = tree_.node(child);
+      const absl::string_view key = tree_.key(v);
+      const bool is_number = v.kind == JsonNode::Kind::kNumber;
+      if (key == "filename" && v.kind == JsonNode::Kind::kString) {
+        file->set_file(std::string(tree_.text(v)));
+      } else if (key == "compression_ratio" && is_number) {
+        file->set_compression_ratio(v.number);
+      } else if (key == "total_branches" && is_number && InInt64(v.number)) {
+        file->set_total_branches(std::llround(v.number));
+      } else if (key == "total_tree_bytes" && is_number && InInt64(v.number)) {
+        file->set_total_tree_bytes(std::llround(v.number));
+      }
+    }
+  }
+
+  std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
+
+  // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
+  // warning naming it; 1e308 events must not become INT64_MIN.
+  bool Count(RecordKey key, double scale, int64_t* out) {
+    double number;
+    if (!Number(key, &number)) return false;
+    if (!InInt64(number * scale)) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' is out of range (",
+                                 absl::SixDigits(number), "); the value is left out"));
+      return false;
+    }
+    *out = std::llround(number * scale);
+    return true;
+  }
+
+  // Whole and fractional seconds apart: s * 1e9 in one double loses the last digits at epoch
+  // scale. Callers keep |s| within kMaxEpochSeconds, so the product cannot overflow.
+  static int64_t SecondsToNs(double s) {
+    const double whole = std::floor(s);
+    return static_cast<int64_t>(whole) * 1000000000 + std::llround((s - whole) * 1e9);
+  }
+
+  // Each field: absent is fine (false), a bad value is left out with a warning naming it.
+  bool Number(RecordKey key, double* out) {
+    const JsonNode* field = fields_[key];
+    if (field == nullptr) return false;
+    if (field->kind != JsonNode::Kind::kNumber) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be a finite number; the value is left out"));
+      return false;
+    }
+    *out = field->number;
+    return true;
+  }
+
+  bool Text(RecordKey key, absl::string_view* out) {
+    const JsonNode* field = fields_[key];
+    if (field == nullptr) return false;
+    if (field->kind != JsonNode::Kind::kString) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be a string; the value is left out"));
+      return false;
+    }
+    *out = tree_.text(*field);
+    return true;
+  }
+
+  // An epoch time: a finite number of seconds that nanoseconds since 1970 in int64 can hold.
+  bool EpochSeconds(RecordKey key, double* out) {
+    if (!Number(key, out)) return false;
+    if (std::abs(*out) > kMaxEpochSeconds) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' = ", *out,
+                                 " is not a time in seconds since 1970; the value is left out"));
+      return false;
+    }
+    return true;
+  }
+
+  // One section per entry of a {name: number} dict of the record; a bad entry is left out.
+  void AddSections(RecordKey key, v1::SectionRecord::Kind kind, v1::ChunkRecord* chunk) {
+    const JsonNode* dict = fields_[key];
+    if (dict == nullptr) return;
+    if (dict->kind != JsonNode::Kind::kObject) {
+      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
+                                 "' must be an object; the value is left out"));
+      return;
+    }
+    for (uint32_t child = dict->first_child; child != JsonNode::kNone;
+         child = tree_.node(child).next_sibling) {
+      const JsonNode& value = tree_.node(child);
+      if (value.kind == JsonNode::Kind::kNull) continue;  // NaN, reported with its key already
+      const absl::string_view name = tree_.key(value);
+      if (value.kind != JsonNode::Kind::kNumber) {
+        warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
+                                   "'] must be a finite number; the value is left out"));
+        continue;
+      }
+      if (kind != v1::SectionRecord::KIND_TIME &&
+          !InInt64(value.number * (kind == v1::SectionRecord::KIND_MEMORY ? kMiB : 1))) {
+        warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
+                                   "'] is out of range (", absl::SixDigits(value.number),
+                                   "); the value is left out"));
+        continue;
+      }
+      if (chunk->sections_size() >= kMaxSectionsPerChunkRecord) {
+        // Beyond the budget: counted and summed into the kind's "(overflow)" section.
+        Overflow& overflow = overflow_[kind];
+        ++overflow.entries;
+        overflow.sum += kind == v1::SectionRecord::KIND_MEMORY ? std::llround(value.number * kMiB)
+                        : kind == v1::SectionRecord::KIND_BYTES
+                            ? std::llround(value.number)
+                            : static_cast<long double>(value.number);
+        continue;
+      }
+      v1::SectionRecord* section = chunk->add_sections();
+      section->set_name(std::string(name));
+      section->set_kind(kind);
+      section->set_entries(1);
+      switch (kind) {
+        case v1::SectionRecord::KIND_MEMORY:
+          section->set_memory_delta_bytes(std::llround(value.number * kMiB));
+          break;
+        case v1::SectionRecord::KIND_BYTES:
+          section->set_bytes_read(std::llround(value.number));
+          break;
+        default:
+          section->set_duration_seconds(value.number);
+      }
+    }
+  }
+
+  // The sections beyond kMaxSectionsPerChunkRecord: one "(overflow)" section per kind, and one
+  // warning naming the record.
+  void AddOverflowSections(v1::ChunkRecord* chunk) {
+    int64_t merged = 0;
+    for (const auto& [kind, overflow] : overflow_) {
+      merged += overflow.entries;
+      v1::SectionRecord* section = chunk->add_sections();
+      section->set_name(kOverflowSectionRecordName);
+      section->set_kind(kind);
+      section->set_entries(overflow.entries);
+      switch (kind) {
+        case v1::SectionRecord::KIND_MEMORY:
+          section->set_memory_delta_bytes(SaturatedInt64(overflow.sum));
+          break;
+        case v1::SectionRecord::KIND_BYTES:
+          section->set_bytes_read(SaturatedInt64(overflow.sum));
+          break;
+        default:
+          section->set_duration_seconds(static_cast<double>(overflow.sum));
+      }
+    }
+    if (merged == 0) return;
+    warnings_.Add(absl::StrCat(Where(), " (file '", EchoedText(chunk->file()), "', entries ",
+                               chunk->entry_start(), "-", chunk->entry_stop(), "): ", merged,
+                               " sections beyond the ", kMaxSectionsPerChunkRecord,
+                               " a record keeps were merged into '", kOverflowSectionRecordName,
+                               "' (one per kind: their count and the sum of their values)"));
+  }
+
+  static int64_t SaturatedInt64(long double value) {
+    if (value >= static_cast<long double>(INT64_MAX)) return INT64_MAX;
+    if (value <= static_cast<long double>(INT64_MIN)) return INT64_MIN;
+    return static_cast<int64_t>(value);
+  }
+
+  struct Overflow {
+    int64_t entries = 0;
+    long double sum = 0;  // exact for the integer kinds, 64-bit mantissa for durations
+  };
+
+  const JsonTree& tree_;
+  const absl::string_view source_;
+  const size_t index_;
+  Warnings& warnings_;
+  const JsonNode* fields_[kRecordKeyCount] = {};
+  std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
+};
+
+}  // namespace
+
+bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, v1::ChunkRecord* chunk) {
+  return RecordReader(tree, source, index, warnings).Read(chunk);
+}
+
+}  // namespace ingest_internal
+}  // namespace roastcoffea

@@ -1,0 +1,117 @@
+// Internal to //ingest:coffea_json: the elements of a top-level JSON array, one at a time.
+#ifndef ROASTCOFFEA_INGEST_JSON_ARRAY_ELEMENTS_H_
+#define ROASTCOFFEA_INGEST_JSON_ARRAY_ELEMENTS_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace roastcoffea {
+namespace ingest_internal {
+
+// The elements of a top-level JSON array, one at a time, from text in memory or from a file
+// read as it goes (then memory is one piece of the file, or one record if it is larger). Only
+// strings and brackets are followed to find an element (as io/untrusted_json.h's
+// SplitJsonArray); its depth is checked on the way, and a structural error is reported after
+// the rest of the input is checked for depth (as SplitJsonArray, which checks depth first).
+class ArrayElements {
+ public:
+  // Appends at most `max_bytes` more input to `out`: how many (0 at the end).
+  using Refill = std::function<absl::StatusOr<size_t>(size_t max_bytes, std::string* out)>;
+
+  ArrayElements(absl::string_view source, absl::string_view text)
+      : source_(source), data_(text), eof_(true) {}
+  ArrayElements(absl::string_view source, Refill refill, size_t piece_bytes,
+                const std::function<bool()>* cancelled)
+      : source_(source),
+        refill_(std::move(refill)),
+        piece_bytes_(std::max<size_t>(1, piece_bytes)),
+        cancelled_(cancelled) {}
+
+  // Consumes the '['; false when the input does not start with one (after whitespace).
+  absl::StatusOr<bool> Open() {
+    if (!Peek()) {
+      if (!read_status_.ok()) return read_status_;
+      return false;
+    }
+    if (data_[pos_] != '[') return false;
+    ++pos_;
+    return true;
+  }
+
+  // The text of the next element (valid until the next call); std::nullopt after the last.
+  // Cancelled when `cancelled` said so while reading.
+  absl::StatusOr<std::optional<absl::string_view>> Next();
+
+  // Bytes consumed so far.
+  int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
+
+ private:
+  absl::Status Broken(absl::string_view what, int64_t at) const;
+  absl::Status TooDeep(int64_t at) const;
+
+  // Keeps data_[pos_..] and appends more input; false at its end, or on an error or a
+  // cancellation (then in read_status_).
+  bool More();
+
+  // Skips whitespace; false at the end of the input.
+  bool Peek() {
+    while (true) {
+      while (pos_ < data_.size()) {
+        const char c = data_[pos_];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return true;
+        ++pos_;
+      }
+      if (!More()) return false;
+    }
+  }
+
+  // The end of the value at data_[pos_]: a string, a bracketed block, or a scalar token.
+  absl::StatusOr<size_t> SkimValue();
+
+  // Index just past the string at data_[i] == '"'; npos when the data ends first.
+  size_t SkipString(size_t i) const {
+    for (++i; i < data_.size(); ++i) {
+      const char c = data_[i];
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        return i + 1;
+      }
+    }
+    return absl::string_view::npos;
+  }
+
+  // After the closing ']': only whitespace may follow.
+  absl::StatusOr<std::optional<absl::string_view>> Close();
+
+  // `what` at pos_, unless the input from there on nests too deep (that error first, as
+  // SplitJsonArray checks depth before structure); `depth` is the nesting at pos_.
+  absl::Status StructureError(absl::string_view what, int depth);
+
+  const absl::string_view source_;
+  const Refill refill_;
+  const size_t piece_bytes_ = 0;
+  const std::function<bool()>* const cancelled_ = nullptr;
+  std::string buffer_;
+  absl::string_view data_;
+  size_t pos_ = 0;
+  int64_t base_ = 0;  // the input's offset of data_[0]
+  bool eof_ = false;
+  bool after_element_ = false;
+  bool done_ = false;
+  absl::Status read_status_;
+};
+
+}  // namespace ingest_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_INGEST_JSON_ARRAY_ELEMENTS_H_

@@ -60,6 +60,33 @@ TEST(TrackingSegmentsTest, AColumnMissingInOneSegmentIsDroppedForThatWorker) {
   EXPECT_EQ(joined.worker_count_size(), 3);
 }
 
+// Hours of segments hold at most the budget per worker; what the figures read is kept.
+TEST(TrackingSegmentsTest, JoiningManySegmentsStaysWithinTheBudget) {
+  constexpr int kBudget = 64;
+  v1::TrackingData joined;
+  int64_t t = 1'000'000'000;
+  for (int segment = 0; segment < 100; ++segment) {
+    std::vector<int64_t> times;
+    for (int i = 0; i < 120; ++i) times.push_back(t += 250'000'000);
+    MergeTrackingSegment(Segment({times.front()}, {Series("a", times, true)}), &joined, kBudget);
+    ASSERT_LE(joined.workers(0).time_unix_ns_size(), kBudget);
+  }
+  const v1::WorkerSeries& a = joined.workers(0);
+  EXPECT_EQ(a.samples_before_reduction(), 100 * 120);
+  EXPECT_EQ(a.time_unix_ns(0), 1'250'000'000);
+  EXPECT_EQ(a.time_unix_ns(a.time_unix_ns_size() - 1), t);
+  EXPECT_EQ(a.max_memory_bytes(), static_cast<double>(t) * 10);  // the last sample is the peak
+  EXPECT_EQ(a.spilled_bytes_size(), a.time_unix_ns_size());
+  EXPECT_EQ(joined.worker_count_size(), 100);  // the count is small and kept whole
+
+  v1::TrackingData unbounded;
+  MergeTrackingSegment(Segment({}, {Series("a", {1, 2, 3, 4, 5, 6, 7, 8}, true)}), &unbounded, 0);
+  MergeTrackingSegment(Segment({}, {Series("a", {9, 10, 11, 12, 13, 14, 15, 16, 17}, true)}),
+                       &unbounded, 0);
+  EXPECT_EQ(unbounded.workers(0).time_unix_ns_size(), 17);
+  EXPECT_EQ(unbounded.workers(0).samples_before_reduction(), 0);
+}
+
 TEST(TrackingSegmentsTest, GapsAreAppended) {
   v1::TrackingData joined;
   v1::TrackingData first = Segment({1}, {});

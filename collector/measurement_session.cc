@@ -20,6 +20,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
+#include "aggregation/series_reduction.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
 #include "collector/tool_build.h"
@@ -436,7 +437,8 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
   }
   MergeTrackingSegment(std::move(unwritten_tracking_), &whole);
   unwritten_tracking_.Clear();
-  MergeTrackingSegment(*std::move(rest), &whole);
+  // The rest (one interval) may pass the run's end: Finish reduces it knowing the window.
+  MergeTrackingSegment(*std::move(rest), &whole, /*max_samples_per_worker=*/0);
   return whole;
 }
 
@@ -522,6 +524,12 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
                     &warnings);
   }
   for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
+  // Bounded final tracking, every figure over the run's window exact (series_reduction.h).
+  if (run.tracking.has_value()) {
+    ReduceTracking(kDefaultMaxSamplesPerWorker,
+                   {absl::ToUnixNanos(run.window.start), absl::ToUnixNanos(run.window.end)},
+                   &*run.tracking);
+  }
 
   if (const double interval = absl::ToDoubleSeconds(options_.interval);
       owned_backend_ == nullptr && SamplesWorkers(backend_.name()) &&

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "aggregation/series_integral.h"
@@ -42,14 +43,23 @@ bool ReadColumns(const v1::WorkerSeries& series, Columns* columns) {
   return true;
 }
 
+// Replaces the series' columns by `columns` in fresh buffers: the old ones' capacity (up to
+// twice the budget, from the appends) is freed, not kept for the next appends.
 void WriteColumns(const Columns& columns, v1::WorkerSeries* series) {
   const google::protobuf::Reflection* reflection = series->GetReflection();
-  *series->mutable_time_unix_ns() = {columns.times.begin(), columns.times.end()};
+  const google::protobuf::Descriptor* descriptor = series->GetDescriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    if (descriptor->field(i)->is_repeated()) reflection->ClearField(series, descriptor->field(i));
+  }
+  v1::WorkerSeries fresh;
+  fresh.MergeFrom(*series);  // the name, kind and every other scalar
+  fresh.mutable_time_unix_ns()->Reserve(static_cast<int>(columns.times.size()));
+  fresh.mutable_time_unix_ns()->Add(columns.times.begin(), columns.times.end());
   for (size_t c = 0; c < columns.fields.size(); ++c) {
-    auto out = reflection->GetMutableRepeatedFieldRef<double>(series, columns.fields[c]);
-    out.Clear();
+    auto out = reflection->GetMutableRepeatedFieldRef<double>(&fresh, columns.fields[c]);
     for (const double v : columns.values[c]) out.Add(v);
   }
+  *series = std::move(fresh);
 }
 
 // By time, stably; SAMPLED samples sharing an instant become their mean (as SortedSeries).
@@ -233,9 +243,10 @@ bool ReduceWorkerSeries(int max_samples, absl::Span<const int64_t> protected_ins
 }
 
 int ReduceTracking(int max_samples_per_worker, absl::Span<const int64_t> protected_instants,
-                   v1::TrackingData* tracking) {
+                   v1::TrackingData* tracking, bool step_series_too) {
   int reduced = 0;
   for (v1::WorkerSeries& series : *tracking->mutable_workers()) {
+    if (!step_series_too && series.kind() == v1::SERIES_KIND_STEP) continue;
     if (ReduceWorkerSeries(max_samples_per_worker, protected_instants, &series)) ++reduced;
   }
   return reduced;

@@ -49,9 +49,10 @@ bool ReduceWorkerSeries(int max_samples, absl::Span<const int64_t> protected_ins
                         v1::WorkerSeries* series);
 
 // ReduceWorkerSeries on every worker series of `tracking` (the worker count, queued chunks and
-// manager series are small and kept whole). Returns the number of series reduced.
+// manager series are small and kept whole); without `step_series_too`, on its SAMPLED series
+// only. Returns the number of series reduced.
 int ReduceTracking(int max_samples_per_worker, absl::Span<const int64_t> protected_instants,
-                   v1::TrackingData* tracking);
+                   v1::TrackingData* tracking, bool step_series_too = true);
 
 }  // namespace roastcoffea
 

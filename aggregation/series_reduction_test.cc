@@ -188,6 +188,14 @@ TEST(ReductionTest, ThreadsOfOneProcessKeepTheProcessMemory) {
   ExpectSameFigures(Figures(whole, window), Figures(reduced, window));
 }
 
+TEST(ReductionTest, StepSeriesCanBeLeftWhole) {
+  v1::TrackingData tracking = RandomTracking(23, 2, 600, v1::SERIES_KIND_STEP);
+  const std::string before = tracking.SerializeAsString();
+  EXPECT_EQ(ReduceTracking(64, {}, &tracking, /*step_series_too=*/false), 0);
+  EXPECT_EQ(tracking.SerializeAsString(), before);
+  EXPECT_EQ(ReduceTracking(64, {}, &tracking), 2);
+}
+
 TEST(ReductionTest, UnderTheBudgetNothingChanges) {
   const v1::TrackingData whole = RandomTracking(5, 2, 100, v1::SERIES_KIND_SAMPLED);
   v1::TrackingData same = whole;

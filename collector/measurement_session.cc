@@ -525,10 +525,12 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   }
   for (v1::Warning& warning : outputs.warnings) warnings.push_back(std::move(warning));
   // Bounded final tracking, every figure over the run's window exact (series_reduction.h).
+  // Sampled series only: STEP ones are an engine log's change points (TaskVine, Work Queue),
+  // which grow with tasks, not time, and which the capacity findings read change by change.
   if (run.tracking.has_value()) {
     ReduceTracking(kDefaultMaxSamplesPerWorker,
                    {absl::ToUnixNanos(run.window.start), absl::ToUnixNanos(run.window.end)},
-                   &*run.tracking);
+                   &*run.tracking, /*step_series_too=*/false);
   }
 
   if (const double interval = absl::ToDoubleSeconds(options_.interval);

@@ -147,10 +147,8 @@ double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
 // (threads of one process report the process's numbers) are merged into one, named for all.
 std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) {
   std::vector<LineSeries> out;
-  std::vector<int> merged;  // per series: workers merged into it
-  // Series by the hash of their points: each worker is compared with the few series sharing its
-  // hash, not with every other (linear in workers; 10^4 workers took seconds pairwise).
-  absl::flat_hash_map<size_t, std::vector<size_t>> by_hash;
+  std::vector<int> merged;                                   // per series: workers merged into it
+  absl::flat_hash_map<size_t, std::vector<size_t>> by_hash;  // by points: linear, not pairwise
   for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
     if (!has(worker)) continue;
     LineSeries series;
@@ -161,23 +159,19 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
       series.y.push_back(value(worker, i));
     }
     std::vector<size_t>& candidates = by_hash[absl::HashOf(series.x, series.y, series.step)];
-    bool same = false;
-    for (size_t s : candidates) {
-      if (out[s].x == series.x && out[s].y == series.y && out[s].step == series.step) {
-        ++merged[s];
-        same = true;
-        break;
-      }
+    const auto same = std::find_if(candidates.begin(), candidates.end(), [&](size_t s) {
+      return out[s].x == series.x && out[s].y == series.y && out[s].step == series.step;
+    });
+    if (same != candidates.end()) {
+      ++merged[*same];
+      continue;
     }
-    if (same) continue;
     candidates.push_back(out.size());
     out.push_back(std::move(series));
     merged.push_back(1);
   }
   for (size_t s = 0; s < out.size(); ++s) {
-    if (merged[s] > 1) {
-      out[s].name = absl::StrCat(merged[s], " workers, same series");
-    }
+    if (merged[s] > 1) out[s].name = absl::StrCat(merged[s], " workers, same series");
   }
   return out;
 }

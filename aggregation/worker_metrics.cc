@@ -69,6 +69,8 @@ v1::WorkerMetrics ComputeWorkerMetrics(const v1::TrackingData& tracking) {
     }
     if (worker.memory_bytes_size() > 0) {
       for (double bytes : worker.memory_bytes()) peak_memory = std::max(peak_memory, bytes);
+      // A reduced series keeps its peak apart (series_reduction.h).
+      peak_memory = std::max(peak_memory, worker.max_memory_bytes());
       if (!tracking.workers_share_process()) {
         memory_averages.push_back(TimeWeightedAverage(
             SortedSeries(worker.time_unix_ns(), worker.memory_bytes(), worker.kind())));

@@ -26,7 +26,8 @@ namespace aggregation_internal {
 //                stored); unset when no series has cores or they sum to 0. cores_per_worker: mean
 //                of those values, unset together with total_cores. Series with an empty `cores`
 //                column do not count (the backend did not measure them);
-//   peak_memory_bytes: max single memory_bytes sample of any worker (0 when none);
+//   peak_memory_bytes: max single memory_bytes sample of any worker, or its max_memory_bytes when
+//                reduced (series_reduction.h) (0 when none);
 //   avg_memory_per_worker_bytes: per worker, the time average of memory_bytes over its own
 //                window; then the unweighted mean over workers with memory samples.
 // When tracking.workers_share_process (threads of one process, each series repeating the

@@ -20,6 +20,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
+#include "aggregation/series_reduction.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
 #include "collector/tool_build.h"
@@ -464,7 +465,8 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
   }
   MergeTrackingSegment(std::move(unwritten_tracking_), &whole);
   unwritten_tracking_.Clear();
-  MergeTrackingSegment(*std::move(rest), &whole);
+  // The rest (one interval) may pass the run's end: Finish reduces it knowing the window.
+  MergeTrackingSegment(*std::move(rest), &whole, /*max_samples_per_worker=*/0);
   return whole;
 }
 
@@ -566,6 +568,14 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
                     &run.warnings);
   }
   for (v1::Warning& warning : outputs.warnings) run.warnings.push_back(std::move(warning));
+  // Bounded final tracking, every figure over the run's window exact (series_reduction.h).
+  // Sampled series only: STEP ones are an engine log's change points (TaskVine, Work Queue),
+  // which grow with tasks, not time, and which the capacity findings read change by change.
+  if (run.tracking.has_value()) {
+    ReduceTracking(MaxSamplesPerWorker(run.tracking->workers_size()),
+                   {absl::ToUnixNanos(run.window.start), absl::ToUnixNanos(run.window.end)},
+                   &*run.tracking, /*step_series_too=*/false);
+  }
   if (owned_backend_ == nullptr && SamplesWorkers(backend_.name())) {
     if (std::optional<v1::Warning> few = FewSamplesWarning(run.window, options_.interval); few) {
       run.warnings.push_back(*std::move(few));

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -143,7 +145,8 @@ double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
 // (threads of one process report the process's numbers) are merged into one, named for all.
 std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) {
   std::vector<LineSeries> out;
-  std::vector<int> merged;  // per series: workers merged into it
+  std::vector<int> merged;                                   // per series: workers merged into it
+  absl::flat_hash_map<size_t, std::vector<size_t>> by_hash;  // by points: linear, not pairwise
   for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
     if (!has(worker)) continue;
     LineSeries series;
@@ -153,21 +156,20 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
       series.x.push_back(SecondsSince(context.origin_unix_ns, worker.time_unix_ns(i)));
       series.y.push_back(value(worker, i));
     }
-    bool same = false;
-    for (size_t s = 0; s < out.size() && !same; ++s) {
-      if (out[s].x == series.x && out[s].y == series.y && out[s].step == series.step) {
-        ++merged[s];
-        same = true;
-      }
+    std::vector<size_t>& candidates = by_hash[absl::HashOf(series.x, series.y, series.step)];
+    const auto same = std::find_if(candidates.begin(), candidates.end(), [&](size_t s) {
+      return out[s].x == series.x && out[s].y == series.y && out[s].step == series.step;
+    });
+    if (same != candidates.end()) {
+      ++merged[*same];
+      continue;
     }
-    if (same) continue;
+    candidates.push_back(out.size());
     out.push_back(std::move(series));
     merged.push_back(1);
   }
   for (size_t s = 0; s < out.size(); ++s) {
-    if (merged[s] > 1) {
-      out[s].name = absl::StrCat(merged[s], " workers, same series");
-    }
+    if (merged[s] > 1) out[s].name = absl::StrCat(merged[s], " workers, same series");
   }
   return out;
 }

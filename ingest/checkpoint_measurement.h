@@ -2,8 +2,10 @@
 // SIGKILL, the OOM killer or a crash (or whose save failed) had measured up to its last
 // checkpoint. It is marked partial: metadata.interrupted with the reason, a warning with the
 // code "partial_checkpoint", and the window ends at the last checkpoint. It holds the chunk
-// records and what follows from them (the report, the chunk figures, findings); the tracking
-// series, spans and profiles are taken at the end of a run and are not in it.
+// records and what follows from them (the report, the chunk figures, findings), and the
+// tracking series of backends that hand them to the checkpoint as they come (Dask, the thread
+// pool: at most aggregation/series_reduction.h's budget per worker); spans and profiles are
+// taken at the end of a run and are not in it.
 //
 // Thread-safety: no shared state. Cost: one pass over the checkpoint, then aggregation.
 #ifndef ROASTCOFFEA_INGEST_CHECKPOINT_MEASUREMENT_H_

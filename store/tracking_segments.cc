@@ -1,5 +1,7 @@
 #include "store/tracking_segments.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -50,7 +52,8 @@ void AppendColumns(const Message& from, int from_rows, Message* into, int into_r
 
 }  // namespace
 
-void MergeTrackingSegment(v1::TrackingData segment, v1::TrackingData* into) {
+void MergeTrackingSegment(v1::TrackingData segment, v1::TrackingData* into,
+                          int max_samples_per_worker) {
   if (into->backend().empty()) into->set_backend(segment.backend());
   if (into->interval_seconds() == 0) into->set_interval_seconds(segment.interval_seconds());
   if (into->worker_count_kind() == v1::SERIES_KIND_UNSPECIFIED) {
@@ -78,17 +81,34 @@ void MergeTrackingSegment(v1::TrackingData segment, v1::TrackingData* into) {
   }
   absl::flat_hash_map<std::string, int> index;
   for (int i = 0; i < into->workers_size(); ++i) index.emplace(into->workers(i).worker(), i);
+  if (max_samples_per_worker == kShareOfTrackingBudget) {
+    int64_t workers = into->workers_size();
+    for (const v1::WorkerSeries& series : segment.workers()) {
+      workers += index.contains(series.worker()) ? 0 : 1;  // a repeated new name: a lower budget
+    }
+    max_samples_per_worker = MaxSamplesPerWorker(workers);
+  }
   const FieldDescriptor* time = v1::WorkerSeries::descriptor()->FindFieldByName("time_unix_ns");
   for (v1::WorkerSeries& series : *segment.mutable_workers()) {
     if (series.time_unix_ns_size() == 0) continue;
     auto [it, inserted] = index.emplace(series.worker(), into->workers_size());
     if (inserted) {
-      *into->add_workers() = std::move(series);
+      v1::WorkerSeries& added = *into->add_workers();
+      added = std::move(series);
+      ReduceWorkerSeries(max_samples_per_worker, {}, &added);
       continue;
     }
     v1::WorkerSeries& kept = *into->mutable_workers(it->second);
     if (kept.host().empty()) kept.set_host(series.host());
+    // A reduced series counts what it stands for; its peak outlives the reduction.
+    if (kept.samples_before_reduction() > 0 || series.samples_before_reduction() > 0) {
+      kept.set_samples_before_reduction(
+          std::max<int64_t>(kept.samples_before_reduction(), kept.time_unix_ns_size()) +
+          std::max<int64_t>(series.samples_before_reduction(), series.time_unix_ns_size()));
+    }
+    kept.set_max_memory_bytes(std::max(kept.max_memory_bytes(), series.max_memory_bytes()));
     AppendColumns(series, series.time_unix_ns_size(), &kept, kept.time_unix_ns_size(), time);
+    ReduceWorkerSeries(max_samples_per_worker, {}, &kept);
   }
   for (v1::TrackingGap& gap : *segment.mutable_gaps()) *into->add_gaps() = std::move(gap);
   if (segment.has_manager() && !into->has_manager()) *into->mutable_manager() = segment.manager();

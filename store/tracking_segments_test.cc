@@ -1,5 +1,6 @@
 #include "store/tracking_segments.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -58,6 +59,55 @@ TEST(TrackingSegmentsTest, AColumnMissingInOneSegmentIsDroppedForThatWorker) {
   EXPECT_EQ(joined.workers(0).spilled_bytes_size(), 0);
   EXPECT_EQ(joined.workers(1).spilled_bytes_size(), 3);
   EXPECT_EQ(joined.worker_count_size(), 3);
+}
+
+// Hours of segments hold at most the budget per worker; what the figures read is kept.
+TEST(TrackingSegmentsTest, JoiningManySegmentsStaysWithinTheBudget) {
+  constexpr int kBudget = 64;
+  v1::TrackingData joined;
+  int64_t t = 1'000'000'000;
+  for (int segment = 0; segment < 100; ++segment) {
+    std::vector<int64_t> times;
+    for (int i = 0; i < 120; ++i) times.push_back(t += 250'000'000);
+    MergeTrackingSegment(Segment({times.front()}, {Series("a", times, true)}), &joined, kBudget);
+    ASSERT_LE(joined.workers(0).time_unix_ns_size(), kBudget);
+  }
+  const v1::WorkerSeries& a = joined.workers(0);
+  EXPECT_EQ(a.samples_before_reduction(), 100 * 120);
+  EXPECT_EQ(a.time_unix_ns(0), 1'250'000'000);
+  EXPECT_EQ(a.time_unix_ns(a.time_unix_ns_size() - 1), t);
+  EXPECT_EQ(a.max_memory_bytes(), static_cast<double>(t) * 10);  // the last sample is the peak
+  EXPECT_EQ(a.spilled_bytes_size(), a.time_unix_ns_size());
+  EXPECT_EQ(joined.worker_count_size(), 100);  // the count is small and kept whole
+
+  v1::TrackingData unbounded;
+  MergeTrackingSegment(Segment({}, {Series("a", {1, 2, 3, 4, 5, 6, 7, 8}, true)}), &unbounded, 0);
+  MergeTrackingSegment(Segment({}, {Series("a", {9, 10, 11, 12, 13, 14, 15, 16, 17}, true)}),
+                       &unbounded, 0);
+  EXPECT_EQ(unbounded.workers(0).time_unix_ns_size(), 17);
+  EXPECT_EQ(unbounded.workers(0).samples_before_reduction(), 0);
+}
+
+// The default budget is the tracking's: a few workers keep every sample far past 1,024; as
+// workers join, each one's share falls to the floor.
+TEST(TrackingSegmentsTest, TheDefaultBudgetIsTheTrackingsShareOfItsWorkerSamples) {
+  EXPECT_EQ(MaxSamplesPerWorker(1), kMaxTrackingSamples);
+  EXPECT_EQ(MaxSamplesPerWorker(10), kMaxTrackingSamples / 10);
+  EXPECT_EQ(MaxSamplesPerWorker(100'000), kDefaultMaxSamplesPerWorker);
+  v1::TrackingData joined;
+  std::vector<int64_t> times;
+  for (int i = 1; i <= 5'000; ++i) times.push_back(int64_t{i} * 250'000'000);
+  MergeTrackingSegment(Segment({}, {Series("a", times, true), Series("b", times, true)}), &joined);
+  EXPECT_EQ(joined.workers(0).time_unix_ns_size(), 5'000);
+  EXPECT_EQ(joined.workers(0).samples_before_reduction(), 0);
+  // 2,000 workers: a share of 524 is raised to the floor, and 5,000 samples are reduced.
+  v1::TrackingData many;
+  std::vector<v1::WorkerSeries> series;
+  for (int w = 0; w < 2'000; ++w) series.push_back(Series(absl::StrCat("w", w), {1, 2}, true));
+  series.push_back(Series("a", times, true));
+  MergeTrackingSegment(Segment({}, series), &many);
+  EXPECT_LE(many.workers(2'000).time_unix_ns_size(), kDefaultMaxSamplesPerWorker);
+  EXPECT_EQ(many.workers(2'000).samples_before_reduction(), 5'000);
 }
 
 TEST(TrackingSegmentsTest, GapsAreAppended) {

@@ -235,9 +235,13 @@ TEST(CollectInterruptTest, ARunKilledWithSigkillLeavesAPartialMeasurement) {
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out, HasSubstr("without saving")) << show.out;
   EXPECT_THAT(show.out + show.err, HasSubstr("partial")) << show.out << show.err;
+  // The thread pool's tracking series went to the checkpoint too (#25).
+  EXPECT_THAT(show.out, HasSubstr("with the tracking series checkpointed so far")) << show.out;
   const CollectOutcome csv = RunCollect({"show", out + "/killed.checkpoint", "--format=csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, HasSubstr("\nnum_chunks,")) << csv.out;
+  EXPECT_THAT(csv.out, HasSubstr("\npeak_workers,1")) << csv.out;  // --threads=1
+  EXPECT_THAT(csv.out, HasSubstr("\npeak_memory_bytes,")) << csv.out;
 }
 
 // First use says the dataset is generated, with its size; the next run says it is reused.

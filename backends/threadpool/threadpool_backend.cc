@@ -88,13 +88,10 @@ absl::Status ThreadPoolMetricsBackend::StartTracking(absl::Duration interval) {
     if (!profiler.ok()) return profiler.status();
     profiler_ = *std::move(profiler);
   }
-  tracking_.Clear();
-  tracking_.set_backend(std::string(name()));
-  tracking_.set_interval_seconds(absl::ToDoubleSeconds(interval));
-  tracking_.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
-  // Every worker series is a thread of this process; memory_bytes is the process's RSS.
-  tracking_.set_workers_share_process(true);
-  series_by_tid_.clear();
+  {
+    std::lock_guard<std::mutex> lock(tracking_mu_);
+    ResetTrackingLocked(absl::ToDoubleSeconds(interval));
+  }
   last_cpu_.clear();
   // Limits rarely change during a run: read once.
   memory_limit_bytes_ = threadpool_internal::MemoryLimitBytes();
@@ -119,9 +116,30 @@ absl::StatusOr<v1::TrackingData> ThreadPoolMetricsBackend::StopTracking() {
   if (profiler_ != nullptr) profiler_->Stop();
   tracking_on_ = false;
   Sample();
+  std::lock_guard<std::mutex> lock(tracking_mu_);
   v1::TrackingData result = std::move(tracking_);
   tracking_.Clear();
+  series_by_tid_.clear();
   return result;
+}
+
+void ThreadPoolMetricsBackend::ResetTrackingLocked(double interval_seconds) {
+  tracking_.Clear();
+  tracking_.set_backend(std::string(name()));
+  tracking_.set_interval_seconds(interval_seconds);
+  tracking_.set_worker_count_kind(v1::SERIES_KIND_SAMPLED);
+  // Every worker series is a thread of this process; memory_bytes is the process's RSS.
+  tracking_.set_workers_share_process(true);
+  series_by_tid_.clear();
+}
+
+std::optional<v1::TrackingData> ThreadPoolMetricsBackend::TakeTrackingSegment() {
+  if (!tracking_on_) return std::nullopt;
+  std::lock_guard<std::mutex> lock(tracking_mu_);
+  v1::TrackingData segment = std::move(tracking_);
+  // The next samples start new series, named as before (the join matches them by name).
+  ResetTrackingLocked(segment.interval_seconds());
+  return segment;
 }
 
 std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles(
@@ -139,6 +157,7 @@ void ThreadPoolMetricsBackend::Sample() {
   const int64_t now_steady_ns = SteadyNowNs();
   absl::StatusOr<int64_t> rss = threadpool_internal::ReadResidentBytes();
 
+  std::lock_guard<std::mutex> tracking_lock(tracking_mu_);
   tracking_.add_worker_count_time_unix_ns(now_unix_ns);
   tracking_.add_worker_count(snapshot.worker_threads);
   tracking_.add_queued_chunks(snapshot.queued);

@@ -22,6 +22,7 @@
 #ifndef ROASTCOFFEA_BACKENDS_THREADPOOL_THREADPOOL_BACKEND_H_
 #define ROASTCOFFEA_BACKENDS_THREADPOOL_THREADPOOL_BACKEND_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -98,6 +99,11 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // samples_outside_chunks). Empty when profiling was off; a second call returns nothing new.
   std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
 
+  // The samples taken since the last call (or StartTracking), handed to the caller for good
+  // (the session appends them to its checkpoint): StopTracking returns only what came after.
+  // nullopt when not tracking. Thread-safe while the sampler runs.
+  std::optional<v1::TrackingData> TakeTrackingSegment() override;
+
   // As of the last sample: the worker threads (one core each) and the process's resident
   // memory and limit (not summed per thread). Chunks are the session's own records.
   std::optional<BackendLiveProgress> LiveProgress() const override;
@@ -130,15 +136,19 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // Appends one sample to tracking_. Called by the sampler thread, or by the controlling thread
   // while no sampler runs.
   void Sample();
+  // tracking_ with no samples, only what describes them. Requires tracking_mu_.
+  void ResetTrackingLocked(double interval_seconds);
 
   const ThreadPoolExecutor* const executor_;
   const ThreadPoolBackendOptions options_;
   const std::string host_;
   const std::string worker_prefix_;  // "<host>:<pid>/thread-"
 
-  // Tracking state. tracking_ and the maps below are touched by the sampler thread only while
-  // it runs, and by the controlling thread otherwise (the join orders the two).
-  bool tracking_on_ = false;
+  // Tracking state. The maps below are touched by the sampler thread only while it runs, and
+  // by the controlling thread otherwise (the join orders the two); tracking_ and
+  // series_by_tid_ also by TakeTrackingSegment, under tracking_mu_.
+  std::atomic<bool> tracking_on_{false};
+  std::mutex tracking_mu_;
   v1::TrackingData tracking_;
   int64_t memory_limit_bytes_ = 0;
   std::map<int64_t, int> series_by_tid_;    // tid -> index into tracking_.workers

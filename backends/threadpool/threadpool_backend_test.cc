@@ -138,6 +138,39 @@ TEST(ThreadPoolMetricsBackendTest, TrackingErrors) {
   EXPECT_EQ(second->workers(0).kind(), v1::SERIES_KIND_SAMPLED);
 }
 
+// The session hands each segment to its checkpoint: the samples are taken once, in order.
+TEST(ThreadPoolMetricsBackendTest, TrackingSegmentsHandTheSamplesOutOnce) {
+  std::unique_ptr<ThreadPoolExecutor> executor = MakeExecutor(2);
+  ThreadPoolMetricsBackend backend(executor.get());
+  EXPECT_FALSE(backend.TakeTrackingSegment().has_value());  // not tracking
+  // A long interval: the first sample (StartTracking) and the last (StopTracking) only.
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(3600)).ok());
+  std::optional<v1::TrackingData> first = backend.TakeTrackingSegment();
+  ASSERT_TRUE(first.has_value());
+  ExpectColumnsConsistent(*first);
+  EXPECT_EQ(first->backend(), "threadpool");
+  EXPECT_TRUE(first->workers_share_process());
+  EXPECT_EQ(first->worker_count_size(), 1);
+  ASSERT_EQ(first->workers_size(), 2);
+  EXPECT_EQ(first->workers(0).time_unix_ns_size(), 1);
+
+  std::optional<v1::TrackingData> none = backend.TakeTrackingSegment();
+  ASSERT_TRUE(none.has_value());
+  EXPECT_EQ(none->worker_count_size(), 0);
+  EXPECT_EQ(none->workers_size(), 0);
+  EXPECT_EQ(none->interval_seconds(), 3600);
+
+  absl::StatusOr<v1::TrackingData> rest = backend.StopTracking();
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  ExpectColumnsConsistent(*rest);
+  EXPECT_EQ(rest->worker_count_size(), 1);
+  ASSERT_EQ(rest->workers_size(), 2);
+  EXPECT_EQ(rest->workers(0).worker(), first->workers(0).worker());  // joined by name
+  EXPECT_EQ(rest->workers(0).time_unix_ns_size(), 1);
+  EXPECT_GE(rest->workers(0).time_unix_ns(0), first->workers(0).time_unix_ns(0));
+  EXPECT_FALSE(backend.TakeTrackingSegment().has_value());
+}
+
 TEST(ThreadPoolMetricsBackendTest, NullExecutorIsAnErrorNotACrash) {
   ThreadPoolMetricsBackend backend(nullptr);
   EXPECT_EQ(backend.StartTracking(absl::Seconds(1)).code(), absl::StatusCode::kFailedPrecondition);

@@ -35,7 +35,8 @@ absl::Status AddChunkFigures(const AggregationInput& input,
   aggregation_internal::BranchCoverageAccumulator branches;
   aggregation_internal::SectionAccumulator sections(static_cast<size_t>(input.chunks->size()));
   absl::StatusOr<aggregation_internal::ChunkColumns> built =
-      aggregation_internal::BuildChunkColumns(*input.chunks, &branches, &sections);
+      aggregation_internal::BuildChunkColumns(*input.chunks, &branches, &sections,
+                                              input.options.parallel_min_records);
   if (!built.ok()) return built.status();
   *columns = *std::move(built);
   if (const auto read = aggregation_internal::ComputeReadAmplification(*columns)) {

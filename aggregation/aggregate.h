@@ -80,8 +80,9 @@ struct AggregationOptions {
   std::vector<std::string> processor_task_patterns;
   // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
   bool include_chunk_info = true;
-  // With at least this many chunk records, chunk_info is built on a second thread (started
-  // and joined inside Aggregate) while the statistics are computed. SIZE_MAX: never.
+  // With at least this many chunk records, a second thread (started and joined inside
+  // Aggregate) shares the chunk work: validation, branches and sections while the columns are
+  // made, then chunk_info and the percentile selections. SIZE_MAX: never.
   size_t parallel_min_records = 100'000;
 };
 

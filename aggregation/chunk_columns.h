@@ -67,11 +67,15 @@ struct ChunkColumns {
 // The one pass over `chunks`: validates each record (ValidateChunkRecord: the first invalid
 // record's error is returned), feeds `branches` with every record and `sections` with the
 // sections of the successful ones, and fills the columns. `chunks` must outlive the result.
+// With at least `parallel_min_records` records the pass is split by what it makes, not by
+// records: the columns on the calling thread, validation, branches and sections on a helper
+// thread (started and joined inside), each in record order, so the result is the same.
 // Cost: O(records + sections), one hash lookup per record and interned column (fewer when
 // consecutive records share a name).
 absl::StatusOr<ChunkColumns> BuildChunkColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
-    BranchCoverageAccumulator* branches, SectionAccumulator* sections);
+    BranchCoverageAccumulator* branches, SectionAccumulator* sections,
+    size_t parallel_min_records = SIZE_MAX);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

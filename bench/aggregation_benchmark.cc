@@ -213,7 +213,8 @@ void RunBuildChunkColumns(benchmark::State& state, const v1::Measurement& measur
     aggregation_internal::BranchCoverageAccumulator branches;
     aggregation_internal::SectionAccumulator sections(kChunks);
     auto columns =
-        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections,
+                                                state.range(0) != 0 ? 100'000 : SIZE_MAX);
     benchmark::DoNotOptimize(columns);
     state.PauseTiming();
     if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
@@ -228,7 +229,8 @@ void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measuremen
     aggregation_internal::BranchCoverageAccumulator branches;
     aggregation_internal::SectionAccumulator sections(kChunks);
     auto columns =
-        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections,
+                                                /*parallel_min_records=*/100'000);
     if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
     state.ResumeTiming();
     std::optional<v1::ChunkMetrics> metrics = aggregation_internal::AggregateChunkColumns(
@@ -243,6 +245,9 @@ void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measuremen
 
 void BM_BuildChunkColumns(benchmark::State& state) { RunBuildChunkColumns(state, Input()); }
 BENCHMARK(BM_BuildChunkColumns)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()
@@ -317,6 +322,9 @@ void BM_BuildChunkColumnsShuffled(benchmark::State& state) {
   RunBuildChunkColumns(state, ShuffledInput());
 }
 BENCHMARK(BM_BuildChunkColumnsShuffled)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()

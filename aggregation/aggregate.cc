@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "aggregation/branch_coverage.h"
@@ -66,6 +68,60 @@ void SetChunkSpan(const aggregation_internal::ChunkColumns& chunks,
   }
 }
 
+// The figures of the worker tracking: computed apart from the rest (they read nothing else), so
+// that they can be made while the chunk records are aggregated.
+struct TrackingFigures {
+  v1::WorkerMetrics workers;
+  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
+  aggregation_internal::TimeWindow window{0, 0};
+};
+
+TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
+  TrackingFigures figures;
+  figures.workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
+  const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
+  figures.window = has_window ? aggregation_internal::TimeWindow{input.window_start_unix_ns,
+                                                                 input.window_end_unix_ns}
+                              : aggregation_internal::SampleWindow(*input.tracking);
+  figures.core_seconds_by_worker = aggregation_internal::AddWindowedWorkerMetrics(
+      *input.tracking, figures.window, &figures.workers);
+  return figures;
+}
+
+// The findings and the impossible figures, once every other figure is in `metrics`.
+void AddFindingsAndInvariants(const AggregationInput& input,
+                              const aggregation_internal::ChunkColumns& columns,
+                              const aggregation_internal::TimeWindow& tracked_window,
+                              v1::AggregatedMetrics* metrics) {
+  aggregation_internal::FindingsInputs findings;
+  findings.metrics = metrics;
+  findings.chunks = input.chunks;
+  findings.tracking = input.tracking;
+  findings.warnings = input.warnings;
+  findings.analysis_build = input.analysis_build;
+  findings.host_facts = input.host_facts;
+  findings.elapsed_seconds = input.elapsed_seconds;
+  findings.usable_cpus = input.usable_cpus;
+  findings.backend = input.backend;
+  findings.configuration = input.configuration;
+  aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
+  for (v1::Finding& finding : outcome.findings) *metrics->add_findings() = std::move(finding);
+  for (v1::RuleEvaluation& evaluation : outcome.evaluations) {
+    *metrics->add_rule_evaluations() = std::move(evaluation);
+  }
+  metrics->set_findings_evaluated(true);
+
+  aggregation_internal::InvariantInputs invariants;
+  invariants.metrics = metrics;
+  invariants.elapsed_seconds = input.elapsed_seconds;
+  invariants.window_start_unix_ns = tracked_window.start_unix_ns;
+  invariants.window_end_unix_ns = tracked_window.end_unix_ns;
+  SetChunkSpan(columns, &invariants);
+  for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
+    *metrics->add_impossible_figures() = std::move(figure);
+  }
+}
+
 }  // namespace
 
 bool IsEmptyReport(const v1::WorkflowReport& report) {
@@ -112,26 +168,28 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   v1::AggregatedMetrics metrics;
   *metrics.mutable_workflow() =
       aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
-  aggregation_internal::ChunkColumns columns;
-  if (input.chunks != nullptr) {
-    if (absl::Status added = AddChunkFigures(input, &columns, &metrics); !added.ok()) return added;
+  // Big runs: the tracking figures on a helper thread while the chunk records are aggregated.
+  std::optional<TrackingFigures> tracking;
+  std::thread tracking_thread;
+  if (input.tracking != nullptr) {
+    if (input.chunks != nullptr &&
+        static_cast<size_t>(input.chunks->size()) >= input.options.parallel_min_records) {
+      tracking_thread =
+          std::thread([&input, &tracking] { tracking = ComputeTrackingFigures(input); });
+    } else {
+      tracking = ComputeTrackingFigures(input);
+    }
   }
+  aggregation_internal::ChunkColumns columns;
+  absl::Status added =
+      input.chunks != nullptr ? AddChunkFigures(input, &columns, &metrics) : absl::OkStatus();
+  if (tracking_thread.joinable()) tracking_thread.join();
+  if (!added.ok()) return added;
 
   std::optional<double> total_cores;
-  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
-  aggregation_internal::TimeWindow tracked_window{0, 0};
-  if (input.tracking != nullptr) {
-    v1::WorkerMetrics* workers = metrics.mutable_workers();
-    *workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
-    if (workers->has_total_cores()) total_cores = workers->total_cores();
-    const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
-    const aggregation_internal::TimeWindow window =
-        has_window
-            ? aggregation_internal::TimeWindow{input.window_start_unix_ns, input.window_end_unix_ns}
-            : aggregation_internal::SampleWindow(*input.tracking);
-    tracked_window = window;
-    core_seconds_by_worker =
-        aggregation_internal::AddWindowedWorkerMetrics(*input.tracking, window, workers);
+  if (tracking.has_value()) {
+    *metrics.mutable_workers() = std::move(tracking->workers);
+    if (metrics.workers().has_total_cores()) total_cores = metrics.workers().total_cores();
   }
   *metrics.mutable_efficiency() =
       aggregation_internal::ComputeEfficiencyMetrics(metrics.workflow(), total_cores);
@@ -147,7 +205,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   if (input.spans != nullptr) {
     if (auto fine = aggregation_internal::ComputeFineMetrics(
             *input.spans, input.options.processor_task_patterns,
-            input.tracking != nullptr ? &core_seconds_by_worker : nullptr)) {
+            tracking.has_value() ? &tracking->core_seconds_by_worker : nullptr)) {
       *metrics.mutable_fine() = *std::move(fine);
     }
   }
@@ -162,33 +220,9 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
 
-  aggregation_internal::FindingsInputs findings;
-  findings.metrics = &metrics;
-  findings.chunks = input.chunks;
-  findings.tracking = input.tracking;
-  findings.warnings = input.warnings;
-  findings.analysis_build = input.analysis_build;
-  findings.host_facts = input.host_facts;
-  findings.elapsed_seconds = input.elapsed_seconds;
-  findings.usable_cpus = input.usable_cpus;
-  findings.backend = input.backend;
-  findings.configuration = input.configuration;
-  aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
-  for (v1::Finding& finding : outcome.findings) *metrics.add_findings() = std::move(finding);
-  for (v1::RuleEvaluation& evaluation : outcome.evaluations) {
-    *metrics.add_rule_evaluations() = std::move(evaluation);
-  }
-  metrics.set_findings_evaluated(true);
-
-  aggregation_internal::InvariantInputs invariants;
-  invariants.metrics = &metrics;
-  invariants.elapsed_seconds = input.elapsed_seconds;
-  invariants.window_start_unix_ns = tracked_window.start_unix_ns;
-  invariants.window_end_unix_ns = tracked_window.end_unix_ns;
-  SetChunkSpan(columns, &invariants);
-  for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
-    *metrics.add_impossible_figures() = std::move(figure);
-  }
+  AddFindingsAndInvariants(
+      input, columns,
+      tracking.has_value() ? tracking->window : aggregation_internal::TimeWindow{0, 0}, &metrics);
   return metrics;
 }
 

@@ -55,8 +55,8 @@
 // instants only bound the tracking integrals; rates divide by elapsed_seconds.
 //
 // Thread-safety: every function here is pure; call it from any thread (the inputs must not be
-// modified during the call). Aggregate may use one helper thread internally (see
-// AggregationOptions::parallel_min_records); it only reads the input.
+// modified during the call). Aggregate may use up to two helper threads internally (see
+// AggregationOptions::parallel_min_records); they only read the input.
 #ifndef ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 #define ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 
@@ -80,9 +80,10 @@ struct AggregationOptions {
   std::vector<std::string> processor_task_patterns;
   // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
   bool include_chunk_info = true;
-  // With at least this many chunk records, a second thread (started and joined inside
-  // Aggregate) shares the chunk work: validation, branches and sections while the columns are
-  // made, then chunk_info and the percentile selections. SIZE_MAX: never.
+  // With at least this many chunk records, helper threads (started and joined inside
+  // Aggregate) share the work: the tracking figures meanwhile; validation, branches and
+  // sections while the columns are made; then chunk_info and the percentile selections.
+  // SIZE_MAX: never.
   size_t parallel_min_records = 100'000;
 };
 

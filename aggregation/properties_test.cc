@@ -139,12 +139,15 @@ TEST(PropertiesTest, ResultDoesNotDependOnRecordOrSampleOrder) {
 TEST(PropertiesTest, HelperThreadGivesTheSameResult) {
   TestRun run;
   run.chunks = RandomRecords(500, /*dyadic=*/false, 4);
+  // Tracking too: its figures are made on their own helper thread.
+  run.tracking = RandomTracking(3);
   run.options.parallel_min_records = SIZE_MAX;
   const auto sequential = AggregateRun(run);
   run.options.parallel_min_records = 1;
   const auto parallel = AggregateRun(run);
   ASSERT_TRUE(sequential.ok() && parallel.ok());
   EXPECT_EQ(parallel->chunks().chunk_info_size(), 500);
+  EXPECT_TRUE(parallel->has_workers());
   EXPECT_EQ(parallel->SerializeAsString(), sequential->SerializeAsString());
   // An invalid record with the helper thread running: an error, the thread joined.
   run.chunks[250].set_duration_seconds(-1);

@@ -212,9 +212,8 @@ void RunBuildChunkColumns(benchmark::State& state, const v1::Measurement& measur
   for (auto _ : state) {
     aggregation_internal::BranchCoverageAccumulator branches;
     aggregation_internal::SectionAccumulator sections(kChunks);
-    auto columns =
-        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections,
-                                                state.range(0) != 0 ? 100'000 : SIZE_MAX);
+    auto columns = aggregation_internal::BuildChunkColumns(
+        measurement.chunks(), &branches, &sections, state.range(0) != 0 ? 100'000 : SIZE_MAX);
     benchmark::DoNotOptimize(columns);
     state.PauseTiming();
     if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());

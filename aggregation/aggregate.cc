@@ -1,6 +1,7 @@
 #include "aggregation/aggregate.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -28,29 +29,50 @@ int64_t UnixNanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1'000'000'000 + t.nanos();
 }
 
+// BuildChunkColumns' parallel_min_records: two threads only for records in memory order.
+size_t TwoThreadPassMinRecords(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+                               size_t parallel_min_records) {
+  return aggregation_internal::RecordsMostlyInMemoryOrder(chunks) ? parallel_min_records : SIZE_MAX;
+}
+
 // The figures of the chunk records (read amplification, chunk metrics, branch coverage), all
-// read from the columns made in the one pass over the records, which `columns` keeps for the
-// figures computed later.
+// read from the columns made in the one pass over the records (or by PrepareChunks), which
+// `*columns` points to afterwards (in `*built` or in input.prepared_chunks) for the figures
+// computed later.
 absl::Status AddChunkFigures(const AggregationInput& input,
-                             aggregation_internal::ChunkColumns* columns,
+                             aggregation_internal::ChunkColumns* built,
+                             const aggregation_internal::ChunkColumns** columns,
                              v1::AggregatedMetrics* metrics) {
   aggregation_internal::BranchCoverageAccumulator branches;
   aggregation_internal::SectionAccumulator sections(static_cast<size_t>(input.chunks->size()));
-  absl::StatusOr<aggregation_internal::ChunkColumns> built =
-      aggregation_internal::BuildChunkColumns(*input.chunks, &branches, &sections,
-                                              input.options.parallel_min_records);
-  if (!built.ok()) return built.status();
-  *columns = *std::move(built);
-  if (const auto read = aggregation_internal::ComputeReadAmplification(*columns)) {
+  if (const PreparedChunks* prepared = input.prepared_chunks; prepared != nullptr) {
+    if (prepared->columns.records != input.chunks) {
+      return absl::InvalidArgumentError(
+          "prepared_chunks were made from other chunk records than `chunks`");
+    }
+    *columns = &prepared->columns;
+    sections = prepared->sections;  // a copy: the statistics reorder its values
+  } else {
+    absl::StatusOr<aggregation_internal::ChunkColumns> made =
+        aggregation_internal::BuildChunkColumns(
+            *input.chunks, &branches, &sections,
+            TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
+    if (!made.ok()) return made.status();
+    *built = *std::move(made);
+    *columns = built;
+  }
+  if (const auto read = aggregation_internal::ComputeReadAmplification(**columns)) {
     metrics->mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
     metrics->mutable_workflow()->set_read_amplification(read->ratio);
   }
   if (std::optional<v1::ChunkMetrics> chunks = aggregation_internal::AggregateChunkColumns(
-          *columns, &sections, input.options.include_chunk_info,
+          **columns, &sections, input.options.include_chunk_info,
           input.options.parallel_min_records)) {
     *metrics->mutable_chunks() = *std::move(chunks);
   }
-  if (auto coverage = branches.Finish()) *metrics->mutable_branches() = *std::move(coverage);
+  const aggregation_internal::BranchCoverageAccumulator& coverage_of =
+      input.prepared_chunks != nullptr ? input.prepared_chunks->branches : branches;
+  if (auto coverage = coverage_of.Finish()) *metrics->mutable_branches() = *std::move(coverage);
   return absl::OkStatus();
 }
 
@@ -124,6 +146,20 @@ void AddFindingsAndInvariants(const AggregationInput& input,
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    size_t parallel_min_records) {
+  auto prepared = std::make_unique<PreparedChunks>();
+  prepared->sections = aggregation_internal::SectionAccumulator(static_cast<size_t>(chunks.size()));
+  absl::StatusOr<aggregation_internal::ChunkColumns> columns =
+      aggregation_internal::BuildChunkColumns(
+          chunks, &prepared->branches, &prepared->sections,
+          TwoThreadPassMinRecords(chunks, parallel_min_records));
+  if (!columns.ok()) return columns.status();
+  prepared->columns = *std::move(columns);
+  return prepared;
+}
+
 bool IsEmptyReport(const v1::WorkflowReport& report) {
   return report.events() == 0 && report.chunks() == 0 && report.datasets_size() == 0 &&
          !report.has_compressed_bytes_read() && !report.has_uncompressed_bytes_read() &&
@@ -180,9 +216,10 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
       tracking = ComputeTrackingFigures(input);
     }
   }
-  aggregation_internal::ChunkColumns columns;
-  absl::Status added =
-      input.chunks != nullptr ? AddChunkFigures(input, &columns, &metrics) : absl::OkStatus();
+  aggregation_internal::ChunkColumns built;
+  const aggregation_internal::ChunkColumns* columns = &built;
+  absl::Status added = input.chunks != nullptr ? AddChunkFigures(input, &built, &columns, &metrics)
+                                               : absl::OkStatus();
   if (tracking_thread.joinable()) tracking_thread.join();
   if (!added.ok()) return added;
 
@@ -215,13 +252,13 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   cpu.workflow = &metrics.workflow();
   cpu.workers = metrics.has_workers() ? &metrics.workers() : nullptr;
   cpu.fine = metrics.has_fine() ? &metrics.fine() : nullptr;
-  cpu.chunks = input.chunks != nullptr ? &columns : nullptr;
+  cpu.chunks = input.chunks != nullptr ? columns : nullptr;
   cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
 
   AddFindingsAndInvariants(
-      input, columns,
+      input, *columns,
       tracking.has_value() ? tracking->window : aggregation_internal::TimeWindow{0, 0}, &metrics);
   return metrics;
 }

@@ -1,5 +1,7 @@
 #include "aggregation/chunk_columns.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -231,6 +233,19 @@ absl::Status TwoThreads(const google::protobuf::RepeatedPtrField<v1::ChunkRecord
 }
 
 }  // namespace
+
+bool RecordsMostlyInMemoryOrder(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  constexpr int kSample = 4096;
+  constexpr uintptr_t kNear = 64 * 1024;  // a record with its strings and sections: ~2 KB
+  const int n = std::min(chunks.size(), kSample);
+  int ascending = 0;
+  for (int i = 1; i < n; ++i) {
+    const auto before = reinterpret_cast<uintptr_t>(&chunks.Get(i - 1));
+    const auto after = reinterpret_cast<uintptr_t>(&chunks.Get(i));
+    if (after > before && after - before <= kNear) ++ascending;
+  }
+  return n > 1 && ascending * 4 >= (n - 1) * 3;
+}
 
 absl::StatusOr<ChunkColumns> BuildChunkColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,

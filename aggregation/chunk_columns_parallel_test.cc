@@ -177,6 +177,17 @@ TEST(ChunkColumnsParallelTest, TheFirstInvalidRecordIsNamed) {
       << two_threads.columns.status();
 }
 
+// Records added one by one follow each other in memory; shuffled or reversed ones do not.
+TEST(ChunkColumnsParallelTest, RecordsInMemoryOrderAreRecognised) {
+  EXPECT_TRUE(RecordsMostlyInMemoryOrder(MakeRecords({2000, 4})));
+  EXPECT_FALSE(RecordsMostlyInMemoryOrder(MakeRecords({2000, 4, false, true})));
+  Records reversed = MakeRecords({2000, 4});
+  for (int i = 0, j = reversed.size() - 1; i < j; ++i, --j) reversed.SwapElements(i, j);
+  EXPECT_FALSE(RecordsMostlyInMemoryOrder(reversed));
+  EXPECT_FALSE(RecordsMostlyInMemoryOrder(Records()));
+  EXPECT_FALSE(RecordsMostlyInMemoryOrder(MakeRecords({1, 1})));
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -94,7 +94,8 @@ void PrefetchMessage(const Message& message) {
 // and for longer strings its characters) are separate heap objects, visited in the caller's
 // order: a pipeline of prefetches, each stage reading only what an earlier stage brought into
 // cache, so that records out of memory order do not stall on every access. `columns` prefetches
-// what AddColumns reads, `sections` what CheckAndAccumulate reads. Always inlined: GCC's
+// what AddColumns reads, `sections` what CheckAndAccumulate reads (`record_too`: the records
+// themselves as well, when no PrefetchForColumns runs beside it). Always inlined: GCC's
 // interprocedural analysis counts a prefetch as no side effect, and dropped the call of a
 // function doing nothing else.
 constexpr int kStage = 6;
@@ -124,9 +125,9 @@ __attribute__((always_inline)) inline void PrefetchForColumns(
 }
 
 __attribute__((always_inline)) inline void PrefetchForSections(
-    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i) {
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i, bool record_too) {
   const int n = chunks.size();
-  if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
+  if (record_too && i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
   if (i + 3 * kStage < n) {
     const v1::ChunkRecord& record = chunks.Get(i + 3 * kStage);
     if (!record.sections().empty()) __builtin_prefetch(record.sections().data());
@@ -202,7 +203,7 @@ absl::Status OnePass(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& 
                      ColumnNames* names, ChunkColumns* c) {
   for (int i = 0; i < chunks.size(); ++i) {
     PrefetchForColumns(chunks, i, names->files, names->processes);
-    PrefetchForSections(chunks, i);
+    PrefetchForSections(chunks, i, /*record_too=*/false);
     const v1::ChunkRecord& chunk = chunks.Get(i);
     absl::Status valid = CheckAndAccumulate(chunk, static_cast<size_t>(i), branches, sections);
     if (!valid.ok()) return valid;
@@ -219,7 +220,7 @@ absl::Status TwoThreads(const google::protobuf::RepeatedPtrField<v1::ChunkRecord
   absl::Status valid;
   std::thread helper([&chunks, branches, sections, &valid] {
     for (int i = 0; i < chunks.size(); ++i) {
-      PrefetchForSections(chunks, i);
+      PrefetchForSections(chunks, i, /*record_too=*/true);
       valid = CheckAndAccumulate(chunks.Get(i), static_cast<size_t>(i), branches, sections);
       if (!valid.ok()) return;
     }

@@ -1,8 +1,11 @@
 #include "aggregation/aggregate.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "aggregation/branch_coverage.h"
@@ -26,28 +29,50 @@ int64_t UnixNanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1'000'000'000 + t.nanos();
 }
 
+// BuildChunkColumns' parallel_min_records: two threads only for records in memory order.
+size_t TwoThreadPassMinRecords(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+                               size_t parallel_min_records) {
+  return aggregation_internal::RecordsMostlyInMemoryOrder(chunks) ? parallel_min_records : SIZE_MAX;
+}
+
 // The figures of the chunk records (read amplification, chunk metrics, branch coverage), all
-// read from the columns made in the one pass over the records, which `columns` keeps for the
-// figures computed later.
+// read from the columns made in the one pass over the records (or by PrepareChunks), which
+// `*columns` points to afterwards (in `*built` or in input.prepared_chunks) for the figures
+// computed later.
 absl::Status AddChunkFigures(const AggregationInput& input,
-                             aggregation_internal::ChunkColumns* columns,
+                             aggregation_internal::ChunkColumns* built,
+                             const aggregation_internal::ChunkColumns** columns,
                              v1::AggregatedMetrics* metrics) {
   aggregation_internal::BranchCoverageAccumulator branches;
   aggregation_internal::SectionAccumulator sections(static_cast<size_t>(input.chunks->size()));
-  absl::StatusOr<aggregation_internal::ChunkColumns> built =
-      aggregation_internal::BuildChunkColumns(*input.chunks, &branches, &sections);
-  if (!built.ok()) return built.status();
-  *columns = *std::move(built);
-  if (const auto read = aggregation_internal::ComputeReadAmplification(*columns)) {
+  if (const PreparedChunks* prepared = input.prepared_chunks; prepared != nullptr) {
+    if (prepared->columns.records != input.chunks) {
+      return absl::InvalidArgumentError(
+          "prepared_chunks were made from other chunk records than `chunks`");
+    }
+    *columns = &prepared->columns;
+    sections = prepared->sections;  // a copy: the statistics reorder its values
+  } else {
+    absl::StatusOr<aggregation_internal::ChunkColumns> made =
+        aggregation_internal::BuildChunkColumns(
+            *input.chunks, &branches, &sections,
+            TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
+    if (!made.ok()) return made.status();
+    *built = *std::move(made);
+    *columns = built;
+  }
+  if (const auto read = aggregation_internal::ComputeReadAmplification(**columns)) {
     metrics->mutable_workflow()->set_distinct_file_bytes(read->distinct_bytes);
     metrics->mutable_workflow()->set_read_amplification(read->ratio);
   }
   if (std::optional<v1::ChunkMetrics> chunks = aggregation_internal::AggregateChunkColumns(
-          *columns, &sections, input.options.include_chunk_info,
+          **columns, &sections, input.options.include_chunk_info,
           input.options.parallel_min_records)) {
     *metrics->mutable_chunks() = *std::move(chunks);
   }
-  if (auto coverage = branches.Finish()) *metrics->mutable_branches() = *std::move(coverage);
+  const aggregation_internal::BranchCoverageAccumulator& coverage_of =
+      input.prepared_chunks != nullptr ? input.prepared_chunks->branches : branches;
+  if (auto coverage = coverage_of.Finish()) *metrics->mutable_branches() = *std::move(coverage);
   return absl::OkStatus();
 }
 
@@ -65,7 +90,75 @@ void SetChunkSpan(const aggregation_internal::ChunkColumns& chunks,
   }
 }
 
+// The figures of the worker tracking: computed apart from the rest (they read nothing else), so
+// that they can be made while the chunk records are aggregated.
+struct TrackingFigures {
+  v1::WorkerMetrics workers;
+  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
+  aggregation_internal::TimeWindow window{0, 0};
+};
+
+TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
+  TrackingFigures figures;
+  figures.workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
+  const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
+  figures.window = has_window ? aggregation_internal::TimeWindow{input.window_start_unix_ns,
+                                                                 input.window_end_unix_ns}
+                              : aggregation_internal::SampleWindow(*input.tracking);
+  figures.core_seconds_by_worker = aggregation_internal::AddWindowedWorkerMetrics(
+      *input.tracking, figures.window, &figures.workers);
+  return figures;
+}
+
+// The findings and the impossible figures, once every other figure is in `metrics`.
+void AddFindingsAndInvariants(const AggregationInput& input,
+                              const aggregation_internal::ChunkColumns& columns,
+                              const aggregation_internal::TimeWindow& tracked_window,
+                              v1::AggregatedMetrics* metrics) {
+  aggregation_internal::FindingsInputs findings;
+  findings.metrics = metrics;
+  findings.chunks = input.chunks;
+  findings.tracking = input.tracking;
+  findings.warnings = input.warnings;
+  findings.analysis_build = input.analysis_build;
+  findings.host_facts = input.host_facts;
+  findings.elapsed_seconds = input.elapsed_seconds;
+  findings.usable_cpus = input.usable_cpus;
+  findings.backend = input.backend;
+  findings.configuration = input.configuration;
+  aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
+  for (v1::Finding& finding : outcome.findings) *metrics->add_findings() = std::move(finding);
+  for (v1::RuleEvaluation& evaluation : outcome.evaluations) {
+    *metrics->add_rule_evaluations() = std::move(evaluation);
+  }
+  metrics->set_findings_evaluated(true);
+
+  aggregation_internal::InvariantInputs invariants;
+  invariants.metrics = metrics;
+  invariants.elapsed_seconds = input.elapsed_seconds;
+  invariants.window_start_unix_ns = tracked_window.start_unix_ns;
+  invariants.window_end_unix_ns = tracked_window.end_unix_ns;
+  SetChunkSpan(columns, &invariants);
+  for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
+    *metrics->add_impossible_figures() = std::move(figure);
+  }
+}
+
 }  // namespace
+
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    size_t parallel_min_records) {
+  auto prepared = std::make_unique<PreparedChunks>();
+  prepared->sections = aggregation_internal::SectionAccumulator(static_cast<size_t>(chunks.size()));
+  absl::StatusOr<aggregation_internal::ChunkColumns> columns =
+      aggregation_internal::BuildChunkColumns(
+          chunks, &prepared->branches, &prepared->sections,
+          TwoThreadPassMinRecords(chunks, parallel_min_records));
+  if (!columns.ok()) return columns.status();
+  prepared->columns = *std::move(columns);
+  return prepared;
+}
 
 bool IsEmptyReport(const v1::WorkflowReport& report) {
   return report.events() == 0 && report.chunks() == 0 && report.datasets_size() == 0 &&
@@ -111,26 +204,29 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   v1::AggregatedMetrics metrics;
   *metrics.mutable_workflow() =
       aggregation_internal::ComputeWorkflowMetrics(input.report, input.elapsed_seconds);
-  aggregation_internal::ChunkColumns columns;
-  if (input.chunks != nullptr) {
-    if (absl::Status added = AddChunkFigures(input, &columns, &metrics); !added.ok()) return added;
+  // Big runs: the tracking figures on a helper thread while the chunk records are aggregated.
+  std::optional<TrackingFigures> tracking;
+  std::thread tracking_thread;
+  if (input.tracking != nullptr) {
+    if (input.chunks != nullptr &&
+        static_cast<size_t>(input.chunks->size()) >= input.options.parallel_min_records) {
+      tracking_thread =
+          std::thread([&input, &tracking] { tracking = ComputeTrackingFigures(input); });
+    } else {
+      tracking = ComputeTrackingFigures(input);
+    }
   }
+  aggregation_internal::ChunkColumns built;
+  const aggregation_internal::ChunkColumns* columns = &built;
+  absl::Status added = input.chunks != nullptr ? AddChunkFigures(input, &built, &columns, &metrics)
+                                               : absl::OkStatus();
+  if (tracking_thread.joinable()) tracking_thread.join();
+  if (!added.ok()) return added;
 
   std::optional<double> total_cores;
-  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
-  aggregation_internal::TimeWindow tracked_window{0, 0};
-  if (input.tracking != nullptr) {
-    v1::WorkerMetrics* workers = metrics.mutable_workers();
-    *workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
-    if (workers->has_total_cores()) total_cores = workers->total_cores();
-    const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
-    const aggregation_internal::TimeWindow window =
-        has_window
-            ? aggregation_internal::TimeWindow{input.window_start_unix_ns, input.window_end_unix_ns}
-            : aggregation_internal::SampleWindow(*input.tracking);
-    tracked_window = window;
-    core_seconds_by_worker =
-        aggregation_internal::AddWindowedWorkerMetrics(*input.tracking, window, workers);
+  if (tracking.has_value()) {
+    *metrics.mutable_workers() = std::move(tracking->workers);
+    if (metrics.workers().has_total_cores()) total_cores = metrics.workers().total_cores();
   }
   *metrics.mutable_efficiency() =
       aggregation_internal::ComputeEfficiencyMetrics(metrics.workflow(), total_cores);
@@ -146,7 +242,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   if (input.spans != nullptr) {
     if (auto fine = aggregation_internal::ComputeFineMetrics(
             *input.spans, input.options.processor_task_patterns,
-            input.tracking != nullptr ? &core_seconds_by_worker : nullptr)) {
+            tracking.has_value() ? &tracking->core_seconds_by_worker : nullptr)) {
       *metrics.mutable_fine() = *std::move(fine);
     }
   }
@@ -156,38 +252,14 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   cpu.workflow = &metrics.workflow();
   cpu.workers = metrics.has_workers() ? &metrics.workers() : nullptr;
   cpu.fine = metrics.has_fine() ? &metrics.fine() : nullptr;
-  cpu.chunks = input.chunks != nullptr ? &columns : nullptr;
+  cpu.chunks = input.chunks != nullptr ? columns : nullptr;
   cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
 
-  aggregation_internal::FindingsInputs findings;
-  findings.metrics = &metrics;
-  findings.chunks = input.chunks;
-  findings.tracking = input.tracking;
-  findings.warnings = input.warnings;
-  findings.analysis_build = input.analysis_build;
-  findings.host_facts = input.host_facts;
-  findings.elapsed_seconds = input.elapsed_seconds;
-  findings.usable_cpus = input.usable_cpus;
-  findings.backend = input.backend;
-  findings.configuration = input.configuration;
-  aggregation_internal::FindingsOutcome outcome = aggregation_internal::EvaluateFindings(findings);
-  for (v1::Finding& finding : outcome.findings) *metrics.add_findings() = std::move(finding);
-  for (v1::RuleEvaluation& evaluation : outcome.evaluations) {
-    *metrics.add_rule_evaluations() = std::move(evaluation);
-  }
-  metrics.set_findings_evaluated(true);
-
-  aggregation_internal::InvariantInputs invariants;
-  invariants.metrics = &metrics;
-  invariants.elapsed_seconds = input.elapsed_seconds;
-  invariants.window_start_unix_ns = tracked_window.start_unix_ns;
-  invariants.window_end_unix_ns = tracked_window.end_unix_ns;
-  SetChunkSpan(columns, &invariants);
-  for (v1::ImpossibleFigure& figure : aggregation_internal::CheckInvariants(invariants)) {
-    *metrics.add_impossible_figures() = std::move(figure);
-  }
+  AddFindingsAndInvariants(
+      input, *columns,
+      tracking.has_value() ? tracking->window : aggregation_internal::TimeWindow{0, 0}, &metrics);
   return metrics;
 }
 

@@ -55,13 +55,14 @@
 // instants only bound the tracking integrals; rates divide by elapsed_seconds.
 //
 // Thread-safety: every function here is pure; call it from any thread (the inputs must not be
-// modified during the call). Aggregate may use one helper thread internally (see
-// AggregationOptions::parallel_min_records); it only reads the input.
+// modified during the call). Aggregate may use up to two helper threads internally (see
+// AggregationOptions::parallel_min_records); they only read the input.
 #ifndef ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 #define ROASTCOFFEA_AGGREGATION_AGGREGATE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "aggregation/branch_coverage.h"
+#include "aggregation/chunk_columns.h"
+#include "aggregation/section_stats.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -81,10 +85,31 @@ struct AggregationOptions {
   std::vector<std::string> processor_task_patterns;
   // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
   bool include_chunk_info = true;
-  // With at least this many chunk records, chunk_info is built on a second thread (started
-  // and joined inside Aggregate) while the statistics are computed. SIZE_MAX: never.
+  // With at least this many chunk records, helper threads (started and joined inside
+  // Aggregate) share the work: the tracking figures meanwhile; validation, branches and
+  // sections while the columns are made (records in memory order only); then chunk_info and
+  // the percentile selections.
+  // SIZE_MAX: never.
   size_t parallel_min_records = 100'000;
 };
+
+// Chunk records in the compact form aggregation reads (aggregation/chunk_columns.h: columns of
+// numbers, interned names, the branch and section accumulations), made once by PrepareChunks,
+// for a caller that aggregates the same records more than once or holds them before the run
+// ends. Read-only for Aggregate: one PreparedChunks serves any number of calls.
+struct PreparedChunks {
+  aggregation_internal::ChunkColumns columns;  // columns.records: the records it was made from
+  aggregation_internal::BranchCoverageAccumulator branches;
+  aggregation_internal::SectionAccumulator sections;
+};
+
+// The pass over `chunks` that Aggregate makes otherwise (validation included: the same
+// InvalidArgument for the first invalid record). `chunks` must outlive the result, unchanged.
+// With at least `parallel_min_records` records in memory order the pass uses a helper thread
+// (see BuildChunkColumns). Cost: O(records + sections).
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    size_t parallel_min_records = AggregationOptions().parallel_min_records);
 
 // Everything Aggregate reads. It holds pointers to the caller's data and copies nothing: the
 // pointed-to data must outlive the Aggregate call. A null pointer means "not recorded".
@@ -108,6 +133,10 @@ struct AggregationInput {
   // One record per processed chunk (per attempt), in any order. Null or empty: `chunks` and
   // `branches` are unset.
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
+  // Optional: PrepareChunks(*chunks), made beforehand; Aggregate then skips its own pass over
+  // the records (`chunks` is still read by the findings and for the failed records' texts).
+  // InvalidArgument if it was made from other records.
+  const PreparedChunks* prepared_chunks = nullptr;
   // Span fine metrics. Null, or no metric in any span: `fine` is unset.
   const google::protobuf::RepeatedPtrField<v1::Span>* spans = nullptr;
   // CPUs the collecting process may use (HostFacts.usable_cpus), when known: caps the capacity

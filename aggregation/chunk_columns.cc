@@ -1,6 +1,9 @@
 #include "aggregation/chunk_columns.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
@@ -90,10 +93,16 @@ void PrefetchMessage(const Message& message) {
 // Records, their sections, the sections' pointer array and every string (a std::string object,
 // and for longer strings its characters) are separate heap objects, visited in the caller's
 // order: a pipeline of prefetches, each stage reading only what an earlier stage brought into
-// cache, so that records out of memory order do not stall on every access.
-void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i,
-                   const NameIds& files, const NameIds& processes) {
-  constexpr int kStage = 6;
+// cache, so that records out of memory order do not stall on every access. `columns` prefetches
+// what AddColumns reads, `sections` what CheckAndAccumulate reads (`record_too`: the records
+// themselves as well, when no PrefetchForColumns runs beside it). Always inlined: GCC's
+// interprocedural analysis counts a prefetch as no side effect, and dropped the call of a
+// function doing nothing else.
+constexpr int kStage = 6;
+
+__attribute__((always_inline)) inline void PrefetchForColumns(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i, const NameIds& files,
+    const NameIds& processes) {
   const int n = chunks.size();
   if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
   if (i + 3 * kStage < n) {
@@ -101,78 +110,157 @@ void PrefetchAhead(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& ch
     __builtin_prefetch(&record.dataset());
     __builtin_prefetch(&record.worker());
     __builtin_prefetch(&record.file());
-    if (!record.sections().empty()) __builtin_prefetch(record.sections().data());
   }
   if (i + 2 * kStage < n) {
     const v1::ChunkRecord& record = chunks.Get(i + 2 * kStage);
     __builtin_prefetch(record.dataset().data());
     __builtin_prefetch(record.worker().data());
     __builtin_prefetch(record.file().data());
-    for (const v1::SectionRecord& section : record.sections()) PrefetchMessage(section);
   }
   if (i + kStage < n) {
     const v1::ChunkRecord& record = chunks.Get(i + kStage);
-    for (const v1::SectionRecord& section : record.sections()) {
-      __builtin_prefetch(&section.name());
-    }
     if (!record.file().empty()) files.Prefetch(record.file());
     processes.Prefetch(ProcessOf(record.worker()));
   }
 }
 
+__attribute__((always_inline)) inline void PrefetchForSections(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i, bool record_too) {
+  const int n = chunks.size();
+  if (record_too && i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
+  if (i + 3 * kStage < n) {
+    const v1::ChunkRecord& record = chunks.Get(i + 3 * kStage);
+    if (!record.sections().empty()) __builtin_prefetch(record.sections().data());
+  }
+  if (i + 2 * kStage < n) {
+    for (const v1::SectionRecord& section : chunks.Get(i + 2 * kStage).sections()) {
+      PrefetchMessage(section);
+    }
+  }
+  if (i + kStage < n) {
+    for (const v1::SectionRecord& section : chunks.Get(i + kStage).sections()) {
+      __builtin_prefetch(&section.name());
+    }
+  }
+}
+
+// The interned names of one pass over the records.
+struct ColumnNames {
+  NameIds files, datasets, processes;
+};
+
+// The columns' part of the pass: one entry per column. Never fails (any record makes numbers);
+// an invalid record is rejected by CheckAndAccumulate.
+void AddColumns(const v1::ChunkRecord& chunk, ColumnNames* names, ChunkColumns* c) {
+  const bool failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
+  // The schema stores 0 for unknown memory; a running process never has 0 resident bytes.
+  const bool measured_memory = chunk.memory_before_bytes() != 0 || chunk.memory_after_bytes() != 0;
+  c->flags.push_back(static_cast<uint8_t>(
+      (failed ? ChunkColumns::kFailed : 0) | (measured_memory ? ChunkColumns::kMeasuredMemory : 0) |
+      (chunk.has_peak_live_bytes() ? ChunkColumns::kHasPeakLive : 0) |
+      (chunk.has_run_queue_wait_seconds() ? ChunkColumns::kHasRunQueueWait : 0)));
+  c->start_unix_ns.push_back(chunk.start_unix_ns());
+  c->end_unix_ns.push_back(chunk.end_unix_ns());
+  c->entry_start.push_back(chunk.entry_start());
+  c->entry_stop.push_back(chunk.entry_stop());
+  c->events.push_back(chunk.events());
+  c->compressed_bytes_read.push_back(chunk.compressed_bytes_read());
+  c->file_size.push_back(chunk.file_bytes() > 0 ? chunk.file_bytes()
+                                                : chunk.file_metadata().total_tree_bytes());
+  c->duration_seconds.push_back(chunk.duration_seconds());
+  c->cpu_seconds.push_back(chunk.cpu_seconds());
+  c->run_queue_wait_seconds.push_back(chunk.run_queue_wait_seconds());
+  c->memory_delta_bytes.push_back(measured_memory
+                                      ? static_cast<double>(chunk.memory_after_bytes()) -
+                                            static_cast<double>(chunk.memory_before_bytes())
+                                      : 0.0);
+  c->peak_live_bytes.push_back(chunk.peak_live_bytes());
+  c->attempt.push_back(chunk.attempt());
+  c->file.push_back(chunk.file().empty() ? ChunkColumns::kNone
+                                         : names->files.Id(chunk.file(), &c->file_names));
+  c->dataset.push_back(failed ? ChunkColumns::kNone
+                              : names->datasets.Id(chunk.dataset().empty()
+                                                       ? absl::string_view(kUnknownDataset)
+                                                       : absl::string_view(chunk.dataset()),
+                                                   &c->dataset_names));
+  c->process.push_back(names->processes.Id(ProcessOf(chunk.worker()), nullptr));
+}
+
+// The rest of the pass: validates the record and feeds the branch and section accumulators.
+absl::Status CheckAndAccumulate(const v1::ChunkRecord& chunk, size_t index,
+                                BranchCoverageAccumulator* branches, SectionAccumulator* sections) {
+  if (absl::Status valid = ValidateChunkRecord(chunk, index); !valid.ok()) return valid;
+  branches->Add(chunk);
+  if (chunk.status() != v1::CHUNK_STATUS_FAILED && !chunk.sections().empty()) {
+    sections->AddChunk(chunk.sections());
+  }
+  return absl::OkStatus();
+}
+
+// Both parts on one thread, record after record (each record is read from memory once).
+absl::Status OnePass(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+                     BranchCoverageAccumulator* branches, SectionAccumulator* sections,
+                     ColumnNames* names, ChunkColumns* c) {
+  for (int i = 0; i < chunks.size(); ++i) {
+    PrefetchForColumns(chunks, i, names->files, names->processes);
+    PrefetchForSections(chunks, i, /*record_too=*/false);
+    const v1::ChunkRecord& chunk = chunks.Get(i);
+    absl::Status valid = CheckAndAccumulate(chunk, static_cast<size_t>(i), branches, sections);
+    if (!valid.ok()) return valid;
+    AddColumns(chunk, names, c);
+  }
+  return absl::OkStatus();
+}
+
+// The two parts on two threads, each in record order (so every name, sum and value list is
+// what OnePass makes): the columns here, validation, branches and sections on a helper.
+absl::Status TwoThreads(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+                        BranchCoverageAccumulator* branches, SectionAccumulator* sections,
+                        ColumnNames* names, ChunkColumns* c) {
+  absl::Status valid;
+  std::thread helper([&chunks, branches, sections, &valid] {
+    for (int i = 0; i < chunks.size(); ++i) {
+      PrefetchForSections(chunks, i, /*record_too=*/true);
+      valid = CheckAndAccumulate(chunks.Get(i), static_cast<size_t>(i), branches, sections);
+      if (!valid.ok()) return;
+    }
+  });
+  for (int i = 0; i < chunks.size(); ++i) {
+    PrefetchForColumns(chunks, i, names->files, names->processes);
+    AddColumns(chunks.Get(i), names, c);
+  }
+  helper.join();
+  return valid;
+}
+
 }  // namespace
+
+bool RecordsMostlyInMemoryOrder(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  constexpr int kSample = 4096;
+  constexpr uintptr_t kNear = 64 * 1024;  // a record with its strings and sections: ~2 KB
+  const int n = std::min(chunks.size(), kSample);
+  int ascending = 0;
+  for (int i = 1; i < n; ++i) {
+    const auto before = reinterpret_cast<uintptr_t>(&chunks.Get(i - 1));
+    const auto after = reinterpret_cast<uintptr_t>(&chunks.Get(i));
+    if (after > before && after - before <= kNear) ++ascending;
+  }
+  return n > 1 && ascending * 4 >= (n - 1) * 3;
+}
 
 absl::StatusOr<ChunkColumns> BuildChunkColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
-    BranchCoverageAccumulator* branches, SectionAccumulator* sections) {
+    BranchCoverageAccumulator* branches, SectionAccumulator* sections,
+    size_t parallel_min_records) {
   ChunkColumns c;
   c.records = &chunks;
   Reserve(static_cast<size_t>(chunks.size()), &c);
-  NameIds files, datasets, processes;
-  for (int i = 0; i < chunks.size(); ++i) {
-    PrefetchAhead(chunks, i, files, processes);
-    const v1::ChunkRecord& chunk = chunks.Get(i);
-    if (absl::Status valid = ValidateChunkRecord(chunk, static_cast<size_t>(i)); !valid.ok()) {
-      return valid;
-    }
-    branches->Add(chunk);
-    const bool failed = chunk.status() == v1::CHUNK_STATUS_FAILED;
-    // The schema stores 0 for unknown memory; a running process never has 0 resident bytes.
-    const bool measured_memory =
-        chunk.memory_before_bytes() != 0 || chunk.memory_after_bytes() != 0;
-    c.flags.push_back(static_cast<uint8_t>(
-        (failed ? ChunkColumns::kFailed : 0) |
-        (measured_memory ? ChunkColumns::kMeasuredMemory : 0) |
-        (chunk.has_peak_live_bytes() ? ChunkColumns::kHasPeakLive : 0) |
-        (chunk.has_run_queue_wait_seconds() ? ChunkColumns::kHasRunQueueWait : 0)));
-    c.start_unix_ns.push_back(chunk.start_unix_ns());
-    c.end_unix_ns.push_back(chunk.end_unix_ns());
-    c.entry_start.push_back(chunk.entry_start());
-    c.entry_stop.push_back(chunk.entry_stop());
-    c.events.push_back(chunk.events());
-    c.compressed_bytes_read.push_back(chunk.compressed_bytes_read());
-    c.file_size.push_back(chunk.file_bytes() > 0 ? chunk.file_bytes()
-                                                 : chunk.file_metadata().total_tree_bytes());
-    c.duration_seconds.push_back(chunk.duration_seconds());
-    c.cpu_seconds.push_back(chunk.cpu_seconds());
-    c.run_queue_wait_seconds.push_back(chunk.run_queue_wait_seconds());
-    c.memory_delta_bytes.push_back(measured_memory
-                                       ? static_cast<double>(chunk.memory_after_bytes()) -
-                                             static_cast<double>(chunk.memory_before_bytes())
-                                       : 0.0);
-    c.peak_live_bytes.push_back(chunk.peak_live_bytes());
-    c.attempt.push_back(chunk.attempt());
-    c.file.push_back(chunk.file().empty() ? ChunkColumns::kNone
-                                          : files.Id(chunk.file(), &c.file_names));
-    c.dataset.push_back(failed ? ChunkColumns::kNone
-                               : datasets.Id(chunk.dataset().empty()
-                                                 ? absl::string_view(kUnknownDataset)
-                                                 : absl::string_view(chunk.dataset()),
-                                             &c.dataset_names));
-    c.process.push_back(processes.Id(ProcessOf(chunk.worker()), nullptr));
-    if (!failed && !chunk.sections().empty()) sections->AddChunk(chunk.sections());
-  }
-  c.num_processes = processes.size();
+  ColumnNames names;
+  const absl::Status valid = static_cast<size_t>(chunks.size()) >= parallel_min_records
+                                 ? TwoThreads(chunks, branches, sections, &names, &c)
+                                 : OnePass(chunks, branches, sections, &names, &c);
+  if (!valid.ok()) return valid;
+  c.num_processes = names.processes.size();
   return c;
 }
 

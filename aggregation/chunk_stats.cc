@@ -331,7 +331,8 @@ absl::StatusOr<std::optional<v1::ChunkMetrics>> AggregateChunkRecords(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, bool include_chunk_info,
     size_t parallel_min_records, BranchCoverageAccumulator* branches) {
   SectionAccumulator sections(static_cast<size_t>(chunks.size()));
-  absl::StatusOr<ChunkColumns> columns = BuildChunkColumns(chunks, branches, &sections);
+  absl::StatusOr<ChunkColumns> columns =
+      BuildChunkColumns(chunks, branches, &sections, parallel_min_records);
   if (!columns.ok()) return columns.status();
   return AggregateChunkColumns(*columns, &sections, include_chunk_info, parallel_min_records);
 }

@@ -139,17 +139,78 @@ TEST(PropertiesTest, ResultDoesNotDependOnRecordOrSampleOrder) {
 TEST(PropertiesTest, HelperThreadGivesTheSameResult) {
   TestRun run;
   run.chunks = RandomRecords(500, /*dyadic=*/false, 4);
+  // Tracking too: its figures are made on their own helper thread.
+  run.tracking = RandomTracking(3);
   run.options.parallel_min_records = SIZE_MAX;
   const auto sequential = AggregateRun(run);
   run.options.parallel_min_records = 1;
   const auto parallel = AggregateRun(run);
   ASSERT_TRUE(sequential.ok() && parallel.ok());
   EXPECT_EQ(parallel->chunks().chunk_info_size(), 500);
+  EXPECT_TRUE(parallel->has_workers());
   EXPECT_EQ(parallel->SerializeAsString(), sequential->SerializeAsString());
   // An invalid record with the helper thread running: an error, the thread joined.
   run.chunks[250].set_duration_seconds(-1);
   const auto invalid = AggregateRun(run);
   EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Chunks prepared beforehand (PrepareChunks) aggregate to exactly what Aggregate makes from the
+// records, in order or shuffled, on one thread or two, and serve more than one call.
+TEST(PropertiesTest, PreparedChunksGiveTheSameResult) {
+  for (const bool shuffled : {false, true}) {
+    for (const size_t parallel_min_records : {size_t{1}, SIZE_MAX}) {
+      SCOPED_TRACE(testing::Message()
+                   << "shuffled " << shuffled << ", parallel_min_records " << parallel_min_records);
+      TestRun run;
+      run.chunks = RandomRecords(400, /*dyadic=*/false, 5);
+      if (shuffled) std::reverse(run.chunks.begin(), run.chunks.end());
+      run.tracking = RandomTracking(4);
+      run.options.parallel_min_records = parallel_min_records;
+      const auto expected = AggregateRun(run);
+      ASSERT_TRUE(expected.ok()) << expected.status();
+
+      const google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks(run.chunks.begin(),
+                                                                       run.chunks.end());
+      auto prepared = PrepareChunks(chunks, parallel_min_records);
+      ASSERT_TRUE(prepared.ok()) << prepared.status();
+      AggregationInput input;
+      input.report = &run.report;
+      input.tracking = &*run.tracking;
+      input.chunks = &chunks;
+      input.prepared_chunks = prepared->get();
+      input.options = run.options;
+      for (int call = 0; call < 2; ++call) {
+        const auto actual = Aggregate(input);
+        ASSERT_TRUE(actual.ok()) << actual.status();
+        EXPECT_EQ(actual->SerializeAsString(), expected->SerializeAsString()) << "call " << call;
+      }
+      // Prepared from other records: refused, naming the input.
+      const google::protobuf::RepeatedPtrField<v1::ChunkRecord> copy = chunks;
+      input.chunks = &copy;
+      const auto mismatched = Aggregate(input);
+      EXPECT_EQ(mismatched.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_NE(mismatched.status().message().find("prepared_chunks"), std::string::npos);
+    }
+  }
+}
+
+// An invalid record: PrepareChunks refuses it with Aggregate's own error.
+TEST(PropertiesTest, PrepareChunksNamesTheFirstInvalidRecord) {
+  TestRun run;
+  run.chunks = RandomRecords(300, /*dyadic=*/false, 6);
+  run.chunks[120].set_events(-1);
+  run.chunks[200].set_duration_seconds(-1);
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks(run.chunks.begin(),
+                                                                   run.chunks.end());
+  const auto expected = AggregateRun(run);
+  ASSERT_FALSE(expected.ok());
+  for (const size_t parallel_min_records : {size_t{1}, SIZE_MAX}) {
+    const auto prepared = PrepareChunks(chunks, parallel_min_records);
+    ASSERT_FALSE(prepared.ok());
+    EXPECT_EQ(prepared.status(), expected.status());
+    EXPECT_NE(prepared.status().message().find("chunks[120]"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -144,11 +145,14 @@ const v1::Measurement& ShuffledInput() {
 
 enum class Parts { kAll, kChunksOnly, kTrackingOnly };
 
+// `prepared`: the records' columns made beforehand (PrepareChunks), null to make them inside.
 void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
-                  bool include_chunk_info, Parts parts = Parts::kAll) {
+                  bool include_chunk_info, Parts parts = Parts::kAll,
+                  const PreparedChunks* prepared = nullptr) {
   AggregationOptions options;
   options.include_chunk_info = include_chunk_info;
   AggregationInput input = AggregationInputFromMeasurement(measurement, options);
+  input.prepared_chunks = prepared;
   if (parts == Parts::kChunksOnly) input.tracking = nullptr;
   if (parts == Parts::kTrackingOnly) input.chunks = nullptr;
   const double input_bytes = static_cast<double>(measurement.SpaceUsedLong());
@@ -186,6 +190,25 @@ BENCHMARK(BM_AggregateMillionChunks)
     ->UseRealTime()
     ->Iterations(5);
 
+// The same from chunk columns prepared once, before the timing (PrepareChunks: what a caller
+// holding the records while the run goes on can do); the pass over the records is
+// BM_BuildChunkColumns.
+void RunAggregatePrepared(benchmark::State& state, const v1::Measurement& measurement) {
+  absl::StatusOr<std::unique_ptr<PreparedChunks>> prepared = PrepareChunks(measurement.chunks());
+  if (!prepared.ok()) {
+    state.SkipWithError(std::string(prepared.status().message()).c_str());
+    return;
+  }
+  RunAggregate(state, measurement, /*include_chunk_info=*/true, Parts::kAll, prepared->get());
+}
+
+void BM_AggregatePreparedChunks(benchmark::State& state) { RunAggregatePrepared(state, Input()); }
+BENCHMARK(BM_AggregatePreparedChunks)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
 // The two halves of the work, for the record.
 void BM_TrackingOnly(benchmark::State& state) {
   RunAggregate(state, Input(), true, Parts::kTrackingOnly);
@@ -212,8 +235,8 @@ void RunBuildChunkColumns(benchmark::State& state, const v1::Measurement& measur
   for (auto _ : state) {
     aggregation_internal::BranchCoverageAccumulator branches;
     aggregation_internal::SectionAccumulator sections(kChunks);
-    auto columns =
-        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+    auto columns = aggregation_internal::BuildChunkColumns(
+        measurement.chunks(), &branches, &sections, state.range(0) != 0 ? 100'000 : SIZE_MAX);
     benchmark::DoNotOptimize(columns);
     state.PauseTiming();
     if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
@@ -228,7 +251,8 @@ void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measuremen
     aggregation_internal::BranchCoverageAccumulator branches;
     aggregation_internal::SectionAccumulator sections(kChunks);
     auto columns =
-        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections);
+        aggregation_internal::BuildChunkColumns(measurement.chunks(), &branches, &sections,
+                                                /*parallel_min_records=*/100'000);
     if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
     state.ResumeTiming();
     std::optional<v1::ChunkMetrics> metrics = aggregation_internal::AggregateChunkColumns(
@@ -243,6 +267,9 @@ void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measuremen
 
 void BM_BuildChunkColumns(benchmark::State& state) { RunBuildChunkColumns(state, Input()); }
 BENCHMARK(BM_BuildChunkColumns)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()
@@ -295,6 +322,15 @@ BENCHMARK(BM_AggregateMillionChunksShuffled)
     ->UseRealTime()
     ->Iterations(3);
 
+void BM_AggregatePreparedChunksShuffled(benchmark::State& state) {
+  RunAggregatePrepared(state, ShuffledInput());
+}
+BENCHMARK(BM_AggregatePreparedChunksShuffled)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
 void BM_AggregateMillionChunksShuffledNoChunkInfo(benchmark::State& state) {
   RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/false);
 }
@@ -317,6 +353,9 @@ void BM_BuildChunkColumnsShuffled(benchmark::State& state) {
   RunBuildChunkColumns(state, ShuffledInput());
 }
 BENCHMARK(BM_BuildChunkColumnsShuffled)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()

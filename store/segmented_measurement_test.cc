@@ -198,5 +198,25 @@ TEST(SegmentedMeasurementTest, ACutBinaryIsNoticedWhenRecordsAreSkipped) {
   EXPECT_EQ(loaded->warnings(loaded->warnings_size() - 1).code(), "measurement_pb_corrupt");
 }
 
+// Records parts are passed over whole (a seek) when the records are skipped; a file cut inside
+// the last one is still DataLoss naming it.
+TEST(SegmentedMeasurementTest, ACutRecordsPartIsNoticedWhenRecordsAreSkipped) {
+  store_internal::SetSegmentThresholdBytesForTesting(1);
+  absl::StatusOr<std::string> saved = SaveMeasurement(Big(), TempDir() + "/cut-skip", "big");
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  ASSERT_TRUE(LoadMeasurement(*saved, without_records).ok());
+  const std::string parts = *saved + "/measurement.pbs";
+  struct stat info;
+  ASSERT_EQ(stat(parts.c_str(), &info), 0);
+  ASSERT_EQ(truncate(parts.c_str(), info.st_size - 100), 0);
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, without_records);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_TRUE(absl::IsDataLoss(loaded.status())) << loaded.status();
+  EXPECT_THAT(loaded.status().message(), HasSubstr(parts));
+}
+
 }  // namespace
 }  // namespace roastcoffea

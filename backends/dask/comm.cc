@@ -56,7 +56,7 @@ enum class Waited { kReady, kTimedOut, kGaveUp, kFailed };
 Waited WaitFor(int fd, short events, absl::Time deadline, const std::function<bool()>& give_up) {
   while (true) {
     if (give_up && give_up()) return Waited::kGaveUp;
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left = deadline - DeadlineNow();
     if (left <= absl::ZeroDuration()) return Waited::kTimedOut;
     const absl::Duration slice = give_up ? std::min(left, kGiveUpCheck) : left;
     pollfd p{fd, events, 0};
@@ -232,7 +232,7 @@ absl::StatusOr<DaskVersion> ParseDaskVersion(absl::string_view text) {
 absl::StatusOr<std::unique_ptr<DaskComm>> DaskComm::Connect(const SchedulerAddress& address,
                                                             const CommOptions& options) {
   // One deadline for the connect and the handshake (--dask_connect_timeout).
-  const absl::Time deadline = absl::Now() + options.connect_timeout;
+  const absl::Time deadline = DeadlineNow() + options.connect_timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -386,7 +386,7 @@ absl::StatusOr<Value> DaskComm::Call(absl::string_view op, const Value& args, ab
   }
   request.Insert(Value::Str("reply"), Value::Bool(true));
   // One deadline for the request and the whole reply.
-  const absl::Time start = absl::Now();
+  const absl::Time start = DeadlineNow();
   deadline = std::min(deadline, start + options_.read_timeout);
   absl::Status s = WriteAll(EncodeMessage(request), deadline);
   if (!s.ok()) return s;
@@ -440,7 +440,7 @@ void DaskComm::Close() {
   Value request = Value::Map();
   request.Insert(Value::Str("op"), Value::Str("close"));
   request.Insert(Value::Str("reply"), Value::Bool(false));
-  (void)WriteAll(EncodeMessage(request), absl::Now() + options_.read_timeout);
+  (void)WriteAll(EncodeMessage(request), DeadlineNow() + options_.read_timeout);
   Shutdown();
 }
 

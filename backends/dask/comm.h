@@ -30,8 +30,14 @@
 #include "backends/dask/msgpack_codec.h"
 #include "backends/dask/value.h"
 #include "backends/dask/wire.h"
+#include "host/clock.h"
 
 namespace roastcoffea::dask {
+
+// The time every deadline of the Dask client is on: the process's monotonic clock read as an
+// absl::Time, so that a step of the wall clock (NTP, `date -s`) neither stretches nor cuts a wait.
+// A deadline is DeadlineNow() + timeout, compared only with DeadlineNow(), never with a wall time.
+inline absl::Time DeadlineNow() { return absl::UnixEpoch() + Clock::Real()->Monotonic(); }
 
 struct CommOptions {
   // Bounds the TCP connect and the handshake together.
@@ -81,7 +87,7 @@ class DaskComm {
   // connection broke; DeadlineExceeded on timeout; Internal carrying `exception_text` (and the
   // first line of the traceback) for an error reply. After a transport error the connection is
   // unusable (broken() is true). Cancelled when give_up said so. `deadline` shortens the read
-  // timeout (a phase's deadline across several calls).
+  // timeout (a phase's deadline across several calls; on DeadlineNow()'s clock).
   absl::StatusOr<Value> Call(absl::string_view op, const Value& args = Value::Nil(),
                              absl::Time deadline = absl::InfiniteFuture());
 

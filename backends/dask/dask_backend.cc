@@ -47,7 +47,7 @@ DaskMetricsBackend::~DaskMetricsBackend() {
 dask::CommOptions DaskMetricsBackend::CommOptionsWithEnd() {
   dask::CommOptions comm = options_.comm;
   comm.give_up = [this, run_gives_up = options_.comm.give_up] {
-    return (run_gives_up && run_gives_up()) || NowUnixNs() >= end_deadline_ns_.load();
+    return (run_gives_up && run_gives_up()) || EndRanOut();
   };
   return comm;
 }
@@ -148,6 +148,7 @@ absl::Status DaskMetricsBackend::StartTracking(absl::Duration interval) {
     }
   }
   tracking_start_unix_ns_ = NowUnixNs();
+  tracking_start_monotonic_ = dask::DeadlineNow();
   cursor_.StartAt(tracking_start_unix_ns_ / 1e9);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -266,11 +267,11 @@ absl::StatusOr<v1::TrackingData> DaskMetricsBackend::StopTracking() {
   const int64_t stop_unix_ns = NowUnixNs();  // the tracked window ends here
   // One deadline for everything below: a slow scheduler cannot stretch the run (each wait on
   // it gives up then, see CommOptionsWithEnd).
-  end_budget_ = options_.end_timeout > absl::ZeroDuration()
-                    ? options_.end_timeout
-                    : std::max(absl::Seconds(2),
-                               absl::Nanoseconds(stop_unix_ns - tracking_start_unix_ns_) / 10);
-  end_deadline_ns_ = stop_unix_ns + absl::ToInt64Nanoseconds(end_budget_);
+  end_budget_ =
+      options_.end_timeout > absl::ZeroDuration()
+          ? options_.end_timeout
+          : std::max(absl::Seconds(2), (dask::DeadlineNow() - tracking_start_monotonic_) / 10);
+  end_deadline_ns_ = absl::ToUnixNanos(dask::DeadlineNow() + end_budget_);
   StopPollers();
   LastPoll();
   FinalizeEndedSpans();

@@ -228,7 +228,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   explicit DaskMetricsBackend(DaskBackendOptions options, dask::SchedulerAddress address);
   // options_.comm whose give_up also holds once the end of tracking ran out of time.
   dask::CommOptions CommOptionsWithEnd();
-  bool EndRanOut() const { return absl::Now() >= end_deadline(); }
+  // The end phase's deadline, on dask::DeadlineNow()'s (monotonic) clock.
+  bool EndRanOut() const { return dask::DeadlineNow() >= end_deadline(); }
   absl::Time end_deadline() const { return absl::FromUnixNanos(end_deadline_ns_.load()); }
   // Says once that `step` of the end of tracking was cut short, and what that lost.
   void WarnEndCut(absl::string_view step, absl::string_view lost);
@@ -337,7 +338,8 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // When the end of tracking must be over (unix ns; "never" while tracking). Read by every
   // connection's give_up, on any thread.
   std::atomic<int64_t> end_deadline_ns_{std::numeric_limits<int64_t>::max()};
-  absl::Duration end_budget_;  // what end_deadline_ns_ was set from, for the warnings
+  absl::Duration end_budget_;            // what end_deadline_ns_ was set from, for the warnings
+  absl::Time tracking_start_monotonic_;  // StartTracking's DeadlineNow(): the end budget's base
 
   // Owned by the poller while it runs, by the controlling thread otherwise.
   std::unique_ptr<dask::DaskComm> comm_;

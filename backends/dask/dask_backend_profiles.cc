@@ -46,7 +46,7 @@ absl::StatusOr<std::map<std::string, v1::Profile>> DaskMetricsBackend::FetchProf
   std::vector<std::string> missing;
   for (size_t i = 0; i < workers.size(); ++i) {
     const std::string& w = workers[i];
-    if (absl::Now() >= deadline) {
+    if (dask::DeadlineNow() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
       AddWarning(absl::StrCat("The profiles",
                               prefix.empty() ? "" : " of task prefix '" + prefix + "'", " of ",
@@ -171,7 +171,7 @@ std::vector<DaskMetricsBackend::ProfileSet> DaskMetricsBackend::FetchProfileSets
   // One bounded phase: every call below ends by this deadline (or when the run gives up).
   // The end of tracking's deadline (StopTracking) comes first when it is earlier.
   const absl::Time deadline =
-      std::min(absl::Now() + options_.profile_fetch_timeout, end_deadline());
+      std::min(dask::DeadlineNow() + options_.profile_fetch_timeout, end_deadline());
   auto sets_left = [&prefixes](size_t k) {
     return absl::StrCat("the workers' profiles of ", prefixes.size() - k, " of ", prefixes.size(),
                         " profile sets (all tasks, then one per task prefix) were not read");
@@ -185,7 +185,7 @@ std::vector<DaskMetricsBackend::ProfileSet> DaskMetricsBackend::FetchProfileSets
       WarnEndCut("the profile fetch", sets_left(k));
       break;
     }
-    if (absl::Now() >= deadline) {
+    if (dask::DeadlineNow() >= deadline) {
       std::lock_guard<std::mutex> lock(mutex_);
       std::string sentence = sets_left(k);
       sentence[0] = 'T';
@@ -200,7 +200,8 @@ std::vector<DaskMetricsBackend::ProfileSet> DaskMetricsBackend::FetchProfileSets
     }
     if (!set.ok()) {
       std::lock_guard<std::mutex> lock(mutex_);
-      const bool ran_out = absl::IsDeadlineExceeded(set.status()) && absl::Now() >= deadline;
+      const bool ran_out =
+          absl::IsDeadlineExceeded(set.status()) && dask::DeadlineNow() >= deadline;
       AddWarning(
           absl::StrCat("The workers' profiles",
                        prefix.empty() ? "" : " of task prefix '" + prefix + "'", " were not read: ",

@@ -116,7 +116,7 @@ DaskMetricsBackend::ClosingHeartbeats DaskMetricsBackend::WaitForClosingHeartbea
   // One more heartbeat of every worker, sent after the end: the first one newer than what a
   // poll that started after the end saw (clock-free: no comparison with the scheduler's clock).
   // Within the end of tracking's deadline when StopTracking finalizes the span.
-  const absl::Time deadline = std::min(absl::Now() + timeout, end_deadline());
+  const absl::Time deadline = std::min(dask::DeadlineNow() + timeout, end_deadline());
   std::map<std::string, double> baseline;
   ClosingHeartbeats closing;
   for (;;) {
@@ -152,7 +152,7 @@ DaskMetricsBackend::ClosingHeartbeats DaskMetricsBackend::WaitForClosingHeartbea
         if (closing.waiting.empty()) break;
       }
     }
-    if (absl::Now() >= deadline) break;
+    if (dask::DeadlineNow() >= deadline) break;
     absl::SleepFor(absl::Milliseconds(std::clamp(period * 100, 10.0, 50.0)));
   }
   return closing;

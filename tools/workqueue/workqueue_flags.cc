@@ -43,7 +43,8 @@ ABSL_FLAG(std::string, wq_chunk_task, roastcoffea::workqueue::WorkQueueConfig{}.
           "//tools/workqueue:chunk_task built with collect).");
 ABSL_FLAG(std::string, wq_testing_fault, roastcoffea::workqueue::WorkQueueConfig{}.testing_fault,
           "--backend=workqueue, for tests: kill:K (SIGKILL) or stop:K (SIGSTOP) local worker 0 "
-          "once K tasks came back, while it runs a task.");
+          "once K tasks came back (kill: while it runs a task; stop: at once, so it hangs the "
+          "task it holds or is handed next).");
 
 namespace roastcoffea {
 namespace workqueue {

@@ -17,6 +17,7 @@
 #include "aggregation/capacity.h"
 #include "aggregation/findings_capacity.h"
 #include "aggregation/findings_contention.h"
+#include "aggregation/findings_failed_chunks.h"
 #include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_rules.h"
 
@@ -465,40 +466,7 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   b.Evaluated("failed_chunks");
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
-  if (chunks.num_failed_chunks() > 0) {
-    // From the records in their canonical order: the same text whatever the input order.
-    std::vector<std::string> files;
-    std::string error;
-    bool all_have_files = true;
-    for (const v1::ChunkRecord* chunk : view.all) {
-      if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
-      const std::string name = ChunkName(*chunk);
-      all_have_files &= !chunk->file().empty();
-      files.push_back(name);
-      if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
-    }
-    std::sort(files.begin(), files.end());
-    files.erase(std::unique(files.begin(), files.end()), files.end());
-    const size_t distinct_files = files.size();
-    if (files.size() > static_cast<size_t>(kNamedItems)) files.resize(kNamedItems);
-    error = ElideMiddle(error, 120);
-    std::string evidence = absl::StrCat(
-        all_have_files ? absl::StrCat("Failed in ",
-                                      Count(static_cast<int64_t>(distinct_files), "file", "files"))
-                       : std::string("Failed"),
-        ": ", absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");
-    if (!error.empty()) absl::StrAppend(&evidence, "; first error: ", error);
-    absl::StrAppend(&evidence, ".");
-    v1::Finding& f =
-        b.Add(v1::Finding::SEVERITY_CRITICAL, "failed_chunks",
-              absl::StrCat(chunks.num_failed_chunks(), " of ", chunks.num_chunks(),
-                           " chunks failed: their events are missing from the result"),
-              std::move(evidence),
-              "Fix the cause (the Failed Chunks table lists each with its error) and rerun; every "
-              "figure counts the successful chunks only.");
-    Number(f, "failed_chunks", static_cast<double>(chunks.num_failed_chunks()), "chunks");
-    Number(f, "chunks", static_cast<double>(chunks.num_chunks()), "chunks");
-  }
+  if (chunks.num_failed_chunks() > 0) AddFailedChunksFinding(view.all, chunks.num_chunks(), b);
   if (chunks.num_retried_chunks() > 0) {
     double retried_seconds = 0;
     for (const v1::ChunkRecord* chunk : view.all) {

@@ -664,6 +664,44 @@ TEST(FindingsTest, FailedAndRetriedChunks) {
   EXPECT_THAT(evidence, HasSubstr("xxx CRC mismatch."));
 }
 
+// The finding checks its cause: a failed attempt whose chunk (file and entry range) has a
+// successful record is not missing; an engine task that names no chunk cannot be matched to a
+// resubmission, so its loss is not claimed.
+TEST(FindingsTest, FailedChunksSayWhatIsMissingOnlyWhenTheRecordsShowIt) {
+  v1::Measurement rerun = MakeRun({});
+  v1::ChunkRecord lost = rerun.chunks(3);
+  lost.set_status(v1::CHUNK_STATUS_FAILED);
+  lost.set_error_text("OSError: XRootD timeout");
+  *rerun.add_chunks() = lost;  // the chunk's failed first attempt; chunks(3) is its rerun
+  const v1::AggregatedMetrics rerun_metrics = Aggregated(rerun);
+  const v1::Finding& recovered = Only(rerun_metrics, "failed_chunks");
+  EXPECT_EQ(recovered.severity(), v1::Finding::SEVERITY_INFO);
+  EXPECT_EQ(recovered.title(), "1 failed attempt was rerun successfully");
+  EXPECT_THAT(recovered.evidence(), HasSubstr("no events are missing"));
+
+  rerun.mutable_chunks(7)->set_status(v1::CHUNK_STATUS_FAILED);  // no rerun of this one
+  const v1::AggregatedMetrics mixed_metrics = Aggregated(rerun);
+  const v1::Finding& mixed = Only(mixed_metrics, "failed_chunks");
+  EXPECT_EQ(mixed.severity(), v1::Finding::SEVERITY_CRITICAL);
+  EXPECT_THAT(mixed.title(), HasSubstr("1 of 41 chunks failed: their events are missing"));
+  EXPECT_THAT(mixed.evidence(), HasSubstr("1 was rerun successfully"));
+
+  v1::Measurement tasks = MakeRun({});
+  for (v1::ChunkRecord& chunk : *tasks.mutable_chunks()) {
+    chunk.clear_file();
+    chunk.set_entry_start(0);
+    chunk.set_entry_stop(0);
+  }
+  tasks.mutable_chunks(2)->set_status(v1::CHUNK_STATUS_FAILED);
+  tasks.mutable_chunks(2)->set_task_id("27");
+  const v1::AggregatedMetrics task_metrics = Aggregated(tasks);
+  const v1::Finding& unnamed = Only(task_metrics, "failed_chunks");
+  EXPECT_EQ(unnamed.severity(), v1::Finding::SEVERITY_WARNING);
+  EXPECT_EQ(unnamed.title(), "1 of 40 tasks failed; whether their work was redone is not known");
+  EXPECT_THAT(unnamed.evidence(), HasSubstr("Failed: task 27"));
+  EXPECT_THAT(unnamed.evidence(), HasSubstr("is not known"));
+}
+
 TEST(FindingsTest, TrackingGapsAndLostEngineData) {
   v1::Measurement m = MakeRun({});
   v1::TrackingGap& gap = *m.mutable_tracking()->add_gaps();

@@ -1,0 +1,135 @@
+#include "aggregation/findings_failed_chunks.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/findings.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace findings_rules {
+namespace {
+
+using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
+
+bool NamesItsChunk(const v1::ChunkRecord& chunk) {
+  return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
+}
+
+ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
+  return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
+}
+
+// "Failed in 2 files: a.root, b.root; first error: ...".
+std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& records) {
+  std::vector<std::string> files;
+  std::string error;
+  bool all_have_files = true;
+  for (const v1::ChunkRecord* chunk : records) {
+    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+    all_have_files &= !chunk->file().empty();
+    files.push_back(ChunkName(*chunk));
+    if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  const size_t distinct_files = files.size();
+  if (files.size() > static_cast<size_t>(kNamedItems)) files.resize(kNamedItems);
+  error = ElideMiddle(error, 120);
+  std::string evidence = absl::StrCat(
+      all_have_files
+          ? absl::StrCat("Failed in ", Count(static_cast<int64_t>(distinct_files), "file", "files"))
+          : std::string("Failed"),
+      ": ", absl::StrJoin(files, ", "), distinct_files > files.size() ? ", ..." : "");
+  if (!error.empty()) absl::StrAppend(&evidence, "; first error: ", error);
+  absl::StrAppend(&evidence, ".");
+  return evidence;
+}
+
+}  // namespace
+
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records) {
+  absl::flat_hash_set<ChunkKey> succeeded;
+  for (const v1::ChunkRecord* chunk : records) {
+    if (chunk->status() != v1::CHUNK_STATUS_FAILED && NamesItsChunk(*chunk)) {
+      succeeded.insert(KeyOf(*chunk));
+    }
+  }
+  FailedChunkCounts counts;
+  for (const v1::ChunkRecord* chunk : records) {
+    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+    if (!NamesItsChunk(*chunk)) {
+      ++counts.unnamed;
+    } else if (succeeded.contains(KeyOf(*chunk))) {
+      ++counts.recovered;
+    } else {
+      ++counts.missing;
+    }
+  }
+  return counts;
+}
+
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
+                            Builder& b) {
+  const FailedChunkCounts counts = CountFailedChunks(records);
+  const int64_t failed = counts.missing + counts.recovered + counts.unnamed;
+  if (failed == 0) return;
+  std::string evidence = FailedEvidence(records);
+  if (counts.missing > 0 && counts.recovered + counts.unnamed > 0) {
+    absl::StrAppend(&evidence, " Of the ", failed, " failed records, ", counts.missing,
+                    counts.missing == 1 ? " names a chunk" : " name chunks",
+                    " that no successful record covers");
+    if (counts.recovered > 0) {
+      absl::StrAppend(&evidence, "; ", counts.recovered, " ",
+                      counts.recovered == 1 ? "was" : "were", " rerun successfully");
+    }
+    if (counts.unnamed > 0) {
+      absl::StrAppend(&evidence, "; ", counts.unnamed, " ",
+                      counts.unnamed == 1 ? "names no chunk" : "name no chunk",
+                      " (engine tasks: a resubmission cannot be matched)");
+    }
+    absl::StrAppend(&evidence, ".");
+  }
+  v1::Finding* f = nullptr;
+  if (counts.missing > 0) {
+    f = &b.Add(v1::Finding::SEVERITY_CRITICAL, "failed_chunks",
+               absl::StrCat(counts.missing, " of ", num_chunks,
+                            " chunks failed: their events are missing from the result"),
+               std::move(evidence),
+               "Fix the cause (the Failed Chunks table lists each with its error) and rerun; "
+               "every figure counts the successful chunks only.");
+  } else if (counts.unnamed > 0) {
+    absl::StrAppend(&evidence,
+                    " These records are engine tasks that name no chunk: the logs do not link a "
+                    "task the application resubmitted to the one that failed, so whether their "
+                    "work is missing from the result is not known.");
+    f = &b.Add(v1::Finding::SEVERITY_WARNING, "failed_chunks",
+               absl::StrCat(counts.unnamed, " of ", num_chunks,
+                            " tasks failed; whether their work was redone is not known"),
+               std::move(evidence),
+               "Check each failed task's error (the Failed Chunks table). If the application did "
+               "not resubmit them, their work is missing: fix the cause and rerun.");
+  } else {
+    absl::StrAppend(&evidence,
+                    " Every failed chunk has a successful record of the same file "
+                    "and entry range: no events are missing.");
+    f = &b.Add(v1::Finding::SEVERITY_INFO, "failed_chunks",
+               absl::StrCat(Count(counts.recovered, "failed attempt was", "failed attempts were"),
+                            " rerun successfully"),
+               std::move(evidence),
+               "Nothing is missing from the result; the retry finding says what the failures "
+               "cost.");
+  }
+  Number(*f, "failed_chunks", static_cast<double>(failed), "chunks");
+  Number(*f, "chunks", static_cast<double>(num_chunks), "chunks");
+}
+
+}  // namespace findings_rules
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

@@ -1,0 +1,39 @@
+// The failed_chunks finding, shared by the findings and their reference (one text, one rule).
+// It checks its cause in the records before it says that events are missing: a failed record
+// that names its chunk (a file, or an entry range) is recovered when a successful record names
+// the same chunk; a failed record that names no chunk (an engine task seen only in its logs)
+// cannot be matched to a resubmission, so whether its work is missing is not known.
+#ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_FAILED_CHUNKS_H_
+#define ROASTCOFFEA_AGGREGATION_FINDINGS_FAILED_CHUNKS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "aggregation/findings_rules.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace findings_rules {
+
+struct FailedChunkCounts {
+  int64_t missing = 0;    // names its chunk, and no successful record names the same one
+  int64_t recovered = 0;  // names its chunk, and a successful record names the same one
+  int64_t unnamed = 0;    // names no chunk: a resubmission cannot be matched to it
+};
+
+// The failed records of `records` by the rule above. Cost: O(records), one hash per record
+// that names a chunk.
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records);
+
+// Adds the failed_chunks finding for `records` (in their canonical order) when any failed:
+// CRITICAL when events are missing, WARNING when only unnamed tasks failed, INFO when every
+// failed attempt was rerun successfully.
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
+                            Builder& b);
+
+}  // namespace findings_rules
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_FINDINGS_FAILED_CHUNKS_H_

@@ -1,19 +1,12 @@
 #include "store/record_stream.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "store/segmented_measurement.h"
 
 namespace roastcoffea {
 namespace store_internal {
@@ -51,39 +44,11 @@ bool VisitPart(google::protobuf::io::CodedInputStream& coded, v1::ChunkRecord& r
 
 absl::Status ForEachChunkRecordInParts(
     const std::string& path, absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    return absl::Status(absl::ErrnoToStatus(error, "").code(),
-                        absl::StrCat("cannot open '", path, "': ", std::strerror(error)));
-  }
-  struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
-  }
-  google::protobuf::io::FileInputStream input(fd);
-  input.SetCloseOnDelete(true);
   v1::ChunkRecord record;  // reused: its fields keep their capacity from record to record
-  for (int part = 0;; ++part) {
-    google::protobuf::io::CodedInputStream coded(&input);
-    coded.SetTotalBytesLimit(INT_MAX);
-    uint32_t size = 0;
-    if (!coded.ReadVarint32(&size)) {
-      if (coded.CurrentPosition() == 0 && part > 0) return absl::OkStatus();  // the end
-      return absl::DataLossError(
-          absl::StrCat("'", path, "' is corrupt: part ", part, " has no length"));
-    }
-    const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
-    absl::Status visited;
-    if (!VisitPart(coded, record, visit, &visited) ||
-        (visited.ok() && coded.BytesUntilLimit() != 0)) {
-      return absl::DataLossError(
-          absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
-    }
-    if (!visited.ok()) return visited;
-    coded.PopLimit(limit);
-  }
+  return ForEachPart(path,
+                     [&](int, google::protobuf::io::CodedInputStream& coded, absl::Status* stop) {
+                       return VisitPart(coded, record, visit, stop);
+                     });
 }
 
 }  // namespace store_internal

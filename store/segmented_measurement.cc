@@ -255,8 +255,11 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
   return measurement->MergeFromString(kept);
 }
 
-absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
-                                  const MeasurementParts& parts) {
+absl::Status ForEachPart(
+    const std::string& path,
+    absl::FunctionRef<bool(int part, google::protobuf::io::CodedInputStream& coded,
+                           absl::Status* stop)>
+        read_part) {
   const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     const int error = errno;
@@ -280,25 +283,35 @@ absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* meas
       return absl::DataLossError(
           absl::StrCat("'", path, "' is corrupt: part ", part, " has no length"));
     }
+    const auto cut = [&] {
+      return absl::DataLossError(
+          absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
+    };
     // A seek past the end succeeds: a part that would end there is found cut short here.
     const int64_t part_end = part_start + coded.CurrentPosition() + int64_t{size};
-    if (part_end > static_cast<int64_t>(info.st_size)) {
-      return absl::DataLossError(
-          absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
-    }
+    if (part_end > static_cast<int64_t>(info.st_size)) return cut();
     part_start = part_end;
     const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
-    // A records part (every part after the first) that the reader skips is passed over whole,
-    // with a seek: `collect show` of 10^6 chunks then reads the first part only, not 180 MB.
-    const bool skip_whole = part > 0 && !parts.chunk_records && StartsWithRecords(coded);
-    if (skip_whole
-            ? !coded.Skip(coded.BytesUntilLimit())
-            : (!MergeMeasurementFrom(coded, parts, measurement) || coded.BytesUntilLimit() != 0)) {
-      return absl::DataLossError(
-          absl::StrCat("'", path, "' is corrupt: part ", part, " is cut short or does not parse"));
-    }
+    absl::Status stop;
+    if (!read_part(part, coded, &stop)) return cut();
+    if (!stop.ok()) return stop;
+    if (coded.BytesUntilLimit() != 0) return cut();
     coded.PopLimit(limit);
   }
+}
+
+absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
+                                  const MeasurementParts& parts) {
+  return ForEachPart(path,
+                     [&](int part, google::protobuf::io::CodedInputStream& coded, absl::Status*) {
+                       // A records part (every part after the first) that the reader skips is
+                       // passed over whole, with a seek: `collect show` of 10^6 chunks then reads
+                       // the first part only, not 180 MB.
+                       if (part > 0 && !parts.chunk_records && StartsWithRecords(coded)) {
+                         return coded.Skip(coded.BytesUntilLimit());
+                       }
+                       return MergeMeasurementFrom(coded, parts, measurement);
+                     });
 }
 
 }  // namespace store_internal

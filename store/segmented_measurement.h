@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "io/atomic_write.h"
@@ -51,6 +52,18 @@ struct MeasurementParts {
 // otherwise.
 absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* measurement,
                                   const MeasurementParts& parts = {});
+
+// The one walk over the parts of the file at `path` (a regular file, never followed through a
+// link), for every reader of them: calls `read_part` with each part's index and `coded` limited
+// to that part's bytes. `read_part` returns false when the part does not parse, or sets `*stop`
+// to end the reading with that status. DataLoss naming `path` and the part when a part has no
+// length, would end past the end of the file, does not parse or is not read to its end; the
+// OS's errors otherwise.
+absl::Status ForEachPart(
+    const std::string& path,
+    absl::FunctionRef<bool(int part, google::protobuf::io::CodedInputStream& coded,
+                           absl::Status* stop)>
+        read_part);
 
 // Merges the serialized Measurement `coded` holds (up to its limit or end) into `measurement`,
 // with only the `parts` asked for. False when the bytes do not parse.

@@ -42,6 +42,7 @@ struct ChunkView {
   std::vector<double> successful_seconds, successful_bytes;
   std::vector<int64_t> successful_events;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
+  std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
   double median_successful_seconds = 0;            // of the successful records' durations
 };
 
@@ -172,7 +173,10 @@ ChunkView ViewChunks(const FindingsInputs& in) {
     view.start_ns.push_back(chunk->start_unix_ns());
     view.end_ns.push_back(chunk->end_unix_ns());
     view.seconds.push_back(chunk->duration_seconds());
-    if (chunk->status() == v1::CHUNK_STATUS_FAILED) continue;
+    if (chunk->status() == v1::CHUNK_STATUS_FAILED) {
+      view.failed.push_back(chunk);
+      continue;
+    }
     view.successful.push_back(chunk);
     view.successful_seconds.push_back(chunk->duration_seconds());
     view.successful_bytes.push_back(
@@ -466,7 +470,10 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   b.Evaluated("failed_chunks");
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
-  if (chunks.num_failed_chunks() > 0) AddFailedChunksFinding(view.all, chunks.num_chunks(), b);
+  if (chunks.num_failed_chunks() > 0) {
+    AddFailedChunksFinding(view.failed, CountFailedChunks(view.failed, view.successful),
+                           chunks.num_chunks(), b);
+  }
   if (chunks.num_retried_chunks() > 0) {
     double retried_seconds = 0;
     for (const v1::ChunkRecord* chunk : view.all) {

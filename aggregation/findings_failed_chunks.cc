@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,22 +18,24 @@ namespace findings_rules {
 namespace {
 
 using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
-
-bool NamesItsChunk(const v1::ChunkRecord& chunk) {
-  return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
-}
+// What a record's chunk key is known by without reading its file name (the name's bytes are a
+// separate heap block per record: reading a million of them is what costs).
+using RangeAndLength = std::tuple<int64_t, int64_t, size_t>;
 
 ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
   return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
 }
 
+RangeAndLength RangeAndLengthOf(const v1::ChunkRecord& chunk) {
+  return {chunk.entry_start(), chunk.entry_stop(), chunk.file().size()};
+}
+
 // "Failed in 2 files: a.root, b.root; first error: ...".
-std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& records) {
+std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& failed) {
   std::vector<std::string> files;
   std::string error;
   bool all_have_files = true;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+  for (const v1::ChunkRecord* chunk : failed) {
     all_have_files &= !chunk->file().empty();
     files.push_back(ChunkName(*chunk));
     if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
@@ -54,33 +57,45 @@ std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& records) {
 
 }  // namespace
 
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records) {
-  absl::flat_hash_set<ChunkKey> succeeded;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED && NamesItsChunk(*chunk)) {
-      succeeded.insert(KeyOf(*chunk));
-    }
-  }
+bool NamesItsChunk(const v1::ChunkRecord& chunk) {
+  return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
+}
+
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
+                                    const std::vector<const v1::ChunkRecord*>& successful) {
   FailedChunkCounts counts;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+  // Each chunk a failed record names, and whether a successful record names it too.
+  absl::flat_hash_map<ChunkKey, bool> rerun;
+  absl::flat_hash_set<RangeAndLength> candidates;
+  for (const v1::ChunkRecord* chunk : failed) {
     if (!NamesItsChunk(*chunk)) {
       ++counts.unnamed;
-    } else if (succeeded.contains(KeyOf(*chunk))) {
-      ++counts.recovered;
-    } else {
-      ++counts.missing;
+      continue;
     }
+    rerun.try_emplace(KeyOf(*chunk), false);
+    candidates.insert(RangeAndLengthOf(*chunk));
+  }
+  size_t unmatched = rerun.size();
+  for (const v1::ChunkRecord* chunk : successful) {
+    if (unmatched == 0) break;
+    if (!candidates.contains(RangeAndLengthOf(*chunk)) || !NamesItsChunk(*chunk)) continue;
+    const auto it = rerun.find(KeyOf(*chunk));
+    if (it == rerun.end() || it->second) continue;
+    it->second = true;
+    --unmatched;
+  }
+  for (const v1::ChunkRecord* chunk : failed) {
+    if (!NamesItsChunk(*chunk)) continue;
+    ++(rerun.at(KeyOf(*chunk)) ? counts.recovered : counts.missing);
   }
   return counts;
 }
 
-void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
-                            Builder& b) {
-  const FailedChunkCounts counts = CountFailedChunks(records);
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& failed_records,
+                            const FailedChunkCounts& counts, int64_t num_chunks, Builder& b) {
   const int64_t failed = counts.missing + counts.recovered + counts.unnamed;
   if (failed == 0) return;
-  std::string evidence = FailedEvidence(records);
+  std::string evidence = FailedEvidence(failed_records);
   if (counts.missing > 0 && counts.recovered + counts.unnamed > 0) {
     absl::StrAppend(&evidence, " Of the ", failed, " failed records, ", counts.missing,
                     counts.missing == 1 ? " names a chunk" : " name chunks",

@@ -22,15 +22,23 @@ struct FailedChunkCounts {
   int64_t unnamed = 0;    // names no chunk: a resubmission cannot be matched to it
 };
 
-// The failed records of `records` by the rule above. Cost: O(records), one hash per record
-// that names a chunk.
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records);
+// Whether `chunk` names its chunk: a file, or a non-empty entry range. Two records name the
+// same chunk when their file and entry range are equal.
+bool NamesItsChunk(const v1::ChunkRecord& chunk);
 
-// Adds the failed_chunks finding for `records` (in their canonical order) when any failed:
-// CRITICAL when events are missing, WARNING when only unnamed tasks failed, INFO when every
-// failed attempt was rerun successfully.
-void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
-                            Builder& b);
+// Counts `failed` (the failed records) by the rule above against `successful` (every other
+// record, in any order). Only a successful record whose entry range and file-name length equal a
+// failed record's has its file name read and hashed, so a run where nothing failed, or where
+// failures are few, reads no file name of its successful records. Cost: O(failed + successful)
+// integer work, plus one string hash per such candidate.
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
+                                    const std::vector<const v1::ChunkRecord*>& successful);
+
+// Adds the failed_chunks finding for `failed` (the failed records, in their canonical order)
+// with their `counts` (CountFailedChunks) when any failed: CRITICAL when events are missing,
+// WARNING when only unnamed tasks failed, INFO when every failed attempt was rerun successfully.
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& failed,
+                            const FailedChunkCounts& counts, int64_t num_chunks, Builder& b);
 
 }  // namespace findings_rules
 }  // namespace aggregation_internal

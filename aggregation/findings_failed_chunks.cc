@@ -18,16 +18,16 @@ namespace findings_rules {
 namespace {
 
 using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
-// What a record's chunk key is known by without reading its file name (the name's bytes are a
-// separate heap block per record: reading a million of them is what costs).
-using RangeAndLength = std::tuple<int64_t, int64_t, size_t>;
+// What a record's chunk key is known by without reading its file name (the name is a separate
+// heap block per record: reading a million of them is what costs).
+using EntryRange = std::pair<int64_t, int64_t>;
 
 ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
   return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
 }
 
-RangeAndLength RangeAndLengthOf(const v1::ChunkRecord& chunk) {
-  return {chunk.entry_start(), chunk.entry_stop(), chunk.file().size()};
+EntryRange EntryRangeOf(const v1::ChunkRecord& chunk) {
+  return {chunk.entry_start(), chunk.entry_stop()};
 }
 
 // "Failed in 2 files: a.root, b.root; first error: ...".
@@ -66,19 +66,19 @@ FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& f
   FailedChunkCounts counts;
   // Each chunk a failed record names, and whether a successful record names it too.
   absl::flat_hash_map<ChunkKey, bool> rerun;
-  absl::flat_hash_set<RangeAndLength> candidates;
+  absl::flat_hash_set<EntryRange> candidates;
   for (const v1::ChunkRecord* chunk : failed) {
     if (!NamesItsChunk(*chunk)) {
       ++counts.unnamed;
       continue;
     }
     rerun.try_emplace(KeyOf(*chunk), false);
-    candidates.insert(RangeAndLengthOf(*chunk));
+    candidates.insert(EntryRangeOf(*chunk));
   }
   size_t unmatched = rerun.size();
   for (const v1::ChunkRecord* chunk : successful) {
     if (unmatched == 0) break;
-    if (!candidates.contains(RangeAndLengthOf(*chunk)) || !NamesItsChunk(*chunk)) continue;
+    if (!candidates.contains(EntryRangeOf(*chunk)) || !NamesItsChunk(*chunk)) continue;
     const auto it = rerun.find(KeyOf(*chunk));
     if (it == rerun.end() || it->second) continue;
     it->second = true;

@@ -27,10 +27,10 @@ struct FailedChunkCounts {
 bool NamesItsChunk(const v1::ChunkRecord& chunk);
 
 // Counts `failed` (the failed records) by the rule above against `successful` (every other
-// record, in any order). Only a successful record whose entry range and file-name length equal a
-// failed record's has its file name read and hashed, so a run where nothing failed, or where
-// failures are few, reads no file name of its successful records. Cost: O(failed + successful)
-// integer work, plus one string hash per such candidate.
+// record, in any order). Only a successful record whose entry range equals a failed record's
+// has its file name read and hashed, so a run where nothing failed, or where failures are few,
+// reads few file names of its successful records. Cost: O(failed + successful) integer work,
+// plus one string hash per such candidate.
 FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
                                     const std::vector<const v1::ChunkRecord*>& successful);
 

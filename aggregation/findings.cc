@@ -44,7 +44,10 @@ struct ChunkView {
   std::vector<int64_t> successful_events;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
   std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
-  double median_successful_seconds = 0;            // of the successful records' durations
+  // Per record of `successful`, its entry range: only when records failed (failed_chunks).
+  std::vector<EntryRange> successful_ranges;
+  double median_successful_seconds = 0;  // of the successful records' durations
+  bool any_load_evidence = false;  // MayHaveLoadEvidence of any record (findings_contention.h)
 };
 
 // Numbers the worker slots of the records' distinct (worker, thread_index) pairs, named
@@ -78,6 +81,7 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   // per distinct (worker, thread_index) pair) and the figures the rules read, into columns.
   absl::flat_hash_map<std::pair<absl::string_view, int64_t>, uint32_t> pair_ids;
   std::vector<std::string> pair_names;
+  const bool any_failed = in.metrics->has_chunks() && in.metrics->chunks().num_failed_chunks() > 0;
   const size_t n = view.all.size();
   view.pair.reserve(n);
   view.start_ns.reserve(n);
@@ -95,6 +99,7 @@ ChunkView ViewChunks(const FindingsInputs& in) {
     view.start_ns.push_back(chunk->start_unix_ns());
     view.end_ns.push_back(chunk->end_unix_ns());
     view.seconds.push_back(chunk->duration_seconds());
+    view.any_load_evidence = view.any_load_evidence || MayHaveLoadEvidence(*chunk);
     if (chunk->status() == v1::CHUNK_STATUS_FAILED) {
       view.failed.push_back(chunk);
       continue;
@@ -104,6 +109,7 @@ ChunkView ViewChunks(const FindingsInputs& in) {
     view.successful_bytes.push_back(
         static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
     view.successful_events.push_back(chunk->events());
+    if (any_failed) view.successful_ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
   }
   NameSlots(pair_names, &view);
   view.median_successful_seconds = Median(view.successful_seconds);
@@ -394,7 +400,8 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
   if (chunks.num_failed_chunks() > 0) {
-    AddFailedChunksFinding(view.failed, CountFailedChunks(view.failed, view.successful),
+    AddFailedChunksFinding(view.failed,
+                           CountFailedChunks(view.failed, view.successful, view.successful_ranges),
                            chunks.num_chunks(), b);
   }
   if (chunks.num_retried_chunks() > 0) {
@@ -441,7 +448,7 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   Builder b(&findings, &outcome.evaluations);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
-  CpuContention(in, b);
+  CpuContention(in, view.any_load_evidence, b);
   IoBound(in, b);
   Stragglers(in, view, b);
   IdleTailAndImbalance(in, view, b);

@@ -28,12 +28,6 @@ std::string NoEvidenceReason(const FindingsInputs& in, bool any_chunk) {
   return "no run-queue wait or machine load in the chunk records";
 }
 
-// False only when ChunkLoadOverCpus(chunk) is nullopt; reads only which fields are set.
-bool MayHaveLoadEvidence(const v1::ChunkRecord& chunk) {
-  return (chunk.has_machine_load() && chunk.has_machine_cpus()) ||
-         chunk.has_run_queue_wait_seconds();
-}
-
 // Seconds a contended chunk lost waiting for a CPU.
 double WaitSeconds(const v1::ChunkRecord& chunk, double ratio) {
   if (chunk.has_run_queue_wait_seconds()) return std::max(0.0, chunk.run_queue_wait_seconds());
@@ -128,14 +122,12 @@ void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double pe
 
 }  // namespace
 
-void CpuContention(const FindingsInputs& in, Builder& b) {
+void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b) {
   if (in.chunks == nullptr || in.chunks->empty()) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, false));
     return;
   }
-  // Most runs carry no such evidence (Dask, plain records): one look at each record's presence
-  // bits says so, without reading its times and figures.
-  if (std::none_of(in.chunks->begin(), in.chunks->end(), MayHaveLoadEvidence)) {
+  if (!any_load_evidence) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, true));
     return;
   }

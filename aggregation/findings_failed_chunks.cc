@@ -1,6 +1,8 @@
 #include "aggregation/findings_failed_chunks.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -18,9 +20,29 @@ namespace findings_rules {
 namespace {
 
 using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
-// What a record's chunk key is known by without reading its file name (the name is a separate
-// heap block per record: reading a million of them is what costs).
-using EntryRange = std::pair<int64_t, int64_t>;
+// The failed records' entry ranges, for a first look at each successful record: a bit per
+// hashed range says "maybe" (a multiplication and a shift per record), the set says surely.
+class FailedRanges {
+ public:
+  void Add(const EntryRange& range) {
+    bits_[Slot(range) / 64] |= uint64_t{1} << (Slot(range) % 64);
+    ranges_.insert({range.start, range.stop});
+  }
+  bool Contains(const EntryRange& range) const {
+    return (bits_[Slot(range) / 64] >> (Slot(range) % 64) & 1) != 0 &&
+           ranges_.contains({range.start, range.stop});
+  }
+
+ private:
+  static constexpr int kSlotBits = 12;
+  static size_t Slot(const EntryRange& range) {
+    const uint64_t mixed = (static_cast<uint64_t>(range.start) * 0x9E3779B97F4A7C15u) ^
+                           (static_cast<uint64_t>(range.stop) * 0xC2B2AE3D27D4EB4Fu);
+    return static_cast<size_t>((mixed * 0x165667B19E3779F9u) >> (64 - kSlotBits));
+  }
+  uint64_t bits_[(size_t{1} << kSlotBits) / 64] = {};
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> ranges_;
+};
 
 ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
   return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
@@ -62,31 +84,31 @@ bool NamesItsChunk(const v1::ChunkRecord& chunk) {
 }
 
 FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
-                                    const std::vector<const v1::ChunkRecord*>& successful) {
+                                    const std::vector<const v1::ChunkRecord*>& successful,
+                                    const std::vector<EntryRange>& successful_ranges) {
   FailedChunkCounts counts;
   // Each chunk a failed record names, and whether a successful record names it too.
   absl::flat_hash_map<ChunkKey, bool> rerun;
-  absl::flat_hash_set<EntryRange> candidates;
+  FailedRanges candidates;
   for (const v1::ChunkRecord* chunk : failed) {
     if (!NamesItsChunk(*chunk)) {
       ++counts.unnamed;
       continue;
     }
     rerun.try_emplace(KeyOf(*chunk), false);
-    candidates.insert(EntryRangeOf(*chunk));
+    candidates.Add(EntryRangeOf(*chunk));
   }
   size_t unmatched = rerun.size();
-  for (const v1::ChunkRecord* chunk : successful) {
-    if (unmatched == 0) break;
-    if (!candidates.contains(EntryRangeOf(*chunk)) || !NamesItsChunk(*chunk)) continue;
-    const auto it = rerun.find(KeyOf(*chunk));
+  for (size_t i = 0; i < successful.size() && unmatched > 0; ++i) {
+    if (!candidates.Contains(successful_ranges[i]) || !NamesItsChunk(*successful[i])) continue;
+    const auto it = rerun.find(KeyOf(*successful[i]));
     if (it == rerun.end() || it->second) continue;
     it->second = true;
     --unmatched;
   }
   for (const v1::ChunkRecord* chunk : failed) {
     if (!NamesItsChunk(*chunk)) continue;
-    ++(rerun.at(KeyOf(*chunk)) ? counts.recovered : counts.missing);
+    ++(rerun.find(KeyOf(*chunk))->second ? counts.recovered : counts.missing);
   }
   return counts;
 }

@@ -26,13 +26,20 @@ struct FailedChunkCounts {
 // same chunk when their file and entry range are equal.
 bool NamesItsChunk(const v1::ChunkRecord& chunk);
 
+// A record's entry range, kept beside the record so that matching records reads no record.
+struct EntryRange {
+  int64_t start = 0;
+  int64_t stop = 0;
+};
+
 // Counts `failed` (the failed records) by the rule above against `successful` (every other
-// record, in any order). Only a successful record whose entry range equals a failed record's
-// has its file name read and hashed, so a run where nothing failed, or where failures are few,
-// reads few file names of its successful records. Cost: O(failed + successful) integer work,
-// plus one string hash per such candidate.
+// record, in any order) and their `successful_ranges` (one per record of `successful`). Only a
+// successful record whose entry range equals a failed record's has its record and file name
+// read, so a run where failures are few reads few successful records. Cost: O(failed +
+// successful) integer work, plus one string hash per such candidate.
 FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
-                                    const std::vector<const v1::ChunkRecord*>& successful);
+                                    const std::vector<const v1::ChunkRecord*>& successful,
+                                    const std::vector<EntryRange>& successful_ranges);
 
 // Adds the failed_chunks finding for `failed` (the failed records, in their canonical order)
 // with their `counts` (CountFailedChunks) when any failed: CRITICAL when events are missing,

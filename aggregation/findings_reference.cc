@@ -269,7 +269,10 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   Builder b(&findings);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
-  CpuContention(in, b);
+  CpuContention(in,
+                in.chunks != nullptr &&
+                    std::any_of(in.chunks->begin(), in.chunks->end(), MayHaveLoadEvidence),
+                b);
   IoBound(in, b);
   Stragglers(view, b);
   IdleTailAndImbalance(in, view, b);

@@ -39,9 +39,9 @@ struct ChunkView {
   // million records are scattered heap objects, these contiguous arrays.
   std::vector<int64_t> start_ns, end_ns;
   std::vector<double> seconds;
-  // Per record of `successful`: its duration, bytes read (>= 0) and events.
-  std::vector<double> successful_seconds, successful_bytes;
-  std::vector<int64_t> successful_events;
+  // Per record of `successful`: its duration. (Bytes and events are read from the records only
+  // by a rule that fires: a column of each would be 8 MB of fresh pages per million records.)
+  std::vector<double> successful_seconds;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
   std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
   // Per record of `successful`, its entry range: only when records failed (failed_chunks).
@@ -106,9 +106,6 @@ ChunkView ViewChunks(const FindingsInputs& in) {
     }
     view.successful.push_back(chunk);
     view.successful_seconds.push_back(chunk->duration_seconds());
-    view.successful_bytes.push_back(
-        static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
-    view.successful_events.push_back(chunk->events());
     if (any_failed) view.successful_ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
   }
   NameSlots(pair_names, &view);
@@ -157,8 +154,13 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, view.successful.size(), max, median,
-                Median(view.successful_bytes), b);
+  std::vector<double> bytes;
+  bytes.reserve(view.successful.size());
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  }
+  AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
+                b);
 }
 
 struct SlotTimes {
@@ -323,10 +325,6 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
                    absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
     return;
   }
-  std::vector<double> events;
-  for (const int64_t n : view.successful_events) {
-    if (n > 0) events.push_back(static_cast<double>(n));
-  }
   const double median = view.median_successful_seconds;
   if (median <= 0.0) {
     b.NotEvaluated("tiny_chunks", "no chunk durations");
@@ -361,6 +359,10 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const bool engine_rule = !InProcess(in) && median < kEngineMinChunkSeconds;
   if (!gap_rule && !engine_rule) return;
 
+  std::vector<double> events;
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
+  }
   const double median_events = events.empty() ? 0.0 : Median(std::move(events));
   std::string evidence = absl::StrCat("Median chunk ", Seconds(median));
   if (median_events > 0)

@@ -59,6 +59,44 @@ void RadixSortByKey(std::vector<Keyed>& items) {
   }
 }
 
+// The rank of each of the distinct `names` in name order. The names of one run share a long
+// prefix ("root://host//store/..."): past it, their next 8 bytes as one big-endian integer
+// order most pairs without reading the names again; only equal ones compare the rest.
+std::vector<uint32_t> NameRanks(const std::vector<absl::string_view>& names) {
+  size_t common = names.empty() ? 0 : names[0].size();
+  for (const absl::string_view name : names) {
+    size_t same = 0;
+    const size_t limit = std::min(common, name.size());
+    while (same < limit && name[same] == names[0][same]) ++same;
+    common = same;
+  }
+  struct Named {
+    uint64_t next_bytes;  // the 8 bytes after the common prefix, zero past the end
+    absl::string_view rest;
+    uint32_t id;
+  };
+  std::vector<Named> named;
+  named.reserve(names.size());
+  for (uint32_t id = 0; id < names.size(); ++id) {
+    const absl::string_view rest = names[id].substr(common);
+    uint64_t next_bytes = 0;
+    for (size_t i = 0; i < 8; ++i) {
+      const uint8_t byte = i < rest.size() ? static_cast<uint8_t>(rest[i]) : 0;
+      next_bytes = (next_bytes << 8) | byte;
+    }
+    named.push_back({next_bytes, rest, id});
+  }
+  // Zero padding keeps the order: a name that ends inside the 8 bytes ties with any name that
+  // continues with zero bytes, and the tie compares the rest (the shorter first).
+  std::sort(named.begin(), named.end(), [](const Named& a, const Named& c) {
+    if (a.next_bytes != c.next_bytes) return a.next_bytes < c.next_bytes;
+    return a.rest < c.rest;
+  });
+  std::vector<uint32_t> rank(names.size());
+  for (uint32_t r = 0; r < named.size(); ++r) rank[named[r].id] = r;
+  return rank;
+}
+
 // Each record's file as its rank among the distinct names in [first, last), in name order.
 std::vector<uint32_t> FileRanks(Iterator first, Iterator last) {
   absl::flat_hash_map<absl::string_view, uint32_t> ids;
@@ -78,12 +116,7 @@ std::vector<uint32_t> FileRanks(Iterator first, Iterator last) {
     }
     id_of.push_back(previous_id);
   }
-  std::vector<std::pair<absl::string_view, uint32_t>> by_name;
-  by_name.reserve(files.size());
-  for (uint32_t id = 0; id < files.size(); ++id) by_name.emplace_back(files[id], id);
-  std::sort(by_name.begin(), by_name.end());
-  std::vector<uint32_t> rank(files.size());
-  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r].second] = r;
+  const std::vector<uint32_t> rank = NameRanks(files);
   for (uint32_t& id : id_of) id = rank[id];
   return id_of;
 }

@@ -21,10 +21,11 @@ namespace {
 
 struct Shape {
   int records;
-  int instants;   // distinct start instants (few: long runs of one instant)
-  int files;      // distinct file names
-  bool wide;      // entry starts over the whole int64 range (cannot be packed)
-  bool in_order;  // records given in start order
+  int instants;            // distinct start instants (few: long runs of one instant)
+  int files;               // distinct file names
+  bool wide;               // entry starts over the whole int64 range (cannot be packed)
+  bool in_order;           // records given in start order
+  bool empty_file = true;  // one of the files is "" (then the names share no prefix)
 };
 
 std::vector<v1::ChunkRecord> Records(const Shape& shape, std::mt19937_64& rng) {
@@ -32,9 +33,12 @@ std::vector<v1::ChunkRecord> Records(const Shape& shape, std::mt19937_64& rng) {
   for (v1::ChunkRecord& chunk : records) {
     const auto pick = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
     chunk.set_start_unix_ns(1'765'000'000'000'000'000 + pick(shape.instants) * 1'000'003);
-    // Names whose order is not their numbers' ("f10" < "f9"), and one empty.
+    // Names whose order is not their numbers' ("f10" < "f9"), names that are the start of
+    // others ("f14", "f140"), and one empty (when asked for).
     const int64_t file = pick(static_cast<uint64_t>(shape.files));
-    chunk.set_file(file == 0 ? "" : absl::StrCat("root://eos//store/f", file, ".root"));
+    chunk.set_file(file == 0 && shape.empty_file
+                       ? ""
+                       : absl::StrCat("root://eos//store/f", file, file % 7 == 0 ? "" : ".root"));
     chunk.set_entry_start(shape.wide ? static_cast<int64_t>(rng()) : pick(4) * 1000 - 1000);
     chunk.set_attempt(static_cast<uint32_t>(pick(3)));
     chunk.set_worker(absl::StrCat("w", pick(3)));
@@ -83,6 +87,7 @@ TEST(SortBeforeTest, RecordsInStartOrderWithSharedInstants) {
 
 TEST(SortBeforeTest, OneInstantForEveryRecord) {
   ExpectBeforeOrder({20000, 1, 2000, false, false}, 3);
+  ExpectBeforeOrder({20000, 1, 2000, false, false, /*empty_file=*/false}, 8);
 }
 
 TEST(SortBeforeTest, EntryRangesTooWideToPack) {

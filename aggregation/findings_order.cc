@@ -97,12 +97,22 @@ std::vector<uint32_t> NameRanks(const std::vector<absl::string_view>& names) {
   return rank;
 }
 
-// Each record's file as its rank among the distinct names in [first, last), in name order.
-std::vector<uint32_t> FileRanks(Iterator first, Iterator last) {
+// Before's keys after the start instant, of each record of a run, read in one pass over the
+// records: the file as its rank among the run's distinct names, the entry start, the attempt.
+struct RunKeys {
+  std::vector<uint32_t> file_rank;
+  std::vector<int64_t> entry_start;
+  std::vector<uint32_t> attempt;
+};
+
+RunKeys ReadRunKeys(Iterator first, Iterator last) {
+  RunKeys keys;
+  const size_t n = static_cast<size_t>(last - first);
+  keys.file_rank.reserve(n);
+  keys.entry_start.reserve(n);
+  keys.attempt.reserve(n);
   absl::flat_hash_map<absl::string_view, uint32_t> ids;
   std::vector<absl::string_view> files;
-  std::vector<uint32_t> id_of;
-  id_of.reserve(static_cast<size_t>(last - first));
   absl::string_view previous;
   uint32_t previous_id = 0;
   for (auto it = first; it != last; ++it) {
@@ -114,11 +124,13 @@ std::vector<uint32_t> FileRanks(Iterator first, Iterator last) {
       previous = file;
       previous_id = entry->second;
     }
-    id_of.push_back(previous_id);
+    keys.file_rank.push_back(previous_id);
+    keys.entry_start.push_back((*it)->entry_start());
+    keys.attempt.push_back((*it)->attempt());
   }
   const std::vector<uint32_t> rank = NameRanks(files);
-  for (uint32_t& id : id_of) id = rank[id];
-  return id_of;
+  for (uint32_t& id : keys.file_rank) id = rank[id];
+  return keys;
 }
 
 // Bits that hold the values lo..hi once lo is subtracted.
@@ -131,32 +143,30 @@ void SortSameStartByBefore(Iterator first, Iterator last) {
     std::sort(first, last, ByBefore);
     return;
   }
-  const std::vector<uint32_t> file_rank = FileRanks(first, last);
+  const RunKeys keys = ReadRunKeys(first, last);
+  const size_t n = keys.file_rank.size();
   uint64_t entry_lo = UINT64_MAX, entry_hi = 0;
   uint32_t attempt_lo = UINT32_MAX, attempt_hi = 0;
   uint32_t rank_hi = 0;
-  for (auto it = first; it != last; ++it) {
-    entry_lo = std::min(entry_lo, Unsigned((*it)->entry_start()));
-    entry_hi = std::max(entry_hi, Unsigned((*it)->entry_start()));
-    attempt_lo = std::min(attempt_lo, (*it)->attempt());
-    attempt_hi = std::max(attempt_hi, (*it)->attempt());
-    rank_hi = std::max(rank_hi, file_rank[static_cast<size_t>(it - first)]);
+  for (size_t i = 0; i < n; ++i) {
+    entry_lo = std::min(entry_lo, Unsigned(keys.entry_start[i]));
+    entry_hi = std::max(entry_hi, Unsigned(keys.entry_start[i]));
+    attempt_lo = std::min(attempt_lo, keys.attempt[i]);
+    attempt_hi = std::max(attempt_hi, keys.attempt[i]);
+    rank_hi = std::max(rank_hi, keys.file_rank[i]);
   }
   const int entry_bits = BitsFor(entry_lo, entry_hi);
   const int attempt_bits = BitsFor(attempt_lo, attempt_hi);
   const int rank_bits = BitsFor(0, rank_hi);
   std::vector<Keyed> keyed;
-  keyed.reserve(file_rank.size());
+  keyed.reserve(n);
   if (rank_bits + entry_bits + attempt_bits <= 64) {
     // (file rank, entry start, attempt) packed into one integer, most significant first.
-    for (auto it = first; it != last; ++it) {
-      const uint64_t rank = file_rank[static_cast<size_t>(it - first)];
-      const uint64_t entry = Unsigned((*it)->entry_start()) - entry_lo;
-      const uint64_t attempt = (*it)->attempt() - attempt_lo;
-      uint64_t key = rank;
-      if (entry_bits > 0) key = (key << entry_bits) | entry;
-      if (attempt_bits > 0) key = (key << attempt_bits) | attempt;
-      keyed.push_back({key, *it});
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t key = keys.file_rank[i];
+      if (entry_bits > 0) key = (key << entry_bits) | (Unsigned(keys.entry_start[i]) - entry_lo);
+      if (attempt_bits > 0) key = (key << attempt_bits) | (keys.attempt[i] - attempt_lo);
+      keyed.push_back({key, first[static_cast<std::ptrdiff_t>(i)]});
     }
     RadixSortByKey(keyed);
   } else {
@@ -168,10 +178,10 @@ void SortSameStartByBefore(Iterator first, Iterator last) {
       const v1::ChunkRecord* record;
     };
     std::vector<Wide> wide;
-    wide.reserve(file_rank.size());
-    for (auto it = first; it != last; ++it) {
-      wide.push_back({file_rank[static_cast<size_t>(it - first)], (*it)->attempt(),
-                      (*it)->entry_start(), *it});
+    wide.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      wide.push_back({keys.file_rank[i], keys.attempt[i], keys.entry_start[i],
+                      first[static_cast<std::ptrdiff_t>(i)]});
     }
     std::sort(wide.begin(), wide.end(), [](const Wide& a, const Wide& c) {
       return std::tie(a.file_rank, a.entry_start, a.attempt) <

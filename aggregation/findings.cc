@@ -19,6 +19,7 @@
 #include "aggregation/findings_contention.h"
 #include "aggregation/findings_failed_chunks.h"
 #include "aggregation/findings_idle_tail.h"
+#include "aggregation/findings_order.h"
 #include "aggregation/findings_rules.h"
 
 namespace roastcoffea {
@@ -38,107 +39,21 @@ struct ChunkView {
   // million records are scattered heap objects, these contiguous arrays.
   std::vector<int64_t> start_ns, end_ns;
   std::vector<double> seconds;
-  // Per record of `successful`: its duration, bytes read (>= 0) and events.
-  std::vector<double> successful_seconds, successful_bytes;
-  std::vector<int64_t> successful_events;
+  // Per record of `successful`: its duration. (Bytes and events are read from the records only
+  // by a rule that fires: a column of each would be 8 MB of fresh pages per million records.)
+  std::vector<double> successful_seconds;
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
-  double median_successful_seconds = 0;            // of the successful records' durations
+  std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
+  // Per record of `successful`, its entry range: only when records failed (failed_chunks).
+  std::vector<EntryRange> successful_ranges;
+  double median_successful_seconds = 0;  // of the successful records' durations
+  bool any_load_evidence = false;  // MayHaveLoadEvidence of any record (findings_contention.h)
 };
 
-// Sorts records that share a start instant by Before's next keys (file, entry start, attempt):
-// the file as its rank among the run's distinct file names, so that thousands of records of one
-// instant compare as integers; only records equal in all of them are compared by Before itself.
-void SortSameStartByBefore(std::vector<const v1::ChunkRecord*>::iterator first,
-                           std::vector<const v1::ChunkRecord*>::iterator last) {
-  const auto before = [](const v1::ChunkRecord* a, const v1::ChunkRecord* c) {
-    return Before(*a, *c);
-  };
-  if (last - first < 32) {
-    std::sort(first, last, before);
-    return;
-  }
-  absl::flat_hash_map<absl::string_view, uint32_t> file_ids;
-  std::vector<absl::string_view> files;
-  std::vector<uint32_t> file_of;
-  for (auto it = first; it != last; ++it) {
-    const auto [id, added] =
-        file_ids.try_emplace((*it)->file(), static_cast<uint32_t>(files.size()));
-    if (added) files.push_back((*it)->file());
-    file_of.push_back(id->second);
-  }
-  std::vector<uint32_t> by_name(files.size());
-  for (uint32_t f = 0; f < by_name.size(); ++f) by_name[f] = f;
-  std::sort(by_name.begin(), by_name.end(),
-            [&](uint32_t a, uint32_t b) { return files[a] < files[b]; });
-  std::vector<uint32_t> rank(files.size());
-  for (uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
-  struct Keyed {
-    uint32_t file_rank;
-    uint32_t attempt;
-    int64_t entry_start;
-    const v1::ChunkRecord* record;
-  };
-  std::vector<Keyed> keyed;
-  keyed.reserve(file_of.size());
-  for (auto it = first; it != last; ++it) {
-    keyed.push_back({rank[file_of[static_cast<size_t>(it - first)]], (*it)->attempt(),
-                     (*it)->entry_start(), *it});
-  }
-  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& c) {
-    if (a.file_rank != c.file_rank) return a.file_rank < c.file_rank;
-    if (a.entry_start != c.entry_start) return a.entry_start < c.entry_start;
-    if (a.attempt != c.attempt) return a.attempt < c.attempt;
-    return Before(*a.record, *c.record);
-  });
-  for (size_t i = 0; i < keyed.size(); ++i) first[static_cast<std::ptrdiff_t>(i)] = keyed[i].record;
-}
-
-// Sorts `records` by Before: by the start instant (Before's first key) kept beside the pointer,
-// an integer sort that does not touch the records, then each run of one instant by the rest.
-void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
-  if (std::is_sorted(records.begin(), records.end(),
-                     [](const auto* a, const auto* c) { return Before(*a, *c); })) {
-    return;
-  }
-  struct Keyed {
-    int64_t start;
-    const v1::ChunkRecord* record;
-  };
-  std::vector<Keyed> keyed;
-  keyed.reserve(records.size());
-  for (const v1::ChunkRecord* record : records) keyed.push_back({record->start_unix_ns(), record});
-  std::sort(keyed.begin(), keyed.end(),
-            [](const Keyed& a, const Keyed& c) { return a.start < c.start; });
-  for (size_t i = 0; i < keyed.size(); ++i) records[i] = keyed[i].record;
-  for (size_t i = 0; i < keyed.size();) {
-    size_t end = i + 1;
-    while (end < keyed.size() && keyed[end].start == keyed[i].start) ++end;
-    if (end - i > 1) {
-      SortSameStartByBefore(records.begin() + static_cast<std::ptrdiff_t>(i),
-                            records.begin() + static_cast<std::ptrdiff_t>(end));
-    }
-    i = end;
-  }
-}
-
-// Interns the worker slot of every record of view->all: one Slot() string per distinct
-// (worker, thread_index), and slot ids numbered in name order (so that iterating ids is the
-// name order the rules use to break ties).
-void InternSlots(ChunkView* view) {
-  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, uint32_t> pair_ids;
-  std::vector<std::string> pair_names;
-  std::vector<uint32_t> pair_of;
-  pair_of.reserve(view->all.size());
-  for (const v1::ChunkRecord* chunk : view->all) {
-    const auto [it, added] = pair_ids.try_emplace(
-        std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
-        static_cast<uint32_t>(pair_names.size()));
-    if (added) {
-      pair_names.push_back(Slot(*chunk));
-      view->pair_worker.push_back(chunk->worker());
-    }
-    pair_of.push_back(it->second);
-  }
+// Numbers the worker slots of the records' distinct (worker, thread_index) pairs, named
+// `pair_names` (Slot() of each pair id), in name order (so that iterating slot ids is the name
+// order the rules use to break ties), and gives each record of view->all its slot.
+void NameSlots(const std::vector<std::string>& pair_names, ChunkView* view) {
   // Distinct pairs can name one slot ("w/thread-1" with thread 0 and 2; "" and "?").
   std::vector<std::string> names = pair_names;
   std::sort(names.begin(), names.end());
@@ -148,10 +63,9 @@ void InternSlots(ChunkView* view) {
     slot_of_pair[p] = static_cast<uint32_t>(
         std::lower_bound(names.begin(), names.end(), pair_names[p]) - names.begin());
   }
-  view->slot.reserve(pair_of.size());
-  for (uint32_t pair : pair_of) view->slot.push_back(slot_of_pair[pair]);
+  view->slot.reserve(view->pair.size());
+  for (uint32_t pair : view->pair) view->slot.push_back(slot_of_pair[pair]);
   view->slot_names = std::move(names);
-  view->pair = std::move(pair_of);
 }
 
 ChunkView ViewChunks(const FindingsInputs& in) {
@@ -163,22 +77,38 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   }
   // One order whatever the input's, so that sums round the same way every time.
   SortBefore(view.all);
-  InternSlots(&view);
+  // Then one pass over the records in that order: each record's worker slot (one Slot() string
+  // per distinct (worker, thread_index) pair) and the figures the rules read, into columns.
+  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, uint32_t> pair_ids;
+  std::vector<std::string> pair_names;
+  const bool any_failed = in.metrics->has_chunks() && in.metrics->chunks().num_failed_chunks() > 0;
   const size_t n = view.all.size();
+  view.pair.reserve(n);
   view.start_ns.reserve(n);
   view.end_ns.reserve(n);
   view.seconds.reserve(n);
   for (const v1::ChunkRecord* chunk : view.all) {
+    const auto [it, added] = pair_ids.try_emplace(
+        std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
+        static_cast<uint32_t>(pair_names.size()));
+    if (added) {
+      pair_names.push_back(Slot(*chunk));
+      view.pair_worker.push_back(chunk->worker());
+    }
+    view.pair.push_back(it->second);
     view.start_ns.push_back(chunk->start_unix_ns());
     view.end_ns.push_back(chunk->end_unix_ns());
     view.seconds.push_back(chunk->duration_seconds());
-    if (chunk->status() == v1::CHUNK_STATUS_FAILED) continue;
+    view.any_load_evidence = view.any_load_evidence || MayHaveLoadEvidence(*chunk);
+    if (chunk->status() == v1::CHUNK_STATUS_FAILED) {
+      view.failed.push_back(chunk);
+      continue;
+    }
     view.successful.push_back(chunk);
     view.successful_seconds.push_back(chunk->duration_seconds());
-    view.successful_bytes.push_back(
-        static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
-    view.successful_events.push_back(chunk->events());
+    if (any_failed) view.successful_ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
   }
+  NameSlots(pair_names, &view);
   view.median_successful_seconds = Median(view.successful_seconds);
   return view;
 }
@@ -224,8 +154,13 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, view.successful.size(), max, median,
-                Median(view.successful_bytes), b);
+  std::vector<double> bytes;
+  bytes.reserve(view.successful.size());
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  }
+  AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
+                b);
 }
 
 struct SlotTimes {
@@ -390,10 +325,6 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
                    absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
     return;
   }
-  std::vector<double> events;
-  for (const int64_t n : view.successful_events) {
-    if (n > 0) events.push_back(static_cast<double>(n));
-  }
   const double median = view.median_successful_seconds;
   if (median <= 0.0) {
     b.NotEvaluated("tiny_chunks", "no chunk durations");
@@ -428,6 +359,10 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const bool engine_rule = !InProcess(in) && median < kEngineMinChunkSeconds;
   if (!gap_rule && !engine_rule) return;
 
+  std::vector<double> events;
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
+  }
   const double median_events = events.empty() ? 0.0 : Median(std::move(events));
   std::string evidence = absl::StrCat("Median chunk ", Seconds(median));
   if (median_events > 0)
@@ -466,7 +401,11 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   b.Evaluated("failed_chunks");
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
-  if (chunks.num_failed_chunks() > 0) AddFailedChunksFinding(view.all, chunks.num_chunks(), b);
+  if (chunks.num_failed_chunks() > 0) {
+    AddFailedChunksFinding(view.failed,
+                           CountFailedChunks(view.failed, view.successful, view.successful_ranges),
+                           chunks.num_chunks(), b);
+  }
   if (chunks.num_retried_chunks() > 0) {
     double retried_seconds = 0;
     for (const v1::ChunkRecord* chunk : view.all) {
@@ -511,7 +450,7 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   Builder b(&findings, &outcome.evaluations);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
-  CpuContention(in, b);
+  CpuContention(in, view.any_load_evidence, b);
   IoBound(in, b);
   Stragglers(in, view, b);
   IdleTailAndImbalance(in, view, b);

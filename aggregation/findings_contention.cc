@@ -122,9 +122,10 @@ void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double pe
 
 }  // namespace
 
-void CpuContention(const FindingsInputs& in, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
-    b.NotEvaluated("cpu_contention", NoEvidenceReason(in, false));
+void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b) {
+  const bool any_chunk = in.chunks != nullptr && !in.chunks->empty();
+  if (!any_chunk || !any_load_evidence) {
+    b.NotEvaluated("cpu_contention", NoEvidenceReason(in, any_chunk));
     return;
   }
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;

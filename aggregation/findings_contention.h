@@ -58,7 +58,16 @@ std::string OffCpuNote(bool contended);
 inline constexpr char kFixContentionFirst[] =
     "Fix the CPU contention first (see that finding); if the chunks still wait off CPU then: ";
 
-void CpuContention(const FindingsInputs& in, Builder& b);
+// False only when ChunkLoadOverCpus(chunk) is nullopt; reads only which fields are set.
+inline bool MayHaveLoadEvidence(const v1::ChunkRecord& chunk) {
+  return (chunk.has_machine_load() && chunk.has_machine_cpus()) ||
+         chunk.has_run_queue_wait_seconds();
+}
+
+// The rule; `any_load_evidence`: whether MayHaveLoadEvidence holds for any of in.chunks (the
+// caller's own pass over the records finds out: most runs have none, and then the rule reads
+// no record).
+void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b);
 
 }  // namespace findings_rules
 }  // namespace aggregation_internal

@@ -1,10 +1,13 @@
 #include "aggregation/findings_failed_chunks.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -17,22 +20,44 @@ namespace findings_rules {
 namespace {
 
 using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
+// The failed records' entry ranges, for a first look at each successful record: a bit per
+// hashed range says "maybe" (a multiplication and a shift per record), the set says surely.
+class FailedRanges {
+ public:
+  void Add(const EntryRange& range) {
+    bits_[Slot(range) / 64] |= uint64_t{1} << (Slot(range) % 64);
+    ranges_.insert({range.start, range.stop});
+  }
+  bool Contains(const EntryRange& range) const {
+    return (bits_[Slot(range) / 64] >> (Slot(range) % 64) & 1) != 0 &&
+           ranges_.contains({range.start, range.stop});
+  }
 
-bool NamesItsChunk(const v1::ChunkRecord& chunk) {
-  return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
-}
+ private:
+  static constexpr int kSlotBits = 12;
+  static size_t Slot(const EntryRange& range) {
+    const uint64_t mixed = (static_cast<uint64_t>(range.start) * 0x9E3779B97F4A7C15u) ^
+                           (static_cast<uint64_t>(range.stop) * 0xC2B2AE3D27D4EB4Fu);
+    return static_cast<size_t>((mixed * 0x165667B19E3779F9u) >> (64 - kSlotBits));
+  }
+  uint64_t bits_[(size_t{1} << kSlotBits) / 64] = {};
+  absl::flat_hash_set<std::pair<int64_t, int64_t>> ranges_;
+};
 
 ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
   return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
 }
 
+EntryRange EntryRangeOf(const v1::ChunkRecord& chunk) {
+  return {chunk.entry_start(), chunk.entry_stop()};
+}
+
 // "Failed in 2 files: a.root, b.root; first error: ...".
-std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& records) {
+std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& failed) {
   std::vector<std::string> files;
   std::string error;
   bool all_have_files = true;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+  for (const v1::ChunkRecord* chunk : failed) {
     all_have_files &= !chunk->file().empty();
     files.push_back(ChunkName(*chunk));
     if (error.empty()) error = chunk->error_text().substr(0, chunk->error_text().find('\n'));
@@ -54,33 +79,45 @@ std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& records) {
 
 }  // namespace
 
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records) {
-  absl::flat_hash_set<ChunkKey> succeeded;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED && NamesItsChunk(*chunk)) {
-      succeeded.insert(KeyOf(*chunk));
-    }
-  }
+bool NamesItsChunk(const v1::ChunkRecord& chunk) {
+  return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
+}
+
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
+                                    const std::vector<const v1::ChunkRecord*>& successful,
+                                    const std::vector<EntryRange>& successful_ranges) {
   FailedChunkCounts counts;
-  for (const v1::ChunkRecord* chunk : records) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) continue;
+  // Each chunk a failed record names, and whether a successful record names it too.
+  absl::flat_hash_map<ChunkKey, bool> rerun;
+  FailedRanges candidates;
+  for (const v1::ChunkRecord* chunk : failed) {
     if (!NamesItsChunk(*chunk)) {
       ++counts.unnamed;
-    } else if (succeeded.contains(KeyOf(*chunk))) {
-      ++counts.recovered;
-    } else {
-      ++counts.missing;
+      continue;
     }
+    rerun.try_emplace(KeyOf(*chunk), false);
+    candidates.Add(EntryRangeOf(*chunk));
+  }
+  size_t unmatched = rerun.size();
+  for (size_t i = 0; i < successful.size() && unmatched > 0; ++i) {
+    if (!candidates.Contains(successful_ranges[i]) || !NamesItsChunk(*successful[i])) continue;
+    const auto it = rerun.find(KeyOf(*successful[i]));
+    if (it == rerun.end() || it->second) continue;
+    it->second = true;
+    --unmatched;
+  }
+  for (const v1::ChunkRecord* chunk : failed) {
+    if (!NamesItsChunk(*chunk)) continue;
+    ++(rerun.find(KeyOf(*chunk))->second ? counts.recovered : counts.missing);
   }
   return counts;
 }
 
-void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
-                            Builder& b) {
-  const FailedChunkCounts counts = CountFailedChunks(records);
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& failed_records,
+                            const FailedChunkCounts& counts, int64_t num_chunks, Builder& b) {
   const int64_t failed = counts.missing + counts.recovered + counts.unnamed;
   if (failed == 0) return;
-  std::string evidence = FailedEvidence(records);
+  std::string evidence = FailedEvidence(failed_records);
   if (counts.missing > 0 && counts.recovered + counts.unnamed > 0) {
     absl::StrAppend(&evidence, " Of the ", failed, " failed records, ", counts.missing,
                     counts.missing == 1 ? " names a chunk" : " name chunks",

@@ -22,15 +22,30 @@ struct FailedChunkCounts {
   int64_t unnamed = 0;    // names no chunk: a resubmission cannot be matched to it
 };
 
-// The failed records of `records` by the rule above. Cost: O(records), one hash per record
-// that names a chunk.
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& records);
+// Whether `chunk` names its chunk: a file, or a non-empty entry range. Two records name the
+// same chunk when their file and entry range are equal.
+bool NamesItsChunk(const v1::ChunkRecord& chunk);
 
-// Adds the failed_chunks finding for `records` (in their canonical order) when any failed:
-// CRITICAL when events are missing, WARNING when only unnamed tasks failed, INFO when every
-// failed attempt was rerun successfully.
-void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& records, int64_t num_chunks,
-                            Builder& b);
+// A record's entry range, kept beside the record so that matching records reads no record.
+struct EntryRange {
+  int64_t start = 0;
+  int64_t stop = 0;
+};
+
+// Counts `failed` (the failed records) by the rule above against `successful` (every other
+// record, in any order) and their `successful_ranges` (one per record of `successful`). Only a
+// successful record whose entry range equals a failed record's has its record and file name
+// read, so a run where failures are few reads few successful records. Cost: O(failed +
+// successful) integer work, plus one string hash per such candidate.
+FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
+                                    const std::vector<const v1::ChunkRecord*>& successful,
+                                    const std::vector<EntryRange>& successful_ranges);
+
+// Adds the failed_chunks finding for `failed` (the failed records, in their canonical order)
+// with their `counts` (CountFailedChunks) when any failed: CRITICAL when events are missing,
+// WARNING when only unnamed tasks failed, INFO when every failed attempt was rerun successfully.
+void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& failed,
+                            const FailedChunkCounts& counts, int64_t num_chunks, Builder& b);
 
 }  // namespace findings_rules
 }  // namespace aggregation_internal

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,7 @@ namespace {
 struct ChunkView {
   std::vector<const v1::ChunkRecord*> all;         // every record, in Before order
   std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified)
+  std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
 };
 
 ChunkView ViewChunks(const FindingsInputs& in) {
@@ -45,9 +48,31 @@ ChunkView ViewChunks(const FindingsInputs& in) {
   std::sort(view.all.begin(), view.all.end(),
             [](const auto* a, const auto* c) { return Before(*a, *c); });
   for (const v1::ChunkRecord* chunk : view.all) {
-    if (chunk->status() != v1::CHUNK_STATUS_FAILED) view.successful.push_back(chunk);
+    (chunk->status() != v1::CHUNK_STATUS_FAILED ? view.successful : view.failed).push_back(chunk);
   }
   return view;
+}
+
+// The failed records by findings_failed_chunks.h's rule, the straightforward way: a set of
+// every successful record's chunk (the optimised count probes only candidates).
+FailedChunkCounts CountFailed(const ChunkView& view) {
+  std::set<std::tuple<std::string, int64_t, int64_t>> succeeded;
+  for (const v1::ChunkRecord* chunk : view.successful) {
+    if (NamesItsChunk(*chunk)) {
+      succeeded.emplace(chunk->file(), chunk->entry_start(), chunk->entry_stop());
+    }
+  }
+  FailedChunkCounts counts;
+  for (const v1::ChunkRecord* chunk : view.failed) {
+    if (!NamesItsChunk(*chunk)) {
+      ++counts.unnamed;
+    } else if (succeeded.count({chunk->file(), chunk->entry_start(), chunk->entry_stop()}) > 0) {
+      ++counts.recovered;
+    } else {
+      ++counts.missing;
+    }
+  }
+  return counts;
 }
 
 void Stragglers(const ChunkView& view, Builder& b) {
@@ -218,7 +243,9 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   const v1::AggregatedMetrics& m = *in.metrics;
   if (!m.has_chunks()) return;
   const v1::ChunkMetrics& chunks = m.chunks();
-  if (chunks.num_failed_chunks() > 0) AddFailedChunksFinding(view.all, chunks.num_chunks(), b);
+  if (chunks.num_failed_chunks() > 0) {
+    AddFailedChunksFinding(view.failed, CountFailed(view), chunks.num_chunks(), b);
+  }
   if (chunks.num_retried_chunks() > 0) {
     double retried_seconds = 0;
     for (const v1::ChunkRecord* chunk : view.all) {
@@ -242,7 +269,10 @@ std::vector<v1::Finding> Compute(const FindingsInputs& in) {
   Builder b(&findings);
   const ChunkView view = ViewChunks(in);
   CpuStarvation(in, b);
-  CpuContention(in, b);
+  CpuContention(in,
+                in.chunks != nullptr &&
+                    std::any_of(in.chunks->begin(), in.chunks->end(), MayHaveLoadEvidence),
+                b);
   IoBound(in, b);
   Stragglers(view, b);
   IdleTailAndImbalance(in, view, b);

@@ -535,6 +535,9 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
         const double limit = series.memory_limit_bytes(i);
         if (limit <= 0.0) continue;
         limit_known = true;
+        // A share above the worst needs memory >= worst x limit: a multiplication rules out
+        // most samples before the division (the margin covers both roundings).
+        if (series.memory_bytes(i) < worst_share * limit * (1 - 1e-12)) continue;
         const double share = series.memory_bytes(i) / limit;
         if (share > worst_share) {
           worst_share = share;

@@ -1,0 +1,162 @@
+// The failed_chunks rule's count (findings_failed_chunks.h): which failed records a successful
+// record of the same file and entry range recovers, including the candidates its integer
+// prefilter lets through (same range and file-name length) that are still another chunk.
+#include "aggregation/findings_failed_chunks.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "aggregation/findings_rules.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace findings_rules {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::ChunkRecord Record(const std::string& file, int64_t start, int64_t stop, bool failed) {
+  v1::ChunkRecord chunk;
+  chunk.set_file(file);
+  chunk.set_entry_start(start);
+  chunk.set_entry_stop(stop);
+  chunk.set_status(failed ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+  if (failed) chunk.set_error_text("OSError: XRootD timeout\nTraceback");
+  return chunk;
+}
+
+struct Split {
+  std::vector<const v1::ChunkRecord*> failed, successful;
+};
+
+Split SplitByStatus(const std::vector<v1::ChunkRecord>& records) {
+  Split split;
+  for (const v1::ChunkRecord& chunk : records) {
+    (chunk.status() == v1::CHUNK_STATUS_FAILED ? split.failed : split.successful).push_back(&chunk);
+  }
+  return split;
+}
+
+std::vector<EntryRange> Ranges(const std::vector<const v1::ChunkRecord*>& records) {
+  std::vector<EntryRange> ranges;
+  for (const v1::ChunkRecord* chunk : records) {
+    ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
+  }
+  return ranges;
+}
+
+FailedChunkCounts Count(const std::vector<v1::ChunkRecord>& records) {
+  const Split split = SplitByStatus(records);
+  return CountFailedChunks(split.failed, split.successful, Ranges(split.successful));
+}
+
+TEST(CountFailedChunksTest, NothingFailedCountsNothing) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, false), Record("/d/b.root", 0, 100, false)});
+  EXPECT_EQ(counts.missing, 0);
+  EXPECT_EQ(counts.recovered, 0);
+  EXPECT_EQ(counts.unnamed, 0);
+}
+
+TEST(CountFailedChunksTest, AllFailedAreMissing) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, true), Record("/d/a.root", 100, 200, true),
+             Record("", 0, 0, true)});
+  EXPECT_EQ(counts.missing, 2);
+  EXPECT_EQ(counts.recovered, 0);
+  EXPECT_EQ(counts.unnamed, 1);
+}
+
+TEST(CountFailedChunksTest, RerunOfTheSameChunkRecoversIt) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, true), Record("/d/a.root", 0, 100, false)});
+  EXPECT_EQ(counts.missing, 0);
+  EXPECT_EQ(counts.recovered, 1);
+}
+
+// Another file of the same name length and the same entry range passes the integer prefilter
+// but is another chunk.
+TEST(CountFailedChunksTest, SameRangeInAnotherFileDoesNotRecover) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, true), Record("/d/b.root", 0, 100, false),
+             Record("/d/aa.root", 0, 100, false)});
+  EXPECT_EQ(counts.missing, 1);
+  EXPECT_EQ(counts.recovered, 0);
+}
+
+TEST(CountFailedChunksTest, OverlappingRangeOfTheSameFileDoesNotRecover) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, true), Record("/d/a.root", 0, 50, false),
+             Record("/d/a.root", 50, 100, false), Record("/d/a.root", 0, 101, false)});
+  EXPECT_EQ(counts.missing, 1);
+  EXPECT_EQ(counts.recovered, 0);
+}
+
+// Two failed attempts of one chunk and one rerun: both attempts were rerun.
+TEST(CountFailedChunksTest, OneRerunRecoversEveryFailedAttemptOfItsChunk) {
+  const FailedChunkCounts counts =
+      Count({Record("/d/a.root", 0, 100, true), Record("/d/a.root", 0, 100, true),
+             Record("/d/a.root", 100, 200, true), Record("/d/a.root", 0, 100, false)});
+  EXPECT_EQ(counts.recovered, 2);
+  EXPECT_EQ(counts.missing, 1);
+}
+
+// A record without a file still names its chunk by its entry range.
+TEST(CountFailedChunksTest, EntryRangeWithoutAFileNamesAChunk) {
+  const FailedChunkCounts counts = Count({Record("", 0, 100, true), Record("", 0, 100, false),
+                                          Record("", 5, 5, true), Record("", 5, 5, false)});
+  EXPECT_EQ(counts.recovered, 1);
+  EXPECT_EQ(counts.unnamed, 1);
+  EXPECT_EQ(counts.missing, 0);
+}
+
+// Many failed ranges (more than the first look's bits tell apart): each still matched exactly.
+TEST(CountFailedChunksTest, ManyFailedRangesEachMatchedExactly) {
+  std::vector<v1::ChunkRecord> records;
+  for (int i = 0; i < 20000; ++i) {
+    records.push_back(Record("/d/a.root", int64_t{i} * 10, int64_t{i} * 10 + 10, true));
+    // Every third is rerun; every fifth has a success of a neighbouring range only.
+    if (i % 3 == 0) records.push_back(Record("/d/a.root", int64_t{i} * 10, i * 10 + 10, false));
+    if (i % 5 == 0) records.push_back(Record("/d/a.root", int64_t{i} * 10, i * 10 + 9, false));
+  }
+  const FailedChunkCounts counts = Count(records);
+  EXPECT_EQ(counts.recovered, 6667);
+  EXPECT_EQ(counts.missing, 20000 - 6667);
+}
+
+TEST(AddFailedChunksFindingTest, AllFailedIsCriticalAndNamesTheFiles) {
+  const std::vector<v1::ChunkRecord> records = {Record("/d/a.root", 0, 100, true),
+                                                Record("/d/b.root", 0, 100, true)};
+  const Split split = SplitByStatus(records);
+  std::vector<v1::Finding> findings;
+  Builder b(&findings);
+  AddFailedChunksFinding(
+      split.failed, CountFailedChunks(split.failed, split.successful, Ranges(split.successful)), 2,
+      b);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].severity(), v1::Finding::SEVERITY_CRITICAL);
+  EXPECT_EQ(findings[0].title(), "2 of 2 chunks failed: their events are missing from the result");
+  EXPECT_THAT(
+      findings[0].evidence(),
+      HasSubstr("Failed in 2 files: a.root, b.root; first error: OSError: XRootD timeout."));
+}
+
+TEST(AddFailedChunksFindingTest, NoFailureAddsNothing) {
+  const std::vector<v1::ChunkRecord> records = {Record("/d/a.root", 0, 100, false)};
+  const Split split = SplitByStatus(records);
+  std::vector<v1::Finding> findings;
+  Builder b(&findings);
+  AddFailedChunksFinding(
+      split.failed, CountFailedChunks(split.failed, split.successful, Ranges(split.successful)), 1,
+      b);
+  EXPECT_TRUE(findings.empty());
+}
+
+}  // namespace
+}  // namespace findings_rules
+}  // namespace aggregation_internal
+}  // namespace roastcoffea

@@ -1,0 +1,31 @@
+// The canonical order of chunk records that the findings read them in (findings_rules.h Before),
+// sorted as integers wherever integers decide it: a million records of a real run share start
+// instants by the thousand, and comparing their file names one pair at a time cost more than
+// every rule together. Internal to //aggregation.
+//
+// Thread-safety: pure.
+#ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_ORDER_H_
+#define ROASTCOFFEA_AGGREGATION_FINDINGS_ORDER_H_
+
+#include <vector>
+
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace aggregation_internal {
+namespace findings_rules {
+
+// Sorts `records` by Before: by start instant (a radix sort of the integers, skipped when the
+// records are in start order already), then each run of one instant by file (as its rank among
+// the run's distinct names), entry start and attempt, packed into one integer where they fit;
+// records equal in all of those by Before itself. Records that Before does not order (equal in
+// every key) end in no particular order, as with std::sort. Cost: O(records) integer passes,
+// one string hash per record of a shared instant (none for a record whose file is the previous
+// record's), and a sort of the distinct file names.
+void SortBefore(std::vector<const v1::ChunkRecord*>& records);
+
+}  // namespace findings_rules
+}  // namespace aggregation_internal
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_AGGREGATION_FINDINGS_ORDER_H_

@@ -49,7 +49,27 @@ class ArrayElements {
 
   // The text of the next element (valid until the next call); std::nullopt after the last.
   // Cancelled when `cancelled` said so while reading.
-  absl::StatusOr<std::optional<absl::string_view>> Next();
+  absl::StatusOr<std::optional<absl::string_view>> Next() {
+    absl::StatusOr<bool> more = ToNextElement();
+    if (!more.ok()) return more.status();
+    if (!*more) return std::nullopt;
+    absl::StatusOr<absl::string_view> element = SkimElement();
+    if (!element.ok()) return element.status();
+    return *element;
+  }
+
+  // Next() in steps, for a caller that can read an element in place: moves to the start of the
+  // next element (true), or past the end of the array (false; then an error for text after it).
+  absl::StatusOr<bool> ToNextElement();
+  // From the element's start to the end of the input in memory (valid until the next call).
+  absl::string_view Available() const { return data_.substr(pos_); }
+  // The caller has read the element: its first `length` bytes of Available().
+  void Consume(size_t length) {
+    pos_ += length;
+    after_element_ = true;
+  }
+  // Or: the element's text, found by following strings and brackets (reading more input).
+  absl::StatusOr<absl::string_view> SkimElement();
 
   // Bytes consumed so far.
   int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
@@ -90,8 +110,8 @@ class ArrayElements {
     return absl::string_view::npos;
   }
 
-  // After the closing ']': only whitespace may follow.
-  absl::StatusOr<std::optional<absl::string_view>> Close();
+  // After the closing ']': only whitespace may follow (then false: no more elements).
+  absl::StatusOr<bool> Close();
 
   // `what` at pos_, unless the input from there on nests too deep (that error first, as
   // SplitJsonArray checks depth before structure); `depth` is the nesting at pos_.

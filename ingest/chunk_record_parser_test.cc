@@ -122,7 +122,8 @@ TEST(DirectRecordParserTest, DeclinesWhatJsonTreeReadsOrRefuses) {
 
 TEST(DirectRecordParserTest, SameAsJsonTreeOnTheTestData) {
   for (const char* path :
-       {"ingest/testdata/chunk_records.json", "ingest/testdata/chunk_records_odd.json"}) {
+       {"ingest/testdata/chunk_records.json", "ingest/testdata/chunk_records_odd.json",
+        "ingest/testdata/chunk_records_plain.json"}) {
     std::ifstream in(path, std::ios::binary);
     ASSERT_TRUE(in) << path;
     std::stringstream text;

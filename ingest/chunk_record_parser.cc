@@ -33,16 +33,16 @@ bool IsNumberCharacter(char c) {
   return IsDigit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' || c == 'x';
 }
 
-// Whether any of the 8 bytes of `word` ends a plain run of a string: a quote, a backslash, or
-// a byte with its high bit set. (A byte above a match may be flagged too: the caller then
-// looks at the bytes one by one.)
-bool EndsPlainRun(uint64_t word) {
+// The bytes of `word` (8 bytes read little-endian) that end a plain run of a string: a quote,
+// a backslash, or a byte with its high bit set, as the high bit of each. Exact up to the first
+// such byte (bytes above it may be flagged too), which is all the caller uses.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the first byte is the lowest");
+uint64_t PlainRunEnds(uint64_t word) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHighs = 0x8080808080808080ull;
   const uint64_t quotes = word ^ (kOnes * '"');
   const uint64_t backslashes = word ^ (kOnes * '\\');
-  return ((word | ((quotes - kOnes) & ~quotes) | ((backslashes - kOnes) & ~backslashes)) &
-          kHighs) != 0;
+  return (word | ((quotes - kOnes) & ~quotes) | ((backslashes - kOnes) & ~backslashes)) & kHighs;
 }
 
 }  // namespace
@@ -219,13 +219,20 @@ bool DirectRecordParser::String(absl::string_view* text) {
   const char* const start = p_ + 1;
   const char* q = start;
   while (true) {
-    // Plain ASCII eight bytes at a time, then to the byte that ends the run.
+    // Plain ASCII eight bytes at a time, up to the byte that ends the run.
+    bool found = false;
     for (; q + 8 <= end_; q += 8) {
       uint64_t word;
       std::memcpy(&word, q, sizeof(word));
-      if (EndsPlainRun(word)) break;
+      if (const uint64_t ends = PlainRunEnds(word); ends != 0) {
+        q += __builtin_ctzll(ends) / 8;
+        found = true;
+        break;
+      }
     }
-    while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) < 0x80) ++q;
+    if (!found) {  // the last bytes of the input
+      while (q < end_ && *q != '"' && *q != '\\' && static_cast<unsigned char>(*q) < 0x80) ++q;
+    }
     if (q >= end_) return false;
     if (*q == '"') break;
     if (*q == '\\') return false;  // an escape: JsonTree's

@@ -21,6 +21,8 @@
 // num_events, dataset, file, entry_start, entry_stop; ~186 B each), no engine task records (no
 // join stage) and no tracked workers.
 //
+// --last_stage=ingest|join: stop after that stage (to profile it alone, e.g. under perf).
+//
 // Exit status: 0, or 1 with a message when a stage fails (the figures would be meaningless).
 #include <malloc.h>
 #include <stdlib.h>

@@ -205,13 +205,12 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
       break;
     }
     if (index == 0) sample_start = elements.offset();
-    absl::StatusOr<bool> more = elements.ToNextElement();
-    if (!more.ok() && !absl::IsCancelled(more.status())) return more.status();
+    const absl::StatusOr<bool> more = elements.ToNextElement();
     absl::Status status = more.status();
-    if (more.ok() && !*more) break;
+    if (status.ok() && !*more) break;
     if (status.ok() && index >= static_cast<size_t>(kMaxChunkRecords)) {
       status = elements.SkimElement().status();
-      ++left_out;  // counted, not parsed
+      if (status.ok()) ++left_out;  // counted, not parsed
     } else if (status.ok()) {
       status = parsers.Read(index, elements, &read.records);
     }

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "io/untrusted_json.h"
 
@@ -159,14 +160,23 @@ class RecordReader {
 
   std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
 
+  // A value left out with a warning naming the record and key, `why` after the key. Out of
+  // line, as the message's making: a good record, the common case, has none.
+  ABSL_ATTRIBUTE_NOINLINE void LeftOut(RecordKey key, absl::string_view why) {
+    warnings_.Add(
+        absl::StrCat(Where(), ": '", kRecordKeys[key], "' ", why, "; the value is left out"));
+  }
+  ABSL_ATTRIBUTE_NOINLINE void LeftOutOfRange(RecordKey key, double number) {
+    LeftOut(key, absl::StrCat("is out of range (", absl::SixDigits(number), ")"));
+  }
+
   // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
   // warning naming it; 1e308 events must not become INT64_MIN.
   bool Count(RecordKey key, double scale, int64_t* out) {
     double number;
     if (!Number(key, &number)) return false;
     if (!InInt64(number * scale)) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' is out of range (",
-                                 absl::SixDigits(number), "); the value is left out"));
+      LeftOutOfRange(key, number);
       return false;
     }
     *out = std::llround(number * scale);
@@ -185,8 +195,7 @@ class RecordReader {
     const JsonScalar* field = fields_[key];
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kNumber) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
-                                 "' must be a finite number; the value is left out"));
+      LeftOut(key, "must be a finite number");
       return false;
     }
     *out = field->number;
@@ -197,8 +206,7 @@ class RecordReader {
     const JsonScalar* field = fields_[key];
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kString) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
-                                 "' must be a string; the value is left out"));
+      LeftOut(key, "must be a string");
       return false;
     }
     *out = field->text;
@@ -209,8 +217,7 @@ class RecordReader {
   bool EpochSeconds(RecordKey key, double* out) {
     if (!Number(key, out)) return false;
     if (std::abs(*out) > kMaxEpochSeconds) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' = ", *out,
-                                 " is not a time in seconds since 1970; the value is left out"));
+      LeftOut(key, absl::StrCat("= ", *out, " is not a time in seconds since 1970"));
       return false;
     }
     return true;

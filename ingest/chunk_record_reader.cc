@@ -49,12 +49,7 @@ class RecordReader {
  public:
   RecordReader(const RecordMembers& members, absl::string_view source, size_t index,
                Warnings* warnings)
-      : members_(members), source_(source), index_(index), warnings_(*warnings) {
-    // Null is absent.
-    for (int k = 0; k < kRecordKeyCount; ++k) {
-      if (members.fields[k].kind != JsonNode::Kind::kNull) fields_[k] = &members.fields[k];
-    }
-  }
+      : members_(members), source_(source), index_(index), warnings_(*warnings) {}
 
   void Read(v1::ChunkRecord* chunk) {
     chunk->set_status(v1::CHUNK_STATUS_OK);
@@ -65,12 +60,12 @@ class RecordReader {
     AddSections(kBytes, v1::SectionRecord::KIND_BYTES, chunk);
     AddOverflowSections(chunk);
     // The original has no duration when it has start and end only (and vice versa).
-    if (fields_[kDuration] == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
+    if (Field(kDuration) == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
       chunk->set_duration_seconds((chunk->end_unix_ns() - chunk->start_unix_ns()) * 1e-9);
     }
     ReadBranches(chunk);
     ReadFileMetadata(chunk);
-    if (const JsonScalar* error = fields_[kError]; error != nullptr) {
+    if (const JsonScalar* error = Field(kError); error != nullptr) {
       chunk->set_status(v1::CHUNK_STATUS_FAILED);
       chunk->set_error_text(error->kind == JsonNode::Kind::kString
                                 ? std::string(error->text)
@@ -81,7 +76,7 @@ class RecordReader {
  private:
   // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
   void ReadTaskId(v1::ChunkRecord* chunk) {
-    const JsonScalar* field = fields_[kTaskId];
+    const JsonScalar* field = Field(kTaskId);
     if (field == nullptr) return;
     if (field->kind == JsonNode::Kind::kString) {
       const absl::string_view id = field->text;
@@ -123,7 +118,7 @@ class RecordReader {
   }
 
   void ReadBranches(v1::ChunkRecord* chunk) {
-    const JsonScalar* branches = fields_[kAccessedBranches];
+    const JsonScalar* branches = Field(kAccessedBranches);
     if (branches == nullptr) return;
     if (branches->kind != JsonNode::Kind::kList) {
       warnings_.Add(
@@ -141,7 +136,7 @@ class RecordReader {
   }
 
   void ReadFileMetadata(v1::ChunkRecord* chunk) {
-    const JsonScalar* metadata = fields_[kFileMetadata];
+    const JsonScalar* metadata = Field(kFileMetadata);
     if (metadata == nullptr || metadata->kind != JsonNode::Kind::kObject) return;
     v1::FileMetadata* file = chunk->mutable_file_metadata();
     for (const auto& [key, v] : members_.file_metadata) {
@@ -156,6 +151,12 @@ class RecordReader {
         file->set_total_tree_bytes(std::llround(v.number));
       }
     }
+  }
+
+  // The field `key`, or nullptr when absent (null is absent).
+  const JsonScalar* Field(RecordKey key) const {
+    const JsonScalar& field = members_.fields[key];
+    return field.kind == JsonNode::Kind::kNull ? nullptr : &field;
   }
 
   std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
@@ -192,7 +193,7 @@ class RecordReader {
 
   // Each field: absent is fine (false), a bad value is left out with a warning naming it.
   bool Number(RecordKey key, double* out) {
-    const JsonScalar* field = fields_[key];
+    const JsonScalar* field = Field(key);
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kNumber) {
       LeftOut(key, "must be a finite number");
@@ -203,7 +204,7 @@ class RecordReader {
   }
 
   bool Text(RecordKey key, absl::string_view* out) {
-    const JsonScalar* field = fields_[key];
+    const JsonScalar* field = Field(key);
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kString) {
       LeftOut(key, "must be a string");
@@ -225,7 +226,7 @@ class RecordReader {
 
   // One section per entry of a {name: number} dict of the record; a bad entry is left out.
   void AddSections(RecordKey key, v1::SectionRecord::Kind kind, v1::ChunkRecord* chunk) {
-    const JsonScalar* dict = fields_[key];
+    const JsonScalar* dict = Field(key);
     if (dict == nullptr) return;
     if (dict->kind != JsonNode::Kind::kObject) {
       warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
@@ -317,7 +318,6 @@ class RecordReader {
   const absl::string_view source_;
   const size_t index_;
   Warnings& warnings_;
-  const JsonScalar* fields_[kRecordKeyCount] = {};
   std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
 };
 

@@ -65,14 +65,14 @@ bool DirectRecordParser::Record(RecordMembers* members) {
     return true;
   }
   uint32_t seen = 0;  // the RecordKeys met, to refuse a repeated one
-  while (true) {
+  for (size_t member = 0;; ++member) {
     absl::string_view key;
-    if (!At('"') || !String(&key)) return false;
+    RecordKey k;
+    if (!Key(member, &k, &key)) return false;
     SkipSpace();
     if (!At(':')) return false;
     ++p_;
     SkipSpace();
-    const RecordKey k = FindRecordKey(key);
     if (k == kRecordKeyCount) {
       if (other_keys_.size() >= kLinearKeys) return false;
       for (absl::string_view other : other_keys_) {
@@ -108,6 +108,26 @@ bool DirectRecordParser::Record(RecordMembers* members) {
     ++p_;
     return true;
   }
+}
+
+// The key of the record's member number `member`: a RecordKey, or kRecordKeyCount and its
+// `name`.
+bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* name) {
+  if (member < kRememberedKeys && last_keys_[member] != kRecordKeyCount) {
+    // The key at this place in the last record, quotes included, without a scan.
+    const absl::string_view expected = RecordKeyName(last_keys_[member]);
+    const size_t size = expected.size();
+    if (static_cast<size_t>(end_ - p_) >= size + 2 && p_[0] == '"' && p_[size + 1] == '"' &&
+        std::memcmp(p_ + 1, expected.data(), size) == 0) {
+      p_ += size + 2;
+      *key = last_keys_[member];
+      return true;
+    }
+  }
+  if (!At('"') || !String(name)) return false;
+  *key = FindRecordKey(*name);
+  if (member < kRememberedKeys) last_keys_[member] = *key;
+  return true;
 }
 
 // A {name: value} object one level into the record; its values are not objects.

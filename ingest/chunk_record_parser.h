@@ -28,6 +28,10 @@ namespace ingest_internal {
 
 class DirectRecordParser {
  public:
+  DirectRecordParser() {
+    for (RecordKey& key : last_keys_) key = kRecordKeyCount;
+  }
+
   // Parses the record object at the start of `text` (text[0] == '{') into `members`, which
   // views `text`. The record's length, or 0 when the parser declines it (also when `text` ends
   // inside it): `members` is then unspecified.
@@ -35,6 +39,7 @@ class DirectRecordParser {
 
  private:
   bool Record(RecordMembers* members);
+  bool Key(size_t member, RecordKey* key, absl::string_view* name);
   bool Entries(std::vector<NamedScalar>* entries);
   bool Items(int depth, std::vector<JsonScalar>* items);
   bool Value(int depth, JsonScalar* value);
@@ -51,6 +56,10 @@ class DirectRecordParser {
   const char* end_ = nullptr;
   // Scratch, reused: the record's keys that are not read, and one object's keys when many.
   std::vector<absl::string_view> other_keys_;
+  // The keys of the last record, in order (kRecordKeyCount: one not read): the next record most
+  // likely has the same, and a key that is there is compared, not scanned and looked up.
+  static constexpr size_t kRememberedKeys = 32;
+  RecordKey last_keys_[kRememberedKeys];
   absl::flat_hash_set<absl::string_view> many_keys_;
 };
 

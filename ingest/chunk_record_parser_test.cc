@@ -163,6 +163,15 @@ TEST(DirectRecordParserTest, SameAsJsonTreeOnEdgeCases) {
   }
 }
 
+// The parser expects each record's keys where the last record had them: another key there (a
+// longer one with the same start, one repeated, one not read) is still read as JsonTree reads it.
+TEST(DirectRecordParserTest, SameAsJsonTreeWhenTheKeysChangePlaces) {
+  ExpectSameAsTree(
+      R"([{"file": "a", "t_end": 1, "x": 1}, {"file_metadata": {}, "t_end": 2, "x": 2},)"
+      R"( {"t_end": 3, "file": "b", "y": 3}, {"t_end": 4, "t_end": 5}, {"t_end": 6, "fil": 7},)"
+      R"( {"t_end": 8, "file": "c", "x": 9, "x": 10}, {"t_end": 11, "file": "d", "x": 12}])");
+}
+
 // Sections beyond the per-record budget and beyond the linear repeated-key check.
 TEST(DirectRecordParserTest, SameAsJsonTreeForManySections) {
   for (int sections : {15, 16, 17, 40, kMaxSectionsPerChunkRecord + 3}) {

@@ -436,6 +436,8 @@ RecordKey FindRecordKey(absl::string_view name) {
   return kRecordKeyCount;
 }
 
+absl::string_view RecordKeyName(RecordKey key) { return kRecordKeys[key]; }
+
 void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, v1::ChunkRecord* chunk) {
   RecordReader(members, source, index, warnings).Read(chunk);

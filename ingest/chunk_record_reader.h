@@ -47,6 +47,8 @@ enum RecordKey {
 
 // The key `name` stands for; kRecordKeyCount when it is not read.
 RecordKey FindRecordKey(absl::string_view name);
+// The name of `key` (not kRecordKeyCount).
+absl::string_view RecordKeyName(RecordKey key);
 
 // One JSON value as the reader sees it: a kind, and the number or (unescaped) string; a list or
 // object is its kind only (its entries, where they are read, are in RecordMembers).

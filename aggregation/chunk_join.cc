@@ -18,10 +18,9 @@ namespace roastcoffea {
 namespace {
 
 // Fills `record` (from the instrumentation) with what only the engine's record of the same task
-// knows.
+// knows (the worker apart: MatchEngineRecords moves it).
 void TakeFromEngine(const v1::ChunkRecord& engine, v1::ChunkRecord& record) {
   record.set_attempt(engine.attempt());
-  if (record.worker().empty()) record.set_worker(engine.worker());
   if (record.start_unix_ns() == 0 && record.end_unix_ns() == 0) {
     record.set_start_unix_ns(engine.start_unix_ns());
     record.set_end_unix_ns(engine.end_unix_ns());
@@ -190,7 +189,7 @@ struct MatchCounts {
 // Step 1: each instrumented record takes from the engine record of its task. One hash lookup
 // per record; the identities of a task's earlier chunks are compared only for tasks named by
 // several records (rare: Work Queue's chunks per task).
-MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_records,
+MatchCounts MatchEngineRecords(std::vector<v1::ChunkRecord>& engine_records,
                                std::vector<v1::ChunkRecord>& instrumented_records) {
   MatchCounts counts;
   counts.engine_used.assign(engine_records.size(), false);
@@ -201,6 +200,9 @@ MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_record
   // later ones in a map).
   std::vector<uint32_t> first_user(engine_records.size(), kNone);
   absl::flat_hash_map<uint32_t, std::vector<uint32_t>> later_users;
+  // The engine's worker name moves to the task's first record when it has none (a used engine
+  // record is dropped: no copy to make and free per record); later records copy it from there.
+  std::vector<bool> worker_moved(engine_records.size(), false);
   for (size_t r = 0; r < instrumented_records.size(); ++r) {
     v1::ChunkRecord& record = instrumented_records[r];
     if (record.task_id().empty()) continue;
@@ -221,6 +223,16 @@ MatchCounts MatchEngineRecords(const std::vector<v1::ChunkRecord>& engine_record
       later_users[task].push_back(static_cast<uint32_t>(r));
     } else {
       first_user[task] = static_cast<uint32_t>(r);
+    }
+    if (record.worker().empty()) {
+      v1::ChunkRecord& engine = engine_records[task];
+      if (!counts.engine_used[task]) {
+        record.set_allocated_worker(engine.release_worker());
+        worker_moved[task] = true;
+      } else {
+        record.set_worker(worker_moved[task] ? instrumented_records[first_user[task]].worker()
+                                             : engine.worker());
+      }
     }
     counts.engine_used[task] = true;
     TakeFromEngine(engine_records[task], record);

@@ -168,6 +168,28 @@ TEST(ChunkJoinTest, ATaskOfSeveralChunksGivesEachItsRecord) {
   EXPECT_THAT(joined.warnings[0], HasSubstr("share a task id"));
 }
 
+// The engine's worker goes to every record of a task that names none, whichever of them comes
+// first (it is moved to the first that needs it, then copied from there).
+TEST(ChunkJoinTest, EveryRecordOfATaskWithoutAWorkerGetsTheEngines) {
+  v1::ChunkRecord own = Instrumented("5", 1'000, 0);
+  own.set_worker("host:42");
+  ChunkJoinResult joined = JoinChunkRecords(
+      {EngineTask("5", 0)}, {own, Instrumented("5", 2'000, 100), Instrumented("5", 3'000, 200)});
+  ASSERT_EQ(joined.records.size(), 3u);
+  EXPECT_EQ(joined.records[0].worker(), "host:42");
+  EXPECT_EQ(joined.records[1].worker(), "worker-5");
+  EXPECT_EQ(joined.records[2].worker(), "worker-5");
+  own.set_entry_start(200);
+  own.set_entry_stop(300);
+  joined = JoinChunkRecords({EngineTask("5", 0)},
+                            {Instrumented("5", 1'000, 0), own, Instrumented("5", 3'000, 100)});
+  ASSERT_EQ(joined.records.size(), 3u);
+  EXPECT_EQ(joined.records[0].worker(), "worker-5");
+  EXPECT_EQ(joined.records[1].worker(), "host:42");
+  EXPECT_EQ(joined.records[2].worker(), "worker-5");
+  EXPECT_THAT(joined.warnings, IsEmpty());
+}
+
 // The third record of a task repeats the first one's chunk: compared with every earlier record
 // of the task, not only the one before.
 TEST(ChunkJoinTest, AChunkRepeatedLaterUnderOneTaskIsReported) {

@@ -21,6 +21,8 @@
 // num_events, dataset, file, entry_start, entry_stop; ~186 B each), no engine task records (no
 // join stage) and no tracked workers.
 //
+// --last_stage=ingest|join: stop after that stage (to profile it alone, e.g. under perf).
+//
 // Exit status: 0, or 1 with a message when a stage fails (the figures would be meaningless).
 #include <malloc.h>
 #include <stdlib.h>
@@ -67,6 +69,7 @@ struct Sizes {
   int samples = 360;
   bool min_records = false;  // --records=min
   std::string out_dir;
+  std::string last_stage;  // --last_stage=S: stop after stage S (e.g. "ingest" to profile it)
 };
 
 int64_t ProcessCpuNs() {
@@ -219,6 +222,7 @@ int Run(const Sizes& sizes) {
             instrumented = std::move(read->records);
           }));
   }
+  if (sizes.last_stage == "ingest") return 0;
   std::vector<v1::ChunkRecord> joined;
   if (sizes.min_records) {
     joined = std::move(instrumented);  // no engine log: nothing to join
@@ -229,6 +233,7 @@ int Run(const Sizes& sizes) {
             joined = std::move(result.records);
           }));
   }
+  if (sizes.last_stage == "join") return 0;
   if (joined.size() != static_cast<size_t>(sizes.chunks)) {
     Fail("join", absl::StrCat(joined.size(), " records for ", sizes.chunks, " chunks"));
   }
@@ -333,13 +338,18 @@ int main(int argc, char** argv) {
       sizes.min_records = arg == "--records=min";
       continue;
     }
+    if (absl::StartsWith(arg, "--last_stage=")) {
+      sizes.last_stage = std::string(arg.substr(13));
+      continue;
+    }
     if (absl::StartsWith(arg, "--out_dir=")) {
       sizes.out_dir = std::string(arg.substr(10));
       continue;
     }
     std::fprintf(stderr,
                  "usage: stage_benchmark [--chunks=N] [--workers=N] [--samples=N] "
-                 "[--records=full|min] [--out_dir=DIR]\n");
+                 "[--records=full|min] [--out_dir=DIR] "
+                 "[--last_stage=ingest|join]\n");
     return 2;
   }
   if (sizes.min_records) sizes.workers = 0;  // none tracked: no engine log

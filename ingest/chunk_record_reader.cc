@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "io/untrusted_json.h"
 
@@ -17,33 +19,6 @@ constexpr double kMiB = 1024.0 * 1024.0;
 // Year 2255: far beyond any real record, well inside int64 nanoseconds (about 9.2e9 s).
 constexpr double kMaxEpochSeconds = 9e9;
 
-// The keys of a chunk record that are read; the rest are ignored.
-enum RecordKey {
-  kTaskId,
-  kDataset,
-  kFile,
-  kUuid,
-  kEntryStart,
-  kEntryStop,
-  kNumEvents,
-  kTStart,
-  kTEnd,
-  kDuration,
-  kMemBefore,
-  kMemAfter,
-  kBytesRead,
-  kAccessedBytes,
-  kAccessedUncompressedBytes,
-  kBranchesReadPercent,
-  kBytesReadPercent,
-  kTiming,
-  kMemory,
-  kBytes,
-  kAccessedBranches,
-  kFileMetadata,
-  kError,
-  kRecordKeyCount
-};
 constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
                                                             "dataset",
                                                             "file",
@@ -68,33 +43,15 @@ constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
                                                             "file_metadata",
                                                             "error"};
 
-// One parsed record (a JsonTree) read into a ChunkRecord. Messages are built only for a
-// problem: a million good records cost no string formatting.
+// One record's members read into a ChunkRecord. Messages are built only for a problem: a
+// million good records cost no string formatting.
 class RecordReader {
  public:
-  RecordReader(const JsonTree& tree, absl::string_view source, size_t index, Warnings* warnings)
-      : tree_(tree), source_(source), index_(index), warnings_(*warnings) {}
+  RecordReader(const RecordMembers& members, absl::string_view source, size_t index,
+               Warnings* warnings)
+      : members_(members), source_(source), index_(index), warnings_(*warnings) {}
 
-  // False (with a warning) when the record is not an object.
-  bool Read(v1::ChunkRecord* chunk) {
-    const JsonNode& root = tree_.root();
-    if (root.kind != JsonNode::Kind::kObject) {
-      warnings_.Add(absl::StrCat(Where(), " is not an object; the record is left out"));
-      return false;
-    }
-    // The members read, by key (a key appears once: JsonTree refuses repeated keys); null is
-    // absent.
-    for (uint32_t child = root.first_child; child != JsonNode::kNone;
-         child = tree_.node(child).next_sibling) {
-      const JsonNode& member = tree_.node(child);
-      const absl::string_view key = tree_.key(member);
-      for (int k = 0; k < kRecordKeyCount; ++k) {
-        if (kRecordKeys[k].size() == key.size() && kRecordKeys[k] == key) {
-          if (member.kind != JsonNode::Kind::kNull) fields_[k] = &member;
-          break;
-        }
-      }
-    }
+  void Read(v1::ChunkRecord* chunk) {
     chunk->set_status(v1::CHUNK_STATUS_OK);
     ReadTaskId(chunk);
     ReadScalars(chunk);
@@ -103,27 +60,26 @@ class RecordReader {
     AddSections(kBytes, v1::SectionRecord::KIND_BYTES, chunk);
     AddOverflowSections(chunk);
     // The original has no duration when it has start and end only (and vice versa).
-    if (fields_[kDuration] == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
+    if (Field(kDuration) == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
       chunk->set_duration_seconds((chunk->end_unix_ns() - chunk->start_unix_ns()) * 1e-9);
     }
     ReadBranches(chunk);
     ReadFileMetadata(chunk);
-    if (const JsonNode* error = fields_[kError]; error != nullptr) {
+    if (const JsonScalar* error = Field(kError); error != nullptr) {
       chunk->set_status(v1::CHUNK_STATUS_FAILED);
       chunk->set_error_text(error->kind == JsonNode::Kind::kString
-                                ? std::string(tree_.text(*error))
+                                ? std::string(error->text)
                                 : "error (not described by the record)");
     }
-    return true;
   }
 
  private:
   // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
   void ReadTaskId(v1::ChunkRecord* chunk) {
-    const JsonNode* field = fields_[kTaskId];
+    const JsonScalar* field = Field(kTaskId);
     if (field == nullptr) return;
     if (field->kind == JsonNode::Kind::kString) {
-      const absl::string_view id = tree_.text(*field);
+      const absl::string_view id = field->text;
       chunk->set_task_id(id.data(), id.size());
     } else if (field->kind != JsonNode::Kind::kNumber || !InInt64(field->number)) {
       warnings_.Add(absl::StrCat(
@@ -162,36 +118,31 @@ class RecordReader {
   }
 
   void ReadBranches(v1::ChunkRecord* chunk) {
-    const JsonNode* branches = fields_[kAccessedBranches];
+    const JsonScalar* branches = Field(kAccessedBranches);
     if (branches == nullptr) return;
     if (branches->kind != JsonNode::Kind::kList) {
       warnings_.Add(
           absl::StrCat(Where(), ": 'accessed_branches' must be a list; the value is left out"));
       return;
     }
-    for (uint32_t child = branches->first_child; child != JsonNode::kNone;
-         child = tree_.node(child).next_sibling) {
-      const JsonNode& branch = tree_.node(child);
+    for (const JsonScalar& branch : members_.branches) {
       if (branch.kind != JsonNode::Kind::kString) {
         warnings_.Add(
             absl::StrCat(Where(), ": a branch name must be a string; the value is left out"));
         continue;
       }
-      chunk->add_accessed_branches(std::string(tree_.text(branch)));
+      chunk->add_accessed_branches(std::string(branch.text));
     }
   }
 
   void ReadFileMetadata(v1::ChunkRecord* chunk) {
-    const JsonNode* metadata = fields_[kFileMetadata];
+    const JsonScalar* metadata = Field(kFileMetadata);
     if (metadata == nullptr || metadata->kind != JsonNode::Kind::kObject) return;
     v1::FileMetadata* file = chunk->mutable_file_metadata();
-    for (uint32_t child = metadata->first_child; child != JsonNode::kNone;
-         child = tree_.node(child).next_sibling) {
-      const JsonNode& v = tree_.node(child);
-      const absl::string_view key = tree_.key(v);
+    for (const auto& [key, v] : members_.file_metadata) {
       const bool is_number = v.kind == JsonNode::Kind::kNumber;
       if (key == "filename" && v.kind == JsonNode::Kind::kString) {
-        file->set_file(std::string(tree_.text(v)));
+        file->set_file(std::string(v.text));
       } else if (key == "compression_ratio" && is_number) {
         file->set_compression_ratio(v.number);
       } else if (key == "total_branches" && is_number && InInt64(v.number)) {
@@ -202,7 +153,23 @@ class RecordReader {
     }
   }
 
+  // The field `key`, or nullptr when absent (null is absent).
+  const JsonScalar* Field(RecordKey key) const {
+    const JsonScalar& field = members_.fields[key];
+    return field.kind == JsonNode::Kind::kNull ? nullptr : &field;
+  }
+
   std::string Where() const { return absl::StrCat(source_, ": record ", index_); }
+
+  // A value left out with a warning naming the record and key, `why` after the key. Out of
+  // line, as the message's making: a good record, the common case, has none.
+  ABSL_ATTRIBUTE_NOINLINE void LeftOut(RecordKey key, absl::string_view why) {
+    warnings_.Add(
+        absl::StrCat(Where(), ": '", kRecordKeys[key], "' ", why, "; the value is left out"));
+  }
+  ABSL_ATTRIBUTE_NOINLINE void LeftOutOfRange(RecordKey key, double number) {
+    LeftOut(key, absl::StrCat("is out of range (", absl::SixDigits(number), ")"));
+  }
 
   // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
   // warning naming it; 1e308 events must not become INT64_MIN.
@@ -210,8 +177,7 @@ class RecordReader {
     double number;
     if (!Number(key, &number)) return false;
     if (!InInt64(number * scale)) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' is out of range (",
-                                 absl::SixDigits(number), "); the value is left out"));
+      LeftOutOfRange(key, number);
       return false;
     }
     *out = std::llround(number * scale);
@@ -227,11 +193,10 @@ class RecordReader {
 
   // Each field: absent is fine (false), a bad value is left out with a warning naming it.
   bool Number(RecordKey key, double* out) {
-    const JsonNode* field = fields_[key];
+    const JsonScalar* field = Field(key);
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kNumber) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
-                                 "' must be a finite number; the value is left out"));
+      LeftOut(key, "must be a finite number");
       return false;
     }
     *out = field->number;
@@ -239,14 +204,13 @@ class RecordReader {
   }
 
   bool Text(RecordKey key, absl::string_view* out) {
-    const JsonNode* field = fields_[key];
+    const JsonScalar* field = Field(key);
     if (field == nullptr) return false;
     if (field->kind != JsonNode::Kind::kString) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
-                                 "' must be a string; the value is left out"));
+      LeftOut(key, "must be a string");
       return false;
     }
-    *out = tree_.text(*field);
+    *out = field->text;
     return true;
   }
 
@@ -254,8 +218,7 @@ class RecordReader {
   bool EpochSeconds(RecordKey key, double* out) {
     if (!Number(key, out)) return false;
     if (std::abs(*out) > kMaxEpochSeconds) {
-      warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key], "' = ", *out,
-                                 " is not a time in seconds since 1970; the value is left out"));
+      LeftOut(key, absl::StrCat("= ", *out, " is not a time in seconds since 1970"));
       return false;
     }
     return true;
@@ -263,18 +226,15 @@ class RecordReader {
 
   // One section per entry of a {name: number} dict of the record; a bad entry is left out.
   void AddSections(RecordKey key, v1::SectionRecord::Kind kind, v1::ChunkRecord* chunk) {
-    const JsonNode* dict = fields_[key];
+    const JsonScalar* dict = Field(key);
     if (dict == nullptr) return;
     if (dict->kind != JsonNode::Kind::kObject) {
       warnings_.Add(absl::StrCat(Where(), ": '", kRecordKeys[key],
                                  "' must be an object; the value is left out"));
       return;
     }
-    for (uint32_t child = dict->first_child; child != JsonNode::kNone;
-         child = tree_.node(child).next_sibling) {
-      const JsonNode& value = tree_.node(child);
+    for (const auto& [name, value] : members_.sections[key - kTiming]) {
       if (value.kind == JsonNode::Kind::kNull) continue;  // NaN, reported with its key already
-      const absl::string_view name = tree_.key(value);
       if (value.kind != JsonNode::Kind::kNumber) {
         warnings_.Add(absl::StrCat(Where(), ": ", kRecordKeys[key], "['", EchoedText(name),
                                    "'] must be a finite number; the value is left out"));
@@ -354,19 +314,144 @@ class RecordReader {
     long double sum = 0;  // exact for the integer kinds, 64-bit mantissa for durations
   };
 
-  const JsonTree& tree_;
+  const RecordMembers& members_;
   const absl::string_view source_;
   const size_t index_;
   Warnings& warnings_;
-  const JsonNode* fields_[kRecordKeyCount] = {};
   std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
 };
 
+// A parsed record's members; false when it is not an object.
+bool MembersFromTree(const JsonTree& tree, RecordMembers* members) {
+  const JsonNode& root = tree.root();
+  if (root.kind != JsonNode::Kind::kObject) return false;
+  members->Clear();
+  const auto scalar = [&tree](const JsonNode& node) {
+    JsonScalar value;
+    value.kind = node.kind;
+    value.number = node.number;
+    if (node.kind == JsonNode::Kind::kString) value.text = tree.text(node);
+    return value;
+  };
+  const auto entries = [&](const JsonNode& object, std::vector<NamedScalar>* out) {
+    for (uint32_t child = object.first_child; child != JsonNode::kNone;
+         child = tree.node(child).next_sibling) {
+      const JsonNode& entry = tree.node(child);
+      out->push_back({tree.key(entry), scalar(entry)});
+    }
+  };
+  // A key appears once: JsonTree refuses repeated keys.
+  for (uint32_t child = root.first_child; child != JsonNode::kNone;
+       child = tree.node(child).next_sibling) {
+    const JsonNode& member = tree.node(child);
+    const RecordKey key = FindRecordKey(tree.key(member));
+    if (key == kRecordKeyCount) continue;
+    members->fields[key] = scalar(member);
+    if (member.kind == JsonNode::Kind::kObject) {
+      if (key == kTiming || key == kMemory || key == kBytes) {
+        entries(member, &members->sections[key - kTiming]);
+      } else if (key == kFileMetadata) {
+        entries(member, &members->file_metadata);
+      }
+    } else if (member.kind == JsonNode::Kind::kList && key == kAccessedBranches) {
+      for (uint32_t item = member.first_child; item != JsonNode::kNone;
+           item = tree.node(item).next_sibling) {
+        members->branches.push_back(scalar(tree.node(item)));
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
-bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+namespace {
+
+// `name` (of the length of `literal`) is `literal`: a comparison of constant length, which the
+// compiler makes a few loads.
+template <size_t N>
+bool Is(absl::string_view name, const char (&literal)[N]) {
+  return std::memcmp(name.data(), literal, N - 1) == 0;
+}
+
+}  // namespace
+
+RecordKey FindRecordKey(absl::string_view name) {
+  // By length first: most keys are ruled out without reading them (ingest reads millions).
+  switch (name.size()) {
+    case 4:
+      if (Is(name, "file")) return kFile;
+      if (Is(name, "uuid")) return kUuid;
+      break;
+    case 5:
+      if (Is(name, "t_end")) return kTEnd;
+      if (Is(name, "bytes")) return kBytes;
+      if (Is(name, "error")) return kError;
+      break;
+    case 6:
+      if (Is(name, "timing")) return kTiming;
+      if (Is(name, "memory")) return kMemory;
+      break;
+    case 7:
+      if (Is(name, "t_start")) return kTStart;
+      if (Is(name, "dataset")) return kDataset;
+      if (Is(name, "task_id")) return kTaskId;
+      break;
+    case 8:
+      if (Is(name, "duration")) return kDuration;
+      break;
+    case 10:
+      if (Is(name, "num_events")) return kNumEvents;
+      if (Is(name, "entry_stop")) return kEntryStop;
+      if (Is(name, "bytes_read")) return kBytesRead;
+      break;
+    case 11:
+      if (Is(name, "entry_start")) return kEntryStart;
+      break;
+    case 12:
+      if (Is(name, "mem_after_mb")) return kMemAfter;
+      break;
+    case 13:
+      if (Is(name, "mem_before_mb")) return kMemBefore;
+      if (Is(name, "file_metadata")) return kFileMetadata;
+      break;
+    case 14:
+      if (Is(name, "accessed_bytes")) return kAccessedBytes;
+      break;
+    case 17:
+      if (Is(name, "accessed_branches")) return kAccessedBranches;
+      break;
+    case 18:
+      if (Is(name, "bytes_read_percent")) return kBytesReadPercent;
+      break;
+    case 21:
+      if (Is(name, "branches_read_percent")) return kBranchesReadPercent;
+      break;
+    case 27:
+      if (Is(name, "accessed_uncompressed_bytes")) return kAccessedUncompressedBytes;
+      break;
+    default:
+      break;
+  }
+  return kRecordKeyCount;
+}
+
+absl::string_view RecordKeyName(RecordKey key) { return kRecordKeys[key]; }
+
+void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, v1::ChunkRecord* chunk) {
-  return RecordReader(tree, source, index, warnings).Read(chunk);
+  RecordReader(members, source, index, warnings).Read(chunk);
+}
+
+bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, RecordMembers* members, v1::ChunkRecord* chunk) {
+  if (!MembersFromTree(tree, members)) {
+    warnings->Add(
+        absl::StrCat(source, ": record ", index, " is not an object; the record is left out"));
+    return false;
+  }
+  ReadChunkRecord(*members, source, index, warnings, chunk);
+  return true;
 }
 
 }  // namespace ingest_internal

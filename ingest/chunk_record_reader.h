@@ -1,9 +1,13 @@
-// Internal to //ingest:coffea_json: one chunk record in the original's format (a parsed
-// JsonTree) read into a v1::ChunkRecord, each bad value left out with a warning naming it.
+// Internal to //ingest:coffea_json: one chunk record in the original's format read into a
+// v1::ChunkRecord, each bad value left out with a warning naming it. The record's members come
+// either from the direct parser (ingest/chunk_record_parser.h: the common, well-formed record)
+// or from a parsed JsonTree (any other record); both give the same RecordMembers, read here by
+// one set of rules.
 #ifndef ROASTCOFFEA_INGEST_CHUNK_RECORD_READER_H_
 #define ROASTCOFFEA_INGEST_CHUNK_RECORD_READER_H_
 
 #include <cstddef>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "ingest/ingest_warnings.h"
@@ -13,10 +17,78 @@
 namespace roastcoffea {
 namespace ingest_internal {
 
-// Reads record `index` of `source` (parsed into `tree`) into `chunk`, which must be empty.
-// False (with a warning) when the record is not an object: `chunk` is then to be dropped.
-bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+// The keys of a chunk record that are read; the rest are ignored.
+enum RecordKey {
+  kTaskId,
+  kDataset,
+  kFile,
+  kUuid,
+  kEntryStart,
+  kEntryStop,
+  kNumEvents,
+  kTStart,
+  kTEnd,
+  kDuration,
+  kMemBefore,
+  kMemAfter,
+  kBytesRead,
+  kAccessedBytes,
+  kAccessedUncompressedBytes,
+  kBranchesReadPercent,
+  kBytesReadPercent,
+  kTiming,
+  kMemory,
+  kBytes,
+  kAccessedBranches,
+  kFileMetadata,
+  kError,
+  kRecordKeyCount
+};
+
+// The key `name` stands for; kRecordKeyCount when it is not read.
+RecordKey FindRecordKey(absl::string_view name);
+// The name of `key` (not kRecordKeyCount).
+absl::string_view RecordKeyName(RecordKey key);
+
+// One JSON value as the reader sees it: a kind, and the number or (unescaped) string; a list or
+// object is its kind only (its entries, where they are read, are in RecordMembers).
+struct JsonScalar {
+  JsonNode::Kind kind = JsonNode::Kind::kNull;
+  double number = 0;
+  absl::string_view text;
+};
+
+struct NamedScalar {
+  absl::string_view name;
+  JsonScalar value;
+};
+
+// The members of one record object, viewing the text they were parsed from.
+struct RecordMembers {
+  // By RecordKey; kNull when absent (or null).
+  JsonScalar fields[kRecordKeyCount];
+  // The entries, in the order written, of `timing`, `memory` and `bytes` (by key - kTiming)
+  // and of `file_metadata` when they are objects, and of `accessed_branches` when a list.
+  std::vector<NamedScalar> sections[3];
+  std::vector<NamedScalar> file_metadata;
+  std::vector<JsonScalar> branches;
+
+  void Clear() {
+    for (JsonScalar& field : fields) field.kind = JsonNode::Kind::kNull;
+    for (std::vector<NamedScalar>& entries : sections) entries.clear();
+    file_metadata.clear();
+    branches.clear();
+  }
+};
+
+// Reads record `index` of `source` (its members in `members`) into `chunk`, which must be empty.
+void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, v1::ChunkRecord* chunk);
+
+// The same for a record parsed into `tree`; `members` is scratch. False (with a warning) when
+// the record is not an object: `chunk` is then to be dropped.
+bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, RecordMembers* members, v1::ChunkRecord* chunk);
 
 }  // namespace ingest_internal
 }  // namespace roastcoffea

@@ -12,7 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "ingest/chunk_record_parser.h"
 #include "ingest/chunk_record_reader.h"
+#include "ingest/coffea_json_internal.h"
 #include "ingest/ingest_warnings.h"
 #include "ingest/json_array_elements.h"
 #include "ingest/json_tree.h"
@@ -26,6 +28,7 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 using ingest_internal::ArrayElements;
 using ingest_internal::InInt64;
+using ingest_internal::ReadChunkRecord;
 using ingest_internal::Warnings;
 
 const Value* Find(const Struct& object, const char* key) {
@@ -116,15 +119,79 @@ std::string StoppedReading(absl::string_view source, size_t records) {
                       " records; the rest are left out");
 }
 
+// One record at a time: the direct parser for a record as the original writes it, JsonTree for
+// any other (`direct` false: JsonTree for all, the reference in tests).
+class RecordParsers {
+ public:
+  RecordParsers(absl::string_view source, bool direct, Warnings* warnings)
+      : source_(source), direct_(direct), warnings_(*warnings) {}
+
+  // Reads element `index` of `elements` (at its start) into a record of `records`, or leaves
+  // it out with a warning. An error (or a cancellation) of reading the input is returned.
+  absl::Status Read(size_t index, ArrayElements& elements, std::vector<v1::ChunkRecord>* records) {
+    // In place, from the input in memory: the common case, one pass over the bytes.
+    if (direct_) {
+      if (const size_t length = direct_parser_.Parse(elements.Available(), &members_)) {
+        elements.Consume(length);
+        ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
+        return absl::OkStatus();
+      }
+    }
+    absl::StatusOr<absl::string_view> element = elements.SkimElement();
+    if (!element.ok()) return element.status();
+    // Cut at a piece of the file, or declined: the element whole, then the reference parser.
+    if (direct_ && direct_parser_.Parse(*element, &members_) == element->size()) {
+      ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
+      return absl::OkStatus();
+    }
+    ReadThroughTree(*element, index, records);
+    return absl::OkStatus();
+  }
+
+ private:
+  void ReadThroughTree(absl::string_view text, size_t index,
+                       std::vector<v1::ChunkRecord>* records) {
+    non_finite_.clear();
+    // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
+    // record that has an 'N' or 'I' at all is copied for it.
+    if (std::memchr(text.data(), 'N', text.size()) != nullptr ||
+        std::memchr(text.data(), 'I', text.size()) != nullptr) {
+      replaced_ = ReplaceNonFiniteTokens(text, &non_finite_);
+      text = replaced_;
+    }
+    const absl::Status parsed = tree_.Parse(text);
+    if (!parsed.ok()) {
+      warnings_.Add(absl::StrCat(source_, ": record ", index, ": not valid JSON: ",
+                                 EchoedText(parsed.message()), "; the record is left out"));
+      return;
+    }
+    if (!non_finite_.empty()) {
+      warnings_.NonFinite(absl::StrCat(source_, ": record ", index), non_finite_);
+    }
+    // Read in place: no temporary message to construct, move and destroy per record.
+    v1::ChunkRecord& record = records->emplace_back();
+    if (!ReadChunkRecord(tree_, source_, index, &warnings_, &members_, &record)) {
+      records->pop_back();
+    }
+  }
+
+  const absl::string_view source_;
+  const bool direct_;
+  Warnings& warnings_;
+  ingest_internal::DirectRecordParser direct_parser_;
+  ingest_internal::RecordMembers members_;
+  JsonTree tree_;
+  std::vector<NonFiniteToken> non_finite_;
+  std::string replaced_;
+};
+
 // The records of `elements` (opened), read one at a time.
 absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t input_bytes,
                                              absl::string_view source,
-                                             const ChunkRecordsOptions& options) {
+                                             const ChunkRecordsOptions& options, bool direct) {
   ChunkRecordsRead read;
   Warnings warnings(&read.warnings);
-  JsonTree tree;
-  std::vector<NonFiniteToken> non_finite;
-  std::string replaced;
+  RecordParsers parsers(source, direct, &warnings);
   size_t index = 0;
   size_t left_out = 0;
   // The vector sized from the first records' length, so that it is not grown (twice its size
@@ -138,45 +205,25 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
       break;
     }
     if (index == 0) sample_start = elements.offset();
-    absl::StatusOr<std::optional<absl::string_view>> element = elements.Next();
-    if (absl::IsCancelled(element.status())) {
+    const absl::StatusOr<bool> more = elements.ToNextElement();
+    absl::Status status = more.status();
+    if (status.ok() && !*more) break;
+    if (status.ok() && index >= static_cast<size_t>(kMaxChunkRecords)) {
+      status = elements.SkimElement().status();
+      if (status.ok()) ++left_out;  // counted, not parsed
+    } else if (status.ok()) {
+      status = parsers.Read(index, elements, &read.records);
+    }
+    if (absl::IsCancelled(status)) {
       read.cancelled = true;
       break;
     }
-    if (!element.ok()) return element.status();
-    if (!element->has_value()) break;
-    if (index == kSizingSample && input_bytes > 0) {
+    if (!status.ok()) return status;
+    if (index + 1 == kSizingSample && input_bytes > 0) {
       const int64_t sample_bytes = std::max<int64_t>(1, elements.offset() - sample_start);
       const int64_t estimate = input_bytes / sample_bytes * static_cast<int64_t>(kSizingSample);
       read.records.reserve(static_cast<size_t>(std::min<int64_t>(
           kMaxChunkRecords, std::max<int64_t>(kSizingSample, estimate + estimate / 16 + 16))));
-    }
-    if (index >= static_cast<size_t>(kMaxChunkRecords)) {
-      ++left_out;  // counted, not parsed
-      continue;
-    }
-    non_finite.clear();
-    // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
-    // record that has an 'N' or 'I' at all is copied for it.
-    absl::string_view text = **element;
-    if (std::memchr(text.data(), 'N', text.size()) != nullptr ||
-        std::memchr(text.data(), 'I', text.size()) != nullptr) {
-      replaced = ReplaceNonFiniteTokens(text, &non_finite);
-      text = replaced;
-    }
-    const absl::Status parsed = tree.Parse(text);
-    if (!parsed.ok()) {
-      warnings.Add(absl::StrCat(source, ": record ", index, ": not valid JSON: ",
-                                EchoedText(parsed.message()), "; the record is left out"));
-      continue;
-    }
-    if (!non_finite.empty()) {
-      warnings.NonFinite(absl::StrCat(source, ": record ", index), non_finite);
-    }
-    // Read in place: no temporary message to construct, move and destroy per record.
-    v1::ChunkRecord& record = read.records.emplace_back();
-    if (!ingest_internal::ReadChunkRecord(tree, source, index, &warnings, &record)) {
-      read.records.pop_back();
     }
   }
   if (read.cancelled) {
@@ -195,10 +242,8 @@ absl::Status NotAList(absl::string_view source) {
       source, ": chunk records are a JSON list (or an object with \"__roastcoffea_metrics__\")"));
 }
 
-}  // namespace
-
-absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
-                                                   const ChunkRecordsOptions& options) {
+absl::StatusOr<ChunkRecordsRead> ParseRecordList(absl::string_view json, absl::string_view source,
+                                                 const ChunkRecordsOptions& options, bool direct) {
   // The list itself, or the output object's "__roastcoffea_metrics__" member.
   absl::string_view list = json;
   absl::StatusOr<std::optional<absl::string_view>> inner =
@@ -209,8 +254,24 @@ absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl:
   absl::StatusOr<bool> opened = elements.Open();
   if (!opened.ok()) return opened.status();
   if (!*opened) return NotAList(source);
-  return ReadRecords(elements, static_cast<int64_t>(list.size()), source, options);
+  return ReadRecords(elements, static_cast<int64_t>(list.size()), source, options, direct);
 }
+
+}  // namespace
+
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
+                                                   const ChunkRecordsOptions& options) {
+  return ParseRecordList(json, source, options, /*direct=*/true);
+}
+
+namespace ingest_internal {
+
+absl::StatusOr<ChunkRecordsRead> ParseChunkRecordsThroughTree(absl::string_view json,
+                                                              absl::string_view source) {
+  return ParseRecordList(json, source, ChunkRecordsOptions(), /*direct=*/false);
+}
+
+}  // namespace ingest_internal
 
 absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path) {
   absl::StatusOr<std::string> json = ReadBoundedFile(path, kMaxCoffeaJsonBytes, "a Coffea report");
@@ -238,7 +299,7 @@ absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
     return read;
   }
   if (!opened.ok()) return opened.status();
-  if (*opened) return ReadRecords(elements, size, path, options);
+  if (*opened) return ReadRecords(elements, size, path, options, /*direct=*/true);
   // Not a list: the processor output object (read whole: it is the command's output, not a
   // stream of records), or an error.
   absl::StatusOr<std::string> json = ReadBoundedFile(path, limits);

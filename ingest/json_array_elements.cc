@@ -17,8 +17,8 @@ absl::Status ArrayElements::TooDeep(int64_t at) const {
                    " levels of arrays and objects (at byte ", at, ")"));
 }
 
-absl::StatusOr<std::optional<absl::string_view>> ArrayElements::Next() {
-  if (done_) return std::nullopt;
+absl::StatusOr<bool> ArrayElements::ToNextElement() {
+  if (done_) return false;
   bool have = Peek();
   if (!read_status_.ok()) return read_status_;
   if (after_element_) {
@@ -32,6 +32,10 @@ absl::StatusOr<std::optional<absl::string_view>> ArrayElements::Next() {
     return Close();  // "[]"
   }
   if (!have) return StructureError("expected a value", 1);
+  return true;
+}
+
+absl::StatusOr<absl::string_view> ArrayElements::SkimElement() {
   absl::StatusOr<size_t> end = SkimValue();
   if (!end.ok()) return end.status();
   const absl::string_view element = data_.substr(pos_, *end - pos_);
@@ -112,13 +116,13 @@ absl::StatusOr<size_t> ArrayElements::SkimValue() {
   }
 }
 
-absl::StatusOr<std::optional<absl::string_view>> ArrayElements::Close() {
+absl::StatusOr<bool> ArrayElements::Close() {
   ++pos_;
   done_ = true;
   const bool more = Peek();
   if (!read_status_.ok()) return read_status_;
   if (more) return StructureError("unexpected text after the array", 0);
-  return std::nullopt;
+  return false;
 }
 
 absl::Status ArrayElements::StructureError(absl::string_view what, int depth) {

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,6 +21,7 @@ namespace ingest_internal {
 // strings and brackets are followed to find an element (as io/untrusted_json.h's
 // SplitJsonArray); its depth is checked on the way, and a structural error is reported after
 // the rest of the input is checked for depth (as SplitJsonArray, which checks depth first).
+// A caller that reads an element in place instead must end it where SkimElement would.
 class ArrayElements {
  public:
   // Appends at most `max_bytes` more input to `out`: how many (0 at the end).
@@ -47,9 +47,21 @@ class ArrayElements {
     return true;
   }
 
-  // The text of the next element (valid until the next call); std::nullopt after the last.
-  // Cancelled when `cancelled` said so while reading.
-  absl::StatusOr<std::optional<absl::string_view>> Next();
+  // The elements one by one: ToNextElement moves to the start of the next element (true), or
+  // past the end of the array (false; an error for text after it). Then the caller reads the
+  // element in place (Available, Consume) or has it found (SkimElement). Cancelled when
+  // `cancelled` said so while reading.
+  absl::StatusOr<bool> ToNextElement();
+  // From the element's start to the end of the input in memory (valid until the next call).
+  absl::string_view Available() const { return data_.substr(pos_); }
+  // The caller has read the element: its first `length` bytes of Available().
+  void Consume(size_t length) {
+    pos_ += length;
+    after_element_ = true;
+  }
+  // The element's text (valid until the next call), found by following strings and brackets
+  // (reading more input).
+  absl::StatusOr<absl::string_view> SkimElement();
 
   // Bytes consumed so far.
   int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
@@ -90,8 +102,8 @@ class ArrayElements {
     return absl::string_view::npos;
   }
 
-  // After the closing ']': only whitespace may follow.
-  absl::StatusOr<std::optional<absl::string_view>> Close();
+  // After the closing ']': only whitespace may follow (then false: no more elements).
+  absl::StatusOr<bool> Close();
 
   // `what` at pos_, unless the input from there on nests too deep (that error first, as
   // SplitJsonArray checks depth before structure); `depth` is the nesting at pos_.

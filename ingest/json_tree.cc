@@ -47,6 +47,8 @@ void AppendUtf8(uint32_t code_point, std::string* out) {
   }
 }
 
+}  // namespace
+
 // The length of the well-formed UTF-8 sequence at text[i] (a byte >= 0x80), or 0: no overlong
 // forms, no surrogates, nothing above U+10FFFF.
 size_t Utf8SequenceLength(absl::string_view text, size_t i) {
@@ -70,8 +72,6 @@ size_t Utf8SequenceLength(absl::string_view text, size_t i) {
   }
   return 0;
 }
-
-}  // namespace
 
 class JsonTree::Parser {
  public:

@@ -17,6 +17,7 @@
 #ifndef ROASTCOFFEA_INGEST_JSON_TREE_H_
 #define ROASTCOFFEA_INGEST_JSON_TREE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,6 +45,10 @@ struct JsonNode {
   uint32_t first_child = kNone;
   uint32_t next_sibling = kNone;
 };
+
+// The length of the well-formed UTF-8 sequence at text[i] (a byte >= 0x80), or 0: no overlong
+// forms, no surrogates, nothing above U+10FFFF. What JsonTree accepts in a string.
+size_t Utf8SequenceLength(absl::string_view text, size_t i);
 
 class JsonTree {
  public:

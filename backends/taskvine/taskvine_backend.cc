@@ -109,7 +109,8 @@ absl::Status TaskVineMetricsBackend::OpenTailersLocked() {
     if (!paths.ok()) return paths.status();
     paths_ = *std::move(paths);
     have_paths_ = true;
-    txn_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.transactions);
+    txn_tailer_ = std::make_unique<taskvine::LineTailer>(
+        paths_.transactions, taskvine::LineTailer::kDefaultBlockBytes, options_.max_bytes_per_poll);
   }
   if (perf_tailer_ == nullptr) {
     if (paths_.performance.empty()) {
@@ -120,7 +121,9 @@ absl::Status TaskVineMetricsBackend::OpenTailersLocked() {
       }
     }
     if (!paths_.performance.empty()) {
-      perf_tailer_ = std::make_unique<taskvine::LineTailer>(paths_.performance);
+      perf_tailer_ = std::make_unique<taskvine::LineTailer>(
+          paths_.performance, taskvine::LineTailer::kDefaultBlockBytes,
+          options_.max_bytes_per_poll);
     }
   }
   return absl::OkStatus();
@@ -193,6 +196,14 @@ absl::Status TaskVineMetricsBackend::PollLogs() {
   return absl::OkStatus();
 }
 
+absl::Status TaskVineMetricsBackend::ReadFinishedLogs() {
+  while (true) {
+    if (absl::Status status = PollLogs(); !status.ok()) return status;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!last_more_pending_) return absl::OkStatus();
+  }
+}
+
 void TaskVineMetricsBackend::NoteReadingCutShort() {
   std::lock_guard<std::mutex> lock(mu_);
   if (cut_short_noted_ || txn_tailer_ == nullptr) return;
@@ -242,7 +253,7 @@ void TaskVineMetricsBackend::ReadToEnd() {
       clock.SleepFor(absl::Milliseconds(50));
     }
   } else {
-    (void)PollLogs();
+    (void)ReadFinishedLogs();
   }
   std::lock_guard<std::mutex> lock(mu_);
   FinishReadingLocked();
@@ -284,7 +295,7 @@ absl::Status TaskVineMetricsBackend::StartTracking(absl::Duration interval) {
   }
   if (tracking_) return absl::FailedPreconditionError("TaskVine backend is already tracking");
   if (!options_.follow) {
-    if (absl::Status status = PollLogs(); !status.ok()) return status;
+    if (absl::Status status = ReadFinishedLogs(); !status.ok()) return status;
     std::lock_guard<std::mutex> lock(mu_);
     FinishReadingLocked();  // a finished run: nothing more will come
   } else {

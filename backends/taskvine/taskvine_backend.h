@@ -112,6 +112,9 @@ struct TaskVineBackendOptions {
   // What the follow period and the end-of-run read's waits are timed on (monotonic), and when
   // tracking began (wall). Not owned; outlives the backend.
   Clock* clock = Clock::Real();
+  // Bytes one poll reads from each log at most (so that no poll holds the caller); a finished
+  // run is read whole by as many polls as it takes. Tests make it small.
+  int64_t max_bytes_per_poll = taskvine::LineTailer::kDefaultMaxBytesPerPoll;
 };
 
 class TaskVineMetricsBackend : public AbstractMetricsBackend {
@@ -166,6 +169,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::vector<v1::Warning> CodedWarnings() const;
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
+  // A finished run's logs to their end: PollLogs until nothing is left (each poll reads at most
+  // max_bytes_per_poll; a 10^6-task log is ~650 MB). Called with mu_ NOT held.
+  absl::Status ReadFinishedLogs();
   // PollLogs' parts, mu_ held: the tailers of the logs once found (NotFound before); the note
   // of a run attached to late, at the first read; the notes of a tailer's restarts and
   // replacements since the last poll.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <utility>
 
@@ -68,6 +69,19 @@ double Attempt::ExecutionSeconds(bool* fallback) const {
   }
   if (fallback != nullptr) *fallback = true;
   return end_us > running_us && running_us > 0 ? Seconds(end_us - running_us) : 0.0;
+}
+
+std::string internal::RejectedSecondsText(double seconds) {
+  constexpr long double kTwoTo63 = 9223372036854775808.0L, kTwoTo64 = 18446744073709551616.0L;
+  const long double us = static_cast<long double>(seconds) * 1e6L;
+  // Up to 2^64 plus the rounding of the log's decimal seconds (10 ms).
+  if (!(us >= kTwoTo63 && us < kTwoTo64 + 1e4L)) return absl::StrFormat("%.17g s", seconds);
+  const uint64_t stored_us = static_cast<uint64_t>(std::min(std::round(us), kTwoTo64 - 1));
+  const double negative_seconds = static_cast<double>((us - kTwoTo64) * 1e-6L);
+  return absl::StrFormat(
+      "%.16g s as logged, a negative duration stored as an unsigned 64-bit number: %d us "
+      "(= %.3f s)",
+      seconds, stored_us, negative_seconds);
 }
 
 void RunModel::Reject(absl::string_view field, std::string what) {

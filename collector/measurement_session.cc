@@ -452,6 +452,10 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
   absl::StatusOr<v1::TrackingData> rest = backend_.StopTracking();
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   if (!rest.ok() || !tracking_in_checkpoint_) return rest;
+  if (backend_.StopTrackingReturnsWholeRun()) {  // the checkpoint held a copy
+    unwritten_tracking_.Clear();
+    return rest;
+  }
   // The samples handed out before are in the checkpoint (and in unwritten_tracking_ when its
   // last appends failed): joined in their order, then the rest.
   v1::TrackingData whole;

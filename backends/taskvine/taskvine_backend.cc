@@ -384,6 +384,15 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   return tracking;
 }
 
+std::optional<v1::TrackingData> TaskVineMetricsBackend::TakeTrackingSegment() {
+  if (!options_.follow) return std::nullopt;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!found_) return std::nullopt;
+  v1::TrackingData segment = taskvine::NewFinalPoints(model_, model_.Tracking(), &handed_out_);
+  segment.set_interval_seconds(interval_seconds_);
+  return segment;
+}
+
 absl::StatusOr<SpanId> TaskVineMetricsBackend::CreateSpan(absl::string_view name) {
   absl::StatusOr<backends_internal::SpanWindow> span = spans_.Open(name, absl::Now());
   if (!span.ok()) return span.status();

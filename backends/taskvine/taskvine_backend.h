@@ -93,6 +93,7 @@
 #include "backends/internal/periodic_thread.h"
 #include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
+#include "backends/taskvine/checkpoint_segment.h"
 #include "backends/taskvine/line_tailer.h"
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/run_model.h"
@@ -130,6 +131,12 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // follow, the errors of reading the logs (NotFound, ...).
   absl::Status StartTracking(absl::Duration interval) override;
   absl::StatusOr<v1::TrackingData> StopTracking() override;
+  // Following: the points of the series read since the last call that can no longer move
+  // (backends/taskvine/checkpoint_segment.h), a copy for the session's checkpoint, so that a run
+  // killed with SIGKILL keeps its tracking; StopTracking still returns the whole run (the logs
+  // can revise a change, e.g. a silent worker's end). nullopt without follow.
+  std::optional<v1::TrackingData> TakeTrackingSegment() override;
+  bool StopTrackingReturnsWholeRun() const override { return true; }
 
   absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
   absl::Status EndSpan(const SpanId& id) override;
@@ -227,6 +234,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
+  taskvine::HandedOutPoints handed_out_;  // under mu_
 };
 
 }  // namespace roastcoffea

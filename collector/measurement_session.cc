@@ -88,8 +88,12 @@ void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
                      std::vector<v1::Warning>* warnings) {
   if (record.tracking.has_value()) run->tracking = *std::move(record.tracking);
   for (v1::Span& span : record.spans) run->spans.push_back(std::move(span));
-  for (v1::ChunkRecord& chunk : record.engine_chunks) {
-    run->engine_chunks.push_back(std::move(chunk));
+  if (run->engine_chunks.empty()) {
+    run->engine_chunks = std::move(record.engine_chunks);  // no second 10^6-record vector
+  } else {
+    for (v1::ChunkRecord& chunk : record.engine_chunks) {
+      run->engine_chunks.push_back(std::move(chunk));
+    }
   }
   for (v1::Warning& warning : record.warnings) warnings->push_back(std::move(warning));
   if (run->engine_version.empty()) run->engine_version = std::move(record.engine_version);

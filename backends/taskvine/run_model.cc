@@ -679,7 +679,7 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
       absl::StrAppend(&error, error.empty() ? "" : "; ", lost, " earlier attempt",
                       lost > 1 ? "s" : "", " lost with a disconnected worker");
     }
-    record.set_error_text(error);
+    if (!error.empty()) record.set_error_text(std::move(error));  // "" would cost a string
     records.push_back(std::move(record));
   }
   AssignSlots(records);

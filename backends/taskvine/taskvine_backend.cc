@@ -388,7 +388,7 @@ std::optional<v1::TrackingData> TaskVineMetricsBackend::TakeTrackingSegment() {
   if (!options_.follow) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
   if (!found_) return std::nullopt;
-  v1::TrackingData segment = taskvine::NewFinalPoints(model_, model_.Tracking(), &handed_out_);
+  v1::TrackingData segment = model_.TrackingSince(&handed_out_);
   segment.set_interval_seconds(interval_seconds_);
   return segment;
 }

@@ -93,7 +93,6 @@
 #include "backends/internal/periodic_thread.h"
 #include "backends/internal/span_registry.h"
 #include "backends/metrics_backend.h"
-#include "backends/taskvine/checkpoint_segment.h"
 #include "backends/taskvine/line_tailer.h"
 #include "backends/taskvine/log_paths.h"
 #include "backends/taskvine/run_model.h"
@@ -132,7 +131,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   absl::Status StartTracking(absl::Duration interval) override;
   absl::StatusOr<v1::TrackingData> StopTracking() override;
   // Following: the points of the series read since the last call that can no longer move
-  // (backends/taskvine/checkpoint_segment.h), a copy for the session's checkpoint, so that a run
+  // (RunModel::TrackingSince), a copy for the session's checkpoint, so that a run
   // killed with SIGKILL keeps its tracking; StopTracking still returns the whole run (the logs
   // can revise a change, e.g. a silent worker's end). nullopt without follow.
   std::optional<v1::TrackingData> TakeTrackingSegment() override;
@@ -234,7 +233,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
-  taskvine::HandedOutPoints handed_out_;  // under mu_
+  taskvine::RunModel::TrackingCursor handed_out_;  // under mu_
 };
 
 }  // namespace roastcoffea

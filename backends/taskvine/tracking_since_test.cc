@@ -1,7 +1,5 @@
-// NewFinalPoints: a followed run's series handed to the checkpoint in pieces join to the series
-// of the whole log, and a point that can still move (at the log's last record) waits.
-#include "backends/taskvine/checkpoint_segment.h"
-
+// RunModel::TrackingSince: a followed run's series handed to the checkpoint in pieces join to the
+// series of the whole log, and a point that can still move (at the log's last record) waits.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,6 +7,7 @@
 #include "backends/taskvine/run_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace taskvine {
@@ -22,7 +21,7 @@ std::vector<int64_t> Times(const google::protobuf::RepeatedField<int64_t>& times
   return std::vector<int64_t>(times.begin(), times.end());
 }
 
-TEST(CheckpointSegment, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
+TEST(TrackingSince, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
   RunModel model;
   int64_t n = 0;
   Feed({"1000000 7 MANAGER 7 START 0",
@@ -32,9 +31,9 @@ TEST(CheckpointSegment, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
         "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}",
         "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"]}"},
        &model, &n);
-  HandedOutPoints handed;
+  RunModel::TrackingCursor handed;
   const v1::TrackingData early_whole = model.Tracking();
-  const v1::TrackingData first = NewFinalPoints(model, early_whole, &handed);
+  const v1::TrackingData first = model.TrackingSince(&handed);
   EXPECT_EQ(first.backend(), "taskvine");
   EXPECT_EQ(first.worker_count_kind(), v1::SERIES_KIND_STEP);
   // Everything but the last point of each series (worker-a is connected: its last point stands
@@ -51,7 +50,7 @@ TEST(CheckpointSegment, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
         "5100001 7 TASK 1 DONE SUCCESS 0", "9000000 7 WORKER worker-a DISCONNECTION EXPLICIT"},
        &model, &n);
   const v1::TrackingData whole = model.Tracking();
-  const v1::TrackingData second = NewFinalPoints(model, whole, &handed);
+  const v1::TrackingData second = model.TrackingSince(&handed);
   // worker-a disconnected: its series is final to its last point, and the pieces are it.
   ASSERT_EQ(second.workers_size(), 1);
   std::vector<int64_t> joined = Times(first.workers(0).time_unix_ns());
@@ -70,7 +69,7 @@ TEST(CheckpointSegment, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
   expected.pop_back();
   EXPECT_EQ(counts, expected);
   // Nothing new: nothing handed out again.
-  const v1::TrackingData third = NewFinalPoints(model, model.Tracking(), &handed);
+  const v1::TrackingData third = model.TrackingSince(&handed);
   EXPECT_EQ(third.workers_size(), 0);
   EXPECT_EQ(third.worker_count_time_unix_ns_size(), 0);
 }

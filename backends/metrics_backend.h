@@ -109,6 +109,9 @@ class AbstractMetricsBackend {
   // only what came after, and StopTracking returns only that. nullopt: the backend keeps every
   // sample until StopTracking (the default). Thread-safe while tracking.
   virtual std::optional<v1::TrackingData> TakeTrackingSegment() { return std::nullopt; }
+  // True when StopTracking returns the whole run's series, the segments handed out included
+  // (TaskVine rebuilds them from its logs): those segments are then only the checkpoint's copy.
+  virtual bool StopTrackingReturnsWholeRun() const { return false; }
 
   // The run so far, for the live view: thread-safe (called from the live server's thread while
   // the backend tracks), cheap (a copy of counters). nullopt: the backend has nothing live.

@@ -6,6 +6,11 @@
 //     them died silently (RunModel::MarkLogComplete);
 //   * ManyTinyTasks/N: N more tasks of the chunk category (READY, RUNNING, DONE), all on one of
 //     the run's workers.
+// and, from files to a measurement as `collect --backend=taskvine --taskvine_logs=DIR` makes it
+// (ReadFinishedTaskVineRun, then Measure; the save is //bench:stage_benchmark's):
+//   * LogOnlyRun/N: a run of N tasks of category "processing" on 100 one-core workers, 0.5 s
+//     each, back to back (READY, RUNNING, WAITING_RETRIEVAL, RETRIEVED with the resource
+//     monitor's figures, DONE: ~660 B of log per task), as the issue #25 report measured it.
 // Time and peak resident memory must grow linearly with a small constant: the counter
 // peak_rss_per_item_bytes is (peak RSS during the iteration - RSS before it) / N, which includes
 // the log's own bytes held by nothing (the backend reads it line by line).
@@ -16,6 +21,7 @@
 #include <malloc.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,13 +29,16 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/measure.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "backends/taskvine/test_util.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
+#include "ingest/taskvine_run.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
 
@@ -93,6 +102,101 @@ std::string RunDir(const std::string& kind, int64_t n) {
   rename(tmp.c_str(), (dir + "/transactions").c_str());
   return dir;
 }
+
+// The directory of a LogOnlyRun of `n` tasks, made once.
+std::string LogOnlyRunDir(int64_t n) {
+  const std::string dir = absl::StrCat("/tmp/roastcoffea-taskvine-scale-log-only-", n);
+  struct stat info;
+  if (stat((dir + "/transactions").c_str(), &info) == 0) return dir;
+  mkdir(dir.c_str(), 0755);
+  constexpr int kWorkers = 100;
+  constexpr int64_t kStartUs = 1742250330000000;
+  const std::string tmp = dir + "/transactions.tmp";
+  std::ofstream out(tmp, std::ios::binary);
+  out << kStartUs << " 4242 MANAGER 4242 START 0\n";
+  const auto worker = [](int64_t w) { return absl::StrFormat("worker-%032x", w); };
+  for (int w = 0; w < kWorkers; ++w) {
+    const int64_t t = kStartUs + 100000 + w * 100;
+    out << t << " 4242 WORKER " << worker(w) << " CONNECTION 10.0.0." << w << ":9000\n"
+        << t + 10 << " 4242 WORKER " << worker(w)
+        << " RESOURCES {\"memory\":[8000,\"MB\"],\"disk\":[70001,\"MB\"],\"cores\":[1,"
+           "\"cores\"]}\n";
+  }
+  const int64_t slots = (n + kWorkers - 1) / kWorkers;
+  std::string block;
+  for (int64_t s = 0; s < slots; ++s) {
+    const int64_t first = s * kWorkers, last = std::min(n, first + kWorkers);
+    const int64_t ts = kStartUs + 1000000 + s * 500000;  // us
+    const double ts_s = static_cast<double>(ts) * 1e-6;
+    block.clear();
+    for (int64_t i = first; i < last; ++i) {
+      absl::StrAppend(&block, ts - 5000, " 4242 TASK ", i + 1,
+                      " READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n");
+    }
+    for (int64_t i = first; i < last; ++i) {
+      absl::StrAppend(&block, ts, " 4242 TASK ", i + 1, " RUNNING ", worker(i % kWorkers),
+                      absl::StrFormat(" FIRST_RESOURCES {\"time_commit_start\":[%.6f,\"s\"],"
+                                      "\"time_commit_end\":[%.6f,\"s\"],\"cores\":[1,\"cores\"]}\n",
+                                      ts_s, ts_s + 0.001));
+    }
+    for (int64_t i = first; i < last; ++i) {
+      absl::StrAppend(&block, ts + 470000, " 4242 TASK ", i + 1, " WAITING_RETRIEVAL ",
+                      worker(i % kWorkers), "\n");
+    }
+    for (int64_t i = first; i < last; ++i) {
+      absl::StrAppend(&block, ts + 480000, " 4242 TASK ", i + 1,
+                      absl::StrFormat(" RETRIEVED SUCCESS 0 {} {\"time_worker_start\":[%.6f,\"s\"],"
+                                      "\"time_worker_end\":[%.6f,\"s\"],\"wall_time\":[0.46,\"s\"],"
+                                      "\"cpu_time\":[0.44,\"s\"],\"memory\":[530,\"MB\"],"
+                                      "\"cores\":[1,\"cores\"]}\n",
+                                      ts_s + 0.005, ts_s + 0.465));
+    }
+    for (int64_t i = first; i < last; ++i) {
+      absl::StrAppend(&block, ts + 481000, " 4242 TASK ", i + 1, " DONE SUCCESS 0\n");
+    }
+    out << block;
+  }
+  out << kStartUs + 1000000 + slots * 500000 + 1000000 << " 4242 MANAGER 4242 END 0\n";
+  out.close();
+  rename(tmp.c_str(), (dir + "/transactions").c_str());
+  return dir;
+}
+
+// Peak memory per task and time per task (the counters; the time is the process's CPU) from
+// the log to the measurement.
+void BM_LogOnlyRun(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const std::string dir = LogOnlyRunDir(n);
+  for (auto _ : state) {
+    malloc_trim(0);
+    ResetPeakRss();
+    const int64_t rss_before = ProcStatusBytes("VmRSS");
+    TaskVineRunOptions options;
+    options.logs = dir + "/transactions";
+    absl::StatusOr<RawRun> run = ReadFinishedTaskVineRun(options);
+    if (!run.ok()) {
+      state.SkipWithError("cannot read the logs");
+      break;
+    }
+    absl::StatusOr<v1::Measurement> m = Measure(*std::move(run), MeasureOptions());
+    if (!m.ok()) {
+      state.SkipWithError("Measure failed");
+      break;
+    }
+    const int64_t peak = ProcStatusBytes("VmHWM");
+    state.counters["chunks"] = m->chunks_size();
+    state.counters["peak_rss_growth_MiB"] = static_cast<double>(peak - rss_before) / (1 << 20);
+    state.counters["peak_rss_per_task_bytes"] = static_cast<double>(peak - rss_before) / n;
+    benchmark::DoNotOptimize(m);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_LogOnlyRun)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->Iterations(1);
 
 void RunCollectPath(benchmark::State& state, const std::string& kind) {
   const int64_t n = state.range(0);

@@ -88,8 +88,12 @@ void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
                      std::vector<v1::Warning>* warnings) {
   if (record.tracking.has_value()) run->tracking = *std::move(record.tracking);
   for (v1::Span& span : record.spans) run->spans.push_back(std::move(span));
-  for (v1::ChunkRecord& chunk : record.engine_chunks) {
-    run->engine_chunks.push_back(std::move(chunk));
+  if (run->engine_chunks.empty()) {
+    run->engine_chunks = std::move(record.engine_chunks);  // no second 10^6-record vector
+  } else {
+    for (v1::ChunkRecord& chunk : record.engine_chunks) {
+      run->engine_chunks.push_back(std::move(chunk));
+    }
   }
   for (v1::Warning& warning : record.warnings) warnings->push_back(std::move(warning));
   if (run->engine_version.empty()) run->engine_version = std::move(record.engine_version);
@@ -452,6 +456,10 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
   absl::StatusOr<v1::TrackingData> rest = backend_.StopTracking();
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   if (!rest.ok() || !tracking_in_checkpoint_) return rest;
+  if (backend_.StopTrackingReturnsWholeRun()) {  // the checkpoint held a copy
+    unwritten_tracking_.Clear();
+    return rest;
+  }
   // The samples handed out before are in the checkpoint (and in unwritten_tracking_ when its
   // last appends failed): joined in their order, then the rest.
   v1::TrackingData whole;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -425,6 +426,50 @@ TEST(CollectInterruptTest, UntilCtrlCTheSignalIsThePlannedEnd) {
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/until");
   ASSERT_TRUE(saved.ok()) << saved.status();
   EXPECT_FALSE(saved->metadata().interrupted());
+}
+
+// A followed TaskVine run killed with SIGKILL keeps its worker timeline up to the last
+// checkpoint (#25): the checkpoint holds the series read from the logs so far, and `show` of it
+// has the worker count. The log's times are moved to now, as a live run's are.
+TEST(CollectInterruptTest, AFollowedTaskVineRunKilledWithSigkillKeepsItsTracking) {
+  const std::string source =
+      std::string(std::getenv("TEST_SRCDIR")) + "/roastcoffea/backends/taskvine/testdata/";
+  const std::string logs = TempDir() + "/vine-sigkill";
+  ASSERT_EQ(system(absl::StrCat("mkdir -p ", logs).c_str()), 0);
+  constexpr int64_t kStartUs = 1763035200000000;  // synthetic-1's MANAGER START
+  const int64_t shift_us = absl::ToUnixMicros(absl::Now()) - kStartUs;
+  std::string shifted;
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(source + "synthetic-1-transactions.txt"), '\n', absl::SkipEmpty())) {
+    int64_t us = 0;
+    const size_t space = line.find(' ');
+    // Not its END: the run is still going when it is killed.
+    if (line.find(" MANAGER ") != absl::string_view::npos && absl::EndsWith(line, " END 0"))
+      continue;
+    if (space != absl::string_view::npos && absl::SimpleAtoi(line.substr(0, space), &us)) {
+      absl::StrAppend(&shifted, us + shift_us, line.substr(space), "\n");
+    } else {
+      absl::StrAppend(&shifted, line, "\n");
+    }
+  }
+  std::ofstream(logs + "/transactions") << shifted;
+  const std::string out = TempDir() + "/vine-sigkill-out";
+  const std::string log = TempDir() + "/vine-sigkill.log";
+  ChildProcess collect(
+      {Collect(), "--backend=taskvine", "--follow", "--taskvine_logs=" + logs + "/transactions",
+       "--interval=0.1", "--checkpoint_interval=0.2", "--output_dir=" + out, "--name=killed"},
+      Environment(), log);
+  ASSERT_TRUE(WaitForLog(log, "until Ctrl-C", absl::Seconds(30))) << ReadFile(log);
+  // Several checkpoints after the logs were read.
+  absl::SleepFor(absl::Seconds(2));
+  collect.Kill();
+  const CollectOutcome show = RunCollect({"show", out + "/killed", "--tables=ascii"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_THAT(show.out + show.err, HasSubstr("partial")) << show.out << show.err;
+  EXPECT_THAT(show.out, HasSubstr("with the tracking series checkpointed so far")) << show.out;
+  const CollectOutcome csv = RunCollect({"show", out + "/killed.checkpoint", "--format=csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_THAT(csv.out, HasSubstr("\npeak_workers,2,workers\n")) << csv.out;  // synthetic-1's peak
 }
 
 // A real dask-scheduler (python3-distributed), tracked while the command runs.

@@ -15,6 +15,7 @@ using ::testing::AllOf;
 using ::testing::Contains;
 using ::testing::Field;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 RunModel Feed(const std::vector<std::string>& lines) {
   RunModel model;
@@ -75,6 +76,41 @@ TEST(ImpossibleValues, UnderflowedOutputTimeIsRejected) {
               Contains(Field(&CodedNote::message,
                              AllOf(HasSubstr("transactions line 7 field time_output_mgr"),
                                    HasSubstr("18444948632953.14")))));
+}
+
+// The underflow is said as what it is, not as 5 x 10^9 hours: the stored microseconds and the
+// negative duration they stand for (2^64 us = 18446744073709.551616 s).
+TEST(ImpossibleValues, UnderflowIsSaidReadably) {
+  const RunModel model =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],"
+                      "\"time_output_mgr\":[18444948632953.14,\"s\"]}"));
+  ASSERT_EQ(model.rejected_count(), 1);
+  EXPECT_THAT(model.rejected()[0].what,
+              AllOf(HasSubstr("a negative duration stored as an unsigned 64-bit number: "
+                              "184449486329531"),
+                    HasSubstr(" us (= -1795440756.4"), HasSubstr("18444948632953.14 s as logged")));
+  EXPECT_THAT(
+      WithCode(model, "taskvine_impossible_value"),
+      Contains(Field(&CodedNote::message,
+                     HasSubstr("a negative duration stored as an unsigned 64-bit number"))));
+  // The same for a CPU time that underflowed.
+  const RunModel cpu =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],"
+                      "\"cpu_time\":[18446744073709.5,\"s\"]}"));
+  ASSERT_EQ(cpu.rejected_count(), 1);
+  EXPECT_EQ(cpu.rejected()[0].field, "cpu_time");
+  EXPECT_THAT(cpu.rejected()[0].what,
+              AllOf(HasSubstr("unsigned 64-bit number: 184467440737095"), HasSubstr("(= -0.0")));
+}
+
+// A value that is merely too long for the run stays a number of seconds.
+TEST(ImpossibleValues, PlainImpossibleDurationIsNoUnderflow) {
+  const RunModel model =
+      Feed(OneTaskRun("{\"time_worker_start\":[2.1,\"s\"],\"time_worker_end\":[4.9,\"s\"],"
+                      "\"time_output_mgr\":[5000,\"s\"]}"));
+  ASSERT_EQ(model.rejected_count(), 1);
+  EXPECT_THAT(model.rejected()[0].what, HasSubstr(": 5000 s, outside [0, "));
+  EXPECT_THAT(model.rejected()[0].what, Not(HasSubstr("unsigned")));
 }
 
 // Worker times outside the run: execution falls back to RUNNING .. WAITING_RETRIEVAL (3 s).

@@ -36,7 +36,9 @@ class LineTailer {
   // Bytes one Poll reads at most by default (more_pending() then says the file has more).
   static constexpr int64_t kDefaultMaxBytesPerPoll = int64_t{64} << 20;
 
-  explicit LineTailer(std::string path, size_t block_bytes = 1 << 20,
+  static constexpr size_t kDefaultBlockBytes = 1 << 20;
+
+  explicit LineTailer(std::string path, size_t block_bytes = kDefaultBlockBytes,
                       int64_t max_bytes_per_poll = kDefaultMaxBytesPerPoll);
   ~LineTailer();
   LineTailer(const LineTailer&) = delete;

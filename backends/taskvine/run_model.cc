@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <utility>
 
@@ -68,6 +69,19 @@ double Attempt::ExecutionSeconds(bool* fallback) const {
   }
   if (fallback != nullptr) *fallback = true;
   return end_us > running_us && running_us > 0 ? Seconds(end_us - running_us) : 0.0;
+}
+
+std::string internal::RejectedSecondsText(double seconds) {
+  constexpr long double kTwoTo63 = 9223372036854775808.0L, kTwoTo64 = 18446744073709551616.0L;
+  const long double us = static_cast<long double>(seconds) * 1e6L;
+  // Up to 2^64 plus the rounding of the log's decimal seconds (10 ms).
+  if (!(us >= kTwoTo63 && us < kTwoTo64 + 1e4L)) return absl::StrFormat("%.17g s", seconds);
+  const uint64_t stored_us = static_cast<uint64_t>(std::min(std::round(us), kTwoTo64 - 1));
+  const double negative_seconds = static_cast<double>((us - kTwoTo64) * 1e-6L);
+  return absl::StrFormat(
+      "%.16g s as logged, a negative duration stored as an unsigned 64-bit number: %d us "
+      "(= %.3f s)",
+      seconds, stored_us, negative_seconds);
 }
 
 void RunModel::Reject(absl::string_view field, std::string what) {
@@ -514,44 +528,53 @@ AttemptTotals RunModel::TotalsInWindow(int64_t from_us, int64_t to_us, absl::str
 namespace {
 
 // A worker's series from CONNECTION to DISCONNECTION (or `end`): SERIES_KIND_STEP, see Tracking().
-void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking) {
+// Only its points [from, to) when given (TrackingSince); the series is added only if it has any.
+void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, int from = 0,
+                     int to = std::numeric_limits<int>::max()) {
+  // Exactly the points below (a pair per change after the first, then the end): no growth
+  // slack in six columns of a worker that ran many tasks.
+  const int all_points = 2 * static_cast<int>(w.series.size());
+  to = std::min(to, all_points);
+  if (from >= to) return;
+  const int points = to - from;
   v1::WorkerSeries* series = tracking->add_workers();
   series->set_worker(w.id);
   series->set_host(w.address.substr(0, w.address.rfind(':')));
   series->set_kind(v1::SERIES_KIND_STEP);
-  // Exactly the points below (a pair per change after the first, then the end): no growth
-  // slack in six columns of a worker that ran many tasks.
-  const int points = 2 * static_cast<int>(w.series.size());
   series->mutable_time_unix_ns()->Reserve(points);
   series->mutable_cores()->Reserve(points);
   series->mutable_memory_limit_bytes()->Reserve(points);
   series->mutable_disk_limit_bytes()->Reserve(points);
   series->mutable_executing_tasks()->Reserve(points);
   series->mutable_active_tasks()->Reserve(points);
-  auto add_point = [&](int64_t us, int executing, int active) {
+  series->mutable_last_seen_unix_seconds()->Reserve(points);
+  // Points 2i - 1 and 2i are step i's ("before" and "after"; step 0 has no "before"), then the
+  // end: the loop starts at the step of point `from`.
+  const size_t first_step = static_cast<size_t>(from / 2);
+  int index = first_step == 0 ? 0 : 2 * static_cast<int>(first_step) - 1;
+  auto add_point = [&](int64_t us, int executing, int active, int64_t evidence_us) {
+    const int at = index++;
+    if (at < from || at >= to) return;
     series->add_time_unix_ns(us * 1000);
     series->add_cores(w.cores);
     series->add_memory_limit_bytes(w.memory_mb * kBytesPerMebibyte);
     series->add_disk_limit_bytes(w.disk_mb * kBytesPerMebibyte);
     series->add_executing_tasks(executing);
     series->add_active_tasks(active);
-  };
-  series->mutable_last_seen_unix_seconds()->Reserve(points);
-  const auto last_seen = [&](int64_t evidence_us) {
     series->add_last_seen_unix_seconds(std::max(evidence_us, w.connect_us) * 1e-6);
   };
-  for (size_t i = 0; i < w.series.size(); ++i) {
+  for (size_t i = first_step; i < w.series.size() && index < to; ++i) {
     // A step: the previous state up to this instant, then the new one.
     if (i > 0) {
-      add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active);
-      last_seen(w.series[i].last_evidence_us);
+      add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active,
+                w.series[i].last_evidence_us);
     }
-    add_point(w.series[i].us, w.series[i].executing, w.series[i].active);
-    last_seen(w.series[i].last_evidence_us);
+    add_point(w.series[i].us, w.series[i].executing, w.series[i].active,
+              w.series[i].last_evidence_us);
   }
   const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
-  add_point(until, w.executing, w.active);
-  last_seen(std::min(w.last_evidence_us, until));
+  index = all_points - 1;
+  add_point(until, w.executing, w.active, std::min(w.last_evidence_us, until));
 }
 
 // The performance log's rows.
@@ -573,13 +596,24 @@ void AddManagerSeries(const std::vector<PerfSample>& perf, v1::TrackingData* tra
 
 }  // namespace
 
-v1::TrackingData RunModel::Tracking() const {
+v1::TrackingData RunModel::Tracking() const { return TrackingPoints(nullptr); }
+
+v1::TrackingData RunModel::TrackingSince(TrackingCursor* cursor) const {
+  return TrackingPoints(cursor);
+}
+
+v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor) const {
   v1::TrackingData tracking;
   tracking.set_backend("taskvine");
   const int64_t start = start_us_ > 0 ? start_us_ : first_us_;
   const int64_t end = EndUs();
   if (start == 0) return tracking;
+  // With a cursor: only the points after those it counts, and not the last point of the count
+  // or of a connected worker (it stands at the log's last record and moves with it).
+  const int count_from = cursor != nullptr ? cursor->count_points : 0;
+  int count_index = 0;
   auto add_count = [&](int64_t us, int count, int queued) {
+    if (count_index++ < count_from) return;
     tracking.add_worker_count_time_unix_ns(us * 1000);
     tracking.add_worker_count(count);
     tracking.add_queued_chunks(queued);
@@ -588,18 +622,37 @@ v1::TrackingData RunModel::Tracking() const {
   // state before and after each change stored at its instant, in that order.
   tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
   const int counts = static_cast<int>(count_us_.size()) + 2;  // START, the changes, the end
-  tracking.mutable_worker_count_time_unix_ns()->Reserve(counts);
-  tracking.mutable_worker_count()->Reserve(counts);
-  tracking.mutable_queued_chunks()->Reserve(counts);
+  tracking.mutable_worker_count_time_unix_ns()->Reserve(std::max(0, counts - count_from));
+  tracking.mutable_worker_count()->Reserve(std::max(0, counts - count_from));
+  tracking.mutable_queued_chunks()->Reserve(std::max(0, counts - count_from));
   // The state at START, unless a change came before it (it would then hold after them).
   if (count_us_.empty() || count_us_.front() >= start) {
     add_count(start, count_.empty() ? connected_ : count_.front(),
               queued_.empty() ? ready_ : queued_.front());
   }
   for (size_t i = 0; i < count_us_.size(); ++i) add_count(count_us_[i], count_[i], queued_[i]);
-  add_count(std::max(end, start), connected_, ready_);
-  for (const Worker& w : workers_) AddWorkerSeries(w, end, &tracking);
-  if (!perf_.empty()) AddManagerSeries(perf_, &tracking);
+  if (cursor == nullptr) {
+    add_count(std::max(end, start), connected_, ready_);
+  } else {
+    cursor->count_points = std::max(count_from, count_index);
+  }
+  if (cursor != nullptr && cursor->worker_points.size() < workers_.size()) {
+    cursor->worker_points.resize(workers_.size(), 0);
+  }
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const Worker& w = workers_[i];
+    if (cursor == nullptr) {
+      AddWorkerSeries(w, end, &tracking);
+      continue;
+    }
+    const int all_points = 2 * static_cast<int>(w.series.size());
+    const int final_points = w.disconnect_us > 0 ? all_points : all_points - 1;
+    int& from = cursor->worker_points[i];
+    if (final_points <= from) continue;
+    AddWorkerSeries(w, end, &tracking, from, final_points);
+    from = final_points;
+  }
+  if (!perf_.empty() && cursor == nullptr) AddManagerSeries(perf_, &tracking);
   return tracking;
 }
 
@@ -665,7 +718,7 @@ std::vector<v1::ChunkRecord> RunModel::ChunkRecords(absl::string_view category) 
       absl::StrAppend(&error, error.empty() ? "" : "; ", lost, " earlier attempt",
                       lost > 1 ? "s" : "", " lost with a disconnected worker");
     }
-    record.set_error_text(error);
+    if (!error.empty()) record.set_error_text(std::move(error));  // "" would cost a string
     records.push_back(std::move(record));
   }
   AssignSlots(records);

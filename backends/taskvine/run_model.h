@@ -256,6 +256,17 @@ class RunModel {
   // killed without its children stays connected and busy until the keepalive gives up: its
   // last_seen stops while its time goes on).
   v1::TrackingData Tracking() const;
+  // For a followed run's checkpoint: the points of Tracking() not counted by `cursor` yet and
+  // that can no longer move, and `cursor` advanced past them. Left for a later call: the
+  // worker count's last point and a connected worker's last point (they stand at the log's
+  // last record). Not in it: the manager series. A worker's cores and limits are those known
+  // at the call (RESOURCES follows CONNECTION within milliseconds); a worker found dead only
+  // by MarkLogComplete keeps the points it had. Cost: the new points only.
+  struct TrackingCursor {
+    int count_points = 0;
+    std::vector<int> worker_points;  // by index into workers()
+  };
+  v1::TrackingData TrackingSince(TrackingCursor* cursor) const;
   // One record per task of `category` that reached DONE (see taskvine_backend.h).
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
   // Cross-checks of docs/taskvine-logs.md §8 that disagree, malformed lines, other things worth
@@ -333,6 +344,8 @@ class RunModel {
   // Tasks in READY changed: a step of queued_chunks (worker count unchanged) at t_us.
   void SetReady(int64_t t_us, int new_ready);
   int64_t EndUs() const;
+  // Tracking() (cursor null) or TrackingSince(cursor).
+  v1::TrackingData TrackingPoints(TrackingCursor* cursor) const;
 
   std::vector<Worker> workers_;
   absl::flat_hash_map<std::string, int> worker_by_id_;

@@ -13,6 +13,7 @@ namespace roastcoffea {
 namespace taskvine {
 
 using internal::kBytesPerMebibyte;
+using internal::RejectedSecondsText;
 using internal::Seconds;
 
 namespace {
@@ -136,15 +137,15 @@ void RunModel::ApplyTaskRunning(const TxnRecord& r) {
   const double run_so_far = RunSoFarSeconds(r.time_us);
   if (input_s < 0 || input_s > run_so_far) {
     Reject("time_input_mgr",
-           absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
-                           r.task_id, input_s, run_so_far));
+           absl::StrFormat("task %d RUNNING: %s, outside [0, %.3f] s (the run so far)", r.task_id,
+                           RejectedSecondsText(input_s), run_so_far));
     input_s = 0;
   }
   if (commit_end > 0 && commit_start > 0 &&
       (commit_end < commit_start || commit_end - commit_start > run_so_far)) {
     Reject("time_commit_end - time_commit_start",
-           absl::StrFormat("task %d RUNNING: %.17g s, outside [0, %.3f] s (the run so far)",
-                           r.task_id, commit_end - commit_start, run_so_far));
+           absl::StrFormat("task %d RUNNING: %s, outside [0, %.3f] s (the run so far)", r.task_id,
+                           RejectedSecondsText(commit_end - commit_start), run_so_far));
     commit_start = commit_end = 0;
   }
   Task* found = tasks_.find(r.task_id);
@@ -244,9 +245,9 @@ void RunModel::ApplyRetrievedPayload(const TxnRecord& r, Attempt& a) {
   const double record_s = Seconds(r.time_us);
   const auto impossible_duration = [&](const char* field, double* value) {
     if (*value >= 0 && *value <= run_so_far) return;
-    Reject(field, absl::StrFormat("task %d %s %s: %.17g s, outside [0, %.3f] s (the run so far)",
+    Reject(field, absl::StrFormat("task %d %s %s: %s, outside [0, %.3f] s (the run so far)",
                                   r.task_id, r.kind == TxnKind::kTaskDone ? "DONE" : "RETRIEVED",
-                                  r.word, *value, run_so_far));
+                                  r.word, RejectedSecondsText(*value), run_so_far));
     *value = 0;
   };
   impossible_duration("time_output_mgr", &output_s);
@@ -270,10 +271,10 @@ void RunModel::ApplyRetrievedPayload(const TxnRecord& r, Attempt& a) {
     const double cores_bound = std::max(
         {1.0, static_cast<double>(a.cores), a.worker >= 0 ? workers_[a.worker].cores : 0.0});
     if (cpu > cores_bound * run_so_far) {
-      Reject("cpu_time",
-             absl::StrFormat(
-                 "task %d RETRIEVED: %.17g s, more than %.0f cores x %.3f s (the run so far)",
-                 r.task_id, cpu, cores_bound, run_so_far));
+      Reject(
+          "cpu_time",
+          absl::StrFormat("task %d RETRIEVED: %s, more than %.0f cores x %.3f s (the run so far)",
+                          r.task_id, RejectedSecondsText(cpu), cores_bound, run_so_far));
       cpu = -1;  // not measured
     }
   }

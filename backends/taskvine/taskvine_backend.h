@@ -112,6 +112,9 @@ struct TaskVineBackendOptions {
   // What the follow period and the end-of-run read's waits are timed on (monotonic), and when
   // tracking began (wall). Not owned; outlives the backend.
   Clock* clock = Clock::Real();
+  // Bytes one poll reads from each log at most (so that no poll holds the caller); a finished
+  // run is read whole by as many polls as it takes. Tests make it small.
+  int64_t max_bytes_per_poll = taskvine::LineTailer::kDefaultMaxBytesPerPoll;
 };
 
 class TaskVineMetricsBackend : public AbstractMetricsBackend {
@@ -127,6 +130,12 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // follow, the errors of reading the logs (NotFound, ...).
   absl::Status StartTracking(absl::Duration interval) override;
   absl::StatusOr<v1::TrackingData> StopTracking() override;
+  // Following: the points of the series read since the last call that can no longer move
+  // (RunModel::TrackingSince), a copy for the session's checkpoint, so that a run
+  // killed with SIGKILL keeps its tracking; StopTracking still returns the whole run (the logs
+  // can revise a change, e.g. a silent worker's end). nullopt without follow.
+  std::optional<v1::TrackingData> TakeTrackingSegment() override;
+  bool StopTrackingReturnsWholeRun() const override { return true; }
 
   absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
   absl::Status EndSpan(const SpanId& id) override;
@@ -166,6 +175,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   std::vector<v1::Warning> CodedWarnings() const;
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
+  // A finished run's logs to their end: PollLogs until nothing is left (each poll reads at most
+  // max_bytes_per_poll; a 10^6-task log is ~650 MB). Called with mu_ NOT held.
+  absl::Status ReadFinishedLogs();
   // PollLogs' parts, mu_ held: the tailers of the logs once found (NotFound before); the note
   // of a run attached to late, at the first read; the notes of a tailer's restarts and
   // replacements since the last poll.
@@ -221,6 +233,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
+  taskvine::RunModel::TrackingCursor handed_out_;  // under mu_
 };
 
 }  // namespace roastcoffea

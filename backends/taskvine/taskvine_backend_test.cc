@@ -132,6 +132,29 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   EXPECT_GT(Metric(*span, "taskvine", "processing", "transfer-to-execute"), 0);
 }
 
+// A finished run's logs are read whole however many polls that takes (each poll reads at most
+// max_bytes_per_poll: 64 MiB by default, ~100,000 tasks; a 10^6-task log was cut at its third
+// poll, without a warning).
+TEST(TaskVineBackend, FinishedRunLargerThanOnePollIsReadWhole) {
+  TaskVineBackendOptions options;
+  options.logs = MakeRunDir("finished-many-polls", "synthetic-1");
+  options.max_bytes_per_poll = 1000;  // the transactions log is 36 KB
+  TaskVineMetricsBackend backend(options);
+  ASSERT_TRUE(backend.StartTracking(absl::Seconds(1)).ok());
+  absl::StatusOr<SpanId> span_id = backend.CreateSpan("run");
+  ASSERT_TRUE(span_id.ok());
+  ASSERT_TRUE(backend.EndSpan(*span_id).ok());
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  EXPECT_EQ(tracking->manager().time_unix_ns_size(), 30);
+  const std::optional<TaskVineMetricsBackend::RecordedWindow> window = backend.RecordedRunWindow();
+  ASSERT_TRUE(window.has_value());
+  EXPECT_EQ(absl::ToUnixMicros(window->end), kSyntheticOneEndUs);
+  const RawRun run = ContributedRun(backend);
+  EXPECT_EQ(run.engine_chunks.size(), 15u);
+  EXPECT_THAT(run.warnings, IsEmpty());
+}
+
 // The span of a finished run in `dir` (and its tracking data).
 v1::Span FinishedRunSpan(const std::string& dir, v1::TrackingData* tracking) {
   TaskVineBackendOptions options;

@@ -1,0 +1,79 @@
+// RunModel::TrackingSince: a followed run's series handed to the checkpoint in pieces join to the
+// series of the whole log, and a point that can still move (at the log's last record) waits.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/taskvine/run_model.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace taskvine {
+namespace {
+
+void Feed(const std::vector<std::string>& lines, RunModel* model, int64_t* line_number) {
+  for (const std::string& line : lines) model->ConsumeTransactionLine(line, ++*line_number);
+}
+
+std::vector<int64_t> Times(const google::protobuf::RepeatedField<int64_t>& times) {
+  return std::vector<int64_t>(times.begin(), times.end());
+}
+
+TEST(TrackingSince, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
+  RunModel model;
+  int64_t n = 0;
+  Feed({"1000000 7 MANAGER 7 START 0",
+        "1500000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
+        "1600000 7 WORKER worker-a CONNECTION 127.0.0.1:9000",
+        "1600001 7 WORKER worker-a RESOURCES "
+        "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}",
+        "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"]}"},
+       &model, &n);
+  RunModel::TrackingCursor handed;
+  const v1::TrackingData early_whole = model.Tracking();
+  const v1::TrackingData first = model.TrackingSince(&handed);
+  EXPECT_EQ(first.backend(), "taskvine");
+  EXPECT_EQ(first.worker_count_kind(), v1::SERIES_KIND_STEP);
+  // Everything but the last point of each series (worker-a is connected: its last point stands
+  // at the log's last record).
+  ASSERT_EQ(first.workers_size(), 1);
+  EXPECT_EQ(first.workers(0).worker(), "worker-a");
+  EXPECT_EQ(first.workers(0).time_unix_ns_size(), early_whole.workers(0).time_unix_ns_size() - 1);
+  EXPECT_EQ(first.worker_count_time_unix_ns_size(),
+            early_whole.worker_count_time_unix_ns_size() - 1);
+  EXPECT_EQ(first.workers(0).executing_tasks_size(), first.workers(0).time_unix_ns_size());
+  EXPECT_EQ(first.workers(0).last_seen_unix_seconds_size(), first.workers(0).time_unix_ns_size());
+
+  Feed({"5000000 7 TASK 1 WAITING_RETRIEVAL worker-a", "5100000 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+        "5100001 7 TASK 1 DONE SUCCESS 0", "9000000 7 WORKER worker-a DISCONNECTION EXPLICIT"},
+       &model, &n);
+  const v1::TrackingData whole = model.Tracking();
+  const v1::TrackingData second = model.TrackingSince(&handed);
+  // worker-a disconnected: its series is final to its last point, and the pieces are it.
+  ASSERT_EQ(second.workers_size(), 1);
+  std::vector<int64_t> joined = Times(first.workers(0).time_unix_ns());
+  for (int64_t t : second.workers(0).time_unix_ns()) joined.push_back(t);
+  EXPECT_EQ(joined, Times(whole.workers(0).time_unix_ns()));
+  std::vector<double> executing(first.workers(0).executing_tasks().begin(),
+                                first.workers(0).executing_tasks().end());
+  executing.insert(executing.end(), second.workers(0).executing_tasks().begin(),
+                   second.workers(0).executing_tasks().end());
+  EXPECT_EQ(executing, std::vector<double>(whole.workers(0).executing_tasks().begin(),
+                                           whole.workers(0).executing_tasks().end()));
+  // The count: all but its last point, which moves with the log's last record.
+  std::vector<int64_t> counts = Times(first.worker_count_time_unix_ns());
+  for (int64_t t : second.worker_count_time_unix_ns()) counts.push_back(t);
+  std::vector<int64_t> expected = Times(whole.worker_count_time_unix_ns());
+  expected.pop_back();
+  EXPECT_EQ(counts, expected);
+  // Nothing new: nothing handed out again.
+  const v1::TrackingData third = model.TrackingSince(&handed);
+  EXPECT_EQ(third.workers_size(), 0);
+  EXPECT_EQ(third.worker_count_time_unix_ns_size(), 0);
+}
+
+}  // namespace
+}  // namespace taskvine
+}  // namespace roastcoffea

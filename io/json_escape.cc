@@ -6,7 +6,14 @@ namespace roastcoffea {
 
 void AppendJsonString(absl::string_view text, std::string* out) {
   out->push_back('"');
-  for (const char c : text) {
+  // Runs of characters that need no escape are copied whole: flat-metric keys are all such
+  // runs, millions of them for a large run.
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f) continue;
+    out->append(text.data() + run, i - run);
+    run = i + 1;
     switch (c) {
       case '"':
         *out += "\\\"";
@@ -21,13 +28,10 @@ void AppendJsonString(absl::string_view text, std::string* out) {
         *out += "\\t";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(out, "\\u%04x", static_cast<unsigned char>(c));
-        } else {
-          out->push_back(c);
-        }
+        absl::StrAppendFormat(out, "\\u%04x", c);
     }
   }
+  out->append(text.data() + run, text.size() - run);
   out->push_back('"');
 }
 

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -343,21 +344,36 @@ void ForEachOutputFlatMetric(const v1::Measurement& measurement,
   for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
 }
 
+// 32-bit values sorted in two counting passes of 16 bits (`scratch` is as large): ~20 ms for
+// 3 x 10^6 fingerprints, a tenth of std::sort.
+void RadixSort(std::vector<uint32_t>& values, std::vector<uint32_t>& scratch) {
+  scratch.resize(values.size());
+  for (int shift : {0, 16}) {
+    std::vector<size_t> start(size_t{1} << 16, 0);
+    for (uint32_t v : values) ++start[(v >> shift) & 0xFFFF];
+    size_t sum = 0;
+    for (size_t& s : start) sum += std::exchange(s, sum);
+    for (uint32_t v : values) scratch[start[(v >> shift) & 0xFFFF]++] = v;
+    values.swap(scratch);
+  }
+}
+
 // The flat keys made unique as they come: a key seen before (two datasets whose names flatten
-// alike) gets "#2", "#3", ... Only the keys whose 64-bit fingerprint repeats (the true
-// repeats and the rare fingerprint collisions) are counted, exactly, by name.
+// alike) gets "#2", "#3", ... Only the keys whose 32-bit fingerprint repeats (the true repeats
+// and the fingerprint collisions, ~10^3 of 3 x 10^6 keys) are counted, exactly, by name.
 class UniqueKeys {
  public:
-  // One pass over the keys: their fingerprints, sorted, give the repeated ones (a vector of
-  // 8 bytes per key, not a hash set of them: 24 MB and 0.1 s for 3 x 10^6 keys).
+  // One pass over the keys: their fingerprints, sorted, give the repeated ones (4 bytes per
+  // key in a vector, not a hash set of them).
   explicit UniqueKeys(const v1::Measurement& measurement) {
-    std::vector<uint64_t> prints;
+    std::vector<uint32_t> prints, scratch;
     if (measurement.metrics().has_chunks()) {
       prints.reserve(3 * static_cast<size_t>(measurement.metrics().chunks().chunk_info_size()));
     }
     ForEachOutputFlatMetric(
         measurement, [&](FlatMetric&& metric) { prints.push_back(Fingerprint(metric.key)); });
-    std::sort(prints.begin(), prints.end());
+    RadixSort(prints, scratch);
+    scratch = std::vector<uint32_t>();
     for (size_t i = 1; i < prints.size(); ++i) {
       if (prints[i] == prints[i - 1]) repeated_.insert(prints[i]);
     }
@@ -374,11 +390,11 @@ class UniqueKeys {
   }
 
  private:
-  static uint64_t Fingerprint(absl::string_view key) {
-    return absl::Hash<absl::string_view>{}(key);
+  static uint32_t Fingerprint(absl::string_view key) {
+    return static_cast<uint32_t>(absl::Hash<absl::string_view>{}(key) >> 32);
   }
 
-  absl::flat_hash_set<uint64_t> repeated_;
+  absl::flat_hash_set<uint32_t> repeated_;
   absl::flat_hash_map<std::string, int> uses_;
 };
 

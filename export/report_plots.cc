@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -174,54 +176,11 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
   return out;
 }
 
-// A line (and its band) of more than kMaxLinePoints points in kMaxLinePoints equal time bins:
-// per bin the mean of its points' values, the lowest low and the highest high, at the bin's
-// start (and a closing point at the end). Workers sampled a few microseconds apart give a
-// point per worker and sample: 360,000 for 1,000 workers, 15 MB of SVG per chart. Says so in
-// `note`.
-LineSeries ThinOut(LineSeries line, std::string* note) {
-  if (line.x.size() <= kMaxLinePoints) return line;
-  const size_t bins = kMaxLinePoints;
-  const double low = line.x.front();
-  const double width = (line.x.back() - low) / static_cast<double>(bins);
-  LineSeries out = line;
-  out.x.clear(), out.y.clear(), out.band_low.clear(), out.band_high.clear();
-  const bool band = line.band_low.size() == line.x.size();
-  for (size_t i = 0; i < line.x.size();) {
-    const size_t bin = std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width));
-    double total = 0, lowest = band ? line.band_low[i] : 0, highest = band ? line.band_high[i] : 0;
-    size_t n = 0;
-    for (; i < line.x.size() &&
-           std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width)) == bin;
-         ++i, ++n) {
-      total += line.y[i];
-      if (!band) continue;
-      lowest = std::min(lowest, line.band_low[i]);
-      highest = std::max(highest, line.band_high[i]);
-    }
-    out.x.push_back(low + static_cast<double>(bin) * width);
-    out.y.push_back(total / static_cast<double>(n));
-    if (!band) continue;
-    out.band_low.push_back(lowest);
-    out.band_high.push_back(highest);
-  }
-  out.x.push_back(line.x.back());  // closes the last bin
-  out.y.push_back(out.y.back());
-  if (band) {
-    out.band_low.push_back(out.band_low.back());
-    out.band_high.push_back(out.band_high.back());
-  }
-  absl::StrAppend(note, note->empty() ? "" : " ", "Averaged in ", bins, " time bins (of ",
-                  Thousands(static_cast<int64_t>(line.x.size())), " sample instants).");
-  return out;
-}
-
 // Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
 // series counts with the value it holds from its first to its last point, a SAMPLED one at its
 // own points. The instants are one sorted vector and the figures running totals per instant,
-// added in series order as before (a map of a vector per instant held 3 GB for 10^4 workers of
-// 360 samples each).
-LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string* note) {
+// added in series order. For at most kMaxLinePoints instants (MeanBandInBins above that).
+LineSeries MeanBandAtInstants(const std::vector<LineSeries>& series, bool sum) {
   std::vector<double> xs;
   for (const LineSeries& s : series) xs.insert(xs.end(), s.x.begin(), s.x.end());
   std::sort(xs.begin(), xs.end());
@@ -266,7 +225,150 @@ LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string
     out.band_low.push_back(low[at]);
     out.band_high.push_back(high[at]);
   }
-  return ThinOut(std::move(out), note);
+  return out;
+}
+
+// More than kMaxLinePoints distinct instants across the series (counting stops there).
+bool ManyInstants(const std::vector<LineSeries>& series) {
+  absl::flat_hash_set<double> instants;
+  for (const LineSeries& s : series) {
+    for (double x : s.x) {
+      instants.insert(x);
+      if (instants.size() > kMaxLinePoints) return true;
+    }
+  }
+  return false;
+}
+
+// Per time bin, the figures of the series that have values in it: the sum of their means
+// there, their count, the lowest and the highest value. One series is added at a time, its
+// bins in time order.
+class SeriesBins {
+ public:
+  explicit SeriesBins(size_t bins) : total(bins, 0.0), low(bins), high(bins), count(bins, 0) {}
+
+  // The series holds `y` for `seconds` of `bin` (0: a sample at an instant).
+  void Add(size_t bin, double y, double seconds) {
+    if (!std::isfinite(y)) return;
+    if (bin != bin_) Close();
+    bin_ = bin;
+    low_ = points_ == 0 ? y : std::min(low_, y);
+    high_ = points_ == 0 ? y : std::max(high_, y);
+    ++points_;
+    sum_ += y;
+    weighted_ += y * seconds;
+    seconds_ += seconds;
+  }
+
+  // Ends the series' current bin: its mean there is time-weighted when it held values over
+  // time (STEP), else the mean of its samples.
+  void Close() {
+    if (points_ > 0) {
+      const double mean = seconds_ > 0 ? weighted_ / seconds_ : sum_ / static_cast<double>(points_);
+      total[bin_] += mean;
+      low[bin_] = count[bin_] == 0 ? low_ : std::min(low[bin_], low_);
+      high[bin_] = count[bin_] == 0 ? high_ : std::max(high[bin_], high_);
+      ++count[bin_];
+    }
+    points_ = 0, sum_ = 0, weighted_ = 0, seconds_ = 0;
+  }
+
+  std::vector<double> total, low, high;
+  std::vector<uint32_t> count;
+
+ private:
+  size_t bin_ = 0;
+  size_t points_ = 0;
+  double low_ = 0, high_ = 0, sum_ = 0, weighted_ = 0, seconds_ = 0;
+};
+
+// Equal time bins from `low` to `high`.
+struct TimeBins {
+  double low, width;
+  size_t bins;
+  size_t Of(double x) const {
+    return std::min(bins - 1, static_cast<size_t>(std::max(0.0, (x - low) / width)));
+  }
+  double Start(size_t bin) const { return low + static_cast<double>(bin) * width; }
+};
+
+// A STEP series' values over the bins it spans, each for the time it holds there (a change at
+// the same instant as another: the later holds), and its last value at its last point.
+void AddStepSeries(const LineSeries& s, const TimeBins& bins, SeriesBins* out) {
+  for (size_t k = 0; k + 1 < s.x.size(); ++k) {
+    const double from = s.x[k], to = s.x[k + 1];
+    if (!(to > from)) continue;
+    const size_t first = bins.Of(from), last = bins.Of(to);
+    for (size_t bin = first; bin <= last; ++bin) {
+      const double begin = std::max(from, bins.Start(bin));
+      const double end = bin == last ? to : std::min(to, bins.Start(bin + 1));
+      if (end > begin || bin == first) out->Add(bin, s.y[k], std::max(0.0, end - begin));
+    }
+  }
+  out->Add(bins.Of(s.x.back()), s.y.back(), 0);
+}
+
+// MeanBandAtInstants for series with more than kMaxLinePoints distinct instants (10^4 workers
+// sampled microseconds apart: 3.6 x 10^6), binned first, never holding every instant: in
+// kMaxLinePoints equal time bins, each series counts with its mean in the bin (a STEP series,
+// or any in a sum: the time-weighted mean of what it holds there; a SAMPLED one: of its samples
+// there); a bin's figure is the mean (or the sum) of those means and the lowest low and highest
+// high, drawn at the bin's start, with a closing point at the last instant. For the mean of
+// samples at distinct instants, at most one per series and bin, these are the per-instant
+// figures averaged per bin, as before. O(samples + spanned bins per series). Said in `note`.
+LineSeries MeanBandInBins(const std::vector<LineSeries>& series, bool sum, std::string* note) {
+  double low = std::numeric_limits<double>::infinity(), high = -low;
+  int64_t samples = 0;
+  bool all_step = true;
+  for (const LineSeries& s : series) {
+    if (s.x.empty()) continue;
+    all_step = all_step && s.step;
+    samples += static_cast<int64_t>(s.x.size());
+    for (double x : s.x) low = std::min(low, x), high = std::max(high, x);
+  }
+  const TimeBins bins{low, (high - low) / static_cast<double>(kMaxLinePoints), kMaxLinePoints};
+  SeriesBins figures(bins.bins);
+  for (const LineSeries& s : series) {
+    if (s.x.empty()) continue;
+    // A sum needs every worker's value in every bin: a sample holds until the next one (the
+    // sum at an instant would count only the workers sampled at that very instant).
+    if (s.step || sum) {
+      AddStepSeries(s, bins, &figures);
+    } else {
+      for (size_t i = 0; i < s.x.size(); ++i) figures.Add(bins.Of(s.x[i]), s.y[i], 0);
+    }
+    figures.Close();
+  }
+  LineSeries out;
+  out.name = sum ? "Sum over workers" : "Mean";
+  out.band_name = "Min-Max Range";
+  out.step = all_step;
+  out.fill = sum;
+  for (size_t bin = 0; bin < bins.bins; ++bin) {
+    if (figures.count[bin] == 0) continue;
+    out.x.push_back(bins.Start(bin));
+    out.y.push_back(sum ? figures.total[bin]
+                        : figures.total[bin] / static_cast<double>(figures.count[bin]));
+    if (sum) continue;
+    out.band_low.push_back(figures.low[bin]);
+    out.band_high.push_back(figures.high[bin]);
+  }
+  if (out.x.empty()) return out;
+  out.x.push_back(high);  // closes the last bin
+  out.y.push_back(out.y.back());
+  if (!sum) {
+    out.band_low.push_back(out.band_low.back());
+    out.band_high.push_back(out.band_high.back());
+  }
+  absl::StrAppend(note, note->empty() ? "" : " ", "Averaged in ", kMaxLinePoints, " time bins (of ",
+                  Thousands(samples), " samples).");
+  return out;
+}
+
+// The mean and min-max band (or the sum) of many workers' series: at every instant, or in
+// kMaxLinePoints time bins when there are more instants than that (said in `note`).
+LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string* note) {
+  return ManyInstants(series) ? MeanBandInBins(series, sum, note) : MeanBandAtInstants(series, sum);
 }
 
 bool Constant(const std::vector<LineSeries>& series, double* value) {

@@ -13,7 +13,8 @@ namespace {
 std::string CopyAll(SpillFile& spill, bool* ok) {
   std::string out;
   size_t copied = 0;
-  *ok = spill.CopyTo([&out](absl::string_view piece) { out.append(piece.data(), piece.size()); }, &copied);
+  *ok = spill.CopyTo([&out](absl::string_view piece) { out.append(piece.data(), piece.size()); },
+                     &copied);
   EXPECT_EQ(copied, out.size());
   return out;
 }

@@ -2,12 +2,12 @@
 // its scalar keys come from the metric catalogue (metric_catalogue_entries.cc), its per-name
 // families (per dataset, section, chunk, file) from here.
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -50,34 +50,53 @@ std::string PathTail(absl::string_view file, int components) {
   return std::string(file.substr(cut + 1));
 }
 
+// The run's files, each once, with the short name its keys use; the message's strings are
+// viewed, not copied (a million chunk_info entries name a hundred thousand files, and copies
+// of every name cost 80 MB).
+struct FileNames {
+  absl::flat_hash_map<absl::string_view, uint32_t> index;  // file -> its place below
+  std::vector<std::string> short_names;
+  std::vector<uint32_t> chunk_info_file;  // per chunk_info entry: its file's place
+  const std::string& Of(absl::string_view file) const {
+    static const std::string kNoName;
+    const auto it = index.find(file);  // every file is there (ShortFileNames)
+    return it != index.end() ? short_names[it->second] : kNoName;
+  }
+};
+
 // Per-file keys name a file by its base name, with as many parent directories as it takes to
 // tell it from the other files of the run: keys stay short and do not depend on where the run's
-// input was mounted, yet never merge two files.
-absl::flat_hash_map<std::string, std::string> ShortFileNames(const v1::AggregatedMetrics& m) {
-  // Views into the message, deduplicated as they come: a million chunk_info entries name a
-  // hundred thousand files, and copies of every name cost 80 MB.
-  absl::flat_hash_set<absl::string_view> distinct;
+// input was mounted, yet never merge two files. Each chunk_info entry's file is looked up here
+// once: the keys are then made without hashing its name again.
+FileNames ShortFileNames(const v1::AggregatedMetrics& m) {
+  FileNames names;
+  std::vector<absl::string_view> files;
+  const auto place = [&](absl::string_view file) {
+    const auto [it, added] = names.index.try_emplace(file, static_cast<uint32_t>(files.size()));
+    if (added) files.push_back(file);
+    return it->second;
+  };
   if (m.has_chunks()) {
-    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) distinct.insert(info.file());
+    names.chunk_info_file.reserve(static_cast<size_t>(m.chunks().chunk_info_size()));
+    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) {
+      names.chunk_info_file.push_back(place(info.file()));
+    }
   }
   if (m.has_branches()) {
-    for (const v1::FileReadMetrics& file : m.branches().files()) distinct.insert(file.file());
+    for (const v1::FileReadMetrics& file : m.branches().files()) place(file.file());
   }
-  std::vector<std::string> files(distinct.begin(), distinct.end());
-  distinct = absl::flat_hash_set<absl::string_view>();
-  std::sort(files.begin(), files.end());
-  absl::flat_hash_map<std::string, std::string> names;
-  std::vector<const std::string*> pending;
-  for (const std::string& file : files) pending.push_back(&file);
+  names.short_names.resize(files.size());
+  std::vector<uint32_t> pending(files.size());
+  for (uint32_t i = 0; i < pending.size(); ++i) pending[i] = i;
   for (int components = 1; !pending.empty(); ++components) {
     absl::flat_hash_map<std::string, int> uses;
-    for (const std::string* file : pending) ++uses[PathTail(*file, components)];
-    std::vector<const std::string*> still;
-    for (const std::string* file : pending) {
-      std::string tail = PathTail(*file, components);
+    for (uint32_t file : pending) ++uses[PathTail(files[file], components)];
+    std::vector<uint32_t> still;
+    for (uint32_t file : pending) {
+      std::string tail = PathTail(files[file], components);
       // A tail that is the whole path is unique among distinct paths.
-      if (uses[tail] == 1 || tail == *file) {
-        names[*file] = std::move(tail);
+      if (uses[tail] == 1 || tail == files[file]) {
+        names.short_names[file] = std::move(tail);
       } else {
         still.push_back(file);
       }
@@ -105,8 +124,7 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
 namespace {
 
 // The original's per-name keys of the chunk records: per dataset, per section, per chunk.
-void AddChunkFamilies(const v1::ChunkMetrics& chunks,
-                      absl::flat_hash_map<std::string, std::string>& file_names,
+void AddChunkFamilies(const v1::ChunkMetrics& chunks, const FileNames& file_names,
                       FlatMetricsBuilder& flat) {
   for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
     const std::string prefix = absl::StrCat("per_dataset.", dataset.dataset(), ".");
@@ -143,39 +161,39 @@ void AddChunkFamilies(const v1::ChunkMetrics& chunks,
                section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
     }
   }
-  // Consecutive entries mostly share a file: its short name looked up once for them.
-  static const std::string kNoName;
-  const std::string* file = nullptr;
-  const std::string* short_name = nullptr;
-  for (const v1::ChunkInfo& info : chunks.chunk_info()) {
-    if (file == nullptr || *file != info.file()) {
-      file = &info.file();
-      const auto it = file_names.find(info.file());  // every file is there (ShortFileNames)
-      short_name = it != file_names.end() ? &it->second : &kNoName;
-    }
+  std::string prefix;  // reused: 10^6 records make 3 x 10^6 keys, per output pass
+  const auto key = [&prefix](absl::string_view field) {
+    std::string out;
+    out.reserve(prefix.size() + field.size());
+    out.append(prefix).append(field.data(), field.size());
+    return out;
+  };
+  for (int i = 0; i < chunks.chunk_info_size(); ++i) {
+    const v1::ChunkInfo& info = chunks.chunk_info(i);
+    const std::string& short_name =
+        file_names.short_names[file_names.chunk_info_file[static_cast<size_t>(i)]];
     // The original's epoch seconds; retries get their own key instead of overwriting.
-    const std::string prefix =
-        absl::StrCat("chunk_info.", *short_name, ":", info.entry_start(), ":", info.entry_stop(),
-                     info.attempt() > 0 ? absl::StrCat("#", info.attempt()) : "", ".");
-    flat.Add(absl::StrCat(prefix, "t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9,
-             "s");
-    flat.Add(absl::StrCat(prefix, "t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
-    flat.Add(absl::StrCat(prefix, "bytes_read"), static_cast<double>(info.bytes_read()), "bytes");
+    prefix.assign("chunk_info.");
+    absl::StrAppend(&prefix, short_name, ":", info.entry_start(), ":", info.entry_stop());
+    if (info.attempt() > 0) absl::StrAppend(&prefix, "#", info.attempt());
+    prefix.push_back('.');
+    flat.Add(key("t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9, "s");
+    flat.Add(key("t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
+    flat.Add(key("bytes_read"), static_cast<double>(info.bytes_read()), "bytes");
   }
 }
 
 // The original's per-file keys of branch coverage, and its compression ratios.
-void AddFileFamilies(const v1::BranchCoverage& branches,
-                     absl::flat_hash_map<std::string, std::string>& file_names,
+void AddFileFamilies(const v1::BranchCoverage& branches, const FileNames& file_names,
                      FlatMetricsBuilder& flat) {
   for (const v1::FileReadMetrics& file : branches.files()) {
-    const std::string meta = absl::StrCat("file_metadata.", file_names[file.file()], ".");
+    const std::string meta = absl::StrCat("file_metadata.", file_names.Of(file.file()), ".");
     flat.Add(absl::StrCat(meta, "compression_ratio"), file.compression_ratio(), "ratio");
     flat.Add(absl::StrCat(meta, "total_branches"), static_cast<double>(file.total_branches()),
              "branches");
     flat.Add(absl::StrCat(meta, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),
              "bytes");
-    const std::string read = absl::StrCat("file_read_metrics.", file_names[file.file()], ".");
+    const std::string read = absl::StrCat("file_read_metrics.", file_names.Of(file.file()), ".");
     flat.Add(absl::StrCat(read, "total_branches"), static_cast<double>(file.total_branches()),
              "branches");
     flat.Add(absl::StrCat(read, "total_tree_bytes"), static_cast<double>(file.total_tree_bytes()),
@@ -203,7 +221,7 @@ void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
                        absl::FunctionRef<void(FlatMetric&&)> sink) {
   FlatMetricsBuilder flat(sink);
   flat.AddPart(metrics, FlatPart::kOriginal);
-  absl::flat_hash_map<std::string, std::string> file_names = ShortFileNames(metrics);
+  const FileNames file_names = ShortFileNames(metrics);
   if (metrics.has_chunks()) AddChunkFamilies(metrics.chunks(), file_names, flat);
   if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();

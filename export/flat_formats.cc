@@ -1,10 +1,13 @@
 #include "export/flat_formats.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -20,6 +23,7 @@
 #include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/span_tables.h"
+#include "export/spill_file.h"
 #include "export/tables.h"
 #include "export/worker_tables.h"
 #include "io/json_escape.h"
@@ -61,10 +65,24 @@ absl::string_view KindName(v1::SectionRecord::Kind kind) {
 }
 
 // 15 significant digits: exact for every integer count below 10^15, and round-trips what
-// people read. Absent and non-finite values give nullopt.
+// people read. Absent and non-finite values append `unknown`. to_chars with a precision is
+// printf's "%.15g", byte for byte, at a fifth of its cost (3 x 10^6 values for 10^6 chunks).
+void AppendNumber(const std::optional<double>& value, absl::string_view unknown, std::string* out) {
+  if (!value.has_value() || !std::isfinite(*value)) {
+    out->append(unknown.data(), unknown.size());
+    return;
+  }
+  char text[64];
+  const std::to_chars_result end =
+      std::to_chars(text, text + sizeof(text), *value, std::chars_format::general, 15);
+  out->append(text, end.ptr);
+}
+
 std::optional<std::string> NumberText(const std::optional<double>& value) {
   if (!value.has_value() || !std::isfinite(*value)) return std::nullopt;
-  return absl::StrFormat("%.15g", *value);
+  std::string text;
+  AppendNumber(value, "", &text);
+  return text;
 }
 
 // Both formats usually go to a terminal: control characters (ESC, BEL, CR, ...) from a dataset
@@ -73,6 +91,18 @@ std::string CsvField(absl::string_view raw) {
   const std::string text = export_internal::ReplaceControlCharacters(raw);
   if (text.find_first_of(",\"") == std::string::npos) return text;
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
+}
+
+// CsvField appended to `out`: printable ASCII without ',' or '"' (every key of a chunk record)
+// as it is, without the copies.
+void AppendCsvField(absl::string_view raw, std::string* out) {
+  const bool plain = std::all_of(
+      raw.begin(), raw.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != ',' && c != '"'; });
+  if (plain) {
+    out->append(raw.data(), raw.size());
+  } else {
+    out->append(CsvField(raw));
+  }
 }
 
 std::string MarkdownCell(absl::string_view raw) {
@@ -185,8 +215,12 @@ std::string CsvHead(const v1::Measurement& measurement) {
 }
 
 void AppendCsvRow(const FlatMetric& metric, std::string* out) {
-  absl::StrAppend(out, CsvField(metric.key), ",", NumberText(metric.value).value_or(""), ",",
-                  CsvField(metric.unit), "\n");
+  AppendCsvField(metric.key, out);
+  out->push_back(',');
+  AppendNumber(metric.value, "", out);
+  out->push_back(',');
+  AppendCsvField(metric.unit, out);
+  out->push_back('\n');
 }
 
 std::string JsonNumber(const std::optional<double>& value) {
@@ -310,46 +344,109 @@ void ForEachOutputFlatMetric(const v1::Measurement& measurement,
   for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
 }
 
-// The JSON's "metrics" object and its "order" list, the keys made unique as they come: a key
-// seen before (two datasets whose names flatten alike) gets "#2", "#3", ... Three passes over
-// the keys instead of holding them: the first finds the keys whose 64-bit fingerprint repeats
-// (the true repeats, and the rare fingerprint collisions), the next two, writing "metrics" then
-// "order", count exactly only those keys.
-void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
-  const auto fingerprint = [](const std::string& key) {
-    return absl::Hash<absl::string_view>{}(key);
-  };
-  absl::flat_hash_set<uint64_t> seen, repeated;
-  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
-    const uint64_t print = fingerprint(metric.key);
-    if (!seen.insert(print).second) repeated.insert(print);
-  });
-  seen = absl::flat_hash_set<uint64_t>();
-  const auto unique_key = [&](absl::flat_hash_map<std::string, int>& uses, std::string key) {
-    if (!repeated.contains(fingerprint(key))) return key;
-    const int use = ++uses[key];
+// 32-bit values sorted in two counting passes of 16 bits (`scratch` is as large): ~20 ms for
+// 3 x 10^6 fingerprints, a tenth of std::sort.
+void RadixSort(std::vector<uint32_t>& values, std::vector<uint32_t>& scratch) {
+  scratch.resize(values.size());
+  for (int shift : {0, 16}) {
+    std::vector<size_t> start(size_t{1} << 16, 0);
+    for (uint32_t v : values) ++start[(v >> shift) & 0xFFFF];
+    size_t sum = 0;
+    for (size_t& s : start) sum += std::exchange(s, sum);
+    for (uint32_t v : values) scratch[start[(v >> shift) & 0xFFFF]++] = v;
+    values.swap(scratch);
+  }
+}
+
+// The flat keys made unique as they come: a key seen before (two datasets whose names flatten
+// alike) gets "#2", "#3", ... Only the keys whose 32-bit fingerprint repeats (the true repeats
+// and the fingerprint collisions, ~10^3 of 3 x 10^6 keys) are counted, exactly, by name.
+class UniqueKeys {
+ public:
+  // One pass over the keys: their fingerprints, sorted, give the repeated ones (4 bytes per
+  // key in a vector, not a hash set of them).
+  explicit UniqueKeys(const v1::Measurement& measurement) {
+    std::vector<uint32_t> prints, scratch;
+    if (measurement.metrics().has_chunks()) {
+      prints.reserve(3 * static_cast<size_t>(measurement.metrics().chunks().chunk_info_size()));
+    }
+    ForEachOutputFlatMetric(
+        measurement, [&](FlatMetric&& metric) { prints.push_back(Fingerprint(metric.key)); });
+    RadixSort(prints, scratch);
+    scratch = std::vector<uint32_t>();
+    for (size_t i = 1; i < prints.size(); ++i) {
+      if (prints[i] == prints[i - 1]) repeated_.insert(prints[i]);
+    }
+  }
+
+  // Starts the keys over (for the "order" list after "metrics").
+  void Restart() { uses_.clear(); }
+
+  // `key`, or `key#n` for its n-th use.
+  std::string Next(std::string key) {
+    if (repeated_.empty() || !repeated_.contains(Fingerprint(key))) return key;
+    const int use = ++uses_[key];
     return use == 1 ? key : absl::StrCat(key, "#", use);
-  };
-  absl::flat_hash_map<std::string, int> uses;
+  }
+
+ private:
+  static uint32_t Fingerprint(absl::string_view key) {
+    return static_cast<uint32_t>(absl::Hash<absl::string_view>{}(key) >> 32);
+  }
+
+  absl::flat_hash_set<uint32_t> repeated_;
+  absl::flat_hash_map<std::string, int> uses_;
+};
+
+// The "order" list's keys, made again (when no spill file could hold them), after the first
+// `skip` bytes of its text (those a failed copy of the spill file already wrote).
+void RemakeOrder(const v1::Measurement& measurement, UniqueKeys& keys, size_t skip,
+                 FlatOutput& output) {
+  keys.Restart();
+  bool first = true;
+  std::string piece;
+  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
+    piece.assign(first ? "" : ", ");
+    AppendJsonString(keys.Next(std::move(metric.key)), &piece);
+    first = false;
+    const size_t drop = std::min(skip, piece.size());
+    skip -= drop;
+    output.Append(absl::string_view(piece).substr(drop));
+  });
+}
+
+// The JSON's "metrics" object and its "order" list. The keys are made twice, not three times:
+// once for their fingerprints (UniqueKeys), once to write "metrics" while "order" is set aside
+// in a spill file; without one, "order" makes them a third time.
+void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
+  UniqueKeys keys(measurement);
+  SpillFile order;
+  std::string order_piece;
   bool first = true;
   ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
-    absl::StrAppend(output.buffer(), first ? "\n" : ",\n", "    ",
-                    JsonQuote(unique_key(uses, std::move(metric.key))),
-                    ": {\"value\": ", JsonNumber(metric.value),
-                    ", \"unit\": ", JsonQuote(metric.unit), "}");
-    first = false;
+    const std::string key = keys.Next(std::move(metric.key));
+    std::string* out = output.buffer();
+    out->append(first ? "\n    " : ",\n    ");
+    AppendJsonString(key, out);
+    out->append(": {\"value\": ");
+    AppendNumber(metric.value, "null", out);
+    out->append(", \"unit\": ");
+    AppendJsonString(metric.unit, out);
+    out->push_back('}');
     output.MaybeFlush();
+    if (order.ok()) {
+      order_piece.assign(first ? "" : ", ");
+      AppendJsonString(key, &order_piece);
+      order.Append(order_piece);
+    }
+    first = false;
   });
   output.Append(first ? "}" : "\n  }");
   output.Append(",\n  \"order\": [");
-  uses.clear();
-  first = true;
-  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
-    absl::StrAppend(output.buffer(), first ? "" : ", ",
-                    JsonQuote(unique_key(uses, std::move(metric.key))));
-    first = false;
-    output.MaybeFlush();
-  });
+  size_t copied = 0;
+  if (!order.CopyTo([&output](absl::string_view piece) { output.Append(piece); }, &copied)) {
+    RemakeOrder(measurement, keys, copied, output);
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
+#include <stdlib.h>
 
 #include <map>
 #include <sstream>
@@ -323,7 +324,7 @@ std::string ReferenceJsonMetrics(const v1::Measurement& measurement) {
 
 // A big run's flat JSON is written in pieces, with each repeated key (two records of the same
 // file, entry range and attempt) suffixed as when every key was held.
-TEST(FormatFlatMetricsTest, JsonOfManyRecordsStreamsWithTheSameKeys) {
+v1::Measurement ManyRecords() {
   v1::Measurement measurement = Sample();
   v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
   for (int i = 0; i < 20000; ++i) {
@@ -335,6 +336,11 @@ TEST(FormatFlatMetricsTest, JsonOfManyRecordsStreamsWithTheSameKeys) {
   }
   *chunks.add_chunk_info() = chunks.chunk_info(5);  // repeated twice: "#2" and "#3"
   *chunks.add_chunk_info() = chunks.chunk_info(5);
+  return measurement;
+}
+
+TEST(FormatFlatMetricsTest, JsonOfManyRecordsStreamsWithTheSameKeys) {
+  const v1::Measurement measurement = ManyRecords();
   std::ostringstream streamed;
   WriteFlatMetrics(measurement, FlatFormat::kJson, streamed);
   const std::string json = streamed.str();
@@ -353,6 +359,34 @@ TEST(FormatFlatMetricsTest, JsonOfManyRecordsStreamsWithTheSameKeys) {
   order = json.substr(order_begin + 10, json.rfind(']') - order_begin - 10);
   EXPECT_EQ(absl::StrCat(metrics, "|", order), ReferenceJsonMetrics(measurement));
   EXPECT_TRUE(absl::StrContains(json, "#3\""));
+}
+
+// The "order" list is set aside in a spill file while "metrics" is written; without a
+// temporary directory its keys are made again, to the same bytes.
+TEST(FormatFlatMetricsTest, JsonWithoutASpillFileIsTheSame) {
+  const v1::Measurement measurement = ManyRecords();
+  const std::string spilled = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  const char* old = getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("TMPDIR", "/nonexistent-roastcoffea-dir", 1);
+  const std::string remade = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  if (old != nullptr) {
+    setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  EXPECT_EQ(remade, spilled);
+  EXPECT_TRUE(absl::StrContains(remade, "\"order\": [\"cpu_efficiency\"")) << remade.substr(0, 200);
+}
+
+// Numbers are printf's "%.15g", byte for byte.
+TEST(FormatFlatMetricsTest, NumbersHaveFifteenSignificantDigits) {
+  v1::Measurement measurement;
+  measurement.mutable_metrics()->mutable_workflow()->set_elapsed_time_seconds(1765000000.123456789);
+  measurement.mutable_metrics()->mutable_workflow()->set_total_events(1e16);
+  const std::string csv = FormatFlatMetrics(measurement, FlatFormat::kCsv);
+  EXPECT_TRUE(absl::StrContains(csv, "\nelapsed_time_seconds,1765000000.12346,")) << csv;
+  EXPECT_TRUE(absl::StrContains(csv, "\ntotal_events,1e+16,")) << csv;
 }
 
 }  // namespace

@@ -17,9 +17,10 @@ std::vector<std::unique_ptr<OutputFormat>> BuiltInFormats() {
   std::vector<std::unique_ptr<OutputFormat>> formats;
   auto flat = [&](std::string name, std::vector<std::string> aliases, FlatFormat format) {
     formats.push_back(std::make_unique<OutputFormat>(OutputFormat{
-        std::move(name), std::move(aliases), [format](const v1::Measurement& m, std::ostream& out) {
-          WriteFlatMetrics(m, format, out);
-        }}));
+        std::move(name), std::move(aliases),
+        [format](const v1::Measurement& m, std::ostream& out) { WriteFlatMetrics(m, format, out); },
+        // Markdown is the summary tables, which read the aggregated figures only.
+        format != FlatFormat::kMarkdown}));
   };
   flat("csv", {}, FlatFormat::kCsv);
   flat("json", {}, FlatFormat::kJson);

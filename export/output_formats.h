@@ -29,6 +29,9 @@ struct OutputFormat {
   // Writes the whole output for one measurement to the stream, as it goes (a million chunks'
   // keys are never held at once). A writer computes no metrics (aggregation/ does).
   std::function<void(const v1::Measurement&, std::ostream&)> write;
+  // False when the writer never reads metrics.chunks.chunk_info (one entry per chunk record,
+  // ~150 MB for 10^6): show then loads the measurement without it.
+  bool reads_chunk_info = true;
 };
 
 // The names of the table, in order (built-in first).

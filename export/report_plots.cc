@@ -17,6 +17,7 @@
 #include "aggregation/timeline.h"
 #include "aggregation/worker_names.h"
 #include "export/report_gantt.h"
+#include "export/report_mean_band.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 
@@ -112,6 +113,8 @@ bool AllEqual(const std::vector<double>& values) {
 std::vector<int> TimeOrder(const v1::WorkerSeries& worker) {
   std::vector<int> order(static_cast<size_t>(worker.time_unix_ns_size()));
   for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[static_cast<size_t>(i)] = i;
+  // Samples are nearly always stored in time order: checked in one pass, not sorted again.
+  if (std::is_sorted(worker.time_unix_ns().begin(), worker.time_unix_ns().end())) return order;
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return worker.time_unix_ns(a) < worker.time_unix_ns(b); });
   return order;
@@ -174,101 +177,6 @@ std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) 
   return out;
 }
 
-// A line (and its band) of more than kMaxLinePoints points in kMaxLinePoints equal time bins:
-// per bin the mean of its points' values, the lowest low and the highest high, at the bin's
-// start (and a closing point at the end). Workers sampled a few microseconds apart give a
-// point per worker and sample: 360,000 for 1,000 workers, 15 MB of SVG per chart. Says so in
-// `note`.
-LineSeries ThinOut(LineSeries line, std::string* note) {
-  if (line.x.size() <= kMaxLinePoints) return line;
-  const size_t bins = kMaxLinePoints;
-  const double low = line.x.front();
-  const double width = (line.x.back() - low) / static_cast<double>(bins);
-  LineSeries out = line;
-  out.x.clear(), out.y.clear(), out.band_low.clear(), out.band_high.clear();
-  const bool band = line.band_low.size() == line.x.size();
-  for (size_t i = 0; i < line.x.size();) {
-    const size_t bin = std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width));
-    double total = 0, lowest = band ? line.band_low[i] : 0, highest = band ? line.band_high[i] : 0;
-    size_t n = 0;
-    for (; i < line.x.size() &&
-           std::min(bins - 1, static_cast<size_t>((line.x[i] - low) / width)) == bin;
-         ++i, ++n) {
-      total += line.y[i];
-      if (!band) continue;
-      lowest = std::min(lowest, line.band_low[i]);
-      highest = std::max(highest, line.band_high[i]);
-    }
-    out.x.push_back(low + static_cast<double>(bin) * width);
-    out.y.push_back(total / static_cast<double>(n));
-    if (!band) continue;
-    out.band_low.push_back(lowest);
-    out.band_high.push_back(highest);
-  }
-  out.x.push_back(line.x.back());  // closes the last bin
-  out.y.push_back(out.y.back());
-  if (band) {
-    out.band_low.push_back(out.band_low.back());
-    out.band_high.push_back(out.band_high.back());
-  }
-  absl::StrAppend(note, note->empty() ? "" : " ", "Averaged in ", bins, " time bins (of ",
-                  Thousands(static_cast<int64_t>(line.x.size())), " sample instants).");
-  return out;
-}
-
-// Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
-// series counts with the value it holds from its first to its last point, a SAMPLED one at its
-// own points. The instants are one sorted vector and the figures running totals per instant,
-// added in series order as before (a map of a vector per instant held 3 GB for 10^4 workers of
-// 360 samples each).
-LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string* note) {
-  std::vector<double> xs;
-  for (const LineSeries& s : series) xs.insert(xs.end(), s.x.begin(), s.x.end());
-  std::sort(xs.begin(), xs.end());
-  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  std::vector<double> total(xs.size(), 0.0), low(xs.size()), high(xs.size());
-  std::vector<uint32_t> count(xs.size(), 0);
-  const auto add = [&](size_t at, double y) {
-    if (!std::isfinite(y)) return;
-    total[at] += y;
-    low[at] = count[at] == 0 ? y : std::min(low[at], y);
-    high[at] = count[at] == 0 ? y : std::max(high[at], y);
-    ++count[at];
-  };
-  const auto index_of = [&xs](double x) {
-    return static_cast<size_t>(std::lower_bound(xs.begin(), xs.end(), x) - xs.begin());
-  };
-  bool all_step = true;
-  for (const LineSeries& s : series) {
-    if (s.x.empty()) continue;
-    if (!s.step) {
-      all_step = false;
-      // A binary search per point: walking forward would cross every other worker's instants.
-      for (size_t i = 0; i < s.x.size(); ++i) add(index_of(s.x[i]), s.y[i]);
-      continue;
-    }
-    size_t k = 0;
-    for (size_t at = index_of(s.x.front()); at < xs.size() && xs[at] <= s.x.back(); ++at) {
-      while (k < s.x.size() && s.x[k] <= xs[at]) ++k;
-      add(at, s.y[k - 1]);
-    }
-  }
-  LineSeries out;
-  out.name = sum ? "Sum over workers" : "Mean";
-  out.band_name = "Min-Max Range";
-  out.step = all_step;
-  out.fill = sum;
-  for (size_t at = 0; at < xs.size(); ++at) {
-    if (count[at] == 0) continue;
-    out.x.push_back(xs[at]);
-    out.y.push_back(sum ? total[at] : total[at] / static_cast<double>(count[at]));
-    if (sum) continue;
-    out.band_low.push_back(low[at]);
-    out.band_high.push_back(high[at]);
-  }
-  return ThinOut(std::move(out), note);
-}
-
 bool Constant(const std::vector<LineSeries>& series, double* value) {
   bool first = true;
   for (const LineSeries& s : series) {
@@ -301,7 +209,7 @@ void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
     plot->note = sum_when_crowded
                      ? absl::StrCat("The sum over ", series.size(), " workers.")
                      : absl::StrCat("Mean and range across ", series.size(), " workers.");
-    chart.series.push_back(MeanBand(series, sum_when_crowded, &plot->note));
+    chart.series.push_back(export_internal::MeanBand(series, sum_when_crowded, &plot->note));
   } else {
     chart.series = std::move(series);
   }
@@ -357,7 +265,7 @@ void Memory(const Context& context, ReportPlot* plot) {
   LineChart chart{Frame(*plot, kTime, "Resident Memory (MiB)", context), false, {}};
   if (series.size() > context.options.max_legend_entries) {
     plot->note = absl::StrCat("Mean and range across ", series.size(), " workers.");
-    chart.series.push_back(MeanBand(series, /*sum=*/false, &plot->note));
+    chart.series.push_back(export_internal::MeanBand(series, /*sum=*/false, &plot->note));
   } else {
     chart.series = std::move(series);
   }

@@ -293,12 +293,44 @@ TEST(BuildReportPlotsTest, ALineAcrossManyWorkersIsAveragedInTimeBins) {
   ASSERT_NE(memory, nullptr);
   EXPECT_TRUE(absl::StrContains(memory->note,
                                 "Mean and range across 30 workers. Averaged in "
-                                "2000 time bins (of 6,000 sample instants)."))
+                                "2000 time bins (of 6,000 samples)."))
       << memory->note;
   // The mean's points: the bins with samples (at most kMaxLinePoints), then the closing one.
   const size_t points = LinePoints(memory->svg).size();
   EXPECT_GT(points, 100u);
   EXPECT_LE(points, kMaxLinePoints + 1);
+}
+
+// In a sum, each series counts in each bin with what it holds there, for the time it holds it
+// (a SAMPLED one: each sample until the next): 30 workers holding 1 or 2 tasks throughout,
+// sampled microseconds apart, sum to 45 in every bin (at the instants, a bin would average the
+// values of single workers, or partial sums).
+TEST(BuildReportPlotsTest, ManyWorkersSumToWhatTheyHoldInEveryBin) {
+  for (const v1::SeriesKind kind : {v1::SERIES_KIND_STEP, v1::SERIES_KIND_SAMPLED}) {
+    v1::Measurement measurement;
+    constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+    constexpr int kWorkers = 30, kChanges = 200;
+    for (int w = 0; w < kWorkers; ++w) {
+      v1::WorkerSeries& worker = *measurement.mutable_tracking()->add_workers();
+      worker.set_worker(absl::StrCat("w", w));
+      worker.set_kind(kind);
+      for (int t = 0; t < kChanges; ++t) {
+        worker.add_time_unix_ns(kT0 + t * 1'000'000'000LL + w * 1000);
+        worker.add_executing_tasks(1 + w % 2);
+      }
+    }
+    const std::vector<ReportPlot> plots = BuildReportPlots(measurement);
+    const ReportPlot* executing = Find(plots, "executing-tasks");
+    ASSERT_NE(executing, nullptr);
+    EXPECT_TRUE(absl::StrContains(executing->note,
+                                  "The sum over 30 workers. Averaged in 2000 "
+                                  "time bins (of 6,000 samples)."))
+        << executing->note;
+    const std::vector<std::pair<double, double>> points = LinePoints(executing->svg);
+    ASSERT_GT(points.size(), 100u);
+    EXPECT_LE(points.size(), 2 * kMaxLinePoints + 2);  // a step line: two points per bin
+    for (const auto& [x, y] : points) EXPECT_EQ(y, points.front().second) << kind << " " << x;
+  }
 }
 
 // Thousands of worker threads would make a chart thousands of rows tall: above kMaxGanttRows,

@@ -219,7 +219,8 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
                                                  "' already exists; it is never overwritten"));
   }
-  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts.
+  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts. ByteSizeLong
+  // caches every record's size, which the parts use (nothing changes `to_save` until then).
   const bool in_parts =
       to_save.ByteSizeLong() > static_cast<size_t>(store_internal::SegmentThresholdBytes());
   std::string binary;
@@ -251,7 +252,9 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     absl::StatusOr<std::unique_ptr<AtomicFileWriter>> parts =
         AtomicFileWriter::Create(JoinPath(partial, kPartsFile));
     if (!parts.ok()) return parts.status();
-    if (absl::Status s = store_internal::WriteMeasurementParts(to_save, **parts); !s.ok()) {
+    if (absl::Status s = store_internal::WriteMeasurementParts(to_save, **parts,
+                                                               /*records_sized=*/true);
+        !s.ok()) {
       return s;
     }
     if (absl::Status s = (*parts)->Commit(); !s.ok()) return s;

@@ -68,7 +68,8 @@ std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
 int64_t SegmentThresholdBytes() { return g_segment_threshold_bytes.load(); }
 void SetSegmentThresholdBytesForTesting(int64_t bytes) { g_segment_threshold_bytes.store(bytes); }
 
-absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out) {
+absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
+                                   bool records_sized) {
   // Everything but the records: metadata, report, tracking, spans, metrics, profiles, warnings,
   // serialized from the message itself (a copy into a head message held the tracked samples
   // twice: 170 MB more for 10^4 workers of 360 samples).
@@ -120,7 +121,9 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
          {std::pair<const google::protobuf::RepeatedPtrField<v1::ChunkRecord>*, int>{
               &measurement.chunks(), v1::Measurement::kChunksFieldNumber},
           {&measurement.rejected_chunks(), v1::Measurement::kRejectedChunksFieldNumber}}) {
-      for (auto& record : *records) record.ByteSizeLong();  // sizes cached for the part headers
+      if (!records_sized) {
+        for (auto& record : *records) record.ByteSizeLong();  // sizes cached for the part headers
+      }
       for (int first = 0; first < records->size() && !coded.HadError(); first += kChunksPerPart) {
         WriteRecordsPart(*records, first, std::min(records->size(), first + kChunksPerPart), field,
                          coded);

@@ -37,8 +37,11 @@ int64_t SegmentThresholdBytes();
 void SetSegmentThresholdBytesForTesting(int64_t bytes);
 
 // Appends the parts of `measurement` to `out`. FailedPrecondition when the first part (all but
-// the chunk records) alone is over 2 GiB.
-absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out);
+// the chunk records) alone is over 2 GiB. `records_sized`: measurement.ByteSizeLong() was called
+// and the message not changed since, so the chunk records' sizes it cached are used as they are
+// (computing them again was a third of a 10^6-chunk save's serialization).
+absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
+                                   bool records_sized = false);
 
 // What a reader needs of a measurement; what it does not is skipped unparsed, so that a reader
 // of the aggregated metrics neither parses nor holds a million records.

@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
@@ -118,6 +119,27 @@ TEST(AllStringsValidUtf8Test, FindsABadStringInEveryStringFieldOfTheSchema) {
     EXPECT_GE(RepairStringsUtf8(&m, &first), 1) << name;
     EXPECT_TRUE(AllStringsValidUtf8(m)) << name;
   }
+}
+
+// A string field added to ChunkRecord (or its sections, slices or file metadata) must be
+// added to utf8_repair.cc's ChunkRecordStringsValid and kChunkRecordStringFields too, else
+// every save checks its records through reflection.
+TEST(AllStringsValidUtf8Test, ChunkRecordsAreCheckedByTheirAccessors) {
+  EXPECT_TRUE(ChunkRecordsCheckedByAccessors());
+}
+
+// The map of the metadata is checked by its typed API; a bad key or value alone is found.
+TEST(AllStringsValidUtf8Test, FindsABadConfigurationKeyOrValue) {
+  for (const auto& [key, value] :
+       {std::pair<std::string, std::string>{"k\xFF", "v"}, {"k", "v\xFF"}}) {
+    v1::Measurement m;
+    (*m.mutable_metadata()->mutable_configuration())["fine"] = "fine";
+    (*m.mutable_metadata()->mutable_configuration())[key] = value;
+    EXPECT_FALSE(AllStringsValidUtf8(m)) << key << "=" << value;
+  }
+  v1::Measurement fine;
+  (*fine.mutable_metadata()->mutable_configuration())["k"] = "v";
+  EXPECT_TRUE(AllStringsValidUtf8(fine));
 }
 
 }  // namespace

@@ -21,19 +21,24 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
   }
   absl::StatusOr<TableOptions> tables = TableStyle(config.tables);
   if (!tables.ok()) return Fail(tables.status());
+  const OutputFormat* format = nullptr;
+  if (config.format != "table") {
+    absl::StatusOr<const OutputFormat*> found = FindOutputFormat(config.format);
+    if (!found.ok()) return Fail(AsUsageError(found.status()));
+    format = *found;
+  }
   // The tables and flat metrics read only the aggregated metrics: the chunk records (1.5 GB
   // parsed for a million chunks) are read only for the trace or the served report, the
-  // metrics' per-record chunk_info only for those and the flat metrics.
+  // metrics' per-record chunk_info only for those and the formats that print it (csv, json).
   LoadOptions load_options;
   load_options.chunk_records = !config.trace.empty() || !config.serve.empty();
-  load_options.chunk_info = load_options.chunk_records || config.format != "table";
+  load_options.chunk_info =
+      load_options.chunk_records || (format != nullptr && format->reads_chunk_info);
   absl::StatusOr<v1::Measurement> measurement =
       LoadAnyMeasurement(ResolveUserPath(directory), {}, load_options);
   if (!measurement.ok()) return Fail(measurement.status());
-  if (config.format != "table") {
-    absl::StatusOr<const OutputFormat*> format = FindOutputFormat(config.format);
-    if (!format.ok()) return Fail(AsUsageError(format.status()));
-    (*format)->write(*measurement, std::cout);
+  if (format != nullptr) {
+    format->write(*measurement, std::cout);
     // The flat metrics own stdout (a script reads them): the trace's note goes to stderr.
     if (absl::Status trace = WriteTrace(*measurement, config.trace, std::cerr); !trace.ok()) {
       return Fail(trace);

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -111,7 +112,7 @@ struct ColumnDistributions {
   std::vector<size_t> begin;  // dataset d is scratch[begin[d], begin[d + 1])
 
   // `datasets[i]` is the dataset of `values[i]`.
-  void AddJobs(std::vector<double>& values, const std::vector<uint32_t>& datasets,
+  void AddJobs(const std::vector<double>& values, const std::vector<uint32_t>& datasets,
                size_t num_datasets, std::vector<std::function<void()>>* jobs) {
     by_dataset.resize(num_datasets);
     if (num_datasets > 1) {
@@ -123,14 +124,12 @@ struct ColumnDistributions {
       for (size_t i = 0; i < values.size(); ++i) scratch[next[datasets[i]]++] = values[i];
       for (size_t d = 0; d < num_datasets; ++d) {
         jobs->push_back([this, d] {
-          by_dataset[d] = ComputeDistributionStatsInPlace(
-              absl::MakeSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true);
+          by_dataset[d] = ComputeDistributionStatsOf(
+              absl::MakeConstSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true);
         });
       }
     }
-    jobs->push_back([this, &values] {
-      overall = ComputeDistributionStatsInPlace(absl::MakeSpan(values), true);
-    });
+    jobs->push_back([this, &values] { overall = ComputeDistributionStatsOf(values, true); });
   }
   // Sum of dataset d's values (order-independent, so also valid after the jobs reordered them).
   double DatasetSum(size_t d, double overall_sum) const {
@@ -269,7 +268,7 @@ void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distr
 }  // namespace
 
 std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
-                                                      SectionAccumulator* sections,
+                                                      const SectionAccumulator* sections,
                                                       bool include_chunk_info,
                                                       size_t parallel_min_records) {
   if (c.size() == 0) return std::nullopt;
@@ -281,6 +280,7 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   // The percentile selections and chunk_info are independent jobs; on big inputs a helper
   // thread shares them (JobQueue).
   Distributions stats;
+  std::vector<std::optional<v1::DistributionStats>> section_distributions;
   google::protobuf::RepeatedPtrField<v1::ChunkInfo> chunk_info;
   std::vector<std::function<void()>> work;
   if (include_chunk_info) work.push_back([&c, &chunk_info] { BuildChunkInfo(c, &chunk_info); });
@@ -291,7 +291,7 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
                                  &work);
     stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.datasets, num_datasets, &work);
     stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.datasets, num_datasets, &work);
-    sections->AddJobs(&work);
+    sections->AddJobs(&section_distributions, &work);
   }
   JobQueue jobs;
   std::thread helper;
@@ -323,7 +323,7 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   // The original's event statistics have no std; ours keep it (it is our addition).
   metrics.set_total_events_from_chunks(v.total_events);
   AddPerDataset(c, v, stats, total_chunk_seconds, &metrics);
-  sections->Finish(total_chunk_seconds, &metrics);
+  sections->Finish(total_chunk_seconds, section_distributions, &metrics);
   return metrics;
 }
 

@@ -83,16 +83,21 @@ void SectionAccumulator::AddChunk(
   }
 }
 
-void SectionAccumulator::AddJobs(std::vector<std::function<void()>>* jobs) {
-  for (Section& section : sections_) {
-    jobs->push_back([&section] {
-      section.distribution = ComputeDistributionStatsInPlace(absl::MakeSpan(section.values),
-                                                             /*with_percentiles=*/true);
+void SectionAccumulator::AddJobs(std::vector<std::optional<v1::DistributionStats>>* distributions,
+                                 std::vector<std::function<void()>>* jobs) const {
+  distributions->resize(sections_.size());
+  for (size_t id = 0; id < sections_.size(); ++id) {
+    jobs->push_back([this, distributions, id] {
+      (*distributions)[id] = ComputeDistributionStatsOf(sections_[id].values,
+                                                        /*with_percentiles=*/true);
     });
   }
 }
 
-void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* metrics) {
+void SectionAccumulator::Finish(
+    double total_chunk_seconds,
+    const std::vector<std::optional<v1::DistributionStats>>& distributions,
+    v1::ChunkMetrics* metrics) const {
   std::vector<size_t> order(sections_.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -100,7 +105,7 @@ void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* me
     return sections_[a].kind < sections_[b].kind;
   });
   for (size_t id : order) {
-    Section& section = sections_[id];
+    const Section& section = sections_[id];
     const double count = static_cast<double>(section.entries);
     const double total_duration = section.duration_seconds.Sum();
 
@@ -121,10 +126,9 @@ void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* me
     stats->set_kind(section.kind);
     stats->set_entries(section.entries);
     stats->set_total(CompensatedSum(section.values));
-    *stats->mutable_values() =
-        section.distribution.has_value()
-            ? *section.distribution
-            : ComputeDistributionStatsInPlace(absl::MakeSpan(section.values), true);
+    *stats->mutable_values() = id < distributions.size() && distributions[id].has_value()
+                                   ? *distributions[id]
+                                   : ComputeDistributionStatsOf(section.values, true);
     stats->set_total_duration_seconds(total_duration);
     stats->set_share_of_chunk_time_fraction(
         total_chunk_seconds > 0 ? total_duration / total_chunk_seconds : 0.0);

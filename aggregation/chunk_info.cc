@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace roastcoffea {
@@ -56,8 +57,7 @@ void RadixSortByStart(std::vector<ChunkInfoKey>* keys) {
 
 }  // namespace
 
-void BuildChunkInfo(const ChunkColumns& chunks,
-                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+std::vector<uint32_t> ChunkInfoOrder(const ChunkColumns& chunks) {
   std::vector<ChunkInfoKey> keys;
   keys.reserve(chunks.size());
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -88,17 +88,30 @@ void BuildChunkInfo(const ChunkColumns& chunks,
       first = last;
     }
   }
-  out->Reserve(out->size() + static_cast<int>(keys.size()));
-  for (const ChunkInfoKey& key : keys) {
+  std::vector<uint32_t> order;
+  order.reserve(keys.size());
+  for (const ChunkInfoKey& key : keys) order.push_back(key.record);
+  return order;
+}
+
+void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const uint32_t> order,
+                     google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+  out->Reserve(out->size() + static_cast<int>(order.size()));
+  for (const uint32_t record : order) {
     v1::ChunkInfo* info = out->Add();
-    info->set_file(file_of(key));
-    info->set_entry_start(key.entry_start);
-    info->set_entry_stop(key.entry_stop);
-    info->set_attempt(key.attempt);
-    info->set_start_unix_ns(key.start_unix_ns);
-    info->set_end_unix_ns(key.end_unix_ns);
-    info->set_bytes_read(chunks.compressed_bytes_read[key.record]);
+    info->set_file(chunks.file_names[chunks.file[record]]);
+    info->set_entry_start(chunks.entry_start[record]);
+    info->set_entry_stop(chunks.entry_stop[record]);
+    info->set_attempt(chunks.attempt[record]);
+    info->set_start_unix_ns(chunks.start_unix_ns[record]);
+    info->set_end_unix_ns(chunks.end_unix_ns[record]);
+    info->set_bytes_read(chunks.compressed_bytes_read[record]);
   }
+}
+
+void BuildChunkInfo(const ChunkColumns& chunks,
+                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+  AppendChunkInfo(chunks, ChunkInfoOrder(chunks), out);
 }
 
 void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,

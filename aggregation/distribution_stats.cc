@@ -22,11 +22,13 @@ double CompensatedSum(absl::Span<const double> values) {
 }
 
 v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values,
-                                                 bool with_percentiles) {
+                                                 bool with_percentiles, double* sum) {
   v1::DistributionStats stats;
+  const double total = CompensatedSum(values);
+  if (sum != nullptr) *sum = total;
   if (values.empty()) return stats;
   const double n = static_cast<double>(values.size());
-  const double mean = CompensatedSum(values) / n;
+  const double mean = total / n;
   double min = values[0];
   double max = values[0];
   long double squared_deviations = 0;

@@ -41,9 +41,10 @@ class CompensatedAccumulator {
 // p95, p99 (numpy "linear", see stats/percentile.h). `values` must be finite; they are only
 // read (percentiles by a radix selection, stats::PercentilesOfConst), so a column shared by
 // several readers needs no copy. Empty input gives an all-zero message (no percentiles).
+// `sum`, if not null, receives CompensatedSum(values) (computed for the mean anyway).
 // Cost: O(n).
 v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values,
-                                                 bool with_percentiles);
+                                                 bool with_percentiles, double* sum = nullptr);
 
 // The same; kept for callers that hand a scratch buffer (no longer reordered). Cost: O(n).
 v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,

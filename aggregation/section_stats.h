@@ -44,11 +44,15 @@ class SectionAccumulator {
   // (*distributions)[section], to run on any thread before Finish; each job writes only its
   // own entry and reads the accumulator, which stays unchanged (one accumulator may serve
   // several aggregations at once).
-  void AddJobs(std::vector<std::optional<v1::DistributionStats>>* distributions,
+  struct Distribution {
+    v1::DistributionStats stats;
+    double total = 0;  // CompensatedSum of the section's values
+  };
+  void AddJobs(std::vector<std::optional<Distribution>>* distributions,
                std::vector<std::function<void()>>* jobs) const;
   // `distributions`: what AddJobs' jobs computed; a section without one is computed here.
   void Finish(double total_chunk_seconds,
-              const std::vector<std::optional<v1::DistributionStats>>& distributions,
+              const std::vector<std::optional<Distribution>>& distributions,
               v1::ChunkMetrics* metrics) const;
   void Finish(double total_chunk_seconds, v1::ChunkMetrics* metrics) const {
     Finish(total_chunk_seconds, {}, metrics);

@@ -9,17 +9,6 @@ namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-// Integer keys in a flat array keep the sort cache-friendly; the file name only breaks ties.
-struct ChunkInfoKey {
-  int64_t start_unix_ns, end_unix_ns, entry_start, entry_stop;
-  uint32_t attempt;
-  uint32_t record;
-  bool SameNumbers(const ChunkInfoKey& o) const {
-    return start_unix_ns == o.start_unix_ns && end_unix_ns == o.end_unix_ns &&
-           entry_start == o.entry_start && entry_stop == o.entry_stop && attempt == o.attempt;
-  }
-};
-
 // Stable LSD radix sort of `keys` by start_unix_ns, 11 bits a pass over the starts' span (a
 // run's instants differ in ~42 low bits: 4 passes), through (start, index) pairs of 16 bytes
 // rather than the 48-byte keys. Cost: O(n) per pass.
@@ -57,7 +46,8 @@ void RadixSortByStart(std::vector<ChunkInfoKey>* keys) {
 
 }  // namespace
 
-std::vector<uint32_t> ChunkInfoOrder(const ChunkColumns& chunks) {
+// Integer keys in a flat array keep the sort cache-friendly; the file name only breaks ties.
+std::vector<ChunkInfoKey> ChunkInfoOrder(const ChunkColumns& chunks) {
   std::vector<ChunkInfoKey> keys;
   keys.reserve(chunks.size());
   for (size_t i = 0; i < chunks.size(); ++i) {
@@ -88,24 +78,21 @@ std::vector<uint32_t> ChunkInfoOrder(const ChunkColumns& chunks) {
       first = last;
     }
   }
-  std::vector<uint32_t> order;
-  order.reserve(keys.size());
-  for (const ChunkInfoKey& key : keys) order.push_back(key.record);
-  return order;
+  return keys;
 }
 
-void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const uint32_t> order,
+void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> order,
                      google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
   out->Reserve(out->size() + static_cast<int>(order.size()));
-  for (const uint32_t record : order) {
+  for (const ChunkInfoKey& key : order) {
     v1::ChunkInfo* info = out->Add();
-    info->set_file(chunks.file_names[chunks.file[record]]);
-    info->set_entry_start(chunks.entry_start[record]);
-    info->set_entry_stop(chunks.entry_stop[record]);
-    info->set_attempt(chunks.attempt[record]);
-    info->set_start_unix_ns(chunks.start_unix_ns[record]);
-    info->set_end_unix_ns(chunks.end_unix_ns[record]);
-    info->set_bytes_read(chunks.compressed_bytes_read[record]);
+    info->set_file(chunks.file_names[chunks.file[key.record]]);
+    info->set_entry_start(key.entry_start);
+    info->set_entry_stop(key.entry_stop);
+    info->set_attempt(key.attempt);
+    info->set_start_unix_ns(key.start_unix_ns);
+    info->set_end_unix_ns(key.end_unix_ns);
+    info->set_bytes_read(chunks.compressed_bytes_read[key.record]);
   }
 }
 

@@ -26,8 +26,15 @@ void BuildChunkInfo(const ChunkColumns& chunks,
 // cost) can be made by several threads: the records to list, in their order (integer keys; the
 // file name only for ties), then the messages of a part of that order, appended to `out`.
 // Cost: O(n) for the order (a radix sort by start unless already in order), O(part) to append.
-std::vector<uint32_t> ChunkInfoOrder(const ChunkColumns& chunks);
-void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const uint32_t> order,
+// The keys carry the numbers, so that the messages read only the file and bytes of each record
+// out of the columns (records out of order make those reads random).
+struct ChunkInfoKey {
+  int64_t start_unix_ns, end_unix_ns, entry_start, entry_stop;
+  uint32_t attempt;
+  uint32_t record;
+};
+std::vector<ChunkInfoKey> ChunkInfoOrder(const ChunkColumns& chunks);
+void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> order,
                      google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
 
 // Convenience for tests: the same from records (valid ones; nothing for invalid records).

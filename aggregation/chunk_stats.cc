@@ -273,7 +273,7 @@ void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distr
 // chunk_info made in parts: the order once (Order), then one job per part of it making its
 // messages (two allocations each, the bulk of chunk_info's cost) so that both threads share
 // them; MoveTo hands the messages over in order without copying them.
-constexpr size_t kChunkInfoParts = 4;
+constexpr size_t kChunkInfoParts = 2;
 
 class ChunkInfoParts {
  public:
@@ -308,7 +308,7 @@ class ChunkInfoParts {
 
  private:
   std::vector<google::protobuf::RepeatedPtrField<v1::ChunkInfo>> parts_;
-  std::vector<uint32_t> order_;
+  std::vector<ChunkInfoKey> order_;
   std::promise<void> promise_;
   std::shared_future<void> ordered_;
 };

@@ -53,10 +53,11 @@ std::vector<ChunkInfoKey> ChunkInfoOrder(const ChunkColumns& chunks) {
   for (size_t i = 0; i < chunks.size(); ++i) {
     if (chunks.file[i] == ChunkColumns::kNone || chunks.end_unix_ns[i] == 0) continue;
     keys.push_back({chunks.start_unix_ns[i], chunks.end_unix_ns[i], chunks.entry_start[i],
-                    chunks.entry_stop[i], chunks.attempt[i], static_cast<uint32_t>(i)});
+                    chunks.entry_stop[i], chunks.attempt[i], chunks.file[i],
+                    chunks.compressed_bytes_read[i]});
   }
   const auto file_of = [&chunks](const ChunkInfoKey& key) -> const std::string& {
-    return chunks.file_names[chunks.file[key.record]];
+    return chunks.file_names[key.file];
   };
   const auto less = [&file_of](const ChunkInfoKey& a, const ChunkInfoKey& b) {
     if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
@@ -86,13 +87,13 @@ void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> 
   out->Reserve(out->size() + static_cast<int>(order.size()));
   for (const ChunkInfoKey& key : order) {
     v1::ChunkInfo* info = out->Add();
-    info->set_file(chunks.file_names[chunks.file[key.record]]);
+    info->set_file(chunks.file_names[key.file]);
     info->set_entry_start(key.entry_start);
     info->set_entry_stop(key.entry_stop);
     info->set_attempt(key.attempt);
     info->set_start_unix_ns(key.start_unix_ns);
     info->set_end_unix_ns(key.end_unix_ns);
-    info->set_bytes_read(chunks.compressed_bytes_read[key.record]);
+    info->set_bytes_read(key.bytes_read);
   }
 }
 

@@ -26,12 +26,13 @@ void BuildChunkInfo(const ChunkColumns& chunks,
 // cost) can be made by several threads: the records to list, in their order (integer keys; the
 // file name only for ties), then the messages of a part of that order, appended to `out`.
 // Cost: O(n) for the order (a radix sort by start unless already in order), O(part) to append.
-// The keys carry the numbers, so that the messages read only the file and bytes of each record
-// out of the columns (records out of order make those reads random).
+// The keys carry every number of the message, so that making the messages reads no column at
+// random (records out of order would make each such read a cache miss).
 struct ChunkInfoKey {
   int64_t start_unix_ns, end_unix_ns, entry_start, entry_stop;
   uint32_t attempt;
-  uint32_t record;
+  uint32_t file;  // id into ChunkColumns::file_names
+  int64_t bytes_read;
 };
 std::vector<ChunkInfoKey> ChunkInfoOrder(const ChunkColumns& chunks);
 void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> order,

@@ -18,7 +18,7 @@ namespace aggregation_internal {
 // entry_start, entry_stop, attempt, file): a timeline. Retries keep their own entry (the
 // original keyed by (file, entry_start, entry_stop) and kept the last). Appends to `out`.
 // Only reads `chunks`: may run on another thread while others read them too.
-// Cost: O(n) for records in time order, O(n log n) otherwise.
+// Cost: O(n) (an order check; a radix sort by start when out of order, ties by the whole key).
 void BuildChunkInfo(const ChunkColumns& chunks,
                     google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
 

@@ -44,18 +44,21 @@ absl::Status AddChunkFigures(const AggregationInput& input,
                              const aggregation_internal::ChunkColumns** columns,
                              v1::AggregatedMetrics* metrics) {
   aggregation_internal::BranchCoverageAccumulator branches;
-  aggregation_internal::SectionAccumulator sections(static_cast<size_t>(input.chunks->size()));
+  aggregation_internal::SectionAccumulator built_sections;
+  const aggregation_internal::SectionAccumulator* sections = &built_sections;
   if (const PreparedChunks* prepared = input.prepared_chunks; prepared != nullptr) {
     if (prepared->columns.records != input.chunks) {
       return absl::InvalidArgumentError(
           "prepared_chunks were made from other chunk records than `chunks`");
     }
     *columns = &prepared->columns;
-    sections = prepared->sections;  // a copy: the statistics reorder its values
+    sections = &prepared->sections;  // only read: the statistics copy nothing out of it
   } else {
+    built_sections =
+        aggregation_internal::SectionAccumulator(static_cast<size_t>(input.chunks->size()));
     absl::StatusOr<aggregation_internal::ChunkColumns> made =
         aggregation_internal::BuildChunkColumns(
-            *input.chunks, &branches, &sections,
+            *input.chunks, &branches, &built_sections,
             TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
     if (!made.ok()) return made.status();
     *built = *std::move(made);
@@ -66,7 +69,7 @@ absl::Status AddChunkFigures(const AggregationInput& input,
     metrics->mutable_workflow()->set_read_amplification(read->ratio);
   }
   if (std::optional<v1::ChunkMetrics> chunks = aggregation_internal::AggregateChunkColumns(
-          **columns, &sections, input.options.include_chunk_info,
+          **columns, sections, input.options.include_chunk_info,
           input.options.parallel_min_records)) {
     *metrics->mutable_chunks() = *std::move(chunks);
   }
@@ -110,11 +113,8 @@ TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
   return figures;
 }
 
-// The findings and the impossible figures, once every other figure is in `metrics`.
-void AddFindingsAndInvariants(const AggregationInput& input,
-                              const aggregation_internal::ChunkColumns& columns,
-                              const aggregation_internal::TimeWindow& tracked_window,
-                              v1::AggregatedMetrics* metrics) {
+// The findings, once every other figure is in `metrics`.
+void AddFindings(const AggregationInput& input, v1::AggregatedMetrics* metrics) {
   aggregation_internal::FindingsInputs findings;
   findings.metrics = metrics;
   findings.chunks = input.chunks;
@@ -132,6 +132,15 @@ void AddFindingsAndInvariants(const AggregationInput& input,
     *metrics->add_rule_evaluations() = std::move(evaluation);
   }
   metrics->set_findings_evaluated(true);
+}
+
+// The findings (unless options.evaluate_findings is false) and the impossible figures, once
+// every other figure is in `metrics`.
+void AddFindingsAndInvariants(const AggregationInput& input,
+                              const aggregation_internal::ChunkColumns& columns,
+                              const aggregation_internal::TimeWindow& tracked_window,
+                              v1::AggregatedMetrics* metrics) {
+  if (input.options.evaluate_findings) AddFindings(input, metrics);
 
   aggregation_internal::InvariantInputs invariants;
   invariants.metrics = metrics;

@@ -85,6 +85,9 @@ struct AggregationOptions {
   std::vector<std::string> processor_task_patterns;
   // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
   bool include_chunk_info = true;
+  // Evaluate the findings (AggregatedMetrics.findings, rule_evaluations; findings_evaluated
+  // says whether they were). false: every other figure alone, e.g. to time it apart.
+  bool evaluate_findings = true;
   // With at least this many chunk records, helper threads (started and joined inside
   // Aggregate) share the work: the tracking figures meanwhile; validation, branches and
   // sections while the columns are made (records in memory order only); then chunk_info and

@@ -1,6 +1,10 @@
 #include "aggregation/chunk_info.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -52,6 +56,48 @@ TEST(ChunkInfoTest, DuplicatesAndRetriesAreKept) {
   ASSERT_EQ(info.size(), 2);
   EXPECT_EQ(info[0].attempt(), 0u);
   EXPECT_EQ(info[1].attempt(), 1u);
+}
+
+// The radix sort by start with ties broken by the whole key (file name last) gives the order of
+// a plain sort by (start, end, entry_start, entry_stop, attempt, file): records shuffled, many
+// starting in the same nanosecond, and file names whose order differs from their first
+// appearance (so that file ids, numbered by appearance, could not stand for names).
+TEST(ChunkInfoTest, OrderIsAPlainSortByTheWholeKey) {
+  std::mt19937_64 rng(3);
+  std::vector<v1::ChunkRecord> records;
+  const int64_t base = int64_t{1'765'000'000} * 1'000'000'000;
+  for (int i = 0; i < 5000; ++i) {
+    // "z..." files appear first; starts spread over ~2^42 ns with many equal ones.
+    const std::string file = std::string(1, static_cast<char>('z' - rng() % 5)) + ".root";
+    const int64_t start = base + static_cast<int64_t>(rng() % 40) * (int64_t{1} << 36) +
+                          static_cast<int64_t>(rng() % 3);
+    records.push_back(Record(file, start, start + static_cast<int64_t>(rng() % 2),
+                             static_cast<int64_t>(rng() % 2) * 100,
+                             static_cast<uint32_t>(rng() % 2)));
+  }
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, uint32_t, std::string>;
+  std::vector<Key> expected;
+  for (const v1::ChunkRecord& r : records) {
+    expected.emplace_back(r.start_unix_ns(), r.end_unix_ns(), r.entry_start(), r.entry_stop(),
+                          r.attempt(), r.file());
+  }
+  std::sort(expected.begin(), expected.end());
+  const auto info = Build(records);
+  ASSERT_EQ(info.size(), static_cast<int>(expected.size()));
+  for (int i = 0; i < info.size(); ++i) {
+    const Key got{info[i].start_unix_ns(), info[i].end_unix_ns(), info[i].entry_start(),
+                  info[i].entry_stop(),    info[i].attempt(),     info[i].file()};
+    ASSERT_EQ(got, expected[static_cast<size_t>(i)]) << "at " << i;
+  }
+}
+
+TEST(ChunkInfoTest, NegativeAndExtremeStartsSortToo) {
+  const auto info = Build({Record("a.root", INT64_MAX - 5, INT64_MAX, 0),
+                           Record("b.root", -50, 10, 0), Record("c.root", 7, 9, 0)});
+  ASSERT_EQ(info.size(), 3);
+  EXPECT_EQ(info[0].file(), "b.root");
+  EXPECT_EQ(info[1].file(), "c.root");
+  EXPECT_EQ(info[2].file(), "a.root");
 }
 
 }  // namespace

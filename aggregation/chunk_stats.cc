@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -107,13 +109,16 @@ struct Column {
 struct ColumnDistributions {
   v1::DistributionStats overall;
   std::vector<v1::DistributionStats> by_dataset;
+  double overall_sum = 0;            // CompensatedSum of the values, set by the overall job
+  std::vector<double> dataset_sums;  // the same per dataset (more than one dataset only)
   std::vector<double> scratch;
   std::vector<size_t> begin;  // dataset d is scratch[begin[d], begin[d + 1])
 
   // `datasets[i]` is the dataset of `values[i]`.
-  void AddJobs(std::vector<double>& values, const std::vector<uint32_t>& datasets,
+  void AddJobs(const std::vector<double>& values, const std::vector<uint32_t>& datasets,
                size_t num_datasets, std::vector<std::function<void()>>* jobs) {
     by_dataset.resize(num_datasets);
+    dataset_sums.resize(num_datasets);
     if (num_datasets > 1) {
       begin.assign(num_datasets + 1, 0);
       for (uint32_t d : datasets) ++begin[d + 1];
@@ -123,19 +128,18 @@ struct ColumnDistributions {
       for (size_t i = 0; i < values.size(); ++i) scratch[next[datasets[i]]++] = values[i];
       for (size_t d = 0; d < num_datasets; ++d) {
         jobs->push_back([this, d] {
-          by_dataset[d] = ComputeDistributionStatsInPlace(
-              absl::MakeSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true);
+          by_dataset[d] = ComputeDistributionStatsOf(
+              absl::MakeConstSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true,
+              &dataset_sums[d]);
         });
       }
     }
-    jobs->push_back([this, &values] {
-      overall = ComputeDistributionStatsInPlace(absl::MakeSpan(values), true);
-    });
+    jobs->push_back(
+        [this, &values] { overall = ComputeDistributionStatsOf(values, true, &overall_sum); });
   }
-  // Sum of dataset d's values (order-independent, so also valid after the jobs reordered them).
-  double DatasetSum(size_t d, double overall_sum) const {
-    if (by_dataset.size() == 1) return overall_sum;
-    return CompensatedSum(absl::MakeConstSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]));
+  // Sum of dataset d's values, after the jobs ran.
+  double DatasetSum(size_t d) const {
+    return by_dataset.size() == 1 ? overall_sum : dataset_sums[d];
   }
   // After the jobs ran: with a single dataset its distribution is the overall one.
   void Finish() {
@@ -235,7 +239,7 @@ struct Distributions {
 
 // Datasets sorted by name, each with its counts, totals and distributions.
 void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distributions& stats,
-                   double total_chunk_seconds, v1::ChunkMetrics* metrics) {
+                   v1::ChunkMetrics* metrics) {
   const std::vector<std::string>& names = c.dataset_names;
   std::vector<uint32_t> order(names.size());
   for (uint32_t d = 0; d < names.size(); ++d) order[d] = d;
@@ -244,7 +248,7 @@ void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distr
   for (uint32_t d : order) {
     const int64_t count = stats.duration.by_dataset[d].count();
     const double num_chunks = static_cast<double>(count);
-    const double total_duration = stats.duration.DatasetSum(d, total_chunk_seconds);
+    const double total_duration = stats.duration.DatasetSum(d);
     const int64_t events = v.dataset_events[d];
     v1::DatasetChunkMetrics* dataset = metrics->add_per_dataset();
     dataset->set_dataset(names[d]);
@@ -266,24 +270,78 @@ void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distr
   }
 }
 
+// chunk_info made in parts: the order once (Order), then one job per part of it making its
+// messages (two allocations each, the bulk of chunk_info's cost) so that both threads share
+// them; MoveTo hands the messages over in order without copying them.
+constexpr size_t kChunkInfoParts = 2;
+
+class ChunkInfoParts {
+ public:
+  explicit ChunkInfoParts(size_t parts) : parts_(parts), ordered_(promise_.get_future().share()) {}
+
+  // Call exactly once, on any thread.
+  void Order(const ChunkColumns& c) {
+    if (!parts_.empty()) order_ = ChunkInfoOrder(c);
+    promise_.set_value();
+  }
+  void AddJobs(const ChunkColumns& c, std::vector<std::function<void()>>* jobs) {
+    for (size_t p = 0; p < parts_.size(); ++p) {
+      jobs->push_back([this, &c, p] {
+        ordered_.wait();
+        const size_t n = order_.size();
+        const size_t first = n * p / parts_.size();
+        const size_t last = n * (p + 1) / parts_.size();
+        AppendChunkInfo(c, absl::MakeConstSpan(order_.data() + first, last - first), &parts_[p]);
+      });
+    }
+  }
+  void MoveTo(google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+    if (parts_.empty()) return;
+    out->Swap(&parts_[0]);
+    std::vector<v1::ChunkInfo*> moved;
+    for (size_t p = 1; p < parts_.size(); ++p) {
+      moved.resize(static_cast<size_t>(parts_[p].size()));
+      parts_[p].ExtractSubrange(0, parts_[p].size(), moved.data());  // no copy off an arena
+      for (v1::ChunkInfo* info : moved) out->AddAllocated(info);
+    }
+  }
+
+ private:
+  std::vector<google::protobuf::RepeatedPtrField<v1::ChunkInfo>> parts_;
+  std::vector<ChunkInfoKey> order_;
+  std::promise<void> promise_;
+  std::shared_future<void> ordered_;
+};
+
 }  // namespace
 
 std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
-                                                      SectionAccumulator* sections,
+                                                      const SectionAccumulator* sections,
                                                       bool include_chunk_info,
                                                       size_t parallel_min_records) {
   if (c.size() == 0) return std::nullopt;
+  // chunk_info's order first (on the helper thread, if any, while this one collects the
+  // values); its messages are then made by jobs that wait for it.
+  ChunkInfoParts info(include_chunk_info ? kChunkInfoParts : 0);
+  JobQueue jobs;
+  std::thread helper;
+  if (c.size() >= parallel_min_records) {
+    helper = std::thread([&info, &c, &jobs] {
+      info.Order(c);
+      jobs.Work();
+    });
+  } else {
+    info.Order(c);
+  }
   v1::ChunkMetrics metrics;
   AddCountsAndFailures(c, &metrics);
   SuccessfulValues v = CollectSuccessful(c);
   const size_t num_datasets = c.dataset_names.size();
-  const double total_chunk_seconds = CompensatedSum(v.durations.values);
   // The percentile selections and chunk_info are independent jobs; on big inputs a helper
   // thread shares them (JobQueue).
   Distributions stats;
-  google::protobuf::RepeatedPtrField<v1::ChunkInfo> chunk_info;
+  std::vector<std::optional<SectionAccumulator::Distribution>> section_distributions;
   std::vector<std::function<void()>> work;
-  if (include_chunk_info) work.push_back([&c, &chunk_info] { BuildChunkInfo(c, &chunk_info); });
   if (!v.durations.values.empty()) {
     stats.duration.AddJobs(v.durations.values, v.durations.datasets, num_datasets, &work);
     stats.events.AddJobs(v.events, v.durations.datasets, num_datasets, &work);
@@ -291,15 +349,13 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
                                  &work);
     stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.datasets, num_datasets, &work);
     stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.datasets, num_datasets, &work);
-    sections->AddJobs(&work);
+    sections->AddJobs(&section_distributions, &work);
   }
-  JobQueue jobs;
-  std::thread helper;
-  if (c.size() >= parallel_min_records) helper = std::thread([&jobs] { jobs.Work(); });
+  info.AddJobs(c, &work);  // last: the other jobs need not wait for the order
   jobs.Publish(std::move(work));
   jobs.Work();
   if (helper.joinable()) helper.join();
-  if (include_chunk_info) metrics.mutable_chunk_info()->Swap(&chunk_info);
+  if (include_chunk_info) info.MoveTo(metrics.mutable_chunk_info());
   // Every chunk failed: counts (and the failures) only.
   if (v.durations.values.empty()) return metrics;
 
@@ -322,8 +378,9 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   if (!v.peak_live.values.empty()) *metrics.mutable_peak_live_bytes() = stats.peak_live.overall;
   // The original's event statistics have no std; ours keep it (it is our addition).
   metrics.set_total_events_from_chunks(v.total_events);
-  AddPerDataset(c, v, stats, total_chunk_seconds, &metrics);
-  sections->Finish(total_chunk_seconds, &metrics);
+  AddPerDataset(c, v, stats, &metrics);
+  sections->Finish(/*total_chunk_seconds=*/stats.duration.overall_sum, section_distributions,
+                   &metrics);
   return metrics;
 }
 

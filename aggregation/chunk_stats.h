@@ -41,7 +41,7 @@ namespace aggregation_internal {
 // `parallel_min_records` records. Cost: O(n) (+ O(n log n) for chunk_info and failures not
 // already in that order).
 std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& columns,
-                                                      SectionAccumulator* sections,
+                                                      const SectionAccumulator* sections,
                                                       bool include_chunk_info,
                                                       size_t parallel_min_records);
 

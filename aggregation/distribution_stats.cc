@@ -21,12 +21,14 @@ double CompensatedSum(absl::Span<const double> values) {
   return static_cast<double>(sum + compensation);
 }
 
-v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
-                                                      bool with_percentiles) {
+v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values,
+                                                 bool with_percentiles, double* sum) {
   v1::DistributionStats stats;
+  const double total = CompensatedSum(values);
+  if (sum != nullptr) *sum = total;
   if (values.empty()) return stats;
   const double n = static_cast<double>(values.size());
-  const double mean = CompensatedSum(values) / n;
+  const double mean = total / n;
   double min = values[0];
   double max = values[0];
   long double squared_deviations = 0;
@@ -45,7 +47,7 @@ v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
   }
   if (with_percentiles) {
     // Values are finite (validated by the callers), so this cannot fail.
-    const auto p = stats::Percentiles(values, {0.5, 0.9, 0.95, 0.99});
+    const auto p = stats::PercentilesOfConst(values, {0.5, 0.9, 0.95, 0.99});
     if (p.ok()) {
       v1::Percentiles* out = stats.mutable_percentiles();
       out->set_p50((*p)[0]);
@@ -57,8 +59,13 @@ v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
   return stats;
 }
 
+v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
+                                                      bool with_percentiles) {
+  return ComputeDistributionStatsOf(values, with_percentiles);
+}
+
 v1::DistributionStats ComputeDistributionStats(std::vector<double> values) {
-  return ComputeDistributionStatsInPlace(absl::MakeSpan(values), /*with_percentiles=*/false);
+  return ComputeDistributionStatsOf(values, /*with_percentiles=*/false);
 }
 
 }  // namespace aggregation_internal

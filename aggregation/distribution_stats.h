@@ -38,9 +38,15 @@ class CompensatedAccumulator {
 
 // count, mean, min, max and the sample standard deviation (n-1 in the denominator; 0 for a
 // single value), as the original's chunk statistics; with `with_percentiles`, also p50, p90,
-// p95, p99 (numpy "linear", see stats/percentile.h). `values` must be finite; it is reordered
-// (selection, not sorting), so pass a scratch buffer. Empty input gives an all-zero message
-// (no percentiles). Cost: O(n).
+// p95, p99 (numpy "linear", see stats/percentile.h). `values` must be finite; they are only
+// read (percentiles by a radix selection, stats::PercentilesOfConst), so a column shared by
+// several readers needs no copy. Empty input gives an all-zero message (no percentiles).
+// `sum`, if not null, receives CompensatedSum(values) (computed for the mean anyway).
+// Cost: O(n).
+v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values,
+                                                 bool with_percentiles, double* sum = nullptr);
+
+// The same; kept for callers that hand a scratch buffer (no longer reordered). Cost: O(n).
 v1::DistributionStats ComputeDistributionStatsInPlace(absl::Span<double> values,
                                                       bool with_percentiles);
 

@@ -83,16 +83,21 @@ void SectionAccumulator::AddChunk(
   }
 }
 
-void SectionAccumulator::AddJobs(std::vector<std::function<void()>>* jobs) {
-  for (Section& section : sections_) {
-    jobs->push_back([&section] {
-      section.distribution = ComputeDistributionStatsInPlace(absl::MakeSpan(section.values),
-                                                             /*with_percentiles=*/true);
+void SectionAccumulator::AddJobs(std::vector<std::optional<Distribution>>* distributions,
+                                 std::vector<std::function<void()>>* jobs) const {
+  distributions->resize(sections_.size());
+  for (size_t id = 0; id < sections_.size(); ++id) {
+    jobs->push_back([this, distributions, id] {
+      Distribution& out = (*distributions)[id].emplace();
+      out.stats =
+          ComputeDistributionStatsOf(sections_[id].values, /*with_percentiles=*/true, &out.total);
     });
   }
 }
 
-void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* metrics) {
+void SectionAccumulator::Finish(double total_chunk_seconds,
+                                const std::vector<std::optional<Distribution>>& distributions,
+                                v1::ChunkMetrics* metrics) const {
   std::vector<size_t> order(sections_.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -100,7 +105,7 @@ void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* me
     return sections_[a].kind < sections_[b].kind;
   });
   for (size_t id : order) {
-    Section& section = sections_[id];
+    const Section& section = sections_[id];
     const double count = static_cast<double>(section.entries);
     const double total_duration = section.duration_seconds.Sum();
 
@@ -120,11 +125,13 @@ void SectionAccumulator::Finish(double total_chunk_seconds, v1::ChunkMetrics* me
     stats->set_name(section.name);
     stats->set_kind(section.kind);
     stats->set_entries(section.entries);
-    stats->set_total(CompensatedSum(section.values));
-    *stats->mutable_values() =
-        section.distribution.has_value()
-            ? *section.distribution
-            : ComputeDistributionStatsInPlace(absl::MakeSpan(section.values), true);
+    Distribution computed;  // for a section whose job did not run
+    const bool has_job = id < distributions.size() && distributions[id].has_value();
+    if (!has_job)
+      computed.stats = ComputeDistributionStatsOf(section.values, true, &computed.total);
+    const Distribution& distribution = has_job ? *distributions[id] : computed;
+    stats->set_total(distribution.total);
+    *stats->mutable_values() = distribution.stats;
     stats->set_total_duration_seconds(total_duration);
     stats->set_share_of_chunk_time_fraction(
         total_chunk_seconds > 0 ? total_duration / total_chunk_seconds : 0.0);

@@ -40,11 +40,23 @@ class SectionAccumulator {
   // `expected_chunks`: capacity reserved per section for its per-chunk values.
   explicit SectionAccumulator(size_t expected_chunks = 0) : expected_chunks_(expected_chunks) {}
   void AddChunk(const google::protobuf::RepeatedPtrField<v1::SectionRecord>& sections);
-  // Optional: one job per section computing its value distribution (percentile selection), to
-  // run on any thread before Finish; the jobs write only to their own section. Sections whose
-  // job did not run are computed by Finish.
-  void AddJobs(std::vector<std::function<void()>>* jobs);
-  void Finish(double total_chunk_seconds, v1::ChunkMetrics* metrics);
+  // Optional: one job per section computing its value distribution (percentile selection) into
+  // (*distributions)[section], to run on any thread before Finish; each job writes only its
+  // own entry and reads the accumulator, which stays unchanged (one accumulator may serve
+  // several aggregations at once).
+  struct Distribution {
+    v1::DistributionStats stats;
+    double total = 0;  // CompensatedSum of the section's values
+  };
+  void AddJobs(std::vector<std::optional<Distribution>>* distributions,
+               std::vector<std::function<void()>>* jobs) const;
+  // `distributions`: what AddJobs' jobs computed; a section without one is computed here.
+  void Finish(double total_chunk_seconds,
+              const std::vector<std::optional<Distribution>>& distributions,
+              v1::ChunkMetrics* metrics) const;
+  void Finish(double total_chunk_seconds, v1::ChunkMetrics* metrics) const {
+    Finish(total_chunk_seconds, {}, metrics);
+  }
 
  private:
   struct Section {
@@ -57,7 +69,6 @@ class SectionAccumulator {
     CompensatedAccumulator memory_delta_bytes;
     double min_memory_delta_bytes = 0;
     double max_memory_delta_bytes = 0;
-    std::optional<v1::DistributionStats> distribution;  // set by its job
   };
   int Intern(const v1::SectionRecord& record, size_t position);
 

@@ -31,6 +31,15 @@ double PercentileOfSorted(absl::Span<const double> sorted, double q);
 absl::StatusOr<std::vector<double>> Percentiles(absl::Span<double> values,
                                                 absl::Span<const double> quantiles);
 
+// The same percentiles (the same doubles: a percentile depends only on the values, not on how
+// they are selected) without reordering `values`, so that no copy is needed for a read-only
+// column: a radix selection over the doubles' order-preserving bit patterns. One pass for the
+// range, one for a histogram of it, then the values of the few buckets that hold the wanted
+// ranks are copied and selected (std::nth_element). Same errors as Percentiles.
+// Cost: O(n) reads, O(n) extra memory only when the wanted ranks fall in one crowded bucket.
+absl::StatusOr<std::vector<double>> PercentilesOfConst(absl::Span<const double> values,
+                                                       absl::Span<const double> quantiles);
+
 }  // namespace stats
 }  // namespace roastcoffea
 

@@ -1,6 +1,9 @@
 #include "stats/percentile.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -57,6 +60,58 @@ TEST(PercentileTest, BadInputNamesTheProblem) {
   EXPECT_EQ(Percentiles(absl::MakeSpan(ok), {1.5}).status().message(),
             "Percentiles: quantiles[0] is 1.5; expected 0 <= q <= 1");
   EXPECT_FALSE(Percentiles(absl::MakeSpan(ok), {std::nan("")}).ok());
+}
+
+// PercentilesOfConst gives exactly Percentiles' doubles (bit for bit) and leaves its input as is.
+void ExpectSameAsPercentiles(const std::vector<double>& values, const char* what) {
+  const std::vector<double> quantiles = {0.5, 0.9, 0.95, 0.99, 0.0, 1.0, 0.25, 0.999};
+  std::vector<double> scratch = values;
+  const auto expected = Percentiles(absl::MakeSpan(scratch), quantiles);
+  const auto got = PercentilesOfConst(values, quantiles);
+  ASSERT_TRUE(expected.ok() && got.ok()) << what;
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    EXPECT_EQ(std::memcmp(&(*expected)[i], &(*got)[i], sizeof(double)), 0)
+        << what << " q=" << quantiles[i] << ": " << (*expected)[i] << " vs " << (*got)[i];
+  }
+}
+
+TEST(PercentilesOfConstTest, SameDoublesAsPercentilesOnManyShapes) {
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> lognormal(0.0, 0.7);
+  std::normal_distribution<double> normal(0.0, 1e8);
+  std::uniform_int_distribution<int> small(0, 3);
+  for (size_t n : {size_t{1}, size_t{2}, size_t{3}, size_t{10}, size_t{1000}, size_t{100'003}}) {
+    std::vector<double> skewed, signed_values, few_values, equal(n, 100000.0), wide;
+    for (size_t i = 0; i < n; ++i) {
+      skewed.push_back(lognormal(rng));
+      signed_values.push_back(normal(rng));
+      few_values.push_back(small(rng) * 1.5);
+      wide.push_back(i % 2 == 0 ? 1e-300 * lognormal(rng) : 1e300 * lognormal(rng));
+    }
+    ExpectSameAsPercentiles(skewed, "lognormal");
+    ExpectSameAsPercentiles(signed_values, "signed");
+    ExpectSameAsPercentiles(few_values, "four distinct values");
+    ExpectSameAsPercentiles(equal, "all equal");
+    ExpectSameAsPercentiles(wide, "1e-300 and 1e300");
+  }
+  // Values crowded into one bucket of a wide range (one outlier stretches the range).
+  std::vector<double> crowded(50'000, 1.0);
+  for (size_t i = 0; i < crowded.size(); ++i) crowded[i] += 1e-9 * static_cast<double>(i % 977);
+  crowded.push_back(1e12);
+  ExpectSameAsPercentiles(crowded, "crowded");
+  ExpectSameAsPercentiles({-0.0, -0.0, -0.0}, "negative zeros");
+  ExpectSameAsPercentiles({-2.0, -0.5, 0.0, 3.0}, "negatives and zero");
+}
+
+TEST(PercentilesOfConstTest, LeavesValuesAndNamesBadInput) {
+  const std::vector<double> values = {3, 1, 2};
+  EXPECT_DOUBLE_EQ((*PercentilesOfConst(values, {0.5}))[0], 2);
+  EXPECT_EQ(values, (std::vector<double>{3, 1, 2}));
+  EXPECT_EQ(PercentilesOfConst({}, {0.5}).status().message(), "Percentiles: values is empty");
+  EXPECT_EQ(PercentilesOfConst({1, std::nan("")}, {0.5}).status().message(),
+            "Percentiles: values[1] is nan; expected finite");
+  EXPECT_EQ(PercentilesOfConst({1, 2}, {1.5}).status().message(),
+            "Percentiles: quantiles[0] is 1.5; expected 0 <= q <= 1");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct ChunkColumns {
   static constexpr uint8_t kMeasuredMemory = 2;   // memory before or after non-zero
   static constexpr uint8_t kHasPeakLive = 4;      // peak_live_bytes set
   static constexpr uint8_t kHasRunQueueWait = 8;  // run_queue_wait_seconds set
+  static constexpr uint8_t kHasMachineLoad = 16;  // machine_load and machine_cpus both set
 
   size_t size() const { return duration_seconds.size(); }
   bool failed(size_t i) const { return (flags[i] & kFailed) != 0; }
@@ -53,11 +54,15 @@ struct ChunkColumns {
   // The process a record ran in (its worker without a threadpool's "/thread-<k>" suffix), as
   // an id 0..num_processes-1.
   std::vector<uint32_t> process;
+  // The record's worker (index into worker_names) and thread_index: its worker slot.
+  std::vector<uint32_t> worker;
+  std::vector<int64_t> thread_index;
 
   // Interned names, numbered in order of first appearance. A dataset "" is "unknown" (the
   // original's name), and only successful records name datasets.
   std::vector<std::string> file_names;
   std::vector<std::string> dataset_names;
+  std::vector<std::string> worker_names;
   size_t num_processes = 0;
   // The records the columns were built from, for the fields read only for a few records (the
   // failed ones' texts).

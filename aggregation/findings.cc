@@ -21,6 +21,7 @@
 #include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_order.h"
 #include "aggregation/findings_rules.h"
+#include "aggregation/worker_names.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -68,9 +69,105 @@ void NameSlots(const std::vector<std::string>& pair_names, ChunkView* view) {
   view->slot_names = std::move(names);
 }
 
+// Numbers the (worker id, thread index) pairs of the columns in order of first appearance: a
+// dense table where the thread indices span a small range (threadpool and engine workers number
+// their threads from 0), a hash map otherwise.
+class PairIds {
+ public:
+  explicit PairIds(const ChunkColumns& c) : c_(c) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const int64_t thread : c.thread_index) {
+      lo = std::min(lo, thread);
+      hi = std::max(hi, thread);
+    }
+    constexpr uint64_t kMaxTable = uint64_t{1} << 22;
+    const uint64_t workers = c.worker_names.size();
+    if (lo <= hi && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < kMaxTable &&
+        (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1) * workers <= kMaxTable) {
+      thread_lo_ = lo;
+      threads_ = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+      table_.assign(threads_ * workers, kUnseen);
+    }
+  }
+
+  // The pair id of record i; `added`: whether it is the pair's first record.
+  uint32_t Id(uint32_t i, bool* added) {
+    const uint32_t worker = c_.worker[i];
+    const int64_t thread = c_.thread_index[i];
+    const uint32_t next = static_cast<uint32_t>(count_);
+    uint32_t* id;
+    if (threads_ > 0) {
+      id = &table_[worker * threads_ + static_cast<uint64_t>(thread - thread_lo_)];
+    } else {
+      id = &map_.try_emplace(std::make_pair(worker, thread), kUnseen).first->second;
+    }
+    *added = *id == kUnseen;
+    if (*added) *id = next, ++count_;
+    return *id;
+  }
+
+ private:
+  static constexpr uint32_t kUnseen = UINT32_MAX;
+  const ChunkColumns& c_;
+  int64_t thread_lo_ = 0;
+  uint64_t threads_ = 0;  // 0: the map
+  std::vector<uint32_t> table_;
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> map_;
+  size_t count_ = 0;
+};
+
+// ViewChunks from the columns: the records themselves are not read (only their addresses).
+ChunkView ViewColumns(const FindingsInputs& in) {
+  ChunkView view;
+  const ChunkColumns& c = *in.columns;
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& records = *c.records;
+  const std::vector<uint32_t> order = OrderBefore(c);
+  const bool any_failed = in.metrics->has_chunks() && in.metrics->chunks().num_failed_chunks() > 0;
+  const size_t n = order.size();
+  view.all.reserve(n);
+  view.pair.reserve(n);
+  view.start_ns.reserve(n);
+  view.end_ns.reserve(n);
+  view.seconds.reserve(n);
+  view.successful.reserve(n);
+  view.successful_seconds.reserve(n);
+  PairIds pair_ids(c);
+  std::vector<std::string> pair_names;
+  uint8_t flags_seen = 0;
+  for (const uint32_t i : order) {
+    const v1::ChunkRecord* chunk = &records.Get(static_cast<int>(i));
+    view.all.push_back(chunk);
+    bool added = false;
+    view.pair.push_back(pair_ids.Id(i, &added));
+    if (added) {
+      const std::string& worker = c.worker_names[c.worker[i]];
+      pair_names.push_back(WorkerThreadName(worker, c.thread_index[i]));
+      view.pair_worker.push_back(worker);
+    }
+    view.start_ns.push_back(c.start_unix_ns[i]);
+    view.end_ns.push_back(c.end_unix_ns[i]);
+    view.seconds.push_back(c.duration_seconds[i]);
+    flags_seen |= c.flags[i];
+    if (c.failed(i)) {
+      view.failed.push_back(chunk);
+      continue;
+    }
+    view.successful.push_back(chunk);
+    view.successful_seconds.push_back(c.duration_seconds[i]);
+    if (any_failed) view.successful_ranges.push_back({c.entry_start[i], c.entry_stop[i]});
+  }
+  // MayHaveLoadEvidence, from the flags.
+  view.any_load_evidence =
+      (flags_seen & (ChunkColumns::kHasMachineLoad | ChunkColumns::kHasRunQueueWait)) != 0;
+  NameSlots(pair_names, &view);
+  view.median_successful_seconds = Median(view.successful_seconds);
+  return view;
+}
+
 ChunkView ViewChunks(const FindingsInputs& in) {
   ChunkView view;
   if (in.chunks == nullptr) return view;
+  if (in.columns != nullptr && in.columns->records != nullptr) return ViewColumns(in);
   view.all.reserve(static_cast<size_t>(in.chunks->size()));
   for (const v1::ChunkRecord& chunk : *in.chunks) {
     view.all.push_back(&chunk);

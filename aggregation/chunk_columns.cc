@@ -260,6 +260,16 @@ bool RecordsMostlyInMemoryOrder(const google::protobuf::RepeatedPtrField<v1::Chu
   return n > 1 && ascending * 4 >= (n - 1) * 3;
 }
 
+ChunkColumns ColumnsOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  ChunkColumns c;
+  c.records = &chunks;
+  Reserve(static_cast<size_t>(chunks.size()), &c);
+  ColumnNames names;
+  for (const v1::ChunkRecord& chunk : chunks) AddColumns(chunk, &names, &c);
+  c.num_processes = names.processes.size();
+  return c;
+}
+
 absl::StatusOr<ChunkColumns> BuildChunkColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
     BranchCoverageAccumulator* branches, SectionAccumulator* sections,

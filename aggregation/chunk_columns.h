@@ -83,6 +83,10 @@ absl::StatusOr<ChunkColumns> BuildChunkColumns(
     BranchCoverageAccumulator* branches, SectionAccumulator* sections,
     size_t parallel_min_records = SIZE_MAX);
 
+// The columns alone, without validation, branches or sections: for the findings of a caller
+// without columns (ComputeFindings in tests). `chunks` must outlive the result. Cost: O(records).
+ChunkColumns ColumnsOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
+
 // Whether most records follow each other in memory (each a little after the one before, as
 // when they were added one by one), judged on the first few thousand. Only then does the
 // two-thread pass pay: on records scattered in memory both threads fetch every record from

@@ -1,7 +1,8 @@
-// The findings read from the chunk columns (FindingsInputs.columns, as Aggregate passes them)
-// are exactly the findings read from the records, on runs in start order and shuffled, with
-// failures and retries, many files sharing start instants, ranges too wide to pack into one sort
-// key, thread indices far apart and CPU-load evidence (issue #25).
+// The findings read from the chunk columns Aggregate passes (FindingsInputs.columns), and from
+// the columns EvaluateFindings makes itself without them, are exactly the straightforward
+// reference's findings read from the records (findings_reference.h), on runs in start order and
+// shuffled, with failures and retries, many files sharing start instants, ranges too wide to pack
+// into one sort key, thread indices far apart and CPU-load evidence (issue #25).
 #include <algorithm>
 #include <random>
 #include <string>
@@ -12,6 +13,7 @@
 #include "aggregation/chunk_columns.h"
 #include "aggregation/findings.h"
 #include "aggregation/findings_order.h"
+#include "aggregation/findings_reference.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -106,6 +108,13 @@ void ExpectSameFindings(const RunShape& shape, uint64_t seed, std::vector<std::s
   in.columns = &(*prepared)->columns;
   const FindingsOutcome from_columns = EvaluateFindings(in);
   ASSERT_EQ(Texts(from_columns), Texts(from_records)) << "seed " << seed;
+  std::vector<std::string> reference;
+  for (const v1::Finding& f : findings_reference::ComputeFindingsReference(in)) {
+    reference.push_back(f.DebugString());
+  }
+  std::vector<std::string> findings;
+  for (const v1::Finding& f : from_columns.findings) findings.push_back(f.DebugString());
+  ASSERT_EQ(findings, reference) << "seed " << seed;
   for (const v1::Finding& f : from_records.findings) codes->push_back(f.code());
 
   // And the order itself: the records OrderBefore names are SortBefore's, one for one.

@@ -51,6 +51,7 @@ struct ChunkView {
   std::vector<uint32_t> successful;
   std::vector<double> successful_seconds;
   std::vector<const v1::ChunkRecord*> failed;  // the others, in Before order
+  std::vector<uint32_t> failed_index;          // their indices
   double median_successful_seconds = 0;        // of the successful records' durations
   bool any_load_evidence = false;  // MayHaveLoadEvidence of any record (findings_contention.h)
 
@@ -164,7 +165,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
       (flags_seen & (ChunkColumns::kHasMachineLoad | ChunkColumns::kHasRunQueueWait)) != 0;
   if ((flags_seen & ChunkColumns::kFailed) != 0) {
     for (const uint32_t i : view.order) {
-      if (c.failed(i)) view.failed.push_back(&view.record(i));
+      if (!c.failed(i)) continue;
+      view.failed.push_back(&view.record(i));
+      view.failed_index.push_back(i);
     }
   }
   bool identity = true;
@@ -492,17 +495,8 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   b.Evaluated("retried_chunks");
   const v1::ChunkMetrics& chunks = m.chunks();
   if (chunks.num_failed_chunks() > 0) {
-    const ChunkColumns& c = *view.columns;
-    std::vector<const v1::ChunkRecord*> successful;
-    std::vector<EntryRange> successful_ranges;
-    successful.reserve(view.successful.size());
-    successful_ranges.reserve(view.successful.size());
-    for (const uint32_t i : view.successful) {
-      successful.push_back(&view.record(i));
-      successful_ranges.push_back({c.entry_start[i], c.entry_stop[i]});
-    }
     AddFailedChunksFinding(view.failed,
-                           CountFailedChunks(view.failed, successful, successful_ranges),
+                           CountFailedChunks(*view.columns, view.failed_index, view.successful),
                            chunks.num_chunks(), b);
   }
   if (chunks.num_retried_chunks() > 0) {

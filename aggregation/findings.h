@@ -96,8 +96,8 @@ struct FindingsInputs {
   // Null where absent.
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
   // The columns BuildChunkColumns made of `chunks` (columns->records == chunks), when the caller
-  // has them (Aggregate): the per-record pass and the sort read them instead of the records,
-  // which are then read only for the few records a finding names. Null: read from `chunks`.
+  // has them (Aggregate). The rules read columns, and a record only to name it or to break a
+  // tie; null (or columns of other records): EvaluateFindings makes them (ColumnsOf).
   const ChunkColumns* columns = nullptr;
   const v1::TrackingData* tracking = nullptr;
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;

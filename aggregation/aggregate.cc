@@ -113,11 +113,14 @@ TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
   return figures;
 }
 
-// The findings, once every other figure is in `metrics`.
-void AddFindings(const AggregationInput& input, v1::AggregatedMetrics* metrics) {
+// The findings, once every other figure is in `metrics`; they read `columns` (of input.chunks)
+// rather than the records.
+void AddFindings(const AggregationInput& input, const aggregation_internal::ChunkColumns& columns,
+                 v1::AggregatedMetrics* metrics) {
   aggregation_internal::FindingsInputs findings;
   findings.metrics = metrics;
   findings.chunks = input.chunks;
+  if (input.chunks != nullptr && columns.records == input.chunks) findings.columns = &columns;
   findings.tracking = input.tracking;
   findings.warnings = input.warnings;
   findings.analysis_build = input.analysis_build;
@@ -140,7 +143,7 @@ void AddFindingsAndInvariants(const AggregationInput& input,
                               const aggregation_internal::ChunkColumns& columns,
                               const aggregation_internal::TimeWindow& tracked_window,
                               v1::AggregatedMetrics* metrics) {
-  if (input.options.evaluate_findings) AddFindings(input, metrics);
+  if (input.options.evaluate_findings) AddFindings(input, columns, metrics);
 
   aggregation_internal::InvariantInputs invariants;
   invariants.metrics = metrics;

@@ -77,7 +77,10 @@ void Reserve(size_t n, ChunkColumns* c) {
                        &c->memory_delta_bytes}) {
     column->reserve(n);
   }
-  for (auto* column : {&c->attempt, &c->file, &c->dataset, &c->process}) column->reserve(n);
+  for (auto* column : {&c->attempt, &c->file, &c->dataset, &c->process, &c->worker}) {
+    column->reserve(n);
+  }
+  c->thread_index.reserve(n);
   c->flags.reserve(n);
 }
 
@@ -102,7 +105,7 @@ constexpr int kStage = 6;
 
 __attribute__((always_inline)) inline void PrefetchForColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks, int i, const NameIds& files,
-    const NameIds& processes) {
+    const NameIds& workers) {
   const int n = chunks.size();
   if (i + 4 * kStage < n) PrefetchMessage(chunks.Get(i + 4 * kStage));
   if (i + 3 * kStage < n) {
@@ -120,7 +123,7 @@ __attribute__((always_inline)) inline void PrefetchForColumns(
   if (i + kStage < n) {
     const v1::ChunkRecord& record = chunks.Get(i + kStage);
     if (!record.file().empty()) files.Prefetch(record.file());
-    processes.Prefetch(ProcessOf(record.worker()));
+    workers.Prefetch(record.worker());
   }
 }
 
@@ -146,7 +149,8 @@ __attribute__((always_inline)) inline void PrefetchForSections(
 
 // The interned names of one pass over the records.
 struct ColumnNames {
-  NameIds files, datasets, processes;
+  NameIds files, datasets, workers, processes;
+  std::vector<uint32_t> process_of_worker;  // by worker id
 };
 
 // The columns' part of the pass: one entry per column. Never fails (any record makes numbers);
@@ -158,7 +162,8 @@ void AddColumns(const v1::ChunkRecord& chunk, ColumnNames* names, ChunkColumns* 
   c->flags.push_back(static_cast<uint8_t>(
       (failed ? ChunkColumns::kFailed : 0) | (measured_memory ? ChunkColumns::kMeasuredMemory : 0) |
       (chunk.has_peak_live_bytes() ? ChunkColumns::kHasPeakLive : 0) |
-      (chunk.has_run_queue_wait_seconds() ? ChunkColumns::kHasRunQueueWait : 0)));
+      (chunk.has_run_queue_wait_seconds() ? ChunkColumns::kHasRunQueueWait : 0) |
+      (chunk.has_machine_load() && chunk.has_machine_cpus() ? ChunkColumns::kHasMachineLoad : 0)));
   c->start_unix_ns.push_back(chunk.start_unix_ns());
   c->end_unix_ns.push_back(chunk.end_unix_ns());
   c->entry_start.push_back(chunk.entry_start());
@@ -183,7 +188,14 @@ void AddColumns(const v1::ChunkRecord& chunk, ColumnNames* names, ChunkColumns* 
                                                        ? absl::string_view(kUnknownDataset)
                                                        : absl::string_view(chunk.dataset()),
                                                    &c->dataset_names));
-  c->process.push_back(names->processes.Id(ProcessOf(chunk.worker()), nullptr));
+  // Workers are interned first: a process is one per worker, named only once per worker.
+  const uint32_t worker = names->workers.Id(chunk.worker(), &c->worker_names);
+  if (worker == names->process_of_worker.size()) {
+    names->process_of_worker.push_back(names->processes.Id(ProcessOf(chunk.worker()), nullptr));
+  }
+  c->worker.push_back(worker);
+  c->thread_index.push_back(chunk.thread_index());
+  c->process.push_back(names->process_of_worker[worker]);
 }
 
 // The rest of the pass: validates the record and feeds the branch and section accumulators.
@@ -202,7 +214,7 @@ absl::Status OnePass(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& 
                      BranchCoverageAccumulator* branches, SectionAccumulator* sections,
                      ColumnNames* names, ChunkColumns* c) {
   for (int i = 0; i < chunks.size(); ++i) {
-    PrefetchForColumns(chunks, i, names->files, names->processes);
+    PrefetchForColumns(chunks, i, names->files, names->workers);
     PrefetchForSections(chunks, i, /*record_too=*/false);
     const v1::ChunkRecord& chunk = chunks.Get(i);
     absl::Status valid = CheckAndAccumulate(chunk, static_cast<size_t>(i), branches, sections);
@@ -226,7 +238,7 @@ absl::Status TwoThreads(const google::protobuf::RepeatedPtrField<v1::ChunkRecord
     }
   });
   for (int i = 0; i < chunks.size(); ++i) {
-    PrefetchForColumns(chunks, i, names->files, names->processes);
+    PrefetchForColumns(chunks, i, names->files, names->workers);
     AddColumns(chunks.Get(i), names, c);
   }
   helper.join();
@@ -246,6 +258,16 @@ bool RecordsMostlyInMemoryOrder(const google::protobuf::RepeatedPtrField<v1::Chu
     if (after > before && after - before <= kNear) ++ascending;
   }
   return n > 1 && ascending * 4 >= (n - 1) * 3;
+}
+
+ChunkColumns ColumnsOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  ChunkColumns c;
+  c.records = &chunks;
+  Reserve(static_cast<size_t>(chunks.size()), &c);
+  ColumnNames names;
+  for (const v1::ChunkRecord& chunk : chunks) AddColumns(chunk, &names, &c);
+  c.num_processes = names.processes.size();
+  return c;
 }
 
 absl::StatusOr<ChunkColumns> BuildChunkColumns(

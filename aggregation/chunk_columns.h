@@ -29,6 +29,7 @@ struct ChunkColumns {
   static constexpr uint8_t kMeasuredMemory = 2;   // memory before or after non-zero
   static constexpr uint8_t kHasPeakLive = 4;      // peak_live_bytes set
   static constexpr uint8_t kHasRunQueueWait = 8;  // run_queue_wait_seconds set
+  static constexpr uint8_t kHasMachineLoad = 16;  // machine_load and machine_cpus both set
 
   size_t size() const { return duration_seconds.size(); }
   bool failed(size_t i) const { return (flags[i] & kFailed) != 0; }
@@ -53,11 +54,15 @@ struct ChunkColumns {
   // The process a record ran in (its worker without a threadpool's "/thread-<k>" suffix), as
   // an id 0..num_processes-1.
   std::vector<uint32_t> process;
+  // The record's worker (index into worker_names) and thread_index: its worker slot.
+  std::vector<uint32_t> worker;
+  std::vector<int64_t> thread_index;
 
   // Interned names, numbered in order of first appearance. A dataset "" is "unknown" (the
   // original's name), and only successful records name datasets.
   std::vector<std::string> file_names;
   std::vector<std::string> dataset_names;
+  std::vector<std::string> worker_names;
   size_t num_processes = 0;
   // The records the columns were built from, for the fields read only for a few records (the
   // failed ones' texts).
@@ -77,6 +82,10 @@ absl::StatusOr<ChunkColumns> BuildChunkColumns(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
     BranchCoverageAccumulator* branches, SectionAccumulator* sections,
     size_t parallel_min_records = SIZE_MAX);
+
+// The columns alone, without validation, branches or sections: for the findings of a caller
+// without columns (ComputeFindings in tests). `chunks` must outlive the result. Cost: O(records).
+ChunkColumns ColumnsOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
 
 // Whether most records follow each other in memory (each a little after the one before, as
 // when they were added one by one), judged on the first few thousand. Only then does the

@@ -21,38 +21,48 @@
 #include "aggregation/findings_idle_tail.h"
 #include "aggregation/findings_order.h"
 #include "aggregation/findings_rules.h"
+#include "aggregation/worker_names.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace findings_rules {
 namespace {
 
-// The chunk records in one canonical order, with each record's worker slot interned: the rules
-// below read this view instead of copying, re-sorting or naming records per chunk.
+// The chunk records in one canonical order, with each record's worker slot interned, read from
+// their columns: the rules below read this view instead of copying, re-sorting or naming records
+// per chunk, and read a record itself only to name it or to break a tie.
 struct ChunkView {
-  std::vector<const v1::ChunkRecord*> all;     // every record, in Before order
-  std::vector<uint32_t> slot;                  // per record of `all`: its index in slot_names
+  const ChunkColumns* columns = nullptr;
+  size_t size = 0;              // records
+  std::vector<uint32_t> order;  // record indices in Before order
+  // Per position of `order`: its (worker, thread) pair id and its index in slot_names.
+  std::vector<uint32_t> slot, pair;
   std::vector<std::string> slot_names;         // Slot() of each distinct slot, sorted
-  std::vector<uint32_t> pair;                  // per record: its (worker, thread) pair id
   std::vector<absl::string_view> pair_worker;  // per pair id: its worker
-  // Per record of `all`, the figures the rules read of every record, copied in one pass: a
-  // million records are scattered heap objects, these contiguous arrays.
-  std::vector<int64_t> start_ns, end_ns;
-  std::vector<double> seconds;
-  // Per record of `successful`: its duration. (Bytes and events are read from the records only
-  // by a rule that fires: a column of each would be 8 MB of fresh pages per million records.)
+  // Per position of `order`, the figures the rules read of every record: the columns
+  // themselves when the records are in Before order already, else copies in that order.
+  const int64_t* start_ns = nullptr;
+  const int64_t* end_ns = nullptr;
+  const double* seconds = nullptr;
+  std::vector<int64_t> start_copy, end_copy;
+  std::vector<double> seconds_copy;
+  // The successful records (status OK or unspecified) in record order: their indices and
+  // durations (the rules read them in no order, or break ties by Before).
+  std::vector<uint32_t> successful;
   std::vector<double> successful_seconds;
-  std::vector<const v1::ChunkRecord*> successful;  // status OK (or unspecified), in Before order
-  std::vector<const v1::ChunkRecord*> failed;      // the others, in Before order
-  // Per record of `successful`, its entry range: only when records failed (failed_chunks).
-  std::vector<EntryRange> successful_ranges;
-  double median_successful_seconds = 0;  // of the successful records' durations
+  std::vector<const v1::ChunkRecord*> failed;  // the others, in Before order
+  std::vector<uint32_t> failed_index;          // their indices
+  double median_successful_seconds = 0;        // of the successful records' durations
   bool any_load_evidence = false;  // MayHaveLoadEvidence of any record (findings_contention.h)
+
+  const v1::ChunkRecord& record(uint32_t index) const {
+    return columns->records->Get(static_cast<int>(index));
+  }
 };
 
 // Numbers the worker slots of the records' distinct (worker, thread_index) pairs, named
 // `pair_names` (Slot() of each pair id), in name order (so that iterating slot ids is the name
-// order the rules use to break ties), and gives each record of view->all its slot.
+// order the rules use to break ties), and gives each position of view->order its slot.
 void NameSlots(const std::vector<std::string>& pair_names, ChunkView* view) {
   // Distinct pairs can name one slot ("w/thread-1" with thread 0 and 2; "" and "?").
   std::vector<std::string> names = pair_names;
@@ -68,45 +78,114 @@ void NameSlots(const std::vector<std::string>& pair_names, ChunkView* view) {
   view->slot_names = std::move(names);
 }
 
-ChunkView ViewChunks(const FindingsInputs& in) {
-  ChunkView view;
-  if (in.chunks == nullptr) return view;
-  view.all.reserve(static_cast<size_t>(in.chunks->size()));
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
-    view.all.push_back(&chunk);
+// Numbers the (worker id, thread index) pairs of the columns in order of first appearance: a
+// dense table where the thread indices span a small range (threadpool and engine workers number
+// their threads from 0), a hash map otherwise.
+class PairIds {
+ public:
+  explicit PairIds(const ChunkColumns& c) : c_(c) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const int64_t thread : c.thread_index) {
+      lo = std::min(lo, thread);
+      hi = std::max(hi, thread);
+    }
+    constexpr uint64_t kMaxTable = uint64_t{1} << 22;
+    const uint64_t workers = c.worker_names.size();
+    if (lo <= hi && static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) < kMaxTable &&
+        (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1) * workers <= kMaxTable) {
+      thread_lo_ = lo;
+      threads_ = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;
+      table_.assign(threads_ * workers, kUnseen);
+    }
   }
-  // One order whatever the input's, so that sums round the same way every time.
-  SortBefore(view.all);
-  // Then one pass over the records in that order: each record's worker slot (one Slot() string
-  // per distinct (worker, thread_index) pair) and the figures the rules read, into columns.
-  absl::flat_hash_map<std::pair<absl::string_view, int64_t>, uint32_t> pair_ids;
+
+  // The pair id of record i; `added`: whether it is the pair's first record.
+  uint32_t Id(uint32_t i, bool* added) {
+    const uint32_t worker = c_.worker[i];
+    const int64_t thread = c_.thread_index[i];
+    const uint32_t next = static_cast<uint32_t>(count_);
+    uint32_t* id;
+    if (threads_ > 0) {
+      id = &table_[worker * threads_ + static_cast<uint64_t>(thread - thread_lo_)];
+    } else {
+      id = &map_.try_emplace(std::make_pair(worker, thread), kUnseen).first->second;
+    }
+    *added = *id == kUnseen;
+    if (*added) *id = next, ++count_;
+    return *id;
+  }
+
+ private:
+  static constexpr uint32_t kUnseen = UINT32_MAX;
+  const ChunkColumns& c_;
+  int64_t thread_lo_ = 0;
+  uint64_t threads_ = 0;  // 0: the map
+  std::vector<uint32_t> table_;
+  absl::flat_hash_map<std::pair<uint32_t, int64_t>, uint32_t> map_;
+  size_t count_ = 0;
+};
+
+// `column` in `order` (one column at a time: its reads stay in one array).
+template <typename T>
+std::vector<T> Gather(const std::vector<T>& column, const std::vector<uint32_t>& order) {
+  std::vector<T> out;
+  out.reserve(order.size());
+  for (const uint32_t i : order) out.push_back(column[i]);
+  return out;
+}
+
+ChunkView ViewChunks(const ChunkColumns& c) {
+  ChunkView view;
+  view.columns = &c;
+  view.size = c.size();
+  view.order = OrderBefore(c);
+  const size_t n = view.size;
+  // One pass in record order (each column read front to back): each record's pair (one Slot()
+  // string per distinct (worker, thread_index) pair), the successful records and the flags.
+  PairIds pair_ids(c);
   std::vector<std::string> pair_names;
-  const bool any_failed = in.metrics->has_chunks() && in.metrics->chunks().num_failed_chunks() > 0;
-  const size_t n = view.all.size();
-  view.pair.reserve(n);
-  view.start_ns.reserve(n);
-  view.end_ns.reserve(n);
-  view.seconds.reserve(n);
-  for (const v1::ChunkRecord* chunk : view.all) {
-    const auto [it, added] = pair_ids.try_emplace(
-        std::make_pair(absl::string_view(chunk->worker()), int64_t{chunk->thread_index()}),
-        static_cast<uint32_t>(pair_names.size()));
+  std::vector<uint32_t> pair_of_record;
+  pair_of_record.reserve(n);
+  uint8_t flags_seen = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    bool added = false;
+    pair_of_record.push_back(pair_ids.Id(i, &added));
     if (added) {
-      pair_names.push_back(Slot(*chunk));
-      view.pair_worker.push_back(chunk->worker());
+      const std::string& worker = c.worker_names[c.worker[i]];
+      pair_names.push_back(WorkerThreadName(worker, c.thread_index[i]));
+      view.pair_worker.push_back(worker);
     }
-    view.pair.push_back(it->second);
-    view.start_ns.push_back(chunk->start_unix_ns());
-    view.end_ns.push_back(chunk->end_unix_ns());
-    view.seconds.push_back(chunk->duration_seconds());
-    view.any_load_evidence = view.any_load_evidence || MayHaveLoadEvidence(*chunk);
-    if (chunk->status() == v1::CHUNK_STATUS_FAILED) {
-      view.failed.push_back(chunk);
-      continue;
+    flags_seen |= c.flags[i];
+    if (c.failed(i)) continue;
+    view.successful.push_back(i);
+    view.successful_seconds.push_back(c.duration_seconds[i]);
+  }
+  // MayHaveLoadEvidence, from the flags.
+  view.any_load_evidence =
+      (flags_seen & (ChunkColumns::kHasMachineLoad | ChunkColumns::kHasRunQueueWait)) != 0;
+  if ((flags_seen & ChunkColumns::kFailed) != 0) {
+    for (const uint32_t i : view.order) {
+      if (!c.failed(i)) continue;
+      view.failed.push_back(&view.record(i));
+      view.failed_index.push_back(i);
     }
-    view.successful.push_back(chunk);
-    view.successful_seconds.push_back(chunk->duration_seconds());
-    if (any_failed) view.successful_ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
+  }
+  bool identity = true;
+  for (uint32_t k = 0; k < n && identity; ++k) identity = view.order[k] == k;
+  if (identity) {
+    view.pair = std::move(pair_of_record);
+    view.start_ns = c.start_unix_ns.data();
+    view.end_ns = c.end_unix_ns.data();
+    view.seconds = c.duration_seconds.data();
+  } else {
+    view.pair = Gather(pair_of_record, view.order);
+    pair_of_record = std::vector<uint32_t>();
+    view.start_copy = Gather(c.start_unix_ns, view.order);
+    view.end_copy = Gather(c.end_unix_ns, view.order);
+    view.seconds_copy = Gather(c.duration_seconds, view.order);
+    view.start_ns = view.start_copy.data();
+    view.end_ns = view.end_copy.data();
+    view.seconds = view.seconds_copy.data();
   }
   NameSlots(pair_names, &view);
   view.median_successful_seconds = Median(view.successful_seconds);
@@ -129,8 +208,9 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // reading the durations' column (the records only on equal durations).
   const std::vector<double>& seconds = view.successful_seconds;
   const auto slower = [&](size_t a, size_t c) {
-    return seconds[a] != seconds[c] ? seconds[a] > seconds[c]
-                                    : Before(*view.successful[a], *view.successful[c]);
+    return seconds[a] != seconds[c]
+               ? seconds[a] > seconds[c]
+               : Before(view.record(view.successful[a]), view.record(view.successful[c]));
   };
   std::vector<size_t> top;
   for (size_t i = 0; i < seconds.size(); ++i) {
@@ -139,7 +219,7 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     if (top.size() > static_cast<size_t>(kNamedItems)) top.pop_back();
   }
   std::vector<const v1::ChunkRecord*> slowest;
-  for (size_t i : top) slowest.push_back(view.successful[i]);
+  for (size_t i : top) slowest.push_back(&view.record(view.successful[i]));
   const double max = slowest.front()->duration_seconds();
   if (median <= 0.0 || max < kStragglerRatio * median ||
       max - median < kStragglerMinExcessSeconds) {
@@ -156,8 +236,9 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   }
   std::vector<double> bytes;
   bytes.reserve(view.successful.size());
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+  for (const uint32_t i : view.successful) {
+    bytes.push_back(
+        static_cast<double>(std::max<int64_t>(0, view.columns->compressed_bytes_read[i])));
   }
   AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
                 b);
@@ -261,7 +342,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
-  for (size_t i = 0; i < view.all.size(); ++i) {
+  for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
@@ -300,19 +381,31 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   if (idle_share >= kIdleTailShare) {
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
     size_t last = 0;
-    for (size_t i = 1; i < view.all.size(); ++i) {
+    for (size_t i = 1; i < view.size; ++i) {
       if (view.end_ns[i] > view.end_ns[last] ||
-          (view.end_ns[i] == view.end_ns[last] && Before(*view.all[i], *view.all[last]))) {
+          (view.end_ns[i] == view.end_ns[last] &&
+           Before(view.record(view.order[i]), view.record(view.order[last])))) {
         last = i;
       }
     }
-    tail.last = view.all[last];
+    tail.last = &view.record(view.order[last]);
     tail.last_worker_died = pairs[view.pair[last]].died;
     tail.median_successful_seconds = view.median_successful_seconds;
     AddIdleTail(tail, b);
   }
 
   LoadImbalance(view, slot_times, seen, run_start, run_end, b);
+}
+
+// LargestFileEntries (findings_rules.h) of the successful records, from their columns.
+int64_t LargestFileEntries(const ChunkView& view) {
+  int64_t largest = 0;
+  for (const uint32_t i : view.successful) {
+    if (view.columns->file[i] != ChunkColumns::kNone) {
+      largest = std::max(largest, view.columns->entry_stop[i]);
+    }
+  }
+  return largest;
 }
 
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
@@ -331,13 +424,13 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     return;
   }
   b.Evaluated("tiny_chunks");
-  // Gaps between consecutive chunks of one slot (view.all is in Before order, so each slot's
+  // Gaps between consecutive chunks of one slot (view.order is Before order, so each slot's
   // chunks are too); a slot whose chunks overlap (an engine worker running several at once
   // without thread identity) has no such gaps.
   constexpr size_t kNone = SIZE_MAX;
-  std::vector<size_t> previous(view.slot_names.size(), kNone);  // index into view.all
+  std::vector<size_t> previous(view.slot_names.size(), kNone);  // position in view.order
   std::vector<bool> overlap(view.slot_names.size(), false);
-  for (size_t i = 0; i < view.all.size(); ++i) {
+  for (size_t i = 0; i < view.size; ++i) {
     size_t& prev = previous[view.slot[i]];
     if (prev != kNone && view.start_ns[i] < view.end_ns[prev]) {
       overlap[view.slot[i]] = true;
@@ -346,7 +439,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   }
   std::fill(previous.begin(), previous.end(), kNone);
   std::vector<double> gaps;
-  for (size_t i = 0; i < view.all.size(); ++i) {
+  for (size_t i = 0; i < view.size; ++i) {
     size_t& prev = previous[view.slot[i]];
     if (prev != kNone && !overlap[view.slot[i]]) {
       gaps.push_back(1e-9 * static_cast<double>(view.start_ns[i] - view.end_ns[prev]));
@@ -360,8 +453,8 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   if (!gap_rule && !engine_rule) return;
 
   std::vector<double> events;
-  for (const v1::ChunkRecord* chunk : view.successful) {
-    if (chunk->events() > 0) events.push_back(static_cast<double>(chunk->events()));
+  for (const uint32_t i : view.successful) {
+    if (view.columns->events[i] > 0) events.push_back(static_cast<double>(view.columns->events[i]));
   }
   const double median_events = events.empty() ? 0.0 : Median(std::move(events));
   std::string evidence = absl::StrCat("Median chunk ", Seconds(median));
@@ -380,7 +473,7 @@ void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   double target = measured_gaps ? median_gap / 0.02 : 0.0;
   if (!InProcess(in)) target = std::max(target, kEngineMinChunkSeconds);
   std::string suggestion =
-      TinyChunksSuggestion(in, median_events, target, median, LargestFileEntries(view.successful),
+      TinyChunksSuggestion(in, median_events, target, median, LargestFileEntries(view),
                            view.successful.size(), view.slot_names.size());
   v1::Finding& f = b.Add(
       v1::Finding::SEVERITY_WARNING, "tiny_chunks",
@@ -403,13 +496,13 @@ void FailedAndRetried(const FindingsInputs& in, const ChunkView& view, Builder& 
   const v1::ChunkMetrics& chunks = m.chunks();
   if (chunks.num_failed_chunks() > 0) {
     AddFailedChunksFinding(view.failed,
-                           CountFailedChunks(view.failed, view.successful, view.successful_ranges),
+                           CountFailedChunks(*view.columns, view.failed_index, view.successful),
                            chunks.num_chunks(), b);
   }
   if (chunks.num_retried_chunks() > 0) {
     double retried_seconds = 0;
-    for (const v1::ChunkRecord* chunk : view.all) {
-      if (chunk->attempt() > 0) retried_seconds += chunk->duration_seconds();
+    for (const uint32_t i : view.order) {
+      if (view.columns->attempt[i] > 0) retried_seconds += view.columns->duration_seconds[i];
     }
     // The cost of a retry is the work its lost attempts did (the engine's lost-task-seconds),
     // not the rerun, which would have run anyway.
@@ -448,7 +541,14 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   std::vector<v1::Finding>& findings = outcome.findings;
   if (in.metrics == nullptr) return outcome;
   Builder b(&findings, &outcome.evaluations);
-  const ChunkView view = ViewChunks(in);
+  // The findings read chunk columns: the caller's (Aggregate's), else made here.
+  ChunkColumns own_columns;
+  const ChunkColumns* columns = in.columns;
+  if (columns == nullptr || columns->records == nullptr || columns->records != in.chunks) {
+    if (in.chunks != nullptr) own_columns = ColumnsOf(*in.chunks);
+    columns = &own_columns;
+  }
+  const ChunkView view = ViewChunks(*columns);
   CpuStarvation(in, b);
   CpuContention(in, view.any_load_evidence, b);
   IoBound(in, b);

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "aggregation/chunk_columns.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -94,6 +95,10 @@ struct FindingsInputs {
   const v1::AggregatedMetrics* metrics = nullptr;
   // Null where absent.
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
+  // The columns BuildChunkColumns made of `chunks` (columns->records == chunks), when the caller
+  // has them (Aggregate). The rules read columns, and a record only to name it or to break a
+  // tie; null (or columns of other records): EvaluateFindings makes them (ColumnsOf).
+  const ChunkColumns* columns = nullptr;
   const v1::TrackingData* tracking = nullptr;
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
   const v1::BuildInfo* analysis_build = nullptr;

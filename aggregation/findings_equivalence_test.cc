@@ -3,6 +3,7 @@
 // rules' corner cases: slot names that collide, shared start instants, overlapping chunks,
 // zero-length chunks, failures, retries and records in any order.
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -97,6 +98,11 @@ TEST(FindingsEquivalenceTest, OptimisedRulesEqualTheReferenceOnRandomRuns) {
     const std::vector<v1::Finding> optimised = ComputeFindings(in);
     const std::vector<v1::Finding> reference = findings_reference::ComputeFindingsReference(in);
     ASSERT_EQ(Texts(optimised), Texts(reference)) << "run " << run;
+    // And read from the chunk columns, as Aggregate passes them.
+    absl::StatusOr<std::unique_ptr<PreparedChunks>> prepared = PrepareChunks(m.chunks());
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    in.columns = &(*prepared)->columns;
+    ASSERT_EQ(Texts(ComputeFindings(in)), Texts(reference)) << "run " << run << ", columns";
     for (const v1::Finding& f : optimised) {
       with_chunk_findings += f.code() == "stragglers" || f.code() == "idle_tail" ||
                              f.code() == "load_imbalance" || f.code() == "failed_chunks";

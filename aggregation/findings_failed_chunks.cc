@@ -113,6 +113,40 @@ FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& f
   return counts;
 }
 
+FailedChunkCounts CountFailedChunks(const ChunkColumns& c, const std::vector<uint32_t>& failed,
+                                    const std::vector<uint32_t>& successful) {
+  using Key = std::tuple<uint32_t, int64_t, int64_t>;  // file id, entry start, entry stop
+  const auto key = [&c](uint32_t i) { return Key{c.file[i], c.entry_start[i], c.entry_stop[i]}; };
+  const auto names_its_chunk = [&c](uint32_t i) {  // NamesItsChunk
+    return c.file[i] != ChunkColumns::kNone || c.entry_stop[i] > c.entry_start[i];
+  };
+  FailedChunkCounts counts;
+  absl::flat_hash_map<Key, bool> rerun;
+  FailedRanges candidates;
+  for (const uint32_t i : failed) {
+    if (!names_its_chunk(i)) {
+      ++counts.unnamed;
+      continue;
+    }
+    rerun.try_emplace(key(i), false);
+    candidates.Add({c.entry_start[i], c.entry_stop[i]});
+  }
+  size_t unmatched = rerun.size();
+  for (size_t k = 0; k < successful.size() && unmatched > 0; ++k) {
+    const uint32_t i = successful[k];
+    if (!candidates.Contains({c.entry_start[i], c.entry_stop[i]}) || !names_its_chunk(i)) continue;
+    const auto it = rerun.find(key(i));
+    if (it == rerun.end() || it->second) continue;
+    it->second = true;
+    --unmatched;
+  }
+  for (const uint32_t i : failed) {
+    if (!names_its_chunk(i)) continue;
+    ++(rerun.find(key(i))->second ? counts.recovered : counts.missing);
+  }
+  return counts;
+}
+
 void AddFailedChunksFinding(const std::vector<const v1::ChunkRecord*>& failed_records,
                             const FailedChunkCounts& counts, int64_t num_chunks, Builder& b) {
   const int64_t failed = counts.missing + counts.recovered + counts.unnamed;

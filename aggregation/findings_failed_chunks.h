@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "aggregation/chunk_columns.h"
 #include "aggregation/findings_rules.h"
 #include "schema/measurement.pb.h"
 
@@ -40,6 +41,12 @@ struct EntryRange {
 FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
                                     const std::vector<const v1::ChunkRecord*>& successful,
                                     const std::vector<EntryRange>& successful_ranges);
+
+// CountFailedChunks of `columns`' records, `failed` and `successful` given as record indices:
+// reads the columns only (a file as its interned id), no record.
+FailedChunkCounts CountFailedChunks(const ChunkColumns& columns,
+                                    const std::vector<uint32_t>& failed,
+                                    const std::vector<uint32_t>& successful);
 
 // Adds the failed_chunks finding for `failed` (the failed records, in their canonical order)
 // with their `counts` (CountFailedChunks) when any failed: CRITICAL when events are missing,

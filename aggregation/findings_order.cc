@@ -24,21 +24,29 @@ struct Keyed {
   const v1::ChunkRecord* record;
 };
 
+// A record of ChunkColumns by its index: 12 bytes of payload where a pointer makes 16.
+struct KeyedIndex {
+  uint64_t key;
+  uint32_t index;
+};
+
 // The order of int64 values as unsigned integers.
 uint64_t Unsigned(int64_t value) { return static_cast<uint64_t>(value) ^ (uint64_t{1} << 63); }
 
 bool ByBefore(const v1::ChunkRecord* a, const v1::ChunkRecord* c) { return Before(*a, *c); }
 
 // Sorts `items` by key, stably: a least-significant-digit radix sort over only the bits in which
-// the keys differ (a run of one hour in nanoseconds differs in 42 bits: four passes).
-void RadixSortByKey(std::vector<Keyed>& items) {
+// the keys differ (a run of one hour in nanoseconds differs in 42 bits: four passes). `buffer`:
+// scratch space, reused across calls.
+template <typename Item>
+void RadixSortByKey(std::vector<Item>& items, std::vector<Item>& buffer) {
   if (items.size() < 256) {
     std::stable_sort(items.begin(), items.end(),
-                     [](const Keyed& a, const Keyed& c) { return a.key < c.key; });
+                     [](const Item& a, const Item& c) { return a.key < c.key; });
     return;
   }
   uint64_t lo = UINT64_MAX, hi = 0;
-  for (const Keyed& item : items) {
+  for (const Item& item : items) {
     lo = std::min(lo, item.key);
     hi = std::max(hi, item.key);
   }
@@ -47,16 +55,22 @@ void RadixSortByKey(std::vector<Keyed>& items) {
   const int passes = (bits + 10) / 11;
   const int digit_bits = (bits + passes - 1) / passes;
   const uint64_t mask = (uint64_t{1} << digit_bits) - 1;
-  std::vector<Keyed> buffer(items.size());
+  buffer.resize(items.size());
   std::vector<size_t> offsets(size_t{1} << digit_bits);
   for (int shift = 0; shift < bits; shift += digit_bits) {
     std::fill(offsets.begin(), offsets.end(), 0);
-    for (const Keyed& item : items) ++offsets[((item.key - lo) >> shift) & mask];
+    for (const Item& item : items) ++offsets[((item.key - lo) >> shift) & mask];
     size_t sum = 0;
     for (size_t& offset : offsets) sum += std::exchange(offset, sum);
-    for (const Keyed& item : items) buffer[offsets[((item.key - lo) >> shift) & mask]++] = item;
+    for (const Item& item : items) buffer[offsets[((item.key - lo) >> shift) & mask]++] = item;
     items.swap(buffer);
   }
+}
+
+template <typename Item>
+void RadixSortByKey(std::vector<Item>& items) {
+  std::vector<Item> buffer;
+  RadixSortByKey(items, buffer);
 }
 
 // The rank of each of the distinct `names` in name order. The names of one run share a long
@@ -210,6 +224,83 @@ void SortSameStartByBefore(Iterator first, Iterator last) {
   }
 }
 
+// Before's keys after the start instant, read from the columns: the file as the rank of its
+// interned name (ranked once, when a start instant is first shared), the entry start, the
+// attempt; records equal in those compare by Before itself.
+class ColumnKeys {
+ public:
+  explicit ColumnKeys(const ChunkColumns& columns) : c_(columns) {}
+
+  // 0 for no file (Before compares "" first), else 1 + the name's rank.
+  uint32_t FileRank(uint32_t i) {
+    if (rank_.empty() && !c_.file_names.empty()) {
+      rank_ = NameRanks(std::vector<absl::string_view>(c_.file_names.begin(), c_.file_names.end()));
+    }
+    const uint32_t file = c_.file[i];
+    return file == ChunkColumns::kNone ? 0 : rank_[file] + 1;
+  }
+  bool Less(uint32_t a, uint32_t c) {
+    const uint32_t rank_a = FileRank(a), rank_c = FileRank(c);
+    if (rank_a != rank_c) return rank_a < rank_c;
+    if (c_.entry_start[a] != c_.entry_start[c]) return c_.entry_start[a] < c_.entry_start[c];
+    if (c_.attempt[a] != c_.attempt[c]) return c_.attempt[a] < c_.attempt[c];
+    return Before(c_.records->Get(static_cast<int>(a)), c_.records->Get(static_cast<int>(c)));
+  }
+  const ChunkColumns& columns() const { return c_; }
+
+ private:
+  const ChunkColumns& c_;
+  std::vector<uint32_t> rank_;  // by file id
+};
+
+using IndexIterator = std::vector<uint32_t>::iterator;
+
+// SortSameStartByBefore for indices of the columns: (file rank, entry start, attempt) packed
+// into one integer where they fit. `keyed` and `buffer`: scratch space, reused.
+void SortSameStartByColumns(ColumnKeys& keys, IndexIterator first, IndexIterator last,
+                            std::vector<KeyedIndex>& keyed, std::vector<KeyedIndex>& buffer) {
+  const auto less = [&keys](uint32_t a, uint32_t c) { return keys.Less(a, c); };
+  if (last - first < 32) {
+    std::sort(first, last, less);
+    return;
+  }
+  const ChunkColumns& c = keys.columns();
+  uint64_t entry_lo = UINT64_MAX, entry_hi = 0;
+  uint32_t attempt_lo = UINT32_MAX, attempt_hi = 0;
+  uint32_t rank_hi = 0;
+  for (auto it = first; it != last; ++it) {
+    entry_lo = std::min(entry_lo, Unsigned(c.entry_start[*it]));
+    entry_hi = std::max(entry_hi, Unsigned(c.entry_start[*it]));
+    attempt_lo = std::min(attempt_lo, c.attempt[*it]);
+    attempt_hi = std::max(attempt_hi, c.attempt[*it]);
+    rank_hi = std::max(rank_hi, keys.FileRank(*it));
+  }
+  const int entry_bits = BitsFor(entry_lo, entry_hi);
+  const int attempt_bits = BitsFor(attempt_lo, attempt_hi);
+  if (BitsFor(0, rank_hi) + entry_bits + attempt_bits > 64) {
+    std::sort(first, last, less);  // ranges too wide to pack
+    return;
+  }
+  keyed.clear();
+  for (auto it = first; it != last; ++it) {
+    uint64_t key = keys.FileRank(*it);
+    if (entry_bits > 0) key = (key << entry_bits) | (Unsigned(c.entry_start[*it]) - entry_lo);
+    if (attempt_bits > 0) key = (key << attempt_bits) | (c.attempt[*it] - attempt_lo);
+    keyed.push_back({key, *it});
+  }
+  RadixSortByKey(keyed, buffer);
+  for (size_t i = 0; i < keyed.size(); ++i) first[static_cast<std::ptrdiff_t>(i)] = keyed[i].index;
+  for (size_t i = 0; i < keyed.size();) {
+    size_t end = i + 1;
+    while (end < keyed.size() && keyed[end].key == keyed[i].key) ++end;
+    if (end - i > 1) {
+      std::sort(first + static_cast<std::ptrdiff_t>(i), first + static_cast<std::ptrdiff_t>(end),
+                less);
+    }
+    i = end;
+  }
+}
+
 }  // namespace
 
 void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
@@ -235,6 +326,34 @@ void SortBefore(std::vector<const v1::ChunkRecord*>& records) {
     }
     i = end;
   }
+}
+
+std::vector<uint32_t> OrderBefore(const ChunkColumns& columns) {
+  const std::vector<int64_t>& start = columns.start_unix_ns;
+  const size_t n = start.size();
+  std::vector<uint32_t> order(n);
+  std::vector<KeyedIndex> keyed, buffer;
+  if (std::is_sorted(start.begin(), start.end())) {
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  } else {
+    keyed.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) keyed.push_back({Unsigned(start[i]), i});
+    RadixSortByKey(keyed, buffer);
+    for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
+  }
+  ColumnKeys keys(columns);
+  const auto less = [&keys](uint32_t a, uint32_t c) { return keys.Less(a, c); };
+  for (size_t i = 0; i < n;) {
+    size_t end = i + 1;
+    while (end < n && start[order[end]] == start[order[i]]) ++end;
+    const auto run_first = order.begin() + static_cast<std::ptrdiff_t>(i);
+    const auto run_last = order.begin() + static_cast<std::ptrdiff_t>(end);
+    if (end - i > 1 && !std::is_sorted(run_first, run_last, less)) {
+      SortSameStartByColumns(keys, run_first, run_last, keyed, buffer);
+    }
+    i = end;
+  }
+  return order;
 }
 
 }  // namespace findings_rules

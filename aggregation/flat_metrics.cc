@@ -1,6 +1,8 @@
 // ToFlatMetrics: the original tool's flat key names, units and order (docs/reference.md §2.1-§2.6):
 // its scalar keys come from the metric catalogue (metric_catalogue_entries.cc), its per-name
 // families (per dataset, section, chunk, file) from here.
+#include "aggregation/flat_metrics.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -78,8 +80,16 @@ FileNames ShortFileNames(const v1::AggregatedMetrics& m) {
   };
   if (m.has_chunks()) {
     names.chunk_info_file.reserve(static_cast<size_t>(m.chunks().chunk_info_size()));
+    // A file's chunks usually come one after another: comparing with the last file is cheaper
+    // than hashing its name again.
+    absl::string_view last_file;
+    uint32_t last_place = 0;
     for (const v1::ChunkInfo& info : m.chunks().chunk_info()) {
-      names.chunk_info_file.push_back(place(info.file()));
+      if (names.chunk_info_file.empty() || info.file() != last_file) {
+        last_file = info.file();
+        last_place = place(last_file);
+      }
+      names.chunk_info_file.push_back(last_place);
     }
   }
   if (m.has_branches()) {
@@ -123,9 +133,9 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
 
 namespace {
 
-// The original's per-name keys of the chunk records: per dataset, per section, per chunk.
-void AddChunkFamilies(const v1::ChunkMetrics& chunks, const FileNames& file_names,
-                      FlatMetricsBuilder& flat) {
+// The original's per-name keys of the chunk records per dataset and per section (those per
+// chunk are ChunkInfoKeys).
+void AddChunkFamilies(const v1::ChunkMetrics& chunks, FlatMetricsBuilder& flat) {
   for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
     const std::string prefix = absl::StrCat("per_dataset.", dataset.dataset(), ".");
     flat.Add(absl::StrCat(prefix, "num_chunks"), static_cast<double>(dataset.num_chunks()),
@@ -160,26 +170,6 @@ void AddChunkFamilies(const v1::ChunkMetrics& chunks, const FileNames& file_name
       flat.Add(absl::StrCat(prefix, "min_mem_delta_mb"),
                section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
     }
-  }
-  std::string prefix;  // reused: 10^6 records make 3 x 10^6 keys, per output pass
-  const auto key = [&prefix](absl::string_view field) {
-    std::string out;
-    out.reserve(prefix.size() + field.size());
-    out.append(prefix).append(field.data(), field.size());
-    return out;
-  };
-  for (int i = 0; i < chunks.chunk_info_size(); ++i) {
-    const v1::ChunkInfo& info = chunks.chunk_info(i);
-    const std::string& short_name =
-        file_names.short_names[file_names.chunk_info_file[static_cast<size_t>(i)]];
-    // The original's epoch seconds; retries get their own key instead of overwriting.
-    prefix.assign("chunk_info.");
-    absl::StrAppend(&prefix, short_name, ":", info.entry_start(), ":", info.entry_stop());
-    if (info.attempt() > 0) absl::StrAppend(&prefix, "#", info.attempt());
-    prefix.push_back('.');
-    flat.Add(key("t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9, "s");
-    flat.Add(key("t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
-    flat.Add(key("bytes_read"), static_cast<double>(info.bytes_read()), "bytes");
   }
 }
 
@@ -219,10 +209,33 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
 
 void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
                        absl::FunctionRef<void(FlatMetric&&)> sink) {
+  std::string prefix;  // reused: 10^6 records make 3 x 10^6 keys
+  ForEachFlatMetric(metrics, sink, [&](const ChunkInfoKeys& keys) {
+    for (size_t entry = 0; entry < keys.size(); ++entry) {
+      prefix.clear();
+      keys.AppendPrefix(entry, &prefix);
+      for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
+        const absl::string_view name = ChunkInfoKeys::FigureName(figure);
+        std::string key;
+        key.reserve(prefix.size() + name.size());
+        key.append(prefix).append(name.data(), name.size());
+        sink(FlatMetric{std::move(key), keys.Value(entry, figure),
+                        std::string(ChunkInfoKeys::FigureUnit(figure))});
+      }
+    }
+  });
+}
+
+void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
+                       absl::FunctionRef<void(FlatMetric&&)> sink,
+                       absl::FunctionRef<void(const ChunkInfoKeys&)> chunk_info) {
   FlatMetricsBuilder flat(sink);
   flat.AddPart(metrics, FlatPart::kOriginal);
   const FileNames file_names = ShortFileNames(metrics);
-  if (metrics.has_chunks()) AddChunkFamilies(metrics.chunks(), file_names, flat);
+  if (metrics.has_chunks()) {
+    AddChunkFamilies(metrics.chunks(), flat);
+    chunk_info(ChunkInfoKeys(metrics.chunks(), file_names.short_names, file_names.chunk_info_file));
+  }
   if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();
   AddFileFamilies(branches, file_names, flat);
@@ -232,6 +245,51 @@ void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
              branches.bytes_read_percent_per_file(i), "%");
   }
   flat.AddPart(metrics, FlatPart::kOriginalBranchTotal);
+}
+
+absl::string_view ChunkInfoKeys::FigureName(int figure) {
+  static constexpr absl::string_view kNames[kFigures] = {"t_start", "t_end", "bytes_read"};
+  return kNames[figure];
+}
+
+absl::string_view ChunkInfoKeys::FigureUnit(int figure) {
+  static constexpr absl::string_view kUnits[kFigures] = {"s", "s", "bytes"};
+  return kUnits[figure];
+}
+
+// The original's epoch seconds.
+double ChunkInfoKeys::Value(size_t entry, int figure) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  switch (figure) {
+    case 0:
+      return static_cast<double>(info.start_unix_ns()) * 1e-9;
+    case 1:
+      return static_cast<double>(info.end_unix_ns()) * 1e-9;
+    default:
+      return static_cast<double>(info.bytes_read());
+  }
+}
+
+ChunkInfoKeys::Identity ChunkInfoKeys::IdentityOf(size_t entry) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  return Identity{file_of_entry_[entry], info.attempt(), info.entry_start(), info.entry_stop()};
+}
+
+// Retries get their own key instead of overwriting.
+void ChunkInfoKeys::AppendPrefix(size_t entry, std::string* out) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  absl::StrAppend(out, "chunk_info.", short_names_[file_of_entry_[entry]], ":", info.entry_start(),
+                  ":", info.entry_stop());
+  if (info.attempt() > 0) absl::StrAppend(out, "#", info.attempt());
+  out->push_back('.');
+}
+
+FlatMetric ChunkInfoKeys::Metric(size_t entry, int figure) const {
+  std::string key;
+  AppendPrefix(entry, &key);
+  const absl::string_view name = FigureName(figure);
+  key.append(name.data(), name.size());
+  return FlatMetric{std::move(key), Value(entry, figure), std::string(FigureUnit(figure))};
 }
 
 }  // namespace roastcoffea

@@ -17,12 +17,34 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/aggregate.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
+
+// The run's files, each once, with the short name their keys use: the base name with as many
+// parent directories as it takes to tell it from the run's other files ("f.root",
+// "mc/f.root"). Made once for several passes over the keys (a million chunk_info entries name a
+// hundred thousand files: looking each entry's up again costs ~0.15 s). Views the strings of
+// the metrics it was made from.
+class FlatFileNames {
+ public:
+  explicit FlatFileNames(const v1::AggregatedMetrics& metrics);
+
+  // The short name of `file`; "" for a file the metrics do not name.
+  const std::string& Of(absl::string_view file) const;
+  // The place among the run's files of chunk_info entry `entry`'s file, and a place's name.
+  uint32_t ChunkInfoFile(size_t entry) const { return chunk_info_file_[entry]; }
+  const std::string& ShortName(uint32_t file) const { return short_names_[file]; }
+
+ private:
+  absl::flat_hash_map<absl::string_view, uint32_t> index_;  // file -> its place
+  std::vector<std::string> short_names_;                    // per place
+  std::vector<uint32_t> chunk_info_file_;                   // per chunk_info entry: its place
+};
 
 // The keys "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt>].<figure>" of every
 // chunk_info entry, in order: per entry, the figures t_start (s), t_end (s), bytes_read (bytes).
@@ -48,9 +70,8 @@ class ChunkInfoKeys {
     }
   };
 
-  ChunkInfoKeys(const v1::ChunkMetrics& chunks, const std::vector<std::string>& short_names,
-                const std::vector<uint32_t>& file_of_entry)
-      : chunks_(chunks), short_names_(short_names), file_of_entry_(file_of_entry) {}
+  ChunkInfoKeys(const v1::ChunkMetrics& chunks, const FlatFileNames& file_names)
+      : chunks_(chunks), file_names_(file_names) {}
 
   size_t size() const { return static_cast<size_t>(chunks_.chunk_info_size()); }
 
@@ -70,14 +91,13 @@ class ChunkInfoKeys {
 
  private:
   const v1::ChunkMetrics& chunks_;
-  const std::vector<std::string>& short_names_;
-  const std::vector<uint32_t>& file_of_entry_;
+  const FlatFileNames& file_names_;
 };
 
 // ForEachFlatMetric (aggregate.h) with the chunk_info family handed to `chunk_info` once, at
-// its place in the order, instead of its keys to `sink` (not called when there are no chunk
-// records).
-void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
+// its place in the order, instead of its keys to `sink` (called when the metrics have chunk
+// metrics). `file_names` are `metrics`' own.
+void ForEachFlatMetric(const v1::AggregatedMetrics& metrics, const FlatFileNames& file_names,
                        absl::FunctionRef<void(FlatMetric&&)> sink,
                        absl::FunctionRef<void(const ChunkInfoKeys&)> chunk_info);
 

@@ -341,21 +341,21 @@ std::string Markdown(const v1::Measurement& measurement) {
 // Every flat metric of the outputs in their order (AllFlatMetrics, then the spans' and the
 // workers'), one at a time, but the original's chunk_info family (three per chunk record)
 // handed to `chunk_info` as a whole.
-void ForEachOutputFlatMetric(const v1::Measurement& measurement,
+void ForEachOutputFlatMetric(const v1::Measurement& measurement, const FlatFileNames& file_names,
                              absl::FunctionRef<void(FlatMetric&&)> sink,
                              absl::FunctionRef<void(const ChunkInfoKeys&)> chunk_info) {
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   for (FlatMetric& metric : HeadlineFlatMetrics(metrics)) sink(std::move(metric));
-  ForEachFlatMetric(metrics, sink, chunk_info);
+  ForEachFlatMetric(metrics, file_names, sink, chunk_info);
   for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) sink(std::move(metric));
   for (FlatMetric& metric : SpanFlatMetrics(measurement)) sink(std::move(metric));
   for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
 }
 
 // The same with the chunk_info family's keys handed to `sink` as strings too.
-void ForEachOutputFlatMetric(const v1::Measurement& measurement,
+void ForEachOutputFlatMetric(const v1::Measurement& measurement, const FlatFileNames& file_names,
                              absl::FunctionRef<void(FlatMetric&&)> sink) {
-  ForEachOutputFlatMetric(measurement, sink, [&sink](const ChunkInfoKeys& keys) {
+  ForEachOutputFlatMetric(measurement, file_names, sink, [&sink](const ChunkInfoKeys& keys) {
     for (size_t entry = 0; entry < keys.size(); ++entry) {
       for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
         sink(keys.Metric(entry, figure));
@@ -423,10 +423,10 @@ class UniqueKeys {
  public:
   // One pass over the keys: their fingerprints, sorted, give the repeated ones (4 bytes per
   // key in a vector, not a hash set of them).
-  explicit UniqueKeys(const v1::Measurement& measurement) {
+  UniqueKeys(const v1::Measurement& measurement, const FlatFileNames& file_names) {
     std::vector<uint32_t> prints, chunk_prints;
     ForEachOutputFlatMetric(
-        measurement,
+        measurement, file_names,
         [&](FlatMetric&& metric) {
           prints.push_back(Fingerprint(metric.key));
           if (absl::StartsWith(metric.key, "chunk_info.")) chunk_info_as_text_ = true;
@@ -440,7 +440,7 @@ class UniqueKeys {
     if (chunk_info_as_text_) {
       chunk_prints = std::vector<uint32_t>();
       ForEachOutputFlatMetric(
-          measurement, [](FlatMetric&&) {},
+          measurement, file_names, [](FlatMetric&&) {},
           [&](const ChunkInfoKeys& keys) {
             for (size_t entry = 0; entry < keys.size(); ++entry) {
               for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
@@ -497,7 +497,7 @@ class UniqueKeys {
 // Every JSON key of the flat metrics in order, quoted and made unique, to `emit` with its value
 // and unit; a chunk_info entry's quoted prefix is made once for its three keys.
 void ForEachJsonKey(
-    const v1::Measurement& measurement, UniqueKeys& keys,
+    const v1::Measurement& measurement, const FlatFileNames& file_names, UniqueKeys& keys,
     absl::FunctionRef<void(absl::string_view, const std::optional<double>&, absl::string_view)>
         emit) {
   std::string quoted;
@@ -507,11 +507,11 @@ void ForEachJsonKey(
     emit(quoted, metric.value, metric.unit);
   };
   if (keys.chunk_info_as_text()) {
-    ForEachOutputFlatMetric(measurement, text_key);
+    ForEachOutputFlatMetric(measurement, file_names, text_key);
     return;
   }
   std::string prefix;
-  ForEachOutputFlatMetric(measurement, text_key, [&](const ChunkInfoKeys& family) {
+  ForEachOutputFlatMetric(measurement, file_names, text_key, [&](const ChunkInfoKeys& family) {
     for (size_t entry = 0; entry < family.size(); ++entry) {
       prefix.clear();
       family.AppendPrefix(entry, &prefix);
@@ -534,12 +534,12 @@ void ForEachJsonKey(
 
 // The "order" list's keys, made again (when no spill file could hold them), after the first
 // `skip` bytes of its text (those a failed copy of the spill file already wrote).
-void RemakeOrder(const v1::Measurement& measurement, UniqueKeys& keys, size_t skip,
-                 FlatOutput& output) {
+void RemakeOrder(const v1::Measurement& measurement, const FlatFileNames& file_names,
+                 UniqueKeys& keys, size_t skip, FlatOutput& output) {
   keys.Restart();
   bool first = true;
   std::string piece;
-  ForEachJsonKey(measurement, keys,
+  ForEachJsonKey(measurement, file_names, keys,
                  [&](absl::string_view quoted, const std::optional<double>&, absl::string_view) {
                    piece.assign(first ? "" : ", ");
                    piece.append(quoted.data(), quoted.size());
@@ -554,12 +554,13 @@ void RemakeOrder(const v1::Measurement& measurement, UniqueKeys& keys, size_t sk
 // once for their fingerprints (UniqueKeys), once to write "metrics" while "order" is set aside
 // in a spill file; without one, "order" makes them a third time.
 void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
-  UniqueKeys keys(measurement);
+  const FlatFileNames file_names(measurement.metrics());  // once for every pass
+  UniqueKeys keys(measurement, file_names);
   SpillFile order;
   std::string order_piece;
   bool first = true;
   ForEachJsonKey(
-      measurement, keys,
+      measurement, file_names, keys,
       [&](absl::string_view quoted, const std::optional<double>& value, absl::string_view unit) {
         std::string* out = output.buffer();
         out->append(first ? "\n    " : ",\n    ");
@@ -581,7 +582,7 @@ void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
   output.Append(",\n  \"order\": [");
   size_t copied = 0;
   if (!order.CopyTo([&output](absl::string_view piece) { output.Append(piece); }, &copied)) {
-    RemakeOrder(measurement, keys, copied, output);
+    RemakeOrder(measurement, file_names, keys, copied, output);
   }
 }
 
@@ -593,7 +594,7 @@ void WriteFlatMetrics(const v1::Measurement& measurement, FlatFormat format, std
     case FlatFormat::kCsv:
       output.Append(CsvHead(measurement));
       ForEachOutputFlatMetric(
-          measurement,
+          measurement, FlatFileNames(measurement.metrics()),
           [&output](FlatMetric&& metric) {
             AppendCsvRow(metric, output.buffer());
             output.MaybeFlush();

@@ -48,6 +48,8 @@ class FlatFileNames {
 
 // The keys "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt>].<figure>" of every
 // chunk_info entry, in order: per entry, the figures t_start (s), t_end (s), bytes_read (bytes).
+// No other flat key of any output starts with "chunk_info.": outputs compare these keys among
+// themselves only.
 class ChunkInfoKeys {
  public:
   static constexpr int kFigures = 3;

@@ -17,7 +17,6 @@
 #include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
@@ -352,18 +351,6 @@ void ForEachOutputFlatMetric(const v1::Measurement& measurement, const FlatFileN
   for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
 }
 
-// The same with the chunk_info family's keys handed to `sink` as strings too.
-void ForEachOutputFlatMetric(const v1::Measurement& measurement, const FlatFileNames& file_names,
-                             absl::FunctionRef<void(FlatMetric&&)> sink) {
-  ForEachOutputFlatMetric(measurement, file_names, sink, [&sink](const ChunkInfoKeys& keys) {
-    for (size_t entry = 0; entry < keys.size(); ++entry) {
-      for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
-        sink(keys.Metric(entry, figure));
-      }
-    }
-  });
-}
-
 // The CSV rows of the chunk_info family: each entry's prefix made once.
 void AppendCsvChunkInfoRows(const ChunkInfoKeys& keys, FlatOutput& output) {
   std::string prefix;
@@ -418,7 +405,7 @@ absl::flat_hash_set<uint32_t> RepeatedPrints(std::vector<uint32_t> prints) {
 // alike, a chunk record twice) gets "#2", "#3", ... Only the keys whose 32-bit fingerprint
 // repeats (the true repeats and the fingerprint collisions) are counted, exactly. The chunk_info
 // family's keys are fingerprinted and counted by their entry's ChunkInfoKeys::Identity, never
-// made as text, unless another key starts like theirs ("chunk_info."): then all are text.
+// made as text: no other key starts like theirs (flat_metrics.h), so none is the same.
 class UniqueKeys {
  public:
   // One pass over the keys: their fingerprints, sorted, give the repeated ones (4 bytes per
@@ -427,34 +414,16 @@ class UniqueKeys {
     std::vector<uint32_t> prints, chunk_prints;
     ForEachOutputFlatMetric(
         measurement, file_names,
-        [&](FlatMetric&& metric) {
-          prints.push_back(Fingerprint(metric.key));
-          if (absl::StartsWith(metric.key, "chunk_info.")) chunk_info_as_text_ = true;
-        },
+        [&](FlatMetric&& metric) { prints.push_back(Fingerprint(metric.key)); },
         [&](const ChunkInfoKeys& keys) {
           chunk_prints.reserve(keys.size());
           for (size_t entry = 0; entry < keys.size(); ++entry) {
             chunk_prints.push_back(Fingerprint(keys.IdentityOf(entry)));
           }
         });
-    if (chunk_info_as_text_) {
-      chunk_prints = std::vector<uint32_t>();
-      ForEachOutputFlatMetric(
-          measurement, file_names, [](FlatMetric&&) {},
-          [&](const ChunkInfoKeys& keys) {
-            for (size_t entry = 0; entry < keys.size(); ++entry) {
-              for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
-                prints.push_back(Fingerprint(keys.Metric(entry, figure).key));
-              }
-            }
-          });
-    }
     repeated_ = RepeatedPrints(std::move(prints));
     repeated_entries_ = RepeatedPrints(std::move(chunk_prints));
   }
-
-  // True when the chunk_info family's keys must be made as text and given to Next.
-  bool chunk_info_as_text() const { return chunk_info_as_text_; }
 
   // Starts the keys over (for the "order" list after "metrics").
   void Restart() {
@@ -487,7 +456,6 @@ class UniqueKeys {
     return static_cast<uint32_t>(absl::Hash<IdentityTuple>{}(AsTuple(identity)) >> 32);
   }
 
-  bool chunk_info_as_text_ = false;
   absl::flat_hash_set<uint32_t> repeated_;
   absl::flat_hash_set<uint32_t> repeated_entries_;
   absl::flat_hash_map<std::string, int> uses_;
@@ -506,10 +474,6 @@ void ForEachJsonKey(
     AppendJsonString(keys.Next(std::move(metric.key)), &quoted);
     emit(quoted, metric.value, metric.unit);
   };
-  if (keys.chunk_info_as_text()) {
-    ForEachOutputFlatMetric(measurement, file_names, text_key);
-    return;
-  }
   std::string prefix;
   ForEachOutputFlatMetric(measurement, file_names, text_key, [&](const ChunkInfoKeys& family) {
     for (size_t entry = 0; entry < family.size(); ++entry) {

@@ -474,14 +474,14 @@ void ForEachJsonKey(
     AppendJsonString(keys.Next(std::move(metric.key)), &quoted);
     emit(quoted, metric.value, metric.unit);
   };
-  std::string prefix;
+  std::string prefix, quoted_prefix;  // reused: a million entries
   ForEachOutputFlatMetric(measurement, file_names, text_key, [&](const ChunkInfoKeys& family) {
     for (size_t entry = 0; entry < family.size(); ++entry) {
       prefix.clear();
       family.AppendPrefix(entry, &prefix);
       const int use = keys.NextEntryUse(family.IdentityOf(entry));
       // The escapes are per byte: the prefix's, then the plain figure name and use.
-      std::string quoted_prefix;
+      quoted_prefix.clear();
       AppendJsonString(prefix, &quoted_prefix);
       quoted_prefix.pop_back();
       for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {

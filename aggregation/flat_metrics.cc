@@ -1,6 +1,8 @@
 // ToFlatMetrics: the original tool's flat key names, units and order (docs/reference.md §2.1-§2.6):
 // its scalar keys come from the metric catalogue (metric_catalogue_entries.cc), its per-name
 // families (per dataset, section, chunk, file) from here.
+#include "aggregation/flat_metrics.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -50,42 +52,12 @@ std::string PathTail(absl::string_view file, int components) {
   return std::string(file.substr(cut + 1));
 }
 
-// The run's files, each once, with the short name its keys use; the message's strings are
-// viewed, not copied (a million chunk_info entries name a hundred thousand files, and copies
-// of every name cost 80 MB).
-struct FileNames {
-  absl::flat_hash_map<absl::string_view, uint32_t> index;  // file -> its place below
-  std::vector<std::string> short_names;
-  std::vector<uint32_t> chunk_info_file;  // per chunk_info entry: its file's place
-  const std::string& Of(absl::string_view file) const {
-    static const std::string kNoName;
-    const auto it = index.find(file);  // every file is there (ShortFileNames)
-    return it != index.end() ? short_names[it->second] : kNoName;
-  }
-};
-
 // Per-file keys name a file by its base name, with as many parent directories as it takes to
 // tell it from the other files of the run: keys stay short and do not depend on where the run's
 // input was mounted, yet never merge two files. Each chunk_info entry's file is looked up here
 // once: the keys are then made without hashing its name again.
-FileNames ShortFileNames(const v1::AggregatedMetrics& m) {
-  FileNames names;
-  std::vector<absl::string_view> files;
-  const auto place = [&](absl::string_view file) {
-    const auto [it, added] = names.index.try_emplace(file, static_cast<uint32_t>(files.size()));
-    if (added) files.push_back(file);
-    return it->second;
-  };
-  if (m.has_chunks()) {
-    names.chunk_info_file.reserve(static_cast<size_t>(m.chunks().chunk_info_size()));
-    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) {
-      names.chunk_info_file.push_back(place(info.file()));
-    }
-  }
-  if (m.has_branches()) {
-    for (const v1::FileReadMetrics& file : m.branches().files()) place(file.file());
-  }
-  names.short_names.resize(files.size());
+std::vector<std::string> ShortFileNames(const std::vector<absl::string_view>& files) {
+  std::vector<std::string> short_names(files.size());
   std::vector<uint32_t> pending(files.size());
   for (uint32_t i = 0; i < pending.size(); ++i) pending[i] = i;
   for (int components = 1; !pending.empty(); ++components) {
@@ -96,17 +68,42 @@ FileNames ShortFileNames(const v1::AggregatedMetrics& m) {
       std::string tail = PathTail(files[file], components);
       // A tail that is the whole path is unique among distinct paths.
       if (uses[tail] == 1 || tail == files[file]) {
-        names.short_names[file] = std::move(tail);
+        short_names[file] = std::move(tail);
       } else {
         still.push_back(file);
       }
     }
     pending.swap(still);
   }
-  return names;
+  return short_names;
 }
 
 }  // namespace
+
+FlatFileNames::FlatFileNames(const v1::AggregatedMetrics& m) {
+  std::vector<absl::string_view> files;
+  const auto place = [&](absl::string_view file) {
+    const auto [it, added] = index_.try_emplace(file, static_cast<uint32_t>(files.size()));
+    if (added) files.push_back(file);
+    return it->second;
+  };
+  if (m.has_chunks()) {
+    chunk_info_file_.reserve(static_cast<size_t>(m.chunks().chunk_info_size()));
+    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) {
+      chunk_info_file_.push_back(place(info.file()));
+    }
+  }
+  if (m.has_branches()) {
+    for (const v1::FileReadMetrics& file : m.branches().files()) place(file.file());
+  }
+  short_names_ = ShortFileNames(files);
+}
+
+const std::string& FlatFileNames::Of(absl::string_view file) const {
+  static const std::string kNoName;
+  const auto it = index_.find(file);
+  return it != index_.end() ? short_names_[it->second] : kNoName;
+}
 
 bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
   if (fine.by_task_prefix().empty()) {
@@ -123,9 +120,9 @@ bool HasThreadTimeSplit(const v1::FineMetricsSummary& fine) {
 
 namespace {
 
-// The original's per-name keys of the chunk records: per dataset, per section, per chunk.
-void AddChunkFamilies(const v1::ChunkMetrics& chunks, const FileNames& file_names,
-                      FlatMetricsBuilder& flat) {
+// The original's per-name keys of the chunk records per dataset and per section (those per
+// chunk are ChunkInfoKeys).
+void AddChunkFamilies(const v1::ChunkMetrics& chunks, FlatMetricsBuilder& flat) {
   for (const v1::DatasetChunkMetrics& dataset : chunks.per_dataset()) {
     const std::string prefix = absl::StrCat("per_dataset.", dataset.dataset(), ".");
     flat.Add(absl::StrCat(prefix, "num_chunks"), static_cast<double>(dataset.num_chunks()),
@@ -161,30 +158,10 @@ void AddChunkFamilies(const v1::ChunkMetrics& chunks, const FileNames& file_name
                section.min_memory_delta_bytes() / kBytesPerMiB, "MiB");
     }
   }
-  std::string prefix;  // reused: 10^6 records make 3 x 10^6 keys, per output pass
-  const auto key = [&prefix](absl::string_view field) {
-    std::string out;
-    out.reserve(prefix.size() + field.size());
-    out.append(prefix).append(field.data(), field.size());
-    return out;
-  };
-  for (int i = 0; i < chunks.chunk_info_size(); ++i) {
-    const v1::ChunkInfo& info = chunks.chunk_info(i);
-    const std::string& short_name =
-        file_names.short_names[file_names.chunk_info_file[static_cast<size_t>(i)]];
-    // The original's epoch seconds; retries get their own key instead of overwriting.
-    prefix.assign("chunk_info.");
-    absl::StrAppend(&prefix, short_name, ":", info.entry_start(), ":", info.entry_stop());
-    if (info.attempt() > 0) absl::StrAppend(&prefix, "#", info.attempt());
-    prefix.push_back('.');
-    flat.Add(key("t_start"), static_cast<double>(info.start_unix_ns()) * 1e-9, "s");
-    flat.Add(key("t_end"), static_cast<double>(info.end_unix_ns()) * 1e-9, "s");
-    flat.Add(key("bytes_read"), static_cast<double>(info.bytes_read()), "bytes");
-  }
 }
 
 // The original's per-file keys of branch coverage, and its compression ratios.
-void AddFileFamilies(const v1::BranchCoverage& branches, const FileNames& file_names,
+void AddFileFamilies(const v1::BranchCoverage& branches, const FlatFileNames& file_names,
                      FlatMetricsBuilder& flat) {
   for (const v1::FileReadMetrics& file : branches.files()) {
     const std::string meta = absl::StrCat("file_metadata.", file_names.Of(file.file()), ".");
@@ -219,10 +196,32 @@ std::vector<FlatMetric> ToFlatMetrics(const v1::AggregatedMetrics& metrics) {
 
 void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
                        absl::FunctionRef<void(FlatMetric&&)> sink) {
+  std::string prefix;  // reused: 10^6 records make 3 x 10^6 keys
+  ForEachFlatMetric(metrics, FlatFileNames(metrics), sink, [&](const ChunkInfoKeys& keys) {
+    for (size_t entry = 0; entry < keys.size(); ++entry) {
+      prefix.clear();
+      keys.AppendPrefix(entry, &prefix);
+      for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
+        const absl::string_view name = ChunkInfoKeys::FigureName(figure);
+        std::string key;
+        key.reserve(prefix.size() + name.size());
+        key.append(prefix).append(name.data(), name.size());
+        sink(FlatMetric{std::move(key), keys.Value(entry, figure),
+                        std::string(ChunkInfoKeys::FigureUnit(figure))});
+      }
+    }
+  });
+}
+
+void ForEachFlatMetric(const v1::AggregatedMetrics& metrics, const FlatFileNames& file_names,
+                       absl::FunctionRef<void(FlatMetric&&)> sink,
+                       absl::FunctionRef<void(const ChunkInfoKeys&)> chunk_info) {
   FlatMetricsBuilder flat(sink);
   flat.AddPart(metrics, FlatPart::kOriginal);
-  const FileNames file_names = ShortFileNames(metrics);
-  if (metrics.has_chunks()) AddChunkFamilies(metrics.chunks(), file_names, flat);
+  if (metrics.has_chunks()) {
+    AddChunkFamilies(metrics.chunks(), flat);
+    chunk_info(ChunkInfoKeys(metrics.chunks(), file_names));
+  }
   if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();
   AddFileFamilies(branches, file_names, flat);
@@ -232,6 +231,52 @@ void ForEachFlatMetric(const v1::AggregatedMetrics& metrics,
              branches.bytes_read_percent_per_file(i), "%");
   }
   flat.AddPart(metrics, FlatPart::kOriginalBranchTotal);
+}
+
+absl::string_view ChunkInfoKeys::FigureName(int figure) {
+  static constexpr absl::string_view kNames[kFigures] = {"t_start", "t_end", "bytes_read"};
+  return kNames[figure];
+}
+
+absl::string_view ChunkInfoKeys::FigureUnit(int figure) {
+  static constexpr absl::string_view kUnits[kFigures] = {"s", "s", "bytes"};
+  return kUnits[figure];
+}
+
+// The original's epoch seconds.
+double ChunkInfoKeys::Value(size_t entry, int figure) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  switch (figure) {
+    case 0:
+      return static_cast<double>(info.start_unix_ns()) * 1e-9;
+    case 1:
+      return static_cast<double>(info.end_unix_ns()) * 1e-9;
+    default:
+      return static_cast<double>(info.bytes_read());
+  }
+}
+
+ChunkInfoKeys::Identity ChunkInfoKeys::IdentityOf(size_t entry) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  return Identity{file_names_.ChunkInfoFile(entry), info.attempt(), info.entry_start(),
+                  info.entry_stop()};
+}
+
+// Retries get their own key instead of overwriting.
+void ChunkInfoKeys::AppendPrefix(size_t entry, std::string* out) const {
+  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  absl::StrAppend(out, "chunk_info.", file_names_.ShortName(file_names_.ChunkInfoFile(entry)), ":",
+                  info.entry_start(), ":", info.entry_stop());
+  if (info.attempt() > 0) absl::StrAppend(out, "#", info.attempt());
+  out->push_back('.');
+}
+
+FlatMetric ChunkInfoKeys::Metric(size_t entry, int figure) const {
+  std::string key;
+  AppendPrefix(entry, &key);
+  const absl::string_view name = FigureName(figure);
+  key.append(name.data(), name.size());
+  return FlatMetric{std::move(key), Value(entry, figure), std::string(FigureUnit(figure))};
 }
 
 }  // namespace roastcoffea

@@ -1,3 +1,5 @@
+#include "aggregation/flat_metrics.h"
+
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -5,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/test_run.h"
 #include "gtest/gtest.h"
@@ -268,6 +271,76 @@ TEST(ToFlatMetricsTest, PerFileKeysUseTheShortestUniqueTailOfThePath) {
   EXPECT_EQ(keys, (std::vector<std::string>{
                       "chunk_info.a/f.root:0:10.t_start", "chunk_info.b/f.root:0:10.t_start",
                       "chunk_info.g.root:0:10.t_start", "file_metadata.g.root.compression_ratio"}));
+}
+
+// The chunk_info family handed over whole: the same keys, values and units as ToFlatMetrics in
+// the same place, and entries with equal identities exactly when their keys are equal (same
+// base name in two directories, retries, the same record twice).
+TEST(ForEachFlatMetricTest, ChunkInfoKeysAreToFlatMetricsKeysAndIdentitiesMatchKeys) {
+  v1::AggregatedMetrics metrics;
+  v1::ChunkMetrics& chunks = *metrics.mutable_chunks();
+  chunks.add_per_dataset()->set_dataset("d");
+  struct Entry {
+    const char* file;
+    int64_t start;
+    uint32_t attempt;
+  };
+  for (const Entry& entry : {Entry{"/mc/a/f.root", 0, 0}, Entry{"/mc/b/f.root", 0, 0},
+                             Entry{"/mc/a/f.root", 0, 1}, Entry{"/mc/a/f.root", 0, 0},
+                             Entry{"/mc/a/f.root", 10, 0}, Entry{"/x/f,\"q\".root", 0, 2}}) {
+    v1::ChunkInfo& info = *chunks.add_chunk_info();
+    info.set_file(entry.file);
+    info.set_entry_start(entry.start);
+    info.set_entry_stop(entry.start + 10);
+    info.set_attempt(entry.attempt);
+    info.set_start_unix_ns(2'000'000'000);
+    info.set_end_unix_ns(3'500'000'000);
+    info.set_bytes_read(4096);
+  }
+  metrics.mutable_branches()->add_files()->set_file("/mc/b/f.root");
+
+  std::vector<FlatMetric> handed;
+  std::vector<std::string> keys_by_parts;
+  std::vector<ChunkInfoKeys::Identity> identities;
+  int families = 0;
+  ForEachFlatMetric(
+      metrics, FlatFileNames(metrics),
+      [&](FlatMetric&& metric) { handed.push_back(std::move(metric)); },
+      [&](const ChunkInfoKeys& keys) {
+        ++families;
+        for (size_t entry = 0; entry < keys.size(); ++entry) {
+          identities.push_back(keys.IdentityOf(entry));
+          std::string prefix;
+          keys.AppendPrefix(entry, &prefix);
+          for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
+            handed.push_back(keys.Metric(entry, figure));
+            keys_by_parts.push_back(absl::StrCat(prefix, ChunkInfoKeys::FigureName(figure)));
+            EXPECT_EQ(keys.Value(entry, figure), handed.back().value);
+            EXPECT_EQ(ChunkInfoKeys::FigureUnit(figure), handed.back().unit);
+          }
+        }
+      });
+  EXPECT_EQ(families, 1);
+  const std::vector<FlatMetric> flat = ToFlatMetrics(metrics);
+  EXPECT_EQ(Keys(handed), Keys(flat));
+  for (size_t i = 0; i < flat.size() && i < handed.size(); ++i) {
+    EXPECT_EQ(handed[i].value, flat[i].value) << flat[i].key;
+    EXPECT_EQ(handed[i].unit, flat[i].unit) << flat[i].key;
+  }
+  EXPECT_EQ(Find(flat, "chunk_info.a/f.root:0:10#1.t_end").value, 3.5);
+  EXPECT_EQ(Find(flat, "chunk_info.f,\"q\".root:0:10#2.bytes_read").value, 4096.0);
+
+  ASSERT_EQ(identities.size(), 6u);
+  ASSERT_EQ(keys_by_parts.size(), 18u);
+  for (size_t a = 0; a < identities.size(); ++a) {
+    for (size_t b = 0; b < identities.size(); ++b) {
+      const bool same_keys = keys_by_parts[3 * a] == keys_by_parts[3 * b];
+      EXPECT_EQ(identities[a] == identities[b], same_keys)
+          << keys_by_parts[3 * a] << " " << keys_by_parts[3 * b];
+      EXPECT_EQ(identities[a] < identities[b] || identities[b] < identities[a], !same_keys);
+    }
+  }
+  EXPECT_TRUE(identities[0] == identities[3]);  // the same record twice
 }
 
 }  // namespace

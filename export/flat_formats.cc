@@ -7,6 +7,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "aggregation/flat_metrics.h"
 #include "aggregation/metric_catalogue.h"
 #include "export/display_width.h"
 #include "export/span_tables.h"
@@ -93,12 +95,15 @@ std::string CsvField(absl::string_view raw) {
   return absl::StrCat("\"", absl::StrReplaceAll(text, {{"\"", "\"\""}}), "\"");
 }
 
-// CsvField appended to `out`: printable ASCII without ',' or '"' (every key of a chunk record)
-// as it is, without the copies.
+// Printable ASCII without ',' or '"' (every key of a chunk record): a CSV field as it is.
+bool IsPlainCsvField(absl::string_view raw) {
+  return std::all_of(raw.begin(), raw.end(),
+                     [](char c) { return c >= 0x20 && c < 0x7F && c != ',' && c != '"'; });
+}
+
+// CsvField appended to `out`: a plain field as it is, without the copies.
 void AppendCsvField(absl::string_view raw, std::string* out) {
-  const bool plain = std::all_of(
-      raw.begin(), raw.end(), [](char c) { return c >= 0x20 && c < 0x7F && c != ',' && c != '"'; });
-  if (plain) {
+  if (IsPlainCsvField(raw)) {
     out->append(raw.data(), raw.size());
   } else {
     out->append(CsvField(raw));
@@ -333,15 +338,42 @@ std::string Markdown(const v1::Measurement& measurement) {
 }
 
 // Every flat metric of the outputs in their order (AllFlatMetrics, then the spans' and the
-// workers'), one at a time: the original's chunk_info family alone has three per record.
-void ForEachOutputFlatMetric(const v1::Measurement& measurement,
-                             absl::FunctionRef<void(FlatMetric&&)> sink) {
+// workers'), one at a time, but the original's chunk_info family (three per chunk record)
+// handed to `chunk_info` as a whole.
+void ForEachOutputFlatMetric(const v1::Measurement& measurement, const FlatFileNames& file_names,
+                             absl::FunctionRef<void(FlatMetric&&)> sink,
+                             absl::FunctionRef<void(const ChunkInfoKeys&)> chunk_info) {
   const v1::AggregatedMetrics& metrics = measurement.metrics();
   for (FlatMetric& metric : HeadlineFlatMetrics(metrics)) sink(std::move(metric));
-  ForEachFlatMetric(metrics, sink);
+  ForEachFlatMetric(metrics, file_names, sink, chunk_info);
   for (FlatMetric& metric : AdditionalFlatMetrics(metrics)) sink(std::move(metric));
   for (FlatMetric& metric : SpanFlatMetrics(measurement)) sink(std::move(metric));
   for (FlatMetric& metric : WorkerFlatMetrics(measurement)) sink(std::move(metric));
+}
+
+// The CSV rows of the chunk_info family: each entry's prefix made once.
+void AppendCsvChunkInfoRows(const ChunkInfoKeys& keys, FlatOutput& output) {
+  std::string prefix;
+  for (size_t entry = 0; entry < keys.size(); ++entry) {
+    prefix.clear();
+    keys.AppendPrefix(entry, &prefix);
+    const bool plain = IsPlainCsvField(prefix);
+    std::string* out = output.buffer();
+    for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
+      const absl::string_view name = ChunkInfoKeys::FigureName(figure);
+      if (plain) {
+        out->append(prefix).append(name.data(), name.size());
+      } else {
+        AppendCsvField(absl::StrCat(prefix, name), out);
+      }
+      out->push_back(',');
+      AppendNumber(keys.Value(entry, figure), "", out);
+      out->push_back(',');
+      AppendCsvField(ChunkInfoKeys::FigureUnit(figure), out);
+      out->push_back('\n');
+    }
+    output.MaybeFlush();
+  }
 }
 
 // 32-bit values sorted in two counting passes of 16 bits (`scratch` is as large): ~20 ms for
@@ -358,29 +390,46 @@ void RadixSort(std::vector<uint32_t>& values, std::vector<uint32_t>& scratch) {
   }
 }
 
+// The fingerprints that occur more than once.
+absl::flat_hash_set<uint32_t> RepeatedPrints(std::vector<uint32_t> prints) {
+  std::vector<uint32_t> scratch;
+  RadixSort(prints, scratch);
+  absl::flat_hash_set<uint32_t> repeated;
+  for (size_t i = 1; i < prints.size(); ++i) {
+    if (prints[i] == prints[i - 1]) repeated.insert(prints[i]);
+  }
+  return repeated;
+}
+
 // The flat keys made unique as they come: a key seen before (two datasets whose names flatten
-// alike) gets "#2", "#3", ... Only the keys whose 32-bit fingerprint repeats (the true repeats
-// and the fingerprint collisions, ~10^3 of 3 x 10^6 keys) are counted, exactly, by name.
+// alike, a chunk record twice) gets "#2", "#3", ... Only the keys whose 32-bit fingerprint
+// repeats (the true repeats and the fingerprint collisions) are counted, exactly. The chunk_info
+// family's keys are fingerprinted and counted by their entry's ChunkInfoKeys::Identity, never
+// made as text: no other key starts like theirs (flat_metrics.h), so none is the same.
 class UniqueKeys {
  public:
   // One pass over the keys: their fingerprints, sorted, give the repeated ones (4 bytes per
   // key in a vector, not a hash set of them).
-  explicit UniqueKeys(const v1::Measurement& measurement) {
-    std::vector<uint32_t> prints, scratch;
-    if (measurement.metrics().has_chunks()) {
-      prints.reserve(3 * static_cast<size_t>(measurement.metrics().chunks().chunk_info_size()));
-    }
+  UniqueKeys(const v1::Measurement& measurement, const FlatFileNames& file_names) {
+    std::vector<uint32_t> prints, chunk_prints;
     ForEachOutputFlatMetric(
-        measurement, [&](FlatMetric&& metric) { prints.push_back(Fingerprint(metric.key)); });
-    RadixSort(prints, scratch);
-    scratch = std::vector<uint32_t>();
-    for (size_t i = 1; i < prints.size(); ++i) {
-      if (prints[i] == prints[i - 1]) repeated_.insert(prints[i]);
-    }
+        measurement, file_names,
+        [&](FlatMetric&& metric) { prints.push_back(Fingerprint(metric.key)); },
+        [&](const ChunkInfoKeys& keys) {
+          chunk_prints.reserve(keys.size());
+          for (size_t entry = 0; entry < keys.size(); ++entry) {
+            chunk_prints.push_back(Fingerprint(keys.IdentityOf(entry)));
+          }
+        });
+    repeated_ = RepeatedPrints(std::move(prints));
+    repeated_entries_ = RepeatedPrints(std::move(chunk_prints));
   }
 
   // Starts the keys over (for the "order" list after "metrics").
-  void Restart() { uses_.clear(); }
+  void Restart() {
+    uses_.clear();
+    entry_uses_.clear();
+  }
 
   // `key`, or `key#n` for its n-th use.
   std::string Next(std::string key) {
@@ -389,63 +438,115 @@ class UniqueKeys {
     return use == 1 ? key : absl::StrCat(key, "#", use);
   }
 
+  // The use (1 for the first) of a chunk_info entry's keys.
+  int NextEntryUse(const ChunkInfoKeys::Identity& identity) {
+    if (repeated_entries_.empty() || !repeated_entries_.contains(Fingerprint(identity))) return 1;
+    return ++entry_uses_[AsTuple(identity)];
+  }
+
  private:
+  using IdentityTuple = std::tuple<uint32_t, uint32_t, int64_t, int64_t>;
+  static IdentityTuple AsTuple(const ChunkInfoKeys::Identity& identity) {
+    return {identity.file, identity.attempt, identity.entry_start, identity.entry_stop};
+  }
   static uint32_t Fingerprint(absl::string_view key) {
     return static_cast<uint32_t>(absl::Hash<absl::string_view>{}(key) >> 32);
   }
+  static uint32_t Fingerprint(const ChunkInfoKeys::Identity& identity) {
+    return static_cast<uint32_t>(absl::Hash<IdentityTuple>{}(AsTuple(identity)) >> 32);
+  }
 
   absl::flat_hash_set<uint32_t> repeated_;
+  absl::flat_hash_set<uint32_t> repeated_entries_;
   absl::flat_hash_map<std::string, int> uses_;
+  absl::flat_hash_map<IdentityTuple, int> entry_uses_;
 };
+
+// Every JSON key of the flat metrics in order, quoted and made unique, to `emit` with its value
+// and unit; a chunk_info entry's quoted prefix is made once for its three keys.
+void ForEachJsonKey(
+    const v1::Measurement& measurement, const FlatFileNames& file_names, UniqueKeys& keys,
+    absl::FunctionRef<void(absl::string_view, const std::optional<double>&, absl::string_view)>
+        emit) {
+  std::string quoted;
+  const auto text_key = [&](FlatMetric&& metric) {
+    quoted.clear();
+    AppendJsonString(keys.Next(std::move(metric.key)), &quoted);
+    emit(quoted, metric.value, metric.unit);
+  };
+  std::string prefix, quoted_prefix;  // reused: a million entries
+  ForEachOutputFlatMetric(measurement, file_names, text_key, [&](const ChunkInfoKeys& family) {
+    for (size_t entry = 0; entry < family.size(); ++entry) {
+      prefix.clear();
+      family.AppendPrefix(entry, &prefix);
+      const int use = keys.NextEntryUse(family.IdentityOf(entry));
+      // The escapes are per byte: the prefix's, then the plain figure name and use.
+      quoted_prefix.clear();
+      AppendJsonString(prefix, &quoted_prefix);
+      quoted_prefix.pop_back();
+      for (int figure = 0; figure < ChunkInfoKeys::kFigures; ++figure) {
+        quoted.assign(quoted_prefix);
+        const absl::string_view name = ChunkInfoKeys::FigureName(figure);
+        quoted.append(name.data(), name.size());
+        if (use > 1) absl::StrAppend(&quoted, "#", use);
+        quoted.push_back('"');
+        emit(quoted, family.Value(entry, figure), ChunkInfoKeys::FigureUnit(figure));
+      }
+    }
+  });
+}
 
 // The "order" list's keys, made again (when no spill file could hold them), after the first
 // `skip` bytes of its text (those a failed copy of the spill file already wrote).
-void RemakeOrder(const v1::Measurement& measurement, UniqueKeys& keys, size_t skip,
-                 FlatOutput& output) {
+void RemakeOrder(const v1::Measurement& measurement, const FlatFileNames& file_names,
+                 UniqueKeys& keys, size_t skip, FlatOutput& output) {
   keys.Restart();
   bool first = true;
   std::string piece;
-  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
-    piece.assign(first ? "" : ", ");
-    AppendJsonString(keys.Next(std::move(metric.key)), &piece);
-    first = false;
-    const size_t drop = std::min(skip, piece.size());
-    skip -= drop;
-    output.Append(absl::string_view(piece).substr(drop));
-  });
+  ForEachJsonKey(measurement, file_names, keys,
+                 [&](absl::string_view quoted, const std::optional<double>&, absl::string_view) {
+                   piece.assign(first ? "" : ", ");
+                   piece.append(quoted.data(), quoted.size());
+                   first = false;
+                   const size_t drop = std::min(skip, piece.size());
+                   skip -= drop;
+                   output.Append(absl::string_view(piece).substr(drop));
+                 });
 }
 
 // The JSON's "metrics" object and its "order" list. The keys are made twice, not three times:
 // once for their fingerprints (UniqueKeys), once to write "metrics" while "order" is set aside
 // in a spill file; without one, "order" makes them a third time.
 void WriteJsonMetrics(const v1::Measurement& measurement, FlatOutput& output) {
-  UniqueKeys keys(measurement);
+  const FlatFileNames file_names(measurement.metrics());  // once for every pass
+  UniqueKeys keys(measurement, file_names);
   SpillFile order;
   std::string order_piece;
   bool first = true;
-  ForEachOutputFlatMetric(measurement, [&](FlatMetric&& metric) {
-    const std::string key = keys.Next(std::move(metric.key));
-    std::string* out = output.buffer();
-    out->append(first ? "\n    " : ",\n    ");
-    AppendJsonString(key, out);
-    out->append(": {\"value\": ");
-    AppendNumber(metric.value, "null", out);
-    out->append(", \"unit\": ");
-    AppendJsonString(metric.unit, out);
-    out->push_back('}');
-    output.MaybeFlush();
-    if (order.ok()) {
-      order_piece.assign(first ? "" : ", ");
-      AppendJsonString(key, &order_piece);
-      order.Append(order_piece);
-    }
-    first = false;
-  });
+  ForEachJsonKey(
+      measurement, file_names, keys,
+      [&](absl::string_view quoted, const std::optional<double>& value, absl::string_view unit) {
+        std::string* out = output.buffer();
+        out->append(first ? "\n    " : ",\n    ");
+        out->append(quoted.data(), quoted.size());
+        out->append(": {\"value\": ");
+        AppendNumber(value, "null", out);
+        out->append(", \"unit\": ");
+        AppendJsonString(unit, out);
+        out->push_back('}');
+        output.MaybeFlush();
+        if (order.ok()) {
+          order_piece.assign(first ? "" : ", ");
+          order_piece.append(quoted.data(), quoted.size());
+          order.Append(order_piece);
+        }
+        first = false;
+      });
   output.Append(first ? "}" : "\n  }");
   output.Append(",\n  \"order\": [");
   size_t copied = 0;
   if (!order.CopyTo([&output](absl::string_view piece) { output.Append(piece); }, &copied)) {
-    RemakeOrder(measurement, keys, copied, output);
+    RemakeOrder(measurement, file_names, keys, copied, output);
   }
 }
 
@@ -456,10 +557,13 @@ void WriteFlatMetrics(const v1::Measurement& measurement, FlatFormat format, std
   switch (format) {
     case FlatFormat::kCsv:
       output.Append(CsvHead(measurement));
-      ForEachOutputFlatMetric(measurement, [&output](FlatMetric&& metric) {
-        AppendCsvRow(metric, output.buffer());
-        output.MaybeFlush();
-      });
+      ForEachOutputFlatMetric(
+          measurement, FlatFileNames(measurement.metrics()),
+          [&output](FlatMetric&& metric) {
+            AppendCsvRow(metric, output.buffer());
+            output.MaybeFlush();
+          },
+          [&output](const ChunkInfoKeys& keys) { AppendCsvChunkInfoRows(keys, output); });
       break;
     case FlatFormat::kJson:
       output.Append(JsonHead(measurement));

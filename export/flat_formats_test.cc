@@ -14,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "aggregation/aggregate.h"
 #include "gtest/gtest.h"
+#include "io/json_escape.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -377,6 +378,42 @@ TEST(FormatFlatMetricsTest, JsonWithoutASpillFileIsTheSame) {
   }
   EXPECT_EQ(remade, spilled);
   EXPECT_TRUE(absl::StrContains(remade, "\"order\": [\"cpu_efficiency\"")) << remade.substr(0, 200);
+}
+
+// A chunk record's file name with a comma, quotes and a control character: its keys, written
+// by parts, are quoted and escaped as whole keys are; the same record twice and a retry keep
+// their "#n" and "#<attempt>" in both outputs and in both passes.
+TEST(FormatFlatMetricsTest, ChunkInfoKeysOfAnOddFileNameAreQuotedAsWholeKeys) {
+  v1::Measurement measurement = Sample();
+  v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
+  chunks.clear_chunk_info();
+  for (uint32_t attempt : {0u, 0u, 3u}) {
+    v1::ChunkInfo& info = *chunks.add_chunk_info();
+    info.set_file("/d/e,\"q\"\x01.root");
+    info.set_entry_stop(10);
+    info.set_attempt(attempt);
+    info.set_start_unix_ns(1'000'000'000);
+  }
+  const std::string prefix = "chunk_info.e,\"q\"\x01.root:0:10";
+  const std::string csv = FormatFlatMetrics(measurement, FlatFormat::kCsv);
+  EXPECT_TRUE(absl::StrContains(csv, "\n\"chunk_info.e,\"\"q\"\"?.root:0:10.t_start\",1,s\n"))
+      << csv;
+  EXPECT_TRUE(
+      absl::StrContains(csv, "\n\"chunk_info.e,\"\"q\"\"?.root:0:10#3.bytes_read\",0,bytes\n"))
+      << csv;
+  const std::string json = FormatFlatMetrics(measurement, FlatFormat::kJson);
+  for (const std::string& key : {absl::StrCat(prefix, ".t_start"), absl::StrCat(prefix, ".t_end#2"),
+                                 absl::StrCat(prefix, "#3.bytes_read")}) {
+    const std::string quoted = JsonQuote(key);
+    EXPECT_TRUE(absl::StrContains(json, absl::StrCat("\n    ", quoted, ": {\"value\": "))) << key;
+    EXPECT_TRUE(absl::StrContains(json, absl::StrCat(", ", quoted, ", "))) << key;  // "order"
+  }
+  EXPECT_FALSE(absl::StrContains(json, absl::StrCat(prefix, "#3.bytes_read#2")));
+  // The CSV and JSON, parsed back, have every key of AllFlatMetrics once per use.
+  google::protobuf::Struct parsed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
+  EXPECT_TRUE(parsed.fields().at("metrics").struct_value().fields().contains(
+      absl::StrCat(prefix, ".t_start#2")));
 }
 
 // Numbers are printf's "%.15g", byte for byte.

@@ -40,6 +40,7 @@
 #include "store/record_stream.h"
 #include "store/segmented_measurement.h"
 #include "store/utf8_repair.h"
+#include "store/worker_series_ends.h"
 
 namespace roastcoffea {
 namespace {
@@ -463,6 +464,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   store_internal::MeasurementParts parts;
   parts.chunk_records = options.chunk_records;
   parts.chunk_info = options.chunk_info;
+  parts.whole_worker_series = options.whole_worker_series;
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
@@ -488,6 +490,11 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   }
   if (!options.chunk_info && measurement.metrics().has_chunks()) {
     measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+  }
+  if (!options.whole_worker_series && measurement.has_tracking()) {  // read from the JSON copy
+    for (v1::WorkerSeries& series : *measurement.mutable_tracking()->mutable_workers()) {
+      CutWorkerSeriesToEnds(&series);
+    }
   }
   return measurement;
 }

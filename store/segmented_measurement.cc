@@ -19,6 +19,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "store/worker_series_ends.h"
 
 namespace roastcoffea {
 namespace store_internal {
@@ -166,10 +167,47 @@ bool MergeFieldInto(google::protobuf::io::CodedInputStream& in, int number,
   return ok;
 }
 
-// `direct`, when given, receives the message fields kept whole at this level, parsed in place.
+// The tracking (length next in `in`) merged into `tracking` with each worker series cut to its
+// ends as soon as it is parsed: one series is held whole at a time, not the run's steps.
+bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in,
+                                v1::TrackingData* tracking) {
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) return false;
+  const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  const uint32_t workers_tag = WireFormatLite::MakeTag(v1::TrackingData::kWorkersFieldNumber,
+                                                       WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  std::string rest;  // every other field, parsed at the end
+  bool ok = true;
+  {
+    google::protobuf::io::StringOutputStream stream(&rest);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    for (uint32_t tag = in.ReadTag(); tag != 0 && ok; tag = in.ReadTag()) {
+      if (tag != workers_tag) {
+        ok = WireFormatLite::SkipField(&in, tag, &out);
+        continue;
+      }
+      uint32_t series_size = 0;
+      ok = in.ReadVarint32(&series_size);
+      if (!ok) break;
+      const auto series_limit =
+          in.PushLimit(static_cast<int>(std::min<uint32_t>(series_size, INT_MAX)));
+      v1::WorkerSeries* series = tracking->add_workers();
+      ok = series->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() &&
+           in.BytesUntilLimit() == 0;
+      in.PopLimit(series_limit);
+      CutWorkerSeriesToEnds(series);
+    }
+    ok = ok && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  }
+  in.PopLimit(limit);
+  return ok && tracking->MergeFromString(rest);
+}
+
+// `direct`, when given, receives the message fields kept whole at this level, parsed in place;
+// `cut_into`, when given, the Measurement whose tracking gets its worker series cut to their ends.
 bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<FieldPath>& skips,
                  FieldPath& prefix, google::protobuf::io::CodedOutputStream& out,
-                 google::protobuf::Message* direct = nullptr) {
+                 google::protobuf::Message* direct = nullptr, v1::Measurement* cut_into = nullptr) {
   for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
     prefix.push_back(WireFormatLite::GetTagFieldNumber(tag));
     bool skip = false, descend = false;
@@ -182,6 +220,10 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
     bool ok = true;
     if (skip) {
       ok = WireFormatLite::SkipField(&in, tag);
+    } else if (cut_into != nullptr && prefix.size() == 1 &&
+               prefix[0] == v1::Measurement::kTrackingFieldNumber &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      ok = MergeTrackingCuttingSeries(in, cut_into->mutable_tracking());
     } else if (descend &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t size = 0;
@@ -243,7 +285,7 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
                      v1::AggregatedMetrics::kChunksFieldNumber,
                      v1::ChunkMetrics::kChunkInfoFieldNumber});
   }
-  if (skips.empty()) {
+  if (skips.empty() && parts.whole_worker_series) {
     return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   // Message fields kept whole are parsed in place; the rest (a filtered metrics, unknown fields)
@@ -253,7 +295,10 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
     google::protobuf::io::StringOutputStream stream(&kept);
     google::protobuf::io::CodedOutputStream out(&stream);
     FieldPath prefix;
-    if (!CopyWithout(coded, skips, prefix, out, measurement)) return false;
+    if (!CopyWithout(coded, skips, prefix, out, measurement,
+                     parts.whole_worker_series ? nullptr : measurement)) {
+      return false;
+    }
   }
   return measurement->MergeFromString(kept);
 }

@@ -48,6 +48,9 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
 struct MeasurementParts {
   bool chunk_records = true;  // chunks, rejected_chunks
   bool chunk_info = true;     // metrics.chunks.chunk_info (one entry per record)
+  // False: each tracking.workers series is cut to its ends (store/worker_series_ends.h) as it
+  // is parsed, one at a time: the worker steps are never all held.
+  bool whole_worker_series = true;
 };
 
 // Reads a file written by WriteMeasurementParts into `measurement`, with only the `parts` asked

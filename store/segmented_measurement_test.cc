@@ -13,6 +13,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "store/measurement_io.h"
+#include "store/worker_series_ends.h"
 
 namespace roastcoffea {
 namespace {
@@ -179,6 +180,56 @@ TEST(SegmentedMeasurementTest, LoadingWithoutChunkInfoKeepsTheRestOfTheMetrics) 
       EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
     }
   }
+}
+
+// `show`'s tables read of the worker series only their ends: each series is cut while read
+// (from parts, one message or the JSON copy) to CutWorkerSeriesToEnds' rows, the rest unchanged.
+TEST(SegmentedMeasurementTest, LoadingWithoutWholeWorkerSeriesCutsEachToItsEnds) {
+  v1::Measurement big = Big();
+  for (const char* name : {"w1", "w2"}) {
+    v1::WorkerSeries& series = *big.mutable_tracking()->add_workers();
+    series.set_worker(name);
+    series.set_kind(v1::SERIES_KIND_STEP);
+    for (int i = 0; i < 1000; ++i) {
+      series.add_time_unix_ns(1000 + i);
+      series.add_executing_tasks(i % 3);
+      series.add_cores(2);
+    }
+  }
+  v1::Measurement expected = WithoutRecords(big);
+  for (v1::WorkerSeries& series : *expected.mutable_tracking()->mutable_workers()) {
+    CutWorkerSeriesToEnds(&series);
+    ASSERT_EQ(series.time_unix_ns_size(), 3);
+  }
+  LoadOptions ends_only;
+  ends_only.chunk_records = false;
+  ends_only.whole_worker_series = false;
+  for (const int64_t threshold : {int64_t{1}, store_internal::kDefaultSegmentThresholdBytes}) {
+    SCOPED_TRACE(threshold == 1 ? "in parts" : "one message");
+    store_internal::SetSegmentThresholdBytesForTesting(threshold);
+    absl::StatusOr<std::string> saved =
+        SaveMeasurement(big, absl::StrCat(TempDir(), "/ends-", threshold), "big");
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, ends_only);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
+    if (threshold != 1) {  // from the JSON copy
+      ASSERT_EQ(unlink((*saved + "/measurement.pb").c_str()), 0);
+      loaded = LoadMeasurement(*saved, ends_only);
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*loaded, expected));
+    }
+  }
+  // A measurement without tracking gets none.
+  v1::Measurement untracked = Big();
+  untracked.clear_tracking();
+  absl::StatusOr<std::string> saved = SaveMeasurement(untracked, TempDir(), "untracked");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved, ends_only);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->has_tracking());
 }
 
 // A .pb cut inside its records is still DataLoss when the records are skipped (SkipField reads

@@ -11,7 +11,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/string_view.h"
 #include "aggregation/findings.h"
 
 namespace roastcoffea {
@@ -19,7 +18,12 @@ namespace aggregation_internal {
 namespace findings_rules {
 namespace {
 
-using ChunkKey = std::tuple<absl::string_view, int64_t, int64_t>;
+// A record's entry range.
+struct EntryRange {
+  int64_t start = 0;
+  int64_t stop = 0;
+};
+
 // The failed records' entry ranges, for a first look at each successful record: a bit per
 // hashed range says "maybe" (a multiplication and a shift per record), the set says surely.
 class FailedRanges {
@@ -43,14 +47,6 @@ class FailedRanges {
   uint64_t bits_[(size_t{1} << kSlotBits) / 64] = {};
   absl::flat_hash_set<std::pair<int64_t, int64_t>> ranges_;
 };
-
-ChunkKey KeyOf(const v1::ChunkRecord& chunk) {
-  return {chunk.file(), chunk.entry_start(), chunk.entry_stop()};
-}
-
-EntryRange EntryRangeOf(const v1::ChunkRecord& chunk) {
-  return {chunk.entry_start(), chunk.entry_stop()};
-}
 
 // "Failed in 2 files: a.root, b.root; first error: ...".
 std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& failed) {
@@ -81,36 +77,6 @@ std::string FailedEvidence(const std::vector<const v1::ChunkRecord*>& failed) {
 
 bool NamesItsChunk(const v1::ChunkRecord& chunk) {
   return !chunk.file().empty() || chunk.entry_stop() > chunk.entry_start();
-}
-
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
-                                    const std::vector<const v1::ChunkRecord*>& successful,
-                                    const std::vector<EntryRange>& successful_ranges) {
-  FailedChunkCounts counts;
-  // Each chunk a failed record names, and whether a successful record names it too.
-  absl::flat_hash_map<ChunkKey, bool> rerun;
-  FailedRanges candidates;
-  for (const v1::ChunkRecord* chunk : failed) {
-    if (!NamesItsChunk(*chunk)) {
-      ++counts.unnamed;
-      continue;
-    }
-    rerun.try_emplace(KeyOf(*chunk), false);
-    candidates.Add(EntryRangeOf(*chunk));
-  }
-  size_t unmatched = rerun.size();
-  for (size_t i = 0; i < successful.size() && unmatched > 0; ++i) {
-    if (!candidates.Contains(successful_ranges[i]) || !NamesItsChunk(*successful[i])) continue;
-    const auto it = rerun.find(KeyOf(*successful[i]));
-    if (it == rerun.end() || it->second) continue;
-    it->second = true;
-    --unmatched;
-  }
-  for (const v1::ChunkRecord* chunk : failed) {
-    if (!NamesItsChunk(*chunk)) continue;
-    ++(rerun.find(KeyOf(*chunk))->second ? counts.recovered : counts.missing);
-  }
-  return counts;
 }
 
 FailedChunkCounts CountFailedChunks(const ChunkColumns& c, const std::vector<uint32_t>& failed,

@@ -27,23 +27,11 @@ struct FailedChunkCounts {
 // same chunk when their file and entry range are equal.
 bool NamesItsChunk(const v1::ChunkRecord& chunk);
 
-// A record's entry range, kept beside the record so that matching records reads no record.
-struct EntryRange {
-  int64_t start = 0;
-  int64_t stop = 0;
-};
-
-// Counts `failed` (the failed records) by the rule above against `successful` (every other
-// record, in any order) and their `successful_ranges` (one per record of `successful`). Only a
-// successful record whose entry range equals a failed record's has its record and file name
-// read, so a run where failures are few reads few successful records. Cost: O(failed +
-// successful) integer work, plus one string hash per such candidate.
-FailedChunkCounts CountFailedChunks(const std::vector<const v1::ChunkRecord*>& failed,
-                                    const std::vector<const v1::ChunkRecord*>& successful,
-                                    const std::vector<EntryRange>& successful_ranges);
-
-// CountFailedChunks of `columns`' records, `failed` and `successful` given as record indices:
-// reads the columns only (a file as its interned id), no record.
+// Counts the failed records `failed` by the rule above against `successful` (every other
+// record, in any order), both given as record indices of `columns`. Reads the columns only (a
+// file as its interned id), no record; only a successful record whose entry range equals a
+// failed record's is looked up, so a run where failures are few does little more than one
+// integer test per successful record. Cost: O(failed + successful).
 FailedChunkCounts CountFailedChunks(const ChunkColumns& columns,
                                     const std::vector<uint32_t>& failed,
                                     const std::vector<uint32_t>& successful);

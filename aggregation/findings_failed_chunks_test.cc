@@ -1,12 +1,14 @@
-// The failed_chunks rule's count (findings_failed_chunks.h): which failed records a successful
-// record of the same file and entry range recovers, including the candidates its integer
-// prefilter lets through (same range and file-name length) that are still another chunk.
+// The failed_chunks rule's count (findings_failed_chunks.h), over the chunk columns the findings
+// read: which failed records a successful record of the same file and entry range recovers,
+// including the candidates its integer prefilter lets through (same range) that are still
+// another chunk.
 #include "aggregation/findings_failed_chunks.h"
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "aggregation/chunk_columns.h"
 #include "aggregation/findings_rules.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -29,29 +31,38 @@ v1::ChunkRecord Record(const std::string& file, int64_t start, int64_t stop, boo
   return chunk;
 }
 
-struct Split {
-  std::vector<const v1::ChunkRecord*> failed, successful;
+// The records as the findings hold them: in a repeated field, with their columns, failed and
+// successful ones apart (as record indices and, for the finding's text, failed records).
+class Split {
+ public:
+  explicit Split(const std::vector<v1::ChunkRecord>& records)
+      : records_(records.begin(), records.end()), columns_(ColumnsOf(records_)) {
+    for (uint32_t i = 0; i < static_cast<uint32_t>(records_.size()); ++i) {
+      if (columns_.failed(i)) {
+        failed_index_.push_back(i);
+        failed_.push_back(&records_[static_cast<int>(i)]);
+      } else {
+        successful_.push_back(i);
+      }
+    }
+  }
+  Split(const Split&) = delete;  // the columns point at records_
+  Split& operator=(const Split&) = delete;
+
+  FailedChunkCounts Count() const {
+    return CountFailedChunks(columns_, failed_index_, successful_);
+  }
+  const std::vector<const v1::ChunkRecord*>& failed() const { return failed_; }
+
+ private:
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord> records_;
+  const ChunkColumns columns_;
+  std::vector<uint32_t> failed_index_, successful_;
+  std::vector<const v1::ChunkRecord*> failed_;
 };
 
-Split SplitByStatus(const std::vector<v1::ChunkRecord>& records) {
-  Split split;
-  for (const v1::ChunkRecord& chunk : records) {
-    (chunk.status() == v1::CHUNK_STATUS_FAILED ? split.failed : split.successful).push_back(&chunk);
-  }
-  return split;
-}
-
-std::vector<EntryRange> Ranges(const std::vector<const v1::ChunkRecord*>& records) {
-  std::vector<EntryRange> ranges;
-  for (const v1::ChunkRecord* chunk : records) {
-    ranges.push_back({chunk->entry_start(), chunk->entry_stop()});
-  }
-  return ranges;
-}
-
 FailedChunkCounts Count(const std::vector<v1::ChunkRecord>& records) {
-  const Split split = SplitByStatus(records);
-  return CountFailedChunks(split.failed, split.successful, Ranges(split.successful));
+  return Split(records).Count();
 }
 
 TEST(CountFailedChunksTest, NothingFailedCountsNothing) {
@@ -78,8 +89,8 @@ TEST(CountFailedChunksTest, RerunOfTheSameChunkRecoversIt) {
   EXPECT_EQ(counts.recovered, 1);
 }
 
-// Another file of the same name length and the same entry range passes the integer prefilter
-// but is another chunk.
+// Another file (one of the same name length too) with the same entry range passes the integer
+// prefilter but is another chunk.
 TEST(CountFailedChunksTest, SameRangeInAnotherFileDoesNotRecover) {
   const FailedChunkCounts counts =
       Count({Record("/d/a.root", 0, 100, true), Record("/d/b.root", 0, 100, false),
@@ -131,12 +142,10 @@ TEST(CountFailedChunksTest, ManyFailedRangesEachMatchedExactly) {
 TEST(AddFailedChunksFindingTest, AllFailedIsCriticalAndNamesTheFiles) {
   const std::vector<v1::ChunkRecord> records = {Record("/d/a.root", 0, 100, true),
                                                 Record("/d/b.root", 0, 100, true)};
-  const Split split = SplitByStatus(records);
+  const Split split(records);
   std::vector<v1::Finding> findings;
   Builder b(&findings);
-  AddFailedChunksFinding(
-      split.failed, CountFailedChunks(split.failed, split.successful, Ranges(split.successful)), 2,
-      b);
+  AddFailedChunksFinding(split.failed(), split.Count(), 2, b);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(findings[0].severity(), v1::Finding::SEVERITY_CRITICAL);
   EXPECT_EQ(findings[0].title(), "2 of 2 chunks failed: their events are missing from the result");
@@ -147,12 +156,10 @@ TEST(AddFailedChunksFindingTest, AllFailedIsCriticalAndNamesTheFiles) {
 
 TEST(AddFailedChunksFindingTest, NoFailureAddsNothing) {
   const std::vector<v1::ChunkRecord> records = {Record("/d/a.root", 0, 100, false)};
-  const Split split = SplitByStatus(records);
+  const Split split(records);
   std::vector<v1::Finding> findings;
   Builder b(&findings);
-  AddFailedChunksFinding(
-      split.failed, CountFailedChunks(split.failed, split.successful, Ranges(split.successful)), 1,
-      b);
+  AddFailedChunksFinding(split.failed(), split.Count(), 1, b);
   EXPECT_TRUE(findings.empty());
 }
 

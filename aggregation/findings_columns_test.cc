@@ -14,6 +14,7 @@
 #include "aggregation/findings.h"
 #include "aggregation/findings_order.h"
 #include "aggregation/findings_reference.h"
+#include "aggregation/findings_rules.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -117,15 +118,24 @@ void ExpectSameFindings(const RunShape& shape, uint64_t seed, std::vector<std::s
   ASSERT_EQ(findings, reference) << "seed " << seed;
   for (const v1::Finding& f : from_records.findings) codes->push_back(f.code());
 
-  // And the order itself: the records OrderBefore names are SortBefore's, one for one.
-  std::vector<const v1::ChunkRecord*> sorted;
-  for (const v1::ChunkRecord& c : m.chunks()) sorted.push_back(&c);
-  findings_rules::SortBefore(sorted);
+  // And the order itself: OrderBefore's records are in Before order, each place holding a
+  // record equal to std::sort's by Before, and every record once.
+  std::vector<const v1::ChunkRecord*> expected;
+  for (const v1::ChunkRecord& c : m.chunks()) expected.push_back(&c);
+  std::sort(expected.begin(), expected.end(),
+            [](const auto* a, const auto* c) { return findings_rules::Before(*a, *c); });
   const std::vector<uint32_t> order = findings_rules::OrderBefore((*prepared)->columns);
-  ASSERT_EQ(order.size(), sorted.size());
+  ASSERT_EQ(order.size(), expected.size());
+  std::vector<const v1::ChunkRecord*> ordered;
   for (size_t i = 0; i < order.size(); ++i) {
-    ASSERT_EQ(&m.chunks().Get(static_cast<int>(order[i])), sorted[i]) << "seed " << seed;
+    ordered.push_back(&m.chunks().Get(static_cast<int>(order[i])));
+    ASSERT_FALSE(findings_rules::Before(*ordered[i], *expected[i]) ||
+                 findings_rules::Before(*expected[i], *ordered[i]))
+        << "seed " << seed << " place " << i;
   }
+  std::sort(ordered.begin(), ordered.end());
+  std::sort(expected.begin(), expected.end());
+  ASSERT_EQ(ordered, expected) << "seed " << seed;  // a permutation
 }
 
 bool Has(const std::vector<std::string>& codes, const std::string& code) {

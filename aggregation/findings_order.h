@@ -17,19 +17,13 @@ namespace roastcoffea {
 namespace aggregation_internal {
 namespace findings_rules {
 
-// Sorts `records` by Before: by start instant (a radix sort of the integers, skipped when the
-// records are in start order already), then each run of one instant by file (as its rank among
-// the run's distinct names), entry start and attempt, packed into one integer where they fit;
-// records equal in all of those by Before itself. Records that Before does not order (equal in
-// every key) end in no particular order, as with std::sort. Cost: O(records) integer passes,
-// one string hash per record of a shared instant (none for a record whose file is the previous
-// record's), and a sort of the distinct file names.
-void SortBefore(std::vector<const v1::ChunkRecord*>& records);
-
-// The indices of `columns`' records (columns.records) in Before order, as SortBefore orders the
-// records, read from the columns: the start instant, the file as the rank of its interned name,
-// the entry start and the attempt; only records equal in all of those are compared by Before.
-// Cost: O(records) integer passes and a sort of the distinct file names.
+// The indices of `columns`' records (columns.records) in Before order, read from the columns: by
+// start instant (a radix sort of the integers, skipped when the records are in start order
+// already), then each run of one instant by file (as the rank of its interned name), entry start
+// and attempt, packed into one integer where they fit; only records equal in all of those are
+// compared by Before itself. Records that Before does not order (equal in every key) end in no
+// particular order, as with std::sort. Cost: O(records) integer passes and a sort of the
+// distinct file names.
 std::vector<uint32_t> OrderBefore(const ChunkColumns& columns);
 
 }  // namespace findings_rules

@@ -1,4 +1,4 @@
-// SortBefore (findings_order.h) gives Before's order, whichever of its paths sorts: records
+// OrderBefore (findings_order.h) gives Before's order, whichever of its paths sorts: records
 // already in order, a radix sort by start, runs of one instant packed into one integer key, and
 // runs whose entry ranges are too wide to pack.
 #include "aggregation/findings_order.h"
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "aggregation/chunk_columns.h"
 #include "aggregation/findings_rules.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
@@ -28,8 +29,10 @@ struct Shape {
   bool empty_file = true;  // one of the files is "" (then the names share no prefix)
 };
 
-std::vector<v1::ChunkRecord> Records(const Shape& shape, std::mt19937_64& rng) {
-  std::vector<v1::ChunkRecord> records(static_cast<size_t>(shape.records));
+google::protobuf::RepeatedPtrField<v1::ChunkRecord> Records(const Shape& shape,
+                                                            std::mt19937_64& rng) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> records;
+  for (int i = 0; i < shape.records; ++i) records.Add();
   for (v1::ChunkRecord& chunk : records) {
     const auto pick = [&](uint64_t n) { return static_cast<int64_t>(rng() % n); };
     chunk.set_start_unix_ns(1'765'000'000'000'000'000 + pick(shape.instants) * 1'000'003);
@@ -47,9 +50,9 @@ std::vector<v1::ChunkRecord> Records(const Shape& shape, std::mt19937_64& rng) {
     if (pick(2) == 0) chunk.set_uuid(absl::StrCat("u", pick(4)));
   }
   if (shape.in_order) {
-    std::stable_sort(records.begin(), records.end(),
-                     [](const v1::ChunkRecord& a, const v1::ChunkRecord& c) {
-                       return a.start_unix_ns() < c.start_unix_ns();
+    std::stable_sort(records.pointer_begin(), records.pointer_end(),
+                     [](const v1::ChunkRecord* a, const v1::ChunkRecord* c) {
+                       return a->start_unix_ns() < c->start_unix_ns();
                      });
   }
   return records;
@@ -57,11 +60,13 @@ std::vector<v1::ChunkRecord> Records(const Shape& shape, std::mt19937_64& rng) {
 
 void ExpectBeforeOrder(const Shape& shape, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const std::vector<v1::ChunkRecord> records = Records(shape, rng);
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord> records = Records(shape, rng);
+  std::vector<const v1::ChunkRecord*> expected;
+  for (const v1::ChunkRecord& chunk : records) expected.push_back(&chunk);
   std::vector<const v1::ChunkRecord*> sorted;
-  for (const v1::ChunkRecord& chunk : records) sorted.push_back(&chunk);
-  std::vector<const v1::ChunkRecord*> expected = sorted;
-  SortBefore(sorted);
+  for (const uint32_t i : OrderBefore(ColumnsOf(records))) {
+    sorted.push_back(&records.Get(static_cast<int>(i)));
+  }
   std::sort(expected.begin(), expected.end(),
             [](const auto* a, const auto* c) { return Before(*a, *c); });
   ASSERT_EQ(sorted.size(), expected.size());
@@ -77,24 +82,24 @@ void ExpectBeforeOrder(const Shape& shape, uint64_t seed) {
   EXPECT_EQ(again, all);  // a permutation: no record lost or repeated
 }
 
-TEST(SortBeforeTest, ShuffledRecordsOfManyInstants) {
+TEST(OrderBeforeTest, ShuffledRecordsOfManyInstants) {
   ExpectBeforeOrder({5000, 4000, 300, false, false}, 1);
 }
 
-TEST(SortBeforeTest, RecordsInStartOrderWithSharedInstants) {
+TEST(OrderBeforeTest, RecordsInStartOrderWithSharedInstants) {
   ExpectBeforeOrder({5000, 50, 300, false, true}, 2);
 }
 
-TEST(SortBeforeTest, OneInstantForEveryRecord) {
+TEST(OrderBeforeTest, OneInstantForEveryRecord) {
   ExpectBeforeOrder({20000, 1, 2000, false, false}, 3);
   ExpectBeforeOrder({20000, 1, 2000, false, false, /*empty_file=*/false}, 8);
 }
 
-TEST(SortBeforeTest, EntryRangesTooWideToPack) {
+TEST(OrderBeforeTest, EntryRangesTooWideToPack) {
   ExpectBeforeOrder({3000, 2, 100, true, false}, 4);
 }
 
-TEST(SortBeforeTest, FewRecords) {
+TEST(OrderBeforeTest, FewRecords) {
   ExpectBeforeOrder({0, 1, 1, false, false}, 5);
   ExpectBeforeOrder({1, 1, 1, false, false}, 6);
   ExpectBeforeOrder({40, 1, 5, false, false}, 7);

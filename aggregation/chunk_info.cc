@@ -1,45 +1,32 @@
 #include "aggregation/chunk_info.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "aggregation/radix_sort.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-// Stable LSD radix sort of `keys` by start_unix_ns, 11 bits a pass over the starts' span (a
-// run's instants differ in ~42 low bits: 4 passes), through (start, index) pairs of 16 bytes
-// rather than the 48-byte keys. Cost: O(n) per pass.
+// Stable sort of `keys` by start_unix_ns, through (start, index) pairs of 16 bytes rather than
+// the 48-byte keys. Cost: O(n) per radix pass.
 void RadixSortByStart(std::vector<ChunkInfoKey>* keys) {
-  const size_t n = keys->size();
-  int64_t min_start = INT64_MAX, max_start = INT64_MIN;
-  for (const ChunkInfoKey& key : *keys) {
-    min_start = std::min(min_start, key.start_unix_ns);
-    max_start = std::max(max_start, key.start_unix_ns);
-  }
-  const uint64_t span = static_cast<uint64_t>(max_start) - static_cast<uint64_t>(min_start);
   struct Item {
-    uint64_t offset;  // start_unix_ns - min_start
-    uint32_t index;   // into *keys
+    uint64_t key;    // start_unix_ns, ordered as unsigned
+    uint32_t index;  // into *keys
   };
-  std::vector<Item> items(n), scratch(n);
-  for (size_t i = 0; i < n; ++i) {
-    items[i] = {static_cast<uint64_t>((*keys)[i].start_unix_ns) - static_cast<uint64_t>(min_start),
-                static_cast<uint32_t>(i)};
+  std::vector<Item> items, buffer;
+  items.reserve(keys->size());
+  for (size_t i = 0; i < keys->size(); ++i) {
+    items.push_back({OrderedUnsigned((*keys)[i].start_unix_ns), static_cast<uint32_t>(i)});
   }
-  constexpr int kBits = 11;
-  constexpr size_t kRadix = size_t{1} << kBits;
-  for (int shift = 0; shift < 64 && (span >> shift) != 0; shift += kBits) {
-    std::vector<size_t> next(kRadix + 1, 0);
-    for (const Item& item : items) ++next[((item.offset >> shift) & (kRadix - 1)) + 1];
-    for (size_t d = 0; d < kRadix; ++d) next[d + 1] += next[d];
-    for (const Item& item : items) scratch[next[(item.offset >> shift) & (kRadix - 1)]++] = item;
-    items.swap(scratch);
-  }
+  RadixSortByKey(items, buffer);
   std::vector<ChunkInfoKey> sorted;
-  sorted.reserve(n);
+  sorted.reserve(keys->size());
   for (const Item& item : items) sorted.push_back((*keys)[item.index]);
   keys->swap(sorted);
 }

@@ -9,6 +9,7 @@
 #include "absl/numeric/bits.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/findings_rules.h"
+#include "aggregation/radix_sort.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -20,41 +21,6 @@ struct KeyedIndex {
   uint64_t key;
   uint32_t index;
 };
-
-// The order of int64 values as unsigned integers.
-uint64_t Unsigned(int64_t value) { return static_cast<uint64_t>(value) ^ (uint64_t{1} << 63); }
-
-// Sorts `items` by key, stably: a least-significant-digit radix sort over only the bits in which
-// the keys differ (a run of one hour in nanoseconds differs in 42 bits: four passes). `buffer`:
-// scratch space, reused across calls.
-template <typename Item>
-void RadixSortByKey(std::vector<Item>& items, std::vector<Item>& buffer) {
-  if (items.size() < 256) {
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item& a, const Item& c) { return a.key < c.key; });
-    return;
-  }
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (const Item& item : items) {
-    lo = std::min(lo, item.key);
-    hi = std::max(hi, item.key);
-  }
-  if (lo == hi) return;
-  const int bits = 64 - absl::countl_zero(hi - lo);
-  const int passes = (bits + 10) / 11;
-  const int digit_bits = (bits + passes - 1) / passes;
-  const uint64_t mask = (uint64_t{1} << digit_bits) - 1;
-  buffer.resize(items.size());
-  std::vector<size_t> offsets(size_t{1} << digit_bits);
-  for (int shift = 0; shift < bits; shift += digit_bits) {
-    std::fill(offsets.begin(), offsets.end(), 0);
-    for (const Item& item : items) ++offsets[((item.key - lo) >> shift) & mask];
-    size_t sum = 0;
-    for (size_t& offset : offsets) sum += std::exchange(offset, sum);
-    for (const Item& item : items) buffer[offsets[((item.key - lo) >> shift) & mask]++] = item;
-    items.swap(buffer);
-  }
-}
 
 // The rank of each of the distinct `names` in name order. The names of one run share a long
 // prefix ("root://host//store/..."): past it, their next 8 bytes as one big-endian integer
@@ -143,8 +109,8 @@ void SortSameStartByColumns(ColumnKeys& keys, IndexIterator first, IndexIterator
   uint32_t attempt_lo = UINT32_MAX, attempt_hi = 0;
   uint32_t rank_hi = 0;
   for (auto it = first; it != last; ++it) {
-    entry_lo = std::min(entry_lo, Unsigned(c.entry_start[*it]));
-    entry_hi = std::max(entry_hi, Unsigned(c.entry_start[*it]));
+    entry_lo = std::min(entry_lo, OrderedUnsigned(c.entry_start[*it]));
+    entry_hi = std::max(entry_hi, OrderedUnsigned(c.entry_start[*it]));
     attempt_lo = std::min(attempt_lo, c.attempt[*it]);
     attempt_hi = std::max(attempt_hi, c.attempt[*it]);
     rank_hi = std::max(rank_hi, keys.FileRank(*it));
@@ -158,7 +124,8 @@ void SortSameStartByColumns(ColumnKeys& keys, IndexIterator first, IndexIterator
   keyed.clear();
   for (auto it = first; it != last; ++it) {
     uint64_t key = keys.FileRank(*it);
-    if (entry_bits > 0) key = (key << entry_bits) | (Unsigned(c.entry_start[*it]) - entry_lo);
+    if (entry_bits > 0)
+      key = (key << entry_bits) | (OrderedUnsigned(c.entry_start[*it]) - entry_lo);
     if (attempt_bits > 0) key = (key << attempt_bits) | (c.attempt[*it] - attempt_lo);
     keyed.push_back({key, *it});
   }
@@ -186,7 +153,7 @@ std::vector<uint32_t> OrderBefore(const ChunkColumns& columns) {
     for (uint32_t i = 0; i < n; ++i) order[i] = i;
   } else {
     keyed.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) keyed.push_back({Unsigned(start[i]), i});
+    for (uint32_t i = 0; i < n; ++i) keyed.push_back({OrderedUnsigned(start[i]), i});
     RadixSortByKey(keyed, buffer);
     for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
   }

@@ -57,13 +57,28 @@ size_t DirectRecordParser::Parse(absl::string_view text, RecordMembers* members)
   return static_cast<size_t>(p_ - begin_);
 }
 
-bool DirectRecordParser::Record(RecordMembers* members) {
+bool DirectRecordParser::OpenedEmpty(char close) {
   ++p_;
   SkipSpace();
-  if (At('}')) {
+  if (!At(close)) return false;
+  ++p_;
+  return true;
+}
+
+DirectRecordParser::After DirectRecordParser::AfterElement(char close) {
+  SkipSpace();
+  if (At(',')) {
     ++p_;
-    return true;
+    SkipSpace();
+    return After::kMore;
   }
+  if (!At(close)) return After::kBad;
+  ++p_;
+  return After::kDone;
+}
+
+bool DirectRecordParser::Record(RecordMembers* members) {
+  if (OpenedEmpty('}')) return true;
   uint32_t seen = 0;  // the RecordKeys met, to refuse a repeated one
   for (size_t member = 0;; ++member) {
     absl::string_view key;
@@ -98,15 +113,8 @@ bool DirectRecordParser::Record(RecordMembers* members) {
         return false;
       }
     }
-    SkipSpace();
-    if (At(',')) {
-      ++p_;
-      SkipSpace();
-      continue;
-    }
-    if (!At('}')) return false;
-    ++p_;
-    return true;
+    const After next = AfterElement('}');
+    if (next != After::kMore) return next == After::kDone;
   }
 }
 
@@ -132,12 +140,7 @@ bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* n
 
 // A {name: value} object one level into the record; its values are not objects.
 bool DirectRecordParser::Entries(std::vector<NamedScalar>* entries) {
-  ++p_;
-  SkipSpace();
-  if (At('}')) {
-    ++p_;
-    return true;
-  }
+  if (OpenedEmpty('}')) return true;
   while (true) {
     NamedScalar entry;
     if (!At('"') || !String(&entry.name)) return false;
@@ -160,40 +163,21 @@ bool DirectRecordParser::Entries(std::vector<NamedScalar>* entries) {
     SkipSpace();
     if (!Value(2, &entry.value)) return false;
     entries->push_back(entry);
-    SkipSpace();
-    if (At(',')) {
-      ++p_;
-      SkipSpace();
-      continue;
-    }
-    if (!At('}')) return false;
-    ++p_;
-    return true;
+    const After next = AfterElement('}');
+    if (next != After::kMore) return next == After::kDone;
   }
 }
 
 // A list at `depth`; its items go to `items` when it is given.
 bool DirectRecordParser::Items(int depth, std::vector<JsonScalar>* items) {
-  ++p_;
-  SkipSpace();
-  if (At(']')) {
-    ++p_;
-    return true;
-  }
+  if (OpenedEmpty(']')) return true;
   while (true) {
     JsonScalar item;
     if (!Value(depth, &item)) return false;
     if (items != nullptr) items->push_back(item);
-    SkipSpace();
-    if (At(',')) {
-      ++p_;
-      SkipSpace();
-      if (At(']')) return false;  // a trailing comma: JsonTree's leniency, not ours
-      continue;
-    }
-    if (!At(']')) return false;
-    ++p_;
-    return true;
+    const After next = AfterElement(']');
+    if (next != After::kMore) return next == After::kDone;
+    if (At(']')) return false;  // a trailing comma: JsonTree's leniency, not ours
   }
 }
 

@@ -38,6 +38,13 @@ class DirectRecordParser {
   size_t Parse(absl::string_view text, RecordMembers* members);
 
  private:
+  // Past an object's or a list's opening character and the space after it; then, when the next
+  // character is `close` (an empty object or list), past it too, and true.
+  bool OpenedEmpty(char close);
+  // After an object's member or a list's item: kMore past a ',' and the space after it, kDone
+  // past the closing `close`, kBad at anything else.
+  enum class After { kMore, kDone, kBad };
+  After AfterElement(char close);
   bool Record(RecordMembers* members);
   bool Key(size_t member, RecordKey* key, absl::string_view* name);
   bool Entries(std::vector<NamedScalar>* entries);

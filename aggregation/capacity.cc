@@ -72,34 +72,91 @@ struct Interval {
   double slots, busy, waiting;
 };
 
+// The changes of the usable step series and of the queue in time order; within an instant by
+// series, the queue last, each series' points in stored order (the last change of an instant
+// holds). Series in time order (every log-made one) are merged where they lie, by a heap of
+// one cursor per series: a 10^6-task run has ~6 x 10^6 points, which a sorted copy held two
+// to three times over (24 B each, growth and the sort's buffer: ~380 B per task at the peak
+// of collect). Any other input is sorted in a copy, as before.
+class ChangeStream {
+ public:
+  ChangeStream(const v1::TrackingData& tracking, const std::vector<size_t>& usable)
+      : tracking_(tracking) {
+    bool sorted = std::is_sorted(tracking.worker_count_time_unix_ns().begin(),
+                                 tracking.worker_count_time_unix_ns().end());
+    for (size_t s : usable) {
+      const auto& times = tracking.workers(static_cast<int>(s)).time_unix_ns();
+      sorted = sorted && std::is_sorted(times.begin(), times.end());
+    }
+    if (sorted) {
+      for (size_t s : usable) heap_.push({Time(s, 0), s, 0});
+      if (tracking.worker_count_time_unix_ns_size() > 0) heap_.push({Time(kQueue, 0), kQueue, 0});
+      return;
+    }
+    for (size_t s : usable) {
+      const auto& times = tracking.workers(static_cast<int>(s)).time_unix_ns();
+      for (int i = 0; i < times.size(); ++i) copy_.push_back({times[i], s, i});
+    }
+    for (int i = 0; i < tracking.worker_count_time_unix_ns_size(); ++i) {
+      copy_.push_back({tracking.worker_count_time_unix_ns(i), kQueue, i});
+    }
+    std::stable_sort(copy_.begin(), copy_.end(),
+                     [](const Change& a, const Change& c) { return a.ns < c.ns; });
+  }
+  bool empty() const { return heap_.empty() && next_ == copy_.size(); }
+  const Change& top() const { return heap_.empty() ? copy_[next_] : heap_.top(); }
+  void pop() {
+    if (heap_.empty()) {
+      ++next_;
+      return;
+    }
+    Change change = heap_.top();
+    heap_.pop();
+    if (++change.index < Size(change.series)) {
+      change.ns = Time(change.series, change.index);
+      heap_.push(change);
+    }
+  }
+
+ private:
+  int Size(size_t s) const {
+    return s == kQueue ? tracking_.worker_count_time_unix_ns_size()
+                       : tracking_.workers(static_cast<int>(s)).time_unix_ns_size();
+  }
+  int64_t Time(size_t s, int i) const {
+    return s == kQueue ? tracking_.worker_count_time_unix_ns(i)
+                       : tracking_.workers(static_cast<int>(s)).time_unix_ns(i);
+  }
+  struct Later {
+    bool operator()(const Change& a, const Change& c) const {
+      return a.ns != c.ns ? a.ns > c.ns : a.series > c.series;
+    }
+  };
+  const v1::TrackingData& tracking_;
+  std::priority_queue<Change, std::vector<Change>, Later> heap_;
+  std::vector<Change> copy_;
+  size_t next_ = 0;
+};
+
 // The intervals of `tracking`'s step series; empty when no worker series is usable.
 std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
                                     const CoresPerTask* cores_per_task) {
-  std::vector<Change> changes;
-  bool any_worker = false;
+  std::vector<size_t> usable;
   for (size_t s = 0; s < static_cast<size_t>(tracking.workers_size()); ++s) {
-    const v1::WorkerSeries& w = tracking.workers(static_cast<int>(s));
-    if (!UsableStepSeries(w)) continue;
-    any_worker = true;
-    for (int i = 0; i < w.time_unix_ns_size(); ++i) changes.push_back({w.time_unix_ns(i), s, i});
+    if (UsableStepSeries(tracking.workers(static_cast<int>(s)))) usable.push_back(s);
   }
-  if (!any_worker) return {};
-  for (int i = 0; i < tracking.worker_count_time_unix_ns_size(); ++i) {
-    changes.push_back({tracking.worker_count_time_unix_ns(i), kQueue, i});
-  }
-  // Stored order within an instant is kept (the last change of an instant holds).
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const Change& a, const Change& c) { return a.ns < c.ns; });
+  if (usable.empty()) return {};
+  ChangeStream changes(tracking, usable);
 
   // State per worker: slots and executing now (0 before its first point and after its last).
   std::vector<double> slots_of(static_cast<size_t>(tracking.workers_size()), 0);
   std::vector<double> busy_of(slots_of.size(), 0);
   double slots = 0, busy = 0, waiting = 0;
   std::vector<Interval> intervals;
-  for (size_t c = 0; c < changes.size();) {
-    const int64_t now = changes[c].ns;
-    for (; c < changes.size() && changes[c].ns == now; ++c) {
-      const Change& change = changes[c];
+  while (!changes.empty()) {
+    const int64_t now = changes.top().ns;
+    for (; !changes.empty() && changes.top().ns == now; changes.pop()) {
+      const Change& change = changes.top();
       if (change.series == kQueue) {
         waiting = std::max(0, tracking.queued_chunks(change.index));
         continue;
@@ -121,8 +178,9 @@ std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
       slots_of[change.series] = new_slots;
       busy_of[change.series] = new_busy;
     }
-    if (c < changes.size()) {
-      intervals.push_back({now, changes[c].ns, std::max(0.0, slots), std::max(0.0, busy), waiting});
+    if (!changes.empty()) {
+      intervals.push_back(
+          {now, changes.top().ns, std::max(0.0, slots), std::max(0.0, busy), waiting});
     }
   }
   return intervals;

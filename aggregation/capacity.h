@@ -12,7 +12,8 @@
 // there when the engine says (CoresPerTaskFromAllocation). A worker that disconnected is no slot
 // after its disconnection.
 //
-// Thread-safety: pure. Cost: O(P log P) for P points of the tracking series.
+// Thread-safety: pure. Cost: O(P log S) for P points of S series, merged where they lie (no
+// copy of the points) when each series is in time order; otherwise a sorted copy, O(P log P).
 #ifndef ROASTCOFFEA_AGGREGATION_CAPACITY_H_
 #define ROASTCOFFEA_AGGREGATION_CAPACITY_H_
 

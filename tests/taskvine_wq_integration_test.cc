@@ -67,6 +67,8 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   ASSERT_TRUE(tracking.ok()) << tracking.status();
 
   const taskvine::RunModel model = backend.ModelSnapshot();
+  // Span figures before Contribute, which hands the run's tasks over (frees them).
+  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
   RawRun contributed = ContributedRun(backend);
   const std::vector<std::string> warnings = WarningSentences(contributed.warnings);
   SCOPED_TRACE(absl::StrJoin(warnings, "\n"));
@@ -107,7 +109,6 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   EXPECT_EQ(tracking->worker_count(tracking->worker_count_size() - 1), 0);
   EXPECT_GE(tracking->manager().time_unix_ns_size(), 2);
   // Queue wait is visible: the tasks waited for the workers to join.
-  absl::StatusOr<v1::Span> metrics = backend.GetSpanMetrics(*span);
   ASSERT_TRUE(metrics.ok());
   double queue_wait = 0;
   for (const v1::FineMetric& m : metrics->metrics()) {

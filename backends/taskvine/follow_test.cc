@@ -503,6 +503,17 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
   const BackendLiveProgress::TaskCounts counts = last->tasks_by_prefix.at("processing");
   EXPECT_EQ(counts.done + counts.failed, static_cast<int64_t>(chunks.size()));
   EXPECT_EQ(counts.failed, failed);
+  // Contribute after StopTracking handed the run over (#25): the session measures and saves
+  // with the backend alive, which then holds neither the tasks nor the workers' steps; the
+  // live view keeps its last figures.
+  const taskvine::RunModel after = backend.ModelSnapshot();
+  EXPECT_EQ(after.tasks().size(), 0u);
+  ASSERT_EQ(after.workers().size(), 1u);
+  EXPECT_THAT(after.workers()[0].series, testing::IsEmpty());
+  const std::optional<BackendLiveProgress> kept = backend.LiveProgress();
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->tasks_by_prefix.at("processing").done, counts.done);
+  EXPECT_EQ(kept->tasks_by_prefix.at("processing").failed, counts.failed);
 }
 
 }  // namespace

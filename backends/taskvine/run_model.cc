@@ -602,7 +602,25 @@ v1::TrackingData RunModel::TrackingSince(TrackingCursor* cursor) const {
   return TrackingPoints(cursor);
 }
 
-v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor) const {
+v1::TrackingData RunModel::TakeTracking() {
+  v1::TrackingData tracking = TrackingPoints(nullptr, &workers_);
+  std::vector<int64_t>().swap(count_us_);
+  std::vector<int32_t>().swap(count_);
+  std::vector<int32_t>().swap(queued_);
+  return tracking;
+}
+
+void RunModel::ReleaseSteps() {
+  for (Worker& w : workers_) std::vector<Worker::Step>().swap(w.series);
+}
+
+void RunModel::ReleaseTasks() {
+  tasks_ = TaskTable<Task>();  // the blocks and the sparse map are freed
+  for (Worker& w : workers_) std::vector<int64_t>().swap(w.on_worker);
+}
+
+v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
+                                          std::vector<Worker>* take_steps_from) const {
   v1::TrackingData tracking;
   tracking.set_backend("taskvine");
   const int64_t start = start_us_ > 0 ? start_us_ : first_us_;
@@ -643,6 +661,8 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor) const {
     const Worker& w = workers_[i];
     if (cursor == nullptr) {
       AddWorkerSeries(w, end, &tracking);
+      if (take_steps_from != nullptr)
+        std::vector<Worker::Step>().swap((*take_steps_from)[i].series);
       continue;
     }
     const int all_points = 2 * static_cast<int>(w.series.size());

@@ -267,6 +267,16 @@ class RunModel {
     std::vector<int> worker_points;  // by index into workers()
   };
   v1::TrackingData TrackingSince(TrackingCursor* cursor) const;
+  // Tracking() for the last time: each worker's steps are freed as soon as its series is
+  // written (a finished 10^6-task run's steps are ~100 MB), so the model holds no series after.
+  v1::TrackingData TakeTracking();
+  // Frees the tasks (attempts) once nothing needs them any more: a finished run's reader calls
+  // it after the span figures, warnings and chunk records (~210 B per task). Afterwards every
+  // figure read from tasks (Figures' task sums, PerWorker, TotalsInWindow, ChunkRecords,
+  // CodedWarnings' task checks) is that of a run without tasks; the window and the series stay.
+  void ReleaseTasks();
+  // Frees every worker's steps (after the last Tracking(): a followed run's StopTracking).
+  void ReleaseSteps();
   // One record per task of `category` that reached DONE (see taskvine_backend.h).
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
   // Cross-checks of docs/taskvine-logs.md §8 that disagree, malformed lines, other things worth
@@ -344,8 +354,10 @@ class RunModel {
   // Tasks in READY changed: a step of queued_chunks (worker count unchanged) at t_us.
   void SetReady(int64_t t_us, int new_ready);
   int64_t EndUs() const;
-  // Tracking() (cursor null) or TrackingSince(cursor).
-  v1::TrackingData TrackingPoints(TrackingCursor* cursor) const;
+  // Tracking() (cursor null) or TrackingSince(cursor); with take_steps_from (this model's
+  // workers_, TakeTracking), each worker's steps are freed once its series is written.
+  v1::TrackingData TrackingPoints(TrackingCursor* cursor,
+                                  std::vector<Worker>* take_steps_from = nullptr) const;
 
   std::vector<Worker> workers_;
   absl::flat_hash_map<std::string, int> worker_by_id_;

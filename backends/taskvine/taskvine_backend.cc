@@ -379,7 +379,8 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
   std::lock_guard<std::mutex> lock(mu_);
   FinishReadingLocked();
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
-  v1::TrackingData tracking = model_.Tracking();
+  // Handed over (Contribute): nothing reads the steps after this last series.
+  v1::TrackingData tracking = handed_over_ ? model_.TakeTracking() : model_.Tracking();
   tracking.set_interval_seconds(interval_seconds_);
   return tracking;
 }
@@ -411,6 +412,10 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   absl::StatusOr<backends_internal::SpanWindow> window = spans_.Ended(id);
   if (!window.ok()) return window.status();
   std::lock_guard<std::mutex> lock(mu_);
+  if (handed_over_) {
+    return absl::FailedPreconditionError(
+        "the TaskVine run's tasks were handed over (Contribute): take span metrics before");
+  }
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
   // One window for every figure, followed or not: the run's own record (START .. END, or its
   // last record), the window RecordedRunWindow gives the measurement. The tracking series and
@@ -530,7 +535,22 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
   return coded;
 }
 
+void TaskVineMetricsBackend::ReleaseHandedOverRun() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_ || handed_over_) return;  // a followed run still read: its tasks may change
+  (void)LiveProgressLocked();              // the live view's last figures stay
+  handed_over_ = true;
+  model_.ReleaseTasks();
+  // A followed run's series went out with StopTracking; a finished run's go with it.
+  if (!tracking_) model_.ReleaseSteps();
+}
+
 void TaskVineMetricsBackend::Contribute(RawRun& run) {
+  {
+    // The tracking series are out already (StopTracking): free the steps before the records.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!tracking_ && finished_) model_.ReleaseSteps();
+  }
   std::vector<v1::ChunkRecord> records = TakeChunkRecords();
   if (run.engine_chunks.empty()) {
     // Handed over whole: moving 10^6 records one by one into a growing vector held ~400 B per
@@ -541,6 +561,7 @@ void TaskVineMetricsBackend::Contribute(RawRun& run) {
     for (v1::ChunkRecord& chunk : records) run.engine_chunks.push_back(std::move(chunk));
   }
   for (v1::Warning& warning : CodedWarnings()) run.warnings.push_back(std::move(warning));
+  ReleaseHandedOverRun();
   const std::optional<RecordedWindow> recorded = RecordedRunWindow();
   if (!recorded.has_value()) return;
   // A run is framed by its own record, not by the time it took us to read it.
@@ -564,6 +585,10 @@ std::optional<TaskVineMetricsBackend::RecordedWindow> TaskVineMetricsBackend::Re
 
 std::optional<BackendLiveProgress> TaskVineMetricsBackend::LiveProgress() const {
   std::lock_guard<std::mutex> lock(mu_);
+  return LiveProgressLocked();
+}
+
+std::optional<BackendLiveProgress> TaskVineMetricsBackend::LiveProgressLocked() const {
   if (model_.transaction_records() == 0) return std::nullopt;
   if (live_.has_value() && live_records_ == model_.transaction_records()) return live_;
   BackendLiveProgress live;

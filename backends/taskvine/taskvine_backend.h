@@ -156,7 +156,12 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   };
   std::optional<RecordedWindow> RecordedRunWindow() const;
   // Adds the chunk records (taken once: a second call adds none), the coded warnings and
-  // RecordedRunWindow (no engine version: the logs do not carry one).
+  // RecordedRunWindow (no engine version: the logs do not carry one). Once the logs were read
+  // to their end (a finished run; a followed one after EndSpan or StopTracking) the run is
+  // handed over: the model frees its tasks (~210 B each), and its workers' steps once
+  // StopTracking has run (or when it runs), so that neither is held next to the records, the
+  // series and the measurement made of them. GetSpanMetrics then fails (FailedPrecondition:
+  // take it before), LiveProgress keeps its last figures, ModelSnapshot has no tasks.
   void Contribute(RawRun& run) override;
 
   // The run as read so far, for the live view: tasks of the chunk category that reached DONE
@@ -173,6 +178,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // What Contribute adds: the chunk records (taken once) and the coded warnings.
   std::vector<v1::ChunkRecord> TakeChunkRecords();
   std::vector<v1::Warning> CodedWarnings() const;
+  // Contribute's last step (see there): frees what only the handed-over parts needed.
+  void ReleaseHandedOverRun();
+  std::optional<BackendLiveProgress> LiveProgressLocked() const;  // mu_ held
   // Reads what was appended to both logs into model_. Called with mu_ NOT held.
   absl::Status PollLogs();
   // A finished run's logs to their end: PollLogs until nothing is left (each poll reads at most
@@ -233,6 +241,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
 
   backends_internal::SpanRegistry spans_{"taskvine"};
   bool chunks_taken_ = false;
+  bool handed_over_ = false;  // under mu_; Contribute freed the tasks (ReleaseHandedOverRun)
   taskvine::RunModel::TrackingCursor handed_out_;  // under mu_
 };
 

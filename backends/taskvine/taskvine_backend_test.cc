@@ -100,11 +100,6 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   EXPECT_EQ(absl::ToUnixMicros(window->start), kSyntheticOneStartUs);
   EXPECT_EQ(absl::ToUnixMicros(window->end), kSyntheticOneEndUs);
 
-  const RawRun run = ContributedRun(backend);
-  EXPECT_EQ(run.engine_chunks.size(), 15u);
-  EXPECT_THAT(run.warnings, IsEmpty());
-  EXPECT_THAT(ContributedRun(backend).engine_chunks, IsEmpty());  // taken once
-
   absl::StatusOr<v1::Span> span = backend.GetSpanMetrics(*span_id);
   ASSERT_TRUE(span.ok()) << span.status();
   // A span over finished logs covers the whole run.
@@ -130,6 +125,15 @@ TEST(TaskVineBackend, FinishedRunFromItsRunDirectory) {
   EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "busy", w1), 50.238732, 1e-5);
   EXPECT_NEAR(Metric(*span, "taskvine-worker", "", "utilisation", w1), 0.6862, 5e-5);
   EXPECT_GT(Metric(*span, "taskvine", "processing", "transfer-to-execute"), 0);
+
+  const RawRun run = ContributedRun(backend);
+  EXPECT_EQ(run.engine_chunks.size(), 15u);
+  EXPECT_THAT(run.warnings, IsEmpty());
+  EXPECT_THAT(ContributedRun(backend).engine_chunks, IsEmpty());  // taken once
+  // Handed over: the tasks and steps are freed (#25), span figures are refused, not wrong.
+  EXPECT_EQ(backend.ModelSnapshot().tasks().size(), 0u);
+  EXPECT_EQ(backend.GetSpanMetrics(*span_id).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 // A finished run's logs are read whole however many polls that takes (each poll reads at most

@@ -74,6 +74,38 @@ TEST(TrackingSince, PiecesJoinToTheWholeSeriesAndMovingPointsWait) {
   EXPECT_EQ(third.worker_count_time_unix_ns_size(), 0);
 }
 
+// TakeTracking (a finished run's last series) is Tracking(), and frees each worker's steps and
+// the count's; ReleaseTasks frees the tasks and keeps the run's window and workers (#25).
+TEST(TakeTracking, IsTrackingAndFreesTheStepsAndTasks) {
+  RunModel model;
+  int64_t n = 0;
+  Feed({"1000000 7 MANAGER 7 START 0", "1600000 7 WORKER worker-a CONNECTION 127.0.0.1:9000",
+        "1600001 7 WORKER worker-a RESOURCES "
+        "{\"memory\":[1000,\"MB\"],\"disk\":[1000,\"MB\"],\"cores\":[2,\"cores\"]}",
+        "1700000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
+        "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+        "5000000 7 TASK 1 WAITING_RETRIEVAL worker-a", "5100000 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+        "5100001 7 TASK 1 DONE SUCCESS 0", "9000000 7 WORKER worker-a DISCONNECTION EXPLICIT",
+        "9500000 7 MANAGER 7 END 0"},
+       &model, &n);
+  model.MarkLogComplete();
+  const v1::TrackingData whole = model.Tracking();
+  const RunFigures figures = model.Figures();
+  ASSERT_EQ(model.tasks().size(), 1u);
+  ASSERT_FALSE(model.workers()[0].series.empty());
+
+  model.ReleaseTasks();
+  EXPECT_EQ(model.tasks().size(), 0u);
+  EXPECT_EQ(model.Figures().start_us, figures.start_us);
+  EXPECT_EQ(model.Figures().end_us, figures.end_us);
+  const v1::TrackingData taken = model.TakeTracking();
+  EXPECT_EQ(taken.SerializeAsString(), whole.SerializeAsString());
+  EXPECT_EQ(taken.workers(0).time_unix_ns_size(), whole.workers(0).time_unix_ns_size());
+  ASSERT_EQ(model.workers().size(), 1u);
+  EXPECT_TRUE(model.workers()[0].series.empty());
+  EXPECT_EQ(model.workers()[0].series.capacity(), 0u) << "freed, not only cleared";
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

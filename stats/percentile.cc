@@ -1,68 +1,16 @@
 #include "stats/percentile.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "stats/percentile_rank.h"
 
 namespace roastcoffea {
 namespace stats {
-
-double PercentileOfSorted(absl::Span<const double> sorted, double q) {
-  const double h = q * static_cast<double>(sorted.size() - 1);
-  const size_t k = static_cast<size_t>(std::floor(h));
-  if (k + 1 >= sorted.size()) return sorted.back();
-  return sorted[k] + (h - static_cast<double>(k)) * (sorted[k + 1] - sorted[k]);
-}
-
-absl::StatusOr<std::vector<double>> Percentiles(absl::Span<double> values,
-                                                absl::Span<const double> quantiles) {
-  if (values.empty()) return absl::InvalidArgumentError("Percentiles: values is empty");
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Percentiles: values[", i, "] is ", values[i], "; expected finite"));
-    }
-  }
-  for (size_t i = 0; i < quantiles.size(); ++i) {
-    if (!(quantiles[i] >= 0 && quantiles[i] <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("Percentiles: quantiles[", i, "] is ",
-                                                     quantiles[i], "; expected 0 <= q <= 1"));
-    }
-  }
-  // Visit the quantiles in ascending order: after nth_element at rank k, everything before k is
-  // <= x[k], so the next (higher) rank only needs to look at [k, n).
-  std::vector<size_t> order(quantiles.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return quantiles[a] < quantiles[b]; });
-  const size_t n = values.size();
-  std::vector<double> result(quantiles.size());
-  size_t first = 0;  // values[0, first) are <= every value of [first, n)
-  for (size_t index : order) {
-    const double h = quantiles[index] * static_cast<double>(n - 1);
-    const size_t k = std::min(static_cast<size_t>(std::floor(h)), n - 1);
-    std::nth_element(values.begin() + first, values.begin() + k, values.end());
-    first = k;
-    const double lower = values[k];
-    const double fraction = h - static_cast<double>(k);
-    if (k + 1 >= n || fraction == 0) {
-      result[index] = lower;
-      continue;
-    }
-    // The next rank is the smallest value after k.
-    const double upper = *std::min_element(values.begin() + k + 1, values.end());
-    result[index] = lower + fraction * (upper - lower);
-  }
-  return result;
-}
 
 namespace {
 
@@ -137,38 +85,28 @@ std::vector<double> ValuesOfRanks(absl::Span<const double> values, uint64_t min_
 
 absl::StatusOr<std::vector<double>> PercentilesOfConst(absl::Span<const double> values,
                                                        absl::Span<const double> quantiles) {
-  if (values.empty()) return absl::InvalidArgumentError("Percentiles: values is empty");
-  uint64_t min_key = UINT64_MAX;
-  uint64_t max_key = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Percentiles: values[", i, "] is ", values[i], "; expected finite"));
-    }
-    const uint64_t key = OrderKey(values[i]);
-    min_key = std::min(min_key, key);
-    max_key = std::max(max_key, key);
+  if (absl::Status input = CheckPercentileInput(values, quantiles); !input.ok()) return input;
+  const auto [min, max] = std::minmax_element(values.begin(), values.end());
+  return PercentilesOfFinite(values, *min, *max, quantiles);
+}
+
+std::vector<double> PercentilesOfFinite(absl::Span<const double> values, double min, double max,
+                                        absl::Span<const double> quantiles) {
+  // A zero of either sign may be the minimum or maximum: the key range covers both zeros.
+  const uint64_t min_key = OrderKey(min == 0 ? -0.0 : min);
+  const uint64_t max_key = OrderKey(max == 0 ? 0.0 : max);
+  // Per quantile: its lower rank, then its upper rank (the same when nothing is interpolated).
+  std::vector<QuantileRank> ranks;
+  std::vector<size_t> wanted;
+  for (double q : quantiles) {
+    const QuantileRank& rank = ranks.emplace_back(RankOfQuantile(q, values.size()));
+    wanted.push_back(rank.lower);
+    wanted.push_back(rank.upper());
   }
-  const size_t n = values.size();
-  // Per quantile: rank k, and k + 1 when the percentile lies between two values.
-  std::vector<size_t> ranks;
-  std::vector<double> fractions(quantiles.size());
-  for (size_t i = 0; i < quantiles.size(); ++i) {
-    if (!(quantiles[i] >= 0 && quantiles[i] <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("Percentiles: quantiles[", i, "] is ",
-                                                     quantiles[i], "; expected 0 <= q <= 1"));
-    }
-    const double h = quantiles[i] * static_cast<double>(n - 1);
-    const size_t k = std::min(static_cast<size_t>(std::floor(h)), n - 1);
-    fractions[i] = k + 1 >= n ? 0.0 : h - static_cast<double>(k);
-    ranks.push_back(k);
-    ranks.push_back(fractions[i] == 0 ? k : k + 1);
-  }
-  const std::vector<double> at = ValuesOfRanks(values, min_key, max_key, ranks);
+  const std::vector<double> at = ValuesOfRanks(values, min_key, max_key, wanted);
   std::vector<double> result(quantiles.size());
   for (size_t i = 0; i < quantiles.size(); ++i) {
-    const double lower = at[2 * i];
-    result[i] = fractions[i] == 0 ? lower : lower + fractions[i] * (at[2 * i + 1] - lower);
+    result[i] = Interpolate(ranks[i], at[2 * i], at[2 * i + 1]);
   }
   return result;
 }

@@ -31,7 +31,8 @@ absl::StatusOr<std::vector<double>> PercentilesOfConst(absl::Span<const double> 
                                                        absl::Span<const double> quantiles);
 
 // The same doubles, for a caller that already knows the values are finite and non-empty, the
-// quantiles valid, and `min` and `max` of the values (from a pass of its own): one pass fewer.
+// quantiles valid, and `min` and `max` of the values (from a pass of its own): one pass fewer,
+// and none at all when every value has the same bits (a constant column).
 // Cost: O(n) reads, as PercentilesOfConst.
 std::vector<double> PercentilesOfFinite(absl::Span<const double> values, double min, double max,
                                         absl::Span<const double> quantiles);

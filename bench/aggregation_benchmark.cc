@@ -11,8 +11,6 @@
 // Counters: input_bytes (protobuf SpaceUsedLong of the measurement), peak_rss_bytes (VmHWM of
 // the process during Aggregate, input included), peak_rss_over_input (< 2 is the goal) and
 // extra_rss_over_input (what Aggregate itself added at its peak, relative to the input).
-#include <malloc.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -151,11 +149,6 @@ const v1::Measurement& ShuffledInput() {
 
 enum class Parts { kAll, kChunksOnly, kTrackingOnly };
 
-// After a result was freed outside the timing: its million freed blocks are merged now
-// (malloc_trim), not by the next timed call's first large allocation (malloc_consolidate),
-// which made that call pay for this loop's frees; a real run aggregates on a heap without them.
-void MergeFreedBlocks() { malloc_trim(0); }
-
 // `prepared`: the records' columns made beforehand (PrepareChunks), null to make them inside.
 void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
                   bool include_chunk_info, Parts parts = Parts::kAll,
@@ -182,7 +175,6 @@ void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
     peak = std::max(peak, ProcStatusBytes("VmHWM"));
     extra = std::max(extra, ProcStatusBytes("VmHWM") - before);
     metrics = v1::AggregatedMetrics();  // free the result outside the timing
-    MergeFreedBlocks();
     state.ResumeTiming();
   }
   state.counters["records"] = kChunks;
@@ -288,7 +280,6 @@ void RunChunkStatisticsFromColumns(benchmark::State& state, const v1::Measuremen
     state.PauseTiming();
     metrics.reset();
     columns = aggregation_internal::ChunkColumns();
-    MergeFreedBlocks();
     state.ResumeTiming();
   }
 }

@@ -31,48 +31,66 @@ void RadixSortByStart(std::vector<ChunkInfoKey>* keys) {
   keys->swap(sorted);
 }
 
+ChunkInfoKey KeyOf(const ChunkColumns& chunks, uint32_t i) {
+  return {chunks.start_unix_ns[i],        chunks.end_unix_ns[i], chunks.entry_start[i],
+          chunks.entry_stop[i],           chunks.attempt[i],     chunks.file[i],
+          chunks.compressed_bytes_read[i]};
+}
+
+// chunk_info's order of two keys; the file name only breaks ties.
+bool Before(const ChunkColumns& chunks, const ChunkInfoKey& a, const ChunkInfoKey& b) {
+  if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
+  if (a.end_unix_ns != b.end_unix_ns) return a.end_unix_ns < b.end_unix_ns;
+  if (a.entry_start != b.entry_start) return a.entry_start < b.entry_start;
+  if (a.entry_stop != b.entry_stop) return a.entry_stop < b.entry_stop;
+  if (a.attempt != b.attempt) return a.attempt < b.attempt;
+  return chunks.file_names[a.file] < chunks.file_names[b.file];
+}
+
 }  // namespace
 
 // Integer keys in a flat array keep the sort cache-friendly; the file name only breaks ties.
-std::vector<ChunkInfoKey> ChunkInfoOrder(const ChunkColumns& chunks) {
-  std::vector<ChunkInfoKey> keys;
-  keys.reserve(chunks.size());
-  for (size_t i = 0; i < chunks.size(); ++i) {
+ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks) {
+  ChunkInfoOrdering order;
+  order.records.reserve(chunks.size());
+  bool in_order = true;
+  ChunkInfoKey previous{};
+  for (uint32_t i = 0; i < chunks.size(); ++i) {
     if (chunks.file[i] == ChunkColumns::kNone || chunks.end_unix_ns[i] == 0) continue;
-    keys.push_back({chunks.start_unix_ns[i], chunks.end_unix_ns[i], chunks.entry_start[i],
-                    chunks.entry_stop[i], chunks.attempt[i], chunks.file[i],
-                    chunks.compressed_bytes_read[i]});
-  }
-  const auto file_of = [&chunks](const ChunkInfoKey& key) -> const std::string& {
-    return chunks.file_names[key.file];
-  };
-  const auto less = [&file_of](const ChunkInfoKey& a, const ChunkInfoKey& b) {
-    if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
-    if (a.end_unix_ns != b.end_unix_ns) return a.end_unix_ns < b.end_unix_ns;
-    if (a.entry_start != b.entry_start) return a.entry_start < b.entry_start;
-    if (a.entry_stop != b.entry_stop) return a.entry_stop < b.entry_stop;
-    if (a.attempt != b.attempt) return a.attempt < b.attempt;
-    return file_of(a) < file_of(b);
-  };
-  if (!std::is_sorted(keys.begin(), keys.end(), less)) {
-    // By start, then each run of equal starts (rare: records starting in the same nanosecond)
-    // by the whole key: the order std::sort by `less` gives, without comparing 10^6 x log 10^6
-    // keys. Keys equal in every field, file included, keep the records' order.
-    RadixSortByStart(&keys);
-    for (auto first = keys.begin(); first != keys.end();) {
-      auto last = first + 1;
-      while (last != keys.end() && last->start_unix_ns == first->start_unix_ns) ++last;
-      if (last - first > 1) std::stable_sort(first, last, less);
-      first = last;
+    if (in_order) {
+      // Start is read first: in a run's records it nearly always decides.
+      const ChunkInfoKey key = KeyOf(chunks, i);
+      in_order = order.records.empty() || !Before(chunks, key, previous);
+      previous = key;
     }
+    order.records.push_back(i);
   }
-  return keys;
+  if (in_order) return order;
+  std::vector<ChunkInfoKey>& keys = order.keys;
+  keys.reserve(order.records.size());
+  for (uint32_t i : order.records) keys.push_back(KeyOf(chunks, i));
+  order.records = std::vector<uint32_t>();
+  const auto less = [&chunks](const ChunkInfoKey& a, const ChunkInfoKey& b) {
+    return Before(chunks, a, b);
+  };
+  // By start, then each run of equal starts (rare: records starting in the same nanosecond)
+  // by the whole key: the order std::sort by `less` gives, without comparing 10^6 x log 10^6
+  // keys. Keys equal in every field, file included, keep the records' order.
+  RadixSortByStart(&keys);
+  for (auto first = keys.begin(); first != keys.end();) {
+    auto last = first + 1;
+    while (last != keys.end() && last->start_unix_ns == first->start_unix_ns) ++last;
+    if (last - first > 1) std::stable_sort(first, last, less);
+    first = last;
+  }
+  return order;
 }
 
-void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> order,
-                     google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
-  out->Reserve(out->size() + static_cast<int>(order.size()));
-  for (const ChunkInfoKey& key : order) {
+void AppendChunkInfo(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
+                     size_t last, google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+  out->Reserve(out->size() + static_cast<int>(last - first));
+  for (size_t k = first; k < last; ++k) {
+    const ChunkInfoKey key = order.keys.empty() ? KeyOf(chunks, order.records[k]) : order.keys[k];
     v1::ChunkInfo* info = out->Add();
     info->set_file(chunks.file_names[key.file]);
     info->set_entry_start(key.entry_start);
@@ -86,7 +104,8 @@ void AppendChunkInfo(const ChunkColumns& chunks, absl::Span<const ChunkInfoKey> 
 
 void BuildChunkInfo(const ChunkColumns& chunks,
                     google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
-  AppendChunkInfo(chunks, ChunkInfoOrder(chunks), out);
+  const ChunkInfoOrdering order = ChunkInfoOrder(chunks);
+  AppendChunkInfo(chunks, order, 0, order.size(), out);
 }
 
 void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,

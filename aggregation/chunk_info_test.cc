@@ -6,6 +6,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -98,6 +99,66 @@ TEST(ChunkInfoTest, NegativeAndExtremeStartsSortToo) {
   EXPECT_EQ(info[0].file(), "b.root");
   EXPECT_EQ(info[1].file(), "c.root");
   EXPECT_EQ(info[2].file(), "a.root");
+}
+
+std::vector<std::string> Files(const google::protobuf::RepeatedPtrField<v1::ChunkInfo>& info) {
+  std::vector<std::string> out;
+  for (const v1::ChunkInfo& i : info) {
+    out.push_back(absl::StrCat(i.start_unix_ns(), " ", i.end_unix_ns(), " ", i.entry_start(), " ",
+                               i.attempt(), " ", i.file(), " ", i.bytes_read()));
+  }
+  return out;
+}
+
+// Records already in chunk_info's order (ties on start broken by end, entries, attempt and file
+// name; records without file or end in between) are listed by index, and give the messages the
+// sorted path gives for the same records shuffled, whole or made in parts.
+TEST(ChunkInfoTest, RecordsInOrderAreListedByIndexWithTheSameMessages) {
+  std::vector<v1::ChunkRecord> records;
+  for (int i = 0; i < 3000; ++i) {
+    const int64_t start = 1000 + i / 4;  // four records a nanosecond
+    // (a, 0), (b, 0), (a, 100), (b, 100): equal but for the entry range or the file name.
+    records.push_back(Record(i % 2 == 0 ? "a.root" : "b.root", start, start + 5, i % 4 / 2 * 100));
+    records.back().set_compressed_bytes_read(i);
+    if (i % 7 == 0) records.push_back(Record("", start, start + 1, 0));  // no file: skipped
+    if (i % 11 == 0) records.push_back(Record("c.root", start, 0, 0));   // no end: skipped
+  }
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks(records.begin(), records.end());
+  BranchCoverageAccumulator branches;
+  SectionAccumulator sections;
+  absl::StatusOr<ChunkColumns> in_order = BuildChunkColumns(chunks, &branches, &sections);
+  ASSERT_TRUE(in_order.ok()) << in_order.status();
+  const ChunkInfoOrdering by_index = ChunkInfoOrder(*in_order);
+  EXPECT_TRUE(by_index.keys.empty());
+  ASSERT_EQ(by_index.size(), 3000u);
+
+  std::vector<v1::ChunkRecord> shuffled = records;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(5));
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> shuffled_chunks(shuffled.begin(),
+                                                                      shuffled.end());
+  absl::StatusOr<ChunkColumns> out_of_order =
+      BuildChunkColumns(shuffled_chunks, &branches, &sections);
+  ASSERT_TRUE(out_of_order.ok()) << out_of_order.status();
+  const ChunkInfoOrdering by_key = ChunkInfoOrder(*out_of_order);
+  EXPECT_TRUE(by_key.records.empty());
+  ASSERT_EQ(by_key.size(), 3000u);
+
+  google::protobuf::RepeatedPtrField<v1::ChunkInfo> whole_by_index, whole_by_key, parts;
+  AppendChunkInfo(*in_order, by_index, 0, by_index.size(), &whole_by_index);
+  AppendChunkInfo(*out_of_order, by_key, 0, by_key.size(), &whole_by_key);
+  AppendChunkInfo(*in_order, by_index, 0, 1234, &parts);
+  AppendChunkInfo(*in_order, by_index, 1234, by_index.size(), &parts);
+  EXPECT_EQ(Files(whole_by_index), Files(whole_by_key));
+  EXPECT_EQ(Files(parts), Files(whole_by_key));
+  EXPECT_EQ(Files(Build(records)), Files(whole_by_key));
+
+  // In order but for the last record: sorted by key.
+  std::vector<v1::ChunkRecord> last_early = records;
+  last_early.push_back(Record("a.root", 999, 1000, 0));
+  const auto info = Build(last_early);
+  ASSERT_EQ(info.size(), 3001);
+  EXPECT_EQ(info[0].start_unix_ns(), 999);
+  EXPECT_EQ(Files(info).back(), Files(whole_by_key).back());
 }
 
 }  // namespace

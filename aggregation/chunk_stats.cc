@@ -289,9 +289,7 @@ class ChunkInfoParts {
       jobs->push_back([this, &c, p] {
         ordered_.wait();
         const size_t n = order_.size();
-        const size_t first = n * p / parts_.size();
-        const size_t last = n * (p + 1) / parts_.size();
-        AppendChunkInfo(c, absl::MakeConstSpan(order_.data() + first, last - first), &parts_[p]);
+        AppendChunkInfo(c, order_, n * p / parts_.size(), n * (p + 1) / parts_.size(), &parts_[p]);
       });
     }
   }
@@ -308,7 +306,7 @@ class ChunkInfoParts {
 
  private:
   std::vector<google::protobuf::RepeatedPtrField<v1::ChunkInfo>> parts_;
-  std::vector<ChunkInfoKey> order_;
+  ChunkInfoOrdering order_;
   std::promise<void> promise_;
   std::shared_future<void> ordered_;
 };

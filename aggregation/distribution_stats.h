@@ -12,7 +12,10 @@ namespace roastcoffea {
 namespace aggregation_internal {
 
 // Sum with Neumaier compensation in long double: the order of `values` can change at most the
-// last bit (in practice none). Cost: O(n).
+// last bit (in practice none). Values that are all integers (events, bytes) are summed in
+// integers instead: the same double (the long double sum of such values is exact until the sum
+// of their sizes reaches 2^64, where the long double loop takes over), several times faster.
+// Cost: O(n).
 double CompensatedSum(absl::Span<const double> values);
 
 // Running form of CompensatedSum, for sums that are never stored as a column.
@@ -39,10 +42,11 @@ class CompensatedAccumulator {
 // count, mean, min, max and the sample standard deviation (n-1 in the denominator; 0 for a
 // single value), as the original's chunk statistics; with `with_percentiles`, also p50, p90,
 // p95, p99 (numpy "linear", see stats/percentile.h). `values` must be finite; they are only
-// read (percentiles by a radix selection, stats::PercentilesOfConst), so a column shared by
-// several readers needs no copy. Empty input gives an all-zero message (no percentiles).
-// `sum`, if not null, receives CompensatedSum(values) (computed for the mean anyway).
-// Cost: O(n).
+// read (percentiles by a radix selection, stats::PercentilesOfFinite given the range found by
+// the sum's pass), so a column shared by several readers needs no copy. Empty input gives an
+// all-zero message (no percentiles). `sum`, if not null, receives CompensatedSum(values)
+// (computed for the mean anyway). Cost: O(n): four passes (sum and range, deviations, the
+// percentiles' histogram and their pick).
 v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values,
                                                  bool with_percentiles, double* sum = nullptr);
 

@@ -1,8 +1,13 @@
 #include "aggregation/distribution_stats.h"
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "stats/percentile.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -70,6 +75,78 @@ TEST(DistributionStatsTest, PercentilesMatchNumpyHandValues) {
 TEST(DistributionStatsTest, CompensatedSumIsOrderIndependent) {
   EXPECT_EQ(CompensatedSum({1e16, 0.1, -1e16, 0.2}), CompensatedSum({0.2, 0.1, 1e16, -1e16}));
   EXPECT_DOUBLE_EQ(CompensatedSum({1e16, 0.5, -1e16}), 0.5);
+}
+
+// What CompensatedSum computed for every input before its integer path: Neumaier's sum in long
+// double. The integer path must give these doubles bit for bit.
+double LongDoubleNeumaier(const std::vector<double>& values) {
+  long double sum = 0;
+  long double compensation = 0;
+  for (double v : values) {
+    const long double x = v;
+    const long double t = sum + x;
+    compensation += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+  }
+  return static_cast<double>(sum + compensation);
+}
+
+void ExpectSameBits(double a, double b, const char* what) {
+  EXPECT_EQ(std::memcmp(&a, &b, sizeof(double)), 0) << what << ": " << a << " vs " << b;
+}
+
+TEST(DistributionStatsTest, IntegerSumsAreTheLongDoubleSumsBitForBit) {
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int64_t> bytes(-50'000'000, 200'000'000);
+  std::uniform_int_distribution<int64_t> huge(-(int64_t{1} << 53), int64_t{1} << 53);
+  std::vector<double> small, large, positive_large, mixed_tail, with_fraction_late;
+  for (int i = 0; i < 100'003; ++i) {
+    small.push_back(static_cast<double>(bytes(rng)));
+    large.push_back(static_cast<double>(huge(rng)));
+    positive_large.push_back(static_cast<double>(huge(rng) & ((int64_t{1} << 53) - 1)));
+  }
+  // Sums of sizes past 2^64 (2^12 values near 2^53): the long double loop takes over.
+  for (int i = 0; i < 5000; ++i) mixed_tail.push_back(9007199254740992.0 - 2.0 * i);
+  // Integers for many blocks, then one fraction: no half-integer sum.
+  with_fraction_late = small;
+  with_fraction_late.push_back(0.25);
+  std::vector<double> zeros = {-0.0, 0.0, -0.0};
+  std::vector<double> one_negative_zero = {-0.0};
+  std::vector<double> beyond_exact = {9007199254740994.0, 1.0, 3.0};  // 2^53 + 2
+  for (const auto& [values, what] :
+       {std::pair{&small, "bytes"}, std::pair{&large, "up to 2^53, both signs"},
+        std::pair{&positive_large, "up to 2^53, positive"}, std::pair{&mixed_tail, "past 2^64"},
+        std::pair{&with_fraction_late, "a fraction at the end"}, std::pair{&zeros, "zeros"},
+        std::pair{&one_negative_zero, "-0.0"}, std::pair{&beyond_exact, "beyond 2^53"}}) {
+    ExpectSameBits(CompensatedSum(*values), LongDoubleNeumaier(*values), what);
+    double sum = 0;
+    const v1::DistributionStats stats = ComputeDistributionStatsOf(*values, true, &sum);
+    ExpectSameBits(sum, LongDoubleNeumaier(*values), what);
+    ExpectSameBits(stats.mean(), LongDoubleNeumaier(*values) / static_cast<double>(values->size()),
+                   what);
+  }
+}
+
+TEST(DistributionStatsTest, RangeAndPercentilesFromTheSumPass) {
+  for (const std::vector<double>& values :
+       {std::vector<double>{5, -3, 8, 8, 1}, std::vector<double>{2.5, -0.25, 7.75},
+        std::vector<double>{0.0, -0.0, 4}, std::vector<double>{-1e300, 1e-300, 3}}) {
+    const v1::DistributionStats stats = ComputeDistributionStatsOf(values, true);
+    double min = values[0];
+    double max = values[0];
+    for (double v : values) {
+      min = std::min(min, v);
+      max = std::max(max, v);
+    }
+    ExpectSameBits(stats.min(), min, "min");
+    ExpectSameBits(stats.max(), max, "max");
+    const auto p = stats::PercentilesOfConst(values, {0.5, 0.9, 0.95, 0.99});
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(stats.percentiles().p50(), (*p)[0]);
+    EXPECT_EQ(stats.percentiles().p90(), (*p)[1]);
+    EXPECT_EQ(stats.percentiles().p95(), (*p)[2]);
+    EXPECT_EQ(stats.percentiles().p99(), (*p)[3]);
+  }
 }
 
 }  // namespace

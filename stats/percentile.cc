@@ -1,79 +1,53 @@
 #include "stats/percentile.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <numeric>
 #include <utility>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
+#include "stats/percentile_rank.h"
 
 namespace roastcoffea {
 namespace stats {
 
-double PercentileOfSorted(absl::Span<const double> sorted, double q) {
-  const double h = q * static_cast<double>(sorted.size() - 1);
-  const size_t k = static_cast<size_t>(std::floor(h));
-  if (k + 1 >= sorted.size()) return sorted.back();
-  return sorted[k] + (h - static_cast<double>(k)) * (sorted[k + 1] - sorted[k]);
-}
-
-absl::StatusOr<std::vector<double>> Percentiles(absl::Span<double> values,
-                                                absl::Span<const double> quantiles) {
-  if (values.empty()) return absl::InvalidArgumentError("Percentiles: values is empty");
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Percentiles: values[", i, "] is ", values[i], "; expected finite"));
-    }
-  }
-  for (size_t i = 0; i < quantiles.size(); ++i) {
-    if (!(quantiles[i] >= 0 && quantiles[i] <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("Percentiles: quantiles[", i, "] is ",
-                                                     quantiles[i], "; expected 0 <= q <= 1"));
-    }
-  }
-  // Visit the quantiles in ascending order: after nth_element at rank k, everything before k is
-  // <= x[k], so the next (higher) rank only needs to look at [k, n).
-  std::vector<size_t> order(quantiles.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return quantiles[a] < quantiles[b]; });
-  const size_t n = values.size();
-  std::vector<double> result(quantiles.size());
-  size_t first = 0;  // values[0, first) are <= every value of [first, n)
-  for (size_t index : order) {
-    const double h = quantiles[index] * static_cast<double>(n - 1);
-    const size_t k = std::min(static_cast<size_t>(std::floor(h)), n - 1);
-    std::nth_element(values.begin() + first, values.begin() + k, values.end());
-    first = k;
-    const double lower = values[k];
-    const double fraction = h - static_cast<double>(k);
-    if (k + 1 >= n || fraction == 0) {
-      result[index] = lower;
-      continue;
-    }
-    // The next rank is the smallest value after k.
-    const double upper = *std::min_element(values.begin() + k + 1, values.end());
-    result[index] = lower + fraction * (upper - lower);
-  }
-  return result;
-}
-
 namespace {
 
-// An unsigned key with the doubles' order: key(a) < key(b) iff a < b for finite a, b (and
-// -0.0 just below +0.0, which compare equal: either is a right answer for their rank).
-uint64_t OrderKey(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  constexpr uint64_t kSign = uint64_t{1} << 63;
-  return (bits & kSign) != 0 ? ~bits : bits | kSign;
-}
+// PercentilesOfFinite's selection: Add every value (the histogram), then Percentiles picks them
+// in one more pass. (Adding in a caller's deviation pass instead made gcc keep the long double
+// sum in memory: slower than a pass of its own.)
+class RankHistogram {
+ public:
+  // `min`, `max`: of the finite values that will be added.
+  RankHistogram(double min, double max);
+
+  bool one_value() const { return one_value_; }
+  void Add(double value) { ++counts_[(OrderKey(value) - min_key_) >> shift_]; }
+
+  // After every value of `values` (and no other) was added. Cost: O(n) reads.
+  std::vector<double> Percentiles(absl::Span<const double> values,
+                                  absl::Span<const double> quantiles) const;
+
+  // An unsigned key with the doubles' order: key(a) < key(b) iff a < b for finite a, b (and
+  // -0.0 just below +0.0, which compare equal: either is a right answer for their rank).
+  static uint64_t OrderKey(double value) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    constexpr uint64_t kSign = uint64_t{1} << 63;
+    return (bits & kSign) != 0 ? ~bits : bits | kSign;
+  }
+
+ private:
+  std::vector<double> ValuesOfRanks(absl::Span<const double> values,
+                                    const std::vector<size_t>& ranks) const;
+
+  double min_;
+  uint64_t min_key_;
+  int shift_ = 0;
+  bool one_value_;  // min and max have the same bits: every percentile is that value
+  std::vector<uint32_t> counts_;
+};
 
 double FromOrderKey(uint64_t key) {
   constexpr uint64_t kSign = uint64_t{1} << 63;
@@ -83,21 +57,26 @@ double FromOrderKey(uint64_t key) {
   return value;
 }
 
-// The values of ranks `ranks` (0-based positions in sorted order) of `values`, which is not
-// modified. `min_key`/`max_key`: the smallest and largest OrderKey of the values.
-std::vector<double> ValuesOfRanks(absl::Span<const double> values, uint64_t min_key,
-                                  uint64_t max_key, const std::vector<size_t>& ranks) {
+RankHistogram::RankHistogram(double min, double max)
+    // A zero of either sign may be the minimum or maximum: the key range covers both zeros.
+    : min_(min),
+      min_key_(OrderKey(min == 0 ? -0.0 : min)),
+      one_value_(std::memcmp(&min, &max, sizeof(double)) == 0) {
   // A histogram over the key range: 2^14 counts stay in the L1/L2 cache.
   constexpr size_t kBuckets = size_t{1} << 14;
-  const uint64_t range = max_key - min_key;
-  int shift = 0;
-  while (shift < 63 && (range >> shift) >= kBuckets) ++shift;
-  const size_t buckets = static_cast<size_t>(range >> shift) + 1;
-  std::vector<uint32_t> count(buckets, 0);
-  for (double v : values) ++count[(OrderKey(v) - min_key) >> shift];
+  const uint64_t range = OrderKey(max == 0 ? 0.0 : max) - min_key_;
+  while (shift_ < 63 && (range >> shift_) >= kBuckets) ++shift_;
+  counts_.assign(static_cast<size_t>(range >> shift_) + 1, 0);
+}
+
+// The values of ranks `ranks` (0-based positions in sorted order) of `values`, which is not
+// modified.
+std::vector<double> RankHistogram::ValuesOfRanks(absl::Span<const double> values,
+                                                 const std::vector<size_t>& ranks) const {
+  const size_t buckets = counts_.size();
   // For each rank, its bucket and its rank among the bucket's values.
   std::vector<size_t> below(buckets + 1, 0);
-  for (size_t b = 0; b < buckets; ++b) below[b + 1] = below[b] + count[b];
+  for (size_t b = 0; b < buckets; ++b) below[b + 1] = below[b] + counts_[b];
   std::vector<std::pair<size_t, size_t>> where(ranks.size());
   for (size_t i = 0; i < ranks.size(); ++i) {
     const size_t b = static_cast<size_t>(std::upper_bound(below.begin(), below.end(), ranks[i]) -
@@ -106,9 +85,9 @@ std::vector<double> ValuesOfRanks(absl::Span<const double> values, uint64_t min_
     where[i] = {b, ranks[i] - below[b]};
   }
   std::vector<double> result(ranks.size());
-  if (shift == 0) {
+  if (shift_ == 0) {
     // Each bucket is one key, so one value.
-    for (size_t i = 0; i < ranks.size(); ++i) result[i] = FromOrderKey(min_key + where[i].first);
+    for (size_t i = 0; i < ranks.size(); ++i) result[i] = FromOrderKey(min_key_ + where[i].first);
     return result;
   }
   // Copy out the values of the buckets that hold a wanted rank, then select in each.
@@ -118,10 +97,10 @@ std::vector<double> ValuesOfRanks(absl::Span<const double> values, uint64_t min_
   for (const auto& [bucket, rank] : where) {
     if (slot[bucket] != kUnwanted) continue;
     slot[bucket] = static_cast<uint32_t>(picked.size());
-    picked.emplace_back().reserve(count[bucket]);
+    picked.emplace_back().reserve(counts_[bucket]);
   }
   for (double v : values) {
-    const uint32_t s = slot[(OrderKey(v) - min_key) >> shift];
+    const uint32_t s = slot[(OrderKey(v) - min_key_) >> shift_];
     if (s != kUnwanted) picked[s].push_back(v);
   }
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -133,44 +112,42 @@ std::vector<double> ValuesOfRanks(absl::Span<const double> values, uint64_t min_
   return result;
 }
 
+std::vector<double> RankHistogram::Percentiles(absl::Span<const double> values,
+                                               absl::Span<const double> quantiles) const {
+  // Per quantile: its lower rank, then its upper rank (the same when nothing is interpolated).
+  std::vector<QuantileRank> ranks;
+  std::vector<size_t> wanted;
+  for (double q : quantiles) {
+    const QuantileRank& rank = ranks.emplace_back(RankOfQuantile(q, values.size()));
+    wanted.push_back(rank.lower);
+    wanted.push_back(rank.upper());
+  }
+  // One value (every value has the same bits): no pass needed.
+  const std::vector<double> at =
+      one_value_ ? std::vector<double>(wanted.size(), min_) : ValuesOfRanks(values, wanted);
+  std::vector<double> result(quantiles.size());
+  for (size_t i = 0; i < quantiles.size(); ++i) {
+    result[i] = Interpolate(ranks[i], at[2 * i], at[2 * i + 1]);
+  }
+  return result;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<double>> PercentilesOfConst(absl::Span<const double> values,
                                                        absl::Span<const double> quantiles) {
-  if (values.empty()) return absl::InvalidArgumentError("Percentiles: values is empty");
-  uint64_t min_key = UINT64_MAX;
-  uint64_t max_key = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!std::isfinite(values[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Percentiles: values[", i, "] is ", values[i], "; expected finite"));
-    }
-    const uint64_t key = OrderKey(values[i]);
-    min_key = std::min(min_key, key);
-    max_key = std::max(max_key, key);
+  if (absl::Status input = CheckPercentileInput(values, quantiles); !input.ok()) return input;
+  const auto [min, max] = std::minmax_element(values.begin(), values.end());
+  return PercentilesOfFinite(values, *min, *max, quantiles);
+}
+
+std::vector<double> PercentilesOfFinite(absl::Span<const double> values, double min, double max,
+                                        absl::Span<const double> quantiles) {
+  RankHistogram histogram(min, max);
+  if (!histogram.one_value()) {
+    for (double v : values) histogram.Add(v);
   }
-  const size_t n = values.size();
-  // Per quantile: rank k, and k + 1 when the percentile lies between two values.
-  std::vector<size_t> ranks;
-  std::vector<double> fractions(quantiles.size());
-  for (size_t i = 0; i < quantiles.size(); ++i) {
-    if (!(quantiles[i] >= 0 && quantiles[i] <= 1)) {
-      return absl::InvalidArgumentError(absl::StrCat("Percentiles: quantiles[", i, "] is ",
-                                                     quantiles[i], "; expected 0 <= q <= 1"));
-    }
-    const double h = quantiles[i] * static_cast<double>(n - 1);
-    const size_t k = std::min(static_cast<size_t>(std::floor(h)), n - 1);
-    fractions[i] = k + 1 >= n ? 0.0 : h - static_cast<double>(k);
-    ranks.push_back(k);
-    ranks.push_back(fractions[i] == 0 ? k : k + 1);
-  }
-  const std::vector<double> at = ValuesOfRanks(values, min_key, max_key, ranks);
-  std::vector<double> result(quantiles.size());
-  for (size_t i = 0; i < quantiles.size(); ++i) {
-    const double lower = at[2 * i];
-    result[i] = fractions[i] == 0 ? lower : lower + fractions[i] * (at[2 * i + 1] - lower);
-  }
-  return result;
+  return histogram.Percentiles(values, quantiles);
 }
 
 }  // namespace stats

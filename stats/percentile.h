@@ -5,8 +5,10 @@
 //   P(q) = x[k] + (h - k) * (x[k+1] - x[k])      (x[k] when k == n - 1).
 // So P(0) = min, P(1) = max, P(0.5) of {1, 2, 3, 4} = 2.5.
 //
-// Thread-safety: pure functions; the span passed to Percentiles is reordered and must not be
-// shared with other threads during the call.
+// The ranks and the interpolation are stated once, in stats/percentile_rank.h; the plain
+// nth_element selection the tests compare with is stats/percentile_reference.h (testonly).
+//
+// Thread-safety: pure functions; the values are only read.
 #ifndef ROASTCOFFEA_STATS_PERCENTILE_H_
 #define ROASTCOFFEA_STATS_PERCENTILE_H_
 
@@ -18,27 +20,22 @@
 namespace roastcoffea {
 namespace stats {
 
-// Percentile q (0..1) of values that are already sorted ascending. Does not check the order.
-// Requires !sorted.empty() and 0 <= q <= 1 (checked by Percentiles; here the caller's duty).
-// Cost: O(1).
-double PercentileOfSorted(absl::Span<const double> sorted, double q);
-
-// Percentiles `quantiles` (each in [0, 1], any order) of `values`, in the order asked.
-// `values` is reordered in place (std::nth_element; no copy, no full sort), which is why it is a
-// mutable span: reuse one buffer for many calls. Returns InvalidArgument for empty `values`, a
-// NaN or infinite value (naming its index), or a quantile outside [0, 1] or NaN.
-// Cost: O(n * number of distinct quantiles) worst case, O(n) typical for a few quantiles.
-absl::StatusOr<std::vector<double>> Percentiles(absl::Span<double> values,
-                                                absl::Span<const double> quantiles);
-
-// The same percentiles (the same doubles: a percentile depends only on the values, not on how
-// they are selected) without reordering `values`, so that no copy is needed for a read-only
-// column: a radix selection over the doubles' order-preserving bit patterns. One pass for the
-// range, one for a histogram of it, then the values of the few buckets that hold the wanted
-// ranks are copied and selected (std::nth_element). Same errors as Percentiles.
+// Percentiles `quantiles` (each in [0, 1], any order) of `values`, in the order asked, without
+// reordering `values` (no copy is needed for a read-only column): a radix selection over the
+// doubles' order-preserving bit patterns. One pass checks the values and finds their range,
+// one makes a histogram of it, then the values of the few buckets that hold the wanted ranks
+// are copied and selected (std::nth_element). Returns InvalidArgument for empty `values`, a NaN
+// or infinite value (naming its index), or a quantile outside [0, 1] or NaN.
 // Cost: O(n) reads, O(n) extra memory only when the wanted ranks fall in one crowded bucket.
 absl::StatusOr<std::vector<double>> PercentilesOfConst(absl::Span<const double> values,
                                                        absl::Span<const double> quantiles);
+
+// The same doubles, for a caller that already knows the values are finite and non-empty, the
+// quantiles valid, and `min` and `max` of the values (from a pass of its own): one pass fewer,
+// and none at all when every value has the same bits (a constant column).
+// Cost: O(n) reads, as PercentilesOfConst.
+std::vector<double> PercentilesOfFinite(absl::Span<const double> values, double min, double max,
+                                        absl::Span<const double> quantiles);
 
 }  // namespace stats
 }  // namespace roastcoffea

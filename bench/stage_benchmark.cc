@@ -53,7 +53,6 @@
 #include "export/html_report.h"
 #include "export/report_chunks.h"
 #include "export/tables.h"
-#include "export/worker_tables.h"
 #include "ingest/coffea_json.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
@@ -297,10 +296,6 @@ int Run(const Sizes& sizes) {
           tables_only.chunk_info = false;
           tables_only.whole_worker_series = false;
           absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, tables_only);
-          if (read.ok() && !BuildWorkerTables(*read).empty()) {  // a worker left: read whole
-            tables_only.whole_worker_series = true;
-            read = LoadMeasurement(saved, tables_only);
-          }
           if (!read.ok()) Fail("show", read.status().message());
           TableOptions options;
           options.width = 100;

@@ -91,9 +91,10 @@ struct LoadOptions {
   // metrics and the report's plots read) is skipped too.
   bool chunk_info = true;
   // False: each worker series of the tracking is cut to its ends while read
-  // (store/worker_series_ends.h), for readers of whether workers left with tasks and nothing else
-  // of the series (`collect show`'s tables): a log-only TaskVine measurement of 10^6 tasks then
-  // peaks at 15 MiB, not 342 MiB (the whole steps).
+  // (store/worker_series_ends.h), for readers of how workers left with tasks and nothing else
+  // of the series (`collect show`'s tables, the "Workers That Left" table included: exact on the
+  // cut series, one read): a log-only TaskVine measurement of 10^6 tasks then peaks at 15 MiB,
+  // not 342 MiB (the whole steps).
   bool whole_worker_series = true;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,

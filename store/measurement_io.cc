@@ -517,6 +517,27 @@ absl::Status ForEachChunkRecord(absl::string_view directory,
   return absl::OkStatus();
 }
 
+absl::Status ForEachWorkerSeries(absl::string_view directory,
+                                 absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
+  const std::string path = StripTrailingSlashes(directory);
+  absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path);
+  if (!version.ok()) return version.status();
+  if (const std::string parts_path = JoinPath(path, kPartsFile);
+      access(parts_path.c_str(), F_OK) == 0) {
+    return store_internal::ForEachWorkerSeriesInParts(parts_path, visit);
+  }
+  // One file of at most 64 MiB in binary (larger ones are saved in parts): read whole.
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  without_records.chunk_info = false;
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(path, without_records);
+  if (!measurement.ok()) return measurement.status();
+  for (const v1::WorkerSeries& series : measurement->tracking().workers()) {
+    if (absl::Status visited = visit(series); !visited.ok()) return visited;
+  }
+  return absl::OkStatus();
+}
+
 std::string MeasurementDirectoryName(absl::Time start) {
   if (start == absl::InfinitePast()) return "infinite-past";
   if (start == absl::InfiniteFuture()) return "infinite-future";

@@ -109,6 +109,15 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
 absl::Status ForEachChunkRecord(absl::string_view directory,
                                 absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
 
+// Calls `visit` with each worker series of the measurement's tracking in `directory`, in the
+// saved order, for readers that must see every sample but not hold them (`collect report`'s
+// worker charts, export/report_worker_lines.h): a measurement saved in parts is read one series
+// at a time, its records passed over; a measurement.pb or .json (at most 64 MiB in binary) is
+// loaded whole (without its records) first. The series passed is valid only during the call.
+// Errors as LoadMeasurement's; an error of `visit` stops the reading and is returned.
+absl::Status ForEachWorkerSeries(absl::string_view directory,
+                                 absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
+
 // A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
 // resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).
 // The infinite past and future give "infinite-past" and "infinite-future".

@@ -1,0 +1,31 @@
+// The report's per-worker chart lines (export/report_worker_lines.h) streamed from a saved
+// measurement: two passes over its worker series (store/measurement_io.h ForEachWorkerSeries),
+// one series held at a time, so that `collect report` loads the measurement with its series cut
+// to their ends (LoadOptions::whole_worker_series = false) and never holds the samples.
+//
+// Thread-safety: no shared state. Cost: two reads of the tracking.
+#ifndef ROASTCOFFEA_EXPORT_REPORT_WORKER_STREAM_H_
+#define ROASTCOFFEA_EXPORT_REPORT_WORKER_STREAM_H_
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "export/report_chunks.h"
+#include "export/report_worker_lines.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// The lines for the report of `measurement` (loaded from `directory`, its series cut or not)
+// with `chunks` its records, as BuildReportPlots draws them with `max_legend_entries`. A
+// directory that is not a measurement of ours (the original tool's, a checkpoint: loaded whole)
+// gives the lines of `measurement`'s own series. Errors of the reading, naming the file.
+absl::StatusOr<ReportWorkerLines> StreamReportWorkerLines(absl::string_view directory,
+                                                          const v1::Measurement& measurement,
+                                                          const ReportChunks& chunks,
+                                                          size_t max_legend_entries);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_EXPORT_REPORT_WORKER_STREAM_H_

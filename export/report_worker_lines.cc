@@ -1,8 +1,10 @@
 #include "export/report_worker_lines.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "aggregation/timeline.h"
 #include "export/report_mean_band.h"
 
@@ -53,26 +56,38 @@ constexpr FigureSpec kSpecs[kWorkerFigures] = {{HasMemory, MemoryMiB, false},
                                                {HasExecuting, Executing, true},
                                                {HasActive, Active, true}};
 
-// A worker's series of one figure in time order (samples sharing an instant keep their stored
-// order: for a STEP series, the order of its changes), into `out` (its vectors reused).
-void SeriesOf(const v1::WorkerSeries& worker, Value value, int64_t origin, LineSeries* out) {
-  out->x.clear();
-  out->y.clear();
-  out->step = worker.kind() == v1::SERIES_KIND_STEP;
+// The rows of a worker series in time order (rows sharing an instant keep their stored order:
+// for a STEP series, the order of its changes) and their instants in seconds since `origin`:
+// one pass for every figure of the worker.
+void TimesOf(const v1::WorkerSeries& worker, int64_t origin, std::vector<int>* order,
+             std::vector<double>* x) {
   const auto& time = worker.time_unix_ns();
-  const auto add = [&](int i) {
-    out->x.push_back(SecondsSince(origin, time[i]));
-    out->y.push_back(value(worker, i));
-  };
+  order->resize(static_cast<size_t>(time.size()));
+  for (int i = 0; i < time.size(); ++i) (*order)[static_cast<size_t>(i)] = i;
   // Samples are nearly always stored in time order: checked in one pass, not sorted again.
-  if (std::is_sorted(time.begin(), time.end())) {
-    for (int i = 0; i < time.size(); ++i) add(i);
-    return;
+  if (!std::is_sorted(time.begin(), time.end())) {
+    std::stable_sort(order->begin(), order->end(), [&](int a, int b) { return time[a] < time[b]; });
   }
-  std::vector<int> order(static_cast<size_t>(time.size()));
-  for (int i = 0; i < time.size(); ++i) order[static_cast<size_t>(i)] = i;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return time[a] < time[b]; });
-  for (int i : order) add(i);
+  x->clear();
+  for (int i : *order) x->push_back(SecondsSince(origin, time[i]));
+}
+
+// Two independent 64-bit hashes of `values`, equal for equal values (== : -0.0 and 0.0 alike);
+// nullopt when one is NaN (equal to nothing, as the points' comparison had it).
+std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values) {
+  bool zero = false;
+  for (double v : values) {
+    if (std::isnan(v)) return std::nullopt;
+    zero = zero || v == 0;
+  }
+  if (zero) {  // by value, element by element: -0.0 hashes as 0.0
+    return std::make_pair(absl::HashOf(values), absl::HashOf(size_t{0x9e3779b9}, values));
+  }
+  // By bytes, in one piece: equal bytes are equal values and, without NaN or zero, equal values
+  // are equal bytes.
+  const absl::string_view bytes(reinterpret_cast<const char*>(values.data()),
+                                values.size() * sizeof(double));
+  return std::make_pair(absl::HashOf(bytes), absl::HashOf(size_t{0x9e3779b9}, bytes));
 }
 
 }  // namespace
@@ -117,23 +132,34 @@ void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
           HasExecuting(worker) && worker.active_tasks(i) == worker.executing_tasks(i);
     }
   }
+  bool timed = false;
+  std::optional<std::pair<size_t, size_t>> times_print;
   for (const std::unique_ptr<Figure>& f : figures_) {
     if (!f->spec.has(worker)) {
       f->distinct_of_worker.push_back(-1);
       continue;
     }
-    SeriesOf(worker, f->spec.value, origin_unix_ns_, &scratch_);
-    const std::pair<size_t, size_t> print = {
-        absl::HashOf(scratch_.x, scratch_.y, scratch_.step),
-        absl::HashOf(scratch_.step, scratch_.y.size(), scratch_.y, scratch_.x, size_t{0x9e3779b9})};
-    const auto [found, added] =
-        f->distinct_by_print.try_emplace(print, static_cast<int32_t>(f->merged.size()));
-    if (!added) {
-      ++f->merged[static_cast<size_t>(found->second)];
-      f->distinct_of_worker.push_back(-1);
-      continue;
+    if (!timed) {
+      TimesOf(worker, origin_unix_ns_, &order_, &x_);
+      times_print = PrintOf(x_);
+      timed = true;
     }
-    f->distinct_of_worker.push_back(found->second);
+    ValuesOf(worker, f->spec.value);
+    // Workers with equal points (threads of one process) are one series, named for all.
+    const std::optional<std::pair<size_t, size_t>> values_print = PrintOf(scratch_.y);
+    const int32_t index = static_cast<int32_t>(f->merged.size());
+    if (times_print.has_value() && values_print.has_value()) {
+      const std::pair<size_t, size_t> print = {
+          absl::HashOf(times_print->first, values_print->first, scratch_.step),
+          absl::HashOf(times_print->second, values_print->second, scratch_.step)};
+      const auto [found, added] = f->distinct_by_print.try_emplace(print, index);
+      if (!added) {
+        ++f->merged[static_cast<size_t>(found->second)];
+        f->distinct_of_worker.push_back(-1);
+        continue;
+      }
+    }
+    f->distinct_of_worker.push_back(index);
     f->merged.push_back(1);
     if (f->names.size() <= max_legend_entries_) f->names.push_back(worker.worker());
     WorkerLines& r = f->result;
@@ -176,9 +202,11 @@ bool ReportWorkerLines::NeedsLines() {
 void ReportWorkerLines::AddLines(const v1::WorkerSeries& worker) {
   EndSurvey();
   const size_t w = worker_++;
+  bool timed = false;
   for (const std::unique_ptr<Figure>& f : figures_) {
     if (w >= f->distinct_of_worker.size() || f->distinct_of_worker[w] < 0) continue;
-    SeriesOf(worker, f->spec.value, origin_unix_ns_, &scratch_);
+    if (!timed) TimesOf(worker, origin_unix_ns_, &order_, &x_), timed = true;
+    ValuesOf(worker, f->spec.value);
     if (f->band != nullptr) {
       f->band->Add(scratch_);
       continue;
@@ -200,6 +228,14 @@ void ReportWorkerLines::Finish() {
     }
     f->distinct_of_worker = {};
   }
+}
+
+void ReportWorkerLines::ValuesOf(const v1::WorkerSeries& worker,
+                                 double (*value)(const v1::WorkerSeries&, int)) {
+  scratch_.step = worker.kind() == v1::SERIES_KIND_STEP;
+  scratch_.x = x_;
+  scratch_.y.clear();
+  for (int i : order_) scratch_.y.push_back(value(worker, i));
 }
 
 const WorkerLines& ReportWorkerLines::lines(WorkerFigure figure) const {

@@ -7,7 +7,7 @@
 // streams the series of a saved run (store/measurement_io.h ForEachWorkerSeries) instead of
 // loading 3.6 x 10^6 samples (issue #25). The lines are those the charts drew from the whole
 // series; equal series (threads of one process) are found by a 128-bit fingerprint of their
-// points instead of comparing the points.
+// points instead of comparing the points (a series with a NaN value equals none, as before).
 //
 // Thread-safety: none (one writer). Cost: two passes over the samples.
 #ifndef ROASTCOFFEA_EXPORT_REPORT_WORKER_LINES_H_
@@ -87,6 +87,10 @@ class ReportWorkerLines {
   bool any_active_ = false, active_equals_executing_ = true;
   bool surveyed_ = false;
   size_t worker_ = 0;  // the next worker of the second pass
+  // Reused for each worker: its rows in time order, their instants, a figure's series.
+  void ValuesOf(const v1::WorkerSeries& worker, double (*value)(const v1::WorkerSeries&, int));
+  std::vector<int> order_;
+  std::vector<double> x_;
   LineSeries scratch_;
 };
 

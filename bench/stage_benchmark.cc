@@ -310,7 +310,7 @@ int Run(const Sizes& sizes) {
           LoadOptions without_records;  // as `collect report` loads it: records and series
           without_records.chunk_records = false;  // streamed
           without_records.chunk_info = false;
-          without_records.whole_worker_series = false;
+          without_records.whole_worker_series = !SavedInParts(saved);
           absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, without_records);
           if (!read.ok()) Fail("report", read.status().message());
           ReportChunks chunks;

@@ -14,14 +14,12 @@ absl::StatusOr<ReportWorkerLines> StreamReportWorkerLines(absl::string_view dire
                                                           size_t max_legend_entries) {
   // The origin BuildReportPlots takes: the series' first instants are kept by their cut.
   const int64_t origin = TimelineOriginUnixNs(measurement, chunks.timeline());
+  if (!SavedInParts(directory)) return ReportWorkerLinesOf(measurement, origin, max_legend_entries);
   ReportWorkerLines lines(origin, max_legend_entries);
   const absl::Status surveyed = ForEachWorkerSeries(directory, [&](const v1::WorkerSeries& s) {
     lines.Survey(s);
     return absl::OkStatus();
   });
-  if (absl::IsNotFound(surveyed)) {  // not ours: loaded whole
-    return ReportWorkerLinesOf(measurement, origin, max_legend_entries);
-  }
   if (!surveyed.ok()) return surveyed;
   if (lines.NeedsLines()) {
     const absl::Status added = ForEachWorkerSeries(directory, [&](const v1::WorkerSeries& s) {

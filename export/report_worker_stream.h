@@ -17,10 +17,12 @@
 
 namespace roastcoffea {
 
-// The lines for the report of `measurement` (loaded from `directory`, its series cut or not)
-// with `chunks` its records, as BuildReportPlots draws them with `max_legend_entries`. A
-// directory that is not a measurement of ours (the original tool's, a checkpoint: loaded whole)
-// gives the lines of `measurement`'s own series. Errors of the reading, naming the file.
+// The lines for the report of `measurement` (loaded from `directory`) with `chunks` its
+// records, as BuildReportPlots draws them with `max_legend_entries`. Streamed from a measurement
+// saved in parts (store's SavedInParts), which `measurement` may hold with its series cut;
+// anything else (at most 64 MiB in binary, the original tool's, a checkpoint) is read whole
+// once, and its lines are those of `measurement`'s own series, which must then be whole.
+// Errors of the reading, naming the file.
 absl::StatusOr<ReportWorkerLines> StreamReportWorkerLines(absl::string_view directory,
                                                           const v1::Measurement& measurement,
                                                           const ReportChunks& chunks,

@@ -58,13 +58,13 @@ v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool ste
   return m;
 }
 
-// `collect report`'s way: loaded without records and with the series cut, the records and the
-// series streamed from the files.
+// `collect report`'s way: loaded without records and, in parts, with the series cut, the
+// records and the series streamed from the files.
 std::string StreamedReport(const std::string& directory) {
   LoadOptions options;
   options.chunk_records = false;
   options.chunk_info = false;
-  options.whole_worker_series = false;
+  options.whole_worker_series = !SavedInParts(directory);
   absl::StatusOr<v1::Measurement> m = LoadMeasurement(directory, options);
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return "";

@@ -517,6 +517,10 @@ absl::Status ForEachChunkRecord(absl::string_view directory,
   return absl::OkStatus();
 }
 
+bool SavedInParts(absl::string_view directory) {
+  return access(JoinPath(StripTrailingSlashes(directory), kPartsFile).c_str(), F_OK) == 0;
+}
+
 absl::Status ForEachWorkerSeries(absl::string_view directory,
                                  absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
   const std::string path = StripTrailingSlashes(directory);

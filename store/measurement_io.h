@@ -109,6 +109,11 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
 absl::Status ForEachChunkRecord(absl::string_view directory,
                                 absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
 
+// Whether the measurement in `directory` is saved in parts (measurement.pbs: over 64 MiB in
+// binary), the form whose readers should stream what they can (ForEachChunkRecord,
+// ForEachWorkerSeries) rather than load it; false for anything else, a missing directory too.
+bool SavedInParts(absl::string_view directory);
+
 // Calls `visit` with each worker series of the measurement's tracking in `directory`, in the
 // saved order, for readers that must see every sample but not hold them (`collect report`'s
 // worker charts, export/report_worker_lines.h): a measurement saved in parts is read one series

@@ -125,6 +125,7 @@ TEST(RecordStreamTest, VisitsEveryWorkerSeriesInOrderInPartsOrOneFile) {
     ASSERT_TRUE(saved.ok()) << saved.status();
     ASSERT_EQ(access((*saved + (in_parts ? "/measurement.pbs" : "/measurement.pb")).c_str(), F_OK),
               0);
+    EXPECT_EQ(SavedInParts(*saved), in_parts);
     absl::Status status;
     const std::vector<v1::WorkerSeries> visited = VisitedSeries(*saved, &status);
     ASSERT_TRUE(status.ok()) << status;
@@ -179,6 +180,7 @@ TEST(RecordStreamTest, NotAMeasurementIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(status)) << status;
   VisitedSeries(TempDir() + "/nothing-here", &status);
   EXPECT_TRUE(absl::IsNotFound(status)) << status;
+  EXPECT_FALSE(SavedInParts(TempDir() + "/nothing-here"));
 }
 
 TEST(RecordStreamTest, ACutShortFileIsDataLossForTheWorkerSeriesToo) {

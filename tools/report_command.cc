@@ -21,13 +21,13 @@ namespace {
 // The measurement without its chunk records, which go to `chunks` as they are read: a saved
 // run's are streamed from its files one at a time (a million records held as protobufs took
 // 1.4 GB). The original's per-record chunk_info, which only stands in for records, is read
-// only when there are none. The worker series are cut to their ends: the charts stream them
-// (WorkerLinesForReport).
+// only when there are none. The worker series of a measurement saved in parts are cut to their
+// ends: the charts stream them (StreamReportWorkerLines); a smaller one's are read whole.
 absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, ReportChunks* chunks) {
   LoadOptions without_records;
   without_records.chunk_records = false;
   without_records.chunk_info = false;
-  without_records.whole_worker_series = false;
+  without_records.whole_worker_series = !SavedInParts(directory);
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory, {}, without_records);
   if (!measurement.ok()) return measurement;
   if (measurement->chunks_size() > 0) {  // not ours (read whole): its records are here
@@ -44,7 +44,7 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
   if (chunks->size() > 0) return measurement;
   LoadOptions with_chunk_info;
   with_chunk_info.chunk_records = false;
-  with_chunk_info.whole_worker_series = false;
+  with_chunk_info.whole_worker_series = without_records.whole_worker_series;
   return LoadAnyMeasurement(directory, {}, with_chunk_info);
 }
 

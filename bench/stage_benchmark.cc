@@ -311,6 +311,14 @@ int Run(const Sizes& sizes) {
           without_records.chunk_records = false;  // streamed
           without_records.chunk_info = false;
           without_records.whole_worker_series = !SavedInParts(saved);
+          HtmlReportOptions options;
+          WorkerLinesSurvey survey(options.plots.max_legend_entries);
+          if (!without_records.whole_worker_series) {
+            without_records.visit_whole_worker_series = [&survey](const v1::WorkerSeries& series,
+                                                                  const v1::Measurement& so_far) {
+              survey.Visit(series, so_far);
+            };
+          }
           absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, without_records);
           if (!read.ok()) Fail("report", read.status().message());
           ReportChunks chunks;
@@ -319,9 +327,8 @@ int Run(const Sizes& sizes) {
             return absl::OkStatus();
           });
           if (!streamed.ok()) Fail("report", streamed.message());
-          HtmlReportOptions options;
-          absl::StatusOr<ReportWorkerLines> lines =
-              StreamReportWorkerLines(saved, *read, chunks, options.plots.max_legend_entries);
+          absl::StatusOr<ReportWorkerLines> lines = StreamReportWorkerLines(
+              saved, *read, chunks, options.plots.max_legend_entries, &survey);
           if (!lines.ok()) Fail("report", lines.status().message());
           options.plots.worker_lines = &*lines;
           if (RenderHtmlReport(*read, chunks, options).empty()) Fail("report", "empty page");

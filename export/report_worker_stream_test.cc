@@ -58,13 +58,23 @@ v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool ste
   return m;
 }
 
-// `collect report`'s way: loaded without records and, in parts, with the series cut, the
-// records and the series streamed from the files.
-std::string StreamedReport(const std::string& directory) {
+// `collect report`'s way: loaded without records and, in parts, with the series cut (and
+// surveyed as read, `survey_while_loading`), the records and the series streamed from the
+// files. `*survey_used`: the survey made while loading stood for the first pass.
+std::string StreamedReport(const std::string& directory, bool survey_while_loading,
+                           bool* survey_used) {
+  HtmlReportOptions html;
+  WorkerLinesSurvey survey(html.plots.max_legend_entries);
   LoadOptions options;
   options.chunk_records = false;
   options.chunk_info = false;
   options.whole_worker_series = !SavedInParts(directory);
+  if (survey_while_loading) {
+    options.visit_whole_worker_series = [&survey](const v1::WorkerSeries& s,
+                                                  const v1::Measurement& so_far) {
+      survey.Visit(s, so_far);
+    };
+  }
   absl::StatusOr<v1::Measurement> m = LoadMeasurement(directory, options);
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return "";
@@ -73,11 +83,11 @@ std::string StreamedReport(const std::string& directory) {
                 chunks.Add(r);
                 return absl::OkStatus();
               }).ok());
-  HtmlReportOptions html;
   absl::StatusOr<ReportWorkerLines> lines =
-      StreamReportWorkerLines(directory, *m, chunks, html.plots.max_legend_entries);
+      StreamReportWorkerLines(directory, *m, chunks, html.plots.max_legend_entries, &survey);
   EXPECT_TRUE(lines.ok()) << lines.status();
   if (!lines.ok()) return "";
+  *survey_used = survey.used();
   html.plots.worker_lines = &*lines;
   return RenderHtmlReport(*m, chunks, html);
 }
@@ -96,7 +106,14 @@ void ExpectSameReport(const v1::Measurement& run, const std::string& name, bool 
   const std::string expected = RenderHtmlReport(*whole);
   ASSERT_NE(expected.find("plot-memory"), std::string::npos);
   ASSERT_EQ(expected.find("time bins (of") != std::string::npos, binned) << name;
-  EXPECT_EQ(StreamedReport(*saved), expected) << name;
+  for (const bool survey_while_loading : {false, true}) {
+    bool survey_used = false;
+    EXPECT_EQ(StreamedReport(*saved, survey_while_loading, &survey_used), expected)
+        << name << " " << survey_while_loading;
+    // Used when made, in parts, with the start time as the plots' origin.
+    EXPECT_EQ(survey_used, survey_while_loading && in_parts && run.metadata().has_start_time())
+        << name;
+  }
 }
 
 // Above kMaxLinePoints instants: the mean band and the sums in time bins.
@@ -105,6 +122,14 @@ TEST(ReportWorkerStreamTest, CrowdedChartsInTimeBinsAreThoseOfTheWholeSeries) {
                    /*binned=*/true);
   ExpectSameReport(TrackedRun(40, 100, 1000, /*step=*/true), "binned-step", /*in_parts=*/true,
                    /*binned=*/true);
+}
+
+// Without a start time the plots' origin is the earliest instant, known only once everything
+// is read: the survey made while loading is not used, the series are read twice more.
+TEST(ReportWorkerStreamTest, WithoutAStartTimeTheSeriesAreSurveyedAfterTheLoad) {
+  v1::Measurement run = TrackedRun(40, 100, 1000, /*step=*/false);
+  run.mutable_metadata()->clear_start_time();
+  ExpectSameReport(run, "no-start", /*in_parts=*/true, /*binned=*/true);
 }
 
 // At most kMaxLinePoints instants (every worker sampled at the same instants): per instant.

@@ -465,6 +465,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   parts.chunk_records = options.chunk_records;
   parts.chunk_info = options.chunk_info;
   parts.whole_worker_series = options.whole_worker_series;
+  if (options.visit_whole_worker_series) {
+    parts.visit_whole_series = &options.visit_whole_worker_series;
+  }
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -96,6 +97,11 @@ struct LoadOptions {
   // cut series, one read): a log-only TaskVine measurement of 10^6 tasks then peaks at 15 MiB,
   // not 342 MiB (the whole steps).
   bool whole_worker_series = true;
+  // With whole_worker_series false, for a measurement saved in parts or as measurement.pb: called
+  // with each worker series whole, in order, before it is cut, and the measurement read so far
+  // (its metadata included: it is saved before the tracking). Not called for one read from
+  // measurement.json. `collect report` surveys its worker charts' series with it.
+  std::function<void(const v1::WorkerSeries&, const v1::Measurement&)> visit_whole_worker_series;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options = {});

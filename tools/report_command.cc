@@ -23,11 +23,18 @@ namespace {
 // 1.4 GB). The original's per-record chunk_info, which only stands in for records, is read
 // only when there are none. The worker series of a measurement saved in parts are cut to their
 // ends: the charts stream them (StreamReportWorkerLines); a smaller one's are read whole.
-absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, ReportChunks* chunks) {
+absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, ReportChunks* chunks,
+                                              WorkerLinesSurvey* survey) {
   LoadOptions without_records;
   without_records.chunk_records = false;
   without_records.chunk_info = false;
   without_records.whole_worker_series = !SavedInParts(directory);
+  if (!without_records.whole_worker_series) {  // the charts' first pass, as the series are read
+    without_records.visit_whole_worker_series = [survey](const v1::WorkerSeries& series,
+                                                         const v1::Measurement& read_so_far) {
+      survey->Visit(series, read_so_far);
+    };
+  }
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory, {}, without_records);
   if (!measurement.ok()) return measurement;
   if (measurement->chunks_size() > 0) {  // not ours (read whole): its records are here
@@ -53,13 +60,14 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
 ExitCode ReportCommand(const ReportConfig& config, const std::string& user_directory) {
   const std::string directory = MeasurementDirectoryFor(ResolveUserPath(user_directory));
   ReportChunks chunks;
-  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &chunks);
-  if (!measurement.ok()) return Fail(measurement.status());
-  // The worker charts read each series as it is streamed, twice, never all the samples at once
-  // (10^4 workers x 360 samples loaded whole were 170 MB).
   HtmlReportOptions options;
-  absl::StatusOr<ReportWorkerLines> worker_lines =
-      StreamReportWorkerLines(directory, *measurement, chunks, options.plots.max_legend_entries);
+  WorkerLinesSurvey survey(options.plots.max_legend_entries);
+  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &chunks, &survey);
+  if (!measurement.ok()) return Fail(measurement.status());
+  // The worker charts read each series as it is streamed, twice (the first time while loading),
+  // never all the samples at once (10^4 workers x 360 samples loaded whole were 170 MB).
+  absl::StatusOr<ReportWorkerLines> worker_lines = StreamReportWorkerLines(
+      directory, *measurement, chunks, options.plots.max_legend_entries, &survey);
   if (!worker_lines.ok()) return Fail(worker_lines.status());
   options.plots.worker_lines = &*worker_lines;
   const std::string& requested = config.html_output;

@@ -2,8 +2,10 @@
 // JSON to the HTML report: ingest (ParseChunkRecords), join (JoinChunkRecords with the engine's
 // records), repair (RepairForAggregation), aggregate (Aggregate, findings included), findings
 // (EvaluateFindings alone), save (SaveMeasurement), show (LoadMeasurement without the chunk
-// records, and the summary and findings tables) and report (LoadMeasurement without the
-// records, which ForEachChunkRecord streams into ReportChunks, then RenderHtmlReport).
+// records, the worker series cut to their ends, and the summary and findings tables) and report
+// (LoadMeasurement without the records, which ForEachChunkRecord streams into ReportChunks, and
+// with the worker series cut, which StreamReportWorkerLines streams into the worker charts,
+// then RenderHtmlReport).
 //
 //   ./bazelw run -c opt //bench:stage_benchmark -- --chunks=100000 --workers=1000
 //
@@ -52,8 +54,8 @@
 #include "bench/peak_rss.h"
 #include "export/html_report.h"
 #include "export/report_chunks.h"
+#include "export/report_worker_stream.h"
 #include "export/tables.h"
-#include "export/worker_tables.h"
 #include "ingest/coffea_json.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
@@ -297,10 +299,6 @@ int Run(const Sizes& sizes) {
           tables_only.chunk_info = false;
           tables_only.whole_worker_series = false;
           absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, tables_only);
-          if (read.ok() && !BuildWorkerTables(*read).empty()) {  // a worker left: read whole
-            tables_only.whole_worker_series = true;
-            read = LoadMeasurement(saved, tables_only);
-          }
           if (!read.ok()) Fail("show", read.status().message());
           TableOptions options;
           options.width = 100;
@@ -309,9 +307,18 @@ int Run(const Sizes& sizes) {
           if (text.empty()) Fail("show", "no tables");
         }));
   Print("report", sizes, Measure([&] {
-          LoadOptions without_records;  // as `collect report` loads it: records streamed
-          without_records.chunk_records = false;
+          LoadOptions without_records;  // as `collect report` loads it: records and series
+          without_records.chunk_records = false;  // streamed
           without_records.chunk_info = false;
+          without_records.whole_worker_series = !SavedInParts(saved);
+          HtmlReportOptions options;
+          WorkerLinesSurvey survey(options.plots.max_legend_entries);
+          if (!without_records.whole_worker_series) {
+            without_records.visit_whole_worker_series = [&survey](const v1::WorkerSeries& series,
+                                                                  const v1::Measurement& so_far) {
+              survey.Visit(series, so_far);
+            };
+          }
           absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, without_records);
           if (!read.ok()) Fail("report", read.status().message());
           ReportChunks chunks;
@@ -320,7 +327,11 @@ int Run(const Sizes& sizes) {
             return absl::OkStatus();
           });
           if (!streamed.ok()) Fail("report", streamed.message());
-          if (RenderHtmlReport(*read, chunks).empty()) Fail("report", "empty page");
+          absl::StatusOr<ReportWorkerLines> lines = StreamReportWorkerLines(
+              saved, *read, chunks, options.plots.max_legend_entries, &survey);
+          if (!lines.ok()) Fail("report", lines.status().message());
+          options.plots.worker_lines = &*lines;
+          if (RenderHtmlReport(*read, chunks, options).empty()) Fail("report", "empty page");
         }));
   return 0;
 }

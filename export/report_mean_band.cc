@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "export/report_gantt.h"
 #include "export/report_plots.h"
@@ -15,70 +15,6 @@
 namespace roastcoffea {
 namespace export_internal {
 namespace {
-
-// Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
-// series counts with the value it holds from its first to its last point, a SAMPLED one at its
-// own points. The instants are one sorted vector and the figures running totals per instant,
-// added in series order. For at most kMaxLinePoints instants (MeanBandInBins above that).
-LineSeries MeanBandAtInstants(const std::vector<LineSeries>& series, bool sum) {
-  std::vector<double> xs;
-  for (const LineSeries& s : series) xs.insert(xs.end(), s.x.begin(), s.x.end());
-  std::sort(xs.begin(), xs.end());
-  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  std::vector<double> total(xs.size(), 0.0), low(xs.size()), high(xs.size());
-  std::vector<uint32_t> count(xs.size(), 0);
-  const auto add = [&](size_t at, double y) {
-    if (!std::isfinite(y)) return;
-    total[at] += y;
-    low[at] = count[at] == 0 ? y : std::min(low[at], y);
-    high[at] = count[at] == 0 ? y : std::max(high[at], y);
-    ++count[at];
-  };
-  const auto index_of = [&xs](double x) {
-    return static_cast<size_t>(std::lower_bound(xs.begin(), xs.end(), x) - xs.begin());
-  };
-  bool all_step = true;
-  for (const LineSeries& s : series) {
-    if (s.x.empty()) continue;
-    if (!s.step) {
-      all_step = false;
-      // A binary search per point: walking forward would cross every other worker's instants.
-      for (size_t i = 0; i < s.x.size(); ++i) add(index_of(s.x[i]), s.y[i]);
-      continue;
-    }
-    size_t k = 0;
-    for (size_t at = index_of(s.x.front()); at < xs.size() && xs[at] <= s.x.back(); ++at) {
-      while (k < s.x.size() && s.x[k] <= xs[at]) ++k;
-      add(at, s.y[k - 1]);
-    }
-  }
-  LineSeries out;
-  out.name = sum ? "Sum over workers" : "Mean";
-  out.band_name = "Min-Max Range";
-  out.step = all_step;
-  out.fill = sum;
-  for (size_t at = 0; at < xs.size(); ++at) {
-    if (count[at] == 0) continue;
-    out.x.push_back(xs[at]);
-    out.y.push_back(sum ? total[at] : total[at] / static_cast<double>(count[at]));
-    if (sum) continue;
-    out.band_low.push_back(low[at]);
-    out.band_high.push_back(high[at]);
-  }
-  return out;
-}
-
-// More than kMaxLinePoints distinct instants across the series (counting stops there).
-bool ManyInstants(const std::vector<LineSeries>& series) {
-  absl::flat_hash_set<double> instants;
-  for (const LineSeries& s : series) {
-    for (double x : s.x) {
-      instants.insert(x);
-      if (instants.size() > kMaxLinePoints) return true;
-    }
-  }
-  return false;
-}
 
 // Per time bin, the figures of the series that have values in it: the sum of their means
 // there, their count, the lowest and the highest value. One series is added at a time, its
@@ -186,68 +122,167 @@ void AddStepSeries(const LineSeries& s, const TimeBins& bins, SeriesBins* out) {
   out->Add(bins.Of(s.x.back()), s.y.back(), 0);
 }
 
-// MeanBandAtInstants for series with more than kMaxLinePoints distinct instants (10^4 workers
-// sampled microseconds apart: 3.6 x 10^6), binned first, never holding every instant: in
-// kMaxLinePoints equal time bins, each series counts with its mean in the bin (a STEP series,
-// or any in a sum: the time-weighted mean of what it holds there; a SAMPLED one: of its samples
-// there); a bin's figure is the mean (or the sum) of those means and the lowest low and highest
-// high, drawn at the bin's start, with a closing point at the last instant. For the mean of
-// samples at distinct instants, at most one per series and bin, these are the per-instant
-// figures averaged per bin, as before. O(samples + spanned bins per series). Said in `note`.
-LineSeries MeanBandInBins(const std::vector<LineSeries>& series, bool sum, std::string* note) {
-  double low = std::numeric_limits<double>::infinity(), high = -low;
-  int64_t samples = 0;
-  bool all_step = true;
-  for (const LineSeries& s : series) {
-    if (s.x.empty()) continue;
-    all_step = all_step && s.step;
-    samples += static_cast<int64_t>(s.x.size());
-    for (double x : s.x) low = std::min(low, x), high = std::max(high, x);
+}  // namespace
+
+void MeanBandSurvey::Add(const LineSeries& s) {
+  if (s.x.empty()) return;
+  all_step_ = all_step_ && s.step;
+  samples_ += static_cast<int64_t>(s.x.size());
+  for (double x : s.x) {
+    low_ = std::min(low_, x), high_ = std::max(high_, x);
+    if (many_) continue;
+    instants_.insert(x);
+    if (instants_.size() > kMaxLinePoints) many_ = true, instants_ = {};
   }
-  const TimeBins bins{low, (high - low) / static_cast<double>(kMaxLinePoints), kMaxLinePoints};
-  SeriesBins figures(bins.bins, /*band=*/!sum);
-  for (const LineSeries& s : series) {
-    if (s.x.empty()) continue;
+}
+
+// Mean and min-max (or the sum) across the series at every instant any of them has: a STEP
+// series counts with the value it holds from its first to its last point, a SAMPLED one at its
+// own points. The instants are one sorted vector and the figures running totals per instant,
+// added in series order. For at most kMaxLinePoints instants (MeanBandInBins above that).
+class MeanBandBuilder::AtInstants {
+ public:
+  explicit AtInstants(const absl::flat_hash_set<double>& instants)
+      : xs_(instants.begin(), instants.end()) {
+    std::sort(xs_.begin(), xs_.end());
+    total_.assign(xs_.size(), 0.0), low_.resize(xs_.size()), high_.resize(xs_.size());
+    count_.assign(xs_.size(), 0);
+  }
+
+  void Add(const LineSeries& s) {
+    if (s.x.empty()) return;
+    if (!s.step) {
+      // A binary search per point: walking forward would cross every other worker's instants.
+      for (size_t i = 0; i < s.x.size(); ++i) Add(IndexOf(s.x[i]), s.y[i]);
+      return;
+    }
+    size_t k = 0;
+    for (size_t at = IndexOf(s.x.front()); at < xs_.size() && xs_[at] <= s.x.back(); ++at) {
+      while (k < s.x.size() && s.x[k] <= xs_[at]) ++k;
+      Add(at, s.y[k - 1]);
+    }
+  }
+
+  void Finish(bool sum, LineSeries* out) const {
+    for (size_t at = 0; at < xs_.size(); ++at) {
+      if (count_[at] == 0) continue;
+      out->x.push_back(xs_[at]);
+      out->y.push_back(sum ? total_[at] : total_[at] / static_cast<double>(count_[at]));
+      if (sum) continue;
+      out->band_low.push_back(low_[at]);
+      out->band_high.push_back(high_[at]);
+    }
+  }
+
+ private:
+  size_t IndexOf(double x) const {
+    return static_cast<size_t>(std::lower_bound(xs_.begin(), xs_.end(), x) - xs_.begin());
+  }
+  void Add(size_t at, double y) {
+    if (!std::isfinite(y)) return;
+    total_[at] += y;
+    low_[at] = count_[at] == 0 ? y : std::min(low_[at], y);
+    high_[at] = count_[at] == 0 ? y : std::max(high_[at], y);
+    ++count_[at];
+  }
+
+  std::vector<double> xs_, total_, low_, high_;
+  std::vector<uint32_t> count_;
+};
+
+// For series with more than kMaxLinePoints distinct instants (10^4 workers sampled microseconds
+// apart: 3.6 x 10^6), binned, never holding every instant: in kMaxLinePoints equal time bins,
+// each series counts with its mean in the bin (a STEP series, or any in a sum: the time-weighted
+// mean of what it holds there; a SAMPLED one: of its samples there); a bin's figure is the mean
+// (or the sum) of those means and the lowest low and highest high, drawn at the bin's start, with
+// a closing point at the last instant. For the mean of samples at distinct instants, at most one
+// per series and bin, these are the per-instant figures averaged per bin. O(samples + spanned
+// bins per series). Said in the note.
+class MeanBandBuilder::InBins {
+ public:
+  InBins(double low, double high, bool sum)
+      : bins_{low, (high - low) / static_cast<double>(kMaxLinePoints), kMaxLinePoints},
+        figures_(bins_.bins, /*band=*/!sum) {}
+
+  void Add(const LineSeries& s, bool sum) {
+    if (s.x.empty()) return;
     // A sum needs every worker's value in every bin: a sample holds until the next one (the
     // sum at an instant would count only the workers sampled at that very instant).
     if (s.step || sum) {
-      AddStepSeries(s, bins, &figures);
+      AddStepSeries(s, bins_, &figures_);
     } else {
-      for (size_t i = 0; i < s.x.size(); ++i) figures.Add(bins.Of(s.x[i]), s.y[i], 0);
+      for (size_t i = 0; i < s.x.size(); ++i) figures_.Add(bins_.Of(s.x[i]), s.y[i], 0);
     }
-    figures.Close();
+    figures_.Close();
   }
-  figures.Finish();
+
+  void Finish(bool sum, double high, LineSeries* out) {
+    figures_.Finish();
+    for (size_t bin = 0; bin < bins_.bins; ++bin) {
+      if (figures_.count[bin] == 0) continue;
+      out->x.push_back(bins_.Start(bin));
+      out->y.push_back(sum ? figures_.total[bin]
+                           : figures_.total[bin] / static_cast<double>(figures_.count[bin]));
+      if (sum) continue;
+      out->band_low.push_back(figures_.low[bin]);
+      out->band_high.push_back(figures_.high[bin]);
+    }
+    if (out->x.empty()) return;
+    out->x.push_back(high);  // closes the last bin
+    out->y.push_back(out->y.back());
+    if (!sum) {
+      out->band_low.push_back(out->band_low.back());
+      out->band_high.push_back(out->band_high.back());
+    }
+  }
+
+ private:
+  TimeBins bins_;
+  SeriesBins figures_;
+};
+
+MeanBandBuilder::MeanBandBuilder(const MeanBandSurvey& survey, bool sum)
+    : sum_(sum), all_step_(survey.all_step_), high_(survey.high_), samples_(survey.samples_) {
+  if (survey.many_) {
+    in_bins_ = std::make_unique<InBins>(survey.low_, survey.high_, sum);
+  } else {
+    at_instants_ = std::make_unique<AtInstants>(survey.instants_);
+  }
+}
+
+MeanBandBuilder::~MeanBandBuilder() = default;
+
+void MeanBandBuilder::Add(const LineSeries& s) {
+  if (in_bins_ != nullptr) {
+    in_bins_->Add(s, sum_);
+  } else {
+    at_instants_->Add(s);
+  }
+}
+
+LineSeries MeanBandBuilder::Finish(std::string* note) {
   LineSeries out;
-  out.name = sum ? "Sum over workers" : "Mean";
+  out.name = sum_ ? "Sum over workers" : "Mean";
   out.band_name = "Min-Max Range";
-  out.step = all_step;
-  out.fill = sum;
-  for (size_t bin = 0; bin < bins.bins; ++bin) {
-    if (figures.count[bin] == 0) continue;
-    out.x.push_back(bins.Start(bin));
-    out.y.push_back(sum ? figures.total[bin]
-                        : figures.total[bin] / static_cast<double>(figures.count[bin]));
-    if (sum) continue;
-    out.band_low.push_back(figures.low[bin]);
-    out.band_high.push_back(figures.high[bin]);
+  out.step = all_step_;
+  out.fill = sum_;
+  if (at_instants_ != nullptr) {
+    at_instants_->Finish(sum_, &out);
+    return out;
   }
+  in_bins_->Finish(sum_, high_, &out);
   if (out.x.empty()) return out;
-  out.x.push_back(high);  // closes the last bin
-  out.y.push_back(out.y.back());
-  if (!sum) {
-    out.band_low.push_back(out.band_low.back());
-    out.band_high.push_back(out.band_high.back());
-  }
   absl::StrAppend(note, note->empty() ? "" : " ", "Averaged in ", kMaxLinePoints, " time bins (of ",
-                  ThousandsText(samples), " samples).");
+                  ThousandsText(samples_), " samples).");
   return out;
 }
 
-}  // namespace
-
 LineSeries MeanBand(const std::vector<LineSeries>& series, bool sum, std::string* note) {
-  return ManyInstants(series) ? MeanBandInBins(series, sum, note) : MeanBandAtInstants(series, sum);
+  MeanBandSurvey survey;
+  for (const LineSeries& s : series) survey.Add(s);
+  MeanBandBuilder band(survey, sum);
+  for (const LineSeries& s : series) band.Add(s);
+  return band.Finish(note);
 }
 
 }  // namespace export_internal

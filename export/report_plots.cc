@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "aggregation/worker_names.h"
 #include "export/report_gantt.h"
 #include "export/report_mean_band.h"
+#include "export/report_worker_lines.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
 
@@ -32,6 +34,7 @@ struct Context {
   const ReportChunks& chunks;
   const ReportPlotOptions& options;
   int64_t origin_unix_ns;
+  const ReportWorkerLines* workers = nullptr;  // the per-worker charts' lines
   // One time range for every time axis, so that the plots of the grid line up.
   double time_low = 0;
   double time_high = 0;
@@ -108,110 +111,25 @@ bool AllEqual(const std::vector<double>& values) {
   return true;
 }
 
-// Sample indices of a worker series in time order; samples sharing an instant keep their
-// stored order (for a STEP series, the order of its changes).
-std::vector<int> TimeOrder(const v1::WorkerSeries& worker) {
-  std::vector<int> order(static_cast<size_t>(worker.time_unix_ns_size()));
-  for (int i = 0; i < worker.time_unix_ns_size(); ++i) order[static_cast<size_t>(i)] = i;
-  // Samples are nearly always stored in time order: checked in one pass, not sorted again.
-  if (std::is_sorted(worker.time_unix_ns().begin(), worker.time_unix_ns().end())) return order;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int a, int b) { return worker.time_unix_ns(a) < worker.time_unix_ns(b); });
-  return order;
-}
-
-using Value = double (*)(const v1::WorkerSeries&, int);
-using Has = bool (*)(const v1::WorkerSeries&);
-
-bool HasMemory(const v1::WorkerSeries& w) {
-  return w.memory_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasCpu(const v1::WorkerSeries& w) {
-  return w.cpu_percent_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasOccupancy(const v1::WorkerSeries& w) {
-  return w.occupancy_seconds_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasExecuting(const v1::WorkerSeries& w) {
-  return w.executing_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasActive(const v1::WorkerSeries& w) {
-  return w.active_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-double MemoryMiB(const v1::WorkerSeries& w, int i) { return w.memory_bytes(i) / kMiB; }
-double Cpu(const v1::WorkerSeries& w, int i) { return w.cpu_percent(i); }
-double Occupancy(const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); }
-double Executing(const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); }
-double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
-
-// One series per worker with `has`, drawn as its kind says. Workers whose series are identical
-// (threads of one process report the process's numbers) are merged into one, named for all.
-std::vector<LineSeries> PerWorker(const Context& context, Value value, Has has) {
-  std::vector<LineSeries> out;
-  std::vector<int> merged;                                   // per series: workers merged into it
-  absl::flat_hash_map<size_t, std::vector<size_t>> by_hash;  // by points: linear, not pairwise
-  for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
-    if (!has(worker)) continue;
-    LineSeries series;
-    series.name = worker.worker();
-    series.step = IsStep(worker.kind());
-    for (int i : TimeOrder(worker)) {
-      series.x.push_back(SecondsSince(context.origin_unix_ns, worker.time_unix_ns(i)));
-      series.y.push_back(value(worker, i));
-    }
-    std::vector<size_t>& candidates = by_hash[absl::HashOf(series.x, series.y, series.step)];
-    const auto same = std::find_if(candidates.begin(), candidates.end(), [&](size_t s) {
-      return out[s].x == series.x && out[s].y == series.y && out[s].step == series.step;
-    });
-    if (same != candidates.end()) {
-      ++merged[*same];
-      continue;
-    }
-    candidates.push_back(out.size());
-    out.push_back(std::move(series));
-    merged.push_back(1);
-  }
-  for (size_t s = 0; s < out.size(); ++s) {
-    if (merged[s] > 1) out[s].name = absl::StrCat(merged[s], " workers, same series");
-  }
-  return out;
-}
-
-bool Constant(const std::vector<LineSeries>& series, double* value) {
-  bool first = true;
-  for (const LineSeries& s : series) {
-    for (double y : s.y) {
-      if (first) *value = y;
-      if (y != *value) return false;
-      first = false;
-    }
-  }
-  return !first;
-}
-
 // Per-worker lines up to the legend's size; above it the mean and min-max band, or the sum
-// over workers for counts (`sum_when_crowded`: 183 workers running 0 or 1 task read best as
-// the number of tasks running). Constant data becomes a sentence.
-void WorkerChart(const Context& context, ReportPlot* plot, Value value, Has has,
-                 const std::string& y_label, const std::string& what, const std::string& unit,
-                 bool sum_when_crowded = false) {
-  std::vector<LineSeries> series = PerWorker(context, value, has);
-  if (series.empty()) return;
-  double constant = 0;
-  if (Constant(series, &constant)) {
-    plot->note =
-        absl::StrCat(what, ": ", Number(constant), unit, " for every worker at every sample (",
-                     series.size(), series.size() == 1 ? " series)." : " series).");
+// over workers for counts (183 workers running 0 or 1 task read best as the number of tasks
+// running): export/report_worker_lines.h. Constant data becomes a sentence.
+void WorkerChart(const Context& context, ReportPlot* plot, WorkerFigure figure,
+                 const std::string& y_label, const std::string& what, const std::string& unit) {
+  const WorkerLines& lines = context.workers->lines(figure);
+  if (lines.series == 0) return;
+  if (lines.constant) {
+    plot->note = absl::StrCat(what, ": ", Number(lines.constant_value), unit,
+                              " for every worker at every sample (", lines.series,
+                              lines.series == 1 ? " series)." : " series).");
     return;
   }
-  LineChart chart{Frame(*plot, kTime, y_label, context), false, {}};
-  if (series.size() > context.options.max_legend_entries) {
-    plot->note = sum_when_crowded
-                     ? absl::StrCat("The sum over ", series.size(), " workers.")
-                     : absl::StrCat("Mean and range across ", series.size(), " workers.");
-    chart.series.push_back(export_internal::MeanBand(series, sum_when_crowded, &plot->note));
-  } else {
-    chart.series = std::move(series);
+  LineChart chart{Frame(*plot, kTime, y_label, context), false, lines.lines};
+  if (lines.band) {
+    plot->note = figure == WorkerFigure::kExecuting || figure == WorkerFigure::kActive
+                     ? absl::StrCat("The sum over ", lines.series, " workers.")
+                     : absl::StrCat("Mean and range across ", lines.series, " workers.");
+    absl::StrAppend(&plot->note, lines.note.empty() ? "" : " ", lines.note);
   }
   plot->svg = RenderLineChart(chart);
 }
@@ -244,30 +162,15 @@ void WorkerCount(const Context& context, ReportPlot* plot) {
 }
 
 void Memory(const Context& context, ReportPlot* plot) {
-  std::vector<LineSeries> series = PerWorker(context, MemoryMiB, HasMemory);
-  if (series.empty()) return;
-  double peak = 0;
-  double x_low = series.front().x.front();
-  double x_high = x_low;
-  for (const LineSeries& s : series) {
-    for (double y : s.y) peak = std::max(peak, y);
-    x_low = std::min(x_low, s.x.front());
-    x_high = std::max(x_high, s.x.back());
-  }
+  const WorkerLines& lines = context.workers->lines(WorkerFigure::kMemory);
+  if (lines.series == 0) return;
+  const double peak = lines.peak, x_low = lines.x_low, x_high = lines.x_high;
   // The limits the workers report (their last, > 0), drawn when they are on the plot's scale.
-  std::set<double> limits;
-  for (const v1::WorkerSeries& worker : context.measurement.tracking().workers()) {
-    if (worker.memory_limit_bytes_size() > 0 &&
-        worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) > 0) {
-      limits.insert(worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) / kMiB);
-    }
-  }
-  LineChart chart{Frame(*plot, kTime, "Resident Memory (MiB)", context), false, {}};
-  if (series.size() > context.options.max_legend_entries) {
-    plot->note = absl::StrCat("Mean and range across ", series.size(), " workers.");
-    chart.series.push_back(export_internal::MeanBand(series, /*sum=*/false, &plot->note));
-  } else {
-    chart.series = std::move(series);
+  const std::set<double>& limits = context.workers->memory_limits_mib();
+  LineChart chart{Frame(*plot, kTime, "Resident Memory (MiB)", context), false, lines.lines};
+  if (lines.band) {
+    plot->note = absl::StrCat("Mean and range across ", lines.series, " workers.");
+    absl::StrAppend(&plot->note, lines.note.empty() ? "" : " ", lines.note);
   }
   if (!limits.empty()) {
     const double limit = *limits.rbegin();
@@ -292,34 +195,24 @@ void Memory(const Context& context, ReportPlot* plot) {
 }
 
 void CpuPlot(const Context& context, ReportPlot* plot) {
-  WorkerChart(context, plot, Cpu, HasCpu, "CPU Utilization (% of one core)", "CPU utilization",
-              " %");
+  WorkerChart(context, plot, WorkerFigure::kCpu, "CPU Utilization (% of one core)",
+              "CPU utilization", " %");
 }
 void OccupancyPlot(const Context& context, ReportPlot* plot) {
-  WorkerChart(context, plot, Occupancy, HasOccupancy, "Occupancy (seconds of queued work)",
+  WorkerChart(context, plot, WorkerFigure::kOccupancy, "Occupancy (seconds of queued work)",
               "Occupancy", " s");
 }
 void ExecutingPlot(const Context& context, ReportPlot* plot) {
-  WorkerChart(context, plot, Executing, HasExecuting, "Number of Executing Tasks",
-              "Executing tasks", "", /*sum_when_crowded=*/true);
+  WorkerChart(context, plot, WorkerFigure::kExecuting, "Number of Executing Tasks",
+              "Executing tasks", "");
 }
 void ActivePlot(const Context& context, ReportPlot* plot) {
-  bool any = false;
-  bool same = true;
-  for (const v1::WorkerSeries& w : context.measurement.tracking().workers()) {
-    if (!HasActive(w)) continue;
-    any = true;
-    for (int i = 0; i < w.active_tasks_size() && same; ++i) {
-      same = HasExecuting(w) && w.active_tasks(i) == w.executing_tasks(i);
-    }
-  }
-  if (!any) return;
-  if (same) {
+  if (!context.workers->any_active()) return;
+  if (context.workers->active_equals_executing()) {
     plot->note = "No task waited on a worker: active tasks equal executing tasks at every sample.";
     return;
   }
-  WorkerChart(context, plot, Active, HasActive, "Number of Active Tasks", "Active tasks", "",
-              /*sum_when_crowded=*/true);
+  WorkerChart(context, plot, WorkerFigure::kActive, "Number of Active Tasks", "Active tasks", "");
 }
 
 void ChunkGantt(const Context& context, ReportPlot* plot) {
@@ -665,6 +558,13 @@ std::vector<ReportPlot> BuildReportPlots(const v1::Measurement& measurement,
                                          const ReportPlotOptions& options) {
   Context context{measurement, chunks, options,
                   TimelineOriginUnixNs(measurement, chunks.timeline())};
+  std::optional<ReportWorkerLines> own_lines;
+  context.workers = options.worker_lines;
+  if (context.workers == nullptr) {
+    own_lines.emplace(
+        ReportWorkerLinesOf(measurement, context.origin_unix_ns, options.max_legend_entries));
+    context.workers = &*own_lines;
+  }
   SetTimeRange(&context);
   std::vector<ReportPlot> plots;
   for (const PlotSpec& spec : kPlots) {

@@ -18,6 +18,8 @@
 
 namespace roastcoffea {
 
+class ReportWorkerLines;
+
 struct ReportPlot {
   std::string id;     // stable, e.g. "worker-count"; unique within a report
   std::string title;  // the chart's title, e.g. "Worker Count Over Time"
@@ -32,6 +34,10 @@ struct ReportPlotOptions {
   // Per-worker charts draw a legend up to this many workers, then say "Showing N workers"
   // (and the memory and CPU charts show the mean and min-max across workers instead).
   size_t max_legend_entries = 10;
+  // The per-worker charts' lines made beforehand, with the same origin and max_legend_entries
+  // (`collect report` streams them from a saved run: export/report_worker_lines.h); null: made
+  // from the measurement's tracking.
+  const ReportWorkerLines* worker_lines = nullptr;
 };
 
 // Scatter plots draw at most this many points (every k-th chunk above it, said in the note).

@@ -1,5 +1,6 @@
 #include "export/report_plots.h"
 
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -362,6 +363,30 @@ TEST(BuildReportPlotsTest, ManyWorkerThreadsShareGanttRows) {
   }
   EXPECT_EQ(rows, kMaxGanttRows);
   EXPECT_TRUE(absl::StrContains(gantt->svg, "rows of 4 worker threads"));
+}
+
+// Workers are one series when their points are equal as numbers: 0.0 and -0.0 alike; a NaN
+// equals nothing (found by fingerprints: export/report_worker_lines.h).
+TEST(BuildReportPlotsTest, EqualSeriesAreEqualAsNumbers) {
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  const auto run = [&](double second_value) {
+    v1::Measurement m;
+    for (const char* name : {"a", "b", "c"}) {
+      v1::WorkerSeries& w = *m.mutable_tracking()->add_workers();
+      w.set_worker(name);
+      for (int i = 0; i < 4; ++i) {
+        w.add_time_unix_ns(kT0 + i * 1'000'000'000LL);
+        w.add_cpu_percent(i == 1 ? (name[0] == 'b' ? second_value : 0.0) : 10.0 * i + 1);
+      }
+    }
+    const std::vector<ReportPlot> plots = BuildReportPlots(m);
+    const ReportPlot* cpu = Find(plots, "cpu");
+    return cpu == nullptr ? std::string() : cpu->svg;
+  };
+  EXPECT_TRUE(absl::StrContains(run(-0.0), "3 workers, same series"));
+  const std::string with_nan = run(std::nan(""));
+  EXPECT_TRUE(absl::StrContains(with_nan, "2 workers, same series")) << with_nan;
+  EXPECT_TRUE(absl::StrContains(with_nan, "data-series=\"b\"")) << with_nan;
 }
 
 }  // namespace

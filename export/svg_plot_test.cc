@@ -1,12 +1,15 @@
 #include "export/svg_plot.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -230,6 +233,42 @@ std::vector<double> BarHeights(const std::string& svg) {
     heights.push_back(std::stod(svg.substr(h, svg.find('"', h) - h)));
   }
   return heights;
+}
+
+// Above 2^16 values the histogram sorts them by their bits (negatives, zeros of both signs,
+// fractions): the mean, the median and the bars are those std::sort gives.
+TEST(RenderHistogramTest, ManyValuesGiveTheMeanMedianAndBarsOfTheSortedValues) {
+  HistogramChart chart;
+  chart.bins = 4;
+  chart.value_unit = "s";
+  uint64_t state = 88172645463325252ull;
+  for (int i = 0; i < 100001; ++i) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;  // xorshift64
+    const double v = static_cast<double>(state % 20000) * 0.37 - 3000;
+    chart.values.push_back(i % 1000 == 0 ? (i % 2000 == 0 ? -0.0 : 0.0) : v);
+  }
+  std::vector<double> sorted = chart.values;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0;
+  for (double v : sorted) sum += v;
+  const std::string svg = RenderHistogram(chart);
+  ExpectWellFormed(svg);
+  EXPECT_TRUE(absl::StrContains(
+      svg, absl::StrFormat(">Mean: %.2fs</text>", sum / static_cast<double>(sorted.size()))))
+      << svg;
+  EXPECT_TRUE(
+      absl::StrContains(svg, absl::StrFormat(">Median: %.2fs</text>", sorted[sorted.size() / 2])))
+      << svg;
+  std::vector<double> counts(4, 0);
+  for (double v : sorted) {
+    ++counts[static_cast<size_t>(std::clamp(
+        static_cast<int>((v - sorted.front()) / (sorted.back() - sorted.front()) * 4), 0, 3))];
+  }
+  const std::vector<double> heights = BarHeights(svg);
+  ASSERT_EQ(heights.size(), 4u);
+  for (size_t b = 1; b < 4; ++b) {
+    EXPECT_NEAR(heights[b] / heights[0], counts[b] / counts[0], 0.01) << b;
+  }
 }
 
 TEST(RenderHistogramTest, WideRangeGetsLogBinsAndAxis) {

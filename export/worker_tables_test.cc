@@ -1,6 +1,9 @@
 #include "export/worker_tables.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "export/flat_formats.h"
@@ -8,6 +11,7 @@
 #include "export/tables.h"
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
+#include "store/worker_series_ends.h"
 
 namespace roastcoffea {
 namespace {
@@ -141,6 +145,68 @@ TEST(WorkerTablesTest, FlatRowsAreCappedWithACountOfTheRest) {
     listed += row.key.size() > 13 && row.key.substr(row.key.size() - 13) == ".left_seconds";
   }
   EXPECT_EQ(listed, kMaxWorkerRows);
+}
+
+// A random engine run: a queue and up to 6 workers whose steps tie at instants, some without a
+// slot or a task, some with last-message times; now and then a series the cut keeps whole
+// (fractional cores, instants out of order, a last-message column not one per row).
+v1::Measurement RandomRun(std::mt19937& rng) {
+  const auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  v1::Measurement m;
+  v1::TrackingData& tracking = *m.mutable_tracking();
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  for (int t = 0, points = 1 + pick(4); points > 0; --points, t += 1 + pick(6)) {
+    tracking.add_worker_count_time_unix_ns(At(t));
+    tracking.add_worker_count(2);
+    tracking.add_queued_chunks(pick(3));
+  }
+  for (int w = 0, workers = 1 + pick(6); w < workers; ++w) {
+    v1::WorkerSeries& s = *tracking.add_workers();
+    s.set_worker(absl::StrCat("w", w));
+    s.set_kind(pick(10) == 0 ? v1::SERIES_KIND_SAMPLED : v1::SERIES_KIND_STEP);
+    const bool last_seen = pick(10) < 7;
+    for (int t = pick(10), rows = 1 + pick(12); rows > 0; --rows, t += pick(5) / 2 * pick(4)) {
+      s.add_time_unix_ns(At(t));
+      s.add_cores(pick(20) == 0 ? 0.5 : std::vector<double>{0, 0, 1, 2, 4}[pick(5)]);
+      s.add_executing_tasks(std::max(0, pick(4) - 1));
+      if (last_seen) s.add_last_seen_unix_seconds(1e-9 * static_cast<double>(At(pick(30))));
+    }
+    if (last_seen && pick(20) == 0) s.mutable_last_seen_unix_seconds()->RemoveLast();
+    if (s.time_unix_ns_size() > 1 && pick(20) == 0) s.mutable_time_unix_ns()->SwapElements(0, 1);
+  }
+  return m;
+}
+
+// `collect show` reads each series cut to its ends, once: the departures table and its flat
+// rows must be what the whole series give (when workers left, and from when they are counted).
+TEST(WorkerTablesTest, SeriesCutToTheirEndsGiveTheSameTableAsWholeOnes) {
+  std::mt19937 rng(2511);
+  int tables_seen = 0, series_cut = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const v1::Measurement whole = RandomRun(rng);
+    v1::Measurement cut = whole;
+    for (v1::WorkerSeries& s : *cut.mutable_tracking()->mutable_workers()) {
+      const int rows = s.time_unix_ns_size();
+      CutWorkerSeriesToEnds(&s);
+      series_cut += s.time_unix_ns_size() < rows;
+    }
+    const std::vector<SummaryTable> expected = BuildWorkerTables(whole);
+    const std::vector<SummaryTable> got = BuildWorkerTables(cut);
+    ASSERT_EQ(got.size(), expected.size()) << "trial " << trial;
+    if (expected.empty()) continue;
+    ++tables_seen;
+    EXPECT_EQ(got[0].rows, expected[0].rows) << "trial " << trial;
+    const std::vector<FlatMetric> want = WorkerFlatMetrics(whole);
+    const std::vector<FlatMetric> have = WorkerFlatMetrics(cut);
+    ASSERT_EQ(have.size(), want.size()) << "trial " << trial;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(have[i].key, want[i].key) << "trial " << trial;
+      EXPECT_EQ(have[i].value, want[i].value) << "trial " << trial << " " << want[i].key;
+    }
+  }
+  // The random runs do exercise the cut and the table.
+  EXPECT_GT(tables_seen, 400);
+  EXPECT_GT(series_cut, 2000);
 }
 
 }  // namespace

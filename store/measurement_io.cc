@@ -465,6 +465,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   parts.chunk_records = options.chunk_records;
   parts.chunk_info = options.chunk_info;
   parts.whole_worker_series = options.whole_worker_series;
+  if (options.visit_whole_worker_series) {
+    parts.visit_whole_series = &options.visit_whole_worker_series;
+  }
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
@@ -513,6 +516,31 @@ absl::Status ForEachChunkRecord(absl::string_view directory,
   if (!measurement.ok()) return measurement.status();
   for (const v1::ChunkRecord& record : measurement->chunks()) {
     if (absl::Status visited = visit(record); !visited.ok()) return visited;
+  }
+  return absl::OkStatus();
+}
+
+bool SavedInParts(absl::string_view directory) {
+  return access(JoinPath(StripTrailingSlashes(directory), kPartsFile).c_str(), F_OK) == 0;
+}
+
+absl::Status ForEachWorkerSeries(absl::string_view directory,
+                                 absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
+  const std::string path = StripTrailingSlashes(directory);
+  absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path);
+  if (!version.ok()) return version.status();
+  if (const std::string parts_path = JoinPath(path, kPartsFile);
+      access(parts_path.c_str(), F_OK) == 0) {
+    return store_internal::ForEachWorkerSeriesInParts(parts_path, visit);
+  }
+  // One file of at most 64 MiB in binary (larger ones are saved in parts): read whole.
+  LoadOptions without_records;
+  without_records.chunk_records = false;
+  without_records.chunk_info = false;
+  absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(path, without_records);
+  if (!measurement.ok()) return measurement.status();
+  for (const v1::WorkerSeries& series : measurement->tracking().workers()) {
+    if (absl::Status visited = visit(series); !visited.ok()) return visited;
   }
   return absl::OkStatus();
 }

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -91,10 +92,16 @@ struct LoadOptions {
   // metrics and the report's plots read) is skipped too.
   bool chunk_info = true;
   // False: each worker series of the tracking is cut to its ends while read
-  // (store/worker_series_ends.h), for readers of whether workers left with tasks and nothing else
-  // of the series (`collect show`'s tables): a log-only TaskVine measurement of 10^6 tasks then
-  // peaks at 15 MiB, not 342 MiB (the whole steps).
+  // (store/worker_series_ends.h), for readers of how workers left with tasks and nothing else
+  // of the series (`collect show`'s tables, the "Workers That Left" table included: exact on the
+  // cut series, one read): a log-only TaskVine measurement of 10^6 tasks then peaks at 15 MiB,
+  // not 342 MiB (the whole steps).
   bool whole_worker_series = true;
+  // With whole_worker_series false, for a measurement saved in parts or as measurement.pb: called
+  // with each worker series whole, in order, before it is cut, and the measurement read so far
+  // (its metadata included: it is saved before the tracking). Not called for one read from
+  // measurement.json. `collect report` surveys its worker charts' series with it.
+  std::function<void(const v1::WorkerSeries&, const v1::Measurement&)> visit_whole_worker_series;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options = {});
@@ -107,6 +114,20 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
 // LoadMeasurement's; an error of `visit` stops the reading and is returned.
 absl::Status ForEachChunkRecord(absl::string_view directory,
                                 absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
+
+// Whether the measurement in `directory` is saved in parts (measurement.pbs: over 64 MiB in
+// binary), the form whose readers should stream what they can (ForEachChunkRecord,
+// ForEachWorkerSeries) rather than load it; false for anything else, a missing directory too.
+bool SavedInParts(absl::string_view directory);
+
+// Calls `visit` with each worker series of the measurement's tracking in `directory`, in the
+// saved order, for readers that must see every sample but not hold them (`collect report`'s
+// worker charts, export/report_worker_lines.h): a measurement saved in parts is read one series
+// at a time, its records passed over; a measurement.pb or .json (at most 64 MiB in binary) is
+// loaded whole (without its records) first. The series passed is valid only during the call.
+// Errors as LoadMeasurement's; an error of `visit` stops the reading and is returned.
+absl::Status ForEachWorkerSeries(absl::string_view directory,
+                                 absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
 
 // A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
 // resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).

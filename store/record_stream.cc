@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <string>
 
 #include "google/protobuf/io/coded_stream.h"
@@ -40,7 +41,70 @@ bool VisitPart(google::protobuf::io::CodedInputStream& coded, v1::ChunkRecord& r
   return coded.ConsumedEntireMessage();
 }
 
+// One length-delimited message of type T at `coded` (its length next) to `visit`, parsed into
+// `message`. False when the bytes do not parse; `visit`'s error in `*visit_status`.
+template <typename T>
+bool VisitMessage(google::protobuf::io::CodedInputStream& coded, T& message,
+                  absl::FunctionRef<absl::Status(const T&)> visit, absl::Status* visit_status) {
+  uint32_t size = 0;
+  if (!coded.ReadVarint32(&size)) return false;
+  const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  message.Clear();
+  const bool parsed = message.MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage() &&
+                      coded.BytesUntilLimit() == 0;
+  coded.PopLimit(limit);
+  if (parsed) *visit_status = visit(message);
+  return parsed;
+}
+
+// The worker series of the tracking (its length next in `coded`) to `visit`.
+bool VisitTracking(google::protobuf::io::CodedInputStream& coded, v1::WorkerSeries& series,
+                   absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit,
+                   absl::Status* visit_status) {
+  constexpr uint32_t kWorkersTag = WireFormatLite::MakeTag(
+      v1::TrackingData::kWorkersFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  uint32_t size = 0;
+  if (!coded.ReadVarint32(&size)) return false;
+  const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  bool ok = true;
+  for (uint32_t tag = coded.ReadTag(); tag != 0 && ok; tag = coded.ReadTag()) {
+    ok = tag == kWorkersTag ? VisitMessage(coded, series, visit, visit_status)
+                            : WireFormatLite::SkipField(&coded, tag);
+    if (!visit_status->ok()) break;  // the reading stops: the rest is not read
+  }
+  if (visit_status->ok()) {
+    ok = ok && coded.ConsumedEntireMessage() && coded.BytesUntilLimit() == 0;
+  }
+  coded.PopLimit(limit);
+  return ok;
+}
+
 }  // namespace
+
+absl::Status ForEachWorkerSeriesInParts(
+    const std::string& path, absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
+  constexpr uint32_t kTrackingTag = WireFormatLite::MakeTag(
+      v1::Measurement::kTrackingFieldNumber, WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  v1::WorkerSeries series;  // reused: its columns keep their capacity from series to series
+  return ForEachPart(
+      path, [&](int part, google::protobuf::io::CodedInputStream& coded, absl::Status* stop) {
+        // A part of records (every part after the first) is passed over whole, with a seek.
+        for (const int number :
+             {v1::Measurement::kChunksFieldNumber, v1::Measurement::kRejectedChunksFieldNumber}) {
+          if (part > 0 && coded.ExpectTag(WireFormatLite::MakeTag(
+                              number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED))) {
+            return coded.Skip(coded.BytesUntilLimit());
+          }
+        }
+        for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
+          const bool ok = tag == kTrackingTag ? VisitTracking(coded, series, visit, stop)
+                                              : WireFormatLite::SkipField(&coded, tag);
+          if (!ok) return false;
+          if (!stop->ok()) return true;
+        }
+        return coded.ConsumedEntireMessage();
+      });
+}
 
 absl::Status ForEachChunkRecordInParts(
     const std::string& path, absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit) {

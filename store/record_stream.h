@@ -1,7 +1,7 @@
-// Streaming the chunk records of a measurement saved in parts (measurement.pbs,
-// store/segmented_measurement.h): one record parsed at a time into one reused message, the
-// file read in buffered pieces, so that a reader of a million records (the HTML report) holds
-// neither the records nor the file.
+// Streaming the chunk records (or the worker series) of a measurement saved in parts
+// (measurement.pbs, store/segmented_measurement.h): one record parsed at a time into one reused
+// message, the file read in buffered pieces, so that a reader of a million records (the HTML
+// report) holds neither the records nor the file.
 //
 // Thread-safety: no shared state. Cost: one pass over the file; the parts' other fields are
 // skipped unparsed.
@@ -23,6 +23,13 @@ namespace store_internal {
 // `visit` stops the reading and is returned.
 absl::Status ForEachChunkRecordInParts(
     const std::string& path, absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
+
+// Calls `visit` with each worker series of Measurement.tracking in `path`, in the saved order,
+// one parsed at a time into one reused message (a reader of 10^4 workers x 360 samples, the
+// HTML report, never holds them all). Parts of records are passed over with a seek. Errors as
+// ForEachChunkRecordInParts'.
+absl::Status ForEachWorkerSeriesInParts(
+    const std::string& path, absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
 
 }  // namespace store_internal
 }  // namespace roastcoffea

@@ -40,6 +40,35 @@ v1::Measurement Big() {
   return m;
 }
 
+// Big() with tracked workers: series of different lengths (a reused message must not carry a
+// sample of the series before), and tracking fields around them.
+v1::Measurement BigTracked() {
+  v1::Measurement m = Big();
+  v1::TrackingData& tracking = *m.mutable_tracking();
+  tracking.set_interval_seconds(10);
+  tracking.add_worker_count_time_unix_ns(5);
+  tracking.add_worker_count(3);
+  for (int w = 0; w < 3; ++w) {
+    v1::WorkerSeries& series = *tracking.add_workers();
+    series.set_worker(absl::StrCat("worker-", w));
+    for (int t = 0; t < 5 - 2 * w; ++t) {
+      series.add_time_unix_ns(t * 1000 + w);
+      series.add_memory_bytes(1e9 + t);
+    }
+  }
+  tracking.add_queued_chunks(4);
+  return m;
+}
+
+std::vector<v1::WorkerSeries> VisitedSeries(const std::string& directory, absl::Status* status) {
+  std::vector<v1::WorkerSeries> out;
+  *status = ForEachWorkerSeries(directory, [&out](const v1::WorkerSeries& series) {
+    out.push_back(series);
+    return absl::OkStatus();
+  });
+  return out;
+}
+
 absl::StatusOr<std::string> Save(const v1::Measurement& m, const std::string& name, bool in_parts) {
   if (in_parts) store_internal::SetSegmentThresholdBytesForTesting(1);
   absl::StatusOr<std::string> saved = SaveMeasurement(m, TempDir() + "/stream", name);
@@ -88,6 +117,38 @@ TEST(RecordStreamTest, VisitsEveryRecordOfAMeasurementInOneFile) {
   ExpectSameRecords(visited, big);
 }
 
+TEST(RecordStreamTest, VisitsEveryWorkerSeriesInOrderInPartsOrOneFile) {
+  const v1::Measurement tracked = BigTracked();
+  for (const bool in_parts : {true, false}) {
+    absl::StatusOr<std::string> saved =
+        Save(tracked, in_parts ? "series-parts" : "series-single", in_parts);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    ASSERT_EQ(access((*saved + (in_parts ? "/measurement.pbs" : "/measurement.pb")).c_str(), F_OK),
+              0);
+    EXPECT_EQ(SavedInParts(*saved), in_parts);
+    absl::Status status;
+    const std::vector<v1::WorkerSeries> visited = VisitedSeries(*saved, &status);
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_EQ(visited.size(), 3u);
+    for (int w = 0; w < 3; ++w) {
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(visited[w],
+                                                                     tracked.tracking().workers(w)))
+          << in_parts << " " << w;
+    }
+  }
+}
+
+TEST(RecordStreamTest, AWorkerSeriesVisitErrorStopsTheReading) {
+  absl::StatusOr<std::string> saved = Save(BigTracked(), "series-stop", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  int calls = 0;
+  const absl::Status status = ForEachWorkerSeries(*saved, [&calls](const v1::WorkerSeries&) {
+    return ++calls == 2 ? absl::CancelledError("enough") : absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(RecordStreamTest, AVisitErrorStopsTheReading) {
   absl::StatusOr<std::string> saved = Save(Big(), "stop", /*in_parts=*/true);
   ASSERT_TRUE(saved.ok()) << saved.status();
@@ -117,6 +178,20 @@ TEST(RecordStreamTest, NotAMeasurementIsNotFound) {
   absl::Status status;
   Visited(TempDir() + "/nothing-here", &status);
   EXPECT_TRUE(absl::IsNotFound(status)) << status;
+  VisitedSeries(TempDir() + "/nothing-here", &status);
+  EXPECT_TRUE(absl::IsNotFound(status)) << status;
+  EXPECT_FALSE(SavedInParts(TempDir() + "/nothing-here"));
+}
+
+TEST(RecordStreamTest, ACutShortFileIsDataLossForTheWorkerSeriesToo) {
+  absl::StatusOr<std::string> saved = Save(BigTracked(), "series-cut", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string parts = *saved + "/measurement.pbs";
+  ASSERT_EQ(truncate(parts.c_str(), 200), 0);  // inside the first part
+  absl::Status status;
+  VisitedSeries(*saved, &status);
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(parts));
 }
 
 }  // namespace

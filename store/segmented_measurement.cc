@@ -169,8 +169,9 @@ bool MergeFieldInto(google::protobuf::io::CodedInputStream& in, int number,
 
 // The tracking (length next in `in`) merged into `tracking` with each worker series cut to its
 // ends as soon as it is parsed: one series is held whole at a time, not the run's steps.
-bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in,
-                                v1::TrackingData* tracking) {
+bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in, v1::Measurement* into,
+                                const MeasurementParts& parts) {
+  v1::TrackingData* tracking = into->mutable_tracking();
   uint32_t size = 0;
   if (!in.ReadVarint32(&size)) return false;
   const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
@@ -195,6 +196,7 @@ bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in,
       ok = series->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() &&
            in.BytesUntilLimit() == 0;
       in.PopLimit(series_limit);
+      if (ok && parts.visit_whole_series != nullptr) (*parts.visit_whole_series)(*series, *into);
       CutWorkerSeriesToEnds(series);
     }
     ok = ok && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
@@ -207,7 +209,8 @@ bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in,
 // `cut_into`, when given, the Measurement whose tracking gets its worker series cut to their ends.
 bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<FieldPath>& skips,
                  FieldPath& prefix, google::protobuf::io::CodedOutputStream& out,
-                 google::protobuf::Message* direct = nullptr, v1::Measurement* cut_into = nullptr) {
+                 google::protobuf::Message* direct = nullptr, v1::Measurement* cut_into = nullptr,
+                 const MeasurementParts* parts = nullptr) {
   for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
     prefix.push_back(WireFormatLite::GetTagFieldNumber(tag));
     bool skip = false, descend = false;
@@ -223,7 +226,7 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
     } else if (cut_into != nullptr && prefix.size() == 1 &&
                prefix[0] == v1::Measurement::kTrackingFieldNumber &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      ok = MergeTrackingCuttingSeries(in, cut_into->mutable_tracking());
+      ok = MergeTrackingCuttingSeries(in, cut_into, *parts);
     } else if (descend &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t size = 0;
@@ -296,7 +299,7 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
     google::protobuf::io::CodedOutputStream out(&stream);
     FieldPath prefix;
     if (!CopyWithout(coded, skips, prefix, out, measurement,
-                     parts.whole_worker_series ? nullptr : measurement)) {
+                     parts.whole_worker_series ? nullptr : measurement, &parts)) {
       return false;
     }
   }

@@ -14,6 +14,7 @@
 #define ROASTCOFFEA_STORE_SEGMENTED_MEASUREMENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -51,6 +52,10 @@ struct MeasurementParts {
   // False: each tracking.workers series is cut to its ends (store/worker_series_ends.h) as it
   // is parsed, one at a time: the worker steps are never all held.
   bool whole_worker_series = true;
+  // With whole_worker_series false: called with each series whole, in order, before it is cut,
+  // and the measurement read so far (its metadata, saved before the tracking, included).
+  const std::function<void(const v1::WorkerSeries&, const v1::Measurement&)>* visit_whole_series =
+      nullptr;
 };
 
 // Reads a file written by WriteMeasurementParts into `measurement`, with only the `parts` asked

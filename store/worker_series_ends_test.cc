@@ -24,7 +24,7 @@ v1::WorkerSeries Steps(const std::vector<int64_t>& times) {
 
 TEST(CutWorkerSeriesToEndsTest, KeepsFirstLastBeforeTheEndAndLastRows) {
   v1::WorkerSeries series = Steps({10, 20, 30, 40, 50, 50});
-  series.add_last_seen_unix_seconds(7);  // not one per row: cleared
+  series.add_memory_bytes(7);  // not one per row: cleared
   CutWorkerSeriesToEnds(&series);
   EXPECT_EQ(std::vector<int64_t>(series.time_unix_ns().begin(), series.time_unix_ns().end()),
             (std::vector<int64_t>{10, 40, 50}));
@@ -32,9 +32,52 @@ TEST(CutWorkerSeriesToEndsTest, KeepsFirstLastBeforeTheEndAndLastRows) {
   EXPECT_EQ(std::vector<double>(series.executing_tasks().begin(), series.executing_tasks().end()),
             (std::vector<double>{0, 3, 5}));
   EXPECT_EQ(series.cores_size(), 3);
-  EXPECT_EQ(series.last_seen_unix_seconds_size(), 0);
+  EXPECT_EQ(series.memory_bytes_size(), 0);
   EXPECT_EQ(series.worker(), "w1");
   EXPECT_EQ(series.kind(), v1::SERIES_KIND_STEP);
+}
+
+TEST(CutWorkerSeriesToEndsTest, KeepsTheFirstSlotTheLastTaskAndTheLatestMessage) {
+  // No cores until row 2 (the capacity timeline starts there); the last task runs at row 5
+  // (it ends at row 6's instant); the latest message is at row 4.
+  v1::WorkerSeries series = Steps({10, 20, 30, 40, 50, 60, 70, 80, 90, 100});
+  for (int i = 0; i < 10; ++i) {
+    series.set_cores(i, i < 2 ? 0 : 4);
+    series.set_executing_tasks(i, i == 5 ? 2 : 0);
+    series.add_last_seen_unix_seconds(i == 4 ? 99 : i);
+  }
+  CutWorkerSeriesToEnds(&series);
+  EXPECT_EQ(std::vector<int64_t>(series.time_unix_ns().begin(), series.time_unix_ns().end()),
+            (std::vector<int64_t>{10, 30, 50, 60, 70, 90, 100}));
+  EXPECT_EQ(std::vector<double>(series.last_seen_unix_seconds().begin(),
+                                series.last_seen_unix_seconds().end()),
+            (std::vector<double>{0, 2, 99, 5, 6, 8, 9}));
+}
+
+TEST(CutWorkerSeriesToEndsTest, RowsTiedAtAnInstantKeepTheOneThatHolds) {
+  // At instant 20 row 2 holds (its 4 cores), not row 1 (0 cores).
+  v1::WorkerSeries series = Steps({10, 20, 20, 30, 40, 50});
+  series.set_cores(0, 0);
+  series.set_cores(1, 0);
+  for (int i = 0; i < 6; ++i) series.set_executing_tasks(i, 0);
+  CutWorkerSeriesToEnds(&series);
+  EXPECT_EQ(std::vector<double>(series.cores().begin(), series.cores().end()),
+            (std::vector<double>{0, 4, 4, 4}));
+  EXPECT_EQ(std::vector<int64_t>(series.time_unix_ns().begin(), series.time_unix_ns().end()),
+            (std::vector<int64_t>{10, 20, 40, 50}));
+}
+
+TEST(CutWorkerSeriesToEndsTest, SeriesItCannotCutExactlyAreKeptWhole) {
+  v1::WorkerSeries fractional = Steps({10, 20, 30, 40, 50});
+  fractional.set_cores(2, 0.5);
+  v1::WorkerSeries unordered = Steps({10, 30, 20, 40, 50});
+  v1::WorkerSeries messages = Steps({10, 20, 30, 40, 50});
+  messages.add_last_seen_unix_seconds(7);  // not one per row
+  for (const v1::WorkerSeries& whole : {fractional, unordered, messages}) {
+    v1::WorkerSeries series = whole;
+    CutWorkerSeriesToEnds(&series);
+    EXPECT_EQ(series.SerializeAsString(), whole.SerializeAsString());
+  }
 }
 
 TEST(CutWorkerSeriesToEndsTest, ShortSeriesAreKeptWhole) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "export/html_report.h"
 #include "export/report_chunks.h"
+#include "export/report_worker_stream.h"
 #include "ingest/any_measurement.h"
 #include "store/measurement_io.h"
 #include "tools/command_failure.h"
@@ -20,11 +21,20 @@ namespace {
 // The measurement without its chunk records, which go to `chunks` as they are read: a saved
 // run's are streamed from its files one at a time (a million records held as protobufs took
 // 1.4 GB). The original's per-record chunk_info, which only stands in for records, is read
-// only when there are none.
-absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, ReportChunks* chunks) {
+// only when there are none. The worker series of a measurement saved in parts are cut to their
+// ends: the charts stream them (StreamReportWorkerLines); a smaller one's are read whole.
+absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, ReportChunks* chunks,
+                                              WorkerLinesSurvey* survey) {
   LoadOptions without_records;
   without_records.chunk_records = false;
   without_records.chunk_info = false;
+  without_records.whole_worker_series = !SavedInParts(directory);
+  if (!without_records.whole_worker_series) {  // the charts' first pass, as the series are read
+    without_records.visit_whole_worker_series = [survey](const v1::WorkerSeries& series,
+                                                         const v1::Measurement& read_so_far) {
+      survey->Visit(series, read_so_far);
+    };
+  }
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory, {}, without_records);
   if (!measurement.ok()) return measurement;
   if (measurement->chunks_size() > 0) {  // not ours (read whole): its records are here
@@ -41,6 +51,7 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
   if (chunks->size() > 0) return measurement;
   LoadOptions with_chunk_info;
   with_chunk_info.chunk_records = false;
+  with_chunk_info.whole_worker_series = without_records.whole_worker_series;
   return LoadAnyMeasurement(directory, {}, with_chunk_info);
 }
 
@@ -49,12 +60,21 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
 ExitCode ReportCommand(const ReportConfig& config, const std::string& user_directory) {
   const std::string directory = MeasurementDirectoryFor(ResolveUserPath(user_directory));
   ReportChunks chunks;
-  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &chunks);
+  HtmlReportOptions options;
+  WorkerLinesSurvey survey(options.plots.max_legend_entries);
+  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &chunks, &survey);
   if (!measurement.ok()) return Fail(measurement.status());
+  // The worker charts read each series as it is streamed, twice (the first time while loading),
+  // never all the samples at once (10^4 workers x 360 samples loaded whole were 170 MB).
+  absl::StatusOr<ReportWorkerLines> worker_lines = StreamReportWorkerLines(
+      directory, *measurement, chunks, options.plots.max_legend_entries, &survey);
+  if (!worker_lines.ok()) return Fail(worker_lines.status());
+  options.plots.worker_lines = &*worker_lines;
   const std::string& requested = config.html_output;
   if (!requested.empty()) {
     const std::string output = ResolveUserPath(requested);
-    if (absl::Status written = WriteHtmlReport(*measurement, chunks, output); !written.ok()) {
+    if (absl::Status written = WriteHtmlReport(*measurement, chunks, output, options);
+        !written.ok()) {
       return Fail(written);
     }
     std::cout << "HTML report written to " << output << "\n";
@@ -71,7 +91,7 @@ ExitCode ReportCommand(const ReportConfig& config, const std::string& user_direc
       absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "/", file)};
   absl::Status last;
   for (const std::string& output : candidates) {
-    last = WriteHtmlReport(*measurement, chunks, output);
+    last = WriteHtmlReport(*measurement, chunks, output, options);
     if (last.ok()) {
       std::cout << "HTML report written to " << output << "\n";
       return ExitCode::kOk;

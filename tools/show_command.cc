@@ -6,7 +6,6 @@
 #include "absl/status/statusor.h"
 #include "export/output_formats.h"
 #include "export/tables.h"
-#include "export/worker_tables.h"
 #include "ingest/any_measurement.h"
 #include "tools/command_failure.h"
 #include "tools/live_view.h"
@@ -35,16 +34,11 @@ ExitCode ShowCommand(const ShowConfig& config, const std::string& directory) {
   load_options.chunk_records = !config.trace.empty() || !config.serve.empty();
   load_options.chunk_info =
       load_options.chunk_records || (format != nullptr && format->reads_chunk_info);
-  // The tables read of the worker series only whether a worker left with tasks: the series are
-  // cut to their ends while read, and read whole again when one did (what the table says of it).
+  // The tables read of the worker series only how workers left with tasks: the series are cut
+  // to the rows that say it while read (store/worker_series_ends.h), in one read.
   load_options.whole_worker_series = load_options.chunk_records;
   absl::StatusOr<v1::Measurement> measurement =
       LoadAnyMeasurement(ResolveUserPath(directory), {}, load_options);
-  if (measurement.ok() && !load_options.whole_worker_series &&
-      !BuildWorkerTables(*measurement).empty()) {
-    load_options.whole_worker_series = true;
-    measurement = LoadAnyMeasurement(ResolveUserPath(directory), {}, load_options);
-  }
   if (!measurement.ok()) return Fail(measurement.status());
   if (format != nullptr) {
     format->write(*measurement, std::cout);

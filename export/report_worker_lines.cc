@@ -1,0 +1,258 @@
+#include "export/report_worker_lines.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/timeline.h"
+#include "export/report_mean_band.h"
+
+namespace roastcoffea {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+using Has = bool (*)(const v1::WorkerSeries&);
+using Value = double (*)(const v1::WorkerSeries&, int);
+
+bool HasMemory(const v1::WorkerSeries& w) {
+  return w.memory_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+}
+bool HasCpu(const v1::WorkerSeries& w) {
+  return w.cpu_percent_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+}
+bool HasOccupancy(const v1::WorkerSeries& w) {
+  return w.occupancy_seconds_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+}
+bool HasExecuting(const v1::WorkerSeries& w) {
+  return w.executing_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+}
+bool HasActive(const v1::WorkerSeries& w) {
+  return w.active_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+}
+double MemoryMiB(const v1::WorkerSeries& w, int i) { return w.memory_bytes(i) / kMiB; }
+double Cpu(const v1::WorkerSeries& w, int i) { return w.cpu_percent(i); }
+double Occupancy(const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); }
+double Executing(const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); }
+double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
+
+struct FigureSpec {
+  Has has;
+  Value value;
+  bool sum;  // crowded, the line is the sum over workers (counts), not the mean and range
+};
+constexpr FigureSpec kSpecs[kWorkerFigures] = {{HasMemory, MemoryMiB, false},
+                                               {HasCpu, Cpu, false},
+                                               {HasOccupancy, Occupancy, false},
+                                               {HasExecuting, Executing, true},
+                                               {HasActive, Active, true}};
+
+// The rows of a worker series in time order (rows sharing an instant keep their stored order:
+// for a STEP series, the order of its changes) and their instants in seconds since `origin`:
+// one pass for every figure of the worker.
+void TimesOf(const v1::WorkerSeries& worker, int64_t origin, std::vector<int>* order,
+             std::vector<double>* x) {
+  const auto& time = worker.time_unix_ns();
+  order->resize(static_cast<size_t>(time.size()));
+  for (int i = 0; i < time.size(); ++i) (*order)[static_cast<size_t>(i)] = i;
+  // Samples are nearly always stored in time order: checked in one pass, not sorted again.
+  if (!std::is_sorted(time.begin(), time.end())) {
+    std::stable_sort(order->begin(), order->end(), [&](int a, int b) { return time[a] < time[b]; });
+  }
+  x->clear();
+  for (int i : *order) x->push_back(SecondsSince(origin, time[i]));
+}
+
+// Two independent 64-bit hashes of `values`, equal for equal values (== : -0.0 and 0.0 alike);
+// nullopt when one is NaN (equal to nothing, as the points' comparison had it).
+std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values) {
+  bool zero = false;
+  for (double v : values) {
+    if (std::isnan(v)) return std::nullopt;
+    zero = zero || v == 0;
+  }
+  if (zero) {  // by value, element by element: -0.0 hashes as 0.0
+    return std::make_pair(absl::HashOf(values), absl::HashOf(size_t{0x9e3779b9}, values));
+  }
+  // By bytes, in one piece: equal bytes are equal values and, without NaN or zero, equal values
+  // are equal bytes.
+  const absl::string_view bytes(reinterpret_cast<const char*>(values.data()),
+                                values.size() * sizeof(double));
+  return std::make_pair(absl::HashOf(bytes), absl::HashOf(size_t{0x9e3779b9}, bytes));
+}
+
+}  // namespace
+
+struct ReportWorkerLines::Figure {
+  FigureSpec spec;
+  WorkerLines result;
+  // Per worker of the tracking: the index of its distinct series, or -1 (a repeat of an earlier
+  // series, or without the figure).
+  std::vector<int32_t> distinct_of_worker;
+  absl::flat_hash_map<std::pair<size_t, size_t>, int32_t> distinct_by_print;
+  std::vector<int> merged;         // per distinct series: the workers it stands for
+  std::vector<std::string> names;  // of the first max_legend_entries + 1 distinct series
+  bool any_value = false;          // for `constant`
+  export_internal::MeanBandSurvey survey;
+  std::unique_ptr<export_internal::MeanBandBuilder> band;
+};
+
+ReportWorkerLines::ReportWorkerLines(int64_t origin_unix_ns, size_t max_legend_entries)
+    : origin_unix_ns_(origin_unix_ns), max_legend_entries_(max_legend_entries) {
+  for (const FigureSpec& spec : kSpecs) {
+    figures_.push_back(std::make_unique<Figure>());
+    figures_.back()->spec = spec;
+    figures_.back()->result.constant = true;
+  }
+}
+
+ReportWorkerLines::~ReportWorkerLines() = default;
+ReportWorkerLines::ReportWorkerLines(ReportWorkerLines&&) noexcept = default;
+ReportWorkerLines& ReportWorkerLines::operator=(ReportWorkerLines&&) noexcept = default;
+
+void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
+  if (worker.memory_limit_bytes_size() > 0 &&
+      worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) > 0) {
+    memory_limits_mib_.insert(worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) /
+                              kMiB);
+  }
+  if (HasActive(worker)) {
+    any_active_ = true;
+    for (int i = 0; i < worker.active_tasks_size() && active_equals_executing_; ++i) {
+      active_equals_executing_ =
+          HasExecuting(worker) && worker.active_tasks(i) == worker.executing_tasks(i);
+    }
+  }
+  bool timed = false;
+  std::optional<std::pair<size_t, size_t>> times_print;
+  for (const std::unique_ptr<Figure>& f : figures_) {
+    if (!f->spec.has(worker)) {
+      f->distinct_of_worker.push_back(-1);
+      continue;
+    }
+    if (!timed) {
+      TimesOf(worker, origin_unix_ns_, &order_, &x_);
+      times_print = PrintOf(x_);
+      timed = true;
+    }
+    ValuesOf(worker, f->spec.value);
+    // Workers with equal points (threads of one process) are one series, named for all.
+    const std::optional<std::pair<size_t, size_t>> values_print = PrintOf(scratch_.y);
+    const int32_t index = static_cast<int32_t>(f->merged.size());
+    if (times_print.has_value() && values_print.has_value()) {
+      const std::pair<size_t, size_t> print = {
+          absl::HashOf(times_print->first, values_print->first, scratch_.step),
+          absl::HashOf(times_print->second, values_print->second, scratch_.step)};
+      const auto [found, added] = f->distinct_by_print.try_emplace(print, index);
+      if (!added) {
+        ++f->merged[static_cast<size_t>(found->second)];
+        f->distinct_of_worker.push_back(-1);
+        continue;
+      }
+    }
+    f->distinct_of_worker.push_back(index);
+    f->merged.push_back(1);
+    if (f->names.size() <= max_legend_entries_) f->names.push_back(worker.worker());
+    WorkerLines& r = f->result;
+    r.x_low = r.series == 0 ? scratch_.x.front() : std::min(r.x_low, scratch_.x.front());
+    r.x_high = r.series == 0 ? scratch_.x.back() : std::max(r.x_high, scratch_.x.back());
+    ++r.series;
+    for (double y : scratch_.y) {
+      r.peak = std::max(r.peak, y);
+      if (!f->any_value) r.constant_value = y;
+      if (y != r.constant_value) r.constant = false;
+      f->any_value = true;
+    }
+    f->survey.Add(scratch_);
+  }
+}
+
+void ReportWorkerLines::EndSurvey() {
+  if (surveyed_) return;
+  surveyed_ = true;
+  for (const std::unique_ptr<Figure>& f : figures_) {
+    WorkerLines& r = f->result;
+    r.constant = r.constant && f->any_value;
+    f->distinct_by_print = {};
+    r.band = r.series > max_legend_entries_;
+    if (r.band) {
+      f->band = std::make_unique<export_internal::MeanBandBuilder>(f->survey, f->spec.sum);
+    }
+    f->survey = export_internal::MeanBandSurvey();
+  }
+}
+
+bool ReportWorkerLines::NeedsLines() {
+  EndSurvey();
+  for (const std::unique_ptr<Figure>& f : figures_) {
+    if (f->result.series > 0) return true;
+  }
+  return false;
+}
+
+void ReportWorkerLines::AddLines(const v1::WorkerSeries& worker) {
+  EndSurvey();
+  const size_t w = worker_++;
+  bool timed = false;
+  for (const std::unique_ptr<Figure>& f : figures_) {
+    if (w >= f->distinct_of_worker.size() || f->distinct_of_worker[w] < 0) continue;
+    if (!timed) TimesOf(worker, origin_unix_ns_, &order_, &x_), timed = true;
+    ValuesOf(worker, f->spec.value);
+    if (f->band != nullptr) {
+      f->band->Add(scratch_);
+      continue;
+    }
+    const size_t distinct = static_cast<size_t>(f->distinct_of_worker[w]);
+    LineSeries line = scratch_;
+    line.name = f->merged[distinct] > 1 ? absl::StrCat(f->merged[distinct], " workers, same series")
+                                        : f->names[distinct];
+    f->result.lines.push_back(std::move(line));
+  }
+}
+
+void ReportWorkerLines::Finish() {
+  EndSurvey();
+  for (const std::unique_ptr<Figure>& f : figures_) {
+    if (f->band != nullptr) {
+      f->result.lines = {f->band->Finish(&f->result.note)};
+      f->band.reset();
+    }
+    f->distinct_of_worker = {};
+  }
+}
+
+void ReportWorkerLines::ValuesOf(const v1::WorkerSeries& worker,
+                                 double (*value)(const v1::WorkerSeries&, int)) {
+  scratch_.step = worker.kind() == v1::SERIES_KIND_STEP;
+  scratch_.x = x_;
+  scratch_.y.clear();
+  for (int i : order_) scratch_.y.push_back(value(worker, i));
+}
+
+const WorkerLines& ReportWorkerLines::lines(WorkerFigure figure) const {
+  return figures_[static_cast<size_t>(figure)]->result;
+}
+
+ReportWorkerLines ReportWorkerLinesOf(const v1::Measurement& measurement, int64_t origin_unix_ns,
+                                      size_t max_legend_entries) {
+  ReportWorkerLines lines(origin_unix_ns, max_legend_entries);
+  for (const v1::WorkerSeries& worker : measurement.tracking().workers()) lines.Survey(worker);
+  if (lines.NeedsLines()) {
+    for (const v1::WorkerSeries& worker : measurement.tracking().workers()) {
+      lines.AddLines(worker);
+    }
+  }
+  lines.Finish();
+  return lines;
+}
+
+}  // namespace roastcoffea

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/fake_clock.h"
+#include "ingest/checkpoint_measurement.h"
 #include "instrumentation/chunk_tracking.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
@@ -452,53 +454,107 @@ TEST(MeasurementSessionTest, AWallClockStepNeitherStretchesNorCutsThePeriods) {
   }
 }
 
-// A backend that hands its samples out (as Dask does): each take or stop gives the next 5 samples
-// of worker "w" (times 0, 1, 2, ...); it keeps at most those 5 in memory.
+// Sample i of worker "w": time i, memory i (a replacing backend may revise it at the end).
+void AddSample(int64_t i, double memory, v1::TrackingData* data) {
+  if (data->workers_size() == 0) data->add_workers()->set_worker("w");
+  data->add_worker_count_time_unix_ns(i);
+  data->add_worker_count(1);
+  data->mutable_workers(0)->add_time_unix_ns(i);
+  data->mutable_workers(0)->add_memory_bytes(memory);
+}
+
+// A backend that hands its samples out for good (as Dask and the thread pool do): each take or
+// stop gives the next 5 samples; it keeps at most those 5 in memory.
 class SegmentingBackend : public FakeBackend {
  public:
   std::optional<v1::TrackingData> TakeTrackingSegment() override { return Next(); }
   absl::StatusOr<v1::TrackingData> StopTracking() override { return Next(); }
+  FinalTracking final_tracking() const override { return FinalTracking::kExtendsSegments; }
   int64_t produced() const { return next_.load(); }
 
  private:
   v1::TrackingData Next() {
     v1::TrackingData data;
     data.set_backend("fake");
-    v1::WorkerSeries& series = *data.add_workers();
-    series.set_worker("w");
     for (int i = 0; i < 5; ++i) {
       const int64_t t = next_++;
-      data.add_worker_count_time_unix_ns(t);
-      data.add_worker_count(1);
-      series.add_time_unix_ns(t);
-      series.add_memory_bytes(static_cast<double>(t));
+      AddSample(t, static_cast<double>(t), &data);
     }
     return data;
   }
   std::atomic<int64_t> next_{0};
 };
 
-// Bounded tracking memory (#25): the samples move to the checkpoint while the run goes on (a
-// kill keeps them), and the finished measurement has every one of them, in order.
-TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMeasurement) {
-  SegmentingBackend backend;
+// A backend that hands out copies and rebuilds the whole series at the end (as TaskVine does
+// from its logs): each take gives the 5 samples after the last take; StopTracking gives every
+// sample again, 5 more, and sample 0 revised (memory 1000).
+class ReplacingBackend : public FakeBackend {
+ public:
+  std::optional<v1::TrackingData> TakeTrackingSegment() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (int i = 0; i < 5; ++i, ++produced_) AddSample(produced_, produced_, &data);
+    return data;
+  }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    produced_ += 5;
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (int64_t i = 0; i < produced_; ++i) AddSample(i, i == 0 ? 1000 : i, &data);
+    return data;
+  }
+  FinalTracking final_tracking() const override { return FinalTracking::kReplacesSegments; }
+  int64_t produced() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return produced_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  int64_t produced_ = 0;
+};
+
+// Three checkpoints of `backend`'s segments, the run read back as a SIGKILL would leave it
+// (ingest/checkpoint_measurement.h: partial, samples 0..14 in order), then Finish.
+absl::StatusOr<v1::Measurement> RunThreeCheckpointsAndFinish(AbstractMetricsBackend& backend,
+                                                             const std::string& name) {
   FakeClock clock;
-  SessionOptions options = Options("segments");
+  SessionOptions options = Options(name);
   options.clock = &clock;
   options.checkpoint_interval = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
       MeasurementSession::Start(backend, options);
-  ASSERT_TRUE(session.ok()) << session.status();
-  for (int i = 0; i < 3; ++i) {  // three checkpoints
-    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  if (!session.ok()) return session.status();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
     clock.Advance(options.checkpoint_interval);
   }
-  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
-  absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
-  ASSERT_TRUE(read.ok()) << read.status();
-  ASSERT_TRUE(read->tracking.has_value());
-  ASSERT_GE(read->tracking->workers(0).time_unix_ns_size(), 15);
-  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  EXPECT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  absl::StatusOr<v1::Measurement> killed =
+      LoadCheckpointMeasurement((*session)->checkpoint_directory());
+  EXPECT_TRUE(killed.ok()) << killed.status();
+  if (killed.ok()) {
+    EXPECT_TRUE(killed->metadata().interrupted());
+    EXPECT_EQ(killed->tracking().workers_size(), 1);
+    for (const v1::WorkerSeries& series : killed->tracking().workers()) {
+      EXPECT_EQ(series.time_unix_ns_size(), 15);
+      for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+        EXPECT_EQ(series.time_unix_ns(i), i);
+        EXPECT_EQ(series.memory_bytes(i), i);
+      }
+    }
+  }
+  return (*session)->Finish(RunOutputs{});
+}
+
+// Bounded tracking memory (#25): the samples move to the checkpoint while the run goes on (a
+// kill keeps them), and the finished measurement has every one of them, in order, then the
+// rest StopTracking returned.
+TEST(MeasurementSessionTest, ExtendingSegmentsAreInTheCheckpointAndAllInTheMeasurement) {
+  SegmentingBackend backend;
+  absl::StatusOr<v1::Measurement> measurement = RunThreeCheckpointsAndFinish(backend, "extend");
   ASSERT_TRUE(measurement.ok()) << measurement.status();
   const v1::TrackingData& tracking = measurement->tracking();
   ASSERT_EQ(tracking.workers_size(), 1);
@@ -506,6 +562,26 @@ TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMea
   ASSERT_EQ(series.time_unix_ns_size(), backend.produced());
   ASSERT_EQ(tracking.worker_count_size(), backend.produced());
   for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+    ASSERT_EQ(series.time_unix_ns(i), i);
+    ASSERT_EQ(series.memory_bytes(i), i);
+  }
+}
+
+// A backend whose end replaces its segments (TaskVine --follow): a kill keeps the segments, and
+// the finished measurement has StopTracking's series alone, revisions included, each sample
+// once.
+TEST(MeasurementSessionTest, ReplacingSegmentsAreInTheCheckpointAndTheEndReplacesThem) {
+  ReplacingBackend backend;
+  absl::StatusOr<v1::Measurement> measurement = RunThreeCheckpointsAndFinish(backend, "replace");
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  const v1::TrackingData& tracking = measurement->tracking();
+  ASSERT_EQ(tracking.workers_size(), 1);
+  const v1::WorkerSeries& series = tracking.workers(0);
+  ASSERT_GE(backend.produced(), 20);
+  ASSERT_EQ(series.time_unix_ns_size(), backend.produced()) << "segments joined, not replaced";
+  ASSERT_EQ(tracking.worker_count_size(), backend.produced());
+  EXPECT_EQ(series.memory_bytes(0), 1000) << "the end's revision lost";
+  for (int i = 1; i < series.time_unix_ns_size(); ++i) {
     ASSERT_EQ(series.time_unix_ns(i), i);
     ASSERT_EQ(series.memory_bytes(i), i);
   }

@@ -15,6 +15,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/delimited_message_util.h"
 #include "store/tracking_segments.h"
+#include "store/utf8_repair.h"
 
 namespace roastcoffea {
 namespace {
@@ -32,7 +33,14 @@ absl::Status OsError(absl::string_view action, absl::string_view path) {
 
 void AppendEntry(const v1::CheckpointEntry& entry, std::string* out) {
   google::protobuf::io::StringOutputStream stream(out);
-  google::protobuf::util::SerializeDelimitedToZeroCopyStream(entry, &stream);
+  if (store_internal::AllStringsValidUtf8(entry)) {
+    google::protobuf::util::SerializeDelimitedToZeroCopyStream(entry, &stream);
+    return;
+  }
+  // proto3 refuses to parse a string that is not UTF-8: the whole checkpoint would be lost.
+  v1::CheckpointEntry repaired = entry;
+  store_internal::RepairStringsUtf8(&repaired, nullptr);
+  google::protobuf::util::SerializeDelimitedToZeroCopyStream(repaired, &stream);
 }
 
 absl::Status WriteAll(int fd, const std::string& bytes, absl::string_view path) {
@@ -82,6 +90,7 @@ absl::StatusOr<CheckpointWriter> CheckpointWriter::Create(const std::string& dir
     writer.Remove();
     return status;
   }
+  writer.synced_bytes_ = static_cast<int64_t>(bytes.size());
   // The directory entry itself, so that a crash right after keeps the file.
   const std::string parent = std::filesystem::path(directory).parent_path().string();
   if (const int dir_fd = open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY);
@@ -93,13 +102,16 @@ absl::StatusOr<CheckpointWriter> CheckpointWriter::Create(const std::string& dir
 }
 
 CheckpointWriter::CheckpointWriter(CheckpointWriter&& other) noexcept
-    : directory_(std::move(other.directory_)), fd_(std::exchange(other.fd_, -1)) {}
+    : directory_(std::move(other.directory_)),
+      fd_(std::exchange(other.fd_, -1)),
+      synced_bytes_(other.synced_bytes_) {}
 
 CheckpointWriter& CheckpointWriter::operator=(CheckpointWriter&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) close(fd_);
     directory_ = std::move(other.directory_);
     fd_ = std::exchange(other.fd_, -1);
+    synced_bytes_ = other.synced_bytes_;
   }
   return *this;
 }
@@ -131,7 +143,17 @@ absl::Status CheckpointWriter::Append(const std::vector<const v1::ChunkRecord*>&
   }
   entry.set_checkpoint_unix_ns(absl::ToUnixNanos(now));
   AppendEntry(entry, &bytes);
-  return WriteAll(fd_, bytes, absl::StrCat(directory_, "/", kFileName));
+  const std::string path = absl::StrCat(directory_, "/", kFileName);
+  // What a failed append left (part of it on a full disk) goes first: the reader stops at a
+  // torn entry, so every later append would be lost behind it.
+  if (ftruncate(fd_, synced_bytes_) != 0) return OsError("truncate", path);
+  absl::Status written = WriteAll(fd_, bytes, path);
+  if (!written.ok()) {
+    ftruncate(fd_, synced_bytes_);  // best effort; the next append tries again
+    return written;
+  }
+  synced_bytes_ += static_cast<int64_t>(bytes.size());
+  return absl::OkStatus();
 }
 
 void CheckpointWriter::Remove() {

@@ -43,8 +43,9 @@ class CheckpointWriter {
   // Appends `chunks`, the tracking samples of `tracking` when given (one entry for the worker
   // counts, one per worker series: each far below the entry limit) and a checkpoint entry
   // stamped `now`, then fsyncs. After an error the
-  // writer stays usable (the next append may succeed once the disk has room); what was synced
-  // before stays readable.
+  // writer stays usable (the next append may succeed once the disk has room): what the failed
+  // append wrote is cut off, and what was synced before stays readable. Strings that are not
+  // UTF-8 are written repaired (U+FFFD, store/utf8_repair.h), so the file always parses.
   absl::Status Append(const std::vector<const v1::ChunkRecord*>& chunks, absl::Time now,
                       const v1::TrackingData* tracking = nullptr);
   // Closes the file and removes the directory (the finished run was saved).
@@ -56,6 +57,7 @@ class CheckpointWriter {
   CheckpointWriter(std::string directory, int fd) : directory_(std::move(directory)), fd_(fd) {}
   std::string directory_;
   int fd_ = -1;
+  int64_t synced_bytes_ = 0;  // the file's length after the last append that succeeded
 };
 
 struct Checkpoint {

@@ -149,7 +149,9 @@ absl::Status CheckpointWriter::Append(const std::vector<const v1::ChunkRecord*>&
   if (ftruncate(fd_, synced_bytes_) != 0) return OsError("truncate", path);
   absl::Status written = WriteAll(fd_, bytes, path);
   if (!written.ok()) {
-    ftruncate(fd_, synced_bytes_);  // best effort; the next append tries again
+    if (ftruncate(fd_, synced_bytes_) != 0) {
+      // Not cut now: the next append cuts it first, or fails naming the file.
+    }
     return written;
   }
   synced_bytes_ += static_cast<int64_t>(bytes.size());

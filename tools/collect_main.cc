@@ -10,6 +10,7 @@
 //   collect report DIR         write the HTML report of a saved measurement
 //   collect profile DIR        top stacks, folded stacks and flame graphs of its profiles
 #include <google/protobuf/stubs/logging.h>
+#include <signal.h>
 
 #include <iostream>
 #include <string>
@@ -120,6 +121,10 @@ int Main(int argc, char** argv) {
 }  // namespace roastcoffea
 
 int main(int argc, char** argv) {
+  // A file size limit (ulimit -f) fails the write with EFBIG instead of killing collect by
+  // SIGXFSZ in the middle of a run: the save then falls back as on a full disk, and the
+  // checkpoint keeps what was measured.
+  signal(SIGXFSZ, SIG_IGN);
   // protobuf logs "[libprotobuf ERROR ...]" lines for corrupt input before collect's own error,
   // which names the file and says what is wrong: keep only what aborts.
   google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* filename,

@@ -6,7 +6,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "store/checkpoint.h"
 #include "store/tracking_segments.h"
 
 namespace roastcoffea {
@@ -22,8 +21,18 @@ const v1::TrackingData* CheckpointedTracking::unwritten() const {
   return unwritten_.ByteSizeLong() > 0 ? &unwritten_ : nullptr;
 }
 
+std::optional<v1::TrackingData> CheckpointedTracking::SoFar(
+    const CheckpointWriter& checkpoint) const {
+  if (!taken_) return std::nullopt;
+  absl::StatusOr<Checkpoint> read = checkpoint.ReadBack();
+  if (!read.ok()) return std::nullopt;
+  v1::TrackingData so_far = read->tracking.value_or(v1::TrackingData());
+  MergeTrackingSegment(unwritten_, &so_far);
+  return so_far;
+}
+
 v1::TrackingData CheckpointedTracking::Whole(FinalTracking rule, v1::TrackingData last,
-                                             absl::string_view checkpoint_directory,
+                                             const CheckpointWriter& checkpoint,
                                              std::vector<v1::Warning>* warnings) {
   v1::TrackingData unwritten = std::move(unwritten_);
   unwritten_.Clear();
@@ -31,7 +40,7 @@ v1::TrackingData CheckpointedTracking::Whole(FinalTracking rule, v1::TrackingDat
   // kExtendsSegments: the segments in their order (those in the checkpoint, then those whose
   // appends failed), then the rest.
   v1::TrackingData whole;
-  if (absl::StatusOr<Checkpoint> read = ReadCheckpoint(checkpoint_directory); !read.ok()) {
+  if (absl::StatusOr<Checkpoint> read = checkpoint.ReadBack(); !read.ok()) {
     v1::Warning& warning = warnings->emplace_back();
     warning.set_code("tracking_segments_lost");
     warning.set_message(

@@ -12,11 +12,12 @@
 #ifndef ROASTCOFFEA_COLLECTOR_CHECKPOINTED_TRACKING_H_
 #define ROASTCOFFEA_COLLECTOR_CHECKPOINTED_TRACKING_H_
 
+#include <optional>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "backends/metrics_backend.h"
 #include "schema/measurement.pb.h"
+#include "store/checkpoint.h"
 
 namespace roastcoffea {
 
@@ -29,12 +30,17 @@ class CheckpointedTracking {
   // The append of unwritten() succeeded: they are in the checkpoint now.
   void Written() { unwritten_.Clear(); }
 
-  // The run's whole series from StopTracking's `last`, by `rule`. Segments were read back from
-  // `checkpoint_directory`; one that cannot be read back is a warning in `warnings` (its
-  // samples are lost, the rest is kept). Leaves nothing unwritten.
+  // The series so far when the run cannot stop (the last-resort save): the segments taken, in
+  // the checkpoint and unwritten, whatever the FinalTracking rule. nullopt when none was taken
+  // or the checkpoint cannot be read back.
+  std::optional<v1::TrackingData> SoFar(const CheckpointWriter& checkpoint) const;
+
+  // The run's whole series from StopTracking's `last`, by `rule`. Segments are read back
+  // through `checkpoint` (CheckpointWriter::ReadBack: even when its directory was removed);
+  // a checkpoint that cannot be read back is a warning in `warnings` (its samples are lost,
+  // the rest is kept). Leaves nothing unwritten.
   v1::TrackingData Whole(FinalTracking rule, v1::TrackingData last,
-                         absl::string_view checkpoint_directory,
-                         std::vector<v1::Warning>* warnings);
+                         const CheckpointWriter& checkpoint, std::vector<v1::Warning>* warnings);
 
  private:
   v1::TrackingData unwritten_;

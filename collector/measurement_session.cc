@@ -450,8 +450,8 @@ absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheck
   absl::StatusOr<v1::TrackingData> last = backend_.StopTracking();
   if (!last.ok()) return last;
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
-  return tracking_.Whole(backend_.final_tracking(), *std::move(last),
-                         checkpoint_.has_value() ? checkpoint_->directory() : "", warnings);
+  if (!checkpoint_.has_value()) return last;  // no checkpoint: nothing was taken
+  return tracking_.Whole(backend_.final_tracking(), *std::move(last), *checkpoint_, warnings);
 }
 
 void MeasurementSession::Impl::StopCheckpoints() {
@@ -637,10 +637,18 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
           ? absl::StrCat("the run did not stop within ",
                          absl::FormatDuration(options_.grace_period + options_.finish_timeout))
           : why_no_tracking;
-  run.warnings.push_back(
-      Warning("interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
-                                          ": saved without the backend's tracking data, spans and "
-                                          "profiles")));
+  {
+    // The tracking segments the checkpoint holds (never waiting: the run may be stuck in it).
+    std::unique_lock<std::mutex> lock(checkpoint_mu_, std::try_to_lock);
+    if (lock.owns_lock() && checkpoint_.has_value()) run.tracking = tracking_.SoFar(*checkpoint_);
+  }
+  run.warnings.push_back(Warning(
+      "interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
+                                  run.tracking.has_value()
+                                      ? ": saved with the tracking series checkpointed so far, "
+                                        "without the backend's spans and profiles"
+                                      : ": saved without the backend's tracking data, spans and "
+                                        "profiles")));
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
   run.tool_build = ToolBuildInfo();

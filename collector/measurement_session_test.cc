@@ -468,7 +468,10 @@ void AddSample(int64_t i, double memory, v1::TrackingData* data) {
 class SegmentingBackend : public FakeBackend {
  public:
   std::optional<v1::TrackingData> TakeTrackingSegment() override { return Next(); }
-  absl::StatusOr<v1::TrackingData> StopTracking() override { return Next(); }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    if (hang_on_stop) HangForever();
+    return Next();
+  }
   FinalTracking final_tracking() const override { return FinalTracking::kExtendsSegments; }
   int64_t produced() const { return next_.load(); }
 
@@ -585,6 +588,36 @@ TEST(MeasurementSessionTest, ReplacingSegmentsAreInTheCheckpointAndTheEndReplace
     ASSERT_EQ(series.time_unix_ns(i), i);
     ASSERT_EQ(series.memory_bytes(i), i);
   }
+}
+
+// The checkpoint directory removed while the run goes on (a /tmp cleaner, a user tidying up):
+// the segments written to it are read back through the session's own descriptor, and the
+// measurement still has every sample.
+TEST(MeasurementSessionTest, ACheckpointRemovedMidRunStillGivesBackItsSegments) {
+  SegmentingBackend backend;
+  FakeClock clock;
+  SessionOptions options = Options("removed-checkpoint");
+  options.clock = &clock;
+  options.checkpoint_interval = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    clock.Advance(options.checkpoint_interval);
+  }
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  const std::string directory = (*session)->checkpoint_directory();
+  ASSERT_EQ(std::system(absl::StrCat("rm -rf '", directory, "'").c_str()), 0);
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  for (const v1::Warning& warning : measurement->warnings()) {
+    EXPECT_NE(warning.code(), "tracking_segments_lost") << warning.message();
+  }
+  ASSERT_EQ(measurement->tracking().workers_size(), 1);
+  const v1::WorkerSeries& series = measurement->tracking().workers(0);
+  ASSERT_EQ(series.time_unix_ns_size(), backend.produced());
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) ASSERT_EQ(series.time_unix_ns(i), i);
 }
 
 // A run that never saves (killed, or its save failed) leaves the checkpoint with its chunks.
@@ -770,6 +803,35 @@ TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
   EXPECT_EQ(saved->chunks_size(), 2);
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// The same for a backend that handed its samples to the checkpoint: the last resort saves them
+// (an 8-hour Dask timeline is not lost to a scheduler that hangs at the end).
+TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopKeepsItsCheckpointedTracking) {
+  const std::string output_dir = Options("").output_dir;
+  EXPECT_EXIT(
+      {
+        SegmentingBackend backend;
+        backend.hang_on_stop = true;
+        SessionOptions options = Options("hung-tracked");
+        options.checkpoint_interval = absl::Milliseconds(10);
+        auto session = MeasurementSession::Start(backend, options);
+        if (!session.ok()) std::exit(99);
+        (*session)->RecordChunk(Chunk(0));
+        while (backend.produced() < 15) absl::SleepFor(absl::Milliseconds(5));
+        kill(getpid(), SIGINT);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        (void)(*session)->Finish(RunOutputs{});  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "saved to .*hung-tracked");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung-tracked");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->chunks_size(), 1);
+  ASSERT_EQ(saved->tracking().workers_size(), 1) << "the checkpointed tracking was lost";
+  const v1::WorkerSeries& series = saved->tracking().workers(0);
+  ASSERT_GE(series.time_unix_ns_size(), 15);
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) ASSERT_EQ(series.time_unix_ns(i), i);
 }
 
 // The same when output_dir cannot take the save (here: it lies under a regular file, which stops

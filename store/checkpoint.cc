@@ -57,6 +57,78 @@ absl::Status WriteAll(int fd, const std::string& bytes, absl::string_view path) 
   return absl::OkStatus();
 }
 
+// Reads a checkpoint from `fd` (at its start; closed when done), named `path` in errors.
+absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path) {
+  struct stat info;
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
+  }
+  google::protobuf::io::FileInputStream input(fd);
+  input.SetCloseOnDelete(true);
+  Checkpoint checkpoint;
+  std::vector<v1::ChunkRecord> pending;  // since the last completed checkpoint entry
+  std::vector<v1::TrackingData> pending_tracking;
+  int64_t consumed = 0;
+  int64_t committed = 0;
+  bool first = true;
+  while (true) {
+    v1::CheckpointEntry entry;
+    bool clean_eof = false;
+    {
+      google::protobuf::io::CodedInputStream coded(&input);
+      coded.SetTotalBytesLimit(kMaxEntryBytes + 16);
+      uint32_t size = 0;
+      if (!coded.ReadVarint32(&size)) {
+        clean_eof = coded.CurrentPosition() == 0;
+        if (!clean_eof) break;
+      } else if (size > static_cast<uint32_t>(kMaxEntryBytes)) {
+        break;
+      } else {
+        const auto limit = coded.PushLimit(static_cast<int>(size));
+        if (!entry.MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
+            coded.BytesUntilLimit() != 0) {
+          break;
+        }
+        coded.PopLimit(limit);
+        consumed += coded.CurrentPosition();
+      }
+    }
+    if (clean_eof) break;
+    if (first) {
+      if (!entry.has_metadata()) {
+        return absl::DataLossError(
+            absl::StrCat("'", path, "' is not a checkpoint: it does not start with the metadata"));
+      }
+      checkpoint.metadata = std::move(*entry.mutable_metadata());
+      first = false;
+      committed = consumed;
+      continue;
+    }
+    if (entry.has_chunk()) {
+      pending.push_back(std::move(*entry.mutable_chunk()));
+    } else if (entry.has_tracking()) {
+      pending_tracking.push_back(std::move(*entry.mutable_tracking()));
+    } else if (entry.entry_case() == v1::CheckpointEntry::kCheckpointUnixNs) {
+      for (v1::ChunkRecord& chunk : pending) checkpoint.chunks.push_back(std::move(chunk));
+      pending.clear();
+      for (v1::TrackingData& segment : pending_tracking) {
+        if (!checkpoint.tracking.has_value()) checkpoint.tracking.emplace();
+        MergeTrackingSegment(std::move(segment), &*checkpoint.tracking);
+      }
+      pending_tracking.clear();
+      checkpoint.last_checkpoint = absl::FromUnixNanos(entry.checkpoint_unix_ns());
+      ++checkpoint.checkpoints;
+      committed = consumed;
+    }
+  }
+  if (first) {
+    return absl::DataLossError(absl::StrCat("'", path, "' is empty or damaged at its start"));
+  }
+  checkpoint.dropped_tail_bytes = static_cast<int64_t>(info.st_size) - committed;
+  return checkpoint;
+}
+
 }  // namespace
 
 std::string CheckpointDirectoryFor(absl::string_view measurement_directory) {
@@ -75,7 +147,8 @@ absl::StatusOr<CheckpointWriter> CheckpointWriter::Create(const std::string& dir
                                                           const v1::MeasurementMetadata& metadata) {
   if (mkdir(directory.c_str(), 0777) != 0) return OsError("create", directory);
   const std::string path = absl::StrCat(directory, "/", kFileName);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  // Read and write: ReadBack reads through it, whatever happens to the path meanwhile.
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0) {
     absl::Status error = OsError("create", path);
     rmdir(directory.c_str());
@@ -176,74 +249,22 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(absl::string_view directory) {
     }
     return OsError("open", path);
   }
-  struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+  return ReadCheckpointFrom(fd, path);
+}
+
+absl::StatusOr<Checkpoint> CheckpointWriter::ReadBack() const {
+  const std::string path = absl::StrCat(directory_, "/", kFileName);
+  if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path, "' is closed"));
+  // Its own descriptor (the appends go to the end whatever the offset): the directory may have
+  // been removed or replaced since.
+  const int fd = fcntl(fd_, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return OsError("read back", path);
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    absl::Status error = OsError("read back", path);
     close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
+    return error;
   }
-  google::protobuf::io::FileInputStream input(fd);
-  input.SetCloseOnDelete(true);
-  Checkpoint checkpoint;
-  std::vector<v1::ChunkRecord> pending;  // since the last completed checkpoint entry
-  std::vector<v1::TrackingData> pending_tracking;
-  int64_t consumed = 0;
-  int64_t committed = 0;
-  bool first = true;
-  while (true) {
-    v1::CheckpointEntry entry;
-    bool clean_eof = false;
-    {
-      google::protobuf::io::CodedInputStream coded(&input);
-      coded.SetTotalBytesLimit(kMaxEntryBytes + 16);
-      uint32_t size = 0;
-      if (!coded.ReadVarint32(&size)) {
-        clean_eof = coded.CurrentPosition() == 0;
-        if (!clean_eof) break;
-      } else if (size > static_cast<uint32_t>(kMaxEntryBytes)) {
-        break;
-      } else {
-        const auto limit = coded.PushLimit(static_cast<int>(size));
-        if (!entry.MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
-            coded.BytesUntilLimit() != 0) {
-          break;
-        }
-        coded.PopLimit(limit);
-        consumed += coded.CurrentPosition();
-      }
-    }
-    if (clean_eof) break;
-    if (first) {
-      if (!entry.has_metadata()) {
-        return absl::DataLossError(
-            absl::StrCat("'", path, "' is not a checkpoint: it does not start with the metadata"));
-      }
-      checkpoint.metadata = std::move(*entry.mutable_metadata());
-      first = false;
-      committed = consumed;
-      continue;
-    }
-    if (entry.has_chunk()) {
-      pending.push_back(std::move(*entry.mutable_chunk()));
-    } else if (entry.has_tracking()) {
-      pending_tracking.push_back(std::move(*entry.mutable_tracking()));
-    } else if (entry.entry_case() == v1::CheckpointEntry::kCheckpointUnixNs) {
-      for (v1::ChunkRecord& chunk : pending) checkpoint.chunks.push_back(std::move(chunk));
-      pending.clear();
-      for (v1::TrackingData& segment : pending_tracking) {
-        if (!checkpoint.tracking.has_value()) checkpoint.tracking.emplace();
-        MergeTrackingSegment(std::move(segment), &*checkpoint.tracking);
-      }
-      pending_tracking.clear();
-      checkpoint.last_checkpoint = absl::FromUnixNanos(entry.checkpoint_unix_ns());
-      ++checkpoint.checkpoints;
-      committed = consumed;
-    }
-  }
-  if (first) {
-    return absl::DataLossError(absl::StrCat("'", path, "' is empty or damaged at its start"));
-  }
-  checkpoint.dropped_tail_bytes = static_cast<int64_t>(info.st_size) - committed;
-  return checkpoint;
+  return ReadCheckpointFrom(fd, path);
 }
 
 }  // namespace roastcoffea

@@ -30,6 +30,8 @@ std::string CheckpointDirectoryFor(absl::string_view measurement_directory);
 // True when `directory` holds a checkpoint.pbs.
 bool IsCheckpointDirectory(absl::string_view directory);
 
+struct Checkpoint;
+
 class CheckpointWriter {
  public:
   // Creates `directory` (exclusively: AlreadyExists when it is there, e.g. another run of the
@@ -50,6 +52,9 @@ class CheckpointWriter {
                       const v1::TrackingData* tracking = nullptr);
   // Closes the file and removes the directory (the finished run was saved).
   void Remove();
+  // What was appended so far, as ReadCheckpoint reads it, through the writer's own descriptor:
+  // the same even when the directory was removed or replaced meanwhile (a /tmp cleaner).
+  absl::StatusOr<Checkpoint> ReadBack() const;
 
   const std::string& directory() const { return directory_; }
 

@@ -192,6 +192,27 @@ TEST(CheckpointTest, AnAppendThatFailsHalfWayLeavesTheFileReadable) {
   EXPECT_EQ(read->dropped_tail_bytes, 0);
 }
 
+// The writer reads back what it appended through its own descriptor: a directory removed
+// meanwhile (a /tmp cleaner) loses nothing the run itself needs at its end.
+TEST(CheckpointTest, TheWriterReadsBackWhatItAppendedEvenWhenTheDirectoryIsGone) {
+  const std::string dir = TempDir() + "/gone.checkpoint";
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(dir, Metadata());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::vector<v1::ChunkRecord> chunks = {Chunk(0), Chunk(1)};
+  const v1::TrackingData tracking = Tracking(0, 4);
+  ASSERT_TRUE(writer->Append({&chunks[0]}, absl::FromUnixSeconds(100), &tracking).ok());
+  ASSERT_EQ(unlink((dir + "/checkpoint.pbs").c_str()), 0);
+  ASSERT_EQ(rmdir(dir.c_str()), 0);
+  ASSERT_TRUE(writer->Append({&chunks[1]}, absl::FromUnixSeconds(130)).ok());
+  absl::StatusOr<Checkpoint> read = writer->ReadBack();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 2u);
+  EXPECT_EQ(read->checkpoints, 2);
+  ASSERT_TRUE(read->tracking.has_value());
+  EXPECT_EQ(read->tracking->SerializeAsString(), tracking.SerializeAsString());
+  EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(dir).status()));
+}
+
 TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {
   EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(TempDir() + "/none.checkpoint").status()));
   const std::string dir = TempDir() + "/garbage.checkpoint";

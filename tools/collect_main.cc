@@ -121,9 +121,12 @@ int Main(int argc, char** argv) {
 }  // namespace roastcoffea
 
 int main(int argc, char** argv) {
-  // A file size limit (ulimit -f) fails the write with EFBIG instead of killing collect by
-  // SIGXFSZ in the middle of a run: the save then falls back as on a full disk, and the
-  // checkpoint keeps what was measured.
+  // The tables are printed before the measurement is saved: a reader that went away (`collect
+  // | head`) fails the write with EPIPE instead of killing collect by SIGPIPE, and a file size
+  // limit (ulimit -f) with EFBIG instead of SIGXFSZ (the save then falls back as on a full disk,
+  // and the checkpoint keeps what was measured). The user's command gets the defaults back
+  // (tools/external_run.cc).
+  signal(SIGPIPE, SIG_IGN);
   signal(SIGXFSZ, SIG_IGN);
   // protobuf logs "[libprotobuf ERROR ...]" lines for corrupt input before collect's own error,
   // which names the file and says what is wrong: keep only what aborts.

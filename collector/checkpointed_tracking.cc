@@ -24,7 +24,7 @@ const v1::TrackingData* CheckpointedTracking::unwritten() const {
 std::optional<v1::TrackingData> CheckpointedTracking::SoFar(
     const CheckpointWriter& checkpoint) const {
   if (!taken_) return std::nullopt;
-  absl::StatusOr<Checkpoint> read = checkpoint.ReadBack();
+  absl::StatusOr<Checkpoint> read = checkpoint.ReadBack(/*with_chunks=*/false);
   if (!read.ok()) return std::nullopt;
   v1::TrackingData so_far = read->tracking.value_or(v1::TrackingData());
   MergeTrackingSegment(unwritten_, &so_far);
@@ -40,7 +40,7 @@ v1::TrackingData CheckpointedTracking::Whole(FinalTracking rule, v1::TrackingDat
   // kExtendsSegments: the segments in their order (those in the checkpoint, then those whose
   // appends failed), then the rest.
   v1::TrackingData whole;
-  if (absl::StatusOr<Checkpoint> read = checkpoint.ReadBack(); !read.ok()) {
+  if (absl::StatusOr<Checkpoint> read = checkpoint.ReadBack(/*with_chunks=*/false); !read.ok()) {
     v1::Warning& warning = warnings->emplace_back();
     warning.set_code("tracking_segments_lost");
     warning.set_message(

@@ -57,8 +57,20 @@ absl::Status WriteAll(int fd, const std::string& bytes, absl::string_view path) 
   return absl::OkStatus();
 }
 
-// Reads a checkpoint from `fd` (at its start; closed when done), named `path` in errors.
-absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path) {
+// The first byte of a chunk entry: field 2 (CheckpointEntry.chunk), length-delimited.
+constexpr uint8_t kChunkEntryTag = (2 << 3) | 2;
+
+// True when the entry `coded` is at (within its limit) is a chunk record: skipped unparsed.
+bool AtChunkEntry(google::protobuf::io::CodedInputStream& coded) {
+  const void* data = nullptr;
+  int size = 0;
+  return coded.GetDirectBufferPointer(&data, &size) && size > 0 &&
+         *static_cast<const uint8_t*>(data) == kChunkEntryTag;
+}
+
+// Reads a checkpoint from `fd` (at its start; closed when done), named `path` in errors;
+// without its chunk records unless `with_chunks`.
+absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path, bool with_chunks) {
   struct stat info;
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
     close(fd);
@@ -86,8 +98,10 @@ absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path) {
         break;
       } else {
         const auto limit = coded.PushLimit(static_cast<int>(size));
-        if (!entry.MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
-            coded.BytesUntilLimit() != 0) {
+        if (!with_chunks && !first && AtChunkEntry(coded)) {
+          if (!coded.Skip(static_cast<int>(size))) break;  // torn
+        } else if (!entry.MergeFromCodedStream(&coded) || !coded.ConsumedEntireMessage() ||
+                   coded.BytesUntilLimit() != 0) {
           break;
         }
         coded.PopLimit(limit);
@@ -249,10 +263,10 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(absl::string_view directory) {
     }
     return OsError("open", path);
   }
-  return ReadCheckpointFrom(fd, path);
+  return ReadCheckpointFrom(fd, path, /*with_chunks=*/true);
 }
 
-absl::StatusOr<Checkpoint> CheckpointWriter::ReadBack() const {
+absl::StatusOr<Checkpoint> CheckpointWriter::ReadBack(bool with_chunks) const {
   const std::string path = absl::StrCat(directory_, "/", kFileName);
   if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat("'", path, "' is closed"));
   // Its own descriptor (the appends go to the end whatever the offset): the directory may have
@@ -264,7 +278,7 @@ absl::StatusOr<Checkpoint> CheckpointWriter::ReadBack() const {
     close(fd);
     return error;
   }
-  return ReadCheckpointFrom(fd, path);
+  return ReadCheckpointFrom(fd, path, with_chunks);
 }
 
 }  // namespace roastcoffea

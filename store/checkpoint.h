@@ -54,7 +54,9 @@ class CheckpointWriter {
   void Remove();
   // What was appended so far, as ReadCheckpoint reads it, through the writer's own descriptor:
   // the same even when the directory was removed or replaced meanwhile (a /tmp cleaner).
-  absl::StatusOr<Checkpoint> ReadBack() const;
+  // Without `with_chunks` the chunk records are skipped unparsed (the session, which holds
+  // them, reads back only its tracking: 10^6 records parsed again would double its memory).
+  absl::StatusOr<Checkpoint> ReadBack(bool with_chunks = true) const;
 
   const std::string& directory() const { return directory_; }
 

@@ -211,6 +211,15 @@ TEST(CheckpointTest, TheWriterReadsBackWhatItAppendedEvenWhenTheDirectoryIsGone)
   ASSERT_TRUE(read->tracking.has_value());
   EXPECT_EQ(read->tracking->SerializeAsString(), tracking.SerializeAsString());
   EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(dir).status()));
+  // The tracking alone: the chunk records are skipped, everything else is the same.
+  absl::StatusOr<Checkpoint> tracking_only = writer->ReadBack(/*with_chunks=*/false);
+  ASSERT_TRUE(tracking_only.ok()) << tracking_only.status();
+  EXPECT_TRUE(tracking_only->chunks.empty());
+  EXPECT_EQ(tracking_only->checkpoints, 2);
+  EXPECT_EQ(tracking_only->last_checkpoint, absl::FromUnixSeconds(130));
+  EXPECT_EQ(tracking_only->dropped_tail_bytes, 0);
+  ASSERT_TRUE(tracking_only->tracking.has_value());
+  EXPECT_EQ(tracking_only->tracking->SerializeAsString(), tracking.SerializeAsString());
 }
 
 TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {

@@ -154,7 +154,8 @@ std::string CheckpointDirectoryFor(absl::string_view measurement_directory) {
 bool IsCheckpointDirectory(absl::string_view directory) {
   struct stat info;
   const std::string file = absl::StrCat(directory, "/", kFileName);
-  return lstat(file.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+  // Of any type: ReadCheckpoint then says what is wrong with it (a FIFO, a link, a directory).
+  return lstat(file.c_str(), &info) == 0;
 }
 
 absl::StatusOr<CheckpointWriter> CheckpointWriter::Create(const std::string& directory,
@@ -260,6 +261,10 @@ absl::StatusOr<Checkpoint> ReadCheckpoint(absl::string_view directory) {
   if (fd < 0) {
     if (errno == ENOENT) {
       return absl::NotFoundError(absl::StrCat("no checkpoint in '", directory, "'"));
+    }
+    if (errno == ELOOP) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", path, "' is a symbolic link, not a regular file (never followed)"));
     }
     return OsError("open", path);
   }

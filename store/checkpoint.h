@@ -27,7 +27,8 @@ namespace roastcoffea {
 // The checkpoint directory of the measurement <parent_dir>/<name>:
 // "<parent_dir>/<name>.checkpoint".
 std::string CheckpointDirectoryFor(absl::string_view measurement_directory);
-// True when `directory` holds a checkpoint.pbs.
+// True when `directory` holds an entry named checkpoint.pbs, of any type (ReadCheckpoint refuses
+// anything but a regular file, naming it).
 bool IsCheckpointDirectory(absl::string_view directory);
 
 struct Checkpoint;

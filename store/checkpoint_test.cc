@@ -234,8 +234,17 @@ TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {
   const std::string linked = TempDir() + "/linked.checkpoint";
   mkdir(linked.c_str(), 0755);
   ASSERT_EQ(symlink("/etc/passwd", (linked + "/checkpoint.pbs").c_str()), 0);
-  EXPECT_FALSE(IsCheckpointDirectory(linked));
-  EXPECT_FALSE(ReadCheckpoint(linked).ok());
+  EXPECT_TRUE(IsCheckpointDirectory(linked)) << "a checkpoint, refused when read";
+  read = ReadCheckpoint(linked);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(), HasSubstr(linked + "/checkpoint.pbs' is a symbolic link"));
+  // A FIFO is never opened for a blocking read: refused by its type.
+  const std::string fifo = TempDir() + "/fifo.checkpoint";
+  mkdir(fifo.c_str(), 0755);
+  ASSERT_EQ(mkfifo((fifo + "/checkpoint.pbs").c_str(), 0644), 0);
+  read = ReadCheckpoint(fifo);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(), HasSubstr(fifo + "/checkpoint.pbs' is not a regular file"));
 }
 
 }  // namespace

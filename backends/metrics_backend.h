@@ -53,6 +53,19 @@ inline std::vector<std::string> WarningSentences(std::vector<v1::Warning> warnin
   return sentences;
 }
 
+// How a backend's final series (StopTracking) relates to the segments it handed out before
+// (TakeTrackingSegment). Either way, the segments taken so far are the run's series so far:
+// what a killed run's checkpoint keeps.
+enum class FinalTracking {
+  // Only the samples after the last segment, which the backend no longer holds (bounded
+  // memory: Dask, the thread pool): the run's series is the segments, then StopTracking's.
+  kExtendsSegments,
+  // The whole run's series again, the segments' samples included and possibly revised
+  // (TaskVine rebuilds it from its logs, which can move a change, e.g. a silent worker's
+  // end): the segments were only a copy for a kill, and StopTracking's series replaces them.
+  kReplacesSegments,
+};
+
 class AbstractMetricsBackend {
  public:
   virtual ~AbstractMetricsBackend() = default;
@@ -105,13 +118,13 @@ class AbstractMetricsBackend {
   virtual void Contribute(RawRun& /*run*/) {}
 
   // Tracking samples gathered since the last call (since StartTracking on the first), handed to
-  // the caller for good (the session appends them to its checkpoint on disk): the backend keeps
-  // only what came after, and StopTracking returns only that. nullopt: the backend keeps every
-  // sample until StopTracking (the default). Thread-safe while tracking.
+  // the caller (the session appends them to its checkpoint on disk, so that a run killed with
+  // SIGKILL keeps them). nullopt: the backend hands nothing out (the default). Thread-safe
+  // while tracking. What StopTracking returns after segments were taken: final_tracking().
   virtual std::optional<v1::TrackingData> TakeTrackingSegment() { return std::nullopt; }
-  // True when StopTracking returns the whole run's series, the segments handed out included
-  // (TaskVine rebuilds them from its logs): those segments are then only the checkpoint's copy.
-  virtual bool StopTrackingReturnsWholeRun() const { return false; }
+  // How StopTracking's series relates to the segments TakeTrackingSegment handed out; the
+  // session joins them by this one rule for every backend (collector/checkpointed_tracking.h).
+  virtual FinalTracking final_tracking() const { return FinalTracking::kExtendsSegments; }
 
   // The run so far, for the live view: thread-safe (called from the live server's thread while
   // the backend tracks), cheap (a copy of counters). nullopt: the backend has nothing live.

@@ -21,6 +21,7 @@
 #include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
 #include "aggregation/series_reduction.h"
+#include "collector/checkpointed_tracking.h"
 #include "collector/interruption.h"
 #include "collector/run_stopwatch.h"
 #include "collector/tool_build.h"
@@ -28,7 +29,6 @@
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
 #include "store/save_fallback.h"
-#include "store/tracking_segments.h"
 
 namespace roastcoffea {
 namespace {
@@ -250,9 +250,8 @@ class MeasurementSession::Impl {
   mutable std::mutex checkpoint_mu_;
   std::optional<CheckpointWriter> checkpoint_;
   size_t checkpointed_chunks_ = 0;
-  // Tracking samples the backend handed out (TakeTrackingSegment) not yet in the checkpoint.
-  v1::TrackingData unwritten_tracking_;
-  bool tracking_in_checkpoint_ = false;  // some samples were handed out: Finish joins them
+  // The backend's tracking segments on their way to the checkpoint; joined at the end.
+  CheckpointedTracking tracking_;
   StopToken checkpoint_stop_;
   std::thread checkpoint_thread_;
 };
@@ -435,47 +434,24 @@ void MeasurementSession::Impl::AppendCheckpoint() {
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   if (!checkpoint_.has_value()) return;
   // The backend's samples since the last checkpoint move to disk (bounded tracking memory).
-  if (std::optional<v1::TrackingData> segment = backend_.TakeTrackingSegment(); segment) {
-    MergeTrackingSegment(*std::move(segment), &unwritten_tracking_);
-    tracking_in_checkpoint_ = true;
-  }
-  const bool with_tracking = unwritten_tracking_.ByteSizeLong() > 0;
-  if (absl::Status appended = checkpoint_->Append(pointers, clock_->Now(),
-                                                  with_tracking ? &unwritten_tracking_ : nullptr);
+  tracking_.TakeFrom(backend_);
+  if (absl::Status appended = checkpoint_->Append(pointers, clock_->Now(), tracking_.unwritten());
       !appended.ok()) {
     // A full disk now may have room later: those chunks (and samples) are appended next time.
     std::lock_guard<std::mutex> chunks_lock(mu_);
     checkpointed_chunks_ -= std::min(checkpointed_chunks_, fresh.size());
   } else {
-    unwritten_tracking_.Clear();
+    tracking_.Written();
   }
 }
 
 absl::StatusOr<v1::TrackingData> MeasurementSession::Impl::StopTrackingWithCheckpointed(
     std::vector<v1::Warning>* warnings) {
-  absl::StatusOr<v1::TrackingData> rest = backend_.StopTracking();
+  absl::StatusOr<v1::TrackingData> last = backend_.StopTracking();
+  if (!last.ok()) return last;
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
-  if (!rest.ok() || !tracking_in_checkpoint_) return rest;
-  if (backend_.StopTrackingReturnsWholeRun()) {  // the checkpoint held a copy
-    unwritten_tracking_.Clear();
-    return rest;
-  }
-  // The samples handed out before are in the checkpoint (and in unwritten_tracking_ when its
-  // last appends failed): joined in their order, then the rest.
-  v1::TrackingData whole;
-  if (absl::StatusOr<Checkpoint> read = ReadCheckpoint(checkpoint_->directory()); !read.ok()) {
-    warnings->push_back(Warning(
-        "tracking_segments_lost",
-        absl::StrCat("the tracking series before the last checkpoint could not be read back: ",
-                     read.status().message())));
-  } else if (read->tracking.has_value()) {
-    whole = *std::move(read->tracking);
-  }
-  MergeTrackingSegment(std::move(unwritten_tracking_), &whole);
-  unwritten_tracking_.Clear();
-  // The rest (one interval) may pass the run's end: Finish reduces it knowing the window.
-  MergeTrackingSegment(*std::move(rest), &whole, /*max_samples_per_worker=*/0);
-  return whole;
+  if (!checkpoint_.has_value()) return last;  // no checkpoint: nothing was taken
+  return tracking_.Whole(backend_.final_tracking(), *std::move(last), *checkpoint_, warnings);
 }
 
 void MeasurementSession::Impl::StopCheckpoints() {
@@ -661,10 +637,18 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
           ? absl::StrCat("the run did not stop within ",
                          absl::FormatDuration(options_.grace_period + options_.finish_timeout))
           : why_no_tracking;
-  run.warnings.push_back(
-      Warning("interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
-                                          ": saved without the backend's tracking data, spans and "
-                                          "profiles")));
+  {
+    // The tracking segments the checkpoint holds (never waiting: the run may be stuck in it).
+    std::unique_lock<std::mutex> lock(checkpoint_mu_, std::try_to_lock);
+    if (lock.owns_lock() && checkpoint_.has_value()) run.tracking = tracking_.SoFar(*checkpoint_);
+  }
+  run.warnings.push_back(Warning(
+      "interrupted", absl::StrCat("interrupted (", why, ") and ", what_happened,
+                                  run.tracking.has_value()
+                                      ? ": saved with the tracking series checkpointed so far, "
+                                        "without the backend's spans and profiles"
+                                      : ": saved without the backend's tracking data, spans and "
+                                        "profiles")));
   run.in_process_worker_threads = options_.in_process_worker_threads;
   run.analysis_build = options_.analysis_build;
   run.tool_build = ToolBuildInfo();

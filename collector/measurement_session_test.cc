@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "host/fake_clock.h"
+#include "ingest/checkpoint_measurement.h"
 #include "instrumentation/chunk_tracking.h"
 #include "store/checkpoint.h"
 #include "store/measurement_io.h"
@@ -452,53 +454,110 @@ TEST(MeasurementSessionTest, AWallClockStepNeitherStretchesNorCutsThePeriods) {
   }
 }
 
-// A backend that hands its samples out (as Dask does): each take or stop gives the next 5 samples
-// of worker "w" (times 0, 1, 2, ...); it keeps at most those 5 in memory.
+// Sample i of worker "w": time i, memory i (a replacing backend may revise it at the end).
+void AddSample(int64_t i, double memory, v1::TrackingData* data) {
+  if (data->workers_size() == 0) data->add_workers()->set_worker("w");
+  data->add_worker_count_time_unix_ns(i);
+  data->add_worker_count(1);
+  data->mutable_workers(0)->add_time_unix_ns(i);
+  data->mutable_workers(0)->add_memory_bytes(memory);
+}
+
+// A backend that hands its samples out for good (as Dask and the thread pool do): each take or
+// stop gives the next 5 samples; it keeps at most those 5 in memory.
 class SegmentingBackend : public FakeBackend {
  public:
   std::optional<v1::TrackingData> TakeTrackingSegment() override { return Next(); }
-  absl::StatusOr<v1::TrackingData> StopTracking() override { return Next(); }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    if (hang_on_stop) HangForever();
+    return Next();
+  }
+  FinalTracking final_tracking() const override { return FinalTracking::kExtendsSegments; }
   int64_t produced() const { return next_.load(); }
 
  private:
   v1::TrackingData Next() {
     v1::TrackingData data;
     data.set_backend("fake");
-    v1::WorkerSeries& series = *data.add_workers();
-    series.set_worker("w");
     for (int i = 0; i < 5; ++i) {
       const int64_t t = next_++;
-      data.add_worker_count_time_unix_ns(t);
-      data.add_worker_count(1);
-      series.add_time_unix_ns(t);
-      series.add_memory_bytes(static_cast<double>(t));
+      AddSample(t, static_cast<double>(t), &data);
     }
     return data;
   }
   std::atomic<int64_t> next_{0};
 };
 
-// Bounded tracking memory (#25): the samples move to the checkpoint while the run goes on (a
-// kill keeps them), and the finished measurement has every one of them, in order.
-TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMeasurement) {
-  SegmentingBackend backend;
+// A backend that hands out copies and rebuilds the whole series at the end (as TaskVine does
+// from its logs): each take gives the 5 samples after the last take; StopTracking gives every
+// sample again, 5 more, and sample 0 revised (memory 1000).
+class ReplacingBackend : public FakeBackend {
+ public:
+  std::optional<v1::TrackingData> TakeTrackingSegment() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (int i = 0; i < 5; ++i, ++produced_) AddSample(produced_, produced_, &data);
+    return data;
+  }
+  absl::StatusOr<v1::TrackingData> StopTracking() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    produced_ += 5;
+    v1::TrackingData data;
+    data.set_backend("fake");
+    for (int64_t i = 0; i < produced_; ++i) AddSample(i, i == 0 ? 1000 : i, &data);
+    return data;
+  }
+  FinalTracking final_tracking() const override { return FinalTracking::kReplacesSegments; }
+  int64_t produced() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return produced_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  int64_t produced_ = 0;
+};
+
+// Three checkpoints of `backend`'s segments, the run read back as a SIGKILL would leave it
+// (ingest/checkpoint_measurement.h: partial, samples 0..14 in order), then Finish.
+absl::StatusOr<v1::Measurement> RunThreeCheckpointsAndFinish(AbstractMetricsBackend& backend,
+                                                             const std::string& name) {
   FakeClock clock;
-  SessionOptions options = Options("segments");
+  SessionOptions options = Options(name);
   options.clock = &clock;
   options.checkpoint_interval = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
       MeasurementSession::Start(backend, options);
-  ASSERT_TRUE(session.ok()) << session.status();
-  for (int i = 0; i < 3; ++i) {  // three checkpoints
-    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  if (!session.ok()) return session.status();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
     clock.Advance(options.checkpoint_interval);
   }
-  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
-  absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
-  ASSERT_TRUE(read.ok()) << read.status();
-  ASSERT_TRUE(read->tracking.has_value());
-  ASSERT_GE(read->tracking->workers(0).time_unix_ns_size(), 15);
-  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  EXPECT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  absl::StatusOr<v1::Measurement> killed =
+      LoadCheckpointMeasurement((*session)->checkpoint_directory());
+  EXPECT_TRUE(killed.ok()) << killed.status();
+  if (killed.ok()) {
+    EXPECT_TRUE(killed->metadata().interrupted());
+    EXPECT_EQ(killed->tracking().workers_size(), 1);
+    for (const v1::WorkerSeries& series : killed->tracking().workers()) {
+      EXPECT_EQ(series.time_unix_ns_size(), 15);
+      for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+        EXPECT_EQ(series.time_unix_ns(i), i);
+        EXPECT_EQ(series.memory_bytes(i), i);
+      }
+    }
+  }
+  return (*session)->Finish(RunOutputs{});
+}
+
+// Bounded tracking memory (#25): the samples move to the checkpoint while the run goes on (a
+// kill keeps them), and the finished measurement has every one of them, in order, then the
+// rest StopTracking returned.
+TEST(MeasurementSessionTest, ExtendingSegmentsAreInTheCheckpointAndAllInTheMeasurement) {
+  SegmentingBackend backend;
+  absl::StatusOr<v1::Measurement> measurement = RunThreeCheckpointsAndFinish(backend, "extend");
   ASSERT_TRUE(measurement.ok()) << measurement.status();
   const v1::TrackingData& tracking = measurement->tracking();
   ASSERT_EQ(tracking.workers_size(), 1);
@@ -509,6 +568,56 @@ TEST(MeasurementSessionTest, TrackingSamplesMoveToTheCheckpointAndAreAllInTheMea
     ASSERT_EQ(series.time_unix_ns(i), i);
     ASSERT_EQ(series.memory_bytes(i), i);
   }
+}
+
+// A backend whose end replaces its segments (TaskVine --follow): a kill keeps the segments, and
+// the finished measurement has StopTracking's series alone, revisions included, each sample
+// once.
+TEST(MeasurementSessionTest, ReplacingSegmentsAreInTheCheckpointAndTheEndReplacesThem) {
+  ReplacingBackend backend;
+  absl::StatusOr<v1::Measurement> measurement = RunThreeCheckpointsAndFinish(backend, "replace");
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  const v1::TrackingData& tracking = measurement->tracking();
+  ASSERT_EQ(tracking.workers_size(), 1);
+  const v1::WorkerSeries& series = tracking.workers(0);
+  ASSERT_GE(backend.produced(), 20);
+  ASSERT_EQ(series.time_unix_ns_size(), backend.produced()) << "segments joined, not replaced";
+  ASSERT_EQ(tracking.worker_count_size(), backend.produced());
+  EXPECT_EQ(series.memory_bytes(0), 1000) << "the end's revision lost";
+  for (int i = 1; i < series.time_unix_ns_size(); ++i) {
+    ASSERT_EQ(series.time_unix_ns(i), i);
+    ASSERT_EQ(series.memory_bytes(i), i);
+  }
+}
+
+// The checkpoint directory removed while the run goes on (a /tmp cleaner, a user tidying up):
+// the segments written to it are read back through the session's own descriptor, and the
+// measurement still has every sample.
+TEST(MeasurementSessionTest, ACheckpointRemovedMidRunStillGivesBackItsSegments) {
+  SegmentingBackend backend;
+  FakeClock clock;
+  SessionOptions options = Options("removed-checkpoint");
+  options.clock = &clock;
+  options.checkpoint_interval = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+    clock.Advance(options.checkpoint_interval);
+  }
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  const std::string directory = (*session)->checkpoint_directory();
+  ASSERT_EQ(std::system(absl::StrCat("rm -rf '", directory, "'").c_str()), 0);
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  for (const v1::Warning& warning : measurement->warnings()) {
+    EXPECT_NE(warning.code(), "tracking_segments_lost") << warning.message();
+  }
+  ASSERT_EQ(measurement->tracking().workers_size(), 1);
+  const v1::WorkerSeries& series = measurement->tracking().workers(0);
+  ASSERT_EQ(series.time_unix_ns_size(), backend.produced());
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) ASSERT_EQ(series.time_unix_ns(i), i);
 }
 
 // A run that never saves (killed, or its save failed) leaves the checkpoint with its chunks.
@@ -694,6 +803,35 @@ TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
   EXPECT_EQ(saved->chunks_size(), 2);
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// The same for a backend that handed its samples to the checkpoint: the last resort saves them
+// (an 8-hour Dask timeline is not lost to a scheduler that hangs at the end).
+TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopKeepsItsCheckpointedTracking) {
+  const std::string output_dir = Options("").output_dir;
+  EXPECT_EXIT(
+      {
+        SegmentingBackend backend;
+        backend.hang_on_stop = true;
+        SessionOptions options = Options("hung-tracked");
+        options.checkpoint_interval = absl::Milliseconds(10);
+        auto session = MeasurementSession::Start(backend, options);
+        if (!session.ok()) std::exit(99);
+        (*session)->RecordChunk(Chunk(0));
+        while (backend.produced() < 15) absl::SleepFor(absl::Milliseconds(5));
+        kill(getpid(), SIGINT);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        (void)(*session)->Finish(RunOutputs{});  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "saved to .*hung-tracked");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung-tracked");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->chunks_size(), 1);
+  ASSERT_EQ(saved->tracking().workers_size(), 1) << "the checkpointed tracking was lost";
+  const v1::WorkerSeries& series = saved->tracking().workers(0);
+  ASSERT_GE(series.time_unix_ns_size(), 15);
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) ASSERT_EQ(series.time_unix_ns(i), i);
 }
 
 // The same when output_dir cannot take the save (here: it lies under a regular file, which stops

@@ -132,6 +132,20 @@ TEST(CheckpointMeasurementTest, TheSavedMeasurementWinsOverItsCheckpoint) {
   EXPECT_EQ(m->chunks_size(), 0);
 }
 
+// A run's name whose checkpoint.pbs is not a regular file: the error names that file and says
+// why, instead of "measurement directory ... does not exist".
+TEST(CheckpointMeasurementTest, ACheckpointThatIsNotAFileIsAnErrorNamingIt) {
+  const std::string parent = TempDir() + "/fifo-run";
+  const std::string directory = CheckpointDirectoryFor(parent + "/run3");
+  ASSERT_EQ(mkdir(parent.c_str(), 0755), 0);
+  ASSERT_EQ(mkdir(directory.c_str(), 0755), 0);
+  ASSERT_EQ(mkfifo((directory + "/checkpoint.pbs").c_str(), 0644), 0);
+  absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(parent + "/run3");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(),
+              HasSubstr(directory + "/checkpoint.pbs' is not a regular file"));
+}
+
 TEST(CheckpointMeasurementTest, NeitherMeasurementNorCheckpointIsNotFound) {
   absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(TempDir() + "/nothing-here");
   EXPECT_TRUE(absl::IsNotFound(m.status())) << m.status();

@@ -27,8 +27,11 @@ namespace roastcoffea {
 // The checkpoint directory of the measurement <parent_dir>/<name>:
 // "<parent_dir>/<name>.checkpoint".
 std::string CheckpointDirectoryFor(absl::string_view measurement_directory);
-// True when `directory` holds a checkpoint.pbs.
+// True when `directory` holds an entry named checkpoint.pbs, of any type (ReadCheckpoint refuses
+// anything but a regular file, naming it).
 bool IsCheckpointDirectory(absl::string_view directory);
+
+struct Checkpoint;
 
 class CheckpointWriter {
  public:
@@ -43,12 +46,18 @@ class CheckpointWriter {
   // Appends `chunks`, the tracking samples of `tracking` when given (one entry for the worker
   // counts, one per worker series: each far below the entry limit) and a checkpoint entry
   // stamped `now`, then fsyncs. After an error the
-  // writer stays usable (the next append may succeed once the disk has room); what was synced
-  // before stays readable.
+  // writer stays usable (the next append may succeed once the disk has room): what the failed
+  // append wrote is cut off, and what was synced before stays readable. Strings that are not
+  // UTF-8 are written repaired (U+FFFD, store/utf8_repair.h), so the file always parses.
   absl::Status Append(const std::vector<const v1::ChunkRecord*>& chunks, absl::Time now,
                       const v1::TrackingData* tracking = nullptr);
   // Closes the file and removes the directory (the finished run was saved).
   void Remove();
+  // What was appended so far, as ReadCheckpoint reads it, through the writer's own descriptor:
+  // the same even when the directory was removed or replaced meanwhile (a /tmp cleaner).
+  // Without `with_chunks` the chunk records are skipped unparsed (the session, which holds
+  // them, reads back only its tracking: 10^6 records parsed again would double its memory).
+  absl::StatusOr<Checkpoint> ReadBack(bool with_chunks = true) const;
 
   const std::string& directory() const { return directory_; }
 
@@ -56,6 +65,7 @@ class CheckpointWriter {
   CheckpointWriter(std::string directory, int fd) : directory_(std::move(directory)), fd_(fd) {}
   std::string directory_;
   int fd_ = -1;
+  int64_t synced_bytes_ = 0;  // the file's length after the last append that succeeded
 };
 
 struct Checkpoint {

@@ -1,5 +1,7 @@
 #include "store/checkpoint.h"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -132,6 +134,94 @@ TEST(CheckpointTest, TrackingSegmentsAreReadBackJoined) {
   EXPECT_EQ(read->tracking->SerializeAsString(), first.SerializeAsString());
 }
 
+// A name, file or worker that is not UTF-8 (a Latin-1 --name, an engine's worker id): proto3
+// refuses to parse such strings, so each is written repaired (U+FFFD), never as a checkpoint a
+// kill would leave unreadable.
+TEST(CheckpointTest, StringsThatAreNotUtf8AreWrittenRepaired) {
+  const std::string dir = TempDir() + "/latin1.checkpoint";
+  v1::MeasurementMetadata metadata = Metadata();
+  metadata.set_name("bad\xffname");
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(dir, metadata);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  v1::ChunkRecord chunk = Chunk(0);
+  chunk.set_file("f\xe9.root");
+  v1::TrackingData tracking = Tracking(0, 3);
+  tracking.mutable_workers(0)->set_worker("w\xfe");
+  ASSERT_TRUE(writer->Append({&chunk}, absl::FromUnixSeconds(100), &tracking).ok());
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->metadata.name(), "bad\xef\xbf\xbdname");
+  ASSERT_EQ(read->chunks.size(), 1u);
+  EXPECT_EQ(read->chunks[0].file(), "f\xef\xbf\xbd.root");
+  ASSERT_TRUE(read->tracking.has_value());
+  ASSERT_EQ(read->tracking->workers_size(), 2);
+  EXPECT_EQ(read->tracking->workers(0).worker(), "w\xef\xbf\xbd");
+}
+
+// An append cut short by a full disk (here the file size limit, ulimit -f) leaves no torn
+// entry behind: the next append, once there is room, is read back with everything before it.
+TEST(CheckpointTest, AnAppendThatFailsHalfWayLeavesTheFileReadable) {
+  const std::string dir = TempDir() + "/full.checkpoint";
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(dir, Metadata());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::vector<v1::ChunkRecord> chunks;
+  for (int i = 0; i < 51; ++i) chunks.push_back(Chunk(i));
+  std::vector<const v1::ChunkRecord*> rest;
+  for (int i = 1; i < 51; ++i) rest.push_back(&chunks[i]);
+  ASSERT_TRUE(writer->Append({&chunks[0]}, absl::FromUnixSeconds(100)).ok());
+  struct stat before;
+  ASSERT_EQ(stat((dir + "/checkpoint.pbs").c_str(), &before), 0);
+  // Room for a few of the 50 chunks only: write() stores part of the append, then fails.
+  rlimit old_limit;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit limit = old_limit;
+  limit.rlim_cur = static_cast<rlim_t>(before.st_size) + 100;
+  const sighandler_t old_handler = signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  const absl::Status full = writer->Append(rest, absl::FromUnixSeconds(130));
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  signal(SIGXFSZ, old_handler);
+  ASSERT_FALSE(full.ok());
+  EXPECT_THAT(full.message(), HasSubstr(dir + "/checkpoint.pbs"));
+  ASSERT_TRUE(writer->Append(rest, absl::FromUnixSeconds(160)).ok());
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint(dir);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 51u) << "the retried append is lost behind a torn entry";
+  EXPECT_EQ(read->checkpoints, 2);
+  EXPECT_EQ(read->last_checkpoint, absl::FromUnixSeconds(160));
+  EXPECT_EQ(read->dropped_tail_bytes, 0);
+}
+
+// The writer reads back what it appended through its own descriptor: a directory removed
+// meanwhile (a /tmp cleaner) loses nothing the run itself needs at its end.
+TEST(CheckpointTest, TheWriterReadsBackWhatItAppendedEvenWhenTheDirectoryIsGone) {
+  const std::string dir = TempDir() + "/gone.checkpoint";
+  absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(dir, Metadata());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  std::vector<v1::ChunkRecord> chunks = {Chunk(0), Chunk(1)};
+  const v1::TrackingData tracking = Tracking(0, 4);
+  ASSERT_TRUE(writer->Append({&chunks[0]}, absl::FromUnixSeconds(100), &tracking).ok());
+  ASSERT_EQ(unlink((dir + "/checkpoint.pbs").c_str()), 0);
+  ASSERT_EQ(rmdir(dir.c_str()), 0);
+  ASSERT_TRUE(writer->Append({&chunks[1]}, absl::FromUnixSeconds(130)).ok());
+  absl::StatusOr<Checkpoint> read = writer->ReadBack();
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 2u);
+  EXPECT_EQ(read->checkpoints, 2);
+  ASSERT_TRUE(read->tracking.has_value());
+  EXPECT_EQ(read->tracking->SerializeAsString(), tracking.SerializeAsString());
+  EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(dir).status()));
+  // The tracking alone: the chunk records are skipped, everything else is the same.
+  absl::StatusOr<Checkpoint> tracking_only = writer->ReadBack(/*with_chunks=*/false);
+  ASSERT_TRUE(tracking_only.ok()) << tracking_only.status();
+  EXPECT_TRUE(tracking_only->chunks.empty());
+  EXPECT_EQ(tracking_only->checkpoints, 2);
+  EXPECT_EQ(tracking_only->last_checkpoint, absl::FromUnixSeconds(130));
+  EXPECT_EQ(tracking_only->dropped_tail_bytes, 0);
+  ASSERT_TRUE(tracking_only->tracking.has_value());
+  EXPECT_EQ(tracking_only->tracking->SerializeAsString(), tracking.SerializeAsString());
+}
+
 TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {
   EXPECT_TRUE(absl::IsNotFound(ReadCheckpoint(TempDir() + "/none.checkpoint").status()));
   const std::string dir = TempDir() + "/garbage.checkpoint";
@@ -144,8 +234,17 @@ TEST(CheckpointTest, BadCheckpointsAreErrorsNamingTheFile) {
   const std::string linked = TempDir() + "/linked.checkpoint";
   mkdir(linked.c_str(), 0755);
   ASSERT_EQ(symlink("/etc/passwd", (linked + "/checkpoint.pbs").c_str()), 0);
-  EXPECT_FALSE(IsCheckpointDirectory(linked));
-  EXPECT_FALSE(ReadCheckpoint(linked).ok());
+  EXPECT_TRUE(IsCheckpointDirectory(linked)) << "a checkpoint, refused when read";
+  read = ReadCheckpoint(linked);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(), HasSubstr(linked + "/checkpoint.pbs' is a symbolic link"));
+  // A FIFO is never opened for a blocking read: refused by its type.
+  const std::string fifo = TempDir() + "/fifo.checkpoint";
+  mkdir(fifo.c_str(), 0755);
+  ASSERT_EQ(mkfifo((fifo + "/checkpoint.pbs").c_str(), 0644), 0);
+  read = ReadCheckpoint(fifo);
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(read.status().message(), HasSubstr(fifo + "/checkpoint.pbs' is not a regular file"));
 }
 
 }  // namespace

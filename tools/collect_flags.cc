@@ -23,7 +23,7 @@ ABSL_FLAG(int, files_per_dataset,
           "Sample dataset: files in each of its datasets (two QCD-like backgrounds and one "
           "dijet-resonance signal).");
 ABSL_FLAG(int64_t, chunk_size, 25000, "Events per chunk (chunks are entry ranges of one file).");
-ABSL_FLAG(double, interval, 0.25, "Seconds between two samples of the workers (> 0).");
+ABSL_FLAG(double, interval, 0.25, "Seconds between two samples of the workers (0.001 to 3600).");
 ABSL_FLAG(std::string, output_dir, "measurements",
           "Directory that receives the measurement, as <output_dir>/<name>/. Relative paths are "
           "relative to the directory you ran from.");

@@ -10,6 +10,7 @@
 //   collect report DIR         write the HTML report of a saved measurement
 //   collect profile DIR        top stacks, folded stacks and flame graphs of its profiles
 #include <google/protobuf/stubs/logging.h>
+#include <signal.h>
 
 #include <iostream>
 #include <string>
@@ -120,6 +121,13 @@ int Main(int argc, char** argv) {
 }  // namespace roastcoffea
 
 int main(int argc, char** argv) {
+  // The tables are printed before the measurement is saved: a reader that went away (`collect
+  // | head`) fails the write with EPIPE instead of killing collect by SIGPIPE, and a file size
+  // limit (ulimit -f) with EFBIG instead of SIGXFSZ (the save then falls back as on a full disk,
+  // and the checkpoint keeps what was measured). The user's command gets the defaults back
+  // (tools/external_run.cc).
+  signal(SIGPIPE, SIG_IGN);
+  signal(SIGXFSZ, SIG_IGN);
   // protobuf logs "[libprotobuf ERROR ...]" lines for corrupt input before collect's own error,
   // which names the file and says what is wrong: keep only what aborts.
   google::protobuf::SetLogHandler([](google::protobuf::LogLevel level, const char* filename,

@@ -99,9 +99,19 @@ absl::StatusOr<pid_t> Spawn(const std::vector<std::string>& command,
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
 
-  // exec resets our SIGINT/SIGTERM handlers: the command gets the usual dispositions.
+  // exec resets our SIGINT/SIGTERM handlers, but not what collect ignores (SIGPIPE, SIGXFSZ,
+  // tools/collect_main.cc): the command gets the usual dispositions of those too.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGXFSZ);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  const int error = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  const int error = posix_spawnp(&pid, argv[0], nullptr, &attributes, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attributes);
   if (error != 0) {
     const std::string what = absl::StrCat("cannot run command '", absl::StrJoin(command, " "),
                                           "': ", std::strerror(error));

@@ -20,9 +20,10 @@ absl::Status ValidateRunConfig(const RunConfig& config) {
                                         [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
     problems.push_back("--label must be one line of at most 200 characters");
   }
-  if (!(config.interval > 0) || config.interval > 3600) {
-    problems.push_back(
-        absl::StrCat("--interval must be a number of seconds in (0, 3600], got ", config.interval));
+  // Below a millisecond a sample costs more than the interval (and 1e-12 s is no duration).
+  if (!(config.interval >= 0.001) || config.interval > 3600) {
+    problems.push_back(absl::StrCat("--interval must be a number of seconds in [0.001, 3600], got ",
+                                    config.interval));
   }
   if (!(config.checkpoint_interval >= 0) || config.checkpoint_interval > 3600) {
     problems.push_back(

@@ -40,6 +40,20 @@ TEST(ValidateRunConfigTest, AcceptsTheDefaultsAndTheLimits) {
   config.label = "v1.2";
   config.trace = "run.pftrace";
   EXPECT_TRUE(ValidateRunConfig(config).ok());
+  config.interval = 0.001;
+  EXPECT_TRUE(ValidateRunConfig(config).ok());
+}
+
+// --interval=1e-12 passed the check, then the session refused its zero duration ("interval must
+// be positive, got 0", exit 1) after the dataset was prepared: a usage error up front instead.
+TEST(ValidateRunConfigTest, AnIntervalTooShortToSampleIsAUsageError) {
+  RunConfig config = ValidConfig();
+  for (double interval : {1e-12, 1e-4}) {
+    config.interval = interval;
+    const absl::Status status = ValidateRunConfig(config);
+    EXPECT_TRUE(IsUsageError(status)) << interval;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("--interval must be")) << interval;
+  }
 }
 
 TEST(ValidateRunConfigTest, ChecksTheThreadPoolOptionsOfTheConfigNotTheFlags) {
@@ -67,7 +81,7 @@ TEST(ValidateRunConfigTest, NamesEveryBadFlagAtOnceAsOneUsageError) {
   const absl::Status status = ValidateRunConfig(config);
   EXPECT_TRUE(IsUsageError(status));
   EXPECT_THAT(std::string(status.message()),
-              AllOf(HasSubstr("--interval must be a number of seconds in (0, 3600], got 0"),
+              AllOf(HasSubstr("--interval must be a number of seconds in [0.001, 3600], got 0"),
                     HasSubstr("--grace_period must be a number of seconds in [0, 3600], got -1"),
                     HasSubstr("--checkpoint_interval must be a number of seconds in [0, 3600], "
                               "got 3601"),

@@ -192,6 +192,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // StopTracking then returns the rest; MergeTrackingSegment (store/tracking_segments.h) joins
   // them exactly.
   std::optional<v1::TrackingData> TakeTrackingSegment() override;
+  FinalTracking final_tracking() const override { return FinalTracking::kExtendsSegments; }
 
  private:
   // What Contribute adds to the run's warnings.

@@ -135,7 +135,7 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // killed with SIGKILL keeps its tracking; StopTracking still returns the whole run (the logs
   // can revise a change, e.g. a silent worker's end). nullopt without follow.
   std::optional<v1::TrackingData> TakeTrackingSegment() override;
-  bool StopTrackingReturnsWholeRun() const override { return true; }
+  FinalTracking final_tracking() const override { return FinalTracking::kReplacesSegments; }
 
   absl::StatusOr<SpanId> CreateSpan(absl::string_view name) override;
   absl::Status EndSpan(const SpanId& id) override;

@@ -103,6 +103,7 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // (the session appends them to its checkpoint): StopTracking returns only what came after.
   // nullopt when not tracking. Thread-safe while the sampler runs.
   std::optional<v1::TrackingData> TakeTrackingSegment() override;
+  FinalTracking final_tracking() const override { return FinalTracking::kExtendsSegments; }
 
   // As of the last sample: the worker threads (one core each) and the process's resident
   // memory and limit (not summed per thread). Chunks are the session's own records.

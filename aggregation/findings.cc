@@ -246,19 +246,21 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
 
 struct SlotTimes {
   int64_t last_end_ns = 0;
-  double busy_seconds = 0;
+  double busy_seconds = 0;              // chunk time less its wait for a CPU (ImbalanceWork)
   int64_t worker_end_ns = INT64_MAX;    // its worker left the run then (INT64_MAX: stayed)
   int64_t worker_start_ns = INT64_MIN;  // its worker joined then (INT64_MIN: from the start)
   bool worker_died = false;             // with tasks on it: its lost attempts are no chunk records
 };
 
-// Load imbalance: the busiest slot's chunk time against the mean over slots. When workers
+// Load imbalance: the busiest slot's chunk time (less its chunks' wait for a CPU: ImbalanceWork)
+// against the mean over slots. When workers
 // joined late or left early, each slot's chunk time is taken over the part of the run its
 // worker was connected: a worker that was there for a third of the run is not "least busy";
 // the slots of workers that died are left out (their lost attempts are no chunk records, so
 // their chunk time says nothing of how busy they were).
-void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_times,
-                   const std::vector<bool>& seen, int64_t run_start, int64_t run_end, Builder& b) {
+void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
+                   const std::vector<SlotTimes>& slot_times, const std::vector<bool>& seen,
+                   int64_t run_start, int64_t run_end, bool waited, Builder& b) {
   bool churn = false;
   for (size_t id = 0; id < slot_times.size(); ++id) {
     churn |= seen[id] &&
@@ -291,13 +293,10 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
           churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
       absl::StrCat(churn ? "Chunk time over the time its worker was connected, per slot (workers "
                            "joined or left during the run): busiest "
-                         : "Chunk time per slot: busiest ",
+                         : ImbalanceEvidencePrefix(waited),
                    busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min),
                    ", mean ", figure(mean), " over ", slots, " slots."),
-      churn ? "Check whether the least busy workers ran slower (another job on their node); "
-              "more, smaller chunks let the engine balance the work."
-            : "Check whether the least busy workers joined late or ran slower (another job on "
-              "their node); more, smaller chunks let the engine balance the work.");
+      ImbalanceSuggestion(InProcess(in), churn));
   Number(f, "max_over_mean", max / mean, "ratio");
   Number(f, churn ? "busiest_slot_busy_fraction" : "busiest_slot_seconds", max,
          churn ? "fraction" : "s");
@@ -342,12 +341,16 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
+  bool waited = false;
+  const std::vector<double>& run_queue = view.columns->run_queue_wait_seconds;
   for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
-    slot.busy_seconds += view.seconds[i];
+    const double wait = run_queue.empty() ? 0.0 : run_queue[view.order[i]];
+    waited |= wait > 0.0;
+    slot.busy_seconds += ImbalanceWork(view.seconds[i], wait);
     const PairWorker& worker = pairs[view.pair[i]];
     if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
     if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
@@ -394,7 +397,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     AddIdleTail(tail, b);
   }
 
-  LoadImbalance(view, slot_times, seen, run_start, run_end, b);
+  LoadImbalance(in, view, slot_times, seen, run_start, run_end, waited, b);
 }
 
 // LargestFileEntries (findings_rules.h) of the successful records, from their columns.

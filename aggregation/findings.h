@@ -10,7 +10,8 @@
 //   cpu_contention   the chunks' machines ran more processes than CPUs for a share of the run
 //                    (findings_contention.h).
 //   io_bound         chunks were blocked (I/O, locks, sleep: wall - CPU - run-queue wait)
-//                    >= kBlockedShare of chunk wall time.
+//                    >= kBlockedShare of chunk wall time; named I/O only when they read bytes,
+//                    and no advice of more threads when cpu_starvation or cpu_contention fired.
 //   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
 //                    above it: names the slowest chunks' files, datasets and worker threads, with
@@ -21,9 +22,10 @@
 //                    slot) >= kIdleTailShare of the slots' time over the run; the advice follows
 //                    the last chunk's own record (findings_idle_tail.h: failed, dead worker,
 //                    retry, CPU wait, straggler; smaller chunks only for an ordinary last wave).
-//   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
-//                    the mean over slots (with workers joining or leaving: chunk time over each
-//                    slot's connected time, dead workers' slots left out).
+//   load_imbalance   >= 2 worker slots and the busiest slot's chunk time (less the time its
+//                    chunks waited for a CPU) >= kImbalanceRatio x the mean over slots (with
+//                    workers joining or leaving: chunk time over each slot's connected time, dead
+//                    workers' slots left out).
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
 //                    output-transfer >= kOverheadShare of execute (queue wait is read by the

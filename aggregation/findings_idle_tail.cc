@@ -12,10 +12,16 @@ namespace aggregation_internal {
 namespace findings_rules {
 namespace {
 
-bool Slow(const IdleTail& tail) {
+// At least kStragglerRatio x the median chunk.
+bool Long(const IdleTail& tail) {
   const double median = tail.median_successful_seconds;
-  return median > 0.0 && tail.last->duration_seconds() >= kStragglerRatio * median &&
-         tail.last->duration_seconds() - median >= kStragglerMinExcessSeconds;
+  return median > 0.0 && tail.last->duration_seconds() >= kStragglerRatio * median;
+}
+
+// Long, and by at least kStragglerMinExcessSeconds: the straggler rule's own test.
+bool Slow(const IdleTail& tail) {
+  return Long(tail) && tail.last->duration_seconds() - tail.median_successful_seconds >=
+                           kStragglerMinExcessSeconds;
 }
 
 // Waited for a CPU more than it ran or was blocked, or ran on a machine loaded beyond its CPUs.
@@ -74,9 +80,10 @@ TailCause CauseOfTail(const IdleTail& tail) {
   if (last.status() == v1::CHUNK_STATUS_FAILED) return TailCause::kFailed;
   if (tail.last_worker_died) return TailCause::kWorkerDied;
   if (last.attempt() > 0) return TailCause::kRetry;
-  const bool slow = Slow(tail);
-  if (slow && WaitedForCpu(last)) return TailCause::kCpuWait;
-  return slow ? TailCause::kStraggler : TailCause::kLastWave;
+  // The wait for a CPU is measured on the chunk itself, so it explains a last chunk of a few
+  // milliseconds too: the straggler rule's minimum excess guards only against timer noise.
+  if (Long(tail) && WaitedForCpu(last)) return TailCause::kCpuWait;
+  return Slow(tail) ? TailCause::kStraggler : TailCause::kLastWave;
 }
 
 void AddIdleTail(const IdleTail& tail, Builder& b) {

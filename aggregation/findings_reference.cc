@@ -113,11 +113,14 @@ struct SlotTimes {
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::map<std::string, SlotTimes> slots;  // ordered: ties name the same slot every time
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
+  bool waited = false;
   for (const v1::ChunkRecord* chunk : view.all) {
     if (chunk->end_unix_ns() <= 0) continue;
     SlotTimes& slot = slots[Slot(*chunk)];
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
-    slot.busy_seconds += chunk->duration_seconds();
+    // Both measures of a slot's work: chunk time less the wait for a CPU (ImbalanceWork).
+    slot.busy_seconds += ImbalanceWork(chunk->duration_seconds(), chunk->run_queue_wait_seconds());
+    waited |= chunk->run_queue_wait_seconds() > 0.0;
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
@@ -167,11 +170,11 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
         v1::Finding::SEVERITY_WARNING, "load_imbalance",
         absl::StrFormat("Load imbalance: the busiest worker slot ran %.2fx the mean chunk time",
                         busy_max / busy_mean),
-        absl::StrCat("Chunk time per slot: busiest ", busiest, " ", Seconds(busy_max),
+        absl::StrCat(ImbalanceEvidencePrefix(waited), busiest, " ", Seconds(busy_max),
                      ", least busy ", least_busy, " ", Seconds(busy_min), ", mean ",
                      Seconds(busy_mean), " over ", slot_count, " slots."),
-        "Check whether the least busy workers joined late or ran slower (another job on their "
-        "node); more, smaller chunks let the engine balance the work.");
+        // Shared with findings.cc: threads of one process cannot join late (in-process).
+        ImbalanceSuggestion(InProcess(in), /*churn=*/false));
     Number(f, "max_over_mean", busy_max / busy_mean, "ratio");
     Number(f, "busiest_slot_seconds", busy_max, "s");
     Number(f, "least_busy_slot_seconds", busy_min, "s");

@@ -279,23 +279,50 @@ void IoBound(const FindingsInputs& in, Builder& b) {
       split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
   const double share = off / wall;
   if (share < kBlockedShare) return;
+  // The rule names I/O only when the chunks are known to have read: blocked time is also locks,
+  // sleeps and remote calls.
+  const v1::WorkflowMetrics& workflow = in.metrics->workflow();
+  double bytes_read = static_cast<double>(std::max<int64_t>(0, workflow.total_bytes_read()));
+  if (bytes_read <= 0.0 && in.chunks != nullptr) {  // records without a report
+    for (const v1::ChunkRecord& chunk : *in.chunks) {
+      bytes_read += static_cast<double>(std::max<int64_t>(0, chunk.compressed_bytes_read()));
+    }
+  }
+  const bool read = bytes_read > 0.0;
   std::string evidence =
       absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
                    " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
   if (!split) absl::StrAppend(&evidence, OffCpuNote(contended));
+  if (read) {
+    absl::StrAppend(&evidence, "; the chunks read ", Bytes(bytes_read));
+  } else {
+    absl::StrAppend(&evidence,
+                    "; no bytes read were recorded, so the wait may be I/O, locks, "
+                    "sleeps or remote calls");
+  }
   if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
     absl::StrAppend(&evidence, "; largest section ", section);
   }
   absl::StrAppend(&evidence, ".");
-  v1::Finding& f =
-      b.Add(v1::Finding::SEVERITY_WARNING, "io_bound",
-            absl::StrCat(contended ? "Off CPU" : "I/O-bound", ": chunks were ",
-                         split ? "blocked" : "off CPU", " ", Pct(share), " of their time"),
-            std::move(evidence),
-            absl::StrCat(contended ? kFixContentionFirst : "",
-                         "Read fewer bytes (only the columns used), read from closer or faster "
-                         "storage, or cache the input; more worker threads than CPUs can overlap "
-                         "computation with the waits."));
+  // More threads than CPUs overlap waits only where the CPUs have room: not when chunks already
+  // waited for one (cpu_starvation) or the machines ran more processes than CPUs.
+  const bool cpus_full = b.Fired("cpu_starvation") || b.Fired("cpu_contention");
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "io_bound",
+      absl::StrCat(contended || (!split && !read) ? "Off CPU" : (read ? "I/O-bound" : "Blocked"),
+                   ": chunks were ", split ? "blocked" : "off CPU", " ", Pct(share),
+                   " of their time"),
+      std::move(evidence),
+      absl::StrCat(contended ? kFixContentionFirst : "",
+                   read ? ""
+                        : "Find what the chunks wait on (locks, sleeps, remote calls, reads "
+                          "the records do not count); if it is reading: ",
+                   "Read fewer bytes (only the columns used), read from closer or faster "
+                   "storage, or cache the input",
+                   cpus_full ? "; not more worker threads: the CPUs had no room to spare (see "
+                               "CPU starvation / contention)."
+                             : "; more worker threads than CPUs can overlap computation with "
+                               "the waits."));
   Number(f, split ? "blocked_fraction" : "off_cpu_fraction", share, "fraction");
   Number(f, split ? "blocked_seconds" : "off_cpu_seconds", off, "s");
   Number(f, "chunk_wall_seconds", wall, "s");
@@ -669,6 +696,29 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
   }
   absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
   return suggestion;
+}
+
+double ImbalanceWork(double duration_seconds, double run_queue_wait_seconds) {
+  return std::max(0.0, duration_seconds - std::max(0.0, run_queue_wait_seconds));
+}
+
+std::string ImbalanceEvidencePrefix(bool waited) {
+  return waited ? "Chunk time less its wait for a CPU, per slot: busiest "
+                : "Chunk time per slot: busiest ";
+}
+
+std::string ImbalanceSuggestion(bool in_process, bool churn) {
+  if (churn) {
+    return "Check whether the least busy workers ran slower (another job on their node); "
+           "more, smaller chunks let the engine balance the work.";
+  }
+  if (in_process) {
+    return "The worker threads take the next chunk when they are free, so the busiest one ran "
+           "longer chunks, mostly at the end (see the idle tail and stragglers findings): more, "
+           "smaller chunks, or the longest files first, balance the work.";
+  }
+  return "Check whether the least busy workers joined late or ran slower (another job on their "
+         "node); more, smaller chunks let the engine balance the work.";
 }
 
 void SortBySeverity(std::vector<v1::Finding>& findings) {

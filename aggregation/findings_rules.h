@@ -144,6 +144,17 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
                                  double median_seconds, int64_t largest_file_entries, size_t chunks,
                                  size_t slots);
 
+// load_imbalance's measure of a chunk's work on its slot: its wall time less its wait for a CPU
+// (`run_queue_wait`, 0 when not measured). On a loaded machine the slot whose chunks waited
+// longest for a CPU would otherwise look busiest, blaming the work's spread for the contention
+// (cpu_starvation and cpu_contention report that wait).
+double ImbalanceWork(double duration_seconds, double run_queue_wait_seconds);
+// "Chunk time per slot: busiest " ("Chunk time less its wait for a CPU, ..." when `waited`).
+std::string ImbalanceEvidencePrefix(bool waited);
+// The load_imbalance advice. Worker threads of one process (`in_process`) take the next chunk
+// when free and cannot join late; engine workers can (`churn`: they did, and it is accounted).
+std::string ImbalanceSuggestion(bool in_process, bool churn);
+
 // Most severe first; equal severities keep the order the rules added them in.
 void SortBySeverity(std::vector<v1::Finding>& findings);
 

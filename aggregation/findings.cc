@@ -350,7 +350,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
     const double wait = run_queue.empty() ? 0.0 : run_queue[view.order[i]];
     waited |= wait > 0.0;
-    slot.busy_seconds += ImbalanceWork(view.seconds[i], wait);
+    slot.busy_seconds +=
+        ImbalanceWork(view.seconds[i], view.columns->cpu_seconds[view.order[i]], wait);
     const PairWorker& worker = pairs[view.pair[i]];
     if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
     if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;

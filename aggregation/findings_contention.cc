@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,7 @@ std::string NoEvidenceReason(const FindingsInputs& in, bool any_chunk) {
 
 // Seconds a contended chunk lost waiting for a CPU.
 double WaitSeconds(const v1::ChunkRecord& chunk, double ratio) {
-  if (chunk.has_run_queue_wait_seconds()) return std::max(0.0, chunk.run_queue_wait_seconds());
+  if (const std::optional<double> wait = PlausibleRunQueueWait(chunk)) return *wait;
   return std::max(0.0, chunk.duration_seconds()) * (1.0 - 1.0 / ratio);
 }
 
@@ -77,9 +78,9 @@ std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {
       chunk.machine_load() >= 0) {
     return chunk.machine_load() / chunk.machine_cpus();
   }
-  if (chunk.has_run_queue_wait_seconds() && chunk.cpu_seconds() > 0) {
-    return (chunk.cpu_seconds() + std::max(0.0, chunk.run_queue_wait_seconds())) /
-           chunk.cpu_seconds();
+  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
+  if (wait.has_value() && chunk.cpu_seconds() > 0) {
+    return (chunk.cpu_seconds() + *wait) / chunk.cpu_seconds();
   }
   return std::nullopt;
 }

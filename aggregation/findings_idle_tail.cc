@@ -1,6 +1,7 @@
 #include "aggregation/findings_idle_tail.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -26,8 +27,8 @@ bool Slow(const IdleTail& tail) {
 
 // Waited for a CPU more than it ran or was blocked, or ran on a machine loaded beyond its CPUs.
 bool WaitedForCpu(const v1::ChunkRecord& chunk) {
-  if (chunk.has_run_queue_wait_seconds()) {
-    const double wait = std::max(0.0, chunk.run_queue_wait_seconds());
+  if (const std::optional<double> plausible = PlausibleRunQueueWait(chunk)) {
+    const double wait = *plausible;
     const double cpu = std::max(0.0, chunk.cpu_seconds());
     return wait >= cpu && wait >= chunk.duration_seconds() - cpu - wait;
   }

@@ -119,7 +119,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     SlotTimes& slot = slots[Slot(*chunk)];
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
     // Both measures of a slot's work: chunk time less the wait for a CPU (ImbalanceWork).
-    slot.busy_seconds += ImbalanceWork(chunk->duration_seconds(), chunk->run_queue_wait_seconds());
+    slot.busy_seconds += ImbalanceWork(chunk->duration_seconds(), chunk->cpu_seconds(),
+                                       chunk->run_queue_wait_seconds());
     waited |= chunk->run_queue_wait_seconds() > 0.0;
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());

@@ -163,11 +163,18 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
         "idle or dedicated machine, or use fewer worker threads.";
   }
 
-  const bool measured = cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0;
+  // Run-queue wait beyond the chunks' wall time counted other threads' (PlausibleWait): the
+  // share would read above 100 %, so it is no evidence.
+  const bool measured =
+      cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0 &&
+      PlausibleWait(cpu.chunk_wall_seconds(), 0.0, cpu.chunk_run_queue_wait_seconds());
   if (measured || (threads.has_value() && in.usable_cpus.has_value())) {
     b.Evaluated("cpu_starvation");
   } else {
-    b.NotEvaluated("cpu_starvation", "no run-queue figures or thread count");
+    b.NotEvaluated("cpu_starvation", cpu.has_chunk_run_queue_wait_seconds()
+                                         ? "run-queue wait above the chunks' wall time (it "
+                                           "counted other threads), and no thread count"
+                                         : "no run-queue figures or thread count");
   }
   if (measured) {
     const double share = cpu.chunk_run_queue_wait_seconds() / cpu.chunk_wall_seconds();
@@ -698,7 +705,25 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
   return suggestion;
 }
 
-double ImbalanceWork(double duration_seconds, double run_queue_wait_seconds) {
+bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
+  constexpr double kRelativeSlack = 1.05, kAbsoluteSlackSeconds = 1e-3;
+  return std::max(0.0, cpu_seconds) + std::max(0.0, run_queue_wait_seconds) <=
+         std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
+}
+
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
+  if (!chunk.has_run_queue_wait_seconds() ||
+      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
+                     chunk.run_queue_wait_seconds())) {
+    return std::nullopt;
+  }
+  return std::max(0.0, chunk.run_queue_wait_seconds());
+}
+
+double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
+  if (!PlausibleWait(duration_seconds, cpu_seconds, run_queue_wait_seconds)) {
+    return duration_seconds;
+  }
   return std::max(0.0, duration_seconds - std::max(0.0, run_queue_wait_seconds));
 }
 

@@ -144,11 +144,20 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
                                  double median_seconds, int64_t largest_file_entries, size_t chunks,
                                  size_t slots);
 
+// Whether a chunk's run-queue wait can be its own thread's: CPU + wait within its wall time
+// (5 % and 1 ms of slack for clocks read a moment apart). A larger wait counted other threads'
+// (aggregation/invariants.cc warns invalid_share); the rules then take it as not measured, so
+// that no share above 100 % and no cost longer than the run is printed.
+bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds);
+// The chunk's run-queue wait when its record measured one that is plausible (above), else
+// nullopt.
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk);
+
 // load_imbalance's measure of a chunk's work on its slot: its wall time less its wait for a CPU
-// (`run_queue_wait`, 0 when not measured). On a loaded machine the slot whose chunks waited
-// longest for a CPU would otherwise look busiest, blaming the work's spread for the contention
-// (cpu_starvation and cpu_contention report that wait).
-double ImbalanceWork(double duration_seconds, double run_queue_wait_seconds);
+// (`run_queue_wait`, 0 when not measured; not subtracted when not plausible). On a loaded machine
+// the slot whose chunks waited longest for a CPU would otherwise look busiest, blaming the work's
+// spread for the contention (cpu_starvation and cpu_contention report that wait).
+double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds);
 // "Chunk time per slot: busiest " ("Chunk time less its wait for a CPU, ..." when `waited`).
 std::string ImbalanceEvidencePrefix(bool waited);
 // The load_imbalance advice. Worker threads of one process (`in_process`) take the next chunk

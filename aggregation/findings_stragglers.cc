@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,10 +29,10 @@ struct ChunkTimeSplit {
 
 ChunkTimeSplit SplitOf(const v1::ChunkRecord& chunk) {
   ChunkTimeSplit split;
-  split.known = chunk.cpu_seconds() > 0.0 || chunk.has_run_queue_wait_seconds();
+  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
+  split.known = chunk.cpu_seconds() > 0.0 || wait.has_value();
   split.cpu = std::max(0.0, chunk.cpu_seconds());
-  split.run_queue =
-      chunk.has_run_queue_wait_seconds() ? std::max(0.0, chunk.run_queue_wait_seconds()) : 0.0;
+  split.run_queue = wait.value_or(0.0);
   split.blocked = std::max(0.0, chunk.duration_seconds() - split.cpu - split.run_queue);
   return split;
 }
@@ -97,7 +98,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     std::string text = absl::StrCat(DescribeChunk(*chunk), " ", Seconds(d));
     if (split.known && d > 0.0) {
       absl::StrAppend(&text, ": CPU ", Seconds(split.cpu));
-      if (chunk->has_run_queue_wait_seconds()) {
+      if (PlausibleRunQueueWait(*chunk).has_value()) {
         absl::StrAppend(&text, ", waiting for a CPU ", Pct(split.run_queue / d));
       }
       absl::StrAppend(&text, ", blocked ", Pct(split.blocked / d));

@@ -1,6 +1,7 @@
 // Each finding rule on a measurement made to trigger it, and on one that must not.
 #include "aggregation/findings.h"
 
+#include <cctype>
 #include <functional>
 #include <string>
 #include <utility>
@@ -566,6 +567,55 @@ TEST(FindingsTest, IdleTailBehindAShortChunkThatWaitedForACpuBlamesTheContention
   last->set_cpu_seconds(0.005);
   last->set_run_queue_wait_seconds(0.0);
   EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(), HasSubstr("More, smaller chunks"));
+}
+
+// Every percentage a finding prints, and every number whose unit is "fraction", is at most 100 %.
+void ExpectNoShareAbove100(const v1::AggregatedMetrics& metrics) {
+  for (const v1::Finding& f : metrics.findings()) {
+    for (const std::string& text : {f.title(), f.evidence(), f.suggestion()}) {
+      for (size_t at = text.find('%'); at != std::string::npos; at = text.find('%', at + 1)) {
+        size_t from = at;
+        while (from > 0 && (std::isdigit(static_cast<unsigned char>(text[from - 1])) ||
+                            text[from - 1] == '.')) {
+          --from;
+        }
+        if (from == at) continue;
+        EXPECT_LE(std::stod(text.substr(from, at - from)), 100.0) << f.code() << ": " << text;
+      }
+    }
+    for (const v1::FindingNumber& n : f.numbers()) {
+      if (n.unit() == "fraction") {
+        EXPECT_LE(n.value(), 1.0) << f.code() << " " << n.key();
+      }
+    }
+  }
+}
+
+// Chunk records whose run-queue wait is 1.5x their wall time (a reader that counted other
+// threads' waits; aggregation's invariants warn invalid_share): cpu_starvation printed "waited
+// for a CPU 150% of their time" and cpu_contention a cost of 6.24 s in a 4.16 s run. Such a
+// wait is no evidence: the rules fall back to what else they know, and no share exceeds 100 %.
+TEST(FindingsTest, ImpossibleRunQueueWaitIsNoEvidence) {
+  RunShape shape;
+  shape.cpu_share = 0.3;
+  shape.run_queue_share = 1.5;
+  v1::Measurement m = MakeRun(shape);
+  m.mutable_chunks(0)->set_duration_seconds(1.0);  // a straggler whose split is read too
+  m.mutable_chunks(0)->set_cpu_seconds(0.3);
+  m.mutable_chunks(0)->set_run_queue_wait_seconds(1.5);
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  ExpectNoShareAbove100(metrics);
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("cpu_starvation")));
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("cpu_contention")));
+  ASSERT_NE(Evaluation(metrics, "cpu_contention"), nullptr);
+  EXPECT_FALSE(Evaluation(metrics, "cpu_contention")->evaluated());
+  // 2 threads on 2 usable CPUs: starvation is still checked, on the thread count.
+  EXPECT_TRUE(Evaluation(metrics, "cpu_starvation")->evaluated());
+  // A plausible wait (CPU + wait within the wall time) is evidence as before.
+  shape.run_queue_share = 0.6;
+  const v1::AggregatedMetrics plausible = Aggregated(MakeRun(shape));
+  ExpectNoShareAbove100(plausible);
+  EXPECT_THAT(Only(plausible, "cpu_starvation").title(), HasSubstr("60%"));
 }
 
 TEST(FindingsTest, LoadImbalance) {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -250,11 +252,14 @@ struct SlotTimes {
   int64_t worker_end_ns = INT64_MAX;    // its worker left the run then (INT64_MAX: stayed)
   int64_t worker_start_ns = INT64_MIN;  // its worker joined then (INT64_MIN: from the start)
   bool worker_died = false;             // with tasks on it: its lost attempts are no chunk records
+  // The most of its chunks that ran at once: an engine worker without thread identity runs
+  // several tasks on one named slot, which is as many slots for load_imbalance.
+  size_t capacity = 1;
 };
 
-// Load imbalance: the busiest slot's chunk time (less its chunks' wait for a CPU: ImbalanceWork)
-// against the mean over slots. When workers
-// joined late or left early, each slot's chunk time is taken over the part of the run its
+// Load imbalance: the busiest slot's chunk time (less its chunks' wait for a CPU: ImbalanceWork,
+// and over the most chunks it ran at once: SlotTimes.capacity) against the mean over slots. When
+// workers joined late or left early, each slot's chunk time is taken over the part of the run its
 // worker was connected: a worker that was there for a third of the run is not "least busy";
 // the slots of workers that died are left out (their lost attempts are no chunk records, so
 // their chunk time says nothing of how busy they were).
@@ -268,6 +273,7 @@ void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
   }
   double total = 0, max = 0, min = INFINITY;
   int slots = 0;
+  size_t concurrent = 1;
   std::string busiest, least_busy;
   for (size_t id = 0; id < slot_times.size(); ++id) {
     if (!seen[id]) continue;
@@ -276,7 +282,9 @@ void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
         std::min(run_end, slot.worker_end_ns) - std::max(run_start, slot.worker_start_ns);
     if (churn && (life <= 0 || slot.worker_died)) continue;
     const double value =
-        churn ? slot.busy_seconds / (1e-9 * static_cast<double>(life)) : slot.busy_seconds;
+        (churn ? slot.busy_seconds / (1e-9 * static_cast<double>(life)) : slot.busy_seconds) /
+        static_cast<double>(slot.capacity);
+    concurrent = std::max(concurrent, slot.capacity);
     ++slots;
     total += value;
     if (value > max) max = value, busiest = view.slot_names[id];
@@ -285,18 +293,19 @@ void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
   const double mean = slots > 0 ? total / slots : 0.0;
   if (mean <= 0.0 || max < kImbalanceRatio * mean) return;
   const auto figure = [churn](double v) { return churn ? Pct(v) : Seconds(v); };
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "load_imbalance",
-      absl::StrCat(
-          "Load imbalance: the busiest worker slot ", churn ? "was busy " : "ran ",
-          absl::StrFormat("%.2fx", max / mean),
-          churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
-      absl::StrCat(churn ? "Chunk time over the time its worker was connected, per slot (workers "
-                           "joined or left during the run): busiest "
-                         : ImbalanceEvidencePrefix(waited),
-                   busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min),
-                   ", mean ", figure(mean), " over ", slots, " slots."),
-      ImbalanceSuggestion(InProcess(in), churn));
+  v1::Finding& f =
+      b.Add(v1::Finding::SEVERITY_WARNING, "load_imbalance",
+            absl::StrCat(
+                "Load imbalance: the busiest worker slot ", churn ? "was busy " : "ran ",
+                absl::StrFormat("%.2fx", max / mean),
+                churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
+            absl::StrCat(
+                churn ? "Chunk time over the time its worker was connected, per slot (workers "
+                        "joined or left during the run): busiest "
+                      : ImbalanceEvidencePrefix(waited),
+                busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min), ", mean ",
+                figure(mean), " over ", slots, " slots", ConcurrentNote(concurrent), "."),
+            ImbalanceSuggestion(InProcess(in), churn));
   Number(f, "max_over_mean", max / mean, "ratio");
   Number(f, churn ? "busiest_slot_busy_fraction" : "busiest_slot_seconds", max,
          churn ? "fraction" : "s");
@@ -343,11 +352,18 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
   bool waited = false;
   const std::vector<double>& run_queue = view.columns->run_queue_wait_seconds;
+  // Per slot, the ends of its chunks still running at the current start (view.order is by start).
+  std::vector<std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>>> running(
+      view.slot_names.size());
   for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
+    auto& ends = running[view.slot[i]];
+    while (!ends.empty() && ends.top() <= view.start_ns[i]) ends.pop();
+    ends.push(view.end_ns[i]);
+    slot.capacity = std::max(slot.capacity, ends.size());
     const double wait = run_queue.empty() ? 0.0 : run_queue[view.order[i]];
     waited |= wait > 0.0;
     slot.busy_seconds +=
@@ -359,6 +375,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     run_start = std::min(run_start, view.start_ns[i]);
     run_end = std::max(run_end, view.end_ns[i]);
   }
+  running.clear();
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
   if (slot_count < 2 || run_end <= run_start) {
     b.NotEvaluated("idle_tail", "fewer than 2 worker slots with timed chunks");

@@ -108,7 +108,22 @@ void Stragglers(const ChunkView& view, Builder& b) {
 struct SlotTimes {
   int64_t last_end_ns = 0;
   double busy_seconds = 0;
+  std::vector<const v1::ChunkRecord*> chunks;  // in Before order
 };
+
+// The most chunks of `chunks` (in Before order) running at once: for each, itself and the earlier
+// ones still running at its start.
+size_t Capacity(const std::vector<const v1::ChunkRecord*>& chunks) {
+  size_t capacity = 1;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    size_t running = 1;
+    for (size_t j = 0; j < k; ++j) {
+      running += chunks[j]->end_unix_ns() > chunks[k]->start_unix_ns() ? 1 : 0;
+    }
+    capacity = std::max(capacity, running);
+  }
+  return capacity;
+}
 
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::map<std::string, SlotTimes> slots;  // ordered: ties name the same slot every time
@@ -118,6 +133,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     if (chunk->end_unix_ns() <= 0) continue;
     SlotTimes& slot = slots[Slot(*chunk)];
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
+    slot.chunks.push_back(chunk);
     // Both measures of a slot's work: chunk time less the wait for a CPU (ImbalanceWork).
     slot.busy_seconds += ImbalanceWork(chunk->duration_seconds(), chunk->cpu_seconds(),
                                        chunk->run_queue_wait_seconds());
@@ -133,14 +149,19 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   int idle_slots = 0;
   double busy_total = 0, busy_max = 0, busy_min = INFINITY;
   std::string busiest, least_busy;
+  size_t concurrent = 1;
   for (const auto& [name, slot] : slots) {
+    // A slot that ran several chunks at once is that many slots (findings.cc SlotTimes).
+    const size_t capacity = Capacity(slot.chunks);
+    concurrent = std::max(concurrent, capacity);
+    const double busy = slot.busy_seconds / static_cast<double>(capacity);
     const double slot_idle = 1e-9 * static_cast<double>(run_end - slot.last_end_ns);
     idle += slot_idle;
     longest_idle = std::max(longest_idle, slot_idle);
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
-    busy_total += slot.busy_seconds;
-    if (slot.busy_seconds > busy_max) busy_max = slot.busy_seconds, busiest = name;
-    if (slot.busy_seconds < busy_min) busy_min = slot.busy_seconds, least_busy = name;
+    busy_total += busy;
+    if (busy > busy_max) busy_max = busy, busiest = name;
+    if (busy < busy_min) busy_min = busy, least_busy = name;
   }
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
@@ -173,7 +194,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
                         busy_max / busy_mean),
         absl::StrCat(ImbalanceEvidencePrefix(waited), busiest, " ", Seconds(busy_max),
                      ", least busy ", least_busy, " ", Seconds(busy_min), ", mean ",
-                     Seconds(busy_mean), " over ", slot_count, " slots."),
+                     Seconds(busy_mean), " over ", slot_count, " slots", ConcurrentNote(concurrent),
+                     "."),
         // Shared with findings.cc: threads of one process cannot join late (in-process).
         ImbalanceSuggestion(InProcess(in), /*churn=*/false));
     Number(f, "max_over_mean", busy_max / busy_mean, "ratio");

@@ -650,6 +650,12 @@ int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records) {
   return largest;
 }
 
+namespace {
+// Larger chunks must leave every worker slot this many, so that the end of the run still balances
+// (the idle tail and load imbalance rules ask for more, smaller chunks when it does not).
+constexpr size_t kTasksPerSlot = 4;
+}  // namespace
+
 std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
                                  double median_seconds, int64_t largest_file_entries, size_t chunks,
                                  size_t slots) {
@@ -669,7 +675,6 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
     if (median_seconds > 0.0 && target > median_seconds * static_cast<double>(now)) {
       more = std::max(more, static_cast<int64_t>(std::ceil(target / median_seconds)));
     }
-    constexpr size_t kTasksPerSlot = 4;
     if (slots > 0) {
       const int64_t cap = static_cast<int64_t>(chunks / (kTasksPerSlot * slots));
       more = std::max(now + 1, std::min(more, cap));
@@ -686,6 +691,26 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
     double size = median_events * target / median_seconds;
     const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
     size = std::ceil(size / rounded) * rounded;
+    // At most the events of the run over kTasksPerSlot chunks per slot.
+    const double most = slots > 0 ? median_events * static_cast<double>(chunks) /
+                                        static_cast<double>(kTasksPerSlot * slots)
+                                  : size;
+    if (most <= median_events * 1.05) {
+      return absl::StrFormat(
+          "Larger chunks would leave fewer than %d per worker slot (%d chunks on %d slots) and "
+          "an uneven end: cut the per-chunk overhead instead (the engine's dispatch and "
+          "transfers, the analysis's per-chunk set-up), or split the input into more chunks of "
+          "this size.",
+          kTasksPerSlot, chunks, slots);
+    }
+    std::string capped;
+    if (size > most) {
+      const double down = std::pow(10.0, std::floor(std::log10(most)) - 1);
+      size = std::max(median_events, std::floor(most / down) * down);
+      target = median_seconds * size / median_events;
+      capped = absl::StrFormat(" (no more: each of the %d worker slots still gets %d chunks)",
+                               slots, kTasksPerSlot);
+    }
     // Chunks cannot span files: never more events than the largest file holds.
     if (largest_file_entries > 0 && size >= static_cast<double>(largest_file_entries)) {
       absl::StrAppend(&suggestion,
@@ -699,6 +724,7 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
                                                    size, Seconds(target)));
       if (backend == "threadpool")
         absl::StrAppend(&suggestion, absl::StrFormat(" (--chunk_size=%.0f)", size));
+      absl::StrAppend(&suggestion, capped);
     }
   }
   absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
@@ -730,6 +756,13 @@ double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_que
 std::string ImbalanceEvidencePrefix(bool waited) {
   return waited ? "Chunk time less its wait for a CPU, per slot: busiest "
                 : "Chunk time per slot: busiest ";
+}
+
+std::string ConcurrentNote(size_t concurrent) {
+  if (concurrent <= 1) return "";
+  return absl::StrCat(" (a slot that ran several chunks at once, up to ", concurrent,
+                      ", counts as that many slots: an engine worker without thread identity "
+                      "runs its tasks on one named slot)");
 }
 
 std::string ImbalanceSuggestion(bool in_process, bool churn) {

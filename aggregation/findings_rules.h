@@ -160,6 +160,9 @@ std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk);
 double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds);
 // "Chunk time per slot: busiest " ("Chunk time less its wait for a CPU, ..." when `waited`).
 std::string ImbalanceEvidencePrefix(bool waited);
+// "" when every slot ran one chunk at a time; else how slots that ran up to `concurrent` chunks
+// at once were counted (as that many slots: their chunk time over it).
+std::string ConcurrentNote(size_t concurrent);
 // The load_imbalance advice. Worker threads of one process (`in_process`) take the next chunk
 // when free and cannot join late; engine workers can (`churn`: they did, and it is accounted).
 std::string ImbalanceSuggestion(bool in_process, bool churn);

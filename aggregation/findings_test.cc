@@ -668,6 +668,47 @@ TEST(FindingsTest, LoadImbalanceThatIsOnlyAWaitForACpuIsNoImbalance) {
   EXPECT_THAT(Codes(m), ::testing::Contains("load_imbalance"));
 }
 
+// Engine workers without thread identity run their tasks on one named slot: a 2-core worker
+// running two chunks at a time all run long is no busier than a 1-core worker running one. On
+// the real TaskVine churn run (taskvine_churn_follow.pb in the corpus) the 2-core worker's slot
+// read "busy 153%" of its connected time.
+TEST(FindingsTest, LoadImbalanceCountsASlotRunningSeveralChunksAtOnceAsThatManySlots) {
+  RunShape shape;
+  shape.in_process = false;
+  shape.chunks_per_slot = [](int) { return 20; };
+  shape.duration = [](int, int) { return 0.2; };
+  v1::Measurement m = MakeRun(shape);
+  // Slot 1's chunks become a second lane of worker 0: two at a time on one named slot.
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (chunk.worker() == "tcp://10.0.0.1:4000") chunk.set_worker("tcp://10.0.0.0:4000");
+  }
+  // A 1-core worker running one chunk at a time over the same span.
+  RunShape one = shape;
+  one.slots = 1;
+  const v1::Measurement single = MakeRun(one);
+  for (const v1::ChunkRecord& chunk : single.chunks()) {
+    v1::ChunkRecord& copy = *m.add_chunks();
+    copy = chunk;
+    copy.set_worker("tcp://10.0.0.9:4000");
+  }
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  ASSERT_NE(Evaluation(metrics, "load_imbalance"), nullptr);
+  EXPECT_TRUE(Evaluation(metrics, "load_imbalance")->evaluated());
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("load_imbalance")));
+  // Three chunks at once against one is an imbalance, and the evidence says how it counted.
+  for (const v1::ChunkRecord& chunk : single.chunks()) {
+    v1::ChunkRecord& copy = *m.add_chunks();
+    copy = chunk;
+    copy.set_worker("tcp://10.0.0.0:4000");
+    copy.set_uuid("third lane");
+  }
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (chunk.worker() == "tcp://10.0.0.9:4000") chunk.set_duration_seconds(0.1);
+  }
+  const v1::Finding f = Only(Aggregated(m), "load_imbalance");
+  EXPECT_THAT(f.evidence(), HasSubstr("up to 3, counts as that many slots"));
+}
+
 TEST(FindingsTest, DaskEngineOverhead) {
   RunShape shape;
   shape.in_process = false;
@@ -742,12 +783,38 @@ TEST(FindingsTest, TinyChunksAdviceFitsTheFilesAndNamesTheThreadPoolKnob) {
   shape.gap = 0.001;
   v1::Measurement m = MakeRun(shape);
   // The backend comes from metadata.backend ("threadpool") when the configuration has none.
-  // One file holds 2 M events: 25000 x 25 = 625000 fits, rounded up to two digits: 630000.
+  // One file holds 2 M events: 25000 x 25 = 625000 fits the file, but the run's 40 chunks of
+  // 25000 events would be 2 chunks for its 2 threads. At most 4 chunks per thread: 40 x 25000 /
+  // (4 x 2) = 125000 events, rounded down to two digits: 120000, 9.60 ms.
   m.mutable_chunks(0)->set_entry_start(1975000);
   m.mutable_chunks(0)->set_entry_stop(2000000);
   const v1::Finding f = Only(Aggregated(m), "tiny_chunks");
-  EXPECT_THAT(f.suggestion(), HasSubstr("about 630000 events per chunk would take 50.0 ms "
-                                        "(--chunk_size=630000)"));
+  EXPECT_THAT(f.suggestion(), HasSubstr("about 120000 events per chunk would take 9.60 ms "
+                                        "(--chunk_size=120000) (no more: each of the 2 worker "
+                                        "slots still gets 4 chunks)"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("630000")));
+}
+
+// Chunks already as large as the run allows: larger ones would leave a thread fewer than 4, and
+// the idle tail rule would ask for smaller ones. No "larger chunks" then.
+TEST(FindingsTest, TinyChunksDoesNotAskForFewerChunksThanTheSlotsNeed) {
+  RunShape shape;
+  shape.slots = 3;
+  shape.usable_cpus = 3;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.duration = [](int, int) { return 0.002; };
+  shape.gap = 0.001;
+  v1::Measurement m = MakeRun(shape);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.set_entry_stop(2'000'000);
+  // 30 chunks on 3 threads: at most 30 x 25000 / 12 = 62500 events: larger chunks still help.
+  EXPECT_THAT(Only(Aggregated(m), "tiny_chunks").suggestion(), HasSubstr("about 62000 events"));
+  // 10 successful chunks on 3 threads: 10 x 25000 / 12 = 20833 events, less than a chunk now.
+  for (int i = 10; i < m.chunks_size(); ++i) {
+    m.mutable_chunks(i)->set_status(v1::CHUNK_STATUS_FAILED);
+  }
+  const v1::Finding f = Only(Aggregated(m), "tiny_chunks");
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("Use larger chunks")));
+  EXPECT_THAT(f.suggestion(), HasSubstr("cut the per-chunk overhead instead"));
 }
 
 TEST(FindingsTest, TinyChunksOnWorkQueueNamesChunksPerTask) {

@@ -64,15 +64,21 @@ std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double
   } else if (total.blocked >= total.cpu) {
     cause = "blocked";
     const bool large = median_bytes > 0.0 && mean_bytes >= kLargeReadRatio * median_bytes;
+    // No byte read recorded at all: nothing says the wait was storage.
+    const bool no_reads = median_bytes <= 0.0 && mean_bytes <= 0.0;
     suggestion =
-        large ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
-                             " of their time and read ", Bytes(mean_bytes),
-                             " each against a median ", Bytes(median_bytes),
-                             ": large files or slow storage; split those files into smaller "
-                             "chunks or read them from faster storage.")
-              : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
-                             " of their time without reading more than the others: slow storage, "
-                             "a busy file server or a lock; check the storage they read from.");
+        no_reads ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time, and no bytes read were recorded: find what they "
+                                "waited on (reads the records do not count, locks, sleeps, "
+                                "remote calls).")
+        : large  ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time and read ", Bytes(mean_bytes),
+                                " each against a median ", Bytes(median_bytes),
+                                ": large files or slow storage; split those files into smaller "
+                                 "chunks or read them from faster storage.")
+                 : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time without reading more than the others: slow storage, "
+                                 "a busy file server or a lock; check the storage they read from.");
   } else {
     cause = "cpu";
     suggestion = absl::StrCat(

@@ -290,6 +290,17 @@ TEST(FindingsTest, StragglerBlockedOnALargeReadBlamesTheFile) {
   EXPECT_THAT(same.suggestion(), HasSubstr("without reading more than the others"));
 }
 
+// Blocked stragglers in a run that recorded no byte read (a sleep, a lock, a remote call): the
+// data do not say storage, so the advice does not blame it.
+TEST(FindingsTest, BlockedStragglerWithoutAnyReadDoesNotBlameStorage) {
+  v1::Measurement m = OneStraggler(0.1, 0.01);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) chunk.clear_compressed_bytes_read();
+  const v1::Finding f = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(f.suggestion(), HasSubstr("blocked 89% of their time, and no bytes read were "
+                                        "recorded: find what they waited on"));
+  EXPECT_THAT(f.suggestion(), Not(HasSubstr("storage")));
+}
+
 TEST(FindingsTest, StragglerThatWasARetrySaysSo) {
   v1::Measurement m = OneStraggler(0.95, 0.01);
   m.mutable_chunks(0)->set_attempt(1);

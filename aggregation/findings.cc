@@ -305,7 +305,7 @@ void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
                       : ImbalanceEvidencePrefix(waited),
                 busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min), ", mean ",
                 figure(mean), " over ", slots, " slots", ConcurrentNote(concurrent), "."),
-            ImbalanceSuggestion(InProcess(in), churn));
+            ImbalanceSuggestion(InProcess(in), churn, b));
   Number(f, "max_over_mean", max / mean, "ratio");
   Number(f, churn ? "busiest_slot_busy_fraction" : "busiest_slot_seconds", max,
          churn ? "fraction" : "s");
@@ -383,7 +383,15 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     return;
   }
   b.Evaluated("idle_tail");
-  b.Evaluated("load_imbalance");
+  // A spread over slots needs chunks enough to be one: 3 chunks on 2 threads are "1.31x" by their
+  // count alone.
+  const bool enough = static_cast<int>(view.successful.size()) >= kMinChunksForDistribution;
+  if (enough) {
+    b.Evaluated("load_imbalance");
+  } else {
+    b.NotEvaluated("load_imbalance",
+                   absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
+  }
   const double span = 1e-9 * static_cast<double>(run_end - run_start);
 
   double idle = 0, longest_idle = 0;
@@ -415,7 +423,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     AddIdleTail(tail, b);
   }
 
-  LoadImbalance(in, view, slot_times, seen, run_start, run_end, waited, b);
+  if (enough) LoadImbalance(in, view, slot_times, seen, run_start, run_end, waited, b);
 }
 
 // LargestFileEntries (findings_rules.h) of the successful records, from their columns.

@@ -187,7 +187,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   }
 
   const double busy_mean = busy_total / slot_count;
-  if (busy_mean > 0.0 && busy_max >= kImbalanceRatio * busy_mean) {
+  const bool enough = static_cast<int>(view.successful.size()) >= kMinChunksForDistribution;
+  if (enough && busy_mean > 0.0 && busy_max >= kImbalanceRatio * busy_mean) {
     v1::Finding& f = b.Add(
         v1::Finding::SEVERITY_WARNING, "load_imbalance",
         absl::StrFormat("Load imbalance: the busiest worker slot ran %.2fx the mean chunk time",
@@ -197,7 +198,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
                      Seconds(busy_mean), " over ", slot_count, " slots", ConcurrentNote(concurrent),
                      "."),
         // Shared with findings.cc: threads of one process cannot join late (in-process).
-        ImbalanceSuggestion(InProcess(in), /*churn=*/false));
+        ImbalanceSuggestion(InProcess(in), /*churn=*/false, b));
     Number(f, "max_over_mean", busy_max / busy_mean, "ratio");
     Number(f, "busiest_slot_seconds", busy_max, "s");
     Number(f, "least_busy_slot_seconds", busy_min, "s");

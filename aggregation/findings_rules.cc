@@ -765,15 +765,21 @@ std::string ConcurrentNote(size_t concurrent) {
                       "runs its tasks on one named slot)");
 }
 
-std::string ImbalanceSuggestion(bool in_process, bool churn) {
+std::string ImbalanceSuggestion(bool in_process, bool churn, const Builder& b) {
   if (churn) {
     return "Check whether the least busy workers ran slower (another job on their node); "
            "more, smaller chunks let the engine balance the work.";
   }
   if (in_process) {
-    return "The worker threads take the next chunk when they are free, so the busiest one ran "
-           "longer chunks, mostly at the end (see the idle tail and stragglers findings): more, "
-           "smaller chunks, or the longest files first, balance the work.";
+    const bool tail = b.Fired("idle_tail"), stragglers = b.Fired("stragglers");
+    return absl::StrCat(
+        "The worker threads take the next chunk when they are free, so the busiest one ran "
+        "longer chunks, mostly at the end",
+        tail && stragglers ? " (see the idle tail and stragglers findings)"
+        : tail             ? " (see the idle tail finding)"
+        : stragglers       ? " (see the stragglers finding)"
+                           : "",
+        ": more, smaller chunks, or the longest files first, balance the work.");
   }
   return "Check whether the least busy workers joined late or ran slower (another job on their "
          "node); more, smaller chunks let the engine balance the work.";

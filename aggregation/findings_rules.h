@@ -165,7 +165,8 @@ std::string ImbalanceEvidencePrefix(bool waited);
 std::string ConcurrentNote(size_t concurrent);
 // The load_imbalance advice. Worker threads of one process (`in_process`) take the next chunk
 // when free and cannot join late; engine workers can (`churn`: they did, and it is accounted).
-std::string ImbalanceSuggestion(bool in_process, bool churn);
+// It points to the idle tail and stragglers findings only where they fired (`b`).
+std::string ImbalanceSuggestion(bool in_process, bool churn, const Builder& b);
 
 // Most severe first; equal severities keep the order the rules added them in.
 void SortBySeverity(std::vector<v1::Finding>& findings);

@@ -410,6 +410,42 @@ TEST(FindingsTest, DistributionRulesNeedTenSuccessfulChunks) {
   }
 }
 
+// A real run (`collect --files_per_dataset=1 --chunk_size=50000`): 3 chunks on 2 threads, one
+// thread ran two of them and "the busiest worker slot ran 1.31x the mean chunk time", pointing
+// to idle tail and stragglers findings that did not exist. Three chunks cannot spread evenly
+// over two threads: the rule is not evaluated on so few, and says why; the idle tail still is.
+TEST(FindingsTest, LoadImbalanceNeedsTenSuccessfulChunks) {
+  RunShape shape;
+  shape.chunks_per_slot = [](int slot) { return slot == 0 ? 2 : 1; };
+  shape.duration = [](int, int) { return 0.015; };
+  v1::Measurement m = MakeRun(shape);
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("load_imbalance")));
+  const v1::RuleEvaluation* e = Evaluation(metrics, "load_imbalance");
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->evaluated());
+  EXPECT_EQ(e->reason(), "fewer than 10 successful chunks");
+  EXPECT_TRUE(Evaluation(metrics, "idle_tail")->evaluated());
+  EXPECT_THAT(Codes(m), ::testing::Contains("idle_tail"));
+}
+
+// The thread-pool advice names the idle tail and stragglers findings only when they fired.
+TEST(FindingsTest, LoadImbalanceAdvicePointsOnlyToFindingsThatFired) {
+  RunShape shape;
+  shape.chunks_per_slot = [](int slot) { return slot == 0 ? 20 : 10; };
+  v1::Measurement m = MakeRun(shape);
+  int64_t shift = 0;  // slot 1 idles between its chunks: both slots span the run
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (chunk.worker() != "vm:1/thread-1") continue;
+    chunk.set_start_unix_ns(chunk.start_unix_ns() + shift);
+    chunk.set_end_unix_ns(chunk.end_unix_ns() + shift);
+    shift += 200'000'000;
+  }
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  ASSERT_THAT(Codes(m), ElementsAre("load_imbalance"));
+  EXPECT_THAT(Only(metrics, "load_imbalance").suggestion(), Not(HasSubstr("see the")));
+}
+
 TEST(FindingsTest, FiredRulesAreMarkedFired) {
   const v1::AggregatedMetrics metrics = Aggregated(OneStraggler(0.95, 0.01));
   ASSERT_NE(Evaluation(metrics, "stragglers"), nullptr);

@@ -616,8 +616,13 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
                                 " of its memory limit")
                  : absl::StrCat("Memory pressure: workers spilled ", Bytes(spilled), " to disk"),
       absl::StrCat(absl::StrJoin(parts, "; "), "."),
-      "Give workers more memory, or process smaller chunks (memory grows with the chunk size); "
-      "spilling and restarts slow the run.");
+      // tiny_chunks (evaluated before) asks for larger chunks: smaller ones would contradict it.
+      b.Fired("tiny_chunks")
+          ? "Give workers more memory: the chunks are already small enough that per-chunk "
+            "overhead matters (see the tiny chunks finding), so smaller ones would cost time; "
+            "spilling and restarts slow the run."
+          : "Give workers more memory, or process smaller chunks (memory grows with the chunk "
+            "size); spilling and restarts slow the run.");
   Number(f, "memory_limit_fraction", worst_share, "fraction");
   Number(f, "peak_memory_bytes", worst_memory, "bytes");
   Number(f, "memory_limit_bytes", worst_limit, "bytes");

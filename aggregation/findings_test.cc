@@ -1006,6 +1006,23 @@ TEST(FindingsTest, MemoryNearTheLimitOrSpilling) {
   v1::Measurement local = MakeRun({});
   local.mutable_metadata()->mutable_host_facts()->set_cgroup_memory_limit_bytes(105 * kMiB);
   EXPECT_THAT(Codes(local), ElementsAre("memory_pressure"));
+  EXPECT_THAT(Only(Aggregated(local), "memory_pressure").suggestion(),
+              HasSubstr("process smaller chunks"));
+}
+
+// Near the memory limit with chunks so small that tiny_chunks asks for larger ones: the memory
+// advice does not ask for smaller chunks in the same breath.
+TEST(FindingsTest, MemoryPressureDoesNotContradictTinyChunks) {
+  RunShape shape;
+  shape.duration = [](int, int) { return 0.002; };
+  shape.gap = 0.001;
+  v1::Measurement m = MakeRun(shape);
+  m.mutable_metadata()->mutable_host_facts()->set_cgroup_memory_limit_bytes(105 * kMiB);
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Codes(m), ::testing::Contains("tiny_chunks"));
+  const v1::Finding& memory = Only(metrics, "memory_pressure");
+  EXPECT_THAT(memory.suggestion(), Not(HasSubstr("smaller chunks")));
+  EXPECT_THAT(memory.suggestion(), HasSubstr("see the tiny chunks finding"));
 }
 
 TEST(FindingsTest, DebugBuildComesFirst) {

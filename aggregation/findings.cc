@@ -344,6 +344,19 @@ std::vector<PairWorker> PairWorkers(const FindingsInputs& in, const ChunkView& v
   return out;
 }
 
+// The position (in view.order) of the chunk that ended last; ties: the first in Before order.
+size_t LastToEnd(const ChunkView& view) {
+  size_t last = 0;
+  for (size_t i = 1; i < view.size; ++i) {
+    if (view.end_ns[i] > view.end_ns[last] ||
+        (view.end_ns[i] == view.end_ns[last] &&
+         Before(view.record(view.order[i]), view.record(view.order[last])))) {
+      last = i;
+    }
+  }
+  return last;
+}
+
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const std::vector<PairWorker> pairs = PairWorkers(in, view);
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
@@ -409,14 +422,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   const double idle_share = idle / (slot_count * span);
   if (idle_share >= kIdleTailShare) {
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
-    size_t last = 0;
-    for (size_t i = 1; i < view.size; ++i) {
-      if (view.end_ns[i] > view.end_ns[last] ||
-          (view.end_ns[i] == view.end_ns[last] &&
-           Before(view.record(view.order[i]), view.record(view.order[last])))) {
-        last = i;
-      }
-    }
+    const size_t last = LastToEnd(view);
     tail.last = &view.record(view.order[last]);
     tail.last_worker_died = pairs[view.pair[last]].died;
     tail.median_successful_seconds = view.median_successful_seconds;

@@ -73,6 +73,21 @@ std::string Suggestion(const FindingsInputs& in, bool engine) {
 
 }  // namespace
 
+bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
+  constexpr double kRelativeSlack = 1.05, kAbsoluteSlackSeconds = 1e-3;
+  return std::max(0.0, cpu_seconds) + std::max(0.0, run_queue_wait_seconds) <=
+         std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
+}
+
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
+  if (!chunk.has_run_queue_wait_seconds() ||
+      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
+                     chunk.run_queue_wait_seconds())) {
+    return std::nullopt;
+  }
+  return std::max(0.0, chunk.run_queue_wait_seconds());
+}
+
 std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {
   if (chunk.has_machine_load() && chunk.has_machine_cpus() && chunk.machine_cpus() > 0 &&
       chunk.machine_load() >= 0) {

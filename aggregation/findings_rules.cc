@@ -736,21 +736,6 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
   return suggestion;
 }
 
-bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
-  constexpr double kRelativeSlack = 1.05, kAbsoluteSlackSeconds = 1e-3;
-  return std::max(0.0, cpu_seconds) + std::max(0.0, run_queue_wait_seconds) <=
-         std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
-}
-
-std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
-  if (!chunk.has_run_queue_wait_seconds() ||
-      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
-                     chunk.run_queue_wait_seconds())) {
-    return std::nullopt;
-  }
-  return std::max(0.0, chunk.run_queue_wait_seconds());
-}
-
 double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
   if (!PlausibleWait(duration_seconds, cpu_seconds, run_queue_wait_seconds)) {
     return duration_seconds;

@@ -35,6 +35,12 @@ bool WaitedForCpu(const v1::ChunkRecord& chunk) {
   return chunk.has_machine_cpus() && ChunkLoadOverCpus(chunk).value_or(0) >= kContentionLoadRatio;
 }
 
+// ", 4.00 ms of it" where the chunk's run-queue wait was measured (plausibly), else "".
+std::string WaitNote(const v1::ChunkRecord& chunk) {
+  const double wait = PlausibleRunQueueWait(chunk).value_or(-1.0);
+  return wait >= 0.0 ? absl::StrCat(", ", Seconds(wait), " of it") : "";
+}
+
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 std::string Advice(TailCause cause, const IdleTail& tail, const Builder& b) {
@@ -56,7 +62,8 @@ std::string Advice(TailCause cause, const IdleTail& tail, const Builder& b) {
       return "The last chunk was a retry: its first attempt's failure, not the chunk size, "
              "held up the end (see the retry findings).";
     case TailCause::kCpuWait:
-      return absl::StrCat("The last chunk took ", Seconds(last.duration_seconds()),
+      // Its measured wait, where the run queue was read; else the machine's load said it.
+      return absl::StrCat("The last chunk took ", Seconds(last.duration_seconds()), WaitNote(last),
                           " waiting for a CPU on a busy machine",
                           b.Fired("cpu_contention")   ? " (see the CPU contention finding)"
                           : b.Fired("cpu_starvation") ? " (see the CPU starvation finding)"

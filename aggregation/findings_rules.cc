@@ -335,6 +335,20 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   Number(f, "chunk_wall_seconds", wall, "s");
 }
 
+namespace {
+// engine_overhead asks for longer tasks; where the idle tail or the load imbalance (evaluated
+// before) asked for more, smaller chunks, it says how far, instead of contradicting them.
+std::string LargerChunksCaveat(const Builder& b) {
+  const v1::Finding* tail = b.Find("idle_tail");
+  const bool smaller =
+      b.Fired("load_imbalance") ||
+      (tail != nullptr && tail->suggestion().find("smaller chunk size") != std::string::npos);
+  return smaller ? " Larger chunks only while every worker slot still gets several: the run's "
+                   "end was already uneven (see the idle tail / load imbalance finding)."
+                 : "";
+}
+}  // namespace
+
 void EngineOverhead(const FindingsInputs& in, Builder& b) {
   const v1::AggregatedMetrics& m = *in.metrics;
   if (!m.has_fine()) {
@@ -355,8 +369,9 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
               absl::StrCat("Overhead tasks ", Seconds(overhead), " (CPU ",
                            Seconds(fine.overhead_cpu_time_seconds()), ") against the processor's ",
                            Seconds(processor), "."),
-              "Fewer, larger tasks (a larger chunk size), and avoid moving data between tasks "
-              "(persist or fuse the graph).");
+              absl::StrCat("Fewer, larger tasks (a larger chunk size), and avoid moving data "
+                           "between tasks (persist or fuse the graph).",
+                           LargerChunksCaveat(b)));
     Number(f, "overhead_over_processor", overhead / processor, "ratio");
     Number(f, "overhead_seconds", overhead, "s");
     Number(f, "processor_seconds", processor, "s");
@@ -390,8 +405,9 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
             absl::StrCat("Execute ", Seconds(execute),
                          "; commit, worker-wait, retrieve and output transfer ", Seconds(transfers),
                          " (queue wait summed over tasks ", Seconds(queue), ")."),
-            "Send less per task (shared inputs cached on workers, smaller outputs) and make "
-            "tasks longer (a larger chunk size).");
+            absl::StrCat("Send less per task (shared inputs cached on workers, smaller outputs) "
+                         "and make tasks longer (a larger chunk size).",
+                         LargerChunksCaveat(b)));
   Number(f, "transfer_over_execute", transfers / execute, "ratio");
   Number(f, "queue_wait_seconds", queue, "s");
   Number(f, "execute_seconds", execute, "s");
@@ -734,45 +750,6 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
   }
   absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");
   return suggestion;
-}
-
-double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
-  if (!PlausibleWait(duration_seconds, cpu_seconds, run_queue_wait_seconds)) {
-    return duration_seconds;
-  }
-  return std::max(0.0, duration_seconds - std::max(0.0, run_queue_wait_seconds));
-}
-
-std::string ImbalanceEvidencePrefix(bool waited) {
-  return waited ? "Chunk time less its wait for a CPU, per slot: busiest "
-                : "Chunk time per slot: busiest ";
-}
-
-std::string ConcurrentNote(size_t concurrent) {
-  if (concurrent <= 1) return "";
-  return absl::StrCat(" (a slot that ran several chunks at once, up to ", concurrent,
-                      ", counts as that many slots: an engine worker without thread identity "
-                      "runs its tasks on one named slot)");
-}
-
-std::string ImbalanceSuggestion(bool in_process, bool churn, const Builder& b) {
-  if (churn) {
-    return "Check whether the least busy workers ran slower (another job on their node); "
-           "more, smaller chunks let the engine balance the work.";
-  }
-  if (in_process) {
-    const bool tail = b.Fired("idle_tail"), stragglers = b.Fired("stragglers");
-    return absl::StrCat(
-        "The worker threads take the next chunk when they are free, so the busiest one ran "
-        "longer chunks, mostly at the end",
-        tail && stragglers ? " (see the idle tail and stragglers findings)"
-        : tail             ? " (see the idle tail finding)"
-        : stragglers       ? " (see the stragglers finding)"
-                           : "",
-        ": more, smaller chunks, or the longest files first, balance the work.");
-  }
-  return "Check whether the least busy workers joined late or ran slower (another job on their "
-         "node); more, smaller chunks let the engine balance the work.";
 }
 
 void SortBySeverity(std::vector<v1::Finding>& findings) {

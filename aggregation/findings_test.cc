@@ -608,7 +608,8 @@ TEST(FindingsTest, IdleTailBehindAShortChunkThatWaitedForACpuBlamesTheContention
   last->set_cpu_seconds(0.001);
   last->set_run_queue_wait_seconds(0.004);
   const v1::Finding tail = Only(Aggregated(m), "idle_tail");
-  EXPECT_THAT(tail.suggestion(), HasSubstr("waiting for a CPU on a busy machine"));
+  EXPECT_THAT(tail.suggestion(),
+              HasSubstr("took 5.00 ms, 4.00 ms of it waiting for a CPU on a busy machine"));
   EXPECT_THAT(tail.suggestion(), Not(HasSubstr("More, smaller chunks")));
   // The same chunk on CPU throughout is an ordinary last wave (below the straggler minimum).
   last->set_cpu_seconds(0.005);
@@ -807,6 +808,31 @@ TEST(FindingsTest, TaskVineTransfersAndQueueWait) {
   // at once; the capacity rules read the task timeline instead.
   span.mutable_metrics(3)->set_value(800.0);
   EXPECT_THAT(Codes(m), IsEmpty());
+}
+
+// Transfers cost 22 % of execute, and the run ended unevenly (slots 0.5 s apart, the idle tail
+// asking for more, smaller chunks): "make tasks longer" says how far instead of contradicting it.
+TEST(FindingsTest, EngineOverheadDoesNotContradictAnUnevenEnd) {
+  RunShape shape;
+  shape.in_process = false;
+  shape.slots = 4;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.slot_start = [](int slot) { return 0.5 * slot; };
+  v1::Measurement m = MakeRun(shape);
+  v1::Span& span = *m.add_spans();
+  for (const auto& [activity, value] :
+       std::vector<std::pair<const char*, double>>{{"execute", 100.0}, {"commit", 22.0}}) {
+    v1::FineMetric& metric = *span.add_metrics();
+    metric.set_context("taskvine");
+    metric.set_task_prefix("processing");
+    metric.set_activity(activity);
+    metric.set_unit("seconds");
+    metric.set_value(value);
+  }
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  ASSERT_THAT(Only(metrics, "idle_tail").suggestion(), HasSubstr("More, smaller chunks"));
+  EXPECT_THAT(Only(metrics, "engine_overhead").suggestion(),
+              HasSubstr("Larger chunks only while every worker slot still gets several"));
 }
 
 TEST(FindingsTest, TinyChunksFromMeasuredGaps) {

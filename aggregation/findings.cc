@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +38,8 @@ struct ChunkView {
   std::vector<uint32_t> order;  // record indices in Before order
   // Per position of `order`: its (worker, thread) pair id and its index in slot_names.
   std::vector<uint32_t> slot, pair;
-  std::vector<std::string> slot_names;         // Slot() of each distinct slot, sorted
+  std::vector<std::string> slot_names;  // Slot() of each distinct slot, sorted
+  bool any_run_queue_wait = false;      // a timed record (end_ns > 0) with a run-queue wait > 0
   std::vector<absl::string_view> pair_worker;  // per pair id: its worker
   // Per position of `order`, the figures the rules read of every record: the columns
   // themselves when the records are in Before order already, else copies in that order.
@@ -48,6 +48,9 @@ struct ChunkView {
   const double* seconds = nullptr;
   std::vector<int64_t> start_copy, end_copy;
   std::vector<double> seconds_copy;
+  // ImbalanceWork of each (its duration less its wait for a CPU): `seconds` where all equal it.
+  const double* work = nullptr;
+  std::vector<double> work_copy;
   // The successful records (status OK or unspecified) in record order: their indices and
   // durations (the rules read them in no order, or break ties by Before).
   std::vector<uint32_t> successful;
@@ -149,6 +152,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
   std::vector<uint32_t> pair_of_record;
   pair_of_record.reserve(n);
   uint8_t flags_seen = 0;
+  std::vector<double> work;  // ImbalanceWork of each record
+  work.reserve(n);
+  bool work_is_duration = true;
   for (uint32_t i = 0; i < n; ++i) {
     bool added = false;
     pair_of_record.push_back(pair_ids.Id(i, &added));
@@ -157,6 +163,11 @@ ChunkView ViewChunks(const ChunkColumns& c) {
       pair_names.push_back(WorkerThreadName(worker, c.thread_index[i]));
       view.pair_worker.push_back(worker);
     }
+    // Read here, front to back: in `order` the two columns would be read at random.
+    const double wait = c.run_queue_wait_seconds.empty() ? 0.0 : c.run_queue_wait_seconds[i];
+    view.any_run_queue_wait |= wait > 0.0 && c.end_unix_ns[i] > 0;
+    work.push_back(ImbalanceWork(c.duration_seconds[i], c.cpu_seconds[i], wait));
+    work_is_duration &= work.back() == c.duration_seconds[i];
     flags_seen |= c.flags[i];
     if (c.failed(i)) continue;
     view.successful.push_back(i);
@@ -179,6 +190,7 @@ ChunkView ViewChunks(const ChunkColumns& c) {
     view.start_ns = c.start_unix_ns.data();
     view.end_ns = c.end_unix_ns.data();
     view.seconds = c.duration_seconds.data();
+    if (!work_is_duration) view.work_copy = std::move(work);
   } else {
     view.pair = Gather(pair_of_record, view.order);
     pair_of_record = std::vector<uint32_t>();
@@ -188,7 +200,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
     view.start_ns = view.start_copy.data();
     view.end_ns = view.end_copy.data();
     view.seconds = view.seconds_copy.data();
+    if (!work_is_duration) view.work_copy = Gather(work, view.order);
   }
+  view.work = work_is_duration ? view.seconds : view.work_copy.data();
   NameSlots(pair_names, &view);
   view.median_successful_seconds = Median(view.successful_seconds);
   return view;
@@ -363,24 +377,28 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
-  bool waited = false;
-  const std::vector<double>& run_queue = view.columns->run_queue_wait_seconds;
-  // Per slot, the ends of its chunks still running at the current start (view.order is by start).
-  std::vector<std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>>> running(
-      view.slot_names.size());
+  // Per slot, a min-heap of the ends of its chunks still running at the current start (view.order
+  // is by start); a chunk that starts after all its slot's earlier chunks ended (a thread's
+  // chunks, one after the other) empties it without a heap operation.
+  std::vector<std::vector<int64_t>> running(view.slot_names.size());
   for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
-    slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
-    auto& ends = running[view.slot[i]];
-    while (!ends.empty() && ends.top() <= view.start_ns[i]) ends.pop();
-    ends.push(view.end_ns[i]);
+    std::vector<int64_t>& ends = running[view.slot[i]];
+    if (view.start_ns[i] >= slot.last_end_ns) {
+      ends.clear();
+    } else {
+      while (!ends.empty() && ends.front() <= view.start_ns[i]) {
+        std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+        ends.pop_back();
+      }
+    }
+    ends.push_back(view.end_ns[i]);
+    std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
     slot.capacity = std::max(slot.capacity, ends.size());
-    const double wait = run_queue.empty() ? 0.0 : run_queue[view.order[i]];
-    waited |= wait > 0.0;
-    slot.busy_seconds +=
-        ImbalanceWork(view.seconds[i], view.columns->cpu_seconds[view.order[i]], wait);
+    slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
+    slot.busy_seconds += view.work[i];
     const PairWorker& worker = pairs[view.pair[i]];
     if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
     if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
@@ -429,7 +447,9 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     AddIdleTail(tail, b);
   }
 
-  if (enough) LoadImbalance(in, view, slot_times, seen, run_start, run_end, waited, b);
+  if (enough) {
+    LoadImbalance(in, view, slot_times, seen, run_start, run_end, view.any_run_queue_wait, b);
+  }
 }
 
 // LargestFileEntries (findings_rules.h) of the successful records, from their columns.

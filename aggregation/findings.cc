@@ -250,14 +250,16 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  std::vector<double> bytes;
+  std::vector<double> bytes, events;
   bytes.reserve(view.successful.size());
+  events.reserve(view.successful.size());
   for (const uint32_t i : view.successful) {
     bytes.push_back(
         static_cast<double>(std::max<int64_t>(0, view.columns->compressed_bytes_read[i])));
+    events.push_back(static_cast<double>(std::max<int64_t>(0, view.columns->events[i])));
   }
   AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
-                b);
+                Median(std::move(events)), b);
 }
 
 struct SlotTimes {
@@ -438,7 +440,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
   }
   const double idle_share = idle / (slot_count * span);
-  if (idle_share >= kIdleTailShare) {
+  if (idle_share >= kIdleTailShare && IdleTailMatters(longest_idle, span, in.elapsed_seconds)) {
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
     const size_t last = LastToEnd(view);
     tail.last = &view.record(view.order[last]);

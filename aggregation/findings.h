@@ -19,7 +19,9 @@
 //                    follows the dominant cause (findings_rules.h AddStragglers).
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
-//                    slot) >= kIdleTailShare of the slots' time over the run; the advice follows
+//                    slot) >= kIdleTailShare of the slots' time over the run, and the first
+//                    idle slot's wait >= kIdleTailMinSeconds and >= kIdleTailMinRunShare of the
+//                    run's elapsed time (IdleTailMatters); the advice follows
 //                    the last chunk's own record (findings_idle_tail.h: failed, dead worker,
 //                    retry, CPU wait, straggler; smaller chunks only for an ordinary last wave).
 //   load_imbalance   >= 2 worker slots and the busiest slot's chunk time (less the time its
@@ -76,6 +78,11 @@ inline constexpr double kStragglerRatio = 3.0;
 inline constexpr double kStragglerMinExcessSeconds = 0.05;
 // Worker slots idle at the end of the run, as a share of their time over the run.
 inline constexpr double kIdleTailShare = 0.10;
+// An idle tail a user cannot notice is none: the first slot to run out of work must have waited
+// at least a second, and at least 5 % of the run's elapsed time (setup and merge included), so a
+// 5 ms tail of a 20 ms run, or a 2 s tail of a 10 minute run, is no finding.
+inline constexpr double kIdleTailMinSeconds = 1.0;
+inline constexpr double kIdleTailMinRunShare = 0.05;
 // Busiest worker slot's chunk time against the mean over slots.
 inline constexpr double kImbalanceRatio = 1.25;
 // Engine overhead against the processor's (Dask) or execute (TaskVine) time.

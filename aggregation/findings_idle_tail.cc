@@ -1,6 +1,7 @@
 #include "aggregation/findings_idle_tail.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -82,6 +83,11 @@ std::string Advice(TailCause cause, const IdleTail& tail, const Builder& b) {
 }
 
 }  // namespace
+
+bool IdleTailMatters(double longest_idle, double span, double elapsed_seconds) {
+  const double run = std::max(span, std::isfinite(elapsed_seconds) ? elapsed_seconds : 0.0);
+  return longest_idle >= kIdleTailMinSeconds && longest_idle >= kIdleTailMinRunShare * run;
+}
 
 TailCause CauseOfTail(const IdleTail& tail) {
   const v1::ChunkRecord& last = *tail.last;

@@ -78,10 +78,12 @@ FailedChunkCounts CountFailed(const ChunkView& view) {
 void Stragglers(const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
   std::vector<double> durations;
-  std::vector<double> bytes;
+  std::vector<double> bytes, events;
   for (const v1::ChunkRecord* chunk : view.successful) {
     durations.push_back(chunk->duration_seconds());
     bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+    // The median events came with the rule: "large files" is said only of larger chunks.
+    events.push_back(static_cast<double>(std::max<int64_t>(0, chunk->events())));
   }
   const double median = Median(durations);
   std::vector<const v1::ChunkRecord*> slowest = view.successful;
@@ -102,7 +104,7 @@ void Stragglers(const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, durations.size(), max, median, Median(bytes), b);
+  AddStragglers(named, stragglers, durations.size(), max, median, Median(bytes), Median(events), b);
 }
 
 struct SlotTimes {
@@ -164,7 +166,8 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     if (busy < busy_min) busy_min = busy, least_busy = name;
   }
   const double idle_share = idle / (slot_count * span);
-  if (idle_share >= kIdleTailShare) {
+  // The floor (IdleTailMatters) came with the rule: a 5 ms tail of a 20 ms run was a finding.
+  if (idle_share >= kIdleTailShare && IdleTailMatters(longest_idle, span, in.elapsed_seconds)) {
     const v1::ChunkRecord* last = nullptr;
     for (const v1::ChunkRecord* chunk : view.all) {
       if (last == nullptr || chunk->end_unix_ns() > last->end_unix_ns() ||

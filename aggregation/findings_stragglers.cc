@@ -37,21 +37,49 @@ ChunkTimeSplit SplitOf(const v1::ChunkRecord& chunk) {
   return split;
 }
 
-// A straggler read as many times the median bytes reads "a large file".
+// A straggler read as many times the median bytes (or events) reads "a large file".
 constexpr double kLargeReadRatio = 2.0;
 
+// The named chunks' mean events and bytes against the successful chunks' medians.
+struct ChunkSizes {
+  double mean_bytes = 0, median_bytes = 0, mean_events = 0, median_events = 0;
+};
+
+// The advice where no CPU time says where the stragglers' time went: "large files" only where
+// they had kLargeReadRatio x the median events or bytes.
+std::string UnknownCauseSuggestion(const ChunkSizes& s) {
+  const bool more_events =
+      s.median_events > 0.0 && s.mean_events >= kLargeReadRatio * s.median_events;
+  const bool more_bytes = s.median_bytes > 0.0 && s.mean_bytes >= kLargeReadRatio * s.median_bytes;
+  const std::string unknown =
+      "No CPU time was recorded, so where the slowest chunks' time went is not known";
+  if (more_events || more_bytes) {
+    return absl::StrCat(unknown, "; they were larger than the others (",
+                        more_events
+                            ? absl::StrFormat("%.0f events each against a median %.0f",
+                                              s.mean_events, s.median_events)
+                            : absl::StrCat("read ", Bytes(s.mean_bytes), " each against a median ",
+                                           Bytes(s.median_bytes)),
+                        "): split those files into smaller chunks so one cannot hold up the end.");
+  }
+  const bool sized = s.median_events > 0.0 || s.median_bytes > 0.0;
+  return absl::StrCat(unknown,
+                      sized ? ", and they were no larger than the others (events, bytes read)"
+                            : ", nor their size (no events or bytes read recorded)",
+                      ": look at what they share (a file, a dataset, a worker): slow storage, a "
+                      "busy node or costly events.");
+}
+
 // The stragglers' advice, from the named chunks' summed time split (`total` over `wall`
-// seconds) and their mean bytes read against the median: `cause` is "unknown", "run_queue",
-// "blocked" or "cpu".
-std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double mean_bytes,
-                                double median_bytes, const Builder& b, std::string& cause) {
+// seconds) and their sizes against the medians: `cause` is "unknown", "run_queue", "blocked" or
+// "cpu".
+std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, const ChunkSizes& sizes,
+                                const Builder& b, std::string& cause) {
+  const double mean_bytes = sizes.mean_bytes, median_bytes = sizes.median_bytes;
   std::string suggestion;
   if (!total.known || wall <= 0.0) {
     cause = "unknown";
-    suggestion =
-        "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
-        "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
-        "end.";
+    suggestion = UnknownCauseSuggestion(sizes);
   } else if (total.run_queue >= total.cpu && total.run_queue >= total.blocked) {
     cause = "run_queue";
     suggestion =
@@ -93,9 +121,10 @@ std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double
 }  // namespace
 
 void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
-                   size_t successful, double max, double median, double median_bytes, Builder& b) {
+                   size_t successful, double max, double median, double median_bytes,
+                   double median_events, Builder& b) {
   ChunkTimeSplit total;
-  double wall = 0, bytes = 0;
+  double wall = 0, bytes = 0, events = 0;
   int retries = 0;
   std::vector<std::string> described;
   for (const v1::ChunkRecord* chunk : named) {
@@ -124,10 +153,12 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     total.blocked += split.blocked;
     wall += d;
     bytes += static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read()));
+    events += static_cast<double>(std::max<int64_t>(0, chunk->events()));
   }
-  const double mean_bytes = named.empty() ? 0.0 : bytes / static_cast<double>(named.size());
+  const double count = std::max<double>(1.0, static_cast<double>(named.size()));
+  const ChunkSizes sizes{bytes / count, median_bytes, events / count, median_events};
   std::string cause;
-  std::string suggestion = StragglerSuggestion(total, wall, mean_bytes, median_bytes, b, cause);
+  std::string suggestion = StragglerSuggestion(total, wall, sizes, b, cause);
   if (cause != "run_queue") absl::StrAppend(&suggestion, ContendedNote(named, b));
   if (retries > 0) {
     absl::StrAppend(&suggestion, " ",

@@ -290,6 +290,32 @@ TEST(FindingsTest, StragglerBlockedOnALargeReadBlamesTheFile) {
   EXPECT_THAT(same.suggestion(), HasSubstr("without reading more than the others"));
 }
 
+// Without CPU time (an engine that reports none) where the stragglers' time went is unknown:
+// "large files" is said only where they had more events or bytes than the others.
+TEST(FindingsTest, StragglerOfUnknownCauseBlamesLargeFilesOnlyWhenTheyWereLarger) {
+  v1::Measurement m = OneStraggler(0.1, 0.01);
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    chunk.set_cpu_seconds(0);
+    chunk.clear_run_queue_wait_seconds();
+  }
+  const v1::Finding same = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(same.suggestion(), HasSubstr("where the slowest chunks' time went is not known"));
+  EXPECT_THAT(same.suggestion(), HasSubstr("no larger than the others"));
+  EXPECT_THAT(same.suggestion(), Not(HasSubstr("large ")));
+  EXPECT_THAT(same.suggestion(), Not(HasSubstr("split")));
+
+  m.mutable_chunks(0)->set_events(100000);  // 4x the median 25000
+  const v1::Finding larger = Only(Aggregated(m), "stragglers");
+  EXPECT_THAT(larger.suggestion(),
+              HasSubstr("larger than the others (100000 events each against a median 25000): "
+                        "split those files into smaller chunks"));
+
+  m.mutable_chunks(0)->set_events(25000);
+  m.mutable_chunks(0)->set_compressed_bytes_read(3 * kMiB);  // 3x the median 1 MiB
+  EXPECT_THAT(Only(Aggregated(m), "stragglers").suggestion(),
+              HasSubstr("(read 3.00 MiB each against a median 1.00 MiB)"));
+}
+
 // Blocked stragglers in a run that recorded no byte read (a sleep, a lock, a remote call): the
 // data do not say storage, so the advice does not blame it.
 TEST(FindingsTest, BlockedStragglerWithoutAnyReadDoesNotBlameStorage) {
@@ -426,7 +452,8 @@ TEST(FindingsTest, LoadImbalanceNeedsTenSuccessfulChunks) {
   EXPECT_FALSE(e->evaluated());
   EXPECT_EQ(e->reason(), "fewer than 10 successful chunks");
   EXPECT_TRUE(Evaluation(metrics, "idle_tail")->evaluated());
-  EXPECT_THAT(Codes(m), ::testing::Contains("idle_tail"));
+  // Its 15 ms idle tail is evaluated too, and below kIdleTailMinSeconds: no finding.
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("idle_tail")));
 }
 
 // The thread-pool advice names the idle tail and stragglers findings only when they fired.
@@ -591,10 +618,9 @@ TEST(FindingsTest, IdleTailBehindAFailedChunkBlamesTheFailureNotTheChunkSize) {
 }
 
 // A real thread-pool run on a loaded VM (`collect --events_per_file=5000`, 12 chunks of about
-// 1 ms): the last chunk took 5.13 ms of which 4.13 ms waiting for a CPU. It is 5x the median but
-// less than the straggler rule's 50 ms excess; its own run-queue wait, not the last wave, held
-// up the end, and "more, smaller chunks" would only share the wait.
-TEST(FindingsTest, IdleTailBehindAShortChunkThatWaitedForACpuBlamesTheContention) {
+// 1 ms): the last chunk took 5.13 ms of which 4.13 ms waiting for a CPU, and the other slots
+// waited 4 ms for it. No user notices 4 ms: the tail is below kIdleTailMinSeconds, no finding.
+TEST(FindingsTest, IdleTailOfMillisecondsIsNoFinding) {
   RunShape shape;
   shape.chunks_per_slot = [](int) { return 10; };
   shape.duration = [](int, int) { return 0.001; };
@@ -607,14 +633,47 @@ TEST(FindingsTest, IdleTailBehindAShortChunkThatWaitedForACpuBlamesTheContention
   last->set_duration_seconds(0.005);
   last->set_cpu_seconds(0.001);
   last->set_run_queue_wait_seconds(0.004);
+  m.mutable_metadata()->set_elapsed_seconds(0.03);
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("idle_tail")));
+  ASSERT_NE(Evaluation(metrics, "idle_tail"), nullptr);
+  EXPECT_TRUE(Evaluation(metrics, "idle_tail")->evaluated());
+}
+
+// The same shape in seconds: a last chunk that mostly waited for a CPU is blamed on the
+// contention, not on the chunk size ("more, smaller chunks" would only share the wait).
+TEST(FindingsTest, IdleTailBehindALastChunkThatWaitedForACpuBlamesTheContention) {
+  RunShape shape;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.duration = [](int, int) { return 0.2; };
+  v1::Measurement m = MakeRun(shape);
+  v1::ChunkRecord* last = nullptr;
+  for (v1::ChunkRecord& chunk : *m.mutable_chunks()) {
+    if (last == nullptr || chunk.end_unix_ns() > last->end_unix_ns()) last = &chunk;
+  }
+  last->set_end_unix_ns(last->end_unix_ns() + 1'500'000'000);
+  last->set_duration_seconds(1.7);
+  last->set_cpu_seconds(0.2);
+  last->set_run_queue_wait_seconds(1.5);
+  m.mutable_metadata()->set_elapsed_seconds(m.metadata().elapsed_seconds() + 1.5);
   const v1::Finding tail = Only(Aggregated(m), "idle_tail");
   EXPECT_THAT(tail.suggestion(),
-              HasSubstr("took 5.00 ms, 4.00 ms of it waiting for a CPU on a busy machine"));
+              HasSubstr("took 1.70 s, 1.50 s of it waiting for a CPU on a busy machine"));
   EXPECT_THAT(tail.suggestion(), Not(HasSubstr("More, smaller chunks")));
-  // The same chunk on CPU throughout is an ordinary last wave (below the straggler minimum).
-  last->set_cpu_seconds(0.005);
-  last->set_run_queue_wait_seconds(0.0);
-  EXPECT_THAT(Only(Aggregated(m), "idle_tail").suggestion(), HasSubstr("More, smaller chunks"));
+}
+
+// A tail of a second or more that is a small part of a long run (here 1.5 s of a 100 s run whose
+// setup and merge took most of it) cannot matter either: below kIdleTailMinRunShare.
+TEST(FindingsTest, IdleTailBelowItsShareOfTheRunIsNoFinding) {
+  RunShape shape;
+  shape.slots = 4;
+  shape.chunks_per_slot = [](int) { return 10; };
+  shape.slot_start = [](int slot) { return 0.5 * slot; };
+  shape.usable_cpus = 4;
+  v1::Measurement m = MakeRun(shape);
+  ASSERT_THAT(Codes(m), ::testing::Contains("idle_tail"));
+  m.mutable_metadata()->set_elapsed_seconds(100);
+  EXPECT_THAT(Codes(m), Not(::testing::Contains("idle_tail")));
 }
 
 // Every percentage a finding prints, and every number whose unit is "fraction", is at most 100 %.

@@ -152,9 +152,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
   std::vector<uint32_t> pair_of_record;
   pair_of_record.reserve(n);
   uint8_t flags_seen = 0;
-  std::vector<double> work;  // ImbalanceWork of each record
-  work.reserve(n);
-  bool work_is_duration = true;
+  // ImbalanceWork of each record, from the first that differs from its duration on (before it,
+  // the durations): a run without run-queue waits needs none.
+  std::vector<double> work;
   for (uint32_t i = 0; i < n; ++i) {
     bool added = false;
     pair_of_record.push_back(pair_ids.Id(i, &added));
@@ -166,8 +166,14 @@ ChunkView ViewChunks(const ChunkColumns& c) {
     // Read here, front to back: in `order` the two columns would be read at random.
     const double wait = c.run_queue_wait_seconds.empty() ? 0.0 : c.run_queue_wait_seconds[i];
     view.any_run_queue_wait |= wait > 0.0 && c.end_unix_ns[i] > 0;
-    work.push_back(ImbalanceWork(c.duration_seconds[i], c.cpu_seconds[i], wait));
-    work_is_duration &= work.back() == c.duration_seconds[i];
+    const double d = c.duration_seconds[i];
+    // Without a wait, a duration of 0 or more is its own work: no call for most records.
+    const double w = wait > 0.0 || !(d >= 0.0) ? ImbalanceWork(d, c.cpu_seconds[i], wait) : d;
+    if (work.empty() && w != d) {
+      work.reserve(n);
+      work.assign(c.duration_seconds.begin(), c.duration_seconds.begin() + i);
+    }
+    if (!work.empty() || w != d) work.push_back(w);
     flags_seen |= c.flags[i];
     if (c.failed(i)) continue;
     view.successful.push_back(i);
@@ -185,6 +191,7 @@ ChunkView ViewChunks(const ChunkColumns& c) {
   }
   bool identity = true;
   for (uint32_t k = 0; k < n && identity; ++k) identity = view.order[k] == k;
+  const bool work_is_duration = work.empty();
   if (identity) {
     view.pair = std::move(pair_of_record);
     view.start_ns = c.start_unix_ns.data();
@@ -250,16 +257,22 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  std::vector<double> bytes, events;
+  std::vector<double> bytes;
   bytes.reserve(view.successful.size());
-  events.reserve(view.successful.size());
   for (const uint32_t i : view.successful) {
     bytes.push_back(
         static_cast<double>(std::max<int64_t>(0, view.columns->compressed_bytes_read[i])));
-    events.push_back(static_cast<double>(std::max<int64_t>(0, view.columns->events[i])));
   }
+  const auto median_events = [&view] {
+    std::vector<double> events;
+    events.reserve(view.successful.size());
+    for (const uint32_t i : view.successful) {
+      events.push_back(static_cast<double>(std::max<int64_t>(0, view.columns->events[i])));
+    }
+    return Median(std::move(events));
+  };
   AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
-                Median(std::move(events)), b);
+                median_events, b);
 }
 
 struct SlotTimes {
@@ -271,6 +284,7 @@ struct SlotTimes {
   // The most of its chunks that ran at once: an engine worker without thread identity runs
   // several tasks on one named slot, which is as many slots for load_imbalance.
   size_t capacity = 1;
+  bool overlapping = false;  // more than one of its chunks is running (IdleTailAndImbalance)
 };
 
 // Load imbalance: the busiest slot's chunk time (less its chunks' wait for a CPU: ImbalanceWork,
@@ -379,26 +393,29 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
-  // Per slot, a min-heap of the ends of its chunks still running at the current start (view.order
-  // is by start); a chunk that starts after all its slot's earlier chunks ended (a thread's
-  // chunks, one after the other) empties it without a heap operation.
+  // Per slot whose chunks overlap, a min-heap of the ends of its chunks still running at the
+  // current start (view.order is by start). A thread's chunks run one after the other: each starts
+  // after its slot's earlier ones ended, so the one running is the last (SlotTimes.overlapping
+  // false), and its heap is never touched.
   std::vector<std::vector<int64_t>> running(view.slot_names.size());
   for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
-    std::vector<int64_t>& ends = running[view.slot[i]];
     if (view.start_ns[i] >= slot.last_end_ns) {
-      ends.clear();
+      slot.overlapping = false;
     } else {
+      std::vector<int64_t>& ends = running[view.slot[i]];
+      if (!slot.overlapping) ends.assign(1, slot.last_end_ns);
+      slot.overlapping = true;
       while (!ends.empty() && ends.front() <= view.start_ns[i]) {
         std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
         ends.pop_back();
       }
+      ends.push_back(view.end_ns[i]);
+      std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+      slot.capacity = std::max(slot.capacity, ends.size());
     }
-    ends.push_back(view.end_ns[i]);
-    std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
-    slot.capacity = std::max(slot.capacity, ends.size());
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
     slot.busy_seconds += view.work[i];
     const PairWorker& worker = pairs[view.pair[i]];

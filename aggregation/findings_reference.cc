@@ -104,7 +104,9 @@ void Stragglers(const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, durations.size(), max, median, Median(bytes), Median(events), b);
+  AddStragglers(
+      named, stragglers, durations.size(), max, median, Median(bytes),
+      [&events] { return Median(events); }, b);
 }
 
 struct SlotTimes {

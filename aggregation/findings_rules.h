@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -127,13 +128,13 @@ void DebugBuild(const FindingsInputs& in, Builder& b);
 
 // The stragglers finding, once a rule has chosen them: `named` are the slowest chunks to name
 // (slowest first, each >= kStragglerRatio x the median), `stragglers` how many successful
-// chunks reached that ratio, `median_bytes` and `median_events` the successful chunks' median
-// compressed bytes read and events (0: not recorded).
+// chunks reached that ratio, `median_bytes` the successful chunks' median compressed bytes read
+// and `median_events` returns their median events (0: not recorded; called only when needed).
 // The cause of each named chunk is read from its own record (CPU, run-queue wait, blocked =
 // wall - CPU - run-queue wait, bytes read, attempt), and the advice follows the dominant cause.
 void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
                    size_t successful, double max, double median, double median_bytes,
-                   double median_events, Builder& b);
+                   const std::function<double()>& median_events, Builder& b);
 // The entries of the largest file the records read: the largest entry_stop of a record with a
 // file (entry ranges count from a file's first entry); 0 when none has a file.
 int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -122,7 +123,7 @@ std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, const 
 
 void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
                    size_t successful, double max, double median, double median_bytes,
-                   double median_events, Builder& b) {
+                   const std::function<double()>& median_events, Builder& b) {
   ChunkTimeSplit total;
   double wall = 0, bytes = 0, events = 0;
   int retries = 0;
@@ -156,7 +157,10 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     events += static_cast<double>(std::max<int64_t>(0, chunk->events()));
   }
   const double count = std::max<double>(1.0, static_cast<double>(named.size()));
-  const ChunkSizes sizes{bytes / count, median_bytes, events / count, median_events};
+  // The median events are read only where the cause is unknown (a pass over every record).
+  const bool unknown = !total.known || wall <= 0.0;
+  const ChunkSizes sizes{bytes / count, median_bytes, events / count,
+                         unknown ? median_events() : 0.0};
   std::string cause;
   std::string suggestion = StragglerSuggestion(total, wall, sizes, b, cause);
   if (cause != "run_queue") absl::StrAppend(&suggestion, ContendedNote(named, b));

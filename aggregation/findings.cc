@@ -387,6 +387,25 @@ size_t LastToEnd(const ChunkView& view) {
   return last;
 }
 
+// Counts a chunk from `start` to `end` (in start order, before slot.last_end_ns counts it) among
+// its slot's running chunks: slot.capacity, the most at once. `ends` is the slot's min-heap of the
+// running chunks' ends, used only while more than one runs (slot.overlapping).
+void CountRunning(int64_t start, int64_t end, SlotTimes& slot, std::vector<int64_t>& ends) {
+  if (start >= slot.last_end_ns) {
+    slot.overlapping = false;
+    return;
+  }
+  if (!slot.overlapping) ends.assign(1, slot.last_end_ns);
+  slot.overlapping = true;
+  while (!ends.empty() && ends.front() <= start) {
+    std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+    ends.pop_back();
+  }
+  ends.push_back(end);
+  std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+  slot.capacity = std::max(slot.capacity, ends.size());
+}
+
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const std::vector<PairWorker> pairs = PairWorkers(in, view);
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
@@ -402,20 +421,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
-    if (view.start_ns[i] >= slot.last_end_ns) {
-      slot.overlapping = false;
-    } else {
-      std::vector<int64_t>& ends = running[view.slot[i]];
-      if (!slot.overlapping) ends.assign(1, slot.last_end_ns);
-      slot.overlapping = true;
-      while (!ends.empty() && ends.front() <= view.start_ns[i]) {
-        std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
-        ends.pop_back();
-      }
-      ends.push_back(view.end_ns[i]);
-      std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
-      slot.capacity = std::max(slot.capacity, ends.size());
-    }
+    CountRunning(view.start_ns[i], view.end_ns[i], slot, running[view.slot[i]]);
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
     slot.busy_seconds += view.work[i];
     const PairWorker& worker = pairs[view.pair[i]];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,7 +38,8 @@ struct ChunkView {
   std::vector<uint32_t> order;  // record indices in Before order
   // Per position of `order`: its (worker, thread) pair id and its index in slot_names.
   std::vector<uint32_t> slot, pair;
-  std::vector<std::string> slot_names;         // Slot() of each distinct slot, sorted
+  std::vector<std::string> slot_names;  // Slot() of each distinct slot, sorted
+  bool any_run_queue_wait = false;      // a timed record (end_ns > 0) with a run-queue wait > 0
   std::vector<absl::string_view> pair_worker;  // per pair id: its worker
   // Per position of `order`, the figures the rules read of every record: the columns
   // themselves when the records are in Before order already, else copies in that order.
@@ -46,6 +48,9 @@ struct ChunkView {
   const double* seconds = nullptr;
   std::vector<int64_t> start_copy, end_copy;
   std::vector<double> seconds_copy;
+  // ImbalanceWork of each (its duration less its wait for a CPU): `seconds` where all equal it.
+  const double* work = nullptr;
+  std::vector<double> work_copy;
   // The successful records (status OK or unspecified) in record order: their indices and
   // durations (the rules read them in no order, or break ties by Before).
   std::vector<uint32_t> successful;
@@ -147,6 +152,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
   std::vector<uint32_t> pair_of_record;
   pair_of_record.reserve(n);
   uint8_t flags_seen = 0;
+  // ImbalanceWork of each record, from the first that differs from its duration on (before it,
+  // the durations): a run without run-queue waits needs none.
+  std::vector<double> work;
   for (uint32_t i = 0; i < n; ++i) {
     bool added = false;
     pair_of_record.push_back(pair_ids.Id(i, &added));
@@ -155,6 +163,17 @@ ChunkView ViewChunks(const ChunkColumns& c) {
       pair_names.push_back(WorkerThreadName(worker, c.thread_index[i]));
       view.pair_worker.push_back(worker);
     }
+    // Read here, front to back: in `order` the two columns would be read at random.
+    const double wait = c.run_queue_wait_seconds.empty() ? 0.0 : c.run_queue_wait_seconds[i];
+    view.any_run_queue_wait |= wait > 0.0 && c.end_unix_ns[i] > 0;
+    const double d = c.duration_seconds[i];
+    // Without a wait, a duration of 0 or more is its own work: no call for most records.
+    const double w = wait > 0.0 || !(d >= 0.0) ? ImbalanceWork(d, c.cpu_seconds[i], wait) : d;
+    if (work.empty() && w != d) {
+      work.reserve(n);
+      work.assign(c.duration_seconds.begin(), c.duration_seconds.begin() + i);
+    }
+    if (!work.empty() || w != d) work.push_back(w);
     flags_seen |= c.flags[i];
     if (c.failed(i)) continue;
     view.successful.push_back(i);
@@ -172,11 +191,13 @@ ChunkView ViewChunks(const ChunkColumns& c) {
   }
   bool identity = true;
   for (uint32_t k = 0; k < n && identity; ++k) identity = view.order[k] == k;
+  const bool work_is_duration = work.empty();
   if (identity) {
     view.pair = std::move(pair_of_record);
     view.start_ns = c.start_unix_ns.data();
     view.end_ns = c.end_unix_ns.data();
     view.seconds = c.duration_seconds.data();
+    if (!work_is_duration) view.work_copy = std::move(work);
   } else {
     view.pair = Gather(pair_of_record, view.order);
     pair_of_record = std::vector<uint32_t>();
@@ -186,7 +207,9 @@ ChunkView ViewChunks(const ChunkColumns& c) {
     view.start_ns = view.start_copy.data();
     view.end_ns = view.end_copy.data();
     view.seconds = view.seconds_copy.data();
+    if (!work_is_duration) view.work_copy = Gather(work, view.order);
   }
+  view.work = work_is_duration ? view.seconds : view.work_copy.data();
   NameSlots(pair_names, &view);
   view.median_successful_seconds = Median(view.successful_seconds);
   return view;
@@ -240,25 +263,39 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
     bytes.push_back(
         static_cast<double>(std::max<int64_t>(0, view.columns->compressed_bytes_read[i])));
   }
+  const auto median_events = [&view] {
+    std::vector<double> events;
+    events.reserve(view.successful.size());
+    for (const uint32_t i : view.successful) {
+      events.push_back(static_cast<double>(std::max<int64_t>(0, view.columns->events[i])));
+    }
+    return Median(std::move(events));
+  };
   AddStragglers(named, stragglers, view.successful.size(), max, median, Median(std::move(bytes)),
-                b);
+                median_events, b);
 }
 
 struct SlotTimes {
   int64_t last_end_ns = 0;
-  double busy_seconds = 0;
+  double busy_seconds = 0;              // chunk time less its wait for a CPU (ImbalanceWork)
   int64_t worker_end_ns = INT64_MAX;    // its worker left the run then (INT64_MAX: stayed)
   int64_t worker_start_ns = INT64_MIN;  // its worker joined then (INT64_MIN: from the start)
   bool worker_died = false;             // with tasks on it: its lost attempts are no chunk records
+  // The most of its chunks that ran at once: an engine worker without thread identity runs
+  // several tasks on one named slot, which is as many slots for load_imbalance.
+  size_t capacity = 1;
+  bool overlapping = false;  // more than one of its chunks is running (IdleTailAndImbalance)
 };
 
-// Load imbalance: the busiest slot's chunk time against the mean over slots. When workers
-// joined late or left early, each slot's chunk time is taken over the part of the run its
+// Load imbalance: the busiest slot's chunk time (less its chunks' wait for a CPU: ImbalanceWork,
+// and over the most chunks it ran at once: SlotTimes.capacity) against the mean over slots. When
+// workers joined late or left early, each slot's chunk time is taken over the part of the run its
 // worker was connected: a worker that was there for a third of the run is not "least busy";
 // the slots of workers that died are left out (their lost attempts are no chunk records, so
 // their chunk time says nothing of how busy they were).
-void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_times,
-                   const std::vector<bool>& seen, int64_t run_start, int64_t run_end, Builder& b) {
+void LoadImbalance(const FindingsInputs& in, const ChunkView& view,
+                   const std::vector<SlotTimes>& slot_times, const std::vector<bool>& seen,
+                   int64_t run_start, int64_t run_end, bool waited, Builder& b) {
   bool churn = false;
   for (size_t id = 0; id < slot_times.size(); ++id) {
     churn |= seen[id] &&
@@ -266,6 +303,7 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
   }
   double total = 0, max = 0, min = INFINITY;
   int slots = 0;
+  size_t concurrent = 1;
   std::string busiest, least_busy;
   for (size_t id = 0; id < slot_times.size(); ++id) {
     if (!seen[id]) continue;
@@ -274,7 +312,9 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
         std::min(run_end, slot.worker_end_ns) - std::max(run_start, slot.worker_start_ns);
     if (churn && (life <= 0 || slot.worker_died)) continue;
     const double value =
-        churn ? slot.busy_seconds / (1e-9 * static_cast<double>(life)) : slot.busy_seconds;
+        (churn ? slot.busy_seconds / (1e-9 * static_cast<double>(life)) : slot.busy_seconds) /
+        static_cast<double>(slot.capacity);
+    concurrent = std::max(concurrent, slot.capacity);
     ++slots;
     total += value;
     if (value > max) max = value, busiest = view.slot_names[id];
@@ -283,21 +323,19 @@ void LoadImbalance(const ChunkView& view, const std::vector<SlotTimes>& slot_tim
   const double mean = slots > 0 ? total / slots : 0.0;
   if (mean <= 0.0 || max < kImbalanceRatio * mean) return;
   const auto figure = [churn](double v) { return churn ? Pct(v) : Seconds(v); };
-  v1::Finding& f = b.Add(
-      v1::Finding::SEVERITY_WARNING, "load_imbalance",
-      absl::StrCat(
-          "Load imbalance: the busiest worker slot ", churn ? "was busy " : "ran ",
-          absl::StrFormat("%.2fx", max / mean),
-          churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
-      absl::StrCat(churn ? "Chunk time over the time its worker was connected, per slot (workers "
-                           "joined or left during the run): busiest "
-                         : "Chunk time per slot: busiest ",
-                   busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min),
-                   ", mean ", figure(mean), " over ", slots, " slots."),
-      churn ? "Check whether the least busy workers ran slower (another job on their node); "
-              "more, smaller chunks let the engine balance the work."
-            : "Check whether the least busy workers joined late or ran slower (another job on "
-              "their node); more, smaller chunks let the engine balance the work.");
+  v1::Finding& f =
+      b.Add(v1::Finding::SEVERITY_WARNING, "load_imbalance",
+            absl::StrCat(
+                "Load imbalance: the busiest worker slot ", churn ? "was busy " : "ran ",
+                absl::StrFormat("%.2fx", max / mean),
+                churn ? " the mean share of its workers' connected time" : " the mean chunk time"),
+            absl::StrCat(
+                churn ? "Chunk time over the time its worker was connected, per slot (workers "
+                        "joined or left during the run): busiest "
+                      : ImbalanceEvidencePrefix(waited),
+                busiest, " ", figure(max), ", least busy ", least_busy, " ", figure(min), ", mean ",
+                figure(mean), " over ", slots, " slots", ConcurrentNote(concurrent), "."),
+            ImbalanceSuggestion(InProcess(in), churn, b));
   Number(f, "max_over_mean", max / mean, "ratio");
   Number(f, churn ? "busiest_slot_busy_fraction" : "busiest_slot_seconds", max,
          churn ? "fraction" : "s");
@@ -336,18 +374,56 @@ std::vector<PairWorker> PairWorkers(const FindingsInputs& in, const ChunkView& v
   return out;
 }
 
+// The position (in view.order) of the chunk that ended last; ties: the first in Before order.
+size_t LastToEnd(const ChunkView& view) {
+  size_t last = 0;
+  for (size_t i = 1; i < view.size; ++i) {
+    if (view.end_ns[i] > view.end_ns[last] ||
+        (view.end_ns[i] == view.end_ns[last] &&
+         Before(view.record(view.order[i]), view.record(view.order[last])))) {
+      last = i;
+    }
+  }
+  return last;
+}
+
+// Counts a chunk from `start` to `end` (in start order, before slot.last_end_ns counts it) among
+// its slot's running chunks: slot.capacity, the most at once. `ends` is the slot's min-heap of the
+// running chunks' ends, used only while more than one runs (slot.overlapping).
+void CountRunning(int64_t start, int64_t end, SlotTimes& slot, std::vector<int64_t>& ends) {
+  if (start >= slot.last_end_ns) {
+    slot.overlapping = false;
+    return;
+  }
+  if (!slot.overlapping) ends.assign(1, slot.last_end_ns);
+  slot.overlapping = true;
+  while (!ends.empty() && ends.front() <= start) {
+    std::pop_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+    ends.pop_back();
+  }
+  ends.push_back(end);
+  std::push_heap(ends.begin(), ends.end(), std::greater<int64_t>());
+  slot.capacity = std::max(slot.capacity, ends.size());
+}
+
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   const std::vector<PairWorker> pairs = PairWorkers(in, view);
   // Indexed by slot id, which is the slots' name order: ties name the same slot every time.
   std::vector<SlotTimes> slot_times(view.slot_names.size());
   std::vector<bool> seen(view.slot_names.size(), false);
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
+  // Per slot whose chunks overlap, a min-heap of the ends of its chunks still running at the
+  // current start (view.order is by start). A thread's chunks run one after the other: each starts
+  // after its slot's earlier ones ended, so the one running is the last (SlotTimes.overlapping
+  // false), and its heap is never touched.
+  std::vector<std::vector<int64_t>> running(view.slot_names.size());
   for (size_t i = 0; i < view.size; ++i) {
     if (view.end_ns[i] <= 0) continue;
     SlotTimes& slot = slot_times[view.slot[i]];
     seen[view.slot[i]] = true;
+    CountRunning(view.start_ns[i], view.end_ns[i], slot, running[view.slot[i]]);
     slot.last_end_ns = std::max(slot.last_end_ns, view.end_ns[i]);
-    slot.busy_seconds += view.seconds[i];
+    slot.busy_seconds += view.work[i];
     const PairWorker& worker = pairs[view.pair[i]];
     if (worker.end_ns.has_value()) slot.worker_end_ns = *worker.end_ns;
     if (worker.start_ns.has_value()) slot.worker_start_ns = *worker.start_ns;
@@ -355,6 +431,7 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     run_start = std::min(run_start, view.start_ns[i]);
     run_end = std::max(run_end, view.end_ns[i]);
   }
+  running.clear();
   const int slot_count = static_cast<int>(std::count(seen.begin(), seen.end(), true));
   if (slot_count < 2 || run_end <= run_start) {
     b.NotEvaluated("idle_tail", "fewer than 2 worker slots with timed chunks");
@@ -362,7 +439,15 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     return;
   }
   b.Evaluated("idle_tail");
-  b.Evaluated("load_imbalance");
+  // A spread over slots needs chunks enough to be one: 3 chunks on 2 threads are "1.31x" by their
+  // count alone.
+  const bool enough = static_cast<int>(view.successful.size()) >= kMinChunksForDistribution;
+  if (enough) {
+    b.Evaluated("load_imbalance");
+  } else {
+    b.NotEvaluated("load_imbalance",
+                   absl::StrCat("fewer than ", kMinChunksForDistribution, " successful chunks"));
+  }
   const double span = 1e-9 * static_cast<double>(run_end - run_start);
 
   double idle = 0, longest_idle = 0;
@@ -378,23 +463,18 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
   }
   const double idle_share = idle / (slot_count * span);
-  if (idle_share >= kIdleTailShare) {
+  if (idle_share >= kIdleTailShare && IdleTailMatters(longest_idle, span, in.elapsed_seconds)) {
     IdleTail tail{idle_slots, slot_count, idle_share, longest_idle, span};
-    size_t last = 0;
-    for (size_t i = 1; i < view.size; ++i) {
-      if (view.end_ns[i] > view.end_ns[last] ||
-          (view.end_ns[i] == view.end_ns[last] &&
-           Before(view.record(view.order[i]), view.record(view.order[last])))) {
-        last = i;
-      }
-    }
+    const size_t last = LastToEnd(view);
     tail.last = &view.record(view.order[last]);
     tail.last_worker_died = pairs[view.pair[last]].died;
     tail.median_successful_seconds = view.median_successful_seconds;
     AddIdleTail(tail, b);
   }
 
-  LoadImbalance(view, slot_times, seen, run_start, run_end, b);
+  if (enough) {
+    LoadImbalance(in, view, slot_times, seen, run_start, run_end, view.any_run_queue_wait, b);
+  }
 }
 
 // LargestFileEntries (findings_rules.h) of the successful records, from their columns.

@@ -10,7 +10,8 @@
 //   cpu_contention   the chunks' machines ran more processes than CPUs for a share of the run
 //                    (findings_contention.h).
 //   io_bound         chunks were blocked (I/O, locks, sleep: wall - CPU - run-queue wait)
-//                    >= kBlockedShare of chunk wall time.
+//                    >= kBlockedShare of chunk wall time; named I/O only when they read bytes,
+//                    and no advice of more threads when cpu_starvation or cpu_contention fired.
 //   stragglers       >= kMinChunksForDistribution successful chunks and the slowest is
 //                    >= kStragglerRatio x the median and at least kStragglerMinExcessSeconds
 //                    above it: names the slowest chunks' files, datasets and worker threads, with
@@ -18,12 +19,15 @@
 //                    follows the dominant cause (findings_rules.h AddStragglers).
 //   idle_tail        worker slots idle at the end (from each slot's last chunk end to the last
 //                    chunk end of the run, or to its worker's departure: a dead worker is no idle
-//                    slot) >= kIdleTailShare of the slots' time over the run; the advice follows
+//                    slot) >= kIdleTailShare of the slots' time over the run, and the first
+//                    idle slot's wait >= kIdleTailMinSeconds and >= kIdleTailMinRunShare of the
+//                    run's elapsed time (IdleTailMatters); the advice follows
 //                    the last chunk's own record (findings_idle_tail.h: failed, dead worker,
 //                    retry, CPU wait, straggler; smaller chunks only for an ordinary last wave).
-//   load_imbalance   >= 2 worker slots and the busiest slot's chunk time >= kImbalanceRatio x
-//                    the mean over slots (with workers joining or leaving: chunk time over each
-//                    slot's connected time, dead workers' slots left out).
+//   load_imbalance   >= 2 worker slots and the busiest slot's chunk time (less the time its
+//                    chunks waited for a CPU) >= kImbalanceRatio x the mean over slots (with
+//                    workers joining or leaving: chunk time over each slot's connected time, dead
+//                    workers' slots left out).
 //   engine_overhead  Dask: overhead (non-processor task prefixes) CPU + I/O >= kOverheadShare of
 //                    the processor's; TaskVine / Work Queue: commit + worker-wait + retrieve +
 //                    output-transfer >= kOverheadShare of execute (queue wait is read by the
@@ -74,6 +78,11 @@ inline constexpr double kStragglerRatio = 3.0;
 inline constexpr double kStragglerMinExcessSeconds = 0.05;
 // Worker slots idle at the end of the run, as a share of their time over the run.
 inline constexpr double kIdleTailShare = 0.10;
+// An idle tail a user cannot notice is none: the first slot to run out of work must have waited
+// at least a second, and at least 5 % of the run's elapsed time (setup and merge included), so a
+// 5 ms tail of a 20 ms run, or a 2 s tail of a 10 minute run, is no finding.
+inline constexpr double kIdleTailMinSeconds = 1.0;
+inline constexpr double kIdleTailMinRunShare = 0.05;
 // Busiest worker slot's chunk time against the mean over slots.
 inline constexpr double kImbalanceRatio = 1.25;
 // Engine overhead against the processor's (Dask) or execute (TaskVine) time.

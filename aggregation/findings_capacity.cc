@@ -66,8 +66,9 @@ std::optional<double> RunQueueShare(const FindingsInputs& in) {
   if (in.chunks == nullptr) return std::nullopt;
   double wait = 0, wall = 0;
   for (const v1::ChunkRecord& chunk : *in.chunks) {
-    if (!chunk.has_run_queue_wait_seconds()) continue;
-    wait += chunk.run_queue_wait_seconds();
+    const std::optional<double> plausible = PlausibleRunQueueWait(chunk);
+    if (!plausible.has_value()) continue;
+    wait += *plausible;
     wall += chunk.duration_seconds();
   }
   if (wall <= 0) return std::nullopt;

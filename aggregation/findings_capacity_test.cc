@@ -477,16 +477,21 @@ TEST(CapacityTest, CpuContentionIsNotEvaluatedWithoutMachineLoad) {
 // time both were busy 100 %: no imbalance. w3, connected 0-10 s but busy only 0-4 s (40 %),
 // is: rates 1, 1, 0.4, mean 0.8, busiest 1 / 0.8 = 1.25x.
 TEST(CapacityTest, LoadImbalanceCountsEachWorkersConnectedTime) {
+  // One-second chunks back to back (load_imbalance needs 10 successful chunks).
+  const auto chunks = [](Timeline& t, int first_id, const char* worker, int from, int to) {
+    for (int s = from; s < to; ++s) t.Chunk(first_id + s, worker, s, s + 1);
+  };
   Timeline run;
   run.Worker({"w1", "h1", 1, 0, 10, {{0, 1}}});
   run.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
   run.Queue({{0, 0}, {10, 0}});
-  run.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10);
+  chunks(run, 100, "w1", 0, 10);
+  chunks(run, 200, "w2", 5, 10);
   FindingsOutcome o = run.Evaluate();
   EXPECT_TRUE(Evaluation(o, "load_imbalance")->evaluated());
   EXPECT_THAT(Codes(o), Not(Contains("load_imbalance")));
   run.Worker({"w3", "h1", 1, 0, 10, {{0, 1}, {4, 0}}});
-  run.Chunk(3, "w3", 0, 4);
+  chunks(run, 300, "w3", 0, 4);
   o = run.Evaluate();
   const v1::Finding* f = Find(o, "load_imbalance");
   ASSERT_NE(f, nullptr);
@@ -500,7 +505,9 @@ TEST(CapacityTest, LoadImbalanceCountsEachWorkersConnectedTime) {
   died.Worker({"w2", "h1", 1, 5, 10, {{5, 1}}});
   died.Worker({"w3", "h1", 1, 0, 4, {{0, 1}}});
   died.Queue({{0, 0}, {10, 0}});
-  died.Chunk(1, "w1", 0, 10).Chunk(2, "w2", 5, 10).Chunk(3, "w3", 0, 1);
+  chunks(died, 100, "w1", 0, 10);
+  chunks(died, 200, "w2", 5, 10);
+  died.Chunk(300, "w3", 0, 1);
   EXPECT_THAT(Codes(died.Evaluate()), Not(Contains("load_imbalance")));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,7 @@ std::string NoEvidenceReason(const FindingsInputs& in, bool any_chunk) {
 
 // Seconds a contended chunk lost waiting for a CPU.
 double WaitSeconds(const v1::ChunkRecord& chunk, double ratio) {
-  if (chunk.has_run_queue_wait_seconds()) return std::max(0.0, chunk.run_queue_wait_seconds());
+  if (const std::optional<double> wait = PlausibleRunQueueWait(chunk)) return *wait;
   return std::max(0.0, chunk.duration_seconds()) * (1.0 - 1.0 / ratio);
 }
 
@@ -72,14 +73,29 @@ std::string Suggestion(const FindingsInputs& in, bool engine) {
 
 }  // namespace
 
+bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds) {
+  constexpr double kRelativeSlack = 1.05, kAbsoluteSlackSeconds = 1e-3;
+  return std::max(0.0, cpu_seconds) + std::max(0.0, run_queue_wait_seconds) <=
+         std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
+}
+
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
+  if (!chunk.has_run_queue_wait_seconds() ||
+      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
+                     chunk.run_queue_wait_seconds())) {
+    return std::nullopt;
+  }
+  return std::max(0.0, chunk.run_queue_wait_seconds());
+}
+
 std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {
   if (chunk.has_machine_load() && chunk.has_machine_cpus() && chunk.machine_cpus() > 0 &&
       chunk.machine_load() >= 0) {
     return chunk.machine_load() / chunk.machine_cpus();
   }
-  if (chunk.has_run_queue_wait_seconds() && chunk.cpu_seconds() > 0) {
-    return (chunk.cpu_seconds() + std::max(0.0, chunk.run_queue_wait_seconds())) /
-           chunk.cpu_seconds();
+  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
+  if (wait.has_value() && chunk.cpu_seconds() > 0) {
+    return (chunk.cpu_seconds() + *wait) / chunk.cpu_seconds();
   }
   return std::nullopt;
 }

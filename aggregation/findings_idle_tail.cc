@@ -1,6 +1,8 @@
 #include "aggregation/findings_idle_tail.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -12,20 +14,32 @@ namespace aggregation_internal {
 namespace findings_rules {
 namespace {
 
-bool Slow(const IdleTail& tail) {
+// At least kStragglerRatio x the median chunk.
+bool Long(const IdleTail& tail) {
   const double median = tail.median_successful_seconds;
-  return median > 0.0 && tail.last->duration_seconds() >= kStragglerRatio * median &&
-         tail.last->duration_seconds() - median >= kStragglerMinExcessSeconds;
+  return median > 0.0 && tail.last->duration_seconds() >= kStragglerRatio * median;
+}
+
+// Long, and by at least kStragglerMinExcessSeconds: the straggler rule's own test.
+bool Slow(const IdleTail& tail) {
+  return Long(tail) && tail.last->duration_seconds() - tail.median_successful_seconds >=
+                           kStragglerMinExcessSeconds;
 }
 
 // Waited for a CPU more than it ran or was blocked, or ran on a machine loaded beyond its CPUs.
 bool WaitedForCpu(const v1::ChunkRecord& chunk) {
-  if (chunk.has_run_queue_wait_seconds()) {
-    const double wait = std::max(0.0, chunk.run_queue_wait_seconds());
+  if (const std::optional<double> plausible = PlausibleRunQueueWait(chunk)) {
+    const double wait = *plausible;
     const double cpu = std::max(0.0, chunk.cpu_seconds());
     return wait >= cpu && wait >= chunk.duration_seconds() - cpu - wait;
   }
   return chunk.has_machine_cpus() && ChunkLoadOverCpus(chunk).value_or(0) >= kContentionLoadRatio;
+}
+
+// ", 4.00 ms of it" where the chunk's run-queue wait was measured (plausibly), else "".
+std::string WaitNote(const v1::ChunkRecord& chunk) {
+  const double wait = PlausibleRunQueueWait(chunk).value_or(-1.0);
+  return wait >= 0.0 ? absl::StrCat(", ", Seconds(wait), " of it") : "";
 }
 
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
@@ -49,7 +63,8 @@ std::string Advice(TailCause cause, const IdleTail& tail, const Builder& b) {
       return "The last chunk was a retry: its first attempt's failure, not the chunk size, "
              "held up the end (see the retry findings).";
     case TailCause::kCpuWait:
-      return absl::StrCat("The last chunk took ", Seconds(last.duration_seconds()),
+      // Its measured wait, where the run queue was read; else the machine's load said it.
+      return absl::StrCat("The last chunk took ", Seconds(last.duration_seconds()), WaitNote(last),
                           " waiting for a CPU on a busy machine",
                           b.Fired("cpu_contention")   ? " (see the CPU contention finding)"
                           : b.Fired("cpu_starvation") ? " (see the CPU starvation finding)"
@@ -69,14 +84,20 @@ std::string Advice(TailCause cause, const IdleTail& tail, const Builder& b) {
 
 }  // namespace
 
+bool IdleTailMatters(double longest_idle, double span, double elapsed_seconds) {
+  const double run = std::max(span, std::isfinite(elapsed_seconds) ? elapsed_seconds : 0.0);
+  return longest_idle >= kIdleTailMinSeconds && longest_idle >= kIdleTailMinRunShare * run;
+}
+
 TailCause CauseOfTail(const IdleTail& tail) {
   const v1::ChunkRecord& last = *tail.last;
   if (last.status() == v1::CHUNK_STATUS_FAILED) return TailCause::kFailed;
   if (tail.last_worker_died) return TailCause::kWorkerDied;
   if (last.attempt() > 0) return TailCause::kRetry;
-  const bool slow = Slow(tail);
-  if (slow && WaitedForCpu(last)) return TailCause::kCpuWait;
-  return slow ? TailCause::kStraggler : TailCause::kLastWave;
+  // The wait for a CPU is measured on the chunk itself, so it explains a last chunk of a few
+  // milliseconds too: the straggler rule's minimum excess guards only against timer noise.
+  if (Long(tail) && WaitedForCpu(last)) return TailCause::kCpuWait;
+  return Slow(tail) ? TailCause::kStraggler : TailCause::kLastWave;
 }
 
 void AddIdleTail(const IdleTail& tail, Builder& b) {

@@ -39,6 +39,11 @@ struct IdleTail {
   double median_successful_seconds = 0;  // 0 when unknown
 };
 
+// Whether a tail whose first idle slot waited `longest_idle` seconds can matter to a user: at
+// least kIdleTailMinSeconds, and kIdleTailMinRunShare of the run (its elapsed time, or `span`,
+// first chunk start to last chunk end, where that is longer or the elapsed time is unknown).
+bool IdleTailMatters(double longest_idle, double span, double elapsed_seconds);
+
 TailCause CauseOfTail(const IdleTail& tail);
 
 // Adds the idle_tail finding (tail.last must be set), with the cause in its evidence and

@@ -78,10 +78,12 @@ FailedChunkCounts CountFailed(const ChunkView& view) {
 void Stragglers(const ChunkView& view, Builder& b) {
   if (static_cast<int>(view.successful.size()) < kMinChunksForDistribution) return;
   std::vector<double> durations;
-  std::vector<double> bytes;
+  std::vector<double> bytes, events;
   for (const v1::ChunkRecord* chunk : view.successful) {
     durations.push_back(chunk->duration_seconds());
     bytes.push_back(static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read())));
+    // The median events came with the rule: "large files" is said only of larger chunks.
+    events.push_back(static_cast<double>(std::max<int64_t>(0, chunk->events())));
   }
   const double median = Median(durations);
   std::vector<const v1::ChunkRecord*> slowest = view.successful;
@@ -102,22 +104,44 @@ void Stragglers(const ChunkView& view, Builder& b) {
     if (slowest[i]->duration_seconds() < kStragglerRatio * median) break;
     named.push_back(slowest[i]);
   }
-  AddStragglers(named, stragglers, durations.size(), max, median, Median(bytes), b);
+  AddStragglers(
+      named, stragglers, durations.size(), max, median, Median(bytes),
+      [&events] { return Median(events); }, b);
 }
 
 struct SlotTimes {
   int64_t last_end_ns = 0;
   double busy_seconds = 0;
+  std::vector<const v1::ChunkRecord*> chunks;  // in Before order
 };
+
+// The most chunks of `chunks` (in Before order) running at once: for each, itself and the earlier
+// ones still running at its start.
+size_t Capacity(const std::vector<const v1::ChunkRecord*>& chunks) {
+  size_t capacity = 1;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    size_t running = 1;
+    for (size_t j = 0; j < k; ++j) {
+      running += chunks[j]->end_unix_ns() > chunks[k]->start_unix_ns() ? 1 : 0;
+    }
+    capacity = std::max(capacity, running);
+  }
+  return capacity;
+}
 
 void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   std::map<std::string, SlotTimes> slots;  // ordered: ties name the same slot every time
   int64_t run_start = INT64_MAX, run_end = INT64_MIN;
+  bool waited = false;
   for (const v1::ChunkRecord* chunk : view.all) {
     if (chunk->end_unix_ns() <= 0) continue;
     SlotTimes& slot = slots[Slot(*chunk)];
     slot.last_end_ns = std::max(slot.last_end_ns, chunk->end_unix_ns());
-    slot.busy_seconds += chunk->duration_seconds();
+    slot.chunks.push_back(chunk);
+    // Both measures of a slot's work: chunk time less the wait for a CPU (ImbalanceWork).
+    slot.busy_seconds += ImbalanceWork(chunk->duration_seconds(), chunk->cpu_seconds(),
+                                       chunk->run_queue_wait_seconds());
+    waited |= chunk->run_queue_wait_seconds() > 0.0;
     run_start = std::min(run_start, chunk->start_unix_ns());
     run_end = std::max(run_end, chunk->end_unix_ns());
   }
@@ -129,17 +153,23 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   int idle_slots = 0;
   double busy_total = 0, busy_max = 0, busy_min = INFINITY;
   std::string busiest, least_busy;
+  size_t concurrent = 1;
   for (const auto& [name, slot] : slots) {
+    // A slot that ran several chunks at once is that many slots (findings.cc SlotTimes).
+    const size_t capacity = Capacity(slot.chunks);
+    concurrent = std::max(concurrent, capacity);
+    const double busy = slot.busy_seconds / static_cast<double>(capacity);
     const double slot_idle = 1e-9 * static_cast<double>(run_end - slot.last_end_ns);
     idle += slot_idle;
     longest_idle = std::max(longest_idle, slot_idle);
     idle_slots += slot_idle >= kIdleTailShare * span ? 1 : 0;
-    busy_total += slot.busy_seconds;
-    if (slot.busy_seconds > busy_max) busy_max = slot.busy_seconds, busiest = name;
-    if (slot.busy_seconds < busy_min) busy_min = slot.busy_seconds, least_busy = name;
+    busy_total += busy;
+    if (busy > busy_max) busy_max = busy, busiest = name;
+    if (busy < busy_min) busy_min = busy, least_busy = name;
   }
   const double idle_share = idle / (slot_count * span);
-  if (idle_share >= kIdleTailShare) {
+  // The floor (IdleTailMatters) came with the rule: a 5 ms tail of a 20 ms run was a finding.
+  if (idle_share >= kIdleTailShare && IdleTailMatters(longest_idle, span, in.elapsed_seconds)) {
     const v1::ChunkRecord* last = nullptr;
     for (const v1::ChunkRecord* chunk : view.all) {
       if (last == nullptr || chunk->end_unix_ns() > last->end_unix_ns() ||
@@ -162,16 +192,18 @@ void IdleTailAndImbalance(const FindingsInputs& in, const ChunkView& view, Build
   }
 
   const double busy_mean = busy_total / slot_count;
-  if (busy_mean > 0.0 && busy_max >= kImbalanceRatio * busy_mean) {
+  const bool enough = static_cast<int>(view.successful.size()) >= kMinChunksForDistribution;
+  if (enough && busy_mean > 0.0 && busy_max >= kImbalanceRatio * busy_mean) {
     v1::Finding& f = b.Add(
         v1::Finding::SEVERITY_WARNING, "load_imbalance",
         absl::StrFormat("Load imbalance: the busiest worker slot ran %.2fx the mean chunk time",
                         busy_max / busy_mean),
-        absl::StrCat("Chunk time per slot: busiest ", busiest, " ", Seconds(busy_max),
+        absl::StrCat(ImbalanceEvidencePrefix(waited), busiest, " ", Seconds(busy_max),
                      ", least busy ", least_busy, " ", Seconds(busy_min), ", mean ",
-                     Seconds(busy_mean), " over ", slot_count, " slots."),
-        "Check whether the least busy workers joined late or ran slower (another job on their "
-        "node); more, smaller chunks let the engine balance the work.");
+                     Seconds(busy_mean), " over ", slot_count, " slots", ConcurrentNote(concurrent),
+                     "."),
+        // Shared with findings.cc: threads of one process cannot join late (in-process).
+        ImbalanceSuggestion(InProcess(in), /*churn=*/false, b));
     Number(f, "max_over_mean", busy_max / busy_mean, "ratio");
     Number(f, "busiest_slot_seconds", busy_max, "s");
     Number(f, "least_busy_slot_seconds", busy_min, "s");

@@ -163,11 +163,18 @@ void CpuStarvation(const FindingsInputs& in, Builder& b) {
         "idle or dedicated machine, or use fewer worker threads.";
   }
 
-  const bool measured = cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0;
+  // Run-queue wait beyond the chunks' wall time counted other threads' (PlausibleWait): the
+  // share would read above 100 %, so it is no evidence.
+  const bool measured =
+      cpu.has_chunk_run_queue_wait_seconds() && cpu.chunk_wall_seconds() > 0.0 &&
+      PlausibleWait(cpu.chunk_wall_seconds(), 0.0, cpu.chunk_run_queue_wait_seconds());
   if (measured || (threads.has_value() && in.usable_cpus.has_value())) {
     b.Evaluated("cpu_starvation");
   } else {
-    b.NotEvaluated("cpu_starvation", "no run-queue figures or thread count");
+    b.NotEvaluated("cpu_starvation", cpu.has_chunk_run_queue_wait_seconds()
+                                         ? "run-queue wait above the chunks' wall time (it "
+                                           "counted other threads), and no thread count"
+                                         : "no run-queue figures or thread count");
   }
   if (measured) {
     const double share = cpu.chunk_run_queue_wait_seconds() / cpu.chunk_wall_seconds();
@@ -279,27 +286,68 @@ void IoBound(const FindingsInputs& in, Builder& b) {
       split ? cpu.chunk_blocked_seconds() : std::max(0.0, wall - cpu.chunk_cpu_seconds());
   const double share = off / wall;
   if (share < kBlockedShare) return;
+  // The rule names I/O only when the chunks are known to have read: blocked time is also locks,
+  // sleeps and remote calls.
+  const v1::WorkflowMetrics& workflow = in.metrics->workflow();
+  double bytes_read = static_cast<double>(std::max<int64_t>(0, workflow.total_bytes_read()));
+  if (bytes_read <= 0.0 && in.chunks != nullptr) {  // records without a report
+    for (const v1::ChunkRecord& chunk : *in.chunks) {
+      bytes_read += static_cast<double>(std::max<int64_t>(0, chunk.compressed_bytes_read()));
+    }
+  }
+  const bool read = bytes_read > 0.0;
   std::string evidence =
       absl::StrCat(split ? "Blocked " : "Off CPU ", Seconds(off), " of ", Seconds(wall),
                    " chunk wall time; on CPU ", Pct(cpu.chunk_cpu_seconds() / wall));
   if (!split) absl::StrAppend(&evidence, OffCpuNote(contended));
+  if (read) {
+    absl::StrAppend(&evidence, "; the chunks read ", Bytes(bytes_read));
+  } else {
+    absl::StrAppend(&evidence,
+                    "; no bytes read were recorded, so the wait may be I/O, locks, "
+                    "sleeps or remote calls");
+  }
   if (const std::string section = LargestSection(*in.metrics); !section.empty()) {
     absl::StrAppend(&evidence, "; largest section ", section);
   }
   absl::StrAppend(&evidence, ".");
-  v1::Finding& f =
-      b.Add(v1::Finding::SEVERITY_WARNING, "io_bound",
-            absl::StrCat(contended ? "Off CPU" : "I/O-bound", ": chunks were ",
-                         split ? "blocked" : "off CPU", " ", Pct(share), " of their time"),
-            std::move(evidence),
-            absl::StrCat(contended ? kFixContentionFirst : "",
-                         "Read fewer bytes (only the columns used), read from closer or faster "
-                         "storage, or cache the input; more worker threads than CPUs can overlap "
-                         "computation with the waits."));
+  // More threads than CPUs overlap waits only where the CPUs have room: not when chunks already
+  // waited for one (cpu_starvation) or the machines ran more processes than CPUs.
+  const bool cpus_full = b.Fired("cpu_starvation") || b.Fired("cpu_contention");
+  v1::Finding& f = b.Add(
+      v1::Finding::SEVERITY_WARNING, "io_bound",
+      absl::StrCat(contended || (!split && !read) ? "Off CPU" : (read ? "I/O-bound" : "Blocked"),
+                   ": chunks were ", split ? "blocked" : "off CPU", " ", Pct(share),
+                   " of their time"),
+      std::move(evidence),
+      absl::StrCat(contended ? kFixContentionFirst : "",
+                   read ? ""
+                        : "Find what the chunks wait on (locks, sleeps, remote calls, reads "
+                          "the records do not count); if it is reading: ",
+                   "Read fewer bytes (only the columns used), read from closer or faster "
+                   "storage, or cache the input",
+                   cpus_full ? "; not more worker threads: the CPUs had no room to spare (see "
+                               "CPU starvation / contention)."
+                             : "; more worker threads than CPUs can overlap computation with "
+                               "the waits."));
   Number(f, split ? "blocked_fraction" : "off_cpu_fraction", share, "fraction");
   Number(f, split ? "blocked_seconds" : "off_cpu_seconds", off, "s");
   Number(f, "chunk_wall_seconds", wall, "s");
 }
+
+namespace {
+// engine_overhead asks for longer tasks; where the idle tail or the load imbalance (evaluated
+// before) asked for more, smaller chunks, it says how far, instead of contradicting them.
+std::string LargerChunksCaveat(const Builder& b) {
+  const v1::Finding* tail = b.Find("idle_tail");
+  const bool smaller =
+      b.Fired("load_imbalance") ||
+      (tail != nullptr && tail->suggestion().find("smaller chunk size") != std::string::npos);
+  return smaller ? " Larger chunks only while every worker slot still gets several: the run's "
+                   "end was already uneven (see the idle tail / load imbalance finding)."
+                 : "";
+}
+}  // namespace
 
 void EngineOverhead(const FindingsInputs& in, Builder& b) {
   const v1::AggregatedMetrics& m = *in.metrics;
@@ -321,8 +369,9 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
               absl::StrCat("Overhead tasks ", Seconds(overhead), " (CPU ",
                            Seconds(fine.overhead_cpu_time_seconds()), ") against the processor's ",
                            Seconds(processor), "."),
-              "Fewer, larger tasks (a larger chunk size), and avoid moving data between tasks "
-              "(persist or fuse the graph).");
+              absl::StrCat("Fewer, larger tasks (a larger chunk size), and avoid moving data "
+                           "between tasks (persist or fuse the graph).",
+                           LargerChunksCaveat(b)));
     Number(f, "overhead_over_processor", overhead / processor, "ratio");
     Number(f, "overhead_seconds", overhead, "s");
     Number(f, "processor_seconds", processor, "s");
@@ -356,8 +405,9 @@ void EngineOverhead(const FindingsInputs& in, Builder& b) {
             absl::StrCat("Execute ", Seconds(execute),
                          "; commit, worker-wait, retrieve and output transfer ", Seconds(transfers),
                          " (queue wait summed over tasks ", Seconds(queue), ")."),
-            "Send less per task (shared inputs cached on workers, smaller outputs) and make "
-            "tasks longer (a larger chunk size).");
+            absl::StrCat("Send less per task (shared inputs cached on workers, smaller outputs) "
+                         "and make tasks longer (a larger chunk size).",
+                         LargerChunksCaveat(b)));
   Number(f, "transfer_over_execute", transfers / execute, "ratio");
   Number(f, "queue_wait_seconds", queue, "s");
   Number(f, "execute_seconds", execute, "s");
@@ -582,8 +632,13 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
                                 " of its memory limit")
                  : absl::StrCat("Memory pressure: workers spilled ", Bytes(spilled), " to disk"),
       absl::StrCat(absl::StrJoin(parts, "; "), "."),
-      "Give workers more memory, or process smaller chunks (memory grows with the chunk size); "
-      "spilling and restarts slow the run.");
+      // tiny_chunks (evaluated before) asks for larger chunks: smaller ones would contradict it.
+      b.Fired("tiny_chunks")
+          ? "Give workers more memory: the chunks are already small enough that per-chunk "
+            "overhead matters (see the tiny chunks finding), so smaller ones would cost time; "
+            "spilling and restarts slow the run."
+          : "Give workers more memory, or process smaller chunks (memory grows with the chunk "
+            "size); spilling and restarts slow the run.");
   Number(f, "memory_limit_fraction", worst_share, "fraction");
   Number(f, "peak_memory_bytes", worst_memory, "bytes");
   Number(f, "memory_limit_bytes", worst_limit, "bytes");
@@ -616,6 +671,12 @@ int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records) {
   return largest;
 }
 
+namespace {
+// Larger chunks must leave every worker slot this many, so that the end of the run still balances
+// (the idle tail and load imbalance rules ask for more, smaller chunks when it does not).
+constexpr size_t kTasksPerSlot = 4;
+}  // namespace
+
 std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
                                  double median_seconds, int64_t largest_file_entries, size_t chunks,
                                  size_t slots) {
@@ -635,7 +696,6 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
     if (median_seconds > 0.0 && target > median_seconds * static_cast<double>(now)) {
       more = std::max(more, static_cast<int64_t>(std::ceil(target / median_seconds)));
     }
-    constexpr size_t kTasksPerSlot = 4;
     if (slots > 0) {
       const int64_t cap = static_cast<int64_t>(chunks / (kTasksPerSlot * slots));
       more = std::max(now + 1, std::min(more, cap));
@@ -652,6 +712,26 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
     double size = median_events * target / median_seconds;
     const double rounded = std::pow(10.0, std::floor(std::log10(size)) - 1);
     size = std::ceil(size / rounded) * rounded;
+    // At most the events of the run over kTasksPerSlot chunks per slot.
+    const double most = slots > 0 ? median_events * static_cast<double>(chunks) /
+                                        static_cast<double>(kTasksPerSlot * slots)
+                                  : size;
+    if (most <= median_events * 1.05) {
+      return absl::StrFormat(
+          "Larger chunks would leave fewer than %d per worker slot (%d chunks on %d slots) and "
+          "an uneven end: cut the per-chunk overhead instead (the engine's dispatch and "
+          "transfers, the analysis's per-chunk set-up), or split the input into more chunks of "
+          "this size.",
+          kTasksPerSlot, chunks, slots);
+    }
+    std::string capped;
+    if (size > most) {
+      const double down = std::pow(10.0, std::floor(std::log10(most)) - 1);
+      size = std::max(median_events, std::floor(most / down) * down);
+      target = median_seconds * size / median_events;
+      capped = absl::StrFormat(" (no more: each of the %d worker slots still gets %d chunks)",
+                               slots, kTasksPerSlot);
+    }
     // Chunks cannot span files: never more events than the largest file holds.
     if (largest_file_entries > 0 && size >= static_cast<double>(largest_file_entries)) {
       absl::StrAppend(&suggestion,
@@ -665,6 +745,7 @@ std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events,
                                                    size, Seconds(target)));
       if (backend == "threadpool")
         absl::StrAppend(&suggestion, absl::StrFormat(" (--chunk_size=%.0f)", size));
+      absl::StrAppend(&suggestion, capped);
     }
   }
   absl::StrAppend(&suggestion, ", so per-chunk overhead stops mattering.");

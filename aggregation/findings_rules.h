@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -127,11 +128,13 @@ void DebugBuild(const FindingsInputs& in, Builder& b);
 
 // The stragglers finding, once a rule has chosen them: `named` are the slowest chunks to name
 // (slowest first, each >= kStragglerRatio x the median), `stragglers` how many successful
-// chunks reached that ratio, `median_bytes` the successful chunks' median compressed bytes read.
+// chunks reached that ratio, `median_bytes` the successful chunks' median compressed bytes read
+// and `median_events` returns their median events (0: not recorded; called only when needed).
 // The cause of each named chunk is read from its own record (CPU, run-queue wait, blocked =
 // wall - CPU - run-queue wait, bytes read, attempt), and the advice follows the dominant cause.
 void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
-                   size_t successful, double max, double median, double median_bytes, Builder& b);
+                   size_t successful, double max, double median, double median_bytes,
+                   const std::function<double()>& median_events, Builder& b);
 // The entries of the largest file the records read: the largest entry_stop of a record with a
 // file (entry ranges count from a file's first entry); 0 when none has a file.
 int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records);
@@ -143,6 +146,30 @@ int64_t LargestFileEntries(const std::vector<const v1::ChunkRecord*>& records);
 std::string TinyChunksSuggestion(const FindingsInputs& in, double median_events, double target,
                                  double median_seconds, int64_t largest_file_entries, size_t chunks,
                                  size_t slots);
+
+// Whether a chunk's run-queue wait can be its own thread's: CPU + wait within its wall time
+// (5 % and 1 ms of slack for clocks read a moment apart). A larger wait counted other threads'
+// (aggregation/invariants.cc warns invalid_share); the rules then take it as not measured, so
+// that no share above 100 % and no cost longer than the run is printed.
+bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds);
+// The chunk's run-queue wait when its record measured one that is plausible (above), else
+// nullopt.
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk);
+
+// load_imbalance's measure of a chunk's work on its slot: its wall time less its wait for a CPU
+// (`run_queue_wait`, 0 when not measured; not subtracted when not plausible). On a loaded machine
+// the slot whose chunks waited longest for a CPU would otherwise look busiest, blaming the work's
+// spread for the contention (cpu_starvation and cpu_contention report that wait).
+double ImbalanceWork(double duration_seconds, double cpu_seconds, double run_queue_wait_seconds);
+// "Chunk time per slot: busiest " ("Chunk time less its wait for a CPU, ..." when `waited`).
+std::string ImbalanceEvidencePrefix(bool waited);
+// "" when every slot ran one chunk at a time; else how slots that ran up to `concurrent` chunks
+// at once were counted (as that many slots: their chunk time over it).
+std::string ConcurrentNote(size_t concurrent);
+// The load_imbalance advice. Worker threads of one process (`in_process`) take the next chunk
+// when free and cannot join late; engine workers can (`churn`: they did, and it is accounted).
+// It points to the idle tail and stragglers findings only where they fired (`b`).
+std::string ImbalanceSuggestion(bool in_process, bool churn, const Builder& b);
 
 // Most severe first; equal severities keep the order the rules added them in.
 void SortBySeverity(std::vector<v1::Finding>& findings);

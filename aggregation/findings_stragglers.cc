@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,29 +30,57 @@ struct ChunkTimeSplit {
 
 ChunkTimeSplit SplitOf(const v1::ChunkRecord& chunk) {
   ChunkTimeSplit split;
-  split.known = chunk.cpu_seconds() > 0.0 || chunk.has_run_queue_wait_seconds();
+  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
+  split.known = chunk.cpu_seconds() > 0.0 || wait.has_value();
   split.cpu = std::max(0.0, chunk.cpu_seconds());
-  split.run_queue =
-      chunk.has_run_queue_wait_seconds() ? std::max(0.0, chunk.run_queue_wait_seconds()) : 0.0;
+  split.run_queue = wait.value_or(0.0);
   split.blocked = std::max(0.0, chunk.duration_seconds() - split.cpu - split.run_queue);
   return split;
 }
 
-// A straggler read as many times the median bytes reads "a large file".
+// A straggler read as many times the median bytes (or events) reads "a large file".
 constexpr double kLargeReadRatio = 2.0;
 
+// The named chunks' mean events and bytes against the successful chunks' medians.
+struct ChunkSizes {
+  double mean_bytes = 0, median_bytes = 0, mean_events = 0, median_events = 0;
+};
+
+// The advice where no CPU time says where the stragglers' time went: "large files" only where
+// they had kLargeReadRatio x the median events or bytes.
+std::string UnknownCauseSuggestion(const ChunkSizes& s) {
+  const bool more_events =
+      s.median_events > 0.0 && s.mean_events >= kLargeReadRatio * s.median_events;
+  const bool more_bytes = s.median_bytes > 0.0 && s.mean_bytes >= kLargeReadRatio * s.median_bytes;
+  const std::string unknown =
+      "No CPU time was recorded, so where the slowest chunks' time went is not known";
+  if (more_events || more_bytes) {
+    return absl::StrCat(unknown, "; they were larger than the others (",
+                        more_events
+                            ? absl::StrFormat("%.0f events each against a median %.0f",
+                                              s.mean_events, s.median_events)
+                            : absl::StrCat("read ", Bytes(s.mean_bytes), " each against a median ",
+                                           Bytes(s.median_bytes)),
+                        "): split those files into smaller chunks so one cannot hold up the end.");
+  }
+  const bool sized = s.median_events > 0.0 || s.median_bytes > 0.0;
+  return absl::StrCat(unknown,
+                      sized ? ", and they were no larger than the others (events, bytes read)"
+                            : ", nor their size (no events or bytes read recorded)",
+                      ": look at what they share (a file, a dataset, a worker): slow storage, a "
+                      "busy node or costly events.");
+}
+
 // The stragglers' advice, from the named chunks' summed time split (`total` over `wall`
-// seconds) and their mean bytes read against the median: `cause` is "unknown", "run_queue",
-// "blocked" or "cpu".
-std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double mean_bytes,
-                                double median_bytes, const Builder& b, std::string& cause) {
+// seconds) and their sizes against the medians: `cause` is "unknown", "run_queue", "blocked" or
+// "cpu".
+std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, const ChunkSizes& sizes,
+                                const Builder& b, std::string& cause) {
+  const double mean_bytes = sizes.mean_bytes, median_bytes = sizes.median_bytes;
   std::string suggestion;
   if (!total.known || wall <= 0.0) {
     cause = "unknown";
-    suggestion =
-        "Look at what the slowest chunks share (a file, a dataset, a worker): slow storage or a "
-        "busy node; split large or expensive files into smaller chunks so one cannot hold up the "
-        "end.";
+    suggestion = UnknownCauseSuggestion(sizes);
   } else if (total.run_queue >= total.cpu && total.run_queue >= total.blocked) {
     cause = "run_queue";
     suggestion =
@@ -63,15 +93,21 @@ std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double
   } else if (total.blocked >= total.cpu) {
     cause = "blocked";
     const bool large = median_bytes > 0.0 && mean_bytes >= kLargeReadRatio * median_bytes;
+    // No byte read recorded at all: nothing says the wait was storage.
+    const bool no_reads = median_bytes <= 0.0 && mean_bytes <= 0.0;
     suggestion =
-        large ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
-                             " of their time and read ", Bytes(mean_bytes),
-                             " each against a median ", Bytes(median_bytes),
-                             ": large files or slow storage; split those files into smaller "
-                             "chunks or read them from faster storage.")
-              : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
-                             " of their time without reading more than the others: slow storage, "
-                             "a busy file server or a lock; check the storage they read from.");
+        no_reads ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time, and no bytes read were recorded: find what they "
+                                "waited on (reads the records do not count, locks, sleeps, "
+                                "remote calls).")
+        : large  ? absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time and read ", Bytes(mean_bytes),
+                                " each against a median ", Bytes(median_bytes),
+                                ": large files or slow storage; split those files into smaller "
+                                 "chunks or read them from faster storage.")
+                 : absl::StrCat("The slowest chunks were blocked ", Pct(total.blocked / wall),
+                                " of their time without reading more than the others: slow storage, "
+                                 "a busy file server or a lock; check the storage they read from.");
   } else {
     cause = "cpu";
     suggestion = absl::StrCat(
@@ -86,9 +122,10 @@ std::string StragglerSuggestion(const ChunkTimeSplit& total, double wall, double
 }  // namespace
 
 void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t stragglers,
-                   size_t successful, double max, double median, double median_bytes, Builder& b) {
+                   size_t successful, double max, double median, double median_bytes,
+                   const std::function<double()>& median_events, Builder& b) {
   ChunkTimeSplit total;
-  double wall = 0, bytes = 0;
+  double wall = 0, bytes = 0, events = 0;
   int retries = 0;
   std::vector<std::string> described;
   for (const v1::ChunkRecord* chunk : named) {
@@ -97,7 +134,7 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     std::string text = absl::StrCat(DescribeChunk(*chunk), " ", Seconds(d));
     if (split.known && d > 0.0) {
       absl::StrAppend(&text, ": CPU ", Seconds(split.cpu));
-      if (chunk->has_run_queue_wait_seconds()) {
+      if (PlausibleRunQueueWait(*chunk).has_value()) {
         absl::StrAppend(&text, ", waiting for a CPU ", Pct(split.run_queue / d));
       }
       absl::StrAppend(&text, ", blocked ", Pct(split.blocked / d));
@@ -117,10 +154,15 @@ void AddStragglers(const std::vector<const v1::ChunkRecord*>& named, int64_t str
     total.blocked += split.blocked;
     wall += d;
     bytes += static_cast<double>(std::max<int64_t>(0, chunk->compressed_bytes_read()));
+    events += static_cast<double>(std::max<int64_t>(0, chunk->events()));
   }
-  const double mean_bytes = named.empty() ? 0.0 : bytes / static_cast<double>(named.size());
+  const double count = std::max<double>(1.0, static_cast<double>(named.size()));
+  // The median events are read only where the cause is unknown (a pass over every record).
+  const bool unknown = !total.known || wall <= 0.0;
+  const ChunkSizes sizes{bytes / count, median_bytes, events / count,
+                         unknown ? median_events() : 0.0};
   std::string cause;
-  std::string suggestion = StragglerSuggestion(total, wall, mean_bytes, median_bytes, b, cause);
+  std::string suggestion = StragglerSuggestion(total, wall, sizes, b, cause);
   if (cause != "run_queue") absl::StrAppend(&suggestion, ContendedNote(named, b));
   if (retries > 0) {
     absl::StrAppend(&suggestion, " ",

@@ -1,0 +1,355 @@
+#include "schema/chunk_table.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "google/protobuf/descriptor.h"
+
+namespace roastcoffea {
+namespace {
+
+using Record = v1::ChunkRecord;
+
+// Each column's field of v1::ChunkRecord: its getter, setter and (optional fields) presence.
+struct IntField {
+  int64_t (Record::*get)() const;
+  void (Record::*set)(int64_t);
+  bool (Record::*has)() const;
+};
+constexpr IntField kIntFields[kChunkIntCount] = {
+    {&Record::entry_start, &Record::set_entry_start, nullptr},
+    {&Record::entry_stop, &Record::set_entry_stop, nullptr},
+    {&Record::events, &Record::set_events, nullptr},
+    {&Record::start_unix_ns, &Record::set_start_unix_ns, nullptr},
+    {&Record::end_unix_ns, &Record::set_end_unix_ns, nullptr},
+    {&Record::memory_before_bytes, &Record::set_memory_before_bytes, nullptr},
+    {&Record::memory_after_bytes, &Record::set_memory_after_bytes, nullptr},
+    {&Record::memory_peak_bytes, &Record::set_memory_peak_bytes, nullptr},
+    {&Record::compressed_bytes_read, &Record::set_compressed_bytes_read, nullptr},
+    {&Record::uncompressed_bytes_read, &Record::set_uncompressed_bytes_read, nullptr},
+    {&Record::thread_index, &Record::set_thread_index, nullptr},
+    {&Record::accessed_bytes, &Record::set_accessed_bytes, nullptr},
+    {&Record::accessed_uncompressed_bytes, &Record::set_accessed_uncompressed_bytes, nullptr},
+    {&Record::dropped_slices, &Record::set_dropped_slices, nullptr},
+    {&Record::allocated_bytes, &Record::set_allocated_bytes, &Record::has_allocated_bytes},
+    {&Record::peak_live_bytes, &Record::set_peak_live_bytes, &Record::has_peak_live_bytes},
+    {&Record::file_bytes, &Record::set_file_bytes, &Record::has_file_bytes},
+    {&Record::ready_unix_ns, &Record::set_ready_unix_ns, &Record::has_ready_unix_ns},
+};
+
+struct DoubleField {
+  double (Record::*get)() const;
+  void (Record::*set)(double);
+  bool (Record::*has)() const;
+};
+constexpr DoubleField kDoubleFields[kChunkDoubleCount] = {
+    {&Record::duration_seconds, &Record::set_duration_seconds, nullptr},
+    {&Record::cpu_seconds, &Record::set_cpu_seconds, nullptr},
+    {&Record::branches_read_percent, &Record::set_branches_read_percent, nullptr},
+    {&Record::bytes_read_percent, &Record::set_bytes_read_percent, nullptr},
+    {&Record::run_queue_wait_seconds, &Record::set_run_queue_wait_seconds,
+     &Record::has_run_queue_wait_seconds},
+    {&Record::machine_load, &Record::set_machine_load, &Record::has_machine_load},
+    {&Record::machine_cpus, &Record::set_machine_cpus, &Record::has_machine_cpus},
+};
+
+using StringGetter = const std::string& (Record::*)() const;
+constexpr StringGetter kStringGetters[kChunkStringCount] = {
+    &Record::dataset, &Record::file,    &Record::uuid,
+    &Record::worker,  &Record::task_id, &Record::error_text,
+};
+
+// (Protobuf's string setters are templates: no member pointers to them.)
+void SetString(ChunkString field, absl::string_view text, Record* record) {
+  switch (field) {
+    case kDataset:
+      return record->set_dataset(text.data(), text.size());
+    case kFile:
+      return record->set_file(text.data(), text.size());
+    case kUuid:
+      return record->set_uuid(text.data(), text.size());
+    case kWorker:
+      return record->set_worker(text.data(), text.size());
+    case kTaskId:
+      return record->set_task_id(text.data(), text.size());
+    default:
+      return record->set_error_text(text.data(), text.size());
+  }
+}
+
+// The fields of v1::ChunkRecord the columns hold; any other field set goes to the remainder.
+bool IsColumnField(int number) {
+  switch (number) {
+    case Record::kAccessedBranchesFieldNumber:
+    case Record::kFileMetadataFieldNumber:
+    case Record::kSlicesFieldNumber:
+    case Record::kRetriedTaskIdsFieldNumber:
+      return false;
+    default:
+      return number >= 1 && number <= Record::kReadyUnixNsFieldNumber;
+  }
+}
+
+// A section the columns hold whole: nothing set beyond name, kind, entries and the four values.
+bool IsColumnSection(const v1::SectionRecord& section) {
+  if (section.has_allocated_bytes() || section.has_peak_live_bytes()) return false;
+  const google::protobuf::Reflection* reflection = section.GetReflection();
+  if (!reflection->GetUnknownFields(section).empty()) return false;
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(section, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (field->number() > v1::SectionRecord::kBytesReadFieldNumber) return false;
+  }
+  return true;
+}
+
+// Whether `record` sets anything outside the columns (sections included).
+bool NeedsRest(const Record& record) {
+  const google::protobuf::Reflection* reflection = record.GetReflection();
+  if (!reflection->GetUnknownFields(record).empty()) return true;
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(record, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (!IsColumnField(field->number())) return true;
+  }
+  for (const v1::SectionRecord& section : record.sections()) {
+    if (!IsColumnSection(section)) return true;
+  }
+  return false;
+}
+
+void AddSectionRows(const Record& record, std::vector<SectionRow>* rows) {
+  rows->reserve(rows->size() + static_cast<size_t>(record.sections_size()));
+  for (const v1::SectionRecord& section : record.sections()) {
+    SectionRow& row = rows->emplace_back();
+    row.name = section.name();
+    row.kind = section.kind();
+    row.entries = section.entries();
+    row.duration_seconds = section.duration_seconds();
+    row.cpu_seconds = section.cpu_seconds();
+    row.memory_delta_bytes = section.memory_delta_bytes();
+    row.bytes_read = section.bytes_read();
+  }
+}
+
+}  // namespace
+
+void ChunkRow::Clear() {
+  std::fill(std::begin(ints), std::end(ints), 0);
+  std::fill(std::begin(doubles), std::end(doubles), 0.0);
+  present = 0;
+  status = 0;
+  attempt = 0;
+  for (absl::string_view& text : strings) text = absl::string_view();
+  sections.clear();
+  if (has_rest) rest.Clear();
+  has_rest = false;
+}
+
+void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
+  record->Clear();
+  for (int f = 0; f < kChunkIntCount; ++f) {
+    if (f < kFirstOptionalChunkInt || HasOptional(static_cast<ChunkInt>(f))) {
+      (record->*kIntFields[f].set)(ints[f]);
+    }
+  }
+  for (int f = 0; f < kChunkDoubleCount; ++f) {
+    if (f < kFirstOptionalChunkDouble || HasOptional(static_cast<ChunkDouble>(f))) {
+      (record->*kDoubleFields[f].set)(doubles[f]);
+    }
+  }
+  for (int f = 0; f < kChunkStringCount; ++f) {
+    if (!strings[f].empty()) SetString(static_cast<ChunkString>(f), strings[f], record);
+  }
+  record->set_status(static_cast<v1::ChunkStatus>(status));
+  record->set_attempt(attempt);
+  record->mutable_sections()->Reserve(static_cast<int>(sections.size()));
+  for (const SectionRow& row : sections) {
+    v1::SectionRecord* section = record->add_sections();
+    section->set_name(row.name.data(), row.name.size());
+    section->set_kind(static_cast<v1::SectionRecord::Kind>(row.kind));
+    section->set_entries(row.entries);
+    section->set_duration_seconds(row.duration_seconds);
+    section->set_cpu_seconds(row.cpu_seconds);
+    section->set_memory_delta_bytes(row.memory_delta_bytes);
+    section->set_bytes_read(row.bytes_read);
+  }
+  if (has_rest) record->MergeFrom(rest);
+}
+
+void ChunkRow::FromRecord(const v1::ChunkRecord& record) {
+  Clear();
+  for (int f = 0; f < kChunkIntCount; ++f) {
+    const IntField& field = kIntFields[f];
+    if (field.has != nullptr && !(record.*field.has)()) continue;
+    ints[f] = (record.*field.get)();
+    if (field.has != nullptr) present |= uint32_t{1} << (f - kFirstOptionalChunkInt);
+  }
+  for (int f = 0; f < kChunkDoubleCount; ++f) {
+    const DoubleField& field = kDoubleFields[f];
+    if (field.has != nullptr && !(record.*field.has)()) continue;
+    doubles[f] = (record.*field.get)();
+    if (field.has != nullptr) present |= uint32_t{1} << OptionalBit(static_cast<ChunkDouble>(f));
+  }
+  for (int f = 0; f < kChunkStringCount; ++f) strings[f] = (record.*kStringGetters[f])();
+  status = record.status();
+  attempt = record.attempt();
+  if (!NeedsRest(record)) {
+    AddSectionRows(record, &sections);
+    return;
+  }
+  // The rest: the record without its column fields. Sections that are not all column sections
+  // stay here whole, in order.
+  has_rest = true;
+  rest = record;
+  const google::protobuf::Reflection* reflection = rest.GetReflection();
+  const google::protobuf::Descriptor* descriptor = rest.GetDescriptor();
+  const bool sections_in_rest =
+      !std::all_of(record.sections().begin(), record.sections().end(), IsColumnSection);
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+    if (!IsColumnField(field->number())) continue;
+    if (field->number() == Record::kSectionsFieldNumber && sections_in_rest) continue;
+    reflection->ClearField(&rest, field);
+  }
+  if (!sections_in_rest) AddSectionRows(record, &sections);
+}
+
+uint32_t ChunkTable::StringPool::Intern(absl::string_view text) {
+  if (text.empty()) return 0;
+  const auto it = ids_.find(text);
+  if (it != ids_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(strings_.size());
+  const std::string& kept = strings_.emplace_back(text);
+  ids_.emplace(kept, id);
+  return id;
+}
+
+size_t ChunkTable::StringPool::MemoryBytes() const {
+  size_t bytes = ids_.capacity() * (sizeof(std::pair<absl::string_view, uint32_t>) + 1) +
+                 strings_.size() * sizeof(std::string);
+  for (const std::string& text : strings_) {
+    if (text.capacity() > 15) bytes += text.capacity() + 1;  // beyond the small-string buffer
+  }
+  return bytes;
+}
+
+void ChunkTable::Reserve(size_t records) {
+  for (Column<int64_t>& column : ints_) column.Reserve(records);
+  for (Column<double>& column : doubles_) column.Reserve(records);
+  present_.Reserve(records);
+  status_.Reserve(records);
+  attempt_.Reserve(records);
+  for (Column<uint32_t>& column : ids_) column.Reserve(records);
+  for (StringColumn& column : per_record_) column.Reserve(records);
+  section_ends_.Reserve(records);
+  rest_.Reserve(records);
+}
+
+void ChunkTable::Append(const v1::ChunkRecord& record) {
+  scratch_.FromRecord(record);
+  Append(scratch_);
+}
+
+void ChunkTable::Append(const ChunkRow& row) {
+  for (int f = 0; f < kChunkIntCount; ++f) ints_[f].Push(row.ints[f]);
+  for (int f = 0; f < kChunkDoubleCount; ++f) doubles_[f].Push(row.doubles[f]);
+  present_.Push(static_cast<uint8_t>(row.present));
+  status_.Push(row.status);
+  attempt_.Push(row.attempt);
+  for (int f = 0; f < kFirstPerRecordChunkString; ++f) ids_[f].Push(pool_.Intern(row.strings[f]));
+  for (int f = kFirstPerRecordChunkString; f < kChunkStringCount; ++f) {
+    per_record_[f - kFirstPerRecordChunkString].Push(row.strings[f]);
+  }
+  for (const SectionRow& section : row.sections) {
+    section_names_.Push(pool_.Intern(section.name));
+    section_kinds_.Push(section.kind);
+    section_entries_.Push(section.entries);
+    section_durations_.Push(section.duration_seconds);
+    section_cpu_.Push(section.cpu_seconds);
+    section_memory_.Push(section.memory_delta_bytes);
+    section_bytes_.Push(section.bytes_read);
+  }
+  sections_ += row.sections.size();
+  section_ends_.Push(sections_);
+  if (row.has_rest) {
+    serialized_.clear();
+    row.rest.SerializeToString(&serialized_);
+    rest_.Push(serialized_);
+  } else {
+    rest_.Push(absl::string_view());
+  }
+  ++size_;
+}
+
+absl::string_view ChunkTable::String(ChunkString field, size_t i) const {
+  if (field < kFirstPerRecordChunkString) return pool_.Get(ids_[field][i]);
+  return per_record_[field - kFirstPerRecordChunkString].Get(i);
+}
+
+SectionRow ChunkTable::Section(size_t s) const {
+  SectionRow row;
+  row.name = pool_.Get(section_names_[s]);
+  row.kind = section_kinds_[s];
+  row.entries = section_entries_[s];
+  row.duration_seconds = section_durations_[s];
+  row.cpu_seconds = section_cpu_[s];
+  row.memory_delta_bytes = section_memory_[s];
+  row.bytes_read = section_bytes_[s];
+  return row;
+}
+
+void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
+  row->Clear();
+  for (int f = 0; f < kChunkIntCount; ++f) row->ints[f] = ints_[f][i];
+  for (int f = 0; f < kChunkDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
+  row->present = present_[i];
+  row->status = status_[i];
+  row->attempt = attempt_[i];
+  for (int f = 0; f < kChunkStringCount; ++f)
+    row->strings[f] = String(static_cast<ChunkString>(f), i);
+  for (size_t s = SectionsBegin(i); s < SectionsEnd(i); ++s) row->sections.push_back(Section(s));
+  const absl::string_view rest = rest_.Get(i);
+  if (!rest.empty()) {
+    // The bytes were serialized from a message of this type: they parse.
+    row->has_rest = row->rest.ParseFromArray(rest.data(), static_cast<int>(rest.size()));
+  }
+}
+
+void ChunkTable::ReadRecord(size_t i, v1::ChunkRecord* record) const {
+  ChunkRow row;
+  ReadRow(i, &row);
+  row.ToRecord(record);
+}
+
+v1::ChunkRecord ChunkTable::Record(size_t i) const {
+  v1::ChunkRecord record;
+  ReadRecord(i, &record);
+  return record;
+}
+
+void ChunkTable::ForEachRecord(absl::FunctionRef<void(const v1::ChunkRecord&)> fn) const {
+  ChunkRow row;
+  v1::ChunkRecord record;
+  for (size_t i = 0; i < size_; ++i) {
+    ReadRow(i, &row);
+    row.ToRecord(&record);
+    fn(record);
+  }
+}
+
+size_t ChunkTable::MemoryBytes() const {
+  size_t bytes = pool_.MemoryBytes() + present_.MemoryBytes() + status_.MemoryBytes() +
+                 attempt_.MemoryBytes() + section_ends_.MemoryBytes() + rest_.MemoryBytes() +
+                 section_names_.MemoryBytes() + section_kinds_.MemoryBytes() +
+                 section_entries_.MemoryBytes() + section_durations_.MemoryBytes() +
+                 section_cpu_.MemoryBytes() + section_memory_.MemoryBytes() +
+                 section_bytes_.MemoryBytes();
+  for (const Column<int64_t>& column : ints_) bytes += column.MemoryBytes();
+  for (const Column<double>& column : doubles_) bytes += column.MemoryBytes();
+  for (const Column<uint32_t>& column : ids_) bytes += column.MemoryBytes();
+  for (const StringColumn& column : per_record_) bytes += column.MemoryBytes();
+  return bytes;
+}
+
+}  // namespace roastcoffea

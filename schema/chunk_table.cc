@@ -16,7 +16,7 @@ struct IntField {
   void (Record::*set)(int64_t);
   bool (Record::*has)() const;
 };
-constexpr IntField kIntFields[kChunkIntCount] = {
+constexpr IntField kIntFields[chunk_field::kIntCount] = {
     {&Record::entry_start, &Record::set_entry_start, nullptr},
     {&Record::entry_stop, &Record::set_entry_stop, nullptr},
     {&Record::events, &Record::set_events, nullptr},
@@ -42,7 +42,7 @@ struct DoubleField {
   void (Record::*set)(double);
   bool (Record::*has)() const;
 };
-constexpr DoubleField kDoubleFields[kChunkDoubleCount] = {
+constexpr DoubleField kDoubleFields[chunk_field::kDoubleCount] = {
     {&Record::duration_seconds, &Record::set_duration_seconds, nullptr},
     {&Record::cpu_seconds, &Record::set_cpu_seconds, nullptr},
     {&Record::branches_read_percent, &Record::set_branches_read_percent, nullptr},
@@ -54,23 +54,23 @@ constexpr DoubleField kDoubleFields[kChunkDoubleCount] = {
 };
 
 using StringGetter = const std::string& (Record::*)() const;
-constexpr StringGetter kStringGetters[kChunkStringCount] = {
+constexpr StringGetter kStringGetters[chunk_field::kStringCount] = {
     &Record::dataset, &Record::file,    &Record::uuid,
     &Record::worker,  &Record::task_id, &Record::error_text,
 };
 
 // (Protobuf's string setters are templates: no member pointers to them.)
-void SetString(ChunkString field, absl::string_view text, Record* record) {
+void SetString(chunk_field::String field, absl::string_view text, Record* record) {
   switch (field) {
-    case kDataset:
+    case chunk_field::kDataset:
       return record->set_dataset(text.data(), text.size());
-    case kFile:
+    case chunk_field::kFile:
       return record->set_file(text.data(), text.size());
-    case kUuid:
+    case chunk_field::kUuid:
       return record->set_uuid(text.data(), text.size());
-    case kWorker:
+    case chunk_field::kWorker:
       return record->set_worker(text.data(), text.size());
-    case kTaskId:
+    case chunk_field::kTaskId:
       return record->set_task_id(text.data(), text.size());
     default:
       return record->set_error_text(text.data(), text.size());
@@ -148,18 +148,18 @@ void ChunkRow::Clear() {
 
 void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
   record->Clear();
-  for (int f = 0; f < kChunkIntCount; ++f) {
-    if (f < kFirstOptionalChunkInt || HasOptional(static_cast<ChunkInt>(f))) {
+  for (int f = 0; f < chunk_field::kIntCount; ++f) {
+    if (f < chunk_field::kFirstOptionalInt || HasOptional(static_cast<chunk_field::Int>(f))) {
       (record->*kIntFields[f].set)(ints[f]);
     }
   }
-  for (int f = 0; f < kChunkDoubleCount; ++f) {
-    if (f < kFirstOptionalChunkDouble || HasOptional(static_cast<ChunkDouble>(f))) {
+  for (int f = 0; f < chunk_field::kDoubleCount; ++f) {
+    if (f < chunk_field::kFirstOptionalDouble || HasOptional(static_cast<chunk_field::Double>(f))) {
       (record->*kDoubleFields[f].set)(doubles[f]);
     }
   }
-  for (int f = 0; f < kChunkStringCount; ++f) {
-    if (!strings[f].empty()) SetString(static_cast<ChunkString>(f), strings[f], record);
+  for (int f = 0; f < chunk_field::kStringCount; ++f) {
+    if (!strings[f].empty()) SetString(static_cast<chunk_field::String>(f), strings[f], record);
   }
   record->set_status(static_cast<v1::ChunkStatus>(status));
   record->set_attempt(attempt);
@@ -179,19 +179,20 @@ void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
 
 void ChunkRow::FromRecord(const v1::ChunkRecord& record) {
   Clear();
-  for (int f = 0; f < kChunkIntCount; ++f) {
+  for (int f = 0; f < chunk_field::kIntCount; ++f) {
     const IntField& field = kIntFields[f];
     if (field.has != nullptr && !(record.*field.has)()) continue;
     ints[f] = (record.*field.get)();
-    if (field.has != nullptr) present |= uint32_t{1} << (f - kFirstOptionalChunkInt);
+    if (field.has != nullptr) present |= uint32_t{1} << (f - chunk_field::kFirstOptionalInt);
   }
-  for (int f = 0; f < kChunkDoubleCount; ++f) {
+  for (int f = 0; f < chunk_field::kDoubleCount; ++f) {
     const DoubleField& field = kDoubleFields[f];
     if (field.has != nullptr && !(record.*field.has)()) continue;
     doubles[f] = (record.*field.get)();
-    if (field.has != nullptr) present |= uint32_t{1} << OptionalBit(static_cast<ChunkDouble>(f));
+    if (field.has != nullptr)
+      present |= uint32_t{1} << OptionalBit(static_cast<chunk_field::Double>(f));
   }
-  for (int f = 0; f < kChunkStringCount; ++f) strings[f] = (record.*kStringGetters[f])();
+  for (int f = 0; f < chunk_field::kStringCount; ++f) strings[f] = (record.*kStringGetters[f])();
   status = record.status();
   attempt = record.attempt();
   if (!NeedsRest(record)) {
@@ -252,14 +253,15 @@ void ChunkTable::Append(const v1::ChunkRecord& record) {
 }
 
 void ChunkTable::Append(const ChunkRow& row) {
-  for (int f = 0; f < kChunkIntCount; ++f) ints_[f].Push(row.ints[f]);
-  for (int f = 0; f < kChunkDoubleCount; ++f) doubles_[f].Push(row.doubles[f]);
+  for (int f = 0; f < chunk_field::kIntCount; ++f) ints_[f].Push(row.ints[f]);
+  for (int f = 0; f < chunk_field::kDoubleCount; ++f) doubles_[f].Push(row.doubles[f]);
   present_.Push(static_cast<uint8_t>(row.present));
   status_.Push(row.status);
   attempt_.Push(row.attempt);
-  for (int f = 0; f < kFirstPerRecordChunkString; ++f) ids_[f].Push(pool_.Intern(row.strings[f]));
-  for (int f = kFirstPerRecordChunkString; f < kChunkStringCount; ++f) {
-    per_record_[f - kFirstPerRecordChunkString].Push(row.strings[f]);
+  for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f)
+    ids_[f].Push(pool_.Intern(row.strings[f]));
+  for (int f = chunk_field::kFirstPerRecordString; f < chunk_field::kStringCount; ++f) {
+    per_record_[f - chunk_field::kFirstPerRecordString].Push(row.strings[f]);
   }
   for (const SectionRow& section : row.sections) {
     section_names_.Push(pool_.Intern(section.name));
@@ -282,9 +284,9 @@ void ChunkTable::Append(const ChunkRow& row) {
   ++size_;
 }
 
-absl::string_view ChunkTable::String(ChunkString field, size_t i) const {
-  if (field < kFirstPerRecordChunkString) return pool_.Get(ids_[field][i]);
-  return per_record_[field - kFirstPerRecordChunkString].Get(i);
+absl::string_view ChunkTable::String(chunk_field::String field, size_t i) const {
+  if (field < chunk_field::kFirstPerRecordString) return pool_.Get(ids_[field][i]);
+  return per_record_[field - chunk_field::kFirstPerRecordString].Get(i);
 }
 
 SectionRow ChunkTable::Section(size_t s) const {
@@ -301,13 +303,13 @@ SectionRow ChunkTable::Section(size_t s) const {
 
 void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
   row->Clear();
-  for (int f = 0; f < kChunkIntCount; ++f) row->ints[f] = ints_[f][i];
-  for (int f = 0; f < kChunkDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
+  for (int f = 0; f < chunk_field::kIntCount; ++f) row->ints[f] = ints_[f][i];
+  for (int f = 0; f < chunk_field::kDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
   row->present = present_[i];
   row->status = status_[i];
   row->attempt = attempt_[i];
-  for (int f = 0; f < kChunkStringCount; ++f)
-    row->strings[f] = String(static_cast<ChunkString>(f), i);
+  for (int f = 0; f < chunk_field::kStringCount; ++f)
+    row->strings[f] = String(static_cast<chunk_field::String>(f), i);
   for (size_t s = SectionsBegin(i); s < SectionsEnd(i); ++s) row->sections.push_back(Section(s));
   const absl::string_view rest = rest_.Get(i);
   if (!rest.empty()) {

@@ -32,8 +32,11 @@
 
 namespace roastcoffea {
 
+// The fields of v1::ChunkRecord the columns hold, by kind: chunk_field::kStartUnixNs.
+namespace chunk_field {
+
 // The integer fields of v1::ChunkRecord held in columns; the last four are `optional`.
-enum ChunkInt {
+enum Int {
   kEntryStart,
   kEntryStop,
   kEvents,
@@ -52,12 +55,12 @@ enum ChunkInt {
   kPeakLiveBytes,
   kFileBytes,
   kReadyUnixNs,
-  kChunkIntCount
+  kIntCount
 };
-inline constexpr int kFirstOptionalChunkInt = kAllocatedBytes;
+inline constexpr int kFirstOptionalInt = kAllocatedBytes;
 
 // The double fields; the last three are `optional`.
-enum ChunkDouble {
+enum Double {
   kDurationSeconds,
   kCpuSeconds,
   kBranchesReadPercent,
@@ -65,13 +68,15 @@ enum ChunkDouble {
   kRunQueueWaitSeconds,
   kMachineLoad,
   kMachineCpus,
-  kChunkDoubleCount
+  kDoubleCount
 };
-inline constexpr int kFirstOptionalChunkDouble = kRunQueueWaitSeconds;
+inline constexpr int kFirstOptionalDouble = kRunQueueWaitSeconds;
 
 // The string fields; the first four are interned (shared by many records), the rest per record.
-enum ChunkString { kDataset, kFile, kUuid, kWorker, kTaskId, kErrorText, kChunkStringCount };
-inline constexpr int kFirstPerRecordChunkString = kTaskId;
+enum String { kDataset, kFile, kUuid, kWorker, kTaskId, kErrorText, kStringCount };
+inline constexpr int kFirstPerRecordString = kTaskId;
+
+}  // namespace chunk_field
 
 // One section in column form (v1::SectionRecord without its optional fields).
 struct SectionRow {
@@ -88,15 +93,13 @@ struct SectionRow {
 // what a reader that never builds a v1::ChunkRecord (ingest/chunk_record_reader.h) fills.
 // Reused as scratch: Clear() keeps the vectors' capacity.
 struct ChunkRow {
-  int64_t ints[kChunkIntCount] = {};
-  double doubles[kChunkDoubleCount] = {};
-  // Bit kAllocatedBytes - kFirstOptionalChunkInt... for the optional ints, then bit
-  // kChunkIntCount - kFirstOptionalChunkInt + (d - kFirstOptionalChunkDouble) for the doubles:
-  // use SetOptional/HasOptional.
+  int64_t ints[chunk_field::kIntCount] = {};
+  double doubles[chunk_field::kDoubleCount] = {};
+  // Presence of the optional fields, one bit each: use SetOptional / HasOptional.
   uint32_t present = 0;
   int32_t status = 0;  // v1::ChunkStatus, unknown values kept
   uint32_t attempt = 0;
-  absl::string_view strings[kChunkStringCount];
+  absl::string_view strings[chunk_field::kStringCount];
   std::vector<SectionRow> sections;
   // The fields not above (see the file comment), when has_rest.
   bool has_rest = false;
@@ -104,20 +107,21 @@ struct ChunkRow {
   // Text the row owns for a string it views (e.g. a task id formatted from a number).
   std::string owned_task_id;
 
-  void SetOptional(ChunkInt field, int64_t value) {
+  void SetOptional(chunk_field::Int field, int64_t value) {
     ints[field] = value;
-    present |= uint32_t{1} << (field - kFirstOptionalChunkInt);
+    present |= uint32_t{1} << (field - chunk_field::kFirstOptionalInt);
   }
-  void SetOptional(ChunkDouble field, double value) {
+  void SetOptional(chunk_field::Double field, double value) {
     doubles[field] = value;
     present |= uint32_t{1} << OptionalBit(field);
   }
-  bool HasOptional(ChunkInt field) const {
-    return (present >> (field - kFirstOptionalChunkInt)) & 1;
+  bool HasOptional(chunk_field::Int field) const {
+    return (present >> (field - chunk_field::kFirstOptionalInt)) & 1;
   }
-  bool HasOptional(ChunkDouble field) const { return (present >> OptionalBit(field)) & 1; }
-  static int OptionalBit(ChunkDouble field) {
-    return kChunkIntCount - kFirstOptionalChunkInt + (field - kFirstOptionalChunkDouble);
+  bool HasOptional(chunk_field::Double field) const { return (present >> OptionalBit(field)) & 1; }
+  static int OptionalBit(chunk_field::Double field) {
+    return chunk_field::kIntCount - chunk_field::kFirstOptionalInt +
+           (field - chunk_field::kFirstOptionalDouble);
   }
 
   void Clear();
@@ -158,24 +162,24 @@ class ChunkTable {
   size_t MemoryBytes() const;
 
   // Typed column accessors for the hot fields.
-  int64_t Int(ChunkInt field, size_t i) const { return ints_[field][i]; }
-  double Double(ChunkDouble field, size_t i) const { return doubles_[field][i]; }
-  bool HasOptional(ChunkInt field, size_t i) const {
-    return (present_[i] >> (field - kFirstOptionalChunkInt)) & 1;
+  int64_t Int(chunk_field::Int field, size_t i) const { return ints_[field][i]; }
+  double Double(chunk_field::Double field, size_t i) const { return doubles_[field][i]; }
+  bool HasOptional(chunk_field::Int field, size_t i) const {
+    return (present_[i] >> (field - chunk_field::kFirstOptionalInt)) & 1;
   }
-  bool HasOptional(ChunkDouble field, size_t i) const {
+  bool HasOptional(chunk_field::Double field, size_t i) const {
     return (present_[i] >> ChunkRow::OptionalBit(field)) & 1;
   }
-  absl::string_view String(ChunkString field, size_t i) const;
+  absl::string_view String(chunk_field::String field, size_t i) const;
   // The interned id of an interned string field (dataset, file, uuid, worker): equal ids, equal
   // strings. 0 is "".
-  uint32_t StringId(ChunkString field, size_t i) const { return ids_[field][i]; }
+  uint32_t StringId(chunk_field::String field, size_t i) const { return ids_[field][i]; }
   absl::string_view InternedString(uint32_t id) const { return pool_.Get(id); }
   int32_t status(size_t i) const { return status_[i]; }
   uint32_t attempt(size_t i) const { return attempt_[i]; }
-  int64_t start_unix_ns(size_t i) const { return Int(kStartUnixNs, i); }
-  int64_t end_unix_ns(size_t i) const { return Int(kEndUnixNs, i); }
-  double duration_seconds(size_t i) const { return Double(kDurationSeconds, i); }
+  int64_t start_unix_ns(size_t i) const { return Int(chunk_field::kStartUnixNs, i); }
+  int64_t end_unix_ns(size_t i) const { return Int(chunk_field::kEndUnixNs, i); }
+  double duration_seconds(size_t i) const { return Double(chunk_field::kDurationSeconds, i); }
   // The sections of record `i` held in columns: [SectionsBegin(i), SectionsEnd(i)).
   size_t SectionsBegin(size_t i) const { return i == 0 ? 0 : section_ends_[i - 1]; }
   size_t SectionsEnd(size_t i) const { return section_ends_[i]; }
@@ -252,14 +256,14 @@ class ChunkTable {
   };
 
   size_t size_ = 0;
-  Column<int64_t> ints_[kChunkIntCount];
-  Column<double> doubles_[kChunkDoubleCount];
+  Column<int64_t> ints_[chunk_field::kIntCount];
+  Column<double> doubles_[chunk_field::kDoubleCount];
   Column<uint8_t> present_;
   Column<int32_t> status_;
   Column<uint32_t> attempt_;
   StringPool pool_;
-  Column<uint32_t> ids_[kFirstPerRecordChunkString];
-  StringColumn per_record_[kChunkStringCount - kFirstPerRecordChunkString];
+  Column<uint32_t> ids_[chunk_field::kFirstPerRecordString];
+  StringColumn per_record_[chunk_field::kStringCount - chunk_field::kFirstPerRecordString];
   Column<uint64_t> section_ends_;
   size_t sections_ = 0;
   Column<uint32_t> section_names_;

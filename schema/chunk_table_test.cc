@@ -221,11 +221,11 @@ TEST(ChunkTableTest, EmptyOptionalIsNotAbsent) {
   ExpectRoundTrip(records);
   ChunkTable table;
   for (const v1::ChunkRecord& record : records) table.Append(record);
-  EXPECT_TRUE(table.HasOptional(kAllocatedBytes, 0));
-  EXPECT_TRUE(table.HasOptional(kRunQueueWaitSeconds, 0));
-  EXPECT_FALSE(table.HasOptional(kMachineCpus, 0));
-  EXPECT_FALSE(table.HasOptional(kAllocatedBytes, 1));
-  EXPECT_TRUE(table.HasOptional(kMachineCpus, 2));
+  EXPECT_TRUE(table.HasOptional(chunk_field::kAllocatedBytes, 0));
+  EXPECT_TRUE(table.HasOptional(chunk_field::kRunQueueWaitSeconds, 0));
+  EXPECT_FALSE(table.HasOptional(chunk_field::kMachineCpus, 0));
+  EXPECT_FALSE(table.HasOptional(chunk_field::kAllocatedBytes, 1));
+  EXPECT_TRUE(table.HasOptional(chunk_field::kMachineCpus, 2));
   // Empty sub-message and empty repeated field: present vs absent stays.
   v1::ChunkRecord with_metadata;
   with_metadata.mutable_file_metadata();
@@ -305,12 +305,12 @@ TEST(ChunkTableTest, HotColumnsAndInternedIds) {
     record.set_task_id(absl::StrCat(i));
     table.Append(record);
   }
-  EXPECT_EQ(table.StringId(kFile, 0), table.StringId(kFile, 2));
-  EXPECT_NE(table.StringId(kFile, 0), table.StringId(kFile, 1));
-  EXPECT_EQ(table.InternedString(table.StringId(kFile, 1)), "f1");
-  EXPECT_EQ(table.String(kTaskId, 3), "3");
-  EXPECT_EQ(table.String(kErrorText, 3), "");
-  EXPECT_EQ(table.StringId(kUuid, 3), 0u);
+  EXPECT_EQ(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 2));
+  EXPECT_NE(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 1));
+  EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kFile, 1)), "f1");
+  EXPECT_EQ(table.String(chunk_field::kTaskId, 3), "3");
+  EXPECT_EQ(table.String(chunk_field::kErrorText, 3), "");
+  EXPECT_EQ(table.StringId(chunk_field::kUuid, 3), 0u);
   EXPECT_EQ(table.start_unix_ns(3), 3);
 }
 

@@ -106,6 +106,7 @@ struct ChunkRow {
   v1::ChunkRecord rest;
   // Text the row owns for a string it views (e.g. a task id formatted from a number).
   std::string owned_task_id;
+  std::string owned_error_text;
 
   void SetOptional(chunk_field::Int field, int64_t value) {
     ints[field] = value;

@@ -259,12 +259,15 @@ void ChunkTable::Append(const ChunkRow& row) {
   status_.Push(row.status);
   attempt_.Push(row.attempt);
   for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f)
-    ids_[f].Push(pool_.Intern(row.strings[f]));
+    ids_[f].Push(pool_.Intern(row.strings[f], &last_ids_[f]));
   for (int f = chunk_field::kFirstPerRecordString; f < chunk_field::kStringCount; ++f) {
     per_record_[f - chunk_field::kFirstPerRecordString].Push(row.strings[f]);
   }
-  for (const SectionRow& section : row.sections) {
-    section_names_.Push(pool_.Intern(section.name));
+  for (size_t s = 0; s < row.sections.size(); ++s) {
+    const SectionRow& section = row.sections[s];
+    section_names_.Push(s < kCachedSectionNames
+                            ? pool_.Intern(section.name, &last_section_names_[s])
+                            : pool_.Intern(section.name));
     section_kinds_.Push(section.kind);
     section_entries_.Push(section.entries);
     section_durations_.Push(section.duration_seconds);

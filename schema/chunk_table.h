@@ -248,6 +248,21 @@ class ChunkTable {
    public:
     StringPool() { strings_.emplace_back(); }
     uint32_t Intern(absl::string_view text);
+    // Intern through a one-entry cache: consecutive records mostly share their file, dataset,
+    // worker and section names, and a comparison is cheaper than hashing.
+    struct Last {
+      absl::string_view text;  // a view of the pool
+      uint32_t id = 0;
+    };
+    uint32_t Intern(absl::string_view text, Last* last) {
+      if (text.size() == last->text.size() &&
+          (text.empty() || std::memcmp(text.data(), last->text.data(), text.size()) == 0)) {
+        return last->id;
+      }
+      last->id = Intern(text);
+      last->text = Get(last->id);
+      return last->id;
+    }
     absl::string_view Get(uint32_t id) const { return strings_[id]; }
     size_t MemoryBytes() const;
 
@@ -275,6 +290,10 @@ class ChunkTable {
   Column<int64_t> section_memory_;
   Column<int64_t> section_bytes_;
   StringColumn rest_;
+  // The last string interned per field, and per section position within a record.
+  StringPool::Last last_ids_[chunk_field::kFirstPerRecordString];
+  static constexpr size_t kCachedSectionNames = 16;
+  StringPool::Last last_section_names_[kCachedSectionNames];
   // Scratch of Append(const v1::ChunkRecord&).
   ChunkRow scratch_;
   std::string serialized_;

@@ -10,53 +10,68 @@ namespace {
 
 using Record = v1::ChunkRecord;
 
-// Each column's field of v1::ChunkRecord: its getter, setter and (optional fields) presence.
-struct IntField {
-  int64_t (Record::*get)() const;
-  void (Record::*set)(int64_t);
-  bool (Record::*has)() const;
-};
-constexpr IntField kIntFields[chunk_field::kIntCount] = {
-    {&Record::entry_start, &Record::set_entry_start, nullptr},
-    {&Record::entry_stop, &Record::set_entry_stop, nullptr},
-    {&Record::events, &Record::set_events, nullptr},
-    {&Record::start_unix_ns, &Record::set_start_unix_ns, nullptr},
-    {&Record::end_unix_ns, &Record::set_end_unix_ns, nullptr},
-    {&Record::memory_before_bytes, &Record::set_memory_before_bytes, nullptr},
-    {&Record::memory_after_bytes, &Record::set_memory_after_bytes, nullptr},
-    {&Record::memory_peak_bytes, &Record::set_memory_peak_bytes, nullptr},
-    {&Record::compressed_bytes_read, &Record::set_compressed_bytes_read, nullptr},
-    {&Record::uncompressed_bytes_read, &Record::set_uncompressed_bytes_read, nullptr},
-    {&Record::thread_index, &Record::set_thread_index, nullptr},
-    {&Record::accessed_bytes, &Record::set_accessed_bytes, nullptr},
-    {&Record::accessed_uncompressed_bytes, &Record::set_accessed_uncompressed_bytes, nullptr},
-    {&Record::dropped_slices, &Record::set_dropped_slices, nullptr},
-    {&Record::allocated_bytes, &Record::set_allocated_bytes, &Record::has_allocated_bytes},
-    {&Record::peak_live_bytes, &Record::set_peak_live_bytes, &Record::has_peak_live_bytes},
-    {&Record::file_bytes, &Record::set_file_bytes, &Record::has_file_bytes},
-    {&Record::ready_unix_ns, &Record::set_ready_unix_ns, &Record::has_ready_unix_ns},
+// Each column's field of v1::ChunkRecord: its getter, setter and (optional fields) presence,
+// as plain functions (gcc's -Wmaybe-uninitialized misreads calls through member pointers).
+template <typename T>
+struct Field {
+  T (*get)(const Record&);
+  void (*set)(Record*, T);
+  bool (*has)(const Record&);
 };
 
-struct DoubleField {
-  double (Record::*get)() const;
-  void (Record::*set)(double);
-  bool (Record::*has)() const;
-};
-constexpr DoubleField kDoubleFields[chunk_field::kDoubleCount] = {
-    {&Record::duration_seconds, &Record::set_duration_seconds, nullptr},
-    {&Record::cpu_seconds, &Record::set_cpu_seconds, nullptr},
-    {&Record::branches_read_percent, &Record::set_branches_read_percent, nullptr},
-    {&Record::bytes_read_percent, &Record::set_bytes_read_percent, nullptr},
-    {&Record::run_queue_wait_seconds, &Record::set_run_queue_wait_seconds,
-     &Record::has_run_queue_wait_seconds},
-    {&Record::machine_load, &Record::set_machine_load, &Record::has_machine_load},
-    {&Record::machine_cpus, &Record::set_machine_cpus, &Record::has_machine_cpus},
+#define ROASTCOFFEA_FIELD(name)                                                                    \
+  {                                                                                                \
+    [](const Record& r) { return r.name(); }, [](Record* r, auto value) { r->set_##name(value); }, \
+        nullptr                                                                                    \
+  }
+#define ROASTCOFFEA_OPTIONAL_FIELD(name)                                                           \
+  {                                                                                                \
+    [](const Record& r) { return r.name(); }, [](Record* r, auto value) { r->set_##name(value); }, \
+        [](const Record& r) { return r.has_##name(); }                                             \
+  }
+
+constexpr Field<int64_t> kIntFields[chunk_field::kIntCount] = {
+    ROASTCOFFEA_FIELD(entry_start),
+    ROASTCOFFEA_FIELD(entry_stop),
+    ROASTCOFFEA_FIELD(events),
+    ROASTCOFFEA_FIELD(start_unix_ns),
+    ROASTCOFFEA_FIELD(end_unix_ns),
+    ROASTCOFFEA_FIELD(memory_before_bytes),
+    ROASTCOFFEA_FIELD(memory_after_bytes),
+    ROASTCOFFEA_FIELD(memory_peak_bytes),
+    ROASTCOFFEA_FIELD(compressed_bytes_read),
+    ROASTCOFFEA_FIELD(uncompressed_bytes_read),
+    ROASTCOFFEA_FIELD(thread_index),
+    ROASTCOFFEA_FIELD(accessed_bytes),
+    ROASTCOFFEA_FIELD(accessed_uncompressed_bytes),
+    ROASTCOFFEA_FIELD(dropped_slices),
+    ROASTCOFFEA_OPTIONAL_FIELD(allocated_bytes),
+    ROASTCOFFEA_OPTIONAL_FIELD(peak_live_bytes),
+    ROASTCOFFEA_OPTIONAL_FIELD(file_bytes),
+    ROASTCOFFEA_OPTIONAL_FIELD(ready_unix_ns),
 };
 
-using StringGetter = const std::string& (Record::*)() const;
+constexpr Field<double> kDoubleFields[chunk_field::kDoubleCount] = {
+    ROASTCOFFEA_FIELD(duration_seconds),
+    ROASTCOFFEA_FIELD(cpu_seconds),
+    ROASTCOFFEA_FIELD(branches_read_percent),
+    ROASTCOFFEA_FIELD(bytes_read_percent),
+    ROASTCOFFEA_OPTIONAL_FIELD(run_queue_wait_seconds),
+    ROASTCOFFEA_OPTIONAL_FIELD(machine_load),
+    ROASTCOFFEA_OPTIONAL_FIELD(machine_cpus),
+};
+
+#undef ROASTCOFFEA_FIELD
+#undef ROASTCOFFEA_OPTIONAL_FIELD
+
+using StringGetter = const std::string& (*)(const Record&);
 constexpr StringGetter kStringGetters[chunk_field::kStringCount] = {
-    &Record::dataset, &Record::file,    &Record::uuid,
-    &Record::worker,  &Record::task_id, &Record::error_text,
+    [](const Record& r) -> const std::string& { return r.dataset(); },
+    [](const Record& r) -> const std::string& { return r.file(); },
+    [](const Record& r) -> const std::string& { return r.uuid(); },
+    [](const Record& r) -> const std::string& { return r.worker(); },
+    [](const Record& r) -> const std::string& { return r.task_id(); },
+    [](const Record& r) -> const std::string& { return r.error_text(); },
 };
 
 // (Protobuf's string setters are templates: no member pointers to them.)
@@ -150,12 +165,12 @@ void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
   record->Clear();
   for (int f = 0; f < chunk_field::kIntCount; ++f) {
     if (f < chunk_field::kFirstOptionalInt || HasOptional(static_cast<chunk_field::Int>(f))) {
-      (record->*kIntFields[f].set)(ints[f]);
+      kIntFields[f].set(record, ints[f]);
     }
   }
   for (int f = 0; f < chunk_field::kDoubleCount; ++f) {
     if (f < chunk_field::kFirstOptionalDouble || HasOptional(static_cast<chunk_field::Double>(f))) {
-      (record->*kDoubleFields[f].set)(doubles[f]);
+      kDoubleFields[f].set(record, doubles[f]);
     }
   }
   for (int f = 0; f < chunk_field::kStringCount; ++f) {
@@ -180,19 +195,19 @@ void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
 void ChunkRow::FromRecord(const v1::ChunkRecord& record) {
   Clear();
   for (int f = 0; f < chunk_field::kIntCount; ++f) {
-    const IntField& field = kIntFields[f];
-    if (field.has != nullptr && !(record.*field.has)()) continue;
-    ints[f] = (record.*field.get)();
+    const Field<int64_t>& field = kIntFields[f];
+    if (field.has != nullptr && !field.has(record)) continue;
+    ints[f] = field.get(record);
     if (field.has != nullptr) present |= uint32_t{1} << (f - chunk_field::kFirstOptionalInt);
   }
   for (int f = 0; f < chunk_field::kDoubleCount; ++f) {
-    const DoubleField& field = kDoubleFields[f];
-    if (field.has != nullptr && !(record.*field.has)()) continue;
-    doubles[f] = (record.*field.get)();
+    const Field<double>& field = kDoubleFields[f];
+    if (field.has != nullptr && !field.has(record)) continue;
+    doubles[f] = field.get(record);
     if (field.has != nullptr)
       present |= uint32_t{1} << OptionalBit(static_cast<chunk_field::Double>(f));
   }
-  for (int f = 0; f < chunk_field::kStringCount; ++f) strings[f] = (record.*kStringGetters[f])();
+  for (int f = 0; f < chunk_field::kStringCount; ++f) strings[f] = kStringGetters[f](record);
   status = record.status();
   attempt = record.attempt();
   if (!NeedsRest(record)) {

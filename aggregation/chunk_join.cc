@@ -55,8 +55,51 @@ class RowRecord {
   ChunkRow& row_;
 };
 
+// The same accessors over record `i` of a table, changed in place; error texts set are kept in
+// `error_texts` (by record), for ChunkTable::ReplaceStrings once all are known.
+class TableRecord {
+ public:
+  TableRecord(ChunkTable* table, size_t i, absl::flat_hash_map<uint32_t, std::string>* error_texts)
+      : table_(*table), i_(i), error_texts_(*error_texts) {}
+  uint32_t attempt() const { return table_.attempt(i_); }
+  void set_attempt(uint32_t attempt) { table_.SetAttempt(i_, attempt); }
+  int64_t start_unix_ns() const { return table_.Int(chunk_field::kStartUnixNs, i_); }
+  int64_t end_unix_ns() const { return table_.Int(chunk_field::kEndUnixNs, i_); }
+  void set_start_unix_ns(int64_t ns) { table_.SetInt(chunk_field::kStartUnixNs, i_, ns); }
+  void set_end_unix_ns(int64_t ns) { table_.SetInt(chunk_field::kEndUnixNs, i_, ns); }
+  double duration_seconds() const { return table_.Double(chunk_field::kDurationSeconds, i_); }
+  void set_duration_seconds(double s) { table_.SetDouble(chunk_field::kDurationSeconds, i_, s); }
+  double cpu_seconds() const { return table_.Double(chunk_field::kCpuSeconds, i_); }
+  void set_cpu_seconds(double s) { table_.SetDouble(chunk_field::kCpuSeconds, i_, s); }
+  int64_t memory_peak_bytes() const { return table_.Int(chunk_field::kMemoryPeakBytes, i_); }
+  void set_memory_peak_bytes(int64_t b) { table_.SetInt(chunk_field::kMemoryPeakBytes, i_, b); }
+  bool has_machine_cpus() const { return table_.HasOptional(chunk_field::kMachineCpus, i_); }
+  double machine_load() const { return table_.Double(chunk_field::kMachineLoad, i_); }
+  double machine_cpus() const { return table_.Double(chunk_field::kMachineCpus, i_); }
+  void set_machine_load(double x) { table_.SetDouble(chunk_field::kMachineLoad, i_, x); }
+  void set_machine_cpus(double x) { table_.SetDouble(chunk_field::kMachineCpus, i_, x); }
+  bool has_ready_unix_ns() const { return table_.HasOptional(chunk_field::kReadyUnixNs, i_); }
+  int64_t ready_unix_ns() const { return table_.Int(chunk_field::kReadyUnixNs, i_); }
+  void set_ready_unix_ns(int64_t ns) { table_.SetInt(chunk_field::kReadyUnixNs, i_, ns); }
+  v1::ChunkStatus status() const { return static_cast<v1::ChunkStatus>(table_.status(i_)); }
+  void set_status(v1::ChunkStatus status) { table_.SetStatus(i_, status); }
+  absl::string_view error_text() const {
+    const auto it = error_texts_.find(static_cast<uint32_t>(i_));
+    return it != error_texts_.end() ? it->second : table_.String(chunk_field::kErrorText, i_);
+  }
+  void set_error_text(std::string text) {
+    error_texts_[static_cast<uint32_t>(i_)] = std::move(text);
+  }
+
+ private:
+  ChunkTable& table_;
+  const size_t i_;
+  absl::flat_hash_map<uint32_t, std::string>& error_texts_;
+};
+
 // Fills `record` (from the instrumentation) with what only the engine's record of the same task
-// knows (the worker apart: the callers give it). For v1::ChunkRecord and RowRecord.
+// knows (the worker apart: the callers give it). For v1::ChunkRecord, RowRecord and
+// TableRecord.
 template <typename Engine, typename Record>
 void TakeFromEngine(const Engine& engine, Record& record) {
   record.set_attempt(engine.attempt());
@@ -466,23 +509,35 @@ class JoinedRows {
   ChunkRow engine_row_;
 };
 
-}  // namespace
-
-ChunkTableJoinResult JoinChunkTables(const ChunkTable& engine_records,
-                                     const ChunkTable& instrumented_records) {
-  ChunkTableJoinResult result;
-  const TaskMatch match = MatchTasks(TableView(engine_records), TableView(instrumented_records));
-  AddWarnings(match.counts, engine_records.size(), result.warnings);
-  std::vector<uint32_t> unused;
-  for (size_t i = 0; i < engine_records.size(); ++i) {
-    if (!match.counts.engine_used[i]) unused.push_back(static_cast<uint32_t>(i));
+// Step 1 in place: each instrumented record (of `instrumented`) takes from the engine record of
+// its task, as MatchEngineRecords does.
+void TakeFromEngineInPlace(const ChunkTable& engine, const TaskMatch& match,
+                           ChunkTable& instrumented) {
+  ChunkRow engine_row;
+  absl::flat_hash_map<uint32_t, std::string> error_texts;
+  for (size_t r = 0; r < instrumented.size(); ++r) {
+    const uint32_t task = match.task_of[r];
+    if (task == kNone) continue;
+    if (instrumented.String(chunk_field::kWorker, r).empty()) {
+      instrumented.SetInternedString(chunk_field::kWorker, r,
+                                     engine.String(chunk_field::kWorker, task));
+    }
+    engine.ReadRow(task, &engine_row);
+    TableRecord record(&instrumented, r, &error_texts);
+    TakeFromEngine(RowRecord(&engine_row), record);
   }
-  const JoinedTablesView all(instrumented_records, engine_records, unused);
-  JoinedRows rows(instrumented_records, engine_records, match, unused);
+  instrumented.ReplaceStrings(chunk_field::kErrorText, error_texts);
+}
+
+// Step 2 when some chunk was retried: the (few) retried chunks folded as records by FoldRetries,
+// as for JoinChunkRecords, into a new table.
+ChunkTable FoldIntoNewTable(const ChunkTable& engine, const ChunkTable& instrumented,
+                            const TaskMatch& match, const std::vector<uint32_t>& unused,
+                            absl::flat_hash_map<uint32_t, std::vector<uint32_t>> groups) {
+  JoinedRows rows(instrumented, engine, match, unused);
+  const size_t total = instrumented.size() + unused.size();
   ChunkRow row;
-  // Step 2 on the (few) retried chunks as records, FoldRetries as for JoinChunkRecords.
-  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> groups = RetryGroups(all);
-  std::vector<uint8_t> role(groups.empty() ? 0 : all.size(), 0);  // as FoldApplicationRetries
+  std::vector<uint8_t> role(total, 0);  // as FoldApplicationRetries
   absl::flat_hash_map<uint32_t, v1::ChunkRecord> folded;
   size_t dropped = 0;
   for (auto& [first, group] : groups) {
@@ -498,15 +553,45 @@ ChunkTableJoinResult JoinChunkTables(const ChunkTable& engine_records,
     dropped += group.size() - 1;
     folded.emplace(first, FoldRetries(members, std::move(order)));
   }
-  result.table.Reserve(all.size() - dropped);
-  for (size_t i = 0; i < all.size(); ++i) {
-    const uint8_t r = role.empty() ? 0 : role[i];
-    if (r == 2) continue;
-    if (r == 1) {
-      result.table.Append(folded.at(static_cast<uint32_t>(i)));
+  ChunkTable table;
+  table.Reserve(total - dropped);
+  for (size_t i = 0; i < total; ++i) {
+    if (role[i] == 2) continue;
+    if (role[i] == 1) {
+      table.Append(folded.at(static_cast<uint32_t>(i)));
       continue;
     }
     rows.Read(i, &row);
+    table.Append(row);
+  }
+  return table;
+}
+
+}  // namespace
+
+ChunkTableJoinResult JoinChunkTables(const ChunkTable& engine_records,
+                                     ChunkTable instrumented_records) {
+  ChunkTableJoinResult result;
+  const TaskMatch match = MatchTasks(TableView(engine_records), TableView(instrumented_records));
+  AddWarnings(match.counts, engine_records.size(), result.warnings);
+  std::vector<uint32_t> unused;
+  for (size_t i = 0; i < engine_records.size(); ++i) {
+    if (!match.counts.engine_used[i]) unused.push_back(static_cast<uint32_t>(i));
+  }
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> groups =
+      RetryGroups(JoinedTablesView(instrumented_records, engine_records, unused));
+  if (!groups.empty()) {
+    result.table =
+        FoldIntoNewTable(engine_records, instrumented_records, match, unused, std::move(groups));
+    return result;
+  }
+  // No retries to fold (the common case): the instrumented table changed in place, the engine
+  // records no record named appended; no second table at the peak.
+  TakeFromEngineInPlace(engine_records, match, instrumented_records);
+  result.table = std::move(instrumented_records);
+  ChunkRow row;
+  for (const uint32_t i : unused) {
+    engine_records.ReadRow(i, &row);
     result.table.Append(row);
   }
   return result;

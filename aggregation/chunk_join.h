@@ -40,13 +40,14 @@ ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
                                  std::vector<v1::ChunkRecord> instrumented_records);
 
 // JoinChunkRecords over tables (schema/chunk_table.h): the same records, in the same order,
-// and the same warnings, into a new table; the inputs are left as they are.
+// and the same warnings. The instrumented table becomes the result, changed in place (a new
+// table is built only when application retries are folded).
 struct ChunkTableJoinResult {
   ChunkTable table;
   std::vector<std::string> warnings;
 };
 ChunkTableJoinResult JoinChunkTables(const ChunkTable& engine_records,
-                                     const ChunkTable& instrumented_records);
+                                     ChunkTable instrumented_records);
 
 }  // namespace roastcoffea
 

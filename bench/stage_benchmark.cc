@@ -234,7 +234,7 @@ int Run(const Sizes& sizes) {
     ChunkTable engine;
     for (const v1::ChunkRecord& r : EngineRecords(sizes)) engine.Append(r);
     Print("join", sizes, Measure([&] {
-            ChunkTableJoinResult result = JoinChunkTables(engine, instrumented);
+            ChunkTableJoinResult result = JoinChunkTables(engine, std::move(instrumented));
             joined_table = std::move(result.table);
           }));
   }

@@ -302,6 +302,34 @@ void ChunkTable::Append(const ChunkRow& row) {
   ++size_;
 }
 
+void ChunkTable::SetInt(chunk_field::Int field, size_t i, int64_t value) {
+  ints_[field].Set(i, value);
+  if (field >= chunk_field::kFirstOptionalInt) {
+    present_.Set(
+        i, static_cast<uint8_t>(present_[i] | (1u << (field - chunk_field::kFirstOptionalInt))));
+  }
+}
+
+void ChunkTable::SetDouble(chunk_field::Double field, size_t i, double value) {
+  doubles_[field].Set(i, value);
+  if (field >= chunk_field::kFirstOptionalDouble) {
+    present_.Set(i, static_cast<uint8_t>(present_[i] | (1u << ChunkRow::OptionalBit(field))));
+  }
+}
+
+void ChunkTable::ReplaceStrings(chunk_field::String field,
+                                const absl::flat_hash_map<uint32_t, std::string>& texts) {
+  if (texts.empty()) return;
+  StringColumn& column = per_record_[field - chunk_field::kFirstPerRecordString];
+  StringColumn replaced;
+  replaced.Reserve(size_);
+  for (size_t i = 0; i < size_; ++i) {
+    const auto it = texts.find(static_cast<uint32_t>(i));
+    replaced.Push(it == texts.end() ? column.Get(i) : absl::string_view(it->second));
+  }
+  column = std::move(replaced);
+}
+
 absl::string_view ChunkTable::String(chunk_field::String field, size_t i) const {
   if (field < chunk_field::kFirstPerRecordString) return pool_.Get(ids_[field][i]);
   return per_record_[field - chunk_field::kFirstPerRecordString].Get(i);
@@ -320,7 +348,10 @@ SectionRow ChunkTable::Section(size_t s) const {
 }
 
 void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
-  row->Clear();
+  // Every member is written below: no Clear() first.
+  row->sections.clear();
+  if (row->has_rest) row->rest.Clear();
+  row->has_rest = false;
   for (int f = 0; f < chunk_field::kIntCount; ++f) row->ints[f] = ints_[f][i];
   for (int f = 0; f < chunk_field::kDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
   row->present = present_[i];

@@ -18,6 +18,7 @@
 #ifndef ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 #define ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -189,6 +190,21 @@ class ChunkTable {
   // Whether record `i` has fields outside the columns (its remainder).
   bool HasRest(size_t i) const { return !rest_.Get(i).empty(); }
 
+  // Changes to record `i` in place, for a step that updates some fields of many records (the
+  // join): no record is rebuilt. Setting an optional field marks it present.
+  void SetInt(chunk_field::Int field, size_t i, int64_t value);
+  void SetDouble(chunk_field::Double field, size_t i, double value);
+  void SetStatus(size_t i, int32_t status) { status_.Set(i, status); }
+  void SetAttempt(size_t i, uint32_t attempt) { attempt_.Set(i, attempt); }
+  // An interned field (dataset, file, uuid, worker).
+  void SetInternedString(chunk_field::String field, size_t i, absl::string_view text) {
+    ids_[field].Set(i, pool_.Intern(text));
+  }
+  // A per-record field (task_id, error_text): the records named in `texts` take its text (the
+  // field's column is rewritten once).
+  void ReplaceStrings(chunk_field::String field,
+                      const absl::flat_hash_map<uint32_t, std::string>& texts);
+
  private:
   // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
   // field no record sets costs nothing.
@@ -212,7 +228,17 @@ class ChunkTable {
       ++size_;
     }
     T operator[](size_t i) const { return i < values_.size() ? values_[i] : T{}; }
+    // Value `i` (< the values pushed) becomes `value`.
+    void Set(size_t i, T value) {
+      if (values_.empty()) {
+        if (IsZero(value)) return;
+        values_.reserve(std::max(reserved_, size_));
+        values_.resize(size_);
+      }
+      values_[i] = value;
+    }
     size_t MemoryBytes() const { return values_.capacity() * sizeof(T); }
+    size_t size() const { return size_; }
 
    private:
     static bool IsZero(const T& value) {
@@ -237,6 +263,7 @@ class ChunkTable {
       return absl::string_view(chars_).substr(begin, ends_[i] - begin);
     }
     size_t MemoryBytes() const { return chars_.capacity() + ends_.MemoryBytes(); }
+    size_t size() const { return ends_.size(); }
 
    private:
     std::string chars_;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/field_comparator.h"
@@ -312,6 +313,42 @@ TEST(ChunkTableTest, HotColumnsAndInternedIds) {
   EXPECT_EQ(table.String(chunk_field::kErrorText, 3), "");
   EXPECT_EQ(table.StringId(chunk_field::kUuid, 3), 0u);
   EXPECT_EQ(table.start_unix_ns(3), 3);
+}
+
+// Changes in place give what the same changes to the records give.
+TEST(ChunkTableTest, ChangesInPlace) {
+  std::mt19937_64 rng(3);
+  std::vector<v1::ChunkRecord> records(40);
+  for (v1::ChunkRecord& record : records) Fill(&record, 0.3, rng);
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  absl::flat_hash_map<uint32_t, std::string> errors;
+  for (size_t i = 0; i < records.size(); i += 3) {
+    v1::ChunkRecord& r = records[i];
+    r.set_cpu_seconds(1.5);
+    table.SetDouble(chunk_field::kCpuSeconds, i, 1.5);
+    r.set_machine_cpus(0);  // optional: present though 0
+    table.SetDouble(chunk_field::kMachineCpus, i, 0);
+    r.set_ready_unix_ns(-7);
+    table.SetInt(chunk_field::kReadyUnixNs, i, -7);
+    r.set_memory_peak_bytes(0);
+    table.SetInt(chunk_field::kMemoryPeakBytes, i, 0);
+    r.set_attempt(4);
+    table.SetAttempt(i, 4);
+    r.set_status(v1::CHUNK_STATUS_FAILED);
+    table.SetStatus(i, v1::CHUNK_STATUS_FAILED);
+    r.set_worker(absl::StrCat("w", i % 2));
+    table.SetInternedString(chunk_field::kWorker, i, absl::StrCat("w", i % 2));
+    if (i % 2 == 0) {
+      r.set_error_text(absl::StrCat("error ", i));
+      errors[static_cast<uint32_t>(i)] = absl::StrCat("error ", i);
+    }
+  }
+  table.ReplaceStrings(chunk_field::kErrorText, errors);
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSame(records[i], table.Record(i));
+  }
 }
 
 // A record as the original's instrumentation writes it, as bench/stage_benchmark makes them.

@@ -136,6 +136,8 @@ struct ChunkRow {
 class ChunkTable {
  public:
   ChunkTable() = default;
+  // Moves keep the interned strings where they are (a deque's blocks move whole). A moved-from
+  // table is to be assigned to or destroyed.
   ChunkTable(ChunkTable&&) = default;
   ChunkTable& operator=(ChunkTable&&) = default;
   ChunkTable(const ChunkTable&) = delete;

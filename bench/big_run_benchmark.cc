@@ -227,7 +227,7 @@ void BM_Measure(benchmark::State& state) {
     state.PauseTiming();
     RawRun run;
     run.backend = "taskvine";
-    run.chunks = MakeRecords(n);
+    run.chunks = ChunkTableOf(MakeRecords(n));
     run.window.elapsed_seconds = 3600;
     malloc_trim(0);
     ResetPeakRss();

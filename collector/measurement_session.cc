@@ -84,26 +84,16 @@ std::optional<v1::Warning> FewSamplesWarning(const RunWindow& window, absl::Dura
                       window.elapsed_seconds / kMinSamplesPerRun));
 }
 
-// Records [from, size()) of `table`, materialized one at a time.
-std::vector<v1::ChunkRecord> Materialize(const ChunkTable& table, size_t from) {
-  std::vector<v1::ChunkRecord> records;
-  if (from >= table.size()) return records;
-  records.resize(table.size() - from);
-  for (size_t i = from; i < table.size(); ++i) table.ReadRecord(i, &records[i - from]);
-  return records;
-}
-
 // The engine's record of the run (read once it ended) joins what the session saw.
 void AddEngineRecord(RawRun record, bool frames_the_run, RawRun* run,
                      std::vector<v1::Warning>* warnings) {
   if (record.tracking.has_value()) run->tracking = *std::move(record.tracking);
   for (v1::Span& span : record.spans) run->spans.push_back(std::move(span));
   if (run->engine_chunks.empty()) {
-    run->engine_chunks = std::move(record.engine_chunks);  // no second 10^6-record vector
+    run->engine_chunks = std::move(record.engine_chunks);  // no second 10^6-record table
   } else {
-    for (v1::ChunkRecord& chunk : record.engine_chunks) {
-      run->engine_chunks.push_back(std::move(chunk));
-    }
+    record.engine_chunks.ForEachRecord(
+        [run](const v1::ChunkRecord& chunk) { run->engine_chunks.Append(chunk); });
   }
   for (v1::Warning& warning : record.warnings) warnings->push_back(std::move(warning));
   if (run->engine_version.empty()) run->engine_version = std::move(record.engine_version);
@@ -168,7 +158,7 @@ class MeasurementSession::Impl {
   // Finish's parts: closes the span, stops tracking and takes the backend's contribution into
   // `run` (errors: StopTracking's); moves the recorded chunks, then the run's own, into `run`.
   absl::Status StopTheBackend(RawRun* run);
-  void TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run);
+  void TakeChunks(ChunkTable from_the_run, RawRun* run);
   std::string checkpoint_directory() const {
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     return checkpoint_.has_value() ? checkpoint_->directory() : "";
@@ -347,7 +337,7 @@ LiveStatus MeasurementSession::Impl::live_status(absl::Duration refresh) const {
     status.finished = state_ != State::kStarting && state_ != State::kRunning;
     if (chunks_.size() != so_far_chunks_ && chunks_.size() <= kMaxLiveAggregationChunks &&
         (so_far_ == nullptr || now - so_far_at_ >= refresh)) {
-      copy = Materialize(chunks_, 0);
+      copy = RecordsOf(chunks_);
       so_far_chunks_ = chunks_.size();
       so_far_at_ = now;
     }
@@ -436,7 +426,7 @@ void MeasurementSession::Impl::AppendCheckpoint() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (checkpointed_chunks_ < chunks_.size()) {
-      fresh = Materialize(chunks_, checkpointed_chunks_);
+      fresh = RecordsOf(chunks_, checkpointed_chunks_);
       checkpointed_chunks_ = chunks_.size();
     }
   }
@@ -546,23 +536,16 @@ absl::Status MeasurementSession::Impl::StopTheBackend(RawRun* run) {
   return absl::OkStatus();
 }
 
-void MeasurementSession::Impl::TakeChunks(std::vector<v1::ChunkRecord> from_the_run, RawRun* run) {
-  ChunkTable recorded;
+void MeasurementSession::Impl::TakeChunks(ChunkTable from_the_run, RawRun* run) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    recorded = std::move(chunks_);
+    run->chunks = std::move(chunks_);
     chunks_ = ChunkTable();
   }
-  // RawRun still holds records: materialized here, one at a time, the table freed right after.
-  run->chunks = Materialize(recorded, 0);
-  recorded = ChunkTable();
-  // Moved whole where possible: a million records moved one by one would hold the
-  // moved-from messages and the vector's growth slack at once.
   if (run->chunks.empty()) {
     run->chunks = std::move(from_the_run);
   } else {
-    run->chunks.reserve(run->chunks.size() + from_the_run.size());
-    for (v1::ChunkRecord& chunk : from_the_run) run->chunks.push_back(std::move(chunk));
+    from_the_run.ForEachRecord([run](const v1::ChunkRecord& chunk) { run->chunks.Append(chunk); });
   }
 }
 
@@ -665,7 +648,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
     // signal still exits at once).
     if (options_.signal_is_the_end && *interrupted_in_ == State::kRunning) return;
     state_ = State::kSavingWhatIsThere;
-    run.chunks = Materialize(chunks_, 0);
+    chunks_.ForEachRecord([&run](const v1::ChunkRecord& chunk) { run.chunks.Append(chunk); });
   }
   const std::string why = interruption();
   run.window = stopwatch_.has_value() ? stopwatch_->Stop() : RunStopwatch(clock_).Stop();

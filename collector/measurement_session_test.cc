@@ -393,7 +393,7 @@ RawRun EngineRecord() {
   task.set_attempt(2);
   task.set_worker("worker-3");
   task.set_status(v1::CHUNK_STATUS_OK);
-  record.engine_chunks.push_back(task);
+  record.engine_chunks.Append(task);
   v1::Warning& warning = record.warnings.emplace_back();
   warning.set_code("taskvine_warning");
   warning.set_message("from the logs");
@@ -600,7 +600,7 @@ TEST(MeasurementSessionTest, TheRunsReportAndChunksWinAndASpanErrorIsAWarning) {
       MeasurementSession::Start(backend, Options("outputs"));
   ASSERT_TRUE(session.ok()) << session.status();
   RunOutputs outputs;
-  outputs.chunks = {Chunk(0)};
+  outputs.chunks = ChunkTableOf({Chunk(0)});
   outputs.report.emplace().set_events(12345);
   outputs.warnings.emplace_back().set_code("mine");
   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(std::move(outputs));

@@ -403,4 +403,19 @@ size_t ChunkTable::MemoryBytes() const {
   return bytes;
 }
 
+ChunkTable ChunkTableOf(absl::Span<const v1::ChunkRecord> records) {
+  ChunkTable table;
+  table.Reserve(records.size());
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  return table;
+}
+
+std::vector<v1::ChunkRecord> RecordsOf(const ChunkTable& table, size_t from) {
+  std::vector<v1::ChunkRecord> records;
+  if (from >= table.size()) return records;
+  records.resize(table.size() - from);
+  for (size_t i = from; i < table.size(); ++i) table.ReadRecord(i, &records[i - from]);
+  return records;
+}
+
 }  // namespace roastcoffea

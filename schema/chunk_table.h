@@ -29,6 +29,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -327,6 +328,11 @@ class ChunkTable {
   ChunkRow scratch_;
   std::string serialized_;
 };
+
+// A table of `records`, in order (tests, and sources that still build records).
+ChunkTable ChunkTableOf(absl::Span<const v1::ChunkRecord> records);
+// The records of `table` from `from` on, materialized one at a time.
+std::vector<v1::ChunkRecord> RecordsOf(const ChunkTable& table, size_t from = 0);
 
 }  // namespace roastcoffea
 

@@ -192,6 +192,26 @@ TEST(ChunkTableTest, EveryFieldSet) {
   ExpectRoundTrip(records);
 }
 
+TEST(ChunkTableTest, ChunkTableOfAndRecordsOfKeepTheRecordsInOrder) {
+  std::mt19937_64 rng(11);
+  std::vector<v1::ChunkRecord> records(20);
+  for (v1::ChunkRecord& record : records) Fill(&record, 0.5, rng);
+  const ChunkTable table = ChunkTableOf(records);
+  ASSERT_EQ(table.size(), records.size());
+  const std::vector<v1::ChunkRecord> back = RecordsOf(table);
+  ASSERT_EQ(back.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(back[i].SerializeAsString(), records[i].SerializeAsString()) << i;
+  }
+  const std::vector<v1::ChunkRecord> tail = RecordsOf(table, 15);
+  ASSERT_EQ(tail.size(), 5u);
+  EXPECT_EQ(tail[0].SerializeAsString(), records[15].SerializeAsString());
+  EXPECT_TRUE(RecordsOf(table, 20).empty());
+  EXPECT_TRUE(RecordsOf(table, 99).empty());
+  EXPECT_EQ(ChunkTableOf({records[3], records[4]}).Record(1).SerializeAsString(),
+            records[4].SerializeAsString());
+}
+
 TEST(ChunkTableTest, NonFiniteDoublesAndExtremeInts) {
   std::vector<v1::ChunkRecord> records(4);
   records[0].set_duration_seconds(std::numeric_limits<double>::quiet_NaN());

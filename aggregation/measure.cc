@@ -59,21 +59,15 @@ absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& option
   }
   // The joined records are materialized once, one at a time, and the table freed right after.
   if (options.profiles_of_chunks) {
-    // The profile source reads a span of records: a vector, moved into the measurement after.
-    std::vector<v1::ChunkRecord> records = RecordsOf(joined.table);
-    joined.table = ChunkTable();
-    for (v1::Profile& profile : options.profiles_of_chunks(records)) {
+    for (v1::Profile& profile : options.profiles_of_chunks(joined.table)) {
       run.profiles.push_back(std::move(profile));
     }
-    measurement.mutable_chunks()->Reserve(static_cast<int>(records.size()));
-    for (v1::ChunkRecord& chunk : records) *measurement.add_chunks() = std::move(chunk);
-  } else {
-    measurement.mutable_chunks()->Reserve(static_cast<int>(joined.table.size()));
-    for (size_t i = 0; i < joined.table.size(); ++i) {
-      joined.table.ReadRecord(i, measurement.add_chunks());
-    }
-    joined.table = ChunkTable();
   }
+  measurement.mutable_chunks()->Reserve(static_cast<int>(joined.table.size()));
+  for (size_t i = 0; i < joined.table.size(); ++i) {
+    joined.table.ReadRecord(i, measurement.add_chunks());
+  }
+  joined.table = ChunkTable();
   // Step 3: without a report, the chunk records are the best account of what was processed.
   if (run.report.has_value()) {
     *measurement.mutable_report() = *std::move(run.report);

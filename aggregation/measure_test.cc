@@ -92,8 +92,9 @@ TEST(MeasureTest, JoinsEngineRecordsThenAttributesProfilesToTheJoinedRecords) {
   run.chunks = ChunkTableOf({Instrumented("7", 0), Instrumented("8", 100)});
   MeasureOptions options;
   std::vector<std::string> seen_workers;
-  options.profiles_of_chunks = [&seen_workers](absl::Span<const v1::ChunkRecord> chunks) {
-    for (const v1::ChunkRecord& chunk : chunks) seen_workers.push_back(chunk.worker());
+  options.profiles_of_chunks = [&seen_workers](const ChunkTable& chunks) {
+    chunks.ForEachRecord(
+        [&](const v1::ChunkRecord& chunk) { seen_workers.push_back(chunk.worker()); });
     v1::Profile profile;
     profile.set_worker("worker-7");
     return std::vector<v1::Profile>{profile};

@@ -597,7 +597,7 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
   measure.processor_task_patterns = options_.processor_patterns;
   // The profiles are the backend's last blocking work (e.g. Dask's fetch): the session's own
   // bounded work starts after them.
-  measure.profiles_of_chunks = [this](absl::Span<const v1::ChunkRecord> chunks) {
+  measure.profiles_of_chunks = [this](const ChunkTable& chunks) {
     std::vector<v1::Profile> profiles = backend_.TakeProfiles(chunks);
     SetState(State::kAssembling);
     return profiles;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "google/protobuf/descriptor.h"
+#include "google/protobuf/io/coded_stream.h"
 
 namespace roastcoffea {
 namespace {
@@ -105,28 +106,49 @@ bool IsColumnField(int number) {
   }
 }
 
+// The fields of `descriptor` that `is_column` rejects, found once: a record's presence check
+// then asks only about them (ListFields per record allocated and dominated Append).
+std::vector<const google::protobuf::FieldDescriptor*> OtherFields(
+    const google::protobuf::Descriptor* descriptor, bool (*is_column)(int number)) {
+  std::vector<const google::protobuf::FieldDescriptor*> others;
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    if (!is_column(descriptor->field(i)->number())) others.push_back(descriptor->field(i));
+  }
+  return others;
+}
+
+// Whether `message` sets one of `fields` or has unknown fields.
+bool SetsAnyOf(const google::protobuf::Message& message,
+               const std::vector<const google::protobuf::FieldDescriptor*>& fields) {
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  if (!reflection->GetUnknownFields(message).empty()) return true;
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (field->is_repeated() ? reflection->FieldSize(message, field) > 0
+                             : reflection->HasField(message, field)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsColumnSectionField(int number) {
+  return number >= 1 && number <= v1::SectionRecord::kBytesReadFieldNumber &&
+         number != v1::SectionRecord::kAllocatedBytesFieldNumber &&
+         number != v1::SectionRecord::kPeakLiveBytesFieldNumber;
+}
+
 // A section the columns hold whole: nothing set beyond name, kind, entries and the four values.
 bool IsColumnSection(const v1::SectionRecord& section) {
-  if (section.has_allocated_bytes() || section.has_peak_live_bytes()) return false;
-  const google::protobuf::Reflection* reflection = section.GetReflection();
-  if (!reflection->GetUnknownFields(section).empty()) return false;
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(section, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    if (field->number() > v1::SectionRecord::kBytesReadFieldNumber) return false;
-  }
-  return true;
+  static const auto* const kOthers = new std::vector<const google::protobuf::FieldDescriptor*>(
+      OtherFields(v1::SectionRecord::descriptor(), IsColumnSectionField));
+  return !SetsAnyOf(section, *kOthers);
 }
 
 // Whether `record` sets anything outside the columns (sections included).
 bool NeedsRest(const Record& record) {
-  const google::protobuf::Reflection* reflection = record.GetReflection();
-  if (!reflection->GetUnknownFields(record).empty()) return true;
-  std::vector<const google::protobuf::FieldDescriptor*> fields;
-  reflection->ListFields(record, &fields);
-  for (const google::protobuf::FieldDescriptor* field : fields) {
-    if (!IsColumnField(field->number())) return true;
-  }
+  static const auto* const kOthers = new std::vector<const google::protobuf::FieldDescriptor*>(
+      OtherFields(Record::descriptor(), IsColumnField));
+  if (SetsAnyOf(record, *kOthers)) return true;
   for (const v1::SectionRecord& section : record.sections()) {
     if (!IsColumnSection(section)) return true;
   }
@@ -367,10 +389,58 @@ void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
   }
 }
 
+// Straight from the columns, without a row between: only the fields the record has are set,
+// strings copied once from their views, the sections reserved once.
 void ChunkTable::ReadRecord(size_t i, v1::ChunkRecord* record) const {
-  ChunkRow row;
-  ReadRow(i, &row);
-  row.ToRecord(record);
+  record->Clear();
+  const uint8_t present = present_[i];
+  for (int f = 0; f < chunk_field::kIntCount; ++f) {
+    const int64_t value = ints_[f][i];
+    if (f < chunk_field::kFirstOptionalInt
+            ? value != 0
+            : ((present >> (f - chunk_field::kFirstOptionalInt)) & 1) != 0) {
+      kIntFields[f].set(record, value);
+    }
+  }
+  for (int f = 0; f < chunk_field::kDoubleCount; ++f) {
+    const double value = doubles_[f][i];
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));  // -0.0 is kept: only +0.0 is the default
+    if (f < chunk_field::kFirstOptionalDouble
+            ? bits != 0
+            : ((present >> ChunkRow::OptionalBit(static_cast<chunk_field::Double>(f))) & 1) != 0) {
+      kDoubleFields[f].set(record, value);
+    }
+  }
+  for (int f = 0; f < chunk_field::kStringCount; ++f) {
+    const absl::string_view text = String(static_cast<chunk_field::String>(f), i);
+    if (!text.empty()) SetString(static_cast<chunk_field::String>(f), text, record);
+  }
+  if (status_[i] != 0) record->set_status(static_cast<v1::ChunkStatus>(status_[i]));
+  if (attempt_[i] != 0) record->set_attempt(attempt_[i]);
+  const size_t begin = SectionsBegin(i);
+  const size_t end = SectionsEnd(i);
+  if (begin < end) {
+    record->mutable_sections()->Reserve(static_cast<int>(end - begin));
+    for (size_t s = begin; s < end; ++s) {
+      v1::SectionRecord* section = record->add_sections();
+      const absl::string_view name = pool_.Get(section_names_[s]);
+      if (!name.empty()) section->set_name(name.data(), name.size());
+      section->set_kind(static_cast<v1::SectionRecord::Kind>(section_kinds_[s]));
+      section->set_entries(section_entries_[s]);
+      section->set_duration_seconds(section_durations_[s]);
+      section->set_cpu_seconds(section_cpu_[s]);
+      section->set_memory_delta_bytes(section_memory_[s]);
+      section->set_bytes_read(section_bytes_[s]);
+    }
+  }
+  const absl::string_view rest = rest_.Get(i);
+  if (!rest.empty()) {
+    // Parsing merges: the rest's fields (none of the columns') join the record's.
+    google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(rest.data()),
+                                                 static_cast<int>(rest.size()));
+    record->MergeFromCodedStream(&input);
+  }
 }
 
 v1::ChunkRecord ChunkTable::Record(size_t i) const {
@@ -380,11 +450,9 @@ v1::ChunkRecord ChunkTable::Record(size_t i) const {
 }
 
 void ChunkTable::ForEachRecord(absl::FunctionRef<void(const v1::ChunkRecord&)> fn) const {
-  ChunkRow row;
   v1::ChunkRecord record;
   for (size_t i = 0; i < size_; ++i) {
-    ReadRow(i, &row);
-    row.ToRecord(&record);
+    ReadRecord(i, &record);
     fn(record);
   }
 }

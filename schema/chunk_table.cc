@@ -304,7 +304,7 @@ void ChunkTable::Append(const ChunkRow& row) {
     const SectionRow& section = row.sections[s];
     section_names_.Push(s < kCachedSectionNames
                             ? pool_.Intern(section.name, &last_section_names_[s])
-                            : pool_.Intern(section.name));
+                            : pool_.InternCached(section.name));
     section_kinds_.Push(section.kind);
     section_entries_.Push(section.entries);
     section_durations_.Push(section.duration_seconds);

@@ -19,6 +19,7 @@
 #define ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -289,16 +290,36 @@ class ChunkTable {
           (text.empty() || std::memcmp(text.data(), last->text.data(), text.size()) == 0)) {
         return last->id;
       }
-      last->id = Intern(text);
+      last->id = InternCached(text);
       last->text = Get(last->id);
       return last->id;
+    }
+    // Intern through a small direct-mapped cache indexed by the text's size and last 8 bytes:
+    // strings that recur out of order (a run's workers, files, uuids, section names) are found
+    // without hashing the whole text.
+    uint32_t InternCached(absl::string_view text) {
+      if (text.empty()) return 0;
+      uint64_t tail = 0;
+      const size_t tail_size = std::min<size_t>(text.size(), sizeof(tail));
+      std::memcpy(&tail, text.data() + text.size() - tail_size, tail_size);
+      const size_t slot =
+          static_cast<size_t>(((tail ^ text.size()) * 0x9E3779B97F4A7C15u) >> (64 - kCacheBits));
+      const absl::string_view cached = Get(cache_[slot]);
+      if (cached.size() == text.size() &&
+          std::memcmp(cached.data(), text.data(), text.size()) == 0) {
+        return cache_[slot];
+      }
+      cache_[slot] = Intern(text);
+      return cache_[slot];
     }
     absl::string_view Get(uint32_t id) const { return strings_[id]; }
     size_t MemoryBytes() const;
 
    private:
+    static constexpr int kCacheBits = 10;
     std::deque<std::string> strings_;  // a deque: the map's views of them stay valid
     absl::flat_hash_map<absl::string_view, uint32_t> ids_;
+    std::array<uint32_t, size_t{1} << kCacheBits> cache_ = {};  // ids; 0 ("") is no entry
   };
 
   size_t size_ = 0;

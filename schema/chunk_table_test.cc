@@ -336,6 +336,24 @@ TEST(ChunkTableTest, HotColumnsAndInternedIds) {
 }
 
 // Changes in place give what the same changes to the records give.
+// Strings that recur out of order go through the intern cache; texts that share their size and
+// last 8 bytes (one cache slot) stay distinct.
+TEST(ChunkTableTest, InternedStringsRecurringOutOfOrderKeepTheirIds) {
+  std::vector<v1::ChunkRecord> records;
+  for (int i = 0; i < 3000; ++i) {
+    v1::ChunkRecord& record = records.emplace_back();
+    record.set_worker(absl::StrCat("worker-", i % 1500));
+    record.set_file(absl::StrCat(i % 2 == 0 ? "a" : "b", "/x/same-tail.root"));
+    record.add_sections()->set_name(absl::StrCat(i % 3, "/section-tail"));
+  }
+  ExpectRoundTrip(records);
+  const ChunkTable table = ChunkTableOf(records);
+  EXPECT_NE(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 1));
+  EXPECT_EQ(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 2));
+  EXPECT_EQ(table.StringId(chunk_field::kWorker, 7), table.StringId(chunk_field::kWorker, 1507));
+  EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kFile, 1)), "b/x/same-tail.root");
+}
+
 TEST(ChunkTableTest, ChangesInPlace) {
   std::mt19937_64 rng(3);
   std::vector<v1::ChunkRecord> records(40);

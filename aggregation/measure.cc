@@ -63,10 +63,7 @@ absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& option
       run.profiles.push_back(std::move(profile));
     }
   }
-  measurement.mutable_chunks()->Reserve(static_cast<int>(joined.table.size()));
-  for (size_t i = 0; i < joined.table.size(); ++i) {
-    joined.table.ReadRecord(i, measurement.add_chunks());
-  }
+  joined.table.AppendRecordsTo(measurement.mutable_chunks());
   joined.table = ChunkTable();
   // Step 3: without a report, the chunk records are the best account of what was processed.
   if (run.report.has_value()) {

@@ -393,6 +393,16 @@ void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
 // strings copied once from their views, the sections reserved once.
 void ChunkTable::ReadRecord(size_t i, v1::ChunkRecord* record) const {
   record->Clear();
+  ReadIntoEmpty(i, record);
+}
+
+void ChunkTable::AppendRecordsTo(
+    google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records) const {
+  records->Reserve(records->size() + static_cast<int>(size_));
+  for (size_t i = 0; i < size_; ++i) ReadIntoEmpty(i, records->Add());
+}
+
+void ChunkTable::ReadIntoEmpty(size_t i, v1::ChunkRecord* record) const {
   const uint8_t present = present_[i];
   for (int f = 0; f < chunk_field::kIntCount; ++f) {
     const int64_t value = ints_[f][i];
@@ -412,8 +422,12 @@ void ChunkTable::ReadRecord(size_t i, v1::ChunkRecord* record) const {
       kDoubleFields[f].set(record, value);
     }
   }
-  for (int f = 0; f < chunk_field::kStringCount; ++f) {
-    const absl::string_view text = String(static_cast<chunk_field::String>(f), i);
+  for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f) {
+    const absl::string_view text = pool_.Get(ids_[f][i]);
+    if (!text.empty()) SetString(static_cast<chunk_field::String>(f), text, record);
+  }
+  for (int f = chunk_field::kFirstPerRecordString; f < chunk_field::kStringCount; ++f) {
+    const absl::string_view text = per_record_[f - chunk_field::kFirstPerRecordString].Get(i);
     if (!text.empty()) SetString(static_cast<chunk_field::String>(f), text, record);
   }
   if (status_[i] != 0) record->set_status(static_cast<v1::ChunkStatus>(status_[i]));

@@ -159,6 +159,8 @@ class ChunkTable {
   v1::ChunkRecord Record(size_t i) const;
   // Record `i` into `record` (cleared first): reuse one message across records.
   void ReadRecord(size_t i, v1::ChunkRecord* record) const;
+  // Every record in order, appended to `records` (fresh messages: nothing cleared first).
+  void AppendRecordsTo(google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records) const;
   // Record `i` as a row viewing this table's memory (valid until the next Append).
   void ReadRow(size_t i, ChunkRow* row) const;
   // Each record in order, materialized into one reused message.
@@ -210,6 +212,9 @@ class ChunkTable {
                       const absl::flat_hash_map<uint32_t, std::string>& texts);
 
  private:
+  // Record `i` into a message with nothing set.
+  void ReadIntoEmpty(size_t i, v1::ChunkRecord* record) const;
+
   // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
   // field no record sets costs nothing.
   template <typename T>

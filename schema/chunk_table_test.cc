@@ -49,6 +49,16 @@ void ExpectRoundTrip(const std::vector<v1::ChunkRecord>& records) {
     ++visited;
   });
   EXPECT_EQ(visited, records.size());
+  // Appended after a record already there, which stays as it was.
+  v1::Measurement measurement;
+  measurement.add_chunks()->set_task_id("already-there");
+  table.AppendRecordsTo(measurement.mutable_chunks());
+  ASSERT_EQ(measurement.chunks_size(), static_cast<int>(records.size()) + 1);
+  EXPECT_EQ(measurement.chunks(0).task_id(), "already-there");
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("appended record ", i));
+    ExpectSame(records[i], measurement.chunks(static_cast<int>(i) + 1));
+  }
 }
 
 // Strings that are valid UTF-8 (proto3 refuses others) but awkward: NUL, multibyte, long.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -37,6 +38,16 @@ struct ChunkJoinResult {
 // The output keeps the input order of the records it keeps (instrumented first, then engine).
 ChunkJoinResult JoinChunkRecords(std::vector<v1::ChunkRecord> engine_records,
                                  std::vector<v1::ChunkRecord> instrumented_records);
+
+// JoinChunkRecords over tables (schema/chunk_table.h): the same records, in the same order,
+// and the same warnings. The instrumented table becomes the result, changed in place (a new
+// table is built only when application retries are folded).
+struct ChunkTableJoinResult {
+  ChunkTable table;
+  std::vector<std::string> warnings;
+};
+ChunkTableJoinResult JoinChunkTables(const ChunkTable& engine_records,
+                                     ChunkTable instrumented_records);
 
 }  // namespace roastcoffea
 

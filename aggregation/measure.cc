@@ -50,29 +50,28 @@ absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& option
 
   // Step 2. A source without engine records passes its instrumented ones through the join too:
   // retries the application made under new task ids become one record per chunk everywhere.
-  ChunkJoinResult joined = JoinChunkRecords(std::move(run.engine_chunks), std::move(run.chunks));
+  ChunkTableJoinResult joined = JoinChunkTables(run.engine_chunks, std::move(run.chunks));
+  run.engine_chunks = ChunkTable();
   for (std::string& sentence : joined.warnings) {
     v1::Warning& warning = *measurement.add_warnings();
     warning.set_code("chunk_join");
     warning.set_message(std::move(sentence));
   }
+  // The joined records are materialized once, one at a time, and the table freed right after.
   if (options.profiles_of_chunks) {
-    for (v1::Profile& profile : options.profiles_of_chunks(joined.records)) {
+    for (v1::Profile& profile : options.profiles_of_chunks(joined.table)) {
       run.profiles.push_back(std::move(profile));
     }
   }
+  joined.table.AppendRecordsTo(measurement.mutable_chunks());
+  joined.table = ChunkTable();
   // Step 3: without a report, the chunk records are the best account of what was processed.
   if (run.report.has_value()) {
     *measurement.mutable_report() = *std::move(run.report);
-  } else if (!joined.records.empty()) {
-    *measurement.mutable_report() = BuildWorkflowReport(joined.records);
+  } else if (measurement.chunks_size() > 0) {
+    *measurement.mutable_report() = BuildWorkflowReportOfRecords(measurement.chunks());
   }
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);
-  // Moving a record leaves its shell (the message object) in the vector: free each vector as
-  // soon as it is moved, not at the end, so that aggregation never holds 10^6 shells too.
-  measurement.mutable_chunks()->Reserve(static_cast<int>(joined.records.size()));
-  for (v1::ChunkRecord& chunk : joined.records) *measurement.add_chunks() = std::move(chunk);
-  std::vector<v1::ChunkRecord>().swap(joined.records);
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
   std::vector<v1::Span>().swap(run.spans);
   for (v1::Profile& profile : run.profiles) *measurement.add_profiles() = std::move(profile);

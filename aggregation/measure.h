@@ -29,7 +29,7 @@ struct MeasureOptions {
   std::vector<std::string> processor_task_patterns;
   // Profiles the source takes once the chunk records are joined, attributed to them (e.g. the
   // threadpool backend's per-chunk profiles); appended to RawRun::profiles. Unset: none.
-  std::function<std::vector<v1::Profile>(absl::Span<const v1::ChunkRecord>)> profiles_of_chunks;
+  std::function<std::vector<v1::Profile>(const ChunkTable&)> profiles_of_chunks;
 };
 
 // Errors are aggregation's (bad input, named).

@@ -88,12 +88,13 @@ TEST(MeasureTest, InProcessThreadsAndAnalysisBuildFeedTheWarnings) {
 
 TEST(MeasureTest, JoinsEngineRecordsThenAttributesProfilesToTheJoinedRecords) {
   RawRun run = EmptyRun();
-  run.engine_chunks = {EngineTask("7", 2), EngineTask("8", 0)};
-  run.chunks = {Instrumented("7", 0), Instrumented("8", 100)};
+  run.engine_chunks = ChunkTableOf({EngineTask("7", 2), EngineTask("8", 0)});
+  run.chunks = ChunkTableOf({Instrumented("7", 0), Instrumented("8", 100)});
   MeasureOptions options;
   std::vector<std::string> seen_workers;
-  options.profiles_of_chunks = [&seen_workers](absl::Span<const v1::ChunkRecord> chunks) {
-    for (const v1::ChunkRecord& chunk : chunks) seen_workers.push_back(chunk.worker());
+  options.profiles_of_chunks = [&seen_workers](const ChunkTable& chunks) {
+    chunks.ForEachRecord(
+        [&](const v1::ChunkRecord& chunk) { seen_workers.push_back(chunk.worker()); });
     v1::Profile profile;
     profile.set_worker("worker-7");
     return std::vector<v1::Profile>{profile};
@@ -111,8 +112,9 @@ TEST(MeasureTest, JoinsEngineRecordsThenAttributesProfilesToTheJoinedRecords) {
 
 TEST(MeasureTest, JoinWarningsCarryTheChunkJoinCode) {
   RawRun run = EmptyRun();
-  run.engine_chunks = {EngineTask("7", 0)};
-  run.chunks = {Instrumented("7", 0), Instrumented("77", 100)};  // task 77 unknown to the engine
+  run.engine_chunks = ChunkTableOf({EngineTask("7", 0)});
+  run.chunks = ChunkTableOf(
+      {Instrumented("7", 0), Instrumented("77", 100)});  // task 77 unknown to the engine
   absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), MeasureOptions());
   ASSERT_TRUE(measurement.ok()) << measurement.status();
   EXPECT_THAT(measurement->warnings(), Contains(Property(&v1::Warning::code, "chunk_join")));
@@ -120,12 +122,14 @@ TEST(MeasureTest, JoinWarningsCarryTheChunkJoinCode) {
 
 TEST(MeasureTest, ChunkRecordsAreTheReportOnlyWithoutOneOfTheRuns) {
   RawRun run = EmptyRun();
-  run.chunks = {Instrumented("", 0), Instrumented("", 100)};
-  absl::StatusOr<v1::Measurement> from_chunks = Measure(run, MeasureOptions());
+  run.chunks = ChunkTableOf({Instrumented("", 0), Instrumented("", 100)});
+  absl::StatusOr<v1::Measurement> from_chunks = Measure(std::move(run), MeasureOptions());
   ASSERT_TRUE(from_chunks.ok()) << from_chunks.status();
   EXPECT_EQ(from_chunks->report().events(), 200);
   EXPECT_EQ(from_chunks->report().chunks(), 2);
 
+  run = EmptyRun();
+  run.chunks = ChunkTableOf({Instrumented("", 0), Instrumented("", 100)});
   run.report.emplace().set_events(5000);
   run.report->set_chunks(50);
   absl::StatusOr<v1::Measurement> reported = Measure(std::move(run), MeasureOptions());

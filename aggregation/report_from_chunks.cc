@@ -8,7 +8,10 @@
 
 namespace roastcoffea {
 
-v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks) {
+namespace {
+
+template <typename Records>
+v1::WorkflowReport BuildReport(const Records& chunks) {
   v1::WorkflowReport report;
   int64_t compressed = 0;
   int64_t uncompressed = 0;
@@ -18,7 +21,7 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
   // events, ...) is out of every figure, the report's too.
   std::vector<const v1::ChunkRecord*> counted;
   counted.reserve(chunks.size());
-  for (size_t i = 0; i < chunks.size(); ++i) {
+  for (size_t i = 0; i < static_cast<size_t>(chunks.size()); ++i) {
     if (aggregation_internal::ValidateChunkRecord(chunks[i], i).ok()) counted.push_back(&chunks[i]);
   }
   for (const v1::ChunkRecord* record : counted) {
@@ -54,6 +57,17 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
   if (compressed > 0) report.set_compressed_bytes_read(compressed);
   if (uncompressed > 0) report.set_uncompressed_bytes_read(uncompressed);
   return report;
+}
+
+}  // namespace
+
+v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks) {
+  return BuildReport(chunks);
+}
+
+v1::WorkflowReport BuildWorkflowReportOfRecords(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
+  return BuildReport(chunks);
 }
 
 }  // namespace roastcoffea

@@ -16,6 +16,9 @@ namespace roastcoffea {
 // every record. Datasets appear in order of first appearance. Records with an impossible value
 // (ValidateChunkRecord: they end in rejected_chunks) are not counted at all.
 v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks);
+// The same, over records already in a measurement (Measure builds it from Measurement.chunks).
+v1::WorkflowReport BuildWorkflowReportOfRecords(
+    const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
 
 }  // namespace roastcoffea
 

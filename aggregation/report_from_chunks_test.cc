@@ -33,6 +33,17 @@ TEST(BuildWorkflowReportTest, SumsChunksPerDatasetInOrderOfAppearance) {
   EXPECT_EQ(report.datasets(1).compressed_bytes_read(), 200);
 }
 
+TEST(BuildWorkflowReportTest, TheSameOverAMeasurementsRecords) {
+  const std::vector<v1::ChunkRecord> records = {Chunk("qcd", 100, 1000, 0.5),
+                                                Chunk("signal", 0, 200, 0.25, true),
+                                                Chunk("qcd", 50, 500, 1.0)};
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord> in_measurement(records.begin(),
+                                                                           records.end());
+  EXPECT_EQ(BuildWorkflowReportOfRecords(in_measurement).SerializeAsString(),
+            BuildWorkflowReport(records).SerializeAsString());
+  EXPECT_EQ(BuildWorkflowReportOfRecords(in_measurement).chunks(), 3);
+}
+
 TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {
   const v1::WorkflowReport report =
       BuildWorkflowReport({Chunk("qcd", 100, 1000, 0.5), Chunk("qcd", 100, 400, 0.1, true)});

@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
 
@@ -94,12 +95,11 @@ class AbstractMetricsBackend {
 
   // Statistical profiles the backend took over the tracked window (per worker, and per task
   // prefix or section where asked), available after StopTracking; a second call returns
-  // nothing new. Samples are attributed to `chunks` (the run's chunk records, may be empty)
-  // where the backend can tell which chunk was running (threadpool: per chunk and per section).
+  // nothing new. Samples are attributed to `chunks` (the run's joined chunk records, may be
+  // empty) where the backend can tell which chunk was running (threadpool: per chunk and per
+  // section). A table, not records: a backend that does not profile reads nothing of it.
   // Empty when the backend cannot profile or profiling was off.
-  virtual std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> /*chunks*/) {
-    return {};
-  }
+  virtual std::vector<v1::Profile> TakeProfiles(const ChunkTable& /*chunks*/) { return {}; }
 
   // Adds to `run` what the backend saw beyond tracking and spans, once, after StopTracking:
   // - engine_chunks: chunk records the backend derived itself (TaskVine: the tasks of the

@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
 #include "aggregation/timeline.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
+#include "collector/measurement_session.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -215,8 +217,9 @@ BENCHMARK(BM_AggregateBigRun)
     ->Iterations(3);
 
 // The whole pipeline after ingestion, as the collector runs it on an external run's records:
-// Measure (the chunk join, the workflow report from the records, records moved into the
-// measurement, repair, Aggregate). The records are made outside the timing and RSS window.
+// Measure (the chunk join over the raw run's ChunkTable, the records read once into the
+// measurement, the workflow report from them, repair, Aggregate). The table is made outside the
+// timing and RSS window, so the growth includes the materialized records.
 void BM_Measure(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   Cache() = Inputs();
@@ -225,7 +228,7 @@ void BM_Measure(benchmark::State& state) {
     state.PauseTiming();
     RawRun run;
     run.backend = "taskvine";
-    run.chunks = MakeRecords(n);
+    run.chunks = ChunkTableOf(MakeRecords(n));
     run.window.elapsed_seconds = 3600;
     malloc_trim(0);
     ResetPeakRss();
@@ -233,7 +236,7 @@ void BM_Measure(benchmark::State& state) {
     state.ResumeTiming();
     absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), MeasureOptions());
     if (!measurement.ok()) state.SkipWithError(std::string(measurement.status().message()).c_str());
-    // Beyond the records themselves: the measurement's records replace the vector's.
+    // Beyond the table: the measurement's records, materialized from it.
     state.PauseTiming();
     growth = std::max(growth, ProcStatusBytes("VmHWM") - before);
     measurement = v1::Measurement();
@@ -249,6 +252,55 @@ BENCHMARK(BM_Measure)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(2);
+
+// A live run as the collector holds it: a session (no backend: StartRecording) that is given
+// n chunk records one at a time, as a threadpool or Dask run's chunks end, then Finish.
+// Counters: recording_bytes_per_chunk (VmHWM while recording minus VmRSS before: what the
+// session holds per chunk during the run) and finish_bytes_per_chunk (VmHWM until Finish
+// returned, its measurement included, minus the same VmRSS).
+void BM_LiveSession(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const std::vector<v1::ChunkRecord>& records = Records(n);
+  int64_t recording = 0;
+  int64_t finishing = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    SessionOptions options;
+    options.checkpoint_interval = absl::ZeroDuration();
+    options.output_dir = "/tmp/roastcoffea-big-run-benchmark";
+    options.metadata.set_name("live");
+    absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+        MeasurementSession::StartRecording("threadpool", options);
+    if (!session.ok()) {
+      state.SkipWithError(std::string(session.status().message()).c_str());
+      break;
+    }
+    malloc_trim(0);
+    ResetPeakRss();
+    const int64_t before = ProcStatusBytes("VmRSS");
+    state.ResumeTiming();
+    for (const v1::ChunkRecord& record : records) (*session)->RecordChunk(record);
+    state.PauseTiming();
+    recording = std::max(recording, ProcStatusBytes("VmHWM") - before);
+    state.ResumeTiming();
+    absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+    if (!measurement.ok()) state.SkipWithError(std::string(measurement.status().message()).c_str());
+    state.PauseTiming();
+    finishing = std::max(finishing, ProcStatusBytes("VmHWM") - before);
+    measurement = v1::Measurement();
+    session->reset();
+    state.ResumeTiming();
+  }
+  state.counters["records"] = n;
+  state.counters["recording_bytes_per_chunk"] = static_cast<double>(recording) / n;
+  state.counters["finish_bytes_per_chunk"] = static_cast<double>(finishing) / n;
+}
+BENCHMARK(BM_LiveSession)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(1);
 
 // What the HTML report derives from the records for its plots.
 struct Timelines {

@@ -1,11 +1,11 @@
 // The cost of each stage of a measurement's life (issue #25), from the analysis' chunk-record
-// JSON to the HTML report: ingest (ParseChunkRecords), join (JoinChunkRecords with the engine's
-// records), repair (RepairForAggregation), aggregate (Aggregate, findings included), findings
-// (EvaluateFindings alone), save (SaveMeasurement), show (LoadMeasurement without the chunk
-// records, the worker series cut to their ends, and the summary and findings tables) and report
-// (LoadMeasurement without the records, which ForEachChunkRecord streams into ReportChunks, and
-// with the worker series cut, which StreamReportWorkerLines streams into the worker charts,
-// then RenderHtmlReport).
+// JSON to the HTML report: ingest (ParseChunkRecordsAsTable: into a ChunkTable), join
+// (JoinChunkTables with the engine's records), repair (RepairForAggregation), aggregate
+// (Aggregate, findings included), findings (EvaluateFindings alone), save (SaveMeasurement), show
+// (LoadMeasurement without the chunk records, the worker series cut to their ends, and the
+// summary and findings tables) and report (LoadMeasurement without the records, which
+// ForEachChunkRecord streams into ReportChunks, and with the worker series cut, which
+// StreamReportWorkerLines streams into the worker charts, then RenderHtmlReport).
 //
 //   ./bazelw run -c opt //bench:stage_benchmark -- --chunks=100000 --workers=1000
 //
@@ -57,6 +57,7 @@
 #include "export/report_worker_stream.h"
 #include "export/tables.h"
 #include "ingest/coffea_json.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
 
@@ -217,26 +218,32 @@ int Run(const Sizes& sizes) {
   std::printf(
       "stage\tchunks\tworkers\tcpu_seconds\twall_seconds\tcpu_ns_per_chunk\tpeak_bytes\t"
       "peak_bytes_per_chunk\n");
-  std::vector<v1::ChunkRecord> instrumented;
+  ChunkTable instrumented;
   {
     const std::string json = sizes.min_records ? MinRecordsJson(sizes) : ChunkRecordsJson(sizes);
     Print("ingest", sizes, Measure([&] {
-            absl::StatusOr<ChunkRecordsRead> read = ParseChunkRecords(json, "records.json");
+            absl::StatusOr<ChunkTableRead> read = ParseChunkRecordsAsTable(json, "records.json");
             if (!read.ok()) Fail("ingest", read.status().message());
-            instrumented = std::move(read->records);
+            instrumented = std::move(read->table);
           }));
   }
   if (sizes.last_stage == "ingest") return 0;
-  std::vector<v1::ChunkRecord> joined;
+  ChunkTable joined_table;
   if (sizes.min_records) {
-    joined = std::move(instrumented);  // no engine log: nothing to join
+    joined_table = std::move(instrumented);  // no engine log: nothing to join
   } else {
-    std::vector<v1::ChunkRecord> engine = EngineRecords(sizes);
+    ChunkTable engine;
+    for (const v1::ChunkRecord& r : EngineRecords(sizes)) engine.Append(r);
     Print("join", sizes, Measure([&] {
-            ChunkJoinResult result = JoinChunkRecords(std::move(engine), std::move(instrumented));
-            joined = std::move(result.records);
+            ChunkTableJoinResult result = JoinChunkTables(engine, std::move(instrumented));
+            joined_table = std::move(result.table);
           }));
   }
+  // The later stages still take records (issue #25: they move onto the table next).
+  std::vector<v1::ChunkRecord> joined;
+  joined.reserve(joined_table.size());
+  joined_table.ForEachRecord([&](const v1::ChunkRecord& r) { joined.push_back(r); });
+  joined_table = ChunkTable();
   if (sizes.last_stage == "join") return 0;
   if (joined.size() != static_cast<size_t>(sizes.chunks)) {
     Fail("join", absl::StrCat(joined.size(), " records for ", sizes.chunks, " chunks"));

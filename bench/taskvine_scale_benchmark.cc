@@ -231,7 +231,9 @@ void RunCollectPath(benchmark::State& state, const std::string& kind) {
     *m.add_spans() = *std::move(span);
     RawRun run;
     backend.Contribute(run);
-    for (v1::ChunkRecord& record : run.engine_chunks) *m.add_chunks() = std::move(record);
+    for (size_t i = 0; i < run.engine_chunks.size(); ++i) {
+      run.engine_chunks.ReadRecord(i, m.add_chunks());
+    }
     for (v1::Warning& warning : run.warnings) *m.add_warnings() = std::move(warning);
     AggregationInput input;
     input.tracking = &m.tracking();

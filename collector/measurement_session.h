@@ -110,8 +110,8 @@ struct SessionOptions {
 // What the run produced besides the chunks given to RecordChunk.
 struct RunOutputs {
   // Chunk records the run wrote elsewhere (e.g. a cluster command's file); joined with the
-  // backend's own by task id.
-  std::vector<v1::ChunkRecord> chunks;
+  // backend's own by task id. As columns (ReadChunkRecordsAsTable, ChunkTableOf).
+  ChunkTable chunks;
   // The engine's report (Coffea's). Without one, the chunk records are the report.
   std::optional<v1::WorkflowReport> report;
   // What the run found worth saying (unreadable files, chunks not started), each with a code.

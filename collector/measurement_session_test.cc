@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "host/fake_clock.h"
 #include "ingest/checkpoint_measurement.h"
@@ -24,6 +25,7 @@
 namespace roastcoffea {
 namespace {
 
+using ::google::protobuf::util::MessageDifferencer;
 using ::testing::HasSubstr;
 
 constexpr absl::Duration kRealTimeout = absl::Seconds(60);
@@ -324,6 +326,61 @@ TEST(MeasurementSessionTest, ChunksAreCheckpointedWhileTheRunGoesOn) {
   EXPECT_FALSE(IsCheckpointDirectory(directory)) << "removed once saved";
 }
 
+// A chunk with the rarely-set fields too (the session keeps its chunks as a ChunkTable).
+v1::ChunkRecord RichChunk(int64_t start) {
+  v1::ChunkRecord chunk = Chunk(start);
+  chunk.set_uuid(absl::StrCat("uuid-", start % 2));
+  chunk.set_worker("tcp://10.0.0.7:9123");
+  chunk.set_thread_index(3);
+  chunk.set_task_id(absl::StrCat("task-", start));
+  chunk.set_cpu_seconds(0.25);
+  chunk.set_memory_before_bytes(1000);
+  chunk.set_memory_after_bytes(5000);
+  chunk.set_compressed_bytes_read(123456);
+  chunk.set_allocated_bytes(0);  // present, zero
+  chunk.add_accessed_branches("Jet_pt");
+  chunk.mutable_file_metadata()->set_compression_ratio(0.25);
+  v1::SectionRecord* section = chunk.add_sections();
+  section->set_name("jets");
+  section->set_kind(v1::SectionRecord::KIND_TIME);
+  section->set_entries(100);
+  section->set_duration_seconds(0.125);
+  return chunk;
+}
+
+TEST(MeasurementSessionTest, RecordedChunksReachTheCheckpointAndTheMeasurementWhole) {
+  FakeBackend backend;
+  FakeClock clock;
+  SessionOptions options = Options("whole");
+  options.clock = &clock;
+  options.checkpoint_interval = absl::Seconds(30);
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const std::vector<v1::ChunkRecord> recorded = {RichChunk(0), RichChunk(100), RichChunk(200)};
+  (*session)->RecordChunk(recorded[0]);
+  (*session)->RecordChunk(recorded[1]);
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  clock.Advance(absl::Seconds(30));
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));  // appended, waiting for the next one
+  (*session)->RecordChunk(recorded[2]);
+  clock.Advance(absl::Seconds(30));
+  ASSERT_TRUE(clock.WaitForWaiters(1, kRealTimeout));
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->chunks.size(), 3u) << "the second append has only the third chunk";
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(MessageDifferencer::Equals(read->chunks[i], recorded[i])) << i;
+  }
+  absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
+  ASSERT_TRUE(measurement.ok()) << measurement.status();
+  ASSERT_EQ(measurement->chunks_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(MessageDifferencer::Equals(measurement->chunks(i), recorded[i]))
+        << i << ": " << measurement->chunks(i).DebugString();
+  }
+}
+
 // What a run's engine recorded, as an importer gives it (ingest/taskvine_run.h).
 RawRun EngineRecord() {
   RawRun record;
@@ -338,7 +395,7 @@ RawRun EngineRecord() {
   task.set_attempt(2);
   task.set_worker("worker-3");
   task.set_status(v1::CHUNK_STATUS_OK);
-  record.engine_chunks.push_back(task);
+  record.engine_chunks.Append(task);
   v1::Warning& warning = record.warnings.emplace_back();
   warning.set_code("taskvine_warning");
   warning.set_message("from the logs");
@@ -652,7 +709,7 @@ TEST(MeasurementSessionTest, TheRunsReportAndChunksWinAndASpanErrorIsAWarning) {
       MeasurementSession::Start(backend, Options("outputs"));
   ASSERT_TRUE(session.ok()) << session.status();
   RunOutputs outputs;
-  outputs.chunks = {Chunk(0)};
+  outputs.chunks = ChunkTableOf({Chunk(0)});
   outputs.report.emplace().set_events(12345);
   outputs.warnings.emplace_back().set_code("mine");
   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(std::move(outputs));

@@ -16,9 +16,34 @@ namespace roastcoffea {
 namespace ingest_internal {
 namespace {
 
+// ParseChunkRecordsAsTable gives what ParseChunkRecords gives: the same records to the bit (once
+// materialized), the same warnings, or the same error.
+void ExpectTableSameAsRecords(const std::string& input) {
+  const std::string shown = input.substr(0, 300);
+  const absl::StatusOr<ChunkRecordsRead> records = ParseChunkRecords(input, "r.json");
+  const absl::StatusOr<ChunkTableRead> table = ParseChunkRecordsAsTable(input, "r.json");
+  ASSERT_EQ(records.ok(), table.ok()) << shown;
+  if (!records.ok()) {
+    EXPECT_EQ(records.status(), table.status()) << shown;
+    return;
+  }
+  EXPECT_EQ(records->warnings, table->warnings) << shown;
+  EXPECT_EQ(records->cancelled, table->cancelled) << shown;
+  ASSERT_EQ(records->records.size(), table->table.size()) << shown;
+  for (size_t i = 0; i < records->records.size(); ++i) {
+    const v1::ChunkRecord materialized = table->table.Record(i);
+    ASSERT_EQ(records->records[i].SerializeAsString(), materialized.SerializeAsString())
+        << shown << "\nrecord " << i << ":\n"
+        << materialized.DebugString() << "against\n"
+        << records->records[i].DebugString();
+  }
+}
+
 // ParseChunkRecords (the direct parser, JsonTree for what it declines) gives what JsonTree alone
-// gives: the same records to the bit, the same warnings, or the same error.
+// gives: the same records to the bit, the same warnings, or the same error; and so does
+// ParseChunkRecordsAsTable.
 void ExpectSameAsTree(const std::string& input) {
+  ExpectTableSameAsRecords(input);
   const std::string shown = input.substr(0, 300);  // a long input is not echoed whole
   const absl::StatusOr<ChunkRecordsRead> direct = ParseChunkRecords(input, "r.json");
   const absl::StatusOr<ChunkRecordsRead> tree = ParseChunkRecordsThroughTree(input, "r.json");

@@ -10,6 +10,7 @@
 #include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "io/untrusted_json.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace ingest_internal {
@@ -43,15 +44,97 @@ constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
                                                             "file_metadata",
                                                             "error"};
 
-// One record's members read into a ChunkRecord. Messages are built only for a problem: a
-// million good records cost no string formatting.
+// A ChunkRow (schema/chunk_table.h) written through the setters of v1::ChunkRecord that
+// RecordReader uses: one set of reading rules for both. Strings are viewed where the reader
+// finds them (the record's text, literals); those made on the fly are copied.
+class RowSink {
+ public:
+  class SectionSink {
+   public:
+    void set_name(const char* name, size_t size) { row_->name = absl::string_view(name, size); }
+    void set_name(const char* name) { row_->name = name; }
+    void set_kind(v1::SectionRecord::Kind kind) { row_->kind = kind; }
+    void set_entries(uint32_t entries) { row_->entries = entries; }
+    void set_duration_seconds(double seconds) { row_->duration_seconds = seconds; }
+    void set_memory_delta_bytes(int64_t bytes) { row_->memory_delta_bytes = bytes; }
+    void set_bytes_read(int64_t bytes) { row_->bytes_read = bytes; }
+
+   private:
+    friend class RowSink;
+    SectionRow* row_ = nullptr;
+  };
+
+  explicit RowSink(ChunkRow* row) : row_(*row) {}
+
+  void set_status(v1::ChunkStatus status) { row_.status = status; }
+  void set_task_id(const char* id, size_t size) {
+    row_.owned_task_id.assign(id, size);  // may be a number formatted on the stack
+    row_.strings[chunk_field::kTaskId] = row_.owned_task_id;
+  }
+  void set_dataset(const char* text, size_t size) { View(chunk_field::kDataset, text, size); }
+  void set_file(const char* text, size_t size) { View(chunk_field::kFile, text, size); }
+  void set_uuid(const char* text, size_t size) { View(chunk_field::kUuid, text, size); }
+  void set_error_text(std::string text) {
+    row_.owned_error_text = std::move(text);
+    row_.strings[chunk_field::kErrorText] = row_.owned_error_text;
+  }
+  absl::string_view file() const { return row_.strings[chunk_field::kFile]; }
+
+  void set_entry_start(int64_t n) { row_.ints[chunk_field::kEntryStart] = n; }
+  void set_entry_stop(int64_t n) { row_.ints[chunk_field::kEntryStop] = n; }
+  void set_events(int64_t n) { row_.ints[chunk_field::kEvents] = n; }
+  void set_start_unix_ns(int64_t n) { row_.ints[chunk_field::kStartUnixNs] = n; }
+  void set_end_unix_ns(int64_t n) { row_.ints[chunk_field::kEndUnixNs] = n; }
+  void set_memory_before_bytes(int64_t n) { row_.ints[chunk_field::kMemoryBeforeBytes] = n; }
+  void set_memory_after_bytes(int64_t n) { row_.ints[chunk_field::kMemoryAfterBytes] = n; }
+  void set_compressed_bytes_read(int64_t n) { row_.ints[chunk_field::kCompressedBytesRead] = n; }
+  void set_accessed_bytes(int64_t n) { row_.ints[chunk_field::kAccessedBytes] = n; }
+  void set_accessed_uncompressed_bytes(int64_t n) {
+    row_.ints[chunk_field::kAccessedUncompressedBytes] = n;
+  }
+  int64_t entry_start() const { return row_.ints[chunk_field::kEntryStart]; }
+  int64_t entry_stop() const { return row_.ints[chunk_field::kEntryStop]; }
+  int64_t start_unix_ns() const { return row_.ints[chunk_field::kStartUnixNs]; }
+  int64_t end_unix_ns() const { return row_.ints[chunk_field::kEndUnixNs]; }
+
+  void set_duration_seconds(double x) { row_.doubles[chunk_field::kDurationSeconds] = x; }
+  void set_branches_read_percent(double x) { row_.doubles[chunk_field::kBranchesReadPercent] = x; }
+  void set_bytes_read_percent(double x) { row_.doubles[chunk_field::kBytesReadPercent] = x; }
+
+  int sections_size() const { return static_cast<int>(row_.sections.size()); }
+  SectionSink* add_sections() {
+    section_.row_ = &row_.sections.emplace_back();
+    return &section_;
+  }
+  // The rare fields go to the row's rest.
+  void add_accessed_branches(std::string branch) {
+    row_.has_rest = true;
+    row_.rest.add_accessed_branches(std::move(branch));
+  }
+  v1::FileMetadata* mutable_file_metadata() {
+    row_.has_rest = true;
+    return row_.rest.mutable_file_metadata();
+  }
+
+ private:
+  void View(chunk_field::String field, const char* text, size_t size) {
+    row_.strings[field] = absl::string_view(text, size);
+  }
+
+  ChunkRow& row_;
+  SectionSink section_;
+};
+
+// One record's members read into a ChunkRecord (or a RowSink). Messages are built only for a
+// problem: a million good records cost no string formatting.
+template <typename Chunk>
 class RecordReader {
  public:
   RecordReader(const RecordMembers& members, absl::string_view source, size_t index,
                Warnings* warnings)
       : members_(members), source_(source), index_(index), warnings_(*warnings) {}
 
-  void Read(v1::ChunkRecord* chunk) {
+  void Read(Chunk* chunk) {
     chunk->set_status(v1::CHUNK_STATUS_OK);
     ReadTaskId(chunk);
     ReadScalars(chunk);
@@ -75,7 +158,7 @@ class RecordReader {
 
  private:
   // The engine's task id: a TaskVine / Work Queue id (an integer) or a Dask key (a string).
-  void ReadTaskId(v1::ChunkRecord* chunk) {
+  void ReadTaskId(Chunk* chunk) {
     const JsonScalar* field = Field(kTaskId);
     if (field == nullptr) return;
     if (field->kind == JsonNode::Kind::kString) {
@@ -93,7 +176,7 @@ class RecordReader {
     }
   }
 
-  void ReadScalars(v1::ChunkRecord* chunk) {
+  void ReadScalars(Chunk* chunk) {
     absl::string_view text;
     if (Text(kDataset, &text)) chunk->set_dataset(text.data(), text.size());
     if (Text(kFile, &text)) chunk->set_file(text.data(), text.size());
@@ -117,7 +200,7 @@ class RecordReader {
     if (Number(kBytesReadPercent, &number)) chunk->set_bytes_read_percent(number);
   }
 
-  void ReadBranches(v1::ChunkRecord* chunk) {
+  void ReadBranches(Chunk* chunk) {
     const JsonScalar* branches = Field(kAccessedBranches);
     if (branches == nullptr) return;
     if (branches->kind != JsonNode::Kind::kList) {
@@ -135,7 +218,7 @@ class RecordReader {
     }
   }
 
-  void ReadFileMetadata(v1::ChunkRecord* chunk) {
+  void ReadFileMetadata(Chunk* chunk) {
     const JsonScalar* metadata = Field(kFileMetadata);
     if (metadata == nullptr || metadata->kind != JsonNode::Kind::kObject) return;
     v1::FileMetadata* file = chunk->mutable_file_metadata();
@@ -225,7 +308,7 @@ class RecordReader {
   }
 
   // One section per entry of a {name: number} dict of the record; a bad entry is left out.
-  void AddSections(RecordKey key, v1::SectionRecord::Kind kind, v1::ChunkRecord* chunk) {
+  void AddSections(RecordKey key, v1::SectionRecord::Kind kind, Chunk* chunk) {
     const JsonScalar* dict = Field(key);
     if (dict == nullptr) return;
     if (dict->kind != JsonNode::Kind::kObject) {
@@ -257,8 +340,8 @@ class RecordReader {
                             : static_cast<long double>(value.number);
         continue;
       }
-      v1::SectionRecord* section = chunk->add_sections();
-      section->set_name(std::string(name));
+      auto* section = chunk->add_sections();
+      section->set_name(name.data(), name.size());
       section->set_kind(kind);
       section->set_entries(1);
       switch (kind) {
@@ -276,11 +359,11 @@ class RecordReader {
 
   // The sections beyond kMaxSectionsPerChunkRecord: one "(overflow)" section per kind, and one
   // warning naming the record.
-  void AddOverflowSections(v1::ChunkRecord* chunk) {
+  void AddOverflowSections(Chunk* chunk) {
     int64_t merged = 0;
     for (const auto& [kind, overflow] : overflow_) {
       merged += overflow.entries;
-      v1::SectionRecord* section = chunk->add_sections();
+      auto* section = chunk->add_sections();
       section->set_name(kOverflowSectionRecordName);
       section->set_kind(kind);
       section->set_entries(overflow.entries);
@@ -321,10 +404,15 @@ class RecordReader {
   std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
 };
 
-// A parsed record's members; false when it is not an object.
-bool MembersFromTree(const JsonTree& tree, RecordMembers* members) {
+// A parsed record's members; false (with a warning) when it is not an object.
+bool MembersFromTree(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, RecordMembers* members) {
   const JsonNode& root = tree.root();
-  if (root.kind != JsonNode::Kind::kObject) return false;
+  if (root.kind != JsonNode::Kind::kObject) {
+    warnings->Add(
+        absl::StrCat(source, ": record ", index, " is not an object; the record is left out"));
+    return false;
+  }
   members->Clear();
   const auto scalar = [&tree](const JsonNode& node) {
     JsonScalar value;
@@ -440,17 +528,27 @@ absl::string_view RecordKeyName(RecordKey key) { return kRecordKeys[key]; }
 
 void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, v1::ChunkRecord* chunk) {
-  RecordReader(members, source, index, warnings).Read(chunk);
+  RecordReader<v1::ChunkRecord>(members, source, index, warnings).Read(chunk);
+}
+
+void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
+                     Warnings* warnings, ChunkRow* row) {
+  row->Clear();
+  RowSink sink(row);
+  RecordReader<RowSink>(members, source, index, warnings).Read(&sink);
 }
 
 bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
                      Warnings* warnings, RecordMembers* members, v1::ChunkRecord* chunk) {
-  if (!MembersFromTree(tree, members)) {
-    warnings->Add(
-        absl::StrCat(source, ": record ", index, " is not an object; the record is left out"));
-    return false;
-  }
+  if (!MembersFromTree(tree, source, index, warnings, members)) return false;
   ReadChunkRecord(*members, source, index, warnings, chunk);
+  return true;
+}
+
+bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, RecordMembers* members, ChunkRow* row) {
+  if (!MembersFromTree(tree, source, index, warnings, members)) return false;
+  ReadChunkRecord(*members, source, index, warnings, row);
   return true;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "ingest/ingest_warnings.h"
 #include "ingest/json_tree.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -89,6 +90,13 @@ void ReadChunkRecord(const RecordMembers& members, absl::string_view source, siz
 // the record is not an object: `chunk` is then to be dropped.
 bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
                      Warnings* warnings, RecordMembers* members, v1::ChunkRecord* chunk);
+
+// The same into `row` (cleared first), which views `members`' text (and owns what it makes):
+// what ChunkTable::Append takes, without a v1::ChunkRecord on the way.
+void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
+                     Warnings* warnings, ChunkRow* row);
+bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
+                     Warnings* warnings, RecordMembers* members, ChunkRow* row);
 
 }  // namespace ingest_internal
 }  // namespace roastcoffea

@@ -126,14 +126,16 @@ class RecordParsers {
   RecordParsers(absl::string_view source, bool direct, Warnings* warnings)
       : source_(source), direct_(direct), warnings_(*warnings) {}
 
-  // Reads element `index` of `elements` (at its start) into a record of `records`, or leaves
-  // it out with a warning. An error (or a cancellation) of reading the input is returned.
-  absl::Status Read(size_t index, ArrayElements& elements, std::vector<v1::ChunkRecord>* records) {
+  // Reads element `index` of `elements` (at its start) into a record of `out` (a vector of
+  // records or a ChunkTable), or leaves it out with a warning. An error (or a cancellation) of
+  // reading the input is returned.
+  template <typename Out>
+  absl::Status Read(size_t index, ArrayElements& elements, Out* out) {
     // In place, from the input in memory: the common case, one pass over the bytes.
     if (direct_) {
       if (const size_t length = direct_parser_.Parse(elements.Available(), &members_)) {
         elements.Consume(length);
-        ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
+        AddMembers(index, out);
         return absl::OkStatus();
       }
     }
@@ -141,16 +143,34 @@ class RecordParsers {
     if (!element.ok()) return element.status();
     // Cut at a piece of the file, or declined: the element whole, then the reference parser.
     if (direct_ && direct_parser_.Parse(*element, &members_) == element->size()) {
-      ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
+      AddMembers(index, out);
       return absl::OkStatus();
     }
-    ReadThroughTree(*element, index, records);
+    ReadThroughTree(*element, index, out);
     return absl::OkStatus();
   }
 
  private:
-  void ReadThroughTree(absl::string_view text, size_t index,
-                       std::vector<v1::ChunkRecord>* records) {
+  void AddMembers(size_t index, std::vector<v1::ChunkRecord>* records) {
+    ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
+  }
+  void AddMembers(size_t index, ChunkTable* table) {
+    ReadChunkRecord(members_, source_, index, &warnings_, &row_);
+    table->Append(row_);
+  }
+  void AddTree(size_t index, std::vector<v1::ChunkRecord>* records) {
+    // Read in place: no temporary message to construct, move and destroy per record.
+    v1::ChunkRecord& record = records->emplace_back();
+    if (!ReadChunkRecord(tree_, source_, index, &warnings_, &members_, &record)) {
+      records->pop_back();
+    }
+  }
+  void AddTree(size_t index, ChunkTable* table) {
+    if (ReadChunkRecord(tree_, source_, index, &warnings_, &members_, &row_)) table->Append(row_);
+  }
+
+  template <typename Out>
+  void ReadThroughTree(absl::string_view text, size_t index, Out* out) {
     non_finite_.clear();
     // Python's NaN and Infinity made null (and reported), as ParseUntrustedJson does; only a
     // record that has an 'N' or 'I' at all is copied for it.
@@ -168,11 +188,7 @@ class RecordParsers {
     if (!non_finite_.empty()) {
       warnings_.NonFinite(absl::StrCat(source_, ": record ", index), non_finite_);
     }
-    // Read in place: no temporary message to construct, move and destroy per record.
-    v1::ChunkRecord& record = records->emplace_back();
-    if (!ReadChunkRecord(tree_, source_, index, &warnings_, &members_, &record)) {
-      records->pop_back();
-    }
+    AddTree(index, out);
   }
 
   const absl::string_view source_;
@@ -180,16 +196,25 @@ class RecordParsers {
   Warnings& warnings_;
   ingest_internal::DirectRecordParser direct_parser_;
   ingest_internal::RecordMembers members_;
+  ChunkRow row_;
   JsonTree tree_;
   std::vector<NonFiniteToken> non_finite_;
   std::string replaced_;
 };
 
-// The records of `elements` (opened), read one at a time.
-absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t input_bytes,
-                                             absl::string_view source,
-                                             const ChunkRecordsOptions& options, bool direct) {
-  ChunkRecordsRead read;
+// Where ReadRecords puts the records: ChunkRecordsRead's vector or ChunkTableRead's table.
+std::vector<v1::ChunkRecord>* Output(ChunkRecordsRead& read) { return &read.records; }
+ChunkTable* Output(ChunkTableRead& read) { return &read.table; }
+void Reserve(size_t records, ChunkRecordsRead& read) { read.records.reserve(records); }
+void Reserve(size_t records, ChunkTableRead& read) { read.table.Reserve(records); }
+
+// The records of `elements` (opened), read one at a time into a `Read` (ChunkRecordsRead or
+// ChunkTableRead).
+template <typename Read>
+absl::StatusOr<Read> ReadRecords(ArrayElements& elements, int64_t input_bytes,
+                                 absl::string_view source, const ChunkRecordsOptions& options,
+                                 bool direct) {
+  Read read;
   Warnings warnings(&read.warnings);
   RecordParsers parsers(source, direct, &warnings);
   size_t index = 0;
@@ -212,7 +237,7 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
       status = elements.SkimElement().status();
       if (status.ok()) ++left_out;  // counted, not parsed
     } else if (status.ok()) {
-      status = parsers.Read(index, elements, &read.records);
+      status = parsers.Read(index, elements, Output(read));
     }
     if (absl::IsCancelled(status)) {
       read.cancelled = true;
@@ -222,8 +247,10 @@ absl::StatusOr<ChunkRecordsRead> ReadRecords(ArrayElements& elements, int64_t in
     if (index + 1 == kSizingSample && input_bytes > 0) {
       const int64_t sample_bytes = std::max<int64_t>(1, elements.offset() - sample_start);
       const int64_t estimate = input_bytes / sample_bytes * static_cast<int64_t>(kSizingSample);
-      read.records.reserve(static_cast<size_t>(std::min<int64_t>(
-          kMaxChunkRecords, std::max<int64_t>(kSizingSample, estimate + estimate / 16 + 16))));
+      Reserve(
+          static_cast<size_t>(std::min<int64_t>(
+              kMaxChunkRecords, std::max<int64_t>(kSizingSample, estimate + estimate / 16 + 16))),
+          read);
     }
   }
   if (read.cancelled) {
@@ -242,8 +269,9 @@ absl::Status NotAList(absl::string_view source) {
       source, ": chunk records are a JSON list (or an object with \"__roastcoffea_metrics__\")"));
 }
 
-absl::StatusOr<ChunkRecordsRead> ParseRecordList(absl::string_view json, absl::string_view source,
-                                                 const ChunkRecordsOptions& options, bool direct) {
+template <typename Read>
+absl::StatusOr<Read> ParseRecordList(absl::string_view json, absl::string_view source,
+                                     const ChunkRecordsOptions& options, bool direct) {
   // The list itself, or the output object's "__roastcoffea_metrics__" member.
   absl::string_view list = json;
   absl::StatusOr<std::optional<absl::string_view>> inner =
@@ -254,21 +282,28 @@ absl::StatusOr<ChunkRecordsRead> ParseRecordList(absl::string_view json, absl::s
   absl::StatusOr<bool> opened = elements.Open();
   if (!opened.ok()) return opened.status();
   if (!*opened) return NotAList(source);
-  return ReadRecords(elements, static_cast<int64_t>(list.size()), source, options, direct);
+  return ReadRecords<Read>(elements, static_cast<int64_t>(list.size()), source, options, direct);
 }
 
 }  // namespace
 
 absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
                                                    const ChunkRecordsOptions& options) {
-  return ParseRecordList(json, source, options, /*direct=*/true);
+  return ParseRecordList<ChunkRecordsRead>(json, source, options, /*direct=*/true);
+}
+
+absl::StatusOr<ChunkTableRead> ParseChunkRecordsAsTable(absl::string_view json,
+                                                        absl::string_view source,
+                                                        const ChunkRecordsOptions& options) {
+  return ParseRecordList<ChunkTableRead>(json, source, options, /*direct=*/true);
 }
 
 namespace ingest_internal {
 
 absl::StatusOr<ChunkRecordsRead> ParseChunkRecordsThroughTree(absl::string_view json,
                                                               absl::string_view source) {
-  return ParseRecordList(json, source, ChunkRecordsOptions(), /*direct=*/false);
+  return ParseRecordList<ChunkRecordsRead>(json, source, ChunkRecordsOptions(),
+                                           /*direct=*/false);
 }
 
 }  // namespace ingest_internal
@@ -279,8 +314,10 @@ absl::StatusOr<CoffeaReportRead> ReadCoffeaReport(const std::string& path) {
   return ParseCoffeaReport(*json, path);
 }
 
-absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
-                                                  const ChunkRecordsOptions& options) {
+namespace {
+
+template <typename Read>
+absl::StatusOr<Read> ReadRecordFile(const std::string& path, const ChunkRecordsOptions& options) {
   BoundedReadOptions limits;
   limits.max_bytes = kMaxCoffeaJsonBytes;
   limits.what = "chunk records";
@@ -293,18 +330,30 @@ absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
       options.piece_bytes, &options.cancelled);
   absl::StatusOr<bool> opened = elements.Open();
   if (absl::IsCancelled(opened.status())) {
-    ChunkRecordsRead read;
+    Read read;
     read.cancelled = true;
     read.warnings.push_back(StoppedReading(path, 0));
     return read;
   }
   if (!opened.ok()) return opened.status();
-  if (*opened) return ReadRecords(elements, size, path, options, /*direct=*/true);
+  if (*opened) return ReadRecords<Read>(elements, size, path, options, /*direct=*/true);
   // Not a list: the processor output object (read whole: it is the command's output, not a
   // stream of records), or an error.
   absl::StatusOr<std::string> json = ReadBoundedFile(path, limits);
   if (!json.ok()) return json.status();
-  return ParseChunkRecords(*json, path, options);
+  return ParseRecordList<Read>(*json, path, options, /*direct=*/true);
+}
+
+}  // namespace
+
+absl::StatusOr<ChunkRecordsRead> ReadChunkRecords(const std::string& path,
+                                                  const ChunkRecordsOptions& options) {
+  return ReadRecordFile<ChunkRecordsRead>(path, options);
+}
+
+absl::StatusOr<ChunkTableRead> ReadChunkRecordsAsTable(const std::string& path,
+                                                       const ChunkRecordsOptions& options) {
+  return ReadRecordFile<ChunkTableRead>(path, options);
 }
 
 }  // namespace roastcoffea

@@ -394,6 +394,7 @@ TEST(ReadFilesTest, ReadingInPiecesGivesWhatTheTextGives) {
       ASSERT_EQ(in_memory.ok(), from_file.ok()) << json << " " << from_file.status();
       if (!in_memory.ok()) {
         EXPECT_EQ(in_memory.status(), from_file.status()) << json;
+        EXPECT_EQ(in_memory.status(), ReadChunkRecordsAsTable(path, options).status()) << json;
         continue;
       }
       EXPECT_EQ(in_memory->warnings, from_file->warnings) << json;
@@ -401,6 +402,15 @@ TEST(ReadFilesTest, ReadingInPiecesGivesWhatTheTextGives) {
       for (size_t i = 0; i < in_memory->records.size(); ++i) {
         EXPECT_EQ(in_memory->records[i].SerializeAsString(),
                   from_file->records[i].SerializeAsString());
+      }
+      // Into a table, from the file in pieces: the same.
+      const absl::StatusOr<ChunkTableRead> table = ReadChunkRecordsAsTable(path, options);
+      ASSERT_TRUE(table.ok()) << json << " " << table.status();
+      EXPECT_EQ(in_memory->warnings, table->warnings) << json;
+      ASSERT_EQ(in_memory->records.size(), table->table.size()) << json;
+      for (size_t i = 0; i < in_memory->records.size(); ++i) {
+        EXPECT_EQ(in_memory->records[i].SerializeAsString(),
+                  table->table.Record(i).SerializeAsString());
       }
     }
   }
@@ -432,6 +442,17 @@ TEST(ParseChunkRecordsTest, CancellationKeepsTheRecordsReadSoFar) {
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_TRUE(read->cancelled);
   EXPECT_TRUE(read->records.empty());
+  // Into a table: stopped the same way.
+  absl::StatusOr<ChunkTableRead> table = ReadChunkRecordsAsTable(path, options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_TRUE(table->cancelled);
+  EXPECT_TRUE(table->table.empty());
+  asked = 0;
+  options.cancelled = [&asked] { return ++asked == 2; };
+  table = ParseChunkRecordsAsTable(json, "r.json", options);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_TRUE(table->cancelled);
+  EXPECT_EQ(table->table.size(), static_cast<size_t>(2 * kRecordsPerCancellationCheck));
   // Never cancelled: everything.
   options.cancelled = [] { return false; };
   read = ReadChunkRecords(path, options);

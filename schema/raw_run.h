@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -38,9 +39,11 @@ struct RawRun {
   std::optional<v1::WorkflowReport> report;
   std::optional<v1::TrackingData> tracking;
   // Chunk records the engine backend derived itself (e.g. TaskVine tasks of the chunk category),
-  // joined by task id with `chunks`, the instrumentation's (aggregation/chunk_join.h).
-  std::vector<v1::ChunkRecord> engine_chunks;
-  std::vector<v1::ChunkRecord> chunks;
+  // joined by task id with `chunks`, the instrumentation's (aggregation/chunk_join.h). Both as
+  // columns (~190 B a record against ~980 B as v1::ChunkRecord objects); Measure materializes
+  // the joined records once, into the measurement.
+  ChunkTable engine_chunks;
+  ChunkTable chunks;
   std::vector<v1::Span> spans;
   std::vector<v1::Profile> profiles;
   // What the sources found worth saying, each under a stable code.

@@ -64,8 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tracking.ok()) *measurement.mutable_tracking() = *std::move(tracking);
   roastcoffea::RawRun run;
   backend.Contribute(run);
-  for (roastcoffea::v1::ChunkRecord& chunk : run.engine_chunks) {
-    *measurement.add_chunks() = std::move(chunk);
+  for (size_t i = 0; i < run.engine_chunks.size(); ++i) {
+    run.engine_chunks.ReadRecord(i, measurement.add_chunks());
   }
   for (roastcoffea::v1::Warning& warning : run.warnings) {
     *measurement.add_warnings() = std::move(warning);

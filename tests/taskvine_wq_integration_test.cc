@@ -87,7 +87,7 @@ TEST(TaskVineWorkQueueIntegration, FollowsARealManagerAndWorkers) {
   EXPECT_EQ(f.tasks_failed, 1);
   EXPECT_GT(f.execute_seconds, 6 * 0.0);
   // Chunk records: the 6 processing tasks, the one that exited 3 failed.
-  const std::vector<v1::ChunkRecord> chunks = std::move(contributed.engine_chunks);
+  const std::vector<v1::ChunkRecord> chunks = RecordsOf(contributed.engine_chunks);
   ASSERT_EQ(chunks.size(), 6u);
   int failed = 0;
   for (const v1::ChunkRecord& c : chunks) {

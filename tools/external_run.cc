@@ -210,9 +210,9 @@ void ReadCommandFiles(const std::string& report_path, const std::string& records
   read_options.cancelled = [&session, interrupted_before = session.interrupted()] {
     return (!interrupted_before && session.interrupted()) || SessionShouldGiveUp();
   };
-  absl::StatusOr<ChunkRecordsRead> records = ReadChunkRecords(records_path, read_options);
+  absl::StatusOr<ChunkTableRead> records = ReadChunkRecordsAsTable(records_path, read_options);
   if (records.ok()) {
-    outputs->chunks = std::move(records->records);
+    outputs->chunks = std::move(records->table);
     for (std::string& warning : records->warnings) {
       outputs->warnings.push_back(Ours(std::move(warning)));
     }

@@ -67,7 +67,7 @@ class FakeBackend : public AbstractMetricsBackend {
     return span;
   }
   void Contribute(RawRun& run) override {
-    for (const v1::ChunkRecord& chunk : own_chunks) run.engine_chunks.push_back(chunk);
+    for (const v1::ChunkRecord& chunk : own_chunks) run.engine_chunks.Append(chunk);
     for (const std::string& message : warnings) {
       run.warnings.emplace_back().set_message(message);
       run.warnings.back().set_code("fake_warning");

@@ -167,7 +167,7 @@ class DaskMetricsBackend : public AbstractMetricsBackend {
   // Per-worker profiles (all tasks first, then one set per profile_task_prefixes entry),
   // workers in the order they were first seen. Available after StopTracking. Dask's profiles
   // cannot tell chunks apart: `chunks` is not used.
-  std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
+  std::vector<v1::Profile> TakeProfiles(const ChunkTable& chunks) override;
 
   // What the scheduler said it runs ("2022.12.1+ds.1"; "unknown" when its reply lacked it);
   // empty before StartTracking.

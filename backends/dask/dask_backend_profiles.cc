@@ -256,8 +256,7 @@ void DaskMetricsBackend::DescribeProfileWorker(const std::string& worker,
   profile.set_memory_limit_bytes(std::llround(track->second.memory_limit_bytes));
 }
 
-std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles(
-    absl::Span<const v1::ChunkRecord> /*chunks*/) {
+std::vector<v1::Profile> DaskMetricsBackend::TakeProfiles(const ChunkTable& /*chunks*/) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<v1::Profile> out;
   out.swap(profiles_);

@@ -495,7 +495,7 @@ TEST(TaskVineFollow, LiveProgressCountsChunksAsTheirDoneLinesArrive) {
   const std::optional<BackendLiveProgress> last = backend.LiveProgress();
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ(last->workers, 0);
-  const std::vector<v1::ChunkRecord> chunks = ContributedRun(backend).engine_chunks;
+  const std::vector<v1::ChunkRecord> chunks = RecordsOf(ContributedRun(backend).engine_chunks);
   int failed = 0;
   for (const v1::ChunkRecord& chunk : chunks) {
     failed += chunk.status() == v1::CHUNK_STATUS_FAILED ? 1 : 0;

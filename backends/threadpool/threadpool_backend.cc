@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/threadpool/proc_stats.h"
 #include "host/host_name.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace {
@@ -142,10 +143,11 @@ std::optional<v1::TrackingData> ThreadPoolMetricsBackend::TakeTrackingSegment() 
   return segment;
 }
 
-std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles(
-    absl::Span<const v1::ChunkRecord> chunks) {
+std::vector<v1::Profile> ThreadPoolMetricsBackend::TakeProfiles(const ChunkTable& chunks) {
   if (profiler_ == nullptr || profiler_->running()) return {};
-  absl::StatusOr<std::vector<v1::Profile>> profiles = profiler_->BuildProfiles(chunks, host_);
+  // Only a profiled run pays for records: the profiler attributes samples to them.
+  absl::StatusOr<std::vector<v1::Profile>> profiles =
+      profiler_->BuildProfiles(RecordsOf(chunks), host_);
   profiler_.reset();
   if (!profiles.ok()) return {};
   return *std::move(profiles);

@@ -97,7 +97,7 @@ class ThreadPoolMetricsBackend : public AbstractMetricsBackend {
   // After StopTracking, with options.profile: the profiles (see the file comment), samples
   // attributed to these chunk records by thread_index and time (the rest counted in
   // samples_outside_chunks). Empty when profiling was off; a second call returns nothing new.
-  std::vector<v1::Profile> TakeProfiles(absl::Span<const v1::ChunkRecord> chunks) override;
+  std::vector<v1::Profile> TakeProfiles(const ChunkTable& chunks) override;
 
   // The samples taken since the last call (or StartTracking), handed to the caller for good
   // (the session appends them to its checkpoint): StopTracking returns only what came after.

@@ -21,6 +21,7 @@
 #include "host/fake_clock.h"
 #include "instrumentation/chunk_tracking.h"
 #include "instrumentation/sections.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -275,7 +276,7 @@ TEST(ThreadPoolMetricsBackendTest, ProfilesEachWorkerAndItsChunksWhenAsked) {
   ASSERT_TRUE(output.ok()) << output.status();
   EXPECT_TRUE(backend.TakeProfiles({}).empty());  // still tracking: nothing yet
   ASSERT_TRUE(backend.StopTracking().ok());
-  std::vector<v1::Profile> profiles = backend.TakeProfiles(output->chunk_records);
+  std::vector<v1::Profile> profiles = backend.TakeProfiles(ChunkTableOf(output->chunk_records));
   ASSERT_EQ(profiles.size(), kThreads + 1u);  // the workers, then section "spin"
   const std::string prefix = ExpectedWorkerPrefix();
   int64_t chunk_samples = 0;

@@ -1,0 +1,365 @@
+// The chunk records of a run as columns (issue #25): the compact in-memory form of a
+// std::vector<v1::ChunkRecord>, lossless. One v1::ChunkRecord costs 384 B plus a heap string per
+// string field plus its sections; here a record costs only the fields it sets:
+// - one column per numeric field, allocated only once a record sets it to non-zero (a field no
+//   record sets costs nothing), with presence bits for the `optional` ones;
+// - interned ids for the strings many records share (dataset, file, uuid, worker, section
+//   names), one pool for all;
+// - per-record strings (task_id, error_text) in one character arena with end offsets;
+// - sections flattened into section columns, each record's end offset into them;
+// - the rarely-set fields (accessed_branches, file_metadata, slices, retried_task_ids, unknown
+//   fields, sections with fields beyond the columns) kept per record as a serialized remainder.
+// Record(i) gives back a message equal to the one appended, and byte-equal once serialized.
+//
+// Measured (schema/chunk_table_test.cc, MemoryPerRecord): a record as the original's
+// instrumentation writes it (task id, dataset, file, uuid, times, memory, bytes, two timing
+// sections; 1 % failed) costs 189 B here (10^5 records, reserved), against ~980 B as
+// v1::ChunkRecord objects (bench/stage_benchmark's ingest line).
+#ifndef ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
+#define ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+
+// The fields of v1::ChunkRecord the columns hold, by kind: chunk_field::kStartUnixNs.
+namespace chunk_field {
+
+// The integer fields of v1::ChunkRecord held in columns; the last four are `optional`.
+enum Int {
+  kEntryStart,
+  kEntryStop,
+  kEvents,
+  kStartUnixNs,
+  kEndUnixNs,
+  kMemoryBeforeBytes,
+  kMemoryAfterBytes,
+  kMemoryPeakBytes,
+  kCompressedBytesRead,
+  kUncompressedBytesRead,
+  kThreadIndex,
+  kAccessedBytes,
+  kAccessedUncompressedBytes,
+  kDroppedSlices,
+  kAllocatedBytes,
+  kPeakLiveBytes,
+  kFileBytes,
+  kReadyUnixNs,
+  kIntCount
+};
+inline constexpr int kFirstOptionalInt = kAllocatedBytes;
+
+// The double fields; the last three are `optional`.
+enum Double {
+  kDurationSeconds,
+  kCpuSeconds,
+  kBranchesReadPercent,
+  kBytesReadPercent,
+  kRunQueueWaitSeconds,
+  kMachineLoad,
+  kMachineCpus,
+  kDoubleCount
+};
+inline constexpr int kFirstOptionalDouble = kRunQueueWaitSeconds;
+
+// The string fields; the first four are interned (shared by many records), the rest per record.
+enum String { kDataset, kFile, kUuid, kWorker, kTaskId, kErrorText, kStringCount };
+inline constexpr int kFirstPerRecordString = kTaskId;
+
+}  // namespace chunk_field
+
+// One section in column form (v1::SectionRecord without its optional fields).
+struct SectionRow {
+  absl::string_view name;
+  int32_t kind = 0;  // v1::SectionRecord::Kind, unknown values kept
+  uint32_t entries = 0;
+  double duration_seconds = 0;
+  double cpu_seconds = 0;
+  int64_t memory_delta_bytes = 0;
+  int64_t bytes_read = 0;
+};
+
+// One record in column form, viewing its strings: what ChunkTable appends and reads back, and
+// what a reader that never builds a v1::ChunkRecord (ingest/chunk_record_reader.h) fills.
+// Reused as scratch: Clear() keeps the vectors' capacity.
+struct ChunkRow {
+  int64_t ints[chunk_field::kIntCount] = {};
+  double doubles[chunk_field::kDoubleCount] = {};
+  // Presence of the optional fields, one bit each: use SetOptional / HasOptional.
+  uint32_t present = 0;
+  int32_t status = 0;  // v1::ChunkStatus, unknown values kept
+  uint32_t attempt = 0;
+  absl::string_view strings[chunk_field::kStringCount];
+  std::vector<SectionRow> sections;
+  // The fields not above (see the file comment), when has_rest.
+  bool has_rest = false;
+  v1::ChunkRecord rest;
+  // Text the row owns for a string it views (e.g. a task id formatted from a number).
+  std::string owned_task_id;
+  std::string owned_error_text;
+
+  void SetOptional(chunk_field::Int field, int64_t value) {
+    ints[field] = value;
+    present |= uint32_t{1} << (field - chunk_field::kFirstOptionalInt);
+  }
+  void SetOptional(chunk_field::Double field, double value) {
+    doubles[field] = value;
+    present |= uint32_t{1} << OptionalBit(field);
+  }
+  bool HasOptional(chunk_field::Int field) const {
+    return (present >> (field - chunk_field::kFirstOptionalInt)) & 1;
+  }
+  bool HasOptional(chunk_field::Double field) const { return (present >> OptionalBit(field)) & 1; }
+  static int OptionalBit(chunk_field::Double field) {
+    return chunk_field::kIntCount - chunk_field::kFirstOptionalInt +
+           (field - chunk_field::kFirstOptionalDouble);
+  }
+
+  void Clear();
+  // The record this row stands for, into `record` (cleared first).
+  void ToRecord(v1::ChunkRecord* record) const;
+  // The row of `record`, viewing its strings (which must outlive the row's use).
+  void FromRecord(const v1::ChunkRecord& record);
+};
+
+class ChunkTable {
+ public:
+  ChunkTable() = default;
+  // Moves keep the interned strings where they are (a deque's blocks move whole). A moved-from
+  // table is to be assigned to or destroyed.
+  ChunkTable(ChunkTable&&) = default;
+  ChunkTable& operator=(ChunkTable&&) = default;
+  ChunkTable(const ChunkTable&) = delete;
+  ChunkTable& operator=(const ChunkTable&) = delete;
+
+  // Room for `records` records without growing the columns they set.
+  void Reserve(size_t records);
+
+  void Append(const v1::ChunkRecord& record);
+  void Append(v1::ChunkRecord&& record) { Append(static_cast<const v1::ChunkRecord&>(record)); }
+  void Append(const ChunkRow& row);
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Record `i` (< size()), materialized.
+  v1::ChunkRecord Record(size_t i) const;
+  // Record `i` into `record` (cleared first): reuse one message across records.
+  void ReadRecord(size_t i, v1::ChunkRecord* record) const;
+  // Every record in order, appended to `records` (fresh messages: nothing cleared first).
+  void AppendRecordsTo(google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records) const;
+  // Record `i` as a row viewing this table's memory (valid until the next Append).
+  void ReadRow(size_t i, ChunkRow* row) const;
+  // Each record in order, materialized into one reused message.
+  void ForEachRecord(absl::FunctionRef<void(const v1::ChunkRecord&)> fn) const;
+
+  // Bytes this table holds on the heap (capacities, not sizes).
+  size_t MemoryBytes() const;
+
+  // Typed column accessors for the hot fields.
+  int64_t Int(chunk_field::Int field, size_t i) const { return ints_[field][i]; }
+  double Double(chunk_field::Double field, size_t i) const { return doubles_[field][i]; }
+  bool HasOptional(chunk_field::Int field, size_t i) const {
+    return (present_[i] >> (field - chunk_field::kFirstOptionalInt)) & 1;
+  }
+  bool HasOptional(chunk_field::Double field, size_t i) const {
+    return (present_[i] >> ChunkRow::OptionalBit(field)) & 1;
+  }
+  absl::string_view String(chunk_field::String field, size_t i) const;
+  // The interned id of an interned string field (dataset, file, uuid, worker): equal ids, equal
+  // strings. 0 is "".
+  uint32_t StringId(chunk_field::String field, size_t i) const { return ids_[field][i]; }
+  absl::string_view InternedString(uint32_t id) const { return pool_.Get(id); }
+  int32_t status(size_t i) const { return status_[i]; }
+  uint32_t attempt(size_t i) const { return attempt_[i]; }
+  int64_t start_unix_ns(size_t i) const { return Int(chunk_field::kStartUnixNs, i); }
+  int64_t end_unix_ns(size_t i) const { return Int(chunk_field::kEndUnixNs, i); }
+  double duration_seconds(size_t i) const { return Double(chunk_field::kDurationSeconds, i); }
+  // The sections of record `i` held in columns: [SectionsBegin(i), SectionsEnd(i)).
+  size_t SectionsBegin(size_t i) const { return i == 0 ? 0 : section_ends_[i - 1]; }
+  size_t SectionsEnd(size_t i) const { return section_ends_[i]; }
+  // Section `s` of the section columns (its name a view of the pool).
+  SectionRow Section(size_t s) const;
+  // Whether record `i` has fields outside the columns (its remainder).
+  bool HasRest(size_t i) const { return !rest_.Get(i).empty(); }
+
+  // Changes to record `i` in place, for a step that updates some fields of many records (the
+  // join): no record is rebuilt. Setting an optional field marks it present.
+  void SetInt(chunk_field::Int field, size_t i, int64_t value);
+  void SetDouble(chunk_field::Double field, size_t i, double value);
+  void SetStatus(size_t i, int32_t status) { status_.Set(i, status); }
+  void SetAttempt(size_t i, uint32_t attempt) { attempt_.Set(i, attempt); }
+  // An interned field (dataset, file, uuid, worker).
+  void SetInternedString(chunk_field::String field, size_t i, absl::string_view text) {
+    ids_[field].Set(i, pool_.Intern(text));
+  }
+  // A per-record field (task_id, error_text): the records named in `texts` take its text (the
+  // field's column is rewritten once).
+  void ReplaceStrings(chunk_field::String field,
+                      const absl::flat_hash_map<uint32_t, std::string>& texts);
+
+ private:
+  // Record `i` into a message with nothing set.
+  void ReadIntoEmpty(size_t i, v1::ChunkRecord* record) const;
+
+  // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
+  // field no record sets costs nothing.
+  template <typename T>
+  class Column {
+   public:
+    void Reserve(size_t n) {
+      reserved_ = n;
+      if (!values_.empty()) values_.reserve(n);
+    }
+    void Push(T value) {
+      if (values_.empty() && IsZero(value)) {
+        ++size_;
+        return;
+      }
+      if (values_.empty()) {
+        values_.reserve(std::max(reserved_, size_ + 1));
+        values_.resize(size_);
+      }
+      values_.push_back(value);
+      ++size_;
+    }
+    T operator[](size_t i) const { return i < values_.size() ? values_[i] : T{}; }
+    // Value `i` (< the values pushed) becomes `value`.
+    void Set(size_t i, T value) {
+      if (values_.empty()) {
+        if (IsZero(value)) return;
+        values_.reserve(std::max(reserved_, size_));
+        values_.resize(size_);
+      }
+      values_[i] = value;
+    }
+    size_t MemoryBytes() const { return values_.capacity() * sizeof(T); }
+    size_t size() const { return size_; }
+
+   private:
+    static bool IsZero(const T& value) {
+      static const T kZero{};
+      return std::memcmp(&value, &kZero, sizeof(T)) == 0;
+    }
+    std::vector<T> values_;
+    size_t size_ = 0;
+    size_t reserved_ = 0;
+  };
+
+  // Strings of one record each, in one arena; none allocated while every one is "".
+  class StringColumn {
+   public:
+    void Reserve(size_t n) { ends_.Reserve(n); }
+    void Push(absl::string_view text) {
+      chars_.append(text.data(), text.size());
+      ends_.Push(chars_.size());
+    }
+    absl::string_view Get(size_t i) const {
+      const uint64_t begin = i == 0 ? 0 : ends_[i - 1];
+      return absl::string_view(chars_).substr(begin, ends_[i] - begin);
+    }
+    size_t MemoryBytes() const { return chars_.capacity() + ends_.MemoryBytes(); }
+    size_t size() const { return ends_.size(); }
+
+   private:
+    std::string chars_;
+    Column<uint64_t> ends_;
+  };
+
+  // Interned strings: id 0 is "".
+  class StringPool {
+   public:
+    StringPool() { strings_.emplace_back(); }
+    uint32_t Intern(absl::string_view text);
+    // Intern through a one-entry cache: consecutive records mostly share their file, dataset,
+    // worker and section names, and a comparison is cheaper than hashing.
+    struct Last {
+      absl::string_view text;  // a view of the pool
+      uint32_t id = 0;
+    };
+    uint32_t Intern(absl::string_view text, Last* last) {
+      if (text.size() == last->text.size() &&
+          (text.empty() || std::memcmp(text.data(), last->text.data(), text.size()) == 0)) {
+        return last->id;
+      }
+      last->id = InternCached(text);
+      last->text = Get(last->id);
+      return last->id;
+    }
+    // Intern through a small direct-mapped cache indexed by the text's size and last 8 bytes:
+    // strings that recur out of order (a run's workers, files, uuids, section names) are found
+    // without hashing the whole text.
+    uint32_t InternCached(absl::string_view text) {
+      if (text.empty()) return 0;
+      uint64_t tail = 0;
+      const size_t tail_size = std::min<size_t>(text.size(), sizeof(tail));
+      std::memcpy(&tail, text.data() + text.size() - tail_size, tail_size);
+      const size_t slot =
+          static_cast<size_t>(((tail ^ text.size()) * 0x9E3779B97F4A7C15u) >> (64 - kCacheBits));
+      const absl::string_view cached = Get(cache_[slot]);
+      if (cached.size() == text.size() &&
+          std::memcmp(cached.data(), text.data(), text.size()) == 0) {
+        return cache_[slot];
+      }
+      cache_[slot] = Intern(text);
+      return cache_[slot];
+    }
+    absl::string_view Get(uint32_t id) const { return strings_[id]; }
+    size_t MemoryBytes() const;
+
+   private:
+    static constexpr int kCacheBits = 10;
+    std::deque<std::string> strings_;  // a deque: the map's views of them stay valid
+    absl::flat_hash_map<absl::string_view, uint32_t> ids_;
+    std::array<uint32_t, size_t{1} << kCacheBits> cache_ = {};  // ids; 0 ("") is no entry
+  };
+
+  size_t size_ = 0;
+  Column<int64_t> ints_[chunk_field::kIntCount];
+  Column<double> doubles_[chunk_field::kDoubleCount];
+  Column<uint8_t> present_;
+  Column<int32_t> status_;
+  Column<uint32_t> attempt_;
+  StringPool pool_;
+  Column<uint32_t> ids_[chunk_field::kFirstPerRecordString];
+  StringColumn per_record_[chunk_field::kStringCount - chunk_field::kFirstPerRecordString];
+  Column<uint64_t> section_ends_;
+  size_t sections_ = 0;
+  Column<uint32_t> section_names_;
+  Column<int32_t> section_kinds_;
+  Column<uint32_t> section_entries_;
+  Column<double> section_durations_;
+  Column<double> section_cpu_;
+  Column<int64_t> section_memory_;
+  Column<int64_t> section_bytes_;
+  StringColumn rest_;
+  // The last string interned per field, and per section position within a record.
+  StringPool::Last last_ids_[chunk_field::kFirstPerRecordString];
+  static constexpr size_t kCachedSectionNames = 16;
+  StringPool::Last last_section_names_[kCachedSectionNames];
+  // Scratch of Append(const v1::ChunkRecord&).
+  ChunkRow scratch_;
+  std::string serialized_;
+};
+
+// A table of `records`, in order (tests, and sources that still build records).
+ChunkTable ChunkTableOf(absl::Span<const v1::ChunkRecord> records);
+// The records of `table` from `from` on, materialized one at a time.
+std::vector<v1::ChunkRecord> RecordsOf(const ChunkTable& table, size_t from = 0);
+
+}  // namespace roastcoffea
+
+#endif  // ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_

@@ -1,0 +1,445 @@
+#include "schema/chunk_table.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/field_comparator.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "schema/measurement.pb.h"
+
+namespace roastcoffea {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+// Equal as messages (NaN equal to NaN) and to the byte once serialized.
+void ExpectSame(const v1::ChunkRecord& expected, const v1::ChunkRecord& actual) {
+  google::protobuf::util::DefaultFieldComparator comparator;
+  comparator.set_treat_nan_as_equal(true);
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.set_field_comparator(&comparator);
+  std::string difference;
+  differencer.ReportDifferencesToString(&difference);
+  EXPECT_TRUE(differencer.Compare(expected, actual)) << difference;
+  EXPECT_EQ(expected.SerializeAsString(), actual.SerializeAsString());
+}
+
+void ExpectRoundTrip(const std::vector<v1::ChunkRecord>& records) {
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  ASSERT_EQ(table.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("record ", i));
+    ExpectSame(records[i], table.Record(i));
+  }
+  size_t visited = 0;
+  table.ForEachRecord([&](const v1::ChunkRecord& record) {
+    ExpectSame(records[visited], record);
+    ++visited;
+  });
+  EXPECT_EQ(visited, records.size());
+  // Appended after a record already there, which stays as it was.
+  v1::Measurement measurement;
+  measurement.add_chunks()->set_task_id("already-there");
+  table.AppendRecordsTo(measurement.mutable_chunks());
+  ASSERT_EQ(measurement.chunks_size(), static_cast<int>(records.size()) + 1);
+  EXPECT_EQ(measurement.chunks(0).task_id(), "already-there");
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("appended record ", i));
+    ExpectSame(records[i], measurement.chunks(static_cast<int>(i) + 1));
+  }
+}
+
+// Strings that are valid UTF-8 (proto3 refuses others) but awkward: NUL, multibyte, long.
+std::string EdgeString(std::mt19937_64& rng) {
+  switch (rng() % 6) {
+    case 0:
+      return "";
+    case 1:
+      return std::string("a\0b", 3);
+    case 2:
+      return "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";  // é € 😀
+    case 3:
+      return std::string(100 + rng() % 300, 'x');
+    case 4:
+      return absl::StrCat("file_", rng() % 4);  // shared by many records
+    default:
+      return absl::StrCat("t", rng());
+  }
+}
+
+int64_t EdgeInt(std::mt19937_64& rng) {
+  switch (rng() % 5) {
+    case 0:
+      return std::numeric_limits<int64_t>::min();
+    case 1:
+      return std::numeric_limits<int64_t>::max();
+    case 2:
+      return 0;
+    case 3:
+      return -static_cast<int64_t>(rng() % 1000);
+    default:
+      return static_cast<int64_t>(rng());
+  }
+}
+
+double EdgeDouble(std::mt19937_64& rng) {
+  switch (rng() % 7) {
+    case 0:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 1:
+      return std::numeric_limits<double>::infinity();
+    case 2:
+      return -std::numeric_limits<double>::infinity();
+    case 3:
+      return -0.0;
+    case 4:
+      return std::numeric_limits<double>::denorm_min();
+    case 5:
+      return 0.0;
+    default:
+      return std::ldexp(static_cast<double>(rng() % 1000000), static_cast<int>(rng() % 80) - 40);
+  }
+}
+
+// Sets each field of `message` with probability `p` (every field when p >= 1) to an edge value,
+// messages recursively, repeated fields with 0-3 elements, and adds unknown fields sometimes.
+// Driven by the descriptor: a field added to the schema is filled too.
+void Fill(Message* message, double p, std::mt19937_64& rng, int depth = 0) {
+  const Reflection* reflection = message->GetReflection();
+  const google::protobuf::Descriptor* descriptor = message->GetDescriptor();
+  std::uniform_real_distribution<double> coin(0, 1);
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const FieldDescriptor* field = descriptor->field(i);
+    if (p < 1 && coin(rng) >= p) continue;
+    const int count = field->is_repeated() ? static_cast<int>(1 + rng() % 3) : 1;
+    for (int n = 0; n < count; ++n) {
+      const bool repeated = field->is_repeated();
+      switch (field->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_INT64:
+          repeated ? reflection->AddInt64(message, field, EdgeInt(rng))
+                   : reflection->SetInt64(message, field, EdgeInt(rng));
+          break;
+        case FieldDescriptor::CPPTYPE_INT32:
+          repeated ? reflection->AddInt32(message, field, static_cast<int32_t>(rng()))
+                   : reflection->SetInt32(message, field, static_cast<int32_t>(rng()));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT32:
+          repeated ? reflection->AddUInt32(message, field, static_cast<uint32_t>(rng()))
+                   : reflection->SetUInt32(message, field, static_cast<uint32_t>(rng()));
+          break;
+        case FieldDescriptor::CPPTYPE_UINT64:
+          repeated ? reflection->AddUInt64(message, field, rng())
+                   : reflection->SetUInt64(message, field, rng());
+          break;
+        case FieldDescriptor::CPPTYPE_DOUBLE:
+          repeated ? reflection->AddDouble(message, field, EdgeDouble(rng))
+                   : reflection->SetDouble(message, field, EdgeDouble(rng));
+          break;
+        case FieldDescriptor::CPPTYPE_FLOAT:
+          repeated ? reflection->AddFloat(message, field, static_cast<float>(EdgeDouble(rng)))
+                   : reflection->SetFloat(message, field, static_cast<float>(EdgeDouble(rng)));
+          break;
+        case FieldDescriptor::CPPTYPE_BOOL:
+          repeated ? reflection->AddBool(message, field, rng() % 2)
+                   : reflection->SetBool(message, field, rng() % 2);
+          break;
+        case FieldDescriptor::CPPTYPE_ENUM: {
+          // Known values and unknown ones (proto3 keeps them).
+          const int value =
+              rng() % 4 == 0 ? 7 + static_cast<int>(rng() % 100) : static_cast<int>(rng() % 3);
+          repeated ? reflection->AddEnumValue(message, field, value)
+                   : reflection->SetEnumValue(message, field, value);
+          break;
+        }
+        case FieldDescriptor::CPPTYPE_STRING:
+          repeated ? reflection->AddString(message, field, EdgeString(rng))
+                   : reflection->SetString(message, field, EdgeString(rng));
+          break;
+        case FieldDescriptor::CPPTYPE_MESSAGE:
+          if (depth < 3) {
+            Fill(repeated ? reflection->AddMessage(message, field)
+                          : reflection->MutableMessage(message, field),
+                 p, rng, depth + 1);
+          }
+          break;
+      }
+    }
+  }
+  if (rng() % 8 == 0) {
+    reflection->MutableUnknownFields(message)->AddVarint(1000 + static_cast<int>(rng() % 50),
+                                                         rng());
+    reflection->MutableUnknownFields(message)->AddLengthDelimited(2000, "unknown");
+  }
+}
+
+TEST(ChunkTableTest, NoneSet) { ExpectRoundTrip({v1::ChunkRecord(), v1::ChunkRecord()}); }
+
+TEST(ChunkTableTest, EveryFieldSet) {
+  std::mt19937_64 rng(1);
+  std::vector<v1::ChunkRecord> records(50);
+  for (v1::ChunkRecord& record : records) Fill(&record, 1.0, rng);
+  // Every field of the schema is set in some of them (so a field added later is covered; an
+  // edge value of 0 or "" leaves a proto3 field unset in one record).
+  std::set<int> set_fields;
+  for (const v1::ChunkRecord& record : records) {
+    std::vector<const FieldDescriptor*> fields;
+    record.GetReflection()->ListFields(record, &fields);
+    for (const FieldDescriptor* field : fields) set_fields.insert(field->number());
+  }
+  EXPECT_EQ(static_cast<int>(set_fields.size()), v1::ChunkRecord::descriptor()->field_count());
+  ExpectRoundTrip(records);
+}
+
+TEST(ChunkTableTest, ChunkTableOfAndRecordsOfKeepTheRecordsInOrder) {
+  std::mt19937_64 rng(11);
+  std::vector<v1::ChunkRecord> records(20);
+  for (v1::ChunkRecord& record : records) Fill(&record, 0.5, rng);
+  const ChunkTable table = ChunkTableOf(records);
+  ASSERT_EQ(table.size(), records.size());
+  const std::vector<v1::ChunkRecord> back = RecordsOf(table);
+  ASSERT_EQ(back.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(back[i].SerializeAsString(), records[i].SerializeAsString()) << i;
+  }
+  const std::vector<v1::ChunkRecord> tail = RecordsOf(table, 15);
+  ASSERT_EQ(tail.size(), 5u);
+  EXPECT_EQ(tail[0].SerializeAsString(), records[15].SerializeAsString());
+  EXPECT_TRUE(RecordsOf(table, 20).empty());
+  EXPECT_TRUE(RecordsOf(table, 99).empty());
+  EXPECT_EQ(ChunkTableOf({records[3], records[4]}).Record(1).SerializeAsString(),
+            records[4].SerializeAsString());
+}
+
+TEST(ChunkTableTest, NonFiniteDoublesAndExtremeInts) {
+  std::vector<v1::ChunkRecord> records(4);
+  records[0].set_duration_seconds(std::numeric_limits<double>::quiet_NaN());
+  records[0].set_cpu_seconds(std::numeric_limits<double>::infinity());
+  records[0].set_machine_load(-std::numeric_limits<double>::infinity());
+  records[1].set_duration_seconds(-0.0);  // not 0: its bits differ
+  records[1].set_start_unix_ns(std::numeric_limits<int64_t>::min());
+  records[1].set_end_unix_ns(std::numeric_limits<int64_t>::max());
+  records[1].set_attempt(std::numeric_limits<uint32_t>::max());
+  records[2].set_status(static_cast<v1::ChunkStatus>(12345));  // unknown, kept
+  v1::SectionRecord* section = records[2].add_sections();
+  section->set_duration_seconds(std::numeric_limits<double>::quiet_NaN());
+  section->set_memory_delta_bytes(std::numeric_limits<int64_t>::min());
+  section->set_entries(std::numeric_limits<uint32_t>::max());
+  ExpectRoundTrip(records);
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  EXPECT_TRUE(std::signbit(table.duration_seconds(1)));
+  EXPECT_EQ(table.status(2), 12345);
+}
+
+TEST(ChunkTableTest, EmptyOptionalIsNotAbsent) {
+  std::vector<v1::ChunkRecord> records(3);
+  records[0].set_allocated_bytes(0);
+  records[0].set_run_queue_wait_seconds(0);
+  records[1].set_ready_unix_ns(5);
+  records[2].set_machine_cpus(0);
+  ExpectRoundTrip(records);
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  EXPECT_TRUE(table.HasOptional(chunk_field::kAllocatedBytes, 0));
+  EXPECT_TRUE(table.HasOptional(chunk_field::kRunQueueWaitSeconds, 0));
+  EXPECT_FALSE(table.HasOptional(chunk_field::kMachineCpus, 0));
+  EXPECT_FALSE(table.HasOptional(chunk_field::kAllocatedBytes, 1));
+  EXPECT_TRUE(table.HasOptional(chunk_field::kMachineCpus, 2));
+  // Empty sub-message and empty repeated field: present vs absent stays.
+  v1::ChunkRecord with_metadata;
+  with_metadata.mutable_file_metadata();
+  ExpectRoundTrip({with_metadata, v1::ChunkRecord()});
+}
+
+TEST(ChunkTableTest, EdgeStrings) {
+  v1::ChunkRecord record;
+  record.set_file(std::string("a\0b", 3));
+  record.set_dataset("\xC3\xA9\xE2\x82\xAC");
+  record.set_task_id(std::string(100000, 't'));
+  record.set_error_text(std::string("\0", 1));
+  record.add_sections()->set_name(std::string("\0x", 2));
+  v1::ChunkRecord shared = record;
+  shared.set_task_id("");
+  ExpectRoundTrip({record, shared, v1::ChunkRecord(), record});
+}
+
+TEST(ChunkTableTest, ManySections) {
+  v1::ChunkRecord record;
+  for (int i = 0; i < 100000; ++i) {
+    v1::SectionRecord* section = record.add_sections();
+    section->set_name(absl::StrCat("s", i % 1000));
+    section->set_kind(v1::SectionRecord::KIND_TIME);
+    section->set_entries(static_cast<uint32_t>(i));
+    section->set_duration_seconds(i * 0.25);
+  }
+  v1::ChunkRecord other;
+  other.add_sections()->set_name("one");
+  ExpectRoundTrip({record, v1::ChunkRecord(), other});
+  ChunkTable table;
+  table.Append(record);
+  table.Append(other);
+  EXPECT_EQ(table.SectionsEnd(0), 100000u);
+  EXPECT_EQ(table.Section(table.SectionsBegin(1)).name, "one");
+  EXPECT_FALSE(table.HasRest(0));
+}
+
+TEST(ChunkTableTest, SectionsBeyondTheColumnsStayWhole) {
+  v1::ChunkRecord record;
+  record.add_sections()->set_name("plain");
+  v1::SectionRecord* counted = record.add_sections();
+  counted->set_name("counted");
+  counted->set_allocated_bytes(0);
+  record.add_sections()->set_name("after");
+  ChunkTable table;
+  table.Append(record);
+  EXPECT_TRUE(table.HasRest(0));
+  EXPECT_EQ(table.SectionsEnd(0), 0u);
+  ExpectRoundTrip({record});
+}
+
+TEST(ChunkTableTest, RandomizedRecords) {
+  std::mt19937_64 rng(25);
+  std::vector<v1::ChunkRecord> records(3000);
+  for (v1::ChunkRecord& record : records) Fill(&record, rng() % 2 ? 0.1 : 0.6, rng);
+  ExpectRoundTrip(records);
+}
+
+TEST(ChunkTableTest, MovedRecordsAndMovedTable) {
+  std::mt19937_64 rng(7);
+  std::vector<v1::ChunkRecord> records(20);
+  for (v1::ChunkRecord& record : records) Fill(&record, 0.5, rng);
+  ChunkTable table;
+  for (v1::ChunkRecord record : records) table.Append(std::move(record));
+  ChunkTable moved = std::move(table);
+  for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], moved.Record(i));
+}
+
+TEST(ChunkTableTest, HotColumnsAndInternedIds) {
+  ChunkTable table;
+  for (int i = 0; i < 4; ++i) {
+    v1::ChunkRecord record;
+    record.set_file(absl::StrCat("f", i % 2));
+    record.set_worker("w");
+    record.set_start_unix_ns(i);
+    record.set_task_id(absl::StrCat(i));
+    table.Append(record);
+  }
+  EXPECT_EQ(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 2));
+  EXPECT_NE(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 1));
+  EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kFile, 1)), "f1");
+  EXPECT_EQ(table.String(chunk_field::kTaskId, 3), "3");
+  EXPECT_EQ(table.String(chunk_field::kErrorText, 3), "");
+  EXPECT_EQ(table.StringId(chunk_field::kUuid, 3), 0u);
+  EXPECT_EQ(table.start_unix_ns(3), 3);
+}
+
+// Changes in place give what the same changes to the records give.
+// Strings that recur out of order go through the intern cache; texts that share their size and
+// last 8 bytes (one cache slot) stay distinct.
+TEST(ChunkTableTest, InternedStringsRecurringOutOfOrderKeepTheirIds) {
+  std::vector<v1::ChunkRecord> records;
+  for (int i = 0; i < 3000; ++i) {
+    v1::ChunkRecord& record = records.emplace_back();
+    record.set_worker(absl::StrCat("worker-", i % 1500));
+    record.set_file(absl::StrCat(i % 2 == 0 ? "a" : "b", "/x/same-tail.root"));
+    record.add_sections()->set_name(absl::StrCat(i % 3, "/section-tail"));
+  }
+  ExpectRoundTrip(records);
+  const ChunkTable table = ChunkTableOf(records);
+  EXPECT_NE(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 1));
+  EXPECT_EQ(table.StringId(chunk_field::kFile, 0), table.StringId(chunk_field::kFile, 2));
+  EXPECT_EQ(table.StringId(chunk_field::kWorker, 7), table.StringId(chunk_field::kWorker, 1507));
+  EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kFile, 1)), "b/x/same-tail.root");
+}
+
+TEST(ChunkTableTest, ChangesInPlace) {
+  std::mt19937_64 rng(3);
+  std::vector<v1::ChunkRecord> records(40);
+  for (v1::ChunkRecord& record : records) Fill(&record, 0.3, rng);
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : records) table.Append(record);
+  absl::flat_hash_map<uint32_t, std::string> errors;
+  for (size_t i = 0; i < records.size(); i += 3) {
+    v1::ChunkRecord& r = records[i];
+    r.set_cpu_seconds(1.5);
+    table.SetDouble(chunk_field::kCpuSeconds, i, 1.5);
+    r.set_machine_cpus(0);  // optional: present though 0
+    table.SetDouble(chunk_field::kMachineCpus, i, 0);
+    r.set_ready_unix_ns(-7);
+    table.SetInt(chunk_field::kReadyUnixNs, i, -7);
+    r.set_memory_peak_bytes(0);
+    table.SetInt(chunk_field::kMemoryPeakBytes, i, 0);
+    r.set_attempt(4);
+    table.SetAttempt(i, 4);
+    r.set_status(v1::CHUNK_STATUS_FAILED);
+    table.SetStatus(i, v1::CHUNK_STATUS_FAILED);
+    r.set_worker(absl::StrCat("w", i % 2));
+    table.SetInternedString(chunk_field::kWorker, i, absl::StrCat("w", i % 2));
+    if (i % 2 == 0) {
+      r.set_error_text(absl::StrCat("error ", i));
+      errors[static_cast<uint32_t>(i)] = absl::StrCat("error ", i);
+    }
+  }
+  table.ReplaceStrings(chunk_field::kErrorText, errors);
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSame(records[i], table.Record(i));
+  }
+}
+
+// A record as the original's instrumentation writes it, as bench/stage_benchmark makes them.
+v1::ChunkRecord TypicalRecord(int i) {
+  v1::ChunkRecord r;
+  const int file = i / 10;
+  r.set_task_id(absl::StrCat(i));
+  r.set_dataset(file % 2 ? "TTbar" : "WJets");
+  r.set_file(absl::StrCat("root://eos.example.org//store/file_", file, ".root"));
+  r.set_uuid(absl::StrCat("u-", file));
+  r.set_entry_start((i % 10) * 100000);
+  r.set_entry_stop((i % 10 + 1) * 100000);
+  r.set_events(100000);
+  r.set_start_unix_ns(int64_t{1765000000} * 1000000000 + i);
+  r.set_end_unix_ns(int64_t{1765000002} * 1000000000 + i);
+  r.set_duration_seconds(2.0 + i * 1e-6);
+  r.set_memory_before_bytes(int64_t{2000} << 20);
+  r.set_memory_after_bytes(int64_t{2000 + i % 200} << 20);
+  r.set_compressed_bytes_read(50000000);
+  r.set_status(i % 100 == 99 ? v1::CHUNK_STATUS_FAILED : v1::CHUNK_STATUS_OK);
+  if (i % 100 == 99) r.set_error_text("OSError: XRootD timeout");
+  for (const char* name : {"load_columns", "jets"}) {
+    v1::SectionRecord* s = r.add_sections();
+    s->set_name(name);
+    s->set_kind(v1::SectionRecord::KIND_TIME);
+    s->set_entries(1);
+    s->set_duration_seconds(0.5 + i * 1e-6);
+  }
+  return r;
+}
+
+// The figure the header states: bytes per typical record, the table reserved ahead.
+TEST(ChunkTableTest, MemoryPerRecord) {
+  constexpr int kRecords = 100000;
+  ChunkTable table;
+  table.Reserve(kRecords);
+  for (int i = 0; i < kRecords; ++i) table.Append(TypicalRecord(i));
+  const double per_record = static_cast<double>(table.MemoryBytes()) / kRecords;
+  std::printf("ChunkTable: %.1f B per typical record\n", per_record);
+  EXPECT_LT(per_record, 200);
+  EXPECT_GT(per_record, 100);  // what the columns set must cost (a wrong count would be 0)
+  ExpectSame(TypicalRecord(12345), table.Record(12345));
+}
+
+}  // namespace
+}  // namespace roastcoffea

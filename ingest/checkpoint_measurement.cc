@@ -6,12 +6,43 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/report_from_chunks.h"
 #include "store/checkpoint.h"
 
 namespace roastcoffea {
+namespace {
+
+// The value of --taskvine_logs on the run's command line; empty when it is not there.
+std::string TaskVineLogsFlag(const v1::MeasurementMetadata& metadata) {
+  const auto& args = metadata.command_line();
+  for (int i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    if (!absl::ConsumePrefix(&arg, "--") && !absl::ConsumePrefix(&arg, "-")) continue;
+    if (absl::ConsumePrefix(&arg, "taskvine_logs=")) return std::string(arg);
+    if (arg == "taskvine_logs" && i + 1 < args.size()) return args[i + 1];
+  }
+  return "";
+}
+
+// A TaskVine run's chunk records reach collect only at its end (the engine's, from its logs,
+// and the command's): a killed run's checkpoint has none. Says so, and how to rebuild the run.
+v1::Warning TaskVineChunksAtTheEnd(const v1::MeasurementMetadata& metadata) {
+  std::string logs = TaskVineLogsFlag(metadata);
+  if (logs.empty()) logs = "<the run's log directory>";
+  v1::Warning warning;
+  warning.set_code("taskvine_chunks_at_end");
+  warning.set_message(absl::StrCat(
+      "no chunk records: a TaskVine run's chunks reach collect only when the run ends, so this "
+      "partial has none; the engine's logs are on disk: rebuild the whole run from them with "
+      "`collect --backend=taskvine --taskvine_logs=",
+      logs, "` (without --follow)"));
+  return warning;
+}
+
+}  // namespace
 
 absl::StatusOr<v1::Measurement> LoadCheckpointMeasurement(absl::string_view directory) {
   absl::StatusOr<Checkpoint> checkpoint = ReadCheckpoint(directory);
@@ -48,6 +79,9 @@ absl::StatusOr<v1::Measurement> LoadCheckpointMeasurement(absl::string_view dire
                        ? absl::StrCat("; a torn last write of ", checkpoint->dropped_tail_bytes,
                                       " bytes was left out")
                        : ""));
+  if (metadata.backend() == "taskvine" && checkpoint->chunks.empty()) {
+    *measurement.add_warnings() = TaskVineChunksAtTheEnd(metadata);
+  }
   if (checkpoint->tracking.has_value()) {
     *measurement.mutable_tracking() = std::move(*checkpoint->tracking);
   }

@@ -75,6 +75,44 @@ TEST(CheckpointMeasurementTest, AKilledRunIsReadFromItsCheckpointMarkedPartial) 
   }
 }
 
+// A killed TaskVine run's checkpoint has no chunk records (they reach collect at the end): the
+// partial says so and how to rebuild the run from the logs on disk (--taskvine_logs as given).
+TEST(CheckpointMeasurementTest, AKilledTaskVineRunSaysHowToRebuildItsChunks) {
+  const std::string parent = TempDir() + "/vine";
+  mkdir(parent.c_str(), 0755);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"collect", "--backend=taskvine", "--follow",
+                                 "--taskvine_logs=/runs/vine/transactions"},
+        std::vector<std::string>{"collect", "-taskvine_logs", "/runs/vine/transactions"}}) {
+    v1::MeasurementMetadata metadata;
+    metadata.set_name("vine");
+    metadata.set_backend("taskvine");
+    metadata.mutable_start_time()->set_seconds(1700000000);
+    for (const std::string& arg : args) metadata.add_command_line(arg);
+    const std::string directory = CheckpointDirectoryFor(parent + "/vine");
+    ASSERT_EQ(std::system(("rm -rf '" + directory + "'").c_str()), 0);
+    absl::StatusOr<CheckpointWriter> writer = CheckpointWriter::Create(directory, metadata);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE(writer->Append({}, absl::FromUnixSeconds(1700000010)).ok());
+    absl::StatusOr<v1::Measurement> m = LoadAnyMeasurement(directory);
+    ASSERT_TRUE(m.ok()) << m.status();
+    EXPECT_EQ(m->chunks_size(), 0);
+    std::string message;
+    for (const v1::Warning& w : m->warnings()) {
+      if (w.code() == "taskvine_chunks_at_end") message = w.message();
+    }
+    EXPECT_THAT(message, HasSubstr("no chunk records"));
+    EXPECT_THAT(message,
+                HasSubstr("`collect --backend=taskvine --taskvine_logs=/runs/vine/transactions` "
+                          "(without --follow)"));
+  }
+  // Another backend's partial without chunks: no such warning.
+  absl::StatusOr<v1::Measurement> other =
+      LoadAnyMeasurement(WriteCheckpoint(TempDir() + "/empty", "run", 0));
+  ASSERT_TRUE(other.ok()) << other.status();
+  for (const v1::Warning& w : other->warnings()) EXPECT_NE(w.code(), "taskvine_chunks_at_end");
+}
+
 // A SIGKILLed Dask run (#25): the worker timeline its checkpoints hold is in the measurement and
 // its figures.
 TEST(CheckpointMeasurementTest, AKilledDaskRunKeepsItsWorkerTimeline) {

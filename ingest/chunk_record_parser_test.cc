@@ -185,6 +185,9 @@ TEST(DirectRecordParserTest, SameAsJsonTreeOnEdgeCases) {
        }) {
     ExpectSameAsTree("[" + record + "]");
     ExpectSameAsTree("[" + record + "," + record + "]");
+    // Cut short while written (the first record kept), and after a byte order mark.
+    ExpectSameAsTree("[" + record + "," + record.substr(0, record.size() / 2));
+    ExpectSameAsTree("\xEF\xBB\xBF[" + record + "]");
   }
 }
 

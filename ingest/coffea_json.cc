@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "ingest/chunk_record_parser.h"
 #include "ingest/chunk_record_reader.h"
 #include "ingest/coffea_json_internal.h"
@@ -207,15 +208,32 @@ std::vector<v1::ChunkRecord>* Output(ChunkRecordsRead& read) { return &read.reco
 ChunkTable* Output(ChunkTableRead& read) { return &read.table; }
 void Reserve(size_t records, ChunkRecordsRead& read) { read.records.reserve(records); }
 void Reserve(size_t records, ChunkTableRead& read) { read.table.Reserve(records); }
+size_t Kept(const ChunkRecordsRead& read) { return read.records.size(); }
+size_t Kept(const ChunkTableRead& read) { return read.table.size(); }
+
+std::string CutShort(absl::string_view source, int64_t at, size_t kept) {
+  return absl::StrCat(source, ": the file ends inside the list of records at byte ", at,
+                      " (cut short: the command was killed while writing it?); the ", kept,
+                      " complete records before are kept, the rest is lost");
+}
+
+std::string SkippedBom(absl::string_view source) {
+  return absl::StrCat(source,
+                      ": starts with a UTF-8 byte order mark, which JSON does not allow;"
+                      " it is skipped");
+}
 
 // The records of `elements` (opened), read one at a time into a `Read` (ChunkRecordsRead or
 // ChunkTableRead).
+// A file cut short (the input ends inside the list) keeps the records before the cut, with a
+// warning. `skipped_bom`: the input started with a byte order mark (a warning says so).
 template <typename Read>
 absl::StatusOr<Read> ReadRecords(ArrayElements& elements, int64_t input_bytes,
                                  absl::string_view source, const ChunkRecordsOptions& options,
-                                 bool direct) {
+                                 bool direct, bool skipped_bom) {
   Read read;
   Warnings warnings(&read.warnings);
+  if (skipped_bom) warnings.Add(SkippedBom(source));
   RecordParsers parsers(source, direct, &warnings);
   size_t index = 0;
   size_t left_out = 0;
@@ -223,6 +241,7 @@ absl::StatusOr<Read> ReadRecords(ArrayElements& elements, int64_t input_bytes,
   // at the copy) for a long file.
   constexpr size_t kSizingSample = 256;
   int64_t sample_start = 0;
+  bool cut_short = false;
   for (;; ++index) {
     if (index % kRecordsPerCancellationCheck == 0 && index > 0 && options.cancelled &&
         options.cancelled()) {
@@ -243,6 +262,10 @@ absl::StatusOr<Read> ReadRecords(ArrayElements& elements, int64_t input_bytes,
       read.cancelled = true;
       break;
     }
+    if (!status.ok() && elements.cut_short_at() >= 0) {
+      cut_short = true;
+      break;
+    }
     if (!status.ok()) return status;
     if (index + 1 == kSizingSample && input_bytes > 0) {
       const int64_t sample_bytes = std::max<int64_t>(1, elements.offset() - sample_start);
@@ -255,6 +278,9 @@ absl::StatusOr<Read> ReadRecords(ArrayElements& elements, int64_t input_bytes,
   }
   if (read.cancelled) {
     read.warnings.push_back(StoppedReading(source, index));
+  }
+  if (cut_short) {
+    read.warnings.push_back(CutShort(source, elements.cut_short_at(), Kept(read)));
   }
   if (left_out > 0) {
     read.warnings.push_back(absl::StrCat(source, ": ", left_out, " records after the first ",
@@ -272,17 +298,21 @@ absl::Status NotAList(absl::string_view source) {
 template <typename Read>
 absl::StatusOr<Read> ParseRecordList(absl::string_view json, absl::string_view source,
                                      const ChunkRecordsOptions& options, bool direct) {
-  // The list itself, or the output object's "__roastcoffea_metrics__" member.
+  // The list itself, or the output object's "__roastcoffea_metrics__" member. A byte order mark
+  // before the list is skipped by ArrayElements (byte offsets count it, as from a file).
+  absl::string_view unmarked = json;
+  const bool skipped_bom = absl::ConsumePrefix(&unmarked, ArrayElements::kBom);
   absl::string_view list = json;
   absl::StatusOr<std::optional<absl::string_view>> inner =
-      FindJsonMember(json, "__roastcoffea_metrics__", source);
+      FindJsonMember(unmarked, "__roastcoffea_metrics__", source);
   if (!inner.ok()) return inner.status();
   if (inner->has_value()) list = **inner;
   ArrayElements elements(source, list);
   absl::StatusOr<bool> opened = elements.Open();
   if (!opened.ok()) return opened.status();
   if (!*opened) return NotAList(source);
-  return ReadRecords<Read>(elements, static_cast<int64_t>(list.size()), source, options, direct);
+  return ReadRecords<Read>(elements, static_cast<int64_t>(list.size()), source, options, direct,
+                           skipped_bom);
 }
 
 }  // namespace
@@ -336,7 +366,10 @@ absl::StatusOr<Read> ReadRecordFile(const std::string& path, const ChunkRecordsO
     return read;
   }
   if (!opened.ok()) return opened.status();
-  if (*opened) return ReadRecords<Read>(elements, size, path, options, /*direct=*/true);
+  if (*opened) {
+    return ReadRecords<Read>(elements, size, path, options, /*direct=*/true,
+                             elements.skipped_bom());
+  }
   // Not a list: the processor output object (read whole: it is the command's output, not a
   // stream of records), or an error.
   absl::StatusOr<std::string> json = ReadBoundedFile(path, limits);

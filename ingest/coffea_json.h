@@ -81,7 +81,10 @@ absl::StatusOr<CoffeaReportRead> ParseCoffeaReport(absl::string_view json,
 // section dicts, file_metadata, error. Unknown keys are ignored; a record with an `error` key is
 // FAILED with that text. Records are parsed one at a time by a strict reader (ingest/json_tree.h)
 // that accepts what io/untrusted_json.h accepts: memory is the records, never a tree of the
-// whole file. A record that is not a valid JSON object is skipped with a warning.
+// whole file. A record that is not a valid JSON object is skipped with a warning. A list cut
+// short (the input ends inside it: the command killed while writing) keeps the complete
+// records before the cut, with one warning naming the source, the byte offset and the count
+// kept. A UTF-8 byte order mark at the start is skipped with a warning.
 // InvalidArgument when the file is not a list (or such an object) or nests too deep.
 absl::StatusOr<ChunkRecordsRead> ParseChunkRecords(absl::string_view json, absl::string_view source,
                                                    const ChunkRecordsOptions& options = {});

@@ -384,7 +384,7 @@ TEST(ReadFilesTest, ReadingInPiecesGivesWhatTheTextGives) {
         std::string(R"([{"a": "unterminated)"), std::string(R"([{"a": [1, 2)"),
         std::string(R"([1, 2] [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[)"),
         "[" + std::string(40, '[') + std::string(40, ']') + "]", std::string("[]"),
-        std::string("[3")}) {
+        std::string("[3"), std::string("\xEF\xBB\xBF[{\"a\": 1}, {\"b\": [")}) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << json;
     const absl::StatusOr<ChunkRecordsRead> in_memory = ParseChunkRecords(json, path);
     for (size_t piece : {1, 2, 3, 7, 64}) {
@@ -412,6 +412,90 @@ TEST(ReadFilesTest, ReadingInPiecesGivesWhatTheTextGives) {
         EXPECT_EQ(in_memory->records[i].SerializeAsString(),
                   table->table.Record(i).SerializeAsString());
       }
+    }
+  }
+}
+
+// A records file cut short (the command killed while writing it) keeps every complete record
+// before the cut, with one warning naming the file, the byte offset and the count kept: in
+// memory and from a file (in pieces), as records and as a table.
+TEST(ParseChunkRecordsTest, AFileCutShortKeepsTheCompleteRecordsBeforeTheCut) {
+  const std::string whole = R"([{"num_events": 1}, {"num_events": 2, "dataset": "d"}, )";
+  const std::string path = TempPath("cut.json");
+  // Cut inside a record, inside a string, after a comma, after a record.
+  for (const std::string& json :
+       {whole + R"({"num_events": 3, "timing": {"a": 0.5)", whole + R"({"dataset": "ab)", whole,
+        whole.substr(0, whole.rfind(','))}) {
+    const size_t at = json.size() > whole.size() ? whole.size() : json.size();
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << json;
+    const std::string expected =
+        absl::StrCat(path, ": the file ends inside the list of records at byte ", at,
+                     " (cut short: the command was killed while writing it?); the 2 complete "
+                     "records before are kept, the rest is lost");
+    const absl::StatusOr<ChunkRecordsRead> parsed = ParseChunkRecords(json, path);
+    ASSERT_TRUE(parsed.ok()) << json << " " << parsed.status();
+    EXPECT_THAT(parsed->warnings, ElementsAre(expected)) << json;
+    ASSERT_EQ(parsed->records.size(), 2u) << json;
+    EXPECT_EQ(parsed->records[1].events(), 2);
+    EXPECT_EQ(parsed->records[1].dataset(), "d");
+    const absl::StatusOr<ChunkTableRead> table = ParseChunkRecordsAsTable(json, path);
+    ASSERT_TRUE(table.ok()) << json << " " << table.status();
+    EXPECT_THAT(table->warnings, ElementsAre(expected)) << json;
+    EXPECT_EQ(table->table.size(), 2u) << json;
+    for (size_t piece : {size_t{1}, size_t{5}, size_t{1} << 20}) {
+      ChunkRecordsOptions options;
+      options.piece_bytes = piece;
+      const absl::StatusOr<ChunkRecordsRead> read = ReadChunkRecords(path, options);
+      ASSERT_TRUE(read.ok()) << json << " " << read.status();
+      EXPECT_THAT(read->warnings, ElementsAre(expected)) << json;
+      EXPECT_EQ(read->records.size(), 2u) << json;
+      const absl::StatusOr<ChunkTableRead> read_table = ReadChunkRecordsAsTable(path, options);
+      ASSERT_TRUE(read_table.ok()) << json << " " << read_table.status();
+      EXPECT_THAT(read_table->warnings, ElementsAre(expected)) << json;
+      EXPECT_EQ(read_table->table.size(), 2u) << json;
+    }
+  }
+  // Nothing complete: none kept, still a warning (not an error).
+  const absl::StatusOr<ChunkRecordsRead> none = ParseChunkRecords(R"([{"num_eve)", "r.json");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->records.empty());
+  EXPECT_THAT(none->warnings, ElementsAre(HasSubstr("at byte 1 (cut short")));
+  // Broken in the middle, not at the end: still an error.
+  EXPECT_FALSE(ParseChunkRecords(R"([{"a": 1} {"a": 2}])", "r.json").ok());
+  EXPECT_FALSE(ParseChunkRecordsAsTable(R"([{"a": 1}, {"a": 2}] x)", "r.json").ok());
+}
+
+// A UTF-8 byte order mark (Windows editors write one) is skipped with a warning: the records
+// are read, in memory and from a file, as records and as a table, list or output object.
+TEST(ParseChunkRecordsTest, AByteOrderMarkIsSkippedWithAWarning) {
+  const std::string path = TempPath("bom.json");
+  for (const std::string& json :
+       {std::string("\xEF\xBB\xBF [{\"num_events\": 4}]"),
+        std::string("\xEF\xBB\xBF{\"__roastcoffea_metrics__\": [{\"num_events\": 4}]}")}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << json;
+    const std::string expected = absl::StrCat(
+        path, ": starts with a UTF-8 byte order mark, which JSON does not allow; it is skipped");
+    const absl::StatusOr<ChunkRecordsRead> parsed = ParseChunkRecords(json, path);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_THAT(parsed->warnings, ElementsAre(expected));
+    ASSERT_EQ(parsed->records.size(), 1u);
+    EXPECT_EQ(parsed->records[0].events(), 4);
+    const absl::StatusOr<ChunkTableRead> table = ParseChunkRecordsAsTable(json, path);
+    ASSERT_TRUE(table.ok()) << table.status();
+    EXPECT_THAT(table->warnings, ElementsAre(expected));
+    EXPECT_EQ(table->table.size(), 1u);
+    for (size_t piece : {size_t{1}, size_t{2}, size_t{1} << 20}) {
+      ChunkRecordsOptions options;
+      options.piece_bytes = piece;
+      const absl::StatusOr<ChunkRecordsRead> read = ReadChunkRecords(path, options);
+      ASSERT_TRUE(read.ok()) << read.status();
+      EXPECT_THAT(read->warnings, ElementsAre(expected));
+      ASSERT_EQ(read->records.size(), 1u);
+      EXPECT_EQ(read->records[0].events(), 4);
+      const absl::StatusOr<ChunkTableRead> read_table = ReadChunkRecordsAsTable(path, options);
+      ASSERT_TRUE(read_table.ok()) << read_table.status();
+      EXPECT_THAT(read_table->warnings, ElementsAre(expected));
+      EXPECT_EQ(read_table->table.size(), 1u);
     }
   }
 }

@@ -17,13 +17,20 @@ absl::Status ArrayElements::TooDeep(int64_t at) const {
                    " levels of arrays and objects (at byte ", at, ")"));
 }
 
+absl::Status ArrayElements::CutShort(absl::Status error, int64_t at) {
+  // A read error or a cancellation is not the input ending.
+  if (read_status_.ok()) cut_short_at_ = at;
+  return error;
+}
+
 absl::StatusOr<bool> ArrayElements::ToNextElement() {
   if (done_) return false;
   bool have = Peek();
   if (!read_status_.ok()) return read_status_;
   if (after_element_) {
     if (have && data_[pos_] == ']') return Close();
-    if (!have || data_[pos_] != ',') return StructureError("expected ',' or ']'", 1);
+    if (!have) return CutShort(StructureError("expected ',' or ']'", 1), offset());
+    if (data_[pos_] != ',') return StructureError("expected ',' or ']'", 1);
     ++pos_;
     // "[1,]": as SplitJsonArray, the ']' is where a value was expected.
     have = Peek();
@@ -31,7 +38,7 @@ absl::StatusOr<bool> ArrayElements::ToNextElement() {
   } else if (have && data_[pos_] == ']') {
     return Close();  // "[]"
   }
-  if (!have) return StructureError("expected a value", 1);
+  if (!have) return CutShort(StructureError("expected a value", 1), offset());
   return true;
 }
 
@@ -111,8 +118,9 @@ absl::StatusOr<size_t> ArrayElements::SkimValue() {
     if (!read_status_.ok()) return read_status_;
     // A scalar token ends with the input (eof_ is set now).
     if (first != '"' && first != '[' && first != '{') continue;
-    if (unterminated_at >= 0) return Broken("unterminated string", unterminated_at);
-    return Broken("unclosed bracket", start);
+    if (unterminated_at >= 0)
+      return CutShort(Broken("unterminated string", unterminated_at), start);
+    return CutShort(Broken("unclosed bracket", start), start);
   }
 }
 

@@ -36,8 +36,15 @@ class ArrayElements {
         piece_bytes_(std::max<size_t>(1, piece_bytes)),
         cancelled_(cancelled) {}
 
-  // Consumes the '['; false when the input does not start with one (after whitespace).
+  // Consumes the '['; false when the input does not start with one (after whitespace and a
+  // UTF-8 byte order mark, which is skipped: skipped_bom()).
   absl::StatusOr<bool> Open() {
+    while (data_.size() - pos_ < kBom.size() && More()) {
+    }
+    if (data_.substr(pos_, kBom.size()) == kBom) {
+      pos_ += kBom.size();
+      skipped_bom_ = true;
+    }
     if (!Peek()) {
       if (!read_status_.ok()) return read_status_;
       return false;
@@ -66,9 +73,20 @@ class ArrayElements {
   // Bytes consumed so far.
   int64_t offset() const { return base_ + static_cast<int64_t>(pos_); }
 
+  // After an error of ToNextElement or SkimElement: when it was the input ending inside the
+  // array (a file cut short while written), the offset of the incomplete element (or of the
+  // end); -1 for any other error.
+  int64_t cut_short_at() const { return cut_short_at_; }
+  // Whether Open skipped a UTF-8 byte order mark.
+  bool skipped_bom() const { return skipped_bom_; }
+
+  static constexpr absl::string_view kBom = "\xEF\xBB\xBF";
+
  private:
   absl::Status Broken(absl::string_view what, int64_t at) const;
   absl::Status TooDeep(int64_t at) const;
+  // `error`, noted as the input ending inside the array at `at` (unless it is not that).
+  absl::Status CutShort(absl::Status error, int64_t at);
 
   // Keeps data_[pos_..] and appends more input; false at its end, or on an error or a
   // cancellation (then in read_status_).
@@ -120,6 +138,8 @@ class ArrayElements {
   bool eof_ = false;
   bool after_element_ = false;
   bool done_ = false;
+  bool skipped_bom_ = false;
+  int64_t cut_short_at_ = -1;
   absl::Status read_status_;
 };
 

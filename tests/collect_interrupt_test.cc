@@ -467,6 +467,10 @@ TEST(CollectInterruptTest, AFollowedTaskVineRunKilledWithSigkillKeepsItsTracking
   ASSERT_EQ(show.exit_code, 0) << show.err;
   EXPECT_THAT(show.out + show.err, HasSubstr("partial")) << show.out << show.err;
   EXPECT_THAT(show.out, HasSubstr("with the tracking series checkpointed so far")) << show.out;
+  // Its chunks reach collect only at the end: the partial says how to rebuild them from the logs.
+  // (show wraps the warning at spaces: the path is one word.)
+  EXPECT_THAT(show.out, HasSubstr("WARNING: no chunk records")) << show.out;
+  EXPECT_THAT(show.out, HasSubstr("--taskvine_logs=" + logs + "/transactions`")) << show.out;
   const CollectOutcome csv = RunCollect({"show", out + "/killed.checkpoint", "--format=csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_THAT(csv.out, HasSubstr("\npeak_workers,2,workers\n")) << csv.out;  // synthetic-1's peak

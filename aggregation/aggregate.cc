@@ -209,7 +209,18 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
   return input;
 }
 
-absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
+absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& given) {
+  // TODO(#25): interim; the table's columns are to be read directly, without records.
+  if (given.chunk_table != nullptr && given.chunks != nullptr) {
+    return absl::InvalidArgumentError("both chunk records and a chunk table given");
+  }
+  AggregationInput input = given;
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> table_records;
+  if (given.chunk_table != nullptr) {
+    given.chunk_table->AppendRecordsTo(&table_records);
+    input.chunks = &table_records;
+    input.chunk_table = nullptr;
+  }
   absl::Status valid = aggregation_internal::ValidateAggregationInput(input);
   if (!valid.ok()) return valid;
 

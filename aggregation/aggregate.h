@@ -73,6 +73,7 @@
 #include "aggregation/branch_coverage.h"
 #include "aggregation/chunk_columns.h"
 #include "aggregation/section_stats.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -140,6 +141,9 @@ struct AggregationInput {
   // the records (`chunks` is still read by the findings and for the failed records' texts).
   // InvalidArgument if it was made from other records.
   const PreparedChunks* prepared_chunks = nullptr;
+  // The chunk records as a table (schema/chunk_table.h) instead of `chunks`: set at most one of
+  // the two. Aggregate reads the table's columns; the figures are those of its records.
+  const ChunkTable* chunk_table = nullptr;
   // Span fine metrics. Null, or no metric in any span: `fine` is unset.
   const google::protobuf::RepeatedPtrField<v1::Span>* spans = nullptr;
   // CPUs the collecting process may use (HostFacts.usable_cpus), when known: caps the capacity

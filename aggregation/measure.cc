@@ -42,6 +42,18 @@ void AddHostFacts(const RawRun& run, v1::Measurement* measurement) {
 
 }  // namespace
 
+// TODO(#25): interim; MeasureRun to keep the records as a table throughout (no materialization).
+absl::StatusOr<MeasuredRun> MeasureRun(RawRun run, const MeasureOptions& options) {
+  absl::StatusOr<v1::Measurement> measured = Measure(std::move(run), options);
+  if (!measured.ok()) return measured.status();
+  MeasuredRun result;
+  result.chunks.Reserve(static_cast<size_t>(measured->chunks_size()));
+  for (const v1::ChunkRecord& record : measured->chunks()) result.chunks.Append(record);
+  measured->clear_chunks();
+  result.measurement = *std::move(measured);
+  return result;
+}
+
 absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& options) {
   v1::Measurement measurement;
   AddHostFacts(run, &measurement);

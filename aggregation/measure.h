@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
 
@@ -32,7 +33,20 @@ struct MeasureOptions {
   std::function<std::vector<v1::Profile>(const ChunkTable&)> profiles_of_chunks;
 };
 
-// Errors are aggregation's (bad input, named).
+// A measurement with its chunk records held apart as a table (issue #25): at 10^6 chunks the
+// records as v1::ChunkRecord messages are ~1 KB each, as a ChunkTable ~190 B. Whoever saves or
+// renders it treats `chunks` as if it were `measurement.chunks()`.
+struct MeasuredRun {
+  v1::Measurement measurement;  // everything but the chunk records: measurement.chunks() empty
+  ChunkTable chunks;            // the run's joined, repaired chunk records, in order
+};
+
+// The measurement of `run`, its chunk records as a table. Errors are aggregation's (bad input,
+// named).
+absl::StatusOr<MeasuredRun> MeasureRun(RawRun run, const MeasureOptions& options);
+
+// MeasureRun with the records materialized into measurement.chunks(), for callers that want one
+// message. Errors are aggregation's (bad input, named).
 absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& options);
 
 }  // namespace roastcoffea

@@ -771,4 +771,22 @@ absl::StatusOr<std::string> MeasurementSession::Save(const v1::Measurement& meas
   return impl_->Save(measurement);
 }
 
+// TODO(#25): interim; FinishRun to keep the table from Measure on, Save to write from it.
+absl::StatusOr<MeasuredRun> MeasurementSession::FinishRun(RunOutputs outputs) {
+  absl::StatusOr<v1::Measurement> measured = impl_->Finish(std::move(outputs));
+  if (!measured.ok()) return measured.status();
+  MeasuredRun run;
+  run.chunks.Reserve(static_cast<size_t>(measured->chunks_size()));
+  for (const v1::ChunkRecord& record : measured->chunks()) run.chunks.Append(record);
+  measured->clear_chunks();
+  run.measurement = *std::move(measured);
+  return run;
+}
+
+absl::StatusOr<std::string> MeasurementSession::Save(const MeasuredRun& run) {
+  v1::Measurement whole = run.measurement;
+  run.chunks.AppendRecordsTo(whole.mutable_chunks());
+  return impl_->Save(whole);
+}
+
 }  // namespace roastcoffea

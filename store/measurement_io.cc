@@ -456,6 +456,39 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
   return Save(measurement, parent_dir, name, /*unique_name=*/true);
 }
 
+namespace {
+
+// TODO(#25): interim; the records are to be written from the table one at a time.
+absl::StatusOr<v1::Measurement> WithRecordsOf(const v1::Measurement& measurement,
+                                              const ChunkTable& chunks) {
+  if (measurement.chunks_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a measurement with chunk records of its own and a chunk table beside");
+  }
+  v1::Measurement whole = measurement;
+  chunks.AppendRecordsTo(whole.mutable_chunks());
+  return whole;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
+                                            const ChunkTable& chunks, absl::string_view parent_dir,
+                                            absl::string_view name) {
+  absl::StatusOr<v1::Measurement> whole = WithRecordsOf(measurement, chunks);
+  if (!whole.ok()) return whole.status();
+  return Save(*whole, parent_dir, name, /*unique_name=*/false);
+}
+
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         const ChunkTable& chunks,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name) {
+  absl::StatusOr<v1::Measurement> whole = WithRecordsOf(measurement, chunks);
+  if (!whole.ok()) return whole.status();
+  return Save(*whole, parent_dir, name, /*unique_name=*/true);
+}
+
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options) {
   const std::string path = StripTrailingSlashes(directory);

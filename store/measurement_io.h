@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -68,6 +69,17 @@ absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
 // start time to the second), so that two runs started in the same second both keep their
 // measurement.
 absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         absl::string_view parent_dir,
+                                                         absl::string_view name);
+
+// The same, for a measurement whose chunk records are held apart in `chunks` (MeasuredRun,
+// aggregation/measure.h): saved exactly as `measurement` with those records in its chunks() would
+// be. InvalidArgument when measurement.chunks() is not empty.
+absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
+                                            const ChunkTable& chunks, absl::string_view parent_dir,
+                                            absl::string_view name);
+absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
+                                                         const ChunkTable& chunks,
                                                          absl::string_view parent_dir,
                                                          absl::string_view name);
 

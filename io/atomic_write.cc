@@ -70,6 +70,22 @@ mode_t ProcessUmask() {
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
     const std::string& path, const AtomicWriteOptions& options) {
   if (absl::Status replaceable = CheckReplaceable(path); !replaceable.ok()) return replaceable;
+  // First choice: a file without a name until Commit, which a process killed mid-write (SIGKILL,
+  // the OOM killer) cannot leave behind. Not every file system has them (NFS, older overlayfs).
+  const size_t slash = path.rfind('/');
+  const std::string directory =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const mode_t mode = 0666 & ~io_internal::ProcessUmask();
+  const int unnamed = open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
+  if (unnamed >= 0) {
+    fchmod(unnamed, mode);  // as a named file would get, whatever the directory's default ACL
+    std::unique_ptr<AtomicFileWriter> writer(
+        new AtomicFileWriter(unnamed, path, /*temporary=*/"", options.sync));
+    if (options.direct) {
+      if (absl::Status direct = writer->SwitchToDirect(); !direct.ok()) return direct;
+    }
+    return writer;
+  }
   std::string temporary = absl::StrCat(path, ".tmp-XXXXXX");
   // mkostemp: O_CREAT | O_EXCL under a random name, so no existing file or link is opened.
   const int fd = mkostemp(&temporary[0], O_CLOEXEC);
@@ -79,7 +95,7 @@ absl::StatusOr<std::unique_ptr<AtomicFileWriter>> AtomicFileWriter::Create(
                         absl::StrCat("cannot write '", path, "': ", Reason(error)));
   }
   // mkostemp makes it 0600; the result should read like any file the user creates.
-  fchmod(fd, 0666 & ~io_internal::ProcessUmask());
+  fchmod(fd, mode);
   std::unique_ptr<AtomicFileWriter> writer(
       new AtomicFileWriter(fd, path, std::move(temporary), options.sync));
   if (options.direct) {
@@ -133,8 +149,86 @@ AtomicFileWriter::AtomicFileWriter(int fd, std::string path, std::string tempora
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) {
     close(fd_);
-    unlink(temporary_.c_str());
+    if (!temporary_.empty()) unlink(temporary_.c_str());
   }
+}
+
+namespace {
+
+// Gives the unnamed file open as `fd` the name `name` (which must not exist): through /proc's
+// link to it, else (no /proc) by its descriptor, which needs CAP_DAC_READ_SEARCH. 0 or an errno.
+int LinkUnnamed(int fd, const std::string& name) {
+  const std::string proc = absl::StrCat("/proc/self/fd/", fd);
+  if (linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+  const int error = errno;
+  if (error == EEXIST) return error;
+  if (linkat(fd, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  return error;
+}
+
+// The contents of `from` (read from its start) into a new file `*temporary` (a mkostemp
+// pattern, completed): where an unnamed file cannot be linked. 0 or an errno.
+int CopyToNamed(int from, std::string* temporary) {
+  const int to = mkostemp(&(*temporary)[0], O_CLOEXEC);
+  if (to < 0) return errno;
+  // Reads at any offset and size: without O_DIRECT (a writer may have turned it on).
+  if (const int flags = fcntl(from, F_GETFL); flags >= 0) fcntl(from, F_SETFL, flags & ~O_DIRECT);
+  fchmod(to, 0666 & ~io_internal::ProcessUmask());
+  char buffer[1 << 16];
+  int error = 0;
+  off_t offset = 0;
+  for (;;) {
+    const ssize_t got = pread(from, buffer, sizeof(buffer), offset);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got < 0) error = errno;
+      break;
+    }
+    offset += got;
+    for (ssize_t done = 0; done < got && error == 0;) {
+      const ssize_t put = write(to, buffer + done, static_cast<size_t>(got - done));
+      if (put < 0 && errno == EINTR) continue;
+      if (put < 0) error = errno;
+      done += put < 0 ? 0 : put;
+    }
+    if (error != 0) break;
+  }
+  if (error == 0 && fsync(to) != 0) error = errno;
+  if (close(to) != 0 && error == 0) error = errno;
+  if (error != 0) unlink(temporary->c_str());
+  return error;
+}
+
+}  // namespace
+
+// The unnamed file gets its name: straight at the target when there is none yet (one atomic
+// link), else under a temporary name that the rename then moves over the target.
+int AtomicFileWriter::NameTheUnnamedFile() {
+  if (int error = LinkUnnamed(fd_, path_); error != EEXIST) {
+    if (error == 0) return 0;
+    std::string temporary = absl::StrCat(path_, ".tmp-XXXXXX");
+    if (int copied = CopyToNamed(fd_, &temporary); copied != 0) return copied;
+    temporary_ = std::move(temporary);
+    return 0;
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string temporary = absl::StrCat(path_, ".tmp-XXXXXX");
+    // A fresh unique name (mkstemp's), then freed for the link to take it.
+    const int probe = mkostemp(&temporary[0], O_CLOEXEC);
+    if (probe < 0) return errno;
+    close(probe);
+    unlink(temporary.c_str());
+    const int error = LinkUnnamed(fd_, temporary);
+    if (error == EEXIST) continue;  // taken in between: another name
+    if (error == 0) {
+      temporary_ = std::move(temporary);
+      return 0;
+    }
+    if (int copied = CopyToNamed(fd_, &temporary); copied != 0) return copied;
+    temporary_ = std::move(temporary);
+    return 0;
+  }
+  return EEXIST;
 }
 
 absl::Status AtomicFileWriter::Flush() {
@@ -231,6 +325,17 @@ absl::Status AtomicFileWriter::Commit() {
     error_ = absl::Status(absl::ErrnoToStatusCode(error),
                           absl::StrCat("cannot write '", path_, "': ", Reason(error)));
   }
+  // Again just before the rename: the path may have been replaced since Create.
+  if (error_.ok()) error_ = CheckReplaceable(path_);
+  const bool unnamed = temporary_.empty();
+  bool linked_at_target = false;
+  if (error_.ok() && unnamed) {
+    if (const int error = NameTheUnnamedFile(); error != 0) {
+      error_ = absl::Status(absl::ErrnoToStatusCode(error),
+                            absl::StrCat("cannot write '", path_, "': ", Reason(error)));
+    }
+    linked_at_target = error_.ok() && temporary_.empty();
+  }
   const int fd = fd_;
   fd_ = -1;
   if (close(fd) != 0 && error_.ok()) {
@@ -238,14 +343,13 @@ absl::Status AtomicFileWriter::Commit() {
     error_ = absl::Status(absl::ErrnoToStatusCode(error),
                           absl::StrCat("cannot write '", path_, "': ", Reason(error)));
   }
-  // Again just before the rename: the path may have been replaced since Create.
-  if (error_.ok()) error_ = CheckReplaceable(path_);
-  if (error_.ok() && rename(temporary_.c_str(), path_.c_str()) != 0) {
+  if (error_.ok() && !linked_at_target && rename(temporary_.c_str(), path_.c_str()) != 0) {
     const int error = errno;
     error_ = absl::Status(absl::ErrnoToStatusCode(error),
                           absl::StrCat("cannot write '", path_, "': ", Reason(error)));
   }
-  if (!error_.ok()) unlink(temporary_.c_str());
+  if (!error_.ok() && !temporary_.empty()) unlink(temporary_.c_str());
+  if (!error_.ok() && linked_at_target) unlink(path_.c_str());
   return error_;
 }
 

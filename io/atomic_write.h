@@ -1,12 +1,15 @@
-// Output files written whole or not at all: a temporary sibling created exclusively, then
-// renamed over the target. A reader never sees half a file, a full disk leaves the old file (or
-// none) rather than a truncated one, and the temporary is a new file created with O_EXCL under
-// an unpredictable name, so a symbolic link planted by another user who can write the
-// directory is never followed (the rename replaces a link at the target itself, never what it
-// points to). A target that exists and is not a regular file (a symbolic link, a device node
-// such as /dev/null, a FIFO, a directory) is refused (FailedPrecondition naming it and its type),
-// checked at Create and again just before the rename: an output never replaces one. Files get
-// 0666 & ~umask, like any file the user creates.
+// Output files written whole or not at all: an unnamed file in the target's directory
+// (O_TMPFILE) that gets its name only at Commit, so a process killed mid-write (SIGKILL, the OOM
+// killer) leaves nothing behind; where the file system has no unnamed files (NFS, older
+// overlayfs) a temporary sibling "<path>.tmp-XXXXXX" created exclusively. Either is then linked
+// at the target when there is none, else renamed over it. A reader never sees half a file, a full
+// disk leaves the old file (or none) rather than a truncated one, and the temporary is a new file
+// created with O_EXCL under an unpredictable name, so a symbolic link planted by another user who
+// can write the directory is never followed (the rename replaces a link at the target itself, never
+// what it points to). A target that exists and is not a regular file (a symbolic link, a device
+// node such as /dev/null, a FIFO, a directory) is refused (FailedPrecondition naming it and its
+// type), checked at Create and again just before the rename: an output never replaces one. Files
+// get 0666 & ~umask, like any file the user creates.
 //
 // Thread-safety: no shared state. Cost: one write of the contents, one rename.
 #ifndef ROASTCOFFEA_IO_ATOMIC_WRITE_H_
@@ -40,7 +43,8 @@ struct AtomicWriteOptions {
 // temporary and leaves the target as it was.
 class AtomicFileWriter {
  public:
-  // Creates "<path>.tmp-XXXXXX" next to `path`. Errors name `path` and the OS's reason.
+  // Creates the unnamed file (else "<path>.tmp-XXXXXX") next to `path`. Errors name `path` and
+  // the OS's reason.
   static absl::StatusOr<std::unique_ptr<AtomicFileWriter>> Create(
       const std::string& path, const AtomicWriteOptions& options = {});
   ~AtomicFileWriter();
@@ -66,9 +70,12 @@ class AtomicFileWriter {
   absl::Status FlushDirect(bool last);
   void StartDirect();
   absl::Status WriteAll(const char* data, size_t size);
+  // For Commit of an unnamed file: links it at path_ when path_ does not exist, else under a
+  // fresh temporary_ (copied there where it cannot be linked). 0 or an errno.
+  int NameTheUnnamedFile();
   int fd_;
   const std::string path_;
-  const std::string temporary_;
+  std::string temporary_;  // "" while the file is unnamed (O_TMPFILE)
   const bool sync_;
   std::string buffer_;
   // O_DIRECT mode: its aligned buffer and the bytes in it; null when writing as usual.

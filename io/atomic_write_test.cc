@@ -1,12 +1,16 @@
 #include "io/atomic_write.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -184,6 +188,59 @@ TEST(AtomicWriteTest, UnsyncedWriterStillReplacesWholeAtCommit) {
   ASSERT_TRUE((*writer)->Commit().ok());
   EXPECT_EQ(Read(dir + "/cache"), "new contents");
   EXPECT_EQ(Entries(dir), 1);
+}
+
+// Whether `directory`'s file system has unnamed files (O_TMPFILE).
+bool HasUnnamedFiles(const std::string& directory) {
+  const int fd = open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+// A writer killed mid-write (SIGKILL: no destructor runs) leaves the target as it was and, where
+// the file system has unnamed files, nothing else: `profile` and `report` left a `.tmp-*` of up
+// to 68 MB (reliability study 2, N12).
+TEST(AtomicWriteTest, AWriterKilledMidWriteLeavesNothingBehind) {
+  const std::string dir = TempDirectory();
+  ASSERT_TRUE(WriteFileAtomically(dir + "/out.html", "old").ok());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+        AtomicFileWriter::Create(dir + "/out.html");
+    if (!writer.ok()) _exit(2);
+    const std::string piece(1 << 20, 'x');
+    for (int i = 0; i < 3; ++i) {
+      if (!(*writer)->Append(piece).ok()) _exit(3);
+    }
+    raise(SIGKILL);
+    _exit(4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+  EXPECT_EQ(Read(dir + "/out.html"), "old");
+  // Without unnamed files, the documented fallback: the named temporary stays.
+  EXPECT_EQ(Entries(dir), HasUnnamedFiles(dir) ? 1 : 2);
+}
+
+// The unnamed file is named at Commit both where the target is new (linked there at once) and
+// where it replaces one (a temporary name, renamed over it), with the umask's permissions.
+TEST(AtomicWriteTest, CommitNamesANewTargetAndReplacesAnOldOne) {
+  const std::string dir = TempDirectory();
+  for (const char* contents : {"new", "replaced"}) {
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+        AtomicFileWriter::Create(dir + "/t.json");
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE((*writer)->Append(contents).ok());
+    ASSERT_TRUE((*writer)->Commit().ok());
+    EXPECT_EQ(Read(dir + "/t.json"), contents);
+    EXPECT_EQ(Entries(dir), 1);
+    struct stat info;
+    ASSERT_EQ(stat((dir + "/t.json").c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 0777, 0666 & ~io_internal::ProcessUmask());
+  }
 }
 
 }  // namespace

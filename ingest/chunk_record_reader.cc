@@ -169,6 +169,11 @@ class RecordReader {
           Where(), ": 'task_id' (an integer or a string) ",
           field->kind != JsonNode::Kind::kNumber ? "must be a finite number" : "is out of range",
           "; the value is left out"));
+    } else if (field->number != std::floor(field->number)) {
+      // Rounded, 12.5 would join the record to task 13, which it may not be.
+      warnings_.Add(absl::StrCat(Where(), ": 'task_id' ", absl::SixDigits(field->number),
+                                 " is not an integer (a task id is an integer or a string); the "
+                                 "value is left out"));
     } else {
       // Formatted on the stack (AlphaNum): no temporary string.
       const absl::AlphaNum id(static_cast<int64_t>(std::llround(field->number)));
@@ -183,8 +188,19 @@ class RecordReader {
     if (Text(kUuid, &text)) chunk->set_uuid(text.data(), text.size());
     double number;
     int64_t count;
-    if (Count(kEntryStart, 1, &count)) chunk->set_entry_start(count);
-    if (Count(kEntryStop, 1, &count)) chunk->set_entry_stop(count);
+    int64_t entry_start = 0;
+    int64_t entry_stop = 0;
+    const bool has_start = Count(kEntryStart, 1, &entry_start);
+    const bool has_stop = Count(kEntryStop, 1, &entry_stop);
+    if (has_start && has_stop && entry_stop < entry_start) {
+      // No chunk ends before it starts: which of the two is wrong cannot be told.
+      warnings_.Add(absl::StrCat(Where(), ": 'entry_stop' ", entry_stop,
+                                 " is before 'entry_start' ", entry_start,
+                                 "; both values are left out"));
+    } else {
+      if (has_start) chunk->set_entry_start(entry_start);
+      if (has_stop) chunk->set_entry_stop(entry_stop);
+    }
     if (Count(kNumEvents, 1, &count)) chunk->set_events(count);
     if (EpochSeconds(kTStart, &number)) chunk->set_start_unix_ns(SecondsToNs(number));
     if (EpochSeconds(kTEnd, &number)) chunk->set_end_unix_ns(SecondsToNs(number));
@@ -300,7 +316,8 @@ class RecordReader {
   // An epoch time: a finite number of seconds that nanoseconds since 1970 in int64 can hold.
   bool EpochSeconds(RecordKey key, double* out) {
     if (!Number(key, out)) return false;
-    if (std::abs(*out) > kMaxEpochSeconds) {
+    // Before 1970 is no time a chunk ran at (a relative time, or garbage).
+    if (*out < 0 || *out > kMaxEpochSeconds) {
       LeftOut(key, absl::StrCat("= ", *out, " is not a time in seconds since 1970"));
       return false;
     }

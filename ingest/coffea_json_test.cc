@@ -172,6 +172,44 @@ TEST(ParseChunkRecordsTest, DurationFromStartAndEndWhenAbsent) {
 }
 
 // A bad value or record loses that value or record with a warning naming the source, the
+// Values that cannot be true are left out with a warning naming the record, never kept silently
+// (reliability study 2, N12): a time before 1970, a chunk that ends before it starts, and a
+// fractional task id (rounded, it would join the record to another task).
+TEST(ParseChunkRecordsTest, ImpossibleTimesRangesAndTaskIdsAreLeftOutWithAWarning) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<std::vector<v1::ChunkRecord>> records = Records(
+      R"([{"t_start": -5.0, "t_end": 1765000000.5, "num_events": 1},
+          {"entry_start": 100, "entry_stop": 50, "num_events": 2},
+          {"task_id": 12.5, "num_events": 3},
+          {"task_id": 12.0, "entry_start": 0, "entry_stop": 0, "t_start": 0}])",
+      "records.json", &warnings);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 4u);
+  EXPECT_EQ((*records)[0].start_unix_ns(), 0);
+  EXPECT_EQ((*records)[0].end_unix_ns(), 1765000000500000000);
+  EXPECT_EQ((*records)[1].entry_start(), 0);
+  EXPECT_EQ((*records)[1].entry_stop(), 0);
+  EXPECT_EQ((*records)[1].events(), 2);
+  EXPECT_EQ((*records)[2].task_id(), "");
+  EXPECT_EQ((*records)[3].task_id(), "12");  // an integer written as a float is fine
+  ASSERT_EQ(warnings.size(), 3u) << testing::PrintToString(warnings);
+  EXPECT_EQ(warnings[0],
+            "records.json: record 0: 't_start' = -5 is not a time in seconds since 1970; the "
+            "value is left out");
+  EXPECT_EQ(warnings[1],
+            "records.json: record 1: 'entry_stop' 50 is before 'entry_start' 100; both values are "
+            "left out");
+  EXPECT_EQ(warnings[2],
+            "records.json: record 2: 'task_id' 12.5 is not an integer (a task id is an integer or "
+            "a string); the value is left out");
+  // The table path reads the same records with the same warnings.
+  absl::StatusOr<ChunkTableRead> table = ParseChunkRecordsAsTable(
+      R"([{"t_start": -5.0}, {"entry_start": 100, "entry_stop": 50}, {"task_id": 12.5}])",
+      "records.json");
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->warnings.size(), 3u);
+}
+
 // record and the key; only a file that is not a list of records is refused whole.
 TEST(ParseChunkRecordsTest, BadValuesAndRecordsAreLeftOutWithAWarning) {
   std::vector<std::string> warnings;

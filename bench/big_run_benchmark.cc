@@ -28,6 +28,7 @@
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "collector/measurement_session.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -190,6 +191,20 @@ void BM_WorkflowReportFromRecords(benchmark::State& state) {
   Measure(state, n, [&] { return BuildWorkflowReport(records); });
 }
 BENCHMARK(BM_WorkflowReportFromRecords)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+// The same report over the records as a table, as MeasureRun builds it (each record validated
+// as one reused message).
+void BM_WorkflowReportFromTable(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const ChunkTable table = ChunkTableOf(Records(n));
+  Measure(state, n, [&] { return BuildWorkflowReportOfRecords(table); });
+}
+BENCHMARK(BM_WorkflowReportFromTable)
     ->Arg(100'000)
     ->Arg(1'000'000)
     ->Unit(benchmark::kMillisecond)

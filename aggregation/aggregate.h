@@ -207,6 +207,10 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input);
 // After it, Aggregate(AggregationInputFromMeasurement(*measurement)) does not fail on these.
 // Cost: O(size of the measurement).
 std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement);
+// The same for a measurement whose chunk records are held apart as a table (MeasuredRun,
+// aggregation/measure.h; measurement->chunks() empty): the records Aggregate would refuse move
+// from `chunks` to measurement->rejected_chunks, with the same warnings in the same order.
+std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement, ChunkTable* chunks);
 
 // True when the engine split thread time into CPU and the rest (fine metrics with a
 // "thread-cpu" or "thread-noncpu" activity; for a summary without by_task_prefix, such as the

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/chunk_validation.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace {
@@ -122,13 +123,11 @@ void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Proble
   for (auto* column : all) Compact(column, keep);
 }
 
-}  // namespace
-
-std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
-  std::vector<v1::Warning> warnings;
+// The run's values before the chunk records: the elapsed time and the tracking samples.
+void RepairRunValues(v1::Measurement* measurement, std::vector<v1::Warning>* warnings) {
   v1::MeasurementMetadata& metadata = *measurement->mutable_metadata();
   if (!std::isfinite(metadata.elapsed_seconds()) || metadata.elapsed_seconds() < 0) {
-    v1::Warning& warning = warnings.emplace_back();
+    v1::Warning& warning = warnings->emplace_back();
     warning.set_code("invalid_value");
     warning.set_message(absl::StrCat("metadata.elapsed_seconds was ", metadata.elapsed_seconds(),
                                      "; taken as unknown (0)"));
@@ -152,12 +151,17 @@ std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
       RepairSeries(*tracking.mutable_workers(i), i, &samples, &columns);
     }
   }
-  columns.AppendTo(&warnings);
-  samples.AppendTo(&warnings);
+  columns.AppendTo(warnings);
+  samples.AppendTo(warnings);
+}
 
-  // Chunk records Aggregate would refuse move to rejected_chunks, kept as received.
-  Problems chunks{"invalid_chunk_record", "chunk records with an impossible value"};
-  google::protobuf::RepeatedPtrField<v1::ChunkRecord> kept;
+// Chunk records Aggregate would refuse (ValidateChunkRecord) go to rejected_chunks, as received.
+Problems InvalidChunkRecords() {
+  return Problems{"invalid_chunk_record", "chunk records with an impossible value"};
+}
+
+void RejectInvalidRecords(v1::Measurement* measurement, std::vector<v1::Warning>* warnings) {
+  Problems chunks = InvalidChunkRecords();
   for (int i = 0; i < measurement->chunks_size(); ++i) {
     const absl::Status valid =
         aggregation_internal::ValidateChunkRecord(measurement->chunks(i), static_cast<size_t>(i));
@@ -165,6 +169,7 @@ std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
     chunks.Add(std::string(valid.message()));
   }
   if (chunks.count > 0) {
+    google::protobuf::RepeatedPtrField<v1::ChunkRecord> kept;
     google::protobuf::RepeatedPtrField<v1::ChunkRecord>* all = measurement->mutable_chunks();
     for (int i = 0; i < all->size(); ++i) {
       v1::ChunkRecord* record = all->Mutable(i);
@@ -176,8 +181,38 @@ std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
     }
     all->Swap(&kept);
   }
-  chunks.AppendTo(&warnings);
+  chunks.AppendTo(warnings);
+}
 
+// The same over a table: each record validated as one reused message (the rule stays in
+// ValidateChunkRecord); the table rebuilt without the rejected ones only when there are some.
+void RejectInvalidRecords(v1::Measurement* measurement, ChunkTable* table,
+                          std::vector<v1::Warning>* warnings) {
+  Problems chunks = InvalidChunkRecords();
+  std::vector<size_t> rejected;
+  v1::ChunkRecord record;
+  for (size_t i = 0; i < table->size(); ++i) {
+    table->ReadRecord(i, &record);
+    const absl::Status valid = aggregation_internal::ValidateChunkRecord(record, i);
+    if (valid.ok()) continue;
+    chunks.Add(std::string(valid.message()));
+    rejected.push_back(i);
+    measurement->add_rejected_chunks()->Swap(&record);
+  }
+  if (!rejected.empty()) {
+    size_t next = 0;  // into `rejected`, which Filtered's ascending indices walk along
+    *table = table->Filtered([&](size_t i) {
+      if (next < rejected.size() && rejected[next] == i) {
+        ++next;
+        return false;
+      }
+      return true;
+    });
+  }
+  chunks.AppendTo(warnings);
+}
+
+void RemoveNonFiniteFineMetrics(v1::Measurement* measurement, std::vector<v1::Warning>* warnings) {
   Problems metrics{"invalid_value", "fine metrics with a non-finite value"};
   for (int s = 0; s < measurement->spans_size(); ++s) {
     v1::Span& span = *measurement->mutable_spans(s);
@@ -195,7 +230,24 @@ std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
     }
     while (all->size() > out) all->RemoveLast();
   }
-  metrics.AppendTo(&warnings);
+  metrics.AppendTo(warnings);
+}
+
+}  // namespace
+
+std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement) {
+  std::vector<v1::Warning> warnings;
+  RepairRunValues(measurement, &warnings);
+  RejectInvalidRecords(measurement, &warnings);
+  RemoveNonFiniteFineMetrics(measurement, &warnings);
+  return warnings;
+}
+
+std::vector<v1::Warning> RepairForAggregation(v1::Measurement* measurement, ChunkTable* chunks) {
+  std::vector<v1::Warning> warnings;
+  RepairRunValues(measurement, &warnings);
+  RejectInvalidRecords(measurement, chunks, &warnings);
+  RemoveNonFiniteFineMetrics(measurement, &warnings);
   return warnings;
 }
 

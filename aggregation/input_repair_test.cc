@@ -3,8 +3,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace {
@@ -81,6 +83,37 @@ TEST(RepairForAggregationTest, BadValuesCostThemselvesNotTheRun) {
   EXPECT_TRUE(absl::StrContains(all, "invalid_chunk_record: 2 chunk records")) << all;
   EXPECT_TRUE(absl::StrContains(all, "duration_seconds is -1")) << all;
   EXPECT_TRUE(absl::StrContains(all, "thread-cpu = nan")) << all;
+}
+
+// The records held apart as a table (MeasureRun): the same warnings in the same order, the same
+// records rejected as received, the rest kept in order in the table.
+TEST(RepairForAggregationTest, RecordsInATableAreRepairedTheSameWay) {
+  v1::Measurement by_records = WithOneBadValueEach();
+  for (int i = 0; i < 8; ++i) {  // more than the warning names, valid and not, interleaved
+    v1::ChunkRecord& record = *by_records.add_chunks();
+    record.set_task_id(absl::StrCat("t", i));
+    record.set_duration_seconds(i % 2 == 0 ? std::nan("") : 2.0 + i);
+  }
+  v1::Measurement by_table = by_records;
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : by_table.chunks()) table.Append(record);
+  by_table.clear_chunks();
+
+  const std::vector<v1::Warning> expected = RepairForAggregation(&by_records);
+  const std::vector<v1::Warning> warnings = RepairForAggregation(&by_table, &table);
+  ASSERT_EQ(warnings.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(warnings[i].SerializeAsString(), expected[i].SerializeAsString()) << i;
+  }
+  EXPECT_TRUE(absl::StrContains(expected[2].message(), "6 chunk records")) << expected[2].message();
+  ASSERT_EQ(table.size(), static_cast<size_t>(by_records.chunks_size()));
+  table.AppendRecordsTo(by_table.mutable_chunks());
+  EXPECT_EQ(by_table.SerializeAsString(), by_records.SerializeAsString());
+  // Nothing left to repair: the table stays as it is.
+  v1::Measurement again = by_table;
+  again.clear_chunks();
+  EXPECT_TRUE(RepairForAggregation(&again, &table).empty());
+  EXPECT_EQ(table.size(), static_cast<size_t>(by_records.chunks_size()));
 }
 
 TEST(RepairForAggregationTest, AValidMeasurementIsUntouched) {

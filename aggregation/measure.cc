@@ -42,20 +42,9 @@ void AddHostFacts(const RawRun& run, v1::Measurement* measurement) {
 
 }  // namespace
 
-// TODO(#25): interim; MeasureRun to keep the records as a table throughout (no materialization).
 absl::StatusOr<MeasuredRun> MeasureRun(RawRun run, const MeasureOptions& options) {
-  absl::StatusOr<v1::Measurement> measured = Measure(std::move(run), options);
-  if (!measured.ok()) return measured.status();
   MeasuredRun result;
-  result.chunks.Reserve(static_cast<size_t>(measured->chunks_size()));
-  for (const v1::ChunkRecord& record : measured->chunks()) result.chunks.Append(record);
-  measured->clear_chunks();
-  result.measurement = *std::move(measured);
-  return result;
-}
-
-absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& options) {
-  v1::Measurement measurement;
+  v1::Measurement& measurement = result.measurement;
   AddHostFacts(run, &measurement);
   for (v1::Warning& warning : run.warnings) *measurement.add_warnings() = std::move(warning);
   std::vector<v1::Warning>().swap(run.warnings);
@@ -69,19 +58,18 @@ absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& option
     warning.set_code("chunk_join");
     warning.set_message(std::move(sentence));
   }
-  // The joined records are materialized once, one at a time, and the table freed right after.
   if (options.profiles_of_chunks) {
     for (v1::Profile& profile : options.profiles_of_chunks(joined.table)) {
       run.profiles.push_back(std::move(profile));
     }
   }
-  joined.table.AppendRecordsTo(measurement.mutable_chunks());
-  joined.table = ChunkTable();
+  // The joined records stay a table from here on: no step builds a message per record.
+  result.chunks = std::move(joined.table);
   // Step 3: without a report, the chunk records are the best account of what was processed.
   if (run.report.has_value()) {
     *measurement.mutable_report() = *std::move(run.report);
-  } else if (measurement.chunks_size() > 0) {
-    *measurement.mutable_report() = BuildWorkflowReportOfRecords(measurement.chunks());
+  } else if (!result.chunks.empty()) {
+    *measurement.mutable_report() = BuildWorkflowReportOfRecords(result.chunks);
   }
   if (run.tracking.has_value()) *measurement.mutable_tracking() = *std::move(run.tracking);
   for (v1::Span& span : run.spans) *measurement.add_spans() = std::move(span);
@@ -90,17 +78,27 @@ absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& option
   std::vector<v1::Profile>().swap(run.profiles);
 
   // Step 4: a bad value from the engine or the user's command costs that value, not the run.
-  for (v1::Warning& warning : RepairForAggregation(&measurement)) {
+  for (v1::Warning& warning : RepairForAggregation(&measurement, &result.chunks)) {
     *measurement.add_warnings() = std::move(warning);
   }
   // Step 5, as `show` re-aggregates a measurement: an empty report is "nothing reported"
   // (unknown, not 0), host facts cap in-process capacity.
   AggregationOptions aggregation;
   aggregation.processor_task_patterns = options.processor_task_patterns;
-  const AggregationInput input = AggregationInputFromMeasurement(measurement, aggregation);
+  AggregationInput input = AggregationInputFromMeasurement(measurement, aggregation);
+  input.chunks = nullptr;
+  input.chunk_table = &result.chunks;
   absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
   if (!metrics.ok()) return metrics.status();
   *measurement.mutable_metrics() = *std::move(metrics);
+  return result;
+}
+
+absl::StatusOr<v1::Measurement> Measure(RawRun run, const MeasureOptions& options) {
+  absl::StatusOr<MeasuredRun> measured = MeasureRun(std::move(run), options);
+  if (!measured.ok()) return measured.status();
+  v1::Measurement measurement = std::move(measured->measurement);
+  measured->chunks.AppendRecordsTo(measurement.mutable_chunks());
   return measurement;
 }
 

@@ -9,6 +9,8 @@
 //   3. report from chunks, when the run has no report of its own;
 //   4. repair: a bad value costs that value, not the run (RepairForAggregation);
 //   5. aggregate, findings included (aggregate.h).
+// From step 2 on the chunk records stay a ChunkTable (MeasuredRun::chunks): the report, the
+// repair and Aggregate read it, and no step builds a v1::ChunkRecord per record.
 // The caller adds name, tool version, command line, configuration and interruption.
 #ifndef ROASTCOFFEA_AGGREGATION_MEASURE_H_
 #define ROASTCOFFEA_AGGREGATION_MEASURE_H_

@@ -138,5 +138,26 @@ TEST(MeasureTest, ChunkRecordsAreTheReportOnlyWithoutOneOfTheRuns) {
   EXPECT_EQ(reported->report().chunks(), 50);
 }
 
+TEST(MeasureTest, MeasureRunHoldsTheRecordsAsATableAndRejectsTheImpossibleOnes) {
+  RawRun run = EmptyRun();
+  v1::ChunkRecord backwards = Instrumented("", 100);
+  backwards.set_end_unix_ns(backwards.start_unix_ns() - 1);
+  run.chunks = ChunkTableOf({Instrumented("", 0), backwards, Instrumented("", 200)});
+  absl::StatusOr<MeasuredRun> measured = MeasureRun(std::move(run), MeasureOptions());
+  ASSERT_TRUE(measured.ok()) << measured.status();
+  EXPECT_EQ(measured->measurement.chunks_size(), 0);
+  ASSERT_EQ(measured->chunks.size(), 2u);
+  EXPECT_EQ(measured->chunks.Int(chunk_field::kEntryStart, 1), 200);
+  ASSERT_EQ(measured->measurement.rejected_chunks_size(), 1);
+  EXPECT_EQ(measured->measurement.rejected_chunks(0).SerializeAsString(),
+            backwards.SerializeAsString());
+  EXPECT_THAT(measured->measurement.warnings(),
+              Contains(Property(&v1::Warning::code, "invalid_chunk_record")));
+  // The report and the figures count the two records kept.
+  EXPECT_EQ(measured->measurement.report().chunks(), 2);
+  EXPECT_EQ(measured->measurement.report().events(), 200);
+  EXPECT_EQ(measured->measurement.metrics().chunks().num_chunks(), 2);
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -1,55 +1,65 @@
 #include "aggregation/report_from_chunks.h"
 
-#include <string>
+#include <cstdint>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
 #include "aggregation/chunk_validation.h"
 
 namespace roastcoffea {
 
 namespace {
 
-template <typename Records>
-v1::WorkflowReport BuildReport(const Records& chunks) {
+// What the report reads of one record, however the records are held.
+struct ReportedChunk {
+  absl::string_view dataset;  // valid while the records are
+  bool failed = false;
+  int64_t events = 0;
+  int64_t compressed_bytes_read = 0;
+  int64_t uncompressed_bytes_read = 0;
+  double duration_seconds = 0;
+};
+
+// The one formula, over `count` records: read(i, &chunk) fills record i and says whether it is
+// counted (false: an impossible value, ValidateChunkRecord; it ends in rejected_chunks).
+v1::WorkflowReport BuildReport(size_t count, absl::FunctionRef<bool(size_t, ReportedChunk*)> read) {
   v1::WorkflowReport report;
   int64_t compressed = 0;
   int64_t uncompressed = 0;
   double process_time = 0;
-  absl::flat_hash_map<std::string, int> dataset_index;
-  // A record RepairForAggregation will move to rejected_chunks (end before start, negative
-  // events, ...) is out of every figure, the report's too.
-  std::vector<const v1::ChunkRecord*> counted;
-  counted.reserve(chunks.size());
-  for (size_t i = 0; i < static_cast<size_t>(chunks.size()); ++i) {
-    if (aggregation_internal::ValidateChunkRecord(chunks[i], i).ok()) counted.push_back(&chunks[i]);
-  }
-  for (const v1::ChunkRecord* record : counted) {
-    const v1::ChunkRecord& chunk = *record;
-    auto [it, inserted] = dataset_index.try_emplace(chunk.dataset(), report.datasets_size());
-    if (inserted) report.add_datasets()->set_dataset(chunk.dataset());
+  int64_t counted = 0;
+  bool any_events = false;
+  absl::flat_hash_map<absl::string_view, int> dataset_index;
+  ReportedChunk chunk;
+  for (size_t i = 0; i < count; ++i) {
+    if (!read(i, &chunk)) continue;
+    ++counted;
+    auto [it, inserted] = dataset_index.try_emplace(chunk.dataset, report.datasets_size());
+    if (inserted) {
+      report.add_datasets()->set_dataset(chunk.dataset.data(), chunk.dataset.size());
+    }
     v1::DatasetCounters& counters = *report.mutable_datasets(it->second);
-    const bool ok = chunk.status() != v1::CHUNK_STATUS_FAILED;
-    const int64_t events = ok ? chunk.events() : 0;
+    const int64_t events = chunk.failed ? 0 : chunk.events;
     counters.set_events(counters.events() + events);
     counters.set_compressed_bytes_read(counters.compressed_bytes_read() +
-                                       chunk.compressed_bytes_read());
+                                       chunk.compressed_bytes_read);
     counters.set_uncompressed_bytes_read(counters.uncompressed_bytes_read() +
-                                         chunk.uncompressed_bytes_read());
-    counters.set_process_time_seconds(counters.process_time_seconds() + chunk.duration_seconds());
+                                         chunk.uncompressed_bytes_read);
+    counters.set_process_time_seconds(counters.process_time_seconds() + chunk.duration_seconds);
     counters.set_chunks(counters.chunks() + 1);
     report.set_events(report.events() + events);
-    compressed += chunk.compressed_bytes_read();
-    uncompressed += chunk.uncompressed_bytes_read();
-    process_time += chunk.duration_seconds();
+    compressed += chunk.compressed_bytes_read;
+    uncompressed += chunk.uncompressed_bytes_read;
+    process_time += chunk.duration_seconds;
+    any_events = any_events || chunk.events > 0;
   }
   report.set_process_time_seconds(process_time);
-  report.set_chunks(static_cast<int64_t>(counted.size()));
+  report.set_chunks(counted);
   // Records that count no events or bytes (TaskVine tasks, records the command wrote without
   // them) say nothing about them: unknown, not 0. Per-dataset counters cannot say "unknown",
   // so they are kept only when the events are known.
-  bool any_events = false;
-  for (const v1::ChunkRecord* chunk : counted) any_events = any_events || chunk->events() > 0;
   if (!any_events) {
     report.clear_events();
     report.clear_datasets();
@@ -59,15 +69,46 @@ v1::WorkflowReport BuildReport(const Records& chunks) {
   return report;
 }
 
+template <typename Records>
+v1::WorkflowReport BuildReportOfRecords(const Records& chunks) {
+  return BuildReport(static_cast<size_t>(chunks.size()), [&](size_t i, ReportedChunk* chunk) {
+    const v1::ChunkRecord& record = chunks[i];
+    if (!aggregation_internal::ValidateChunkRecord(record, i).ok()) return false;
+    chunk->dataset = record.dataset();
+    chunk->failed = record.status() == v1::CHUNK_STATUS_FAILED;
+    chunk->events = record.events();
+    chunk->compressed_bytes_read = record.compressed_bytes_read();
+    chunk->uncompressed_bytes_read = record.uncompressed_bytes_read();
+    chunk->duration_seconds = record.duration_seconds();
+    return true;
+  });
+}
+
 }  // namespace
 
 v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunks) {
-  return BuildReport(chunks);
+  return BuildReportOfRecords(chunks);
 }
 
 v1::WorkflowReport BuildWorkflowReportOfRecords(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
-  return BuildReport(chunks);
+  return BuildReportOfRecords(chunks);
+}
+
+v1::WorkflowReport BuildWorkflowReportOfRecords(const ChunkTable& chunks) {
+  // Validated as a message, one reused for every record, so that the rule stays in one place.
+  v1::ChunkRecord record;
+  return BuildReport(chunks.size(), [&](size_t i, ReportedChunk* chunk) {
+    chunks.ReadRecord(i, &record);
+    if (!aggregation_internal::ValidateChunkRecord(record, i).ok()) return false;
+    chunk->dataset = chunks.String(chunk_field::kDataset, i);
+    chunk->failed = chunks.status(i) == v1::CHUNK_STATUS_FAILED;
+    chunk->events = chunks.Int(chunk_field::kEvents, i);
+    chunk->compressed_bytes_read = chunks.Int(chunk_field::kCompressedBytesRead, i);
+    chunk->uncompressed_bytes_read = chunks.Int(chunk_field::kUncompressedBytesRead, i);
+    chunk->duration_seconds = chunks.duration_seconds(i);
+    return true;
+  });
 }
 
 }  // namespace roastcoffea

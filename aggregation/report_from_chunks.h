@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -19,6 +20,8 @@ v1::WorkflowReport BuildWorkflowReport(const std::vector<v1::ChunkRecord>& chunk
 // The same, over records already in a measurement (Measure builds it from Measurement.chunks).
 v1::WorkflowReport BuildWorkflowReportOfRecords(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
+// The same, over records held as a table (MeasureRun builds it from the joined table).
+v1::WorkflowReport BuildWorkflowReportOfRecords(const ChunkTable& chunks);
 
 }  // namespace roastcoffea
 

@@ -1,6 +1,10 @@
 #include "aggregation/report_from_chunks.h"
 
+#include <cmath>
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace {
@@ -42,6 +46,35 @@ TEST(BuildWorkflowReportTest, TheSameOverAMeasurementsRecords) {
   EXPECT_EQ(BuildWorkflowReportOfRecords(in_measurement).SerializeAsString(),
             BuildWorkflowReport(records).SerializeAsString());
   EXPECT_EQ(BuildWorkflowReportOfRecords(in_measurement).chunks(), 3);
+}
+
+// The table form counts exactly what the records form counts: invalid records (a bad
+// section kind, a NaN duration, end before start, negative events) left out, failed ones
+// without their events, datasets in order of first appearance.
+TEST(BuildWorkflowReportTest, TheSameOverATable) {
+  std::vector<v1::ChunkRecord> records;
+  const char* datasets[] = {"qcd", "signal", "", "ttbar"};
+  for (int i = 0; i < 200; ++i) {
+    v1::ChunkRecord chunk = Chunk(datasets[(i * 7) % 4], i % 5 == 0 ? 0 : i * 10, i * 100, 0.01 * i,
+                                  /*failed=*/i % 9 == 0);
+    chunk.set_start_unix_ns(1000 + i);
+    chunk.set_end_unix_ns(i % 31 == 3 ? 999 : 2000 + i);  // some end before they start
+    if (i % 17 == 2) chunk.set_events(-i);
+    if (i % 23 == 4) chunk.set_duration_seconds(std::nan(""));
+    if (i % 29 == 5) chunk.add_sections()->set_kind(static_cast<v1::SectionRecord::Kind>(99));
+    records.push_back(chunk);
+  }
+  const v1::WorkflowReport expected = BuildWorkflowReport(records);
+  ASSERT_GT(expected.chunks(), 100);
+  ASSERT_LT(expected.chunks(), 200);
+  EXPECT_EQ(BuildWorkflowReportOfRecords(ChunkTableOf(records)).SerializeAsString(),
+            expected.SerializeAsString());
+  // Without events anywhere: unknown in both.
+  for (v1::ChunkRecord& chunk : records) chunk.clear_events();
+  EXPECT_EQ(BuildWorkflowReportOfRecords(ChunkTableOf(records)).SerializeAsString(),
+            BuildWorkflowReport(records).SerializeAsString());
+  EXPECT_EQ(BuildWorkflowReportOfRecords(ChunkTable()).SerializeAsString(),
+            BuildWorkflowReport({}).SerializeAsString());
 }
 
 TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {

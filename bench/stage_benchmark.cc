@@ -1,13 +1,16 @@
 // The cost of each stage of a measurement's life (issue #25), from the analysis' chunk-record
-// JSON to the HTML report: ingest (ParseChunkRecordsAsTable: into a ChunkTable), join
-// (JoinChunkTables with the engine's records), materialize (the joined table into the
-// measurement's records, ChunkTable::AppendRecordsTo, as Measure does), repair
-// (RepairForAggregation), aggregate (Aggregate, findings included), findings (EvaluateFindings
-// alone), save (SaveMeasurement), show (LoadMeasurement without the chunk records, the worker
-// series cut to their ends, and the summary and findings tables) and report (LoadMeasurement
-// without the records, which ForEachChunkRecord streams into ReportChunks, and with the worker
-// series cut, which StreamReportWorkerLines streams into the worker charts, then
-// RenderHtmlReport).
+// JSON to the HTML report, the chunk records held as a table (ChunkTable) from ingest to the save,
+// as MeasureRun holds them: ingest (ParseChunkRecordsAsTable), join (JoinChunkTables with the
+// engine's records), chunk_report (BuildWorkflowReportOfRecords over the table: the workflow
+// report of a run without one), repair (RepairForAggregation with the table), aggregate
+// (Aggregate through AggregationInput::chunk_table, findings included), findings
+// (EvaluateFindings alone, on records materialized outside its timing: not a stage of files ->
+// saved, whose findings are in aggregate), save (SaveMeasurement with the table), show
+// (LoadMeasurement without the chunk records, the worker series cut to their ends, and the
+// summary and findings tables) and report (LoadMeasurement without the records, which
+// ForEachChunkRecord streams into ReportChunks, and with the worker series cut, which
+// StreamReportWorkerLines streams into the worker charts, then RenderHtmlReport). Files ->
+// saved is the sum of ingest, join, chunk_report, repair, aggregate and save.
 //
 //   ./bazelw run -c opt //bench:stage_benchmark -- --chunks=100000 --workers=1000
 //
@@ -263,48 +266,49 @@ int Run(const Sizes& sizes) {
   measurement.mutable_metadata()->mutable_end_time()->set_seconds(end_ns / kSecond + 1);
   measurement.mutable_metadata()->set_elapsed_seconds(
       static_cast<double>(end_ns / kSecond + 1 - start_seconds));
-  // The stages after the join still take records (issue #25: they move onto the table next):
-  // Measure turns the joined table into the measurement's records, and so does this stage, so
-  // that the sum of the stages stays the cost of files -> saved.
-  Print("materialize", sizes, Measure([&] {
-          joined_table.AppendRecordsTo(measurement.mutable_chunks());
-          joined_table = ChunkTable();
+  Print("chunk_report", sizes, Measure([&] {
+          *measurement.mutable_report() = BuildWorkflowReportOfRecords(joined_table);
         }));
-  *measurement.mutable_report() = BuildWorkflowReportOfRecords(measurement.chunks());
   if (!sizes.min_records) *measurement.mutable_tracking() = Tracking(sizes);
 
-  Print("repair", sizes, Measure([&] { RepairForAggregation(&measurement); }));
+  Print("repair", sizes, Measure([&] { RepairForAggregation(&measurement, &joined_table); }));
   Print("aggregate", sizes, Measure([&] {
-          absl::StatusOr<v1::AggregatedMetrics> metrics =
-              Aggregate(AggregationInputFromMeasurement(measurement));
+          AggregationInput input = AggregationInputFromMeasurement(measurement);
+          input.chunks = nullptr;
+          input.chunk_table = &joined_table;
+          absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(input);
           if (!metrics.ok()) Fail("aggregate", metrics.status().message());
           *measurement.mutable_metrics() = *std::move(metrics);
         }));
-  // The findings read the chunk columns Aggregate made (issue #25): made here outside the
-  // timing, and freed after it.
-  absl::StatusOr<std::unique_ptr<PreparedChunks>> prepared = PrepareChunks(measurement.chunks());
-  if (!prepared.ok()) Fail("prepare", prepared.status().message());
-  Print("findings", sizes, Measure([&] {
-          aggregation_internal::FindingsInputs in;
-          in.metrics = &measurement.metrics();
-          in.chunks = &measurement.chunks();
-          in.columns = &(*prepared)->columns;
-          in.tracking = &measurement.tracking();
-          in.warnings = &measurement.warnings();
-          in.elapsed_seconds = measurement.metadata().elapsed_seconds();
-          const aggregation_internal::FindingsOutcome outcome =
-              aggregation_internal::EvaluateFindings(in);
-          findings_sink = outcome.findings.size() + outcome.evaluations.size();
-        }));
-  prepared->reset();
+  {
+    // The findings read records and the chunk columns Aggregate made: both made here outside the
+    // timing, and freed after it.
+    google::protobuf::RepeatedPtrField<v1::ChunkRecord> records;
+    joined_table.AppendRecordsTo(&records);
+    absl::StatusOr<std::unique_ptr<PreparedChunks>> prepared = PrepareChunks(records);
+    if (!prepared.ok()) Fail("prepare", prepared.status().message());
+    Print("findings", sizes, Measure([&] {
+            aggregation_internal::FindingsInputs in;
+            in.metrics = &measurement.metrics();
+            in.chunks = &records;
+            in.columns = &(*prepared)->columns;
+            in.tracking = &measurement.tracking();
+            in.warnings = &measurement.warnings();
+            in.elapsed_seconds = measurement.metadata().elapsed_seconds();
+            const aggregation_internal::FindingsOutcome outcome =
+                aggregation_internal::EvaluateFindings(in);
+            findings_sink = outcome.findings.size() + outcome.evaluations.size();
+          }));
+  }
   std::string saved;
   Print("save", sizes, Measure([&] {
-          absl::StatusOr<std::string> path =
-              SaveMeasurementUnderFreeName(measurement, sizes.out_dir, "stage-benchmark");
+          absl::StatusOr<std::string> path = SaveMeasurementUnderFreeName(
+              measurement, joined_table, sizes.out_dir, "stage-benchmark");
           if (!path.ok()) Fail("save", path.status().message());
           saved = *path;
         }));
   measurement = v1::Measurement();  // show and report start from the saved directory
+  joined_table = ChunkTable();
   Print("show", sizes, Measure([&] {
           LoadOptions tables_only;  // as `collect show` loads it for its tables
           tables_only.chunk_records = false;

@@ -471,6 +471,17 @@ void ChunkTable::ForEachRecord(absl::FunctionRef<void(const v1::ChunkRecord&)> f
   }
 }
 
+ChunkTable ChunkTable::Filtered(absl::FunctionRef<bool(size_t)> keep) const {
+  ChunkTable kept;
+  ChunkRow row;
+  for (size_t i = 0; i < size_; ++i) {
+    if (!keep(i)) continue;
+    ReadRow(i, &row);
+    kept.Append(row);
+  }
+  return kept;
+}
+
 size_t ChunkTable::MemoryBytes() const {
   size_t bytes = pool_.MemoryBytes() + present_.MemoryBytes() + status_.MemoryBytes() +
                  attempt_.MemoryBytes() + section_ends_.MemoryBytes() + rest_.MemoryBytes() +

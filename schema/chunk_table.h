@@ -166,6 +166,10 @@ class ChunkTable {
   // Each record in order, materialized into one reused message.
   void ForEachRecord(absl::FunctionRef<void(const v1::ChunkRecord&)> fn) const;
 
+  // The records `i` for which keep(i), in order, as a new table; this one is unchanged. Rebuilt
+  // record by record (ReadRow, Append): for taking out a few records, not for a hot path.
+  ChunkTable Filtered(absl::FunctionRef<bool(size_t)> keep) const;
+
   // Bytes this table holds on the heap (capacities, not sizes).
   size_t MemoryBytes() const;
 

@@ -316,6 +316,31 @@ TEST(ChunkTableTest, RandomizedRecords) {
   ExpectRoundTrip(records);
 }
 
+TEST(ChunkTableTest, FilteredKeepsTheChosenRecordsWholeAndInOrder) {
+  std::mt19937_64 rng(11);
+  std::vector<v1::ChunkRecord> records(500);
+  for (v1::ChunkRecord& record : records) Fill(&record, rng() % 2 ? 0.1 : 0.6, rng);
+  const ChunkTable table = ChunkTableOf(records);
+  const auto keep = [](size_t i) { return i % 3 != 1; };
+  const ChunkTable kept = table.Filtered(keep);
+  std::vector<v1::ChunkRecord> expected;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (keep(i)) expected.push_back(records[i]);
+  }
+  ASSERT_EQ(kept.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(absl::StrCat("kept record ", i));
+    ExpectSame(expected[i], kept.Record(i));
+  }
+  // The table filtered is unchanged; keeping none or all.
+  ASSERT_EQ(table.size(), records.size());
+  ExpectSame(records[1], table.Record(1));
+  EXPECT_TRUE(table.Filtered([](size_t) { return false; }).empty());
+  const ChunkTable all = table.Filtered([](size_t) { return true; });
+  ASSERT_EQ(all.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], all.Record(i));
+}
+
 TEST(ChunkTableTest, MovedRecordsAndMovedTable) {
   std::mt19937_64 rng(7);
   std::vector<v1::ChunkRecord> records(20);

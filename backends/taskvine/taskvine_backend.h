@@ -175,8 +175,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::RunModel ModelSnapshot() const;
 
  private:
-  // What Contribute adds: the chunk records (taken once) and the coded warnings.
-  std::vector<v1::ChunkRecord> TakeChunkRecords();
+  // What Contribute adds: the chunk records (taken once, as rows of `table`; a finished run's
+  // tasks are freed as their rows are made) and the coded warnings.
+  void TakeChunkRows(ChunkTable* table);
   std::vector<v1::Warning> CodedWarnings() const;
   // Contribute's last step (see there): frees what only the handed-over parts needed.
   void ReleaseHandedOverRun();

@@ -273,10 +273,11 @@ class RunModel {
   // Tracking() for the last time: each worker's steps are freed as soon as its series is
   // written (a finished 10^6-task run's steps are ~100 MB), so the model holds no series after.
   v1::TrackingData TakeTracking();
-  // Frees the tasks (attempts) once nothing needs them any more: a finished run's reader calls
-  // it after the span figures, warnings and chunk records (~210 B per task). Afterwards every
-  // figure read from tasks (Figures' task sums, PerWorker, TotalsInWindow, ChunkRecords,
-  // CodedWarnings' task checks) is that of a run without tasks; the window and the series stay.
+  // Frees the tasks (attempts) once nothing needs them any more: a finished run's reader takes
+  // the span figures and warnings, then TakeChunkRows, which ends with it (~210 B per task).
+  // Afterwards every figure read from tasks (Figures' task sums, PerWorker, TotalsInWindow,
+  // ChunkRecords, CodedWarnings' task checks) is that of a run without tasks; the window and
+  // the series stay.
   void ReleaseTasks();
   // Frees every worker's steps (after the last Tracking(): a followed run's StopTracking).
   void ReleaseSteps();

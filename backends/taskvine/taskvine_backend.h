@@ -158,7 +158,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // Adds the chunk records (taken once: a second call adds none), the coded warnings and
   // RecordedRunWindow (no engine version: the logs do not carry one). Once the logs were read
   // to their end (a finished run; a followed one after EndSpan or StopTracking) the run is
-  // handed over: the model frees its tasks (~210 B each), and its workers' steps once
+  // handed over: the model frees its tasks (~210 B each) block by block as their chunk rows go
+  // into `run.engine_chunks` (no v1::ChunkRecord is built), and its workers' steps once
   // StopTracking has run (or when it runs), so that neither is held next to the records, the
   // series and the measurement made of them. GetSpanMetrics then fails (FailedPrecondition:
   // take it before), LiveProgress keeps its last figures, ModelSnapshot has no tasks.

@@ -28,6 +28,7 @@
 #include "backends/taskvine/perf_log.h"
 #include "backends/taskvine/task_table.h"
 #include "backends/taskvine/txn_record.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -196,6 +197,8 @@ struct RunFigures {
 // so that the concurrent tasks of a multi-core worker each have their own (0, 1, ...) and a
 // slot is reused once its task has ended. Records without a worker keep slot 0.
 void AssignSlots(std::vector<v1::ChunkRecord>& records);
+// The same for the rows of `table` from `from` on (run_model_chunks.cc holds the rule).
+void AssignSlots(ChunkTable& table, size_t from = 0);
 
 class RunModel {
  public:
@@ -270,15 +273,23 @@ class RunModel {
   // Tracking() for the last time: each worker's steps are freed as soon as its series is
   // written (a finished 10^6-task run's steps are ~100 MB), so the model holds no series after.
   v1::TrackingData TakeTracking();
-  // Frees the tasks (attempts) once nothing needs them any more: a finished run's reader calls
-  // it after the span figures, warnings and chunk records (~210 B per task). Afterwards every
-  // figure read from tasks (Figures' task sums, PerWorker, TotalsInWindow, ChunkRecords,
-  // CodedWarnings' task checks) is that of a run without tasks; the window and the series stay.
+  // Frees the tasks (attempts) once nothing needs them any more: a finished run's reader takes
+  // the span figures and warnings, then TakeChunkRows, which ends with it (~210 B per task).
+  // Afterwards every figure read from tasks (Figures' task sums, PerWorker, TotalsInWindow,
+  // ChunkRecords, CodedWarnings' task checks) is that of a run without tasks; the window and
+  // the series stay.
   void ReleaseTasks();
   // Frees every worker's steps (after the last Tracking(): a followed run's StopTracking).
   void ReleaseSteps();
-  // One record per task of `category` that reached DONE (see taskvine_backend.h).
+  // One record per task of `category` that reached DONE (see taskvine_backend.h), in task id
+  // order, with their slots (AssignSlots): as rows appended to `table` (~190 B a record
+  // against ~980 B as messages; no v1::ChunkRecord is built), or as messages (tests).
+  void AppendChunkRows(absl::string_view category, ChunkTable* table) const;
   std::vector<v1::ChunkRecord> ChunkRecords(absl::string_view category) const;
+  // AppendChunkRows for the last time, then ReleaseTasks: each block of 4096 tasks is freed
+  // as soon as its rows are appended, so that a finished run's reader never holds its tasks
+  // (~210 B each) and their rows whole at once (#25).
+  void TakeChunkRows(absl::string_view category, ChunkTable* table);
   // Cross-checks of docs/taskvine-logs.md §8 that disagree, malformed lines, other things worth
   // knowing.
   std::vector<std::string> Warnings() const;

@@ -4,7 +4,8 @@
 // range go to a hash map.
 //
 // Thread-safety: none (one owner). Cost: O(1) find and insert (amortised); iteration visits
-// dense ids in increasing order, then the sparse ones. Pointers are invalidated by inserts.
+// dense ids in increasing order, then the sparse ones. Pointers are invalidated by inserts
+// into the sparse map (dense slots never move) and by ReleaseDenseBelow.
 #ifndef ROASTCOFFEA_BACKENDS_TASKVINE_TASK_TABLE_H_
 #define ROASTCOFFEA_BACKENDS_TASKVINE_TASK_TABLE_H_
 
@@ -33,6 +34,10 @@ class TaskTable {
   TaskTable(const TaskTable& other)
       : present_(other.present_), sparse_(other.sparse_), size_(other.size_) {
     for (const std::unique_ptr<T[]>& block : other.blocks_) {
+      if (block == nullptr) {  // released (ReleaseDenseBelow)
+        blocks_.emplace_back();
+        continue;
+      }
       blocks_.push_back(std::make_unique<T[]>(kBlock));
       std::copy(block.get(), block.get() + kBlock, blocks_.back().get());
     }
@@ -67,6 +72,11 @@ class TaskTable {
         blocks_.push_back(std::make_unique<T[]>(kBlock));
         present_.resize(present_.size() + kBlock, false);
       }
+      std::unique_ptr<T[]>& block = blocks_[id / kBlock];
+      if (block == nullptr) {  // ReleaseDenseBelow freed it
+        block = std::make_unique<T[]>(kBlock);
+        released_blocks_ = std::min(released_blocks_, id / kBlock);
+      }
       present_[id] = true;  // erase() left the slot default-constructed
       return {&Slot(id), true};
     }
@@ -85,6 +95,22 @@ class TaskTable {
       return;
     }
     size_ -= sparse_.erase(id);
+  }
+
+  // Frees every dense block whose ids all lie below `id`, with the tasks in it (as erase()
+  // would, but the memory goes back): for a reader that has consumed the tasks in id order.
+  // Cost: O(kBlock) per block freed.
+  void ReleaseDenseBelow(int64_t id) {
+    const int64_t blocks = std::min<int64_t>(id, capacity()) / kBlock;
+    for (int64_t b = released_blocks_; b < blocks; ++b) {
+      if (blocks_[b] == nullptr) continue;
+      for (int64_t i = b * kBlock; i < (b + 1) * kBlock; ++i) {
+        if (present_[i]) --size_;
+        present_[i] = false;
+      }
+      blocks_[b].reset();
+    }
+    released_blocks_ = std::max(released_blocks_, blocks);
   }
 
   class const_iterator {
@@ -132,6 +158,7 @@ class TaskTable {
   std::vector<bool> present_;
   absl::flat_hash_map<int64_t, T> sparse_;
   size_t size_ = 0;
+  int64_t released_blocks_ = 0;  // ReleaseDenseBelow freed the blocks before this one
 };
 
 }  // namespace taskvine

@@ -43,6 +43,37 @@ TEST(TaskTable, DenseAndSparseIds) {
   EXPECT_EQ(visited, 4);
 }
 
+TEST(TaskTable, ReleaseDenseBelowFreesWholeBlocksOnly) {
+  TaskTable<std::string> table;
+  for (int64_t id = 1; id <= 10000; ++id) *table.try_emplace(id).first = std::to_string(id);
+  *table.try_emplace(-3).first = "-3";
+  table.ReleaseDenseBelow(5000);  // block [0, 4096) is freed; 4096.. stays
+  EXPECT_EQ(table.size(), 10000u - 4095u + 1u);
+  EXPECT_FALSE(table.contains(1));
+  EXPECT_FALSE(table.contains(4095));
+  EXPECT_EQ(table.at(4096), "4096");
+  EXPECT_EQ(table.at(10000), "10000");
+  EXPECT_EQ(table.at(-3), "-3");  // sparse: untouched
+  int64_t first = 0, visited = 0;
+  for (const auto& [id, value] : table) {
+    if (visited++ == 0) first = id;
+  }
+  EXPECT_EQ(first, 4096);
+  EXPECT_EQ(visited, static_cast<int64_t>(table.size()));
+  const TaskTable<std::string> copy = table;  // released blocks copy as released
+  EXPECT_EQ(copy.size(), table.size());
+  EXPECT_FALSE(copy.contains(2));
+  // A freed id can come back: its block is allocated again, and released again later.
+  auto [value, inserted] = table.try_emplace(7);
+  EXPECT_TRUE(inserted);
+  EXPECT_TRUE(value->empty());
+  EXPECT_TRUE(table.contains(7));
+  table.ReleaseDenseBelow(20000);
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_FALSE(table.contains(7));
+  EXPECT_FALSE(table.contains(10000));
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

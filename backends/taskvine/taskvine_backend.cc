@@ -489,11 +489,18 @@ absl::StatusOr<v1::Span> TaskVineMetricsBackend::GetSpanMetrics(const SpanId& id
   return span;
 }
 
-std::vector<v1::ChunkRecord> TaskVineMetricsBackend::TakeChunkRecords() {
-  if (chunks_taken_) return {};
+void TaskVineMetricsBackend::TakeChunkRows(ChunkTable* table) {
+  if (chunks_taken_) return;
   chunks_taken_ = true;
   std::lock_guard<std::mutex> lock(mu_);
-  return model_.ChunkRecords(options_.chunk_category);
+  if (!finished_ || handed_over_) {  // a followed run still read: its tasks may change
+    model_.AppendChunkRows(options_.chunk_category, table);
+    return;
+  }
+  // The run is handed over: the rows free the tasks as they are made (ReleaseHandedOverRun).
+  (void)LiveProgressLocked();  // the live view's last figures stay
+  handed_over_ = true;
+  model_.TakeChunkRows(options_.chunk_category, table);
 }
 
 std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
@@ -537,10 +544,12 @@ std::vector<v1::Warning> TaskVineMetricsBackend::CodedWarnings() const {
 
 void TaskVineMetricsBackend::ReleaseHandedOverRun() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!finished_ || handed_over_) return;  // a followed run still read: its tasks may change
-  (void)LiveProgressLocked();              // the live view's last figures stay
-  handed_over_ = true;
-  model_.ReleaseTasks();
+  if (!finished_) return;  // a followed run still read: its tasks may change
+  if (!handed_over_) {
+    (void)LiveProgressLocked();  // the live view's last figures stay
+    handed_over_ = true;
+    model_.ReleaseTasks();
+  }
   // A followed run's series went out with StopTracking; a finished run's go with it.
   if (!tracking_) model_.ReleaseSteps();
 }
@@ -551,11 +560,11 @@ void TaskVineMetricsBackend::Contribute(RawRun& run) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!tracking_ && finished_) model_.ReleaseSteps();
   }
-  std::vector<v1::ChunkRecord> records = TakeChunkRecords();
-  // Into RawRun's table (~190 B a record); `records` is freed right after.
-  for (const v1::ChunkRecord& chunk : records) run.engine_chunks.Append(chunk);
-  std::vector<v1::ChunkRecord>().swap(records);
-  for (v1::Warning& warning : CodedWarnings()) run.warnings.push_back(std::move(warning));
+  // The warnings first: they read the tasks, which the rows free as they are made.
+  std::vector<v1::Warning> warnings = CodedWarnings();
+  // Straight into RawRun's table (~190 B a record), no v1::ChunkRecord on the way.
+  TakeChunkRows(&run.engine_chunks);
+  for (v1::Warning& warning : warnings) run.warnings.push_back(std::move(warning));
   ReleaseHandedOverRun();
   const std::optional<RecordedWindow> recorded = RecordedRunWindow();
   if (!recorded.has_value()) return;

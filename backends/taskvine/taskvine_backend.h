@@ -158,7 +158,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // Adds the chunk records (taken once: a second call adds none), the coded warnings and
   // RecordedRunWindow (no engine version: the logs do not carry one). Once the logs were read
   // to their end (a finished run; a followed one after EndSpan or StopTracking) the run is
-  // handed over: the model frees its tasks (~210 B each), and its workers' steps once
+  // handed over: the model frees its tasks (~210 B each) block by block as their chunk rows go
+  // into `run.engine_chunks` (no v1::ChunkRecord is built), and its workers' steps once
   // StopTracking has run (or when it runs), so that neither is held next to the records, the
   // series and the measurement made of them. GetSpanMetrics then fails (FailedPrecondition:
   // take it before), LiveProgress keeps its last figures, ModelSnapshot has no tasks.
@@ -175,8 +176,9 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   taskvine::RunModel ModelSnapshot() const;
 
  private:
-  // What Contribute adds: the chunk records (taken once) and the coded warnings.
-  std::vector<v1::ChunkRecord> TakeChunkRecords();
+  // What Contribute adds: the chunk records (taken once, as rows of `table`; a finished run's
+  // tasks are freed as their rows are made) and the coded warnings.
+  void TakeChunkRows(ChunkTable* table);
   std::vector<v1::Warning> CodedWarnings() const;
   // Contribute's last step (see there): frees what only the handed-over parts needed.
   void ReleaseHandedOverRun();

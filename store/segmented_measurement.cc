@@ -27,23 +27,6 @@ namespace {
 
 using google::protobuf::internal::WireFormatLite;
 
-// The bytes a CodedOutputStream writes, appended to the file: parts are serialized straight
-// into it, never first into a string of their own (the first part of a 10^6-chunk
-// measurement was a 77 MB string, and each records part grew one by doubling).
-class FileOutput : public google::protobuf::io::CopyingOutputStream {
- public:
-  explicit FileOutput(AtomicFileWriter& out) : out_(out) {}
-  bool Write(const void* buffer, int size) override {
-    status_ = out_.Append(absl::string_view(static_cast<const char*>(buffer), size));
-    return status_.ok();
-  }
-  const absl::Status& status() const { return status_; }
-
- private:
-  AtomicFileWriter& out_;
-  absl::Status status_;
-};
-
 // The wire size of `message` as field `field` (its size cached by an earlier ByteSizeLong).
 size_t FieldBytes(int field, const google::protobuf::MessageLite& message) {
   return WireFormatLite::TagSize(field, WireFormatLite::TYPE_MESSAGE) +
@@ -62,6 +45,38 @@ void WriteRecordsPart(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>&
   }
 }
 
+// The fields of the first part, in order: all but the records (metadata, report and metrics
+// even when not set, as empty messages).
+void ForEachHeadField(
+    const MeasurementToSave& to_save,
+    absl::FunctionRef<void(int field, const google::protobuf::MessageLite& message)> visit) {
+  using M = v1::Measurement;
+  const M& measurement = *to_save.measurement;
+  visit(M::kMetadataFieldNumber, to_save.Metadata());
+  visit(M::kReportFieldNumber, measurement.report());
+  if (measurement.has_tracking()) visit(M::kTrackingFieldNumber, measurement.tracking());
+  for (const v1::Span& span : measurement.spans()) visit(M::kSpansFieldNumber, span);
+  visit(M::kMetricsFieldNumber, measurement.metrics());
+  for (const v1::Profile& p : measurement.profiles()) visit(M::kProfilesFieldNumber, p);
+  for (const v1::Warning& w : measurement.warnings()) visit(M::kWarningsFieldNumber, w);
+  if (to_save.appended_warning != nullptr) {
+    visit(M::kWarningsFieldNumber, *to_save.appended_warning);
+  }
+}
+
+// A table's records (surveyed with kChunksPerPart) as parts of kChunksPerPart records, each
+// materialized in turn.
+void WriteTableParts(TableRecords& records, google::protobuf::io::CodedOutputStream& coded) {
+  for (size_t part = 0; part < records.part_bytes().size() && !coded.HadError(); ++part) {
+    coded.WriteVarint32(static_cast<uint32_t>(records.part_bytes()[part]));
+    const size_t first = part * kChunksPerPart;
+    const size_t last = std::min(records.size(), first + kChunksPerPart);
+    for (size_t i = first; i < last; ++i) {
+      WireFormatLite::WriteMessage(v1::Measurement::kChunksFieldNumber, records.Read(i), &coded);
+    }
+  }
+}
+
 std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
 
 }  // namespace
@@ -71,48 +86,41 @@ void SetSegmentThresholdBytesForTesting(int64_t bytes) { g_segment_threshold_byt
 
 absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
                                    bool records_sized) {
+  MeasurementToSave whole;
+  whole.measurement = &measurement;
+  return WriteMeasurementParts(whole, out, records_sized);
+}
+
+absl::Status WriteMeasurementParts(const MeasurementToSave& to_save, AtomicFileWriter& out,
+                                   bool records_sized) {
   // Everything but the records: metadata, report, tracking, spans, metrics, profiles, warnings,
   // serialized from the message itself (a copy into a head message held the tracked samples
   // twice: 170 MB more for 10^4 workers of 360 samples).
   using M = v1::Measurement;
+  const M& measurement = *to_save.measurement;
+  if (to_save.chunks != nullptr && measurement.chunks_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a measurement with chunk records of its own and a chunk table beside");
+  }
   size_t head_bytes = 0;
   // ByteSizeLong also caches the sizes WriteMessage writes below.
-  const auto count = [&head_bytes](int field, const google::protobuf::MessageLite& message) {
+  ForEachHeadField(to_save, [&head_bytes](int field, const google::protobuf::MessageLite& message) {
     head_bytes += WireFormatLite::TagSize(field, WireFormatLite::TYPE_MESSAGE) +
                   WireFormatLite::LengthDelimitedSize(message.ByteSizeLong());
-  };
-  count(M::kMetadataFieldNumber, measurement.metadata());
-  count(M::kReportFieldNumber, measurement.report());
-  if (measurement.has_tracking()) count(M::kTrackingFieldNumber, measurement.tracking());
-  for (const v1::Span& span : measurement.spans()) count(M::kSpansFieldNumber, span);
-  count(M::kMetricsFieldNumber, measurement.metrics());
-  for (const v1::Profile& p : measurement.profiles()) count(M::kProfilesFieldNumber, p);
-  for (const v1::Warning& w : measurement.warnings()) count(M::kWarningsFieldNumber, w);
+  });
   if (head_bytes > static_cast<size_t>(INT_MAX)) {
     return absl::FailedPreconditionError(
         "the measurement without its chunk records is over 2 GiB: cannot be saved");
   }
-  FileOutput file(out);
+  AtomicFileOutput file(out);
   {
     // 1 MiB blocks: the writer's own; the first part's size is known (head_bytes) before it.
     google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.WriteVarint32(static_cast<uint32_t>(head_bytes));
-    WireFormatLite::WriteMessage(M::kMetadataFieldNumber, measurement.metadata(), &coded);
-    WireFormatLite::WriteMessage(M::kReportFieldNumber, measurement.report(), &coded);
-    if (measurement.has_tracking()) {
-      WireFormatLite::WriteMessage(M::kTrackingFieldNumber, measurement.tracking(), &coded);
-    }
-    for (const v1::Span& span : measurement.spans()) {
-      WireFormatLite::WriteMessage(M::kSpansFieldNumber, span, &coded);
-    }
-    WireFormatLite::WriteMessage(M::kMetricsFieldNumber, measurement.metrics(), &coded);
-    for (const v1::Profile& p : measurement.profiles()) {
-      WireFormatLite::WriteMessage(M::kProfilesFieldNumber, p, &coded);
-    }
-    for (const v1::Warning& w : measurement.warnings()) {
-      WireFormatLite::WriteMessage(M::kWarningsFieldNumber, w, &coded);
-    }
+    ForEachHeadField(to_save, [&coded](int field, const google::protobuf::MessageLite& message) {
+      WireFormatLite::WriteMessage(field, message, &coded);
+    });
     // The first part stays in the page cache (`collect show` reads it back, often at once);
     // the records, most of the file and read back seldom, go around it.
     coded.Trim();
@@ -128,6 +136,9 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
       for (int first = 0; first < records->size() && !coded.HadError(); first += kChunksPerPart) {
         WriteRecordsPart(*records, first, std::min(records->size(), first + kChunksPerPart), field,
                          coded);
+      }
+      if (field == M::kChunksFieldNumber && to_save.chunks != nullptr) {
+        WriteTableParts(*to_save.chunks, coded);
       }
     }
     coded.Trim();

@@ -22,6 +22,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "io/atomic_write.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_to_save.h"
 
 namespace roastcoffea {
 namespace store_internal {
@@ -42,6 +43,11 @@ void SetSegmentThresholdBytesForTesting(int64_t bytes);
 // and the message not changed since, so the chunk records' sizes it cached are used as they are
 // (computing them again was a third of a 10^6-chunk save's serialization).
 absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
+                                   bool records_sized = false);
+// The same for a measurement in pieces (store/measurement_to_save.h): the parts of the one
+// message holding them all, a table's records read one at a time (to_save.chunks surveyed with
+// kChunksPerPart). `records_sized` as above, for measurement->chunks().
+absl::Status WriteMeasurementParts(const MeasurementToSave& to_save, AtomicFileWriter& out,
                                    bool records_sized = false);
 
 // What a reader needs of a measurement; what it does not is skipped unparsed, so that a reader

@@ -1,14 +1,8 @@
 #include "store/segmented_measurement.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +13,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "io/regular_file_stream.h"
 #include "store/worker_series_ends.h"
 
 namespace roastcoffea {
@@ -322,19 +317,9 @@ absl::Status ForEachPart(
     absl::FunctionRef<bool(int part, google::protobuf::io::CodedInputStream& coded,
                            absl::Status* stop)>
         read_part) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    return absl::Status(absl::ErrnoToStatus(error, "").code(),
-                        absl::StrCat("cannot open '", path, "': ", std::strerror(error)));
-  }
-  struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
-  }
-  google::protobuf::io::FileInputStream input(fd);
-  input.SetCloseOnDelete(true);
+  absl::StatusOr<RegularFileStream> file = OpenRegularFileStream(path);
+  if (!file.ok()) return file.status();
+  google::protobuf::io::FileInputStream& input = *file->stream;
   int64_t part_start = 0;  // the file offset of this part's length
   for (int part = 0;; ++part) {
     google::protobuf::io::CodedInputStream coded(&input);
@@ -351,7 +336,7 @@ absl::Status ForEachPart(
     };
     // A seek past the end succeeds: a part that would end there is found cut short here.
     const int64_t part_end = part_start + coded.CurrentPosition() + int64_t{size};
-    if (part_end > static_cast<int64_t>(info.st_size)) return cut();
+    if (part_end > file->size) return cut();
     part_start = part_end;
     const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
     absl::Status stop;

@@ -548,6 +548,7 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (options.visit_whole_worker_series) {
     parts.visit_whole_series = &options.visit_whole_worker_series;
   }
+  parts.chunk_table = options.chunk_table;
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
@@ -570,6 +571,10 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (!options.chunk_records) {  // read from the JSON copy
     measurement.clear_chunks();
     measurement.clear_rejected_chunks();
+  }
+  if (options.chunk_records && options.chunk_table != nullptr) {  // read from one file
+    for (const v1::ChunkRecord& record : measurement.chunks()) options.chunk_table->Append(record);
+    measurement.clear_chunks();
   }
   if (!options.chunk_info && measurement.metrics().has_chunks()) {
     measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();

@@ -114,6 +114,13 @@ struct LoadOptions {
   // (its metadata included: it is saved before the tracking). Not called for one read from
   // measurement.json. `collect report` surveys its worker charts' series with it.
   std::function<void(const v1::WorkerSeries&, const v1::Measurement&)> visit_whole_worker_series;
+  // When set (and chunk_records true), the chunk records (chunks, not the rejected ones) are
+  // appended to this table and the measurement's chunks() stay empty: a MeasuredRun's form
+  // (aggregation/measure.h), which SaveMeasurement(measurement, table, ...) saves back byte for
+  // byte. From a measurement saved in parts one record at a time, never held as messages (10^6
+  // records: ~190 B each instead of ~1 KB); from a measurement.pb or .json (at most 64 MiB in
+  // binary) moved into the table after the load.
+  ChunkTable* chunk_table = nullptr;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options = {});

@@ -188,10 +188,25 @@ TEST_P(TableSaveTest, SavesTheSameBytesAsTheMeasurementHoldingTheRecords) {
   if (in_parts) store_internal::SetSegmentThresholdBytesForTesting(1);
   v1::Measurement m = MeasurementWithoutRecords(bad);
   AddRecords(records, bad, &m);
-  const SavedBoth saved = SaveBoth(m, TestDirectory());
+  const std::string root = TestDirectory();
+  const SavedBoth saved = SaveBoth(m, root);
   ASSERT_FALSE(saved.from_records.empty() || saved.from_table.empty());
   ExpectSameFiles(saved.from_records, saved.from_table);
   EXPECT_EQ(SavedInParts(saved.from_table), in_parts);
+
+  // Loaded back with its records into a table (a MeasuredRun's form), and saved again from it:
+  // the same bytes once more.
+  ChunkTable loaded_table;
+  LoadOptions into_table;
+  into_table.chunk_table = &loaded_table;
+  absl::StatusOr<v1::Measurement> rest = LoadMeasurement(saved.from_table, into_table);
+  ASSERT_TRUE(rest.ok()) << rest.status();
+  EXPECT_EQ(rest->chunks_size(), 0);
+  EXPECT_EQ(loaded_table.size(), static_cast<size_t>(records));
+  EXPECT_EQ(rest->rejected_chunks_size(), 1);
+  absl::StatusOr<std::string> again = SaveMeasurement(*rest, loaded_table, root + "/again", "run");
+  ASSERT_TRUE(again.ok()) << again.status();
+  ExpectSameFiles(saved.from_records, *again);
 
   absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(saved.from_table);
   ASSERT_TRUE(loaded.ok()) << loaded.status();

@@ -268,16 +268,49 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
   return in.ConsumedEntireMessage();
 }
 
-// Whether the part at `in` starts with a chunk record or a rejected one (consumed when it does):
-// by the file's format, such a part holds records only.
-bool StartsWithRecords(google::protobuf::io::CodedInputStream& in) {
+// The field (chunks or rejected_chunks) of the record the part at `in` starts with (its tag
+// consumed), or 0 when it does not start with one: by the file's format, such a part holds
+// records only.
+int StartsWithRecordField(google::protobuf::io::CodedInputStream& in) {
   for (int number :
        {v1::Measurement::kChunksFieldNumber, v1::Measurement::kRejectedChunksFieldNumber}) {
     if (in.ExpectTag(WireFormatLite::MakeTag(number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED))) {
-      return true;
+      return number;
     }
   }
-  return false;
+  return 0;
+}
+
+bool StartsWithRecords(google::protobuf::io::CodedInputStream& in) {
+  return StartsWithRecordField(in) != 0;
+}
+
+// The record fields of a records part (the first one's tag, `field`, consumed): chunk records
+// appended to `table` one at a time through `record`, rejected ones to the measurement.
+bool MergeRecordsPart(google::protobuf::io::CodedInputStream& in, int field, ChunkTable* table,
+                      v1::Measurement* measurement) {
+  v1::ChunkRecord record;  // reused: its strings keep their capacity from record to record
+  for (;;) {
+    uint32_t size = 0;
+    if (!in.ReadVarint32(&size)) return false;
+    const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+    v1::ChunkRecord* into =
+        field == v1::Measurement::kChunksFieldNumber ? &record : measurement->add_rejected_chunks();
+    into->Clear();
+    const bool ok =
+        into->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+    in.PopLimit(limit);
+    if (!ok) return false;
+    if (into == &record) table->Append(record);
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.ConsumedEntireMessage();
+    field = WireFormatLite::GetTagFieldNumber(tag);
+    if (WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED ||
+        (field != v1::Measurement::kChunksFieldNumber &&
+         field != v1::Measurement::kRejectedChunksFieldNumber)) {
+      return false;  // by the file's format, a part that starts with records holds only records
+    }
+  }
 }
 
 }  // namespace
@@ -356,6 +389,12 @@ absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* meas
                        // the first part only, not 180 MB.
                        if (part > 0 && !parts.chunk_records && StartsWithRecords(coded)) {
                          return coded.Skip(coded.BytesUntilLimit());
+                       }
+                       // Or read into the caller's table, one record at a time.
+                       if (part > 0 && parts.chunk_records && parts.chunk_table != nullptr) {
+                         if (const int field = StartsWithRecordField(coded); field != 0) {
+                           return MergeRecordsPart(coded, field, parts.chunk_table, measurement);
+                         }
                        }
                        return MergeMeasurementFrom(coded, parts, measurement);
                      });

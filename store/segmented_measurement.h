@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "io/atomic_write.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_to_save.h"
 
@@ -62,6 +63,9 @@ struct MeasurementParts {
   // and the measurement read so far (its metadata, saved before the tracking, included).
   const std::function<void(const v1::WorkerSeries&, const v1::Measurement&)>* visit_whole_series =
       nullptr;
+  // With chunk_records: the records parts' chunk records appended here, one at a time, instead
+  // of to the measurement's chunks().
+  ChunkTable* chunk_table = nullptr;
 };
 
 // Reads a file written by WriteMeasurementParts into `measurement`, with only the `parts` asked

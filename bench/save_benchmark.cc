@@ -9,7 +9,8 @@
 // built: table or messages); peak_above_input_B_per_record (VmHWM during the save minus VmRSS
 // just before it, per record: what the save itself adds at its peak); file_MB (the measurement
 // file written: measurement.pbs over 64 MiB, else measurement.pb and .json). The save fsyncs:
-// real time depends on the disk, CPU time (the main thread's) less.
+// real time depends on the disk, CPU time (the main thread's) less. BM_LoadRecords: the load of
+// such a measurement (in parts at 10^6) with its records into a table or into messages.
 #include <malloc.h>
 #include <unistd.h>
 
@@ -157,6 +158,61 @@ BENCHMARK_TEMPLATE(BM_SaveRecords, Source::kMessages)
 BENCHMARK_TEMPLATE(BM_SaveRecords, Source::kMaterializedTable)
     ->Name("BM_SaveRecords/FromTableMaterialized")
     ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// Loading such a measurement back: its records into a ChunkTable (LoadOptions::chunk_table)
+// against into the measurement's messages. Counters as above; the "input" is the empty process.
+template <bool kIntoTable>
+void BM_LoadRecords(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const std::string parent = ParentDirectory();
+  std::string directory;
+  {
+    v1::Measurement measurement = MeasurementWithoutRecords(n);
+    ChunkTable table;
+    v1::ChunkRecord record;
+    for (int i = 0; i < n; ++i) {
+      TypicalRecord(i, &record);
+      table.Append(record);
+    }
+    absl::StatusOr<std::string> saved = SaveMeasurement(measurement, table, parent, "run");
+    if (!saved.ok()) {
+      state.SkipWithError(saved.status().ToString().c_str());
+      return;
+    }
+    directory = *saved;
+  }
+  malloc_trim(0);
+  const int64_t rss_before = ProcStatusBytes("VmRSS");
+  ResetPeakRss();
+  size_t loaded = 0;
+  for (auto _ : state) {
+    ChunkTable table;
+    LoadOptions options;
+    if (kIntoTable) options.chunk_table = &table;
+    absl::StatusOr<v1::Measurement> measurement = LoadMeasurement(directory, options);
+    if (!measurement.ok()) {
+      state.SkipWithError(measurement.status().ToString().c_str());
+      break;
+    }
+    loaded = kIntoTable ? table.size() : static_cast<size_t>(measurement->chunks_size());
+  }
+  const int64_t peak = ProcStatusBytes("VmHWM");
+  state.counters["records"] = static_cast<double>(loaded);
+  state.counters["peak_above_input_B_per_record"] = static_cast<double>(peak - rss_before) / n;
+  state.counters["file_MB"] = FileMegabytesThenRemove(directory);
+  rmdir(parent.c_str());
+}
+
+BENCHMARK_TEMPLATE(BM_LoadRecords, true)
+    ->Name("BM_LoadRecords/IntoTable")
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK_TEMPLATE(BM_LoadRecords, false)
+    ->Name("BM_LoadRecords/IntoMessages")
     ->Arg(1000000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);

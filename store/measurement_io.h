@@ -14,8 +14,9 @@
 //
 // Thread-safety: the functions share no state; concurrent saves of the same name are safe (one
 // wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON (only
-// the binary, part by part, over 64 MiB), plus four fsyncs per save; a load reads and parses
-// one file, skipping what LoadOptions leaves out.
+// the binary, part by part, over 64 MiB), each written into its file in 1 MiB blocks, never
+// held whole, plus four fsyncs per save; a load reads and parses one file, skipping what
+// LoadOptions leaves out.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 
@@ -74,7 +75,11 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 
 // The same, for a measurement whose chunk records are held apart in `chunks` (MeasuredRun,
 // aggregation/measure.h): saved exactly as `measurement` with those records in its chunks() would
-// be. InvalidArgument when measurement.chunks() is not empty.
+// be, byte for byte, in every form. The records are read from the table one at a time into one
+// reused message (twice: once to size them and find text to repair, once to write them), never
+// held as messages; the measurement is not copied (only its metadata, when the schema version or
+// a free name is filled in, and the whole only when text in it must be repaired to UTF-8).
+// InvalidArgument naming `name` when measurement.chunks() is not empty.
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             const ChunkTable& chunks, absl::string_view parent_dir,
                                             absl::string_view name);

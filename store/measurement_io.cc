@@ -476,6 +476,7 @@ absl::StatusOr<std::string> LoadSingleFile(const std::string& path,
   if (store_internal::MergeMeasurementFrom(coded, parts, measurement)) return binary_path;
   // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
   measurement->Clear();
+  if (parts.chunk_table != nullptr) *parts.chunk_table = ChunkTable();  // records read so far
   if (!LoadJsonFile(json_path, measurement).ok()) {
     return absl::DataLossError(absl::StrCat(
         "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '", json_path,
@@ -486,6 +487,19 @@ absl::StatusOr<std::string> LoadSingleFile(const std::string& path,
   warning.set_message(
       absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path, "' instead"));
   return json_path;
+}
+
+// The records of `from` appended to `to` (moved whole when `to` is empty).
+void AppendTable(ChunkTable&& from, ChunkTable* to) {
+  if (to->empty()) {
+    *to = std::move(from);
+    return;
+  }
+  ChunkRow row;
+  for (size_t i = 0; i < from.size(); ++i) {
+    from.ReadRow(i, &row);
+    to->Append(row);
+  }
 }
 
 }  // namespace
@@ -548,7 +562,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (options.visit_whole_worker_series) {
     parts.visit_whole_series = &options.visit_whole_worker_series;
   }
-  parts.chunk_table = options.chunk_table;
+  // Read into a table of their own: the caller's gets them only once all are read.
+  ChunkTable loaded_records;
+  if (options.chunk_records && options.chunk_table != nullptr) parts.chunk_table = &loaded_records;
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
@@ -572,9 +588,11 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
     measurement.clear_chunks();
     measurement.clear_rejected_chunks();
   }
-  if (options.chunk_records && options.chunk_table != nullptr) {  // read from one file
-    for (const v1::ChunkRecord& record : measurement.chunks()) options.chunk_table->Append(record);
+  if (parts.chunk_table != nullptr) {
+    // Records read from the JSON copy are messages until here.
+    for (const v1::ChunkRecord& record : measurement.chunks()) loaded_records.Append(record);
     measurement.clear_chunks();
+    AppendTable(std::move(loaded_records), options.chunk_table);
   }
   if (!options.chunk_info && measurement.metrics().has_chunks()) {
     measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();

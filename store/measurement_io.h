@@ -122,9 +122,9 @@ struct LoadOptions {
   // When set (and chunk_records true), the chunk records (chunks, not the rejected ones) are
   // appended to this table and the measurement's chunks() stay empty: a MeasuredRun's form
   // (aggregation/measure.h), which SaveMeasurement(measurement, table, ...) saves back byte for
-  // byte. From a measurement saved in parts one record at a time, never held as messages (10^6
-  // records: ~190 B each instead of ~1 KB); from a measurement.pb or .json (at most 64 MiB in
-  // binary) moved into the table after the load.
+  // byte. From measurement.pbs or .pb one record at a time, never held as messages (10^6
+  // records: ~190 B each instead of ~1 KB); from measurement.json (the .pb missing or corrupt)
+  // moved into the table after the load.
   ChunkTable* chunk_table = nullptr;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,

@@ -267,6 +267,51 @@ TEST(TableSave, FilledInSchemaVersionAndFreeNameAreTheSame) {
   EXPECT_EQ(loaded->metadata().schema_version(), kSchemaVersion);
 }
 
+// Records loaded into a table are appended to what it holds, and only once all are read: a
+// .pb that breaks off midway (read again from the JSON copy) leaves no record twice, a
+// measurement.pbs that breaks off leaves the table as it was.
+TEST(TableSave, LoadIntoATableAppendsOnlyWhatWasReadWhole) {
+  v1::Measurement m = MeasurementWithoutRecords(BadText::kNone);
+  AddRecords(300, BadText::kNone, &m);
+  const std::string root = TestDirectory();
+  const SavedBoth saved = SaveBoth(m, root);
+  ASSERT_FALSE(saved.from_table.empty());
+  const auto load_into = [](const std::string& directory, ChunkTable* table) {
+    LoadOptions options;
+    options.chunk_table = table;
+    return LoadMeasurement(directory, options);
+  };
+  ChunkTable table;
+  table.Append(m.chunks(299));
+  ASSERT_TRUE(load_into(saved.from_table, &table).ok());
+  ASSERT_EQ(table.size(), 301u);
+  EXPECT_EQ(table.Record(0).SerializeAsString(), m.chunks(299).SerializeAsString());
+  EXPECT_EQ(table.Record(1).SerializeAsString(), m.chunks(0).SerializeAsString());
+
+  const std::string pb = saved.from_table + "/measurement.pb";
+  const std::string bytes = ReadWholeFile(pb);
+  std::ofstream(pb, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  ChunkTable from_json;
+  absl::StatusOr<v1::Measurement> fallback = load_into(saved.from_table, &from_json);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ(fallback->warnings(fallback->warnings_size() - 1).code(), "measurement_pb_corrupt");
+  EXPECT_EQ(from_json.size(), 300u);
+  EXPECT_EQ(fallback->chunks_size(), 0);
+
+  store_internal::SetSegmentThresholdBytesForTesting(1);
+  absl::StatusOr<std::string> parts = SaveMeasurement(m, root + "/parts", "run");
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  const std::string pbs = *parts + "/measurement.pbs";
+  const std::string part_bytes = ReadWholeFile(pbs);
+  std::ofstream(pbs, std::ios::binary | std::ios::trunc)
+      << part_bytes.substr(0, part_bytes.size() - 100);
+  ChunkTable untouched;
+  untouched.Append(m.chunks(0));
+  EXPECT_EQ(load_into(*parts, &untouched).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(untouched.size(), 1u);
+}
+
 TEST(TableSave, RecordsOfItsOwnAndATableIsInvalidArgumentNamingIt) {
   v1::Measurement m = MeasurementWithoutRecords(BadText::kNone);
   AddRecords(2, BadText::kNone, &m);

@@ -173,6 +173,19 @@ bool MergeFieldInto(google::protobuf::io::CodedInputStream& in, int number,
   return ok;
 }
 
+// A chunk record (length next in `in`) appended to `table`, never kept as a message.
+bool AppendRecordTo(google::protobuf::io::CodedInputStream& in, ChunkTable* table) {
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) return false;
+  const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  v1::ChunkRecord record;
+  const bool ok =
+      record.MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  in.PopLimit(limit);
+  if (ok) table->Append(record);
+  return ok;
+}
+
 // The tracking (length next in `in`) merged into `tracking` with each worker series cut to its
 // ends as soon as it is parsed: one series is held whole at a time, not the run's steps.
 bool MergeTrackingCuttingSeries(google::protobuf::io::CodedInputStream& in, v1::Measurement* into,
@@ -233,6 +246,10 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
                prefix[0] == v1::Measurement::kTrackingFieldNumber &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       ok = MergeTrackingCuttingSeries(in, cut_into, *parts);
+    } else if (parts != nullptr && parts->chunk_table != nullptr && prefix.size() == 1 &&
+               prefix[0] == v1::Measurement::kChunksFieldNumber &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      ok = AppendRecordTo(in, parts->chunk_table);
     } else if (descend &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t size = 0;
@@ -327,7 +344,8 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
                      v1::AggregatedMetrics::kChunksFieldNumber,
                      v1::ChunkMetrics::kChunkInfoFieldNumber});
   }
-  if (skips.empty() && parts.whole_worker_series) {
+  const bool into_table = parts.chunk_records && parts.chunk_table != nullptr;
+  if (skips.empty() && parts.whole_worker_series && !into_table) {
     return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   // Message fields kept whole are parsed in place; the rest (a filtered metrics, unknown fields)

@@ -14,6 +14,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/delimited_message_util.h"
+#include "io/regular_file_stream.h"
 #include "store/tracking_segments.h"
 #include "store/utf8_repair.h"
 
@@ -71,13 +72,9 @@ bool AtChunkEntry(google::protobuf::io::CodedInputStream& coded) {
 // Reads a checkpoint from `fd` (at its start; closed when done), named `path` in errors;
 // without its chunk records unless `with_chunks`.
 absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path, bool with_chunks) {
-  struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
-  }
-  google::protobuf::io::FileInputStream input(fd);
-  input.SetCloseOnDelete(true);
+  absl::StatusOr<RegularFileStream> file = RegularFileStreamOf(fd, path);
+  if (!file.ok()) return file.status();
+  google::protobuf::io::FileInputStream& input = *file->stream;
   Checkpoint checkpoint;
   std::vector<v1::ChunkRecord> pending;  // since the last completed checkpoint entry
   std::vector<v1::TrackingData> pending_tracking;
@@ -139,7 +136,7 @@ absl::StatusOr<Checkpoint> ReadCheckpointFrom(int fd, const std::string& path, b
   if (first) {
     return absl::DataLossError(absl::StrCat("'", path, "' is empty or damaged at its start"));
   }
-  checkpoint.dropped_tail_bytes = static_cast<int64_t>(info.st_size) - committed;
+  checkpoint.dropped_tail_bytes = file->size - committed;
   return checkpoint;
 }
 

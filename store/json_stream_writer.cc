@@ -183,9 +183,9 @@ struct Path {
 
 class StreamPrinter {
  public:
-  StreamPrinter(const JsonStreamOptions& options,
+  StreamPrinter(const JsonStreamOptions& options, absl::Span<const JsonFieldSubstitute> substitutes,
                 absl::FunctionRef<absl::Status(absl::string_view)> sink)
-      : options_(options), sink_(sink) {
+      : options_(options), substitutes_(substitutes), sink_(sink) {
     print_options_.add_whitespace = options.add_whitespace;
     print_options_.preserve_proto_field_names = options.preserve_proto_field_names;
     print_options_.always_print_primitive_fields = options.always_print_primitive_fields;
@@ -223,9 +223,11 @@ class StreamPrinter {
   // in errors.
   absl::Status PrintMessage(const Message& message, int depth, const Path& path) {
     const Descriptor& type = *message.GetDescriptor();
-    if (IsWellKnownType(type) || HasMapField(type) ||
-        (options_.delegate_below_bytes > 0 &&
-         message.ByteSizeLong() < options_.delegate_below_bytes)) {
+    // A message with substitutes is printed here: libprotobuf would not see them.
+    const bool substituted = &message == root_ && !substitutes_.empty();
+    if (!substituted && (IsWellKnownType(type) || HasMapField(type) ||
+                         (options_.delegate_below_bytes > 0 &&
+                          message.ByteSizeLong() < options_.delegate_below_bytes))) {
       return Delegate(message, depth, path);
     }
     const Reflection& reflection = *message.GetReflection();
@@ -278,9 +280,12 @@ class StreamPrinter {
     AppendJsonString(name, buffer_);
     buffer_ += options_.add_whitespace ? ": " : ":";
     const Path field_path{&path, &field, -1};
+    const JsonFieldSubstitute* substitute = SubstituteFor(message, field);
     absl::Status printed;
     if (field.is_repeated()) {
       printed = PrintRepeated(message, reflection, field, depth + 1, field_path);
+    } else if (substitute != nullptr && substitute->message != nullptr) {
+      printed = PrintMessage(*substitute->message, depth + 1, field_path);
     } else if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       printed = PrintMessage(reflection.GetMessage(message, &field), depth + 1, field_path);
     } else {
@@ -295,7 +300,11 @@ class StreamPrinter {
   bool ShouldPrint(const Message& message, const Reflection& reflection,
                    const FieldDescriptor& field) const {
     if (field.is_repeated()) {
-      return options_.always_print_primitive_fields || reflection.FieldSize(message, &field) > 0;
+      return options_.always_print_primitive_fields || ElementCount(message, reflection, field) > 0;
+    }
+    if (const JsonFieldSubstitute* substitute = SubstituteFor(message, field);
+        substitute != nullptr && substitute->message != nullptr) {
+      return true;
     }
     if (field.has_presence() || !options_.always_print_primitive_fields) {
       return reflection.HasField(message, &field);
@@ -329,22 +338,44 @@ class StreamPrinter {
     return MaybeFlush();
   }
 
+  // The substitute of `field` of `message`: only the top-level fields have one.
+  const JsonFieldSubstitute* SubstituteFor(const Message& message,
+                                           const FieldDescriptor& field) const {
+    if (&message != root_) return nullptr;
+    for (const JsonFieldSubstitute& substitute : substitutes_) {
+      if (substitute.field_number == field.number()) return &substitute;
+    }
+    return nullptr;
+  }
+
+  // The elements of a repeated field: the message's own, then its substitute's.
+  size_t ElementCount(const Message& message, const Reflection& reflection,
+                      const FieldDescriptor& field) const {
+    const JsonFieldSubstitute* substitute = SubstituteFor(message, field);
+    return static_cast<size_t>(reflection.FieldSize(message, &field)) +
+           (substitute == nullptr ? 0 : substitute->appended);
+  }
+
   absl::Status PrintRepeated(const Message& message, const Reflection& reflection,
                              const FieldDescriptor& field, int depth, const Path& path) {
-    const int size = reflection.FieldSize(message, &field);
+    const int own = reflection.FieldSize(message, &field);
+    const size_t size = ElementCount(message, reflection, field);
+    const JsonFieldSubstitute* substitute = SubstituteFor(message, field);
     buffer_ += '[';
-    for (int i = 0; i < size; ++i) {
+    for (size_t i = 0; i < size; ++i) {
       if (i > 0) buffer_ += ',';
       NewLine(depth + 1);
       if (field.cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-        const Path element_path{&path, nullptr, i};
-        if (absl::Status s = PrintMessage(reflection.GetRepeatedMessage(message, &field, i),
-                                          depth + 1, element_path);
-            !s.ok()) {
+        const Path element_path{&path, nullptr, static_cast<int>(i)};
+        const Message& element =
+            i < static_cast<size_t>(own)
+                ? reflection.GetRepeatedMessage(message, &field, static_cast<int>(i))
+                : substitute->element(i - own);
+        if (absl::Status s = PrintMessage(element, depth + 1, element_path); !s.ok()) {
           return s;
         }
       } else {
-        AppendRepeatedValue(message, reflection, field, i);
+        AppendRepeatedValue(message, reflection, field, static_cast<int>(i));
       }
       if (absl::Status s = MaybeFlush(); !s.ok()) return s;
     }
@@ -457,6 +488,7 @@ class StreamPrinter {
   }
 
   const JsonStreamOptions& options_;
+  const absl::Span<const JsonFieldSubstitute> substitutes_;
   absl::FunctionRef<absl::Status(absl::string_view)> sink_;
   google::protobuf::util::JsonPrintOptions print_options_;
   std::string buffer_;
@@ -468,7 +500,30 @@ class StreamPrinter {
 absl::Status WriteMessageJson(const google::protobuf::Message& message,
                               const JsonStreamOptions& options,
                               absl::FunctionRef<absl::Status(absl::string_view)> sink) {
-  return StreamPrinter(options, sink).Print(message);
+  return StreamPrinter(options, {}, sink).Print(message);
+}
+
+absl::Status WriteMessageJson(const google::protobuf::Message& message,
+                              const JsonStreamOptions& options,
+                              absl::Span<const JsonFieldSubstitute> substitutes,
+                              absl::FunctionRef<absl::Status(absl::string_view)> sink) {
+  const Descriptor& type = *message.GetDescriptor();
+  for (const JsonFieldSubstitute& substitute : substitutes) {
+    const FieldDescriptor* field = type.FindFieldByNumber(substitute.field_number);
+    const bool fits =
+        field != nullptr && field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE &&
+        (field->is_repeated()
+             ? substitute.message == nullptr && (substitute.appended == 0 || substitute.element)
+             : substitute.appended == 0 &&
+                   (substitute.message == nullptr ||
+                    substitute.message->GetDescriptor() == field->message_type()));
+    if (!fits) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot print ", type.full_name(), " as JSON: the substitute for field ",
+                       substitute.field_number, " names no message field of that kind"));
+    }
+  }
+  return StreamPrinter(options, substitutes, sink).Print(message);
 }
 
 }  // namespace store_internal

@@ -11,10 +11,12 @@
 #define ROASTCOFFEA_STORE_JSON_STREAM_WRITER_H_
 
 #include <cstddef>
+#include <functional>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "google/protobuf/message.h"
 
 namespace roastcoffea {
@@ -43,6 +45,27 @@ struct JsonStreamOptions {
 // submessages. Memory: O(piece_bytes + JSON of the largest delegated submessage + depth).
 absl::Status WriteMessageJson(const google::protobuf::Message& message,
                               const JsonStreamOptions& options,
+                              absl::FunctionRef<absl::Status(absl::string_view)> sink);
+
+// A field of the message written that is held apart from it (a measurement's chunk records in a
+// ChunkTable, its metadata edited for the save): printed from here, in the field's place.
+struct JsonFieldSubstitute {
+  int field_number = 0;
+  // A singular message field: printed instead of the message's own.
+  const google::protobuf::Message* message = nullptr;
+  // A repeated message field: `appended` elements printed after the message's own, element i
+  // from `element(i)` (valid until its next call: one reused message can serve them all).
+  size_t appended = 0;
+  std::function<const google::protobuf::Message&(size_t)> element;
+};
+
+// WriteMessageJson of `message` with the `substitutes` of its top-level fields: the same JSON as
+// that of a message holding them. The message itself is printed field by field (never
+// delegated whole), whatever its size. InvalidArgument for a substitute that names no message
+// field of `message` or does not fit its kind.
+absl::Status WriteMessageJson(const google::protobuf::Message& message,
+                              const JsonStreamOptions& options,
+                              absl::Span<const JsonFieldSubstitute> substitutes,
                               absl::FunctionRef<absl::Status(absl::string_view)> sink);
 
 }  // namespace store_internal

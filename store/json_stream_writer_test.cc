@@ -447,6 +447,60 @@ TEST(WriteMessageJsonTest, SinkErrorStopsTheWriting) {
   EXPECT_EQ(calls, 3);
 }
 
+// The fields held apart (a measurement's records in a table, its edited metadata, a warning
+// appended) print as the message holding them does, byte for byte, at every option.
+TEST(WriteMessageJsonTest, SubstitutedFieldsPrintAsTheMessageHoldingThem) {
+  v1::Measurement whole = AwkwardMeasurement(40);
+  whole.mutable_metadata()->clear_configuration();
+  v1::Measurement rest = whole;
+  rest.clear_chunks();
+  rest.mutable_metadata()->set_name("a name to be replaced");
+  rest.mutable_warnings()->RemoveLast();
+  std::vector<JsonFieldSubstitute> substitutes(3);
+  substitutes[0].field_number = v1::Measurement::kMetadataFieldNumber;
+  substitutes[0].message = &whole.metadata();
+  substitutes[1].field_number = v1::Measurement::kChunksFieldNumber;
+  substitutes[1].appended = static_cast<size_t>(whole.chunks_size());
+  v1::ChunkRecord reused;  // as a table's records are read: one message, refilled each time
+  substitutes[1].element = [&](size_t i) -> const Message& {
+    reused = whole.chunks(static_cast<int>(i));
+    return reused;
+  };
+  substitutes[2].field_number = v1::Measurement::kWarningsFieldNumber;
+  substitutes[2].appended = 1;
+  substitutes[2].element = [&](size_t) -> const Message& {
+    return whole.warnings(whole.warnings_size() - 1);
+  };
+  for (int bits = 0; bits < 8; ++bits) {
+    const JsonStreamOptions options = OptionCombination(bits);
+    SCOPED_TRACE(bits);
+    std::string json;
+    const absl::Status status =
+        WriteMessageJson(rest, options, substitutes, [&](absl::string_view piece) {
+          json.append(piece.data(), piece.size());
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(status.ok()) << status;
+    ExpectSameText(json, Stream(whole, options).json);
+  }
+}
+
+TEST(WriteMessageJsonTest, SubstituteOfNoSuchFieldIsInvalidArgument) {
+  const auto write = [](const JsonFieldSubstitute& substitute) {
+    return WriteMessageJson(v1::Measurement(), MeasurementOptions(0), {substitute},
+                            [](absl::string_view) { return absl::OkStatus(); });
+  };
+  JsonFieldSubstitute missing;
+  missing.field_number = 999;
+  EXPECT_EQ(write(missing).code(), absl::StatusCode::kInvalidArgument);
+  JsonFieldSubstitute wrong_kind;  // a message for a repeated field
+  wrong_kind.field_number = v1::Measurement::kChunksFieldNumber;
+  wrong_kind.message = &v1::ChunkRecord::default_instance();
+  const absl::Status status = write(wrong_kind);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("field 4"));
+}
+
 }  // namespace
 }  // namespace store_internal
 }  // namespace roastcoffea

@@ -32,11 +32,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/util/json_util.h"
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
 #include "store/json_stream_writer.h"
+#include "store/measurement_to_save.h"
 #include "store/record_stream.h"
 #include "store/segmented_measurement.h"
 #include "store/utf8_repair.h"
@@ -188,7 +190,8 @@ void SweepStalePartialDirectories(const std::string& parent) {
 // measurement.json: the message's protobuf JSON with the schema's field names, pretty-printed,
 // written in bounded pieces (store/json_stream_writer.h), so that a run of a million chunks is
 // never held as one JSON tree (libprotobuf's converter needs KBs per field of the tree).
-absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFileWriter& out) {
+absl::Status WriteMeasurementJson(const store_internal::MeasurementToSave& to_save,
+                                  AtomicFileWriter& out) {
   store_internal::JsonStreamOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
@@ -198,8 +201,30 @@ absl::Status WriteMeasurementJson(const v1::Measurement& measurement, AtomicFile
   // (store/measurement_json_benchmark.cc); only the well-known types (Timestamp) go to
   // libprotobuf.
   options.delegate_below_bytes = 0;
+  // The pieces held apart, printed in their fields' places.
+  using M = v1::Measurement;
+  std::vector<store_internal::JsonFieldSubstitute> substitutes;
+  if (to_save.metadata != nullptr) {
+    substitutes.emplace_back().field_number = M::kMetadataFieldNumber;
+    substitutes.back().message = to_save.metadata;
+  }
+  if (const v1::Warning* warning = to_save.appended_warning; warning != nullptr) {
+    substitutes.emplace_back().field_number = M::kWarningsFieldNumber;
+    substitutes.back().appended = 1;
+    substitutes.back().element = [warning](size_t) -> const google::protobuf::Message& {
+      return *warning;
+    };
+  }
+  if (store_internal::TableRecords* records = to_save.chunks; records != nullptr) {
+    substitutes.emplace_back().field_number = M::kChunksFieldNumber;
+    substitutes.back().appended = records->size();
+    substitutes.back().element = [records](size_t i) -> const google::protobuf::Message& {
+      return records->Read(i);
+    };
+  }
   return store_internal::WriteMessageJson(
-      measurement, options, [&out](absl::string_view piece) { return out.Append(piece); });
+      *to_save.measurement, options, substitutes,
+      [&out](absl::string_view piece) { return out.Append(piece); });
 }
 
 // The JSON copy: written once, synced, rarely read back soon, so around the page cache (the
@@ -211,23 +236,19 @@ AtomicWriteOptions LargeFile() {
   return options;
 }
 
-// Writes <parent>/<name> (parent exists) from a message ready to save.
-absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::string& parent,
-                                     absl::string_view name) {
+// Writes <parent>/<name> (parent exists) from the pieces of a message ready to save.
+absl::StatusOr<std::string> SaveInto(const store_internal::MeasurementToSave& to_save,
+                                     const std::string& parent, absl::string_view name) {
   const std::string final_path = JoinPath(parent, name);
   struct stat info;
   if (lstat(final_path.c_str(), &info) == 0) {
     return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
                                                  "' already exists; it is never overwritten"));
   }
-  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts. ByteSizeLong
-  // caches every record's size, which the parts use (nothing changes `to_save` until then).
+  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts. ByteSize caches
+  // every message's size, which the writers use (nothing changes `to_save` until then).
   const bool in_parts =
-      to_save.ByteSizeLong() > static_cast<size_t>(store_internal::SegmentThresholdBytes());
-  std::string binary;
-  if (!in_parts && !to_save.SerializeToString(&binary)) {
-    return absl::InternalError(absl::StrCat("cannot serialize measurement '", name, "'"));
-  }
+      to_save.ByteSize() > static_cast<uint64_t>(store_internal::SegmentThresholdBytes());
 
   std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
   if (mkdtemp(&partial[0]) == nullptr) {
@@ -240,15 +261,9 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     return OsError(errno, "set the permissions of", partial);
   }
   const std::string format_line = absl::StrCat(kFormatMagic, " ", kSchemaVersion, "\n");
-  for (const auto& [file, contents] :
-       {std::pair<absl::string_view, absl::string_view>{kFormatFile, format_line},
-        {kBinaryFile, binary}}) {
-    if (in_parts && file == kBinaryFile) continue;
-    absl::Status written = WriteFileAtomically(JoinPath(partial, file), contents);
-    if (!written.ok()) return written;
+  if (absl::Status s = WriteFileAtomically(JoinPath(partial, kFormatFile), format_line); !s.ok()) {
+    return s;
   }
-  binary.clear();
-  binary.shrink_to_fit();
   if (in_parts) {
     absl::StatusOr<std::unique_ptr<AtomicFileWriter>> parts =
         AtomicFileWriter::Create(JoinPath(partial, kPartsFile));
@@ -260,6 +275,14 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
     }
     if (absl::Status s = (*parts)->Commit(); !s.ok()) return s;
   } else {
+    // Serialized straight into the file, never held as one string.
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> binary =
+        AtomicFileWriter::Create(JoinPath(partial, kBinaryFile));
+    if (!binary.ok()) return binary.status();
+    if (absl::Status s = store_internal::WriteMeasurementBinary(to_save, **binary); !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = (*binary)->Commit(); !s.ok()) return s;
     const std::string json_path = JoinPath(partial, kJsonFile);
     absl::StatusOr<std::unique_ptr<AtomicFileWriter>> json =
         AtomicFileWriter::Create(json_path, LargeFile());
@@ -278,8 +301,46 @@ absl::StatusOr<std::string> SaveInto(const v1::Measurement& to_save, const std::
   return final_path;
 }
 
-absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::string_view parent_dir,
-                                 absl::string_view name, bool unique_name) {
+// Whether the field `path` names ("metadata.name", "spans[2].name") is saved before the chunk
+// records: the repair walks a measurement's fields in number order.
+bool SavedBeforeChunks(absl::string_view path) {
+  const google::protobuf::FieldDescriptor* field = v1::Measurement::descriptor()->FindFieldByName(
+      std::string(path.substr(0, path.find_first_of(".["))));
+  return field != nullptr && field->number() < v1::Measurement::kChunksFieldNumber;
+}
+
+// Text that is not UTF-8 (which libprotobuf would write but never read back), repaired: the
+// measurement's in `*copy` (copied only then), a table's records as they are read (`records`,
+// surveyed). Returns the warning that says so, as the repair of the one message holding the
+// records would word it, or nothing when all is UTF-8.
+std::optional<v1::Warning> RepairTextForSave(const v1::Measurement& measurement,
+                                             const store_internal::TableRecords* records,
+                                             std::optional<v1::Measurement>* copy) {
+  int repaired = 0;
+  std::string first_path;
+  if (!store_internal::AllStringsValidUtf8(measurement)) {
+    *copy = measurement;
+    repaired = store_internal::RepairStringsUtf8(&**copy, &first_path);
+  }
+  if (records != nullptr && records->repaired() > 0) {
+    if (repaired == 0 || !SavedBeforeChunks(first_path)) {
+      first_path = records->first_repaired_path();
+    }
+    repaired += records->repaired();
+  }
+  if (repaired == 0) return std::nullopt;
+  v1::Warning warning;
+  warning.set_code("invalid_utf8");
+  warning.set_message(
+      absl::StrCat(repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
+                   "); each such byte was saved as U+FFFD"));
+  return warning;
+}
+
+// Saves `measurement`, with the records of `table` (when given) as its chunks.
+absl::StatusOr<std::string> Save(const v1::Measurement& measurement, const ChunkTable* table,
+                                 absl::string_view parent_dir, absl::string_view name,
+                                 bool unique_name) {
   absl::Status valid_name = ValidateMeasurementName(name);
   if (!valid_name.ok()) return valid_name;
   const uint32_t version = measurement.metadata().schema_version();
@@ -288,43 +349,49 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, absl::strin
                                                    "': metadata.schema_version is ", version,
                                                    ", this build writes version ", kSchemaVersion));
   }
+  if (table != nullptr && measurement.chunks_size() > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot save measurement '", name, "': it has ", measurement.chunks_size(),
+                     " chunk record(s) of its own and a chunk table of ", table->size(),
+                     " beside; its records go in one or the other"));
+  }
   const std::string parent =
       parent_dir.empty() ? std::string(".") : StripTrailingSlashes(parent_dir);
   absl::Status made = MakeDirectories(parent);
   if (!made.ok()) return made;
   SweepStalePartialDirectories(parent);
 
-  // Copied only when something must change: the schema version, text that is not UTF-8
-  // (which libprotobuf would write but never read back), or the name.
-  const bool utf8 = store_internal::AllStringsValidUtf8(measurement);
-  std::optional<v1::Measurement> copy;
-  const auto editable = [&]() -> v1::Measurement& {
-    if (!copy.has_value()) copy = measurement;
-    return *copy;
-  };
-  if (version == 0) editable().mutable_metadata()->set_schema_version(kSchemaVersion);
-  if (!utf8) {
-    std::string first_path;
-    const int repaired = store_internal::RepairStringsUtf8(&editable(), &first_path);
-    v1::Warning& warning = *editable().add_warnings();
-    warning.set_code("invalid_utf8");
-    warning.set_message(
-        absl::StrCat(repaired, " text field(s) held bytes that are not UTF-8 (first: ", first_path,
-                     "); each such byte was saved as U+FFFD"));
+  // The table's records are read one at a time, never held as messages; the measurement is
+  // copied only to repair text in it, and only its metadata to edit it.
+  std::optional<store_internal::TableRecords> records;
+  if (table != nullptr) {
+    records.emplace(*table);
+    records->Survey(store_internal::kChunksPerPart);
+  }
+  std::optional<v1::Measurement> repaired;
+  const std::optional<v1::Warning> utf8_warning =
+      RepairTextForSave(measurement, records.has_value() ? &*records : nullptr, &repaired);
+  const v1::Measurement& base = repaired.has_value() ? *repaired : measurement;
+  std::optional<v1::MeasurementMetadata> metadata;
+  if (version == 0) {
+    metadata = base.metadata();
+    metadata->set_schema_version(kSchemaVersion);
   }
   // Two runs started in the same second get the same default name: the later one takes the
   // next free "-2", "-3", ... rather than losing its measurement.
   constexpr int kMaxSuffix = 1000;
   for (int suffix = 1; suffix <= (unique_name ? kMaxSuffix : 1); ++suffix) {
     const std::string attempt = suffix == 1 ? std::string(name) : absl::StrCat(name, "-", suffix);
-    const v1::Measurement* to_save = copy.has_value() ? &*copy : &measurement;
-    v1::Measurement renamed;
     if (suffix > 1 && measurement.metadata().name() == name) {
-      renamed = *to_save;
-      renamed.mutable_metadata()->set_name(attempt);
-      to_save = &renamed;
+      if (!metadata.has_value()) metadata = base.metadata();
+      metadata->set_name(attempt);
     }
-    absl::StatusOr<std::string> saved = SaveInto(*to_save, parent, attempt);
+    store_internal::MeasurementToSave to_save;
+    to_save.measurement = &base;
+    to_save.metadata = metadata.has_value() ? &*metadata : nullptr;
+    to_save.appended_warning = utf8_warning.has_value() ? &*utf8_warning : nullptr;
+    to_save.chunks = records.has_value() ? &*records : nullptr;
+    absl::StatusOr<std::string> saved = SaveInto(to_save, parent, attempt);
     if (!absl::IsAlreadyExists(saved.status()) || !unique_name) return saved;
   }
   return absl::AlreadyExistsError(absl::StrCat("measurement directories '", JoinPath(parent, name),
@@ -409,6 +476,7 @@ absl::StatusOr<std::string> LoadSingleFile(const std::string& path,
   if (store_internal::MergeMeasurementFrom(coded, parts, measurement)) return binary_path;
   // The JSON copy is complete too: a damaged .pb costs nothing when it still reads.
   measurement->Clear();
+  if (parts.chunk_table != nullptr) *parts.chunk_table = ChunkTable();  // records read so far
   if (!LoadJsonFile(json_path, measurement).ok()) {
     return absl::DataLossError(absl::StrCat(
         "'", binary_path, "' is corrupt: not a valid roastcoffea.v1.Measurement, and '", json_path,
@@ -419,6 +487,19 @@ absl::StatusOr<std::string> LoadSingleFile(const std::string& path,
   warning.set_message(
       absl::StrCat("'", binary_path, "' is corrupt; read from '", json_path, "' instead"));
   return json_path;
+}
+
+// The records of `from` appended to `to` (moved whole when `to` is empty).
+void AppendTable(ChunkTable&& from, ChunkTable* to) {
+  if (to->empty()) {
+    *to = std::move(from);
+    return;
+  }
+  ChunkRow row;
+  for (size_t i = 0; i < from.size(); ++i) {
+    from.ReadRow(i, &row);
+    to->Append(row);
+  }
 }
 
 }  // namespace
@@ -447,46 +528,26 @@ absl::Status ValidateMeasurementName(absl::string_view name) {
 
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             absl::string_view parent_dir, absl::string_view name) {
-  return Save(measurement, parent_dir, name, /*unique_name=*/false);
+  return Save(measurement, nullptr, parent_dir, name, /*unique_name=*/false);
 }
 
 absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
                                                          absl::string_view parent_dir,
                                                          absl::string_view name) {
-  return Save(measurement, parent_dir, name, /*unique_name=*/true);
+  return Save(measurement, nullptr, parent_dir, name, /*unique_name=*/true);
 }
-
-namespace {
-
-// TODO(#25): interim; the records are to be written from the table one at a time.
-absl::StatusOr<v1::Measurement> WithRecordsOf(const v1::Measurement& measurement,
-                                              const ChunkTable& chunks) {
-  if (measurement.chunks_size() > 0) {
-    return absl::InvalidArgumentError(
-        "a measurement with chunk records of its own and a chunk table beside");
-  }
-  v1::Measurement whole = measurement;
-  chunks.AppendRecordsTo(whole.mutable_chunks());
-  return whole;
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             const ChunkTable& chunks, absl::string_view parent_dir,
                                             absl::string_view name) {
-  absl::StatusOr<v1::Measurement> whole = WithRecordsOf(measurement, chunks);
-  if (!whole.ok()) return whole.status();
-  return Save(*whole, parent_dir, name, /*unique_name=*/false);
+  return Save(measurement, &chunks, parent_dir, name, /*unique_name=*/false);
 }
 
 absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& measurement,
                                                          const ChunkTable& chunks,
                                                          absl::string_view parent_dir,
                                                          absl::string_view name) {
-  absl::StatusOr<v1::Measurement> whole = WithRecordsOf(measurement, chunks);
-  if (!whole.ok()) return whole.status();
-  return Save(*whole, parent_dir, name, /*unique_name=*/true);
+  return Save(measurement, &chunks, parent_dir, name, /*unique_name=*/true);
 }
 
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
@@ -501,6 +562,9 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (options.visit_whole_worker_series) {
     parts.visit_whole_series = &options.visit_whole_worker_series;
   }
+  // Read into a table of their own: the caller's gets them only once all are read.
+  ChunkTable loaded_records;
+  if (options.chunk_records && options.chunk_table != nullptr) parts.chunk_table = &loaded_records;
   v1::Measurement measurement;
   std::string source_path = JoinPath(path, kPartsFile);
   // A measurement saved in parts has neither measurement.pb nor measurement.json.
@@ -523,6 +587,12 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
   if (!options.chunk_records) {  // read from the JSON copy
     measurement.clear_chunks();
     measurement.clear_rejected_chunks();
+  }
+  if (parts.chunk_table != nullptr) {
+    // Records read from the JSON copy are messages until here.
+    for (const v1::ChunkRecord& record : measurement.chunks()) loaded_records.Append(record);
+    measurement.clear_chunks();
+    AppendTable(std::move(loaded_records), options.chunk_table);
   }
   if (!options.chunk_info && measurement.metrics().has_chunks()) {
     measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();

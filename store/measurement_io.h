@@ -14,8 +14,9 @@
 //
 // Thread-safety: the functions share no state; concurrent saves of the same name are safe (one
 // wins, the others get AlreadyExists). Cost: one serialization to binary and one to JSON (only
-// the binary, part by part, over 64 MiB), plus four fsyncs per save; a load reads and parses
-// one file, skipping what LoadOptions leaves out.
+// the binary, part by part, over 64 MiB), each written into its file in 1 MiB blocks, never
+// held whole, plus four fsyncs per save; a load reads and parses one file, skipping what
+// LoadOptions leaves out.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_IO_H_
 
@@ -74,7 +75,11 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 
 // The same, for a measurement whose chunk records are held apart in `chunks` (MeasuredRun,
 // aggregation/measure.h): saved exactly as `measurement` with those records in its chunks() would
-// be. InvalidArgument when measurement.chunks() is not empty.
+// be, byte for byte, in every form. The records are read from the table one at a time into one
+// reused message (twice: once to size them and find text to repair, once to write them), never
+// held as messages; the measurement is not copied (only its metadata, when the schema version or
+// a free name is filled in, and the whole only when text in it must be repaired to UTF-8).
+// InvalidArgument naming `name` when measurement.chunks() is not empty.
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             const ChunkTable& chunks, absl::string_view parent_dir,
                                             absl::string_view name);
@@ -114,6 +119,13 @@ struct LoadOptions {
   // (its metadata included: it is saved before the tracking). Not called for one read from
   // measurement.json. `collect report` surveys its worker charts' series with it.
   std::function<void(const v1::WorkerSeries&, const v1::Measurement&)> visit_whole_worker_series;
+  // When set (and chunk_records true), the chunk records (chunks, not the rejected ones) are
+  // appended to this table and the measurement's chunks() stay empty: a MeasuredRun's form
+  // (aggregation/measure.h), which SaveMeasurement(measurement, table, ...) saves back byte for
+  // byte. From measurement.pbs or .pb one record at a time, never held as messages (10^6
+  // records: ~190 B each instead of ~1 KB); from measurement.json (the .pb missing or corrupt)
+  // moved into the table after the load.
+  ChunkTable* chunk_table = nullptr;
 };
 absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
                                                 const LoadOptions& options = {});

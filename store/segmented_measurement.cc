@@ -1,14 +1,8 @@
 #include "store/segmented_measurement.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +13,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message.h"
 #include "google/protobuf/wire_format_lite.h"
+#include "io/regular_file_stream.h"
 #include "store/worker_series_ends.h"
 
 namespace roastcoffea {
@@ -26,23 +21,6 @@ namespace store_internal {
 namespace {
 
 using google::protobuf::internal::WireFormatLite;
-
-// The bytes a CodedOutputStream writes, appended to the file: parts are serialized straight
-// into it, never first into a string of their own (the first part of a 10^6-chunk
-// measurement was a 77 MB string, and each records part grew one by doubling).
-class FileOutput : public google::protobuf::io::CopyingOutputStream {
- public:
-  explicit FileOutput(AtomicFileWriter& out) : out_(out) {}
-  bool Write(const void* buffer, int size) override {
-    status_ = out_.Append(absl::string_view(static_cast<const char*>(buffer), size));
-    return status_.ok();
-  }
-  const absl::Status& status() const { return status_; }
-
- private:
-  AtomicFileWriter& out_;
-  absl::Status status_;
-};
 
 // The wire size of `message` as field `field` (its size cached by an earlier ByteSizeLong).
 size_t FieldBytes(int field, const google::protobuf::MessageLite& message) {
@@ -62,6 +40,38 @@ void WriteRecordsPart(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>&
   }
 }
 
+// The fields of the first part, in order: all but the records (metadata, report and metrics
+// even when not set, as empty messages).
+void ForEachHeadField(
+    const MeasurementToSave& to_save,
+    absl::FunctionRef<void(int field, const google::protobuf::MessageLite& message)> visit) {
+  using M = v1::Measurement;
+  const M& measurement = *to_save.measurement;
+  visit(M::kMetadataFieldNumber, to_save.Metadata());
+  visit(M::kReportFieldNumber, measurement.report());
+  if (measurement.has_tracking()) visit(M::kTrackingFieldNumber, measurement.tracking());
+  for (const v1::Span& span : measurement.spans()) visit(M::kSpansFieldNumber, span);
+  visit(M::kMetricsFieldNumber, measurement.metrics());
+  for (const v1::Profile& p : measurement.profiles()) visit(M::kProfilesFieldNumber, p);
+  for (const v1::Warning& w : measurement.warnings()) visit(M::kWarningsFieldNumber, w);
+  if (to_save.appended_warning != nullptr) {
+    visit(M::kWarningsFieldNumber, *to_save.appended_warning);
+  }
+}
+
+// A table's records (surveyed with kChunksPerPart) as parts of kChunksPerPart records, each
+// materialized in turn.
+void WriteTableParts(TableRecords& records, google::protobuf::io::CodedOutputStream& coded) {
+  for (size_t part = 0; part < records.part_bytes().size() && !coded.HadError(); ++part) {
+    coded.WriteVarint32(static_cast<uint32_t>(records.part_bytes()[part]));
+    const size_t first = part * kChunksPerPart;
+    const size_t last = std::min(records.size(), first + kChunksPerPart);
+    for (size_t i = first; i < last; ++i) {
+      WireFormatLite::WriteMessage(v1::Measurement::kChunksFieldNumber, records.Read(i), &coded);
+    }
+  }
+}
+
 std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
 
 }  // namespace
@@ -71,48 +81,41 @@ void SetSegmentThresholdBytesForTesting(int64_t bytes) { g_segment_threshold_byt
 
 absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
                                    bool records_sized) {
+  MeasurementToSave whole;
+  whole.measurement = &measurement;
+  return WriteMeasurementParts(whole, out, records_sized);
+}
+
+absl::Status WriteMeasurementParts(const MeasurementToSave& to_save, AtomicFileWriter& out,
+                                   bool records_sized) {
   // Everything but the records: metadata, report, tracking, spans, metrics, profiles, warnings,
   // serialized from the message itself (a copy into a head message held the tracked samples
   // twice: 170 MB more for 10^4 workers of 360 samples).
   using M = v1::Measurement;
+  const M& measurement = *to_save.measurement;
+  if (to_save.chunks != nullptr && measurement.chunks_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a measurement with chunk records of its own and a chunk table beside");
+  }
   size_t head_bytes = 0;
   // ByteSizeLong also caches the sizes WriteMessage writes below.
-  const auto count = [&head_bytes](int field, const google::protobuf::MessageLite& message) {
+  ForEachHeadField(to_save, [&head_bytes](int field, const google::protobuf::MessageLite& message) {
     head_bytes += WireFormatLite::TagSize(field, WireFormatLite::TYPE_MESSAGE) +
                   WireFormatLite::LengthDelimitedSize(message.ByteSizeLong());
-  };
-  count(M::kMetadataFieldNumber, measurement.metadata());
-  count(M::kReportFieldNumber, measurement.report());
-  if (measurement.has_tracking()) count(M::kTrackingFieldNumber, measurement.tracking());
-  for (const v1::Span& span : measurement.spans()) count(M::kSpansFieldNumber, span);
-  count(M::kMetricsFieldNumber, measurement.metrics());
-  for (const v1::Profile& p : measurement.profiles()) count(M::kProfilesFieldNumber, p);
-  for (const v1::Warning& w : measurement.warnings()) count(M::kWarningsFieldNumber, w);
+  });
   if (head_bytes > static_cast<size_t>(INT_MAX)) {
     return absl::FailedPreconditionError(
         "the measurement without its chunk records is over 2 GiB: cannot be saved");
   }
-  FileOutput file(out);
+  AtomicFileOutput file(out);
   {
     // 1 MiB blocks: the writer's own; the first part's size is known (head_bytes) before it.
     google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
     google::protobuf::io::CodedOutputStream coded(&stream);
     coded.WriteVarint32(static_cast<uint32_t>(head_bytes));
-    WireFormatLite::WriteMessage(M::kMetadataFieldNumber, measurement.metadata(), &coded);
-    WireFormatLite::WriteMessage(M::kReportFieldNumber, measurement.report(), &coded);
-    if (measurement.has_tracking()) {
-      WireFormatLite::WriteMessage(M::kTrackingFieldNumber, measurement.tracking(), &coded);
-    }
-    for (const v1::Span& span : measurement.spans()) {
-      WireFormatLite::WriteMessage(M::kSpansFieldNumber, span, &coded);
-    }
-    WireFormatLite::WriteMessage(M::kMetricsFieldNumber, measurement.metrics(), &coded);
-    for (const v1::Profile& p : measurement.profiles()) {
-      WireFormatLite::WriteMessage(M::kProfilesFieldNumber, p, &coded);
-    }
-    for (const v1::Warning& w : measurement.warnings()) {
-      WireFormatLite::WriteMessage(M::kWarningsFieldNumber, w, &coded);
-    }
+    ForEachHeadField(to_save, [&coded](int field, const google::protobuf::MessageLite& message) {
+      WireFormatLite::WriteMessage(field, message, &coded);
+    });
     // The first part stays in the page cache (`collect show` reads it back, often at once);
     // the records, most of the file and read back seldom, go around it.
     coded.Trim();
@@ -128,6 +131,9 @@ absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFil
       for (int first = 0; first < records->size() && !coded.HadError(); first += kChunksPerPart) {
         WriteRecordsPart(*records, first, std::min(records->size(), first + kChunksPerPart), field,
                          coded);
+      }
+      if (field == M::kChunksFieldNumber && to_save.chunks != nullptr) {
+        WriteTableParts(*to_save.chunks, coded);
       }
     }
     coded.Trim();
@@ -164,6 +170,19 @@ bool MergeFieldInto(google::protobuf::io::CodedInputStream& in, int number,
   const bool ok =
       target->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
   in.PopLimit(limit);
+  return ok;
+}
+
+// A chunk record (length next in `in`) appended to `table`, never kept as a message.
+bool AppendRecordTo(google::protobuf::io::CodedInputStream& in, ChunkTable* table) {
+  uint32_t size = 0;
+  if (!in.ReadVarint32(&size)) return false;
+  const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+  v1::ChunkRecord record;
+  const bool ok =
+      record.MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+  in.PopLimit(limit);
+  if (ok) table->Append(record);
   return ok;
 }
 
@@ -227,6 +246,10 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
                prefix[0] == v1::Measurement::kTrackingFieldNumber &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       ok = MergeTrackingCuttingSeries(in, cut_into, *parts);
+    } else if (parts != nullptr && parts->chunk_table != nullptr && prefix.size() == 1 &&
+               prefix[0] == v1::Measurement::kChunksFieldNumber &&
+               WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      ok = AppendRecordTo(in, parts->chunk_table);
     } else if (descend &&
                WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t size = 0;
@@ -262,16 +285,49 @@ bool CopyWithout(google::protobuf::io::CodedInputStream& in, const std::vector<F
   return in.ConsumedEntireMessage();
 }
 
-// Whether the part at `in` starts with a chunk record or a rejected one (consumed when it does):
-// by the file's format, such a part holds records only.
-bool StartsWithRecords(google::protobuf::io::CodedInputStream& in) {
+// The field (chunks or rejected_chunks) of the record the part at `in` starts with (its tag
+// consumed), or 0 when it does not start with one: by the file's format, such a part holds
+// records only.
+int StartsWithRecordField(google::protobuf::io::CodedInputStream& in) {
   for (int number :
        {v1::Measurement::kChunksFieldNumber, v1::Measurement::kRejectedChunksFieldNumber}) {
     if (in.ExpectTag(WireFormatLite::MakeTag(number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED))) {
-      return true;
+      return number;
     }
   }
-  return false;
+  return 0;
+}
+
+bool StartsWithRecords(google::protobuf::io::CodedInputStream& in) {
+  return StartsWithRecordField(in) != 0;
+}
+
+// The record fields of a records part (the first one's tag, `field`, consumed): chunk records
+// appended to `table` one at a time through `record`, rejected ones to the measurement.
+bool MergeRecordsPart(google::protobuf::io::CodedInputStream& in, int field, ChunkTable* table,
+                      v1::Measurement* measurement) {
+  v1::ChunkRecord record;  // reused: its strings keep their capacity from record to record
+  for (;;) {
+    uint32_t size = 0;
+    if (!in.ReadVarint32(&size)) return false;
+    const auto limit = in.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
+    v1::ChunkRecord* into =
+        field == v1::Measurement::kChunksFieldNumber ? &record : measurement->add_rejected_chunks();
+    into->Clear();
+    const bool ok =
+        into->MergeFromCodedStream(&in) && in.ConsumedEntireMessage() && in.BytesUntilLimit() == 0;
+    in.PopLimit(limit);
+    if (!ok) return false;
+    if (into == &record) table->Append(record);
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.ConsumedEntireMessage();
+    field = WireFormatLite::GetTagFieldNumber(tag);
+    if (WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED ||
+        (field != v1::Measurement::kChunksFieldNumber &&
+         field != v1::Measurement::kRejectedChunksFieldNumber)) {
+      return false;  // by the file's format, a part that starts with records holds only records
+    }
+  }
 }
 
 }  // namespace
@@ -288,7 +344,8 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
                      v1::AggregatedMetrics::kChunksFieldNumber,
                      v1::ChunkMetrics::kChunkInfoFieldNumber});
   }
-  if (skips.empty() && parts.whole_worker_series) {
+  const bool into_table = parts.chunk_records && parts.chunk_table != nullptr;
+  if (skips.empty() && parts.whole_worker_series && !into_table) {
     return measurement->MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage();
   }
   // Message fields kept whole are parsed in place; the rest (a filtered metrics, unknown fields)
@@ -311,19 +368,9 @@ absl::Status ForEachPart(
     absl::FunctionRef<bool(int part, google::protobuf::io::CodedInputStream& coded,
                            absl::Status* stop)>
         read_part) {
-  const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    return absl::Status(absl::ErrnoToStatus(error, "").code(),
-                        absl::StrCat("cannot open '", path, "': ", std::strerror(error)));
-  }
-  struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    close(fd);
-    return absl::FailedPreconditionError(absl::StrCat("'", path, "' is not a regular file"));
-  }
-  google::protobuf::io::FileInputStream input(fd);
-  input.SetCloseOnDelete(true);
+  absl::StatusOr<RegularFileStream> file = OpenRegularFileStream(path);
+  if (!file.ok()) return file.status();
+  google::protobuf::io::FileInputStream& input = *file->stream;
   int64_t part_start = 0;  // the file offset of this part's length
   for (int part = 0;; ++part) {
     google::protobuf::io::CodedInputStream coded(&input);
@@ -340,7 +387,7 @@ absl::Status ForEachPart(
     };
     // A seek past the end succeeds: a part that would end there is found cut short here.
     const int64_t part_end = part_start + coded.CurrentPosition() + int64_t{size};
-    if (part_end > static_cast<int64_t>(info.st_size)) return cut();
+    if (part_end > file->size) return cut();
     part_start = part_end;
     const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
     absl::Status stop;
@@ -360,6 +407,12 @@ absl::Status ReadMeasurementParts(const std::string& path, v1::Measurement* meas
                        // the first part only, not 180 MB.
                        if (part > 0 && !parts.chunk_records && StartsWithRecords(coded)) {
                          return coded.Skip(coded.BytesUntilLimit());
+                       }
+                       // Or read into the caller's table, one record at a time.
+                       if (part > 0 && parts.chunk_records && parts.chunk_table != nullptr) {
+                         if (const int field = StartsWithRecordField(coded); field != 0) {
+                           return MergeRecordsPart(coded, field, parts.chunk_table, measurement);
+                         }
                        }
                        return MergeMeasurementFrom(coded, parts, measurement);
                      });

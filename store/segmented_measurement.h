@@ -21,7 +21,9 @@
 #include "absl/status/status.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "io/atomic_write.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
+#include "store/measurement_to_save.h"
 
 namespace roastcoffea {
 namespace store_internal {
@@ -43,6 +45,11 @@ void SetSegmentThresholdBytesForTesting(int64_t bytes);
 // (computing them again was a third of a 10^6-chunk save's serialization).
 absl::Status WriteMeasurementParts(const v1::Measurement& measurement, AtomicFileWriter& out,
                                    bool records_sized = false);
+// The same for a measurement in pieces (store/measurement_to_save.h): the parts of the one
+// message holding them all, a table's records read one at a time (to_save.chunks surveyed with
+// kChunksPerPart). `records_sized` as above, for measurement->chunks().
+absl::Status WriteMeasurementParts(const MeasurementToSave& to_save, AtomicFileWriter& out,
+                                   bool records_sized = false);
 
 // What a reader needs of a measurement; what it does not is skipped unparsed, so that a reader
 // of the aggregated metrics neither parses nor holds a million records.
@@ -56,6 +63,9 @@ struct MeasurementParts {
   // and the measurement read so far (its metadata, saved before the tracking, included).
   const std::function<void(const v1::WorkerSeries&, const v1::Measurement&)>* visit_whole_series =
       nullptr;
+  // With chunk_records: the records parts' chunk records appended here, one at a time, instead
+  // of to the measurement's chunks().
+  ChunkTable* chunk_table = nullptr;
 };
 
 // Reads a file written by WriteMeasurementParts into `measurement`, with only the `parts` asked

@@ -358,10 +358,20 @@ bool AllStringsValidUtf8(const google::protobuf::Message& message) {
 bool ChunkRecordsCheckedByAccessors() { return Utf8Checker().TypedChunkRecordsCoverTheSchema(); }
 
 int RepairStringsUtf8(google::protobuf::Message* message, std::string* first_path) {
+  return RepairStringsUtf8(message, "", first_path);
+}
+
+int RepairStringsUtf8(google::protobuf::Message* message, const std::string& path,
+                      std::string* first_path) {
   Walker<true> walker;
-  walker.Walk(message, "");
+  walker.Walk(message, path);
   if (first_path != nullptr) *first_path = walker.first_path;
   return walker.repaired;
+}
+
+bool ChunkRecordStringsValidUtf8(const v1::ChunkRecord& record) {
+  static const bool typed = ChunkRecordsCheckedByAccessors();
+  return typed ? ChunkRecordStringsValid(record) : AllStringsValidUtf8(record);
 }
 
 }  // namespace store_internal

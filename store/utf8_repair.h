@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
+#include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace store_internal {
@@ -35,6 +36,15 @@ bool ChunkRecordsCheckedByAccessors();
 // many were repaired; `first_path` (may be null) receives the path of the first one, e.g.
 // "metadata.name" or "chunks[3].worker".
 int RepairStringsUtf8(google::protobuf::Message* message, std::string* first_path);
+
+// The same for a message found at `path` in the message saved (e.g. "chunks[3]" for a chunk
+// record saved on its own): `first_path` then starts with `path` ("chunks[3].worker").
+int RepairStringsUtf8(google::protobuf::Message* message, const std::string& path,
+                      std::string* first_path);
+
+// Whether every string of `record` is valid UTF-8: AllStringsValidUtf8 for one record, without
+// its per-call set-up (by the generated accessors while ChunkRecordsCheckedByAccessors()).
+bool ChunkRecordStringsValidUtf8(const v1::ChunkRecord& record);
 
 }  // namespace store_internal
 }  // namespace roastcoffea

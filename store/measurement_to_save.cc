@@ -1,0 +1,139 @@
+#include "store/measurement_to_save.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format.h"
+#include "google/protobuf/wire_format_lite.h"
+#include "store/utf8_repair.h"
+
+namespace roastcoffea {
+namespace store_internal {
+namespace {
+
+using google::protobuf::internal::WireFormat;
+using google::protobuf::internal::WireFormatLite;
+
+// The wire bytes of a message of `size` bytes as field `field`.
+uint64_t FieldBytes(int field, size_t size) {
+  return WireFormatLite::TagSize(field, WireFormatLite::TYPE_MESSAGE) +
+         WireFormatLite::LengthDelimitedSize(size);
+}
+
+}  // namespace
+
+void TableRecords::Survey(int records_per_part) {
+  bytes_ = 0;
+  part_bytes_.assign((size() + records_per_part - 1) / records_per_part, 0);
+  repaired_ = 0;
+  first_repaired_path_.clear();
+  for (size_t i = 0; i < size(); ++i) {
+    table_.ReadRecord(i, &record_);
+    if (!ChunkRecordStringsValidUtf8(record_)) {
+      std::string first;
+      repaired_ += RepairStringsUtf8(&record_, absl::StrCat("chunks[", i, "]"), &first);
+      if (first_repaired_path_.empty()) first_repaired_path_ = std::move(first);
+    }
+    const uint64_t bytes = FieldBytes(v1::Measurement::kChunksFieldNumber, record_.ByteSizeLong());
+    bytes_ += bytes;
+    part_bytes_[i / records_per_part] += bytes;
+  }
+}
+
+const v1::ChunkRecord& TableRecords::Read(size_t i) {
+  table_.ReadRecord(i, &record_);
+  // Only a table found to hold such strings is checked again.
+  if (repaired_ > 0 && !ChunkRecordStringsValidUtf8(record_)) {
+    RepairStringsUtf8(&record_, nullptr);
+  }
+  record_.ByteSizeLong();
+  return record_;
+}
+
+uint64_t MeasurementToSave::ByteSize() const {
+  using M = v1::Measurement;
+  const M& m = *measurement;
+  uint64_t bytes = 0;
+  const auto add = [&bytes](int field, const google::protobuf::MessageLite& message) {
+    bytes += FieldBytes(field, message.ByteSizeLong());
+  };
+  if (has_metadata()) add(M::kMetadataFieldNumber, Metadata());
+  if (m.has_report()) add(M::kReportFieldNumber, m.report());
+  if (m.has_tracking()) add(M::kTrackingFieldNumber, m.tracking());
+  for (const v1::ChunkRecord& record : m.chunks()) add(M::kChunksFieldNumber, record);
+  if (chunks != nullptr) bytes += chunks->bytes();
+  for (const v1::Span& span : m.spans()) add(M::kSpansFieldNumber, span);
+  if (m.has_metrics()) add(M::kMetricsFieldNumber, m.metrics());
+  for (const v1::Profile& profile : m.profiles()) add(M::kProfilesFieldNumber, profile);
+  for (const v1::Warning& warning : m.warnings()) add(M::kWarningsFieldNumber, warning);
+  if (appended_warning != nullptr) add(M::kWarningsFieldNumber, *appended_warning);
+  for (const v1::ChunkRecord& record : m.rejected_chunks()) {
+    add(M::kRejectedChunksFieldNumber, record);
+  }
+  bytes += WireFormat::ComputeUnknownFieldsSize(m.GetReflection()->GetUnknownFields(m));
+  return bytes;
+}
+
+bool AtomicFileOutput::Write(const void* buffer, int size) {
+  status_ = out_.Append(absl::string_view(static_cast<const char*>(buffer), size));
+  return status_.ok();
+}
+
+absl::Status WriteMeasurementBinary(const MeasurementToSave& to_save, AtomicFileWriter& out) {
+  using M = v1::Measurement;
+  const M& m = *to_save.measurement;
+  if (to_save.chunks != nullptr && m.chunks_size() > 0) {
+    return absl::InvalidArgumentError(
+        "a measurement with chunk records of its own and a chunk table beside");
+  }
+  AtomicFileOutput file(out);
+  // 1 MiB blocks, as the parts: the message is never held as one string.
+  google::protobuf::io::CopyingOutputStreamAdaptor stream(&file, 1 << 20);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  // The generated serializer's order: fields by number, each as it sets them, unknown ones last.
+  if (to_save.has_metadata()) {
+    WireFormatLite::WriteMessage(M::kMetadataFieldNumber, to_save.Metadata(), &coded);
+  }
+  if (m.has_report()) WireFormatLite::WriteMessage(M::kReportFieldNumber, m.report(), &coded);
+  if (m.has_tracking()) {
+    WireFormatLite::WriteMessage(M::kTrackingFieldNumber, m.tracking(), &coded);
+  }
+  for (const v1::ChunkRecord& record : m.chunks()) {
+    WireFormatLite::WriteMessage(M::kChunksFieldNumber, record, &coded);
+  }
+  if (to_save.chunks != nullptr) {
+    for (size_t i = 0; i < to_save.chunks->size() && !coded.HadError(); ++i) {
+      WireFormatLite::WriteMessage(M::kChunksFieldNumber, to_save.chunks->Read(i), &coded);
+    }
+  }
+  for (const v1::Span& span : m.spans()) {
+    WireFormatLite::WriteMessage(M::kSpansFieldNumber, span, &coded);
+  }
+  if (m.has_metrics()) WireFormatLite::WriteMessage(M::kMetricsFieldNumber, m.metrics(), &coded);
+  for (const v1::Profile& profile : m.profiles()) {
+    WireFormatLite::WriteMessage(M::kProfilesFieldNumber, profile, &coded);
+  }
+  for (const v1::Warning& warning : m.warnings()) {
+    WireFormatLite::WriteMessage(M::kWarningsFieldNumber, warning, &coded);
+  }
+  if (to_save.appended_warning != nullptr) {
+    WireFormatLite::WriteMessage(M::kWarningsFieldNumber, *to_save.appended_warning, &coded);
+  }
+  for (const v1::ChunkRecord& record : m.rejected_chunks()) {
+    WireFormatLite::WriteMessage(M::kRejectedChunksFieldNumber, record, &coded);
+  }
+  WireFormat::SerializeUnknownFields(m.GetReflection()->GetUnknownFields(m), &coded);
+  coded.Trim();
+  if (coded.HadError() || !stream.Flush()) {
+    return file.status().ok() ? absl::InternalError("cannot serialize the measurement")
+                              : file.status();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace store_internal
+}  // namespace roastcoffea

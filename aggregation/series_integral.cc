@@ -55,14 +55,31 @@ double SecondsBetween(int64_t from, int64_t to) {
 
 double TimeWindow::Seconds() const { return SecondsBetween(start_unix_ns, end_unix_ns); }
 
+bool SortedSeries::InOrder(absl::Span<const int64_t> times, v1::SeriesKind kind) {
+  // STEP keeps samples sharing an instant (successive changes); SAMPLED merges them. Checked in
+  // blocks without a branch per sample, stopping at the first block out of order.
+  const bool step = kind == v1::SERIES_KIND_STEP;
+  constexpr size_t kBlock = 256;
+  for (size_t first = 1; first < times.size(); first += kBlock) {
+    const size_t last = std::min(times.size(), first + kBlock);
+    bool in_order = true;
+    if (step) {
+      for (size_t i = first; i < last; ++i) in_order &= times[i - 1] <= times[i];
+    } else {
+      for (size_t i = first; i < last; ++i) in_order &= times[i - 1] < times[i];
+    }
+    if (!in_order) return false;
+  }
+  return true;
+}
+
 SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
                            v1::SeriesKind kind)
+    : SortedSeries(times, values, kind, InOrder(times, kind)) {}
+
+SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
+                           v1::SeriesKind kind, bool in_order)
     : times_(times), values_(values), step_(kind == v1::SERIES_KIND_STEP) {
-  // STEP keeps samples sharing an instant (successive changes); SAMPLED merges them.
-  bool in_order = true;
-  for (size_t i = 1; i < times.size() && in_order; ++i) {
-    in_order = step_ ? times[i - 1] <= times[i] : times[i - 1] < times[i];
-  }
   if (in_order) return;
   // By time only, stably: the stored order within an instant is the order of the changes.
   std::vector<size_t> order(times.size());

@@ -36,6 +36,13 @@ class SortedSeries {
  public:
   SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
                v1::SeriesKind kind = v1::SERIES_KIND_SAMPLED);
+  // The same, given `in_order` = InOrder(times, kind): one check of a time column shared by
+  // several value columns (a worker's memory and cores).
+  SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
+               v1::SeriesKind kind, bool in_order);
+  // Whether `times` already are in the order a series of `kind` reads them in (SAMPLED strictly
+  // increasing, STEP non-decreasing), so that the series views them. Cost: O(n).
+  static bool InOrder(absl::Span<const int64_t> times, v1::SeriesKind kind);
   SortedSeries(const SortedSeries&) = delete;
   SortedSeries& operator=(const SortedSeries&) = delete;
 

@@ -1,6 +1,8 @@
 #include "aggregation/series_integral.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -150,6 +152,35 @@ TEST(SeriesIntegralTest, StepLastSampleEndsTheCoverageWhateverItsValue) {
       IntegrateInsideSamples(SortedSeries(t, v, v1::SERIES_KIND_STEP), Window(-5, 20));
   EXPECT_DOUBLE_EQ(w.integral, 40.0);
   EXPECT_DOUBLE_EQ(w.covered_seconds, 10.0);
+}
+
+// InOrder checks in blocks: a pair out of order (or, for SAMPLED, sharing an instant) is found
+// wherever it lies, block edges included, as a plain pass over every pair finds it.
+TEST(SeriesIntegralTest, InOrderFindsEveryPairOutOfOrder) {
+  auto naive = [](const std::vector<int64_t>& t, bool step) {
+    for (size_t i = 1; i < t.size(); ++i) {
+      if (step ? t[i - 1] > t[i] : t[i - 1] >= t[i]) return false;
+    }
+    return true;
+  };
+  std::mt19937_64 rng(5);
+  for (size_t n : {0, 1, 2, 255, 256, 257, 513, 1000}) {
+    std::vector<int64_t> sorted(n);
+    for (size_t i = 0; i < n; ++i) sorted[i] = kT0 + static_cast<int64_t>(i) * kS;
+    for (size_t at = 1; at < n; at += at < 300 ? 1 : 97) {
+      for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-kS}}) {
+        std::vector<int64_t> t = sorted;
+        t[at] = t[at - 1] + delta;  // equal or earlier than its predecessor
+        for (v1::SeriesKind kind : {v1::SERIES_KIND_SAMPLED, v1::SERIES_KIND_STEP}) {
+          const bool step = kind == v1::SERIES_KIND_STEP;
+          EXPECT_EQ(SortedSeries::InOrder(t, kind), naive(t, step)) << n << " " << at;
+        }
+      }
+    }
+    EXPECT_TRUE(SortedSeries::InOrder(sorted, v1::SERIES_KIND_SAMPLED));
+    std::shuffle(sorted.begin(), sorted.end(), rng);
+    EXPECT_EQ(SortedSeries::InOrder(sorted, v1::SERIES_KIND_STEP), naive(sorted, true));
+  }
 }
 
 }  // namespace

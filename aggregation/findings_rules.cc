@@ -581,19 +581,34 @@ void MemoryPressure(const FindingsInputs& in, Builder& b) {
   if (in.tracking != nullptr) {
     for (const v1::WorkerSeries& series : in.tracking->workers()) {
       const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
-      for (int i = 0; i < n; ++i) {
-        const double limit = series.memory_limit_bytes(i);
-        if (limit <= 0.0) continue;
-        limit_known = true;
-        // A share above the worst needs memory >= worst x limit: a multiplication rules out
-        // most samples before the division (the margin covers both roundings).
-        if (series.memory_bytes(i) < worst_share * limit * (1 - 1e-12)) continue;
-        const double share = series.memory_bytes(i) / limit;
-        if (share > worst_share) {
-          worst_share = share;
-          worst_memory = series.memory_bytes(i);
-          worst_limit = limit;
-          worst_worker = series.worker();
+      const double* memory = series.memory_bytes().data();
+      const double* limits = series.memory_limit_bytes().data();
+      // In blocks: one branch-free pass rules out a block with no candidate sample (the usual
+      // case once the worst is known); the others are read sample by sample.
+      constexpr int kBlock = 256;
+      for (int first = 0; first < n; first += kBlock) {
+        const int last = std::min(n, first + kBlock);
+        bool any_limit = false, any_candidate = false;
+        for (int i = first; i < last; ++i) {
+          const bool limited = !(limits[i] <= 0.0);  // as the loop below: NaN counts
+          any_limit |= limited;
+          any_candidate |= limited & (memory[i] >= worst_share * limits[i] * (1 - 1e-12));
+        }
+        limit_known = limit_known || any_limit;
+        if (!any_candidate) continue;
+        for (int i = first; i < last; ++i) {
+          const double limit = limits[i];
+          if (limit <= 0.0) continue;
+          // A share above the worst needs memory >= worst x limit: a multiplication rules out
+          // most samples before the division (the margin covers both roundings).
+          if (memory[i] < worst_share * limit * (1 - 1e-12)) continue;
+          const double share = memory[i] / limit;
+          if (share > worst_share) {
+            worst_share = share;
+            worst_memory = memory[i];
+            worst_limit = limit;
+            worst_worker = series.worker();
+          }
         }
       }
       spill_known = spill_known || series.spilled_bytes_size() > 0;

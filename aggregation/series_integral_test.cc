@@ -183,6 +183,35 @@ TEST(SeriesIntegralTest, InOrderFindsEveryPairOutOfOrder) {
   }
 }
 
+// The trapezoid against a plain long double sum of its definition, for ordinary series (the
+// time steps converted from signed differences) and one spanning more than 2^63 ns (unsigned).
+TEST(SeriesIntegralTest, TrapezoidMatchesItsDefinitionForAnySpan) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> value(0, 1e9);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int64_t> t;
+    std::vector<double> v;
+    int64_t at = kT0;
+    for (int i = 0; i < 1000 + trial; ++i) {
+      at += 1 + static_cast<int64_t>(rng() % (10 * kS));
+      t.push_back(at);
+      v.push_back(value(rng));
+    }
+    long double reference = 0;
+    for (size_t k = 0; k + 1 < t.size(); ++k) {
+      reference += (static_cast<long double>(v[k]) + v[k + 1]) / 2 *
+                   (static_cast<long double>(t[k + 1] - t[k]) * 1e-9L);
+    }
+    const SortedSeries s(t, v);
+    EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, {t.front(), t.back()}).integral,
+                     static_cast<double>(reference));
+  }
+  const std::vector<int64_t> huge = {-6'000'000'000'000'000'000, 0, 6'000'000'000'000'000'000};
+  const std::vector<double> v = {1, 3, 5};
+  const SortedSeries s(huge, v);
+  EXPECT_EQ(IntegrateInsideSamples(s, {huge.front(), huge.back()}).integral, 3.6e10);
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

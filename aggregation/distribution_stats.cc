@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "absl/numeric/int128.h"
@@ -115,7 +116,11 @@ v1::DistributionStats ComputeDistributionStatsOf(absl::Span<const double> values
   if (values.empty()) return stats;
   const double n = static_cast<double>(values.size());
   const double mean = total.sum / n;
-  const long double squared_deviations = SquaredDeviations(values, mean);
+  // Every value with the same bits as the mean (a constant column: events of equal chunks, a
+  // fixed bytes_read): every deviation is exactly 0, no pass needed.
+  const bool all_the_mean = std::memcmp(&total.min, &total.max, sizeof(double)) == 0 &&
+                            std::memcmp(&total.min, &mean, sizeof(double)) == 0;
+  const long double squared_deviations = all_the_mean ? 0 : SquaredDeviations(values, mean);
   stats.set_count(static_cast<int64_t>(values.size()));
   stats.set_mean(mean);
   stats.set_min(total.min);

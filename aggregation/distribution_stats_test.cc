@@ -178,6 +178,24 @@ TEST(DistributionStatsTest, StdMatchesItsDefinition) {
   }
 }
 
+// A constant column skips the deviations' pass: its std is 0 only when every value has the
+// mean's bits; a column of equal magnitudes with both zeros, or values of one bit apart, still
+// gets the pass.
+TEST(DistributionStatsTest, ConstantColumnsHaveZeroStd) {
+  EXPECT_EQ(ComputeDistributionStats(std::vector<double>(1000, 100000.0)).std(), 0.0);
+  EXPECT_EQ(ComputeDistributionStats(std::vector<double>(999, 0.1)).std(), 0.0);
+  EXPECT_EQ(ComputeDistributionStats({0.0, -0.0, 0.0}).std(), 0.0);
+  const double above = std::nextafter(0.1, 1.0);
+  const v1::DistributionStats near = ComputeDistributionStats({0.1, above, 0.1, above});
+  EXPECT_GT(near.std(), 0.0);
+  long double squared = 0;
+  for (double v : {0.1, above, 0.1, above}) {
+    squared +=
+        (static_cast<long double>(v) - near.mean()) * (static_cast<long double>(v) - near.mean());
+  }
+  EXPECT_DOUBLE_EQ(near.std(), static_cast<double>(std::sqrt(squared / 3)));
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -212,6 +212,33 @@ TEST(SeriesIntegralTest, TrapezoidMatchesItsDefinitionForAnySpan) {
   EXPECT_EQ(IntegrateInsideSamples(s, {huge.front(), huge.back()}).integral, 3.6e10);
 }
 
+// Time steps kept for the next column of the same times give the same integrals as computing
+// them each time, whatever window comes next (a different one computes them again).
+TEST(SeriesIntegralTest, SharedTimeStepsGiveTheSameIntegrals) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> value(0, 1e9);
+  std::vector<int64_t> t;
+  std::vector<double> memory, cores;
+  for (int i = 0; i < 500; ++i) {
+    t.push_back(kT0 + i * kS + static_cast<int64_t>(rng() % 1000));
+    memory.push_back(value(rng));
+    cores.push_back(static_cast<double>(1 + rng() % 8));
+  }
+  const SortedSeries a(t, memory);
+  const SortedSeries b(t, cores);
+  TimeSteps steps;
+  for (const TimeWindow& window :
+       {Window(-1, 600), Window(-1, 600), Window(10.5, 300), Window(10.5, 300), Window(0, 499),
+        Window(-1, 600), Window(200, 200.5)}) {
+    for (const SortedSeries* series : {&a, &b}) {
+      const WindowIntegral plain = IntegrateInsideSamples(*series, window);
+      const WindowIntegral shared = IntegrateInsideSamples(*series, window, &steps);
+      EXPECT_EQ(shared.integral, plain.integral);
+      EXPECT_EQ(shared.covered_seconds, plain.covered_seconds);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -66,8 +66,9 @@ WindowIntegral HoldWorkerSeriesEdges(const SortedSeries& series, const TimeWindo
 }
 
 WindowIntegral IntegrateWorkerSeries(const SortedSeries& series, const TimeWindow& window,
-                                     int64_t edge_ns) {
-  return HoldWorkerSeriesEdges(series, window, edge_ns, IntegrateInsideSamples(series, window));
+                                     int64_t edge_ns, TimeSteps* steps) {
+  return HoldWorkerSeriesEdges(series, window, edge_ns,
+                               IntegrateInsideSamples(series, window, steps));
 }
 
 // One and a half polling intervals: a poll that came a little late still counts as the edge.
@@ -115,12 +116,13 @@ struct MemoryFigures {
   WindowIntegral in_window;
 };
 
-MemoryFigures MeasureMemory(const SortedSeries& memory, const Wanted& wanted) {
+// `steps`: see IntegrateInsideSamples (null for a series that is not a view of its column).
+MemoryFigures MeasureMemory(const SortedSeries& memory, const Wanted& wanted, TimeSteps* steps) {
   MemoryFigures figures;
   if (memory.empty()) return figures;
   std::optional<WindowIntegral> own;
   if (wanted.original) {
-    own = IntegrateInsideSamples(memory, OwnWindow(memory));
+    own = IntegrateInsideSamples(memory, OwnWindow(memory), steps);
     figures.average = TimeWeightedAverageOf(memory, own->integral);
   }
   if (wanted.window != nullptr) {
@@ -128,9 +130,10 @@ MemoryFigures MeasureMemory(const SortedSeries& memory, const Wanted& wanted) {
     // The same arithmetic: IntegrateInsideSamples clips the window to the samples.
     const bool holds_every_sample = window.start_unix_ns <= memory.times().front() &&
                                     memory.times().back() <= window.end_unix_ns;
-    figures.in_window = HoldWorkerSeriesEdges(
-        memory, window, wanted.edge_ns,
-        own.has_value() && holds_every_sample ? *own : IntegrateInsideSamples(memory, window));
+    figures.in_window = HoldWorkerSeriesEdges(memory, window, wanted.edge_ns,
+                                              own.has_value() && holds_every_sample
+                                                  ? *own
+                                                  : IntegrateInsideSamples(memory, window, steps));
   }
   return figures;
 }
@@ -150,11 +153,14 @@ WorkerFigures MeasureWorker(const v1::WorkerSeries& worker, bool share_process,
   WorkerFigures figures;
   const absl::Span<const int64_t> times = worker.time_unix_ns();
   const bool in_order = SortedSeries::InOrder(times, worker.kind());
+  // In order, both series view `times`: the memory's integral reuses the cores' time steps.
+  TimeSteps shared_steps;
+  TimeSteps* steps = in_order ? &shared_steps : nullptr;
   if (worker.cores_size() > 0) {
     const SortedSeries cores(times, worker.cores(), worker.kind(), in_order);
     figures.last_cores = cores.LastValue();
     if (wanted.window != nullptr) {
-      figures.cores_in_window = IntegrateWorkerSeries(cores, *wanted.window, wanted.edge_ns);
+      figures.cores_in_window = IntegrateWorkerSeries(cores, *wanted.window, wanted.edge_ns, steps);
     }
   }
   if (worker.memory_bytes_size() > 0) {
@@ -163,7 +169,7 @@ WorkerFigures MeasureWorker(const v1::WorkerSeries& worker, bool share_process,
     figures.peak_memory = std::max(MaxOf(worker.memory_bytes(), 0.0), worker.max_memory_bytes());
     if (!share_process) {
       figures.memory = MeasureMemory(
-          SortedSeries(times, worker.memory_bytes(), worker.kind(), in_order), wanted);
+          SortedSeries(times, worker.memory_bytes(), worker.kind(), in_order), wanted, steps);
     }
   }
   return figures;
@@ -187,7 +193,8 @@ TrackingSeriesFigures MeasureSeries(const v1::TrackingData& tracking, const Want
     const ProcessMemory memory = MergedProcessMemory(tracking);
     if (!memory.times.empty()) {
       figures.process =
-          MeasureMemory(SortedSeries(memory.times, memory.values, memory.kind), wanted);
+          MeasureMemory(SortedSeries(memory.times, memory.values, memory.kind), wanted,
+                        /*steps=*/nullptr);
     }
   }
   return figures;

@@ -148,14 +148,15 @@ struct WorkerFigures {
   MemoryFigures memory;    // unless the workers share a process
 };
 
+// `steps`: a buffer for the time steps, kept across workers (a fresh 29 KB allocation per worker
+// made malloc consolidate its free lists: a third of this pass).
 WorkerFigures MeasureWorker(const v1::WorkerSeries& worker, bool share_process,
-                            const Wanted& wanted) {
+                            const Wanted& wanted, TimeSteps* steps_buffer) {
   WorkerFigures figures;
   const absl::Span<const int64_t> times = worker.time_unix_ns();
   const bool in_order = SortedSeries::InOrder(times, worker.kind());
   // In order, both series view `times`: the memory's integral reuses the cores' time steps.
-  TimeSteps shared_steps;
-  TimeSteps* steps = in_order ? &shared_steps : nullptr;
+  TimeSteps* steps = in_order ? steps_buffer : nullptr;
   if (worker.cores_size() > 0) {
     const SortedSeries cores(times, worker.cores(), worker.kind(), in_order);
     figures.last_cores = cores.LastValue();
@@ -185,8 +186,10 @@ struct TrackingSeriesFigures {
 TrackingSeriesFigures MeasureSeries(const v1::TrackingData& tracking, const Wanted& wanted) {
   TrackingSeriesFigures figures;
   figures.workers.reserve(static_cast<size_t>(tracking.workers_size()));
+  TimeSteps steps;  // keyed by the column: each worker's own columns compute their steps anew
   for (const v1::WorkerSeries& worker : tracking.workers()) {
-    figures.workers.push_back(MeasureWorker(worker, tracking.workers_share_process(), wanted));
+    figures.workers.push_back(
+        MeasureWorker(worker, tracking.workers_share_process(), wanted, &steps));
   }
   if (tracking.workers_share_process()) {
     // One process: its memory counts once, over the time it was sampled.

@@ -103,13 +103,14 @@ struct TrackingFigures {
 
 TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
   TrackingFigures figures;
-  figures.workers = aggregation_internal::ComputeWorkerMetrics(*input.tracking);
   const bool has_window = input.window_start_unix_ns != 0 || input.window_end_unix_ns != 0;
   figures.window = has_window ? aggregation_internal::TimeWindow{input.window_start_unix_ns,
                                                                  input.window_end_unix_ns}
                               : aggregation_internal::SampleWindow(*input.tracking);
-  figures.core_seconds_by_worker = aggregation_internal::AddWindowedWorkerMetrics(
-      *input.tracking, figures.window, &figures.workers);
+  aggregation_internal::WorkerMetricsOverWindow workers =
+      aggregation_internal::ComputeWorkerMetricsOverWindow(*input.tracking, figures.window);
+  figures.workers = std::move(workers.metrics);
+  figures.core_seconds_by_worker = std::move(workers.core_seconds_by_worker);
   return figures;
 }
 

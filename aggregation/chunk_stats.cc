@@ -174,11 +174,14 @@ struct SuccessfulValues {
 SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
   const size_t n = c.size();
   SuccessfulValues v;
-  v.durations.values.reserve(n);
-  v.durations.datasets.reserve(n);
+  // Room for every record in each column: growing the memory column instead took ~20
+  // reallocations, each copying into fresh pages. Untouched capacity (no peak-live figures)
+  // costs no resident memory.
+  for (Column* column : {&v.durations, &v.time_per_event, &v.memory_deltas, &v.peak_live}) {
+    column->values.reserve(n);
+    column->datasets.reserve(n);
+  }
   v.events.reserve(n);
-  v.time_per_event.values.reserve(n);
-  v.time_per_event.datasets.reserve(n);
   v.dataset_events.assign(c.dataset_names.size(), 0);
   ProcessOverlap memory_overlap(n, c.num_processes);
   for (size_t i = 0; i < n; ++i) {

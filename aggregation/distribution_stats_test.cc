@@ -149,6 +149,53 @@ TEST(DistributionStatsTest, RangeAndPercentilesFromTheSumPass) {
   }
 }
 
+// The standard deviation against its definition: exactly for small integers, and within 4 ulp
+// of a single long double chain over random values of every shape the chunks give.
+TEST(DistributionStatsTest, StdMatchesItsDefinition) {
+  // 2, 4, 4, 4, 5, 5, 7, 9: mean 5, squared deviations 32, sample variance 32 / 7.
+  EXPECT_EQ(ComputeDistributionStats({2, 4, 4, 4, 5, 5, 7, 9}).std(), std::sqrt(32.0 / 7.0));
+  // 1, 2, 3, 4, 10 (odd count: one value left for the even lane): mean 4, squared deviations
+  // 50, sample variance 12.5.
+  EXPECT_EQ(ComputeDistributionStats({1, 2, 3, 4, 10}).std(), std::sqrt(12.5));
+  std::mt19937_64 rng(13);
+  std::lognormal_distribution<double> duration(0.0, 0.7);
+  std::uniform_int_distribution<int64_t> bytes(-50'000'000, 200'000'000);
+  for (int n : {2, 3, 1001, 100'000}) {
+    std::vector<double> durations, deltas;
+    for (int i = 0; i < n; ++i) {
+      durations.push_back(duration(rng));
+      deltas.push_back(static_cast<double>(bytes(rng)));
+    }
+    for (const std::vector<double>* values : {&durations, &deltas}) {
+      const v1::DistributionStats stats = ComputeDistributionStats(*values);
+      long double squared = 0;
+      for (double v : *values) {
+        const long double d = static_cast<long double>(v) - stats.mean();
+        squared += d * d;
+      }
+      EXPECT_DOUBLE_EQ(stats.std(), static_cast<double>(std::sqrt(squared / (n - 1)))) << n;
+    }
+  }
+}
+
+// A constant column skips the deviations' pass: its std is 0 only when every value has the
+// mean's bits; a column of equal magnitudes with both zeros, or values of one bit apart, still
+// gets the pass.
+TEST(DistributionStatsTest, ConstantColumnsHaveZeroStd) {
+  EXPECT_EQ(ComputeDistributionStats(std::vector<double>(1000, 100000.0)).std(), 0.0);
+  EXPECT_EQ(ComputeDistributionStats(std::vector<double>(999, 0.1)).std(), 0.0);
+  EXPECT_EQ(ComputeDistributionStats({0.0, -0.0, 0.0}).std(), 0.0);
+  const double above = std::nextafter(0.1, 1.0);
+  const v1::DistributionStats near = ComputeDistributionStats({0.1, above, 0.1, above});
+  EXPECT_GT(near.std(), 0.0);
+  long double squared = 0;
+  for (double v : {0.1, above, 0.1, above}) {
+    squared +=
+        (static_cast<long double>(v) - near.mean()) * (static_cast<long double>(v) - near.mean());
+  }
+  EXPECT_DOUBLE_EQ(near.std(), static_cast<double>(std::sqrt(squared / 3)));
+}
+
 }  // namespace
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -2,6 +2,7 @@
 #include "aggregation/findings.h"
 
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -1117,6 +1118,45 @@ TEST(FindingsTest, DebugBuildComesFirst) {
   m.mutable_metadata()->mutable_analysis_build()->set_optimized(false);
   m.mutable_metadata()->mutable_analysis_build()->set_build_mode("fastbuild");
   EXPECT_THAT(Codes(m), ElementsAre("debug_build", "io_bound"));
+}
+
+// memory_pressure reads long series in blocks: the worst share is found wherever it lies (here
+// late in the second worker's series), and a limit that is not a number still counts as a known
+// limit, as when each sample was read on its own.
+TEST(FindingsTest, MemoryPressureFindsTheWorstSampleAnywhereInLongSeries) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement m = MakeRun(shape);
+  ASSERT_GE(m.tracking().workers_size(), 2);
+  for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
+    const int64_t from = series.time_unix_ns(0);
+    const int64_t to = series.time_unix_ns(1);
+    series.clear_time_unix_ns();
+    series.clear_cores();
+    series.clear_memory_bytes();
+    for (int i = 0; i < 1000; ++i) {
+      series.add_time_unix_ns(from + (to - from) * i / 999);
+      series.add_cores(1);
+      series.add_memory_bytes(100.0 * kMiB);
+      series.add_memory_limit_bytes(1024.0 * kMiB);
+    }
+  }
+  v1::WorkerSeries& second = *m.mutable_tracking()->mutable_workers(1);
+  second.set_memory_bytes(777, 1000.0 * kMiB);
+  second.set_memory_bytes(900, 999.0 * kMiB);  // later, a little less
+  const v1::AggregatedMetrics metrics = Aggregated(m);
+  const v1::Finding& f = Only(metrics, "memory_pressure");
+  EXPECT_THAT(f.title(), HasSubstr("98% of its memory limit"));
+  EXPECT_THAT(f.evidence(), HasSubstr("on " + second.worker()));
+
+  for (v1::WorkerSeries& series : *m.mutable_tracking()->mutable_workers()) {
+    for (double& limit : *series.mutable_memory_limit_bytes()) limit = std::nan("");
+  }
+  const v1::AggregatedMetrics unknown_limits = Aggregated(m);
+  EXPECT_THAT(unknown_limits.findings(), IsEmpty());
+  const v1::RuleEvaluation* memory = Evaluation(unknown_limits, "memory_pressure");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(memory->evaluated());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/test_run.h"
 #include "gmock/gmock.h"
@@ -271,6 +272,29 @@ TEST(FixesTest, NonFiniteSamplesAreRejected) {
   run = Churn();
   run.tracking->mutable_workers(0)->set_cores(0, -4);
   ExpectInvalid(run, "cores[0] is -4; expected a finite value >= 0");
+}
+
+// The columns are checked in blocks: a bad sample is named wherever it lies (block edges
+// included), and -0.0 is a valid sample.
+TEST(FixesTest, NonFiniteSamplesAreFoundAnywhereInLongSeries) {
+  for (int bad : {0, 255, 256, 511, 599}) {
+    TestRun run;
+    v1::TrackingData tracking;
+    v1::WorkerSeries& worker = *tracking.add_workers();
+    worker.set_worker("W");
+    for (int i = 0; i < 600; ++i) {
+      worker.add_time_unix_ns(kT0 + i * kS);
+      worker.add_cores(-0.0);
+      worker.add_memory_bytes(1e9);
+    }
+    run.tracking = tracking;
+    EXPECT_TRUE(AggregateRun(run).ok()) << AggregateRun(run).status();
+    run.tracking->mutable_workers(0)->set_memory_bytes(bad, -std::nan(""));
+    ExpectInvalid(run, absl::StrCat("memory_bytes[", bad, "] is "));
+    run.tracking->mutable_workers(0)->set_memory_bytes(bad, 1e9);
+    run.tracking->mutable_workers(0)->set_cores(bad, -1e-300);
+    ExpectInvalid(run, absl::StrCat("cores[", bad, "] is -1e-300"));
+  }
 }
 
 TEST(FixesTest, WorkerActivitiesMatchTrackedWallTimeTimesThreads) {

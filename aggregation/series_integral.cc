@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
+#include <vector>
 
 #include "Eigen/Core"
 
@@ -18,16 +20,46 @@ double Interpolate(absl::Span<const int64_t> times, absl::Span<const double> val
   return values[k - 1] + fraction * (values[k] - values[k - 1]);
 }
 
-// Trapezoid sum over the samples [first, last] (inclusive), vectorised with Eigen.
-double InteriorTrapezoid(absl::Span<const int64_t> times, absl::Span<const double> values,
-                         size_t first, size_t last) {
-  if (last <= first) return 0;
+// The steps between the instants of samples [first, last], in seconds, into `seconds`.
+void ComputeTimeSteps(absl::Span<const int64_t> times, size_t first, size_t last,
+                      std::vector<double>* seconds) {
   const Eigen::Index m = static_cast<Eigen::Index>(last - first + 1);
   Eigen::Map<const Eigen::Array<int64_t, Eigen::Dynamic, 1>> t(times.data() + first, m);
+  seconds->resize(static_cast<size_t>(m - 1));
+  Eigen::Map<Eigen::ArrayXd> dt(seconds->data(), m - 1);
+  // Unsigned differences of sorted instants are exact and cannot overflow. When the whole span
+  // fits in int64 (any series shorter than 292 years) the signed differences are the same
+  // numbers, and convert to the same doubles in one instruction each (unsigned ones need several).
+  const uint64_t span = static_cast<uint64_t>(times[last]) - static_cast<uint64_t>(times[first]);
+  if (span <= static_cast<uint64_t>(INT64_MAX)) {
+    dt = (t.tail(m - 1) - t.head(m - 1)).cast<double>() * 1e-9;
+  } else {
+    dt = (t.tail(m - 1).cast<uint64_t>() - t.head(m - 1).cast<uint64_t>()).cast<double>() * 1e-9;
+  }
+}
+
+// Trapezoid sum over the samples [first, last] (inclusive), vectorised with Eigen; the time
+// steps are taken from `steps` when it holds these samples' (and kept there otherwise).
+double InteriorTrapezoid(absl::Span<const int64_t> times, absl::Span<const double> values,
+                         size_t first, size_t last, TimeSteps* steps) {
+  if (last <= first) return 0;
+  const Eigen::Index m = static_cast<Eigen::Index>(last - first + 1);
+  std::vector<double> own_seconds;
+  const std::vector<double>* seconds = &own_seconds;
+  if (steps == nullptr) {
+    ComputeTimeSteps(times, first, last, &own_seconds);
+  } else {
+    if (steps->times != times.data() || steps->first != first || steps->last != last ||
+        steps->seconds.size() != last - first) {
+      ComputeTimeSteps(times, first, last, &steps->seconds);
+      steps->times = times.data();
+      steps->first = first;
+      steps->last = last;
+    }
+    seconds = &steps->seconds;
+  }
   Eigen::Map<const Eigen::ArrayXd> v(values.data() + first, m);
-  // Unsigned differences of sorted instants are exact and cannot overflow.
-  const Eigen::ArrayXd dt =
-      (t.tail(m - 1).cast<uint64_t>() - t.head(m - 1).cast<uint64_t>()).cast<double>() * 1e-9;
+  Eigen::Map<const Eigen::ArrayXd> dt(seconds->data(), m - 1);
   return 0.5 * ((v.head(m - 1) + v.tail(m - 1)) * dt).sum();
 }
 
@@ -55,14 +87,31 @@ double SecondsBetween(int64_t from, int64_t to) {
 
 double TimeWindow::Seconds() const { return SecondsBetween(start_unix_ns, end_unix_ns); }
 
+bool SortedSeries::InOrder(absl::Span<const int64_t> times, v1::SeriesKind kind) {
+  // STEP keeps samples sharing an instant (successive changes); SAMPLED merges them. Checked in
+  // blocks without a branch per sample, stopping at the first block out of order.
+  const bool step = kind == v1::SERIES_KIND_STEP;
+  constexpr size_t kBlock = 256;
+  for (size_t first = 1; first < times.size(); first += kBlock) {
+    const size_t last = std::min(times.size(), first + kBlock);
+    bool in_order = true;
+    if (step) {
+      for (size_t i = first; i < last; ++i) in_order &= times[i - 1] <= times[i];
+    } else {
+      for (size_t i = first; i < last; ++i) in_order &= times[i - 1] < times[i];
+    }
+    if (!in_order) return false;
+  }
+  return true;
+}
+
 SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
                            v1::SeriesKind kind)
+    : SortedSeries(times, values, kind, InOrder(times, kind)) {}
+
+SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
+                           v1::SeriesKind kind, bool in_order)
     : times_(times), values_(values), step_(kind == v1::SERIES_KIND_STEP) {
-  // STEP keeps samples sharing an instant (successive changes); SAMPLED merges them.
-  bool in_order = true;
-  for (size_t i = 1; i < times.size() && in_order; ++i) {
-    in_order = step_ ? times[i - 1] <= times[i] : times[i - 1] < times[i];
-  }
   if (in_order) return;
   // By time only, stably: the stored order within an instant is the order of the changes.
   std::vector<size_t> order(times.size());
@@ -89,7 +138,8 @@ SortedSeries::SortedSeries(absl::Span<const int64_t> times, absl::Span<const dou
   values_ = owned_values_;
 }
 
-WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWindow& window) {
+WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWindow& window,
+                                      TimeSteps* steps) {
   const absl::Span<const int64_t> t = series.times();
   const absl::Span<const double> v = series.values();
   WindowIntegral result;
@@ -111,7 +161,7 @@ WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWind
         (Interpolate(t, v, i, a) + Interpolate(t, v, i, b)) / 2 * result.covered_seconds;
     return result;
   }
-  double integral = InteriorTrapezoid(t, v, i, j);
+  double integral = InteriorTrapezoid(t, v, i, j, steps);
   if (a < t[i]) integral += (Interpolate(t, v, i, a) + v[i]) / 2 * SecondsBetween(a, t[i]);
   if (t[j] < b) integral += (v[j] + Interpolate(t, v, j + 1, b)) / 2 * SecondsBetween(t[j], b);
   result.integral = integral;

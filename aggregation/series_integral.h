@@ -36,6 +36,13 @@ class SortedSeries {
  public:
   SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
                v1::SeriesKind kind = v1::SERIES_KIND_SAMPLED);
+  // The same, given `in_order` = InOrder(times, kind): one check of a time column shared by
+  // several value columns (a worker's memory and cores).
+  SortedSeries(absl::Span<const int64_t> times, absl::Span<const double> values,
+               v1::SeriesKind kind, bool in_order);
+  // Whether `times` already are in the order a series of `kind` reads them in (SAMPLED strictly
+  // increasing, STEP non-decreasing), so that the series views them. Cost: O(n).
+  static bool InOrder(absl::Span<const int64_t> times, v1::SeriesKind kind);
   SortedSeries(const SortedSeries&) = delete;
   SortedSeries& operator=(const SortedSeries&) = delete;
 
@@ -68,7 +75,17 @@ struct WindowIntegral {
 // whose last sample is its disconnection counts exactly its connected time, whatever that
 // sample's value (e.g. 0 cores).
 // Cost: O(log n + samples inside the window) (Eigen over the interior for SAMPLED).
-WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWindow& window);
+// `steps`, if not null, keeps the time steps of the samples integrated for the next call over
+// the same time column and samples (another value column of the same worker), which then reuses
+// them: the same results as without. Pass it only for series that view one caller's column.
+struct TimeSteps {
+  const int64_t* times = nullptr;  // the column and samples [first, last] `seconds` is for
+  size_t first = 0;
+  size_t last = 0;
+  std::vector<double> seconds;
+};
+WindowIntegral IntegrateInsideSamples(const SortedSeries& series, const TimeWindow& window,
+                                      TimeSteps* steps = nullptr);
 
 // Like IntegrateInsideSamples, but outside the samples the first (before) and last (after)
 // value are held, so the whole window is covered: for cluster-level series such as the worker

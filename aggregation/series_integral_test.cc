@@ -1,6 +1,8 @@
 #include "aggregation/series_integral.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -150,6 +152,91 @@ TEST(SeriesIntegralTest, StepLastSampleEndsTheCoverageWhateverItsValue) {
       IntegrateInsideSamples(SortedSeries(t, v, v1::SERIES_KIND_STEP), Window(-5, 20));
   EXPECT_DOUBLE_EQ(w.integral, 40.0);
   EXPECT_DOUBLE_EQ(w.covered_seconds, 10.0);
+}
+
+// InOrder checks in blocks: a pair out of order (or, for SAMPLED, sharing an instant) is found
+// wherever it lies, block edges included, as a plain pass over every pair finds it.
+TEST(SeriesIntegralTest, InOrderFindsEveryPairOutOfOrder) {
+  auto naive = [](const std::vector<int64_t>& t, bool step) {
+    for (size_t i = 1; i < t.size(); ++i) {
+      if (step ? t[i - 1] > t[i] : t[i - 1] >= t[i]) return false;
+    }
+    return true;
+  };
+  std::mt19937_64 rng(5);
+  for (size_t n : {0, 1, 2, 255, 256, 257, 513, 1000}) {
+    std::vector<int64_t> sorted(n);
+    for (size_t i = 0; i < n; ++i) sorted[i] = kT0 + static_cast<int64_t>(i) * kS;
+    for (size_t at = 1; at < n; at += at < 300 ? 1 : 97) {
+      for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-kS}}) {
+        std::vector<int64_t> t = sorted;
+        t[at] = t[at - 1] + delta;  // equal or earlier than its predecessor
+        for (v1::SeriesKind kind : {v1::SERIES_KIND_SAMPLED, v1::SERIES_KIND_STEP}) {
+          const bool step = kind == v1::SERIES_KIND_STEP;
+          EXPECT_EQ(SortedSeries::InOrder(t, kind), naive(t, step)) << n << " " << at;
+        }
+      }
+    }
+    EXPECT_TRUE(SortedSeries::InOrder(sorted, v1::SERIES_KIND_SAMPLED));
+    std::shuffle(sorted.begin(), sorted.end(), rng);
+    EXPECT_EQ(SortedSeries::InOrder(sorted, v1::SERIES_KIND_STEP), naive(sorted, true));
+  }
+}
+
+// The trapezoid against a plain long double sum of its definition, for ordinary series (the
+// time steps converted from signed differences) and one spanning more than 2^63 ns (unsigned).
+TEST(SeriesIntegralTest, TrapezoidMatchesItsDefinitionForAnySpan) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> value(0, 1e9);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<int64_t> t;
+    std::vector<double> v;
+    int64_t at = kT0;
+    for (int i = 0; i < 1000 + trial; ++i) {
+      at += 1 + static_cast<int64_t>(rng() % (10 * kS));
+      t.push_back(at);
+      v.push_back(value(rng));
+    }
+    long double reference = 0;
+    for (size_t k = 0; k + 1 < t.size(); ++k) {
+      reference += (static_cast<long double>(v[k]) + v[k + 1]) / 2 *
+                   (static_cast<long double>(t[k + 1] - t[k]) * 1e-9L);
+    }
+    const SortedSeries s(t, v);
+    EXPECT_DOUBLE_EQ(IntegrateInsideSamples(s, {t.front(), t.back()}).integral,
+                     static_cast<double>(reference));
+  }
+  const std::vector<int64_t> huge = {-6'000'000'000'000'000'000, 0, 6'000'000'000'000'000'000};
+  const std::vector<double> v = {1, 3, 5};
+  const SortedSeries s(huge, v);
+  EXPECT_EQ(IntegrateInsideSamples(s, {huge.front(), huge.back()}).integral, 3.6e10);
+}
+
+// Time steps kept for the next column of the same times give the same integrals as computing
+// them each time, whatever window comes next (a different one computes them again).
+TEST(SeriesIntegralTest, SharedTimeStepsGiveTheSameIntegrals) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> value(0, 1e9);
+  std::vector<int64_t> t;
+  std::vector<double> memory, cores;
+  for (int i = 0; i < 500; ++i) {
+    t.push_back(kT0 + i * kS + static_cast<int64_t>(rng() % 1000));
+    memory.push_back(value(rng));
+    cores.push_back(static_cast<double>(1 + rng() % 8));
+  }
+  const SortedSeries a(t, memory);
+  const SortedSeries b(t, cores);
+  TimeSteps steps;
+  for (const TimeWindow& window :
+       {Window(-1, 600), Window(-1, 600), Window(10.5, 300), Window(10.5, 300), Window(0, 499),
+        Window(-1, 600), Window(200, 200.5)}) {
+    for (const SortedSeries* series : {&a, &b}) {
+      const WindowIntegral plain = IntegrateInsideSamples(*series, window);
+      const WindowIntegral shared = IntegrateInsideSamples(*series, window, &steps);
+      EXPECT_EQ(shared.integral, plain.integral);
+      EXPECT_EQ(shared.covered_seconds, plain.covered_seconds);
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,14 @@ namespace aggregation_internal {
 // Cost: O(n), plus the sort SortedSeries may have done.
 double TimeWeightedAverage(const SortedSeries& series);
 
+// The window TimeWeightedAverage averages over: the series' first to last instant. The series
+// must not be empty.
+TimeWindow OwnWindow(const SortedSeries& series);
+
+// TimeWeightedAverage(series), given `own_integral` = IntegrateInsideSamples(series,
+// OwnWindow(series)).integral, which a caller that needs it for another figure computed once.
+double TimeWeightedAverageOf(const SortedSeries& series, double own_integral);
+
 }  // namespace aggregation_internal
 }  // namespace roastcoffea
 

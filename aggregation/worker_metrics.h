@@ -64,6 +64,17 @@ absl::flat_hash_map<std::string, double> AddWindowedWorkerMetrics(const v1::Trac
                                                                   const TimeWindow& window,
                                                                   v1::WorkerMetrics* metrics);
 
+// ComputeWorkerMetrics followed by AddWindowedWorkerMetrics over `window`, the same figures bit
+// for bit, with each series read once (one order check of a worker's times for its memory and
+// cores; a memory series' integral shared by its own-window average and the window's figures
+// when the window holds all its samples). What Aggregate uses.
+struct WorkerMetricsOverWindow {
+  v1::WorkerMetrics metrics;
+  absl::flat_hash_map<std::string, double> core_seconds_by_worker;
+};
+WorkerMetricsOverWindow ComputeWorkerMetricsOverWindow(const v1::TrackingData& tracking,
+                                                       const TimeWindow& window);
+
 // The span of every timestamp in `tracking` (worker count and worker series): the window used
 // when the run's own is unknown. {0, 0} without samples. Cost: O(samples).
 TimeWindow SampleWindow(const v1::TrackingData& tracking);

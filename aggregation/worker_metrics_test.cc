@@ -1,10 +1,12 @@
 #include "aggregation/worker_metrics.h"
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -275,6 +277,62 @@ TEST(WorkerMetricsTest, ProcessWideMemorySampledAtDifferentInstantsPerThread) {
   AddWindowedWorkerMetrics(tracking, Window(0, 4), &m);
   EXPECT_DOUBLE_EQ(m.avg_memory_per_worker_time_weighted_bytes(), 2e9);
   EXPECT_DOUBLE_EQ(m.avg_cluster_memory_bytes(), 6e9 / 4);  // sampled over 3 s of 4
+}
+
+// Aggregate's one pass over the series gives what the two steps give, bit for bit, for series
+// in and out of order, of both kinds, reduced or not, shared by a process or not, and windows
+// that hold every sample or cut the series.
+TEST(WorkerMetricsTest, OverWindowIsTheTwoStepsBitForBit) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> value(0, 4e9);
+  for (int trial = 0; trial < 40; ++trial) {
+    v1::TrackingData tracking;
+    tracking.set_interval_seconds(trial % 3 == 0 ? 0.0 : 1.0);
+    tracking.set_workers_share_process(trial % 4 == 1);
+    AddCounts(tracking, {{0, 1}, {5, 3}, {9.5, 2}});
+    for (int w = 0; w < 5; ++w) {
+      std::vector<double> seconds, memory, cores;
+      const int samples = static_cast<int>(rng() % 700);
+      for (int i = 0; i < samples; ++i) {
+        seconds.push_back(0.7 + 0.013 * i + (w == 2 ? 0.5 : 0));
+        memory.push_back(value(rng));
+        cores.push_back(static_cast<double>(1 + rng() % 8));
+      }
+      if (trial % 5 == 2 && samples > 3) std::swap(seconds[1], seconds[samples - 2]);
+      if (trial % 7 == 3 && samples > 3) seconds[2] = seconds[1];  // two samples at one instant
+      v1::WorkerSeries& worker = AddWorker(tracking, "w" + std::to_string(w % 4), seconds,
+                                           w == 3 ? std::vector<double>{} : memory,
+                                           w == 4 ? std::vector<double>{} : cores);
+      if (trial % 2 == 1) worker.set_kind(v1::SERIES_KIND_STEP);
+      if (w == 1) worker.set_max_memory_bytes(5e9);
+    }
+    for (const TimeWindow& window : {Window(0, 10), Window(2, 6), Window(0.7, 20), Window(3, 3)}) {
+      v1::WorkerMetrics two_steps = ComputeWorkerMetrics(tracking);
+      const auto by_worker = AddWindowedWorkerMetrics(tracking, window, &two_steps);
+      const WorkerMetricsOverWindow one_pass = ComputeWorkerMetricsOverWindow(tracking, window);
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(one_pass.metrics, two_steps))
+          << "trial " << trial << "\n"
+          << one_pass.metrics.DebugString() << "\nvs\n"
+          << two_steps.DebugString();
+      EXPECT_EQ(one_pass.core_seconds_by_worker, by_worker) << "trial " << trial;
+    }
+  }
+}
+
+// The peak is found in every position (the maximum is taken in four lanes).
+TEST(WorkerMetricsTest, PeakMemoryInAnyPosition) {
+  for (int size = 1; size <= 11; ++size) {
+    for (int at = 0; at < size; ++at) {
+      v1::TrackingData tracking;
+      std::vector<double> seconds, memory;
+      for (int i = 0; i < size; ++i) {
+        seconds.push_back(i);
+        memory.push_back(i == at ? 7e9 : 1e9 + i);
+      }
+      AddWorker(tracking, "w", seconds, memory, {});
+      EXPECT_EQ(ComputeWorkerMetrics(tracking).peak_memory_bytes(), 7e9) << size << " " << at;
+    }
+  }
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ void TableRecords::Survey() {
   bytes_at_least_ = 0;
   repaired_ = 0;
   first_repaired_path_.clear();
-  // The text last found valid, per field: a file's records share its dataset, file and uuid.
-  absl::string_view last_valid[chunk_field::kStringCount];
+  // The interned text last found valid, per field: a file's records share its dataset, file and
+  // uuid, viewed in the table's pool (per-record text is always checked).
+  absl::string_view last_valid[chunk_field::kFirstPerRecordString];
   for (size_t i = 0; i < size(); ++i) {
     bool valid = true;
     // A non-empty string field is at least a tag, a length and its text (which a repair only
@@ -41,11 +42,14 @@ void TableRecords::Survey() {
       const absl::string_view text = table_.String(static_cast<chunk_field::String>(f), i);
       if (text.empty()) continue;
       bytes_at_least += 2 + text.size();
-      if (text.data() == last_valid[f].data() && text.size() == last_valid[f].size()) continue;
-      if (IsValidUtf8(text)) {
-        last_valid[f] = text;
-      } else {
+      const bool interned = f < chunk_field::kFirstPerRecordString;
+      if (interned && text.data() == last_valid[f].data() && text.size() == last_valid[f].size()) {
+        continue;
+      }
+      if (!IsValidUtf8(text)) {
         valid = false;
+      } else if (interned) {
+        last_valid[f] = text;
       }
     }
     for (size_t s = table_.SectionsBegin(i); s < table_.SectionsEnd(i); ++s) {

@@ -245,10 +245,10 @@ absl::StatusOr<std::string> SaveInto(const store_internal::MeasurementToSave& to
     return absl::AlreadyExistsError(absl::StrCat("measurement directory '", final_path,
                                                  "' already exists; it is never overwritten"));
   }
-  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts. ByteSize caches
+  // Too large for one message (libprotobuf's 2 GiB), or close: saved in parts. BytesOver caches
   // every message's size, which the writers use (nothing changes `to_save` until then).
   const bool in_parts =
-      to_save.ByteSize() > static_cast<uint64_t>(store_internal::SegmentThresholdBytes());
+      to_save.BytesOver(static_cast<uint64_t>(store_internal::SegmentThresholdBytes()));
 
   std::string partial = JoinPath(parent, absl::StrCat(".", name, kPartialMarker, "XXXXXX"));
   if (mkdtemp(&partial[0]) == nullptr) {
@@ -366,7 +366,7 @@ absl::StatusOr<std::string> Save(const v1::Measurement& measurement, const Chunk
   std::optional<store_internal::TableRecords> records;
   if (table != nullptr) {
     records.emplace(*table);
-    records->Survey(store_internal::kChunksPerPart);
+    records->Survey();
   }
   std::optional<v1::Measurement> repaired;
   const std::optional<v1::Warning> utf8_warning =

@@ -76,10 +76,11 @@ absl::StatusOr<std::string> SaveMeasurementUnderFreeName(const v1::Measurement& 
 // The same, for a measurement whose chunk records are held apart in `chunks` (MeasuredRun,
 // aggregation/measure.h): saved exactly as `measurement` with those records in its chunks() would
 // be, byte for byte, in every form. The records are read from the table one at a time into one
-// reused message (twice: once to size them and find text to repair, once to write them), never
-// held as messages; the measurement is not copied (only its metadata, when the schema version or
-// a free name is filled in, and the whole only when text in it must be repaired to UTF-8).
-// InvalidArgument naming `name` when measurement.chunks() is not empty.
+// reused message, once per file written (their text is checked from the columns; a measurement
+// saved as one .pb is sized by reading them once more, unless their text alone puts it over the
+// 64 MiB that chooses the parts), never held as messages; the measurement is not copied (only its
+// metadata, when the schema version or a free name is filled in, and the whole only when text in it
+// must be repaired to UTF-8). InvalidArgument naming `name` when measurement.chunks() is not empty.
 absl::StatusOr<std::string> SaveMeasurement(const v1::Measurement& measurement,
                                             const ChunkTable& chunks, absl::string_view parent_dir,
                                             absl::string_view name);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -242,6 +243,38 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Bool(),
                        ::testing::Values(BadText::kNone, BadText::kRecords,
                                          BadText::kRecordsAndMetadata, BadText::kRecordsAndSpans)));
+
+// The choice of measurement.pbs over measurement.pb is the message's at every threshold: the
+// table's records bound their bytes from their text, and are sized one by one when the bound
+// does not decide (the measurement exactly at the threshold stays one file, one byte over not).
+class TableSaveThresholdTest : public ::testing::TestWithParam<int> {
+ protected:
+  void TearDown() override {
+    store_internal::SetSegmentThresholdBytesForTesting(
+        store_internal::kDefaultSegmentThresholdBytes);
+  }
+};
+
+TEST_P(TableSaveThresholdTest, ChoosesPartsAsTheMessageDoes) {
+  v1::Measurement m = MeasurementWithoutRecords(BadText::kNone);
+  AddRecords(400, BadText::kNone, &m);
+  v1::Measurement rest = m;
+  rest.clear_chunks();
+  const int64_t whole = static_cast<int64_t>(m.ByteSizeLong());
+  const int64_t records = whole - static_cast<int64_t>(rest.ByteSizeLong());
+  // Just above the rest (the bound decides: parts), half the records in (parts, from their
+  // sizes), at the whole less one byte (parts), at the whole (one file).
+  const int64_t threshold =
+      std::vector<int64_t>{whole - records + 1, whole - records / 2, whole - 1, whole}[GetParam()];
+  store_internal::SetSegmentThresholdBytesForTesting(threshold);
+  const SavedBoth saved = SaveBoth(m, TestDirectory());
+  ASSERT_FALSE(saved.from_records.empty() || saved.from_table.empty());
+  EXPECT_EQ(SavedInParts(saved.from_records), threshold < whole);
+  EXPECT_EQ(SavedInParts(saved.from_table), threshold < whole);
+  ExpectSameFiles(saved.from_records, saved.from_table);
+}
+
+INSTANTIATE_TEST_SUITE_P(AroundTheRecords, TableSaveThresholdTest, ::testing::Range(0, 4));
 
 TEST(TableSave, MeasurementPbIsTheWholeMessageSerialized) {
   v1::Measurement m = MeasurementWithoutRecords(BadText::kNone);

@@ -26,22 +26,57 @@ uint64_t FieldBytes(int field, size_t size) {
 
 }  // namespace
 
-void TableRecords::Survey(int records_per_part) {
-  bytes_ = 0;
-  part_bytes_.assign((size() + records_per_part - 1) / records_per_part, 0);
+void TableRecords::Survey() {
+  bytes_at_least_ = 0;
   repaired_ = 0;
   first_repaired_path_.clear();
+  // The interned text last found valid, per field: a file's records share its dataset, file and
+  // uuid, viewed in the table's pool (per-record text is always checked).
+  absl::string_view last_valid[chunk_field::kFirstPerRecordString];
   for (size_t i = 0; i < size(); ++i) {
+    bool valid = true;
+    // A non-empty string field is at least a tag, a length and its text (which a repair only
+    // lengthens); a section, a tag and a length; so is the record itself.
+    uint64_t bytes_at_least = 2;
+    for (int f = 0; f < chunk_field::kStringCount; ++f) {
+      const absl::string_view text = table_.String(static_cast<chunk_field::String>(f), i);
+      if (text.empty()) continue;
+      bytes_at_least += 2 + text.size();
+      const bool interned = f < chunk_field::kFirstPerRecordString;
+      if (interned && text.data() == last_valid[f].data() && text.size() == last_valid[f].size()) {
+        continue;
+      }
+      if (!IsValidUtf8(text)) {
+        valid = false;
+      } else if (interned) {
+        last_valid[f] = text;
+      }
+    }
+    for (size_t s = table_.SectionsBegin(i); s < table_.SectionsEnd(i); ++s) {
+      const absl::string_view name = table_.Section(s).name;
+      bytes_at_least += name.empty() ? 2 : 4 + name.size();
+      if (!IsValidUtf8(name)) valid = false;
+    }
+    bytes_at_least_ += bytes_at_least;
+    // The fields outside the columns are checked on the record itself.
+    if (valid && !table_.HasRest(i)) continue;
     table_.ReadRecord(i, &record_);
     if (!ChunkRecordStringsValidUtf8(record_)) {
       std::string first;
       repaired_ += RepairStringsUtf8(&record_, absl::StrCat("chunks[", i, "]"), &first);
       if (first_repaired_path_.empty()) first_repaired_path_ = std::move(first);
     }
-    const uint64_t bytes = FieldBytes(v1::Measurement::kChunksFieldNumber, record_.ByteSizeLong());
-    bytes_ += bytes;
-    part_bytes_[i / records_per_part] += bytes;
   }
+}
+
+bool TableRecords::BytesOver(uint64_t limit) {
+  if (bytes_at_least_ > limit) return true;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < size(); ++i) {
+    bytes += FieldBytes(v1::Measurement::kChunksFieldNumber, Read(i).GetCachedSize());
+    if (bytes > limit) return true;
+  }
+  return false;
 }
 
 const v1::ChunkRecord& TableRecords::Read(size_t i) {
@@ -54,7 +89,7 @@ const v1::ChunkRecord& TableRecords::Read(size_t i) {
   return record_;
 }
 
-uint64_t MeasurementToSave::ByteSize() const {
+bool MeasurementToSave::BytesOver(uint64_t limit) const {
   using M = v1::Measurement;
   const M& m = *measurement;
   uint64_t bytes = 0;
@@ -65,7 +100,6 @@ uint64_t MeasurementToSave::ByteSize() const {
   if (m.has_report()) add(M::kReportFieldNumber, m.report());
   if (m.has_tracking()) add(M::kTrackingFieldNumber, m.tracking());
   for (const v1::ChunkRecord& record : m.chunks()) add(M::kChunksFieldNumber, record);
-  if (chunks != nullptr) bytes += chunks->bytes();
   for (const v1::Span& span : m.spans()) add(M::kSpansFieldNumber, span);
   if (m.has_metrics()) add(M::kMetricsFieldNumber, m.metrics());
   for (const v1::Profile& profile : m.profiles()) add(M::kProfilesFieldNumber, profile);
@@ -75,7 +109,9 @@ uint64_t MeasurementToSave::ByteSize() const {
     add(M::kRejectedChunksFieldNumber, record);
   }
   bytes += WireFormat::ComputeUnknownFieldsSize(m.GetReflection()->GetUnknownFields(m));
-  return bytes;
+  // The table's records last: their sizes are not cached, the writers size them as they go.
+  if (bytes > limit) return true;
+  return chunks != nullptr && chunks->BytesOver(limit - bytes);
 }
 
 bool AtomicFileOutput::Write(const void* buffer, int size) {

@@ -6,15 +6,16 @@
 // one message holding them all, and nothing is copied but the metadata: a table's records are
 // materialized one at a time into one reused message.
 //
-// Thread-safety: none (TableRecords reuses one message). Cost: TableRecords::Survey reads every
-// record once, each writer once more.
+// Thread-safety: none (TableRecords reuses one message). Cost: each writer materializes every
+// record once; TableRecords::Survey reads only the columns' text (a record is materialized there
+// only when it has fields outside the columns or text to repair), and BytesOver materializes
+// records only when the columns' text does not already bound their bytes above the limit.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -36,13 +37,14 @@ class TableRecords {
 
   size_t size() const { return table_.size(); }
 
-  // Reads every record once: their wire bytes in all and per part of `records_per_part`
-  // records, and their strings that need a repair. Call before the getters below and Read.
-  void Survey(int records_per_part);
-  // The bytes of all the records as fields `chunks` of a Measurement.
-  uint64_t bytes() const { return bytes_; }
-  // The same, for the records [p * records_per_part, (p + 1) * records_per_part).
-  const std::vector<uint64_t>& part_bytes() const { return part_bytes_; }
+  // Checks every record's text for UTF-8 from the columns (a record is materialized only when
+  // it has fields outside them, or text to repair: then repaired as RepairStringsUtf8 counts),
+  // and bounds the records' bytes from below. Call before the getters below, BytesOver and Read.
+  void Survey();
+  // Whether the bytes of all the records as fields `chunks` of a Measurement exceed `limit`:
+  // from Survey's bound when that does, else summed from the records read (ByteSizeLong) until
+  // the sum does. The segmented writer sizes each part from the bytes it serializes.
+  bool BytesOver(uint64_t limit);
   // Strings repaired, and the path of the first ("chunks[3].worker"), or 0 and "".
   int repaired() const { return repaired_; }
   const std::string& first_repaired_path() const { return first_repaired_path_; }
@@ -53,8 +55,8 @@ class TableRecords {
  private:
   const ChunkTable& table_;
   v1::ChunkRecord record_;
-  uint64_t bytes_ = 0;
-  std::vector<uint64_t> part_bytes_;
+  // No record holds fewer bytes than this bound (their column text, tags and lengths).
+  uint64_t bytes_at_least_ = 0;
   int repaired_ = 0;
   std::string first_repaired_path_;
 };
@@ -68,7 +70,7 @@ struct MeasurementToSave {
   // Saved after measurement->warnings(), when set.
   const v1::Warning* appended_warning = nullptr;
   // Saved as the chunk records, when set: measurement->chunks() must then be empty. Surveyed
-  // (TableRecords::Survey with kChunksPerPart).
+  // (TableRecords::Survey).
   TableRecords* chunks = nullptr;
 
   const v1::MeasurementMetadata& Metadata() const {
@@ -80,9 +82,10 @@ struct MeasurementToSave {
     return metadata == nullptr && appended_warning == nullptr && chunks == nullptr;
   }
 
-  // The wire bytes of the one message holding every piece (its ByteSizeLong), caching the sizes
-  // of the pieces' messages for the writers.
-  uint64_t ByteSize() const;
+  // Whether the wire bytes of the one message holding every piece (its ByteSizeLong) exceed
+  // `limit`, caching the sizes of the pieces' messages for the writers (a table's records are
+  // sized as they are written).
+  bool BytesOver(uint64_t limit) const;
 };
 
 // The bytes a CodedOutputStream writes, appended to an AtomicFileWriter: a message is serialized
@@ -100,9 +103,9 @@ class AtomicFileOutput : public google::protobuf::io::CopyingOutputStream {
 
 // measurement.pb: appends to `out` exactly the bytes SerializeToString gives for the one message
 // holding every piece of `to_save` (fields in number order, the table's records in chunks' place,
-// unknown fields last). ByteSize() must have been called since the pieces last changed (the
-// caller checks the 2 GiB that libprotobuf reads with it). InvalidArgument when the measurement
-// has chunk records of its own and a table; the writer's errors otherwise.
+// unknown fields last). BytesOver must have been called since the pieces last changed (the
+// caller checks with it that the message is under the 2 GiB libprotobuf reads). InvalidArgument
+// when the measurement has chunk records of its own and a table; the writer's errors otherwise.
 absl::Status WriteMeasurementBinary(const MeasurementToSave& to_save, AtomicFileWriter& out);
 
 }  // namespace store_internal

@@ -59,16 +59,23 @@ void ForEachHeadField(
   }
 }
 
-// A table's records (surveyed with kChunksPerPart) as parts of kChunksPerPart records, each
-// materialized in turn.
+// A table's records (surveyed) as parts of kChunksPerPart records: each part serialized into one
+// reused buffer first, which gives its size, so that each record is materialized only once.
 void WriteTableParts(TableRecords& records, google::protobuf::io::CodedOutputStream& coded) {
-  for (size_t part = 0; part < records.part_bytes().size() && !coded.HadError(); ++part) {
-    coded.WriteVarint32(static_cast<uint32_t>(records.part_bytes()[part]));
-    const size_t first = part * kChunksPerPart;
+  std::string part;
+  for (size_t first = 0; first < records.size() && !coded.HadError(); first += kChunksPerPart) {
     const size_t last = std::min(records.size(), first + kChunksPerPart);
-    for (size_t i = first; i < last; ++i) {
-      WireFormatLite::WriteMessage(v1::Measurement::kChunksFieldNumber, records.Read(i), &coded);
+    part.clear();  // the capacity stays: one part's bytes at most
+    {
+      google::protobuf::io::StringOutputStream stream(&part);
+      google::protobuf::io::CodedOutputStream part_coded(&stream);
+      for (size_t i = first; i < last; ++i) {
+        WireFormatLite::WriteMessage(v1::Measurement::kChunksFieldNumber, records.Read(i),
+                                     &part_coded);
+      }
     }
+    coded.WriteVarint32(static_cast<uint32_t>(part.size()));
+    coded.WriteRaw(part.data(), static_cast<int>(part.size()));
   }
 }
 

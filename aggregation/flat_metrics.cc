@@ -80,19 +80,16 @@ std::vector<std::string> ShortFileNames(const std::vector<absl::string_view>& fi
 
 }  // namespace
 
-FlatFileNames::FlatFileNames(const v1::AggregatedMetrics& m) {
+FlatFileNames::FlatFileNames(const v1::AggregatedMetrics& m) : chunk_info_rows_(m.chunks()) {
   std::vector<absl::string_view> files;
   const auto place = [&](absl::string_view file) {
     const auto [it, added] = index_.try_emplace(file, static_cast<uint32_t>(files.size()));
     if (added) files.push_back(file);
     return it->second;
   };
-  if (m.has_chunks()) {
-    const ChunkInfoRows rows(m.chunks());
-    chunk_info_file_.reserve(rows.num_files());
-    for (uint32_t file = 0; file < rows.num_files(); ++file) {
-      chunk_info_file_.push_back(place(rows.file_name(file)));
-    }
+  chunk_info_file_.reserve(chunk_info_rows_.num_files());
+  for (uint32_t file = 0; file < chunk_info_rows_.num_files(); ++file) {
+    chunk_info_file_.push_back(place(chunk_info_rows_.file_name(file)));
   }
   if (m.has_branches()) {
     for (const v1::FileReadMetrics& file : m.branches().files()) place(file.file());
@@ -221,7 +218,7 @@ void ForEachFlatMetric(const v1::AggregatedMetrics& metrics, const FlatFileNames
   flat.AddPart(metrics, FlatPart::kOriginal);
   if (metrics.has_chunks()) {
     AddChunkFamilies(metrics.chunks(), flat);
-    chunk_info(ChunkInfoKeys(metrics.chunks(), file_names));
+    chunk_info(ChunkInfoKeys(file_names));
   }
   if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();

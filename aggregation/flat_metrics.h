@@ -41,8 +41,12 @@ class FlatFileNames {
   // of ChunkInfoRows of the same metrics), and a place's name.
   uint32_t ChunkInfoFile(uint32_t file) const { return chunk_info_file_[file]; }
   const std::string& ShortName(uint32_t file) const { return short_names_[file]; }
+  // The metrics' chunk_info rows (made once: from an old measurement's messages that interns
+  // every row's file).
+  const ChunkInfoRows& chunk_info_rows() const { return chunk_info_rows_; }
 
  private:
+  ChunkInfoRows chunk_info_rows_;
   absl::flat_hash_map<absl::string_view, uint32_t> index_;  // file -> its place
   std::vector<std::string> short_names_;                    // per place
   std::vector<uint32_t> chunk_info_file_;                   // per chunk_info file: its place
@@ -74,8 +78,9 @@ class ChunkInfoKeys {
     }
   };
 
-  ChunkInfoKeys(const v1::ChunkMetrics& chunks, const FlatFileNames& file_names)
-      : rows_(chunks), file_names_(file_names) {}
+  // The keys of the metrics `file_names` were made from.
+  explicit ChunkInfoKeys(const FlatFileNames& file_names)
+      : rows_(file_names.chunk_info_rows()), file_names_(file_names) {}
 
   size_t size() const { return rows_.size(); }
 
@@ -94,7 +99,7 @@ class ChunkInfoKeys {
   FlatMetric Metric(size_t entry, int figure) const;
 
  private:
-  const ChunkInfoRows rows_;
+  const ChunkInfoRows& rows_;
   const FlatFileNames& file_names_;
 };
 

@@ -84,7 +84,7 @@ struct AggregationOptions {
   // {"MyProcessor", "process-*"}. Empty: every prefix counts as the processor's, as the
   // original does without a processor name.
   std::vector<std::string> processor_task_patterns;
-  // Emit ChunkMetrics.chunk_info (one entry per record; large for big runs).
+  // Emit ChunkMetrics.chunk_info_columns (one row per record; large for big runs).
   bool include_chunk_info = true;
   // Evaluate the findings (AggregatedMetrics.findings, rule_evaluations; findings_evaluated
   // says whether they were). false: every other figure alone, e.g. to time it apart.

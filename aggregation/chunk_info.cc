@@ -86,34 +86,72 @@ ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks) {
   return order;
 }
 
-void AppendChunkInfo(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
-                     size_t last, google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
-  out->Reserve(out->size() + static_cast<int>(last - first));
-  for (size_t k = first; k < last; ++k) {
-    const ChunkInfoKey key = order.keys.empty() ? KeyOf(chunks, order.records[k]) : order.keys[k];
-    v1::ChunkInfo* info = out->Add();
-    info->set_file(chunks.file_names[key.file]);
-    info->set_entry_start(key.entry_start);
-    info->set_entry_stop(key.entry_stop);
-    info->set_attempt(key.attempt);
-    info->set_start_unix_ns(key.start_unix_ns);
-    info->set_end_unix_ns(key.end_unix_ns);
-    info->set_bytes_read(key.bytes_read);
+void StartChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& order,
+                           v1::ChunkInfoColumns* out) {
+  out->Clear();
+  const int n = static_cast<int>(order.size());
+  // Sized without writing: FillChunkInfoColumns writes every row.
+  out->mutable_entry_start()->Reserve(n);
+  out->mutable_entry_start()->AddNAlreadyReserved(n);
+  out->mutable_entry_stop()->Reserve(n);
+  out->mutable_entry_stop()->AddNAlreadyReserved(n);
+  out->mutable_attempt()->Reserve(n);
+  out->mutable_attempt()->AddNAlreadyReserved(n);
+  out->mutable_start_unix_ns()->Reserve(n);
+  out->mutable_start_unix_ns()->AddNAlreadyReserved(n);
+  out->mutable_end_unix_ns()->Reserve(n);
+  out->mutable_end_unix_ns()->AddNAlreadyReserved(n);
+  out->mutable_bytes_read()->Reserve(n);
+  out->mutable_bytes_read()->AddNAlreadyReserved(n);
+  // Files in the order of their first row: the same columns whatever the records' order.
+  std::vector<uint32_t> place(chunks.file_names.size(), ChunkColumns::kNone);
+  out->mutable_file_index()->Reserve(n);
+  uint32_t* file_index = out->mutable_file_index()->AddNAlreadyReserved(n);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const uint32_t file = order.keys.empty() ? chunks.file[order.records[k]] : order.keys[k].file;
+    if (place[file] == ChunkColumns::kNone) {
+      place[file] = static_cast<uint32_t>(out->files_size());
+      out->add_files(chunks.file_names[file]);
+    }
+    file_index[k] = place[file];
   }
 }
 
-void BuildChunkInfo(const ChunkColumns& chunks,
-                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+void FillChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
+                          size_t last, v1::ChunkInfoColumns* out) {
+  int64_t* entry_start = out->mutable_entry_start()->mutable_data();
+  int64_t* entry_stop = out->mutable_entry_stop()->mutable_data();
+  uint32_t* attempt = out->mutable_attempt()->mutable_data();
+  int64_t* start_unix_ns = out->mutable_start_unix_ns()->mutable_data();
+  int64_t* end_unix_ns = out->mutable_end_unix_ns()->mutable_data();
+  int64_t* bytes_read = out->mutable_bytes_read()->mutable_data();
+  for (size_t k = first; k < last; ++k) {
+    const ChunkInfoKey key = order.keys.empty() ? KeyOf(chunks, order.records[k]) : order.keys[k];
+    entry_start[k] = key.entry_start;
+    entry_stop[k] = key.entry_stop;
+    attempt[k] = key.attempt;
+    start_unix_ns[k] = key.start_unix_ns;
+    end_unix_ns[k] = key.end_unix_ns;
+    bytes_read[k] = key.bytes_read;
+  }
+}
+
+void BuildChunkInfo(const ChunkColumns& chunks, v1::ChunkInfoColumns* out) {
   const ChunkInfoOrdering order = ChunkInfoOrder(chunks);
-  AppendChunkInfo(chunks, order, 0, order.size(), out);
+  StartChunkInfoColumns(chunks, order, out);
+  FillChunkInfoColumns(chunks, order, 0, order.size(), out);
 }
 
 void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
-                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
+                    v1::ChunkInfoColumns* out) {
   BranchCoverageAccumulator branches;
   SectionAccumulator sections;
   absl::StatusOr<ChunkColumns> columns = BuildChunkColumns(chunks, &branches, &sections);
-  if (columns.ok()) BuildChunkInfo(*columns, out);
+  if (columns.ok()) {
+    BuildChunkInfo(*columns, out);
+  } else {
+    out->Clear();
+  }
 }
 
 }  // namespace aggregation_internal

@@ -14,22 +14,22 @@
 namespace roastcoffea {
 namespace aggregation_internal {
 
-// One ChunkInfo per record with a file and end_unix_ns != 0 (the original skips records
+// One chunk_info row per record with a file and end_unix_ns != 0 (the original skips records
 // without file or times), failed ones included, sorted by (start_unix_ns, end_unix_ns,
-// entry_start, entry_stop, attempt, file): a timeline. Retries keep their own entry (the
-// original keyed by (file, entry_start, entry_stop) and kept the last). Appends to `out`.
+// entry_start, entry_stop, attempt, file): a timeline. Retries keep their own row (the
+// original keyed by (file, entry_start, entry_stop) and kept the last). Replaces `out`.
 // Only reads `chunks`: may run on another thread while others read them too.
 // Cost: O(n) (an order check; a radix sort by start when out of order, ties by the whole key).
-void BuildChunkInfo(const ChunkColumns& chunks,
-                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
+void BuildChunkInfo(const ChunkColumns& chunks, v1::ChunkInfoColumns* out);
 
-// BuildChunkInfo in two steps, so that the messages (three allocations each: the bulk of the
-// cost) can be made by several threads: the records to list, in their order (integer keys; the
-// file name only for ties), then the messages of a part of that order, appended to `out`.
-// Cost: O(n) for the order (a radix sort by start unless already in order), O(part) to append.
-// Out of order, the keys carry every number of the message, so that making the messages reads
-// no column at random (each such read would be a cache miss); records already in order are
-// listed by index alone (4 bytes a record instead of a 48-byte key), read in column order.
+// BuildChunkInfo in steps, so that the columns can be filled by several threads: the records to
+// list, in their order (integer keys; the file name only for ties), then the columns started
+// (sized; the files and file_index filled, which takes one pass in order), then the other
+// columns of parts of that order filled (distinct parts at once by different threads).
+// Cost: O(n) for the order (a radix sort by start unless already in order), O(n) to start,
+// O(part) to fill. Out of order, the keys carry every number of a row, so that filling reads no
+// column at random (each such read would be a cache miss); records already in order are listed
+// by index alone (4 bytes a record instead of a 48-byte key), read in column order.
 struct ChunkInfoKey {
   int64_t start_unix_ns, end_unix_ns, entry_start, entry_stop;
   uint32_t attempt;
@@ -42,13 +42,18 @@ struct ChunkInfoOrdering {
   size_t size() const { return keys.empty() ? records.size() : keys.size(); }
 };
 ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks);
-// The messages of entries [first, last) of `order`.
-void AppendChunkInfo(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
-                     size_t last, google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
+// Replaces `out` with columns of order.size() rows: files and file_index filled, the others
+// to be filled by FillChunkInfoColumns.
+void StartChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& order,
+                           v1::ChunkInfoColumns* out);
+// Rows [first, last) of `out`'s numeric columns but file_index; `out` as StartChunkInfoColumns
+// left it. Writes only those rows: threads may fill distinct parts at once.
+void FillChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
+                          size_t last, v1::ChunkInfoColumns* out);
 
 // Convenience for tests: the same from records (valid ones; nothing for invalid records).
 void BuildChunkInfo(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
-                    google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out);
+                    v1::ChunkInfoColumns* out);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -25,11 +26,34 @@ v1::ChunkRecord Record(const std::string& file, int64_t start, int64_t end, int6
   return r;
 }
 
-google::protobuf::RepeatedPtrField<v1::ChunkInfo> Build(std::vector<v1::ChunkRecord> records) {
-  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks(records.begin(), records.end());
+// The rows of `columns` as the messages of old measurements.
+google::protobuf::RepeatedPtrField<v1::ChunkInfo> Messages(const v1::ChunkInfoColumns& columns) {
+  v1::ChunkMetrics metrics;
+  *metrics.mutable_chunk_info_columns() = columns;
   google::protobuf::RepeatedPtrField<v1::ChunkInfo> info;
-  BuildChunkInfo(chunks, &info);
+  ForEachChunkInfo(metrics, [&](const ChunkInfoRow& row) {
+    v1::ChunkInfo* entry = info.Add();
+    entry->set_file(std::string(row.file));
+    entry->set_entry_start(row.entry_start);
+    entry->set_entry_stop(row.entry_stop);
+    entry->set_attempt(row.attempt);
+    entry->set_start_unix_ns(row.start_unix_ns);
+    entry->set_end_unix_ns(row.end_unix_ns);
+    entry->set_bytes_read(row.bytes_read);
+  });
+  EXPECT_EQ(info.size(), columns.file_index_size()) << "every row is sound";
   return info;
+}
+
+v1::ChunkInfoColumns BuildColumns(std::vector<v1::ChunkRecord> records) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks(records.begin(), records.end());
+  v1::ChunkInfoColumns columns;
+  BuildChunkInfo(chunks, &columns);
+  return columns;
+}
+
+google::protobuf::RepeatedPtrField<v1::ChunkInfo> Build(std::vector<v1::ChunkRecord> records) {
+  return Messages(BuildColumns(std::move(records)));
 }
 
 TEST(ChunkInfoTest, MapsRecordsAndDefaultsBytesToZero) {
@@ -44,6 +68,29 @@ TEST(ChunkInfoTest, MapsRecordsAndDefaultsBytesToZero) {
   EXPECT_EQ(info[1].end_unix_ns(), 20);
   EXPECT_EQ(info[1].entry_stop(), 100);
   EXPECT_EQ(info[1].bytes_read(), 2500);
+}
+
+TEST(ChunkInfoTest, FilesAreListedOnceInTheOrderOfTheirFirstRow) {
+  const v1::ChunkInfoColumns columns = BuildColumns(
+      {Record("a.root", 30, 40, 0), Record("b.root", 10, 20, 0), Record("c.root", 1, 0, 0),
+       Record("a.root", 5, 6, 0), Record("b.root", 50, 60, 0)});
+  // Rows by time: a (5), b (10), a (30), b (50); c has no end and no row.
+  EXPECT_EQ(std::vector<std::string>(columns.files().begin(), columns.files().end()),
+            (std::vector<std::string>{"a.root", "b.root"}));
+  EXPECT_EQ(std::vector<uint32_t>(columns.file_index().begin(), columns.file_index().end()),
+            (std::vector<uint32_t>{0, 1, 0, 1}));
+  EXPECT_EQ(columns.start_unix_ns_size(), 4);
+  EXPECT_EQ(columns.bytes_read_size(), 4);
+}
+
+TEST(ChunkInfoTest, BuildingReplacesWhatTheColumnsHeld) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  *chunks.Add() = Record("b.root", 10, 20, 0);
+  v1::ChunkInfoColumns columns = BuildColumns({Record("a.root", 1, 2, 0)});
+  BuildChunkInfo(chunks, &columns);
+  ASSERT_EQ(columns.files_size(), 1);
+  EXPECT_EQ(columns.files(0), "b.root");
+  EXPECT_EQ(columns.entry_start_size(), 1);
 }
 
 TEST(ChunkInfoTest, SkipsRecordsWithoutFileOrTimesAndEmptyInput) {
@@ -143,14 +190,19 @@ TEST(ChunkInfoTest, RecordsInOrderAreListedByIndexWithTheSameMessages) {
   EXPECT_TRUE(by_key.records.empty());
   ASSERT_EQ(by_key.size(), 3000u);
 
-  google::protobuf::RepeatedPtrField<v1::ChunkInfo> whole_by_index, whole_by_key, parts;
-  AppendChunkInfo(*in_order, by_index, 0, by_index.size(), &whole_by_index);
-  AppendChunkInfo(*out_of_order, by_key, 0, by_key.size(), &whole_by_key);
-  AppendChunkInfo(*in_order, by_index, 0, 1234, &parts);
-  AppendChunkInfo(*in_order, by_index, 1234, by_index.size(), &parts);
-  EXPECT_EQ(Files(whole_by_index), Files(whole_by_key));
-  EXPECT_EQ(Files(parts), Files(whole_by_key));
-  EXPECT_EQ(Files(Build(records)), Files(whole_by_key));
+  v1::ChunkInfoColumns whole_by_index, whole_by_key, parts;
+  StartChunkInfoColumns(*in_order, by_index, &whole_by_index);
+  FillChunkInfoColumns(*in_order, by_index, 0, by_index.size(), &whole_by_index);
+  StartChunkInfoColumns(*out_of_order, by_key, &whole_by_key);
+  FillChunkInfoColumns(*out_of_order, by_key, 0, by_key.size(), &whole_by_key);
+  StartChunkInfoColumns(*in_order, by_index, &parts);
+  FillChunkInfoColumns(*in_order, by_index, 1234, by_index.size(), &parts);
+  FillChunkInfoColumns(*in_order, by_index, 0, 1234, &parts);
+  EXPECT_EQ(Files(Messages(whole_by_index)), Files(Messages(whole_by_key)));
+  // The same columns, files and their indices included, whatever the records' order.
+  EXPECT_EQ(whole_by_index.SerializeAsString(), whole_by_key.SerializeAsString());
+  EXPECT_EQ(parts.SerializeAsString(), whole_by_key.SerializeAsString());
+  EXPECT_EQ(Files(Build(records)), Files(Messages(whole_by_key)));
 
   // In order but for the last record: sorted by key.
   std::vector<v1::ChunkRecord> last_early = records;
@@ -158,7 +210,7 @@ TEST(ChunkInfoTest, RecordsInOrderAreListedByIndexWithTheSameMessages) {
   const auto info = Build(last_early);
   ASSERT_EQ(info.size(), 3001);
   EXPECT_EQ(info[0].start_unix_ns(), 999);
-  EXPECT_EQ(Files(info).back(), Files(whole_by_key).back());
+  EXPECT_EQ(Files(info).back(), Files(Messages(whole_by_key)).back());
 }
 
 }  // namespace

@@ -273,9 +273,9 @@ void AddPerDataset(const ChunkColumns& c, const SuccessfulValues& v, const Distr
   }
 }
 
-// chunk_info made in parts: the order once (Order), then one job per part of it making its
-// messages (two allocations each, the bulk of chunk_info's cost) so that both threads share
-// them; MoveTo hands the messages over in order without copying them.
+// chunk_info made in parts: the order and the columns' start once (Order), then one job per
+// part of the order filling its rows, so that both threads share them; MoveTo hands the columns
+// over without copying them.
 constexpr size_t kChunkInfoParts = 2;
 
 class ChunkInfoParts {
@@ -284,32 +284,29 @@ class ChunkInfoParts {
 
   // Call exactly once, on any thread.
   void Order(const ChunkColumns& c) {
-    if (!parts_.empty()) order_ = ChunkInfoOrder(c);
+    if (parts_ > 0) {
+      order_ = ChunkInfoOrder(c);
+      StartChunkInfoColumns(c, order_, &columns_);
+    }
     promise_.set_value();
   }
   void AddJobs(const ChunkColumns& c, std::vector<std::function<void()>>* jobs) {
-    for (size_t p = 0; p < parts_.size(); ++p) {
+    for (size_t p = 0; p < parts_; ++p) {
       jobs->push_back([this, &c, p] {
         ordered_.wait();
         const size_t n = order_.size();
-        AppendChunkInfo(c, order_, n * p / parts_.size(), n * (p + 1) / parts_.size(), &parts_[p]);
+        FillChunkInfoColumns(c, order_, n * p / parts_, n * (p + 1) / parts_, &columns_);
       });
     }
   }
-  void MoveTo(google::protobuf::RepeatedPtrField<v1::ChunkInfo>* out) {
-    if (parts_.empty()) return;
-    out->Swap(&parts_[0]);
-    std::vector<v1::ChunkInfo*> moved;
-    for (size_t p = 1; p < parts_.size(); ++p) {
-      moved.resize(static_cast<size_t>(parts_[p].size()));
-      parts_[p].ExtractSubrange(0, parts_[p].size(), moved.data());  // no copy off an arena
-      for (v1::ChunkInfo* info : moved) out->AddAllocated(info);
-    }
+  void MoveTo(v1::ChunkMetrics* metrics) {  // no columns without rows
+    if (columns_.file_index_size() > 0) metrics->mutable_chunk_info_columns()->Swap(&columns_);
   }
 
  private:
-  std::vector<google::protobuf::RepeatedPtrField<v1::ChunkInfo>> parts_;
+  size_t parts_;
   ChunkInfoOrdering order_;
+  v1::ChunkInfoColumns columns_;
   std::promise<void> promise_;
   std::shared_future<void> ordered_;
 };
@@ -356,7 +353,7 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   jobs.Publish(std::move(work));
   jobs.Work();
   if (helper.joinable()) helper.join();
-  if (include_chunk_info) info.MoveTo(metrics.mutable_chunk_info());
+  info.MoveTo(&metrics);
   // Every chunk failed: counts (and the failures) only.
   if (v.durations.values.empty()) return metrics;
 

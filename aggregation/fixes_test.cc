@@ -12,6 +12,7 @@
 #include "aggregation/test_run.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -220,10 +221,11 @@ TEST(FixesTest, FailedChunksListedAndRetriesKeptApart) {
   EXPECT_EQ(c.failed_chunks(0).uuid(), "u1");
   EXPECT_EQ(c.failed_chunks(0).error_text(), "OSError: XRootD timeout");
   // The original keys chunk_info by (file, start, stop): the retry would overwrite the failure.
-  ASSERT_EQ(c.chunk_info_size(), 2);
-  EXPECT_EQ(c.chunk_info(0).attempt(), 0u);
-  EXPECT_EQ(c.chunk_info(1).attempt(), 1u);
-  EXPECT_EQ(c.chunk_info(1).start_unix_ns(), kT0 + 2 * kS);
+  const ChunkInfoRows info(c);
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_EQ(info[0].attempt, 0u);
+  EXPECT_EQ(info[1].attempt, 1u);
+  EXPECT_EQ(info[1].start_unix_ns, kT0 + 2 * kS);
   const std::vector<FlatMetric> flat = ToFlatMetrics(*m);
   int chunk_info_keys = 0;
   for (const FlatMetric& f : flat) chunk_info_keys += f.key.rfind("chunk_info.", 0) == 0;

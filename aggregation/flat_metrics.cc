@@ -80,18 +80,16 @@ std::vector<std::string> ShortFileNames(const std::vector<absl::string_view>& fi
 
 }  // namespace
 
-FlatFileNames::FlatFileNames(const v1::AggregatedMetrics& m) {
+FlatFileNames::FlatFileNames(const v1::AggregatedMetrics& m) : chunk_info_rows_(m.chunks()) {
   std::vector<absl::string_view> files;
   const auto place = [&](absl::string_view file) {
     const auto [it, added] = index_.try_emplace(file, static_cast<uint32_t>(files.size()));
     if (added) files.push_back(file);
     return it->second;
   };
-  if (m.has_chunks()) {
-    chunk_info_file_.reserve(static_cast<size_t>(m.chunks().chunk_info_size()));
-    for (const v1::ChunkInfo& info : m.chunks().chunk_info()) {
-      chunk_info_file_.push_back(place(info.file()));
-    }
+  chunk_info_file_.reserve(chunk_info_rows_.num_files());
+  for (uint32_t file = 0; file < chunk_info_rows_.num_files(); ++file) {
+    chunk_info_file_.push_back(place(chunk_info_rows_.file_name(file)));
   }
   if (m.has_branches()) {
     for (const v1::FileReadMetrics& file : m.branches().files()) place(file.file());
@@ -220,7 +218,7 @@ void ForEachFlatMetric(const v1::AggregatedMetrics& metrics, const FlatFileNames
   flat.AddPart(metrics, FlatPart::kOriginal);
   if (metrics.has_chunks()) {
     AddChunkFamilies(metrics.chunks(), flat);
-    chunk_info(ChunkInfoKeys(metrics.chunks(), file_names));
+    chunk_info(ChunkInfoKeys(file_names));
   }
   if (!metrics.has_branches()) return;
   const v1::BranchCoverage& branches = metrics.branches();
@@ -245,29 +243,30 @@ absl::string_view ChunkInfoKeys::FigureUnit(int figure) {
 
 // The original's epoch seconds.
 double ChunkInfoKeys::Value(size_t entry, int figure) const {
-  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
+  const ChunkInfoRow row = rows_[entry];
   switch (figure) {
     case 0:
-      return static_cast<double>(info.start_unix_ns()) * 1e-9;
+      return static_cast<double>(row.start_unix_ns) * 1e-9;
     case 1:
-      return static_cast<double>(info.end_unix_ns()) * 1e-9;
+      return static_cast<double>(row.end_unix_ns) * 1e-9;
     default:
-      return static_cast<double>(info.bytes_read());
+      return static_cast<double>(row.bytes_read);
   }
 }
 
 ChunkInfoKeys::Identity ChunkInfoKeys::IdentityOf(size_t entry) const {
-  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
-  return Identity{file_names_.ChunkInfoFile(entry), info.attempt(), info.entry_start(),
-                  info.entry_stop()};
+  const ChunkInfoRow row = rows_[entry];
+  return Identity{file_names_.ChunkInfoFile(row.file_index), row.attempt, row.entry_start,
+                  row.entry_stop};
 }
 
 // Retries get their own key instead of overwriting.
 void ChunkInfoKeys::AppendPrefix(size_t entry, std::string* out) const {
-  const v1::ChunkInfo& info = chunks_.chunk_info(static_cast<int>(entry));
-  absl::StrAppend(out, "chunk_info.", file_names_.ShortName(file_names_.ChunkInfoFile(entry)), ":",
-                  info.entry_start(), ":", info.entry_stop());
-  if (info.attempt() > 0) absl::StrAppend(out, "#", info.attempt());
+  const ChunkInfoRow row = rows_[entry];
+  absl::StrAppend(out, "chunk_info.",
+                  file_names_.ShortName(file_names_.ChunkInfoFile(row.file_index)), ":",
+                  row.entry_start, ":", row.entry_stop);
+  if (row.attempt > 0) absl::StrAppend(out, "#", row.attempt);
   out->push_back('.');
 }
 

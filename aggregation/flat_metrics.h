@@ -21,6 +21,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "aggregation/aggregate.h"
+#include "schema/chunk_info_rows.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -36,14 +37,19 @@ class FlatFileNames {
 
   // The short name of `file`; "" for a file the metrics do not name.
   const std::string& Of(absl::string_view file) const;
-  // The place among the run's files of chunk_info entry `entry`'s file, and a place's name.
-  uint32_t ChunkInfoFile(size_t entry) const { return chunk_info_file_[entry]; }
+  // The place among the run's files of the chunk_info rows' file `file` (ChunkInfoRow::file_index
+  // of ChunkInfoRows of the same metrics), and a place's name.
+  uint32_t ChunkInfoFile(uint32_t file) const { return chunk_info_file_[file]; }
   const std::string& ShortName(uint32_t file) const { return short_names_[file]; }
+  // The metrics' chunk_info rows (made once: from an old measurement's messages that interns
+  // every row's file).
+  const ChunkInfoRows& chunk_info_rows() const { return chunk_info_rows_; }
 
  private:
+  ChunkInfoRows chunk_info_rows_;
   absl::flat_hash_map<absl::string_view, uint32_t> index_;  // file -> its place
   std::vector<std::string> short_names_;                    // per place
-  std::vector<uint32_t> chunk_info_file_;                   // per chunk_info entry: its place
+  std::vector<uint32_t> chunk_info_file_;                   // per chunk_info file: its place
 };
 
 // The keys "chunk_info.<file>:<entry_start>:<entry_stop>[#<attempt>].<figure>" of every
@@ -72,10 +78,11 @@ class ChunkInfoKeys {
     }
   };
 
-  ChunkInfoKeys(const v1::ChunkMetrics& chunks, const FlatFileNames& file_names)
-      : chunks_(chunks), file_names_(file_names) {}
+  // The keys of the metrics `file_names` were made from.
+  explicit ChunkInfoKeys(const FlatFileNames& file_names)
+      : rows_(file_names.chunk_info_rows()), file_names_(file_names) {}
 
-  size_t size() const { return static_cast<size_t>(chunks_.chunk_info_size()); }
+  size_t size() const { return rows_.size(); }
 
   // "t_start", "t_end" or "bytes_read"; "s", "s" or "bytes".
   static absl::string_view FigureName(int figure);
@@ -92,7 +99,7 @@ class ChunkInfoKeys {
   FlatMetric Metric(size_t entry, int figure) const;
 
  private:
-  const v1::ChunkMetrics& chunks_;
+  const ChunkInfoRows& rows_;
   const FlatFileNames& file_names_;
 };
 

@@ -11,6 +11,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/test_run.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -146,7 +147,7 @@ TEST(PropertiesTest, HelperThreadGivesTheSameResult) {
   run.options.parallel_min_records = 1;
   const auto parallel = AggregateRun(run);
   ASSERT_TRUE(sequential.ok() && parallel.ok());
-  EXPECT_EQ(parallel->chunks().chunk_info_size(), 500);
+  EXPECT_EQ(ChunkInfoSize(parallel->chunks()), 500u);
   EXPECT_TRUE(parallel->has_workers());
   EXPECT_EQ(parallel->SerializeAsString(), sequential->SerializeAsString());
   // An invalid record with the helper thread running: an error, the thread joined.

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "aggregation/plausible_time.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -152,13 +153,13 @@ StepTimeline ReadRateTimeline(const v1::Measurement& measurement, const Timeline
   }
   // Measurements of the original tool have only its per-chunk summary.
   if (reads.empty() && measurement.metrics().has_chunks()) {
-    for (const v1::ChunkInfo& info : measurement.metrics().chunks().chunk_info()) {
-      if (info.start_unix_ns() == 0 || info.end_unix_ns() < info.start_unix_ns()) continue;
-      reads.push_back({SecondsSince(origin_unix_ns, info.start_unix_ns()),
-                       SecondsSince(origin_unix_ns, info.end_unix_ns()),
-                       static_cast<double>(info.bytes_read())});
-      any_bytes = any_bytes || info.bytes_read() > 0;
-    }
+    ForEachChunkInfo(measurement.metrics().chunks(), [&](const ChunkInfoRow& info) {
+      if (info.start_unix_ns == 0 || info.end_unix_ns < info.start_unix_ns) return;
+      reads.push_back({SecondsSince(origin_unix_ns, info.start_unix_ns),
+                       SecondsSince(origin_unix_ns, info.end_unix_ns),
+                       static_cast<double>(info.bytes_read)});
+      any_bytes = any_bytes || info.bytes_read > 0;
+    });
   }
   StepTimeline out;
   if (!any_bytes) return out;

@@ -22,6 +22,7 @@
 #include "export/display_width.h"
 #include "export/tables.h"
 #include "io/json_escape.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -536,7 +537,7 @@ v1::Measurement ComparedPart(v1::Measurement run) {
   part.mutable_warnings()->Swap(run.mutable_warnings());
   if (run.has_metrics()) {
     part.mutable_metrics()->Swap(run.mutable_metrics());
-    if (part.metrics().has_chunks()) part.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+    if (part.metrics().has_chunks()) ClearChunkInfo(part.mutable_metrics()->mutable_chunks());
   }
   // The per-chunk noise estimate reads these four fields of each record.
   part.mutable_chunks()->Reserve(run.chunks_size());

@@ -7,6 +7,7 @@
 #include "export/compare.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_info_rows.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -23,7 +24,7 @@ TEST(ComparedPartTest, CompareRunsGivesTheSameOnThePartsAsOnTheRuns) {
   runs.back().mutable_metrics()->mutable_workflow()->set_elapsed_time_seconds(
       1.1 * runs[1].metrics().workflow().elapsed_time_seconds());
   ASSERT_GT(runs[0].chunks_size(), 0);
-  ASSERT_GT(runs[0].metrics().chunks().chunk_info_size(), 0);
+  ASSERT_GT(ChunkInfoSize(runs[0].metrics().chunks()), 0u);
   std::vector<v1::Measurement> parts;
   for (const v1::Measurement& run : runs) parts.push_back(ComparedPart(run));
   // Of each chunk record only what the per-chunk noise estimate reads.
@@ -32,7 +33,7 @@ TEST(ComparedPartTest, CompareRunsGivesTheSameOnThePartsAsOnTheRuns) {
   EXPECT_EQ(parts[0].chunks(0).cpu_seconds(), runs[0].chunks(0).cpu_seconds());
   EXPECT_TRUE(parts[0].chunks(0).file().empty());
   EXPECT_EQ(parts[0].chunks(0).sections_size(), 0);
-  EXPECT_EQ(parts[0].metrics().chunks().chunk_info_size(), 0);
+  EXPECT_EQ(ChunkInfoSize(parts[0].metrics().chunks()), 0u);
   EXPECT_FALSE(parts[0].has_tracking());
   EXPECT_EQ(parts[0].metrics().chunks().num_chunks(), runs[0].metrics().chunks().num_chunks());
   const std::vector<std::string> labels = {"a", "b", "c", "d", "b2"};

@@ -15,6 +15,7 @@
 #include "aggregation/aggregate.h"
 #include "gtest/gtest.h"
 #include "io/json_escape.h"
+#include "schema/chunk_info_rows.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -386,7 +387,7 @@ TEST(FormatFlatMetricsTest, JsonWithoutASpillFileIsTheSame) {
 TEST(FormatFlatMetricsTest, ChunkInfoKeysOfAnOddFileNameAreQuotedAsWholeKeys) {
   v1::Measurement measurement = Sample();
   v1::ChunkMetrics& chunks = *measurement.mutable_metrics()->mutable_chunks();
-  chunks.clear_chunk_info();
+  ClearChunkInfo(&chunks);
   for (uint32_t attempt : {0u, 0u, 3u}) {
     v1::ChunkInfo& info = *chunks.add_chunk_info();
     info.set_file("/d/e,\"q\"\x01.root");

@@ -22,6 +22,7 @@
 #include "export/report_worker_lines.h"
 #include "export/svg_plot.h"
 #include "export/tables.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -62,11 +63,11 @@ void SetTimeRange(Context* context) {
     for (int64_t t : worker.time_unix_ns()) add(t);
   }
   if (m.metrics().has_chunks()) {
-    for (const v1::ChunkInfo& info : m.metrics().chunks().chunk_info()) {
-      if (info.start_unix_ns() == 0) continue;
-      add(info.start_unix_ns());
-      add(info.end_unix_ns());
-    }
+    ForEachChunkInfo(m.metrics().chunks(), [&](const ChunkInfoRow& info) {
+      if (info.start_unix_ns == 0) return;
+      add(info.start_unix_ns);
+      add(info.end_unix_ns);
+    });
   }
   context->time_low = low;
   context->time_high = high;

@@ -8,6 +8,7 @@
 #include "export/tables.h"
 #include "export/test_measurement.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_info_rows.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
 
@@ -33,8 +34,8 @@ TEST(TablesWithoutRecordsTest, ShowPrintsTheSameWithoutTheChunkRecords) {
   without_records.chunk_info = false;
   loaded = LoadMeasurement(*saved, without_records);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ASSERT_GT(full.metrics().chunks().chunk_info_size(), 0);
-  ASSERT_EQ(loaded->metrics().chunks().chunk_info_size(), 0);
+  ASSERT_GT(ChunkInfoSize(full.metrics().chunks()), 0u);
+  ASSERT_EQ(ChunkInfoSize(loaded->metrics().chunks()), 0u);
   TableOptions options;
   options.width = 100;
   EXPECT_EQ(FormatSummaryTables(*loaded, options), FormatSummaryTables(full, options));

@@ -21,6 +21,7 @@
 #include "ingest/legacy_flat_keys.h"
 #include "io/bounded_read.h"
 #include "io/untrusted_json.h"
+#include "schema/chunk_info_rows.h"
 
 namespace roastcoffea {
 namespace {
@@ -202,6 +203,7 @@ absl::Status ReadChunkInfo(const Struct& metrics, absl::string_view source,
                            v1::ChunkMetrics* chunks, std::vector<std::string>* warnings) {
   const Value* info = Find(metrics, "chunk_info");
   if (info == nullptr || !info->has_struct_value()) return absl::OkStatus();
+  google::protobuf::RepeatedPtrField<v1::ChunkInfo> entries;  // sorted, then made columns
   for (const auto& [key, value] : info->struct_value().fields()) {
     absl::StatusOr<std::vector<std::string>> tuple = ParsePythonTupleRepr(key);
     int64_t start = 0;
@@ -223,7 +225,7 @@ absl::Status ReadChunkInfo(const Struct& metrics, absl::string_view source,
       return absl::InvalidArgumentError(absl::StrCat("metrics.json: chunk_info['", key,
                                                      "'] has times that are not epoch seconds"));
     }
-    v1::ChunkInfo* entry = chunks->add_chunk_info();
+    v1::ChunkInfo* entry = entries.Add();
     entry->set_file((*tuple)[0]);
     entry->set_entry_start(start);
     entry->set_entry_stop(stop);
@@ -236,11 +238,11 @@ absl::Status ReadChunkInfo(const Struct& metrics, absl::string_view source,
                                 .value_or(0));
     }
   }
-  std::sort(chunks->mutable_chunk_info()->begin(), chunks->mutable_chunk_info()->end(),
-            [](const v1::ChunkInfo& a, const v1::ChunkInfo& b) {
-              return std::make_tuple(a.end_unix_ns(), a.file(), a.entry_start()) <
-                     std::make_tuple(b.end_unix_ns(), b.file(), b.entry_start());
-            });
+  std::sort(entries.begin(), entries.end(), [](const v1::ChunkInfo& a, const v1::ChunkInfo& b) {
+    return std::make_tuple(a.end_unix_ns(), a.file(), a.entry_start()) <
+           std::make_tuple(b.end_unix_ns(), b.file(), b.entry_start());
+  });
+  *chunks->mutable_chunk_info_columns() = ChunkInfoColumnsOf(entries);
   return absl::OkStatus();
 }
 

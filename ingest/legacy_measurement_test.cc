@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ingest/any_measurement.h"
+#include "schema/chunk_info_rows.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
 
@@ -183,12 +184,16 @@ TEST_F(LegacyMeasurementTest, ReadsEveryPartOfTheOriginalsDirectory) {
   EXPECT_DOUBLE_EQ(metrics.chunks().per_dataset(0).mean_events_per_chunk(), 616500.0);
   EXPECT_FALSE(metrics.chunks().per_dataset(1).has_mean_events_per_chunk());
   // chunk_info with tuple-repr keys, quotes inside the file name.
-  ASSERT_EQ(metrics.chunks().chunk_info_size(), 2);
-  EXPECT_EQ(metrics.chunks().chunk_info(0).file(), "data.root");
-  EXPECT_EQ(metrics.chunks().chunk_info(0).entry_stop(), 600000);
-  EXPECT_EQ(metrics.chunks().chunk_info(0).start_unix_ns(), 1767268800250000000);
-  EXPECT_EQ(metrics.chunks().chunk_info(1).file(), "it's \"odd\".root");
-  EXPECT_EQ(metrics.chunks().chunk_info(1).bytes_read(), 2000);
+  // Read into the columns (#25).
+  EXPECT_EQ(metrics.chunks().chunk_info_size(), 0);
+  const ChunkInfoRows info(metrics.chunks());
+  ASSERT_EQ(info.size(), 2u);
+  EXPECT_EQ(metrics.chunks().chunk_info_columns().files_size(), 2);
+  EXPECT_EQ(info[0].file, "data.root");
+  EXPECT_EQ(info[0].entry_stop, 600000);
+  EXPECT_EQ(info[0].start_unix_ns, 1767268800250000000);
+  EXPECT_EQ(info[1].file, "it's \"odd\".root");
+  EXPECT_EQ(info[1].bytes_read, 2000);
   EXPECT_EQ(metrics.branches().compression_ratios_size(), 2);
   EXPECT_EQ(metrics.branches().total_branches_read(), 7);
 

@@ -37,6 +37,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "io/atomic_write.h"
 #include "io/bounded_read.h"
+#include "schema/chunk_info_rows.h"
 #include "store/json_stream_writer.h"
 #include "store/measurement_to_save.h"
 #include "store/record_stream.h"
@@ -595,7 +596,15 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
     AppendTable(std::move(loaded_records), options.chunk_table);
   }
   if (!options.chunk_info && measurement.metrics().has_chunks()) {
-    measurement.mutable_metrics()->mutable_chunks()->clear_chunk_info();
+    ClearChunkInfo(measurement.mutable_metrics()->mutable_chunks());
+  }
+  if (measurement.metrics().chunks().has_chunk_info_columns()) {  // readable, with a warning
+    if (std::optional<std::string> problem = RepairChunkInfoColumns(
+            measurement.mutable_metrics()->mutable_chunks()->mutable_chunk_info_columns())) {
+      v1::Warning& warning = *measurement.add_warnings();
+      warning.set_code("chunk_info_columns_invalid");
+      warning.set_message(absl::StrCat("'", source_path, "': metrics.chunks.", *problem));
+    }
   }
   if (!options.whole_worker_series && measurement.has_tracking()) {  // read from the JSON copy
     for (v1::WorkerSeries& series : *measurement.mutable_tracking()->mutable_workers()) {

@@ -106,8 +106,8 @@ struct LoadOptions {
   // 0.4 s and 0.5 GB, not 1.3 s and 1.6 GB. Damage inside skipped fields (in a .pbs, whole records
   // parts, passed over with a seek) goes unnoticed; a file cut short does not.
   bool chunk_records = true;
-  // False: metrics.chunks.chunk_info (the original's per-record list, which only the flat
-  // metrics and the report's plots read) is skipped too.
+  // False: metrics.chunks.chunk_info_columns and .chunk_info (the original's per-record list,
+  // in either form; only the flat metrics and the report's plots read it) are skipped too.
   bool chunk_info = true;
   // False: each worker series of the tracking is cut to its ends while read
   // (store/worker_series_ends.h), for readers of how workers left with tasks and nothing else

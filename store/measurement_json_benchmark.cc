@@ -64,12 +64,16 @@ const v1::Measurement& RunOfChunks(int64_t chunks) {
     chunk.set_end_unix_ns(chunk.start_unix_ns() + 500000000);
     chunk.set_duration_seconds(0.5);
     chunk.set_status(v1::CHUNK_STATUS_OK);
-    v1::ChunkInfo& info = *metrics.add_chunk_info();
-    info.set_file("f");
-    info.set_entry_start(chunk.entry_start());
-    info.set_entry_stop(chunk.entry_stop());
-    info.set_start_unix_ns(chunk.start_unix_ns());
-    info.set_end_unix_ns(chunk.end_unix_ns());
+    // chunk_info as Aggregate writes it: columns (#25).
+    v1::ChunkInfoColumns& info = *metrics.mutable_chunk_info_columns();
+    if (info.files().empty()) info.add_files("f");
+    info.add_file_index(0);
+    info.add_entry_start(chunk.entry_start());
+    info.add_entry_stop(chunk.entry_stop());
+    info.add_attempt(0);
+    info.add_start_unix_ns(chunk.start_unix_ns());
+    info.add_end_unix_ns(chunk.end_unix_ns());
+    info.add_bytes_read(0);
   }
   return m;
 }

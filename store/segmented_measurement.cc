@@ -346,10 +346,12 @@ bool MergeMeasurementFrom(google::protobuf::io::CodedInputStream& coded,
     skips.push_back({v1::Measurement::kChunksFieldNumber});
     skips.push_back({v1::Measurement::kRejectedChunksFieldNumber});
   }
-  if (!parts.chunk_info) {
-    skips.push_back({v1::Measurement::kMetricsFieldNumber,
-                     v1::AggregatedMetrics::kChunksFieldNumber,
-                     v1::ChunkMetrics::kChunkInfoFieldNumber});
+  if (!parts.chunk_info) {  // both forms
+    for (const int field : {v1::ChunkMetrics::kChunkInfoFieldNumber,
+                            v1::ChunkMetrics::kChunkInfoColumnsFieldNumber}) {
+      skips.push_back(
+          {v1::Measurement::kMetricsFieldNumber, v1::AggregatedMetrics::kChunksFieldNumber, field});
+    }
   }
   const bool into_table = parts.chunk_records && parts.chunk_table != nullptr;
   if (skips.empty() && parts.whole_worker_series && !into_table) {

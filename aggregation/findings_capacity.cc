@@ -41,9 +41,9 @@ std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view wo
 // from its submission (seconds after the timeline's start; 0 when not recorded).
 std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const CapacityTimeline& t) {
   std::vector<std::pair<int64_t, ReplayTask>> keyed;
-  if (in.chunks == nullptr) return {};
+  if (!in.has_chunks()) return {};
   int64_t next = INT64_MAX / 2;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  for (const v1::ChunkRecord& chunk : in.Records()) {
     int64_t id = 0;
     if (!absl::SimpleAtoi(chunk.task_id(), &id)) id = next++;
     const double ready =
@@ -63,9 +63,9 @@ std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const Capac
 // Run-queue wait over wall time of the chunks that measured it: slots that wait for a CPU are
 // not short of workers.
 std::optional<double> RunQueueShare(const FindingsInputs& in) {
-  if (in.chunks == nullptr) return std::nullopt;
+  if (!in.has_chunks()) return std::nullopt;
   double wait = 0, wall = 0;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  for (const v1::ChunkRecord& chunk : in.Records()) {
     const std::optional<double> plausible = PlausibleRunQueueWait(chunk);
     if (!plausible.has_value()) continue;
     wait += *plausible;
@@ -98,7 +98,7 @@ std::string At(const CapacityTimeline& t, int64_t ns) {
 // failed task back (TaskVine's transient-error interval) while slots sat free. Returns the cost
 // in seconds of the run (the matched stalls' length).
 double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("retry_penalty", "no chunk records");
     return 0;
   }
@@ -109,7 +109,7 @@ double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder
   int64_t matched = 0;
   // Retried chunks by start: each stall looks up the ones starting just after it.
   std::vector<const v1::ChunkRecord*> retries;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  for (const v1::ChunkRecord& chunk : in.Records()) {
     if (chunk.attempt() > 0) retries.push_back(&chunk);
   }
   std::sort(retries.begin(), retries.end(), [](const auto* a, const auto* c) {
@@ -265,7 +265,7 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
 // Stragglers that share a host: a host whose median chunk is >= kSlowHostRatio x the median of
 // the other hosts' chunks.
 void SlowHosts(const FindingsInputs& in, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("slow_hosts", "no chunk records");
     return;
   }
@@ -274,7 +274,7 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
     if (!w.host().empty()) host_of[w.worker()] = w.host();
   }
   std::map<std::string, std::vector<double>> by_host;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  for (const v1::ChunkRecord& chunk : in.Records()) {
     if (chunk.status() == v1::CHUNK_STATUS_FAILED) continue;
     const auto it = host_of.find(chunk.worker());
     if (it != host_of.end()) by_host[it->second].push_back(chunk.duration_seconds());

@@ -139,7 +139,7 @@ void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double pe
 }  // namespace
 
 void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b) {
-  const bool any_chunk = in.chunks != nullptr && !in.chunks->empty();
+  const bool any_chunk = in.num_chunks() > 0;
   if (!any_chunk || !any_load_evidence) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, any_chunk));
     return;
@@ -150,7 +150,7 @@ void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b)
   std::vector<std::pair<int64_t, int64_t>> contended;
   double lost = 0, peak = 0, contended_seconds = 0;
   const v1::ChunkRecord* peak_chunk = nullptr;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  for (const v1::ChunkRecord& chunk : in.Records()) {
     if (chunk.end_unix_ns() <= chunk.start_unix_ns()) continue;
     first_ns = std::min(first_ns, chunk.start_unix_ns());
     last_ns = std::max(last_ns, chunk.end_unix_ns());

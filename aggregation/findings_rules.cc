@@ -290,8 +290,8 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   // sleeps and remote calls.
   const v1::WorkflowMetrics& workflow = in.metrics->workflow();
   double bytes_read = static_cast<double>(std::max<int64_t>(0, workflow.total_bytes_read()));
-  if (bytes_read <= 0.0 && in.chunks != nullptr) {  // records without a report
-    for (const v1::ChunkRecord& chunk : *in.chunks) {
+  if (bytes_read <= 0.0 && in.has_chunks()) {  // records without a report
+    for (const v1::ChunkRecord& chunk : in.Records()) {
       bytes_read += static_cast<double>(std::max<int64_t>(0, chunk.compressed_bytes_read()));
     }
   }
@@ -424,8 +424,8 @@ void ReadAmplificationRule(const FindingsInputs& in, Builder& b) {
   if (ratio < kReadAmplificationRatio) return;
   const double distinct = static_cast<double>(workflow.distinct_file_bytes());
   std::vector<double> events;
-  if (in.chunks != nullptr) {
-    for (const v1::ChunkRecord& chunk : *in.chunks) {
+  if (in.has_chunks()) {
+    for (const v1::ChunkRecord& chunk : in.Records()) {
       if (chunk.events() > 0) events.push_back(static_cast<double>(chunk.events()));
     }
   }

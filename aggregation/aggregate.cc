@@ -69,7 +69,8 @@ absl::Status AddChunkFigures(const AggregationInput& input,
     absl::StatusOr<aggregation_internal::ChunkColumns> made =
         input.chunk_table != nullptr
             ? aggregation_internal::BuildChunkColumns(*input.chunk_table, &branches,
-                                                      &built_sections)
+                                                      &built_sections,
+                                                      input.options.parallel_min_records)
             : aggregation_internal::BuildChunkColumns(
                   *input.chunks, &branches, &built_sections,
                   TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
@@ -186,11 +187,13 @@ absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
   return prepared;
 }
 
-absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(const ChunkTable& chunks) {
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(const ChunkTable& chunks,
+                                                              size_t parallel_min_records) {
   auto prepared = std::make_unique<PreparedChunks>();
   prepared->sections = aggregation_internal::SectionAccumulator(chunks.size());
   absl::StatusOr<aggregation_internal::ChunkColumns> columns =
-      aggregation_internal::BuildChunkColumns(chunks, &prepared->branches, &prepared->sections);
+      aggregation_internal::BuildChunkColumns(chunks, &prepared->branches, &prepared->sections,
+                                              parallel_min_records);
   if (!columns.ok()) return columns.status();
   prepared->columns = *std::move(columns);
   return prepared;

@@ -116,9 +116,12 @@ absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
     size_t parallel_min_records = AggregationOptions().parallel_min_records);
 // The same pass over the records of a table, read from its columns (no record is built, except
-// one at a time for a record with fields outside them). `chunks` must outlive the result,
-// unchanged. Cost: O(records + sections).
-absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(const ChunkTable& chunks);
+// one at a time for a record with fields outside them); a helper thread from
+// `parallel_min_records` records. `chunks` must outlive the result, unchanged.
+// Cost: O(records + sections).
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
+    const ChunkTable& chunks,
+    size_t parallel_min_records = AggregationOptions().parallel_min_records);
 
 // Everything Aggregate reads. It holds pointers to the caller's data and copies nothing: the
 // pointed-to data must outlive the Aggregate call. A null pointer means "not recorded".

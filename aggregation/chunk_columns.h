@@ -115,12 +115,14 @@ absl::StatusOr<ChunkColumns> BuildChunkColumns(
 
 // The same pass over the records of `table`, read from its columns without building records
 // (only a record with fields outside them, HasRest, is materialized, one at a time): the same
-// columns, names, accumulations and first error as BuildChunkColumns of the table's records.
-// `table` must outlive the result. Cost: O(records + sections), one hash lookup per distinct
-// interned name (none per record).
+// columns, names, accumulations and first error as BuildChunkColumns of the table's records,
+// with the same split over two threads from `parallel_min_records` records (a table's columns
+// are always in memory order). `table` must outlive the result. Cost: O(records + sections),
+// a hash lookup per record only for an interned name that differs from the previous record's.
 absl::StatusOr<ChunkColumns> BuildChunkColumns(const ChunkTable& table,
                                                BranchCoverageAccumulator* branches,
-                                               SectionAccumulator* sections);
+                                               SectionAccumulator* sections,
+                                               size_t parallel_min_records = SIZE_MAX);
 
 // The columns alone, without validation, branches or sections: for the findings of a caller
 // without columns (ComputeFindings in tests). `chunks` must outlive the result. Cost: O(records).

@@ -77,7 +77,7 @@ Outcome AggregateFrom(const v1::Measurement& m, const ChunkTable& table, Source 
   std::unique_ptr<PreparedChunks> prepared;
   if (prepare) {
     absl::StatusOr<std::unique_ptr<PreparedChunks>> made =
-        source == Source::kTable ? PrepareChunks(table)
+        source == Source::kTable ? PrepareChunks(table, parallel_min_records)
                                  : PrepareChunks(m.chunks(), parallel_min_records);
     if (!made.ok()) return OutcomeOf(made.status());
     prepared = *std::move(made);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +25,64 @@ namespace {
 
 constexpr absl::string_view kNoTimeline = "no task timeline (engine worker slots and ready queue)";
 
+// The fields these rules read of every record, from the records or from a table's columns (so
+// that a table's records are not built for them); a record read whole (a retry named, a tie) is
+// built when first read.
+class ChunkReader {
+ public:
+  explicit ChunkReader(const FindingsInputs& in)
+      : records_(in.chunks), table_(in.chunks == nullptr ? in.chunk_table : nullptr) {
+    if (table_ != nullptr) table_records_ = std::make_unique<TableRecords>(table_);
+  }
+  size_t size() const {
+    if (records_ != nullptr) return static_cast<size_t>(records_->size());
+    return table_ != nullptr ? table_->size() : 0;
+  }
+  const v1::ChunkRecord& record(size_t i) const {
+    return records_ != nullptr ? records_->Get(static_cast<int>(i)) : table_records_->Get(i);
+  }
+  absl::string_view task_id(size_t i) const {
+    return table_ != nullptr ? table_->String(chunk_field::kTaskId, i) : At(i).task_id();
+  }
+  absl::string_view worker(size_t i) const {
+    return table_ != nullptr ? table_->String(chunk_field::kWorker, i) : At(i).worker();
+  }
+  std::optional<int64_t> ready_unix_ns(size_t i) const {
+    if (table_ != nullptr) {
+      if (!table_->HasOptional(chunk_field::kReadyUnixNs, i)) return std::nullopt;
+      return table_->Int(chunk_field::kReadyUnixNs, i);
+    }
+    if (!At(i).has_ready_unix_ns()) return std::nullopt;
+    return At(i).ready_unix_ns();
+  }
+  double duration_seconds(size_t i) const {
+    return table_ != nullptr ? table_->duration_seconds(i) : At(i).duration_seconds();
+  }
+  int64_t start_unix_ns(size_t i) const {
+    return table_ != nullptr ? table_->start_unix_ns(i) : At(i).start_unix_ns();
+  }
+  uint32_t attempt(size_t i) const {
+    return table_ != nullptr ? table_->attempt(i) : At(i).attempt();
+  }
+  bool failed(size_t i) const {
+    return (table_ != nullptr ? table_->status(i) : static_cast<int32_t>(At(i).status())) ==
+           v1::CHUNK_STATUS_FAILED;
+  }
+  std::optional<double> plausible_run_queue_wait(size_t i) const {
+    if (table_ == nullptr) return PlausibleRunQueueWait(At(i));
+    return PlausibleRunQueueWait(table_->HasOptional(chunk_field::kRunQueueWaitSeconds, i),
+                                 table_->duration_seconds(i),
+                                 table_->Double(chunk_field::kCpuSeconds, i),
+                                 table_->Double(chunk_field::kRunQueueWaitSeconds, i));
+  }
+
+ private:
+  const v1::ChunkRecord& At(size_t i) const { return records_->Get(static_cast<int>(i)); }
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records_;
+  const ChunkTable* table_;  // read only without records_
+  std::unique_ptr<TableRecords> table_records_;
+};
+
 // Lost-task-seconds of `worker` ("" sums every worker), from the per-worker fine metrics.
 std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view worker) {
   if (in.metrics == nullptr || !in.metrics->has_fine()) return std::nullopt;
@@ -43,14 +102,15 @@ std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const Capac
   std::vector<std::pair<int64_t, ReplayTask>> keyed;
   if (!in.has_chunks()) return {};
   int64_t next = INT64_MAX / 2;
-  for (const v1::ChunkRecord& chunk : in.Records()) {
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
     int64_t id = 0;
-    if (!absl::SimpleAtoi(chunk.task_id(), &id)) id = next++;
-    const double ready =
-        chunk.has_ready_unix_ns()
-            ? std::max(0.0, 1e-9 * static_cast<double>(chunk.ready_unix_ns() - t.start_ns))
-            : 0.0;
-    keyed.emplace_back(id, ReplayTask{ready, chunk.duration_seconds()});
+    if (!absl::SimpleAtoi(chunks.task_id(i), &id)) id = next++;
+    const std::optional<int64_t> ready_ns = chunks.ready_unix_ns(i);
+    const double ready = ready_ns.has_value()
+                             ? std::max(0.0, 1e-9 * static_cast<double>(*ready_ns - t.start_ns))
+                             : 0.0;
+    keyed.emplace_back(id, ReplayTask{ready, chunks.duration_seconds(i)});
   }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& c) { return a.first < c.first; });
@@ -65,11 +125,12 @@ std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const Capac
 std::optional<double> RunQueueShare(const FindingsInputs& in) {
   if (!in.has_chunks()) return std::nullopt;
   double wait = 0, wall = 0;
-  for (const v1::ChunkRecord& chunk : in.Records()) {
-    const std::optional<double> plausible = PlausibleRunQueueWait(chunk);
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const std::optional<double> plausible = chunks.plausible_run_queue_wait(i);
     if (!plausible.has_value()) continue;
     wait += *plausible;
-    wall += chunk.duration_seconds();
+    wall += chunks.duration_seconds(i);
   }
   if (wall <= 0) return std::nullopt;
   return wait / wall;
@@ -109,8 +170,9 @@ double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder
   int64_t matched = 0;
   // Retried chunks by start: each stall looks up the ones starting just after it.
   std::vector<const v1::ChunkRecord*> retries;
-  for (const v1::ChunkRecord& chunk : in.Records()) {
-    if (chunk.attempt() > 0) retries.push_back(&chunk);
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks.attempt(i) > 0) retries.push_back(&chunks.record(i));
   }
   std::sort(retries.begin(), retries.end(), [](const auto* a, const auto* c) {
     return a->start_unix_ns() != c->start_unix_ns() ? a->start_unix_ns() < c->start_unix_ns()
@@ -274,10 +336,11 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
     if (!w.host().empty()) host_of[w.worker()] = w.host();
   }
   std::map<std::string, std::vector<double>> by_host;
-  for (const v1::ChunkRecord& chunk : in.Records()) {
-    if (chunk.status() == v1::CHUNK_STATUS_FAILED) continue;
-    const auto it = host_of.find(chunk.worker());
-    if (it != host_of.end()) by_host[it->second].push_back(chunk.duration_seconds());
+  const ChunkReader records(in);
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records.failed(i)) continue;
+    const auto it = host_of.find(records.worker(i));
+    if (it != host_of.end()) by_host[it->second].push_back(records.duration_seconds(i));
   }
   if (by_host.size() < 2) {
     b.NotEvaluated("slow_hosts", "the chunks ran on fewer than 2 hosts");

@@ -79,13 +79,17 @@ bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue
          std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
 }
 
-std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
-  if (!chunk.has_run_queue_wait_seconds() ||
-      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
-                     chunk.run_queue_wait_seconds())) {
+std::optional<double> PlausibleRunQueueWait(bool measured, double duration_seconds,
+                                            double cpu_seconds, double run_queue_wait_seconds) {
+  if (!measured || !PlausibleWait(duration_seconds, cpu_seconds, run_queue_wait_seconds)) {
     return std::nullopt;
   }
-  return std::max(0.0, chunk.run_queue_wait_seconds());
+  return std::max(0.0, run_queue_wait_seconds);
+}
+
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
+  return PlausibleRunQueueWait(chunk.has_run_queue_wait_seconds(), chunk.duration_seconds(),
+                               chunk.cpu_seconds(), chunk.run_queue_wait_seconds());
 }
 
 std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {

@@ -155,6 +155,9 @@ bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue
 // The chunk's run-queue wait when its record measured one that is plausible (above), else
 // nullopt.
 std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk);
+// The same from the record's fields (`measured`: run_queue_wait_seconds set).
+std::optional<double> PlausibleRunQueueWait(bool measured, double duration_seconds,
+                                            double cpu_seconds, double run_queue_wait_seconds);
 
 // load_imbalance's measure of a chunk's work on its slot: its wall time less its wait for a CPU
 // (`run_queue_wait`, 0 when not measured; not subtracted when not plausible). On a loaded machine

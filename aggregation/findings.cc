@@ -658,16 +658,6 @@ size_t FindingsInputs::num_chunks() const {
   return chunk_table != nullptr ? chunk_table->size() : 0;
 }
 
-const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& FindingsInputs::Records() const {
-  if (chunks != nullptr) return *chunks;
-  if (table_records_ == nullptr) {
-    auto records = std::make_shared<google::protobuf::RepeatedPtrField<v1::ChunkRecord>>();
-    if (chunk_table != nullptr) chunk_table->AppendRecordsTo(records.get());
-    table_records_ = std::move(records);
-  }
-  return *table_records_;
-}
-
 std::vector<v1::Finding> ComputeFindings(const FindingsInputs& in) {
   return findings_rules::Compute(in).findings;
 }

@@ -111,7 +111,8 @@ struct FindingsInputs {
   // tie; null (or columns of other records): EvaluateFindings makes them (ColumnsOf).
   const ChunkColumns* columns = nullptr;
   // The chunk records as a table instead of `chunks` (set at most one): the rules read the
-  // columns (columns->table == chunk_table), and a rule reading other fields Records().
+  // columns (columns->table == chunk_table) and the table's, and build only the records they
+  // name or compare whole.
   const ChunkTable* chunk_table = nullptr;
   const v1::TrackingData* tracking = nullptr;
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
@@ -129,12 +130,6 @@ struct FindingsInputs {
   // Whether chunk records were given (either form; maybe none), and how many.
   bool has_chunks() const { return chunks != nullptr || chunk_table != nullptr; }
   size_t num_chunks() const;
-  // Every record: `*chunks`, or the table's, materialized on the first call and kept (only a
-  // rule that reads fields outside the columns calls it). Empty without records. Not
-  // thread-safe.
-  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& Records() const;
-  // Records()' copy of the table's records.
-  mutable std::shared_ptr<const google::protobuf::RepeatedPtrField<v1::ChunkRecord>> table_records_;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

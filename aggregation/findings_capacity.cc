@@ -25,64 +25,6 @@ namespace {
 
 constexpr absl::string_view kNoTimeline = "no task timeline (engine worker slots and ready queue)";
 
-// The fields these rules read of every record, from the records or from a table's columns (so
-// that a table's records are not built for them); a record read whole (a retry named, a tie) is
-// built when first read.
-class ChunkReader {
- public:
-  explicit ChunkReader(const FindingsInputs& in)
-      : records_(in.chunks), table_(in.chunks == nullptr ? in.chunk_table : nullptr) {
-    if (table_ != nullptr) table_records_ = std::make_unique<TableRecords>(table_);
-  }
-  size_t size() const {
-    if (records_ != nullptr) return static_cast<size_t>(records_->size());
-    return table_ != nullptr ? table_->size() : 0;
-  }
-  const v1::ChunkRecord& record(size_t i) const {
-    return records_ != nullptr ? records_->Get(static_cast<int>(i)) : table_records_->Get(i);
-  }
-  absl::string_view task_id(size_t i) const {
-    return table_ != nullptr ? table_->String(chunk_field::kTaskId, i) : At(i).task_id();
-  }
-  absl::string_view worker(size_t i) const {
-    return table_ != nullptr ? table_->String(chunk_field::kWorker, i) : At(i).worker();
-  }
-  std::optional<int64_t> ready_unix_ns(size_t i) const {
-    if (table_ != nullptr) {
-      if (!table_->HasOptional(chunk_field::kReadyUnixNs, i)) return std::nullopt;
-      return table_->Int(chunk_field::kReadyUnixNs, i);
-    }
-    if (!At(i).has_ready_unix_ns()) return std::nullopt;
-    return At(i).ready_unix_ns();
-  }
-  double duration_seconds(size_t i) const {
-    return table_ != nullptr ? table_->duration_seconds(i) : At(i).duration_seconds();
-  }
-  int64_t start_unix_ns(size_t i) const {
-    return table_ != nullptr ? table_->start_unix_ns(i) : At(i).start_unix_ns();
-  }
-  uint32_t attempt(size_t i) const {
-    return table_ != nullptr ? table_->attempt(i) : At(i).attempt();
-  }
-  bool failed(size_t i) const {
-    return (table_ != nullptr ? table_->status(i) : static_cast<int32_t>(At(i).status())) ==
-           v1::CHUNK_STATUS_FAILED;
-  }
-  std::optional<double> plausible_run_queue_wait(size_t i) const {
-    if (table_ == nullptr) return PlausibleRunQueueWait(At(i));
-    return PlausibleRunQueueWait(table_->HasOptional(chunk_field::kRunQueueWaitSeconds, i),
-                                 table_->duration_seconds(i),
-                                 table_->Double(chunk_field::kCpuSeconds, i),
-                                 table_->Double(chunk_field::kRunQueueWaitSeconds, i));
-  }
-
- private:
-  const v1::ChunkRecord& At(size_t i) const { return records_->Get(static_cast<int>(i)); }
-  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records_;
-  const ChunkTable* table_;  // read only without records_
-  std::unique_ptr<TableRecords> table_records_;
-};
-
 // Lost-task-seconds of `worker` ("" sums every worker), from the per-worker fine metrics.
 std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view worker) {
   if (in.metrics == nullptr || !in.metrics->has_fine()) return std::nullopt;

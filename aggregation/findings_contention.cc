@@ -29,10 +29,28 @@ std::string NoEvidenceReason(const FindingsInputs& in, bool any_chunk) {
   return "no run-queue wait or machine load in the chunk records";
 }
 
+std::optional<double> PlausibleRunQueueWaitOf(const LoadFields& f) {
+  return PlausibleRunQueueWait(f.has_run_queue_wait, f.duration_seconds, f.cpu_seconds,
+                               f.run_queue_wait_seconds);
+}
+
 // Seconds a contended chunk lost waiting for a CPU.
-double WaitSeconds(const v1::ChunkRecord& chunk, double ratio) {
-  if (const std::optional<double> wait = PlausibleRunQueueWait(chunk)) return *wait;
-  return std::max(0.0, chunk.duration_seconds()) * (1.0 - 1.0 / ratio);
+double WaitSeconds(const LoadFields& chunk, double ratio) {
+  if (const std::optional<double> wait = PlausibleRunQueueWaitOf(chunk)) return *wait;
+  return std::max(0.0, chunk.duration_seconds) * (1.0 - 1.0 / ratio);
+}
+
+// ChunkLoadOverCpus from the fields.
+std::optional<double> LoadOverCpus(const LoadFields& chunk) {
+  if (chunk.has_machine_load && chunk.has_machine_cpus && chunk.machine_cpus > 0 &&
+      chunk.machine_load >= 0) {
+    return chunk.machine_load / chunk.machine_cpus;
+  }
+  const std::optional<double> wait = PlausibleRunQueueWaitOf(chunk);
+  if (wait.has_value() && chunk.cpu_seconds > 0) {
+    return (chunk.cpu_seconds + *wait) / chunk.cpu_seconds;
+  }
+  return std::nullopt;
 }
 
 // Total length of the union of [start, end) intervals.
@@ -92,16 +110,21 @@ std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
                                chunk.cpu_seconds(), chunk.run_queue_wait_seconds());
 }
 
+LoadFields LoadFieldsOf(const v1::ChunkRecord& chunk) {
+  LoadFields f;
+  f.has_machine_load = chunk.has_machine_load();
+  f.has_machine_cpus = chunk.has_machine_cpus();
+  f.has_run_queue_wait = chunk.has_run_queue_wait_seconds();
+  f.machine_load = chunk.machine_load();
+  f.machine_cpus = chunk.machine_cpus();
+  f.run_queue_wait_seconds = chunk.run_queue_wait_seconds();
+  f.cpu_seconds = chunk.cpu_seconds();
+  f.duration_seconds = chunk.duration_seconds();
+  return f;
+}
+
 std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {
-  if (chunk.has_machine_load() && chunk.has_machine_cpus() && chunk.machine_cpus() > 0 &&
-      chunk.machine_load() >= 0) {
-    return chunk.machine_load() / chunk.machine_cpus();
-  }
-  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
-  if (wait.has_value() && chunk.cpu_seconds() > 0) {
-    return (chunk.cpu_seconds() + *wait) / chunk.cpu_seconds();
-  }
-  return std::nullopt;
+  return LoadOverCpus(LoadFieldsOf(chunk));
 }
 
 std::string MachineLoadNote(const v1::ChunkRecord& chunk) {
@@ -153,21 +176,26 @@ void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b)
   bool engine = false;
   std::vector<std::pair<int64_t, int64_t>> contended;
   double lost = 0, peak = 0, contended_seconds = 0;
-  const v1::ChunkRecord* peak_chunk = nullptr;
-  for (const v1::ChunkRecord& chunk : in.Records()) {
-    if (chunk.end_unix_ns() <= chunk.start_unix_ns()) continue;
-    first_ns = std::min(first_ns, chunk.start_unix_ns());
-    last_ns = std::max(last_ns, chunk.end_unix_ns());
-    const std::optional<double> ratio = ChunkLoadOverCpus(chunk);
+  size_t peak_index = 0;
+  bool any_peak = false;
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t start = chunks.start_unix_ns(i), end = chunks.end_unix_ns(i);
+    if (end <= start) continue;
+    first_ns = std::min(first_ns, start);
+    last_ns = std::max(last_ns, end);
+    const LoadFields chunk = chunks.load_fields(i);
+    const std::optional<double> ratio = LoadOverCpus(chunk);
     if (!ratio.has_value()) continue;
     ++with_evidence;
-    engine |= chunk.has_machine_cpus();
-    if (*ratio > peak) peak = *ratio, peak_chunk = &chunk;
+    engine |= chunk.has_machine_cpus;
+    if (*ratio > peak) peak = *ratio, peak_index = i, any_peak = true;
     if (*ratio < kContentionLoadRatio) continue;
-    contended.emplace_back(chunk.start_unix_ns(), chunk.end_unix_ns());
+    contended.emplace_back(start, end);
     lost += WaitSeconds(chunk, *ratio);
-    contended_seconds += std::max(0.0, chunk.duration_seconds());
+    contended_seconds += std::max(0.0, chunk.duration_seconds);
   }
+  const v1::ChunkRecord* peak_chunk = any_peak ? &chunks.record(peak_index) : nullptr;
   if (with_evidence == 0 || last_ns <= first_ns) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, true));
     return;

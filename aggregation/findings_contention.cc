@@ -163,6 +163,38 @@ void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double pe
   Number(f, "cost_seconds", cost, "s");
 }
 
+// What CpuContention reads of the timed records, in one pass.
+struct LoadScan {
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+  int64_t with_evidence = 0;
+  bool engine = false;  // a record with machine_cpus (the resource monitor)
+  std::vector<std::pair<int64_t, int64_t>> contended;
+  double lost = 0, peak = 0, contended_seconds = 0;
+  size_t peak_index = 0;  // the record of `peak`, when any_peak
+  bool any_peak = false;
+};
+
+LoadScan ScanLoad(const ChunkReader& chunks) {
+  LoadScan scan;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t start = chunks.start_unix_ns(i), end = chunks.end_unix_ns(i);
+    if (end <= start) continue;
+    scan.first_ns = std::min(scan.first_ns, start);
+    scan.last_ns = std::max(scan.last_ns, end);
+    const LoadFields chunk = chunks.load_fields(i);
+    const std::optional<double> ratio = LoadOverCpus(chunk);
+    if (!ratio.has_value()) continue;
+    ++scan.with_evidence;
+    scan.engine |= chunk.has_machine_cpus;
+    if (*ratio > scan.peak) scan.peak = *ratio, scan.peak_index = i, scan.any_peak = true;
+    if (*ratio < kContentionLoadRatio) continue;
+    scan.contended.emplace_back(start, end);
+    scan.lost += WaitSeconds(chunk, *ratio);
+    scan.contended_seconds += std::max(0.0, chunk.duration_seconds);
+  }
+  return scan;
+}
+
 }  // namespace
 
 void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b) {
@@ -171,31 +203,14 @@ void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b)
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, any_chunk));
     return;
   }
-  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
-  int64_t with_evidence = 0;
-  bool engine = false;
-  std::vector<std::pair<int64_t, int64_t>> contended;
-  double lost = 0, peak = 0, contended_seconds = 0;
-  size_t peak_index = 0;
-  bool any_peak = false;
   const ChunkReader chunks(in);
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    const int64_t start = chunks.start_unix_ns(i), end = chunks.end_unix_ns(i);
-    if (end <= start) continue;
-    first_ns = std::min(first_ns, start);
-    last_ns = std::max(last_ns, end);
-    const LoadFields chunk = chunks.load_fields(i);
-    const std::optional<double> ratio = LoadOverCpus(chunk);
-    if (!ratio.has_value()) continue;
-    ++with_evidence;
-    engine |= chunk.has_machine_cpus;
-    if (*ratio > peak) peak = *ratio, peak_index = i, any_peak = true;
-    if (*ratio < kContentionLoadRatio) continue;
-    contended.emplace_back(start, end);
-    lost += WaitSeconds(chunk, *ratio);
-    contended_seconds += std::max(0.0, chunk.duration_seconds);
-  }
-  const v1::ChunkRecord* peak_chunk = any_peak ? &chunks.record(peak_index) : nullptr;
+  const LoadScan scan = ScanLoad(chunks);
+  const int64_t first_ns = scan.first_ns, last_ns = scan.last_ns;
+  const int64_t with_evidence = scan.with_evidence;
+  const bool engine = scan.engine;
+  const std::vector<std::pair<int64_t, int64_t>>& contended = scan.contended;
+  const double lost = scan.lost, peak = scan.peak, contended_seconds = scan.contended_seconds;
+  const v1::ChunkRecord* peak_chunk = scan.any_peak ? &chunks.record(scan.peak_index) : nullptr;
   if (with_evidence == 0 || last_ns <= first_ns) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, true));
     return;

@@ -29,6 +29,15 @@ int64_t UnixNanos(const google::protobuf::Timestamp& t) {
   return t.seconds() * 1'000'000'000 + t.nanos();
 }
 
+// Whether chunk records were given, in either form, and how many.
+bool HasChunks(const AggregationInput& input) {
+  return input.chunks != nullptr || input.chunk_table != nullptr;
+}
+size_t NumChunks(const AggregationInput& input) {
+  if (input.chunks != nullptr) return static_cast<size_t>(input.chunks->size());
+  return input.chunk_table != nullptr ? input.chunk_table->size() : 0;
+}
+
 // BuildChunkColumns' parallel_min_records: two threads only for records in memory order.
 size_t TwoThreadPassMinRecords(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
                                size_t parallel_min_records) {
@@ -47,19 +56,24 @@ absl::Status AddChunkFigures(const AggregationInput& input,
   aggregation_internal::SectionAccumulator built_sections;
   const aggregation_internal::SectionAccumulator* sections = &built_sections;
   if (const PreparedChunks* prepared = input.prepared_chunks; prepared != nullptr) {
-    if (prepared->columns.records != input.chunks) {
+    if (!prepared->columns.BuiltFrom(input.chunks, input.chunk_table)) {
       return absl::InvalidArgumentError(
-          "prepared_chunks were made from other chunk records than `chunks`");
+          input.chunks != nullptr
+              ? "prepared_chunks were made from other chunk records than `chunks`"
+              : "prepared_chunks were made from other chunk records than `chunk_table`");
     }
     *columns = &prepared->columns;
     sections = &prepared->sections;  // only read: the statistics copy nothing out of it
   } else {
-    built_sections =
-        aggregation_internal::SectionAccumulator(static_cast<size_t>(input.chunks->size()));
+    built_sections = aggregation_internal::SectionAccumulator(NumChunks(input));
     absl::StatusOr<aggregation_internal::ChunkColumns> made =
-        aggregation_internal::BuildChunkColumns(
-            *input.chunks, &branches, &built_sections,
-            TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
+        input.chunk_table != nullptr
+            ? aggregation_internal::BuildChunkColumns(*input.chunk_table, &branches,
+                                                      &built_sections,
+                                                      input.options.parallel_min_records)
+            : aggregation_internal::BuildChunkColumns(
+                  *input.chunks, &branches, &built_sections,
+                  TwoThreadPassMinRecords(*input.chunks, input.options.parallel_min_records));
     if (!made.ok()) return made.status();
     *built = *std::move(made);
     *columns = built;
@@ -121,7 +135,8 @@ void AddFindings(const AggregationInput& input, const aggregation_internal::Chun
   aggregation_internal::FindingsInputs findings;
   findings.metrics = metrics;
   findings.chunks = input.chunks;
-  if (input.chunks != nullptr && columns.records == input.chunks) findings.columns = &columns;
+  findings.chunk_table = input.chunk_table;
+  if (columns.BuiltFrom(input.chunks, input.chunk_table)) findings.columns = &columns;
   findings.tracking = input.tracking;
   findings.warnings = input.warnings;
   findings.analysis_build = input.analysis_build;
@@ -173,6 +188,18 @@ absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
   return prepared;
 }
 
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(const ChunkTable& chunks,
+                                                              size_t parallel_min_records) {
+  auto prepared = std::make_unique<PreparedChunks>();
+  prepared->sections = aggregation_internal::SectionAccumulator(chunks.size());
+  absl::StatusOr<aggregation_internal::ChunkColumns> columns =
+      aggregation_internal::BuildChunkColumns(chunks, &prepared->branches, &prepared->sections,
+                                              parallel_min_records);
+  if (!columns.ok()) return columns.status();
+  prepared->columns = *std::move(columns);
+  return prepared;
+}
+
 bool IsEmptyReport(const v1::WorkflowReport& report) {
   return report.events() == 0 && report.chunks() == 0 && report.datasets_size() == 0 &&
          !report.has_compressed_bytes_read() && !report.has_uncompressed_bytes_read() &&
@@ -210,17 +237,9 @@ AggregationInput AggregationInputFromMeasurement(const v1::Measurement& measurem
   return input;
 }
 
-absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& given) {
-  // TODO(#25): interim; the table's columns are to be read directly, without records.
-  if (given.chunk_table != nullptr && given.chunks != nullptr) {
+absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
+  if (input.chunk_table != nullptr && input.chunks != nullptr) {
     return absl::InvalidArgumentError("both chunk records and a chunk table given");
-  }
-  AggregationInput input = given;
-  google::protobuf::RepeatedPtrField<v1::ChunkRecord> table_records;
-  if (given.chunk_table != nullptr) {
-    given.chunk_table->AppendRecordsTo(&table_records);
-    input.chunks = &table_records;
-    input.chunk_table = nullptr;
   }
   absl::Status valid = aggregation_internal::ValidateAggregationInput(input);
   if (!valid.ok()) return valid;
@@ -232,8 +251,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& given) {
   std::optional<TrackingFigures> tracking;
   std::thread tracking_thread;
   if (input.tracking != nullptr) {
-    if (input.chunks != nullptr &&
-        static_cast<size_t>(input.chunks->size()) >= input.options.parallel_min_records) {
+    if (HasChunks(input) && NumChunks(input) >= input.options.parallel_min_records) {
       tracking_thread =
           std::thread([&input, &tracking] { tracking = ComputeTrackingFigures(input); });
     } else {
@@ -242,8 +260,8 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& given) {
   }
   aggregation_internal::ChunkColumns built;
   const aggregation_internal::ChunkColumns* columns = &built;
-  absl::Status added = input.chunks != nullptr ? AddChunkFigures(input, &built, &columns, &metrics)
-                                               : absl::OkStatus();
+  absl::Status added =
+      HasChunks(input) ? AddChunkFigures(input, &built, &columns, &metrics) : absl::OkStatus();
   if (tracking_thread.joinable()) tracking_thread.join();
   if (!added.ok()) return added;
 
@@ -276,7 +294,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& given) {
   cpu.workflow = &metrics.workflow();
   cpu.workers = metrics.has_workers() ? &metrics.workers() : nullptr;
   cpu.fine = metrics.has_fine() ? &metrics.fine() : nullptr;
-  cpu.chunks = input.chunks != nullptr ? columns : nullptr;
+  cpu.chunks = HasChunks(input) ? columns : nullptr;
   cpu.in_process_workers = input.tracking != nullptr && input.tracking->workers_share_process();
   cpu.usable_cpus = input.usable_cpus;
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);

@@ -102,7 +102,8 @@ struct AggregationOptions {
 // for a caller that aggregates the same records more than once or holds them before the run
 // ends. Read-only for Aggregate: one PreparedChunks serves any number of calls.
 struct PreparedChunks {
-  aggregation_internal::ChunkColumns columns;  // columns.records: the records it was made from
+  // columns.records or columns.table: the records it was made from.
+  aggregation_internal::ChunkColumns columns;
   aggregation_internal::BranchCoverageAccumulator branches;
   aggregation_internal::SectionAccumulator sections;
 };
@@ -113,6 +114,13 @@ struct PreparedChunks {
 // (see BuildChunkColumns). Cost: O(records + sections).
 absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks,
+    size_t parallel_min_records = AggregationOptions().parallel_min_records);
+// The same pass over the records of a table, read from its columns (no record is built, except
+// one at a time for a record with fields outside them); a helper thread from
+// `parallel_min_records` records. `chunks` must outlive the result, unchanged.
+// Cost: O(records + sections).
+absl::StatusOr<std::unique_ptr<PreparedChunks>> PrepareChunks(
+    const ChunkTable& chunks,
     size_t parallel_min_records = AggregationOptions().parallel_min_records);
 
 // Everything Aggregate reads. It holds pointers to the caller's data and copies nothing: the
@@ -137,12 +145,15 @@ struct AggregationInput {
   // One record per processed chunk (per attempt), in any order. Null or empty: `chunks` and
   // `branches` are unset.
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks = nullptr;
-  // Optional: PrepareChunks(*chunks), made beforehand; Aggregate then skips its own pass over
-  // the records (`chunks` is still read by the findings and for the failed records' texts).
-  // InvalidArgument if it was made from other records.
+  // Optional: PrepareChunks(*chunks) (or PrepareChunks(*chunk_table)), made beforehand;
+  // Aggregate then skips its own pass over the records (`chunks` is still read by the findings
+  // and for the failed records' texts). InvalidArgument if it was made from other records.
   const PreparedChunks* prepared_chunks = nullptr;
   // The chunk records as a table (schema/chunk_table.h) instead of `chunks`: set at most one of
-  // the two. Aggregate reads the table's columns; the figures are those of its records.
+  // the two. Aggregate reads the table's columns without building records (a record is built
+  // only when read whole: one with fields outside the columns, a failed one, a finding naming
+  // it, and every record for a finding rule that reads fields beyond the columns); the result,
+  // findings included, is byte-identical to that of the table's records as `chunks`.
   const ChunkTable* chunk_table = nullptr;
   // Span fine metrics. Null, or no metric in any span: `fine` is unset.
   const google::protobuf::RepeatedPtrField<v1::Span>* spans = nullptr;

@@ -24,14 +24,29 @@ std::optional<v1::BranchCoverage> ComputeBranchCoverage(
   return accumulator.Finish();
 }
 
-void BranchCoverageAccumulator::Add(const v1::ChunkRecord& chunk) {
+BranchCoverageAccumulator::File* BranchCoverageAccumulator::AddBranches(
+    const v1::ChunkRecord& chunk) {
   any_record_ = true;
-  if (!chunk.has_file_metadata() && chunk.accessed_branches().empty()) return;
+  if (!chunk.has_file_metadata() && chunk.accessed_branches().empty()) return nullptr;
   all_branches_.insert(chunk.accessed_branches().begin(), chunk.accessed_branches().end());
   File& file = files_[chunk.file()];
   file.branches.insert(chunk.accessed_branches().begin(), chunk.accessed_branches().end());
-  if (chunk.has_file_metadata() && (file.first == nullptr || Earlier(chunk, *file.first))) {
-    file.first = &chunk;
+  const bool first =
+      chunk.has_file_metadata() && (file.first == nullptr || Earlier(chunk, *file.first));
+  return first ? &file : nullptr;
+}
+
+void BranchCoverageAccumulator::Add(const v1::ChunkRecord& chunk) {
+  if (File* file = AddBranches(chunk)) {
+    file->first = &chunk;
+    file->owned_first.reset();
+  }
+}
+
+void BranchCoverageAccumulator::AddCopying(const v1::ChunkRecord& chunk) {
+  if (File* file = AddBranches(chunk)) {
+    file->owned_first = std::make_shared<const v1::ChunkRecord>(chunk);
+    file->first = file->owned_first.get();
   }
 }
 

@@ -3,6 +3,7 @@
 #define ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,18 +30,27 @@ namespace aggregation_internal {
 std::optional<v1::BranchCoverage> ComputeBranchCoverage(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
 
-// The same, one record at a time (for the single pass over the records). The records must
-// outlive Finish. Cost: O(branches) per record.
+// The same, one record at a time (for the single pass over the records). The records given to
+// Add must outlive Finish. Cost: O(branches) per record.
 class BranchCoverageAccumulator {
  public:
   void Add(const v1::ChunkRecord& chunk);
+  // The same for a record that need not outlive Finish (one reused message): the accumulator
+  // keeps a copy of a file's earliest record.
+  void AddCopying(const v1::ChunkRecord& chunk);
+  // A record without file_metadata and accessed_branches (all the same to the coverage).
+  void AddWithoutBranchData() { any_record_ = true; }
   std::optional<v1::BranchCoverage> Finish() const;
 
  private:
   struct File {
-    const v1::ChunkRecord* first = nullptr;  // earliest record with file_metadata
+    const v1::ChunkRecord* first = nullptr;              // earliest record with file_metadata
+    std::shared_ptr<const v1::ChunkRecord> owned_first;  // `first`'s copy (AddCopying)
     absl::flat_hash_set<std::string> branches;
   };
+  // Counts `chunk`'s branches; returns its file's entry when `chunk` becomes that file's
+  // earliest record with file_metadata, else null.
+  File* AddBranches(const v1::ChunkRecord& chunk);
   bool any_record_ = false;
   absl::flat_hash_set<std::string> all_branches_;
   std::map<std::string, File> files_;  // sorted by file

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -245,7 +246,181 @@ absl::Status TwoThreads(const google::protobuf::RepeatedPtrField<v1::ChunkRecord
   return valid;
 }
 
+// A table's interned ids as column ids: each distinct table id is named once (by NameIds, so
+// the ids are those the records' names get), later records only look their id up.
+class TableIds {
+ public:
+  template <typename NameIdOf>
+  uint32_t Id(uint32_t table_id, NameIdOf name_id_of) {
+    if (any_ && table_id == last_table_id_) return last_id_;
+    any_ = true;
+    last_table_id_ = table_id;
+    const auto [it, inserted] = ids_.try_emplace(table_id, 0);
+    if (inserted) it->second = name_id_of();
+    return last_id_ = it->second;
+  }
+
+ private:
+  absl::flat_hash_map<uint32_t, uint32_t> ids_;
+  uint32_t last_table_id_ = 0;
+  uint32_t last_id_ = 0;
+  bool any_ = false;
+};
+
+struct TableColumnNames {
+  ColumnNames names;
+  TableIds files, datasets, workers;
+};
+
+// AddColumns for record `i` of `table`; `whole`: the record materialized when it has fields
+// outside the columns (file_metadata among them), else null.
+void AddTableColumns(const ChunkTable& table, size_t i, const v1::ChunkRecord* whole,
+                     TableColumnNames* ids, ChunkColumns* c) {
+  using namespace chunk_field;  // NOLINT(build/namespaces): the field names read as columns
+  ColumnNames* names = &ids->names;
+  const bool failed = table.status(i) == v1::CHUNK_STATUS_FAILED;
+  const int64_t memory_before = table.Int(kMemoryBeforeBytes, i);
+  const int64_t memory_after = table.Int(kMemoryAfterBytes, i);
+  const bool measured_memory = memory_before != 0 || memory_after != 0;
+  c->flags.push_back(static_cast<uint8_t>(
+      (failed ? ChunkColumns::kFailed : 0) | (measured_memory ? ChunkColumns::kMeasuredMemory : 0) |
+      (table.HasOptional(kPeakLiveBytes, i) ? ChunkColumns::kHasPeakLive : 0) |
+      (table.HasOptional(kRunQueueWaitSeconds, i) ? ChunkColumns::kHasRunQueueWait : 0) |
+      (table.HasOptional(kMachineLoad, i) && table.HasOptional(kMachineCpus, i)
+           ? ChunkColumns::kHasMachineLoad
+           : 0)));
+  c->start_unix_ns.push_back(table.Int(kStartUnixNs, i));
+  c->end_unix_ns.push_back(table.Int(kEndUnixNs, i));
+  c->entry_start.push_back(table.Int(kEntryStart, i));
+  c->entry_stop.push_back(table.Int(kEntryStop, i));
+  c->events.push_back(table.Int(kEvents, i));
+  c->compressed_bytes_read.push_back(table.Int(kCompressedBytesRead, i));
+  const int64_t file_bytes = table.Int(kFileBytes, i);
+  c->file_size.push_back(file_bytes > 0     ? file_bytes
+                         : whole != nullptr ? whole->file_metadata().total_tree_bytes()
+                                            : 0);
+  c->duration_seconds.push_back(table.Double(kDurationSeconds, i));
+  c->cpu_seconds.push_back(table.Double(kCpuSeconds, i));
+  c->run_queue_wait_seconds.push_back(table.Double(kRunQueueWaitSeconds, i));
+  c->memory_delta_bytes.push_back(measured_memory ? static_cast<double>(memory_after) -
+                                                        static_cast<double>(memory_before)
+                                                  : 0.0);
+  c->peak_live_bytes.push_back(table.Int(kPeakLiveBytes, i));
+  c->attempt.push_back(table.attempt(i));
+  const uint32_t file = table.StringId(kFile, i);
+  c->file.push_back(file == 0 ? ChunkColumns::kNone : ids->files.Id(file, [&] {
+    return names->files.Id(table.InternedString(file), &c->file_names);
+  }));
+  const uint32_t dataset = table.StringId(kDataset, i);
+  c->dataset.push_back(failed ? ChunkColumns::kNone : ids->datasets.Id(dataset, [&] {
+    return names->datasets.Id(
+        dataset == 0 ? absl::string_view(kUnknownDataset) : table.InternedString(dataset),
+        &c->dataset_names);
+  }));
+  const uint32_t worker_id = table.StringId(kWorker, i);
+  const uint32_t worker = ids->workers.Id(worker_id, [&] {
+    const absl::string_view name = table.InternedString(worker_id);
+    const uint32_t id = names->workers.Id(name, &c->worker_names);
+    if (id == names->process_of_worker.size()) {
+      names->process_of_worker.push_back(names->processes.Id(ProcessOf(name), nullptr));
+    }
+    return id;
+  });
+  c->worker.push_back(worker);
+  c->thread_index.push_back(table.Int(kThreadIndex, i));
+  c->process.push_back(names->process_of_worker[worker]);
+}
+
+// CheckAndAccumulate for record `i` of `table` (`whole` as in AddTableColumns).
+absl::Status CheckAndAccumulateTable(const ChunkTable& table, size_t i,
+                                     const v1::ChunkRecord* whole,
+                                     BranchCoverageAccumulator* branches,
+                                     SectionAccumulator* sections) {
+  if (whole != nullptr) {
+    if (absl::Status valid = ValidateChunkRecord(*whole, i); !valid.ok()) return valid;
+    branches->AddCopying(*whole);
+    if (whole->status() != v1::CHUNK_STATUS_FAILED && !whole->sections().empty()) {
+      sections->AddChunk(whole->sections());
+    }
+    return absl::OkStatus();
+  }
+  if (absl::Status valid = ValidateTableRecord(table, i); !valid.ok()) return valid;
+  branches->AddWithoutBranchData();
+  const size_t begin = table.SectionsBegin(i), end = table.SectionsEnd(i);
+  if (table.status(i) != v1::CHUNK_STATUS_FAILED && begin < end) {
+    sections->AddChunk(table, begin, end);
+  }
+  return absl::OkStatus();
+}
+
+// Record `i` of `table` materialized into `whole` when it has fields outside the columns.
+const v1::ChunkRecord* WholeIfRest(const ChunkTable& table, size_t i, v1::ChunkRecord* whole) {
+  if (!table.HasRest(i)) return nullptr;
+  table.ReadRecord(i, whole);
+  return whole;
+}
+
+// The pass over a table's records; validation and accumulation only with `branches`, on a
+// helper thread when `two_threads` (as TwoThreads: each part in record order, the same result).
+absl::Status TablePass(const ChunkTable& table, BranchCoverageAccumulator* branches,
+                       SectionAccumulator* sections, bool two_threads, ChunkColumns* c) {
+  c->table = &table;
+  c->table_records = std::make_shared<const TableRecords>(&table);
+  Reserve(table.size(), c);
+  absl::Status valid;
+  std::thread helper;
+  if (branches != nullptr && two_threads) {
+    helper = std::thread([&table, branches, sections, &valid] {
+      v1::ChunkRecord whole;
+      for (size_t i = 0; i < table.size(); ++i) {
+        valid =
+            CheckAndAccumulateTable(table, i, WholeIfRest(table, i, &whole), branches, sections);
+        if (!valid.ok()) return;
+      }
+    });
+  }
+  TableColumnNames ids;
+  v1::ChunkRecord whole;
+  for (size_t i = 0; i < table.size(); ++i) {
+    const v1::ChunkRecord* whole_or_null = WholeIfRest(table, i, &whole);
+    if (branches != nullptr && !two_threads) {
+      valid = CheckAndAccumulateTable(table, i, whole_or_null, branches, sections);
+      if (!valid.ok()) return valid;
+    }
+    AddTableColumns(table, i, whole_or_null, &ids, c);
+  }
+  if (helper.joinable()) helper.join();
+  c->num_processes = ids.names.processes.size();
+  return valid;
+}
+
 }  // namespace
+
+const v1::ChunkRecord& TableRecords::Get(size_t i) const {
+  absl::MutexLock lock(&mu_);
+  const auto [it, inserted] = records_.try_emplace(i);
+  if (inserted) table_->ReadRecord(i, &it->second);
+  return it->second;
+}
+
+absl::StatusOr<ChunkColumns> BuildChunkColumns(const ChunkTable& table,
+                                               BranchCoverageAccumulator* branches,
+                                               SectionAccumulator* sections,
+                                               size_t parallel_min_records) {
+  ChunkColumns c;
+  const bool two_threads = table.size() >= parallel_min_records;
+  if (absl::Status valid = TablePass(table, branches, sections, two_threads, &c); !valid.ok()) {
+    return valid;
+  }
+  return c;
+}
+
+ChunkColumns ColumnsOf(const ChunkTable& table) {
+  ChunkColumns c;
+  // Never fails: nothing is validated.
+  TablePass(table, nullptr, nullptr, /*two_threads=*/false, &c).IgnoreError();
+  return c;
+}
 
 bool RecordsMostlyInMemoryOrder(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
   constexpr int kSample = 4096;

@@ -9,16 +9,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "aggregation/branch_coverage.h"
 #include "aggregation/section_stats.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
+
+// Records of a table, each materialized on its first Get and kept while this object lives (so
+// a reference stays valid): for the few records read whole (failed ones, ties). Thread-safe.
+class TableRecords {
+ public:
+  explicit TableRecords(const ChunkTable* table) : table_(table) {}
+  const v1::ChunkRecord& Get(size_t i) const;
+
+ private:
+  const ChunkTable* table_;
+  mutable absl::Mutex mu_;
+  mutable absl::node_hash_map<size_t, v1::ChunkRecord> records_ ABSL_GUARDED_BY(mu_);
+};
 
 struct ChunkColumns {
   // Id of "no such name": a record without a file, or a failed record's dataset.
@@ -65,8 +83,20 @@ struct ChunkColumns {
   std::vector<std::string> worker_names;
   size_t num_processes = 0;
   // The records the columns were built from, for the fields read only for a few records (the
-  // failed ones' texts).
+  // failed ones' texts): `records`, or `table` (then `records` is null). Read them by record().
   const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records = nullptr;
+  const ChunkTable* table = nullptr;
+  std::shared_ptr<const TableRecords> table_records;  // of `table`
+
+  // Record `i` of either source (valid while the columns and their source live).
+  const v1::ChunkRecord& record(size_t i) const {
+    return records != nullptr ? records->Get(static_cast<int>(i)) : table_records->Get(i);
+  }
+  // Whether the columns were built from `chunks` or from `chunk_table` (the non-null one).
+  bool BuiltFrom(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* chunks,
+                 const ChunkTable* chunk_table) const {
+    return chunks != nullptr ? records == chunks : chunk_table != nullptr && table == chunk_table;
+  }
 };
 
 // The one pass over `chunks`: validates each record (ValidateChunkRecord: the first invalid
@@ -83,9 +113,21 @@ absl::StatusOr<ChunkColumns> BuildChunkColumns(
     BranchCoverageAccumulator* branches, SectionAccumulator* sections,
     size_t parallel_min_records = SIZE_MAX);
 
+// The same pass over the records of `table`, read from its columns without building records
+// (only a record with fields outside them, HasRest, is materialized, one at a time): the same
+// columns, names, accumulations and first error as BuildChunkColumns of the table's records,
+// with the same split over two threads from `parallel_min_records` records (a table's columns
+// are always in memory order). `table` must outlive the result. Cost: O(records + sections),
+// a hash lookup per record only for an interned name that differs from the previous record's.
+absl::StatusOr<ChunkColumns> BuildChunkColumns(const ChunkTable& table,
+                                               BranchCoverageAccumulator* branches,
+                                               SectionAccumulator* sections,
+                                               size_t parallel_min_records = SIZE_MAX);
+
 // The columns alone, without validation, branches or sections: for the findings of a caller
 // without columns (ComputeFindings in tests). `chunks` must outlive the result. Cost: O(records).
 ChunkColumns ColumnsOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
+ChunkColumns ColumnsOf(const ChunkTable& table);
 
 // Whether most records follow each other in memory (each a little after the one before, as
 // when they were added one by one), judged on the first few thousand. Only then does the

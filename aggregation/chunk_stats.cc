@@ -213,7 +213,7 @@ void AddCountsAndFailures(const ChunkColumns& c, v1::ChunkMetrics* metrics) {
   int64_t num_retried = 0;
   for (size_t i = 0; i < c.size(); ++i) {
     if (c.attempt[i] > 0) ++num_retried;
-    if (c.failed(i)) failed.push_back(&c.records->Get(static_cast<int>(i)));
+    if (c.failed(i)) failed.push_back(&c.record(i));
   }
   const int64_t n = static_cast<int64_t>(c.size());
   const int64_t num_failed = static_cast<int64_t>(failed.size());

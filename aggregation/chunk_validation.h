@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -15,6 +16,10 @@ namespace aggregation_internal {
 // negative events; a section of unknown kind, or whose duration is NaN, infinite or negative
 // or whose cpu_seconds is not finite. Cost: O(sections).
 absl::Status ValidateChunkRecord(const v1::ChunkRecord& chunk, size_t index);
+
+// The same rules and message for record `index` of `table`, read from its columns (a record
+// with fields outside them, HasRest, is materialized first: its sections may be there).
+absl::Status ValidateTableRecord(const ChunkTable& table, size_t index);
 
 }  // namespace aggregation_internal
 }  // namespace roastcoffea

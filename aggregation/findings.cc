@@ -60,9 +60,7 @@ struct ChunkView {
   double median_successful_seconds = 0;        // of the successful records' durations
   bool any_load_evidence = false;  // MayHaveLoadEvidence of any record (findings_contention.h)
 
-  const v1::ChunkRecord& record(uint32_t index) const {
-    return columns->records->Get(static_cast<int>(index));
-  }
+  const v1::ChunkRecord& record(uint32_t index) const { return columns->record(index); }
 };
 
 // Numbers the worker slots of the records' distinct (worker, thread_index) pairs, named
@@ -216,7 +214,7 @@ ChunkView ViewChunks(const ChunkColumns& c) {
 }
 
 void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("stragglers", "no chunk records");
     return;
   }
@@ -489,7 +487,7 @@ int64_t LargestFileEntries(const ChunkView& view) {
 }
 
 void TinyChunks(const FindingsInputs& in, const ChunkView& view, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("tiny_chunks", "no chunk records");
     return;
   }
@@ -624,8 +622,9 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   // The findings read chunk columns: the caller's (Aggregate's), else made here.
   ChunkColumns own_columns;
   const ChunkColumns* columns = in.columns;
-  if (columns == nullptr || columns->records == nullptr || columns->records != in.chunks) {
+  if (columns == nullptr || !columns->BuiltFrom(in.chunks, in.chunk_table)) {
     if (in.chunks != nullptr) own_columns = ColumnsOf(*in.chunks);
+    if (in.chunk_table != nullptr) own_columns = ColumnsOf(*in.chunk_table);
     columns = &own_columns;
   }
   const ChunkView view = ViewChunks(*columns);
@@ -653,6 +652,11 @@ FindingsOutcome Compute(const FindingsInputs& in) {
 
 }  // namespace
 }  // namespace findings_rules
+
+size_t FindingsInputs::num_chunks() const {
+  if (chunks != nullptr) return static_cast<size_t>(chunks->size());
+  return chunk_table != nullptr ? chunk_table->size() : 0;
+}
 
 std::vector<v1::Finding> ComputeFindings(const FindingsInputs& in) {
   return findings_rules::Compute(in).findings;

@@ -56,11 +56,13 @@
 #ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 #define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "aggregation/chunk_columns.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -108,6 +110,10 @@ struct FindingsInputs {
   // has them (Aggregate). The rules read columns, and a record only to name it or to break a
   // tie; null (or columns of other records): EvaluateFindings makes them (ColumnsOf).
   const ChunkColumns* columns = nullptr;
+  // The chunk records as a table instead of `chunks` (set at most one): the rules read the
+  // columns (columns->table == chunk_table) and the table's, and build only the records they
+  // name or compare whole.
+  const ChunkTable* chunk_table = nullptr;
   const v1::TrackingData* tracking = nullptr;
   const google::protobuf::RepeatedPtrField<v1::Warning>* warnings = nullptr;
   const v1::BuildInfo* analysis_build = nullptr;
@@ -120,6 +126,10 @@ struct FindingsInputs {
   // MeasurementMetadata.configuration (the backend and its knobs: "backend", "chunk_size",
   // "chunks_per_task"); null when absent.
   const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
+
+  // Whether chunk records were given (either form; maybe none), and how many.
+  bool has_chunks() const { return chunks != nullptr || chunk_table != nullptr; }
+  size_t num_chunks() const;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,16 +42,17 @@ std::optional<double> LostSeconds(const FindingsInputs& in, absl::string_view wo
 // from its submission (seconds after the timeline's start; 0 when not recorded).
 std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const CapacityTimeline& t) {
   std::vector<std::pair<int64_t, ReplayTask>> keyed;
-  if (in.chunks == nullptr) return {};
+  if (!in.has_chunks()) return {};
   int64_t next = INT64_MAX / 2;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
     int64_t id = 0;
-    if (!absl::SimpleAtoi(chunk.task_id(), &id)) id = next++;
-    const double ready =
-        chunk.has_ready_unix_ns()
-            ? std::max(0.0, 1e-9 * static_cast<double>(chunk.ready_unix_ns() - t.start_ns))
-            : 0.0;
-    keyed.emplace_back(id, ReplayTask{ready, chunk.duration_seconds()});
+    if (!absl::SimpleAtoi(chunks.task_id(i), &id)) id = next++;
+    const std::optional<int64_t> ready_ns = chunks.ready_unix_ns(i);
+    const double ready = ready_ns.has_value()
+                             ? std::max(0.0, 1e-9 * static_cast<double>(*ready_ns - t.start_ns))
+                             : 0.0;
+    keyed.emplace_back(id, ReplayTask{ready, chunks.duration_seconds(i)});
   }
   std::stable_sort(keyed.begin(), keyed.end(),
                    [](const auto& a, const auto& c) { return a.first < c.first; });
@@ -63,13 +65,14 @@ std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const Capac
 // Run-queue wait over wall time of the chunks that measured it: slots that wait for a CPU are
 // not short of workers.
 std::optional<double> RunQueueShare(const FindingsInputs& in) {
-  if (in.chunks == nullptr) return std::nullopt;
+  if (!in.has_chunks()) return std::nullopt;
   double wait = 0, wall = 0;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
-    const std::optional<double> plausible = PlausibleRunQueueWait(chunk);
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const std::optional<double> plausible = chunks.plausible_run_queue_wait(i);
     if (!plausible.has_value()) continue;
     wait += *plausible;
-    wall += chunk.duration_seconds();
+    wall += chunks.duration_seconds(i);
   }
   if (wall <= 0) return std::nullopt;
   return wait / wall;
@@ -98,7 +101,7 @@ std::string At(const CapacityTimeline& t, int64_t ns) {
 // failed task back (TaskVine's transient-error interval) while slots sat free. Returns the cost
 // in seconds of the run (the matched stalls' length).
 double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("retry_penalty", "no chunk records");
     return 0;
   }
@@ -109,8 +112,9 @@ double RetryPenalty(const FindingsInputs& in, const CapacityTimeline& t, Builder
   int64_t matched = 0;
   // Retried chunks by start: each stall looks up the ones starting just after it.
   std::vector<const v1::ChunkRecord*> retries;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
-    if (chunk.attempt() > 0) retries.push_back(&chunk);
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks.attempt(i) > 0) retries.push_back(&chunks.record(i));
   }
   std::sort(retries.begin(), retries.end(), [](const auto* a, const auto* c) {
     return a->start_unix_ns() != c->start_unix_ns() ? a->start_unix_ns() < c->start_unix_ns()
@@ -265,7 +269,7 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
 // Stragglers that share a host: a host whose median chunk is >= kSlowHostRatio x the median of
 // the other hosts' chunks.
 void SlowHosts(const FindingsInputs& in, Builder& b) {
-  if (in.chunks == nullptr || in.chunks->empty()) {
+  if (in.num_chunks() == 0) {
     b.NotEvaluated("slow_hosts", "no chunk records");
     return;
   }
@@ -274,10 +278,11 @@ void SlowHosts(const FindingsInputs& in, Builder& b) {
     if (!w.host().empty()) host_of[w.worker()] = w.host();
   }
   std::map<std::string, std::vector<double>> by_host;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
-    if (chunk.status() == v1::CHUNK_STATUS_FAILED) continue;
-    const auto it = host_of.find(chunk.worker());
-    if (it != host_of.end()) by_host[it->second].push_back(chunk.duration_seconds());
+  const ChunkReader records(in);
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records.failed(i)) continue;
+    const auto it = host_of.find(records.worker(i));
+    if (it != host_of.end()) by_host[it->second].push_back(records.duration_seconds(i));
   }
   if (by_host.size() < 2) {
     b.NotEvaluated("slow_hosts", "the chunks ran on fewer than 2 hosts");

@@ -29,10 +29,28 @@ std::string NoEvidenceReason(const FindingsInputs& in, bool any_chunk) {
   return "no run-queue wait or machine load in the chunk records";
 }
 
+std::optional<double> PlausibleRunQueueWaitOf(const LoadFields& f) {
+  return PlausibleRunQueueWait(f.has_run_queue_wait, f.duration_seconds, f.cpu_seconds,
+                               f.run_queue_wait_seconds);
+}
+
 // Seconds a contended chunk lost waiting for a CPU.
-double WaitSeconds(const v1::ChunkRecord& chunk, double ratio) {
-  if (const std::optional<double> wait = PlausibleRunQueueWait(chunk)) return *wait;
-  return std::max(0.0, chunk.duration_seconds()) * (1.0 - 1.0 / ratio);
+double WaitSeconds(const LoadFields& chunk, double ratio) {
+  if (const std::optional<double> wait = PlausibleRunQueueWaitOf(chunk)) return *wait;
+  return std::max(0.0, chunk.duration_seconds) * (1.0 - 1.0 / ratio);
+}
+
+// ChunkLoadOverCpus from the fields.
+std::optional<double> LoadOverCpus(const LoadFields& chunk) {
+  if (chunk.has_machine_load && chunk.has_machine_cpus && chunk.machine_cpus > 0 &&
+      chunk.machine_load >= 0) {
+    return chunk.machine_load / chunk.machine_cpus;
+  }
+  const std::optional<double> wait = PlausibleRunQueueWaitOf(chunk);
+  if (wait.has_value() && chunk.cpu_seconds > 0) {
+    return (chunk.cpu_seconds + *wait) / chunk.cpu_seconds;
+  }
+  return std::nullopt;
 }
 
 // Total length of the union of [start, end) intervals.
@@ -79,25 +97,34 @@ bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue
          std::max(0.0, duration_seconds) * kRelativeSlack + kAbsoluteSlackSeconds;
 }
 
-std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
-  if (!chunk.has_run_queue_wait_seconds() ||
-      !PlausibleWait(chunk.duration_seconds(), chunk.cpu_seconds(),
-                     chunk.run_queue_wait_seconds())) {
+std::optional<double> PlausibleRunQueueWait(bool measured, double duration_seconds,
+                                            double cpu_seconds, double run_queue_wait_seconds) {
+  if (!measured || !PlausibleWait(duration_seconds, cpu_seconds, run_queue_wait_seconds)) {
     return std::nullopt;
   }
-  return std::max(0.0, chunk.run_queue_wait_seconds());
+  return std::max(0.0, run_queue_wait_seconds);
+}
+
+std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk) {
+  return PlausibleRunQueueWait(chunk.has_run_queue_wait_seconds(), chunk.duration_seconds(),
+                               chunk.cpu_seconds(), chunk.run_queue_wait_seconds());
+}
+
+LoadFields LoadFieldsOf(const v1::ChunkRecord& chunk) {
+  LoadFields f;
+  f.has_machine_load = chunk.has_machine_load();
+  f.has_machine_cpus = chunk.has_machine_cpus();
+  f.has_run_queue_wait = chunk.has_run_queue_wait_seconds();
+  f.machine_load = chunk.machine_load();
+  f.machine_cpus = chunk.machine_cpus();
+  f.run_queue_wait_seconds = chunk.run_queue_wait_seconds();
+  f.cpu_seconds = chunk.cpu_seconds();
+  f.duration_seconds = chunk.duration_seconds();
+  return f;
 }
 
 std::optional<double> ChunkLoadOverCpus(const v1::ChunkRecord& chunk) {
-  if (chunk.has_machine_load() && chunk.has_machine_cpus() && chunk.machine_cpus() > 0 &&
-      chunk.machine_load() >= 0) {
-    return chunk.machine_load() / chunk.machine_cpus();
-  }
-  const std::optional<double> wait = PlausibleRunQueueWait(chunk);
-  if (wait.has_value() && chunk.cpu_seconds() > 0) {
-    return (chunk.cpu_seconds() + *wait) / chunk.cpu_seconds();
-  }
-  return std::nullopt;
+  return LoadOverCpus(LoadFieldsOf(chunk));
 }
 
 std::string MachineLoadNote(const v1::ChunkRecord& chunk) {
@@ -136,34 +163,54 @@ void AddContentionNumbers(v1::Finding& f, double share, size_t chunks, double pe
   Number(f, "cost_seconds", cost, "s");
 }
 
+// What CpuContention reads of the timed records, in one pass.
+struct LoadScan {
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+  int64_t with_evidence = 0;
+  bool engine = false;  // a record with machine_cpus (the resource monitor)
+  std::vector<std::pair<int64_t, int64_t>> contended;
+  double lost = 0, peak = 0, contended_seconds = 0;
+  size_t peak_index = 0;  // the record of `peak`, when any_peak
+  bool any_peak = false;
+};
+
+LoadScan ScanLoad(const ChunkReader& chunks) {
+  LoadScan scan;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t start = chunks.start_unix_ns(i), end = chunks.end_unix_ns(i);
+    if (end <= start) continue;
+    scan.first_ns = std::min(scan.first_ns, start);
+    scan.last_ns = std::max(scan.last_ns, end);
+    const LoadFields chunk = chunks.load_fields(i);
+    const std::optional<double> ratio = LoadOverCpus(chunk);
+    if (!ratio.has_value()) continue;
+    ++scan.with_evidence;
+    scan.engine |= chunk.has_machine_cpus;
+    if (*ratio > scan.peak) scan.peak = *ratio, scan.peak_index = i, scan.any_peak = true;
+    if (*ratio < kContentionLoadRatio) continue;
+    scan.contended.emplace_back(start, end);
+    scan.lost += WaitSeconds(chunk, *ratio);
+    scan.contended_seconds += std::max(0.0, chunk.duration_seconds);
+  }
+  return scan;
+}
+
 }  // namespace
 
 void CpuContention(const FindingsInputs& in, bool any_load_evidence, Builder& b) {
-  const bool any_chunk = in.chunks != nullptr && !in.chunks->empty();
+  const bool any_chunk = in.num_chunks() > 0;
   if (!any_chunk || !any_load_evidence) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, any_chunk));
     return;
   }
-  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
-  int64_t with_evidence = 0;
-  bool engine = false;
-  std::vector<std::pair<int64_t, int64_t>> contended;
-  double lost = 0, peak = 0, contended_seconds = 0;
-  const v1::ChunkRecord* peak_chunk = nullptr;
-  for (const v1::ChunkRecord& chunk : *in.chunks) {
-    if (chunk.end_unix_ns() <= chunk.start_unix_ns()) continue;
-    first_ns = std::min(first_ns, chunk.start_unix_ns());
-    last_ns = std::max(last_ns, chunk.end_unix_ns());
-    const std::optional<double> ratio = ChunkLoadOverCpus(chunk);
-    if (!ratio.has_value()) continue;
-    ++with_evidence;
-    engine |= chunk.has_machine_cpus();
-    if (*ratio > peak) peak = *ratio, peak_chunk = &chunk;
-    if (*ratio < kContentionLoadRatio) continue;
-    contended.emplace_back(chunk.start_unix_ns(), chunk.end_unix_ns());
-    lost += WaitSeconds(chunk, *ratio);
-    contended_seconds += std::max(0.0, chunk.duration_seconds());
-  }
+  const ChunkReader chunks(in);
+  const LoadScan scan = ScanLoad(chunks);
+  const int64_t first_ns = scan.first_ns, last_ns = scan.last_ns;
+  const int64_t with_evidence = scan.with_evidence;
+  const bool engine = scan.engine;
+  const std::vector<std::pair<int64_t, int64_t>>& contended = scan.contended;
+  const double lost = scan.lost, peak = scan.peak, contended_seconds = scan.contended_seconds;
+  const v1::ChunkRecord* peak_chunk = scan.any_peak ? &chunks.record(scan.peak_index) : nullptr;
   if (with_evidence == 0 || last_ns <= first_ns) {
     b.NotEvaluated("cpu_contention", NoEvidenceReason(in, true));
     return;

@@ -83,7 +83,7 @@ class ColumnKeys {
     if (rank_a != rank_c) return rank_a < rank_c;
     if (c_.entry_start[a] != c_.entry_start[c]) return c_.entry_start[a] < c_.entry_start[c];
     if (c_.attempt[a] != c_.attempt[c]) return c_.attempt[a] < c_.attempt[c];
-    return Before(c_.records->Get(static_cast<int>(a)), c_.records->Get(static_cast<int>(c)));
+    return Before(c_.record(a), c_.record(c));
   }
   const ChunkColumns& columns() const { return c_; }
 

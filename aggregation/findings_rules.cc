@@ -296,9 +296,10 @@ void IoBound(const FindingsInputs& in, Builder& b) {
   // sleeps and remote calls.
   const v1::WorkflowMetrics& workflow = in.metrics->workflow();
   double bytes_read = static_cast<double>(std::max<int64_t>(0, workflow.total_bytes_read()));
-  if (bytes_read <= 0.0 && in.chunks != nullptr) {  // records without a report
-    for (const v1::ChunkRecord& chunk : *in.chunks) {
-      bytes_read += static_cast<double>(std::max<int64_t>(0, chunk.compressed_bytes_read()));
+  if (bytes_read <= 0.0 && in.has_chunks()) {  // records without a report
+    const ChunkReader chunks(in);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      bytes_read += static_cast<double>(std::max<int64_t>(0, chunks.compressed_bytes_read(i)));
     }
   }
   const bool read = bytes_read > 0.0;
@@ -430,10 +431,9 @@ void ReadAmplificationRule(const FindingsInputs& in, Builder& b) {
   if (ratio < kReadAmplificationRatio) return;
   const double distinct = static_cast<double>(workflow.distinct_file_bytes());
   std::vector<double> events;
-  if (in.chunks != nullptr) {
-    for (const v1::ChunkRecord& chunk : *in.chunks) {
-      if (chunk.events() > 0) events.push_back(static_cast<double>(chunk.events()));
-    }
+  const ChunkReader chunks(in);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks.events(i) > 0) events.push_back(static_cast<double>(chunks.events(i)));
   }
   std::string evidence = absl::StrFormat("The chunks read %s from files holding %s (%.1fx)",
                                          Bytes(ratio * distinct), Bytes(distinct), ratio);

@@ -11,13 +11,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "aggregation/chunk_columns.h"
 #include "aggregation/findings.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -155,6 +158,100 @@ bool PlausibleWait(double duration_seconds, double cpu_seconds, double run_queue
 // The chunk's run-queue wait when its record measured one that is plausible (above), else
 // nullopt.
 std::optional<double> PlausibleRunQueueWait(const v1::ChunkRecord& chunk);
+// The same from the record's fields (`measured`: run_queue_wait_seconds set).
+std::optional<double> PlausibleRunQueueWait(bool measured, double duration_seconds,
+                                            double cpu_seconds, double run_queue_wait_seconds);
+
+// The fields a record's load over CPUs is read from (findings_contention.h).
+struct LoadFields {
+  bool has_machine_load = false, has_machine_cpus = false, has_run_queue_wait = false;
+  double machine_load = 0, machine_cpus = 0, run_queue_wait_seconds = 0;
+  double cpu_seconds = 0, duration_seconds = 0;
+};
+LoadFields LoadFieldsOf(const v1::ChunkRecord& chunk);
+
+// The fields the rules read of every record, from the records or from a table's columns (so
+// that a table's records are not built for them); a record read whole (a retry named, a tie) is
+// built when first read.
+class ChunkReader {
+ public:
+  explicit ChunkReader(const FindingsInputs& in)
+      : records_(in.chunks), table_(in.chunks == nullptr ? in.chunk_table : nullptr) {
+    if (table_ != nullptr) table_records_ = std::make_unique<TableRecords>(table_);
+  }
+  size_t size() const {
+    if (records_ != nullptr) return static_cast<size_t>(records_->size());
+    return table_ != nullptr ? table_->size() : 0;
+  }
+  const v1::ChunkRecord& record(size_t i) const {
+    return records_ != nullptr ? records_->Get(static_cast<int>(i)) : table_records_->Get(i);
+  }
+  absl::string_view task_id(size_t i) const {
+    return table_ != nullptr ? table_->String(chunk_field::kTaskId, i) : At(i).task_id();
+  }
+  absl::string_view worker(size_t i) const {
+    return table_ != nullptr ? table_->String(chunk_field::kWorker, i) : At(i).worker();
+  }
+  std::optional<int64_t> ready_unix_ns(size_t i) const {
+    if (table_ != nullptr) {
+      if (!table_->HasOptional(chunk_field::kReadyUnixNs, i)) return std::nullopt;
+      return table_->Int(chunk_field::kReadyUnixNs, i);
+    }
+    if (!At(i).has_ready_unix_ns()) return std::nullopt;
+    return At(i).ready_unix_ns();
+  }
+  double duration_seconds(size_t i) const {
+    return table_ != nullptr ? table_->duration_seconds(i) : At(i).duration_seconds();
+  }
+  int64_t start_unix_ns(size_t i) const {
+    return table_ != nullptr ? table_->start_unix_ns(i) : At(i).start_unix_ns();
+  }
+  uint32_t attempt(size_t i) const {
+    return table_ != nullptr ? table_->attempt(i) : At(i).attempt();
+  }
+  bool failed(size_t i) const {
+    return (table_ != nullptr ? table_->status(i) : static_cast<int32_t>(At(i).status())) ==
+           v1::CHUNK_STATUS_FAILED;
+  }
+  int64_t end_unix_ns(size_t i) const {
+    return table_ != nullptr ? table_->end_unix_ns(i) : At(i).end_unix_ns();
+  }
+  int64_t compressed_bytes_read(size_t i) const {
+    return table_ != nullptr ? table_->Int(chunk_field::kCompressedBytesRead, i)
+                             : At(i).compressed_bytes_read();
+  }
+  int64_t events(size_t i) const {
+    return table_ != nullptr ? table_->Int(chunk_field::kEvents, i) : At(i).events();
+  }
+  // What the CPU contention rules read (findings_contention.h).
+  LoadFields load_fields(size_t i) const {
+    if (table_ == nullptr) return LoadFieldsOf(At(i));
+    using namespace chunk_field;  // NOLINT(build/namespaces): the field names read as columns
+    LoadFields f;
+    f.has_machine_load = table_->HasOptional(kMachineLoad, i);
+    f.has_machine_cpus = table_->HasOptional(kMachineCpus, i);
+    f.has_run_queue_wait = table_->HasOptional(kRunQueueWaitSeconds, i);
+    f.machine_load = table_->Double(kMachineLoad, i);
+    f.machine_cpus = table_->Double(kMachineCpus, i);
+    f.run_queue_wait_seconds = table_->Double(kRunQueueWaitSeconds, i);
+    f.cpu_seconds = table_->Double(kCpuSeconds, i);
+    f.duration_seconds = table_->duration_seconds(i);
+    return f;
+  }
+  std::optional<double> plausible_run_queue_wait(size_t i) const {
+    if (table_ == nullptr) return PlausibleRunQueueWait(At(i));
+    return PlausibleRunQueueWait(table_->HasOptional(chunk_field::kRunQueueWaitSeconds, i),
+                                 table_->duration_seconds(i),
+                                 table_->Double(chunk_field::kCpuSeconds, i),
+                                 table_->Double(chunk_field::kRunQueueWaitSeconds, i));
+  }
+
+ private:
+  const v1::ChunkRecord& At(size_t i) const { return records_->Get(static_cast<int>(i)); }
+  const google::protobuf::RepeatedPtrField<v1::ChunkRecord>* records_;
+  const ChunkTable* table_;  // read only without records_
+  std::unique_ptr<TableRecords> table_records_;
+};
 
 // load_imbalance's measure of a chunk's work on its slot: its wall time less its wait for a CPU
 // (`run_queue_wait`, 0 when not measured; not subtracted when not plausible). On a loaded machine

@@ -22,33 +22,47 @@ const char* TypeName(v1::SectionRecord::Kind kind) {
   }
 }
 
+// A section record in column form, viewing its name.
+SectionRow RowOf(const v1::SectionRecord& record) {
+  SectionRow row;
+  row.name = record.name();
+  row.kind = static_cast<int32_t>(record.kind());
+  row.entries = record.entries();
+  row.duration_seconds = record.duration_seconds();
+  row.cpu_seconds = record.cpu_seconds();
+  row.memory_delta_bytes = record.memory_delta_bytes();
+  row.bytes_read = record.bytes_read();
+  return row;
+}
+
 }  // namespace
 
-double SectionValue(const v1::SectionRecord& record) {
-  switch (record.kind()) {
+double SectionValue(const SectionRow& row) {
+  switch (row.kind) {
     case v1::SectionRecord::KIND_MEMORY:
-      return static_cast<double>(record.memory_delta_bytes());
+      return static_cast<double>(row.memory_delta_bytes);
     case v1::SectionRecord::KIND_BYTES:
-      return static_cast<double>(record.bytes_read());
+      return static_cast<double>(row.bytes_read);
     default:
-      return record.duration_seconds();
+      return row.duration_seconds;
   }
 }
 
-int SectionAccumulator::Intern(const v1::SectionRecord& record, size_t position) {
+double SectionValue(const v1::SectionRecord& record) { return SectionValue(RowOf(record)); }
+
+int SectionAccumulator::Intern(const SectionRow& record, size_t position) {
   // The guess is only a guess: the previous chunk may have had fewer sections, or none yet.
   if (position < previous_ids_.size() &&
       static_cast<size_t>(previous_ids_[position]) < sections_.size()) {
     const Section& guess = sections_[static_cast<size_t>(previous_ids_[position])];
-    if (guess.kind == record.kind() && guess.name == record.name()) return previous_ids_[position];
+    if (guess.kind == record.kind && guess.name == record.name) return previous_ids_[position];
   }
-  auto [it, inserted] =
-      index_.try_emplace(std::make_pair(record.name(), static_cast<int>(record.kind())),
-                         static_cast<int>(sections_.size()));
+  auto [it, inserted] = index_.try_emplace(std::make_pair(std::string(record.name), record.kind),
+                                           static_cast<int>(sections_.size()));
   if (inserted) {
     Section& section = sections_.emplace_back();
-    section.name = record.name();
-    section.kind = record.kind();
+    section.name = std::string(record.name);
+    section.kind = static_cast<v1::SectionRecord::Kind>(record.kind);
     // Room for a value per chunk for the first few names only: a measurement with many
     // distinct names (each in few chunks) must not reserve names x chunks values.
     constexpr size_t kReservedSections = 64;
@@ -57,30 +71,38 @@ int SectionAccumulator::Intern(const v1::SectionRecord& record, size_t position)
   return it->second;
 }
 
+void SectionAccumulator::AddSection(const SectionRow& record, size_t position) {
+  const int id = Intern(record, position);
+  previous_ids_[position] = id;
+  Section& section = sections_[static_cast<size_t>(id)];
+  section.entries += std::max<int64_t>(1, record.entries);
+  section.values.push_back(SectionValue(record));
+  section.duration_seconds.Add(record.duration_seconds);
+  section.cpu_seconds.Add(record.cpu_seconds);
+  if (record.kind == v1::SectionRecord::KIND_MEMORY) {
+    const double delta = static_cast<double>(record.memory_delta_bytes);
+    const bool first = section.values.size() == 1;
+    section.memory_delta_bytes.Add(delta);
+    section.min_memory_delta_bytes =
+        first ? delta : std::min(section.min_memory_delta_bytes, delta);
+    section.max_memory_delta_bytes =
+        first ? delta : std::max(section.max_memory_delta_bytes, delta);
+  }
+}
+
 void SectionAccumulator::AddChunk(
     const google::protobuf::RepeatedPtrField<v1::SectionRecord>& sections) {
   if (previous_ids_.size() < static_cast<size_t>(sections.size())) {
     previous_ids_.resize(static_cast<size_t>(sections.size()), 0);
   }
   for (int i = 0; i < sections.size(); ++i) {
-    const v1::SectionRecord& record = sections[i];
-    const int id = Intern(record, static_cast<size_t>(i));
-    previous_ids_[static_cast<size_t>(i)] = id;
-    Section& section = sections_[static_cast<size_t>(id)];
-    section.entries += std::max<int64_t>(1, record.entries());
-    section.values.push_back(SectionValue(record));
-    section.duration_seconds.Add(record.duration_seconds());
-    section.cpu_seconds.Add(record.cpu_seconds());
-    if (record.kind() == v1::SectionRecord::KIND_MEMORY) {
-      const double delta = static_cast<double>(record.memory_delta_bytes());
-      const bool first = section.values.size() == 1;
-      section.memory_delta_bytes.Add(delta);
-      section.min_memory_delta_bytes =
-          first ? delta : std::min(section.min_memory_delta_bytes, delta);
-      section.max_memory_delta_bytes =
-          first ? delta : std::max(section.max_memory_delta_bytes, delta);
-    }
+    AddSection(RowOf(sections[i]), static_cast<size_t>(i));
   }
+}
+
+void SectionAccumulator::AddChunk(const ChunkTable& table, size_t begin, size_t end) {
+  if (previous_ids_.size() < end - begin) previous_ids_.resize(end - begin, 0);
+  for (size_t s = begin; s < end; ++s) AddSection(table.Section(s), s - begin);
 }
 
 void SectionAccumulator::AddJobs(std::vector<std::optional<Distribution>>* distributions,

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "aggregation/distribution_stats.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -34,12 +35,15 @@ namespace aggregation_internal {
 // A section record's value in its kind's unit: seconds (TIME, UNSPECIFIED), bytes of memory
 // delta (MEMORY) or bytes read (BYTES). The one definition of "a section's value".
 double SectionValue(const v1::SectionRecord& record);
+double SectionValue(const SectionRow& row);
 
 class SectionAccumulator {
  public:
   // `expected_chunks`: capacity reserved per section for its per-chunk values.
   explicit SectionAccumulator(size_t expected_chunks = 0) : expected_chunks_(expected_chunks) {}
   void AddChunk(const google::protobuf::RepeatedPtrField<v1::SectionRecord>& sections);
+  // The sections [begin, end) of a ChunkTable's section columns, the same way.
+  void AddChunk(const ChunkTable& table, size_t begin, size_t end);
   // Optional: one job per section computing its value distribution (percentile selection) into
   // (*distributions)[section], to run on any thread before Finish; each job writes only its
   // own entry and reads the accumulator, which stays unchanged (one accumulator may serve
@@ -70,7 +74,8 @@ class SectionAccumulator {
     double min_memory_delta_bytes = 0;
     double max_memory_delta_bytes = 0;
   };
-  int Intern(const v1::SectionRecord& record, size_t position);
+  int Intern(const SectionRow& record, size_t position);
+  void AddSection(const SectionRow& record, size_t position);
 
   absl::flat_hash_map<std::pair<std::string, int>, int> index_;
   std::vector<Section> sections_;

@@ -4,7 +4,8 @@
 // (PrepareChunks): issue #25's goal is <= 0.12 s for it in either record order, findings apart
 // (BM_AggregateMillionChunksWithoutFindings; the findings alone are BM_FindingsMillionChunks).
 // The pass from protobuf records to columns is timed on its own (BM_BuildChunkColumns) and
-// inside BM_AggregateMillionChunksFromRecords, bound by the records' scattered memory.
+// inside BM_AggregateMillionChunksFromRecords, bound by the records' scattered memory; the same
+// from a ChunkTable (what Measure holds) in ...FromTable.
 //
 //   bazel run -c opt //bench:aggregation_benchmark
 //
@@ -26,6 +27,7 @@
 #include "aggregation/findings.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -150,9 +152,11 @@ const v1::Measurement& ShuffledInput() {
 enum class Parts { kAll, kChunksOnly, kTrackingOnly };
 
 // `prepared`: the records' columns made beforehand (PrepareChunks), null to make them inside.
+// `table`: the records as a ChunkTable, read instead of measurement.chunks().
 void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
                   bool include_chunk_info, Parts parts = Parts::kAll,
-                  const PreparedChunks* prepared = nullptr, bool evaluate_findings = true) {
+                  const PreparedChunks* prepared = nullptr, bool evaluate_findings = true,
+                  const ChunkTable* table = nullptr) {
   AggregationOptions options;
   options.include_chunk_info = include_chunk_info;
   options.evaluate_findings = evaluate_findings;
@@ -160,7 +164,13 @@ void RunAggregate(benchmark::State& state, const v1::Measurement& measurement,
   input.prepared_chunks = prepared;
   if (parts == Parts::kChunksOnly) input.tracking = nullptr;
   if (parts == Parts::kTrackingOnly) input.chunks = nullptr;
-  const double input_bytes = static_cast<double>(measurement.SpaceUsedLong());
+  double input_bytes = static_cast<double>(measurement.SpaceUsedLong());
+  if (table != nullptr) {
+    input.chunks = nullptr;
+    input.chunk_table = table;
+    input_bytes += static_cast<double>(table->MemoryBytes()) -
+                   static_cast<double>(measurement.chunks().SpaceUsedExcludingSelfLong());
+  }
   int64_t peak = 0;
   int64_t extra = 0;
   for (auto _ : state) {
@@ -303,6 +313,95 @@ BENCHMARK(BM_ChunkStatisticsFromColumns)
     ->UseRealTime()
     ->Iterations(3);
 
+// The records as a ChunkTable (what Measure holds from ingest through the join, issue #25):
+// Aggregate reads its columns without building a record. Made outside the timing.
+std::unique_ptr<ChunkTable> TableOf(const v1::Measurement& measurement) {
+  auto table = std::make_unique<ChunkTable>();
+  table->Reserve(static_cast<size_t>(measurement.chunks_size()));
+  for (const v1::ChunkRecord& record : measurement.chunks()) table->Append(record);
+  return table;
+}
+
+// BM_BuildChunkColumns from the table.
+void RunBuildChunkColumnsFromTable(benchmark::State& state, const v1::Measurement& measurement) {
+  const std::unique_ptr<ChunkTable> table = TableOf(measurement);
+  for (auto _ : state) {
+    aggregation_internal::BranchCoverageAccumulator branches;
+    aggregation_internal::SectionAccumulator sections(kChunks);
+    auto columns = aggregation_internal::BuildChunkColumns(
+        *table, &branches, &sections, state.range(0) != 0 ? 100'000 : SIZE_MAX);
+    benchmark::DoNotOptimize(columns);
+    state.PauseTiming();
+    if (!columns.ok()) state.SkipWithError(std::string(columns.status().message()).c_str());
+    columns = aggregation_internal::ChunkColumns();  // freed outside the timing
+    state.ResumeTiming();
+  }
+}
+
+void BM_BuildChunkColumnsFromTable(benchmark::State& state) {
+  RunBuildChunkColumnsFromTable(state, Input());
+}
+BENCHMARK(BM_BuildChunkColumnsFromTable)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+// BM_AggregateMillionChunksFromRecords from the table: the pass that makes the columns included.
+void BM_AggregateMillionChunksFromTable(benchmark::State& state) {
+  const std::unique_ptr<ChunkTable> table = TableOf(Input());
+  RunAggregate(state, Input(), /*include_chunk_info=*/true, Parts::kAll, nullptr,
+               /*evaluate_findings=*/true, table.get());
+}
+BENCHMARK(BM_AggregateMillionChunksFromTable)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+// What Aggregate of a table cost before it read the columns (the interim): the records
+// materialized from the table (ChunkTable::AppendRecordsTo) before the records' pass.
+void BM_MaterializeTableRecords(benchmark::State& state) {
+  const std::unique_ptr<ChunkTable> table = TableOf(Input());
+  for (auto _ : state) {
+    auto records = std::make_unique<google::protobuf::RepeatedPtrField<v1::ChunkRecord>>();
+    table->AppendRecordsTo(records.get());
+    benchmark::DoNotOptimize(records);
+    state.PauseTiming();
+    records.reset();  // freed outside the timing
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_MaterializeTableRecords)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+// The headline (BM_AggregateMillionChunks) with the columns prepared from the table.
+void RunAggregatePreparedFromTable(benchmark::State& state, const v1::Measurement& measurement) {
+  const std::unique_ptr<ChunkTable> table = TableOf(measurement);
+  absl::StatusOr<std::unique_ptr<PreparedChunks>> prepared = PrepareChunks(*table);
+  if (!prepared.ok()) {
+    state.SkipWithError(std::string(prepared.status().message()).c_str());
+    return;
+  }
+  RunAggregate(state, measurement, /*include_chunk_info=*/true, Parts::kAll, prepared->get(),
+               /*evaluate_findings=*/true, table.get());
+}
+
+void BM_AggregateMillionChunksPreparedFromTable(benchmark::State& state) {
+  RunAggregatePreparedFromTable(state, Input());
+}
+BENCHMARK(BM_AggregateMillionChunksPreparedFromTable)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(5);
+
 // The findings alone (issue #23): every rule over the million records, given the metrics and
 // the chunk columns Aggregate computed once.
 void RunFindings(benchmark::State& state, const v1::Measurement& measurement) {
@@ -400,6 +499,29 @@ void BM_ChunkStatisticsFromColumnsShuffled(benchmark::State& state) {
   RunChunkStatisticsFromColumns(state, ShuffledInput());
 }
 BENCHMARK(BM_ChunkStatisticsFromColumnsShuffled)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_AggregateMillionChunksFromTableShuffled(benchmark::State& state) {
+  const std::unique_ptr<ChunkTable> table = TableOf(ShuffledInput());
+  RunAggregate(state, ShuffledInput(), /*include_chunk_info=*/true, Parts::kAll, nullptr,
+               /*evaluate_findings=*/true, table.get());
+}
+BENCHMARK(BM_AggregateMillionChunksFromTableShuffled)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(3);
+
+void BM_BuildChunkColumnsFromTableShuffled(benchmark::State& state) {
+  RunBuildChunkColumnsFromTable(state, ShuffledInput());
+}
+BENCHMARK(BM_BuildChunkColumnsFromTableShuffled)
+    ->ArgName("two_threads")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->UseRealTime()

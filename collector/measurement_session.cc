@@ -148,12 +148,11 @@ class MeasurementSession::Impl {
                : SaveMeasurement(measurement, options_.output_dir, measurement.metadata().name());
   }
   absl::StatusOr<std::string> SaveUnderItsName(const MeasuredRun& run) {
-    const v1::Measurement& measurement = run.measurement;
+    const std::string& name = run.measurement.metadata().name();
+    const std::string& dir = options_.output_dir;
     return options_.metadata.name().empty()
-               ? SaveMeasurementUnderFreeName(measurement, run.chunks, options_.output_dir,
-                                              measurement.metadata().name())
-               : SaveMeasurement(measurement, run.chunks, options_.output_dir,
-                                 measurement.metadata().name());
+               ? SaveMeasurementUnderFreeName(run.measurement, run.chunks, dir, name)
+               : SaveMeasurement(run.measurement, run.chunks, dir, name);
   }
   std::string interruption() const;
   // Starts the thread that appends new chunks to the checkpoint every checkpoint_interval (a
@@ -677,9 +676,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
   // or read-only disk.
   absl::StatusOr<SaveOutcome> saved = SaveWithFallback(
       measured->measurement, measured->chunks,
-      [this, &measured](const v1::Measurement& /*measurement*/, const ChunkTable& /*chunks*/) {
-        return SaveUnderItsName(*measured);
-      },
+      [&](const v1::Measurement&, const ChunkTable&) { return SaveUnderItsName(*measured); },
       FallbackSaveDirectory());
   if (!saved.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),

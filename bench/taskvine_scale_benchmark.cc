@@ -7,7 +7,7 @@
 //   * ManyTinyTasks/N: N more tasks of the chunk category (READY, RUNNING, DONE), all on one of
 //     the run's workers.
 // and, from files to a measurement as `collect --backend=taskvine --taskvine_logs=DIR` makes it
-// (ReadFinishedTaskVineRun, then Measure; the save is //bench:stage_benchmark's):
+// (ReadFinishedTaskVineRun, then Measure or MeasureRun, then the save):
 //   * LogOnlyRun/N: a run of N tasks of category "processing" on 100 one-core workers, 0.5 s
 //     each, back to back (READY, RUNNING, WAITING_RETRIEVAL, RETRIEVED with the resource
 //     monitor's figures, DONE: ~660 B of log per task), as the issue #25 report measured it.
@@ -20,10 +20,12 @@
 // The logs are generated once into /tmp/roastcoffea-taskvine-scale-<kind>-<N>/.
 #include <malloc.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -41,6 +43,7 @@
 #include "ingest/taskvine_run.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
+#include "store/measurement_io.h"
 
 namespace roastcoffea {
 namespace {
@@ -162,13 +165,21 @@ std::string LogOnlyRunDir(int64_t n) {
   return dir;
 }
 
-// Peak memory per task and time per task (the counters; the time is the process's CPU) from
-// the log to the measurement: peak_rss_per_task_bytes over both steps, and each step's own
-// (read_: ReadFinishedTaskVineRun, from the log to the RawRun; measure_: Measure, with the
-// RawRun it is handed), all over the RSS before the read, so that they compare.
+// From the log to a saved measurement, as collect does it, in one of two ways (the second arg):
+//   0: Measure, the records materialized into the measurement, saved as one message (collect
+//      before #25's session step);
+//   1: MeasureRun, the records kept as a ChunkTable beside the measurement and saved through
+//      SaveMeasurement's table overload (MeasurementSession::FinishRun + Save(MeasuredRun)).
+// Peak memory per task and time per task (the counters; the time is the process's CPU):
+// peak_rss_per_task_bytes over the steps, and each step's own (read_: ReadFinishedTaskVineRun,
+// from the log to the RawRun; measure_: Measure or MeasureRun, with the RawRun it is handed;
+// save_: the save, with the measurement it is handed), all over the RSS before the read, so
+// that they compare.
 void BM_LogOnlyRun(benchmark::State& state) {
   const int64_t n = state.range(0);
+  const bool as_table = state.range(1) != 0;
   const std::string dir = LogOnlyRunDir(n);
+  const std::string saves = absl::StrCat("/tmp/roastcoffea-taskvine-scale-saves-", getpid());
   for (auto _ : state) {
     malloc_trim(0);
     ResetPeakRss();
@@ -186,30 +197,48 @@ void BM_LogOnlyRun(benchmark::State& state) {
     const double tracking_bytes =
         run->tracking.has_value() ? static_cast<double>(run->tracking->SpaceUsedLong()) : 0.0;
     ResetPeakRss();
-    absl::StatusOr<v1::Measurement> m = Measure(*std::move(run), MeasureOptions());
-    if (!m.ok()) {
-      state.SkipWithError("Measure failed");
-      break;
+    MeasuredRun measured;
+    if (as_table) {
+      absl::StatusOr<MeasuredRun> m = MeasureRun(*std::move(run), MeasureOptions());
+      if (m.ok()) measured = *std::move(m);
+      if (!m.ok()) state.SkipWithError("MeasureRun failed");
+    } else {
+      absl::StatusOr<v1::Measurement> m = Measure(*std::move(run), MeasureOptions());
+      if (m.ok()) measured.measurement = *std::move(m);
+      if (!m.ok()) state.SkipWithError("Measure failed");
     }
     const int64_t measure_peak = ProcStatusBytes("VmHWM");
-    const int64_t peak = std::max(read_peak, measure_peak);
+    ResetPeakRss();
+    std::filesystem::remove_all(saves);
+    const absl::StatusOr<std::string> saved =
+        as_table ? SaveMeasurement(measured.measurement, measured.chunks, saves, "run")
+                 : SaveMeasurement(measured.measurement, saves, "run");
+    if (!saved.ok()) state.SkipWithError("the save failed");
+    const int64_t save_peak = ProcStatusBytes("VmHWM");
+    const int64_t peak = std::max({read_peak, measure_peak, save_peak});
     const auto per_task = [&](int64_t bytes) {
       return static_cast<double>(bytes - rss_before) / n;
     };
-    state.counters["chunks"] = m->chunks_size();
+    state.counters["chunks"] =
+        static_cast<double>(as_table ? measured.chunks.size() : measured.measurement.chunks_size());
     state.counters["peak_rss_growth_MiB"] = static_cast<double>(peak - rss_before) / (1 << 20);
     state.counters["peak_rss_per_task_bytes"] = per_task(peak);
     state.counters["read_peak_per_task_bytes"] = per_task(read_peak);
     state.counters["measure_peak_per_task_bytes"] = per_task(measure_peak);
     state.counters["read_table_per_task_bytes"] = table_bytes / n;
     state.counters["read_tracking_per_task_bytes"] = tracking_bytes / n;
-    benchmark::DoNotOptimize(m);
+    state.counters["save_peak_per_task_bytes"] = per_task(save_peak);
+    benchmark::DoNotOptimize(measured);
   }
+  std::filesystem::remove_all(saves);
   state.SetItemsProcessed(state.iterations() * n);
 }
 BENCHMARK(BM_LogOnlyRun)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
+    ->ArgNames({"tasks", "table"})
+    ->Args({100'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 0})
+    ->Args({1'000'000, 1})
     ->Unit(benchmark::kMillisecond)
     ->MeasureProcessCPUTime()
     ->Iterations(1);

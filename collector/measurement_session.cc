@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
@@ -134,8 +135,10 @@ class MeasurementSession::Impl {
   }
 
   absl::Status Start();
-  absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
-  absl::StatusOr<std::string> Save(const v1::Measurement& measurement);
+  absl::StatusOr<MeasuredRun> Finish(RunOutputs outputs);
+  // Runs `save` (the measurement's SaveUnderItsName) in the saving state, then removes the
+  // checkpoint once it succeeded; a failed save names the checkpoint it keeps.
+  absl::StatusOr<std::string> Save(absl::FunctionRef<absl::StatusOr<std::string>()> save);
   // A default name (the start time to the second) moves to "-2", "-3", ... when another run
   // started in the same second; a name the user chose is never changed.
   absl::StatusOr<std::string> SaveUnderItsName(const v1::Measurement& measurement) {
@@ -143,6 +146,13 @@ class MeasurementSession::Impl {
                ? SaveMeasurementUnderFreeName(measurement, options_.output_dir,
                                               measurement.metadata().name())
                : SaveMeasurement(measurement, options_.output_dir, measurement.metadata().name());
+  }
+  absl::StatusOr<std::string> SaveUnderItsName(const MeasuredRun& run) {
+    const std::string& name = run.measurement.metadata().name();
+    const std::string& dir = options_.output_dir;
+    return options_.metadata.name().empty()
+               ? SaveMeasurementUnderFreeName(run.measurement, run.chunks, dir, name)
+               : SaveMeasurement(run.measurement, run.chunks, dir, name);
   }
   std::string interruption() const;
   // Starts the thread that appends new chunks to the checkpoint every checkpoint_interval (a
@@ -525,7 +535,7 @@ void MeasurementSession::Impl::TakeChunks(ChunkTable from_the_run, RawRun* run) 
   }
 }
 
-absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outputs) {
+absl::StatusOr<MeasuredRun> MeasurementSession::Impl::Finish(RunOutputs outputs) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (state_ == State::kSavingWhatIsThere) {
@@ -578,14 +588,15 @@ absl::StatusOr<v1::Measurement> MeasurementSession::Impl::Finish(RunOutputs outp
     SetState(State::kAssembling);
     return profiles;
   };
-  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
-  if (!measurement.ok()) return measurement.status();
-  CompleteMetadata(&*measurement, stopwatch_->start());
+  absl::StatusOr<MeasuredRun> measured = MeasureRun(std::move(run), measure);
+  if (!measured.ok()) return measured.status();
+  CompleteMetadata(&measured->measurement, stopwatch_->start());
   SetState(State::kFinished);
-  return measurement;
+  return measured;
 }
 
-absl::StatusOr<std::string> MeasurementSession::Impl::Save(const v1::Measurement& measurement) {
+absl::StatusOr<std::string> MeasurementSession::Impl::Save(
+    absl::FunctionRef<absl::StatusOr<std::string>()> save) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (state_ == State::kSavingWhatIsThere) {
@@ -594,7 +605,7 @@ absl::StatusOr<std::string> MeasurementSession::Impl::Save(const v1::Measurement
     }
     state_ = State::kSaving;
   }
-  absl::StatusOr<std::string> saved = SaveUnderItsName(measurement);
+  absl::StatusOr<std::string> saved = save();
   SetState(State::kSaved);
   std::lock_guard<std::mutex> lock(checkpoint_mu_);
   if (!checkpoint_.has_value()) return saved;
@@ -652,18 +663,20 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
   run.tool_build = ToolBuildInfo();
   MeasureOptions measure;
   measure.processor_task_patterns = options_.processor_patterns;
-  absl::StatusOr<v1::Measurement> measurement = Measure(std::move(run), measure);
+  absl::StatusOr<MeasuredRun> measured = MeasureRun(std::move(run), measure);
   std::fflush(stdout);
-  if (!measurement.ok()) {
+  if (!measured.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
-                 why.c_str(), std::string(measurement.status().message()).c_str());
+                 why.c_str(), std::string(measured.status().message()).c_str());
     _exit(1);
   }
-  CompleteMetadata(&*measurement, stopwatch_.has_value() ? stopwatch_->start() : clock_->Now());
+  CompleteMetadata(&measured->measurement,
+                   stopwatch_.has_value() ? stopwatch_->start() : clock_->Now());
   // The last resort falls back like the run's own save: what was done is never lost to a full
   // or read-only disk.
   absl::StatusOr<SaveOutcome> saved = SaveWithFallback(
-      *measurement, [this](const v1::Measurement& m) { return SaveUnderItsName(m); },
+      measured->measurement, measured->chunks,
+      [&](const v1::Measurement&, const ChunkTable&) { return SaveUnderItsName(*measured); },
       FallbackSaveDirectory());
   if (!saved.ok()) {
     std::fprintf(stderr, "\n%s: interrupted (%s); cannot save: %s\n", options_.program_name.c_str(),
@@ -681,7 +694,7 @@ void MeasurementSession::Impl::SaveWhatIsThere(const std::string& why_no_trackin
   std::fprintf(stderr, "\n%s: interrupted (%s); %s: what was done (%d chunks) saved to %s\n",
                options_.program_name.c_str(), why.c_str(),
                why_no_tracking.empty() ? "the run did not stop in time" : why_no_tracking.c_str(),
-               measurement->chunks_size(), saved->path.c_str());
+               static_cast<int>(measured->chunks.size()), saved->path.c_str());
   std::fflush(stderr);
   _exit(saved->fell_back ? kSavedElsewhereExitCode : kInterruptedExitCode);
 }
@@ -764,29 +777,22 @@ void MeasurementSession::RecordChunk(v1::ChunkRecord record) {
 void MeasurementSession::Add(v1::ChunkRecord record) { impl_->RecordChunk(std::move(record)); }
 
 absl::StatusOr<v1::Measurement> MeasurementSession::Finish(RunOutputs outputs) {
+  absl::StatusOr<MeasuredRun> run = impl_->Finish(std::move(outputs));
+  if (!run.ok()) return run.status();
+  run->chunks.AppendRecordsTo(run->measurement.mutable_chunks());
+  return std::move(run->measurement);
+}
+
+absl::StatusOr<MeasuredRun> MeasurementSession::FinishRun(RunOutputs outputs) {
   return impl_->Finish(std::move(outputs));
 }
 
 absl::StatusOr<std::string> MeasurementSession::Save(const v1::Measurement& measurement) {
-  return impl_->Save(measurement);
-}
-
-// TODO(#25): interim; FinishRun to keep the table from Measure on, Save to write from it.
-absl::StatusOr<MeasuredRun> MeasurementSession::FinishRun(RunOutputs outputs) {
-  absl::StatusOr<v1::Measurement> measured = impl_->Finish(std::move(outputs));
-  if (!measured.ok()) return measured.status();
-  MeasuredRun run;
-  run.chunks.Reserve(static_cast<size_t>(measured->chunks_size()));
-  for (const v1::ChunkRecord& record : measured->chunks()) run.chunks.Append(record);
-  measured->clear_chunks();
-  run.measurement = *std::move(measured);
-  return run;
+  return impl_->Save([this, &measurement] { return impl_->SaveUnderItsName(measurement); });
 }
 
 absl::StatusOr<std::string> MeasurementSession::Save(const MeasuredRun& run) {
-  v1::Measurement whole = run.measurement;
-  run.chunks.AppendRecordsTo(whole.mutable_chunks());
-  return impl_->Save(whole);
+  return impl_->Save([this, &run] { return impl_->SaveUnderItsName(run); });
 }
 
 }  // namespace roastcoffea

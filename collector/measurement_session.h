@@ -9,8 +9,10 @@
 //   ... run the work; session->RecordChunk(record) as each chunk ends (or let
 //   ... TrackChunksInto(processor, session->get()) do it: the session is a ChunkRecordSink),
 //   ... and stop handing out work once session->interrupted() ...
-//   absl::StatusOr<v1::Measurement> measurement = (*session)->Finish(RunOutputs{});
-//   absl::StatusOr<std::string> directory = (*session)->Save(*measurement);  // collect show DIR
+//   absl::StatusOr<MeasuredRun> run = (*session)->FinishRun(RunOutputs{});
+//   absl::StatusOr<std::string> directory = (*session)->Save(*run);  // collect show DIR
+// (Finish gives one v1::Measurement with its records instead: ~1 KB per chunk, against ~190 B
+// as the MeasuredRun's table.)
 //
 // The session owns the clocks (UTC, monotonic, process CPU, host facts), the backend's tracking
 // and its "coffea-processing" span, the stop, profiles and warnings, the join of the engine's
@@ -166,12 +168,13 @@ class MeasurementSession : public ChunkRecordSink {
   void Add(v1::ChunkRecord record) override;
 
   // Closes the span (a failure is a warning), stops tracking, and assembles the measurement of
-  // everything the backend and the run produced, aggregated. Errors: the backend's StopTracking,
-  // aggregation's (bad input, named); Finish may be called once.
-  absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
-  // Finish with the chunk records kept as a table beside the measurement (MeasuredRun,
-  // aggregation/measure.h): ~190 B per chunk instead of ~1 KB as messages, for big runs.
+  // everything the backend and the run produced, aggregated (MeasureRun), its chunk records
+  // kept as a table beside it (MeasuredRun, aggregation/measure.h: ~190 B per chunk instead of
+  // ~1 KB as messages). Errors: the backend's StopTracking, aggregation's (bad input, named);
+  // FinishRun (or Finish) may be called once.
   absl::StatusOr<MeasuredRun> FinishRun(RunOutputs outputs);
+  // FinishRun with the records materialized into measurement.chunks(): one message.
+  absl::StatusOr<v1::Measurement> Finish(RunOutputs outputs);
 
   // Writes the measurement to <output_dir>/<metadata.name>/ and returns its path (as
   // //store:measurement_io's SaveMeasurement: atomic, never overwrites), then removes the run's

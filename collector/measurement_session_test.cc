@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -162,6 +163,66 @@ TEST(MeasurementSessionTest, FromStartToASavedMeasurement) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->chunks_size(), 2);
   EXPECT_FALSE((*session)->Finish(RunOutputs{}).ok()) << "Finish is called once";
+}
+
+// FinishRun keeps the records as a table beside the measurement; Save(MeasuredRun) writes them
+// as if they were measurement.chunks(), and removes the checkpoint once saved.
+TEST(MeasurementSessionTest, FinishRunKeepsTheRecordsAsATableAndSavesEveryOne) {
+  FakeBackend backend;
+  SessionOptions options = Options("table-run");
+  options.checkpoint_interval = absl::Hours(1);  // only the final append at Finish
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  const std::string checkpoint = (*session)->checkpoint_directory();
+  ASSERT_FALSE(checkpoint.empty());
+  std::vector<v1::ChunkRecord> recorded;
+  for (int i = 0; i < 50; ++i) {
+    v1::ChunkRecord chunk = Chunk(100 * i);
+    chunk.set_task_id(absl::StrCat("task-", i));
+    recorded.push_back(chunk);
+    (*session)->RecordChunk(chunk);
+  }
+  absl::StatusOr<MeasuredRun> run = (*session)->FinishRun(RunOutputs{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->measurement.chunks_size(), 0) << "the records are in the table only";
+  ASSERT_EQ(run->chunks.size(), recorded.size());
+  EXPECT_EQ(run->measurement.metrics().chunks().num_chunks(), 50);
+  EXPECT_EQ(run->measurement.metadata().name(), "table-run");
+  absl::StatusOr<std::string> saved = (*session)->Save(*run);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(*saved);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->chunks_size(), 50);
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_TRUE(MessageDifferencer::Equals(loaded->chunks(i), recorded[i]))
+        << "record " << i << ": " << loaded->chunks(i).ShortDebugString();
+  }
+  EXPECT_EQ(loaded->metrics().chunks().num_chunks(), 50);
+  EXPECT_FALSE(std::filesystem::exists(checkpoint)) << "the checkpoint outlived the save";
+  EXPECT_FALSE((*session)->FinishRun(RunOutputs{}).ok()) << "FinishRun is called once";
+}
+
+// A MeasuredRun that cannot be saved keeps the checkpoint, and the error says where it is.
+TEST(MeasurementSessionTest, AFailedSaveOfAMeasuredRunNamesTheCheckpoint) {
+  FakeBackend backend;
+  SessionOptions options = Options("taken-name");
+  options.checkpoint_interval = absl::Hours(1);
+  ASSERT_TRUE(SaveMeasurement(v1::Measurement(), options.output_dir, "taken-name").ok());
+  absl::StatusOr<std::unique_ptr<MeasurementSession>> session =
+      MeasurementSession::Start(backend, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  (*session)->RecordChunk(Chunk(0));
+  absl::StatusOr<MeasuredRun> run = (*session)->FinishRun(RunOutputs{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  absl::StatusOr<std::string> saved = (*session)->Save(*run);
+  ASSERT_FALSE(saved.ok());
+  EXPECT_THAT(saved.status().message(), HasSubstr("taken-name"));
+  EXPECT_THAT(saved.status().message(),
+              HasSubstr("are in its checkpoint, " + (*session)->checkpoint_directory()));
+  absl::StatusOr<Checkpoint> read = ReadCheckpoint((*session)->checkpoint_directory());
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->chunks.size(), 1u);
 }
 
 bool HasWarning(const v1::Measurement& measurement, absl::string_view code) {
@@ -860,6 +921,39 @@ TEST(MeasurementSessionDeathTest, ARunThatDoesNotStopIsSavedWithWhatWasDone) {
   EXPECT_EQ(saved->metadata().interruption(), "SIGINT while running");
   EXPECT_EQ(saved->chunks_size(), 2);
   EXPECT_FALSE(saved->has_tracking());
+}
+
+// SIGTERM with a stuck run and many chunks: the last resort saves every one, in order.
+TEST(MeasurementSessionDeathTest, TheLastResortSaveKeepsEveryChunk) {
+  const std::string output_dir = Options("").output_dir;
+  constexpr int kChunks = 2000;
+  EXPECT_EXIT(
+      {
+        FakeBackend backend;
+        backend.hang_on_stop = true;
+        auto session = MeasurementSession::Start(backend, Options("hung-many"));
+        if (!session.ok()) std::exit(99);
+        for (int i = 0; i < kChunks; ++i) {
+          v1::ChunkRecord chunk = Chunk(100 * i);
+          chunk.set_task_id(absl::StrCat("task-", i));
+          (*session)->RecordChunk(chunk);
+        }
+        kill(getpid(), SIGTERM);
+        (*session)->WaitForInterruption(absl::Now() + absl::Seconds(5));
+        (void)(*session)->Finish(RunOutputs{});  // never returns
+        std::exit(98);
+      },
+      ::testing::ExitedWithCode(kInterruptedExitCode), "2000 chunks\\) saved to .*hung-many");
+  absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output_dir + "/hung-many");
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->metadata().interruption(), "SIGTERM while running");
+  ASSERT_EQ(saved->chunks_size(), kChunks);
+  for (int i = 0; i < kChunks; ++i) {
+    v1::ChunkRecord expected = Chunk(100 * i);
+    expected.set_task_id(absl::StrCat("task-", i));
+    ASSERT_TRUE(MessageDifferencer::Equals(saved->chunks(i), expected)) << "chunk " << i;
+  }
+  EXPECT_EQ(saved->metrics().chunks().num_chunks(), kChunks);
 }
 
 // The same for a backend that handed its samples to the checkpoint: the last resort saves them

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "export/html_report.h"
+#include "export/report_chunks.h"
 #include "live/exposition.h"
 #include "live/live_page.h"
 
@@ -95,16 +96,31 @@ void LiveServer::Unwatch(const MeasurementSession* session) {
 }
 
 void LiveServer::SetFinal(const v1::Measurement& measurement) {
+  const LiveStatus saved = LiveStatusOf(measurement);
+  SetFinal(saved, measurement, ReportChunksOf(measurement));
+}
+
+void LiveServer::SetFinal(const v1::Measurement& measurement, const ChunkTable& chunks) {
+  LiveStatus saved = LiveStatusOf(measurement);
+  ReportChunks report_chunks;
+  chunks.ForEachRecord([&saved, &report_chunks](const v1::ChunkRecord& record) {
+    CountChunk(record, &saved);
+    report_chunks.Add(record);
+  });
+  SetFinal(saved, measurement, report_chunks);
+}
+
+void LiveServer::SetFinal(LiveStatus saved, const v1::Measurement& measurement,
+                          const ReportChunks& chunks) {
   LiveStatus status;
   {
     std::lock_guard<std::mutex> lock(mu_);
     // The session's own counters, final, when it ran here: the same numbers as during the run.
-    status = session_ != nullptr ? session_->live_status(absl::ZeroDuration())
-                                 : LiveStatusOf(measurement);
+    status = session_ != nullptr ? session_->live_status(absl::ZeroDuration()) : std::move(saved);
   }
   status.finished = true;
   status.so_far = std::make_shared<const v1::AggregatedMetrics>(measurement.metrics());
-  std::string report = RenderHtmlReport(measurement);
+  std::string report = RenderHtmlReport(measurement, chunks);
   std::lock_guard<std::mutex> lock(mu_);
   final_status_ = std::move(status);
   final_report_ = std::move(report);

@@ -23,9 +23,13 @@
 #include "collector/live_status.h"
 #include "collector/measurement_session.h"
 #include "live/http_server.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
+
+class ReportChunks;  // export/report_chunks.h
+
 namespace live {
 
 // "[HOST]:PORT" as the user gives it: ":8000" and "8000" bind 127.0.0.1; "0.0.0.0:8000",
@@ -54,6 +58,9 @@ class LiveServer {
   void Unwatch(const MeasurementSession* session);
   // The run is saved: /metrics keeps its last counters, "/" shows the final HTML report.
   void SetFinal(const v1::Measurement& measurement);
+  // The same for a run whose records are held apart in `chunks` (MeasuredRun): read one at a
+  // time into the counters and the report's compact view, never all materialized.
+  void SetFinal(const v1::Measurement& measurement, const ChunkTable& chunks);
 
   std::string address() const { return http_->address(); }
   int port() const { return http_->port(); }
@@ -64,6 +71,8 @@ class LiveServer {
   explicit LiveServer(LiveServerOptions options) : options_(std::move(options)) {}
   HttpResponse Handle(const HttpRequest& request);
   LiveStatus Status();
+  // SetFinal's common part: `saved` counts the records when no session ran here.
+  void SetFinal(LiveStatus saved, const v1::Measurement& measurement, const ReportChunks& chunks);
 
   const LiveServerOptions options_;
   std::unique_ptr<HttpServer> http_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -26,6 +27,13 @@ struct SaveOutcome {
 absl::StatusOr<SaveOutcome> SaveWithFallback(
     const v1::Measurement& measurement,
     const std::function<absl::StatusOr<std::string>(const v1::Measurement&)>& save,
+    const std::string& fallback_directory);
+// The same for a measurement whose chunk records are held apart in `chunks` (MeasuredRun,
+// aggregation/measure.h): `save(measurement, chunks)`, else the fallback save of both.
+absl::StatusOr<SaveOutcome> SaveWithFallback(
+    const v1::Measurement& measurement, const ChunkTable& chunks,
+    const std::function<absl::StatusOr<std::string>(const v1::Measurement&, const ChunkTable&)>&
+        save,
     const std::string& fallback_directory);
 
 }  // namespace roastcoffea

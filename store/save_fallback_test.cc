@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
@@ -58,6 +59,28 @@ TEST(SaveWithFallbackTest, BothFailingNamesBothReasons) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_TRUE(absl::StrContains(outcome.status().message(), blocked + "/a"));
   EXPECT_TRUE(absl::StrContains(outcome.status().message(), "fallback save in '" + blocked + "/b"));
+}
+
+TEST(SaveWithFallbackTest, AChunkTableFallsBackWithEveryRecord) {
+  ASSERT_TRUE(SaveMeasurement(Named("x"), TempDir() + "/seed3", "x").ok());
+  const std::string blocked = TempDir() + "/seed3/x/FORMAT/out";
+  const std::string fallback = TempDir() + "/fallback3";
+  std::vector<v1::ChunkRecord> records(3);
+  for (size_t i = 0; i < records.size(); ++i) records[i].set_task_id("task-" + std::to_string(i));
+  const ChunkTable chunks = ChunkTableOf(records);
+  absl::StatusOr<SaveOutcome> outcome = SaveWithFallback(
+      Named("run"), chunks,
+      [&](const v1::Measurement& m, const ChunkTable& c) {
+        return SaveMeasurement(m, c, blocked, "run");
+      },
+      fallback);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->fell_back);
+  EXPECT_EQ(outcome->path, fallback + "/run");
+  absl::StatusOr<v1::Measurement> loaded = LoadMeasurement(outcome->path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->chunks_size(), 3);
+  EXPECT_EQ(loaded->chunks(2).task_id(), "task-2");
 }
 
 TEST(FallbackSaveDirectoryTest, UsesTmpdirWhenAbsolute) {

@@ -54,10 +54,9 @@ ExitCode RunWithEngineBackend(const RunConfig& config, const OutputPlan& plan,
                 std::move(options.session))
           : RunExternalMeasurement(backend, std::move(options));
   if (!result.ok()) return Fail(result.status());
-  absl::StatusOr<std::string> saved =
-      Finish(config, plan, *result->session, result->measurement, "");
+  absl::StatusOr<std::string> saved = Finish(config, plan, *result->session, result->run, "");
   if (!saved.ok()) return Fail(saved.status());
-  if (Interrupted(*result->session, result->measurement))
+  if (Interrupted(*result->session, result->run.measurement))
     return WithSaveOutcome(plan, ExitCode::kInterrupted);
   if (result->partial) {
     std::cerr << "collect: the measurement is partial: the backend lost sight of the engine "

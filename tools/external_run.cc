@@ -264,7 +264,7 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
   absl::StatusOr<WaitOutcome> waited =
       RunCommandAndWait(options.command, options.duration, report_path, records_path, session);
   if (!waited.ok()) {
-    (void)session.Finish(RunOutputs{});  // stops tracking: no thread is left behind
+    (void)session.FinishRun(RunOutputs{});  // stops tracking: no thread is left behind
     return waited.status();
   }
   result.command_exit_code = waited->exit_code;
@@ -276,11 +276,11 @@ absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend&
         " of the interruption and was killed (SIGKILL)")));
   }
   ReadCommandFiles(report_path, records_path, session, &outputs);
-  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
-  if (!measurement.ok()) return measurement.status();
-  result.measurement = *std::move(measurement);
-  result.partial = result.measurement.tracking().gaps_size() > 0;
-  result.interrupted = result.measurement.metadata().interrupted();
+  absl::StatusOr<MeasuredRun> run = session.FinishRun(std::move(outputs));
+  if (!run.ok()) return run.status();
+  result.run = *std::move(run);
+  result.partial = result.run.measurement.tracking().gaps_size() > 0;
+  result.interrupted = result.run.measurement.metadata().interrupted();
   return result;
 }
 
@@ -298,11 +298,11 @@ absl::StatusOr<ExternalRunResult> MeasureFinishedRun(
   RunOutputs outputs;
   outputs.engine_record = *std::move(record);
   outputs.engine_record_frames_the_run = true;
-  absl::StatusOr<v1::Measurement> measurement = result.session->Finish(std::move(outputs));
-  if (!measurement.ok()) return measurement.status();
-  result.measurement = *std::move(measurement);
-  result.partial = result.measurement.tracking().gaps_size() > 0;
-  result.interrupted = result.measurement.metadata().interrupted();
+  absl::StatusOr<MeasuredRun> run = result.session->FinishRun(std::move(outputs));
+  if (!run.ok()) return run.status();
+  result.run = *std::move(run);
+  result.partial = result.run.measurement.tracking().gaps_size() > 0;
+  result.interrupted = result.run.measurement.metadata().interrupted();
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "aggregation/measure.h"
 #include "backends/metrics_backend.h"
 #include "collector/measurement_session.h"
 #include "schema/measurement.pb.h"
@@ -34,14 +35,15 @@ struct ExternalRunOptions {
 };
 
 struct ExternalRunResult {
-  // Finished: Save the measurement with it.
+  // Finished: Save the run with it.
   std::unique_ptr<MeasurementSession> session;
-  v1::Measurement measurement;
+  // The measurement, its chunk records held apart as a table (FinishRun).
+  MeasuredRun run;
   // The command's exit status (128 + signal when it was killed); 0 without a command.
   int command_exit_code = 0;
   // The backend lost sight of the engine for a while (TrackingData.gaps is not empty).
   bool partial = false;
-  // Stopped early by SIGINT or SIGTERM (measurement.metadata().interrupted()); never when the
+  // Stopped early by SIGINT or SIGTERM (run.measurement.metadata().interrupted()); never when the
   // signal was the planned end (no command and no duration: tracking until Ctrl-C).
   bool interrupted = false;
 };
@@ -49,7 +51,7 @@ struct ExternalRunResult {
 // Runs the whole measurement. The first SIGINT or SIGTERM ends the wait: a signal sent with
 // kill() is passed on to the command (Ctrl-C reached it already), which gets the session's grace
 // period to exit before it is killed; the measurement is then finished with what there is.
-// Warnings about what the command left (unreadable report, ...) are in measurement.warnings
+// Warnings about what the command left (unreadable report, ...) are in run.measurement.warnings
 // under "external_run". Errors: the backend's (named), a command that cannot be started
 // (NotFound naming it).
 absl::StatusOr<ExternalRunResult> RunExternalMeasurement(AbstractMetricsBackend& backend,

@@ -144,15 +144,15 @@ TEST(RunExternalMeasurementTest, ReadsTheReportAndRecordsTheCommandLeaves) {
   EXPECT_EQ(result->command_exit_code, 3);
   EXPECT_FALSE(result->partial);
   EXPECT_FALSE(result->interrupted);
-  EXPECT_THAT(RunWarnings(result->measurement), ::testing::IsEmpty());
+  EXPECT_THAT(RunWarnings(result->run.measurement), ::testing::IsEmpty());
   EXPECT_EQ(backend.starts, 1);
   EXPECT_EQ(backend.stops, 1);
-  const v1::Measurement& m = result->measurement;
+  const v1::Measurement& m = result->run.measurement;
   EXPECT_EQ(m.metadata().backend(), "fake");
   EXPECT_EQ(m.report().events(), 20000);
   EXPECT_EQ(m.metrics().workflow().total_events(), 20000);
   EXPECT_EQ(m.metrics().workflow().total_bytes_read(), 4000000);
-  ASSERT_EQ(m.chunks_size(), 2);
+  ASSERT_EQ(result->run.chunks.size(), 2u);
   EXPECT_EQ(m.metrics().chunks().num_chunks(), 2);
   ASSERT_TRUE(m.has_tracking());
   EXPECT_EQ(m.metrics().workers().peak_workers(), 2);
@@ -169,8 +169,8 @@ TEST(RunExternalMeasurementTest, WithoutAReportTheChunkRecordsAreTheReport) {
   backend.own_chunks = {own};
   absl::StatusOr<ExternalRunResult> result = RunExternalMeasurement(backend, Command("true"));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->measurement.report().events(), 500);
-  EXPECT_EQ(result->measurement.chunks_size(), 1);
+  EXPECT_EQ(result->run.measurement.report().events(), 500);
+  EXPECT_EQ(result->run.chunks.size(), 1u);
 }
 
 TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) {
@@ -194,15 +194,16 @@ TEST(RunExternalMeasurementTest, EngineTasksJoinTheInstrumentedRecordsByTaskId) 
                 "num_events": 10, "t_start": 103, "t_end": 104}]' \
           > "$ROASTCOFFEA_CHUNK_RECORDS")"));
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(RunWarnings(result->measurement), ::testing::IsEmpty());
-  const v1::Measurement& m = result->measurement;
-  ASSERT_EQ(m.chunks_size(), 2);  // one record per chunk
-  EXPECT_EQ(m.chunks(0).task_id(), "9");
-  ASSERT_EQ(m.chunks(0).retried_task_ids_size(), 1);
-  EXPECT_EQ(m.chunks(0).retried_task_ids(0), "3");
-  EXPECT_EQ(m.chunks(0).attempt(), 1u);
-  EXPECT_EQ(m.chunks(0).worker(), "worker-1");
-  EXPECT_EQ(m.chunks(1).task_id(), "4");
+  EXPECT_THAT(RunWarnings(result->run.measurement), ::testing::IsEmpty());
+  const v1::Measurement& m = result->run.measurement;
+  const std::vector<v1::ChunkRecord> chunks = RecordsOf(result->run.chunks);
+  ASSERT_EQ(chunks.size(), 2u);  // one record per chunk
+  EXPECT_EQ(chunks[0].task_id(), "9");
+  ASSERT_EQ(chunks[0].retried_task_ids_size(), 1);
+  EXPECT_EQ(chunks[0].retried_task_ids(0), "3");
+  EXPECT_EQ(chunks[0].attempt(), 1u);
+  EXPECT_EQ(chunks[0].worker(), "worker-1");
+  EXPECT_EQ(chunks[1].task_id(), "4");
   EXPECT_EQ(m.metrics().chunks().num_failed_chunks(), 0);
   EXPECT_EQ(m.report().events(), 20);
 }
@@ -213,12 +214,12 @@ TEST(RunExternalMeasurementTest, BrokenJsonIsAWarningNotALostMeasurement) {
   absl::StatusOr<ExternalRunResult> result =
       RunExternalMeasurement(backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
   ASSERT_TRUE(result.ok()) << result.status();
-  const std::vector<std::string> warnings = RunWarnings(result->measurement);
+  const std::vector<std::string> warnings = RunWarnings(result->run.measurement);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_EQ(warnings[0], "the two logs disagree");
   EXPECT_THAT(warnings[1], HasSubstr("report ignored"));
   EXPECT_THAT(warnings[1], HasSubstr("report.json"));
-  EXPECT_EQ(result->measurement.metrics().workflow().total_events(), 0);
+  EXPECT_EQ(result->run.measurement.metrics().workflow().total_events(), 0);
 }
 
 // Every warning reaches the saved measurement: the backend's under its own code, ours under
@@ -230,7 +231,7 @@ TEST(RunExternalMeasurementTest, WarningsAreInTheMeasurementWithCodes) {
       RunExternalMeasurement(backend, Command(R"(echo '{oops' > "$ROASTCOFFEA_REPORT")"));
   ASSERT_TRUE(result.ok()) << result.status();
   std::vector<std::pair<std::string, std::string>> coded;
-  for (const v1::Warning& w : result->measurement.warnings()) {
+  for (const v1::Warning& w : result->run.measurement.warnings()) {
     // Host warnings (this machine's load, the build) come first and are not ours to check.
     if (w.code() == "external_run" || w.code() == absl::StrCat(backend.name(), "_warning")) {
       coded.emplace_back(w.code(), w.message());
@@ -280,7 +281,7 @@ TEST(MeasureFinishedRunTest, IsNotWaitedForAndKeepsItsOwnWindow) {
   absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun("taskvine", read, session);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(reads, 1);
-  const v1::MeasurementMetadata& metadata = result->measurement.metadata();
+  const v1::MeasurementMetadata& metadata = result->run.measurement.metadata();
   EXPECT_EQ(metadata.backend(), "taskvine");
   EXPECT_EQ(metadata.start_time().seconds(), 1700000000);
   EXPECT_EQ(metadata.end_time().seconds(), 1700000090);
@@ -309,7 +310,7 @@ TEST(RunExternalMeasurementTest, DurationWithoutCommand) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_GE(seconds, 0.3);
-  EXPECT_GE(result->measurement.metadata().elapsed_seconds(), 0.3);
+  EXPECT_GE(result->run.measurement.metadata().elapsed_seconds(), 0.3);
   EXPECT_FALSE(result->interrupted);
 }
 
@@ -321,11 +322,11 @@ TEST(RunExternalMeasurementTest, SigtermEndsTheRunButKeepsTheMeasurement) {
       RunExternalMeasurement(backend, Command("kill -TERM $PPID; sleep 30"));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->interrupted);
-  EXPECT_TRUE(result->measurement.metadata().interrupted());
-  EXPECT_EQ(result->measurement.metadata().interruption(), "SIGTERM while running");
+  EXPECT_TRUE(result->run.measurement.metadata().interrupted());
+  EXPECT_EQ(result->run.measurement.metadata().interruption(), "SIGTERM while running");
   EXPECT_EQ(result->command_exit_code, 128 + 15) << "the command got the SIGTERM too";
   EXPECT_EQ(backend.stops, 1);
-  EXPECT_LT(result->measurement.metadata().elapsed_seconds(), 20);
+  EXPECT_LT(result->run.measurement.metadata().elapsed_seconds(), 20);
 }
 
 // A command that ignores the signal has the grace period, then it is killed.
@@ -337,9 +338,9 @@ TEST(RunExternalMeasurementTest, ACommandThatIgnoresTheSignalIsKilledAfterTheGra
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->interrupted);
   EXPECT_EQ(result->command_exit_code, 128 + 9);
-  EXPECT_THAT(RunWarnings(result->measurement),
+  EXPECT_THAT(RunWarnings(result->run.measurement),
               ::testing::Contains(HasSubstr("was killed (SIGKILL)")));
-  EXPECT_LT(result->measurement.metadata().elapsed_seconds(), 10);
+  EXPECT_LT(result->run.measurement.metadata().elapsed_seconds(), 10);
 }
 
 }  // namespace

@@ -26,6 +26,20 @@ std::string SampleCacheHint(const v1::ChunkRecord& failed, absl::string_view cac
                       ") and run again\n");
 }
 
+namespace {
+
+ExitCode SayFailed(int64_t failed, int64_t chunks, const v1::ChunkRecord& first,
+                   absl::string_view sample_cache_dir) {
+  std::cerr << "collect: " << failed << " of " << chunks
+            << " chunks failed; first failure: " << first.file() << " entries ["
+            << first.entry_start() << ", " << first.entry_stop() << "): " << first.error_text()
+            << "\n"
+            << SampleCacheHint(first, sample_cache_dir);
+  return ExitCode::kFailure;
+}
+
+}  // namespace
+
 ExitCode ReportFailedChunks(const v1::Measurement& measurement,
                             absl::string_view sample_cache_dir) {
   int64_t failed = 0;
@@ -35,12 +49,19 @@ ExitCode ReportFailedChunks(const v1::Measurement& measurement,
     if (failed++ == 0) first = &chunk;
   }
   if (first == nullptr) return ExitCode::kOk;
-  std::cerr << "collect: " << failed << " of " << measurement.chunks_size()
-            << " chunks failed; first failure: " << first->file() << " entries ["
-            << first->entry_start() << ", " << first->entry_stop() << "): " << first->error_text()
-            << "\n"
-            << SampleCacheHint(*first, sample_cache_dir);
-  return ExitCode::kFailure;
+  return SayFailed(failed, measurement.chunks_size(), *first, sample_cache_dir);
+}
+
+ExitCode ReportFailedChunks(const ChunkTable& chunks, absl::string_view sample_cache_dir) {
+  int64_t failed = 0;
+  size_t first = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (chunks.status(i) != v1::CHUNK_STATUS_FAILED) continue;
+    if (failed++ == 0) first = i;
+  }
+  if (failed == 0) return ExitCode::kOk;
+  return SayFailed(failed, static_cast<int64_t>(chunks.size()), chunks.Record(first),
+                   sample_cache_dir);
 }
 
 }  // namespace roastcoffea

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "tools/exit_code.h"
 
@@ -19,6 +20,9 @@ std::string SampleCacheHint(const v1::ChunkRecord& failed, absl::string_view cac
 // failure (and, for the sample analysis in `sample_cache_dir`, how to mend a damaged cache).
 ExitCode ReportFailedChunks(const v1::Measurement& measurement,
                             absl::string_view sample_cache_dir = "");
+// The same for a run's records held as a table (MeasuredRun::chunks): only the first failed
+// one is materialized.
+ExitCode ReportFailedChunks(const ChunkTable& chunks, absl::string_view sample_cache_dir = "");
 
 }  // namespace roastcoffea
 

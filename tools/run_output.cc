@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "export/html_report.h"
 #include "export/recap.h"
+#include "export/report_chunks.h"
 #include "profile/profile.h"
 #include "store/save_fallback.h"
 #include "tools/code_identity.h"
@@ -85,35 +86,35 @@ bool Interrupted(const MeasurementSession& session, const v1::Measurement& measu
          (session.interrupted() && !session.options().signal_is_the_end);
 }
 
-absl::StatusOr<std::string> FinishSaving(
-    const RunConfig& config, const OutputPlan& plan, const v1::Measurement& measurement,
-    const std::string& extra_output,
-    const std::function<absl::StatusOr<std::string>(const v1::Measurement&)>& save,
-    const MeasurementSession* session) {
-  std::cout << FormatSummaryTables(measurement, plan.tables);
-  if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
-  std::cout.flush();  // the warnings follow the tables on a terminal
-  for (const v1::Warning& warning : measurement.warnings()) {
-    std::cerr << "collect: warning: " << ForTerminal(warning.message()) << "\n";
-  }
-  absl::StatusOr<SaveOutcome> outcome =
-      SaveWithFallback(measurement, save, FallbackSaveDirectory());
-  if (!outcome.ok()) return outcome.status();
-  const absl::StatusOr<std::string> saved = outcome->path;
-  if (outcome->fell_back) {
-    plan.saved_elsewhere = true;
-    std::cerr << "collect: could not save the measurement where asked (" << outcome->why
-              << "); saved it instead to " << *saved << " (exit status 6)\n";
-  }
-  if (LiveView() != nullptr) LiveView()->SetFinal(measurement);
-  // What matters, still on screen when the tables have scrolled away.
-  std::cout << "\n" << FormatRecap(measurement, plan.tables);
-  std::cout << "\nMeasurement saved to " << *saved << "\n"
+namespace {
+
+// The HTML report's view of the records (export/report_chunks.h), read from the table one at a
+// time: never the whole run as messages.
+ReportChunks ReportChunksOfTable(const ChunkTable& chunks) {
+  ReportChunks report;
+  chunks.ForEachRecord([&report](const v1::ChunkRecord& record) { report.Add(record); });
+  return report;
+}
+
+// The trace writers (trace/) read measurement.chunks(): the records are materialized for them
+// alone, and dropped again once the trace is written.
+absl::Status WriteTraceOfRun(const std::string& trace, MeasuredRun& run) {
+  if (trace.empty()) return absl::OkStatus();
+  run.chunks.AppendRecordsTo(run.measurement.mutable_chunks());
+  absl::Status written = WriteTrace(run.measurement, trace, std::cout);
+  run.measurement.clear_chunks();
+  return written;
+}
+
+// What to run next, and what the profile holds.
+void PrintFollowUps(const RunConfig& config, const v1::Measurement& measurement,
+                    const std::string& saved) {
+  std::cout << "\nMeasurement saved to " << saved << "\n"
             << "Show it again with: "
-            << FollowUpCommand(config.launch, {"show", DisplayPath(config.launch, *saved)}) << "\n";
+            << FollowUpCommand(config.launch, {"show", DisplayPath(config.launch, saved)}) << "\n";
   if (!config.html) {
     std::cout << "HTML report (plots, timeline): "
-              << FollowUpCommand(config.launch, {"report", DisplayPath(config.launch, *saved)})
+              << FollowUpCommand(config.launch, {"report", DisplayPath(config.launch, saved)})
               << "\n";
   }
   if (measurement.profiles_size() > 0) {
@@ -126,24 +127,58 @@ absl::StatusOr<std::string> FinishSaving(
     // A profile without samples (a run too short for the sampling interval) has nothing to show.
     if (samples > 0) {
       std::cout << "Profile: " << samples << " samples; hot functions and flame graphs with: "
-                << FollowUpCommand(config.launch, {"profile", DisplayPath(config.launch, *saved)})
+                << FollowUpCommand(config.launch, {"profile", DisplayPath(config.launch, saved)})
                 << "\n";
     }
   }
   std::cout.flush();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FinishSaving(
+    const RunConfig& config, const OutputPlan& plan, MeasuredRun& run,
+    const std::string& extra_output,
+    const std::function<absl::StatusOr<std::string>(const MeasuredRun&)>& save,
+    const MeasurementSession* session) {
+  const v1::Measurement& measurement = run.measurement;
+  // The tables and the recap read the aggregated metrics only, never the records.
+  std::cout << FormatSummaryTables(measurement, plan.tables);
+  if (!extra_output.empty()) std::cout << "\n" << extra_output << "\n";
+  std::cout.flush();  // the warnings follow the tables on a terminal
+  for (const v1::Warning& warning : measurement.warnings()) {
+    std::cerr << "collect: warning: " << ForTerminal(warning.message()) << "\n";
+  }
+  absl::StatusOr<SaveOutcome> outcome = SaveWithFallback(
+      measurement, run.chunks,
+      [&run, &save](const v1::Measurement& /*measurement*/, const ChunkTable& /*chunks*/) {
+        return save(run);
+      },
+      FallbackSaveDirectory());
+  if (!outcome.ok()) return outcome.status();
+  const std::string& saved = outcome->path;
+  if (outcome->fell_back) {
+    plan.saved_elsewhere = true;
+    std::cerr << "collect: could not save the measurement where asked (" << outcome->why
+              << "); saved it instead to " << saved << " (exit status 6)\n";
+  }
+  if (LiveView() != nullptr) LiveView()->SetFinal(measurement, run.chunks);
+  // What matters, still on screen when the tables have scrolled away.
+  std::cout << "\n" << FormatRecap(measurement, plan.tables);
+  PrintFollowUps(config, measurement, saved);
   if (measurement.metadata().interrupted()) {
     std::cerr << "collect: interrupted (" << measurement.metadata().interruption()
-              << "): the measurement holds what was done until then: " << *saved << "\n";
+              << "): the measurement holds what was done until then: " << saved << "\n";
   } else if (session != nullptr && Interrupted(*session, measurement)) {
     std::cerr << "collect: interrupted (" << session->interruption()
-              << ") after the run: the measurement is complete: " << *saved << "\n";
+              << ") after the run: the measurement is complete: " << saved << "\n";
   }
-  if (absl::Status trace = WriteTrace(measurement, config.trace, std::cout); !trace.ok()) {
-    return trace;
-  }
+  if (absl::Status trace = WriteTraceOfRun(config.trace, run); !trace.ok()) return trace;
   if (config.html) {
-    const std::string report = *saved + ".html";
-    if (absl::Status written = WriteHtmlReport(measurement, report); !written.ok()) {
+    const std::string report = saved + ".html";
+    if (absl::Status written =
+            WriteHtmlReport(measurement, ReportChunksOfTable(run.chunks), report);
+        !written.ok()) {
       return written;
     }
     std::cout << "HTML report written to " << report << "\n";
@@ -152,11 +187,11 @@ absl::StatusOr<std::string> FinishSaving(
 }
 
 absl::StatusOr<std::string> Finish(const RunConfig& config, const OutputPlan& plan,
-                                   MeasurementSession& session, const v1::Measurement& measurement,
+                                   MeasurementSession& session, MeasuredRun& run,
                                    const std::string& extra_output) {
   return FinishSaving(
-      config, plan, measurement, extra_output,
-      [&session](const v1::Measurement& m) { return session.Save(m); }, &session);
+      config, plan, run, extra_output, [&session](const MeasuredRun& r) { return session.Save(r); },
+      &session);
 }
 
 }  // namespace roastcoffea

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "aggregation/measure.h"
 #include "collector/measurement_session.h"
 #include "export/tables.h"
 #include "schema/measurement.pb.h"
@@ -52,18 +53,20 @@ void RecordCodeIdentity(const std::string& label, const std::string& executable,
 // signal was how the run was meant to end (tracking until Ctrl-C).
 bool Interrupted(const MeasurementSession& session, const v1::Measurement& measurement);
 
-// Prints the tables (and `extra_output`) and the warnings, saves the measurement with `save`
-// (falling back to another directory when that fails), writes the trace and the HTML report if
-// asked. `session`: the run's session, or null. Returns the directory written.
+// Prints the tables (and `extra_output`) and the warnings, saves the run with `save` (falling
+// back to another directory when that fails), writes the trace and the HTML report if asked.
+// The records stay in run.chunks: only --trace materializes them, into run.measurement for the
+// time of writing it (run.measurement.chunks() is empty again on return). `session`: the run's
+// session, or null. Returns the directory written.
 absl::StatusOr<std::string> FinishSaving(
-    const RunConfig& config, const OutputPlan& plan, const v1::Measurement& measurement,
+    const RunConfig& config, const OutputPlan& plan, MeasuredRun& run,
     const std::string& extra_output,
-    const std::function<absl::StatusOr<std::string>(const v1::Measurement&)>& save,
+    const std::function<absl::StatusOr<std::string>(const MeasuredRun&)>& save,
     const MeasurementSession* session);
 
 // FinishSaving, saved through `session`.
 absl::StatusOr<std::string> Finish(const RunConfig& config, const OutputPlan& plan,
-                                   MeasurementSession& session, const v1::Measurement& measurement,
+                                   MeasurementSession& session, MeasuredRun& run,
                                    const std::string& extra_output);
 
 }  // namespace roastcoffea

@@ -137,9 +137,9 @@ absl::Status FinishRun(PoolRun& run, bool finished, MeasurementSession& session,
         result->chunk_left_running ? "; a chunk still running after the grace period is missing"
                                    : ""));
   }
-  absl::StatusOr<v1::Measurement> measurement = session.Finish(std::move(outputs));
-  if (!measurement.ok()) return measurement.status();
-  result->measurement = *std::move(measurement);
+  absl::StatusOr<MeasuredRun> measured = session.FinishRun(std::move(outputs));
+  if (!measured.ok()) return measured.status();
+  result->run = *std::move(measured);
   result->output = *std::move(output);
   return absl::OkStatus();
 }

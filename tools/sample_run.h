@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "aggregation/measure.h"
 #include "backends/metrics_backend.h"
 #include "backends/threadpool/executor.h"
 #include "collector/measurement_session.h"
@@ -29,9 +30,10 @@ struct SampleRunOptions {
 };
 
 struct SampleRunResult {
-  // Finished: Save the measurement with it (it also decides what an interruption saves).
+  // Finished: Save the run with it (it also decides what an interruption saves).
   std::unique_ptr<MeasurementSession> session;
-  v1::Measurement measurement;
+  // The measurement, its chunk records held apart as a table (FinishRun).
+  MeasuredRun run;
   // The physics result of the chunks that ran.
   sample_analysis::DijetOutput output;
   std::string dataset_directory;

@@ -49,7 +49,7 @@ v1::Measurement Collect(const std::string& run) {
   absl::StatusOr<ExternalRunResult> result = MeasureFinishedRun(
       "taskvine", [&options] { return ReadFinishedTaskVineRun(options); }, session);
   EXPECT_TRUE(result.ok()) << result.status();
-  return result.ok() ? result->measurement : v1::Measurement();
+  return result.ok() ? result->run.measurement : v1::Measurement();
 }
 
 std::vector<std::string> Codes(const v1::Measurement& m) {

@@ -96,7 +96,8 @@ Collected Collect(const std::string& run) {
   EXPECT_TRUE(result.ok()) << result.status();
   Collected out;
   if (!result.ok()) return out;
-  out.measurement = result->measurement;
+  out.measurement = result->run.measurement;
+  result->run.chunks.AppendRecordsTo(out.measurement.mutable_chunks());  // read below
   // The run as the backend models it, read once more for the figures the measurement does not
   // keep.
   TaskVineBackendOptions backend_options;

@@ -50,8 +50,8 @@ ExitCode RunSampleOnThreadPool(const RunConfig& config, const OutputPlan& plan,
       RunSampleAnalysis(*backend.metrics, backend.executor, std::move(options));
   if (!result.ok()) return Fail(result.status());
 
-  const v1::Measurement& measurement = result->measurement;
-  absl::StatusOr<std::string> saved = Finish(config, plan, *result->session, measurement,
+  const v1::Measurement& measurement = result->run.measurement;
+  absl::StatusOr<std::string> saved = Finish(config, plan, *result->session, result->run,
                                              sample_analysis::SummarizeDijetOutput(result->output));
   ExitCode exit_code = ExitCode::kOk;
   if (!saved.ok()) {
@@ -59,7 +59,7 @@ ExitCode RunSampleOnThreadPool(const RunConfig& config, const OutputPlan& plan,
   } else if (Interrupted(*result->session, measurement)) {
     exit_code = ExitCode::kInterrupted;
   } else {
-    exit_code = ReportFailedChunks(measurement, sample_cache_dir);
+    exit_code = ReportFailedChunks(result->run.chunks, sample_cache_dir);
   }
   if (result->chunk_left_running) {
     // A worker thread is still inside a chunk that outlived the grace period: leave without

@@ -73,7 +73,7 @@ ExitCode ReportOutcome(const OutputPlan& plan, const workqueue::WorkQueueRunResu
               << " lost attempts, peak " << result.peak_workers << " workers) kept in " << saved
               << "/workqueue\n";
   }
-  if (Interrupted(*result.session, result.measurement)) {
+  if (Interrupted(*result.session, result.run.measurement)) {
     return WithSaveOutcome(plan, ExitCode::kInterrupted);
   }
   if (result.chunks_given_up > 0) {
@@ -82,7 +82,7 @@ ExitCode ReportOutcome(const OutputPlan& plan, const workqueue::WorkQueueRunResu
                  "partial\n";
     return WithSaveOutcome(plan, ExitCode::kPartial);
   }
-  return WithSaveOutcome(plan, ReportFailedChunks(result.measurement));
+  return WithSaveOutcome(plan, ReportFailedChunks(result.run.chunks));
 }
 
 }  // namespace
@@ -119,8 +119,7 @@ ExitCode RunSampleOnWorkQueue(const RunConfig& config, int argc, char** argv) {
     remove.keep = absl::IsDeadlineExceeded(result.status()) && options->local_workers > 0;
     return Fail(result.status());
   }
-  const v1::Measurement& measurement = result->measurement;
-  absl::StatusOr<std::string> saved = Finish(config, *plan, *result->session, measurement,
+  absl::StatusOr<std::string> saved = Finish(config, *plan, *result->session, result->run,
                                              sample_analysis::SummarizeDijetOutput(result->output));
   if (!saved.ok()) return Fail(saved.status());
   return ReportOutcome(*plan, *result, *saved);

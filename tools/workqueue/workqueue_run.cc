@@ -569,13 +569,13 @@ absl::StatusOr<WorkQueueRunResult> MeasureFromLogs(const WorkQueueRunOptions& op
   RunOutputs run_outputs;
   run_outputs.engine_record = *std::move(record);
   run_outputs.warnings = RunWarnings(result, interrupted_while, options);
-  absl::StatusOr<v1::Measurement> measurement = result.session->Finish(std::move(run_outputs));
-  if (!measurement.ok()) return measurement.status();
-  result.measurement = *std::move(measurement);
-  (*result.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
+  absl::StatusOr<MeasuredRun> measured = result.session->FinishRun(std::move(run_outputs));
+  if (!measured.ok()) return measured.status();
+  result.run = *std::move(measured);
+  (*result.run.measurement.mutable_metadata()->mutable_configuration())["peak_workers"] =
       absl::StrCat(result.peak_workers);
-  for (const v1::ChunkRecord& record : result.measurement.chunks()) {
-    result.lost_attempts += record.attempt();
+  for (size_t i = 0; i < result.run.chunks.size(); ++i) {
+    result.lost_attempts += result.run.chunks.attempt(i);
   }
   result.output = std::move(output);
   return result;

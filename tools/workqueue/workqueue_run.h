@@ -41,6 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "aggregation/measure.h"
 #include "collector/interruption.h"
 #include "collector/measurement_session.h"
 #include "sample_analysis/dijet_processor.h"
@@ -100,8 +101,8 @@ struct WorkQueueRunOptions {
 struct WorkQueueRunResult {
   // Finished: Save the measurement with it (it also decides what an interruption saves).
   std::unique_ptr<MeasurementSession> session;
-  // Like SampleRunResult::measurement; backend "workqueue".
-  v1::Measurement measurement;
+  // Like SampleRunResult::run; backend "workqueue".
+  MeasuredRun run;
   sample_analysis::DijetOutput output;
   std::string dataset_directory;
   int port = 0;

@@ -184,20 +184,19 @@ void RejectInvalidRecords(v1::Measurement* measurement, std::vector<v1::Warning>
   chunks.AppendTo(warnings);
 }
 
-// The same over a table: each record validated as one reused message (the rule stays in
-// ValidateChunkRecord); the table rebuilt without the rejected ones only when there are some.
+// The same over a table: each record validated from the columns (ValidateTableRecord, the
+// rules of ValidateChunkRecord); a rejected one materialized into rejected_chunks; the table
+// rebuilt without the rejected ones only when there are some.
 void RejectInvalidRecords(v1::Measurement* measurement, ChunkTable* table,
                           std::vector<v1::Warning>* warnings) {
   Problems chunks = InvalidChunkRecords();
   std::vector<size_t> rejected;
-  v1::ChunkRecord record;
   for (size_t i = 0; i < table->size(); ++i) {
-    table->ReadRecord(i, &record);
-    const absl::Status valid = aggregation_internal::ValidateChunkRecord(record, i);
+    const absl::Status valid = aggregation_internal::ValidateTableRecord(*table, i);
     if (valid.ok()) continue;
     chunks.Add(std::string(valid.message()));
     rejected.push_back(i);
-    measurement->add_rejected_chunks()->Swap(&record);
+    table->ReadRecord(i, measurement->add_rejected_chunks());
   }
   if (!rejected.empty()) {
     size_t next = 0;  // into `rejected`, which Filtered's ascending indices walk along

@@ -96,11 +96,9 @@ v1::WorkflowReport BuildWorkflowReportOfRecords(
 }
 
 v1::WorkflowReport BuildWorkflowReportOfRecords(const ChunkTable& chunks) {
-  // Validated as a message, one reused for every record, so that the rule stays in one place.
-  v1::ChunkRecord record;
+  // Validated from the columns (ValidateTableRecord: ValidateChunkRecord's rules, no record).
   return BuildReport(chunks.size(), [&](size_t i, ReportedChunk* chunk) {
-    chunks.ReadRecord(i, &record);
-    if (!aggregation_internal::ValidateChunkRecord(record, i).ok()) return false;
+    if (!aggregation_internal::ValidateTableRecord(chunks, i).ok()) return false;
     chunk->dataset = chunks.String(chunk_field::kDataset, i);
     chunk->failed = chunks.status(i) == v1::CHUNK_STATUS_FAILED;
     chunk->events = chunks.Int(chunk_field::kEvents, i);

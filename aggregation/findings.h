@@ -56,6 +56,7 @@
 #ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 #define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,6 +121,10 @@ struct FindingsInputs {
   // MeasurementMetadata.configuration (the backend and its knobs: "backend", "chunk_size",
   // "chunks_per_task"); null when absent.
   const google::protobuf::Map<std::string, std::string>* configuration = nullptr;
+  // Runs with at least this many chunk records and a tracking read its memory samples (the
+  // memory_pressure rule's scan) on a second thread while the chunk rules run: the same findings
+  // in the same order (tests set 0 and SIZE_MAX to compare the two paths).
+  size_t two_threads_min_records = 50000;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

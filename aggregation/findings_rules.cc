@@ -618,20 +618,32 @@ struct WorstMemoryShare {
 
 }  // namespace
 
-void MemoryPressure(const FindingsInputs& in, Builder& b) {
+MemoryScan ScanMemory(const FindingsInputs& in) {
   WorstMemoryShare worst;
-  double spilled = 0;
-  bool spill_known = false;
+  MemoryScan scan;
   if (in.tracking != nullptr) {
     for (const v1::WorkerSeries& series : in.tracking->workers()) {
       worst.Scan(series);
-      spill_known = spill_known || series.spilled_bytes_size() > 0;
-      for (double s : series.spilled_bytes()) spilled = std::max(spilled, s);
+      scan.spill_known = scan.spill_known || series.spilled_bytes_size() > 0;
+      for (double s : series.spilled_bytes()) scan.spilled = std::max(scan.spilled, s);
     }
   }
-  double worst_share = worst.share, worst_memory = worst.memory, worst_limit = worst.limit;
-  bool limit_known = worst.limit_known;
-  std::string worst_worker = std::move(worst.worker);
+  scan.share = worst.share;
+  scan.memory = worst.memory;
+  scan.limit = worst.limit;
+  scan.limit_known = worst.limit_known;
+  scan.worker = std::move(worst.worker);
+  return scan;
+}
+
+void MemoryPressure(const FindingsInputs& in, Builder& b) { MemoryPressure(in, ScanMemory(in), b); }
+
+void MemoryPressure(const FindingsInputs& in, const MemoryScan& scan, Builder& b) {
+  const double spilled = scan.spilled;
+  const bool spill_known = scan.spill_known;
+  double worst_share = scan.share, worst_memory = scan.memory, worst_limit = scan.limit;
+  bool limit_known = scan.limit_known;
+  std::string worst_worker = scan.worker;
   // In-process workers: the process against its cgroup limit.
   if (InProcess(in) && in.host_facts != nullptr && in.host_facts->has_cgroup_memory_limit_bytes() &&
       in.host_facts->cgroup_memory_limit_bytes() > 0 && in.metrics->has_workers()) {

@@ -574,65 +574,47 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
 }
 
-namespace {
-
-// The sample with the largest share of its worker's memory limit (the first of equal ones).
-struct WorstMemoryShare {
-  double share = 0, memory = 0, limit = 0;
-  std::string worker;
-  bool limit_known = false;
-
-  // Reads one worker's samples in blocks: one branch-free pass rules out a block with no
-  // candidate sample (the usual case once the worst is known); the others are read sample by
-  // sample.
-  void Scan(const v1::WorkerSeries& series) {
-    const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
-    const double* memories = series.memory_bytes().data();
-    const double* limits = series.memory_limit_bytes().data();
-    constexpr int kBlock = 256;
-    for (int first = 0; first < n; first += kBlock) {
-      const int last = std::min(n, first + kBlock);
-      bool any_limit = false, any_candidate = false;
-      for (int i = first; i < last; ++i) {
-        const bool limited = !(limits[i] <= 0.0);  // as the loop below: NaN counts
-        any_limit |= limited;
-        any_candidate |= limited & (memories[i] >= share * limits[i] * (1 - 1e-12));
-      }
-      limit_known = limit_known || any_limit;
-      if (!any_candidate) continue;
-      for (int i = first; i < last; ++i) {
-        if (limits[i] <= 0.0) continue;
-        // A share above the worst needs memory >= worst x limit: a multiplication rules out
-        // most samples before the division (the margin covers both roundings).
-        if (memories[i] < share * limits[i] * (1 - 1e-12)) continue;
-        if (memories[i] / limits[i] > share) {
-          share = memories[i] / limits[i];
-          memory = memories[i];
-          limit = limits[i];
-          worker = series.worker();
-        }
+// Reads one worker's samples in blocks: one branch-free pass rules out a block with no candidate
+// sample (the usual case once the worst is known); the others are read sample by sample.
+void MemoryScan::Scan(const v1::WorkerSeries& series) {
+  const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
+  const double* memories = series.memory_bytes().data();
+  const double* limits = series.memory_limit_bytes().data();
+  constexpr int kBlock = 256;
+  for (int first = 0; first < n; first += kBlock) {
+    const int last = std::min(n, first + kBlock);
+    bool any_limit = false, any_candidate = false;
+    for (int i = first; i < last; ++i) {
+      const bool limited = !(limits[i] <= 0.0);  // as the loop below: NaN counts
+      any_limit |= limited;
+      any_candidate |= limited & (memories[i] >= share * limits[i] * (1 - 1e-12));
+    }
+    limit_known = limit_known || any_limit;
+    if (!any_candidate) continue;
+    for (int i = first; i < last; ++i) {
+      if (limits[i] <= 0.0) continue;
+      // A share above the worst needs memory >= worst x limit: a multiplication rules out
+      // most samples before the division (the margin covers both roundings).
+      if (memories[i] < share * limits[i] * (1 - 1e-12)) continue;
+      if (memories[i] / limits[i] > share) {
+        share = memories[i] / limits[i];
+        memory = memories[i];
+        limit = limits[i];
+        worker = series.worker();
       }
     }
   }
-};
-
-}  // namespace
+}
 
 MemoryScan ScanMemory(const FindingsInputs& in) {
-  WorstMemoryShare worst;
   MemoryScan scan;
   if (in.tracking != nullptr) {
     for (const v1::WorkerSeries& series : in.tracking->workers()) {
-      worst.Scan(series);
+      scan.Scan(series);
       scan.spill_known = scan.spill_known || series.spilled_bytes_size() > 0;
       for (double s : series.spilled_bytes()) scan.spilled = std::max(scan.spilled, s);
     }
   }
-  scan.share = worst.share;
-  scan.memory = worst.memory;
-  scan.limit = worst.limit;
-  scan.limit_known = worst.limit_known;
-  scan.worker = std::move(worst.worker);
   return scan;
 }
 

@@ -133,6 +133,9 @@ struct MemoryScan {
   bool limit_known = false;
   double spilled = 0;
   bool spill_known = false;
+
+  // Takes the worker's samples into share, memory, limit, worker and limit_known.
+  void Scan(const v1::WorkerSeries& series);
 };
 MemoryScan ScanMemory(const FindingsInputs& in);
 // MemoryPressure from a scan made by ScanMemory(in).

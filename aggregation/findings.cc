@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -627,6 +628,12 @@ FindingsOutcome Compute(const FindingsInputs& in) {
     if (in.chunk_table != nullptr) own_columns = ColumnsOf(*in.chunk_table);
     columns = &own_columns;
   }
+  // Big runs: the tracking's memory scan on a helper thread while this one reads the chunks; every
+  // rule still runs here, in its order (memory_pressure reads whether tiny_chunks fired).
+  MemoryScan memory;
+  std::thread memory_thread;
+  const bool two_threads = in.tracking != nullptr && columns->size() >= in.two_threads_min_records;
+  if (two_threads) memory_thread = std::thread([&in, &memory] { memory = ScanMemory(in); });
   const ChunkView view = ViewChunks(*columns);
   CpuStarvation(in, b);
   CpuContention(in, view.any_load_evidence, b);
@@ -639,7 +646,12 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   ReadAmplificationRule(in, b);
   FailedAndRetried(in, view, b);
   DataLost(in, b);
-  MemoryPressure(in, b);
+  if (two_threads) {
+    memory_thread.join();
+  } else {
+    memory = ScanMemory(in);
+  }
+  MemoryPressure(in, memory, b);
   DebugBuild(in, b);
   SortBySeverity(findings);
   for (v1::RuleEvaluation& e : outcome.evaluations) {

@@ -56,6 +56,7 @@
 #ifndef ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 #define ROASTCOFFEA_AGGREGATION_FINDINGS_H_
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,10 @@ struct FindingsInputs {
   // Whether chunk records were given (either form; maybe none), and how many.
   bool has_chunks() const { return chunks != nullptr || chunk_table != nullptr; }
   size_t num_chunks() const;
+  // Runs with at least this many chunk records and a tracking read its memory samples (the
+  // memory_pressure rule's scan) on a second thread while the chunk rules run: the same findings
+  // in the same order (tests set 0 and SIZE_MAX to compare the two paths).
+  size_t two_threads_min_records = 50000;
 };
 
 // Every rule above that fires, most severe first (rule order within a severity).

@@ -2,6 +2,9 @@
 // straightforward reference (findings_reference.cc) gives, on random runs built to hit the
 // rules' corner cases: slot names that collide, shared start instants, overlapping chunks,
 // zero-length chunks, failures, retries and records in any order.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <random>
@@ -112,6 +115,71 @@ TEST(FindingsEquivalenceTest, OptimisedRulesEqualTheReferenceOnRandomRuns) {
   // The random runs do reach the chunk rules (not only their early returns).
   EXPECT_GT(with_chunk_findings, 200);
   EXPECT_GT(with_gap_rule, 20);
+}
+
+// Memory samples for RandomRun's tracking: limits unknown, zero or NaN on some samples, peaks near
+// the limit on some runs, spills on some.
+void AddRandomMemory(std::mt19937_64& rng, v1::TrackingData& tracking) {
+  const auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  const int workers = pick(4);
+  const double peak_share = pick(2) == 0 ? 0.5 : 0.99;
+  for (int w = 0; w < workers; ++w) {
+    v1::WorkerSeries& series = *tracking.add_workers();
+    series.set_worker(absl::StrCat("tcp://10.0.0.", w, ":40"));
+    const int samples = pick(700);
+    const bool spills = pick(3) == 0;
+    for (int i = 0; i < samples; ++i) {
+      series.add_time_unix_ns(kStart + int64_t{i} * 1'000'000'000);
+      const double limit = pick(20) == 0 ? (pick(2) == 0 ? 0.0 : std::nan("")) : 4e9;
+      series.add_memory_limit_bytes(limit);
+      series.add_memory_bytes(4e9 * peak_share * (pick(1000) + 1) / 1000.0);
+      if (spills) series.add_spilled_bytes(pick(4) == 0 ? 1e6 * pick(100) : 0.0);
+    }
+  }
+}
+
+std::vector<std::string> Texts(const std::vector<v1::RuleEvaluation>& evaluations) {
+  std::vector<std::string> out;
+  for (const v1::RuleEvaluation& e : evaluations) out.push_back(e.SerializeAsString());
+  return out;
+}
+
+TEST(FindingsEquivalenceTest, TwoThreadsGiveWhatOneThreadGives) {
+  std::mt19937_64 rng(20261127);
+  int memory_findings = 0, after_tiny_chunks = 0;
+  for (int run = 0; run < 300; ++run) {
+    v1::Measurement m = RandomRun(rng);
+    absl::StatusOr<v1::AggregatedMetrics> metrics = Aggregate(AggregationInputFromMeasurement(m));
+    ASSERT_TRUE(metrics.ok()) << metrics.status();
+    metrics->clear_findings();
+    AddRandomMemory(rng, *m.mutable_tracking());
+    FindingsInputs in;
+    in.metrics = &*metrics;
+    in.chunks = &m.chunks();
+    in.tracking = &m.tracking();
+    in.warnings = &m.warnings();
+    in.elapsed_seconds = m.metadata().elapsed_seconds();
+    in.two_threads_min_records = SIZE_MAX;
+    const FindingsOutcome one_thread = EvaluateFindings(in);
+    in.two_threads_min_records = 0;
+    const FindingsOutcome two_threads = EvaluateFindings(in);
+    ASSERT_EQ(Texts(two_threads.findings), Texts(one_thread.findings)) << "run " << run;
+    ASSERT_EQ(Texts(two_threads.evaluations), Texts(one_thread.evaluations)) << "run " << run;
+    ASSERT_EQ(Texts(two_threads.findings), Texts(findings_reference::ComputeFindingsReference(in)))
+        << "run " << run;
+    bool tiny = false;
+    for (const v1::Finding& f : two_threads.findings) {
+      tiny |= f.code() == "tiny_chunks";
+      if (f.code() != "memory_pressure") continue;
+      ++memory_findings;
+      after_tiny_chunks +=
+          tiny || std::any_of(two_threads.findings.begin(), two_threads.findings.end(),
+                              [](const v1::Finding& g) { return g.code() == "tiny_chunks"; });
+    }
+  }
+  // The memory rule fires, also after tiny_chunks (whose firing its advice reads).
+  EXPECT_GT(memory_findings, 50);
+  EXPECT_GT(after_tiny_chunks, 5);
 }
 
 }  // namespace

@@ -580,64 +580,58 @@ void DataLost(const FindingsInputs& in, Builder& b) {
   Number(f, "data_warnings", static_cast<double>(codes.size()), "codes");
 }
 
-namespace {
-
-// The sample with the largest share of its worker's memory limit (the first of equal ones).
-struct WorstMemoryShare {
-  double share = 0, memory = 0, limit = 0;
-  std::string worker;
-  bool limit_known = false;
-
-  // Reads one worker's samples in blocks: one branch-free pass rules out a block with no
-  // candidate sample (the usual case once the worst is known); the others are read sample by
-  // sample.
-  void Scan(const v1::WorkerSeries& series) {
-    const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
-    const double* memories = series.memory_bytes().data();
-    const double* limits = series.memory_limit_bytes().data();
-    constexpr int kBlock = 256;
-    for (int first = 0; first < n; first += kBlock) {
-      const int last = std::min(n, first + kBlock);
-      bool any_limit = false, any_candidate = false;
-      for (int i = first; i < last; ++i) {
-        const bool limited = !(limits[i] <= 0.0);  // as the loop below: NaN counts
-        any_limit |= limited;
-        any_candidate |= limited & (memories[i] >= share * limits[i] * (1 - 1e-12));
-      }
-      limit_known = limit_known || any_limit;
-      if (!any_candidate) continue;
-      for (int i = first; i < last; ++i) {
-        if (limits[i] <= 0.0) continue;
-        // A share above the worst needs memory >= worst x limit: a multiplication rules out
-        // most samples before the division (the margin covers both roundings).
-        if (memories[i] < share * limits[i] * (1 - 1e-12)) continue;
-        if (memories[i] / limits[i] > share) {
-          share = memories[i] / limits[i];
-          memory = memories[i];
-          limit = limits[i];
-          worker = series.worker();
-        }
+// Reads one worker's samples in blocks: one branch-free pass rules out a block with no candidate
+// sample (the usual case once the worst is known); the others are read sample by sample.
+void MemoryScan::Scan(const v1::WorkerSeries& series) {
+  const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
+  const double* memories = series.memory_bytes().data();
+  const double* limits = series.memory_limit_bytes().data();
+  constexpr int kBlock = 256;
+  for (int first = 0; first < n; first += kBlock) {
+    const int last = std::min(n, first + kBlock);
+    bool any_limit = false, any_candidate = false;
+    for (int i = first; i < last; ++i) {
+      const bool limited = !(limits[i] <= 0.0);  // as the loop below: NaN counts
+      any_limit |= limited;
+      any_candidate |= limited & (memories[i] >= share * limits[i] * (1 - 1e-12));
+    }
+    limit_known = limit_known || any_limit;
+    if (!any_candidate) continue;
+    for (int i = first; i < last; ++i) {
+      if (limits[i] <= 0.0) continue;
+      // A share above the worst needs memory >= worst x limit: a multiplication rules out
+      // most samples before the division (the margin covers both roundings).
+      if (memories[i] < share * limits[i] * (1 - 1e-12)) continue;
+      if (memories[i] / limits[i] > share) {
+        share = memories[i] / limits[i];
+        memory = memories[i];
+        limit = limits[i];
+        worker = series.worker();
       }
     }
   }
-};
+}
 
-}  // namespace
-
-void MemoryPressure(const FindingsInputs& in, Builder& b) {
-  WorstMemoryShare worst;
-  double spilled = 0;
-  bool spill_known = false;
+MemoryScan ScanMemory(const FindingsInputs& in) {
+  MemoryScan scan;
   if (in.tracking != nullptr) {
     for (const v1::WorkerSeries& series : in.tracking->workers()) {
-      worst.Scan(series);
-      spill_known = spill_known || series.spilled_bytes_size() > 0;
-      for (double s : series.spilled_bytes()) spilled = std::max(spilled, s);
+      scan.Scan(series);
+      scan.spill_known = scan.spill_known || series.spilled_bytes_size() > 0;
+      for (double s : series.spilled_bytes()) scan.spilled = std::max(scan.spilled, s);
     }
   }
-  double worst_share = worst.share, worst_memory = worst.memory, worst_limit = worst.limit;
-  bool limit_known = worst.limit_known;
-  std::string worst_worker = std::move(worst.worker);
+  return scan;
+}
+
+void MemoryPressure(const FindingsInputs& in, Builder& b) { MemoryPressure(in, ScanMemory(in), b); }
+
+void MemoryPressure(const FindingsInputs& in, const MemoryScan& scan, Builder& b) {
+  const double spilled = scan.spilled;
+  const bool spill_known = scan.spill_known;
+  double worst_share = scan.share, worst_memory = scan.memory, worst_limit = scan.limit;
+  bool limit_known = scan.limit_known;
+  std::string worst_worker = scan.worker;
   // In-process workers: the process against its cgroup limit.
   if (InProcess(in) && in.host_facts != nullptr && in.host_facts->has_cgroup_memory_limit_bytes() &&
       in.host_facts->cgroup_memory_limit_bytes() > 0 && in.metrics->has_workers()) {

@@ -127,6 +127,22 @@ void EngineOverhead(const FindingsInputs& in, Builder& b);
 void ReadAmplificationRule(const FindingsInputs& in, Builder& b);
 void DataLost(const FindingsInputs& in, Builder& b);
 void MemoryPressure(const FindingsInputs& in, Builder& b);
+// MemoryPressure's reading of the tracking: the sample with the largest share of its worker's
+// memory limit (the first of equal ones) and the largest spill. Big runs read it on a second
+// thread while the chunk rules run.
+struct MemoryScan {
+  double share = 0, memory = 0, limit = 0;
+  std::string worker;
+  bool limit_known = false;
+  double spilled = 0;
+  bool spill_known = false;
+
+  // Takes the worker's samples into share, memory, limit, worker and limit_known.
+  void Scan(const v1::WorkerSeries& series);
+};
+MemoryScan ScanMemory(const FindingsInputs& in);
+// MemoryPressure from a scan made by ScanMemory(in).
+void MemoryPressure(const FindingsInputs& in, const MemoryScan& scan, Builder& b);
 void DebugBuild(const FindingsInputs& in, Builder& b);
 
 // The stragglers finding, once a rule has chosen them: `named` are the slowest chunks to name

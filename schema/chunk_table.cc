@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/io/coded_stream.h"
 
@@ -280,6 +281,7 @@ void ChunkTable::Reserve(size_t records) {
   attempt_.Reserve(records);
   for (Column<uint32_t>& column : ids_) column.Reserve(records);
   for (StringColumn& column : per_record_) column.Reserve(records);
+  uuids_per_record_.Reserve(records);
   section_ends_.Reserve(records);
   rest_.Reserve(records);
 }
@@ -295,8 +297,13 @@ void ChunkTable::Append(const ChunkRow& row) {
   present_.Push(static_cast<uint8_t>(row.present));
   status_.Push(row.status);
   attempt_.Push(row.attempt);
-  for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f)
-    ids_[f].Push(pool_.Intern(row.strings[f], &last_ids_[f]));
+  for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f) {
+    if (f == chunk_field::kUuid && !uuids_interned_) {
+      uuids_per_record_.Push(row.strings[f]);
+    } else {
+      ids_[f].Push(pool_.Intern(row.strings[f], &last_ids_[f]));
+    }
+  }
   for (int f = chunk_field::kFirstPerRecordString; f < chunk_field::kStringCount; ++f) {
     per_record_[f - chunk_field::kFirstPerRecordString].Push(row.strings[f]);
   }
@@ -322,6 +329,44 @@ void ChunkTable::Append(const ChunkRow& row) {
     rest_.Push(absl::string_view());
   }
   ++size_;
+  if (size_ == kAdaptiveCheckRecords && uuids_interned_) DecideUuidForm();
+}
+
+void ChunkTable::DecideUuidForm() {
+  const Column<uint32_t>& uuids = ids_[chunk_field::kUuid];
+  absl::flat_hash_set<uint32_t> distinct;
+  for (size_t i = 0; i < size_; ++i) {
+    if (uuids[i] != 0) distinct.insert(uuids[i]);
+  }
+  // Shared uuids (a file's chunks) stay interned: an id per record is their cheapest form.
+  if (distinct.size() * 2 <= size_) return;
+  for (size_t i = 0; i < size_; ++i) uuids_per_record_.Push(pool_.Get(uuids[i]));
+  ids_[chunk_field::kUuid] = Column<uint32_t>();
+  uuids_interned_ = false;
+  RebuildPoolWithoutUuids();
+}
+
+void ChunkTable::RebuildPoolWithoutUuids() {
+  constexpr uint32_t kUnmapped = ~uint32_t{0};
+  StringPool pool;
+  std::vector<uint32_t> new_ids(pool_.size(), kUnmapped);
+  new_ids[0] = 0;
+  const auto remap = [&](Column<uint32_t>& column) {
+    for (size_t i = 0; i < column.size(); ++i) {
+      const uint32_t id = column[i];
+      if (id == 0) continue;
+      if (new_ids[id] == kUnmapped) new_ids[id] = pool.Intern(pool_.Get(id));
+      column.Set(i, new_ids[id]);
+    }
+  };
+  for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f) {
+    if (f != chunk_field::kUuid) remap(ids_[f]);
+  }
+  remap(section_names_);
+  pool_ = std::move(pool);
+  // The one-entry caches viewed the old pool.
+  for (StringPool::Last& last : last_ids_) last = StringPool::Last();
+  for (StringPool::Last& last : last_section_names_) last = StringPool::Last();
 }
 
 void ChunkTable::SetInt(chunk_field::Int field, size_t i, int64_t value) {
@@ -353,6 +398,7 @@ void ChunkTable::ReplaceStrings(chunk_field::String field,
 }
 
 absl::string_view ChunkTable::String(chunk_field::String field, size_t i) const {
+  if (field == chunk_field::kUuid && !uuids_interned_) return uuids_per_record_.Get(i);
   if (field < chunk_field::kFirstPerRecordString) return pool_.Get(ids_[field][i]);
   return per_record_[field - chunk_field::kFirstPerRecordString].Get(i);
 }
@@ -423,7 +469,7 @@ void ChunkTable::ReadIntoEmpty(size_t i, v1::ChunkRecord* record) const {
     }
   }
   for (int f = 0; f < chunk_field::kFirstPerRecordString; ++f) {
-    const absl::string_view text = pool_.Get(ids_[f][i]);
+    const absl::string_view text = String(static_cast<chunk_field::String>(f), i);
     if (!text.empty()) SetString(static_cast<chunk_field::String>(f), text, record);
   }
   for (int f = chunk_field::kFirstPerRecordString; f < chunk_field::kStringCount; ++f) {
@@ -493,6 +539,7 @@ size_t ChunkTable::MemoryBytes() const {
   for (const Column<double>& column : doubles_) bytes += column.MemoryBytes();
   for (const Column<uint32_t>& column : ids_) bytes += column.MemoryBytes();
   for (const StringColumn& column : per_record_) bytes += column.MemoryBytes();
+  bytes += uuids_per_record_.MemoryBytes();
   return bytes;
 }
 

@@ -4,7 +4,10 @@
 // - one column per numeric field, allocated only once a record sets it to non-zero (a field no
 //   record sets costs nothing), with presence bits for the `optional` ones;
 // - interned ids for the strings many records share (dataset, file, uuid, worker, section
-//   names), one pool for all;
+//   names), one pool for all; the uuid column is adaptive: once kAdaptiveCheckRecords records
+//   show mostly distinct uuids (a TaskVine task's "taskvine-task-<id>"), it moves once into a
+//   per-record arena, where a unique string costs its characters and an offset, not a pool
+//   entry (~100 B);
 // - per-record strings (task_id, error_text) in one character arena with end offsets;
 // - sections flattened into section columns, each record's end offset into them;
 // - the rarely-set fields (accessed_branches, file_metadata, slices, retried_task_ids, unknown
@@ -14,12 +17,14 @@
 // Measured (schema/chunk_table_test.cc, MemoryPerRecord): a record as the original's
 // instrumentation writes it (task id, dataset, file, uuid, times, memory, bytes, two timing
 // sections; 1 % failed) costs 189 B here (10^5 records, reserved), against ~980 B as
-// v1::ChunkRecord objects (bench/stage_benchmark's ingest line).
+// v1::ChunkRecord objects (bench/stage_benchmark's ingest line); the same with a uuid unique
+// per record (MemoryPerRecordWithUniqueUuids) costs 205 B, against 262 B when it was interned.
 #ifndef ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 #define ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -76,6 +81,7 @@ enum Double {
 inline constexpr int kFirstOptionalDouble = kRunQueueWaitSeconds;
 
 // The string fields; the first four are interned (shared by many records), the rest per record.
+// kUuid is interned only while its values repeat (ChunkTable's adaptive column).
 enum String { kDataset, kFile, kUuid, kWorker, kTaskId, kErrorText, kStringCount };
 inline constexpr int kFirstPerRecordString = kTaskId;
 
@@ -183,9 +189,14 @@ class ChunkTable {
     return (present_[i] >> ChunkRow::OptionalBit(field)) & 1;
   }
   absl::string_view String(chunk_field::String field, size_t i) const;
-  // The interned id of an interned string field (dataset, file, uuid, worker): equal ids, equal
-  // strings. 0 is "".
-  uint32_t StringId(chunk_field::String field, size_t i) const { return ids_[field][i]; }
+  // The interned id of dataset, file or worker (always interned): equal ids, equal strings. 0 is
+  // "". Not for uuid, which may be held per record (UuidsInterned): read it with String().
+  uint32_t StringId(chunk_field::String field, size_t i) const {
+    assert(field != chunk_field::kUuid || uuids_interned_);
+    return ids_[field][i];
+  }
+  // The string of an id from StringId. Ids stay valid until the next Append (the uuid column's
+  // move renumbers the pool once).
   absl::string_view InternedString(uint32_t id) const { return pool_.Get(id); }
   int32_t status(size_t i) const { return status_[i]; }
   uint32_t attempt(size_t i) const { return attempt_[i]; }
@@ -206,10 +217,18 @@ class ChunkTable {
   void SetDouble(chunk_field::Double field, size_t i, double value);
   void SetStatus(size_t i, int32_t status) { status_.Set(i, status); }
   void SetAttempt(size_t i, uint32_t attempt) { attempt_.Set(i, attempt); }
-  // An interned field (dataset, file, uuid, worker).
+  // Dataset, file or worker of record `i` (not uuid: see StringId).
   void SetInternedString(chunk_field::String field, size_t i, absl::string_view text) {
+    assert(field != chunk_field::kUuid || uuids_interned_);
     ids_[field].Set(i, pool_.Intern(text));
   }
+  // Whether the uuids are still interned: false once the first kAdaptiveCheckRecords records had
+  // mostly distinct uuids and the column moved to a per-record arena (for tests and benchmarks).
+  bool UuidsInterned() const { return uuids_interned_; }
+  // The records after which the uuid column's form is decided, once: enough to tell uuids shared
+  // by a file's chunks (instrumentation: ~10 chunks per file) from one per record (TaskVine tasks),
+  // few enough that the pool entries dropped at the move cost little.
+  static constexpr size_t kAdaptiveCheckRecords = 4096;
   // A per-record field (task_id, error_text): the records named in `texts` take its text (the
   // field's column is rewritten once).
   void ReplaceStrings(chunk_field::String field,
@@ -218,6 +237,12 @@ class ChunkTable {
  private:
   // Record `i` into a message with nothing set.
   void ReadIntoEmpty(size_t i, v1::ChunkRecord* record) const;
+  // After kAdaptiveCheckRecords records: moves the uuids to uuids_per_record_ when most are
+  // distinct (and rebuilds the pool without them), once.
+  void DecideUuidForm();
+  // A pool of only the strings the other interned columns and the section names use, those
+  // columns' ids mapped into it: what is left when the uuids leave the pool.
+  void RebuildPoolWithoutUuids();
 
   // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
   // field no record sets costs nothing.
@@ -322,6 +347,7 @@ class ChunkTable {
       return cache_[slot];
     }
     absl::string_view Get(uint32_t id) const { return strings_[id]; }
+    size_t size() const { return strings_.size(); }
     size_t MemoryBytes() const;
 
    private:
@@ -340,6 +366,9 @@ class ChunkTable {
   StringPool pool_;
   Column<uint32_t> ids_[chunk_field::kFirstPerRecordString];
   StringColumn per_record_[chunk_field::kStringCount - chunk_field::kFirstPerRecordString];
+  // The uuids: in ids_[kUuid] while uuids_interned_, else here.
+  bool uuids_interned_ = true;
+  StringColumn uuids_per_record_;
   Column<uint64_t> section_ends_;
   size_t sections_ = 0;
   Column<uint32_t> section_names_;

@@ -341,6 +341,19 @@ TEST(ChunkTableTest, FilteredKeepsTheChosenRecordsWholeAndInOrder) {
   for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], all.Record(i));
 }
 
+// Random records crossing the uuid column's move (every uuid distinct): lossless before, across
+// and after it.
+TEST(ChunkTableTest, RandomizedRecordsWithUniqueUuids) {
+  std::mt19937_64 rng(26);
+  std::vector<v1::ChunkRecord> records(2 * ChunkTable::kAdaptiveCheckRecords + 100);
+  for (size_t i = 0; i < records.size(); ++i) {
+    Fill(&records[i], rng() % 2 ? 0.1 : 0.6, rng);
+    records[i].set_uuid(absl::StrCat("taskvine-task-", i));
+  }
+  ExpectRoundTrip(records);
+  EXPECT_FALSE(ChunkTableOf(records).UuidsInterned());
+}
+
 TEST(ChunkTableTest, MovedRecordsAndMovedTable) {
   std::mt19937_64 rng(7);
   std::vector<v1::ChunkRecord> records(20);
@@ -368,6 +381,54 @@ TEST(ChunkTableTest, HotColumnsAndInternedIds) {
   EXPECT_EQ(table.String(chunk_field::kErrorText, 3), "");
   EXPECT_EQ(table.StringId(chunk_field::kUuid, 3), 0u);
   EXPECT_EQ(table.start_unix_ns(3), 3);
+}
+
+// TaskVine's shape: a uuid per record. The uuids move once to the per-record arena; dataset,
+// file, worker and section names stay interned, their ids consistent across the move.
+TEST(ChunkTableTest, UniqueUuidsMoveToPerRecordStrings) {
+  constexpr size_t kCheck = ChunkTable::kAdaptiveCheckRecords;
+  std::vector<v1::ChunkRecord> records;
+  ChunkTable table;
+  for (size_t i = 0; i < 3 * kCheck + 5; ++i) {
+    v1::ChunkRecord& record = records.emplace_back();
+    if (i % 7 != 0) record.set_uuid(absl::StrCat("taskvine-task-", i + 1));
+    record.set_file(absl::StrCat("root://eos//store/file_", i / 10, ".root"));
+    record.set_dataset(i % 2 ? "TTbar" : "WJets");
+    record.set_worker(absl::StrCat("worker-", i % 13));
+    record.add_sections()->set_name(absl::StrCat("section-", i % 3));
+    if (i % 100 == 0) record.add_retried_task_ids(absl::StrCat(i));
+    table.Append(record);
+    EXPECT_EQ(table.UuidsInterned(), table.size() < kCheck) << i;
+  }
+  for (size_t i = 0; i < records.size(); ++i) {
+    ExpectSame(records[i], table.Record(i));
+    EXPECT_EQ(table.String(chunk_field::kUuid, i), records[i].uuid());
+    EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kFile, i)), records[i].file());
+    EXPECT_EQ(table.InternedString(table.StringId(chunk_field::kWorker, i)), records[i].worker());
+  }
+  // Records of one file, one worker, on either side of the move: one id each.
+  static_assert(kCheck % 10 != 0, "records kCheck - 1 and kCheck share a file");
+  EXPECT_EQ(table.StringId(chunk_field::kFile, kCheck - 1),
+            table.StringId(chunk_field::kFile, kCheck));
+  EXPECT_EQ(table.StringId(chunk_field::kWorker, 5),
+            table.StringId(chunk_field::kWorker, 5 + 13 * 400));
+  EXPECT_NE(table.StringId(chunk_field::kWorker, 5), table.StringId(chunk_field::kWorker, 6));
+  ChunkTable moved = std::move(table);
+  ExpectSame(records.back(), moved.Record(records.size() - 1));
+}
+
+// Instrumentation's shape: a file's chunks share its uuid (10 per file here, as 10^6 chunks over
+// 10^5 files). The column stays interned.
+TEST(ChunkTableTest, SharedUuidsStayInterned) {
+  std::vector<v1::ChunkRecord> records;
+  for (size_t i = 0; i < 2 * ChunkTable::kAdaptiveCheckRecords; ++i) {
+    records.emplace_back().set_uuid(absl::StrCat("uuid-of-file-", i / 10));
+  }
+  const ChunkTable table = ChunkTableOf(records);
+  EXPECT_TRUE(table.UuidsInterned());
+  EXPECT_EQ(table.StringId(chunk_field::kUuid, 0), table.StringId(chunk_field::kUuid, 9));
+  EXPECT_NE(table.StringId(chunk_field::kUuid, 0), table.StringId(chunk_field::kUuid, 10));
+  ExpectRoundTrip(records);
 }
 
 // Changes in place give what the same changes to the records give.
@@ -461,9 +522,30 @@ TEST(ChunkTableTest, MemoryPerRecord) {
   for (int i = 0; i < kRecords; ++i) table.Append(TypicalRecord(i));
   const double per_record = static_cast<double>(table.MemoryBytes()) / kRecords;
   std::printf("ChunkTable: %.1f B per typical record\n", per_record);
+  EXPECT_TRUE(table.UuidsInterned());
   EXPECT_LT(per_record, 200);
   EXPECT_GT(per_record, 100);  // what the columns set must cost (a wrong count would be 0)
   ExpectSame(TypicalRecord(12345), table.Record(12345));
+}
+
+// The typical record with TaskVine's uuid, one per record ("taskvine-task-<id>").
+v1::ChunkRecord RecordWithUniqueUuid(int i) {
+  v1::ChunkRecord r = TypicalRecord(i);
+  r.set_uuid(absl::StrCat("taskvine-task-", i + 1));
+  return r;
+}
+
+TEST(ChunkTableTest, MemoryPerRecordWithUniqueUuids) {
+  constexpr int kRecords = 100000;
+  ChunkTable table;
+  table.Reserve(kRecords);
+  for (int i = 0; i < kRecords; ++i) table.Append(RecordWithUniqueUuid(i));
+  const double per_record = static_cast<double>(table.MemoryBytes()) / kRecords;
+  std::printf("ChunkTable: %.1f B per record with a unique uuid\n", per_record);
+  EXPECT_FALSE(table.UuidsInterned());
+  EXPECT_LT(per_record, 250);  // 262 B with the uuids interned
+  EXPECT_GT(per_record, 100);
+  ExpectSame(RecordWithUniqueUuid(12345), table.Record(12345));
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Property;
 
 std::string TempDir(const std::string& name) {
@@ -254,6 +255,38 @@ TEST(TaskVineFollow, RotatedLogIsFollowedIntoTheNewFile) {
   EXPECT_NEAR(f.execute_seconds, 3.11, 1e-6);
   EXPECT_THAT(ContributedWarnings(backend),
               Contains(Property(&v1::Warning::code, "taskvine_log_restarted")));
+  // Its path was empty only between the rename and the new file: not a deleted log.
+  EXPECT_THAT(ContributedWarnings(backend),
+              Not(Contains(Property(&v1::Warning::code, "taskvine_log_deleted"))));
+}
+
+// Deleted while followed (reliability study 2, N12): what the file held is kept and a warning
+// names the log and what the measurement holds.
+TEST(TaskVineFollow, DeletedLogIsKeptWithAWarning) {
+  const std::string run = TempDir("deleted");
+  mkdir((run + "/vine-logs").c_str(), 0755);
+  const std::string txn = run + "/vine-logs/transactions";
+  const std::string log = RunLog(absl::ToUnixMicros(absl::Now()), "worker-a", false);
+  const std::string half = log.substr(0, log.rfind('\n', log.find(" 7 TASK 1 RETRIEVED")) + 1);
+  Write(txn, half);
+  FollowClock clock;
+  TaskVineMetricsBackend backend(Following(run, clock));
+  ASSERT_TRUE(backend.StartTracking(absl::Milliseconds(20)).ok());
+  LetTheFollowerPoll(clock);
+  ASSERT_EQ(unlink(txn.c_str()), 0);
+  LetTheFollowerPoll(clock);
+  absl::StatusOr<v1::TrackingData> tracking = backend.StopTracking();
+  ASSERT_TRUE(tracking.ok()) << tracking.status();
+  ASSERT_EQ(tracking->workers_size(), 1);
+  EXPECT_EQ(tracking->workers(0).worker(), "worker-a");
+  bool named = false;
+  for (const v1::Warning& w : ContributedWarnings(backend)) {
+    if (w.code() != "taskvine_log_deleted") continue;
+    named = true;
+    EXPECT_THAT(w.message(), HasSubstr(txn));
+    EXPECT_THAT(w.message(), HasSubstr(absl::StrCat(half.size(), " bytes")));
+  }
+  EXPECT_TRUE(named);
 }
 
 // The transactions log is rotated to something that is not a log (a FIFO, /dev/zero, a

@@ -76,7 +76,12 @@ absl::StatusOr<int64_t> LineTailer::Poll(
   // Rotated: the path now names another file. The old one is read to its end (above), then the
   // new one from its start, if it is a regular file; a path that vanished leaves the old file.
   struct stat now;
-  if (fstat(fd_, &info) != 0 || stat(path_.c_str(), &now) != 0) return total;
+  if (fstat(fd_, &info) != 0) return total;
+  if (stat(path_.c_str(), &now) != 0) {
+    path_missing_ = errno == ENOENT || errno == ENOTDIR;
+    return total;
+  }
+  path_missing_ = false;
   if (now.st_ino == info.st_ino && now.st_dev == info.st_dev) return total;
   std::string problem;
   if (!S_ISREG(now.st_mode)) {

@@ -71,6 +71,9 @@ class LineTailer {
   // It changes at most once per replacement; replacements() counts them.
   const std::string& replacement_problem() const { return replacement_problem_; }
   int64_t replacements() const { return replacements_; }
+  // Nothing is at the path any more (deleted, or moved away with nothing in its place) since
+  // the last Poll, after a file was read from it: the file read stays open and is read to its end.
+  bool path_missing() const { return path_missing_; }
 
  private:
   std::string path_;
@@ -80,6 +83,7 @@ class LineTailer {
   bool more_pending_ = false;
   std::string replacement_problem_;
   int64_t replacements_ = 0;
+  bool path_missing_ = false;
   int64_t offset_ = 0;
   int64_t line_number_ = 0;
   int64_t overlong_lines_ = 0;

@@ -120,6 +120,33 @@ TEST(LineTailer, RotatedFileIsFinishedThenTheNewOneRead) {
   EXPECT_EQ(tailer.restart_reason(), "replaced (rotated) after 4 bytes");
 }
 
+// Deleted while read: the open file is still read to its end (what the writer appends to it
+// too), path_missing() says so, and a new file at the path is read after it.
+TEST(LineTailer, DeletedFileIsReadToItsEndAndTheEmptyPathSaid) {
+  const std::string path = TempPath("tailer_deleted");
+  unlink(path.c_str());
+  Append(path, "a\n");
+  LineTailer tailer(path);
+  Lines lines;
+  auto on_line = [&](absl::string_view line, int64_t n) {
+    lines.emplace_back(n, std::string(line));
+  };
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_FALSE(tailer.path_missing());
+  std::FILE* writer = std::fopen(path.c_str(), "a");
+  ASSERT_NE(writer, nullptr);
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  std::fputs("b\n", writer);
+  std::fclose(writer);
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_TRUE(tailer.path_missing());
+  EXPECT_EQ(tailer.bytes_read(), 4);
+  Append(path, "c\n");
+  ASSERT_TRUE(tailer.Poll(on_line).ok());
+  EXPECT_FALSE(tailer.path_missing());
+  EXPECT_EQ(lines, (Lines{{1, "a"}, {2, "b"}, {1, "c"}}));
+}
+
 TEST(LineTailer, OverlongLinesAreCut) {
   const std::string path = TempPath("tailer_overlong");
   unlink(path.c_str());

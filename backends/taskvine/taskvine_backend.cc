@@ -170,6 +170,21 @@ void TaskVineMetricsBackend::NoteTailerChangesLocked(const taskvine::LineTailer&
   }
 }
 
+// Only at the end: a rotation leaves the path empty for a moment before the new file appears.
+void TaskVineMetricsBackend::NoteDeletedLogsLocked() {
+  for (const taskvine::LineTailer* tailer : {txn_tailer_.get(), perf_tailer_.get()}) {
+    if (tailer == nullptr || !tailer->path_missing()) continue;
+    notes_.push_back(taskvine::CodedNote{
+        "taskvine_log_deleted",
+        absl::StrCat("the log ", tailer->path(),
+                     " was deleted (or moved away with nothing in its place) while it was "
+                     "followed; the measurement holds what that file held (",
+                     tailer->bytes_read(),
+                     " bytes, read through the handle still open on it): whatever the run "
+                     "wrote elsewhere since is not in it")});
+  }
+}
+
 absl::Status TaskVineMetricsBackend::PollLogs() {
   std::lock_guard<std::mutex> lock(mu_);
   last_poll_bytes_ = 0;
@@ -377,6 +392,7 @@ absl::StatusOr<v1::TrackingData> TaskVineMetricsBackend::StopTracking() {
     return status;
   }
   std::lock_guard<std::mutex> lock(mu_);
+  NoteDeletedLogsLocked();
   FinishReadingLocked();
   if (absl::Status old = CheckFollowedRunIsNew(); !old.ok()) return old;
   // Handed over (Contribute): nothing reads the steps after this last series.

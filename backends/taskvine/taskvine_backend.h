@@ -193,6 +193,8 @@ class TaskVineMetricsBackend : public AbstractMetricsBackend {
   // replacements since the last poll.
   absl::Status OpenTailersLocked();
   void NoteFoundLocked();
+  // A warning per followed log whose path is empty at the end (deleted or moved away).
+  void NoteDeletedLogsLocked();
   void NoteTailerChangesLocked(const taskvine::LineTailer& tailer, int64_t* restarts_seen,
                                int64_t* replacements_seen);
   // Finds the logs to read (under mu_): NotFound while they (or, following vine-run-info, a run

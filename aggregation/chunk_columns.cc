@@ -403,6 +403,11 @@ const v1::ChunkRecord& TableRecords::Get(size_t i) const {
   return it->second;
 }
 
+size_t TableRecords::built() const {
+  absl::MutexLock lock(&mu_);
+  return records_.size();
+}
+
 absl::StatusOr<ChunkColumns> BuildChunkColumns(const ChunkTable& table,
                                                BranchCoverageAccumulator* branches,
                                                SectionAccumulator* sections,

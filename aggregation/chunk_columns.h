@@ -31,6 +31,8 @@ class TableRecords {
  public:
   explicit TableRecords(const ChunkTable* table) : table_(table) {}
   const v1::ChunkRecord& Get(size_t i) const;
+  // How many records were built so far (a rule that reads every record whole builds them all).
+  size_t built() const;
 
  private:
   const ChunkTable* table_;

@@ -100,7 +100,8 @@ absl::Status ValidateChunkRecord(const v1::ChunkRecord& chunk, size_t i) {
 }
 
 absl::Status ValidateTableRecord(const ChunkTable& table, size_t i) {
-  if (table.HasRest(i)) return ValidateChunkRecord(table.Record(i), i);
+  // Only sections can be both in a record's rest and under these rules.
+  if (table.SectionsInRest(i)) return ValidateChunkRecord(table.Record(i), i);
   return Validate(TableFields{table, i}, i);
 }
 

@@ -18,7 +18,7 @@ namespace aggregation_internal {
 absl::Status ValidateChunkRecord(const v1::ChunkRecord& chunk, size_t index);
 
 // The same rules and message for record `index` of `table`, read from its columns (a record
-// with fields outside them, HasRest, is materialized first: its sections may be there).
+// whose sections are in its remainder, SectionsInRest, is materialized first).
 absl::Status ValidateTableRecord(const ChunkTable& table, size_t index);
 
 }  // namespace aggregation_internal

@@ -229,10 +229,17 @@ void Stragglers(const FindingsInputs& in, const ChunkView& view, Builder& b) {
   // Only the first kNamedItems of the slowest-first order are ever read: one pass keeps them,
   // reading the durations' column (the records only on equal durations).
   const std::vector<double>& seconds = view.successful_seconds;
+  // Equal durations (common: an engine's fixed-length tasks) break by Before, which view.order
+  // already is: the records' positions there, made on the first tie, never the records (on a
+  // table each record read whole is built: all of them, when all durations are equal).
+  std::vector<uint32_t> position;
   const auto slower = [&](size_t a, size_t c) {
-    return seconds[a] != seconds[c]
-               ? seconds[a] > seconds[c]
-               : Before(view.record(view.successful[a]), view.record(view.successful[c]));
+    if (seconds[a] != seconds[c]) return seconds[a] > seconds[c];
+    if (position.empty()) {
+      position.resize(view.size);
+      for (uint32_t p = 0; p < view.size; ++p) position[view.order[p]] = p;
+    }
+    return position[view.successful[a]] < position[view.successful[c]];
   };
   std::vector<size_t> top;
   for (size_t i = 0; i < seconds.size(); ++i) {
@@ -373,15 +380,12 @@ std::vector<PairWorker> PairWorkers(const FindingsInputs& in, const ChunkView& v
   return out;
 }
 
-// The position (in view.order) of the chunk that ended last; ties: the first in Before order.
+// The position (in view.order) of the chunk that ended last; ties: the first in Before order,
+// which is view.order's: the first position (no record is read).
 size_t LastToEnd(const ChunkView& view) {
   size_t last = 0;
   for (size_t i = 1; i < view.size; ++i) {
-    if (view.end_ns[i] > view.end_ns[last] ||
-        (view.end_ns[i] == view.end_ns[last] &&
-         Before(view.record(view.order[i]), view.record(view.order[last])))) {
-      last = i;
-    }
+    if (view.end_ns[i] > view.end_ns[last]) last = i;
   }
   return last;
 }

@@ -83,13 +83,35 @@ class ColumnKeys {
     if (rank_a != rank_c) return rank_a < rank_c;
     if (c_.entry_start[a] != c_.entry_start[c]) return c_.entry_start[a] < c_.entry_start[c];
     if (c_.attempt[a] != c_.attempt[c]) return c_.attempt[a] < c_.attempt[c];
-    return Before(c_.record(a), c_.record(c));
+    // Before's remaining keys, from the columns too (a record read whole is built on a table:
+    // an engine's tasks that start at one instant without a file would build them all).
+    const uint32_t worker_a = WorkerRank(a), worker_c = WorkerRank(c);
+    if (worker_a != worker_c) return worker_a < worker_c;
+    if (c_.end_unix_ns[a] != c_.end_unix_ns[c]) return c_.end_unix_ns[a] < c_.end_unix_ns[c];
+    if (c_.duration_seconds[a] != c_.duration_seconds[c]) {
+      return c_.duration_seconds[a] < c_.duration_seconds[c];
+    }
+    return Uuid(a) < Uuid(c);
   }
   const ChunkColumns& columns() const { return c_; }
 
  private:
+  // The rank of the record's worker name among the workers' names.
+  uint32_t WorkerRank(uint32_t i) {
+    if (worker_rank_.empty() && !c_.worker_names.empty()) {
+      worker_rank_ =
+          NameRanks(std::vector<absl::string_view>(c_.worker_names.begin(), c_.worker_names.end()));
+    }
+    return worker_rank_[c_.worker[i]];
+  }
+  absl::string_view Uuid(uint32_t i) const {
+    return c_.table != nullptr ? c_.table->String(chunk_field::kUuid, i)
+                               : absl::string_view(c_.records->Get(static_cast<int>(i)).uuid());
+  }
+
   const ChunkColumns& c_;
-  std::vector<uint32_t> rank_;  // by file id
+  std::vector<uint32_t> rank_;         // by file id
+  std::vector<uint32_t> worker_rank_;  // by worker id
 };
 
 using IndexIterator = std::vector<uint32_t>::iterator;

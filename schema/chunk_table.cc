@@ -283,6 +283,7 @@ void ChunkTable::Reserve(size_t records) {
   for (StringColumn& column : per_record_) column.Reserve(records);
   uuids_per_record_.Reserve(records);
   section_ends_.Reserve(records);
+  sections_in_rest_.Reserve(records);
   rest_.Reserve(records);
 }
 
@@ -328,6 +329,7 @@ void ChunkTable::Append(const ChunkRow& row) {
   } else {
     rest_.Push(absl::string_view());
   }
+  sections_in_rest_.Push(row.has_rest && row.rest.sections_size() > 0 ? 1 : 0);
   ++size_;
   if (size_ == kAdaptiveCheckRecords && uuids_interned_) DecideUuidForm();
 }
@@ -531,10 +533,10 @@ ChunkTable ChunkTable::Filtered(absl::FunctionRef<bool(size_t)> keep) const {
 size_t ChunkTable::MemoryBytes() const {
   size_t bytes = pool_.MemoryBytes() + present_.MemoryBytes() + status_.MemoryBytes() +
                  attempt_.MemoryBytes() + section_ends_.MemoryBytes() + rest_.MemoryBytes() +
-                 section_names_.MemoryBytes() + section_kinds_.MemoryBytes() +
-                 section_entries_.MemoryBytes() + section_durations_.MemoryBytes() +
-                 section_cpu_.MemoryBytes() + section_memory_.MemoryBytes() +
-                 section_bytes_.MemoryBytes();
+                 sections_in_rest_.MemoryBytes() + section_names_.MemoryBytes() +
+                 section_kinds_.MemoryBytes() + section_entries_.MemoryBytes() +
+                 section_durations_.MemoryBytes() + section_cpu_.MemoryBytes() +
+                 section_memory_.MemoryBytes() + section_bytes_.MemoryBytes();
   for (const Column<int64_t>& column : ints_) bytes += column.MemoryBytes();
   for (const Column<double>& column : doubles_) bytes += column.MemoryBytes();
   for (const Column<uint32_t>& column : ids_) bytes += column.MemoryBytes();

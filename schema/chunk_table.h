@@ -210,6 +210,9 @@ class ChunkTable {
   SectionRow Section(size_t s) const;
   // Whether record `i` has fields outside the columns (its remainder).
   bool HasRest(size_t i) const { return !rest_.Get(i).empty(); }
+  // Whether record `i`'s sections are in its remainder (one has fields beyond the section
+  // columns): then it has none in the columns. Cost: O(1), no parsing.
+  bool SectionsInRest(size_t i) const { return sections_in_rest_[i] != 0; }
 
   // Changes to record `i` in place, for a step that updates some fields of many records (the
   // join): no record is rebuilt. Setting an optional field marks it present.
@@ -370,6 +373,7 @@ class ChunkTable {
   bool uuids_interned_ = true;
   StringColumn uuids_per_record_;
   Column<uint64_t> section_ends_;
+  Column<uint8_t> sections_in_rest_;  // 1 where a record's sections are in its rest
   size_t sections_ = 0;
   Column<uint32_t> section_names_;
   Column<int32_t> section_kinds_;

@@ -341,6 +341,35 @@ TEST(ChunkTableTest, FilteredKeepsTheChosenRecordsWholeAndInOrder) {
   for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], all.Record(i));
 }
 
+// SectionsInRest says, without parsing, whether a record's sections are in its remainder: only
+// when one section has fields beyond the columns, not for other remainder fields.
+TEST(ChunkTableTest, SectionsInRestOnlyWhereASectionNeedsIt) {
+  v1::ChunkRecord plain;
+  plain.set_file("f.root");
+  v1::SectionRecord* section = plain.add_sections();
+  section->set_name("jets");
+  section->set_kind(v1::SectionRecord::KIND_TIME);
+  section->set_duration_seconds(0.2);
+  v1::ChunkRecord branches = plain;  // a remainder, sections still in the columns
+  branches.add_accessed_branches("Jet_pt");
+  v1::ChunkRecord allocated = plain;  // a section with a field beyond the columns
+  allocated.mutable_sections(0)->set_allocated_bytes(4096);
+  v1::ChunkRecord none;  // no sections at all, but a remainder
+  none.add_accessed_branches("nJet");
+  const ChunkTable table = ChunkTableOf({plain, branches, allocated, none});
+  EXPECT_FALSE(table.SectionsInRest(0));
+  EXPECT_FALSE(table.SectionsInRest(1));
+  EXPECT_TRUE(table.HasRest(1));
+  EXPECT_TRUE(table.SectionsInRest(2));
+  EXPECT_EQ(table.SectionsEnd(2) - table.SectionsBegin(2), 0u);
+  EXPECT_FALSE(table.SectionsInRest(3));
+  EXPECT_TRUE(table.HasRest(3));
+  ExpectSame(allocated, table.Record(2));
+  const ChunkTable kept = table.Filtered([](size_t i) { return i >= 2; });
+  EXPECT_TRUE(kept.SectionsInRest(0));
+  EXPECT_FALSE(kept.SectionsInRest(1));
+}
+
 // Random records crossing the uuid column's move (every uuid distinct): lossless before, across
 // and after it.
 TEST(ChunkTableTest, RandomizedRecordsWithUniqueUuids) {

@@ -204,31 +204,28 @@ int CopyToNamed(int from, std::string* temporary) {
 // The unnamed file gets its name: straight at the target when there is none yet (one atomic
 // link), else under a temporary name that the rename then moves over the target.
 int AtomicFileWriter::NameTheUnnamedFile() {
-  if (int error = LinkUnnamed(fd_, path_); error != EEXIST) {
-    if (error == 0) return 0;
+  int error = LinkUnnamed(fd_, path_);
+  if (error == 0) return 0;
+  // The target exists: a fresh unique name (mkstemp's, then freed for the link to take it),
+  // which the rename moves over the target.
+  for (int attempt = 0; error == EEXIST && attempt < 100; ++attempt) {
     std::string temporary = absl::StrCat(path_, ".tmp-XXXXXX");
-    if (int copied = CopyToNamed(fd_, &temporary); copied != 0) return copied;
-    temporary_ = std::move(temporary);
-    return 0;
-  }
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    std::string temporary = absl::StrCat(path_, ".tmp-XXXXXX");
-    // A fresh unique name (mkstemp's), then freed for the link to take it.
     const int probe = mkostemp(&temporary[0], O_CLOEXEC);
     if (probe < 0) return errno;
     close(probe);
     unlink(temporary.c_str());
-    const int error = LinkUnnamed(fd_, temporary);
-    if (error == EEXIST) continue;  // taken in between: another name
+    error = LinkUnnamed(fd_, temporary);  // EEXIST: taken in between, another name
     if (error == 0) {
       temporary_ = std::move(temporary);
       return 0;
     }
-    if (int copied = CopyToNamed(fd_, &temporary); copied != 0) return copied;
-    temporary_ = std::move(temporary);
-    return 0;
   }
-  return EEXIST;
+  if (error == EEXIST) return error;
+  // Not linkable here (no /proc, no CAP_DAC_READ_SEARCH): its contents copied to a new file.
+  std::string temporary = absl::StrCat(path_, ".tmp-XXXXXX");
+  if (int copied = CopyToNamed(fd_, &temporary); copied != 0) return copied;
+  temporary_ = std::move(temporary);
+  return 0;
 }
 
 absl::Status AtomicFileWriter::Flush() {

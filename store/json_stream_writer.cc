@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,11 +48,30 @@ bool HasMapField(const Descriptor& type) {
 
 // libprotobuf's SimpleDtoa / SimpleFtoa: the shortest of two precisions that reads back exactly.
 std::string FormatDouble(double value) {
+  // An integral value below 10^15 in magnitude is its integer digits under %.15g (no exponent,
+  // no point) and reads back exactly: the tracking's bytes and counts, without printf and
+  // strtod (3-4x faster). -0 keeps printf's "-0".
+  if (std::fabs(value) < 1e15 && value == std::trunc(value) &&
+      !(value == 0 && std::signbit(value))) {
+    return absl::StrCat(static_cast<int64_t>(value));
+  }
+  // std::to_chars with a precision prints as printf's %.*g does, and std::from_chars reads back
+  // exactly as strtod: the same text, faster.
   char buffer[32];
-  snprintf(buffer, sizeof(buffer), "%.*g", DBL_DIG, value);
-  if (strtod(buffer, nullptr) != value)
-    snprintf(buffer, sizeof(buffer), "%.*g", DBL_DIG + 2, value);
-  return buffer;
+  char* end =
+      std::to_chars(buffer, buffer + sizeof(buffer) - 1, value, std::chars_format::general, DBL_DIG)
+          .ptr;
+  *end = '\0';
+  double read_back = 0;
+  // A denormal read back is out of range for from_chars, not for strtod (what libprotobuf uses).
+  if (std::from_chars(buffer, end, read_back).ec != std::errc())
+    read_back = strtod(buffer, nullptr);
+  if (read_back != value) {
+    end = std::to_chars(buffer, buffer + sizeof(buffer) - 1, value, std::chars_format::general,
+                        DBL_DIG + 2)
+              .ptr;
+  }
+  return std::string(buffer, end);
 }
 
 std::string FormatFloat(float value) {

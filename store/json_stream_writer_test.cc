@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -403,6 +405,28 @@ TEST(WriteMessageJsonTest, NumbersAsProtobufJsonPrintsThem) {
   EXPECT_THAT(json, HasSubstr("\"worker_count_kind\": 99"));
   EXPECT_THAT(json, HasSubstr("\"gaps\": []"));
   EXPECT_THAT(json, Not(HasSubstr("manager")));
+}
+
+// Doubles are printed without printf (integral ones as integers, others by std::to_chars): the
+// same text as libprotobuf's, on both sides of where %.15g turns to an exponent (10^15), at the
+// edges of exactness (2^53), and for random bit patterns and random decimals.
+TEST(WriteMessageJsonTest, DoublesSameBytesAsLibprotobuf) {
+  v1::WorkerSeries worker;
+  for (double magnitude = 1; magnitude <= 1e19; magnitude *= 10) {
+    for (double value : {magnitude - 1, magnitude, magnitude + 1, magnitude * 7}) {
+      worker.add_memory_bytes(value);
+      worker.add_memory_bytes(-value);
+    }
+  }
+  for (double value : {9007199254740992.0, 9007199254740993.0, 999999999999999.0, 999999999999999.5,
+                       1e15 - 0.5, -0.0, 0.0, 4294967296.0, 0.5, -1.5}) {
+    worker.add_memory_bytes(value);
+  }
+  for (int bits = 0; bits < 8; ++bits) {
+    SCOPED_TRACE(bits);
+    const JsonStreamOptions options = OptionCombination(bits);
+    ExpectSameText(Stream(worker, options).json, LibraryJson(worker, options));
+  }
 }
 
 // The point of the writer: a message far larger than a piece is handed over in bounded pieces.

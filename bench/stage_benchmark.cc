@@ -28,6 +28,14 @@
 // num_events, dataset, file, entry_start, entry_stop; ~186 B each), no engine task records (no
 // join stage) and no tracked workers.
 //
+// --records=taskvine: issue #25's case as `collect --backend=taskvine --taskvine_logs=L -- sh -c
+// 'cp R.json "$ROASTCOFFEA_CHUNK_RECORDS"'` reads it (gen.py's "rich" records with task ids and
+// its "tasklog"): a first stage, engine_log, reads the engine's TaskVine transactions log
+// (ReadFinishedTaskVineRun, as collect does; writing the log is not timed), whose task records
+// the join takes and whose workers' step series the aggregation reads; --workers one-core
+// workers (gen.py: 100). Files -> saved is then engine_log + ingest + join + chunk_report +
+// repair + aggregate + save.
+//
 // --last_stage=ingest|join: stop after that stage (to profile it alone, e.g. under perf).
 //
 // Exit status: 0, or 1 with a message when a stage fails (the figures would be meaningless).
@@ -41,6 +49,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -62,6 +71,7 @@
 #include "export/report_worker_stream.h"
 #include "export/tables.h"
 #include "ingest/coffea_json.h"
+#include "ingest/taskvine_run.h"
 #include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
@@ -73,11 +83,17 @@ constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kStartSeconds = 1'765'000'000;
 constexpr int kThreadsPerWorker = 4;
 
+enum class Records {
+  kFull,      // --records=full (default)
+  kMin,       // --records=min
+  kTaskVine,  // --records=taskvine
+};
+
 struct Sizes {
   int chunks = 100'000;
   int workers = 1'000;
   int samples = 360;
-  bool min_records = false;  // --records=min
+  Records records = Records::kFull;
   std::string out_dir;
   std::string last_stage;  // --last_stage=S: stop after stage S (e.g. "ingest" to profile it)
 };
@@ -140,6 +156,97 @@ std::string MinRecordsJson(const Sizes& sizes) {
   }
   json += "]\n";
   return json;
+}
+
+// --records=taskvine: gen.py's "rich" records with task ids 1..chunks (task i+1 on worker lane
+// i % workers in slot i / workers, 0.45 s of a 0.5 s slot).
+constexpr double kGenT0 = 1742250330.0;
+
+std::string RichRecordsJson(const Sizes& sizes) {
+  std::string json = "[";
+  json.reserve(static_cast<size_t>(sizes.chunks) * 580);
+  char record[1024];
+  for (int i = 0; i < sizes.chunks; ++i) {
+    const double start = kGenT0 + 1.0 + (i / sizes.workers) * 0.5 + 0.01;
+    const int entry_start = (i % 40) * 25'000;
+    char file[96];
+    std::snprintf(file, sizeof(file), "root://eos.cms/store/dataset_%d/file_%d.root", i % 3,
+                  i / 40);
+    std::snprintf(
+        record, sizeof(record),
+        "%s{\"t_start\":%.2f,\"t_end\":%.2f,\"duration\":%.17g,\"num_events\":25000,"
+        "\"dataset\":\"dataset_%d\",\"file\":\"%s\",\"uuid\":\"u-%08x\",\"entry_start\":%d,"
+        "\"entry_stop\":%d,\"mem_before_mb\":%.1f,\"mem_after_mb\":%.2f,\"bytes_read\":%d,"
+        "\"accessed_branches\":[\"Jet_pt\",\"Jet_eta\",\"nJet\"],"
+        "\"timing\":{\"jets\":0.21,\"muons\":0.11},\"memory\":{\"jets\":2.0},"
+        "\"bytes\":{\"jets\":100000},\"file_metadata\":{\"filename\":\"%s\","
+        "\"compression_ratio\":0.4,\"total_branches\":1200},\"task_id\":%d}",
+        i > 0 ? ",\n" : "", start, start + 0.45, 0.45, i % 3, file, i / 40, entry_start,
+        entry_start + 25'000, 512.0 + i % 7, 530.25 + i % 11, 12345678 + i % 1000, file, i + 1);
+    json += record;
+  }
+  json += "]\n";
+  return json;
+}
+
+// gen.py's "tasklog": the TaskVine transactions log of those tasks, `workers` one-core workers.
+std::string TaskVineLog(const Sizes& sizes) {
+  const auto us = [](double t) { return static_cast<long long>(t * 1e6); };
+  std::string log = "# time manager_pid MANAGER manager_pid START|END time_from_origin\n";
+  log.reserve(static_cast<size_t>(sizes.chunks) * 680);
+  absl::StrAppend(&log, us(kGenT0), " 4242 MANAGER 4242 START 0\n");
+  char line[512];
+  for (int w = 0; w < sizes.workers; ++w) {
+    const long long t = us(kGenT0 + 0.1 + w * 1e-4);
+    std::snprintf(line, sizeof(line),
+                  "%lld 4242 WORKER worker-%032x CONNECTION 10.0.%d.%d:9%03d\n"
+                  "%lld 4242 WORKER worker-%032x RESOURCES {\"memory\":[8000,\"MB\"],"
+                  "\"disk\":[70001,\"MB\"],\"cores\":[1,\"cores\"]}\n",
+                  t, w, w / 256, w % 256, w % 1000, t + 10, w);
+    log += line;
+  }
+  const int slots = (sizes.chunks + sizes.workers - 1) / sizes.workers;
+  for (int s = 0; s < slots; ++s) {
+    const int first = s * sizes.workers;
+    const int last = std::min(sizes.chunks, first + sizes.workers);
+    const double ts = kGenT0 + 1.0 + s * 0.5;
+    for (int i = first; i < last; ++i) {
+      std::snprintf(
+          line, sizeof(line),
+          "%lld 4242 TASK %d READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n",
+          us(ts) - 5000, i + 1);
+      log += line;
+    }
+    for (int i = first; i < last; ++i) {
+      std::snprintf(line, sizeof(line),
+                    "%lld 4242 TASK %d RUNNING worker-%032x FIRST_RESOURCES "
+                    "{\"time_commit_start\":[%.6f,\"s\"],\"time_commit_end\":[%.6f,\"s\"],"
+                    "\"cores\":[1,\"cores\"]}\n",
+                    us(ts), i + 1, i % sizes.workers, ts, ts + 0.001);
+      log += line;
+    }
+    for (int i = first; i < last; ++i) {
+      std::snprintf(line, sizeof(line), "%lld 4242 TASK %d WAITING_RETRIEVAL worker-%032x\n",
+                    us(ts + 0.47), i + 1, i % sizes.workers);
+      log += line;
+    }
+    for (int i = first; i < last; ++i) {
+      std::snprintf(line, sizeof(line),
+                    "%lld 4242 TASK %d RETRIEVED SUCCESS 0 {} "
+                    "{\"time_worker_start\":[%.6f,\"s\"],\"time_worker_end\":[%.6f,\"s\"],"
+                    "\"wall_time\":[0.46,\"s\"],\"cpu_time\":[0.44,\"s\"],"
+                    "\"memory\":[530,\"MB\"],\"cores\":[1,\"cores\"]}\n",
+                    us(ts + 0.48), i + 1, ts + 0.005, ts + 0.465);
+      log += line;
+    }
+    for (int i = first; i < last; ++i) {
+      std::snprintf(line, sizeof(line), "%lld 4242 TASK %d DONE SUCCESS 0\n", us(ts + 0.481),
+                    i + 1);
+      log += line;
+    }
+  }
+  absl::StrAppend(&log, us(kGenT0 + 1.0 + slots * 0.5 + 1), " 4242 MANAGER 4242 END 0\n");
+  return log;
 }
 
 // What an engine backend derives from its task log: one record per task, by task id.
@@ -223,9 +330,34 @@ int Run(const Sizes& sizes) {
   std::printf(
       "stage\tchunks\tworkers\tcpu_seconds\twall_seconds\tcpu_ns_per_chunk\tpeak_bytes\t"
       "peak_bytes_per_chunk\n");
+  // --records=taskvine: the engine's log read as collect reads it, the tasks' records and the
+  // workers' series from it (its writing is not timed).
+  RawRun engine_run;
+  if (sizes.records == Records::kTaskVine) {
+    const std::string log_path = sizes.out_dir + "/transactions";
+    {
+      std::ofstream log(log_path, std::ios::binary);
+      log << TaskVineLog(sizes);
+      if (!log.flush()) Fail("engine_log", "cannot write " + log_path);
+    }
+    Print("engine_log", sizes, Measure([&] {
+            TaskVineRunOptions options;
+            options.logs = log_path;
+            absl::StatusOr<RawRun> run = ReadFinishedTaskVineRun(options);
+            if (!run.ok()) Fail("engine_log", run.status().message());
+            engine_run = *std::move(run);
+          }));
+    std::filesystem::remove(log_path);  // ~680 MB at 10^6 tasks
+    if (engine_run.engine_chunks.size() != static_cast<size_t>(sizes.chunks)) {
+      Fail("engine_log",
+           absl::StrCat(engine_run.engine_chunks.size(), " tasks for ", sizes.chunks, " chunks"));
+    }
+  }
   ChunkTable instrumented;
   {
-    const std::string json = sizes.min_records ? MinRecordsJson(sizes) : ChunkRecordsJson(sizes);
+    const std::string json = sizes.records == Records::kMin        ? MinRecordsJson(sizes)
+                             : sizes.records == Records::kTaskVine ? RichRecordsJson(sizes)
+                                                                   : ChunkRecordsJson(sizes);
     Print("ingest", sizes, Measure([&] {
             absl::StatusOr<ChunkTableRead> read = ParseChunkRecordsAsTable(json, "records.json");
             if (!read.ok()) Fail("ingest", read.status().message());
@@ -234,11 +366,15 @@ int Run(const Sizes& sizes) {
   }
   if (sizes.last_stage == "ingest") return 0;
   ChunkTable joined_table;
-  if (sizes.min_records) {
+  if (sizes.records == Records::kMin) {
     joined_table = std::move(instrumented);  // no engine log: nothing to join
   } else {
     ChunkTable engine;
-    for (const v1::ChunkRecord& r : EngineRecords(sizes)) engine.Append(r);
+    if (sizes.records == Records::kTaskVine) {
+      engine = std::move(engine_run.engine_chunks);
+    } else {
+      for (const v1::ChunkRecord& r : EngineRecords(sizes)) engine.Append(r);
+    }
     Print("join", sizes, Measure([&] {
             ChunkTableJoinResult result = JoinChunkTables(engine, std::move(instrumented));
             joined_table = std::move(result.table);
@@ -253,9 +389,10 @@ int Run(const Sizes& sizes) {
   measurement.mutable_metadata()->set_name("stage-benchmark");
   // As collector/assemble_measurement sets it: without it the save edits (copies) the message.
   measurement.mutable_metadata()->set_schema_version(kSchemaVersion);
-  // The run starts with the tracking (full) or with the first record (min: gen.py's times).
+  // The run starts with the tracking (full) or with the first record (min, taskvine: gen.py's
+  // times).
   int64_t start_seconds = kStartSeconds;
-  if (sizes.min_records && !joined_table.empty()) {
+  if (sizes.records != Records::kFull && !joined_table.empty()) {
     start_seconds = joined_table.start_unix_ns(0) / kSecond;
   }
   measurement.mutable_metadata()->mutable_start_time()->set_seconds(start_seconds);
@@ -269,7 +406,11 @@ int Run(const Sizes& sizes) {
   Print("chunk_report", sizes, Measure([&] {
           *measurement.mutable_report() = BuildWorkflowReportOfRecords(joined_table);
         }));
-  if (!sizes.min_records) *measurement.mutable_tracking() = Tracking(sizes);
+  if (sizes.records == Records::kFull) *measurement.mutable_tracking() = Tracking(sizes);
+  if (engine_run.tracking.has_value()) {
+    *measurement.mutable_tracking() = *std::move(engine_run.tracking);
+    engine_run.tracking.reset();
+  }
 
   Print("repair", sizes, Measure([&] { RepairForAggregation(&measurement, &joined_table); }));
   Print("aggregate", sizes, Measure([&] {
@@ -374,8 +515,10 @@ int main(int argc, char** argv) {
         roastcoffea::ParseFlag(arg, "--samples=", &sizes.samples)) {
       continue;
     }
-    if (arg == "--records=min" || arg == "--records=full") {
-      sizes.min_records = arg == "--records=min";
+    if (arg == "--records=min" || arg == "--records=full" || arg == "--records=taskvine") {
+      sizes.records = arg == "--records=min"        ? roastcoffea::Records::kMin
+                      : arg == "--records=taskvine" ? roastcoffea::Records::kTaskVine
+                                                    : roastcoffea::Records::kFull;
       continue;
     }
     if (absl::StartsWith(arg, "--last_stage=")) {
@@ -388,11 +531,11 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: stage_benchmark [--chunks=N] [--workers=N] [--samples=N] "
-                 "[--records=full|min] [--out_dir=DIR] "
+                 "[--records=full|min|taskvine] [--out_dir=DIR] "
                  "[--last_stage=ingest|join]\n");
     return 2;
   }
-  if (sizes.min_records) sizes.workers = 0;  // none tracked: no engine log
+  if (sizes.records == roastcoffea::Records::kMin) sizes.workers = 0;  // none tracked, no log
   if (sizes.out_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +

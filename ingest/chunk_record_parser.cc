@@ -145,7 +145,7 @@ bool DirectRecordParser::Record(RecordMembers* members) {
 inline bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* name) {
   if (member < kRememberedKeys && last_keys_[member] != kRecordKeyCount) {
     // The key at this place in the last record, quotes included, without a scan.
-    const absl::string_view expected = RecordKeyName(last_keys_[member]);
+    const absl::string_view expected = last_names_[member];
     const size_t size = expected.size();
     if (static_cast<size_t>(end_ - p_) >= size + 2 && p_[0] == '"' && p_[size + 1] == '"' &&
         SameBytes(p_ + 1, expected.data(), size)) {
@@ -156,7 +156,10 @@ inline bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_
   }
   if (!At('"') || !String(name)) return false;
   *key = FindRecordKey(*name);
-  if (member < kRememberedKeys) last_keys_[member] = *key;
+  if (member < kRememberedKeys) {
+    last_keys_[member] = *key;
+    if (*key != kRecordKeyCount) last_names_[member] = RecordKeyName(*key);
+  }
   return true;
 }
 

@@ -69,6 +69,7 @@ class DirectRecordParser {
   // likely has the same, and a key that is there is compared, not scanned and looked up.
   static constexpr size_t kRememberedKeys = 32;
   RecordKey last_keys_[kRememberedKeys];
+  absl::string_view last_names_[kRememberedKeys];  // RecordKeyName of each, when read
   absl::flat_hash_set<absl::string_view> many_keys_;
 };
 

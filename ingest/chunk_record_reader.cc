@@ -566,14 +566,21 @@ void ReadChunkRecord(const RecordMembers& members, absl::string_view source, siz
 
 void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, ChunkRow* row) {
+  row->Clear();  // it may hold what a ChunkRowReader does not clear (see there)
   ChunkRowReader().Read(members, source, index, warnings, row);
 }
 
 void ChunkRowReader::Read(const RecordMembers& members, absl::string_view source, size_t index,
                           Warnings* warnings, ChunkRow* row) {
-  // Clearing the rest would delete its file metadata: kept for the next record instead.
-  if (row->has_rest && row->rest.has_file_metadata()) {
-    spare_file_metadata_.reset(row->rest.release_file_metadata());
+  // The rest holds what RowSink sets in it only: its file metadata, kept for the next record
+  // (clearing the rest would delete it), and its branches. Cleared here, the whole message is
+  // not cleared field by field.
+  if (row->has_rest) {
+    if (row->rest.has_file_metadata()) {
+      spare_file_metadata_.reset(row->rest.release_file_metadata());
+    }
+    row->rest.clear_accessed_branches();
+    row->has_rest = false;
   }
   row->Clear();
   RowSink sink(row, &spare_file_metadata_);

@@ -100,7 +100,9 @@ bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t inde
                      Warnings* warnings, RecordMembers* members, ChunkRow* row);
 
 // ReadChunkRecord into one ChunkRow reused record after record, keeping what clearing the row
-// would free (the rest's file metadata and its strings) for the next record that has it.
+// would free (the rest's file metadata and its strings) for the next record that has it. The
+// row is to be filled by this reader only (empty at first): of its rest, it clears only what it
+// sets.
 class ChunkRowReader {
  public:
   void Read(const RecordMembers& members, absl::string_view source, size_t index,

@@ -45,6 +45,28 @@ uint64_t PlainRunEnds(uint64_t word) {
   return (word | ((quotes - kOnes) & ~quotes) | ((backslashes - kOnes) & ~backslashes)) & kHighs;
 }
 
+uint32_t Load32(const char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+uint64_t Load64(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+// a[0, n) == b[0, n) for n >= 4, in a few loads of words, none beyond n (memcmp of a size not
+// known at compile time is a call, for a key compared millions of times).
+bool SameBytes(const char* a, const char* b, size_t n) {
+  if (n < 8) return Load32(a) == Load32(b) && Load32(a + n - 4) == Load32(b + n - 4);
+  for (size_t i = 0; i + 8 < n; i += 8) {
+    if (Load64(a + i) != Load64(b + i)) return false;
+  }
+  return Load64(a + n - 8) == Load64(b + n - 8);
+}
+
 }  // namespace
 
 size_t DirectRecordParser::Parse(absl::string_view text, RecordMembers* members) {
@@ -57,7 +79,7 @@ size_t DirectRecordParser::Parse(absl::string_view text, RecordMembers* members)
   return static_cast<size_t>(p_ - begin_);
 }
 
-bool DirectRecordParser::OpenedEmpty(char close) {
+inline bool DirectRecordParser::OpenedEmpty(char close) {
   ++p_;
   SkipSpace();
   if (!At(close)) return false;
@@ -65,7 +87,7 @@ bool DirectRecordParser::OpenedEmpty(char close) {
   return true;
 }
 
-DirectRecordParser::After DirectRecordParser::AfterElement(char close) {
+inline DirectRecordParser::After DirectRecordParser::AfterElement(char close) {
   SkipSpace();
   if (At(',')) {
     ++p_;
@@ -120,13 +142,13 @@ bool DirectRecordParser::Record(RecordMembers* members) {
 
 // The key of the record's member number `member`: a RecordKey, or kRecordKeyCount and its
 // `name`.
-bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* name) {
+inline bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* name) {
   if (member < kRememberedKeys && last_keys_[member] != kRecordKeyCount) {
     // The key at this place in the last record, quotes included, without a scan.
-    const absl::string_view expected = RecordKeyName(last_keys_[member]);
+    const absl::string_view expected = last_names_[member];
     const size_t size = expected.size();
     if (static_cast<size_t>(end_ - p_) >= size + 2 && p_[0] == '"' && p_[size + 1] == '"' &&
-        std::memcmp(p_ + 1, expected.data(), size) == 0) {
+        SameBytes(p_ + 1, expected.data(), size)) {
       p_ += size + 2;
       *key = last_keys_[member];
       return true;
@@ -134,7 +156,10 @@ bool DirectRecordParser::Key(size_t member, RecordKey* key, absl::string_view* n
   }
   if (!At('"') || !String(name)) return false;
   *key = FindRecordKey(*name);
-  if (member < kRememberedKeys) last_keys_[member] = *key;
+  if (member < kRememberedKeys) {
+    last_keys_[member] = *key;
+    if (*key != kRecordKeyCount) last_names_[member] = RecordKeyName(*key);
+  }
   return true;
 }
 
@@ -182,7 +207,7 @@ bool DirectRecordParser::Items(int depth, std::vector<JsonScalar>* items) {
 }
 
 // A value inside an object or list at `depth`.
-bool DirectRecordParser::Value(int depth, JsonScalar* value) {
+inline bool DirectRecordParser::Value(int depth, JsonScalar* value) {
   if (p_ >= end_) return false;
   switch (*p_) {
     case '"':

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "ingest/chunk_record_reader.h"
@@ -40,16 +41,17 @@ class DirectRecordParser {
  private:
   // Past an object's or a list's opening character and the space after it; then, when the next
   // character is `close` (an empty object or list), past it too, and true.
-  bool OpenedEmpty(char close);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool OpenedEmpty(char close);
   // After an object's member or a list's item: kMore past a ',' and the space after it, kDone
   // past the closing `close`, kBad at anything else.
   enum class After { kMore, kDone, kBad };
-  After AfterElement(char close);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE After AfterElement(char close);
   bool Record(RecordMembers* members);
-  bool Key(size_t member, RecordKey* key, absl::string_view* name);
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Key(size_t member, RecordKey* key, absl::string_view* name);
   bool Entries(std::vector<NamedScalar>* entries);
   bool Items(int depth, std::vector<JsonScalar>* items);
-  bool Value(int depth, JsonScalar* value);
+  // Inlined where called (millions of times), as are the three above.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool Value(int depth, JsonScalar* value);
   bool String(absl::string_view* text);
   bool Number(double* value);
   bool Literal(absl::string_view token);
@@ -67,6 +69,7 @@ class DirectRecordParser {
   // likely has the same, and a key that is there is compared, not scanned and looked up.
   static constexpr size_t kRememberedKeys = 32;
   RecordKey last_keys_[kRememberedKeys];
+  absl::string_view last_names_[kRememberedKeys];  // RecordKeyName of each, when read
   absl::flat_hash_set<absl::string_view> many_keys_;
 };
 

@@ -200,6 +200,33 @@ TEST(DirectRecordParserTest, SameAsJsonTreeWhenTheKeysChangePlaces) {
       R"( {"t_end": 8, "file": "c", "x": 9, "x": 10}, {"t_end": 11, "file": "d", "x": 12}])");
 }
 
+// A key of the length of the one the last record had at its place, differing from it in its
+// first, middle or last bytes (the comparison is by words), is not taken for it.
+TEST(DirectRecordParserTest, SameAsJsonTreeForKeysOfTheRememberedLength) {
+  for (const std::string& key :
+       {std::string("file"), std::string("t_end"), std::string("mem_before_mb"),
+        std::string("accessed_uncompressed_bytes")}) {
+    for (size_t at : {size_t{0}, key.size() / 2, key.size() - 1}) {
+      std::string other = key;
+      other[at] = other[at] == 'x' ? 'y' : 'x';
+      ExpectSameAsTree(absl::StrCat(R"([{")", key, R"(": 1, "num_events": 2}, {")", other,
+                                    R"(": 3, "num_events": 4}, {")", key, R"(": 5}])"));
+    }
+  }
+}
+
+// The rest's file metadata and branches, reused from record to record in the table's row, carry
+// nothing over: records with and without them, in every order.
+TEST(DirectRecordParserTest, SameAsJsonTreeForRestsThatComeAndGo) {
+  ExpectSameAsTree(
+      R"([{"file_metadata": {"filename": "a-long-file-name-beyond-the-short-string.root",)"
+      R"( "compression_ratio": 2.5, "total_branches": 9, "total_tree_bytes": 100},)"
+      R"( "accessed_branches": ["x", "y"]},)"
+      R"( {"file": "f"}, {"file_metadata": {"total_branches": 3}}, {"file_metadata": {}},)"
+      R"( {"file_metadata": {"filename": "b"}, "accessed_branches": []},)"
+      R"( {"accessed_branches": ["z"]}, {"file_metadata": {"filename": "c"}}])");
+}
+
 // Sections beyond the per-record budget and beyond the linear repeated-key check.
 TEST(DirectRecordParserTest, SameAsJsonTreeForManySections) {
   for (int sections : {15, 16, 17, 40, kMaxSectionsPerChunkRecord + 3}) {

@@ -44,6 +44,16 @@ constexpr absl::string_view kRecordKeys[kRecordKeyCount] = {"task_id",
                                                             "file_metadata",
                                                             "error"};
 
+// std::llround (half away from zero) of `x`, which InInt64 holds, inline (llround is a call
+// per field). x - trunc(x) is exact in a double, so the comparison with 0.5 is too.
+int64_t RoundToInt64(double x) {
+  const int64_t whole = static_cast<int64_t>(x);
+  const double fraction = x - static_cast<double>(whole);
+  if (fraction >= 0.5) return whole + 1;
+  if (fraction <= -0.5) return whole - 1;
+  return whole;
+}
+
 // A ChunkRow (schema/chunk_table.h) written through the setters of v1::ChunkRecord that
 // RecordReader uses: one set of reading rules for both. Strings are viewed where the reader
 // finds them (the record's text, literals); those made on the fly are copied.
@@ -64,7 +74,8 @@ class RowSink {
     SectionRow* row_ = nullptr;
   };
 
-  explicit RowSink(ChunkRow* row) : row_(*row) {}
+  // `spare` (may be null): a file metadata message to reuse for the rest's.
+  RowSink(ChunkRow* row, std::unique_ptr<v1::FileMetadata>* spare) : row_(*row), spare_(spare) {}
 
   void set_status(v1::ChunkStatus status) { row_.status = status; }
   void set_task_id(const char* id, size_t size) {
@@ -107,12 +118,16 @@ class RowSink {
     return &section_;
   }
   // The rare fields go to the row's rest.
-  void add_accessed_branches(std::string branch) {
+  void add_accessed_branches(const char* branch, size_t size) {
     row_.has_rest = true;
-    row_.rest.add_accessed_branches(std::move(branch));
+    row_.rest.add_accessed_branches(branch, size);
   }
   v1::FileMetadata* mutable_file_metadata() {
     row_.has_rest = true;
+    if (!row_.rest.has_file_metadata() && spare_ != nullptr && *spare_ != nullptr) {
+      (*spare_)->Clear();  // keeps its strings' capacity
+      row_.rest.set_allocated_file_metadata(spare_->release());
+    }
     return row_.rest.mutable_file_metadata();
   }
 
@@ -122,6 +137,7 @@ class RowSink {
   }
 
   ChunkRow& row_;
+  std::unique_ptr<v1::FileMetadata>* const spare_;
   SectionSink section_;
 };
 
@@ -176,7 +192,7 @@ class RecordReader {
                                  "value is left out"));
     } else {
       // Formatted on the stack (AlphaNum): no temporary string.
-      const absl::AlphaNum id(static_cast<int64_t>(std::llround(field->number)));
+      const absl::AlphaNum id(static_cast<int64_t>(RoundToInt64(field->number)));
       chunk->set_task_id(id.data(), id.size());
     }
   }
@@ -230,7 +246,7 @@ class RecordReader {
             absl::StrCat(Where(), ": a branch name must be a string; the value is left out"));
         continue;
       }
-      chunk->add_accessed_branches(std::string(branch.text));
+      chunk->add_accessed_branches(branch.text.data(), branch.text.size());
     }
   }
 
@@ -241,13 +257,13 @@ class RecordReader {
     for (const auto& [key, v] : members_.file_metadata) {
       const bool is_number = v.kind == JsonNode::Kind::kNumber;
       if (key == "filename" && v.kind == JsonNode::Kind::kString) {
-        file->set_file(std::string(v.text));
+        file->mutable_file()->assign(v.text.data(), v.text.size());  // reuses its capacity
       } else if (key == "compression_ratio" && is_number) {
         file->set_compression_ratio(v.number);
       } else if (key == "total_branches" && is_number && InInt64(v.number)) {
-        file->set_total_branches(std::llround(v.number));
+        file->set_total_branches(RoundToInt64(v.number));
       } else if (key == "total_tree_bytes" && is_number && InInt64(v.number)) {
-        file->set_total_tree_bytes(std::llround(v.number));
+        file->set_total_tree_bytes(RoundToInt64(v.number));
       }
     }
   }
@@ -270,7 +286,7 @@ class RecordReader {
     LeftOut(key, absl::StrCat("is out of range (", absl::SixDigits(number), ")"));
   }
 
-  // An integer field (a count or bytes, after `scale`): a number llround can hold, else a
+  // An integer field (a count or bytes, after `scale`): a number int64 can hold, else a
   // warning naming it; 1e308 events must not become INT64_MIN.
   bool Count(RecordKey key, double scale, int64_t* out) {
     double number;
@@ -279,7 +295,7 @@ class RecordReader {
       LeftOutOfRange(key, number);
       return false;
     }
-    *out = std::llround(number * scale);
+    *out = RoundToInt64(number * scale);
     return true;
   }
 
@@ -287,7 +303,7 @@ class RecordReader {
   // scale. Callers keep |s| within kMaxEpochSeconds, so the product cannot overflow.
   static int64_t SecondsToNs(double s) {
     const double whole = std::floor(s);
-    return static_cast<int64_t>(whole) * 1000000000 + std::llround((s - whole) * 1e9);
+    return static_cast<int64_t>(whole) * 1000000000 + RoundToInt64((s - whole) * 1e9);
   }
 
   // Each field: absent is fine (false), a bad value is left out with a warning naming it.
@@ -351,9 +367,9 @@ class RecordReader {
         // Beyond the budget: counted and summed into the kind's "(overflow)" section.
         Overflow& overflow = overflow_[kind];
         ++overflow.entries;
-        overflow.sum += kind == v1::SectionRecord::KIND_MEMORY ? std::llround(value.number * kMiB)
+        overflow.sum += kind == v1::SectionRecord::KIND_MEMORY ? RoundToInt64(value.number * kMiB)
                         : kind == v1::SectionRecord::KIND_BYTES
-                            ? std::llround(value.number)
+                            ? RoundToInt64(value.number)
                             : static_cast<long double>(value.number);
         continue;
       }
@@ -363,10 +379,10 @@ class RecordReader {
       section->set_entries(1);
       switch (kind) {
         case v1::SectionRecord::KIND_MEMORY:
-          section->set_memory_delta_bytes(std::llround(value.number * kMiB));
+          section->set_memory_delta_bytes(RoundToInt64(value.number * kMiB));
           break;
         case v1::SectionRecord::KIND_BYTES:
-          section->set_bytes_read(std::llround(value.number));
+          section->set_bytes_read(RoundToInt64(value.number));
           break;
         default:
           section->set_duration_seconds(value.number);
@@ -550,9 +566,32 @@ void ReadChunkRecord(const RecordMembers& members, absl::string_view source, siz
 
 void ReadChunkRecord(const RecordMembers& members, absl::string_view source, size_t index,
                      Warnings* warnings, ChunkRow* row) {
+  row->Clear();  // it may hold what a ChunkRowReader does not clear (see there)
+  ChunkRowReader().Read(members, source, index, warnings, row);
+}
+
+void ChunkRowReader::Read(const RecordMembers& members, absl::string_view source, size_t index,
+                          Warnings* warnings, ChunkRow* row) {
+  // The rest holds what RowSink sets in it only: its file metadata, kept for the next record
+  // (clearing the rest would delete it), and its branches. Cleared here, the whole message is
+  // not cleared field by field.
+  if (row->has_rest) {
+    if (row->rest.has_file_metadata()) {
+      spare_file_metadata_.reset(row->rest.release_file_metadata());
+    }
+    row->rest.clear_accessed_branches();
+    row->has_rest = false;
+  }
   row->Clear();
-  RowSink sink(row);
+  RowSink sink(row, &spare_file_metadata_);
   RecordReader<RowSink>(members, source, index, warnings).Read(&sink);
+}
+
+bool ChunkRowReader::Read(const JsonTree& tree, absl::string_view source, size_t index,
+                          Warnings* warnings, RecordMembers* members, ChunkRow* row) {
+  if (!MembersFromTree(tree, source, index, warnings, members)) return false;
+  Read(*members, source, index, warnings, row);
+  return true;
 }
 
 bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,

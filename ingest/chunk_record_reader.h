@@ -7,6 +7,7 @@
 #define ROASTCOFFEA_INGEST_CHUNK_RECORD_READER_H_
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -97,6 +98,21 @@ void ReadChunkRecord(const RecordMembers& members, absl::string_view source, siz
                      Warnings* warnings, ChunkRow* row);
 bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t index,
                      Warnings* warnings, RecordMembers* members, ChunkRow* row);
+
+// ReadChunkRecord into one ChunkRow reused record after record, keeping what clearing the row
+// would free (the rest's file metadata and its strings) for the next record that has it. The
+// row is to be filled by this reader only (empty at first): of its rest, it clears only what it
+// sets.
+class ChunkRowReader {
+ public:
+  void Read(const RecordMembers& members, absl::string_view source, size_t index,
+            Warnings* warnings, ChunkRow* row);
+  bool Read(const JsonTree& tree, absl::string_view source, size_t index, Warnings* warnings,
+            RecordMembers* members, ChunkRow* row);
+
+ private:
+  std::unique_ptr<v1::FileMetadata> spare_file_metadata_;
+};
 
 }  // namespace ingest_internal
 }  // namespace roastcoffea

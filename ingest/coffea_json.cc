@@ -156,7 +156,7 @@ class RecordParsers {
     ReadChunkRecord(members_, source_, index, &warnings_, &records->emplace_back());
   }
   void AddMembers(size_t index, ChunkTable* table) {
-    ReadChunkRecord(members_, source_, index, &warnings_, &row_);
+    row_reader_.Read(members_, source_, index, &warnings_, &row_);
     table->Append(row_);
   }
   void AddTree(size_t index, std::vector<v1::ChunkRecord>* records) {
@@ -167,7 +167,7 @@ class RecordParsers {
     }
   }
   void AddTree(size_t index, ChunkTable* table) {
-    if (ReadChunkRecord(tree_, source_, index, &warnings_, &members_, &row_)) table->Append(row_);
+    if (row_reader_.Read(tree_, source_, index, &warnings_, &members_, &row_)) table->Append(row_);
   }
 
   template <typename Out>
@@ -198,6 +198,7 @@ class RecordParsers {
   ingest_internal::DirectRecordParser direct_parser_;
   ingest_internal::RecordMembers members_;
   ChunkRow row_;
+  ingest_internal::ChunkRowReader row_reader_;
   JsonTree tree_;
   std::vector<NonFiniteToken> non_finite_;
   std::string replaced_;

@@ -3,12 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -274,6 +276,29 @@ TEST(ParseChunkRecordsTest, CountsBeyondInt64AreLeftOutNotWrapped) {
   EXPECT_THAT(warnings[3], HasSubstr("'bytes_read' is out of range (-1e+19)"));
   EXPECT_THAT(warnings[4], HasSubstr("memory['m'] is out of range"));
   EXPECT_THAT(warnings[5], HasSubstr("bytes['b'] is out of range"));
+}
+
+// Counts and bytes are rounded as std::llround rounds (half away from zero), to the last bit:
+// the reader's inline rounding against the library's.
+TEST(ParseChunkRecordsTest, CountsRoundHalfAwayFromZeroAsLlround) {
+  for (const double x : {2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 0.5, -0.5, 1.5,
+                         4503599627370495.5, -4503599627370495.5, 9007199254740993.0,
+                         9.2233720368547748e18, -9.2233720368547758e18, 1e-300, -0.0}) {
+    const std::string number = absl::StrFormat("%.17g", x);
+    std::vector<std::string> warnings;
+    absl::StatusOr<std::vector<v1::ChunkRecord>> records =
+        Records(absl::StrCat(R"([{"bytes_read": )", number, R"(, "bytes": {"b": )", number,
+                             R"(}, "file_metadata": {"total_branches": )", number, "}}]"),
+                "records.json", &warnings);
+    ASSERT_TRUE(records.ok()) << records.status();
+    ASSERT_EQ(records->size(), 1u);
+    const v1::ChunkRecord& record = (*records)[0];
+    EXPECT_EQ(record.compressed_bytes_read(), std::llround(x)) << number;
+    ASSERT_EQ(record.sections_size(), 1) << number;
+    EXPECT_EQ(record.sections(0).bytes_read(), std::llround(x)) << number;
+    EXPECT_EQ(record.file_metadata().total_branches(), std::llround(x)) << number;
+    EXPECT_TRUE(warnings.empty()) << number << ": " << warnings.front();
+  }
 }
 
 // Reliability study D16: the original's records through Python's json.dump.

@@ -331,16 +331,23 @@ class ChunkTable {
       last->text = Get(last->id);
       return last->id;
     }
-    // Intern through a small direct-mapped cache indexed by the text's size and last 8 bytes:
-    // strings that recur out of order (a run's workers, files, uuids, section names) are found
-    // without hashing the whole text.
+    // Intern through a small direct-mapped cache indexed by the text's size, first 40 and last
+    // 8 bytes: strings that recur out of order (a run's workers, files, uuids, section names) are
+    // found without hashing the whole text, also when they differ only before their last 8 bytes
+    // (".../dataset_1/file_0.root").
     uint32_t InternCached(absl::string_view text) {
       if (text.empty()) return 0;
+      constexpr uint64_t kMix = 0x9E3779B97F4A7C15u;
+      uint64_t key = text.size();
+      uint64_t word;
+      for (size_t i = 0; i + sizeof(word) < text.size() && i < 40; i += sizeof(word)) {
+        std::memcpy(&word, text.data() + i, sizeof(word));
+        key = (key ^ word) * kMix;
+      }
       uint64_t tail = 0;
       const size_t tail_size = std::min<size_t>(text.size(), sizeof(tail));
       std::memcpy(&tail, text.data() + text.size() - tail_size, tail_size);
-      const size_t slot =
-          static_cast<size_t>(((tail ^ text.size()) * 0x9E3779B97F4A7C15u) >> (64 - kCacheBits));
+      const size_t slot = static_cast<size_t>(((key ^ tail) * kMix) >> (64 - kCacheBits));
       const absl::string_view cached = Get(cache_[slot]);
       if (cached.size() == text.size() &&
           std::memcmp(cached.data(), text.data(), text.size()) == 0) {

@@ -209,8 +209,9 @@ TEST(TxnRecord, FieldsOfEveryLengthAroundTheScanBlocks) {
     EXPECT_EQ(r.kind, TxnKind::kTaskWaitingRetrieval) << line;
     EXPECT_EQ(r.worker, worker);
     const std::string category(length, 'c');
-    r = Parse(absl::StrCat("1742250331470000 4242 TASK 18 READY ", category,
-                           "   FIRST_RESOURCES  3 {\"cores\":[1,\"cores\"]}"));
+    const std::string ready = absl::StrCat("1742250331470000 4242 TASK 18 READY ", category,
+                                           "   FIRST_RESOURCES  3 {\"cores\":[1,\"cores\"]}");
+    r = Parse(ready);  // views into `ready`
     EXPECT_EQ(r.category, category);
     EXPECT_EQ(r.attempt, 3);
     EXPECT_EQ(r.json, "{\"cores\":[1,\"cores\"]}");

@@ -128,6 +128,32 @@ TEST(ChunkRows, AppendedAfterOtherRowsTheyGetTheirOwnSlots) {
   }
 }
 
+// Slots follow time order, not the rows' order: rows out of time order are put in it first
+// (rows already in it skip that sort).
+TEST(ChunkRows, SlotsFollowTimeOrderWhateverTheRowOrder) {
+  std::vector<v1::ChunkRecord> records(4);
+  const int64_t spans[][2] = {{30, 40}, {10, 35}, {20, 25}, {50, 60}};
+  for (size_t i = 0; i < records.size(); ++i) {
+    records[i].set_worker(WorkerName(1));
+    records[i].set_start_unix_ns(spans[i][0]);
+    records[i].set_end_unix_ns(spans[i][1]);
+  }
+  AssignSlots(records);
+  // In time order: 10-35 takes slot 0, 20-25 slot 1, 30-40 slot 1 again (free since 25).
+  EXPECT_EQ(records[0].thread_index(), 1);
+  EXPECT_EQ(records[1].thread_index(), 0);
+  EXPECT_EQ(records[2].thread_index(), 1);
+  EXPECT_EQ(records[3].thread_index(), 0);
+  // Already in time order: the same rule.
+  std::vector<v1::ChunkRecord> ordered = {records[1], records[2], records[0], records[3]};
+  for (v1::ChunkRecord& record : ordered) record.clear_thread_index();
+  AssignSlots(ordered);
+  EXPECT_EQ(ordered[0].thread_index(), 0);
+  EXPECT_EQ(ordered[1].thread_index(), 1);
+  EXPECT_EQ(ordered[2].thread_index(), 1);
+  EXPECT_EQ(ordered[3].thread_index(), 0);
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

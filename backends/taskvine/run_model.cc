@@ -527,6 +527,14 @@ AttemptTotals RunModel::TotalsInWindow(int64_t from_us, int64_t to_us, absl::str
 
 namespace {
 
+// `n` new elements at the end of `field` (allocated exactly, no growth slack), for the caller
+// to write.
+template <typename T>
+T* Grow(google::protobuf::RepeatedField<T>* field, int n) {
+  field->Reserve(field->size() + n);
+  return field->AddNAlreadyReserved(n);
+}
+
 // A worker's series from CONNECTION to DISCONNECTION (or `end`): SERIES_KIND_STEP, see Tracking().
 // Only its points [from, to) when given (TrackingSince); the series is added only if it has any.
 void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, int from = 0,
@@ -541,13 +549,18 @@ void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, i
   series->set_worker(w.id);
   series->set_host(w.address.substr(0, w.address.rfind(':')));
   series->set_kind(v1::SERIES_KIND_STEP);
-  series->mutable_time_unix_ns()->Reserve(points);
-  series->mutable_cores()->Reserve(points);
-  series->mutable_memory_limit_bytes()->Reserve(points);
-  series->mutable_disk_limit_bytes()->Reserve(points);
-  series->mutable_executing_tasks()->Reserve(points);
-  series->mutable_active_tasks()->Reserve(points);
-  series->mutable_last_seen_unix_seconds()->Reserve(points);
+  // Written in place into columns sized once: per-element Add() kept a capacity check and a
+  // call per value, which cost ~0.4 s on 6 x 10^6 points (#25).
+  auto* time_ns = Grow(series->mutable_time_unix_ns(), points);
+  auto* executing_tasks = Grow(series->mutable_executing_tasks(), points);
+  auto* active_tasks = Grow(series->mutable_active_tasks(), points);
+  auto* last_seen = Grow(series->mutable_last_seen_unix_seconds(), points);
+  // A worker's limits are one value for its whole series.
+  std::fill_n(Grow(series->mutable_cores(), points), points, w.cores);
+  std::fill_n(Grow(series->mutable_memory_limit_bytes(), points), points,
+              w.memory_mb * kBytesPerMebibyte);
+  std::fill_n(Grow(series->mutable_disk_limit_bytes(), points), points,
+              w.disk_mb * kBytesPerMebibyte);
   // Points 2i - 1 and 2i are step i's ("before" and "after"; step 0 has no "before"), then the
   // end: the loop starts at the step of point `from`.
   const size_t first_step = static_cast<size_t>(from / 2);
@@ -555,13 +568,11 @@ void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, i
   auto add_point = [&](int64_t us, int executing, int active, int64_t evidence_us) {
     const int at = index++;
     if (at < from || at >= to) return;
-    series->add_time_unix_ns(us * 1000);
-    series->add_cores(w.cores);
-    series->add_memory_limit_bytes(w.memory_mb * kBytesPerMebibyte);
-    series->add_disk_limit_bytes(w.disk_mb * kBytesPerMebibyte);
-    series->add_executing_tasks(executing);
-    series->add_active_tasks(active);
-    series->add_last_seen_unix_seconds(std::max(evidence_us, w.connect_us) * 1e-6);
+    const int k = at - from;
+    time_ns[k] = us * 1000;
+    executing_tasks[k] = executing;
+    active_tasks[k] = active;
+    last_seen[k] = std::max(evidence_us, w.connect_us) * 1e-6;
   };
   for (size_t i = first_step; i < w.series.size() && index < to; ++i) {
     // A step: the previous state up to this instant, then the new one.

@@ -61,6 +61,7 @@ enum class AttemptEnd {
   kRetriedOnWorker,  // WAITING_RETRIEVAL then READY again (resource exhaustion, forsaken)
 };
 
+// (Fields ordered so that no padding is left: 144 B, one per attempt of 10^6 tasks.)
 struct Attempt {
   int32_t number = 1;   // 1 for the first dispatch
   int32_t worker = -1;  // index into workers(); -1 before RUNNING
@@ -68,20 +69,20 @@ struct Attempt {
   int64_t running_us = 0;  // 0 until dispatched
   int64_t end_us = 0;      // WAITING_RETRIEVAL, or the worker's DISCONNECTION when lost
   int64_t retrieved_us = 0;
-  AttemptEnd end = AttemptEnd::kOpen;
-  bool monitored = false;           // measured resources present (cpu_time)
-  bool finished_on_worker = false;  // reached WAITING_RETRIEVAL (then maybe lost with its worker)
   int32_t exit_code = 0;
+  AttemptEnd end = AttemptEnd::kOpen;
   absl::string_view result;  // RETRIEVED result ("" before); interned, lives with the model
   float cores = 0, memory_mb = 0, disk_mb = 0;  // allocation (RUNNING)
   float commit_seconds = 0;                     // time_input_mgr (or wq_input_time)
   float output_seconds = 0;                     // time_output_mgr
   float cpu_seconds = 0;
   float peak_memory_mb = 0;
-  float machine_load = 0, machine_cpus = 0;     // resource monitor; 0 = not measured
-  double input_bytes = 0;                       // size_input_mgr (or wq_input_size)
-  double output_bytes = 0;                      // size_output_mgr
-  double commit_end_s = 0;                      // epoch seconds
+  float machine_load = 0, machine_cpus = 0;  // resource monitor; 0 = not measured
+  bool monitored = false;                    // measured resources present (cpu_time)
+  bool finished_on_worker = false;  // reached WAITING_RETRIEVAL (then maybe lost with its worker)
+  double input_bytes = 0;           // size_input_mgr (or wq_input_size)
+  double output_bytes = 0;          // size_output_mgr
+  double commit_end_s = 0;          // epoch seconds
   double worker_start_s = 0, worker_end_s = 0;  // epoch seconds, worker clock; 0 = unknown
 
   bool dispatched() const { return running_us > 0; }
@@ -92,10 +93,10 @@ struct Attempt {
 struct Task {
   int64_t id = 0;
   int32_t category = -1;  // index into categories()
-  bool done = false;
   int32_t exit_code = 0;
   int64_t done_us = 0;
-  absl::string_view result;                  // DONE result; interned
+  absl::string_view result;  // DONE result; interned
+  bool done = false;
   absl::InlinedVector<Attempt, 1> attempts;  // most tasks run once: no allocation
   bool Failed() const { return done && (result != "SUCCESS" || exit_code != 0); }
 };

@@ -88,12 +88,17 @@ void TaskRow(const Task& task, const std::vector<Worker>& workers, std::string* 
 void AppendRows(const TaskTable<Task>& tasks, const std::vector<std::string>& categories,
                 const std::vector<Worker>& workers, absl::string_view category, ChunkTable* table,
                 TaskTable<Task>* release) {
+  std::vector<bool> in_category(categories.size());
+  for (size_t i = 0; i < categories.size(); ++i) in_category[i] = categories[i] == category;
   std::vector<const Task*> chosen;
   for (const auto& [id, task] : tasks) {
-    if (task.done && categories[task.category] == category) chosen.push_back(&task);
+    if (task.done && in_category[task.category]) chosen.push_back(&task);
   }
-  std::sort(chosen.begin(), chosen.end(),
-            [](const Task* a, const Task* b) { return a->id < b->id; });
+  // The table visits dense ids in order: only ids in its sparse map can be out of order.
+  const auto by_id = [](const Task* a, const Task* b) { return a->id < b->id; };
+  if (!std::is_sorted(chosen.begin(), chosen.end(), by_id)) {
+    std::sort(chosen.begin(), chosen.end(), by_id);
+  }
   const size_t first = table->size();
   table->Reserve(first + chosen.size());
   ChunkRow row;
@@ -133,10 +138,17 @@ void AssignSlots(ChunkTable& table, size_t from) {
     if (worker != 0) by_worker[worker].push_back(static_cast<uint32_t>(i));
   }
   for (auto& [worker, rows] : by_worker) {
-    std::sort(rows.begin(), rows.end(), [&table](uint32_t a, uint32_t b) {
+    const auto earlier = [&table](uint32_t a, uint32_t b) {
       return std::make_pair(table.start_unix_ns(a), table.end_unix_ns(a)) <
              std::make_pair(table.start_unix_ns(b), table.end_unix_ns(b));
-    });
+    };
+    // Rows in id order are usually in time order already. Skipped only when strictly so: then
+    // the order is the one any sort gives (ties are left to std::sort, as always).
+    const bool strictly_ordered =
+        std::adjacent_find(rows.begin(), rows.end(), [&earlier](uint32_t a, uint32_t b) {
+          return !earlier(a, b);
+        }) == rows.end();
+    if (!strictly_ordered) std::sort(rows.begin(), rows.end(), earlier);
     std::vector<int64_t> slot_free_at;  // end of the last chunk in each slot
     for (uint32_t i : rows) {
       size_t slot = 0;

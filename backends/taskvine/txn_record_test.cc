@@ -1,9 +1,14 @@
 #include "backends/taskvine/txn_record.h"
 
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -190,6 +195,95 @@ TEST(TxnRecord, ResourceJson) {
        {"", "{", "[]", "{\"a\"}", "{\"a\":[1]}", "{\"a\":[x,\"s\"]}", "{\"a\":[1,\"s\"]",
         "{\"a\":[1,\"s\"];\"b\":[2,\"s\"]}", "{\"a\":[1,\"s]}", "{a:[1,\"s\"]}"}) {
     EXPECT_FALSE(ForEachJsonNumber(bad, collect).ok()) << bad;
+  }
+}
+
+// Fields end at the first space wherever it falls in the 16-byte blocks the tokenizer scans,
+// and a tab inside a field keeps it one (malformed) field.
+TEST(TxnRecord, FieldsOfEveryLengthAroundTheScanBlocks) {
+  for (int length = 1; length <= 70; ++length) {
+    const std::string worker = "worker-" + std::string(length, 'a');
+    const std::string line =
+        absl::StrCat("1742250331470000 4242 TASK 17 WAITING_RETRIEVAL ", worker);
+    TxnRecord r = Parse(line);
+    EXPECT_EQ(r.kind, TxnKind::kTaskWaitingRetrieval) << line;
+    EXPECT_EQ(r.worker, worker);
+    const std::string category(length, 'c');
+    const std::string ready = absl::StrCat("1742250331470000 4242 TASK 18 READY ", category,
+                                           "   FIRST_RESOURCES  3 {\"cores\":[1,\"cores\"]}");
+    r = Parse(ready);  // views into `ready`
+    EXPECT_EQ(r.category, category);
+    EXPECT_EQ(r.attempt, 3);
+    EXPECT_EQ(r.json, "{\"cores\":[1,\"cores\"]}");
+  }
+  EXPECT_THAT(Error("1742250331470000 4242 TASK\t17 WAITING_RETRIEVAL worker-1"),
+              HasSubstr("unknown subject 'TASK\t17'"));
+  // A space then a tab separate fields; a tab alone does not.
+  EXPECT_EQ(Parse("1742250331470000 4242 TASK 17 WAITING_RETRIEVAL \tworker-1").worker, "worker-1");
+  EXPECT_EQ(Parse("1742250331470000 4242 TASK 17 WAITING_RETRIEVAL w\tx").worker, "w\tx");
+}
+
+// A parsed record carries nothing over from the record it overwrites.
+TEST(TxnRecord, EachParseStartsFromAnEmptyRecord) {
+  TxnRecord r;
+  ASSERT_TRUE(
+      ParseTransactionLine(
+          "1742250331480000 4242 TASK 1 RETRIEVED SUCCESS 0 {} {\"cpu_time\":[0.44,\"s\"]}", &r)
+          .ok());
+  ASSERT_TRUE(ParseTransactionLine("1742250331481000 4242 TASK 1 DONE SUCCESS 0", &r).ok());
+  EXPECT_EQ(r.kind, TxnKind::kTaskDone);
+  EXPECT_TRUE(r.json.empty());
+  EXPECT_TRUE(r.json2.empty());
+}
+
+// Plain decimals take a fast path; it must give the very double SimpleAtod gives (the saved
+// measurement must not change by a bit), and leave everything else to SimpleAtod.
+TEST(TxnRecord, NumbersMatchSimpleAtodBitForBit) {
+  auto same_as_atod = [](const std::string& text) {
+    double fast = 0, reference = 0;
+    const bool parsed = ParseJsonNumber(text, &fast);
+    const bool atod = absl::SimpleAtod(text, &reference) && std::isfinite(reference) &&
+                      std::fabs(reference) <= 1e30;
+    EXPECT_EQ(parsed, atod) << text;
+    if (parsed && atod) {
+      EXPECT_EQ(std::memcmp(&fast, &reference, sizeof fast), 0)
+          << text << ": " << fast << " vs " << reference;
+    }
+  };
+  for (const char* text : {"0.1",
+                           "0.46",
+                           "-0.0",
+                           "1742250331.005000",
+                           "1742250331.465000",
+                           "9007199254740.993",
+                           "9007199254740.992",
+                           "900719925474099.3",
+                           "99999999999999999.9",
+                           "0.000000000000000001",
+                           "123456789012345678.5",
+                           "1.",
+                           ".5",
+                           "-",
+                           "-.5",
+                           "1e3",
+                           "+1.5",
+                           "1.2.3",
+                           "0x10",
+                           "1 ",
+                           "00012.50",
+                           "4503599627370495.5",
+                           "1.7976931348623157"}) {
+    same_as_atod(text);
+  }
+  std::mt19937_64 random(25);
+  for (int i = 0; i < 200000; ++i) {
+    const int integer_digits = static_cast<int>(random() % 12);
+    const int fraction_digits = 1 + static_cast<int>(random() % 10);
+    std::string text = (random() % 4 == 0) ? "-" : "";
+    text += std::to_string(random() % 1000000000000ULL).substr(0, integer_digits + 1);
+    text += ".";
+    for (int d = 0; d < fraction_digits; ++d) text += static_cast<char>('0' + random() % 10);
+    same_as_atod(text);
   }
 }
 

@@ -6,6 +6,7 @@
 // of a newer schema) is not spliced: that record is materialized and serialized.
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "google/protobuf/io/coded_stream.h"
@@ -24,6 +25,8 @@ using Record = v1::ChunkRecord;
 constexpr int kRestFields[] = {Record::kSectionsFieldNumber, Record::kAccessedBranchesFieldNumber,
                                Record::kFileMetadataFieldNumber, Record::kSlicesFieldNumber,
                                Record::kRetriedTaskIdsFieldNumber};
+// Their indices there.
+enum RestRun { kSectionsRun, kBranchesRun, kFileMetadataRun, kSlicesRun, kRetriedTaskIdsRun };
 
 bool IsRestField(int number) {
   for (int field : kRestFields) {
@@ -108,31 +111,26 @@ bool MessageStringsAll(absl::string_view bytes, absl::FunctionRef<bool(absl::str
   return true;
 }
 
-// Whether `rest` is only spliceable fields, in number order (as its serializer wrote them).
-bool Spliceable(absl::string_view rest) {
-  int last = 0;
+// The remainder's fields by kRestFields' index, each run of one field's elements contiguous:
+// false when `rest` holds another field, or not in number order (as its serializer wrote it).
+using RestRuns = absl::string_view[sizeof(kRestFields) / sizeof(kRestFields[0])];
+bool SplitRest(absl::string_view rest, RestRuns& runs) {
+  for (absl::string_view& run : runs) run = absl::string_view();
+  size_t last = 0;
   DelimitedField field;
   while (!rest.empty()) {
-    if (!ReadDelimited(rest, &field) || !IsRestField(field.number) || field.number < last) {
-      return false;
-    }
-    last = field.number;
+    if (!ReadDelimited(rest, &field)) return false;
+    size_t index = 0;
+    while (index < std::size(kRestFields) && kRestFields[index] != field.number) ++index;
+    if (index == std::size(kRestFields) || index < last) return false;
+    last = index;
+    absl::string_view& run = runs[index];
+    const char* const run_begin = run.empty() ? field.whole.data() : run.data();
+    const char* const run_end = field.whole.data() + field.whole.size();
+    run = absl::string_view(run_begin, static_cast<size_t>(run_end - run_begin));
     rest.remove_prefix(field.whole.size());
   }
   return true;
-}
-
-// The fields numbered `number` at the front of `*rest` (spliceable), taken off it.
-absl::string_view TakeRun(int number, absl::string_view* rest) {
-  size_t size = 0;
-  DelimitedField field;
-  while (size < rest->size() && ReadDelimited(rest->substr(size), &field) &&
-         field.number == number) {
-    size += field.whole.size();
-  }
-  const absl::string_view run = rest->substr(0, size);
-  rest->remove_prefix(size);
-  return run;
 }
 
 uint8_t* WriteRaw(absl::string_view bytes, uint8_t* target) {
@@ -205,7 +203,8 @@ constexpr size_t kSectionBytesBound = 2 + 5 + 6 + 11 + 6 + 9 + 9 + 11 + 11;
 
 size_t ChunkTable::RecordWireBytesBound(size_t i) const {
   const absl::string_view rest = rest_.Get(i);
-  if (!Spliceable(rest)) return Record(i).ByteSizeLong();
+  RestRuns runs;
+  if (!rest.empty() && !SplitRest(rest, runs)) return Record(i).ByteSizeLong();
   size_t bytes = kFixedBytesBound + rest.size();
   for (int f = 0; f < chunk_field::kStringCount; ++f) {
     bytes += String(static_cast<chunk_field::String>(f), i).size();
@@ -217,8 +216,8 @@ size_t ChunkTable::RecordWireBytesBound(size_t i) const {
 }
 
 uint8_t* ChunkTable::WriteRecordWireBytes(size_t i, uint8_t* target) const {
-  absl::string_view rest = rest_.Get(i);
-  if (!Spliceable(rest)) {
+  RestRuns runs;
+  if (!SplitRest(rest_.Get(i), runs)) {
     const v1::ChunkRecord record = Record(i);
     record.ByteSizeLong();
     return record.SerializeWithCachedSizesToArray(target);
@@ -255,7 +254,7 @@ uint8_t* ChunkTable::WriteRecordWireBytes(size_t i, uint8_t* target) const {
   t = int_field(Record::kUncompressedBytesReadFieldNumber, chunk_field::kUncompressedBytesRead, t);
   // Sections: in the columns or, whole, in the remainder (never both).
   for (size_t s = SectionsBegin(i); s < SectionsEnd(i); ++s) t = WriteSection(Section(s), t);
-  t = WriteRaw(TakeRun(Record::kSectionsFieldNumber, &rest), t);
+  t = WriteRaw(runs[kSectionsRun], t);
   t = text(Record::kWorkerFieldNumber, chunk_field::kWorker, t);
   t = int_field(Record::kThreadIndexFieldNumber, chunk_field::kThreadIndex, t);
   if (status(i) != 0)
@@ -264,19 +263,19 @@ uint8_t* ChunkTable::WriteRecordWireBytes(size_t i, uint8_t* target) const {
   if (attempt(i) != 0) {
     t = WireFormatLite::WriteUInt32ToArray(Record::kAttemptFieldNumber, attempt(i), t);
   }
-  t = WriteRaw(TakeRun(Record::kAccessedBranchesFieldNumber, &rest), t);
+  t = WriteRaw(runs[kBranchesRun], t);
   t = int_field(Record::kAccessedBytesFieldNumber, chunk_field::kAccessedBytes, t);
   t = int_field(Record::kAccessedUncompressedBytesFieldNumber,
                 chunk_field::kAccessedUncompressedBytes, t);
   t = double_field(Record::kBranchesReadPercentFieldNumber, chunk_field::kBranchesReadPercent, t);
   t = double_field(Record::kBytesReadPercentFieldNumber, chunk_field::kBytesReadPercent, t);
-  t = WriteRaw(TakeRun(Record::kFileMetadataFieldNumber, &rest), t);
+  t = WriteRaw(runs[kFileMetadataRun], t);
   t = int_field(Record::kAllocatedBytesFieldNumber, chunk_field::kAllocatedBytes, t);
   t = int_field(Record::kPeakLiveBytesFieldNumber, chunk_field::kPeakLiveBytes, t);
-  t = WriteRaw(TakeRun(Record::kSlicesFieldNumber, &rest), t);
+  t = WriteRaw(runs[kSlicesRun], t);
   t = int_field(Record::kDroppedSlicesFieldNumber, chunk_field::kDroppedSlices, t);
   t = text(Record::kTaskIdFieldNumber, chunk_field::kTaskId, t);
-  t = WriteRaw(TakeRun(Record::kRetriedTaskIdsFieldNumber, &rest), t);
+  t = WriteRaw(runs[kRetriedTaskIdsRun], t);
   t = double_field(Record::kRunQueueWaitSecondsFieldNumber, chunk_field::kRunQueueWaitSeconds, t);
   t = int_field(Record::kFileBytesFieldNumber, chunk_field::kFileBytes, t);
   t = double_field(Record::kMachineLoadFieldNumber, chunk_field::kMachineLoad, t);

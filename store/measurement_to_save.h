@@ -4,12 +4,15 @@
 // The writers (measurement.pb here, measurement.pbs in segmented_measurement.h, measurement.json
 // in measurement_io.cc) put each piece in its field's place, so that the bytes are those of the
 // one message holding them all, and nothing is copied but the metadata: a table's records are
-// materialized one at a time into one reused message.
+// written as wire bytes from its columns (ChunkTable::WriteRecordWireBytes), or, when some of
+// their text must be repaired, materialized one at a time into one reused message (as is every
+// record for measurement.json).
 //
-// Thread-safety: none (TableRecords reuses one message). Cost: each writer materializes every
-// record once; TableRecords::Survey reads only the columns' text (a record is materialized there
-// only when it has fields outside the columns or text to repair), and BytesOver materializes
-// records only when the columns' text does not already bound their bytes above the limit.
+// Thread-safety: none (TableRecords reuses one message). Cost: each binary writer writes every
+// record's bytes once, without a message; TableRecords::Survey reads only the columns' text and
+// the remainders' bytes (a record is materialized there only when its remainder cannot be read
+// that way or it has text to repair), and BytesOver writes records only when the columns' text
+// does not already bound their bytes above the limit.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 

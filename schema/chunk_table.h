@@ -214,6 +214,20 @@ class ChunkTable {
   // columns): then it has none in the columns. Cost: O(1), no parsing.
   bool SectionsInRest(size_t i) const { return sections_in_rest_[i] != 0; }
 
+  // Record `i`'s protobuf wire bytes, written straight from the columns
+  // (schema/chunk_record_wire.cc): exactly Record(i).SerializeAsString(), without building the
+  // message (the save of 10^6 records). WriteRecordWireBytes writes at most RecordWireBytesBound(i)
+  // bytes at `target` and returns the end of what it wrote.
+  size_t RecordWireBytesBound(size_t i) const;
+  uint8_t* WriteRecordWireBytes(size_t i, uint8_t* target) const;
+  // The same appended to `out` (tests, and callers without a buffer of their own).
+  void AppendRecordWireBytes(size_t i, std::string* out) const;
+  // Whether `valid` holds for every string of record `i`'s remainder (accessed_branches,
+  // retried_task_ids, file_metadata.file, the names of slices and of sections held there), read
+  // from its bytes. False also when the remainder holds a field it cannot walk: the caller then
+  // checks the materialized record.
+  bool RestStringsAll(size_t i, absl::FunctionRef<bool(absl::string_view)> valid) const;
+
   // Changes to record `i` in place, for a step that updates some fields of many records (the
   // join): no record is rebuilt. Setting an optional field marks it present.
   void SetInt(chunk_field::Int field, size_t i, int64_t value);

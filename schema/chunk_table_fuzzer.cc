@@ -43,6 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckSame(record, table.Record(0));
   CheckSame(roastcoffea::v1::ChunkRecord(), table.Record(1));
   CheckSame(record, table.Record(2));
+  // Its wire bytes from the columns, within their bound (schema/chunk_record_wire.cc).
+  std::string wire;
+  table.AppendRecordWireBytes(2, &wire);
+  Check(wire == record.SerializeAsString() && wire.size() <= table.RecordWireBytesBound(2));
   // Past the uuid column's decision with every uuid distinct (it moves to per-record strings),
   // for one input in 64 by its hash (the appends are most of an input's time).
   const std::string_view input(reinterpret_cast<const char*>(data), size);

@@ -1,7 +1,10 @@
 #include "store/measurement_to_save.h"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -30,26 +33,29 @@ void TableRecords::Survey() {
   bytes_at_least_ = 0;
   repaired_ = 0;
   first_repaired_path_.clear();
-  // The interned text last found valid, per field: a file's records share its dataset, file and
-  // uuid, viewed in the table's pool (per-record text is always checked).
-  absl::string_view last_valid[chunk_field::kFirstPerRecordString];
+  // Whether each interned string is valid, by its id, checked once (kUnchecked until then): the
+  // records share their datasets, files, workers (and often uuids), in any order.
+  constexpr int8_t kUnchecked = -1;
+  std::vector<int8_t> valid_by_id;
+  const auto interned_valid = [&](uint32_t id, absl::string_view text) {
+    if (id >= valid_by_id.size()) valid_by_id.resize(std::max<size_t>(2 * id, 64), kUnchecked);
+    if (valid_by_id[id] == kUnchecked) valid_by_id[id] = IsValidUtf8(text) ? 1 : 0;
+    return valid_by_id[id] == 1;
+  };
   for (size_t i = 0; i < size(); ++i) {
     bool valid = true;
     // A non-empty string field is at least a tag, a length and its text (which a repair only
     // lengthens); a section, a tag and a length; so is the record itself.
     uint64_t bytes_at_least = 2;
     for (int f = 0; f < chunk_field::kStringCount; ++f) {
-      const absl::string_view text = table_.String(static_cast<chunk_field::String>(f), i);
+      const auto field = static_cast<chunk_field::String>(f);
+      const absl::string_view text = table_.String(field, i);
       if (text.empty()) continue;
       bytes_at_least += 2 + text.size();
-      const bool interned = f < chunk_field::kFirstPerRecordString;
-      if (interned && text.data() == last_valid[f].data() && text.size() == last_valid[f].size()) {
-        continue;
-      }
-      if (!IsValidUtf8(text)) {
+      const bool interned = f < chunk_field::kFirstPerRecordString &&
+                            (field != chunk_field::kUuid || table_.UuidsInterned());
+      if (!(interned ? interned_valid(table_.StringId(field, i), text) : IsValidUtf8(text))) {
         valid = false;
-      } else if (interned) {
-        last_valid[f] = text;
       }
     }
     for (size_t s = table_.SectionsBegin(i); s < table_.SectionsEnd(i); ++s) {
@@ -58,8 +64,9 @@ void TableRecords::Survey() {
       if (!IsValidUtf8(name)) valid = false;
     }
     bytes_at_least_ += bytes_at_least;
-    // The fields outside the columns are checked on the record itself.
-    if (valid && !table_.HasRest(i)) continue;
+    // The fields outside the columns are checked from the remainder's bytes, or on the record
+    // itself when those cannot be walked.
+    if (valid && (!table_.HasRest(i) || table_.RestStringsAll(i, IsValidUtf8))) continue;
     table_.ReadRecord(i, &record_);
     if (!ChunkRecordStringsValidUtf8(record_)) {
       std::string first;
@@ -72,11 +79,39 @@ void TableRecords::Survey() {
 bool TableRecords::BytesOver(uint64_t limit) {
   if (bytes_at_least_ > limit) return true;
   uint64_t bytes = 0;
+  WireBuffer scratch;
   for (size_t i = 0; i < size(); ++i) {
-    bytes += FieldBytes(v1::Measurement::kChunksFieldNumber, Read(i).GetCachedSize());
+    scratch.clear();
+    AppendChunkField(i, &scratch);
+    bytes += scratch.size();
     if (bytes > limit) return true;
   }
   return false;
+}
+
+size_t TableRecords::AppendChunkField(size_t i, WireBuffer* out) {
+  constexpr int kField = v1::Measurement::kChunksFieldNumber;
+  constexpr size_t kTagBytes = 1;  // field 4
+  // The length is written in 2 bytes first (records of 128 B to 16 KiB), the record after it
+  // moved when its length takes other than 2.
+  constexpr size_t kGuessedLengthBytes = 2;
+  const bool direct = repaired_ == 0;
+  const size_t bound = direct ? table_.RecordWireBytesBound(i) : Read(i).GetCachedSize();
+  uint8_t* const begin = out->Reserve(kTagBytes + 5 + bound);
+  uint8_t* const body = begin + kTagBytes + kGuessedLengthBytes;
+  const uint8_t* const end =
+      direct ? table_.WriteRecordWireBytes(i, body) : record_.SerializeWithCachedSizesToArray(body);
+  const size_t size = static_cast<size_t>(end - body);
+  const size_t length_bytes = google::protobuf::io::CodedOutputStream::VarintSize32(size);
+  if (length_bytes != kGuessedLengthBytes) {
+    std::memmove(begin + kTagBytes + length_bytes, body, size);
+  }
+  uint8_t* at =
+      WireFormatLite::WriteTagToArray(kField, WireFormatLite::WIRETYPE_LENGTH_DELIMITED, begin);
+  at = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size),
+                                                                     at);
+  out->Commit(at + size);
+  return size;
 }
 
 const v1::ChunkRecord& TableRecords::Read(size_t i) {
@@ -142,8 +177,15 @@ absl::Status WriteMeasurementBinary(const MeasurementToSave& to_save, AtomicFile
     WireFormatLite::WriteMessage(M::kChunksFieldNumber, record, &coded);
   }
   if (to_save.chunks != nullptr) {
+    // From the columns, in blocks of about 256 KiB copied into the stream's buffer (a block of
+    // 1 MiB, grown to 2, was 1 MB more of a 10^5-record save's peak).
+    WireBuffer block;
     for (size_t i = 0; i < to_save.chunks->size() && !coded.HadError(); ++i) {
-      WireFormatLite::WriteMessage(M::kChunksFieldNumber, to_save.chunks->Read(i), &coded);
+      to_save.chunks->AppendChunkField(i, &block);
+      if (block.size() >= (256 << 10) || i + 1 == to_save.chunks->size()) {
+        coded.WriteRaw(block.view().data(), static_cast<int>(block.size()));
+        block.clear();
+      }
     }
   }
   for (const v1::Span& span : m.spans()) {

@@ -4,20 +4,25 @@
 // The writers (measurement.pb here, measurement.pbs in segmented_measurement.h, measurement.json
 // in measurement_io.cc) put each piece in its field's place, so that the bytes are those of the
 // one message holding them all, and nothing is copied but the metadata: a table's records are
-// materialized one at a time into one reused message.
+// written as wire bytes from its columns (ChunkTable::WriteRecordWireBytes), or, when some of
+// their text must be repaired, materialized one at a time into one reused message (as is every
+// record for measurement.json).
 //
-// Thread-safety: none (TableRecords reuses one message). Cost: each writer materializes every
-// record once; TableRecords::Survey reads only the columns' text (a record is materialized there
-// only when it has fields outside the columns or text to repair), and BytesOver materializes
-// records only when the columns' text does not already bound their bytes above the limit.
+// Thread-safety: none (TableRecords reuses one message). Cost: each binary writer writes every
+// record's bytes once, without a message; TableRecords::Survey reads only the columns' text and
+// the remainders' bytes (a record is materialized there only when its remainder cannot be read
+// that way or it has text to repair), and BytesOver writes records only when the columns' text
+// does not already bound their bytes above the limit.
 #ifndef ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 #define ROASTCOFFEA_STORE_MEASUREMENT_TO_SAVE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "io/atomic_write.h"
 #include "schema/chunk_table.h"
@@ -25,6 +30,24 @@
 
 namespace roastcoffea {
 namespace store_internal {
+
+// Bytes written at a pointer, appended: grown by doubling, never zero-filled per write.
+class WireBuffer {
+ public:
+  // Room for `bytes` more at the returned pointer; Commit(end) keeps what was written up to end.
+  uint8_t* Reserve(size_t bytes) {
+    if (bytes_.size() < used_ + bytes) bytes_.resize(std::max(2 * bytes_.size(), used_ + bytes));
+    return reinterpret_cast<uint8_t*>(&bytes_[used_]);
+  }
+  void Commit(const uint8_t* end) { used_ = end - reinterpret_cast<const uint8_t*>(bytes_.data()); }
+  absl::string_view view() const { return absl::string_view(bytes_.data(), used_); }
+  size_t size() const { return used_; }
+  void clear() { used_ = 0; }  // the capacity stays
+
+ private:
+  std::string bytes_;
+  size_t used_ = 0;
+};
 
 // The records of a ChunkTable as the chunks (field 4) of the measurement saved, read one at a
 // time, with each string that is not UTF-8 repaired as RepairStringsUtf8 repairs the records of
@@ -51,6 +74,11 @@ class TableRecords {
 
   // Record `i`, repaired, its size cached (ByteSizeLong called): valid until the next call.
   const v1::ChunkRecord& Read(size_t i);
+  // Record `i` as field `chunks` of the measurement (tag, length, bytes) appended to `out`: the
+  // bytes WireFormatLite::WriteMessage writes for Read(i), from the table's columns without a
+  // message (ChunkTable::WriteRecordWireBytes) when Survey found no text to repair. Returns the
+  // record's own bytes (without tag and length).
+  size_t AppendChunkField(size_t i, WireBuffer* out);
 
  private:
   const ChunkTable& table_;

@@ -59,24 +59,25 @@ void ForEachHeadField(
   }
 }
 
-// A table's records (surveyed) as parts of kChunksPerPart records: each part serialized into one
-// reused buffer first, which gives its size, so that each record is materialized only once.
-void WriteTableParts(TableRecords& records, google::protobuf::io::CodedOutputStream& coded) {
-  std::string part;
-  for (size_t first = 0; first < records.size() && !coded.HadError(); first += kChunksPerPart) {
+// A table's records (surveyed) as parts of kChunksPerPart records: each part's wire bytes
+// written from the columns into one reused buffer first, which gives its size, then handed to
+// `out` whole (the coded stream's buffer flushed first: its copy of 760 MB is skipped).
+absl::Status WriteTableParts(TableRecords& records, google::protobuf::io::CodedOutputStream& coded,
+                             google::protobuf::io::CopyingOutputStreamAdaptor& stream,
+                             AtomicFileWriter& out) {
+  WireBuffer part;
+  for (size_t first = 0; first < records.size(); first += kChunksPerPart) {
     const size_t last = std::min(records.size(), first + kChunksPerPart);
     part.clear();  // the capacity stays: one part's bytes at most
-    {
-      google::protobuf::io::StringOutputStream stream(&part);
-      google::protobuf::io::CodedOutputStream part_coded(&stream);
-      for (size_t i = first; i < last; ++i) {
-        WireFormatLite::WriteMessage(v1::Measurement::kChunksFieldNumber, records.Read(i),
-                                     &part_coded);
-      }
-    }
+    for (size_t i = first; i < last; ++i) records.AppendChunkField(i, &part);
     coded.WriteVarint32(static_cast<uint32_t>(part.size()));
-    coded.WriteRaw(part.data(), static_cast<int>(part.size()));
+    coded.Trim();
+    if (coded.HadError() || !stream.Flush()) {
+      return absl::InternalError("cannot serialize the measurement's parts");
+    }
+    if (absl::Status appended = out.Append(part.view()); !appended.ok()) return appended;
   }
+  return absl::OkStatus();
 }
 
 std::atomic<int64_t> g_segment_threshold_bytes{kDefaultSegmentThresholdBytes};
@@ -140,7 +141,8 @@ absl::Status WriteMeasurementParts(const MeasurementToSave& to_save, AtomicFileW
                          coded);
       }
       if (field == M::kChunksFieldNumber && to_save.chunks != nullptr) {
-        WriteTableParts(*to_save.chunks, coded);
+        absl::Status written = WriteTableParts(*to_save.chunks, coded, stream, out);
+        if (!written.ok()) return file.status().ok() ? written : file.status();
       }
     }
     coded.Trim();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -40,6 +41,13 @@ class BranchCoverageAccumulator {
   void AddCopying(const v1::ChunkRecord& chunk);
   // A record without file_metadata and accessed_branches (all the same to the coverage).
   void AddWithoutBranchData() { any_record_ = true; }
+  // The same as AddCopying(table.Record(i)) for record `i` of `table`, given `rest`: its
+  // remainder parsed alone (ChunkTable::RestBytes; accessed_branches and file_metadata are
+  // there). The record is built only when it becomes its file's earliest. `rest_unchanged`:
+  // `rest` equals the previous call's (a file's chunks mostly share their branch list), so a
+  // record of the same file adds no branch and nothing is hashed.
+  void AddTableRecord(const ChunkTable& table, size_t i, const v1::ChunkRecord& rest,
+                      bool rest_unchanged);
   std::optional<v1::BranchCoverage> Finish() const;
 
  private:
@@ -54,6 +62,11 @@ class BranchCoverageAccumulator {
   bool any_record_ = false;
   absl::flat_hash_set<std::string> all_branches_;
   std::map<std::string, File> files_;  // sorted by file
+  // AddTableRecord's previous record: its table, file id and entry (null: none yet, or a
+  // record without branch data since).
+  const ChunkTable* last_table_ = nullptr;
+  uint32_t last_file_id_ = 0;
+  File* last_file_ = nullptr;
 };
 
 }  // namespace aggregation_internal

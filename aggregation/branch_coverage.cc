@@ -52,22 +52,25 @@ void BranchCoverageAccumulator::AddCopying(const v1::ChunkRecord& chunk) {
 }
 
 void BranchCoverageAccumulator::AddTableRecord(const ChunkTable& table, size_t i,
-                                               const v1::ChunkRecord& rest, bool rest_unchanged) {
+                                               const v1::ChunkRecord& rest, uint64_t rest_serial) {
   any_record_ = true;
-  if (!rest.has_file_metadata() && rest.accessed_branches().empty()) {
-    last_file_ = nullptr;
-    return;
-  }
+  if (!rest.has_file_metadata() && rest.accessed_branches().empty()) return;
   const uint32_t file_id = table.StringId(chunk_field::kFile, i);
-  File* file = last_file_;
-  if (!(rest_unchanged && file != nullptr && last_table_ == &table && file_id == last_file_id_)) {
-    // Branches the previous call did not add already: hash them.
+  File* file = nullptr;
+  for (const Added& added : recent_) {
+    if (rest_serial != 0 && added.rest_serial == rest_serial && added.table == &table &&
+        added.file_id == file_id) {
+      file = added.file;
+      break;
+    }
+  }
+  if (file == nullptr) {
+    // Branches not added already for this file: hash them.
     all_branches_.insert(rest.accessed_branches().begin(), rest.accessed_branches().end());
     file = &files_[std::string(table.InternedString(file_id))];
     file->branches.insert(rest.accessed_branches().begin(), rest.accessed_branches().end());
-    last_table_ = &table;
-    last_file_id_ = file_id;
-    last_file_ = file;
+    recent_[next_recent_] = Added{rest_serial, &table, file_id, file};
+    next_recent_ = (next_recent_ + 1) % kRecent;
   }
   if (!rest.has_file_metadata()) return;
   if (file->first != nullptr) {

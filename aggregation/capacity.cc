@@ -139,31 +139,20 @@ class ChangeStream {
       return a.ns != c.ns ? a.ns > c.ns : a.series > c.series;
     }
   };
-  // Restores the heap after the top became later: down the path of the earlier children to a
-  // leaf, then up to where the moved change belongs (bottom-up, as in Wegener's heapsort). A
-  // series' next change is mostly among the latest, so the way up is short, and the way down
-  // compares no child with it: a hundred series changing at the same instants made the usual
-  // sift's comparisons unpredictable branches.
+  // Restores the heap after the top became later.
   void SiftDown() {
     const size_t n = heap_.size();
     const Change moved = heap_[0];
     size_t at = 0;
-    for (size_t child = 1; child < n; child = 2 * at + 1) {
-      if (child + 1 < n) child += Earlier(heap_[child + 1], heap_[child]);
+    for (;;) {
+      size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && Later()(heap_[child], heap_[child + 1])) ++child;
+      if (!Later()(moved, heap_[child])) break;
       heap_[at] = heap_[child];
       at = child;
     }
-    while (at > 0) {
-      const size_t parent = (at - 1) / 2;
-      if (!Earlier(moved, heap_[parent])) break;
-      heap_[at] = heap_[parent];
-      at = parent;
-    }
     heap_[at] = moved;
-  }
-  // Later(c, a) without branches.
-  static bool Earlier(const Change& a, const Change& c) {
-    return (a.ns < c.ns) | ((a.ns == c.ns) & (a.series < c.series));
   }
   const v1::TrackingData& tracking_;
   std::vector<Change> heap_;  // a min-heap by (ns, series): the next change on top

@@ -1,6 +1,8 @@
 #include "aggregation/chunk_columns.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -272,34 +274,50 @@ struct TableColumnNames {
   TableIds files, datasets, workers;
 };
 
-// A record's remainder (ChunkTable::RestBytes) parsed alone, reparsed only when its bytes differ
-// from the previous record's: a file's chunks mostly share their branch list and metadata, and
-// parsing a remainder is cheaper than building the whole record (issue #25: 10^6 rich records
-// built twice had cost ~0.9 s CPU). One per thread.
+// Records' remainders (ChunkTable::RestBytes) parsed alone, the last kKept distinct ones kept:
+// a remainder equal to a kept one is not parsed again. Chunks of one file mostly share their
+// branch list and metadata, and files are read side by side (one per dataset, in turn), so a
+// record's remainder is mostly one of the last few; parsing it alone is cheaper than building
+// the record (issue #25: 10^6 rich records built twice had cost ~0.9 s CPU). One per thread.
 class RestReader {
  public:
-  // Record `i`'s remainder (an empty message when it has none); `*unchanged`: the same bytes as
-  // the previous call's.
-  const v1::ChunkRecord& Get(const ChunkTable& table, size_t i, bool* unchanged) {
+  // Record `i`'s remainder (HasRest), and a serial number of its content: equal serials, equal
+  // remainders. Valid until the next Get.
+  struct Rest {
+    const v1::ChunkRecord* fields;
+    uint64_t serial;
+  };
+  Rest Get(const ChunkTable& table, size_t i) {
     const absl::string_view bytes = table.RestBytes(i);
-    *unchanged = any_ && bytes == last_;
-    if (*unchanged) return rest_;
-    any_ = true;
-    last_ = bytes;
-    rest_.Clear();
+    // The latest first: consecutive records repeat it most.
+    for (size_t k = 0; k < kKept; ++k) {
+      Entry& entry = kept_[(next_ + kKept - 1 - k) % kKept];
+      if (entry.serial != 0 && entry.bytes == bytes) return {&entry.fields, entry.serial};
+    }
+    Entry& entry = kept_[next_];
+    next_ = (next_ + 1) % kKept;
+    entry.bytes = bytes;
+    entry.serial = NewSerial();
+    entry.fields.Clear();
     // The bytes were serialized from a message of this type: they parse.
-    rest_.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-    return rest_;
-  }
-  const v1::ChunkRecord& Get(const ChunkTable& table, size_t i) {
-    bool unchanged;
-    return Get(table, i, &unchanged);
+    entry.fields.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+    return {&entry.fields, entry.serial};
   }
 
  private:
-  absl::string_view last_;  // a view of the table
-  bool any_ = false;
-  v1::ChunkRecord rest_;
+  static constexpr size_t kKept = 8;
+  struct Entry {
+    absl::string_view bytes;  // a view of the table
+    uint64_t serial = 0;      // 0: unused
+    v1::ChunkRecord fields;
+  };
+  // Unique in the process: serials of two readers never meet in one accumulator by mistake.
+  static uint64_t NewSerial() {
+    static std::atomic<uint64_t> serials{0};
+    return serials.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  std::array<Entry, kKept> kept_;
+  size_t next_ = 0;  // the entry the next parse replaces (the oldest)
 };
 
 // AddColumns for record `i` of `table`; `rest` reads its remainder (file_metadata is there).
@@ -325,9 +343,10 @@ void AddTableColumns(const ChunkTable& table, size_t i, RestReader* rest, TableC
   c->events.push_back(table.Int(kEvents, i));
   c->compressed_bytes_read.push_back(table.Int(kCompressedBytesRead, i));
   const int64_t file_bytes = table.Int(kFileBytes, i);
-  c->file_size.push_back(file_bytes > 0     ? file_bytes
-                         : table.HasRest(i) ? rest->Get(table, i).file_metadata().total_tree_bytes()
-                                            : 0);
+  c->file_size.push_back(file_bytes > 0 ? file_bytes
+                         : table.HasRest(i)
+                             ? rest->Get(table, i).fields->file_metadata().total_tree_bytes()
+                             : 0);
   c->duration_seconds.push_back(table.Double(kDurationSeconds, i));
   c->cpu_seconds.push_back(table.Double(kCpuSeconds, i));
   c->run_queue_wait_seconds.push_back(table.Double(kRunQueueWaitSeconds, i));
@@ -369,9 +388,9 @@ absl::Status CheckAndAccumulateTable(const ChunkTable& table, size_t i, RestRead
   if (!table.HasRest(i)) {
     branches->AddWithoutBranchData();
   } else {
-    bool unchanged;
-    const v1::ChunkRecord& fields = rest->Get(table, i, &unchanged);
-    branches->AddTableRecord(table, i, fields, unchanged);
+    const RestReader::Rest read = rest->Get(table, i);
+    const v1::ChunkRecord& fields = *read.fields;
+    branches->AddTableRecord(table, i, fields, read.serial);
     // Sections with fields beyond the section columns are all in the remainder.
     if (table.SectionsInRest(i)) {
       if (!failed && !fields.sections().empty()) sections->AddChunk(fields.sections());

@@ -200,8 +200,8 @@ TEST(ChunkTableAggregationTest, RichRecords) {
 }
 
 // Runs of records whose remainders are byte-equal (a file's chunks with one branch list and
-// metadata, as the original's instrumentation writes them), which the table's pass parses once
-// per run: equal remainders across a change of file, a file's earliest record in the middle of
+// metadata, as the original's instrumentation writes them), which the table's pass parses once:
+// equal remainders across files read in turn, a file's earliest record in the middle of
 // its run, records without a remainder or failed between equal ones, and branch lists that
 // differ only in the branch.
 TEST(ChunkTableAggregationTest, RecordsSharingTheirRemainder) {
@@ -212,7 +212,8 @@ TEST(ChunkTableAggregationTest, RecordsSharingTheirRemainder) {
     for (v1::ChunkRecord& c : *m.mutable_chunks()) {
       c.clear_accessed_branches();
       c.clear_file_metadata();
-      c.set_file(absl::StrCat("f", i / 30, ".root"));
+      // Three files read side by side (one per dataset), their remainders equal.
+      c.set_file(absl::StrCat("f", i % 3, "-", i / 30, ".root"));
       c.set_start_unix_ns(1'000'000 + (i % 30 == 7 ? -1000 : i));
       if (i % 11 != 3) {
         for (const char* branch : {"Jet_pt", "Jet_eta"}) c.add_accessed_branches(branch);

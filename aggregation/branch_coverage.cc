@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -48,6 +49,41 @@ void BranchCoverageAccumulator::AddCopying(const v1::ChunkRecord& chunk) {
     file->owned_first = std::make_shared<const v1::ChunkRecord>(chunk);
     file->first = file->owned_first.get();
   }
+}
+
+void BranchCoverageAccumulator::AddTableRecord(const ChunkTable& table, size_t i,
+                                               const v1::ChunkRecord& rest, uint64_t rest_serial) {
+  any_record_ = true;
+  if (!rest.has_file_metadata() && rest.accessed_branches().empty()) return;
+  const uint32_t file_id = table.StringId(chunk_field::kFile, i);
+  File* file = nullptr;
+  for (const Added& added : recent_) {
+    if (rest_serial != 0 && added.rest_serial == rest_serial && added.table == &table &&
+        added.file_id == file_id) {
+      file = added.file;
+      break;
+    }
+  }
+  if (file == nullptr) {
+    // Branches not added already for this file: hash them.
+    all_branches_.insert(rest.accessed_branches().begin(), rest.accessed_branches().end());
+    file = &files_[std::string(table.InternedString(file_id))];
+    file->branches.insert(rest.accessed_branches().begin(), rest.accessed_branches().end());
+    recent_[next_recent_] = Added{rest_serial, &table, file_id, file};
+    next_recent_ = (next_recent_ + 1) % kRecent;
+  }
+  if (!rest.has_file_metadata()) return;
+  if (file->first != nullptr) {
+    const v1::ChunkRecord& first = *file->first;
+    using Key = std::tuple<int64_t, int64_t, uint32_t, absl::string_view>;
+    const Key key(table.start_unix_ns(i), table.Int(chunk_field::kEntryStart, i), table.attempt(i),
+                  table.String(chunk_field::kUuid, i));
+    if (!(key < Key(first.start_unix_ns(), first.entry_start(), first.attempt(), first.uuid()))) {
+      return;
+    }
+  }
+  file->owned_first = std::make_shared<const v1::ChunkRecord>(table.Record(i));
+  file->first = file->owned_first.get();
 }
 
 std::optional<v1::BranchCoverage> BranchCoverageAccumulator::Finish() const {

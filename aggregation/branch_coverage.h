@@ -2,12 +2,15 @@
 #ifndef ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_
 #define ROASTCOFFEA_AGGREGATION_BRANCH_COVERAGE_H_
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -40,6 +43,14 @@ class BranchCoverageAccumulator {
   void AddCopying(const v1::ChunkRecord& chunk);
   // A record without file_metadata and accessed_branches (all the same to the coverage).
   void AddWithoutBranchData() { any_record_ = true; }
+  // The same as AddCopying(table.Record(i)) for record `i` of `table`, given `rest`: its
+  // remainder parsed alone (ChunkTable::RestBytes; accessed_branches and file_metadata are
+  // there). The record is built only when it becomes its file's earliest. `rest_serial`
+  // identifies `rest`'s content (equal serials, equal remainders; 0 none): a remainder added
+  // recently for the same file adds no branch, and nothing is hashed (a file's chunks mostly
+  // share their branch list).
+  void AddTableRecord(const ChunkTable& table, size_t i, const v1::ChunkRecord& rest,
+                      uint64_t rest_serial);
   std::optional<v1::BranchCoverage> Finish() const;
 
  private:
@@ -54,6 +65,16 @@ class BranchCoverageAccumulator {
   bool any_record_ = false;
   absl::flat_hash_set<std::string> all_branches_;
   std::map<std::string, File> files_;  // sorted by file
+  // The last kRecent (remainder serial, file) pairs AddTableRecord added, round-robin.
+  struct Added {
+    uint64_t rest_serial = 0;  // 0: unused
+    const ChunkTable* table = nullptr;
+    uint32_t file_id = 0;
+    File* file = nullptr;
+  };
+  static constexpr size_t kRecent = 8;
+  std::array<Added, kRecent> recent_;
+  size_t next_recent_ = 0;
 };
 
 }  // namespace aggregation_internal

@@ -89,8 +89,11 @@ class ChangeStream {
       sorted = sorted && std::is_sorted(times.begin(), times.end());
     }
     if (sorted) {
-      for (size_t s : usable) heap_.push({Time(s, 0), s, 0});
-      if (tracking.worker_count_time_unix_ns_size() > 0) heap_.push({Time(kQueue, 0), kQueue, 0});
+      for (size_t s : usable) heap_.push_back({Time(s, 0), s, 0});
+      if (tracking.worker_count_time_unix_ns_size() > 0) {
+        heap_.push_back({Time(kQueue, 0), kQueue, 0});
+      }
+      std::make_heap(heap_.begin(), heap_.end(), Later());
       return;
     }
     for (size_t s : usable) {
@@ -104,17 +107,21 @@ class ChangeStream {
                      [](const Change& a, const Change& c) { return a.ns < c.ns; });
   }
   bool empty() const { return heap_.empty() && next_ == copy_.size(); }
-  const Change& top() const { return heap_.empty() ? copy_[next_] : heap_.top(); }
+  const Change& top() const { return heap_.empty() ? copy_[next_] : heap_.front(); }
   void pop() {
     if (heap_.empty()) {
       ++next_;
       return;
     }
-    Change change = heap_.top();
-    heap_.pop();
+    // The top's series moves to its next point in place, sifted down once (a pop and a push
+    // would sift twice); a series at its end leaves the heap.
+    Change& change = heap_.front();
     if (++change.index < Size(change.series)) {
       change.ns = Time(change.series, change.index);
-      heap_.push(change);
+      SiftDown();
+    } else {
+      std::pop_heap(heap_.begin(), heap_.end(), Later());
+      heap_.pop_back();
     }
   }
 
@@ -132,8 +139,23 @@ class ChangeStream {
       return a.ns != c.ns ? a.ns > c.ns : a.series > c.series;
     }
   };
+  // Restores the heap after the top became later.
+  void SiftDown() {
+    const size_t n = heap_.size();
+    const Change moved = heap_[0];
+    size_t at = 0;
+    for (;;) {
+      size_t child = 2 * at + 1;
+      if (child >= n) break;
+      if (child + 1 < n && Later()(heap_[child], heap_[child + 1])) ++child;
+      if (!Later()(moved, heap_[child])) break;
+      heap_[at] = heap_[child];
+      at = child;
+    }
+    heap_[at] = moved;
+  }
   const v1::TrackingData& tracking_;
-  std::priority_queue<Change, std::vector<Change>, Later> heap_;
+  std::vector<Change> heap_;  // a min-heap by (ns, series): the next change on top
   std::vector<Change> copy_;
   size_t next_ = 0;
 };
@@ -148,6 +170,15 @@ std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
   if (usable.empty()) return {};
   ChangeStream changes(tracking, usable);
 
+  // Cores one task takes on each usable series' worker (0: one slot per core), looked up once
+  // per series rather than once per point.
+  std::vector<double> task_cores_of(static_cast<size_t>(tracking.workers_size()), 0);
+  if (cores_per_task != nullptr) {
+    for (size_t s : usable) {
+      const auto it = cores_per_task->find(tracking.workers(static_cast<int>(s)).worker());
+      if (it != cores_per_task->end() && it->second > 0) task_cores_of[s] = it->second;
+    }
+  }
   // State per worker: slots and executing now (0 before its first point and after its last).
   std::vector<double> slots_of(static_cast<size_t>(tracking.workers_size()), 0);
   std::vector<double> busy_of(slots_of.size(), 0);
@@ -164,12 +195,10 @@ std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
       const v1::WorkerSeries& w = tracking.workers(static_cast<int>(change.series));
       const bool last = change.index + 1 == w.time_unix_ns_size();
       double worker_slots = std::max(0.0, w.cores(change.index));
-      if (cores_per_task != nullptr && worker_slots > 0) {
-        const auto it = cores_per_task->find(w.worker());
+      const double task_cores = task_cores_of[change.series];
+      if (task_cores > 0 && worker_slots > 0) {
         // A few ulps below a whole number of tasks still count as that many.
-        if (it != cores_per_task->end() && it->second > 0) {
-          worker_slots = std::max(1.0, std::floor(worker_slots / it->second + 1e-6));
-        }
+        worker_slots = std::max(1.0, std::floor(worker_slots / task_cores + 1e-6));
       }
       const double new_slots = last ? 0 : worker_slots;
       const double new_busy = last ? 0 : std::max(0.0, w.executing_tasks(change.index));

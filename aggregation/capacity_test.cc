@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -77,6 +79,50 @@ TEST(AnalyseCapacity, SeriesOutOfTimeOrderAreReadInTimeOrder) {
   const std::optional<CapacityTimeline> unsorted = AnalyseCapacity(TwoWorkers(shuffled));
   ASSERT_TRUE(unsorted.has_value());
   ExpectSameTimeline(*unsorted, *sorted);
+}
+
+// Many series changing at the same instants (a run's tasks start and end together), some
+// workers with several cores per task: the merge of the series where they lie gives what the
+// sorted copy gives. The copy is taken when one series is out of time order: the queue's first
+// two points swapped, which the copy's stable sort puts back.
+TEST(AnalyseCapacity, ManySeriesMergedAsTheSortedCopy) {
+  std::mt19937_64 rng(3);
+  v1::TrackingData tracking;
+  tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
+  for (int k = 0; k < 200; ++k) {
+    tracking.add_worker_count_time_unix_ns(k * kSecond / 2);
+    tracking.add_worker_count(40);
+    tracking.add_queued_chunks(k % 7 == 6 ? 0 : static_cast<int>(rng() % 50));
+  }
+  CoresPerTask cores_per_task;
+  for (int w = 0; w < 40; ++w) {
+    const std::string name = "worker-" + std::to_string(w);
+    const double cores = 1 + static_cast<double>(w % 4);
+    std::vector<Point> points;
+    int64_t ns = static_cast<int64_t>(rng() % 4) * kSecond / 2;
+    while (ns < 100 * kSecond) {
+      points.push_back({ns, static_cast<double>(rng() % 5)});
+      // Half-second steps: most instants are shared by many workers; some repeat an instant.
+      ns += static_cast<int64_t>(rng() % 3) * kSecond / 2;
+    }
+    AddWorker(name.c_str(), cores, points, &tracking);
+    if (w % 3 == 0) cores_per_task[name] = 2;
+  }
+  const std::optional<CapacityTimeline> merged = AnalyseCapacity(tracking, &cores_per_task);
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_GT(merged->dispatch_bound_seconds, 0);
+  EXPECT_GT(merged->worker_bound_seconds, 0);
+
+  v1::TrackingData copied = tracking;
+  copied.mutable_worker_count_time_unix_ns()->SwapElements(0, 1);
+  copied.mutable_queued_chunks()->SwapElements(0, 1);
+  copied.mutable_worker_count()->SwapElements(0, 1);
+  const std::optional<CapacityTimeline> sorted = AnalyseCapacity(copied, &cores_per_task);
+  ASSERT_TRUE(sorted.has_value());
+  ExpectSameTimeline(*merged, *sorted);
+  EXPECT_EQ(merged->slot_seconds, sorted->slot_seconds);
+  EXPECT_EQ(merged->longest_dispatch_stall.start_ns, sorted->longest_dispatch_stall.start_ns);
+  EXPECT_EQ(merged->longest_underfed_stall.end_ns, sorted->longest_underfed_stall.end_ns);
 }
 
 }  // namespace

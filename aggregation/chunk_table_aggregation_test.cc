@@ -199,6 +199,36 @@ TEST(ChunkTableAggregationTest, RichRecords) {
   }
 }
 
+// Runs of records whose remainders are byte-equal (a file's chunks with one branch list and
+// metadata, as the original's instrumentation writes them), which the table's pass parses once:
+// equal remainders across files read in turn, a file's earliest record in the middle of
+// its run, records without a remainder or failed between equal ones, and branch lists that
+// differ only in the branch.
+TEST(ChunkTableAggregationTest, RecordsSharingTheirRemainder) {
+  for (const bool shuffle : {false, true}) {
+    SCOPED_TRACE(absl::StrCat("shuffle ", shuffle));
+    v1::Measurement m = RandomRecords(12, 900, shuffle);
+    int i = 0;
+    for (v1::ChunkRecord& c : *m.mutable_chunks()) {
+      c.clear_accessed_branches();
+      c.clear_file_metadata();
+      // Three files read side by side (one per dataset), their remainders equal.
+      c.set_file(absl::StrCat("f", i % 3, "-", i / 30, ".root"));
+      c.set_start_unix_ns(1'000'000 + (i % 30 == 7 ? -1000 : i));
+      if (i % 11 != 3) {
+        for (const char* branch : {"Jet_pt", "Jet_eta"}) c.add_accessed_branches(branch);
+        // Every fourth file the same branches under another name, read whole.
+        if ((i / 30) % 4 == 1) c.add_accessed_branches(absl::StrCat("x", i / 60));
+        if ((i / 30) % 3 != 2) c.mutable_file_metadata()->set_total_branches(100 + i / 90);
+      }
+      if (i % 13 == 5) c.set_status(v1::CHUNK_STATUS_FAILED);
+      ++i;
+    }
+    const Outcome outcome = ExpectSameFromTable(m);
+    EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  }
+}
+
 // Random records with a real run's tracking, metadata and report, so that the rules reading
 // tracking and records together (capacity, retry penalty, slow hosts, contention) run.
 TEST(ChunkTableAggregationTest, RichRecordsWithTracking) {

@@ -54,8 +54,11 @@ std::vector<ReplayTask> TasksInSubmitOrder(const FindingsInputs& in, const Capac
                              : 0.0;
     keyed.emplace_back(id, ReplayTask{ready, chunks.duration_seconds(i)});
   }
-  std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto& a, const auto& c) { return a.first < c.first; });
+  const auto by_id = [](const auto& a, const auto& c) { return a.first < c.first; };
+  // A log's tasks mostly come in submit order already: checked in one pass, not merge-sorted.
+  if (!std::is_sorted(keyed.begin(), keyed.end(), by_id)) {
+    std::stable_sort(keyed.begin(), keyed.end(), by_id);
+  }
   std::vector<ReplayTask> tasks;
   tasks.reserve(keyed.size());
   for (const auto& [id, task] : keyed) tasks.push_back(task);

@@ -19,9 +19,11 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
+#include "aggregation/capacity.h"
 #include "aggregation/chunk_columns.h"
 #include "aggregation/chunk_stats.h"
 #include "aggregation/findings.h"
@@ -526,6 +528,52 @@ BENCHMARK(BM_BuildChunkColumnsFromTableShuffled)
     ->MeasureProcessCPUTime()
     ->UseRealTime()
     ->Iterations(3);
+
+// The capacity timeline of an engine run (the findings' capacity rules, issue #25): a TaskVine
+// log of 10^6 one-core tasks on 100 workers in lockstep, as collect's log reader makes it: per
+// worker a step series with a point per task start and end, all workers changing at the same
+// instants, and the ready queue.
+v1::TrackingData* MakeLockstepTracking() {
+  constexpr int kEngineWorkers = 100;
+  constexpr int kTasksPerWorker = 10'000;
+  auto* tracking = new v1::TrackingData();
+  tracking->set_worker_count_kind(v1::SERIES_KIND_STEP);
+  for (int w = 0; w < kEngineWorkers; ++w) {
+    v1::WorkerSeries* series = tracking->add_workers();
+    series->set_worker(absl::StrCat("worker-", w));
+    series->set_kind(v1::SERIES_KIND_STEP);
+  }
+  for (int t = 0; t < kTasksPerWorker; ++t) {
+    const int64_t slot = kStart + t * kSecond / 2;
+    tracking->add_worker_count_time_unix_ns(slot - kSecond / 100);
+    tracking->add_worker_count(kEngineWorkers);
+    tracking->add_queued_chunks(kEngineWorkers);
+    for (v1::WorkerSeries& series : *tracking->mutable_workers()) {
+      for (const auto& [ns, executing] :
+           {std::pair<int64_t, double>{slot, 1}, {slot + kSecond * 47 / 100, 0}}) {
+        series.add_time_unix_ns(ns);
+        series.add_cores(1);
+        series.add_executing_tasks(executing);
+      }
+    }
+  }
+  return tracking;
+}
+
+void BM_AnalyseCapacityMillionTasks(benchmark::State& state) {
+  static const v1::TrackingData* tracking = MakeLockstepTracking();
+  aggregation_internal::CoresPerTask cores_per_task;
+  for (const v1::WorkerSeries& series : tracking->workers()) cores_per_task[series.worker()] = 1;
+  for (auto _ : state) {
+    auto timeline = aggregation_internal::AnalyseCapacity(*tracking, &cores_per_task);
+    benchmark::DoNotOptimize(timeline);
+  }
+}
+BENCHMARK(BM_AnalyseCapacityMillionTasks)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime()
+    ->UseRealTime()
+    ->Iterations(5);
 
 }  // namespace
 }  // namespace roastcoffea

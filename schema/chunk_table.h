@@ -179,6 +179,11 @@ class ChunkTable {
   // Bytes this table holds on the heap (capacities, not sizes).
   size_t MemoryBytes() const;
 
+  // Record `i`'s remainder (HasRest) as the wire bytes of a v1::ChunkRecord holding only the
+  // fields outside the columns, "" when it has none (valid until the next Append): a reader of
+  // a few of those fields (accessed_branches, file_metadata) parses them without the record.
+  absl::string_view RestBytes(size_t i) const { return rest_.Get(i); }
+
   // Typed column accessors for the hot fields.
   int64_t Int(chunk_field::Int field, size_t i) const { return ints_[field][i]; }
   double Double(chunk_field::Double field, size_t i) const { return doubles_[field][i]; }

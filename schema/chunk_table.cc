@@ -273,6 +273,15 @@ size_t ChunkTable::StringPool::MemoryBytes() const {
   return bytes;
 }
 
+void ChunkTable::RestColumn::DecideForm() {
+  // Repeating remainders stay shared: an id per record and one copy each is their cheapest form.
+  if ((pool_.size() - 1) * 2 <= non_empty_) return;
+  for (size_t i = 0; i < ids_.size(); ++i) per_record_.Push(pool_.Get(ids_[i]));
+  ids_ = Column<uint32_t>();
+  pool_ = StringPool();
+  shared_ = false;
+}
+
 void ChunkTable::Reserve(size_t records) {
   for (Column<int64_t>& column : ints_) column.Reserve(records);
   for (Column<double>& column : doubles_) column.Reserve(records);

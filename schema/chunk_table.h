@@ -232,6 +232,10 @@ class ChunkTable {
   // by a file's chunks (instrumentation: ~10 chunks per file) from one per record (TaskVine tasks),
   // few enough that the pool entries dropped at the move cost little.
   static constexpr size_t kAdaptiveCheckRecords = 4096;
+  // Whether the records' remainders are still shared by their bytes: false once the first
+  // kAdaptiveCheckRecords remainders were mostly distinct and moved to a per-record arena (for
+  // tests and benchmarks).
+  bool RestsShared() const { return rest_.shared(); }
   // A per-record field (task_id, error_text): the records named in `texts` take its text (the
   // field's column is rewritten once).
   void ReplaceStrings(chunk_field::String field,
@@ -360,6 +364,39 @@ class ChunkTable {
     std::array<uint32_t, size_t{1} << kCacheBits> cache_ = {};  // ids; 0 ("") is no entry
   };
 
+  // The records' remainders (a serialized v1::ChunkRecord each, "" for none). Shared while
+  // their bytes repeat: rich records carry the same branches and file metadata in every chunk of
+  // a file, so one copy per file and an id per record. Once kAdaptiveCheckRecords remainders
+  // show mostly distinct bytes, moved once to a per-record arena, where a unique one costs its
+  // bytes and an offset, not a pool entry.
+  class RestColumn {
+   public:
+    void Reserve(size_t n) {
+      ids_.Reserve(n);
+      per_record_.Reserve(n);
+    }
+    void Push(absl::string_view bytes) {
+      if (!shared_) return per_record_.Push(bytes);
+      ids_.Push(pool_.Intern(bytes));
+      if (!bytes.empty() && ++non_empty_ == kAdaptiveCheckRecords) DecideForm();
+    }
+    absl::string_view Get(size_t i) const {
+      return shared_ ? pool_.Get(ids_[i]) : per_record_.Get(i);
+    }
+    bool shared() const { return shared_; }
+    size_t MemoryBytes() const {
+      return pool_.MemoryBytes() + ids_.MemoryBytes() + per_record_.MemoryBytes();
+    }
+
+   private:
+    void DecideForm();
+    bool shared_ = true;
+    size_t non_empty_ = 0;  // remainders pushed while shared
+    StringPool pool_;
+    Column<uint32_t> ids_;
+    StringColumn per_record_;
+  };
+
   size_t size_ = 0;
   Column<int64_t> ints_[chunk_field::kIntCount];
   Column<double> doubles_[chunk_field::kDoubleCount];
@@ -382,7 +419,7 @@ class ChunkTable {
   Column<double> section_cpu_;
   Column<int64_t> section_memory_;
   Column<int64_t> section_bytes_;
-  StringColumn rest_;
+  RestColumn rest_;
   // The last string interned per field, and per section position within a record.
   StringPool::Last last_ids_[chunk_field::kFirstPerRecordString];
   static constexpr size_t kCachedSectionNames = 16;

@@ -29,7 +29,9 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -253,7 +255,7 @@ class ChunkTable {
 
   // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
   // field no record sets costs nothing.
-  template <typename T>
+  template <typename T, typename Enable = void>
   class Column {
    public:
     void Reserve(size_t n) {
@@ -291,6 +293,88 @@ class ChunkTable {
       return std::memcmp(&value, &kZero, sizeof(T)) == 0;
     }
     std::vector<T> values_;
+    size_t size_ = 0;
+    size_t reserved_ = 0;
+  };
+
+  // An integer column holds each value in the fewest bytes (1, 2, 4 or 8) that hold every value
+  // pushed or set so far, widened in place when one needs more: counts, ids, kinds and byte
+  // sizes mostly fit in 1-4 of their 8 (a section's kind, entries and name id in one byte each).
+  // Allocates only when a value other than 0 is appended, as above.
+  template <typename T>
+  class Column<T, std::enable_if_t<std::is_integral_v<T>>> {
+   public:
+    void Reserve(size_t n) {
+      reserved_ = n;
+      if (width_ != 0) bytes_.reserve(n * width_);
+    }
+    void Push(T value) {
+      if (value < low_ || value > high_) {  // always while width_ is 0
+        if (width_ == 0 && value == 0) {
+          ++size_;
+          return;
+        }
+        Widen(value);
+      }
+      const size_t at = bytes_.size();
+      bytes_.resize(at + width_);
+      Store(at, value);
+      ++size_;
+    }
+    T operator[](size_t i) const {
+      const size_t at = i * width_;
+      if (at >= bytes_.size()) return 0;
+      switch (width_) {
+        case 1:
+          return Load<Narrow<1>>(at);
+        case 2:
+          return Load<Narrow<2>>(at);
+        case 4:
+          return Load<Narrow<4>>(at);
+        default:
+          return Load<Narrow<8>>(at);
+      }
+    }
+    // Value `i` (< the values pushed) becomes `value`.
+    void Set(size_t i, T value) {
+      if (value < low_ || value > high_) {
+        if (width_ == 0 && value == 0) return;
+        Widen(value);
+      }
+      Store(i * width_, value);
+    }
+    size_t MemoryBytes() const { return bytes_.capacity(); }
+    size_t size() const { return size_; }
+
+   private:
+    template <size_t kBytes>
+    using Narrow = std::conditional_t<
+        kBytes == 1, std::conditional_t<std::is_signed_v<T>, int8_t, uint8_t>,
+        std::conditional_t<
+            kBytes == 2, std::conditional_t<std::is_signed_v<T>, int16_t, uint16_t>,
+            std::conditional_t<kBytes == 4,
+                               std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>>;
+    template <typename N>
+    T Load(size_t at) const {
+      N narrow;
+      std::memcpy(&narrow, bytes_.data() + at, sizeof(N));
+      return static_cast<T>(narrow);
+    }
+    // The value's low width_ bytes (little-endian: the narrow type's bytes; it fits).
+    void Store(size_t at, T value) {
+      const auto wide = static_cast<Narrow<8>>(value);
+      static_assert(sizeof(wide) == 8, "little-endian copy of the low bytes");
+      std::memcpy(bytes_.data() + at, &wide, width_);
+    }
+    // The values so far rewritten `width` bytes wide (zeros for the records before the first
+    // value), for a width that holds `value`.
+    void Widen(T value);
+
+    std::vector<uint8_t> bytes_;  // values of width_ bytes each; none while every one is 0
+    size_t width_ = 0;            // 0 until a value other than 0
+    T low_ = 1;                   // the values width_ bytes hold: none while width_ is 0
+    T high_ = 0;
     size_t size_ = 0;
     size_t reserved_ = 0;
   };
@@ -428,6 +512,51 @@ class ChunkTable {
   ChunkRow scratch_;
   std::string serialized_;
 };
+
+template <typename T>
+void ChunkTable::Column<T, std::enable_if_t<std::is_integral_v<T>>>::Widen(T value) {
+  size_t width = std::max<size_t>(width_, 1);
+  const auto fits = [value](size_t bytes) {
+    switch (bytes) {
+      case 1:
+        return static_cast<T>(static_cast<Narrow<1>>(value)) == value;
+      case 2:
+        return static_cast<T>(static_cast<Narrow<2>>(value)) == value;
+      case 4:
+        return static_cast<T>(static_cast<Narrow<4>>(value)) == value;
+      default:
+        return true;
+    }
+  };
+  while (width < sizeof(T) && !fits(width)) width *= 2;
+  std::vector<uint8_t> wider;
+  wider.reserve(std::max(reserved_, size_ + 1) * width);
+  wider.resize(size_ * width);
+  const size_t old_width = width_;
+  for (size_t i = 0; old_width != 0 && i < size_; ++i) {
+    const auto wide = static_cast<Narrow<8>>((*this)[i]);
+    std::memcpy(wider.data() + i * width, &wide, width);
+  }
+  bytes_ = std::move(wider);
+  width_ = width;
+  switch (width) {
+    case 1:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<1>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<1>>::max());
+      break;
+    case 2:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<2>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<2>>::max());
+      break;
+    case 4:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<4>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<4>>::max());
+      break;
+    default:
+      low_ = std::numeric_limits<T>::min();
+      high_ = std::numeric_limits<T>::max();
+  }
+}
 
 // A table of `records`, in order (tests, and sources that still build records).
 ChunkTable ChunkTableOf(absl::Span<const v1::ChunkRecord> records);

@@ -505,6 +505,58 @@ TEST(ChunkTableTest, DistinctRemaindersMoveToPerRecordBytes) {
   ExpectSame(records[4], moved.Record(4));
 }
 
+// Integer columns hold their values narrow and widen as values need: each width's edges,
+// negative values, a first value after many zeros and a change in place that needs a wider
+// column read back exactly, the values before the widening included.
+TEST(ChunkTableTest, IntegerColumnsWidenWithoutLosingValues) {
+  const std::vector<int64_t> values = {0,
+                                       1,
+                                       127,
+                                       128,
+                                       -128,
+                                       -129,
+                                       32767,
+                                       32768,
+                                       -32769,
+                                       65535,
+                                       65536,
+                                       2147483647,
+                                       -2147483648LL,
+                                       2147483648LL,
+                                       -2147483649LL,
+                                       std::numeric_limits<int64_t>::max(),
+                                       std::numeric_limits<int64_t>::min(),
+                                       5,
+                                       0};
+  std::vector<v1::ChunkRecord> records(300);  // zeros first: the column allocates late
+  for (size_t i = 0; i < values.size(); ++i) {
+    v1::ChunkRecord& record = records.emplace_back();
+    record.set_entry_start(values[i]);
+    record.set_events(values[values.size() - 1 - i]);
+    record.set_attempt(static_cast<uint32_t>(values[i]));
+    record.set_status(static_cast<v1::ChunkStatus>(static_cast<int32_t>(values[i])));
+    v1::SectionRecord* section = record.add_sections();
+    section->set_entries(static_cast<uint32_t>(values[i]));
+    section->set_bytes_read(values[i]);
+  }
+  ExpectRoundTrip(records);
+  ChunkTable table = ChunkTableOf(records);
+  for (size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(table.Int(chunk_field::kEntryStart, 300 + i), values[i]) << i;
+  }
+  // A narrow column set to a wide value in place.
+  table.SetInt(chunk_field::kEntryStop, 7, std::numeric_limits<int64_t>::min());
+  table.SetInt(chunk_field::kEntryStop, 8, 3);
+  table.SetInt(chunk_field::kEntryStop, 9, -1);
+  table.SetAttempt(10, 4000000000u);
+  EXPECT_EQ(table.Int(chunk_field::kEntryStop, 7), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(table.Int(chunk_field::kEntryStop, 8), 3);
+  EXPECT_EQ(table.Int(chunk_field::kEntryStop, 9), -1);
+  EXPECT_EQ(table.Int(chunk_field::kEntryStop, 6), 0);
+  EXPECT_EQ(table.attempt(10), 4000000000u);
+  EXPECT_EQ(table.attempt(300 + 2), 127u);
+}
+
 // Changes in place give what the same changes to the records give.
 // Strings that recur out of order go through the intern cache; texts that share their size and
 // last 8 bytes (one cache slot) stay distinct.

@@ -296,6 +296,27 @@ void ChunkTable::Reserve(size_t records) {
   rest_.Reserve(records);
 }
 
+void ChunkTable::ShrinkToFit() {
+  for (Column<int64_t>& column : ints_) column.ShrinkToFit();
+  for (Column<double>& column : doubles_) column.ShrinkToFit();
+  present_.ShrinkToFit();
+  status_.ShrinkToFit();
+  attempt_.ShrinkToFit();
+  for (Column<uint32_t>& column : ids_) column.ShrinkToFit();
+  for (StringColumn& column : per_record_) column.ShrinkToFit();
+  uuids_per_record_.ShrinkToFit();
+  section_ends_.ShrinkToFit();
+  sections_in_rest_.ShrinkToFit();
+  section_names_.ShrinkToFit();
+  section_kinds_.ShrinkToFit();
+  section_entries_.ShrinkToFit();
+  section_durations_.ShrinkToFit();
+  section_cpu_.ShrinkToFit();
+  section_memory_.ShrinkToFit();
+  section_bytes_.ShrinkToFit();
+  rest_.ShrinkToFit();
+}
+
 void ChunkTable::Append(const v1::ChunkRecord& record) {
   scratch_.FromRecord(record);
   Append(scratch_);

@@ -311,7 +311,7 @@ class ChunkTable {
    public:
     void Reserve(size_t n) {
       reserved_ = n;
-      if (width_ != 0) bytes_.reserve(n * width_);
+      Visit([n](auto& values) { values.reserve(n); });
     }
     void Push(T value) {
       if (value < low_ || value > high_) {  // always while width_ is 0
@@ -321,23 +321,23 @@ class ChunkTable {
         }
         Widen(value);
       }
-      const size_t at = bytes_.size();
-      bytes_.resize(at + width_);
-      Store(at, value);
+      Visit([value](auto& values) {
+        values.push_back(static_cast<typename std::decay_t<decltype(values)>::value_type>(value));
+      });
       ++size_;
     }
     T operator[](size_t i) const {
-      const size_t at = i * width_;
-      if (at >= bytes_.size()) return 0;
       switch (width_) {
+        case 0:
+          return 0;
         case 1:
-          return Load<Narrow<1>>(at);
+          return i < bytes1_.size() ? static_cast<T>(bytes1_[i]) : 0;
         case 2:
-          return Load<Narrow<2>>(at);
+          return i < bytes2_.size() ? static_cast<T>(bytes2_[i]) : 0;
         case 4:
-          return Load<Narrow<4>>(at);
+          return i < bytes4_.size() ? static_cast<T>(bytes4_[i]) : 0;
         default:
-          return Load<Narrow<8>>(at);
+          return i < bytes8_.size() ? static_cast<T>(bytes8_[i]) : 0;
       }
     }
     // Value `i` (< the values pushed) becomes `value`.
@@ -346,10 +346,17 @@ class ChunkTable {
         if (width_ == 0 && value == 0) return;
         Widen(value);
       }
-      Store(i * width_, value);
+      Visit([i, value](auto& values) {
+        values[i] = static_cast<typename std::decay_t<decltype(values)>::value_type>(value);
+      });
     }
-    size_t MemoryBytes() const { return bytes_.capacity(); }
-    void ShrinkToFit() { bytes_.shrink_to_fit(); }
+    size_t MemoryBytes() const {
+      return bytes1_.capacity() + bytes2_.capacity() * 2 + bytes4_.capacity() * 4 +
+             bytes8_.capacity() * 8;
+    }
+    void ShrinkToFit() {
+      Visit([](auto& values) { values.shrink_to_fit(); });
+    }
     size_t size() const { return size_; }
 
    private:
@@ -361,25 +368,39 @@ class ChunkTable {
             std::conditional_t<kBytes == 4,
                                std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
                                std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>>;
+    // fn(the values' vector), when there is one (width_ != 0).
+    template <typename Fn>
+    void Visit(Fn fn) {
+      switch (width_) {
+        case 0:
+          return;
+        case 1:
+          return fn(bytes1_);
+        case 2:
+          return fn(bytes2_);
+        case 4:
+          return fn(bytes4_);
+        default:
+          return fn(bytes8_);
+      }
+    }
+    // The values so far moved to `wider` (zeros for the records before the first value).
     template <typename N>
-    T Load(size_t at) const {
-      N narrow;
-      std::memcpy(&narrow, bytes_.data() + at, sizeof(N));
-      return static_cast<T>(narrow);
+    void MoveTo(std::vector<N>* wider) {
+      wider->reserve(std::max(reserved_, size_ + 1));
+      for (size_t i = 0; i < size_; ++i) wider->push_back(static_cast<N>((*this)[i]));
+      Visit([](auto& values) { std::decay_t<decltype(values)>().swap(values); });
     }
-    // The value's low width_ bytes (little-endian: the narrow type's bytes; it fits).
-    void Store(size_t at, T value) {
-      const auto wide = static_cast<Narrow<8>>(value);
-      static_assert(sizeof(wide) == 8, "little-endian copy of the low bytes");
-      std::memcpy(bytes_.data() + at, &wide, width_);
-    }
-    // The values so far rewritten `width` bytes wide (zeros for the records before the first
-    // value), for a width that holds `value`.
+    // Rewrites the values in the fewest bytes that hold them and `value`.
     void Widen(T value);
 
-    std::vector<uint8_t> bytes_;  // values of width_ bytes each; none while every one is 0
-    size_t width_ = 0;            // 0 until a value other than 0
-    T low_ = 1;                   // the values width_ bytes hold: none while width_ is 0
+    // The values, width_ bytes each, in the one vector of that width; none while every one is 0.
+    std::vector<Narrow<1>> bytes1_;
+    std::vector<Narrow<2>> bytes2_;
+    std::vector<Narrow<4>> bytes4_;
+    std::vector<Narrow<8>> bytes8_;
+    size_t width_ = 0;  // 0 until a value other than 0
+    T low_ = 1;         // the values width_ bytes hold: none while width_ is 0
     T high_ = 0;
     size_t size_ = 0;
     size_t reserved_ = 0;
@@ -543,15 +564,19 @@ void ChunkTable::Column<T, std::enable_if_t<std::is_integral_v<T>>>::Widen(T val
     }
   };
   while (width < sizeof(T) && !fits(width)) width *= 2;
-  std::vector<uint8_t> wider;
-  wider.reserve(std::max(reserved_, size_ + 1) * width);
-  wider.resize(size_ * width);
-  const size_t old_width = width_;
-  for (size_t i = 0; old_width != 0 && i < size_; ++i) {
-    const auto wide = static_cast<Narrow<8>>((*this)[i]);
-    std::memcpy(wider.data() + i * width, &wide, width);
+  switch (width) {
+    case 1:
+      MoveTo(&bytes1_);
+      break;
+    case 2:
+      MoveTo(&bytes2_);
+      break;
+    case 4:
+      MoveTo(&bytes4_);
+      break;
+    default:
+      MoveTo(&bytes8_);
   }
-  bytes_ = std::move(wider);
   width_ = width;
   switch (width) {
     case 1:

@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
@@ -326,7 +327,9 @@ class ChunkTable {
       });
       ++size_;
     }
-    T operator[](size_t i) const {
+    // Inlined where read: a call per value cost the columns' readers (aggregation, the save)
+    // ~3 % of a run's time.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE T operator[](size_t i) const {
       switch (width_) {
         case 0:
           return 0;

@@ -273,6 +273,15 @@ size_t ChunkTable::StringPool::MemoryBytes() const {
   return bytes;
 }
 
+void ChunkTable::RestColumn::DecideForm() {
+  // Repeating remainders stay shared: an id per record and one copy each is their cheapest form.
+  if ((pool_.size() - 1) * 2 <= non_empty_) return;
+  for (size_t i = 0; i < ids_.size(); ++i) per_record_.Push(pool_.Get(ids_[i]));
+  ids_ = Column<uint32_t>();
+  pool_ = StringPool();
+  shared_ = false;
+}
+
 void ChunkTable::Reserve(size_t records) {
   for (Column<int64_t>& column : ints_) column.Reserve(records);
   for (Column<double>& column : doubles_) column.Reserve(records);
@@ -285,6 +294,27 @@ void ChunkTable::Reserve(size_t records) {
   section_ends_.Reserve(records);
   sections_in_rest_.Reserve(records);
   rest_.Reserve(records);
+}
+
+void ChunkTable::ShrinkToFit() {
+  for (Column<int64_t>& column : ints_) column.ShrinkToFit();
+  for (Column<double>& column : doubles_) column.ShrinkToFit();
+  present_.ShrinkToFit();
+  status_.ShrinkToFit();
+  attempt_.ShrinkToFit();
+  for (Column<uint32_t>& column : ids_) column.ShrinkToFit();
+  for (StringColumn& column : per_record_) column.ShrinkToFit();
+  uuids_per_record_.ShrinkToFit();
+  section_ends_.ShrinkToFit();
+  sections_in_rest_.ShrinkToFit();
+  section_names_.ShrinkToFit();
+  section_kinds_.ShrinkToFit();
+  section_entries_.ShrinkToFit();
+  section_durations_.ShrinkToFit();
+  section_cpu_.ShrinkToFit();
+  section_memory_.ShrinkToFit();
+  section_bytes_.ShrinkToFit();
+  rest_.ShrinkToFit();
 }
 
 void ChunkTable::Append(const v1::ChunkRecord& record) {

@@ -11,14 +11,20 @@
 // - per-record strings (task_id, error_text) in one character arena with end offsets;
 // - sections flattened into section columns, each record's end offset into them;
 // - the rarely-set fields (accessed_branches, file_metadata, slices, retried_task_ids, unknown
-//   fields, sections with fields beyond the columns) kept per record as a serialized remainder.
+//   fields, sections with fields beyond the columns) kept as a serialized remainder, shared by
+//   the records whose remainders are equal while most are (RestColumn).
 // Record(i) gives back a message equal to the one appended, and byte-equal once serialized.
+//
+// Integer columns hold each value in the fewest bytes (1, 2, 4 or 8) that hold all of the
+// column's values so far; a remainder whose bytes repeat (a file's branches and metadata) is
+// kept once and shared by id.
 //
 // Measured (schema/chunk_table_test.cc, MemoryPerRecord): a record as the original's
 // instrumentation writes it (task id, dataset, file, uuid, times, memory, bytes, two timing
-// sections; 1 % failed) costs 189 B here (10^5 records, reserved), against ~980 B as
+// sections; 1 % failed) costs 121 B here (10^5 records, reserved), against ~980 B as
 // v1::ChunkRecord objects (bench/stage_benchmark's ingest line); the same with a uuid unique
-// per record (MemoryPerRecordWithUniqueUuids) costs 205 B, against 262 B when it was interned.
+// per record (MemoryPerRecordWithUniqueUuids) costs 138 B; a rich record (branches, file
+// metadata, four sections: MemoryPerRichRecord) 223 B as read unreserved, 167 B shrunk.
 #ifndef ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 #define ROASTCOFFEA_SCHEMA_CHUNK_TABLE_H_
 
@@ -29,9 +35,12 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
@@ -153,6 +162,10 @@ class ChunkTable {
 
   // Room for `records` records without growing the columns they set.
   void Reserve(size_t records);
+  // Gives back the room the columns' growth left unused (up to half of each, as they double):
+  // for a table kept long or counted by MemoryBytes. Copies every column once; a large column's
+  // unused room was never touched, so this lowers MemoryBytes more than resident memory.
+  void ShrinkToFit();
 
   void Append(const v1::ChunkRecord& record);
   void Append(v1::ChunkRecord&& record) { Append(static_cast<const v1::ChunkRecord&>(record)); }
@@ -251,6 +264,10 @@ class ChunkTable {
   // by a file's chunks (instrumentation: ~10 chunks per file) from one per record (TaskVine tasks),
   // few enough that the pool entries dropped at the move cost little.
   static constexpr size_t kAdaptiveCheckRecords = 4096;
+  // Whether the records' remainders are still shared by their bytes: false once the first
+  // kAdaptiveCheckRecords remainders were mostly distinct and moved to a per-record arena (for
+  // tests and benchmarks).
+  bool RestsShared() const { return rest_.shared(); }
   // A per-record field (task_id, error_text): the records named in `texts` take its text (the
   // field's column is rewritten once).
   void ReplaceStrings(chunk_field::String field,
@@ -268,7 +285,7 @@ class ChunkTable {
 
   // A column of T that allocates only when a value other than T{} (bitwise) is appended: a
   // field no record sets costs nothing.
-  template <typename T>
+  template <typename T, typename Enable = void>
   class Column {
    public:
     void Reserve(size_t n) {
@@ -298,6 +315,7 @@ class ChunkTable {
       values_[i] = value;
     }
     size_t MemoryBytes() const { return values_.capacity() * sizeof(T); }
+    void ShrinkToFit() { values_.shrink_to_fit(); }
     size_t size() const { return size_; }
 
    private:
@@ -306,6 +324,112 @@ class ChunkTable {
       return std::memcmp(&value, &kZero, sizeof(T)) == 0;
     }
     std::vector<T> values_;
+    size_t size_ = 0;
+    size_t reserved_ = 0;
+  };
+
+  // An integer column holds each value in the fewest bytes (1, 2, 4 or 8) that hold every value
+  // pushed or set so far, widened in place when one needs more: counts, ids, kinds and byte
+  // sizes mostly fit in 1-4 of their 8 (a section's kind, entries and name id in one byte each).
+  // Allocates only when a value other than 0 is appended, as above.
+  template <typename T>
+  class Column<T, std::enable_if_t<std::is_integral_v<T>>> {
+   public:
+    void Reserve(size_t n) {
+      reserved_ = n;
+      Visit([n](auto& values) { values.reserve(n); });
+    }
+    void Push(T value) {
+      if (value < low_ || value > high_) {  // always while width_ is 0
+        if (width_ == 0 && value == 0) {
+          ++size_;
+          return;
+        }
+        Widen(value);
+      }
+      Visit([value](auto& values) {
+        values.push_back(static_cast<typename std::decay_t<decltype(values)>::value_type>(value));
+      });
+      ++size_;
+    }
+    // Inlined where read: a call per value cost the columns' readers (aggregation, the save)
+    // ~3 % of a run's time.
+    ABSL_ATTRIBUTE_ALWAYS_INLINE T operator[](size_t i) const {
+      switch (width_) {
+        case 0:
+          return 0;
+        case 1:
+          return i < bytes1_.size() ? static_cast<T>(bytes1_[i]) : 0;
+        case 2:
+          return i < bytes2_.size() ? static_cast<T>(bytes2_[i]) : 0;
+        case 4:
+          return i < bytes4_.size() ? static_cast<T>(bytes4_[i]) : 0;
+        default:
+          return i < bytes8_.size() ? static_cast<T>(bytes8_[i]) : 0;
+      }
+    }
+    // Value `i` (< the values pushed) becomes `value`.
+    void Set(size_t i, T value) {
+      if (value < low_ || value > high_) {
+        if (width_ == 0 && value == 0) return;
+        Widen(value);
+      }
+      Visit([i, value](auto& values) {
+        values[i] = static_cast<typename std::decay_t<decltype(values)>::value_type>(value);
+      });
+    }
+    size_t MemoryBytes() const {
+      return bytes1_.capacity() + bytes2_.capacity() * 2 + bytes4_.capacity() * 4 +
+             bytes8_.capacity() * 8;
+    }
+    void ShrinkToFit() {
+      Visit([](auto& values) { values.shrink_to_fit(); });
+    }
+    size_t size() const { return size_; }
+
+   private:
+    template <size_t kBytes>
+    using Narrow = std::conditional_t<
+        kBytes == 1, std::conditional_t<std::is_signed_v<T>, int8_t, uint8_t>,
+        std::conditional_t<
+            kBytes == 2, std::conditional_t<std::is_signed_v<T>, int16_t, uint16_t>,
+            std::conditional_t<kBytes == 4,
+                               std::conditional_t<std::is_signed_v<T>, int32_t, uint32_t>,
+                               std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>>;
+    // fn(the values' vector), when there is one (width_ != 0).
+    template <typename Fn>
+    void Visit(Fn fn) {
+      switch (width_) {
+        case 0:
+          return;
+        case 1:
+          return fn(bytes1_);
+        case 2:
+          return fn(bytes2_);
+        case 4:
+          return fn(bytes4_);
+        default:
+          return fn(bytes8_);
+      }
+    }
+    // The values so far moved to `wider` (zeros for the records before the first value).
+    template <typename N>
+    void MoveTo(std::vector<N>* wider) {
+      wider->reserve(std::max(reserved_, size_ + 1));
+      for (size_t i = 0; i < size_; ++i) wider->push_back(static_cast<N>((*this)[i]));
+      Visit([](auto& values) { std::decay_t<decltype(values)>().swap(values); });
+    }
+    // Rewrites the values in the fewest bytes that hold them and `value`.
+    void Widen(T value);
+
+    // The values, width_ bytes each, in the one vector of that width; none while every one is 0.
+    std::vector<Narrow<1>> bytes1_;
+    std::vector<Narrow<2>> bytes2_;
+    std::vector<Narrow<4>> bytes4_;
+    std::vector<Narrow<8>> bytes8_;
+    size_t width_ = 0;  // 0 until a value other than 0
+    T low_ = 1;         // the values width_ bytes hold: none while width_ is 0
+    T high_ = 0;
     size_t size_ = 0;
     size_t reserved_ = 0;
   };
@@ -323,6 +447,10 @@ class ChunkTable {
       return absl::string_view(chars_).substr(begin, ends_[i] - begin);
     }
     size_t MemoryBytes() const { return chars_.capacity() + ends_.MemoryBytes(); }
+    void ShrinkToFit() {
+      chars_.shrink_to_fit();
+      ends_.ShrinkToFit();
+    }
     size_t size() const { return ends_.size(); }
 
    private:
@@ -386,6 +514,43 @@ class ChunkTable {
     std::array<uint32_t, size_t{1} << kCacheBits> cache_ = {};  // ids; 0 ("") is no entry
   };
 
+  // The records' remainders (a serialized v1::ChunkRecord each, "" for none). Shared while
+  // their bytes repeat: rich records carry the same branches and file metadata in every chunk of
+  // a file, so one copy per file and an id per record. Once kAdaptiveCheckRecords remainders
+  // show mostly distinct bytes, moved once to a per-record arena, where a unique one costs its
+  // bytes and an offset, not a pool entry.
+  class RestColumn {
+   public:
+    void Reserve(size_t n) {
+      ids_.Reserve(n);
+      per_record_.Reserve(n);
+    }
+    void Push(absl::string_view bytes) {
+      if (!shared_) return per_record_.Push(bytes);
+      ids_.Push(pool_.Intern(bytes));
+      if (!bytes.empty() && ++non_empty_ == kAdaptiveCheckRecords) DecideForm();
+    }
+    absl::string_view Get(size_t i) const {
+      return shared_ ? pool_.Get(ids_[i]) : per_record_.Get(i);
+    }
+    bool shared() const { return shared_; }
+    void ShrinkToFit() {
+      ids_.ShrinkToFit();
+      per_record_.ShrinkToFit();
+    }
+    size_t MemoryBytes() const {
+      return pool_.MemoryBytes() + ids_.MemoryBytes() + per_record_.MemoryBytes();
+    }
+
+   private:
+    void DecideForm();
+    bool shared_ = true;
+    size_t non_empty_ = 0;  // remainders pushed while shared
+    StringPool pool_;
+    Column<uint32_t> ids_;
+    StringColumn per_record_;
+  };
+
   size_t size_ = 0;
   Column<int64_t> ints_[chunk_field::kIntCount];
   Column<double> doubles_[chunk_field::kDoubleCount];
@@ -408,7 +573,7 @@ class ChunkTable {
   Column<double> section_cpu_;
   Column<int64_t> section_memory_;
   Column<int64_t> section_bytes_;
-  StringColumn rest_;
+  RestColumn rest_;
   // The last string interned per field, and per section position within a record.
   StringPool::Last last_ids_[chunk_field::kFirstPerRecordString];
   static constexpr size_t kCachedSectionNames = 16;
@@ -417,6 +582,55 @@ class ChunkTable {
   ChunkRow scratch_;
   std::string serialized_;
 };
+
+template <typename T>
+void ChunkTable::Column<T, std::enable_if_t<std::is_integral_v<T>>>::Widen(T value) {
+  size_t width = std::max<size_t>(width_, 1);
+  const auto fits = [value](size_t bytes) {
+    switch (bytes) {
+      case 1:
+        return static_cast<T>(static_cast<Narrow<1>>(value)) == value;
+      case 2:
+        return static_cast<T>(static_cast<Narrow<2>>(value)) == value;
+      case 4:
+        return static_cast<T>(static_cast<Narrow<4>>(value)) == value;
+      default:
+        return true;
+    }
+  };
+  while (width < sizeof(T) && !fits(width)) width *= 2;
+  switch (width) {
+    case 1:
+      MoveTo(&bytes1_);
+      break;
+    case 2:
+      MoveTo(&bytes2_);
+      break;
+    case 4:
+      MoveTo(&bytes4_);
+      break;
+    default:
+      MoveTo(&bytes8_);
+  }
+  width_ = width;
+  switch (width) {
+    case 1:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<1>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<1>>::max());
+      break;
+    case 2:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<2>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<2>>::max());
+      break;
+    case 4:
+      low_ = static_cast<T>(std::numeric_limits<Narrow<4>>::min());
+      high_ = static_cast<T>(std::numeric_limits<Narrow<4>>::max());
+      break;
+    default:
+      low_ = std::numeric_limits<T>::min();
+      high_ = std::numeric_limits<T>::max();
+  }
+}
 
 // A table of `records`, in order (tests, and sources that still build records).
 ChunkTable ChunkTableOf(absl::Span<const v1::ChunkRecord> records);

@@ -310,7 +310,10 @@ TEST(CollectInterruptTest, WorkQueueRunSavesTheChunksDone) {
     (micros > sent_micros ? dispatched_after : dispatched_before) += 1;
   }
   EXPECT_GT(dispatched_before, 0);
-  EXPECT_EQ(dispatched_after, 0) << "tasks handed out after SIGINT";
+  // A task submitted for the free core just before the signal lands is handed out by the
+  // work_queue_wait that follows (the signal is checked after submitting, not inside Work
+  // Queue's wait): at most one on one worker. A run that went on would show dozens (~17 ms each).
+  EXPECT_LE(dispatched_after, 1) << "tasks handed out after SIGINT";
   absl::StatusOr<v1::Measurement> saved = LoadMeasurement(output + "/interrupted");
   ASSERT_TRUE(saved.ok()) << saved.status() << "\n" << ReadFile(log);
   EXPECT_TRUE(saved->metadata().interrupted());

@@ -289,7 +289,9 @@ TEST_F(WorkQueueEndToEndTest, AHungWorkersChunkIsReportedAndTheMeasurementSaved)
   const auto start = std::chrono::steady_clock::now();
   const CollectOutcome run = RunCollect(SmallRun(
       cache_, "hung",
-      {"--backend=workqueue", "--workers=2", "--wq_testing_fault=stop:3", "--wq_stall_timeout=3"}));
+      // A stall timeout of 6 s: at 3 s a loaded machine (the whole suite on 2 cores) could leave
+      // the healthy worker without a returned task that long and give up the queued chunks too.
+      {"--backend=workqueue", "--workers=2", "--wq_testing_fault=stop:3", "--wq_stall_timeout=6"}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(40));
   ASSERT_EQ(run.exit_code, 3) << run.err;
   EXPECT_THAT(run.err, HasSubstr("never came back"));

@@ -104,38 +104,41 @@ struct Column {
 };
 
 // The distributions of one column, overall and per dataset, computed by jobs that may run on
-// two threads: the per-dataset values are first copied (grouped by dataset) into `scratch`, so
-// that every job selects percentiles in its own buffer.
+// two threads: the overall one reads the values in place; the per-dataset one copies them,
+// grouped by dataset, into a scratch buffer of its own that it frees when done, so that at most
+// one such buffer per thread is alive at once rather than one per column (issue #25: 8 bytes per
+// chunk and column at Aggregate's peak).
 struct ColumnDistributions {
   v1::DistributionStats overall;
   std::vector<v1::DistributionStats> by_dataset;
   double overall_sum = 0;            // CompensatedSum of the values, set by the overall job
   std::vector<double> dataset_sums;  // the same per dataset (more than one dataset only)
-  std::vector<double> scratch;
-  std::vector<size_t> begin;  // dataset d is scratch[begin[d], begin[d + 1])
 
-  // `datasets[i]` is the dataset of `values[i]`.
+  // `datasets[i]` is the dataset of `values[i]`; both must outlive the jobs.
   void AddJobs(const std::vector<double>& values, const std::vector<uint32_t>& datasets,
                size_t num_datasets, std::vector<std::function<void()>>* jobs) {
     by_dataset.resize(num_datasets);
     dataset_sums.resize(num_datasets);
     if (num_datasets > 1) {
-      begin.assign(num_datasets + 1, 0);
-      for (uint32_t d : datasets) ++begin[d + 1];
-      for (size_t d = 0; d < num_datasets; ++d) begin[d + 1] += begin[d];
-      scratch.resize(values.size());
-      std::vector<size_t> next(begin.begin(), begin.end() - 1);
-      for (size_t i = 0; i < values.size(); ++i) scratch[next[datasets[i]]++] = values[i];
-      for (size_t d = 0; d < num_datasets; ++d) {
-        jobs->push_back([this, d] {
-          by_dataset[d] = ComputeDistributionStatsOf(
-              absl::MakeConstSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true,
-              &dataset_sums[d]);
-        });
-      }
+      jobs->push_back([this, &values, &datasets] { ComputeByDataset(values, datasets); });
     }
     jobs->push_back(
         [this, &values] { overall = ComputeDistributionStatsOf(values, true, &overall_sum); });
+  }
+  // Each dataset's distribution, from its values in the records' order.
+  void ComputeByDataset(const std::vector<double>& values, const std::vector<uint32_t>& datasets) {
+    const size_t num_datasets = by_dataset.size();
+    std::vector<size_t> begin(num_datasets + 1, 0);  // dataset d is scratch[begin[d], begin[d + 1])
+    for (uint32_t d : datasets) ++begin[d + 1];
+    for (size_t d = 0; d < num_datasets; ++d) begin[d + 1] += begin[d];
+    std::vector<double> scratch(values.size());
+    std::vector<size_t> next(begin.begin(), begin.end() - 1);
+    for (size_t i = 0; i < values.size(); ++i) scratch[next[datasets[i]]++] = values[i];
+    for (size_t d = 0; d < num_datasets; ++d) {
+      by_dataset[d] = ComputeDistributionStatsOf(
+          absl::MakeConstSpan(scratch.data() + begin[d], begin[d + 1] - begin[d]), true,
+          &dataset_sums[d]);
+    }
   }
   // Sum of dataset d's values, after the jobs ran.
   double DatasetSum(size_t d) const {

@@ -16,7 +16,28 @@ bool Earlier(const v1::ChunkRecord& a, const v1::ChunkRecord& b) {
          std::make_tuple(b.start_unix_ns(), b.entry_start(), b.attempt(), b.uuid());
 }
 
+// The fields of `record` that Finish and Earlier read, without its accessed branches (Finish
+// reads only their count, kept apart).
+v1::ChunkRecord FirstFields(const v1::ChunkRecord& record) {
+  v1::ChunkRecord first;
+  first.set_start_unix_ns(record.start_unix_ns());
+  first.set_entry_start(record.entry_start());
+  first.set_attempt(record.attempt());
+  first.set_uuid(record.uuid());
+  *first.mutable_file_metadata() = record.file_metadata();
+  first.set_branches_read_percent(record.branches_read_percent());
+  first.set_bytes_read_percent(record.bytes_read_percent());
+  first.set_accessed_bytes(record.accessed_bytes());
+  return first;
+}
+
 }  // namespace
+
+void BranchCoverageAccumulator::KeepFirst(const v1::ChunkRecord& record, File* file) {
+  file->owned_first = std::make_shared<const v1::ChunkRecord>(FirstFields(record));
+  file->first = file->owned_first.get();
+  file->first_accessed_branches = record.accessed_branches_size();
+}
 
 std::optional<v1::BranchCoverage> ComputeBranchCoverage(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks) {
@@ -41,14 +62,12 @@ void BranchCoverageAccumulator::Add(const v1::ChunkRecord& chunk) {
   if (File* file = AddBranches(chunk)) {
     file->first = &chunk;
     file->owned_first.reset();
+    file->first_accessed_branches = chunk.accessed_branches_size();
   }
 }
 
 void BranchCoverageAccumulator::AddCopying(const v1::ChunkRecord& chunk) {
-  if (File* file = AddBranches(chunk)) {
-    file->owned_first = std::make_shared<const v1::ChunkRecord>(chunk);
-    file->first = file->owned_first.get();
-  }
+  if (File* file = AddBranches(chunk)) KeepFirst(chunk, file);
 }
 
 void BranchCoverageAccumulator::AddTableRecord(const ChunkTable& table, size_t i,
@@ -82,8 +101,7 @@ void BranchCoverageAccumulator::AddTableRecord(const ChunkTable& table, size_t i
       return;
     }
   }
-  file->owned_first = std::make_shared<const v1::ChunkRecord>(table.Record(i));
-  file->first = file->owned_first.get();
+  KeepFirst(table.Record(i), file);
 }
 
 std::optional<v1::BranchCoverage> BranchCoverageAccumulator::Finish() const {
@@ -101,7 +119,7 @@ std::optional<v1::BranchCoverage> BranchCoverageAccumulator::Finish() const {
     const double tree_bytes = static_cast<double>(metadata.total_tree_bytes());
     double branches_percent = record.branches_read_percent();
     if (branches_percent == 0 && total_branches > 0) {
-      branches_percent = 100.0 * record.accessed_branches_size() / total_branches;
+      branches_percent = 100.0 * file.first_accessed_branches / total_branches;
     }
     double bytes_percent = record.bytes_read_percent();
     if (bytes_percent == 0 && tree_bytes > 0) {

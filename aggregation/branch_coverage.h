@@ -55,13 +55,19 @@ class BranchCoverageAccumulator {
 
  private:
   struct File {
-    const v1::ChunkRecord* first = nullptr;              // earliest record with file_metadata
-    std::shared_ptr<const v1::ChunkRecord> owned_first;  // `first`'s copy (AddCopying)
+    const v1::ChunkRecord* first = nullptr;  // earliest record with file_metadata
+    // `first`'s copy (AddCopying, AddTableRecord), only of the fields Finish and the earliest
+    // test read (FirstFields): a whole record per file was ~130 bytes per chunk at Aggregate's
+    // peak when files have a chunk or two each (issue #25).
+    std::shared_ptr<const v1::ChunkRecord> owned_first;
+    int first_accessed_branches = 0;  // `first`'s accessed_branches_size()
     absl::flat_hash_set<std::string> branches;
   };
   // Counts `chunk`'s branches; returns its file's entry when `chunk` becomes that file's
   // earliest record with file_metadata, else null.
   File* AddBranches(const v1::ChunkRecord& chunk);
+  // Makes `file`'s earliest record a copy of `record`'s FirstFields.
+  static void KeepFirst(const v1::ChunkRecord& record, File* file);
   bool any_record_ = false;
   absl::flat_hash_set<std::string> all_branches_;
   std::map<std::string, File> files_;  // sorted by file

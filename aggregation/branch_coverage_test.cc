@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -74,6 +75,34 @@ TEST(BranchCoverageTest, RecordsWithoutMetadataCountOnlyInTheUnion) {
   EXPECT_EQ(c->files_size(), 0);
   EXPECT_EQ(c->total_branches_read(), 1);
   EXPECT_DOUBLE_EQ(c->avg_branches_read_percent(), 0.0);
+}
+
+// AddCopying keeps only what Finish reads of a file's earliest record: the same figures as Add,
+// from a message reused (here overwritten) after each call, the branch count included.
+TEST(BranchCoverageTest, CopyingKeepsTheEarliestRecordsFigures) {
+  const std::vector<v1::ChunkRecord> records = {
+      Record("a.root", 5, {"Jet_pt"}, 900),
+      Record("a.root", 2, {"Jet_pt", "Jet_eta", "nJet"}, 1500),
+      Record("b.root", 7, {"nJet", "MET_pt"}, 100)};
+  BranchCoverageAccumulator copying;
+  v1::ChunkRecord reused;
+  for (const v1::ChunkRecord& record : records) {
+    reused = record;
+    reused.set_uuid("u" + std::to_string(record.start_unix_ns()));
+    copying.AddCopying(reused);
+  }
+  reused.Clear();
+  const auto c = copying.Finish();
+  ASSERT_TRUE(c.has_value());
+  ASSERT_EQ(c->files_size(), 2);
+  EXPECT_EQ(c->files(0).file(), "a.root");
+  EXPECT_DOUBLE_EQ(c->files(0).branches_read_percent(), 3.0);  // the record at 2 ns: 3 of 100
+  EXPECT_EQ(c->files(0).bytes_read(), 1500);
+  EXPECT_DOUBLE_EQ(c->files(0).bytes_read_percent(), 15.0);
+  EXPECT_DOUBLE_EQ(c->files(0).compression_ratio(), 0.4);
+  EXPECT_DOUBLE_EQ(c->files(1).branches_read_percent(), 2.0);
+  EXPECT_EQ(c->total_branches_read(), 4);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*c, *Compute(records)));
 }
 
 }  // namespace

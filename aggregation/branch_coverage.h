@@ -5,11 +5,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 #include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
@@ -33,14 +33,14 @@ namespace aggregation_internal {
 std::optional<v1::BranchCoverage> ComputeBranchCoverage(
     const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& chunks);
 
-// The same, one record at a time (for the single pass over the records). The records given to
-// Add must outlive Finish. Cost: O(branches) per record.
+// The same, one record at a time (for the single pass over the records). The records given
+// need not outlive Finish (the fields read of each file's earliest one are copied). Cost:
+// O(branches) per record.
 class BranchCoverageAccumulator {
  public:
   void Add(const v1::ChunkRecord& chunk);
-  // The same for a record that need not outlive Finish (one reused message): the accumulator
-  // keeps a copy of a file's earliest record.
-  void AddCopying(const v1::ChunkRecord& chunk);
+  // The same as Add (kept for the callers that reuse one message).
+  void AddCopying(const v1::ChunkRecord& chunk) { Add(chunk); }
   // A record without file_metadata and accessed_branches (all the same to the coverage).
   void AddWithoutBranchData() { any_record_ = true; }
   // The same as AddCopying(table.Record(i)) for record `i` of `table`, given `rest`: its
@@ -54,20 +54,28 @@ class BranchCoverageAccumulator {
   std::optional<v1::BranchCoverage> Finish() const;
 
  private:
+  // What the figures read of a file's earliest record with file_metadata: a copy of these
+  // fields rather than of the record (or a pointer to it), which with a chunk or two per file
+  // was ~110 bytes per chunk at Aggregate's peak (issue #25).
+  struct FirstRecord {
+    explicit FirstRecord(const v1::ChunkRecord& record);
+    // Whether a record with these fields comes before this one.
+    bool After(int64_t start_unix_ns, int64_t entry_start, uint32_t attempt,
+               absl::string_view uuid) const;
+
+    int64_t start_unix_ns, entry_start;
+    uint32_t attempt;
+    std::string uuid;
+    double compression_ratio;
+    int64_t total_branches, total_tree_bytes;
+    double branches_read_percent, bytes_read_percent;
+    int64_t accessed_bytes;
+    int accessed_branches;  // accessed_branches_size()
+  };
   struct File {
-    const v1::ChunkRecord* first = nullptr;  // earliest record with file_metadata
-    // `first`'s copy (AddCopying, AddTableRecord), only of the fields Finish and the earliest
-    // test read (FirstFields): a whole record per file was ~130 bytes per chunk at Aggregate's
-    // peak when files have a chunk or two each (issue #25).
-    std::shared_ptr<const v1::ChunkRecord> owned_first;
-    int first_accessed_branches = 0;  // `first`'s accessed_branches_size()
+    std::optional<FirstRecord> first;
     absl::flat_hash_set<std::string> branches;
   };
-  // Counts `chunk`'s branches; returns its file's entry when `chunk` becomes that file's
-  // earliest record with file_metadata, else null.
-  File* AddBranches(const v1::ChunkRecord& chunk);
-  // Makes `file`'s earliest record a copy of `record`'s FirstFields.
-  static void KeepFirst(const v1::ChunkRecord& record, File* file);
   bool any_record_ = false;
   absl::flat_hash_set<std::string> all_branches_;
   std::map<std::string, File> files_;  // sorted by file

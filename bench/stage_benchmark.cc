@@ -65,6 +65,7 @@
 #include "aggregation/chunk_join.h"
 #include "aggregation/findings.h"
 #include "aggregation/report_from_chunks.h"
+#include "bench/gen_taskvine_log.h"
 #include "bench/peak_rss.h"
 #include "export/html_report.h"
 #include "export/report_chunks.h"
@@ -189,66 +190,6 @@ std::string RichRecordsJson(const Sizes& sizes) {
   return json;
 }
 
-// gen.py's "tasklog": the TaskVine transactions log of those tasks, `workers` one-core workers.
-std::string TaskVineLog(const Sizes& sizes) {
-  const auto us = [](double t) { return static_cast<long long>(t * 1e6); };
-  std::string log = "# time manager_pid MANAGER manager_pid START|END time_from_origin\n";
-  log.reserve(static_cast<size_t>(sizes.chunks) * 680);
-  absl::StrAppend(&log, us(kGenT0), " 4242 MANAGER 4242 START 0\n");
-  char line[512];
-  for (int w = 0; w < sizes.workers; ++w) {
-    const long long t = us(kGenT0 + 0.1 + w * 1e-4);
-    std::snprintf(line, sizeof(line),
-                  "%lld 4242 WORKER worker-%032x CONNECTION 10.0.%d.%d:9%03d\n"
-                  "%lld 4242 WORKER worker-%032x RESOURCES {\"memory\":[8000,\"MB\"],"
-                  "\"disk\":[70001,\"MB\"],\"cores\":[1,\"cores\"]}\n",
-                  t, w, w / 256, w % 256, w % 1000, t + 10, w);
-    log += line;
-  }
-  const int slots = (sizes.chunks + sizes.workers - 1) / sizes.workers;
-  for (int s = 0; s < slots; ++s) {
-    const int first = s * sizes.workers;
-    const int last = std::min(sizes.chunks, first + sizes.workers);
-    const double ts = kGenT0 + 1.0 + s * 0.5;
-    for (int i = first; i < last; ++i) {
-      std::snprintf(
-          line, sizeof(line),
-          "%lld 4242 TASK %d READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n",
-          us(ts) - 5000, i + 1);
-      log += line;
-    }
-    for (int i = first; i < last; ++i) {
-      std::snprintf(line, sizeof(line),
-                    "%lld 4242 TASK %d RUNNING worker-%032x FIRST_RESOURCES "
-                    "{\"time_commit_start\":[%.6f,\"s\"],\"time_commit_end\":[%.6f,\"s\"],"
-                    "\"cores\":[1,\"cores\"]}\n",
-                    us(ts), i + 1, i % sizes.workers, ts, ts + 0.001);
-      log += line;
-    }
-    for (int i = first; i < last; ++i) {
-      std::snprintf(line, sizeof(line), "%lld 4242 TASK %d WAITING_RETRIEVAL worker-%032x\n",
-                    us(ts + 0.47), i + 1, i % sizes.workers);
-      log += line;
-    }
-    for (int i = first; i < last; ++i) {
-      std::snprintf(line, sizeof(line),
-                    "%lld 4242 TASK %d RETRIEVED SUCCESS 0 {} "
-                    "{\"time_worker_start\":[%.6f,\"s\"],\"time_worker_end\":[%.6f,\"s\"],"
-                    "\"wall_time\":[0.46,\"s\"],\"cpu_time\":[0.44,\"s\"],"
-                    "\"memory\":[530,\"MB\"],\"cores\":[1,\"cores\"]}\n",
-                    us(ts + 0.48), i + 1, ts + 0.005, ts + 0.465);
-      log += line;
-    }
-    for (int i = first; i < last; ++i) {
-      std::snprintf(line, sizeof(line), "%lld 4242 TASK %d DONE SUCCESS 0\n", us(ts + 0.481),
-                    i + 1);
-      log += line;
-    }
-  }
-  absl::StrAppend(&log, us(kGenT0 + 1.0 + slots * 0.5 + 1), " 4242 MANAGER 4242 END 0\n");
-  return log;
-}
-
 // What an engine backend derives from its task log: one record per task, by task id.
 std::vector<v1::ChunkRecord> EngineRecords(const Sizes& sizes) {
   std::vector<v1::ChunkRecord> records(static_cast<size_t>(sizes.chunks));
@@ -337,7 +278,7 @@ int Run(const Sizes& sizes) {
     const std::string log_path = sizes.out_dir + "/transactions";
     {
       std::ofstream log(log_path, std::ios::binary);
-      log << TaskVineLog(sizes);
+      WriteGenTaskLog(sizes.chunks, sizes.workers, log);
       if (!log.flush()) Fail("engine_log", "cannot write " + log_path);
     }
     Print("engine_log", sizes, Measure([&] {

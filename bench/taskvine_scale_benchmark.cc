@@ -31,13 +31,13 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/measure.h"
 #include "backends/taskvine/taskvine_backend.h"
 #include "backends/taskvine/test_util.h"
+#include "bench/gen_taskvine_log.h"
 #include "bench/peak_rss.h"
 #include "benchmark/benchmark.h"
 #include "ingest/taskvine_run.h"
@@ -112,54 +112,9 @@ std::string LogOnlyRunDir(int64_t n) {
   struct stat info;
   if (stat((dir + "/transactions").c_str(), &info) == 0) return dir;
   mkdir(dir.c_str(), 0755);
-  constexpr int kWorkers = 100;
-  constexpr int64_t kStartUs = 1742250330000000;
   const std::string tmp = dir + "/transactions.tmp";
   std::ofstream out(tmp, std::ios::binary);
-  out << kStartUs << " 4242 MANAGER 4242 START 0\n";
-  const auto worker = [](int64_t w) { return absl::StrFormat("worker-%032x", w); };
-  for (int w = 0; w < kWorkers; ++w) {
-    const int64_t t = kStartUs + 100000 + w * 100;
-    out << t << " 4242 WORKER " << worker(w) << " CONNECTION 10.0.0." << w << ":9000\n"
-        << t + 10 << " 4242 WORKER " << worker(w)
-        << " RESOURCES {\"memory\":[8000,\"MB\"],\"disk\":[70001,\"MB\"],\"cores\":[1,"
-           "\"cores\"]}\n";
-  }
-  const int64_t slots = (n + kWorkers - 1) / kWorkers;
-  std::string block;
-  for (int64_t s = 0; s < slots; ++s) {
-    const int64_t first = s * kWorkers, last = std::min(n, first + kWorkers);
-    const int64_t ts = kStartUs + 1000000 + s * 500000;  // us
-    const double ts_s = static_cast<double>(ts) * 1e-6;
-    block.clear();
-    for (int64_t i = first; i < last; ++i) {
-      absl::StrAppend(&block, ts - 5000, " 4242 TASK ", i + 1,
-                      " READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}\n");
-    }
-    for (int64_t i = first; i < last; ++i) {
-      absl::StrAppend(&block, ts, " 4242 TASK ", i + 1, " RUNNING ", worker(i % kWorkers),
-                      absl::StrFormat(" FIRST_RESOURCES {\"time_commit_start\":[%.6f,\"s\"],"
-                                      "\"time_commit_end\":[%.6f,\"s\"],\"cores\":[1,\"cores\"]}\n",
-                                      ts_s, ts_s + 0.001));
-    }
-    for (int64_t i = first; i < last; ++i) {
-      absl::StrAppend(&block, ts + 470000, " 4242 TASK ", i + 1, " WAITING_RETRIEVAL ",
-                      worker(i % kWorkers), "\n");
-    }
-    for (int64_t i = first; i < last; ++i) {
-      absl::StrAppend(&block, ts + 480000, " 4242 TASK ", i + 1,
-                      absl::StrFormat(" RETRIEVED SUCCESS 0 {} {\"time_worker_start\":[%.6f,\"s\"],"
-                                      "\"time_worker_end\":[%.6f,\"s\"],\"wall_time\":[0.46,\"s\"],"
-                                      "\"cpu_time\":[0.44,\"s\"],\"memory\":[530,\"MB\"],"
-                                      "\"cores\":[1,\"cores\"]}\n",
-                                      ts_s + 0.005, ts_s + 0.465));
-    }
-    for (int64_t i = first; i < last; ++i) {
-      absl::StrAppend(&block, ts + 481000, " 4242 TASK ", i + 1, " DONE SUCCESS 0\n");
-    }
-    out << block;
-  }
-  out << kStartUs + 1000000 + slots * 500000 + 1000000 << " 4242 MANAGER 4242 END 0\n";
+  WriteGenTaskLog(n, /*workers=*/100, out);
   out.close();
   rename(tmp.c_str(), (dir + "/transactions").c_str());
   return dir;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -63,6 +64,14 @@ mode_t ProcessUmask() {
     }
   }
   return 022;
+}
+
+namespace {
+std::atomic<bool> unnamed_files_unlinkable_for_testing{false};
+}  // namespace
+
+void SetUnnamedFilesUnlinkableForTesting(bool unlinkable) {
+  unnamed_files_unlinkable_for_testing.store(unlinkable, std::memory_order_relaxed);
 }
 
 }  // namespace io_internal
@@ -158,6 +167,9 @@ namespace {
 // Gives the unnamed file open as `fd` the name `name` (which must not exist): through /proc's
 // link to it, else (no /proc) by its descriptor, which needs CAP_DAC_READ_SEARCH. 0 or an errno.
 int LinkUnnamed(int fd, const std::string& name) {
+  if (io_internal::unnamed_files_unlinkable_for_testing.load(std::memory_order_relaxed)) {
+    return EPERM;
+  }
   const std::string proc = absl::StrCat("/proc/self/fd/", fd);
   if (linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
   const int error = errno;

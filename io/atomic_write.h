@@ -90,6 +90,10 @@ class AtomicFileWriter {
 namespace io_internal {
 // The process's umask (what files the user creates get), read without changing it.
 mode_t ProcessUmask();
+// For tests of file systems where an unnamed file cannot be linked (no /proc, no
+// CAP_DAC_READ_SEARCH): while set, Commit takes the path it takes there, a copy to a named
+// temporary renamed over the target. Process-wide; not for production code.
+void SetUnnamedFilesUnlinkableForTesting(bool unlinkable);
 }  // namespace io_internal
 
 // The whole of `contents` into `path`, atomically (above).

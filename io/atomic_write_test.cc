@@ -243,5 +243,43 @@ TEST(AtomicWriteTest, CommitNamesANewTargetAndReplacesAnOldOne) {
   }
 }
 
+// Where an unnamed file cannot be linked (no /proc, no CAP_DAC_READ_SEARCH), Commit copies it to
+// a named temporary and renames that over the target: the same file, the same permissions, no
+// temporary left, for a new target, a replaced one, and contents written around the page cache.
+TEST(AtomicWriteTest, UnlinkableUnnamedFilesAreCopiedWholeAtCommit) {
+  const std::string dir = TempDirectory();
+  io_internal::SetUnnamedFilesUnlinkableForTesting(true);
+  std::string large;
+  for (int i = 0; large.size() < (size_t{3} << 20) + 1234; ++i) {
+    absl::StrAppend(&large, "line ", i, " of a measurement\n");
+  }
+  for (const bool direct : {false, true}) {
+    for (const std::string& contents : {std::string("first"), large, std::string()}) {
+      AtomicWriteOptions options;
+      options.direct = direct;
+      absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+          AtomicFileWriter::Create(dir + "/m.pbs", options);
+      ASSERT_TRUE(writer.ok()) << writer.status();
+      ASSERT_TRUE((*writer)->Append(contents).ok());
+      ASSERT_TRUE((*writer)->Commit().ok());
+      EXPECT_TRUE(Read(dir + "/m.pbs") == contents) << contents.size() << " direct " << direct;
+      EXPECT_EQ(Entries(dir), 1);
+      struct stat info;
+      ASSERT_EQ(stat((dir + "/m.pbs").c_str(), &info), 0);
+      EXPECT_EQ(info.st_mode & 0777, 0666 & ~io_internal::ProcessUmask());
+    }
+  }
+  // Not committed: the target keeps its last contents and nothing else is left.
+  {
+    absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer =
+        AtomicFileWriter::Create(dir + "/m.pbs");
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE((*writer)->Append("half").ok());
+  }
+  EXPECT_EQ(Read(dir + "/m.pbs"), "");
+  EXPECT_EQ(Entries(dir), 1);
+  io_internal::SetUnnamedFilesUnlinkableForTesting(false);
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -282,39 +282,40 @@ void ChunkTable::RestColumn::DecideForm() {
   shared_ = false;
 }
 
+template <typename Visit>
+void ChunkTable::ForEachRecordColumn(Visit visit) {
+  for (Column<int64_t>& column : ints_) visit(column);
+  for (Column<double>& column : doubles_) visit(column);
+  visit(present_);
+  visit(status_);
+  visit(attempt_);
+  for (Column<uint32_t>& column : ids_) visit(column);
+  for (StringColumn& column : per_record_) visit(column);
+  visit(uuids_per_record_);
+  visit(section_ends_);
+  visit(sections_in_rest_);
+  visit(rest_);
+}
+
+template <typename Visit>
+void ChunkTable::ForEachSectionColumn(Visit visit) {
+  visit(section_names_);
+  visit(section_kinds_);
+  visit(section_entries_);
+  visit(section_durations_);
+  visit(section_cpu_);
+  visit(section_memory_);
+  visit(section_bytes_);
+}
+
+// Sections are not reserved: their count per record is not known ahead.
 void ChunkTable::Reserve(size_t records) {
-  for (Column<int64_t>& column : ints_) column.Reserve(records);
-  for (Column<double>& column : doubles_) column.Reserve(records);
-  present_.Reserve(records);
-  status_.Reserve(records);
-  attempt_.Reserve(records);
-  for (Column<uint32_t>& column : ids_) column.Reserve(records);
-  for (StringColumn& column : per_record_) column.Reserve(records);
-  uuids_per_record_.Reserve(records);
-  section_ends_.Reserve(records);
-  sections_in_rest_.Reserve(records);
-  rest_.Reserve(records);
+  ForEachRecordColumn([records](auto& column) { column.Reserve(records); });
 }
 
 void ChunkTable::ShrinkToFit() {
-  for (Column<int64_t>& column : ints_) column.ShrinkToFit();
-  for (Column<double>& column : doubles_) column.ShrinkToFit();
-  present_.ShrinkToFit();
-  status_.ShrinkToFit();
-  attempt_.ShrinkToFit();
-  for (Column<uint32_t>& column : ids_) column.ShrinkToFit();
-  for (StringColumn& column : per_record_) column.ShrinkToFit();
-  uuids_per_record_.ShrinkToFit();
-  section_ends_.ShrinkToFit();
-  sections_in_rest_.ShrinkToFit();
-  section_names_.ShrinkToFit();
-  section_kinds_.ShrinkToFit();
-  section_entries_.ShrinkToFit();
-  section_durations_.ShrinkToFit();
-  section_cpu_.ShrinkToFit();
-  section_memory_.ShrinkToFit();
-  section_bytes_.ShrinkToFit();
-  rest_.ShrinkToFit();
+  ForEachRecordColumn([](auto& column) { column.ShrinkToFit(); });
+  ForEachSectionColumn([](auto& column) { column.ShrinkToFit(); });
 }
 
 void ChunkTable::Append(const v1::ChunkRecord& record) {

@@ -551,6 +551,13 @@ class ChunkTable {
     StringColumn per_record_;
   };
 
+  // Calls `visit(column)` on every column with one entry per record, and on every column with
+  // one entry per section: the one list of them that Reserve and ShrinkToFit share.
+  template <typename Visit>
+  void ForEachRecordColumn(Visit visit);
+  template <typename Visit>
+  void ForEachSectionColumn(Visit visit);
+
   size_t size_ = 0;
   Column<int64_t> ints_[chunk_field::kIntCount];
   Column<double> doubles_[chunk_field::kDoubleCount];

@@ -8,6 +8,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -168,7 +170,7 @@ inline bool ParseDigits(const char* p, size_t n, uint64_t* value) {
 
 // Decimal integer with an optional sign; no other characters. Up to 19 digits; their value is
 // taken modulo 2^64, as two's complement arithmetic always gave it.
-bool ParseInt(absl::string_view text, int64_t* value) {
+inline bool ParseInt(absl::string_view text, int64_t* value) {
   if (text.empty() || text.size() > 19) return false;
   const bool negative = text[0] == '-';
   if (negative && text.size() == 1) return false;
@@ -243,11 +245,15 @@ absl::string_view Span(const Tokens& t, int first, int last) {
 
 absl::Status Bad(absl::string_view what) { return absl::InvalidArgumentError(std::string(what)); }
 
-absl::Status NeedTokens(const Tokens& t, int n, absl::string_view record) {
-  if (t.count < n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(record, " record has ", t.count, " fields, expected at least ", n));
-  }
+ABSL_ATTRIBUTE_NOINLINE absl::Status TooFewTokens(const Tokens& t, int n,
+                                                  absl::string_view record) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(record, " record has ", t.count, " fields, expected at least ", n));
+}
+
+// Inline: checked on nearly every line, and an error is rare.
+inline absl::Status NeedTokens(const Tokens& t, int n, absl::string_view record) {
+  if (ABSL_PREDICT_FALSE(t.count < n)) return TooFewTokens(t, n, record);
   return absl::OkStatus();
 }
 
@@ -481,6 +487,10 @@ void ClearRecord(TxnRecord* r) {
 }
 
 }  // namespace
+
+namespace internal {
+absl::Status JsonError(const char* what) { return absl::InvalidArgumentError(what); }
+}  // namespace internal
 
 bool ParseJsonNumber(absl::string_view text, double* value) {
   int64_t integer = 0;

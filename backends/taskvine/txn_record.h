@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -109,32 +110,34 @@ inline bool Equals(absl::string_view text, const char (&literal)[N]) {
   return text.size() == N - 1 && memcmp(text.data(), literal, N - 1) == 0;
 }
 
+// InvalidArgument(what): out of line, so that ParseJsonEntry stays small enough to inline.
+absl::Status JsonError(const char* what);
+
 // Parses one `"key":[number,"unit"]` entry starting at json[*pos]; advances *pos past it.
 // Inline: a call per entry was a tenth of reading a log of 10^6 tasks (#25).
-inline absl::Status ParseJsonEntry(absl::string_view json, size_t* pos, absl::string_view* key,
-                                   absl::string_view* number) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline absl::Status ParseJsonEntry(absl::string_view json, size_t* pos,
+                                                                absl::string_view* key,
+                                                                absl::string_view* number) {
   const char* begin = json.data();
   const char* end = begin + json.size();
   const char* p = begin + *pos;
-  if (p >= end || *p != '"')
-    return absl::InvalidArgumentError("expected a quoted key in resource JSON");
+  if (p >= end || *p != '"') return JsonError("expected a quoted key in resource JSON");
   const char* key_end = FindByte(p + 1, end, '"');
-  if (key_end == end) return absl::InvalidArgumentError("unterminated key in resource JSON");
+  if (key_end == end) return JsonError("unterminated key in resource JSON");
   *key = absl::string_view(p + 1, static_cast<size_t>(key_end - p - 1));
   p = key_end + 1;
   if (end - p < 2 || p[0] != ':' || p[1] != '[')
-    return absl::InvalidArgumentError("expected :[ after a key in resource JSON");
+    return JsonError("expected :[ after a key in resource JSON");
   p += 2;
   const char* comma = FindByte(p, end, ',');
-  if (comma == end) return absl::InvalidArgumentError("expected ,\"unit\" in resource JSON");
+  if (comma == end) return JsonError("expected ,\"unit\" in resource JSON");
   *number = absl::string_view(p, static_cast<size_t>(comma - p));
-  if (number->empty()) return absl::InvalidArgumentError("empty value in resource JSON");
+  if (number->empty()) return JsonError("empty value in resource JSON");
   p = comma + 1;
-  if (p >= end || *p != '"')
-    return absl::InvalidArgumentError("expected a quoted unit in resource JSON");
+  if (p >= end || *p != '"') return JsonError("expected a quoted unit in resource JSON");
   const char* unit_end = FindByte(p + 1, end, '"');
   if (unit_end == end || unit_end + 1 >= end || unit_end[1] != ']')
-    return absl::InvalidArgumentError("unterminated unit in resource JSON");
+    return JsonError("unterminated unit in resource JSON");
   *pos = static_cast<size_t>(unit_end + 2 - begin);
   return absl::OkStatus();
 }

@@ -125,9 +125,9 @@ bool TokenizeByMasks(absl::string_view line, Tokens* tokens) {
 }
 #endif
 
-void Tokenize(absl::string_view line, Tokens* tokens) {
+void Tokenize(absl::string_view line, Tokens* tokens, bool by_bytes) {
 #ifdef __SSE2__
-  if (TokenizeByMasks(line, tokens)) return;
+  if (!by_bytes && TokenizeByMasks(line, tokens)) return;
   tokens->overflow = false;
 #endif
   TokenizeBytes(line, tokens);
@@ -502,7 +502,10 @@ bool ParseJsonNumber(absl::string_view text, double* value) {
   return std::isfinite(*value) && std::fabs(*value) <= 1e30;
 }
 
-absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
+namespace {
+
+// ParseTransactionLine, its fields found by the byte loop (by_bytes) or from masks.
+absl::Status ParseLine(absl::string_view line, TxnRecord* record, bool by_bytes) {
   ClearRecord(record);
   while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
     line.remove_suffix(1);
@@ -512,7 +515,7 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
   if (first == line.size() || line[first] == '#') return absl::OkStatus();  // blank or comment
 
   Tokens t;
-  Tokenize(line, &t);
+  Tokenize(line, &t, by_bytes);
   if (t.count < 3) return Bad("fewer than 3 fields (time, manager pid, subject)");
   if (!ParseInt(t.token(0), &record->time_us) || record->time_us < 0 ||
       record->time_us > kMaxTimeUs) {
@@ -551,6 +554,18 @@ absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
   if (Equals(subject, "TRANSFER")) return ParseWorkQueueTransfer(t, record);
   return absl::InvalidArgumentError(absl::StrCat("unknown subject '", subject, "'"));
 }
+
+}  // namespace
+
+absl::Status ParseTransactionLine(absl::string_view line, TxnRecord* record) {
+  return ParseLine(line, record, /*by_bytes=*/false);
+}
+
+namespace internal {
+absl::Status ParseTransactionLineByBytes(absl::string_view line, TxnRecord* record) {
+  return ParseLine(line, record, /*by_bytes=*/true);
+}
+}  // namespace internal
 
 }  // namespace taskvine
 }  // namespace roastcoffea

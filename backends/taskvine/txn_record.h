@@ -110,6 +110,10 @@ inline bool Equals(absl::string_view text, const char (&literal)[N]) {
   return text.size() == N - 1 && memcmp(text.data(), literal, N - 1) == 0;
 }
 
+// ParseTransactionLine with its fields found one byte at a time: the reference that the
+// 64-byte mask scan ParseTransactionLine uses must match (tests and the fuzzer compare them).
+absl::Status ParseTransactionLineByBytes(absl::string_view line, TxnRecord* record);
+
 // InvalidArgument(what): out of line, so that ParseJsonEntry stays small enough to inline.
 absl::Status JsonError(const char* what);
 

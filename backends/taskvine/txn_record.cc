@@ -493,8 +493,11 @@ absl::Status JsonError(const char* what) { return absl::InvalidArgumentError(wha
 }  // namespace internal
 
 bool ParseJsonNumber(absl::string_view text, double* value) {
+  const char* end = text.data() + text.size();
   int64_t integer = 0;
-  if (ParseInt(text, &integer)) {  // most values are integers: no float parsing
+  if (FindByte(text.data(), end, '.') != end) {  // a decimal: not an integer, no need to try
+    if (!ParseDouble(text, value)) return false;
+  } else if (ParseInt(text, &integer)) {  // most values are integers: no float parsing
     *value = static_cast<double>(integer);
   } else if (!ParseDouble(text, value)) {
     return false;

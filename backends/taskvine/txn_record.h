@@ -89,7 +89,7 @@ namespace internal {
 
 // The first `c` in [p, end), or end. Inline, 16 bytes at a time: most fields of a log are a few
 // bytes long, so a call to memchr per field cost more than the scan itself (#25).
-inline const char* FindByte(const char* p, const char* end, char c) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline const char* FindByte(const char* p, const char* end, char c) {
 #ifdef __SSE2__
   const __m128i wanted = _mm_set1_epi8(c);
   while (end - p >= 16) {

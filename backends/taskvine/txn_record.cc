@@ -60,19 +60,20 @@ void TokenizeBytes(absl::string_view line, Tokens* tokens) {
 }
 
 #ifdef __SSE2__
-// Bit i of *spaces / *tabs: p[i] is a space / a tab, for the 64 bytes at p.
-inline void SpaceAndTabMasks(const char* p, uint64_t* spaces, uint64_t* tabs) {
+// Bit i of the result: p[i] is a space, for the 64 bytes at p; *has_tab: a tab is among them.
+inline uint64_t SpaceMask(const char* p, bool* has_tab) {
   const __m128i space = _mm_set1_epi8(' ');
   const __m128i tab = _mm_set1_epi8('\t');
-  uint64_t s = 0, t = 0;
+  uint64_t spaces = 0;
+  __m128i tabs = _mm_setzero_si128();
   for (int k = 0; k < 4; ++k) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
-    s |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, space)))}
-         << (16 * k);
-    t |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, tab)))} << (16 * k);
+    spaces |= uint64_t{static_cast<uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, space)))}
+              << (16 * k);
+    tabs = _mm_or_si128(tabs, _mm_cmpeq_epi8(bytes, tab));  // one movemask for all 64 bytes
   }
-  *spaces = s;
-  *tabs = t;
+  *has_tab = _mm_movemask_epi8(tabs) != 0;
+  return spaces;
 }
 
 // The fields of a line without tabs from bit masks of its spaces, 64 bytes at a time: the
@@ -88,20 +89,20 @@ bool TokenizeByMasks(absl::string_view line, Tokens* tokens) {
   bool in_field = false;
   for (size_t at = 0; at < n; at += 64) {
     const size_t len = n - at;
-    uint64_t spaces, tabs;
+    uint64_t spaces;
+    bool has_tab;
     if (len >= 64) {
-      SpaceAndTabMasks(base + at, &spaces, &tabs);
+      spaces = SpaceMask(base + at, &has_tab);
     } else if (n >= 64) {  // the last 64 bytes of the line, shifted to start at `at`
-      SpaceAndTabMasks(base + n - 64, &spaces, &tabs);
-      spaces >>= 64 - len;
-      tabs >>= 64 - len;
+      // (a tab before `at` was seen with the previous block)
+      spaces = SpaceMask(base + n - 64, &has_tab) >> (64 - len);
     } else {
       char padded[64];
       memcpy(padded, base, n);
       memset(padded + n, ' ', 64 - n);
-      SpaceAndTabMasks(padded, &spaces, &tabs);
+      spaces = SpaceMask(padded, &has_tab);
     }
-    if (tabs != 0) return false;
+    if (has_tab) return false;
     if (len < 64) spaces |= ~uint64_t{0} << len;  // past the end: a separator
     const uint64_t after_space = (spaces << 1) | space_before;
     uint64_t edges = (~spaces & after_space) | (spaces & ~after_space);

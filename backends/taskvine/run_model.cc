@@ -221,7 +221,8 @@ void RunModel::Reset() {
 }
 
 absl::string_view RunModel::Intern(absl::string_view word) {
-  if (word == last_interned_) return last_interned_;  // "SUCCESS" on nearly every task
+  // "SUCCESS" on nearly every task. (An empty word is looked up: its interned view is not null.)
+  if (!last_interned_.empty() && word == last_interned_) return last_interned_;
   auto known = interned_->find(word);
   if (known == interned_->end()) known = interned_->try_emplace(std::string(word), true).first;
   return last_interned_ = known->first;

@@ -10,7 +10,8 @@
 // file is read to its end and replacement_problem() says what the path became. One Poll reads
 // at most max_bytes_per_poll, so a log that grows faster than it is read cannot hold the caller.
 //
-// Thread-safety: not thread-safe; one owner. Cost: one read(2) per 1 MiB block, memchr per line.
+// Thread-safety: not thread-safe; one owner. Cost: one read(2) per 256 KiB block (it stays in the
+// L2 cache while its lines are parsed; 1 MiB blocks cost ~3% more, #25), memchr per line.
 #ifndef ROASTCOFFEA_BACKENDS_TASKVINE_LINE_TAILER_H_
 #define ROASTCOFFEA_BACKENDS_TASKVINE_LINE_TAILER_H_
 
@@ -36,7 +37,7 @@ class LineTailer {
   // Bytes one Poll reads at most by default (more_pending() then says the file has more).
   static constexpr int64_t kDefaultMaxBytesPerPoll = int64_t{64} << 20;
 
-  static constexpr size_t kDefaultBlockBytes = 1 << 20;
+  static constexpr size_t kDefaultBlockBytes = 256 << 10;
 
   explicit LineTailer(std::string path, size_t block_bytes = kDefaultBlockBytes,
                       int64_t max_bytes_per_poll = kDefaultMaxBytesPerPoll);

@@ -110,16 +110,15 @@ void RunModel::Malformed(absl::string_view file, int64_t line_number, absl::stri
 }
 
 void RunModel::ConsumeTransactionLine(absl::string_view line, int64_t line_number) {
-  TxnRecord record;
-  absl::Status status = ParseTransactionLine(line, &record);
+  absl::Status status = ParseTransactionLine(line, &parsed_);
   if (!status.ok()) {
     Malformed("transactions", line_number, status.message());
     return;
   }
-  if (record.kind == TxnKind::kBlankOrComment) return;
+  if (parsed_.kind == TxnKind::kBlankOrComment) return;
   ++records_;
   line_ = line_number;
-  Apply(record);
+  Apply(parsed_);
 }
 
 void RunModel::ConsumePerformanceLine(absl::string_view line, int64_t line_number) {
@@ -217,13 +216,16 @@ void RunModel::Reset() {
   fresh.rejected_ = std::move(rejected_);
   fresh.backwards_count_ = backwards_count_;
   fresh.backwards_ = std::move(backwards_);
+  fresh.parsed_ = parsed_;  // the MANAGER START being applied, which called Reset
   *this = std::move(fresh);
 }
 
 absl::string_view RunModel::Intern(absl::string_view word) {
+  // "SUCCESS" on nearly every task. (An empty word is looked up: its interned view is not null.)
+  if (!last_interned_.empty() && word == last_interned_) return last_interned_;
   auto known = interned_->find(word);
-  if (known != interned_->end()) return known->first;
-  return interned_->try_emplace(std::string(word), true).first->first;
+  if (known == interned_->end()) known = interned_->try_emplace(std::string(word), true).first;
+  return last_interned_ = known->first;
 }
 
 void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int active_delta) {

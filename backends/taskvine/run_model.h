@@ -403,6 +403,9 @@ class RunModel {
   std::vector<PerfSample> perf_;
 
   int64_t line_ = 0;  // transactions line being applied
+  // The record of the line being parsed, kept between lines: a fresh TxnRecord per line was
+  // zeroed with `rep stos` before ParseTransactionLine cleared it again (#25).
+  TxnRecord parsed_;
   int64_t rejected_count_ = 0, backwards_count_ = 0;
   std::vector<RejectedValue> rejected_;  // the first kMaxMalformedKept
   std::vector<std::string> backwards_;   // the first few, as sentences
@@ -418,6 +421,7 @@ class RunModel {
   // (The keys; the values are unused: this abseil build has no node_hash_set.)
   std::shared_ptr<absl::node_hash_map<std::string, bool>> interned_ =
       std::make_shared<absl::node_hash_map<std::string, bool>>();
+  absl::string_view last_interned_;  // a key of interned_ (or empty)
 };
 
 }  // namespace taskvine

@@ -12,6 +12,7 @@
 namespace roastcoffea {
 namespace taskvine {
 
+using internal::Equals;
 using internal::kBytesPerMebibyte;
 using internal::RejectedSecondsText;
 using internal::Seconds;
@@ -30,19 +31,19 @@ RunningPayload ParseRunningPayload(absl::string_view json) {
   bool numbers_ok = true;
   absl::Status status = ForEachJsonEntry(json, [&](absl::string_view key, absl::string_view text) {
     double* target = nullptr;
-    if (key == "cores")
+    if (Equals(key, "cores"))
       target = &p.cores;
-    else if (key == "memory")
+    else if (Equals(key, "memory"))
       target = &p.memory;
-    else if (key == "disk")
+    else if (Equals(key, "disk"))
       target = &p.disk;
-    else if (key == "time_commit_start")
+    else if (Equals(key, "time_commit_start"))
       target = &p.commit_start;
-    else if (key == "time_commit_end")
+    else if (Equals(key, "time_commit_end"))
       target = &p.commit_end;
-    else if (key == "time_input_mgr")
+    else if (Equals(key, "time_input_mgr"))
       target = &p.input_s;
-    else if (key == "size_input_mgr")
+    else if (Equals(key, "size_input_mgr"))
       target = &p.input_mb;
     if (target != nullptr) numbers_ok = ParseJsonNumber(text, target) && numbers_ok;
   });
@@ -64,25 +65,25 @@ RetrievedPayload ParseRetrievedPayload(absl::string_view json) {
   (void)ForEachJsonEntry(json, [&](absl::string_view key, absl::string_view text) {
     // Only the keys used here are parsed (a RETRIEVED payload has 15-30 of them).
     double* target = nullptr;
-    if (key == "time_worker_start")
+    if (Equals(key, "time_worker_start"))
       target = &p.worker_start;
-    else if (key == "time_worker_end")
+    else if (Equals(key, "time_worker_end"))
       target = &p.worker_end;
-    else if (key == "time_output_mgr" || key == "wq_output_time")
+    else if (Equals(key, "time_output_mgr") || Equals(key, "wq_output_time"))
       target = &p.output_s;
-    else if (key == "size_output_mgr" || key == "wq_output_size")
+    else if (Equals(key, "size_output_mgr") || Equals(key, "wq_output_size"))
       target = &p.output_mb;
-    else if (key == "wq_input_time")
+    else if (Equals(key, "wq_input_time"))
       target = &p.wq_input_s;
-    else if (key == "wq_input_size")
+    else if (Equals(key, "wq_input_size"))
       target = &p.wq_input_mb;
-    else if (key == "cpu_time")
+    else if (Equals(key, "cpu_time"))
       target = &p.cpu;
-    else if (key == "memory")
+    else if (Equals(key, "memory"))
       target = &p.memory;
-    else if (key == "machine_load")
+    else if (Equals(key, "machine_load"))
       target = &p.machine_load;
-    else if (key == "machine_cpus")
+    else if (Equals(key, "machine_cpus"))
       target = &p.machine_cpus;
     if (target != nullptr && !ParseJsonNumber(text, target)) *target = 0;
   });

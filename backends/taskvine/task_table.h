@@ -49,6 +49,7 @@ class TaskTable {
 
   const T* find(int64_t id) const {
     if (id >= 0 && id < capacity()) return present_[id] ? &Slot(id) : nullptr;
+    if (sparse_.empty()) return nullptr;  // no hashing for an empty table (e.g. no libraries)
     auto it = sparse_.find(id);
     return it == sparse_.end() ? nullptr : &it->second;
   }

@@ -287,6 +287,153 @@ TEST(TxnRecord, NumbersMatchSimpleAtodBitForBit) {
   }
 }
 
+// Fields are found 64 bytes at a time from masks of the spaces: fields and runs of spaces that
+// straddle those blocks, at every offset, give the same record.
+TEST(TxnRecord, FieldsAndSpacesAcrossThe64ByteBlocks) {
+  const std::string json2 =
+      "{\"time_worker_start\":[1742250331.005000,\"s\"],\"cpu_time\":[0.44,\"s\"]}";
+  for (int shift = 0; shift < 140; ++shift) {
+    const std::string gap(1 + shift % 3, ' ');
+    const std::string line = absl::StrCat(std::string(shift, ' '), "1742250331480000", gap, "4242",
+                                          gap, "TASK", gap, "123456", gap, "RETRIEVED", gap,
+                                          "SUCCESS", gap, "-7", gap, "{}", gap, json2, gap);
+    TxnRecord r = Parse(line);
+    EXPECT_EQ(r.kind, TxnKind::kTaskRetrieved) << line;
+    EXPECT_EQ(r.time_us, 1742250331480000);
+    EXPECT_EQ(r.manager_pid, 4242);
+    EXPECT_EQ(r.task_id, 123456);
+    EXPECT_EQ(r.word, "SUCCESS");
+    EXPECT_EQ(r.exit_code, -7);
+    EXPECT_EQ(r.json, "{}");
+    EXPECT_EQ(r.json2, json2);
+    // A tab after a space still separates (the byte loop reads lines holding a tab).
+    const std::string tabbed = absl::StrCat(line.substr(0, line.size() - gap.size()), " \t{}");
+    EXPECT_THAT(Error(tabbed), HasSubstr("text after its JSON objects")) << tabbed;
+  }
+  // 16 fields are read; a 17th is too many, wherever it starts.
+  for (int shift = 0; shift < 70; ++shift) {
+    std::string category = "c";
+    for (int i = 6; i < 14; ++i) absl::StrAppend(&category, " c");
+    const std::string line =
+        absl::StrCat(std::string(shift, ' '), "1 2 TASK 3 READY ", category, " FIRST_RESOURCES {}");
+    TxnRecord r = Parse(line);
+    EXPECT_EQ(r.kind, TxnKind::kTaskReady) << line;
+    EXPECT_EQ(r.category, category);
+    EXPECT_EQ(Parse(line + "   ").category, category);
+    EXPECT_THAT(Error(absl::StrCat(std::string(shift, ' '), "1 2 TASK 3 READY c ", category,
+                                   " FIRST_RESOURCES {}")),
+                HasSubstr("too many fields"));
+  }
+}
+
+// Integers are read 8 digits at a time: every length and every non-digit at every position.
+TEST(TxnRecord, IntegersOfEveryLengthAndEveryBadByte) {
+  std::mt19937_64 random(25);
+  for (int digits = 1; digits <= 19; ++digits) {
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string text;
+      for (int d = 0; d < digits; ++d) text += static_cast<char>('0' + random() % 10);
+      if (trial % 2 == 1) text = "-" + text;
+      int64_t expected = 0;
+      const bool fits = absl::SimpleAtoi(text, &expected);
+      double value = 0;
+      if (fits) {
+        ASSERT_TRUE(ParseJsonNumber(text, &value)) << text;
+        EXPECT_EQ(value, static_cast<double>(expected)) << text;
+        if (digits <= 18 && text[0] != '-') {
+          EXPECT_EQ(Parse(absl::StrCat("1 2 TASK ", text, " DONE SUCCESS 0")).task_id, expected);
+        }
+      }
+    }
+  }
+  const std::string time = "1742250331480000";
+  EXPECT_EQ(Parse(time + " 4242 TASK 1 DONE SUCCESS 0").time_us, 1742250331480000);
+  for (size_t at = 0; at < time.size(); ++at) {
+    for (char bad : {'/', ':', 'a', static_cast<char>(0xB0), '\0', '.'}) {
+      std::string line = time + " 4242 TASK 1 DONE SUCCESS 0";
+      line[at] = bad;
+      TxnRecord r;
+      EXPECT_FALSE(ParseTransactionLine(line, &r).ok()) << line;
+    }
+  }
+}
+
+// The same record, field for field (views must point at the same bytes of the line).
+void ExpectSameRecord(const TxnRecord& a, const TxnRecord& b, absl::string_view line) {
+  auto same_view = [](absl::string_view x, absl::string_view y) {
+    return x.size() == y.size() && (x.empty() || x.data() == y.data());
+  };
+  EXPECT_TRUE(a.kind == b.kind && a.time_us == b.time_us && a.manager_pid == b.manager_pid &&
+              a.task_id == b.task_id && a.attempt == b.attempt && a.exit_code == b.exit_code &&
+              a.max_resources == b.max_resources && a.start_us == b.start_us &&
+              std::memcmp(&a.bytes, &b.bytes, sizeof a.bytes) == 0 &&
+              std::memcmp(&a.wall_seconds, &b.wall_seconds, sizeof a.wall_seconds) == 0 &&
+              same_view(a.worker, b.worker) && same_view(a.address, b.address) &&
+              same_view(a.category, b.category) && same_view(a.word, b.word) &&
+              same_view(a.file, b.file) && same_view(a.json, b.json) && same_view(a.json2, b.json2))
+      << line;
+}
+
+// Random lines of log-like fields, spaces and tabs: the 64-byte mask scan gives the record (or
+// the error) of the byte-at-a-time reference.
+TEST(TxnRecord, MaskScanMatchesTheByteLoop) {
+  const std::vector<std::string> words = {
+      "1742250331480000",
+      "4242",
+      "TASK",
+      "WORKER",
+      "MANAGER",
+      "LIBRARY",
+      "CATEGORY",
+      "TRANSFER",
+      "APPLICATION",
+      "READY",
+      "RUNNING",
+      "WAITING_RETRIEVAL",
+      "RETRIEVED",
+      "DONE",
+      "SUCCESS",
+      "0",
+      "-3",
+      "17",
+      "FIRST_RESOURCES",
+      "MAX_RESOURCES",
+      "INPUT",
+      "OUTPUT",
+      "CONNECTION",
+      "DISCONNECTION",
+      "RESOURCES",
+      "CACHE_UPDATE",
+      "START",
+      "END",
+      "{}",
+      "worker-00000000000000000000000000000007",
+      "10.0.0.7:9007",
+      "x\ty",
+      "#",
+      "{\"cores\":[1,\"cores\"],\"memory\":[8000,\"MB\"]}",
+      "{\"time_worker_start\":[1742250331.005000,\"s\"],\"time_worker_end\":[1742250331.465000,"
+      "\"s\"],\"cpu_time\":[0.44,\"s\"]}"};
+  const std::vector<std::string> gaps = {" ", " ", " ", "  ", "   ", " \t", "\t", "\r"};
+  std::mt19937_64 random(25);
+  for (int i = 0; i < 200000; ++i) {
+    std::string line = random() % 8 == 0 ? gaps[random() % gaps.size()] : "";
+    // Mostly well-formed starts, so that the lines reach the records' own parsers.
+    if (random() % 4 != 0) line += "1742250331480000 4242 TASK 12 ";
+    const int fields = static_cast<int>(random() % 20);
+    for (int f = 0; f < fields; ++f) {
+      line += words[random() % words.size()];
+      line += gaps[random() % gaps.size()];
+    }
+    if (random() % 2 == 0 && !line.empty()) line.pop_back();
+    TxnRecord by_masks, by_bytes;
+    const absl::Status masks_status = ParseTransactionLine(line, &by_masks);
+    const absl::Status bytes_status = internal::ParseTransactionLineByBytes(line, &by_bytes);
+    ASSERT_EQ(masks_status, bytes_status) << line;
+    ExpectSameRecord(by_masks, by_bytes, line);
+  }
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

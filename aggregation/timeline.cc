@@ -24,11 +24,13 @@ bool HasTimes(const TimelineChunks::Chunk& chunk) {
   return ChunkHasTimes(chunk.start_unix_ns, chunk.end_unix_ns);
 }
 
-uint32_t Intern(const std::string& name, absl::flat_hash_map<std::string, uint32_t>& ids,
+uint32_t Intern(absl::string_view name, absl::flat_hash_map<std::string, uint32_t>& ids,
                 std::vector<std::string>& names) {
-  const auto [it, added] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-  if (added) names.push_back(name);
-  return it->second;
+  if (const auto it = ids.find(name); it != ids.end()) return it->second;
+  const auto id = static_cast<uint32_t>(names.size());
+  ids.emplace(std::string(name), id);
+  names.emplace_back(name);
+  return id;
 }
 
 // 0 (unknown) for a time that is not PlausibleTime: a corrupt saved start must neither overflow
@@ -86,15 +88,16 @@ void TimelineChunks::Add(const v1::ChunkRecord& record) {
   chunk.end_unix_ns = record.end_unix_ns();
   chunk.compressed_bytes_read = record.compressed_bytes_read();
   chunk.thread_index = record.thread_index();
+  Add(chunk, record.worker(), record.dataset());
+}
+
+void TimelineChunks::Add(Chunk chunk, absl::string_view worker, absl::string_view dataset) {
   // Consecutive records often share a worker and a dataset: no lookup then.
-  const bool same_worker =
-      !chunks_.empty() && worker_names_[chunks_.back().worker] == record.worker();
-  chunk.worker =
-      same_worker ? chunks_.back().worker : Intern(record.worker(), worker_ids_, worker_names_);
-  const bool same_dataset =
-      !chunks_.empty() && dataset_names_[chunks_.back().dataset] == record.dataset();
-  chunk.dataset = same_dataset ? chunks_.back().dataset
-                               : Intern(record.dataset(), dataset_ids_, dataset_names_);
+  const bool same_worker = !chunks_.empty() && worker_names_[chunks_.back().worker] == worker;
+  chunk.worker = same_worker ? chunks_.back().worker : Intern(worker, worker_ids_, worker_names_);
+  const bool same_dataset = !chunks_.empty() && dataset_names_[chunks_.back().dataset] == dataset;
+  chunk.dataset =
+      same_dataset ? chunks_.back().dataset : Intern(dataset, dataset_ids_, dataset_names_);
   chunks_.push_back(chunk);
 }
 

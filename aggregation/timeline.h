@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -31,6 +32,9 @@ class TimelineChunks {
   };
   // Appends `record` (in the records' order: indices are record indices).
   void Add(const v1::ChunkRecord& record);
+  // The same from a record's fields read apart: `chunk`'s numbers, its worker and dataset named
+  // (its indices are set here).
+  void Add(Chunk chunk, absl::string_view worker, absl::string_view dataset);
   const std::vector<Chunk>& chunks() const { return chunks_; }
   const std::vector<std::string>& worker_names() const { return worker_names_; }
   const std::vector<std::string>& dataset_names() const { return dataset_names_; }

@@ -73,20 +73,25 @@ void TimesOf(const v1::WorkerSeries& worker, int64_t origin, std::vector<int>* o
 }
 
 // Two independent 64-bit hashes of `values`, equal for equal values (== : -0.0 and 0.0 alike);
-// nullopt when one is NaN (equal to nothing, as the points' comparison had it).
-std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values) {
-  bool zero = false;
+// nullopt when one is NaN (equal to nothing, as the points' comparison had it). `scratch` holds
+// the values with -0.0 made 0.0 when there is one.
+std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values,
+                                                 std::vector<double>* scratch) {
+  bool negative_zero = false;
   for (double v : values) {
     if (std::isnan(v)) return std::nullopt;
-    zero = zero || v == 0;
+    negative_zero = negative_zero || (v == 0 && std::signbit(v));
   }
-  if (zero) {  // by value, element by element: -0.0 hashes as 0.0
-    return std::make_pair(absl::HashOf(values), absl::HashOf(size_t{0x9e3779b9}, values));
+  const std::vector<double>* hashed = &values;
+  if (negative_zero) {
+    scratch->assign(values.begin(), values.end());
+    for (double& v : *scratch) v = v == 0 ? 0.0 : v;
+    hashed = scratch;
   }
-  // By bytes, in one piece: equal bytes are equal values and, without NaN or zero, equal values
-  // are equal bytes.
-  const absl::string_view bytes(reinterpret_cast<const char*>(values.data()),
-                                values.size() * sizeof(double));
+  // By bytes, in one piece (hashing element by element was 4 % of a report): without NaN, and
+  // with every zero +0.0, equal values are equal bytes.
+  const absl::string_view bytes(reinterpret_cast<const char*>(hashed->data()),
+                                hashed->size() * sizeof(double));
   return std::make_pair(absl::HashOf(bytes), absl::HashOf(size_t{0x9e3779b9}, bytes));
 }
 
@@ -141,12 +146,13 @@ void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
     }
     if (!timed) {
       TimesOf(worker, origin_unix_ns_, &order_, &x_);
-      times_print = PrintOf(x_);
+      times_print = PrintOf(x_, &print_scratch_);
       timed = true;
     }
     ValuesOf(worker, f->spec.value);
     // Workers with equal points (threads of one process) are one series, named for all.
-    const std::optional<std::pair<size_t, size_t>> values_print = PrintOf(scratch_.y);
+    const std::optional<std::pair<size_t, size_t>> values_print =
+        PrintOf(scratch_.y, &print_scratch_);
     const int32_t index = static_cast<int32_t>(f->merged.size());
     if (times_print.has_value() && values_print.has_value()) {
       const std::pair<size_t, size_t> print = {

@@ -92,6 +92,7 @@ class ReportWorkerLines {
   std::vector<int> order_;
   std::vector<double> x_;
   LineSeries scratch_;
+  std::vector<double> print_scratch_;
 };
 
 // Both passes over measurement.tracking().workers().

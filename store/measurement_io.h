@@ -140,6 +140,14 @@ absl::StatusOr<v1::Measurement> LoadMeasurement(absl::string_view directory,
 absl::Status ForEachChunkRecord(absl::string_view directory,
                                 absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
 
+// The same with each record's serialized bytes (its ChunkRecord wire form), for readers that
+// parse only the few fields they use (`collect report`: 10^6 records parsed whole were 0.4 s of
+// its CPU): from a measurement saved in parts, in place in the read buffer when they lie in it;
+// from a measurement.pb or .json, each record of the loaded message serialized. The bytes are
+// valid only during the call; nothing in them is checked here. Errors as ForEachChunkRecord's.
+absl::Status ForEachSerializedChunkRecord(absl::string_view directory,
+                                          absl::FunctionRef<absl::Status(absl::string_view)> visit);
+
 // Whether the measurement in `directory` is saved in parts (measurement.pbs: over 64 MiB in
 // binary), the form whose readers should stream what they can (ForEachChunkRecord,
 // ForEachWorkerSeries) rather than load it; false for anything else, a missing directory too.

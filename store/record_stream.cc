@@ -41,6 +41,38 @@ bool VisitPart(google::protobuf::io::CodedInputStream& coded, v1::ChunkRecord& r
   return coded.ConsumedEntireMessage();
 }
 
+// The same with each chunk record's bytes, in place when the read buffer holds them whole, else
+// copied into `copy`.
+bool VisitSerializedRecords(google::protobuf::io::CodedInputStream& coded, std::string& copy,
+                            absl::FunctionRef<absl::Status(absl::string_view)> visit,
+                            absl::Status* visit_status) {
+  constexpr uint32_t kChunkTag = WireFormatLite::MakeTag(v1::Measurement::kChunksFieldNumber,
+                                                         WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
+    if (tag != kChunkTag) {
+      if (!WireFormatLite::SkipField(&coded, tag)) return false;
+      continue;
+    }
+    uint32_t size = 0;
+    if (!coded.ReadVarint32(&size) || size > static_cast<uint32_t>(coded.BytesUntilLimit())) {
+      return false;
+    }
+    const void* data = nullptr;
+    int buffered = 0;
+    absl::string_view bytes;
+    if (coded.GetDirectBufferPointer(&data, &buffered) && buffered >= static_cast<int>(size)) {
+      bytes = absl::string_view(static_cast<const char*>(data), size);
+      *visit_status = visit(bytes);
+      if (!coded.Skip(static_cast<int>(size))) return false;
+    } else {
+      if (!coded.ReadString(&copy, static_cast<int>(size))) return false;
+      *visit_status = visit(copy);
+    }
+    if (!visit_status->ok()) return true;
+  }
+  return coded.ConsumedEntireMessage();
+}
+
 // One length-delimited message of type T at `coded` (its length next) to `visit`, parsed into
 // `message`. False when the bytes do not parse; `visit`'s error in `*visit_status`.
 template <typename T>
@@ -112,6 +144,15 @@ absl::Status ForEachChunkRecordInParts(
   return ForEachPart(path,
                      [&](int, google::protobuf::io::CodedInputStream& coded, absl::Status* stop) {
                        return VisitPart(coded, record, visit, stop);
+                     });
+}
+
+absl::Status ForEachSerializedChunkRecordInParts(
+    const std::string& path, absl::FunctionRef<absl::Status(absl::string_view)> visit) {
+  std::string copy;  // reused for records that straddle the read buffer's end
+  return ForEachPart(path,
+                     [&](int, google::protobuf::io::CodedInputStream& coded, absl::Status* stop) {
+                       return VisitSerializedRecords(coded, copy, visit, stop);
                      });
 }
 

@@ -12,6 +12,7 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -23,6 +24,14 @@ namespace store_internal {
 // `visit` stops the reading and is returned.
 absl::Status ForEachChunkRecordInParts(
     const std::string& path, absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit);
+
+// The same with each record's serialized bytes (a ChunkRecord's wire form), for readers of a few
+// of its fields that parse only those (`collect report` of a million records): a record that
+// lies whole in the read buffer is passed in place, another is copied into one reused buffer.
+// The bytes are valid only during the call. Errors as ForEachChunkRecordInParts'; the records'
+// contents are not checked here.
+absl::Status ForEachSerializedChunkRecordInParts(
+    const std::string& path, absl::FunctionRef<absl::Status(absl::string_view)> visit);
 
 // Calls `visit` with each worker series of Measurement.tracking in `path`, in the saved order,
 // one parsed at a time into one reused message (a reader of 10^4 workers x 360 samples, the

@@ -91,10 +91,22 @@ void TimelineChunks::Add(const v1::ChunkRecord& record) {
   Add(chunk, record.worker(), record.dataset());
 }
 
+uint32_t TimelineChunks::WorkerId(absl::string_view worker) {
+  if (recent_workers_.empty()) recent_workers_.assign(kRecentWorkers, UINT32_MAX);
+  uint64_t end = worker.size();  // the last 8 bytes (or fewer) and the length
+  for (size_t i = worker.size() > 8 ? worker.size() - 8 : 0; i < worker.size(); ++i) {
+    end = end * 131 + static_cast<uint8_t>(worker[i]);
+  }
+  uint32_t& recent = recent_workers_[(end * 0x9e3779b97f4a7c15u >> 56) % kRecentWorkers];
+  if (recent != UINT32_MAX && worker_names_[recent] == worker) return recent;
+  recent = Intern(worker, worker_ids_, worker_names_);
+  return recent;
+}
+
 void TimelineChunks::Add(Chunk chunk, absl::string_view worker, absl::string_view dataset) {
   // Consecutive records often share a worker and a dataset: no lookup then.
   const bool same_worker = !chunks_.empty() && worker_names_[chunks_.back().worker] == worker;
-  chunk.worker = same_worker ? chunks_.back().worker : Intern(worker, worker_ids_, worker_names_);
+  chunk.worker = same_worker ? chunks_.back().worker : WorkerId(worker);
   const bool same_dataset = !chunks_.empty() && dataset_names_[chunks_.back().dataset] == dataset;
   chunk.dataset =
       same_dataset ? chunks_.back().dataset : Intern(dataset, dataset_ids_, dataset_names_);

@@ -7,6 +7,7 @@
 #ifndef ROASTCOFFEA_AGGREGATION_TIMELINE_H_
 #define ROASTCOFFEA_AGGREGATION_TIMELINE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,6 +44,11 @@ class TimelineChunks {
   std::vector<Chunk> chunks_;
   std::vector<std::string> worker_names_, dataset_names_;
   absl::flat_hash_map<std::string, uint32_t> worker_ids_, dataset_ids_;
+  // Interned worker ids by a cheap hash of the name's end (UINT32_MAX: none): the records of a
+  // run interleave its workers, whose names then cost one compare, not a hash-map lookup.
+  uint32_t WorkerId(absl::string_view worker);
+  static constexpr size_t kRecentWorkers = 256;
+  std::vector<uint32_t> recent_workers_;
 };
 
 // Whether a chunk is on the timelines (and in a Gantt lane): it has a start, and an end not

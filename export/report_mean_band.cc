@@ -128,9 +128,21 @@ void MeanBandSurvey::Add(const LineSeries& s) {
   if (s.x.empty()) return;
   all_step_ = all_step_ && s.step;
   samples_ += static_cast<int64_t>(s.x.size());
+  // Instants in order (nearly always): the range from the ends, without a running minimum and
+  // maximum over every instant (a chain of dependent steps per instant).
+  // (Each instant <= the next: none is NaN, when there are two.)
+  const bool ordered = std::adjacent_find(s.x.begin(), s.x.end(), [](double a, double b) {
+                         return !(a <= b);
+                       }) == s.x.end();
+  if (ordered && !std::isnan(s.x.front())) {
+    low_ = std::min(low_, s.x.front()), high_ = std::max(high_, s.x.back());
+  }
   for (double x : s.x) {
-    low_ = std::min(low_, x), high_ = std::max(high_, x);
-    if (many_) continue;
+    if (!ordered) low_ = std::min(low_, x), high_ = std::max(high_, x);
+    if (many_) {
+      if (ordered) break;
+      continue;
+    }
     instants_.insert(x);
     if (instants_.size() > kMaxLinePoints) many_ = true, instants_ = {};
   }

@@ -33,6 +33,22 @@ uint32_t Intern(absl::string_view name, absl::flat_hash_map<std::string, uint32_
   return id;
 }
 
+// Intern through `recent`, a direct-mapped cache of ids by a cheap hash of the name's last 8
+// bytes and length (kRecentNames slots, UINT32_MAX: empty; made on first use).
+uint32_t InternRecent(absl::string_view name, std::vector<uint32_t>& recent, size_t slots,
+                      absl::flat_hash_map<std::string, uint32_t>& ids,
+                      std::vector<std::string>& names) {
+  if (recent.empty()) recent.assign(slots, UINT32_MAX);
+  uint64_t end = name.size();
+  for (size_t i = name.size() > 8 ? name.size() - 8 : 0; i < name.size(); ++i) {
+    end = end * 131 + static_cast<uint8_t>(name[i]);
+  }
+  uint32_t& id = recent[(end * 0x9e3779b97f4a7c15u >> 56) % slots];
+  if (id != UINT32_MAX && names[id] == name) return id;
+  id = Intern(name, ids, names);
+  return id;
+}
+
 // 0 (unknown) for a time that is not PlausibleTime: a corrupt saved start must neither overflow
 // nor move the origin of every plot billions of seconds away.
 int64_t TimestampNs(const google::protobuf::Timestamp& time) {
@@ -91,25 +107,16 @@ void TimelineChunks::Add(const v1::ChunkRecord& record) {
   Add(chunk, record.worker(), record.dataset());
 }
 
-uint32_t TimelineChunks::WorkerId(absl::string_view worker) {
-  if (recent_workers_.empty()) recent_workers_.assign(kRecentWorkers, UINT32_MAX);
-  uint64_t end = worker.size();  // the last 8 bytes (or fewer) and the length
-  for (size_t i = worker.size() > 8 ? worker.size() - 8 : 0; i < worker.size(); ++i) {
-    end = end * 131 + static_cast<uint8_t>(worker[i]);
-  }
-  uint32_t& recent = recent_workers_[(end * 0x9e3779b97f4a7c15u >> 56) % kRecentWorkers];
-  if (recent != UINT32_MAX && worker_names_[recent] == worker) return recent;
-  recent = Intern(worker, worker_ids_, worker_names_);
-  return recent;
-}
-
 void TimelineChunks::Add(Chunk chunk, absl::string_view worker, absl::string_view dataset) {
   // Consecutive records often share a worker and a dataset: no lookup then.
   const bool same_worker = !chunks_.empty() && worker_names_[chunks_.back().worker] == worker;
-  chunk.worker = same_worker ? chunks_.back().worker : WorkerId(worker);
+  chunk.worker =
+      same_worker ? chunks_.back().worker
+                  : InternRecent(worker, recent_workers_, kRecentNames, worker_ids_, worker_names_);
   const bool same_dataset = !chunks_.empty() && dataset_names_[chunks_.back().dataset] == dataset;
-  chunk.dataset =
-      same_dataset ? chunks_.back().dataset : Intern(dataset, dataset_ids_, dataset_names_);
+  chunk.dataset = same_dataset ? chunks_.back().dataset
+                               : InternRecent(dataset, recent_datasets_, kRecentNames, dataset_ids_,
+                                              dataset_names_);
   chunks_.push_back(chunk);
 }
 

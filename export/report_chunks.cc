@@ -217,6 +217,16 @@ bool ReportChunks::AddSerialized(absl::string_view bytes) {
   return whole_parsed;
 }
 
+void ReportChunks::Reserve(size_t records) {
+  timeline_.Reserve(records);
+  duration_seconds_.reserve(records);
+  events_.reserve(records);
+  uncompressed_bytes_read_.reserve(records);
+  accessed_bytes_.reserve(records);
+  accessed_branches_.reserve(records);
+  failed_.reserve(records);
+}
+
 const v1::ChunkRecord* ReportChunks::record(size_t i) const {
   const auto it = std::lower_bound(timed_index_.begin(), timed_index_.end(), i);
   if (it == timed_index_.end() || *it != i) return nullptr;

@@ -34,6 +34,9 @@ class ReportChunks {
   // report then fails); the contents of fields not read (sections, file metadata, names other
   // than the worker and the dataset) are not checked.
   bool AddSerialized(absl::string_view bytes);
+  // Room for `records` records (a hint, e.g. the metrics' chunk count): a million records
+  // appended without it touched their columns' memory twice, growing them.
+  void Reserve(size_t records);
 
   size_t size() const { return failed_.size(); }
   const TimelineChunks& timeline() const { return timeline_; }

@@ -189,6 +189,14 @@ void ReportWorkerLines::EndSurvey() {
     WorkerLines& r = f->result;
     r.constant = r.constant && f->any_value;
     f->distinct_by_print = {};
+    // Active tasks equal to executing ones are said in a sentence, never drawn (report_plots'
+    // ActivePlot): no lines (a TaskVine run's second pass did them for nothing).
+    if (&f == &figures_[static_cast<size_t>(WorkerFigure::kActive)] && any_active_ &&
+        active_equals_executing_) {
+      f->distinct_of_worker = {};
+      f->survey = export_internal::MeanBandSurvey();
+      continue;
+    }
     r.band = r.series > max_legend_entries_;
     if (r.band) {
       f->band = std::make_unique<export_internal::MeanBandBuilder>(f->survey, f->spec.sum);

@@ -69,6 +69,8 @@ class ReportWorkerLines {
   // After the passes: makes the lines.
   void Finish();
 
+  // Active tasks have their survey's figures but no lines when active_equals_executing() (their
+  // chart is a sentence then).
   const WorkerLines& lines(WorkerFigure figure) const;
   // The memory limits the workers report (their last, > 0), in MiB.
   const std::set<double>& memory_limits_mib() const { return memory_limits_mib_; }

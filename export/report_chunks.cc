@@ -34,6 +34,10 @@ class RecordWire {
   }
 
   bool Varint(uint64_t* value) {
+    if (p_ < end_ && static_cast<uint8_t>(*p_) < 0x80) {  // most tags and small numbers
+      *value = static_cast<uint8_t>(*p_++);
+      return true;
+    }
     uint64_t result = 0;
     for (int shift = 0; shift < 70 && p_ < end_; shift += 7) {
       const auto byte = static_cast<uint8_t>(*p_++);

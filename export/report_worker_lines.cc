@@ -21,40 +21,31 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-using Has = bool (*)(const v1::WorkerSeries&);
-using Value = double (*)(const v1::WorkerSeries&, int);
+using Column = const google::protobuf::RepeatedField<double>& (v1::WorkerSeries::*)() const;
 
-bool HasMemory(const v1::WorkerSeries& w) {
-  return w.memory_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasCpu(const v1::WorkerSeries& w) {
-  return w.cpu_percent_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasOccupancy(const v1::WorkerSeries& w) {
-  return w.occupancy_seconds_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+// A figure: its column, what its values are divided by (MiB for memory, else 1: exact either
+// way) and whether, crowded, the line is the sum over workers (counts), not the mean and range.
+struct FigureSpec {
+  Column column;
+  double divisor;
+  bool sum;
+};
+constexpr FigureSpec kSpecs[kWorkerFigures] = {{&v1::WorkerSeries::memory_bytes, kMiB, false},
+                                               {&v1::WorkerSeries::cpu_percent, 1, false},
+                                               {&v1::WorkerSeries::occupancy_seconds, 1, false},
+                                               {&v1::WorkerSeries::executing_tasks, 1, true},
+                                               {&v1::WorkerSeries::active_tasks, 1, true}};
+
+// The worker has the figure: one value per instant.
+bool Has(const v1::WorkerSeries& w, const FigureSpec& spec) {
+  return (w.*spec.column)().size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
 }
 bool HasExecuting(const v1::WorkerSeries& w) {
-  return w.executing_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+  return Has(w, kSpecs[static_cast<size_t>(WorkerFigure::kExecuting)]);
 }
 bool HasActive(const v1::WorkerSeries& w) {
-  return w.active_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+  return Has(w, kSpecs[static_cast<size_t>(WorkerFigure::kActive)]);
 }
-double MemoryMiB(const v1::WorkerSeries& w, int i) { return w.memory_bytes(i) / kMiB; }
-double Cpu(const v1::WorkerSeries& w, int i) { return w.cpu_percent(i); }
-double Occupancy(const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); }
-double Executing(const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); }
-double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
-
-struct FigureSpec {
-  Has has;
-  Value value;
-  bool sum;  // crowded, the line is the sum over workers (counts), not the mean and range
-};
-constexpr FigureSpec kSpecs[kWorkerFigures] = {{HasMemory, MemoryMiB, false},
-                                               {HasCpu, Cpu, false},
-                                               {HasOccupancy, Occupancy, false},
-                                               {HasExecuting, Executing, true},
-                                               {HasActive, Active, true}};
 
 // The rows of a worker series in time order (rows sharing an instant keep their stored order:
 // for a STEP series, the order of its changes) and their instants in seconds since `origin`:
@@ -140,7 +131,7 @@ void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
   bool timed = false;
   std::optional<std::pair<size_t, size_t>> times_print;
   for (const std::unique_ptr<Figure>& f : figures_) {
-    if (!f->spec.has(worker)) {
+    if (!Has(worker, f->spec)) {
       f->distinct_of_worker.push_back(-1);
       continue;
     }
@@ -149,7 +140,7 @@ void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
       times_print = PrintOf(x_, &print_scratch_);
       timed = true;
     }
-    ValuesOf(worker, f->spec.value);
+    ValuesOf(worker, (worker.*f->spec.column)(), f->spec.divisor);
     // Workers with equal points (threads of one process) are one series, named for all.
     const std::optional<std::pair<size_t, size_t>> values_print =
         PrintOf(scratch_.y, &print_scratch_);
@@ -220,7 +211,7 @@ void ReportWorkerLines::AddLines(const v1::WorkerSeries& worker) {
   for (const std::unique_ptr<Figure>& f : figures_) {
     if (w >= f->distinct_of_worker.size() || f->distinct_of_worker[w] < 0) continue;
     if (!timed) TimesOf(worker, origin_unix_ns_, &order_, &x_), timed = true;
-    ValuesOf(worker, f->spec.value);
+    ValuesOf(worker, (worker.*f->spec.column)(), f->spec.divisor);
     if (f->band != nullptr) {
       f->band->Add(scratch_);
       continue;
@@ -245,11 +236,12 @@ void ReportWorkerLines::Finish() {
 }
 
 void ReportWorkerLines::ValuesOf(const v1::WorkerSeries& worker,
-                                 double (*value)(const v1::WorkerSeries&, int)) {
+                                 const google::protobuf::RepeatedField<double>& column,
+                                 double divisor) {
   scratch_.step = worker.kind() == v1::SERIES_KIND_STEP;
   scratch_.x = x_;
-  scratch_.y.clear();
-  for (int i : order_) scratch_.y.push_back(value(worker, i));
+  scratch_.y.resize(order_.size());
+  for (size_t k = 0; k < order_.size(); ++k) scratch_.y[k] = column[order_[k]] / divisor;
 }
 
 const WorkerLines& ReportWorkerLines::lines(WorkerFigure figure) const {

@@ -90,7 +90,9 @@ class ReportWorkerLines {
   bool surveyed_ = false;
   size_t worker_ = 0;  // the next worker of the second pass
   // Reused for each worker: its rows in time order, their instants, a figure's series.
-  void ValuesOf(const v1::WorkerSeries& worker, double (*value)(const v1::WorkerSeries&, int));
+  // A figure's values, `column` (of `worker`) divided by `divisor`, in the rows' time order.
+  void ValuesOf(const v1::WorkerSeries& worker,
+                const google::protobuf::RepeatedField<double>& column, double divisor);
   std::vector<int> order_;
   std::vector<double> x_;
   LineSeries scratch_;

@@ -160,6 +160,49 @@ TEST(RecordStreamTest, AVisitErrorStopsTheReading) {
   EXPECT_EQ(calls, 3);
 }
 
+// Each record's bytes, in order: in place in the read buffer, or copied when a record straddles
+// its end or is larger than it (a 300 KB record; the buffer is 256 KiB).
+TEST(RecordStreamTest, SerializedRecordsAreTheRecordsInOrderInPartsOrOneFile) {
+  v1::Measurement big = Big();
+  big.mutable_chunks(5)->set_error_text(std::string(300 << 10, 'x'));
+  big.mutable_chunks(big.chunks_size() - 1)->set_error_text(std::string(300 << 10, 'y'));
+  for (const bool in_parts : {true, false}) {
+    absl::StatusOr<std::string> saved =
+        Save(big, in_parts ? "serialized-parts" : "serialized-single", in_parts);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    EXPECT_EQ(SavedInParts(*saved), in_parts);
+    std::vector<v1::ChunkRecord> visited;
+    const absl::Status status = ForEachSerializedChunkRecord(*saved, [&](absl::string_view bytes) {
+      visited.emplace_back();
+      EXPECT_TRUE(visited.back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << status;
+    ExpectSameRecords(visited, big);
+  }
+}
+
+TEST(RecordStreamTest, SerializedRecordsStopAtAVisitErrorAndFindACutFile) {
+  absl::StatusOr<std::string> saved = Save(Big(), "serialized-stop", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  int calls = 0;
+  absl::Status status = ForEachSerializedChunkRecord(*saved, [&calls](absl::string_view) {
+    return ++calls == 3 ? absl::CancelledError("enough") : absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_EQ(calls, 3);
+  const std::string parts = *saved + "/measurement.pbs";
+  struct stat info;
+  ASSERT_EQ(stat(parts.c_str(), &info), 0);
+  ASSERT_EQ(truncate(parts.c_str(), info.st_size - 100), 0);
+  status = ForEachSerializedChunkRecord(*saved, [](absl::string_view) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(parts));
+  status = ForEachSerializedChunkRecord(TempDir() + "/nothing-here",
+                                        [](absl::string_view) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsNotFound(status)) << status;
+}
+
 TEST(RecordStreamTest, ACutShortFileIsDataLossNamingItAndThePart) {
   absl::StatusOr<std::string> saved = Save(Big(), "cut", /*in_parts=*/true);
   ASSERT_TRUE(saved.ok()) << saved.status();

@@ -293,6 +293,12 @@ ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns)
   absl::flat_hash_map<std::pair<uint32_t, int64_t>, size_t> lane_ids;
   std::vector<std::pair<absl::string_view, int64_t>> lane_keys;
   std::vector<std::vector<LaneChunk>> lane_chunks;
+  struct LastLane {
+    bool set = false;
+    int64_t thread_index = 0;
+    size_t lane = 0;
+  };
+  std::vector<LastLane> last_lane(chunks.worker_names().size());  // per worker
   // Datasets in first-seen order among the chunks with times.
   std::vector<size_t> dataset_ids(chunks.dataset_names().size(), SIZE_MAX);
   out.dataset_index.assign(chunks.chunks().size(), 0);
@@ -310,15 +316,19 @@ ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns)
                          SecondsSince(origin_unix_ns, chunk.end_unix_ns)};
     out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
     out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);
-    const std::pair<uint32_t, int64_t> id(chunk.worker, chunk.thread_index);
-    const std::pair<absl::string_view, int64_t> key(chunks.worker_names()[chunk.worker],
-                                                    chunk.thread_index);
-    const auto [lane, new_lane] = lane_ids.try_emplace(id, lane_keys.size());
-    if (new_lane) {
-      lane_keys.push_back(key);
-      lane_chunks.emplace_back();
+    // A worker's chunks are mostly on the thread of its chunk before (one per TaskVine worker):
+    // that lane without a lookup.
+    LastLane& last = last_lane[chunk.worker];
+    if (!last.set || last.thread_index != chunk.thread_index) {
+      const std::pair<uint32_t, int64_t> id(chunk.worker, chunk.thread_index);
+      const auto [lane, new_lane] = lane_ids.try_emplace(id, lane_keys.size());
+      if (new_lane) {
+        lane_keys.emplace_back(chunks.worker_names()[chunk.worker], chunk.thread_index);
+        lane_chunks.emplace_back();
+      }
+      last = {true, chunk.thread_index, lane->second};
     }
-    lane_chunks[lane->second].push_back(lane_chunk);
+    lane_chunks[last.lane].push_back(lane_chunk);
     ++out.chunk_count;
   }
   if (out.chunk_count == 0) {

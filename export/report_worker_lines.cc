@@ -27,14 +27,17 @@ using Column = const google::protobuf::RepeatedField<double>& (v1::WorkerSeries:
 // way) and whether, crowded, the line is the sum over workers (counts), not the mean and range.
 struct FigureSpec {
   Column column;
+  int field;  // the column's field number
   double divisor;
   bool sum;
 };
-constexpr FigureSpec kSpecs[kWorkerFigures] = {{&v1::WorkerSeries::memory_bytes, kMiB, false},
-                                               {&v1::WorkerSeries::cpu_percent, 1, false},
-                                               {&v1::WorkerSeries::occupancy_seconds, 1, false},
-                                               {&v1::WorkerSeries::executing_tasks, 1, true},
-                                               {&v1::WorkerSeries::active_tasks, 1, true}};
+constexpr FigureSpec kSpecs[kWorkerFigures] = {
+    {&v1::WorkerSeries::memory_bytes, v1::WorkerSeries::kMemoryBytesFieldNumber, kMiB, false},
+    {&v1::WorkerSeries::cpu_percent, v1::WorkerSeries::kCpuPercentFieldNumber, 1, false},
+    {&v1::WorkerSeries::occupancy_seconds, v1::WorkerSeries::kOccupancySecondsFieldNumber, 1,
+     false},
+    {&v1::WorkerSeries::executing_tasks, v1::WorkerSeries::kExecutingTasksFieldNumber, 1, true},
+    {&v1::WorkerSeries::active_tasks, v1::WorkerSeries::kActiveTasksFieldNumber, 1, true}};
 
 // The worker has the figure: one value per instant.
 bool Has(const v1::WorkerSeries& w, const FigureSpec& spec) {
@@ -242,6 +245,12 @@ void ReportWorkerLines::ValuesOf(const v1::WorkerSeries& worker,
   scratch_.x = x_;
   scratch_.y.resize(order_.size());
   for (size_t k = 0; k < order_.size(); ++k) scratch_.y[k] = column[order_[k]] / divisor;
+}
+
+std::vector<int> ReportWorkerLines::LineColumns() {
+  std::vector<int> fields;
+  for (const FigureSpec& spec : kSpecs) fields.push_back(spec.field);
+  return fields;
 }
 
 const WorkerLines& ReportWorkerLines::lines(WorkerFigure figure) const {

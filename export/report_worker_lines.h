@@ -64,8 +64,10 @@ class ReportWorkerLines {
   void Survey(const v1::WorkerSeries& worker);
   // Whether the second pass is needed (some chart draws lines).
   bool NeedsLines();
-  // The second pass: the same series in the same order.
+  // The second pass: the same series in the same order. It reads of each only its instants,
+  // its kind and the LineColumns (WorkerSeries field numbers of double columns).
   void AddLines(const v1::WorkerSeries& worker);
+  static std::vector<int> LineColumns();
   // After the passes: makes the lines.
   void Finish();
 

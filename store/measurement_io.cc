@@ -674,6 +674,20 @@ absl::Status ForEachWorkerSeries(absl::string_view directory,
   return absl::OkStatus();
 }
 
+absl::Status ForEachWorkerSeriesColumns(
+    absl::string_view directory, const std::vector<int>& double_columns,
+    absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
+  if (SavedInParts(directory)) {
+    const std::string path = StripTrailingSlashes(directory);
+    if (absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path); !version.ok()) {
+      return version.status();
+    }
+    return store_internal::ForEachWorkerSeriesColumnsInParts(JoinPath(path, kPartsFile),
+                                                             double_columns, visit);
+  }
+  return ForEachWorkerSeries(directory, visit);
+}
+
 std::string MeasurementDirectoryName(absl::Time start) {
   if (start == absl::InfinitePast()) return "infinite-past";
   if (start == absl::InfiniteFuture()) return "infinite-future";

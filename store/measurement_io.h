@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -161,6 +162,14 @@ bool SavedInParts(absl::string_view directory);
 // Errors as LoadMeasurement's; an error of `visit` stops the reading and is returned.
 absl::Status ForEachWorkerSeries(absl::string_view directory,
                                  absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
+
+// The same for a reader of a few columns (`collect report`'s lines): from a measurement saved in
+// parts each series holds only its instants, its kind and the double columns numbered in
+// `double_columns` (WorkerSeries field numbers), the rest skipped unparsed (at 10^6 TaskVine
+// tasks, 4 of the 6 step columns); from a .pb or .json the series come whole.
+absl::Status ForEachWorkerSeriesColumns(
+    absl::string_view directory, const std::vector<int>& double_columns,
+    absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
 
 // A directory name for a run started at `start`: "2026-11-22T08-15-03Z" (UTC, second
 // resolution, no ':' so it is safe on every filesystem; sorts by time for years 0-9999).

@@ -9,6 +9,7 @@
 #define ROASTCOFFEA_STORE_RECORD_STREAM_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -39,6 +40,13 @@ absl::Status ForEachSerializedChunkRecordInParts(
 // ForEachChunkRecordInParts'.
 absl::Status ForEachWorkerSeriesInParts(
     const std::string& path, absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
+
+// The same with each series holding only its instants, its kind and the double columns numbered
+// in `double_columns` (WorkerSeries field numbers of repeated doubles; others are ignored);
+// everything else is skipped unparsed.
+absl::Status ForEachWorkerSeriesColumnsInParts(
+    const std::string& path, const std::vector<int>& double_columns,
+    absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit);
 
 }  // namespace store_internal
 }  // namespace roastcoffea

@@ -138,6 +138,48 @@ TEST(RecordStreamTest, VisitsEveryWorkerSeriesInOrderInPartsOrOneFile) {
   }
 }
 
+// Only the instants, the kind and the columns asked for, from a measurement in parts (the rest
+// skipped, nothing carried over from the series before); from one file the series whole.
+TEST(RecordStreamTest, WorkerSeriesColumnsAreTheSeriesWithOnlyThoseColumns) {
+  v1::Measurement tracked = BigTracked();
+  for (v1::WorkerSeries& series : *tracked.mutable_tracking()->mutable_workers()) {
+    series.set_kind(v1::SERIES_KIND_STEP);
+    series.set_host("h");
+    for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+      series.add_executing_tasks(i);
+      series.add_cores(4);
+    }
+  }
+  const std::vector<int> columns = {v1::WorkerSeries::kExecutingTasksFieldNumber,
+                                    v1::WorkerSeries::kCpuPercentFieldNumber,
+                                    v1::WorkerSeries::kTimeUnixNsFieldNumber, 99};  // ignored
+  for (const bool in_parts : {true, false}) {
+    absl::StatusOr<std::string> saved =
+        Save(tracked, in_parts ? "columns-parts" : "columns-single", in_parts);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    std::vector<v1::WorkerSeries> visited;
+    const absl::Status status =
+        ForEachWorkerSeriesColumns(*saved, columns, [&](const v1::WorkerSeries& series) {
+          visited.push_back(series);
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_EQ(visited.size(), 3u);
+    for (int w = 0; w < 3; ++w) {
+      v1::WorkerSeries expected = tracked.tracking().workers(w);
+      if (in_parts) {
+        v1::WorkerSeries only;
+        *only.mutable_time_unix_ns() = expected.time_unix_ns();
+        *only.mutable_executing_tasks() = expected.executing_tasks();
+        only.set_kind(expected.kind());
+        expected = only;
+      }
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(visited[w], expected))
+          << in_parts << " " << w << ": " << visited[w].ShortDebugString();
+    }
+  }
+}
+
 TEST(RecordStreamTest, AWorkerSeriesVisitErrorStopsTheReading) {
   absl::StatusOr<std::string> saved = Save(BigTracked(), "series-stop", /*in_parts=*/true);
   ASSERT_TRUE(saved.ok()) << saved.status();

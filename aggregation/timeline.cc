@@ -43,7 +43,7 @@ uint32_t InternRecent(absl::string_view name, std::vector<uint32_t>& recent, siz
   for (size_t i = name.size() > 8 ? name.size() - 8 : 0; i < name.size(); ++i) {
     end = end * 131 + static_cast<uint8_t>(name[i]);
   }
-  uint32_t& id = recent[(end * 0x9e3779b97f4a7c15u >> 56) % slots];
+  uint32_t& id = recent[(end * 0x9e3779b97f4a7c15u >> 52) % slots];
   if (id != UINT32_MAX && names[id] == name) return id;
   id = Intern(name, ids, names);
   return id;

@@ -49,7 +49,7 @@ class TimelineChunks {
   // Interned ids by a cheap hash of the name's end (UINT32_MAX: none): the records of a run
   // interleave its workers and datasets, whose names then cost one compare, not a hash-map
   // lookup.
-  static constexpr size_t kRecentNames = 256;
+  static constexpr size_t kRecentNames = 4096;  // a power of 2 (the hash's top 12 bits)
   std::vector<uint32_t> recent_workers_, recent_datasets_;
 };
 

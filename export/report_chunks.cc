@@ -67,12 +67,21 @@ class RecordWire {
     return true;
   }
 
+  // A varint passed over without its value: at most 10 bytes, the last one's high bit clear.
+  bool SkipVarint() {
+    const char* const limit = end_ - p_ > 10 ? p_ + 10 : end_;
+    while (p_ < limit && (static_cast<uint8_t>(*p_) & 0x80) != 0) ++p_;
+    if (p_ == limit) return false;
+    ++p_;
+    return true;
+  }
+
   bool Skip(uint32_t wire_type) {
     uint64_t ignored = 0;
     absl::string_view bytes;
     switch (wire_type) {
       case 0:
-        return Varint(&ignored);
+        return SkipVarint();
       case 1:
         return Fixed64(&ignored);
       case 2:

@@ -183,6 +183,8 @@ TEST(ReportChunksTest, BytesProtobufRefusesAreRefused) {
   const std::vector<std::string> bad = {
       base.substr(0, base.size() - 1),
       base + std::string("\x30\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12),
+      base + std::string("\x98\x06\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 13),
+      base + std::string("\x98\x06\xff", 3),  // a varint not read, cut short
       base + std::string("\x02\x00", 2),
       base + std::string("\x36\x00", 2),
       base + std::string("\x37\x00", 2),

@@ -24,11 +24,29 @@ bool HasTimes(const TimelineChunks::Chunk& chunk) {
   return ChunkHasTimes(chunk.start_unix_ns, chunk.end_unix_ns);
 }
 
-uint32_t Intern(const std::string& name, absl::flat_hash_map<std::string, uint32_t>& ids,
+uint32_t Intern(absl::string_view name, absl::flat_hash_map<std::string, uint32_t>& ids,
                 std::vector<std::string>& names) {
-  const auto [it, added] = ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-  if (added) names.push_back(name);
-  return it->second;
+  if (const auto it = ids.find(name); it != ids.end()) return it->second;
+  const auto id = static_cast<uint32_t>(names.size());
+  ids.emplace(std::string(name), id);
+  names.emplace_back(name);
+  return id;
+}
+
+// Intern through `recent`, a direct-mapped cache of ids by a cheap hash of the name's last 8
+// bytes and length (kRecentNames slots, UINT32_MAX: empty; made on first use).
+uint32_t InternRecent(absl::string_view name, std::vector<uint32_t>& recent, size_t slots,
+                      absl::flat_hash_map<std::string, uint32_t>& ids,
+                      std::vector<std::string>& names) {
+  if (recent.empty()) recent.assign(slots, UINT32_MAX);
+  uint64_t end = name.size();
+  for (size_t i = name.size() > 8 ? name.size() - 8 : 0; i < name.size(); ++i) {
+    end = end * 131 + static_cast<uint8_t>(name[i]);
+  }
+  uint32_t& id = recent[(end * 0x9e3779b97f4a7c15u >> 52) % slots];
+  if (id != UINT32_MAX && names[id] == name) return id;
+  id = Intern(name, ids, names);
+  return id;
 }
 
 // 0 (unknown) for a time that is not PlausibleTime: a corrupt saved start must neither overflow
@@ -86,15 +104,19 @@ void TimelineChunks::Add(const v1::ChunkRecord& record) {
   chunk.end_unix_ns = record.end_unix_ns();
   chunk.compressed_bytes_read = record.compressed_bytes_read();
   chunk.thread_index = record.thread_index();
+  Add(chunk, record.worker(), record.dataset());
+}
+
+void TimelineChunks::Add(Chunk chunk, absl::string_view worker, absl::string_view dataset) {
   // Consecutive records often share a worker and a dataset: no lookup then.
-  const bool same_worker =
-      !chunks_.empty() && worker_names_[chunks_.back().worker] == record.worker();
+  const bool same_worker = !chunks_.empty() && worker_names_[chunks_.back().worker] == worker;
   chunk.worker =
-      same_worker ? chunks_.back().worker : Intern(record.worker(), worker_ids_, worker_names_);
-  const bool same_dataset =
-      !chunks_.empty() && dataset_names_[chunks_.back().dataset] == record.dataset();
+      same_worker ? chunks_.back().worker
+                  : InternRecent(worker, recent_workers_, kRecentNames, worker_ids_, worker_names_);
+  const bool same_dataset = !chunks_.empty() && dataset_names_[chunks_.back().dataset] == dataset;
   chunk.dataset = same_dataset ? chunks_.back().dataset
-                               : Intern(record.dataset(), dataset_ids_, dataset_names_);
+                               : InternRecent(dataset, recent_datasets_, kRecentNames, dataset_ids_,
+                                              dataset_names_);
   chunks_.push_back(chunk);
 }
 
@@ -208,21 +230,30 @@ StepTimeline RunningChunksTimeline(const v1::Measurement& measurement, int64_t o
 }
 
 StepTimeline RunningChunksTimeline(const TimelineChunks& chunks, int64_t origin_unix_ns) {
-  // (instant, +1 start / -1 end); ends sort before starts at one instant.
-  std::vector<std::pair<int64_t, int>> changes;
-  changes.reserve(2 * chunks.chunks().size());
+  // The starts and the ends, each sorted (records come nearly in start order: often no sort at
+  // all), then merged: every change at an instant is counted before its point.
+  std::vector<int64_t> starts, ends;
+  starts.reserve(chunks.chunks().size());
+  ends.reserve(chunks.chunks().size());
   for (const TimelineChunks::Chunk& chunk : chunks.chunks()) {
     if (!HasTimes(chunk)) continue;
-    changes.emplace_back(chunk.start_unix_ns, +1);
-    changes.emplace_back(chunk.end_unix_ns, -1);
+    starts.push_back(chunk.start_unix_ns);
+    ends.push_back(chunk.end_unix_ns);
   }
   StepTimeline out;
-  if (changes.empty()) return out;
-  std::sort(changes.begin(), changes.end());
+  if (starts.empty()) return out;
+  for (std::vector<int64_t>* instants : {&starts, &ends}) {
+    if (!std::is_sorted(instants->begin(), instants->end())) {
+      std::sort(instants->begin(), instants->end());
+    }
+  }
   int running = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const int64_t instant = changes[i].first;
-    for (; i < changes.size() && changes[i].first == instant; ++i) running += changes[i].second;
+  for (size_t s = 0, e = 0; s < starts.size() || e < ends.size();) {
+    const int64_t instant = s == starts.size() ? ends[e]
+                            : e == ends.size() ? starts[s]
+                                               : std::min(starts[s], ends[e]);
+    for (; s < starts.size() && starts[s] == instant; ++s) ++running;
+    for (; e < ends.size() && ends[e] == instant; ++e) --running;
     out.time_seconds.push_back(SecondsSince(origin_unix_ns, instant));
     out.value.push_back(running);
   }
@@ -271,6 +302,12 @@ ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns)
   absl::flat_hash_map<std::pair<uint32_t, int64_t>, size_t> lane_ids;
   std::vector<std::pair<absl::string_view, int64_t>> lane_keys;
   std::vector<std::vector<LaneChunk>> lane_chunks;
+  struct LastLane {
+    bool set = false;
+    int64_t thread_index = 0;
+    size_t lane = 0;
+  };
+  std::vector<LastLane> last_lane(chunks.worker_names().size());  // per worker
   // Datasets in first-seen order among the chunks with times.
   std::vector<size_t> dataset_ids(chunks.dataset_names().size(), SIZE_MAX);
   out.dataset_index.assign(chunks.chunks().size(), 0);
@@ -288,15 +325,19 @@ ChunkLanes BuildChunkLanes(const TimelineChunks& chunks, int64_t origin_unix_ns)
                          SecondsSince(origin_unix_ns, chunk.end_unix_ns)};
     out.first_start_seconds = std::min(out.first_start_seconds, lane_chunk.start_seconds);
     out.last_end_seconds = std::max(out.last_end_seconds, lane_chunk.end_seconds);
-    const std::pair<uint32_t, int64_t> id(chunk.worker, chunk.thread_index);
-    const std::pair<absl::string_view, int64_t> key(chunks.worker_names()[chunk.worker],
-                                                    chunk.thread_index);
-    const auto [lane, new_lane] = lane_ids.try_emplace(id, lane_keys.size());
-    if (new_lane) {
-      lane_keys.push_back(key);
-      lane_chunks.emplace_back();
+    // A worker's chunks are mostly on the thread of its chunk before (one per TaskVine worker):
+    // that lane without a lookup.
+    LastLane& last = last_lane[chunk.worker];
+    if (!last.set || last.thread_index != chunk.thread_index) {
+      const std::pair<uint32_t, int64_t> id(chunk.worker, chunk.thread_index);
+      const auto [lane, new_lane] = lane_ids.try_emplace(id, lane_keys.size());
+      if (new_lane) {
+        lane_keys.emplace_back(chunks.worker_names()[chunk.worker], chunk.thread_index);
+        lane_chunks.emplace_back();
+      }
+      last = {true, chunk.thread_index, lane->second};
     }
-    lane_chunks[lane->second].push_back(lane_chunk);
+    lane_chunks[last.lane].push_back(lane_chunk);
     ++out.chunk_count;
   }
   if (out.chunk_count == 0) {

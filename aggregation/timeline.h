@@ -7,11 +7,13 @@
 #ifndef ROASTCOFFEA_AGGREGATION_TIMELINE_H_
 #define ROASTCOFFEA_AGGREGATION_TIMELINE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -31,6 +33,11 @@ class TimelineChunks {
   };
   // Appends `record` (in the records' order: indices are record indices).
   void Add(const v1::ChunkRecord& record);
+  // The same from a record's fields read apart: `chunk`'s numbers, its worker and dataset named
+  // (its indices are set here).
+  void Add(Chunk chunk, absl::string_view worker, absl::string_view dataset);
+  // Room for `records` chunks (a hint: the vector grows past it as ever).
+  void Reserve(size_t records) { chunks_.reserve(records); }
   const std::vector<Chunk>& chunks() const { return chunks_; }
   const std::vector<std::string>& worker_names() const { return worker_names_; }
   const std::vector<std::string>& dataset_names() const { return dataset_names_; }
@@ -39,6 +46,11 @@ class TimelineChunks {
   std::vector<Chunk> chunks_;
   std::vector<std::string> worker_names_, dataset_names_;
   absl::flat_hash_map<std::string, uint32_t> worker_ids_, dataset_ids_;
+  // Interned ids by a cheap hash of the name's end (UINT32_MAX: none): the records of a run
+  // interleave its workers and datasets, whose names then cost one compare, not a hash-map
+  // lookup.
+  static constexpr size_t kRecentNames = 4096;  // a power of 2 (the hash's top 12 bits)
+  std::vector<uint32_t> recent_workers_, recent_datasets_;
 };
 
 // Whether a chunk is on the timelines (and in a Gantt lane): it has a start, and an end not

@@ -72,6 +72,20 @@ TEST(TimelineTest, RunningChunksStepsAtStartsAndEnds) {
   EXPECT_THAT(running.value, ElementsAre(1, 2, 2, 0));
 }
 
+// Records out of start order, several changes at one instant, ends out of order: each instant
+// once, with every change there counted.
+TEST(TimelineTest, RunningChunksOfRecordsOutOfOrder) {
+  v1::Measurement m;
+  AddChunk(&m, "w", 0, "a", 5, 9, 0);
+  AddChunk(&m, "w", 1, "a", 1, 5, 0);
+  AddChunk(&m, "w", 2, "a", 1, 2, 0);
+  AddChunk(&m, "w", 3, "a", 5, 5, 0);  // zero length: +1 and -1 at 5
+  AddChunk(&m, "w", 4, "a", 0, 9, 0);
+  const StepTimeline running = RunningChunksTimeline(m, kT0);
+  EXPECT_THAT(running.time_seconds, ElementsAre(0, 1, 2, 5, 9));
+  EXPECT_THAT(running.value, ElementsAre(1, 3, 2, 2, 0));
+}
+
 TEST(TimelineTest, BinnedMeanIsTimeWeighted) {
   StepTimeline running;
   running.time_seconds = {0, 0.5, 1, 2};

@@ -1,11 +1,13 @@
 // Cost of the HTML report (tables + SVG plots) and of reading the original's metrics.json.
 //   bazel run -c opt //export:report_benchmark
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "benchmark/benchmark.h"
 #include "export/html_report.h"
+#include "export/report_chunks.h"
 #include "export/test_measurement.h"
 #include "ingest/legacy_measurement.h"
 #include "schema/measurement.pb.h"
@@ -60,6 +62,65 @@ BENCHMARK(BM_RenderHtmlReportManyChunks)
     ->Arg(1000)
     ->Arg(10000)
     ->Arg(100000)
+    ->Unit(benchmark::kMillisecond);
+
+// 10^5 serialized chunk records like gen.py's "rich" ones (sections, file metadata, branches,
+// 100 workers and 3 datasets interleaved), as `collect report` streams them from a saved run.
+std::vector<std::string> SerializedRichRecords() {
+  std::vector<std::string> out;
+  constexpr int64_t kStart = 1742250331LL * 1000000000LL;
+  for (int i = 0; i < 100000; ++i) {
+    v1::ChunkRecord r;
+    r.set_dataset(absl::StrCat("dataset_", i % 3));
+    r.set_file(absl::StrCat("root://eos.cms/store/dataset_", i % 3, "/file_", i / 3, ".root"));
+    r.set_uuid("u-00000000");
+    r.set_entry_start(25000LL * i);
+    r.set_entry_stop(25000LL * (i + 1));
+    r.set_events(25000);
+    r.set_start_unix_ns(kStart + i * 4'500'000LL);
+    r.set_end_unix_ns(kStart + i * 4'500'000LL + 450'000'000LL);
+    r.set_duration_seconds(0.45);
+    r.set_memory_before_bytes(512LL << 20);
+    r.set_memory_after_bytes(530LL << 20);
+    r.set_compressed_bytes_read(12345678 + i);
+    for (const char* name : {"jets", "muons"}) {
+      v1::SectionRecord& section = *r.add_sections();
+      section.set_name(name);
+      section.set_duration_seconds(0.21);
+    }
+    r.set_worker(absl::StrCat("10.0.0.", i % 100, ":9123"));
+    for (const char* branch : {"Jet_pt", "Jet_eta", "nJet"}) r.add_accessed_branches(branch);
+    r.mutable_file_metadata()->set_total_branches(1200);
+    r.set_task_id(absl::StrCat(i + 1));
+    out.push_back(r.SerializeAsString());
+  }
+  return out;
+}
+
+// The report's columns from whole parsed records (before) or from their bytes (after).
+void BM_ReportChunksFromRecords(benchmark::State& state) {
+  const std::vector<std::string> records = SerializedRichRecords();
+  const bool serialized = state.range(0) == 1;
+  for (auto _ : state) {
+    ReportChunks chunks;
+    v1::ChunkRecord record;
+    for (const std::string& bytes : records) {
+      if (serialized) {
+        if (!chunks.AddSerialized(bytes)) state.SkipWithError("not a record");
+        continue;
+      }
+      record.Clear();
+      if (!record.ParseFromString(bytes)) state.SkipWithError("not a record");
+      chunks.Add(record);
+    }
+    benchmark::DoNotOptimize(chunks.size());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(records.size()));
+}
+BENCHMARK(BM_ReportChunksFromRecords)
+    ->ArgName("serialized")
+    ->Arg(0)
+    ->Arg(1)
     ->Unit(benchmark::kMillisecond);
 
 // metrics.json with `state.range(0)` chunk records and chunk_info entries.

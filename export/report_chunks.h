@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "aggregation/timeline.h"
 #include "schema/measurement.pb.h"
 
@@ -26,6 +27,16 @@ class ReportChunks {
  public:
   // Appends `record` (in the records' order).
   void Add(const v1::ChunkRecord& record);
+  // The same from the record's serialized bytes (store/measurement_io.h
+  // ForEachSerializedChunkRecord), reading only the fields above: the record is parsed whole
+  // only when kept for the Gantt chart. A field given twice counts as protobuf merges it (the
+  // last value; each accessed branch). False when the bytes are not a record's wire form (the
+  // report then fails); the contents of fields not read (sections, file metadata, names other
+  // than the worker and the dataset) are not checked.
+  bool AddSerialized(absl::string_view bytes);
+  // Room for `records` records (a hint, e.g. the metrics' chunk count): a million records
+  // appended without it touched their columns' memory twice, growing them.
+  void Reserve(size_t records);
 
   size_t size() const { return failed_.size(); }
   const TimelineChunks& timeline() const { return timeline_; }
@@ -51,6 +62,18 @@ class ReportChunks {
   std::vector<int64_t> events_, uncompressed_bytes_read_, accessed_bytes_;
   std::vector<int32_t> accessed_branches_;
   std::vector<uint8_t> failed_;
+  // The fields read of one record; the rest of Add's work.
+  struct Fields {
+    TimelineChunks::Chunk timeline;
+    double duration_seconds = 0;
+    int64_t events = 0, uncompressed_bytes_read = 0, accessed_bytes = 0;
+    int32_t accessed_branches = 0;
+    bool failed = false;
+  };
+  // `whole` gives the record when it is kept whole.
+  template <typename WholeRecord>
+  void AddFields(const Fields& fields, absl::string_view worker, absl::string_view dataset,
+                 WholeRecord whole);
   // The records with times and their indices, while at most kMaxGanttChunks; then none.
   std::vector<v1::ChunkRecord> timed_records_;
   std::vector<size_t> timed_index_;

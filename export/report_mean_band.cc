@@ -104,10 +104,13 @@ struct TimeBins {
 // A STEP series' values over the bins it spans, each for the time it holds there (a change at
 // the same instant as another: the later holds), and its last value at its last point.
 void AddStepSeries(const LineSeries& s, const TimeBins& bins, SeriesBins* out) {
+  size_t next_first = s.x.empty() ? 0 : bins.Of(s.x[0]);  // a point's bin, found once
   for (size_t k = 0; k + 1 < s.x.size(); ++k) {
     const double from = s.x[k], to = s.x[k + 1];
+    const size_t first = next_first;
+    next_first = bins.Of(to);
     if (!(to > from)) continue;
-    const size_t first = bins.Of(from), last = bins.Of(to);
+    const size_t last = next_first;
     for (size_t bin = first; bin <= last; ++bin) {
       if (bin == first + 1 && bin < last && !out->band()) {
         out->AddHeld(bin, last, s.y[k]);  // the bins in between, whole
@@ -128,9 +131,21 @@ void MeanBandSurvey::Add(const LineSeries& s) {
   if (s.x.empty()) return;
   all_step_ = all_step_ && s.step;
   samples_ += static_cast<int64_t>(s.x.size());
+  // Instants in order (nearly always): the range from the ends, without a running minimum and
+  // maximum over every instant (a chain of dependent steps per instant).
+  // (Each instant <= the next: none is NaN, when there are two.)
+  const bool ordered = std::adjacent_find(s.x.begin(), s.x.end(), [](double a, double b) {
+                         return !(a <= b);
+                       }) == s.x.end();
+  if (ordered && !std::isnan(s.x.front())) {
+    low_ = std::min(low_, s.x.front()), high_ = std::max(high_, s.x.back());
+  }
   for (double x : s.x) {
-    low_ = std::min(low_, x), high_ = std::max(high_, x);
-    if (many_) continue;
+    if (!ordered) low_ = std::min(low_, x), high_ = std::max(high_, x);
+    if (many_) {
+      if (ordered) break;
+      continue;
+    }
     instants_.insert(x);
     if (instants_.size() > kMaxLinePoints) many_ = true, instants_ = {};
   }

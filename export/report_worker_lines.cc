@@ -21,40 +21,34 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-using Has = bool (*)(const v1::WorkerSeries&);
-using Value = double (*)(const v1::WorkerSeries&, int);
+using Column = const google::protobuf::RepeatedField<double>& (v1::WorkerSeries::*)() const;
 
-bool HasMemory(const v1::WorkerSeries& w) {
-  return w.memory_bytes_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasCpu(const v1::WorkerSeries& w) {
-  return w.cpu_percent_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
-}
-bool HasOccupancy(const v1::WorkerSeries& w) {
-  return w.occupancy_seconds_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+// A figure: its column, what its values are divided by (MiB for memory, else 1: exact either
+// way) and whether, crowded, the line is the sum over workers (counts), not the mean and range.
+struct FigureSpec {
+  Column column;
+  int field;  // the column's field number
+  double divisor;
+  bool sum;
+};
+constexpr FigureSpec kSpecs[kWorkerFigures] = {
+    {&v1::WorkerSeries::memory_bytes, v1::WorkerSeries::kMemoryBytesFieldNumber, kMiB, false},
+    {&v1::WorkerSeries::cpu_percent, v1::WorkerSeries::kCpuPercentFieldNumber, 1, false},
+    {&v1::WorkerSeries::occupancy_seconds, v1::WorkerSeries::kOccupancySecondsFieldNumber, 1,
+     false},
+    {&v1::WorkerSeries::executing_tasks, v1::WorkerSeries::kExecutingTasksFieldNumber, 1, true},
+    {&v1::WorkerSeries::active_tasks, v1::WorkerSeries::kActiveTasksFieldNumber, 1, true}};
+
+// The worker has the figure: one value per instant.
+bool Has(const v1::WorkerSeries& w, const FigureSpec& spec) {
+  return (w.*spec.column)().size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
 }
 bool HasExecuting(const v1::WorkerSeries& w) {
-  return w.executing_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+  return Has(w, kSpecs[static_cast<size_t>(WorkerFigure::kExecuting)]);
 }
 bool HasActive(const v1::WorkerSeries& w) {
-  return w.active_tasks_size() == w.time_unix_ns_size() && w.time_unix_ns_size() > 0;
+  return Has(w, kSpecs[static_cast<size_t>(WorkerFigure::kActive)]);
 }
-double MemoryMiB(const v1::WorkerSeries& w, int i) { return w.memory_bytes(i) / kMiB; }
-double Cpu(const v1::WorkerSeries& w, int i) { return w.cpu_percent(i); }
-double Occupancy(const v1::WorkerSeries& w, int i) { return w.occupancy_seconds(i); }
-double Executing(const v1::WorkerSeries& w, int i) { return w.executing_tasks(i); }
-double Active(const v1::WorkerSeries& w, int i) { return w.active_tasks(i); }
-
-struct FigureSpec {
-  Has has;
-  Value value;
-  bool sum;  // crowded, the line is the sum over workers (counts), not the mean and range
-};
-constexpr FigureSpec kSpecs[kWorkerFigures] = {{HasMemory, MemoryMiB, false},
-                                               {HasCpu, Cpu, false},
-                                               {HasOccupancy, Occupancy, false},
-                                               {HasExecuting, Executing, true},
-                                               {HasActive, Active, true}};
 
 // The rows of a worker series in time order (rows sharing an instant keep their stored order:
 // for a STEP series, the order of its changes) and their instants in seconds since `origin`:
@@ -73,20 +67,25 @@ void TimesOf(const v1::WorkerSeries& worker, int64_t origin, std::vector<int>* o
 }
 
 // Two independent 64-bit hashes of `values`, equal for equal values (== : -0.0 and 0.0 alike);
-// nullopt when one is NaN (equal to nothing, as the points' comparison had it).
-std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values) {
-  bool zero = false;
+// nullopt when one is NaN (equal to nothing, as the points' comparison had it). `scratch` holds
+// the values with -0.0 made 0.0 when there is one.
+std::optional<std::pair<size_t, size_t>> PrintOf(const std::vector<double>& values,
+                                                 std::vector<double>* scratch) {
+  bool negative_zero = false;
   for (double v : values) {
     if (std::isnan(v)) return std::nullopt;
-    zero = zero || v == 0;
+    negative_zero = negative_zero || (v == 0 && std::signbit(v));
   }
-  if (zero) {  // by value, element by element: -0.0 hashes as 0.0
-    return std::make_pair(absl::HashOf(values), absl::HashOf(size_t{0x9e3779b9}, values));
+  const std::vector<double>* hashed = &values;
+  if (negative_zero) {
+    scratch->assign(values.begin(), values.end());
+    for (double& v : *scratch) v = v == 0 ? 0.0 : v;
+    hashed = scratch;
   }
-  // By bytes, in one piece: equal bytes are equal values and, without NaN or zero, equal values
-  // are equal bytes.
-  const absl::string_view bytes(reinterpret_cast<const char*>(values.data()),
-                                values.size() * sizeof(double));
+  // By bytes, in one piece (hashing element by element was 4 % of a report): without NaN, and
+  // with every zero +0.0, equal values are equal bytes.
+  const absl::string_view bytes(reinterpret_cast<const char*>(hashed->data()),
+                                hashed->size() * sizeof(double));
   return std::make_pair(absl::HashOf(bytes), absl::HashOf(size_t{0x9e3779b9}, bytes));
 }
 
@@ -135,18 +134,19 @@ void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
   bool timed = false;
   std::optional<std::pair<size_t, size_t>> times_print;
   for (const std::unique_ptr<Figure>& f : figures_) {
-    if (!f->spec.has(worker)) {
+    if (!Has(worker, f->spec)) {
       f->distinct_of_worker.push_back(-1);
       continue;
     }
     if (!timed) {
       TimesOf(worker, origin_unix_ns_, &order_, &x_);
-      times_print = PrintOf(x_);
+      times_print = PrintOf(x_, &print_scratch_);
       timed = true;
     }
-    ValuesOf(worker, f->spec.value);
+    ValuesOf(worker, (worker.*f->spec.column)(), f->spec.divisor);
     // Workers with equal points (threads of one process) are one series, named for all.
-    const std::optional<std::pair<size_t, size_t>> values_print = PrintOf(scratch_.y);
+    const std::optional<std::pair<size_t, size_t>> values_print =
+        PrintOf(scratch_.y, &print_scratch_);
     const int32_t index = static_cast<int32_t>(f->merged.size());
     if (times_print.has_value() && values_print.has_value()) {
       const std::pair<size_t, size_t> print = {
@@ -183,6 +183,14 @@ void ReportWorkerLines::EndSurvey() {
     WorkerLines& r = f->result;
     r.constant = r.constant && f->any_value;
     f->distinct_by_print = {};
+    // Active tasks equal to executing ones are said in a sentence, never drawn (report_plots'
+    // ActivePlot): no lines (a TaskVine run's second pass did them for nothing).
+    if (&f == &figures_[static_cast<size_t>(WorkerFigure::kActive)] && any_active_ &&
+        active_equals_executing_) {
+      f->distinct_of_worker = {};
+      f->survey = export_internal::MeanBandSurvey();
+      continue;
+    }
     r.band = r.series > max_legend_entries_;
     if (r.band) {
       f->band = std::make_unique<export_internal::MeanBandBuilder>(f->survey, f->spec.sum);
@@ -206,7 +214,7 @@ void ReportWorkerLines::AddLines(const v1::WorkerSeries& worker) {
   for (const std::unique_ptr<Figure>& f : figures_) {
     if (w >= f->distinct_of_worker.size() || f->distinct_of_worker[w] < 0) continue;
     if (!timed) TimesOf(worker, origin_unix_ns_, &order_, &x_), timed = true;
-    ValuesOf(worker, f->spec.value);
+    ValuesOf(worker, (worker.*f->spec.column)(), f->spec.divisor);
     if (f->band != nullptr) {
       f->band->Add(scratch_);
       continue;
@@ -231,11 +239,18 @@ void ReportWorkerLines::Finish() {
 }
 
 void ReportWorkerLines::ValuesOf(const v1::WorkerSeries& worker,
-                                 double (*value)(const v1::WorkerSeries&, int)) {
+                                 const google::protobuf::RepeatedField<double>& column,
+                                 double divisor) {
   scratch_.step = worker.kind() == v1::SERIES_KIND_STEP;
   scratch_.x = x_;
-  scratch_.y.clear();
-  for (int i : order_) scratch_.y.push_back(value(worker, i));
+  scratch_.y.resize(order_.size());
+  for (size_t k = 0; k < order_.size(); ++k) scratch_.y[k] = column[order_[k]] / divisor;
+}
+
+std::vector<int> ReportWorkerLines::LineColumns() {
+  std::vector<int> fields;
+  for (const FigureSpec& spec : kSpecs) fields.push_back(spec.field);
+  return fields;
 }
 
 const WorkerLines& ReportWorkerLines::lines(WorkerFigure figure) const {

@@ -64,11 +64,15 @@ class ReportWorkerLines {
   void Survey(const v1::WorkerSeries& worker);
   // Whether the second pass is needed (some chart draws lines).
   bool NeedsLines();
-  // The second pass: the same series in the same order.
+  // The second pass: the same series in the same order. It reads of each only its instants,
+  // its kind and the LineColumns (WorkerSeries field numbers of double columns).
   void AddLines(const v1::WorkerSeries& worker);
+  static std::vector<int> LineColumns();
   // After the passes: makes the lines.
   void Finish();
 
+  // Active tasks have their survey's figures but no lines when active_equals_executing() (their
+  // chart is a sentence then).
   const WorkerLines& lines(WorkerFigure figure) const;
   // The memory limits the workers report (their last, > 0), in MiB.
   const std::set<double>& memory_limits_mib() const { return memory_limits_mib_; }
@@ -88,10 +92,13 @@ class ReportWorkerLines {
   bool surveyed_ = false;
   size_t worker_ = 0;  // the next worker of the second pass
   // Reused for each worker: its rows in time order, their instants, a figure's series.
-  void ValuesOf(const v1::WorkerSeries& worker, double (*value)(const v1::WorkerSeries&, int));
+  // A figure's values, `column` (of `worker`) divided by `divisor`, in the rows' time order.
+  void ValuesOf(const v1::WorkerSeries& worker,
+                const google::protobuf::RepeatedField<double>& column, double divisor);
   std::vector<int> order_;
   std::vector<double> x_;
   LineSeries scratch_;
+  std::vector<double> print_scratch_;
 };
 
 // Both passes over measurement.tracking().workers().

@@ -22,7 +22,10 @@ constexpr int64_t kSecond = 1'000'000'000;
 // A run of `workers` tracked workers with `samples` samples each, every `step_ns` apart and
 // offset by `offset_ns` per worker (distinct instants across workers when not 0); every third
 // worker repeats its neighbour's series (threads of one process); a few chunk records.
-v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool step) {
+// `active_is_executing`: active tasks equal executing ones at every sample (a TaskVine run's),
+// whose chart is a sentence.
+v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool step,
+                           bool active_is_executing = false) {
   v1::Measurement m;
   m.mutable_metadata()->set_name("streamed");
   m.mutable_metadata()->set_schema_version(kSchemaVersion);
@@ -36,6 +39,19 @@ v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool ste
     r.set_end_unix_ns(kT0 + (i + 3) * kSecond);
     r.set_events(1000 + i);
     r.set_worker(absl::StrCat("w", i % workers));
+    // What the report does not read, around what it reads.
+    r.set_thread_index(i % 2);
+    r.set_duration_seconds(2.5 + i);
+    r.set_compressed_bytes_read(1000 * i);
+    r.set_uncompressed_bytes_read(3000 * i);
+    r.set_accessed_bytes(500 * i);
+    r.add_accessed_branches("Jet_pt");
+    if (i % 7 == 3) r.set_status(v1::CHUNK_STATUS_FAILED), r.set_error_text("boom");
+    v1::SectionRecord& section = *r.add_sections();
+    section.set_name("jets");
+    section.set_duration_seconds(0.5);
+    r.mutable_file_metadata()->set_total_branches(1200);
+    r.set_task_id(absl::StrCat(i + 1));
   }
   v1::TrackingData& tracking = *m.mutable_tracking();
   tracking.set_interval_seconds(10);
@@ -51,7 +67,7 @@ v1::Measurement TrackedRun(int workers, int samples, int64_t offset_ns, bool ste
       s.add_memory_limit_bytes(8e9);
       s.add_cpu_percent(x / 3);
       s.add_executing_tasks(static_cast<int>(x) % 3);
-      s.add_active_tasks(static_cast<int>(x) % 5);
+      s.add_active_tasks(static_cast<int>(x) % (active_is_executing ? 3 : 5));
       s.add_cores(4);
     }
   }
@@ -79,8 +95,8 @@ std::string StreamedReport(const std::string& directory, bool survey_while_loadi
   EXPECT_TRUE(m.ok()) << m.status();
   if (!m.ok()) return "";
   ReportChunks chunks;
-  EXPECT_TRUE(ForEachChunkRecord(directory, [&](const v1::ChunkRecord& r) {
-                chunks.Add(r);
+  EXPECT_TRUE(ForEachSerializedChunkRecord(directory, [&](absl::string_view bytes) {
+                EXPECT_TRUE(chunks.AddSerialized(bytes));
                 return absl::OkStatus();
               }).ok());
   absl::StatusOr<ReportWorkerLines> lines =
@@ -141,6 +157,21 @@ TEST(ReportWorkerStreamTest, CrowdedChartsAtInstantsAreThoseOfTheWholeSeries) {
 TEST(ReportWorkerStreamTest, FewWorkersAreDrawnOneByOneAsFromTheWholeSeries) {
   ExpectSameReport(TrackedRun(6, 50, 1000, /*step=*/true), "few", /*in_parts=*/true);
   ExpectSameReport(TrackedRun(6, 50, 1000, /*step=*/false), "few-single", /*in_parts=*/false);
+}
+
+// Active tasks equal to executing ones (a TaskVine run): said in a sentence, their lines not made.
+TEST(ReportWorkerStreamTest, ActiveTasksEqualToExecutingOnesAreASentenceAsFromTheWholeSeries) {
+  const v1::Measurement run =
+      TrackedRun(40, 100, 1000, /*step=*/true, /*active_is_executing=*/true);
+  ExpectSameReport(run, "active-is-executing", /*in_parts=*/true, /*binned=*/true);
+  ReportWorkerLines lines = ReportWorkerLinesOf(run, kT0, 10);
+  ASSERT_TRUE(lines.any_active());
+  EXPECT_TRUE(lines.active_equals_executing());
+  EXPECT_GT(lines.lines(WorkerFigure::kActive).series, 0u);
+  EXPECT_TRUE(lines.lines(WorkerFigure::kActive).lines.empty());
+  EXPECT_FALSE(lines.lines(WorkerFigure::kExecuting).lines.empty());
+  const std::string html = RenderHtmlReport(run);
+  EXPECT_NE(html.find("active tasks equal executing tasks at every sample"), std::string::npos);
 }
 
 }  // namespace

@@ -43,7 +43,10 @@ absl::StatusOr<RegularFileStream> RegularFileStreamOf(int fd, const std::string&
         absl::StrCat("'", path, "' is not a regular file (", FileTypeText(info.st_mode), ")"));
   }
   RegularFileStream file;
-  file.stream = std::make_unique<google::protobuf::io::FileInputStream>(fd);
+  // Read in 256 KiB blocks, not protobuf's 8 KiB: a 764 MB measurement.pbs was 93,000 reads, and
+  // a streamed record that straddles a block is copied out of it.
+  constexpr int kBlockBytes = 256 << 10;
+  file.stream = std::make_unique<google::protobuf::io::FileInputStream>(fd, kBlockBytes);
   file.stream->SetCloseOnDelete(true);
   file.size = static_cast<int64_t>(info.st_size);
   return file;

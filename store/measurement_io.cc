@@ -632,6 +632,23 @@ absl::Status ForEachChunkRecord(absl::string_view directory,
   return absl::OkStatus();
 }
 
+absl::Status ForEachSerializedChunkRecord(
+    absl::string_view directory, absl::FunctionRef<absl::Status(absl::string_view)> visit) {
+  const std::string path = StripTrailingSlashes(directory);
+  absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path);
+  if (!version.ok()) return version.status();
+  if (const std::string parts_path = JoinPath(path, kPartsFile);
+      access(parts_path.c_str(), F_OK) == 0) {
+    return store_internal::ForEachSerializedChunkRecordInParts(parts_path, visit);
+  }
+  std::string bytes;
+  return ForEachChunkRecord(directory, [&](const v1::ChunkRecord& record) {
+    bytes.clear();
+    record.AppendToString(&bytes);
+    return visit(bytes);
+  });
+}
+
 bool SavedInParts(absl::string_view directory) {
   return access(JoinPath(StripTrailingSlashes(directory), kPartsFile).c_str(), F_OK) == 0;
 }
@@ -655,6 +672,20 @@ absl::Status ForEachWorkerSeries(absl::string_view directory,
     if (absl::Status visited = visit(series); !visited.ok()) return visited;
   }
   return absl::OkStatus();
+}
+
+absl::Status ForEachWorkerSeriesColumns(
+    absl::string_view directory, const std::vector<int>& double_columns,
+    absl::FunctionRef<absl::Status(const v1::WorkerSeries&)> visit) {
+  if (SavedInParts(directory)) {
+    const std::string path = StripTrailingSlashes(directory);
+    if (absl::StatusOr<uint32_t> version = CheckMeasurementDirectory(path); !version.ok()) {
+      return version.status();
+    }
+    return store_internal::ForEachWorkerSeriesColumnsInParts(JoinPath(path, kPartsFile),
+                                                             double_columns, visit);
+  }
+  return ForEachWorkerSeries(directory, visit);
 }
 
 std::string MeasurementDirectoryName(absl::Time start) {

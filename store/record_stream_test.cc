@@ -138,6 +138,48 @@ TEST(RecordStreamTest, VisitsEveryWorkerSeriesInOrderInPartsOrOneFile) {
   }
 }
 
+// Only the instants, the kind and the columns asked for, from a measurement in parts (the rest
+// skipped, nothing carried over from the series before); from one file the series whole.
+TEST(RecordStreamTest, WorkerSeriesColumnsAreTheSeriesWithOnlyThoseColumns) {
+  v1::Measurement tracked = BigTracked();
+  for (v1::WorkerSeries& series : *tracked.mutable_tracking()->mutable_workers()) {
+    series.set_kind(v1::SERIES_KIND_STEP);
+    series.set_host("h");
+    for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+      series.add_executing_tasks(i);
+      series.add_cores(4);
+    }
+  }
+  const std::vector<int> columns = {v1::WorkerSeries::kExecutingTasksFieldNumber,
+                                    v1::WorkerSeries::kCpuPercentFieldNumber,
+                                    v1::WorkerSeries::kTimeUnixNsFieldNumber, 99};  // ignored
+  for (const bool in_parts : {true, false}) {
+    absl::StatusOr<std::string> saved =
+        Save(tracked, in_parts ? "columns-parts" : "columns-single", in_parts);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    std::vector<v1::WorkerSeries> visited;
+    const absl::Status status =
+        ForEachWorkerSeriesColumns(*saved, columns, [&](const v1::WorkerSeries& series) {
+          visited.push_back(series);
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(status.ok()) << status;
+    ASSERT_EQ(visited.size(), 3u);
+    for (int w = 0; w < 3; ++w) {
+      v1::WorkerSeries expected = tracked.tracking().workers(w);
+      if (in_parts) {
+        v1::WorkerSeries only;
+        *only.mutable_time_unix_ns() = expected.time_unix_ns();
+        *only.mutable_executing_tasks() = expected.executing_tasks();
+        only.set_kind(expected.kind());
+        expected = only;
+      }
+      EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(visited[w], expected))
+          << in_parts << " " << w << ": " << visited[w].ShortDebugString();
+    }
+  }
+}
+
 TEST(RecordStreamTest, AWorkerSeriesVisitErrorStopsTheReading) {
   absl::StatusOr<std::string> saved = Save(BigTracked(), "series-stop", /*in_parts=*/true);
   ASSERT_TRUE(saved.ok()) << saved.status();
@@ -158,6 +200,49 @@ TEST(RecordStreamTest, AVisitErrorStopsTheReading) {
   });
   EXPECT_TRUE(absl::IsCancelled(status)) << status;
   EXPECT_EQ(calls, 3);
+}
+
+// Each record's bytes, in order: in place in the read buffer, or copied when a record straddles
+// its end or is larger than it (a 300 KB record; the buffer is 256 KiB).
+TEST(RecordStreamTest, SerializedRecordsAreTheRecordsInOrderInPartsOrOneFile) {
+  v1::Measurement big = Big();
+  big.mutable_chunks(5)->set_error_text(std::string(300 << 10, 'x'));
+  big.mutable_chunks(big.chunks_size() - 1)->set_error_text(std::string(300 << 10, 'y'));
+  for (const bool in_parts : {true, false}) {
+    absl::StatusOr<std::string> saved =
+        Save(big, in_parts ? "serialized-parts" : "serialized-single", in_parts);
+    ASSERT_TRUE(saved.ok()) << saved.status();
+    EXPECT_EQ(SavedInParts(*saved), in_parts);
+    std::vector<v1::ChunkRecord> visited;
+    const absl::Status status = ForEachSerializedChunkRecord(*saved, [&](absl::string_view bytes) {
+      visited.emplace_back();
+      EXPECT_TRUE(visited.back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << status;
+    ExpectSameRecords(visited, big);
+  }
+}
+
+TEST(RecordStreamTest, SerializedRecordsStopAtAVisitErrorAndFindACutFile) {
+  absl::StatusOr<std::string> saved = Save(Big(), "serialized-stop", /*in_parts=*/true);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  int calls = 0;
+  absl::Status status = ForEachSerializedChunkRecord(*saved, [&calls](absl::string_view) {
+    return ++calls == 3 ? absl::CancelledError("enough") : absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsCancelled(status)) << status;
+  EXPECT_EQ(calls, 3);
+  const std::string parts = *saved + "/measurement.pbs";
+  struct stat info;
+  ASSERT_EQ(stat(parts.c_str(), &info), 0);
+  ASSERT_EQ(truncate(parts.c_str(), info.st_size - 100), 0);
+  status = ForEachSerializedChunkRecord(*saved, [](absl::string_view) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsDataLoss(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(parts));
+  status = ForEachSerializedChunkRecord(TempDir() + "/nothing-here",
+                                        [](absl::string_view) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsNotFound(status)) << status;
 }
 
 TEST(RecordStreamTest, ACutShortFileIsDataLossNamingItAndThePart) {

@@ -86,16 +86,15 @@ std::vector<int> RowsToKeep(const v1::WorkerSeries& s) {
   return rows;
 }
 
-}  // namespace
-
-void CutWorkerSeriesToEnds(v1::WorkerSeries* series) {
+// The cut of `*series` into `*cut` (overwritten), its columns cleared, their allocations kept;
+// false, both untouched, when `*series` is kept whole.
+bool CutInto(v1::WorkerSeries* series, v1::WorkerSeries* cut) {
   const int n = series->time_unix_ns_size();
-  if (n <= 3) return;
+  if (n <= 3) return false;
   std::vector<int> rows = RowsToKeep(*series);
-  if (rows.empty()) return;
+  if (rows.empty()) return false;
   std::sort(rows.begin(), rows.end());
   rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
-  // Kept rows go to a fresh message: a cleared repeated field keeps its allocation.
   const google::protobuf::Descriptor* descriptor = series->GetDescriptor();
   const google::protobuf::Reflection* reflection = series->GetReflection();
   std::vector<std::pair<const FieldDescriptor*, std::vector<double>>> doubles;
@@ -112,10 +111,22 @@ void CutWorkerSeriesToEnds(v1::WorkerSeries* series) {
     }
     reflection->ClearField(series, field);
   }
-  v1::WorkerSeries cut = *series;  // the scalars and any other column
-  for (const auto& [field, values] : doubles) AddAll(values, field, &cut);
-  for (const auto& [field, values] : int64s) AddAll(values, field, &cut);
-  series->Swap(&cut);
+  *cut = *series;  // the scalars and any other column
+  for (const auto& [field, values] : doubles) AddAll(values, field, cut);
+  for (const auto& [field, values] : int64s) AddAll(values, field, cut);
+  return true;
+}
+
+}  // namespace
+
+void CutWorkerSeriesToEnds(v1::WorkerSeries* series) {
+  // Kept rows go to a fresh message: a cleared repeated field keeps its allocation.
+  v1::WorkerSeries cut;
+  if (CutInto(series, &cut)) series->Swap(&cut);
+}
+
+void TakeWorkerSeriesEnds(v1::WorkerSeries* series, v1::WorkerSeries* ends) {
+  if (!CutInto(series, ends)) *ends = *series;
 }
 
 }  // namespace roastcoffea

@@ -30,6 +30,11 @@ namespace roastcoffea {
 
 void CutWorkerSeriesToEnds(v1::WorkerSeries* series);
 
+// The same into `*ends` (overwritten), leaving `*series` with its columns' allocations for the
+// next series parsed into it (its contents are then unspecified): a reader of many long series
+// reuses one message instead of allocating each series' columns afresh.
+void TakeWorkerSeriesEnds(v1::WorkerSeries* series, v1::WorkerSeries* ends);
+
 }  // namespace roastcoffea
 
 #endif  // ROASTCOFFEA_STORE_WORKER_SERIES_ENDS_H_

@@ -102,5 +102,29 @@ TEST(CutWorkerSeriesToEndsTest, CutIsIdempotent) {
   EXPECT_EQ(series.SerializeAsString(), once);
 }
 
+// Series parsed one after the other into one reused message, as a load does: each one's ends
+// are those CutWorkerSeriesToEnds makes of it, nothing carried over from the one before; what it
+// keeps whole (short, out of order) is copied whole.
+TEST(TakeWorkerSeriesEndsTest, EachSeriesOfAReusedMessageIsCutAsAlone) {
+  v1::WorkerSeries unordered = Steps({10, 30, 20, 40, 50});
+  v1::WorkerSeries with_memory = Steps({1, 2, 3, 4, 5, 6, 7});
+  for (int i = 0; i < 7; ++i) with_memory.add_memory_bytes(100 + i);
+  with_memory.set_worker("w2");
+  const std::vector<v1::WorkerSeries> series = {Steps({10, 20, 30, 40, 50, 60, 70, 80}),
+                                                Steps({5, 6}), unordered, with_memory,
+                                                Steps({10, 20, 30, 40})};
+  v1::WorkerSeries reused;
+  for (size_t i = 0; i < series.size(); ++i) {
+    reused.Clear();
+    ASSERT_TRUE(reused.MergeFromString(series[i].SerializeAsString()));
+    v1::WorkerSeries ends;
+    ends.set_host("left from before");  // overwritten
+    TakeWorkerSeriesEnds(&reused, &ends);
+    v1::WorkerSeries expected = series[i];
+    CutWorkerSeriesToEnds(&expected);
+    EXPECT_EQ(ends.SerializeAsString(), expected.SerializeAsString()) << i;
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

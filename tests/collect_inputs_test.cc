@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -16,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
+#include "store/segmented_measurement.h"
 #include "tests/collect_runner.h"
 
 namespace roastcoffea {
@@ -27,6 +29,39 @@ std::string SaveRun(const std::string& name) {
   const absl::StatusOr<std::string> saved = SaveMeasurement(run, TempDir() + "/runs", name);
   EXPECT_TRUE(saved.ok()) << saved.status();
   return saved.ok() ? *saved : "";
+}
+
+// `collect report` reads of each saved record only the fields its plots use: a record whose
+// worker name is not UTF-8 (protobuf refuses it) still fails the report, naming the measurement
+// and the record, with exit 1.
+TEST(CollectInputsTest, ReportOfARecordThatDoesNotParseNamesIt) {
+  v1::Measurement run;
+  run.mutable_metadata()->set_name("bad-record");
+  for (const char* worker : {"wA", "wB", "wC"}) {
+    v1::ChunkRecord& record = *run.add_chunks();
+    record.set_worker(worker);
+    record.set_start_unix_ns(1'765'000'000'000'000'000);
+    record.set_end_unix_ns(1'765'000'001'000'000'000);
+  }
+  store_internal::SetSegmentThresholdBytesForTesting(1);  // saved in parts, as a large run
+  const absl::StatusOr<std::string> saved = SaveMeasurement(run, TempDir() + "/runs", "bad-record");
+  store_internal::SetSegmentThresholdBytesForTesting(store_internal::kDefaultSegmentThresholdBytes);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  const std::string parts = *saved + "/measurement.pbs";
+  std::string bytes;
+  {
+    std::ifstream in(parts, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t at = bytes.find("wB");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '\xff';
+  std::ofstream(parts, std::ios::binary | std::ios::trunc) << bytes;
+  const CollectOutcome outcome =
+      RunCollect({"report", *saved, "--html_output=" + TempDir() + "/bad-record.html"});
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.err;
+  EXPECT_TRUE(absl::StrContains(outcome.err, *saved + "': chunk record 2 does not parse"))
+      << outcome.err;
 }
 
 // The original's layout with metrics.json a directory: collect aborted in std::__ios_failure.

@@ -1,5 +1,7 @@
 #include "tools/report_command.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -37,14 +39,22 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
   }
   absl::StatusOr<v1::Measurement> measurement = LoadAnyMeasurement(directory, {}, without_records);
   if (!measurement.ok()) return measurement;
+  size_t records_read = 0;
+  // Room for the records the metrics count (a damaged count only costs memory up to a bound).
+  chunks->Reserve(static_cast<size_t>(
+      std::clamp<int64_t>(measurement->metrics().chunks().num_chunks(), 0, int64_t{1} << 26)));
   if (measurement->chunks_size() > 0) {  // not ours (read whole): its records are here
     for (const v1::ChunkRecord& record : measurement->chunks()) chunks->Add(record);
     measurement->clear_chunks();
-  } else if (absl::Status streamed = ForEachChunkRecord(directory,
-                                                        [chunks](const v1::ChunkRecord& record) {
-                                                          chunks->Add(record);
-                                                          return absl::OkStatus();
-                                                        });
+  } else if (absl::Status streamed = ForEachSerializedChunkRecord(
+                 directory,
+                 [&](auto bytes) {
+                   // Only the fields the plots read are parsed (the whole records were 0.4 s).
+                   ++records_read;
+                   if (chunks->AddSerialized(bytes)) return absl::OkStatus();
+                   return absl::DataLossError(absl::StrCat("'", directory, "': chunk record ",
+                                                           records_read, " does not parse"));
+                 });
              !streamed.ok() && !absl::IsNotFound(streamed)) {  // NotFound: not ours, no records
     return streamed;
   }

@@ -138,11 +138,12 @@ std::vector<T> Gather(const std::vector<T>& column, const std::vector<uint32_t>&
   return out;
 }
 
-ChunkView ViewChunks(const ChunkColumns& c) {
+// `by_start`: the start order of `c` when the caller made it (Aggregate), else null.
+ChunkView ViewChunks(const ChunkColumns& c, const StartOrder* by_start) {
   ChunkView view;
   view.columns = &c;
   view.size = c.size();
-  view.order = OrderBefore(c);
+  view.order = by_start != nullptr ? OrderBefore(c, *by_start) : OrderBefore(c);
   const size_t n = view.size;
   // One pass in record order (each column read front to back): each record's pair (one Slot()
   // string per distinct (worker, thread_index) pair), the successful records and the flags.
@@ -638,7 +639,9 @@ FindingsOutcome Compute(const FindingsInputs& in) {
   std::thread memory_thread;
   const bool two_threads = in.tracking != nullptr && columns->size() >= in.two_threads_min_records;
   if (two_threads) memory_thread = std::thread([&in, &memory] { memory = ScanMemory(in); });
-  const ChunkView view = ViewChunks(*columns);
+  const bool has_start_order =
+      columns == in.columns && in.start_order != nullptr && in.start_order->size == columns->size();
+  const ChunkView view = ViewChunks(*columns, has_start_order ? in.start_order : nullptr);
   CpuStarvation(in, b);
   CpuContention(in, view.any_load_evidence, b);
   IoBound(in, b);

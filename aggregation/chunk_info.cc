@@ -47,12 +47,24 @@ ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks) {
 ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks, const StartOrder& start) {
   ChunkInfoOrdering order;
   std::vector<uint32_t>& records = order.records;
-  records.reserve(start.size);
-  for (size_t k = 0; k < start.size; ++k) {
-    const uint32_t i = start.at(k);
-    if (chunks.file[i] == ChunkColumns::kNone || chunks.end_unix_ns[i] == 0) continue;
-    records.push_back(i);
+  // Which records are listed, read in record order (in start order they would be read at
+  // random); usually all of them, and then the start order is the list.
+  std::vector<bool> listed;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const bool listed_i = chunks.file[i] != ChunkColumns::kNone && chunks.end_unix_ns[i] != 0;
+    if (!listed_i && listed.empty()) listed.assign(chunks.size(), true);
+    if (!listed_i) listed[i] = false;
   }
+  if (listed.empty() && !start.in_order) {
+    records = start.records;
+  } else {
+    records.reserve(start.size);
+    for (size_t k = 0; k < start.size; ++k) {
+      const uint32_t i = start.at(k);
+      if (listed.empty() || listed[i]) records.push_back(i);
+    }
+  }
+  if (!start.any_same_start) return order;
   const auto less = [&chunks](uint32_t a, uint32_t b) { return SameStartBefore(chunks, a, b); };
   int64_t previous_start = 0;
   size_t run = 0;  // the first position of the current instant's run

@@ -176,6 +176,7 @@ std::vector<uint32_t> OrderBefore(const ChunkColumns& columns, const StartOrder&
   std::vector<uint32_t> order(n);
   std::vector<KeyedIndex> keyed, buffer;
   for (size_t k = 0; k < n; ++k) order[k] = by_start.at(k);
+  if (!by_start.any_same_start) return order;  // start decides every pair
   ColumnKeys keys(columns);
   const auto less = [&keys](uint32_t a, uint32_t c) { return keys.Less(a, c); };
   for (size_t i = 0; i < n;) {

@@ -22,6 +22,9 @@ struct StartOrder {
   bool in_order = true;
   std::vector<uint32_t> records;  // otherwise the record of each position
   size_t size = 0;
+  // Whether two records start at the same instant: only then do the orders that start from this
+  // one compare anything else.
+  bool any_same_start = false;
 
   uint32_t at(size_t k) const { return in_order ? static_cast<uint32_t>(k) : records[k]; }
 };

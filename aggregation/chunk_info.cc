@@ -26,12 +26,18 @@ bool SameStartBefore(const ChunkColumns& chunks, uint32_t a, uint32_t b) {
   return chunks.file_names[chunks.file[a]] < chunks.file_names[chunks.file[b]];
 }
 
+// Reads a few places ahead are prefetched: out of order, each read is a cache miss.
+constexpr size_t kPrefetchAhead = 16;
+
 // `column` of the records listed in order.records [first, last) into out[first, last).
 template <typename T>
 void GatherPart(const std::vector<T>& column, const ChunkInfoOrdering& order, size_t first,
                 size_t last, T* out) {
   const uint32_t* records = order.records.data();
-  for (size_t k = first; k < last; ++k) out[k] = column[records[k]];
+  for (size_t k = first; k < last; ++k) {
+    if (k + kPrefetchAhead < last) __builtin_prefetch(column.data() + records[k + kPrefetchAhead]);
+    out[k] = column[records[k]];
+  }
 }
 
 }  // namespace
@@ -103,6 +109,9 @@ void StartChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& 
   out->mutable_file_index()->Reserve(n);
   uint32_t* file_index = out->mutable_file_index()->AddNAlreadyReserved(n);
   for (size_t k = 0; k < order.size(); ++k) {
+    if (k + kPrefetchAhead < order.size()) {
+      __builtin_prefetch(chunks.file.data() + order.records[k + kPrefetchAhead]);
+    }
     const uint32_t file = chunks.file[order.records[k]];
     if (place[file] == ChunkColumns::kNone) {
       place[file] = static_cast<uint32_t>(out->files_size());

@@ -206,10 +206,15 @@ ChunkView ViewChunks(const ChunkColumns& c, const StartOrder* by_start) {
   } else {
     view.pair = Gather(pair_of_record, view.order);
     pair_of_record = std::vector<uint32_t>();
-    view.start_copy = Gather(c.start_unix_ns, view.order);
+    // Before order sorts by start first: the starts in that order are the sorted starts, which
+    // is the column itself when the records came in start order (only ties were reordered).
+    const bool starts_sorted = by_start != nullptr
+                                   ? by_start->in_order
+                                   : std::is_sorted(c.start_unix_ns.begin(), c.start_unix_ns.end());
+    if (!starts_sorted) view.start_copy = Gather(c.start_unix_ns, view.order);
     view.end_copy = Gather(c.end_unix_ns, view.order);
     view.seconds_copy = Gather(c.duration_seconds, view.order);
-    view.start_ns = view.start_copy.data();
+    view.start_ns = starts_sorted ? c.start_unix_ns.data() : view.start_copy.data();
     view.end_ns = view.end_copy.data();
     view.seconds = view.seconds_copy.data();
     if (!work_is_duration) view.work_copy = Gather(work, view.order);

@@ -72,6 +72,7 @@ struct StepColumns {
     const size_t n = static_cast<size_t>(tracking.workers_size()) + 1;
     times.assign(n, nullptr);
     cores.assign(n, nullptr);
+    constant_cores.assign(n, 0);
     executing.assign(n, nullptr);
     sizes.assign(n, 0);
     for (uint32_t s = 0; s < queue; ++s) {
@@ -79,7 +80,13 @@ struct StepColumns {
       if (!UsableStepSeries(w)) continue;
       usable.push_back(s);
       times[s] = w.time_unix_ns().data();
-      cores[s] = w.cores().data();
+      // A worker's cores are one value for its whole series (every log-made one): then that
+      // value, and the column is not read point by point (one stream fewer in the merge).
+      const auto& all_cores = w.cores();
+      const bool constant = std::all_of(all_cores.begin(), all_cores.end(),
+                                        [&all_cores](double v) { return v == all_cores[0]; });
+      if (constant) constant_cores[s] = all_cores[0];
+      cores[s] = constant ? nullptr : all_cores.data();
       executing[s] = w.executing_tasks().data();
       sizes[s] = w.time_unix_ns_size();
     }
@@ -90,7 +97,8 @@ struct StepColumns {
   uint32_t queue;
   std::vector<uint32_t> usable;
   std::vector<const int64_t*> times;
-  std::vector<const double*> cores, executing;
+  std::vector<const double*> cores, executing;  // cores: null when constant_cores holds
+  std::vector<double> constant_cores;
   std::vector<int> sizes;
   const int32_t* queued = nullptr;
 };
@@ -189,7 +197,7 @@ class ChangeStream {
     if (s == c_.queue) {
       __builtin_prefetch(c_.queued + index);
     } else {
-      __builtin_prefetch(c_.cores[s] + index);
+      if (c_.cores[s] != nullptr) __builtin_prefetch(c_.cores[s] + index);
       __builtin_prefetch(c_.executing[s] + index);
     }
   }
@@ -256,7 +264,7 @@ size_t ForEachInterval(const v1::TrackingData& tracking, const StepColumns& c,
         continue;
       }
       const bool last = change.index + 1 == c.sizes[s];
-      const double cores = c.cores[s][change.index];
+      const double cores = c.cores[s] != nullptr ? c.cores[s][change.index] : c.constant_cores[s];
       if (!(cores == cores_of[s])) {  // a worker's cores rarely change: its slots kept
         cores_of[s] = cores;
         worker_slots_of[s] = WorkerSlots(cores, task_cores_of[s]);

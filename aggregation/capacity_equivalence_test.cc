@@ -369,9 +369,11 @@ v1::TrackingData RandomTimeline(uint64_t seed, bool before_points, bool shuffle_
     int k = uniform(horizon / 2);
     const int end = uniform(3) == 0 ? k + uniform(horizon) : horizon + 50;
     double executing = 0;
+    // Some workers' cores change along their series (most keep one value).
+    const bool varying_cores = (seed + static_cast<uint64_t>(w)) % 5 == 0;
     const auto add = [&](int at, double value) {
       series->add_time_unix_ns(at * tenth);
-      series->add_cores(cores);
+      series->add_cores(varying_cores && at % 7 == 0 ? cores + 1 : cores);
       series->add_executing_tasks(value);
     };
     add(k, 0);

@@ -19,6 +19,7 @@
 #include "aggregation/invariants.h"
 #include "aggregation/read_amplification.h"
 #include "aggregation/series_integral.h"
+#include "aggregation/start_order.h"
 #include "aggregation/worker_metrics.h"
 #include "aggregation/workflow.h"
 
@@ -51,6 +52,7 @@ size_t TwoThreadPassMinRecords(const google::protobuf::RepeatedPtrField<v1::Chun
 absl::Status AddChunkFigures(const AggregationInput& input,
                              aggregation_internal::ChunkColumns* built,
                              const aggregation_internal::ChunkColumns** columns,
+                             aggregation_internal::StartOrder* start_order,
                              v1::AggregatedMetrics* metrics) {
   aggregation_internal::BranchCoverageAccumulator branches;
   aggregation_internal::SectionAccumulator built_sections;
@@ -83,8 +85,8 @@ absl::Status AddChunkFigures(const AggregationInput& input,
     metrics->mutable_workflow()->set_read_amplification(read->ratio);
   }
   if (std::optional<v1::ChunkMetrics> chunks = aggregation_internal::AggregateChunkColumns(
-          **columns, sections, input.options.include_chunk_info,
-          input.options.parallel_min_records)) {
+          **columns, sections, input.options.include_chunk_info, input.options.parallel_min_records,
+          input.options.evaluate_findings ? start_order : nullptr)) {
     *metrics->mutable_chunks() = *std::move(chunks);
   }
   const aggregation_internal::BranchCoverageAccumulator& coverage_of =
@@ -131,12 +133,17 @@ TrackingFigures ComputeTrackingFigures(const AggregationInput& input) {
 // The findings, once every other figure is in `metrics`; they read `columns` (of input.chunks)
 // rather than the records.
 void AddFindings(const AggregationInput& input, const aggregation_internal::ChunkColumns& columns,
+                 const aggregation_internal::StartOrder& start_order,
                  v1::AggregatedMetrics* metrics) {
   aggregation_internal::FindingsInputs findings;
   findings.metrics = metrics;
   findings.chunks = input.chunks;
   findings.chunk_table = input.chunk_table;
-  if (columns.BuiltFrom(input.chunks, input.chunk_table)) findings.columns = &columns;
+  if (columns.BuiltFrom(input.chunks, input.chunk_table)) {
+    findings.columns = &columns;
+    // Made with chunk_info's order (AggregateChunkColumns); empty columns have none to make.
+    if (start_order.size == columns.size()) findings.start_order = &start_order;
+  }
   findings.tracking = input.tracking;
   findings.warnings = input.warnings;
   findings.analysis_build = input.analysis_build;
@@ -157,9 +164,10 @@ void AddFindings(const AggregationInput& input, const aggregation_internal::Chun
 // every other figure is in `metrics`.
 void AddFindingsAndInvariants(const AggregationInput& input,
                               const aggregation_internal::ChunkColumns& columns,
+                              const aggregation_internal::StartOrder& start_order,
                               const aggregation_internal::TimeWindow& tracked_window,
                               v1::AggregatedMetrics* metrics) {
-  if (input.options.evaluate_findings) AddFindings(input, columns, metrics);
+  if (input.options.evaluate_findings) AddFindings(input, columns, start_order, metrics);
 
   aggregation_internal::InvariantInputs invariants;
   invariants.metrics = metrics;
@@ -260,8 +268,11 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   }
   aggregation_internal::ChunkColumns built;
   const aggregation_internal::ChunkColumns* columns = &built;
-  absl::Status added =
-      HasChunks(input) ? AddChunkFigures(input, &built, &columns, &metrics) : absl::OkStatus();
+  // The records by start instant, made once (with chunk_info's order) for the findings too.
+  aggregation_internal::StartOrder start_order;
+  absl::Status added = HasChunks(input)
+                           ? AddChunkFigures(input, &built, &columns, &start_order, &metrics)
+                           : absl::OkStatus();
   if (tracking_thread.joinable()) tracking_thread.join();
   if (!added.ok()) return added;
 
@@ -300,7 +311,7 @@ absl::StatusOr<v1::AggregatedMetrics> Aggregate(const AggregationInput& input) {
   *metrics.mutable_cpu() = aggregation_internal::ComputeCpuMetrics(cpu);
 
   AddFindingsAndInvariants(
-      input, *columns,
+      input, *columns, start_order,
       tracking.has_value() ? tracking->window : aggregation_internal::TimeWindow{0, 0}, &metrics);
   return metrics;
 }

@@ -6,82 +6,83 @@
 #include <string>
 #include <vector>
 
-#include "aggregation/radix_sort.h"
-
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-// Stable sort of `keys` by start_unix_ns, through (start, index) pairs of 16 bytes rather than
-// the 48-byte keys. Cost: O(n) per radix pass.
-void RadixSortByStart(std::vector<ChunkInfoKey>* keys) {
-  struct Item {
-    uint64_t key;    // start_unix_ns, ordered as unsigned
-    uint32_t index;  // into *keys
-  };
-  std::vector<Item> items, buffer;
-  items.reserve(keys->size());
-  for (size_t i = 0; i < keys->size(); ++i) {
-    items.push_back({OrderedUnsigned((*keys)[i].start_unix_ns), static_cast<uint32_t>(i)});
+// chunk_info's order of two records that start at the same instant; the file name only breaks
+// ties.
+bool SameStartBefore(const ChunkColumns& chunks, uint32_t a, uint32_t b) {
+  if (chunks.end_unix_ns[a] != chunks.end_unix_ns[b]) {
+    return chunks.end_unix_ns[a] < chunks.end_unix_ns[b];
   }
-  RadixSortByKey(items, buffer);
-  std::vector<ChunkInfoKey> sorted;
-  sorted.reserve(keys->size());
-  for (const Item& item : items) sorted.push_back((*keys)[item.index]);
-  keys->swap(sorted);
+  if (chunks.entry_start[a] != chunks.entry_start[b]) {
+    return chunks.entry_start[a] < chunks.entry_start[b];
+  }
+  if (chunks.entry_stop[a] != chunks.entry_stop[b]) {
+    return chunks.entry_stop[a] < chunks.entry_stop[b];
+  }
+  if (chunks.attempt[a] != chunks.attempt[b]) return chunks.attempt[a] < chunks.attempt[b];
+  return chunks.file_names[chunks.file[a]] < chunks.file_names[chunks.file[b]];
 }
 
-ChunkInfoKey KeyOf(const ChunkColumns& chunks, uint32_t i) {
-  return {chunks.start_unix_ns[i],        chunks.end_unix_ns[i], chunks.entry_start[i],
-          chunks.entry_stop[i],           chunks.attempt[i],     chunks.file[i],
-          chunks.compressed_bytes_read[i]};
-}
+// Reads a few places ahead are prefetched: out of order, each read is a cache miss.
+constexpr size_t kPrefetchAhead = 16;
 
-// chunk_info's order of two keys; the file name only breaks ties.
-bool Before(const ChunkColumns& chunks, const ChunkInfoKey& a, const ChunkInfoKey& b) {
-  if (a.start_unix_ns != b.start_unix_ns) return a.start_unix_ns < b.start_unix_ns;
-  if (a.end_unix_ns != b.end_unix_ns) return a.end_unix_ns < b.end_unix_ns;
-  if (a.entry_start != b.entry_start) return a.entry_start < b.entry_start;
-  if (a.entry_stop != b.entry_stop) return a.entry_stop < b.entry_stop;
-  if (a.attempt != b.attempt) return a.attempt < b.attempt;
-  return chunks.file_names[a.file] < chunks.file_names[b.file];
+// `column` of the records listed in order.records [first, last) into out[first, last).
+template <typename T>
+void GatherPart(const std::vector<T>& column, const ChunkInfoOrdering& order, size_t first,
+                size_t last, T* out) {
+  const uint32_t* records = order.records.data();
+  for (size_t k = first; k < last; ++k) {
+    if (k + kPrefetchAhead < last) __builtin_prefetch(column.data() + records[k + kPrefetchAhead]);
+    out[k] = column[records[k]];
+  }
 }
 
 }  // namespace
 
-// Integer keys in a flat array keep the sort cache-friendly; the file name only breaks ties.
 ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks) {
+  return ChunkInfoOrder(chunks, OrderByStart(chunks));
+}
+
+// The start order filtered, then each run of one start instant (rare: records starting in the
+// same nanosecond) by the rest of the key: the order std::stable_sort by the whole key gives,
+// without comparing 10^6 x log 10^6 keys. Keys equal in every field, file included, keep the
+// records' order (as the start order does).
+ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks, const StartOrder& start) {
   ChunkInfoOrdering order;
-  order.records.reserve(chunks.size());
-  bool in_order = true;
-  ChunkInfoKey previous{};
-  for (uint32_t i = 0; i < chunks.size(); ++i) {
-    if (chunks.file[i] == ChunkColumns::kNone || chunks.end_unix_ns[i] == 0) continue;
-    if (in_order) {
-      // Start is read first: in a run's records it nearly always decides.
-      const ChunkInfoKey key = KeyOf(chunks, i);
-      in_order = order.records.empty() || !Before(chunks, key, previous);
-      previous = key;
-    }
-    order.records.push_back(i);
+  std::vector<uint32_t>& records = order.records;
+  // Which records are listed, read in record order (in start order they would be read at
+  // random); usually all of them, and then the start order is the list.
+  std::vector<bool> listed;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const bool listed_i = chunks.file[i] != ChunkColumns::kNone && chunks.end_unix_ns[i] != 0;
+    if (!listed_i && listed.empty()) listed.assign(chunks.size(), true);
+    if (!listed_i) listed[i] = false;
   }
-  if (in_order) return order;
-  std::vector<ChunkInfoKey>& keys = order.keys;
-  keys.reserve(order.records.size());
-  for (uint32_t i : order.records) keys.push_back(KeyOf(chunks, i));
-  order.records = std::vector<uint32_t>();
-  const auto less = [&chunks](const ChunkInfoKey& a, const ChunkInfoKey& b) {
-    return Before(chunks, a, b);
-  };
-  // By start, then each run of equal starts (rare: records starting in the same nanosecond)
-  // by the whole key: the order std::sort by `less` gives, without comparing 10^6 x log 10^6
-  // keys. Keys equal in every field, file included, keep the records' order.
-  RadixSortByStart(&keys);
-  for (auto first = keys.begin(); first != keys.end();) {
-    auto last = first + 1;
-    while (last != keys.end() && last->start_unix_ns == first->start_unix_ns) ++last;
-    if (last - first > 1) std::stable_sort(first, last, less);
-    first = last;
+  if (listed.empty() && !start.in_order) {
+    records = start.records;
+  } else {
+    records.reserve(start.size);
+    for (size_t k = 0; k < start.size; ++k) {
+      const uint32_t i = start.at(k);
+      if (listed.empty() || listed[i]) records.push_back(i);
+    }
+  }
+  if (!start.any_same_start) return order;
+  const auto less = [&chunks](uint32_t a, uint32_t b) { return SameStartBefore(chunks, a, b); };
+  int64_t previous_start = 0;
+  size_t run = 0;  // the first position of the current instant's run
+  for (size_t k = 0; k <= records.size(); ++k) {
+    const bool same =
+        k < records.size() && k > 0 && chunks.start_unix_ns[records[k]] == previous_start;
+    if (same) continue;
+    if (k - run > 1 && !std::is_sorted(records.begin() + run, records.begin() + k, less)) {
+      std::stable_sort(records.begin() + run, records.begin() + k, less);
+    }
+    run = k;
+    if (k < records.size()) previous_start = chunks.start_unix_ns[records[k]];
   }
   return order;
 }
@@ -108,7 +109,10 @@ void StartChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& 
   out->mutable_file_index()->Reserve(n);
   uint32_t* file_index = out->mutable_file_index()->AddNAlreadyReserved(n);
   for (size_t k = 0; k < order.size(); ++k) {
-    const uint32_t file = order.keys.empty() ? chunks.file[order.records[k]] : order.keys[k].file;
+    if (k + kPrefetchAhead < order.size()) {
+      __builtin_prefetch(chunks.file.data() + order.records[k + kPrefetchAhead]);
+    }
+    const uint32_t file = chunks.file[order.records[k]];
     if (place[file] == ChunkColumns::kNone) {
       place[file] = static_cast<uint32_t>(out->files_size());
       out->add_files(chunks.file_names[file]);
@@ -119,21 +123,14 @@ void StartChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& 
 
 void FillChunkInfoColumns(const ChunkColumns& chunks, const ChunkInfoOrdering& order, size_t first,
                           size_t last, v1::ChunkInfoColumns* out) {
-  int64_t* entry_start = out->mutable_entry_start()->mutable_data();
-  int64_t* entry_stop = out->mutable_entry_stop()->mutable_data();
-  uint32_t* attempt = out->mutable_attempt()->mutable_data();
-  int64_t* start_unix_ns = out->mutable_start_unix_ns()->mutable_data();
-  int64_t* end_unix_ns = out->mutable_end_unix_ns()->mutable_data();
-  int64_t* bytes_read = out->mutable_bytes_read()->mutable_data();
-  for (size_t k = first; k < last; ++k) {
-    const ChunkInfoKey key = order.keys.empty() ? KeyOf(chunks, order.records[k]) : order.keys[k];
-    entry_start[k] = key.entry_start;
-    entry_stop[k] = key.entry_stop;
-    attempt[k] = key.attempt;
-    start_unix_ns[k] = key.start_unix_ns;
-    end_unix_ns[k] = key.end_unix_ns;
-    bytes_read[k] = key.bytes_read;
-  }
+  GatherPart(chunks.entry_start, order, first, last, out->mutable_entry_start()->mutable_data());
+  GatherPart(chunks.entry_stop, order, first, last, out->mutable_entry_stop()->mutable_data());
+  GatherPart(chunks.attempt, order, first, last, out->mutable_attempt()->mutable_data());
+  GatherPart(chunks.start_unix_ns, order, first, last,
+             out->mutable_start_unix_ns()->mutable_data());
+  GatherPart(chunks.end_unix_ns, order, first, last, out->mutable_end_unix_ns()->mutable_data());
+  GatherPart(chunks.compressed_bytes_read, order, first, last,
+             out->mutable_bytes_read()->mutable_data());
 }
 
 void BuildChunkInfo(const ChunkColumns& chunks, v1::ChunkInfoColumns* out) {

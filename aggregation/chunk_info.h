@@ -9,6 +9,7 @@
 
 #include "absl/types/span.h"
 #include "aggregation/chunk_columns.h"
+#include "aggregation/start_order.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -23,24 +24,19 @@ namespace aggregation_internal {
 void BuildChunkInfo(const ChunkColumns& chunks, v1::ChunkInfoColumns* out);
 
 // BuildChunkInfo in steps, so that the columns can be filled by several threads: the records to
-// list, in their order (integer keys; the file name only for ties), then the columns started
-// (sized; the files and file_index filled, which takes one pass in order), then the other
-// columns of parts of that order filled (distinct parts at once by different threads).
-// Cost: O(n) for the order (a radix sort by start unless already in order), O(n) to start,
-// O(part) to fill. Out of order, the keys carry every number of a row, so that filling reads no
-// column at random (each such read would be a cache miss); records already in order are listed
-// by index alone (4 bytes a record instead of a 48-byte key), read in column order.
-struct ChunkInfoKey {
-  int64_t start_unix_ns, end_unix_ns, entry_start, entry_stop;
-  uint32_t attempt;
-  uint32_t file;  // id into ChunkColumns::file_names
-  int64_t bytes_read;
-};
+// list, in their order, then the columns started (sized; the files and file_index filled, which
+// takes one pass in order), then the other columns of parts of that order filled (distinct parts
+// at once by different threads).
+// The order starts from the records' start order (start_order.h), which Aggregate makes once for
+// chunk_info and the findings: only records sharing a start instant are compared further.
+// Cost: O(n) for the order (O(k log k) for k records sharing an instant), O(n) to start,
+// O(part) to fill, one column at a time (out of order, each column's reads stay in one array).
 struct ChunkInfoOrdering {
-  std::vector<uint32_t> records;   // the listed records' indices when they came in order, or
-  std::vector<ChunkInfoKey> keys;  // their keys, sorted (then `records` is empty)
-  size_t size() const { return keys.empty() ? records.size() : keys.size(); }
+  std::vector<uint32_t> records;  // the listed records' indices, in chunk_info's order
+  size_t size() const { return records.size(); }
 };
+ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks, const StartOrder& start);
+// The same with the start order made here.
 ChunkInfoOrdering ChunkInfoOrder(const ChunkColumns& chunks);
 // Replaces `out` with columns of order.size() rows: files and file_index filled, the others
 // to be filled by FillChunkInfoColumns.

@@ -285,10 +285,14 @@ class ChunkInfoParts {
  public:
   explicit ChunkInfoParts(size_t parts) : parts_(parts), ordered_(promise_.get_future().share()) {}
 
-  // Call exactly once, on any thread.
-  void Order(const ChunkColumns& c) {
+  // Call exactly once, on any thread. `start`: the records' start order, made here into
+  // `*start` when not null (for the findings), else only when chunk_info needs it.
+  void Order(const ChunkColumns& c, StartOrder* start) {
+    StartOrder made;
+    if (start == nullptr && parts_ > 0) start = &made;
+    if (start != nullptr) *start = OrderByStart(c);
     if (parts_ > 0) {
-      order_ = ChunkInfoOrder(c);
+      order_ = ChunkInfoOrder(c, *start);
       StartChunkInfoColumns(c, order_, &columns_);
     }
     promise_.set_value();
@@ -320,6 +324,14 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
                                                       const SectionAccumulator* sections,
                                                       bool include_chunk_info,
                                                       size_t parallel_min_records) {
+  return AggregateChunkColumns(c, sections, include_chunk_info, parallel_min_records, nullptr);
+}
+
+std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
+                                                      const SectionAccumulator* sections,
+                                                      bool include_chunk_info,
+                                                      size_t parallel_min_records,
+                                                      StartOrder* start_order) {
   if (c.size() == 0) return std::nullopt;
   // chunk_info's order first (on the helper thread, if any, while this one collects the
   // values); its messages are then made by jobs that wait for it.
@@ -327,12 +339,12 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   JobQueue jobs;
   std::thread helper;
   if (c.size() >= parallel_min_records) {
-    helper = std::thread([&info, &c, &jobs] {
-      info.Order(c);
+    helper = std::thread([&info, &c, &jobs, start_order] {
+      info.Order(c, start_order);
       jobs.Work();
     });
   } else {
-    info.Order(c);
+    info.Order(c, start_order);
   }
   v1::ChunkMetrics metrics;
   AddCountsAndFailures(c, &metrics);

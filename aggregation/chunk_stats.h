@@ -10,6 +10,7 @@
 #include "aggregation/branch_coverage.h"
 #include "aggregation/chunk_columns.h"
 #include "aggregation/section_stats.h"
+#include "aggregation/start_order.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -44,6 +45,14 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& column
                                                       const SectionAccumulator* sections,
                                                       bool include_chunk_info,
                                                       size_t parallel_min_records);
+// The same, also making the records' start order (start_order.h) into `*start_order` when not
+// null, on the helper thread with the rest (chunk_info's order starts from it): for the
+// findings, which start from it too. Left as it was when `columns` is empty.
+std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& columns,
+                                                      const SectionAccumulator* sections,
+                                                      bool include_chunk_info,
+                                                      size_t parallel_min_records,
+                                                      StartOrder* start_order);
 
 // The same from the records: BuildChunkColumns (which validates each record, returning the first
 // invalid record's error, and feeds `branches`, not null), then AggregateChunkColumns.

@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "aggregation/chunk_columns.h"
+#include "aggregation/start_order.h"
 #include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 
@@ -111,6 +112,9 @@ struct FindingsInputs {
   // has them (Aggregate). The rules read columns, and a record only to name it or to break a
   // tie; null (or columns of other records): EvaluateFindings makes them (ColumnsOf).
   const ChunkColumns* columns = nullptr;
+  // The start order of `columns` (OrderByStart), when the caller made it (Aggregate makes it once
+  // for chunk_info and the findings); null: made here.
+  const StartOrder* start_order = nullptr;
   // The chunk records as a table instead of `chunks` (set at most one): the rules read the
   // columns (columns->table == chunk_table) and the table's, and build only the records they
   // name or compare whole.

@@ -271,22 +271,48 @@ void SilentWorkers(const FindingsInputs& in, const CapacityTimeline& t, Builder&
 
 // Stragglers that share a host: a host whose median chunk is >= kSlowHostRatio x the median of
 // the other hosts' chunks.
-void SlowHosts(const FindingsInputs& in, Builder& b) {
-  if (in.num_chunks() == 0) {
-    b.NotEvaluated("slow_hosts", "no chunk records");
-    return;
-  }
+// The successful chunks' durations by the host of their worker (the tracking's), in record
+// order. From the columns when the caller has them: each worker's host looked up once, not a
+// hash and a map lookup of strings per chunk.
+std::map<std::string, std::vector<double>> DurationsByHost(const FindingsInputs& in) {
   absl::flat_hash_map<std::string, std::string> host_of;
   for (const v1::WorkerSeries& w : in.tracking->workers()) {
     if (!w.host().empty()) host_of[w.worker()] = w.host();
   }
   std::map<std::string, std::vector<double>> by_host;
+  const ChunkColumns* c = in.columns;
+  if (c != nullptr && c->BuiltFrom(in.chunks, in.chunk_table)) {
+    std::vector<const std::string*> host_of_worker(c->worker_names.size(), nullptr);
+    for (size_t w = 0; w < c->worker_names.size(); ++w) {
+      const auto it = host_of.find(c->worker_names[w]);
+      if (it != host_of.end()) host_of_worker[w] = &it->second;
+    }
+    // A host's entry is made at its first successful chunk, as below.
+    std::vector<std::vector<double>*> durations_of(c->worker_names.size(), nullptr);
+    for (size_t i = 0; i < c->size(); ++i) {
+      if (c->failed(i)) continue;
+      const uint32_t w = c->worker[i];
+      if (host_of_worker[w] == nullptr) continue;
+      if (durations_of[w] == nullptr) durations_of[w] = &by_host[*host_of_worker[w]];
+      durations_of[w]->push_back(c->duration_seconds[i]);
+    }
+    return by_host;
+  }
   const ChunkReader records(in);
   for (size_t i = 0; i < records.size(); ++i) {
     if (records.failed(i)) continue;
     const auto it = host_of.find(records.worker(i));
     if (it != host_of.end()) by_host[it->second].push_back(records.duration_seconds(i));
   }
+  return by_host;
+}
+
+void SlowHosts(const FindingsInputs& in, Builder& b) {
+  if (in.num_chunks() == 0) {
+    b.NotEvaluated("slow_hosts", "no chunk records");
+    return;
+  }
+  std::map<std::string, std::vector<double>> by_host = DurationsByHost(in);
   if (by_host.size() < 2) {
     b.NotEvaluated("slow_hosts", "the chunks ran on fewer than 2 hosts");
     return;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aggregation/capacity.h"
+#include "aggregation/chunk_columns.h"
 #include "aggregation/findings.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,13 +92,16 @@ class Timeline {
   v1::AggregatedMetrics& metrics() { return metrics_; }
   google::protobuf::RepeatedPtrField<v1::Warning>& warnings() { return warnings_; }
 
-  FindingsOutcome Evaluate(bool with_tracking = true) {
+  // `with_columns`: the records' columns handed in, as Aggregate does (else made inside).
+  FindingsOutcome Evaluate(bool with_tracking = true, bool with_columns = false) {
     FindingsInputs in;
     in.metrics = &metrics_;
     in.chunks = &chunks_;
     in.tracking = with_tracking ? &tracking_ : nullptr;
     in.warnings = &warnings_;
     in.elapsed_seconds = 10;
+    const ChunkColumns columns = ColumnsOf(chunks_);
+    if (with_columns) in.columns = &columns;
     return EvaluateFindings(in);
   }
 
@@ -369,6 +373,12 @@ TEST(CapacityTest, SlowHostFromTheHostsMedians) {
     }
     const FindingsOutcome o = run.Evaluate();
     EXPECT_TRUE(Evaluation(o, "slow_hosts")->evaluated());
+    // The same from the columns Aggregate hands in (each worker's host looked up once).
+    const FindingsOutcome from_columns = run.Evaluate(true, /*with_columns=*/true);
+    ASSERT_EQ(from_columns.findings.size(), o.findings.size());
+    for (size_t k = 0; k < o.findings.size(); ++k) {
+      EXPECT_EQ(from_columns.findings[k].SerializeAsString(), o.findings[k].SerializeAsString());
+    }
     if (slow == 2.0) {
       const v1::Finding* f = Find(o, "slow_hosts");
       ASSERT_NE(f, nullptr);

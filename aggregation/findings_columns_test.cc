@@ -15,6 +15,7 @@
 #include "aggregation/findings_order.h"
 #include "aggregation/findings_reference.h"
 #include "aggregation/findings_rules.h"
+#include "aggregation/start_order.h"
 #include "gtest/gtest.h"
 
 namespace roastcoffea {
@@ -109,6 +110,11 @@ void ExpectSameFindings(const RunShape& shape, uint64_t seed, std::vector<std::s
   in.columns = &(*prepared)->columns;
   const FindingsOutcome from_columns = EvaluateFindings(in);
   ASSERT_EQ(Texts(from_columns), Texts(from_records)) << "seed " << seed;
+  // With the start order made beforehand, as Aggregate hands it.
+  const StartOrder by_start = OrderByStart((*prepared)->columns);
+  in.start_order = &by_start;
+  ASSERT_EQ(Texts(EvaluateFindings(in)), Texts(from_records)) << "seed " << seed;
+  in.start_order = nullptr;
   std::vector<std::string> reference;
   for (const v1::Finding& f : findings_reference::ComputeFindingsReference(in)) {
     reference.push_back(f.DebugString());

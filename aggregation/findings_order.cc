@@ -167,18 +167,16 @@ void SortSameStartByColumns(ColumnKeys& keys, IndexIterator first, IndexIterator
 }  // namespace
 
 std::vector<uint32_t> OrderBefore(const ChunkColumns& columns) {
+  return OrderBefore(columns, OrderByStart(columns));
+}
+
+std::vector<uint32_t> OrderBefore(const ChunkColumns& columns, const StartOrder& by_start) {
   const std::vector<int64_t>& start = columns.start_unix_ns;
   const size_t n = start.size();
   std::vector<uint32_t> order(n);
   std::vector<KeyedIndex> keyed, buffer;
-  if (std::is_sorted(start.begin(), start.end())) {
-    for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  } else {
-    keyed.reserve(n);
-    for (uint32_t i = 0; i < n; ++i) keyed.push_back({OrderedUnsigned(start[i]), i});
-    RadixSortByKey(keyed, buffer);
-    for (size_t i = 0; i < n; ++i) order[i] = keyed[i].index;
-  }
+  for (size_t k = 0; k < n; ++k) order[k] = by_start.at(k);
+  if (!by_start.any_same_start) return order;  // start decides every pair
   ColumnKeys keys(columns);
   const auto less = [&keys](uint32_t a, uint32_t c) { return keys.Less(a, c); };
   for (size_t i = 0; i < n;) {

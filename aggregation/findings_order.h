@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aggregation/chunk_columns.h"
+#include "aggregation/start_order.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -18,13 +19,16 @@ namespace aggregation_internal {
 namespace findings_rules {
 
 // The indices of `columns`' records (columns.records) in Before order, read from the columns: by
-// start instant (a radix sort of the integers, skipped when the records are in start order
-// already), then each run of one instant by file (as the rank of its interned name), entry start
-// and attempt, packed into one integer where they fit; only records equal in all of those are
-// compared by Before itself. Records that Before does not order (equal in every key) end in no
-// particular order, as with std::sort. Cost: O(records) integer passes and a sort of the
+// start instant (start_order.h: a radix sort of the integers, skipped when the records are in
+// start order already), then each run of one instant by file (as the rank of its interned name),
+// entry start and attempt, packed into one integer where they fit; only records equal in all of
+// those are compared by Before itself. Records that Before does not order (equal in every key) end
+// in no particular order, as with std::sort. Cost: O(records) integer passes and a sort of the
 // distinct file names.
 std::vector<uint32_t> OrderBefore(const ChunkColumns& columns);
+// The same from the records' start order, made beforehand (Aggregate makes it once for
+// chunk_info and the findings): `by_start` must be OrderByStart(columns).
+std::vector<uint32_t> OrderBefore(const ChunkColumns& columns, const StartOrder& by_start);
 
 }  // namespace findings_rules
 }  // namespace aggregation_internal

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "schema/worker_series_columns.h"
+
 namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
@@ -23,7 +25,7 @@ constexpr size_t kQueue = SIZE_MAX;
 
 bool UsableStepSeries(const v1::WorkerSeries& w) {
   return w.kind() == v1::SERIES_KIND_STEP && w.time_unix_ns_size() > 0 &&
-         w.cores_size() == w.time_unix_ns_size() &&
+         CoversPoints(w.cores(), w.time_unix_ns_size()) &&
          w.executing_tasks_size() == w.time_unix_ns_size();
 }
 
@@ -194,7 +196,7 @@ std::vector<Interval> SlotIntervals(const v1::TrackingData& tracking,
       }
       const v1::WorkerSeries& w = tracking.workers(static_cast<int>(change.series));
       const bool last = change.index + 1 == w.time_unix_ns_size();
-      double worker_slots = std::max(0.0, w.cores(change.index));
+      double worker_slots = std::max(0.0, ValueAt(w.cores(), change.index));
       const double task_cores = task_cores_of[change.series];
       if (task_cores > 0 && worker_slots > 0) {
         // A few ulps below a whole number of tasks still count as that many.
@@ -376,7 +378,7 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking) {
     for (int i = n - 1; i >= 0; --i) {
       if (w.time_unix_ns(i) < end) {
         executing = w.executing_tasks(i);
-        cores = w.cores(i);
+        cores = ValueAt(w.cores(), i);
         break;
       }
     }

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "aggregation/findings_contention.h"
 #include "aggregation/worker_names.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -583,9 +584,15 @@ void DataLost(const FindingsInputs& in, Builder& b) {
 // Reads one worker's samples in blocks: one branch-free pass rules out a block with no candidate
 // sample (the usual case once the worst is known); the others are read sample by sample.
 void MemoryScan::Scan(const v1::WorkerSeries& series) {
-  const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
+  int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
   const double* memories = series.memory_bytes().data();
   const double* limits = series.memory_limit_bytes().data();
+  std::vector<double> limit_at_points;  // a limit stored once for the series, at each point
+  if (StoredOnce(series.memory_limit_bytes(), series.time_unix_ns_size())) {
+    limit_at_points = ValuesAtPoints(series.memory_limit_bytes(), series.time_unix_ns_size());
+    n = std::min(series.memory_bytes_size(), series.time_unix_ns_size());
+    limits = limit_at_points.data();
+  }
   constexpr int kBlock = 256;
   for (int first = 0; first < n; first += kBlock) {
     const int last = std::min(n, first + kBlock);

@@ -1,7 +1,8 @@
 // The workers' step series of TaskVine / Work Queue runs without the "before" point at each
-// change (#25): on every log capture in testdata, the measurement built from them and the one
-// built from the same series with a "before" point put back at each change (the form saved
-// until then) are byte-identical in everything but the series (metrics, findings, warnings),
+// change and with their cores and limits stored once (#25): on every log capture in testdata,
+// the measurement built from them and the one built from the same series with a "before" point
+// put back at each change and the cores and limits at every point (the form saved until then)
+// are byte-identical in everything but the series (metrics, findings, warnings),
 // and so are the printed tables (with the series whole and cut to their ends as `show` reads
 // them) and the HTML report with its plots.
 #include <zlib.h>
@@ -20,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "ingest/taskvine_run.h"
 #include "schema/measurement.pb.h"
+#include "schema/worker_series_columns.h"
 #include "store/worker_series_ends.h"
 
 namespace roastcoffea {
@@ -77,7 +79,7 @@ std::string Readable(const Capture& capture, const std::string& file) {
 
 // `series` as saved before #25: at each change after the first, a point at its instant
 // repeating the state before it (with that instant's last_seen), then the change; the last
-// point (the end) had none.
+// point (the end) had none. Cores and limits at every point (they are now stored once).
 v1::WorkerSeries WithBeforePoints(const v1::WorkerSeries& series) {
   v1::WorkerSeries old = series;
   const int n = series.time_unix_ns_size();
@@ -93,9 +95,9 @@ v1::WorkerSeries WithBeforePoints(const v1::WorkerSeries& series) {
       old.add_time_unix_ns(series.time_unix_ns(i));
       old.add_executing_tasks(series.executing_tasks(k));
       old.add_active_tasks(series.active_tasks(k));
-      old.add_cores(series.cores(k));
-      old.add_memory_limit_bytes(series.memory_limit_bytes(k));
-      old.add_disk_limit_bytes(series.disk_limit_bytes(k));
+      old.add_cores(ValueAt(series.cores(), k));
+      old.add_memory_limit_bytes(ValueAt(series.memory_limit_bytes(), k));
+      old.add_disk_limit_bytes(ValueAt(series.disk_limit_bytes(), k));
       old.add_last_seen_unix_seconds(series.last_seen_unix_seconds(i));
     }
   }
@@ -154,6 +156,10 @@ TEST(TaskVineStepPoints, BeforePointsChangeNoFigureTableOrPlot) {
     int64_t points = 0, old_points = 0;
     for (v1::WorkerSeries& series : *old_run->tracking->mutable_workers()) {
       points += series.time_unix_ns_size();
+      // The new form: cores and limits stored once.
+      EXPECT_EQ(series.cores_size(), 1);
+      EXPECT_EQ(series.memory_limit_bytes_size(), 1);
+      EXPECT_EQ(series.disk_limit_bytes_size(), 1);
       series = WithBeforePoints(series);
       old_points += series.time_unix_ns_size();
     }

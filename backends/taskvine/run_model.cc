@@ -537,8 +537,11 @@ T* Grow(google::protobuf::RepeatedField<T>* field, int n) {
 
 // A worker's series from CONNECTION to DISCONNECTION (or `end`): SERIES_KIND_STEP, see Tracking().
 // Only its points [from, to) when given (TrackingSince); the series is added only if it has any.
-void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, int from = 0,
-                     int to = std::numeric_limits<int>::max()) {
+// With `limits_once` its cores and limits, one value for the whole series, are stored once
+// (schema/worker_series_columns.h); a piece for a checkpoint repeats them at each point, as the
+// joining of pieces (store/tracking_segments.h) appends columns point by point.
+void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, bool limits_once,
+                     int from = 0, int to = std::numeric_limits<int>::max()) {
   // Exactly the points below (one per change, then the end): no growth slack in seven columns
   // of a worker that ran many tasks.
   const int steps = static_cast<int>(w.series.size());
@@ -556,11 +559,12 @@ void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, i
   auto* executing_tasks = Grow(series->mutable_executing_tasks(), points);
   auto* active_tasks = Grow(series->mutable_active_tasks(), points);
   auto* last_seen = Grow(series->mutable_last_seen_unix_seconds(), points);
-  // A worker's limits are one value for its whole series.
-  std::fill_n(Grow(series->mutable_cores(), points), points, w.cores);
-  std::fill_n(Grow(series->mutable_memory_limit_bytes(), points), points,
+  // A worker's limits are one value for its whole series: 24 B a point when repeated.
+  const int limit_points = limits_once ? 1 : points;
+  std::fill_n(Grow(series->mutable_cores(), limit_points), limit_points, w.cores);
+  std::fill_n(Grow(series->mutable_memory_limit_bytes(), limit_points), limit_points,
               w.memory_mb * kBytesPerMebibyte);
-  std::fill_n(Grow(series->mutable_disk_limit_bytes(), points), points,
+  std::fill_n(Grow(series->mutable_disk_limit_bytes(), limit_points), limit_points,
               w.disk_mb * kBytesPerMebibyte);
   // Point i is step i's state from its instant on (a step series needs no point repeating the
   // state before a change: that state holds up to the change's instant anyway); point `steps`
@@ -668,7 +672,7 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
   for (size_t i = 0; i < workers_.size(); ++i) {
     const Worker& w = workers_[i];
     if (cursor == nullptr) {
-      AddWorkerSeries(w, end, &tracking);
+      AddWorkerSeries(w, end, &tracking, /*limits_once=*/true);
       if (take_steps_from != nullptr)
         std::vector<Worker::Step>().swap((*take_steps_from)[i].series);
       continue;
@@ -677,7 +681,7 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
     const int final_points = w.disconnect_us > 0 ? all_points : all_points - 1;
     int& from = cursor->worker_points[i];
     if (final_points <= from) continue;
-    AddWorkerSeries(w, end, &tracking, from, final_points);
+    AddWorkerSeries(w, end, &tracking, /*limits_once=*/false, from, final_points);
     from = final_points;
   }
   if (!perf_.empty() && cursor == nullptr) AddManagerSeries(perf_, &tracking);

@@ -247,16 +247,20 @@ void ExpectBeforeAfterPairs(const google::protobuf::RepeatedField<int64_t>& time
 }
 
 // A worker's step series: one point per change (its state from then on), then the point that
-// ends it, which alone may share the last change's instant (a disconnection).
+// ends it, which alone may share the last change's instant (a disconnection); its cores and
+// limits stored once.
 void ExpectOnePointPerChange(const v1::WorkerSeries& s) {
   const int n = s.time_unix_ns_size();
   ASSERT_GE(n, 2);
   for (int i = 0; i + 2 < n; ++i) EXPECT_LT(s.time_unix_ns(i), s.time_unix_ns(i + 1)) << i;
   EXPECT_LE(s.time_unix_ns(n - 2), s.time_unix_ns(n - 1));
   for (const int size :
-       {s.executing_tasks_size(), s.active_tasks_size(), s.cores_size(),
-        s.memory_limit_bytes_size(), s.disk_limit_bytes_size(), s.last_seen_unix_seconds_size()}) {
+       {s.executing_tasks_size(), s.active_tasks_size(), s.last_seen_unix_seconds_size()}) {
     EXPECT_EQ(size, n);
+  }
+  // Its cores and limits, fixed, stored once.
+  for (const int size : {s.cores_size(), s.memory_limit_bytes_size(), s.disk_limit_bytes_size()}) {
+    EXPECT_EQ(size, 1);
   }
 }
 
@@ -473,9 +477,13 @@ TEST(RunModelSynthetic1, TransfersAndPerformanceLog) {
   EXPECT_EQ(tracking.manager().bytes_sent(29), 638937672);
   ASSERT_EQ(tracking.workers_size(), 3);
   for (const v1::WorkerSeries& s : tracking.workers()) {
-    EXPECT_EQ(s.cores_size(), s.time_unix_ns_size());
+    // A worker's cores and limits, fixed, are stored once (schema/worker_series_columns.h).
+    EXPECT_EQ(s.cores_size(), 1);
+    EXPECT_EQ(s.cores(0), 4);
     EXPECT_EQ(s.executing_tasks_size(), s.time_unix_ns_size());
+    EXPECT_EQ(s.disk_limit_bytes_size(), 1);
     EXPECT_EQ(s.disk_limit_bytes(0), 20000.0 * 1024 * 1024);
+    EXPECT_EQ(s.memory_limit_bytes_size(), 1);
     EXPECT_EQ(s.memory_limit_bytes(0), 8192.0 * 1024 * 1024);
   }
   EXPECT_EQ(tracking.queued_chunks_size(), tracking.worker_count_size());

@@ -235,10 +235,21 @@ void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int acti
   if (!w.series.empty() && w.series.back().us == t_us) {  // same instant: keep the last state
     w.series.back().executing = w.executing;
     w.series.back().active = w.active;
-    w.series.back().last_evidence_us = w.last_evidence_us;
-    return;
+  } else {
+    w.series.push_back({t_us, w.executing, w.active});
   }
-  w.series.push_back({t_us, w.executing, w.active, w.last_evidence_us});
+  // The last record up to this step, kept apart when it is not the step's own instant.
+  const int32_t step = static_cast<int32_t>(w.series.size() - 1);
+  const bool apart = w.last_evidence_us != t_us;
+  if (!w.step_evidence.empty() && w.step_evidence.back().step == step) {
+    if (apart) {
+      w.step_evidence.back().us = w.last_evidence_us;
+    } else {
+      w.step_evidence.pop_back();
+    }
+  } else if (apart) {
+    w.step_evidence.push_back({step, w.last_evidence_us});
+  }
 }
 
 void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
@@ -568,15 +579,20 @@ void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, b
               w.disk_mb * kBytesPerMebibyte);
   // Point i is step i's state from its instant on (a step series needs no point repeating the
   // state before a change: that state holds up to the change's instant anyway); point `steps`
-  // ends the series.
+  // ends the series. The steps' last records kept apart are read in step order alongside.
   const int last_step = std::min(to, steps);
+  auto apart =
+      std::lower_bound(w.step_evidence.begin(), w.step_evidence.end(), from,
+                       [](const Worker::EvidenceAt& e, int step) { return e.step < step; });
   for (int i = from; i < last_step; ++i) {
     const Worker::Step& step = w.series[static_cast<size_t>(i)];
+    int64_t evidence_us = step.us;
+    if (apart != w.step_evidence.end() && apart->step == i) evidence_us = (apart++)->us;
     const int k = i - from;
     time_ns[k] = step.us * 1000;
     executing_tasks[k] = step.executing;
     active_tasks[k] = step.active;
-    last_seen[k] = std::max(step.last_evidence_us, w.connect_us) * 1e-6;
+    last_seen[k] = std::max(evidence_us, w.connect_us) * 1e-6;
   }
   if (to == steps + 1) {
     const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
@@ -622,7 +638,10 @@ v1::TrackingData RunModel::TakeTracking() {
 }
 
 void RunModel::ReleaseSteps() {
-  for (Worker& w : workers_) std::vector<Worker::Step>().swap(w.series);
+  for (Worker& w : workers_) {
+    std::vector<Worker::Step>().swap(w.series);
+    std::vector<Worker::EvidenceAt>().swap(w.step_evidence);
+  }
 }
 
 void RunModel::ReleaseTasks() {
@@ -673,8 +692,10 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
     const Worker& w = workers_[i];
     if (cursor == nullptr) {
       AddWorkerSeries(w, end, &tracking, /*limits_once=*/true);
-      if (take_steps_from != nullptr)
+      if (take_steps_from != nullptr) {
         std::vector<Worker::Step>().swap((*take_steps_from)[i].series);
+        std::vector<Worker::EvidenceAt>().swap((*take_steps_from)[i].step_evidence);
+      }
       continue;
     }
     const int all_points = static_cast<int>(w.series.size()) + 1;  // the steps and the end

@@ -116,13 +116,20 @@ struct Worker {
   double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
   // Executing/active attempts after each change (Tracking() writes one point per step); one
-  // vector of 24-byte points, one allocation per worker.
+  // vector of 16-byte points, one allocation per worker (3 steps per task: 48 MB at 10^6).
   struct Step {
     int64_t us = 0;
     int32_t executing = 0, active = 0;
-    int64_t last_evidence_us = 0;  // the worker's last record up to this step
   };
   std::vector<Step> series;
+  // The worker's last record up to a step (its series' last_seen) is the step's own instant
+  // but at the steps listed here, in step order (a disconnection, a re-queue, a step of the
+  // clock back): rare, so a step needs no 8 more bytes for it (AddWorkerSeries reads both).
+  struct EvidenceAt {
+    int32_t step = 0;
+    int64_t us = 0;
+  };
+  std::vector<EvidenceAt> step_evidence;
   // Library instance on this worker (serverless): cores and SENT, STARTED, end (its RETRIEVED
   // or DONE; the worker's disconnection when neither was logged).
   double library_cores = 0;

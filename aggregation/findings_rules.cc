@@ -584,15 +584,11 @@ void DataLost(const FindingsInputs& in, Builder& b) {
 // Reads one worker's samples in blocks: one branch-free pass rules out a block with no candidate
 // sample (the usual case once the worst is known); the others are read sample by sample.
 void MemoryScan::Scan(const v1::WorkerSeries& series) {
-  int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
+  std::vector<double> stored_once;  // a limit stored once for the series, at each point
+  const absl::Span<const double> limits =
+      PerPointValues(series.memory_limit_bytes(), series.time_unix_ns_size(), &stored_once);
+  const int n = std::min(series.memory_bytes_size(), static_cast<int>(limits.size()));
   const double* memories = series.memory_bytes().data();
-  const double* limits = series.memory_limit_bytes().data();
-  std::vector<double> limit_at_points;  // a limit stored once for the series, at each point
-  if (StoredOnce(series.memory_limit_bytes(), series.time_unix_ns_size())) {
-    limit_at_points = ValuesAtPoints(series.memory_limit_bytes(), series.time_unix_ns_size());
-    n = std::min(series.memory_bytes_size(), series.time_unix_ns_size());
-    limits = limit_at_points.data();
-  }
   constexpr int kBlock = 256;
   for (int first = 0; first < n; first += kBlock) {
     const int last = std::min(n, first + kBlock);

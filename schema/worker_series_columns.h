@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "absl/types/span.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/repeated_field.h"
 #include "schema/measurement.pb.h"
@@ -39,6 +40,16 @@ inline bool IsStoredOnceColumn(const google::protobuf::FieldDescriptor* field) {
          (field->number() == v1::WorkerSeries::kCoresFieldNumber ||
           field->number() == v1::WorkerSeries::kMemoryLimitBytesFieldNumber ||
           field->number() == v1::WorkerSeries::kDiskLimitBytesFieldNumber);
+}
+
+// Its values at `points` points as one array: the column's own, or (stored once) `storage`
+// filled with its value; cheap when not stored once.
+inline absl::Span<const double> PerPointValues(
+    const google::protobuf::RepeatedField<double>& column, int points,
+    std::vector<double>* storage) {
+  if (!(points > 1 && column.size() == 1)) return absl::MakeConstSpan(column.data(), column.size());
+  storage->assign(static_cast<size_t>(points), column.Get(0));
+  return *storage;
 }
 
 // Whether `column` is stored once for a series of more than one point.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/numeric/bits.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -16,7 +17,7 @@ namespace {
 
 bool UsableStepSeries(const v1::WorkerSeries& w) {
   return w.kind() == v1::SERIES_KIND_STEP && w.time_unix_ns_size() > 0 &&
-         w.cores_size() == w.time_unix_ns_size() &&
+         CoversPoints(w.cores(), w.time_unix_ns_size()) &&
          w.executing_tasks_size() == w.time_unix_ns_size();
 }
 
@@ -504,7 +505,7 @@ std::vector<DeadWorker> DeadWorkers(const v1::TrackingData& tracking) {
     for (int i = n - 1; i >= 0; --i) {
       if (w.time_unix_ns(i) < end) {
         executing = w.executing_tasks(i);
-        cores = w.cores(i);
+        cores = ValueAt(w.cores(), i);
         break;
       }
     }

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "aggregation/findings_contention.h"
 #include "aggregation/worker_names.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -583,9 +584,11 @@ void DataLost(const FindingsInputs& in, Builder& b) {
 // Reads one worker's samples in blocks: one branch-free pass rules out a block with no candidate
 // sample (the usual case once the worst is known); the others are read sample by sample.
 void MemoryScan::Scan(const v1::WorkerSeries& series) {
-  const int n = std::min(series.memory_bytes_size(), series.memory_limit_bytes_size());
+  std::vector<double> stored_once;  // a limit stored once for the series, at each point
+  const absl::Span<const double> limits =
+      PerPointValues(series.memory_limit_bytes(), series.time_unix_ns_size(), &stored_once);
+  const int n = std::min(series.memory_bytes_size(), static_cast<int>(limits.size()));
   const double* memories = series.memory_bytes().data();
-  const double* limits = series.memory_limit_bytes().data();
   constexpr int kBlock = 256;
   for (int first = 0; first < n; first += kBlock) {
     const int last = std::min(n, first + kBlock);

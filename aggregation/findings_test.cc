@@ -1096,6 +1096,29 @@ TEST(FindingsTest, MemoryNearTheLimitOrSpilling) {
               HasSubstr("process smaller chunks"));
 }
 
+// A memory limit stored once for the series (schema/worker_series_columns.h) gives the finding
+// of the same limit at every point.
+TEST(FindingsTest, AMemoryLimitStoredOnceReadsAsAtEveryPoint) {
+  RunShape shape;
+  shape.in_process = false;
+  v1::Measurement every = MakeRun(shape);
+  for (v1::WorkerSeries& series : *every.mutable_tracking()->mutable_workers()) {
+    ASSERT_GT(series.time_unix_ns_size(), 1);
+    for (int i = 0; i < series.time_unix_ns_size(); ++i) {
+      series.add_memory_limit_bytes(110.0 * kMiB);
+    }
+  }
+  v1::Measurement once = every;
+  for (v1::WorkerSeries& series : *once.mutable_tracking()->mutable_workers()) {
+    series.mutable_memory_limit_bytes()->Truncate(1);
+  }
+  const v1::AggregatedMetrics from_every = Aggregated(every);
+  const v1::AggregatedMetrics from_once = Aggregated(once);
+  EXPECT_THAT(Only(from_every, "memory_pressure").title(), HasSubstr("91% of its memory limit"));
+  EXPECT_EQ(Only(from_once, "memory_pressure").SerializeAsString(),
+            Only(from_every, "memory_pressure").SerializeAsString());
+}
+
 // Near the memory limit with chunks so small that tiny_chunks asks for larger ones: the memory
 // advice does not ask for smaller chunks in the same breath.
 TEST(FindingsTest, MemoryPressureDoesNotContradictTinyChunks) {

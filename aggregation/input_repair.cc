@@ -11,6 +11,7 @@
 #include "aggregation/aggregate.h"
 #include "aggregation/chunk_validation.h"
 #include "schema/chunk_table.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace {
@@ -92,8 +93,15 @@ void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Proble
                          "disk_limit_bytes"};
   const std::string where =
       absl::StrCat("tracking.workers[", index, "] (\"", series.worker(), "\")");
+  // A worker's cores and limits may be stored once for the series (worker_series_columns.h):
+  // that value stands at every point.
+  bool once[std::size(all)] = {};
   for (size_t c = 0; c < std::size(all); ++c) {
-    if (!all[c]->empty() && all[c]->size() != n) {
+    const bool may_be_once = all[c] == series.mutable_cores() ||
+                             all[c] == series.mutable_memory_limit_bytes() ||
+                             all[c] == series.mutable_disk_limit_bytes();
+    once[c] = may_be_once && StoredOnce(*all[c], n);
+    if (!once[c] && !all[c]->empty() && all[c]->size() != n) {
       columns->Add(absl::StrCat(where, ".", names[c], " has ", all[c]->size(), " samples for ", n,
                                 " times (column dropped)"));
       all[c]->Clear();
@@ -104,7 +112,7 @@ void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Proble
   for (int i = 0; i < n; ++i) {
     for (size_t c = 0; c < std::size(all); ++c) {
       if (all[c]->empty()) continue;
-      const double value = all[c]->Get(i);
+      const double value = all[c]->Get(once[c] ? 0 : i);
       const double max = all[c] == series.mutable_cores() ? kMaxCoresPerWorker : kMaxBytes;
       if (!Plausible(value, max)) {
         samples->Add(absl::StrCat(where, ".", names[c], "[", i, "] = ", value));
@@ -120,7 +128,13 @@ void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Proble
     if (keep[i]) series.set_time_unix_ns(out++, series.time_unix_ns(i));
   }
   series.mutable_time_unix_ns()->Truncate(out);
-  for (auto* column : all) Compact(column, keep);
+  for (size_t c = 0; c < std::size(all); ++c) {
+    if (!once[c]) {
+      Compact(all[c], keep);
+    } else if (out == 0) {
+      all[c]->Clear();  // no point left for the value to stand at
+    }
+  }
 }
 
 // The run's values before the chunk records: the elapsed time and the tracking samples.

@@ -139,5 +139,52 @@ TEST(RepairForAggregationTest, ImplausibleCoresAndManyProblemsAreCounted) {
   EXPECT_EQ(m.tracking().workers(0).time_unix_ns_size(), 0);
 }
 
+// Cores and limits stored once for the series (schema/worker_series_columns.h) are valid, and
+// repaired as the same column at every point would be: a bad memory sample drops that point
+// only, the value stored once stays; an implausible value stored once drops every point.
+TEST(RepairForAggregationTest, ColumnsStoredOnceAreRepairedAsAtEveryPoint) {
+  const auto series = [](bool once, double cores) {
+    v1::Measurement m;
+    m.mutable_metadata()->set_elapsed_seconds(10);
+    v1::WorkerSeries& worker = *m.mutable_tracking()->add_workers();
+    worker.set_worker("w");
+    worker.set_kind(v1::SERIES_KIND_STEP);
+    for (int i = 0; i < 4; ++i) {
+      worker.add_time_unix_ns(i * 1'000'000'000LL);
+      worker.add_executing_tasks(i % 2);
+      worker.add_memory_bytes(i == 1 ? -1.0 : 1e9);
+      if (!once || i == 0) {
+        worker.add_cores(cores);
+        worker.add_memory_limit_bytes(4e9);
+        worker.add_disk_limit_bytes(8e9);
+      }
+    }
+    return m;
+  };
+  for (const double cores : {4.0, 1e300}) {
+    SCOPED_TRACE(cores);
+    v1::Measurement every = series(false, cores), once = series(true, cores);
+    ASSERT_EQ(once.tracking().workers(0).cores_size(), 1);
+    const std::vector<v1::Warning> every_warnings = RepairForAggregation(&every);
+    const std::vector<v1::Warning> once_warnings = RepairForAggregation(&once);
+    ASSERT_EQ(once_warnings.size(), every_warnings.size());
+    for (size_t i = 0; i < once_warnings.size(); ++i) {
+      EXPECT_EQ(once_warnings[i].message(), every_warnings[i].message());
+    }
+    const v1::WorkerSeries& w = once.tracking().workers(0);
+    EXPECT_EQ(w.time_unix_ns_size(), every.tracking().workers(0).time_unix_ns_size());
+    EXPECT_EQ(w.time_unix_ns_size(), cores == 4.0 ? 3 : 0);
+    EXPECT_EQ(w.cores_size(), cores == 4.0 ? 1 : 0);
+    EXPECT_EQ(w.memory_limit_bytes_size(), cores == 4.0 ? 1 : 0);
+    const absl::StatusOr<v1::AggregatedMetrics> from_once =
+        Aggregate(AggregationInputFromMeasurement(once));
+    const absl::StatusOr<v1::AggregatedMetrics> from_every =
+        Aggregate(AggregationInputFromMeasurement(every));
+    ASSERT_TRUE(from_once.ok()) << from_once.status();
+    ASSERT_TRUE(from_every.ok()) << from_every.status();
+    EXPECT_EQ(from_once->workers().SerializeAsString(), from_every->workers().SerializeAsString());
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

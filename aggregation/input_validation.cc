@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -30,9 +32,13 @@ absl::Status ValidateWorkerSeries(const v1::WorkerSeries& series, int index) {
       {"disk_read_bytes_per_second", series.disk_read_bytes_per_second_size()},
       {"disk_write_bytes_per_second", series.disk_write_bytes_per_second_size()},
   };
-  for (const auto& [name, size] : columns) {
-    // An empty column means "not measured"; any other length must match the time column.
-    if (size != 0 && size != num_times) {
+  const bool stored_once[] = {false, StoredOnce(series.memory_limit_bytes(), num_times),
+                              StoredOnce(series.cores(), num_times)};
+  for (size_t c = 0; c < std::size(columns); ++c) {
+    const auto& [name, size] = columns[c];
+    // An empty column means "not measured"; any other length must match the time column, but
+    // for a worker's cores and limits stored once (schema/worker_series_columns.h).
+    if (size != 0 && size != num_times && !(c < std::size(stored_once) && stored_once[c])) {
       return absl::InvalidArgumentError(
           absl::StrCat("tracking.workers[", index, "] (worker \"", series.worker(), "\"): column ",
                        name, " has ", size, " samples but time_unix_ns has ", num_times));

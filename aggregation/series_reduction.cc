@@ -10,6 +10,7 @@
 #include "aggregation/series_integral.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace {
@@ -203,6 +204,7 @@ bool ReduceWorkerSeries(int max_samples, absl::Span<const int64_t> protected_ins
                         v1::WorkerSeries* series) {
   if (max_samples <= 0 || series->time_unix_ns_size() <= max_samples) return false;
   const size_t target = static_cast<size_t>(std::max(max_samples, kMinSamplesPerWorker) / 2);
+  ExpandColumnsStoredOnce(series);  // the blocks are cut column by column, point by point
   Columns raw;
   if (!ReadColumns(*series, &raw)) return false;
   const bool step = series->kind() == v1::SERIES_KIND_STEP;

@@ -250,5 +250,19 @@ TEST(ReductionTest, NonFiniteValuesStayWhereTheyAre) {
   EXPECT_TRUE(kept);
 }
 
+// A step series whose cores are stored once (schema/worker_series_columns.h) is reduced as
+// the same series with its cores at every point.
+TEST(ReductionTest, ColumnsStoredOnceAreReducedAsAtEveryPoint) {
+  v1::TrackingData every = RandomTracking(29, 1, 600, v1::SERIES_KIND_STEP);
+  v1::WorkerSeries& series = *every.mutable_workers(0);
+  series.clear_cores();
+  for (int i = 0; i < series.time_unix_ns_size(); ++i) series.add_cores(8);
+  v1::TrackingData once = every;
+  once.mutable_workers(0)->mutable_cores()->Truncate(1);
+  EXPECT_EQ(ReduceTracking(64, {}, &every), 1);
+  EXPECT_EQ(ReduceTracking(64, {}, &once), 1);
+  EXPECT_EQ(once.SerializeAsString(), every.SerializeAsString());
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -8,6 +8,7 @@
 
 #include "aggregation/distribution_stats.h"
 #include "aggregation/time_weighted_average.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -158,7 +159,16 @@ WorkerFigures MeasureWorker(const v1::WorkerSeries& worker, bool share_process,
   // In order, both series view `times`: the memory's integral reuses the cores' time steps.
   TimeSteps* steps = in_order ? steps_buffer : nullptr;
   if (worker.cores_size() > 0) {
-    const SortedSeries cores(times, worker.cores(), worker.kind(), in_order);
+    // Cores stored once for the series: its value at each point, so that the integral adds the
+    // same terms in the same order as over a column of one value per point.
+    std::vector<double> cores_at_points;
+    if (StoredOnce(worker.cores(), worker.time_unix_ns_size())) {
+      cores_at_points = ValuesAtPoints(worker.cores(), worker.time_unix_ns_size());
+    }
+    const SortedSeries cores(times,
+                             cores_at_points.empty() ? absl::MakeConstSpan(worker.cores())
+                                                     : absl::MakeConstSpan(cores_at_points),
+                             worker.kind(), in_order);
     figures.last_cores = cores.LastValue();
     if (wanted.window != nullptr) {
       figures.cores_in_window = IntegrateWorkerSeries(cores, *wanted.window, wanted.edge_ns, steps);

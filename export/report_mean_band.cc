@@ -130,7 +130,9 @@ void AddStepSeries(const LineSeries& s, const TimeBins& bins, SeriesBins* out) {
 void MeanBandSurvey::Add(const LineSeries& s) {
   if (s.x.empty()) return;
   all_step_ = all_step_ && s.step;
-  samples_ += static_cast<int64_t>(s.x.size());
+  // A STEP series counts its instants: points sharing one are successive changes there (a
+  // series saved before #25 repeated the state before each change at its instant).
+  for (size_t i = 0; i < s.x.size(); ++i) samples_ += !s.step || i == 0 || s.x[i] != s.x[i - 1];
   // Instants in order (nearly always): the range from the ends, without a running minimum and
   // maximum over every instant (a chain of dependent steps per instant).
   // (Each instant <= the next: none is NaN, when there are two.)

@@ -207,17 +207,21 @@ std::string Polyline(const Area& area, const std::vector<double>& x, const std::
 }
 
 // The corners of a step function through (x, y): before each point, the previous y held up to
-// its x. Points sharing an x stay in their order.
+// its x. Points sharing an x stay in their order. With `drop_repeats` a corner equal to the one
+// before it is drawn once, so that a series with a point repeating the state before each change
+// (saved before #25) draws the same line as one without (not for a band, whose two edges must
+// keep one x each).
 void StepCorners(const std::vector<double>& x, const std::vector<double>& y,
-                 std::vector<double>* sx, std::vector<double>* sy) {
+                 std::vector<double>* sx, std::vector<double>* sy, bool drop_repeats = false) {
   const size_t n = std::min(x.size(), y.size());
+  const auto corner = [&](double cx, double cy) {
+    if (drop_repeats && !sx->empty() && sx->back() == cx && sy->back() == cy) return;
+    sx->push_back(cx);
+    sy->push_back(cy);
+  };
   for (size_t i = 0; i < n; ++i) {
-    if (i > 0 && x[i] != x[i - 1]) {
-      sx->push_back(x[i]);
-      sy->push_back(y[i - 1]);
-    }
-    sx->push_back(x[i]);
-    sy->push_back(y[i]);
+    if (i > 0 && x[i] != x[i - 1]) corner(x[i], y[i - 1]);
+    corner(x[i], y[i]);
   }
 }
 
@@ -356,7 +360,7 @@ bool AppendBand(const Area& area, const LineSeries& series, const char* color, s
 void AppendSeriesLine(const Area& area, const LineSeries& series, const char* color, double y_low,
                       bool crowded, std::string& out) {
   std::vector<double> step_x, step_y;
-  if (series.step) StepCorners(series.x, series.y, &step_x, &step_y);
+  if (series.step) StepCorners(series.x, series.y, &step_x, &step_y, /*drop_repeats=*/true);
   const std::vector<double>& line_x = series.step ? step_x : series.x;
   const std::vector<double>& line_y = series.step ? step_y : series.y;
   const std::string line = Polyline(area, line_x, line_y);

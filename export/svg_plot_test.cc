@@ -120,17 +120,33 @@ TEST(RenderLineChartTest, StepSeriesAreDrawnHorizontalThenVertical) {
   std::string svg = RenderLineChart(chart);
   ExpectWellFormed(svg);
   std::vector<std::pair<double, double>> points = LinePoints(svg);
-  // (0,1) (10,1) (10,1) (10,3) (20,3) (20,2): the 3 holds until the next instant.
-  ASSERT_EQ(points.size(), 6u);
+  // (0,1) (10,1) (10,3) (20,3) (20,2): the 3 holds until the next instant; the corner (10,1)
+  // that the point repeating the state before the change would draw again is drawn once.
+  ASSERT_EQ(points.size(), 5u);
   EXPECT_TRUE(EverySegmentIsHorizontalOrVertical(points));
-  EXPECT_EQ(points[3].second, points[4].second);  // horizontal at 3, then down to 2 at 20
-  EXPECT_EQ(points[4].first, points[5].first);
+  EXPECT_EQ(points[2].second, points[3].second);  // horizontal at 3, then down to 2 at 20
+  EXPECT_EQ(points[3].first, points[4].first);
   // The same points as samples: a line through them, the last segment a ramp.
   chart.series[0].step = false;
   svg = RenderLineChart(chart);
   points = LinePoints(svg);
   ASSERT_EQ(points.size(), 4u);
   EXPECT_FALSE(EverySegmentIsHorizontalOrVertical(points));
+}
+
+// A step series with a point repeating the state before each change (saved before #25) and
+// the same series without them draw the same picture, byte for byte.
+TEST(RenderLineChartTest, StepSeriesWithAndWithoutBeforePointsDrawTheSame) {
+  LineChart with_before, without;
+  LineSeries before{"executing", {0, 10, 10, 25, 25, 30}, {1, 1, 3, 3, 0, 0}};
+  LineSeries plain{"executing", {0, 10, 25, 30}, {1, 3, 0, 0}};
+  before.step = plain.step = true;
+  before.fill = plain.fill = true;
+  with_before.series.push_back(before);
+  without.series.push_back(plain);
+  const std::string svg = RenderLineChart(without);
+  EXPECT_EQ(RenderLineChart(with_before), svg);
+  EXPECT_EQ(LinePoints(svg).size(), 6u);  // (0,1) (10,1) (10,3) (25,3) (25,0) (30,0)
 }
 
 TEST(RenderLineChartTest, TimeAxisTicksLabelsAndLegend) {

@@ -1,6 +1,9 @@
 // ReadFinishedTaskVineRun on every TaskVine / Work Queue log in testdata, against goldens made
 // by the reader before its memory rework (#25): the RawRun must not change in any field (chunk
-// records with their slots, warnings and their order, tracking series, span, window).
+// records with their slots, warnings and their order, tracking series, span, window). The
+// worker series' goldens were rewritten once since, when they lost the "before" point at each
+// change and stored their cores and limits once: with those put back they equal the old ones
+// exactly, and //tools:taskvine_step_points_test shows every figure built from them unchanged.
 //
 // The goldens (ingest/testdata/taskvine_golden/<fixture>.pb.gz, a gzipped v1::Measurement
 // holding the RawRun's parts) are rewritten by

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace {
@@ -100,6 +101,9 @@ void MergeTrackingSegment(v1::TrackingData segment, v1::TrackingData* into,
     }
     v1::WorkerSeries& kept = *into->mutable_workers(it->second);
     if (kept.host().empty()) kept.set_host(series.host());
+    // Appended point by point: a column stored once stands for each point first.
+    ExpandColumnsStoredOnce(&kept);
+    ExpandColumnsStoredOnce(&series);
     // A reduced series counts what it stands for; its peak outlives the reduction.
     if (kept.samples_before_reduction() > 0 || series.samples_before_reduction() > 0) {
       kept.set_samples_before_reduction(

@@ -122,5 +122,22 @@ TEST(TrackingSegmentsTest, GapsAreAppended) {
   EXPECT_EQ(joined.gaps(1).reason(), "two");
 }
 
+// A series whose cores are stored once (schema/worker_series_columns.h) joins as the same
+// series with its cores at every point.
+TEST(TrackingSegmentsTest, ColumnsStoredOnceJoinAsAtEveryPoint) {
+  const v1::TrackingData whole = Segment({1, 2, 3, 4}, {Series("a", {1, 2, 3, 4}, false)});
+  v1::TrackingData first = Segment({1, 2}, {Series("a", {1, 2}, false)});
+  v1::TrackingData second = Segment({3, 4}, {Series("a", {3, 4}, false)});
+  for (v1::TrackingData* part : {&first, &second}) {
+    part->mutable_workers(0)->mutable_cores()->Truncate(1);  // 2 at every point, stored once
+  }
+  v1::TrackingData joined;
+  MergeTrackingSegment(first, &joined);
+  MergeTrackingSegment(second, &joined);
+  EXPECT_EQ(joined.SerializeAsString(), whole.SerializeAsString())
+      << joined.DebugString() << "\nvs\n"
+      << whole.DebugString();
+}
+
 }  // namespace
 }  // namespace roastcoffea

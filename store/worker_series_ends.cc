@@ -9,18 +9,21 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/reflection.h"
 #include "google/protobuf/repeated_field.h"
+#include "schema/worker_series_columns.h"
 
 namespace roastcoffea {
 namespace {
 
 using google::protobuf::FieldDescriptor;
 
-// The values of `rows` (ascending) of a column, empty when it does not have `n` values.
+// The values of `rows` (ascending) of a column, empty when it does not have `n` values; a
+// column stored once for the series (schema/worker_series_columns.h) keeps its one value.
 template <typename T>
 std::vector<T> KeptRows(const v1::WorkerSeries& series, const FieldDescriptor* field,
                         const std::vector<int>& rows, int n) {
   const auto column = series.GetReflection()->GetRepeatedFieldRef<T>(series, field);
   std::vector<T> kept;
+  if (column.size() == 1 && n > 1 && IsStoredOnceColumn(field)) return {column.Get(0)};
   if (column.size() != n) return kept;
   kept.reserve(rows.size());
   for (const int row : rows) kept.push_back(column.Get(row));
@@ -50,8 +53,8 @@ std::vector<int> RowsToKeep(const v1::WorkerSeries& s) {
   if (!std::is_sorted(time.begin(), time.end())) return {};
   const int last_seen_rows = s.last_seen_unix_seconds_size();
   if (last_seen_rows != 0 && last_seen_rows != n) return {};
-  const bool usable_step =
-      s.kind() == v1::SERIES_KIND_STEP && s.cores_size() == n && s.executing_tasks_size() == n;
+  const bool usable_step = s.kind() == v1::SERIES_KIND_STEP && CoversPoints(s.cores(), n) &&
+                           s.executing_tasks_size() == n;
   if (usable_step && (!ExactSummands(s.cores()) || !ExactSummands(s.executing_tasks()))) {
     return {};
   }
@@ -69,7 +72,7 @@ std::vector<int> RowsToKeep(const v1::WorkerSeries& s) {
     int first_slot = -1, last_busy = -1;
     for (int i = 0; i < n && time[i] < end; i = holding(i) + 1) {
       const int h = holding(i);
-      if (first_slot < 0 && s.cores(h) >= 1) first_slot = h;
+      if (first_slot < 0 && ValueAt(s.cores(), h) >= 1) first_slot = h;
       if (s.executing_tasks(h) > 0) last_busy = h;
     }
     if (first_slot >= 0) rows.push_back(first_slot);

@@ -126,5 +126,23 @@ TEST(TakeWorkerSeriesEndsTest, EachSeriesOfAReusedMessageIsCutAsAlone) {
   }
 }
 
+// Cores stored once for the series (schema/worker_series_columns.h) cut as the same cores at
+// every row: the same rows are kept, the value stays stored once.
+TEST(CutWorkerSeriesToEndsTest, CoresStoredOnceCutAsAtEveryRow) {
+  v1::WorkerSeries every = Steps({10, 20, 30, 40, 50, 50, 60});
+  for (int i = 0; i < every.time_unix_ns_size(); ++i) every.add_last_seen_unix_seconds(i);
+  v1::WorkerSeries once = every;
+  once.mutable_cores()->Truncate(1);
+  CutWorkerSeriesToEnds(&every);
+  CutWorkerSeriesToEnds(&once);
+  ASSERT_LT(every.time_unix_ns_size(), 7);
+  EXPECT_EQ(std::vector<int64_t>(once.time_unix_ns().begin(), once.time_unix_ns().end()),
+            std::vector<int64_t>(every.time_unix_ns().begin(), every.time_unix_ns().end()));
+  EXPECT_EQ(std::vector<double>(once.executing_tasks().begin(), once.executing_tasks().end()),
+            std::vector<double>(every.executing_tasks().begin(), every.executing_tasks().end()));
+  ASSERT_EQ(once.cores_size(), 1);
+  EXPECT_EQ(once.cores(0), 4);
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -237,10 +237,21 @@ void RunModel::WorkerStep(Worker& w, int64_t t_us, int executing_delta, int acti
   if (!w.series.empty() && w.series.back().us == t_us) {  // same instant: keep the last state
     w.series.back().executing = w.executing;
     w.series.back().active = w.active;
-    w.series.back().last_evidence_us = w.last_evidence_us;
-    return;
+  } else {
+    w.series.push_back({t_us, w.executing, w.active});
   }
-  w.series.push_back({t_us, w.executing, w.active, w.last_evidence_us});
+  // The last record up to this step, kept apart when it is not the step's own instant.
+  const int32_t step = static_cast<int32_t>(w.series.size() - 1);
+  const bool apart = w.last_evidence_us != t_us;
+  if (!w.step_evidence.empty() && w.step_evidence.back().step == step) {
+    if (apart) {
+      w.step_evidence.back().us = w.last_evidence_us;
+    } else {
+      w.step_evidence.pop_back();
+    }
+  } else if (apart) {
+    w.step_evidence.push_back({step, w.last_evidence_us});
+  }
 }
 
 void RunModel::RemoveFromWorker(Worker& w, int64_t task_id) {
@@ -539,12 +550,16 @@ T* Grow(google::protobuf::RepeatedField<T>* field, int n) {
 
 // A worker's series from CONNECTION to DISCONNECTION (or `end`): SERIES_KIND_STEP, see Tracking().
 // Only its points [from, to) when given (TrackingSince); the series is added only if it has any.
-void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, int from = 0,
-                     int to = std::numeric_limits<int>::max()) {
-  // Exactly the points below (a pair per change after the first, then the end): no growth
-  // slack in six columns of a worker that ran many tasks.
-  const int all_points = 2 * static_cast<int>(w.series.size());
-  to = std::min(to, all_points);
+// With `limits_once` its cores and limits, one value for the whole series, are stored once
+// (schema/worker_series_columns.h); a piece for a checkpoint repeats them at each point, as the
+// joining of pieces (store/tracking_segments.h) appends columns point by point.
+void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, bool limits_once,
+                     int from = 0, int to = std::numeric_limits<int>::max()) {
+  // Exactly the points below (one per change, then the end): no growth slack in seven columns
+  // of a worker that ran many tasks.
+  const int steps = static_cast<int>(w.series.size());
+  if (steps == 0) return;  // its steps were released (ReleaseSteps, TakeTracking)
+  to = std::min(to, steps + 1);
   if (from >= to) return;
   const int points = to - from;
   v1::WorkerSeries* series = tracking->add_workers();
@@ -557,37 +572,38 @@ void AddWorkerSeries(const Worker& w, int64_t end, v1::TrackingData* tracking, i
   auto* executing_tasks = Grow(series->mutable_executing_tasks(), points);
   auto* active_tasks = Grow(series->mutable_active_tasks(), points);
   auto* last_seen = Grow(series->mutable_last_seen_unix_seconds(), points);
-  // A worker's limits are one value for its whole series.
-  std::fill_n(Grow(series->mutable_cores(), points), points, w.cores);
-  std::fill_n(Grow(series->mutable_memory_limit_bytes(), points), points,
+  // A worker's limits are one value for its whole series: 24 B a point when repeated.
+  const int limit_points = limits_once ? 1 : points;
+  std::fill_n(Grow(series->mutable_cores(), limit_points), limit_points, w.cores);
+  std::fill_n(Grow(series->mutable_memory_limit_bytes(), limit_points), limit_points,
               w.memory_mb * kBytesPerMebibyte);
-  std::fill_n(Grow(series->mutable_disk_limit_bytes(), points), points,
+  std::fill_n(Grow(series->mutable_disk_limit_bytes(), limit_points), limit_points,
               w.disk_mb * kBytesPerMebibyte);
-  // Points 2i - 1 and 2i are step i's ("before" and "after"; step 0 has no "before"), then the
-  // end: the loop starts at the step of point `from`.
-  const size_t first_step = static_cast<size_t>(from / 2);
-  int index = first_step == 0 ? 0 : 2 * static_cast<int>(first_step) - 1;
-  auto add_point = [&](int64_t us, int executing, int active, int64_t evidence_us) {
-    const int at = index++;
-    if (at < from || at >= to) return;
-    const int k = at - from;
-    time_ns[k] = us * 1000;
-    executing_tasks[k] = executing;
-    active_tasks[k] = active;
+  // Point i is step i's state from its instant on (a step series needs no point repeating the
+  // state before a change: that state holds up to the change's instant anyway); point `steps`
+  // ends the series. The steps' last records kept apart are read in step order alongside.
+  const int last_step = std::min(to, steps);
+  auto apart =
+      std::lower_bound(w.step_evidence.begin(), w.step_evidence.end(), from,
+                       [](const Worker::EvidenceAt& e, int step) { return e.step < step; });
+  for (int i = from; i < last_step; ++i) {
+    const Worker::Step& step = w.series[static_cast<size_t>(i)];
+    int64_t evidence_us = step.us;
+    if (apart != w.step_evidence.end() && apart->step == i) evidence_us = (apart++)->us;
+    const int k = i - from;
+    time_ns[k] = step.us * 1000;
+    executing_tasks[k] = step.executing;
+    active_tasks[k] = step.active;
     last_seen[k] = std::max(evidence_us, w.connect_us) * 1e-6;
-  };
-  for (size_t i = first_step; i < w.series.size() && index < to; ++i) {
-    // A step: the previous state up to this instant, then the new one.
-    if (i > 0) {
-      add_point(w.series[i].us, w.series[i - 1].executing, w.series[i - 1].active,
-                w.series[i].last_evidence_us);
-    }
-    add_point(w.series[i].us, w.series[i].executing, w.series[i].active,
-              w.series[i].last_evidence_us);
   }
-  const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
-  index = all_points - 1;
-  add_point(until, w.executing, w.active, std::min(w.last_evidence_us, until));
+  if (to == steps + 1) {
+    const int64_t until = w.disconnect_us > 0 ? w.disconnect_us : std::max(end, w.connect_us);
+    const int k = steps - from;
+    time_ns[k] = until * 1000;
+    executing_tasks[k] = w.executing;
+    active_tasks[k] = w.active;
+    last_seen[k] = std::max(std::min(w.last_evidence_us, until), w.connect_us) * 1e-6;
+  }
 }
 
 // The performance log's rows.
@@ -624,7 +640,10 @@ v1::TrackingData RunModel::TakeTracking() {
 }
 
 void RunModel::ReleaseSteps() {
-  for (Worker& w : workers_) std::vector<Worker::Step>().swap(w.series);
+  for (Worker& w : workers_) {
+    std::vector<Worker::Step>().swap(w.series);
+    std::vector<Worker::EvidenceAt>().swap(w.step_evidence);
+  }
 }
 
 void RunModel::ReleaseTasks() {
@@ -649,8 +668,9 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
     tracking.add_worker_count(count);
     tracking.add_queued_chunks(queued);
   };
-  // Log records are exact change points: every series here is a step function, with the
-  // state before and after each change stored at its instant, in that order.
+  // Log records are exact change points: every series here is a step function. The count
+  // stores the state before and after each change at its instant, in that order; a worker
+  // series one point per change (see AddWorkerSeries).
   tracking.set_worker_count_kind(v1::SERIES_KIND_STEP);
   const int counts = static_cast<int>(count_us_.size()) + 2;  // START, the changes, the end
   tracking.mutable_worker_count_time_unix_ns()->Reserve(std::max(0, counts - count_from));
@@ -673,16 +693,18 @@ v1::TrackingData RunModel::TrackingPoints(TrackingCursor* cursor,
   for (size_t i = 0; i < workers_.size(); ++i) {
     const Worker& w = workers_[i];
     if (cursor == nullptr) {
-      AddWorkerSeries(w, end, &tracking);
-      if (take_steps_from != nullptr)
+      AddWorkerSeries(w, end, &tracking, /*limits_once=*/true);
+      if (take_steps_from != nullptr) {
         std::vector<Worker::Step>().swap((*take_steps_from)[i].series);
+        std::vector<Worker::EvidenceAt>().swap((*take_steps_from)[i].step_evidence);
+      }
       continue;
     }
-    const int all_points = 2 * static_cast<int>(w.series.size());
+    const int all_points = static_cast<int>(w.series.size()) + 1;  // the steps and the end
     const int final_points = w.disconnect_us > 0 ? all_points : all_points - 1;
     int& from = cursor->worker_points[i];
     if (final_points <= from) continue;
-    AddWorkerSeries(w, end, &tracking, from, final_points);
+    AddWorkerSeries(w, end, &tracking, /*limits_once=*/false, from, final_points);
     from = final_points;
   }
   if (!perf_.empty() && cursor == nullptr) AddManagerSeries(perf_, &tracking);

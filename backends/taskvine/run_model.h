@@ -115,14 +115,21 @@ struct Worker {
   std::vector<int64_t> on_worker;      // task ids with an attempt RUNNING or WAITING_RETRIEVAL here
   double bytes_in = 0, bytes_out = 0;  // manager TRANSFER INPUT / OUTPUT
   int64_t transfers_in = 0, transfers_out = 0, cache_updates = 0;
-  // Executing/active attempts after each change (Tracking() turns them into step pairs); one
-  // vector of 16-byte points, one allocation per worker.
+  // Executing/active attempts after each change (Tracking() writes one point per step); one
+  // vector of 16-byte points, one allocation per worker (3 steps per task: 48 MB at 10^6).
   struct Step {
     int64_t us = 0;
     int32_t executing = 0, active = 0;
-    int64_t last_evidence_us = 0;  // the worker's last record up to this step
   };
   std::vector<Step> series;
+  // The worker's last record up to a step (its series' last_seen) is the step's own instant
+  // but at the steps listed here, in step order (a disconnection, a re-queue, a step of the
+  // clock back): rare, so a step needs no 8 more bytes for it (AddWorkerSeries reads both).
+  struct EvidenceAt {
+    int32_t step = 0;
+    int64_t us = 0;
+  };
+  std::vector<EvidenceAt> step_evidence;
   // Library instance on this worker (serverless): cores and SENT, STARTED, end (its RETRIEVED
   // or DONE; the worker's disconnection when neither was logged).
   double library_cores = 0;
@@ -252,9 +259,12 @@ class RunModel {
                                int worker) const;
 
   // Tracking data in the common schema. The worker count (with queued_chunks) and the worker
-  // series are SERIES_KIND_STEP: at every change the state before and the state after are
-  // stored at its instant, in that order; the count starts at START (or the first record) and
-  // ends at EndUs, a worker series runs from CONNECTION to DISCONNECTION (or EndUs). The
+  // series are SERIES_KIND_STEP. The count stores at every change the state before and the
+  // state after at its instant, in that order; a worker series one point per change (its state
+  // from that instant on: the state before a change holds up to it without a point of its own,
+  // which changes no integral, average or peak), then a last point that ends it. The count
+  // starts at START (or the first record) and ends at EndUs, a worker series runs from
+  // CONNECTION to DISCONNECTION (or EndUs). The
   // manager series (performance log rows) is SERIES_KIND_SAMPLED. A worker series'
   // last_seen_unix_seconds is the time of the worker's last record up to each point (a worker
   // killed without its children stays connected and busy until the keepalive gives up: its

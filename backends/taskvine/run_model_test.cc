@@ -232,9 +232,9 @@ TEST(RunModelSynthetic1, WorkersAndRun) {
   for (int i = 0; i < 7; ++i) EXPECT_NEAR(times[i], expected_times[i], kUs) << i;
 }
 
-// Step series: at every change the state before, then the state after, at its instant; so
-// between two instants nothing changes (the first sample of an instant repeats the state that
-// held up to it).
+// The worker count's step series: at every change the state before, then the state after, at
+// its instant; so between two instants nothing changes (the first sample of an instant repeats
+// the state that held up to it).
 template <typename Column>
 void ExpectBeforeAfterPairs(const google::protobuf::RepeatedField<int64_t>& times,
                             const Column& values) {
@@ -246,17 +246,35 @@ void ExpectBeforeAfterPairs(const google::protobuf::RepeatedField<int64_t>& time
   }
 }
 
-TEST(RunModelSynthetic1, TrackingSeriesAreStepsWithBeforeAndAfterAtEachChange) {
+// A worker's step series: one point per change (its state from then on), then the point that
+// ends it, which alone may share the last change's instant (a disconnection); its cores and
+// limits stored once.
+void ExpectOnePointPerChange(const v1::WorkerSeries& s) {
+  const int n = s.time_unix_ns_size();
+  ASSERT_GE(n, 2);
+  for (int i = 0; i + 2 < n; ++i) EXPECT_LT(s.time_unix_ns(i), s.time_unix_ns(i + 1)) << i;
+  EXPECT_LE(s.time_unix_ns(n - 2), s.time_unix_ns(n - 1));
+  for (const int size :
+       {s.executing_tasks_size(), s.active_tasks_size(), s.last_seen_unix_seconds_size()}) {
+    EXPECT_EQ(size, n);
+  }
+  // Its cores and limits, fixed, stored once.
+  for (const int size : {s.cores_size(), s.memory_limit_bytes_size(), s.disk_limit_bytes_size()}) {
+    EXPECT_EQ(size, 1);
+  }
+}
+
+TEST(RunModelSynthetic1, TrackingSeriesAreStepsWithOnePointPerWorkerChange) {
   const RunModel model = Load("synthetic-1");
   const v1::TrackingData tracking = model.Tracking();
   EXPECT_EQ(tracking.worker_count_kind(), v1::SERIES_KIND_STEP);
   ExpectBeforeAfterPairs(tracking.worker_count_time_unix_ns(), tracking.worker_count());
   ExpectBeforeAfterPairs(tracking.worker_count_time_unix_ns(), tracking.queued_chunks());
+  ASSERT_EQ(tracking.workers_size(), 3);
   for (const v1::WorkerSeries& s : tracking.workers()) {
     SCOPED_TRACE(s.worker());
     EXPECT_EQ(s.kind(), v1::SERIES_KIND_STEP);
-    ExpectBeforeAfterPairs(s.time_unix_ns(), s.executing_tasks());
-    ExpectBeforeAfterPairs(s.time_unix_ns(), s.active_tasks());
+    ExpectOnePointPerChange(s);
   }
   EXPECT_EQ(tracking.manager().kind(), v1::SERIES_KIND_SAMPLED);
 }
@@ -459,9 +477,13 @@ TEST(RunModelSynthetic1, TransfersAndPerformanceLog) {
   EXPECT_EQ(tracking.manager().bytes_sent(29), 638937672);
   ASSERT_EQ(tracking.workers_size(), 3);
   for (const v1::WorkerSeries& s : tracking.workers()) {
-    EXPECT_EQ(s.cores_size(), s.time_unix_ns_size());
+    // A worker's cores and limits, fixed, are stored once (schema/worker_series_columns.h).
+    EXPECT_EQ(s.cores_size(), 1);
+    EXPECT_EQ(s.cores(0), 4);
     EXPECT_EQ(s.executing_tasks_size(), s.time_unix_ns_size());
+    EXPECT_EQ(s.disk_limit_bytes_size(), 1);
     EXPECT_EQ(s.disk_limit_bytes(0), 20000.0 * 1024 * 1024);
+    EXPECT_EQ(s.memory_limit_bytes_size(), 1);
     EXPECT_EQ(s.memory_limit_bytes(0), 8192.0 * 1024 * 1024);
   }
   EXPECT_EQ(tracking.queued_chunks_size(), tracking.worker_count_size());

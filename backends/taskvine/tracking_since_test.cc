@@ -106,6 +106,45 @@ TEST(TakeTracking, IsTrackingAndFreesTheStepsAndTasks) {
   EXPECT_EQ(model.workers()[0].series.capacity(), 0u) << "freed, not only cleared";
 }
 
+// A step is 16 bytes; the worker's last record up to a step is kept apart only where it is not
+// the step's own instant (here the disconnection, 3.9 s after the worker's last record), and
+// the series' last_seen reads both.
+TEST(WorkerSteps, LastRecordsApartFromTheStepsOnlyWhereTheyDiffer) {
+  static_assert(sizeof(Worker::Step) == 16, "a step per change: keep it small");
+  RunModel model;
+  int64_t n = 0;
+  Feed({"1000000 7 MANAGER 7 START 0", "1600000 7 WORKER worker-a CONNECTION 127.0.0.1:9000",
+        "1700000 7 TASK 1 READY processing FIRST_RESOURCES 1 {\"cores\":[1,\"cores\"]}",
+        "2000000 7 TASK 1 RUNNING worker-a FIRST_RESOURCES {\"cores\":[1,\"cores\"]}",
+        "5000000 7 TASK 1 WAITING_RETRIEVAL worker-a", "5100000 7 TASK 1 RETRIEVED SUCCESS 0 {} {}",
+        "9000000 7 WORKER worker-a DISCONNECTION EXPLICIT", "9500000 7 MANAGER 7 END 0"},
+       &model, &n);
+  const Worker& w = model.workers()[0];
+  ASSERT_EQ(w.series.size(), 5u);  // connection, RUNNING, WAITING_RETRIEVAL, RETRIEVED, gone
+  ASSERT_EQ(w.step_evidence.size(), 1u);
+  EXPECT_EQ(w.step_evidence[0].step, 4);
+  EXPECT_EQ(w.step_evidence[0].us, 5100000);
+  const v1::TrackingData tracking = model.Tracking();
+  ASSERT_EQ(tracking.workers_size(), 1);
+  const v1::WorkerSeries& s = tracking.workers(0);
+  const auto seconds = [](std::vector<int64_t> us) {
+    std::vector<double> out;
+    for (int64_t t : us) out.push_back(t * 1e-6);
+    return out;
+  };
+  EXPECT_EQ(
+      std::vector<double>(s.last_seen_unix_seconds().begin(), s.last_seen_unix_seconds().end()),
+      seconds({1600000, 2000000, 5000000, 5100000, 5100000, 5100000}));
+  // Handed out in pieces, the same values.
+  RunModel::TrackingCursor cursor;
+  cursor.worker_points = {3};
+  const v1::TrackingData rest = model.TrackingSince(&cursor);
+  ASSERT_EQ(rest.workers_size(), 1);
+  EXPECT_EQ(std::vector<double>(rest.workers(0).last_seen_unix_seconds().begin(),
+                                rest.workers(0).last_seen_unix_seconds().end()),
+            seconds({5100000, 5100000, 5100000}));
+}
+
 }  // namespace
 }  // namespace taskvine
 }  // namespace roastcoffea

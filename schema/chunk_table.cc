@@ -182,6 +182,7 @@ void ChunkRow::Clear() {
   sections.clear();
   if (has_rest) rest.Clear();
   has_rest = false;
+  rest_bytes = absl::string_view();
 }
 
 void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
@@ -212,7 +213,12 @@ void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
     section->set_memory_delta_bytes(row.memory_delta_bytes);
     section->set_bytes_read(row.bytes_read);
   }
-  if (has_rest) record->MergeFrom(rest);
+  if (has_rest && !rest_bytes.empty()) {
+    // Bytes a ChunkRow's rest serialized to: they parse.
+    static_cast<void>(record->MergeFromString(std::string(rest_bytes)));
+  } else if (has_rest) {
+    record->MergeFrom(rest);
+  }
 }
 
 void ChunkRow::FromRecord(const v1::ChunkRecord& record) {
@@ -352,7 +358,9 @@ void ChunkTable::Append(const ChunkRow& row) {
   }
   sections_ += row.sections.size();
   section_ends_.Push(sections_);
-  if (row.has_rest) {
+  if (row.has_rest && !row.rest_bytes.empty()) {
+    rest_.Push(row.rest_bytes);
+  } else if (row.has_rest) {
     serialized_.clear();
     row.rest.SerializeToString(&serialized_);
     rest_.Push(serialized_);

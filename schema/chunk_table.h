@@ -122,6 +122,9 @@ struct ChunkRow {
   // The fields not above (see the file comment), when has_rest.
   bool has_rest = false;
   v1::ChunkRecord rest;
+  // When not empty (and has_rest): the rest already serialized, which Append takes instead of
+  // serializing `rest` (a reader that met the same rest before; `rest` may then be empty).
+  absl::string_view rest_bytes;
   // Text the row owns for a string it views (e.g. a task id formatted from a number).
   std::string owned_task_id;
   std::string owned_error_text;

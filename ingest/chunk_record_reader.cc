@@ -611,9 +611,9 @@ ChunkRowReader::CachedRest* ChunkRowReader::CacheEntry(const RecordMembers& memb
   const uint64_t branches = members.branches_id;
   const uint64_t metadata = members.file_metadata_id;
   // Only a rest whose values both have ids (or are absent) is known by them.
-  if ((members.fields[kAccessedBranches].kind != JsonNode::Kind::kNull && branches == 0) ||
-      (members.fields[kFileMetadata].kind != JsonNode::Kind::kNull && metadata == 0) ||
-      (branches == 0 && metadata == 0)) {
+  if ((branches == 0 && metadata == 0) ||
+      (branches == 0 && members.fields[kAccessedBranches].kind != JsonNode::Kind::kNull) ||
+      (metadata == 0 && members.fields[kFileMetadata].kind != JsonNode::Kind::kNull)) {
     return nullptr;
   }
   if (rest_cache_.empty()) rest_cache_.resize(kEntries);

@@ -122,15 +122,15 @@ bool DirectRecordParser::Record(RecordMembers* members) {
       if ((seen >> k) & 1) return false;
       seen |= uint32_t{1} << k;
       JsonScalar& field = members->fields[k];
-      if (k == kFileMetadata && At('{')) {
-        if (!RestValue(1, members)) return false;
+      if (At('{') && (k == kTiming || k == kMemory || k == kBytes || k == kFileMetadata)) {
+        if (!(k == kFileMetadata ? RestValue(1, members)
+                                 : Entries(&members->sections[k - kTiming]))) {
+          return false;
+        }
         field.kind = JsonNode::Kind::kObject;
-      } else if (k == kAccessedBranches && At('[')) {
+      } else if (At('[') && k == kAccessedBranches) {
         if (!RestValue(0, members)) return false;
         field.kind = JsonNode::Kind::kList;
-      } else if (At('{') && (k == kTiming || k == kMemory || k == kBytes)) {
-        if (!Entries(&members->sections[k - kTiming])) return false;
-        field.kind = JsonNode::Kind::kObject;
       } else if (!Value(1, &field)) {
         return false;
       }

@@ -51,7 +51,7 @@ class DirectRecordParser {
   bool Record(RecordMembers* members);
   // `accessed_branches` (which 0) as a list or `file_metadata` (1) as an object, at p_, into
   // `members` with its id: remembered when its text was met recently, else parsed.
-  bool RestValue(int which, RecordMembers* members);
+  ABSL_ATTRIBUTE_NOINLINE bool RestValue(int which, RecordMembers* members);
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool Key(size_t member, RecordKey* key, absl::string_view* name);
   bool Entries(std::vector<NamedScalar>* entries);
   bool Items(int depth, std::vector<JsonScalar>* items);

@@ -592,7 +592,9 @@ void ChunkRowReader::Read(const RecordMembers& members, absl::string_view source
   RowSink sink(row, &spare_file_metadata_);
   RecordReader<RowSink> reader(members, source, index, warnings);
   bool hit = false;
-  CachedRest* const cached = CacheEntry(members, &hit);
+  CachedRest* const cached = members.branches_id != 0 || members.file_metadata_id != 0
+                                 ? CacheEntry(members, &hit)
+                                 : nullptr;
   if (hit) reader.SkipRest();
   reader.Read(&sink);
   if (cached == nullptr) return;

@@ -590,11 +590,19 @@ void ChunkRowReader::Read(const RecordMembers& members, absl::string_view source
   }
   row->Clear();
   RowSink sink(row, &spare_file_metadata_);
+  if (members.branches_id == 0 && members.file_metadata_id == 0) {
+    RecordReader<RowSink>(members, source, index, warnings).Read(&sink);  // nothing remembered
+    return;
+  }
+  ReadWithRemembered(members, source, index, warnings, row);
+}
+
+void ChunkRowReader::ReadWithRemembered(const RecordMembers& members, absl::string_view source,
+                                        size_t index, Warnings* warnings, ChunkRow* row) {
+  RowSink sink(row, &spare_file_metadata_);
   RecordReader<RowSink> reader(members, source, index, warnings);
   bool hit = false;
-  CachedRest* const cached = members.branches_id != 0 || members.file_metadata_id != 0
-                                 ? CacheEntry(members, &hit)
-                                 : nullptr;
+  CachedRest* const cached = CacheEntry(members, &hit);
   if (hit) reader.SkipRest();
   reader.Read(&sink);
   if (cached == nullptr) return;

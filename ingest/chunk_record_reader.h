@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/string_view.h"
 #include "ingest/ingest_warnings.h"
 #include "ingest/json_tree.h"
@@ -129,6 +130,11 @@ class ChunkRowReader {
     uint64_t file_metadata_id = 0;
     std::string bytes;  // the row's rest serialized ("" for none)
   };
+  // Read for a record with rest ids (RecordMembers), through the cache below; out of line,
+  // so that the common record's path stays as short as without it.
+  ABSL_ATTRIBUTE_NOINLINE void ReadWithRemembered(const RecordMembers& members,
+                                                  absl::string_view source, size_t index,
+                                                  Warnings* warnings, ChunkRow* row);
   // The entry for `members`' rest, or nullptr when the rest is not to be cached (no ids from
   // the direct parser, or a value that gives a warning).
   CachedRest* CacheEntry(const RecordMembers& members, bool* hit);

@@ -279,6 +279,18 @@ size_t ChunkTable::StringPool::MemoryBytes() const {
   return bytes;
 }
 
+uint32_t ChunkTable::RestColumn::InternByAddress(absl::string_view bytes) {
+  const size_t slot = (reinterpret_cast<uintptr_t>(bytes.data()) >> 4) % kAddressSlots;
+  const uint32_t id = by_address_[slot];
+  const absl::string_view known = pool_.Get(id);
+  if (id != 0 && known.size() == bytes.size() &&
+      std::memcmp(known.data(), bytes.data(), bytes.size()) == 0) {
+    return id;
+  }
+  by_address_[slot] = pool_.Intern(bytes);
+  return by_address_[slot];
+}
+
 void ChunkTable::RestColumn::DecideForm() {
   // Repeating remainders stay shared: an id per record and one copy each is their cheapest form.
   if ((pool_.size() - 1) * 2 <= non_empty_) return;

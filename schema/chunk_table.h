@@ -530,7 +530,7 @@ class ChunkTable {
     }
     void Push(absl::string_view bytes) {
       if (!shared_) return per_record_.Push(bytes);
-      ids_.Push(InternByAddress(bytes));
+      ids_.Push(bytes.empty() ? 0 : InternByAddress(bytes));
       if (!bytes.empty() && ++non_empty_ == kAdaptiveCheckRecords) DecideForm();
     }
     absl::string_view Get(size_t i) const {
@@ -549,18 +549,7 @@ class ChunkTable {
     // Intern through a small cache indexed by the bytes' address: a reader that keeps the rests
     // it met (ChunkRow::rest_bytes) passes a repeated rest at the same place, then compared
     // with the pool's copy, not hashed.
-    uint32_t InternByAddress(absl::string_view bytes) {
-      if (bytes.empty()) return 0;
-      const size_t slot = (reinterpret_cast<uintptr_t>(bytes.data()) >> 4) % kAddressSlots;
-      const uint32_t id = by_address_[slot];
-      const absl::string_view known = pool_.Get(id);
-      if (id != 0 && known.size() == bytes.size() &&
-          std::memcmp(known.data(), bytes.data(), bytes.size()) == 0) {
-        return id;
-      }
-      by_address_[slot] = pool_.Intern(bytes);
-      return by_address_[slot];
-    }
+    uint32_t InternByAddress(absl::string_view bytes);  // `bytes` not empty
     void DecideForm();
     static constexpr size_t kAddressSlots = 64;
     std::array<uint32_t, kAddressSlots> by_address_ = {};  // ids; 0 is no entry

@@ -472,6 +472,7 @@ void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
   row->sections.clear();
   if (row->has_rest) row->rest.Clear();
   row->has_rest = false;
+  row->rest_bytes = absl::string_view();
   for (int f = 0; f < chunk_field::kIntCount; ++f) row->ints[f] = ints_[f][i];
   for (int f = 0; f < chunk_field::kDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
   row->present = present_[i];

@@ -504,6 +504,14 @@ TEST(ChunkTableTest, RowsWithSerializedRests) {
     ExpectSame(record, from_row);
   }
   for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], table.Record(i));
+  // A row read back from the table holds its rest as a message, not the bytes it was given.
+  ChunkRow row;
+  row.rest_bytes = reused;
+  table.ReadRow(1, &row);
+  EXPECT_TRUE(row.rest_bytes.empty());
+  v1::ChunkRecord read_back;
+  row.ToRecord(&read_back);
+  ExpectSame(records[1], read_back);
 }
 
 // Remainders distinct per record (a retried task's ids) move once to the per-record arena, the

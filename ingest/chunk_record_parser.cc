@@ -123,13 +123,13 @@ bool DirectRecordParser::Record(RecordMembers* members) {
       seen |= uint32_t{1} << k;
       JsonScalar& field = members->fields[k];
       if (At('{') && (k == kTiming || k == kMemory || k == kBytes || k == kFileMetadata)) {
-        if (!Entries(k == kFileMetadata ? &members->file_metadata
-                                        : &members->sections[k - kTiming])) {
+        if (!(k == kFileMetadata ? RestValue(1, members)
+                                 : Entries(&members->sections[k - kTiming]))) {
           return false;
         }
         field.kind = JsonNode::Kind::kObject;
       } else if (At('[') && k == kAccessedBranches) {
-        if (!Items(2, &members->branches)) return false;
+        if (!RestValue(0, members)) return false;
         field.kind = JsonNode::Kind::kList;
       } else if (!Value(1, &field)) {
         return false;
@@ -138,6 +138,49 @@ bool DirectRecordParser::Record(RecordMembers* members) {
     const After next = AfterElement('}');
     if (next != After::kMore) return next == After::kDone;
   }
+}
+
+bool DirectRecordParser::RestValue(int which, RecordMembers* members) {
+  uint64_t* const id = which == 0 ? &members->branches_id : &members->file_metadata_id;
+  const size_t available = static_cast<size_t>(end_ - p_);
+  for (const RememberedValue& known : remembered_[which]) {
+    // A JSON list or object ends at its closing bracket: the same bytes are the same value.
+    const size_t size = known.text.size();
+    if (size == 0 || size > available || std::memcmp(p_, known.text.data(), size) != 0) continue;
+    p_ += size;
+    if (which == 0) {
+      members->branches = known.items;
+    } else {
+      members->file_metadata = known.entries;
+    }
+    *id = known.id;
+    return true;
+  }
+  const char* const start = p_;
+  if (which == 0 ? !Items(2, &members->branches) : !Entries(&members->file_metadata)) return false;
+  const size_t size = static_cast<size_t>(p_ - start);
+  if (size > kMaxRememberedText) return true;  // id 0: not remembered
+  RememberedValue& slot = remembered_[which][next_remembered_[which]];
+  next_remembered_[which] = (next_remembered_[which] + 1) % kRememberedValues;
+  slot.text.assign(start, size);
+  // The parsed views moved into `slot.text`: same offsets from its start.
+  const auto rebase = [&slot, start](absl::string_view* view) {
+    if (!view->empty())
+      *view = absl::string_view(slot.text.data() + (view->data() - start), view->size());
+  };
+  if (which == 0) {
+    slot.items = members->branches;
+    for (JsonScalar& item : slot.items) rebase(&item.text);
+  } else {
+    slot.entries = members->file_metadata;
+    for (NamedScalar& entry : slot.entries) {
+      rebase(&entry.name);
+      rebase(&entry.value.text);
+    }
+  }
+  slot.id = ++last_id_;
+  *id = slot.id;
+  return true;
 }
 
 // The key of the record's member number `member`: a RecordKey, or kRecordKeyCount and its

@@ -17,6 +17,8 @@
 #define ROASTCOFFEA_INGEST_CHUNK_RECORD_PARSER_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/base/attributes.h"
@@ -47,6 +49,9 @@ class DirectRecordParser {
   enum class After { kMore, kDone, kBad };
   ABSL_ATTRIBUTE_ALWAYS_INLINE After AfterElement(char close);
   bool Record(RecordMembers* members);
+  // `accessed_branches` (which 0) as a list or `file_metadata` (1) as an object, at p_, into
+  // `members` with its id: remembered when its text was met recently, else parsed.
+  ABSL_ATTRIBUTE_NOINLINE bool RestValue(int which, RecordMembers* members);
   ABSL_ATTRIBUTE_ALWAYS_INLINE bool Key(size_t member, RecordKey* key, absl::string_view* name);
   bool Entries(std::vector<NamedScalar>* entries);
   bool Items(int depth, std::vector<JsonScalar>* items);
@@ -71,6 +76,19 @@ class DirectRecordParser {
   RecordKey last_keys_[kRememberedKeys];
   absl::string_view last_names_[kRememberedKeys];  // RecordKeyName of each, when read
   absl::flat_hash_set<absl::string_view> many_keys_;
+  // Recent texts of `accessed_branches` and `file_metadata` (by `which`), parsed, with their
+  // ids: the chunks of one file repeat them, compared then instead of parsed again.
+  struct RememberedValue {
+    std::string text;
+    std::vector<NamedScalar> entries;  // file_metadata's, viewing `text`
+    std::vector<JsonScalar> items;     // accessed_branches', viewing `text`
+    uint64_t id = 0;
+  };
+  static constexpr size_t kRememberedValues = 8;
+  static constexpr size_t kMaxRememberedText = 16384;
+  RememberedValue remembered_[2][kRememberedValues];
+  size_t next_remembered_[2] = {0, 0};  // the entry to replace next, round robin
+  uint64_t last_id_ = 0;
 };
 
 }  // namespace ingest_internal

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "ingest/coffea_json.h"
 #include "ingest/coffea_json_internal.h"
+#include "ingest/ingest_warnings.h"
 
 namespace roastcoffea {
 namespace ingest_internal {
@@ -225,6 +226,88 @@ TEST(DirectRecordParserTest, SameAsJsonTreeForRestsThatComeAndGo) {
       R"( {"file": "f"}, {"file_metadata": {"total_branches": 3}}, {"file_metadata": {}},)"
       R"( {"file_metadata": {"filename": "b"}, "accessed_branches": []},)"
       R"( {"accessed_branches": ["z"]}, {"file_metadata": {"filename": "c"}}])");
+}
+
+// A file's chunks repeat its branches and metadata: the parser gives a text it met recently the
+// same id (and the same members, viewing its own copy), a new text a new one.
+TEST(DirectRecordParserTest, RemembersRepeatedBranchesAndMetadata) {
+  DirectRecordParser parser;
+  RecordMembers first;
+  RecordMembers again;
+  ASSERT_GT(parser.Parse(kFullRecord, &first), 0u);
+  {
+    const std::string copy = kFullRecord;  // other bytes, the same text
+    ASSERT_EQ(parser.Parse(copy, &again), copy.size());
+  }
+  EXPECT_NE(first.branches_id, 0u);
+  EXPECT_NE(first.file_metadata_id, 0u);
+  EXPECT_EQ(again.branches_id, first.branches_id);
+  EXPECT_EQ(again.file_metadata_id, first.file_metadata_id);
+  ASSERT_EQ(again.branches.size(), 2u);
+  EXPECT_EQ(again.branches[1].text, "nJet");
+  ASSERT_EQ(again.file_metadata.size(), 4u);
+  EXPECT_EQ(again.file_metadata[0].name, "filename");
+  EXPECT_EQ(again.file_metadata[0].value.text, "f.root");
+  EXPECT_EQ(again.file_metadata[3].value.number, 1000000);
+  // Another metadata text: another id; the branches' stays.
+  RecordMembers other;
+  const std::string changed =
+      R"({"accessed_branches": ["Jet_pt", "nJet"], "file_metadata": {"filename": "g.root"}})";
+  ASSERT_EQ(parser.Parse(changed, &other), changed.size());
+  EXPECT_EQ(other.branches_id, first.branches_id);
+  EXPECT_NE(other.file_metadata_id, first.file_metadata_id);
+  EXPECT_NE(other.file_metadata_id, 0u);
+  // No ids for what is not a list or an object, nor for a record without them.
+  ASSERT_GT(parser.Parse(R"({"accessed_branches": "b", "file_metadata": null})", &other), 0u);
+  EXPECT_EQ(other.branches_id, 0u);
+  EXPECT_EQ(other.file_metadata_id, 0u);
+}
+
+// ChunkRowReader builds and serializes a rest once per distinct text: the next record with the
+// same branches and metadata gets the same bytes, without a rest message built.
+TEST(ChunkRowReaderTest, SerializesARepeatedRestOnce) {
+  DirectRecordParser parser;
+  ChunkRowReader reader;
+  std::vector<std::string> warnings_out;
+  Warnings warnings(&warnings_out);
+  RecordMembers members;
+  ChunkRow row;
+  ASSERT_GT(parser.Parse(kFullRecord, &members), 0u);
+  reader.Read(members, "r.json", 0, &warnings, &row);
+  ASSERT_TRUE(row.has_rest);
+  EXPECT_EQ(row.rest.file_metadata().file(), "f.root");
+  const std::string serialized = row.rest.SerializeAsString();
+  EXPECT_EQ(row.rest_bytes, serialized);
+  ASSERT_GT(parser.Parse(kFullRecord, &members), 0u);
+  reader.Read(members, "r.json", 1, &warnings, &row);
+  ASSERT_TRUE(row.has_rest);
+  EXPECT_EQ(row.rest_bytes, serialized);
+  EXPECT_FALSE(row.rest.has_file_metadata());  // not built again
+  EXPECT_EQ(row.rest.accessed_branches_size(), 0);
+  // A branch that is not a string warns for each record: never cached.
+  const std::string odd = R"({"accessed_branches": ["x", 1]})";
+  for (size_t index : {2, 3}) {
+    ASSERT_GT(parser.Parse(odd, &members), 0u);
+    reader.Read(members, "r.json", index, &warnings, &row);
+    EXPECT_TRUE(row.rest_bytes.empty());
+    EXPECT_EQ(row.rest.accessed_branches_size(), 1);
+  }
+  EXPECT_EQ(warnings_out.size(), 2u);
+}
+
+// Many files' rests, interleaved beyond what the parser and the reader remember, with warnings
+// and empty ones among them: the same records and warnings as JsonTree's.
+TEST(DirectRecordParserTest, SameAsJsonTreeForInterleavedRests) {
+  std::string json = "[";
+  for (int i = 0; i < 400; ++i) {
+    const int file = (i * 7) % (i < 200 ? 5 : 37);
+    absl::StrAppend(&json, i ? ",\n" : "", R"({"file": "f)", file, R"(", "entry_start": )", i,
+                    R"(, "accessed_branches": [)",
+                    file % 11 == 3 ? R"("a", 2])" : (file % 13 == 4 ? "]" : R"("a", "b"])"),
+                    R"(, "file_metadata": {"filename": "f)", file, R"(", "total_branches": )",
+                    file % 3, "}}");
+  }
+  ExpectSameAsTree(json + "]");
 }
 
 // Sections beyond the per-record budget and beyond the linear repeated-key check.

@@ -150,6 +150,9 @@ class RecordReader {
                Warnings* warnings)
       : members_(members), source_(source), index_(index), warnings_(*warnings) {}
 
+  // The branches and file metadata are not read (the caller has them already).
+  void SkipRest() { read_rest_ = false; }
+
   void Read(Chunk* chunk) {
     chunk->set_status(v1::CHUNK_STATUS_OK);
     ReadTaskId(chunk);
@@ -162,8 +165,10 @@ class RecordReader {
     if (Field(kDuration) == nullptr && chunk->end_unix_ns() >= chunk->start_unix_ns()) {
       chunk->set_duration_seconds((chunk->end_unix_ns() - chunk->start_unix_ns()) * 1e-9);
     }
-    ReadBranches(chunk);
-    ReadFileMetadata(chunk);
+    if (read_rest_) {
+      ReadBranches(chunk);
+      ReadFileMetadata(chunk);
+    }
     if (const JsonScalar* error = Field(kError); error != nullptr) {
       chunk->set_status(v1::CHUNK_STATUS_FAILED);
       chunk->set_error_text(error->kind == JsonNode::Kind::kString
@@ -435,6 +440,7 @@ class RecordReader {
   const size_t index_;
   Warnings& warnings_;
   std::map<v1::SectionRecord::Kind, Overflow> overflow_;  // by kind, in kind order
+  bool read_rest_ = true;
 };
 
 // A parsed record's members; false (with a warning) when it is not an object.
@@ -584,7 +590,52 @@ void ChunkRowReader::Read(const RecordMembers& members, absl::string_view source
   }
   row->Clear();
   RowSink sink(row, &spare_file_metadata_);
-  RecordReader<RowSink>(members, source, index, warnings).Read(&sink);
+  if (members.branches_id == 0 && members.file_metadata_id == 0) {
+    RecordReader<RowSink>(members, source, index, warnings).Read(&sink);  // nothing remembered
+    return;
+  }
+  ReadWithRemembered(members, source, index, warnings, row);
+}
+
+void ChunkRowReader::ReadWithRemembered(const RecordMembers& members, absl::string_view source,
+                                        size_t index, Warnings* warnings, ChunkRow* row) {
+  RowSink sink(row, &spare_file_metadata_);
+  RecordReader<RowSink> reader(members, source, index, warnings);
+  bool hit = false;
+  CachedRest* const cached = CacheEntry(members, &hit);
+  if (hit) reader.SkipRest();
+  reader.Read(&sink);
+  if (cached == nullptr) return;
+  if (!hit) {
+    cached->branches_id = members.branches_id;
+    cached->file_metadata_id = members.file_metadata_id;
+    cached->bytes.clear();
+    if (row->has_rest) row->rest.SerializeToString(&cached->bytes);
+  }
+  row->has_rest = !cached->bytes.empty();
+  row->rest_bytes = cached->bytes;
+}
+
+ChunkRowReader::CachedRest* ChunkRowReader::CacheEntry(const RecordMembers& members, bool* hit) {
+  constexpr size_t kEntries = 64;
+  const uint64_t branches = members.branches_id;
+  const uint64_t metadata = members.file_metadata_id;
+  // Only a rest whose values both have ids (or are absent) is known by them.
+  if ((branches == 0 && metadata == 0) ||
+      (branches == 0 && members.fields[kAccessedBranches].kind != JsonNode::Kind::kNull) ||
+      (metadata == 0 && members.fields[kFileMetadata].kind != JsonNode::Kind::kNull)) {
+    return nullptr;
+  }
+  if (rest_cache_.empty()) rest_cache_.resize(kEntries);
+  CachedRest& entry = rest_cache_[(branches * 0x9E3779B97F4A7C15u + metadata) % kEntries];
+  *hit = entry.branches_id == branches && entry.file_metadata_id == metadata;
+  if (*hit) return &entry;
+  // Cached only when reading it gives no warning (a branch that is not a string), as the
+  // warning names each record.
+  for (const JsonScalar& branch : members.branches) {
+    if (branch.kind != JsonNode::Kind::kString) return nullptr;
+  }
+  return &entry;
 }
 
 bool ChunkRowReader::Read(const JsonTree& tree, absl::string_view source, size_t index,

@@ -7,9 +7,12 @@
 #define ROASTCOFFEA_INGEST_CHUNK_RECORD_READER_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/string_view.h"
 #include "ingest/ingest_warnings.h"
 #include "ingest/json_tree.h"
@@ -74,12 +77,19 @@ struct RecordMembers {
   std::vector<NamedScalar> sections[3];
   std::vector<NamedScalar> file_metadata;
   std::vector<JsonScalar> branches;
+  // Ids of the JSON text of `accessed_branches` and `file_metadata`, when the direct parser
+  // read them as a list and an object (0 otherwise): one parser gives equal texts equal ids
+  // while it remembers them (ChunkRowReader's cache key).
+  uint64_t branches_id = 0;
+  uint64_t file_metadata_id = 0;
 
   void Clear() {
     for (JsonScalar& field : fields) field.kind = JsonNode::Kind::kNull;
     for (std::vector<NamedScalar>& entries : sections) entries.clear();
     file_metadata.clear();
     branches.clear();
+    branches_id = 0;
+    file_metadata_id = 0;
   }
 };
 
@@ -102,7 +112,8 @@ bool ReadChunkRecord(const JsonTree& tree, absl::string_view source, size_t inde
 // ReadChunkRecord into one ChunkRow reused record after record, keeping what clearing the row
 // would free (the rest's file metadata and its strings) for the next record that has it. The
 // row is to be filled by this reader only (empty at first): of its rest, it clears only what it
-// sets.
+// sets. The rest (branches and file metadata) of a record whose text for them was met recently
+// comes serialized from a cache (ChunkRow::rest_bytes), valid until the next Read.
 class ChunkRowReader {
  public:
   void Read(const RecordMembers& members, absl::string_view source, size_t index,
@@ -111,7 +122,25 @@ class ChunkRowReader {
             RecordMembers* members, ChunkRow* row);
 
  private:
+  // A rest serialized, by the ids of the text it was read from (RecordMembers). Rich records
+  // repeat a file's branches and metadata in each of its chunks: they are read, built and
+  // serialized once per distinct text. The members read are to come from one parser.
+  struct CachedRest {
+    uint64_t branches_id = 0;
+    uint64_t file_metadata_id = 0;
+    std::string bytes;  // the row's rest serialized ("" for none)
+  };
+  // Read for a record with rest ids (RecordMembers), through the cache below; out of line,
+  // so that the common record's path stays as short as without it.
+  ABSL_ATTRIBUTE_NOINLINE void ReadWithRemembered(const RecordMembers& members,
+                                                  absl::string_view source, size_t index,
+                                                  Warnings* warnings, ChunkRow* row);
+  // The entry for `members`' rest, or nullptr when the rest is not to be cached (no ids from
+  // the direct parser, or a value that gives a warning).
+  CachedRest* CacheEntry(const RecordMembers& members, bool* hit);
+
   std::unique_ptr<v1::FileMetadata> spare_file_metadata_;
+  std::vector<CachedRest> rest_cache_;  // direct-mapped by the ids
 };
 
 }  // namespace ingest_internal

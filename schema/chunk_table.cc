@@ -182,6 +182,7 @@ void ChunkRow::Clear() {
   sections.clear();
   if (has_rest) rest.Clear();
   has_rest = false;
+  rest_bytes = absl::string_view();
 }
 
 void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
@@ -212,7 +213,12 @@ void ChunkRow::ToRecord(v1::ChunkRecord* record) const {
     section->set_memory_delta_bytes(row.memory_delta_bytes);
     section->set_bytes_read(row.bytes_read);
   }
-  if (has_rest) record->MergeFrom(rest);
+  if (has_rest && !rest_bytes.empty()) {
+    // Bytes a ChunkRow's rest serialized to: they parse.
+    static_cast<void>(record->MergeFromString(std::string(rest_bytes)));
+  } else if (has_rest) {
+    record->MergeFrom(rest);
+  }
 }
 
 void ChunkRow::FromRecord(const v1::ChunkRecord& record) {
@@ -271,6 +277,18 @@ size_t ChunkTable::StringPool::MemoryBytes() const {
     if (text.capacity() > 15) bytes += text.capacity() + 1;  // beyond the small-string buffer
   }
   return bytes;
+}
+
+uint32_t ChunkTable::RestColumn::InternByAddress(absl::string_view bytes) {
+  const size_t slot = (reinterpret_cast<uintptr_t>(bytes.data()) >> 4) % kAddressSlots;
+  const uint32_t id = by_address_[slot];
+  const absl::string_view known = pool_.Get(id);
+  if (id != 0 && known.size() == bytes.size() &&
+      std::memcmp(known.data(), bytes.data(), bytes.size()) == 0) {
+    return id;
+  }
+  by_address_[slot] = pool_.Intern(bytes);
+  return by_address_[slot];
 }
 
 void ChunkTable::RestColumn::DecideForm() {
@@ -353,7 +371,9 @@ void ChunkTable::Append(const ChunkRow& row) {
   }
   sections_ += row.sections.size();
   section_ends_.Push(sections_);
-  if (row.has_rest) {
+  if (row.has_rest && !row.rest_bytes.empty()) {
+    rest_.Push(row.rest_bytes);
+  } else if (row.has_rest) {
     serialized_.clear();
     row.rest.SerializeToString(&serialized_);
     rest_.Push(serialized_);
@@ -453,6 +473,7 @@ void ChunkTable::ReadRow(size_t i, ChunkRow* row) const {
   row->sections.clear();
   if (row->has_rest) row->rest.Clear();
   row->has_rest = false;
+  row->rest_bytes = absl::string_view();
   for (int f = 0; f < chunk_field::kIntCount; ++f) row->ints[f] = ints_[f][i];
   for (int f = 0; f < chunk_field::kDoubleCount; ++f) row->doubles[f] = doubles_[f][i];
   row->present = present_[i];

@@ -122,6 +122,9 @@ struct ChunkRow {
   // The fields not above (see the file comment), when has_rest.
   bool has_rest = false;
   v1::ChunkRecord rest;
+  // When not empty (and has_rest): the rest already serialized, which Append takes instead of
+  // serializing `rest` (a reader that met the same rest before; `rest` may then be empty).
+  absl::string_view rest_bytes;
   // Text the row owns for a string it views (e.g. a task id formatted from a number).
   std::string owned_task_id;
   std::string owned_error_text;
@@ -527,7 +530,7 @@ class ChunkTable {
     }
     void Push(absl::string_view bytes) {
       if (!shared_) return per_record_.Push(bytes);
-      ids_.Push(pool_.Intern(bytes));
+      ids_.Push(bytes.empty() ? 0 : InternByAddress(bytes));
       if (!bytes.empty() && ++non_empty_ == kAdaptiveCheckRecords) DecideForm();
     }
     absl::string_view Get(size_t i) const {
@@ -543,7 +546,13 @@ class ChunkTable {
     }
 
    private:
+    // Intern through a small cache indexed by the bytes' address: a reader that keeps the rests
+    // it met (ChunkRow::rest_bytes) passes a repeated rest at the same place, then compared
+    // with the pool's copy, not hashed.
+    uint32_t InternByAddress(absl::string_view bytes);  // `bytes` not empty
     void DecideForm();
+    static constexpr size_t kAddressSlots = 64;
+    std::array<uint32_t, kAddressSlots> by_address_ = {};  // ids; 0 is no entry
     bool shared_ = true;
     size_t non_empty_ = 0;  // remainders pushed while shared
     StringPool pool_;

@@ -477,6 +477,43 @@ TEST(ChunkTableTest, RepeatingRemaindersStayShared) {
   ExpectRoundTrip(records);
 }
 
+// Rows that bring their rest serialized (ChunkRow::rest_bytes), as ingest's reader does: the
+// table keeps those bytes, also when one buffer holds different rests one after another, and
+// ToRecord reads them.
+TEST(ChunkTableTest, RowsWithSerializedRests) {
+  std::vector<v1::ChunkRecord> records;
+  ChunkTable table;
+  std::string reused;   // one address, other bytes each time
+  std::string kept[5];  // the same bytes at the same address
+  for (int i = 0; i < 300; ++i) {
+    v1::ChunkRecord& record = records.emplace_back();
+    record.set_task_id(absl::StrCat(i));
+    v1::ChunkRecord rest;
+    rest.add_accessed_branches(absl::StrCat("branch_", i % 5));
+    rest.mutable_file_metadata()->set_file(absl::StrCat("file_", i % 5, i % 2 ? "" : "_x"));
+    std::string& bytes = i % 2 ? kept[i % 5] : reused;
+    bytes = rest.SerializeAsString();
+    ChunkRow row;
+    row.FromRecord(record);
+    record.MergeFrom(rest);
+    row.has_rest = true;
+    row.rest_bytes = bytes;
+    table.Append(row);
+    v1::ChunkRecord from_row;
+    row.ToRecord(&from_row);
+    ExpectSame(record, from_row);
+  }
+  for (size_t i = 0; i < records.size(); ++i) ExpectSame(records[i], table.Record(i));
+  // A row read back from the table holds its rest as a message, not the bytes it was given.
+  ChunkRow row;
+  row.rest_bytes = reused;
+  table.ReadRow(1, &row);
+  EXPECT_TRUE(row.rest_bytes.empty());
+  v1::ChunkRecord read_back;
+  row.ToRecord(&read_back);
+  ExpectSame(records[1], read_back);
+}
+
 // Remainders distinct per record (a retried task's ids) move once to the per-record arena, the
 // records before the move included, once kAdaptiveCheckRecords records had one.
 TEST(ChunkTableTest, DistinctRemaindersMoveToPerRecordBytes) {

@@ -7,9 +7,8 @@
 // (EvaluateFindings alone, on records materialized outside its timing: not a stage of files ->
 // saved, whose findings are in aggregate), save (SaveMeasurement with the table), show
 // (LoadMeasurement without the chunk records, the worker series cut to their ends, and the
-// summary and findings tables) and report (LoadMeasurement without the records, which
-// ForEachChunkRecord streams into ReportChunks, and with the worker series cut, which
-// StreamReportWorkerLines streams into the worker charts, then RenderHtmlReport). Files ->
+// summary and findings tables) and report (as `collect report` reads a measurement: LoadReport
+// of tools/report_command.h, then RenderHtmlReport). Files ->
 // saved is the sum of ingest, join, chunk_report, repair, aggregate and save.
 //
 //   ./bazelw run -c opt //bench:stage_benchmark -- --chunks=100000 --workers=1000
@@ -68,14 +67,13 @@
 #include "bench/gen_taskvine_log.h"
 #include "bench/peak_rss.h"
 #include "export/html_report.h"
-#include "export/report_chunks.h"
-#include "export/report_worker_stream.h"
 #include "export/tables.h"
 #include "ingest/coffea_json.h"
 #include "ingest/taskvine_run.h"
 #include "schema/chunk_table.h"
 #include "schema/measurement.pb.h"
 #include "store/measurement_io.h"
+#include "tools/report_command.h"
 
 namespace roastcoffea {
 namespace {
@@ -405,31 +403,13 @@ int Run(const Sizes& sizes) {
           if (text.empty()) Fail("show", "no tables");
         }));
   Print("report", sizes, Measure([&] {
-          LoadOptions without_records;  // as `collect report` loads it: records and series
-          without_records.chunk_records = false;  // streamed
-          without_records.chunk_info = false;
-          without_records.whole_worker_series = !SavedInParts(saved);
-          HtmlReportOptions options;
-          WorkerLinesSurvey survey(options.plots.max_legend_entries);
-          if (!without_records.whole_worker_series) {
-            without_records.visit_whole_worker_series = [&survey](const v1::WorkerSeries& series,
-                                                                  const v1::Measurement& so_far) {
-              survey.Visit(series, so_far);
-            };
+          // As `collect report` reads it: records' plotted fields and series streamed.
+          absl::StatusOr<std::unique_ptr<LoadedReport>> report = LoadReport(saved);
+          if (!report.ok()) Fail("report", report.status().message());
+          if (RenderHtmlReport((*report)->measurement, (*report)->chunks, (*report)->options)
+                  .empty()) {
+            Fail("report", "empty page");
           }
-          absl::StatusOr<v1::Measurement> read = LoadMeasurement(saved, without_records);
-          if (!read.ok()) Fail("report", read.status().message());
-          ReportChunks chunks;
-          const absl::Status streamed = ForEachChunkRecord(saved, [&](const v1::ChunkRecord& r) {
-            chunks.Add(r);
-            return absl::OkStatus();
-          });
-          if (!streamed.ok()) Fail("report", streamed.message());
-          absl::StatusOr<ReportWorkerLines> lines = StreamReportWorkerLines(
-              saved, *read, chunks, options.plots.max_legend_entries, &survey);
-          if (!lines.ok()) Fail("report", lines.status().message());
-          options.plots.worker_lines = &*lines;
-          if (RenderHtmlReport(*read, chunks, options).empty()) Fail("report", "empty page");
         }));
   return 0;
 }

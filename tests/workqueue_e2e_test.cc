@@ -293,8 +293,6 @@ TEST_F(WorkQueueEndToEndTest, AHungWorkersChunkIsReportedAndTheMeasurementSaved)
       // the healthy worker without a returned task that long and give up the queued chunks too.
       {"--backend=workqueue", "--workers=2", "--wq_testing_fault=stop:3", "--wq_stall_timeout=6"}));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(40));
-  ASSERT_EQ(run.exit_code, 3) << run.err;
-  EXPECT_THAT(run.err, HasSubstr("never came back"));
   absl::StatusOr<v1::Measurement> m = LoadMeasurement(Measurement("hung"));
   ASSERT_TRUE(m.ok()) << m.status();
   ASSERT_EQ(m->chunks_size(), kChunks);
@@ -305,6 +303,17 @@ TEST_F(WorkQueueEndToEndTest, AHungWorkersChunkIsReportedAndTheMeasurementSaved)
       ++given_up;
     }
   }
+  // Paused while it held no task, the worker is handed the next one; the manager's send to it
+  // times out after ~5 s and disconnects it, and the task runs again elsewhere before the stall
+  // timeout: the engine recovered, every chunk is done, and the silent worker is reported.
+  // Otherwise (paused holding a task) the stall timeout gives that task's chunk up: exit 3.
+  if (run.exit_code == 0) {
+    EXPECT_THAT(run.err, HasSubstr("was silent since"));
+    EXPECT_EQ(given_up, 0);
+    return;
+  }
+  ASSERT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("never came back"));
   EXPECT_EQ(given_up, 1);
 }
 

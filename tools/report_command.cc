@@ -67,23 +67,34 @@ absl::StatusOr<v1::Measurement> LoadForReport(const std::string& directory, Repo
 
 }  // namespace
 
-ExitCode ReportCommand(const ReportConfig& config, const std::string& user_directory) {
-  const std::string directory = MeasurementDirectoryFor(ResolveUserPath(user_directory));
-  ReportChunks chunks;
-  HtmlReportOptions options;
-  WorkerLinesSurvey survey(options.plots.max_legend_entries);
-  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &chunks, &survey);
-  if (!measurement.ok()) return Fail(measurement.status());
+absl::StatusOr<std::unique_ptr<LoadedReport>> LoadReport(const std::string& directory) {
+  auto report = std::make_unique<LoadedReport>();
+  WorkerLinesSurvey survey(report->options.plots.max_legend_entries);
+  absl::StatusOr<v1::Measurement> measurement = LoadForReport(directory, &report->chunks, &survey);
+  if (!measurement.ok()) return measurement.status();
+  report->measurement = *std::move(measurement);
   // The worker charts read each series as it is streamed, twice (the first time while loading),
   // never all the samples at once (10^4 workers x 360 samples loaded whole were 170 MB).
-  absl::StatusOr<ReportWorkerLines> worker_lines = StreamReportWorkerLines(
-      directory, *measurement, chunks, options.plots.max_legend_entries, &survey);
-  if (!worker_lines.ok()) return Fail(worker_lines.status());
-  options.plots.worker_lines = &*worker_lines;
+  absl::StatusOr<ReportWorkerLines> worker_lines =
+      StreamReportWorkerLines(directory, report->measurement, report->chunks,
+                              report->options.plots.max_legend_entries, &survey);
+  if (!worker_lines.ok()) return worker_lines.status();
+  report->worker_lines.emplace(*std::move(worker_lines));
+  report->options.plots.worker_lines = &*report->worker_lines;
+  return report;
+}
+
+ExitCode ReportCommand(const ReportConfig& config, const std::string& user_directory) {
+  const std::string directory = MeasurementDirectoryFor(ResolveUserPath(user_directory));
+  absl::StatusOr<std::unique_ptr<LoadedReport>> report = LoadReport(directory);
+  if (!report.ok()) return Fail(report.status());
+  const v1::Measurement& measurement = (*report)->measurement;
+  const ReportChunks& chunks = (*report)->chunks;
+  const HtmlReportOptions& options = (*report)->options;
   const std::string& requested = config.html_output;
   if (!requested.empty()) {
     const std::string output = ResolveUserPath(requested);
-    if (absl::Status written = WriteHtmlReport(*measurement, chunks, output, options);
+    if (absl::Status written = WriteHtmlReport(measurement, chunks, output, options);
         !written.ok()) {
       return Fail(written);
     }
@@ -101,7 +112,7 @@ ExitCode ReportCommand(const ReportConfig& config, const std::string& user_direc
       absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "/", file)};
   absl::Status last;
   for (const std::string& output : candidates) {
-    last = WriteHtmlReport(*measurement, chunks, output, options);
+    last = WriteHtmlReport(measurement, chunks, output, options);
     if (last.ok()) {
       std::cout << "HTML report written to " << output << "\n";
       return ExitCode::kOk;

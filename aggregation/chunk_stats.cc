@@ -99,10 +99,34 @@ class ProcessOverlap {
 // One quantity of the successful records, with the dataset of each value.
 struct Column {
   std::vector<double> values;
-  std::vector<uint32_t> datasets;
+  std::vector<uint32_t> datasets;  // empty while `shared`
+  // Whether value k is successful record k's, so its dataset is `all`'s k-th (AddBeside): then
+  // no copy of the datasets is kept (4 bytes per chunk and column at Aggregate's peak).
+  bool shared = false;
+
   void Add(double value, uint32_t dataset) {
     values.push_back(value);
     datasets.push_back(dataset);
+  }
+  // Add for a quantity not every successful record has; `all` has one value per successful
+  // record, this record's already.
+  void AddBeside(double value, uint32_t dataset, const Column& all) {
+    if (shared) {
+      if (values.size() + 1 == all.values.size()) {
+        values.push_back(value);
+        return;
+      }
+      // A record was left out: from now on the datasets are this column's own.
+      datasets.reserve(values.capacity());
+      datasets.assign(all.datasets.begin(),
+                      all.datasets.begin() + static_cast<std::ptrdiff_t>(values.size()));
+      shared = false;
+    }
+    Add(value, dataset);
+  }
+  absl::Span<const uint32_t> Datasets(const Column& all) const {
+    return shared ? absl::MakeConstSpan(all.datasets.data(), values.size())
+                  : absl::MakeConstSpan(datasets);
   }
 };
 
@@ -118,18 +142,18 @@ struct ColumnDistributions {
   std::vector<double> dataset_sums;  // the same per dataset (more than one dataset only)
 
   // `datasets[i]` is the dataset of `values[i]`; both must outlive the jobs.
-  void AddJobs(const std::vector<double>& values, const std::vector<uint32_t>& datasets,
+  void AddJobs(const std::vector<double>& values, absl::Span<const uint32_t> datasets,
                size_t num_datasets, std::vector<std::function<void()>>* jobs) {
     by_dataset.resize(num_datasets);
     dataset_sums.resize(num_datasets);
     if (num_datasets > 1) {
-      jobs->push_back([this, &values, &datasets] { ComputeByDataset(values, datasets); });
+      jobs->push_back([this, &values, datasets] { ComputeByDataset(values, datasets); });
     }
     jobs->push_back(
         [this, &values] { overall = ComputeDistributionStatsOf(values, true, &overall_sum); });
   }
   // Each dataset's distribution, from its values in the records' order.
-  void ComputeByDataset(const std::vector<double>& values, const std::vector<uint32_t>& datasets) {
+  void ComputeByDataset(const std::vector<double>& values, absl::Span<const uint32_t> datasets) {
     const size_t num_datasets = by_dataset.size();
     std::vector<size_t> begin(num_datasets + 1, 0);  // dataset d is scratch[begin[d], begin[d + 1])
     for (uint32_t d : datasets) ++begin[d + 1];
@@ -182,10 +206,11 @@ SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
   SuccessfulValues v;
   // Room for every record in each column: growing the memory column instead took ~20
   // reallocations, each copying into fresh pages. Untouched capacity (no peak-live figures)
-  // costs no resident memory.
+  // costs no resident memory. Datasets only for durations: the others share them (AddBeside).
   for (Column* column : {&v.durations, &v.time_per_event, &v.memory_deltas, &v.peak_live}) {
     column->values.reserve(n);
-    column->datasets.reserve(n);
+    if (column == &v.durations) column->datasets.reserve(n);
+    column->shared = column != &v.durations;
   }
   v.events.reserve(n);
   v.dataset_events.assign(c.dataset_names.size(), 0);
@@ -198,13 +223,14 @@ SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
     v.durations.Add(c.duration_seconds[i], dataset);
     v.events.push_back(static_cast<double>(events));
     if (events > 0) {
-      v.time_per_event.Add(c.duration_seconds[i] / static_cast<double>(events), dataset);
+      v.time_per_event.AddBeside(c.duration_seconds[i] / static_cast<double>(events), dataset,
+                                 v.durations);
     }
     if (c.has(i, ChunkColumns::kHasPeakLive)) {
-      v.peak_live.Add(static_cast<double>(c.peak_live_bytes[i]), dataset);
+      v.peak_live.AddBeside(static_cast<double>(c.peak_live_bytes[i]), dataset, v.durations);
     }
     if (c.has(i, ChunkColumns::kMeasuredMemory)) {
-      v.memory_deltas.Add(c.memory_delta_bytes[i], dataset);
+      v.memory_deltas.AddBeside(c.memory_delta_bytes[i], dataset, v.durations);
     }
   }
   v.memory_overlap = !v.memory_deltas.values.empty() && ProcessOverlap::Any(c);
@@ -357,12 +383,14 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   std::vector<std::optional<SectionAccumulator::Distribution>> section_distributions;
   std::vector<std::function<void()>> work;
   if (!v.durations.values.empty()) {
-    stats.duration.AddJobs(v.durations.values, v.durations.datasets, num_datasets, &work);
-    stats.events.AddJobs(v.events, v.durations.datasets, num_datasets, &work);
-    stats.time_per_event.AddJobs(v.time_per_event.values, v.time_per_event.datasets, num_datasets,
-                                 &work);
-    stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.datasets, num_datasets, &work);
-    stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.datasets, num_datasets, &work);
+    const Column& all = v.durations;
+    stats.duration.AddJobs(all.values, all.datasets, num_datasets, &work);
+    stats.events.AddJobs(v.events, all.datasets, num_datasets, &work);
+    stats.time_per_event.AddJobs(v.time_per_event.values, v.time_per_event.Datasets(all),
+                                 num_datasets, &work);
+    stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.Datasets(all), num_datasets,
+                         &work);
+    stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.Datasets(all), num_datasets, &work);
     sections->AddJobs(&section_distributions, &work);
   }
   info.AddJobs(c, &work);  // last: the other jobs need not wait for the order

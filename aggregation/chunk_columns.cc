@@ -71,20 +71,39 @@ absl::string_view ProcessOf(absl::string_view worker) {
   return thread == absl::string_view::npos ? worker : worker.substr(0, thread);
 }
 
+// Room for `n` records in every column but the optional ones (AddOptional reserves those when
+// a record first has a value).
 void Reserve(size_t n, ChunkColumns* c) {
   for (auto* column : {&c->start_unix_ns, &c->end_unix_ns, &c->entry_start, &c->entry_stop,
-                       &c->events, &c->compressed_bytes_read, &c->file_size, &c->peak_live_bytes}) {
+                       &c->events, &c->compressed_bytes_read}) {
     column->reserve(n);
   }
-  for (auto* column : {&c->duration_seconds, &c->cpu_seconds, &c->run_queue_wait_seconds,
-                       &c->memory_delta_bytes}) {
-    column->reserve(n);
-  }
+  for (auto* column : {&c->duration_seconds, &c->cpu_seconds}) column->reserve(n);
   for (auto* column : {&c->attempt, &c->file, &c->dataset, &c->process, &c->worker}) {
     column->reserve(n);
   }
   c->thread_index.reserve(n);
   c->flags.reserve(n);
+}
+
+// Appends record `i`'s value (`has`: the record has one) to an optional column, which stays
+// empty until the first record with a value: then it gets the records before (zeros) and room
+// for as many records as `flags`, the first column filled.
+template <typename T>
+void AddOptional(size_t i, bool has, T value, const ChunkColumns& c, std::vector<T>* column) {
+  if (column->empty()) {
+    if (!has) return;
+    column->reserve(std::max(c.flags.capacity(), i + 1));
+    column->resize(i, T{});
+  }
+  column->push_back(value);
+}
+
+// Widens file `file`'s known size (kNone: no file) to `size`.
+void AddFileSize(uint32_t file, int64_t size, ChunkColumns* c) {
+  if (file == ChunkColumns::kNone) return;
+  if (file >= c->file_sizes.size()) c->file_sizes.resize(file + 1, 0);
+  c->file_sizes[file] = std::max(c->file_sizes[file], size);
 }
 
 // Every cache line of one message (a record's fields span several).
@@ -173,19 +192,24 @@ void AddColumns(const v1::ChunkRecord& chunk, ColumnNames* names, ChunkColumns* 
   c->entry_stop.push_back(chunk.entry_stop());
   c->events.push_back(chunk.events());
   c->compressed_bytes_read.push_back(chunk.compressed_bytes_read());
-  c->file_size.push_back(chunk.file_bytes() > 0 ? chunk.file_bytes()
-                                                : chunk.file_metadata().total_tree_bytes());
   c->duration_seconds.push_back(chunk.duration_seconds());
   c->cpu_seconds.push_back(chunk.cpu_seconds());
-  c->run_queue_wait_seconds.push_back(chunk.run_queue_wait_seconds());
-  c->memory_delta_bytes.push_back(measured_memory
-                                      ? static_cast<double>(chunk.memory_after_bytes()) -
-                                            static_cast<double>(chunk.memory_before_bytes())
-                                      : 0.0);
-  c->peak_live_bytes.push_back(chunk.peak_live_bytes());
+  const size_t i = c->flags.size() - 1;
+  AddOptional(i, chunk.has_run_queue_wait_seconds(), chunk.run_queue_wait_seconds(), *c,
+              &c->run_queue_wait_seconds);
+  AddOptional(i, measured_memory,
+              measured_memory ? static_cast<double>(chunk.memory_after_bytes()) -
+                                    static_cast<double>(chunk.memory_before_bytes())
+                              : 0.0,
+              *c, &c->memory_delta_bytes);
+  AddOptional(i, chunk.has_peak_live_bytes(), chunk.peak_live_bytes(), *c, &c->peak_live_bytes);
   c->attempt.push_back(chunk.attempt());
-  c->file.push_back(chunk.file().empty() ? ChunkColumns::kNone
-                                         : names->files.Id(chunk.file(), &c->file_names));
+  const uint32_t file =
+      chunk.file().empty() ? ChunkColumns::kNone : names->files.Id(chunk.file(), &c->file_names);
+  c->file.push_back(file);
+  AddFileSize(
+      file, chunk.file_bytes() > 0 ? chunk.file_bytes() : chunk.file_metadata().total_tree_bytes(),
+      c);
   c->dataset.push_back(failed ? ChunkColumns::kNone
                               : names->datasets.Id(chunk.dataset().empty()
                                                        ? absl::string_view(kUnknownDataset)
@@ -343,22 +367,28 @@ void AddTableColumns(const ChunkTable& table, size_t i, RestReader* rest, TableC
   c->events.push_back(table.Int(kEvents, i));
   c->compressed_bytes_read.push_back(table.Int(kCompressedBytesRead, i));
   const int64_t file_bytes = table.Int(kFileBytes, i);
-  c->file_size.push_back(file_bytes > 0 ? file_bytes
-                         : table.HasRest(i)
-                             ? rest->Get(table, i).fields->file_metadata().total_tree_bytes()
-                             : 0);
+  const int64_t file_size = file_bytes > 0 ? file_bytes
+                            : table.HasRest(i)
+                                ? rest->Get(table, i).fields->file_metadata().total_tree_bytes()
+                                : 0;
   c->duration_seconds.push_back(table.Double(kDurationSeconds, i));
   c->cpu_seconds.push_back(table.Double(kCpuSeconds, i));
-  c->run_queue_wait_seconds.push_back(table.Double(kRunQueueWaitSeconds, i));
-  c->memory_delta_bytes.push_back(measured_memory ? static_cast<double>(memory_after) -
-                                                        static_cast<double>(memory_before)
-                                                  : 0.0);
-  c->peak_live_bytes.push_back(table.Int(kPeakLiveBytes, i));
+  AddOptional(i, table.HasOptional(kRunQueueWaitSeconds, i), table.Double(kRunQueueWaitSeconds, i),
+              *c, &c->run_queue_wait_seconds);
+  AddOptional(i, measured_memory,
+              measured_memory
+                  ? static_cast<double>(memory_after) - static_cast<double>(memory_before)
+                  : 0.0,
+              *c, &c->memory_delta_bytes);
+  AddOptional(i, table.HasOptional(kPeakLiveBytes, i), table.Int(kPeakLiveBytes, i), *c,
+              &c->peak_live_bytes);
   c->attempt.push_back(table.attempt(i));
-  const uint32_t file = table.StringId(kFile, i);
-  c->file.push_back(file == 0 ? ChunkColumns::kNone : ids->files.Id(file, [&] {
-    return names->files.Id(table.InternedString(file), &c->file_names);
-  }));
+  const uint32_t file_id = table.StringId(kFile, i);
+  const uint32_t file = file_id == 0 ? ChunkColumns::kNone : ids->files.Id(file_id, [&] {
+    return names->files.Id(table.InternedString(file_id), &c->file_names);
+  });
+  c->file.push_back(file);
+  AddFileSize(file, file_size, c);
   const uint32_t dataset = table.StringId(kDataset, i);
   c->dataset.push_back(failed ? ChunkColumns::kNone : ids->datasets.Id(dataset, [&] {
     return names->datasets.Id(

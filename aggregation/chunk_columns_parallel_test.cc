@@ -101,7 +101,7 @@ void ExpectSameColumns(const ChunkColumns& a, const ChunkColumns& b) {
   EXPECT_EQ(a.entry_stop, b.entry_stop);
   EXPECT_EQ(a.events, b.events);
   EXPECT_EQ(a.compressed_bytes_read, b.compressed_bytes_read);
-  EXPECT_EQ(a.file_size, b.file_size);
+  EXPECT_EQ(a.file_sizes, b.file_sizes);
   EXPECT_EQ(a.duration_seconds, b.duration_seconds);
   EXPECT_EQ(a.cpu_seconds, b.cpu_seconds);
   EXPECT_EQ(a.run_queue_wait_seconds, b.run_queue_wait_seconds);

@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "schema/chunk_table.h"
 
 namespace roastcoffea {
 namespace aggregation_internal {
@@ -45,7 +47,8 @@ TEST(ChunkColumnsTest, OneEntryPerRecordInTheRecordsOrder) {
   EXPECT_EQ(c->file[1], ChunkColumns::kNone);  // no file
   ASSERT_EQ(c->file_names.size(), 1u);
   EXPECT_EQ(c->file_names[0], "f.root");
-  EXPECT_EQ(c->file_size[0], 777);  // from file_metadata without file_bytes
+  ASSERT_EQ(c->file_sizes.size(), 1u);
+  EXPECT_EQ(c->file_sizes[0], 777);  // from file_metadata without file_bytes
   // "" is the original's "unknown"; a failed record names no dataset.
   ASSERT_EQ(c->dataset_names.size(), 1u);
   EXPECT_EQ(c->dataset_names[0], "unknown");
@@ -93,6 +96,41 @@ TEST(ChunkColumnsTest, ManyNamesKeepTheirIds) {
   }
   for (int f = 0; f < kFiles; ++f) {
     EXPECT_EQ(c->file_names[static_cast<size_t>(f)], absl::StrCat("root://x//f", f, ".root"));
+  }
+}
+
+// Optional values are kept only from the first record that has one (zeros before it), and not
+// at all when no record has them; a file's size is the largest its records state. The same
+// from the records and from a table of them.
+TEST(ChunkColumnsTest, OptionalColumnsAndFileSizes) {
+  google::protobuf::RepeatedPtrField<v1::ChunkRecord> chunks;
+  for (int i = 0; i < 4; ++i) {
+    v1::ChunkRecord* chunk = chunks.Add();
+    chunk->set_file(i % 2 == 0 ? "even.root" : "odd.root");
+    chunk->set_worker("w");
+    chunk->set_duration_seconds(1);
+    chunk->set_file_bytes(100 * (i + 1));
+  }
+  chunks.Mutable(2)->set_peak_live_bytes(7);
+  chunks.Mutable(3)->set_peak_live_bytes(0);  // set, but 0
+  chunks.Add()->set_worker("w");              // no file: no size
+  ChunkTable table;
+  for (const v1::ChunkRecord& record : chunks) table.Append(record);
+  BranchCoverageAccumulator branches;
+  SectionAccumulator sections;
+  absl::StatusOr<ChunkColumns> from_table = BuildChunkColumns(table, &branches, &sections);
+  ASSERT_TRUE(from_table.ok()) << from_table.status();
+  absl::StatusOr<ChunkColumns> from_records = Build(chunks);
+  ASSERT_TRUE(from_records.ok()) << from_records.status();
+  for (const ChunkColumns* c : {&*from_records, &*from_table}) {
+    ASSERT_EQ(c->size(), 5u);
+    EXPECT_TRUE(c->run_queue_wait_seconds.empty());
+    EXPECT_TRUE(c->memory_delta_bytes.empty());
+    EXPECT_EQ(c->peak_live_bytes, (std::vector<int64_t>{0, 0, 7, 0, 0}));
+    EXPECT_TRUE(c->has(3, ChunkColumns::kHasPeakLive));
+    EXPECT_FALSE(c->has(4, ChunkColumns::kHasPeakLive));
+    ASSERT_EQ(c->file_names, (std::vector<std::string>{"even.root", "odd.root"}));
+    EXPECT_EQ(c->file_sizes, (std::vector<int64_t>{300, 400}));
   }
 }
 

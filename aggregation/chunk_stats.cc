@@ -23,48 +23,64 @@ namespace roastcoffea {
 namespace aggregation_internal {
 namespace {
 
-// Whether two records that measured memory ran at the same time in one process: their
-// resident-memory deltas then include each other's allocations. A zero-length record overlaps
-// nothing that starts at its instant.
-// Cost: O(n) when each process's records arrive in (start, end) order; otherwise a counting
+// Whether two successful records that measured memory ran at the same time in one process:
+// their resident-memory deltas then include each other's allocations. A zero-length record
+// overlaps nothing that starts at its instant. Read from the columns, not from a copy of the
+// intervals (24 bytes per chunk at Aggregate's peak, issue #25).
+// Cost: O(n) when each process's records come in (start, end) order; otherwise a counting
 // sort by process and a sort of each process's records: O(n log(n / processes)).
 class ProcessOverlap {
  public:
-  ProcessOverlap(size_t expected, size_t processes) : last_(processes, {INT64_MIN, INT64_MIN}) {
-    intervals_.reserve(expected);
-  }
-
-  void Add(uint32_t process, int64_t start_unix_ns, int64_t end_unix_ns) {
-    const Span span{start_unix_ns, end_unix_ns};
-    if (span < last_[process]) in_order_ = false;
-    last_[process] = span;
-    intervals_.push_back({process, span});
-  }
-
-  bool AnyOverlap() const {
-    const size_t processes = last_.size();
-    if (in_order_) {
-      // Each process's records are already in (start, end) order: one pass.
-      std::vector<int64_t> latest_end(processes);
-      std::vector<bool> seen(processes, false);
-      for (const Interval& interval : intervals_) {
-        if (!seen[interval.process]) {
-          seen[interval.process] = true;
-          latest_end[interval.process] = interval.span.end;
-          continue;
-        }
-        if (interval.span.start < latest_end[interval.process]) return true;
-        latest_end[interval.process] = std::max(latest_end[interval.process], interval.span.end);
+  static bool Any(const ChunkColumns& c) {
+    const size_t processes = c.num_processes;
+    // Each process's latest (start, end) so far and the latest end of its records so far.
+    std::vector<Span> last(processes, {INT64_MIN, INT64_MIN});
+    std::vector<int64_t> latest_end(processes);
+    std::vector<bool> seen(processes, false);
+    bool in_order = true, overlap = false;
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (!Counted(c, i)) continue;
+      const uint32_t p = c.process[i];
+      const Span span{c.start_unix_ns[i], c.end_unix_ns[i]};
+      if (span < last[p]) {
+        in_order = false;
+        break;
       }
-      return false;
+      last[p] = span;
+      if (!seen[p]) {
+        seen[p] = true;
+        latest_end[p] = span.end;
+        continue;
+      }
+      overlap |= span.start < latest_end[p];
+      latest_end[p] = std::max(latest_end[p], span.end);
     }
-    // Group by process (counting sort), then sort and scan each group.
+    return in_order ? overlap : AnyUnordered(c);
+  }
+
+ private:
+  struct Span {
+    int64_t start, end;
+    bool operator<(const Span& o) const { return start != o.start ? start < o.start : end < o.end; }
+  };
+
+  static bool Counted(const ChunkColumns& c, size_t i) {
+    return !c.failed(i) && c.has(i, ChunkColumns::kMeasuredMemory);
+  }
+
+  // Group by process (counting sort), then sort and scan each group.
+  static bool AnyUnordered(const ChunkColumns& c) {
+    const size_t processes = c.num_processes;
     std::vector<size_t> begin(processes + 1, 0);
-    for (const Interval& interval : intervals_) ++begin[interval.process + 1];
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (Counted(c, i)) ++begin[c.process[i] + 1];
+    }
     for (size_t p = 0; p < processes; ++p) begin[p + 1] += begin[p];
-    std::vector<Span> grouped(intervals_.size());
+    std::vector<Span> grouped(begin.back());
     std::vector<size_t> next(begin.begin(), begin.end() - 1);
-    for (const Interval& interval : intervals_) grouped[next[interval.process]++] = interval.span;
+    for (size_t i = 0; i < c.size(); ++i) {
+      if (Counted(c, i)) grouped[next[c.process[i]]++] = {c.start_unix_ns[i], c.end_unix_ns[i]};
+    }
     for (size_t p = 0; p < processes; ++p) {
       const auto first = grouped.begin() + static_cast<std::ptrdiff_t>(begin[p]);
       const auto last = grouped.begin() + static_cast<std::ptrdiff_t>(begin[p + 1]);
@@ -78,28 +94,39 @@ class ProcessOverlap {
     }
     return false;
   }
-
- private:
-  struct Span {
-    int64_t start, end;
-    bool operator<(const Span& o) const { return start != o.start ? start < o.start : end < o.end; }
-  };
-  struct Interval {
-    uint32_t process;
-    Span span;
-  };
-  std::vector<Interval> intervals_;
-  std::vector<Span> last_;  // per process: the (start, end) of its latest record so far
-  bool in_order_ = true;
 };
 
 // One quantity of the successful records, with the dataset of each value.
 struct Column {
   std::vector<double> values;
-  std::vector<uint32_t> datasets;
+  std::vector<uint32_t> datasets;  // empty while `shared`
+  // Whether value k is successful record k's, so its dataset is `all`'s k-th (AddBeside): then
+  // no copy of the datasets is kept (4 bytes per chunk and column at Aggregate's peak).
+  bool shared = false;
+
   void Add(double value, uint32_t dataset) {
     values.push_back(value);
     datasets.push_back(dataset);
+  }
+  // Add for a quantity not every successful record has; `all` has one value per successful
+  // record, this record's already.
+  void AddBeside(double value, uint32_t dataset, const Column& all) {
+    if (shared) {
+      if (values.size() + 1 == all.values.size()) {
+        values.push_back(value);
+        return;
+      }
+      // A record was left out: from now on the datasets are this column's own.
+      datasets.reserve(values.capacity());
+      datasets.assign(all.datasets.begin(),
+                      all.datasets.begin() + static_cast<std::ptrdiff_t>(values.size()));
+      shared = false;
+    }
+    Add(value, dataset);
+  }
+  absl::Span<const uint32_t> Datasets(const Column& all) const {
+    return shared ? absl::MakeConstSpan(all.datasets.data(), values.size())
+                  : absl::MakeConstSpan(datasets);
   }
 };
 
@@ -115,18 +142,18 @@ struct ColumnDistributions {
   std::vector<double> dataset_sums;  // the same per dataset (more than one dataset only)
 
   // `datasets[i]` is the dataset of `values[i]`; both must outlive the jobs.
-  void AddJobs(const std::vector<double>& values, const std::vector<uint32_t>& datasets,
+  void AddJobs(const std::vector<double>& values, absl::Span<const uint32_t> datasets,
                size_t num_datasets, std::vector<std::function<void()>>* jobs) {
     by_dataset.resize(num_datasets);
     dataset_sums.resize(num_datasets);
     if (num_datasets > 1) {
-      jobs->push_back([this, &values, &datasets] { ComputeByDataset(values, datasets); });
+      jobs->push_back([this, &values, datasets] { ComputeByDataset(values, datasets); });
     }
     jobs->push_back(
         [this, &values] { overall = ComputeDistributionStatsOf(values, true, &overall_sum); });
   }
   // Each dataset's distribution, from its values in the records' order.
-  void ComputeByDataset(const std::vector<double>& values, const std::vector<uint32_t>& datasets) {
+  void ComputeByDataset(const std::vector<double>& values, absl::Span<const uint32_t> datasets) {
     const size_t num_datasets = by_dataset.size();
     std::vector<size_t> begin(num_datasets + 1, 0);  // dataset d is scratch[begin[d], begin[d + 1])
     for (uint32_t d : datasets) ++begin[d + 1];
@@ -179,14 +206,14 @@ SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
   SuccessfulValues v;
   // Room for every record in each column: growing the memory column instead took ~20
   // reallocations, each copying into fresh pages. Untouched capacity (no peak-live figures)
-  // costs no resident memory.
+  // costs no resident memory. Datasets only for durations: the others share them (AddBeside).
   for (Column* column : {&v.durations, &v.time_per_event, &v.memory_deltas, &v.peak_live}) {
     column->values.reserve(n);
-    column->datasets.reserve(n);
+    if (column == &v.durations) column->datasets.reserve(n);
+    column->shared = column != &v.durations;
   }
   v.events.reserve(n);
   v.dataset_events.assign(c.dataset_names.size(), 0);
-  ProcessOverlap memory_overlap(n, c.num_processes);
   for (size_t i = 0; i < n; ++i) {
     if (c.failed(i)) continue;
     const uint32_t dataset = c.dataset[i];
@@ -196,17 +223,17 @@ SuccessfulValues CollectSuccessful(const ChunkColumns& c) {
     v.durations.Add(c.duration_seconds[i], dataset);
     v.events.push_back(static_cast<double>(events));
     if (events > 0) {
-      v.time_per_event.Add(c.duration_seconds[i] / static_cast<double>(events), dataset);
+      v.time_per_event.AddBeside(c.duration_seconds[i] / static_cast<double>(events), dataset,
+                                 v.durations);
     }
     if (c.has(i, ChunkColumns::kHasPeakLive)) {
-      v.peak_live.Add(static_cast<double>(c.peak_live_bytes[i]), dataset);
+      v.peak_live.AddBeside(static_cast<double>(c.peak_live_bytes[i]), dataset, v.durations);
     }
     if (c.has(i, ChunkColumns::kMeasuredMemory)) {
-      memory_overlap.Add(c.process[i], c.start_unix_ns[i], c.end_unix_ns[i]);
-      v.memory_deltas.Add(c.memory_delta_bytes[i], dataset);
+      v.memory_deltas.AddBeside(c.memory_delta_bytes[i], dataset, v.durations);
     }
   }
-  v.memory_overlap = !v.memory_deltas.values.empty() && memory_overlap.AnyOverlap();
+  v.memory_overlap = !v.memory_deltas.values.empty() && ProcessOverlap::Any(c);
   return v;
 }
 
@@ -356,12 +383,14 @@ std::optional<v1::ChunkMetrics> AggregateChunkColumns(const ChunkColumns& c,
   std::vector<std::optional<SectionAccumulator::Distribution>> section_distributions;
   std::vector<std::function<void()>> work;
   if (!v.durations.values.empty()) {
-    stats.duration.AddJobs(v.durations.values, v.durations.datasets, num_datasets, &work);
-    stats.events.AddJobs(v.events, v.durations.datasets, num_datasets, &work);
-    stats.time_per_event.AddJobs(v.time_per_event.values, v.time_per_event.datasets, num_datasets,
-                                 &work);
-    stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.datasets, num_datasets, &work);
-    stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.datasets, num_datasets, &work);
+    const Column& all = v.durations;
+    stats.duration.AddJobs(all.values, all.datasets, num_datasets, &work);
+    stats.events.AddJobs(v.events, all.datasets, num_datasets, &work);
+    stats.time_per_event.AddJobs(v.time_per_event.values, v.time_per_event.Datasets(all),
+                                 num_datasets, &work);
+    stats.memory.AddJobs(v.memory_deltas.values, v.memory_deltas.Datasets(all), num_datasets,
+                         &work);
+    stats.peak_live.AddJobs(v.peak_live.values, v.peak_live.Datasets(all), num_datasets, &work);
     sections->AddJobs(&section_distributions, &work);
   }
   info.AddJobs(c, &work);  // last: the other jobs need not wait for the order

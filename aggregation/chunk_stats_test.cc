@@ -76,6 +76,28 @@ TEST(ChunkMetricsTest, RecordsThatNeverCountEventsLeaveEventStatisticsUnknown) {
   EXPECT_DOUBLE_EQ(some->events().min(), 0.0);
 }
 
+// Values only some successful records have (memory, time per event) keep each value's dataset,
+// whether the records without one come first, between or last.
+TEST(ChunkMetricsTest, PartialColumnsKeepTheirDatasets) {
+  const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics(
+      {WithMemory(Chunk(1, 10, "a"), 100, 110), WithMemory(Chunk(1, 10, "b"), 100, 120),
+       Chunk(1, 0, "a"), WithMemory(Chunk(1, 10, "a"), 100, 130),
+       WithMemory(Chunk(1, 5, "b"), 100, 140), Chunk(4, 0, "b")});
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->per_dataset_size(), 2);
+  const v1::DatasetChunkMetrics& a = m->per_dataset(0);
+  const v1::DatasetChunkMetrics& b = m->per_dataset(1);
+  ASSERT_EQ(a.dataset(), "a");
+  EXPECT_EQ(a.memory_delta_distribution_bytes().count(), 2);
+  EXPECT_DOUBLE_EQ(a.memory_delta_distribution_bytes().min(), 10);
+  EXPECT_DOUBLE_EQ(a.memory_delta_distribution_bytes().max(), 30);
+  EXPECT_DOUBLE_EQ(b.memory_delta_distribution_bytes().min(), 20);
+  EXPECT_DOUBLE_EQ(b.memory_delta_distribution_bytes().max(), 40);
+  EXPECT_EQ(a.time_per_event_distribution_seconds().count(), 2);
+  EXPECT_DOUBLE_EQ(b.time_per_event_distribution_seconds().min(), 0.1);
+  EXPECT_DOUBLE_EQ(b.time_per_event_distribution_seconds().max(), 0.2);
+}
+
 TEST(ChunkMetricsTest, SingleChunkHasZeroStd) {
   const std::optional<v1::ChunkMetrics> m = ComputeChunkMetrics({Chunk(1.5, 7)});
   ASSERT_TRUE(m.has_value());

@@ -66,12 +66,12 @@ RangesByFile GroupRanges(const ChunkColumns& chunks, const std::vector<int64_t>&
 std::optional<ReadAmplification> ComputeReadAmplification(const ChunkColumns& chunks) {
   const size_t files = chunks.file_names.size();
   std::vector<double> bytes_read(files, 0.0);
-  std::vector<int64_t> size(files, 0);  // recorded size, 0 unknown
+  std::vector<int64_t> size = chunks.file_sizes;  // recorded size, 0 unknown
+  size.resize(files, 0);
   for (size_t i = 0; i < chunks.size(); ++i) {
     const uint32_t file = chunks.file[i];
     if (file == ChunkColumns::kNone) continue;
     bytes_read[file] += static_cast<double>(std::max<int64_t>(0, chunks.compressed_bytes_read[i]));
-    size[file] = std::max(size[file], chunks.file_size[i]);
   }
   RangesByFile ranges = GroupRanges(chunks, size);
   ReadAmplification out;

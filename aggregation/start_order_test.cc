@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -74,6 +75,35 @@ TEST(OrderByStartTest, InOrderAllocatesNothing) {
   ExpectStableOrder({}, /*same_start=*/false);
   ExpectStableOrder({7}, /*same_start=*/false);
   ExpectStableOrder({3, 1, 2}, /*same_start=*/false);  // few records
+}
+
+// The ends of int64 (zero, negative, INT64_MIN and INT64_MAX starts, out of order), and spreads
+// whose bits with the index's fill exactly 64 bits or one more (the packed path's edge).
+TEST(OrderByStartTest, ExtremeStartsAndSpreadsAtThePackingEdge) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  ExpectStableOrder({kMax, 0, -1, kMin, kMax, 0, 1, kMin}, /*same_start=*/true);
+  ExpectStableOrder({0, kMax, -5, 3}, /*same_start=*/false);
+  ExpectStableOrder({kMax, kMax - 1}, /*same_start=*/false);
+  ExpectStableOrder({kMin + 1, kMin}, /*same_start=*/false);
+  std::mt19937_64 rng(4);
+  for (const size_t n : {2, 3, 4, 5, 9, 17, 300, 4097}) {
+    const int index_bits = n <= 1 ? 0 : 64 - __builtin_clzll(n - 1);
+    for (int spread_bits = 62 - index_bits; spread_bits <= 64 - index_bits + 1; ++spread_bits) {
+      if (spread_bits <= 0 || spread_bits > 64) continue;
+      const uint64_t spread = spread_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << spread_bits) - 1;
+      std::vector<int64_t> starts;
+      const int64_t base = -static_cast<int64_t>(rng() >> 2);
+      for (size_t i = 0; i < n; ++i) {
+        // Unsigned arithmetic: wraps as the starts' order-preserving mapping does.
+        starts.push_back(
+            static_cast<int64_t>(static_cast<uint64_t>(base) + rng() % (spread / 2 + 1) * 2));
+      }
+      starts[rng() % n] = static_cast<int64_t>(static_cast<uint64_t>(base) + spread - 1);
+      starts.push_back(starts[rng() % n]);  // one instant shared
+      ExpectStableOrder(starts, /*same_start=*/true);
+    }
+  }
 }
 
 }  // namespace

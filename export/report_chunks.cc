@@ -25,12 +25,28 @@ class RecordWire {
 
   // The next field's number and wire type.
   Result NextField(uint32_t* number, uint32_t* wire_type) {
-    uint64_t tag = 0;
-    if (!Varint(&tag) || tag > UINT32_MAX || (tag >> 3) == 0) return kBad;
-    *number = static_cast<uint32_t>(tag >> 3);
-    *wire_type = static_cast<uint32_t>(tag & 7);
+    uint32_t tag = 0;
+    if (!Tag(&tag) || (tag >> 3) == 0) return kBad;
+    *number = tag >> 3;
+    *wire_type = tag & 7;
     if (*wire_type == 3 || *wire_type == 4) return kUnsupported;
     return *wire_type <= 5 ? kOk : kBad;
+  }
+
+  // A tag as protobuf reads it: a varint of at most 5 bytes, its value modulo 2^32 (a fifth
+  // byte's high bits dropped); refusing those records made `collect report` fail on a record
+  // `collect show` reads.
+  bool Tag(uint32_t* tag) {
+    uint32_t result = 0;
+    for (int shift = 0; shift < 35 && p_ < end_; shift += 7) {
+      const auto byte = static_cast<uint8_t>(*p_++);
+      result |= static_cast<uint32_t>(byte & 0x7f) << shift;
+      if (byte < 0x80) {
+        *tag = result;
+        return true;
+      }
+    }
+    return false;
   }
 
   bool Varint(uint64_t* value) {

@@ -198,6 +198,32 @@ TEST(ReportChunksTest, BytesProtobufRefusesAreRefused) {
   }
 }
 
+// A tag is read as protobuf reads it: a varint of at most five bytes whose value is taken
+// modulo 2^32 (a fifth byte's high bits dropped), so that `collect report` reads every record
+// `collect show` reads, and refuses a tag of six bytes as protobuf does.
+TEST(ReportChunksTest, TagsOfFiveBytesReadAsProtobufReadsThem) {
+  const std::string base = Serialized(RichRecord(100, "w1", false));
+  const std::vector<std::string> read = {
+      base + std::string("\xb0\x80\x80\x80\x10\x07", 6),  // events (6): 0x30 + 2^32
+      base + std::string("\x98\x86\x80\x80\x70\x05", 6),  // field 99, high bits set
+  };
+  for (size_t i = 0; i < read.size(); ++i) {
+    v1::ChunkRecord parsed;
+    ASSERT_TRUE(parsed.ParseFromString(read[i])) << i;
+    ReportChunks whole, serialized;
+    whole.Add(parsed);
+    ASSERT_TRUE(serialized.AddSerialized(read[i])) << i;
+    ExpectSameChunk(whole, serialized, 0);
+  }
+  ReportChunks serialized;
+  ASSERT_TRUE(serialized.AddSerialized(read[0]));
+  EXPECT_EQ(serialized.events(0), 7);
+  const std::string six_bytes = base + std::string("\xb0\x80\x80\x80\x80\x00\x07", 7);
+  v1::ChunkRecord parsed;
+  EXPECT_FALSE(parsed.ParseFromString(six_bytes));
+  EXPECT_FALSE(serialized.AddSerialized(six_bytes));
+}
+
 // Many workers interleaved, names alike but for their start (a cache of recent names by their
 // end must not mix them up).
 TEST(ReportChunksTest, InterleavedWorkersKeepTheirNames) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -143,6 +144,38 @@ TEST(BuildReportPlotsTest, ManyWorkersGiveTheMeanAndRange) {
   ASSERT_NE(memory, nullptr);
   EXPECT_TRUE(absl::StrContains(memory->svg, "Min-Max Range"));
   EXPECT_TRUE(absl::StrContains(memory->note, "Mean and range across 12 workers"));
+}
+
+// A memory limit stored once for the series (schema/worker_series_columns.h) is the limit at
+// every point; one that is not a finite number of bytes (a file edited by hand) is no limit, not
+// "Memory limit N/A per worker, infx the peak".
+TEST(BuildReportPlotsTest, AMemoryLimitStoredOnceCountsAndANonFiniteOneIsNoLimit) {
+  constexpr int64_t kT0 = 1'765'000'000'000'000'000;
+  const auto with_limit = [](double limit) {
+    v1::Measurement measurement;
+    v1::WorkerSeries& w = *measurement.mutable_tracking()->add_workers();
+    w.set_worker("w1");
+    w.set_kind(v1::SERIES_KIND_STEP);
+    for (int i = 0; i < 4; ++i) {
+      w.add_time_unix_ns(kT0 + i * 1'000'000'000LL);
+      w.add_memory_bytes((20 + 3 * i) * 1048576.0);
+    }
+    w.add_memory_limit_bytes(limit);
+    return measurement;
+  };
+  const std::vector<ReportPlot> plots = BuildReportPlots(with_limit(25e9));
+  const ReportPlot* memory = Find(plots, "memory");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_TRUE(absl::StrContains(memory->note, "Memory limit 23.28 GiB per worker")) << memory->note;
+  for (const double bad :
+       {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), -4e9}) {
+    const std::vector<ReportPlot> bad_plots = BuildReportPlots(with_limit(bad));
+    const ReportPlot* bad_memory = Find(bad_plots, "memory");
+    ASSERT_NE(bad_memory, nullptr) << bad;
+    EXPECT_FALSE(absl::StrContains(bad_memory->note, "Memory limit")) << bad_memory->note;
+    EXPECT_FALSE(absl::StrContains(bad_memory->svg, "Limit")) << bad;
+    EXPECT_FALSE(absl::StrContains(bad_memory->svg, "inf")) << bad;
+  }
 }
 
 TEST(BuildReportPlotsTest, ThreadsOfOneProcessAreDrawnOnceAndConstantDataIsASentence) {

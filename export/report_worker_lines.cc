@@ -119,10 +119,11 @@ ReportWorkerLines::ReportWorkerLines(ReportWorkerLines&&) noexcept = default;
 ReportWorkerLines& ReportWorkerLines::operator=(ReportWorkerLines&&) noexcept = default;
 
 void ReportWorkerLines::Survey(const v1::WorkerSeries& worker) {
-  if (worker.memory_limit_bytes_size() > 0 &&
-      worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) > 0) {
-    memory_limits_mib_.insert(worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1) /
-                              kMiB);
+  // The last limit (one stored once for the series: that one); one that is not a finite number
+  // of bytes > 0 (a file edited by hand) is no limit, not a caption of "N/A ... infx the peak".
+  if (worker.memory_limit_bytes_size() > 0) {
+    const double limit = worker.memory_limit_bytes(worker.memory_limit_bytes_size() - 1);
+    if (limit > 0 && std::isfinite(limit)) memory_limits_mib_.insert(limit / kMiB);
   }
   if (HasActive(worker)) {
     any_active_ = true;

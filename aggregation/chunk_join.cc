@@ -97,6 +97,30 @@ class TableRecord {
   absl::flat_hash_map<uint32_t, std::string>& error_texts_;
 };
 
+// The getters of TableRecord over record `i` of a table read in place: the engine side of
+// TakeFromEngine without copying the engine's row out (its uuid, task id, sections).
+class ConstTableRecord {
+ public:
+  ConstTableRecord(const ChunkTable& table, size_t i) : table_(table), i_(i) {}
+  uint32_t attempt() const { return table_.attempt(i_); }
+  int64_t start_unix_ns() const { return table_.Int(chunk_field::kStartUnixNs, i_); }
+  int64_t end_unix_ns() const { return table_.Int(chunk_field::kEndUnixNs, i_); }
+  double duration_seconds() const { return table_.Double(chunk_field::kDurationSeconds, i_); }
+  double cpu_seconds() const { return table_.Double(chunk_field::kCpuSeconds, i_); }
+  int64_t memory_peak_bytes() const { return table_.Int(chunk_field::kMemoryPeakBytes, i_); }
+  bool has_machine_cpus() const { return table_.HasOptional(chunk_field::kMachineCpus, i_); }
+  double machine_load() const { return table_.Double(chunk_field::kMachineLoad, i_); }
+  double machine_cpus() const { return table_.Double(chunk_field::kMachineCpus, i_); }
+  bool has_ready_unix_ns() const { return table_.HasOptional(chunk_field::kReadyUnixNs, i_); }
+  int64_t ready_unix_ns() const { return table_.Int(chunk_field::kReadyUnixNs, i_); }
+  v1::ChunkStatus status() const { return static_cast<v1::ChunkStatus>(table_.status(i_)); }
+  absl::string_view error_text() const { return table_.String(chunk_field::kErrorText, i_); }
+
+ private:
+  const ChunkTable& table_;
+  const size_t i_;
+};
+
 // Fills `record` (from the instrumentation) with what only the engine's record of the same task
 // knows (the worker apart: the callers give it). For v1::ChunkRecord, RowRecord and
 // TableRecord.
@@ -513,18 +537,27 @@ class JoinedRows {
 // its task, as MatchEngineRecords does.
 void TakeFromEngineInPlace(const ChunkTable& engine, const TaskMatch& match,
                            ChunkTable& instrumented) {
-  ChunkRow engine_row;
   absl::flat_hash_map<uint32_t, std::string> error_texts;
+  // The instrumented pool's id of each engine worker id (kNone: not interned yet): a run has
+  // few workers, so each name is hashed once, not once per record.
+  std::vector<uint32_t> worker_id_of;
   for (size_t r = 0; r < instrumented.size(); ++r) {
     const uint32_t task = match.task_of[r];
     if (task == kNone) continue;
-    if (instrumented.String(chunk_field::kWorker, r).empty()) {
-      instrumented.SetInternedString(chunk_field::kWorker, r,
-                                     engine.String(chunk_field::kWorker, task));
+    if (instrumented.StringId(chunk_field::kWorker, r) == 0) {
+      const uint32_t engine_worker = engine.StringId(chunk_field::kWorker, task);
+      if (engine_worker >= worker_id_of.size()) worker_id_of.resize(engine_worker + 1, kNone);
+      uint32_t& worker = worker_id_of[engine_worker];
+      if (worker == kNone) {
+        instrumented.SetInternedString(chunk_field::kWorker, r,
+                                       engine.InternedString(engine_worker));
+        worker = instrumented.StringId(chunk_field::kWorker, r);
+      } else {
+        instrumented.SetStringId(chunk_field::kWorker, r, worker);
+      }
     }
-    engine.ReadRow(task, &engine_row);
     TableRecord record(&instrumented, r, &error_texts);
-    TakeFromEngine(RowRecord(&engine_row), record);
+    TakeFromEngine(ConstTableRecord(engine, task), record);
   }
   instrumented.ReplaceStrings(chunk_field::kErrorText, error_texts);
 }

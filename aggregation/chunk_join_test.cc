@@ -211,6 +211,28 @@ TEST(ChunkJoinTest, EveryRecordOfATaskWithoutAWorkerGetsTheEngines) {
   EXPECT_THAT(joined.warnings, IsEmpty());
 }
 
+// Many tasks on a few workers: each record without a worker takes its own task's worker (the
+// worker names interned once into the instrumented table), one with a worker keeps it, and a
+// task the engine saw on no worker leaves it empty.
+TEST(ChunkJoinTest, RecordsOfManyTasksOnFewWorkersTakeTheirTasksWorker) {
+  std::vector<v1::ChunkRecord> engine, instrumented;
+  for (int t = 1; t <= 40; ++t) {
+    v1::ChunkRecord task = EngineTask(absl::StrCat(t), 0);
+    task.set_worker(t % 7 == 0 ? "" : absl::StrCat("host-", t % 3));
+    engine.push_back(task);
+    v1::ChunkRecord record = Instrumented(absl::StrCat(t), 1'000 * t, 100 * t);
+    if (t % 5 == 0) record.set_worker("own");
+    instrumented.push_back(record);
+  }
+  const ChunkJoinResult joined = Join(engine, instrumented);
+  ASSERT_EQ(joined.records.size(), 40u);
+  for (int t = 1; t <= 40; ++t) {
+    const std::string expected =
+        t % 5 == 0 ? "own" : (t % 7 == 0 ? "" : absl::StrCat("host-", t % 3));
+    EXPECT_EQ(joined.records[t - 1].worker(), expected) << "task " << t;
+  }
+}
+
 // The third record of a task repeats the first one's chunk: compared with every earlier record
 // of the task, not only the one before.
 TEST(ChunkJoinTest, AChunkRepeatedLaterUnderOneTaskIsReported) {

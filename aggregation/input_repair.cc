@@ -59,6 +59,20 @@ void Compact(google::protobuf::RepeatedField<double>* column, const std::vector<
   column->Truncate(out);
 }
 
+// Whether every value of every column is plausible (the cores column against its own bound):
+// then RepairSeries drops nothing. Column by column, without a branch per value.
+template <size_t kColumns>
+bool AllPlausible(google::protobuf::RepeatedField<double>* const (&all)[kColumns],
+                  const google::protobuf::RepeatedField<double>* cores) {
+  for (const google::protobuf::RepeatedField<double>* column : all) {
+    const double max = column == cores ? kMaxCoresPerWorker : kMaxBytes;
+    bool plausible = true;
+    for (const double value : *column) plausible &= Plausible(value, max);
+    if (!plausible) return false;
+  }
+  return true;
+}
+
 void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Problems* columns) {
   const int n = series.time_unix_ns_size();
   google::protobuf::RepeatedField<double>* all[] = {series.mutable_memory_bytes(),
@@ -107,6 +121,7 @@ void RepairSeries(v1::WorkerSeries& series, int index, Problems* samples, Proble
       all[c]->Clear();
     }
   }
+  if (AllPlausible(all, series.mutable_cores())) return;  // the common case: one tight scan
   std::vector<bool> keep(n, true);
   bool any_dropped = false;
   for (int i = 0; i < n; ++i) {

@@ -186,5 +186,36 @@ TEST(RepairForAggregationTest, ColumnsStoredOnceAreRepairedAsAtEveryPoint) {
   }
 }
 
+// Each column and each bound is checked, whichever one holds the only bad value: the scan
+// that finds a series clean must not miss one (the last column, a point in the middle, a
+// value just over its column's bound, a cores count that would pass as bytes).
+TEST(RepairForAggregationTest, TheOnlyBadValueIsFoundInAnyColumn) {
+  const auto series = [](double disk_write, double cores) {
+    v1::Measurement m;
+    v1::WorkerSeries& worker = *m.mutable_tracking()->add_workers();
+    worker.set_worker("w");
+    for (int i = 0; i < 5; ++i) {
+      worker.add_time_unix_ns(i);
+      worker.add_memory_bytes(1e9);
+      worker.add_cores(i == 2 ? cores : 4);
+      worker.add_disk_write_bytes_per_second(i == 3 ? disk_write : 1e6);
+    }
+    return m;
+  };
+  struct Case {
+    double disk_write, cores;
+    int points_kept;
+  };
+  for (const Case& c : {Case{1e6, 4, 5}, Case{std::nan(""), 4, 4}, Case{-1, 4, 4},
+                        Case{1.2e18, 4, 4}, Case{1e6, 2e6, 4}, Case{1e6, -0.5, 4}}) {
+    SCOPED_TRACE(absl::StrCat(c.disk_write, " ", c.cores));
+    v1::Measurement m = series(c.disk_write, c.cores);
+    const std::vector<v1::Warning> warnings = RepairForAggregation(&m);
+    EXPECT_EQ(warnings.size(), c.points_kept == 5 ? 0u : 1u);
+    EXPECT_EQ(m.tracking().workers(0).time_unix_ns_size(), c.points_kept);
+    EXPECT_EQ(m.tracking().workers(0).disk_write_bytes_per_second_size(), c.points_kept);
+  }
+}
+
 }  // namespace
 }  // namespace roastcoffea

@@ -32,15 +32,24 @@ v1::WorkflowReport BuildReport(size_t count, absl::FunctionRef<bool(size_t, Repo
   int64_t counted = 0;
   bool any_events = false;
   absl::flat_hash_map<absl::string_view, int> dataset_index;
+  // The last record's dataset: a table's records of one dataset view the same pool entry, so
+  // consecutive ones are matched by address, not hashed.
+  absl::string_view last_dataset;
+  int last_index = -1;
   ReportedChunk chunk;
   for (size_t i = 0; i < count; ++i) {
     if (!read(i, &chunk)) continue;
     ++counted;
-    auto [it, inserted] = dataset_index.try_emplace(chunk.dataset, report.datasets_size());
-    if (inserted) {
-      report.add_datasets()->set_dataset(chunk.dataset.data(), chunk.dataset.size());
+    if (last_index < 0 || chunk.dataset.data() != last_dataset.data() ||
+        chunk.dataset.size() != last_dataset.size()) {
+      auto [it, inserted] = dataset_index.try_emplace(chunk.dataset, report.datasets_size());
+      if (inserted) {
+        report.add_datasets()->set_dataset(chunk.dataset.data(), chunk.dataset.size());
+      }
+      last_dataset = chunk.dataset;
+      last_index = it->second;
     }
-    v1::DatasetCounters& counters = *report.mutable_datasets(it->second);
+    v1::DatasetCounters& counters = *report.mutable_datasets(last_index);
     const int64_t events = chunk.failed ? 0 : chunk.events;
     counters.set_events(counters.events() + events);
     counters.set_compressed_bytes_read(counters.compressed_bytes_read() +

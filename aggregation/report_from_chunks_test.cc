@@ -77,6 +77,28 @@ TEST(BuildWorkflowReportTest, TheSameOverATable) {
             BuildWorkflowReport({}).SerializeAsString());
 }
 
+// Runs of records of one dataset (a table's records then view one pool entry), a dataset
+// that comes back after another, and an invalid record inside a run: counted as the records
+// form counts them.
+TEST(BuildWorkflowReportTest, RunsOfOneDatasetInATable) {
+  std::vector<v1::ChunkRecord> records;
+  const char* datasets[] = {"qcd", "qcd", "qcd", "signal", "signal", "qcd", "", "", "signal"};
+  int64_t i = 0;
+  for (const char* dataset : datasets) {
+    v1::ChunkRecord chunk = Chunk(dataset, 10 + i, 100 * i, 0.5 * i);
+    if (i == 1) chunk.set_events(-1);  // invalid: left out of its run
+    records.push_back(chunk);
+    ++i;
+  }
+  const v1::WorkflowReport expected = BuildWorkflowReport(records);
+  ASSERT_EQ(expected.datasets_size(), 3);
+  EXPECT_EQ(expected.datasets(0).chunks(), 3);
+  EXPECT_EQ(expected.datasets(1).chunks(), 3);
+  EXPECT_EQ(expected.datasets(2).chunks(), 2);
+  EXPECT_EQ(BuildWorkflowReportOfRecords(ChunkTableOf(records)).SerializeAsString(),
+            expected.SerializeAsString());
+}
+
 TEST(BuildWorkflowReportTest, FailedChunksCountTheirCostButNotTheirEvents) {
   const v1::WorkflowReport report =
       BuildWorkflowReport({Chunk("qcd", 100, 1000, 0.5), Chunk("qcd", 100, 400, 0.1, true)});

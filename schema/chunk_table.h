@@ -260,6 +260,11 @@ class ChunkTable {
     assert(field != chunk_field::kUuid || uuids_interned_);
     ids_[field].Set(i, pool_.Intern(text));
   }
+  // The same with an id of this table's pool (StringId of another record): no hashing.
+  void SetStringId(chunk_field::String field, size_t i, uint32_t id) {
+    assert(field != chunk_field::kUuid || uuids_interned_);
+    ids_[field].Set(i, id);
+  }
   // Whether the uuids are still interned: false once the first kAdaptiveCheckRecords records had
   // mostly distinct uuids and the column moved to a per-record arena (for tests and benchmarks).
   bool UuidsInterned() const { return uuids_interned_; }

@@ -648,6 +648,24 @@ TEST(ChunkTableTest, ChangesInPlace) {
   }
 }
 
+// SetStringId gives a record the string another record's StringId names, as the text would.
+TEST(ChunkTableTest, SetStringIdTakesAnotherRecordsString) {
+  std::vector<v1::ChunkRecord> records(3);
+  records[0].set_worker("host-a");
+  records[1].set_dataset("ttbar");
+  ChunkTable table = ChunkTableOf(records);
+  table.SetStringId(chunk_field::kWorker, 2, table.StringId(chunk_field::kWorker, 0));
+  table.SetStringId(chunk_field::kDataset, 0, table.StringId(chunk_field::kDataset, 1));
+  table.SetStringId(chunk_field::kWorker, 0, 0);  // 0 is ""
+  records[2].set_worker("host-a");
+  records[0].set_dataset("ttbar");
+  records[0].clear_worker();
+  for (size_t i = 0; i < records.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSame(records[i], table.Record(i));
+  }
+}
+
 // A record as the original's instrumentation writes it, as bench/stage_benchmark makes them.
 v1::ChunkRecord TypicalRecord(int i) {
   v1::ChunkRecord r;

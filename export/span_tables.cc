@@ -15,6 +15,12 @@ namespace {
 constexpr char kCpu[] = "thread-cpu";
 constexpr char kOffCpu[] = "thread-noncpu";
 constexpr char kRunQueueWait[] = "thread-run-queue-wait";  // a part of thread-noncpu
+// A TaskVine / Work Queue category's activities (backends/taskvine/taskvine_backend.cc): its
+// tasks' time waiting in the manager's queue, executing on a worker, and the resource monitor's
+// CPU time of the tasks, which is a part of their execution (never added to a total).
+constexpr char kEngineQueueWait[] = "queue-wait";
+constexpr char kEngineExecute[] = "execute";
+constexpr char kEngineCpu[] = "cpu-time";
 
 // Seconds of one span or prefix, by what they were.
 struct ThreadSeconds {
@@ -22,21 +28,46 @@ struct ThreadSeconds {
   double off_cpu = 0;
   double run_queue_wait = 0;
   bool run_queue_measured = false;
+  bool thread_time_measured = false;  // thread-cpu or thread-noncpu reported
+  double queue_wait = 0;              // engine categories: in the manager's queue
+  double execute = 0;                 // engine categories: executing on a worker
+  double engine_cpu = 0;              // engine categories: monitored CPU within execute
+  bool engine_cpu_measured = false;
   double other = 0;
-  double Total() const { return cpu + off_cpu + other; }
+  double Total() const { return cpu + off_cpu + queue_wait + execute + other; }
   void Add(const std::string& activity, double value) {
     if (activity == kCpu) {
       cpu += value;
+      thread_time_measured = true;
     } else if (activity == kOffCpu) {
       off_cpu += value;
+      thread_time_measured = true;
     } else if (activity == kRunQueueWait) {
       run_queue_wait += value;
       run_queue_measured = true;
+    } else if (activity == kEngineQueueWait) {
+      queue_wait += value;
+    } else if (activity == kEngineExecute) {
+      execute += value;
+    } else if (activity == kEngineCpu) {
+      engine_cpu += value;
+      engine_cpu_measured = true;
     } else {
       other += value;
     }
   }
 };
+
+// Whether the prefixes are a TaskVine / Work Queue run's categories (the engine's own activities,
+// no thread accounting): their table has the engine's columns, and CPU only where monitored.
+bool EngineCategories(const std::vector<std::pair<std::string, ThreadSeconds>>& prefixes) {
+  bool engine = false;
+  for (const auto& [prefix, s] : prefixes) {
+    if (s.thread_time_measured) return false;
+    engine |= s.queue_wait > 0 || s.execute > 0 || s.engine_cpu_measured;
+  }
+  return engine;
+}
 
 struct SpanRow {
   const v1::Span* span;
@@ -128,12 +159,17 @@ std::vector<SummaryTable> BuildSpanTables(const v1::Measurement& measurement) {
   if (!prefixes.empty()) {
     bool split = false;
     for (const auto& [prefix, seconds] : prefixes) split |= seconds.run_queue_measured;
+    const bool engine = EngineCategories(prefixes);
     SummaryTable table;
     table.title = measurement.metadata().backend() == "taskvine" ||
                           measurement.metadata().backend() == "workqueue"
                       ? "Task Categories"
                       : "Task Prefixes";
-    if (split) {
+    if (engine) {
+      // No thread accounting: a CPU / off-CPU split of zeros would be a false one.
+      table.header = {"Task category", "Queue wait",       "Execution",
+                      "of which CPU",  "Transfers, other", "Total"};
+    } else if (split) {
       table.header = {"Task prefix", "CPU", "Waiting for a CPU", "Blocked", "Other", "Total"};
     } else {
       table.header = {"Task prefix", "CPU", "Off CPU (not split)", "Other", "Total"};
@@ -142,14 +178,18 @@ std::vector<SummaryTable> BuildSpanTables(const v1::Measurement& measurement) {
     table.right_aligned[0] = false;
     for (size_t i = 0; i < prefixes.size() && i < kMaxTaskPrefixRows; ++i) {
       const auto& [prefix, s] = prefixes[i];
-      if (split) {
+      if (engine) {
+        table.rows.push_back({prefix, Seconds(s.queue_wait), Seconds(s.execute),
+                              s.engine_cpu_measured ? Seconds(s.engine_cpu) : "N/A",
+                              Seconds(s.cpu + s.off_cpu + s.other), Seconds(s.Total())});
+      } else if (split) {
         const double waiting = std::min(s.off_cpu, s.run_queue_wait);
         table.rows.push_back({prefix, Seconds(s.cpu), Seconds(waiting),
-                              Seconds(std::max(0.0, s.off_cpu - waiting)), Seconds(s.other),
-                              Seconds(s.Total())});
+                              Seconds(std::max(0.0, s.off_cpu - waiting)),
+                              Seconds(s.queue_wait + s.execute + s.other), Seconds(s.Total())});
       } else {
-        table.rows.push_back(
-            {prefix, Seconds(s.cpu), Seconds(s.off_cpu), Seconds(s.other), Seconds(s.Total())});
+        table.rows.push_back({prefix, Seconds(s.cpu), Seconds(s.off_cpu),
+                              Seconds(s.queue_wait + s.execute + s.other), Seconds(s.Total())});
       }
     }
     if (prefixes.size() > kMaxTaskPrefixRows) {
@@ -171,14 +211,24 @@ std::vector<FlatMetric> SpanFlatMetrics(const v1::Measurement& measurement) {
     out.push_back({key + "off_cpu_seconds", row.seconds.off_cpu, "s"});
     out.push_back({key + "total_seconds", row.seconds.Total(), "s"});
   }
-  for (const auto& [prefix, s] : TaskPrefixes(measurement)) {
+  const std::vector<std::pair<std::string, ThreadSeconds>> prefixes = TaskPrefixes(measurement);
+  const bool engine = EngineCategories(prefixes);
+  for (const auto& [prefix, s] : prefixes) {
     const std::string key = absl::StrCat("task_prefix.", prefix, ".");
+    if (engine) {
+      out.push_back({key + "queue_wait_seconds", s.queue_wait, "s"});
+      out.push_back({key + "execute_seconds", s.execute, "s"});
+      if (s.engine_cpu_measured) out.push_back({key + "cpu_seconds", s.engine_cpu, "s"});
+      out.push_back({key + "other_seconds", s.cpu + s.off_cpu + s.other, "s"});
+      out.push_back({key + "total_seconds", s.Total(), "s"});
+      continue;
+    }
     out.push_back({key + "cpu_seconds", s.cpu, "s"});
     out.push_back({key + "off_cpu_seconds", s.off_cpu, "s"});
     if (s.run_queue_measured) {
       out.push_back({key + "run_queue_wait_seconds", std::min(s.off_cpu, s.run_queue_wait), "s"});
     }
-    out.push_back({key + "other_seconds", s.other, "s"});
+    out.push_back({key + "other_seconds", s.queue_wait + s.execute + s.other, "s"});
     out.push_back({key + "total_seconds", s.Total(), "s"});
   }
   return out;

@@ -108,6 +108,50 @@ TEST(SpanTablesTest, RunQueueSplitGetsItsOwnColumns) {
             (std::vector<std::string>{"hold", "500 ms", "125 ms", "375 ms", "0 s", "1.00 s"}));
 }
 
+// A TaskVine / Work Queue run's categories have the engine's activities and no thread accounting:
+// queue wait and execution as columns, the monitored CPU time as a part of execution (never
+// added to the total), "N/A" where the tasks were not monitored, never a CPU split of zeros.
+TEST(SpanTablesTest, EngineCategoriesShowQueueWaitExecutionAndMonitoredCpu) {
+  v1::Measurement m;
+  m.mutable_metadata()->set_backend("taskvine");
+  const auto total = [&](const std::string& category, const std::string& activity, double value) {
+    v1::ActivityTotal& t = *m.mutable_metrics()->mutable_fine()->add_by_task_prefix();
+    t.set_context("taskvine");
+    t.set_task_prefix(category);
+    t.set_activity(activity);
+    t.set_unit(activity == "bytes-in" ? "bytes" : "seconds");
+    t.set_value(value);
+  };
+  total("processing", "queue-wait", 100);
+  total("processing", "commit", 1);
+  total("processing", "execute", 20);
+  total("processing", "retrieve", 2);
+  total("processing", "cpu-time", 15);
+  total("processing", "bytes-in", 5e6);
+  total("merging", "queue-wait", 1);
+  total("merging", "execute", 3);
+  const std::vector<SummaryTable> tables = BuildSpanTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].title, "Task Categories");
+  EXPECT_EQ(tables[0].header,
+            (std::vector<std::string>{"Task category", "Queue wait", "Execution", "of which CPU",
+                                      "Transfers, other", "Total"}));
+  ASSERT_EQ(tables[0].rows.size(), 2u);
+  EXPECT_EQ(tables[0].rows[0], (std::vector<std::string>{"processing", "1m 40s", "20.0 s", "15.0 s",
+                                                         "3.00 s", "2m 3s"}));
+  EXPECT_EQ(tables[0].rows[1],
+            (std::vector<std::string>{"merging", "1.00 s", "3.00 s", "N/A", "0 s", "4.00 s"}));
+  std::map<std::string, double> rows;
+  for (const FlatMetric& metric : SpanFlatMetrics(m)) rows[metric.key] = *metric.value;
+  EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.queue_wait_seconds"), 100);
+  EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.execute_seconds"), 20);
+  EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.cpu_seconds"), 15);
+  EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.other_seconds"), 3);
+  EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.total_seconds"), 123);
+  EXPECT_EQ(rows.count("task_prefix.merging.cpu_seconds"), 0u);  // not monitored: no figure
+  EXPECT_EQ(rows.count("task_prefix.merging.off_cpu_seconds"), 0u);
+}
+
 TEST(SpanTablesTest, NothingWithoutSpansOrPrefixes) {
   EXPECT_TRUE(BuildSpanTables(v1::Measurement()).empty());
   EXPECT_TRUE(SpanFlatMetrics(v1::Measurement()).empty());

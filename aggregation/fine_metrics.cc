@@ -22,15 +22,23 @@ bool IsProcessor(const std::string& prefix, const std::vector<std::string>& patt
   return false;
 }
 
-// A worker's thread time, each second once. Dask's "execute" digests split its threads' time
-// over activities (thread-cpu, thread-noncpu, executor, other, idle); its task stream's
-// compute and transfer intervals are the same seconds seen another way, and "gather-dep" /
-// "get-data" run on its event loop: so the execute context alone when the worker has one, else
-// its task stream (Dask before 2023.4), else every context (a backend with one view).
-double WorkerThreadSeconds(const std::map<std::string, CompensatedAccumulator>& by_context) {
+}  // namespace
+
+std::string ThreadTimeContext(absl::FunctionRef<bool(absl::string_view)> has_context) {
   for (const char* only : {"execute", "task-stream"}) {
-    if (auto it = by_context.find(only); it != by_context.end()) return it->second.Sum();
+    if (has_context(only)) return only;
   }
+  return "";
+}
+
+namespace {
+
+// A worker's thread time, each second once (ThreadTimeContext); "gather-dep" / "get-data" run on
+// its event loop.
+double WorkerThreadSeconds(const std::map<std::string, CompensatedAccumulator>& by_context) {
+  const std::string only = ThreadTimeContext(
+      [&by_context](absl::string_view context) { return by_context.count(std::string(context)); });
+  if (!only.empty()) return by_context.at(only).Sum();
   CompensatedAccumulator all;
   for (const auto& [context, seconds] : by_context) all.Add(seconds.Sum());
   return all.Sum();

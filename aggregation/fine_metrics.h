@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
 #include "schema/measurement.pb.h"
 
@@ -16,6 +17,14 @@ namespace aggregation_internal {
 // True when `task_prefix` equals `pattern` or matches it as a glob ('*' any run of characters,
 // '?' exactly one). Cost: O(|prefix| * |pattern|) worst case.
 bool MatchesTaskPattern(absl::string_view task_prefix, absl::string_view pattern);
+
+// The context of a worker's, a task prefix's or a span's fine metrics that holds its thread time,
+// each second once: "execute" when it has one (Dask's digests split its threads' time over
+// activities), else "task-stream" (Dask before 2023.4: its task stream's compute and transfer
+// intervals are the same seconds seen another way), else "" for every context (a backend with
+// one view, e.g. TaskVine's categories). `has_context` says which contexts there are. The one
+// rule of worker_seconds below and of the span and task-prefix tables (export/span_tables.h).
+std::string ThreadTimeContext(absl::FunctionRef<bool(absl::string_view)> has_context);
 
 // The original's parse_fine_metrics (docs/reference.md §2.4) plus the full accounting. nullopt when
 // no span carries a metric. Metrics with an empty `worker` are cluster totals; metrics with a

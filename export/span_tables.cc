@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "aggregation/fine_metrics.h"
 
 namespace roastcoffea {
 namespace {
@@ -96,8 +98,17 @@ std::vector<SpanRow> WorkloadSpans(const v1::Measurement& measurement) {
       for (const v1::FineMetric& metric : span.metrics()) {
         any_cluster_total |= metric.worker().empty();
       }
+      // Each second once: the context that holds the thread time (the task stream's
+      // intervals are the execute digests' seconds seen another way).
+      const std::string only = aggregation_internal::ThreadTimeContext([&](absl::string_view c) {
+        for (const v1::FineMetric& metric : span.metrics()) {
+          if (metric.unit() == "seconds" && metric.context() == c) return true;
+        }
+        return false;
+      });
       for (const v1::FineMetric& metric : span.metrics()) {
         if (metric.unit() != "seconds" || metric.worker().empty() != any_cluster_total) continue;
+        if (!only.empty() && metric.context() != only) continue;
         row.seconds.Add(metric.activity(), metric.value());
       }
       rows.push_back(row);
@@ -110,8 +121,23 @@ std::vector<std::pair<std::string, ThreadSeconds>> TaskPrefixes(
     const v1::Measurement& measurement) {
   std::map<std::string, ThreadSeconds> by_prefix;
   if (measurement.metrics().has_fine()) {
+    // Per prefix, each second once: the context that holds its thread time (Dask's task
+    // stream's compute is its execute digests' seconds again).
+    std::map<std::string, std::set<std::string>> contexts;
+    for (const v1::ActivityTotal& total : measurement.metrics().fine().by_task_prefix()) {
+      if (total.unit() == "seconds") contexts[total.task_prefix()].insert(total.context());
+    }
+    std::map<std::string, std::string> only;
+    for (const auto& [prefix, of_prefix] : contexts) {
+      only[prefix] =
+          aggregation_internal::ThreadTimeContext([&of_prefix = of_prefix](absl::string_view c) {
+            return of_prefix.count(std::string(c));
+          });
+    }
     for (const v1::ActivityTotal& total : measurement.metrics().fine().by_task_prefix()) {
       if (total.unit() != "seconds") continue;
+      const std::string& context = only[total.task_prefix()];
+      if (!context.empty() && total.context() != context) continue;
       by_prefix[total.task_prefix()].Add(total.activity(), total.value());
     }
   }

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -96,6 +97,7 @@ TEST(SpanTablesTest, WorkloadSpansAndTaskPrefixesAreTables) {
 TEST(SpanTablesTest, RunQueueSplitGetsItsOwnColumns) {
   v1::Measurement m = WithSpans();
   v1::ActivityTotal& t = *m.mutable_metrics()->mutable_fine()->add_by_task_prefix();
+  t.set_context("execute");  // as the threadpool backend gives it
   t.set_task_prefix("hold");
   t.set_activity("thread-run-queue-wait");
   t.set_unit("seconds");
@@ -150,6 +152,54 @@ TEST(SpanTablesTest, EngineCategoriesShowQueueWaitExecutionAndMonitoredCpu) {
   EXPECT_DOUBLE_EQ(rows.at("task_prefix.processing.total_seconds"), 123);
   EXPECT_EQ(rows.count("task_prefix.merging.cpu_seconds"), 0u);  // not monitored: no figure
   EXPECT_EQ(rows.count("task_prefix.merging.off_cpu_seconds"), 0u);
+}
+
+// Modern Dask gives a prefix's seconds twice: its execute digests (thread-cpu, thread-noncpu,
+// executor, other) and its task stream's compute intervals, the same seconds seen another way:
+// each counted once (the execute context, as aggregation/fine_metrics.h's ThreadTimeContext),
+// the task stream only where there are no digests (Dask before 2023.4).
+TEST(SpanTablesTest, TheTaskStreamsSecondsAreNotCountedAgainBesideTheDigests) {
+  v1::Measurement m;
+  const auto total = [&](const std::string& context, const std::string& prefix,
+                         const std::string& activity, double value) {
+    v1::ActivityTotal& t = *m.mutable_metrics()->mutable_fine()->add_by_task_prefix();
+    t.set_context(context);
+    t.set_task_prefix(prefix);
+    t.set_activity(activity);
+    t.set_unit("seconds");
+    t.set_value(value);
+  };
+  total("execute", "busy", "thread-cpu", 2.5);
+  total("execute", "busy", "thread-noncpu", 3.75);
+  total("execute", "busy", "executor", 0.5);
+  total("task-stream", "busy", "compute", 6.25);
+  total("task-stream", "old", "compute", 4);
+  total("task-stream", "old", "transfer", 1);
+  const std::vector<SummaryTable> tables = BuildSpanTables(m);
+  ASSERT_EQ(tables.size(), 1u);
+  ASSERT_EQ(tables[0].rows.size(), 2u);
+  EXPECT_EQ(tables[0].rows[0],
+            (std::vector<std::string>{"busy", "2.50 s", "3.75 s", "500 ms", "6.75 s"}));
+  EXPECT_EQ(tables[0].rows[1], (std::vector<std::string>{"old", "0 s", "0 s", "5.00 s", "5.00 s"}));
+  // A span's seconds by the same rule.
+  v1::Span& span = *m.add_spans()->add_workload_spans();
+  span.set_name("s");
+  span.set_start_unix_ns(0);
+  span.set_end_unix_ns(10'000'000'000);
+  for (const auto& [context, activity, value] :
+       std::vector<std::tuple<std::string, std::string, double>>{{"execute", "thread-cpu", 1},
+                                                                 {"execute", "thread-noncpu", 2},
+                                                                 {"task-stream", "compute", 3}}) {
+    v1::FineMetric& metric = *span.add_metrics();
+    metric.set_context(context);
+    metric.set_task_prefix("busy");
+    metric.set_activity(activity);
+    metric.set_unit("seconds");
+    metric.set_value(value);
+  }
+  const std::vector<SummaryTable> with_span = BuildSpanTables(m);
+  ASSERT_EQ(with_span.size(), 2u);
+  EXPECT_EQ(with_span[0].rows[0][4], "3.00 s");  // Total: cpu + off-cpu, not the compute again
 }
 
 TEST(SpanTablesTest, NothingWithoutSpansOrPrefixes) {

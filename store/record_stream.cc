@@ -15,64 +15,6 @@ namespace {
 
 using google::protobuf::internal::WireFormatLite;
 
-// The fields of one part (up to `coded`'s limit): each chunk record to `visit`, the rest
-// skipped. False when the bytes do not parse; `visit`'s error in `*visit_status`.
-bool VisitPart(google::protobuf::io::CodedInputStream& coded, v1::ChunkRecord& record,
-               absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit,
-               absl::Status* visit_status) {
-  constexpr uint32_t kChunkTag = WireFormatLite::MakeTag(v1::Measurement::kChunksFieldNumber,
-                                                         WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-  for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
-    if (tag != kChunkTag) {
-      if (!WireFormatLite::SkipField(&coded, tag)) return false;
-      continue;
-    }
-    uint32_t size = 0;
-    if (!coded.ReadVarint32(&size)) return false;
-    const auto limit = coded.PushLimit(static_cast<int>(std::min<uint32_t>(size, INT_MAX)));
-    record.Clear();
-    const bool parsed = record.MergeFromCodedStream(&coded) && coded.ConsumedEntireMessage() &&
-                        coded.BytesUntilLimit() == 0;
-    coded.PopLimit(limit);
-    if (!parsed) return false;
-    *visit_status = visit(record);
-    if (!visit_status->ok()) return true;
-  }
-  return coded.ConsumedEntireMessage();
-}
-
-// The same with each chunk record's bytes, in place when the read buffer holds them whole, else
-// copied into `copy`.
-bool VisitSerializedRecords(google::protobuf::io::CodedInputStream& coded, std::string& copy,
-                            absl::FunctionRef<absl::Status(absl::string_view)> visit,
-                            absl::Status* visit_status) {
-  constexpr uint32_t kChunkTag = WireFormatLite::MakeTag(v1::Measurement::kChunksFieldNumber,
-                                                         WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
-  for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
-    if (tag != kChunkTag) {
-      if (!WireFormatLite::SkipField(&coded, tag)) return false;
-      continue;
-    }
-    uint32_t size = 0;
-    if (!coded.ReadVarint32(&size) || size > static_cast<uint32_t>(coded.BytesUntilLimit())) {
-      return false;
-    }
-    const void* data = nullptr;
-    int buffered = 0;
-    absl::string_view bytes;
-    if (coded.GetDirectBufferPointer(&data, &buffered) && buffered >= static_cast<int>(size)) {
-      bytes = absl::string_view(static_cast<const char*>(data), size);
-      *visit_status = visit(bytes);
-      if (!coded.Skip(static_cast<int>(size))) return false;
-    } else {
-      if (!coded.ReadString(&copy, static_cast<int>(size))) return false;
-      *visit_status = visit(copy);
-    }
-    if (!visit_status->ok()) return true;
-  }
-  return coded.ConsumedEntireMessage();
-}
-
 // One length-delimited message of type T at `coded` (its length next) to `visit`, parsed into
 // `message`. False when the bytes do not parse; `visit`'s error in `*visit_status`.
 template <typename T>
@@ -87,6 +29,56 @@ bool VisitMessage(google::protobuf::io::CodedInputStream& coded, T& message,
   coded.PopLimit(limit);
   if (parsed) *visit_status = visit(message);
   return parsed;
+}
+
+// The chunk records' fields of one part (up to `coded`'s limit), each read by `read_record`
+// (which finds its length next); the other fields skipped. False when the bytes do not parse;
+// stops early (true) once `read_record` left an error of its visit in `*visit_status`.
+template <typename ReadRecord>
+bool ForEachChunkField(google::protobuf::io::CodedInputStream& coded,
+                       const absl::Status* visit_status, ReadRecord read_record) {
+  constexpr uint32_t kChunkTag = WireFormatLite::MakeTag(v1::Measurement::kChunksFieldNumber,
+                                                         WireFormatLite::WIRETYPE_LENGTH_DELIMITED);
+  for (uint32_t tag = coded.ReadTag(); tag != 0; tag = coded.ReadTag()) {
+    if (tag != kChunkTag) {
+      if (!WireFormatLite::SkipField(&coded, tag)) return false;
+      continue;
+    }
+    if (!read_record()) return false;
+    if (!visit_status->ok()) return true;
+  }
+  return coded.ConsumedEntireMessage();
+}
+
+// Each chunk record of one part, parsed into `record`, to `visit`.
+bool VisitPart(google::protobuf::io::CodedInputStream& coded, v1::ChunkRecord& record,
+               absl::FunctionRef<absl::Status(const v1::ChunkRecord&)> visit,
+               absl::Status* visit_status) {
+  return ForEachChunkField(coded, visit_status, [&] {
+    return VisitMessage<v1::ChunkRecord>(coded, record, visit, visit_status);
+  });
+}
+
+// The same with each chunk record's bytes, in place when the read buffer holds them whole, else
+// copied into `copy`.
+bool VisitSerializedRecords(google::protobuf::io::CodedInputStream& coded, std::string& copy,
+                            absl::FunctionRef<absl::Status(absl::string_view)> visit,
+                            absl::Status* visit_status) {
+  return ForEachChunkField(coded, visit_status, [&] {
+    uint32_t size = 0;
+    if (!coded.ReadVarint32(&size) || size > static_cast<uint32_t>(coded.BytesUntilLimit())) {
+      return false;
+    }
+    const void* data = nullptr;
+    int buffered = 0;
+    if (coded.GetDirectBufferPointer(&data, &buffered) && buffered >= static_cast<int>(size)) {
+      *visit_status = visit(absl::string_view(static_cast<const char*>(data), size));
+      return coded.Skip(static_cast<int>(size));
+    }
+    if (!coded.ReadString(&copy, static_cast<int>(size))) return false;
+    *visit_status = visit(copy);
+    return true;
+  });
 }
 
 // The repeated double column numbered `number` of `series`, or nullptr.

@@ -18,11 +18,10 @@
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
 #include "aggregation/random_chunk_records.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "gtest/gtest.h"
 #include "schema/chunk_table.h"
+#include "schema/deterministic_bytes.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -36,16 +35,6 @@ ChunkTable TableOf(const google::protobuf::RepeatedPtrField<v1::ChunkRecord>& re
   return table;
 }
 
-std::string Deterministic(const v1::AggregatedMetrics& metrics) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream out(&stream);
-  out.SetSerializationDeterministic(true);
-  metrics.SerializeToCodedStream(&out);
-  out.Trim();
-  return bytes;
-}
-
 struct Outcome {
   absl::Status status;
   std::string bytes;     // the serialized metrics when status is OK
@@ -56,7 +45,7 @@ Outcome OutcomeOf(const absl::StatusOr<v1::AggregatedMetrics>& metrics) {
   Outcome outcome;
   outcome.status = metrics.status();
   if (metrics.ok()) {
-    outcome.bytes = Deterministic(*metrics);
+    outcome.bytes = DeterministicBytes(*metrics);
     outcome.num_findings = metrics->findings_size();
   }
   return outcome;

@@ -17,12 +17,11 @@
 #include "aggregation/chunk_join.h"
 #include "aggregation/measure.h"
 #include "aggregation/report_from_chunks.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
 #include "host/host_name.h"
 #include "host/host_warnings.h"
 #include "schema/chunk_table.h"
+#include "schema/deterministic_bytes.h"
 #include "schema/measurement.pb.h"
 #include "schema/raw_run.h"
 
@@ -88,16 +87,6 @@ absl::StatusOr<v1::Measurement> RecordsPathMeasure(RawRun run, const MeasureOpti
   if (!metrics.ok()) return metrics.status();
   *measurement.mutable_metrics() = *std::move(metrics);
   return measurement;
-}
-
-std::string Bytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
 }
 
 // What RandomRun makes: the same run twice (a RawRun is moved into Measure).
@@ -280,7 +269,7 @@ void ExpectSameAsTheRecordsPath(const RunShape& shape) {
     EXPECT_EQ(measured.status(), expected.status());
     return;
   }
-  EXPECT_EQ(Bytes(*measured), Bytes(*expected));
+  EXPECT_EQ(DeterministicBytes(*measured), DeterministicBytes(*expected));
   // The warnings alone, for a readable failure.
   ASSERT_EQ(measured->warnings_size(), expected->warnings_size());
   for (int i = 0; i < expected->warnings_size(); ++i) {
@@ -296,7 +285,7 @@ void ExpectSameAsTheRecordsPath(const RunShape& shape) {
   ASSERT_EQ(run->chunks.size(), static_cast<size_t>(expected->chunks_size()));
   v1::Measurement joined = run->measurement;
   run->chunks.AppendRecordsTo(joined.mutable_chunks());
-  EXPECT_EQ(Bytes(joined), Bytes(*expected));
+  EXPECT_EQ(DeterministicBytes(joined), DeterministicBytes(*expected));
 }
 
 TEST(MeasureEquivalenceTest, RandomRunsWithEveryKindOfRecord) {
@@ -388,7 +377,7 @@ TEST(MeasureEquivalenceTest, TheMeasureTestInputs) {
     absl::StatusOr<v1::Measurement> expected = RecordsPathMeasure(std::move(a), MeasureOptions());
     absl::StatusOr<v1::Measurement> measured = Measure(std::move(b), MeasureOptions());
     ASSERT_TRUE(expected.ok() && measured.ok());
-    EXPECT_EQ(Bytes(*measured), Bytes(*expected));
+    EXPECT_EQ(DeterministicBytes(*measured), DeterministicBytes(*expected));
   }
 }
 

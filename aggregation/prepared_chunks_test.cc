@@ -11,9 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregation/aggregate.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
+#include "schema/deterministic_bytes.h"
 #include "schema/measurement.pb.h"
 
 namespace roastcoffea {
@@ -72,14 +71,7 @@ v1::Measurement Records(const Shape& shape, uint64_t seed) {
 std::string Serialized(const absl::StatusOr<v1::AggregatedMetrics>& metrics) {
   EXPECT_TRUE(metrics.ok()) << metrics.status();
   if (!metrics.ok()) return "";
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream out(&stream);
-    out.SetSerializationDeterministic(true);
-    metrics->SerializeToCodedStream(&out);
-  }  // `out` flushes into `bytes` here
-  return bytes;
+  return DeterministicBytes(*metrics);
 }
 
 void ExpectPreparedSameAsRecords(const Shape& shape) {

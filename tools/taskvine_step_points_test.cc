@@ -16,10 +16,9 @@
 #include "aggregation/measure.h"
 #include "export/html_report.h"
 #include "export/tables.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "gtest/gtest.h"
 #include "ingest/taskvine_run.h"
+#include "schema/deterministic_bytes.h"
 #include "schema/measurement.pb.h"
 #include "schema/worker_series_columns.h"
 #include "store/worker_series_ends.h"
@@ -114,16 +113,6 @@ absl::StatusOr<RawRun> Read(const Capture& capture) {
   return ReadFinishedTaskVineRun(options);
 }
 
-std::string Bytes(const google::protobuf::Message& message) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  message.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
-}
-
 // "" when equal, else the first line that differs in each.
 std::string FirstDifference(const std::string& a, const std::string& b) {
   if (a == b) return "";
@@ -191,7 +180,7 @@ TEST(TaskVineStepPoints, BeforePointsChangeNoFigureTableOrPlot) {
     // Everything else, byte for byte.
     measured->clear_tracking();
     old_measured->clear_tracking();
-    EXPECT_EQ(Bytes(*measured), Bytes(*old_measured));
+    EXPECT_EQ(DeterministicBytes(*measured), DeterministicBytes(*old_measured));
   }
 }
 
